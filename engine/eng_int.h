@@ -1,0 +1,238 @@
+/*
+ * eng_int.h -- what the engine's files share and nothing outside engine/
+ * includes (STYLE.md §1).
+ *
+ * Databases in the one LMDB environment:
+ *   state  ik -> record                 the current state (latest reads touch
+ *                                        only this)
+ *   hist   ik \0 BE64(rev) -> record     superseded versions, keyed by their
+ *                                        own mod_rev, and tombstones keyed by
+ *                                        the delete's revision
+ *   log    BE64(rev) BE32(idx) -> entry  the change log: one entry per change
+ *   meta   name -> value                 rev, compacted, format, cluster, seed
+ *
+ * Internal keys (ik). LMDB keys are at most 511 bytes; ours up to ENG_KEY_MAX.
+ * A key of at most IK_SHORT_MAX bytes is its own ik. A longer key K becomes
+ * K[0:IK_SHORT_MAX] followed by 16 hex digits of a seeded 64-bit hash of K;
+ * the record stores K in full. Every ik that starts with the same
+ * IK_SHORT_MAX-byte prefix P sorts after the short key P and before any key
+ * that sorts after P's extensions, so ik order equals key order except among
+ * long keys that share P: range walks collect such a group and sort it by the
+ * full key (engine/read.c). Keys contain no NUL, so `ik \0 rev` groups the
+ * history of one ik together, in revision order.
+ *
+ * Invariants (checked by eng_check, engine/info.c):
+ *  1. meta.compacted <= meta.rev; every record's mod_rev <= meta.rev.
+ *  2. A state record's slot holds its mod_rev in decimal.
+ *  3. For each ik, hist revisions are below the state record's mod_rev.
+ *  4. The log holds every revision in (compacted, rev], in order.
+ */
+#ifndef LAPIS_ENG_INT_H
+#define LAPIS_ENG_INT_H
+
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lapis/engine.h"
+
+#define IK_SHORT_MAX 480
+#define IK_HASH_HEX 16
+#define IK_MAX (IK_SHORT_MAX + IK_HASH_HEX)
+#define HK_MAX (IK_MAX + 1 + 8) /* 505 <= LMDB's 511 */
+#define LOGK_LEN 12
+
+#define ENG_FORMAT 1u
+#define ENG_MAGIC 0x4c50454eu /* "LPEN" */
+
+/* Record flags. */
+#define REC_LONGKEY 1u /* the full key follows the header */
+#define REC_TOMB 2u    /* a tombstone in hist: the key was deleted at mod_rev */
+
+/* The header of every stored record; the full key (REC_LONGKEY) and then the
+   value follow it. Stored in host byte order (an LMDB file is not portable
+   across byte orders anyway). */
+struct rec_hdr {
+	uint32_t flags;
+	uint32_t slot_off; /* ENG_NO_SLOT or offset of the revision in value */
+	uint32_t slot_len; /* digits at slot_off */
+	uint32_t key_len;  /* full key length with REC_LONGKEY, else 0 */
+	int64_t create_rev;
+	int64_t mod_rev;
+	int64_t version;
+};
+
+/* A decoded record: points into LMDB memory or an owned buffer. */
+struct rec {
+	struct rec_hdr h;
+	const uint8_t *key; /* full key */
+	size_t key_len;
+	const uint8_t *value;
+	size_t value_len;
+};
+
+/* Change-log entry value: header then the full key. */
+struct log_hdr {
+	uint32_t type; /* enum eng_ev_type */
+	uint32_t key_len;
+	int64_t prev_mod; /* mod_rev of the record it replaced or deleted; 0 */
+};
+
+/* The big-reader gate that lets the writer grow the map: LMDB allows
+   mdb_env_set_mapsize only while no transaction of the process is active.
+   Readers bump a per-thread-slot counter (own cache line); the writer sets
+   `closed` and waits for every counter to drain. */
+#define GATE_SLOTS 64
+struct gate {
+	_Atomic int closed;
+	pthread_mutex_t mu; /* guards the wait for !closed */
+	pthread_cond_t cv;
+	struct {
+		_Atomic long n;
+		char pad[64 - sizeof(long)];
+	} slot[GATE_SLOTS];
+};
+
+struct wq; /* the writer's queue, engine/writer.c */
+struct hub; /* watch ring and watchers, engine/watch.c */
+
+struct pin_node {
+	struct pin_node *next, *prev;
+	int64_t rev;
+	int64_t expires_ms; /* monotonic */
+};
+
+struct eng_pin {
+	eng *e;
+	struct pin_node node;
+};
+
+struct eng {
+	uint32_t magic;
+	MDB_env *env;
+	MDB_dbi db_state, db_hist, db_log, db_meta;
+	char *dir;
+	bool readonly;
+	bool nosync;
+	uint64_t gen;		/* unique per open, for thread-local caches */
+	uint64_t hash_seed;	/* seeds long-key hashes; stored in meta */
+	char cluster_id[33];
+	uint64_t map_size;	/* guarded by the writer (and gate) */
+	uint64_t max_size;
+	unsigned max_replays;
+	unsigned ring_events;
+	unsigned pin_seconds;
+	void (*on_commit)(void *, uint64_t);
+	void *hook_ud;
+
+	_Atomic int64_t rev;	   /* latest committed; set by the writer */
+	_Atomic int64_t compacted; /* set by the writer */
+	_Atomic int64_t compacting; /* target of the running compaction */
+	_Atomic int closing;
+
+	struct gate gate;
+
+	/* eng_rd objects parked in thread-local caches; freed at close */
+	pthread_mutex_t rd_mu;
+	struct eng_rd *rd_all;
+
+	/* writer */
+	struct wq *wq;
+	pthread_t writer;
+	bool writer_started;
+	_Atomic uint64_t groups, txns, map_grows;
+
+	/* revision waiters */
+	pthread_mutex_t rev_mu;
+	pthread_cond_t rev_cv;
+
+	/* pins, guarded by pin_mu */
+	pthread_mutex_t pin_mu;
+	struct pin_node pins; /* list head */
+	uint64_t n_pins;
+
+	/* replays in flight (bounded by max_replays) */
+	pthread_mutex_t replay_mu;
+	pthread_cond_t replay_cv;
+	unsigned replays;
+
+	/* compactor thread */
+	pthread_t compactor;
+	bool compactor_started;
+	pthread_mutex_t cmp_mu;
+	pthread_cond_t cmp_cv;
+	uint64_t cmp_interval_ms;
+	_Atomic int64_t cmp_last_ok, cmp_last_fail;
+	_Atomic int cmp_last_err;
+
+	struct hub *hub;
+};
+
+struct eng_rd {
+	eng *e;
+	MDB_txn *txn;
+	int slot;	      /* gate slot held */
+	bool busy;	      /* begun and not ended */
+	int64_t rev;	      /* -1 until read */
+	int64_t compacted;    /* -1 until read */
+	struct eng_rd *next;  /* in e->rd_all */
+	/* scratch for sorting a long-key group in a range walk */
+	struct rec *grp;
+	size_t grp_cap;
+};
+
+/* env.c */
+lp_err eng__from_mdb(int mrc, const char *what);
+void eng__gate_enter(eng *e, int *slot);
+void eng__gate_leave(eng *e, int slot);
+void eng__gate_close(eng *e);
+void eng__gate_open(eng *e);
+lp_err eng__grow(eng *e);
+lp_err eng__remap(eng *e);
+int64_t eng__now_ms(void);
+lp_err eng__meta_get_i64(MDB_txn *txn, eng *e, const char *name, int64_t *out);
+int eng__meta_put_i64(MDB_txn *txn, eng *e, const char *name, int64_t v);
+
+/* keys.c */
+size_t eng__ik(const eng *e, const uint8_t *key, size_t len, uint8_t *ik);
+size_t eng__hk(const uint8_t *ik, size_t ik_len, int64_t rev, uint8_t *hk);
+int64_t eng__hk_rev(const uint8_t *hk, size_t len);
+void eng__be64(uint8_t *p, uint64_t v);
+uint64_t eng__get_be64(const uint8_t *p);
+void eng__logk(uint8_t *k, int64_t rev, uint32_t idx);
+uint64_t eng__hash64(uint64_t seed, const void *p, size_t n);
+lp_err eng__key_ok(const void *key, size_t len);
+int eng__keycmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl);
+bool eng__rec_decode(const uint8_t *ik, size_t ik_len, const MDB_val *v,
+		     struct rec *out);
+void eng__rec_public(const struct rec *r, struct eng_record *out);
+size_t eng__digits(int64_t v, char *buf);
+
+/* read.c */
+lp_err eng__rd_meta(eng_rd *r);
+lp_err eng__rec_at(eng_rd *r, const uint8_t *ik, size_t ik_len, int64_t rev,
+		   struct rec *out);
+lp_err eng__range_all(eng_rd *r, const struct eng_range_req *req,
+		      eng_range_fn fn, void *ud, struct eng_range_res *res);
+
+/* writer.c */
+lp_err eng__writer_start(eng *e);
+void eng__writer_stop(eng *e);
+
+/* watch.c */
+lp_err eng__hub_new(eng *e);
+void eng__hub_close(eng *e);
+void eng__hub_free(eng *e);
+void eng__publish(eng *e, eng_event **evs, size_t n);
+eng_event *eng__event_new(enum eng_ev_type type, int64_t rev, uint32_t idx,
+			  const struct rec *cur, const struct rec *prev);
+eng_event *eng__event_del(int64_t rev, uint32_t idx, const struct rec *prev);
+uint64_t eng__n_watchers(eng *e);
+
+/* compact.c */
+int64_t eng__pin_clamp(eng *e, int64_t target);
+void eng__compactor_stop(eng *e);
+
+#endif

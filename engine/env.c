@@ -1,0 +1,554 @@
+/*
+ * env.c -- opening and closing the store, the reader gate, map growth, meta.
+ *
+ * Threads: eng_open/eng_close on the owner's thread; the gate on every
+ * reader (enter/leave) and on the writer (close/open around a resize).
+ *
+ * Invariants:
+ *  1. mdb_env_set_mapsize runs only with the gate closed and every gate
+ *     counter at zero, so no transaction of this process is active.
+ *  2. One environment path is open at most once per process (LMDB's lock
+ *     file must not be opened twice in one process): open_paths.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "eng_int.h"
+#include "lapis/assert.h"
+#include "lapis/log.h"
+
+#define DEFAULT_MAP (32ull << 30) /* address space only: the file grows as used */
+#define DEFAULT_READERS 1024	  /* LMDB's 126 is far too few for a server */
+#define DEFAULT_REPLAYS 16
+#define DEFAULT_PIN_SECONDS 120
+
+static _Atomic uint64_t next_gen = 1;
+
+/* Paths open in this process, guarded by paths_mu. */
+static pthread_mutex_t paths_mu = PTHREAD_MUTEX_INITIALIZER;
+struct open_path {
+	struct open_path *next;
+	dev_t dev;
+	ino_t ino;
+};
+static struct open_path *open_paths;
+
+lp_err eng__from_mdb(int mrc, const char *what)
+{
+	switch (mrc) {
+	case MDB_SUCCESS:
+		return LP_OK;
+	case MDB_NOTFOUND:
+		return LP_E_NOTFOUND;
+	case MDB_KEYEXIST:
+		return LP_E_EXISTS;
+	case MDB_MAP_FULL:
+		return LP_E_FULL;
+	case MDB_READERS_FULL:
+		lp_warn("lmdb %s: %s", what, mdb_strerror(mrc));
+		return LP_ERR(LP_E_READERSFULL);
+	case MDB_CORRUPTED:
+	case MDB_PAGE_NOTFOUND:
+	case MDB_INVALID:
+	case MDB_VERSION_MISMATCH:
+		lp_error("lmdb %s: %s", what, mdb_strerror(mrc));
+		return LP_ERR(LP_E_CORRUPT);
+	case ENOMEM:
+		return LP_ERR(LP_E_NOMEM);
+	case ENOSPC:
+	case EDQUOT:
+		lp_error("lmdb %s: %s", what, mdb_strerror(mrc));
+		return LP_ERR(LP_E_FULL);
+	default:
+		lp_error("lmdb %s: %s", what, mdb_strerror(mrc));
+		return LP_ERR(LP_E_IO);
+	}
+}
+
+int64_t eng__now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------ gate */
+
+static _Thread_local int gate_slot = -1;
+static _Atomic unsigned gate_next;
+
+void eng__gate_enter(eng *e, int *slot)
+{
+	if (gate_slot < 0)
+		gate_slot = (int)(atomic_fetch_add(&gate_next, 1) % GATE_SLOTS);
+	int s = gate_slot;
+	for (;;) {
+		atomic_fetch_add(&e->gate.slot[s].n, 1);
+		if (!atomic_load(&e->gate.closed))
+			break;
+		atomic_fetch_sub(&e->gate.slot[s].n, 1);
+		pthread_mutex_lock(&e->gate.mu);
+		while (atomic_load(&e->gate.closed))
+			pthread_cond_wait(&e->gate.cv, &e->gate.mu);
+		pthread_mutex_unlock(&e->gate.mu);
+	}
+	*slot = s;
+}
+
+void eng__gate_leave(eng *e, int slot)
+{
+	long n = atomic_fetch_sub(&e->gate.slot[slot].n, 1);
+	LP_ASSERT(n > 0);
+}
+
+void eng__gate_close(eng *e)
+{
+	pthread_mutex_lock(&e->gate.mu);
+	atomic_store(&e->gate.closed, 1);
+	pthread_mutex_unlock(&e->gate.mu);
+	for (int i = 0; i < GATE_SLOTS; i++) {
+		while (atomic_load(&e->gate.slot[i].n) != 0)
+			sched_yield();
+	}
+}
+
+void eng__gate_open(eng *e)
+{
+	pthread_mutex_lock(&e->gate.mu);
+	atomic_store(&e->gate.closed, 0);
+	pthread_cond_broadcast(&e->gate.cv);
+	pthread_mutex_unlock(&e->gate.mu);
+}
+
+/*
+ * Grow the map (writer thread only, with no write txn open). Doubles it,
+ * capped at max_size. Errors: LP_E_FULL at the maximum, LP_E_IO.
+ */
+lp_err eng__grow(eng *e)
+{
+	uint64_t cur = e->map_size;
+	uint64_t next = cur * 2;
+	if (e->max_size && next > e->max_size)
+		next = e->max_size;
+	if (next <= cur)
+		return LP_E_FULL;
+	eng__gate_close(e);
+	int mrc = mdb_env_set_mapsize(e->env, (size_t)next);
+	eng__gate_open(e);
+	if (mrc)
+		return eng__from_mdb(mrc, "set_mapsize");
+	e->map_size = next;
+	atomic_fetch_add(&e->map_grows, 1);
+	lp_info("store map grown to %llu MiB", (unsigned long long)(next >> 20));
+	return LP_OK;
+}
+
+/* Adopt a map size another process set (MDB_MAP_RESIZED). */
+lp_err eng__remap(eng *e)
+{
+	eng__gate_close(e);
+	int mrc = mdb_env_set_mapsize(e->env, 0);
+	MDB_envinfo info;
+	if (!mrc && !mdb_env_info(e->env, &info))
+		e->map_size = info.me_mapsize;
+	eng__gate_open(e);
+	return eng__from_mdb(mrc, "set_mapsize(0)");
+}
+
+/* ------------------------------------------------------------ meta */
+
+lp_err eng__meta_get_i64(MDB_txn *txn, eng *e, const char *name, int64_t *out)
+{
+	MDB_val k = {strlen(name), (void *)name}, v;
+	int mrc = mdb_get(txn, e->db_meta, &k, &v);
+	if (mrc)
+		return eng__from_mdb(mrc, "meta get");
+	if (v.mv_size != 8)
+		return LP_ERR(LP_E_CORRUPT);
+	memcpy(out, v.mv_data, 8);
+	return LP_OK;
+}
+
+int eng__meta_put_i64(MDB_txn *txn, eng *e, const char *name, int64_t v)
+{
+	MDB_val k = {strlen(name), (void *)name}, d = {8, &v};
+	return mdb_put(txn, e->db_meta, &k, &d, 0);
+}
+
+static int meta_put_raw(MDB_txn *txn, eng *e, const char *name, const void *p,
+			size_t n)
+{
+	MDB_val k = {strlen(name), (void *)name}, d = {n, (void *)p};
+	return mdb_put(txn, e->db_meta, &k, &d, 0);
+}
+
+static lp_err random_bytes(void *p, size_t n)
+{
+	FILE *f = fopen("/dev/urandom", "rb");
+	if (!f)
+		return LP_ERR(LP_E_IO);
+	size_t got = fread(p, 1, n, f);
+	fclose(f);
+	return got == n ? LP_OK : LP_ERR(LP_E_IO);
+}
+
+/* Open the named databases and read or create meta. */
+static lp_err init_dbs(eng *e)
+{
+	MDB_txn *txn;
+	unsigned tflags = e->readonly ? MDB_RDONLY : 0;
+	int mrc = mdb_txn_begin(e->env, NULL, tflags, &txn);
+	if (mrc == MDB_MAP_RESIZED) {
+		mdb_env_set_mapsize(e->env, 0);
+		mrc = mdb_txn_begin(e->env, NULL, tflags, &txn);
+	}
+	if (mrc)
+		return eng__from_mdb(mrc, "txn_begin(init)");
+	unsigned cflags = e->readonly ? 0 : MDB_CREATE;
+	lp_err rc = LP_OK;
+	if ((mrc = mdb_dbi_open(txn, "meta", cflags, &e->db_meta)) ||
+	    (mrc = mdb_dbi_open(txn, "state", cflags, &e->db_state)) ||
+	    (mrc = mdb_dbi_open(txn, "hist", cflags, &e->db_hist)) ||
+	    (mrc = mdb_dbi_open(txn, "log", cflags, &e->db_log))) {
+		rc = mrc == MDB_NOTFOUND ? LP_ERR(LP_E_FORMAT)
+					 : eng__from_mdb(mrc, "dbi_open");
+		if (mrc == MDB_NOTFOUND)
+			lp_error("%s: not a lapis store", e->dir);
+		goto fail;
+	}
+	MDB_val k = {6, "format"}, v;
+	mrc = mdb_get(txn, e->db_meta, &k, &v);
+	if (mrc == MDB_NOTFOUND) {
+		if (e->readonly) {
+			rc = LP_ERR(LP_E_FORMAT);
+			lp_error("%s: not a lapis store (no format)", e->dir);
+			goto fail;
+		}
+		uint32_t fmt = ENG_FORMAT;
+		uint8_t cid[16];
+		uint64_t seed;
+		if ((rc = random_bytes(cid, sizeof cid)) ||
+		    (rc = random_bytes(&seed, sizeof seed)))
+			goto fail;
+		if ((mrc = meta_put_raw(txn, e, "format", &fmt, 4)) ||
+		    (mrc = meta_put_raw(txn, e, "cluster", cid, 16)) ||
+		    (mrc = meta_put_raw(txn, e, "seed", &seed, 8)) ||
+		    (mrc = eng__meta_put_i64(txn, e, "rev", 1)) ||
+		    (mrc = eng__meta_put_i64(txn, e, "compacted", 0))) {
+			rc = eng__from_mdb(mrc, "meta init");
+			goto fail;
+		}
+	} else if (mrc) {
+		rc = eng__from_mdb(mrc, "meta format");
+		goto fail;
+	} else {
+		uint32_t fmt = 0;
+		if (v.mv_size == 4)
+			memcpy(&fmt, v.mv_data, 4);
+		if (fmt != ENG_FORMAT) {
+			lp_error("%s: store format %u is not one this lapis "
+				 "reads (format %u)",
+				 e->dir, fmt, ENG_FORMAT);
+			rc = LP_ERR(LP_E_FORMAT);
+			goto fail;
+		}
+	}
+	MDB_val ck = {7, "cluster"}, sk = {4, "seed"}, cv, sv;
+	if (mdb_get(txn, e->db_meta, &ck, &cv) || cv.mv_size != 16 ||
+	    mdb_get(txn, e->db_meta, &sk, &sv) || sv.mv_size != 8) {
+		rc = LP_ERR(LP_E_CORRUPT);
+		goto fail;
+	}
+	for (int i = 0; i < 16; i++)
+		snprintf(e->cluster_id + 2 * i, 3, "%02x",
+			 ((const uint8_t *)cv.mv_data)[i]);
+	memcpy(&e->hash_seed, sv.mv_data, 8);
+	int64_t rev, compacted;
+	if ((rc = eng__meta_get_i64(txn, e, "rev", &rev)) ||
+	    (rc = eng__meta_get_i64(txn, e, "compacted", &compacted)))
+		goto fail;
+	atomic_store(&e->rev, rev);
+	atomic_store(&e->compacted, compacted);
+	if (e->readonly) {
+		mdb_txn_abort(txn);
+		return LP_OK;
+	}
+	mrc = mdb_txn_commit(txn);
+	return eng__from_mdb(mrc, "commit(init)");
+fail:
+	mdb_txn_abort(txn);
+	return rc;
+}
+
+static lp_err claim_path(eng *e)
+{
+	struct stat st;
+	if (stat(e->dir, &st))
+		return LP_ERR(LP_E_IO);
+	pthread_mutex_lock(&paths_mu);
+	for (struct open_path *p = open_paths; p; p = p->next) {
+		if (p->dev == st.st_dev && p->ino == st.st_ino) {
+			pthread_mutex_unlock(&paths_mu);
+			return LP_ERR(LP_E_LOCKED);
+		}
+	}
+	struct open_path *p = malloc(sizeof *p);
+	if (!p) {
+		pthread_mutex_unlock(&paths_mu);
+		return LP_ERR(LP_E_NOMEM);
+	}
+	p->dev = st.st_dev;
+	p->ino = st.st_ino;
+	p->next = open_paths;
+	open_paths = p;
+	pthread_mutex_unlock(&paths_mu);
+	return LP_OK;
+}
+
+static void release_path(eng *e)
+{
+	struct stat st;
+	if (!e->dir || stat(e->dir, &st))
+		return;
+	pthread_mutex_lock(&paths_mu);
+	for (struct open_path **pp = &open_paths; *pp; pp = &(*pp)->next) {
+		if ((*pp)->dev == st.st_dev && (*pp)->ino == st.st_ino) {
+			struct open_path *p = *pp;
+			*pp = p->next;
+			free(p);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&paths_mu);
+}
+
+static void free_eng(eng *e)
+{
+	if (!e)
+		return;
+	pthread_mutex_destroy(&e->gate.mu);
+	pthread_cond_destroy(&e->gate.cv);
+	pthread_mutex_destroy(&e->rd_mu);
+	pthread_mutex_destroy(&e->rev_mu);
+	pthread_cond_destroy(&e->rev_cv);
+	pthread_mutex_destroy(&e->pin_mu);
+	pthread_mutex_destroy(&e->replay_mu);
+	pthread_cond_destroy(&e->replay_cv);
+	pthread_mutex_destroy(&e->cmp_mu);
+	pthread_cond_destroy(&e->cmp_cv);
+	free(e->dir);
+	e->magic = 0;
+	free(e);
+}
+
+lp_err eng_open(const struct eng_opts *o, eng **out)
+{
+	if (!o || !o->dir || !out)
+		return LP_ERR(LP_E_INVAL);
+	eng *e = calloc(1, sizeof *e);
+	if (!e)
+		return LP_ERR(LP_E_NOMEM);
+	e->magic = ENG_MAGIC;
+	pthread_mutex_init(&e->gate.mu, NULL);
+	pthread_cond_init(&e->gate.cv, NULL);
+	pthread_mutex_init(&e->rd_mu, NULL);
+	pthread_mutex_init(&e->rev_mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&e->rev_cv, &ca);
+	pthread_cond_init(&e->cmp_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&e->pin_mu, NULL);
+	pthread_mutex_init(&e->replay_mu, NULL);
+	pthread_cond_init(&e->replay_cv, NULL);
+	pthread_mutex_init(&e->cmp_mu, NULL);
+	e->pins.next = e->pins.prev = &e->pins;
+	e->readonly = o->readonly != 0;
+	e->nosync = o->nosync != 0;
+	e->max_size = o->max_size;
+	e->max_replays = o->max_replays ? o->max_replays : DEFAULT_REPLAYS;
+	e->ring_events = o->ring_events;
+	e->pin_seconds = o->pin_seconds ? o->pin_seconds : DEFAULT_PIN_SECONDS;
+	e->on_commit = o->on_commit;
+	e->hook_ud = o->hook_ud;
+	e->gen = atomic_fetch_add(&next_gen, 1);
+	e->dir = strdup(o->dir);
+	lp_err rc;
+	bool claimed = false;
+	if (!e->dir) {
+		rc = LP_ERR(LP_E_NOMEM);
+		goto fail;
+	}
+	if (!e->readonly && mkdir(o->dir, 0700) && errno != EEXIST) {
+		lp_error("%s: %s", o->dir, strerror(errno));
+		rc = LP_ERR(LP_E_IO);
+		goto fail;
+	}
+	if ((rc = claim_path(e)))
+		goto fail;
+	claimed = true;
+	int mrc = mdb_env_create(&e->env);
+	if (mrc) {
+		rc = eng__from_mdb(mrc, "env_create");
+		goto fail;
+	}
+	uint64_t map = o->initial_map ? o->initial_map : DEFAULT_MAP;
+	if (e->max_size && map > e->max_size)
+		map = e->max_size;
+	/* An existing file larger than the asked map keeps its size. */
+	char path[PATH_MAX];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/data.mdb", o->dir);
+	if (stat(path, &st) == 0 && (uint64_t)st.st_size > map)
+		map = (uint64_t)st.st_size;
+	mdb_env_set_mapsize(e->env, (size_t)map);
+	mdb_env_set_maxreaders(e->env,
+			       o->max_readers ? o->max_readers : DEFAULT_READERS);
+	mdb_env_set_maxdbs(e->env, 8);
+	unsigned flags = MDB_NOTLS;
+	if (e->readonly)
+		flags |= MDB_RDONLY;
+	if (e->nosync)
+		flags |= MDB_NOSYNC | MDB_NOMETASYNC;
+	mrc = mdb_env_open(e->env, o->dir, flags, 0600);
+	if (mrc) {
+		rc = mrc == ENOENT ? LP_ERR(LP_E_NOTFOUND)
+				   : eng__from_mdb(mrc, "env_open");
+		lp_error("%s: cannot open store: %s", o->dir, mdb_strerror(mrc));
+		goto fail;
+	}
+	MDB_envinfo info;
+	mdb_env_info(e->env, &info);
+	e->map_size = info.me_mapsize;
+	if ((rc = init_dbs(e)))
+		goto fail;
+	if ((rc = eng__hub_new(e)))
+		goto fail;
+	if (!e->readonly && (rc = eng__writer_start(e)))
+		goto fail;
+	*out = e;
+	return LP_OK;
+fail:
+	eng__hub_free(e);
+	if (e->env)
+		mdb_env_close(e->env);
+	if (claimed)
+		release_path(e);
+	free_eng(e);
+	return rc;
+}
+
+void eng_close(eng *e)
+{
+	if (!e)
+		return;
+	LP_ASSERT(e->magic == ENG_MAGIC);
+	atomic_store(&e->closing, 1);
+	eng__compactor_stop(e);
+	eng__hub_close(e);
+	if (!e->readonly)
+		eng__writer_stop(e);
+	pthread_mutex_lock(&e->rev_mu);
+	pthread_cond_broadcast(&e->rev_cv);
+	pthread_mutex_unlock(&e->rev_mu);
+	/* Parked read transactions of every thread (each is reset, not busy). */
+	pthread_mutex_lock(&e->rd_mu);
+	struct eng_rd *r = e->rd_all;
+	e->rd_all = NULL;
+	pthread_mutex_unlock(&e->rd_mu);
+	while (r) {
+		struct eng_rd *next = r->next;
+		LP_ASSERT_CTX(!r->busy, "eng_close with a read still open");
+		if (r->txn)
+			mdb_txn_abort(r->txn);
+		free(r->grp);
+		free(r);
+		r = next;
+	}
+	/* Pins still held by callers are left to eng_unpin: unlink them. */
+	pthread_mutex_lock(&e->pin_mu);
+	while (e->pins.next != &e->pins) {
+		struct pin_node *n = e->pins.next;
+		n->next->prev = n->prev;
+		n->prev->next = n->next;
+		n->next = n->prev = n;
+	}
+	pthread_mutex_unlock(&e->pin_mu);
+	mdb_env_close(e->env);
+	eng__hub_free(e);
+	release_path(e);
+	free_eng(e);
+}
+
+int64_t eng_rev(eng *e)
+{
+	return atomic_load(&e->rev);
+}
+
+int64_t eng_compacted(eng *e)
+{
+	return atomic_load(&e->compacted);
+}
+
+lp_err eng_wait_rev(eng *e, int64_t rev, int timeout_ms)
+{
+	if (atomic_load(&e->rev) >= rev)
+		return LP_OK;
+	struct timespec dl;
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += timeout_ms / 1000;
+	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	lp_err rc = LP_OK;
+	pthread_mutex_lock(&e->rev_mu);
+	while (atomic_load(&e->rev) < rev) {
+		if (atomic_load(&e->closing)) {
+			rc = LP_E_CLOSED;
+			break;
+		}
+		if (pthread_cond_timedwait(&e->rev_cv, &e->rev_mu, &dl) ==
+		    ETIMEDOUT) {
+			rc = atomic_load(&e->rev) >= rev ? LP_OK : LP_E_FUTURE;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&e->rev_mu);
+	return rc;
+}
+
+void eng_stats(eng *e, struct eng_stats *out)
+{
+	memset(out, 0, sizeof *out);
+	out->rev = atomic_load(&e->rev);
+	out->compacted = atomic_load(&e->compacted);
+	out->groups = atomic_load(&e->groups);
+	out->txns = atomic_load(&e->txns);
+	out->map_grows = atomic_load(&e->map_grows);
+	MDB_envinfo info;
+	if (!mdb_env_info(e->env, &info))
+		out->map_bytes = info.me_mapsize;
+	out->watchers = eng__n_watchers(e);
+	pthread_mutex_lock(&e->replay_mu);
+	out->replays = e->replays;
+	pthread_mutex_unlock(&e->replay_mu);
+	pthread_mutex_lock(&e->pin_mu);
+	out->pins = e->n_pins;
+	pthread_mutex_unlock(&e->pin_mu);
+	out->compactor_last_ok = atomic_load(&e->cmp_last_ok);
+	out->compactor_last_fail = atomic_load(&e->cmp_last_fail);
+	out->compactor_last_err = (lp_err)atomic_load(&e->cmp_last_err);
+	pthread_mutex_lock(&e->cmp_mu);
+	out->compactor_interval_ms = e->cmp_interval_ms;
+	pthread_mutex_unlock(&e->cmp_mu);
+}

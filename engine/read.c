@@ -1,0 +1,579 @@
+/*
+ * read.c -- read snapshots, point reads and range walks, at the latest
+ * revision or an older one.
+ *
+ * Threads: any. An eng_rd belongs to the thread that began it.
+ *
+ * Invariants:
+ *  1. Each thread parks at most one reset read transaction per engine in a
+ *     thread-local slot and renews it for its next snapshot (LMDB's fastest
+ *     read path); every eng_rd is on e->rd_all so eng_close can free it.
+ *  2. A reader holds a gate slot from begin to end (see env.c).
+ *  3. Latest reads use only the state database; older revisions merge state
+ *     and hist (a key's value at R is the state record if its mod_rev <= R,
+ *     else the newest hist entry at or below R, absent if a tombstone).
+ *  4. Range walks yield keys in byte order: long keys that share their first
+ *     IK_SHORT_MAX bytes are collected and sorted by full key (eng_int.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "eng_int.h"
+#include "lapis/assert.h"
+
+static _Thread_local struct {
+	uint64_t gen;
+	eng_rd *rd;
+} tls_rd;
+
+static void rd_unlink_free(eng *e, eng_rd *r)
+{
+	pthread_mutex_lock(&e->rd_mu);
+	for (eng_rd **pp = &e->rd_all; *pp; pp = &(*pp)->next) {
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&e->rd_mu);
+	if (r->txn)
+		mdb_txn_abort(r->txn);
+	free(r->grp);
+	free(r);
+}
+
+lp_err eng_rd_begin(eng *e, eng_rd **out)
+{
+	if (atomic_load(&e->closing))
+		return LP_E_CLOSED;
+	int slot;
+	eng__gate_enter(e, &slot);
+	eng_rd *r = NULL;
+	if (tls_rd.gen == e->gen && tls_rd.rd && !tls_rd.rd->busy)
+		r = tls_rd.rd;
+	if (!r) {
+		r = calloc(1, sizeof *r);
+		if (!r) {
+			eng__gate_leave(e, slot);
+			return LP_ERR(LP_E_NOMEM);
+		}
+		r->e = e;
+		pthread_mutex_lock(&e->rd_mu);
+		r->next = e->rd_all;
+		e->rd_all = r;
+		pthread_mutex_unlock(&e->rd_mu);
+		if (tls_rd.gen != e->gen || !tls_rd.rd) {
+			tls_rd.gen = e->gen;
+			tls_rd.rd = r;
+		}
+	}
+	int mrc;
+	for (int tries = 0;; tries++) {
+		if (r->txn)
+			mrc = mdb_txn_renew(r->txn);
+		else
+			mrc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &r->txn);
+		if (mrc == MDB_MAP_RESIZED && tries < 3) {
+			/* Another process grew the map (we are a reader
+			   beside a server): adopt its size and retry. */
+			if (r->txn) {
+				mdb_txn_abort(r->txn);
+				r->txn = NULL;
+			}
+			eng__gate_leave(e, slot);
+			lp_err rc = eng__remap(e);
+			eng__gate_enter(e, &slot);
+			if (rc)
+				break;
+			continue;
+		}
+		if (mrc && r->txn) {
+			mdb_txn_abort(r->txn);
+			r->txn = NULL;
+			if (tries < 3)
+				continue;
+		}
+		break;
+	}
+	if (mrc) {
+		lp_err rc = eng__from_mdb(mrc, "read txn");
+		if (tls_rd.rd != r)
+			rd_unlink_free(e, r);
+		eng__gate_leave(e, slot);
+		return rc;
+	}
+	r->slot = slot;
+	r->busy = true;
+	r->rev = -1;
+	r->compacted = -1;
+	*out = r;
+	return LP_OK;
+}
+
+void eng_rd_end(eng_rd *r)
+{
+	if (!r)
+		return;
+	eng *e = r->e;
+	LP_ASSERT(r->busy);
+	r->busy = false;
+	int slot = r->slot;
+	if (tls_rd.gen == e->gen && tls_rd.rd == r) {
+		mdb_txn_reset(r->txn);
+	} else {
+		rd_unlink_free(e, r);
+	}
+	eng__gate_leave(e, slot);
+}
+
+lp_err eng__rd_meta(eng_rd *r)
+{
+	if (r->rev >= 0)
+		return LP_OK;
+	int64_t rev, compacted;
+	lp_err rc;
+	if ((rc = eng__meta_get_i64(r->txn, r->e, "rev", &rev)) ||
+	    (rc = eng__meta_get_i64(r->txn, r->e, "compacted", &compacted)))
+		return rc == LP_E_NOTFOUND ? LP_ERR(LP_E_CORRUPT) : rc;
+	r->rev = rev;
+	r->compacted = compacted;
+	return LP_OK;
+}
+
+int64_t eng_rd_rev(eng_rd *r)
+{
+	if (eng__rd_meta(r))
+		return -1;
+	return r->rev;
+}
+
+int64_t eng_rd_compacted(eng_rd *r)
+{
+	if (eng__rd_meta(r))
+		return -1;
+	return r->compacted;
+}
+
+/* The newest hist entry of ik at or below rev, through cursor c. */
+static lp_err hist_at(MDB_cursor *c, const uint8_t *ik, size_t ik_len,
+		      int64_t rev, struct rec *out)
+{
+	uint8_t hk[HK_MAX];
+	size_t hl = eng__hk(ik, ik_len, rev + 1, hk);
+	MDB_val k = {hl, hk}, v;
+	int mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+	if (mrc == MDB_NOTFOUND)
+		mrc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+	else if (!mrc)
+		mrc = mdb_cursor_get(c, &k, &v, MDB_PREV);
+	if (mrc == MDB_NOTFOUND)
+		return LP_E_NOTFOUND;
+	if (mrc)
+		return eng__from_mdb(mrc, "hist seek");
+	if (k.mv_size != ik_len + 9 || memcmp(k.mv_data, ik, ik_len) != 0 ||
+	    ((const uint8_t *)k.mv_data)[ik_len] != 0)
+		return LP_E_NOTFOUND;
+	if (!eng__rec_decode(ik, ik_len, &v, out))
+		return LP_ERR(LP_E_CORRUPT);
+	if (out->h.flags & REC_TOMB)
+		return LP_E_NOTFOUND;
+	return LP_OK;
+}
+
+lp_err eng__rec_at(eng_rd *r, const uint8_t *ik, size_t ik_len, int64_t rev,
+		   struct rec *out)
+{
+	eng *e = r->e;
+	MDB_val k = {ik_len, (void *)ik}, v;
+	int mrc = mdb_get(r->txn, e->db_state, &k, &v);
+	if (!mrc) {
+		struct rec s;
+		if (!eng__rec_decode(ik, ik_len, &v, &s))
+			return LP_ERR(LP_E_CORRUPT);
+		if (s.h.mod_rev <= rev) {
+			*out = s;
+			return LP_OK;
+		}
+	} else if (mrc != MDB_NOTFOUND) {
+		return eng__from_mdb(mrc, "state get");
+	}
+	MDB_cursor *c;
+	mrc = mdb_cursor_open(r->txn, e->db_hist, &c);
+	if (mrc)
+		return eng__from_mdb(mrc, "cursor");
+	lp_err rc = hist_at(c, ik, ik_len, rev, out);
+	mdb_cursor_close(c);
+	return rc;
+}
+
+static lp_err check_at(eng_rd *r, int64_t at_rev)
+{
+	lp_err rc = eng__rd_meta(r);
+	if (rc)
+		return rc;
+	if (at_rev < 0)
+		return LP_ERR(LP_E_INVAL);
+	if (at_rev > r->rev)
+		return LP_E_FUTURE;
+	if (at_rev < r->compacted)
+		return LP_E_COMPACTED;
+	return LP_OK;
+}
+
+lp_err eng_get(eng_rd *r, const void *key, size_t key_len, int64_t at_rev,
+	       struct eng_record *out)
+{
+	lp_err rc = eng__key_ok(key, key_len);
+	if (rc)
+		return rc;
+	uint8_t ik[IK_MAX];
+	size_t il = eng__ik(r->e, key, key_len, ik);
+	struct rec rec;
+	if (at_rev) {
+		if ((rc = check_at(r, at_rev)))
+			return rc;
+		if ((rc = eng__rec_at(r, ik, il, at_rev, &rec)))
+			return rc;
+	} else {
+		MDB_val k = {il, ik}, v;
+		int mrc = mdb_get(r->txn, r->e->db_state, &k, &v);
+		if (mrc)
+			return eng__from_mdb(mrc, "get");
+		if (!eng__rec_decode(ik, il, &v, &rec))
+			return LP_ERR(LP_E_CORRUPT);
+	}
+	if (il != key_len &&
+	    (rec.key_len != key_len || memcmp(rec.key, key, key_len) != 0))
+		return LP_E_NOTFOUND; /* another long key under this hash */
+	if (rec.key == ik) {
+		/* A short key: point at the caller's key, not our stack. */
+		rec.key = key;
+	}
+	eng__rec_public(&rec, out);
+	return LP_OK;
+}
+
+/* ------------------------------------------------------------ range walks */
+
+/* A stream of (ik, record) in ik order, from the state alone (latest) or
+   state merged with hist (at an older revision). */
+struct iter {
+	eng_rd *r;
+	int64_t at_rev; /* 0: latest */
+	MDB_cursor *cs, *ch, *cl;
+	MDB_val sk, sv;	 /* state cursor's current entry */
+	bool s_ok;
+	MDB_val hk;	 /* hist cursor's current entry */
+	bool h_ok;
+};
+
+static lp_err iter_init(struct iter *it, eng_rd *r, int64_t at_rev,
+			const uint8_t *lo, size_t lo_len)
+{
+	memset(it, 0, sizeof *it);
+	it->r = r;
+	it->at_rev = at_rev;
+	eng *e = r->e;
+	int mrc = mdb_cursor_open(r->txn, e->db_state, &it->cs);
+	if (mrc)
+		return eng__from_mdb(mrc, "cursor");
+	MDB_val k = {lo_len, (void *)lo};
+	if (lo_len == 0)
+		mrc = mdb_cursor_get(it->cs, &it->sk, &it->sv, MDB_FIRST);
+	else {
+		it->sk = k;
+		mrc = mdb_cursor_get(it->cs, &it->sk, &it->sv, MDB_SET_RANGE);
+	}
+	if (mrc && mrc != MDB_NOTFOUND)
+		return eng__from_mdb(mrc, "seek");
+	it->s_ok = mrc == 0;
+	if (!at_rev)
+		return LP_OK;
+	if ((mrc = mdb_cursor_open(r->txn, e->db_hist, &it->ch)) ||
+	    (mrc = mdb_cursor_open(r->txn, e->db_hist, &it->cl)))
+		return eng__from_mdb(mrc, "cursor");
+	MDB_val hv;
+	if (lo_len == 0)
+		mrc = mdb_cursor_get(it->ch, &it->hk, &hv, MDB_FIRST);
+	else {
+		it->hk = k;
+		mrc = mdb_cursor_get(it->ch, &it->hk, &hv, MDB_SET_RANGE);
+	}
+	if (mrc && mrc != MDB_NOTFOUND)
+		return eng__from_mdb(mrc, "seek");
+	it->h_ok = mrc == 0;
+	return LP_OK;
+}
+
+static void iter_done(struct iter *it)
+{
+	if (it->cs)
+		mdb_cursor_close(it->cs);
+	if (it->ch)
+		mdb_cursor_close(it->ch);
+	if (it->cl)
+		mdb_cursor_close(it->cl);
+}
+
+/* Next record: LP_OK with *out, LP_E_NOTFOUND at the end, or an error. */
+static lp_err iter_next(struct iter *it, struct rec *out)
+{
+	int mrc;
+	if (!it->at_rev) {
+		if (!it->s_ok)
+			return LP_E_NOTFOUND;
+		if (!eng__rec_decode(it->sk.mv_data, it->sk.mv_size, &it->sv,
+				     out))
+			return LP_ERR(LP_E_CORRUPT);
+		mrc = mdb_cursor_get(it->cs, &it->sk, &it->sv, MDB_NEXT);
+		if (mrc && mrc != MDB_NOTFOUND)
+			return eng__from_mdb(mrc, "next");
+		it->s_ok = mrc == 0;
+		return LP_OK;
+	}
+	for (;;) {
+		if (!it->s_ok && !it->h_ok)
+			return LP_E_NOTFOUND;
+		const uint8_t *ik;
+		size_t il;
+		int c;
+		if (!it->h_ok) {
+			c = -1;
+		} else if (!it->s_ok) {
+			c = 1;
+		} else {
+			c = eng__keycmp(it->sk.mv_data, it->sk.mv_size,
+					it->hk.mv_data, it->hk.mv_size - 9);
+		}
+		if (c <= 0) {
+			ik = it->sk.mv_data;
+			il = it->sk.mv_size;
+		} else {
+			ik = it->hk.mv_data;
+			il = it->hk.mv_size - 9;
+		}
+		lp_err rc = LP_E_NOTFOUND;
+		bool have_state = c <= 0;
+		if (have_state) {
+			if (!eng__rec_decode(ik, il, &it->sv, out))
+				return LP_ERR(LP_E_CORRUPT);
+			if (out->h.mod_rev <= it->at_rev)
+				rc = LP_OK;
+		}
+		if (rc == LP_E_NOTFOUND) {
+			rc = hist_at(it->cl, ik, il, it->at_rev, out);
+			if (rc && rc != LP_E_NOTFOUND)
+				return rc;
+		}
+		/* Advance past ik on both cursors. Copy ik first: it points
+		   into the entry a cursor is about to leave. */
+		uint8_t next[IK_MAX + 1];
+		memcpy(next, ik, il);
+		next[il] = 1; /* ik \x01 sorts after every ik \0 rev */
+		if (have_state) {
+			mrc = mdb_cursor_get(it->cs, &it->sk, &it->sv, MDB_NEXT);
+			if (mrc && mrc != MDB_NOTFOUND)
+				return eng__from_mdb(mrc, "next");
+			it->s_ok = mrc == 0;
+		}
+		if (it->h_ok && it->hk.mv_size - 9 == il &&
+		    memcmp(it->hk.mv_data, next, il) == 0) {
+			MDB_val hv;
+			it->hk.mv_data = next;
+			it->hk.mv_size = il + 1;
+			mrc = mdb_cursor_get(it->ch, &it->hk, &hv,
+					     MDB_SET_RANGE);
+			if (mrc && mrc != MDB_NOTFOUND)
+				return eng__from_mdb(mrc, "seek");
+			it->h_ok = mrc == 0;
+		}
+		if (rc == LP_OK)
+			return LP_OK;
+	}
+}
+
+/* The delivery end of a walk: bounds, limit, callback, counting. */
+struct walk {
+	const uint8_t *lo;
+	size_t lo_len;
+	const uint8_t *hi; /* NULL: no upper bound */
+	size_t hi_len;
+	eng_range_fn fn;
+	void *ud;
+	uint64_t limit;
+	bool count;
+	enum { W_DELIVER, W_COUNT, W_DONE } phase;
+	struct eng_range_res res;
+};
+
+/* Returns true when the walk is over. */
+static bool emit(struct walk *w, const struct rec *rec)
+{
+	if (w->lo_len &&
+	    eng__keycmp(rec->key, rec->key_len, w->lo, w->lo_len) < 0)
+		return false;
+	if (w->hi && eng__keycmp(rec->key, rec->key_len, w->hi, w->hi_len) >= 0) {
+		w->phase = W_DONE;
+		return true;
+	}
+	if (w->phase == W_COUNT) {
+		w->res.n_remaining++;
+		return false;
+	}
+	if (w->limit && w->res.n_taken == w->limit) {
+		w->res.more = 1;
+		w->res.n_remaining = 1;
+		w->phase = w->count ? W_COUNT : W_DONE;
+		return w->phase == W_DONE;
+	}
+	struct eng_record pub;
+	eng__rec_public(rec, &pub);
+	w->res.n_visited++;
+	switch (w->fn(w->ud, &pub)) {
+	case ENG_TAKE:
+		w->res.n_taken++;
+		return false;
+	case ENG_SKIP:
+		return false;
+	case ENG_STOP:
+		w->res.more = 1;
+		w->res.n_remaining = 1;
+		w->phase = w->count ? W_COUNT : W_DONE;
+		return w->phase == W_DONE;
+	}
+	return false;
+}
+
+static int cmp_rec_key(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+	return eng__keycmp(x->key, x->key_len, y->key, y->key_len);
+}
+
+static bool flush_group(eng_rd *r, size_t n, struct walk *w)
+{
+	if (n > 1)
+		qsort(r->grp, n, sizeof *r->grp, cmp_rec_key);
+	for (size_t i = 0; i < n; i++)
+		if (emit(w, &r->grp[i]))
+			return true;
+	return false;
+}
+
+/* Does ik start a long-key group, and do two long iks share their prefix? */
+static bool is_long(const struct rec *rec)
+{
+	return (rec->h.flags & REC_LONGKEY) != 0;
+}
+
+lp_err eng__range_all(eng_rd *r, const struct eng_range_req *req,
+		      eng_range_fn fn, void *ud, struct eng_range_res *res)
+{
+	/* Bounds: lo = max(prefix, from); hi = min(end, prefix's end). */
+	const uint8_t *lo = req->prefix;
+	size_t lo_len = req->prefix ? req->prefix_len : 0;
+	if (req->from && (!lo || eng__keycmp(req->from, req->from_len, lo,
+					     lo_len) > 0)) {
+		lo = req->from;
+		lo_len = req->from_len;
+	}
+	uint8_t pend[ENG_KEY_MAX];
+	const uint8_t *hi = NULL;
+	size_t hi_len = 0;
+	if (req->prefix && req->prefix_len) {
+		if (req->prefix_len > ENG_KEY_MAX)
+			return LP_ERR(LP_E_KEYTOOLONG);
+		size_t n = req->prefix_len;
+		memcpy(pend, req->prefix, n);
+		while (n > 0 && pend[n - 1] == 0xff)
+			n--;
+		if (n > 0) {
+			pend[n - 1]++;
+			hi = pend;
+			hi_len = n;
+		}
+	}
+	if (req->end && (!hi || eng__keycmp(req->end, req->end_len, hi,
+					    hi_len) < 0)) {
+		hi = req->end;
+		hi_len = req->end_len;
+	}
+	struct walk w = {.lo = lo, .lo_len = lo_len, .hi = hi, .hi_len = hi_len,
+			 .fn = fn, .ud = ud, .limit = req->limit,
+			 .count = (req->flags & ENG_RANGE_COUNT) != 0};
+	int64_t at_rev = req->at_rev;
+	lp_err rc = eng__rd_meta(r);
+	if (rc)
+		return rc;
+	if (at_rev) {
+		if ((rc = check_at(r, at_rev)))
+			return rc;
+		if (at_rev == r->rev)
+			at_rev = 0; /* the snapshot is that revision */
+	}
+	w.res.rev = req->at_rev ? req->at_rev : r->rev;
+	if (hi && lo && eng__keycmp(lo, lo_len, hi, hi_len) >= 0) {
+		*res = w.res;
+		return LP_OK;
+	}
+	/* Seek to the bound's first IK_SHORT_MAX bytes: every key >= lo has an
+	   ik >= that (eng_int.h). */
+	struct iter it;
+	rc = iter_init(&it, r, at_rev, lo,
+		       lo_len > IK_SHORT_MAX ? IK_SHORT_MAX : lo_len);
+	if (rc)
+		goto out;
+	size_t ng = 0;
+	bool over = false;
+	struct rec rec;
+	while (!over && (rc = iter_next(&it, &rec)) == LP_OK) {
+		if (!is_long(&rec)) {
+			if (ng) {
+				over = flush_group(r, ng, &w);
+				ng = 0;
+				if (over)
+					break;
+			}
+			over = emit(&w, &rec);
+			continue;
+		}
+		if (ng && memcmp(r->grp[0].key, rec.key, IK_SHORT_MAX) != 0) {
+			over = flush_group(r, ng, &w);
+			ng = 0;
+			if (over)
+				break;
+		}
+		if (ng == r->grp_cap) {
+			size_t cap = r->grp_cap ? r->grp_cap * 2 : 16;
+			struct rec *g = realloc(r->grp, cap * sizeof *g);
+			if (!g) {
+				rc = LP_ERR(LP_E_NOMEM);
+				goto out;
+			}
+			r->grp = g;
+			r->grp_cap = cap;
+		}
+		r->grp[ng++] = rec;
+	}
+	if (rc == LP_E_NOTFOUND || rc == LP_OK) {
+		rc = LP_OK;
+		if (!over && ng)
+			flush_group(r, ng, &w);
+	}
+out:
+	iter_done(&it);
+	if (!rc)
+		*res = w.res;
+	return rc;
+}
+
+lp_err eng_range(eng_rd *r, const struct eng_range_req *req, eng_range_fn fn,
+		 void *ud, struct eng_range_res *res)
+{
+	if (!r || !req || !fn)
+		return LP_ERR(LP_E_INVAL);
+	if ((req->prefix_len && !req->prefix) || (req->from_len && !req->from) ||
+	    (req->end_len && !req->end) || req->at_rev < 0)
+		return LP_ERR(LP_E_INVAL);
+	return eng__range_all(r, req, fn, ud, res);
+}

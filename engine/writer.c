@@ -1,0 +1,1001 @@
+/*
+ * writer.c -- write transactions, the single writer thread and group commit,
+ * compaction and the revision bump.
+ *
+ * Threads: callers build an eng_txn on their own thread and hand it to the
+ * writer with eng_txn_commit(), which waits. The writer thread alone opens
+ * LMDB write transactions.
+ *
+ *   caller                         writer
+ *   eng_txn_new/put/del  (NEW)
+ *   eng_txn_commit  ---queue--->   take every queued txn (a group)
+ *        waits                      check compares, assign revisions, apply
+ *                                   one LMDB commit (one fsync in sync mode)
+ *                                   publish events to watchers
+ *        <--- done ----------       mark each txn DONE, broadcast
+ *
+ * Invariants:
+ *  1. A queued txn belongs to the writer until it is marked done; the caller
+ *     touches nothing in it meanwhile.
+ *  2. Compares are checked against the state as left by the txns before it
+ *     in the same group; a txn with a failed compare writes nothing and takes
+ *     no revision. A txn that changes nothing takes no revision.
+ *  3. No caller is acknowledged before its group's commit returned (durable
+ *     in sync mode) and its events were published.
+ *  4. MDB_MAP_FULL aborts the group; the writer grows the map and replays it.
+ *     At the configured maximum, the group is replayed one txn per LMDB
+ *     transaction so that only the txns that do not fit fail with FULL.
+ *  5. Compaction runs in bounded LMDB transactions between groups.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eng_int.h"
+#include "lapis/assert.h"
+#include "lapis/log.h"
+
+#define COMPACT_CHUNK 2000 /* hist/log entries per compaction txn: keeps
+			      each one to a few milliseconds */
+
+enum op_type { OP_PUT, OP_DEL };
+
+struct op {
+	enum op_type type;
+	uint8_t *key;
+	size_t key_len;
+	uint8_t *val;
+	size_t val_len;
+	uint32_t slot_off;
+	struct eng_cmp cmp;
+	/* results, written by the writer */
+	uint8_t *prev_buf; /* the previous stored record (copy), or NULL */
+	size_t prev_len;
+	eng_event *ev;	   /* the change, once committed */
+};
+
+enum txn_state { TXN_NEW, TXN_QUEUED, TXN_DONE };
+
+struct eng_txn {
+	eng *e;
+	struct op *ops;
+	int n_ops, cap_ops;
+	enum txn_state state;	/* guarded by wq->mu once queued */
+	lp_err rc;
+	struct eng_commit_res res;
+	struct eng_txn *next;	/* in the writer's queue */
+	int n_changes;		/* changes applied in this attempt */
+};
+
+enum cmp_req_kind { CREQ_COMPACT, CREQ_BUMP };
+
+struct cmp_req {
+	enum cmp_req_kind kind;
+	int64_t target;
+	lp_err rc;
+	int64_t result;
+	bool done;
+	struct cmp_req *next;
+};
+
+struct wq {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;	 /* the writer waits for work */
+	pthread_cond_t done_cv;	 /* callers wait for their txn */
+	eng_txn *head, **tail;
+	struct cmp_req *creqs;	 /* compaction requests, in order */
+	bool stop;
+	uint64_t group_seq;
+};
+
+/* ------------------------------------------------------------ building */
+
+lp_err eng_txn_new(eng *e, eng_txn **out)
+{
+	if (!e || !out)
+		return LP_ERR(LP_E_INVAL);
+	if (e->readonly)
+		return LP_ERR(LP_E_INVAL);
+	eng_txn *t = calloc(1, sizeof *t);
+	if (!t)
+		return LP_ERR(LP_E_NOMEM);
+	t->e = e;
+	t->res.failed_op = -1;
+	*out = t;
+	return LP_OK;
+}
+
+static lp_err add_op(eng_txn *t, enum op_type type, const void *key,
+		     size_t key_len, const void *value, size_t value_len,
+		     uint32_t slot_off, const struct eng_cmp *cmp)
+{
+	if (!t || t->state != TXN_NEW)
+		return LP_ERR(LP_E_INVAL);
+	lp_err rc = eng__key_ok(key, key_len);
+	if (rc)
+		return rc;
+	if (value_len > ENG_VALUE_MAX)
+		return LP_ERR(LP_E_VALTOOLARGE);
+	if (slot_off != ENG_NO_SLOT && slot_off > value_len)
+		return LP_ERR(LP_E_INVAL);
+	if (cmp && (cmp->kind < ENG_CMP_NONE || cmp->kind > ENG_CMP_MOD))
+		return LP_ERR(LP_E_INVAL);
+	for (int i = 0; i < t->n_ops; i++) {
+		if (t->ops[i].key_len == key_len &&
+		    memcmp(t->ops[i].key, key, key_len) == 0)
+			return LP_ERR(LP_E_INVAL);
+	}
+	if (t->n_ops == t->cap_ops) {
+		int cap = t->cap_ops ? t->cap_ops * 2 : 4;
+		struct op *ops = realloc(t->ops, (size_t)cap * sizeof *ops);
+		if (!ops)
+			return LP_ERR(LP_E_NOMEM);
+		t->ops = ops;
+		t->cap_ops = cap;
+	}
+	struct op *op = &t->ops[t->n_ops];
+	memset(op, 0, sizeof *op);
+	op->type = type;
+	op->key = malloc(key_len + value_len + 1);
+	if (!op->key)
+		return LP_ERR(LP_E_NOMEM);
+	memcpy(op->key, key, key_len);
+	op->key_len = key_len;
+	op->val = op->key + key_len;
+	if (value_len)
+		memcpy(op->val, value, value_len);
+	op->val_len = value_len;
+	op->slot_off = slot_off;
+	if (cmp)
+		op->cmp = *cmp;
+	t->n_ops++;
+	return LP_OK;
+}
+
+lp_err eng_txn_put(eng_txn *t, const void *key, size_t key_len,
+		   const void *value, size_t value_len, uint32_t slot_off,
+		   const struct eng_cmp *cmp)
+{
+	if (!value && value_len)
+		return LP_ERR(LP_E_INVAL);
+	return add_op(t, OP_PUT, key, key_len, value, value_len, slot_off, cmp);
+}
+
+lp_err eng_txn_del(eng_txn *t, const void *key, size_t key_len,
+		   const struct eng_cmp *cmp)
+{
+	return add_op(t, OP_DEL, key, key_len, NULL, 0, ENG_NO_SLOT, cmp);
+}
+
+static void reset_results(eng_txn *t)
+{
+	for (int i = 0; i < t->n_ops; i++) {
+		struct op *op = &t->ops[i];
+		free(op->prev_buf);
+		op->prev_buf = NULL;
+		op->prev_len = 0;
+		eng_event_unref(op->ev);
+		op->ev = NULL;
+	}
+	t->rc = LP_OK;
+	t->n_changes = 0;
+	t->res.failed_op = -1;
+	t->res.rev = 0;
+}
+
+void eng_txn_free(eng_txn *t)
+{
+	if (!t)
+		return;
+	LP_ASSERT(t->state != TXN_QUEUED);
+	reset_results(t);
+	for (int i = 0; i < t->n_ops; i++)
+		free(t->ops[i].key);
+	free(t->ops);
+	free(t);
+}
+
+int eng_txn_result(eng_txn *t, int i, struct eng_record *prev,
+		   struct eng_record *cur)
+{
+	if (!t || i < 0 || i >= t->n_ops)
+		return 0;
+	struct op *op = &t->ops[i];
+	if (cur) {
+		memset(cur, 0, sizeof *cur);
+		if (op->ev && op->ev->type == ENG_EV_PUT)
+			*cur = op->ev->rec;
+	}
+	if (prev)
+		memset(prev, 0, sizeof *prev);
+	if (!op->prev_buf)
+		return 0;
+	if (prev) {
+		uint8_t ik[IK_MAX];
+		size_t il = eng__ik(t->e, op->key, op->key_len, ik);
+		MDB_val v = {op->prev_len, op->prev_buf};
+		struct rec r;
+		if (!eng__rec_decode(ik, il, &v, &r))
+			return 0;
+		if (r.key == ik)
+			r.key = op->key;
+		eng__rec_public(&r, prev);
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------ applying */
+
+/* The state record of ik in the write txn, decoded; copies it to *copy. */
+static int state_get(eng *e, MDB_txn *w, const uint8_t *ik, size_t il,
+		     struct rec *out, MDB_val *raw)
+{
+	MDB_val k = {il, (void *)ik};
+	int mrc = mdb_get(w, e->db_state, &k, raw);
+	if (mrc)
+		return mrc;
+	if (!eng__rec_decode(ik, il, raw, out))
+		return MDB_CORRUPTED;
+	return 0;
+}
+
+static bool same_key(const struct rec *r, const struct op *op)
+{
+	return r->key_len == op->key_len &&
+	       memcmp(r->key, op->key, op->key_len) == 0;
+}
+
+/* Check op's compare. Returns 0 (pass), an lp_err (fail) or -mrc. */
+static int check_cmp(eng *e, MDB_txn *w, struct op *op)
+{
+	uint8_t ik[IK_MAX];
+	size_t il = eng__ik(e, op->key, op->key_len, ik);
+	struct rec r;
+	MDB_val raw;
+	int mrc = state_get(e, w, ik, il, &r, &raw);
+	if (mrc && mrc != MDB_NOTFOUND)
+		return -mrc;
+	bool present = mrc == 0;
+	if (present && il != op->key_len && !same_key(&r, op)) {
+		/* Two long keys under one hash: refuse the newcomer. */
+		lp_warn("long key hash collision; refusing the write");
+		return LP_E_KEYTOOLONG;
+	}
+	lp_err rc = LP_OK;
+	switch (op->cmp.kind) {
+	case ENG_CMP_NONE:
+		break;
+	case ENG_CMP_ABSENT:
+		if (present)
+			rc = LP_E_EXISTS;
+		break;
+	case ENG_CMP_PRESENT:
+		if (!present)
+			rc = LP_E_NOTFOUND;
+		break;
+	case ENG_CMP_MOD:
+		if (!present)
+			rc = LP_E_NOTFOUND;
+		else if (r.h.mod_rev != op->cmp.mod_rev)
+			rc = LP_E_CONFLICT;
+		break;
+	}
+	if (rc && present) {
+		op->prev_buf = malloc(raw.mv_size);
+		if (op->prev_buf) {
+			memcpy(op->prev_buf, raw.mv_data, raw.mv_size);
+			op->prev_len = raw.mv_size;
+		}
+	}
+	return (int)rc;
+}
+
+/* Build the stored bytes of a record: header, full key if long, value with
+   the revision spliced at the slot (or slot_src's digits replaced). */
+static uint8_t *build_rec(const struct rec_hdr *h0, const uint8_t *key,
+			  size_t key_len, bool longkey, const uint8_t *val,
+			  size_t val_len, uint32_t slot_off, uint32_t old_digits,
+			  int64_t rev, size_t *out_len)
+{
+	char dig[24];
+	size_t nd = slot_off == ENG_NO_SLOT ? 0 : eng__digits(rev, dig);
+	size_t vlen = val_len - (slot_off == ENG_NO_SLOT ? 0 : old_digits) + nd;
+	size_t klen = longkey ? key_len : 0;
+	size_t n = sizeof(struct rec_hdr) + klen + vlen;
+	uint8_t *b = malloc(n ? n : 1);
+	if (!b)
+		return NULL;
+	struct rec_hdr h = *h0;
+	h.flags = (h.flags & ~REC_LONGKEY) | (longkey ? REC_LONGKEY : 0);
+	h.key_len = (uint32_t)klen;
+	h.slot_off = slot_off;
+	h.slot_len = (uint32_t)nd;
+	memcpy(b, &h, sizeof h);
+	uint8_t *p = b + sizeof h;
+	memcpy(p, key, klen);
+	p += klen;
+	if (slot_off == ENG_NO_SLOT) {
+		memcpy(p, val, val_len);
+	} else {
+		memcpy(p, val, slot_off);
+		memcpy(p + slot_off, dig, nd);
+		memcpy(p + slot_off + nd, val + slot_off + old_digits,
+		       val_len - slot_off - old_digits);
+	}
+	*out_len = n;
+	return b;
+}
+
+static int log_put(eng *e, MDB_txn *w, int64_t rev, uint32_t idx,
+		   enum eng_ev_type type, int64_t prev_mod, const struct op *op)
+{
+	uint8_t lk[LOGK_LEN];
+	eng__logk(lk, rev, idx);
+	uint8_t buf[sizeof(struct log_hdr) + ENG_KEY_MAX];
+	struct log_hdr lh = {.type = (uint32_t)type,
+			     .key_len = (uint32_t)op->key_len,
+			     .prev_mod = prev_mod};
+	memcpy(buf, &lh, sizeof lh);
+	memcpy(buf + sizeof lh, op->key, op->key_len);
+	MDB_val k = {LOGK_LEN, lk}, v = {sizeof lh + op->key_len, buf};
+	return mdb_put(w, e->db_log, &k, &v, MDB_APPEND);
+}
+
+/* Apply one op at revision rev, change number *idx. Returns an mdb code. */
+static int apply_op(eng *e, MDB_txn *w, struct op *op, int64_t rev,
+		    uint32_t *idx, bool *changed)
+{
+	uint8_t ik[IK_MAX];
+	size_t il = eng__ik(e, op->key, op->key_len, ik);
+	bool longkey = il != op->key_len;
+	struct rec prev;
+	MDB_val raw;
+	int mrc = state_get(e, w, ik, il, &prev, &raw);
+	if (mrc && mrc != MDB_NOTFOUND)
+		return mrc;
+	bool present = mrc == 0;
+	*changed = false;
+	if (!present && op->type == OP_DEL)
+		return 0;
+	uint8_t hk[HK_MAX];
+	if (present) {
+		op->prev_buf = malloc(raw.mv_size);
+		if (!op->prev_buf)
+			return ENOMEM;
+		memcpy(op->prev_buf, raw.mv_data, raw.mv_size);
+		op->prev_len = raw.mv_size;
+		/* Re-point prev into our copy: the put below may move pages. */
+		MDB_val cv = {op->prev_len, op->prev_buf};
+		eng__rec_decode(ik, il, &cv, &prev);
+		if (prev.key == ik)
+			prev.key = op->key;
+		MDB_val hkv = {eng__hk(ik, il, prev.h.mod_rev, hk), hk};
+		if ((mrc = mdb_put(w, e->db_hist, &hkv, &cv, 0)))
+			return mrc;
+	}
+	uint32_t my_idx = (*idx)++;
+	if (op->type == OP_PUT) {
+		struct rec_hdr h = {
+			.create_rev = present ? prev.h.create_rev : rev,
+			.mod_rev = rev,
+			.version = present ? prev.h.version + 1 : 1};
+		size_t n;
+		uint8_t *b = build_rec(&h, op->key, op->key_len, longkey,
+				       op->val, op->val_len, op->slot_off, 0,
+				       rev, &n);
+		if (!b)
+			return ENOMEM;
+		MDB_val k = {il, ik}, v = {n, b};
+		mrc = mdb_put(w, e->db_state, &k, &v, 0);
+		if (!mrc)
+			mrc = log_put(e, w, rev, my_idx, ENG_EV_PUT,
+				      present ? prev.h.mod_rev : 0, op);
+		if (!mrc) {
+			struct rec cur;
+			eng__rec_decode(ik, il, &v, &cur);
+			if (cur.key == ik)
+				cur.key = op->key;
+			op->ev = eng__event_new(ENG_EV_PUT, rev, my_idx, &cur,
+						present ? &prev : NULL);
+			if (!op->ev)
+				mrc = ENOMEM;
+		}
+		free(b);
+		if (mrc)
+			return mrc;
+	} else {
+		struct rec_hdr h = {.flags = REC_TOMB,
+				    .slot_off = ENG_NO_SLOT,
+				    .create_rev = prev.h.create_rev,
+				    .mod_rev = rev,
+				    .version = prev.h.version};
+		size_t n;
+		uint8_t *b = build_rec(&h, op->key, op->key_len, longkey, NULL,
+				       0, ENG_NO_SLOT, 0, rev, &n);
+		if (!b)
+			return ENOMEM;
+		MDB_val hkv = {eng__hk(ik, il, rev, hk), hk}, v = {n, b};
+		mrc = mdb_put(w, e->db_hist, &hkv, &v, 0);
+		free(b);
+		MDB_val k = {il, ik};
+		if (!mrc)
+			mrc = mdb_del(w, e->db_state, &k, NULL);
+		if (!mrc)
+			mrc = log_put(e, w, rev, my_idx, ENG_EV_DEL,
+				      prev.h.mod_rev, op);
+		if (mrc)
+			return mrc;
+		op->ev = eng__event_del(rev, my_idx, &prev);
+		if (!op->ev)
+			return ENOMEM;
+	}
+	*changed = true;
+	return 0;
+}
+
+/* Run txns [first, stop) in one LMDB write transaction. Returns an mdb code:
+   0, MDB_MAP_FULL (nothing committed) or another failure. */
+static int run_group(eng *e, eng_txn *first, eng_txn *stop)
+{
+	MDB_txn *w;
+	int mrc = mdb_txn_begin(e->env, NULL, 0, &w);
+	if (mrc)
+		return mrc;
+	int64_t rev = atomic_load(&e->rev);
+	for (eng_txn *t = first; t != stop; t = t->next) {
+		reset_results(t);
+		int failed = 0;
+		for (int i = 0; i < t->n_ops; i++) {
+			int c = check_cmp(e, w, &t->ops[i]);
+			if (c < 0) {
+				mrc = -c;
+				goto fail;
+			}
+			if (c > 0) {
+				t->rc = (lp_err)c;
+				t->res.failed_op = i;
+				failed = 1;
+				break;
+			}
+		}
+		if (failed) {
+			t->res.rev = rev;
+			continue;
+		}
+		uint32_t idx = 0;
+		for (int i = 0; i < t->n_ops; i++) {
+			bool changed;
+			mrc = apply_op(e, w, &t->ops[i], rev + 1, &idx, &changed);
+			if (mrc)
+				goto fail;
+		}
+		t->n_changes = (int)idx;
+		if (idx)
+			rev++;
+		t->res.rev = rev;
+	}
+	if ((mrc = eng__meta_put_i64(w, e, "rev", rev)))
+		goto fail;
+	mrc = mdb_txn_commit(w);
+	if (mrc)
+		return mrc;
+	atomic_store(&e->rev, rev);
+	return 0;
+fail:
+	mdb_txn_abort(w);
+	return mrc;
+}
+
+static void finish(eng *e, eng_txn *first, eng_txn *stop, uint64_t group)
+{
+	/* Publish every change of the group in order, then acknowledge. */
+	size_t n = 0;
+	for (eng_txn *t = first; t != stop; t = t->next)
+		if (!t->rc)
+			n += (size_t)t->n_changes;
+	if (n) {
+		eng_event **evs = malloc(n * sizeof *evs);
+		size_t k = 0;
+		if (evs) {
+			for (eng_txn *t = first; t != stop; t = t->next) {
+				if (t->rc)
+					continue;
+				for (int i = 0; i < t->n_ops; i++)
+					if (t->ops[i].ev)
+						evs[k++] = t->ops[i].ev;
+			}
+			eng__publish(e, evs, k);
+			free(evs);
+		} else {
+			/* Without memory for the list, publish one by one. */
+			for (eng_txn *t = first; t != stop; t = t->next)
+				for (int i = 0; !t->rc && i < t->n_ops; i++)
+					if (t->ops[i].ev)
+						eng__publish(e, &t->ops[i].ev, 1);
+		}
+	}
+	for (eng_txn *t = first; t != stop; t = t->next) {
+		t->res.group = group;
+		if (!t->rc)
+			atomic_fetch_add(&e->txns, 1);
+	}
+	pthread_mutex_lock(&e->rev_mu);
+	pthread_cond_broadcast(&e->rev_cv);
+	pthread_mutex_unlock(&e->rev_mu);
+}
+
+static lp_err mdb_to_err(int mrc)
+{
+	return eng__from_mdb(mrc, "commit");
+}
+
+/* Commit a group taken from the queue; every txn gets its rc. */
+static void commit_group(eng *e, eng_txn *head)
+{
+	struct wq *q = e->wq;
+	int mrc;
+	for (;;) {
+		mrc = run_group(e, head, NULL);
+		if (mrc != MDB_MAP_FULL)
+			break;
+		if (eng__grow(e) != LP_OK)
+			break;
+	}
+	/* Group numbers count successful LMDB commits, one per on_commit call. */
+	uint64_t group = q->group_seq;
+	if (mrc == MDB_MAP_FULL) {
+		/* At the maximum size: one txn at a time, so that the ones
+		   that fit still commit. */
+		for (eng_txn *t = head; t; t = t->next) {
+			eng_txn *next = t->next;
+			t->next = NULL;
+			int m = run_group(e, t, NULL);
+			if (m) {
+				reset_results(t);
+				t->rc = mdb_to_err(m);
+				t->res.rev = atomic_load(&e->rev);
+			} else {
+				group = ++q->group_seq;
+				if (e->on_commit)
+					e->on_commit(e->hook_ud, group);
+				atomic_fetch_add(&e->groups, 1);
+				finish(e, t, NULL, group);
+			}
+			t->next = next;
+		}
+	} else if (mrc) {
+		for (eng_txn *t = head; t; t = t->next) {
+			reset_results(t);
+			t->rc = mdb_to_err(mrc);
+			t->res.rev = atomic_load(&e->rev);
+		}
+	} else {
+		group = ++q->group_seq;
+		if (e->on_commit)
+			e->on_commit(e->hook_ud, group);
+		atomic_fetch_add(&e->groups, 1);
+		finish(e, head, NULL, group);
+	}
+	pthread_mutex_lock(&q->mu);
+	for (eng_txn *t = head; t;) {
+		eng_txn *next = t->next;
+		t->next = NULL;
+		if (t->res.group == 0)
+			t->res.group = group;
+		t->state = TXN_DONE;
+		t = next;
+	}
+	pthread_cond_broadcast(&q->done_cv);
+	pthread_mutex_unlock(&q->mu);
+}
+
+lp_err eng_txn_commit(eng_txn *t, struct eng_commit_res *res)
+{
+	if (!t || t->state != TXN_NEW)
+		return LP_ERR(LP_E_INVAL);
+	eng *e = t->e;
+	struct wq *q = e->wq;
+	pthread_mutex_lock(&q->mu);
+	if (q->stop) {
+		pthread_mutex_unlock(&q->mu);
+		return LP_E_CLOSED;
+	}
+	t->state = TXN_QUEUED;
+	t->next = NULL;
+	*q->tail = t;
+	q->tail = &t->next;
+	pthread_cond_signal(&q->cv);
+	while (t->state != TXN_DONE)
+		pthread_cond_wait(&q->done_cv, &q->mu);
+	pthread_mutex_unlock(&q->mu);
+	if (res)
+		*res = t->res;
+	return t->rc;
+}
+
+/* ------------------------------------------------------------ compaction */
+
+/* Delete a hist entry found under key k (copied first). */
+static int del_key(MDB_txn *w, MDB_dbi dbi, const MDB_val *k)
+{
+	uint8_t buf[HK_MAX];
+	MDB_val c = {k->mv_size, buf};
+	memcpy(buf, k->mv_data, k->mv_size);
+	return mdb_del(w, dbi, &c, NULL);
+}
+
+/*
+ * One bounded step of compacting hist to target, from *resume (an ik\x01
+ * seek key; empty at the start). Returns 0 and sets *finished, or an mdb
+ * code. Rule per ik (see eng_int.h): with r* the newest hist entry at or
+ * below target, drop entries older than r*, and r* itself when it is a
+ * tombstone or the state record is at or below target.
+ */
+static int compact_hist_step(eng *e, int64_t target, uint8_t *resume,
+			     size_t *resume_len, bool *finished)
+{
+	MDB_txn *w;
+	int mrc = mdb_txn_begin(e->env, NULL, 0, &w);
+	if (mrc)
+		return mrc;
+	MDB_cursor *c;
+	if ((mrc = mdb_cursor_open(w, e->db_hist, &c)))
+		goto fail;
+	int work = 0;
+	*finished = false;
+	MDB_val k = {*resume_len, resume}, v;
+	mrc = mdb_cursor_get(c, &k, &v, *resume_len ? MDB_SET_RANGE : MDB_FIRST);
+	while (work < COMPACT_CHUNK) {
+		if (mrc == MDB_NOTFOUND) {
+			*finished = true;
+			mrc = 0;
+			break;
+		}
+		if (mrc)
+			goto fail_c;
+		uint8_t ik[IK_MAX];
+		size_t il = k.mv_size - 9;
+		memcpy(ik, k.mv_data, il);
+		/* The state record bounds what hist must keep. */
+		MDB_val sk = {il, ik}, sv;
+		int64_t s_mod = 0;
+		int m2 = mdb_get(w, e->db_state, &sk, &sv);
+		if (!m2) {
+			struct rec sr;
+			if (eng__rec_decode(ik, il, &sv, &sr))
+				s_mod = sr.h.mod_rev;
+		} else if (m2 != MDB_NOTFOUND) {
+			mrc = m2;
+			goto fail_c;
+		}
+		/* r*: newest entry <= target. */
+		uint8_t hk[HK_MAX];
+		MDB_val q = {eng__hk(ik, il, target + 1, hk), hk}, qv;
+		int64_t rstar = 0;
+		bool rstar_tomb = false;
+		MDB_cursor *c2;
+		if ((mrc = mdb_cursor_open(w, e->db_hist, &c2)))
+			goto fail_c;
+		m2 = mdb_cursor_get(c2, &q, &qv, MDB_SET_RANGE);
+		m2 = m2 == MDB_NOTFOUND ? mdb_cursor_get(c2, &q, &qv, MDB_LAST)
+		     : m2 ? m2
+			  : mdb_cursor_get(c2, &q, &qv, MDB_PREV);
+		if (!m2 && q.mv_size == il + 9 && memcmp(q.mv_data, ik, il) == 0 &&
+		    ((uint8_t *)q.mv_data)[il] == 0) {
+			struct rec hr;
+			rstar = eng__hk_rev(q.mv_data, q.mv_size);
+			if (eng__rec_decode(ik, il, &qv, &hr))
+				rstar_tomb = (hr.h.flags & REC_TOMB) != 0;
+		}
+		mdb_cursor_close(c2);
+		if (m2 && m2 != MDB_NOTFOUND) {
+			mrc = m2;
+			goto fail_c;
+		}
+		bool drop_rstar = rstar_tomb || (s_mod && s_mod <= target);
+		/* Walk this ik's entries up to r*. */
+		for (;;) {
+			if (k.mv_size != il + 9 || memcmp(k.mv_data, ik, il) != 0 ||
+			    ((uint8_t *)k.mv_data)[il] != 0)
+				break;
+			int64_t r = eng__hk_rev(k.mv_data, k.mv_size);
+			if (r > rstar || rstar == 0)
+				break;
+			work++;
+			if (r < rstar || drop_rstar) {
+				if ((mrc = del_key(w, e->db_hist, &k)))
+					goto fail_c;
+				/* Re-seek: the deleted key's successor. */
+				mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+			} else {
+				mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+			}
+			if (mrc == MDB_NOTFOUND)
+				break;
+			if (mrc)
+				goto fail_c;
+		}
+		/* On to the next ik. */
+		memcpy(resume, ik, il);
+		resume[il] = 1;
+		*resume_len = il + 1;
+		work++;
+		k.mv_data = resume;
+		k.mv_size = il + 1;
+		mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+	}
+	mdb_cursor_close(c);
+	return mdb_txn_commit(w);
+fail_c:
+	mdb_cursor_close(c);
+fail:
+	mdb_txn_abort(w);
+	return mrc;
+}
+
+/* One bounded step of dropping log entries at or below target. */
+static int compact_log_step(eng *e, int64_t target, bool *finished)
+{
+	MDB_txn *w;
+	int mrc = mdb_txn_begin(e->env, NULL, 0, &w);
+	if (mrc)
+		return mrc;
+	MDB_cursor *c;
+	if ((mrc = mdb_cursor_open(w, e->db_log, &c))) {
+		mdb_txn_abort(w);
+		return mrc;
+	}
+	*finished = false;
+	MDB_val k, v;
+	int n = 0;
+	for (; n < COMPACT_CHUNK; n++) {
+		mrc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
+		if (mrc == MDB_NOTFOUND ||
+		    (!mrc && (int64_t)eng__get_be64(k.mv_data) > target)) {
+			*finished = true;
+			mrc = 0;
+			break;
+		}
+		if (mrc || (mrc = mdb_cursor_del(c, 0)))
+			break;
+	}
+	mdb_cursor_close(c);
+	if (mrc) {
+		mdb_txn_abort(w);
+		return mrc;
+	}
+	return mdb_txn_commit(w);
+}
+
+static int set_meta(eng *e, const char *a, int64_t av, const char *b,
+		    int64_t bv)
+{
+	MDB_txn *w;
+	int mrc = mdb_txn_begin(e->env, NULL, 0, &w);
+	if (mrc)
+		return mrc;
+	if ((mrc = eng__meta_put_i64(w, e, a, av)) ||
+	    (b && (mrc = eng__meta_put_i64(w, e, b, bv)))) {
+		mdb_txn_abort(w);
+		return mrc;
+	}
+	return mdb_txn_commit(w);
+}
+
+/* Run an mdb step, growing the map on MDB_MAP_FULL. */
+#define WITH_GROWTH(e, call)                                                  \
+	({                                                                    \
+		int m_;                                                       \
+		while ((m_ = (call)) == MDB_MAP_FULL && eng__grow(e) == LP_OK) \
+			;                                                     \
+		m_;                                                           \
+	})
+
+static bool queue_has_txns(eng *e)
+{
+	pthread_mutex_lock(&e->wq->mu);
+	bool has = e->wq->head != NULL;
+	pthread_mutex_unlock(&e->wq->mu);
+	return has;
+}
+
+static void take_and_commit(eng *e);
+
+static lp_err do_compact(eng *e, int64_t target, int64_t *done)
+{
+	int64_t rev = atomic_load(&e->rev);
+	if (target > rev)
+		target = rev;
+	target = eng__pin_clamp(e, target);
+	int64_t cur = atomic_load(&e->compacted);
+	if (target <= cur) {
+		*done = cur;
+		return LP_OK;
+	}
+	/* First make the new bound visible, then delete: a read that sees the
+	   deletions also sees the bound. */
+	int mrc = WITH_GROWTH(e, set_meta(e, "compacted", target, NULL, 0));
+	if (mrc)
+		return eng__from_mdb(mrc, "compact meta");
+	atomic_store(&e->compacted, target);
+	uint8_t resume[IK_MAX + 1];
+	size_t resume_len = 0;
+	bool finished = false;
+	while (!finished) {
+		mrc = WITH_GROWTH(e, compact_hist_step(e, target, resume,
+						       &resume_len, &finished));
+		if (mrc)
+			return eng__from_mdb(mrc, "compact hist");
+		if (queue_has_txns(e))
+			take_and_commit(e);
+	}
+	finished = false;
+	while (!finished) {
+		mrc = WITH_GROWTH(e, compact_log_step(e, target, &finished));
+		if (mrc)
+			return eng__from_mdb(mrc, "compact log");
+		if (queue_has_txns(e))
+			take_and_commit(e);
+	}
+	*done = target;
+	return LP_OK;
+}
+
+static int bump_txn(eng *e, int64_t new_rev)
+{
+	MDB_txn *w;
+	int mrc = mdb_txn_begin(e->env, NULL, 0, &w);
+	if (mrc)
+		return mrc;
+	if ((mrc = mdb_drop(w, e->db_hist, 0)) ||
+	    (mrc = mdb_drop(w, e->db_log, 0)) ||
+	    (mrc = eng__meta_put_i64(w, e, "rev", new_rev)) ||
+	    (mrc = eng__meta_put_i64(w, e, "compacted", new_rev))) {
+		mdb_txn_abort(w);
+		return mrc;
+	}
+	return mdb_txn_commit(w);
+}
+
+static lp_err do_bump(eng *e, int64_t bump, int64_t *out)
+{
+	int64_t nr = atomic_load(&e->rev) + bump;
+	int mrc = WITH_GROWTH(e, bump_txn(e, nr));
+	if (mrc)
+		return eng__from_mdb(mrc, "bump");
+	atomic_store(&e->rev, nr);
+	atomic_store(&e->compacted, nr);
+	*out = nr;
+	return LP_OK;
+}
+
+/* ------------------------------------------------------------ thread */
+
+static void take_and_commit(eng *e)
+{
+	struct wq *q = e->wq;
+	pthread_mutex_lock(&q->mu);
+	eng_txn *head = q->head;
+	q->head = NULL;
+	q->tail = &q->head;
+	pthread_mutex_unlock(&q->mu);
+	if (head)
+		commit_group(e, head);
+}
+
+static void *writer_main(void *arg)
+{
+	eng *e = arg;
+	struct wq *q = e->wq;
+	for (;;) {
+		pthread_mutex_lock(&q->mu);
+		while (!q->head && !q->creqs && !q->stop)
+			pthread_cond_wait(&q->cv, &q->mu);
+		if (!q->head && !q->creqs && q->stop) {
+			pthread_mutex_unlock(&q->mu);
+			break;
+		}
+		struct cmp_req *cr = NULL;
+		if (!q->head && q->creqs) {
+			cr = q->creqs;
+			q->creqs = cr->next;
+		}
+		pthread_mutex_unlock(&q->mu);
+		if (!cr) {
+			take_and_commit(e);
+			continue;
+		}
+		lp_err rc;
+		int64_t result = 0;
+		if (cr->kind == CREQ_COMPACT)
+			rc = do_compact(e, cr->target, &result);
+		else
+			rc = do_bump(e, cr->target, &result);
+		pthread_mutex_lock(&q->mu);
+		cr->rc = rc;
+		cr->result = result;
+		cr->done = true;
+		pthread_cond_broadcast(&q->done_cv);
+		pthread_mutex_unlock(&q->mu);
+	}
+	return NULL;
+}
+
+static lp_err submit_creq(eng *e, enum cmp_req_kind kind, int64_t target,
+			  int64_t *result)
+{
+	if (e->readonly)
+		return LP_ERR(LP_E_INVAL);
+	struct wq *q = e->wq;
+	struct cmp_req cr = {.kind = kind, .target = target};
+	pthread_mutex_lock(&q->mu);
+	if (q->stop) {
+		pthread_mutex_unlock(&q->mu);
+		return LP_E_CLOSED;
+	}
+	struct cmp_req **pp = &q->creqs;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = &cr;
+	pthread_cond_signal(&q->cv);
+	while (!cr.done)
+		pthread_cond_wait(&q->done_cv, &q->mu);
+	pthread_mutex_unlock(&q->mu);
+	if (!cr.rc && result)
+		*result = cr.result;
+	return cr.rc;
+}
+
+lp_err eng_compact(eng *e, int64_t rev, int64_t *done)
+{
+	if (!e || rev < 0)
+		return LP_ERR(LP_E_INVAL);
+	return submit_creq(e, CREQ_COMPACT, rev, done);
+}
+
+lp_err eng_bump(eng *e, int64_t bump, int64_t *new_rev)
+{
+	if (!e || bump < 1)
+		return LP_ERR(LP_E_INVAL);
+	return submit_creq(e, CREQ_BUMP, bump, new_rev);
+}
+
+lp_err eng__writer_start(eng *e)
+{
+	struct wq *q = calloc(1, sizeof *q);
+	if (!q)
+		return LP_ERR(LP_E_NOMEM);
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->cv, NULL);
+	pthread_cond_init(&q->done_cv, NULL);
+	q->tail = &q->head;
+	e->wq = q;
+	if (pthread_create(&e->writer, NULL, writer_main, e)) {
+		pthread_mutex_destroy(&q->mu);
+		pthread_cond_destroy(&q->cv);
+		pthread_cond_destroy(&q->done_cv);
+		free(q);
+		e->wq = NULL;
+		return LP_ERR(LP_E_NOMEM);
+	}
+	e->writer_started = true;
+	return LP_OK;
+}
+
+void eng__writer_stop(eng *e)
+{
+	struct wq *q = e->wq;
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->mu);
+	q->stop = true;
+	pthread_cond_signal(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+	if (e->writer_started)
+		pthread_join(e->writer, NULL);
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->cv);
+	pthread_cond_destroy(&q->done_cv);
+	free(q);
+	e->wq = NULL;
+}
