@@ -87,20 +87,28 @@ static void *compactor_main(void *arg)
 	int64_t recorded = atomic_load(&e->rev);
 	pthread_mutex_lock(&e->cmp_mu);
 	for (;;) {
+		uint64_t ms = e->cmp_interval_ms;
+		if (atomic_load(&e->closing))
+			break;
+		if (ms == 0) {
+			/* off: wait for a new interval or the close */
+			pthread_cond_wait(&e->cmp_cv, &e->cmp_mu);
+			recorded = atomic_load(&e->rev);
+			continue;
+		}
 		struct timespec dl;
 		clock_gettime(CLOCK_MONOTONIC, &dl);
-		uint64_t ms = e->cmp_interval_ms;
 		dl.tv_sec += (time_t)(ms / 1000);
 		dl.tv_nsec += (long)(ms % 1000) * 1000000L;
 		if (dl.tv_nsec >= 1000000000L) {
 			dl.tv_sec++;
 			dl.tv_nsec -= 1000000000L;
 		}
-		int wrc = 0;
-		while (!atomic_load(&e->closing) && wrc != ETIMEDOUT)
-			wrc = pthread_cond_timedwait(&e->cmp_cv, &e->cmp_mu, &dl);
+		int wrc = pthread_cond_timedwait(&e->cmp_cv, &e->cmp_mu, &dl);
 		if (atomic_load(&e->closing))
 			break;
+		if (wrc != ETIMEDOUT || e->cmp_interval_ms != ms)
+			continue; /* the interval changed: start over */
 		pthread_mutex_unlock(&e->cmp_mu);
 		int64_t target = recorded;
 		recorded = atomic_load(&e->rev);
@@ -133,14 +141,22 @@ lp_err eng_compactor_start(eng *e, uint64_t interval_ms)
 	if (!e || e->readonly)
 		return LP_ERR(LP_E_INVAL);
 	pthread_mutex_lock(&e->cmp_mu);
-	bool started = e->compactor_started;
 	e->cmp_interval_ms = interval_ms;
-	pthread_mutex_unlock(&e->cmp_mu);
-	if (started || interval_ms == 0)
-		return started ? LP_ERR(LP_E_INVAL) : LP_OK;
-	if (pthread_create(&e->compactor, NULL, compactor_main, e))
+	bool started = e->compactor_started;
+	if (started) {
+		/* a running compactor takes the new interval (0: off) */
+		pthread_cond_broadcast(&e->cmp_cv);
+		pthread_mutex_unlock(&e->cmp_mu);
+		return LP_OK;
+	}
+	if (interval_ms == 0) {
+		pthread_mutex_unlock(&e->cmp_mu);
+		return LP_OK;
+	}
+	if (pthread_create(&e->compactor, NULL, compactor_main, e)) {
+		pthread_mutex_unlock(&e->cmp_mu);
 		return LP_ERR(LP_E_NOMEM);
-	pthread_mutex_lock(&e->cmp_mu);
+	}
 	e->compactor_started = true;
 	pthread_mutex_unlock(&e->cmp_mu);
 	return LP_OK;

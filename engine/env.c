@@ -276,10 +276,8 @@ static lp_err init_dbs(eng *e)
 		goto fail;
 	atomic_store(&e->rev, rev);
 	atomic_store(&e->compacted, compacted);
-	if (e->readonly) {
-		mdb_txn_abort(txn);
-		return LP_OK;
-	}
+	/* Committing (a read-only txn too) keeps the database handles it
+	   opened valid for the environment's life. */
 	mrc = mdb_txn_commit(txn);
 	return eng__from_mdb(mrc, "commit(init)");
 fail:

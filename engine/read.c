@@ -242,7 +242,7 @@ lp_err eng_get(eng_rd *r, const void *key, size_t key_len, int64_t at_rev,
 		if (!eng__rec_decode(ik, il, &v, &rec))
 			return LP_ERR(LP_E_CORRUPT);
 	}
-	if (il != key_len &&
+	if (key_len > IK_SHORT_MAX &&
 	    (rec.key_len != key_len || memcmp(rec.key, key, key_len) != 0))
 		return LP_E_NOTFOUND; /* another long key under this hash */
 	if (rec.key == ik) {

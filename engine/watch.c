@@ -72,6 +72,7 @@ struct eng_watch {
 	size_t rn, rpos;
 	eng_ready_fn ready;
 	void *ud;
+	bool caught_up;		/* the last next said LP_E_AGAIN */
 	bool armed;		/* under mu */
 	bool closed;		/* under mu */
 	_Atomic int inflight;	/* callbacks running */
@@ -554,6 +555,7 @@ out:
 
 static lp_err deliver(eng_watch *w, eng_event *ev, eng_event **out)
 {
+	w->caught_up = false;
 	w->last_rev = ev->rev;
 	*out = ev;
 	return LP_OK;
@@ -613,6 +615,7 @@ static lp_err next_locked_out(eng_watch *w, eng_event **out)
 			}
 		}
 		w->armed = true;
+		w->caught_up = true;
 		pthread_mutex_unlock(&h->mu);
 		return LP_E_AGAIN;
 	}
@@ -633,6 +636,15 @@ lp_err eng_watch_next(eng_watch *w, eng_event **ev)
 int64_t eng_watch_rev(eng_watch *w)
 {
 	return w->last_rev;
+}
+
+int64_t eng_watch_progress(eng_watch *w)
+{
+	/* Publishes are whole transactions, so a caught-up watcher has seen
+	   every change of its position's revision. */
+	if (w->caught_up || w->pos_idx == UINT32_MAX)
+		return w->pos_rev;
+	return w->pos_rev - 1;
 }
 
 void eng_watch_close(eng_watch *w)

@@ -256,7 +256,7 @@ static int check_cmp(eng *e, MDB_txn *w, struct op *op)
 	if (mrc && mrc != MDB_NOTFOUND)
 		return -mrc;
 	bool present = mrc == 0;
-	if (present && il != op->key_len && !same_key(&r, op)) {
+	if (present && op->key_len > IK_SHORT_MAX && !same_key(&r, op)) {
 		/* Two long keys under one hash: refuse the newcomer. */
 		lp_warn("long key hash collision; refusing the write");
 		return LP_E_KEYTOOLONG;
@@ -312,15 +312,20 @@ static uint8_t *build_rec(const struct rec_hdr *h0, const uint8_t *key,
 	h.slot_len = (uint32_t)nd;
 	memcpy(b, &h, sizeof h);
 	uint8_t *p = b + sizeof h;
-	memcpy(p, key, klen);
+	if (klen)
+		memcpy(p, key, klen);
 	p += klen;
 	if (slot_off == ENG_NO_SLOT) {
-		memcpy(p, val, val_len);
+		if (val_len)
+			memcpy(p, val, val_len);
 	} else {
-		memcpy(p, val, slot_off);
-		memcpy(p + slot_off, dig, nd);
-		memcpy(p + slot_off + nd, val + slot_off + old_digits,
-		       val_len - slot_off - old_digits);
+		if (slot_off)
+			memcpy(p, val, slot_off);
+		if (nd)
+			memcpy(p + slot_off, dig, nd);
+		if (val_len - slot_off - old_digits)
+			memcpy(p + slot_off + nd, val + slot_off + old_digits,
+			       val_len - slot_off - old_digits);
 	}
 	*out_len = n;
 	return b;
@@ -347,7 +352,7 @@ static int apply_op(eng *e, MDB_txn *w, struct op *op, int64_t rev,
 {
 	uint8_t ik[IK_MAX];
 	size_t il = eng__ik(e, op->key, op->key_len, ik);
-	bool longkey = il != op->key_len;
+	bool longkey = op->key_len > IK_SHORT_MAX;
 	struct rec prev;
 	MDB_val raw;
 	int mrc = state_get(e, w, ik, il, &prev, &raw);

@@ -270,7 +270,9 @@ void eng_unpin(eng_pin *p);
 /*
  * Run kube-apiserver's compaction rule on a thread: every interval_ms,
  * compact to the revision recorded at the previous run. 0 turns it off.
- * Failures are logged and retried next interval; see eng_stats().
+ * Failures are logged and retried next interval; see eng_stats(). Calling
+ * it again sets a new interval (0 stops compacting). Errors: LP_E_INVAL
+ * (read-only), LP_E_NOMEM.
  */
 lp_err eng_compactor_start(eng *e, uint64_t interval_ms);
 
@@ -333,6 +335,10 @@ lp_err eng_watch_next(eng_watch *w, eng_event **ev);
 
 /* The revision of the last event returned (from_rev before any). */
 int64_t eng_watch_rev(eng_watch *w);
+
+/* Every change at or below this revision has been returned or filtered out
+   by the prefix: what a bookmark may promise. Same thread as next. */
+int64_t eng_watch_progress(eng_watch *w);
 
 /* Close a watcher; once it returns, its ready callback never runs again.
    NULL ok. */

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# test.sh -- every test stage of lapis, shared by `make test` and .ci/run.
+#
+#   deps        scripts/deps.sh (installs only what is missing)
+#   build       build/       plain RelWithDebInfo build
+#   test        ctest in build/, every label (unit, threads, e2e)
+#   build-asan  build-asan/  ASan+UBSan (-DLAPIS_SANITIZE=asan), with the
+#                            debug checks on (-DLAPIS_DEBUG=ON)
+#   test-asan   ctest in build-asan/, every label
+#   build-tsan  build-tsan/  TSan (-DLAPIS_SANITIZE=tsan)
+#   test-tsan   ctest in build-tsan/, labels threads and e2e only
+#               (Criterion aborts under TSan, Criterion issue #274)
+#
+# Usage: scripts/test.sh [STAGE...]   (default: all, in the order above)
+# Environment: JOBS (parallel build and ctest jobs; default nproc),
+# CTEST_ARGS (extra ctest arguments, e.g. "-R e2e"), BUILD_PREFIX (the build
+# directories are PREFIX, PREFIX-asan, PREFIX-tsan; default "build", so that
+# two people sharing a work tree can each run the stages in their own).
+#
+# Every stage runs even after one fails (a test stage whose build failed is
+# counted failed without running); each prints its elapsed seconds, a
+# summary closes the run, and the exit status is 1 if any stage failed.
+set -uo pipefail
+export LC_NUMERIC=C # EPOCHREALTIME and awk agree on the decimal point
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root" || exit 1
+JOBS=${JOBS:-$(nproc)}
+prefix=${BUILD_PREFIX:-build}
+read -r -a ctest_extra <<<"${CTEST_ARGS:-}"
+
+all_stages=(deps build test build-asan test-asan build-tsan test-tsan)
+if (($# > 0)); then
+	stages=("$@")
+else
+	stages=("${all_stages[@]}")
+fi
+
+configure_and_build() { # DIR [CMAKE ARGS...]
+	local dir=$1
+	shift
+	cmake -S "$root" -B "$root/$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" &&
+		cmake --build "$root/$dir" -j "$JOBS"
+}
+
+run_ctest() { # DIR [CTEST ARGS...]
+	local dir=$1
+	shift
+	(cd "$root/$dir" && ctest --output-on-failure -j "$JOBS" "$@" "${ctest_extra[@]}")
+}
+
+tsan_env() {
+	# A fixed address-space layout: TSan's shadow mapping fails on
+	# kernels with large mmap randomization ("unexpected memory
+	# mapping"); without ASLR it always fits.
+	if command -v setarch >/dev/null 2>&1; then
+		setarch "$(uname -m)" -R "$@"
+	else
+		"$@"
+	fi
+}
+
+stage_cmd() {
+	case $1 in
+	deps) "$root/scripts/deps.sh" ;;
+	build) configure_and_build "$prefix" ;;
+	test) run_ctest "$prefix" ;;
+	build-asan) configure_and_build "$prefix-asan" -DLAPIS_SANITIZE=asan -DLAPIS_DEBUG=ON ;;
+	test-asan)
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+			run_ctest "$prefix-asan"
+		;;
+	build-tsan) configure_and_build "$prefix-tsan" -DLAPIS_SANITIZE=tsan ;;
+	test-tsan)
+		TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/tests/tsan/suppressions.txt" \
+			tsan_env run_ctest "$prefix-tsan" -L 'threads|e2e'
+		;;
+	*)
+		echo "test.sh: unknown stage '$1' (stages: ${all_stages[*]})" >&2
+		return 2
+		;;
+	esac
+}
+
+declare -A result seconds
+failed=0
+t_all=$EPOCHREALTIME
+for s in "${stages[@]}"; do
+	# A test stage needs its build: skip it when that build failed here.
+	build=${s/test/build}
+	if [[ $s == test* && ${result[$build]:-} == FAIL ]]; then
+		echo "=== $s: skipped, $build failed"
+		result[$s]=FAIL
+		seconds[$s]=0.0
+		failed=1
+		continue
+	fi
+	echo "=== $s"
+	t0=$EPOCHREALTIME
+	if stage_cmd "$s"; then
+		result[$s]=ok
+	else
+		result[$s]=FAIL
+		failed=1
+	fi
+	seconds[$s]=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+	echo "=== $s: ${result[$s]} in ${seconds[$s]}s"
+done
+
+echo "=== summary"
+for s in "${stages[@]}"; do
+	printf '%-11s %-4s %8ss\n' "$s" "${result[$s]}" "${seconds[$s]}"
+done
+printf '%-11s %-4s %8ss\n' total "$( ((failed)) && echo FAIL || echo ok)" \
+	"$(awk -v a="$t_all" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')"
+exit "$failed"

@@ -1,0 +1,755 @@
+/*
+ * api.c -- the dispatcher: health, version, discovery (plain and
+ * aggregated), OpenAPI v3, and routing of resource requests to the object
+ * handlers (objects.c) and watches (watch.c).
+ *
+ * Threads: MHD pool threads. Reads the static resource table only.
+ */
+#include <gnutls/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "lapis/log.h"
+#include "resources.h"
+
+/* The Kubernetes API level lapis implements (reference §6.5). */
+#define KUBE_MAJOR "1"
+#define KUBE_MINOR "33"
+
+/* ------------------------------------------------------------ helpers */
+
+static json_t *str_array(const char *const *v)
+{
+	json_t *a = json_array();
+	for (; v && *v; v++)
+		json_array_append_new(a, json_string(*v));
+	return a;
+}
+
+static json_t *verbs_of(unsigned verbs)
+{
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} order[] = {{SRV_V_CREATE, "create"},
+		     {SRV_V_DELETE, "delete"},
+		     {SRV_V_DELETECOLLECTION, "deletecollection"},
+		     {SRV_V_GET, "get"},
+		     {SRV_V_LIST, "list"},
+		     {SRV_V_PATCH, "patch"},
+		     {SRV_V_UPDATE, "update"},
+		     {SRV_V_WATCH, "watch"}};
+	json_t *a = json_array();
+	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+		if (verbs & order[i].bit)
+			json_array_append_new(a, json_string(order[i].name));
+	return a;
+}
+
+static void sha(gnutls_digest_algorithm_t alg, const void *p, size_t n,
+		unsigned char *out)
+{
+	gnutls_hash_fast(alg, p, n, out);
+}
+
+/* base64 of the first 8 bytes of SHA-256("<group>/<version>/<Kind>"). */
+static void storage_hash(const struct srv_resource *r, char out[16])
+{
+	char text[512];
+	snprintf(text, sizeof text, "%s/%s/%s", r->group, r->version, r->kind);
+	unsigned char d[32];
+	sha(GNUTLS_DIG_SHA256, text, strlen(text), d);
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	int o = 0;
+	for (int i = 0; i < 8; i += 3) {
+		unsigned v = (unsigned)d[i] << 16;
+		if (i + 1 < 8)
+			v |= (unsigned)d[i + 1] << 8;
+		if (i + 2 < 8)
+			v |= d[i + 2];
+		out[o++] = b64[(v >> 18) & 63];
+		out[o++] = b64[(v >> 12) & 63];
+		out[o++] = i + 1 < 8 ? b64[(v >> 6) & 63] : '=';
+		out[o++] = i + 2 < 8 ? b64[v & 63] : '=';
+	}
+	out[o] = 0;
+}
+
+static void etag_of(const char *body, size_t n, char out[131])
+{
+	unsigned char d[64];
+	sha(GNUTLS_DIG_SHA512, body, n, d);
+	out[0] = '"';
+	for (int i = 0; i < 64; i++)
+		snprintf(out + 1 + 2 * i, 3, "%02X", d[i]);
+	out[129] = '"';
+	out[130] = 0;
+}
+
+static bool same_gv(const struct srv_resource *r, const char *g, const char *v)
+{
+	return !strcmp(r->group, g) && !strcmp(r->version, v);
+}
+
+/* ------------------------------------------------------------ discovery */
+
+static json_t *resource_list(const char *group, const char *version)
+{
+	json_t *res = json_array();
+	for (size_t i = 0; i < srv_n_builtin; i++) {
+		const struct srv_resource *r = &srv_builtin[i];
+		if (!same_gv(r, group, version))
+			continue;
+		json_t *o = json_object();
+		json_object_set_new(o, "name", json_string(r->resource));
+		json_object_set_new(o, "singularName", json_string(r->singular));
+		json_object_set_new(o, "namespaced", json_boolean(r->namespaced));
+		json_object_set_new(o, "kind", json_string(r->kind));
+		json_object_set_new(o, "verbs", verbs_of(r->verbs));
+		if (r->short_names)
+			json_object_set_new(o, "shortNames",
+					    str_array(r->short_names));
+		if (r->categories)
+			json_object_set_new(o, "categories",
+					    str_array(r->categories));
+		char h[16];
+		storage_hash(r, h);
+		json_object_set_new(o, "storageVersionHash", json_string(h));
+		json_array_append_new(res, o);
+		for (const char *const *s = r->subresources; s && *s; s++) {
+			char name[128];
+			snprintf(name, sizeof name, "%s/%s", r->resource, *s);
+			json_t *so = json_object();
+			json_object_set_new(so, "name", json_string(name));
+			json_object_set_new(so, "singularName", json_string(""));
+			json_object_set_new(so, "namespaced",
+					    json_boolean(r->namespaced));
+			json_object_set_new(so, "kind", json_string(r->kind));
+			unsigned v = !strcmp(*s, "finalize")
+					     ? SRV_V_UPDATE
+					     : SRV_V_GET | SRV_V_PATCH | SRV_V_UPDATE;
+			json_object_set_new(so, "verbs", verbs_of(v));
+			json_array_append_new(res, so);
+		}
+	}
+	return res;
+}
+
+/* The groups served (besides core), in priority order. */
+static size_t groups(const char **out, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < srv_n_builtin; i++) {
+		const char *g = srv_builtin[i].group;
+		if (!g[0])
+			continue;
+		bool seen = false;
+		for (size_t j = 0; j < n; j++)
+			seen = seen || !strcmp(out[j], g);
+		if (!seen && n < max)
+			out[n++] = g;
+	}
+	return n;
+}
+
+static const char *group_version(const char *g)
+{
+	for (size_t i = 0; i < srv_n_builtin; i++)
+		if (!strcmp(srv_builtin[i].group, g))
+			return srv_builtin[i].version;
+	return NULL;
+}
+
+static json_t *api_group(const char *g)
+{
+	const char *v = group_version(g);
+	char gv[300];
+	snprintf(gv, sizeof gv, "%s/%s", g, v);
+	json_t *ver = json_object();
+	json_object_set_new(ver, "groupVersion", json_string(gv));
+	json_object_set_new(ver, "version", json_string(v));
+	json_t *o = json_object();
+	json_object_set_new(o, "name", json_string(g));
+	json_t *vs = json_array();
+	json_array_append(vs, ver);
+	json_object_set_new(o, "versions", vs);
+	json_object_set_new(o, "preferredVersion", ver);
+	return o;
+}
+
+/* Which aggregated discovery version the Accept header asks for, or NULL. */
+static const char *aggregated_version(struct srv_req *r)
+{
+	const char *a = srv_header(r, "Accept");
+	if (!a)
+		return NULL;
+	/* Clauses in order; the first one we can serve wins. */
+	const char *p = a;
+	while (p && *p) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char c[512];
+		if (n >= sizeof c)
+			n = sizeof c - 1;
+		memcpy(c, p, n);
+		c[n] = 0;
+		if (strstr(c, "as=APIGroupDiscoveryList") &&
+		    strstr(c, "g=apidiscovery.k8s.io")) {
+			if (strstr(c, "v=v2beta1"))
+				return "v2beta1";
+			if (strstr(c, "v=v2"))
+				return "v2";
+		} else if (strstr(c, "application/json") || strstr(c, "*/*")) {
+			return NULL;
+		}
+		p = e ? e + 1 : NULL;
+		while (p && *p == ' ')
+			p++;
+	}
+	return NULL;
+}
+
+static json_t *agg_resource(const struct srv_resource *r)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "resource", json_string(r->resource));
+	json_t *rk = json_object();
+	json_object_set_new(rk, "group", json_string(r->group));
+	json_object_set_new(rk, "version", json_string(r->version));
+	json_object_set_new(rk, "kind", json_string(r->kind));
+	json_object_set_new(o, "responseKind", rk);
+	json_object_set_new(o, "scope", json_string(r->namespaced ? "Namespaced"
+								  : "Cluster"));
+	json_object_set_new(o, "singularResource", json_string(r->singular));
+	json_object_set_new(o, "verbs", verbs_of(r->verbs));
+	if (r->short_names)
+		json_object_set_new(o, "shortNames", str_array(r->short_names));
+	if (r->categories)
+		json_object_set_new(o, "categories", str_array(r->categories));
+	if (r->subresources) {
+		json_t *subs = json_array();
+		for (const char *const *s = r->subresources; *s; s++) {
+			json_t *so = json_object();
+			json_object_set_new(so, "subresource", json_string(*s));
+			json_object_set(so, "responseKind", rk);
+			unsigned v = !strcmp(*s, "finalize")
+					     ? SRV_V_UPDATE
+					     : SRV_V_GET | SRV_V_PATCH | SRV_V_UPDATE;
+			json_object_set_new(so, "verbs", verbs_of(v));
+			json_array_append_new(subs, so);
+		}
+		json_object_set_new(o, "subresources", subs);
+	}
+	return o;
+}
+
+static json_t *agg_group(const char *g)
+{
+	const char *v = group_version(g);
+	json_t *item = json_object();
+	json_t *md = json_object();
+	if (g[0])
+		json_object_set_new(md, "name", json_string(g));
+	json_object_set_new(md, "creationTimestamp", json_null());
+	json_object_set_new(item, "metadata", md);
+	json_t *ver = json_object();
+	json_object_set_new(ver, "version", json_string(v));
+	json_t *res = json_array();
+	for (size_t i = 0; i < srv_n_builtin; i++)
+		if (same_gv(&srv_builtin[i], g, v))
+			json_array_append_new(res, agg_resource(&srv_builtin[i]));
+	json_object_set_new(ver, "resources", res);
+	json_object_set_new(ver, "freshness", json_string("Current"));
+	json_t *vs = json_array();
+	json_array_append_new(vs, ver);
+	json_object_set_new(item, "versions", vs);
+	return item;
+}
+
+static void reply_aggregated(struct srv_req *r, const char *dv, bool core)
+{
+	json_t *doc = json_object();
+	json_object_set_new(doc, "kind", json_string("APIGroupDiscoveryList"));
+	char av[64];
+	snprintf(av, sizeof av, "apidiscovery.k8s.io/%s", dv);
+	json_object_set_new(doc, "apiVersion", json_string(av));
+	json_object_set_new(doc, "metadata", json_object());
+	json_t *items = json_array();
+	if (core) {
+		json_array_append_new(items, agg_group(""));
+	} else {
+		const char *gs[64];
+		size_t n = groups(gs, 64);
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(items, agg_group(gs[i]));
+	}
+	json_object_set_new(doc, "items", items);
+	char *s = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	if (!s) {
+		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
+		return;
+	}
+	char etag[131];
+	etag_of(s, strlen(s), etag);
+	const char *inm = srv_header(r, "If-None-Match");
+	char ctype[128];
+	snprintf(ctype, sizeof ctype,
+		 "application/json;g=apidiscovery.k8s.io;v=%s;as=APIGroupDiscoveryList",
+		 dv);
+	if (inm && !strcmp(inm, etag)) {
+		free(s);
+		srv_reply_extra(r, 304, ctype, NULL, 0, "ETag", etag);
+		return;
+	}
+	srv_reply_extra(r, 200, ctype, s, strlen(s), "ETag", etag);
+}
+
+static void reply_api(struct srv_req *r)
+{
+	const char *dv = aggregated_version(r);
+	if (dv) {
+		reply_aggregated(r, dv, true);
+		return;
+	}
+	json_t *o = json_object();
+	json_object_set_new(o, "kind", json_string("APIVersions"));
+	json_t *vs = json_array();
+	json_array_append_new(vs, json_string("v1"));
+	json_object_set_new(o, "versions", vs);
+	json_t *cidrs = json_array();
+	json_t *c = json_object();
+	json_object_set_new(c, "clientCIDR", json_string("0.0.0.0/0"));
+	char addr[64];
+	snprintf(addr, sizeof addr, "127.0.0.1:%d", srv_port(r->s));
+	json_object_set_new(c, "serverAddress", json_string(addr));
+	json_array_append_new(cidrs, c);
+	json_object_set_new(o, "serverAddressByClientCIDRs", cidrs);
+	srv_reply_json(r, 200, o);
+}
+
+static void reply_apis(struct srv_req *r)
+{
+	const char *dv = aggregated_version(r);
+	if (dv) {
+		reply_aggregated(r, dv, false);
+		return;
+	}
+	json_t *o = json_object();
+	json_object_set_new(o, "kind", json_string("APIGroupList"));
+	json_object_set_new(o, "apiVersion", json_string("v1"));
+	json_t *gl = json_array();
+	const char *gs[64];
+	size_t n = groups(gs, 64);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(gl, api_group(gs[i]));
+	json_object_set_new(o, "groups", gl);
+	srv_reply_json(r, 200, o);
+}
+
+static void reply_resource_list(struct srv_req *r, const char *g, const char *v)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "kind", json_string("APIResourceList"));
+	char gv[300];
+	if (g[0]) {
+		json_object_set_new(o, "apiVersion", json_string("v1"));
+		snprintf(gv, sizeof gv, "%s/%s", g, v);
+	} else {
+		snprintf(gv, sizeof gv, "%s", v);
+	}
+	json_object_set_new(o, "groupVersion", json_string(gv));
+	json_object_set_new(o, "resources", resource_list(g, v));
+	srv_reply_json(r, 200, o);
+}
+
+static void not_found(struct srv_req *r)
+{
+	srv_reply_fail(r, LP_E_NOTFOUND,
+		       "the server could not find the requested resource");
+}
+
+/* ------------------------------------------------------------ openapi */
+
+static json_t *param(const char *name, const char *desc)
+{
+	json_t *p = json_object();
+	json_object_set_new(p, "name", json_string(name));
+	json_object_set_new(p, "in", json_string("query"));
+	json_object_set_new(p, "description", json_string(desc));
+	json_t *sc = json_object();
+	json_object_set_new(sc, "type", json_string("string"));
+	json_object_set_new(p, "schema", sc);
+	json_object_set_new(p, "uniqueItems", json_true());
+	return p;
+}
+
+static void schema_name(const struct srv_resource *r, char *buf, size_t n)
+{
+	if (!r->group[0]) {
+		snprintf(buf, n, "io.k8s.api.core.%s.%s", r->version, r->kind);
+		return;
+	}
+	/* io.k8s.api.<first label of group>.<version>.<Kind> */
+	char first[64];
+	size_t i = 0;
+	while (r->group[i] && r->group[i] != '.' && i < sizeof first - 1) {
+		first[i] = r->group[i];
+		i++;
+	}
+	first[i] = 0;
+	snprintf(buf, n, "io.k8s.api.%s.%s.%s", first, r->version, r->kind);
+}
+
+static json_t *gvk(const struct srv_resource *r)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "group", json_string(r->group));
+	json_object_set_new(o, "kind", json_string(r->kind));
+	json_object_set_new(o, "version", json_string(r->version));
+	return o;
+}
+
+static json_t *openapi_doc(const char *g, const char *v)
+{
+	json_t *paths = json_object(), *schemas = json_object();
+	bool any = false;
+	for (size_t i = 0; i < srv_n_builtin; i++) {
+		const struct srv_resource *r = &srv_builtin[i];
+		if (!same_gv(r, g, v))
+			continue;
+		any = true;
+		char base[256], coll[384], item[512], sname[256];
+		if (g[0])
+			snprintf(base, sizeof base, "/apis/%s/%s", g, v);
+		else
+			snprintf(base, sizeof base, "/api/%s", v);
+		if (r->namespaced)
+			snprintf(coll, sizeof coll,
+				 "%s/namespaces/{namespace}/%s", base,
+				 r->resource);
+		else
+			snprintf(coll, sizeof coll, "%s/%s", base, r->resource);
+		snprintf(item, sizeof item, "%s/{name}", coll);
+		schema_name(r, sname, sizeof sname);
+		char ref[300];
+		snprintf(ref, sizeof ref, "#/components/schemas/%s", sname);
+		/* collection: list and create */
+		json_t *cp = json_object();
+		json_t *list = json_object();
+		json_object_set_new(list, "x-kubernetes-action", json_string("list"));
+		json_object_set_new(list, "x-kubernetes-group-version-kind", gvk(r));
+		json_object_set_new(cp, "get", list);
+		json_t *post = json_object();
+		json_object_set_new(post, "x-kubernetes-action", json_string("post"));
+		json_object_set_new(post, "x-kubernetes-group-version-kind", gvk(r));
+		json_t *pp = json_array();
+		json_array_append_new(pp, param("fieldValidation", "fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields."));
+		json_array_append_new(pp, param("fieldManager", "fieldManager is a name associated with the actor or entity that is making these changes."));
+		json_array_append_new(pp, param("dryRun", "When present, indicates that modifications should not be persisted."));
+		json_object_set(post, "parameters", pp);
+		json_object_set_new(cp, "post", post);
+		json_object_set_new(paths, coll, cp);
+		/* item: get, put, patch, delete */
+		json_t *ip = json_object();
+		const char *acts[][2] = {{"get", "get"}, {"put", "put"},
+					 {"patch", "patch"}, {"delete", "delete"}};
+		for (int a = 0; a < 4; a++) {
+			json_t *op = json_object();
+			json_object_set_new(op, "x-kubernetes-action",
+					    json_string(acts[a][1]));
+			json_object_set_new(op, "x-kubernetes-group-version-kind",
+					    gvk(r));
+			if (a == 1 || a == 2)
+				json_object_set(op, "parameters", pp);
+			if (a == 2) {
+				json_t *ct = json_object();
+				const char *types[] = {
+					"application/json-patch+json",
+					"application/merge-patch+json",
+					"application/strategic-merge-patch+json",
+					"application/apply-patch+yaml"};
+				for (int t = 0; t < 4; t++) {
+					json_t *sc = json_object();
+					json_t *s2 = json_object();
+					json_object_set_new(s2, "$ref", json_string("#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch"));
+					json_object_set_new(sc, "schema", s2);
+					json_object_set_new(ct, types[t], sc);
+				}
+				json_t *rb = json_object();
+				json_object_set_new(rb, "content", ct);
+				json_object_set_new(op, "requestBody", rb);
+			}
+			json_object_set_new(ip, acts[a][0], op);
+		}
+		json_object_set_new(paths, item, ip);
+		/* the kind's schema: loose, with the GVK list for explain */
+		json_t *sch = json_object();
+		char desc[256];
+		snprintf(desc, sizeof desc, "%s is a %s object served by lapis.",
+			 r->kind, r->kind);
+		json_object_set_new(sch, "description", json_string(desc));
+		json_object_set_new(sch, "type", json_string("object"));
+		json_t *props = json_object();
+		json_t *ps = json_object();
+		json_object_set_new(ps, "type", json_string("string"));
+		json_object_set_new(props, "apiVersion", ps);
+		json_object_set_new(props, "kind", json_deep_copy(ps));
+		json_t *md = json_object();
+		json_object_set_new(md, "type", json_string("object"));
+		json_object_set_new(props, "metadata", md);
+		json_object_set_new(sch, "properties", props);
+		json_object_set_new(sch, "x-kubernetes-preserve-unknown-fields",
+				    json_true());
+		json_t *gl = json_array();
+		json_array_append_new(gl, gvk(r));
+		json_object_set_new(sch, "x-kubernetes-group-version-kind", gl);
+		json_object_set_new(schemas, sname, sch);
+		json_decref(pp);
+	}
+	if (!any) {
+		json_decref(paths);
+		json_decref(schemas);
+		return NULL;
+	}
+	json_t *patch = json_object();
+	json_object_set_new(patch, "type", json_string("object"));
+	json_object_set_new(schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.Patch",
+			    patch);
+	json_t *doc = json_object();
+	json_object_set_new(doc, "openapi", json_string("3.0.0"));
+	json_t *info = json_object();
+	json_object_set_new(info, "title", json_string("Kubernetes"));
+	json_object_set_new(info, "version", json_string("v1.33.0"));
+	json_object_set_new(doc, "info", info);
+	json_object_set_new(doc, "paths", paths);
+	json_t *comp = json_object();
+	json_object_set_new(comp, "schemas", schemas);
+	json_object_set_new(doc, "components", comp);
+	return doc;
+}
+
+static char *doc_text(const char *g, const char *v, size_t *n)
+{
+	json_t *d = openapi_doc(g, v);
+	if (!d)
+		return NULL;
+	char *s = json_dumps(d, JSON_COMPACT);
+	json_decref(d);
+	if (s)
+		*n = strlen(s);
+	return s;
+}
+
+static void reply_openapi_root(struct srv_req *r)
+{
+	json_t *paths = json_object();
+	const char *gs[64];
+	size_t ng = groups(gs, 64);
+	for (size_t i = 0; i <= ng; i++) {
+		const char *g = i == ng ? "" : gs[i];
+		const char *v = g[0] ? group_version(g) : "v1";
+		size_t n;
+		char *s = doc_text(g, v, &n);
+		if (!s)
+			continue;
+		char etag[131];
+		etag_of(s, n, etag);
+		free(s);
+		char key[300], url[600];
+		if (g[0])
+			snprintf(key, sizeof key, "apis/%s/%s", g, v);
+		else
+			snprintf(key, sizeof key, "api/%s", v);
+		etag[129] = 0;
+		snprintf(url, sizeof url, "/openapi/v3/%s?hash=%s", key, etag + 1);
+		json_t *o = json_object();
+		json_object_set_new(o, "serverRelativeURL", json_string(url));
+		json_object_set_new(paths, key, o);
+	}
+	json_t *root = json_object();
+	json_object_set_new(root, "paths", paths);
+	srv_reply_json(r, 200, root);
+}
+
+static void reply_openapi_gv(struct srv_req *r, const char *path)
+{
+	char g[256] = "", v[64] = "";
+	if (sscanf(path, "/openapi/v3/apis/%255[^/]/%63[^/]", g, v) != 2 &&
+	    sscanf(path, "/openapi/v3/api/%63[^/]", v) != 1) {
+		not_found(r);
+		return;
+	}
+	size_t n;
+	char *s = doc_text(g, v, &n);
+	if (!s) {
+		not_found(r);
+		return;
+	}
+	char etag[131];
+	etag_of(s, n, etag);
+	srv_reply_extra(r, 200, "application/json", s, n, "ETag", etag);
+}
+
+/* ------------------------------------------------------------ health */
+
+static void reply_health(struct srv_req *r, const char *path)
+{
+	const char *which = path + 1;
+	const char *slash = strchr(which, '/');
+	char name[16];
+	size_t nl = slash ? (size_t)(slash - which) : strlen(which);
+	snprintf(name, sizeof name, "%.*s", (int)nl, which);
+	const char *check = slash ? slash + 1 : NULL;
+	eng *e = srv_engine(r->s);
+	struct eng_stats st;
+	eng_stats(e, &st);
+	bool store_ok = true;
+	eng_rd *rd;
+	if (eng_rd_begin(e, &rd) == LP_OK)
+		eng_rd_end(rd);
+	else
+		store_ok = false;
+	/* The compactor is healthy unless its last failure is newer than its
+	   last success. */
+	bool comp_ok = st.compactor_last_fail <= st.compactor_last_ok;
+	struct {
+		const char *name;
+		bool ok;
+	} checks[] = {{"ping", true}, {"store", store_ok}, {"compactor", comp_ok}};
+	size_t nc = sizeof checks / sizeof checks[0];
+	if (check) {
+		for (size_t i = 0; i < nc; i++) {
+			if (!strcmp(check, checks[i].name)) {
+				if (checks[i].ok)
+					srv_reply_copy(r, 200, "text/plain; charset=utf-8", "ok", 2);
+				else
+					srv_reply_copy(r, 500, "text/plain; charset=utf-8",
+						       "internal server error: check failed", 35);
+				return;
+			}
+		}
+		not_found(r);
+		return;
+	}
+	bool all = true;
+	char body[1024];
+	size_t o = 0;
+	for (size_t i = 0; i < nc; i++) {
+		all = all && checks[i].ok;
+		o += (size_t)snprintf(body + o, sizeof body - o, "[%c]%s %s\n",
+				      checks[i].ok ? '+' : '-', checks[i].name,
+				      checks[i].ok ? "ok" : "failed: reason withheld");
+	}
+	o += (size_t)snprintf(body + o, sizeof body - o, "%s check %s\n", name,
+			      all ? "passed" : "failed");
+	bool verbose = srv_query(r, "verbose") != NULL;
+	if (!verbose && all) {
+		srv_reply_copy(r, 200, "text/plain; charset=utf-8", "ok", 2);
+		return;
+	}
+	srv_reply_copy(r, all ? 200 : 500, "text/plain; charset=utf-8", body, o);
+}
+
+static void reply_version(struct srv_req *r)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "major", json_string(KUBE_MAJOR));
+	json_object_set_new(o, "minor", json_string(KUBE_MINOR));
+	json_object_set_new(o, "gitVersion", json_string("v1.33.0"));
+	json_object_set_new(o, "gitCommit", json_string("lapis-" LAPIS_VERSION));
+	json_object_set_new(o, "gitTreeState", json_string("clean"));
+	json_object_set_new(o, "buildDate", json_string(__DATE__ " " __TIME__));
+	json_object_set_new(o, "goVersion", json_string("lapis " LAPIS_VERSION));
+	json_object_set_new(o, "compiler", json_string("gcc"));
+	json_object_set_new(o, "platform", json_string("linux/amd64"));
+	srv_reply_json(r, 200, o);
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+static bool path_is(const char *url, const char *p)
+{
+	size_t n = strlen(p);
+	return !strncmp(url, p, n) && (url[n] == 0 || (url[n] == '/' && url[n + 1] == 0));
+}
+
+void srv_dispatch(struct srv_req *r)
+{
+	const char *url = r->url;
+	struct srv_reqinfo *ri = &r->ri;
+	if (!ri->is_resource) {
+		bool get = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
+		if (!get) {
+			if (!strncmp(url, "/api", 4) || !strncmp(url, "/openapi", 8))
+				srv_reply_fail(r, LP_E_METHODNOTALLOWED,
+					       "the server does not allow this method on the requested resource");
+			else
+				not_found(r);
+			return;
+		}
+		if (!strcmp(url, "/healthz") || !strncmp(url, "/healthz/", 9) ||
+		    !strcmp(url, "/livez") || !strncmp(url, "/livez/", 7) ||
+		    !strcmp(url, "/readyz") || !strncmp(url, "/readyz/", 8)) {
+			reply_health(r, url);
+			return;
+		}
+		if (path_is(url, "/version")) {
+			reply_version(r);
+			return;
+		}
+		if (path_is(url, "/api")) {
+			reply_api(r);
+			return;
+		}
+		if (path_is(url, "/apis")) {
+			reply_apis(r);
+			return;
+		}
+		if (path_is(url, "/openapi/v3")) {
+			reply_openapi_root(r);
+			return;
+		}
+		if (!strncmp(url, "/openapi/v3/", 12)) {
+			reply_openapi_gv(r, url);
+			return;
+		}
+		char g[256];
+		if (sscanf(url, "/apis/%255[^/]", g) == 1 && group_version(g)) {
+			json_t *o = api_group(g);
+			json_object_set_new(o, "kind", json_string("APIGroup"));
+			json_object_set_new(o, "apiVersion", json_string("v1"));
+			srv_reply_json(r, 200, o);
+			return;
+		}
+		not_found(r);
+		return;
+	}
+	/* /api/v1 and /apis/G/V themselves parse as resource requests with
+	   no resource. */
+	if (!ri->resource[0]) {
+		if (strcmp(r->method, "GET") && strcmp(r->method, "HEAD")) {
+			srv_reply_fail(r, LP_E_METHODNOTALLOWED,
+				       "the server does not allow this method on the requested resource");
+			return;
+		}
+		bool known = false;
+		for (size_t i = 0; i < srv_n_builtin; i++)
+			known = known || same_gv(&srv_builtin[i], ri->group, ri->version);
+		if ((!strcmp(ri->prefix, "api") && strcmp(ri->version, "v1")) || !known) {
+			not_found(r);
+			return;
+		}
+		reply_resource_list(r, ri->group, ri->version);
+		return;
+	}
+	const struct srv_resource *res =
+		srv_resource_find(ri->group, ri->version, ri->resource);
+	if (!res || (!strcmp(ri->prefix, "api") && ri->group[0])) {
+		not_found(r);
+		return;
+	}
+	srv_handle_resource(r, res);
+}

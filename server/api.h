@@ -1,0 +1,18 @@
+/*
+ * api.h -- what the dispatcher calls and the reply helper it shares.
+ */
+#ifndef LAPIS_API_H
+#define LAPIS_API_H
+
+#include "http.h"
+#include "resources.h"
+
+/* Serve a resource request (objects.c): every verb on res. */
+void srv_handle_resource(struct srv_req *r, const struct srv_resource *res);
+
+/* Answer with bytes plus one extra header (name may be NULL); takes buf
+   (malloc'd, may be NULL when len is 0). */
+void srv_reply_extra(struct srv_req *r, int code, const char *ctype, char *buf,
+		     size_t len, const char *hname, const char *hvalue);
+
+#endif

@@ -1,0 +1,590 @@
+/*
+ * http.c -- the libmicrohttpd daemon, request bodies, authentication and the
+ * reply helpers.
+ *
+ * Threads: MHD's pool threads (one per core, epoll) call access() and
+ * completed().
+ *
+ * Request lifecycle:
+ *   access(1st call, headers) -> allocate srv_req, authenticate
+ *   access(body chunks)       -> gather up to SRV_BODY_MAX (the rest is read
+ *                                and dropped: the answer is 413)
+ *   access(last call)         -> srv_dispatch: exactly one srv_reply_*
+ *   completed()               -> free srv_req and any stream state
+ *
+ * Invariants:
+ *  1. A suspended connection is resumed before the daemon stops (srv_stop
+ *     ends every stream first).
+ *  2. Watches (watch.c) keep their own state behind srv_watch_slot.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "http.h"
+#include "lapis/log.h"
+#include "yamljson.h"
+
+struct srv {
+	struct srv_opts o;
+	char *token;
+	char *cert, *key;
+	struct MHD_Daemon *d;
+	int fd;
+	int port;
+	_Atomic int stopping;
+	void *watch_state; /* watch.c's, see srv_watch_slot */
+};
+
+eng *srv_engine(struct srv *s)
+{
+	return s->o.e;
+}
+
+const struct srv_opts *srv_options(struct srv *s)
+{
+	return &s->o;
+}
+
+/* ------------------------------------------------------------ replies */
+
+const char *srv_header(struct srv_req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+const char *srv_query(struct srv_req *r, const char *key)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+void srv_warn(struct srv_req *r, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	size_t old = r->warnings ? strlen(r->warnings) : 0;
+	char *w = realloc(r->warnings, old + strlen(text) + 2);
+	if (!w)
+		return;
+	if (old)
+		w[old++] = '\n';
+	strcpy(w + old, text);
+	r->warnings = w;
+}
+
+static void add_warnings(struct srv_req *r, struct MHD_Response *resp)
+{
+	if (!r->warnings)
+		return;
+	for (char *s = r->warnings, *e; s; s = e) {
+		e = strchr(s, '\n');
+		if (e)
+			*e++ = 0;
+		char hv[1200];
+		size_t o = (size_t)snprintf(hv, sizeof hv, "299 - \"");
+		for (const char *p = s; *p && o < sizeof hv - 4; p++) {
+			if (*p == '"' || *p == '\\')
+				hv[o++] = '\\';
+			hv[o++] = *p;
+		}
+		hv[o++] = '"';
+		hv[o] = 0;
+		MHD_add_response_header(resp, "Warning", hv);
+	}
+}
+
+static void queue(struct srv_req *r, int code, struct MHD_Response *resp,
+		  const char *ctype)
+{
+	if (!resp) {
+		lp_error("cannot create a response");
+		r->answered = true;
+		return;
+	}
+	if (ctype)
+		MHD_add_response_header(resp, "Content-Type", ctype);
+	MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
+	add_warnings(r, resp);
+	MHD_queue_response(r->conn, (unsigned)code, resp);
+	MHD_destroy_response(resp);
+	r->answered = true;
+}
+
+void srv_reply_take(struct srv_req *r, int code, const char *ctype, char *buf,
+		    size_t len)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+		len, buf, MHD_RESPMEM_MUST_FREE);
+	if (!resp)
+		free(buf);
+	queue(r, code, resp, ctype);
+}
+
+void srv_reply_copy(struct srv_req *r, int code, const char *ctype,
+		    const void *buf, size_t len)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+		len, (void *)buf, MHD_RESPMEM_MUST_COPY);
+	queue(r, code, resp, ctype);
+}
+
+bool srv_wants_yaml(struct srv_req *r)
+{
+	const char *a = srv_header(r, "Accept");
+	if (!a)
+		return false;
+	const char *y = strstr(a, "application/yaml");
+	const char *j = strstr(a, "application/json");
+	return y && (!j || y < j);
+}
+
+void srv_reply_json(struct srv_req *r, int code, json_t *v)
+{
+	if (!v) {
+		srv_reply_copy(r, 500, "application/json", "{}", 2);
+		return;
+	}
+	if (srv_wants_yaml(r)) {
+		size_t n;
+		char *y = srv_json_to_yaml(v, &n);
+		json_decref(v);
+		if (y) {
+			srv_reply_take(r, code, "application/yaml", y, n);
+			return;
+		}
+		srv_reply_copy(r, 500, "application/json", "{}", 2);
+		return;
+	}
+	char *s = json_dumps(v, JSON_COMPACT);
+	json_decref(v);
+	if (!s) {
+		srv_reply_copy(r, 500, "application/json", "{}", 2);
+		return;
+	}
+	srv_reply_take(r, code, "application/json", s, strlen(s));
+}
+
+void srv_reply_error(struct srv_req *r, const struct srv_error *err,
+		     const struct srv_status_what *what)
+{
+	int retry = 0;
+	if (err && (err->code == LP_E_FUTURE || err->code == LP_E_TOOMANY ||
+		    err->code == LP_E_READERSFULL))
+		retry = 1;
+	json_t *st = srv_status_failure(err, what, retry);
+	int code = srv_status_code(err ? err->code : LP_E_IO);
+	if (retry && st) {
+		/* Retry-After goes with retryAfterSeconds. */
+		char *s = json_dumps(st, JSON_COMPACT);
+		json_decref(st);
+		if (!s)
+			return;
+		struct MHD_Response *resp = MHD_create_response_from_buffer(
+			strlen(s), s, MHD_RESPMEM_MUST_FREE);
+		if (resp)
+			MHD_add_response_header(resp, "Retry-After", "1");
+		else
+			free(s);
+		queue(r, code, resp, "application/json");
+		return;
+	}
+	srv_reply_json(r, code, st);
+}
+
+void srv_reply_fail(struct srv_req *r, lp_err code, const char *fmt, ...)
+{
+	struct srv_error err = {.code = code};
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err.message, sizeof err.message, fmt, ap);
+	va_end(ap);
+	srv_reply_error(r, &err, NULL);
+}
+
+struct stream_ctx {
+	srv_stream_fn fn;
+	void *state;
+};
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct stream_ctx *c = cls;
+	long n = c->fn(c->state, pos, buf, max);
+	if (n == -1)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	if (n < 0)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	return (ssize_t)n;
+}
+
+void srv_reply_stream(struct srv_req *r, const char *ctype, srv_stream_fn fn,
+		      void *state, void (*free_fn)(void *))
+{
+	struct stream_ctx *c = malloc(sizeof *c);
+	if (!c) {
+		free_fn(state);
+		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
+		return;
+	}
+	c->fn = fn;
+	c->state = state;
+	r->stream = state;
+	r->stream_free = free_fn;
+	struct MHD_Response *resp = MHD_create_response_from_callback(
+		MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, c, free);
+	queue(r, 200, resp, ctype);
+}
+
+void srv_suspend(struct MHD_Connection *c)
+{
+	MHD_suspend_connection(c);
+}
+
+void srv_resume(struct MHD_Connection *c)
+{
+	MHD_resume_connection(c);
+}
+
+int srv_stopping(struct srv *s)
+{
+	return atomic_load(&s->stopping);
+}
+
+void **srv_watch_slot(struct srv *s)
+{
+	return &s->watch_state;
+}
+
+/* ------------------------------------------------------------ requests */
+
+static bool token_ok(struct srv *s, const char *auth)
+{
+	if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+		return false;
+	const char *t = auth + 7;
+	size_t n = strlen(s->token);
+	if (strlen(t) != n)
+		return false;
+	unsigned char diff = 0; /* constant time: no early exit */
+	for (size_t i = 0; i < n; i++)
+		diff |= (unsigned char)(t[i] ^ s->token[i]);
+	return diff == 0;
+}
+
+static const char *query_cb(void *ud, const char *key)
+{
+	return srv_query(ud, key);
+}
+
+static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
+				 const char *url, const char *method,
+				 const char *version, const char *upload_data,
+				 size_t *upload_size, void **con_cls)
+{
+	(void)version;
+	struct srv *s = cls;
+	struct srv_req *r = *con_cls;
+	if (!r) {
+		r = calloc(1, sizeof *r);
+		if (!r)
+			return MHD_NO;
+		r->s = s;
+		r->conn = conn;
+		r->url = url;
+		r->method = method;
+		*con_cls = r;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		size_t n = *upload_size;
+		*upload_size = 0;
+		if (r->body_too_large || r->body_len + n > SRV_BODY_MAX) {
+			r->body_too_large = true;
+			return MHD_YES;
+		}
+		if (r->body_len + n + 1 > r->body_cap) {
+			size_t cap = r->body_cap ? r->body_cap : 4096;
+			while (cap < r->body_len + n + 1)
+				cap *= 2;
+			char *b = realloc(r->body, cap);
+			if (!b)
+				return MHD_NO;
+			r->body = b;
+			r->body_cap = cap;
+		}
+		memcpy(r->body + r->body_len, upload_data, n);
+		r->body_len += n;
+		r->body[r->body_len] = 0;
+		return MHD_YES;
+	}
+	if (r->answered)
+		return MHD_YES;
+	if (!s->o.insecure &&
+	    !token_ok(s, MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						     "Authorization"))) {
+		srv_reply_fail(r, LP_E_UNAUTHORIZED, "Unauthorized");
+		return MHD_YES;
+	}
+	if (r->body_too_large) {
+		srv_reply_fail(r, LP_E_ENTITYTOOLARGE,
+			       "Request entity too large: limit is %u",
+			       SRV_BODY_MAX);
+		return MHD_YES;
+	}
+	struct srv_error err = {0};
+	lp_err rc = srv_reqinfo_parse(method, url, query_cb, r, &r->ri, &err);
+	if (rc) {
+		srv_reply_error(r, &err, NULL);
+		return MHD_YES;
+	}
+	srv_dispatch(r);
+	if (!r->answered)
+		srv_reply_fail(r, LP_E_IO, "no response");
+	return MHD_YES;
+}
+
+static void completed_cb(void *cls, struct MHD_Connection *conn,
+			 void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	struct srv_req *r = *con_cls;
+	if (!r)
+		return;
+	if (r->stream && r->stream_free)
+		r->stream_free(r->stream);
+	srv_reqinfo_free(&r->ri);
+	free(r->body);
+	free(r->warnings);
+	free(r);
+	*con_cls = NULL;
+}
+
+/* ------------------------------------------------------------ start/stop */
+
+static int listen_on(const char *spec, int *port, struct srv_error *err)
+{
+	char host[128];
+	const char *colon = strrchr(spec, ':');
+	if (!colon || colon == spec) {
+		srv_error_set(err, LP_E_INVAL, "--listen %s: want ADDR:PORT", spec);
+		return -1;
+	}
+	size_t hl = (size_t)(colon - spec);
+	if (spec[0] == '[' && hl >= 2 && spec[hl - 1] == ']') {
+		spec++;
+		hl -= 2;
+	}
+	if (hl >= sizeof host) {
+		srv_error_set(err, LP_E_INVAL, "--listen: address too long");
+		return -1;
+	}
+	memcpy(host, spec, hl);
+	host[hl] = 0;
+	char *end;
+	long p = strtol(colon + 1, &end, 10);
+	if (*end || p < 0 || p > 65535 || colon[1] == 0) {
+		srv_error_set(err, LP_E_INVAL, "--listen: bad port '%s'",
+			      colon + 1);
+		return -1;
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	memset(&ss, 0, sizeof ss);
+	struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+	if (!strcmp(host, "localhost"))
+		snprintf(host, sizeof host, "127.0.0.1");
+	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t)p);
+		sl = sizeof *a4;
+	} else if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons((uint16_t)p);
+		sl = sizeof *a6;
+	} else {
+		srv_error_set(err, LP_E_INVAL, "--listen: bad address '%s'", host);
+		return -1;
+	}
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		srv_error_set(err, LP_E_IO, "socket: %s", strerror(errno));
+		return -1;
+	}
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (bind(fd, (struct sockaddr *)&ss, sl) || listen(fd, 1024)) {
+		srv_error_set(err, LP_E_IO, "listen on %s: %s", spec,
+			      strerror(errno));
+		close(fd);
+		return -1;
+	}
+	struct sockaddr_storage got;
+	socklen_t gl = sizeof got;
+	getsockname(fd, (struct sockaddr *)&got, &gl);
+	*port = ntohs(got.ss_family == AF_INET6
+			      ? ((struct sockaddr_in6 *)&got)->sin6_port
+			      : ((struct sockaddr_in *)&got)->sin_port);
+	return fd;
+}
+
+/* Thousands of watchers need thousands of descriptors: raise the soft
+   limit to the hard one. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	char buf[512];
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	size_t n = strlen(buf);
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = 0;
+	lp_debug("http: %s", buf);
+}
+
+lp_err srv_start(const struct srv_opts *o, struct srv **out,
+		 struct srv_error *err)
+{
+	struct srv *s = calloc(1, sizeof *s);
+	if (!s)
+		return srv_error_set(err, LP_E_NOMEM, "out of memory");
+	s->o = *o;
+	s->fd = -1;
+	s->token = strdup(o->token ? o->token : "");
+	s->cert = o->cert_pem ? strdup(o->cert_pem) : NULL;
+	s->key = o->key_pem ? strdup(o->key_pem) : NULL;
+	s->o.token = s->token;
+	s->o.cert_pem = s->cert;
+	s->o.key_pem = s->key;
+	if (!s->o.listen)
+		s->o.listen = "127.0.0.1:6443";
+	if (!s->o.watch_bookmark_ms)
+		s->o.watch_bookmark_ms = 60000;
+	raise_nofile();
+	s->fd = listen_on(s->o.listen, &s->port, err);
+	if (s->fd < 0)
+		goto fail;
+	unsigned threads = o->threads;
+	if (!threads) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		threads = n > 0 ? (unsigned)n : 1;
+	}
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |
+			 MHD_USE_ERROR_LOG;
+	if (!o->insecure)
+		flags |= MHD_USE_TLS;
+	unsigned idle = o->idle_timeout_s ? o->idle_timeout_s : 120;
+	if (!o->insecure && (!s->cert || !s->key)) {
+		srv_error_set(err, LP_E_INVAL, "TLS needs a certificate and key");
+		goto fail;
+	}
+	/* Watches hold connections: size the limits for thousands. The
+	   per-connection pool holds headers and MHD's write buffer. */
+	if (o->insecure)
+		s->d = MHD_start_daemon(
+			flags, 0, NULL, NULL, access_cb, s,
+			MHD_OPTION_LISTEN_SOCKET, s->fd,
+			MHD_OPTION_THREAD_POOL_SIZE, threads,
+			MHD_OPTION_CONNECTION_LIMIT, 16384u,
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+			MHD_OPTION_CONNECTION_TIMEOUT, idle,
+			MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s,
+			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
+	else
+		s->d = MHD_start_daemon(
+			flags, 0, NULL, NULL, access_cb, s,
+			MHD_OPTION_LISTEN_SOCKET, s->fd,
+			MHD_OPTION_THREAD_POOL_SIZE, threads,
+			MHD_OPTION_CONNECTION_LIMIT, 16384u,
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+			MHD_OPTION_CONNECTION_TIMEOUT, idle,
+			MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s,
+			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+			MHD_OPTION_HTTPS_MEM_KEY, s->key,
+			MHD_OPTION_HTTPS_MEM_CERT, s->cert, MHD_OPTION_END);
+	if (!s->d) {
+		srv_error_set(err, LP_E_IO, "cannot start the HTTP daemon");
+		goto fail;
+	}
+	if (srv_watch_init(s)) {
+		srv_error_set(err, LP_E_NOMEM, "cannot start the watch ticker");
+		goto fail;
+	}
+	*out = s;
+	return LP_OK;
+fail:
+	srv_stop(s);
+	return err ? err->code : LP_E_IO;
+}
+
+int srv_port(struct srv *s)
+{
+	return s->port;
+}
+
+void srv_stop(struct srv *s)
+{
+	if (!s)
+		return;
+	if (s->d)
+		MHD_quiesce_daemon(s->d);
+	atomic_store(&s->stopping, 1);
+	/* End every watch first: a suspended connection must be resumed
+	   before the daemon stops (invariant 1). */
+	srv_watch_shutdown(s);
+	if (s->d)
+		MHD_stop_daemon(s->d);
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->token);
+	free(s->cert);
+	free(s->key);
+	free(s);
+}
+
+void srv_reply_extra(struct srv_req *r, int code, const char *ctype, char *buf,
+		     size_t len, const char *hname, const char *hvalue)
+{
+	struct MHD_Response *resp;
+	if (buf)
+		resp = MHD_create_response_from_buffer(len, buf,
+						       MHD_RESPMEM_MUST_FREE);
+	else
+		resp = MHD_create_response_from_buffer(0, (void *)"",
+						       MHD_RESPMEM_PERSISTENT);
+	if (!resp) {
+		free(buf);
+	} else if (hname) {
+		MHD_add_response_header(resp, hname, hvalue);
+		MHD_add_response_header(resp, "Vary", "Accept");
+	}
+	queue(r, code, resp, ctype);
+}

@@ -1,0 +1,120 @@
+/*
+ * http.h -- the HTTP side of `lapis serve`: a libmicrohttpd daemon with an
+ * internal thread pool (epoll), TLS through GnuTLS, bearer-token
+ * authentication, request bodies gathered up to the limit, and the helpers
+ * handlers answer with.
+ *
+ * Threads: MHD's pool threads run the handlers. A handler answers exactly
+ * once per request with one srv_reply_* call (or starts a stream).
+ */
+#ifndef LAPIS_HTTP_H
+#define LAPIS_HTTP_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lapis/engine.h"
+#include "reqinfo.h"
+#include "status.h"
+
+/* kube's MaxRequestBodyBytes: 3 MiB. */
+#define SRV_BODY_MAX (3u * 1024 * 1024)
+
+struct srv_opts {
+	eng *e;
+	const char *listen;	 /* "ADDR:PORT", "[V6]:PORT"; port 0 picks one */
+	bool insecure;		 /* plain HTTP, no authentication */
+	const char *cert_pem;	 /* TLS serving certificate and key */
+	const char *key_pem;
+	const char *token;	 /* the admin bearer token */
+	unsigned threads;	 /* 0: one per core */
+	unsigned request_timeout_s; /* non-watch requests; 0: 60 */
+	unsigned idle_timeout_s;    /* idle or stalled connections; 0: 120 */
+	uint64_t watch_bookmark_ms; /* bookmark interval; 0: 60000 */
+	const char *service_cidr;   /* --service-cluster-ip-range */
+};
+
+struct srv;
+
+/* Start serving. Errors: LP_E_IO (bind, TLS), LP_E_NOMEM, LP_E_INVAL. */
+lp_err srv_start(const struct srv_opts *o, struct srv **out,
+		 struct srv_error *err);
+/* The port it listens on. */
+int srv_port(struct srv *s);
+/* Stop: no new connections, watches ended cleanly, in-flight requests
+   finished; then the daemon stops. NULL ok. */
+void srv_stop(struct srv *s);
+
+/* ------------------------------------------------------------ requests */
+
+struct srv_req {
+	struct srv *s;
+	struct MHD_Connection *conn;
+	const char *method;
+	const char *url;
+	char *body;		/* NUL-terminated; body_len bytes */
+	size_t body_len, body_cap;
+	bool body_too_large;
+	struct srv_reqinfo ri;
+	char *warnings;		/* "\n"-separated texts for Warning headers */
+	bool answered;
+	/* a streaming response's state and its release (watches) */
+	void *stream;
+	void (*stream_free)(void *);
+};
+
+eng *srv_engine(struct srv *s);
+const struct srv_opts *srv_options(struct srv *s);
+
+/* A request header or query argument (borrowed, NULL when absent). */
+const char *srv_header(struct srv_req *r, const char *name);
+const char *srv_query(struct srv_req *r, const char *key);
+
+/* Add a Warning header text (kube's `299 - "<text>"`). */
+void srv_warn(struct srv_req *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Answer with bytes; takes ownership of buf (malloc'd). */
+void srv_reply_take(struct srv_req *r, int code, const char *ctype, char *buf,
+		    size_t len);
+/* Answer with a copy of bytes. */
+void srv_reply_copy(struct srv_req *r, int code, const char *ctype,
+		    const void *buf, size_t len);
+/* Answer with a JSON value (encoded compactly; YAML if the client asked
+   for it); takes the reference. */
+void srv_reply_json(struct srv_req *r, int code, json_t *v);
+/* Answer with a Failure Status built from err. */
+void srv_reply_error(struct srv_req *r, const struct srv_error *err,
+		     const struct srv_status_what *what);
+/* Shorthand: code and message. */
+void srv_reply_fail(struct srv_req *r, lp_err code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Does the client want YAML (Accept)? */
+bool srv_wants_yaml(struct srv_req *r);
+
+/* Start a chunked streaming response (watch). reader is MHD's content
+   reader; state is freed with free_fn when the request completes. */
+typedef long (*srv_stream_fn)(void *state, uint64_t pos, char *buf,
+			      size_t max);
+void srv_reply_stream(struct srv_req *r, const char *ctype, srv_stream_fn fn,
+		      void *state, void (*free_fn)(void *));
+
+/* Suspend / resume a connection from a stream reader (see watch.c). */
+void srv_suspend(struct MHD_Connection *c);
+void srv_resume(struct MHD_Connection *c);
+
+/* The dispatcher (api.c), run once per request when its body is complete. */
+void srv_dispatch(struct srv_req *r);
+
+/* Is the server stopping? */
+int srv_stopping(struct srv *s);
+/* Where watch.c keeps its per-server state. */
+void **srv_watch_slot(struct srv *s);
+/* watch.c: start the watch ticker; end every watch and wait (srv_stop). */
+lp_err srv_watch_init(struct srv *s);
+void srv_watch_shutdown(struct srv *s);
+
+#endif

@@ -1,0 +1,2004 @@
+/*
+ * objects.c -- get, list, create, update, patch, delete and deletecollection
+ * of every resource in the descriptor table (reference §3, §5, §10).
+ *
+ * Threads: MHD pool threads. Each handler reads with short engine snapshots
+ * (never held while waiting on the writer or on the network) and writes
+ * through eng_txn_commit with a compare on the revision it read, so a
+ * concurrent writer makes it retry (patch) or answer 409 (update).
+ *
+ * Order of checks (reference §2.5): routing 404 -> content type 415 -> query
+ * options 400/422 -> body 413/400 -> apiVersion/kind/name/namespace 400 ->
+ * namespace lifecycle 404/403 -> current object 404 -> preconditions 409 ->
+ * validation 422 -> storage 409.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api.h"
+#include "lapis/log.h"
+#include "objects.h"
+#include "patch.h"
+#include "pb.h"
+#include "registry/object.h"
+#include "registry/registry.h"
+#include "selector.h"
+#include "yamljson.h"
+
+/* Internal chunks of an unpaged list: one short snapshot per chunk. */
+#define LIST_CHUNK 500
+/* Retries of a patch or a delete that raced with another writer. */
+#define WRITE_RETRIES 8
+
+/* ------------------------------------------------------------ small helpers */
+
+static void what_of(const struct srv_resource *res, const char *name,
+		    struct srv_status_what *w)
+{
+	w->name = name;
+	w->group = res->group;
+	w->kind = res->resource;
+	w->uid = NULL;
+}
+
+static void fail_res(struct srv_req *r, const struct srv_resource *res,
+		     const char *name, const struct srv_error *err)
+{
+	struct srv_status_what w;
+	what_of(res, name, &w);
+	if (err->code == LP_E_INVALID) {
+		w.kind = res->kind;
+	}
+	srv_reply_error(r, err, &w);
+}
+
+static lp_err not_found_err(const struct srv_resource *res, const char *name,
+			    struct srv_error *err)
+{
+	char gr[320];
+	return srv_error_set(err, LP_E_NOTFOUND, "%s \"%s\" not found",
+			     srv_resource_gr(res, gr, sizeof gr), name);
+}
+
+static const char *meta_str(const json_t *obj, const char *k)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), k));
+}
+
+static bool is_dns_label(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		if (!alnum && !(c == '-' && i > 0 && i < n - 1))
+			return false;
+	}
+	return true;
+}
+
+static bool is_dns_subdomain(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 253)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		if (alnum)
+			continue;
+		if ((c == '-' || c == '.') && i > 0 && i < n - 1)
+			continue;
+		return false;
+	}
+	return true;
+}
+
+/* A label key or annotation key: [prefix/]name (qualified name). */
+static bool is_qualified_name(const char *k)
+{
+	const char *slash = strchr(k, '/');
+	const char *name = k;
+	if (slash) {
+		char prefix[256];
+		size_t pl = (size_t)(slash - k);
+		if (pl == 0 || pl >= sizeof prefix)
+			return false;
+		memcpy(prefix, k, pl);
+		prefix[pl] = 0;
+		if (!is_dns_subdomain(prefix))
+			return false;
+		name = slash + 1;
+	}
+	size_t n = strlen(name);
+	if (n == 0 || n > 63)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			     (c >= '0' && c <= '9');
+		if (alnum)
+			continue;
+		if ((c == '-' || c == '_' || c == '.') && i > 0 && i < n - 1)
+			continue;
+		return false;
+	}
+	return true;
+}
+
+static bool is_label_value(const char *v)
+{
+	size_t n = strlen(v);
+	if (n == 0)
+		return true;
+	if (n > 63)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = v[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			     (c >= '0' && c <= '9');
+		if (alnum)
+			continue;
+		if ((c == '-' || c == '_' || c == '.') && i > 0 && i < n - 1)
+			continue;
+		return false;
+	}
+	return true;
+}
+
+/* kube's limit on all annotations of an object together. */
+#define ANNOTATIONS_MAX (256 * 1024)
+
+/* Metadata validation (apimachinery ObjectMeta rules). Adds causes. */
+static void validate_meta(const struct srv_resource *res, const json_t *obj,
+			  struct srv_error *err)
+{
+	const json_t *m = json_object_get(obj, "metadata");
+	const char *name = json_string_value(json_object_get(m, "name"));
+	if (!name || !*name) {
+		srv_error_cause(err, "FieldValueRequired", "metadata.name",
+				"Required value: name or generateName is required");
+	} else {
+		bool ok = strcmp(res->resource, "namespaces") == 0
+				  ? is_dns_label(name, 63)
+				  : is_dns_subdomain(name);
+		if (!ok)
+			srv_error_cause(
+				err, "FieldValueInvalid", "metadata.name",
+				"Invalid value: \"%.300s\": a lowercase RFC 1123 %s must "
+				"consist of lower case alphanumeric characters, '-'%s, "
+				"and must start and end with an alphanumeric character",
+				name,
+				strcmp(res->resource, "namespaces") == 0 ? "label" : "subdomain",
+				strcmp(res->resource, "namespaces") == 0 ? "" : " or '.'");
+	}
+	const json_t *labels = json_object_get(m, "labels");
+	const char *k;
+	json_t *v;
+	if (labels && !json_is_object(labels) && !json_is_null(labels))
+		srv_error_cause(err, "FieldValueInvalid", "metadata.labels",
+				"Invalid value: must be an object");
+	json_object_foreach((json_t *)labels, k, v)
+	{
+		char f[320];
+		snprintf(f, sizeof f, "metadata.labels");
+		if (!is_qualified_name(k))
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+					k);
+		if (!json_is_string(v) || !is_label_value(json_string_value(v))) {
+			snprintf(f, sizeof f, "metadata.labels");
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: \"%.100s\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+					json_is_string(v) ? json_string_value(v) : "");
+		}
+	}
+	const json_t *ann = json_object_get(m, "annotations");
+	size_t total = 0;
+	json_object_foreach((json_t *)ann, k, v)
+	{
+		if (!is_qualified_name(k))
+			srv_error_cause(err, "FieldValueInvalid", "metadata.annotations",
+					"Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+					k);
+		total += strlen(k) + (json_is_string(v) ? json_string_length(v) : 0);
+		if (!json_is_string(v))
+			srv_error_cause(err, "FieldValueInvalid", "metadata.annotations",
+					"Invalid value: annotation values must be strings");
+	}
+	if (total > ANNOTATIONS_MAX)
+		srv_error_cause(err, "FieldValueTooLong", "metadata.annotations",
+				"Too long: must have at most %d bytes", ANNOTATIONS_MAX);
+}
+
+/* Turn collected causes into kube's Invalid message. */
+static lp_err invalid_from_causes(const struct srv_resource *res,
+				  const char *name, struct srv_error *err)
+{
+	if (err->n_causes == 0)
+		return LP_OK;
+	char msg[sizeof err->message];
+	size_t off = 0;
+	for (int i = 0; i < err->n_causes && off < sizeof msg; i++)
+		off += (size_t)snprintf(msg + off, sizeof msg - off, "%s%s: %s",
+					i ? ", " : "", err->causes[i].field,
+					err->causes[i].message);
+	return srv_error_set(err, LP_E_INVALID, "%s%s%s \"%s\" is invalid: %s%s%s",
+			     res->kind, res->group[0] ? "." : "", res->group,
+			     name ? name : "", err->n_causes > 1 ? "[" : "", msg,
+			     err->n_causes > 1 ? "]" : "");
+}
+
+/* ------------------------------------------------------------ bodies */
+
+static const char *media_type(struct srv_req *r, char *buf, size_t n)
+{
+	const char *ct = srv_header(r, "Content-Type");
+	if (!ct || !*ct) {
+		snprintf(buf, n, "application/json");
+		return buf;
+	}
+	size_t i = 0;
+	while (ct[i] && ct[i] != ';' && ct[i] != ' ' && i < n - 1) {
+		buf[i] = ct[i];
+		i++;
+	}
+	buf[i] = 0;
+	return buf;
+}
+
+/* Decode the request body as JSON, YAML or (built-ins) protobuf. */
+static lp_err decode_body(struct srv_req *r, const char *mt,
+			  const char *expect_kind, json_t **out,
+			  struct srv_error *err)
+{
+	if (!r->body || r->body_len == 0)
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "the request body is empty");
+	json_t *o = NULL;
+	if (!strcasecmp(mt, "application/json")) {
+		json_error_t je;
+		o = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &je);
+		if (!o && strstr(je.text, "duplicate"))
+			o = json_loadb(r->body, r->body_len, 0, &je);
+		if (!o)
+			return srv_error_set(err, LP_E_BADREQUEST,
+					     "error decoding the request body: %s "
+					     "(line %d, column %d)",
+					     je.text, je.line, je.column);
+	} else if (!strcasecmp(mt, "application/yaml")) {
+		lp_err rc = srv_yaml_to_json(r->body, r->body_len, &o, err);
+		if (rc)
+			return rc;
+	} else if (!strcasecmp(mt, "application/vnd.kubernetes.protobuf")) {
+		lp_err rc = srv_pb_decode(r->body, r->body_len, expect_kind, &o, err);
+		if (rc)
+			return rc;
+	} else {
+		return srv_error_set(err, LP_E_UNSUPPORTEDMEDIA,
+				     "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf");
+	}
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "the request body must be a JSON object");
+	}
+	*out = o;
+	return LP_OK;
+}
+
+/* Body kind and apiVersion must name the resource (400 otherwise). */
+static lp_err check_type(const struct srv_resource *res, json_t *obj,
+			 struct srv_error *err)
+{
+	char gv[300];
+	srv_resource_gv(res, gv, sizeof gv);
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+	if (!kind || !*kind)
+		json_object_set_new(obj, "kind", json_string(res->kind));
+	else if (strcmp(kind, res->kind))
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "the object provided is unrecognized (must be of type %s): kind %s",
+				     res->kind, kind);
+	if (!av || !*av)
+		json_object_set_new(obj, "apiVersion", json_string(gv));
+	else if (strcmp(av, gv))
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "the API version in the data (%s) does not match the expected API version (%s)",
+				     av, gv);
+	json_t *m = json_object_get(obj, "metadata");
+	if (!m || json_is_null(m)) {
+		m = json_object();
+		json_object_set_new(obj, "metadata", m);
+	} else if (!json_is_object(m)) {
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "metadata must be an object");
+	}
+	json_object_del(m, "selfLink");
+	json_object_del(m, "managedFields");
+	return LP_OK;
+}
+
+/* ------------------------------------------------------------ storage */
+
+static lp_err key_of(const struct srv_resource *res, const char *ns,
+		     const char *name, struct reg_key *k, struct srv_error *err)
+{
+	lp_err rc = reg_object_key(res->group, res->resource,
+				   res->namespaced ? ns : NULL, name, k);
+	if (rc == LP_E_KEYTOOLONG)
+		return srv_error_set(err, LP_E_INVALID, "metadata.name: Too long");
+	if (rc)
+		return not_found_err(res, name, err);
+	return LP_OK;
+}
+
+/* The current stored bytes of an object (copied). */
+struct cur {
+	char *bytes;
+	size_t len;
+	int64_t mod;
+	json_t *obj; /* decoded on demand */
+};
+
+static void cur_free(struct cur *c)
+{
+	free(c->bytes);
+	json_decref(c->obj);
+	memset(c, 0, sizeof *c);
+}
+
+static lp_err read_key(eng *e, const struct reg_key *k, struct cur *out)
+{
+	eng_rd *rd;
+	lp_err rc = eng_rd_begin(e, &rd);
+	if (rc)
+		return rc;
+	struct eng_record rec;
+	rc = eng_get(rd, k->bytes, k->len, 0, &rec);
+	if (!rc) {
+		out->bytes = malloc(rec.value_len + 1);
+		if (!out->bytes) {
+			rc = LP_E_NOMEM;
+		} else {
+			memcpy(out->bytes, rec.value, rec.value_len);
+			out->bytes[rec.value_len] = 0;
+			out->len = rec.value_len;
+			out->mod = rec.mod_rev;
+			out->obj = NULL;
+		}
+	}
+	eng_rd_end(rd);
+	return rc;
+}
+
+static lp_err cur_decode(struct cur *c)
+{
+	if (c->obj)
+		return LP_OK;
+	c->obj = json_loadb(c->bytes, c->len, 0, NULL);
+	return c->obj ? LP_OK : LP_E_CORRUPT;
+}
+
+/* Namespace lifecycle for writes into ns: 404 missing, 403 terminating on
+   create. */
+static lp_err check_namespace(struct srv_req *r, const struct srv_resource *res,
+			      const char *ns, const char *name, bool creating,
+			      struct srv_error *err, struct srv_status_what *w)
+{
+	if (!res->namespaced)
+		return LP_OK;
+	struct reg_key k;
+	if (reg_object_key("", "namespaces", NULL, ns, &k)) {
+		w->name = ns;
+		w->kind = "namespaces";
+		w->group = "";
+		return srv_error_set(err, LP_E_NOTFOUND, "namespaces \"%s\" not found", ns);
+	}
+	struct cur c = {0};
+	lp_err rc = read_key(srv_engine(r->s), &k, &c);
+	if (rc == LP_E_NOTFOUND) {
+		w->name = ns;
+		w->kind = "namespaces";
+		w->group = "";
+		return srv_error_set(err, LP_E_NOTFOUND, "namespaces \"%s\" not found", ns);
+	}
+	if (rc)
+		return srv_error_set(err, rc, "reading namespace: %s", lp_strerror(rc));
+	if (creating && cur_decode(&c) == LP_OK) {
+		const char *phase = json_string_value(json_object_get(
+			json_object_get(c.obj, "status"), "phase"));
+		if (phase && !strcmp(phase, "Terminating")) {
+			char gr[320];
+			srv_error_cause(err, "NamespaceTerminating", "metadata.namespace",
+					"namespace %s is being terminated", ns);
+			cur_free(&c);
+			w->name = name;
+			return srv_error_set(err, LP_E_FORBIDDEN,
+					     "%s \"%s\" is forbidden: unable to create new content in namespace %s because it is being terminated",
+					     srv_resource_gr(res, gr, sizeof gr), name, ns);
+		}
+	}
+	cur_free(&c);
+	return LP_OK;
+}
+
+/* Encode and write obj under k with cmp. On success *out holds the stored
+   bytes (malloc'd). dry: validate only (the bytes carry rv_text). */
+static lp_err store(eng *e, const struct reg_key *k, json_t *obj,
+		    const struct eng_cmp *cmp, bool dry, const char *rv_text,
+		    char **out, size_t *out_len, int64_t *rev)
+{
+	reg_canonical(obj);
+	char *bytes;
+	size_t len;
+	uint32_t slot;
+	lp_err rc = reg_encode(obj, &bytes, &len, &slot);
+	if (rc)
+		return rc;
+	if (dry) {
+		size_t rl = strlen(rv_text);
+		char *b = malloc(len + rl + 1);
+		if (!b) {
+			free(bytes);
+			return LP_E_NOMEM;
+		}
+		memcpy(b, bytes, slot);
+		memcpy(b + slot, rv_text, rl);
+		memcpy(b + slot + rl, bytes + slot, len - slot + 1);
+		free(bytes);
+		*out = b;
+		*out_len = len + rl;
+		return LP_OK;
+	}
+	eng_txn *t;
+	if ((rc = eng_txn_new(e, &t))) {
+		free(bytes);
+		return rc;
+	}
+	rc = eng_txn_put(t, k->bytes, k->len, bytes, len, slot, cmp);
+	free(bytes);
+	struct eng_commit_res res;
+	if (!rc)
+		rc = eng_txn_commit(t, &res);
+	if (!rc) {
+		struct eng_record cur;
+		eng_txn_result(t, 0, NULL, &cur);
+		*out = malloc(cur.value_len + 1);
+		if (!*out) {
+			rc = LP_E_NOMEM;
+		} else {
+			memcpy(*out, cur.value, cur.value_len);
+			(*out)[cur.value_len] = 0;
+			*out_len = cur.value_len;
+			if (rev)
+				*rev = cur.mod_rev;
+		}
+	}
+	eng_txn_free(t);
+	return rc;
+}
+
+static lp_err remove_key(eng *e, const struct reg_key *k, int64_t mod)
+{
+	eng_txn *t;
+	lp_err rc = eng_txn_new(e, &t);
+	if (rc)
+		return rc;
+	struct eng_cmp cmp = {ENG_CMP_MOD, mod};
+	rc = eng_txn_del(t, k->bytes, k->len, &cmp);
+	if (!rc)
+		rc = eng_txn_commit(t, NULL);
+	eng_txn_free(t);
+	return rc;
+}
+
+/* Storage errors in words. */
+static lp_err storage_err(const struct srv_resource *res, const char *name,
+			  lp_err rc, struct srv_error *err)
+{
+	char gr[320];
+	srv_resource_gr(res, gr, sizeof gr);
+	if (rc == LP_E_EXISTS)
+		return srv_error_set(err, rc, "%s \"%s\" already exists", gr, name);
+	if (rc == LP_E_CONFLICT)
+		return srv_error_set(err, rc,
+				     "Operation cannot be fulfilled on %s \"%s\": the object has been modified; please apply your changes to the latest version and try again",
+				     gr, name);
+	if (rc == LP_E_NOTFOUND)
+		return not_found_err(res, name, err);
+	if (rc == LP_E_FULL)
+		return srv_error_set(err, LP_E_FULL,
+				     "Internal error occurred: the store is full");
+	return srv_error_set(err, rc, "Internal error occurred: %s",
+			     lp_strerror(rc));
+}
+
+/* ------------------------------------------------------------ options */
+
+static lp_err dry_run(struct srv_req *r, bool *dry, struct srv_error *err)
+{
+	const char *d = srv_query(r, "dryRun");
+	*dry = false;
+	if (!d)
+		return LP_OK;
+	if (strcmp(d, "All")) {
+		srv_error_cause(err, "FieldValueNotSupported", "dryRun",
+				"Unsupported value: []string{\"%.64s\"}: supported values: \"All\"", d);
+		return srv_error_set(err, LP_E_INVALID,
+				     "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"%.64s\"}: supported values: \"All\"",
+				     d);
+	}
+	*dry = true;
+	return LP_OK;
+}
+
+static lp_err field_validation(struct srv_req *r, struct srv_error *err)
+{
+	const char *fv = srv_query(r, "fieldValidation");
+	if (!fv || !*fv || !strcmp(fv, "Ignore") || !strcmp(fv, "Warn") ||
+	    !strcmp(fv, "Strict"))
+		return LP_OK;
+	srv_error_cause(err, "FieldValueNotSupported", "fieldValidation",
+			"Unsupported value: \"%.64s\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"", fv);
+	return srv_error_set(err, LP_E_INVALID,
+			     "fieldValidation: Unsupported value: \"%.64s\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"",
+			     fv);
+}
+
+/* ------------------------------------------------------------ get */
+
+static void do_get(struct srv_req *r, const struct srv_resource *res,
+		   const char *ns, const char *name)
+{
+	struct srv_error err = {0};
+	struct reg_key k;
+	if (key_of(res, ns, name, &k, &err)) {
+		fail_res(r, res, name, &err);
+		return;
+	}
+	struct cur c = {0};
+	lp_err rc = read_key(srv_engine(r->s), &k, &c);
+	if (rc) {
+		storage_err(res, name, rc, &err);
+		fail_res(r, res, name, &err);
+		return;
+	}
+	if (srv_wants_yaml(r) && cur_decode(&c) == LP_OK) {
+		srv_reply_json(r, 200, json_incref(c.obj));
+		cur_free(&c);
+		return;
+	}
+	srv_reply_take(r, 200, "application/json", c.bytes, c.len);
+	c.bytes = NULL;
+	cur_free(&c);
+}
+
+/* ------------------------------------------------------------ list */
+
+struct growbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void gb_put(struct growbuf *b, const void *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
+static void gb_str(struct growbuf *b, const char *s)
+{
+	gb_put(b, s, strlen(s));
+}
+
+struct list_ctx {
+	const struct srv_resource *res;
+	srv_lsel *lsel;
+	srv_fsel *fsel;
+	struct growbuf *out;
+	size_t n_items;
+	char *last_key;	  /* last taken key (copy) */
+	size_t last_len;
+	json_t *items;	  /* when set: collect decoded objects instead */
+};
+
+struct field_ud {
+	const struct srv_resource *res;
+	const json_t *obj;
+	char buf[64];
+};
+
+static const char *field_get(void *ud, const char *field)
+{
+	struct field_ud *f = ud;
+	return srv_resource_field(f->res, f->obj, field, f->buf, sizeof f->buf);
+}
+
+bool srv_object_matches(const struct srv_resource *res, const srv_lsel *ls,
+			const srv_fsel *fs, const json_t *obj)
+{
+	if (ls && !srv_lsel_empty(ls) &&
+	    !srv_lsel_match(ls, json_object_get(json_object_get(obj, "metadata"),
+						"labels")))
+		return false;
+	if (fs && !srv_fsel_empty(fs)) {
+		struct field_ud f = {.res = res, .obj = obj};
+		if (!srv_fsel_match(fs, field_get, &f))
+			return false;
+	}
+	return true;
+}
+
+static enum eng_take list_cb(void *ud, const struct eng_record *rec)
+{
+	struct list_ctx *c = ud;
+	bool filtered = (c->lsel && !srv_lsel_empty(c->lsel)) ||
+			(c->fsel && !srv_fsel_empty(c->fsel));
+	json_t *obj = NULL;
+	if (filtered || c->items) {
+		obj = json_loadb((const char *)rec->value, rec->value_len, 0, NULL);
+		if (!obj)
+			return ENG_SKIP;
+		if (filtered && !srv_object_matches(c->res, c->lsel, c->fsel, obj)) {
+			json_decref(obj);
+			return ENG_SKIP;
+		}
+	}
+	if (c->items) {
+		json_array_append_new(c->items, obj);
+	} else {
+		json_decref(obj);
+		if (c->n_items)
+			gb_put(c->out, ",", 1);
+		gb_put(c->out, rec->value, rec->value_len);
+	}
+	c->n_items++;
+	char *k = realloc(c->last_key, rec->key_len + 1);
+	if (k) {
+		memcpy(k, rec->key, rec->key_len);
+		k[rec->key_len] = 0;
+		c->last_key = k;
+		c->last_len = rec->key_len;
+	}
+	return ENG_TAKE;
+}
+
+static bool parse_i64(const char *s, int64_t *out)
+{
+	if (!s || !*s)
+		return false;
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (*end || errno)
+		return false;
+	*out = v;
+	return true;
+}
+
+static void list_opts_free(struct list_opts *o)
+{
+	srv_lsel_free(o->lsel);
+	srv_fsel_free(o->fsel);
+}
+
+lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
+		     bool watch, struct list_opts *o, struct srv_error *err)
+{
+	memset(o, 0, sizeof *o);
+	const char *l = srv_query(r, "limit");
+	if (l && *l && !parse_i64(l, &o->limit))
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "strconv.ParseInt: parsing \"%.64s\": invalid syntax", l);
+	if (watch)
+		o->limit = 0;
+	o->cont = srv_query(r, "continue");
+	if (o->cont && !*o->cont)
+		o->cont = NULL;
+	o->rv = srv_query(r, "resourceVersion");
+	if (o->rv && !*o->rv)
+		o->rv = NULL;
+	o->rvm = srv_query(r, "resourceVersionMatch");
+	if (o->rvm && !*o->rvm)
+		o->rvm = NULL;
+	int64_t rvn = 0;
+	if (o->rv && (!parse_i64(o->rv, &rvn) || rvn < 0))
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "invalid resource version: %.64s", o->rv);
+	if (!watch) {
+		if (o->rvm && strcmp(o->rvm, "Exact") && strcmp(o->rvm, "NotOlderThan")) {
+			srv_error_cause(err, "FieldValueNotSupported", "resourceVersionMatch",
+					"Unsupported value: \"%.32s\": supported values: \"Exact\", \"NotOlderThan\", \"\"", o->rvm);
+			return srv_error_set(err, LP_E_INVALID,
+					     "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Unsupported value: \"%.32s\": supported values: \"Exact\", \"NotOlderThan\", \"\"",
+					     o->rvm);
+		}
+		if (o->rvm && o->cont) {
+			srv_error_cause(err, "FieldValueForbidden", "resourceVersionMatch",
+					"Forbidden: resourceVersionMatch is forbidden when continue is provided");
+			return srv_error_set(err, LP_E_INVALID,
+					     "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided");
+		}
+		if (o->rvm && !o->rv) {
+			srv_error_cause(err, "FieldValueForbidden", "resourceVersionMatch",
+					"Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided");
+			return srv_error_set(err, LP_E_INVALID,
+					     "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided");
+		}
+		if (o->rvm && !strcmp(o->rvm, "Exact") && rvn == 0) {
+			srv_error_cause(err, "FieldValueForbidden", "resourceVersionMatch",
+					"Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"");
+			return srv_error_set(err, LP_E_INVALID,
+					     "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"");
+		}
+		if (o->cont && o->rv && rvn != 0)
+			return srv_error_set(err, LP_E_BADREQUEST,
+					     "specifying resource version is not allowed when using continue");
+	}
+	lp_err rc = srv_lsel_parse(srv_query(r, "labelSelector"), &o->lsel, err);
+	if (rc)
+		return rc;
+	rc = srv_fsel_parse(srv_query(r, "fieldSelector"), &o->fsel, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < srv_fsel_count(o->fsel); i++) {
+		const char *f = srv_fsel_field(o->fsel, i);
+		char buf[8];
+		json_t *probe = json_object();
+		bool known = srv_resource_field(res, probe, f, buf, sizeof buf) != NULL;
+		json_decref(probe);
+		if (!known)
+			return srv_error_set(err, LP_E_BADREQUEST,
+					     "field label not supported: %.128s", f);
+	}
+	return LP_OK;
+}
+
+/* Read a list into c at the options' revision. Fills *list_rev, the
+   continue token (new, or NULL) and the remaining count (-1: none). */
+static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
+			struct list_opts *o, struct list_ctx *c,
+			int64_t *list_rev, char **token, int64_t *remaining,
+			struct srv_error *err)
+{
+	struct reg_key prefix;
+	lp_err rc = reg_list_prefix(res->group, res->resource,
+				    res->namespaced && ns && *ns ? ns : NULL, &prefix);
+	if (rc)
+		return srv_error_set(err, LP_E_NOTFOUND, "not found");
+	*token = NULL;
+	*remaining = -1;
+	int64_t at = 0, carried = -1;
+	char *from = NULL;
+	size_t from_len = 0;
+	bool filtered = !srv_lsel_empty(o->lsel) || !srv_fsel_empty(o->fsel);
+	if (o->cont) {
+		char *start;
+		size_t sl;
+		char msg[256];
+		if (reg_continue_decode(o->cont, &at, &start, &sl, msg, sizeof msg))
+			return srv_error_set(err, LP_E_BADREQUEST,
+					     "invalid continue token: %s", msg);
+		from = malloc(prefix.len + sl + 1);
+		if (!from) {
+			free(start);
+			return srv_error_set(err, LP_E_NOMEM, "out of memory");
+		}
+		memcpy(from, prefix.bytes, prefix.len);
+		memcpy(from + prefix.len, start, sl);
+		from_len = prefix.len + sl;
+		free(start);
+		if (at < 0)
+			at = 0; /* rv -1: continue at the latest revision */
+		/* the count carried in the token, when there is one */
+		json_t *tj = NULL;
+		(void)tj;
+		carried = -1;
+	} else if (o->rv) {
+		int64_t n = 0;
+		parse_i64(o->rv, &n);
+		bool exact = (o->rvm && !strcmp(o->rvm, "Exact")) ||
+			     (!o->rvm && n != 0 && o->limit > 0);
+		if (exact) {
+			at = n;
+		} else if (n > 0) {
+			if (eng_wait_rev(e, n, 3000) != LP_OK) {
+				free(from);
+				srv_error_cause(err, "ResourceVersionTooLarge", "",
+						"Too large resource version");
+				return srv_error_set(err, LP_E_FUTURE,
+						     "Timeout: Too large resource version: %lld, current: %lld",
+						     (long long)n, (long long)eng_rev(e));
+			}
+		}
+	}
+	/* Read in chunks, each its own short snapshot, all at one revision,
+	   pinned against compaction meanwhile. */
+	eng_pin *pin = NULL;
+	uint64_t want = o->limit > 0 ? (uint64_t)o->limit : 0;
+	int64_t rev = at;
+	bool more = false;
+	uint64_t left = 0;
+	bool first = true;
+	for (;;) {
+		eng_rd *rd;
+		if ((rc = eng_rd_begin(e, &rd)))
+			break;
+		uint64_t chunk = LIST_CHUNK;
+		if (want && want - c->n_items < chunk)
+			chunk = want - c->n_items;
+		struct eng_range_req q = {
+			.prefix = prefix.bytes, .prefix_len = prefix.len,
+			.from = from, .from_len = from_len, .at_rev = rev,
+			.limit = chunk,
+			.flags = (want && !filtered && carried < 0) ? ENG_RANGE_COUNT : 0};
+		struct eng_range_res rr;
+		rc = eng_range(rd, &q, list_cb, c, &rr);
+		eng_rd_end(rd);
+		if (rc)
+			break;
+		if (first) {
+			rev = rr.rev;
+			first = false;
+			if (!pin && eng_pin_rev(e, rev, &pin) != LP_OK)
+				pin = NULL;
+		}
+		more = rr.more;
+		left = rr.n_remaining;
+		if (!more || (want && c->n_items >= want) || c->out->oom)
+			break;
+		/* next chunk: right after the last key read */
+		free(from);
+		from_len = c->last_len + 1;
+		from = malloc(from_len + 1);
+		if (!from) {
+			rc = LP_E_NOMEM;
+			break;
+		}
+		memcpy(from, c->last_key, c->last_len);
+		from[c->last_len] = 0;
+	}
+	eng_unpin(pin);
+	free(from);
+	if (rc == LP_E_COMPACTED) {
+		if (o->cont)
+			return srv_error_set(err, LP_E_COMPACTED,
+					     "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.");
+		return srv_error_set(err, LP_E_COMPACTED,
+				     "The resourceVersion for the provided list is too old.");
+	}
+	if (rc == LP_E_FUTURE) {
+		srv_error_cause(err, "ResourceVersionTooLarge", "",
+				"Too large resource version");
+		return srv_error_set(err, LP_E_FUTURE,
+				     "Timeout: Too large resource version: %lld, current: %lld",
+				     (long long)at, (long long)eng_rev(e));
+	}
+	if (rc)
+		return srv_error_set(err, rc, "Internal error occurred: %s", lp_strerror(rc));
+	*list_rev = rev;
+	if (more && want && c->last_key) {
+		size_t sl = c->last_len - prefix.len;
+		char *start = malloc(sl + 1);
+		if (start) {
+			memcpy(start, c->last_key + prefix.len, sl);
+			start[sl] = 0; /* the last key plus a NUL: strictly after */
+			*token = reg_continue_encode(rev, start, sl + 1);
+			free(start);
+		}
+		if (!filtered)
+			*remaining = (int64_t)left;
+	}
+	return LP_OK;
+}
+
+static void do_list(struct srv_req *r, const struct srv_resource *res,
+		    const char *ns)
+{
+	struct srv_error err = {0};
+	struct list_opts o;
+	if (srv_list_opts(r, res, false, &o, &err)) {
+		list_opts_free(&o);
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	struct growbuf b = {0};
+	char hdr[512];
+	char gv[300];
+	srv_resource_gv(res, gv, sizeof gv);
+	struct list_ctx c = {.res = res, .lsel = o.lsel, .fsel = o.fsel, .out = &b};
+	gb_str(&b, "{\"kind\":\"");
+	gb_str(&b, res->list_kind);
+	gb_str(&b, "\",\"apiVersion\":\"");
+	gb_str(&b, gv);
+	size_t meta_at = b.len;
+	gb_str(&b, "\",\"metadata\":{},\"items\":[");
+	size_t items_at = b.len;
+	int64_t rev = 0, remaining = -1;
+	char *token = NULL;
+	lp_err rc = read_list(srv_engine(r->s), res, ns, &o, &c, &rev, &token,
+			      &remaining, &err);
+	list_opts_free(&o);
+	free(c.last_key);
+	if (rc) {
+		free(b.p);
+		free(token);
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	gb_str(&b, "]}");
+	if (b.oom) {
+		free(b.p);
+		free(token);
+		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
+		return;
+	}
+	/* Now that the revision is known, write the list metadata. */
+	int hl = snprintf(hdr, sizeof hdr, "\",\"metadata\":{\"resourceVersion\":\"%lld\"",
+			  (long long)rev);
+	struct growbuf m = {0};
+	gb_put(&m, hdr, (size_t)hl);
+	if (token) {
+		gb_str(&m, ",\"continue\":\"");
+		gb_str(&m, token);
+		gb_str(&m, "\"");
+		if (remaining >= 0) {
+			char rem[64];
+			snprintf(rem, sizeof rem, ",\"remainingItemCount\":%lld",
+				 (long long)remaining);
+			gb_str(&m, rem);
+		}
+	}
+	gb_str(&m, "},\"items\":[");
+	free(token);
+	struct growbuf out = {0};
+	gb_put(&out, b.p, meta_at);
+	gb_put(&out, m.p, m.len);
+	gb_put(&out, b.p + items_at, b.len - items_at);
+	free(b.p);
+	free(m.p);
+	if (out.oom) {
+		free(out.p);
+		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
+		return;
+	}
+	if (srv_wants_yaml(r)) {
+		json_t *j = json_loadb(out.p, out.len, 0, NULL);
+		free(out.p);
+		srv_reply_json(r, 200, j);
+		return;
+	}
+	srv_reply_take(r, 200, "application/json", out.p, out.len);
+}
+
+/* ------------------------------------------------------------ create */
+
+static void gen_name(const char *prefix, char *out, size_t n)
+{
+	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+	char suffix[6];
+	for (int i = 0; i < 5; i++)
+		suffix[i] = alphabet[(unsigned)rand() % (sizeof alphabet - 1)];
+	suffix[5] = 0;
+	snprintf(out, n, "%.58s%s", prefix, suffix);
+}
+
+static void do_create(struct srv_req *r, const struct srv_resource *res,
+		      const char *ns)
+{
+	struct srv_error err = {0};
+	struct srv_status_what w = {0};
+	char mtb[128];
+	const char *mt = media_type(r, mtb, sizeof mtb);
+	bool dry;
+	json_t *obj = NULL;
+	if (dry_run(r, &dry, &err) || field_validation(r, &err) ||
+	    decode_body(r, mt, res->kind, &obj, &err) ||
+	    check_type(res, obj, &err)) {
+		json_decref(obj);
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	json_t *m = json_object_get(obj, "metadata");
+	/* namespace reconciliation */
+	const char *bns = json_string_value(json_object_get(m, "namespace"));
+	if (res->namespaced) {
+		if (bns && *bns && strcmp(bns, ns)) {
+			json_decref(obj);
+			srv_reply_fail(r, LP_E_BADREQUEST,
+				       "the namespace of the provided object does not match the namespace sent on the request");
+			return;
+		}
+		json_object_set_new(m, "namespace", json_string(ns));
+	} else {
+		json_object_del(m, "namespace");
+	}
+	const char *name = json_string_value(json_object_get(m, "name"));
+	const char *gen = json_string_value(json_object_get(m, "generateName"));
+	char gname[320];
+	bool generated = false;
+	if ((!name || !*name) && gen && *gen) {
+		gen_name(gen, gname, sizeof gname);
+		json_object_set_new(m, "name", json_string(gname));
+		generated = true;
+	}
+	name = json_string_value(json_object_get(m, "name"));
+	const char *for_msgs = name && *name ? name : (gen ? gen : "Unknown");
+	if (check_namespace(r, res, ns, for_msgs, true, &err, &w)) {
+		json_decref(obj);
+		srv_reply_error(r, &err, &w);
+		return;
+	}
+	const char *rvs = json_string_value(json_object_get(m, "resourceVersion"));
+	int64_t rvn = 0;
+	if (rvs && parse_i64(rvs, &rvn) && rvn != 0 && !dry) {
+		json_decref(obj);
+		srv_reply_fail(r, LP_E_IO, "resourceVersion should not be set on objects to be created");
+		return;
+	}
+	json_object_del(m, "resourceVersion");
+	json_object_del(m, "deletionTimestamp");
+	json_object_del(m, "deletionGracePeriodSeconds");
+	char uid[37], now[32];
+	reg_uuid(uid);
+	reg_now(now);
+	json_object_set_new(m, "uid", json_string(uid));
+	json_object_set_new(m, "creationTimestamp", json_string(now));
+	if (!strcmp(res->resource, "namespaces") && name) {
+		json_t *labels = json_object_get(m, "labels");
+		if (!json_is_object(labels)) {
+			labels = json_object();
+			json_object_set_new(m, "labels", labels);
+		}
+		json_object_set_new(labels, "kubernetes.io/metadata.name",
+				    json_string(name));
+	}
+	validate_meta(res, obj, &err);
+	if (invalid_from_causes(res, for_msgs, &err) ||
+	    (res->prepare && res->prepare(res, obj, NULL, &err))) {
+		json_decref(obj);
+		fail_res(r, res, for_msgs, &err);
+		return;
+	}
+	eng *e = srv_engine(r->s);
+	struct eng_cmp cmp = {ENG_CMP_ABSENT, 0};
+	char *out = NULL;
+	size_t out_len = 0;
+	lp_err rc = LP_OK;
+	for (int attempt = 0; attempt < WRITE_RETRIES; attempt++) {
+		struct reg_key k;
+		name = json_string_value(json_object_get(m, "name"));
+		if (key_of(res, ns, name, &k, &err)) {
+			json_decref(obj);
+			fail_res(r, res, name, &err);
+			return;
+		}
+		if (dry) {
+			/* a dry run still sees an existing name */
+			struct cur c = {0};
+			if (read_key(e, &k, &c) == LP_OK) {
+				cur_free(&c);
+				rc = LP_E_EXISTS;
+			} else {
+				rc = store(e, &k, obj, &cmp, true, "", &out, &out_len, NULL);
+			}
+		} else {
+			rc = store(e, &k, obj, &cmp, false, NULL, &out, &out_len, NULL);
+		}
+		if (rc != LP_E_EXISTS || !generated)
+			break;
+		gen_name(gen, gname, sizeof gname);
+		json_object_set_new(m, "name", json_string(gname));
+	}
+	if (rc) {
+		storage_err(res, name, rc, &err);
+		json_decref(obj);
+		fail_res(r, res, name, &err);
+		return;
+	}
+	json_decref(obj);
+	srv_reply_take(r, 201, "application/json", out, out_len);
+}
+
+/* ------------------------------------------------------------ update */
+
+/*
+ * The shared tail of update, patch and the subresources: given the object
+ * the client wants (obj, taken) and the current one, apply the strategy and
+ * write with a compare on cur->mod. Replies. Returns LP_E_CONFLICT without
+ * replying when retry is set and the write raced (patch retries).
+ */
+enum upd_kind { UPD_MAIN, UPD_STATUS, UPD_FINALIZE };
+
+static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
+			    const char *ns, const char *name, struct cur *cur,
+			    json_t *obj, enum upd_kind kind, bool retry,
+			    bool dry)
+{
+	struct srv_error err = {0};
+	json_t *m = json_object_get(obj, "metadata");
+	json_t *old = cur->obj;
+	json_t *om = json_object_get(old, "metadata");
+	const char *bname = json_string_value(json_object_get(m, "name"));
+	if (bname && *bname && strcmp(bname, name)) {
+		json_decref(obj);
+		srv_reply_fail(r, LP_E_BADREQUEST,
+			       "the name of the object (%.253s) does not match the name on the URL (%.253s)",
+			       bname, name);
+		return LP_E_BADREQUEST;
+	}
+	json_object_set_new(m, "name", json_string(name));
+	if (res->namespaced) {
+		const char *bns = json_string_value(json_object_get(m, "namespace"));
+		if (bns && *bns && strcmp(bns, ns)) {
+			json_decref(obj);
+			srv_reply_fail(r, LP_E_BADREQUEST,
+				       "the namespace of the object (%.63s) does not match the namespace on the request (%.63s)",
+				       bns, ns);
+			return LP_E_BADREQUEST;
+		}
+		json_object_set_new(m, "namespace", json_string(ns));
+	} else {
+		json_object_del(m, "namespace");
+	}
+	/* optimistic concurrency */
+	const char *rvs = json_string_value(json_object_get(m, "resourceVersion"));
+	int64_t rvn = 0;
+	if (rvs && *rvs && strcmp(rvs, "0")) {
+		if (!parse_i64(rvs, &rvn) || rvn != cur->mod) {
+			storage_err(res, name, LP_E_CONFLICT, &err);
+			json_decref(obj);
+			fail_res(r, res, name, &err);
+			return LP_E_CONFLICT;
+		}
+	} else if (!res->unconditional_update) {
+		srv_error_cause(&err, "FieldValueInvalid", "metadata.resourceVersion",
+				"Invalid value: 0x0: must be specified for an update");
+		invalid_from_causes(res, name, &err);
+		json_decref(obj);
+		fail_res(r, res, name, &err);
+		return LP_E_INVALID;
+	}
+	const char *buid = json_string_value(json_object_get(m, "uid"));
+	const char *ouid = json_string_value(json_object_get(om, "uid"));
+	if (buid && *buid && ouid && strcmp(buid, ouid)) {
+		char gr[320];
+		srv_error_set(&err, LP_E_CONFLICT,
+			      "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID in precondition: %s, UID in object meta: %s",
+			      srv_resource_gr(res, gr, sizeof gr), name, buid, ouid);
+		json_decref(obj);
+		fail_res(r, res, name, &err);
+		return LP_E_CONFLICT;
+	}
+	/* what each endpoint may change */
+	json_t *next;
+	if (kind == UPD_STATUS || kind == UPD_FINALIZE) {
+		next = json_deep_copy(old);
+		const char *part = kind == UPD_STATUS ? "status" : "spec";
+		json_t *v = json_object_get(obj, part);
+		if (kind == UPD_FINALIZE) {
+			json_t *spec = json_object_get(next, "spec");
+			if (!json_is_object(spec)) {
+				spec = json_object();
+				json_object_set_new(next, "spec", spec);
+			}
+			json_t *f = json_object_get(v, "finalizers");
+			if (f)
+				json_object_set(spec, "finalizers", f);
+			else
+				json_object_del(spec, "finalizers");
+		} else if (v) {
+			json_object_set(next, part, v);
+		} else {
+			json_object_del(next, part);
+		}
+		json_decref(obj);
+	} else {
+		next = obj;
+		m = json_object_get(next, "metadata");
+		/* server-owned fields come from the stored object */
+		static const char *const keep[] = {"uid", "creationTimestamp",
+						   "deletionTimestamp",
+						   "deletionGracePeriodSeconds",
+						   "generation"};
+		for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+			json_t *v = json_object_get(om, keep[i]);
+			if (v)
+				json_object_set(m, keep[i], v);
+			else
+				json_object_del(m, keep[i]);
+		}
+		if (res->subresources) {
+			bool has_status = false;
+			for (const char *const *s = res->subresources; *s; s++)
+				has_status = has_status || !strcmp(*s, "status");
+			if (has_status) {
+				json_t *os = json_object_get(old, "status");
+				if (os)
+					json_object_set(next, "status", os);
+				else
+					json_object_del(next, "status");
+			}
+		}
+		if (!strcmp(res->resource, "namespaces")) {
+			json_t *labels = json_object_get(m, "labels");
+			if (!json_is_object(labels)) {
+				labels = json_object();
+				json_object_set_new(m, "labels", labels);
+			}
+			json_object_set_new(labels, "kubernetes.io/metadata.name",
+					    json_string(name));
+		}
+	}
+	m = json_object_get(next, "metadata");
+	/* no new finalizers once deleting */
+	if (json_object_get(om, "deletionTimestamp")) {
+		json_t *nf = json_object_get(m, "finalizers");
+		json_t *of = json_object_get(om, "finalizers");
+		size_t i;
+		json_t *f;
+		json_array_foreach(nf, i, f)
+		{
+			bool found = false;
+			size_t j;
+			json_t *g;
+			json_array_foreach(of, j, g) found = found || json_equal(f, g);
+			if (!found) {
+				srv_error_cause(&err, "FieldValueForbidden", "metadata.finalizers",
+						"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{\"%.200s\"}",
+						json_string_value(f) ? json_string_value(f) : "");
+				break;
+			}
+		}
+	}
+	validate_meta(res, next, &err);
+	if (invalid_from_causes(res, name, &err) ||
+	    (kind == UPD_MAIN && res->prepare && res->prepare(res, next, old, &err))) {
+		json_decref(next);
+		fail_res(r, res, name, &err);
+		return err.code;
+	}
+	eng *e = srv_engine(r->s);
+	struct reg_key k;
+	if (key_of(res, ns, name, &k, &err)) {
+		json_decref(next);
+		fail_res(r, res, name, &err);
+		return err.code;
+	}
+	/* Deleting and no finalizers left: the update removes the object. */
+	json_t *fins = json_object_get(m, "finalizers");
+	json_t *specf = json_object_get(json_object_get(next, "spec"), "finalizers");
+	bool ns_res = !strcmp(res->resource, "namespaces");
+	if (json_object_get(om, "deletionTimestamp") &&
+	    json_array_size(fins) == 0 && (!ns_res || json_array_size(specf) == 0)) {
+		lp_err rc = dry ? LP_OK : remove_key(e, &k, cur->mod);
+		if (rc == LP_E_CONFLICT && retry) {
+			json_decref(next);
+			return LP_E_CONFLICT;
+		}
+		if (rc) {
+			storage_err(res, name, rc, &err);
+			json_decref(next);
+			fail_res(r, res, name, &err);
+			return rc;
+		}
+		char rvt[24];
+		snprintf(rvt, sizeof rvt, "%lld", (long long)cur->mod);
+		json_object_set_new(m, "resourceVersion", json_string(rvt));
+		srv_reply_json(r, 200, next);
+		return LP_OK;
+	}
+	/* A no-op write changes nothing and keeps the revision. */
+	char rvt[24];
+	snprintf(rvt, sizeof rvt, "%lld", (long long)cur->mod);
+	char *same = NULL;
+	size_t same_len = 0;
+	if (store(e, &k, next, NULL, true, rvt, &same, &same_len, NULL) == LP_OK &&
+	    same_len == cur->len && !memcmp(same, cur->bytes, same_len)) {
+		json_decref(next);
+		srv_reply_take(r, 200, "application/json", same, same_len);
+		return LP_OK;
+	}
+	free(same);
+	struct eng_cmp cmp = {ENG_CMP_MOD, cur->mod};
+	char *out = NULL;
+	size_t out_len = 0;
+	lp_err rc = store(e, &k, next, &cmp, dry, rvt, &out, &out_len, NULL);
+	json_decref(next);
+	if (rc == LP_E_CONFLICT && retry)
+		return LP_E_CONFLICT;
+	if (rc) {
+		storage_err(res, name, rc, &err);
+		fail_res(r, res, name, &err);
+		return rc;
+	}
+	srv_reply_take(r, 200, "application/json", out, out_len);
+	return LP_OK;
+}
+
+static enum upd_kind upd_kind_of(const char *sub)
+{
+	if (!strcmp(sub, "status"))
+		return UPD_STATUS;
+	if (!strcmp(sub, "finalize"))
+		return UPD_FINALIZE;
+	return UPD_MAIN;
+}
+
+static void do_update(struct srv_req *r, const struct srv_resource *res,
+		      const char *ns, const char *name, const char *sub)
+{
+	struct srv_error err = {0};
+	struct srv_status_what w = {0};
+	char mtb[128];
+	const char *mt = media_type(r, mtb, sizeof mtb);
+	bool dry;
+	json_t *obj = NULL;
+	if (dry_run(r, &dry, &err) || field_validation(r, &err) ||
+	    decode_body(r, mt, res->kind, &obj, &err) ||
+	    check_type(res, obj, &err)) {
+		json_decref(obj);
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	if (check_namespace(r, res, ns, name, false, &err, &w)) {
+		json_decref(obj);
+		srv_reply_error(r, &err, &w);
+		return;
+	}
+	struct reg_key k;
+	struct cur c = {0};
+	lp_err rc = LP_OK;
+	if (key_of(res, ns, name, &k, &err) ||
+	    (rc = read_key(srv_engine(r->s), &k, &c)) ||
+	    (rc = cur_decode(&c))) {
+		if (!err.code)
+			storage_err(res, name, rc, &err);
+		json_decref(obj);
+		cur_free(&c);
+		fail_res(r, res, name, &err);
+		return;
+	}
+	finish_update(r, res, ns, name, &c, obj, upd_kind_of(sub), false, dry);
+	cur_free(&c);
+}
+
+/* ------------------------------------------------------------ patch */
+
+static void do_patch(struct srv_req *r, const struct srv_resource *res,
+		     const char *ns, const char *name, const char *sub)
+{
+	struct srv_error err = {0};
+	struct srv_status_what w = {0};
+	char mtb[128];
+	const char *mt = media_type(r, mtb, sizeof mtb);
+	enum { P_JSON, P_MERGE, P_SMP, P_APPLY } pt;
+	if (!strcasecmp(mt, "application/json-patch+json"))
+		pt = P_JSON;
+	else if (!strcasecmp(mt, "application/merge-patch+json"))
+		pt = P_MERGE;
+	else if (!strcasecmp(mt, "application/strategic-merge-patch+json"))
+		pt = P_SMP;
+	else if (!strcasecmp(mt, "application/apply-patch+yaml"))
+		pt = P_APPLY;
+	else {
+		srv_reply_fail(r, LP_E_UNSUPPORTEDMEDIA,
+			       "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json");
+		return;
+	}
+	bool dry;
+	if (dry_run(r, &dry, &err) || field_validation(r, &err)) {
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	if (pt == P_APPLY && !srv_query(r, "fieldManager")) {
+		srv_error_cause(&err, "FieldValueRequired", "fieldManager",
+				"Required value: is required for apply patch");
+		srv_error_set(&err, LP_E_INVALID,
+			      "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	if (!r->body || !r->body_len) {
+		srv_reply_fail(r, LP_E_BADREQUEST, "the request body is empty");
+		return;
+	}
+	json_t *patch = NULL;
+	if (pt == P_APPLY) {
+		if (srv_yaml_to_json(r->body, r->body_len, &patch, &err)) {
+			srv_reply_error(r, &err, NULL);
+			return;
+		}
+	} else {
+		json_error_t je;
+		patch = json_loadb(r->body, r->body_len, 0, &je);
+		if (!patch) {
+			srv_reply_fail(r, LP_E_BADREQUEST, "error decoding patch: %s", je.text);
+			return;
+		}
+	}
+	if (check_namespace(r, res, ns, name, false, &err, &w)) {
+		json_decref(patch);
+		srv_reply_error(r, &err, &w);
+		return;
+	}
+	eng *e = srv_engine(r->s);
+	struct reg_key k;
+	if (key_of(res, ns, name, &k, &err)) {
+		json_decref(patch);
+		fail_res(r, res, name, &err);
+		return;
+	}
+	for (int attempt = 0; attempt < WRITE_RETRIES; attempt++) {
+		struct cur c = {0};
+		lp_err rc = read_key(e, &k, &c);
+		if (rc == LP_E_NOTFOUND && pt == P_APPLY) {
+			/* server-side apply creates what is missing */
+			cur_free(&c);
+			break;
+		}
+		if (!rc)
+			rc = cur_decode(&c);
+		if (rc) {
+			storage_err(res, name, rc, &err);
+			cur_free(&c);
+			json_decref(patch);
+			fail_res(r, res, name, &err);
+			return;
+		}
+		json_t *next = NULL;
+		struct srv_smp_schema schema = {res->smp_list, NULL};
+		switch (pt) {
+		case P_JSON:
+			if (json_is_array(patch) && json_array_size(patch) > 10000) {
+				rc = srv_error_set(&err, LP_E_ENTITYTOOLARGE,
+						   "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got %zu",
+						   json_array_size(patch));
+				break;
+			}
+			rc = srv_json_patch(c.obj, patch, &next, &err);
+			break;
+		case P_MERGE:
+		case P_APPLY:
+			rc = srv_merge_patch(c.obj, patch, &next, &err);
+			break;
+		case P_SMP:
+			rc = srv_strategic_merge_patch(c.obj, patch, &schema, &next, &err);
+			break;
+		}
+		if (!rc && !json_is_object(next)) {
+			json_decref(next);
+			next = NULL;
+			srv_error_cause(&err, "FieldValueInvalid", "patch",
+					"Invalid value: the patched object is not an object");
+			rc = srv_error_set(&err, LP_E_INVALID,
+					   "the server rejected our request due to an error in our request");
+		}
+		if (rc) {
+			cur_free(&c);
+			json_decref(patch);
+			srv_reply_error(r, &err, NULL);
+			return;
+		}
+		/* A patch that names a revision is conditional on it. */
+		const char *prv = json_is_object(patch)
+					  ? meta_str(patch, "resourceVersion")
+					  : NULL;
+		if (pt == P_JSON || !prv) {
+			char rvt[24];
+			snprintf(rvt, sizeof rvt, "%lld", (long long)c.mod);
+			const char *nrv = meta_str(next, "resourceVersion");
+			if (pt != P_JSON || !nrv || !strcmp(nrv, meta_str(c.obj, "resourceVersion") ? meta_str(c.obj, "resourceVersion") : ""))
+				json_object_set_new(json_object_get(next, "metadata"),
+						    "resourceVersion", json_string(rvt));
+		}
+		if (check_type(res, next, &err)) {
+			cur_free(&c);
+			json_decref(next);
+			json_decref(patch);
+			srv_reply_error(r, &err, NULL);
+			return;
+		}
+		rc = finish_update(r, res, ns, name, &c, next, upd_kind_of(sub),
+				   !prv, dry);
+		cur_free(&c);
+		if (rc != LP_E_CONFLICT || prv)
+			break;
+		if (attempt == WRITE_RETRIES - 1) {
+			storage_err(res, name, LP_E_CONFLICT, &err);
+			fail_res(r, res, name, &err);
+		}
+		if (r->answered)
+			break;
+	}
+	if (!r->answered && pt == P_APPLY) {
+		/* create from the applied object */
+		json_t *m = json_object_get(patch, "metadata");
+		if (!json_is_object(m)) {
+			m = json_object();
+			json_object_set_new(patch, "metadata", m);
+		}
+		char *body = json_dumps(patch, JSON_COMPACT);
+		free(r->body);
+		r->body = body;
+		r->body_len = body ? strlen(body) : 0;
+		json_decref(patch);
+		patch = NULL;
+		/* reuse create with a JSON body */
+		if (body) {
+			struct srv_reqinfo saved = r->ri;
+			do_create(r, res, ns);
+			r->ri = saved;
+		} else {
+			srv_reply_fail(r, LP_E_NOMEM, "out of memory");
+		}
+		return;
+	}
+	json_decref(patch);
+}
+
+/* ------------------------------------------------------------ delete */
+
+struct del_opts {
+	const char *policy; /* Orphan, Background, Foreground or NULL */
+	const char *pre_uid;
+	const char *pre_rv;
+	bool dry;
+	json_t *body; /* owns the strings above when from the body */
+};
+
+static lp_err delete_opts(struct srv_req *r, struct del_opts *o,
+			  struct srv_error *err)
+{
+	memset(o, 0, sizeof *o);
+	if (r->body && r->body_len) {
+		char mtb[128];
+		const char *mt = media_type(r, mtb, sizeof mtb);
+		json_t *b = NULL;
+		lp_err rc = decode_body(r, mt, "DeleteOptions", &b, err);
+		if (rc)
+			return rc;
+		o->body = b;
+		o->policy = json_string_value(json_object_get(b, "propagationPolicy"));
+		json_t *pre = json_object_get(b, "preconditions");
+		o->pre_uid = json_string_value(json_object_get(pre, "uid"));
+		o->pre_rv = json_string_value(json_object_get(pre, "resourceVersion"));
+		json_t *od = json_object_get(b, "orphanDependents");
+		if (json_is_boolean(od) && o->policy) {
+			srv_error_cause(err, "FieldValueInvalid", "propagationPolicy",
+					"Invalid value: orphanDependents and deletionPropagation cannot be both set");
+			return srv_error_set(err, LP_E_INVALID,
+					     "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: orphanDependents and deletionPropagation cannot be both set");
+		}
+		if (json_is_true(od))
+			o->policy = "Orphan";
+		json_t *dr = json_object_get(b, "dryRun");
+		if (json_is_array(dr) && json_array_size(dr) > 0) {
+			const char *d = json_string_value(json_array_get(dr, 0));
+			if (!d || strcmp(d, "All"))
+				return srv_error_set(err, LP_E_INVALID,
+						     "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value");
+			o->dry = true;
+		}
+	} else {
+		o->policy = srv_query(r, "propagationPolicy");
+		const char *od = srv_query(r, "orphanDependents");
+		if (od && srv_query_bool(od))
+			o->policy = "Orphan";
+		lp_err rc = dry_run(r, &o->dry, err);
+		if (rc)
+			return rc;
+	}
+	if (o->policy && strcmp(o->policy, "Orphan") &&
+	    strcmp(o->policy, "Background") && strcmp(o->policy, "Foreground")) {
+		srv_error_cause(err, "FieldValueNotSupported", "propagationPolicy",
+				"Unsupported value: \"%.32s\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"",
+				o->policy);
+		return srv_error_set(err, LP_E_INVALID,
+				     "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: \"%.32s\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"",
+				     o->policy);
+	}
+	return LP_OK;
+}
+
+static void set_finalizer(json_t *m, const char *f, bool on)
+{
+	json_t *a = json_object_get(m, "finalizers");
+	size_t i;
+	json_t *v;
+	json_array_foreach(a, i, v)
+	{
+		if (json_is_string(v) && !strcmp(json_string_value(v), f)) {
+			if (!on)
+				json_array_remove(a, i);
+			return;
+		}
+	}
+	if (!on)
+		return;
+	if (!json_is_array(a)) {
+		a = json_array();
+		json_object_set_new(m, "finalizers", a);
+	}
+	json_array_append_new(a, json_string(f));
+}
+
+/*
+ * Delete one object. On success *reply is what to answer (new): the object
+ * marked for deletion, the deleted object, or a Success Status.
+ */
+static lp_err delete_one(eng *e, const struct srv_resource *res,
+			 const char *ns, const char *name,
+			 const struct del_opts *o, json_t **reply, int *code,
+			 struct srv_error *err)
+{
+	struct reg_key k;
+	if (key_of(res, ns, name, &k, err))
+		return err->code;
+	for (int attempt = 0; attempt < WRITE_RETRIES; attempt++) {
+		struct cur c = {0};
+		lp_err rc = read_key(e, &k, &c);
+		if (!rc)
+			rc = cur_decode(&c);
+		if (rc) {
+			cur_free(&c);
+			return storage_err(res, name, rc, err);
+		}
+		json_t *m = json_object_get(c.obj, "metadata");
+		const char *uid = json_string_value(json_object_get(m, "uid"));
+		char gk[320];
+		snprintf(gk, sizeof gk, "%s%s%s", res->kind, res->group[0] ? "." : "",
+			 res->group);
+		if (o->pre_uid && uid && strcmp(o->pre_uid, uid)) {
+			srv_error_set(err, LP_E_CONFLICT,
+				      "Operation cannot be fulfilled on %s \"%s\": the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated",
+				      gk, name, o->pre_uid, uid);
+			cur_free(&c);
+			return LP_E_CONFLICT;
+		}
+		int64_t prv = 0;
+		if (o->pre_rv && (!parse_i64(o->pre_rv, &prv) || prv != c.mod)) {
+			srv_error_set(err, LP_E_CONFLICT,
+				      "Operation cannot be fulfilled on %s \"%s\": the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%lld). The object might have been modified",
+				      gk, name, o->pre_rv, (long long)c.mod);
+			cur_free(&c);
+			return LP_E_CONFLICT;
+		}
+		json_t *next = json_deep_copy(c.obj);
+		json_t *nm = json_object_get(next, "metadata");
+		if (o->policy) {
+			set_finalizer(nm, "orphan", !strcmp(o->policy, "Orphan"));
+			set_finalizer(nm, "foregroundDeletion",
+				      !strcmp(o->policy, "Foreground"));
+		}
+		bool ns_res = !strcmp(res->resource, "namespaces");
+		size_t nf = json_array_size(json_object_get(nm, "finalizers"));
+		if (ns_res)
+			nf += json_array_size(json_object_get(
+				json_object_get(next, "spec"), "finalizers"));
+		if (nf > 0) {
+			bool changed = !json_equal(next, c.obj);
+			if (!json_object_get(nm, "deletionTimestamp")) {
+				char now[32];
+				reg_now(now);
+				json_object_set_new(nm, "deletionTimestamp", json_string(now));
+				json_object_set_new(nm, "deletionGracePeriodSeconds",
+						    json_integer(0));
+				if (ns_res) {
+					json_t *st = json_object_get(next, "status");
+					if (!json_is_object(st)) {
+						st = json_object();
+						json_object_set_new(next, "status", st);
+					}
+					json_object_set_new(st, "phase", json_string("Terminating"));
+				}
+				changed = true;
+			}
+			if (!changed || o->dry) {
+				char *out = NULL;
+				size_t ol = 0;
+				char rvt[24];
+				snprintf(rvt, sizeof rvt, "%lld", (long long)c.mod);
+				store(e, &k, next, NULL, true, rvt, &out, &ol, NULL);
+				json_decref(next);
+				cur_free(&c);
+				*reply = out ? json_loadb(out, ol, 0, NULL) : NULL;
+				free(out);
+				*code = 200;
+				return LP_OK;
+			}
+			struct eng_cmp cmp = {ENG_CMP_MOD, c.mod};
+			char *out = NULL;
+			size_t ol = 0;
+			rc = store(e, &k, next, &cmp, false, NULL, &out, &ol, NULL);
+			json_decref(next);
+			cur_free(&c);
+			if (rc == LP_E_CONFLICT && !o->pre_rv)
+				continue;
+			if (rc)
+				return storage_err(res, name, rc, err);
+			*reply = json_loadb(out, ol, 0, NULL);
+			free(out);
+			*code = 200;
+			return LP_OK;
+		}
+		json_decref(next);
+		rc = o->dry ? LP_OK : remove_key(e, &k, c.mod);
+		if (rc == LP_E_CONFLICT && !o->pre_rv) {
+			cur_free(&c);
+			continue;
+		}
+		if (rc) {
+			cur_free(&c);
+			return storage_err(res, name, rc, err);
+		}
+		if (res->return_deleted) {
+			*reply = json_incref(c.obj);
+		} else {
+			struct srv_status_what w = {.name = name, .group = res->group,
+						    .kind = res->resource, .uid = uid};
+			*reply = srv_status_success(&w);
+		}
+		cur_free(&c);
+		*code = 200;
+		return LP_OK;
+	}
+	return storage_err(res, name, LP_E_CONFLICT, err);
+}
+
+static void do_delete(struct srv_req *r, const struct srv_resource *res,
+		      const char *ns, const char *name)
+{
+	struct srv_error err = {0};
+	struct del_opts o;
+	if (delete_opts(r, &o, &err)) {
+		json_decref(o.body);
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	if (!strcmp(res->resource, "namespaces") &&
+	    (!strcmp(name, "default") || !strcmp(name, "kube-system") ||
+	     !strcmp(name, "kube-public"))) {
+		json_decref(o.body);
+		struct srv_status_what w = {.name = name, .kind = "namespaces"};
+		srv_error_set(&err, LP_E_FORBIDDEN,
+			      "namespaces \"%s\" is forbidden: this namespace may not be deleted",
+			      name);
+		srv_reply_error(r, &err, &w);
+		return;
+	}
+	json_t *reply = NULL;
+	int code = 200;
+	lp_err rc = delete_one(srv_engine(r->s), res, ns, name, &o, &reply, &code, &err);
+	json_decref(o.body);
+	if (rc) {
+		fail_res(r, res, name, &err);
+		return;
+	}
+	srv_reply_json(r, code, reply);
+}
+
+static void do_deletecollection(struct srv_req *r, const struct srv_resource *res,
+				const char *ns)
+{
+	struct srv_error err = {0};
+	struct del_opts o;
+	struct list_opts lo;
+	if (delete_opts(r, &o, &err) ||
+	    srv_list_opts(r, res, false, &lo, &err)) {
+		json_decref(o.body);
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	json_t *items = json_array();
+	struct growbuf unused = {0};
+	struct list_ctx c = {.res = res, .lsel = lo.lsel, .fsel = lo.fsel,
+			     .out = &unused, .items = items};
+	int64_t rev = 0, remaining;
+	char *token = NULL;
+	lp_err rc = read_list(srv_engine(r->s), res, ns, &lo, &c, &rev, &token,
+			      &remaining, &err);
+	free(token);
+	free(c.last_key);
+	free(unused.p);
+	list_opts_free(&lo);
+	if (rc) {
+		json_decref(items);
+		json_decref(o.body);
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	size_t i;
+	json_t *it;
+	json_array_foreach(items, i, it)
+	{
+		const char *name = meta_str(it, "name");
+		const char *ins = meta_str(it, "namespace");
+		json_t *reply = NULL;
+		int code;
+		struct srv_error e2 = {0};
+		rc = delete_one(srv_engine(r->s), res, ins ? ins : "", name, &o,
+				&reply, &code, &e2);
+		json_decref(reply);
+		if (rc && rc != LP_E_NOTFOUND) {
+			json_decref(items);
+			json_decref(o.body);
+			fail_res(r, res, name, &e2);
+			return;
+		}
+	}
+	json_decref(o.body);
+	char gv[300];
+	json_t *list = json_object();
+	json_object_set_new(list, "kind", json_string(res->list_kind));
+	json_object_set_new(list, "apiVersion",
+			    json_string(srv_resource_gv(res, gv, sizeof gv)));
+	json_t *lm = json_object();
+	char rvt[24];
+	snprintf(rvt, sizeof rvt, "%lld", (long long)rev);
+	json_object_set_new(lm, "resourceVersion", json_string(rvt));
+	json_object_set_new(list, "metadata", lm);
+	json_object_set_new(list, "items", items);
+	srv_reply_json(r, 200, list);
+}
+
+/* ------------------------------------------------------------ routing */
+
+static unsigned verb_bit(const char *v)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} t[] = {{"get", SRV_V_GET},	       {"list", SRV_V_LIST},
+		 {"watch", SRV_V_WATCH},       {"create", SRV_V_CREATE},
+		 {"update", SRV_V_UPDATE},     {"patch", SRV_V_PATCH},
+		 {"delete", SRV_V_DELETE},
+		 {"deletecollection", SRV_V_DELETECOLLECTION}};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+		if (!strcmp(v, t[i].name))
+			return t[i].bit;
+	return 0;
+}
+
+void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
+{
+	struct srv_reqinfo *ri = &r->ri;
+	const char *verb = ri->verb;
+	const char *ns = ri->ns;
+	const char *name = ri->name;
+	const char *sub = ri->subresource;
+	char gr[320];
+	srv_resource_gr(res, gr, sizeof gr);
+	/* The namespaces resource: its namespace is its name. */
+	if (!res->namespaced && ns[0] && strcmp(res->resource, "namespaces")) {
+		srv_reply_fail(r, LP_E_NOTFOUND,
+			       "the server could not find the requested resource");
+		return;
+	}
+	if (!strcmp(res->resource, "namespaces"))
+		ns = "";
+	if (sub[0]) {
+		bool ok = false;
+		for (const char *const *s = res->subresources; s && *s; s++)
+			ok = ok || !strcmp(*s, sub);
+		if (!ok || !name[0]) {
+			struct srv_error err = {0};
+			not_found_err(res, name, &err);
+			fail_res(r, res, name, &err);
+			return;
+		}
+		bool allowed = !strcmp(sub, "finalize")
+				       ? !strcmp(verb, "update")
+				       : (!strcmp(verb, "get") || !strcmp(verb, "update") ||
+					  !strcmp(verb, "patch"));
+		if (!allowed) {
+			struct srv_status_what w = {.group = res->group, .kind = res->resource};
+			struct srv_error err = {0};
+			srv_error_set(&err, LP_E_METHODNOTALLOWED,
+				      "%s is not supported on resources of kind \"%s\"",
+				      verb, gr);
+			srv_reply_error(r, &err, &w);
+			return;
+		}
+	}
+	unsigned bit = verb_bit(verb);
+	if (!bit || !(res->verbs & bit) ||
+	    ((!strcmp(verb, "update") || !strcmp(verb, "patch")) && !name[0])) {
+		struct srv_status_what w = {.group = res->group, .kind = res->resource};
+		struct srv_error err = {0};
+		if (!name[0] && (!strcmp(verb, "update") || !strcmp(verb, "patch")))
+			srv_error_set(&err, LP_E_BADREQUEST, "name must be provided");
+		else
+			srv_error_set(&err, LP_E_METHODNOTALLOWED,
+				      "%s is not supported on resources of kind \"%s\"",
+				      verb[0] ? verb : r->method, gr);
+		srv_reply_error(r, &err, &w);
+		return;
+	}
+	if (res->namespaced && !ns[0] && strcmp(verb, "list") && strcmp(verb, "watch")) {
+		srv_reply_fail(r, LP_E_NOTFOUND,
+			       "the server could not find the requested resource");
+		return;
+	}
+	if (!strcmp(verb, "get"))
+		do_get(r, res, ns, name);
+	else if (!strcmp(verb, "list"))
+		do_list(r, res, ns);
+	else if (!strcmp(verb, "watch"))
+		srv_watch(r, res, ns, name);
+	else if (!strcmp(verb, "create"))
+		do_create(r, res, ns);
+	else if (!strcmp(verb, "update"))
+		do_update(r, res, ns, name, sub);
+	else if (!strcmp(verb, "patch"))
+		do_patch(r, res, ns, name, sub);
+	else if (!strcmp(verb, "delete"))
+		do_delete(r, res, ns, name);
+	else
+		do_deletecollection(r, res, ns);
+}
+
+/* ------------------------------------------------------------ bootstrap */
+
+lp_err srv_bootstrap(eng *e)
+{
+	static const char *const names[] = {"default", "kube-system",
+					    "kube-public", "kube-node-lease"};
+	const struct srv_resource *res = srv_resource_find("", "v1", "namespaces");
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		struct reg_key k;
+		reg_object_key("", "namespaces", NULL, names[i], &k);
+		struct cur c = {0};
+		if (read_key(e, &k, &c) == LP_OK) {
+			cur_free(&c);
+			continue;
+		}
+		json_t *obj = json_pack("{s:s,s:s,s:{s:s}}", "kind", "Namespace",
+					"apiVersion", "v1", "metadata", "name",
+					names[i]);
+		json_t *m = json_object_get(obj, "metadata");
+		char uid[37], now[32];
+		reg_uuid(uid);
+		reg_now(now);
+		json_object_set_new(m, "uid", json_string(uid));
+		json_object_set_new(m, "creationTimestamp", json_string(now));
+		json_t *labels = json_object();
+		json_object_set_new(labels, "kubernetes.io/metadata.name",
+				    json_string(names[i]));
+		json_object_set_new(m, "labels", labels);
+		struct srv_error err = {0};
+		res->prepare(res, obj, NULL, &err);
+		struct eng_cmp cmp = {ENG_CMP_ABSENT, 0};
+		char *out = NULL;
+		size_t ol;
+		lp_err rc = store(e, &k, obj, &cmp, false, NULL, &out, &ol, NULL);
+		json_decref(obj);
+		free(out);
+		if (rc && rc != LP_E_EXISTS)
+			return rc;
+	}
+	return LP_OK;
+}

@@ -1,0 +1,266 @@
+/*
+ * object.c -- see object.h.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "object.h"
+
+static const char *const top_order[] = {"kind", "apiVersion", "metadata"};
+static const char *const meta_order[] = {
+	"name",		"generateName",	      "namespace",
+	"selfLink",	"uid",		      "resourceVersion",
+	"generation",	"creationTimestamp", "deletionTimestamp",
+	"deletionGracePeriodSeconds", "labels", "annotations",
+	"ownerReferences", "finalizers",      "managedFields"};
+
+/* Rebuild o with the listed keys first, the rest after in their order. */
+static void reorder(json_t *o, const char *const *keys, size_t n)
+{
+	json_t *tmp = json_object();
+	if (!tmp)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		json_t *v = json_object_get(o, keys[i]);
+		if (v)
+			json_object_set(tmp, keys[i], v);
+	}
+	const char *k;
+	json_t *v;
+	json_object_foreach(o, k, v)
+	{
+		if (!json_object_get(tmp, k))
+			json_object_set(tmp, k, v);
+	}
+	json_object_clear(o);
+	json_object_update(o, tmp);
+	json_decref(tmp);
+}
+
+void reg_canonical(json_t *obj)
+{
+	if (!json_is_object(obj))
+		return;
+	json_t *m = json_object_get(obj, "metadata");
+	if (json_is_object(m))
+		reorder(m, meta_order, sizeof meta_order / sizeof *meta_order);
+	reorder(obj, top_order, 3);
+}
+
+#define MARK "\x01lapis-rv\x01"
+
+lp_err reg_encode(json_t *obj, char **out, size_t *len, uint32_t *slot)
+{
+	json_t *m = json_object_get(obj, "metadata");
+	if (!json_is_object(m))
+		return LP_E_INVAL;
+	/* The marker cannot appear anywhere else unescaped: control bytes in
+	   strings are written as \u0001 by the encoder... and so is ours, so
+	   search for its escaped form, right after the resourceVersion key. */
+	json_object_set_new(m, "resourceVersion", json_string(MARK));
+	char *s = json_dumps(obj, JSON_COMPACT);
+	json_object_set_new(m, "resourceVersion", json_string(""));
+	if (!s)
+		return LP_E_NOMEM;
+	static const char pat[] = "\"resourceVersion\":\"\\u0001lapis-rv\\u0001\"";
+	char *p = strstr(s, pat);
+	if (!p) {
+		free(s);
+		return LP_E_INVAL;
+	}
+	size_t n = strlen(s);
+	char *val = p + strlen("\"resourceVersion\":\"");
+	size_t marklen = strlen("\\u0001lapis-rv\\u0001");
+	memmove(val, val + marklen, n - (size_t)(val - s) - marklen + 1);
+	*out = s;
+	*len = n - marklen;
+	*slot = (uint32_t)(val - s);
+	return LP_OK;
+}
+
+void reg_uuid(char buf[37])
+{
+	unsigned char b[16];
+	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
+		for (size_t i = 0; i < sizeof b; i++)
+			b[i] = (unsigned char)rand();
+	}
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	snprintf(buf, 37,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+		 b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+void reg_now(char buf[32])
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ------------------------------------------------------------ tokens */
+
+static const char b64u[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+static char *b64url(const unsigned char *s, size_t n)
+{
+	char *o = malloc((n + 2) / 3 * 4 + 1), *p = o;
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)s[i] << 16;
+		if (i + 1 < n)
+			v |= (unsigned)s[i + 1] << 8;
+		if (i + 2 < n)
+			v |= s[i + 2];
+		*p++ = b64u[(v >> 18) & 63];
+		*p++ = b64u[(v >> 12) & 63];
+		if (i + 1 < n)
+			*p++ = b64u[(v >> 6) & 63];
+		if (i + 2 < n)
+			*p++ = b64u[v & 63];
+	}
+	*p = 0;
+	return o;
+}
+
+static int b64val(char c)
+{
+	const char *p = c ? strchr(b64u, c) : NULL;
+	return p ? (int)(p - b64u) : -1;
+}
+
+/* Decode base64url; padding tolerated at the end. NULL when malformed. */
+static unsigned char *unb64url(const char *s, size_t *out_len)
+{
+	size_t n = strlen(s);
+	while (n && s[n - 1] == '=')
+		n--;
+	if (n % 4 == 1)
+		return NULL;
+	unsigned char *o = malloc(n / 4 * 3 + 3);
+	if (!o)
+		return NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i += 4) {
+		unsigned v = 0;
+		size_t m = n - i < 4 ? n - i : 4;
+		for (size_t j = 0; j < 4; j++) {
+			int d = j < m ? b64val(s[i + j]) : 0;
+			if (d < 0) {
+				free(o);
+				return NULL;
+			}
+			v = (v << 6) | (unsigned)d;
+		}
+		o[k++] = (unsigned char)(v >> 16);
+		if (m > 2)
+			o[k++] = (unsigned char)(v >> 8);
+		if (m > 3)
+			o[k++] = (unsigned char)v;
+	}
+	*out_len = k;
+	return o;
+}
+
+char *reg_continue_encode(int64_t rv, const char *start, size_t start_len)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "v", json_string("meta.k8s.io/v1"));
+	json_object_set_new(o, "rv", json_integer(rv));
+	json_object_set_new(o, "start", json_stringn(start, start_len));
+	char *s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!s)
+		return NULL;
+	char *t = b64url((unsigned char *)s, strlen(s));
+	free(s);
+	return t;
+}
+
+lp_err reg_continue_decode(const char *tok, int64_t *rv, char **start,
+			   size_t *start_len, char *msg, size_t msg_len)
+{
+	size_t n;
+	unsigned char *raw = unb64url(tok, &n);
+	if (!raw) {
+		snprintf(msg, msg_len, "continue key is not valid: illegal "
+				       "base64 data");
+		return LP_E_BADREQUEST;
+	}
+	json_error_t je;
+	json_t *o = json_loadb((char *)raw, n, JSON_ALLOW_NUL, &je);
+	free(raw);
+	lp_err rc = LP_E_BADREQUEST;
+	if (!json_is_object(o)) {
+		snprintf(msg, msg_len, "continue key is not valid: %s",
+			 o ? "not an object" : je.text);
+		goto out;
+	}
+	json_t *v = json_object_get(o, "v");
+	json_t *r = json_object_get(o, "rv");
+	json_t *s = json_object_get(o, "start");
+	if (!json_is_string(v) ||
+	    strcmp(json_string_value(v), "meta.k8s.io/v1") != 0) {
+		snprintf(msg, msg_len, "continue key is not valid: incorrect "
+				       "encoded start resourceVersion (version "
+				       "meta.k8s.io/v1)");
+		goto out;
+	}
+	if (!json_is_integer(r) || json_integer_value(r) == 0) {
+		snprintf(msg, msg_len, "continue key is not valid: incorrect "
+				       "encoded start resourceVersion (version "
+				       "meta.k8s.io/v1)");
+		goto out;
+	}
+	if (!json_is_string(s) || json_string_length(s) == 0) {
+		snprintf(msg, msg_len,
+			 "continue key is not valid: encoded start key empty");
+		goto out;
+	}
+	const char *sv = json_string_value(s);
+	size_t sl = json_string_length(s);
+	/* A clean relative path: no leading '/', no "." or ".." segment. */
+	if (sv[0] == '/') {
+		snprintf(msg, msg_len, "continue key is not valid: start key "
+				       "must not be absolute");
+		goto out;
+	}
+	for (size_t i = 0; i < sl;) {
+		size_t j = i;
+		while (j < sl && sv[j] != '/')
+			j++;
+		if ((j - i == 1 && sv[i] == '.') ||
+		    (j - i == 2 && sv[i] == '.' && sv[i + 1] == '.')) {
+			snprintf(msg, msg_len, "continue key is not valid: "
+					       "path segments not allowed");
+			goto out;
+		}
+		i = j + 1;
+	}
+	char *copy = malloc(sl + 1);
+	if (!copy) {
+		rc = LP_E_NOMEM;
+		goto out;
+	}
+	memcpy(copy, sv, sl);
+	copy[sl] = 0;
+	*rv = json_integer_value(r);
+	*start = copy;
+	*start_len = sl;
+	rc = LP_OK;
+out:
+	json_decref(o);
+	return rc;
+}

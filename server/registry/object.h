@@ -1,0 +1,46 @@
+/*
+ * object.h -- Kubernetes objects as stored bytes (DESIGN.md "Keys, values,
+ * revisions"): the canonical field order, the revision slot, continue
+ * tokens, uids and timestamps.
+ *
+ * Pure, any thread.
+ */
+#ifndef LAPIS_REG_OBJECT_H
+#define LAPIS_REG_OBJECT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lapis/err.h"
+
+/*
+ * Put obj's members in kube's order (kind, apiVersion, metadata first;
+ * metadata's own fields in ObjectMeta order) in place.
+ */
+void reg_canonical(json_t *obj);
+
+/*
+ * Encode obj compactly with metadata.resourceVersion left as a revision slot:
+ * *out (malloc'd) holds the JSON with an empty resourceVersion string and
+ * *slot the offset where the engine splices the revision's digits.
+ * obj's metadata.resourceVersion is overwritten. Errors: LP_E_NOMEM.
+ */
+lp_err reg_encode(json_t *obj, char **out, size_t *len, uint32_t *slot);
+
+/* A random RFC 4122 version 4 UUID, lowercase text, into buf[37]. */
+void reg_uuid(char buf[37]);
+/* Now as RFC 3339 UTC with seconds ("2025-05-01T10:20:30Z"), buf[21]. */
+void reg_now(char buf[32]);
+
+/*
+ * Continue tokens, as kube encodes them (reference §3.4):
+ * base64url-nopad of {"v":"meta.k8s.io/v1","rv":RV,"start":"<suffix>"}.
+ * encode: new malloc'd string. decode: *rv and a malloc'd *start.
+ * Errors: LP_E_BADREQUEST (with a message in msg) for any malformed token.
+ */
+char *reg_continue_encode(int64_t rv, const char *start, size_t start_len);
+lp_err reg_continue_decode(const char *tok, int64_t *rv, char **start,
+			   size_t *start_len, char *msg, size_t msg_len);
+
+#endif

@@ -1,0 +1,434 @@
+/*
+ * resources.c -- the built-in resources lapis serves, as data (STYLE.md §1
+ * "Keep metadata as data"), and their per-type strategies (upstream
+ * pkg/registry/core/<type>/strategy.go and pkg/apis/core/validation).
+ *
+ * Discovery, OpenAPI, routing and validation all read this one table.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "resources.h"
+
+/* ------------------------------------------------------------ helpers */
+
+static json_t *obj_child(json_t *o, const char *k)
+{
+	json_t *c = json_object_get(o, k);
+	if (!json_is_object(c)) {
+		c = json_object();
+		json_object_set_new(o, k, c);
+	}
+	return c;
+}
+
+static void default_str(json_t *o, const char *k, const char *v)
+{
+	json_t *c = json_object_get(o, k);
+	if (!json_is_string(c) || json_string_length(c) == 0)
+		json_object_set_new(o, k, json_string(v));
+}
+
+/* Config map / secret keys: [-._a-zA-Z0-9]+, at most 253, not "." or "..". */
+static bool config_key_ok(const char *k)
+{
+	size_t n = strlen(k);
+	if (n == 0 || n > 253 || !strcmp(k, ".") || !strcmp(k, ".."))
+		return false;
+	for (const char *p = k; *p; p++) {
+		char c = *p;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
+			return false;
+	}
+	return true;
+}
+
+/* kube's limit on ConfigMap and Secret data: 1 MiB in all. */
+#define DATA_MAX (1024 * 1024)
+
+static size_t check_data_keys(const json_t *m, const char *field,
+			      bool base64_values, struct srv_error *err)
+{
+	size_t total = 0;
+	const char *k;
+	json_t *v;
+	if (!m || json_is_null(m))
+		return 0;
+	if (!json_is_object(m)) {
+		srv_error_cause(err, "FieldValueInvalid", field,
+				"Invalid value: must be an object of strings");
+		return 0;
+	}
+	json_object_foreach((json_t *)m, k, v)
+	{
+		char path[320];
+		snprintf(path, sizeof path, "%s[%s]", field, k);
+		if (!config_key_ok(k))
+			srv_error_cause(err, "FieldValueInvalid", path,
+					"Invalid value: \"%s\": a valid config "
+					"key must consist of alphanumeric "
+					"characters, '-', '_' or '.'",
+					k);
+		if (!json_is_string(v)) {
+			srv_error_cause(err, "FieldValueTypeInvalid", path,
+					"Invalid value: must be a string");
+			continue;
+		}
+		size_t l = json_string_length(v);
+		total += base64_values ? l / 4 * 3 : l;
+	}
+	return total;
+}
+
+static lp_err finish_invalid(const struct srv_resource *r, const json_t *obj,
+			     struct srv_error *err)
+{
+	if (!err || err->n_causes == 0)
+		return LP_OK;
+	const char *name = json_string_value(
+		json_object_get(json_object_get(obj, "metadata"), "name"));
+	char msg[sizeof err->message];
+	size_t off = 0;
+	for (int i = 0; i < err->n_causes && off < sizeof msg; i++)
+		off += (size_t)snprintf(msg + off, sizeof msg - off, "%s%s: %s",
+					i ? ", " : "", err->causes[i].field,
+					err->causes[i].message);
+	return srv_error_set(err, LP_E_INVALID, "%s%s%s \"%s\" is invalid: %s%s%s",
+			     r->kind, r->group[0] ? "." : "", r->group,
+			     name ? name : "", err->n_causes > 1 ? "[" : "",
+			     msg, err->n_causes > 1 ? "]" : "");
+}
+
+/* ------------------------------------------------------------ strategies */
+
+static lp_err prep_namespace(const struct srv_resource *r, json_t *obj,
+			     const json_t *old, struct srv_error *err)
+{
+	json_t *spec = obj_child(obj, "spec");
+	if (!old) {
+		json_t *f = json_object_get(spec, "finalizers");
+		if (!json_is_array(f) || json_array_size(f) == 0) {
+			json_t *a = json_array();
+			json_array_append_new(a, json_string("kubernetes"));
+			json_object_set_new(spec, "finalizers", a);
+		}
+		json_t *st = json_object();
+		json_object_set_new(st, "phase", json_string("Active"));
+		json_object_set_new(obj, "status", st);
+	} else {
+		/* spec and status change only through /finalize and /status */
+		json_t *os = json_object_get(old, "spec");
+		json_t *ost = json_object_get(old, "status");
+		json_object_set_new(obj, "spec", os ? json_deep_copy(os)
+						    : json_object());
+		if (ost)
+			json_object_set_new(obj, "status", json_deep_copy(ost));
+	}
+	return finish_invalid(r, obj, err);
+}
+
+static lp_err prep_configmap(const struct srv_resource *r, json_t *obj,
+			     const json_t *old, struct srv_error *err)
+{
+	(void)old;
+	size_t n = check_data_keys(json_object_get(obj, "data"), "data", false,
+				   err);
+	n += check_data_keys(json_object_get(obj, "binaryData"), "binaryData",
+			     true, err);
+	if (n > DATA_MAX)
+		srv_error_cause(err, "FieldValueTooLong", "",
+				"Too long: must have at most %d bytes",
+				DATA_MAX);
+	return finish_invalid(r, obj, err);
+}
+
+static const char b64chars[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static char *b64_encode(const unsigned char *s, size_t n)
+{
+	char *o = malloc((n + 2) / 3 * 4 + 1), *p = o;
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)s[i] << 16;
+		if (i + 1 < n)
+			v |= (unsigned)s[i + 1] << 8;
+		if (i + 2 < n)
+			v |= s[i + 2];
+		*p++ = b64chars[(v >> 18) & 63];
+		*p++ = b64chars[(v >> 12) & 63];
+		*p++ = i + 1 < n ? b64chars[(v >> 6) & 63] : '=';
+		*p++ = i + 2 < n ? b64chars[v & 63] : '=';
+	}
+	*p = 0;
+	return o;
+}
+
+/* Standard base64 with padding, as Go's encoding/json reads []byte. */
+static bool b64_valid(const char *s, size_t n)
+{
+	if (n % 4)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '=') {
+			if (i < n - 2 || (i == n - 2 && s[n - 1] != '='))
+				return false;
+			continue;
+		}
+		if (!strchr(b64chars, c) || c == 0)
+			return false;
+	}
+	return true;
+}
+
+static lp_err prep_secret(const struct srv_resource *r, json_t *obj,
+			  const json_t *old, struct srv_error *err)
+{
+	(void)old;
+	json_t *sd = json_object_get(obj, "stringData");
+	if (sd && !json_is_null(sd)) {
+		if (!json_is_object(sd))
+			return srv_error_set(err, LP_E_BADREQUEST,
+					     "stringData must be an object");
+		json_t *data = obj_child(obj, "data");
+		const char *k;
+		json_t *v;
+		json_object_foreach(sd, k, v)
+		{
+			if (!json_is_string(v))
+				return srv_error_set(
+					err, LP_E_BADREQUEST,
+					"stringData[%s] must be a string", k);
+			char *enc = b64_encode(
+				(const unsigned char *)json_string_value(v),
+				json_string_length(v));
+			if (!enc)
+				return srv_error_set(err, LP_E_NOMEM,
+						     "out of memory");
+			json_object_set_new(data, k, json_string(enc));
+			free(enc);
+		}
+		json_object_del(obj, "stringData");
+	}
+	json_t *data = json_object_get(obj, "data");
+	if (json_is_object(data)) {
+		const char *k;
+		json_t *v;
+		json_object_foreach(data, k, v)
+		{
+			if (json_is_string(v) &&
+			    !b64_valid(json_string_value(v),
+				       json_string_length(v)))
+				return srv_error_set(
+					err, LP_E_BADREQUEST,
+					"Secret in version \"v1\" cannot be "
+					"handled as a Secret: illegal base64 "
+					"data in data[%s]",
+					k);
+		}
+	}
+	default_str(obj, "type", "Opaque");
+	size_t n = check_data_keys(data, "data", true, err);
+	if (n > DATA_MAX)
+		srv_error_cause(err, "FieldValueTooLong", "data",
+				"Too long: must have at most %d bytes",
+				DATA_MAX);
+	return finish_invalid(r, obj, err);
+}
+
+static lp_err prep_service(const struct srv_resource *r, json_t *obj,
+			   const json_t *old, struct srv_error *err)
+{
+	json_t *spec = obj_child(obj, "spec");
+	default_str(spec, "type", "ClusterIP");
+	default_str(spec, "sessionAffinity", "None");
+	json_t *ports = json_object_get(spec, "ports");
+	size_t i;
+	json_t *p;
+	json_array_foreach(ports, i, p)
+	{
+		if (!json_is_object(p))
+			continue;
+		default_str(p, "protocol", "TCP");
+		if (!json_object_get(p, "targetPort") &&
+		    json_is_integer(json_object_get(p, "port")))
+			json_object_set_new(
+				p, "targetPort",
+				json_integer(json_integer_value(
+					json_object_get(p, "port"))));
+		if (!json_is_integer(json_object_get(p, "port"))) {
+			char f[64];
+			snprintf(f, sizeof f, "spec.ports[%zu].port", i);
+			srv_error_cause(err, "FieldValueRequired", f,
+					"Required value");
+		}
+	}
+	const json_t *ospec = old ? json_object_get(old, "spec") : NULL;
+	if (ospec && json_object_get(ospec, "clusterIP") &&
+	    !json_object_get(spec, "clusterIP")) {
+		json_object_set(spec, "clusterIP",
+				json_object_get(ospec, "clusterIP"));
+		json_object_set(spec, "clusterIPs",
+				json_object_get(ospec, "clusterIPs"));
+	}
+	default_str(spec, "internalTrafficPolicy", "Cluster");
+	if (!json_object_get(spec, "ipFamilies")) {
+		json_t *a = json_array();
+		json_array_append_new(a, json_string("IPv4"));
+		json_object_set_new(spec, "ipFamilies", a);
+	}
+	default_str(spec, "ipFamilyPolicy", "SingleStack");
+	if (!json_object_get(obj, "status")) {
+		json_t *st = json_object();
+		json_object_set_new(st, "loadBalancer", json_object());
+		json_object_set_new(obj, "status", st);
+	}
+	return finish_invalid(r, obj, err);
+}
+
+static lp_err prep_none(const struct srv_resource *r, json_t *obj,
+			const json_t *old, struct srv_error *err)
+{
+	(void)old;
+	return finish_invalid(r, obj, err);
+}
+
+/* Strategic merge list strategies, from the types' patchStrategy tags. */
+static enum srv_list_strategy smp_common(void *ud, const char *path,
+					 const char **key)
+{
+	(void)ud;
+	if (!strcmp(path, "metadata.finalizers"))
+		return SRV_LIST_MERGE_SET;
+	if (!strcmp(path, "metadata.ownerReferences")) {
+		*key = "uid";
+		return SRV_LIST_MERGE_KEYED;
+	}
+	if (!strcmp(path, "spec.ports")) {
+		*key = "port";
+		return SRV_LIST_MERGE_KEYED;
+	}
+	if (!strcmp(path, "secrets") || !strcmp(path, "imagePullSecrets")) {
+		*key = "name";
+		return SRV_LIST_MERGE_KEYED;
+	}
+	return SRV_LIST_REPLACE;
+}
+
+/* ------------------------------------------------------------ table */
+
+static const char *const sn_ns[] = {"ns", NULL};
+static const char *const sn_cm[] = {"cm", NULL};
+static const char *const sn_svc[] = {"svc", NULL};
+static const char *const sn_ep[] = {"ep", NULL};
+static const char *const sn_ev[] = {"ev", NULL};
+static const char *const sn_sa[] = {"sa", NULL};
+static const char *const cat_all[] = {"all", NULL};
+static const char *const sub_ns[] = {"status", "finalize", NULL};
+static const char *const sub_status[] = {"status", NULL};
+static const char *const f_secret[] = {"type", NULL};
+static const char *const f_event[] = {
+	"involvedObject.kind",	    "involvedObject.namespace",
+	"involvedObject.name",	    "involvedObject.uid",
+	"involvedObject.apiVersion", "involvedObject.resourceVersion",
+	"involvedObject.fieldPath", "reason",
+	"reportingComponent",	    "source",
+	"type",			    NULL};
+static const char *const f_ns[] = {"status.phase", NULL};
+
+#define CORE(res, kind_, sing, ns_, verbs_, ...)                              \
+	{.group = "", .version = "v1", .resource = res, .kind = kind_,        \
+	 .list_kind = kind_ "List", .singular = sing, .namespaced = ns_,      \
+	 .verbs = verbs_, .unconditional_update = true,                       \
+	 .smp_list = smp_common, __VA_ARGS__}
+
+const struct srv_resource srv_builtin[] = {
+	CORE("namespaces", "Namespace", "namespace", false,
+	     SRV_V_ALL & ~SRV_V_DELETECOLLECTION,
+	     .short_names = sn_ns, .subresources = sub_ns, .return_deleted = true, .fields = f_ns,
+	     .prepare = prep_namespace),
+	CORE("configmaps", "ConfigMap", "configmap", true, SRV_V_ALL,
+	     .short_names = sn_cm,
+	     .prepare = prep_configmap),
+	CORE("secrets", "Secret", "secret", true, SRV_V_ALL, .fields = f_secret,
+	     .prepare = prep_secret),
+	CORE("services", "Service", "service", true, SRV_V_ALL,
+	     .short_names = sn_svc, .categories = cat_all,
+	     .subresources = sub_status, .prepare = prep_service),
+	CORE("endpoints", "Endpoints", "endpoints", true, SRV_V_ALL,
+	     .short_names = sn_ep,
+	     .prepare = prep_none),
+	CORE("events", "Event", "event", true, SRV_V_ALL,
+	     .short_names = sn_ev,
+	     .fields = f_event, .prepare = prep_none),
+	CORE("serviceaccounts", "ServiceAccount", "serviceaccount", true,
+	     SRV_V_ALL, .short_names = sn_sa, .prepare = prep_none),
+	{.group = "coordination.k8s.io", .version = "v1", .resource = "leases",
+	 .kind = "Lease", .list_kind = "LeaseList", .singular = "lease",
+	 .namespaced = true, .verbs = SRV_V_ALL, .unconditional_update = true,
+	 .smp_list = smp_common, .prepare = prep_none},
+};
+
+const size_t srv_n_builtin = sizeof srv_builtin / sizeof srv_builtin[0];
+
+const struct srv_resource *srv_resource_find(const char *group,
+					     const char *version,
+					     const char *resource)
+{
+	for (size_t i = 0; i < srv_n_builtin; i++) {
+		const struct srv_resource *r = &srv_builtin[i];
+		if (!strcmp(r->group, group) && !strcmp(r->version, version) &&
+		    !strcmp(r->resource, resource))
+			return r;
+	}
+	return NULL;
+}
+
+const char *srv_resource_gr(const struct srv_resource *r, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s%s%s", r->resource, r->group[0] ? "." : "",
+		 r->group);
+	return buf;
+}
+
+const char *srv_resource_gv(const struct srv_resource *r, char *buf, size_t n)
+{
+	if (r->group[0])
+		snprintf(buf, n, "%s/%s", r->group, r->version);
+	else
+		snprintf(buf, n, "%s", r->version);
+	return buf;
+}
+
+const char *srv_resource_field(const struct srv_resource *r, const json_t *obj,
+			       const char *field, char *buf, size_t n)
+{
+	bool known = !strcmp(field, "metadata.name") ||
+		     !strcmp(field, "metadata.namespace");
+	for (const char *const *f = r->fields; !known && f && *f; f++)
+		known = !strcmp(*f, field);
+	if (!known)
+		return NULL;
+	const json_t *cur = obj;
+	char path[256];
+	snprintf(path, sizeof path, "%s", field);
+	for (char *s = path, *e; cur && s; s = e) {
+		e = strchr(s, '.');
+		if (e)
+			*e++ = 0;
+		cur = json_object_get(cur, s);
+	}
+	if (json_is_string(cur))
+		return json_string_value(cur);
+	if (json_is_integer(cur)) {
+		snprintf(buf, n, "%lld", (long long)json_integer_value(cur));
+		return buf;
+	}
+	if (json_is_boolean(cur))
+		return json_is_true(cur) ? "true" : "false";
+	return "";
+}

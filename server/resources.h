@@ -1,0 +1,94 @@
+/*
+ * resources.h -- the descriptor of a served resource, and the static table of
+ * built-ins (DESIGN.md: one serving path for everything; CRDs produce the same
+ * descriptor later).
+ *
+ * Descriptors are immutable after start: any thread reads them, no lock.
+ */
+#ifndef LAPIS_RESOURCES_H
+#define LAPIS_RESOURCES_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "patch.h"
+#include "srv_error.h"
+
+enum srv_verb_bit {
+	SRV_V_GET = 1u << 0,
+	SRV_V_LIST = 1u << 1,
+	SRV_V_WATCH = 1u << 2,
+	SRV_V_CREATE = 1u << 3,
+	SRV_V_UPDATE = 1u << 4,
+	SRV_V_PATCH = 1u << 5,
+	SRV_V_DELETE = 1u << 6,
+	SRV_V_DELETECOLLECTION = 1u << 7,
+};
+#define SRV_V_ALL 0xffu
+
+struct srv_resource;
+
+/* Per-type strategy: defaults and validation of a new or updated object.
+   old is NULL on create. Fill err (LP_E_INVALID with causes, or
+   LP_E_BADREQUEST) and return its code on failure. */
+typedef lp_err (*srv_prepare_fn)(const struct srv_resource *r, json_t *obj,
+				 const json_t *old, struct srv_error *err);
+
+/* A printer column of Table output. */
+struct srv_column {
+	const char *name;
+	const char *type;	/* string, integer, date, ... */
+	const char *format;	/* "name" for the first column, else "" */
+	const char *desc;
+	int priority;
+	/* The cell of obj; new reference. */
+	json_t *(*cell)(const json_t *obj);
+};
+
+struct srv_resource {
+	const char *group;	 /* "" for core */
+	const char *version;
+	const char *resource;	 /* plural */
+	const char *kind;
+	const char *list_kind;
+	const char *singular;
+	const char *const *short_names; /* NULL-terminated or NULL */
+	const char *const *categories;
+	bool namespaced;
+	unsigned verbs;
+	const char *const *subresources; /* "status", "finalize", ... */
+	bool unconditional_update; /* PUT without resourceVersion allowed */
+	bool return_deleted;	 /* DELETE answers the deleted object */
+	const char *const *fields; /* extra field selectors (beyond
+				       metadata.name/namespace) */
+	srv_prepare_fn prepare;
+	/* strategic merge patch: list strategies; NULL = every list atomic */
+	enum srv_list_strategy (*smp_list)(void *ud, const char *path,
+					   const char **merge_key);
+	const struct srv_column *columns; /* terminated by name NULL */
+};
+
+/* The built-in table and its size. */
+extern const struct srv_resource srv_builtin[];
+extern const size_t srv_n_builtin;
+
+/* Find by group, version and plural; NULL when none. */
+const struct srv_resource *srv_resource_find(const char *group,
+					     const char *version,
+					     const char *resource);
+
+/* "<resource>" or "<resource>.<group>" into buf (Status messages). */
+const char *srv_resource_gr(const struct srv_resource *r, char *buf,
+			    size_t n);
+/* "v1" or "<group>/<version>". */
+const char *srv_resource_gv(const struct srv_resource *r, char *buf,
+			    size_t n);
+
+/* Field value for field selectors: metadata.name, metadata.namespace, or one
+   of r->fields (a dotted path into obj, strings; bools/numbers as text).
+   Returns a borrowed string or NULL. buf holds converted values. */
+const char *srv_resource_field(const struct srv_resource *r, const json_t *obj,
+			       const char *field, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,38 @@
+/* srv_error.c -- see srv_error.h. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "srv_error.h"
+
+lp_err srv_error_set(struct srv_error *err, lp_err code, const char *fmt, ...)
+{
+	if (!err)
+		return code;
+	err->code = code;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof err->message, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+void srv_error_cause(struct srv_error *err, const char *reason,
+		     const char *field, const char *fmt, ...)
+{
+	if (!err || err->n_causes >= SRV_MAX_CAUSES)
+		return;
+	struct srv_cause *c = &err->causes[err->n_causes++];
+	snprintf(c->reason, sizeof c->reason, "%s", reason ? reason : "");
+	snprintf(c->field, sizeof c->field, "%s", field ? field : "");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->message, sizeof c->message, fmt, ap);
+	va_end(ap);
+}
+
+void srv_error_clear(struct srv_error *err)
+{
+	if (err)
+		memset(err, 0, sizeof *err);
+}

@@ -1,0 +1,40 @@
+/*
+ * srv_error.h -- the words that go with an lp_err on the server side
+ * (STYLE.md §3 "Messages"): a message and, for Invalid, field causes. Filled
+ * where a failure is found; server/status.c turns it into a Kubernetes
+ * Status at the edge.
+ */
+#ifndef LAPIS_SRV_ERROR_H
+#define LAPIS_SRV_ERROR_H
+
+#include "lapis/err.h"
+
+#define SRV_MAX_CAUSES 16
+
+struct srv_cause {
+	char reason[40];   /* FieldValueInvalid, FieldValueRequired, ... */
+	char field[256];   /* e.g. metadata.name, spec.ports[0].port */
+	char message[512];
+};
+
+struct srv_error {
+	lp_err code;	   /* LP_OK while nothing failed */
+	char message[1024];
+	int n_causes;
+	struct srv_cause causes[SRV_MAX_CAUSES];
+};
+
+/* Set code and message (printf-style); keeps causes. err may be NULL.
+   Returns code, so `return srv_error_set(err, LP_E_BADREQUEST, ...)` works. */
+lp_err srv_error_set(struct srv_error *err, lp_err code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Add a field cause (ignored past SRV_MAX_CAUSES). err may be NULL. */
+void srv_error_cause(struct srv_error *err, const char *reason,
+		     const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Clear to LP_OK. */
+void srv_error_clear(struct srv_error *err);
+
+#endif

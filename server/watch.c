@@ -1,0 +1,627 @@
+/*
+ * watch.c -- watches over HTTP (reference §4): newline-delimited JSON events
+ * in a chunked response, fed from the engine's watch hub. An idle watch is a
+ * suspended connection and holds no thread (DESIGN.md "Server").
+ *
+ * Threads:
+ *  - MHD pool threads run the stream reader (reader()) and completion;
+ *  - the engine's writer runs ready() when a watcher may have events;
+ *  - this file's ticker thread wakes watches for bookmarks, deadlines and
+ *    shutdown.
+ *
+ * A stream's state machine (ws->mu guards it):
+ *
+ *   RUNNING --reader: nothing to send--> SUSPENDED  (srv_suspend)
+ *   SUSPENDED --ready() or tick--> RUNNING          (srv_resume)
+ *   RUNNING --ready() or tick--> RUNNING + wake_pending (reader loops again)
+ *
+ * Invariants:
+ *  1. srv_resume is called only on a suspended connection, with ws->mu held;
+ *     a suspended connection cannot complete, so completion never races a
+ *     resume of the same stream.
+ *  2. The ticker never holds tk_mu while it resumes: it collects due streams
+ *     with a reference, drops tk_mu, then wakes them.
+ *  3. A stream is freed when its last reference goes: the request's (dropped
+ *     at completion, after eng_watch_close) and the ticker's list entry.
+ *  4. Each event is framed once for every unfiltered watcher (cached on the
+ *     engine event); filtered watchers frame their own (the type may differ).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lapis/log.h"
+#include "objects.h"
+#include "registry/registry.h"
+
+enum wstate { WS_RUNNING, WS_SUSPENDED };
+
+struct wstream {
+	struct srv *s;
+	struct MHD_Connection *conn;
+	const struct srv_resource *res;
+	eng_watch *w;
+	srv_lsel *lsel;
+	srv_fsel *fsel;
+	char *name;		/* single-object watch, or NULL */
+	bool filtered;
+	bool bookmarks;
+	char kind[128], gv[300];
+	_Atomic int64_t deadline_ms;	 /* read by the ticker */
+	_Atomic int64_t next_bookmark_ms;
+	uint64_t bookmark_ms;
+	/* output not yet handed to MHD */
+	char *buf;
+	size_t len, off, cap;
+	bool ended;		/* after the buffer drains: end of stream */
+	bool error_sent;
+	pthread_mutex_t mu;
+	enum wstate state;	/* under mu */
+	bool wake_pending;	/* under mu */
+	bool closed;		/* under mu: the request completed */
+	_Atomic int refs;
+	_Atomic int dead;	/* the ticker drops its entry */
+	struct wstream *tk_next; /* ticker list, under tk_mu */
+};
+
+struct wticker {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct wstream *list;
+	size_t n;
+	bool stop;
+	pthread_t th;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void ws_unref(struct wstream *ws)
+{
+	if (atomic_fetch_sub(&ws->refs, 1) != 1)
+		return;
+	srv_lsel_free(ws->lsel);
+	srv_fsel_free(ws->fsel);
+	free(ws->name);
+	free(ws->buf);
+	pthread_mutex_destroy(&ws->mu);
+	free(ws);
+}
+
+/* Wake the stream's connection if it sleeps (any thread but the reader). */
+static void ws_wake(struct wstream *ws)
+{
+	pthread_mutex_lock(&ws->mu);
+	if (!ws->closed) {
+		if (ws->state == WS_SUSPENDED) {
+			ws->state = WS_RUNNING;
+			srv_resume(ws->conn);
+		} else {
+			ws->wake_pending = true;
+		}
+	}
+	pthread_mutex_unlock(&ws->mu);
+}
+
+static void on_ready(void *ud)
+{
+	ws_wake(ud);
+}
+
+/* ------------------------------------------------------------ output */
+
+static bool out_put(struct wstream *ws, const void *p, size_t n)
+{
+	if (ws->len + n > ws->cap) {
+		size_t cap = ws->cap ? ws->cap : 8192;
+		while (cap < ws->len + n)
+			cap *= 2;
+		char *b = realloc(ws->buf, cap);
+		if (!b)
+			return false;
+		ws->buf = b;
+		ws->cap = cap;
+	}
+	memcpy(ws->buf + ws->len, p, n);
+	ws->len += n;
+	return true;
+}
+
+static bool frame(struct wstream *ws, const char *type, const void *obj,
+		  size_t n)
+{
+	char head[64];
+	int hl = snprintf(head, sizeof head, "{\"type\":\"%s\",\"object\":", type);
+	return out_put(ws, head, (size_t)hl) && out_put(ws, obj, n) &&
+	       out_put(ws, "}\n", 2);
+}
+
+static void emit_bookmark(struct wstream *ws, int64_t rev, bool initial_end)
+{
+	char b[768];
+	int n = snprintf(b, sizeof b,
+			 "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%lld\"%s}}}\n",
+			 ws->kind, ws->gv, (long long)rev,
+			 initial_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}"
+				     : "");
+	out_put(ws, b, (size_t)n);
+}
+
+static void emit_error(struct wstream *ws, int code, const char *reason,
+		       const char *msg)
+{
+	json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind", "Status",
+			       "apiVersion", "v1", "metadata", "status", "Failure",
+			       "message", msg, "reason", reason, "code", code);
+	char *s = st ? json_dumps(st, JSON_COMPACT) : NULL;
+	json_decref(st);
+	if (s)
+		frame(ws, "ERROR", s, strlen(s));
+	free(s);
+	ws->ended = true;
+	ws->error_sent = true;
+}
+
+/* The framing of an unfiltered event, shared through the event's cache. */
+struct framed {
+	size_t len;
+	char bytes[];
+};
+
+static const struct framed *shared_frame(eng_event *ev)
+{
+	struct framed *f = eng_event_cache_get(ev);
+	if (f)
+		return f;
+	const char *type = ev->type == ENG_EV_DEL ? "DELETED"
+			   : ev->prev.value  ? "MODIFIED"
+					     : "ADDED";
+	char head[64];
+	int hl = snprintf(head, sizeof head, "{\"type\":\"%s\",\"object\":", type);
+	size_t n = (size_t)hl + ev->rec.value_len + 2;
+	f = malloc(sizeof *f + n);
+	if (!f)
+		return NULL;
+	memcpy(f->bytes, head, (size_t)hl);
+	memcpy(f->bytes + hl, ev->rec.value, ev->rec.value_len);
+	memcpy(f->bytes + hl + ev->rec.value_len, "}\n", 2);
+	f->len = n;
+	if (!eng_event_cache_set(ev, f, free)) {
+		free(f);
+		f = eng_event_cache_get(ev);
+	}
+	return f;
+}
+
+static bool matches(struct wstream *ws, const void *bytes, size_t n)
+{
+	if (!bytes)
+		return false;
+	json_t *o = json_loadb(bytes, n, 0, NULL);
+	if (!o)
+		return false;
+	bool m = srv_object_matches(ws->res, ws->lsel, ws->fsel, o);
+	if (m && ws->name) {
+		const char *nm = json_string_value(
+			json_object_get(json_object_get(o, "metadata"), "name"));
+		m = nm && !strcmp(nm, ws->name);
+	}
+	json_decref(o);
+	return m;
+}
+
+/* Frame one engine event for this watcher (reference §4.5). */
+static bool add_event(struct wstream *ws, eng_event *ev)
+{
+	if (!ws->filtered) {
+		const struct framed *f = shared_frame(ev);
+		return f && out_put(ws, f->bytes, f->len);
+	}
+	bool now = ev->type == ENG_EV_PUT &&
+		   matches(ws, ev->rec.value, ev->rec.value_len);
+	bool before = ev->prev.value &&
+		      matches(ws, ev->prev.value, ev->prev.value_len);
+	if (ev->type == ENG_EV_DEL) {
+		if (!before)
+			return true;
+		return frame(ws, "DELETED", ev->rec.value, ev->rec.value_len);
+	}
+	if (now && before)
+		return frame(ws, "MODIFIED", ev->rec.value, ev->rec.value_len);
+	if (now)
+		return frame(ws, "ADDED", ev->rec.value, ev->rec.value_len);
+	if (before) {
+		/* stopped matching: DELETED with the old state at the new
+		   revision, spliced like the engine does for deletes */
+		json_t *o = json_loadb((const char *)ev->prev.value,
+				       ev->prev.value_len, 0, NULL);
+		if (!o)
+			return false;
+		char rv[24];
+		snprintf(rv, sizeof rv, "%lld", (long long)ev->rev);
+		json_object_set_new(json_object_get(o, "metadata"),
+				    "resourceVersion", json_string(rv));
+		char *s = json_dumps(o, JSON_COMPACT);
+		json_decref(o);
+		bool ok = s && frame(ws, "DELETED", s, strlen(s));
+		free(s);
+		return ok;
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------ reader */
+
+static long reader(void *state, uint64_t pos, char *buf, size_t max)
+{
+	(void)pos;
+	struct wstream *ws = state;
+	for (;;) {
+		if (ws->off < ws->len) {
+			size_t n = ws->len - ws->off;
+			if (n > max)
+				n = max;
+			memcpy(buf, ws->buf + ws->off, n);
+			ws->off += n;
+			if (ws->off == ws->len)
+				ws->off = ws->len = 0;
+			return (long)n;
+		}
+		if (ws->ended)
+			return -1;
+		if (srv_stopping(ws->s) || now_ms() >= atomic_load(&ws->deadline_ms)) {
+			ws->ended = true;
+			continue;
+		}
+		/* gather what is ready, up to a comfortable batch */
+		lp_err rc = LP_OK;
+		while (ws->len < 64 * 1024) {
+			eng_event *ev;
+			rc = eng_watch_next(ws->w, &ev);
+			if (rc)
+				break;
+			bool ok = add_event(ws, ev);
+			eng_event_unref(ev);
+			if (!ok) {
+				ws->ended = true;
+				break;
+			}
+		}
+		if (ws->len)
+			continue;
+		if (rc == LP_E_COMPACTED) {
+			emit_error(ws, 410, "Expired",
+				   "The resourceVersion for the provided watch is too old.");
+			continue;
+		}
+		if (rc != LP_E_AGAIN) {
+			/* overflow, closing or failure: end cleanly; the
+			   client re-watches from its last revision */
+			ws->ended = true;
+			continue;
+		}
+		if (ws->bookmarks && now_ms() >= atomic_load(&ws->next_bookmark_ms)) {
+			atomic_store(&ws->next_bookmark_ms,
+				     now_ms() + (int64_t)ws->bookmark_ms);
+			emit_bookmark(ws, eng_watch_progress(ws->w), false);
+			continue;
+		}
+		pthread_mutex_lock(&ws->mu);
+		if (ws->wake_pending) {
+			ws->wake_pending = false;
+			pthread_mutex_unlock(&ws->mu);
+			continue;
+		}
+		ws->state = WS_SUSPENDED;
+		srv_suspend(ws->conn);
+		pthread_mutex_unlock(&ws->mu);
+		return 0;
+	}
+}
+
+static void stream_free(void *state)
+{
+	struct wstream *ws = state;
+	pthread_mutex_lock(&ws->mu);
+	ws->closed = true;
+	pthread_mutex_unlock(&ws->mu);
+	eng_watch_close(ws->w); /* no ready() after this */
+	ws->w = NULL;
+	atomic_store(&ws->dead, 1);
+	ws_unref(ws);
+}
+
+/* ------------------------------------------------------------ ticker */
+
+static void *ticker_main(void *arg)
+{
+	struct wticker *t = arg;
+	pthread_mutex_lock(&t->mu);
+	while (!t->stop) {
+		struct timespec dl;
+		clock_gettime(CLOCK_MONOTONIC, &dl);
+		dl.tv_nsec += 250 * 1000000L; /* deadlines are coarse */
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&t->cv, &t->mu, &dl);
+		int64_t now = now_ms();
+		struct wstream **due = t->n ? malloc(t->n * sizeof *due) : NULL;
+		size_t nd = 0;
+		for (struct wstream **pp = &t->list; *pp;) {
+			struct wstream *ws = *pp;
+			if (atomic_load(&ws->dead)) {
+				*pp = ws->tk_next;
+				t->n--;
+				ws_unref(ws);
+				continue;
+			}
+			if (due && (now >= atomic_load(&ws->deadline_ms) ||
+				    (ws->bookmarks &&
+				     now >= atomic_load(&ws->next_bookmark_ms)))) {
+				atomic_fetch_add(&ws->refs, 1);
+				due[nd++] = ws;
+			}
+			pp = &ws->tk_next;
+		}
+		/* Invariant 2: wake without tk_mu. */
+		pthread_mutex_unlock(&t->mu);
+		for (size_t i = 0; i < nd; i++) {
+			ws_wake(due[i]);
+			ws_unref(due[i]);
+		}
+		free(due);
+		pthread_mutex_lock(&t->mu);
+	}
+	pthread_mutex_unlock(&t->mu);
+	return NULL;
+}
+
+lp_err srv_watch_init(struct srv *s)
+{
+	struct wticker *t = calloc(1, sizeof *t);
+	if (!t)
+		return LP_E_NOMEM;
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&t->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&t->th, NULL, ticker_main, t)) {
+		pthread_mutex_destroy(&t->mu);
+		pthread_cond_destroy(&t->cv);
+		free(t);
+		return LP_E_NOMEM;
+	}
+	*srv_watch_slot(s) = t;
+	return LP_OK;
+}
+
+void srv_watch_shutdown(struct srv *s)
+{
+	struct wticker *t = *srv_watch_slot(s);
+	if (!t)
+		return;
+	/* Wake every stream until all have ended (readers see stopping). */
+	for (int i = 0; i < 500; i++) {
+		pthread_mutex_lock(&t->mu);
+		size_t live = 0;
+		struct wstream **arr = NULL;
+		for (struct wstream *ws = t->list; ws; ws = ws->tk_next)
+			live += !atomic_load(&ws->dead);
+		if (live)
+			arr = malloc(live * sizeof *arr);
+		size_t k = 0;
+		for (struct wstream *ws = t->list; arr && ws; ws = ws->tk_next) {
+			if (!atomic_load(&ws->dead)) {
+				atomic_fetch_add(&ws->refs, 1);
+				arr[k++] = ws;
+			}
+		}
+		pthread_mutex_unlock(&t->mu);
+		for (size_t j = 0; j < k; j++) {
+			ws_wake(arr[j]);
+			ws_unref(arr[j]);
+		}
+		free(arr);
+		if (!live)
+			break;
+		struct timespec ts = {0, 10 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	pthread_mutex_lock(&t->mu);
+	t->stop = true;
+	pthread_cond_broadcast(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+	pthread_join(t->th, NULL);
+	while (t->list) {
+		struct wstream *ws = t->list;
+		t->list = ws->tk_next;
+		ws_unref(ws);
+	}
+	pthread_mutex_destroy(&t->mu);
+	pthread_cond_destroy(&t->cv);
+	free(t);
+	*srv_watch_slot(s) = NULL;
+}
+
+/* ------------------------------------------------------------ start */
+
+/* Initial ADDED events: the current state at one snapshot. */
+struct initial {
+	struct wstream *ws;
+	bool ok;
+};
+
+static enum eng_take initial_cb(void *ud, const struct eng_record *rec)
+{
+	struct initial *in = ud;
+	struct wstream *ws = in->ws;
+	if (ws->filtered && !matches(ws, rec->value, rec->value_len))
+		return ENG_SKIP;
+	if (!frame(ws, "ADDED", rec->value, rec->value_len))
+		in->ok = false;
+	return ENG_TAKE;
+}
+
+void srv_watch(struct srv_req *r, const struct srv_resource *res,
+	       const char *ns, const char *name)
+{
+	struct srv_error err = {0};
+	struct list_opts o;
+	if (srv_list_opts(r, res, true, &o, &err)) {
+		srv_lsel_free(o.lsel);
+		srv_fsel_free(o.fsel);
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	const char *sie = srv_query(r, "sendInitialEvents");
+	bool send_initial = sie && srv_query_bool(sie);
+	if (sie && (!o.rvm || strcmp(o.rvm, "NotOlderThan"))) {
+		srv_lsel_free(o.lsel);
+		srv_fsel_free(o.fsel);
+		srv_error_cause(&err, "FieldValueForbidden", "sendInitialEvents",
+				"Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
+		srv_error_set(&err, LP_E_INVALID,
+			      "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	if (o.rvm && !sie) {
+		srv_lsel_free(o.lsel);
+		srv_fsel_free(o.fsel);
+		srv_error_cause(&err, "FieldValueForbidden", "resourceVersionMatch",
+				"Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided");
+		srv_error_set(&err, LP_E_INVALID,
+			      "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided");
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	struct wstream *ws = calloc(1, sizeof *ws);
+	if (!ws) {
+		srv_lsel_free(o.lsel);
+		srv_fsel_free(o.fsel);
+		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
+		return;
+	}
+	pthread_mutex_init(&ws->mu, NULL);
+	atomic_store(&ws->refs, 1);
+	ws->s = r->s;
+	ws->conn = r->conn;
+	ws->res = res;
+	ws->lsel = o.lsel;
+	ws->fsel = o.fsel;
+	if (name && *name)
+		ws->name = strdup(name);
+	ws->filtered = !srv_lsel_empty(ws->lsel) || !srv_fsel_empty(ws->fsel) ||
+		       ws->name;
+	snprintf(ws->kind, sizeof ws->kind, "%s", res->kind);
+	srv_resource_gv(res, ws->gv, sizeof ws->gv);
+	ws->bookmarks = srv_query_bool(srv_query(r, "allowWatchBookmarks"));
+	ws->bookmark_ms = srv_options(r->s)->watch_bookmark_ms;
+	int64_t timeout_s = 0;
+	const char *ts = srv_query(r, "timeoutSeconds");
+	if (ts && *ts) {
+		char *end;
+		timeout_s = strtoll(ts, &end, 10);
+		if (*end || timeout_s < 0) {
+			ws_unref(ws);
+			srv_reply_fail(r, LP_E_BADREQUEST,
+				       "strconv.ParseInt: parsing \"%.32s\": invalid syntax", ts);
+			return;
+		}
+	}
+	if (timeout_s == 0) /* kube: random in [30, 60) minutes */
+		timeout_s = 1800 + rand() % 1800;
+	atomic_store(&ws->deadline_ms, now_ms() + timeout_s * 1000);
+	atomic_store(&ws->next_bookmark_ms, now_ms() + (int64_t)ws->bookmark_ms);
+
+	eng *e = srv_engine(r->s);
+	struct reg_key prefix;
+	if (reg_list_prefix(res->group, res->resource,
+			    res->namespaced && ns && *ns ? ns : NULL, &prefix)) {
+		ws_unref(ws);
+		srv_reply_fail(r, LP_E_NOTFOUND, "not found");
+		return;
+	}
+	int64_t from = 0;
+	bool initial = false;
+	if (!o.rv || !strcmp(o.rv, "0")) {
+		initial = true; /* state first, then changes */
+	} else {
+		from = strtoll(o.rv, NULL, 10);
+		if (send_initial) {
+			if (eng_wait_rev(e, from, 3000)) {
+				ws_unref(ws);
+				srv_error_cause(&err, "ResourceVersionTooLarge", "",
+						"Too large resource version");
+				srv_error_set(&err, LP_E_FUTURE,
+					      "Timeout: Too large resource version: %lld, current: %lld",
+					      (long long)from, (long long)eng_rev(e));
+				srv_reply_error(r, &err, NULL);
+				return;
+			}
+			initial = true;
+		}
+	}
+	if (send_initial && !o.rv)
+		initial = true;
+	if (sie && !send_initial && o.rv && !strcmp(o.rv, "0")) {
+		initial = false;
+		from = eng_rev(e);
+	}
+	if (initial) {
+		eng_rd *rd;
+		lp_err rc = eng_rd_begin(e, &rd);
+		if (!rc) {
+			struct initial in = {.ws = ws, .ok = true};
+			struct eng_range_req q = {.prefix = prefix.bytes,
+						  .prefix_len = prefix.len};
+			struct eng_range_res rr;
+			rc = eng_range(rd, &q, initial_cb, &in, &rr);
+			from = rr.rev;
+			eng_rd_end(rd);
+			if (!rc && !in.ok)
+				rc = LP_E_NOMEM;
+		}
+		if (rc) {
+			ws_unref(ws);
+			srv_reply_fail(r, rc, "Internal error occurred: %s", lp_strerror(rc));
+			return;
+		}
+		if (send_initial && ws->bookmarks)
+			emit_bookmark(ws, from, true);
+	}
+	lp_err rc = eng_watch_open(e, prefix.bytes, prefix.len, from, on_ready, ws,
+				   &ws->w);
+	if (rc == LP_E_COMPACTED) {
+		char msg[128];
+		snprintf(msg, sizeof msg, "too old resource version: %lld (%lld)",
+			 (long long)from, (long long)eng_compacted(e));
+		emit_error(ws, 410, "Expired", msg);
+	} else if (rc) {
+		ws_unref(ws);
+		srv_reply_fail(r, rc, "Internal error occurred: %s", lp_strerror(rc));
+		return;
+	}
+	/* register with the ticker (its own reference) */
+	struct wticker *t = *srv_watch_slot(r->s);
+	if (t && ws->w) {
+		atomic_fetch_add(&ws->refs, 1);
+		pthread_mutex_lock(&t->mu);
+		ws->tk_next = t->list;
+		t->list = ws;
+		t->n++;
+		pthread_mutex_unlock(&t->mu);
+	}
+	srv_reply_stream(r, "application/json", reader, ws, stream_free);
+}

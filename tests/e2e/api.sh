@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# api.sh -- the REST API end to end with curl: the real binary on a loopback
+# port, a temporary data directory. Checks kube's status codes and shapes for
+# every verb, paging, watch, and bad input (the server keeps serving).
+set -uo pipefail
+. "$(dirname "$0")/lib.bash"
+e2e_init api
+
+DATA=$WORK/data
+start_server() {
+	spawn serve "$LAPIS" serve --data-dir "$DATA" --listen 127.0.0.1:0 \
+		--insecure-http --nosync "$@"
+	SERVER_PID=$SPAWN_PID
+	local line
+	URL=
+	while read -r -t "$TIMEOUT" -u "$SPAWN_FD" line; do
+		if [[ $line =~ (https?://[0-9.:]+) ]]; then
+			URL=${BASH_REMATCH[1]}
+			break
+		fi
+	done
+	[[ -n $URL ]]
+}
+stop_server() {
+	kill -TERM "$SERVER_PID"
+	reap "$SERVER_PID"
+}
+
+# req METHOD PATH [BODY [CONTENT-TYPE]]: code in CODE, body in $WORK/body
+req() {
+	local m=$1 p=$2 body=${3-} ct=${4:-application/json}
+	if [[ -n $body ]]; then
+		CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X "$m" \
+			-H "Content-Type: $ct" --data-binary "$body" "$URL$p")
+	else
+		CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X "$m" "$URL$p")
+	fi
+}
+jq_() { python3 -c "import json,sys; d=json.load(open('$WORK/body')); print($1)"; }
+code_is() { [[ $CODE == "$1" ]] || { echo "#   got $CODE: $(head -c 400 "$WORK/body")"; return 1; }; }
+has() { grep -qF -- "$1" "$WORK/body" || { echo "#   body lacks $1: $(head -c 400 "$WORK/body")"; return 1; }; }
+# code_has CODE TEXT...: the last answer has this code and every TEXT
+code_has() {
+	code_is "$1" || return 1
+	shift
+	local t
+	for t in "$@"; do has "$t" || return 1; done
+}
+
+check "server starts and prints its URL" start_server
+
+req GET /readyz
+check "readyz is ok" code_is 200
+req GET /version
+check "version reports the kube API level" code_has 200 '"gitVersion":"v1.33.0"'
+req GET /api
+check "/api lists v1" grep -q '"versions":\["v1"\]' "$WORK/body"
+req GET /api/v1
+check "/api/v1 lists configmaps" grep -q '"name":"configmaps"' "$WORK/body"
+req GET /apis
+check "/apis lists coordination.k8s.io" grep -q '"coordination.k8s.io"' "$WORK/body"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' "$URL/api")
+check "aggregated discovery for /api" grep -q '"kind":"APIGroupDiscoveryList"' "$WORK/body"
+req GET /api/v1/namespaces/default
+check "namespace default exists at first start" code_is 200
+
+# create, get, list
+CM='{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a1","labels":{"app":"x"}},"data":{"k":"v"}}'
+req POST /api/v1/namespaces/default/configmaps "$CM"
+check "create configmap is 201" code_is 201
+RV1=$(jq_ "d['metadata']['resourceVersion']")
+check "created object carries uid and resourceVersion" bash -c "[[ -n '$RV1' ]] && grep -q '\"uid\":' '$WORK/body'"
+req POST /api/v1/namespaces/default/configmaps "$CM"
+check "create again is 409 AlreadyExists" code_has 409 '"reason":"AlreadyExists"'
+req GET /api/v1/namespaces/default/configmaps/a1
+check "get is 200 with the stored resourceVersion" code_has 200 "\"resourceVersion\":\"$RV1\""
+req GET /api/v1/namespaces/default/configmaps/nope
+check "get missing is 404 NotFound" code_has 404 '"reason":"NotFound"' 'configmaps "nope" not found'
+req POST /api/v1/namespaces/nosuch/configmaps "$CM"
+check "create in a missing namespace is 404" code_has 404 'namespaces'
+
+for i in $(seq -w 1 20); do
+	req POST /api/v1/namespaces/default/configmaps "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"p$i\"},\"data\":{\"i\":\"$i\"}}"
+done
+req GET "/api/v1/namespaces/default/configmaps"
+ALL=$(jq_ "','.join(i['metadata']['name'] for i in d['items'])")
+LISTRV=$(jq_ "d['metadata']['resourceVersion']")
+# page through with limit 3
+PAGED=
+TOKEN=
+PAGES=0
+while :; do
+	if [[ -n $TOKEN ]]; then
+		req GET "/api/v1/namespaces/default/configmaps?limit=3&continue=$TOKEN"
+	else
+		req GET "/api/v1/namespaces/default/configmaps?limit=3"
+	fi
+	PAGES=$((PAGES + 1))
+	PAGED+=$(jq_ "''.join(','+i['metadata']['name'] for i in d['items'])")
+	TOKEN=$(jq_ "d['metadata'].get('continue','')")
+	[[ -z $TOKEN || $PAGES -gt 20 ]] && break
+	# writes between pages must not show up
+	req POST /api/v1/namespaces/default/configmaps "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"zz$PAGES\"}}"
+	req DELETE /api/v1/namespaces/default/configmaps/p20
+done
+check "pages with limit=3 concatenate to the full list, despite writes" [ "${PAGED#,}" == "$ALL" ]
+req GET "/api/v1/namespaces/default/configmaps?limit=5"
+check "remainingItemCount is exact" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert d['metadata']['remainingItemCount'] > 0\""
+req GET "/api/v1/namespaces/default/configmaps?limit=3&continue=garbage!!"
+check "a garbage continue token is 400" code_is 400
+req GET "/api/v1/namespaces/default/configmaps?labelSelector=app%3Dx"
+check "label selector selects" bash -c "[[ \$(python3 -c \"import json; print(len(json.load(open('$WORK/body'))['items']))\") == 1 ]]"
+req GET "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dp03"
+check "field selector selects" bash -c "[[ \$(python3 -c \"import json; print(len(json.load(open('$WORK/body'))['items']))\") == 1 ]]"
+req GET "/api/v1/namespaces/default/configmaps?labelSelector=a%20in%20(b"
+check "a bad label selector is 400" code_is 400
+
+# update, conflict, patch
+req GET /api/v1/namespaces/default/configmaps/a1
+OBJ=$(cat "$WORK/body")
+NEW=$(python3 -c "import json,sys; d=json.loads(sys.argv[1]); d['data']['k']='v2'; print(json.dumps(d))" "$OBJ")
+req PUT /api/v1/namespaces/default/configmaps/a1 "$NEW"
+check "update is 200" code_is 200
+req PUT /api/v1/namespaces/default/configmaps/a1 "$NEW"
+check "stale update is 409 Conflict" code_has 409 '"reason":"Conflict"'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{"m":"1"}}' application/merge-patch+json
+check "merge patch is 200 and merges" code_has 200 '"m":"1"' '"k":"v2"'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"replace","path":"/data/m","value":"2"}]' application/json-patch+json
+check "json patch is 200" code_has 200 '"m":"2"'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{"s":"3"}}' application/strategic-merge-patch+json
+check "strategic merge patch is 200" code_has 200 '"s":"3"'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{}}' text/plain
+check "patch with an unknown type is 415" code_is 415
+
+# bad input
+req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"'
+check "malformed JSON is 400" code_is 400
+req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"x"}}'
+check "wrong kind for the path is 400" code_is 400
+req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}}'
+check "an invalid name is 422 Invalid" code_has 422 '"field":"metadata.name"'
+head -c 5242880 /dev/zero | tr '\0' 'a' > "$WORK/big"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' --data-binary @"$WORK/big" "$URL/api/v1/namespaces/default/configmaps")
+check "a 5 MiB body is 413" code_is 413
+req GET /api/v1/nothing
+check "an unknown resource is 404" code_is 404
+req GET /apis/nogroup.example.com/v1/things
+check "an unknown group is 404" code_is 404
+req PUT /api/v1/namespaces/default/configmaps '{}'
+check "PUT on a collection is 400 or 405" bash -c "[[ $CODE == 400 || $CODE == 405 ]]"
+req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"y"}}' application/cbor
+check "an unsupported media type is 415" code_is 415
+req GET /api/v1/namespaces/default/configmaps/a1
+check "the server still serves after bad input" code_is 200
+
+# secrets: stringData folded, bad base64 refused
+req POST /api/v1/namespaces/default/secrets '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s1"},"stringData":{"u":"admin"}}'
+check "secret stringData becomes base64 data" code_has 201 '"u":"YWRtaW4="' '"type":"Opaque"'
+req POST /api/v1/namespaces/default/secrets '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s2"},"data":{"u":"not base64!"}}'
+check "secret with bad base64 is 400" code_is 400
+
+# watch: from a revision, sees a later change, then times out
+req GET /api/v1/namespaces/default/configmaps/a1
+RVW=$(jq_ "d['metadata']['resourceVersion']")
+curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=$RVW&timeoutSeconds=3" > "$WORK/watch" &
+WPID=$!
+# give the watch a moment to register; the check below does not depend on
+# timing, since the watch starts from RVW and replays anything after it
+req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{"w":"1"}}' application/merge-patch+json
+wait $WPID
+check "watch delivers the change as MODIFIED" grep -q '"type":"MODIFIED"' "$WORK/watch"
+curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1" > "$WORK/watch0"
+check "watch without resourceVersion starts with ADDED for each object" bash -c "[[ \$(grep -c '\"type\":\"ADDED\"' '$WORK/watch0') -ge 20 ]]"
+curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=1" > "$WORK/watch1"
+check "watch from a revision before the first write replays everything" grep -q '"type":"ADDED"' "$WORK/watch1"
+
+# delete
+req DELETE /api/v1/namespaces/default/configmaps/a1
+check "delete is 200 with a Success Status" code_has 200 '"status":"Success"'
+req GET /api/v1/namespaces/default/configmaps/a1
+check "deleted object is gone" code_is 404
+req DELETE "/api/v1/namespaces/default/configmaps?labelSelector=nothing%3Dhere"
+check "deletecollection with a selector is 200" code_is 200
+
+# finalizers hold an object until removed
+req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"f1","finalizers":["example.com/hold"]}}'
+req DELETE /api/v1/namespaces/default/configmaps/f1
+check "delete with a finalizer sets deletionTimestamp" code_has 200 'deletionTimestamp'
+req PATCH /api/v1/namespaces/default/configmaps/f1 '{"metadata":{"finalizers":null}}' application/merge-patch+json
+req GET /api/v1/namespaces/default/configmaps/f1
+check "removing the last finalizer deletes it" code_is 404
+
+# namespaces: terminating refuses new content
+req POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"t1"}}'
+check "create namespace is 201 and Active" code_has 201 '"phase":"Active"'
+req DELETE /api/v1/namespaces/t1
+check "delete namespace marks it Terminating" grep -q '"phase":"Terminating"' "$WORK/body"
+req POST /api/v1/namespaces/t1/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"late"}}'
+check "create in a terminating namespace is 403" code_is 403
+req DELETE /api/v1/namespaces/default
+check "namespace default may not be deleted" code_is 403
+
+# restart: data and revisions persist, a watch resumes
+REV_BEFORE=$(curl -sS "$URL/api/v1/namespaces/default/configmaps" | python3 -c "import json,sys; print(json.load(sys.stdin)['metadata']['resourceVersion'])")
+stop_server
+check "server stops cleanly on SIGTERM" [ "$RC" == 0 ]
+check "server restarts on the same data" start_server
+req GET /api/v1/namespaces/default/configmaps/p01
+check "objects persist across a restart" code_is 200
+req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"after"}}'
+check "revisions continue after a restart" bash -c "(( \$(python3 -c \"import json; print(json.load(open('$WORK/body'))['metadata']['resourceVersion'])\") > $REV_BEFORE ))"
+curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=$REV_BEFORE&timeoutSeconds=1" > "$WORK/watch2"
+check "a watch resumes from its last revision after a restart" grep -q '"name":"after"' "$WORK/watch2"
+stop_server
+
+e2e_finish

@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# cli.sh -- end-to-end tests of the lapis command line, with the real binary
+# ($LAPIS_BIN) on real data directories:
+#   - help and usage errors and their exit codes (0 / 2), duration parsing;
+#   - serve: prints its data directory, stops with exit 0 on SIGTERM and
+#     SIGINT, refuses a second server (and debug-load) on the same directory;
+#   - with a server running: backup from a second process, inspect of the
+#     backup and of the data directory (same keys and hash), --json;
+#   - restore: bumps the revision, compacted == revision, keys and hash kept,
+#     refuses a non-empty directory, the result can be served.
+# Data goes in with the test-only `lapis debug-load` until the API exists.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/e2e/lib.bash
+source "$here/lib.bash"
+e2e_init cli
+
+# ---------------------------------------------------------------- help, usage
+
+expect_rc 0 "--help exits 0" "$LAPIS" --help
+check "--help prints the usage on stdout" out_has '^usage: lapis COMMAND'
+check "--help prints nothing on stderr" err_empty
+check "--help lists serve, backup, restore, inspect, version" \
+	bash -c "for c in serve backup restore inspect version; do grep -q \"^  \$c \" '$WORK/out' || exit 1; done"
+check "--help does not list the test-only debug-load" \
+	bash -c "! grep -q debug-load '$WORK/out'"
+expect_rc 0 "help exits 0" "$LAPIS" help
+expect_rc 2 "no command exits 2" "$LAPIS"
+check "no command prints the usage on stderr" err_has '^usage: lapis'
+expect_rc 2 "an unknown command exits 2" "$LAPIS" frobnicate
+check "an unknown command is named" err_has "unknown command 'frobnicate'"
+expect_rc 2 "an unknown top-level flag exits 2" "$LAPIS" --frobnicate
+
+for cmd in serve backup restore inspect version debug-load; do
+	expect_rc 0 "$cmd --help exits 0" "$LAPIS" "$cmd" --help
+	check "$cmd --help prints its usage on stdout" out_has "^usage: lapis $cmd"
+	check "$cmd --help prints nothing on stderr" err_empty
+	expect_rc 0 "help $cmd exits 0" "$LAPIS" help "$cmd"
+	expect_rc 2 "$cmd with an unknown flag exits 2" "$LAPIS" "$cmd" --no-such-flag
+	check "$cmd usage error prints the usage on stderr" err_has "^usage: lapis $cmd"
+done
+check "debug-load --help says it is test-only" \
+	bash -c "'$LAPIS' debug-load --help | grep -q 'TEST ONLY'"
+
+expect_rc 0 "version exits 0" "$LAPIS" version
+check "version prints 'lapis X.Y.Z'" out_has '^lapis [0-9]+\.[0-9]+\.[0-9]+'
+expect_rc 2 "version with an argument exits 2" "$LAPIS" version extra
+
+expect_rc 2 "serve --data-dir without its argument exits 2" "$LAPIS" serve --data-dir
+expect_rc 2 "serve with a stray argument exits 2" "$LAPIS" serve stray
+for bad in garbage 5 5x 1.5 -1s 1h-5m "" 1ns 999us 99999999999999999999h s .s; do
+	expect_rc 2 "serve --compaction-interval '$bad' exits 2" \
+		"$LAPIS" serve --data-dir "$WORK/never" --compaction-interval "$bad"
+done
+check "a refused interval creates no data directory" test ! -e "$WORK/never"
+expect_rc 2 "backup without --out exits 2" "$LAPIS" backup --data-dir "$WORK/x"
+expect_rc 2 "inspect without a path exits 2" "$LAPIS" inspect
+expect_rc 2 "inspect with two paths exits 2" "$LAPIS" inspect a b
+expect_rc 2 "restore without --data-dir exits 2" "$LAPIS" restore --from x
+expect_rc 2 "restore --bump-revision 0 exits 2" \
+	"$LAPIS" restore --from x --data-dir y --bump-revision 0
+expect_rc 2 "restore --bump-revision abc exits 2" \
+	"$LAPIS" restore --from x --data-dir y --bump-revision abc
+expect_rc 2 "debug-load without --keys exits 2" "$LAPIS" debug-load --data-dir "$WORK/x"
+
+# ---------------------------------------------------------------- serve
+
+# start_server DIR [ARGS]: starts serve, reads its first line into LINE.
+start_server() {
+	local dir=$1
+	shift
+	spawn serve "$LAPIS" serve --data-dir "$dir" --nosync "$@"
+	SERVER_PID=$SPAWN_PID
+	SERVER_FD=$SPAWN_FD
+	LINE=
+	read -r -t "$TIMEOUT" -u "$SERVER_FD" LINE || true
+}
+
+# stop_server SIGNAL: sends the signal and sets RC to the exit status.
+# A server that already died is reaped all the same, and its log shown.
+stop_server() {
+	kill "-$1" "$SERVER_PID" 2>/dev/null || echo "# serve $SERVER_PID was already gone"
+	reap "$SERVER_PID"
+	exec {SERVER_FD}<&-
+	if [[ $RC != 0 ]]; then
+		sed 's/^/#   serve: /' "$WORK/serve.log" | tail -n 20
+	fi
+}
+
+data=$WORK/data
+start_server "$data"
+abs=$(cd "$data" 2>/dev/null && pwd -P || echo "$data")
+check "serve prints its data directory and revision 1 on a new store" \
+	test "$LINE" = "lapis: serving data directory $abs (revision 1)"
+check "serve creates store/ and lapis.lock" test -d "$data/store" -a -f "$data/lapis.lock"
+check "serve logs the default compaction interval" \
+	grep -q 'compaction every 5m0s' "$WORK/serve.log"
+
+expect_rc 1 "a second serve on the same directory exits 1" "$LAPIS" serve --data-dir "$data"
+check "a second serve says the directory is in use" err_has 'in use by another process'
+check "a second serve names the pid holding the lock" err_has "pid $SERVER_PID"
+expect_rc 1 "debug-load on a served directory exits 1" \
+	"$LAPIS" debug-load --data-dir "$data" --keys 1
+stop_server TERM
+check "serve exits 0 on SIGTERM" test "$RC" = 0
+
+start_server "$data" --compaction-interval 1h30m
+check "serve restarts on the same directory" test -n "$LINE"
+stop_server INT
+check "serve exits 0 on SIGINT" test "$RC" = 0
+check "serve logs a Go-style interval" grep -q 'compaction every 1h30m0s' "$WORK/serve.log"
+start_server "$data" --compaction-interval 0
+stop_server TERM
+check "--compaction-interval 0 turns compaction off" grep -q 'compaction off' "$WORK/serve.log"
+start_server "$data" --compaction-interval 250ms
+stop_server TERM
+check "--compaction-interval 250ms is accepted" grep -q 'compaction every 250ms' "$WORK/serve.log"
+
+# ---------------------------------------------------------------- data
+
+expect_rc 0 "debug-load writes keys into a stopped server's directory" \
+	"$LAPIS" debug-load --data-dir "$data" --keys 500 --value-size 64 --batch 100 --nosync
+check "debug-load reports the revision after 5 commits" out_has 'wrote 500 keys, revision 6$'
+check "debug-load prints its seed" err_has 'seed [0-9]+'
+
+start_server "$data"
+check "serve sees the loaded revision" test "$LINE" = "lapis: serving data directory $abs (revision 6)"
+
+# ---------------------------------------------------------------- backup
+
+backup=$WORK/backup.db
+expect_rc 0 "backup of a running server from a second process" \
+	"$LAPIS" backup --data-dir "$data" --out "$backup"
+check "the backup file exists" test -s "$backup"
+check "backup prints the revision" test "$(field "$WORK/out" revision)" = 6
+bhash=$(field "$WORK/out" hash)
+check "backup prints a hash" test -n "$bhash"
+check "backup leaves no temporary file" test ! -e "$backup.tmp"
+expect_rc 1 "backup refuses to overwrite a file" \
+	"$LAPIS" backup --data-dir "$data" --out "$backup"
+expect_rc 0 "backup --force overwrites" \
+	"$LAPIS" backup --data-dir "$data" --out "$backup" --force
+expect_rc 1 "backup of a missing directory exits 1" \
+	"$LAPIS" backup --data-dir "$WORK/missing" --out "$WORK/b2"
+
+# ---------------------------------------------------------------- inspect
+
+expect_rc 0 "inspect of the backup passes its check" "$LAPIS" inspect "$backup"
+cp "$WORK/out" "$WORK/inspect-backup"
+check "inspect of the backup says check: ok" test "$(field "$WORK/inspect-backup" check)" = ok
+check "inspect of the backup shows 500 keys" test "$(field "$WORK/inspect-backup" keys)" = 500
+check "inspect of the backup shows the backup's hash" \
+	test "$(field "$WORK/inspect-backup" hash)" = "$bhash"
+check "inspect leaves no temporary directory beside the backup" \
+	bash -c "! ls -A '$WORK' | grep -q '^.lapis-open'"
+
+expect_rc 0 "inspect of the served data directory passes its check" "$LAPIS" inspect "$data"
+cp "$WORK/out" "$WORK/inspect-data"
+for f in revision keys hash "data bytes"; do
+	check "inspect: $f equal in data directory and backup" \
+		test "$(field "$WORK/inspect-data" "$f")" = "$(field "$WORK/inspect-backup" "$f")"
+done
+expect_rc 0 "inspect of the store directory" "$LAPIS" inspect "$data/store"
+check "inspect of the store directory shows the same hash" \
+	test "$(field "$WORK/out" hash)" = "$bhash"
+
+expect_rc 0 "inspect --json" "$LAPIS" inspect --json "$backup"
+check "inspect --json prints one JSON object with every key" python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+want = {"revision", "compactedRevision", "keys", "dataBytes", "fileBytes",
+        "historyEntries", "logEntries", "format", "clusterID", "hash", "check"}
+assert set(o) == want, sorted(set(o) ^ want)
+assert o["keys"] == 500 and o["revision"] == 6 and o["check"] == "ok", o
+assert o["hash"] == sys.argv[2], o
+' "$WORK/out" "$bhash"
+expect_rc 0 "inspect accepts --json after the path" "$LAPIS" inspect "$backup" --json
+check "inspect --json after the path prints JSON" out_has '^\{"revision":6,'
+
+printf 'this is not a store\n' >"$WORK/garbage.db"
+expect_rc 1 "inspect of a file that is not a store exits 1" "$LAPIS" inspect "$WORK/garbage.db"
+expect_rc 1 "inspect of a missing path exits 1" "$LAPIS" inspect "$WORK/missing"
+mkdir "$WORK/emptydir"
+expect_rc 1 "inspect of a directory without a store exits 1" "$LAPIS" inspect "$WORK/emptydir"
+
+stop_server TERM
+check "serve still exits 0 after backups and inspects beside it" test "$RC" = 0
+
+# ---------------------------------------------------------------- restore
+
+restored=$WORK/restored
+expect_rc 0 "restore into a new directory" \
+	"$LAPIS" restore --from "$backup" --data-dir "$restored"
+check "restore prints the bumped revision" test "$(field "$WORK/out" revision)" = 1000006
+expect_rc 0 "inspect of the restored directory passes its check" "$LAPIS" inspect "$restored"
+rrev=$(field "$WORK/out" revision)
+check "restored revision is the backup's plus the default bump" test "$rrev" = 1000006
+check "restored compacted revision equals the revision" \
+	test "$(field "$WORK/out" "compacted revision")" = "$rrev"
+check "restored keys and hash are the backup's" \
+	test "$(field "$WORK/out" keys)/$(field "$WORK/out" hash)" = "500/$bhash"
+check "restore leaves the backup file as it was" test -s "$backup"
+
+expect_rc 0 "restore with --bump-revision 10" \
+	"$LAPIS" restore --from "$backup" --data-dir "$WORK/restored10" --bump-revision 10
+check "--bump-revision 10 gives revision 16" test "$(field "$WORK/out" revision)" = 16
+
+ls -A "$restored" >"$WORK/before"
+expect_rc 1 "restore into a non-empty directory exits 1" \
+	"$LAPIS" restore --from "$backup" --data-dir "$restored"
+check "restore into a non-empty directory says why" err_has 'not empty'
+check "a refused restore leaves the directory as it was" \
+	bash -c "ls -A '$restored' | cmp -s - '$WORK/before'"
+expect_rc 1 "restore from a missing file exits 1" \
+	"$LAPIS" restore --from "$WORK/missing" --data-dir "$WORK/r3"
+check "a restore from a missing file creates nothing" test ! -e "$WORK/r3"
+expect_rc 1 "restore from a file that is not a store exits 1" \
+	"$LAPIS" restore --from "$WORK/garbage.db" --data-dir "$WORK/r4"
+check "a failed restore removes what it created" test ! -e "$WORK/r4"
+mkdir "$WORK/r5"
+expect_rc 1 "restore from a bad file into an empty directory exits 1" \
+	"$LAPIS" restore --from "$WORK/garbage.db" --data-dir "$WORK/r5"
+check "a failed restore leaves the empty directory empty" \
+	bash -c "[[ -d '$WORK/r5' && -z \$(ls -A '$WORK/r5') ]]"
+
+start_server "$restored"
+rabs=$(cd "$restored" 2>/dev/null && pwd -P || echo "$restored")
+check "the restored directory can be served" \
+	test "$LINE" = "lapis: serving data directory $rabs (revision 1000006)"
+stop_server TERM
+check "the restored server exits 0" test "$RC" = 0
+expect_rc 0 "writes continue after the bumped revision" \
+	"$LAPIS" debug-load --data-dir "$restored" --keys 10 --nosync
+check "the next write gets the bumped revision + 1" out_has 'revision 1000007$'
+expect_rc 0 "inspect after writes on a restored store passes" "$LAPIS" inspect "$restored"
+
+e2e_finish
