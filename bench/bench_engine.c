@@ -1459,6 +1459,11 @@ int main(int argc, char **argv)
 	b->e = NULL;
 	if ((b->o.only & ONLY_WRITES) && run_writes(b))
 		goto fail;
+	double load[3];
+	if (getloadavg(load, 3) == 3)
+		printf("\nload average at the end: %.2f %.2f %.2f (figures from "
+		       "a loaded machine are lower bounds)\n",
+		       load[0], load[1], load[2]);
 	ret = 0;
 fail:
 	eng_close(b->e);

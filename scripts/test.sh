@@ -43,21 +43,13 @@ configure_and_build() { # DIR [CMAKE ARGS...]
 		cmake --build "$root/$dir" -j "$JOBS"
 }
 
+# ctest runs under "${ctest_wrap[@]}" (empty but for TSan).
+ctest_wrap=()
 run_ctest() { # DIR [CTEST ARGS...]
 	local dir=$1
 	shift
-	(cd "$root/$dir" && ctest --output-on-failure -j "$JOBS" "$@" "${ctest_extra[@]}")
-}
-
-tsan_env() {
-	# A fixed address-space layout: TSan's shadow mapping fails on
-	# kernels with large mmap randomization ("unexpected memory
-	# mapping"); without ASLR it always fits.
-	if command -v setarch >/dev/null 2>&1; then
-		setarch "$(uname -m)" -R "$@"
-	else
-		"$@"
-	fi
+	(cd "$root/$dir" &&
+		"${ctest_wrap[@]}" ctest --output-on-failure -j "$JOBS" "$@" "${ctest_extra[@]}")
 }
 
 stage_cmd() {
@@ -73,8 +65,17 @@ stage_cmd() {
 		;;
 	build-tsan) configure_and_build "$prefix-tsan" -DLAPIS_SANITIZE=tsan ;;
 	test-tsan)
+		# A fixed address-space layout: TSan's shadow mapping fails on
+		# kernels with large mmap randomization ("unexpected memory
+		# mapping"); without ASLR it always fits.
+		if command -v setarch >/dev/null 2>&1; then
+			ctest_wrap=(setarch "$(uname -m)" -R)
+		fi
 		TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/tests/tsan/suppressions.txt" \
-			tsan_env run_ctest "$prefix-tsan" -L 'threads|e2e'
+			run_ctest "$prefix-tsan" -L 'threads|e2e'
+		local rc=$?
+		ctest_wrap=()
+		return "$rc"
 		;;
 	*)
 		echo "test.sh: unknown stage '$1' (stages: ${all_stages[*]})" >&2

@@ -716,7 +716,23 @@ void srv_dispatch(struct srv_req *r)
 			reply_openapi_gv(r, url);
 			return;
 		}
-		char g[256];
+		if (path_is(url, "/api/v1")) {
+			reply_resource_list(r, "", "v1");
+			return;
+		}
+		char g[256], v[64];
+		if (sscanf(url, "/apis/%255[^/]/%63[^/]", g, v) == 2) {
+			const char *gv = group_version(g);
+			size_t vl = strlen(v);
+			bool tail_ok = !strncmp(url + 7 + strlen(g) + vl, "", 1) ||
+				       !strcmp(url + 7 + strlen(g) + vl, "/");
+			if (gv && !strcmp(gv, v) && tail_ok) {
+				reply_resource_list(r, g, v);
+				return;
+			}
+			not_found(r);
+			return;
+		}
 		if (sscanf(url, "/apis/%255[^/]", g) == 1 && group_version(g)) {
 			json_t *o = api_group(g);
 			json_object_set_new(o, "kind", json_string("APIGroup"));

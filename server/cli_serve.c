@@ -1,89 +1,215 @@
 /*
- * cli_serve.c -- `lapis serve`: run the server on a data directory.
+ * cli_serve.c -- `lapis serve`: the Kubernetes API on a data directory.
  *
- * Until the HTTP API server exists, serving means: hold the data
- * directory's lock, open the store, run the compactor, print one line
- * naming the data directory, and wait for SIGINT or SIGTERM; then close the
- * store (queued writes finish) and exit 0.
+ * Start: hold the data directory's lock, open the store, create the
+ * built-in namespaces on a fresh store, load or create the credentials
+ * (pki/, admin.token), start the compactor and the HTTP server, write
+ * DIR/kubeconfig, then print the URL and the KUBECONFIG line. Stop on
+ * SIGINT or SIGTERM: no new connections, watches ended, in-flight requests
+ * finished, the store closed; exit 0.
  *
- * Signals: SIGINT and SIGTERM are blocked before the engine starts any
- * thread, so every thread inherits the mask and the main thread alone takes
- * them, synchronously, with sigwait(). No handler runs, so nothing here has
- * to be async-signal-safe.
+ * Signals: SIGINT and SIGTERM are blocked before any thread starts, so every
+ * thread inherits the mask and the main thread alone takes them with
+ * sigwait(). No handler runs.
  *
  * Main thread only.
  */
+#include <arpa/inet.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli_common.h"
+#include "http.h"
 #include "lapis/log.h"
+#include "objects.h"
+#include "pki.h"
 
 static const char usage[] =
-    "usage: lapis serve [--data-dir DIR] [--nosync] "
-    "[--compaction-interval DUR]\n"
+    "usage: lapis serve [--data-dir DIR] [--listen ADDR:PORT] [--ephemeral]\n"
+    "                   [--insecure-http [--force-insecure]] [--tls-san NAME]...\n"
+    "                   [--nosync] [--compaction-interval DUR]\n"
+    "                   [--request-timeout DUR] [--idle-timeout DUR]\n"
     "\n"
-    "Start lapis on a data directory, creating it on first start.\n"
+    "Serve the Kubernetes API for built-in resources on a data directory,\n"
+    "creating it on first start (store, CA and serving certificate, admin\n"
+    "token, kubeconfig). Prints the URL and `export KUBECONFIG=DIR/kubeconfig`.\n"
     "Stops cleanly on SIGINT or SIGTERM.\n"
     "\n"
     "Options:\n"
-    "  -d, --data-dir DIR            data directory "
-    "(default " CLI_DEFAULT_DATA_DIR ")\n"
-    "      --nosync                  do not fsync at commit (tests, "
-    "throwaway\n"
-    "                                servers: a machine crash may lose "
-    "writes)\n"
-    "      --compaction-interval DUR compact history older than one "
-    "interval,\n"
-    "                                every interval, like "
-    "kube-apiserver;\n"
-    "                                Go syntax: 250ms, 2s, 5m, 1h30m; 0 "
-    "turns\n"
-    "                                it off (default 5m)\n"
+    "  -d, --data-dir DIR            data directory (default " CLI_DEFAULT_DATA_DIR ")\n"
+    "  -l, --listen ADDR:PORT        address to listen on (default 127.0.0.1:6443;\n"
+    "                                port 0 picks a free port; [::1]:PORT for IPv6)\n"
+    "      --ephemeral               a throwaway store in a temporary directory,\n"
+    "                                no fsync, removed on exit (tests)\n"
+    "      --insecure-http           plain HTTP, no authentication, full rights\n"
+    "                                (like kube's old insecure port); refused on a\n"
+    "                                non-loopback address unless --force-insecure\n"
+    "      --tls-san NAME            an extra DNS name or IP in the serving\n"
+    "                                certificate (repeatable)\n"
+    "      --nosync                  do not fsync at commit (a machine crash may\n"
+    "                                lose recent writes)\n"
+    "      --compaction-interval DUR compact history older than one interval,\n"
+    "                                every interval, like kube-apiserver; Go\n"
+    "                                syntax: 250ms, 2s, 5m, 1h30m; 0 turns it off\n"
+    "                                (default 5m)\n"
+    "      --request-timeout DUR     the longest a non-watch request may take\n"
+    "                                (default 60s)\n"
+    "      --idle-timeout DUR        close idle or stalled connections after this\n"
+    "                                (default 120s; watches carry their own\n"
+    "                                timeoutSeconds and bookmarks)\n"
     "  -h, --help                    show this help\n"
     "\n"
-    "The data directory holds store/ (the LMDB environment) and lapis.lock\n"
-    "(held while serving: a second server on the same directory is "
-    "refused).\n";
+    "The data directory holds store/ (the LMDB environment), pki/, admin.token,\n"
+    "kubeconfig and lapis.lock (held while serving: a second server on the same\n"
+    "directory is refused).\n";
 
 /* kube-apiserver compacts etcd every 5 minutes by default. */
 #define DEFAULT_COMPACTION_MS (5ULL * 60 * 1000)
+#define MAX_SANS 32
+
+static bool loopback(const char *listen)
+{
+	char host[128];
+	const char *colon = strrchr(listen, ':');
+	size_t n = colon ? (size_t)(colon - listen) : strlen(listen);
+	if (n >= sizeof host)
+		return false;
+	memcpy(host, listen, n);
+	host[n] = 0;
+	if (host[0] == '[') {
+		memmove(host, host + 1, n);
+		char *e = strchr(host, ']');
+		if (e)
+			*e = 0;
+	}
+	if (!strcmp(host, "localhost") || !strcmp(host, "::1"))
+		return true;
+	struct in_addr a;
+	return inet_pton(AF_INET, host, &a) == 1 &&
+	       (ntohl(a.s_addr) >> 24) == 127;
+}
+
+/* The URL clients use: a wildcard address is reached through loopback. */
+static void server_url(const char *listen, bool tls, int port, char *buf,
+		       size_t n)
+{
+	const char *scheme = tls ? "https" : "http";
+	if (listen[0] == '[') {
+		if (!strncmp(listen, "[::]", 4))
+			snprintf(buf, n, "%s://[::1]:%d", scheme, port);
+		else
+			snprintf(buf, n, "%s://%.*s:%d", scheme,
+				 (int)(strchr(listen, ']') - listen + 1), listen,
+				 port);
+		return;
+	}
+	const char *colon = strrchr(listen, ':');
+	int hl = (int)(colon - listen);
+	if (!strncmp(listen, "0.0.0.0:", 8) || hl == 0)
+		snprintf(buf, n, "%s://127.0.0.1:%d", scheme, port);
+	else
+		snprintf(buf, n, "%s://%.*s:%d", scheme, hl, listen, port);
+}
+
+static int parse_dur_opt(const char *name, const char *arg, uint64_t *ms)
+{
+	if (cli_parse_duration(arg, ms) != 0) {
+		fprintf(stderr,
+			"lapis serve: invalid %s '%s' (examples: 0, 250ms, 2s, "
+			"5m, 1h30m)\n",
+			name, arg);
+		return -1;
+	}
+	return 0;
+}
 
 int cli_serve(int argc, char **argv)
 {
-	enum { OPT_NOSYNC = 256, OPT_COMPACTION };
+	enum {
+		OPT_NOSYNC = 256,
+		OPT_COMPACTION,
+		OPT_INSECURE,
+		OPT_FORCE,
+		OPT_EPHEMERAL,
+		OPT_SAN,
+		OPT_REQ_TIMEOUT,
+		OPT_IDLE_TIMEOUT,
+		OPT_SVC_RANGE,
+	};
 	static const struct option opts[] = {
 	    {"data-dir", required_argument, NULL, 'd'},
+	    {"listen", required_argument, NULL, 'l'},
 	    {"nosync", no_argument, NULL, OPT_NOSYNC},
 	    {"compaction-interval", required_argument, NULL, OPT_COMPACTION},
+	    {"insecure-http", no_argument, NULL, OPT_INSECURE},
+	    {"force-insecure", no_argument, NULL, OPT_FORCE},
+	    {"ephemeral", no_argument, NULL, OPT_EPHEMERAL},
+	    {"tls-san", required_argument, NULL, OPT_SAN},
+	    {"request-timeout", required_argument, NULL, OPT_REQ_TIMEOUT},
+	    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+	    {"service-cluster-ip-range", required_argument, NULL, OPT_SVC_RANGE},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *dir = CLI_DEFAULT_DATA_DIR;
-	int nosync = 0;
+	const char *listen = "127.0.0.1:6443";
+	const char *svc_range = "10.96.0.0/12";
+	int nosync = 0, insecure = 0, force = 0, ephemeral = 0;
+	const char *sans[MAX_SANS];
+	size_t n_sans = 0;
 	uint64_t compaction_ms = DEFAULT_COMPACTION_MS;
+	uint64_t req_ms = 60000, idle_ms = 120000;
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:l:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;
 			break;
+		case 'l':
+			listen = optarg;
+			break;
 		case OPT_NOSYNC:
 			nosync = 1;
 			break;
-		case OPT_COMPACTION:
-			if (cli_parse_duration(optarg, &compaction_ms) != 0) {
-				fprintf(stderr,
-					"lapis serve: invalid duration '%s' "
-					"(examples: 0, 250ms, 2s, 5m, 1h30m)\n",
-					optarg);
+		case OPT_INSECURE:
+			insecure = 1;
+			break;
+		case OPT_FORCE:
+			force = 1;
+			break;
+		case OPT_EPHEMERAL:
+			ephemeral = 1;
+			break;
+		case OPT_SVC_RANGE:
+			svc_range = optarg;
+			break;
+		case OPT_SAN:
+			if (n_sans == MAX_SANS) {
+				fprintf(stderr, "lapis serve: at most %d --tls-san\n",
+					MAX_SANS);
 				return cli_usage(usage, 1);
 			}
+			sans[n_sans++] = optarg;
+			break;
+		case OPT_COMPACTION:
+			if (parse_dur_opt("--compaction-interval", optarg,
+					  &compaction_ms))
+				return cli_usage(usage, 1);
+			break;
+		case OPT_REQ_TIMEOUT:
+			if (parse_dur_opt("--request-timeout", optarg, &req_ms))
+				return cli_usage(usage, 1);
+			break;
+		case OPT_IDLE_TIMEOUT:
+			if (parse_dur_opt("--idle-timeout", optarg, &idle_ms))
+				return cli_usage(usage, 1);
 			break;
 		case 'h':
 			return cli_usage(usage, 0);
@@ -95,6 +221,13 @@ int cli_serve(int argc, char **argv)
 		fprintf(stderr, "lapis serve: unexpected argument '%s'\n",
 			argv[optind]);
 		return cli_usage(usage, 1);
+	}
+	if (insecure && !force && !loopback(listen)) {
+		fprintf(stderr, "lapis serve: --insecure-http on the non-loopback "
+				"address %s gives everyone full rights; add "
+				"--force-insecure if you mean it\n",
+			listen);
+		return CLI_USAGE;
 	}
 
 	sigset_t stop;
@@ -108,32 +241,85 @@ int cli_serve(int argc, char **argv)
 		return CLI_FAIL;
 	}
 
+	char tmpdir[] = "/tmp/lapis-ephemeral-XXXXXX";
+	if (ephemeral) {
+		const char *base = getenv("TMPDIR");
+		static char buf[4096];
+		snprintf(buf, sizeof buf, "%s/lapis-ephemeral-XXXXXX",
+			 base && *base ? base : "/tmp");
+		if (!mkdtemp(buf)) {
+			perror("lapis: mkdtemp");
+			return CLI_FAIL;
+		}
+		dir = buf;
+		nosync = 1;
+		(void)tmpdir;
+	}
+
 	struct cli_datadir d;
+	struct srv *s = NULL;
+	struct srv_pki pki = {0};
 	int rc = cli_datadir_lock(dir, 1, &d);
 	if (rc != CLI_OK)
-		return rc;
+		goto out_nolock;
 	rc = cli_datadir_open_store(&d, nosync);
 	if (rc != CLI_OK)
 		goto out;
-
+	lp_err lerr = srv_bootstrap(d.e);
+	if (lerr != LP_OK) {
+		fprintf(stderr, "lapis: cannot create the built-in namespaces: %s\n",
+			lp_strerror(lerr));
+		rc = CLI_FAIL;
+		goto out;
+	}
+	struct srv_error serr = {0};
+	if (!insecure &&
+	    srv_pki_load_or_create(d.dir, sans, n_sans, &pki, &serr) != LP_OK) {
+		fprintf(stderr, "lapis: credentials: %s\n", serr.message);
+		rc = CLI_FAIL;
+		goto out;
+	}
 	char interval[64];
 	cli_format_duration(compaction_ms, interval, sizeof interval);
-	lp_err lerr = eng_compactor_start(d.e, compaction_ms);
+	lerr = eng_compactor_start(d.e, compaction_ms);
 	if (lerr != LP_OK) {
 		fprintf(stderr, "lapis: cannot start the compactor: %s\n",
 			lp_strerror(lerr));
 		rc = CLI_FAIL;
 		goto out;
 	}
-	if (compaction_ms)
-		lp_info("compaction every %s", interval);
-	else
-		lp_info("compaction off");
+	lp_info("compaction %s%s", compaction_ms ? "every " : "off",
+		compaction_ms ? interval : "");
 	if (nosync)
 		lp_info("nosync: commits are not fsynced");
 
-	printf("lapis: serving data directory %s (revision %lld)\n", d.dir,
-	       (long long)eng_rev(d.e));
+	struct srv_opts so = {
+		.e = d.e,
+		.listen = listen,
+		.insecure = insecure,
+		.cert_pem = pki.cert_pem,
+		.key_pem = pki.key_pem,
+		.token = pki.token,
+		.request_timeout_s = (unsigned)((req_ms + 999) / 1000),
+		.idle_timeout_s = (unsigned)((idle_ms + 999) / 1000),
+		.service_cidr = svc_range,
+	};
+	if (srv_start(&so, &s, &serr) != LP_OK) {
+		fprintf(stderr, "lapis: %s\n", serr.message);
+		rc = CLI_FAIL;
+		goto out;
+	}
+	char url[512];
+	server_url(listen, !insecure, srv_port(s), url, sizeof url);
+	if (srv_kubeconfig_write(d.dir, url, insecure ? NULL : &pki, &serr) !=
+	    LP_OK) {
+		fprintf(stderr, "lapis: kubeconfig: %s\n", serr.message);
+		rc = CLI_FAIL;
+		goto out;
+	}
+	printf("lapis: serving %s (data directory %s, revision %lld)\n"
+	       "export KUBECONFIG=%s/kubeconfig\n",
+	       url, d.dir, (long long)eng_rev(d.e), d.dir);
 	fflush(stdout);
 
 	int sig = 0;
@@ -147,7 +333,16 @@ int cli_serve(int argc, char **argv)
 	rc = CLI_OK;
 
 out:
+	srv_stop(s);
+	srv_pki_free(&pki);
 	cli_datadir_close(&d);
+out_nolock:
+	if (ephemeral) {
+		char cmd[4200];
+		snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", dir);
+		if (system(cmd) != 0)
+			lp_warn("could not remove %s", dir);
+	}
 	if (rc == CLI_OK)
 		lp_info("stopped");
 	return rc;

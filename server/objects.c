@@ -435,6 +435,9 @@ static lp_err store(eng *e, const struct reg_key *k, json_t *obj,
 		    const struct eng_cmp *cmp, bool dry, const char *rv_text,
 		    char **out, size_t *out_len, int64_t *rev)
 {
+	json_t *meta = json_object_get(obj, "metadata");
+	if (json_is_object(meta))
+		json_object_set_new(meta, "resourceVersion", json_string(""));
 	reg_canonical(obj);
 	char *bytes;
 	size_t len;

@@ -43,7 +43,6 @@
  * double-quoted, strings with a newline as literal blocks (libyaml then
  * picks the final style, as go-yaml's port of it does).
  */
-#include <ctype.h>
 #include <locale.h>
 #include <math.h>
 #include <pthread.h>
@@ -145,10 +144,10 @@ static void go_format_float(double v, bool f32, char *out, size_t cap)
 		digits[--nd] = '\0';
 
 	size_t o = 0;
-#define PUT(c)                                                                \
-	do {                                                                  \
-		if (o + 1 < cap)                                              \
-			out[o++] = (c);                                       \
+#define PUT(c)                                                                 \
+	do {                                                                   \
+		if (o + 1 < cap)                                               \
+			out[o++] = (c);                                        \
 	} while (0)
 	if (signbit(v))
 		PUT('-');
@@ -209,10 +208,10 @@ static enum tagk tag_kind(const char *tag)
 		const char *name;
 		enum tagk kind;
 	} known[] = {
-		{"str", TK_STR},     {"bool", TK_BOOL},
-		{"int", TK_INT},     {"float", TK_FLOAT},
-		{"null", TK_NULL},   {"timestamp", TK_TIMESTAMP},
-		{"binary", TK_BINARY}, {"merge", TK_MERGE},
+	    {"str", TK_STR},	   {"bool", TK_BOOL},
+	    {"int", TK_INT},	   {"float", TK_FLOAT},
+	    {"null", TK_NULL},	   {"timestamp", TK_TIMESTAMP},
+	    {"binary", TK_BINARY}, {"merge", TK_MERGE},
 	};
 	size_t plen = sizeof LONG_TAG_PREFIX - 1;
 
@@ -288,19 +287,19 @@ static const struct {
 	enum rk kind;
 	int val; /* bool value, or float: 1 +Inf, -1 -Inf, 0 NaN */
 } resolve_words[] = {
-	{"y", RK_BOOL, 1},	  {"Y", RK_BOOL, 1},	    {"yes", RK_BOOL, 1},
-	{"Yes", RK_BOOL, 1},	  {"YES", RK_BOOL, 1},	    {"true", RK_BOOL, 1},
-	{"True", RK_BOOL, 1},	  {"TRUE", RK_BOOL, 1},	    {"on", RK_BOOL, 1},
-	{"On", RK_BOOL, 1},	  {"ON", RK_BOOL, 1},	    {"n", RK_BOOL, 0},
-	{"N", RK_BOOL, 0},	  {"no", RK_BOOL, 0},	    {"No", RK_BOOL, 0},
-	{"NO", RK_BOOL, 0},	  {"false", RK_BOOL, 0},    {"False", RK_BOOL, 0},
-	{"FALSE", RK_BOOL, 0},	  {"off", RK_BOOL, 0},	    {"Off", RK_BOOL, 0},
-	{"OFF", RK_BOOL, 0},	  {"", RK_NULL, 0},	    {"~", RK_NULL, 0},
-	{"null", RK_NULL, 0},	  {"Null", RK_NULL, 0},	    {"NULL", RK_NULL, 0},
-	{".nan", RK_FLOAT, 0},	  {".NaN", RK_FLOAT, 0},    {".NAN", RK_FLOAT, 0},
-	{".inf", RK_FLOAT, 1},	  {".Inf", RK_FLOAT, 1},    {".INF", RK_FLOAT, 1},
-	{"+.inf", RK_FLOAT, 1},	  {"+.Inf", RK_FLOAT, 1},   {"+.INF", RK_FLOAT, 1},
-	{"-.inf", RK_FLOAT, -1},  {"-.Inf", RK_FLOAT, -1},  {"-.INF", RK_FLOAT, -1},
+    {"y", RK_BOOL, 1},	     {"Y", RK_BOOL, 1},	      {"yes", RK_BOOL, 1},
+    {"Yes", RK_BOOL, 1},     {"YES", RK_BOOL, 1},     {"true", RK_BOOL, 1},
+    {"True", RK_BOOL, 1},    {"TRUE", RK_BOOL, 1},    {"on", RK_BOOL, 1},
+    {"On", RK_BOOL, 1},	     {"ON", RK_BOOL, 1},      {"n", RK_BOOL, 0},
+    {"N", RK_BOOL, 0},	     {"no", RK_BOOL, 0},      {"No", RK_BOOL, 0},
+    {"NO", RK_BOOL, 0},	     {"false", RK_BOOL, 0},   {"False", RK_BOOL, 0},
+    {"FALSE", RK_BOOL, 0},   {"off", RK_BOOL, 0},     {"Off", RK_BOOL, 0},
+    {"OFF", RK_BOOL, 0},     {"", RK_NULL, 0},	      {"~", RK_NULL, 0},
+    {"null", RK_NULL, 0},    {"Null", RK_NULL, 0},    {"NULL", RK_NULL, 0},
+    {".nan", RK_FLOAT, 0},   {".NaN", RK_FLOAT, 0},   {".NAN", RK_FLOAT, 0},
+    {".inf", RK_FLOAT, 1},   {".Inf", RK_FLOAT, 1},   {".INF", RK_FLOAT, 1},
+    {"+.inf", RK_FLOAT, 1},  {"+.Inf", RK_FLOAT, 1},  {"+.INF", RK_FLOAT, 1},
+    {"-.inf", RK_FLOAT, -1}, {"-.Inf", RK_FLOAT, -1}, {"-.INF", RK_FLOAT, -1},
 };
 
 /* go-yaml's hint table: which first bytes may start a non-string. */
@@ -475,7 +474,8 @@ static bool ts_num(const char *s, size_t n, size_t *i, int *out)
 
 static int days_in(int month, int year)
 {
-	static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	static const int dm[] = {31, 28, 31, 30, 31, 30,
+				 31, 31, 30, 31, 30, 31};
 	if (month == 2 && year % 4 == 0 && (year % 100 != 0 || year % 400 == 0))
 		return 29;
 	return dm[month - 1];
@@ -496,7 +496,8 @@ static bool ts_time(const char *s, size_t n, size_t *i)
 		return false;
 	if (!ts_num(s, n, i, &sec) || sec >= 60)
 		return false;
-	if (*i + 1 < n && (s[*i] == '.' || s[*i] == ',') && is_digit(s[*i + 1])) {
+	if (*i + 1 < n && (s[*i] == '.' || s[*i] == ',') &&
+	    is_digit(s[*i + 1])) {
 		(*i)++;
 		while (*i < n && is_digit(s[*i]))
 			(*i)++;
@@ -535,7 +536,8 @@ static bool is_timestamp(const char *s, size_t n)
 			return false;
 		if (s[i] == 'Z')
 			return i + 1 == n;
-		if (n - i != 6 || (s[i] != '+' && s[i] != '-') || s[i + 3] != ':')
+		if (n - i != 6 || (s[i] != '+' && s[i] != '-') ||
+		    s[i + 3] != ':')
 			return false;
 		if (!is_digit(s[i + 1]) || !is_digit(s[i + 2]) ||
 		    !is_digit(s[i + 4]) || !is_digit(s[i + 5]))
@@ -568,7 +570,8 @@ static bool is_base60_float(const char *s, size_t n)
 		i++;
 	while (i < n && s[i] == ':') {
 		i++;
-		if (i + 1 < n && s[i] >= '0' && s[i] <= '5' && is_digit(s[i + 1]))
+		if (i + 1 < n && s[i] >= '0' && s[i] <= '5' &&
+		    is_digit(s[i + 1]))
 			i += 2;
 		else if (i < n && is_digit(s[i]))
 			i++;
@@ -782,36 +785,43 @@ done:
 /* Reading: the context.                                                     */
 
 struct stats {
-	uint64_t nodes;	 /* go-yaml decode count of the subtree */
-	uint64_t bytes;	 /* scalar text, keys included */
-	int height;	 /* collection levels below and including it */
+	uint64_t nodes; /* go-yaml decode count of the subtree */
+	uint64_t bytes; /* scalar text, keys included */
+	int height;	/* collection levels below and including it */
 };
 
 /* How a completed node came to be: merge keys care. */
-enum origin { O_SCALAR, O_MAP, O_SEQ, O_ALIAS_SCALAR, O_ALIAS_MAP, O_ALIAS_SEQ };
+enum origin {
+	O_SCALAR,
+	O_MAP,
+	O_SEQ,
+	O_ALIAS_SCALAR,
+	O_ALIAS_MAP,
+	O_ALIAS_SEQ
+};
 
 struct anchor {
-	bool open;	  /* its collection has started but not ended */
-	bool scalar;	  /* kept as text (invariant 3) */
-	json_t *value;	  /* collections: the completed value, new */
-	char *text;	  /* scalars: the event's text, malloc'd */
+	bool open;     /* its collection has started but not ended */
+	bool scalar;   /* kept as text (invariant 3) */
+	json_t *value; /* collections: the completed value, new */
+	char *text;    /* scalars: the event's text, malloc'd */
 	size_t text_len;
-	char *tag;	  /* scalars: the event's tag or NULL, malloc'd */
-	bool plain;	  /* scalars: plain_implicit */
+	char *tag;  /* scalars: the event's tag or NULL, malloc'd */
+	bool plain; /* scalars: plain_implicit */
 	struct stats st;
 };
 
 struct frame {
-	json_t *coll;	  /* object or array under construction, new */
+	json_t *coll; /* object or array under construction, new */
 	bool is_map;
-	long anchor;	  /* its anchor's index, or -1 */
-	int line0;	  /* 0-based line where it starts */
-	bool has_key;	  /* a mapping's pending key is set */
-	bool key_merge;	  /* ... and it is the merge key "<<" */
-	char *key;	  /* the pending key as a JSON key, malloc'd */
+	long anchor;	/* its anchor's index, or -1 */
+	int line0;	/* 0-based line where it starts */
+	bool has_key;	/* a mapping's pending key is set */
+	bool key_merge; /* ... and it is the merge key "<<" */
+	char *key;	/* the pending key as a JSON key, malloc'd */
 	size_t key_len;
-	bool key_is_str;  /* the YAML key was a string (for messages) */
-	struct stats st;  /* of the children so far (height: max child) */
+	bool key_is_str; /* the YAML key was a string (for messages) */
+	struct stats st; /* of the children so far (height: max child) */
 };
 
 struct ctx {
@@ -828,20 +838,20 @@ struct ctx {
 	size_t n_anchors, cap_anchors;
 	json_t *anchor_index; /* anchor name -> index in anchors, new */
 
-	uint64_t n_decode;    /* invariant 4 */
+	uint64_t n_decode; /* invariant 4 */
 	uint64_t n_alias;
 	uint64_t alias_bytes;
 
-	json_t *result;	      /* the document, new, once complete */
+	json_t *result; /* the document, new, once complete */
 	bool done;
 
-	char dups[1024];      /* strict mode: "line N: key ... already set" */
+	char dups[1024]; /* strict mode: "line N: key ... already set" */
 	size_t dups_len;
 	int n_dups;
 };
 
 static lp_err fail(struct ctx *c, lp_err code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static lp_err fail(struct ctx *c, lp_err code, const char *fmt, ...)
 {
@@ -864,8 +874,8 @@ static lp_err fail_nomem(struct ctx *c)
 }
 
 /* A message about the node at a 0-based libyaml line. */
-#define fail_at(c, line0, fmt, ...)                                           \
-	fail((c), LP_E_BADREQUEST, "yaml: line %d: " fmt, (int)(line0) + 1,   \
+#define fail_at(c, line0, fmt, ...)                                            \
+	fail((c), LP_E_BADREQUEST, "yaml: line %d: " fmt, (int)(line0) + 1,    \
 	     __VA_ARGS__)
 
 /* The libyaml error, worded and positioned as go-yaml's parser.fail(). */
@@ -884,10 +894,11 @@ static lp_err fail_parser(struct ctx *c)
 		line = p->context_mark.line;
 	}
 	const char *msg = p->problem && *p->problem
-				  ? p->problem
-				  : "unknown problem parsing YAML content";
+			      ? p->problem
+			      : "unknown problem parsing YAML content";
 	if (line)
-		return fail(c, LP_E_BADREQUEST, "yaml: line %zu: %s", line, msg);
+		return fail(c, LP_E_BADREQUEST, "yaml: line %zu: %s", line,
+			    msg);
 	return fail(c, LP_E_BADREQUEST, "yaml: %s", msg);
 }
 
@@ -897,10 +908,10 @@ static void go_quote(const char *s, size_t n, bool as_string, char *out,
 {
 	size_t o = 0;
 
-#define PUTC(ch)                                                              \
-	do {                                                                  \
-		if (o + 1 < cap)                                              \
-			out[o++] = (ch);                                      \
+#define PUTC(ch)                                                               \
+	do {                                                                   \
+		if (o + 1 < cap)                                               \
+			out[o++] = (ch);                                       \
 	} while (0)
 	if (!as_string) {
 		for (size_t i = 0; i < n; i++)
@@ -971,8 +982,9 @@ static lp_err count_nodes(struct ctx *c, int line0, uint64_t plain,
 		c->alias_bytes += alias->bytes;
 		if (c->n_alias > YJ_MAX_ALIAS_NODES ||
 		    c->alias_bytes > YJ_MAX_ALIAS_BYTES)
-			return fail(c, LP_E_BADREQUEST,
-				    "yaml: document contains excessive aliasing");
+			return fail(
+			    c, LP_E_BADREQUEST,
+			    "yaml: document contains excessive aliasing");
 		if (c->n_frames + (size_t)alias->height > YJ_MAX_DEPTH)
 			return fail_at(c, line0, "exceeded max depth of %d",
 				       YJ_MAX_DEPTH);
@@ -984,11 +996,13 @@ static lp_err count_nodes(struct ctx *c, int line0, uint64_t plain,
 		else if (d >= YJ_RATIO_HIGH)
 			allowed = 0.10;
 		else
-			allowed = 0.99 - 0.89 * ((d - YJ_RATIO_LOW) /
-						 (YJ_RATIO_HIGH - YJ_RATIO_LOW));
+			allowed =
+			    0.99 - 0.89 * ((d - YJ_RATIO_LOW) /
+					   (YJ_RATIO_HIGH - YJ_RATIO_LOW));
 		if (a / d > allowed)
-			return fail(c, LP_E_BADREQUEST,
-				    "yaml: document contains excessive aliasing");
+			return fail(
+			    c, LP_E_BADREQUEST,
+			    "yaml: document contains excessive aliasing");
 	}
 	return LP_OK;
 }
@@ -1029,8 +1043,9 @@ static lp_err decode_scalar(struct ctx *c, const char *text, size_t len,
 		if (r < 0)
 			return fail_nomem(c);
 		if (r == 0)
-			return fail_at(c, line0, "%s",
-				       "!!binary value contains invalid base64 data");
+			return fail_at(
+			    c, line0, "%s",
+			    "!!binary value contains invalid base64 data");
 		out->owned = utf8_sanitize(raw, raw_len, &out->len);
 		free(raw);
 		if (!out->owned)
@@ -1142,8 +1157,9 @@ static lp_err scalar_to_key(struct ctx *c, const struct scalar *sc, int line0,
 		break;
 	}
 	if (memchr(s, '\0', n))
-		return fail_at(c, line0, "%s",
-			       "a mapping key with a NUL character is not supported");
+		return fail_at(
+		    c, line0, "%s",
+		    "a mapping key with a NUL character is not supported");
 	char *k = malloc(n + 1);
 	if (!k)
 		return fail_nomem(c);
@@ -1209,9 +1225,10 @@ static lp_err deliver(struct ctx *c, json_t *v, const struct stats *st,
 			for (size_t i = n; i-- > 0 && rc == LP_OK;) {
 				json_t *m = json_array_get(v, i);
 				if (!json_is_object(m))
-					rc = fail_at(c, line0, "%s",
-						     "map merge requires map or "
-						     "sequence of maps as the value");
+					rc = fail_at(
+					    c, line0, "%s",
+					    "map merge requires map or "
+					    "sequence of maps as the value");
 				else
 					rc = merge_object(c, f, m, line0);
 			}
@@ -1316,8 +1333,8 @@ static lp_err on_scalar(struct ctx *c, const yaml_event_t *ev)
 	lp_err rc;
 
 	if (ev->data.scalar.anchor) {
-		rc = anchor_scalar(c, (const char *)ev->data.scalar.anchor, text,
-				   len, tag, plain);
+		rc = anchor_scalar(c, (const char *)ev->data.scalar.anchor,
+				   text, len, tag, plain);
 		if (rc != LP_OK)
 			return rc;
 	}
@@ -1358,7 +1375,8 @@ static lp_err on_alias(struct ctx *c, const yaml_event_t *ev)
 	lp_err rc;
 
 	if (!ix)
-		return fail_at(c, line0, "unknown anchor '%s' referenced", name);
+		return fail_at(c, line0, "unknown anchor '%s' referenced",
+			       name);
 	struct anchor *a = &c->anchors[json_integer_value(ix)];
 	if (a->open)
 		return fail_at(c, line0, "anchor '%s' value contains itself",
@@ -1391,8 +1409,8 @@ static lp_err on_alias(struct ctx *c, const yaml_event_t *ev)
 	json_t *v = json_deep_copy(a->value);
 	if (!v)
 		return fail_nomem(c);
-	return deliver(c, v, &st,
-		       json_is_object(v) ? O_ALIAS_MAP : O_ALIAS_SEQ, line0);
+	return deliver(c, v, &st, json_is_object(v) ? O_ALIAS_MAP : O_ALIAS_SEQ,
+		       line0);
 }
 
 static lp_err on_start(struct ctx *c, const yaml_event_t *ev, bool is_map)
@@ -1776,8 +1794,8 @@ static void sort_keys(struct ekey *k, struct ekey *tmp, size_t n)
 }
 
 struct eframe {
-	json_t *v;	    /* the container, borrowed from the document */
-	struct ekey *keys;  /* objects: sorted keys, malloc'd */
+	json_t *v;	   /* the container, borrowed from the document */
+	struct ekey *keys; /* objects: sorted keys, malloc'd */
 	size_t i, n;
 };
 
@@ -1855,8 +1873,8 @@ static bool emit_value(struct emitter *e, json_t *v)
 			e->cap = cap;
 		}
 		e->stack[e->n++] = (struct eframe){v, keys, 0, n};
-		if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
-							 YAML_BLOCK_MAPPING_STYLE))
+		if (!yaml_mapping_start_event_initialize(
+			&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE))
 			return false;
 		return yaml_emitter_emit(&e->em, &ev);
 	}
@@ -1870,9 +1888,9 @@ static bool emit_value(struct emitter *e, json_t *v)
 			e->cap = cap;
 		}
 		e->stack[e->n++] =
-			(struct eframe){v, NULL, 0, json_array_size(v)};
-		if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
-							  YAML_BLOCK_SEQUENCE_STYLE))
+		    (struct eframe){v, NULL, 0, json_array_size(v)};
+		if (!yaml_sequence_start_event_initialize(
+			&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE))
 			return false;
 		return yaml_emitter_emit(&e->em, &ev);
 	case JSON_STRING:
@@ -1881,7 +1899,8 @@ static bool emit_value(struct emitter *e, json_t *v)
 	case JSON_INTEGER:
 		snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT,
 			 json_integer_value(v));
-		return emit_scalar(e, buf, strlen(buf), YAML_PLAIN_SCALAR_STYLE);
+		return emit_scalar(e, buf, strlen(buf),
+				   YAML_PLAIN_SCALAR_STYLE);
 	case JSON_REAL: {
 		double d = json_real_value(v);
 		if (!isfinite(d)) /* jansson never holds these */
@@ -1890,7 +1909,8 @@ static bool emit_value(struct emitter *e, json_t *v)
 		/* Keep it a real when read back (Go would print 1 for 1.0). */
 		if (!strpbrk(buf, ".e"))
 			strcat(buf, ".0");
-		return emit_scalar(e, buf, strlen(buf), YAML_PLAIN_SCALAR_STYLE);
+		return emit_scalar(e, buf, strlen(buf),
+				   YAML_PLAIN_SCALAR_STYLE);
 	}
 	case JSON_TRUE:
 		return emit_scalar(e, "true", 4, YAML_PLAIN_SCALAR_STYLE);
@@ -1922,9 +1942,8 @@ static bool emit_doc(struct emitter *e, const json_t *doc)
 			bool is_map = json_is_object(f->v);
 			free(f->keys);
 			e->n--;
-			if (is_map
-				    ? !yaml_mapping_end_event_initialize(&ev)
-				    : !yaml_sequence_end_event_initialize(&ev))
+			if (is_map ? !yaml_mapping_end_event_initialize(&ev)
+				   : !yaml_sequence_end_event_initialize(&ev))
 				return false;
 			if (!yaml_emitter_emit(&e->em, &ev))
 				return false;
@@ -1936,9 +1955,10 @@ static bool emit_doc(struct emitter *e, const json_t *doc)
 			/* A plain "<<" key would read back as a merge key;
 			   go-yaml writes it plain anyway, we quote it. */
 			bool merge_like = k->len == 2 && !memcmp(k->k, "<<", 2);
-			if (merge_like ? !emit_scalar(e, k->k, k->len,
-					     YAML_DOUBLE_QUOTED_SCALAR_STYLE)
-				       : !emit_string(e, k->k, k->len))
+			if (merge_like
+				? !emit_scalar(e, k->k, k->len,
+					       YAML_DOUBLE_QUOTED_SCALAR_STYLE)
+				: !emit_string(e, k->k, k->len))
 				return false;
 			child = k->v;
 		} else {

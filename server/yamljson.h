@@ -18,16 +18,18 @@
  * does (go-yaml v2 underneath): YAML 1.1 plain scalars resolve to null,
  * true/false, integers and floats (quoted scalars stay strings; "yes"/"no"/
  * "on"/"off"/"y"/"n" resolve as booleans like go-yaml v2; an integer beyond
- * int64 becomes a real, as kube reads it), mappings with string keys (a
- * non-string key is turned into its string form), merge keys ("<<"), anchors
- * and aliases expanded. A repeated mapping key keeps its last value.
- * Bounds, against "billion laughs": aliases may add at most 1,000,000 nodes
- * and 16 MiB of scalar text and no more than go-yaml's alias ratio ("document
- * contains excessive aliasing"); nesting deeper than 1000 is refused.
- * Empty input is JSON null. Further documents are an error unless empty.
- * JSON is YAML, so JSON input works.
+ * int64 becomes a real, as kube reads it; a float stays a real even when
+ * integral), mappings with string keys (a non-string key is turned into its
+ * string form; a key with NUL is refused, as jansson cannot hold it), merge
+ * keys ("<<"), anchors and aliases expanded. A repeated mapping key keeps
+ * its last value. Bounds, against "billion laughs": aliases may add at most
+ * 1,000,000 nodes and 16 MiB of scalar text and no more than go-yaml's alias
+ * ratio ("document contains excessive aliasing"); nesting deeper than 1000
+ * is refused. Empty input is JSON null. Further documents are an error
+ * unless empty (kube silently ignores them). JSON is YAML: JSON input works.
  * Errors: LP_E_BADREQUEST with go-yaml's message ("yaml: line N: ...", the
- * text kube puts in its 400); LP_E_NOMEM. *out new, written only on success.
+ * text kube puts in its 400; where go-yaml gives no line, e.g. an unknown
+ * anchor, we add one); LP_E_NOMEM. *out new, written only on success.
  */
 lp_err srv_yaml_to_json(const char *buf, size_t len, json_t **out,
 			struct srv_error *err);
@@ -49,10 +51,12 @@ lp_err srv_yaml_to_json_strict(const char *buf, size_t len, json_t **out,
  * as numbers), 2-space indent, list items at their parent key's indent,
  * strings quoted when they would otherwise read as another type or contain
  * special characters, multi-line strings as literal blocks, long plain
- * strings folded at 80 columns. Reals print in Go's shortest form but always
- * read back as reals (1.0, not kube's 1). doc must be acyclic. Returns a
+ * strings folded at 80 columns. Unlike kube, reals always read back as reals
+ * (1.0, not 1) and a key "<<" is quoted (kube's reads back as a merge key),
+ * so srv_yaml_to_json gives doc back. doc is only read; it must be acyclic
+ * and hold valid UTF-8 (jansson's checked setters ensure that). Returns a
  * malloc'd NUL-terminated buffer and its length in *len, or NULL on
- * out-of-memory.
+ * out-of-memory (or a string that is not UTF-8).
  */
 char *srv_json_to_yaml(const json_t *doc, size_t *len);
 

@@ -75,7 +75,7 @@ check "create again is 409 AlreadyExists" code_has 409 '"reason":"AlreadyExists"
 req GET /api/v1/namespaces/default/configmaps/a1
 check "get is 200 with the stored resourceVersion" code_has 200 "\"resourceVersion\":\"$RV1\""
 req GET /api/v1/namespaces/default/configmaps/nope
-check "get missing is 404 NotFound" code_has 404 '"reason":"NotFound"' 'configmaps "nope" not found'
+check "get missing is 404 NotFound" code_has 404 '"reason":"NotFound"' 'configmaps \"nope\" not found'
 req POST /api/v1/namespaces/nosuch/configmaps "$CM"
 check "create in a missing namespace is 404" code_has 404 'namespaces'
 

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# kubectl.sh -- the real kubectl against the real binary over TLS with the
+# kubeconfig lapis writes: the default kubectl, kubectl.1.29 and
+# kubectl.1.33 (which sends protobuf bodies for built-in kinds).
+#
+# Where no kubectl >= 1.29 exists, the tests report themselves skipped in one
+# loud line and pass (scripts/deps.sh says how to get kubectl).
+set -uo pipefail
+. "$(dirname "$0")/lib.bash"
+e2e_init kubectl
+
+kdir=$(dirname "$(readlink -f "$(command -v kubectl 2>/dev/null || echo /nonexistent)")")
+KUBECTLS=()
+for v in "" .1.29 .1.33; do
+	if [[ -z $v ]] && command -v kubectl >/dev/null 2>&1; then
+		KUBECTLS+=(kubectl)
+	elif [[ -n $v && -x $kdir/kubectl$v ]]; then
+		KUBECTLS+=("$kdir/kubectl$v")
+	fi
+done
+if ((${#KUBECTLS[@]} < 2)); then
+	echo "SKIPPED: kubectl-driven tests need kubectl >= 1.29 (see scripts/deps.sh)"
+	e2e_finish
+	exit 0
+fi
+
+DATA=$WORK/data
+spawn serve "$LAPIS" serve --data-dir "$DATA" --listen 127.0.0.1:0 --nosync
+SERVER_PID=$SPAWN_PID
+URL=
+while read -r -t "$TIMEOUT" -u "$SPAWN_FD" line; do
+	if [[ $line =~ (https://[0-9.:]+) ]]; then
+		URL=${BASH_REMATCH[1]}
+		break
+	fi
+done
+check "server starts over TLS" [ -n "$URL" ]
+export KUBECONFIG=$DATA/kubeconfig
+export HOME=$WORK/home # a fresh discovery cache per run
+mkdir -p "$HOME"
+
+CODE=$(curl -sS -o /dev/null -w '%{http_code}' --cacert <(python3 -c "import yaml,base64,sys; d=yaml.safe_load(open('$KUBECONFIG')); sys.stdout.write(base64.b64decode(d['clusters'][0]['cluster']['certificate-authority-data']).decode())") "$URL/api/v1/namespaces")
+check "no token is 401 over TLS" [ "$CODE" == 401 ]
+
+for K in "${KUBECTLS[@]}"; do
+	kv=$(basename "$K")
+	ns=ns-${kv//./-}
+	expect_rc 0 "$kv: create namespace" "$K" create namespace "$ns"
+	expect_rc 0 "$kv: create configmap" "$K" -n "$ns" create configmap c1 --from-literal=a=1
+	expect_rc 0 "$kv: create secret" "$K" -n "$ns" create secret generic s1 --from-literal=p=q
+	expect_rc 0 "$kv: create serviceaccount" "$K" -n "$ns" create serviceaccount sa1
+	expect_rc 0 "$kv: get configmap" "$K" -n "$ns" get configmap c1 -o json
+	check "$kv: get shows the data" out_has '"a": "1"'
+	cat >"$WORK/cm.yaml" <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: c2
+  namespace: $ns
+  labels:
+    tier: web
+data:
+  x: "1"
+YAML
+	expect_rc 0 "$kv: apply -f creates" "$K" apply -f "$WORK/cm.yaml"
+	sed -i 's/x: "1"/x: "2"/' "$WORK/cm.yaml"
+	expect_rc 0 "$kv: apply -f updates" "$K" apply -f "$WORK/cm.yaml"
+	expect_rc 0 "$kv: get after apply" "$K" -n "$ns" get cm c2 -o jsonpath='{.data.x}'
+	check "$kv: apply changed the value" out_has '^2$'
+	expect_rc 0 "$kv: patch merge" "$K" -n "$ns" patch cm c2 --type=merge -p '{"data":{"m":"1"}}'
+	expect_rc 0 "$kv: patch json" "$K" -n "$ns" patch cm c2 --type=json -p '[{"op":"add","path":"/data/j","value":"1"}]'
+	expect_rc 0 "$kv: patch strategic" "$K" -n "$ns" patch cm c2 -p '{"data":{"s":"1"}}'
+	expect_rc 0 "$kv: label selector" "$K" -n "$ns" get cm -l tier=web -o name
+	check "$kv: selector selects c2 only" bash -c "[[ \$(cat '$WORK/out') == configmap/c2 ]]"
+	"$K" -n "$ns" get cm c2 -o yaml >"$WORK/c2.yaml"
+	expect_rc 0 "$kv: replace" "$K" replace -f "$WORK/c2.yaml"
+	expect_rc 0 "$kv: create lease" "$K" -n "$ns" create -f - <<<"{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":\"l1\"},\"spec\":{\"holderIdentity\":\"me\",\"leaseDurationSeconds\":15,\"renewTime\":\"2026-01-02T03:04:05.123456Z\"}}"
+	expect_rc 0 "$kv: get lease keeps microseconds" "$K" -n "$ns" get lease l1 -o jsonpath='{.spec.renewTime}'
+	check "$kv: lease renewTime to the microsecond" out_has '2026-01-02T03:04:05.123456Z'
+	for i in $(seq 1 20); do "$K" -n "$ns" create configmap "p$i" >/dev/null 2>&1; done
+	"$K" -n "$ns" get cm -o name >"$WORK/plain"
+	"$K" -n "$ns" get cm -o name --chunk-size=3 >"$WORK/chunked"
+	check "$kv: --chunk-size=3 equals the plain list" cmp -s "$WORK/plain" "$WORK/chunked"
+	expect_rc 0 "$kv: delete configmap" "$K" -n "$ns" delete cm c1
+	expect_rc 1 "$kv: get deleted is an error" "$K" -n "$ns" get cm c1
+	expect_rc 1 "$kv: a missing namespace is an error" "$K" -n nosuch-ns get cm c1
+	expect_rc 0 "$kv: api-resources" "$K" api-resources
+	check "$kv: api-resources lists leases" out_has 'leases'
+	check "$kv: api-resources lists configmaps" out_has 'configmaps'
+done
+
+K=${KUBECTLS[0]}
+"$K" -n default get cm -w --request-timeout=3s >"$WORK/watch" 2>&1 &
+WPID=$!
+"$K" -n default create configmap watched >/dev/null 2>&1
+wait "$WPID"
+check "get -w sees a new object" grep -q watched "$WORK/watch"
+
+kill -TERM "$SERVER_PID"
+reap "$SERVER_PID"
+check "server exits 0 on SIGTERM" [ "$RC" == 0 ]
+e2e_finish
