@@ -25,11 +25,10 @@
 #include "pb.h"
 #include "registry/object.h"
 #include "registry/registry.h"
+#include "registry/store.h"
 #include "selector.h"
 #include "yamljson.h"
 
-/* Internal chunks of an unpaged list: one short snapshot per chunk. */
-#define LIST_CHUNK 500
 /* Retries of a patch or a delete that raced with another writer. */
 #define WRITE_RETRIES 8
 
@@ -339,53 +338,6 @@ static lp_err key_of(const struct srv_resource *res, const char *ns,
 	return LP_OK;
 }
 
-/* The current stored bytes of an object (copied). */
-struct cur {
-	char *bytes;
-	size_t len;
-	int64_t mod;
-	json_t *obj; /* decoded on demand */
-};
-
-static void cur_free(struct cur *c)
-{
-	free(c->bytes);
-	json_decref(c->obj);
-	memset(c, 0, sizeof *c);
-}
-
-static lp_err read_key(eng *e, const struct reg_key *k, struct cur *out)
-{
-	eng_rd *rd;
-	lp_err rc = eng_rd_begin(e, &rd);
-	if (rc)
-		return rc;
-	struct eng_record rec;
-	rc = eng_get(rd, k->bytes, k->len, 0, &rec);
-	if (!rc) {
-		out->bytes = malloc(rec.value_len + 1);
-		if (!out->bytes) {
-			rc = LP_E_NOMEM;
-		} else {
-			memcpy(out->bytes, rec.value, rec.value_len);
-			out->bytes[rec.value_len] = 0;
-			out->len = rec.value_len;
-			out->mod = rec.mod_rev;
-			out->obj = NULL;
-		}
-	}
-	eng_rd_end(rd);
-	return rc;
-}
-
-static lp_err cur_decode(struct cur *c)
-{
-	if (c->obj)
-		return LP_OK;
-	c->obj = json_loadb(c->bytes, c->len, 0, NULL);
-	return c->obj ? LP_OK : LP_E_CORRUPT;
-}
-
 /* Namespace lifecycle for writes into ns: 404 missing, 403 terminating on
    create. */
 static lp_err check_namespace(struct srv_req *r, const struct srv_resource *res,
@@ -401,8 +353,8 @@ static lp_err check_namespace(struct srv_req *r, const struct srv_resource *res,
 		w->group = "";
 		return srv_error_set(err, LP_E_NOTFOUND, "namespaces \"%s\" not found", ns);
 	}
-	struct cur c = {0};
-	lp_err rc = read_key(srv_engine(r->s), &k, &c);
+	struct reg_obj c = {0};
+	lp_err rc = reg_get(srv_engine(r->s), &k, &c);
 	if (rc == LP_E_NOTFOUND) {
 		w->name = ns;
 		w->kind = "namespaces";
@@ -411,95 +363,22 @@ static lp_err check_namespace(struct srv_req *r, const struct srv_resource *res,
 	}
 	if (rc)
 		return srv_error_set(err, rc, "reading namespace: %s", lp_strerror(rc));
-	if (creating && cur_decode(&c) == LP_OK) {
+	if (creating && reg_obj_decode(&c) == LP_OK) {
 		const char *phase = json_string_value(json_object_get(
 			json_object_get(c.obj, "status"), "phase"));
 		if (phase && !strcmp(phase, "Terminating")) {
 			char gr[320];
 			srv_error_cause(err, "NamespaceTerminating", "metadata.namespace",
 					"namespace %s is being terminated", ns);
-			cur_free(&c);
+			reg_obj_free(&c);
 			w->name = name;
 			return srv_error_set(err, LP_E_FORBIDDEN,
 					     "%s \"%s\" is forbidden: unable to create new content in namespace %s because it is being terminated",
 					     srv_resource_gr(res, gr, sizeof gr), name, ns);
 		}
 	}
-	cur_free(&c);
+	reg_obj_free(&c);
 	return LP_OK;
-}
-
-/* Encode and write obj under k with cmp. On success *out holds the stored
-   bytes (malloc'd). dry: validate only (the bytes carry rv_text). */
-static lp_err store(eng *e, const struct reg_key *k, json_t *obj,
-		    const struct eng_cmp *cmp, bool dry, const char *rv_text,
-		    char **out, size_t *out_len, int64_t *rev)
-{
-	json_t *meta = json_object_get(obj, "metadata");
-	if (json_is_object(meta))
-		json_object_set_new(meta, "resourceVersion", json_string(""));
-	reg_canonical(obj);
-	char *bytes;
-	size_t len;
-	uint32_t slot;
-	lp_err rc = reg_encode(obj, &bytes, &len, &slot);
-	if (rc)
-		return rc;
-	if (dry) {
-		size_t rl = strlen(rv_text);
-		char *b = malloc(len + rl + 1);
-		if (!b) {
-			free(bytes);
-			return LP_E_NOMEM;
-		}
-		memcpy(b, bytes, slot);
-		memcpy(b + slot, rv_text, rl);
-		memcpy(b + slot + rl, bytes + slot, len - slot + 1);
-		free(bytes);
-		*out = b;
-		*out_len = len + rl;
-		return LP_OK;
-	}
-	eng_txn *t;
-	if ((rc = eng_txn_new(e, &t))) {
-		free(bytes);
-		return rc;
-	}
-	rc = eng_txn_put(t, k->bytes, k->len, bytes, len, slot, cmp);
-	free(bytes);
-	struct eng_commit_res res;
-	if (!rc)
-		rc = eng_txn_commit(t, &res);
-	if (!rc) {
-		struct eng_record cur;
-		eng_txn_result(t, 0, NULL, &cur);
-		*out = malloc(cur.value_len + 1);
-		if (!*out) {
-			rc = LP_E_NOMEM;
-		} else {
-			memcpy(*out, cur.value, cur.value_len);
-			(*out)[cur.value_len] = 0;
-			*out_len = cur.value_len;
-			if (rev)
-				*rev = cur.mod_rev;
-		}
-	}
-	eng_txn_free(t);
-	return rc;
-}
-
-static lp_err remove_key(eng *e, const struct reg_key *k, int64_t mod)
-{
-	eng_txn *t;
-	lp_err rc = eng_txn_new(e, &t);
-	if (rc)
-		return rc;
-	struct eng_cmp cmp = {ENG_CMP_MOD, mod};
-	rc = eng_txn_del(t, k->bytes, k->len, &cmp);
-	if (!rc)
-		rc = eng_txn_commit(t, NULL);
-	eng_txn_free(t);
-	return rc;
 }
 
 /* Storage errors in words. */
@@ -566,21 +445,21 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 		fail_res(r, res, name, &err);
 		return;
 	}
-	struct cur c = {0};
-	lp_err rc = read_key(srv_engine(r->s), &k, &c);
+	struct reg_obj c = {0};
+	lp_err rc = reg_get(srv_engine(r->s), &k, &c);
 	if (rc) {
 		storage_err(res, name, rc, &err);
 		fail_res(r, res, name, &err);
 		return;
 	}
-	if (srv_wants_yaml(r) && cur_decode(&c) == LP_OK) {
+	if (srv_wants_yaml(r) && reg_obj_decode(&c) == LP_OK) {
 		srv_reply_json(r, 200, json_incref(c.obj));
-		cur_free(&c);
+		reg_obj_free(&c);
 		return;
 	}
 	srv_reply_take(r, 200, "application/json", c.bytes, c.len);
 	c.bytes = NULL;
-	cur_free(&c);
+	reg_obj_free(&c);
 }
 
 /* ------------------------------------------------------------ list */
@@ -623,8 +502,6 @@ struct list_ctx {
 	srv_fsel *fsel;
 	struct growbuf *out;
 	size_t n_items;
-	char *last_key;	  /* last taken key (copy) */
-	size_t last_len;
 	json_t *items;	  /* when set: collect decoded objects instead */
 };
 
@@ -679,14 +556,7 @@ static enum eng_take list_cb(void *ud, const struct eng_record *rec)
 		gb_put(c->out, rec->value, rec->value_len);
 	}
 	c->n_items++;
-	char *k = realloc(c->last_key, rec->key_len + 1);
-	if (k) {
-		memcpy(k, rec->key, rec->key_len);
-		k[rec->key_len] = 0;
-		c->last_key = k;
-		c->last_len = rec->key_len;
-	}
-	return ENG_TAKE;
+	return c->out->oom ? ENG_STOP : ENG_TAKE;
 }
 
 static bool parse_i64(const char *s, int64_t *out)
@@ -788,104 +658,33 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 			struct srv_error *err)
 {
 	struct reg_key prefix;
-	lp_err rc = reg_list_prefix(res->group, res->resource,
-				    res->namespaced && ns && *ns ? ns : NULL, &prefix);
-	if (rc)
+	if (reg_list_prefix(res->group, res->resource,
+			    res->namespaced && ns && *ns ? ns : NULL, &prefix))
 		return srv_error_set(err, LP_E_NOTFOUND, "not found");
-	*token = NULL;
-	*remaining = -1;
-	int64_t at = 0, carried = -1;
-	char *from = NULL;
-	size_t from_len = 0;
 	bool filtered = !srv_lsel_empty(o->lsel) || !srv_fsel_empty(o->fsel);
-	if (o->cont) {
-		char *start;
-		size_t sl;
-		char msg[256];
-		if (reg_continue_decode(o->cont, &at, &start, &sl, msg, sizeof msg))
-			return srv_error_set(err, LP_E_BADREQUEST,
-					     "invalid continue token: %s", msg);
-		from = malloc(prefix.len + sl + 1);
-		if (!from) {
-			free(start);
-			return srv_error_set(err, LP_E_NOMEM, "out of memory");
-		}
-		memcpy(from, prefix.bytes, prefix.len);
-		memcpy(from + prefix.len, start, sl);
-		from_len = prefix.len + sl;
-		free(start);
-		if (at < 0)
-			at = 0; /* rv -1: continue at the latest revision */
-		/* the count carried in the token, when there is one */
-		json_t *tj = NULL;
-		(void)tj;
-		carried = -1;
-	} else if (o->rv) {
-		int64_t n = 0;
+	struct reg_list_req q = {.prefix = &prefix,
+				 .limit = o->limit > 0 ? (uint64_t)o->limit : 0,
+				 .cont = o->cont,
+				 .count = !filtered};
+	int64_t n = 0;
+	if (!o->cont && o->rv) {
 		parse_i64(o->rv, &n);
 		bool exact = (o->rvm && !strcmp(o->rvm, "Exact")) ||
 			     (!o->rvm && n != 0 && o->limit > 0);
 		if (exact) {
-			at = n;
-		} else if (n > 0) {
-			if (eng_wait_rev(e, n, 3000) != LP_OK) {
-				free(from);
-				srv_error_cause(err, "ResourceVersionTooLarge", "",
-						"Too large resource version");
-				return srv_error_set(err, LP_E_FUTURE,
-						     "Timeout: Too large resource version: %lld, current: %lld",
-						     (long long)n, (long long)eng_rev(e));
-			}
+			q.at_rev = n;
+		} else if (n > 0 && eng_wait_rev(e, n, 3000) != LP_OK) {
+			srv_error_cause(err, "ResourceVersionTooLarge", "",
+					"Too large resource version");
+			return srv_error_set(err, LP_E_FUTURE,
+					     "Timeout: Too large resource version: %lld, current: %lld",
+					     (long long)n, (long long)eng_rev(e));
 		}
 	}
-	/* Read in chunks, each its own short snapshot, all at one revision,
-	   pinned against compaction meanwhile. */
-	eng_pin *pin = NULL;
-	uint64_t want = o->limit > 0 ? (uint64_t)o->limit : 0;
-	int64_t rev = at;
-	bool more = false;
-	uint64_t left = 0;
-	bool first = true;
-	for (;;) {
-		eng_rd *rd;
-		if ((rc = eng_rd_begin(e, &rd)))
-			break;
-		uint64_t chunk = LIST_CHUNK;
-		if (want && want - c->n_items < chunk)
-			chunk = want - c->n_items;
-		struct eng_range_req q = {
-			.prefix = prefix.bytes, .prefix_len = prefix.len,
-			.from = from, .from_len = from_len, .at_rev = rev,
-			.limit = chunk,
-			.flags = (want && !filtered && carried < 0) ? ENG_RANGE_COUNT : 0};
-		struct eng_range_res rr;
-		rc = eng_range(rd, &q, list_cb, c, &rr);
-		eng_rd_end(rd);
-		if (rc)
-			break;
-		if (first) {
-			rev = rr.rev;
-			first = false;
-			if (!pin && eng_pin_rev(e, rev, &pin) != LP_OK)
-				pin = NULL;
-		}
-		more = rr.more;
-		left = rr.n_remaining;
-		if (!more || (want && c->n_items >= want) || c->out->oom)
-			break;
-		/* next chunk: right after the last key read */
-		free(from);
-		from_len = c->last_len + 1;
-		from = malloc(from_len + 1);
-		if (!from) {
-			rc = LP_E_NOMEM;
-			break;
-		}
-		memcpy(from, c->last_key, c->last_len);
-		from[c->last_len] = 0;
-	}
-	eng_unpin(pin);
-	free(from);
+	struct reg_list_res rr;
+	lp_err rc = reg_list(e, &q, list_cb, c, &rr);
+	if (rc == LP_E_BADREQUEST)
+		return srv_error_set(err, rc, "invalid continue token: %s", rr.msg);
 	if (rc == LP_E_COMPACTED) {
 		if (o->cont)
 			return srv_error_set(err, LP_E_COMPACTED,
@@ -898,23 +697,16 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 				"Too large resource version");
 		return srv_error_set(err, LP_E_FUTURE,
 				     "Timeout: Too large resource version: %lld, current: %lld",
-				     (long long)at, (long long)eng_rev(e));
+				     (long long)q.at_rev, (long long)eng_rev(e));
 	}
 	if (rc)
-		return srv_error_set(err, rc, "Internal error occurred: %s", lp_strerror(rc));
-	*list_rev = rev;
-	if (more && want && c->last_key) {
-		size_t sl = c->last_len - prefix.len;
-		char *start = malloc(sl + 1);
-		if (start) {
-			memcpy(start, c->last_key + prefix.len, sl);
-			start[sl] = 0; /* the last key plus a NUL: strictly after */
-			*token = reg_continue_encode(rev, start, sl + 1);
-			free(start);
-		}
-		if (!filtered)
-			*remaining = (int64_t)left;
-	}
+		return srv_error_set(err, rc, "Internal error occurred: %s",
+				     lp_strerror(rc));
+	if (c->out->oom)
+		return srv_error_set(err, LP_E_NOMEM, "out of memory");
+	*list_rev = rr.rev;
+	*token = rr.token;
+	*remaining = rr.remaining;
 	return LP_OK;
 }
 
@@ -945,7 +737,6 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 	lp_err rc = read_list(srv_engine(r->s), res, ns, &o, &c, &rev, &token,
 			      &remaining, &err);
 	list_opts_free(&o);
-	free(c.last_key);
 	if (rc) {
 		free(b.p);
 		free(token);
@@ -1101,15 +892,15 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 		}
 		if (dry) {
 			/* a dry run still sees an existing name */
-			struct cur c = {0};
-			if (read_key(e, &k, &c) == LP_OK) {
-				cur_free(&c);
+			struct reg_obj c = {0};
+			if (reg_get(e, &k, &c) == LP_OK) {
+				reg_obj_free(&c);
 				rc = LP_E_EXISTS;
 			} else {
-				rc = store(e, &k, obj, &cmp, true, "", &out, &out_len, NULL);
+				rc = reg_put(e, &k, obj, &cmp, true, "", &out, &out_len, NULL);
 			}
 		} else {
-			rc = store(e, &k, obj, &cmp, false, NULL, &out, &out_len, NULL);
+			rc = reg_put(e, &k, obj, &cmp, false, NULL, &out, &out_len, NULL);
 		}
 		if (rc != LP_E_EXISTS || !generated)
 			break;
@@ -1137,7 +928,7 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 enum upd_kind { UPD_MAIN, UPD_STATUS, UPD_FINALIZE };
 
 static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
-			    const char *ns, const char *name, struct cur *cur,
+			    const char *ns, const char *name, struct reg_obj *cur,
 			    json_t *obj, enum upd_kind kind, bool retry,
 			    bool dry)
 {
@@ -1297,7 +1088,7 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	bool ns_res = !strcmp(res->resource, "namespaces");
 	if (json_object_get(om, "deletionTimestamp") &&
 	    json_array_size(fins) == 0 && (!ns_res || json_array_size(specf) == 0)) {
-		lp_err rc = dry ? LP_OK : remove_key(e, &k, cur->mod);
+		lp_err rc = dry ? LP_OK : reg_delete(e, &k, cur->mod);
 		if (rc == LP_E_CONFLICT && retry) {
 			json_decref(next);
 			return LP_E_CONFLICT;
@@ -1319,7 +1110,7 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	snprintf(rvt, sizeof rvt, "%lld", (long long)cur->mod);
 	char *same = NULL;
 	size_t same_len = 0;
-	if (store(e, &k, next, NULL, true, rvt, &same, &same_len, NULL) == LP_OK &&
+	if (reg_put(e, &k, next, NULL, true, rvt, &same, &same_len, NULL) == LP_OK &&
 	    same_len == cur->len && !memcmp(same, cur->bytes, same_len)) {
 		json_decref(next);
 		srv_reply_take(r, 200, "application/json", same, same_len);
@@ -1329,7 +1120,7 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	struct eng_cmp cmp = {ENG_CMP_MOD, cur->mod};
 	char *out = NULL;
 	size_t out_len = 0;
-	lp_err rc = store(e, &k, next, &cmp, dry, rvt, &out, &out_len, NULL);
+	lp_err rc = reg_put(e, &k, next, &cmp, dry, rvt, &out, &out_len, NULL);
 	json_decref(next);
 	if (rc == LP_E_CONFLICT && retry)
 		return LP_E_CONFLICT;
@@ -1373,20 +1164,20 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 		return;
 	}
 	struct reg_key k;
-	struct cur c = {0};
+	struct reg_obj c = {0};
 	lp_err rc = LP_OK;
 	if (key_of(res, ns, name, &k, &err) ||
-	    (rc = read_key(srv_engine(r->s), &k, &c)) ||
-	    (rc = cur_decode(&c))) {
+	    (rc = reg_get(srv_engine(r->s), &k, &c)) ||
+	    (rc = reg_obj_decode(&c))) {
 		if (!err.code)
 			storage_err(res, name, rc, &err);
 		json_decref(obj);
-		cur_free(&c);
+		reg_obj_free(&c);
 		fail_res(r, res, name, &err);
 		return;
 	}
 	finish_update(r, res, ns, name, &c, obj, upd_kind_of(sub), false, dry);
-	cur_free(&c);
+	reg_obj_free(&c);
 }
 
 /* ------------------------------------------------------------ patch */
@@ -1456,18 +1247,18 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		return;
 	}
 	for (int attempt = 0; attempt < WRITE_RETRIES; attempt++) {
-		struct cur c = {0};
-		lp_err rc = read_key(e, &k, &c);
+		struct reg_obj c = {0};
+		lp_err rc = reg_get(e, &k, &c);
 		if (rc == LP_E_NOTFOUND && pt == P_APPLY) {
 			/* server-side apply creates what is missing */
-			cur_free(&c);
+			reg_obj_free(&c);
 			break;
 		}
 		if (!rc)
-			rc = cur_decode(&c);
+			rc = reg_obj_decode(&c);
 		if (rc) {
 			storage_err(res, name, rc, &err);
-			cur_free(&c);
+			reg_obj_free(&c);
 			json_decref(patch);
 			fail_res(r, res, name, &err);
 			return;
@@ -1501,7 +1292,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 					   "the server rejected our request due to an error in our request");
 		}
 		if (rc) {
-			cur_free(&c);
+			reg_obj_free(&c);
 			json_decref(patch);
 			srv_reply_error(r, &err, NULL);
 			return;
@@ -1519,7 +1310,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 						    "resourceVersion", json_string(rvt));
 		}
 		if (check_type(res, next, &err)) {
-			cur_free(&c);
+			reg_obj_free(&c);
 			json_decref(next);
 			json_decref(patch);
 			srv_reply_error(r, &err, NULL);
@@ -1527,7 +1318,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		}
 		rc = finish_update(r, res, ns, name, &c, next, upd_kind_of(sub),
 				   !prv, dry);
-		cur_free(&c);
+		reg_obj_free(&c);
 		if (rc != LP_E_CONFLICT || prv)
 			break;
 		if (attempt == WRITE_RETRIES - 1) {
@@ -1662,12 +1453,12 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 	if (key_of(res, ns, name, &k, err))
 		return err->code;
 	for (int attempt = 0; attempt < WRITE_RETRIES; attempt++) {
-		struct cur c = {0};
-		lp_err rc = read_key(e, &k, &c);
+		struct reg_obj c = {0};
+		lp_err rc = reg_get(e, &k, &c);
 		if (!rc)
-			rc = cur_decode(&c);
+			rc = reg_obj_decode(&c);
 		if (rc) {
-			cur_free(&c);
+			reg_obj_free(&c);
 			return storage_err(res, name, rc, err);
 		}
 		json_t *m = json_object_get(c.obj, "metadata");
@@ -1679,7 +1470,7 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 			srv_error_set(err, LP_E_CONFLICT,
 				      "Operation cannot be fulfilled on %s \"%s\": the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated",
 				      gk, name, o->pre_uid, uid);
-			cur_free(&c);
+			reg_obj_free(&c);
 			return LP_E_CONFLICT;
 		}
 		int64_t prv = 0;
@@ -1687,7 +1478,7 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 			srv_error_set(err, LP_E_CONFLICT,
 				      "Operation cannot be fulfilled on %s \"%s\": the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%lld). The object might have been modified",
 				      gk, name, o->pre_rv, (long long)c.mod);
-			cur_free(&c);
+			reg_obj_free(&c);
 			return LP_E_CONFLICT;
 		}
 		json_t *next = json_deep_copy(c.obj);
@@ -1725,9 +1516,9 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 				size_t ol = 0;
 				char rvt[24];
 				snprintf(rvt, sizeof rvt, "%lld", (long long)c.mod);
-				store(e, &k, next, NULL, true, rvt, &out, &ol, NULL);
+				reg_put(e, &k, next, NULL, true, rvt, &out, &ol, NULL);
 				json_decref(next);
-				cur_free(&c);
+				reg_obj_free(&c);
 				*reply = out ? json_loadb(out, ol, 0, NULL) : NULL;
 				free(out);
 				*code = 200;
@@ -1736,9 +1527,9 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 			struct eng_cmp cmp = {ENG_CMP_MOD, c.mod};
 			char *out = NULL;
 			size_t ol = 0;
-			rc = store(e, &k, next, &cmp, false, NULL, &out, &ol, NULL);
+			rc = reg_put(e, &k, next, &cmp, false, NULL, &out, &ol, NULL);
 			json_decref(next);
-			cur_free(&c);
+			reg_obj_free(&c);
 			if (rc == LP_E_CONFLICT && !o->pre_rv)
 				continue;
 			if (rc)
@@ -1749,13 +1540,13 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 			return LP_OK;
 		}
 		json_decref(next);
-		rc = o->dry ? LP_OK : remove_key(e, &k, c.mod);
+		rc = o->dry ? LP_OK : reg_delete(e, &k, c.mod);
 		if (rc == LP_E_CONFLICT && !o->pre_rv) {
-			cur_free(&c);
+			reg_obj_free(&c);
 			continue;
 		}
 		if (rc) {
-			cur_free(&c);
+			reg_obj_free(&c);
 			return storage_err(res, name, rc, err);
 		}
 		if (res->return_deleted) {
@@ -1765,7 +1556,7 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 						    .kind = res->resource, .uid = uid};
 			*reply = srv_status_success(&w);
 		}
-		cur_free(&c);
+		reg_obj_free(&c);
 		*code = 200;
 		return LP_OK;
 	}
@@ -1825,7 +1616,6 @@ static void do_deletecollection(struct srv_req *r, const struct srv_resource *re
 	lp_err rc = read_list(srv_engine(r->s), res, ns, &lo, &c, &rev, &token,
 			      &remaining, &err);
 	free(token);
-	free(c.last_key);
 	free(unused.p);
 	list_opts_free(&lo);
 	if (rc) {
@@ -1974,9 +1764,9 @@ lp_err srv_bootstrap(eng *e)
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		struct reg_key k;
 		reg_object_key("", "namespaces", NULL, names[i], &k);
-		struct cur c = {0};
-		if (read_key(e, &k, &c) == LP_OK) {
-			cur_free(&c);
+		struct reg_obj c = {0};
+		if (reg_get(e, &k, &c) == LP_OK) {
+			reg_obj_free(&c);
 			continue;
 		}
 		json_t *obj = json_pack("{s:s,s:s,s:{s:s}}", "kind", "Namespace",
@@ -1997,7 +1787,7 @@ lp_err srv_bootstrap(eng *e)
 		struct eng_cmp cmp = {ENG_CMP_ABSENT, 0};
 		char *out = NULL;
 		size_t ol;
-		lp_err rc = store(e, &k, obj, &cmp, false, NULL, &out, &ol, NULL);
+		lp_err rc = reg_put(e, &k, obj, &cmp, false, NULL, &out, &ol, NULL);
 		json_decref(obj);
 		free(out);
 		if (rc && rc != LP_E_EXISTS)

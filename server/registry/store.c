@@ -1,0 +1,258 @@
+/*
+ * store.c -- see store.h.
+ *
+ * Invariants:
+ *  1. A list is read at one revision: the first chunk's snapshot revision
+ *     (or the token's / the requested one), every later chunk at_rev it,
+ *     pinned so compaction cannot pass it while the list runs.
+ *  2. A continue token's start key is joined to the request's own prefix:
+ *     a token (even an edited one) never reads outside that prefix.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "object.h"
+#include "store.h"
+
+/* Objects per engine snapshot in a list: one short read transaction each. */
+#define LIST_CHUNK 500
+
+void reg_obj_free(struct reg_obj *o)
+{
+	free(o->bytes);
+	json_decref(o->obj);
+	memset(o, 0, sizeof *o);
+}
+
+lp_err reg_obj_decode(struct reg_obj *o)
+{
+	if (o->obj)
+		return LP_OK;
+	o->obj = json_loadb(o->bytes, o->len, 0, NULL);
+	return o->obj ? LP_OK : LP_E_CORRUPT;
+}
+
+lp_err reg_get(eng *e, const struct reg_key *k, struct reg_obj *out)
+{
+	eng_rd *rd;
+	lp_err rc = eng_rd_begin(e, &rd);
+	if (rc)
+		return rc;
+	struct eng_record rec;
+	rc = eng_get(rd, k->bytes, k->len, 0, &rec);
+	if (!rc) {
+		char *b = malloc(rec.value_len + 1);
+		if (!b) {
+			rc = LP_E_NOMEM;
+		} else {
+			memcpy(b, rec.value, rec.value_len);
+			b[rec.value_len] = 0;
+			out->bytes = b;
+			out->len = rec.value_len;
+			out->mod = rec.mod_rev;
+			out->obj = NULL;
+		}
+	}
+	eng_rd_end(rd);
+	return rc;
+}
+
+lp_err reg_put(eng *e, const struct reg_key *k, json_t *obj,
+	       const struct eng_cmp *cmp, bool dry, const char *rv_text,
+	       char **out, size_t *out_len, int64_t *rev)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+	if (json_is_object(meta))
+		json_object_set_new(meta, "resourceVersion", json_string(""));
+	reg_canonical(obj);
+	char *bytes;
+	size_t len;
+	uint32_t slot;
+	lp_err rc = reg_encode(obj, &bytes, &len, &slot);
+	if (rc)
+		return rc;
+	if (dry) {
+		size_t rl = rv_text ? strlen(rv_text) : 0;
+		char *b = malloc(len + rl + 1);
+		if (!b) {
+			free(bytes);
+			return LP_E_NOMEM;
+		}
+		memcpy(b, bytes, slot);
+		if (rl)
+			memcpy(b + slot, rv_text, rl);
+		memcpy(b + slot + rl, bytes + slot, len - slot + 1);
+		free(bytes);
+		*out = b;
+		*out_len = len + rl;
+		return LP_OK;
+	}
+	eng_txn *t;
+	if ((rc = eng_txn_new(e, &t))) {
+		free(bytes);
+		return rc;
+	}
+	rc = eng_txn_put(t, k->bytes, k->len, bytes, len, slot, cmp);
+	free(bytes);
+	struct eng_commit_res res;
+	if (!rc)
+		rc = eng_txn_commit(t, &res);
+	if (!rc) {
+		struct eng_record cur;
+		eng_txn_result(t, 0, NULL, &cur);
+		char *b = malloc(cur.value_len + 1);
+		if (!b) {
+			rc = LP_E_NOMEM;
+		} else {
+			memcpy(b, cur.value, cur.value_len);
+			b[cur.value_len] = 0;
+			*out = b;
+			*out_len = cur.value_len;
+			if (rev)
+				*rev = cur.mod_rev;
+		}
+	}
+	eng_txn_free(t);
+	return rc;
+}
+
+lp_err reg_delete(eng *e, const struct reg_key *k, int64_t mod)
+{
+	eng_txn *t;
+	lp_err rc = eng_txn_new(e, &t);
+	if (rc)
+		return rc;
+	struct eng_cmp cmp = {ENG_CMP_MOD, mod};
+	rc = eng_txn_del(t, k->bytes, k->len, &cmp);
+	if (!rc)
+		rc = eng_txn_commit(t, NULL);
+	eng_txn_free(t);
+	return rc;
+}
+
+/* Tracks the last key taken, for the next chunk and the token. */
+struct walk {
+	reg_item_fn fn;
+	void *ud;
+	char *last;
+	size_t last_len;
+	bool oom;
+};
+
+static enum eng_take walk_cb(void *ud, const struct eng_record *rec)
+{
+	struct walk *w = ud;
+	enum eng_take t = w->fn(w->ud, rec);
+	if (t != ENG_TAKE)
+		return t;
+	char *k = realloc(w->last, rec->key_len + 1);
+	if (!k) {
+		w->oom = true;
+		return ENG_STOP;
+	}
+	memcpy(k, rec->key, rec->key_len);
+	k[rec->key_len] = 0;
+	w->last = k;
+	w->last_len = rec->key_len;
+	return ENG_TAKE;
+}
+
+lp_err reg_list(eng *e, const struct reg_list_req *q, reg_item_fn fn,
+		void *ud, struct reg_list_res *res)
+{
+	memset(res, 0, sizeof *res);
+	res->remaining = -1;
+	const struct reg_key *prefix = q->prefix;
+	int64_t at = q->at_rev;
+	char *from = NULL;
+	size_t from_len = 0;
+	if (q->cont) {
+		char *start;
+		size_t sl;
+		if (reg_continue_decode(q->cont, &at, &start, &sl, res->msg,
+					sizeof res->msg))
+			return LP_E_BADREQUEST;
+		from = malloc(prefix->len + sl + 1);
+		if (!from) {
+			free(start);
+			return LP_E_NOMEM;
+		}
+		memcpy(from, prefix->bytes, prefix->len);
+		memcpy(from + prefix->len, start, sl);
+		from_len = prefix->len + sl;
+		free(start);
+		if (at < 0)
+			at = 0; /* rv -1: continue at the latest revision */
+	}
+	struct walk w = {.fn = fn, .ud = ud};
+	eng_pin *pin = NULL;
+	uint64_t want = q->limit;
+	int64_t rev = at;
+	bool first = true, more = false;
+	uint64_t left = 0;
+	lp_err rc;
+	for (;;) {
+		eng_rd *rd;
+		if ((rc = eng_rd_begin(e, &rd)))
+			break;
+		uint64_t chunk = LIST_CHUNK;
+		if (want && want - res->n_taken < chunk)
+			chunk = want - res->n_taken;
+		struct eng_range_req rq = {
+			.prefix = prefix->bytes, .prefix_len = prefix->len,
+			.from = from, .from_len = from_len, .at_rev = rev,
+			.limit = chunk,
+			.flags = (want && q->count) ? ENG_RANGE_COUNT : 0};
+		struct eng_range_res rr;
+		rc = eng_range(rd, &rq, walk_cb, &w, &rr);
+		eng_rd_end(rd);
+		if (rc)
+			break;
+		if (w.oom) {
+			rc = LP_E_NOMEM;
+			break;
+		}
+		res->n_taken += rr.n_taken;
+		if (first) {
+			rev = rr.rev;
+			first = false;
+			if (eng_pin_rev(e, rev, &pin) != LP_OK)
+				pin = NULL;
+		}
+		more = rr.more;
+		left = rr.n_remaining;
+		if (!more || (want && res->n_taken >= want))
+			break;
+		/* next chunk: strictly after the last key taken */
+		free(from);
+		from_len = w.last_len + 1;
+		from = malloc(from_len);
+		if (!from) {
+			rc = LP_E_NOMEM;
+			break;
+		}
+		memcpy(from, w.last, w.last_len);
+		from[w.last_len] = 0;
+	}
+	eng_unpin(pin);
+	free(from);
+	if (!rc) {
+		res->rev = rev;
+		if (more && want && w.last) {
+			size_t sl = w.last_len - prefix->len;
+			char *start = malloc(sl + 1);
+			if (start) {
+				memcpy(start, w.last + prefix->len, sl);
+				start[sl] = 0; /* last key + NUL: strictly after */
+				res->token = reg_continue_encode(rev, start, sl + 1);
+				free(start);
+			}
+			if (!res->token)
+				rc = LP_E_NOMEM;
+			if (q->count)
+				res->remaining = (int64_t)left;
+		}
+	}
+	free(w.last);
+	return rc;
+}

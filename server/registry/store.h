@@ -1,0 +1,81 @@
+/*
+ * store.h -- Kubernetes objects in the engine: read, write with a compare,
+ * delete, and paged lists at one revision (DESIGN.md: server/ and
+ * controllers/ reach storage only through this registry).
+ *
+ * Threads: any. No call holds an engine snapshot across a wait on the
+ * writer (engine.h's rule).
+ */
+#ifndef LAPIS_REG_STORE_H
+#define LAPIS_REG_STORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lapis/engine.h"
+#include "registry.h"
+
+/* An object as stored: its bytes (copied, NUL-terminated) and revision. */
+struct reg_obj {
+	char *bytes;
+	size_t len;
+	int64_t mod;
+	json_t *obj; /* decoded on demand by reg_obj_decode */
+};
+
+void reg_obj_free(struct reg_obj *o);
+/* Decode bytes into o->obj (kept). Errors: LP_E_CORRUPT. */
+lp_err reg_obj_decode(struct reg_obj *o);
+
+/* Read the latest object under k. Errors: LP_E_NOTFOUND, engine errors. */
+lp_err reg_get(eng *e, const struct reg_key *k, struct reg_obj *out);
+
+/*
+ * Write obj under k (canonical order, revision slot) if cmp holds (NULL: no
+ * condition). On success *out holds the stored bytes (malloc'd), *rev the
+ * new revision (may be NULL). dry: write nothing; *out then carries rv_text
+ * as resourceVersion. Errors: LP_E_EXISTS, LP_E_NOTFOUND, LP_E_CONFLICT,
+ * LP_E_FULL, engine errors.
+ */
+lp_err reg_put(eng *e, const struct reg_key *k, json_t *obj,
+	       const struct eng_cmp *cmp, bool dry, const char *rv_text,
+	       char **out, size_t *out_len, int64_t *rev);
+
+/* Delete k if its revision is still mod. Errors: LP_E_CONFLICT,
+   LP_E_NOTFOUND, engine errors. */
+lp_err reg_delete(eng *e, const struct reg_key *k, int64_t mod);
+
+/* What a list callback says of one object (borrowed bytes). */
+typedef enum eng_take (*reg_item_fn)(void *ud, const struct eng_record *rec);
+
+struct reg_list_req {
+	const struct reg_key *prefix; /* the resource or namespace prefix */
+	uint64_t limit;		/* 0: everything */
+	const char *cont;	/* continue token or NULL */
+	int64_t at_rev;		/* 0: latest; else read exactly at it */
+	bool count;		/* fill remaining (no filtering callback) */
+};
+
+struct reg_list_res {
+	int64_t rev;		/* the revision the list was read at */
+	char *token;		/* continue token (new) or NULL */
+	int64_t remaining;	/* remainingItemCount or -1 */
+	uint64_t n_taken;
+	char msg[256];		/* for LP_E_BADREQUEST: why the token is bad */
+};
+
+/*
+ * List the prefix in key order at one revision, in chunks of short engine
+ * snapshots (the revision pinned against compaction meanwhile), calling fn
+ * for each object. A continue token reads at its revision (rv -1: latest)
+ * strictly after its key, never outside the prefix.
+ * Errors: LP_E_BADREQUEST (bad token: res->msg), LP_E_COMPACTED,
+ * LP_E_FUTURE, LP_E_NOMEM, engine errors. On success the caller frees
+ * res->token.
+ */
+lp_err reg_list(eng *e, const struct reg_list_req *q, reg_item_fn fn,
+		void *ud, struct reg_list_res *res);
+
+#endif
