@@ -18,6 +18,7 @@
 #include "lapis/engine.h"
 #include "reqinfo.h"
 #include "status.h"
+#include "table.h"
 
 /* kube's MaxRequestBodyBytes: 3 MiB. */
 #define SRV_BODY_MAX (3u * 1024 * 1024)
@@ -60,6 +61,7 @@ struct srv_req {
 	struct srv_reqinfo ri;
 	char *warnings;		/* "\n"-separated texts for Warning headers */
 	bool answered;
+	struct srv_neg neg;	/* the response form (table.h) */
 	/* a streaming response's state and its release (watches) */
 	void *stream;
 	void (*stream_free)(void *);

@@ -27,6 +27,7 @@
 #include "registry/registry.h"
 #include "registry/store.h"
 #include "selector.h"
+#include "table.h"
 #include "yamljson.h"
 
 /* Retries of a patch or a delete that raced with another writer. */
@@ -452,6 +453,25 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 		fail_res(r, res, name, &err);
 		return;
 	}
+	if (r->neg.out != SRV_OUT_PLAIN && reg_obj_decode(&c) == LP_OK) {
+		json_t *out;
+		if (r->neg.out == SRV_OUT_PARTIAL) {
+			out = srv_partial(&r->neg, c.obj);
+		} else {
+			json_t *items = json_array();
+			json_array_append(items, c.obj);
+			json_t *lm = json_object();
+			json_object_set(lm, "resourceVersion",
+					json_object_get(json_object_get(c.obj, "metadata"),
+							"resourceVersion"));
+			out = srv_table(res, &r->neg, items, lm, true);
+			json_decref(items);
+			json_decref(lm);
+		}
+		reg_obj_free(&c);
+		srv_reply_json(r, 200, out);
+		return;
+	}
 	if (srv_wants_yaml(r) && reg_obj_decode(&c) == LP_OK) {
 		srv_reply_json(r, 200, json_incref(c.obj));
 		reg_obj_free(&c);
@@ -725,6 +745,38 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 	char gv[300];
 	srv_resource_gv(res, gv, sizeof gv);
 	struct list_ctx c = {.res = res, .lsel = o.lsel, .fsel = o.fsel, .out = &b};
+	if (r->neg.out != SRV_OUT_PLAIN) {
+		c.items = json_array();
+		int64_t rev = 0, remaining = -1;
+		char *token = NULL;
+		lp_err rc = read_list(srv_engine(r->s), res, ns, &o, &c, &rev,
+				      &token, &remaining, &err);
+		list_opts_free(&o);
+		free(b.p);
+		if (rc) {
+			json_decref(c.items);
+			free(token);
+			srv_reply_error(r, &err, NULL);
+			return;
+		}
+		json_t *lm = json_object();
+		char rvt[24];
+		snprintf(rvt, sizeof rvt, "%lld", (long long)rev);
+		json_object_set_new(lm, "resourceVersion", json_string(rvt));
+		if (token)
+			json_object_set_new(lm, "continue", json_string(token));
+		if (token && remaining >= 0)
+			json_object_set_new(lm, "remainingItemCount",
+					    json_integer(remaining));
+		free(token);
+		json_t *out = r->neg.out == SRV_OUT_TABLE
+				      ? srv_table(res, &r->neg, c.items, lm, true)
+				      : srv_partial_list(&r->neg, c.items, lm);
+		json_decref(lm);
+		json_decref(c.items);
+		srv_reply_json(r, 200, out);
+		return;
+	}
 	gb_str(&b, "{\"kind\":\"");
 	gb_str(&b, res->list_kind);
 	gb_str(&b, "\",\"apiVersion\":\"");
@@ -1693,6 +1745,17 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	}
 	if (!strcmp(res->resource, "namespaces"))
 		ns = "";
+	{
+		struct srv_error nerr = {0};
+		bool listish = !strcmp(verb, "list") || !strcmp(verb, "watch") ||
+			       !strcmp(verb, "deletecollection");
+		if (srv_negotiate(srv_header(r, "Accept"),
+				  srv_query(r, "includeObject"), listish, &r->neg,
+				  &nerr)) {
+			srv_reply_error(r, &nerr, NULL);
+			return;
+		}
+	}
 	if (sub[0]) {
 		bool ok = false;
 		for (const char *const *s = res->subresources; s && *s; s++)

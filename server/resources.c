@@ -319,6 +319,241 @@ static enum srv_list_strategy smp_common(void *ud, const char *path,
 	return SRV_LIST_REPLACE;
 }
 
+/* ------------------------------------------------------------ columns */
+
+json_t *srv_age_cell(const json_t *obj); /* table.c */
+
+static const char *str_at(const json_t *o, const char *a, const char *b)
+{
+	const json_t *v = json_object_get(o, a);
+	if (b)
+		v = json_object_get(v, b);
+	return json_string_value(v);
+}
+
+static json_t *c_name(const json_t *o)
+{
+	const char *s = str_at(o, "metadata", "name");
+	return json_string(s ? s : "");
+}
+
+static json_t *c_phase(const json_t *o)
+{
+	const char *s = str_at(o, "status", "phase");
+	return json_string(s ? s : "");
+}
+
+static json_t *c_data_count(const json_t *o)
+{
+	return json_integer((json_int_t)(json_object_size(json_object_get(o, "data")) +
+					 json_object_size(json_object_get(o, "binaryData"))));
+}
+
+static json_t *c_type(const json_t *o)
+{
+	const char *s = json_string_value(json_object_get(o, "type"));
+	return json_string(s ? s : "");
+}
+
+static json_t *c_svc_type(const json_t *o)
+{
+	const char *s = str_at(o, "spec", "type");
+	return json_string(s ? s : "");
+}
+
+static json_t *c_cluster_ip(const json_t *o)
+{
+	const char *s = str_at(o, "spec", "clusterIP");
+	return json_string(s && *s ? s : "<none>");
+}
+
+static json_t *c_external_ip(const json_t *o)
+{
+	const json_t *ips = json_object_get(json_object_get(o, "spec"), "externalIPs");
+	if (!json_array_size(ips))
+		return json_string("<none>");
+	char buf[512] = "";
+	size_t i, off = 0;
+	json_t *v;
+	json_array_foreach((json_t *)ips, i, v)
+		off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s",
+					i ? "," : "", json_string_value(v) ? json_string_value(v) : "");
+	return json_string(buf);
+}
+
+static json_t *c_ports(const json_t *o)
+{
+	const json_t *ports = json_object_get(json_object_get(o, "spec"), "ports");
+	if (!json_array_size(ports))
+		return json_string("<none>");
+	char buf[512] = "";
+	size_t i, off = 0;
+	json_t *p;
+	json_array_foreach((json_t *)ports, i, p)
+	{
+		const char *proto = json_string_value(json_object_get(p, "protocol"));
+		json_int_t port = json_integer_value(json_object_get(p, "port"));
+		json_int_t np = json_integer_value(json_object_get(p, "nodePort"));
+		if (off >= sizeof buf)
+			break;
+		if (np)
+			off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%lld:%lld/%s",
+						i ? "," : "", (long long)port, (long long)np,
+						proto ? proto : "TCP");
+		else
+			off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%lld/%s",
+						i ? "," : "", (long long)port, proto ? proto : "TCP");
+	}
+	return json_string(buf);
+}
+
+static json_t *c_selector(const json_t *o)
+{
+	const json_t *sel = json_object_get(json_object_get(o, "spec"), "selector");
+	if (!json_object_size(sel))
+		return json_string("<none>");
+	char buf[512] = "";
+	size_t off = 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)sel, k, v)
+	{
+		if (off >= sizeof buf)
+			break;
+		off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s=%s",
+					off ? "," : "", k,
+					json_string_value(v) ? json_string_value(v) : "");
+	}
+	return json_string(buf);
+}
+
+static json_t *c_endpoints(const json_t *o)
+{
+	const json_t *subsets = json_object_get(o, "subsets");
+	char buf[512] = "";
+	size_t off = 0, i, j, k;
+	json_t *s, *a, *p;
+	json_array_foreach((json_t *)subsets, i, s)
+	{
+		json_array_foreach(json_object_get(s, "addresses"), j, a)
+		{
+			const char *ip = json_string_value(json_object_get(a, "ip"));
+			json_array_foreach(json_object_get(s, "ports"), k, p)
+			{
+				if (off >= sizeof buf)
+					break;
+				off += (size_t)snprintf(buf + off, sizeof buf - off,
+							"%s%s:%lld", off ? "," : "",
+							ip ? ip : "",
+							(long long)json_integer_value(json_object_get(p, "port")));
+			}
+		}
+	}
+	return json_string(off ? buf : "<none>");
+}
+
+static json_t *c_secret_count(const json_t *o)
+{
+	return json_integer((json_int_t)json_array_size(json_object_get(o, "secrets")));
+}
+
+static json_t *c_holder(const json_t *o)
+{
+	const char *s = str_at(o, "spec", "holderIdentity");
+	return json_string(s ? s : "");
+}
+
+static json_t *c_ev_type(const json_t *o)
+{
+	const char *s = json_string_value(json_object_get(o, "type"));
+	return json_string(s ? s : "");
+}
+
+static json_t *c_ev_reason(const json_t *o)
+{
+	const char *s = json_string_value(json_object_get(o, "reason"));
+	return json_string(s ? s : "");
+}
+
+static json_t *c_ev_object(const json_t *o)
+{
+	const char *k = str_at(o, "involvedObject", "kind");
+	const char *n = str_at(o, "involvedObject", "name");
+	char buf[600];
+	char lower[64];
+	size_t i = 0;
+	for (; k && k[i] && i < sizeof lower - 1; i++)
+		lower[i] = (char)((k[i] >= 'A' && k[i] <= 'Z') ? k[i] + 32 : k[i]);
+	lower[i] = 0;
+	snprintf(buf, sizeof buf, "%s/%s", lower, n ? n : "");
+	return json_string(buf);
+}
+
+static json_t *c_ev_message(const json_t *o)
+{
+	const char *s = json_string_value(json_object_get(o, "message"));
+	return json_string(s ? s : "");
+}
+
+static json_t *c_ev_last_seen(const json_t *o)
+{
+	const char *ts = json_string_value(json_object_get(o, "lastTimestamp"));
+	if (!ts)
+		ts = json_string_value(json_object_get(o, "eventTime"));
+	if (!ts)
+		return srv_age_cell(o);
+	json_t *fake = json_pack("{s:{s:s}}", "metadata", "creationTimestamp", ts);
+	json_t *v = srv_age_cell(fake);
+	json_decref(fake);
+	return v;
+}
+
+#define NAME_COL                                                              \
+	{"Name", "string", "name",                                            \
+	 "Name must be unique within a namespace.", 0, c_name}
+#define AGE_COL                                                               \
+	{"Age", "date", "",                                                   \
+	 "CreationTimestamp is a timestamp representing the server time when " \
+	 "this object was created.",                                          \
+	 0, srv_age_cell}
+#define END_COL {NULL, NULL, NULL, NULL, 0, NULL}
+
+static const struct srv_column col_ns[] = {
+	NAME_COL, {"Status", "string", "", "The status of the namespace", 0, c_phase},
+	AGE_COL, END_COL};
+static const struct srv_column col_cm[] = {
+	NAME_COL, {"Data", "string", "", "Number of data in configmap", 0, c_data_count},
+	AGE_COL, END_COL};
+static const struct srv_column col_secret[] = {
+	NAME_COL, {"Type", "string", "", "The type of the secret", 0, c_type},
+	{"Data", "string", "", "Number of data in secret", 0, c_data_count},
+	AGE_COL, END_COL};
+static const struct srv_column col_svc[] = {
+	NAME_COL,
+	{"Type", "string", "", "The type of the service", 0, c_svc_type},
+	{"Cluster-IP", "string", "", "The cluster IP of the service", 0, c_cluster_ip},
+	{"External-IP", "string", "", "The external IP of the service", 0, c_external_ip},
+	{"Port(s)", "string", "", "The ports of the service", 0, c_ports},
+	AGE_COL,
+	{"Selector", "string", "", "The selector of the service", 1, c_selector},
+	END_COL};
+static const struct srv_column col_ep[] = {
+	NAME_COL, {"Endpoints", "string", "", "Endpoints", 0, c_endpoints},
+	AGE_COL, END_COL};
+static const struct srv_column col_sa[] = {
+	NAME_COL, {"Secrets", "string", "", "Number of secrets", 0, c_secret_count},
+	AGE_COL, END_COL};
+static const struct srv_column col_lease[] = {
+	NAME_COL, {"Holder", "string", "", "The holder of the lease", 0, c_holder},
+	AGE_COL, END_COL};
+static const struct srv_column col_event[] = {
+	{"Last Seen", "string", "", "Time since the last occurrence", 0, c_ev_last_seen},
+	{"Type", "string", "", "Type of the event", 0, c_ev_type},
+	{"Reason", "string", "", "Reason of the event", 0, c_ev_reason},
+	{"Object", "string", "", "The object of the event", 0, c_ev_object},
+	{"Message", "string", "", "The message of the event", 0, c_ev_message},
+	END_COL};
+
 /* ------------------------------------------------------------ table */
 
 static const char *const sn_ns[] = {"ns", NULL};
@@ -349,28 +584,31 @@ static const char *const f_ns[] = {"status.phase", NULL};
 const struct srv_resource srv_builtin[] = {
 	CORE("namespaces", "Namespace", "namespace", false,
 	     SRV_V_ALL & ~SRV_V_DELETECOLLECTION,
-	     .short_names = sn_ns, .subresources = sub_ns, .return_deleted = true, .fields = f_ns,
+	     .short_names = sn_ns, .subresources = sub_ns, .columns = col_ns,
+	     .return_deleted = true, .fields = f_ns,
 	     .prepare = prep_namespace),
 	CORE("configmaps", "ConfigMap", "configmap", true, SRV_V_ALL,
-	     .short_names = sn_cm,
+	     .short_names = sn_cm, .columns = col_cm,
 	     .prepare = prep_configmap),
 	CORE("secrets", "Secret", "secret", true, SRV_V_ALL, .fields = f_secret,
+	     .columns = col_secret,
 	     .prepare = prep_secret),
 	CORE("services", "Service", "service", true, SRV_V_ALL,
 	     .short_names = sn_svc, .categories = cat_all,
-	     .subresources = sub_status, .prepare = prep_service),
+	     .subresources = sub_status, .columns = col_svc,
+	     .prepare = prep_service),
 	CORE("endpoints", "Endpoints", "endpoints", true, SRV_V_ALL,
-	     .short_names = sn_ep,
-	     .prepare = prep_none),
+	     .short_names = sn_ep, .columns = col_ep, .prepare = prep_none),
 	CORE("events", "Event", "event", true, SRV_V_ALL,
-	     .short_names = sn_ev,
+	     .short_names = sn_ev, .columns = col_event,
 	     .fields = f_event, .prepare = prep_none),
 	CORE("serviceaccounts", "ServiceAccount", "serviceaccount", true,
-	     SRV_V_ALL, .short_names = sn_sa, .prepare = prep_none),
+	     SRV_V_ALL, .short_names = sn_sa, .columns = col_sa,
+	     .prepare = prep_none),
 	{.group = "coordination.k8s.io", .version = "v1", .resource = "leases",
 	 .kind = "Lease", .list_kind = "LeaseList", .singular = "lease",
 	 .namespaced = true, .verbs = SRV_V_ALL, .unconditional_update = true,
-	 .smp_list = smp_common, .prepare = prep_none},
+	 .smp_list = smp_common, .columns = col_lease, .prepare = prep_none},
 };
 
 const size_t srv_n_builtin = sizeof srv_builtin / sizeof srv_builtin[0];

@@ -49,6 +49,8 @@ struct wstream {
 	char *name;		/* single-object watch, or NULL */
 	bool filtered;
 	bool bookmarks;
+	struct srv_neg neg;	/* Table / PartialObjectMetadata events */
+	bool table_headers_sent;
 	char kind[128], gv[300];
 	_Atomic int64_t deadline_ms;	 /* read by the ticker */
 	_Atomic int64_t next_bookmark_ms;
@@ -134,13 +136,46 @@ static bool out_put(struct wstream *ws, const void *p, size_t n)
 	return true;
 }
 
-static bool frame(struct wstream *ws, const char *type, const void *obj,
-		  size_t n)
+static bool frame_raw(struct wstream *ws, const char *type, const void *obj,
+		      size_t n)
 {
 	char head[64];
 	int hl = snprintf(head, sizeof head, "{\"type\":\"%s\",\"object\":", type);
 	return out_put(ws, head, (size_t)hl) && out_put(ws, obj, n) &&
 	       out_put(ws, "}\n", 2);
+}
+
+/* Frame an object, converted to the negotiated form. */
+static bool frame(struct wstream *ws, const char *type, const void *obj,
+		  size_t n)
+{
+	if (ws->neg.out == SRV_OUT_PLAIN)
+		return frame_raw(ws, type, obj, n);
+	json_t *o = json_loadb(obj, n, 0, NULL);
+	if (!o)
+		return false;
+	json_t *conv;
+	if (ws->neg.out == SRV_OUT_PARTIAL) {
+		conv = srv_partial(&ws->neg, o);
+	} else {
+		json_t *items = json_array();
+		json_array_append(items, o);
+		json_t *lm = json_object();
+		json_object_set(lm, "resourceVersion",
+				json_object_get(json_object_get(o, "metadata"),
+						"resourceVersion"));
+		conv = srv_table(ws->res, &ws->neg, items, lm,
+				 !ws->table_headers_sent);
+		ws->table_headers_sent = true;
+		json_decref(items);
+		json_decref(lm);
+	}
+	json_decref(o);
+	char *s = conv ? json_dumps(conv, JSON_COMPACT) : NULL;
+	json_decref(conv);
+	bool ok = s && frame_raw(ws, type, s, strlen(s));
+	free(s);
+	return ok;
 }
 
 static void emit_bookmark(struct wstream *ws, int64_t rev, bool initial_end)
@@ -163,7 +198,7 @@ static void emit_error(struct wstream *ws, int code, const char *reason,
 	char *s = st ? json_dumps(st, JSON_COMPACT) : NULL;
 	json_decref(st);
 	if (s)
-		frame(ws, "ERROR", s, strlen(s));
+		frame_raw(ws, "ERROR", s, strlen(s));
 	free(s);
 	ws->ended = true;
 	ws->error_sent = true;
@@ -522,8 +557,9 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	ws->fsel = o.fsel;
 	if (name && *name)
 		ws->name = strdup(name);
+	ws->neg = r->neg;
 	ws->filtered = !srv_lsel_empty(ws->lsel) || !srv_fsel_empty(ws->fsel) ||
-		       ws->name;
+		       ws->name || ws->neg.out != SRV_OUT_PLAIN;
 	snprintf(ws->kind, sizeof ws->kind, "%s", res->kind);
 	srv_resource_gv(res, ws->gv, sizeof ws->gv);
 	ws->bookmarks = srv_query_bool(srv_query(r, "allowWatchBookmarks"));

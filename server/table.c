@@ -1,0 +1,288 @@
+/*
+ * table.c -- Table and PartialObjectMetadata conversions (reference §7) and
+ * the Accept negotiation that picks them (reference §1.7).
+ *
+ * Pure, any thread.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "table.h"
+
+/* ------------------------------------------------------------ negotiation */
+
+/* The value of parameter name in a clause ("as", "g", "v"), into buf. */
+static bool clause_param(const char *c, size_t n, const char *name, char *buf,
+			 size_t bn)
+{
+	size_t nl = strlen(name);
+	for (size_t i = 0; i < n; i++) {
+		if (c[i] != ';')
+			continue;
+		size_t j = i + 1;
+		while (j < n && c[j] == ' ')
+			j++;
+		if (j + nl < n && !strncasecmp(c + j, name, nl) && c[j + nl] == '=') {
+			size_t k = j + nl + 1, o = 0;
+			while (k < n && c[k] != ';' && c[k] != ' ' && o < bn - 1)
+				buf[o++] = c[k++];
+			buf[o] = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+lp_err srv_negotiate(const char *accept, const char *include_object,
+		     bool list, struct srv_neg *out, struct srv_error *err)
+{
+	struct srv_neg n = {.out = SRV_OUT_PLAIN, .version = "v1",
+			    .include = SRV_INC_METADATA};
+	if (include_object && *include_object) {
+		if (!strcmp(include_object, "None"))
+			n.include = SRV_INC_NONE;
+		else if (!strcmp(include_object, "Object"))
+			n.include = SRV_INC_OBJECT;
+		else if (strcmp(include_object, "Metadata"))
+			return srv_error_set(err, LP_E_BADREQUEST,
+					     "Unable to convert to Table as requested: includeObject: Invalid value: \"%.32s\": must be 'Metadata', 'Object', 'None', or empty",
+					     include_object);
+	}
+	if (!accept || !*accept) {
+		*out = n;
+		return LP_OK;
+	}
+	const char *p = accept;
+	while (*p) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		if (!*p)
+			break;
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		size_t tl = 0;
+		while (tl < len && p[tl] != ';' && p[tl] != ' ')
+			tl++;
+		bool json = (tl == 16 && !strncasecmp(p, "application/json", 16));
+		bool yaml = (tl == 16 && !strncasecmp(p, "application/yaml", 16));
+		bool any = (tl == 3 && !strncmp(p, "*/*", 3)) ||
+			   (tl == 13 && !strncasecmp(p, "application/*", 13));
+		bool pb = tl == 35 && !strncasecmp(p, "application/vnd.kubernetes.protobuf", 35);
+		char as[64] = "", g[64] = "", v[16] = "";
+		clause_param(p, len, "as", as, sizeof as);
+		clause_param(p, len, "g", g, sizeof g);
+		clause_param(p, len, "v", v, sizeof v);
+		if (as[0]) {
+			bool meta = !strcmp(g, "meta.k8s.io") &&
+				    (!strcmp(v, "v1") || !strcmp(v, "v1beta1"));
+			const char *ver = !strcmp(v, "v1") ? "v1" : "v1beta1";
+			if (meta && (json || yaml || any)) {
+				if (!strcmp(as, "Table")) {
+					n.out = SRV_OUT_TABLE;
+					n.version = ver;
+					n.yaml = yaml;
+					*out = n;
+					return LP_OK;
+				}
+				if ((!list && !strcmp(as, "PartialObjectMetadata")) ||
+				    (list && !strcmp(as, "PartialObjectMetadataList"))) {
+					n.out = SRV_OUT_PARTIAL;
+					n.version = ver;
+					n.yaml = yaml;
+					*out = n;
+					return LP_OK;
+				}
+			}
+			if (meta && pb &&
+			    ((!list && !strcmp(as, "PartialObjectMetadata")) ||
+			     (list && !strcmp(as, "PartialObjectMetadataList")))) {
+				/* protobuf only with this conversion; we
+				   answer it in JSON, which clients accept */
+				n.out = SRV_OUT_PARTIAL;
+				n.version = ver;
+				*out = n;
+				return LP_OK;
+			}
+		} else if (json || any || yaml) {
+			n.yaml = yaml;
+			*out = n;
+			return LP_OK;
+		}
+		p = e ? e + 1 : p + len;
+	}
+	return srv_error_set(err, LP_E_NOTACCEPTABLE,
+			     "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf");
+}
+
+/* ------------------------------------------------------------ conversions */
+
+static json_t *partial_of(const char *version, const json_t *obj)
+{
+	char av[32];
+	snprintf(av, sizeof av, "meta.k8s.io/%s", version);
+	json_t *p = json_object();
+	json_object_set_new(p, "kind", json_string("PartialObjectMetadata"));
+	json_object_set_new(p, "apiVersion", json_string(av));
+	json_t *m = json_object_get(obj, "metadata");
+	json_object_set_new(p, "metadata", m ? json_deep_copy(m) : json_object());
+	return p;
+}
+
+json_t *srv_partial(const struct srv_neg *n, const json_t *obj)
+{
+	return partial_of(n->version, obj);
+}
+
+json_t *srv_partial_list(const struct srv_neg *n, const json_t *items,
+			 const json_t *listmeta)
+{
+	char av[32];
+	snprintf(av, sizeof av, "meta.k8s.io/%s", n->version);
+	json_t *l = json_object();
+	json_object_set_new(l, "kind", json_string("PartialObjectMetadataList"));
+	json_object_set_new(l, "apiVersion", json_string(av));
+	json_object_set_new(l, "metadata",
+			    listmeta ? json_deep_copy(listmeta) : json_object());
+	json_t *a = json_array();
+	size_t i;
+	json_t *it;
+	json_array_foreach(items, i, it)
+		json_array_append_new(a, partial_of(n->version, it));
+	json_object_set_new(l, "items", a);
+	return l;
+}
+
+void srv_human_duration(long long s, char *buf, size_t n)
+{
+	if (s < -1) {
+		snprintf(buf, n, "<invalid>");
+	} else if (s < 0) {
+		snprintf(buf, n, "0s");
+	} else if (s < 120) {
+		snprintf(buf, n, "%llds", s);
+	} else if (s < 600) {
+		long long m = s / 60, r = s % 60;
+		if (r)
+			snprintf(buf, n, "%lldm%llds", m, r);
+		else
+			snprintf(buf, n, "%lldm", m);
+	} else if (s < 3 * 3600) {
+		snprintf(buf, n, "%lldm", s / 60);
+	} else if (s < 8 * 3600) {
+		long long h = s / 3600, m = (s % 3600) / 60;
+		if (m)
+			snprintf(buf, n, "%lldh%lldm", h, m);
+		else
+			snprintf(buf, n, "%lldh", h);
+	} else if (s < 48 * 3600) {
+		snprintf(buf, n, "%lldh", s / 3600);
+	} else if (s < 8 * 86400) {
+		long long d = s / 86400, h = (s % 86400) / 3600;
+		if (h)
+			snprintf(buf, n, "%lldd%lldh", d, h);
+		else
+			snprintf(buf, n, "%lldd", d);
+	} else if (s < 2 * 365 * 86400LL) {
+		snprintf(buf, n, "%lldd", s / 86400);
+	} else if (s < 8 * 365 * 86400LL) {
+		long long y = s / (365 * 86400LL), d = (s % (365 * 86400LL)) / 86400;
+		if (d)
+			snprintf(buf, n, "%lldy%lldd", y, d);
+		else
+			snprintf(buf, n, "%lldy", y);
+	} else {
+		snprintf(buf, n, "%lldy", s / (365 * 86400LL));
+	}
+}
+
+static json_t *coldef(const struct srv_column *c)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "name", json_string(c->name));
+	json_object_set_new(o, "type", json_string(c->type));
+	json_object_set_new(o, "format", json_string(c->format ? c->format : ""));
+	json_object_set_new(o, "description", json_string(c->desc ? c->desc : ""));
+	json_object_set_new(o, "priority", json_integer(c->priority));
+	return o;
+}
+
+/* The default columns when a resource has none: Name, Age. */
+static json_t *name_cell(const json_t *obj)
+{
+	const char *s = json_string_value(
+		json_object_get(json_object_get(obj, "metadata"), "name"));
+	return json_string(s ? s : "");
+}
+
+json_t *srv_age_cell(const json_t *obj);
+json_t *srv_age_cell(const json_t *obj)
+{
+	const char *ts = json_string_value(json_object_get(
+		json_object_get(obj, "metadata"), "creationTimestamp"));
+	struct tm tm;
+	memset(&tm, 0, sizeof tm);
+	if (!ts || !strptime(ts, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		return json_string("<unknown>");
+	time_t t = timegm(&tm);
+	char buf[32];
+	srv_human_duration((long long)(time(NULL) - t), buf, sizeof buf);
+	return json_string(buf);
+}
+
+static const struct srv_column default_cols[] = {
+	{"Name", "string", "name",
+	 "Name must be unique within a namespace. Is required when creating "
+	 "resources, although some resources may allow a client to request the "
+	 "generation of an appropriate name automatically. Name is primarily "
+	 "intended for creation idempotence and configuration definition. Cannot "
+	 "be updated.",
+	 0, name_cell},
+	{"Age", "date", "",
+	 "CreationTimestamp is a timestamp representing the server time when "
+	 "this object was created.",
+	 0, srv_age_cell},
+	{NULL, NULL, NULL, NULL, 0, NULL}};
+
+json_t *srv_table(const struct srv_resource *res, const struct srv_neg *n,
+		  const json_t *items, const json_t *listmeta, bool headers)
+{
+	const struct srv_column *cols = res->columns ? res->columns : default_cols;
+	char av[32];
+	snprintf(av, sizeof av, "meta.k8s.io/%s", n->version);
+	json_t *t = json_object();
+	json_object_set_new(t, "kind", json_string("Table"));
+	json_object_set_new(t, "apiVersion", json_string(av));
+	json_object_set_new(t, "metadata",
+			    listmeta ? json_deep_copy(listmeta) : json_object());
+	if (headers) {
+		json_t *defs = json_array();
+		for (const struct srv_column *c = cols; c->name; c++)
+			json_array_append_new(defs, coldef(c));
+		json_object_set_new(t, "columnDefinitions", defs);
+	} else {
+		json_object_set_new(t, "columnDefinitions", json_null());
+	}
+	json_t *rows = json_array();
+	size_t i;
+	json_t *it;
+	json_array_foreach(items, i, it)
+	{
+		json_t *row = json_object();
+		json_t *cells = json_array();
+		for (const struct srv_column *c = cols; c->name; c++) {
+			json_t *v = c->cell(it);
+			json_array_append_new(cells, v ? v : json_null());
+		}
+		json_object_set_new(row, "cells", cells);
+		if (n->include == SRV_INC_METADATA)
+			json_object_set_new(row, "object", partial_of(n->version, it));
+		else if (n->include == SRV_INC_OBJECT)
+			json_object_set_new(row, "object", json_deep_copy(it));
+		json_array_append_new(rows, row);
+	}
+	json_object_set_new(t, "rows", rows);
+	return t;
+}

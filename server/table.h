@@ -1,0 +1,49 @@
+/*
+ * table.h -- content negotiation for conversions (reference §1.7, §7):
+ * Table output for kubectl's human-readable get, and PartialObjectMetadata
+ * for metadata-only clients (controller-runtime's metadata informers).
+ *
+ * Pure, any thread.
+ */
+#ifndef LAPIS_TABLE_H
+#define LAPIS_TABLE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "resources.h"
+#include "srv_error.h"
+
+enum srv_out { SRV_OUT_PLAIN, SRV_OUT_TABLE, SRV_OUT_PARTIAL };
+enum srv_include { SRV_INC_NONE, SRV_INC_METADATA, SRV_INC_OBJECT };
+
+struct srv_neg {
+	enum srv_out out;
+	const char *version;	/* "v1" or "v1beta1" for conversions */
+	enum srv_include include; /* Table rows' object */
+	bool yaml;		/* the chosen clause is application/yaml */
+};
+
+/*
+ * Choose the response form from Accept and includeObject. list: a list or
+ * watch (PartialObjectMetadataList is then what "as=" asks for).
+ * Errors: LP_E_NOTACCEPTABLE (406), LP_E_BADREQUEST (bad includeObject).
+ */
+lp_err srv_negotiate(const char *accept, const char *include_object,
+		     bool list, struct srv_neg *out, struct srv_error *err);
+
+/* One object as PartialObjectMetadata (new). */
+json_t *srv_partial(const struct srv_neg *n, const json_t *obj);
+/* A list of objects (array, borrowed) as PartialObjectMetadataList (new);
+   listmeta (borrowed) is its metadata. */
+json_t *srv_partial_list(const struct srv_neg *n, const json_t *items,
+			 const json_t *listmeta);
+/* A Table of objects (array, borrowed) with the resource's columns (new).
+   headers false: columnDefinitions null (watch events after the first). */
+json_t *srv_table(const struct srv_resource *res, const struct srv_neg *n,
+		  const json_t *items, const json_t *listmeta, bool headers);
+
+/* kube's human-readable duration ("5m12s", "3d4h", ...) of seconds. */
+void srv_human_duration(long long secs, char *buf, size_t n);
+
+#endif
