@@ -115,6 +115,21 @@ check "field selector selects" bash -c "[[ \$(python3 -c \"import json; print(le
 req GET "/api/v1/namespaces/default/configmaps?labelSelector=a%20in%20(b"
 check "a bad label selector is 400" code_is 400
 
+# conversions: Table (kubectl get) and PartialObjectMetadata (metadata informers)
+TABLE='application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H "Accept: $TABLE" "$URL/api/v1/namespaces/default/configmaps?limit=2")
+check "list as Table has kube's columns and a continue token" code_has 200 '"kind":"Table"' '"name":"Data"' '"continue":' '"kind":"PartialObjectMetadata"'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' "$URL/api/v1/namespaces/default/configmaps")
+check "list as PartialObjectMetadataList" code_has 200 '"kind":"PartialObjectMetadataList"'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' "$URL/api/v1/namespaces/default/configmaps/a1")
+check "get as PartialObjectMetadata drops the data" bash -c "grep -q '\"kind\":\"PartialObjectMetadata\"' '$WORK/body' && ! grep -q '\"data\"' '$WORK/body'"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: text/html' "$URL/api/v1/namespaces/default/configmaps/a1")
+check "an Accept allowing neither JSON nor YAML is 406" code_is 406
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/yaml' "$URL/api/v1/namespaces/default/configmaps/a1")
+check "YAML responses" code_has 200 'kind: ConfigMap'
+req POST /api/v1/namespaces/default/configmaps "$(printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fromyaml\ndata:\n  k: v\n')" application/yaml
+check "YAML request bodies" code_has 201 '"name":"fromyaml"'
+
 # update, conflict, patch
 req GET /api/v1/namespaces/default/configmaps/a1
 OBJ=$(cat "$WORK/body")
