@@ -25,7 +25,8 @@
  *  1. meta.compacted <= meta.rev; every record's mod_rev <= meta.rev.
  *  2. A state record's slot holds its mod_rev in decimal.
  *  3. For each ik, hist revisions are below the state record's mod_rev.
- *  4. The log holds every revision in (compacted, rev], in order.
+ *  4. The log holds every revision in (compacted, rev], in order (entries
+ *     at or below compacted may linger while a compaction runs).
  */
 #ifndef LAPIS_ENG_INT_H
 #define LAPIS_ENG_INT_H

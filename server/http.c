@@ -496,6 +496,11 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		threads = n > 0 ? (unsigned)n : 1;
 	}
+	/* before the daemon: its threads read the watch state */
+	if (srv_watch_init(s)) {
+		srv_error_set(err, LP_E_NOMEM, "cannot start the watch ticker");
+		goto fail;
+	}
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |
 			 MHD_USE_ERROR_LOG;
@@ -534,10 +539,6 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 		srv_error_set(err, LP_E_IO, "cannot start the HTTP daemon");
 		goto fail;
 	}
-	if (srv_watch_init(s)) {
-		srv_error_set(err, LP_E_NOMEM, "cannot start the watch ticker");
-		goto fail;
-	}
 	*out = s;
 	return LP_OK;
 fail:
@@ -562,6 +563,7 @@ void srv_stop(struct srv *s)
 	srv_watch_shutdown(s);
 	if (s->d)
 		MHD_stop_daemon(s->d);
+	srv_watch_free(s); /* after the daemon: no request reads it now */
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->token);

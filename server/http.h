@@ -115,8 +115,11 @@ void srv_dispatch(struct srv_req *r);
 int srv_stopping(struct srv *s);
 /* Where watch.c keeps its per-server state. */
 void **srv_watch_slot(struct srv *s);
-/* watch.c: start the watch ticker; end every watch and wait (srv_stop). */
+/* watch.c: start the watch ticker (before the daemon starts); end every
+   watch and wait (srv_stop, before the daemon stops); free the ticker (after
+   the daemon stopped). */
 lp_err srv_watch_init(struct srv *s);
 void srv_watch_shutdown(struct srv *s);
+void srv_watch_free(struct srv *s);
 
 #endif

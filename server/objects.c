@@ -894,8 +894,8 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 	name = json_string_value(json_object_get(m, "name"));
 	const char *for_msgs = name && *name ? name : (gen ? gen : "Unknown");
 	if (check_namespace(r, res, ns, for_msgs, true, &err, &w)) {
-		json_decref(obj);
 		srv_reply_error(r, &err, &w);
+		json_decref(obj);
 		return;
 	}
 	const char *rvs = json_string_value(json_object_get(m, "resourceVersion"));
@@ -925,8 +925,8 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 	validate_meta(res, obj, &err);
 	if (invalid_from_causes(res, for_msgs, &err) ||
 	    (res->prepare && res->prepare(res, obj, NULL, &err))) {
-		json_decref(obj);
 		fail_res(r, res, for_msgs, &err);
+		json_decref(obj);
 		return;
 	}
 	eng *e = srv_engine(r->s);
@@ -938,8 +938,8 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 		struct reg_key k;
 		name = json_string_value(json_object_get(m, "name"));
 		if (key_of(res, ns, name, &k, &err)) {
-			json_decref(obj);
 			fail_res(r, res, name, &err);
+			json_decref(obj);
 			return;
 		}
 		if (dry) {
@@ -961,8 +961,8 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 	}
 	if (rc) {
 		storage_err(res, name, rc, &err);
-		json_decref(obj);
 		fail_res(r, res, name, &err);
+		json_decref(obj);
 		return;
 	}
 	json_decref(obj);
@@ -1016,16 +1016,16 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	if (rvs && *rvs && strcmp(rvs, "0")) {
 		if (!parse_i64(rvs, &rvn) || rvn != cur->mod) {
 			storage_err(res, name, LP_E_CONFLICT, &err);
-			json_decref(obj);
 			fail_res(r, res, name, &err);
+			json_decref(obj);
 			return LP_E_CONFLICT;
 		}
 	} else if (!res->unconditional_update) {
 		srv_error_cause(&err, "FieldValueInvalid", "metadata.resourceVersion",
 				"Invalid value: 0x0: must be specified for an update");
 		invalid_from_causes(res, name, &err);
-		json_decref(obj);
 		fail_res(r, res, name, &err);
+		json_decref(obj);
 		return LP_E_INVALID;
 	}
 	const char *buid = json_string_value(json_object_get(m, "uid"));
@@ -1035,8 +1035,8 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 		srv_error_set(&err, LP_E_CONFLICT,
 			      "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID in precondition: %s, UID in object meta: %s",
 			      srv_resource_gr(res, gr, sizeof gr), name, buid, ouid);
-		json_decref(obj);
 		fail_res(r, res, name, &err);
+		json_decref(obj);
 		return LP_E_CONFLICT;
 	}
 	/* what each endpoint may change */
@@ -1211,8 +1211,8 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 		return;
 	}
 	if (check_namespace(r, res, ns, name, false, &err, &w)) {
-		json_decref(obj);
 		srv_reply_error(r, &err, &w);
+		json_decref(obj);
 		return;
 	}
 	struct reg_key k;

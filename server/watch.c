@@ -473,6 +473,13 @@ void srv_watch_shutdown(struct srv *s)
 		struct timespec ts = {0, 10 * 1000000L};
 		nanosleep(&ts, NULL);
 	}
+}
+
+void srv_watch_free(struct srv *s)
+{
+	struct wticker *t = *srv_watch_slot(s);
+	if (!t)
+		return;
 	pthread_mutex_lock(&t->mu);
 	t->stop = true;
 	pthread_cond_broadcast(&t->cv);
