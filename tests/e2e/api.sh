@@ -189,6 +189,27 @@ check "watch without resourceVersion starts with ADDED for each object" bash -c 
 curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=1" > "$WORK/watch1"
 check "watch from a revision before the first write replays everything" grep -q '"type":"ADDED"' "$WORK/watch1"
 
+# 50 idle watches hold no thread and leave GETs answering
+threads() { awk '/^Threads:/ { print $2 }' "/proc/$SERVER_PID/status"; }
+T0=$(threads)
+WPIDS=()
+for i in $(seq 1 50); do
+	curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=$RVW&timeoutSeconds=60" >/dev/null 2>&1 &
+	WPIDS+=($!)
+done
+# wait until the server holds 50 more connections (no sleep: poll /proc)
+for _ in $(seq 1 $((200 * SLOW))); do
+	n=$(ls -l "/proc/$SERVER_PID/fd" 2>/dev/null | grep -c socket)
+	((n >= 51)) && break
+	read -r -t 0.05 <> <(:) || true
+done
+req GET /api/v1/namespaces/default/configmaps/p01
+check "GETs answer with 50 watches open" code_is 200
+T1=$(threads)
+check "50 idle watches add no thread ($T0 -> $T1)" [ "$T0" == "$T1" ]
+kill "${WPIDS[@]}" 2>/dev/null
+wait "${WPIDS[@]}" 2>/dev/null
+
 # delete
 req DELETE /api/v1/namespaces/default/configmaps/a1
 check "delete is 200 with a Success Status" code_has 200 '"status":"Success"'
