@@ -840,6 +840,107 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 	srv_reply_take(r, 200, "application/json", out.p, out.len);
 }
 
+/* ------------------------------------------------------------ service IPs */
+
+/* Cluster IPs are reserved under their own keys, written in the same
+   transaction as the Service, so two Services never share one. */
+static lp_err svc_ip_key(const char *ip, struct reg_key *k)
+{
+	return reg_object_key("lapis.dev", "serviceips", NULL, ip, k);
+}
+
+/* The side key releasing obj's cluster IP, if it holds one. */
+static int svc_release(const struct srv_resource *res, const json_t *obj,
+		       struct reg_key *k, struct reg_side *sd)
+{
+	if (strcmp(res->resource, "services") || res->group[0])
+		return 0;
+	const char *ip = json_string_value(
+		json_object_get(json_object_get(obj, "spec"), "clusterIP"));
+	if (!ip || !*ip || !strcmp(ip, "None") || svc_ip_key(ip, k))
+		return 0;
+	sd->key = k;
+	sd->del = true;
+	sd->value = NULL;
+	sd->cmp.kind = ENG_CMP_NONE;
+	sd->cmp.mod_rev = 0;
+	return 1;
+}
+
+static bool parse_cidr(const char *cidr, uint32_t *base, uint32_t *size)
+{
+	unsigned a, b, c, d, bits;
+	if (!cidr || sscanf(cidr, "%u.%u.%u.%u/%u", &a, &b, &c, &d, &bits) != 5 ||
+	    a > 255 || b > 255 || c > 255 || d > 255 || bits < 8 || bits > 30)
+		return false;
+	uint32_t mask = bits ? 0xffffffffu << (32 - bits) : 0;
+	*base = ((a << 24) | (b << 16) | (c << 8) | d) & mask;
+	*size = ~mask + 1;
+	return true;
+}
+
+/* Create a Service, allocating its cluster IP (or reserving the one asked
+   for). Errors as reg_put, LP_E_INVALID for an IP outside the range. */
+static lp_err create_service(struct srv_req *r, const struct reg_key *k,
+			     json_t *obj, char **out, size_t *out_len,
+			     struct srv_error *err)
+{
+	eng *e = srv_engine(r->s);
+	struct eng_cmp absent = {ENG_CMP_ABSENT, 0};
+	json_t *spec = json_object_get(obj, "spec");
+	const char *type = json_string_value(json_object_get(spec, "type"));
+	const char *want = json_string_value(json_object_get(spec, "clusterIP"));
+	if ((type && !strcmp(type, "ExternalName")) || (want && !strcmp(want, "None")))
+		return reg_put(e, k, obj, &absent, false, NULL, out, out_len, NULL);
+	uint32_t base, size;
+	if (!parse_cidr(srv_options(r->s)->service_cidr, &base, &size))
+		return srv_error_set(err, LP_E_IO, "bad --service-cluster-ip-range");
+	for (int attempt = 0; attempt < 64; attempt++) {
+		char ip[20];
+		if (want && *want) {
+			snprintf(ip, sizeof ip, "%s", want);
+			unsigned a, b, c, d;
+			uint32_t v = 0;
+			if (sscanf(ip, "%u.%u.%u.%u", &a, &b, &c, &d) == 4)
+				v = (a << 24) | (b << 16) | (c << 8) | d;
+			if (v - base >= size) {
+				srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs",
+						"Invalid value: \"%s\": provided IP is not in the valid range. The range of valid IPs is %s",
+						ip, srv_options(r->s)->service_cidr);
+				return LP_E_INVALID;
+			}
+		} else {
+			/* skip the network address and .1 (kube's own service) */
+			uint32_t off = 2 + (uint32_t)rand() % (size - 3);
+			uint32_t v = base + off;
+			snprintf(ip, sizeof ip, "%u.%u.%u.%u", v >> 24, (v >> 16) & 255,
+				 (v >> 8) & 255, v & 255);
+		}
+		struct reg_key ik;
+		if (svc_ip_key(ip, &ik))
+			return srv_error_set(err, LP_E_INVALID, "bad cluster IP");
+		json_object_set_new(spec, "clusterIP", json_string(ip));
+		json_t *ips = json_array();
+		json_array_append_new(ips, json_string(ip));
+		json_object_set_new(spec, "clusterIPs", ips);
+		struct reg_side sd = {.key = &ik, .value = k->bytes, .cmp = absent};
+		int failed = -1;
+		lp_err rc = reg_put_sides(e, k, obj, &absent, &sd, 1, &failed, out,
+					  out_len, NULL);
+		if (rc == LP_E_EXISTS && failed == 0) {
+			if (want && *want) {
+				srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs",
+						"Invalid value: \"%s\": failed to allocate IP %s: provided IP is already allocated",
+						ip, ip);
+				return LP_E_INVALID;
+			}
+			continue;
+		}
+		return rc;
+	}
+	return srv_error_set(err, LP_E_IO, "no free cluster IP found");
+}
+
 /* ------------------------------------------------------------ create */
 
 static void gen_name(const char *prefix, char *out, size_t n)
@@ -952,7 +1053,18 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 				rc = reg_put(e, &k, obj, &cmp, true, "", &out, &out_len, NULL);
 			}
 		} else {
-			rc = reg_put(e, &k, obj, &cmp, false, NULL, &out, &out_len, NULL);
+			if (!strcmp(res->resource, "services") && !res->group[0]) {
+				rc = create_service(r, &k, obj, &out, &out_len, &err);
+				if (rc == LP_E_INVALID) {
+					invalid_from_causes(res, name, &err);
+					fail_res(r, res, name, &err);
+					json_decref(obj);
+					return;
+				}
+			} else {
+				rc = reg_put(e, &k, obj, &cmp, false, NULL, &out,
+					     &out_len, NULL);
+			}
 		}
 		if (rc != LP_E_EXISTS || !generated)
 			break;
@@ -1140,7 +1252,10 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	bool ns_res = !strcmp(res->resource, "namespaces");
 	if (json_object_get(om, "deletionTimestamp") &&
 	    json_array_size(fins) == 0 && (!ns_res || json_array_size(specf) == 0)) {
-		lp_err rc = dry ? LP_OK : reg_delete(e, &k, cur->mod);
+		struct reg_key ipk;
+		struct reg_side sd;
+		int n_sd = svc_release(res, old, &ipk, &sd);
+		lp_err rc = dry ? LP_OK : reg_delete_sides(e, &k, cur->mod, &sd, n_sd);
 		if (rc == LP_E_CONFLICT && retry) {
 			json_decref(next);
 			return LP_E_CONFLICT;
@@ -1592,7 +1707,10 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 			return LP_OK;
 		}
 		json_decref(next);
-		rc = o->dry ? LP_OK : reg_delete(e, &k, c.mod);
+		struct reg_key ipk;
+		struct reg_side sd;
+		int n_sd = svc_release(res, c.obj, &ipk, &sd);
+		rc = o->dry ? LP_OK : reg_delete_sides(e, &k, c.mod, &sd, n_sd);
 		if (rc == LP_E_CONFLICT && !o->pre_rv) {
 			reg_obj_free(&c);
 			continue;

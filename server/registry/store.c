@@ -57,10 +57,27 @@ lp_err reg_get(eng *e, const struct reg_key *k, struct reg_obj *out)
 	return rc;
 }
 
+static lp_err add_sides(eng_txn *t, const struct reg_side *sides, int n)
+{
+	lp_err rc = LP_OK;
+	for (int i = 0; !rc && i < n; i++) {
+		const struct reg_side *sd = &sides[i];
+		if (sd->del)
+			rc = eng_txn_del(t, sd->key->bytes, sd->key->len, &sd->cmp);
+		else
+			rc = eng_txn_put(t, sd->key->bytes, sd->key->len, sd->value,
+					 strlen(sd->value), ENG_NO_SLOT, &sd->cmp);
+	}
+	return rc;
+}
+
 lp_err reg_put(eng *e, const struct reg_key *k, json_t *obj,
 	       const struct eng_cmp *cmp, bool dry, const char *rv_text,
 	       char **out, size_t *out_len, int64_t *rev)
 {
+	if (!dry)
+		return reg_put_sides(e, k, obj, cmp, NULL, 0, NULL, out,
+				     out_len, rev);
 	json_t *meta = json_object_get(obj, "metadata");
 	if (json_is_object(meta))
 		json_object_set_new(meta, "resourceVersion", json_string(""));
@@ -71,22 +88,40 @@ lp_err reg_put(eng *e, const struct reg_key *k, json_t *obj,
 	lp_err rc = reg_encode(obj, &bytes, &len, &slot);
 	if (rc)
 		return rc;
-	if (dry) {
-		size_t rl = rv_text ? strlen(rv_text) : 0;
-		char *b = malloc(len + rl + 1);
-		if (!b) {
-			free(bytes);
-			return LP_E_NOMEM;
-		}
-		memcpy(b, bytes, slot);
-		if (rl)
-			memcpy(b + slot, rv_text, rl);
-		memcpy(b + slot + rl, bytes + slot, len - slot + 1);
+	/* a dry run: the bytes a write would store, with rv_text spliced */
+	size_t rl = rv_text ? strlen(rv_text) : 0;
+	char *b = malloc(len + rl + 1);
+	if (!b) {
 		free(bytes);
-		*out = b;
-		*out_len = len + rl;
-		return LP_OK;
+		return LP_E_NOMEM;
 	}
+	memcpy(b, bytes, slot);
+	if (rl)
+		memcpy(b + slot, rv_text, rl);
+	memcpy(b + slot + rl, bytes + slot, len - slot + 1);
+	free(bytes);
+	*out = b;
+	*out_len = len + rl;
+	return LP_OK;
+}
+
+lp_err reg_put_sides(eng *e, const struct reg_key *k, json_t *obj,
+		     const struct eng_cmp *cmp, const struct reg_side *sides,
+		     int n_sides, int *failed_side, char **out, size_t *out_len,
+		     int64_t *rev)
+{
+	if (failed_side)
+		*failed_side = -1;
+	json_t *meta = json_object_get(obj, "metadata");
+	if (json_is_object(meta))
+		json_object_set_new(meta, "resourceVersion", json_string(""));
+	reg_canonical(obj);
+	char *bytes;
+	size_t len;
+	uint32_t slot;
+	lp_err rc = reg_encode(obj, &bytes, &len, &slot);
+	if (rc)
+		return rc;
 	eng_txn *t;
 	if ((rc = eng_txn_new(e, &t))) {
 		free(bytes);
@@ -94,9 +129,13 @@ lp_err reg_put(eng *e, const struct reg_key *k, json_t *obj,
 	}
 	rc = eng_txn_put(t, k->bytes, k->len, bytes, len, slot, cmp);
 	free(bytes);
-	struct eng_commit_res res;
+	if (!rc)
+		rc = add_sides(t, sides, n_sides);
+	struct eng_commit_res res = {.failed_op = -1};
 	if (!rc)
 		rc = eng_txn_commit(t, &res);
+	if (rc && failed_side && res.failed_op > 0)
+		*failed_side = res.failed_op - 1;
 	if (!rc) {
 		struct eng_record cur;
 		eng_txn_result(t, 0, NULL, &cur);
@@ -116,7 +155,8 @@ lp_err reg_put(eng *e, const struct reg_key *k, json_t *obj,
 	return rc;
 }
 
-lp_err reg_delete(eng *e, const struct reg_key *k, int64_t mod)
+lp_err reg_delete_sides(eng *e, const struct reg_key *k, int64_t mod,
+			const struct reg_side *sides, int n_sides)
 {
 	eng_txn *t;
 	lp_err rc = eng_txn_new(e, &t);
@@ -125,9 +165,16 @@ lp_err reg_delete(eng *e, const struct reg_key *k, int64_t mod)
 	struct eng_cmp cmp = {ENG_CMP_MOD, mod};
 	rc = eng_txn_del(t, k->bytes, k->len, &cmp);
 	if (!rc)
+		rc = add_sides(t, sides, n_sides);
+	if (!rc)
 		rc = eng_txn_commit(t, NULL);
 	eng_txn_free(t);
 	return rc;
+}
+
+lp_err reg_delete(eng *e, const struct reg_key *k, int64_t mod)
+{
+	return reg_delete_sides(e, k, mod, NULL, 0);
 }
 
 /* Tracks the last key taken, for the next chunk and the token. */

@@ -43,6 +43,27 @@ lp_err reg_put(eng *e, const struct reg_key *k, json_t *obj,
 	       const struct eng_cmp *cmp, bool dry, const char *rv_text,
 	       char **out, size_t *out_len, int64_t *rev);
 
+/* A second key written in the same transaction (an index or reservation,
+   e.g. a Service's cluster IP): put value (del false) or delete, with cmp. */
+struct reg_side {
+	const struct reg_key *key;
+	bool del;
+	const char *value;
+	struct eng_cmp cmp;
+};
+
+/* reg_put plus side keys, all or nothing. A failed compare on a side key
+   gives LP_E_EXISTS / LP_E_CONFLICT / LP_E_NOTFOUND with *failed_side set
+   to its index (else -1). */
+lp_err reg_put_sides(eng *e, const struct reg_key *k, json_t *obj,
+		     const struct eng_cmp *cmp, const struct reg_side *sides,
+		     int n_sides, int *failed_side, char **out, size_t *out_len,
+		     int64_t *rev);
+
+/* reg_delete plus side keys (deleted or put), all or nothing. */
+lp_err reg_delete_sides(eng *e, const struct reg_key *k, int64_t mod,
+			const struct reg_side *sides, int n_sides);
+
 /* Delete k if its revision is still mod. Errors: LP_E_CONFLICT,
    LP_E_NOTFOUND, engine errors. */
 lp_err reg_delete(eng *e, const struct reg_key *k, int64_t mod);

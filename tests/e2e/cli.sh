@@ -65,15 +65,27 @@ expect_rc 2 "debug-load without --keys exits 2" "$LAPIS" debug-load --data-dir "
 
 # ---------------------------------------------------------------- serve
 
-# start_server DIR [ARGS]: starts serve, reads its first line into LINE.
+# start_server DIR [ARGS]: starts serve (plain HTTP on a free loopback
+# port, so tests running side by side never share a port) and reads its
+# first line into LINE, which looks like
+#   lapis: serving URL (data directory DIR, revision N)
+# SERVED_DIR and SERVED_REV are taken from it (empty if it did not come).
 start_server() {
 	local dir=$1
 	shift
-	spawn serve "$LAPIS" serve --data-dir "$dir" --nosync "$@"
+	spawn serve "$LAPIS" serve --data-dir "$dir" --listen 127.0.0.1:0 \
+		--insecure-http --nosync "$@"
 	SERVER_PID=$SPAWN_PID
 	SERVER_FD=$SPAWN_FD
 	LINE=
+	SERVED_DIR=
+	SERVED_REV=
 	read -r -t "$TIMEOUT" -u "$SERVER_FD" LINE || true
+	local re='^lapis: serving [^ ]+ \(data directory (.*), revision ([0-9]+)\)$'
+	if [[ $LINE =~ $re ]]; then
+		SERVED_DIR=${BASH_REMATCH[1]}
+		SERVED_REV=${BASH_REMATCH[2]}
+	fi
 }
 
 # stop_server SIGNAL: sends the signal and sets RC to the exit status.
@@ -90,8 +102,11 @@ stop_server() {
 data=$WORK/data
 start_server "$data"
 abs=$(cd "$data" 2>/dev/null && pwd -P || echo "$data")
-check "serve prints its data directory and revision 1 on a new store" \
-	test "$LINE" = "lapis: serving data directory $abs (revision 1)"
+check "serve prints its URL, data directory and revision" \
+	test -n "$SERVED_REV" -a "$SERVED_DIR" = "$abs"
+# A new store holds what serve creates on first start (the built-in
+# namespaces): the baseline for every count below.
+rev0=${SERVED_REV:-1}
 check "serve creates store/ and lapis.lock" test -d "$data/store" -a -f "$data/lapis.lock"
 check "serve logs the default compaction interval" \
 	grep -q 'compaction every 5m0s' "$WORK/serve.log"
@@ -118,13 +133,20 @@ check "--compaction-interval 250ms is accepted" grep -q 'compaction every 250ms'
 
 # ---------------------------------------------------------------- data
 
+expect_rc 0 "inspect of a stopped server's directory" "$LAPIS" inspect "$data"
+keys0=$(field "$WORK/out" keys)
+check "restarts wrote nothing: inspect shows the revision of the first start" \
+	test "$(field "$WORK/out" revision)" = "$rev0"
+rev0=$(field "$WORK/out" revision)
 expect_rc 0 "debug-load writes keys into a stopped server's directory" \
 	"$LAPIS" debug-load --data-dir "$data" --keys 500 --value-size 64 --batch 100 --nosync
-check "debug-load reports the revision after 5 commits" out_has 'wrote 500 keys, revision 6$'
+rev1=$((rev0 + 5))
+keys1=$((${keys0:-0} + 500))
+check "debug-load reports the revision after 5 commits" out_has "wrote 500 keys, revision $rev1\$"
 check "debug-load prints its seed" err_has 'seed [0-9]+'
 
 start_server "$data"
-check "serve sees the loaded revision" test "$LINE" = "lapis: serving data directory $abs (revision 6)"
+check "serve sees the loaded revision" test "$SERVED_REV" = "$rev1"
 
 # ---------------------------------------------------------------- backup
 
@@ -132,7 +154,7 @@ backup=$WORK/backup.db
 expect_rc 0 "backup of a running server from a second process" \
 	"$LAPIS" backup --data-dir "$data" --out "$backup"
 check "the backup file exists" test -s "$backup"
-check "backup prints the revision" test "$(field "$WORK/out" revision)" = 6
+check "backup prints the revision" test "$(field "$WORK/out" revision)" = "$rev1"
 bhash=$(field "$WORK/out" hash)
 check "backup prints a hash" test -n "$bhash"
 check "backup leaves no temporary file" test ! -e "$backup.tmp"
@@ -148,7 +170,8 @@ expect_rc 1 "backup of a missing directory exits 1" \
 expect_rc 0 "inspect of the backup passes its check" "$LAPIS" inspect "$backup"
 cp "$WORK/out" "$WORK/inspect-backup"
 check "inspect of the backup says check: ok" test "$(field "$WORK/inspect-backup" check)" = ok
-check "inspect of the backup shows 500 keys" test "$(field "$WORK/inspect-backup" keys)" = 500
+check "inspect of the backup shows 500 more keys" \
+	test "$(field "$WORK/inspect-backup" keys)" = "$keys1"
 check "inspect of the backup shows the backup's hash" \
 	test "$(field "$WORK/inspect-backup" hash)" = "$bhash"
 check "inspect leaves no temporary directory beside the backup" \
@@ -171,11 +194,11 @@ o = json.load(open(sys.argv[1]))
 want = {"revision", "compactedRevision", "keys", "dataBytes", "fileBytes",
         "historyEntries", "logEntries", "format", "clusterID", "hash", "check"}
 assert set(o) == want, sorted(set(o) ^ want)
-assert o["keys"] == 500 and o["revision"] == 6 and o["check"] == "ok", o
-assert o["hash"] == sys.argv[2], o
-' "$WORK/out" "$bhash"
+assert o["keys"] == int(sys.argv[3]) and o["revision"] == int(sys.argv[4]), o
+assert o["check"] == "ok" and o["hash"] == sys.argv[2], o
+' "$WORK/out" "$bhash" "$keys1" "$rev1"
 expect_rc 0 "inspect accepts --json after the path" "$LAPIS" inspect "$backup" --json
-check "inspect --json after the path prints JSON" out_has '^\{"revision":6,'
+check "inspect --json after the path prints JSON" out_has "^\\{\"revision\":$rev1,"
 
 printf 'this is not a store\n' >"$WORK/garbage.db"
 expect_rc 1 "inspect of a file that is not a store exits 1" "$LAPIS" inspect "$WORK/garbage.db"
@@ -191,19 +214,20 @@ check "serve still exits 0 after backups and inspects beside it" test "$RC" = 0
 restored=$WORK/restored
 expect_rc 0 "restore into a new directory" \
 	"$LAPIS" restore --from "$backup" --data-dir "$restored"
-check "restore prints the bumped revision" test "$(field "$WORK/out" revision)" = 1000006
+rrev1=$((rev1 + 1000000))
+check "restore prints the bumped revision" test "$(field "$WORK/out" revision)" = "$rrev1"
 expect_rc 0 "inspect of the restored directory passes its check" "$LAPIS" inspect "$restored"
 rrev=$(field "$WORK/out" revision)
-check "restored revision is the backup's plus the default bump" test "$rrev" = 1000006
+check "restored revision is the backup's plus the default bump" test "$rrev" = "$rrev1"
 check "restored compacted revision equals the revision" \
 	test "$(field "$WORK/out" "compacted revision")" = "$rrev"
 check "restored keys and hash are the backup's" \
-	test "$(field "$WORK/out" keys)/$(field "$WORK/out" hash)" = "500/$bhash"
+	test "$(field "$WORK/out" keys)/$(field "$WORK/out" hash)" = "$keys1/$bhash"
 check "restore leaves the backup file as it was" test -s "$backup"
 
 expect_rc 0 "restore with --bump-revision 10" \
 	"$LAPIS" restore --from "$backup" --data-dir "$WORK/restored10" --bump-revision 10
-check "--bump-revision 10 gives revision 16" test "$(field "$WORK/out" revision)" = 16
+check "--bump-revision 10 adds 10" test "$(field "$WORK/out" revision)" = "$((rev1 + 10))"
 
 ls -A "$restored" >"$WORK/before"
 expect_rc 1 "restore into a non-empty directory exits 1" \
@@ -226,12 +250,12 @@ check "a failed restore leaves the empty directory empty" \
 start_server "$restored"
 rabs=$(cd "$restored" 2>/dev/null && pwd -P || echo "$restored")
 check "the restored directory can be served" \
-	test "$LINE" = "lapis: serving data directory $rabs (revision 1000006)"
+	test "$SERVED_DIR/$SERVED_REV" = "$rabs/$rrev1"
 stop_server TERM
 check "the restored server exits 0" test "$RC" = 0
 expect_rc 0 "writes continue after the bumped revision" \
 	"$LAPIS" debug-load --data-dir "$restored" --keys 10 --nosync
-check "the next write gets the bumped revision + 1" out_has 'revision 1000007$'
+check "the next write gets the bumped revision + 1" out_has "revision $((rrev1 + 1))\$"
 expect_rc 0 "inspect after writes on a restored store passes" "$LAPIS" inspect "$restored"
 
 e2e_finish

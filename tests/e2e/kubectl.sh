@@ -90,6 +90,19 @@ YAML
 done
 
 K=${KUBECTLS[0]}
+# Services: defaults and cluster IPs from --service-cluster-ip-range
+expect_rc 0 "create service allocates a cluster IP" "$K" create service clusterip web --tcp=80:8080
+expect_rc 0 "get service" "$K" get svc web -o jsonpath='{.spec.clusterIP} {.spec.ports[0].protocol} {.spec.ports[0].targetPort} {.spec.sessionAffinity}'
+check "service gets an IP in 10.96.0.0/12 and kube's defaults" out_has '^10\.(9[6-9]|10[0-9]|11[01])\.[0-9]+\.[0-9]+ TCP 8080 None$'
+expect_rc 0 "a requested cluster IP is reserved" "$K" create service clusterip web2 --tcp=80 --clusterip=10.96.0.50
+expect_rc 1 "the same cluster IP twice is refused" "$K" create service clusterip web3 --tcp=80 --clusterip=10.96.0.50
+check "... as already allocated" err_has 'already allocated'
+expect_rc 0 "deleting a service" "$K" delete svc web2
+expect_rc 0 "frees its cluster IP" "$K" create service clusterip web3 --tcp=80 --clusterip=10.96.0.50
+expect_rc 1 "an IP outside the range is refused" "$K" create service clusterip web4 --tcp=80 --clusterip=1.2.3.4
+expect_rc 0 "get shows server-side columns" "$K" get svc web
+check "with CLUSTER-IP and PORT(S)" out_has 'CLUSTER-IP.*PORT\(S\)'
+
 "$K" -n default get cm -w --request-timeout=3s >"$WORK/watch" 2>&1 &
 WPID=$!
 "$K" -n default create configmap watched >/dev/null 2>&1
