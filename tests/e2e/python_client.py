@@ -1,0 +1,107 @@
+"""python_client.py -- Debian's python3-kubernetes (22.x) against lapis.
+
+Run by tests/e2e/python.sh with KUBECONFIG pointing at a running server.
+Prints TAP-like lines and a closing "N passed, N failed" line.
+"""
+import sys
+import threading
+
+from kubernetes import client, config, watch
+from kubernetes.client.rest import ApiException
+
+passed = failed = 0
+
+
+def check(desc, cond):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok - " + desc)
+    else:
+        failed += 1
+        print("not ok - " + desc)
+
+
+config.load_kube_config()
+v1 = client.CoreV1Api()
+coord = client.CoordinationV1Api()
+
+ns = client.V1Namespace(metadata=client.V1ObjectMeta(name="py"))
+v1.create_namespace(ns)
+check("create namespace", v1.read_namespace("py").status.phase == "Active")
+
+cm = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="c1", labels={"app": "py"}),
+                        data={"k": "v"})
+created = v1.create_namespaced_config_map("py", cm)
+check("create configmap", created.metadata.resource_version)
+got = v1.read_namespaced_config_map("c1", "py")
+check("read configmap", got.data == {"k": "v"})
+
+for i in range(7):
+    v1.create_namespaced_config_map(
+        "py", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="p%d" % i)))
+names, token = [], None
+while True:
+    page = v1.list_namespaced_config_map("py", limit=3, _continue=token)
+    names += [i.metadata.name for i in page.items]
+    token = page.metadata._continue
+    if not token:
+        break
+full = [i.metadata.name for i in v1.list_namespaced_config_map("py").items]
+check("paged list equals the full list", names == full and len(full) == 8)
+
+sel = v1.list_namespaced_config_map("py", label_selector="app=py")
+check("label selector", [i.metadata.name for i in sel.items] == ["c1"])
+
+patched = v1.patch_namespaced_config_map("c1", "py", {"data": {"m": "1"}})
+check("patch (merge)", patched.data.get("m") == "1" and patched.data.get("k") == "v")
+
+got.data["k"] = "v2"
+try:
+    v1.replace_namespaced_config_map("c1", "py", got)
+    check("stale replace conflicts", False)
+except ApiException as e:
+    check("stale replace conflicts (409)", e.status == 409)
+
+try:
+    v1.read_namespaced_config_map("nope", "py")
+    check("missing object is 404", False)
+except ApiException as e:
+    check("missing object is 404", e.status == 404)
+
+rv = v1.list_namespaced_config_map("py").metadata.resource_version
+events = []
+
+
+def watcher():
+    w = watch.Watch()
+    for ev in w.stream(v1.list_namespaced_config_map, "py", resource_version=rv,
+                       timeout_seconds=5):
+        events.append((ev["type"], ev["object"].metadata.name))
+        if len(events) >= 2:
+            w.stop()
+
+
+t = threading.Thread(target=watcher)
+t.start()
+v1.create_namespaced_config_map("py", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="w1")))
+v1.delete_namespaced_config_map("w1", "py")
+t.join(30)
+check("watch sees ADDED then DELETED", events[:2] == [("ADDED", "w1"), ("DELETED", "w1")])
+
+lease = client.V1Lease(metadata=client.V1ObjectMeta(name="l1"),
+                       spec=client.V1LeaseSpec(holder_identity="me", lease_duration_seconds=10))
+coord.create_namespaced_lease("py", lease)
+check("lease", coord.read_namespaced_lease("l1", "py").spec.holder_identity == "me")
+
+secret = client.V1Secret(metadata=client.V1ObjectMeta(name="s1"), string_data={"u": "admin"})
+v1.create_namespaced_secret("py", secret)
+check("secret stringData is folded into data",
+      v1.read_namespaced_secret("s1", "py").data == {"u": "YWRtaW4="})
+
+v1.delete_namespace("py")
+check("delete namespace marks it Terminating",
+      v1.read_namespace("py").status.phase == "Terminating")
+
+print("python: %d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
