@@ -189,6 +189,18 @@ check "watch without resourceVersion starts with ADDED for each object" bash -c 
 curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=1" > "$WORK/watch1"
 check "watch from a revision before the first write replays everything" grep -q '"type":"ADDED"' "$WORK/watch1"
 
+curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1" > "$WORK/watch3"
+check "sendInitialEvents ends the initial state with an initial-events-end bookmark" bash -c "grep -q '\"type\":\"ADDED\"' '$WORK/watch3' && grep -q 'k8s.io/initial-events-end' '$WORK/watch3'"
+req GET "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true"
+check "sendInitialEvents without resourceVersionMatch is 422" code_is 422
+curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=1" >/dev/null
+curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=$RVW&fieldSelector=metadata.name%3Da1&timeoutSeconds=2" > "$WORK/watch4" &
+WPID=$!
+req PATCH /api/v1/namespaces/default/configmaps/p02 '{"data":{"w":"1"}}' application/merge-patch+json
+req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{"w":"2"}}' application/merge-patch+json
+wait $WPID
+check "a watch by name sees only that object" bash -c "grep -q '\"name\":\"a1\"' '$WORK/watch4' && ! grep -q '\"name\":\"p02\"' '$WORK/watch4'"
+
 # 50 idle watches hold no thread and leave GETs answering
 threads() { awk '/^Threads:/ { print $2 }' "/proc/$SERVER_PID/status"; }
 T0=$(threads)
