@@ -93,13 +93,35 @@ static bool same_gv(const struct srv_resource *r, const char *g, const char *v)
 	return !strcmp(r->group, g) && !strcmp(r->version, v);
 }
 
+/* ------------------------------------------------------------ resource set */
+
+/* Every served resource for one request: built-ins and custom resources,
+   the latter held through the CRD serving map. */
+struct rset {
+	const struct srv_resource **a;
+	size_t n;
+	void *hold;
+};
+
+static void rset_get(struct rset *rs)
+{
+	rs->n = srv_resources_all(&rs->a, &rs->hold);
+}
+
+static void rset_put(struct rset *rs)
+{
+	free(rs->a);
+	srv_resources_release(rs->hold);
+}
+
 /* ------------------------------------------------------------ discovery */
 
-static json_t *resource_list(const char *group, const char *version)
+static json_t *resource_list(const struct rset *rs, const char *group,
+			     const char *version)
 {
 	json_t *res = json_array();
-	for (size_t i = 0; i < srv_n_builtin; i++) {
-		const struct srv_resource *r = &srv_builtin[i];
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct srv_resource *r = rs->a[i];
 		if (!same_gv(r, group, version))
 			continue;
 		json_t *o = json_object();
@@ -138,11 +160,11 @@ static json_t *resource_list(const char *group, const char *version)
 }
 
 /* The groups served (besides core), in priority order. */
-static size_t groups(const char **out, size_t max)
+static size_t groups(const struct rset *rs, const char **out, size_t max)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < srv_n_builtin; i++) {
-		const char *g = srv_builtin[i].group;
+	for (size_t i = 0; i < rs->n; i++) {
+		const char *g = rs->a[i]->group;
 		if (!g[0])
 			continue;
 		bool seen = false;
@@ -154,28 +176,54 @@ static size_t groups(const char **out, size_t max)
 	return n;
 }
 
-static const char *group_version(const char *g)
+/* The versions of group g (distinct, first seen first: the preferred). */
+static size_t group_versions(const struct rset *rs, const char *g,
+			     const char **out, size_t max)
 {
-	for (size_t i = 0; i < srv_n_builtin; i++)
-		if (!strcmp(srv_builtin[i].group, g))
-			return srv_builtin[i].version;
-	return NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < rs->n; i++) {
+		if (strcmp(rs->a[i]->group, g))
+			continue;
+		bool seen = false;
+		for (size_t j = 0; j < n; j++)
+			seen = seen || !strcmp(out[j], rs->a[i]->version);
+		if (!seen && n < max)
+			out[n++] = rs->a[i]->version;
+	}
+	return n;
 }
 
-static json_t *api_group(const char *g)
+static const char *group_version(const struct rset *rs, const char *g)
 {
-	const char *v = group_version(g);
-	char gv[300];
-	snprintf(gv, sizeof gv, "%s/%s", g, v);
-	json_t *ver = json_object();
-	json_object_set_new(ver, "groupVersion", json_string(gv));
-	json_object_set_new(ver, "version", json_string(v));
+	const char *v[1];
+	return group_versions(rs, g, v, 1) ? v[0] : NULL;
+}
+
+static bool has_gv(const struct rset *rs, const char *g, const char *v)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		if (!strcmp(rs->a[i]->group, g) && !strcmp(rs->a[i]->version, v))
+			return true;
+	return false;
+}
+
+static json_t *api_group(const struct rset *rs, const char *g)
+{
+	const char *vv[32];
+	size_t nv = group_versions(rs, g, vv, 32);
 	json_t *o = json_object();
 	json_object_set_new(o, "name", json_string(g));
 	json_t *vs = json_array();
-	json_array_append(vs, ver);
+	for (size_t i = 0; i < nv; i++) {
+		char gv[300];
+		snprintf(gv, sizeof gv, "%s/%s", g, vv[i]);
+		json_t *ver = json_object();
+		json_object_set_new(ver, "groupVersion", json_string(gv));
+		json_object_set_new(ver, "version", json_string(vv[i]));
+		json_array_append_new(vs, ver);
+	}
 	json_object_set_new(o, "versions", vs);
-	json_object_set_new(o, "preferredVersion", ver);
+	json_object_set(o, "preferredVersion", json_array_get(vs, 0));
 	return o;
 }
 
@@ -245,25 +293,28 @@ static json_t *agg_resource(const struct srv_resource *r)
 	return o;
 }
 
-static json_t *agg_group(const char *g)
+static json_t *agg_group(const struct rset *rs, const char *g)
 {
-	const char *v = group_version(g);
 	json_t *item = json_object();
 	json_t *md = json_object();
 	if (g[0])
 		json_object_set_new(md, "name", json_string(g));
 	json_object_set_new(md, "creationTimestamp", json_null());
 	json_object_set_new(item, "metadata", md);
-	json_t *ver = json_object();
-	json_object_set_new(ver, "version", json_string(v));
-	json_t *res = json_array();
-	for (size_t i = 0; i < srv_n_builtin; i++)
-		if (same_gv(&srv_builtin[i], g, v))
-			json_array_append_new(res, agg_resource(&srv_builtin[i]));
-	json_object_set_new(ver, "resources", res);
-	json_object_set_new(ver, "freshness", json_string("Current"));
+	const char *vv[32];
+	size_t nv = group_versions(rs, g, vv, 32);
 	json_t *vs = json_array();
-	json_array_append_new(vs, ver);
+	for (size_t k = 0; k < nv; k++) {
+		json_t *ver = json_object();
+		json_object_set_new(ver, "version", json_string(vv[k]));
+		json_t *res = json_array();
+		for (size_t i = 0; i < rs->n; i++)
+			if (same_gv(rs->a[i], g, vv[k]))
+				json_array_append_new(res, agg_resource(rs->a[i]));
+		json_object_set_new(ver, "resources", res);
+		json_object_set_new(ver, "freshness", json_string("Current"));
+		json_array_append_new(vs, ver);
+	}
 	json_object_set_new(item, "versions", vs);
 	return item;
 }
@@ -277,14 +328,17 @@ static void reply_aggregated(struct srv_req *r, const char *dv, bool core)
 	json_object_set_new(doc, "apiVersion", json_string(av));
 	json_object_set_new(doc, "metadata", json_object());
 	json_t *items = json_array();
+	struct rset rs;
+	rset_get(&rs);
 	if (core) {
-		json_array_append_new(items, agg_group(""));
+		json_array_append_new(items, agg_group(&rs, ""));
 	} else {
-		const char *gs[64];
-		size_t n = groups(gs, 64);
+		const char *gs[512];
+		size_t n = groups(&rs, gs, 512);
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(items, agg_group(gs[i]));
+			json_array_append_new(items, agg_group(&rs, gs[i]));
 	}
+	rset_put(&rs);
 	json_object_set_new(doc, "items", items);
 	char *s = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
@@ -341,10 +395,13 @@ static void reply_apis(struct srv_req *r)
 	json_object_set_new(o, "kind", json_string("APIGroupList"));
 	json_object_set_new(o, "apiVersion", json_string("v1"));
 	json_t *gl = json_array();
-	const char *gs[64];
-	size_t n = groups(gs, 64);
+	struct rset rs;
+	rset_get(&rs);
+	const char *gs[512];
+	size_t n = groups(&rs, gs, 512);
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(gl, api_group(gs[i]));
+		json_array_append_new(gl, api_group(&rs, gs[i]));
+	rset_put(&rs);
 	json_object_set_new(o, "groups", gl);
 	srv_reply_json(r, 200, o);
 }
@@ -361,7 +418,10 @@ static void reply_resource_list(struct srv_req *r, const char *g, const char *v)
 		snprintf(gv, sizeof gv, "%s", v);
 	}
 	json_object_set_new(o, "groupVersion", json_string(gv));
-	json_object_set_new(o, "resources", resource_list(g, v));
+	struct rset rs;
+	rset_get(&rs);
+	json_object_set_new(o, "resources", resource_list(&rs, g, v));
+	rset_put(&rs);
 	srv_reply_json(r, 200, o);
 }
 
@@ -412,12 +472,12 @@ static json_t *gvk(const struct srv_resource *r)
 	return o;
 }
 
-static json_t *openapi_doc(const char *g, const char *v)
+static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 {
 	json_t *paths = json_object(), *schemas = json_object();
 	bool any = false;
-	for (size_t i = 0; i < srv_n_builtin; i++) {
-		const struct srv_resource *r = &srv_builtin[i];
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct srv_resource *r = rs->a[i];
 		if (!same_gv(r, g, v))
 			continue;
 		any = true;
@@ -472,6 +532,9 @@ static json_t *openapi_doc(const char *g, const char *v)
 					"application/strategic-merge-patch+json",
 					"application/apply-patch+yaml"};
 				for (int t = 0; t < 4; t++) {
+					/* custom resources take no strategic merge */
+					if (r->custom && t == 2)
+						continue;
 					json_t *sc = json_object();
 					json_t *s2 = json_object();
 					json_object_set_new(s2, "$ref", json_string("#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch"));
@@ -531,9 +594,10 @@ static json_t *openapi_doc(const char *g, const char *v)
 	return doc;
 }
 
-static char *doc_text(const char *g, const char *v, size_t *n)
+static char *doc_text(const struct rset *rs, const char *g, const char *v,
+		      size_t *n)
 {
-	json_t *d = openapi_doc(g, v);
+	json_t *d = openapi_doc(rs, g, v);
 	if (!d)
 		return NULL;
 	char *s = json_dumps(d, JSON_COMPACT);
@@ -546,13 +610,20 @@ static char *doc_text(const char *g, const char *v, size_t *n)
 static void reply_openapi_root(struct srv_req *r)
 {
 	json_t *paths = json_object();
-	const char *gs[64];
-	size_t ng = groups(gs, 64);
+	struct rset rs;
+	rset_get(&rs);
+	const char *gs[512];
+	size_t ng = groups(&rs, gs, 512);
 	for (size_t i = 0; i <= ng; i++) {
-		const char *g = i == ng ? "" : gs[i];
-		const char *v = g[0] ? group_version(g) : "v1";
+	const char *g = i == ng ? "" : gs[i];
+	const char *vv[32];
+	size_t nv = g[0] ? group_versions(&rs, g, vv, 32) : 1;
+	if (!g[0])
+		vv[0] = "v1";
+	for (size_t vi = 0; vi < nv; vi++) {
+		const char *v = vv[vi];
 		size_t n;
-		char *s = doc_text(g, v, &n);
+		char *s = doc_text(&rs, g, v, &n);
 		if (!s)
 			continue;
 		char etag[131];
@@ -569,6 +640,8 @@ static void reply_openapi_root(struct srv_req *r)
 		json_object_set_new(o, "serverRelativeURL", json_string(url));
 		json_object_set_new(paths, key, o);
 	}
+	}
+	rset_put(&rs);
 	json_t *root = json_object();
 	json_object_set_new(root, "paths", paths);
 	srv_reply_json(r, 200, root);
@@ -583,7 +656,10 @@ static void reply_openapi_gv(struct srv_req *r, const char *path)
 		return;
 	}
 	size_t n;
-	char *s = doc_text(g, v, &n);
+	struct rset rs;
+	rset_get(&rs);
+	char *s = doc_text(&rs, g, v, &n);
+	rset_put(&rs);
 	if (!s) {
 		not_found(r);
 		return;
@@ -721,25 +797,29 @@ void srv_dispatch(struct srv_req *r)
 			return;
 		}
 		char g[256], v[64];
+		struct rset rs;
+		rset_get(&rs);
 		if (sscanf(url, "/apis/%255[^/]/%63[^/]", g, v) == 2) {
-			const char *gv = group_version(g);
 			size_t vl = strlen(v);
 			bool tail_ok = !strncmp(url + 7 + strlen(g) + vl, "", 1) ||
 				       !strcmp(url + 7 + strlen(g) + vl, "/");
-			if (gv && !strcmp(gv, v) && tail_ok) {
+			bool ok = has_gv(&rs, g, v) && tail_ok;
+			rset_put(&rs);
+			if (ok)
 				reply_resource_list(r, g, v);
-				return;
-			}
-			not_found(r);
+			else
+				not_found(r);
 			return;
 		}
-		if (sscanf(url, "/apis/%255[^/]", g) == 1 && group_version(g)) {
-			json_t *o = api_group(g);
+		if (sscanf(url, "/apis/%255[^/]", g) == 1 && group_version(&rs, g)) {
+			json_t *o = api_group(&rs, g);
+			rset_put(&rs);
 			json_object_set_new(o, "kind", json_string("APIGroup"));
 			json_object_set_new(o, "apiVersion", json_string("v1"));
 			srv_reply_json(r, 200, o);
 			return;
 		}
+		rset_put(&rs);
 		not_found(r);
 		return;
 	}
@@ -751,9 +831,10 @@ void srv_dispatch(struct srv_req *r)
 				       "the server does not allow this method on the requested resource");
 			return;
 		}
-		bool known = false;
-		for (size_t i = 0; i < srv_n_builtin; i++)
-			known = known || same_gv(&srv_builtin[i], ri->group, ri->version);
+		struct rset rs;
+		rset_get(&rs);
+		bool known = has_gv(&rs, ri->group, ri->version);
+		rset_put(&rs);
 		if ((!strcmp(ri->prefix, "api") && strcmp(ri->version, "v1")) || !known) {
 			not_found(r);
 			return;
@@ -761,8 +842,8 @@ void srv_dispatch(struct srv_req *r)
 		reply_resource_list(r, ri->group, ri->version);
 		return;
 	}
-	const struct srv_resource *res =
-		srv_resource_find(ri->group, ri->version, ri->resource);
+	const struct srv_resource *res = srv_resource_lookup(
+		ri->group, ri->version, ri->resource, &r->hold);
 	if (!res || (!strcmp(ri->prefix, "api") && ri->group[0])) {
 		not_found(r);
 		return;

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "cli_common.h"
+#include "crd.h"
 #include "http.h"
 #include "lapis/log.h"
 #include "objects.h"
@@ -272,6 +273,7 @@ int cli_serve(int argc, char **argv)
 		rc = CLI_FAIL;
 		goto out;
 	}
+	srv_crds_refresh(d.e);
 	struct srv_error serr = {0};
 	if (!insecure &&
 	    srv_pki_load_or_create(d.dir, sans, n_sans, &pki, &serr) != LP_OK) {
@@ -334,6 +336,7 @@ int cli_serve(int argc, char **argv)
 
 out:
 	srv_stop(s);
+	srv_crds_shutdown();
 	srv_pki_free(&pki);
 	cli_datadir_close(&d);
 out_nolock:

@@ -372,6 +372,7 @@ static void completed_cb(void *cls, struct MHD_Connection *conn,
 	if (r->stream && r->stream_free)
 		r->stream_free(r->stream);
 	srv_reqinfo_free(&r->ri);
+	srv_resources_release(r->hold);
 	free(r->body);
 	free(r->warnings);
 	free(r);

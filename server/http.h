@@ -62,6 +62,7 @@ struct srv_req {
 	char *warnings;		/* "\n"-separated texts for Warning headers */
 	bool answered;
 	struct srv_neg neg;	/* the response form (table.h) */
+	void *hold;		/* keeps a custom resource's descriptor alive */
 	/* a streaming response's state and its release (watches) */
 	void *stream;
 	void (*stream_free)(void *);

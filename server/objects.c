@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "api.h"
+#include "crd.h"
 #include "lapis/log.h"
 #include "objects.h"
 #include "patch.h"
@@ -477,6 +478,13 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 		reg_obj_free(&c);
 		return;
 	}
+	size_t cl;
+	char *conv = res->custom ? srv_cr_convert(res, c.bytes, c.len, &cl) : NULL;
+	if (conv) {
+		reg_obj_free(&c);
+		srv_reply_take(r, 200, "application/json", conv, cl);
+		return;
+	}
 	srv_reply_take(r, 200, "application/json", c.bytes, c.len);
 	c.bytes = NULL;
 	reg_obj_free(&c);
@@ -573,7 +581,17 @@ static enum eng_take list_cb(void *ud, const struct eng_record *rec)
 		json_decref(obj);
 		if (c->n_items)
 			gb_put(c->out, ",", 1);
-		gb_put(c->out, rec->value, rec->value_len);
+		size_t cl;
+		char *conv = c->res->custom
+				     ? srv_cr_convert(c->res, (const char *)rec->value,
+						      rec->value_len, &cl)
+				     : NULL;
+		if (conv) {
+			gb_put(c->out, conv, cl);
+			free(conv);
+		} else {
+			gb_put(c->out, rec->value, rec->value_len);
+		}
 	}
 	c->n_items++;
 	return c->out->oom ? ENG_STOP : ENG_TAKE;
@@ -1430,6 +1448,12 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			fail_res(r, res, name, &err);
 			return;
 		}
+		if (res->custom) {
+			/* patch the object as the request's version sees it */
+			char gv[300];
+			json_object_set_new(c.obj, "apiVersion",
+					    json_string(srv_resource_gv(res, gv, sizeof gv)));
+		}
 		json_t *next = NULL;
 		struct srv_smp_schema schema = {res->smp_list, NULL};
 		switch (pt) {
@@ -1707,6 +1731,11 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 			return LP_OK;
 		}
 		json_decref(next);
+		if (!o->dry && res->before_delete &&
+		    (rc = res->before_delete(e, c.obj))) {
+			reg_obj_free(&c);
+			return storage_err(res, name, rc, err);
+		}
 		struct reg_key ipk;
 		struct reg_side sd;
 		int n_sd = svc_release(res, c.obj, &ipk, &sd);
@@ -1917,6 +1946,24 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 			       "the server could not find the requested resource");
 		return;
 	}
+	if (res->custom) {
+		char mtb[128];
+		const char *mt = media_type(r, mtb, sizeof mtb);
+		if ((!strcmp(verb, "create") || !strcmp(verb, "update")) &&
+		    !strcasecmp(mt, "application/vnd.kubernetes.protobuf")) {
+			srv_reply_fail(r, LP_E_UNSUPPORTEDMEDIA,
+				       "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml");
+			return;
+		}
+		if (!strcmp(verb, "patch") &&
+		    !strcasecmp(mt, "application/strategic-merge-patch+json")) {
+			srv_reply_fail(r, LP_E_UNSUPPORTEDMEDIA,
+				       "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
+			return;
+		}
+	}
+	bool writes = strcmp(verb, "get") && strcmp(verb, "list") &&
+		      strcmp(verb, "watch");
 	if (!strcmp(verb, "get"))
 		do_get(r, res, ns, name);
 	else if (!strcmp(verb, "list"))
@@ -1933,6 +1980,10 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		do_delete(r, res, ns, name);
 	else
 		do_deletecollection(r, res, ns);
+	/* CRDs: the serving map and the naming/establishing decisions follow
+	   every write, before the answer goes out. */
+	if (writes && res->after_write)
+		res->after_write(srv_engine(r->s));
 }
 
 /* ------------------------------------------------------------ bootstrap */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crd.h"
 #include "resources.h"
 
 /* ------------------------------------------------------------ helpers */
@@ -546,6 +547,16 @@ static const struct srv_column col_sa[] = {
 static const struct srv_column col_lease[] = {
 	NAME_COL, {"Holder", "string", "", "The holder of the lease", 0, c_holder},
 	AGE_COL, END_COL};
+static json_t *c_created_at(const json_t *o)
+{
+	const char *s = str_at(o, "metadata", "creationTimestamp");
+	return json_string(s ? s : "");
+}
+
+static const struct srv_column col_crd[] = {
+	NAME_COL,
+	{"Created At", "date", "", "CreationTimestamp", 0, c_created_at},
+	END_COL};
 static const struct srv_column col_event[] = {
 	{"Last Seen", "string", "", "Time since the last occurrence", 0, c_ev_last_seen},
 	{"Type", "string", "", "Type of the event", 0, c_ev_type},
@@ -563,6 +574,8 @@ static const char *const sn_ep[] = {"ep", NULL};
 static const char *const sn_ev[] = {"ev", NULL};
 static const char *const sn_sa[] = {"sa", NULL};
 static const char *const cat_all[] = {"all", NULL};
+static const char *const sn_crd[] = {"crd", "crds", NULL};
+static const char *const cat_ext[] = {"api-extensions", NULL};
 static const char *const sub_ns[] = {"status", "finalize", NULL};
 static const char *const sub_status[] = {"status", NULL};
 static const char *const f_secret[] = {"type", NULL};
@@ -605,6 +618,15 @@ const struct srv_resource srv_builtin[] = {
 	CORE("serviceaccounts", "ServiceAccount", "serviceaccount", true,
 	     SRV_V_ALL, .short_names = sn_sa, .columns = col_sa,
 	     .prepare = prep_none),
+	{.group = "apiextensions.k8s.io", .version = "v1",
+	 .resource = "customresourcedefinitions",
+	 .kind = "CustomResourceDefinition",
+	 .list_kind = "CustomResourceDefinitionList",
+	 .singular = "customresourcedefinition", .short_names = sn_crd,
+	 .categories = cat_ext, .namespaced = false, .verbs = SRV_V_ALL,
+	 .subresources = sub_status, .unconditional_update = false,
+	 .prepare = srv_prep_crd, .after_write = srv_crd_after_write,
+	 .before_delete = srv_crd_before_delete, .columns = col_crd},
 	{.group = "coordination.k8s.io", .version = "v1", .resource = "leases",
 	 .kind = "Lease", .list_kind = "LeaseList", .singular = "lease",
 	 .namespaced = true, .verbs = SRV_V_ALL, .unconditional_update = true,

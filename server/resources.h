@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "lapis/engine.h"
 #include "patch.h"
 #include "srv_error.h"
 
@@ -28,6 +29,7 @@ enum srv_verb_bit {
 #define SRV_V_ALL 0xffu
 
 struct srv_resource;
+struct srv_crd_info;
 
 /* Per-type strategy: defaults and validation of a new or updated object.
    old is NULL on create. Fill err (LP_E_INVALID with causes, or
@@ -67,16 +69,38 @@ struct srv_resource {
 	enum srv_list_strategy (*smp_list)(void *ud, const char *path,
 					   const char **merge_key);
 	const struct srv_column *columns; /* terminated by name NULL */
+	bool custom;		 /* a custom resource: JSON and YAML bodies only,
+				    no strategic merge patch (415) */
+	const struct srv_crd_info *crd; /* custom resources: serving info */
+	/* CustomResourceDefinitions: after a write, refresh the serving map;
+	   before a delete, remove the instances. NULL for others. */
+	void (*after_write)(eng *e);
+	lp_err (*before_delete)(eng *e, const json_t *obj);
 };
 
 /* The built-in table and its size. */
 extern const struct srv_resource srv_builtin[];
 extern const size_t srv_n_builtin;
 
-/* Find by group, version and plural; NULL when none. */
+/* Find a built-in by group, version and plural; NULL when none. */
 const struct srv_resource *srv_resource_find(const char *group,
 					     const char *version,
 					     const char *resource);
+
+/*
+ * Find any served resource, built-in or custom (crd.c). A custom one lives
+ * in the CRD serving map: *hold receives a reference to keep it alive
+ * (release with srv_resources_release; NULL when nothing is held).
+ */
+const struct srv_resource *srv_resource_lookup(const char *group,
+					       const char *version,
+					       const char *resource,
+					       void **hold);
+
+/* Every served resource (built-ins first), for discovery and OpenAPI:
+   *out is a new array of borrowed pointers valid while *hold is held. */
+size_t srv_resources_all(const struct srv_resource ***out, void **hold);
+void srv_resources_release(void *hold);
 
 /* "<resource>" or "<resource>.<group>" into buf (Status messages). */
 const char *srv_resource_gr(const struct srv_resource *r, char *buf,

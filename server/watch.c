@@ -33,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "crd.h"
 #include "lapis/log.h"
 #include "objects.h"
 #include "registry/registry.h"
@@ -145,12 +146,34 @@ static bool frame_raw(struct wstream *ws, const char *type, const void *obj,
 	       out_put(ws, "}\n", 2);
 }
 
-/* Frame an object, converted to the negotiated form. */
+static bool frame_conv(struct wstream *ws, const char *type, const void *obj,
+		       size_t n);
+
+/* Frame an object, converted to the negotiated form and version. */
 static bool frame(struct wstream *ws, const char *type, const void *obj,
 		  size_t n)
 {
+	size_t cl;
+	char *conv = ws->res->custom
+			     ? srv_cr_convert(ws->res, obj, n, &cl)
+			     : NULL;
+	if (conv) {
+		bool ok;
+		if (ws->neg.out == SRV_OUT_PLAIN)
+			ok = frame_raw(ws, type, conv, cl);
+		else
+			ok = frame_conv(ws, type, conv, cl);
+		free(conv);
+		return ok;
+	}
 	if (ws->neg.out == SRV_OUT_PLAIN)
 		return frame_raw(ws, type, obj, n);
+	return frame_conv(ws, type, obj, n);
+}
+
+static bool frame_conv(struct wstream *ws, const char *type, const void *obj,
+		       size_t n)
+{
 	json_t *o = json_loadb(obj, n, 0, NULL);
 	if (!o)
 		return false;
@@ -566,7 +589,8 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 		ws->name = strdup(name);
 	ws->neg = r->neg;
 	ws->filtered = !srv_lsel_empty(ws->lsel) || !srv_fsel_empty(ws->fsel) ||
-		       ws->name || ws->neg.out != SRV_OUT_PLAIN;
+		       ws->name || ws->neg.out != SRV_OUT_PLAIN ||
+		       srv_cr_needs_convert(res);
 	snprintf(ws->kind, sizeof ws->kind, "%s", res->kind);
 	srv_resource_gv(res, ws->gv, sizeof ws->gv);
 	ws->bookmarks = srv_query_bool(srv_query(r, "allowWatchBookmarks"));

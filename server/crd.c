@@ -1,0 +1,854 @@
+/*
+ * crd.c -- CustomResourceDefinitions: the CRD resource's strategy
+ * (defaults, validation, names and conditions) and the serving map that turns
+ * established CRDs into resource descriptors (reference §8).
+ *
+ * Threads: MHD pool threads read the map; writers of CRDs (any thread)
+ * rebuild it under map_mu.
+ *
+ * The serving map is an immutable, reference-counted snapshot published
+ * through one RCU-protected pointer (liburcu's bulletproof flavor: MHD's pool
+ * threads are not ours to register, see DESIGN notes in README):
+ *
+ *   reader:  rcu_read_lock; m = rcu_dereference(cur); ref(m); rcu_read_unlock
+ *            ... use m's descriptors ...; unref(m)
+ *   writer:  lock map_mu; build m' from the store; rcu_xchg_pointer(cur, m');
+ *            call_rcu(old) -> unref(old); unlock
+ *
+ * Invariants:
+ *  1. A snapshot is never changed after it is published.
+ *  2. A snapshot is freed when its last reference goes; the published
+ *     pointer holds one, dropped only after a grace period, so a reader
+ *     between rcu_dereference and ref never sees it freed.
+ *  3. The map is process-wide: one serving process per store.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <urcu-bp.h>
+
+#include "lapis/log.h"
+#include "registry/object.h"
+#include "registry/registry.h"
+#include "registry/store.h"
+#include "crd.h"
+#include "resources.h"
+#include "table.h"
+
+struct srv_crd_info {
+	char *storage_version;
+	bool status;		/* status subresource enabled */
+	bool scale;
+	json_t *version;	/* the CRD's spec.versions[i] (borrowed from crd) */
+};
+
+/* One served (CRD, version): a descriptor and what it owns. */
+struct entry {
+	struct srv_resource res;
+	struct srv_crd_info info;
+	const char **short_names;
+	const char **categories;
+	const char **subresources;
+};
+
+struct crdmap {
+	_Atomic long refs;
+	struct rcu_head rcu;
+	json_t *crds;		/* the CRD objects (array) */
+	size_t n;
+	struct entry *e;
+};
+
+static struct crdmap *cur_map;	  /* RCU-protected */
+static pthread_mutex_t map_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void map_unref(struct crdmap *m)
+{
+	if (!m || atomic_fetch_sub(&m->refs, 1) != 1)
+		return;
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->e[i].short_names);
+		free(m->e[i].categories);
+		free(m->e[i].subresources);
+	}
+	free(m->e);
+	json_decref(m->crds);
+	free(m);
+}
+
+static void map_free_rcu(struct rcu_head *h)
+{
+	map_unref(caa_container_of(h, struct crdmap, rcu));
+}
+
+static struct crdmap *map_get(void)
+{
+	rcu_read_lock();
+	struct crdmap *m = rcu_dereference(cur_map);
+	if (m)
+		atomic_fetch_add(&m->refs, 1);
+	rcu_read_unlock();
+	return m;
+}
+
+void srv_resources_release(void *hold)
+{
+	map_unref(hold);
+}
+
+const struct srv_resource *srv_resource_lookup(const char *group,
+					       const char *version,
+					       const char *resource,
+					       void **hold)
+{
+	*hold = NULL;
+	const struct srv_resource *r = srv_resource_find(group, version, resource);
+	if (r)
+		return r;
+	struct crdmap *m = map_get();
+	if (!m)
+		return NULL;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct srv_resource *c = &m->e[i].res;
+		if (!strcmp(c->group, group) && !strcmp(c->version, version) &&
+		    !strcmp(c->resource, resource)) {
+			*hold = m;
+			return c;
+		}
+	}
+	map_unref(m);
+	return NULL;
+}
+
+size_t srv_resources_all(const struct srv_resource ***out, void **hold)
+{
+	struct crdmap *m = map_get();
+	size_t n = srv_n_builtin + (m ? m->n : 0);
+	const struct srv_resource **a = malloc((n ? n : 1) * sizeof *a);
+	if (!a) {
+		map_unref(m);
+		*out = NULL;
+		*hold = NULL;
+		return 0;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < srv_n_builtin; i++)
+		a[k++] = &srv_builtin[i];
+	for (size_t i = 0; m && i < m->n; i++)
+		a[k++] = &m->e[i].res;
+	*out = a;
+	*hold = m;
+	return k;
+}
+
+/* ------------------------------------------------------------ building */
+
+static const char **str_list(const json_t *a)
+{
+	size_t n = json_array_size(a);
+	if (!n)
+		return NULL;
+	const char **v = calloc(n + 1, sizeof *v);
+	if (!v)
+		return NULL;
+	size_t k = 0, i;
+	json_t *s;
+	json_array_foreach((json_t *)a, i, s)
+		if (json_is_string(s))
+			v[k++] = json_string_value(s);
+	return v;
+}
+
+static bool condition_true(const json_t *crd, const char *type)
+{
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(json_object_get(crd, "status"), "conditions"), i, c)
+	{
+		const char *t = json_string_value(json_object_get(c, "type"));
+		const char *s = json_string_value(json_object_get(c, "status"));
+		if (t && s && !strcmp(t, type))
+			return !strcmp(s, "True");
+	}
+	return false;
+}
+
+/* Build a snapshot from the CRD objects (array, taken). */
+static struct crdmap *build(json_t *crds)
+{
+	struct crdmap *m = calloc(1, sizeof *m);
+	if (!m) {
+		json_decref(crds);
+		return NULL;
+	}
+	atomic_store(&m->refs, 1);
+	m->crds = crds;
+	size_t cap = 0, i;
+	json_t *crd;
+	json_array_foreach(crds, i, crd)
+		cap += json_array_size(json_object_get(json_object_get(crd, "spec"), "versions"));
+	m->e = calloc(cap ? cap : 1, sizeof *m->e);
+	if (!m->e) {
+		map_unref(m);
+		return NULL;
+	}
+	json_array_foreach(crds, i, crd)
+	{
+		if (!condition_true(crd, "Established") &&
+		    !condition_true(crd, "NamesAccepted"))
+			continue;
+		json_t *spec = json_object_get(crd, "spec");
+		json_t *acc = json_object_get(json_object_get(crd, "status"), "acceptedNames");
+		const char *group = json_string_value(json_object_get(spec, "group"));
+		const char *plural = json_string_value(json_object_get(acc, "plural"));
+		const char *kind = json_string_value(json_object_get(acc, "kind"));
+		if (!group || !plural || !*plural || !kind || !*kind)
+			continue;
+		const char *storage = NULL;
+		size_t j;
+		json_t *v;
+		json_array_foreach(json_object_get(spec, "versions"), j, v)
+			if (json_is_true(json_object_get(v, "storage")))
+				storage = json_string_value(json_object_get(v, "name"));
+		bool terminating = condition_true(crd, "Terminating");
+		json_array_foreach(json_object_get(spec, "versions"), j, v)
+		{
+			if (!json_is_true(json_object_get(v, "served")))
+				continue;
+			struct entry *e = &m->e[m->n++];
+			struct srv_resource *r = &e->res;
+			r->group = group;
+			r->version = json_string_value(json_object_get(v, "name"));
+			r->resource = plural;
+			r->kind = kind;
+			r->list_kind = json_string_value(json_object_get(acc, "listKind"));
+			if (!r->list_kind)
+				r->list_kind = kind;
+			r->singular = json_string_value(json_object_get(acc, "singular"));
+			if (!r->singular)
+				r->singular = "";
+			e->short_names = str_list(json_object_get(acc, "shortNames"));
+			e->categories = str_list(json_object_get(acc, "categories"));
+			r->short_names = e->short_names;
+			r->categories = e->categories;
+			const char *scope = json_string_value(json_object_get(spec, "scope"));
+			r->namespaced = !scope || strcmp(scope, "Cluster");
+			r->verbs = terminating ? (SRV_V_ALL & ~(SRV_V_CREATE | SRV_V_UPDATE |
+								 SRV_V_PATCH))
+					       : SRV_V_ALL;
+			json_t *sub = json_object_get(v, "subresources");
+			e->info.status = json_object_get(sub, "status") != NULL;
+			e->info.scale = json_object_get(sub, "scale") != NULL;
+			e->subresources = calloc(3, sizeof *e->subresources);
+			size_t ns = 0;
+			if (e->subresources && e->info.status)
+				e->subresources[ns++] = "status";
+			if (e->subresources && e->info.scale)
+				e->subresources[ns++] = "scale";
+			r->subresources = ns ? e->subresources : NULL;
+			r->unconditional_update = false;
+			r->custom = true;
+			e->info.storage_version = (char *)(storage ? storage : r->version);
+			e->info.version = v;
+			r->crd = &e->info;
+			r->prepare = srv_prep_cr;
+		}
+	}
+	return m;
+}
+
+struct collect {
+	json_t *a;
+};
+
+static enum eng_take collect_cb(void *ud, const struct eng_record *rec)
+{
+	struct collect *c = ud;
+	json_t *o = json_loadb((const char *)rec->value, rec->value_len, 0, NULL);
+	if (o)
+		json_array_append_new(c->a, o);
+	return ENG_TAKE;
+}
+
+static void refresh(eng *e)
+{
+	struct reg_key prefix;
+	if (reg_list_prefix("apiextensions.k8s.io", "customresourcedefinitions",
+			    NULL, &prefix))
+		return;
+	pthread_mutex_lock(&map_mu);
+	struct collect c = {.a = json_array()};
+	struct reg_list_req q = {.prefix = &prefix};
+	struct reg_list_res res;
+	lp_err rc = reg_list(e, &q, collect_cb, &c, &res);
+	free(res.token);
+	if (rc) {
+		lp_error("cannot read CRDs: %s", lp_strerror(rc));
+		json_decref(c.a);
+		pthread_mutex_unlock(&map_mu);
+		return;
+	}
+	struct crdmap *m = build(c.a);
+	if (m) {
+		struct crdmap *old = rcu_xchg_pointer(&cur_map, m);
+		if (old)
+			call_rcu(&old->rcu, map_free_rcu);
+	}
+	pthread_mutex_unlock(&map_mu);
+}
+
+void srv_crds_refresh(eng *e)
+{
+	refresh(e);
+}
+
+void srv_crds_shutdown(void)
+{
+	pthread_mutex_lock(&map_mu);
+	struct crdmap *old = rcu_xchg_pointer(&cur_map, NULL);
+	pthread_mutex_unlock(&map_mu);
+	if (old)
+		call_rcu(&old->rcu, map_free_rcu);
+	rcu_barrier();
+}
+
+/* ------------------------------------------------------------ CRD strategy */
+
+static bool dns1035(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n == 0 || n > 63 || !(s[0] >= 'a' && s[0] <= 'z'))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+			  (c == '-' && i < n - 1);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+static bool dns1035_mixed(const char *s)
+{
+	char low[128];
+	size_t n = s ? strlen(s) : 0;
+	if (n == 0 || n >= sizeof low)
+		return false;
+	for (size_t i = 0; i <= n; i++)
+		low[i] = (char)((s[i] >= 'A' && s[i] <= 'Z') ? s[i] + 32 : s[i]);
+	return dns1035(low);
+}
+
+static void lower(const char *s, char *out, size_t n)
+{
+	size_t i = 0;
+	for (; s && s[i] && i < n - 1; i++)
+		out[i] = (char)((s[i] >= 'A' && s[i] <= 'Z') ? s[i] + 32 : s[i]);
+	out[i] = 0;
+}
+
+static json_t *obj_child(json_t *o, const char *k)
+{
+	json_t *c = json_object_get(o, k);
+	if (!json_is_object(c)) {
+		c = json_object();
+		json_object_set_new(o, k, c);
+	}
+	return c;
+}
+
+static lp_err crd_invalid(const json_t *obj, struct srv_error *err)
+{
+	if (!err->n_causes)
+		return LP_OK;
+	const char *name = json_string_value(
+		json_object_get(json_object_get(obj, "metadata"), "name"));
+	char msg[sizeof err->message];
+	size_t off = 0;
+	for (int i = 0; i < err->n_causes && off < sizeof msg; i++)
+		off += (size_t)snprintf(msg + off, sizeof msg - off, "%s%s: %s",
+					i ? ", " : "", err->causes[i].field,
+					err->causes[i].message);
+	return srv_error_set(err, LP_E_INVALID,
+			     "CustomResourceDefinition.apiextensions.k8s.io \"%s\" is invalid: %s%s%s",
+			     name ? name : "", err->n_causes > 1 ? "[" : "", msg,
+			     err->n_causes > 1 ? "]" : "");
+}
+
+lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old,
+		    struct srv_error *err)
+{
+	(void)r;
+	json_t *spec = obj_child(obj, "spec");
+	json_t *names = obj_child(spec, "names");
+	const char *group = json_string_value(json_object_get(spec, "group"));
+	const char *plural = json_string_value(json_object_get(names, "plural"));
+	const char *kind = json_string_value(json_object_get(names, "kind"));
+	/* defaults */
+	if (kind && !json_string_value(json_object_get(names, "singular"))) {
+		char low[128];
+		lower(kind, low, sizeof low);
+		json_object_set_new(names, "singular", json_string(low));
+	}
+	if (kind && !json_string_value(json_object_get(names, "listKind"))) {
+		char lk[160];
+		snprintf(lk, sizeof lk, "%sList", kind);
+		json_object_set_new(names, "listKind", json_string(lk));
+	}
+	if (!json_object_get(spec, "conversion")) {
+		json_t *c = json_object();
+		json_object_set_new(c, "strategy", json_string("None"));
+		json_object_set_new(spec, "conversion", c);
+	}
+	/* validation */
+	const char *name = json_string_value(
+		json_object_get(json_object_get(obj, "metadata"), "name"));
+	if (!group || !*group)
+		srv_error_cause(err, "FieldValueRequired", "spec.group", "Required value");
+	else if (!strchr(group, '.'))
+		srv_error_cause(err, "FieldValueInvalid", "spec.group",
+				"Invalid value: \"%s\": should be a domain with at least one dot",
+				group);
+	const char *scope = json_string_value(json_object_get(spec, "scope"));
+	if (!scope || (strcmp(scope, "Cluster") && strcmp(scope, "Namespaced")))
+		srv_error_cause(err, scope ? "FieldValueNotSupported" : "FieldValueRequired",
+				"spec.scope",
+				scope ? "Unsupported value: \"%s\": supported values: \"Cluster\", \"Namespaced\""
+				      : "Required value%s",
+				scope ? scope : "");
+	if (!dns1035(plural))
+		srv_error_cause(err, "FieldValueInvalid", "spec.names.plural",
+				"Invalid value: \"%s\": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+				plural ? plural : "");
+	if (!dns1035(json_string_value(json_object_get(names, "singular"))))
+		srv_error_cause(err, "FieldValueInvalid", "spec.names.singular",
+				"Invalid value: must be a DNS-1035 label");
+	if (!dns1035_mixed(kind))
+		srv_error_cause(err, "FieldValueInvalid", "spec.names.kind",
+				"Invalid value: \"%s\": may have mixed case, but should otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?",
+				kind ? kind : "");
+	const char *lk = json_string_value(json_object_get(names, "listKind"));
+	if (!dns1035_mixed(lk))
+		srv_error_cause(err, "FieldValueInvalid", "spec.names.listKind",
+				"Invalid value: must be a DNS-1035 label (mixed case)");
+	else if (kind && !strcmp(kind, lk))
+		srv_error_cause(err, "FieldValueInvalid", "spec.names.listKind",
+				"Invalid value: \"%s\": kind and listKind may not be the same",
+				lk);
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(names, "shortNames"), i, v)
+	{
+		if (!dns1035(json_string_value(v))) {
+			char f[64];
+			snprintf(f, sizeof f, "spec.names.shortNames[%zu]", i);
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: must be a DNS-1035 label");
+		}
+	}
+	if (name && group && plural) {
+		char want[512];
+		snprintf(want, sizeof want, "%s.%s", plural, group);
+		if (strcmp(name, want))
+			srv_error_cause(err, "FieldValueInvalid", "metadata.name",
+					"Invalid value: \"%s\": must be spec.names.plural+\".\"+spec.group",
+					name);
+	}
+	json_t *versions = json_object_get(spec, "versions");
+	size_t n_storage = 0;
+	const char *storage = NULL;
+	json_array_foreach(versions, i, v)
+	{
+		const char *vn = json_string_value(json_object_get(v, "name"));
+		char f[80];
+		snprintf(f, sizeof f, "spec.versions[%zu].name", i);
+		if (!dns1035(vn))
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: must be a DNS-1035 label");
+		for (size_t j = 0; j < i && vn; j++) {
+			const char *o = json_string_value(
+				json_object_get(json_array_get(versions, j), "name"));
+			if (o && !strcmp(o, vn)) {
+				srv_error_cause(err, "FieldValueInvalid", "spec.versions",
+						"Invalid value: must contain unique version names");
+				break;
+			}
+		}
+		if (json_is_true(json_object_get(v, "storage"))) {
+			n_storage++;
+			storage = vn;
+		}
+		if (!json_is_object(json_object_get(json_object_get(v, "schema"),
+						    "openAPIV3Schema"))) {
+			snprintf(f, sizeof f, "spec.versions[%zu].schema.openAPIV3Schema", i);
+			srv_error_cause(err, "FieldValueRequired", f,
+					"Required value: schemas are required");
+		}
+	}
+	if (n_storage != 1)
+		srv_error_cause(err, "FieldValueInvalid", "spec.versions",
+				"Invalid value: must have exactly one version marked as storage version");
+	if (json_is_true(json_object_get(spec, "preserveUnknownFields")))
+		srv_error_cause(err, "FieldValueInvalid", "spec.preserveUnknownFields",
+				"Invalid value: true: cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead");
+	if (old) {
+		json_t *ospec = json_object_get(old, "spec");
+		const char *og = json_string_value(json_object_get(ospec, "group"));
+		const char *op = json_string_value(
+			json_object_get(json_object_get(ospec, "names"), "plural"));
+		const char *os = json_string_value(json_object_get(ospec, "scope"));
+		if (og && group && strcmp(og, group))
+			srv_error_cause(err, "FieldValueInvalid", "spec.group",
+					"Invalid value: \"%s\": field is immutable", group);
+		if (op && plural && strcmp(op, plural))
+			srv_error_cause(err, "FieldValueInvalid", "spec.names.plural",
+					"Invalid value: \"%s\": field is immutable", plural);
+		if (os && scope && strcmp(os, scope) && condition_true(old, "Established"))
+			srv_error_cause(err, "FieldValueInvalid", "spec.scope",
+					"Invalid value: \"%s\": field is immutable", scope);
+	}
+	if (crd_invalid(obj, err))
+		return err->code;
+	/* status: reset on create, kept on update (storage version appended) */
+	if (!old) {
+		json_t *st = json_object();
+		json_object_set_new(st, "conditions", json_array());
+		json_t *acc = json_object();
+		json_object_set_new(acc, "plural", json_string(""));
+		json_object_set_new(acc, "kind", json_string(""));
+		json_object_set_new(st, "acceptedNames", acc);
+		json_t *sv = json_array();
+		json_array_append_new(sv, json_string(storage));
+		json_object_set_new(st, "storedVersions", sv);
+		json_object_set_new(obj, "status", st);
+		json_object_set_new(json_object_get(obj, "metadata"), "generation",
+				    json_integer(1));
+	} else {
+		json_t *ost = json_object_get(old, "status");
+		json_t *st = ost ? json_deep_copy(ost) : json_object();
+		json_t *sv = json_object_get(st, "storedVersions");
+		bool have = false;
+		json_array_foreach(sv, i, v)
+			have = have || (json_string_value(v) && !strcmp(json_string_value(v), storage));
+		if (!have && json_is_array(sv))
+			json_array_append_new(sv, json_string(storage));
+		json_object_set_new(obj, "status", st);
+		json_t *om = json_object_get(old, "metadata");
+		json_int_t gen = json_integer_value(json_object_get(om, "generation"));
+		if (!json_equal(json_object_get(old, "spec"), spec))
+			gen++;
+		json_object_set_new(json_object_get(obj, "metadata"), "generation",
+				    json_integer(gen ? gen : 1));
+	}
+	return LP_OK;
+}
+
+/*
+ * The naming and establishing controllers' decision for one CRD, inline
+ * (reference §8.3): accept the names unless another CRD of the group holds
+ * them, then establish. Returns the status to write (new) or NULL when it
+ * is already right.
+ */
+json_t *srv_crd_status(const json_t *crd)
+{
+	json_t *spec = json_object_get(crd, "spec");
+	json_t *names = json_object_get(spec, "names");
+	const char *group = json_string_value(json_object_get(spec, "group"));
+	const char *uid = json_string_value(
+		json_object_get(json_object_get(crd, "metadata"), "uid"));
+	const char *conflict = NULL, *reason = NULL;
+	char msg[512] = "";
+	struct crdmap *m = map_get();
+	size_t i;
+	json_t *other;
+	json_array_foreach(m ? m->crds : NULL, i, other)
+	{
+		const char *ouid = json_string_value(
+			json_object_get(json_object_get(other, "metadata"), "uid"));
+		if (uid && ouid && !strcmp(uid, ouid))
+			continue;
+		const char *og = json_string_value(
+			json_object_get(json_object_get(other, "spec"), "group"));
+		if (!og || !group || strcmp(og, group))
+			continue;
+		json_t *acc = json_object_get(json_object_get(other, "status"), "acceptedNames");
+		static const char *const rfields[] = {"plural", "singular"};
+		for (int f = 0; f < 2 && !conflict; f++) {
+			const char *want = json_string_value(json_object_get(names, rfields[f]));
+			const char *pv = json_string_value(json_object_get(acc, "plural"));
+			const char *sv = json_string_value(json_object_get(acc, "singular"));
+			if (want && ((pv && !strcmp(want, pv)) || (sv && !strcmp(want, sv)))) {
+				conflict = want;
+				reason = f ? "SingularConflict" : "PluralConflict";
+			}
+		}
+		const char *kind = json_string_value(json_object_get(names, "kind"));
+		const char *okind = json_string_value(json_object_get(acc, "kind"));
+		if (!conflict && kind && okind && !strcmp(kind, okind)) {
+			conflict = kind;
+			reason = "KindConflict";
+		}
+		if (conflict)
+			break;
+	}
+	map_unref(m);
+	char now[32];
+	reg_now(now);
+	json_t *st = json_deep_copy(json_object_get(crd, "status"));
+	if (!st)
+		st = json_object();
+	json_t *conds = json_array();
+	json_t *na = json_object();
+	json_object_set_new(na, "type", json_string("NamesAccepted"));
+	json_object_set_new(na, "lastTransitionTime", json_string(now));
+	json_t *es = json_object();
+	json_object_set_new(es, "type", json_string("Established"));
+	json_object_set_new(es, "lastTransitionTime", json_string(now));
+	if (conflict) {
+		snprintf(msg, sizeof msg, "\"%s\" is already in use", conflict);
+		json_object_set_new(na, "status", json_string("False"));
+		json_object_set_new(na, "reason", json_string(reason));
+		json_object_set_new(na, "message", json_string(msg));
+		json_object_set_new(es, "status", json_string("False"));
+		json_object_set_new(es, "reason", json_string("NotAccepted"));
+		json_object_set_new(es, "message", json_string("not all names are accepted"));
+	} else {
+		json_object_set_new(na, "status", json_string("True"));
+		json_object_set_new(na, "reason", json_string("NoConflicts"));
+		json_object_set_new(na, "message", json_string("no conflicts found"));
+		json_object_set_new(es, "status", json_string("True"));
+		json_object_set_new(es, "reason", json_string("InitialNamesAccepted"));
+		json_object_set_new(es, "message", json_string("the initial names have been accepted"));
+		json_object_set(st, "acceptedNames", names);
+	}
+	json_array_append_new(conds, na);
+	json_array_append_new(conds, es);
+	/* keep a Terminating condition if present */
+	size_t j;
+	json_t *c;
+	json_array_foreach(json_object_get(json_object_get(crd, "status"), "conditions"), j, c)
+	{
+		const char *t = json_string_value(json_object_get(c, "type"));
+		if (t && strcmp(t, "NamesAccepted") && strcmp(t, "Established"))
+			json_array_append(conds, c);
+	}
+	/* unchanged statuses keep their transition times */
+	json_t *old = json_object_get(json_object_get(crd, "status"), "conditions");
+	json_array_foreach(conds, i, c)
+	{
+		json_t *oc;
+		json_array_foreach(old, j, oc)
+		{
+			if (json_equal(json_object_get(oc, "type"), json_object_get(c, "type")) &&
+			    json_equal(json_object_get(oc, "status"), json_object_get(c, "status")) &&
+			    json_object_get(oc, "lastTransitionTime"))
+				json_object_set(c, "lastTransitionTime",
+						json_object_get(oc, "lastTransitionTime"));
+		}
+	}
+	json_object_set_new(st, "conditions", conds);
+	if (json_equal(st, json_object_get(crd, "status"))) {
+		json_decref(st);
+		return NULL;
+	}
+	return st;
+}
+
+/* ------------------------------------------------------------ CR strategy */
+
+/* Does anything outside metadata (and status, when it has its own
+   endpoint) differ? */
+static bool content_changed(const json_t *a, const json_t *b, bool skip_status)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)a, k, v)
+	{
+		if (!strcmp(k, "metadata") || (skip_status && !strcmp(k, "status")))
+			continue;
+		if (!json_equal(v, json_object_get(b, k)))
+			return true;
+	}
+	json_object_foreach((json_t *)b, k, v)
+	{
+		if (!strcmp(k, "metadata") || (skip_status && !strcmp(k, "status")))
+			continue;
+		if (!json_object_get(a, k))
+			return true;
+	}
+	return false;
+}
+
+lp_err srv_prep_cr(const struct srv_resource *r, json_t *obj, const json_t *old,
+		   struct srv_error *err)
+{
+	(void)err;
+	const struct srv_crd_info *ci = r->crd;
+	json_t *m = json_object_get(obj, "metadata");
+	/* stored in the storage version (conversion None: only apiVersion) */
+	char gv[320];
+	snprintf(gv, sizeof gv, "%s/%s", r->group, ci->storage_version);
+	json_object_set_new(obj, "apiVersion", json_string(gv));
+	if (!old) {
+		if (ci->status)
+			json_object_del(obj, "status");
+		json_object_set_new(m, "generation", json_integer(1));
+		return LP_OK;
+	}
+	json_int_t gen = json_integer_value(
+		json_object_get(json_object_get(old, "metadata"), "generation"));
+	if (content_changed(obj, old, ci->status))
+		gen++;
+	json_object_set_new(m, "generation", json_integer(gen ? gen : 1));
+	return LP_OK;
+}
+
+/* The apiVersion a reader asked for, spliced into stored bytes when it
+   differs from the storage version (conversion None). New or NULL (same). */
+bool srv_cr_needs_convert(const struct srv_resource *r)
+{
+	return r->crd && strcmp(r->version, r->crd->storage_version) != 0;
+}
+
+char *srv_cr_convert(const struct srv_resource *r, const char *bytes, size_t len,
+		     size_t *out_len)
+{
+	if (!r->crd || !strcmp(r->version, r->crd->storage_version))
+		return NULL;
+	json_t *o = json_loadb(bytes, len, 0, NULL);
+	if (!o)
+		return NULL;
+	char gv[320];
+	snprintf(gv, sizeof gv, "%s/%s", r->group, r->version);
+	json_object_set_new(o, "apiVersion", json_string(gv));
+	reg_canonical(o);
+	char *s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (s)
+		*out_len = strlen(s);
+	return s;
+}
+
+/* ------------------------------------------------------------ CRD hooks */
+
+/* After any CRD write: rebuild the map, then do what the naming and
+   establishing controllers would (write each CRD's status where it
+   changes), and rebuild again. A CRD waiting on a name clash is accepted
+   here once the other CRD is gone. */
+void srv_crd_after_write(eng *e)
+{
+	for (int round = 0; round < 4; round++) {
+		refresh(e);
+		struct crdmap *m = map_get();
+		bool wrote = false;
+		size_t i;
+		json_t *crd;
+		json_array_foreach(m ? m->crds : NULL, i, crd)
+		{
+			json_t *st = srv_crd_status(crd);
+			if (!st)
+				continue;
+			const char *name = json_string_value(json_object_get(
+				json_object_get(crd, "metadata"), "name"));
+			const char *rv = json_string_value(json_object_get(
+				json_object_get(crd, "metadata"), "resourceVersion"));
+			struct reg_key k;
+			if (!name || !rv ||
+			    reg_object_key("apiextensions.k8s.io",
+					   "customresourcedefinitions", NULL, name, &k)) {
+				json_decref(st);
+				continue;
+			}
+			json_t *next = json_deep_copy(crd);
+			json_object_set_new(next, "status", st);
+			struct eng_cmp cmp = {ENG_CMP_MOD, strtoll(rv, NULL, 10)};
+			char *out = NULL;
+			size_t ol;
+			if (reg_put(e, &k, next, &cmp, false, NULL, &out, &ol, NULL) ==
+			    LP_OK)
+				wrote = true;
+			free(out);
+			json_decref(next);
+		}
+		map_unref(m);
+		if (!wrote)
+			break;
+	}
+	refresh(e);
+}
+
+struct keys {
+	char **k;
+	size_t *len;
+	size_t n, cap;
+	bool oom;
+};
+
+static enum eng_take key_cb(void *ud, const struct eng_record *rec)
+{
+	struct keys *ks = ud;
+	if (ks->n == ks->cap) {
+		size_t cap = ks->cap ? ks->cap * 2 : 64;
+		char **k = realloc(ks->k, cap * sizeof *k);
+		size_t *l = k ? realloc(ks->len, cap * sizeof *l) : NULL;
+		if (k)
+			ks->k = k;
+		if (!k || !l) {
+			ks->oom = true;
+			return ENG_STOP;
+		}
+		ks->len = l;
+		ks->cap = cap;
+	}
+	char *c = malloc(rec->key_len);
+	if (!c) {
+		ks->oom = true;
+		return ENG_STOP;
+	}
+	memcpy(c, rec->key, rec->key_len);
+	ks->k[ks->n] = c;
+	ks->len[ks->n++] = rec->key_len;
+	return ENG_TAKE;
+}
+
+/* The CRD finalizer's work (reference §8.4): delete every instance, a page
+   of keys at a time (no snapshot held while deleting). */
+lp_err srv_crd_before_delete(eng *e, const json_t *crd)
+{
+	json_t *spec = json_object_get(crd, "spec");
+	const char *group = json_string_value(json_object_get(spec, "group"));
+	const char *plural = json_string_value(
+		json_object_get(json_object_get(spec, "names"), "plural"));
+	struct reg_key prefix;
+	if (!group || !plural || reg_list_prefix(group, plural, NULL, &prefix))
+		return LP_OK;
+	for (;;) {
+		struct keys ks = {0};
+		struct reg_list_req q = {.prefix = &prefix, .limit = 500};
+		struct reg_list_res res;
+		lp_err rc = reg_list(e, &q, key_cb, &ks, &res);
+		free(res.token);
+		if (!rc && ks.oom)
+			rc = LP_E_NOMEM;
+		for (size_t i = 0; !rc && i < ks.n; i++) {
+			eng_txn *t;
+			if ((rc = eng_txn_new(e, &t)))
+				break;
+			rc = eng_txn_del(t, ks.k[i], ks.len[i], NULL);
+			if (!rc)
+				rc = eng_txn_commit(t, NULL);
+			eng_txn_free(t);
+		}
+		size_t n = ks.n;
+		for (size_t i = 0; i < ks.n; i++)
+			free(ks.k[i]);
+		free(ks.k);
+		free(ks.len);
+		if (rc)
+			return rc;
+		if (!n)
+			return LP_OK;
+	}
+}

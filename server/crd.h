@@ -1,0 +1,35 @@
+/*
+ * crd.h -- CustomResourceDefinitions (crd.c): the CRD resource's strategy and
+ * hooks, the inline naming/establishing decision, custom resources'
+ * strategy and version conversion, and the serving map's life.
+ */
+#ifndef LAPIS_CRD_H
+#define LAPIS_CRD_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "lapis/engine.h"
+#include "resources.h"
+
+lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old,
+		    struct srv_error *err);
+lp_err srv_prep_cr(const struct srv_resource *r, json_t *obj, const json_t *old,
+		   struct srv_error *err);
+/* The status the naming and establishing controllers would write (new), or
+   NULL when the CRD's status is already that. */
+json_t *srv_crd_status(const json_t *crd);
+/* A custom resource's stored bytes in the version r serves (new), or NULL
+   when it is the storage version. */
+char *srv_cr_convert(const struct srv_resource *r, const char *bytes, size_t len,
+		     size_t *out_len);
+/* Is r served in a version other than its storage version? */
+bool srv_cr_needs_convert(const struct srv_resource *r);
+void srv_crd_after_write(eng *e);
+lp_err srv_crd_before_delete(eng *e, const json_t *crd);
+/* Build the serving map from the store (start-up and after CRD writes). */
+void srv_crds_refresh(eng *e);
+/* Drop the map and wait for RCU callbacks (before the process exits). */
+void srv_crds_shutdown(void);
+
+#endif

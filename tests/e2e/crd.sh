@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# crd.sh -- CustomResourceDefinitions end to end with kubectl: every real CRD
+# in shared/testdata/crds (index.json), their example objects, names and
+# short names, a name clash that resolves when the other CRD goes, and CRD
+# deletion removing the instances.
+set -uo pipefail
+. "$(dirname "$0")/lib.bash"
+e2e_init crd
+
+TD=$(cd "$(dirname "$0")/../.." && pwd)/../shared/testdata/crds
+[[ -d $TD ]] || TD=/work/shared/testdata/crds
+if [[ ! -f $TD/index.json ]] || ! command -v kubectl >/dev/null 2>&1; then
+	echo "SKIPPED: needs shared/testdata/crds and kubectl"
+	e2e_finish
+	exit 0
+fi
+DATA=$WORK/data
+spawn serve "$LAPIS" serve --data-dir "$DATA" --listen 127.0.0.1:0 --nosync
+SERVER_PID=$SPAWN_PID
+URL=
+while read -r -t "$TIMEOUT" -u "$SPAWN_FD" line; do
+	if [[ $line =~ (https://[0-9.:]+) ]]; then
+		URL=${BASH_REMATCH[1]}
+		break
+	fi
+done
+check "server starts" [ -n "$URL" ]
+export KUBECONFIG=$DATA/kubeconfig HOME=$WORK/home
+mkdir -p "$HOME"
+
+# role file expect, one per line
+python3 - "$TD/index.json" >"$WORK/index.txt" <<'PY'
+import json, sys
+for f in json.load(open(sys.argv[1]))["files"]:
+    print(f["role"], f["file"], f["expect"], f.get("name", ""))
+PY
+
+while read -r role file expect name; do
+	[[ $role == crd ]] || continue
+	size=$(stat -c %s "$TD/$file")
+	# kube's 256 KiB annotation limit: client-side apply cannot store
+	# big CRDs in its last-applied annotation, so those are created.
+	if ((size > 200000)); then
+		expect_rc 0 "create -f $file" kubectl create -f "$TD/$file"
+	else
+		expect_rc 0 "apply -f $file" kubectl apply -f "$TD/$file"
+	fi
+	for n in $(grep -h '^  name:' "$TD/$file" | awk '{print $2}'); do
+		expect_rc 0 "$n is Established at once" kubectl get crd "$n" \
+			-o 'jsonpath={.status.conditions[?(@.type=="Established")].status}'
+		check "$n: Established=True" out_has '^True$'
+	done
+done <"$WORK/index.txt"
+
+# the namespaces the examples live in
+while read -r role file expect name; do
+	[[ $role == example ]] || continue
+	grep -h '^  namespace:' "$TD/$file" | awk '{print $2}'
+done <"$WORK/index.txt" | sort -u | while read -r ns; do
+	kubectl create namespace "$ns" >/dev/null 2>&1
+done
+
+while read -r role file expect name; do
+	[[ $role == example && $expect == accept ]] || continue
+	expect_rc 0 "example $file is accepted" kubectl apply -f "$TD/$file"
+done <"$WORK/index.txt"
+
+expect_rc 0 "get by kind name" kubectl get crontabs.stable.example.com
+check "lists the CronTab examples" out_has 'my-new-cron-object'
+expect_rc 0 "discovery lists the custom resources" kubectl api-resources
+check "... with their short names" out_has 'crontabs +ct +stable.example.com/v1'
+G0=$(kubectl get crontabs.stable.example.com my-new-cron-object -o 'jsonpath={.metadata.generation}')
+expect_rc 0 "merge patch of a custom resource" kubectl patch crontabs.stable.example.com my-new-cron-object --type=merge -p '{"spec":{"image":"other"}}'
+expect_rc 0 "generation increments on a spec change" kubectl get crontabs.stable.example.com my-new-cron-object -o 'jsonpath={.metadata.generation}'
+check "generation is one more" out_has "^$((G0 + 1))\$"
+expect_rc 1 "strategic merge patch of a custom resource is refused" kubectl patch crontabs.stable.example.com my-new-cron-object -p '{"spec":{"image":"x"}}'
+check "... as an unsupported media type" err_has 'application/merge-patch\+json'
+
+# A clash: a second CRD of the group wants the same kind.
+cat >"$WORK/clash.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabzs.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names: {plural: crontabzs, singular: crontabz, kind: CronTab}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+YAML
+expect_rc 0 "a CRD whose kind clashes is created" kubectl create -f "$WORK/clash.yaml"
+expect_rc 0 "... NamesAccepted" kubectl get crd crontabzs.stable.example.com -o 'jsonpath={.status.conditions[?(@.type=="NamesAccepted")].status}/{.status.conditions[?(@.type=="NamesAccepted")].reason}'
+check "... is False with KindConflict" out_has '^False/KindConflict$'
+expect_rc 1 "... and it is not served" kubectl get crontabzs.stable.example.com
+expect_rc 0 "deleting the first CRD" kubectl delete crd crontabs.stable.example.com
+expect_rc 1 "removes its instances and its resource" kubectl get crontabs.stable.example.com
+expect_rc 0 "the waiting CRD" kubectl get crd crontabzs.stable.example.com -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}'
+check "becomes Established once the clash is gone" out_has '^True$'
+
+# Validation of the CRD itself
+sed 's/group: stable.example.com/group: nodots/; s/crontabzs.stable.example.com/crontabzs.nodots/' "$WORK/clash.yaml" >"$WORK/bad.yaml"
+expect_rc 1 "a CRD whose group has no dot is refused" kubectl create -f "$WORK/bad.yaml"
+check "... with kube's message" err_has 'should be a domain with at least one dot'
+
+kill -TERM "$SERVER_PID"
+reap "$SERVER_PID"
+check "server exits 0 on SIGTERM" [ "$RC" == 0 ]
+e2e_finish
