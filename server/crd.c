@@ -50,6 +50,9 @@ struct entry {
 	const char **short_names;
 	const char **categories;
 	const char **subresources;
+	struct srv_column *columns;
+	char **descs;		/* column descriptions we made */
+	size_t n_descs;
 };
 
 struct crdmap {
@@ -71,6 +74,10 @@ static void map_unref(struct crdmap *m)
 		free(m->e[i].short_names);
 		free(m->e[i].categories);
 		free(m->e[i].subresources);
+		free(m->e[i].columns);
+		for (size_t d = 0; d < m->e[i].n_descs; d++)
+			free(m->e[i].descs[d]);
+		free(m->e[i].descs);
 	}
 	free(m->e);
 	json_decref(m->crds);
@@ -174,6 +181,64 @@ static bool condition_true(const json_t *crd, const char *type)
 	return false;
 }
 
+json_t *srv_age_cell(const json_t *obj); /* table.c */
+
+static json_t *cr_name_cell(const json_t *o)
+{
+	const char *s = json_string_value(
+		json_object_get(json_object_get(o, "metadata"), "name"));
+	return json_string(s ? s : "");
+}
+
+/* Printer columns: Name, then the CRD's columns, or Age when it has none
+   (reference §7.3). */
+static void build_columns(struct entry *e, const json_t *apc)
+{
+	size_t n = json_array_size(apc);
+	e->columns = calloc(n + 3, sizeof *e->columns);
+	e->descs = n ? calloc(n, sizeof *e->descs) : NULL;
+	if (!e->columns)
+		return;
+	struct srv_column *c = e->columns;
+	*c++ = (struct srv_column){"Name", "string", "name",
+				   "Name must be unique within a namespace.", 0,
+				   cr_name_cell, NULL};
+	if (!n) {
+		*c++ = (struct srv_column){"Age", "date", "",
+					   "CreationTimestamp is a timestamp "
+					   "representing the server time when "
+					   "this object was created.",
+					   0, srv_age_cell, NULL};
+	}
+	size_t i;
+	json_t *col;
+	json_array_foreach((json_t *)apc, i, col)
+	{
+		const char *name = json_string_value(json_object_get(col, "name"));
+		const char *type = json_string_value(json_object_get(col, "type"));
+		const char *path = json_string_value(json_object_get(col, "jsonPath"));
+		if (!name || !type || !path)
+			continue;
+		const char *desc = json_string_value(json_object_get(col, "description"));
+		if (!desc && e->descs) {
+			char buf[512];
+			snprintf(buf, sizeof buf,
+				 "Custom resource definition column (in JSONPath format): %s",
+				 path);
+			e->descs[e->n_descs] = strdup(buf);
+			desc = e->descs[e->n_descs];
+			if (desc)
+				e->n_descs++;
+		}
+		const char *fmt = json_string_value(json_object_get(col, "format"));
+		*c++ = (struct srv_column){
+			name, type, fmt ? fmt : "", desc ? desc : "",
+			(int)json_integer_value(json_object_get(col, "priority")), NULL,
+			path};
+	}
+	e->res.columns = e->columns;
+}
+
 /* Build a snapshot from the CRD objects (array, taken). */
 static struct crdmap *build(json_t *crds)
 {
@@ -253,6 +318,7 @@ static struct crdmap *build(json_t *crds)
 			e->info.version = v;
 			r->crd = &e->info;
 			r->prepare = srv_prep_cr;
+			build_columns(e, json_object_get(v, "additionalPrinterColumns"));
 		}
 	}
 	return m;

@@ -44,8 +44,9 @@ struct srv_column {
 	const char *format;	/* "name" for the first column, else "" */
 	const char *desc;
 	int priority;
-	/* The cell of obj; new reference. */
+	/* The cell of obj; new reference. NULL: evaluate jsonpath. */
 	json_t *(*cell)(const json_t *obj);
+	const char *jsonpath;	/* custom resources' printer columns */
 };
 
 struct srv_resource {

@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "jsonpath.h"
 #include "table.h"
 
 /* ------------------------------------------------------------ negotiation */
@@ -246,6 +247,41 @@ static const struct srv_column default_cols[] = {
 	 0, srv_age_cell},
 	{NULL, NULL, NULL, NULL, 0, NULL}};
 
+/* A printer column's cell (reference §7.3): the first JSONPath result,
+   typed by the column; null when missing or of another type. */
+static json_t *path_cell(const struct srv_column *c, const json_t *obj)
+{
+	json_t *v = srv_jsonpath_first(obj, c->jsonpath);
+	if (!v)
+		return json_null();
+	const char *t = c->type;
+	if (!strcmp(t, "integer")) {
+		if (json_is_integer(v))
+			return json_incref(v);
+		if (json_is_real(v))
+			return json_integer((json_int_t)json_real_value(v));
+		return json_null();
+	}
+	if (!strcmp(t, "number"))
+		return json_is_number(v) ? json_real(json_number_value(v)) : json_null();
+	if (!strcmp(t, "boolean"))
+		return json_is_boolean(v) ? json_incref(v) : json_null();
+	if (!strcmp(t, "date")) {
+		if (!json_is_string(v))
+			return json_null();
+		json_t *fake = json_pack("{s:{s:O}}", "metadata", "creationTimestamp", v);
+		json_t *age = srv_age_cell(fake);
+		json_decref(fake);
+		return age;
+	}
+	if (json_is_string(v))
+		return json_incref(v);
+	char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_t *out = json_string(s ? s : "");
+	free(s);
+	return out;
+}
+
 json_t *srv_table(const struct srv_resource *res, const struct srv_neg *n,
 		  const json_t *items, const json_t *listmeta, bool headers)
 {
@@ -273,7 +309,7 @@ json_t *srv_table(const struct srv_resource *res, const struct srv_neg *n,
 		json_t *row = json_object();
 		json_t *cells = json_array();
 		for (const struct srv_column *c = cols; c->name; c++) {
-			json_t *v = c->cell(it);
+			json_t *v = c->cell ? c->cell(it) : path_cell(c, it);
 			json_array_append_new(cells, v ? v : json_null());
 		}
 		json_object_set_new(row, "cells", cells);

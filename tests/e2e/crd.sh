@@ -101,6 +101,48 @@ expect_rc 1 "removes its instances and its resource" kubectl get crontabs.stable
 expect_rc 0 "the waiting CRD" kubectl get crd crontabzs.stable.example.com -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}'
 check "becomes Established once the clash is gone" out_has '^True$'
 
+# Printer columns (the JSONPath subset real CRDs use) in kubectl get
+cat >"$WORK/cols.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.cols.example.com
+spec:
+  group: cols.example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wd], categories: [all]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+    - {name: Ready, type: string, jsonPath: '.status.conditions[?(@.type=="Ready")].status'}
+    - {name: Color, type: string, jsonPath: .spec.color, priority: 1}
+  - name: v1beta1
+    served: true
+    storage: false
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+YAML
+expect_rc 0 "a CRD with printer columns and two versions" kubectl apply -f "$WORK/cols.yaml"
+cat >"$WORK/w.yaml" <<'YAML'
+apiVersion: cols.example.com/v1
+kind: Widget
+metadata: {name: w1}
+spec: {size: 3, color: blue}
+status: {conditions: [{type: Other, status: "False"}, {type: Ready, status: "True"}]}
+YAML
+expect_rc 0 "a widget" kubectl apply -f "$WORK/w.yaml"
+expect_rc 0 "get shows the printer columns" kubectl get wd
+check "... Size and Ready from JSONPath" out_has '^w1 +3 +True'
+expect_rc 0 "get -o wide adds priority-1 columns" kubectl get wd -o wide
+check "... Color" out_has 'blue'
+expect_rc 0 "the category all lists custom resources" kubectl get all
+check "... with the widget" out_has 'widget.cols.example.com/w1'
+expect_rc 0 "served through the second version" kubectl get widgets.v1beta1.cols.example.com w1 -o 'jsonpath={.apiVersion}'
+check "... with its apiVersion rewritten" out_has '^cols.example.com/v1beta1$'
+
 # Validation of the CRD itself
 sed 's/group: stable.example.com/group: nodots/; s/crontabzs.stable.example.com/crontabzs.nodots/' "$WORK/clash.yaml" >"$WORK/bad.yaml"
 expect_rc 1 "a CRD whose group has no dot is refused" kubectl create -f "$WORK/bad.yaml"
