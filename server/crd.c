@@ -773,6 +773,14 @@ lp_err srv_prep_cr(const struct srv_resource *r, json_t *obj, const json_t *old,
 
 /* The apiVersion a reader asked for, spliced into stored bytes when it
    differs from the storage version (conversion None). New or NULL (same). */
+const json_t *srv_cr_scale(const struct srv_resource *r)
+{
+	if (!r->crd || !r->crd->scale)
+		return NULL;
+	return json_object_get(json_object_get(r->crd->version, "subresources"),
+			       "scale");
+}
+
 bool srv_cr_needs_convert(const struct srv_resource *r)
 {
 	return r->crd && strcmp(r->version, r->crd->storage_version) != 0;

@@ -23,6 +23,8 @@ json_t *srv_crd_status(const json_t *crd);
    when it is the storage version. */
 char *srv_cr_convert(const struct srv_resource *r, const char *bytes, size_t len,
 		     size_t *out_len);
+/* The version's scale subresource ({specReplicasPath, ...}) or NULL. */
+const json_t *srv_cr_scale(const struct srv_resource *r);
 /* Is r served in a version other than its storage version? */
 bool srv_cr_needs_convert(const struct srv_resource *r);
 void srv_crd_after_write(eng *e);

@@ -28,6 +28,7 @@
 #include "registry/registry.h"
 #include "registry/store.h"
 #include "selector.h"
+#include "jsonpath.h"
 #include "table.h"
 #include "yamljson.h"
 
@@ -1857,6 +1858,199 @@ static void do_deletecollection(struct srv_req *r, const struct srv_resource *re
 	srv_reply_json(r, 200, list);
 }
 
+/* ------------------------------------------------------------ scale */
+
+/* Set the value at a simple dot path (".spec.replicas"), making objects on
+   the way. Takes v. */
+static bool set_path(json_t *obj, const char *path, json_t *v)
+{
+	char buf[256];
+	if (!path || path[0] != '.' || strlen(path) >= sizeof buf) {
+		json_decref(v);
+		return false;
+	}
+	snprintf(buf, sizeof buf, "%s", path + 1);
+	json_t *cur = obj;
+	char *s = buf;
+	for (char *dot; (dot = strchr(s, '.')); s = dot + 1) {
+		*dot = 0;
+		json_t *next = json_object_get(cur, s);
+		if (!json_is_object(next)) {
+			next = json_object();
+			json_object_set_new(cur, s, next);
+		}
+		cur = next;
+	}
+	return json_object_set_new(cur, s, v) == 0;
+}
+
+static json_t *get_path(const json_t *obj, const char *path)
+{
+	return path ? srv_jsonpath_first(obj, path) : NULL;
+}
+
+/* The autoscaling/v1 Scale of a custom resource (new). */
+static json_t *scale_of(const json_t *sc, const json_t *obj)
+{
+	json_t *m = json_object_get(obj, "metadata");
+	json_t *s = json_object();
+	json_object_set_new(s, "kind", json_string("Scale"));
+	json_object_set_new(s, "apiVersion", json_string("autoscaling/v1"));
+	json_t *sm = json_object();
+	static const char *const keep[] = {"name", "namespace", "uid",
+					   "resourceVersion", "creationTimestamp"};
+	for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+		json_t *v = json_object_get(m, keep[i]);
+		if (v)
+			json_object_set(sm, keep[i], v);
+	}
+	json_object_set_new(s, "metadata", sm);
+	json_t *spec = json_object();
+	json_t *want = get_path(obj, json_string_value(json_object_get(sc, "specReplicasPath")));
+	json_object_set_new(spec, "replicas",
+			    json_integer(json_is_integer(want) ? json_integer_value(want) : 0));
+	json_object_set_new(s, "spec", spec);
+	json_t *st = json_object();
+	json_t *have = get_path(obj, json_string_value(json_object_get(sc, "statusReplicasPath")));
+	json_object_set_new(st, "replicas",
+			    json_integer(json_is_integer(have) ? json_integer_value(have) : 0));
+	json_t *sel = get_path(obj, json_string_value(json_object_get(sc, "labelSelectorPath")));
+	if (json_is_string(sel))
+		json_object_set(st, "selector", sel);
+	json_object_set_new(s, "status", st);
+	return s;
+}
+
+/* GET, PUT and PATCH of .../scale (reference §8.10). */
+static void do_scale(struct srv_req *r, const struct srv_resource *res,
+		     const char *ns, const char *name, const char *verb)
+{
+	struct srv_error err = {0};
+	const json_t *sc = srv_cr_scale(res);
+	eng *e = srv_engine(r->s);
+	struct reg_key k;
+	if (!sc || key_of(res, ns, name, &k, &err)) {
+		not_found_err(res, name, &err);
+		fail_res(r, res, name, &err);
+		return;
+	}
+	bool dry;
+	if (dry_run(r, &dry, &err)) {
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	json_t *patch = NULL, *body = NULL;
+	if (strcmp(verb, "get")) {
+		char mtb[128];
+		const char *mt = media_type(r, mtb, sizeof mtb);
+		json_error_t je;
+		json_t *in = r->body_len ? json_loadb(r->body, r->body_len, 0, &je) : NULL;
+		if (!in) {
+			srv_reply_fail(r, LP_E_BADREQUEST, "error decoding the request body");
+			return;
+		}
+		if (!strcmp(verb, "patch")) {
+			if (strcasecmp(mt, "application/merge-patch+json") &&
+			    strcasecmp(mt, "application/json-patch+json")) {
+				json_decref(in);
+				srv_reply_fail(r, LP_E_UNSUPPORTEDMEDIA,
+					       "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
+				return;
+			}
+			patch = in;
+		} else {
+			body = in;
+		}
+	}
+	for (int attempt = 0; attempt < WRITE_RETRIES; attempt++) {
+		struct reg_obj c = {0};
+		lp_err rc = reg_get(e, &k, &c);
+		if (!rc)
+			rc = reg_obj_decode(&c);
+		if (rc) {
+			storage_err(res, name, rc, &err);
+			reg_obj_free(&c);
+			fail_res(r, res, name, &err);
+			goto out;
+		}
+		json_t *scale = scale_of(sc, c.obj);
+		if (!strcmp(verb, "get")) {
+			reg_obj_free(&c);
+			srv_reply_json(r, 200, scale);
+			goto out;
+		}
+		json_t *want = NULL;
+		if (patch) {
+			lp_err prc = json_is_array(patch)
+					     ? srv_json_patch(scale, patch, &want, &err)
+					     : srv_merge_patch(scale, patch, &want, &err);
+			if (prc) {
+				json_decref(scale);
+				reg_obj_free(&c);
+				srv_reply_error(r, &err, NULL);
+				goto out;
+			}
+		} else {
+			want = json_incref(body);
+		}
+		json_decref(scale);
+		json_t *rep = json_object_get(json_object_get(want, "spec"), "replicas");
+		const char *rv = json_string_value(json_object_get(
+			json_object_get(want, "metadata"), "resourceVersion"));
+		int64_t rvn = 0;
+		if (body && rv && *rv && (!parse_i64(rv, &rvn) || rvn != c.mod)) {
+			json_decref(want);
+			reg_obj_free(&c);
+			storage_err(res, name, LP_E_CONFLICT, &err);
+			fail_res(r, res, name, &err);
+			goto out;
+		}
+		if (!json_is_integer(rep) || json_integer_value(rep) < 0 ||
+		    json_integer_value(rep) > 2147483647) {
+			json_decref(want);
+			reg_obj_free(&c);
+			srv_error_cause(&err, "FieldValueInvalid", "spec.replicas",
+					"Invalid value: must be greater than or equal to 0");
+			srv_error_set(&err, LP_E_INVALID,
+				      "Scale.autoscaling \"%s\" is invalid: spec.replicas: Invalid value: must be greater than or equal to 0",
+				      name);
+			srv_reply_error(r, &err, NULL);
+			goto out;
+		}
+		json_t *next = json_deep_copy(c.obj);
+		set_path(next, json_string_value(json_object_get(sc, "specReplicasPath")),
+			 json_integer(json_integer_value(rep)));
+		json_decref(want);
+		if (res->prepare)
+			res->prepare(res, next, c.obj, &err);
+		struct eng_cmp cmp = {ENG_CMP_MOD, c.mod};
+		char *out = NULL;
+		size_t ol = 0;
+		char rvt[24];
+		snprintf(rvt, sizeof rvt, "%lld", (long long)c.mod);
+		rc = reg_put(e, &k, next, &cmp, dry, rvt, &out, &ol, NULL);
+		json_decref(next);
+		reg_obj_free(&c);
+		if (rc == LP_E_CONFLICT && !body)
+			continue;
+		if (rc) {
+			storage_err(res, name, rc, &err);
+			fail_res(r, res, name, &err);
+			goto out;
+		}
+		json_t *stored = json_loadb(out, ol, 0, NULL);
+		free(out);
+		srv_reply_json(r, 200, stored ? scale_of(sc, stored) : NULL);
+		json_decref(stored);
+		goto out;
+	}
+	storage_err(res, name, LP_E_CONFLICT, &err);
+	fail_res(r, res, name, &err);
+out:
+	json_decref(patch);
+	json_decref(body);
+}
+
 /* ------------------------------------------------------------ routing */
 
 static unsigned verb_bit(const char *v)
@@ -1964,7 +2158,9 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	}
 	bool writes = strcmp(verb, "get") && strcmp(verb, "list") &&
 		      strcmp(verb, "watch");
-	if (!strcmp(verb, "get"))
+	if (!strcmp(sub, "scale"))
+		do_scale(r, res, ns, name, verb);
+	else if (!strcmp(verb, "get"))
 		do_get(r, res, ns, name);
 	else if (!strcmp(verb, "list"))
 		do_list(r, res, ns);

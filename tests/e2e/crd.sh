@@ -143,6 +143,41 @@ check "... with the widget" out_has 'widget.cols.example.com/w1'
 expect_rc 0 "served through the second version" kubectl get widgets.v1beta1.cols.example.com w1 -o 'jsonpath={.apiVersion}'
 check "... with its apiVersion rewritten" out_has '^cols.example.com/v1beta1$'
 
+# Scale and status subresources
+cat >"$WORK/scaled.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: dials.scale.example.com
+spec:
+  group: scale.example.com
+  scope: Namespaced
+  names: {plural: dials, singular: dial, kind: Dial}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+    subresources:
+      status: {}
+      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas, labelSelectorPath: .status.selector}
+YAML
+expect_rc 0 "a CRD with status and scale subresources" kubectl apply -f "$WORK/scaled.yaml"
+expect_rc 0 "a dial" kubectl create -f - <<<'{"apiVersion":"scale.example.com/v1","kind":"Dial","metadata":{"name":"d1"},"spec":{"replicas":1},"status":{"replicas":7}}'
+expect_rc 0 "status in a create is dropped" kubectl get dial d1 -o 'jsonpath={.status.replicas}/{.metadata.generation}'
+check "... and generation is 1" out_has '^/1$'
+expect_rc 0 "kubectl scale" kubectl scale dial d1 --replicas=4
+expect_rc 0 "scale set spec.replicas" kubectl get dial d1 -o 'jsonpath={.spec.replicas}/{.metadata.generation}'
+check "... to 4, and generation grew" out_has '^4/2$'
+expect_rc 0 "GET /scale" kubectl get --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale
+check "... is an autoscaling/v1 Scale" out_has '"kind":"Scale","apiVersion":"autoscaling/v1".*"spec":\{"replicas":4\}'
+expect_rc 0 "status through /status" kubectl patch dial d1 --subresource=status --type=merge -p '{"status":{"replicas":3},"spec":{"replicas":9}}'
+expect_rc 0 "the status write" kubectl get dial d1 -o 'jsonpath={.status.replicas}/{.spec.replicas}/{.metadata.generation}'
+check "... changed status only, generation unchanged" out_has '^3/4/2$'
+expect_rc 0 "a main-resource write" kubectl patch dial d1 --type=merge -p '{"status":{"replicas":1},"spec":{"replicas":2}}'
+expect_rc 0 "the main write" kubectl get dial d1 -o 'jsonpath={.status.replicas}/{.spec.replicas}/{.metadata.generation}'
+check "... ignores status and bumps generation" out_has '^3/2/3$'
+
 # Validation of the CRD itself
 sed 's/group: stable.example.com/group: nodots/; s/crontabzs.stable.example.com/crontabzs.nodots/' "$WORK/clash.yaml" >"$WORK/bad.yaml"
 expect_rc 1 "a CRD whose group has no dot is refused" kubectl create -f "$WORK/bad.yaml"
