@@ -908,7 +908,12 @@ static lp_err create_service(struct srv_req *r, const struct reg_key *k,
 	struct eng_cmp absent = {ENG_CMP_ABSENT, 0};
 	json_t *spec = json_object_get(obj, "spec");
 	const char *type = json_string_value(json_object_get(spec, "type"));
-	const char *want = json_string_value(json_object_get(spec, "clusterIP"));
+	char want_buf[64] = "";
+	const char *want0 = json_string_value(json_object_get(spec, "clusterIP"));
+	if (want0)
+		snprintf(want_buf, sizeof want_buf, "%s", want0);
+	/* a copy: the object's own string is replaced below */
+	const char *want = want0 ? want_buf : NULL;
 	if ((type && !strcmp(type, "ExternalName")) || (want && !strcmp(want, "None")))
 		return reg_put(e, k, obj, &absent, false, NULL, out, out_len, NULL);
 	uint32_t base, size;
