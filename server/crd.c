@@ -33,10 +33,12 @@
 #include "registry/registry.h"
 #include "registry/store.h"
 #include "crd.h"
+#include "schema.h"
 #include "resources.h"
 #include "table.h"
 
 struct srv_crd_info {
+	struct srv_schema *schema; /* compiled openAPIV3Schema, or NULL */
 	char *storage_version;
 	bool status;		/* status subresource enabled */
 	bool scale;
@@ -75,6 +77,7 @@ static void map_unref(struct crdmap *m)
 		free(m->e[i].categories);
 		free(m->e[i].subresources);
 		free(m->e[i].columns);
+		srv_schema_free(m->e[i].info.schema);
 		for (size_t d = 0; d < m->e[i].n_descs; d++)
 			free(m->e[i].descs[d]);
 		free(m->e[i].descs);
@@ -319,6 +322,12 @@ static struct crdmap *build(json_t *crds)
 			r->crd = &e->info;
 			r->prepare = srv_prep_cr;
 			build_columns(e, json_object_get(v, "additionalPrinterColumns"));
+			struct srv_error serr = {0};
+			json_t *sch = json_object_get(json_object_get(v, "schema"),
+						      "openAPIV3Schema");
+			if (sch && srv_schema_compile(sch, &e->info.schema, &serr))
+				lp_warn("%s/%s %s: schema not compiled: %s", group,
+					r->version, plural, serr.message);
 		}
 	}
 	return m;
@@ -773,6 +782,11 @@ lp_err srv_prep_cr(const struct srv_resource *r, json_t *obj, const json_t *old,
 
 /* The apiVersion a reader asked for, spliced into stored bytes when it
    differs from the storage version (conversion None). New or NULL (same). */
+const struct srv_schema *srv_cr_schema(const struct srv_resource *r)
+{
+	return r->crd ? r->crd->schema : NULL;
+}
+
 const json_t *srv_cr_scale(const struct srv_resource *r)
 {
 	if (!r->crd || !r->crd->scale)

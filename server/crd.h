@@ -23,6 +23,9 @@ json_t *srv_crd_status(const json_t *crd);
    when it is the storage version. */
 char *srv_cr_convert(const struct srv_resource *r, const char *bytes, size_t len,
 		     size_t *out_len);
+/* The version's compiled schema, or NULL. */
+struct srv_schema;
+const struct srv_schema *srv_cr_schema(const struct srv_resource *r);
 /* The version's scale subresource ({specReplicasPath, ...}) or NULL. */
 const json_t *srv_cr_scale(const struct srv_resource *r);
 /* Is r served in a version other than its storage version? */

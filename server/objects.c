@@ -20,6 +20,7 @@
 
 #include "api.h"
 #include "crd.h"
+#include "schema.h"
 #include "lapis/log.h"
 #include "objects.h"
 #include "patch.h"
@@ -859,6 +860,66 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 	srv_reply_take(r, 200, "application/json", out.p, out.len);
 }
 
+/* ------------------------------------------------------------ CR schemas */
+
+struct unknown_ctx {
+	struct srv_req *r;
+	bool strict;
+	char list[1024];
+	size_t len;
+};
+
+static void on_unknown(void *ud, const char *path)
+{
+	struct unknown_ctx *u = ud;
+	if (!u->strict) {
+		srv_warn(u->r, "unknown field \"%s\"", path);
+		return;
+	}
+	if (u->len < sizeof u->list)
+		u->len += (size_t)snprintf(u->list + u->len, sizeof u->list - u->len,
+					   "%sunknown field \"%s\"",
+					   u->len ? ", " : "", path);
+}
+
+/*
+ * A custom resource against its version's schema (reference §8.7, §8.8):
+ * prune unknown fields (Warning headers, or 400 with fieldValidation=Strict),
+ * apply defaults, validate (422 with causes), and warn for CEL rules that
+ * are not evaluated.
+ */
+static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
+			json_t *obj, const char *name, struct srv_error *err)
+{
+	const struct srv_schema *sch = srv_cr_schema(res);
+	if (!sch)
+		return LP_OK;
+	const char *fv = srv_query(r, "fieldValidation");
+	struct unknown_ctx u = {.r = r, .strict = fv && !strcmp(fv, "Strict")};
+	bool ignore = fv && !strcmp(fv, "Ignore");
+	srv_schema_prune(sch, obj, ignore ? NULL : on_unknown, &u);
+	if (u.strict && u.len)
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "%s in version \"%s\" cannot be handled as a %s: strict decoding error: %s",
+				     res->kind, res->version, res->kind, u.list);
+	srv_schema_default(sch, obj);
+	lp_err rc = srv_schema_validate(sch, obj, err);
+	if (rc == LP_E_INVALID) {
+		err->code = LP_OK; /* let the aggregate be built */
+		return invalid_from_causes(res, name, err);
+	}
+	if (rc)
+		return srv_error_set(err, rc, "Internal error occurred: %s",
+				     lp_strerror(rc));
+	for (size_t i = 0; i < srv_schema_rule_count(sch); i++) {
+		const char *path, *rule, *msg;
+		if (srv_schema_rule(sch, i, &path, &rule, &msg))
+			srv_warn(r, "%s%sx-kubernetes-validations rule was not evaluated (CEL is not supported): %s",
+				 path, path[0] ? ": " : "", rule);
+	}
+	return LP_OK;
+}
+
 /* ------------------------------------------------------------ service IPs */
 
 /* Cluster IPs are reserved under their own keys, written in the same
@@ -1049,7 +1110,8 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 	}
 	validate_meta(res, obj, &err);
 	if (invalid_from_causes(res, for_msgs, &err) ||
-	    (res->prepare && res->prepare(res, obj, NULL, &err))) {
+	    (res->prepare && res->prepare(res, obj, NULL, &err)) ||
+	    (res->custom && cr_schema(r, res, obj, for_msgs, &err))) {
 		fail_res(r, res, for_msgs, &err);
 		json_decref(obj);
 		return;
@@ -1258,7 +1320,8 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	}
 	validate_meta(res, next, &err);
 	if (invalid_from_causes(res, name, &err) ||
-	    (kind == UPD_MAIN && res->prepare && res->prepare(res, next, old, &err))) {
+	    (kind == UPD_MAIN && res->prepare && res->prepare(res, next, old, &err)) ||
+	    (res->custom && kind != UPD_FINALIZE && cr_schema(r, res, next, name, &err))) {
 		json_decref(next);
 		fail_res(r, res, name, &err);
 		return err.code;

@@ -1,29 +1,25 @@
 /*
- * schema.h -- the OpenAPI v3 schemas of CustomResourceDefinition versions
- * (issue 5): the structural-schema check run when a CRD is written, and the
- * compiled form that prunes, defaults and validates custom resources, the
- * way kube-apiserver 1.33 does (apiextensions-apiserver
- * pkg/apiserver/schema/{validation,complete,convert}.go, pruning/,
- * defaulting/, objectmeta/, listtype/, and kube-openapi's
- * pkg/validation/validate for the value checks and their messages).
+ * schema.h -- the compiled OpenAPI v3 schema of a CustomResourceDefinition
+ * version, which prunes, defaults and validates custom resources the way
+ * kube-apiserver does (apiextensions-apiserver pkg/apiserver/schema/
+ * pruning, defaulting, listtype, objectmeta, and kube-openapi's
+ * pkg/validation/validate for the value checks and their messages;
+ * reference §8.6-§8.8).
  *
  * Pure. A compiled struct srv_schema is immutable: any number of threads may
- * use one at once (regexec on a shared regex_t is thread-safe in glibc; the
- * UTF-8 locale for patterns is switched per thread with uselocale).
+ * use one at once (regexec on a shared regex_t is thread-safe in glibc;
+ * patterns compile and run in the C.UTF-8 locale, switched per thread with
+ * uselocale for the duration of a call).
  *
  * Order for a custom resource (kube's, reference §8.7):
  *   srv_schema_prune -> srv_schema_default -> (admission) -> srv_schema_validate
  * srv_schema_default drops nulls of non-nullable fields without a default
  * first (kube's PruneNonNullableNullsWithoutDefaults), then defaults.
  *
- * Field errors use kube's causes: reason (FieldValueInvalid, ...), field
- * path (spec.items[0].name) and the message body without the field
- * ("Invalid value: 3: spec.n in body should be less than or equal to 2").
- * err->message is kube's aggregate of all errors: "<field>: <body>" for one,
- * "[<field>: <body>, <field>: <body>]" for several (duplicates removed),
- * i.e. what follows `<Kind> "<name>" is invalid: ` in kube's Status message.
- * srv_error keeps at most SRV_MAX_CAUSES causes; the message has them all
- * (cut at its buffer size).
+ * Not done here: the structural-schema check of a CRD being written
+ * (§8.6), CEL (x-kubernetes-validations is only listed, see
+ * srv_schema_rule), validation ratcheting, and the ObjectMeta rules of
+ * embedded resources beyond metadata being an object.
  */
 #ifndef LAPIS_SCHEMA_H
 #define LAPIS_SCHEMA_H
@@ -37,26 +33,24 @@
 /*
  * Deepest schema nesting accepted, counting every step through properties,
  * items, additionalProperties, allOf/anyOf/oneOf/not. Real CRDs stay below
- * 20 (the corpus' deepest is 12); the bound keeps every walk, which recurses
- * along the schema, well inside a thread's stack. Objects may be nested
- * deeper than their schema: below the schema's leaves nothing recurses
- * without bound.
+ * 20; the bound keeps every walk, which recurses along the schema, well
+ * inside a thread's stack. Objects may be nested deeper than their schema:
+ * below the schema's leaves nothing recurses.
  */
 #define SRV_SCHEMA_MAX_DEPTH 256
 
 struct srv_schema;
 
 /*
- * Compile a version's schema.openAPIV3Schema. The schema is expected to have
- * passed srv_schema_check_structural; compile does not repeat those checks
- * (unsupported keywords such as $ref are ignored here, not rejected).
- * Patterns are Go RE2 syntax, translated to POSIX extended expressions
- * (\d \w \s and negations, classes, (?i) and other flags, lazy
- * quantifiers, \x escapes); a pattern that Go accepts but that cannot be
- * translated or compiled (Unicode classes \p{..}, huge non-ASCII ranges,
- * (?m)) matches every value: compile records a warning
- * (srv_schema_warning) and logs it. Enum values and defaults are deep
- * copies: the caller's JSON is only read during the call.
+ * Compile a version's schema.openAPIV3Schema (only read during the call;
+ * enum values and defaults are deep-copied). Unknown keywords and formats
+ * are ignored, as is a "default" of null. Patterns are Go RE2 syntax,
+ * translated to POSIX extended expressions (\d \w \s and negations, \x
+ * escapes, classes, (?:...) groups, lazy quantifiers; (?i) anywhere makes
+ * the whole pattern case-insensitive, a superset of RE2's matches); a
+ * pattern that cannot be translated or compiled (\p{..}, other (?flags),
+ * backreference-like escapes) matches every value, and compile records why
+ * (srv_schema_warning).
  * Errors: LP_E_BADREQUEST when a keyword has the wrong JSON type (message
  * like Go's "json: cannot unmarshal string into Go struct field
  * JSONSchemaProps.properties.spec.maxLength of type int64"); LP_E_INVALID
@@ -71,41 +65,21 @@ lp_err srv_schema_compile(const json_t *openapi_v3_schema,
 void srv_schema_free(struct srv_schema *s);
 
 /*
- * Check a CRD version's schema as kube does when a CRD is created
- * (validateCustomResourceDefinitionValidation minus CEL compilation and the
- * status-subresource root restriction, which need the rest of the CRD):
- * the structural rules (reference §8.6, schema/validation.go and
- * complete.go), that defaults are pruned and valid against their schema,
- * and the OpenAPI restrictions (no $ref/id/definitions/..., no
- * uniqueItems, properties xor additionalProperties, list-type and map-type
- * rules, x-kubernetes-validations syntax, Go-compilable patterns, nullable
- * not at the root). Errors are causes with kube's paths under fld_path, the
- * path of the schema itself: for srv_schema_check_structural it is
- * "spec.validation.openAPIV3Schema" (kube's path when every version shares
- * one schema); pass "spec.versions[0].schema.openAPIV3Schema" and so on for
- * per-version schemas. Structural errors are sorted by text, as kube's.
- * Errors: LP_E_INVALID with causes (FieldValueRequired "Required value: must
- * not be empty for specified object fields" at
- * ...openAPIV3Schema.properties[spec].type, ...); LP_E_BADREQUEST for
- * wrongly typed keywords (as srv_schema_compile); LP_E_NOMEM.
- */
-lp_err srv_schema_check_structural(const json_t *schema,
-				   struct srv_error *err);
-lp_err srv_schema_check_structural_at(const json_t *schema,
-				      const char *fld_path,
-				      struct srv_error *err);
-
-/*
- * Validate a whole custom resource (after prune and default): the schema's
- * value checks as kube-openapi does them (type, enum, bounds, lengths in
- * runes, pattern, formats kube checks, items, additionalProperties,
- * combinators, required), then the basic checks of embedded resources
- * (apiVersion and kind present and well-formed; metadata types, name,
- * generateName, namespace, labels, annotations, finalizers), then list-type
- * set and map uniqueness. The root's metadata, apiVersion and kind are the
- * caller's to check. x-kubernetes-validations (CEL) rules are not
- * evaluated (see srv_schema_rule). obj is only read.
- * Errors: LP_E_INVALID with causes and err->message as described at the top;
+ * Validate a whole custom resource (after prune and default) as kube-openapi
+ * does: type (integer also takes an integral real such as 3.0, as kube),
+ * nullable, enum, bounds, multipleOf, lengths in runes, pattern, formats
+ * (int32, int64, byte, date, date-time, uuid[345], ipv4, ipv6, cidr,
+ * hostname, email, uri, mac, hexcolor), items, min/maxItems,
+ * additionalProperties, min/maxProperties, required, allOf/anyOf/oneOf/not,
+ * x-kubernetes-int-or-string; then apiVersion and kind of embedded
+ * resources, and x-kubernetes-list-type set and map uniqueness. The root's
+ * metadata, apiVersion and kind are the caller's to check. obj is only
+ * read.
+ * Errors: LP_E_INVALID with causes (kube's reason, field path such as
+ * spec.items[0].name, and message body such as "Invalid value: 11:
+ * spec.replicas in body should be less than or equal to 10"; exact
+ * duplicates dropped; at most SRV_MAX_CAUSES kept) appended to err, and
+ * err->message left empty: the caller builds the Status message;
  * LP_E_NOMEM.
  */
 lp_err srv_schema_validate(const struct srv_schema *s, const json_t *obj,
@@ -115,32 +89,28 @@ lp_err srv_schema_validate(const struct srv_schema *s, const json_t *obj,
  * Drop what the schema does not know (kube's pruning.PruneWithOptions with
  * isResourceRoot): object keys not declared in properties and not covered
  * by additionalProperties, except under x-kubernetes-preserve-unknown-fields
- * (whose declared properties are still pruned); apiVersion, kind and
- * metadata are kept at the root and in embedded resources, where metadata
- * keeps only ObjectMeta's fields (name, generateName, namespace, selfLink,
- * uid, resourceVersion, generation, creationTimestamp, deletionTimestamp,
- * deletionGracePeriodSeconds, labels, annotations, ownerReferences,
- * finalizers, managedFields, with unknown keys inside ownerReferences and
- * managedFields entries dropped too) and loses empty values the way kube's
- * round trip through ObjectMeta does (null, "", empty maps and lists,
- * generation 0). unknown (may be NULL) is called with each dropped path
- * (spec.foo, spec.items[0].bar, metadata.foo), borrowed for the call, in
- * object order; dropped empty metadata values are not reported. A path that
- * did not fit in memory is reported cut short. Idempotent.
+ * (whose declared properties are still pruned). At the root and in
+ * x-kubernetes-embedded-resource objects, apiVersion and kind (when
+ * strings) and metadata (when an object) are kept, metadata reduced to
+ * ObjectMeta's fields. Below additionalProperties: true (no schema),
+ * objects lose all their keys, as in kube. unknown (may be NULL) is called
+ * with each dropped path (spec.foo, spec.items[0].bar, metadata.foo),
+ * borrowed for the call; the root's own apiVersion/kind when not strings
+ * are dropped silently. Idempotent.
  */
 void srv_schema_prune(const struct srv_schema *s, json_t *obj,
 		      void (*unknown)(void *ud, const char *path), void *ud);
 
 /*
- * Drop null values of non-nullable fields that have no default, then apply
- * defaults top-down (kube's defaulting.Default): a declared property with a
- * default that is missing, or null while not nullable, gets a deep copy of
- * the default, then the walk goes on inside it; items and
- * additionalProperties values that are null get their schema's default.
- * Run after srv_schema_prune. Idempotent.
- * Errors: LP_E_NOMEM (obj may then be partly defaulted).
+ * Drop null values of non-nullable declared properties that have no
+ * default, then apply defaults top-down (kube's defaulting.Default): a
+ * declared property with a default that is missing, or null while not
+ * nullable, gets a deep copy of the default, then the walk goes on inside
+ * it; items and additionalProperties values that are null (and not
+ * nullable) get their schema's default. Run after srv_schema_prune.
+ * Idempotent. Out of memory leaves a default unapplied.
  */
-lp_err srv_schema_default(const struct srv_schema *s, json_t *obj);
+void srv_schema_default(const struct srv_schema *s, json_t *obj);
 
 /*
  * The x-kubernetes-validations rules of the schema, in schema order, for

@@ -1,0 +1,2479 @@
+/*
+ * schema.c -- compiled OpenAPI v3 schemas of CRD versions: pruning,
+ * defaulting and validation of custom resources (see schema.h and reference
+ * §8.6-§8.8).
+ *
+ * A schema compiles to a tree of struct node, one per schema object, built
+ * once and never written again: every walk below takes it const, so one
+ * compiled schema serves any number of threads. Walks over objects recurse
+ * only along the tree (properties, items, additionalProperties,
+ * combinators), whose depth compile bounds by SRV_SCHEMA_MAX_DEPTH; values
+ * below the tree's leaves are visited iteratively or not at all.
+ *
+ * Patterns and number formatting run in the C.UTF-8 locale, switched per
+ * thread with uselocale for the duration of a call (regcomp and regexec of
+ * one regex_t must see the same locale; "." then matches one rune).
+ *
+ * jansson: the tree owns its enum and default values (deep copies); obj
+ * passed to the walks is borrowed and only prune/default write into it.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema.h"
+
+/* ------------------------------------------------------------------------ */
+/* Growable strings.                                                         */
+
+struct sb {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static void sb_grow(struct sb *b, size_t need)
+{
+	if (b->oom || b->len + need + 1 <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 64;
+	while (cap < b->len + need + 1)
+		cap *= 2;
+	char *s = realloc(b->s, cap);
+	if (!s) {
+		b->oom = true;
+		return;
+	}
+	b->s = s;
+	b->cap = cap;
+}
+
+static void sb_putn(struct sb *b, const char *s, size_t n)
+{
+	sb_grow(b, n);
+	if (b->oom)
+		return;
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void sb_puts(struct sb *b, const char *s)
+{
+	sb_putn(b, s, strlen(s));
+}
+
+static void sb_putc(struct sb *b, char c)
+{
+	sb_putn(b, &c, 1);
+}
+
+__attribute__((format(printf, 2, 3)))
+static void sb_printf(struct sb *b, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof tmp) {
+		sb_putn(b, tmp, (size_t)n);
+		return;
+	}
+	sb_grow(b, (size_t)n);
+	if (b->oom)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+/* The text so far; "" when empty or out of memory. */
+static const char *sb_str(const struct sb *b)
+{
+	return b->s ? b->s : "";
+}
+
+static void sb_cut(struct sb *b, size_t len)
+{
+	if (b->s && len <= b->len) {
+		b->len = len;
+		b->s[len] = '\0';
+	}
+}
+
+/* Append a path step: ".key" (or "key" at the start) or "[i]". */
+static void path_key(struct sb *b, const char *k)
+{
+	if (b->len)
+		sb_putc(b, '.');
+	sb_puts(b, k);
+}
+
+static void path_index(struct sb *b, size_t i)
+{
+	sb_printf(b, "[%zu]", i);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Go-style value rendering, for messages (reference §2.3).                 */
+
+/* Go's %v of a float64: shortest digits, exponent form below 1e-4 and from
+   1e+06 (strconv 'g' with the shortest precision). */
+static void go_float(struct sb *b, double v)
+{
+	if (isnan(v)) {
+		sb_puts(b, "NaN");
+		return;
+	}
+	if (isinf(v)) {
+		sb_puts(b, v > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	char tmp[64];
+	int prec;
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(tmp, sizeof tmp, "%.*e", prec - 1, v);
+		if (strtod(tmp, NULL) == v)
+			break;
+	}
+	snprintf(tmp, sizeof tmp, "%.*e", prec - 1, v);
+	const char *e = strchr(tmp, 'e');
+	int exp = e ? atoi(e + 1) : 0;
+	if (exp < -4 || exp >= 6) {
+		sb_puts(b, tmp); /* C's %e spells the exponent as Go: e+06 */
+		return;
+	}
+	int frac = prec - 1 - exp;
+	sb_printf(b, "%.*f", frac > 0 ? frac : 0, v);
+}
+
+/* Go's %q of a string (strconv.Quote). */
+static void go_quote(struct sb *b, const char *s)
+{
+	sb_putc(b, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		unsigned char c = *p;
+		switch (c) {
+		case '"': sb_puts(b, "\\\""); break;
+		case '\\': sb_puts(b, "\\\\"); break;
+		case '\a': sb_puts(b, "\\a"); break;
+		case '\b': sb_puts(b, "\\b"); break;
+		case '\f': sb_puts(b, "\\f"); break;
+		case '\n': sb_puts(b, "\\n"); break;
+		case '\r': sb_puts(b, "\\r"); break;
+		case '\t': sb_puts(b, "\\t"); break;
+		case '\v': sb_puts(b, "\\v"); break;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				sb_printf(b, "\\x%02x", c);
+			else
+				sb_putc(b, (char)c);
+		}
+	}
+	sb_putc(b, '"');
+}
+
+static void go_sharp_v(struct sb *b, const json_t *x, int depth);
+
+/* The value of a field error, as kube's ErrorBody prints it: strings
+   quoted, numbers and booleans plain, null as null, objects and arrays
+   with Go's %#v. */
+static void go_value(struct sb *b, const json_t *x)
+{
+	if (!x || json_is_null(x))
+		sb_puts(b, "null");
+	else if (json_is_string(x))
+		go_quote(b, json_string_value(x));
+	else if (json_is_integer(x))
+		sb_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(x));
+	else if (json_is_real(x))
+		go_float(b, json_real_value(x));
+	else if (json_is_true(x))
+		sb_puts(b, "true");
+	else if (json_is_false(x))
+		sb_puts(b, "false");
+	else
+		go_sharp_v(b, x, 0);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void go_sharp_v(struct sb *b, const json_t *x, int depth)
+{
+	if (b->len > 600) {
+		sb_puts(b, "...");
+		return;
+	}
+	if (!x || json_is_null(x)) {
+		sb_puts(b, depth ? "interface {}(nil)" : "null");
+	} else if (json_is_object(x)) {
+		size_t n = json_object_size(x), i = 0;
+		const char **keys = malloc((n ? n : 1) * sizeof *keys);
+		if (!keys) {
+			b->oom = true;
+			return;
+		}
+		const char *k;
+		json_t *v;
+		json_object_foreach((json_t *)x, k, v)
+			keys[i++] = k;
+		qsort(keys, n, sizeof *keys, cmp_str);
+		sb_puts(b, "map[string]interface {}{");
+		for (i = 0; i < n; i++) {
+			if (i)
+				sb_puts(b, ", ");
+			go_quote(b, keys[i]);
+			sb_putc(b, ':');
+			go_sharp_v(b, json_object_get(x, keys[i]), depth + 1);
+		}
+		sb_putc(b, '}');
+		free(keys);
+	} else if (json_is_array(x)) {
+		sb_puts(b, "[]interface {}{");
+		for (size_t i = 0; i < json_array_size(x); i++) {
+			if (i)
+				sb_puts(b, ", ");
+			go_sharp_v(b, json_array_get(x, i), depth + 1);
+		}
+		sb_putc(b, '}');
+	} else {
+		go_value(b, x);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* The compiled tree.                                                        */
+
+enum {
+	T_STRING = 1,
+	T_INTEGER = 2,
+	T_NUMBER = 4,
+	T_BOOLEAN = 8,
+	T_OBJECT = 16,
+	T_ARRAY = 32,
+};
+
+enum fmt {
+	F_NONE,
+	F_INT32,
+	F_INT64,
+	F_BYTE,
+	F_DATE,
+	F_DATETIME,
+	F_UUID,
+	F_UUID3,
+	F_UUID4,
+	F_UUID5,
+	F_IPV4,
+	F_IPV6,
+	F_CIDR,
+	F_HOSTNAME,
+	F_EMAIL,
+	F_URI,
+	F_MAC,
+	F_HEXCOLOR,
+};
+
+static const struct {
+	const char *name;
+	enum fmt f;
+} formats[] = {
+	{"int32", F_INT32},	    {"int64", F_INT64},	  {"byte", F_BYTE},
+	{"date", F_DATE},	    {"date-time", F_DATETIME},
+	{"datetime", F_DATETIME}, {"uuid", F_UUID},	  {"uuid3", F_UUID3},
+	{"uuid4", F_UUID4},	    {"uuid5", F_UUID5},	  {"ipv4", F_IPV4},
+	{"ipv6", F_IPV6},	    {"cidr", F_CIDR},	  {"hostname", F_HOSTNAME},
+	{"email", F_EMAIL},	    {"uri", F_URI},	  {"mac", F_MAC},
+	{"hexcolor", F_HEXCOLOR},
+};
+
+enum addl { ADDL_NONE, ADDL_TRUE, ADDL_FALSE, ADDL_SCHEMA };
+enum listtype { LIST_NONE, LIST_ATOMIC, LIST_SET, LIST_MAP };
+
+struct bound {
+	bool set, excl, is_int;
+	double d;
+	json_int_t i;
+};
+
+struct prop {
+	char *name;
+	struct node *n;
+};
+
+struct node {
+	unsigned types;	   /* T_* bits; 0 when type is not given */
+	char *type_name;   /* the type keyword, for messages */
+	bool nullable, preserve, embedded, int_or_string;
+	struct bound min, max;
+	bool has_mult;
+	double mult;
+	long long min_len, max_len, min_items, max_items, min_props,
+		max_props; /* -1: not set */
+	enum fmt format;
+	char *format_name;
+	char *pattern;	   /* as written, for messages */
+	bool has_re;	   /* re compiled; else the pattern matches anything */
+	regex_t re;
+	json_t *enum_vals; /* array, or NULL */
+	json_t *dflt;	   /* NULL when absent or null */
+	char **required;
+	size_t n_required;
+	struct prop *props; /* sorted by name */
+	size_t n_props;
+	struct node *items;
+	enum addl addl;
+	struct node *addl_schema;
+	struct node **all_of, **any_of, **one_of;
+	size_t n_all_of, n_any_of, n_one_of;
+	struct node *not_;
+	enum listtype list_type;
+	char **map_keys;
+	size_t n_map_keys;
+};
+
+struct rule {
+	char *path, *rule, *message;
+};
+
+struct srv_schema {
+	struct node *root;
+	struct rule *rules;
+	size_t n_rules;
+	char **warnings;
+	size_t n_warnings;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Locale.                                                                   */
+
+static locale_t utf8_locale;
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+
+static void utf8_init(void)
+{
+	utf8_locale = newlocale(LC_ALL_MASK, "C.UTF-8", (locale_t)0);
+	if (!utf8_locale)
+		utf8_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
+
+/* Switch this thread to C.UTF-8; returns the locale to restore. */
+static locale_t locale_enter(void)
+{
+	pthread_once(&utf8_once, utf8_init);
+	if (!utf8_locale)
+		return (locale_t)0;
+	return uselocale(utf8_locale);
+}
+
+static void locale_leave(locale_t old)
+{
+	if (old)
+		uselocale(old);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Freeing.                                                                  */
+
+static void strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void node_free(struct node *n)
+{
+	if (!n)
+		return;
+	free(n->type_name);
+	free(n->format_name);
+	free(n->pattern);
+	if (n->has_re)
+		regfree(&n->re);
+	json_decref(n->enum_vals);
+	json_decref(n->dflt);
+	strv_free(n->required, n->n_required);
+	for (size_t i = 0; i < n->n_props; i++) {
+		free(n->props[i].name);
+		node_free(n->props[i].n);
+	}
+	free(n->props);
+	node_free(n->items);
+	node_free(n->addl_schema);
+	for (size_t i = 0; i < n->n_all_of; i++)
+		node_free(n->all_of[i]);
+	free(n->all_of);
+	for (size_t i = 0; i < n->n_any_of; i++)
+		node_free(n->any_of[i]);
+	free(n->any_of);
+	for (size_t i = 0; i < n->n_one_of; i++)
+		node_free(n->one_of[i]);
+	free(n->one_of);
+	node_free(n->not_);
+	strv_free(n->map_keys, n->n_map_keys);
+	free(n);
+}
+
+void srv_schema_free(struct srv_schema *s)
+{
+	if (!s)
+		return;
+	node_free(s->root);
+	for (size_t i = 0; i < s->n_rules; i++) {
+		free(s->rules[i].path);
+		free(s->rules[i].rule);
+		free(s->rules[i].message);
+	}
+	free(s->rules);
+	strv_free(s->warnings, s->n_warnings);
+	free(s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pattern translation: Go RE2 syntax to POSIX extended.                     */
+
+static bool is_ere_special(char c)
+{
+	return c && strchr(".[]()*+?{}|^$\\", c) != NULL;
+}
+
+static void re_lit(struct sb *o, char c)
+{
+	if (is_ere_special(c))
+		sb_putc(o, '\\');
+	sb_putc(o, c);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* \xHH or \x{H...} after the "\x"; *p advanced. Returns the code point or
+   -1. */
+static long re_hex(const char **p)
+{
+	const char *s = *p;
+	long v = 0;
+	if (*s == '{') {
+		s++;
+		int n = 0;
+		while (hexval(*s) >= 0 && n < 8) {
+			v = v * 16 + hexval(*s++);
+			n++;
+		}
+		if (*s != '}' || n == 0)
+			return -1;
+		s++;
+	} else {
+		if (hexval(s[0]) < 0 || hexval(s[1]) < 0)
+			return -1;
+		v = hexval(s[0]) * 16 + hexval(s[1]);
+		s += 2;
+	}
+	*p = s;
+	return v;
+}
+
+/* A control escape \n \t ... as its byte, or 0. */
+static char re_ctl(char e)
+{
+	switch (e) {
+	case 'n': return '\n';
+	case 't': return '\t';
+	case 'r': return '\r';
+	case 'f': return '\f';
+	case 'v': return '\v';
+	case 'a': return '\a';
+	default: return 0;
+	}
+}
+
+/* One item of a class at *pp: a character (returned, >0) or a set such as
+   \d or [:alpha:] (appended to set, returns 0). -1 on error. */
+static int re_class_atom(const char **pp, struct sb *set, const char **why)
+{
+	const char *p = *pp;
+	int c = (unsigned char)*p;
+	if (c == '[' && p[1] == ':') {
+		const char *end = strstr(p + 2, ":]");
+		if (!end) {
+			*why = "bad character class";
+			return -1;
+		}
+		sb_putn(set, p, (size_t)(end + 2 - p));
+		*pp = end + 2;
+		return 0;
+	}
+	if (c != '\\') {
+		*pp = p + 1;
+		return c;
+	}
+	char e = p[1];
+	p += 2;
+	*pp = p;
+	if (!e) {
+		*why = "trailing backslash";
+		return -1;
+	}
+	if (e == 'd') {
+		sb_puts(set, "0-9");
+		return 0;
+	}
+	if (e == 'w') {
+		sb_puts(set, "A-Za-z0-9_");
+		return 0;
+	}
+	if (e == 's') {
+		sb_puts(set, "\t\n\f\r ");
+		return 0;
+	}
+	if (re_ctl(e))
+		return (unsigned char)re_ctl(e);
+	if (e == 'x') {
+		long v = re_hex(pp);
+		if (v <= 0 || v > 0x7f) {
+			*why = "non-ASCII \\x escape in a class";
+			return -1;
+		}
+		return (int)v;
+	}
+	if (isalnum((unsigned char)e)) {
+		*why = "unsupported escape in a class";
+		return -1;
+	}
+	return (unsigned char)e;
+}
+
+/* Translate a bracket expression; *pp is just past '['. Characters that
+   are special inside a POSIX bracket (], ^, -) are moved where POSIX
+   reads them literally. */
+static bool re_class(const char **pp, struct sb *o, const char **why)
+{
+	const char *p = *pp;
+	bool neg = false, rbr = false, dash = false, caret = false;
+	struct sb body = {0};
+	bool ok = true, first = true;
+	if (*p == '^') {
+		neg = true;
+		p++;
+	}
+	for (;;) {
+		if (!*p) {
+			*why = "missing closing ]";
+			ok = false;
+			break;
+		}
+		if (*p == ']' && !first) {
+			p++;
+			break;
+		}
+		first = false;
+		int lo = re_class_atom(&p, &body, why);
+		if (lo < 0) {
+			ok = false;
+			break;
+		}
+		if (lo == 0)
+			continue;
+		if (*p == '-' && p[1] && p[1] != ']') {
+			p++;
+			int hi = re_class_atom(&p, &body, why);
+			if (hi <= 0 || hi < lo || strchr("]^-[", lo) ||
+			    strchr("]^-[", hi)) {
+				if (hi >= 0)
+					*why = "unsupported class range";
+				ok = false;
+				break;
+			}
+			sb_putc(&body, (char)lo);
+			sb_putc(&body, '-');
+			sb_putc(&body, (char)hi);
+			continue;
+		}
+		if (lo == ']')
+			rbr = true;
+		else if (lo == '^')
+			caret = true;
+		else if (lo == '-')
+			dash = true;
+		else
+			sb_putc(&body, (char)lo);
+	}
+	if (ok && body.oom)
+		ok = false;
+	if (ok) {
+		if (!neg && !rbr && !dash && body.len == 0 && caret) {
+			sb_puts(o, "\\^");
+		} else if (!neg && !rbr && !caret && !dash && body.len == 0) {
+			*why = "empty class";
+			ok = false;
+		} else {
+			sb_putc(o, '[');
+			if (neg)
+				sb_putc(o, '^');
+			if (rbr)
+				sb_putc(o, ']');
+			sb_puts(o, sb_str(&body));
+			if (caret)
+				sb_putc(o, '^');
+			if (dash)
+				sb_putc(o, '-');
+			sb_putc(o, ']');
+		}
+	}
+	free(body.s);
+	*pp = p;
+	return ok;
+}
+
+/* A repetition {n}, {n,} or {n,m} at p? Returns its length or 0. */
+static size_t re_repeat_len(const char *p)
+{
+	const char *s = p + 1;
+	if (!isdigit((unsigned char)*s))
+		return 0;
+	while (isdigit((unsigned char)*s))
+		s++;
+	if (*s == ',') {
+		s++;
+		while (isdigit((unsigned char)*s))
+			s++;
+	}
+	if (*s != '}')
+		return 0;
+	return (size_t)(s + 1 - p);
+}
+
+static bool re_translate(const char *p, struct sb *o, int *cflags,
+			 const char **why)
+{
+	while (*p) {
+		/* RE2 scopes (?i) to the rest of its group; POSIX can only
+		   make the whole expression case-insensitive, which accepts
+		   a superset of RE2's matches. */
+		if (strncmp(p, "(?i)", 4) == 0) {
+			*cflags |= REG_ICASE;
+			p += 4;
+			continue;
+		}
+		char c = *p;
+		if (c == '\\') {
+			char e = p[1];
+			if (!e) {
+				*why = "trailing backslash";
+				return false;
+			}
+			p += 2;
+			switch (e) {
+			case 'd': sb_puts(o, "[0-9]"); break;
+			case 'D': sb_puts(o, "[^0-9]"); break;
+			case 'w': sb_puts(o, "[A-Za-z0-9_]"); break;
+			case 'W': sb_puts(o, "[^A-Za-z0-9_]"); break;
+			case 's': sb_puts(o, "[\t\n\f\r ]"); break;
+			case 'S': sb_puts(o, "[^\t\n\f\r ]"); break;
+			case 'A': sb_putc(o, '^'); break;
+			case 'z': sb_putc(o, '$'); break;
+			case 'b': sb_puts(o, "\\b"); break;
+			case 'B': sb_puts(o, "\\B"); break;
+			case 'x': {
+				long v = re_hex(&p);
+				if (v <= 0 || v > 0x10ffff) {
+					*why = "bad \\x escape";
+					return false;
+				}
+				if (v < 0x80) {
+					re_lit(o, (char)v);
+				} else {
+					char u[5];
+					int n;
+					if (v < 0x800) {
+						u[0] = (char)(0xc0 | (v >> 6));
+						n = 1;
+					} else if (v < 0x10000) {
+						u[0] = (char)(0xe0 | (v >> 12));
+						u[1] = (char)(0x80 | ((v >> 6) & 0x3f));
+						n = 2;
+					} else {
+						u[0] = (char)(0xf0 | (v >> 18));
+						u[1] = (char)(0x80 | ((v >> 12) & 0x3f));
+						u[2] = (char)(0x80 | ((v >> 6) & 0x3f));
+						n = 3;
+					}
+					u[n++] = (char)(0x80 | (v & 0x3f));
+					sb_putc(o, '(');
+					sb_putn(o, u, (size_t)n);
+					sb_putc(o, ')');
+				}
+				break;
+			}
+			default:
+				if (re_ctl(e)) {
+					sb_putc(o, re_ctl(e));
+				} else if (isalnum((unsigned char)e)) {
+					*why = "unsupported escape";
+					return false;
+				} else {
+					re_lit(o, e);
+				}
+			}
+			continue;
+		}
+		if (c == '[') {
+			p++;
+			if (!re_class(&p, o, why))
+				return false;
+			continue;
+		}
+		if (c == '(' && p[1] == '?') {
+			if (p[2] == ':') {
+				sb_putc(o, '(');
+				p += 3;
+				continue;
+			}
+			*why = "unsupported group flags";
+			return false;
+		}
+		if (c == '{') {
+			size_t n = re_repeat_len(p);
+			if (!n) {
+				sb_puts(o, "\\{");
+				p++;
+				continue;
+			}
+			sb_putn(o, p, n);
+			p += n;
+			if (*p == '?')
+				p++; /* lazy: same matches for a yes/no test */
+			continue;
+		}
+		if (c == '}') {
+			sb_puts(o, "\\}");
+			p++;
+			continue;
+		}
+		sb_putc(o, c);
+		p++;
+		if ((c == '*' || c == '+' || c == '?') && *p == '?')
+			p++;
+	}
+	return !o->oom;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Compiling.                                                                */
+
+struct cctx {
+	struct srv_schema *s;
+	struct srv_error *err;
+	struct sb spath; /* schema path, for keyword type errors */
+	struct sb dpath; /* data path, for rules */
+	lp_err rc;
+};
+
+static const char *json_kind(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "object";
+	case JSON_ARRAY: return "array";
+	case JSON_STRING: return "string";
+	case JSON_INTEGER:
+	case JSON_REAL: return "number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "bool";
+	case JSON_NULL: return "null";
+	}
+	return "?";
+}
+
+static lp_err bad_kw(struct cctx *c, const char *kw, const json_t *v,
+		     const char *gotype)
+{
+	c->rc = srv_error_set(c->err, LP_E_BADREQUEST,
+			      "json: cannot unmarshal %s into Go struct field "
+			      "JSONSchemaProps.%s%s%s of type %s",
+			      json_kind(v), sb_str(&c->spath),
+			      c->spath.len ? "." : "", kw, gotype);
+	return c->rc;
+}
+
+static lp_err nomem(struct cctx *c)
+{
+	c->rc = srv_error_set(c->err, LP_E_NOMEM, "out of memory");
+	return c->rc;
+}
+
+/* Keyword getters: absent and null leave *out alone and succeed. */
+static lp_err kw_bool(struct cctx *c, const json_t *js, const char *kw,
+		      bool *out)
+{
+	const json_t *v = json_object_get(js, kw);
+	if (!v || json_is_null(v))
+		return LP_OK;
+	if (!json_is_boolean(v))
+		return bad_kw(c, kw, v, "bool");
+	*out = json_is_true(v);
+	return LP_OK;
+}
+
+static lp_err kw_int(struct cctx *c, const json_t *js, const char *kw,
+		     long long *out)
+{
+	const json_t *v = json_object_get(js, kw);
+	if (!v || json_is_null(v))
+		return LP_OK;
+	if (!json_is_integer(v))
+		return bad_kw(c, kw, v, "int64");
+	*out = json_integer_value(v);
+	return LP_OK;
+}
+
+static lp_err kw_str(struct cctx *c, const json_t *js, const char *kw,
+		     char **out)
+{
+	const json_t *v = json_object_get(js, kw);
+	if (!v || json_is_null(v))
+		return LP_OK;
+	if (!json_is_string(v))
+		return bad_kw(c, kw, v, "string");
+	*out = strdup(json_string_value(v));
+	return *out ? LP_OK : nomem(c);
+}
+
+static lp_err kw_num(struct cctx *c, const json_t *js, const char *kw,
+		     struct bound *b)
+{
+	const json_t *v = json_object_get(js, kw);
+	if (!v || json_is_null(v))
+		return LP_OK;
+	if (!json_is_number(v))
+		return bad_kw(c, kw, v, "float64");
+	b->set = true;
+	b->d = json_number_value(v);
+	b->is_int = json_is_integer(v);
+	if (b->is_int)
+		b->i = json_integer_value(v);
+	return LP_OK;
+}
+
+static lp_err kw_strv(struct cctx *c, const json_t *js, const char *kw,
+		      char ***out, size_t *n_out)
+{
+	const json_t *v = json_object_get(js, kw);
+	if (!v || json_is_null(v))
+		return LP_OK;
+	if (!json_is_array(v))
+		return bad_kw(c, kw, v, "[]string");
+	size_t n = json_array_size(v);
+	char **sv = calloc(n ? n : 1, sizeof *sv);
+	if (!sv)
+		return nomem(c);
+	for (size_t i = 0; i < n; i++) {
+		const json_t *e = json_array_get(v, i);
+		if (!json_is_string(e)) {
+			strv_free(sv, i);
+			return bad_kw(c, kw, e, "string");
+		}
+		sv[i] = strdup(json_string_value(e));
+		if (!sv[i]) {
+			strv_free(sv, i);
+			return nomem(c);
+		}
+	}
+	*out = sv;
+	*n_out = n;
+	return LP_OK;
+}
+
+static lp_err compile_node(struct cctx *c, const json_t *js,
+			   struct node **out, int depth);
+
+/* Compile js[kw] (a schema) at schema path step kw. */
+static lp_err compile_child(struct cctx *c, const json_t *js, const char *step,
+			    struct node **out, int depth)
+{
+	size_t sl = c->spath.len;
+	path_key(&c->spath, step);
+	lp_err rc = compile_node(c, js, out, depth + 1);
+	sb_cut(&c->spath, sl);
+	return rc;
+}
+
+static lp_err compile_list(struct cctx *c, const json_t *js, const char *kw,
+			   struct node ***out, size_t *n_out, int depth)
+{
+	const json_t *v = json_object_get(js, kw);
+	if (!v || json_is_null(v))
+		return LP_OK;
+	if (!json_is_array(v))
+		return bad_kw(c, kw, v, "[]v1.JSONSchemaProps");
+	size_t n = json_array_size(v);
+	struct node **nv = calloc(n ? n : 1, sizeof *nv);
+	if (!nv)
+		return nomem(c);
+	*out = nv;
+	*n_out = n;
+	for (size_t i = 0; i < n; i++) {
+		lp_err rc = compile_child(c, json_array_get(v, i), kw, &nv[i],
+					  depth);
+		if (rc)
+			return rc;
+	}
+	return LP_OK;
+}
+
+static int cmp_prop(const void *a, const void *b)
+{
+	return strcmp(((const struct prop *)a)->name,
+		      ((const struct prop *)b)->name);
+}
+
+static lp_err add_warning(struct cctx *c, const char *pattern, const char *why)
+{
+	struct sb w = {0};
+	sb_puts(&w, "pattern ");
+	go_quote(&w, pattern);
+	sb_printf(&w, " at %s%s is not checked: %s",
+		  c->dpath.len ? "" : "<root>", sb_str(&c->dpath), why);
+	char **v = realloc(c->s->warnings,
+			   (c->s->n_warnings + 1) * sizeof *v);
+	if (!v || w.oom) {
+		if (v)
+			c->s->warnings = v;
+		free(w.s);
+		return nomem(c);
+	}
+	c->s->warnings = v;
+	v[c->s->n_warnings++] = w.s;
+	return LP_OK;
+}
+
+static lp_err compile_pattern(struct cctx *c, struct node *n)
+{
+	struct sb o = {0};
+	int cflags = REG_EXTENDED | REG_NOSUB;
+	const char *why = "cannot be translated";
+	if (re_translate(n->pattern, &o, &cflags, &why)) {
+		int rc = regcomp(&n->re, sb_str(&o), cflags);
+		if (rc == 0) {
+			n->has_re = true;
+		} else {
+			why = "POSIX regcomp refused it";
+		}
+	}
+	bool oom = o.oom;
+	free(o.s);
+	if (oom)
+		return nomem(c);
+	if (!n->has_re)
+		return add_warning(c, n->pattern, why);
+	return LP_OK;
+}
+
+static lp_err compile_rules(struct cctx *c, const json_t *js)
+{
+	const json_t *v = json_object_get(js, "x-kubernetes-validations");
+	if (!v || json_is_null(v))
+		return LP_OK;
+	if (!json_is_array(v))
+		return bad_kw(c, "x-kubernetes-validations", v,
+			      "v1.ValidationRules");
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		const json_t *r = json_array_get(v, i);
+		if (!json_is_object(r))
+			return bad_kw(c, "x-kubernetes-validations", r,
+				      "v1.ValidationRule");
+		const json_t *rule = json_object_get(r, "rule");
+		const json_t *msg = json_object_get(r, "message");
+		struct rule *rv = realloc(c->s->rules,
+					  (c->s->n_rules + 1) * sizeof *rv);
+		if (!rv)
+			return nomem(c);
+		c->s->rules = rv;
+		struct rule *nr = &rv[c->s->n_rules];
+		nr->path = strdup(sb_str(&c->dpath));
+		nr->rule = strdup(json_is_string(rule) ?
+					  json_string_value(rule) : "");
+		nr->message = json_is_string(msg) ?
+				      strdup(json_string_value(msg)) : NULL;
+		c->s->n_rules++;
+		if (!nr->path || !nr->rule || (json_is_string(msg) && !nr->message))
+			return nomem(c);
+	}
+	return LP_OK;
+}
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} type_names[] = {
+	{"string", T_STRING},	{"integer", T_INTEGER}, {"number", T_NUMBER},
+	{"boolean", T_BOOLEAN}, {"object", T_OBJECT},	{"array", T_ARRAY},
+};
+
+static lp_err compile_node(struct cctx *c, const json_t *js,
+			   struct node **out, int depth)
+{
+	lp_err rc;
+	if (depth > SRV_SCHEMA_MAX_DEPTH) {
+		c->rc = srv_error_set(c->err, LP_E_INVALID,
+				      "schema nests deeper than %d levels at %s",
+				      SRV_SCHEMA_MAX_DEPTH, sb_str(&c->spath));
+		return c->rc;
+	}
+	if (!json_is_object(js)) {
+		if (depth == 0) {
+			c->rc = srv_error_set(c->err, LP_E_INVALID,
+					      "openAPIV3Schema must be an object");
+			return c->rc;
+		}
+		return bad_kw(c, "", js, "v1.JSONSchemaProps");
+	}
+	struct node *n = calloc(1, sizeof *n);
+	if (!n)
+		return nomem(c);
+	*out = n;
+	n->min_len = n->max_len = n->min_items = n->max_items = -1;
+	n->min_props = n->max_props = -1;
+
+	if ((rc = kw_str(c, js, "type", &n->type_name)))
+		return rc;
+	if (n->type_name) {
+		for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++)
+			if (strcmp(n->type_name, type_names[i].name) == 0)
+				n->types = type_names[i].bit;
+	}
+	bool excl_min = false, excl_max = false;
+	if ((rc = kw_bool(c, js, "nullable", &n->nullable)) ||
+	    (rc = kw_bool(c, js, "x-kubernetes-preserve-unknown-fields",
+			  &n->preserve)) ||
+	    (rc = kw_bool(c, js, "x-kubernetes-embedded-resource",
+			  &n->embedded)) ||
+	    (rc = kw_bool(c, js, "x-kubernetes-int-or-string",
+			  &n->int_or_string)) ||
+	    (rc = kw_bool(c, js, "exclusiveMinimum", &excl_min)) ||
+	    (rc = kw_bool(c, js, "exclusiveMaximum", &excl_max)) ||
+	    (rc = kw_num(c, js, "minimum", &n->min)) ||
+	    (rc = kw_num(c, js, "maximum", &n->max)) ||
+	    (rc = kw_int(c, js, "minLength", &n->min_len)) ||
+	    (rc = kw_int(c, js, "maxLength", &n->max_len)) ||
+	    (rc = kw_int(c, js, "minItems", &n->min_items)) ||
+	    (rc = kw_int(c, js, "maxItems", &n->max_items)) ||
+	    (rc = kw_int(c, js, "minProperties", &n->min_props)) ||
+	    (rc = kw_int(c, js, "maxProperties", &n->max_props)) ||
+	    (rc = kw_str(c, js, "format", &n->format_name)) ||
+	    (rc = kw_str(c, js, "pattern", &n->pattern)) ||
+	    (rc = kw_strv(c, js, "required", &n->required, &n->n_required)) ||
+	    (rc = kw_strv(c, js, "x-kubernetes-list-map-keys", &n->map_keys,
+			  &n->n_map_keys)))
+		return rc;
+	n->min.excl = excl_min;
+	n->max.excl = excl_max;
+	struct bound mult = {0};
+	if ((rc = kw_num(c, js, "multipleOf", &mult)))
+		return rc;
+	if (mult.set && mult.d > 0) {
+		n->has_mult = true;
+		n->mult = mult.d;
+	}
+	if (n->format_name) {
+		for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
+			if (strcmp(n->format_name, formats[i].name) == 0)
+				n->format = formats[i].f;
+	}
+	char *lt = NULL;
+	if ((rc = kw_str(c, js, "x-kubernetes-list-type", &lt)))
+		return rc;
+	if (lt) {
+		if (strcmp(lt, "set") == 0)
+			n->list_type = LIST_SET;
+		else if (strcmp(lt, "map") == 0)
+			n->list_type = LIST_MAP;
+		else if (strcmp(lt, "atomic") == 0)
+			n->list_type = LIST_ATOMIC;
+		free(lt);
+	}
+
+	const json_t *v = json_object_get(js, "enum");
+	if (v && !json_is_null(v)) {
+		if (!json_is_array(v))
+			return bad_kw(c, "enum", v, "[]v1.JSON");
+		if (!(n->enum_vals = json_deep_copy(v)))
+			return nomem(c);
+	}
+	v = json_object_get(js, "default");
+	if (v && !json_is_null(v) && !(n->dflt = json_deep_copy(v)))
+		return nomem(c);
+
+	if ((rc = compile_rules(c, js)))
+		return rc;
+	if (n->pattern && (rc = compile_pattern(c, n)))
+		return rc;
+
+	size_t dl = c->dpath.len;
+	v = json_object_get(js, "properties");
+	if (v && !json_is_null(v)) {
+		if (!json_is_object(v))
+			return bad_kw(c, "properties", v,
+				      "map[string]v1.JSONSchemaProps");
+		size_t np = json_object_size(v);
+		n->props = calloc(np ? np : 1, sizeof *n->props);
+		if (!n->props)
+			return nomem(c);
+		const char *k;
+		json_t *pv;
+		json_object_foreach((json_t *)v, k, pv) {
+			struct prop *p = &n->props[n->n_props];
+			if (!(p->name = strdup(k)))
+				return nomem(c);
+			n->n_props++;
+			size_t sl = c->spath.len;
+			path_key(&c->spath, "properties");
+			path_key(&c->dpath, k);
+			rc = compile_child(c, pv, k, &p->n, depth);
+			sb_cut(&c->spath, sl);
+			sb_cut(&c->dpath, dl);
+			if (rc)
+				return rc;
+		}
+		qsort(n->props, n->n_props, sizeof *n->props, cmp_prop);
+	}
+	v = json_object_get(js, "items");
+	if (v && json_is_object(v)) {
+		sb_puts(&c->dpath, "[*]");
+		rc = compile_child(c, v, "items", &n->items, depth);
+		sb_cut(&c->dpath, dl);
+		if (rc)
+			return rc;
+	} else if (v && !json_is_null(v) && !json_is_array(v)) {
+		return bad_kw(c, "items", v, "v1.JSONSchemaPropsOrArray");
+	}
+	v = json_object_get(js, "additionalProperties");
+	if (v && json_is_boolean(v)) {
+		n->addl = json_is_true(v) ? ADDL_TRUE : ADDL_FALSE;
+	} else if (v && json_is_object(v)) {
+		n->addl = ADDL_SCHEMA;
+		path_key(&c->dpath, "*");
+		rc = compile_child(c, v, "additionalProperties",
+				   &n->addl_schema, depth);
+		sb_cut(&c->dpath, dl);
+		if (rc)
+			return rc;
+	} else if (v && !json_is_null(v)) {
+		return bad_kw(c, "additionalProperties", v,
+			      "v1.JSONSchemaPropsOrBool");
+	}
+	if ((rc = compile_list(c, js, "allOf", &n->all_of, &n->n_all_of,
+			       depth)) ||
+	    (rc = compile_list(c, js, "anyOf", &n->any_of, &n->n_any_of,
+			       depth)) ||
+	    (rc = compile_list(c, js, "oneOf", &n->one_of, &n->n_one_of,
+			       depth)))
+		return rc;
+	v = json_object_get(js, "not");
+	if (v && !json_is_null(v) &&
+	    (rc = compile_child(c, v, "not", &n->not_, depth)))
+		return rc;
+	return LP_OK;
+}
+
+lp_err srv_schema_compile(const json_t *openapi_v3_schema,
+			  struct srv_schema **out, struct srv_error *err)
+{
+	struct cctx c = {.err = err};
+	c.s = calloc(1, sizeof *c.s);
+	if (!c.s)
+		return srv_error_set(err, LP_E_NOMEM, "out of memory");
+	locale_t old = locale_enter();
+	lp_err rc = compile_node(&c, openapi_v3_schema, &c.s->root, 0);
+	locale_leave(old);
+	if (!rc && (c.spath.oom || c.dpath.oom))
+		rc = nomem(&c);
+	free(c.spath.s);
+	free(c.dpath.s);
+	if (rc) {
+		srv_schema_free(c.s);
+		return rc;
+	}
+	*out = c.s;
+	return LP_OK;
+}
+
+size_t srv_schema_rule_count(const struct srv_schema *s)
+{
+	return s ? s->n_rules : 0;
+}
+
+bool srv_schema_rule(const struct srv_schema *s, size_t i, const char **path,
+		     const char **rule, const char **message)
+{
+	if (!s || i >= s->n_rules)
+		return false;
+	*path = s->rules[i].path;
+	*rule = s->rules[i].rule;
+	*message = s->rules[i].message;
+	return true;
+}
+
+size_t srv_schema_warning_count(const struct srv_schema *s)
+{
+	return s ? s->n_warnings : 0;
+}
+
+const char *srv_schema_warning(const struct srv_schema *s, size_t i)
+{
+	return s && i < s->n_warnings ? s->warnings[i] : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lookups and comparisons.                                                  */
+
+static const struct node *find_prop(const struct node *n, const char *k)
+{
+	size_t lo = 0, hi = n->n_props;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int d = strcmp(k, n->props[mid].name);
+		if (d == 0)
+			return n->props[mid].n;
+		if (d < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+/* Deep equality with numbers compared by value (1 equals 1.0). */
+static bool value_eq(const json_t *a, const json_t *b)
+{
+	if (json_is_number(a) && json_is_number(b)) {
+		if (json_is_integer(a) && json_is_integer(b))
+			return json_integer_value(a) == json_integer_value(b);
+		return json_number_value(a) == json_number_value(b);
+	}
+	if (json_typeof(a) != json_typeof(b))
+		return false;
+	if (json_is_object(a)) {
+		if (json_object_size(a) != json_object_size(b))
+			return false;
+		const char *k;
+		json_t *v;
+		json_object_foreach((json_t *)a, k, v) {
+			const json_t *w = json_object_get(b, k);
+			if (!w || !value_eq(v, w))
+				return false;
+		}
+		return true;
+	}
+	if (json_is_array(a)) {
+		if (json_array_size(a) != json_array_size(b))
+			return false;
+		for (size_t i = 0; i < json_array_size(a); i++)
+			if (!value_eq(json_array_get(a, i), json_array_get(b, i)))
+				return false;
+		return true;
+	}
+	return json_equal(a, b);
+}
+
+static bool has_default(const struct node *n)
+{
+	return n && n->dflt;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Formats.                                                                  */
+
+static bool all_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (hexval(s[i]) < 0)
+			return false;
+	return true;
+}
+
+static bool digits(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+static int num2(const char *s)
+{
+	return (s[0] - '0') * 10 + (s[1] - '0');
+}
+
+/* YYYY-MM-DD; returns the length consumed (10) or 0. */
+static size_t parse_date(const char *s)
+{
+	if (strlen(s) < 10 || !digits(s, 4) || s[4] != '-' ||
+	    !digits(s + 5, 2) || s[7] != '-' || !digits(s + 8, 2))
+		return 0;
+	int y = num2(s) * 100 + num2(s + 2), m = num2(s + 5), d = num2(s + 8);
+	static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	if (m < 1 || m > 12 || d < 1 || d > mdays[m - 1])
+		return 0;
+	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	if (m == 2 && d == 29 && !leap)
+		return 0;
+	return 10;
+}
+
+/* RFC 3339 date-time, and go-openapi's looser ISO 8601 local time (no
+   zone). */
+static bool is_datetime(const char *s)
+{
+	if (!parse_date(s))
+		return false;
+	s += 10;
+	if (*s != 'T' && *s != 't' && *s != ' ')
+		return false;
+	s++;
+	if (strlen(s) < 8 || !digits(s, 2) || s[2] != ':' || !digits(s + 3, 2) ||
+	    s[5] != ':' || !digits(s + 6, 2))
+		return false;
+	if (num2(s) > 23 || num2(s + 3) > 59 || num2(s + 6) > 60)
+		return false;
+	s += 8;
+	if (*s == '.') {
+		s++;
+		if (!isdigit((unsigned char)*s))
+			return false;
+		while (isdigit((unsigned char)*s))
+			s++;
+	}
+	if (!*s)
+		return true;
+	if ((*s == 'Z' || *s == 'z') && !s[1])
+		return true;
+	if ((*s == '+' || *s == '-') && strlen(s) == 6 && digits(s + 1, 2) &&
+	    s[3] == ':' && digits(s + 4, 2))
+		return num2(s + 1) <= 23 && num2(s + 4) <= 59;
+	return false;
+}
+
+static bool is_uuid(const char *s, char version)
+{
+	static const size_t groups[] = {8, 4, 4, 4, 12};
+	const char *g3 = NULL;
+	for (int i = 0; i < 5; i++) {
+		if (i) {
+			if (*s == '-')
+				s++;
+			else if (version)
+				return false;
+		}
+		if (strlen(s) < groups[i] || !all_hex(s, groups[i]))
+			return false;
+		if (i == 2)
+			g3 = s;
+		s += groups[i];
+	}
+	if (*s)
+		return false;
+	if (version && g3[0] != version)
+		return false;
+	return true;
+}
+
+static bool is_base64(const char *s)
+{
+	size_t n = strlen(s), pad = 0;
+	if (n % 4)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '=') {
+			pad++;
+			continue;
+		}
+		if (pad || !(isalnum((unsigned char)c) || c == '+' || c == '/'))
+			return false;
+	}
+	return pad <= 2;
+}
+
+static bool is_ipv4(const char *s)
+{
+	struct in_addr a;
+	return inet_pton(AF_INET, s, &a) == 1;
+}
+
+static bool is_ipv6(const char *s)
+{
+	struct in6_addr a;
+	return strchr(s, ':') && inet_pton(AF_INET6, s, &a) == 1;
+}
+
+static bool is_cidr(const char *s)
+{
+	const char *slash = strchr(s, '/');
+	if (!slash || slash - s >= 64 || !slash[1] || strlen(slash + 1) > 3 ||
+	    !digits(slash + 1, strlen(slash + 1)))
+		return false;
+	char ip[64];
+	memcpy(ip, s, (size_t)(slash - s));
+	ip[slash - s] = '\0';
+	int bits = atoi(slash + 1);
+	if (slash[1] == '0' && slash[2])
+		return false;
+	if (is_ipv4(ip))
+		return bits <= 32;
+	if (is_ipv6(ip))
+		return bits <= 128;
+	return false;
+}
+
+static bool is_hostname(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 255)
+		return false;
+	if (s[n - 1] == '.')
+		n--;
+	size_t lab = 0;
+	for (size_t i = 0; i <= n; i++) {
+		unsigned char c = i < n ? (unsigned char)s[i] : '.';
+		if (c == '.') {
+			if (lab == 0 || lab > 63 || s[i - 1] == '-')
+				return false;
+			lab = 0;
+			continue;
+		}
+		if (!(isalnum(c) || c == '-' || c >= 0x80))
+			return false;
+		if (lab == 0 && c == '-')
+			return false;
+		lab++;
+	}
+	return true;
+}
+
+static bool is_email(const char *s)
+{
+	const char *at = strrchr(s, '@');
+	if (!at || at == s || !at[1])
+		return false;
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == '<' || *p == '>')
+			return false;
+	return true;
+}
+
+static bool is_uri(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			return false;
+		if (*p == '%' && (hexval((char)p[1]) < 0 || hexval((char)p[2]) < 0))
+			return false;
+	}
+	return true;
+}
+
+static bool is_mac(const char *s)
+{
+	size_t n = strlen(s);
+	if (n != 17 && n != 23 && n != 59)
+		return false;
+	char sep = s[2];
+	if (sep != ':' && sep != '-')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (i % 3 == 2) {
+			if (s[i] != sep)
+				return false;
+		} else if (hexval(s[i]) < 0) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool is_hexcolor(const char *s)
+{
+	size_t n = strlen(s);
+	return s[0] == '#' && (n == 4 || n == 7) && all_hex(s + 1, n - 1);
+}
+
+static bool format_ok(enum fmt f, const char *s)
+{
+	switch (f) {
+	case F_BYTE: return is_base64(s);
+	case F_DATE: return parse_date(s) == 10 && !s[10];
+	case F_DATETIME: return is_datetime(s);
+	case F_UUID: return is_uuid(s, 0);
+	case F_UUID3: return is_uuid(s, '3');
+	case F_UUID4: return is_uuid(s, '4');
+	case F_UUID5: return is_uuid(s, '5');
+	case F_IPV4: return is_ipv4(s);
+	case F_IPV6: return is_ipv6(s);
+	case F_CIDR: return is_cidr(s);
+	case F_HOSTNAME: return is_hostname(s);
+	case F_EMAIL: return is_email(s);
+	case F_URI: return is_uri(s);
+	case F_MAC: return is_mac(s);
+	case F_HEXCOLOR: return is_hexcolor(s);
+	case F_NONE:
+	case F_INT32:
+	case F_INT64: return true;
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Validation.                                                               */
+
+/* Cap on stored causes per list; further ones are only counted. */
+#define MAX_KEPT 256
+
+struct causes {
+	struct srv_cause *v;
+	size_t n, cap;
+	size_t total; /* including those not kept */
+};
+
+struct vctx {
+	struct causes *cs;
+	struct sb path;
+	bool oom;
+};
+
+__attribute__((format(printf, 3, 4)))
+static void add_cause(struct vctx *v, const char *reason, const char *fmt,
+		      ...)
+{
+	struct causes *cs = v->cs;
+	cs->total++;
+	if (cs->n >= MAX_KEPT)
+		return;
+	if (cs->n == cs->cap) {
+		size_t cap = cs->cap ? cs->cap * 2 : 8;
+		struct srv_cause *nv = realloc(cs->v, cap * sizeof *nv);
+		if (!nv) {
+			v->oom = true;
+			return;
+		}
+		cs->v = nv;
+		cs->cap = cap;
+	}
+	struct srv_cause *c = &cs->v[cs->n++];
+	snprintf(c->reason, sizeof c->reason, "%s", reason);
+	snprintf(c->field, sizeof c->field, "%s", sb_str(&v->path));
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->message, sizeof c->message, fmt, ap);
+	va_end(ap);
+}
+
+/* Move the causes of src to the end of dst; src is emptied. */
+static void causes_merge(struct vctx *v, struct causes *dst,
+			 struct causes *src)
+{
+	struct causes *keep = v->cs;
+	v->cs = dst;
+	for (size_t i = 0; i < src->n; i++) {
+		if (dst->n >= MAX_KEPT)
+			break;
+		if (dst->n == dst->cap) {
+			size_t cap = dst->cap ? dst->cap * 2 : 8;
+			struct srv_cause *nv = realloc(dst->v, cap * sizeof *nv);
+			if (!nv) {
+				v->oom = true;
+				break;
+			}
+			dst->v = nv;
+			dst->cap = cap;
+		}
+		dst->v[dst->n++] = src->v[i];
+	}
+	dst->total += src->total;
+	v->cs = keep;
+	free(src->v);
+	memset(src, 0, sizeof *src);
+}
+
+/* "Invalid value: <v>: " where <v> is the rendered value. */
+static void invalid(struct vctx *v, const json_t *x, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void invalid(struct vctx *v, const json_t *x, const char *fmt, ...)
+{
+	struct sb val = {0};
+	if (x)
+		go_value(&val, x);
+	else
+		sb_puts(&val, "\"\"");
+	char tmp[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	add_cause(v, "FieldValueInvalid", "Invalid value: %s: %s",
+		  sb_str(&val), tmp);
+	v->oom |= val.oom;
+	free(val.s);
+}
+
+static const char *value_type(const json_t *x)
+{
+	switch (json_typeof(x)) {
+	case JSON_OBJECT: return "object";
+	case JSON_ARRAY: return "array";
+	case JSON_STRING: return "string";
+	case JSON_INTEGER: return "integer";
+	case JSON_REAL: return "number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "boolean";
+	case JSON_NULL: return "null";
+	}
+	return "null";
+}
+
+/* Math without libm (lapis_srv does not link it). */
+static double dabs(double d)
+{
+	return d < 0 ? -d : d;
+}
+
+/* Nearest integer; every double from 2^52 up is one already. */
+static double dround(double d)
+{
+	if (dabs(d) >= 4503599627370496.0)
+		return d;
+	return (double)(long long)(d + (d < 0 ? -0.5 : 0.5));
+}
+
+static bool real_is_integral(double d)
+{
+	if (!isfinite(d))
+		return false;
+	return dabs(d) >= 4503599627370496.0 || d == (double)(long long)d;
+}
+
+static bool type_ok(const struct node *n, const json_t *x)
+{
+	if (n->int_or_string)
+		return json_is_string(x) || json_is_integer(x) ||
+		       (json_is_real(x) && real_is_integral(json_real_value(x)));
+	if (!n->types)
+		return true;
+	switch (json_typeof(x)) {
+	case JSON_OBJECT: return n->types & T_OBJECT;
+	case JSON_ARRAY: return n->types & T_ARRAY;
+	case JSON_STRING: return n->types & T_STRING;
+	case JSON_INTEGER: return n->types & (T_INTEGER | T_NUMBER);
+	case JSON_REAL:
+		return (n->types & T_NUMBER) ||
+		       ((n->types & T_INTEGER) &&
+			real_is_integral(json_real_value(x)));
+	case JSON_TRUE:
+	case JSON_FALSE: return n->types & T_BOOLEAN;
+	case JSON_NULL: return false;
+	}
+	return false;
+}
+
+static const char *path_or_root(const struct vctx *v)
+{
+	return sb_str(&v->path);
+}
+
+static void type_error(struct vctx *v, const struct node *n, const json_t *x)
+{
+	const char *actual = value_type(x);
+	const char *want = n->int_or_string ? "integer,string" :
+			   n->type_name ? n->type_name : "";
+	add_cause(v, "FieldValueTypeInvalid",
+		  "Invalid value: \"%s\": %s in body must be of type %s: \"%s\"",
+		  actual, path_or_root(v), want, actual);
+}
+
+static void check_enum(struct vctx *v, const struct node *n, const json_t *x)
+{
+	if (!n->enum_vals)
+		return;
+	size_t i;
+	json_t *e;
+	json_array_foreach(n->enum_vals, i, e)
+		if (value_eq(e, x))
+			return;
+	struct sb b = {0};
+	sb_puts(&b, "Unsupported value: ");
+	go_value(&b, x);
+	sb_puts(&b, ": supported values: ");
+	json_array_foreach(n->enum_vals, i, e) {
+		if (i)
+			sb_puts(&b, ", ");
+		if (json_is_string(e)) {
+			go_quote(&b, json_string_value(e));
+		} else {
+			char *s = json_dumps(e, JSON_ENCODE_ANY | JSON_COMPACT);
+			go_quote(&b, s ? s : "");
+			free(s);
+		}
+	}
+	add_cause(v, "FieldValueNotSupported", "%s", sb_str(&b));
+	v->oom |= b.oom;
+	free(b.s);
+}
+
+static size_t utf8_runes(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			n++;
+	return n;
+}
+
+static void check_string(struct vctx *v, const struct node *n, const json_t *x)
+{
+	const char *s = json_string_value(x);
+	if (n->max_len >= 0 || n->min_len >= 0) {
+		long long runes = (long long)utf8_runes(s);
+		if (n->max_len >= 0 && runes > n->max_len)
+			add_cause(v, "FieldValueTooLong",
+				  "Too long: may not be more than %lld bytes",
+				  n->max_len);
+		if (n->min_len >= 0 && runes < n->min_len)
+			invalid(v, x, "%s in body should be at least %lld chars long",
+				path_or_root(v), n->min_len);
+	}
+	if (n->has_re && regexec(&n->re, s, 0, NULL, 0) != 0)
+		invalid(v, x, "%s in body should match '%s'", path_or_root(v),
+			n->pattern);
+	if (n->format != F_NONE && !format_ok(n->format, s)) {
+		struct sb b = {0};
+		go_quote(&b, s);
+		add_cause(v, "FieldValueTypeInvalid",
+			  "Invalid value: %s: %s in body must be of type %s: %s",
+			  sb_str(&b), path_or_root(v), n->format_name,
+			  sb_str(&b));
+		free(b.s);
+	}
+}
+
+/* <0, 0, >0 as x compares to bound b. */
+static int cmp_bound(const json_t *x, const struct bound *b)
+{
+	if (json_is_integer(x) && b->is_int) {
+		json_int_t i = json_integer_value(x);
+		return i < b->i ? -1 : i > b->i;
+	}
+	double d = json_number_value(x);
+	return d < b->d ? -1 : d > b->d;
+}
+
+static void check_number(struct vctx *v, const struct node *n, const json_t *x)
+{
+	struct sb bs = {0};
+	if (n->max.set) {
+		int c = cmp_bound(x, &n->max);
+		if (c > 0 || (c == 0 && n->max.excl)) {
+			go_float(&bs, n->max.d);
+			invalid(v, x, "%s in body should be less than %s%s",
+				path_or_root(v), n->max.excl ? "" : "or equal to ",
+				sb_str(&bs));
+			sb_cut(&bs, 0);
+		}
+	}
+	if (n->min.set) {
+		int c = cmp_bound(x, &n->min);
+		if (c < 0 || (c == 0 && n->min.excl)) {
+			go_float(&bs, n->min.d);
+			invalid(v, x, "%s in body should be greater than %s%s",
+				path_or_root(v), n->min.excl ? "" : "or equal to ",
+				sb_str(&bs));
+			sb_cut(&bs, 0);
+		}
+	}
+	if (n->has_mult) {
+		bool ok;
+		if (json_is_integer(x) && real_is_integral(n->mult) &&
+		    dabs(n->mult) < 9e18) {
+			long long m = (long long)n->mult;
+			ok = json_integer_value(x) % m == 0;
+		} else {
+			double q = json_number_value(x) / n->mult;
+			double tol = 1e-9 * (dabs(q) > 1.0 ? dabs(q) : 1.0);
+			ok = isfinite(q) && dabs(q - dround(q)) <= tol;
+		}
+		if (!ok) {
+			go_float(&bs, n->mult);
+			invalid(v, x, "%s in body should be a multiple of %s",
+				path_or_root(v), sb_str(&bs));
+			sb_cut(&bs, 0);
+		}
+	}
+	if (n->format == F_INT32 || n->format == F_INT64) {
+		bool ok;
+		double lo = n->format == F_INT32 ? -2147483648.0 : -9223372036854775808.0;
+		double hi = n->format == F_INT32 ? 2147483647.0 : 9223372036854775807.0;
+		if (json_is_integer(x))
+			ok = n->format == F_INT64 ||
+			     (json_integer_value(x) >= INT32_MIN &&
+			      json_integer_value(x) <= INT32_MAX);
+		else
+			ok = json_real_value(x) >= lo && json_real_value(x) <= hi;
+		if (!ok)
+			add_cause(v, "FieldValueTypeInvalid",
+				  "Invalid value: \"number\": %s in body must be of type %s",
+				  path_or_root(v), n->format_name);
+	}
+	v->oom |= bs.oom;
+	free(bs.s);
+}
+
+static void duplicate(struct vctx *v, const json_t *shown)
+{
+	struct sb b = {0};
+	go_value(&b, shown);
+	add_cause(v, "FieldValueDuplicate", "Duplicate value: %s", sb_str(&b));
+	v->oom |= b.oom;
+	free(b.s);
+}
+
+/* The map-list key of item it: {key: value-or-null, ...}; new. */
+static json_t *map_key_of(const struct node *n, const json_t *it)
+{
+	json_t *k = json_object();
+	if (!k)
+		return NULL;
+	for (size_t j = 0; j < n->n_map_keys; j++) {
+		json_t *kv = json_is_object(it) ?
+				     json_object_get(it, n->map_keys[j]) : NULL;
+		json_object_set_new(k, n->map_keys[j],
+				    kv ? json_incref(kv) : json_null());
+	}
+	return k;
+}
+
+static void check_list_type(struct vctx *v, const struct node *n,
+			    const json_t *x)
+{
+	size_t len = json_array_size(x), pl = v->path.len;
+	if (n->list_type == LIST_SET) {
+		for (size_t i = 1; i < len; i++) {
+			const json_t *a = json_array_get(x, i);
+			for (size_t j = 0; j < i; j++) {
+				if (value_eq(a, json_array_get(x, j))) {
+					path_index(&v->path, i);
+					duplicate(v, a);
+					sb_cut(&v->path, pl);
+					break;
+				}
+			}
+		}
+	} else if (n->list_type == LIST_MAP && n->n_map_keys) {
+		json_t **keys = calloc(len ? len : 1, sizeof *keys);
+		if (!keys) {
+			v->oom = true;
+			return;
+		}
+		for (size_t i = 0; i < len; i++) {
+			keys[i] = map_key_of(n, json_array_get(x, i));
+			if (!keys[i])
+				v->oom = true;
+		}
+		for (size_t i = 1; i < len; i++) {
+			for (size_t j = 0; keys[i] && j < i; j++) {
+				if (keys[j] && value_eq(keys[i], keys[j])) {
+					path_index(&v->path, i);
+					duplicate(v, keys[i]);
+					sb_cut(&v->path, pl);
+					break;
+				}
+			}
+		}
+		for (size_t i = 0; i < len; i++)
+			json_decref(keys[i]);
+		free(keys);
+	}
+}
+
+static bool dns1035_label(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 63 || !(s[0] >= 'a' && s[0] <= 'z'))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = (char)tolower((unsigned char)s[i]);
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+			return false;
+	}
+	return s[n - 1] != '-';
+}
+
+static void check_embedded(struct vctx *v, const json_t *x)
+{
+	size_t pl = v->path.len;
+	const json_t *av = json_object_get(x, "apiVersion");
+	path_key(&v->path, "apiVersion");
+	if (!av || (json_is_string(av) && !*json_string_value(av))) {
+		add_cause(v, "FieldValueRequired", "Required value: must not be empty");
+	} else if (!json_is_string(av)) {
+		invalid(v, av, "must be a string");
+	} else {
+		const char *s = json_string_value(av), *sl = strchr(s, '/');
+		if (sl && (sl == s || !sl[1] || strchr(sl + 1, '/')))
+			invalid(v, av, "unexpected GroupVersion string: %s", s);
+	}
+	sb_cut(&v->path, pl);
+	const json_t *kind = json_object_get(x, "kind");
+	path_key(&v->path, "kind");
+	if (!kind || (json_is_string(kind) && !*json_string_value(kind))) {
+		add_cause(v, "FieldValueRequired", "Required value: must not be empty");
+	} else if (!json_is_string(kind)) {
+		invalid(v, kind, "must be a string");
+	} else {
+		char low[64];
+		const char *s = json_string_value(kind);
+		size_t i;
+		for (i = 0; s[i] && i < sizeof low - 1; i++)
+			low[i] = (char)tolower((unsigned char)s[i]);
+		low[i] = '\0';
+		if (strlen(s) > 63 || !dns1035_label(low))
+			invalid(v, kind,
+				"may have mixed case, but should otherwise match: "
+				"a DNS-1035 label must consist of lower case "
+				"alphanumeric characters or '-', start with an "
+				"alphabetic character, and end with an "
+				"alphanumeric character (e.g. 'my-name',  or "
+				"'abc-123', regex used for validation is "
+				"'[a-z]([-a-z0-9]*[a-z0-9])?')");
+	}
+	sb_cut(&v->path, pl);
+	const json_t *md = json_object_get(x, "metadata");
+	if (md && !json_is_object(md) && !json_is_null(md)) {
+		path_key(&v->path, "metadata");
+		invalid(v, md, "must be an object");
+		sb_cut(&v->path, pl);
+	}
+}
+
+static void validate_node(struct vctx *v, const struct node *n,
+			  const json_t *x);
+
+/* Validate x against sub into a fresh list; returns its error count. */
+static size_t try_node(struct vctx *v, const struct node *sub,
+		       const json_t *x, struct causes *into)
+{
+	struct causes *keep = v->cs;
+	v->cs = into;
+	validate_node(v, sub, x);
+	v->cs = keep;
+	return into->total;
+}
+
+static void check_combinators(struct vctx *v, const struct node *n,
+			      const json_t *x)
+{
+	if (!n->n_all_of && !n->n_any_of && !n->n_one_of && !n->not_)
+		return;
+	struct sb q = {0};
+	go_quote(&q, sb_str(&v->path));
+	if (n->n_all_of) {
+		size_t ok = 0;
+		struct causes acc = {0};
+		for (size_t i = 0; i < n->n_all_of; i++) {
+			struct causes c = {0};
+			if (try_node(v, n->all_of[i], x, &c) == 0)
+				ok++;
+			causes_merge(v, &acc, &c);
+		}
+		if (ok != n->n_all_of) {
+			invalid(v, NULL, "%s must validate all the schemas (allOf)%s",
+				sb_str(&q), ok ? "" : ". None validated");
+			causes_merge(v, v->cs, &acc);
+		}
+		free(acc.v);
+	}
+	if (n->n_any_of) {
+		struct causes best = {0};
+		bool ok = false;
+		for (size_t i = 0; i < n->n_any_of && !ok; i++) {
+			struct causes c = {0};
+			if (try_node(v, n->any_of[i], x, &c) == 0) {
+				ok = true;
+			} else if (!best.total || c.total < best.total) {
+				free(best.v);
+				best = c;
+				continue;
+			}
+			free(c.v);
+		}
+		if (!ok) {
+			invalid(v, NULL, "%s must validate at least one schema (anyOf)",
+				sb_str(&q));
+			causes_merge(v, v->cs, &best);
+		}
+		free(best.v);
+	}
+	if (n->n_one_of) {
+		struct causes best = {0};
+		size_t ok = 0;
+		for (size_t i = 0; i < n->n_one_of; i++) {
+			struct causes c = {0};
+			if (try_node(v, n->one_of[i], x, &c) == 0) {
+				ok++;
+			} else if (!best.total || c.total < best.total) {
+				free(best.v);
+				best = c;
+				continue;
+			}
+			free(c.v);
+		}
+		if (ok != 1) {
+			char more[64];
+			if (ok == 0)
+				snprintf(more, sizeof more, "Found none valid");
+			else
+				snprintf(more, sizeof more,
+					 "Found %zu valid alternatives", ok);
+			invalid(v, NULL,
+				"%s must validate one and only one schema (oneOf). %s",
+				sb_str(&q), more);
+			if (ok == 0)
+				causes_merge(v, v->cs, &best);
+		}
+		free(best.v);
+	}
+	if (n->not_) {
+		struct causes c = {0};
+		if (try_node(v, n->not_, x, &c) == 0)
+			invalid(v, NULL, "%s must not validate the schema (not)",
+				sb_str(&q));
+		free(c.v);
+	}
+	v->oom |= q.oom;
+	free(q.s);
+}
+
+static void validate_object(struct vctx *v, const struct node *n,
+			    const json_t *x)
+{
+	size_t pl = v->path.len, np = json_object_size(x);
+	if (n->max_props >= 0 && (long long)np > n->max_props)
+		add_cause(v, "FieldValueTooMany",
+			  "Too many: %zu: must have at most %lld items", np,
+			  n->max_props);
+	if (n->min_props >= 0 && (long long)np < n->min_props)
+		invalid(v, x, "%s in body should have at least %lld properties",
+			path_or_root(v), n->min_props);
+	for (size_t i = 0; i < n->n_required; i++) {
+		if (!json_object_get(x, n->required[i])) {
+			path_key(&v->path, n->required[i]);
+			add_cause(v, "FieldValueRequired", "Required value");
+			sb_cut(&v->path, pl);
+		}
+	}
+	/* Declared properties in schema (name) order, then the others. */
+	for (size_t i = 0; i < n->n_props; i++) {
+		const json_t *pv = json_object_get(x, n->props[i].name);
+		if (!pv)
+			continue;
+		path_key(&v->path, n->props[i].name);
+		validate_node(v, n->props[i].n, pv);
+		sb_cut(&v->path, pl);
+	}
+	if (n->addl == ADDL_SCHEMA || n->addl == ADDL_FALSE) {
+		const char *k;
+		json_t *pv;
+		json_object_foreach((json_t *)x, k, pv) {
+			if (find_prop(n, k))
+				continue;
+			if (n->addl == ADDL_FALSE) {
+				invalid(v, NULL, "%s%s%s in body is a forbidden property",
+					path_or_root(v), pl ? "." : "", k);
+				continue;
+			}
+			path_key(&v->path, k);
+			validate_node(v, n->addl_schema, pv);
+			sb_cut(&v->path, pl);
+		}
+	}
+	if (n->embedded)
+		check_embedded(v, x);
+}
+
+static void validate_node(struct vctx *v, const struct node *n,
+			  const json_t *x)
+{
+	if (!n)
+		return;
+	if (json_is_null(x)) {
+		if (!n->nullable && (n->types || n->int_or_string))
+			type_error(v, n, x);
+		return;
+	}
+	if (!type_ok(n, x)) {
+		type_error(v, n, x);
+		return;
+	}
+	check_enum(v, n, x);
+	if (json_is_string(x)) {
+		check_string(v, n, x);
+	} else if (json_is_number(x)) {
+		check_number(v, n, x);
+	} else if (json_is_array(x)) {
+		size_t len = json_array_size(x), pl = v->path.len;
+		if (n->max_items >= 0 && (long long)len > n->max_items)
+			add_cause(v, "FieldValueTooMany",
+				  "Too many: %zu: must have at most %lld items",
+				  len, n->max_items);
+		if (n->min_items >= 0 && (long long)len < n->min_items)
+			invalid(v, x, "%s in body should have at least %lld items",
+				path_or_root(v), n->min_items);
+		if (n->items) {
+			for (size_t i = 0; i < len; i++) {
+				path_index(&v->path, i);
+				validate_node(v, n->items, json_array_get(x, i));
+				sb_cut(&v->path, pl);
+			}
+		}
+		check_list_type(v, n, x);
+	} else if (json_is_object(x)) {
+		validate_object(v, n, x);
+	}
+	check_combinators(v, n, x);
+}
+
+lp_err srv_schema_validate(const struct srv_schema *s, const json_t *obj,
+			   struct srv_error *err)
+{
+	struct causes cs = {0};
+	struct vctx v = {.cs = &cs};
+	locale_t old = locale_enter();
+	validate_node(&v, s->root, obj);
+	locale_leave(old);
+	lp_err rc = LP_OK;
+	if (cs.total) {
+		/* Causes in order, exact duplicates dropped. */
+		for (size_t i = 0; i < cs.n; i++) {
+			const struct srv_cause *c = &cs.v[i];
+			bool dup = false;
+			for (size_t j = 0; j < i && !dup; j++)
+				dup = strcmp(cs.v[j].field, c->field) == 0 &&
+				      strcmp(cs.v[j].reason, c->reason) == 0 &&
+				      strcmp(cs.v[j].message, c->message) == 0;
+			if (!dup)
+				srv_error_cause(err, c->reason, c->field, "%s",
+						c->message);
+		}
+		rc = srv_error_set(err, LP_E_INVALID, "%s", "");
+	} else if (v.oom || v.path.oom) {
+		rc = srv_error_set(err, LP_E_NOMEM, "out of memory");
+	}
+	free(cs.v);
+	free(v.path.s);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pruning.                                                                  */
+
+struct pctx {
+	void (*unknown)(void *ud, const char *path);
+	void *ud;
+	struct sb path;
+};
+
+static void report(struct pctx *p, const char *k)
+{
+	if (!p->unknown)
+		return;
+	size_t pl = p->path.len;
+	path_key(&p->path, k);
+	p->unknown(p->ud, sb_str(&p->path));
+	sb_cut(&p->path, pl);
+}
+
+static bool is_meta_field(const char *k)
+{
+	return strcmp(k, "apiVersion") == 0 || strcmp(k, "kind") == 0 ||
+	       strcmp(k, "metadata") == 0;
+}
+
+static const char *const object_meta_fields[] = {
+	"name", "generateName", "namespace", "selfLink", "uid",
+	"resourceVersion", "generation", "creationTimestamp",
+	"deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+	"annotations", "ownerReferences", "finalizers", "managedFields",
+};
+
+/* metadata keeps only ObjectMeta's fields. */
+static void prune_meta(struct pctx *p, json_t *md)
+{
+	size_t pl = p->path.len;
+	path_key(&p->path, "metadata");
+	const char *k;
+	json_t *v;
+	void *tmp;
+	json_object_foreach_safe(md, tmp, k, v) {
+		bool known = false;
+		for (size_t i = 0; i < sizeof object_meta_fields /
+					       sizeof *object_meta_fields; i++)
+			known |= strcmp(k, object_meta_fields[i]) == 0;
+		if (!known) {
+			report(p, k);
+			json_object_del(md, k);
+		}
+	}
+	sb_cut(&p->path, pl);
+}
+
+/* Prune below the schema: every object loses all its keys; arrays of
+   arrays are walked with an explicit stack, not recursion. */
+static void prune_nil(struct pctx *p, json_t *x)
+{
+	struct frame {
+		json_t *a;
+		size_t i, pl;
+	} *st = NULL;
+	size_t n = 0, cap = 0, orig = p->path.len;
+	json_t *cur = x;
+	for (;;) {
+		if (json_is_object(cur)) {
+			const char *k;
+			json_t *v;
+			void *tmp;
+			json_object_foreach_safe(cur, tmp, k, v) {
+				report(p, k);
+				json_object_del(cur, k);
+			}
+		} else if (json_is_array(cur) && json_array_size(cur)) {
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 8;
+				struct frame *ns = realloc(st, nc * sizeof *ns);
+				if (!ns)
+					break; /* out of memory: stop pruning */
+				st = ns;
+				cap = nc;
+			}
+			st[n++] = (struct frame){cur, 0, p->path.len};
+		}
+		/* Next element to visit. */
+		cur = NULL;
+		while (n) {
+			struct frame *f = &st[n - 1];
+			if (f->i < json_array_size(f->a)) {
+				sb_cut(&p->path, f->pl);
+				path_index(&p->path, f->i);
+				cur = json_array_get(f->a, f->i++);
+				break;
+			}
+			sb_cut(&p->path, f->pl);
+			n--;
+		}
+		if (!cur)
+			break;
+	}
+	sb_cut(&p->path, orig);
+	free(st);
+}
+
+static void prune_node(struct pctx *p, const struct node *n, json_t *x,
+		       bool resource);
+
+/* Under x-kubernetes-preserve-unknown-fields: unknown keys stay; declared
+   ones are still pruned inside. */
+static void skip_prune(struct pctx *p, const struct node *n, json_t *x,
+		       bool resource)
+{
+	if (!n)
+		return;
+	size_t pl = p->path.len;
+	if (json_is_object(x)) {
+		const char *k;
+		json_t *v;
+		json_object_foreach(x, k, v) {
+			if (resource && is_meta_field(k)) {
+				if (strcmp(k, "metadata") == 0 && json_is_object(v))
+					prune_meta(p, v);
+				continue;
+			}
+			const struct node *sub = find_prop(n, k);
+			if (!sub && n->addl == ADDL_NONE)
+				continue;
+			path_key(&p->path, k);
+			if (sub)
+				prune_node(p, sub, v, sub->embedded);
+			else
+				prune_node(p, n->addl_schema, v,
+					   n->addl_schema && n->addl_schema->embedded);
+			sb_cut(&p->path, pl);
+		}
+	} else if (json_is_array(x) && n->items) {
+		for (size_t i = 0; i < json_array_size(x); i++) {
+			path_index(&p->path, i);
+			skip_prune(p, n->items, json_array_get(x, i),
+				   n->items->embedded);
+			sb_cut(&p->path, pl);
+		}
+	}
+}
+
+static void prune_node(struct pctx *p, const struct node *n, json_t *x,
+		       bool resource)
+{
+	if (!n) {
+		prune_nil(p, x);
+		return;
+	}
+	if (n->preserve) {
+		skip_prune(p, n, x, resource);
+		return;
+	}
+	size_t pl = p->path.len;
+	if (json_is_object(x)) {
+		const char *k;
+		json_t *v;
+		void *tmp;
+		json_object_foreach_safe(x, tmp, k, v) {
+			if (resource) {
+				if ((strcmp(k, "apiVersion") == 0 ||
+				     strcmp(k, "kind") == 0) &&
+				    json_is_string(v))
+					continue;
+				if (strcmp(k, "metadata") == 0 &&
+				    json_is_object(v)) {
+					prune_meta(p, v);
+					continue;
+				}
+			}
+			const struct node *sub = find_prop(n, k);
+			if (sub || n->addl != ADDL_NONE) {
+				if (!sub)
+					sub = n->addl_schema;
+				path_key(&p->path, k);
+				prune_node(p, sub, v, sub && sub->embedded);
+				sb_cut(&p->path, pl);
+				continue;
+			}
+			/* kube does not report the root's own meta fields. */
+			if (!is_meta_field(k) || pl > 0)
+				report(p, k);
+			json_object_del(x, k);
+		}
+	} else if (json_is_array(x)) {
+		for (size_t i = 0; i < json_array_size(x); i++) {
+			path_index(&p->path, i);
+			prune_node(p, n->items, json_array_get(x, i),
+				   n->items && n->items->embedded);
+			sb_cut(&p->path, pl);
+		}
+	}
+}
+
+void srv_schema_prune(const struct srv_schema *s, json_t *obj,
+		      void (*unknown)(void *ud, const char *path), void *ud)
+{
+	struct pctx p = {.unknown = unknown, .ud = ud};
+	prune_node(&p, s->root, obj, true);
+	free(p.path.s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Null handling and defaulting.                                             */
+
+static void drop_nulls(const struct node *n, json_t *x)
+{
+	if (!n)
+		return;
+	if (json_is_object(x)) {
+		const char *k;
+		json_t *v;
+		void *tmp;
+		json_object_foreach_safe(x, tmp, k, v) {
+			const struct node *sub = find_prop(n, k);
+			if (!sub)
+				continue;
+			if (json_is_null(v) && !sub->nullable && !has_default(sub))
+				json_object_del(x, k);
+			else
+				drop_nulls(sub, v);
+		}
+	} else if (json_is_array(x)) {
+		for (size_t i = 0; i < json_array_size(x); i++)
+			drop_nulls(n->items, json_array_get(x, i));
+	}
+}
+
+static bool non_nullable_null(const json_t *x, const struct node *n)
+{
+	return json_is_null(x) && n && !n->nullable && n->dflt;
+}
+
+static void apply_defaults(const struct node *n, json_t *x)
+{
+	if (!n)
+		return;
+	if (json_is_object(x)) {
+		for (size_t i = 0; i < n->n_props; i++) {
+			const struct node *sub = n->props[i].n;
+			if (!sub->dflt)
+				continue;
+			json_t *cur = json_object_get(x, n->props[i].name);
+			if (!cur || non_nullable_null(cur, sub))
+				json_object_set_new(x, n->props[i].name,
+						    json_deep_copy(sub->dflt));
+		}
+		const char *k;
+		json_t *v;
+		json_object_foreach(x, k, v) {
+			const struct node *sub = find_prop(n, k);
+			if (sub) {
+				apply_defaults(sub, v);
+			} else if (n->addl == ADDL_SCHEMA) {
+				sub = n->addl_schema;
+				if (non_nullable_null(v, sub)) {
+					/* Replacing the value of the current
+					   key keeps the iteration valid. */
+					json_object_set_new(x, k,
+							    json_deep_copy(sub->dflt));
+					v = json_object_get(x, k);
+				}
+				apply_defaults(sub, v);
+			}
+		}
+	} else if (json_is_array(x)) {
+		for (size_t i = 0; i < json_array_size(x); i++) {
+			if (non_nullable_null(json_array_get(x, i), n->items))
+				json_array_set_new(x, i,
+						   json_deep_copy(n->items->dflt));
+			apply_defaults(n->items, json_array_get(x, i));
+		}
+	}
+}
+
+void srv_schema_default(const struct srv_schema *s, json_t *obj)
+{
+	drop_nulls(s->root, obj);
+	apply_defaults(s->root, obj);
+}

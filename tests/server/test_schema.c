@@ -1,0 +1,911 @@
+/*
+ * test_schema.c -- tests of server/schema.c: compiled CRD schemas pruning,
+ * defaulting and validating custom resources.
+ *
+ * Unit tests per keyword use kube's message texts (reference §2.3, §8.7);
+ * the corpus test runs every CRD, example and invalid object of
+ * shared/testdata/crds through compile, prune, default and validate and
+ * prints one line per document.
+ *
+ * No test sets .timeout (see test_yamljson.c: Criterion's runner leaks
+ * under ASan with overlapping timed tests).
+ */
+#include <criterion/criterion.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../../server/schema.h"
+#include "../../server/yamljson.h"
+
+/* ------------------------------------------------------------------------ */
+/* Helpers.                                                                  */
+
+static json_t *js(const char *text)
+{
+	json_error_t je;
+	json_t *v = json_loads(text, JSON_DECODE_ANY, &je);
+	cr_assert_not_null(v, "bad JSON %s: %s", text, je.text);
+	return v;
+}
+
+static struct srv_schema *sch(const char *schema_json)
+{
+	json_t *j = js(schema_json);
+	struct srv_error err = {0};
+	struct srv_schema *s = NULL;
+	lp_err rc = srv_schema_compile(j, &s, &err);
+	cr_assert_eq(rc, LP_OK, "compile %s: %s: %s", schema_json,
+		     lp_errname(rc), err.message);
+	json_decref(j);
+	return s;
+}
+
+static void dump_causes(const struct srv_error *err, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < err->n_causes && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "\n  [%s] %s: %s",
+					err->causes[i].reason,
+					err->causes[i].field,
+					err->causes[i].message);
+}
+
+static void expect_ok(const struct srv_schema *s, const char *obj)
+{
+	json_t *o = js(obj);
+	struct srv_error err = {0};
+	lp_err rc = srv_schema_validate(s, o, &err);
+	char buf[4096];
+	dump_causes(&err, buf, sizeof buf);
+	cr_assert_eq(rc, LP_OK, "%s should be valid, got %s:%s", obj,
+		     lp_errname(rc), buf);
+	json_decref(o);
+}
+
+/* obj is invalid with (at least) the cause reason/field/message. */
+static void expect_cause(const struct srv_schema *s, const char *obj,
+			 const char *reason, const char *field,
+			 const char *message)
+{
+	json_t *o = js(obj);
+	struct srv_error err = {0};
+	lp_err rc = srv_schema_validate(s, o, &err);
+	char buf[4096];
+	dump_causes(&err, buf, sizeof buf);
+	cr_assert_eq(rc, LP_E_INVALID, "%s should be invalid, got %s", obj,
+		     lp_errname(rc));
+	cr_assert_str_empty(err.message);
+	bool found = false;
+	for (int i = 0; i < err.n_causes && !found; i++)
+		found = strcmp(err.causes[i].reason, reason) == 0 &&
+			strcmp(err.causes[i].field, field) == 0 &&
+			strcmp(err.causes[i].message, message) == 0;
+	cr_assert(found, "%s: want [%s] %s: %s; got:%s", obj, reason, field,
+		  message, buf);
+	json_decref(o);
+}
+
+static void expect_invalid(const struct srv_schema *s, const char *obj)
+{
+	json_t *o = js(obj);
+	struct srv_error err = {0};
+	cr_assert_eq(srv_schema_validate(s, o, &err), LP_E_INVALID,
+		     "%s should be invalid", obj);
+	json_decref(o);
+}
+
+static void expect_json_eq(const json_t *got, const char *want)
+{
+	json_t *w = js(want);
+	char *g = json_dumps(got, JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	cr_assert(json_equal(got, w), "got %s, want %s", g, want);
+	free(g);
+	json_decref(w);
+}
+
+struct paths {
+	char buf[2048];
+};
+
+static void collect(void *ud, const char *path)
+{
+	struct paths *p = ud;
+	size_t l = strlen(p->buf);
+	snprintf(p->buf + l, sizeof p->buf - l, "%s%s", l ? "," : "", path);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Compile.                                                                  */
+
+Test(schema_compile, rejects_non_object_and_bad_keyword_types)
+{
+	struct srv_error err = {0};
+	struct srv_schema *s = NULL;
+	json_t *j = js("\"x\"");
+	cr_assert_eq(srv_schema_compile(j, &s, &err), LP_E_INVALID);
+	cr_assert_null(s);
+	json_decref(j);
+
+	srv_error_clear(&err);
+	j = js("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"string\","
+	       "\"maxLength\":\"5\"}}}");
+	cr_assert_eq(srv_schema_compile(j, &s, &err), LP_E_BADREQUEST);
+	cr_assert_str_eq(err.message,
+			 "json: cannot unmarshal string into Go struct field "
+			 "JSONSchemaProps.properties.spec.maxLength of type int64");
+	cr_assert_null(s);
+	json_decref(j);
+}
+
+Test(schema_compile, depth_bound)
+{
+	/* 300 nested properties: refused; 200: fine. */
+	for (int depth = 200; depth <= 300; depth += 100) {
+		json_t *root = json_object(), *cur = root;
+		json_object_set_new(root, "type", json_string("object"));
+		for (int i = 0; i < depth; i++) {
+			json_t *props = json_object(), *child = json_object();
+			json_object_set_new(child, "type", json_string("object"));
+			json_object_set_new(props, "a", child);
+			json_object_set_new(cur, "properties", props);
+			cur = child;
+		}
+		struct srv_error err = {0};
+		struct srv_schema *s = NULL;
+		lp_err rc = srv_schema_compile(root, &s, &err);
+		if (depth == 200) {
+			cr_assert_eq(rc, LP_OK, "%s", err.message);
+		} else {
+			cr_assert_eq(rc, LP_E_INVALID);
+			cr_assert_null(s);
+		}
+		srv_schema_free(s);
+		json_decref(root);
+	}
+}
+
+Test(schema_compile, rules_and_pattern_warnings)
+{
+	struct srv_schema *s = sch(
+		"{\"type\":\"object\",\"x-kubernetes-validations\":[{\"rule\":\"self.a\"}],"
+		"\"properties\":{\"spec\":{\"type\":\"object\",\"properties\":{"
+		"\"l\":{\"type\":\"array\",\"items\":{\"type\":\"string\","
+		"\"pattern\":\"\\\\p{L}+\",\"x-kubernetes-validations\":"
+		"[{\"rule\":\"size(self) > 1\",\"message\":\"short\"}]}}}}}}");
+	cr_assert_eq(srv_schema_rule_count(s), 2);
+	const char *path, *rule, *msg;
+	cr_assert(srv_schema_rule(s, 0, &path, &rule, &msg));
+	cr_assert_str_eq(path, "");
+	cr_assert_str_eq(rule, "self.a");
+	cr_assert_null(msg);
+	cr_assert(srv_schema_rule(s, 1, &path, &rule, &msg));
+	cr_assert_str_eq(path, "spec.l[*]");
+	cr_assert_str_eq(msg, "short");
+	cr_assert_not(srv_schema_rule(s, 2, &path, &rule, &msg));
+	cr_assert_eq(srv_schema_warning_count(s), 1);
+	cr_assert_not_null(strstr(srv_schema_warning(s, 0), "spec.l[*]"));
+	/* An untranslatable pattern matches everything. */
+	expect_ok(s, "{\"spec\":{\"l\":[\"123\"]}}");
+	srv_schema_free(s);
+	srv_schema_free(NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Validation keywords.                                                      */
+
+#define SPEC(props) \
+	"{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\"," \
+	"\"properties\":{" props "}}}}"
+
+Test(schema_validate, type)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"replicas\":{\"type\":\"integer\"},\"n\":{\"type\":\"number\"},"
+		"\"s\":{\"type\":\"string\"},\"b\":{\"type\":\"boolean\"},"
+		"\"o\":{\"type\":\"object\"},\"a\":{\"type\":\"array\"}"));
+	expect_ok(s, "{\"spec\":{\"replicas\":3,\"n\":1.5,\"s\":\"x\",\"b\":true,"
+		     "\"o\":{},\"a\":[]}}");
+	expect_ok(s, "{\"spec\":{\"n\":3}}");
+	expect_ok(s, "{\"spec\":{\"replicas\":3.0}}"); /* kube: integral real */
+	expect_cause(s, "{\"spec\":{\"replicas\":\"string\"}}",
+		     "FieldValueTypeInvalid", "spec.replicas",
+		     "Invalid value: \"string\": spec.replicas in body must be of "
+		     "type integer: \"string\"");
+	expect_cause(s, "{\"spec\":{\"replicas\":3.5}}", "FieldValueTypeInvalid",
+		     "spec.replicas",
+		     "Invalid value: \"number\": spec.replicas in body must be of "
+		     "type integer: \"number\"");
+	expect_cause(s, "{\"spec\":{\"b\":null}}", "FieldValueTypeInvalid",
+		     "spec.b",
+		     "Invalid value: \"null\": spec.b in body must be of type "
+		     "boolean: \"null\"");
+	expect_invalid(s, "{\"spec\":{\"o\":[]}}");
+	expect_invalid(s, "{\"spec\":{\"a\":{}}}");
+	expect_invalid(s, "{\"spec\":{\"s\":1}}");
+	expect_invalid(s, "{\"spec\":[]}");
+	srv_schema_free(s);
+}
+
+Test(schema_validate, nullable_and_int_or_string)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"n\":{\"type\":\"string\",\"nullable\":true},"
+		"\"p\":{\"x-kubernetes-int-or-string\":true}"));
+	expect_ok(s, "{\"spec\":{\"n\":null,\"p\":80}}");
+	expect_ok(s, "{\"spec\":{\"p\":\"http\"}}");
+	expect_cause(s, "{\"spec\":{\"p\":true}}", "FieldValueTypeInvalid",
+		     "spec.p",
+		     "Invalid value: \"boolean\": spec.p in body must be of type "
+		     "integer,string: \"boolean\"");
+	expect_invalid(s, "{\"spec\":{\"p\":1.5}}");
+	srv_schema_free(s);
+}
+
+Test(schema_validate, required)
+{
+	struct srv_schema *s = sch(
+		"{\"type\":\"object\",\"required\":[\"spec\"],\"properties\":{"
+		"\"spec\":{\"type\":\"object\",\"required\":[\"a\",\"b\"],"
+		"\"properties\":{\"a\":{\"type\":\"string\"},\"b\":{\"type\":\"string\"}}}}}");
+	expect_ok(s, "{\"spec\":{\"a\":\"x\",\"b\":\"y\"}}");
+	expect_cause(s, "{}", "FieldValueRequired", "spec", "Required value");
+	expect_cause(s, "{\"spec\":{\"a\":\"x\"}}", "FieldValueRequired",
+		     "spec.b", "Required value");
+	srv_schema_free(s);
+}
+
+Test(schema_validate, enum_values)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"e\":{\"type\":\"string\",\"enum\":[\"a\",\"b\"]},"
+		"\"i\":{\"type\":\"integer\",\"enum\":[1,2]}"));
+	expect_ok(s, "{\"spec\":{\"e\":\"a\",\"i\":2}}");
+	expect_cause(s, "{\"spec\":{\"e\":\"x\"}}", "FieldValueNotSupported",
+		     "spec.e",
+		     "Unsupported value: \"x\": supported values: \"a\", \"b\"");
+	expect_cause(s, "{\"spec\":{\"i\":3}}", "FieldValueNotSupported",
+		     "spec.i",
+		     "Unsupported value: 3: supported values: \"1\", \"2\"");
+	srv_schema_free(s);
+}
+
+Test(schema_validate, numeric_bounds)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"replicas\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":10},"
+		"\"x\":{\"type\":\"number\",\"minimum\":0,\"exclusiveMinimum\":true,"
+		"\"maximum\":1.5,\"exclusiveMaximum\":true},"
+		"\"m\":{\"type\":\"integer\",\"multipleOf\":5},"
+		"\"f\":{\"type\":\"number\",\"multipleOf\":0.1},"
+		"\"big\":{\"type\":\"number\",\"maximum\":1000000}"));
+	expect_ok(s, "{\"spec\":{\"replicas\":10,\"x\":1.2,\"m\":15,\"f\":0.3}}");
+	expect_ok(s, "{\"spec\":{\"replicas\":1}}");
+	expect_cause(s, "{\"spec\":{\"replicas\":11}}", "FieldValueInvalid",
+		     "spec.replicas",
+		     "Invalid value: 11: spec.replicas in body should be less "
+		     "than or equal to 10");
+	expect_cause(s, "{\"spec\":{\"replicas\":0}}", "FieldValueInvalid",
+		     "spec.replicas",
+		     "Invalid value: 0: spec.replicas in body should be greater "
+		     "than or equal to 1");
+	expect_cause(s, "{\"spec\":{\"x\":0}}", "FieldValueInvalid", "spec.x",
+		     "Invalid value: 0: spec.x in body should be greater than 0");
+	expect_cause(s, "{\"spec\":{\"x\":1.5}}", "FieldValueInvalid", "spec.x",
+		     "Invalid value: 1.5: spec.x in body should be less than 1.5");
+	expect_cause(s, "{\"spec\":{\"m\":7}}", "FieldValueInvalid", "spec.m",
+		     "Invalid value: 7: spec.m in body should be a multiple of 5");
+	expect_invalid(s, "{\"spec\":{\"f\":0.35}}");
+	expect_cause(s, "{\"spec\":{\"big\":2000000}}", "FieldValueInvalid",
+		     "spec.big",
+		     "Invalid value: 2000000: spec.big in body should be less "
+		     "than or equal to 1e+06");
+	srv_schema_free(s);
+}
+
+Test(schema_validate, string_lengths_in_runes)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"s\":{\"type\":\"string\",\"minLength\":3,\"maxLength\":5}"));
+	expect_ok(s, "{\"spec\":{\"s\":\"\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\"}}");
+	expect_cause(s, "{\"spec\":{\"s\":\"ab\"}}", "FieldValueInvalid", "spec.s",
+		     "Invalid value: \"ab\": spec.s in body should be at least 3 "
+		     "chars long");
+	expect_cause(s, "{\"spec\":{\"s\":\"abcdef\"}}", "FieldValueTooLong",
+		     "spec.s", "Too long: may not be more than 5 bytes");
+	srv_schema_free(s);
+}
+
+Test(schema_validate, pattern)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"cronSpec\":{\"type\":\"string\",\"pattern\":"
+		"\"^(\\\\d+|\\\\*)(/\\\\d+)?(\\\\s+(\\\\d+|\\\\*)(/\\\\d+)?){4}$\"},"
+		"\"w\":{\"type\":\"string\",\"pattern\":\"^[\\\\w.-]+$\"},"
+		"\"u\":{\"type\":\"string\",\"pattern\":\"^.{2}$\"},"
+		"\"i\":{\"type\":\"string\",\"pattern\":\"(?i)^abc(?:d|e)+?$\"},"
+		"\"bad\":{\"type\":\"string\",\"pattern\":\"(\"}"));
+	expect_ok(s, "{\"spec\":{\"cronSpec\":\"*/5 * * * *\",\"w\":\"a_b.c-d\","
+		     "\"u\":\"\\u00e9\\u00e9\",\"i\":\"ABCde\",\"bad\":\"x\"}}");
+	expect_cause(s, "{\"spec\":{\"cronSpec\":\"* * * *\"}}",
+		     "FieldValueInvalid", "spec.cronSpec",
+		     "Invalid value: \"* * * *\": spec.cronSpec in body should "
+		     "match '^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$'");
+	expect_invalid(s, "{\"spec\":{\"w\":\"a b\"}}");
+	expect_invalid(s, "{\"spec\":{\"u\":\"abc\"}}");
+	expect_invalid(s, "{\"spec\":{\"i\":\"abcf\"}}");
+	srv_schema_free(s);
+}
+
+Test(schema_validate, pattern_classes)
+{
+	/* Go RE2 classes whose ], ^ and - POSIX reads differently. */
+	struct srv_schema *s = sch(SPEC(
+		"\"a\":{\"type\":\"string\",\"pattern\":\"^[0-9a-zA-Z-.]+$\"},"
+		"\"b\":{\"type\":\"string\",\"pattern\":\"^[]a]+$\"},"
+		"\"c\":{\"type\":\"string\",\"pattern\":\"^[^\\\\]^]+$\"},"
+		"\"d\":{\"type\":\"string\",\"pattern\":\"^[a\\\\-z\\\\d]+$\"},"
+		"\"e\":{\"type\":\"string\",\"pattern\":\"^x(?i)(abort|warn)?$\"}"));
+	cr_assert_eq(srv_schema_warning_count(s), 0, "%s",
+		     srv_schema_warning(s, 0));
+	expect_ok(s, "{\"spec\":{\"a\":\"my-tenant.1\",\"b\":\"]a]\","
+		     "\"c\":\"xy\",\"d\":\"a-z9\",\"e\":\"xWARN\"}}");
+	expect_invalid(s, "{\"spec\":{\"a\":\"a_b\"}}");
+	expect_invalid(s, "{\"spec\":{\"b\":\"b\"}}");
+	expect_invalid(s, "{\"spec\":{\"c\":\"x]\"}}");
+	expect_invalid(s, "{\"spec\":{\"c\":\"x^\"}}");
+	expect_invalid(s, "{\"spec\":{\"d\":\"b\"}}");
+	expect_invalid(s, "{\"spec\":{\"e\":\"xfail\"}}");
+	srv_schema_free(s);
+}
+
+Test(schema_validate, formats)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"i32\":{\"type\":\"integer\",\"format\":\"int32\"},"
+		"\"b\":{\"type\":\"string\",\"format\":\"byte\"},"
+		"\"d\":{\"type\":\"string\",\"format\":\"date\"},"
+		"\"dt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+		"\"u\":{\"type\":\"string\",\"format\":\"uuid\"},"
+		"\"v4\":{\"type\":\"string\",\"format\":\"ipv4\"},"
+		"\"v6\":{\"type\":\"string\",\"format\":\"ipv6\"},"
+		"\"c\":{\"type\":\"string\",\"format\":\"cidr\"},"
+		"\"h\":{\"type\":\"string\",\"format\":\"hostname\"},"
+		"\"e\":{\"type\":\"string\",\"format\":\"email\"},"
+		"\"uri\":{\"type\":\"string\",\"format\":\"uri\"},"
+		"\"x\":{\"type\":\"string\",\"format\":\"no-such-format\"}"));
+	expect_ok(s, "{\"spec\":{\"i32\":2147483647,\"b\":\"aGVsbG8=\","
+		     "\"d\":\"2024-02-29\",\"dt\":\"2024-01-02T03:04:05.5+01:00\","
+		     "\"u\":\"123e4567-e89b-12d3-a456-426614174000\","
+		     "\"v4\":\"10.0.0.1\",\"v6\":\"fe80::1\",\"c\":\"10.0.0.0/8\","
+		     "\"h\":\"my-host.example.com\",\"e\":\"a@b.c\","
+		     "\"uri\":\"https://x/y?z=1\",\"x\":\"anything\"}}");
+	expect_cause(s, "{\"spec\":{\"e\":\"x\"}}", "FieldValueTypeInvalid",
+		     "spec.e",
+		     "Invalid value: \"x\": spec.e in body must be of type email: "
+		     "\"x\"");
+	expect_invalid(s, "{\"spec\":{\"i32\":2147483648}}");
+	expect_invalid(s, "{\"spec\":{\"b\":\"a\"}}");
+	expect_invalid(s, "{\"spec\":{\"d\":\"2023-02-29\"}}");
+	expect_invalid(s, "{\"spec\":{\"dt\":\"2024-01-02\"}}");
+	expect_invalid(s, "{\"spec\":{\"dt\":\"2024-01-02T25:00:00Z\"}}");
+	expect_invalid(s, "{\"spec\":{\"u\":\"123e4567\"}}");
+	expect_invalid(s, "{\"spec\":{\"v4\":\"10.0.0.256\"}}");
+	expect_invalid(s, "{\"spec\":{\"v6\":\"10.0.0.1\"}}");
+	expect_invalid(s, "{\"spec\":{\"c\":\"10.0.0.0/33\"}}");
+	expect_invalid(s, "{\"spec\":{\"h\":\"-bad.example\"}}");
+	expect_invalid(s, "{\"spec\":{\"uri\":\"bad%zz\"}}");
+	srv_schema_free(s);
+}
+
+Test(schema_validate, arrays)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"l\":{\"type\":\"array\",\"minItems\":2,\"maxItems\":3,"
+		"\"items\":{\"type\":\"string\"}}"));
+	expect_ok(s, "{\"spec\":{\"l\":[\"a\",\"b\"]}}");
+	expect_cause(s, "{\"spec\":{\"l\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}}",
+		     "FieldValueTooMany", "spec.l",
+		     "Too many: 5: must have at most 3 items");
+	expect_cause(s, "{\"spec\":{\"l\":[\"a\"]}}", "FieldValueInvalid",
+		     "spec.l",
+		     "Invalid value: []interface {}{\"a\"}: spec.l in body should "
+		     "have at least 2 items");
+	expect_cause(s, "{\"spec\":{\"l\":[\"a\",2]}}", "FieldValueTypeInvalid",
+		     "spec.l[1]",
+		     "Invalid value: \"integer\": spec.l[1] in body must be of type "
+		     "string: \"integer\"");
+	srv_schema_free(s);
+}
+
+Test(schema_validate, list_types)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"set\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"set\","
+		"\"items\":{\"type\":\"string\"}},"
+		"\"map\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
+		"\"x-kubernetes-list-map-keys\":[\"name\"],\"items\":{\"type\":"
+		"\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+		"\"v\":{\"type\":\"integer\"}}}}"));
+	expect_ok(s, "{\"spec\":{\"set\":[\"a\",\"b\"],\"map\":[{\"name\":\"a\","
+		     "\"v\":1},{\"name\":\"b\",\"v\":1}]}}");
+	expect_cause(s, "{\"spec\":{\"set\":[\"a\",\"b\",\"a\"]}}",
+		     "FieldValueDuplicate", "spec.set[2]",
+		     "Duplicate value: \"a\"");
+	expect_cause(s, "{\"spec\":{\"map\":[{\"name\":\"a\",\"v\":1},"
+		     "{\"name\":\"a\",\"v\":2}]}}",
+		     "FieldValueDuplicate", "spec.map[1]",
+		     "Duplicate value: map[string]interface {}{\"name\":\"a\"}");
+	srv_schema_free(s);
+}
+
+Test(schema_validate, objects)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"m\":{\"type\":\"object\",\"minProperties\":1,\"maxProperties\":2,"
+		"\"additionalProperties\":{\"type\":\"integer\",\"maximum\":5}},"
+		"\"closed\":{\"type\":\"object\",\"additionalProperties\":false}"));
+	expect_ok(s, "{\"spec\":{\"m\":{\"a\":1,\"b\":5},\"closed\":{}}}");
+	expect_cause(s, "{\"spec\":{\"m\":{\"a\":6}}}", "FieldValueInvalid",
+		     "spec.m.a",
+		     "Invalid value: 6: spec.m.a in body should be less than or "
+		     "equal to 5");
+	expect_cause(s, "{\"spec\":{\"m\":{\"a\":1,\"b\":2,\"c\":3}}}",
+		     "FieldValueTooMany", "spec.m",
+		     "Too many: 3: must have at most 2 items");
+	expect_cause(s, "{\"spec\":{\"m\":{}}}", "FieldValueInvalid", "spec.m",
+		     "Invalid value: map[string]interface {}{}: spec.m in body "
+		     "should have at least 1 properties");
+	expect_cause(s, "{\"spec\":{\"closed\":{\"x\":1}}}", "FieldValueInvalid",
+		     "spec.closed",
+		     "Invalid value: \"\": spec.closed.x in body is a forbidden "
+		     "property");
+	srv_schema_free(s);
+}
+
+Test(schema_validate, combinators)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"any\":{\"type\":\"string\",\"anyOf\":[{\"pattern\":\"^a\"},"
+		"{\"pattern\":\"^b\"}]},"
+		"\"one\":{\"type\":\"integer\",\"oneOf\":[{\"minimum\":0},"
+		"{\"maximum\":10}]},"
+		"\"all\":{\"type\":\"integer\",\"allOf\":[{\"minimum\":0},"
+		"{\"maximum\":10}]},"
+		"\"not\":{\"type\":\"string\",\"not\":{\"enum\":[\"no\"]}}"));
+	expect_ok(s, "{\"spec\":{\"any\":\"bx\",\"one\":20,\"all\":5,\"not\":\"yes\"}}");
+	expect_cause(s, "{\"spec\":{\"any\":\"cx\"}}", "FieldValueInvalid",
+		     "spec.any",
+		     "Invalid value: \"\": \"spec.any\" must validate at least one "
+		     "schema (anyOf)");
+	expect_cause(s, "{\"spec\":{\"one\":5}}", "FieldValueInvalid", "spec.one",
+		     "Invalid value: \"\": \"spec.one\" must validate one and only "
+		     "one schema (oneOf). Found 2 valid alternatives");
+	expect_cause(s, "{\"spec\":{\"all\":11}}", "FieldValueInvalid", "spec.all",
+		     "Invalid value: 11: spec.all in body should be less than or "
+		     "equal to 10");
+	expect_cause(s, "{\"spec\":{\"not\":\"no\"}}", "FieldValueInvalid",
+		     "spec.not",
+		     "Invalid value: \"\": \"spec.not\" must not validate the "
+		     "schema (not)");
+	srv_schema_free(s);
+}
+
+Test(schema_validate, embedded_resource)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"tmpl\":{\"type\":\"object\",\"x-kubernetes-embedded-resource\":true,"
+		"\"x-kubernetes-preserve-unknown-fields\":true}"));
+	expect_ok(s, "{\"spec\":{\"tmpl\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\"}}}");
+	expect_cause(s, "{\"spec\":{\"tmpl\":{\"kind\":\"Pod\"}}}",
+		     "FieldValueRequired", "spec.tmpl.apiVersion",
+		     "Required value: must not be empty");
+	expect_cause(s, "{\"spec\":{\"tmpl\":{\"apiVersion\":\"v1\"}}}",
+		     "FieldValueRequired", "spec.tmpl.kind",
+		     "Required value: must not be empty");
+	expect_invalid(s, "{\"spec\":{\"tmpl\":{\"apiVersion\":\"a/b/c\",\"kind\":\"Pod\"}}}");
+	srv_schema_free(s);
+}
+
+Test(schema_validate, many_errors_are_capped)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"l\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}"));
+	json_t *o = js("{\"spec\":{\"l\":[]}}");
+	json_t *l = json_object_get(json_object_get(o, "spec"), "l");
+	for (int i = 0; i < 1000; i++)
+		json_array_append_new(l, json_integer(i));
+	struct srv_error err = {0};
+	cr_assert_eq(srv_schema_validate(s, o, &err), LP_E_INVALID);
+	cr_assert_eq(err.n_causes, SRV_MAX_CAUSES);
+	json_decref(o);
+	srv_schema_free(s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pruning.                                                                  */
+
+Test(schema_prune, unknown_fields)
+{
+	struct srv_schema *s = sch(
+		"{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+		"\"properties\":{\"a\":{\"type\":\"string\"},\"items\":{\"type\":"
+		"\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"name\":"
+		"{\"type\":\"string\"}}}},\"free\":{\"type\":\"object\","
+		"\"x-kubernetes-preserve-unknown-fields\":true,\"properties\":{"
+		"\"known\":{\"type\":\"object\",\"properties\":{}}}},"
+		"\"m\":{\"type\":\"object\",\"additionalProperties\":{\"type\":"
+		"\"object\",\"properties\":{\"k\":{\"type\":\"string\"}}}}}}}}");
+	json_t *o = js(
+		"{\"apiVersion\":\"x/v1\",\"kind\":\"K\",\"metadata\":{\"name\":\"n\","
+		"\"bogus\":1},\"status\":{},\"spec\":{\"a\":\"x\",\"foo\":1,"
+		"\"items\":[{\"name\":\"a\",\"bar\":2}],\"free\":{\"any\":{\"thing\":1},"
+		"\"known\":{\"drop\":1}},\"m\":{\"x\":{\"k\":\"v\",\"z\":1}}}}");
+	struct paths p = {{0}};
+	srv_schema_prune(s, o, collect, &p);
+	expect_json_eq(o, "{\"apiVersion\":\"x/v1\",\"kind\":\"K\",\"metadata\":"
+			  "{\"name\":\"n\"},\"spec\":{\"a\":\"x\",\"items\":[{\"name\":"
+			  "\"a\"}],\"free\":{\"any\":{\"thing\":1},\"known\":{}},"
+			  "\"m\":{\"x\":{\"k\":\"v\"}}}}");
+	/* Order of keys is jansson's; check as a set. */
+	const char *want[] = {"metadata.bogus", "status", "spec.foo",
+			      "spec.items[0].bar", "spec.free.known.drop",
+			      "spec.m.x.z"};
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+		cr_assert_not_null(strstr(p.buf, want[i]), "%s not in %s",
+				   want[i], p.buf);
+	cr_assert_eq(strlen(p.buf), strlen("metadata.bogus,status,spec.foo,"
+					   "spec.items[0].bar,spec.free.known.drop,"
+					   "spec.m.x.z"), "%s", p.buf);
+	/* Idempotent. */
+	struct paths p2 = {{0}};
+	json_t *copy = json_deep_copy(o);
+	srv_schema_prune(s, o, collect, &p2);
+	cr_assert(json_equal(o, copy));
+	cr_assert_str_empty(p2.buf);
+	json_decref(copy);
+	json_decref(o);
+	srv_schema_free(s);
+}
+
+Test(schema_prune, embedded_and_root_meta)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"e\":{\"type\":\"object\",\"x-kubernetes-embedded-resource\":true,"
+		"\"properties\":{\"spec\":{\"type\":\"object\"}}},"
+		"\"open\":{\"type\":\"object\",\"additionalProperties\":true}"));
+	json_t *o = js("{\"apiVersion\":1,\"kind\":\"K\",\"spec\":{\"e\":{"
+		       "\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+		       "\"p\",\"x\":1},\"spec\":{\"y\":1},\"other\":1},"
+		       "\"open\":{\"a\":1,\"b\":{\"c\":1},\"l\":[[{\"d\":1}]]}}}");
+	struct paths p = {{0}};
+	srv_schema_prune(s, o, collect, &p);
+	/* kube: a non-string root apiVersion is dropped silently; below
+	   additionalProperties: true objects lose their keys. */
+	expect_json_eq(o, "{\"kind\":\"K\",\"spec\":{\"e\":{\"apiVersion\":\"v1\","
+			  "\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{}},"
+			  "\"open\":{\"a\":1,\"b\":{},\"l\":[[{}]]}}}");
+	const char *want[] = {"spec.e.metadata.x", "spec.e.spec.y",
+			      "spec.e.other", "spec.open.b.c",
+			      "spec.open.l[0][0].d"};
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+		cr_assert_not_null(strstr(p.buf, want[i]), "%s not in %s",
+				   want[i], p.buf);
+	cr_assert_null(strstr(p.buf, "apiVersion"), "%s", p.buf);
+	json_decref(o);
+	srv_schema_free(s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Defaulting.                                                               */
+
+Test(schema_default, defaults_and_nulls)
+{
+	struct srv_schema *s = sch(
+		"{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+		"\"default\":{},\"properties\":{"
+		"\"a\":{\"type\":\"string\",\"default\":\"x\"},"
+		"\"o\":{\"type\":\"object\",\"default\":{\"in\":1},\"properties\":{"
+		"\"in\":{\"type\":\"integer\"},\"deep\":{\"type\":\"integer\","
+		"\"default\":7}}},"
+		"\"nd\":{\"type\":\"string\"},"
+		"\"nn\":{\"type\":\"string\",\"nullable\":true,\"default\":\"d\"},"
+		"\"l\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+		"\"default\":{\"z\":0},\"properties\":{\"z\":{\"type\":\"integer\"},"
+		"\"w\":{\"type\":\"integer\",\"default\":3}}}},"
+		"\"m\":{\"type\":\"object\",\"additionalProperties\":{\"type\":"
+		"\"object\",\"default\":{},\"properties\":{\"q\":{\"type\":\"string\","
+		"\"default\":\"qq\"}}}}}}}}");
+	json_t *o = js("{}");
+	srv_schema_default(s, o);
+	expect_json_eq(o, "{\"spec\":{\"a\":\"x\",\"o\":{\"in\":1,\"deep\":7},"
+			  "\"nn\":\"d\"}}");
+	json_decref(o);
+
+	o = js("{\"spec\":{\"a\":null,\"nd\":null,\"nn\":null,\"l\":[null,{}],"
+	       "\"m\":{\"k1\":null,\"k2\":{\"q\":\"set\"}}}}");
+	srv_schema_default(s, o);
+	expect_json_eq(o, "{\"spec\":{\"a\":\"x\",\"o\":{\"in\":1,\"deep\":7},"
+			  "\"nn\":null,\"l\":[{\"z\":0,\"w\":3},{\"w\":3}],"
+			  "\"m\":{\"k1\":{\"q\":\"qq\"},\"k2\":{\"q\":\"set\"}}}}");
+	json_t *copy = json_deep_copy(o);
+	srv_schema_default(s, o);
+	cr_assert(json_equal(o, copy));
+	json_decref(copy);
+	json_decref(o);
+	srv_schema_free(s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The real-world corpus.                                                    */
+
+static char *corpus_dir(void)
+{
+	struct stat st;
+	const char *fixed = "/work/shared/testdata/crds";
+	if (stat(fixed, &st) == 0 && S_ISDIR(st.st_mode))
+		return strdup(fixed);
+	char src[4096];
+	snprintf(src, sizeof src, "%s", __FILE__);
+	char *dir = dirname(src); /* tests/server */
+	char path[8192];
+	snprintf(path, sizeof path, "%s/../../../shared/testdata/crds", dir);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return strdup(path);
+	return NULL;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f, "open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	cr_assert_not_null(buf);
+	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* The YAML documents of a file (split on lines "---"), as a JSON array of
+   the non-null documents; new. */
+static json_t *load_docs(const char *dir, const char *file)
+{
+	char path[8192];
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	size_t len;
+	char *buf = read_all(path, &len);
+	json_t *docs = json_array();
+	char *start = buf, *p = buf;
+	for (;;) {
+		char *eol = strchr(p, '\n');
+		size_t ll = eol ? (size_t)(eol - p) : strlen(p);
+		bool sep = (ll == 3 && strncmp(p, "---", 3) == 0) ||
+			   (ll == 4 && strncmp(p, "---\r", 4) == 0);
+		if (sep || !eol) {
+			size_t dl = (size_t)((sep ? p : p + ll) - start);
+			struct srv_error err = {0};
+			json_t *doc = NULL;
+			lp_err rc = srv_yaml_to_json(start, dl, &doc, &err);
+			cr_assert_eq(rc, LP_OK, "%s: %s", file, err.message);
+			if (json_is_null(doc))
+				json_decref(doc);
+			else
+				json_array_append_new(docs, doc);
+			if (!eol)
+				break;
+			start = eol + 1;
+		}
+		p = eol + 1;
+	}
+	free(buf);
+	return docs;
+}
+
+static void no_report(void *ud, const char *path)
+{
+	(void)ud;
+	(void)path;
+}
+
+struct corpus_stats {
+	int checked, failed;
+};
+
+/* The schema of group/version kind in crd, or NULL. */
+static const json_t *version_schema(const json_t *crd, const char *api_version,
+				    const char *kind)
+{
+	const json_t *spec = json_object_get(crd, "spec");
+	const char *group = json_string_value(json_object_get(spec, "group"));
+	const char *ckind = json_string_value(
+		json_object_get(json_object_get(spec, "names"), "kind"));
+	const char *slash = strchr(api_version, '/');
+	if (!group || !ckind || !slash || strcmp(ckind, kind) != 0 ||
+	    strlen(group) != (size_t)(slash - api_version) ||
+	    strncmp(group, api_version, strlen(group)) != 0)
+		return NULL;
+	size_t i;
+	json_t *ver;
+	json_array_foreach(json_object_get(spec, "versions"), i, ver) {
+		const char *vn = json_string_value(json_object_get(ver, "name"));
+		if (vn && strcmp(vn, slash + 1) == 0)
+			return json_object_get(json_object_get(ver, "schema"),
+					       "openAPIV3Schema");
+	}
+	return NULL;
+}
+
+static void check_object(const char *file, size_t di, const json_t *doc,
+			 const json_t *crd, const char *crd_file,
+			 const char *expect, struct corpus_stats *st)
+{
+	const char *av = json_string_value(json_object_get(doc, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(doc, "kind"));
+	if (!av || !kind)
+		return;
+	const json_t *schema = version_schema(crd, av, kind);
+	if (!schema)
+		return;
+	struct srv_error err = {0};
+	struct srv_schema *s = NULL;
+	cr_assert_eq(srv_schema_compile(schema, &s, &err), LP_OK, "%s: %s",
+		     crd_file, err.message);
+	json_t *o = json_deep_copy(doc);
+	struct paths unknown = {{0}};
+	srv_schema_prune(s, o, collect, &unknown);
+	srv_schema_default(s, o);
+
+	/* Prune and default are idempotent. */
+	json_t *again = json_deep_copy(o);
+	srv_schema_prune(s, again, no_report, NULL);
+	srv_schema_default(s, again);
+	cr_expect(json_equal(o, again), "%s doc %zu: prune+default not "
+		  "idempotent", file, di);
+	json_decref(again);
+
+	srv_error_clear(&err);
+	lp_err rc = srv_schema_validate(s, o, &err);
+	char causes[4096];
+	dump_causes(&err, causes, sizeof causes);
+	bool want_valid = strcmp(expect, "reject") != 0;
+	bool ok = want_valid ? rc == LP_OK : rc == LP_E_INVALID;
+	printf("corpus: %-4s %s doc %zu (%s %s) vs %s: %s%s%s%s\n",
+	       ok ? "ok" : "FAIL", file, di, kind, av, crd_file,
+	       rc == LP_OK ? "valid" : lp_errname(rc),
+	       unknown.buf[0] ? " [pruned: " : "", unknown.buf,
+	       unknown.buf[0] ? "]" : "");
+	if (rc != LP_OK)
+		printf("%s\n", causes + 1);
+	st->checked++;
+	if (!ok)
+		st->failed++;
+	cr_expect(ok, "%s doc %zu: expected %s, got %s:%s", file, di, expect,
+		  lp_errname(rc), causes);
+	json_decref(o);
+	srv_schema_free(s);
+}
+
+Test(schema_corpus, crds_examples_invalid)
+{
+	char *dir = corpus_dir();
+	if (!dir)
+		cr_skip("no shared/testdata/crds");
+	char ipath[8192];
+	snprintf(ipath, sizeof ipath, "%s/index.json", dir);
+	json_error_t je;
+	json_t *index = json_load_file(ipath, 0, &je);
+	cr_assert_not_null(index, "%s: %s", ipath, je.text);
+	json_t *files = json_object_get(index, "files");
+	json_t *crds = json_object(); /* file -> parsed CRD */
+	size_t i;
+	json_t *f;
+	int n_versions = 0;
+	json_array_foreach(files, i, f) {
+		const char *role = json_string_value(json_object_get(f, "role"));
+		const char *file = json_string_value(json_object_get(f, "file"));
+		if (!role || strcmp(role, "crd") != 0)
+			continue;
+		json_t *docs = load_docs(dir, file);
+		cr_assert_eq(json_array_size(docs), 1, "%s", file);
+		json_t *crd = json_array_get(docs, 0);
+		size_t vi;
+		json_t *ver;
+		json_array_foreach(json_object_get(json_object_get(crd, "spec"),
+						   "versions"), vi, ver) {
+			const json_t *schema = json_object_get(
+				json_object_get(ver, "schema"), "openAPIV3Schema");
+			if (!schema)
+				continue;
+			struct srv_error err = {0};
+			struct srv_schema *s = NULL;
+			lp_err rc = srv_schema_compile(schema, &s, &err);
+			cr_expect_eq(rc, LP_OK, "%s version %zu: %s", file, vi,
+				     err.message);
+			printf("corpus: %-4s %s version %s compiled (%zu rules, "
+			       "%zu pattern warnings)\n", rc ? "FAIL" : "ok", file,
+			       json_string_value(json_object_get(ver, "name")),
+			       srv_schema_rule_count(s),
+			       srv_schema_warning_count(s));
+			for (size_t w = 0; w < srv_schema_warning_count(s); w++)
+				printf("  warning: %s\n", srv_schema_warning(s, w));
+			srv_schema_free(s);
+			n_versions++;
+		}
+		json_object_set(crds, file, crd);
+		json_decref(docs);
+	}
+	cr_assert_gt(n_versions, 0);
+
+	struct corpus_stats st = {0};
+	json_array_foreach(files, i, f) {
+		const char *role = json_string_value(json_object_get(f, "role"));
+		const char *file = json_string_value(json_object_get(f, "file"));
+		const char *expect = json_string_value(json_object_get(f, "expect"));
+		if (!role || (strcmp(role, "example") != 0 &&
+			      strcmp(role, "invalid") != 0))
+			continue;
+		json_t *docs = load_docs(dir, file);
+		size_t di;
+		json_t *doc;
+		int matched = 0;
+		json_array_foreach(docs, di, doc) {
+			size_t ci;
+			json_t *cf;
+			json_array_foreach(json_object_get(f, "for_crd"), ci, cf) {
+				const char *crd_file = json_string_value(cf);
+				json_t *crd = json_object_get(crds, crd_file);
+				if (!crd)
+					continue;
+				int before = st.checked;
+				check_object(file, di, doc, crd, crd_file, expect,
+					     &st);
+				matched += st.checked - before;
+			}
+		}
+		cr_expect_gt(matched, 0, "%s: no document matched its CRD", file);
+		json_decref(docs);
+	}
+	printf("corpus: %d object checks, %d failed\n", st.checked, st.failed);
+	fflush(stdout);
+	json_decref(crds);
+	json_decref(index);
+	free(dir);
+}
+
+/* kube's documented defaulting result (kubernetes/expected/). */
+Test(schema_corpus, defaulting_matches_documented_result)
+{
+	char *dir = corpus_dir();
+	if (!dir)
+		cr_skip("no shared/testdata/crds");
+	json_t *crds = load_docs(dir, "kubernetes/website__crontab-defaulting.yaml");
+	json_t *in = load_docs(dir,
+			       "kubernetes/examples/crontab__website-defaulting-input.yaml");
+	json_t *want = load_docs(dir,
+				 "kubernetes/expected/crontab__website-defaulting-result.yaml");
+	const json_t *schema = version_schema(json_array_get(crds, 0),
+					      "stable.example.com/v1", "CronTab");
+	cr_assert_not_null(schema);
+	struct srv_error err = {0};
+	struct srv_schema *s = NULL;
+	cr_assert_eq(srv_schema_compile(schema, &s, &err), LP_OK);
+	json_t *o = json_array_get(in, 0);
+	srv_schema_prune(s, o, no_report, NULL);
+	srv_schema_default(s, o);
+	cr_assert_eq(srv_schema_validate(s, o, &err), LP_OK);
+	cr_assert(json_equal(json_object_get(o, "spec"),
+			     json_object_get(json_array_get(want, 0), "spec")));
+	srv_schema_free(s);
+	json_decref(crds);
+	json_decref(in);
+	json_decref(want);
+	free(dir);
+}
