@@ -18,7 +18,10 @@
  *
  * Invariants:
  *  1. A watcher's pos only grows; every change after from_rev with its
- *     prefix is delivered exactly once, in position order.
+ *     prefix is delivered exactly once, in position order. A commit is
+ *     visible to readers before its events are published, so the ring may
+ *     still receive changes at or below a new watcher's position: they are
+ *     skipped.
  *  2. hub->mu guards the ring, the watcher list and each watcher's armed,
  *     seq and wake fields. A readiness callback runs outside hub->mu with
  *     the watcher's inflight count raised; eng_watch_close waits for it to
@@ -606,6 +609,10 @@ static lp_err next_locked_out(eng_watch *w, eng_event **out)
 		while (w->seq < h->tail) {
 			eng_event *ev = h->ring[w->seq % h->cap];
 			w->seq++;
+			/* A change committed before the watcher opened but
+			   published after: already behind its position. */
+			if (pos_cmp(ev->rev, ev->idx_, w->pos_rev, w->pos_idx) <= 0)
+				continue;
 			w->pos_rev = ev->rev;
 			w->pos_idx = ev->idx_;
 			if (matches(w, ev)) {
