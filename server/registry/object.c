@@ -174,12 +174,20 @@ static unsigned char *unb64url(const char *s, size_t *out_len)
 
 char *reg_continue_encode(int64_t rv, const char *start, size_t start_len)
 {
+	return reg_continue_encode_n(rv, start, start_len, -1);
+}
+
+char *reg_continue_encode_n(int64_t rv, const char *start, size_t start_len,
+			    int64_t n)
+{
 	json_t *o = json_object();
 	if (!o)
 		return NULL;
 	json_object_set_new(o, "v", json_string("meta.k8s.io/v1"));
 	json_object_set_new(o, "rv", json_integer(rv));
 	json_object_set_new(o, "start", json_stringn(start, start_len));
+	if (n >= 0)
+		json_object_set_new(o, "n", json_integer(n));
 	char *s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (!s)
@@ -187,6 +195,22 @@ char *reg_continue_encode(int64_t rv, const char *start, size_t start_len)
 	char *t = b64url((unsigned char *)s, strlen(s));
 	free(s);
 	return t;
+}
+
+int64_t reg_continue_remaining(const char *tok)
+{
+	size_t len;
+	unsigned char *raw = unb64url(tok, &len);
+	if (!raw)
+		return -1;
+	json_t *o = json_loadb((char *)raw, len, JSON_ALLOW_NUL, NULL);
+	free(raw);
+	json_t *n = json_object_get(o, "n");
+	int64_t v = json_is_integer(n) && json_integer_value(n) >= 0
+			    ? json_integer_value(n)
+			    : -1;
+	json_decref(o);
+	return v;
 }
 
 lp_err reg_continue_decode(const char *tok, int64_t *rv, char **start,

@@ -40,6 +40,13 @@ void reg_now(char buf[32]);
  * Errors: LP_E_BADREQUEST (with a message in msg) for any malformed token.
  */
 char *reg_continue_encode(int64_t rv, const char *start, size_t start_len);
+/* The same with the number of objects left after this page in "n" (an
+   extra member kube's clients ignore): the next page, read at the same
+   revision, then needs no count. n < 0: omitted. */
+char *reg_continue_encode_n(int64_t rv, const char *start, size_t start_len,
+			    int64_t n);
+/* The "n" of a token, or -1 when it has none or is malformed. */
+int64_t reg_continue_remaining(const char *tok);
 lp_err reg_continue_decode(const char *tok, int64_t *rv, char **start,
 			   size_t *start_len, char *msg, size_t msg_len);
 

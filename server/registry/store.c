@@ -231,6 +231,8 @@ lp_err reg_list(eng *e, const struct reg_list_req *q, reg_item_fn fn,
 		if (at < 0)
 			at = 0; /* rv -1: continue at the latest revision */
 	}
+	/* the count carried from the first page, if any */
+	int64_t carried = q->cont && q->count ? reg_continue_remaining(q->cont) : -1;
 	struct walk w = {.fn = fn, .ud = ud};
 	eng_pin *pin = NULL;
 	uint64_t want = q->limit;
@@ -249,7 +251,7 @@ lp_err reg_list(eng *e, const struct reg_list_req *q, reg_item_fn fn,
 			.prefix = prefix->bytes, .prefix_len = prefix->len,
 			.from = from, .from_len = from_len, .at_rev = rev,
 			.limit = chunk,
-			.flags = (want && q->count) ? ENG_RANGE_COUNT : 0};
+			.flags = (want && q->count && carried < 0) ? ENG_RANGE_COUNT : 0};
 		struct eng_range_res rr;
 		rc = eng_range(rd, &rq, walk_cb, &w, &rr);
 		eng_rd_end(rd);
@@ -267,7 +269,10 @@ lp_err reg_list(eng *e, const struct reg_list_req *q, reg_item_fn fn,
 				pin = NULL;
 		}
 		more = rr.more;
-		left = rr.n_remaining;
+		left = carried >= 0 ? (uint64_t)(carried > (int64_t)res->n_taken
+						 ? carried - (int64_t)res->n_taken
+						 : 0)
+				    : rr.n_remaining;
 		if (!more || (want && res->n_taken >= want))
 			break;
 		/* next chunk: strictly after the last key taken */
@@ -291,7 +296,9 @@ lp_err reg_list(eng *e, const struct reg_list_req *q, reg_item_fn fn,
 			if (start) {
 				memcpy(start, w.last + prefix->len, sl);
 				start[sl] = 0; /* last key + NUL: strictly after */
-				res->token = reg_continue_encode(rev, start, sl + 1);
+				res->token = reg_continue_encode_n(
+					rev, start, sl + 1,
+					q->count ? (int64_t)left : -1);
 				free(start);
 			}
 			if (!res->token)
