@@ -5,7 +5,8 @@
 #   make test     install missing packages, then every build and test stage
 #                 (plain, ASan+UBSan, TSan; see scripts/test.sh)
 #   make bench    build and run the benchmarks
-#   make fuzz     the fuzzers (none yet)
+#   make fuzz     build build-fuzz/ and run every fuzzer for FUZZ_SECONDS
+#                 (default 60) each; see scripts/fuzz.sh and docs/fuzzing.md
 #   make clean    remove every build directory
 #
 # JOBS sets the parallel build jobs (default: the number of cores).
@@ -31,9 +32,12 @@ test:
 
 bench: build
 	build/bench-engine
+	BUILD_DIR=build scripts/bench-http.sh
+
+FUZZ_SECONDS ?= 60
 
 fuzz:
-	@echo "no fuzz harnesses yet (issue 6)"
+	JOBS=$(JOBS) FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-fuzz

@@ -10,12 +10,18 @@
 #   build-tsan  build-tsan/  TSan (-DLAPIS_SANITIZE=tsan)
 #   test-tsan   ctest in build-tsan/, labels threads and e2e only
 #               (Criterion aborts under TSan, Criterion issue #274)
+#   build-fuzz  build-fuzz/  clang, ASan+UBSan, libFuzzer harnesses
+#                            (-DLAPIS_FUZZ=ON; tests and benchmarks off)
+#   fuzz        ctest in build-fuzz/fuzz/: each fuzzer from its corpus with
+#               -seed=1 and a fixed -runs (10-20 s each), plus the
+#               regression inputs (time-based fuzzing: make fuzz)
 #
 # Usage: scripts/test.sh [STAGE...]   (default: all, in the order above)
 # Environment: JOBS (parallel build and ctest jobs; default nproc),
 # CTEST_ARGS (extra ctest arguments, e.g. "-R e2e"), BUILD_PREFIX (the build
-# directories are PREFIX, PREFIX-asan, PREFIX-tsan; default "build", so that
-# two people sharing a work tree can each run the stages in their own).
+# directories are PREFIX, PREFIX-asan, PREFIX-tsan, PREFIX-fuzz; default
+# "build", so that two people sharing a work tree can each run the stages in
+# their own).
 #
 # Every stage runs even after one fails (a test stage whose build failed is
 # counted failed without running); each prints its elapsed seconds, a
@@ -29,7 +35,7 @@ JOBS=${JOBS:-$(nproc)}
 prefix=${BUILD_PREFIX:-build}
 read -r -a ctest_extra <<<"${CTEST_ARGS:-}"
 
-all_stages=(deps build test build-asan test-asan build-tsan test-tsan)
+all_stages=(deps build test build-asan test-asan build-tsan test-tsan build-fuzz fuzz)
 if (($# > 0)); then
 	stages=("$@")
 else
@@ -64,6 +70,11 @@ stage_cmd() {
 			run_ctest "$prefix-asan"
 		;;
 	build-tsan) configure_and_build "$prefix-tsan" -DLAPIS_SANITIZE=tsan ;;
+	build-fuzz)
+		configure_and_build "$prefix-fuzz" -DCMAKE_C_COMPILER=clang \
+			-DLAPIS_SANITIZE=asan -DLAPIS_FUZZ=ON -DLAPIS_TESTS=OFF \
+			-DLAPIS_BENCH=OFF
+		;;
 	test-tsan)
 		# A fixed address-space layout: TSan's shadow mapping fails on
 		# kernels with large mmap randomization ("unexpected memory
@@ -76,6 +87,13 @@ stage_cmd() {
 		local rc=$?
 		ctest_wrap=()
 		return "$rc"
+		;;
+	fuzz)
+		# The fuzz tests are enabled in fuzz/ alone (the fuzz build turns
+		# the other tests off), so ctest runs there.
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+			run_ctest "$prefix-fuzz/fuzz" -L fuzz
 		;;
 	*)
 		echo "test.sh: unknown stage '$1' (stages: ${all_stages[*]})" >&2
@@ -90,7 +108,8 @@ t_all=$EPOCHREALTIME
 for s in "${stages[@]}"; do
 	# A test stage needs its build: skip it when that build failed here.
 	build=${s/test/build}
-	if [[ $s == test* && ${result[$build]:-} == FAIL ]]; then
+	[[ $s == fuzz ]] && build=build-fuzz
+	if [[ ($s == test* || $s == fuzz) && ${result[$build]:-} == FAIL ]]; then
 		echo "=== $s: skipped, $build failed"
 		result[$s]=FAIL
 		seconds[$s]=0.0

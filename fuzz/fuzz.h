@@ -1,0 +1,51 @@
+/*
+ * fuzz.h -- what every harness in fuzz/ shares.
+ *
+ * A harness defines LLVMFuzzerTestOneInput and nothing else. It is built
+ * three ways (fuzz/CMakeLists.txt): with libFuzzer (LAPIS_FUZZ), with
+ * AFL++'s driver (LAPIS_AFL), and as a plain replayer linked with
+ * fuzz/replay.c, which CTest runs over the harness's corpus and its
+ * regression inputs in the normal and ASan builds.
+ *
+ * A harness checks invariants with FUZZ_CHECK: a violation prints what
+ * failed and aborts, which every driver reports as a crash and saves the
+ * input. Sanitizers catch the rest (memory errors, leaks, undefined
+ * behaviour). One call, one thread; no state survives a call but what a
+ * harness keeps on purpose (and says so).
+ */
+#ifndef LAPIS_FUZZ_H
+#define LAPIS_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define FUZZ_CHECK(cond, ...)                                                 \
+	do {                                                                  \
+		if (!(cond)) {                                                \
+			fprintf(stderr, "%s:%d: invariant failed: %s: ",      \
+				__FILE__, __LINE__, #cond);                   \
+			fprintf(stderr, __VA_ARGS__);                         \
+			fputc('\n', stderr);                                  \
+			abort();                                              \
+		}                                                             \
+	} while (0)
+
+/* The input as a NUL-terminated string (bytes after an embedded NUL are
+   kept but invisible to C string functions); new, or NULL when out of
+   memory. */
+static inline char *fuzz_strndup(const uint8_t *data, size_t size)
+{
+	char *s = malloc(size + 1);
+	if (s) {
+		memcpy(s, data, size);
+		s[size] = 0;
+	}
+	return s;
+}
+
+#endif
