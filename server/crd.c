@@ -439,20 +439,10 @@ static json_t *obj_child(json_t *o, const char *k)
 
 static lp_err crd_invalid(const json_t *obj, struct srv_error *err)
 {
-	if (!err->n_causes)
-		return LP_OK;
-	const char *name = json_string_value(
-		json_object_get(json_object_get(obj, "metadata"), "name"));
-	char msg[sizeof err->message];
-	size_t off = 0;
-	for (int i = 0; i < err->n_causes && off < sizeof msg; i++)
-		off += (size_t)snprintf(msg + off, sizeof msg - off, "%s%s: %s",
-					i ? ", " : "", err->causes[i].field,
-					err->causes[i].message);
-	return srv_error_set(err, LP_E_INVALID,
-			     "CustomResourceDefinition.apiextensions.k8s.io \"%s\" is invalid: %s%s%s",
-			     name ? name : "", err->n_causes > 1 ? "[" : "", msg,
-			     err->n_causes > 1 ? "]" : "");
+	return srv_error_invalid(err, "CustomResourceDefinition",
+				 "apiextensions.k8s.io",
+				 json_string_value(json_object_get(
+					 json_object_get(obj, "metadata"), "name")));
 }
 
 lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old,

@@ -223,18 +223,7 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 static lp_err invalid_from_causes(const struct srv_resource *res,
 				  const char *name, struct srv_error *err)
 {
-	if (err->n_causes == 0)
-		return LP_OK;
-	char msg[sizeof err->message];
-	size_t off = 0;
-	for (int i = 0; i < err->n_causes && off < sizeof msg; i++)
-		off += (size_t)snprintf(msg + off, sizeof msg - off, "%s%s: %s",
-					i ? ", " : "", err->causes[i].field,
-					err->causes[i].message);
-	return srv_error_set(err, LP_E_INVALID, "%s%s%s \"%s\" is invalid: %s%s%s",
-			     res->kind, res->group[0] ? "." : "", res->group,
-			     name ? name : "", err->n_causes > 1 ? "[" : "", msg,
-			     err->n_causes > 1 ? "]" : "");
+	return srv_error_invalid(err, res->kind, res->group, name);
 }
 
 /* ------------------------------------------------------------ bodies */

@@ -86,20 +86,9 @@ static size_t check_data_keys(const json_t *m, const char *field,
 static lp_err finish_invalid(const struct srv_resource *r, const json_t *obj,
 			     struct srv_error *err)
 {
-	if (!err || err->n_causes == 0)
-		return LP_OK;
-	const char *name = json_string_value(
-		json_object_get(json_object_get(obj, "metadata"), "name"));
-	char msg[sizeof err->message];
-	size_t off = 0;
-	for (int i = 0; i < err->n_causes && off < sizeof msg; i++)
-		off += (size_t)snprintf(msg + off, sizeof msg - off, "%s%s: %s",
-					i ? ", " : "", err->causes[i].field,
-					err->causes[i].message);
-	return srv_error_set(err, LP_E_INVALID, "%s%s%s \"%s\" is invalid: %s%s%s",
-			     r->kind, r->group[0] ? "." : "", r->group,
-			     name ? name : "", err->n_causes > 1 ? "[" : "",
-			     msg, err->n_causes > 1 ? "]" : "");
+	return srv_error_invalid(err, r->kind, r->group,
+				 json_string_value(json_object_get(
+					 json_object_get(obj, "metadata"), "name")));
 }
 
 /* ------------------------------------------------------------ strategies */

@@ -36,3 +36,20 @@ void srv_error_clear(struct srv_error *err)
 	if (err)
 		memset(err, 0, sizeof *err);
 }
+
+lp_err srv_error_invalid(struct srv_error *err, const char *kind,
+			 const char *group, const char *name)
+{
+	if (!err || err->n_causes == 0)
+		return LP_OK;
+	char msg[sizeof err->message];
+	size_t off = 0;
+	for (int i = 0; i < err->n_causes && off < sizeof msg; i++)
+		off += (size_t)snprintf(msg + off, sizeof msg - off, "%s%s: %s",
+					i ? ", " : "", err->causes[i].field,
+					err->causes[i].message);
+	return srv_error_set(err, LP_E_INVALID, "%s%s%s \"%s\" is invalid: %s%s%s",
+			     kind, group && *group ? "." : "", group ? group : "",
+			     name ? name : "", err->n_causes > 1 ? "[" : "", msg,
+			     err->n_causes > 1 ? "]" : "");
+}

@@ -34,6 +34,12 @@ void srv_error_cause(struct srv_error *err, const char *reason,
 		     const char *field, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* When causes were added, make err kube's Invalid: LP_E_INVALID with the
+   message `<Kind>[.<group>] "<name>" is invalid: <field>: <body>` (several
+   causes inside [ ]). Returns LP_OK when there are no causes. */
+lp_err srv_error_invalid(struct srv_error *err, const char *kind,
+			 const char *group, const char *name);
+
 /* Clear to LP_OK. */
 void srv_error_clear(struct srv_error *err);
 
