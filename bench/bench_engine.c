@@ -107,31 +107,31 @@ static const char *const order_names[] = {"shuffled", "sorted", "roundrobin"};
 /* --only: run some parts, e.g. under perf record. */
 enum { ONLY_GET = 1, ONLY_SCAN = 2, ONLY_WRITES = 4, ONLY_ALL = 7 };
 
-/* ---------------------------------------------------------------- setup */
+/* -------------------------------------------------------------------- setup */
 
 struct opts {
 	uint64_t keys;
 	size_t value_size;
 	double seconds;
 	const char *dir;
-	unsigned threads[64];	/* read thread counts to measure */
-	unsigned n_threads;	/* 0: 1..nproc */
-	unsigned rounds;	/* rounds per figure; the best counts */
-	unsigned only;		/* ONLY_* bits to run; all by default */
-	int order;		/* ORDER_*: the load order */
+	unsigned threads[64]; /* read thread counts to measure */
+	unsigned n_threads;   /* 0: 1..nproc */
+	unsigned rounds;      /* rounds per figure; the best counts */
+	unsigned only;	      /* ONLY_* bits to run; all by default */
+	int order;	      /* ORDER_*: the load order */
 	int quick;
 };
 
 struct bench {
 	struct opts o;
 	uint64_t seed;
-	char root[4096];	/* our mkdtemp directory */
+	char root[4096]; /* our mkdtemp directory */
 	char eng_dir[4200];
 	char raw_dir[4200];
-	char *keys;		/* n * KEY_LEN bytes, no NULs */
-	uint32_t *load_order;	/* key indexes in the order they are loaded */
+	char *keys;	      /* n * KEY_LEN bytes, no NULs */
+	uint32_t *load_order; /* key indexes in the order they are loaded */
 	uint32_t n;
-	int cpus[1024];		/* allowed CPUs, in order */
+	int cpus[1024]; /* allowed CPUs, in order */
 	unsigned ncpu;
 	eng *e;
 	MDB_env *env;
@@ -285,7 +285,7 @@ static int mdb_fail(const char *what, int rc)
 	return -1;
 }
 
-/* ---------------------------------------------------------------- workers */
+/* ------------------------------------------------------------------ workers */
 
 /* The flag that ends a measurement, alone on its cache line. */
 static struct {
@@ -305,14 +305,14 @@ struct worker {
 	_Alignas(CACHE_LINE) struct phase *ph;
 	struct bench *b;
 	unsigned id;
-	int cpu;		/* -1: not pinned */
-	uint64_t seed;		/* its key sequence */
-	uint64_t ops;		/* gets, scans or commits */
-	uint64_t recs;		/* records seen (scans) */
-	uint64_t misses;	/* keys not found: a bug if not 0 */
-	uint64_t sink;		/* touched bytes summed, so nothing is elided */
-	double t0, t1;		/* its own start and stop times */
-	int err;		/* setup or loop failed (reported already) */
+	int cpu;	 /* -1: not pinned */
+	uint64_t seed;	 /* its key sequence */
+	uint64_t ops;	 /* gets, scans or commits */
+	uint64_t recs;	 /* records seen (scans) */
+	uint64_t misses; /* keys not found: a bug if not 0 */
+	uint64_t sink;	 /* touched bytes summed, so nothing is elided */
+	double t0, t1;	 /* its own start and stop times */
+	int err;	 /* setup or loop failed (reported already) */
 };
 
 struct phase {
@@ -346,8 +346,8 @@ static void *worker_main(void *arg)
 		cpu_set_t set;
 		CPU_ZERO(&set);
 		CPU_SET(w->cpu, &set);
-		int rc = pthread_setaffinity_np(pthread_self(), sizeof set,
-						&set);
+		int rc =
+		    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 		if (rc != 0)
 			fprintf(stderr, "bench-engine: pin to cpu %d: %s\n",
 				w->cpu, strerror(rc));
@@ -445,7 +445,7 @@ fail:
 	return ret;
 }
 
-/* ---------------------------------------------------------------- engine loops */
+/* ------------------------------------------------------------- engine loops */
 
 static void eng_get_loop(struct worker *w)
 {
@@ -494,10 +494,10 @@ static void eng_scan_loop(struct worker *w)
 	uint64_t s = w->seed, ops = 0, recs = 0;
 	struct scan_acc acc = {0};
 	struct eng_range_req req = {
-		.prefix = PREFIX,
-		.prefix_len = sizeof(PREFIX) - 1,
-		.from_len = KEY_LEN,
-		.limit = SCAN_LIMIT,
+	    .prefix = PREFIX,
+	    .prefix_len = sizeof(PREFIX) - 1,
+	    .from_len = KEY_LEN,
+	    .limit = SCAN_LIMIT,
 	};
 	lp_err rc = LP_OK;
 
@@ -617,7 +617,7 @@ static void raw_scan_loop(struct worker *w)
 		w->err = mdb_fail(what, rc);
 }
 
-/* ---------------------------------------------------------------- writers */
+/* ------------------------------------------------------------------ writers */
 
 static unsigned g_writers; /* writer threads of the running write phase */
 
@@ -665,13 +665,13 @@ static void eng_write_loop(struct worker *w)
 		w->err = eng_fail("write loop", rc);
 }
 
-/* ---------------------------------------------------------------- load */
+/* --------------------------------------------------------------------- load */
 
 static int eng_open_mode(struct bench *b, int nosync)
 {
 	struct eng_opts eo = {
-		.dir = b->eng_dir,
-		.nosync = nosync,
+	    .dir = b->eng_dir,
+	    .nosync = nosync,
 	};
 	lp_err rc = eng_open(&eo, &b->e);
 	if (rc != LP_OK)
@@ -812,10 +812,10 @@ fail:
 
 /*
  * Write both stores' dirty pages to disk before anything is timed. The
- * engine loads with nosync, so without this the kernel writes its 200 MB
- * back in the middle of the read figures (from about 30 s after the load),
- * while the raw copy was synced at the end of its load: an asymmetry that
- * cost the engine's scans a third of their speed in short runs.
+ * engine loads with nosync and the raw copy is synced at the end of its
+ * load: without this the kernel would write the engine's file back (about
+ * 200 MB for the default data set) while the reads are being measured, and
+ * charge that to whichever side runs then.
  */
 static int flush_stores(struct bench *b)
 {
@@ -838,8 +838,8 @@ static int warm_up(struct bench *b)
 	eng_rd *r = NULL;
 	struct scan_acc acc = {0};
 	struct eng_range_req req = {
-		.prefix = PREFIX,
-		.prefix_len = sizeof(PREFIX) - 1,
+	    .prefix = PREFIX,
+	    .prefix_len = sizeof(PREFIX) - 1,
 	};
 	struct eng_range_res res;
 	lp_err rc = eng_rd_begin(b->e, &r);
@@ -879,7 +879,7 @@ static int warm_up(struct bench *b)
 	return 0;
 }
 
-/* ---------------------------------------------------------------- report */
+/* ------------------------------------------------------------------- report */
 
 static const char *flag_names(unsigned f, char *buf, size_t len)
 {
@@ -887,13 +887,17 @@ static const char *flag_names(unsigned f, char *buf, size_t len)
 		unsigned flag;
 		const char *name;
 	} names[] = {
-		{MDB_FIXEDMAP, "MDB_FIXEDMAP"}, {MDB_NOSUBDIR, "MDB_NOSUBDIR"},
-		{MDB_RDONLY, "MDB_RDONLY"},	{MDB_WRITEMAP, "MDB_WRITEMAP"},
-		{MDB_NOMETASYNC, "MDB_NOMETASYNC"},
-		{MDB_NOSYNC, "MDB_NOSYNC"},	{MDB_MAPASYNC, "MDB_MAPASYNC"},
-		{MDB_NOTLS, "MDB_NOTLS"},	{MDB_NOLOCK, "MDB_NOLOCK"},
-		{MDB_NORDAHEAD, "MDB_NORDAHEAD"},
-		{MDB_NOMEMINIT, "MDB_NOMEMINIT"},
+	    {MDB_FIXEDMAP, "MDB_FIXEDMAP"},
+	    {MDB_NOSUBDIR, "MDB_NOSUBDIR"},
+	    {MDB_RDONLY, "MDB_RDONLY"},
+	    {MDB_WRITEMAP, "MDB_WRITEMAP"},
+	    {MDB_NOMETASYNC, "MDB_NOMETASYNC"},
+	    {MDB_NOSYNC, "MDB_NOSYNC"},
+	    {MDB_MAPASYNC, "MDB_MAPASYNC"},
+	    {MDB_NOTLS, "MDB_NOTLS"},
+	    {MDB_NOLOCK, "MDB_NOLOCK"},
+	    {MDB_NORDAHEAD, "MDB_NORDAHEAD"},
+	    {MDB_NOMEMINIT, "MDB_NOMEMINIT"},
 	};
 	size_t used = 0;
 	buf[0] = '\0';
@@ -984,7 +988,7 @@ static int measure_pair(struct bench *b, struct phase *pe, struct phase *pr,
 	return 0;
 }
 
-/* ---------------------------------------------------------------- phases */
+/* ------------------------------------------------------------------- phases */
 
 #define MAX_T 64
 
@@ -1105,11 +1109,11 @@ static int raw_commit_round(struct bench *b, int nosync, unsigned puts,
 /* A write figure: the engine's best round, the raw LMDB baseline's best
    round at the engine's batching, and the engine's mean group size. */
 struct wfig {
-	double eng_s;	  /* engine txns/s */
-	double group;	  /* engine txns per commit group */
-	unsigned batch;	  /* raw puts per commit: the group size, rounded */
-	double raw_s;	  /* raw puts/s at that batch */
-	double raw_us;	  /* raw microseconds per commit at that batch */
+	double eng_s;	/* engine txns/s */
+	double group;	/* engine txns per commit group */
+	unsigned batch; /* raw puts per commit: the group size, rounded */
+	double raw_s;	/* raw puts/s at that batch */
+	double raw_us;	/* raw microseconds per commit at that batch */
 };
 
 /*
@@ -1215,29 +1219,30 @@ fail:
 	return -1;
 }
 
-/* ---------------------------------------------------------------- main */
+/* --------------------------------------------------------------------- main */
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: bench-engine [--keys N] [--value-size B] [--seconds S]\n"
-		"                    [--rounds R] [--dir D] [--threads T[,T...]]\n"
-		"                    [--order shuffled|sorted|roundrobin]\n"
-		"                    [--only get,scan,writes] [--quick]\n"
-		"  --keys N        keys to load (default 100000; --quick 10000)\n"
-		"  --value-size B  bytes per value (default 1024)\n"
-		"  --seconds S     seconds per round (default 2; --quick 0.3)\n"
-		"  --rounds R      rounds per figure, the best counts\n"
-		"                  (default 3; --quick 1)\n"
-		"  --dir D         where the temporary store directory goes\n"
-		"                  (default $TMPDIR or /tmp); removed at exit\n"
-		"  --threads T     read thread counts (default 1..nproc)\n"
-		"  --order O       load order: shuffled (default), sorted or\n"
-		"                  roundrobin (over the namespaces)\n"
-		"  --only P        run only these parts: get,scan,writes\n"
-		"                  (for profiling; default all)\n"
-		"  --quick         a smoke run of a few seconds\n"
-		"  LAPIS_SEED      overrides the fixed random seed\n");
+	fprintf(
+	    f,
+	    "usage: bench-engine [--keys N] [--value-size B] [--seconds S]\n"
+	    "                    [--rounds R] [--dir D] [--threads T[,T...]]\n"
+	    "                    [--order shuffled|sorted|roundrobin]\n"
+	    "                    [--only get,scan,writes] [--quick]\n"
+	    "  --keys N        keys to load (default 100000; --quick 10000)\n"
+	    "  --value-size B  bytes per value (default 1024)\n"
+	    "  --seconds S     seconds per round (default 2; --quick 0.3)\n"
+	    "  --rounds R      rounds per figure, the best counts\n"
+	    "                  (default 3; --quick 1)\n"
+	    "  --dir D         where the temporary store directory goes\n"
+	    "                  (default $TMPDIR or /tmp); removed at exit\n"
+	    "  --threads T     read thread counts (default 1..nproc)\n"
+	    "  --order O       load order: shuffled (default), sorted or\n"
+	    "                  roundrobin (over the namespaces)\n"
+	    "  --only P        run only these parts: get,scan,writes\n"
+	    "                  (for profiling; default all)\n"
+	    "  --quick         a smoke run of a few seconds\n"
+	    "  LAPIS_SEED      overrides the fixed random seed\n");
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -1410,8 +1415,8 @@ int main(int argc, char **argv)
 	if (!base || !*base)
 		base = "/tmp";
 	/* The root is at most 4095 bytes, so the two names below fit. */
-	int w = snprintf(b->root, sizeof b->root, "%s/lapis-bench-XXXXXX",
-			 base);
+	int w =
+	    snprintf(b->root, sizeof b->root, "%s/lapis-bench-XXXXXX", base);
 	if (w < 0 || (size_t)w >= sizeof b->root) {
 		fprintf(stderr, "bench-engine: --dir too long\n");
 		b->root[0] = '\0';
@@ -1464,8 +1469,7 @@ int main(int argc, char **argv)
 	       "nosync), file %.1f MiB; raw %.2f s (%.0f keys/s), file "
 	       "%.1f MiB\n",
 	       te, te > 0 ? b->n / te : 0, LOAD_BATCH,
-	       (double)info.file_bytes / 1048576.0, tr,
-	       tr > 0 ? b->n / tr : 0,
+	       (double)info.file_bytes / 1048576.0, tr, tr > 0 ? b->n / tr : 0,
 	       (double)(ei.me_last_pgno + 1) * ms.ms_psize / 1048576.0);
 	printf("engine: rev %" PRId64 ", %" PRIu64 " keys, map %.0f GiB "
 	       "(default), eng_rd per get/scan\n",
@@ -1491,9 +1495,10 @@ int main(int argc, char **argv)
 		goto fail;
 	double load[3];
 	if (getloadavg(load, 3) == 3)
-		printf("\nload average at the end: %.2f %.2f %.2f (figures from "
-		       "a loaded machine are lower bounds)\n",
-		       load[0], load[1], load[2]);
+		printf(
+		    "\nload average at the end: %.2f %.2f %.2f (figures from "
+		    "a loaded machine are lower bounds)\n",
+		    load[0], load[1], load[2]);
 	ret = 0;
 fail:
 	eng_close(b->e);
