@@ -135,9 +135,11 @@ struct eng {
 
 	struct gate gate;
 
-	/* eng_rd objects parked in thread-local caches; freed at close */
+	/* eng_rd objects parked in thread-local caches; freed at close, or
+	   when their thread exits (read.c) */
 	pthread_mutex_t rd_mu;
 	struct eng_rd *rd_all;
+	struct eng *live_next;	/* in read.c's list of open engines */
 
 	/* writer */
 	struct wq *wq;
@@ -212,6 +214,8 @@ void eng__rec_public(const struct rec *r, struct eng_record *out);
 size_t eng__digits(int64_t v, char *buf);
 
 /* read.c */
+void eng__live_add(eng *e);
+void eng__live_remove(eng *e);
 lp_err eng__rd_meta(eng_rd *r);
 lp_err eng__rec_at(eng_rd *r, const uint8_t *ik, size_t ik_len, int64_t rev,
 		   struct rec *out);

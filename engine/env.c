@@ -432,6 +432,7 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 		goto fail;
 	if (!e->readonly && (rc = eng__writer_start(e)))
 		goto fail;
+	eng__live_add(e);
 	*out = e;
 	return LP_OK;
 fail:
@@ -457,7 +458,9 @@ void eng_close(eng *e)
 	pthread_mutex_lock(&e->rev_mu);
 	pthread_cond_broadcast(&e->rev_cv);
 	pthread_mutex_unlock(&e->rev_mu);
-	/* Parked read transactions of every thread (each is reset, not busy). */
+	/* Parked read transactions of every thread (each is reset, not busy);
+	   off the live list first, so no exiting thread frees one meanwhile. */
+	eng__live_remove(e);
 	pthread_mutex_lock(&e->rd_mu);
 	struct eng_rd *r = e->rd_all;
 	e->rd_all = NULL;

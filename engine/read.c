@@ -26,6 +26,74 @@ static _Thread_local struct {
 	eng_rd *rd;
 } tls_rd;
 
+/*
+ * A thread's parked read transaction holds an LMDB reader slot: when the
+ * thread exits, a pthread key destructor gives it back, provided its engine
+ * is still open (live_mu orders that against eng_close).
+ */
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static eng *live_engines;
+static pthread_key_t rd_key;
+static pthread_once_t rd_once = PTHREAD_ONCE_INIT;
+
+void eng__live_add(eng *e)
+{
+	pthread_mutex_lock(&live_mu);
+	e->live_next = live_engines;
+	live_engines = e;
+	pthread_mutex_unlock(&live_mu);
+}
+
+void eng__live_remove(eng *e)
+{
+	pthread_mutex_lock(&live_mu);
+	for (eng **pp = &live_engines; *pp; pp = &(*pp)->live_next) {
+		if (*pp == e) {
+			*pp = e->live_next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&live_mu);
+}
+
+static void rd_thread_exit(void *unused)
+{
+	(void)unused;
+	eng_rd *r = tls_rd.rd;
+	if (!r)
+		return;
+	pthread_mutex_lock(&live_mu);
+	for (eng *e = live_engines; e; e = e->live_next) {
+		if (e->gen != tls_rd.gen)
+			continue;
+		bool found = false;
+		pthread_mutex_lock(&e->rd_mu);
+		for (eng_rd **pp = &e->rd_all; *pp; pp = &(*pp)->next) {
+			if (*pp == r && !r->busy) {
+				*pp = r->next;
+				found = true;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&e->rd_mu);
+		if (found) {
+			if (r->txn)
+				mdb_txn_abort(r->txn);
+			free(r->grp);
+			free(r);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&live_mu);
+	tls_rd.rd = NULL;
+	tls_rd.gen = 0;
+}
+
+static void rd_key_init(void)
+{
+	pthread_key_create(&rd_key, rd_thread_exit);
+}
+
 static void rd_unlink_free(eng *e, eng_rd *r)
 {
 	pthread_mutex_lock(&e->rd_mu);
@@ -65,6 +133,9 @@ lp_err eng_rd_begin(eng *e, eng_rd **out)
 		if (tls_rd.gen != e->gen || !tls_rd.rd) {
 			tls_rd.gen = e->gen;
 			tls_rd.rd = r;
+			/* arm the exit hook (any non-NULL value) */
+			pthread_once(&rd_once, rd_key_init);
+			pthread_setspecific(rd_key, (void *)1);
 		}
 	}
 	int mrc;
