@@ -102,38 +102,8 @@ static bool is_dns_subdomain(const char *s)
 	return true;
 }
 
-/* A label key or annotation key: [prefix/]name (qualified name). */
-static bool is_qualified_name(const char *k)
-{
-	const char *slash = strchr(k, '/');
-	const char *name = k;
-	if (slash) {
-		char prefix[256];
-		size_t pl = (size_t)(slash - k);
-		if (pl == 0 || pl >= sizeof prefix)
-			return false;
-		memcpy(prefix, k, pl);
-		prefix[pl] = 0;
-		if (!is_dns_subdomain(prefix))
-			return false;
-		name = slash + 1;
-	}
-	size_t n = strlen(name);
-	if (n == 0 || n > 63)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			     (c >= '0' && c <= '9');
-		if (alnum)
-			continue;
-		if ((c == '-' || c == '_' || c == '.') && i > 0 && i < n - 1)
-			continue;
-		return false;
-	}
-	return true;
-}
-
+/* A label value: empty, or at most 63 characters, alphanumeric at both ends
+   and [-_.a-zA-Z0-9] inside. */
 static bool is_label_value(const char *v)
 {
 	size_t n = strlen(v);
@@ -152,6 +122,26 @@ static bool is_label_value(const char *v)
 		return false;
 	}
 	return true;
+}
+
+/* A label key or annotation key: [prefix/]name (qualified name), whose name
+   part follows the label-value rule but may not be empty. */
+static bool is_qualified_name(const char *k)
+{
+	const char *slash = strchr(k, '/');
+	const char *name = k;
+	if (slash) {
+		char prefix[256];
+		size_t pl = (size_t)(slash - k);
+		if (pl == 0 || pl >= sizeof prefix)
+			return false;
+		memcpy(prefix, k, pl);
+		prefix[pl] = 0;
+		if (!is_dns_subdomain(prefix))
+			return false;
+		name = slash + 1;
+	}
+	return *name && is_label_value(name);
 }
 
 /* kube's limit on all annotations of an object together. */
