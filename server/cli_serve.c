@@ -27,6 +27,8 @@
 #include "crd.h"
 #include "http.h"
 #include "lapis/log.h"
+#include "../controllers/ctl.h"
+#include "ctlops.h"
 #include "objects.h"
 #include "pki.h"
 
@@ -35,6 +37,7 @@ static const char usage[] =
     "                   [--insecure-http [--force-insecure]] [--tls-san NAME]...\n"
     "                   [--nosync] [--compaction-interval DUR]\n"
     "                   [--request-timeout DUR] [--idle-timeout DUR]\n"
+    "                   [--controllers LIST]\n"
     "\n"
     "Serve the Kubernetes API for built-in resources on a data directory,\n"
     "creating it on first start (store, CA and serving certificate, admin\n"
@@ -63,6 +66,13 @@ static const char usage[] =
     "      --idle-timeout DUR        close idle or stalled connections after this\n"
     "                                (default 120s; watches carry their own\n"
     "                                timeoutSeconds and bookmarks)\n"
+    "      --controllers LIST        the controllers to run: names, * for all,\n"
+    "                                -name for not that one, in order (default\n"
+    "                                *; \"*,-gc\" runs all but the garbage\n"
+    "                                collector; \"\" none). Known: namespace\n"
+    "                                (empties and finalizes deleted namespaces),\n"
+    "                                gc (ownerReferences garbage collection;\n"
+    "                                also called garbagecollector)\n"
     "  -h, --help                    show this help\n"
     "\n"
     "The data directory holds store/ (the LMDB environment), pki/, admin.token,\n"
@@ -141,6 +151,7 @@ int cli_serve(int argc, char **argv)
 		OPT_REQ_TIMEOUT,
 		OPT_IDLE_TIMEOUT,
 		OPT_SVC_RANGE,
+		OPT_CONTROLLERS,
 	};
 	static const struct option opts[] = {
 	    {"data-dir", required_argument, NULL, 'd'},
@@ -154,6 +165,7 @@ int cli_serve(int argc, char **argv)
 	    {"request-timeout", required_argument, NULL, OPT_REQ_TIMEOUT},
 	    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
 	    {"service-cluster-ip-range", required_argument, NULL, OPT_SVC_RANGE},
+	    {"controllers", required_argument, NULL, OPT_CONTROLLERS},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -165,6 +177,10 @@ int cli_serve(int argc, char **argv)
 	size_t n_sans = 0;
 	uint64_t compaction_ms = DEFAULT_COMPACTION_MS;
 	uint64_t req_ms = 60000, idle_ms = 120000;
+	uint32_t controllers = 0;
+	char cmsg[256];
+	if (ctl_parse_enabled("*", &controllers, cmsg, sizeof cmsg) != LP_OK)
+		return CLI_FAIL;
 	int c;
 
 	optind = 1;
@@ -211,6 +227,14 @@ int cli_serve(int argc, char **argv)
 		case OPT_IDLE_TIMEOUT:
 			if (parse_dur_opt("--idle-timeout", optarg, &idle_ms))
 				return cli_usage(usage, 1);
+			break;
+		case OPT_CONTROLLERS:
+			if (ctl_parse_enabled(optarg, &controllers, cmsg,
+					      sizeof cmsg) != LP_OK) {
+				fprintf(stderr, "lapis serve: --controllers: %s\n",
+					cmsg);
+				return cli_usage(usage, 1);
+			}
 			break;
 		case 'h':
 			return cli_usage(usage, 0);
@@ -259,6 +283,8 @@ int cli_serve(int argc, char **argv)
 
 	struct cli_datadir d;
 	struct srv *s = NULL;
+	ctl_mgr *cm = NULL;
+	struct ctl_store cs;
 	struct srv_pki pki = {0};
 	int rc = cli_datadir_lock(dir, 1, &d);
 	if (rc != CLI_OK)
@@ -311,6 +337,16 @@ int cli_serve(int argc, char **argv)
 		rc = CLI_FAIL;
 		goto out;
 	}
+	srv_ctl_store(d.e, &cs);
+	lerr = ctl_mgr_new(&cs, controllers, &cm);
+	if (lerr == LP_OK)
+		lerr = ctl_mgr_start(cm);
+	if (lerr != LP_OK) {
+		fprintf(stderr, "lapis: cannot start the controllers: %s\n",
+			lp_strerror(lerr));
+		rc = CLI_FAIL;
+		goto out;
+	}
 	char url[512];
 	server_url(listen, !insecure, srv_port(s), url, sizeof url);
 	if (srv_kubeconfig_write(d.dir, url, insecure ? NULL : &pki, &serr) !=
@@ -336,6 +372,7 @@ int cli_serve(int argc, char **argv)
 
 out:
 	srv_stop(s);
+	ctl_mgr_free(cm); /* before the CRD map and the store go */
 	srv_crds_shutdown();
 	srv_pki_free(&pki);
 	cli_datadir_close(&d);

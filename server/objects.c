@@ -1810,6 +1810,84 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 	return storage_err(res, name, LP_E_CONFLICT, err);
 }
 
+/* ------------------------------------------------------------ controllers */
+
+lp_err srv_delete_object(eng *e, const struct srv_resource *res,
+			 const char *ns, const char *name, const char *uid,
+			 const char *policy)
+{
+	struct del_opts o = {.policy = policy, .pre_uid = uid};
+	struct srv_error err = {0};
+	json_t *reply = NULL;
+	int code = 0;
+	lp_err rc = delete_one(e, res, ns, name, &o, &reply, &code, &err);
+	json_decref(reply);
+	if (rc == LP_OK && res->after_write)
+		res->after_write(e);
+	return rc;
+}
+
+/* Whether obj, being deleted, has no finalizer left to wait for. */
+static bool nothing_holds(const struct srv_resource *res, const json_t *obj)
+{
+	json_t *m = json_object_get(obj, "metadata");
+	if (json_array_size(json_object_get(m, "finalizers")) > 0)
+		return false;
+	return strcmp(res->resource, "namespaces") ||
+	       json_array_size(json_object_get(json_object_get(obj, "spec"),
+					       "finalizers")) == 0;
+}
+
+lp_err srv_mutate_object(eng *e, const struct srv_resource *res,
+			 const char *ns, const char *name, const char *uid,
+			 bool (*fn)(json_t *obj, void *arg), void *arg)
+{
+	struct srv_error err = {0};
+	struct reg_key k;
+	if (key_of(res, ns, name, &k, &err))
+		return err.code;
+	for (int attempt = 0; attempt < WRITE_RETRIES; attempt++) {
+		struct reg_obj c = {0};
+		lp_err rc = reg_get(e, &k, &c);
+		if (!rc)
+			rc = reg_obj_decode(&c);
+		const char *cuid = rc ? NULL : meta_str(c.obj, "uid");
+		if (!rc && uid && (!cuid || strcmp(cuid, uid)))
+			rc = LP_E_CONFLICT;
+		json_t *next = rc ? NULL : json_deep_copy(c.obj);
+		if (!rc && !next)
+			rc = LP_E_NOMEM;
+		if (rc || !fn(next, arg)) {
+			json_decref(next);
+			reg_obj_free(&c);
+			return rc;
+		}
+		if (meta_str(next, "deletionTimestamp") && nothing_holds(res, next)) {
+			struct reg_key ipk;
+			struct reg_side sd;
+			int n_sd = svc_release(res, c.obj, &ipk, &sd);
+			if (res->before_delete)
+				rc = res->before_delete(e, c.obj);
+			if (!rc)
+				rc = reg_delete_sides(e, &k, c.mod, &sd, n_sd);
+		} else {
+			struct eng_cmp cmp = {ENG_CMP_MOD, c.mod};
+			char *out = NULL;
+			size_t ol = 0;
+			rc = reg_put(e, &k, next, &cmp, false, NULL, &out, &ol, NULL);
+			free(out);
+		}
+		json_decref(next);
+		reg_obj_free(&c);
+		if (rc == LP_E_CONFLICT)
+			continue;
+		if (rc == LP_OK && res->after_write)
+			res->after_write(e);
+		return rc;
+	}
+	return LP_E_CONFLICT;
+}
+
 static void do_delete(struct srv_req *r, const struct srv_resource *res,
 		      const char *ns, const char *name)
 {

@@ -33,6 +33,21 @@ bool srv_object_matches(const struct srv_resource *res, const srv_lsel *ls,
 void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	       const char *ns, const char *name);
 
+/*
+ * For controllers (ctlops.c): delete as DELETE does with propagationPolicy
+ * policy (NULL: the default) and a UID precondition (NULL: none); and a
+ * read-modify-write where fn edits the object and says whether it changed
+ * (retried on concurrent writes; removing the last finalizer of an object
+ * being deleted deletes it). Errors: LP_E_NOTFOUND, LP_E_CONFLICT (another
+ * UID, or writes kept racing), storage errors.
+ */
+lp_err srv_delete_object(eng *e, const struct srv_resource *res,
+			 const char *ns, const char *name, const char *uid,
+			 const char *policy);
+lp_err srv_mutate_object(eng *e, const struct srv_resource *res,
+			 const char *ns, const char *name, const char *uid,
+			 bool (*fn)(json_t *obj, void *arg), void *arg);
+
 /* Create the namespaces a fresh store starts with. */
 lp_err srv_bootstrap(eng *e);
 

@@ -256,6 +256,10 @@ check "removing the last finalizer deletes it" code_is 404
 # namespaces: terminating refuses new content
 req POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"t1"}}'
 check "create namespace is 201 and Active" code_has 201 '"phase":"Active"'
+# content with a finalizer keeps the namespace Terminating (the namespace
+# controller removes the rest and waits; tests/e2e/controllers.sh)
+req POST /api/v1/namespaces/t1/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"held","finalizers":["test.lapis.dev/hold"]}}'
+check "a held configmap in it" code_is 201
 req DELETE /api/v1/namespaces/t1
 check "delete namespace marks it Terminating" grep -q '"phase":"Terminating"' "$WORK/body"
 req POST /api/v1/namespaces/t1/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"late"}}'

@@ -99,9 +99,23 @@ v1.create_namespaced_secret("py", secret)
 check("secret stringData is folded into data",
       v1.read_namespaced_secret("s1", "py").data == {"u": "YWRtaW4="})
 
+# A configmap with a finalizer keeps the namespace Terminating; the
+# namespace controller deletes the rest and waits for it.
+v1.create_namespaced_config_map("py", client.V1ConfigMap(
+    metadata=client.V1ObjectMeta(name="held", finalizers=["test.lapis.dev/hold"])))
 v1.delete_namespace("py")
-check("delete namespace marks it Terminating",
-      v1.read_namespace("py").status.phase == "Terminating")
+ns = v1.read_namespace("py")
+check("delete namespace marks it Terminating", ns.status.phase == "Terminating")
+v1.patch_namespaced_config_map("held", "py", {"metadata": {"finalizers": None}})
+gone = False
+w = watch.Watch()
+for ev in w.stream(v1.list_namespace, field_selector="metadata.name=py",
+                   resource_version=ns.metadata.resource_version,
+                   timeout_seconds=60):
+    if ev["type"] == "DELETED":
+        gone = True
+        w.stop()
+check("the namespace goes once its content is gone", gone)
 
 print("python: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -1,0 +1,377 @@
+/*
+ * ctl.c -- controllers and the manager that feeds them from one shared
+ * informer over the whole store (ctl.h).
+ */
+#include "ctl.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lapis/log.h"
+#include "registry/registry.h"
+#include "workqueue.h"
+
+#define NS_PER_MS 1000000LL
+
+extern const struct ctl_def ctl_namespace; /* nsctl.c */
+extern const struct ctl_def ctl_gc;	   /* gc.c */
+
+const struct ctl_def *const ctl_builtin[] = {&ctl_namespace, &ctl_gc, NULL};
+
+struct ctl {
+	const struct ctl_def *def;
+	void *ud;
+	struct ctl_mgr *m;
+	wq *q;
+	pthread_t *threads;
+	unsigned n_threads;
+};
+
+struct ctl_mgr {
+	struct ctl_store store;
+	inf *informer;
+	ctl *c;
+	size_t n;
+	bool started, stopped;
+};
+
+/* ------------------------------------------------------------ helpers */
+
+const char *ctl_meta_str(const json_t *obj, const char *k)
+{
+	return json_string_value(
+	    json_object_get(json_object_get(obj, "metadata"), k));
+}
+
+bool ctl_has_finalizer(const json_t *obj, const char *f)
+{
+	json_t *a =
+	    json_object_get(json_object_get(obj, "metadata"), "finalizers");
+	size_t i;
+	json_t *v;
+	json_array_foreach(a, i, v)
+	{
+		if (json_is_string(v) && !strcmp(json_string_value(v), f))
+			return true;
+	}
+	return false;
+}
+
+bool ctl_drop_finalizer(json_t *obj, const char *f)
+{
+	json_t *a =
+	    json_object_get(json_object_get(obj, "metadata"), "finalizers");
+	bool dropped = false;
+	for (size_t i = 0; i < json_array_size(a);) {
+		const char *s = json_string_value(json_array_get(a, i));
+		if (s && !strcmp(s, f)) {
+			json_array_remove(a, i);
+			dropped = true;
+		} else {
+			i++;
+		}
+	}
+	return dropped;
+}
+
+/* ------------------------------------------------------------ events */
+
+static json_t *decode(const struct inf_obj *o)
+{
+	if (!o)
+		return NULL;
+	json_t *j = json_loadb((const char *)o->value, o->value_len, 0, NULL);
+	if (j && !json_is_object(j)) {
+		json_decref(j);
+		j = NULL;
+	}
+	return j;
+}
+
+json_t *ctl_ev_old(struct ctl_ev *ev)
+{
+	if (!ev->old_done) {
+		ev->old_json = decode(ev->old);
+		ev->old_done = true;
+	}
+	return ev->old_json;
+}
+
+json_t *ctl_ev_cur(struct ctl_ev *ev)
+{
+	if (!ev->cur_done) {
+		ev->cur_json = decode(ev->cur);
+		ev->cur_done = true;
+	}
+	return ev->cur_json;
+}
+
+json_t *ctl_ev_obj(struct ctl_ev *ev)
+{
+	return ev->type == CTL_DELETE ? ctl_ev_old(ev) : ctl_ev_cur(ev);
+}
+
+static bool obj_mentions(const struct inf_obj *o, const char *s)
+{
+	return o && memmem(o->value, o->value_len, s, strlen(s));
+}
+
+bool ctl_ev_mentions(const struct ctl_ev *ev, const char *s)
+{
+	return obj_mentions(ev->old, s) || obj_mentions(ev->cur, s);
+}
+
+static void dispatch(ctl_mgr *m, enum ctl_ev_type type,
+		     const struct inf_obj *old, const struct inf_obj *cur)
+{
+	const struct inf_obj *o = cur ? cur : old;
+	char key[ENG_KEY_MAX + 1];
+	if (o->key_len > ENG_KEY_MAX)
+		return;
+	memcpy(key, o->key, o->key_len);
+	key[o->key_len] = '\0';
+	struct ctl_ev ev = {.type = type, .key = key, .old = old, .cur = cur};
+	for (size_t i = 0; i < m->n; i++)
+		m->c[i].def->observe(m->c[i].ud, &m->c[i], &ev);
+	json_decref(ev.old_json);
+	json_decref(ev.cur_json);
+}
+
+static void on_add(void *ud, const struct inf_obj *obj)
+{
+	dispatch(ud, CTL_ADD, NULL, obj);
+}
+
+static void on_update(void *ud, const struct inf_obj *old,
+		      const struct inf_obj *cur)
+{
+	dispatch(ud, CTL_UPDATE, old, cur);
+}
+
+static void on_delete(void *ud, const struct inf_obj *last)
+{
+	dispatch(ud, CTL_DELETE, last, NULL);
+}
+
+/* ------------------------------------------------------------ controllers */
+
+void ctl_add(ctl *c, const char *key)
+{
+	if (wq_add(c->q, key) != LP_OK)
+		lp_warn("%s: cannot queue %s: out of memory", c->def->name,
+			key);
+}
+
+void ctl_add_after(ctl *c, const char *key, int64_t delay_ms)
+{
+	if (wq_add_after(c->q, key, delay_ms * NS_PER_MS) != LP_OK)
+		lp_warn("%s: cannot queue %s: out of memory", c->def->name,
+			key);
+}
+
+const struct ctl_store *ctl_store_of(ctl *c)
+{
+	return &c->m->store;
+}
+
+lp_err ctl_wait_rev(ctl *c, int64_t rev)
+{
+	return inf_wait_rev(c->m->informer, rev);
+}
+
+static void *worker(void *arg)
+{
+	ctl *c = arg;
+	if (inf_wait_synced(c->m->informer) != LP_OK)
+		return NULL;
+	const char *key;
+	while (wq_get(c->q, &key) == LP_OK) {
+		lp_err rc = c->def->sync(c->ud, c, key);
+		if (rc == LP_OK) {
+			wq_forget(c->q, key);
+		} else {
+			int64_t delay = 0;
+			wq_add_rate_limited(c->q, key, &delay);
+			lp_debug("%s: %s: %s; again in %lld ms", c->def->name,
+				 key, lp_strerror(rc),
+				 (long long)(delay / NS_PER_MS));
+		}
+		wq_done(c->q, key);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ manager */
+
+static const char *const gc_alias = "garbagecollector";
+
+static int find_def(const char *name, size_t len)
+{
+	if (len == strlen(gc_alias) && !memcmp(name, gc_alias, len))
+		name = "gc", len = 2;
+	for (int i = 0; ctl_builtin[i]; i++) {
+		const char *n = ctl_builtin[i]->name;
+		if (strlen(n) == len && !memcmp(n, name, len))
+			return i;
+	}
+	return -1;
+}
+
+lp_err ctl_parse_enabled(const char *spec, uint32_t *mask, char *msg,
+			 size_t msg_n)
+{
+	uint32_t all = 0;
+	for (int i = 0; ctl_builtin[i]; i++)
+		all |= 1u << i;
+	uint32_t m = 0;
+	const char *p = spec ? spec : "";
+	while (*p) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		bool neg = len > 0 && *p == '-';
+		const char *name = p + neg;
+		size_t nlen = len - neg;
+		if (nlen == 1 && *name == '*') {
+			m = neg ? 0 : all;
+		} else if (nlen > 0 || neg) {
+			int i = find_def(name, nlen);
+			if (i < 0) {
+				char known[256] = "";
+				for (int j = 0; ctl_builtin[j]; j++) {
+					strncat(known, j ? ", " : "",
+						sizeof known - strlen(known) -
+						    1);
+					strncat(known, ctl_builtin[j]->name,
+						sizeof known - strlen(known) -
+						    1);
+				}
+				snprintf(
+				    msg, msg_n,
+				    "unknown controller \"%.*s\" (known: %s)",
+				    (int)(nlen > 64 ? 64 : nlen), name, known);
+				return LP_E_INVAL;
+			}
+			if (neg)
+				m &= ~(1u << i);
+			else
+				m |= 1u << i;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	*mask = m;
+	return LP_OK;
+}
+
+lp_err ctl_mgr_new(const struct ctl_store *s, uint32_t mask, ctl_mgr **out)
+{
+	ctl_mgr *m = calloc(1, sizeof *m);
+	if (!m)
+		return LP_E_NOMEM;
+	m->store = *s;
+	size_t n = 0;
+	for (int i = 0; ctl_builtin[i]; i++)
+		n += (mask >> i) & 1u;
+	m->c = calloc(n ? n : 1, sizeof *m->c);
+	if (!m->c) {
+		free(m);
+		return LP_E_NOMEM;
+	}
+	lp_err rc = LP_OK;
+	for (int i = 0; ctl_builtin[i] && rc == LP_OK; i++) {
+		if (!((mask >> i) & 1u))
+			continue;
+		ctl *c = &m->c[m->n];
+		c->def = ctl_builtin[i];
+		c->m = m;
+		struct wq_opts qo = {.name = c->def->name};
+		rc = wq_new(&qo, &c->q);
+		if (rc == LP_OK && (rc = c->def->init(&m->store, &c->ud))) {
+			wq_free(c->q);
+			c->q = NULL;
+		}
+		if (rc == LP_OK)
+			m->n++;
+	}
+	struct inf_opts io = {
+	    .name = "controllers",
+	    .e = s->e,
+	    .prefix = REG_ROOT,
+	    .prefix_len = strlen(REG_ROOT),
+	    .handlers = {on_add, on_update, on_delete, m},
+	};
+	if (rc == LP_OK && m->n > 0)
+		rc = inf_new(&io, &m->informer);
+	if (rc != LP_OK) {
+		ctl_mgr_free(m);
+		return rc;
+	}
+	*out = m;
+	return LP_OK;
+}
+
+lp_err ctl_mgr_start(ctl_mgr *m)
+{
+	if (m->n == 0 || m->started)
+		return LP_OK;
+	m->started = true;
+	lp_err rc = inf_start(m->informer);
+	for (size_t i = 0; i < m->n && rc == LP_OK; i++) {
+		ctl *c = &m->c[i];
+		c->threads = calloc(c->def->workers, sizeof *c->threads);
+		if (!c->threads)
+			return LP_E_NOMEM;
+		for (unsigned t = 0; t < c->def->workers; t++) {
+			if (pthread_create(&c->threads[t], NULL, worker, c))
+				return LP_E_NOMEM;
+			c->n_threads++;
+		}
+	}
+	if (rc == LP_OK) {
+		char names[256] = "";
+		for (size_t i = 0; i < m->n; i++) {
+			strncat(names, i ? ", " : "",
+				sizeof names - strlen(names) - 1);
+			strncat(names, m->c[i].def->name,
+				sizeof names - strlen(names) - 1);
+		}
+		lp_info("controllers: %s", names);
+	}
+	return rc;
+}
+
+void ctl_mgr_stop(ctl_mgr *m)
+{
+	if (!m || m->stopped)
+		return;
+	m->stopped = true;
+	if (m->informer)
+		inf_stop(
+		    m->informer); /* no observe after this; waiters leave */
+	for (size_t i = 0; i < m->n; i++)
+		wq_shutdown(m->c[i].q);
+	for (size_t i = 0; i < m->n; i++) {
+		for (unsigned t = 0; t < m->c[i].n_threads; t++)
+			pthread_join(m->c[i].threads[t], NULL);
+		m->c[i].n_threads = 0;
+	}
+}
+
+void ctl_mgr_free(ctl_mgr *m)
+{
+	if (!m)
+		return;
+	ctl_mgr_stop(m);
+	inf_free(m->informer);
+	for (size_t i = 0; i < m->n; i++) {
+		m->c[i].def->fini(m->c[i].ud);
+		wq_free(m->c[i].q);
+		free(m->c[i].threads);
+	}
+	free(m->c);
+	free(m);
+}

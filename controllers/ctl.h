@@ -1,0 +1,167 @@
+/*
+ * ctl.h -- the controller runtime: controllers (a work queue, worker
+ * threads and a sync function) fed by one shared informer over the whole
+ * store, and the built-in controllers that run on it (DESIGN.md
+ * "Controllers"; issue 4).
+ *
+ * The shape is client-go's: an informer lists and watches the store
+ * in-process and tells each controller of every change (observe, on the
+ * informer thread: decide which keys need work and queue them); worker
+ * threads take keys from the controller's queue and call sync(key), which
+ * reads the current state and acts. A key is never synced by two workers
+ * at once; a sync that fails is retried with the queue's per-key back-off.
+ *
+ * Controllers never call our own HTTP. They read the store through the
+ * engine and the registry, and they write through struct ctl_store: the
+ * API server's own delete and update strategies (finalizers, deletion
+ * timestamps, side keys, the CRD serving map), handed in by the server so
+ * that this library links the registry and never the HTTP parts of
+ * server/ (DESIGN.md "Rules of the house").
+ *
+ * Threads: ctl_mgr_start() starts the informer thread and each
+ * controller's workers; the workers wait for the informer's first list
+ * (has-synced) before they take work, so no controller acts on a partial
+ * view of the store. ctl_mgr_stop() stops the informer, then the workers
+ * (each finishes the key it holds); call it after the HTTP server stopped
+ * and before the store closes.
+ */
+#ifndef LAPIS_CONTROLLERS_CTL_H
+#define LAPIS_CONTROLLERS_CTL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "informer.h"
+#include "lapis/engine.h"
+#include "lapis/err.h"
+
+/*
+ * What controllers ask of the API server (server/ctlops.c fills it). Keys
+ * are registry keys (/registry/...). uid, when not NULL, is a
+ * precondition: the object under key must have that metadata.uid, else
+ * LP_E_CONFLICT (it was deleted and recreated under the same name).
+ */
+struct ctl_store {
+	eng *e;
+	void *ud;
+	/* Delete as DELETE does, with propagationPolicy policy ("Background",
+	   "Foreground", "Orphan"; NULL: the resource's default). An object
+	   with finalizers is only marked (deletionTimestamp).
+	   Errors: LP_E_NOTFOUND, LP_E_CONFLICT, storage errors. */
+	lp_err (*del)(void *ud, const char *key, const char *uid,
+		      const char *policy);
+	/* Read-modify-write: fn edits the object in place and says whether
+	   it changed anything (nothing is written when not). Retried on
+	   concurrent writes. Removing the last finalizer of an object being
+	   deleted deletes it, as an update does.
+	   Errors: LP_E_NOTFOUND, LP_E_CONFLICT, storage errors. */
+	lp_err (*mutate)(void *ud, const char *key, const char *uid,
+			 bool (*fn)(json_t *obj, void *arg), void *arg);
+	/* The key of the object an ownerReference names (apiVersion, kind,
+	   name) seen from a dependent in namespace ns ("" when the dependent
+	   is cluster-scoped). *namespaced: the owner's kind is namespaced.
+	   Errors: LP_E_NOTFOUND (no served kind), LP_E_INVAL (bad name). */
+	lp_err (*owner_key)(void *ud, const char *api_version, const char *kind,
+			    const char *ns, const char *name, char *key,
+			    size_t key_n, bool *namespaced);
+	/* Every namespaced resource: fn(prefix, gr) where prefix + ns + "/"
+	   holds the objects of namespace ns and gr is "<plural>.<group>"
+	   ("configmaps." for the core group, as kube's messages write it). */
+	void (*ns_resources)(void *ud,
+			     void (*fn)(void *arg, const char *prefix,
+					const char *gr),
+			     void *arg);
+};
+
+/* ------------------------------------------------------------ events */
+
+enum ctl_ev_type { CTL_ADD, CTL_UPDATE, CTL_DELETE };
+
+/* One change the shared informer saw, with the objects decoded on first
+   use (once for every controller). Everything is borrowed for the call. */
+struct ctl_ev {
+	enum ctl_ev_type type;
+	const char *key;	   /* NUL-terminated */
+	const struct inf_obj *old; /* update: before; delete: last; add: NULL */
+	const struct inf_obj *cur; /* add/update: after; delete: NULL */
+	json_t *old_json, *cur_json;
+	bool old_done, cur_done;
+};
+
+/* The decoded objects (NULL when absent or not a JSON object). */
+json_t *ctl_ev_old(struct ctl_ev *ev);
+json_t *ctl_ev_cur(struct ctl_ev *ev);
+/* The object the event is about: cur, or for a delete the last state. */
+json_t *ctl_ev_obj(struct ctl_ev *ev);
+/* Whether the raw bytes of old or cur contain s (a cheap filter before
+   decoding). */
+bool ctl_ev_mentions(const struct ctl_ev *ev, const char *s);
+
+/* ------------------------------------------------------------ controllers */
+
+typedef struct ctl ctl;
+
+struct ctl_def {
+	const char *name; /* also the --controllers name */
+	unsigned workers;
+	/* Per-controller state: made at ctl_mgr_new, freed at ctl_mgr_free. */
+	lp_err (*init)(const struct ctl_store *s, void **ud);
+	void (*fini)(void *ud);
+	/* Informer thread: queue the keys this change concerns (ctl_add).
+	   Must not block or write the store. */
+	void (*observe)(void *ud, ctl *c, struct ctl_ev *ev);
+	/* A worker: bring key to its wanted state. LP_OK: done (the key's
+	   back-off is reset); an error: retried after the key's back-off. */
+	lp_err (*sync)(void *ud, ctl *c, const char *key);
+};
+
+/* Queue key (deduplicated while waiting). Any thread. */
+void ctl_add(ctl *c, const char *key);
+/* Queue key after delay_ms. Any thread. */
+void ctl_add_after(ctl *c, const char *key, int64_t delay_ms);
+/* The store the controller was made with. */
+const struct ctl_store *ctl_store_of(ctl *c);
+/* Wait until the shared informer has applied revision rev (a revision
+   that wrote under /registry/). Errors: LP_E_CLOSED. */
+lp_err ctl_wait_rev(ctl *c, int64_t rev);
+
+/* The built-in controllers, in start order; NULL-terminated. */
+extern const struct ctl_def *const ctl_builtin[];
+
+/* ------------------------------------------------------------ manager */
+
+typedef struct ctl_mgr ctl_mgr;
+
+/*
+ * Parse a --controllers value: a comma-separated list of controller names,
+ * "*" (every controller), and "-name" (not that one), applied in order
+ * from nothing: "*,-gc" is every controller but the garbage collector, ""
+ * none. "garbagecollector" is another name of "gc". On success *mask has
+ * bit i set for ctl_builtin[i]. Errors: LP_E_INVAL with msg saying which
+ * name is unknown.
+ */
+lp_err ctl_parse_enabled(const char *spec, uint32_t *mask, char *msg,
+			 size_t msg_n);
+
+/* Make the controllers of mask (not started). The store is copied.
+   Errors: LP_E_NOMEM, what a controller's init answers. */
+lp_err ctl_mgr_new(const struct ctl_store *s, uint32_t mask, ctl_mgr **out);
+/* Start the shared informer and every worker. Errors: LP_E_NOMEM. */
+lp_err ctl_mgr_start(ctl_mgr *m);
+/* Stop everything and wait for it. Idempotent. */
+void ctl_mgr_stop(ctl_mgr *m);
+/* Stop and free. NULL ok. */
+void ctl_mgr_free(ctl_mgr *m);
+
+/* ------------------------------------------------------------ helpers */
+
+/* metadata.<k> as a string, or NULL. */
+const char *ctl_meta_str(const json_t *obj, const char *k);
+/* Whether metadata.finalizers holds f. */
+bool ctl_has_finalizer(const json_t *obj, const char *f);
+/* Remove f from metadata.finalizers; true when it was there. */
+bool ctl_drop_finalizer(json_t *obj, const char *f);
+
+#endif

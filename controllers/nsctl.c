@@ -1,0 +1,431 @@
+/*
+ * nsctl.c -- the namespace controller: empties a terminating namespace
+ * and then finalizes it (kube's pkg/controller/namespace, in our words).
+ *
+ * DELETE of a namespace marks it (deletionTimestamp, phase Terminating;
+ * spec.finalizers still holds "kubernetes"). For such a namespace, sync:
+ *  1. deletes every object in it, of every namespaced resource (built-in
+ *     and custom), with propagation Background, as DELETE would: objects
+ *     with finalizers are only marked and stay until their finalizers go;
+ *  2. counts what remains, per resource and per finalizer, and writes
+ *     kube's five deletion conditions into status.conditions (only when
+ *     they change: a condition keeps its lastTransitionTime while its
+ *     status stays);
+ *  3. when nothing remains, removes "kubernetes" from spec.finalizers (the
+ *     finalize operation), after which the namespace goes once its own
+ *     metadata.finalizers are gone too.
+ * While content remains, each delete or update of an object in the
+ * namespace queues the namespace again (observe), and a slow timer
+ * re-checks as a backstop. Queue keys are namespace names.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "lapis/log.h"
+#include "registry/object.h"
+#include "registry/registry.h"
+#include "registry/store.h"
+
+#define NS_PREFIX REG_ROOT "namespaces/"
+#define NS_FINALIZER "kubernetes"
+#define RECHECK_MS 5000
+
+struct nsctl {
+	const struct ctl_store *s;
+	/* The namespaces being deleted (name -> true). Informer thread
+	   only: observe is its sole user. */
+	json_t *terminating;
+};
+
+static lp_err ns_init(const struct ctl_store *s, void **ud)
+{
+	struct nsctl *n = calloc(1, sizeof *n);
+	if (!n)
+		return LP_E_NOMEM;
+	n->s = s;
+	n->terminating = json_object();
+	if (!n->terminating) {
+		free(n);
+		return LP_E_NOMEM;
+	}
+	*ud = n;
+	return LP_OK;
+}
+
+static void ns_fini(void *ud)
+{
+	struct nsctl *n = ud;
+	if (!n)
+		return;
+	json_decref(n->terminating);
+	free(n);
+}
+
+static void ns_observe(void *ud, ctl *c, struct ctl_ev *ev)
+{
+	struct nsctl *n = ud;
+	if (!strncmp(ev->key, NS_PREFIX, strlen(NS_PREFIX))) {
+		const char *name = ev->key + strlen(NS_PREFIX);
+		if (ev->type == CTL_DELETE) {
+			json_object_del(n->terminating, name);
+			return;
+		}
+		if (!ctl_ev_mentions(ev, "deletionTimestamp"))
+			return;
+		if (ctl_meta_str(ctl_ev_cur(ev), "deletionTimestamp")) {
+			json_object_set_new(n->terminating, name, json_true());
+			ctl_add(c, name);
+		}
+		return;
+	}
+	if (json_object_size(n->terminating) == 0 || ev->type == CTL_ADD)
+		return;
+	const char *ns = ctl_meta_str(ctl_ev_obj(ev), "namespace");
+	if (ns && json_object_get(n->terminating, ns))
+		ctl_add(c, ns);
+}
+
+/* ------------------------------------------------------------ content */
+
+/* One namespaced resource's objects in the namespace. */
+struct scan {
+	struct nsctl *n;
+	const char *ns;
+	bool delete;	    /* first pass: delete what is not deleting yet */
+	json_t *keys;	    /* [key, uid] pairs to delete (first pass) */
+	json_t *remaining;  /* gr -> count */
+	json_t *finalizers; /* finalizer -> count */
+	const char *gr;
+	lp_err err;
+};
+
+static enum eng_take scan_one(void *ud, const struct eng_record *rec)
+{
+	struct scan *sc = ud;
+	json_t *o =
+	    json_loadb((const char *)rec->value, rec->value_len, 0, NULL);
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return ENG_SKIP;
+	}
+	if (sc->delete) {
+		if (!ctl_meta_str(o, "deletionTimestamp")) {
+			json_t *p = json_pack("[s#s?]", (const char *)rec->key,
+					      (int)rec->key_len,
+					      ctl_meta_str(o, "uid"));
+			if (p)
+				json_array_append_new(sc->keys, p);
+		}
+	} else {
+		json_int_t had =
+		    json_integer_value(json_object_get(sc->remaining, sc->gr));
+		json_object_set_new(sc->remaining, sc->gr,
+				    json_integer(had + 1));
+		json_t *fa = json_object_get(json_object_get(o, "metadata"),
+					     "finalizers");
+		size_t i;
+		json_t *f;
+		json_array_foreach(fa, i, f)
+		{
+			const char *fs = json_string_value(f);
+			if (!fs)
+				continue;
+			json_int_t c = json_integer_value(
+			    json_object_get(sc->finalizers, fs));
+			json_object_set_new(sc->finalizers, fs,
+					    json_integer(c + 1));
+		}
+	}
+	json_decref(o);
+	return ENG_TAKE;
+}
+
+static void scan_resource(void *arg, const char *prefix, const char *gr)
+{
+	struct scan *sc = arg;
+	if (sc->err)
+		return;
+	char p[ENG_KEY_MAX + 1];
+	int len = snprintf(p, sizeof p, "%s%s/", prefix, sc->ns);
+	if (len < 0 || (size_t)len >= sizeof p)
+		return;
+	sc->gr = gr;
+	eng_rd *rd;
+	lp_err rc = eng_rd_begin(sc->n->s->e, &rd);
+	if (rc == LP_OK) {
+		struct eng_range_req q = {.prefix = p,
+					  .prefix_len = (size_t)len};
+		struct eng_range_res res;
+		rc = eng_range(rd, &q, scan_one, sc, &res);
+		eng_rd_end(rd);
+	}
+	if (rc)
+		sc->err = rc;
+}
+
+/* "a. has 1 resource instances, b.g has 2 resource instances" (sorted) */
+static void describe(const json_t *counts, const char *fmt, char *out, size_t n)
+{
+	size_t k = json_object_size(counts), i = 0;
+	const char **names = calloc(k ? k : 1, sizeof *names);
+	const char *name;
+	json_t *v;
+	out[0] = '\0';
+	if (!names)
+		return;
+	json_object_foreach((json_t *)counts, name, v) names[i++] = name;
+	for (size_t a = 1; a < k; a++) {
+		for (size_t b = a; b > 0 && strcmp(names[b - 1], names[b]) > 0;
+		     b--) {
+			const char *t = names[b];
+			names[b] = names[b - 1];
+			names[b - 1] = t;
+		}
+	}
+	size_t used = 0;
+	for (i = 0; i < k && used < n; i++) {
+		int w =
+		    snprintf(out + used, n - used, fmt, i ? ", " : "", names[i],
+			     (long long)json_integer_value(
+				 json_object_get(counts, names[i])));
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	free(names);
+}
+
+/* ------------------------------------------------------------ conditions */
+
+struct cond {
+	const char *type;
+	bool bad;
+	const char *reason;
+	const char *message;
+};
+
+enum { N_COND = 5 };
+
+struct status_edit {
+	struct cond c[N_COND];
+};
+
+static void set_condition(json_t *conds, const struct cond *c, const char *now)
+{
+	const char *status = c->bad ? "True" : "False";
+	size_t i;
+	json_t *v;
+	json_array_foreach(conds, i, v)
+	{
+		const char *t = json_string_value(json_object_get(v, "type"));
+		if (!t || strcmp(t, c->type))
+			continue;
+		const char *os =
+		    json_string_value(json_object_get(v, "status"));
+		if (!os || strcmp(os, status))
+			json_object_set_new(v, "lastTransitionTime",
+					    json_string(now));
+		json_object_set_new(v, "status", json_string(status));
+		json_object_set_new(v, "reason", json_string(c->reason));
+		json_object_set_new(v, "message", json_string(c->message));
+		return;
+	}
+	json_array_append_new(
+	    conds, json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", c->type, "status",
+			     status, "lastTransitionTime", now, "reason",
+			     c->reason, "message", c->message));
+}
+
+static bool edit_status(json_t *obj, void *arg)
+{
+	const struct status_edit *se = arg;
+	if (!ctl_meta_str(obj, "deletionTimestamp"))
+		return false;
+	json_t *before = json_deep_copy(obj);
+	json_t *st = json_object_get(obj, "status");
+	if (!json_is_object(st)) {
+		st = json_object();
+		json_object_set_new(obj, "status", st);
+	}
+	json_t *conds = json_object_get(st, "conditions");
+	if (!json_is_array(conds)) {
+		conds = json_array();
+		json_object_set_new(st, "conditions", conds);
+	}
+	char now[32];
+	reg_now(now);
+	for (int i = 0; i < N_COND; i++)
+		set_condition(conds, &se->c[i], now);
+	bool changed = !json_equal(before, obj);
+	json_decref(before);
+	return changed;
+}
+
+static bool drop_spec_finalizer(json_t *obj, void *arg)
+{
+	(void)arg;
+	if (!ctl_meta_str(obj, "deletionTimestamp"))
+		return false;
+	json_t *a = json_object_get(json_object_get(obj, "spec"), "finalizers");
+	bool dropped = false;
+	for (size_t i = 0; i < json_array_size(a);) {
+		const char *s = json_string_value(json_array_get(a, i));
+		if (s && !strcmp(s, NS_FINALIZER)) {
+			json_array_remove(a, i);
+			dropped = true;
+		} else {
+			i++;
+		}
+	}
+	return dropped;
+}
+
+/* ------------------------------------------------------------ sync */
+
+static bool spec_finalizer(const json_t *ns)
+{
+	json_t *a = json_object_get(json_object_get(ns, "spec"), "finalizers");
+	size_t i;
+	json_t *v;
+	json_array_foreach(a, i, v)
+	{
+		if (json_is_string(v) &&
+		    !strcmp(json_string_value(v), NS_FINALIZER))
+			return true;
+	}
+	return false;
+}
+
+/* Delete what is not being deleted yet; count delete failures. */
+static lp_err delete_content(struct nsctl *n, const char *ns, size_t *failed,
+			     char *why, size_t why_n)
+{
+	struct scan sc = {
+	    .n = n, .ns = ns, .delete = true, .keys = json_array()};
+	if (!sc.keys)
+		return LP_E_NOMEM;
+	n->s->ns_resources(n->s->ud, scan_resource, &sc);
+	size_t i;
+	json_t *p;
+	json_array_foreach(sc.keys, i, p)
+	{
+		const char *key = json_string_value(json_array_get(p, 0));
+		const char *uid = json_string_value(json_array_get(p, 1));
+		lp_err rc = n->s->del(n->s->ud, key, uid, "Background");
+		if (rc && rc != LP_E_NOTFOUND && rc != LP_E_CONFLICT) {
+			if (!*failed)
+				snprintf(why, why_n, "%s: %s", key,
+					 lp_strerror(rc));
+			(*failed)++;
+		}
+	}
+	json_decref(sc.keys);
+	return sc.err;
+}
+
+static lp_err ns_sync(void *ud, ctl *c, const char *name)
+{
+	struct nsctl *n = ud;
+	const struct ctl_store *s = n->s;
+	struct reg_key k;
+	if (reg_object_key("", "namespaces", NULL, name, &k))
+		return LP_OK;
+	struct reg_obj cur = {0};
+	lp_err rc = reg_get(s->e, &k, &cur);
+	if (rc == LP_OK)
+		rc = reg_obj_decode(&cur);
+	if (rc) {
+		reg_obj_free(&cur);
+		return rc == LP_E_NOTFOUND ? LP_OK : rc;
+	}
+	if (!ctl_meta_str(cur.obj, "deletionTimestamp") ||
+	    !spec_finalizer(cur.obj)) {
+		reg_obj_free(&cur);
+		return LP_OK;
+	}
+	char uid[64];
+	snprintf(uid, sizeof uid, "%s",
+		 ctl_meta_str(cur.obj, "uid") ? ctl_meta_str(cur.obj, "uid")
+					      : "");
+	reg_obj_free(&cur);
+
+	size_t failed = 0;
+	char why[512] = "";
+	rc = delete_content(n, name, &failed, why, sizeof why);
+	if (rc)
+		return rc;
+	struct scan sc = {.n = n,
+			  .ns = name,
+			  .remaining = json_object(),
+			  .finalizers = json_object()};
+	if (!sc.remaining || !sc.finalizers) {
+		json_decref(sc.remaining);
+		json_decref(sc.finalizers);
+		return LP_E_NOMEM;
+	}
+	s->ns_resources(s->ud, scan_resource, &sc);
+	rc = sc.err;
+
+	char fail_msg[700], rem_msg[1024], rem_list[900], fin_msg[1024],
+	    fin_list[900];
+	snprintf(fail_msg, sizeof fail_msg,
+		 "Failed to delete all resource types, %zu remaining: %s",
+		 failed, why);
+	describe(sc.remaining, "%s%s has %lld resource instances", rem_list,
+		 sizeof rem_list);
+	snprintf(rem_msg, sizeof rem_msg, "Some resources are remaining: %s",
+		 rem_list);
+	describe(sc.finalizers, "%s%s in %lld resource instances", fin_list,
+		 sizeof fin_list);
+	snprintf(fin_msg, sizeof fin_msg,
+		 "Some content in the namespace has finalizers remaining: %s",
+		 fin_list);
+	bool remain = json_object_size(sc.remaining) > 0;
+	bool fins = json_object_size(sc.finalizers) > 0;
+	struct status_edit se = {{
+	    {"NamespaceDeletionDiscoveryFailure", false, "ResourcesDiscovered",
+	     "All resources successfully discovered"},
+	    {"NamespaceDeletionGroupVersionParsingFailure", false,
+	     "ParsedGroupVersions",
+	     "All legacy kube types successfully parsed"},
+	    {"NamespaceDeletionContentFailure", failed > 0,
+	     failed ? "ContentDeletionFailed" : "ContentDeleted",
+	     failed ? fail_msg
+		    : "All content successfully deleted, may be waiting on "
+		      "finalization"},
+	    {"NamespaceContentRemaining", remain,
+	     remain ? "SomeResourcesRemain" : "ContentRemoved",
+	     remain ? rem_msg : "All content successfully removed"},
+	    {"NamespaceFinalizersRemaining", fins,
+	     fins ? "SomeFinalizersRemain" : "ContentHasNoFinalizers",
+	     fins ? fin_msg : "All content-preserving finalizers finished"},
+	}};
+	json_decref(sc.remaining);
+	json_decref(sc.finalizers);
+	if (rc)
+		return rc;
+	rc = s->mutate(s->ud, k.bytes, uid, edit_status, &se);
+	if (rc)
+		return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;
+	if (failed)
+		return LP_E_AGAIN; /* retried with back-off */
+	if (remain) {
+		ctl_add_after(c, name, RECHECK_MS);
+		return LP_OK;
+	}
+	rc = s->mutate(s->ud, k.bytes, uid, drop_spec_finalizer, NULL);
+	if (rc == LP_OK)
+		lp_debug("namespace: %s finalized", name);
+	return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;
+}
+
+const struct ctl_def ctl_namespace = {
+    .name = "namespace",
+    .workers = 2,
+    .init = ns_init,
+    .fini = ns_fini,
+    .observe = ns_observe,
+    .sync = ns_sync,
+};

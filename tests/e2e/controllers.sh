@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# controllers.sh -- the namespace controller and the garbage collector
+# (issue 4) with the real kubectl over TLS: deleting a namespace removes its
+# content (built-in and custom) and then the namespace, waiting for
+# finalizers with kube's conditions; background, foreground and orphan
+# deletion of an owner with dependents; owners known by UID; --controllers.
+#
+# Nothing sleeps: `kubectl wait --for=delete` (a watch) waits for what must
+# go, with $TIMEOUT only as a safety net. Where something must stay, the
+# check runs after a later step that the controller could only reach by
+# passing the point where it would have removed it.
+set -uo pipefail
+. "$(dirname "$0")/lib.bash"
+e2e_init controllers
+
+if ! command -v kubectl >/dev/null 2>&1; then
+	echo "SKIPPED: the controller tests need kubectl (see scripts/deps.sh)"
+	e2e_finish
+	exit 0
+fi
+K=(kubectl --request-timeout="${TIMEOUT}s")
+W="--timeout=${TIMEOUT}s"
+
+# start_server NAME ARGS...: starts lapis over TLS, sets URL, SERVER_PID
+# and KUBECONFIG.
+start_server() {
+	local name=$1
+	shift
+	local data=$WORK/$name
+	spawn "$name" "$LAPIS" serve --data-dir "$data" --listen 127.0.0.1:0 \
+		--nosync "$@"
+	SERVER_PID=$SPAWN_PID
+	URL=
+	while read -r -t "$TIMEOUT" -u "$SPAWN_FD" line; do
+		if [[ $line =~ (https://[0-9.:]+) ]]; then
+			URL=${BASH_REMATCH[1]}
+			break
+		fi
+	done
+	export KUBECONFIG=$data/kubeconfig
+	export HOME=$WORK/home-$name
+	mkdir -p "$HOME"
+}
+
+stop_server() {
+	kill -TERM "$SERVER_PID"
+	reap "$SERVER_PID"
+	check "$1: server stops cleanly" [ "$RC" == 0 ]
+}
+
+# cm NAME [OWNER-NAME OWNER-UID BLOCK [NS [OWNER-API OWNER-KIND]]]
+cm() {
+	local name=$1 ns=${5:-default}
+	if (($# == 1)); then
+		"${K[@]}" -n "$ns" create configmap "$name" >/dev/null
+		return
+	fi
+	"${K[@]}" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: $name
+  namespace: $ns
+  ownerReferences:
+  - apiVersion: ${6:-v1}
+    kind: ${7:-ConfigMap}
+    name: $2
+    uid: $3
+    blockOwnerDeletion: $4
+YAML
+}
+
+uid_of() { "${K[@]}" get "$@" -o 'jsonpath={.metadata.uid}'; }
+
+start_server main
+check "server starts over TLS" [ -n "$URL" ]
+check "every controller runs by default" \
+	grep -q 'controllers: namespace, gc' "$WORK/main.log"
+
+# ---------------------------------------------------------------- CRD
+expect_rc 0 "create a CRD" "${K[@]}" apply -f - <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.test.lapis.dev
+spec:
+  group: test.lapis.dev
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+YAML
+expect_rc 0 "the CRD is established" "${K[@]}" wait --for=condition=Established \
+	crd/widgets.test.lapis.dev "$W"
+
+# ---------------------------------------------------------------- namespaces
+expect_rc 0 "create namespace doomed" "${K[@]}" create namespace doomed
+expect_rc 0 "a configmap in it" "${K[@]}" -n doomed create configmap c1 --from-literal=a=1
+expect_rc 0 "a secret in it" "${K[@]}" -n doomed create secret generic s1 --from-literal=p=q
+expect_rc 0 "a lease in it" "${K[@]}" apply -f - <<'YAML'
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: l1, namespace: doomed}
+spec: {holderIdentity: me}
+YAML
+expect_rc 0 "a custom resource in it" "${K[@]}" apply -f - <<'YAML'
+apiVersion: test.lapis.dev/v1
+kind: Widget
+metadata: {name: w1, namespace: doomed}
+spec: {size: 1}
+YAML
+expect_rc 0 "a configmap held by a finalizer" "${K[@]}" apply -f - <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: held, namespace: doomed, finalizers: [test.lapis.dev/hold]}
+YAML
+expect_rc 0 "delete the namespace (no wait)" "${K[@]}" delete namespace doomed --wait=false
+expect_rc 0 "its configmap goes" "${K[@]}" -n doomed wait --for=delete configmap/c1 "$W"
+expect_rc 0 "its secret goes" "${K[@]}" -n doomed wait --for=delete secret/s1 "$W"
+expect_rc 0 "its lease goes" "${K[@]}" -n doomed wait --for=delete lease/l1 "$W"
+expect_rc 0 "its custom resource goes" "${K[@]}" -n doomed wait --for=delete widget/w1 "$W"
+expect_rc 0 "the namespace reports the finalizer that holds it" \
+	"${K[@]}" wait namespace/doomed "$W" \
+	'--for=jsonpath={.status.conditions[?(@.type=="NamespaceFinalizersRemaining")].status}=True'
+expect_rc 0 "get the terminating namespace" "${K[@]}" get namespace doomed -o json
+check "it is Terminating" out_has '"phase": "Terminating"'
+check "with the kubernetes finalizer" out_has '"kubernetes"'
+check "NamespaceContentRemaining names the resource" \
+	out_has 'Some resources are remaining: configmaps. has 1 resource instances'
+check "NamespaceFinalizersRemaining names the finalizer" \
+	out_has 'Some content in the namespace has finalizers remaining: test.lapis.dev/hold in 1 resource instances'
+check "the other conditions are False" out_has '"reason": "ResourcesDiscovered"'
+expect_rc 0 "the held configmap is marked for deletion" \
+	"${K[@]}" -n doomed get configmap held -o 'jsonpath={.metadata.deletionTimestamp}'
+check "with a deletionTimestamp" [ -s "$WORK/out" ]
+expect_rc 1 "creating in a terminating namespace is refused" \
+	"${K[@]}" -n doomed create configmap late
+check "with 403 Forbidden and kube's message" \
+	err_has 'forbidden: unable to create new content in namespace doomed because it is being terminated'
+expect_rc 0 "release the finalizer" "${K[@]}" -n doomed patch configmap held \
+	--type=merge -p '{"metadata":{"finalizers":null}}'
+expect_rc 0 "then the namespace goes" "${K[@]}" wait --for=delete namespace/doomed "$W"
+expect_rc 0 "kubectl delete namespace waits for the content" \
+	"${K[@]}" create namespace quick
+"${K[@]}" -n quick create configmap q1 >/dev/null
+expect_rc 0 "delete namespace quick (waits)" "${K[@]}" delete namespace quick "$W"
+expect_rc 1 "quick is gone" "${K[@]}" get namespace quick
+expect_rc 0 "a namespace of the same name starts empty" "${K[@]}" create namespace quick
+expect_rc 0 "list it" "${K[@]}" -n quick get configmaps -o name
+check "nothing in it" [ ! -s "$WORK/out" ]
+
+# ---------------------------------------------------------------- gc
+# background (kube's default): the owner goes at once, then its dependents
+cm owner-b
+U=$(uid_of configmap owner-b)
+cm dep-b1 owner-b "$U" false
+cm dep-b2 owner-b "$U" true
+expect_rc 0 "a custom resource owned by a configmap" "${K[@]}" apply -f - <<YAML
+apiVersion: test.lapis.dev/v1
+kind: Widget
+metadata:
+  name: wb
+  namespace: default
+  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: owner-b, uid: "$U"}]
+YAML
+expect_rc 0 "background: delete the owner" "${K[@]}" delete configmap owner-b
+expect_rc 0 "background: dependents go" "${K[@]}" wait --for=delete \
+	configmap/dep-b1 configmap/dep-b2 widget/wb "$W"
+
+# foreground: the owner stays, with foregroundDeletion, until its blocking
+# dependents are gone
+cm owner-f
+U=$(uid_of configmap owner-f)
+cm dep-f1 owner-f "$U" true
+cm dep-f2 owner-f "$U" false
+"${K[@]}" patch configmap dep-f1 -p '{"metadata":{"finalizers":["test.lapis.dev/hold"]}}' >/dev/null
+expect_rc 0 "foreground: delete the owner" "${K[@]}" delete configmap owner-f \
+	--cascade=foreground --wait=false
+expect_rc 0 "foreground: the non-blocking dependent goes" \
+	"${K[@]}" wait --for=delete configmap/dep-f2 "$W"
+expect_rc 0 "foreground: the blocking dependent is marked" "${K[@]}" wait configmap/dep-f1 \
+	'--for=jsonpath={.metadata.finalizers[0]}=test.lapis.dev/hold' "$W"
+expect_rc 0 "foreground: the owner stays while it is held" \
+	"${K[@]}" get configmap owner-f -o 'jsonpath={.metadata.finalizers} {.metadata.deletionTimestamp}'
+check "with the foregroundDeletion finalizer and a deletionTimestamp" \
+	out_has '^\["foregroundDeletion"\] [0-9]{4}-'
+expect_rc 0 "foreground: get the blocking dependent" \
+	"${K[@]}" get configmap dep-f1 -o 'jsonpath={.metadata.deletionTimestamp}'
+check "it is being deleted" [ -s "$WORK/out" ]
+expect_rc 0 "foreground: release the dependent" "${K[@]}" patch configmap dep-f1 \
+	--type=merge -p '{"metadata":{"finalizers":null}}'
+expect_rc 0 "foreground: then the owner goes" \
+	"${K[@]}" wait --for=delete configmap/dep-f1 configmap/owner-f "$W"
+
+# orphan: the dependents stay, without the ownerReference
+cm owner-o
+U=$(uid_of configmap owner-o)
+cm dep-o1 owner-o "$U" true
+cm other-owner
+U2=$(uid_of configmap other-owner)
+expect_rc 0 "orphan: a dependent with two owners" "${K[@]}" apply -f - <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: dep-o2
+  namespace: default
+  ownerReferences:
+  - {apiVersion: v1, kind: ConfigMap, name: owner-o, uid: "$U"}
+  - {apiVersion: v1, kind: ConfigMap, name: other-owner, uid: "$U2"}
+YAML
+expect_rc 0 "orphan: delete the owner" "${K[@]}" delete configmap owner-o --cascade=orphan
+expect_rc 0 "orphan: the owner is gone" "${K[@]}" wait --for=delete configmap/owner-o "$W"
+expect_rc 0 "orphan: the dependent stays" \
+	"${K[@]}" get configmap dep-o1 -o 'jsonpath={.metadata.ownerReferences}'
+check "without its ownerReference" [ ! -s "$WORK/out" ]
+expect_rc 0 "orphan: the other dependent keeps its other owner" \
+	"${K[@]}" get configmap dep-o2 -o 'jsonpath={.metadata.ownerReferences[*].name}'
+check "only other-owner is left" [ "$(cat "$WORK/out")" == other-owner ]
+
+# a dependent created with an owner that does not exist is collected
+cm dangling nobody 00000000-0000-0000-0000-000000000000 false
+expect_rc 0 "a dependent of a missing owner goes" \
+	"${K[@]}" wait --for=delete configmap/dangling "$W"
+
+# owners are known by UID: recreating the owner does not adopt the old
+# dependents, which go with the old owner
+cm owner-r
+U=$(uid_of configmap owner-r)
+cm dep-r owner-r "$U" false
+expect_rc 0 "uid: delete the owner (orphan, keeps the dependent)" \
+	"${K[@]}" delete configmap owner-r --cascade=orphan
+cm owner-r
+U3=$(uid_of configmap owner-r)
+cm dep-r3 owner-r "$U3" false
+expect_rc 0 "uid: point a dependent at the old owner's UID" "${K[@]}" patch configmap dep-r3 \
+	--type=json -p "[{\"op\":\"replace\",\"path\":\"/metadata/ownerReferences/0/uid\",\"value\":\"$U\"}]"
+expect_rc 0 "uid: a reference to the old UID is an absent owner" \
+	"${K[@]}" wait --for=delete configmap/dep-r3 "$W"
+expect_rc 0 "uid: the recreated owner stays" "${K[@]}" get configmap owner-r
+
+# a cluster-scoped dependent of a namespaced owner is an orphan of nothing
+expect_rc 0 "a namespace owned by a configmap (invalid scope)" "${K[@]}" apply -f - <<YAML
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: scoped
+  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: owner-r, uid: "$U3"}]
+YAML
+expect_rc 0 "a cluster-scoped dependent cannot have a namespaced owner: collected" \
+	"${K[@]}" wait --for=delete namespace/scoped "$W"
+
+stop_server main
+
+# ---------------------------------------------------------------- the flag
+expect_rc 2 "--controllers with an unknown name is a usage error" \
+	"$LAPIS" serve --ephemeral --controllers='*,-bogus'
+check "which says the known names" err_has 'unknown controller "bogus" \(known: namespace, gc\)'
+
+start_server nogc --controllers='*,-gc'
+check "--controllers=*,-gc runs only the namespace controller" \
+	grep -q 'controllers: namespace$' "$WORK/nogc.log"
+cm owner-n
+U=$(uid_of configmap owner-n)
+cm dep-n owner-n "$U" false
+expect_rc 0 "without gc: delete the owner" "${K[@]}" delete configmap owner-n
+expect_rc 0 "without gc: namespaces still go" "${K[@]}" create namespace n2
+expect_rc 0 "without gc: delete a namespace" "${K[@]}" delete namespace n2 "$W"
+expect_rc 0 "without gc: the dependent stays" "${K[@]}" get configmap dep-n
+stop_server nogc
+
+e2e_finish
