@@ -11,15 +11,18 @@
 #include <string.h>
 
 #include "lapis/log.h"
+#include "registry/object.h"
 #include "registry/registry.h"
 #include "workqueue.h"
 
 #define NS_PER_MS 1000000LL
 
-extern const struct ctl_def ctl_namespace; /* nsctl.c */
-extern const struct ctl_def ctl_gc;	   /* gc.c */
+extern const struct ctl_def ctl_namespace;     /* nsctl.c */
+extern const struct ctl_def ctl_gc;	       /* gc.c */
+extern const struct ctl_def ctl_crd_finalizer; /* crdctl.c */
 
-const struct ctl_def *const ctl_builtin[] = {&ctl_namespace, &ctl_gc, NULL};
+const struct ctl_def *const ctl_builtin[] = {&ctl_namespace, &ctl_gc,
+					     &ctl_crd_finalizer, NULL};
 
 struct ctl {
 	const struct ctl_def *def;
@@ -75,6 +78,52 @@ bool ctl_drop_finalizer(json_t *obj, const char *f)
 		}
 	}
 	return dropped;
+}
+
+bool ctl_set_condition(json_t *obj, const struct ctl_cond *c)
+{
+	json_t *st = json_object_get(obj, "status");
+	if (!json_is_object(st)) {
+		st = json_object();
+		json_object_set_new(obj, "status", st);
+	}
+	json_t *conds = json_object_get(st, "conditions");
+	if (!json_is_array(conds)) {
+		conds = json_array();
+		json_object_set_new(st, "conditions", conds);
+	}
+	char now[32];
+	reg_now(now);
+	size_t i;
+	json_t *v;
+	json_array_foreach(conds, i, v)
+	{
+		const char *t = json_string_value(json_object_get(v, "type"));
+		if (!t || strcmp(t, c->type))
+			continue;
+		const char *os =
+		    json_string_value(json_object_get(v, "status"));
+		const char *orr =
+		    json_string_value(json_object_get(v, "reason"));
+		const char *om =
+		    json_string_value(json_object_get(v, "message"));
+		bool flip = !os || strcmp(os, c->status);
+		if (!flip && orr && !strcmp(orr, c->reason) && om &&
+		    !strcmp(om, c->message))
+			return false;
+		if (flip)
+			json_object_set_new(v, "lastTransitionTime",
+					    json_string(now));
+		json_object_set_new(v, "status", json_string(c->status));
+		json_object_set_new(v, "reason", json_string(c->reason));
+		json_object_set_new(v, "message", json_string(c->message));
+		return true;
+	}
+	json_array_append_new(
+	    conds, json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", c->type, "status",
+			     c->status, "lastTransitionTime", now, "reason",
+			     c->reason, "message", c->message));
+	return true;
 }
 
 /* ------------------------------------------------------------ events */

@@ -164,4 +164,16 @@ bool ctl_has_finalizer(const json_t *obj, const char *f);
 /* Remove f from metadata.finalizers; true when it was there. */
 bool ctl_drop_finalizer(json_t *obj, const char *f);
 
+/* A status condition as kube writes them. */
+struct ctl_cond {
+	const char *type;
+	const char *status; /* "True", "False", "Unknown" */
+	const char *reason;
+	const char *message;
+};
+/* Set c in obj's status.conditions (made when missing), kube's way:
+   lastTransitionTime changes only when the status does. True when obj
+   changed. */
+bool ctl_set_condition(json_t *obj, const struct ctl_cond *c);
+
 #endif

@@ -199,67 +199,20 @@ static void describe(const json_t *counts, const char *fmt, char *out, size_t n)
 
 /* ------------------------------------------------------------ conditions */
 
-struct cond {
-	const char *type;
-	bool bad;
-	const char *reason;
-	const char *message;
-};
-
 enum { N_COND = 5 };
 
 struct status_edit {
-	struct cond c[N_COND];
+	struct ctl_cond c[N_COND];
 };
-
-static void set_condition(json_t *conds, const struct cond *c, const char *now)
-{
-	const char *status = c->bad ? "True" : "False";
-	size_t i;
-	json_t *v;
-	json_array_foreach(conds, i, v)
-	{
-		const char *t = json_string_value(json_object_get(v, "type"));
-		if (!t || strcmp(t, c->type))
-			continue;
-		const char *os =
-		    json_string_value(json_object_get(v, "status"));
-		if (!os || strcmp(os, status))
-			json_object_set_new(v, "lastTransitionTime",
-					    json_string(now));
-		json_object_set_new(v, "status", json_string(status));
-		json_object_set_new(v, "reason", json_string(c->reason));
-		json_object_set_new(v, "message", json_string(c->message));
-		return;
-	}
-	json_array_append_new(
-	    conds, json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", c->type, "status",
-			     status, "lastTransitionTime", now, "reason",
-			     c->reason, "message", c->message));
-}
 
 static bool edit_status(json_t *obj, void *arg)
 {
 	const struct status_edit *se = arg;
 	if (!ctl_meta_str(obj, "deletionTimestamp"))
 		return false;
-	json_t *before = json_deep_copy(obj);
-	json_t *st = json_object_get(obj, "status");
-	if (!json_is_object(st)) {
-		st = json_object();
-		json_object_set_new(obj, "status", st);
-	}
-	json_t *conds = json_object_get(st, "conditions");
-	if (!json_is_array(conds)) {
-		conds = json_array();
-		json_object_set_new(st, "conditions", conds);
-	}
-	char now[32];
-	reg_now(now);
+	bool changed = false;
 	for (int i = 0; i < N_COND; i++)
-		set_condition(conds, &se->c[i], now);
-	bool changed = !json_equal(before, obj);
-	json_decref(before);
+		changed |= ctl_set_condition(obj, &se->c[i]);
 	return changed;
 }
 
@@ -385,20 +338,20 @@ static lp_err ns_sync(void *ud, ctl *c, const char *name)
 	bool remain = json_object_size(sc.remaining) > 0;
 	bool fins = json_object_size(sc.finalizers) > 0;
 	struct status_edit se = {{
-	    {"NamespaceDeletionDiscoveryFailure", false, "ResourcesDiscovered",
-	     "All resources successfully discovered"},
-	    {"NamespaceDeletionGroupVersionParsingFailure", false,
+	    {"NamespaceDeletionDiscoveryFailure", "False",
+	     "ResourcesDiscovered", "All resources successfully discovered"},
+	    {"NamespaceDeletionGroupVersionParsingFailure", "False",
 	     "ParsedGroupVersions",
 	     "All legacy kube types successfully parsed"},
-	    {"NamespaceDeletionContentFailure", failed > 0,
+	    {"NamespaceDeletionContentFailure", failed ? "True" : "False",
 	     failed ? "ContentDeletionFailed" : "ContentDeleted",
 	     failed ? fail_msg
 		    : "All content successfully deleted, may be waiting on "
 		      "finalization"},
-	    {"NamespaceContentRemaining", remain,
+	    {"NamespaceContentRemaining", remain ? "True" : "False",
 	     remain ? "SomeResourcesRemain" : "ContentRemoved",
 	     remain ? rem_msg : "All content successfully removed"},
-	    {"NamespaceFinalizersRemaining", fins,
+	    {"NamespaceFinalizersRemaining", fins ? "True" : "False",
 	     fins ? "SomeFinalizersRemain" : "ContentHasNoFinalizers",
 	     fins ? fin_msg : "All content-preserving finalizers finished"},
 	}};

@@ -72,7 +72,9 @@ static const char usage[] =
     "                                collector; \"\" none). Known: namespace\n"
     "                                (empties and finalizes deleted namespaces),\n"
     "                                gc (ownerReferences garbage collection;\n"
-    "                                also called garbagecollector)\n"
+    "                                also called garbagecollector),\n"
+    "                                crd-finalizer (deletes a deleted CRD's\n"
+    "                                custom resources, then the CRD)\n"
     "  -h, --help                    show this help\n"
     "\n"
     "The data directory holds store/ (the LMDB environment), pki/, admin.token,\n"
@@ -337,6 +339,9 @@ int cli_serve(int argc, char **argv)
 		rc = CLI_FAIL;
 		goto out;
 	}
+	for (int i = 0; ctl_builtin[i]; i++)
+		if (!strcmp(ctl_builtin[i]->name, "crd-finalizer"))
+			srv_set_crd_cleanup((controllers >> i) & 1u);
 	srv_ctl_store(d.e, &cs);
 	lerr = ctl_mgr_new(&cs, controllers, &cm);
 	if (lerr == LP_OK)

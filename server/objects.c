@@ -13,6 +13,7 @@
  * validation 422 -> storage 409.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1017,11 +1018,97 @@ static void gen_name(const char *prefix, char *out, size_t n)
 	snprintf(out, n, "%.58s%s", prefix, suffix);
 }
 
+/* ------------------------------------------------------------ CRD cleanup */
+
+#define CRD_CLEANUP "customresourcecleanup.apiextensions.k8s.io"
+
+static void set_finalizer(json_t *m, const char *f, bool on);
+
+/* Whether DELETE of a CRD leaves it to the crd-finalizer controller (set
+   when that controller runs; without it a CRD and its instances go at
+   once, as before the controller existed). */
+static atomic_bool crd_cleanup;
+
+void srv_set_crd_cleanup(bool on)
+{
+	atomic_store(&crd_cleanup, on);
+}
+
+static bool is_crd(const struct srv_resource *res)
+{
+	return !strcmp(res->group, "apiextensions.k8s.io") &&
+	       !strcmp(res->resource, "customresourcedefinitions");
+}
+
+/* The first DELETE of a CRD: the cleanup finalizer and Terminating
+   (reference §8.4 step 2). */
+static void crd_mark_terminating(json_t *crd)
+{
+	set_finalizer(json_object_get(crd, "metadata"), CRD_CLEANUP, true);
+	json_t *st = json_object_get(crd, "status");
+	if (!json_is_object(st)) {
+		st = json_object();
+		json_object_set_new(crd, "status", st);
+	}
+	json_t *conds = json_object_get(st, "conditions");
+	if (!json_is_array(conds)) {
+		conds = json_array();
+		json_object_set_new(st, "conditions", conds);
+	}
+	json_t *c = NULL;
+	size_t i;
+	json_t *v;
+	json_array_foreach(conds, i, v)
+	{
+		const char *t = json_string_value(json_object_get(v, "type"));
+		if (t && !strcmp(t, "Terminating"))
+			c = v;
+	}
+	if (!c) {
+		c = json_object();
+		json_array_append_new(conds, c);
+	}
+	char now[32];
+	reg_now(now);
+	json_object_set_new(c, "type", json_string("Terminating"));
+	json_object_set_new(c, "status", json_string("True"));
+	json_object_set_new(c, "lastTransitionTime", json_string(now));
+	json_object_set_new(c, "reason", json_string("InstanceDeletionPending"));
+	json_object_set_new(c, "message",
+			    json_string("CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon"));
+}
+
+/* Whether the CRD serving res is being deleted (one read of its stored
+   bytes; decoded only when they mention a deletionTimestamp). */
+static bool crd_terminating(eng *e, const struct srv_resource *res)
+{
+	char name[512];
+	struct reg_key k;
+	struct reg_obj c = {0};
+	snprintf(name, sizeof name, "%s.%s", res->resource, res->group);
+	if (reg_object_key("apiextensions.k8s.io", "customresourcedefinitions",
+			   NULL, name, &k) ||
+	    reg_get(e, &k, &c)) {
+		reg_obj_free(&c);
+		return false;
+	}
+	bool t = strstr(c.bytes, "\"deletionTimestamp\"") &&
+		 reg_obj_decode(&c) == LP_OK &&
+		 meta_str(c.obj, "deletionTimestamp");
+	reg_obj_free(&c);
+	return t;
+}
+
 static void do_create(struct srv_req *r, const struct srv_resource *res,
 		      const char *ns)
 {
 	struct srv_error err = {0};
 	struct srv_status_what w = {0};
+	if (res->custom && crd_terminating(srv_engine(r->s), res)) {
+		srv_reply_fail(r, LP_E_METHODNOTALLOWED,
+			       "create not allowed while custom resource definition is terminating");
+		return;
+	}
 	char mtb[128];
 	const char *mt = media_type(r, mtb, sizeof mtb);
 	bool dry;
@@ -1722,6 +1809,9 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 		}
 		json_t *next = json_deep_copy(c.obj);
 		json_t *nm = json_object_get(next, "metadata");
+		if (is_crd(res) && atomic_load(&crd_cleanup) &&
+		    !json_object_get(nm, "deletionTimestamp"))
+			crd_mark_terminating(next);
 		if (o->policy) {
 			set_finalizer(nm, "orphan", !strcmp(o->policy, "Orphan"));
 			set_finalizer(nm, "foregroundDeletion",

@@ -48,6 +48,11 @@ lp_err srv_mutate_object(eng *e, const struct srv_resource *res,
 			 const char *ns, const char *name, const char *uid,
 			 bool (*fn)(json_t *obj, void *arg), void *arg);
 
+/* Whether the crd-finalizer controller runs: then DELETE of a CRD marks it
+   Terminating with the cleanup finalizer and the controller removes the
+   instances; else the CRD and its instances go at once. */
+void srv_set_crd_cleanup(bool on);
+
 /* Create the namespaces a fresh store starts with. */
 lp_err srv_bootstrap(eng *e);
 

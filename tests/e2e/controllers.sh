@@ -75,7 +75,7 @@ uid_of() { "${K[@]}" get "$@" -o 'jsonpath={.metadata.uid}'; }
 start_server main
 check "server starts over TLS" [ -n "$URL" ]
 check "every controller runs by default" \
-	grep -q 'controllers: namespace, gc' "$WORK/main.log"
+	grep -q 'controllers: namespace, gc, crd-finalizer' "$WORK/main.log"
 
 # ---------------------------------------------------------------- CRD
 expect_rc 0 "create a CRD" "${K[@]}" apply -f - <<'YAML'
@@ -255,16 +255,47 @@ YAML
 expect_rc 0 "a cluster-scoped dependent cannot have a namespaced owner: collected" \
 	"${K[@]}" wait --for=delete namespace/scoped "$W"
 
+# ---------------------------------------------------------------- crd-finalizer
+expect_rc 0 "crd: a widget" "${K[@]}" apply -f - <<'YAML'
+apiVersion: test.lapis.dev/v1
+kind: Widget
+metadata: {name: plain, namespace: default}
+YAML
+expect_rc 0 "crd: a widget held by a finalizer" "${K[@]}" apply -f - <<'YAML'
+apiVersion: test.lapis.dev/v1
+kind: Widget
+metadata: {name: held, namespace: default, finalizers: [test.lapis.dev/hold]}
+YAML
+expect_rc 0 "crd: delete the CRD (no wait)" "${K[@]}" delete crd widgets.test.lapis.dev --wait=false
+expect_rc 0 "crd: the plain widget goes" "${K[@]}" wait --for=delete widget/plain "$W"
+expect_rc 0 "crd: the CRD waits for the held widget" "${K[@]}" wait crd/widgets.test.lapis.dev "$W" \
+	'--for=jsonpath={.status.conditions[?(@.type=="Terminating")].reason}=InstanceDeletionCheck'
+expect_rc 0 "crd: get the terminating CRD" "${K[@]}" get crd widgets.test.lapis.dev -o json
+check "crd: with the cleanup finalizer" out_has '"customresourcecleanup.apiextensions.k8s.io"'
+check "crd: and a deletionTimestamp" out_has '"deletionTimestamp"'
+expect_rc 1 "crd: no new widgets while it terminates" "${K[@]}" apply -f - <<'YAML'
+apiVersion: test.lapis.dev/v1
+kind: Widget
+metadata: {name: late, namespace: default}
+YAML
+check "crd: 405 with kube's message" \
+	err_has 'create not allowed while custom resource definition is terminating'
+expect_rc 0 "crd: the held widget is still served" "${K[@]}" get widget held
+expect_rc 0 "crd: release the widget" "${K[@]}" patch widget held --type=merge \
+	-p '{"metadata":{"finalizers":null}}'
+expect_rc 0 "crd: then the CRD goes" "${K[@]}" wait --for=delete crd/widgets.test.lapis.dev "$W"
+expect_rc 1 "crd: and its resource is no longer served" "${K[@]}" get widgets
+
 stop_server main
 
 # ---------------------------------------------------------------- the flag
 expect_rc 2 "--controllers with an unknown name is a usage error" \
 	"$LAPIS" serve --ephemeral --controllers='*,-bogus'
-check "which says the known names" err_has 'unknown controller "bogus" \(known: namespace, gc\)'
+check "which says the known names" err_has 'unknown controller "bogus" \(known: namespace, gc, crd-finalizer\)'
 
 start_server nogc --controllers='*,-gc'
-check "--controllers=*,-gc runs only the namespace controller" \
-	grep -q 'controllers: namespace$' "$WORK/nogc.log"
+check "--controllers=*,-gc runs all but the garbage collector" \
+	grep -q 'controllers: namespace, crd-finalizer$' "$WORK/nogc.log"
 cm owner-n
 U=$(uid_of configmap owner-n)
 cm dep-n owner-n "$U" false

@@ -1,0 +1,257 @@
+/*
+ * crdctl.c -- the CRD finalizer controller: deletes a deleted CRD's custom
+ * resources, then lets the CRD go (kube's apiextensions
+ * pkg/controller/finalizer, in our words; reference §8.4).
+ *
+ * The first DELETE of a CRD marks it (deletionTimestamp, the finalizer
+ * customresourcecleanup.apiextensions.k8s.io, Terminating True
+ * InstanceDeletionPending: server/objects.c) and the API refuses new
+ * instances (405). For such a CRD, sync:
+ *  1. sets Terminating True / InstanceDeletionInProgress;
+ *  2. deletes every instance, in every namespace, as DELETE would (an
+ *     instance with finalizers is only marked and stays until they go);
+ *  3. while instances remain: Terminating True / InstanceDeletionCheck,
+ *     and a re-check on each change under the CRD's instances, with a slow
+ *     timer as a backstop;
+ *  4. then Terminating False / InstanceDeletionCompleted "removed all
+ *     instances", and drops the finalizer: the CRD goes (with it its
+ *     serving entry, discovery and OpenAPI).
+ * Queue keys are CRD names (<plural>.<group>).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "lapis/log.h"
+#include "registry/registry.h"
+#include "registry/store.h"
+
+#define CRD_GROUP "apiextensions.k8s.io"
+#define CRD_RESOURCE "customresourcedefinitions"
+#define CRD_PREFIX REG_ROOT CRD_GROUP "/" CRD_RESOURCE "/"
+#define CLEANUP "customresourcecleanup.apiextensions.k8s.io"
+#define RECHECK_MS 5000
+
+struct crdctl {
+	const struct ctl_store *s;
+	/* Terminating CRDs: name -> instance key prefix. Informer thread
+	   only. */
+	json_t *terminating;
+};
+
+static lp_err crd_init(const struct ctl_store *s, void **ud)
+{
+	struct crdctl *c = calloc(1, sizeof *c);
+	if (!c)
+		return LP_E_NOMEM;
+	c->s = s;
+	c->terminating = json_object();
+	if (!c->terminating) {
+		free(c);
+		return LP_E_NOMEM;
+	}
+	*ud = c;
+	return LP_OK;
+}
+
+static void crd_fini(void *ud)
+{
+	struct crdctl *c = ud;
+	if (c)
+		json_decref(c->terminating);
+	free(c);
+}
+
+/* The key prefix of a CRD's instances. */
+static bool instance_prefix(const json_t *crd, struct reg_key *p)
+{
+	json_t *spec = json_object_get(crd, "spec");
+	const char *group = json_string_value(json_object_get(spec, "group"));
+	const char *plural = json_string_value(
+	    json_object_get(json_object_get(spec, "names"), "plural"));
+	return group && plural && !reg_list_prefix(group, plural, NULL, p);
+}
+
+static void crd_observe(void *ud, ctl *c, struct ctl_ev *ev)
+{
+	struct crdctl *cc = ud;
+	if (!strncmp(ev->key, CRD_PREFIX, strlen(CRD_PREFIX))) {
+		const char *name = ev->key + strlen(CRD_PREFIX);
+		if (ev->type == CTL_DELETE) {
+			json_object_del(cc->terminating, name);
+			return;
+		}
+		if (!ctl_ev_mentions(ev, CLEANUP))
+			return;
+		json_t *crd = ctl_ev_cur(ev);
+		struct reg_key p;
+		if (ctl_meta_str(crd, "deletionTimestamp") &&
+		    ctl_has_finalizer(crd, CLEANUP) &&
+		    instance_prefix(crd, &p)) {
+			json_object_set_new(cc->terminating, name,
+					    json_string(p.bytes));
+			ctl_add(c, name);
+		}
+		return;
+	}
+	if (ev->type == CTL_ADD)
+		return;
+	const char *name;
+	json_t *v;
+	json_object_foreach(cc->terminating, name, v)
+	{
+		const char *p = json_string_value(v);
+		if (p && !strncmp(ev->key, p, strlen(p)))
+			ctl_add(c, name);
+	}
+}
+
+/* ------------------------------------------------------------ instances */
+
+struct scan {
+	json_t *live; /* [[key, uid]] not being deleted yet */
+	size_t count; /* every instance */
+};
+
+static enum eng_take scan_one(void *ud, const struct eng_record *rec)
+{
+	struct scan *sc = ud;
+	sc->count++;
+	json_t *o =
+	    json_loadb((const char *)rec->value, rec->value_len, 0, NULL);
+	if (json_is_object(o) && !ctl_meta_str(o, "deletionTimestamp")) {
+		json_t *p =
+		    json_pack("[s#s?]", (const char *)rec->key,
+			      (int)rec->key_len, ctl_meta_str(o, "uid"));
+		if (p)
+			json_array_append_new(sc->live, p);
+	}
+	json_decref(o);
+	return ENG_TAKE;
+}
+
+static lp_err scan(const struct ctl_store *s, const struct reg_key *p,
+		   struct scan *sc)
+{
+	eng_rd *rd;
+	lp_err rc = eng_rd_begin(s->e, &rd);
+	if (rc)
+		return rc;
+	struct eng_range_req q = {.prefix = p->bytes, .prefix_len = p->len};
+	struct eng_range_res res;
+	rc = eng_range(rd, &q, scan_one, sc, &res);
+	eng_rd_end(rd);
+	return rc;
+}
+
+/* ------------------------------------------------------------ sync */
+
+static bool set_cond(json_t *obj, void *arg)
+{
+	if (!ctl_meta_str(obj, "deletionTimestamp"))
+		return false;
+	return ctl_set_condition(obj, arg);
+}
+
+static bool drop_cleanup(json_t *obj, void *arg)
+{
+	(void)arg;
+	return ctl_drop_finalizer(obj, CLEANUP);
+}
+
+static lp_err crd_sync(void *ud, ctl *c, const char *name)
+{
+	struct crdctl *cc = ud;
+	const struct ctl_store *s = cc->s;
+	struct reg_key k;
+	if (reg_object_key(CRD_GROUP, CRD_RESOURCE, NULL, name, &k))
+		return LP_OK;
+	struct reg_obj cur = {0};
+	lp_err rc = reg_get(s->e, &k, &cur);
+	if (rc == LP_OK)
+		rc = reg_obj_decode(&cur);
+	struct reg_key p;
+	if (rc || !ctl_meta_str(cur.obj, "deletionTimestamp") ||
+	    !ctl_has_finalizer(cur.obj, CLEANUP) ||
+	    !instance_prefix(cur.obj, &p)) {
+		reg_obj_free(&cur);
+		return rc == LP_E_NOTFOUND ? LP_OK : rc;
+	}
+	char uid[64];
+	snprintf(uid, sizeof uid, "%s",
+		 ctl_meta_str(cur.obj, "uid") ? ctl_meta_str(cur.obj, "uid")
+					      : "");
+	reg_obj_free(&cur);
+
+	struct ctl_cond cond = {"Terminating", "True",
+				"InstanceDeletionInProgress",
+				"CustomResource deletion is in progress"};
+	rc = s->mutate(s->ud, k.bytes, uid, set_cond, &cond);
+	if (rc)
+		return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;
+	struct scan sc = {.live = json_array()};
+	if (!sc.live)
+		return LP_E_NOMEM;
+	rc = scan(s, &p, &sc);
+	size_t i, failed = 0;
+	json_t *it;
+	lp_err first = LP_OK;
+	json_array_foreach(sc.live, i, it)
+	{
+		lp_err d =
+		    s->del(s->ud, json_string_value(json_array_get(it, 0)),
+			   json_string_value(json_array_get(it, 1)), NULL);
+		if (d && d != LP_E_NOTFOUND && d != LP_E_CONFLICT) {
+			failed++;
+			first = first ? first : d;
+		}
+	}
+	json_decref(sc.live);
+	char msg[256];
+	if (rc || failed) {
+		snprintf(msg, sizeof msg,
+			 rc ? "could not list instances: %s"
+			    : "could not issue all deletes: %s",
+			 lp_strerror(rc ? rc : first));
+		cond = (struct ctl_cond){"Terminating", "True",
+					 "InstanceDeletionFailed", msg};
+		s->mutate(s->ud, k.bytes, uid, set_cond, &cond);
+		return rc ? rc : first; /* retried with back-off */
+	}
+	sc = (struct scan){.live = json_array()};
+	if (!sc.live)
+		return LP_E_NOMEM;
+	rc = scan(s, &p, &sc);
+	json_decref(sc.live);
+	if (rc)
+		return rc;
+	if (sc.count > 0) {
+		snprintf(msg, sizeof msg,
+			 "could not confirm zero CustomResources remaining: "
+			 "%zu remaining",
+			 sc.count);
+		cond = (struct ctl_cond){"Terminating", "True",
+					 "InstanceDeletionCheck", msg};
+		rc = s->mutate(s->ud, k.bytes, uid, set_cond, &cond);
+		ctl_add_after(c, name, RECHECK_MS);
+		return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;
+	}
+	cond = (struct ctl_cond){"Terminating", "False",
+				 "InstanceDeletionCompleted",
+				 "removed all instances"};
+	rc = s->mutate(s->ud, k.bytes, uid, set_cond, &cond);
+	if (rc == LP_OK)
+		rc = s->mutate(s->ud, k.bytes, uid, drop_cleanup, NULL);
+	return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;
+}
+
+const struct ctl_def ctl_crd_finalizer = {
+    .name = "crd-finalizer",
+    .workers = 1,
+    .init = crd_init,
+    .fini = crd_fini,
+    .observe = crd_observe,
+    .sync = crd_sync,
+};
