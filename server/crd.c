@@ -445,6 +445,79 @@ static lp_err crd_invalid(const json_t *obj, struct srv_error *err)
 					 json_object_get(obj, "metadata"), "name")));
 }
 
+static const json_t *version_schema(const json_t *v)
+{
+	return json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
+}
+
+static bool status_enabled(const json_t *v)
+{
+	return json_object_get(json_object_get(v, "subresources"), "status") != NULL;
+}
+
+/* The schema the old CRD had for the version named like v, or NULL. */
+static const json_t *old_schema(const json_t *old, const json_t *v)
+{
+	const char *name = json_string_value(json_object_get(v, "name"));
+	size_t i;
+	json_t *ov;
+	json_array_foreach(json_object_get(json_object_get(old, "spec"), "versions"), i, ov)
+	{
+		const char *on = json_string_value(json_object_get(ov, "name"));
+		if (name && on && !strcmp(name, on))
+			return version_schema(ov);
+	}
+	return NULL;
+}
+
+/*
+ * The versions' schemas: they must compile (a keyword of the wrong JSON
+ * type is a 400, as kube's decoder answers) and be structural and within
+ * kube's OpenAPI restrictions (422 causes). Paths as kube reports them:
+ * when every version has the same schema, kube's conversion to its
+ * internal form hoists it to spec.validation. On update, a schema equal
+ * to the old one of the same version is not checked again, so CRDs
+ * stored before a rule existed stay updatable (kube relaxes its rules for
+ * what the old object already had, too).
+ */
+static lp_err check_schemas(const json_t *versions, const json_t *old,
+			    struct srv_error *err)
+{
+	size_t n = json_array_size(versions), i;
+	json_t *v;
+	bool same = n > 0, any_status = false;
+	json_array_foreach((json_t *)versions, i, v)
+	{
+		same = same && json_equal(version_schema(v),
+					  version_schema(json_array_get(versions, 0)));
+		any_status = any_status || status_enabled(v);
+	}
+	json_array_foreach((json_t *)versions, i, v)
+	{
+		const json_t *sch = version_schema(v);
+		if (!json_is_object(sch))
+			continue;
+		struct srv_schema *compiled = NULL;
+		lp_err rc = srv_schema_compile(sch, &compiled, err);
+		srv_schema_free(compiled);
+		if (rc)
+			return rc;
+		if (same && i > 0)
+			continue;
+		const json_t *os = old ? old_schema(old, v) : NULL;
+		if (os && json_equal(os, sch))
+			continue;
+		char base[64];
+		if (same)
+			snprintf(base, sizeof base, "spec.validation");
+		else
+			snprintf(base, sizeof base, "spec.versions[%zu].schema", i);
+		srv_schema_check_crd(sch, base, same ? any_status : status_enabled(v),
+				     err);
+	}
+	return LP_OK;
+}
+
 lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old,
 		    struct srv_error *err)
 {
@@ -555,6 +628,9 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old
 					"Required value: schemas are required");
 		}
 	}
+	lp_err rc = check_schemas(versions, old, err);
+	if (rc)
+		return rc;
 	if (n_storage != 1)
 		srv_error_cause(err, "FieldValueInvalid", "spec.versions",
 				"Invalid value: must have exactly one version marked as storage version");
