@@ -1826,7 +1826,7 @@ lp_err srv_delete_object(eng *e, const struct srv_resource *res,
 	lp_err rc = delete_one(e, res, ns, name, &o, &reply, &code, &err);
 	json_decref(reply);
 	if (rc == LP_OK && res->after_write)
-		res->after_write(e);
+		res->after_write(e, name);
 	return rc;
 }
 
@@ -1885,7 +1885,7 @@ lp_err srv_mutate_object(eng *e, const struct srv_resource *res,
 		if (rc == LP_E_CONFLICT)
 			continue;
 		if (rc == LP_OK && res->after_write)
-			res->after_write(e);
+			res->after_write(e, name);
 		return rc;
 	}
 	return LP_E_CONFLICT;
