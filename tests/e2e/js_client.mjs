@@ -111,6 +111,19 @@ const custom = kc.makeApiClient(k8s.CustomObjectsApi);
 const ns = 'js';
 console.log(`# server ${kc.getCurrentCluster().server}`);
 
+// --- health and version ---
+await step('Health: readyz and livez', async () => {
+    const health = new k8s.Health(kc);
+    return (await health.readyz({})) && (await health.livez({}));
+});
+await step('VersionApi: the Kubernetes version lapis implements', async () => {
+    const v = await kc.makeApiClient(k8s.VersionApi).getCode();
+    return [
+        v.major === '1' && /^\d+$/.test(v.minor) && v.gitVersion.startsWith(`v1.${v.minor}.`),
+        JSON.stringify(v),
+    ];
+});
+
 // --- namespaces ---
 await step('create namespace', async () => {
     const created = await core.createNamespace({ body: { metadata: { name: ns, labels: { suite: 'js' } } } });
@@ -408,6 +421,19 @@ await step('delete configmap, then it reads 404', async () => {
     const st = await core.deleteNamespacedConfigMap({ name: 'c1', namespace: ns });
     const got = await statusOf(core.readNamespacedConfigMap({ name: 'c1', namespace: ns }));
     return [st && got.code === 404, JSON.stringify(got)];
+});
+
+await step('delete a collection of configmaps by label', async () => {
+    for (const name of ['d1', 'd2']) {
+        await core.createNamespacedConfigMap({
+            namespace: ns,
+            body: { metadata: { name, labels: { batch: 'd' } } },
+        });
+    }
+    await core.deleteCollectionNamespacedConfigMap({ namespace: ns, labelSelector: 'batch=d' });
+    const left = await core.listNamespacedConfigMap({ namespace: ns });
+    const names = left.items.map((c) => c.metadata.name);
+    return [names.length === 7 && !names.includes('d1') && !names.includes('d2'), names.join()];
 });
 
 // --- custom resources ---
