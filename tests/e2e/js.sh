@@ -35,19 +35,21 @@ CACHE=${LAPIS_JS_CACHE:-$(dirname "$(readlink -f "$LAPIS")")/js-client}
 MODULE=$CACHE/node_modules/@kubernetes/client-node/package.json
 
 # install_client: `npm ci` into $CACHE unless it already holds this lock.
-# flock keeps two runs on one cache from installing over each other.
+# The lock is copied to installed.lock only after a whole install, so an
+# interrupted one is redone; flock keeps two runs on one cache apart.
 install_client() {
 	mkdir -p "$CACHE" || return 1
 	(
 		flock 9 || exit 1
-		if cmp -s "$SRC/js/package-lock.json" "$CACHE/package-lock.json" &&
-			[[ -f $MODULE ]]; then
+		if cmp -s "$SRC/js/package-lock.json" "$CACHE/installed.lock"; then
 			echo "# client-node: reusing $CACHE"
 			exit 0
 		fi
+		rm -f "$CACHE/installed.lock"
 		cp "$SRC/js/package.json" "$SRC/js/package-lock.json" "$CACHE/" &&
 			(cd "$CACHE" && npm ci --prefer-offline --no-audit --no-fund \
-				--loglevel=error >"$WORK/npm.log" 2>&1)
+				--loglevel=error >"$WORK/npm.log" 2>&1) &&
+			cp "$SRC/js/package-lock.json" "$CACHE/installed.lock"
 		local rc=$?
 		((rc == 0)) || sed 's/^/#   npm: /' "$WORK/npm.log" | tail -n 20
 		exit "$rc"
