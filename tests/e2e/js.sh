@@ -72,7 +72,8 @@ start_server() {
 	spawn serve "$LAPIS" serve --listen 127.0.0.1:0 "$@"
 	SERVER_PID=$SPAWN_PID
 	local line
-	URL= KCFG=
+	URL=
+	KCFG=
 	while read -r -t "$TIMEOUT" -u "$SPAWN_FD" line; do
 		[[ $line =~ (https?://[0-9.:]+) ]] && URL=${BASH_REMATCH[1]}
 		if [[ $line =~ ^export\ KUBECONFIG=(.*)$ ]]; then
