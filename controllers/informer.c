@@ -48,6 +48,7 @@
  * lock held.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -73,6 +74,35 @@
 /* After an unexpected engine error (readers full, I/O), wait this long
    before listing again, so a persistent failure does not spin. */
 #define BACKOFF_MS 1000
+
+/* A decoded tree shared between threads. Our count, not jansson's, says
+   when it goes: the thread that drops the last reference has acquired
+   every other thread's release, then holds jansson's only reference. */
+struct inf_tree {
+	atomic_size_t refs;
+	json_t *json; /* immutable; jansson's count stays 1 */
+};
+
+json_t *inf_keep(const struct inf_obj *obj)
+{
+	if (!obj->tree)
+		return NULL;
+	atomic_fetch_add_explicit(&obj->tree->refs, 1, memory_order_relaxed);
+	return obj->tree->json;
+}
+
+void inf_unkeep(struct inf_tree *t)
+{
+	if (!t)
+		return;
+	size_t was =
+	    atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel);
+	LP_ASSERT(was > 0);
+	if (was == 1) {
+		json_decref(t->json);
+		free(t);
+	}
+}
 
 struct ientry;
 
@@ -182,6 +212,7 @@ static struct citem *citem_new(inf *i, const struct eng_record *r)
 	c->obj.mod_rev = r->mod_rev;
 	c->obj.version = r->version;
 	c->obj.json = NULL;
+	c->obj.tree = NULL;
 	c->hash = ctl__siphash(i->seed, r->key, r->key_len);
 	return c;
 }
@@ -194,7 +225,7 @@ static void citem_free(struct citem *c)
 	for (size_t k = 0; k < c->n_memb; k++)
 		free(c->memb[k].value);
 	free(c->memb);
-	json_decref(c->obj.json);
+	inf_unkeep(c->obj.tree);
 	free(c);
 }
 
@@ -268,12 +299,21 @@ static lp_err prepare(inf *i, struct citem *c)
 		json_decref(j);
 		j = NULL;
 	}
+	struct inf_tree *t = j ? malloc(sizeof *t) : NULL;
+	if (j && !t) {
+		json_decref(j);
+		return LP_ERR(LP_E_NOMEM);
+	}
 	if (!j) {
 		pthread_mutex_lock(&i->mu);
 		i->st.decode_errors++;
 		pthread_mutex_unlock(&i->mu);
+	} else {
+		atomic_init(&t->refs, 1);
+		t->json = j;
 	}
 	c->obj.json = j;
+	c->obj.tree = t;
 	struct inf_emit em = {.i = i, .c = c};
 	for (unsigned x = 0; x < i->n_idx && !em.nomem; x++) {
 		em.idx = x;
@@ -1052,7 +1092,7 @@ lp_err inf_get(inf *i, const void *key, size_t key_len, struct inf_item **out)
 	it->obj = c->obj;
 	it->obj.key = d;
 	it->obj.value = d + c->obj.key_len;
-	json_incref(it->obj.json); /* NULL ok */
+	inf_keep(&it->obj); /* the item's reference */
 	*out = it;
 out:
 	pthread_mutex_unlock(&i->mu);
@@ -1076,7 +1116,7 @@ void inf_item_free(struct inf_item *it)
 {
 	if (!it)
 		return;
-	json_decref(it->obj.json);
+	inf_unkeep(it->obj.tree);
 	free(it);
 }
 

@@ -19,8 +19,11 @@
  *     cache always ends equal to a fresh list.
  *  4. Decodes each new state once (jansson), keeps the tree beside the
  *     bytes and hands that same tree to every handler and reader: it is
- *     never modified after the informer made it, so any thread may read it
- *     (jansson's reference counts are atomic: json_incref to keep it).
+ *     never modified after the informer made it, so any thread may read it.
+ *     To keep it past a handler or a query, take a reference with inf_keep:
+ *     never json_incref/json_decref a shared tree (jansson 2.14 decrements
+ *     with release order only, so the thread that frees a tree would not
+ *     be ordered after other threads' reads of it).
  *  5. Keeps indexes over the cache: by namespace (metadata.namespace,
  *     "" for cluster-scoped objects, as client-go's namespace index) and
  *     custom indexers registered before inf_start (a function from an
@@ -65,9 +68,19 @@ struct inf_obj {
 	int64_t version;
 	/* The value decoded once, or NULL (a raw informer, or the value is
 	   not a JSON object). Read-only for everyone: shared with other
-	   threads. Borrowed like the rest; json_incref to keep it longer. */
+	   threads. Borrowed like the rest; inf_keep to keep it longer. */
 	json_t *json;
+	struct inf_tree *tree; /* json's holder, for inf_keep; opaque */
 };
+
+/* A reference to an object's decoded tree. inf_keep(obj) returns obj->json
+   and counts a reference to it (NULL: no tree, nothing counted); drop it
+   with inf_unkeep(that json's obj->tree). Any thread. */
+struct inf_tree;
+json_t *inf_keep(const struct inf_obj *obj);
+/* Drop a reference inf_keep counted; the last one frees the tree. NULL
+   ok. */
+void inf_unkeep(struct inf_tree *t);
 
 /* Handlers, each optional (NULL: not called). Run on the informer thread. */
 struct inf_handlers {
@@ -193,7 +206,7 @@ size_t inf_list(inf *i, int (*fn)(void *ud, const struct inf_obj *obj),
  * Call fn for every cached object whose indexer gave value, under the
  * cache lock like inf_list (fn must not block or call into this
  * informer; obj is borrowed for the call, obj->json may be kept with
- * json_incref). Any thread, while the informer runs. Returns the number
+ * inf_keep). Any thread, while the informer runs. Returns the number
  * of objects visited (0 for an unknown indexer or value).
  */
 size_t inf_index(inf *i, unsigned indexer, const char *value,

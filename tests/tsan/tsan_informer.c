@@ -14,7 +14,7 @@
  *     latest one in a shared slot (a reference handed to other threads);
  *   - reader threads querying inf_index, inf_by_namespace, inf_index_count,
  *     inf_index_values and inf_get, keeping decoded objects past the cache
- *     lock (json_incref) and reading them afterwards, and taking the slot's
+ *     lock (inf_keep) and reading them afterwards, and taking the slot's
  *     object, so the last reference to a tree is often dropped on a thread
  *     that is not the informer's.
  *
@@ -58,9 +58,11 @@ static _Atomic int writers_done;
 static _Atomic int failures;
 static pthread_mutex_t fail_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* The latest object the handlers saw; guarded by slot_mu. */
+/* The latest object the handlers saw (kept by inf_keep); guarded by
+   slot_mu. */
 static pthread_mutex_t slot_mu = PTHREAD_MUTEX_INITIALIZER;
 static json_t *slot;
+static struct inf_tree *slot_tree;
 static _Atomic long handled;
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -221,11 +223,13 @@ static void publish(const struct inf_obj *o)
 	if (!o->json)
 		return;
 	(void)ns_of(o->json); /* read the shared tree */
+	json_t *j = inf_keep(o);
 	pthread_mutex_lock(&slot_mu);
-	json_t *old = slot;
-	slot = json_incref(o->json);
+	struct inf_tree *old = slot_tree;
+	slot = j;
+	slot_tree = o->tree;
 	pthread_mutex_unlock(&slot_mu);
-	json_decref(old);
+	inf_unkeep(old);
 }
 
 static void on_add(void *ud, const struct inf_obj *o)
@@ -256,6 +260,7 @@ struct visit {
 	const char *value;
 	size_t n;
 	json_t *kept; /* one object kept past the lock */
+	struct inf_tree *kept_tree;
 };
 
 static int visit_obj(void *ud, const struct inf_obj *o)
@@ -271,8 +276,10 @@ static int visit_obj(void *ud, const struct inf_obj *o)
 	if (!ok)
 		fail("index %u value %s holds an object without it", v->idx,
 		     v->value);
-	if (!v->kept)
-		v->kept = json_incref(o->json);
+	if (!v->kept) {
+		v->kept = inf_keep(o);
+		v->kept_tree = o->tree;
+	}
 	return 0;
 }
 
@@ -293,7 +300,7 @@ static void query(struct reader *r, unsigned idx, const char *value)
 	if (v.kept) { /* read after the lock, then maybe free it here */
 		if (idx == OWNER && !has_owner(v.kept, value))
 			fail("a kept object changed");
-		json_decref(v.kept);
+		inf_unkeep(v.kept_tree);
 	}
 }
 
@@ -356,13 +363,16 @@ static void *reader_main(void *arg)
 			break;
 		}
 		default: {
+			/* A reference of our own to the slot's tree (which
+			   holds one), then read it unlocked. */
 			pthread_mutex_lock(&slot_mu);
-			json_t *j = json_incref(slot);
+			struct inf_obj so = {.json = slot, .tree = slot_tree};
+			json_t *j = inf_keep(&so);
 			pthread_mutex_unlock(&slot_mu);
 			if (j &&
 			    !json_is_object(json_object_get(j, "metadata")))
 				fail("the slot's object has no metadata");
-			json_decref(j);
+			inf_unkeep(so.tree);
 			break;
 		}
 		}
@@ -514,7 +524,7 @@ int main(void)
 	fprintf(stderr, "tsan_informer: %ld handler calls\n",
 		atomic_load(&handled));
 	inf_free(I);
-	json_decref(slot);
+	inf_unkeep(slot_tree);
 	eng_close(E);
 	ts_rmtree_free(dir);
 	int nf = atomic_load(&failures);
