@@ -32,6 +32,7 @@ test:
 
 bench: build
 	build/bench-engine
+	build/bench-informer
 	BUILD_DIR=build scripts/bench-http.sh
 
 FUZZ_SECONDS ?= 60

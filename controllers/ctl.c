@@ -128,34 +128,15 @@ bool ctl_set_condition(json_t *obj, const struct ctl_cond *c)
 
 /* ------------------------------------------------------------ events */
 
-static json_t *decode(const struct inf_obj *o)
-{
-	if (!o)
-		return NULL;
-	json_t *j = json_loadb((const char *)o->value, o->value_len, 0, NULL);
-	if (j && !json_is_object(j)) {
-		json_decref(j);
-		j = NULL;
-	}
-	return j;
-}
-
+/* The informer decoded each state once, for every controller. */
 json_t *ctl_ev_old(struct ctl_ev *ev)
 {
-	if (!ev->old_done) {
-		ev->old_json = decode(ev->old);
-		ev->old_done = true;
-	}
-	return ev->old_json;
+	return ev->old ? ev->old->json : NULL;
 }
 
 json_t *ctl_ev_cur(struct ctl_ev *ev)
 {
-	if (!ev->cur_done) {
-		ev->cur_json = decode(ev->cur);
-		ev->cur_done = true;
-	}
-	return ev->cur_json;
+	return ev->cur ? ev->cur->json : NULL;
 }
 
 json_t *ctl_ev_obj(struct ctl_ev *ev)
@@ -185,8 +166,6 @@ static void dispatch(ctl_mgr *m, enum ctl_ev_type type,
 	struct ctl_ev ev = {.type = type, .key = key, .old = old, .cur = cur};
 	for (size_t i = 0; i < m->n; i++)
 		m->c[i].def->observe(m->c[i].ud, &m->c[i], &ev);
-	json_decref(ev.old_json);
-	json_decref(ev.cur_json);
 }
 
 static void on_add(void *ud, const struct inf_obj *obj)
@@ -229,6 +208,15 @@ const struct ctl_store *ctl_store_of(ctl *c)
 lp_err ctl_wait_rev(ctl *c, int64_t rev)
 {
 	return inf_wait_rev(c->m->informer, rev);
+}
+
+size_t ctl_index(ctl *c, const char *indexer, const char *value,
+		 int (*fn)(void *ud, const struct inf_obj *obj), void *ud)
+{
+	int x = inf_indexer_find(c->m->informer, indexer);
+	if (x < 0)
+		return 0;
+	return inf_index(c->m->informer, (unsigned)x, value, fn, ud);
 }
 
 static void *worker(void *arg)
@@ -316,6 +304,38 @@ lp_err ctl_parse_enabled(const char *spec, uint32_t *mask, char *msg,
 	return LP_OK;
 }
 
+/* Register every controller's indexers on the shared informer, each name
+   once. Errors: LP_E_INVAL (one name, two functions; too many), NOMEM. */
+static lp_err add_indexers(ctl_mgr *m)
+{
+	for (size_t k = 0; k < m->n; k++) {
+		const struct ctl_indexer *x = m->c[k].def->indexers;
+		for (; x && x->name; x++) {
+			const struct ctl_indexer *seen = NULL;
+			for (size_t j = 0; j < k && !seen; j++) {
+				const struct ctl_indexer *y =
+				    m->c[j].def->indexers;
+				for (; y && y->name && !seen; y++)
+					if (!strcmp(y->name, x->name))
+						seen = y;
+			}
+			if (seen && seen->fn == x->fn)
+				continue;
+			unsigned id;
+			lp_err rc = inf_add_indexer(m->informer, x->name, x->fn,
+						    NULL, &id);
+			if (rc) {
+				lp_error("controllers: %s: cannot add index "
+					 "%s: %s",
+					 m->c[k].def->name, x->name,
+					 lp_strerror(rc));
+				return rc;
+			}
+		}
+	}
+	return LP_OK;
+}
+
 lp_err ctl_mgr_new(const struct ctl_store *s, uint32_t mask, ctl_mgr **out)
 {
 	ctl_mgr *m = calloc(1, sizeof *m);
@@ -355,6 +375,8 @@ lp_err ctl_mgr_new(const struct ctl_store *s, uint32_t mask, ctl_mgr **out)
 	};
 	if (rc == LP_OK && m->n > 0)
 		rc = inf_new(&io, &m->informer);
+	if (rc == LP_OK && m->n > 0)
+		rc = add_indexers(m);
 	if (rc != LP_OK) {
 		ctl_mgr_free(m);
 		return rc;

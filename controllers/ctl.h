@@ -79,18 +79,19 @@ struct ctl_store {
 
 enum ctl_ev_type { CTL_ADD, CTL_UPDATE, CTL_DELETE };
 
-/* One change the shared informer saw, with the objects decoded on first
-   use (once for every controller). Everything is borrowed for the call. */
+/* One change the shared informer saw, with the objects the informer
+   decoded (once for every controller and every index). Everything is
+   borrowed for the call. */
 struct ctl_ev {
 	enum ctl_ev_type type;
 	const char *key;	   /* NUL-terminated */
 	const struct inf_obj *old; /* update: before; delete: last; add: NULL */
 	const struct inf_obj *cur; /* add/update: after; delete: NULL */
-	json_t *old_json, *cur_json;
-	bool old_done, cur_done;
 };
 
-/* The decoded objects (NULL when absent or not a JSON object). */
+/* The decoded objects (NULL when absent or not a JSON object). They are
+   the informer's cache, shared with other threads: read only, never
+   modify them (json_deep_copy to edit). */
 json_t *ctl_ev_old(struct ctl_ev *ev);
 json_t *ctl_ev_cur(struct ctl_ev *ev);
 /* The object the event is about: cur, or for a delete the last state. */
@@ -102,6 +103,15 @@ bool ctl_ev_mentions(const struct ctl_ev *ev, const char *s);
 /* ------------------------------------------------------------ controllers */
 
 typedef struct ctl ctl;
+
+/* An index a controller declares on the shared informer, registered by
+   the manager before the informer starts and queried with ctl_index.
+   Controllers that declare the same name share one index (and must give
+   the same fn). fn runs on the informer thread; see inf_index_fn. */
+struct ctl_indexer {
+	const char *name;
+	inf_index_fn fn;
+};
 
 struct ctl_def {
 	const char *name; /* also the --controllers name */
@@ -115,6 +125,8 @@ struct ctl_def {
 	/* A worker: bring key to its wanted state. LP_OK: done (the key's
 	   back-off is reset); an error: retried after the key's back-off. */
 	lp_err (*sync)(void *ud, ctl *c, const char *key);
+	/* The indexes it queries; ends with a NULL name. NULL: none. */
+	const struct ctl_indexer *indexers;
 };
 
 /* Queue key (deduplicated while waiting). Any thread. */
@@ -126,6 +138,16 @@ const struct ctl_store *ctl_store_of(ctl *c);
 /* Wait until the shared informer has applied revision rev (a revision
    that wrote under /registry/). Errors: LP_E_CLOSED. */
 lp_err ctl_wait_rev(ctl *c, int64_t rev);
+
+/*
+ * Call fn for every object of the shared informer's cache that indexer
+ * (a name a controller declared, or "namespace") gives value, under the
+ * cache lock: fn must not block, queue work or call into the informer;
+ * obj and obj->json are borrowed for the call (read only). Any thread.
+ * Returns the number of objects visited (0 for an unknown indexer).
+ */
+size_t ctl_index(ctl *c, const char *indexer, const char *value,
+		 int (*fn)(void *ud, const struct inf_obj *obj), void *ud);
 
 /* The built-in controllers, in start order; NULL-terminated. */
 extern const struct ctl_def *const ctl_builtin[];

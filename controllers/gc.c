@@ -3,13 +3,17 @@
  * built-in and custom, keyed by owner UID (kube's pkg/controller/
  * garbagecollector, in our words).
  *
- * The graph. observe keeps, from every change the informer sees:
- *   owners   owner uid -> { dependent key -> blockOwnerDeletion }
- *   refs     dependent key -> [owner uid, ...]
+ * The graph. The shared informer keeps the index "ownerUID" (owner uid ->
+ * the objects whose ownerReferences name it, with their decoded state:
+ * blockOwnerDeletion is read from there), declared in ctl_gc.indexers,
+ * so that an owner's deletion finds its dependents without a scan; the
+ * edges a dependent had before a change are in the event's old state. The
+ * GC itself keeps only
  *   waiting  owner uid -> owner key, for owners deleting in the foreground
- * so that an owner's deletion finds its dependents without a scan. An
- * owner is known by its UID only: one recreated under the same name is a
- * different owner, and its old dependents are orphans of a gone owner.
+ * (its own decision, not the store's). An owner is known by its UID only:
+ * one recreated under the same name is a different owner, and its old
+ * dependents are orphans of a gone owner. The index changes before the
+ * informer calls observe and is never older than ctl_wait_rev says.
  *
  * Queue keys are registry keys; sync(key) reads the object and:
  *  - deleting with the "orphan" finalizer: removes this owner from every
@@ -41,13 +45,12 @@
 
 #define F_ORPHAN "orphan"
 #define F_FOREGROUND "foregroundDeletion"
+#define IDX_OWNER "ownerUID"
 
 struct gc {
 	const struct ctl_store *s;
-	pthread_mutex_t mu;
-	json_t *owners;	 /* uid -> {depkey: blocking} */
-	json_t *refs;	 /* depkey -> [uid] */
-	json_t *waiting; /* uid -> key */
+	pthread_mutex_t mu; /* guards waiting */
+	json_t *waiting;    /* uid -> key */
 };
 
 static lp_err gc_init(const struct ctl_store *s, void **ud)
@@ -57,13 +60,8 @@ static lp_err gc_init(const struct ctl_store *s, void **ud)
 		return LP_E_NOMEM;
 	g->s = s;
 	pthread_mutex_init(&g->mu, NULL);
-	g->owners = json_object();
-	g->refs = json_object();
 	g->waiting = json_object();
-	if (!g->owners || !g->refs || !g->waiting) {
-		json_decref(g->owners);
-		json_decref(g->refs);
-		json_decref(g->waiting);
+	if (!g->waiting) {
 		free(g);
 		return LP_E_NOMEM;
 	}
@@ -76,8 +74,6 @@ static void gc_fini(void *ud)
 	struct gc *g = ud;
 	if (!g)
 		return;
-	json_decref(g->owners);
-	json_decref(g->refs);
 	json_decref(g->waiting);
 	pthread_mutex_destroy(&g->mu);
 	free(g);
@@ -91,53 +87,76 @@ static json_t *owner_refs(const json_t *obj)
 
 /* ------------------------------------------------------------ the graph */
 
-/* Take key's edges out of the graph; queue the waiting owners it held.
-   Locked. */
-static void unlink_dep(struct gc *g, ctl *c, const char *key)
+/* The ownerUID indexer: the owner UIDs an object names. Informer thread. */
+static void index_owner_uid(void *ud, const struct inf_obj *o,
+			    struct inf_emit *em)
 {
-	json_t *old = json_object_get(g->refs, key);
+	(void)ud;
 	size_t i;
-	json_t *u;
-	json_array_foreach(old, i, u)
+	json_t *r;
+	json_array_foreach(owner_refs(o->json), i, r)
 	{
-		const char *uid = json_string_value(u);
-		json_t *deps = json_object_get(g->owners, uid);
-		json_object_del(deps, key);
-		if (deps && json_object_size(deps) == 0)
-			json_object_del(g->owners, uid);
-		const char *wk =
-		    json_string_value(json_object_get(g->waiting, uid));
-		if (wk)
-			ctl_add(c, wk);
+		const char *uid = json_string_value(json_object_get(r, "uid"));
+		if (uid && *uid)
+			inf_emit(em, uid);
 	}
-	json_object_del(g->refs, key);
 }
 
-/* Put key's edges (from its ownerReferences) into the graph. Locked. */
-static void link_dep(struct gc *g, const char *key, const json_t *refs)
+struct dep_walk {
+	const char *uid;
+	json_t *deps; /* {key: blocking} */
+};
+
+/* Under the informer's cache lock: copy what is needed, nothing more. */
+static int add_dependent(void *ud, const struct inf_obj *o)
 {
-	json_t *uids = json_array();
+	struct dep_walk *w = ud;
+	char key[ENG_KEY_MAX + 1];
+	if (o->key_len > ENG_KEY_MAX)
+		return 0;
+	memcpy(key, o->key, o->key_len);
+	key[o->key_len] = '\0';
+	bool blocking = false;
+	size_t i;
+	json_t *r;
+	json_array_foreach(owner_refs(o->json), i, r)
+	{
+		const char *u = json_string_value(json_object_get(r, "uid"));
+		if (u && !strcmp(u, w->uid) &&
+		    json_is_true(json_object_get(r, "blockOwnerDeletion")))
+			blocking = true;
+	}
+	json_object_set_new(w->deps, key, json_boolean(blocking));
+	return 0;
+}
+
+/* The owner's dependents {key: blocking}, as the informer knows them now.
+   New; an empty object when there are none or no memory for them. */
+static json_t *dependents(ctl *c, const char *uid)
+{
+	struct dep_walk w = {uid, json_object()};
+	if (w.deps)
+		ctl_index(c, IDX_OWNER, uid, add_dependent, &w);
+	return w.deps ? w.deps : json_object();
+}
+
+/* A dependent's edges to refs (its ownerReferences before a change) are
+   gone: queue the owners among them that wait for their dependents. */
+static void queue_waiting_owners(struct gc *g, ctl *c, const json_t *refs)
+{
+	pthread_mutex_lock(&g->mu);
 	size_t i;
 	json_t *r;
 	json_array_foreach(refs, i, r)
 	{
 		const char *uid = json_string_value(json_object_get(r, "uid"));
-		if (!uid || !*uid)
-			continue;
-		json_t *deps = json_object_get(g->owners, uid);
-		if (!deps) {
-			deps = json_object();
-			json_object_set_new(g->owners, uid, deps);
-		}
-		json_object_set_new(deps, key,
-				    json_boolean(json_is_true(json_object_get(
-					r, "blockOwnerDeletion"))));
-		json_array_append_new(uids, json_string(uid));
+		const char *wk =
+		    uid ? json_string_value(json_object_get(g->waiting, uid))
+			: NULL;
+		if (wk)
+			ctl_add(c, wk);
 	}
-	if (json_array_size(uids))
-		json_object_set_new(g->refs, key, uids);
-	else
-		json_decref(uids);
+	pthread_mutex_unlock(&g->mu);
 }
 
 static void gc_observe(void *ud, ctl *c, struct ctl_ev *ev)
@@ -146,49 +165,36 @@ static void gc_observe(void *ud, ctl *c, struct ctl_ev *ev)
 	bool refs = ctl_ev_mentions(ev, "ownerReferences");
 	bool deleting =
 	    ev->type != CTL_DELETE && ctl_ev_mentions(ev, "deletionTimestamp");
-	bool owners =
-	    json_object_size(g->owners) > 0 || json_object_size(g->waiting) > 0;
-	if (!refs && !deleting && !(ev->type == CTL_DELETE && owners))
+	if (!refs && !deleting && ev->type != CTL_DELETE)
 		return;
 	json_t *obj = ctl_ev_obj(ev);
 	if (!obj)
 		return;
-	pthread_mutex_lock(&g->mu);
 	if (refs) {
 		json_t *now = ev->type == CTL_DELETE ? NULL : owner_refs(obj);
 		json_t *before =
 		    ev->type == CTL_ADD ? NULL : owner_refs(ctl_ev_old(ev));
 		bool changed = ev->type == CTL_ADD || !json_equal(now, before);
-		if (changed || ev->type == CTL_DELETE) {
-			unlink_dep(g, c, ev->key);
-			if (now)
-				link_dep(g, ev->key, now);
-		}
+		if (changed || ev->type == CTL_DELETE)
+			queue_waiting_owners(g, c, before);
 		if (changed && now && json_array_size(now))
 			ctl_add(c, ev->key);
 	}
 	const char *uid = ctl_meta_str(obj, "uid");
 	if (ev->type == CTL_DELETE && uid) {
-		json_t *deps = json_object_get(g->owners, uid);
+		json_t *deps = dependents(c, uid);
 		const char *dk;
 		json_t *v;
 		json_object_foreach(deps, dk, v) ctl_add(c, dk);
+		json_decref(deps);
+		pthread_mutex_lock(&g->mu);
 		json_object_del(g->waiting, uid);
+		pthread_mutex_unlock(&g->mu);
 	} else if (deleting && ctl_meta_str(obj, "deletionTimestamp") &&
 		   (ctl_has_finalizer(obj, F_ORPHAN) ||
 		    ctl_has_finalizer(obj, F_FOREGROUND))) {
 		ctl_add(c, ev->key);
 	}
-	pthread_mutex_unlock(&g->mu);
-}
-
-/* A copy of the owner's dependents {key: blocking}. */
-static json_t *dependents(struct gc *g, const char *uid)
-{
-	pthread_mutex_lock(&g->mu);
-	json_t *d = json_deep_copy(json_object_get(g->owners, uid));
-	pthread_mutex_unlock(&g->mu);
-	return d ? d : json_object();
 }
 
 /* ------------------------------------------------------------ edits */
@@ -244,7 +250,7 @@ static lp_err orphan_dependents(struct gc *g, ctl *c, const char *key,
 	lp_err rc = ctl_wait_rev(c, rev); /* every dependent written before */
 	if (rc)
 		return rc;
-	json_t *deps = dependents(g, uid);
+	json_t *deps = dependents(c, uid);
 	struct drop_refs d = {json_pack("{s:b}", uid, 1)};
 	const char *dk;
 	json_t *v;
@@ -270,7 +276,7 @@ static lp_err delete_dependents(struct gc *g, ctl *c, const char *key,
 	lp_err rc = ctl_wait_rev(c, rev);
 	if (rc)
 		return rc;
-	json_t *deps = dependents(g, uid);
+	json_t *deps = dependents(c, uid);
 	size_t blocking = 0;
 	const char *dk;
 	json_t *v;
@@ -335,7 +341,7 @@ static lp_err owner_state(struct gc *g, const json_t *ref, const char *ns,
 	return rc;
 }
 
-static lp_err collect(struct gc *g, const char *key, const json_t *obj)
+static lp_err collect(struct gc *g, ctl *c, const char *key, const json_t *obj)
 {
 	const struct ctl_store *s = g->s;
 	const char *uid = ctl_meta_str(obj, "uid");
@@ -365,7 +371,7 @@ static lp_err collect(struct gc *g, const char *key, const json_t *obj)
 		rc = benign(s->mutate(s->ud, key, uid, drop_refs_fn, &d));
 	} else if (rc == LP_OK && solid == 0 && json_array_size(refs) > 0) {
 		const char *policy = "Background";
-		json_t *own = uid ? dependents(g, uid) : json_object();
+		json_t *own = uid ? dependents(c, uid) : json_object();
 		if (waiting && json_object_size(own) > 0)
 			policy = "Foreground";
 		else if (ctl_has_finalizer(obj, F_ORPHAN))
@@ -404,7 +410,7 @@ static lp_err gc_sync(void *ud, ctl *c, const char *key)
 		else if (ctl_has_finalizer(cur.obj, F_FOREGROUND))
 			rc = delete_dependents(g, c, key, uid, cur.mod);
 	} else {
-		rc = collect(g, key, cur.obj);
+		rc = collect(g, c, key, cur.obj);
 	}
 	reg_obj_free(&cur);
 	return rc;
@@ -417,4 +423,6 @@ const struct ctl_def ctl_gc = {
     .fini = gc_fini,
     .observe = gc_observe,
     .sync = gc_sync,
+    .indexers = (const struct ctl_indexer[]){{IDX_OWNER, index_owner_uid},
+					     {NULL, NULL}},
 };

@@ -34,12 +34,21 @@
  *     from the table under i->mu and after its last handler call; so a
  *     handler's pointers and a reader's (under i->mu) stay valid.
  *  4. The table has no two items with equal keys.
+ *  5. Indexes: an item in the table is in entry (x, v) of the index table
+ *     exactly when indexer x gave value v for it (its memb array records
+ *     each entry and its position there), unless i->idx_lost is set (no
+ *     memory for an entry; the next list rebuilds every index). An entry
+ *     with no items is freed. Items and entries change together under
+ *     i->mu, so readers never see an item without its entries.
+ *  6. An item's json and memb values are made (prepare) on the informer
+ *     thread before the item enters the table, and never change after.
  *
- * Locks: i->mu guards the table, rev, synced, done and the stats; wake_mu
+ * Locks: i->mu guards the tables, rev, synced, done and the stats; wake_mu
  * guards ready and stop. Never both at once. The engine is called with no
  * lock held.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -49,7 +58,15 @@
 #include "lapis/log.h"
 #include "workqueue.h" /* ctl__siphash */
 
+#if !JANSSON_THREAD_SAFE_REFCOUNT
+#error                                                                         \
+    "decoded objects are shared between threads: jansson must count references atomically"
+#endif
+
 #define INF_MAGIC 0x494e4631u
+/* An index value is a namespace, a UID or such: longer ones are ignored
+   rather than copied (an object's size is bounded, not its values). */
+#define MAX_VALUE 1024
 /* A list page: big enough that paging costs little, small enough that one
    snapshot is short (STYLE.md §5: short read transactions). */
 #define DEF_PAGE 500
@@ -58,13 +75,80 @@
    before listing again, so a persistent failure does not spin. */
 #define BACKOFF_MS 1000
 
+/* A decoded tree shared between threads. Our count, not jansson's, says
+   when it goes: the thread that drops the last reference has acquired
+   every other thread's release, then holds jansson's only reference. */
+struct inf_tree {
+	atomic_size_t refs;
+	json_t *json; /* immutable; jansson's count stays 1 */
+};
+
+json_t *inf_keep(const struct inf_obj *obj)
+{
+	if (!obj->tree)
+		return NULL;
+	atomic_fetch_add_explicit(&obj->tree->refs, 1, memory_order_relaxed);
+	return obj->tree->json;
+}
+
+void inf_unkeep(struct inf_tree *t)
+{
+	if (!t)
+		return;
+	size_t was =
+	    atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel);
+	LP_ASSERT(was > 0);
+	if (was == 1) {
+		json_decref(t->json);
+		free(t);
+	}
+}
+
+struct ientry;
+
+/* One index value of an item (invariant 5). */
+struct imemb {
+	unsigned idx;	  /* the indexer; immutable */
+	char *value;	  /* immutable */
+	uint64_t hash;	  /* of (idx, value); immutable */
+	struct ientry *e; /* its entry, NULL when not linked; under i->mu */
+	size_t pos;	  /* the item's place in e->v; under i->mu */
+};
+
 struct citem {
 	struct citem *hnext; /* hash chain; under i->mu */
 	uint64_t hash;	     /* immutable */
 	uint64_t gen;	     /* the list generation that last saw it;
 				informer thread only */
-	struct inf_obj obj;  /* points into data; immutable */
-	uint8_t data[];	     /* key, then value */
+	struct imemb *memb;  /* index values; see struct imemb */
+	size_t n_memb, cap_memb;
+	struct inf_obj obj; /* points into data, json owned; immutable once
+			       in the table */
+	uint8_t data[];	    /* key, then value */
+};
+
+/* The items that indexer idx gave value for. Under i->mu. */
+struct ientry {
+	struct ientry *hnext;
+	uint64_t hash;
+	unsigned idx;
+	struct citem **v;
+	size_t n, cap;
+	char value[];
+};
+
+struct indexer {
+	char *name;
+	inf_index_fn fn;
+	void *ud;
+};
+
+/* What an indexer's function writes into (inf_emit). */
+struct inf_emit {
+	inf *i;
+	struct citem *c;
+	unsigned idx;
+	int nomem;
 };
 
 struct inf {
@@ -76,6 +160,10 @@ struct inf {
 	struct inf_handlers h; /* immutable */
 	uint32_t page;	       /* immutable */
 	uint64_t seed[2];      /* immutable */
+	int raw;	       /* immutable */
+	/* immutable once started (inf_add_indexer before inf_start) */
+	struct indexer idx[INF_MAX_INDEXERS];
+	unsigned n_idx;
 
 	pthread_t tid;	     /* owner only */
 	int started, joined; /* owner only */
@@ -86,6 +174,10 @@ struct inf {
 	struct citem **tab;
 	size_t n_buckets; /* a power of two */
 	size_t n;
+	struct ientry **itab; /* the index entries */
+	size_t n_ibuckets;    /* a power of two */
+	size_t n_entries;
+	int idx_lost; /* invariant 5: an index lacks an item */
 	int64_t rev;
 	int synced;
 	int done;	     /* the thread has ended (or never will run) */
@@ -106,6 +198,8 @@ static struct citem *citem_new(inf *i, const struct eng_record *r)
 		return NULL;
 	c->hnext = NULL;
 	c->gen = 0;
+	c->memb = NULL;
+	c->n_memb = c->cap_memb = 0;
 	memcpy(c->data, r->key, r->key_len);
 	if (r->value_len)
 		memcpy(c->data + r->key_len, r->value, r->value_len);
@@ -117,8 +211,115 @@ static struct citem *citem_new(inf *i, const struct eng_record *r)
 	c->obj.create_rev = r->create_rev;
 	c->obj.mod_rev = r->mod_rev;
 	c->obj.version = r->version;
+	c->obj.json = NULL;
+	c->obj.tree = NULL;
 	c->hash = ctl__siphash(i->seed, r->key, r->key_len);
 	return c;
+}
+
+/* Free an item out of the table (its entries unlinked). NULL ok. */
+static void citem_free(struct citem *c)
+{
+	if (!c)
+		return;
+	for (size_t k = 0; k < c->n_memb; k++)
+		free(c->memb[k].value);
+	free(c->memb);
+	inf_unkeep(c->obj.tree);
+	free(c);
+}
+
+static uint64_t value_hash(const inf *i, unsigned idx, const char *v)
+{
+	/* Mixing the indexer in by a multiple of the golden ratio keeps equal
+	   values of two indexers in different buckets. */
+	return ctl__siphash(i->seed, v, strlen(v)) +
+	       (uint64_t)(idx + 1) * 0x9e3779b97f4a7c15ull;
+}
+
+void inf_emit(struct inf_emit *em, const char *value)
+{
+	if (!value || em->nomem)
+		return;
+	size_t len = strlen(value);
+	if (len > MAX_VALUE)
+		return;
+	struct citem *c = em->c;
+	for (size_t k = 0; k < c->n_memb; k++)
+		if (c->memb[k].idx == em->idx &&
+		    strcmp(c->memb[k].value, value) == 0)
+			return; /* a repeat counts once */
+	if (c->n_memb == c->cap_memb) {
+		size_t cap = c->cap_memb ? 2 * c->cap_memb : 2;
+		struct imemb *m = realloc(c->memb, cap * sizeof *m);
+		if (!m) {
+			em->nomem = 1;
+			return;
+		}
+		c->memb = m;
+		c->cap_memb = cap;
+	}
+	char *v = malloc(len + 1);
+	if (!v) {
+		em->nomem = 1;
+		return;
+	}
+	memcpy(v, value, len + 1);
+	c->memb[c->n_memb++] = (struct imemb){
+	    .idx = em->idx,
+	    .value = v,
+	    .hash = value_hash(em->i, em->idx, v),
+	};
+}
+
+/* The namespace index's function. */
+static void index_namespace(void *ud, const struct inf_obj *obj,
+			    struct inf_emit *em)
+{
+	(void)ud;
+	if (!obj->json)
+		return;
+	json_t *meta = json_object_get(obj->json, "metadata");
+	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	inf_emit(em, ns ? ns : "");
+}
+
+/*
+ * Decode c's value and compute its index values (invariant 6). Informer
+ * thread, no lock, before c enters the table. Errors: LP_E_NOMEM (c keeps
+ * what it got; the caller decides).
+ */
+static lp_err prepare(inf *i, struct citem *c)
+{
+	if (i->raw)
+		return LP_OK;
+	json_t *j =
+	    json_loadb((const char *)c->obj.value, c->obj.value_len, 0, NULL);
+	if (j && !json_is_object(j)) {
+		json_decref(j);
+		j = NULL;
+	}
+	struct inf_tree *t = j ? malloc(sizeof *t) : NULL;
+	if (j && !t) {
+		json_decref(j);
+		return LP_ERR(LP_E_NOMEM);
+	}
+	if (!j) {
+		pthread_mutex_lock(&i->mu);
+		i->st.decode_errors++;
+		pthread_mutex_unlock(&i->mu);
+	} else {
+		atomic_init(&t->refs, 1);
+		t->json = j;
+	}
+	c->obj.json = j;
+	c->obj.tree = t;
+	struct inf_emit em = {.i = i, .c = c};
+	for (unsigned x = 0; x < i->n_idx && !em.nomem; x++) {
+		em.idx = x;
+		i->idx[x].fn(i->idx[x].ud, &c->obj, &em);
+	}
+	return em.nomem ? LP_ERR(LP_E_NOMEM) : LP_OK;
 }
 
 /* Informer thread, or anyone under i->mu. */
@@ -152,9 +353,131 @@ static void rehash(inf *i, size_t nb)
 	i->n_buckets = nb;
 }
 
-/* Put c in the table in place of old (NULL: a new key). Informer thread;
-   takes i->mu. */
-static void cache_put(inf *i, struct citem *c, struct citem *old)
+/* ---------------------------------------------------------------- indexes */
+
+/* Under i->mu. */
+static struct ientry **islot_of(inf *i, unsigned idx, const char *v, uint64_t h)
+{
+	struct ientry **pp = &i->itab[h & (i->n_ibuckets - 1)];
+	for (; *pp; pp = &(*pp)->hnext)
+		if ((*pp)->hash == h && (*pp)->idx == idx &&
+		    strcmp((*pp)->value, v) == 0)
+			break;
+	return pp;
+}
+
+/* Under i->mu. On no memory the table stays as it is (only slower). */
+static void irehash(inf *i, size_t nb)
+{
+	struct ientry **t = calloc(nb, sizeof *t);
+	if (!t)
+		return;
+	for (size_t b = 0; b < i->n_ibuckets; b++) {
+		struct ientry *e = i->itab[b];
+		while (e) {
+			struct ientry *next = e->hnext;
+			e->hnext = t[e->hash & (nb - 1)];
+			t[e->hash & (nb - 1)] = e;
+			e = next;
+		}
+	}
+	free(i->itab);
+	i->itab = t;
+	i->n_ibuckets = nb;
+}
+
+/* Put c into the entry of each of its values (invariant 5). Under i->mu.
+   Returns 0, or -1 when an entry could not grow (c is then missing from
+   it, and i->idx_lost is set). */
+static int link_item(inf *i, struct citem *c)
+{
+	int rc = 0;
+	for (size_t k = 0; k < c->n_memb; k++) {
+		struct imemb *m = &c->memb[k];
+		LP_ASSERT(!m->e);
+		struct ientry **pp = islot_of(i, m->idx, m->value, m->hash);
+		struct ientry *e = *pp;
+		if (!e) {
+			size_t len = strlen(m->value);
+			e = malloc(sizeof *e + len + 1);
+			if (!e) {
+				rc = -1;
+				continue;
+			}
+			*e = (struct ientry){.hash = m->hash, .idx = m->idx};
+			memcpy(e->value, m->value, len + 1);
+			*pp = e;
+			if (++i->n_entries > i->n_ibuckets)
+				irehash(i, i->n_ibuckets * 2);
+		}
+		if (e->n == e->cap) {
+			size_t cap = e->cap ? 2 * e->cap : 4;
+			struct citem **v = realloc(e->v, cap * sizeof *v);
+			if (!v) {
+				rc = -1;
+				if (e->n == 0) { /* just made: take it out */
+					*islot_of(i, e->idx, e->value,
+						  e->hash) = e->hnext;
+					i->n_entries--;
+					free(e);
+				}
+				continue;
+			}
+			e->v = v;
+			e->cap = cap;
+		}
+		m->e = e;
+		m->pos = e->n;
+		e->v[e->n++] = c;
+	}
+	if (rc)
+		i->idx_lost = 1;
+	return rc;
+}
+
+/* Take c out of every entry it is in, freeing entries left empty. Under
+   i->mu. */
+static void unlink_item(inf *i, struct citem *c)
+{
+	for (size_t k = 0; k < c->n_memb; k++) {
+		struct imemb *m = &c->memb[k];
+		struct ientry *e = m->e;
+		if (!e)
+			continue;
+		LP_ASSERT(m->pos < e->n && e->v[m->pos] == c);
+		struct citem *last = e->v[--e->n];
+		if (last != c) {
+			/* Move the last item into c's place and tell it. */
+			e->v[m->pos] = last;
+			size_t j = 0;
+			while (j < last->n_memb && last->memb[j].e != e)
+				j++;
+			LP_ASSERT(j < last->n_memb);
+			last->memb[j].pos = m->pos;
+		}
+		m->e = NULL;
+		if (e->n == 0) {
+			struct ientry **pp =
+			    islot_of(i, e->idx, e->value, e->hash);
+			LP_ASSERT(*pp == e);
+			*pp = e->hnext;
+			i->n_entries--;
+			free(e->v);
+			free(e);
+		}
+	}
+	if (i->n_ibuckets > MIN_BUCKETS && i->n_entries < i->n_ibuckets / 8)
+		irehash(i, i->n_ibuckets / 4 < MIN_BUCKETS ? MIN_BUCKETS
+							   : i->n_ibuckets / 4);
+}
+
+/* ---------------------------------------------------------------- cache
+   changes: the table and the indexes together (invariant 5) */
+
+/* Put c in the table in place of old (NULL: a new key), with its index
+   values. Informer thread; takes i->mu. Returns -1 when an index lost c
+   (no memory), else 0. */
+static int cache_put(inf *i, struct citem *c, struct citem *old)
 {
 	pthread_mutex_lock(&i->mu);
 	struct citem **pp = slot_of(i, c->obj.key, c->obj.key_len, c->hash);
@@ -168,10 +491,15 @@ static void cache_put(inf *i, struct citem *c, struct citem *old)
 		if (++i->n > i->n_buckets)
 			rehash(i, i->n_buckets * 2);
 	}
+	/* Link before unlinking, so a value both share keeps its entry. */
+	int rc = link_item(i, c);
+	if (old)
+		unlink_item(i, old);
 	pthread_mutex_unlock(&i->mu);
+	return rc;
 }
 
-/* Take c out of the table. Informer thread; takes i->mu. */
+/* Take c out of the table and its indexes. Informer thread; takes i->mu. */
 static void cache_del(inf *i, struct citem *c)
 {
 	pthread_mutex_lock(&i->mu);
@@ -179,6 +507,7 @@ static void cache_del(inf *i, struct citem *c)
 	LP_ASSERT(*pp == c);
 	*pp = c->hnext;
 	i->n--;
+	unlink_item(i, c);
 	if (i->n_buckets > MIN_BUCKETS && i->n < i->n_buckets / 8)
 		rehash(i, i->n_buckets / 4 < MIN_BUCKETS ? MIN_BUCKETS
 							 : i->n_buckets / 4);
@@ -264,7 +593,7 @@ static enum eng_take collect(void *ud, const struct eng_record *r)
 static void listing_free(struct listing *L)
 {
 	for (size_t k = 0; k < L->n; k++)
-		free(L->v[k]);
+		citem_free(L->v[k]);
 	free(L->v);
 	memset(L, 0, sizeof *L);
 }
@@ -321,7 +650,7 @@ static void drop(inf *i, struct citem *c)
 {
 	cache_del(i, c);
 	call_delete(i, c);
-	free(c);
+	citem_free(c);
 }
 
 static struct citem *first_stale(inf *i, uint64_t gen)
@@ -333,29 +662,47 @@ static struct citem *first_stale(inf *i, uint64_t gen)
 	LP_UNREACHABLE();
 }
 
+/* An item's index values are incomplete (no memory): the next list
+   rebuilds every index. Informer thread. */
+static void index_lost(inf *i)
+{
+	pthread_mutex_lock(&i->mu);
+	i->idx_lost = 1;
+	pthread_mutex_unlock(&i->mu);
+}
+
 /*
  * Make the cache equal to the listing, calling the handlers for the
- * differences (invariant 1). Consumes L's items.
+ * differences (invariant 1), and the indexes with it: only new and
+ * changed items are decoded and indexed, unless an index was lost, when
+ * every item is (silently for the unchanged ones). Consumes L's items.
  */
 static void replace(inf *i, struct listing *L, int64_t rev)
 {
 	uint64_t gen = ++i->gen;
+	pthread_mutex_lock(&i->mu);
+	int rebuild = i->idx_lost;
+	i->idx_lost = 0;
+	i->st.index_rebuilds += rebuild != 0;
+	pthread_mutex_unlock(&i->mu);
 	for (size_t k = 0; k < L->n; k++) {
 		struct citem *c = L->v[k];
 		L->v[k] = NULL;
 		c->gen = gen;
 		struct citem *old = cache_find(i, c->obj.key, c->obj.key_len);
-		if (!old) {
-			cache_put(i, c, NULL);
-			call_add(i, c);
-		} else if (old->obj.mod_rev != c->obj.mod_rev) {
-			cache_put(i, c, old);
-			call_update(i, old, c);
-			free(old);
-		} else {
+		if (old && old->obj.mod_rev == c->obj.mod_rev && !rebuild) {
 			old->gen = gen;
-			free(c);
+			citem_free(c);
+			continue;
 		}
+		if (prepare(i, c) != LP_OK)
+			index_lost(i); /* c goes in with what it has */
+		cache_put(i, c, old);
+		if (!old)
+			call_add(i, c);
+		else if (old->obj.mod_rev != c->obj.mod_rev)
+			call_update(i, old, c);
+		citem_free(old);
 	}
 	L->n = 0;
 	/* What the list did not see is gone: deliver its last known state.
@@ -449,20 +796,27 @@ static lp_err apply(inf *i, const eng_event *ev)
 			return LP_OK;
 		cache_del(i, old);
 		call_delete(i, old);
-		free(old);
+		citem_free(old);
 		return LP_OK;
 	}
 	struct citem *c = citem_new(i, r);
 	if (!c)
 		return LP_ERR(LP_E_NOMEM);
-	cache_put(i, c, old);
+	if (prepare(i, c) != LP_OK) {
+		/* Nothing changed yet: the re-list brings this event. */
+		citem_free(c);
+		return LP_ERR(LP_E_NOMEM);
+	}
+	int lost = cache_put(i, c, old);
 	if (old) {
 		call_update(i, old, c);
-		free(old);
+		citem_free(old);
 	} else {
 		call_add(i, c);
 	}
-	return LP_OK;
+	/* The cache has the event, an index lacks it: list again, which
+	   rebuilds the indexes. */
+	return lost ? LP_ERR(LP_E_NOMEM) : LP_OK;
 }
 
 /*
@@ -532,7 +886,10 @@ static void *run(void *arg)
 		lp_err rc = list_all(i, &L, &rev);
 		if (rc == LP_OK) {
 			replace(i, &L, rev);
-			rc = watch(i, rev);
+			pthread_mutex_lock(&i->mu);
+			int lost = i->idx_lost;
+			pthread_mutex_unlock(&i->mu);
+			rc = lost ? LP_ERR(LP_E_NOMEM) : watch(i, rev);
 		}
 		listing_free(&L);
 		if (rc == LP_E_CLOSED)
@@ -580,7 +937,14 @@ lp_err inf_new(const struct inf_opts *o, inf **out)
 	i->name = strdup(o->name ? o->name : "");
 	i->prefix = malloc(o->prefix_len ? o->prefix_len : 1);
 	i->tab = calloc(MIN_BUCKETS, sizeof *i->tab);
-	if (!i->name || !i->prefix || !i->tab) {
+	i->itab = calloc(MIN_BUCKETS, sizeof *i->itab);
+	if (!o->raw)
+		i->idx[0] = (struct indexer){strdup("namespace"),
+					     index_namespace, NULL};
+	if (!i->name || !i->prefix || !i->tab || !i->itab ||
+	    (!o->raw && !i->idx[0].name)) {
+		free(i->idx[0].name);
+		free(i->itab);
 		free(i->tab);
 		free(i->prefix);
 		free(i->name);
@@ -591,6 +955,9 @@ lp_err inf_new(const struct inf_opts *o, inf **out)
 		memcpy(i->prefix, o->prefix, o->prefix_len);
 	i->plen = o->prefix_len;
 	i->n_buckets = MIN_BUCKETS;
+	i->n_ibuckets = MIN_BUCKETS;
+	i->raw = o->raw != 0;
+	i->n_idx = o->raw ? 0 : 1;
 	i->e = o->e;
 	i->h = o->handlers;
 	i->page = o->list_page ? o->list_page : DEF_PAGE;
@@ -645,11 +1012,23 @@ void inf_free(inf *i)
 		struct citem *c = i->tab[b];
 		while (c) {
 			struct citem *next = c->hnext;
-			free(c);
+			citem_free(c);
 			c = next;
 		}
 	}
 	free(i->tab);
+	for (size_t b = 0; b < i->n_ibuckets; b++) {
+		struct ientry *e = i->itab[b];
+		while (e) {
+			struct ientry *next = e->hnext;
+			free(e->v);
+			free(e);
+			e = next;
+		}
+	}
+	free(i->itab);
+	for (unsigned x = 0; x < i->n_idx; x++)
+		free(i->idx[x].name);
 	pthread_cond_destroy(&i->wake_cv);
 	pthread_mutex_destroy(&i->wake_mu);
 	pthread_cond_destroy(&i->cv);
@@ -713,14 +1092,31 @@ lp_err inf_get(inf *i, const void *key, size_t key_len, struct inf_item **out)
 	it->obj = c->obj;
 	it->obj.key = d;
 	it->obj.value = d + c->obj.key_len;
+	inf_keep(&it->obj); /* the item's reference */
 	*out = it;
 out:
 	pthread_mutex_unlock(&i->mu);
 	return rc;
 }
 
+lp_err inf_get_by_name(inf *i, const char *ns, const char *name,
+		       struct inf_item **out)
+{
+	check_inf(i);
+	char key[ENG_KEY_MAX + 1];
+	int n = snprintf(key, sizeof key, "%.*s%s%s%s", (int)i->plen,
+			 (const char *)i->prefix, ns ? ns : "",
+			 ns && *ns ? "/" : "", name);
+	if (n < 0 || (size_t)n > ENG_KEY_MAX)
+		return LP_ERR(LP_E_INVAL);
+	return inf_get(i, key, (size_t)n, out);
+}
+
 void inf_item_free(struct inf_item *it)
 {
+	if (!it)
+		return;
+	inf_unkeep(it->obj.tree);
 	free(it);
 }
 
@@ -742,6 +1138,93 @@ out:
 	return n;
 }
 
+lp_err inf_add_indexer(inf *i, const char *name, inf_index_fn fn, void *ud,
+		       unsigned *id)
+{
+	check_inf(i);
+	if (i->started || i->raw || !name || !fn ||
+	    i->n_idx == INF_MAX_INDEXERS || inf_indexer_find(i, name) >= 0)
+		return LP_ERR(LP_E_INVAL);
+	char *n = strdup(name);
+	if (!n)
+		return LP_ERR(LP_E_NOMEM);
+	i->idx[i->n_idx] = (struct indexer){n, fn, ud};
+	*id = i->n_idx++;
+	return LP_OK;
+}
+
+int inf_indexer_find(inf *i, const char *name)
+{
+	check_inf(i);
+	for (unsigned x = 0; x < i->n_idx; x++)
+		if (strcmp(i->idx[x].name, name) == 0)
+			return (int)x;
+	return -1;
+}
+
+/* The entry of (indexer, value), or NULL. Under i->mu. */
+static const struct ientry *ientry_find(inf *i, unsigned indexer,
+					const char *value)
+{
+	if (indexer >= i->n_idx || !value)
+		return NULL;
+	return *islot_of(i, indexer, value, value_hash(i, indexer, value));
+}
+
+size_t inf_index(inf *i, unsigned indexer, const char *value,
+		 int (*fn)(void *ud, const struct inf_obj *obj), void *ud)
+{
+	check_inf(i);
+	size_t n = 0;
+	pthread_mutex_lock(&i->mu);
+	const struct ientry *e = ientry_find(i, indexer, value);
+	for (size_t k = 0; e && k < e->n; k++) {
+		n++;
+		if (fn(ud, &e->v[k]->obj))
+			break;
+	}
+	pthread_mutex_unlock(&i->mu);
+	return n;
+}
+
+size_t inf_by_namespace(inf *i, const char *ns,
+			int (*fn)(void *ud, const struct inf_obj *obj),
+			void *ud)
+{
+	return inf_index(i, INF_IDX_NAMESPACE, ns, fn, ud);
+}
+
+size_t inf_index_count(inf *i, unsigned indexer, const char *value)
+{
+	check_inf(i);
+	pthread_mutex_lock(&i->mu);
+	const struct ientry *e = ientry_find(i, indexer, value);
+	size_t n = e ? e->n : 0;
+	pthread_mutex_unlock(&i->mu);
+	return n;
+}
+
+size_t inf_index_values(inf *i, unsigned indexer,
+			int (*fn)(void *ud, const char *value, size_t n),
+			void *ud)
+{
+	check_inf(i);
+	size_t n = 0;
+	pthread_mutex_lock(&i->mu);
+	for (size_t b = 0; b < i->n_ibuckets; b++) {
+		for (const struct ientry *e = i->itab[b]; e; e = e->hnext) {
+			if (e->idx != indexer)
+				continue;
+			n++;
+			if (fn(ud, e->value, e->n))
+				goto out;
+		}
+	}
+out:
+	pthread_mutex_unlock(&i->mu);
+	return n;
+}
+
 void inf_stats(inf *i, struct inf_stats *out)
 {
 	check_inf(i);
@@ -749,5 +1232,6 @@ void inf_stats(inf *i, struct inf_stats *out)
 	*out = i->st;
 	out->rev = i->rev;
 	out->objects = i->n;
+	out->index_values = i->n_entries;
 	pthread_mutex_unlock(&i->mu);
 }

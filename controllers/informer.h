@@ -17,11 +17,27 @@
  *     on_delete, with the last state the cache knew, for keys gone. So a
  *     handler may miss intermediate states, never the latest one, and the
  *     cache always ends equal to a fresh list.
+ *  4. Decodes each new state once (jansson), keeps the tree beside the
+ *     bytes and hands that same tree to every handler and reader: it is
+ *     never modified after the informer made it, so any thread may read it.
+ *     To keep it past a handler or a query, take a reference with inf_keep:
+ *     never json_incref/json_decref a shared tree (jansson 2.14 decrements
+ *     with release order only, so the thread that frees a tree would not
+ *     be ordered after other threads' reads of it).
+ *  5. Keeps indexes over the cache: by namespace (metadata.namespace,
+ *     "" for cluster-scoped objects, as client-go's namespace index) and
+ *     custom indexers registered before inf_start (a function from an
+ *     object to zero or more string values, such as owner UIDs). An index
+ *     changes with the cache, under the same lock, so a query sees every
+ *     key in the state the cache holds at that instant; on a re-list it
+ *     follows the differences, and ends equal to indexes built from a
+ *     fresh list.
  *
  * Threads
  *  - inf_start() starts the informer's own thread; it alone writes the
  *    cache and calls the handlers, one at a time, never with a lock held.
- *    Handlers may call inf_get/inf_list and queue work (wq_add); they must
+ *    Handlers may call inf_get/inf_list/inf_index and queue work (wq_add);
+ *    they must
  *    not call inf_stop/inf_free or block for long (the cache and the
  *    handlers of this informer wait).
  *  - Every other function is thread-safe.
@@ -31,6 +47,7 @@
 #ifndef LAPIS_CONTROLLERS_INFORMER_H
 #define LAPIS_CONTROLLERS_INFORMER_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,7 +66,21 @@ struct inf_obj {
 	int64_t create_rev;
 	int64_t mod_rev;
 	int64_t version;
+	/* The value decoded once, or NULL (a raw informer, or the value is
+	   not a JSON object). Read-only for everyone: shared with other
+	   threads. Borrowed like the rest; inf_keep to keep it longer. */
+	json_t *json;
+	struct inf_tree *tree; /* json's holder, for inf_keep; opaque */
 };
+
+/* A reference to an object's decoded tree. inf_keep(obj) returns obj->json
+   and counts a reference to it (NULL: no tree, nothing counted); drop it
+   with inf_unkeep(that json's obj->tree). Any thread. */
+struct inf_tree;
+json_t *inf_keep(const struct inf_obj *obj);
+/* Drop a reference inf_keep counted; the last one frees the tree. NULL
+   ok. */
+void inf_unkeep(struct inf_tree *t);
 
 /* Handlers, each optional (NULL: not called). Run on the informer thread. */
 struct inf_handlers {
@@ -70,7 +101,23 @@ struct inf_opts {
 	struct inf_handlers handlers;
 	uint32_t list_page; /* keys per list page (one snapshot each);
 			       0: 500 */
+	int raw;	    /* 1: keep bytes only: no decoding, no indexes */
 };
+
+/* The namespace index, there in every informer that decodes. */
+#define INF_IDX_NAMESPACE 0u
+/* Indexes per informer, the namespace index included. */
+#define INF_MAX_INDEXERS 16u
+
+/* An indexer's function gives an object's index values by calling
+   inf_emit(em, value) for each (zero or more; repeats count once). It runs
+   on the informer thread with no lock held, once per new state, and must
+   be a pure function of obj (obj->json may be NULL). */
+struct inf_emit;
+typedef void (*inf_index_fn)(void *ud, const struct inf_obj *obj,
+			     struct inf_emit *em);
+/* Give one index value (copied; NULL or longer than 1 KiB: ignored). */
+void inf_emit(struct inf_emit *em, const char *value);
 
 /* Statistics, for tests and /metrics. */
 struct inf_stats {
@@ -82,6 +129,9 @@ struct inf_stats {
 	uint64_t relist_error;		 /* relists after another error */
 	uint64_t events;		 /* watch events applied */
 	uint64_t adds, updates, deletes; /* handler calls */
+	uint64_t decode_errors;		 /* values that are not JSON objects */
+	uint64_t index_values;		 /* distinct (indexer, value) pairs */
+	uint64_t index_rebuilds;	 /* after no memory for an index */
 };
 
 /*
@@ -89,6 +139,17 @@ struct inf_stats {
  * engine, prefix longer than ENG_KEY_MAX). *out is new: inf_free().
  */
 lp_err inf_new(const struct inf_opts *o, inf **out);
+
+/*
+ * Add an indexer named name (copied) before inf_start. *id receives its
+ * number for inf_index. Errors: LP_E_INVAL (started, a raw informer, a
+ * name already taken, or INF_MAX_INDEXERS reached), LP_E_NOMEM.
+ */
+lp_err inf_add_indexer(inf *i, const char *name, inf_index_fn fn, void *ud,
+		       unsigned *id);
+
+/* The number of the indexer called name, or -1. Any thread. */
+int inf_indexer_find(inf *i, const char *name);
 
 /* Start the informer thread. Errors: LP_E_INVAL (started before),
    LP_E_NOMEM (no thread). */
@@ -124,7 +185,13 @@ struct inf_item {
 	struct inf_obj obj; /* points into this item */
 };
 lp_err inf_get(inf *i, const void *key, size_t key_len, struct inf_item **out);
-void inf_item_free(struct inf_item *it); /* NULL ok */
+/* inf_get of prefix + "ns/name" (ns NULL or "": prefix + name), the key
+   of a namespaced (cluster-scoped) object when the informer's prefix is
+   its resource's ("/registry/configmaps/"). Errors: those of inf_get,
+   LP_E_INVAL (the key is longer than ENG_KEY_MAX). */
+lp_err inf_get_by_name(inf *i, const char *ns, const char *name,
+		       struct inf_item **out);
+void inf_item_free(struct inf_item *it); /* NULL ok; drops obj.json */
 
 /*
  * Call fn for every cached object (in no particular order) under the
@@ -134,6 +201,34 @@ void inf_item_free(struct inf_item *it); /* NULL ok */
  */
 size_t inf_list(inf *i, int (*fn)(void *ud, const struct inf_obj *obj),
 		void *ud);
+
+/*
+ * Call fn for every cached object whose indexer gave value, under the
+ * cache lock like inf_list (fn must not block or call into this
+ * informer; obj is borrowed for the call, obj->json may be kept with
+ * inf_keep). Any thread, while the informer runs. Returns the number
+ * of objects visited (0 for an unknown indexer or value).
+ */
+size_t inf_index(inf *i, unsigned indexer, const char *value,
+		 int (*fn)(void *ud, const struct inf_obj *obj), void *ud);
+
+/* inf_index(i, INF_IDX_NAMESPACE, ns, fn, ud): the objects of namespace
+   ns ("": the cluster-scoped ones). */
+size_t inf_by_namespace(inf *i, const char *ns,
+			int (*fn)(void *ud, const struct inf_obj *obj),
+			void *ud);
+
+/* The number of objects under value in indexer (0: none). Any thread. */
+size_t inf_index_count(inf *i, unsigned indexer, const char *value);
+
+/*
+ * Call fn(ud, value, n) for every value indexer holds (n objects each,
+ * never 0), in no particular order, under the cache lock (the same rules
+ * as inf_index). Returns the number of values visited.
+ */
+size_t inf_index_values(inf *i, unsigned indexer,
+			int (*fn)(void *ud, const char *value, size_t n),
+			void *ud);
 
 void inf_stats(inf *i, struct inf_stats *out);
 

@@ -29,6 +29,13 @@ for p in "${packages[@]}"; do
 	fi
 done
 
+# Node.js and npm for the JavaScript client test (tests/e2e/js.sh), asked of
+# PATH rather than dpkg: a nodejs from elsewhere (such as NodeSource's, which
+# bundles npm and conflicts with Debian's npm package) is as good. Debian 12's
+# nodejs 18 runs the client version that test pins.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+
 if ((${#missing[@]} > 0)); then
 	if [[ $(id -u) == 0 ]]; then
 		as_root=()

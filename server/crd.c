@@ -4,25 +4,36 @@
  * established CRDs into resource descriptors (reference §8).
  *
  * Threads: MHD pool threads read the map; writers of CRDs (any thread)
- * rebuild it under map_mu.
+ * update it under map_mu.
  *
  * The serving map is an immutable, reference-counted snapshot published
  * through one RCU-protected pointer (liburcu's bulletproof flavor: MHD's pool
- * threads are not ours to register, see DESIGN notes in README):
+ * threads are not ours to register, see DESIGN notes in README). It holds
+ * one reference-counted struct crdent per CRD (the CRD object and one
+ * descriptor per served version) and a hash index by (group, version,
+ * resource). A CRD write rebuilds that CRD's crdent only; the new map shares
+ * every other crdent with the old one (pointer copies, O(CRDs)), so a
+ * thousand CRDs cost a thousand schema compilations, not a million.
  *
  *   reader:  rcu_read_lock; m = rcu_dereference(cur); ref(m); rcu_read_unlock
  *            ... use m's descriptors ...; unref(m)
- *   writer:  lock map_mu; build m' from the store; rcu_xchg_pointer(cur, m');
- *            call_rcu(old) -> unref(old); unlock
+ *   writer:  lock map_mu; read the written CRD from the store; build its
+ *            crdent; m' = m with that crdent replaced (others ref'd);
+ *            rcu_xchg_pointer(cur, m'); call_rcu(old) -> unref(old); unlock
  *
  * Invariants:
- *  1. A snapshot is never changed after it is published.
+ *  1. A snapshot and its crdents are never changed after they are published.
  *  2. A snapshot is freed when its last reference goes; the published
  *     pointer holds one, dropped only after a grace period, so a reader
- *     between rcu_dereference and ref never sees it freed.
+ *     between rcu_dereference and ref never sees it freed. A crdent is freed
+ *     with the last snapshot that holds it.
  *  3. The map is process-wide: one serving process per store.
+ *  4. Only committed writes change it (srv_crd_after_write is not called
+ *     for dry runs or failed writes), and each update re-reads the CRD from
+ *     the store under map_mu, so concurrent writers converge on the store.
  */
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,33 +68,65 @@ struct entry {
 	size_t n_descs;
 };
 
-struct crdmap {
-	_Atomic long refs;
-	struct rcu_head rcu;
-	json_t *crds;		/* the CRD objects (array) */
-	size_t n;
+/*
+ * One CRD's serving state, built from its stored object once and shared by
+ * every map that holds it (a write of another CRD copies the pointer, not
+ * the state). Immutable once built; freed when the last map holding it is.
+ */
+struct crdent {
+	_Atomic long refs;	/* one per map holding it */
+	json_t *crd;		/* the CRD object as stored (owned) */
+	const char *name;	/* metadata.name, borrowed from crd */
+	size_t n;		/* served versions (0: not servable yet) */
 	struct entry *e;
 };
 
-static struct crdmap *cur_map;	  /* RCU-protected */
+/*
+ * A published map: every CRD (sorted by name) and a hash index of the served
+ * descriptors by (group, version, resource). Immutable once published.
+ */
+struct crdmap {
+	_Atomic long refs;	/* readers + one for being published */
+	struct rcu_head rcu;
+	size_t n;		/* CRDs */
+	struct crdent **c;	/* sorted by name */
+	size_t n_res;		/* served descriptors */
+	struct entry **res;	/* in CRD order */
+	size_t hmask;		/* hash capacity - 1 (a power of two) */
+	struct entry **h;	/* open addressing, NULL = empty slot */
+};
+
+static struct crdmap *cur_map;	  /* RCU-protected; written under map_mu */
 static pthread_mutex_t map_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void ent_unref(struct crdent *c)
+{
+	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->e[i].short_names);
+		free(c->e[i].categories);
+		free(c->e[i].subresources);
+		free(c->e[i].columns);
+		srv_schema_free(c->e[i].info.schema);
+		for (size_t d = 0; d < c->e[i].n_descs; d++)
+			free(c->e[i].descs[d]);
+		free(c->e[i].descs);
+	}
+	free(c->e);
+	json_decref(c->crd);
+	free(c);
+}
 
 static void map_unref(struct crdmap *m)
 {
 	if (!m || atomic_fetch_sub(&m->refs, 1) != 1)
 		return;
-	for (size_t i = 0; i < m->n; i++) {
-		free(m->e[i].short_names);
-		free(m->e[i].categories);
-		free(m->e[i].subresources);
-		free(m->e[i].columns);
-		srv_schema_free(m->e[i].info.schema);
-		for (size_t d = 0; d < m->e[i].n_descs; d++)
-			free(m->e[i].descs[d]);
-		free(m->e[i].descs);
-	}
-	free(m->e);
-	json_decref(m->crds);
+	for (size_t i = 0; i < m->n; i++)
+		ent_unref(m->c[i]);
+	free(m->c);
+	free(m->res);
+	free(m->h);
 	free(m);
 }
 
@@ -105,6 +148,36 @@ static struct crdmap *map_get(void)
 	return m;
 }
 
+/* FNV-1a over group, version and resource, NUL-separated. */
+static size_t gvr_hash(const char *g, const char *v, const char *r)
+{
+	uint64_t h = 14695981039346656037ull;
+	const char *parts[3] = {g, v, r};
+	for (int i = 0; i < 3; i++) {
+		for (const unsigned char *p = (const unsigned char *)parts[i]; *p; p++)
+			h = (h ^ *p) * 1099511628211ull;
+		h = (h ^ 0) * 1099511628211ull;
+	}
+	return (size_t)h;
+}
+
+static const struct srv_resource *map_find(const struct crdmap *m,
+					   const char *group, const char *version,
+					   const char *resource)
+{
+	if (!m->h)
+		return NULL;
+	for (size_t i = gvr_hash(group, version, resource) & m->hmask;; i = (i + 1) & m->hmask) {
+		const struct entry *e = m->h[i];
+		if (!e)
+			return NULL;
+		const struct srv_resource *c = &e->res;
+		if (!strcmp(c->resource, resource) && !strcmp(c->version, version) &&
+		    !strcmp(c->group, group))
+			return c;
+	}
+}
+
 void srv_resources_release(void *hold)
 {
 	map_unref(hold);
@@ -122,13 +195,10 @@ const struct srv_resource *srv_resource_lookup(const char *group,
 	struct crdmap *m = map_get();
 	if (!m)
 		return NULL;
-	for (size_t i = 0; i < m->n; i++) {
-		const struct srv_resource *c = &m->e[i].res;
-		if (!strcmp(c->group, group) && !strcmp(c->version, version) &&
-		    !strcmp(c->resource, resource)) {
-			*hold = m;
-			return c;
-		}
+	const struct srv_resource *c = map_find(m, group, version, resource);
+	if (c) {
+		*hold = m;
+		return c;
 	}
 	map_unref(m);
 	return NULL;
@@ -137,7 +207,7 @@ const struct srv_resource *srv_resource_lookup(const char *group,
 size_t srv_resources_all(const struct srv_resource ***out, void **hold)
 {
 	struct crdmap *m = map_get();
-	size_t n = srv_n_builtin + (m ? m->n : 0);
+	size_t n = srv_n_builtin + (m ? m->n_res : 0);
 	const struct srv_resource **a = malloc((n ? n : 1) * sizeof *a);
 	if (!a) {
 		map_unref(m);
@@ -148,8 +218,8 @@ size_t srv_resources_all(const struct srv_resource ***out, void **hold)
 	size_t k = 0;
 	for (size_t i = 0; i < srv_n_builtin; i++)
 		a[k++] = &srv_builtin[i];
-	for (size_t i = 0; m && i < m->n; i++)
-		a[k++] = &m->e[i].res;
+	for (size_t i = 0; m && i < m->n_res; i++)
+		a[k++] = &m->res[i]->res;
 	*out = a;
 	*hold = m;
 	return k;
@@ -245,95 +315,242 @@ static void build_columns(struct entry *e, const json_t *apc)
 	e->res.columns = e->columns;
 }
 
-/* Build a snapshot from the CRD objects (array, taken). */
-static struct crdmap *build(json_t *crds)
+/* Fill one served version's descriptor. */
+static void build_entry(struct entry *e, const json_t *crd, const json_t *v,
+			const char *storage)
+{
+	json_t *spec = json_object_get(crd, "spec");
+	json_t *acc = json_object_get(json_object_get(crd, "status"), "acceptedNames");
+	struct srv_resource *r = &e->res;
+	r->group = json_string_value(json_object_get(spec, "group"));
+	r->version = json_string_value(json_object_get(v, "name"));
+	r->resource = json_string_value(json_object_get(acc, "plural"));
+	r->kind = json_string_value(json_object_get(acc, "kind"));
+	r->list_kind = json_string_value(json_object_get(acc, "listKind"));
+	if (!r->list_kind)
+		r->list_kind = r->kind;
+	r->singular = json_string_value(json_object_get(acc, "singular"));
+	if (!r->singular)
+		r->singular = "";
+	e->short_names = str_list(json_object_get(acc, "shortNames"));
+	e->categories = str_list(json_object_get(acc, "categories"));
+	r->short_names = e->short_names;
+	r->categories = e->categories;
+	const char *scope = json_string_value(json_object_get(spec, "scope"));
+	r->namespaced = !scope || strcmp(scope, "Cluster");
+	r->verbs = condition_true(crd, "Terminating")
+			   ? (SRV_V_ALL & ~(SRV_V_CREATE | SRV_V_UPDATE | SRV_V_PATCH))
+			   : SRV_V_ALL;
+	json_t *sub = json_object_get(v, "subresources");
+	e->info.status = json_object_get(sub, "status") != NULL;
+	e->info.scale = json_object_get(sub, "scale") != NULL;
+	e->subresources = calloc(3, sizeof *e->subresources);
+	size_t ns = 0;
+	if (e->subresources && e->info.status)
+		e->subresources[ns++] = "status";
+	if (e->subresources && e->info.scale)
+		e->subresources[ns++] = "scale";
+	r->subresources = ns ? e->subresources : NULL;
+	r->unconditional_update = false;
+	r->custom = true;
+	e->info.storage_version = (char *)(storage ? storage : r->version);
+	e->info.version = (json_t *)v;
+	r->crd = &e->info;
+	r->prepare = srv_prep_cr;
+	build_columns(e, json_object_get(v, "additionalPrinterColumns"));
+	struct srv_error serr = {0};
+	json_t *sch = json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
+	if (sch && srv_schema_compile(sch, &e->info.schema, &serr))
+		lp_warn("%s/%s %s: schema not compiled: %s", r->group, r->version,
+			r->resource, serr.message);
+}
+
+/* A CRD's serving state (crd taken), or NULL when out of memory. A CRD
+   whose names are neither accepted nor established serves nothing. */
+static struct crdent *ent_new(json_t *crd)
+{
+	struct crdent *c = calloc(1, sizeof *c);
+	if (!c) {
+		json_decref(crd);
+		return NULL;
+	}
+	atomic_store(&c->refs, 1);
+	c->crd = crd;
+	c->name = json_string_value(json_object_get(json_object_get(crd, "metadata"), "name"));
+	if (!c->name)
+		c->name = "";
+	json_t *spec = json_object_get(crd, "spec");
+	json_t *acc = json_object_get(json_object_get(crd, "status"), "acceptedNames");
+	const char *group = json_string_value(json_object_get(spec, "group"));
+	const char *plural = json_string_value(json_object_get(acc, "plural"));
+	const char *kind = json_string_value(json_object_get(acc, "kind"));
+	if ((!condition_true(crd, "Established") && !condition_true(crd, "NamesAccepted")) ||
+	    !group || !plural || !*plural || !kind || !*kind)
+		return c;
+	json_t *versions = json_object_get(spec, "versions");
+	const char *storage = NULL;
+	size_t j;
+	json_t *v;
+	json_array_foreach(versions, j, v)
+		if (json_is_true(json_object_get(v, "storage")))
+			storage = json_string_value(json_object_get(v, "name"));
+	c->e = calloc(json_array_size(versions) + 1, sizeof *c->e);
+	if (!c->e) {
+		ent_unref(c);
+		return NULL;
+	}
+	json_array_foreach(versions, j, v)
+	{
+		if (json_is_true(json_object_get(v, "served")) &&
+		    json_string_value(json_object_get(v, "name")))
+			build_entry(&c->e[c->n++], crd, v, storage);
+	}
+	return c;
+}
+
+/* A map over the CRDs c[0..n) (sorted by name; references taken), with its
+   descriptor list and hash index. NULL when out of memory (the references
+   are dropped then). */
+static struct crdmap *map_new(struct crdent **c, size_t n)
 {
 	struct crdmap *m = calloc(1, sizeof *m);
 	if (!m) {
-		json_decref(crds);
+		for (size_t i = 0; i < n; i++)
+			ent_unref(c[i]);
+		free(c);
 		return NULL;
 	}
 	atomic_store(&m->refs, 1);
-	m->crds = crds;
-	size_t cap = 0, i;
-	json_t *crd;
-	json_array_foreach(crds, i, crd)
-		cap += json_array_size(json_object_get(json_object_get(crd, "spec"), "versions"));
-	m->e = calloc(cap ? cap : 1, sizeof *m->e);
-	if (!m->e) {
+	m->c = c;
+	m->n = n;
+	size_t n_res = 0;
+	for (size_t i = 0; i < n; i++)
+		n_res += c[i]->n;
+	size_t cap = 16;
+	while (cap < 2 * n_res)
+		cap *= 2;
+	m->res = malloc((n_res ? n_res : 1) * sizeof *m->res);
+	m->h = calloc(cap, sizeof *m->h);
+	if (!m->res || !m->h) {
 		map_unref(m);
 		return NULL;
 	}
-	json_array_foreach(crds, i, crd)
-	{
-		if (!condition_true(crd, "Established") &&
-		    !condition_true(crd, "NamesAccepted"))
-			continue;
-		json_t *spec = json_object_get(crd, "spec");
-		json_t *acc = json_object_get(json_object_get(crd, "status"), "acceptedNames");
-		const char *group = json_string_value(json_object_get(spec, "group"));
-		const char *plural = json_string_value(json_object_get(acc, "plural"));
-		const char *kind = json_string_value(json_object_get(acc, "kind"));
-		if (!group || !plural || !*plural || !kind || !*kind)
-			continue;
-		const char *storage = NULL;
-		size_t j;
-		json_t *v;
-		json_array_foreach(json_object_get(spec, "versions"), j, v)
-			if (json_is_true(json_object_get(v, "storage")))
-				storage = json_string_value(json_object_get(v, "name"));
-		bool terminating = condition_true(crd, "Terminating");
-		json_array_foreach(json_object_get(spec, "versions"), j, v)
-		{
-			if (!json_is_true(json_object_get(v, "served")))
+	m->hmask = cap - 1;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < c[i]->n; j++) {
+			struct entry *e = &c[i]->e[j];
+			const struct srv_resource *r = &e->res;
+			/* The first CRD to hold a (group, version, resource)
+			   serves it; naming keeps plurals unique per group. */
+			if (map_find(m, r->group, r->version, r->resource))
 				continue;
-			struct entry *e = &m->e[m->n++];
-			struct srv_resource *r = &e->res;
-			r->group = group;
-			r->version = json_string_value(json_object_get(v, "name"));
-			r->resource = plural;
-			r->kind = kind;
-			r->list_kind = json_string_value(json_object_get(acc, "listKind"));
-			if (!r->list_kind)
-				r->list_kind = kind;
-			r->singular = json_string_value(json_object_get(acc, "singular"));
-			if (!r->singular)
-				r->singular = "";
-			e->short_names = str_list(json_object_get(acc, "shortNames"));
-			e->categories = str_list(json_object_get(acc, "categories"));
-			r->short_names = e->short_names;
-			r->categories = e->categories;
-			const char *scope = json_string_value(json_object_get(spec, "scope"));
-			r->namespaced = !scope || strcmp(scope, "Cluster");
-			r->verbs = terminating ? (SRV_V_ALL & ~(SRV_V_CREATE | SRV_V_UPDATE |
-								 SRV_V_PATCH))
-					       : SRV_V_ALL;
-			json_t *sub = json_object_get(v, "subresources");
-			e->info.status = json_object_get(sub, "status") != NULL;
-			e->info.scale = json_object_get(sub, "scale") != NULL;
-			e->subresources = calloc(3, sizeof *e->subresources);
-			size_t ns = 0;
-			if (e->subresources && e->info.status)
-				e->subresources[ns++] = "status";
-			if (e->subresources && e->info.scale)
-				e->subresources[ns++] = "scale";
-			r->subresources = ns ? e->subresources : NULL;
-			r->unconditional_update = false;
-			r->custom = true;
-			e->info.storage_version = (char *)(storage ? storage : r->version);
-			e->info.version = v;
-			r->crd = &e->info;
-			r->prepare = srv_prep_cr;
-			build_columns(e, json_object_get(v, "additionalPrinterColumns"));
-			struct srv_error serr = {0};
-			json_t *sch = json_object_get(json_object_get(v, "schema"),
-						      "openAPIV3Schema");
-			if (sch && srv_schema_compile(sch, &e->info.schema, &serr))
-				lp_warn("%s/%s %s: schema not compiled: %s", group,
-					r->version, plural, serr.message);
+			m->res[m->n_res++] = e;
+			size_t k = gvr_hash(r->group, r->version, r->resource) & m->hmask;
+			while (m->h[k])
+				k = (k + 1) & m->hmask;
+			m->h[k] = e;
 		}
 	}
 	return m;
+}
+
+/* Publish m (may be NULL: nothing changes); the old map goes after a grace
+   period. Call with map_mu held. */
+static void publish(struct crdmap *m)
+{
+	if (!m)
+		return;
+	struct crdmap *old = __atomic_exchange_n(&cur_map, m, __ATOMIC_ACQ_REL);
+	if (old)
+		call_rcu(&old->rcu, map_free_rcu);
+}
+
+/* The published map without taking a reference. Call with map_mu held:
+   only updaters replace it. */
+static struct crdmap *map_locked(void)
+{
+	return __atomic_load_n(&cur_map, __ATOMIC_ACQUIRE);
+}
+
+/* Index of the first CRD whose name is >= name. */
+static size_t map_pos(const struct crdmap *m, const char *name, bool *found)
+{
+	size_t lo = 0, hi = m ? m->n : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(m->c[mid]->name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = m && lo < m->n && !strcmp(m->c[lo]->name, name);
+	return lo;
+}
+
+/* Replace, add or (ent NULL) remove the CRD named name, sharing every other
+   CRD's state with the current map. Takes ent. Call with map_mu held. */
+static void map_set(const char *name, struct crdent *ent)
+{
+	struct crdmap *old = map_locked();
+	bool found;
+	size_t pos = map_pos(old, name, &found);
+	size_t n_old = old ? old->n : 0;
+	size_t n = n_old + (ent && !found) - (!ent && found);
+	if (!ent && !found)
+		return;
+	struct crdent **c = malloc((n ? n : 1) * sizeof *c);
+	if (!c) {
+		ent_unref(ent);
+		return;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < n_old; i++) {
+		if (i == pos && ent)
+			c[k++] = ent;
+		if (i == pos && found)
+			continue;
+		atomic_fetch_add(&old->c[i]->refs, 1);
+		c[k++] = old->c[i];
+	}
+	if (pos == n_old && ent)
+		c[k++] = ent;
+	publish(map_new(c, k));
+}
+
+static lp_err crd_key(const char *name, struct reg_key *k)
+{
+	return reg_object_key("apiextensions.k8s.io", "customresourcedefinitions",
+			      NULL, name, k);
+}
+
+/* Rebuild the entry of the CRD named name from the store (removed when the
+   store has none). Returns the stored CRD (new) or NULL. Call with map_mu
+   held. */
+static json_t *reload_one(eng *e, const char *name)
+{
+	struct reg_key k;
+	if (crd_key(name, &k))
+		return NULL;
+	struct reg_obj c = {0};
+	lp_err rc = reg_get(e, &k, &c);
+	if (!rc)
+		rc = reg_obj_decode(&c);
+	if (rc == LP_E_NOTFOUND) {
+		reg_obj_free(&c);
+		map_set(name, NULL);
+		return NULL;
+	}
+	if (rc) {
+		lp_error("cannot read CRD %s: %s", name, lp_strerror(rc));
+		reg_obj_free(&c);
+		return NULL;
+	}
+	json_t *crd = json_incref(c.obj);
+	reg_obj_free(&c);
+	struct crdent *ent = ent_new(json_incref(crd));
+	if (ent)
+		map_set(name, ent);
+	return crd;
 }
 
 struct collect {
@@ -349,36 +566,49 @@ static enum eng_take collect_cb(void *ud, const struct eng_record *rec)
 	return ENG_TAKE;
 }
 
-static void refresh(eng *e)
+static int cmp_ent(const void *a, const void *b)
+{
+	return strcmp((*(struct crdent *const *)a)->name,
+		      (*(struct crdent *const *)b)->name);
+}
+
+/* Rebuild the whole map from the store (start-up, deletecollection). Call
+   with map_mu held. */
+static void reload_all(eng *e)
 {
 	struct reg_key prefix;
 	if (reg_list_prefix("apiextensions.k8s.io", "customresourcedefinitions",
 			    NULL, &prefix))
 		return;
-	pthread_mutex_lock(&map_mu);
-	struct collect c = {.a = json_array()};
+	struct collect col = {.a = json_array()};
 	struct reg_list_req q = {.prefix = &prefix};
 	struct reg_list_res res;
-	lp_err rc = reg_list(e, &q, collect_cb, &c, &res);
+	lp_err rc = reg_list(e, &q, collect_cb, &col, &res);
 	free(res.token);
 	if (rc) {
 		lp_error("cannot read CRDs: %s", lp_strerror(rc));
-		json_decref(c.a);
-		pthread_mutex_unlock(&map_mu);
+		json_decref(col.a);
 		return;
 	}
-	struct crdmap *m = build(c.a);
-	if (m) {
-		struct crdmap *old = __atomic_exchange_n(&cur_map, m, __ATOMIC_ACQ_REL);
-		if (old)
-			call_rcu(&old->rcu, map_free_rcu);
+	size_t n = json_array_size(col.a), k = 0;
+	struct crdent **c = malloc((n ? n : 1) * sizeof *c);
+	for (size_t i = 0; c && i < n; i++) {
+		struct crdent *ent = ent_new(json_incref(json_array_get(col.a, i)));
+		if (ent)
+			c[k++] = ent;
 	}
-	pthread_mutex_unlock(&map_mu);
+	json_decref(col.a);
+	if (!c)
+		return;
+	qsort(c, k, sizeof *c, cmp_ent);
+	publish(map_new(c, k));
 }
 
 void srv_crds_refresh(eng *e)
 {
-	refresh(e);
+	pthread_mutex_lock(&map_mu);
+	reload_all(e);
+	pthread_mutex_unlock(&map_mu);
 }
 
 void srv_crds_shutdown(void)
@@ -443,6 +673,79 @@ static lp_err crd_invalid(const json_t *obj, struct srv_error *err)
 				 "apiextensions.k8s.io",
 				 json_string_value(json_object_get(
 					 json_object_get(obj, "metadata"), "name")));
+}
+
+static const json_t *version_schema(const json_t *v)
+{
+	return json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
+}
+
+static bool status_enabled(const json_t *v)
+{
+	return json_object_get(json_object_get(v, "subresources"), "status") != NULL;
+}
+
+/* The schema the old CRD had for the version named like v, or NULL. */
+static const json_t *old_schema(const json_t *old, const json_t *v)
+{
+	const char *name = json_string_value(json_object_get(v, "name"));
+	size_t i;
+	json_t *ov;
+	json_array_foreach(json_object_get(json_object_get(old, "spec"), "versions"), i, ov)
+	{
+		const char *on = json_string_value(json_object_get(ov, "name"));
+		if (name && on && !strcmp(name, on))
+			return version_schema(ov);
+	}
+	return NULL;
+}
+
+/*
+ * The versions' schemas: they must compile (a keyword of the wrong JSON
+ * type is a 400, as kube's decoder answers) and be structural and within
+ * kube's OpenAPI restrictions (422 causes). Paths as kube reports them:
+ * when every version has the same schema, kube's conversion to its
+ * internal form hoists it to spec.validation. On update, a schema equal
+ * to the old one of the same version is not checked again, so CRDs
+ * stored before a rule existed stay updatable (kube relaxes its rules for
+ * what the old object already had, too).
+ */
+static lp_err check_schemas(const json_t *versions, const json_t *old,
+			    struct srv_error *err)
+{
+	size_t n = json_array_size(versions), i;
+	json_t *v;
+	bool same = n > 0, any_status = false;
+	json_array_foreach((json_t *)versions, i, v)
+	{
+		same = same && json_equal(version_schema(v),
+					  version_schema(json_array_get(versions, 0)));
+		any_status = any_status || status_enabled(v);
+	}
+	json_array_foreach((json_t *)versions, i, v)
+	{
+		const json_t *sch = version_schema(v);
+		if (!json_is_object(sch))
+			continue;
+		struct srv_schema *compiled = NULL;
+		lp_err rc = srv_schema_compile(sch, &compiled, err);
+		srv_schema_free(compiled);
+		if (rc)
+			return rc;
+		if (same && i > 0)
+			continue;
+		const json_t *os = old ? old_schema(old, v) : NULL;
+		if (os && json_equal(os, sch))
+			continue;
+		char base[64];
+		if (same)
+			snprintf(base, sizeof base, "spec.validation");
+		else
+			snprintf(base, sizeof base, "spec.versions[%zu].schema", i);
+		srv_schema_check_crd(sch, base, same ? any_status : status_enabled(v),
+				     err);
+	}
+	return LP_OK;
 }
 
 lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old,
@@ -555,6 +858,9 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old
 					"Required value: schemas are required");
 		}
 	}
+	lp_err rc = check_schemas(versions, old, err);
+	if (rc)
+		return rc;
 	if (n_storage != 1)
 		srv_error_cause(err, "FieldValueInvalid", "spec.versions",
 				"Invalid value: must have exactly one version marked as storage version");
@@ -630,9 +936,8 @@ json_t *srv_crd_status(const json_t *crd)
 	char msg[512] = "";
 	struct crdmap *m = map_get();
 	size_t i;
-	json_t *other;
-	json_array_foreach(m ? m->crds : NULL, i, other)
-	{
+	for (i = 0; m && i < m->n; i++) {
+		const json_t *other = m->c[i]->crd;
 		const char *ouid = json_string_value(
 			json_object_get(json_object_get(other, "metadata"), "uid"));
 		if (uid && ouid && !strcmp(uid, ouid))
@@ -814,50 +1119,105 @@ char *srv_cr_convert(const struct srv_resource *r, const char *bytes, size_t len
 
 /* ------------------------------------------------------------ CRD hooks */
 
-/* After any CRD write: rebuild the map, then do what the naming and
-   establishing controllers would (write each CRD's status where it
-   changes), and rebuild again. A CRD waiting on a name clash is accepted
-   here once the other CRD is gone. */
-void srv_crd_after_write(eng *e)
+/*
+ * Write the status the naming and establishing controllers would (reference
+ * §8.3) when it differs from the stored one, then rebuild the CRD's entry.
+ * Returns true when a status was written. Call with map_mu held.
+ */
+static bool settle(eng *e, const json_t *crd)
+{
+	json_t *st = srv_crd_status(crd);
+	if (!st)
+		return false;
+	json_t *meta = json_object_get(crd, "metadata");
+	const char *name = json_string_value(json_object_get(meta, "name"));
+	const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+	struct reg_key k;
+	if (!name || !rv || crd_key(name, &k)) {
+		json_decref(st);
+		return false;
+	}
+	json_t *next = json_deep_copy(crd);
+	json_object_set_new(next, "status", st);
+	struct eng_cmp cmp = {ENG_CMP_MOD, strtoll(rv, NULL, 10)};
+	char *out = NULL;
+	size_t ol;
+	bool wrote = reg_put(e, &k, next, &cmp, false, NULL, &out, &ol, NULL) == LP_OK;
+	free(out);
+	json_decref(next);
+	if (wrote)
+		json_decref(reload_one(e, name));
+	return wrote;
+}
+
+/* Are the CRD's requested names not (all) accepted yet? */
+static bool names_waiting(const json_t *crd)
+{
+	json_t *spec = json_object_get(crd, "spec");
+	json_t *acc = json_object_get(json_object_get(crd, "status"), "acceptedNames");
+	return !condition_true(crd, "NamesAccepted") ||
+	       !json_equal(json_object_get(spec, "names"), acc);
+}
+
+/* Give the CRDs of group (all groups when NULL) that wait for names what
+   the naming controller would, until nothing changes. Call with map_mu
+   held. */
+static void settle_waiting(eng *e, const char *group)
 {
 	for (int round = 0; round < 4; round++) {
-		refresh(e);
 		struct crdmap *m = map_get();
 		bool wrote = false;
-		size_t i;
-		json_t *crd;
-		json_array_foreach(m ? m->crds : NULL, i, crd)
-		{
-			json_t *st = srv_crd_status(crd);
-			if (!st)
+		for (size_t i = 0; m && i < m->n; i++) {
+			const json_t *crd = m->c[i]->crd;
+			const char *g = json_string_value(
+				json_object_get(json_object_get(crd, "spec"), "group"));
+			if (group && (!g || strcmp(g, group)))
 				continue;
-			const char *name = json_string_value(json_object_get(
-				json_object_get(crd, "metadata"), "name"));
-			const char *rv = json_string_value(json_object_get(
-				json_object_get(crd, "metadata"), "resourceVersion"));
-			struct reg_key k;
-			if (!name || !rv ||
-			    reg_object_key("apiextensions.k8s.io",
-					   "customresourcedefinitions", NULL, name, &k)) {
-				json_decref(st);
-				continue;
-			}
-			json_t *next = json_deep_copy(crd);
-			json_object_set_new(next, "status", st);
-			struct eng_cmp cmp = {ENG_CMP_MOD, strtoll(rv, NULL, 10)};
-			char *out = NULL;
-			size_t ol;
-			if (reg_put(e, &k, next, &cmp, false, NULL, &out, &ol, NULL) ==
-			    LP_OK)
-				wrote = true;
-			free(out);
-			json_decref(next);
+			if (!group || names_waiting(crd))
+				wrote |= settle(e, crd);
 		}
 		map_unref(m);
 		if (!wrote)
 			break;
 	}
-	refresh(e);
+}
+
+/*
+ * After a committed CRD write: rebuild only that CRD's entry, decide its
+ * names and conditions inline (a status write of its own, so watchers see
+ * ADDED then MODIFIED), rebuild the entry again, and let CRDs of the same
+ * group that wait for names have them once a delete or a rename freed
+ * them. name NULL (several CRDs written) rebuilds everything.
+ */
+void srv_crd_after_write(eng *e, const char *name)
+{
+	pthread_mutex_lock(&map_mu);
+	if (!name) {
+		reload_all(e);
+		settle_waiting(e, NULL);
+		pthread_mutex_unlock(&map_mu);
+		return;
+	}
+	/* the group before the write: a deleted CRD frees names there */
+	char group[256] = "";
+	struct crdmap *m = map_locked();
+	bool found;
+	size_t pos = map_pos(m, name, &found);
+	if (found) {
+		const char *g = json_string_value(json_object_get(
+			json_object_get(m->c[pos]->crd, "spec"), "group"));
+		snprintf(group, sizeof group, "%s", g ? g : "");
+	}
+	json_t *crd = reload_one(e, name);
+	if (crd) {
+		const char *g = json_string_value(
+			json_object_get(json_object_get(crd, "spec"), "group"));
+		snprintf(group, sizeof group, "%s", g ? g : "");
+		settle(e, crd);
+		json_decref(crd);
+	}
+	settle_waiting(e, group);
+	pthread_mutex_unlock(&map_mu);
 }
 
 struct keys {

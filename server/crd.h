@@ -30,7 +30,9 @@ const struct srv_schema *srv_cr_schema(const struct srv_resource *r);
 const json_t *srv_cr_scale(const struct srv_resource *r);
 /* Is r served in a version other than its storage version? */
 bool srv_cr_needs_convert(const struct srv_resource *r);
-void srv_crd_after_write(eng *e);
+/* After a committed CRD write (name NULL: several CRDs): the serving map
+   and the naming/establishing decisions follow. Any thread. */
+void srv_crd_after_write(eng *e, const char *name);
 lp_err srv_crd_before_delete(eng *e, const json_t *crd);
 /* Build the serving map from the store (start-up and after CRD writes). */
 void srv_crds_refresh(eng *e);

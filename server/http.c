@@ -125,6 +125,7 @@ static void queue(struct srv_req *r, int code, struct MHD_Response *resp,
 	MHD_queue_response(r->conn, (unsigned)code, resp);
 	MHD_destroy_response(resp);
 	r->answered = true;
+	r->code = code;
 }
 
 void srv_reply_take(struct srv_req *r, int code, const char *ctype, char *buf,

@@ -63,6 +63,9 @@ struct srv_req {
 	bool answered;
 	struct srv_neg neg;	/* the response form (table.h) */
 	void *hold;		/* keeps a custom resource's descriptor alive */
+	int code;		/* the HTTP status answered, 0 until then */
+	bool dry_run;		/* the request asked for dryRun=All */
+	char created[256];	/* the name a create wrote (after_write hooks) */
 	/* a streaming response's state and its release (watches) */
 	void *stream;
 	void (*stream_free)(void *);

@@ -402,6 +402,7 @@ static lp_err dry_run(struct srv_req *r, bool *dry, struct srv_error *err)
 				     d);
 	}
 	*dry = true;
+	r->dry_run = true;
 	return LP_OK;
 }
 
@@ -1229,6 +1230,7 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 		json_decref(obj);
 		return;
 	}
+	snprintf(r->created, sizeof r->created, "%s", name ? name : "");
 	json_decref(obj);
 	srv_reply_take(r, 201, "application/json", out, out_len);
 }
@@ -1722,6 +1724,7 @@ static lp_err delete_opts(struct srv_req *r, struct del_opts *o,
 				return srv_error_set(err, LP_E_INVALID,
 						     "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value");
 			o->dry = true;
+			r->dry_run = true;
 		}
 	} else {
 		o->policy = srv_query(r, "propagationPolicy");
@@ -1913,7 +1916,7 @@ lp_err srv_delete_object(eng *e, const struct srv_resource *res,
 	lp_err rc = delete_one(e, res, ns, name, &o, &reply, &code, &err);
 	json_decref(reply);
 	if (rc == LP_OK && res->after_write)
-		res->after_write(e);
+		res->after_write(e, name);
 	return rc;
 }
 
@@ -1972,7 +1975,7 @@ lp_err srv_mutate_object(eng *e, const struct srv_resource *res,
 		if (rc == LP_E_CONFLICT)
 			continue;
 		if (rc == LP_OK && res->after_write)
-			res->after_write(e);
+			res->after_write(e, name);
 		return rc;
 	}
 	return LP_E_CONFLICT;
@@ -2392,9 +2395,16 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	else
 		do_deletecollection(r, res, ns);
 	/* CRDs: the serving map and the naming/establishing decisions follow
-	   every write, before the answer goes out. */
-	if (writes && res->after_write)
-		res->after_write(srv_engine(r->s));
+	   every write that committed, before the answer goes out (MHD sends
+	   it when this callback returns). Dry runs and failures change
+	   nothing. A deletecollection may have removed many: name NULL. */
+	if (writes && res->after_write && !r->dry_run && r->code >= 200 &&
+	    r->code < 300) {
+		const char *wname = !strcmp(verb, "create")		 ? r->created
+				    : !strcmp(verb, "deletecollection") ? NULL
+									 : name;
+		res->after_write(srv_engine(r->s), wname);
+	}
 }
 
 /* ------------------------------------------------------------ bootstrap */

@@ -86,8 +86,10 @@ void srv_pki_free(struct srv_pki *p);
  * cluster "lapis" at server_url, user "admin", context "lapis" with
  * namespace "default", current-context "lapis". With p, the cluster
  * carries certificate-authority-data (base64 of p->ca_pem) and the user
- * p->token. p NULL is for plain http: no CA and an empty user.
- * data_dir is created (0700) if missing. p is borrowed for the call. Errors, err filled:
+ * p->token. p NULL is for plain http: no CA, an empty user, and
+ * insecure-skip-tls-verify (the JavaScript client refuses http without it).
+ * data_dir is created (0700) if missing. p is borrowed for the call.
+ * Errors, err filled:
  *   LP_E_INVAL   data_dir or server_url NULL or empty, server_url or
  *                p->token not visible ASCII (no spaces or control
  *                characters), p without ca_pem or token

@@ -75,7 +75,9 @@ struct srv_resource {
 	const struct srv_crd_info *crd; /* custom resources: serving info */
 	/* CustomResourceDefinitions: after a write, refresh the serving map;
 	   before a delete, remove the instances. NULL for others. */
-	void (*after_write)(eng *e);
+	/* After a committed (not dry-run) write of the object named name, or
+	   of several objects (name NULL). */
+	void (*after_write)(eng *e, const char *name);
 	lp_err (*before_delete)(eng *e, const json_t *obj);
 };
 

@@ -16,8 +16,8 @@
  * srv_schema_default drops nulls of non-nullable fields without a default
  * first (kube's PruneNonNullableNullsWithoutDefaults), then defaults.
  *
- * Not done here: the structural-schema check of a CRD being written
- * (§8.6), CEL (x-kubernetes-validations is only listed, see
+ * The structural-schema check of a CRD being written (§8.6) is
+ * srv_schema_check_crd (structural.c). Not done here: CEL (x-kubernetes-validations is only listed, see
  * srv_schema_rule), validation ratcheting, and the ObjectMeta rules of
  * embedded resources beyond metadata being an object.
  */
@@ -130,5 +130,17 @@ bool srv_schema_rule(const struct srv_schema *s, size_t i, const char **path,
  */
 size_t srv_schema_warning_count(const struct srv_schema *s);
 const char *srv_schema_warning(const struct srv_schema *s, size_t i);
+
+/*
+ * Is a CRD version's openAPIV3Schema one kube-apiserver accepts (reference
+ * §8.2's OpenAPI restrictions and §8.6's structural rules; structural.c)?
+ * schema is only read; base is the path of the schema's parent
+ * ("spec.versions[0].schema", or "spec.validation" when every version has
+ * the same schema, as kube reports it); status says the status subresource
+ * is enabled (which restricts the root). Each violation is appended to err
+ * as a cause with kube's field path and message; nothing else is set.
+ */
+void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
+			  struct srv_error *err);
 
 #endif

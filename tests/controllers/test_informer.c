@@ -15,6 +15,10 @@
  *     revision under the prefix (inf_wait_rev, no sleeping).
  *  3. The informer is paused deterministically by a handler that blocks on
  *     the key "/p/gate" until the test opens the gate.
+ *  4. Tests of the indexes write JSON objects (namespace, ownerReferences)
+ *     and end with every index equal to one rebuilt from a fresh list of
+ *     the store: the same values, each with the same keys
+ *     (expect_indexes_exact).
  */
 #include <sched.h>
 #include <stdarg.h>
@@ -219,7 +223,24 @@ static void teardown(void)
 	}
 }
 
-static inf *start(uint32_t page)
+/* The test's custom indexer: the owner UIDs of ownerReferences. */
+static void index_owner(void *ud, const struct inf_obj *o, struct inf_emit *em)
+{
+	(void)ud;
+	json_t *refs = json_object_get(json_object_get(o->json, "metadata"),
+				       "ownerReferences");
+	size_t k;
+	json_t *r;
+	json_array_foreach(refs, k, r)
+	{
+		inf_emit(em, json_string_value(json_object_get(r, "uid")));
+	}
+}
+
+static unsigned OWNER; /* the owner indexer's number */
+static void expect_indexes_exact(inf *i, int with_owner);
+
+static inf *start_indexed(uint32_t page, int with_owner)
 {
 	struct inf_opts o = {
 	    .name = "test",
@@ -233,8 +254,17 @@ static inf *start(uint32_t page)
 	};
 	inf *i = NULL;
 	cr_assert_eq(inf_new(&o, &i), LP_OK);
+	if (with_owner)
+		cr_assert_eq(
+		    inf_add_indexer(i, "owner", index_owner, NULL, &OWNER),
+		    LP_OK);
 	cr_assert_eq(inf_start(i), LP_OK);
 	return i;
+}
+
+static inf *start(uint32_t page)
+{
+	return start_indexed(page, 0);
 }
 
 static void close_gate(void)
@@ -552,6 +582,29 @@ Test(inf, events_already_listed_are_not_applied_again, .init = setup,
 	inf_free(i);
 }
 
+/* The JSON of an object with a namespace (NULL: cluster-scoped) and
+   owner UIDs (NULL: none). New: free(). */
+static char *obj_json(const char *k, const char *ns, const char *o1,
+		      const char *o2, const char *note)
+{
+	json_t *meta = json_pack("{s:s}", "name", k + strlen(PFX));
+	if (ns)
+		json_object_set_new(meta, "namespace", json_string(ns));
+	json_t *refs = json_array();
+	if (o1)
+		json_array_append_new(refs, json_pack("{s:s}", "uid", o1));
+	if (o2)
+		json_array_append_new(refs, json_pack("{s:s}", "uid", o2));
+	if (json_array_size(refs))
+		json_object_set(meta, "ownerReferences", refs);
+	json_decref(refs);
+	json_t *obj =
+	    json_pack("{s:o,s:s}", "metadata", meta, "note", note ? note : "");
+	char *v = json_dumps(obj, JSON_COMPACT);
+	json_decref(obj);
+	return v;
+}
+
 /* ------------------------------------------------------------ write storm */
 
 #define STORM_WRITERS 2
@@ -569,18 +622,28 @@ static void *storm_writer(void *arg)
 {
 	struct storm_arg *a = arg;
 	uint64_t st = a->seed + (uint64_t)a->id * 104729;
-	char k[64], v[64];
+	char k[64], note[32], ns[16], o1[16], o2[16];
 	for (int n = 0; n < STORM_OPS && a->rc == LP_OK; n++) {
 		uint64_t x = ts_rand(&st);
 		unsigned kn = (unsigned)(x % STORM_KEYS);
 		unsigned op = (unsigned)(x >> 32) % 10;
+		unsigned y = (unsigned)(x >> 40);
 		snprintf(k, sizeof k, "%sk%04u", op == 9 ? "/q/" : PFX, kn);
-		snprintf(v, sizeof v, "w%d-%d", a->id, n);
+		/* Values are objects whose namespace and owners change, so
+		   that the indexes move with the storm. */
+		snprintf(note, sizeof note, "w%d-%d", a->id, n);
+		snprintf(ns, sizeof ns, "ns%u", y % 5);
+		snprintf(o1, sizeof o1, "u%u", (y >> 4) % 13);
+		snprintf(o2, sizeof o2, "u%u", (y >> 8) % 13);
 		lp_err rc;
-		if (op < 6 || op == 9)
+		if (op < 6 || op == 9) {
+			char *v =
+			    obj_json(k, y % 7 ? ns : NULL, y % 3 ? o1 : NULL,
+				     y % 2 ? o2 : NULL, note);
 			rc = tc_put(S.e, k, strlen(k), v, strlen(v),
 				    ENG_NO_SLOT, NULL, NULL);
-		else
+			free(v);
+		} else
 			rc = tc_del(S.e, k, strlen(k), NULL, NULL);
 		if (rc != LP_OK)
 			a->rc = rc;
@@ -608,7 +671,8 @@ Test(inf, a_write_storm_with_compactions_ends_equal_to_a_list,
      .init = setup_small_ring, .fini = teardown)
 {
 	uint64_t seed = ts_seed("inf_storm", 777);
-	inf *i = start(16); /* short pages: compaction can hit a list */
+	inf *i = start_indexed(16, 1); /* short pages: compaction can hit a
+					  list */
 	cr_assert_eq(inf_wait_synced(i), LP_OK);
 	struct storm_arg a[STORM_WRITERS];
 	for (int w = 0; w < STORM_WRITERS; w++) {
@@ -625,6 +689,7 @@ Test(inf, a_write_storm_with_compactions_ends_equal_to_a_list,
 	   opened; either way it is open now. */
 	int64_t last = putk(PFX "zz-final", "end");
 	expect_all_equal(i, last);
+	expect_indexes_exact(i, 1);
 	struct inf_stats st;
 	inf_stats(i, &st);
 	cr_log_info("storm: lists %" PRIu64 " (overflow %" PRIu64
@@ -633,5 +698,322 @@ Test(inf, a_write_storm_with_compactions_ends_equal_to_a_list,
 		    st.lists, st.relist_overflow, st.relist_compacted,
 		    st.events, st.adds, st.updates, st.deletes);
 	cr_assert_eq(st.relist_error, 0);
+	inf_free(i);
+}
+
+/* ------------------------------------------------------------ indexes */
+
+static int64_t put_obj(const char *k, const char *ns, const char *o1,
+		       const char *o2, const char *note)
+{
+	char *v = obj_json(k, ns, o1, o2, note);
+	int64_t rev = tc_puts(S.e, k, v);
+	free(v);
+	return rev;
+}
+
+static int cmp_str_p(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* {value: {key: true}} for indexer x, as the informer holds it. */
+struct idx_walk {
+	inf *i;
+	unsigned x;
+	json_t *all;
+	json_t *keys; /* of the value being walked */
+	size_t counted;
+};
+
+static int walk_key(void *ud, const struct inf_obj *o)
+{
+	struct idx_walk *w = ud;
+	char *k = (char *)tc_dup(o->key, o->key_len);
+	json_object_set_new(w->keys, k, json_true());
+	free(k);
+	return 0;
+}
+
+static int walk_value(void *ud, const char *value, size_t n)
+{
+	struct idx_walk *w = ud;
+	json_object_set_new(w->all, value, json_integer((json_int_t)n));
+	return 0;
+}
+
+static json_t *index_of(inf *i, unsigned x)
+{
+	struct idx_walk w = {.i = i, .x = x, .all = json_object()};
+	size_t nv = inf_index_values(i, x, walk_value, &w);
+	cr_assert_eq(nv, json_object_size(w.all), "a value listed twice");
+	json_t *out = json_object();
+	const char *v;
+	json_t *n;
+	json_object_foreach(w.all, v, n)
+	{
+		w.keys = json_object();
+		size_t got = inf_index(i, x, v, walk_key, &w);
+		cr_assert_eq(got, (size_t)json_integer_value(n),
+			     "index %u value %s: %zu objects, said %lld", x, v,
+			     got, (long long)json_integer_value(n));
+		cr_assert_eq(inf_index_count(i, x, v), got);
+		cr_assert_eq(json_object_size(w.keys), got,
+			     "index %u value %s: a key twice", x, v);
+		json_object_set_new(out, v, w.keys);
+	}
+	json_decref(w.all);
+	return out;
+}
+
+/* The same, rebuilt from a fresh list of the store. */
+static json_t *index_from_list(unsigned x)
+{
+	struct tc_list l = {0};
+	struct eng_range_req q = {.prefix = PFX, .prefix_len = strlen(PFX)};
+	struct eng_range_res res;
+	TC_OK(tc_range(S.e, &q, &l, &res));
+	json_t *out = json_object();
+	for (size_t k = 0; k < l.n; k++) {
+		json_t *obj = json_loadb((const char *)l.v[k].value,
+					 l.v[k].value_len, 0, NULL);
+		if (!json_is_object(obj)) {
+			json_decref(obj);
+			continue;
+		}
+		json_t *meta = json_object_get(obj, "metadata");
+		json_t *vals = json_array();
+		if (x == INF_IDX_NAMESPACE) {
+			const char *ns = json_string_value(
+			    json_object_get(meta, "namespace"));
+			json_array_append_new(vals, json_string(ns ? ns : ""));
+		} else {
+			size_t j;
+			json_t *r;
+			json_array_foreach(
+			    json_object_get(meta, "ownerReferences"), j, r)
+			{
+				json_array_append(vals,
+						  json_object_get(r, "uid"));
+			}
+		}
+		size_t j;
+		json_t *v;
+		json_array_foreach(vals, j, v)
+		{
+			const char *s = json_string_value(v);
+			json_t *keys = json_object_get(out, s);
+			if (!keys) {
+				keys = json_object();
+				json_object_set_new(out, s, keys);
+			}
+			json_object_set_new(keys, (const char *)l.v[k].key,
+					    json_true());
+		}
+		json_decref(vals);
+		json_decref(obj);
+	}
+	tc_list_free(&l);
+	return out;
+}
+
+static void expect_indexes_exact(inf *i, int with_owner)
+{
+	for (unsigned x = 0; x <= (with_owner ? OWNER : 0); x++) {
+		if (x != INF_IDX_NAMESPACE && x != OWNER)
+			continue;
+		json_t *got = index_of(i, x);
+		json_t *want = index_from_list(x);
+		char *g = json_dumps(got, JSON_SORT_KEYS | JSON_COMPACT);
+		char *w = json_dumps(want, JSON_SORT_KEYS | JSON_COMPACT);
+		cr_assert(
+		    json_equal(got, want),
+		    "index %u differs from a fresh list:\n got  %.2000s\n "
+		    "want %.2000s",
+		    x, g, w);
+		free(g);
+		free(w);
+		json_decref(got);
+		json_decref(want);
+	}
+	struct inf_stats st;
+	inf_stats(i, &st);
+	cr_assert_eq(st.index_rebuilds, 0);
+}
+
+struct names {
+	json_t *keys;
+};
+
+static int name_of(void *ud, const struct inf_obj *o)
+{
+	struct names *n = ud;
+	json_array_append_new(n->keys,
+			      json_stringn((const char *)o->key, o->key_len));
+	return 0;
+}
+
+/* The keys inf_index gives, sorted, joined by spaces. */
+static char *keys_at(inf *i, unsigned x, const char *value)
+{
+	struct names n = {json_array()};
+	inf_index(i, x, value, name_of, &n);
+	size_t cnt = json_array_size(n.keys);
+	const char **v = calloc(cnt + 1, sizeof *v);
+	for (size_t k = 0; k < cnt; k++)
+		v[k] = json_string_value(json_array_get(n.keys, k));
+	qsort(v, cnt, sizeof *v, cmp_str_p);
+	char *out = calloc(1, 4096);
+	for (size_t k = 0; k < cnt; k++) {
+		strcat(out, k ? " " : "");
+		strcat(out, v[k] + strlen(PFX));
+	}
+	free(v);
+	json_decref(n.keys);
+	return out;
+}
+
+#define EXPECT_KEYS(i, x, value, want)                                         \
+	do {                                                                   \
+		char *got_ = keys_at(i, x, value);                             \
+		cr_assert_str_eq(got_, want, "index %u, %s", x, value);        \
+		free(got_);                                                    \
+	} while (0)
+
+Test(inf, indexes_follow_adds_updates_and_deletes, .init = setup,
+     .fini = teardown)
+{
+	put_obj(PFX "a", "ns1", "u1", NULL, NULL);
+	put_obj(PFX "b", "ns1", "u1", "u2", NULL);
+	put_obj(PFX "c", "ns2", "u2", "u2", NULL); /* a repeat counts once */
+	put_obj(PFX "d", NULL, NULL, NULL, NULL);  /* cluster-scoped */
+	putk(PFX "raw", "not json");
+	inf *i = start_indexed(2, 1);
+	unsigned id;
+	cr_assert_eq(inf_add_indexer(i, "late", index_owner, NULL, &id),
+		     LP_E_INVAL, "indexers are added before the start");
+	cr_assert_eq(inf_indexer_find(i, "owner"), (int)OWNER);
+	cr_assert_eq(inf_indexer_find(i, "namespace"), INF_IDX_NAMESPACE);
+	cr_assert_eq(inf_indexer_find(i, "nope"), -1);
+	cr_assert_eq(inf_wait_synced(i), LP_OK);
+	EXPECT_KEYS(i, INF_IDX_NAMESPACE, "ns1", "a b");
+	EXPECT_KEYS(i, INF_IDX_NAMESPACE, "ns2", "c");
+	EXPECT_KEYS(i, INF_IDX_NAMESPACE, "", "d");
+	EXPECT_KEYS(i, OWNER, "u1", "a b");
+	EXPECT_KEYS(i, OWNER, "u2", "b c");
+	cr_assert_eq(inf_index_count(i, OWNER, "u3"), 0);
+	cr_assert_eq(inf_index_count(i, 99, "u1"), 0, "an unknown indexer");
+	expect_indexes_exact(i, 1);
+
+	/* The decoded object is there, shared and kept by a reference. */
+	struct inf_item *it = NULL;
+	cr_assert_eq(inf_get_by_name(i, NULL, "b", &it), LP_OK);
+	cr_assert(json_is_object(it->obj.json));
+	json_t *meta = json_object_get(it->obj.json, "metadata");
+	cr_assert_str_eq(json_string_value(json_object_get(meta, "namespace")),
+			 "ns1");
+	inf_item_free(it);
+	cr_assert_eq(inf_get(i, PFX "raw", strlen(PFX "raw"), &it), LP_OK);
+	cr_assert_null(it->obj.json, "not JSON: bytes only");
+	inf_item_free(it);
+	struct inf_stats st;
+	inf_stats(i, &st);
+	cr_assert_eq(st.decode_errors, 1);
+	cr_assert_eq(st.index_values, 3 + 2, "ns1 ns2 \"\", u1 u2");
+
+	/* Owners change, a namespace empties, a key goes, one comes. */
+	put_obj(PFX "a", "ns1", "u3", NULL, "moved to u3");
+	put_obj(PFX "c", "ns1", NULL, NULL, "ns2 is empty now");
+	tc_dels(S.e, PFX "b");
+	int64_t last = put_obj(PFX "e", "ns3", "u1", NULL, NULL);
+	cr_assert_eq(inf_wait_rev(i, last), LP_OK);
+	EXPECT_KEYS(i, INF_IDX_NAMESPACE, "ns1", "a c");
+	EXPECT_KEYS(i, INF_IDX_NAMESPACE, "ns2", "");
+	EXPECT_KEYS(i, INF_IDX_NAMESPACE, "ns3", "e");
+	EXPECT_KEYS(i, OWNER, "u1", "e");
+	EXPECT_KEYS(i, OWNER, "u2", "");
+	EXPECT_KEYS(i, OWNER, "u3", "a");
+	inf_stats(i, &st);
+	cr_assert_eq(st.index_values, 3 + 2, "ns1 ns3 \"\", u1 u3");
+	expect_indexes_exact(i, 1);
+	expect_all_equal(i, last);
+	inf_free(i);
+
+	/* A raw informer keeps bytes only and takes no indexer. */
+	struct inf_opts o = {
+	    .e = S.e, .prefix = PFX, .prefix_len = 3, .raw = 1};
+	cr_assert_eq(inf_new(&o, &i), LP_OK);
+	cr_assert_eq(inf_add_indexer(i, "owner", index_owner, NULL, &id),
+		     LP_E_INVAL);
+	cr_assert_eq(inf_start(i), LP_OK);
+	cr_assert_eq(inf_wait_synced(i), LP_OK);
+	cr_assert_eq(inf_get(i, PFX "a", 4, &it), LP_OK);
+	cr_assert_null(it->obj.json);
+	inf_item_free(it);
+	cr_assert_eq(inf_by_namespace(i, "ns1", name_of, NULL), 0);
+	inf_free(i);
+}
+
+/* The informer pauses in its first list, the store changes under it and
+   is compacted past the list's revision: the re-list must leave every
+   index as a fresh list would build it. Then the watch overflows the ring
+   while the informer is paused again, and the same must hold. */
+Test(inf, a_relist_after_compaction_or_overflow_keeps_indexes_exact,
+     .init = setup_small_ring, .fini = teardown)
+{
+	char k[64], ns[16], o1[16], o2[16];
+	putk(PFX "gate", "first"); /* sorts before the k keys */
+	for (int n = 0; n < 40; n++) {
+		snprintf(k, sizeof k, PFX "k%04d", n);
+		snprintf(ns, sizeof ns, "ns%d", n % 4);
+		snprintf(o1, sizeof o1, "u%d", n % 7);
+		put_obj(k, n % 10 ? ns : NULL, o1, n % 3 ? NULL : "u-common",
+			NULL);
+	}
+	close_gate();
+	inf *i = start_indexed(8, 1);
+	wait_at_gate();
+	for (int n = 0; n < 40; n += 2) { /* half change: new owners, ns */
+		snprintf(k, sizeof k, PFX "k%04d", n);
+		snprintf(ns, sizeof ns, "ns%d", (n / 2) % 5);
+		snprintf(o1, sizeof o1, "u%d", n % 11);
+		put_obj(k, ns, o1, NULL, "second");
+	}
+	for (int n = 1; n < 40; n += 6) {
+		snprintf(k, sizeof k, PFX "k%04d", n);
+		tc_dels(S.e, k);
+	}
+	put_obj(PFX "k0100", "ns9", "u-new", "u-common", NULL);
+	int64_t last = putk(PFX "gate", "second");
+	int64_t done = 0;
+	TC_OK(eng_compact(S.e, eng_rev(S.e), &done));
+	open_gate();
+	cr_assert_eq(inf_wait_synced(i), LP_OK);
+	expect_all_equal(i, last);
+	expect_indexes_exact(i, 1);
+	struct inf_stats st;
+	inf_stats(i, &st);
+	cr_assert_geq(st.relist_compacted, 1);
+
+	close_gate();
+	putk(PFX "gate", "third");
+	wait_at_gate(); /* paused in the watch's on_update */
+	for (int n = 0; n < 40; n++) {
+		snprintf(k, sizeof k, PFX "k%04d", n);
+		snprintf(ns, sizeof ns, "ns%d", n % 3);
+		snprintf(o1, sizeof o1, "u%d", n % 5);
+		snprintf(o2, sizeof o2, "v%d", n % 2);
+		if (n % 4 == 3)
+			tc_dels(S.e, k);
+		else
+			put_obj(k, ns, o1, n % 2 ? o2 : NULL, "third");
+	}
+	tc_dels(S.e, PFX "k0100");
+	last = put_obj(PFX "k0200", NULL, "u-common", NULL, NULL);
+	open_gate();
+	expect_all_equal(i, last);
+	expect_indexes_exact(i, 1);
+	inf_stats(i, &st);
+	cr_assert_geq(st.relist_overflow, 1, "the ring holds 16 events");
 	inf_free(i);
 }

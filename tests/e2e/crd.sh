@@ -263,6 +263,58 @@ sed 's/group: stable.example.com/group: nodots/; s/crontabzs.stable.example.com/
 expect_rc 1 "a CRD whose group has no dot is refused" kubectl create -f "$WORK/bad.yaml"
 check "... with kube's message" err_has 'should be a domain with at least one dot'
 
+err_text() { grep -Fq -- "$1" "$WORK/err"; }
+# Structural schemas (reference §8.6): kube's paths, spec.validation when
+# every version has the same schema, spec.versions[i].schema otherwise.
+cat >"$WORK/nonstruct.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.struct.example.com}
+spec:
+  group: struct.example.com
+  scope: Namespaced
+  names: {plural: widgets, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            properties:
+              size: {type: integer}
+YAML
+expect_rc 1 "a CRD whose schema is not structural is refused" kubectl create -f "$WORK/nonstruct.yaml"
+check "... with kube's path and message" err_text 'spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields'
+expect_rc 1 "... and not created" kubectl get crd widgets.struct.example.com
+sed 's/^    schema:/    schema:/' "$WORK/nonstruct.yaml" >"$WORK/twover.yaml"
+cat >>"$WORK/twover.yaml" <<'YAML'
+  - name: v2
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              ref: {$ref: '#/definitions/x', type: string}
+YAML
+sed -i '0,/^            properties:/s//            type: object\n            properties:/' "$WORK/twover.yaml"
+expect_rc 1 "a second version with \$ref is refused" kubectl create -f "$WORK/twover.yaml"
+check "... at spec.versions[1]" err_text 'spec.versions[1].schema.openAPIV3Schema.properties[spec].properties[ref].$ref: Forbidden: $ref is not supported'
+sed 's/size: {type: integer}/size: {type: integer}\n            additionalProperties: {type: string}/' "$WORK/nonstruct.yaml" >"$WORK/apboth.yaml"
+sed -i '0,/^            properties:/s//            type: object\n            properties:/' "$WORK/apboth.yaml"
+expect_rc 1 "properties with additionalProperties are refused" kubectl create -f "$WORK/apboth.yaml"
+check "... mutual exclusive" err_text 'spec.validation.openAPIV3Schema.properties[spec].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive'
+sed -i '0,/^            properties:/s//            type: object\n            properties:/' "$WORK/nonstruct.yaml"
+expect_rc 0 "the same CRD made structural is accepted" kubectl create -f "$WORK/nonstruct.yaml"
+expect_rc 1 "an update that breaks the schema is refused" kubectl patch crd widgets.struct.example.com --type=json -p '[{"op":"add","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size/default","value":"big"}]'
+check "... the default must validate" err_text 'spec.validation.openAPIV3Schema.properties[spec].properties[size].default'
+
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
 check "server exits 0 on SIGTERM" [ "$RC" == 0 ]

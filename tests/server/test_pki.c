@@ -1048,7 +1048,7 @@ Test(pki, kubectl_reads_the_kubeconfig)
 	srv_pki_free(&p);
 }
 
-Test(pki, insecure_kubeconfig_has_no_ca_and_an_empty_user)
+Test(pki, insecure_kubeconfig_has_no_ca_an_empty_user_and_skips_tls_verify)
 {
 	struct srv_error err = {0};
 	const char *url = "http://127.0.0.1:8080";
@@ -1066,7 +1066,8 @@ Test(pki, insecure_kubeconfig_has_no_ca_and_an_empty_user)
 		    py_check("import sys, yaml\n"
 			     "d = yaml.safe_load(open(sys.argv[1]))\n"
 			     "c = d['clusters'][0]['cluster']\n"
-			     "assert c == {'server': open('url').read()}\n"
+			     "assert c == {'server': open('url').read(),"
+			     " 'insecure-skip-tls-verify': True}, c\n"
 			     "assert d['users'] == [{'name': 'admin',"
 			     " 'user': {}}]\n"
 			     "assert d['current-context'] == 'lapis'\n"),
@@ -1076,6 +1077,11 @@ Test(pki, insecure_kubeconfig_has_no_ca_and_an_empty_user)
 		char *s = kubectl_get("{.clusters[0].cluster.server}");
 		cr_assert(s, "kubectl failed");
 		cr_assert_str_eq(s, url);
+		free(s);
+		s = kubectl_get(
+		    "{.clusters[0].cluster.insecure-skip-tls-verify}");
+		cr_assert(s, "kubectl failed");
+		cr_assert_str_eq(s, "true");
 		free(s);
 	}
 }

@@ -1,0 +1,613 @@
+/*
+ * bench_crd.c -- the CustomResourceDefinition benchmarks of issue 5.
+ *
+ *   bench-crd [--lapis PATH] [--crds N] [--nosync] [--objects N]
+ *             [--seconds S] [--rounds R] [--keep]
+ *
+ *  1. Starts lapis (--insecure-http; synced commits unless --nosync) on a
+ *     fresh data directory and creates N CRDs (default 1,000; ten groups,
+ *     each CRD with a small typed schema, the status subresource and a
+ *     printer column) by direct HTTP POSTs, one after the other. Every
+ *     create must answer 201 and, since lapis decides names and conditions
+ *     before the create returns, a LIST of CRDs right after the last one
+ *     must show all N Established=True. The time from the first POST to
+ *     that LIST's answer is "total time to Established".
+ *  2. With all N installed: times /apis, aggregated discovery
+ *     (/apis as apidiscovery.k8s.io v2), /openapi/v3 and one group
+ *     version's OpenAPI document (the best of 5 requests each).
+ *  3. Creates --objects (default 1,000) custom resources of one CRD and as
+ *     many ConfigMaps of the same size, then measures GET of a random
+ *     object and LIST with limit=500 of the collection, for the custom
+ *     resource and the ConfigMap alternately at 1 and 2 connections,
+ *     best of R rounds (load from other processes only lowers a rate), and
+ *     prints the CR/ConfigMap ratio beside the issue's target (>= 0.95).
+ *
+ * A benchmark, not a test: it prints figures and exits 0 whatever they
+ * are; 1 when it cannot run; 2 on a usage error.
+ *
+ * Threads: the main thread, plus one client thread per connection during
+ * step 3.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct {
+	const char *lapis;
+	int crds, objects, rounds;
+	double seconds;
+	bool nosync, keep;
+} cfg = {"build/lapis", 1000, 1000, 3, 2.0, false, false};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+
+static char tmpdir[256];
+static pid_t server_pid;
+
+static void cleanup(void)
+{
+	if (server_pid > 0) {
+		kill(server_pid, SIGTERM);
+		waitpid(server_pid, NULL, 0);
+		server_pid = 0;
+	}
+}
+
+static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *f)
+{
+	(void)sb;
+	(void)flag;
+	(void)f;
+	return remove(p);
+}
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "bench-crd: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	cleanup();
+	exit(1);
+}
+
+/* ------------------------------------------------------------ HTTP client */
+
+/* One keep-alive connection with one request in flight. */
+struct conn {
+	int fd;
+	int port;
+	char *buf; /* the last response's body */
+	size_t len, cap;
+	char in[65536]; /* bytes read but not yet consumed */
+	size_t in_len, in_off;
+};
+
+static void conn_open(struct conn *c, int port)
+{
+	c->port = port;
+	c->fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port)};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&a, sizeof a))
+		die("connect: %s", strerror(errno));
+	int one = 1;
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	c->in_len = c->in_off = 0;
+}
+
+static void conn_close(struct conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	free(c->buf);
+	c->buf = NULL;
+	c->len = c->cap = 0;
+}
+
+static void send_all(struct conn *c, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
+		if (w <= 0)
+			die("send: %s", strerror(errno));
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static int getbyte(struct conn *c)
+{
+	if (c->in_off == c->in_len) {
+		ssize_t r = recv(c->fd, c->in, sizeof c->in, 0);
+		if (r <= 0)
+			die("recv: %s",
+			    r ? strerror(errno) : "connection closed");
+		c->in_len = (size_t)r;
+		c->in_off = 0;
+	}
+	return (unsigned char)c->in[c->in_off++];
+}
+
+static void readline(struct conn *c, char *out, size_t n)
+{
+	size_t k = 0;
+	for (;;) {
+		int ch = getbyte(c);
+		if (ch == '\n')
+			break;
+		if (ch != '\r' && k + 1 < n)
+			out[k++] = (char)ch;
+	}
+	out[k] = 0;
+}
+
+static void body_put(struct conn *c, size_t n)
+{
+	if (c->len + n + 1 > c->cap) {
+		c->cap = (c->len + n + 1) * 2;
+		c->buf = realloc(c->buf, c->cap);
+		if (!c->buf)
+			die("out of memory");
+	}
+	while (n) {
+		if (c->in_off == c->in_len) {
+			ssize_t r = recv(c->fd, c->in, sizeof c->in, 0);
+			if (r <= 0)
+				die("recv body");
+			c->in_len = (size_t)r;
+			c->in_off = 0;
+		}
+		size_t take = c->in_len - c->in_off;
+		if (take > n)
+			take = n;
+		memcpy(c->buf + c->len, c->in + c->in_off, take);
+		c->len += take;
+		c->in_off += take;
+		n -= take;
+	}
+	c->buf[c->len] = 0;
+}
+
+/* Send a request and read the whole response into c->buf; the status. */
+static int request(struct conn *c, const char *method, const char *path,
+		   const char *accept, const char *body)
+{
+	char head[2048];
+	size_t bl = body ? strlen(body) : 0;
+	int n = snprintf(
+	    head, sizeof head,
+	    "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: %s\r\n"
+	    "%sContent-Length: %zu\r\n\r\n",
+	    method, path, c->port, accept ? accept : "application/json",
+	    body ? "Content-Type: application/json\r\n" : "", bl);
+	send_all(c, head, (size_t)n);
+	if (bl)
+		send_all(c, body, bl);
+	char line[4096];
+	readline(c, line, sizeof line);
+	int status = 0;
+	if (sscanf(line, "HTTP/1.%*d %d", &status) != 1)
+		die("bad status line: %s", line);
+	long clen = -1;
+	bool chunked = false;
+	for (;;) {
+		readline(c, line, sizeof line);
+		if (!line[0])
+			break;
+		if (!strncasecmp(line, "Content-Length:", 15))
+			clen = atol(line + 15);
+		if (!strncasecmp(line, "Transfer-Encoding:", 18) &&
+		    strstr(line, "chunked"))
+			chunked = true;
+	}
+	c->len = 0;
+	if (chunked) {
+		for (;;) {
+			readline(c, line, sizeof line);
+			size_t sz = strtoul(line, NULL, 16);
+			if (!sz) {
+				readline(c, line, sizeof line);
+				break;
+			}
+			body_put(c, sz);
+			readline(c, line, sizeof line);
+		}
+	} else if (clen > 0) {
+		body_put(c, (size_t)clen);
+	}
+	if (!c->buf)
+		body_put(c, 0);
+	return status;
+}
+
+/* ------------------------------------------------------------ the server */
+
+static int start_lapis(void)
+{
+	char data[300], logp[300];
+	snprintf(data, sizeof data, "%s/data", tmpdir);
+	snprintf(logp, sizeof logp, "%s/lapis.log", tmpdir);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		int fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		char *argv[] = {(char *)cfg.lapis,
+				"serve",
+				"--data-dir",
+				data,
+				"--listen",
+				"127.0.0.1:0",
+				"--insecure-http",
+				cfg.nosync ? "--nosync" : NULL,
+				NULL};
+		execv(cfg.lapis, argv);
+		_exit(127);
+	}
+	server_pid = pid;
+	const char *needle = "lapis: serving http://127.0.0.1:";
+	for (int i = 0; i < 600; i++) {
+		FILE *f = fopen(logp, "r");
+		char line[1024];
+		while (f && fgets(line, sizeof line, f)) {
+			char *p = strstr(line, needle);
+			if (p) {
+				fclose(f);
+				return atoi(p + strlen(needle));
+			}
+		}
+		if (f)
+			fclose(f);
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			break;
+		usleep(50000);
+	}
+	server_pid = 0;
+	die("lapis did not start; see %s", logp);
+}
+
+/* ------------------------------------------------------------ 1. CRDs */
+
+static char *crd_body(int i)
+{
+	char *b = NULL;
+	int g = i % 10;
+	if (asprintf(
+		&b,
+		"{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":"
+		"\"CustomResourceDefinition\",\"metadata\":{\"name\":"
+		"\"w%04ds.g%d.bench.example.com\"},\"spec\":{\"group\":"
+		"\"g%d.bench.example.com\",\"scope\":\"Namespaced\",\"names\":"
+		"{\"plural\":\"w%04ds\",\"kind\":\"W%04d\"},\"versions\":[{"
+		"\"name\":\"v1\",\"served\":true,\"storage\":true,"
+		"\"subresources\":{\"status\":{}},\"additionalPrinterColumns\":"
+		"[{\"name\":\"Size\",\"type\":\"integer\",\"jsonPath\":"
+		"\".spec.size\"}],\"schema\":{\"openAPIV3Schema\":{\"type\":"
+		"\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+		"\"properties\":{\"size\":{\"type\":\"integer\",\"minimum\":0,"
+		"\"default\":1},\"name\":{\"type\":\"string\",\"maxLength\":64}"
+		","
+		"\"data\":{\"type\":\"string\"},\"tags\":{\"type\":\"array\","
+		"\"items\":{\"type\":\"string\"}}}},\"status\":{\"type\":"
+		"\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}}}}]"
+		"}}",
+		i, g, g, i, i) < 0)
+		die("out of memory");
+	return b;
+}
+
+static int count_established(const char *body)
+{
+	json_t *l = json_loads(body, 0, NULL);
+	int n = 0;
+	size_t i, j;
+	json_t *it, *c;
+	json_array_foreach(json_object_get(l, "items"), i, it)
+	{
+		json_array_foreach(
+		    json_object_get(json_object_get(it, "status"),
+				    "conditions"),
+		    j, c)
+		{
+			const char *t =
+			    json_string_value(json_object_get(c, "type"));
+			const char *s =
+			    json_string_value(json_object_get(c, "status"));
+			if (t && s && !strcmp(t, "Established") &&
+			    !strcmp(s, "True"))
+				n++;
+		}
+	}
+	json_decref(l);
+	return n;
+}
+
+static void bench_crds(int port)
+{
+	struct conn c = {.fd = -1};
+	conn_open(&c, port);
+	double t0 = now_s(), slowest = 0;
+	for (int i = 0; i < cfg.crds; i++) {
+		char *b = crd_body(i);
+		double t = now_s();
+		int st = request(
+		    &c, "POST",
+		    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+		    NULL, b);
+		t = now_s() - t;
+		if (t > slowest)
+			slowest = t;
+		free(b);
+		if (st != 201)
+			die("create of CRD %d: %d %s", i, st, c.buf);
+	}
+	double t_posts = now_s() - t0;
+	int st =
+	    request(&c, "GET",
+		    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+		    NULL, NULL);
+	double t_all = now_s() - t0;
+	int est = st == 200 ? count_established(c.buf) : -1;
+	printf("1. %d CRDs by POST (%s): posts %.2f s (%.2f ms each, slowest "
+	       "%.1f ms); all Established (%d of %d) by %.2f s   target < 10 "
+	       "s: %s\n",
+	       cfg.crds, cfg.nosync ? "--nosync" : "synced commits", t_posts,
+	       t_posts * 1000 / cfg.crds, slowest * 1000, est, cfg.crds, t_all,
+	       t_all < 10 && est == cfg.crds ? "met" : "MISSED");
+	static const struct {
+		const char *what, *path, *accept;
+	} q[] = {
+	    {"/apis", "/apis", NULL},
+	    {"aggregated discovery /apis", "/apis",
+	     "application/"
+	     "json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"},
+	    {"/openapi/v3", "/openapi/v3", NULL},
+	    {"/openapi/v3/apis/g0.bench.example.com/v1",
+	     "/openapi/v3/apis/g0.bench.example.com/v1", NULL},
+	};
+	for (size_t k = 0; k < sizeof q / sizeof q[0]; k++) {
+		double best = 1e9;
+		size_t bytes = 0;
+		for (int r = 0; r < 5; r++) {
+			double t = now_s();
+			st = request(&c, "GET", q[k].path, q[k].accept, NULL);
+			t = now_s() - t;
+			if (st != 200)
+				die("%s: %d", q[k].path, st);
+			bytes = c.len;
+			if (t < best)
+				best = t;
+		}
+		printf("2. %-42s %7.2f ms  (%zu bytes)\n", q[k].what,
+		       best * 1000, bytes);
+	}
+	conn_close(&c);
+}
+
+/* ------------------------------------------------------------ 3. GET/LIST */
+
+struct load {
+	int port;
+	const char *prefix; /* collection path */
+	bool list;
+	double seconds;
+	unsigned seed;
+	long done;
+};
+
+static void *load_run(void *arg)
+{
+	struct load *l = arg;
+	struct conn c = {.fd = -1};
+	conn_open(&c, l->port);
+	double end = now_s() + l->seconds;
+	char path[512];
+	while (now_s() < end) {
+		if (l->list) {
+			snprintf(path, sizeof path, "%s?limit=500", l->prefix);
+			for (;;) {
+				if (request(&c, "GET", path, NULL, NULL) != 200)
+					die("list %s", path);
+				l->done++;
+				json_t *o = json_loads(c.buf, 0, NULL);
+				const char *cont =
+				    json_string_value(json_object_get(
+					json_object_get(o, "metadata"),
+					"continue"));
+				if (!cont || !*cont) {
+					json_decref(o);
+					break;
+				}
+				snprintf(path, sizeof path,
+					 "%s?limit=500&continue=%s", l->prefix,
+					 cont);
+				json_decref(o);
+			}
+		} else {
+			int i = (int)(rand_r(&l->seed) % (unsigned)cfg.objects);
+			snprintf(path, sizeof path, "%s/o%05d", l->prefix, i);
+			if (request(&c, "GET", path, NULL, NULL) != 200)
+				die("get %s: %s", path, c.buf);
+			l->done++;
+		}
+	}
+	conn_close(&c);
+	return NULL;
+}
+
+static double rate(int port, const char *prefix, bool list, int conns)
+{
+	pthread_t th[8];
+	struct load l[8];
+	for (int i = 0; i < conns; i++) {
+		l[i] = (struct load){
+		    port, prefix, list, cfg.seconds, 1234u + (unsigned)i, 0};
+		pthread_create(&th[i], NULL, load_run, &l[i]);
+	}
+	long total = 0;
+	for (int i = 0; i < conns; i++) {
+		pthread_join(th[i], NULL);
+		total += l[i].done;
+	}
+	return (double)total / cfg.seconds;
+}
+
+static void bench_reads(int port)
+{
+	struct conn c = {.fd = -1};
+	conn_open(&c, port);
+	char pad[801];
+	memset(pad, 'x', sizeof pad - 1);
+	pad[sizeof pad - 1] = 0;
+	for (int i = 0; i < cfg.objects; i++) {
+		char *b;
+		if (asprintf(&b,
+			     "{\"apiVersion\":\"g0.bench.example.com/"
+			     "v1\",\"kind\":\"W0000\","
+			     "\"metadata\":{\"name\":\"o%05d\",\"labels\":{"
+			     "\"app\":\"bench\"}},"
+			     "\"spec\":{\"size\":%d,\"name\":\"object "
+			     "%d\",\"data\":\"%s\"}}",
+			     i, i, i, pad) < 0)
+			die("out of memory");
+		int st = request(
+		    &c, "POST",
+		    "/apis/g0.bench.example.com/v1/namespaces/default/w0000s",
+		    NULL, b);
+		free(b);
+		if (st != 201)
+			die("create CR: %d %s", st, c.buf);
+		if (asprintf(&b,
+			     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+			     "\"metadata\":"
+			     "{\"name\":\"o%05d\",\"labels\":{\"app\":"
+			     "\"bench\"}},\"data\":"
+			     "{\"size\":\"%d\",\"name\":\"object "
+			     "%d\",\"data\":\"%s\"}}",
+			     i, i, i, pad) < 0)
+			die("out of memory");
+		st = request(&c, "POST",
+			     "/api/v1/namespaces/default/configmaps", NULL, b);
+		free(b);
+		if (st != 201)
+			die("create ConfigMap: %d %s", st, c.buf);
+	}
+	request(
+	    &c, "GET",
+	    "/apis/g0.bench.example.com/v1/namespaces/default/w0000s/o00000",
+	    NULL, NULL);
+	size_t cr_len = c.len;
+	request(&c, "GET", "/api/v1/namespaces/default/configmaps/o00000", NULL,
+		NULL);
+	printf("3. %d custom resources (%zu bytes each) and %d ConfigMaps (%zu "
+	       "bytes), "
+	       "%d CRDs installed; best of %d rounds of %.1f s\n",
+	       cfg.objects, cr_len, cfg.objects, c.len, cfg.crds, cfg.rounds,
+	       cfg.seconds);
+	conn_close(&c);
+	const char *cr =
+	    "/apis/g0.bench.example.com/v1/namespaces/default/w0000s";
+	const char *cm = "/api/v1/namespaces/default/configmaps";
+	for (int list = 0; list < 2; list++) {
+		for (int conns = 1; conns <= 2; conns++) {
+			double best_cr = 0, best_cm = 0;
+			for (int r = 0; r < cfg.rounds; r++) {
+				double a = rate(port, cr, list, conns);
+				double b = rate(port, cm, list, conns);
+				best_cr = a > best_cr ? a : best_cr;
+				best_cm = b > best_cm ? b : best_cm;
+			}
+			printf("   %s, %d conn: CR %8.0f/s  ConfigMap %8.0f/s  "
+			       "ratio %.2f"
+			       "   target >= 0.95: %s\n",
+			       list ? "LIST limit=500 (pages)"
+				    : "GET one object       ",
+			       conns, best_cr, best_cm, best_cr / best_cm,
+			       best_cr / best_cm >= 0.95 ? "met" : "MISSED");
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--lapis") && v)
+			cfg.lapis = argv[++i];
+		else if (!strcmp(a, "--crds") && v)
+			cfg.crds = atoi(argv[++i]);
+		else if (!strcmp(a, "--objects") && v)
+			cfg.objects = atoi(argv[++i]);
+		else if (!strcmp(a, "--rounds") && v)
+			cfg.rounds = atoi(argv[++i]);
+		else if (!strcmp(a, "--seconds") && v)
+			cfg.seconds = atof(argv[++i]);
+		else if (!strcmp(a, "--nosync"))
+			cfg.nosync = true;
+		else if (!strcmp(a, "--keep"))
+			cfg.keep = true;
+		else {
+			fprintf(stderr, "usage: bench-crd [--lapis PATH] "
+					"[--crds N] [--nosync] "
+					"[--objects N] [--seconds S] [--rounds "
+					"R] [--keep]\n");
+			return 2;
+		}
+	}
+	if (cfg.crds < 1 || cfg.objects < 1 || cfg.rounds < 1 ||
+	    cfg.seconds <= 0) {
+		fprintf(stderr, "bench-crd: --crds, --objects, --rounds, "
+				"--seconds must be > 0\n");
+		return 2;
+	}
+	const char *t = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof tmpdir, "%s/bench-crd-XXXXXX", t ? t : "/tmp");
+	if (!mkdtemp(tmpdir))
+		die("mkdtemp: %s", strerror(errno));
+	int port = start_lapis();
+	bench_crds(port);
+	bench_reads(port);
+	cleanup();
+	if (!cfg.keep)
+		nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	else
+		printf("kept %s\n", tmpdir);
+	return 0;
+}

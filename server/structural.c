@@ -1,0 +1,954 @@
+/*
+ * structural.c -- is a CustomResourceDefinition version's openAPIV3Schema
+ * one kube-apiserver accepts? (reference §8.2 "OpenAPI restrictions" and
+ * §8.6; behaviour learned from apiextensions-apiserver's
+ * pkg/apis/apiextensions/validation/validation.go and
+ * pkg/apiserver/schema/{validation,complete}.go, written anew here).
+ *
+ * Pure: walks the schema JSON (only read) and appends kube's causes to a
+ * struct srv_error, with kube's field paths
+ * (`<base>.openAPIV3Schema.properties[spec].type`) and message bodies
+ * (`Required value: must not be empty for specified object fields`).
+ *
+ * Three walks, as upstream:
+ *  1. openapi_walk: the OpenAPI restrictions over every node, combinators
+ *     included (forbidden keywords, types, uniqueItems, properties with
+ *     additionalProperties, list and map types, defaults: allowed here?
+ *     pruned? valid?).
+ *  2. struct_walk: the structural invariants over the structural part
+ *     (properties, items, additionalProperties), calling nested_walk on
+ *     each node's allOf/anyOf/oneOf/not, where type, default, nullable,
+ *     extensions and metadata are forbidden.
+ *  3. complete_walk: every property named in the root's combinators is
+ *     declared in the structural part.
+ * The caller (srv_prep_crd) runs srv_schema_compile first, which rejects
+ * keywords of the wrong JSON type; the walks stay defensive anyway.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema.h"
+
+/* A field path under construction; long paths are cut, never overflowed. */
+struct spath {
+	char s[1024];
+	size_t len;
+};
+
+struct sctx {
+	struct srv_error *err;
+	struct spath p;
+};
+
+static size_t push(struct spath *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Append to the path; returns the length to pop back to. */
+static size_t push(struct spath *p, const char *fmt, ...)
+{
+	size_t mark = p->len;
+	if (p->len < sizeof p->s - 1) {
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(p->s + p->len, sizeof p->s - p->len, fmt, ap);
+		va_end(ap);
+		if (n > 0)
+			p->len += (size_t)n;
+		if (p->len > sizeof p->s - 1)
+			p->len = sizeof p->s - 1;
+	}
+	return mark;
+}
+
+static void pop(struct spath *p, size_t mark)
+{
+	p->len = mark;
+	p->s[mark] = 0;
+}
+
+static void cause(struct sctx *c, const char *reason, const char *child,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* One cause at the current path plus child (".type", "" for the node). */
+static void cause(struct sctx *c, const char *reason, const char *child,
+		  const char *fmt, ...)
+{
+	char field[sizeof c->p.s + 64];
+	snprintf(field, sizeof field, "%s%s", c->p.s, child);
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	srv_error_cause(c->err, reason, field, "%s", msg);
+}
+
+#define REQUIRED(c, child, detail)                                             \
+	cause(c, "FieldValueRequired", child, "Required value: %s", detail)
+#define FORBIDDEN(c, child, detail)                                            \
+	cause(c, "FieldValueForbidden", child, "Forbidden: %s", detail)
+
+static const char *str(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static bool is_true(const json_t *o, const char *k)
+{
+	return json_is_true(json_object_get(o, k));
+}
+
+static const char *type_of(const json_t *s)
+{
+	const char *t = str(s, "type");
+	return t ? t : "";
+}
+
+/* Go's %q of a string, enough for the values we print (type names,
+   keywords); longer values are cut. */
+static void quote(char *out, size_t n, const char *s)
+{
+	snprintf(out, n, "\"%.200s\"", s ? s : "");
+}
+
+static bool nonempty_obj(const json_t *o, const char *k)
+{
+	return json_object_size(json_object_get(o, k)) > 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* 1. OpenAPI restrictions.                                                  */
+
+struct ovis {
+	bool root;	  /* the schema's root */
+	bool inside_meta; /* under apiVersion/kind/metadata of a resource */
+	const char *no_default; /* why defaults are forbidden here, or NULL */
+};
+
+static void openapi_walk(struct sctx *c, const json_t *s, struct ovis v,
+			 int depth);
+
+static void check_type(struct sctx *c, const json_t *s)
+{
+	const char *t = str(s, "type");
+	if (!t || !*t)
+		return;
+	static const char *const ok[] = {"array",  "boolean", "integer",
+					 "number", "object",  "string"};
+	bool found = false;
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+		found = found || !strcmp(t, ok[i]);
+	if (!found) {
+		char q[256];
+		quote(q, sizeof q, t);
+		cause(c, "FieldValueNotSupported", ".type",
+		      "Unsupported value: %s: supported values: \"array\", "
+		      "\"boolean\", \"integer\", \"number\", \"object\", "
+		      "\"string\"",
+		      q);
+	}
+	if (!strcmp(t, "null"))
+		FORBIDDEN(c, ".type",
+			  "type cannot be set to null, use nullable as an "
+			  "alternative");
+}
+
+/* A default must be allowed here, survive pruning unchanged and satisfy
+   its own schema (kube validates it with the node's schema alone). */
+static void check_default(struct sctx *c, const json_t *s, struct ovis v)
+{
+	const json_t *def = json_object_get(s, "default");
+	if (!def || json_is_null(def))
+		return;
+	if (v.no_default) {
+		cause(c, "FieldValueForbidden", ".default",
+		      "Forbidden: must not be set %s", v.no_default);
+		return;
+	}
+	struct srv_schema *sch = NULL;
+	struct srv_error tmp = {0};
+	if (srv_schema_compile(s, &sch, &tmp))
+		return; /* reported where the whole schema is compiled */
+	json_t *clone = json_deep_copy(def);
+	if (clone && !v.inside_meta) {
+		srv_schema_prune(sch, clone, NULL, NULL);
+		if (!json_equal(clone, def)) {
+			char *js =
+			    json_dumps(def, JSON_COMPACT | JSON_ENCODE_ANY);
+			cause(c, "FieldValueInvalid", ".default",
+			      "Invalid value: %.300s: must not have unknown "
+			      "fields",
+			      js ? js : "");
+			free(js);
+		}
+	}
+	json_decref(clone);
+	srv_error_clear(&tmp);
+	if (srv_schema_validate(sch, def, &tmp) == LP_E_INVALID) {
+		size_t mark = push(&c->p, ".default");
+		for (int i = 0; i < tmp.n_causes; i++) {
+			const struct srv_cause *k = &tmp.causes[i];
+			char child[300];
+			snprintf(child, sizeof child, "%s%s",
+				 *k->field ? "." : "", k->field);
+			cause(c, k->reason, child, "%s", k->message);
+		}
+		pop(&c->p, mark);
+	}
+	srv_schema_free(sch);
+}
+
+static void check_forbidden_keywords(struct sctx *c, const json_t *s,
+				     struct ovis v)
+{
+	const char *id = str(s, "id");
+	if (id && *id)
+		FORBIDDEN(c, ".id", "id is not supported");
+	if (json_object_get(s, "additionalItems"))
+		FORBIDDEN(c, ".additionalItems",
+			  "additionalItems is not supported");
+	if (nonempty_obj(s, "patternProperties"))
+		FORBIDDEN(c, ".patternProperties",
+			  "patternProperties is not supported");
+	if (nonempty_obj(s, "definitions"))
+		FORBIDDEN(c, ".definitions", "definitions is not supported");
+	if (json_object_get(s, "dependencies"))
+		FORBIDDEN(c, ".dependencies", "dependencies is not supported");
+	if (json_object_get(s, "$ref"))
+		FORBIDDEN(c, ".$ref", "$ref is not supported");
+	if (json_is_array(json_object_get(s, "items")))
+		FORBIDDEN(c, ".items",
+			  "items must be a schema object and not an array");
+	if (v.inside_meta && is_true(s, "x-kubernetes-embedded-resource"))
+		FORBIDDEN(c, ".x-kubernetes-embedded-resource",
+			  "must not be used inside of resource meta");
+	if (is_true(s, "uniqueItems"))
+		FORBIDDEN(c, ".uniqueItems",
+			  "uniqueItems cannot be set to true since the runtime "
+			  "complexity becomes quadratic");
+	const json_t *ap = json_object_get(s, "additionalProperties");
+	if (ap && nonempty_obj(s, "properties") &&
+	    (json_is_false(ap) || json_is_object(ap)))
+		FORBIDDEN(c, ".additionalProperties",
+			  "additionalProperties and properties are mutual "
+			  "exclusive");
+	if (json_is_false(
+		json_object_get(s, "x-kubernetes-preserve-unknown-fields")))
+		cause(c, "FieldValueInvalid",
+		      ".x-kubernetes-preserve-unknown-fields",
+		      "Invalid value: false: must be true or undefined");
+}
+
+/* Go's %#v of []string, as kube prints the list-map-keys. */
+static void strv_value(char *out, size_t n, const json_t *a)
+{
+	size_t len = (size_t)snprintf(out, n, "[]string{");
+	size_t i;
+	json_t *x;
+	json_array_foreach(a, i, x)
+	{
+		if (len >= n)
+			break;
+		len += (size_t)snprintf(
+		    out + len, n - len, "%s\"%s\"", i ? ", " : "",
+		    json_string_value(x) ? json_string_value(x) : "");
+	}
+	if (len < n)
+		snprintf(out + len, n - len, "}");
+}
+
+static bool strv_has(const json_t *a, const char *k)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach(a, i,
+			   x) if (json_string_value(x) &&
+				  !strcmp(json_string_value(x), k)) return true;
+	return false;
+}
+
+static void check_list_map(struct sctx *c, const json_t *s)
+{
+	const json_t *keys = json_object_get(s, "x-kubernetes-list-map-keys");
+	const json_t *items = json_object_get(s, "items");
+	if (!json_array_size(keys))
+		REQUIRED(c, ".x-kubernetes-list-map-keys",
+			 "must not be empty if x-kubernetes-list-type is map");
+	if (!items) {
+		REQUIRED(c, ".items",
+			 "must have a schema if x-kubernetes-list-type is map");
+		return;
+	}
+	if (!json_is_object(items))
+		return;
+	const char *it = type_of(items);
+	if (strcmp(it, "object")) {
+		char q[256];
+		quote(q, sizeof q, it);
+		cause(c, "FieldValueInvalid", ".items.type",
+		      "Invalid value: %s: must be object if parent array's "
+		      "x-kubernetes-list-type is map",
+		      q);
+		return;
+	}
+	const json_t *props = json_object_get(items, "properties");
+	const json_t *req = json_object_get(items, "required");
+	char kv[512];
+	strv_value(kv, sizeof kv, keys);
+	size_t i;
+	json_t *k;
+	json_array_foreach(keys, i, k)
+	{
+		const char *key = json_string_value(k);
+		if (!key)
+			continue;
+		const json_t *p = json_object_get(props, key);
+		char child[400];
+		if (!p) {
+			cause(c, "FieldValueInvalid",
+			      ".x-kubernetes-list-map-keys",
+			      "Invalid value: %s: entries must all be names of "
+			      "item properties",
+			      kv);
+		} else {
+			const char *pt = type_of(p);
+			if (!strcmp(pt, "array") || !strcmp(pt, "object")) {
+				/* kube prints the items' type here */
+				snprintf(child, sizeof child,
+					 ".items.properties[%s].type", key);
+				cause(c, "FieldValueInvalid", child,
+				      "Invalid value: \"object\": must be a "
+				      "scalar "
+				      "type if parent array's "
+				      "x-kubernetes-list-type "
+				      "is map");
+			}
+			const json_t *d = json_object_get(p, "default");
+			if (!strv_has(req, key) && (!d || json_is_null(d))) {
+				snprintf(child, sizeof child,
+					 ".items.properties[%s].default", key);
+				REQUIRED(c, child,
+					 "this property is in "
+					 "x-kubernetes-list-map-keys, "
+					 "so it must have a default or be a "
+					 "required "
+					 "property");
+			}
+			if (is_true(p, "nullable")) {
+				snprintf(child, sizeof child,
+					 ".items.properties[%s].nullable", key);
+				FORBIDDEN(c, child,
+					  "this property is in "
+					  "x-kubernetes-list-map-keys, "
+					  "so it cannot be nullable");
+			}
+		}
+		for (size_t j = 0; j < i; j++) {
+			const char *o =
+			    json_string_value(json_array_get(keys, j));
+			if (o && !strcmp(o, key)) {
+				cause(c, "FieldValueInvalid",
+				      ".x-kubernetes-list-map-keys",
+				      "Invalid value: %s: must not contain "
+				      "duplicate "
+				      "entries",
+				      kv);
+				break;
+			}
+		}
+	}
+}
+
+static void check_list_set(struct sctx *c, const json_t *s)
+{
+	const json_t *items = json_object_get(s, "items");
+	if (!json_is_object(items))
+		return;
+	const char *it = type_of(items);
+	const char *lt = str(items, "x-kubernetes-list-type");
+	const char *mt = str(items, "x-kubernetes-map-type");
+	char q[256];
+	if (!strcmp(it, "array") && lt && strcmp(lt, "atomic")) {
+		quote(q, sizeof q, lt);
+		cause(
+		    c, "FieldValueInvalid", ".items.x-kubernetes-list-type",
+		    "Invalid value: %s: must be atomic as item of a list with "
+		    "x-kubernetes-list-type=set",
+		    q);
+	}
+	if (!strcmp(it, "object") && (!mt || strcmp(mt, "atomic"))) {
+		/* kube prints the items' list type (nil) as the value */
+		cause(
+		    c, "FieldValueInvalid", ".items.x-kubernetes-map-type",
+		    "Invalid value: \"null\": must be atomic as item of a list "
+		    "with x-kubernetes-list-type=set");
+	}
+}
+
+static void check_list_and_map_types(struct sctx *c, const json_t *s)
+{
+	const char *t = type_of(s);
+	const char *lt = str(s, "x-kubernetes-list-type");
+	const char *mt = str(s, "x-kubernetes-map-type");
+	char q[256];
+	if (lt) {
+		if (strcmp(lt, "atomic") && strcmp(lt, "set") &&
+		    strcmp(lt, "map")) {
+			quote(q, sizeof q, lt);
+			cause(c, "FieldValueNotSupported",
+			      ".x-kubernetes-list-type",
+			      "Unsupported value: %s: supported values: "
+			      "\"atomic\", "
+			      "\"set\", \"map\"",
+			      q);
+		}
+		if (strcmp(t, "array")) {
+			quote(q, sizeof q, t);
+			cause(c, "FieldValueInvalid", ".type",
+			      "Invalid value: %s: must be array if "
+			      "x-kubernetes-list-type is specified",
+			      q);
+		}
+	}
+	if (json_array_size(json_object_get(s, "x-kubernetes-list-map-keys"))) {
+		if (!lt) {
+			REQUIRED(c, ".x-kubernetes-list-type",
+				 "must be map if x-kubernetes-list-map-keys is "
+				 "non-empty");
+		} else if (strcmp(lt, "map")) {
+			quote(q, sizeof q, lt);
+			cause(c, "FieldValueInvalid", ".x-kubernetes-list-type",
+			      "Invalid value: %s: must be map if "
+			      "x-kubernetes-list-map-keys is non-empty",
+			      q);
+		}
+	}
+	if (lt && !strcmp(lt, "map"))
+		check_list_map(c, s);
+	if (lt && !strcmp(lt, "set"))
+		check_list_set(c, s);
+	if (mt) {
+		if (strcmp(mt, "atomic") && strcmp(mt, "granular")) {
+			quote(q, sizeof q, mt);
+			cause(c, "FieldValueNotSupported",
+			      ".x-kubernetes-map-type",
+			      "Unsupported value: %s: supported values: "
+			      "\"granular\", \"atomic\"",
+			      q);
+		}
+		if (strcmp(t, "object")) {
+			quote(q, sizeof q, t);
+			cause(c, "FieldValueInvalid", ".type",
+			      "Invalid value: %s: must be object if "
+			      "x-kubernetes-map-type is specified",
+			      q);
+		}
+	}
+}
+
+static void openapi_list(struct sctx *c, const json_t *s, const char *kw,
+			 struct ovis v, int depth)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach(json_object_get(s, kw), i, x)
+	{
+		size_t mark = push(&c->p, ".%s[%zu]", kw, i);
+		openapi_walk(c, x, v, depth + 1);
+		pop(&c->p, mark);
+	}
+}
+
+static void openapi_walk(struct sctx *c, const json_t *s, struct ovis v,
+			 int depth)
+{
+	if (!json_is_object(s) || depth > SRV_SCHEMA_MAX_DEPTH)
+		return;
+	check_type(c, s);
+	check_default(c, s, v);
+	check_forbidden_keywords(c, s, v);
+	check_list_and_map_types(c, s);
+	struct ovis sub = v;
+	sub.root = false;
+	const json_t *ap = json_object_get(s, "additionalProperties");
+	if (json_is_object(ap)) {
+		struct ovis a = sub;
+		if (v.inside_meta)
+			a.no_default =
+			    "inside additionalProperties applying to "
+			    "object metadata";
+		size_t mark = push(&c->p, ".additionalProperties");
+		openapi_walk(c, ap, a, depth + 1);
+		pop(&c->p, mark);
+	}
+	const char *k;
+	json_t *p;
+	json_object_foreach(json_object_get(s, "properties"), k, p)
+	{
+		struct ovis pv = sub;
+		bool meta = !strcmp(k, "metadata") ||
+			    !strcmp(k, "apiVersion") || !strcmp(k, "kind");
+		if (meta &&
+		    (v.root || is_true(s, "x-kubernetes-embedded-resource"))) {
+			pv.inside_meta = true;
+			if (v.root) {
+				pv.no_default = !strcmp(k, "metadata")
+						    ? "in top-level metadata"
+						: !strcmp(k, "kind")
+						    ? "in top-level kind"
+						    : "in top-level apiVersion";
+			}
+		}
+		size_t mark = push(&c->p, ".properties[%s]", k);
+		openapi_walk(c, p, pv, depth + 1);
+		pop(&c->p, mark);
+	}
+	const json_t *n = json_object_get(s, "not");
+	if (n) {
+		size_t mark = push(&c->p, ".not");
+		openapi_walk(c, n, sub, depth + 1);
+		pop(&c->p, mark);
+	}
+	openapi_list(c, s, "allOf", sub, depth);
+	openapi_list(c, s, "oneOf", sub, depth);
+	openapi_list(c, s, "anyOf", sub, depth);
+	const json_t *items = json_object_get(s, "items");
+	if (json_is_object(items)) {
+		size_t mark = push(&c->p, ".items");
+		openapi_walk(c, items, sub, depth + 1);
+		pop(&c->p, mark);
+	} else {
+		openapi_list(c, s, "items", sub, depth);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* 2. Structural invariants.                                                 */
+
+enum level { ROOT, ITEM, FIELD };
+
+/* {type: integer} exactly, then {type: string} exactly. */
+static bool int_or_string_pair(const json_t *any_of)
+{
+	if (json_array_size(any_of) != 2)
+		return false;
+	const json_t *a = json_array_get(any_of, 0);
+	const json_t *b = json_array_get(any_of, 1);
+	return json_object_size(a) == 1 && json_object_size(b) == 1 &&
+	       str(a, "type") && !strcmp(str(a, "type"), "integer") &&
+	       str(b, "type") && !strcmp(str(b, "type"), "string");
+}
+
+static void nested_walk(struct sctx *c, const json_t *v, bool skip_any_of,
+			bool skip_all_of_any_of, enum level lvl, int depth);
+
+/* The combinators of a node (kube's validateValueValidation). */
+static void value_validation(struct sctx *c, const json_t *s, bool skip_any_of,
+			     bool skip_all_of_any_of, enum level lvl, int depth)
+{
+	size_t i, mark;
+	json_t *x;
+	if (!skip_any_of) {
+		json_array_foreach(json_object_get(s, "anyOf"), i, x)
+		{
+			mark = push(&c->p, ".anyOf[%zu]", i);
+			nested_walk(c, x, false, false, lvl, depth + 1);
+			pop(&c->p, mark);
+		}
+	}
+	json_array_foreach(json_object_get(s, "allOf"), i, x)
+	{
+		mark = push(&c->p, ".allOf[%zu]", i);
+		nested_walk(c, x, skip_all_of_any_of && i == 0, false, lvl,
+			    depth + 1);
+		pop(&c->p, mark);
+	}
+	json_array_foreach(json_object_get(s, "oneOf"), i, x)
+	{
+		mark = push(&c->p, ".oneOf[%zu]", i);
+		nested_walk(c, x, false, false, lvl, depth + 1);
+		pop(&c->p, mark);
+	}
+	const json_t *n = json_object_get(s, "not");
+	if (n) {
+		mark = push(&c->p, ".not");
+		nested_walk(c, n, false, false, lvl, depth + 1);
+		pop(&c->p, mark);
+	}
+}
+
+/* Inside allOf/anyOf/oneOf/not only value validations may appear. */
+static void nested_walk(struct sctx *c, const json_t *v, bool skip_any_of,
+			bool skip_all_of_any_of, enum level lvl, int depth)
+{
+	if (!json_is_object(v) || depth > SRV_SCHEMA_MAX_DEPTH)
+		return;
+	value_validation(c, v, skip_any_of, skip_all_of_any_of, lvl, depth);
+	const json_t *items = json_object_get(v, "items");
+	if (json_is_object(items)) {
+		size_t mark = push(&c->p, ".items");
+		nested_walk(c, items, false, false, lvl, depth + 1);
+		pop(&c->p, mark);
+	}
+	const char *k;
+	json_t *p;
+	json_object_foreach(json_object_get(v, "properties"), k, p)
+	{
+		size_t mark = push(&c->p, ".properties[%s]", k);
+		nested_walk(c, p, false, false, FIELD, depth + 1);
+		pop(&c->p, mark);
+	}
+	const char *t = str(v, "type");
+	if (t && *t)
+		FORBIDDEN(c, ".type", "must be empty to be structural");
+	if (json_object_get(v, "additionalProperties"))
+		FORBIDDEN(c, ".additionalProperties",
+			  "must be undefined to be structural");
+	const json_t *d = json_object_get(v, "default");
+	if (d && !json_is_null(d))
+		FORBIDDEN(c, ".default", "must be undefined to be structural");
+	const char *title = str(v, "title");
+	if (title && *title)
+		FORBIDDEN(c, ".title", "must be empty to be structural");
+	const char *desc = str(v, "description");
+	if (desc && *desc)
+		FORBIDDEN(c, ".description", "must be empty to be structural");
+	if (is_true(v, "nullable"))
+		FORBIDDEN(c, ".nullable", "must be false to be structural");
+	if (json_object_get(v, "externalDocs"))
+		FORBIDDEN(c, ".externalDocs",
+			  "must be undefined to be structural");
+	if (is_true(v, "x-kubernetes-preserve-unknown-fields"))
+		FORBIDDEN(c, ".x-kubernetes-preserve-unknown-fields",
+			  "must be false to be structural");
+	if (is_true(v, "x-kubernetes-embedded-resource"))
+		FORBIDDEN(c, ".x-kubernetes-embedded-resource",
+			  "must be false to be structural");
+	if (is_true(v, "x-kubernetes-int-or-string"))
+		FORBIDDEN(c, ".x-kubernetes-int-or-string",
+			  "must be false to be structural");
+	if (json_array_size(json_object_get(v, "x-kubernetes-list-map-keys")))
+		FORBIDDEN(c, ".x-kubernetes-list-map-keys",
+			  "must be empty to be structural");
+	if (json_object_get(v, "x-kubernetes-list-type"))
+		FORBIDDEN(c, ".x-kubernetes-list-type",
+			  "must be undefined to be structural");
+	if (json_object_get(v, "x-kubernetes-map-type"))
+		FORBIDDEN(c, ".x-kubernetes-map-type",
+			  "must be undefined to be structural");
+	if (json_array_size(json_object_get(v, "x-kubernetes-validations")))
+		FORBIDDEN(c, ".x-kubernetes-validations",
+			  "must be empty to be structural");
+	if (json_object_get(json_object_get(v, "properties"), "metadata"))
+		FORBIDDEN(c, ".properties[metadata]",
+			  "must not be specified in a nested context");
+}
+
+/* metadata at the root may only say type object and restrict name and
+   generateName; kube then compares what is left with an empty schema. */
+static void metadata_invariants(struct sctx *c, const json_t *m,
+				bool check_meta, enum level lvl)
+{
+	const char *t = type_of(m);
+	char q[256];
+	if (check_meta && strcmp(t, "object")) {
+		quote(q, sizeof q, t);
+		cause(c, "FieldValueInvalid", ".type",
+		      "Invalid value: %s: must be object", q);
+	}
+	if (lvl != ROOT)
+		return;
+	const json_t *props = json_object_get(m, "properties");
+	bool name = json_object_get(props, "name") != NULL;
+	bool gen = json_object_get(props, "generateName") != NULL;
+	size_t n = json_object_size(props);
+	bool props_ok =
+	    n == 0 || (name && gen && n == 2) || ((name || gen) && n == 1);
+	bool other = false;
+	const char *k;
+	json_t *x;
+	json_object_foreach((json_t *)m, k, x)
+	{
+		if (!strcmp(k, "type") || !strcmp(k, "default") ||
+		    !strcmp(k, "properties"))
+			continue;
+		/* false and empty values are Go zero values: not "specified" */
+		if (json_is_false(x) || json_is_null(x) ||
+		    (json_is_string(x) && !json_string_length(x)))
+			continue;
+		other = true;
+	}
+	if (!props_ok || other)
+		FORBIDDEN(c, "",
+			  "must not specify anything other than name and "
+			  "generateName, but metadata is implicitly specified");
+}
+
+static void struct_walk(struct sctx *c, const json_t *s, enum level lvl,
+			int depth)
+{
+	if (!json_is_object(s) || depth > SRV_SCHEMA_MAX_DEPTH)
+		return;
+	const char *t = type_of(s);
+	const json_t *items = json_object_get(s, "items");
+	if (!strcmp(t, "array") && !items)
+		REQUIRED(c, ".items", "must be specified");
+	if (json_is_object(items)) {
+		size_t mark = push(&c->p, ".items");
+		struct_walk(c, items, ITEM, depth + 1);
+		pop(&c->p, mark);
+	}
+	const json_t *props = json_object_get(s, "properties");
+	const char *k;
+	json_t *p;
+	json_object_foreach((json_t *)props, k, p)
+	{
+		size_t mark = push(&c->p, ".properties[%s]", k);
+		struct_walk(c, p, FIELD, depth + 1);
+		pop(&c->p, mark);
+	}
+	const json_t *ap = json_object_get(s, "additionalProperties");
+	/* true and false count too: kube keeps them as "allows" */
+	bool has_ap = ap != NULL;
+	if (has_ap && lvl == ROOT)
+		FORBIDDEN(c, ".additionalProperties",
+			  "must not be used at the root");
+	if (json_is_object(ap)) {
+		size_t mark = push(&c->p, ".additionalProperties");
+		struct_walk(c, ap, FIELD, depth + 1);
+		pop(&c->p, mark);
+	}
+	bool ios = is_true(s, "x-kubernetes-int-or-string");
+	bool puf = is_true(s, "x-kubernetes-preserve-unknown-fields");
+	bool emb = is_true(s, "x-kubernetes-embedded-resource");
+	if (ios && puf)
+		cause(c, "FieldValueInvalid",
+		      ".x-kubernetes-preserve-unknown-fields",
+		      "Invalid value: true: must be false if "
+		      "x-kubernetes-int-or-string is true");
+	if (ios && emb)
+		cause(c, "FieldValueInvalid", ".x-kubernetes-embedded-resource",
+		      "Invalid value: true: must be false if "
+		      "x-kubernetes-int-or-string is true");
+	const json_t *all_of = json_object_get(s, "allOf");
+	bool skip_any_of = int_or_string_pair(json_object_get(s, "anyOf"));
+	bool skip_first = json_array_size(all_of) >= 1 &&
+			  int_or_string_pair(json_object_get(
+			      json_array_get(all_of, 0), "anyOf"));
+	value_validation(c, s, skip_any_of, skip_first, lvl, depth);
+	char q[256];
+	bool check_meta = lvl == ROOT || emb;
+	if (emb && strcmp(t, "object")) {
+		if (!*t) {
+			REQUIRED(
+			    c, ".type",
+			    "must be object if x-kubernetes-embedded-resource "
+			    "is true");
+		} else {
+			quote(q, sizeof q, t);
+			cause(c, "FieldValueInvalid", ".type",
+			      "Invalid value: %s: must be object if "
+			      "x-kubernetes-embedded-resource is true",
+			      q);
+		}
+	} else if (!*t && !ios && !puf) {
+		REQUIRED(c, ".type",
+			 lvl == ROOT ? "must not be empty at the root"
+			 : lvl == ITEM
+			     ? "must not be empty for specified array items"
+			     : "must not be empty for specified object "
+			       "fields");
+	}
+	if (emb && has_ap)
+		FORBIDDEN(c, ".additionalProperties",
+			  "must not be used if x-kubernetes-embedded-resource "
+			  "is set");
+	if (lvl == ROOT && *t && strcmp(t, "object")) {
+		quote(q, sizeof q, t);
+		cause(c, "FieldValueInvalid", ".type",
+		      "Invalid value: %s: must be object at the root", q);
+	}
+	static const char *const tm[] = {"kind", "apiVersion"};
+	for (int i = 0; i < 2 && check_meta; i++) {
+		const json_t *x = json_object_get(props, tm[i]);
+		if (x && strcmp(type_of(x), "string")) {
+			char child[64];
+			snprintf(child, sizeof child, ".properties[%s].type",
+				 tm[i]);
+			quote(q, sizeof q, type_of(x));
+			cause(c, "FieldValueInvalid", child,
+			      "Invalid value: %s: must be string", q);
+		}
+	}
+	const json_t *meta = json_object_get(props, "metadata");
+	if (meta) {
+		size_t mark = push(&c->p, ".properties[metadata]");
+		metadata_invariants(c, meta, check_meta, lvl);
+		pop(&c->p, mark);
+	}
+	if (emb && !puf && !json_object_size(props))
+		REQUIRED(
+		    c, ".properties",
+		    "must not be empty if x-kubernetes-embedded-resource is "
+		    "true without x-kubernetes-preserve-unknown-fields");
+}
+
+/* ------------------------------------------------------------------------ */
+/* 3. Completeness: what combinators name, the structural part declares.     */
+
+static void complete_nested(struct sctx *c, const json_t *v, const json_t *s,
+			    struct spath *vpath, int depth);
+
+static void complete_value(struct sctx *c, const json_t *v, const json_t *s,
+			   struct spath *vpath, int depth)
+{
+	if (depth > SRV_SCHEMA_MAX_DEPTH)
+		return;
+	static const char *const kws[] = {"allOf", "anyOf", "oneOf"};
+	const json_t *n = json_object_get(v, "not");
+	if (n) {
+		size_t m = push(vpath, ".not");
+		complete_nested(c, n, s, vpath, depth + 1);
+		pop(vpath, m);
+	}
+	for (int k = 0; k < 3; k++) {
+		size_t i;
+		json_t *x;
+		json_array_foreach(json_object_get(v, kws[k]), i, x)
+		{
+			size_t m = push(vpath, ".%s[%zu]", kws[k], i);
+			complete_nested(c, x, s, vpath, depth + 1);
+			pop(vpath, m);
+		}
+	}
+}
+
+static void complete_nested(struct sctx *c, const json_t *v, const json_t *s,
+			    struct spath *vpath, int depth)
+{
+	if (!json_is_object(v) || depth > SRV_SCHEMA_MAX_DEPTH)
+		return;
+	if (!json_is_object(s)) {
+		cause(c, "FieldValueRequired", "",
+		      "Required value: because it is defined in %s", vpath->s);
+		return;
+	}
+	complete_value(c, v, s, vpath, depth);
+	const json_t *vi = json_object_get(v, "items");
+	if (json_is_object(vi)) {
+		size_t ms = push(&c->p, ".items");
+		size_t mv = push(vpath, ".items");
+		complete_nested(c, vi, json_object_get(s, "items"), vpath,
+				depth + 1);
+		pop(vpath, mv);
+		pop(&c->p, ms);
+	}
+	const char *k;
+	json_t *p;
+	json_object_foreach(json_object_get(v, "properties"), k, p)
+	{
+		const json_t *sp =
+		    json_object_get(json_object_get(s, "properties"), k);
+		size_t ms = push(&c->p, ".properties[%s]", k);
+		size_t mv = push(vpath, ".properties[%s]", k);
+		if (!sp)
+			cause(c, "FieldValueRequired", "",
+			      "Required value: because it is defined in %s",
+			      vpath->s);
+		else
+			complete_nested(c, p, sp, vpath, depth + 1);
+		pop(vpath, mv);
+		pop(&c->p, ms);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+
+static const char *const root_with_status[] = {
+    "description",
+    "type",
+    "format",
+    "title",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "multipleOf",
+    "required",
+    "items",
+    "properties",
+    "externalDocs",
+    "example",
+    "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-validations"};
+
+static void check_status_root(struct sctx *c, const json_t *s)
+{
+	const char *t = type_of(s);
+	if (*t && strcmp(t, "object")) {
+		char q[256];
+		quote(q, sizeof q, t);
+		cause(
+		    c, "FieldValueInvalid", ".openAPIV3Schema.type",
+		    "Invalid value: %s: only \"object\" is allowed as the type "
+		    "at the root of the schema if the status subresource is "
+		    "enabled",
+		    q);
+	}
+	const char *k;
+	json_t *x;
+	json_object_foreach((json_t *)s, k, x)
+	{
+		if (json_is_false(x) || json_is_null(x))
+			continue;
+		bool ok = false;
+		for (size_t i = 0;
+		     i < sizeof root_with_status / sizeof root_with_status[0];
+		     i++)
+			ok = ok || !strcmp(k, root_with_status[i]);
+		if (!ok) {
+			/* kube prints the whole schema struct as the value;
+			   we name the field that is not allowed instead */
+			cause(
+			    c, "FieldValueInvalid", ".openAPIV3Schema",
+			    "Invalid value: \"%.100s\": only [Description Type "
+			    "Format Title Maximum ExclusiveMaximum Minimum "
+			    "ExclusiveMinimum MaxLength MinLength Pattern "
+			    "MaxItems "
+			    "MinItems UniqueItems MultipleOf Required Items "
+			    "Properties ExternalDocs Example "
+			    "XPreserveUnknownFields "
+			    "XValidations] fields are allowed at the root of "
+			    "the "
+			    "schema if the status subresource is enabled",
+			    k);
+			break;
+		}
+	}
+}
+
+void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
+			  struct srv_error *err)
+{
+	struct sctx c = {.err = err};
+	push(&c.p, "%s", base);
+	if (status)
+		check_status_root(&c, schema);
+	if (is_true(schema, "nullable"))
+		FORBIDDEN(&c, ".openAPIV3Schema.nullable",
+			  "nullable cannot be true at the root");
+	push(&c.p, ".openAPIV3Schema");
+	openapi_walk(&c, schema, (struct ovis){.root = true}, 0);
+	struct_walk(&c, schema, ROOT, 0);
+	struct spath vpath = {{0}, 0};
+	push(&vpath, "%s", c.p.s);
+	complete_value(&c, schema, schema, &vpath, 0);
+}

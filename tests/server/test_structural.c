@@ -1,0 +1,360 @@
+/*
+ * test_structural.c -- tests of server/structural.c: which CRD schemas
+ * kube-apiserver refuses, with its field paths and messages (reference
+ * §8.2, §8.6). One negative case per rule, and schemas that must pass.
+ * (Every accepted CRD of shared/testdata/crds is proven by tests/e2e/crd.sh.)
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../server/schema.h"
+
+static json_t *js(const char *text)
+{
+	json_error_t je;
+	json_t *v = json_loads(text, 0, &je);
+	cr_assert_not_null(v, "bad JSON %s: %s", text, je.text);
+	return v;
+}
+
+static void dump(const struct srv_error *err, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (int i = 0; i < err->n_causes && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "\n  [%s] %s: %s",
+					err->causes[i].reason,
+					err->causes[i].field,
+					err->causes[i].message);
+}
+
+static void check(const char *schema, bool status, struct srv_error *err)
+{
+	json_t *s = js(schema);
+	memset(err, 0, sizeof *err);
+	srv_schema_check_crd(s, "spec.validation", status, err);
+	json_decref(s);
+}
+
+static void ok(const char *schema)
+{
+	struct srv_error err;
+	check(schema, false, &err);
+	char buf[8192];
+	dump(&err, buf, sizeof buf);
+	cr_assert_eq(err.n_causes, 0, "%s: unexpected causes:%s", schema, buf);
+}
+
+/* The schema gets exactly this cause among its causes. */
+static void bad_st(const char *schema, bool status, const char *reason,
+		   const char *field, const char *message)
+{
+	struct srv_error err;
+	check(schema, status, &err);
+	char buf[8192];
+	dump(&err, buf, sizeof buf);
+	for (int i = 0; i < err.n_causes; i++)
+		if (!strcmp(err.causes[i].reason, reason) &&
+		    !strcmp(err.causes[i].field, field) &&
+		    !strcmp(err.causes[i].message, message))
+			return;
+	cr_assert_fail("%s: want [%s] %s: %s, got:%s", schema, reason, field,
+		       message, buf);
+}
+
+static void bad(const char *schema, const char *reason, const char *field,
+		const char *message)
+{
+	bad_st(schema, false, reason, field, message);
+}
+
+#define ROOT "spec.validation.openAPIV3Schema"
+
+Test(structural, accepts_plain_schemas)
+{
+	ok("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+	   "\"properties\":{\"replicas\":{\"type\":\"integer\",\"default\":1,"
+	   "\"minimum\":0},\"port\":{\"x-kubernetes-int-or-string\":true,"
+	   "\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"string\"}]},"
+	   "\"any\":{\"x-kubernetes-preserve-unknown-fields\":true},"
+	   "\"labels\":{\"type\":\"object\",\"additionalProperties\":"
+	   "{\"type\":\"string\"}},\"ports\":{\"type\":\"array\","
+	   "\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":"
+	   "[\"name\",\"protocol\"],\"items\":{\"type\":\"object\","
+	   "\"required\":"
+	   "[\"name\"],\"properties\":{\"name\":{\"type\":\"string\"},"
+	   "\"protocol\":{\"type\":\"string\",\"default\":\"TCP\"}}}}},"
+	   "\"oneOf\":[{\"required\":[\"replicas\"]},{\"required\":[\"port\"]}]"
+	   "},"
+	   "\"metadata\":{\"type\":\"object\",\"properties\":{\"name\":{"
+	   "\"type\":"
+	   "\"string\",\"maxLength\":20}}}}}");
+	/* x-kubernetes-preserve-unknown-fields at the root needs no type */
+	ok("{\"x-kubernetes-preserve-unknown-fields\":true}");
+}
+
+Test(structural, type_required)
+{
+	bad("{\"properties\":{}}", "FieldValueRequired", ROOT ".type",
+	    "Required value: must not be empty at the root");
+	bad("{\"type\":\"object\",\"properties\":{\"spec\":{\"properties\":{}}}"
+	    "}",
+	    "FieldValueRequired", ROOT ".properties[spec].type",
+	    "Required value: must not be empty for specified object fields");
+	bad("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+	    "\"items\":{}}}}",
+	    "FieldValueRequired", ROOT ".properties[l].items.type",
+	    "Required value: must not be empty for specified array items");
+	bad("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\"}}}",
+	    "FieldValueRequired", ROOT ".properties[l].items",
+	    "Required value: must be specified");
+}
+
+Test(structural, root_type_and_additional_properties)
+{
+	bad("{\"type\":\"string\"}", "FieldValueInvalid", ROOT ".type",
+	    "Invalid value: \"string\": must be object at the root");
+	bad("{\"type\":\"object\",\"additionalProperties\":{\"type\":"
+	    "\"string\"}}",
+	    "FieldValueForbidden", ROOT ".additionalProperties",
+	    "Forbidden: must not be used at the root");
+	bad("{\"type\":\"object\",\"properties\":{\"m\":{\"type\":\"object\","
+	    "\"properties\":{\"a\":{\"type\":\"string\"}},"
+	    "\"additionalProperties\":{\"type\":\"string\"}}}}",
+	    "FieldValueForbidden", ROOT ".properties[m].additionalProperties",
+	    "Forbidden: additionalProperties and properties are mutual "
+	    "exclusive");
+	bad("{\"type\":\"object\",\"nullable\":true}", "FieldValueForbidden",
+	    "spec.validation.openAPIV3Schema.nullable",
+	    "Forbidden: nullable cannot be true at the root");
+}
+
+Test(structural, forbidden_keywords)
+{
+	bad("{\"type\":\"object\",\"properties\":{\"a\":{\"$ref\":\"#/x\","
+	    "\"type\":\"string\"}}}",
+	    "FieldValueForbidden", ROOT ".properties[a].$ref",
+	    "Forbidden: $ref is not supported");
+	bad("{\"type\":\"object\",\"definitions\":{\"x\":{\"type\":\"string\"}}"
+	    "}",
+	    "FieldValueForbidden", ROOT ".definitions",
+	    "Forbidden: definitions is not supported");
+	bad("{\"type\":\"object\",\"id\":\"x\"}", "FieldValueForbidden",
+	    ROOT ".id", "Forbidden: id is not supported");
+	bad("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"object\","
+	    "\"patternProperties\":{\"^x\":{\"type\":\"string\"}}}}}",
+	    "FieldValueForbidden", ROOT ".properties[a].patternProperties",
+	    "Forbidden: patternProperties is not supported");
+	bad("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"string\"},\"uniqueItems\":true}}}",
+	    "FieldValueForbidden", ROOT ".properties[a].uniqueItems",
+	    "Forbidden: uniqueItems cannot be set to true since the runtime "
+	    "complexity becomes quadratic");
+	bad("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"null\"}}}",
+	    "FieldValueForbidden", ROOT ".properties[a].type",
+	    "Forbidden: type cannot be set to null, use nullable as an "
+	    "alternative");
+	bad("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"int\"}}}",
+	    "FieldValueNotSupported", ROOT ".properties[a].type",
+	    "Unsupported value: \"int\": supported values: \"array\", "
+	    "\"boolean\", \"integer\", \"number\", \"object\", \"string\"");
+	bad("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"object\","
+	    "\"x-kubernetes-preserve-unknown-fields\":false}}}",
+	    "FieldValueInvalid",
+	    ROOT ".properties[a].x-kubernetes-preserve-unknown-fields",
+	    "Invalid value: false: must be true or undefined");
+}
+
+Test(structural, combinators_hold_value_validations_only)
+{
+	bad("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\","
+	    "\"anyOf\":[{\"type\":\"string\"},{\"maxLength\":3}]}}}",
+	    "FieldValueForbidden", ROOT ".properties[a].anyOf[0].type",
+	    "Forbidden: must be empty to be structural");
+	bad("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\","
+	    "\"allOf\":[{\"default\":\"x\"}]}}}",
+	    "FieldValueForbidden", ROOT ".properties[a].allOf[0].default",
+	    "Forbidden: must be undefined to be structural");
+	bad("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\","
+	    "\"oneOf\":[{\"nullable\":true}]}}}",
+	    "FieldValueForbidden", ROOT ".properties[a].oneOf[0].nullable",
+	    "Forbidden: must be false to be structural");
+	bad("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"object\","
+	    "\"not\":{\"additionalProperties\":{\"type\":\"string\"}}}}}",
+	    "FieldValueForbidden",
+	    ROOT ".properties[a].not.additionalProperties",
+	    "Forbidden: must be undefined to be structural");
+	bad("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\","
+	    "\"anyOf\":[{\"description\":\"d\"}]}}}",
+	    "FieldValueForbidden", ROOT ".properties[a].anyOf[0].description",
+	    "Forbidden: must be empty to be structural");
+	bad("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\","
+	    "\"anyOf\":[{\"x-kubernetes-list-type\":\"set\"}]}}}",
+	    "FieldValueForbidden",
+	    ROOT ".properties[a].anyOf[0].x-kubernetes-list-type",
+	    "Forbidden: must be undefined to be structural");
+	bad("{\"type\":\"object\",\"anyOf\":[{\"properties\":{\"metadata\":"
+	    "{}}}]}",
+	    "FieldValueForbidden", ROOT ".anyOf[0].properties[metadata]",
+	    "Forbidden: must not be specified in a nested context");
+	/* completeness: what a combinator names, the structure declares */
+	bad("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":"
+	    "\"object\"}},"
+	    "\"anyOf\":[{\"properties\":{\"spec\":{\"properties\":{\"x\":"
+	    "{\"minLength\":1}}}}}]}",
+	    "FieldValueRequired", ROOT ".properties[spec].properties[x]",
+	    "Required value: because it is defined in " ROOT
+	    ".anyOf[0].properties[spec].properties[x]");
+}
+
+Test(structural, metadata_at_the_root)
+{
+	ok("{\"type\":\"object\",\"properties\":{\"metadata\":{\"type\":"
+	   "\"object\","
+	   "\"properties\":{\"name\":{\"type\":\"string\"},\"generateName\":"
+	   "{\"type\":\"string\"}}}}}");
+	bad("{\"type\":\"object\",\"properties\":{\"metadata\":{\"type\":"
+	    "\"object\","
+	    "\"properties\":{\"labels\":{\"type\":\"object\"}}}}}",
+	    "FieldValueForbidden", ROOT ".properties[metadata]",
+	    "Forbidden: must not specify anything other than name and "
+	    "generateName, but metadata is implicitly specified");
+	bad("{\"type\":\"object\",\"properties\":{\"metadata\":{\"type\":"
+	    "\"string\"}}}",
+	    "FieldValueInvalid", ROOT ".properties[metadata].type",
+	    "Invalid value: \"string\": must be object");
+	bad("{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":"
+	    "\"integer\"}}}",
+	    "FieldValueInvalid", ROOT ".properties[kind].type",
+	    "Invalid value: \"integer\": must be string");
+	bad("{\"type\":\"object\",\"properties\":{\"metadata\":{\"type\":"
+	    "\"object\","
+	    "\"default\":{\"name\":\"x\"}}}}",
+	    "FieldValueForbidden", ROOT ".properties[metadata].default",
+	    "Forbidden: must not be set in top-level metadata");
+}
+
+Test(structural, embedded_resources_and_int_or_string)
+{
+	bad("{\"type\":\"object\",\"properties\":{\"e\":{\"type\":\"string\","
+	    "\"x-kubernetes-embedded-resource\":true}}}",
+	    "FieldValueInvalid", ROOT ".properties[e].type",
+	    "Invalid value: \"string\": must be object if "
+	    "x-kubernetes-embedded-resource is true");
+	bad("{\"type\":\"object\",\"properties\":{\"e\":{\"type\":\"object\","
+	    "\"x-kubernetes-embedded-resource\":true}}}",
+	    "FieldValueRequired", ROOT ".properties[e].properties",
+	    "Required value: must not be empty if "
+	    "x-kubernetes-embedded-resource "
+	    "is true without x-kubernetes-preserve-unknown-fields");
+	bad("{\"type\":\"object\",\"properties\":{\"p\":{"
+	    "\"x-kubernetes-int-or-string\":true,"
+	    "\"x-kubernetes-preserve-unknown-fields\":true}}}",
+	    "FieldValueInvalid",
+	    ROOT ".properties[p].x-kubernetes-preserve-unknown-fields",
+	    "Invalid value: true: must be false if x-kubernetes-int-or-string "
+	    "is "
+	    "true");
+}
+
+Test(structural, list_types)
+{
+	bad("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"object\",\"properties\":{\"k\":{\"type\":"
+	    "\"string\"}}},\"x-kubernetes-list-type\":\"map\","
+	    "\"x-kubernetes-list-map-keys\":[\"k\"]}}}",
+	    "FieldValueRequired",
+	    ROOT ".properties[l].items.properties[k].default",
+	    "Required value: this property is in x-kubernetes-list-map-keys, "
+	    "so it "
+	    "must have a default or be a required property");
+	bad("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"object\"},\"x-kubernetes-list-map-keys\":"
+	    "[\"k\"]}}}",
+	    "FieldValueRequired", ROOT ".properties[l].x-kubernetes-list-type",
+	    "Required value: must be map if x-kubernetes-list-map-keys is "
+	    "non-empty");
+	bad("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"object\"},\"x-kubernetes-list-type\":"
+	    "\"map\"}}}",
+	    "FieldValueRequired",
+	    ROOT ".properties[l].x-kubernetes-list-map-keys",
+	    "Required value: must not be empty if x-kubernetes-list-type is "
+	    "map");
+	bad("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"object\",\"required\":[\"k\"],"
+	    "\"properties\":"
+	    "{\"k\":{\"type\":\"string\"}}},\"x-kubernetes-list-type\":\"map\","
+	    "\"x-kubernetes-list-map-keys\":[\"k\",\"z\"]}}}",
+	    "FieldValueInvalid",
+	    ROOT ".properties[l].x-kubernetes-list-map-keys",
+	    "Invalid value: []string{\"k\", \"z\"}: entries must all be names "
+	    "of "
+	    "item properties");
+	bad("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"string\"},\"x-kubernetes-list-type\":"
+	    "\"map\","
+	    "\"x-kubernetes-list-map-keys\":[\"k\"]}}}",
+	    "FieldValueInvalid", ROOT ".properties[l].items.type",
+	    "Invalid value: \"string\": must be object if parent array's "
+	    "x-kubernetes-list-type is map");
+	bad("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"string\"},\"x-kubernetes-list-type\":"
+	    "\"bag\"}}}",
+	    "FieldValueNotSupported",
+	    ROOT ".properties[l].x-kubernetes-list-type",
+	    "Unsupported value: \"bag\": supported values: \"atomic\", "
+	    "\"set\", "
+	    "\"map\"");
+	bad("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":"
+	    "\"string\"}}},\"x-kubernetes-list-type\":\"set\"}}}",
+	    "FieldValueInvalid",
+	    ROOT ".properties[l].items.x-kubernetes-map-type",
+	    "Invalid value: \"null\": must be atomic as item of a list with "
+	    "x-kubernetes-list-type=set");
+	bad("{\"type\":\"object\",\"properties\":{\"m\":{\"type\":\"string\","
+	    "\"x-kubernetes-map-type\":\"atomic\"}}}",
+	    "FieldValueInvalid", ROOT ".properties[m].type",
+	    "Invalid value: \"string\": must be object if "
+	    "x-kubernetes-map-type "
+	    "is specified");
+}
+
+Test(structural, defaults_are_pruned_and_valid)
+{
+	bad("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":"
+	    "\"object\","
+	    "\"properties\":{\"a\":{\"type\":\"string\"}},\"default\":{\"a\":"
+	    "\"x\","
+	    "\"b\":1}}}}",
+	    "FieldValueInvalid", ROOT ".properties[spec].default",
+	    "Invalid value: {\"a\":\"x\",\"b\":1}: must not have unknown "
+	    "fields");
+	struct srv_error err;
+	check(
+	    "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\","
+	    "\"maximum\":5,\"default\":7}}}",
+	    false, &err);
+	cr_assert_eq(err.n_causes, 1);
+	cr_assert_str_eq(err.causes[0].field, ROOT ".properties[n].default");
+	cr_assert(
+	    strstr(err.causes[0].message, "should be less than or equal to 5"),
+	    "%s", err.causes[0].message);
+}
+
+Test(structural, status_subresource_restricts_the_root)
+{
+	bad_st(
+	    "{\"type\":\"object\",\"anyOf\":[{\"required\":[\"spec\"]}],"
+	    "\"properties\":{\"spec\":{\"type\":\"object\"}}}",
+	    true, "FieldValueInvalid", "spec.validation.openAPIV3Schema",
+	    "Invalid value: \"anyOf\": only [Description Type Format Title "
+	    "Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength "
+	    "MinLength Pattern MaxItems MinItems UniqueItems MultipleOf "
+	    "Required "
+	    "Items Properties ExternalDocs Example XPreserveUnknownFields "
+	    "XValidations] fields are allowed at the root of the schema if the "
+	    "status subresource is enabled");
+}
