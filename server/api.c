@@ -28,6 +28,15 @@ static json_t *str_array(const char *const *v)
 	return a;
 }
 
+/* The verbs discovery shows: a terminating custom resource hides the
+   writes that make or change objects (reference §8.4). */
+static unsigned discovery_verbs(const struct srv_resource *r)
+{
+	return r->terminating
+		       ? r->verbs & ~(SRV_V_CREATE | SRV_V_UPDATE | SRV_V_PATCH)
+		       : r->verbs;
+}
+
 static json_t *verbs_of(unsigned verbs)
 {
 	static const struct {
@@ -129,7 +138,7 @@ static json_t *resource_list(const struct rset *rs, const char *group,
 		json_object_set_new(o, "singularName", json_string(r->singular));
 		json_object_set_new(o, "namespaced", json_boolean(r->namespaced));
 		json_object_set_new(o, "kind", json_string(r->kind));
-		json_object_set_new(o, "verbs", verbs_of(r->verbs));
+		json_object_set_new(o, "verbs", verbs_of(discovery_verbs(r)));
 		if (r->short_names)
 			json_object_set_new(o, "shortNames",
 					    str_array(r->short_names));
@@ -271,7 +280,7 @@ static json_t *agg_resource(const struct srv_resource *r)
 	json_object_set_new(o, "scope", json_string(r->namespaced ? "Namespaced"
 								  : "Cluster"));
 	json_object_set_new(o, "singularResource", json_string(r->singular));
-	json_object_set_new(o, "verbs", verbs_of(r->verbs));
+	json_object_set_new(o, "verbs", verbs_of(discovery_verbs(r)));
 	if (r->short_names)
 		json_object_set_new(o, "shortNames", str_array(r->short_names));
 	if (r->categories)

@@ -338,9 +338,8 @@ static void build_entry(struct entry *e, const json_t *crd, const json_t *v,
 	r->categories = e->categories;
 	const char *scope = json_string_value(json_object_get(spec, "scope"));
 	r->namespaced = !scope || strcmp(scope, "Cluster");
-	r->verbs = condition_true(crd, "Terminating")
-			   ? (SRV_V_ALL & ~(SRV_V_CREATE | SRV_V_UPDATE | SRV_V_PATCH))
-			   : SRV_V_ALL;
+	r->verbs = SRV_V_ALL;
+	r->terminating = condition_true(crd, "Terminating");
 	json_t *sub = json_object_get(v, "subresources");
 	e->info.status = json_object_get(sub, "status") != NULL;
 	e->info.scale = json_object_get(sub, "scale") != NULL;

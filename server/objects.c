@@ -1079,33 +1079,12 @@ static void crd_mark_terminating(json_t *crd)
 			    json_string("CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon"));
 }
 
-/* Whether the CRD serving res is being deleted (one read of its stored
-   bytes; decoded only when they mention a deletionTimestamp). */
-static bool crd_terminating(eng *e, const struct srv_resource *res)
-{
-	char name[512];
-	struct reg_key k;
-	struct reg_obj c = {0};
-	snprintf(name, sizeof name, "%s.%s", res->resource, res->group);
-	if (reg_object_key("apiextensions.k8s.io", "customresourcedefinitions",
-			   NULL, name, &k) ||
-	    reg_get(e, &k, &c)) {
-		reg_obj_free(&c);
-		return false;
-	}
-	bool t = strstr(c.bytes, "\"deletionTimestamp\"") &&
-		 reg_obj_decode(&c) == LP_OK &&
-		 meta_str(c.obj, "deletionTimestamp");
-	reg_obj_free(&c);
-	return t;
-}
-
 static void do_create(struct srv_req *r, const struct srv_resource *res,
 		      const char *ns)
 {
 	struct srv_error err = {0};
 	struct srv_status_what w = {0};
-	if (res->custom && crd_terminating(srv_engine(r->s), res)) {
+	if (res->terminating) {
 		srv_reply_fail(r, LP_E_METHODNOTALLOWED,
 			       "create not allowed while custom resource definition is terminating");
 		return;

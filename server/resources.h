@@ -70,6 +70,10 @@ struct srv_resource {
 	enum srv_list_strategy (*smp_list)(void *ud, const char *path,
 					   const char **merge_key);
 	const struct srv_column *columns; /* terminated by name NULL */
+	/* A custom resource whose CRD is being deleted: discovery lists
+	   delete, deletecollection, get, list, watch only, and create is 405;
+	   the other verbs still work (reference §8.4). */
+	bool terminating;
 	bool custom;		 /* a custom resource: JSON and YAML bodies only,
 				    no strategic merge patch (415) */
 	const struct srv_crd_info *crd; /* custom resources: serving info */

@@ -281,6 +281,9 @@ YAML
 check "crd: 405 with kube's message" \
 	err_has 'create not allowed while custom resource definition is terminating'
 expect_rc 0 "crd: the held widget is still served" "${K[@]}" get widget held
+expect_rc 0 "crd: discovery while it terminates" "${K[@]}" get --raw /apis/test.lapis.dev/v1
+check "crd: lists only delete, deletecollection, get, list, watch" \
+	out_has '"verbs":\["delete","deletecollection","get","list","watch"\]'
 expect_rc 0 "crd: release the widget" "${K[@]}" patch widget held --type=merge \
 	-p '{"metadata":{"finalizers":null}}'
 expect_rc 0 "crd: then the CRD goes" "${K[@]}" wait --for=delete crd/widgets.test.lapis.dev "$W"
