@@ -289,7 +289,36 @@ expect_rc 0 "crd: release the widget" "${K[@]}" patch widget held --type=merge \
 expect_rc 0 "crd: then the CRD goes" "${K[@]}" wait --for=delete crd/widgets.test.lapis.dev "$W"
 expect_rc 1 "crd: and its resource is no longer served" "${K[@]}" get widgets
 
+# ---------------------------------------------------------------- restart
+# Work left pending when the server stops is finished after it starts
+# again: the informer's first list queues it.
+expect_rc 0 "restart: a namespace with held content" "${K[@]}" create namespace survivor
+expect_rc 0 "restart: the held configmap" "${K[@]}" apply -f - <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: held, namespace: survivor, finalizers: [test.lapis.dev/hold]}
+YAML
+expect_rc 0 "restart: delete the namespace" "${K[@]}" delete namespace survivor --wait=false
+expect_rc 0 "restart: the namespace waits" "${K[@]}" wait namespace/survivor "$W" \
+	'--for=jsonpath={.status.conditions[?(@.type=="NamespaceFinalizersRemaining")].status}=True'
+cm owner-s
+U=$(uid_of configmap owner-s)
+cm dep-s owner-s "$U" true
+"${K[@]}" patch configmap dep-s -p '{"metadata":{"finalizers":["test.lapis.dev/hold"]}}' >/dev/null
+expect_rc 0 "restart: foreground delete of an owner with a held dependent" \
+	"${K[@]}" delete configmap owner-s --cascade=foreground --wait=false
+expect_rc 0 "restart: the dependent is marked" "${K[@]}" wait configmap/dep-s "$W" \
+	'--for=jsonpath={.metadata.deletionTimestamp}'
 stop_server main
+start_server main
+check "restart: the server starts again on the same data" [ -n "$URL" ]
+expect_rc 0 "restart: release the configmap" "${K[@]}" -n survivor patch configmap held \
+	--type=merge -p '{"metadata":{"finalizers":null}}'
+expect_rc 0 "restart: the namespace goes" "${K[@]}" wait --for=delete namespace/survivor "$W"
+expect_rc 0 "restart: release the dependent" "${K[@]}" patch configmap dep-s \
+	--type=merge -p '{"metadata":{"finalizers":null}}'
+expect_rc 0 "restart: the owner goes" "${K[@]}" wait --for=delete configmap/owner-s "$W"
+stop_server main-again
 
 # ---------------------------------------------------------------- the flag
 expect_rc 2 "--controllers with an unknown name is a usage error" \
