@@ -176,6 +176,17 @@ req GET /api/v1/nothing
 check "an unknown resource is 404" code_is 404
 req GET /apis/nogroup.example.com/v1/things
 check "an unknown group is 404" code_is 404
+# Paths split as kube splits them: "//" is never collapsed; an empty
+# namespace means every namespace, any other empty segment is a 404.
+req GET /api/v1/namespaces//configmaps
+check "an empty namespace segment lists every namespace, as kube does" \
+	code_has 200 '"kind":"ConfigMapList"' '"name":"a1","namespace":"default"'
+req GET /api/v1//configmaps
+check "an empty segment before the resource is 404" code_is 404
+req GET /api/v1/namespaces/default//a1
+check "an empty resource segment is 404" code_is 404
+req GET //version
+check "a leading // is 404, as kube answers" code_is 404
 req PUT /api/v1/namespaces/default/configmaps '{}'
 check "PUT on a collection is 400 or 405" bash -c "[[ $CODE == 400 || $CODE == 405 ]]"
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"y"}}' application/cbor
