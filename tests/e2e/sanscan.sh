@@ -11,13 +11,14 @@ e2e_init sanscan
 AWK=$here/../../scripts/sanitizer-reports.awk
 
 # inner.sh MODE: an e2e script of its own, using lib.bash as the tests do.
+# Each fake server sets its TERM trap before it says it is ready.
 cat >"$WORK/inner.sh" <<EOF
 set -uo pipefail
 . "$here/lib.bash"
 e2e_init inner
 case \$1 in
 clean)
-	spawn serve bash -c 'echo ready; trap "exit 0" TERM; while :; do sleep 0.1; done'
+	spawn serve bash -c 'trap "exit 0" TERM; echo ready; while :; do sleep 0.1; done'
 	read -r -t "\$TIMEOUT" -u "\$SPAWN_FD" line
 	kill -TERM "\$SPAWN_PID"
 	reap "\$SPAWN_PID"
@@ -25,7 +26,7 @@ clean)
 	;;
 server-leak)
 	# Like a server whose leak check runs when it exits on SIGTERM.
-	spawn serve bash -c 'echo ready; trap "echo ==1==ERROR: LeakSanitizer: detected memory leaks >&2; echo SUMMARY: AddressSanitizer: 8 byte leaked >&2; exit 0" TERM; while :; do sleep 0.1; done'
+	spawn serve bash -c 'trap "echo ==1==ERROR: LeakSanitizer: detected memory leaks >&2; echo SUMMARY: AddressSanitizer: 8 byte leaked >&2; exit 0" TERM; echo ready; while :; do sleep 0.1; done'
 	read -r -t "\$TIMEOUT" -u "\$SPAWN_FD" line
 	kill -TERM "\$SPAWN_PID"
 	reap "\$SPAWN_PID"
@@ -33,7 +34,7 @@ server-leak)
 	;;
 left-running)
 	# Never stopped by the script: e2e_finish stops it with SIGTERM.
-	spawn serve bash -c 'echo ready; trap "echo x.c:1:2: runtime error: load of null pointer >&2; exit 0" TERM; while :; do sleep 0.1; done'
+	spawn serve bash -c 'trap "echo x.c:1:2: runtime error: load of null pointer >&2; exit 0" TERM; echo ready; while :; do sleep 0.1; done'
 	read -r -t "\$TIMEOUT" -u "\$SPAWN_FD" line
 	;;
 command)
