@@ -79,6 +79,9 @@ stage_cmd() {
 	test) run_ctest "$prefix" ;;
 	build-asan) configure_and_build "$prefix-asan" -DLAPIS_SANITIZE=asan -DLAPIS_DEBUG=ON ;;
 	test-asan)
+		# For what tests/CMakeLists.txt does not set itself (the fuzz
+		# corpus replays); the tests it defines get its options, which
+		# also hold when ctest runs by hand.
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 			run_ctest "$prefix-asan"
