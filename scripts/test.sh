@@ -49,11 +49,10 @@ configure_and_build() { # DIR [CMAKE ARGS...]
 		cmake --build "$root/$dir" -j "$JOBS"
 }
 
-# ctest runs under "${ctest_wrap[@]}" (empty but for TSan). Its log keeps
-# every test's whole output (ctest keeps only the first 1 KiB of a passing
-# test's output by default, and a leak report comes last), and is then
-# scanned: a sanitizer report anywhere fails the stage, even in a test that
-# passed (scripts/sanitizer-reports.awk says why that happens).
+# ctest runs under "${ctest_wrap[@]}" (empty but for TSan). Its log, which
+# holds every test's whole output, passing or not, is then scanned: a
+# sanitizer report anywhere fails the stage, even in a test that passed
+# (scripts/sanitizer-reports.awk says why that happens).
 ctest_wrap=()
 run_ctest() { # DIR [CTEST ARGS...]
 	local dir=$1 rc=0
@@ -61,10 +60,8 @@ run_ctest() { # DIR [CTEST ARGS...]
 	local log=$root/$dir/Testing/Temporary/LastTest.log
 	rm -f "$log"
 	(cd "$root/$dir" &&
-		"${ctest_wrap[@]}" ctest --output-on-failure -j "$JOBS" \
-			--test-output-size-passed 16777216 \
-			--test-output-size-failed 16777216 \
-			"$@" "${ctest_extra[@]}") || rc=$?
+		"${ctest_wrap[@]}" ctest --output-on-failure -j "$JOBS" "$@" \
+			"${ctest_extra[@]}") || rc=$?
 	if [[ -f $log ]] && ! awk -v ctest=1 -f "$root/scripts/sanitizer-reports.awk" "$log"; then
 		echo "test.sh: sanitizer reports in the output of the tests in $dir (above)"
 		rc=1
