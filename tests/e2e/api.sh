@@ -227,6 +227,23 @@ req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{"w":"2"}}' applicat
 wait $WPID
 check "a watch by name sees only that object" bash -c "grep -q '\"name\":\"a1\"' '$WORK/watch4' && ! grep -q '\"name\":\"p02\"' '$WORK/watch4'"
 
+# timeoutSeconds is read as Go's strconv.ParseInt; any int64 is good, and a
+# huge one means no deadline (it used to overflow: signed overflow, on which
+# the UBSan build's server aborted).
+req GET "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=99999999999999999999"
+check "timeoutSeconds beyond int64 is 400" code_has 400 'value out of range'
+req GET "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=%205"
+check "timeoutSeconds with a blank is 400" code_has 400 'invalid syntax'
+exec {HW}< <(curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=9223372036854775807")
+HWPID=$!
+HWLINE=
+read -r -t "$TIMEOUT" -u "$HW" HWLINE
+check "a watch with timeoutSeconds 2^63-1 starts with its ADDED events" grep -q '"type":"ADDED"' <<<"$HWLINE"
+req GET /readyz
+check "... and the server goes on" code_is 200
+kill "$HWPID" 2>/dev/null
+exec {HW}<&-
+
 # 50 idle watches hold no thread and leave GETs answering
 threads() { awk '/^Threads:/ { print $2 }' "/proc/$SERVER_PID/status"; }
 T0=$(threads)
