@@ -21,6 +21,12 @@
  *   3. The strings point into the request info (or are static), so they
  *      stay readable until srv_reqinfo_free, which ASan checks after the
  *      input buffers are gone.
+ *   4. Empty segments, as kube splits the path (trailing slashes dropped,
+ *      "//" never collapsed): the one that may succeed is a single empty
+ *      segment right after a "namespaces" segment, and then the request is
+ *      a resource request in every namespace (namespace ""); any other
+ *      empty segment fails with LP_E_NOTFOUND.
+ *   5. A resource request names a resource.
  */
 #include <stdbool.h>
 
@@ -93,6 +99,39 @@ static bool has_dots(const char *p)
 	}
 }
 
+/*
+ * The decoded path's empty segments as kube splits it: trailing slashes
+ * dropped, then every '/' but the leading one separates two segments.
+ * Returns how many there are; *after_ns says whether the first follows a
+ * "namespaces" segment. A model written apart from server/reqinfo.c.
+ */
+static int empty_segments(const char *p, bool *after_ns)
+{
+	size_t len = strlen(p);
+	while (len > 0 && p[len - 1] == '/')
+		len--;
+	size_t i = len > 0 && p[0] == '/' ? 1 : 0;
+	int n = 0;
+	*after_ns = false;
+	if (i >= len)
+		return 0;
+	const char *prev = NULL; /* previous segment, prev_len bytes */
+	size_t prev_len = 0;
+	for (;;) {
+		const char *s = p + i;
+		const char *e = memchr(s, '/', len - i);
+		size_t sl = e ? (size_t)(e - s) : len - i;
+		if (sl == 0 && n++ == 0)
+			*after_ns = prev && prev_len == 10 &&
+				    !memcmp(prev, "namespaces", 10);
+		if (!e)
+			return n;
+		prev = s;
+		prev_len = sl;
+		i += sl + 1;
+	}
+}
+
 static void check_part(const char *what, const char *v)
 {
 	FUZZ_CHECK(v, "%s is NULL", what);
@@ -153,14 +192,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct srv_reqinfo ri;
 	struct srv_error err = {0};
 	bool dots = has_dots(path);
+	bool after_ns;
+	int n_empty = empty_segments(path, &after_ns);
 	lp_err rc = srv_reqinfo_parse(m, path, query_get, &q, &ri, &err);
 	FUZZ_CHECK(rc == LP_OK || rc == LP_E_NOTFOUND, "parse gave %s",
 		   lp_errname(rc));
 	if (dots)
 		FUZZ_CHECK(rc == LP_E_NOTFOUND, "\"%s\" has a dot segment",
 			   path);
+	if (n_empty > 1 || (n_empty == 1 && !after_ns))
+		FUZZ_CHECK(rc == LP_E_NOTFOUND,
+			   "\"%s\" has an empty segment outside the namespace",
+			   path);
 	if (rc)
 		goto out;
+	/* 4: read before the path goes */
+	if (n_empty)
+		FUZZ_CHECK(ri.is_resource && !ri.ns[0],
+			   "\"%s\" has an empty namespace segment but gave "
+			   "namespace \"%s\"",
+			   path, ri.ns);
 	/* 3: the inputs go first, then everything is read. */
 	free(path);
 	path = NULL;
@@ -185,6 +236,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(core || strcmp(ri.prefix, "apis") == 0,
 			   "resource request with prefix \"%s\"", ri.prefix);
 		FUZZ_CHECK(ri.version[0], "resource request without version");
+		FUZZ_CHECK(ri.resource[0], "resource request without resource");
 		FUZZ_CHECK(core ? !ri.group[0] : ri.group[0] != 0,
 			   "%s request with group \"%s\"", ri.prefix,
 			   ri.group);

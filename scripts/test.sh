@@ -49,13 +49,24 @@ configure_and_build() { # DIR [CMAKE ARGS...]
 		cmake --build "$root/$dir" -j "$JOBS"
 }
 
-# ctest runs under "${ctest_wrap[@]}" (empty but for TSan).
+# ctest runs under "${ctest_wrap[@]}" (empty but for TSan). Its log, which
+# holds every test's whole output, passing or not, is then scanned: a
+# sanitizer report anywhere fails the stage, even in a test that passed
+# (scripts/sanitizer-reports.awk says why that happens).
 ctest_wrap=()
 run_ctest() { # DIR [CTEST ARGS...]
-	local dir=$1
+	local dir=$1 rc=0
 	shift
+	local log=$root/$dir/Testing/Temporary/LastTest.log
+	rm -f "$log"
 	(cd "$root/$dir" &&
-		"${ctest_wrap[@]}" ctest --output-on-failure -j "$JOBS" "$@" "${ctest_extra[@]}")
+		"${ctest_wrap[@]}" ctest --output-on-failure -j "$JOBS" "$@" \
+			"${ctest_extra[@]}") || rc=$?
+	if [[ -f $log ]] && ! awk -v ctest=1 -f "$root/scripts/sanitizer-reports.awk" "$log"; then
+		echo "test.sh: sanitizer reports in the output of the tests in $dir (above)"
+		rc=1
+	fi
+	return "$rc"
 }
 
 stage_cmd() {
@@ -65,6 +76,9 @@ stage_cmd() {
 	test) run_ctest "$prefix" ;;
 	build-asan) configure_and_build "$prefix-asan" -DLAPIS_SANITIZE=asan -DLAPIS_DEBUG=ON ;;
 	test-asan)
+		# For what tests/CMakeLists.txt does not set itself (the fuzz
+		# corpus replays); the tests it defines get its options, which
+		# also hold when ctest runs by hand.
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 			run_ctest "$prefix-asan"

@@ -64,6 +64,52 @@ static const char *selector_name(const char *fs, char *buf, size_t n)
 	return NULL;
 }
 
+static lp_err not_found(struct srv_error *err)
+{
+	return srv_error_set(
+	    err, LP_E_NOTFOUND,
+	    "the server could not find the requested resource");
+}
+
+struct split {
+	int n;	      /* segments, parts[] holds the first MAX_PARTS */
+	int n_empty;  /* empty segments */
+	int empty_at; /* index of the first empty one */
+	bool dots;    /* a "." or ".." segment */
+};
+
+/*
+ * Splits path (len bytes, written over) into segments as kube-apiserver
+ * does: trailing slashes dropped, then every '/' after the leading one
+ * separates two segments, so "a//b" holds an empty segment. kube's
+ * RequestInfo splits the trimmed path without collapsing, and its router
+ * matches an empty segment only where it takes a parameter; a leading "//"
+ * is a 404 there ("//version", "//api/v1/pods").
+ */
+static void split_path(char *path, size_t len, char **parts, struct split *sp)
+{
+	while (len > 0 && path[len - 1] == '/')
+		path[--len] = 0;
+	char *s = path[0] == '/' ? path + 1 : path;
+	if (!*s)
+		return;
+	for (;;) {
+		char *e = strchr(s, '/');
+		if (e)
+			*e = 0;
+		if (!strcmp(s, ".") || !strcmp(s, ".."))
+			sp->dots = true;
+		if (!*s && sp->n_empty++ == 0)
+			sp->empty_at = sp->n;
+		if (sp->n < MAX_PARTS)
+			parts[sp->n] = s;
+		sp->n++;
+		if (!e)
+			return;
+		s = e + 1;
+	}
+}
+
 void srv_reqinfo_free(struct srv_reqinfo *ri)
 {
 	if (ri) {
@@ -87,34 +133,23 @@ lp_err srv_reqinfo_parse(const char *method, const char *path, srv_query_fn q,
 		return srv_error_set(err, LP_E_NOMEM, "out of memory");
 	memcpy(ri.buf_, path ? path : "", plen + 1);
 	char *parts[MAX_PARTS];
-	int n = 0;
-	bool bad = false;
-	for (char *s = ri.buf_; *s;) {
-		while (*s == '/')
-			s++;
-		if (!*s)
-			break;
-		char *e = strchr(s, '/');
-		if (e)
-			*e = 0;
-		if (!strcmp(s, ".") || !strcmp(s, ".."))
-			bad = true;
-		if (n < MAX_PARTS)
-			parts[n++] = s;
-		if (!e)
-			break;
-		s = e + 1;
-	}
-	if (bad) {
+	struct split sp = {0};
+	split_path(ri.buf_, plen, parts, &sp);
+	if (sp.dots) {
 		srv_reqinfo_free(&ri);
-		return srv_error_set(err, LP_E_NOTFOUND, "the server could not "
-				     "find the requested resource");
+		return not_found(err);
 	}
-	if (n < 3 || (strcmp(parts[0], "api") && strcmp(parts[0], "apis")) ||
-	    (!strcmp(parts[0], "apis") && n < 4)) {
+	if (sp.n < 3 || (strcmp(parts[0], "api") && strcmp(parts[0], "apis")) ||
+	    (!strcmp(parts[0], "apis") && sp.n < 4)) {
+		if (sp.n_empty) {
+			srv_reqinfo_free(&ri);
+			return not_found(err);
+		}
 		*out = ri;
 		return LP_OK;
 	}
+	/* Only the first nine segments are ever looked at below. */
+	int n = sp.n < MAX_PARTS ? sp.n : MAX_PARTS;
 	int i = 0;
 	ri.prefix = parts[i++];
 	if (!strcmp(ri.prefix, "apis"))
@@ -128,18 +163,24 @@ lp_err srv_reqinfo_parse(const char *method, const char *path, srv_query_fn q,
 		i++;
 		if (i >= n) {
 			srv_reqinfo_free(&ri);
-			return srv_error_set(err, LP_E_NOTFOUND,
-					     "the server could not find the "
-					     "requested resource");
+			return not_found(err);
 		}
 	}
+	int ns_at = -1;
 	if (i < n && !strcmp(parts[i], "namespaces")) {
 		if (i + 1 < n) {
 			ri.ns = parts[i + 1];
+			ns_at = i + 1;
 			if (n - i >= 3 && strcmp(parts[i + 2], "status") &&
 			    strcmp(parts[i + 2], "finalize"))
 				i += 2;
 		}
+	}
+	/* The namespace is the one place kube gives an empty segment a
+	   meaning: /api/v1/namespaces//pods lists across namespaces. */
+	if (sp.n_empty > 1 || (sp.n_empty == 1 && sp.empty_at != ns_at)) {
+		srv_reqinfo_free(&ri);
+		return not_found(err);
 	}
 	if (i < n)
 		ri.resource = parts[i];

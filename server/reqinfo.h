@@ -31,8 +31,16 @@ typedef const char *(*srv_query_fn)(void *ud, const char *key);
 
 /*
  * Parse method, path (already percent-decoded) and query into *out.
- * Errors: LP_E_NOTFOUND for paths with "." or ".." segments, empty
- * segments inside the resource part or a /watch/ with nothing after it;
+ *
+ * The path is split as kube-apiserver splits it: trailing slashes are
+ * dropped and every other '/' separates segments, so "//" makes an empty
+ * segment instead of collapsing. An empty namespace segment means "all
+ * namespaces", as in kube (/api/v1/namespaces//pods lists pods in every
+ * namespace); an empty segment anywhere else, a leading "//" included, is
+ * LP_E_NOTFOUND, where kube's router answers 404 too.
+ *
+ * Errors: LP_E_NOTFOUND for paths with a "." or ".." segment, an empty
+ * segment other than the namespace, or a /watch/ with nothing after it;
  * LP_E_NOMEM. On success free with srv_reqinfo_free.
  */
 lp_err srv_reqinfo_parse(const char *method, const char *path, srv_query_fn q,

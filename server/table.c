@@ -4,6 +4,7 @@
  *
  * Pure, any thread.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +248,16 @@ static const struct srv_column default_cols[] = {
 	 0, srv_age_cell},
 	{NULL, NULL, NULL, NULL, 0, NULL}};
 
+/* Go's int64(f) on amd64, which kube's integer printer columns do to a
+   float: truncation toward zero, and -2^63 for what int64 cannot hold. C
+   leaves that conversion undefined, so the range is checked first. */
+static json_int_t go_int64(double d)
+{
+	if (d >= -9223372036854775808.0 && d < 9223372036854775808.0)
+		return (json_int_t)d;
+	return LLONG_MIN;
+}
+
 /* A printer column's cell (reference §7.3): the first JSONPath result,
    typed by the column; null when missing or of another type. */
 static json_t *path_cell(const struct srv_column *c, const json_t *obj)
@@ -259,7 +270,7 @@ static json_t *path_cell(const struct srv_column *c, const json_t *obj)
 		if (json_is_integer(v))
 			return json_incref(v);
 		if (json_is_real(v))
-			return json_integer((json_int_t)json_real_value(v));
+			return json_integer(go_int64(json_real_value(v)));
 		return json_null();
 	}
 	if (!strcmp(t, "number"))

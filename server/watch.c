@@ -28,6 +28,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@
 #include "crd.h"
 #include "lapis/log.h"
 #include "objects.h"
+#include "qparse.h"
 #include "registry/registry.h"
 
 enum wstate { WS_RUNNING, WS_SUSPENDED };
@@ -84,6 +86,29 @@ static int64_t now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* now + secs seconds in milliseconds, saturating: a client's timeoutSeconds
+   may be any int64, and a deadline that far away means never. */
+static int64_t deadline_after(int64_t now, int64_t secs)
+{
+	if (secs > (INT64_MAX - now) / 1000)
+		return INT64_MAX;
+	return now + secs * 1000;
+}
+
+/* timeoutSeconds as kube reads it (strconv.ParseInt); a negative one is
+   refused. NULL when it is good, else the reason in Go's words. */
+static const char *parse_timeout(const char *ts, int64_t *out)
+{
+	if (!srv_parse_int(ts, 0, INT64_MAX, out))
+		return NULL;
+	const char *d = ts + (*ts == '+' || *ts == '-');
+	int64_t any;
+	if (*d && strspn(d, "0123456789") == strlen(d) &&
+	    srv_parse_int(ts, INT64_MIN, INT64_MAX, &any))
+		return "value out of range";
+	return "invalid syntax";
 }
 
 static void ws_unref(struct wstream *ws)
@@ -598,18 +623,18 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	int64_t timeout_s = 0;
 	const char *ts = srv_query(r, "timeoutSeconds");
 	if (ts && *ts) {
-		char *end;
-		timeout_s = strtoll(ts, &end, 10);
-		if (*end || timeout_s < 0) {
+		const char *why = parse_timeout(ts, &timeout_s);
+		if (why) {
 			ws_unref(ws);
-			srv_reply_fail(r, LP_E_BADREQUEST,
-				       "strconv.ParseInt: parsing \"%.32s\": invalid syntax", ts);
+			srv_reply_fail(
+			    r, LP_E_BADREQUEST,
+			    "strconv.ParseInt: parsing \"%.32s\": %s", ts, why);
 			return;
 		}
 	}
 	if (timeout_s == 0) /* kube: random in [30, 60) minutes */
 		timeout_s = 1800 + rand() % 1800;
-	atomic_store(&ws->deadline_ms, now_ms() + timeout_s * 1000);
+	atomic_store(&ws->deadline_ms, deadline_after(now_ms(), timeout_s));
 	atomic_store(&ws->next_bookmark_ms, now_ms() + (int64_t)ws->bookmark_ms);
 
 	eng *e = srv_engine(r->s);

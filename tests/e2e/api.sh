@@ -176,6 +176,17 @@ req GET /api/v1/nothing
 check "an unknown resource is 404" code_is 404
 req GET /apis/nogroup.example.com/v1/things
 check "an unknown group is 404" code_is 404
+# Paths split as kube splits them: "//" is never collapsed; an empty
+# namespace means every namespace, any other empty segment is a 404.
+req GET /api/v1/namespaces//configmaps
+check "an empty namespace segment lists every namespace, as kube does" \
+	code_has 200 '"kind":"ConfigMapList"' '"name":"a1","namespace":"default"'
+req GET /api/v1//configmaps
+check "an empty segment before the resource is 404" code_is 404
+req GET /api/v1/namespaces/default//a1
+check "an empty resource segment is 404" code_is 404
+req GET //version
+check "a leading // is 404, as kube answers" code_is 404
 req PUT /api/v1/namespaces/default/configmaps '{}'
 check "PUT on a collection is 400 or 405" bash -c "[[ $CODE == 400 || $CODE == 405 ]]"
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"y"}}' application/cbor
@@ -215,6 +226,23 @@ req PATCH /api/v1/namespaces/default/configmaps/p02 '{"data":{"w":"1"}}' applica
 req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{"w":"2"}}' application/merge-patch+json
 wait $WPID
 check "a watch by name sees only that object" bash -c "grep -q '\"name\":\"a1\"' '$WORK/watch4' && ! grep -q '\"name\":\"p02\"' '$WORK/watch4'"
+
+# timeoutSeconds is read as Go's strconv.ParseInt; any int64 is good, and a
+# huge one means no deadline (it used to overflow: signed overflow, on which
+# the UBSan build's server aborted).
+req GET "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=99999999999999999999"
+check "timeoutSeconds beyond int64 is 400" code_has 400 'value out of range'
+req GET "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=%205"
+check "timeoutSeconds with a blank is 400" code_has 400 'invalid syntax'
+exec {HW}< <(curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=9223372036854775807")
+HWPID=$!
+HWLINE=
+read -r -t "$TIMEOUT" -u "$HW" HWLINE
+check "a watch with timeoutSeconds 2^63-1 starts with its ADDED events" grep -q '"type":"ADDED"' <<<"$HWLINE"
+req GET /readyz
+check "... and the server goes on" code_is 200
+kill "$HWPID" 2>/dev/null
+exec {HW}<&-
 
 # 50 idle watches hold no thread and leave GETs answering
 threads() { awk '/^Threads:/ { print $2 }' "/proc/$SERVER_PID/status"; }

@@ -9,6 +9,13 @@
 # progress) lines into a FIFO that the script reads with `read -t`, where the
 # timeout is only a safety net (scaled by LAPIS_TEST_SLOW under sanitizers).
 #
+# Sanitizer reports fail the script: the stderr of every command run with
+# run/expect_rc and the log of every spawned process are scanned (by
+# scripts/sanitizer-reports.awk) when the command ends or the process is
+# reaped, and each report is printed as a failed check. A spawned process
+# still running at e2e_finish is stopped with SIGTERM first, so that its
+# exit-time leak check runs (SIGKILL would skip it).
+#
 # Environment: LAPIS_BIN (the binary under test), LAPIS_TEST_SLOW,
 # LAPIS_KEEP_TMP=1 keeps the work directory for a post-mortem.
 
@@ -25,6 +32,10 @@ e2e_init() {
 	E2E_FAIL=0
 	E2E_PIDS=()
 	E2E_FIFOS=0
+	# pid -> log of a spawned process not reaped yet; log -> bytes scanned
+	declare -gA E2E_LOG E2E_SCANNED
+	E2E_LOG=()
+	E2E_SCANNED=()
 	trap e2e_cleanup EXIT
 	echo "# $E2E_NAME: binary $LAPIS, work directory $WORK"
 }
@@ -62,11 +73,32 @@ check() {
 	fi
 }
 
+E2E_SCAN_AWK=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../scripts" && pwd)/sanitizer-reports.awk
+
+# san_scan FILE WHAT: the sanitizer reports in the part of FILE not scanned
+# yet, each printed and counted as a failed check named after WHAT.
+san_scan() {
+	local file=$1 what=$2 off size reports n
+	[[ -f $file ]] || return 0
+	off=${E2E_SCANNED[$file]:-0}
+	size=$(stat -c %s "$file")
+	((size > off)) || return 0
+	E2E_SCANNED[$file]=$size
+	reports=$(tail -c "+$((off + 1))" "$file" | head -c "$((size - off))" |
+		awk -v what="$what" -f "$E2E_SCAN_AWK") && return 0
+	echo "$reports"
+	n=$(grep -c '^### sanitizer report' <<<"$reports")
+	not_ok "$what: $n sanitizer report(s) in $(basename "$file")"
+}
+
 # run CMD...: runs a command with stdout in $WORK/out and stderr in
-# $WORK/err, its exit code in RC.
+# $WORK/err, its exit code in RC. Sanitizer reports in its stderr fail the
+# script.
 run() {
 	RC=0
 	"$@" >"$WORK/out" 2>"$WORK/err" || RC=$?
+	E2E_SCANNED[$WORK/err]=0
+	san_scan "$WORK/err" "${1##*/} ${2-}"
 }
 
 # expect_rc CODE DESC CMD...: runs CMD and checks its exit code. On a
@@ -107,20 +139,36 @@ spawn() {
 	"$@" >"$fifo" 2>>"$WORK/$name.log" &
 	SPAWN_PID=$!
 	E2E_PIDS+=("$SPAWN_PID")
+	E2E_LOG[$SPAWN_PID]=$WORK/$name.log
 	# Opening the reading end waits for the child to open the writing
 	# end, so after this both are open and the name can go.
 	exec {SPAWN_FD}<"$fifo"
 	rm -f "$fifo"
 }
 
-# reap PID: waits for a child and sets RC to its exit status.
+# reap PID: waits for a child and sets RC to its exit status; a spawned
+# child's log is scanned for sanitizer reports.
 reap() {
 	RC=0
 	# The redirection keeps bash's "Killed" job notice out of the log.
 	{ wait "$1"; } 2>/dev/null || RC=$?
+	local log=${E2E_LOG[$1]:-}
+	if [[ -n $log ]]; then
+		unset "E2E_LOG[$1]"
+		san_scan "$log" "$(basename "$log" .log) (pid $1)"
+	fi
 }
 
 e2e_finish() {
+	local p rc=${RC-}
+	for p in "${!E2E_LOG[@]}"; do
+		if kill -0 "$p" 2>/dev/null; then
+			echo "# pid $p is still running at the end: SIGTERM"
+			kill -TERM "$p" 2>/dev/null
+		fi
+		reap "$p"
+	done
+	RC=$rc
 	echo "$E2E_NAME: $E2E_PASS passed, $E2E_FAIL failed"
 	[[ $E2E_FAIL == 0 ]]
 }
