@@ -51,79 +51,20 @@ const char *ctl_meta_str(const json_t *obj, const char *k)
 
 bool ctl_has_finalizer(const json_t *obj, const char *f)
 {
-	json_t *a =
-	    json_object_get(json_object_get(obj, "metadata"), "finalizers");
-	size_t i;
-	json_t *v;
-	json_array_foreach(a, i, v)
-	{
-		if (json_is_string(v) && !strcmp(json_string_value(v), f))
-			return true;
-	}
-	return false;
+	return reg_strings_has(
+	    json_object_get(json_object_get(obj, "metadata"), "finalizers"), f);
 }
 
 bool ctl_drop_finalizer(json_t *obj, const char *f)
 {
-	json_t *a =
-	    json_object_get(json_object_get(obj, "metadata"), "finalizers");
-	bool dropped = false;
-	for (size_t i = 0; i < json_array_size(a);) {
-		const char *s = json_string_value(json_array_get(a, i));
-		if (s && !strcmp(s, f)) {
-			json_array_remove(a, i);
-			dropped = true;
-		} else {
-			i++;
-		}
-	}
-	return dropped;
+	return reg_strings_drop(
+	    json_object_get(json_object_get(obj, "metadata"), "finalizers"), f);
 }
 
 bool ctl_set_condition(json_t *obj, const struct ctl_cond *c)
 {
-	json_t *st = json_object_get(obj, "status");
-	if (!json_is_object(st)) {
-		st = json_object();
-		json_object_set_new(obj, "status", st);
-	}
-	json_t *conds = json_object_get(st, "conditions");
-	if (!json_is_array(conds)) {
-		conds = json_array();
-		json_object_set_new(st, "conditions", conds);
-	}
-	char now[32];
-	reg_now(now);
-	size_t i;
-	json_t *v;
-	json_array_foreach(conds, i, v)
-	{
-		const char *t = json_string_value(json_object_get(v, "type"));
-		if (!t || strcmp(t, c->type))
-			continue;
-		const char *os =
-		    json_string_value(json_object_get(v, "status"));
-		const char *orr =
-		    json_string_value(json_object_get(v, "reason"));
-		const char *om =
-		    json_string_value(json_object_get(v, "message"));
-		bool flip = !os || strcmp(os, c->status);
-		if (!flip && orr && !strcmp(orr, c->reason) && om &&
-		    !strcmp(om, c->message))
-			return false;
-		if (flip)
-			json_object_set_new(v, "lastTransitionTime",
-					    json_string(now));
-		json_object_set_new(v, "status", json_string(c->status));
-		json_object_set_new(v, "reason", json_string(c->reason));
-		json_object_set_new(v, "message", json_string(c->message));
-		return true;
-	}
-	json_array_append_new(
-	    conds, json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", c->type, "status",
-			     c->status, "lastTransitionTime", now, "reason",
-			     c->reason, "message", c->message));
-	return true;
+	return reg_set_condition(obj, c->type, c->status, c->reason,
+				 c->message);
 }
 
 /* ------------------------------------------------------------ events */

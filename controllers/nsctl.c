@@ -219,36 +219,19 @@ static bool edit_status(json_t *obj, void *arg)
 static bool drop_spec_finalizer(json_t *obj, void *arg)
 {
 	(void)arg;
-	if (!ctl_meta_str(obj, "deletionTimestamp"))
-		return false;
-	json_t *a = json_object_get(json_object_get(obj, "spec"), "finalizers");
-	bool dropped = false;
-	for (size_t i = 0; i < json_array_size(a);) {
-		const char *s = json_string_value(json_array_get(a, i));
-		if (s && !strcmp(s, NS_FINALIZER)) {
-			json_array_remove(a, i);
-			dropped = true;
-		} else {
-			i++;
-		}
-	}
-	return dropped;
+	return ctl_meta_str(obj, "deletionTimestamp") &&
+	       reg_strings_drop(
+		   json_object_get(json_object_get(obj, "spec"), "finalizers"),
+		   NS_FINALIZER);
 }
 
 /* ------------------------------------------------------------ sync */
 
 static bool spec_finalizer(const json_t *ns)
 {
-	json_t *a = json_object_get(json_object_get(ns, "spec"), "finalizers");
-	size_t i;
-	json_t *v;
-	json_array_foreach(a, i, v)
-	{
-		if (json_is_string(v) &&
-		    !strcmp(json_string_value(v), NS_FINALIZER))
-			return true;
-	}
-	return false;
+	return reg_strings_has(
+	    json_object_get(json_object_get(ns, "spec"), "finalizers"),
+	    NS_FINALIZER);
 }
 
 /* Delete what is not being deleted yet; count delete failures. */

@@ -1046,37 +1046,8 @@ static bool is_crd(const struct srv_resource *res)
 static void crd_mark_terminating(json_t *crd)
 {
 	set_finalizer(json_object_get(crd, "metadata"), CRD_CLEANUP, true);
-	json_t *st = json_object_get(crd, "status");
-	if (!json_is_object(st)) {
-		st = json_object();
-		json_object_set_new(crd, "status", st);
-	}
-	json_t *conds = json_object_get(st, "conditions");
-	if (!json_is_array(conds)) {
-		conds = json_array();
-		json_object_set_new(st, "conditions", conds);
-	}
-	json_t *c = NULL;
-	size_t i;
-	json_t *v;
-	json_array_foreach(conds, i, v)
-	{
-		const char *t = json_string_value(json_object_get(v, "type"));
-		if (t && !strcmp(t, "Terminating"))
-			c = v;
-	}
-	if (!c) {
-		c = json_object();
-		json_array_append_new(conds, c);
-	}
-	char now[32];
-	reg_now(now);
-	json_object_set_new(c, "type", json_string("Terminating"));
-	json_object_set_new(c, "status", json_string("True"));
-	json_object_set_new(c, "lastTransitionTime", json_string(now));
-	json_object_set_new(c, "reason", json_string("InstanceDeletionPending"));
-	json_object_set_new(c, "message",
-			    json_string("CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon"));
+	reg_set_condition(crd, "Terminating", "True", "InstanceDeletionPending",
+			  "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon");
 }
 
 static void do_create(struct srv_req *r, const struct srv_resource *res,

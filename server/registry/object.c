@@ -106,6 +106,80 @@ void reg_now(char buf[32])
 	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* ------------------------------------------------------------ lists */
+
+bool reg_strings_has(const json_t *arr, const char *s)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(arr, i, v)
+	{
+		if (json_is_string(v) && !strcmp(json_string_value(v), s))
+			return true;
+	}
+	return false;
+}
+
+bool reg_strings_drop(json_t *arr, const char *s)
+{
+	bool dropped = false;
+	for (size_t i = 0; i < json_array_size(arr);) {
+		const char *v = json_string_value(json_array_get(arr, i));
+		if (v && !strcmp(v, s)) {
+			json_array_remove(arr, i);
+			dropped = true;
+		} else {
+			i++;
+		}
+	}
+	return dropped;
+}
+
+bool reg_set_condition(json_t *obj, const char *type, const char *status,
+		       const char *reason, const char *message)
+{
+	json_t *st = json_object_get(obj, "status");
+	if (!json_is_object(st)) {
+		st = json_object();
+		json_object_set_new(obj, "status", st);
+	}
+	json_t *conds = json_object_get(st, "conditions");
+	if (!json_is_array(conds)) {
+		conds = json_array();
+		json_object_set_new(st, "conditions", conds);
+	}
+	char now[32];
+	reg_now(now);
+	size_t i;
+	json_t *v;
+	json_array_foreach(conds, i, v)
+	{
+		const char *t = json_string_value(json_object_get(v, "type"));
+		if (!t || strcmp(t, type))
+			continue;
+		const char *os = json_string_value(json_object_get(v, "status"));
+		const char *orr = json_string_value(json_object_get(v, "reason"));
+		const char *om = json_string_value(json_object_get(v, "message"));
+		bool flip = !os || strcmp(os, status);
+		if (!flip && orr && !strcmp(orr, reason) && om &&
+		    !strcmp(om, message))
+			return false;
+		if (flip)
+			json_object_set_new(v, "lastTransitionTime",
+					    json_string(now));
+		json_object_set_new(v, "status", json_string(status));
+		json_object_set_new(v, "reason", json_string(reason));
+		json_object_set_new(v, "message", json_string(message));
+		return true;
+	}
+	json_array_append_new(conds,
+			      json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", type,
+					"status", status, "lastTransitionTime",
+					now, "reason", reason, "message",
+					message));
+	return true;
+}
+
 /* ------------------------------------------------------------ tokens */
 
 static const char b64u[] =

@@ -9,6 +9,7 @@
 #define LAPIS_REG_OBJECT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,19 @@ lp_err reg_encode(json_t *obj, char **out, size_t *len, uint32_t *slot);
 void reg_uuid(char buf[37]);
 /* Now as RFC 3339 UTC with seconds ("2025-05-01T10:20:30Z"), buf[21]. */
 void reg_now(char buf[32]);
+
+/* Lists of strings such as metadata.finalizers (arr may be NULL or not an
+   array): whether s is in it; remove every copy of s, true when any. */
+bool reg_strings_has(const json_t *arr, const char *s);
+bool reg_strings_drop(json_t *arr, const char *s);
+
+/*
+ * Set a condition in obj's status.conditions (both made when missing) the
+ * way kube's condition helpers do: lastTransitionTime moves only when the
+ * status changes. True when obj changed.
+ */
+bool reg_set_condition(json_t *obj, const char *type, const char *status,
+		       const char *reason, const char *message);
 
 /*
  * Continue tokens, as kube encodes them (reference §3.4):
