@@ -27,16 +27,7 @@ start_server() {
 	local name=$1
 	shift
 	local data=$WORK/$name
-	spawn "$name" "$LAPIS" serve --data-dir "$data" --listen 127.0.0.1:0 \
-		--nosync "$@"
-	SERVER_PID=$SPAWN_PID
-	URL=
-	while read -r -t "$TIMEOUT" -u "$SPAWN_FD" line; do
-		if [[ $line =~ (https://[0-9.:]+) ]]; then
-			URL=${BASH_REMATCH[1]}
-			break
-		fi
-	done
+	serve_tls "$name" "$data" "$@"
 	export KUBECONFIG=$data/kubeconfig
 	export HOME=$WORK/home-$name
 	mkdir -p "$HOME"

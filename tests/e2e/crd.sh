@@ -15,15 +15,7 @@ if [[ ! -f $TD/index.json ]] || ! command -v kubectl >/dev/null 2>&1; then
 	exit 0
 fi
 DATA=$WORK/data
-spawn serve "$LAPIS" serve --data-dir "$DATA" --listen 127.0.0.1:0 --nosync
-SERVER_PID=$SPAWN_PID
-URL=
-while read -r -t "$TIMEOUT" -u "$SPAWN_FD" line; do
-	if [[ $line =~ (https://[0-9.:]+) ]]; then
-		URL=${BASH_REMATCH[1]}
-		break
-	fi
-done
+serve_tls serve "$DATA"
 check "server starts" [ -n "$URL" ]
 export KUBECONFIG=$DATA/kubeconfig HOME=$WORK/home
 mkdir -p "$HOME"

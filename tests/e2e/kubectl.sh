@@ -25,15 +25,7 @@ if ((${#KUBECTLS[@]} < 2)); then
 fi
 
 DATA=$WORK/data
-spawn serve "$LAPIS" serve --data-dir "$DATA" --listen 127.0.0.1:0 --nosync
-SERVER_PID=$SPAWN_PID
-URL=
-while read -r -t "$TIMEOUT" -u "$SPAWN_FD" line; do
-	if [[ $line =~ (https://[0-9.:]+) ]]; then
-		URL=${BASH_REMATCH[1]}
-		break
-	fi
-done
+serve_tls serve "$DATA"
 check "server starts over TLS" [ -n "$URL" ]
 export KUBECONFIG=$DATA/kubeconfig
 export HOME=$WORK/home # a fresh discovery cache per run

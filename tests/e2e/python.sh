@@ -12,15 +12,7 @@ if ! "$PY" -c 'import kubernetes' 2>/dev/null; then
 	exit 0
 fi
 DATA=$WORK/data
-spawn serve "$LAPIS" serve --data-dir "$DATA" --listen 127.0.0.1:0 --nosync
-SERVER_PID=$SPAWN_PID
-URL=
-while read -r -t "$TIMEOUT" -u "$SPAWN_FD" line; do
-	if [[ $line =~ (https://[0-9.:]+) ]]; then
-		URL=${BASH_REMATCH[1]}
-		break
-	fi
-done
+serve_tls serve "$DATA"
 check "server starts" [ -n "$URL" ]
 KUBECONFIG=$DATA/kubeconfig "$PY" "$(dirname "$0")/python_client.py" >"$WORK/py.out" 2>&1
 RC=$?
