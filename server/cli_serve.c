@@ -15,6 +15,7 @@
  * Main thread only.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -35,6 +36,7 @@ static const char usage[] =
     "                   [--insecure-http [--force-insecure]] [--tls-san NAME]...\n"
     "                   [--nosync] [--compaction-interval DUR]\n"
     "                   [--request-timeout DUR] [--idle-timeout DUR]\n"
+    "                   [--write-workers N]\n"
     "\n"
     "Serve the Kubernetes API for built-in resources on a data directory,\n"
     "creating it on first start (store, CA and serving certificate, admin\n"
@@ -58,11 +60,16 @@ static const char usage[] =
     "                                every interval, like kube-apiserver; Go\n"
     "                                syntax: 250ms, 2s, 5m, 1h30m; 0 turns it off\n"
     "                                (default 5m)\n"
-    "      --request-timeout DUR     the longest a non-watch request may take\n"
-    "                                (default 60s)\n"
+    "      --request-timeout DUR     the longest a write may take; then the client\n"
+    "                                gets 504 Timeout (the write may still commit,\n"
+    "                                as in kube). Default 60s. Watches end after\n"
+    "                                their timeoutSeconds instead\n"
     "      --idle-timeout DUR        close idle or stalled connections after this\n"
     "                                (default 120s; watches carry their own\n"
     "                                timeoutSeconds and bookmarks)\n"
+    "      --write-workers N         threads that run writes while they wait for\n"
+    "                                the group commit: up to N writes share one\n"
+    "                                fsync (default 64; 1 to 4096)\n"
     "  -h, --help                    show this help\n"
     "\n"
     "The data directory holds store/ (the LMDB environment), pki/, admin.token,\n"
@@ -141,6 +148,7 @@ int cli_serve(int argc, char **argv)
 		OPT_REQ_TIMEOUT,
 		OPT_IDLE_TIMEOUT,
 		OPT_SVC_RANGE,
+		OPT_WRITE_WORKERS,
 	};
 	static const struct option opts[] = {
 	    {"data-dir", required_argument, NULL, 'd'},
@@ -154,6 +162,7 @@ int cli_serve(int argc, char **argv)
 	    {"request-timeout", required_argument, NULL, OPT_REQ_TIMEOUT},
 	    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
 	    {"service-cluster-ip-range", required_argument, NULL, OPT_SVC_RANGE},
+	    {"write-workers", required_argument, NULL, OPT_WRITE_WORKERS},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -165,6 +174,7 @@ int cli_serve(int argc, char **argv)
 	size_t n_sans = 0;
 	uint64_t compaction_ms = DEFAULT_COMPACTION_MS;
 	uint64_t req_ms = 60000, idle_ms = 120000;
+	unsigned write_workers = 0;
 	int c;
 
 	optind = 1;
@@ -212,6 +222,19 @@ int cli_serve(int argc, char **argv)
 			if (parse_dur_opt("--idle-timeout", optarg, &idle_ms))
 				return cli_usage(usage, 1);
 			break;
+		case OPT_WRITE_WORKERS: {
+			char *end;
+			errno = 0;
+			long n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 1 || n > 4096) {
+				fprintf(stderr, "lapis serve: --write-workers: "
+						"want 1 to 4096, not '%s'\n",
+					optarg);
+				return cli_usage(usage, 1);
+			}
+			write_workers = (unsigned)n;
+			break;
+		}
 		case 'h':
 			return cli_usage(usage, 0);
 		default:
@@ -304,6 +327,7 @@ int cli_serve(int argc, char **argv)
 		.token = pki.token,
 		.request_timeout_s = (unsigned)((req_ms + 999) / 1000),
 		.idle_timeout_s = (unsigned)((idle_ms + 999) / 1000),
+		.write_workers = write_workers,
 		.service_cidr = svc_range,
 	};
 	if (srv_start(&so, &s, &serr) != LP_OK) {
