@@ -28,6 +28,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -609,6 +610,10 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	}
 	if (timeout_s == 0) /* kube: random in [30, 60) minutes */
 		timeout_s = 1800 + rand() % 1800;
+	/* kube takes any timeoutSeconds; beyond 68 years it makes no
+	   difference, and the deadline in ms must not overflow */
+	if (timeout_s > INT32_MAX)
+		timeout_s = INT32_MAX;
 	atomic_store(&ws->deadline_ms, now_ms() + timeout_s * 1000);
 	atomic_store(&ws->next_bookmark_ms, now_ms() + (int64_t)ws->bookmark_ms);
 

@@ -121,6 +121,8 @@ assert seen == total
 PY
 req GET "/api/v1/namespaces/default/configmaps?limit=5"
 check "remainingItemCount is present" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert d['metadata']['remainingItemCount'] > 0\""
+curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0&timeoutSeconds=9223372036854775807" 2>/dev/null | head -n 1 >"$WORK/hugewatch"
+check "a watch with the largest timeoutSeconds starts (no overflow)" grep -q '"type":"ADDED"' "$WORK/hugewatch"
 req GET "/api/v1/namespaces/default/configmaps?limit=3&continue=garbage!!"
 check "a garbage continue token is 400" code_is 400
 req GET "/api/v1/namespaces/default/configmaps?labelSelector=app%3Dx"
