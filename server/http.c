@@ -261,6 +261,17 @@ void srv_reply_take(struct srv_req *r, int code, const char *ctype, char *buf,
 	queue(r, code, resp, ctype);
 }
 
+void srv_reply_take_at(struct srv_req *r, int code, const char *ctype,
+		       char *base, size_t off, size_t len)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer_with_free_callback_cls(
+			len, base + off, free, base);
+	if (!resp)
+		free(base);
+	queue(r, code, resp, ctype);
+}
+
 void srv_reply_copy(struct srv_req *r, int code, const char *ctype,
 		    const void *buf, size_t len)
 {

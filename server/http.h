@@ -115,6 +115,9 @@ void srv_warn(struct srv_req *r, const char *fmt, ...)
 /* Answer with bytes; takes ownership of buf (malloc'd). */
 void srv_reply_take(struct srv_req *r, int code, const char *ctype, char *buf,
 		    size_t len);
+/* Answer with base[off, off + len); takes ownership of base (malloc'd). */
+void srv_reply_take_at(struct srv_req *r, int code, const char *ctype,
+		       char *base, size_t off, size_t len);
 /* Answer with a copy of bytes. */
 void srv_reply_copy(struct srv_req *r, int code, const char *ctype,
 		    const void *buf, size_t len);
