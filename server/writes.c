@@ -44,6 +44,10 @@
  *     every connection the pool suspended has been resumed: MHD may stop.
  *     A write submitted after close starts runs inline (submit says false).
  *  4. A request is on the in-flight list exactly while QUEUED or RUNNING.
+ *
+ * Lock order: p->mu, then libmicrohttpd's own (MHD_suspend_connection runs
+ * under p->mu); MHD_resume_connection is always called without p->mu, and
+ * MHD holds none of its locks when it calls the access handler.
  */
 #include <errno.h>
 #include <microhttpd.h>
