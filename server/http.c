@@ -45,6 +45,7 @@
 #include "http.h"
 #include "lapis/assert.h"
 #include "lapis/log.h"
+#include "qparse.h"
 #include "yamljson.h"
 
 struct srv {
@@ -436,6 +437,31 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* kube's `timeout` query parameter (WithRequestDeadline): a Go duration
+   that shortens --request-timeout for a request that is not a watch; 0,
+   a negative one or one beyond --request-timeout leaves that. A malformed
+   one is 400. It is enforced where --request-timeout is: on writes. false:
+   answered. */
+static bool timeout_param(struct srv_req *r)
+{
+	const char *t = srv_query(r, "timeout");
+	if (!t || !*t || (r->ri.verb && !strcmp(r->ri.verb, "watch")))
+		return true;
+	char msg[256];
+	int64_t ns;
+	if (srv_parse_duration(t, &ns, msg, sizeof msg)) {
+		srv_reply_fail(
+		    r, LP_E_BADREQUEST,
+		    "invalid timeout specified in the request URL - %s", msg);
+		return false;
+	}
+	unsigned max_s =
+	    r->s->o.request_timeout_s ? r->s->o.request_timeout_s : 60;
+	if (ns > 0 && ns < (int64_t)max_s * 1000000000LL)
+		r->timeout_ms = (ns + 999999) / 1000000;
+	return true;
+}
+
 /* The verbs that commit (or would, with dryRun): they wait for the
    writer's group commit, so they run on the write pool. */
 static bool is_write(const struct srv_reqinfo *ri)
@@ -515,6 +541,8 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 		srv_reply_error(r, &err, NULL);
 		return MHD_YES;
 	}
+	if (!timeout_param(r))
+		return MHD_YES;
 	if (is_write(&r->ri) && srv__wpool_submit(s->wp, r))
 		return MHD_YES;
 	srv_dispatch(r);

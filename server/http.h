@@ -86,6 +86,7 @@ struct srv_req {
 	void *stream;
 	void (*stream_free)(void *);
 	int64_t start_ms; /* CLOCK_MONOTONIC when the headers arrived */
+	int64_t timeout_ms; /* ?timeout= below --request-timeout; 0: none */
 	/* A write runs on a write worker (writes.c) while its connection is
 	   suspended. The MHD thread sets these before the hand-over; the
 	   worker only reads them. */

@@ -167,8 +167,12 @@ bool srv__wpool_submit(struct srv_wpool *p, struct srv_req *r)
 	   follows the suspend (invariant 1). */
 	MHD_suspend_connection(r->conn);
 	r->job.state = W_QUEUED;
-	r->job.deadline_ms =
-	    p->timeout_ms ? r->start_ms + (int64_t)p->timeout_ms : INT64_MAX;
+	if (r->timeout_ms)
+		r->job.deadline_ms = r->start_ms + r->timeout_ms;
+	else if (p->timeout_ms)
+		r->job.deadline_ms = r->start_ms + (int64_t)p->timeout_ms;
+	else
+		r->job.deadline_ms = INT64_MAX;
 	if (p->q_tail)
 		p->q_tail->job.q_next = r;
 	else

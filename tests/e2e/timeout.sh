@@ -132,6 +132,25 @@ wait "$CURL_PID" 2>/dev/null
 
 # Defaults: the ordinary path, many writers at once through the pool.
 check "server restarts with the default pool" start_server
+# kube's ?timeout= shortens --request-timeout (60s here) for one request.
+check "the lock is held once more" hold_start
+req POST "$NS?timeout=${SLOW}s" "$(cm short)"
+check "?timeout= below --request-timeout: a stuck write gets 504 by then" \
+	code_has 504 '"reason":"Timeout"'
+req GET "$NS/before?timeout=${SLOW}s"
+check "?timeout= is accepted on reads" code_is 200
+check "the lock holder lets go" hold_release
+req POST "$NS?timeout=soon" "$(cm bad)"
+check "a malformed ?timeout= is 400 with Go's message" code_has 400 '"reason":"BadRequest"' \
+	'invalid timeout specified in the request URL - time: invalid duration \"soon\"'
+req GET "$NS?timeout=5x"
+check "a ?timeout= with an unknown unit is 400" code_has 400 'time: unknown unit \"x\" in duration \"5x\"'
+req GET "$NS?timeout=5"
+check "a ?timeout= without a unit is 400" code_has 400 'time: missing unit in duration \"5\"'
+req POST "$NS?timeout=-1s" "$(cm negative)"
+check "a negative ?timeout= leaves --request-timeout (the write commits)" code_is 201
+req GET "$NS?watch=1&timeout=soon&timeoutSeconds=1"
+check "watches ignore ?timeout= (kube: long-running)" code_is 200
 for i in $(seq 1 32); do
 	curl -sS -o /dev/null -w '%{http_code}\n' -X POST -H "Content-Type: application/json" \
 		--data-binary "$(cm "p$i")" "$URL$NS" >>"$WORK/codes" &
