@@ -15,6 +15,7 @@
  * Main thread only.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -38,6 +39,7 @@ static const char usage[] =
     "                   [--nosync] [--compaction-interval DUR]\n"
     "                   [--request-timeout DUR] [--idle-timeout DUR]\n"
     "                   [--controllers LIST]\n"
+    "                   [--write-workers N]\n"
     "\n"
     "Serve the Kubernetes API for built-in resources on a data directory,\n"
     "creating it on first start (store, CA and serving certificate, admin\n"
@@ -61,8 +63,11 @@ static const char usage[] =
     "                                every interval, like kube-apiserver; Go\n"
     "                                syntax: 250ms, 2s, 5m, 1h30m; 0 turns it off\n"
     "                                (default 5m)\n"
-    "      --request-timeout DUR     the longest a non-watch request may take\n"
-    "                                (default 60s)\n"
+    "      --request-timeout DUR     the longest a write may take; then the client\n"
+    "                                gets 504 Timeout (the write may still commit,\n"
+    "                                as in kube). Default 60s; a request's\n"
+    "                                ?timeout= may shorten it. Watches end after\n"
+    "                                their timeoutSeconds instead\n"
     "      --idle-timeout DUR        close idle or stalled connections after this\n"
     "                                (default 120s; watches carry their own\n"
     "                                timeoutSeconds and bookmarks)\n"
@@ -75,6 +80,9 @@ static const char usage[] =
     "                                also called garbagecollector),\n"
     "                                crd-finalizer (deletes a deleted CRD's\n"
     "                                custom resources, then the CRD)\n"
+    "      --write-workers N         threads that run writes while they wait for\n"
+    "                                the group commit: up to N writes share one\n"
+    "                                fsync (default 64; 1 to 4096)\n"
     "  -h, --help                    show this help\n"
     "\n"
     "The data directory holds store/ (the LMDB environment), pki/, admin.token,\n"
@@ -154,6 +162,7 @@ int cli_serve(int argc, char **argv)
 		OPT_IDLE_TIMEOUT,
 		OPT_SVC_RANGE,
 		OPT_CONTROLLERS,
+		OPT_WRITE_WORKERS,
 	};
 	static const struct option opts[] = {
 	    {"data-dir", required_argument, NULL, 'd'},
@@ -168,6 +177,7 @@ int cli_serve(int argc, char **argv)
 	    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
 	    {"service-cluster-ip-range", required_argument, NULL, OPT_SVC_RANGE},
 	    {"controllers", required_argument, NULL, OPT_CONTROLLERS},
+	    {"write-workers", required_argument, NULL, OPT_WRITE_WORKERS},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -183,6 +193,7 @@ int cli_serve(int argc, char **argv)
 	char cmsg[256];
 	if (ctl_parse_enabled("*", &controllers, cmsg, sizeof cmsg) != LP_OK)
 		return CLI_FAIL;
+	unsigned write_workers = 0;
 	int c;
 
 	optind = 1;
@@ -238,6 +249,19 @@ int cli_serve(int argc, char **argv)
 				return cli_usage(usage, 1);
 			}
 			break;
+		case OPT_WRITE_WORKERS: {
+			char *end;
+			errno = 0;
+			long n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 1 || n > 4096) {
+				fprintf(stderr, "lapis serve: --write-workers: "
+						"want 1 to 4096, not '%s'\n",
+					optarg);
+				return cli_usage(usage, 1);
+			}
+			write_workers = (unsigned)n;
+			break;
+		}
 		case 'h':
 			return cli_usage(usage, 0);
 		default:
@@ -332,6 +356,7 @@ int cli_serve(int argc, char **argv)
 		.token = pki.token,
 		.request_timeout_s = (unsigned)((req_ms + 999) / 1000),
 		.idle_timeout_s = (unsigned)((idle_ms + 999) / 1000),
+		.write_workers = write_workers,
 		.service_cidr = svc_range,
 	};
 	if (srv_start(&so, &s, &serr) != LP_OK) {

@@ -9,13 +9,20 @@
  *   access(1st call, headers) -> allocate srv_req, authenticate
  *   access(body chunks)       -> gather up to SRV_BODY_MAX (the rest is read
  *                                and dropped: the answer is 413)
- *   access(last call)         -> srv_dispatch: exactly one srv_reply_*
- *   completed()               -> free srv_req and any stream state
+ *   access(last call)         -> a write: srv__wpool_submit (writes.c), the
+ *                                connection suspended; else srv_dispatch:
+ *                                exactly one srv_reply_*
+ *   access(after a resume)    -> srv__wpool_answer queues the write's answer
+ *   completed()               -> drop the connection's reference: the last
+ *                                one frees srv_req and any stream state
  *
  * Invariants:
  *  1. A suspended connection is resumed before the daemon stops (srv_stop
- *     ends every stream first).
+ *     ends every stream and finishes every write first).
  *  2. Watches (watch.c) keep their own state behind srv_watch_slot.
+ *  3. A deferred request (r->deferred) never touches its connection off the
+ *     MHD thread: srv_header/srv_query read the copy srv__req_detach made,
+ *     and srv_reply_* store the response in r->wresp instead of queueing.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,7 +43,9 @@
 
 #include "api.h"
 #include "http.h"
+#include "lapis/assert.h"
 #include "lapis/log.h"
+#include "qparse.h"
 #include "yamljson.h"
 
 struct srv {
@@ -47,6 +56,7 @@ struct srv {
 	int fd;
 	int port;
 	_Atomic int stopping;
+	struct srv_wpool *wp; /* writes.c's */
 	void *watch_state; /* watch.c's, see srv_watch_slot */
 };
 
@@ -62,14 +72,97 @@ const struct srv_opts *srv_options(struct srv *s)
 
 /* ------------------------------------------------------------ replies */
 
+/* MHD_lookup_connection_value over the copy: first match, keys compared
+   without case, as MHD does. */
+static const char *val_lookup(struct srv_req *r, int kind, const char *key)
+{
+	for (size_t i = 0; i < r->n_vals; i++)
+		if (r->vals[i].kind == kind && r->vals[i].key &&
+		    !strcasecmp(r->vals[i].key, key))
+			return r->vals[i].value;
+	return NULL;
+}
+
 const char *srv_header(struct srv_req *r, const char *name)
 {
+	if (r->deferred)
+		return val_lookup(r, MHD_HEADER_KIND, name);
 	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
 const char *srv_query(struct srv_req *r, const char *key)
 {
+	if (r->deferred)
+		return val_lookup(r, MHD_GET_ARGUMENT_KIND, key);
 	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+struct detach_ctx {
+	struct srv_req *r;
+	size_t n, cap, bytes;
+	char *p; /* NULL: counting */
+};
+
+static char *put_str(struct detach_ctx *c, const char *v)
+{
+	if (!v)
+		return NULL;
+	size_t n = strlen(v) + 1;
+	if (!c->p) {
+		c->bytes += n;
+		return NULL;
+	}
+	char *d = memcpy(c->p, v, n);
+	c->p += n;
+	return d;
+}
+
+static enum MHD_Result detach_val(void *cls, enum MHD_ValueKind kind,
+				  const char *key, const char *value)
+{
+	struct detach_ctx *c = cls;
+	if (c->p) {
+		if (c->n == c->cap)
+			return MHD_NO; /* cannot happen: the same values twice */
+		struct srv_val *v = &c->r->vals[c->n];
+		v->kind = (int)kind;
+		v->key = put_str(c, key);
+		v->value = put_str(c, value);
+	} else {
+		put_str(c, key);
+		put_str(c, value);
+	}
+	c->n++;
+	return MHD_YES;
+}
+
+bool srv__req_detach(struct srv_req *r)
+{
+	const enum MHD_ValueKind kinds =
+	    MHD_HEADER_KIND | MHD_GET_ARGUMENT_KIND;
+	struct detach_ctx c = {.r = r};
+	MHD_get_connection_values(r->conn, kinds, detach_val, &c);
+	put_str(&c, r->url);
+	put_str(&c, r->method);
+	size_t n = c.n;
+	r->vals = calloc(n ? n : 1, sizeof *r->vals);
+	r->own = malloc(c.bytes ? c.bytes : 1);
+	if (!r->vals || !r->own) {
+		free(r->vals);
+		free(r->own);
+		r->vals = NULL;
+		r->own = NULL;
+		return false;
+	}
+	c.n = 0;
+	c.cap = n;
+	c.p = r->own;
+	MHD_get_connection_values(r->conn, kinds, detach_val, &c);
+	r->n_vals = c.n;
+	r->url = put_str(&c, r->url);
+	r->method = put_str(&c, r->method);
+	r->deferred = true;
+	return true;
 }
 
 void srv_warn(struct srv_req *r, const char *fmt, ...)
@@ -122,10 +215,43 @@ static void queue(struct srv_req *r, int code, struct MHD_Response *resp,
 		MHD_add_response_header(resp, "Content-Type", ctype);
 	MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
 	add_warnings(r, resp);
+	if (r->deferred) {
+		/* a write worker: the access handler queues it after the
+		   resume (invariant 3); a handler answers once */
+		if (r->wresp)
+			MHD_destroy_response(resp);
+		else {
+			r->wresp = resp;
+			r->wcode = (unsigned)code;
+			r->code = code; /* for the after_write hooks */
+		}
+		r->answered = true;
+		return;
+	}
 	MHD_queue_response(r->conn, (unsigned)code, resp);
 	MHD_destroy_response(resp);
 	r->answered = true;
 	r->code = code;
+}
+
+struct MHD_Response *srv__status_response(const struct srv_error *err,
+					  unsigned *code)
+{
+	json_t *st = srv_status_failure(err, NULL, 0);
+	char *s = st ? json_dumps(st, JSON_COMPACT) : NULL;
+	json_decref(st);
+	if (!s)
+		return NULL;
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+	    strlen(s), s, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(s);
+		return NULL;
+	}
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
+	*code = (unsigned)srv_status_code(err->code);
+	return resp;
 }
 
 void srv_reply_take(struct srv_req *r, int code, const char *ctype, char *buf,
@@ -135,6 +261,17 @@ void srv_reply_take(struct srv_req *r, int code, const char *ctype, char *buf,
 		len, buf, MHD_RESPMEM_MUST_FREE);
 	if (!resp)
 		free(buf);
+	queue(r, code, resp, ctype);
+}
+
+void srv_reply_take_at(struct srv_req *r, int code, const char *ctype,
+		       char *base, size_t off, size_t len)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer_with_free_callback_cls(
+			len, base + off, free, base);
+	if (!resp)
+		free(base);
 	queue(r, code, resp, ctype);
 }
 
@@ -238,6 +375,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 void srv_reply_stream(struct srv_req *r, const char *ctype, srv_stream_fn fn,
 		      void *state, void (*free_fn)(void *))
 {
+	LP_ASSERT(!r->deferred); /* only writes are deferred */
 	struct stream_ctx *c = malloc(sizeof *c);
 	if (!c) {
 		free_fn(state);
@@ -294,6 +432,52 @@ static const char *query_cb(void *ud, const char *key)
 	return srv_query(ud, key);
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* kube's `timeout` query parameter (WithRequestDeadline): a Go duration
+   that shortens --request-timeout for a request that is not a watch; 0,
+   a negative one or one beyond --request-timeout leaves that. A malformed
+   one is 400. It is enforced where --request-timeout is: on writes. false:
+   answered. */
+static bool timeout_param(struct srv_req *r)
+{
+	const char *t = srv_query(r, "timeout");
+	if (!t || !*t || (r->ri.verb && !strcmp(r->ri.verb, "watch")))
+		return true;
+	char msg[256];
+	int64_t ns;
+	if (srv_parse_duration(t, &ns, msg, sizeof msg)) {
+		srv_reply_fail(
+		    r, LP_E_BADREQUEST,
+		    "invalid timeout specified in the request URL - %s", msg);
+		return false;
+	}
+	unsigned max_s =
+	    r->s->o.request_timeout_s ? r->s->o.request_timeout_s : 60;
+	if (ns > 0 && ns < (int64_t)max_s * 1000000000LL)
+		r->timeout_ms = (ns + 999999) / 1000000;
+	return true;
+}
+
+/* The verbs that commit (or would, with dryRun): they wait for the
+   writer's group commit, so they run on the write pool. */
+static bool is_write(const struct srv_reqinfo *ri)
+{
+	static const char *const verbs[] = {"create", "update", "patch",
+					    "delete", "deletecollection"};
+	if (!ri->is_resource || !ri->resource[0])
+		return false;
+	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+		if (!strcmp(ri->verb, verbs[i]))
+			return true;
+	return false;
+}
+
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 				 const char *url, const char *method,
 				 const char *version, const char *upload_data,
@@ -310,9 +494,13 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 		r->conn = conn;
 		r->url = url;
 		r->method = method;
+		r->start_ms = now_ms();
+		atomic_store(&r->refs, 1);
 		*con_cls = r;
 		return MHD_YES;
 	}
+	if (r->deferred) /* resumed: the write's answer is ready */
+		return srv__wpool_answer(s->wp, r) ? MHD_YES : MHD_NO;
 	if (*upload_size) {
 		size_t n = *upload_size;
 		*upload_size = 0;
@@ -355,14 +543,39 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 		srv_reply_error(r, &err, NULL);
 		return MHD_YES;
 	}
+	if (!timeout_param(r))
+		return MHD_YES;
+	if (is_write(&r->ri) && srv__wpool_submit(s->wp, r))
+		return MHD_YES;
 	srv_dispatch(r);
 	if (!r->answered)
 		srv_reply_fail(r, LP_E_IO, "no response");
 	return MHD_YES;
 }
 
-static void completed_cb(void *cls, struct MHD_Connection *conn,
-			 void **con_cls, enum MHD_RequestTerminationCode toe)
+void srv__req_unref(struct srv_req *r)
+{
+	int old = atomic_fetch_sub(&r->refs, 1);
+	LP_ASSERT(old > 0);
+	if (old != 1)
+		return;
+	if (r->stream && r->stream_free)
+		r->stream_free(r->stream);
+	if (r->wresp)
+		MHD_destroy_response(r->wresp);
+	if (r->job.resp)
+		MHD_destroy_response(r->job.resp);
+	srv_reqinfo_free(&r->ri);
+	srv_resources_release(r->hold);
+	free(r->body);
+	free(r->warnings);
+	free(r->vals);
+	free(r->own);
+	free(r);
+}
+
+static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
 {
 	(void)cls;
 	(void)conn;
@@ -370,13 +583,9 @@ static void completed_cb(void *cls, struct MHD_Connection *conn,
 	struct srv_req *r = *con_cls;
 	if (!r)
 		return;
-	if (r->stream && r->stream_free)
-		r->stream_free(r->stream);
-	srv_reqinfo_free(&r->ri);
-	srv_resources_release(r->hold);
-	free(r->body);
-	free(r->warnings);
-	free(r);
+	/* a write that timed out may still run on its worker, which holds
+	   the other reference */
+	srv__req_unref(r);
 	*con_cls = NULL;
 }
 
@@ -503,6 +712,13 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 		srv_error_set(err, LP_E_NOMEM, "cannot start the watch ticker");
 		goto fail;
 	}
+	unsigned req_timeout = o->request_timeout_s ? o->request_timeout_s : 60;
+	if (srv__wpool_start(o->write_workers, (uint64_t)req_timeout * 1000,
+			     &s->wp)) {
+		srv_error_set(err, LP_E_NOMEM,
+			      "cannot start the write workers");
+		goto fail;
+	}
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |
 			 MHD_USE_ERROR_LOG;
@@ -565,9 +781,12 @@ void srv_stop(struct srv *s)
 	/* End every watch first: a suspended connection must be resumed
 	   before the daemon stops (invariant 1). */
 	srv_watch_shutdown(s);
+	/* Finish every write: each resumes its connection (invariant 1). */
+	srv__wpool_close(s->wp);
 	if (s->d)
 		MHD_stop_daemon(s->d);
 	srv_watch_free(s); /* after the daemon: no request reads it now */
+	srv__wpool_free(s->wp); /* the access handler reads it until here */
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->token);

@@ -31,6 +31,7 @@ struct srv_opts {
 	const char *key_pem;
 	const char *token;	 /* the admin bearer token */
 	unsigned threads;	 /* 0: one per core */
+	unsigned write_workers;	 /* threads that run writes; 0: 64 (writes.c) */
 	unsigned request_timeout_s; /* non-watch requests; 0: 60 */
 	unsigned idle_timeout_s;    /* idle or stalled connections; 0: 120 */
 	uint64_t watch_bookmark_ms; /* bookmark interval; 0: 60000 */
@@ -49,6 +50,24 @@ int srv_port(struct srv *s);
 void srv_stop(struct srv *s);
 
 /* ------------------------------------------------------------ requests */
+
+/* A header or query argument copied off the connection. */
+struct srv_val {
+	int kind; /* MHD_HEADER_KIND or MHD_GET_ARGUMENT_KIND */
+	const char *key;
+	const char *value; /* may be NULL (an argument without '=') */
+};
+
+/* A request's place in the write pool (writes.c), under its lock. */
+struct srv_wjob {
+	struct srv_req *q_next;		 /* the queue, oldest first */
+	struct srv_req *f_prev, *f_next; /* in flight: queued or running */
+	int state;			 /* enum wstate in writes.c */
+	int64_t deadline_ms;		 /* answer 504 after this */
+	struct MHD_Response *resp;	 /* the answer to queue once resumed */
+	unsigned code;
+	bool unstarted; /* timed out before a worker took it */
+};
 
 struct srv_req {
 	struct srv *s;
@@ -69,6 +88,21 @@ struct srv_req {
 	/* a streaming response's state and its release (watches) */
 	void *stream;
 	void (*stream_free)(void *);
+	int64_t start_ms; /* CLOCK_MONOTONIC when the headers arrived */
+	int64_t timeout_ms; /* ?timeout= below --request-timeout; 0: none */
+	/* A write runs on a write worker (writes.c) while its connection is
+	   suspended. The MHD thread sets these before the hand-over; the
+	   worker only reads them. */
+	_Atomic int refs;     /* the connection's, and the worker's */
+	bool deferred;	      /* handed to the write pool */
+	struct srv_val *vals; /* deferred: headers and query arguments,
+				 copied (the connection may be gone) */
+	size_t n_vals;
+	char *own; /* deferred: owns vals' strings, url, method */
+	/* the worker's answer, built by srv_reply_* (worker only) */
+	struct MHD_Response *wresp;
+	unsigned wcode;
+	struct srv_wjob job; /* writes.c's; under the pool's lock */
 };
 
 eng *srv_engine(struct srv *s);
@@ -85,6 +119,9 @@ void srv_warn(struct srv_req *r, const char *fmt, ...)
 /* Answer with bytes; takes ownership of buf (malloc'd). */
 void srv_reply_take(struct srv_req *r, int code, const char *ctype, char *buf,
 		    size_t len);
+/* Answer with base[off, off + len); takes ownership of base (malloc'd). */
+void srv_reply_take_at(struct srv_req *r, int code, const char *ctype,
+		       char *base, size_t off, size_t len);
 /* Answer with a copy of bytes. */
 void srv_reply_copy(struct srv_req *r, int code, const char *ctype,
 		    const void *buf, size_t len);
@@ -125,5 +162,37 @@ void **srv_watch_slot(struct srv *s);
 lp_err srv_watch_init(struct srv *s);
 void srv_watch_shutdown(struct srv *s);
 void srv_watch_free(struct srv *s);
+
+/* ------------------------------------------------------------ writes.c */
+
+/* The write pool: writes run on its workers with their connection
+   suspended, so MHD's threads never wait for a commit (writes.c). */
+struct srv_wpool;
+
+/* Start n workers (0: 64) and the deadline timer; timeout_ms 0: none.
+   Before the daemon starts. Errors: LP_E_NOMEM. */
+lp_err srv__wpool_start(unsigned n, uint64_t timeout_ms,
+			struct srv_wpool **out);
+/* Hand r (body complete, request info parsed) to a worker: its connection
+   is suspended until the answer is ready. false: the pool is closing, r is
+   untouched; run it inline. MHD thread, in the access handler. */
+bool srv__wpool_submit(struct srv_wpool *p, struct srv_req *r);
+/* The access handler's call after the resume: queue the answer. false:
+   no answer (close the connection). MHD thread. */
+bool srv__wpool_answer(struct srv_wpool *p, struct srv_req *r);
+/* Refuse new writes, finish every queued and running one (each connection
+   resumed), stop the threads. Before the daemon stops. NULL ok. */
+void srv__wpool_close(struct srv_wpool *p);
+/* Free (after the daemon stopped). NULL ok. */
+void srv__wpool_free(struct srv_wpool *p);
+
+/* http.c, for writes.c: copy r's headers, query, URL and method off the
+   connection (MHD thread; false: out of memory); drop a reference (the
+   last frees r; any thread); a Failure Status response (JSON) for err,
+   its HTTP code in *code (NULL on OOM). */
+bool srv__req_detach(struct srv_req *r);
+void srv__req_unref(struct srv_req *r);
+struct MHD_Response *srv__status_response(const struct srv_error *err,
+					  unsigned *code);
 
 #endif

@@ -11,6 +11,7 @@
 #ifndef LAPIS_QPARSE_H
 #define LAPIS_QPARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lapis/err.h"
@@ -38,5 +39,15 @@ lp_err srv_parse_rv(const char *s, int64_t *out);
  * absent test for "" first.
  */
 lp_err srv_parse_int(const char *s, int64_t min, int64_t max, int64_t *out);
+
+/*
+ * A duration as Go's time.ParseDuration reads it (kube's `timeout` query
+ * parameter): an optional sign, then "0" or one or more decimal numbers,
+ * each with an optional fraction and a unit (ns, us, µs, μs, ms, s, m, h).
+ * *ns gets nanoseconds. Errors: LP_E_BADREQUEST, with Go's message
+ * ("time: invalid duration \"x\"", "time: missing unit in duration ...",
+ * "time: unknown unit ...") in msg.
+ */
+lp_err srv_parse_duration(const char *s, int64_t *ns, char *msg, size_t cap);
 
 #endif

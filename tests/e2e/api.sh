@@ -121,8 +121,36 @@ assert seen == total
 PY
 req GET "/api/v1/namespaces/default/configmaps?limit=5"
 check "remainingItemCount is present" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert d['metadata']['remainingItemCount'] > 0\""
+# The watch stays open (for 68 years): read its first event and hang up.
+check "a watch with the largest timeoutSeconds starts (no overflow)" python3 - "$URL" <<'PY'
+import sys, urllib.request
+r = urllib.request.urlopen(sys.argv[1] + "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0&timeoutSeconds=9223372036854775807")
+assert b'"type":"ADDED"' in r.readline()
+PY
 req GET "/api/v1/namespaces/default/configmaps?limit=3&continue=garbage!!"
 check "a garbage continue token is 400" code_is 400
+# Names of 250 characters make continue tokens too long for the room
+# do_list keeps before a page's items: such pages take the copying path.
+LONG=$(printf 'l%.0s' $(seq 1 248))
+req POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"long"}}'
+for i in 1 2 3; do
+	req POST /api/v1/namespaces/long/configmaps "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"$i-$LONG\"}}"
+done
+check "pages with long continue tokens walk the whole list" python3 - "$URL" <<'PY'
+import json, sys, urllib.request, urllib.parse
+url = sys.argv[1] + "/api/v1/namespaces/long/configmaps"
+names, tok = [], None
+while True:
+    q = "?limit=1" + ("&continue=" + urllib.parse.quote(tok) if tok else "")
+    d = json.load(urllib.request.urlopen(url + q))
+    names += [i["metadata"]["name"] for i in d["items"]]
+    tok = d["metadata"].get("continue")
+    if not tok:
+        break
+    assert len(tok) > 384 and d["metadata"]["remainingItemCount"] == 3 - len(names), d["metadata"]
+    assert d["kind"] == "ConfigMapList" and d["apiVersion"] == "v1"
+assert [n[0] for n in names] == ["1", "2", "3"], names
+PY
 req GET "/api/v1/namespaces/default/configmaps?labelSelector=app%3Dx"
 check "label selector selects" bash -c "[[ \$(python3 -c \"import json; print(len(json.load(open('$WORK/body'))['items']))\") == 1 ]]"
 req GET "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dp03"

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# timeout.sh -- writes run off libmicrohttpd's threads, and --request-timeout
+# answers a write that cannot finish with kube's 504 Timeout Status.
+#
+# A second process (lmdb_hold, tests/support/lmdb_hold.c) holds the store's
+# LMDB write lock, so no write can commit until the test lets go: a write
+# that times out here is one that cannot have finished, whatever the load.
+# Nothing depends on how fast anything runs; the one wait is the server's
+# own --request-timeout.
+set -uo pipefail
+. "$(dirname "$0")/lib.bash"
+e2e_init timeout
+
+HOLD=${LAPIS_LMDB_HOLD:-$(dirname "$LAPIS")/tests/lmdb_hold}
+DATA=$WORK/data
+NS=/api/v1/namespaces/default/configmaps
+
+start_server() {
+	spawn serve "$LAPIS" serve --data-dir "$DATA" --listen 127.0.0.1:0 \
+		--insecure-http --nosync "$@"
+	SERVER_PID=$SPAWN_PID
+	local line
+	URL=
+	while read -r -t "$TIMEOUT" -u "$SPAWN_FD" line; do
+		if [[ $line =~ (https?://[0-9.:]+) ]]; then
+			URL=${BASH_REMATCH[1]}
+			break
+		fi
+	done
+	[[ -n $URL ]]
+}
+
+# req METHOD PATH [BODY]: code in CODE, body in $WORK/body
+req() {
+	local m=$1 p=$2 body=${3-}
+	CODE=$(curl -sS -m "$TIMEOUT" -o "$WORK/body" -w '%{http_code}' -X "$m" \
+		-H "Content-Type: application/json" ${body:+--data-binary "$body"} \
+		"$URL$p")
+}
+cm() { echo "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"$1\"}}"; }
+code_is() { [[ $CODE == "$1" ]] || { echo "#   got $CODE: $(head -c 400 "$WORK/body")"; return 1; }; }
+has() { grep -qF -- "$1" "$WORK/body" || { echo "#   body lacks $1: $(head -c 400 "$WORK/body")"; return 1; }; }
+code_has() {
+	code_is "$1" || return 1
+	shift
+	local t
+	for t in "$@"; do has "$t" || return 1; done
+}
+exists() { req GET "$NS/$1"; [[ $CODE == 200 ]]; }
+
+# hold_start / hold_release: the store's write lock, from another process.
+hold_start() {
+	mkfifo "$WORK/hold.in"
+	exec {HOLD_IN}<>"$WORK/hold.in"
+	spawn hold bash -c 'exec "$0" "$1" <"$2"' "$HOLD" "$DATA/store" "$WORK/hold.in"
+	HOLD_PID=$SPAWN_PID
+	local line=
+	read -r -t "$TIMEOUT" -u "$SPAWN_FD" line
+	[[ $line == holding ]]
+}
+hold_release() {
+	echo go >&"$HOLD_IN"
+	reap "$HOLD_PID"
+	exec {HOLD_IN}>&-
+	rm -f "$WORK/hold.in"
+	[[ $RC == 0 ]]
+}
+
+expect_rc 2 "--write-workers 0 is a usage error" "$LAPIS" serve --write-workers 0
+expect_rc 2 "--write-workers 5000 is a usage error" "$LAPIS" serve --write-workers 5000
+expect_rc 0 "serve --help documents --request-timeout and --write-workers" \
+	bash -c "'$LAPIS' serve --help | grep -q -- --request-timeout && '$LAPIS' serve --help | grep -q -- --write-workers"
+
+# One worker, so the second stuck write waits in the queue; the timeout
+# scales with the sanitizers' slowness so that ordinary writes stay well
+# inside it.
+check "server starts with --request-timeout and one write worker" \
+	start_server --request-timeout "${SLOW}s" --write-workers 1
+req POST "$NS" "$(cm before)"
+check "a write commits" code_is 201
+
+check "a second process holds the store's write lock" hold_start
+req POST "$NS" "$(cm stuck)"
+check "a write that cannot commit gets 504 Timeout after --request-timeout" \
+	code_has 504 '"kind":"Status"' '"status":"Failure"' '"reason":"Timeout"' '"code":504' \
+	'"message":"Timeout: request did not complete within requested timeout - context deadline exceeded"'
+req GET "$NS/before"
+check "reads are served while a write waits for its commit" code_is 200
+req GET /readyz
+check "readyz answers while a write waits" code_is 200
+req PATCH "$NS/before" '{"data":{"k":"v"}}'
+check "a patch that cannot commit (queued behind the stuck one) gets 504" code_has 504 '"reason":"Timeout"'
+# A client that sends a write and hangs up without reading the answer.
+port=${URL##*:}
+body=$(cm gone)
+exec {RAW}<>"/dev/tcp/127.0.0.1/$port"
+printf 'POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' \
+	"$NS" "${#body}" "$body" >&"$RAW"
+exec {RAW}>&-
+req DELETE "$NS/before"
+check "a delete that cannot commit gets 504" code_has 504 '"reason":"Timeout"'
+
+check "the lock holder lets go" hold_release
+req POST "$NS" "$(cm after)"
+check "writes commit again once the store is free" code_is 201
+# With one worker, "stuck" held it in its commit while the patch, the hung-up
+# client's create and the delete waited in the queue: those timed out there
+# and never ran; "stuck" may have committed after its 504, as in kube.
+req GET "$NS/before"
+check "a write that timed out in the queue never ran (patch)" bash -c "[[ $CODE == 200 ]] && ! grep -q '\"k\":\"v\"' '$WORK/body'"
+check "a write that timed out in the queue never ran (delete)" code_is 200
+n=0
+for name in stuck gone; do exists "$name" && n=$((n + 1)); done
+check "at most one of the writes that timed out committed ($n)" [ "$n" -le 1 ]
+
+# Shut-down with writes in flight: the lock is held; "last" gets its 504
+# (so it reached the pool, and its worker may still wait in the commit),
+# another write races the SIGTERM (it may or may not get in). The server
+# finishes what it took once the store is free, resumes every suspended
+# connection and exits 0 (and, under ASan, leaks nothing).
+check "the lock is held again" hold_start
+req POST "$NS" "$(cm last)"
+check "a write in flight at shut-down got its 504" code_is 504
+curl -sS -m "$TIMEOUT" -o /dev/null -X POST -H "Content-Type: application/json" \
+	--data-binary "$(cm racer)" "$URL$NS" 2>/dev/null &
+CURL_PID=$!
+kill -TERM "$SERVER_PID"
+check "the lock holder lets go" hold_release
+reap "$SERVER_PID"
+check "the server exits 0 after SIGTERM with writes in flight" [ "$RC" == 0 ]
+wait "$CURL_PID" 2>/dev/null
+
+# Defaults: the ordinary path, many writers at once through the pool.
+check "server restarts with the default pool" start_server
+# kube's ?timeout= shortens --request-timeout (60s here) for one request.
+check "the lock is held once more" hold_start
+req POST "$NS?timeout=${SLOW}s" "$(cm short)"
+check "?timeout= below --request-timeout: a stuck write gets 504 by then" \
+	code_has 504 '"reason":"Timeout"'
+req GET "$NS/before?timeout=${SLOW}s"
+check "?timeout= is accepted on reads" code_is 200
+check "the lock holder lets go" hold_release
+req POST "$NS?timeout=soon" "$(cm bad)"
+check "a malformed ?timeout= is 400 with Go's message" code_has 400 '"reason":"BadRequest"' \
+	'invalid timeout specified in the request URL - time: invalid duration \"soon\"'
+req GET "$NS?timeout=5x"
+check "a ?timeout= with an unknown unit is 400" code_has 400 'time: unknown unit \"x\" in duration \"5x\"'
+req GET "$NS?timeout=5"
+check "a ?timeout= without a unit is 400" code_has 400 'time: missing unit in duration \"5\"'
+req POST "$NS?timeout=-1s" "$(cm negative)"
+check "a negative ?timeout= leaves --request-timeout (the write commits)" code_is 201
+req GET "$NS?watch=1&timeout=soon&timeoutSeconds=1"
+check "watches ignore ?timeout= (kube: long-running)" code_is 200
+for i in $(seq 1 32); do
+	curl -sS -o /dev/null -w '%{http_code}\n' -X POST -H "Content-Type: application/json" \
+		--data-binary "$(cm "p$i")" "$URL$NS" >>"$WORK/codes" &
+done
+wait_curls() { local j; for j in $(jobs -p); do [[ $j == "$SERVER_PID" ]] || wait "$j"; done; }
+wait_curls
+check "32 concurrent creates all get 201" bash -c "[[ \$(grep -c '^201$' '$WORK/codes') == 32 ]]"
+req GET "$NS"
+check "and all 32 are listed" bash -c "[[ \$(grep -o '\"name\":\"p[0-9]*\"' '$WORK/body' | wc -l) == 32 ]]"
+kill -TERM "$SERVER_PID"
+reap "$SERVER_PID"
+check "server exits 0" [ "$RC" == 0 ]
+
+e2e_finish
