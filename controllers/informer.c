@@ -161,6 +161,8 @@ struct inf {
 	uint32_t page;	       /* immutable */
 	uint64_t seed[2];      /* immutable */
 	int raw;	       /* immutable */
+	uint32_t resync_ms;    /* immutable */
+	int64_t next_resync;   /* CLOCK_MONOTONIC ms; informer thread only */
 	/* immutable once started (inf_add_indexer before inf_start) */
 	struct indexer idx[INF_MAX_INDEXERS];
 	unsigned n_idx;
@@ -819,6 +821,38 @@ static lp_err apply(inf *i, const eng_event *ev)
 	return lost ? LP_ERR(LP_E_NOMEM) : LP_OK;
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Periodic resync: when due, on_update(obj, obj) for every cached object
+ * (the informer thread alone changes the cache, so it walks it unlocked).
+ * Returns how long to wait for the next one in ms (-1: no resync).
+ */
+static int resync_due(inf *i)
+{
+	if (!i->resync_ms)
+		return -1;
+	int64_t now = mono_ms();
+	if (!i->next_resync)
+		i->next_resync = now + i->resync_ms;
+	if (now >= i->next_resync) {
+		for (size_t b = 0; b < i->n_buckets; b++)
+			for (struct citem *c = i->tab[b]; c; c = c->hnext)
+				call_update(i, c, c);
+		pthread_mutex_lock(&i->mu);
+		i->st.resyncs++;
+		pthread_mutex_unlock(&i->mu);
+		now = mono_ms();
+		i->next_resync = now + i->resync_ms;
+	}
+	return (int)(i->next_resync - now);
+}
+
 /*
  * Watch from rev until the watch ends. Returns LP_E_CLOSED when stopping
  * or the engine closed, else the error that ended the watch
@@ -861,12 +895,13 @@ static lp_err watch(inf *i, int64_t rev)
 			if (rc)
 				break;
 			set_rev(i, eng_watch_progress(w));
+			resync_due(i); /* also under a steady stream */
 			continue;
 		}
 		if (rc != LP_E_AGAIN)
 			break;
 		set_rev(i, eng_watch_progress(w));
-		if (wait_wake(i, -1)) {
+		if (wait_wake(i, resync_due(i))) {
 			rc = LP_E_CLOSED;
 			break;
 		}
@@ -961,6 +996,7 @@ lp_err inf_new(const struct inf_opts *o, inf **out)
 	i->e = o->e;
 	i->h = o->handlers;
 	i->page = o->list_page ? o->list_page : DEF_PAGE;
+	i->resync_ms = o->resync_ms;
 	ctl__hash_seed(i->seed);
 	pthread_mutex_init(&i->mu, NULL);
 	pthread_cond_init(&i->cv, NULL);

@@ -102,6 +102,9 @@ struct inf_opts {
 	uint32_t list_page; /* keys per list page (one snapshot each);
 			       0: 500 */
 	int raw;	    /* 1: keep bytes only: no decoding, no indexes */
+	uint32_t resync_ms; /* every this often, on_update(obj, obj) for every
+			       cached object (client-go's periodic resync:
+			       controllers re-check their state); 0: never */
 };
 
 /* The namespace index, there in every informer that decodes. */
@@ -132,6 +135,7 @@ struct inf_stats {
 	uint64_t decode_errors;		 /* values that are not JSON objects */
 	uint64_t index_values;		 /* distinct (indexer, value) pairs */
 	uint64_t index_rebuilds;	 /* after no memory for an index */
+	uint64_t resyncs;		 /* periodic resyncs done */
 };
 
 /*

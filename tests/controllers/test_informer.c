@@ -1017,3 +1017,68 @@ Test(inf, a_relist_after_compaction_or_overflow_keeps_indexes_exact,
 	cr_assert_geq(st.relist_overflow, 1, "the ring holds 16 events");
 	inf_free(i);
 }
+
+/* Periodic resync: every cached object comes back as an update whose old
+   and new states are the same, and only while the informer runs. */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int same; /* on_update calls with old == cur */
+} R = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+
+static void r_update(void *ud, const struct inf_obj *old,
+		     const struct inf_obj *cur)
+{
+	(void)ud;
+	pthread_mutex_lock(&R.mu);
+	if (old->mod_rev == cur->mod_rev && old->key_len == cur->key_len &&
+	    !memcmp(old->key, cur->key, cur->key_len))
+		R.same++;
+	pthread_cond_broadcast(&R.cv);
+	pthread_mutex_unlock(&R.mu);
+}
+
+Test(inf, a_periodic_resync_hands_every_object_back, .init = setup,
+     .fini = teardown)
+{
+	tc_puts(S.e, PFX "a", "{}");
+	tc_puts(S.e, PFX "b", "{}");
+	tc_puts(S.e, PFX "c", "{}");
+	struct inf_opts o = {.name = "resync",
+			     .e = S.e,
+			     .prefix = PFX,
+			     .prefix_len = strlen(PFX),
+			     .handlers = {.on_update = r_update},
+			     .resync_ms = 5};
+	inf *i = NULL;
+	TC_OK(inf_new(&o, &i));
+	TC_OK(inf_start(i));
+	TC_OK(inf_wait_synced(i));
+	/* Two rounds at least: wait for the calls, not for a time (the
+	   safety net is only there for a hang). */
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 60;
+	pthread_mutex_lock(&R.mu);
+	while (R.same < 6 &&
+	       pthread_cond_timedwait(&R.cv, &R.mu, &dl) != ETIMEDOUT)
+		;
+	int same = R.same;
+	pthread_mutex_unlock(&R.mu);
+	cr_assert_geq(same, 6, "two resyncs of 3 objects");
+	struct inf_stats st;
+	inf_stats(i, &st);
+	cr_assert_geq(st.resyncs, 1, "counted after its round's calls");
+	cr_assert_eq(st.adds, 3);
+	inf_stop(i);
+	pthread_mutex_lock(&R.mu);
+	same = R.same;
+	pthread_mutex_unlock(&R.mu);
+	inf_stats(i, &st);
+	cr_assert_eq(st.updates, (uint64_t)same,
+		     "every update was a resync: nothing was written");
+	inf_free(i);
+	pthread_mutex_lock(&R.mu);
+	cr_assert_eq(R.same, same, "no handler call after inf_stop");
+	pthread_mutex_unlock(&R.mu);
+}
