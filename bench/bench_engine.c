@@ -1061,7 +1061,8 @@ static int run_reads(struct bench *b)
  * default (synced) flags. Gives puts/s and microseconds per commit.
  */
 static int raw_commit_round(struct bench *b, int nosync, unsigned puts,
-			    uint64_t seed, double *puts_s, double *us)
+			    uint64_t seed, double *puts_s, double *us,
+			    uint64_t *n_puts)
 {
 	uint8_t *val = malloc(b->o.value_size);
 	uint64_t s = seed, n = 0;
@@ -1104,6 +1105,7 @@ static int raw_commit_round(struct bench *b, int nosync, unsigned puts,
 	if (rc != 0)
 		return mdb_fail("raw commit", rc);
 	*us = n ? (t1 - t0) * 1e6 / (double)n : 0;
+	*n_puts = n * puts;
 	*puts_s = t1 > t0 ? (double)(n * puts) / (t1 - t0) : 0;
 	return 0;
 }
@@ -1116,7 +1118,26 @@ struct wfig {
 	unsigned batch; /* raw puts per commit: the group size, rounded */
 	double raw_s;	/* raw puts/s at that batch */
 	double raw_us;	/* raw microseconds per commit at that batch */
+	double eng_pg;	/* engine: 4 KiB pages written per txn, all rounds */
+	double raw_pg;	/* raw: 4 KiB pages written per put, all rounds */
 };
+
+/* Bytes this process has passed to write(2)/pwrite(2) so far (wchar in
+   /proc/self/io): LMDB writes every dirty page of a commit with pwrite,
+   so the difference over a round is what its commits wrote. 0 if unknown. */
+static uint64_t written_bytes(void)
+{
+	FILE *f = fopen("/proc/self/io", "r");
+	char line[128];
+	uint64_t v = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, "wchar:", 6) == 0)
+			v = strtoull(line + 6, NULL, 10);
+	fclose(f);
+	return v;
+}
 
 /*
  * Measure the engine with `writers` threads (o.rounds rounds), each round
@@ -1128,7 +1149,8 @@ static int measure_writes(struct bench *b, int nosync, unsigned writers,
 			  unsigned idx, struct wfig *f)
 {
 	struct phase wph = {.name = "engine write", .loop = eng_write_loop};
-	uint64_t groups = 0, txns = 0;
+	uint64_t groups = 0, txns = 0, eng_bytes = 0, raw_bytes = 0,
+		 raw_puts = 0;
 
 	memset(f, 0, sizeof *f);
 	g_writers = writers;
@@ -1138,8 +1160,10 @@ static int measure_writes(struct bench *b, int nosync, unsigned writers,
 		uint64_t sb = b->seed ^ 0x77 ^ ((uint64_t)idx << 24) ^
 			      ((uint64_t)nosync << 32) ^ ((uint64_t)r << 8);
 		eng_stats(b->e, &st0);
+		uint64_t w0 = written_bytes();
 		if (run_phase(b, &wph, writers, 0, sb, &rr))
 			return -1;
+		eng_bytes += written_bytes() - w0;
 		eng_stats(b->e, &st1);
 		uint64_t g = st1.groups - st0.groups, t = st1.txns - st0.txns;
 		groups += g;
@@ -1151,8 +1175,13 @@ static int measure_writes(struct bench *b, int nosync, unsigned writers,
 		if (batch < 1)
 			batch = 1;
 		double ps, us;
-		if (raw_commit_round(b, nosync, batch, sb ^ 0x5eed, &ps, &us))
+		w0 = written_bytes();
+		uint64_t np;
+		if (raw_commit_round(b, nosync, batch, sb ^ 0x5eed, &ps, &us,
+				     &np))
 			return -1;
+		raw_bytes += written_bytes() - w0;
+		raw_puts += np;
 		if (ps > f->raw_s) {
 			f->raw_s = ps;
 			f->raw_us = us;
@@ -1160,6 +1189,9 @@ static int measure_writes(struct bench *b, int nosync, unsigned writers,
 		}
 	}
 	f->group = groups ? (double)txns / (double)groups : 0;
+	f->eng_pg = txns ? (double)eng_bytes / 4096.0 / (double)txns : 0;
+	f->raw_pg =
+	    raw_puts ? (double)raw_bytes / 4096.0 / (double)raw_puts : 0;
 	return 0;
 }
 
@@ -1258,10 +1290,12 @@ static int run_writes(struct bench *b)
 			const struct wfig *x = &f[mode][i];
 			printf("%-6s writers=%-2u engine=%.0f txns/s "
 			       "(%.1f txns/group) raw=%.0f puts/s at %u "
-			       "puts/commit (%.0f us/commit) ratio=%.2f\n",
+			       "puts/commit (%.0f us/commit) ratio=%.2f; "
+			       "pages written per txn %.1f, per raw put %.1f\n",
 			       nosync ? "nosync" : "sync", w, x->eng_s,
 			       x->group, x->raw_s, x->batch, x->raw_us,
-			       x->raw_s > 0 ? x->eng_s / x->raw_s : 0);
+			       x->raw_s > 0 ? x->eng_s / x->raw_s : 0,
+			       x->eng_pg, x->raw_pg);
 			fflush(stdout);
 		}
 		if (!nosync && run_chain(b))
