@@ -9,8 +9,9 @@
  *     durable when the call returns (they read back after reopen).
  *  2. Each txn's compares see the writes of the txns before it in the chain.
  *  3. Once a txn fails, the later ones are skipped with LP_E_AGAIN and write
- *     nothing; the earlier ones stay committed. The call returns the first
- *     failure; res[i].rc and res[i].failed_op are per txn.
+ *     nothing; the earlier ones stay committed -- also at the maximum size,
+ *     where the group is retried one txn at a time. The call returns the
+ *     first failure; res[i].rc and res[i].failed_op are per txn.
  *  4. Watchers see each txn's change at its own revision, in order.
  *  5. Under concurrent chains and single commits, no other txn commits
  *     between the members of a chain.
@@ -194,6 +195,38 @@ Test(eng_chain, no_op_member_and_watch_order)
 	}
 	eng_watch_close(w);
 	tc_waiter_destroy(&wt);
+}
+
+/* At the maximum size the group is retried one txn at a time: what fits
+   commits, the txn that does not fails LP_E_FULL, and the rest of its
+   chain is skipped. */
+Test(eng_chain, full_store_commits_what_fits_and_skips_the_rest)
+{
+	tc_done(&S);
+	struct eng_opts o = {
+	    .nosync = 1, .initial_map = 1u << 20, .max_size = 4u << 20};
+	tc_open(&S, "chain-full", &o);
+	size_t huge_len = 8u << 20;
+	uint8_t *huge = calloc(1, huge_len);
+	cr_assert_not_null(huge);
+	eng_txn *ts[3] = {put_txn(S.e, "/s", "small", ENG_CMP_NONE, 0), NULL,
+			  put_txn(S.e, "/t", "after", ENG_CMP_NONE, 0)};
+	TC_OK(eng_txn_new(S.e, &ts[1]));
+	TC_OK(
+	    eng_txn_put(ts[1], "/huge", 5, huge, huge_len, ENG_NO_SLOT, NULL));
+	free(huge);
+	struct eng_commit_res res[3];
+	TC_RC(eng_txn_commit_chain(ts, 3, res), LP_E_FULL);
+	cr_assert_eq(res[0].rc, LP_OK);
+	cr_assert_eq(res[0].rev, 2);
+	cr_assert_eq(res[1].rc, LP_E_FULL);
+	cr_assert_eq(res[2].rc, LP_E_AGAIN);
+	free_all(ts, 3);
+	cr_assert_eq(eng_rev(S.e), 2);
+	tc_expect(S.e, "/s", 0, "small", 2, 2, 1);
+	struct tc_rec r = {0};
+	TC_RC(tc_get(S.e, "/t", 2, 0, &r), LP_E_NOTFOUND);
+	TC_RC(tc_get(S.e, "/huge", 5, 0, &r), LP_E_NOTFOUND);
 }
 
 Test(eng_chain, bad_arguments_are_refused)
