@@ -247,10 +247,12 @@ lp_err eng_txn_commit(eng_txn *t, struct eng_commit_res *res);
  * fsync in sync mode -- unless the store is at its maximum size (then each
  * commits alone, as the txns of any group do). Waits until all are done;
  * all are durable before it returns.
- * Once one fails (a compare, FULL, IO), the ones after it are not tried:
- * their rc is LP_E_AGAIN and they write nothing; the ones before it stay
- * committed. So a create followed by a write of its status either commits
- * both, the create alone (the status write failed), or neither.
+ * Once one fails (a compare, or FULL at the maximum size), the ones after
+ * it are not tried: their rc is LP_E_AGAIN and they write nothing; the ones
+ * before it stay committed. So a create followed by a write of its status
+ * either commits both, the create alone (the status write failed), or
+ * neither. If the shared LMDB commit itself fails (LP_E_IO), every txn of
+ * the chain fails with it and none is committed.
  * res (NULL or n entries) receives each txn's outcome, rc included.
  * Returns LP_OK when every txn committed, else the first txn's failure.
  * Errors: as eng_txn_commit; LP_E_INVAL (n is 0 or > ENG_CHAIN_MAX, a txn
