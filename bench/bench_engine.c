@@ -27,6 +27,10 @@
  *     commits as many random puts per LMDB commit as the engine put in one
  *     group on average (1 for one writer: the cost of one synced commit),
  *     which is what the same batching costs LMDB itself on this disk.
+ *     Each line gives the 4 KiB pages written per engine txn and per raw put
+ *     (wchar of /proc/self/io over the rounds). In sync mode, one writer
+ *     also commits create-then-update pairs of one key, as two commits and
+ *     as one eng_txn_commit_chain (one fsync).
  *
  * Invariants:
  *  1. It is a benchmark, not a test: it prints figures, targets and whether
@@ -1059,7 +1063,8 @@ static int run_reads(struct bench *b)
  * default (synced) flags. Gives puts/s and microseconds per commit.
  */
 static int raw_commit_round(struct bench *b, int nosync, unsigned puts,
-			    uint64_t seed, double *puts_s, double *us)
+			    uint64_t seed, double *puts_s, double *us,
+			    uint64_t *n_puts)
 {
 	uint8_t *val = malloc(b->o.value_size);
 	uint64_t s = seed, n = 0;
@@ -1102,6 +1107,7 @@ static int raw_commit_round(struct bench *b, int nosync, unsigned puts,
 	if (rc != 0)
 		return mdb_fail("raw commit", rc);
 	*us = n ? (t1 - t0) * 1e6 / (double)n : 0;
+	*n_puts = n * puts;
 	*puts_s = t1 > t0 ? (double)(n * puts) / (t1 - t0) : 0;
 	return 0;
 }
@@ -1114,7 +1120,26 @@ struct wfig {
 	unsigned batch; /* raw puts per commit: the group size, rounded */
 	double raw_s;	/* raw puts/s at that batch */
 	double raw_us;	/* raw microseconds per commit at that batch */
+	double eng_pg;	/* engine: 4 KiB pages written per txn, all rounds */
+	double raw_pg;	/* raw: 4 KiB pages written per put, all rounds */
 };
+
+/* Bytes this process has passed to write(2)/pwrite(2) so far (wchar in
+   /proc/self/io): LMDB writes every dirty page of a commit with pwrite,
+   so the difference over a round is what its commits wrote. 0 if unknown. */
+static uint64_t written_bytes(void)
+{
+	FILE *f = fopen("/proc/self/io", "r");
+	char line[128];
+	uint64_t v = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, "wchar:", 6) == 0)
+			v = strtoull(line + 6, NULL, 10);
+	fclose(f);
+	return v;
+}
 
 /*
  * Measure the engine with `writers` threads (o.rounds rounds), each round
@@ -1126,7 +1151,8 @@ static int measure_writes(struct bench *b, int nosync, unsigned writers,
 			  unsigned idx, struct wfig *f)
 {
 	struct phase wph = {.name = "engine write", .loop = eng_write_loop};
-	uint64_t groups = 0, txns = 0;
+	uint64_t groups = 0, txns = 0, eng_bytes = 0, raw_bytes = 0,
+		 raw_puts = 0;
 
 	memset(f, 0, sizeof *f);
 	g_writers = writers;
@@ -1136,8 +1162,10 @@ static int measure_writes(struct bench *b, int nosync, unsigned writers,
 		uint64_t sb = b->seed ^ 0x77 ^ ((uint64_t)idx << 24) ^
 			      ((uint64_t)nosync << 32) ^ ((uint64_t)r << 8);
 		eng_stats(b->e, &st0);
+		uint64_t w0 = written_bytes();
 		if (run_phase(b, &wph, writers, 0, sb, &rr))
 			return -1;
+		eng_bytes += written_bytes() - w0;
 		eng_stats(b->e, &st1);
 		uint64_t g = st1.groups - st0.groups, t = st1.txns - st0.txns;
 		groups += g;
@@ -1149,8 +1177,13 @@ static int measure_writes(struct bench *b, int nosync, unsigned writers,
 		if (batch < 1)
 			batch = 1;
 		double ps, us;
-		if (raw_commit_round(b, nosync, batch, sb ^ 0x5eed, &ps, &us))
+		w0 = written_bytes();
+		uint64_t np;
+		if (raw_commit_round(b, nosync, batch, sb ^ 0x5eed, &ps, &us,
+				     &np))
 			return -1;
+		raw_bytes += written_bytes() - w0;
+		raw_puts += np;
 		if (ps > f->raw_s) {
 			f->raw_s = ps;
 			f->raw_us = us;
@@ -1158,6 +1191,81 @@ static int measure_writes(struct bench *b, int nosync, unsigned writers,
 		}
 	}
 	f->group = groups ? (double)txns / (double)groups : 0;
+	f->eng_pg = txns ? (double)eng_bytes / 4096.0 / (double)txns : 0;
+	f->raw_pg =
+	    raw_puts ? (double)raw_bytes / 4096.0 / (double)raw_puts : 0;
+	return 0;
+}
+
+/* One txn putting key i (value with its first byte varied). */
+static lp_err pair_txn(struct bench *b, uint32_t i, uint8_t *val, eng_txn **out)
+{
+	lp_err rc = eng_txn_new(b->e, out);
+	if (rc == LP_OK)
+		rc = eng_txn_put(*out, key_at(b, i), KEY_LEN, val,
+				 b->o.value_size, ENG_NO_SLOT, NULL);
+	return rc;
+}
+
+/*
+ * The API server's create-then-status: two txns on one key, each its own
+ * revision, from one synchronous writer -- as two eng_txn_commit calls (two
+ * LMDB commits, two fsyncs) or as one eng_txn_commit_chain (one). Pairs/s.
+ */
+static int chain_round(struct bench *b, int chained, uint64_t seed,
+		       double *pairs_s)
+{
+	uint8_t *val = malloc(b->o.value_size);
+	uint64_t s = seed, n = 0;
+	lp_err rc = LP_OK;
+
+	if (!val)
+		return -1;
+	gen_value(b, 1, val);
+	double t0 = now(), t1 = t0, end = t0 + b->o.seconds;
+	while (t1 < end && rc == LP_OK) {
+		uint32_t i = rnd_index(&s, b->n);
+		eng_txn *ts[2] = {NULL, NULL};
+		val[0] = (uint8_t)('a' + n % 26);
+		rc = pair_txn(b, i, val, &ts[0]);
+		if (rc == LP_OK) {
+			val[1] = (uint8_t)('a' + n % 26);
+			rc = pair_txn(b, i, val, &ts[1]);
+		}
+		if (rc == LP_OK && chained)
+			rc = eng_txn_commit_chain(ts, 2, NULL);
+		for (int k = 0; k < 2 && rc == LP_OK && !chained; k++)
+			rc = eng_txn_commit(ts[k], NULL);
+		eng_txn_free(ts[0]);
+		eng_txn_free(ts[1]);
+		n++;
+		t1 = now();
+	}
+	free(val);
+	if (rc != LP_OK)
+		return eng_fail("chain round", rc);
+	*pairs_s = t1 > t0 ? (double)n / (t1 - t0) : 0;
+	return 0;
+}
+
+/* Best of o.rounds rounds, the two ways alternating. */
+static int run_chain(struct bench *b)
+{
+	double best[2] = {0, 0};
+	for (unsigned r = 0; r < b->o.rounds; r++) {
+		for (int chained = 0; chained < 2; chained++) {
+			double ps;
+			if (chain_round(b, chained, b->seed ^ 0xc4a1 ^ r, &ps))
+				return -1;
+			if (ps > best[chained])
+				best[chained] = ps;
+		}
+	}
+	printf("sync   chain: create+update of one key, 1 writer: "
+	       "two commits %.0f pairs/s, one eng_txn_commit_chain %.0f "
+	       "pairs/s (%.2fx)\n",
+	       best[0], best[1], best[0] > 0 ? best[1] / best[0] : 0);
+	fflush(stdout);
 	return 0;
 }
 
@@ -1184,12 +1292,16 @@ static int run_writes(struct bench *b)
 			const struct wfig *x = &f[mode][i];
 			printf("%-6s writers=%-2u engine=%.0f txns/s "
 			       "(%.1f txns/group) raw=%.0f puts/s at %u "
-			       "puts/commit (%.0f us/commit) ratio=%.2f\n",
+			       "puts/commit (%.0f us/commit) ratio=%.2f; "
+			       "pages written per txn %.1f, per raw put %.1f\n",
 			       nosync ? "nosync" : "sync", w, x->eng_s,
 			       x->group, x->raw_s, x->batch, x->raw_us,
-			       x->raw_s > 0 ? x->eng_s / x->raw_s : 0);
+			       x->raw_s > 0 ? x->eng_s / x->raw_s : 0,
+			       x->eng_pg, x->raw_pg);
 			fflush(stdout);
 		}
+		if (!nosync && run_chain(b))
+			goto fail;
 		eng_close(b->e);
 		b->e = NULL;
 	}

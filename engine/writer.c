@@ -20,6 +20,9 @@
  *  2. Compares are checked against the state as left by the txns before it
  *     in the same group; a txn with a failed compare writes nothing and takes
  *     no revision. A txn that changes nothing takes no revision.
+ *  2a. The txns of a chain (eng_txn_commit_chain) are queued together and so
+ *     run back to back in one group; once one of them fails, the rest of its
+ *     chain is skipped (LP_E_AGAIN).
  *  3. No caller is acknowledged before its group's commit returned (durable
  *     in sync mode) and its events were published.
  *  4. MDB_MAP_FULL aborts the group; the writer grows the map and replays it.
@@ -56,11 +59,19 @@ struct op {
 
 enum txn_state { TXN_NEW, TXN_QUEUED, TXN_DONE };
 
+/* Up to this many ops, a put looks for its key among the txn's ops by a
+   linear scan; past it, through a hash set (a bulk load adds thousands). */
+#define DUP_LINEAR_MAX 16
+
 struct eng_txn {
 	eng *e;
 	struct op *ops;
 	int n_ops, cap_ops;
+	uint32_t *dup_set;	/* op index + 1 by key hash; 0: empty */
+	uint32_t dup_cap;	/* a power of two, > 2 * n_ops; 0: no set */
 	enum txn_state state;	/* guarded by wq->mu once queued */
+	pthread_cond_t cv;	/* signalled when state becomes TXN_DONE */
+	bool chained;		/* follows its predecessor in one chain */
 	lp_err rc;
 	struct eng_commit_res res;
 	struct eng_txn *next;	/* in the writer's queue */
@@ -81,7 +92,8 @@ struct cmp_req {
 struct wq {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;	 /* the writer waits for work */
-	pthread_cond_t done_cv;	 /* callers wait for their txn */
+	pthread_cond_t done_cv;	 /* callers wait for their compaction request
+				    (a txn's caller waits on the txn's cv) */
 	eng_txn *head, **tail;
 	struct cmp_req *creqs;	 /* compaction requests, in order */
 	bool stop;
@@ -99,10 +111,70 @@ lp_err eng_txn_new(eng *e, eng_txn **out)
 	eng_txn *t = calloc(1, sizeof *t);
 	if (!t)
 		return LP_ERR(LP_E_NOMEM);
+	if (pthread_cond_init(&t->cv, NULL)) {
+		free(t);
+		return LP_ERR(LP_E_NOMEM);
+	}
 	t->e = e;
 	t->res.failed_op = -1;
 	*out = t;
 	return LP_OK;
+}
+
+static bool op_is(const struct op *op, const void *key, size_t key_len)
+{
+	return op->key_len == key_len && memcmp(op->key, key, key_len) == 0;
+}
+
+static uint32_t dup_hash(const void *key, size_t key_len)
+{
+	return (uint32_t)eng__hash64(0x6475702d736574ull, key, key_len);
+}
+
+/* Put op i in the hash set (which has room: dup_reserve). */
+static void dup_insert(eng_txn *t, int i)
+{
+	uint32_t mask = t->dup_cap - 1;
+	uint32_t h = dup_hash(t->ops[i].key, t->ops[i].key_len) & mask;
+	while (t->dup_set[h])
+		h = (h + 1) & mask;
+	t->dup_set[h] = (uint32_t)i + 1;
+}
+
+/* Make room in the hash set for one more op once the txn is past
+   DUP_LINEAR_MAX ops, keeping it at most half full. */
+static lp_err dup_reserve(eng_txn *t)
+{
+	uint32_t need = (uint32_t)t->n_ops + 1;
+	if (need <= DUP_LINEAR_MAX || 2 * need < t->dup_cap)
+		return LP_OK;
+	uint32_t cap = t->dup_cap ? t->dup_cap * 2 : 4 * DUP_LINEAR_MAX;
+	uint32_t *set = calloc(cap, sizeof *set);
+	if (!set)
+		return LP_ERR(LP_E_NOMEM);
+	free(t->dup_set);
+	t->dup_set = set;
+	t->dup_cap = cap;
+	for (int i = 0; i < t->n_ops; i++)
+		dup_insert(t, i);
+	return LP_OK;
+}
+
+/* Whether the txn already has an op on this key: one key, one op. */
+static bool has_key(const eng_txn *t, const void *key, size_t key_len)
+{
+	if (!t->dup_cap) {
+		for (int i = 0; i < t->n_ops; i++)
+			if (op_is(&t->ops[i], key, key_len))
+				return true;
+		return false;
+	}
+	uint32_t mask = t->dup_cap - 1;
+	for (uint32_t h = dup_hash(key, key_len) & mask; t->dup_set[h];
+	     h = (h + 1) & mask)
+		if (op_is(&t->ops[t->dup_set[h] - 1], key, key_len))
+			return true;
+	return false;
 }
 
 static lp_err add_op(eng_txn *t, enum op_type type, const void *key,
@@ -120,11 +192,10 @@ static lp_err add_op(eng_txn *t, enum op_type type, const void *key,
 		return LP_ERR(LP_E_INVAL);
 	if (cmp && (cmp->kind < ENG_CMP_NONE || cmp->kind > ENG_CMP_MOD))
 		return LP_ERR(LP_E_INVAL);
-	for (int i = 0; i < t->n_ops; i++) {
-		if (t->ops[i].key_len == key_len &&
-		    memcmp(t->ops[i].key, key, key_len) == 0)
-			return LP_ERR(LP_E_INVAL);
-	}
+	if (has_key(t, key, key_len))
+		return LP_ERR(LP_E_INVAL);
+	if (dup_reserve(t) != LP_OK)
+		return LP_ERR(LP_E_NOMEM);
 	if (t->n_ops == t->cap_ops) {
 		int cap = t->cap_ops ? t->cap_ops * 2 : 4;
 		struct op *ops = realloc(t->ops, (size_t)cap * sizeof *ops);
@@ -149,6 +220,8 @@ static lp_err add_op(eng_txn *t, enum op_type type, const void *key,
 	if (cmp)
 		op->cmp = *cmp;
 	t->n_ops++;
+	if (t->dup_cap)
+		dup_insert(t, t->n_ops - 1);
 	return LP_OK;
 }
 
@@ -192,6 +265,8 @@ void eng_txn_free(eng_txn *t)
 	for (int i = 0; i < t->n_ops; i++)
 		free(t->ops[i].key);
 	free(t->ops);
+	free(t->dup_set);
+	pthread_cond_destroy(&t->cv);
 	free(t);
 }
 
@@ -438,6 +513,13 @@ static int apply_op(eng *e, MDB_txn *w, struct op *op, int64_t rev,
 	return 0;
 }
 
+/* A chained txn whose predecessor failed is not tried (engine.h). */
+static void skip_chained(eng_txn *t, int64_t rev)
+{
+	t->rc = LP_E_AGAIN;
+	t->res.rev = rev;
+}
+
 /* Run txns [first, stop) in one LMDB write transaction. Returns an mdb code:
    0, MDB_MAP_FULL (nothing committed) or another failure. */
 static int run_group(eng *e, eng_txn *first, eng_txn *stop)
@@ -447,8 +529,14 @@ static int run_group(eng *e, eng_txn *first, eng_txn *stop)
 	if (mrc)
 		return mrc;
 	int64_t rev = atomic_load(&e->rev);
+	bool prev_failed = false;
 	for (eng_txn *t = first; t != stop; t = t->next) {
 		reset_results(t);
+		if (t->chained && prev_failed) {
+			skip_chained(t, rev);
+			continue;
+		}
+		prev_failed = true; /* until it has been applied */
 		int failed = 0;
 		for (int i = 0; i < t->n_ops; i++) {
 			int c = check_cmp(e, w, &t->ops[i]);
@@ -478,6 +566,7 @@ static int run_group(eng *e, eng_txn *first, eng_txn *stop)
 		if (idx)
 			rev++;
 		t->res.rev = rev;
+		prev_failed = false;
 	}
 	if ((mrc = eng__meta_put_i64(w, e, "rev", rev)))
 		goto fail;
@@ -551,10 +640,17 @@ static void commit_group(eng *e, eng_txn *head)
 	if (mrc == MDB_MAP_FULL) {
 		/* At the maximum size: one txn at a time, so that the ones
 		   that fit still commit. */
+		bool prev_failed = false;
 		for (eng_txn *t = head; t; t = t->next) {
+			if (t->chained && prev_failed) {
+				reset_results(t);
+				skip_chained(t, atomic_load(&e->rev));
+				continue;
+			}
 			eng_txn *next = t->next;
 			t->next = NULL;
 			int m = run_group(e, t, NULL);
+			prev_failed = m || t->rc;
 			if (m) {
 				reset_results(t);
 				t->rc = mdb_to_err(m);
@@ -587,35 +683,77 @@ static void commit_group(eng *e, eng_txn *head)
 		t->next = NULL;
 		if (t->res.group == 0)
 			t->res.group = group;
+		t->res.rc = t->rc;
 		t->state = TXN_DONE;
+		/* Wake only this txn's caller: a broadcast to every waiter
+		   would also wake those queued for the next group. */
+		pthread_cond_signal(&t->cv);
 		t = next;
 	}
-	pthread_cond_broadcast(&q->done_cv);
 	pthread_mutex_unlock(&q->mu);
+}
+
+/* Queue ts[0..n) one after the other, under one lock so that the writer
+   takes them into the same group, and wait until all are done. */
+static lp_err submit(eng_txn *const *ts, size_t n)
+{
+	struct wq *q = ts[0]->e->wq;
+	pthread_mutex_lock(&q->mu);
+	if (q->stop) {
+		pthread_mutex_unlock(&q->mu);
+		return LP_E_CLOSED;
+	}
+	for (size_t i = 0; i < n; i++) {
+		eng_txn *t = ts[i];
+		t->state = TXN_QUEUED;
+		t->chained = i > 0;
+		t->next = NULL;
+		*q->tail = t;
+		q->tail = &t->next;
+	}
+	pthread_cond_signal(&q->cv);
+	for (size_t i = 0; i < n; i++)
+		while (ts[i]->state != TXN_DONE)
+			pthread_cond_wait(&ts[i]->cv, &q->mu);
+	pthread_mutex_unlock(&q->mu);
+	return LP_OK;
 }
 
 lp_err eng_txn_commit(eng_txn *t, struct eng_commit_res *res)
 {
 	if (!t || t->state != TXN_NEW)
 		return LP_ERR(LP_E_INVAL);
-	eng *e = t->e;
-	struct wq *q = e->wq;
-	pthread_mutex_lock(&q->mu);
-	if (q->stop) {
-		pthread_mutex_unlock(&q->mu);
-		return LP_E_CLOSED;
-	}
-	t->state = TXN_QUEUED;
-	t->next = NULL;
-	*q->tail = t;
-	q->tail = &t->next;
-	pthread_cond_signal(&q->cv);
-	while (t->state != TXN_DONE)
-		pthread_cond_wait(&q->done_cv, &q->mu);
-	pthread_mutex_unlock(&q->mu);
+	lp_err rc = submit(&t, 1);
+	if (rc)
+		return rc;
 	if (res)
 		*res = t->res;
 	return t->rc;
+}
+
+lp_err eng_txn_commit_chain(eng_txn *const *ts, size_t n,
+			    struct eng_commit_res *res)
+{
+	if (!ts || n == 0 || n > ENG_CHAIN_MAX)
+		return LP_ERR(LP_E_INVAL);
+	for (size_t i = 0; i < n; i++) {
+		if (!ts[i] || ts[i]->state != TXN_NEW || ts[i]->e != ts[0]->e)
+			return LP_ERR(LP_E_INVAL);
+		for (size_t j = 0; j < i; j++)
+			if (ts[j] == ts[i])
+				return LP_ERR(LP_E_INVAL);
+	}
+	lp_err rc = submit(ts, n);
+	if (rc)
+		return rc;
+	lp_err first = LP_OK;
+	for (size_t i = 0; i < n; i++) {
+		if (res)
+			res[i] = ts[i]->res;
+		if (!first)
+			first = ts[i]->rc;
+	}
+	return first;
 }
 
 /* ------------------------------------------------------------ compaction */

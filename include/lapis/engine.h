@@ -224,6 +224,7 @@ struct eng_commit_res {
 				   changed, the store's revision then */
 	uint64_t group;		/* the commit group it went in (test hook) */
 	int failed_op;		/* on a failed compare: which op (else -1) */
+	lp_err rc;		/* this txn's outcome (what eng_txn_commit returns) */
 };
 
 /*
@@ -234,6 +235,32 @@ struct eng_commit_res {
  * A transaction is committed once; then free it.
  */
 lp_err eng_txn_commit(eng_txn *t, struct eng_commit_res *res);
+
+/* The most transactions one eng_txn_commit_chain() takes. */
+#define ENG_CHAIN_MAX 64
+
+/*
+ * Commit ts[0..n) in this order as one chain: each is a transaction of its
+ * own with its own revision (consecutive when each changes something) and
+ * its compares checked against the state the ones before it left; no other
+ * transaction commits between them, and they share one LMDB commit -- one
+ * fsync in sync mode -- unless the store is at its maximum size (then each
+ * commits alone, as the txns of any group do). Waits until all are done;
+ * all are durable before it returns.
+ * Once one fails (a compare, or FULL at the maximum size), the ones after
+ * it are not tried: their rc is LP_E_AGAIN and they write nothing; the ones
+ * before it stay committed. So a create followed by a write of its status
+ * either commits both, the create alone (the status write failed), or
+ * neither. If the shared LMDB commit itself fails (LP_E_IO), every txn of
+ * the chain fails with it and none is committed.
+ * res (NULL or n entries) receives each txn's outcome, rc included.
+ * Returns LP_OK when every txn committed, else the first txn's failure.
+ * Errors: as eng_txn_commit; LP_E_INVAL (n is 0 or > ENG_CHAIN_MAX, a txn
+ * twice, already committed, or of another store; nothing is queued).
+ * Each txn is committed once; then free each.
+ */
+lp_err eng_txn_commit_chain(eng_txn *const *ts, size_t n,
+			    struct eng_commit_res *res);
 
 /*
  * After commit: op i's previous record (before this txn) in *prev, and for a

@@ -259,6 +259,41 @@ Test(eng_basic, same_key_twice_in_one_txn_is_refused)
 	TC_RC(tc_get(S.e, "/a", 2, 0, &r), LP_E_NOTFOUND);
 }
 
+/* Past 16 ops a txn finds repeated keys through a hash set: every earlier
+   key is still refused, keys that only share a prefix are not, and the
+   whole txn commits with each key once. */
+Test(eng_basic, same_key_twice_in_a_large_txn_is_refused)
+{
+	enum { N = 1000 };
+	eng_txn *t;
+	char k[32];
+	TC_OK(eng_txn_new(S.e, &t));
+	for (int i = 0; i < N; i++) {
+		int kl = snprintf(k, sizeof k, "/big/%d", i);
+		TC_OK(eng_txn_put(t, k, (size_t)kl, "v", 1, ENG_NO_SLOT, NULL));
+		/* Each step, one earlier key again: refused. */
+		kl = snprintf(k, sizeof k, "/big/%d", (i * 7) % (i + 1));
+		TC_RC(eng_txn_del(t, k, (size_t)kl, NULL), LP_E_INVAL);
+	}
+	for (int i = 0; i < N; i += 37) {
+		int kl = snprintf(k, sizeof k, "/big/%d", i);
+		TC_RC(eng_txn_put(t, k, (size_t)kl, "w", 1, ENG_NO_SLOT, NULL),
+		      LP_E_INVAL);
+		/* A longer key with the same prefix is another key. */
+		kl = snprintf(k, sizeof k, "/big/%d/x", i);
+		TC_OK(eng_txn_put(t, k, (size_t)kl, "x", 1, ENG_NO_SLOT, NULL));
+	}
+	struct eng_commit_res res;
+	TC_OK(eng_txn_commit(t, &res));
+	eng_txn_free(t);
+	cr_assert_eq(res.rev, 2);
+	struct eng_info info;
+	TC_OK(eng_info(S.e, &info));
+	cr_assert_eq(info.n_keys, N + (N + 36) / 37);
+	tc_expect(S.e, "/big/999", 0, "v", 2, 2, 1);
+	tc_expect(S.e, "/big/37/x", 0, "x", 2, 2, 1);
+}
+
 Test(eng_basic, values_empty_large_and_too_large)
 {
 	struct eng_commit_res res = {0};

@@ -6,7 +6,7 @@
  * Running together on one store with a 1 MiB initial map (so the map grows
  * under readers) and a small watch ring (so watchers overflow and replay):
  *   - writer threads committing puts (with a revision slot), deletes,
- *     multi-op txns and compare-and-swaps;
+ *     multi-op txns, compare-and-swaps and chains of two txns;
  *   - reader threads doing gets and paged ranges, some at a pinned
  *     revision;
  *   - watcher threads consuming events through the ready callback, re-
@@ -96,6 +96,37 @@ struct writer {
 	long commits, conflicts;
 };
 
+/* A chain of two puts (eng_txn_commit_chain): consecutive revisions. */
+static int chain_pair(struct writer *w, char *val, int64_t *last)
+{
+	eng_txn *ts[2] = {NULL, NULL};
+	lp_err rc = LP_OK;
+	for (int j = 0; j < 2 && !rc; j++) {
+		char key[32];
+		int kl = snprintf(key, sizeof key, "/t/%d/c%d", w->id, j);
+		rc = eng_txn_new(E, &ts[j]);
+		if (!rc)
+			rc = eng_txn_put(ts[j], key, (size_t)kl, val, VAL / 2,
+					 SLOT_OFF, NULL);
+	}
+	struct eng_commit_res res[2];
+	if (!rc)
+		rc = eng_txn_commit_chain(ts, 2, res);
+	eng_txn_free(ts[0]);
+	eng_txn_free(ts[1]);
+	if (rc) {
+		fail("writer %d: chain: %s", w->id, lp_errname(rc));
+		return -1;
+	}
+	if (res[1].rev != res[0].rev + 1 || res[0].rev < *last)
+		fail("writer %d: chain at %" PRId64 " and %" PRId64
+		     " after %" PRId64,
+		     w->id, res[0].rev, res[1].rev, *last);
+	*last = res[1].rev;
+	w->commits += 2;
+	return 0;
+}
+
 static void *writer_main(void *p)
 {
 	struct writer *w = p;
@@ -109,6 +140,11 @@ static void *writer_main(void *p)
 	memset(val + SLOT_OFF, 'x', VAL - SLOT_OFF);
 	int64_t last = 0;
 	for (int i = 0; i < TXNS && !atomic_load(&stop_all); i++) {
+		if (i % 8 == 7) {
+			if (chain_pair(w, val, &last))
+				break;
+			continue;
+		}
 		eng_txn *t;
 		lp_err rc = eng_txn_new(E, &t);
 		if (rc) {
