@@ -54,7 +54,11 @@ struct srv_crd_info {
 	bool status;		/* status subresource enabled */
 	bool scale;
 	json_t *version;	/* the CRD's spec.versions[i] (borrowed from crd) */
+	const char *crd_name;	/* metadata.name (borrowed from crd) */
+	bool webhook;		/* spec.conversion.strategy Webhook */
+	char *deprecation; /* the Warning for a deprecated version (owned) */
 };
+
 
 /* One served (CRD, version): a descriptor and what it owns. */
 struct entry {
@@ -109,6 +113,7 @@ static void ent_unref(struct crdent *c)
 		free(c->e[i].subresources);
 		free(c->e[i].columns);
 		srv_schema_free(c->e[i].info.schema);
+		free(c->e[i].info.deprecation);
 		for (size_t d = 0; d < c->e[i].n_descs; d++)
 			free(c->e[i].descs[d]);
 		free(c->e[i].descs);
@@ -315,6 +320,90 @@ static void build_columns(struct entry *e, const json_t *apc)
 	e->res.columns = e->columns;
 }
 
+/* kube's parseKubeVersion: v<major>[(alpha|beta)<minor>]; rank 0 alpha,
+   1 beta, 2 GA. */
+static bool kube_version(const char *v, long *major, int *rank, long *minor)
+{
+	if (!v || v[0] != 'v' || !(v[1] >= '0' && v[1] <= '9'))
+		return false;
+	char *end;
+	*major = strtol(v + 1, &end, 10);
+	*rank = 2;
+	*minor = 0;
+	if (!*end)
+		return true;
+	if (!strncmp(end, "alpha", 5)) {
+		*rank = 0;
+		end += 5;
+	} else if (!strncmp(end, "beta", 4)) {
+		*rank = 1;
+		end += 4;
+	} else {
+		return false;
+	}
+	if (!(*end >= '0' && *end <= '9'))
+		return false;
+	*minor = strtol(end, &end, 10);
+	return !*end;
+}
+
+/* kube's CompareKubeAwareVersionStrings: > 0 when a sorts before b in
+   discovery (GA over beta over alpha, then higher numbers; versions that
+   are not kube-like last, by name). */
+static int kube_version_cmp(const char *a, const char *b)
+{
+	long amaj, amin, bmaj, bmin;
+	int arank, brank;
+	bool oka = kube_version(a, &amaj, &arank, &amin);
+	bool okb = kube_version(b, &bmaj, &brank, &bmin);
+	if (!strcmp(a, b))
+		return 0;
+	if (!oka || !okb)
+		return !oka && !okb ? strcmp(b, a) : (oka ? 1 : -1);
+	if (arank != brank)
+		return arank - brank;
+	if (amaj != bmaj)
+		return amaj < bmaj ? -1 : 1;
+	return amin == bmin ? 0 : (amin < bmin ? -1 : 1);
+}
+
+/*
+ * The Warning a deprecated version carries (new), as apiextensions-apiserver
+ * words it by default: "<group>/<version> <Kind> is deprecated", plus
+ * "; use <group>/<newest> <Kind>" when a newer served, undeprecated version
+ * exists. deprecationWarning replaces it.
+ */
+static char *deprecation_warning(const json_t *spec, const json_t *v)
+{
+	const char *custom =
+	    json_string_value(json_object_get(v, "deprecationWarning"));
+	if (custom)
+		return strdup(custom);
+	const char *group = json_string_value(json_object_get(spec, "group"));
+	const char *name = json_string_value(json_object_get(v, "name"));
+	const char *kind = json_string_value(
+	    json_object_get(json_object_get(spec, "names"), "kind"));
+	const char *best = NULL;
+	size_t i;
+	json_t *o;
+	json_array_foreach(json_object_get(spec, "versions"), i, o)
+	{
+		const char *on = json_string_value(json_object_get(o, "name"));
+		if (on && json_is_true(json_object_get(o, "served")) &&
+		    !json_is_true(json_object_get(o, "deprecated")) &&
+		    kube_version_cmp(name, on) < 0 &&
+		    (!best || kube_version_cmp(on, best) > 0))
+			best = on;
+	}
+	char buf[1024];
+	int n = snprintf(buf, sizeof buf, "%s/%s %s is deprecated",
+			 group ? group : "", name, kind ? kind : "");
+	if (best && n > 0 && (size_t)n < sizeof buf)
+		snprintf(buf + n, sizeof buf - (size_t)n, "; use %s/%s %s",
+			 group ? group : "", best, kind ? kind : "");
+	return strdup(buf);
+}
+
 /* Fill one served version's descriptor. */
 static void build_entry(struct entry *e, const json_t *crd, const json_t *v,
 			const char *storage)
@@ -354,6 +443,13 @@ static void build_entry(struct entry *e, const json_t *crd, const json_t *v,
 	r->custom = true;
 	e->info.storage_version = (char *)(storage ? storage : r->version);
 	e->info.version = (json_t *)v;
+	e->info.crd_name = json_string_value(
+	    json_object_get(json_object_get(crd, "metadata"), "name"));
+	const char *strategy = json_string_value(
+	    json_object_get(json_object_get(spec, "conversion"), "strategy"));
+	e->info.webhook = strategy && !strcmp(strategy, "Webhook");
+	if (json_is_true(json_object_get(v, "deprecated")))
+		e->info.deprecation = deprecation_warning(spec, v);
 	r->crd = &e->info;
 	r->prepare = srv_prep_cr;
 	build_columns(e, json_object_get(v, "additionalPrinterColumns"));
@@ -747,6 +843,182 @@ static lp_err check_schemas(const json_t *versions, const json_t *old,
 	return LP_OK;
 }
 
+/* The webhook's URL as kube's ValidateWebhookURL sees it (https only). */
+static void check_webhook_url(const char *url, struct srv_error *err)
+{
+	static const char form[] = "; desired format: https://host[/path]";
+	const char *f = "spec.conversion.webhookClientConfig.url";
+	const char *sep = strstr(url, "://");
+	size_t slen = sep ? (size_t)(sep - url) : 0;
+	if (!sep || slen != 5 || strncmp(url, "https", 5))
+		srv_error_cause(err, "FieldValueInvalid", f,
+				"Invalid value: \"%.*s\": 'https' is the only "
+				"allowed URL scheme%s",
+				(int)slen, url, form);
+	const char *auth = sep ? sep + 3 : url;
+	size_t alen = strcspn(auth, "/?#");
+	const char *at = memchr(auth, '@', alen);
+	const char *host = at ? at + 1 : auth;
+	if (host == auth + alen)
+		srv_error_cause(err, "FieldValueInvalid", f,
+				"Invalid value: \"\": host must be specified%s",
+				form);
+	if (at)
+		srv_error_cause(err, "FieldValueInvalid", f,
+				"Invalid value: \"%.*s\": user information is "
+				"not permitted in the URL",
+				(int)(at - auth), auth);
+	const char *hash = strchr(auth, '#');
+	const char *q = strchr(auth, '?');
+	if (hash)
+		srv_error_cause(err, "FieldValueInvalid", f,
+				"Invalid value: \"%s\": fragments are not "
+				"permitted in the URL",
+				hash + 1);
+	if (q && (!hash || q < hash) && q[1] && q[1] != '#')
+		srv_error_cause(
+		    err, "FieldValueInvalid", f,
+		    "Invalid value: \"%.*s\": query parameters are not "
+		    "permitted in the URL",
+		    (int)(hash ? hash - q - 1 : (long)strlen(q + 1)), q + 1);
+}
+
+/* The webhook's service reference as kube's ValidateWebhookService. */
+static void check_webhook_service(const json_t *svc, struct srv_error *err)
+{
+	const char *name = json_string_value(json_object_get(svc, "name"));
+	const char *ns = json_string_value(json_object_get(svc, "namespace"));
+	const json_t *port = json_object_get(svc, "port");
+	const char *path = json_string_value(json_object_get(svc, "path"));
+	if (!name || !*name)
+		srv_error_cause(
+		    err, "FieldValueRequired",
+		    "spec.conversion.webhookClientConfig.service.name",
+		    "Required value: service name is required");
+	if (!ns || !*ns)
+		srv_error_cause(
+		    err, "FieldValueRequired",
+		    "spec.conversion.webhookClientConfig.service.namespace",
+		    "Required value: service namespace is required");
+	json_int_t p = json_integer_value(port);
+	if (port && (p < 1 || p > 65535))
+		srv_error_cause(
+		    err, "FieldValueInvalid",
+		    "spec.conversion.webhookClientConfig.service.port",
+		    "Invalid value: %lld: port is not valid: must be between 1 "
+		    "and 65535, inclusive",
+		    (long long)p);
+	if (path && *path && strcmp(path, "/") && path[0] != '/')
+		srv_error_cause(
+		    err, "FieldValueInvalid",
+		    "spec.conversion.webhookClientConfig.service.path",
+		    "Invalid value: \"%s\": must start with a '/'", path);
+}
+
+/*
+ * spec.conversion as kube's validateCustomResourceConversion: None, or
+ * Webhook with a client config (url xor service) and review versions that
+ * include one kube speaks. The paths are kube's internal ones
+ * (webhookClientConfig, conversionReviewVersions), as kube reports them.
+ */
+static void check_conversion(const json_t *conv, struct srv_error *err)
+{
+	const char *strategy =
+	    json_string_value(json_object_get(conv, "strategy"));
+	const json_t *wh = json_object_get(conv, "webhook");
+	const json_t *cc = json_object_get(wh, "clientConfig");
+	const json_t *crv = json_object_get(wh, "conversionReviewVersions");
+	if (!strategy || !*strategy) {
+		srv_error_cause(err, "FieldValueRequired",
+				"spec.conversion.strategy", "Required value");
+		return;
+	}
+	if (strcmp(strategy, "Webhook")) {
+		if (strcmp(strategy, "None"))
+			srv_error_cause(err, "FieldValueNotSupported",
+					"spec.conversion.strategy",
+					"Unsupported value: \"%s\": supported "
+					"values: \"None\", \"Webhook\"",
+					strategy);
+		if (cc)
+			srv_error_cause(err, "FieldForbidden",
+					"spec.conversion.webhookClientConfig",
+					"Forbidden: should not be set when "
+					"strategy is not set to Webhook");
+		if (json_array_size(crv))
+			srv_error_cause(
+			    err, "FieldForbidden",
+			    "spec.conversion.conversionReviewVersions",
+			    "Forbidden: should not be set when strategy is not "
+			    "set to Webhook");
+		return;
+	}
+	const char *url = json_string_value(json_object_get(cc, "url"));
+	const json_t *svc = json_object_get(cc, "service");
+	if (!cc)
+		srv_error_cause(
+		    err, "FieldValueRequired",
+		    "spec.conversion.webhookClientConfig",
+		    "Required value: required when strategy is set to Webhook");
+	else if (!url == !svc)
+		srv_error_cause(err, "FieldValueRequired",
+				"spec.conversion.webhookClientConfig",
+				"Required value: exactly one of url or service "
+				"is required");
+	else if (url)
+		check_webhook_url(url, err);
+	else
+		check_webhook_service(svc, err);
+	size_t n = json_array_size(crv);
+	if (!n) {
+		srv_error_cause(err, "FieldValueRequired",
+				"spec.conversion.conversionReviewVersions",
+				"Required value");
+		return;
+	}
+	bool known = false;
+	char list[256] = "";
+	size_t used = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *v = json_string_value(json_array_get(crv, i));
+		char f[80];
+		snprintf(f, sizeof f,
+			 "spec.conversion.conversionReviewVersions[%zu]", i);
+		if (used < sizeof list)
+			used += (size_t)snprintf(list + used,
+						 sizeof list - used, "%s\"%s\"",
+						 i ? ", " : "", v ? v : "");
+		bool dup = false;
+		for (size_t j = 0; j < i && v; j++) {
+			const char *o =
+			    json_string_value(json_array_get(crv, j));
+			dup = dup || (o && !strcmp(o, v));
+		}
+		if (dup) {
+			srv_error_cause(
+			    err, "FieldValueInvalid", f,
+			    "Invalid value: \"%s\": duplicate version", v);
+			continue;
+		}
+		if (!dns1035(v))
+			srv_error_cause(
+			    err, "FieldValueInvalid", f,
+			    "Invalid value: \"%s\": a DNS-1035 label must "
+			    "consist of lower case alphanumeric characters or "
+			    "'-', start with an alphabetic character, and end "
+			    "with an alphanumeric character",
+			    v ? v : "");
+		known =
+		    known || (v && (!strcmp(v, "v1") || !strcmp(v, "v1beta1")));
+	}
+	if (!known)
+		srv_error_cause(err, "FieldValueInvalid",
+				"spec.conversion.conversionReviewVersions",
+				"Invalid value: []string{%s}: must include at "
+				"least one of v1, v1beta1",
+				list);
+}
+
 lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old,
 		    struct srv_error *err)
 {
@@ -772,6 +1044,13 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old
 		json_object_set_new(c, "strategy", json_string("None"));
 		json_object_set_new(spec, "conversion", c);
 	}
+	json_t *svc = json_object_get(
+	    json_object_get(
+		json_object_get(json_object_get(spec, "conversion"), "webhook"),
+		"clientConfig"),
+	    "service");
+	if (json_is_object(svc) && !json_object_get(svc, "port"))
+		json_object_set_new(svc, "port", json_integer(443));
 	/* validation */
 	const char *name = json_string_value(
 		json_object_get(json_object_get(obj, "metadata"), "name"));
@@ -863,6 +1142,7 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old
 	if (n_storage != 1)
 		srv_error_cause(err, "FieldValueInvalid", "spec.versions",
 				"Invalid value: must have exactly one version marked as storage version");
+	check_conversion(json_object_get(spec, "conversion"), err);
 	if (json_is_true(json_object_get(spec, "preserveUnknownFields")))
 		srv_error_cause(err, "FieldValueInvalid", "spec.preserveUnknownFields",
 				"Invalid value: true: cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead");
@@ -1097,23 +1377,82 @@ bool srv_cr_needs_convert(const struct srv_resource *r)
 	return r->crd && strcmp(r->version, r->crd->storage_version) != 0;
 }
 
-char *srv_cr_convert(const struct srv_resource *r, const char *bytes, size_t len,
-		     size_t *out_len)
+/*
+ * What kube answers when its conversion webhook fails (webhook_converter.go
+ * wraps the failure as "conversion webhook for <GVK> failed: ...", the
+ * registry as an InternalError): lapis has no webhook client, so it says
+ * that, naming the CRD.
+ */
+static lp_err webhook_err(const struct srv_resource *r, const char *from_gv,
+			  struct srv_error *err)
 {
-	if (!r->crd || !strcmp(r->version, r->crd->storage_version))
-		return NULL;
-	json_t *o = json_loadb(bytes, len, 0, NULL);
-	if (!o)
-		return NULL;
+	return srv_error_set(err, LP_E_INTERNAL,
+			     "Internal error occurred: conversion webhook for "
+			     "%s, Kind=%s failed: "
+			     "webhook conversion is not supported by lapis "
+			     "(CustomResourceDefinition %s has "
+			     "spec.conversion.strategy Webhook; "
+			     "use its storage version %s/%s)",
+			     from_gv, r->kind,
+			     r->crd->crd_name ? r->crd->crd_name : "", r->group,
+			     r->crd->storage_version);
+}
+
+lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
+		      size_t len, char **out, size_t *out_len,
+		      struct srv_error *err)
+{
+	*out = NULL;
+	if (!r->crd)
+		return LP_OK;
 	char gv[320];
 	snprintf(gv, sizeof gv, "%s/%s", r->group, r->version);
+	if (r->crd->webhook) {
+		/* Only what is already in the asked version serves. */
+		json_t *o = json_loadb(bytes, len, 0, NULL);
+		const char *av =
+		    json_string_value(json_object_get(o, "apiVersion"));
+		char from[320];
+		snprintf(from, sizeof from, "%s", av ? av : "");
+		json_decref(o);
+		return strcmp(from, gv) ? webhook_err(r, from, err) : LP_OK;
+	}
+	if (!strcmp(r->version, r->crd->storage_version))
+		return LP_OK;
+	json_t *o = json_loadb(bytes, len, 0, NULL);
+	if (!o)
+		return LP_OK;
 	json_object_set_new(o, "apiVersion", json_string(gv));
 	reg_canonical(o);
 	char *s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
-	if (s)
-		*out_len = strlen(s);
-	return s;
+	if (!s)
+		return srv_error_set(err, LP_E_NOMEM, "out of memory");
+	*out = s;
+	*out_len = strlen(s);
+	return LP_OK;
+}
+
+const char *srv_cr_deprecation(const struct srv_resource *r)
+{
+	return r->crd ? r->crd->deprecation : NULL;
+}
+
+lp_err srv_cr_check_version(const struct srv_resource *r, const char *verb,
+			    const char *sub, struct srv_error *err)
+{
+	if (!r->crd || !r->crd->webhook ||
+	    !strcmp(r->version, r->crd->storage_version))
+		return LP_OK;
+	if ((!strcmp(verb, "get") && strcmp(sub, "scale")) ||
+	    !strcmp(verb, "list"))
+		return LP_OK; /* per object, in srv_cr_convert */
+	bool writes = !strcmp(verb, "create") || !strcmp(verb, "update") ||
+		      !strcmp(verb, "patch");
+	char from[320];
+	snprintf(from, sizeof from, "%s/%s", r->group,
+		 writes ? r->version : r->crd->storage_version);
+	return webhook_err(r, from, err);
 }
 
 /* ------------------------------------------------------------ CRD hooks */

@@ -27,13 +27,33 @@ done
 check "server starts" [ -n "$URL" ]
 export KUBECONFIG=$DATA/kubeconfig HOME=$WORK/home
 mkdir -p "$HOME"
+err_text() { grep -Fq -- "$1" "$WORK/err"; }
 
 # role file expect, one per line
+# (an example in another version than its Webhook CRD's storage version
+# needs the conversion webhook, which no test runs: needs-webhook)
 python3 - "$TD/index.json" >"$WORK/index.txt" <<'PY'
-import json, sys
+import json, os, sys, yaml
+td = os.path.dirname(sys.argv[1])
+def needs_webhook(example, crd):
+    text = open(os.path.join(td, crd)).read()
+    if "strategy: Webhook" not in text:
+        return False
+    d = next(yaml.safe_load_all(text))
+    spec = d["spec"]
+    if (spec.get("conversion") or {}).get("strategy") != "Webhook":
+        return False
+    storage = [v["name"] for v in spec["versions"] if v.get("storage")][0]
+    for o in yaml.safe_load_all(open(os.path.join(td, example))):
+        if o and o.get("apiVersion") != spec["group"] + "/" + storage:
+            return True
+    return False
 for f in json.load(open(sys.argv[1]))["files"]:
     crd = (f.get("for_crd") or ["-"])[0]
-    print(f["role"], f["file"], f["expect"].split()[0], crd)
+    expect = f["expect"].split()[0]
+    if f["role"] == "example" and expect == "accept" and crd != "-" and needs_webhook(f["file"], crd):
+        expect = "needs-webhook"
+    print(f["role"], f["file"], expect, crd)
 PY
 
 # Put in place the CRD an object was written for (variants of one CRD share
@@ -79,6 +99,13 @@ while read -r role file expect name; do
 	# pruning example relies on that, as kube's docs show)
 	use_crd "$name"
 	expect_rc 0 "example $file is accepted" kubectl apply --validate=false -f "$TD/$file"
+done <"$WORK/index.txt"
+
+while read -r role file expect name; do
+	[[ $role == example && $expect == needs-webhook ]] || continue
+	use_crd "$name"
+	expect_rc 1 "example $file needs the conversion webhook" kubectl create -f "$TD/$file"
+	check "... which lapis says it cannot call" err_text 'webhook conversion is not supported by lapis'
 done <"$WORK/index.txt"
 
 while read -r role file expect name; do
@@ -263,7 +290,6 @@ sed 's/group: stable.example.com/group: nodots/; s/crontabzs.stable.example.com/
 expect_rc 1 "a CRD whose group has no dot is refused" kubectl create -f "$WORK/bad.yaml"
 check "... with kube's message" err_has 'should be a domain with at least one dot'
 
-err_text() { grep -Fq -- "$1" "$WORK/err"; }
 # Structural schemas (reference §8.6): kube's paths, spec.validation when
 # every version has the same schema, spec.versions[i].schema otherwise.
 cat >"$WORK/nonstruct.yaml" <<'YAML'
@@ -314,6 +340,119 @@ sed -i '0,/^            properties:/s//            type: object\n            pro
 expect_rc 0 "the same CRD made structural is accepted" kubectl create -f "$WORK/nonstruct.yaml"
 expect_rc 1 "an update that breaks the schema is refused" kubectl patch crd widgets.struct.example.com --type=json -p '[{"op":"add","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size/default","value":"big"}]'
 check "... the default must validate" err_text 'spec.validation.openAPIV3Schema.properties[spec].properties[size].default'
+
+# Webhook conversion (reference §8.11): accepted and validated as kube
+# validates it; lapis cannot call webhooks, so serving an object in another
+# version than it is stored in is kube's InternalError, saying so.
+cat >"$WORK/hook.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: hooks.conv.example.com}
+spec:
+  group: conv.example.com
+  scope: Namespaced
+  names: {plural: hooks, singular: hook, kind: Hook}
+  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: [v1]
+      clientConfig:
+        service: {name: conv-webhook, namespace: default, path: /convert}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+  - name: v2
+    served: true
+    storage: false
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+YAML
+hook_variant() { # name, python edit of the CRD's spec.conversion as c
+	python3 - "$WORK/hook.yaml" "$2" >"$WORK/hook-$1.json" <<'PY'
+import json, sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+c = d["spec"]["conversion"]
+exec(sys.argv[2])
+print(json.dumps(d))
+PY
+}
+hook_variant nowebhook 'del c["webhook"]'
+expect_rc 1 "a Webhook CRD without a webhook is refused" kubectl create -f "$WORK/hook-nowebhook.json"
+check "... client config required" err_text 'spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook'
+check "... review versions required" err_text 'spec.conversion.conversionReviewVersions: Required value'
+hook_variant both 'c["webhook"]["clientConfig"]["url"] = "https://example.com/convert"'
+expect_rc 1 "url and service together are refused" kubectl create -f "$WORK/hook-both.json"
+check "... exactly one" err_text 'spec.conversion.webhookClientConfig: Required value: exactly one of url or service is required'
+hook_variant http 'c["webhook"]["clientConfig"] = {"url": "http://example.com/convert?x=1"}'
+expect_rc 1 "an http webhook URL is refused" kubectl create -f "$WORK/hook-http.json"
+check "... https only" err_text "spec.conversion.webhookClientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host[/path]"
+check "... no query" err_text 'spec.conversion.webhookClientConfig.url: Invalid value: "x=1": query parameters are not permitted in the URL'
+hook_variant svc 'c["webhook"]["clientConfig"]["service"] = {"name": "", "namespace": "default", "port": 0, "path": "convert"}'
+expect_rc 1 "a bad service reference is refused" kubectl create -f "$WORK/hook-svc.json"
+check "... name" err_text 'spec.conversion.webhookClientConfig.service.name: Required value: service name is required'
+check "... port" err_text 'spec.conversion.webhookClientConfig.service.port: Invalid value: 0: port is not valid: must be between 1 and 65535, inclusive'
+check "... path" err_text "spec.conversion.webhookClientConfig.service.path: Invalid value: \"convert\": must start with a '/'"
+hook_variant review 'c["webhook"]["conversionReviewVersions"] = ["v2", "v2"]'
+expect_rc 1 "review versions kube does not speak are refused" kubectl create -f "$WORK/hook-review.json"
+check "... duplicate" err_text 'spec.conversion.conversionReviewVersions[1]: Invalid value: "v2": duplicate version'
+check "... must include v1 or v1beta1" err_text 'spec.conversion.conversionReviewVersions: Invalid value: []string{"v2", "v2"}: must include at least one of v1, v1beta1'
+hook_variant bogus 'c["strategy"] = "Bogus"'
+expect_rc 1 "an unknown strategy is refused" kubectl create -f "$WORK/hook-bogus.json"
+check "... None or Webhook" err_text 'spec.conversion.strategy: Unsupported value: "Bogus": supported values: "None", "Webhook"'
+check "... and a webhook without Webhook is forbidden" err_text 'spec.conversion.webhookClientConfig: Forbidden: should not be set when strategy is not set to Webhook'
+expect_rc 0 "a valid Webhook CRD is accepted" kubectl create -f "$WORK/hook.yaml"
+expect_rc 0 "... Established" kubectl get crd hooks.conv.example.com -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}/{.spec.conversion.webhook.clientConfig.service.port}'
+check "... with the service port defaulted to 443" out_has '^True/443$'
+expect_rc 0 "a custom resource in the storage version" kubectl create -f - <<<'{"apiVersion":"conv.example.com/v1","kind":"Hook","metadata":{"name":"h1"},"spec":{"a":1}}'
+expect_rc 0 "... is served in the storage version" kubectl get hooks.v1.conv.example.com h1 -o 'jsonpath={.apiVersion}'
+check "... as it is" out_has '^conv.example.com/v1$'
+expect_rc 0 "... and listed there" kubectl get hooks.v1.conv.example.com
+check "... with it" out_has '^h1 '
+expect_rc 1 "reading it through the other version" kubectl get hooks.v2.conv.example.com h1
+check "... is an InternalError naming the CRD" err_text 'Error from server (InternalError): Internal error occurred: conversion webhook for conv.example.com/v1, Kind=Hook failed: webhook conversion is not supported by lapis (CustomResourceDefinition hooks.conv.example.com has spec.conversion.strategy Webhook'
+curl_code() {
+	curl -sS -o /dev/null -w '%{http_code}' --cacert "$DATA/pki/ca.crt" \
+		-H "Authorization: Bearer $(cat "$DATA/admin.token")" "$1"
+}
+expect_rc 0 "... with code 500" curl_code "$URL/apis/conv.example.com/v2/namespaces/default/hooks/h1"
+check "... (500)" out_has '^500$'
+expect_rc 1 "listing through the other version" kubectl get hooks.v2.conv.example.com -o yaml
+check "... the same error" err_text 'webhook conversion is not supported by lapis'
+expect_rc 1 "creating through the other version" kubectl create -f - <<<'{"apiVersion":"conv.example.com/v2","kind":"Hook","metadata":{"name":"h2"}}'
+check "... needs the webhook too" err_text 'conversion webhook for conv.example.com/v2, Kind=Hook failed: webhook conversion is not supported by lapis'
+expect_rc 1 "... and is not stored" kubectl get hooks.v1.conv.example.com h2
+expect_rc 0 "deleting in the storage version works" kubectl delete hooks.v1.conv.example.com h1
+
+# Deprecated versions: kube's Warning on every request to them.
+cat >"$WORK/depr.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gizmos.depr.example.com}
+spec:
+  group: depr.example.com
+  scope: Namespaced
+  names: {plural: gizmos, singular: gizmo, kind: Gizmo}
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+  - {name: v2, served: false, storage: false, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+  - {name: v1beta1, served: true, storage: false, deprecated: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+  - name: v1alpha1
+    served: true
+    storage: false
+    deprecated: true
+    deprecationWarning: "v1alpha1 gizmos go away in 2.0"
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+YAML
+expect_rc 0 "a CRD with deprecated versions" kubectl apply -f "$WORK/depr.yaml"
+expect_rc 0 "a request to a deprecated version" kubectl get gizmos.v1beta1.depr.example.com
+check "... warns with kube's default text" err_text 'Warning: depr.example.com/v1beta1 Gizmo is deprecated; use depr.example.com/v1 Gizmo'
+expect_rc 1 "an error from a deprecated version" kubectl get gizmos.v1beta1.depr.example.com nope
+check "... warns too" err_text 'Warning: depr.example.com/v1beta1 Gizmo is deprecated'
+expect_rc 0 "a version with a deprecationWarning" kubectl create -f - <<<'{"apiVersion":"depr.example.com/v1alpha1","kind":"Gizmo","metadata":{"name":"z1"}}'
+check "... warns with it" err_text 'Warning: v1alpha1 gizmos go away in 2.0'
+expect_rc 0 "the storage version" kubectl get gizmos.v1.depr.example.com z1
+check "... does not warn" bash -c "! grep -q 'Warning' '$WORK/err'"
 
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
