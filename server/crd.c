@@ -57,8 +57,10 @@ struct srv_crd_info {
 	const char *crd_name;	/* metadata.name (borrowed from crd) */
 	bool webhook;		/* spec.conversion.strategy Webhook */
 	char *deprecation; /* the Warning for a deprecated version (owned) */
+	uint64_t serial;   /* unique per built entry: caches key on it */
 };
 
+static _Atomic uint64_t entry_serial;
 
 /* One served (CRD, version): a descriptor and what it owns. */
 struct entry {
@@ -450,6 +452,7 @@ static void build_entry(struct entry *e, const json_t *crd, const json_t *v,
 	e->info.webhook = strategy && !strcmp(strategy, "Webhook");
 	if (json_is_true(json_object_get(v, "deprecated")))
 		e->info.deprecation = deprecation_warning(spec, v);
+	e->info.serial = atomic_fetch_add(&entry_serial, 1) + 1;
 	r->crd = &e->info;
 	r->prepare = srv_prep_cr;
 	build_columns(e, json_object_get(v, "additionalPrinterColumns"));
@@ -1405,6 +1408,8 @@ lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
 	*out = NULL;
 	if (!r->crd)
 		return LP_OK;
+	if (!r->crd->webhook && !strcmp(r->version, r->crd->storage_version))
+		return LP_OK; /* the common case: stored bytes serve as they are */
 	char gv[320];
 	snprintf(gv, sizeof gv, "%s/%s", r->group, r->version);
 	if (r->crd->webhook) {
@@ -1417,8 +1422,6 @@ lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
 		json_decref(o);
 		return strcmp(from, gv) ? webhook_err(r, from, err) : LP_OK;
 	}
-	if (!strcmp(r->version, r->crd->storage_version))
-		return LP_OK;
 	json_t *o = json_loadb(bytes, len, 0, NULL);
 	if (!o)
 		return LP_OK;
@@ -1431,6 +1434,133 @@ lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
 	*out = s;
 	*out_len = strlen(s);
 	return LP_OK;
+}
+
+/* kube's definition name for a CRD kind: the group reversed, then version
+   and kind ("com.example.stable.v1.CronTab"). */
+void srv_cr_schema_name(const struct srv_resource *r, const char *kind,
+			char *buf, size_t n)
+{
+	size_t o = 0;
+	const char *g = r->group, *end = g + strlen(g);
+	while (end > g && o < n) {
+		const char *dot = end;
+		while (dot > g && dot[-1] != '.')
+			dot--;
+		o += (size_t)snprintf(buf + o, n - o, "%.*s.", (int)(end - dot),
+				      dot);
+		end = dot > g ? dot - 1 : g;
+	}
+	if (o < n)
+		snprintf(buf + o, n - o, "%s.%s", r->version, kind);
+}
+
+static json_t *gvk_list(const struct srv_resource *r, const char *kind)
+{
+	return json_pack("[{s:s,s:s,s:s}]", "group", r->group, "kind", kind,
+			 "version", r->version);
+}
+
+static json_t *string_prop(const char *desc)
+{
+	return json_pack("{s:s,s:s}", "description", desc, "type", "string");
+}
+
+static json_t *ref_prop(const char *ref, const char *desc)
+{
+	char full[160];
+	snprintf(full, sizeof full, "#/components/schemas/%s", ref);
+	return json_pack("{s:[{s:s}],s:{},s:s}", "allOf", "$ref", full,
+			 "default", "description", desc);
+}
+
+static void type_meta(json_t *props)
+{
+	json_object_set_new(
+	    props, "apiVersion",
+	    string_prop("APIVersion defines the versioned schema of this "
+			"representation of an object. Servers should convert "
+			"recognized schemas to the latest internal value, and "
+			"may reject unrecognized values. More info: "
+			"https://git.k8s.io/community/contributors/devel/"
+			"sig-architecture/api-conventions.md#resources"));
+	json_object_set_new(
+	    props, "kind",
+	    string_prop("Kind is a string value representing the REST resource "
+			"this object represents. Servers may infer this from "
+			"the endpoint the client submits requests to. Cannot "
+			"be updated. In CamelCase. More info: "
+			"https://git.k8s.io/community/contributors/devel/"
+			"sig-architecture/api-conventions.md#types-kinds"));
+}
+
+/*
+ * The version's kind and list schemas as kube's CRD OpenAPI builder
+ * publishes them (new references added to schemas): the CRD's
+ * openAPIV3Schema with apiVersion and kind described, metadata a reference
+ * to ObjectMeta, and x-kubernetes-group-version-kind, which kubectl explain
+ * looks the kind up by.
+ */
+void srv_cr_openapi(const struct srv_resource *r, json_t *schemas)
+{
+	const json_t *src = r->crd ? version_schema(r->crd->version) : NULL;
+	json_t *sch = json_is_object(src) ? json_deep_copy(src) : json_object();
+	if (!sch)
+		return;
+	if (!json_object_get(sch, "type"))
+		json_object_set_new(sch, "type", json_string("object"));
+	json_t *props = json_object_get(sch, "properties");
+	if (!json_is_object(props)) {
+		props = json_object();
+		json_object_set_new(sch, "properties", props);
+	}
+	type_meta(props);
+	json_object_set_new(
+	    props, "metadata",
+	    ref_prop("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+		     "Standard object's metadata. More info: "
+		     "https://git.k8s.io/community/contributors/devel/"
+		     "sig-architecture/api-conventions.md#metadata"));
+	json_object_set_new(sch, "x-kubernetes-group-version-kind",
+			    gvk_list(r, r->kind));
+	char name[400], list_name[400];
+	srv_cr_schema_name(r, r->kind, name, sizeof name);
+	srv_cr_schema_name(r, r->list_kind, list_name, sizeof list_name);
+	json_object_set_new(schemas, name, sch);
+
+	char ref[450], desc[300];
+	snprintf(ref, sizeof ref, "#/components/schemas/%s", name);
+	snprintf(desc, sizeof desc, "%s is a list of %s", r->list_kind,
+		 r->kind);
+	json_t *lprops = json_object();
+	type_meta(lprops);
+	char items_desc[400];
+	snprintf(items_desc, sizeof items_desc,
+		 "List of %s. More info: "
+		 "https://git.k8s.io/community/contributors/devel/"
+		 "sig-architecture/api-conventions.md",
+		 r->resource);
+	json_object_set_new(lprops, "items",
+			    json_pack("{s:s,s:s,s:{s:s}}", "description",
+				      items_desc, "type", "array", "items",
+				      "$ref", ref));
+	json_object_set_new(
+	    lprops, "metadata",
+	    ref_prop("io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+		     "Standard list metadata. More info: "
+		     "https://git.k8s.io/community/contributors/devel/"
+		     "sig-architecture/api-conventions.md#types-kinds"));
+	json_t *list = json_pack(
+	    "{s:s,s:[s],s:o,s:s,s:o}", "description", desc, "required", "items",
+	    "properties", lprops, "type", "object",
+	    "x-kubernetes-group-version-kind", gvk_list(r, r->list_kind));
+	if (list)
+		json_object_set_new(schemas, list_name, list);
+}
+
+uint64_t srv_cr_serial(const struct srv_resource *r)
+{
+	return r->crd ? r->crd->serial : 0;
 }
 
 const char *srv_cr_deprecation(const struct srv_resource *r)

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "lapis/engine.h"
 #include "resources.h"
@@ -34,6 +35,16 @@ lp_err srv_cr_check_version(const struct srv_resource *r, const char *verb,
 /* The Warning every request to r's version carries (a deprecated version),
    or NULL. Borrowed: valid while r is held. */
 const char *srv_cr_deprecation(const struct srv_resource *r);
+/* Add the kind's and its list's OpenAPI v3 schemas, as kube publishes a
+   CRD version's (the openAPIV3Schema with type meta, an ObjectMeta
+   reference and x-kubernetes-group-version-kind), to schemas. */
+void srv_cr_openapi(const struct srv_resource *r, json_t *schemas);
+/* kube's schema name for a CRD kind: "<reversed group>.<version>.<kind>". */
+void srv_cr_schema_name(const struct srv_resource *r, const char *kind,
+			char *buf, size_t n);
+/* A number no other descriptor built in this process has (0: built-ins):
+   what a CRD descriptor serves never changes while it keeps its serial. */
+uint64_t srv_cr_serial(const struct srv_resource *r);
 /* The version's compiled schema, or NULL. */
 struct srv_schema;
 const struct srv_schema *srv_cr_schema(const struct srv_resource *r);

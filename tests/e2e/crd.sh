@@ -454,6 +454,22 @@ check "... warns with it" err_text 'Warning: v1alpha1 gizmos go away in 2.0'
 expect_rc 0 "the storage version" kubectl get gizmos.v1.depr.example.com z1
 check "... does not warn" bash -c "! grep -q 'Warning' '$WORK/err'"
 
+# kubectl explain reads a CRD version's schema from its OpenAPI v3 document
+KDIR=$(dirname "$(readlink -f "$(command -v kubectl)")")
+for kc in kubectl "$KDIR/kubectl.1.29" "$KDIR/kubectl.1.33"; do
+	[[ $kc == kubectl || -x $kc ]] || continue
+	v=$(basename "$kc")
+	expect_rc 0 "$v explain of a custom resource" "$kc" explain volumesnapshotclass
+	check "... shows the CRD's description" out_has 'VolumeSnapshotClass specifies parameters that a underlying storage system'
+	check "... its fields, required ones marked" out_has '^  driver	<string> -required-'
+	check "... and metadata as ObjectMeta" out_has '^  metadata	<ObjectMeta>'
+	expect_rc 0 "$v explain of a field" "$kc" explain volumesnapshotclass.deletionPolicy
+	check "... with its description" out_has 'deletionPolicy determines whether a VolumeSnapshotContent created through'
+done
+expect_rc 0 "the OpenAPI document of the group version" kubectl get --raw /openapi/v3/apis/snapshot.storage.k8s.io/v1
+check "... names the kind as kube does" out_has '"io.k8s.storage.snapshot.v1.VolumeSnapshotClass":\{'
+check "... with its GVK" out_has '"x-kubernetes-group-version-kind":\[\{"group":"snapshot.storage.k8s.io","kind":"VolumeSnapshotClass","version":"v1"\}\]'
+
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
 check "server exits 0 on SIGTERM" [ "$RC" == 0 ]
