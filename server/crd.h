@@ -21,17 +21,16 @@ lp_err srv_prep_cr(const struct srv_resource *r, json_t *obj, const json_t *old,
    NULL when the CRD's status is already that. */
 json_t *srv_crd_status(const json_t *crd);
 /* A custom resource's stored bytes in the version r serves: *out (new) is
-   set when they differ, NULL when the bytes serve as they are. A CRD with
-   Webhook conversion cannot convert: objects in another version fail with
-   LP_E_INTERNAL and kube's message. */
+   set when they differ, NULL when the bytes serve as they are. Conversion
+   is strategy None's, also for a Webhook CRD (lapis calls no webhook; see
+   srv_cr_webhook_warning). */
 lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
 		      size_t len, char **out, size_t *out_len,
 		      struct srv_error *err);
-/* Requests that need a webhook conversion whatever the objects (writes,
-   deletes, watch and scale through a version other than the storage version
-   of a Webhook CRD): LP_E_INTERNAL. get and list are checked per object. */
-lp_err srv_cr_check_version(const struct srv_resource *r, const char *verb,
-			    const char *sub, struct srv_error *err);
+/* The Warning every request to a version other than the storage version
+   of a Webhook CRD carries (lapis converts as with strategy None and says
+   so), or NULL. Borrowed: valid while r is held. */
+const char *srv_cr_webhook_warning(const struct srv_resource *r);
 /* The Warning every request to r's version carries (a deprecated version),
    or NULL. Borrowed: valid while r is held. */
 const char *srv_cr_deprecation(const struct srv_resource *r);

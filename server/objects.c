@@ -2291,6 +2291,9 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	const char *deprecation = srv_cr_deprecation(res);
 	if (deprecation)
 		srv_warn(r, "%s", deprecation);
+	const char *webhook = srv_cr_webhook_warning(res);
+	if (webhook)
+		srv_warn(r, "%s", webhook);
 	/* The namespaces resource: its namespace is its name. */
 	if (!res->namespaced && ns[0] && strcmp(res->resource, "namespaces")) {
 		srv_reply_fail(r, LP_E_NOTFOUND,
@@ -2366,13 +2369,6 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		    !strcasecmp(mt, "application/strategic-merge-patch+json")) {
 			srv_reply_fail(r, LP_E_UNSUPPORTEDMEDIA,
 				       "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
-			return;
-		}
-	}
-	if (res->custom) {
-		struct srv_error werr = {0};
-		if (srv_cr_check_version(res, verb, sub, &werr)) {
-			srv_reply_error(r, &werr, NULL);
 			return;
 		}
 	}
