@@ -6,11 +6,14 @@
  * Threads: MHD pool threads. Reads the static resource table only.
  */
 #include <gnutls/crypto.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
+#include "crd.h"
 #include "lapis/log.h"
 #include "resources.h"
 
@@ -457,6 +460,10 @@ static json_t *param(const char *name, const char *desc)
 
 static void schema_name(const struct srv_resource *r, char *buf, size_t n)
 {
+	if (r->custom) {
+		srv_cr_schema_name(r, r->kind, buf, n);
+		return;
+	}
 	if (!r->group[0]) {
 		snprintf(buf, n, "io.k8s.api.core.%s.%s", r->version, r->kind);
 		return;
@@ -481,10 +488,117 @@ static json_t *gvk(const struct srv_resource *r)
 	return o;
 }
 
+static json_t *desc_prop(const char *type, const char *desc)
+{
+	return json_pack("{s:s,s:s}", "description", desc, "type", type);
+}
+
+/* ObjectMeta and ListMeta, the parts kubectl explain shows of a custom
+   resource's metadata (kube's descriptions, first sentences). */
+static void meta_schemas(json_t *schemas)
+{
+	json_t *p = json_object();
+	json_object_set_new(
+	    p, "annotations",
+	    json_pack("{s:{s:s,s:s},s:s,s:s}", "additionalProperties",
+		      "default", "", "type", "string", "description",
+		      "Annotations is an unstructured key value map stored "
+		      "with a resource that may be set by external tools to "
+		      "store and retrieve arbitrary metadata.",
+		      "type", "object"));
+	json_object_set_new(
+	    p, "creationTimestamp",
+	    json_pack("{s:s,s:s,s:s}", "description",
+		      "CreationTimestamp is a timestamp representing the "
+		      "server time when this object was created.",
+		      "type", "string", "format", "date-time"));
+	json_object_set_new(
+	    p, "deletionTimestamp",
+	    json_pack("{s:s,s:s,s:s}", "description",
+		      "DeletionTimestamp is RFC 3339 date and time at which "
+		      "this resource will be deleted.",
+		      "type", "string", "format", "date-time"));
+	json_object_set_new(
+	    p, "finalizers",
+	    json_pack(
+		"{s:s,s:s,s:{s:s,s:s},s:s}", "description",
+		"Must be empty before the object is deleted from the registry.",
+		"type", "array", "items", "default", "", "type", "string",
+		"x-kubernetes-list-type", "set"));
+	json_object_set_new(
+	    p, "generateName",
+	    desc_prop("string", "GenerateName is an optional prefix, used by "
+				"the server, to generate a unique name ONLY IF "
+				"the Name field has not been provided."));
+	json_object_set_new(
+	    p, "generation",
+	    json_pack("{s:s,s:s,s:s}", "description",
+		      "A sequence number representing a specific generation of "
+		      "the desired state.",
+		      "type", "integer", "format", "int64"));
+	json_object_set_new(
+	    p, "labels",
+	    json_pack("{s:{s:s,s:s},s:s,s:s}", "additionalProperties",
+		      "default", "", "type", "string", "description",
+		      "Map of string keys and values that can be used to "
+		      "organize and categorize (scope and select) objects.",
+		      "type", "object"));
+	json_object_set_new(
+	    p, "name",
+	    desc_prop("string", "Name must be unique within a namespace."));
+	json_object_set_new(
+	    p, "namespace",
+	    desc_prop("string", "Namespace defines the space within which each "
+				"name must be unique."));
+	json_object_set_new(
+	    p, "resourceVersion",
+	    desc_prop("string",
+		      "An opaque value that represents the internal version of "
+		      "this object that can be used by clients to determine "
+		      "when objects have changed."));
+	json_object_set_new(
+	    p, "uid",
+	    desc_prop(
+		"string",
+		"UID is the unique in time and space value for this object."));
+	json_object_set_new(
+	    schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+	    json_pack(
+		"{s:s,s:o,s:s}", "description",
+		"ObjectMeta is metadata that all persisted resources must "
+		"have, which includes all objects users must create.",
+		"properties", p, "type", "object"));
+	json_t *l = json_object();
+	json_object_set_new(
+	    l, "continue",
+	    desc_prop("string",
+		      "continue may be set if the user set a limit on the "
+		      "number of items returned, and indicates that the server "
+		      "has more data available."));
+	json_object_set_new(
+	    l, "remainingItemCount",
+	    json_pack("{s:s,s:s,s:s}", "description",
+		      "remainingItemCount is the number of subsequent items in "
+		      "the list which are not included in this list response.",
+		      "type", "integer", "format", "int64"));
+	json_object_set_new(
+	    l, "resourceVersion",
+	    desc_prop("string",
+		      "String that identifies the server's internal version of "
+		      "this object that can be used by clients to determine "
+		      "when objects have changed."));
+	json_object_set_new(
+	    schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+	    json_pack("{s:s,s:o,s:s}", "description",
+		      "ListMeta describes metadata that synthetic resources "
+		      "must have, including lists and various status objects.",
+		      "properties", l, "type", "object"));
+}
+
 static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 {
 	json_t *paths = json_object(), *schemas = json_object();
-	bool any = false;
+	bool any = false, any_custom = false;
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct srv_resource *r = rs->a[i];
 		if (!same_gv(r, g, v))
@@ -557,7 +671,13 @@ static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 			json_object_set_new(ip, acts[a][0], op);
 		}
 		json_object_set_new(paths, item, ip);
-		/* the kind's schema: loose, with the GVK list for explain */
+		json_decref(pp);
+		if (r->custom) {
+			srv_cr_openapi(r, schemas);
+			any_custom = true;
+			continue;
+		}
+		/* a built-in kind: a loose schema with the GVK for explain */
 		json_t *sch = json_object();
 		char desc[256];
 		snprintf(desc, sizeof desc, "%s is a %s object served by lapis.",
@@ -579,7 +699,6 @@ static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 		json_array_append_new(gl, gvk(r));
 		json_object_set_new(sch, "x-kubernetes-group-version-kind", gl);
 		json_object_set_new(schemas, sname, sch);
-		json_decref(pp);
 	}
 	if (!any) {
 		json_decref(paths);
@@ -590,6 +709,8 @@ static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 	json_object_set_new(patch, "type", json_string("object"));
 	json_object_set_new(schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.Patch",
 			    patch);
+	if (any_custom)
+		meta_schemas(schemas);
 	json_t *doc = json_object();
 	json_object_set_new(doc, "openapi", json_string("3.0.0"));
 	json_t *info = json_object();
@@ -603,17 +724,149 @@ static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 	return doc;
 }
 
-static char *doc_text(const struct rset *rs, const char *g, const char *v,
-		      size_t *n)
+/*
+ * OpenAPI documents by group version, built once for what they describe.
+ * A document depends only on the descriptors of its group version, and a
+ * CRD descriptor never changes while it keeps its serial, so the list of
+ * (descriptor, serial) pairs is the document's fingerprint. The root lists
+ * every group version's hash: with the cache it builds only the documents
+ * whose CRDs changed, not all of them (1,000 CRDs: most of a second).
+ * Entries the root no longer lists are dropped when it is next served.
+ */
+struct doc_ent {
+	char key[320]; /* "<group>/<version>" */
+	uint64_t fp;   /* fingerprint of the descriptors */
+	char *text;    /* the document (owned) */
+	size_t n;
+	char etag[131]; /* "\"<sha512 hex>\"" */
+	unsigned pass;	/* the root pass that last listed it */
+};
+
+static pthread_mutex_t doc_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct doc_ent *docs; /* under doc_mu */
+static size_t n_docs, cap_docs;
+static unsigned doc_pass;
+
+static uint64_t doc_fingerprint(const struct rset *rs, const char *g,
+				const char *v)
 {
-	json_t *d = openapi_doc(rs, g, v);
-	if (!d)
-		return NULL;
-	char *s = json_dumps(d, JSON_COMPACT);
-	json_decref(d);
-	if (s)
-		*n = strlen(s);
-	return s;
+	uint64_t h = 14695981039346656037ull;
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct srv_resource *r = rs->a[i];
+		if (!same_gv(r, g, v))
+			continue;
+		uint64_t parts[2] = {(uint64_t)(uintptr_t)r, srv_cr_serial(r)};
+		for (int k = 0; k < 2; k++)
+			for (int b = 0; b < 64; b += 8)
+				h = (h ^ ((parts[k] >> b) & 0xff)) *
+				    1099511628211ull;
+	}
+	return h;
+}
+
+static struct doc_ent *doc_find(const char *key)
+{
+	for (size_t i = 0; i < n_docs; i++)
+		if (!strcmp(docs[i].key, key))
+			return &docs[i];
+	return NULL;
+}
+
+/* Remember a document built for key (text taken). Under doc_mu. */
+static void doc_store(const char *key, uint64_t fp, char *text, size_t n,
+		      const char *etag, unsigned pass)
+{
+	struct doc_ent *d = doc_find(key);
+	if (!d) {
+		if (n_docs == cap_docs) {
+			size_t cap = cap_docs ? 2 * cap_docs : 16;
+			struct doc_ent *a = realloc(docs, cap * sizeof *a);
+			if (!a) {
+				free(text);
+				return;
+			}
+			docs = a;
+			cap_docs = cap;
+		}
+		d = &docs[n_docs++];
+		snprintf(d->key, sizeof d->key, "%s", key);
+	} else {
+		free(d->text);
+	}
+	d->fp = fp;
+	d->text = text;
+	d->n = n;
+	snprintf(d->etag, sizeof d->etag, "%s", etag);
+	d->pass = pass;
+}
+
+/*
+ * The document of group g, version v: its etag, and its text (new) when
+ * text is not NULL. pass (0: none) marks it listed by that root pass.
+ * Returns false when nothing is served there (or out of memory).
+ */
+static bool doc_get(const struct rset *rs, const char *g, const char *v,
+		    unsigned pass, char **text, size_t *n, char etag[131])
+{
+	char key[320];
+	snprintf(key, sizeof key, "%s/%s", g, v);
+	uint64_t fp = doc_fingerprint(rs, g, v);
+	pthread_mutex_lock(&doc_mu);
+	struct doc_ent *d = doc_find(key);
+	if (d && d->fp == fp) {
+		memcpy(etag, d->etag, 131);
+		if (pass)
+			d->pass = pass;
+		bool ok = true;
+		if (text) {
+			*text = malloc(d->n + 1);
+			ok = *text != NULL;
+			if (ok)
+				memcpy(*text, d->text, d->n + 1);
+			*n = d->n;
+		}
+		pthread_mutex_unlock(&doc_mu);
+		return ok;
+	}
+	pthread_mutex_unlock(&doc_mu);
+	json_t *doc = openapi_doc(rs, g, v);
+	if (!doc)
+		return false;
+	char *s = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	if (!s)
+		return false;
+	size_t len = strlen(s);
+	etag_of(s, len, etag);
+	if (text) {
+		char *copy = malloc(len + 1);
+		if (!copy) {
+			free(s);
+			return false;
+		}
+		memcpy(copy, s, len + 1);
+		*text = copy;
+		*n = len;
+	}
+	pthread_mutex_lock(&doc_mu);
+	doc_store(key, fp, s, len, etag, pass);
+	pthread_mutex_unlock(&doc_mu);
+	return true;
+}
+
+/* Drop the documents root pass `pass` did not list. */
+static void doc_prune(unsigned pass)
+{
+	pthread_mutex_lock(&doc_mu);
+	size_t k = 0;
+	for (size_t i = 0; i < n_docs; i++) {
+		if (docs[i].pass == pass)
+			docs[k++] = docs[i];
+		else
+			free(docs[i].text);
+	}
+	n_docs = k;
+	pthread_mutex_unlock(&doc_mu);
 }
 
 static void reply_openapi_root(struct srv_req *r)
@@ -621,36 +874,40 @@ static void reply_openapi_root(struct srv_req *r)
 	json_t *paths = json_object();
 	struct rset rs;
 	rset_get(&rs);
+	pthread_mutex_lock(&doc_mu);
+	unsigned pass = ++doc_pass;
+	if (!pass)
+		pass = ++doc_pass;
+	pthread_mutex_unlock(&doc_mu);
 	const char *gs[512];
 	size_t ng = groups(&rs, gs, 512);
 	for (size_t i = 0; i <= ng; i++) {
-	const char *g = i == ng ? "" : gs[i];
-	const char *vv[32];
-	size_t nv = g[0] ? group_versions(&rs, g, vv, 32) : 1;
-	if (!g[0])
-		vv[0] = "v1";
-	for (size_t vi = 0; vi < nv; vi++) {
-		const char *v = vv[vi];
-		size_t n;
-		char *s = doc_text(&rs, g, v, &n);
-		if (!s)
-			continue;
-		char etag[131];
-		etag_of(s, n, etag);
-		free(s);
-		char key[300], url[600];
-		if (g[0])
-			snprintf(key, sizeof key, "apis/%s/%s", g, v);
-		else
-			snprintf(key, sizeof key, "api/%s", v);
-		etag[129] = 0;
-		snprintf(url, sizeof url, "/openapi/v3/%s?hash=%s", key, etag + 1);
-		json_t *o = json_object();
-		json_object_set_new(o, "serverRelativeURL", json_string(url));
-		json_object_set_new(paths, key, o);
-	}
+		const char *g = i == ng ? "" : gs[i];
+		const char *vv[32];
+		size_t nv = g[0] ? group_versions(&rs, g, vv, 32) : 1;
+		if (!g[0])
+			vv[0] = "v1";
+		for (size_t vi = 0; vi < nv; vi++) {
+			const char *v = vv[vi];
+			char etag[131];
+			if (!doc_get(&rs, g, v, pass, NULL, NULL, etag))
+				continue;
+			char key[300], url[600];
+			if (g[0])
+				snprintf(key, sizeof key, "apis/%s/%s", g, v);
+			else
+				snprintf(key, sizeof key, "api/%s", v);
+			etag[129] = 0;
+			snprintf(url, sizeof url, "/openapi/v3/%s?hash=%s", key,
+				 etag + 1);
+			json_t *o = json_object();
+			json_object_set_new(o, "serverRelativeURL",
+					    json_string(url));
+			json_object_set_new(paths, key, o);
+		}
 	}
 	rset_put(&rs);
+	doc_prune(pass);
 	json_t *root = json_object();
 	json_object_set_new(root, "paths", paths);
 	srv_reply_json(r, 200, root);
@@ -664,18 +921,28 @@ static void reply_openapi_gv(struct srv_req *r, const char *path)
 		not_found(r);
 		return;
 	}
-	size_t n;
+	size_t n = 0;
+	char *s = NULL, etag[131];
 	struct rset rs;
 	rset_get(&rs);
-	char *s = doc_text(&rs, g, v, &n);
+	bool ok = doc_get(&rs, g, v, 0, &s, &n, etag);
 	rset_put(&rs);
-	if (!s) {
+	if (!ok) {
 		not_found(r);
 		return;
 	}
-	char etag[131];
-	etag_of(s, n, etag);
 	srv_reply_extra(r, 200, "application/json", s, n, "ETag", etag);
+}
+
+void srv_openapi_cache_free(void)
+{
+	pthread_mutex_lock(&doc_mu);
+	for (size_t i = 0; i < n_docs; i++)
+		free(docs[i].text);
+	free(docs);
+	docs = NULL;
+	n_docs = cap_docs = 0;
+	pthread_mutex_unlock(&doc_mu);
 }
 
 /* ------------------------------------------------------------ health */

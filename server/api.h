@@ -15,4 +15,8 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res);
 void srv_reply_extra(struct srv_req *r, int code, const char *ctype, char *buf,
 		     size_t len, const char *hname, const char *hvalue);
 
+/* Free the OpenAPI documents cached by group version (at exit, once no
+   request runs). */
+void srv_openapi_cache_free(void);
+
 #endif

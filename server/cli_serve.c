@@ -24,12 +24,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "../controllers/ctl.h"
+#include "api.h"
 #include "cli_common.h"
 #include "crd.h"
+#include "ctlops.h"
 #include "http.h"
 #include "lapis/log.h"
-#include "../controllers/ctl.h"
-#include "ctlops.h"
 #include "objects.h"
 #include "pki.h"
 
@@ -404,6 +405,7 @@ out:
 	srv_stop(s);
 	ctl_mgr_free(cm); /* before the CRD map and the store go */
 	srv_crds_shutdown();
+	srv_openapi_cache_free();
 	srv_pki_free(&pki);
 	cli_datadir_close(&d);
 out_nolock:

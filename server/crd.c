@@ -39,22 +39,30 @@
 #include <string.h>
 #include <urcu-bp.h>
 
+#include "crd.h"
 #include "lapis/log.h"
 #include "registry/object.h"
 #include "registry/registry.h"
 #include "registry/store.h"
-#include "crd.h"
-#include "schema.h"
 #include "resources.h"
+#include "schema.h"
 #include "table.h"
 
 struct srv_crd_info {
 	struct srv_schema *schema; /* compiled openAPIV3Schema, or NULL */
 	char *storage_version;
-	bool status;		/* status subresource enabled */
+	bool status; /* status subresource enabled */
 	bool scale;
-	json_t *version;	/* the CRD's spec.versions[i] (borrowed from crd) */
+	json_t *version; /* the CRD's spec.versions[i] (borrowed from crd) */
+	const char *crd_name; /* metadata.name (borrowed from crd) */
+	bool webhook;	      /* spec.conversion.strategy Webhook */
+	char *deprecation;    /* the Warning for a deprecated version (owned) */
+	char *webhook_warning; /* a non-storage version of a Webhook CRD:
+				  the Warning every request carries (owned) */
+	uint64_t serial;       /* unique per built entry: caches key on it */
 };
+
+static _Atomic uint64_t entry_serial;
 
 /* One served (CRD, version): a descriptor and what it owns. */
 struct entry {
@@ -64,7 +72,7 @@ struct entry {
 	const char **categories;
 	const char **subresources;
 	struct srv_column *columns;
-	char **descs;		/* column descriptions we made */
+	char **descs; /* column descriptions we made */
 	size_t n_descs;
 };
 
@@ -74,10 +82,10 @@ struct entry {
  * the state). Immutable once built; freed when the last map holding it is.
  */
 struct crdent {
-	_Atomic long refs;	/* one per map holding it */
-	json_t *crd;		/* the CRD object as stored (owned) */
-	const char *name;	/* metadata.name, borrowed from crd */
-	size_t n;		/* served versions (0: not servable yet) */
+	_Atomic long refs; /* one per map holding it */
+	json_t *crd;	   /* the CRD object as stored (owned) */
+	const char *name;  /* metadata.name, borrowed from crd */
+	size_t n;	   /* served versions (0: not servable yet) */
 	struct entry *e;
 };
 
@@ -86,17 +94,17 @@ struct crdent {
  * descriptors by (group, version, resource). Immutable once published.
  */
 struct crdmap {
-	_Atomic long refs;	/* readers + one for being published */
+	_Atomic long refs; /* readers + one for being published */
 	struct rcu_head rcu;
-	size_t n;		/* CRDs */
-	struct crdent **c;	/* sorted by name */
-	size_t n_res;		/* served descriptors */
-	struct entry **res;	/* in CRD order */
-	size_t hmask;		/* hash capacity - 1 (a power of two) */
-	struct entry **h;	/* open addressing, NULL = empty slot */
+	size_t n;	    /* CRDs */
+	struct crdent **c;  /* sorted by name */
+	size_t n_res;	    /* served descriptors */
+	struct entry **res; /* in CRD order */
+	size_t hmask;	    /* hash capacity - 1 (a power of two) */
+	struct entry **h;   /* open addressing, NULL = empty slot */
 };
 
-static struct crdmap *cur_map;	  /* RCU-protected; written under map_mu */
+static struct crdmap *cur_map; /* RCU-protected; written under map_mu */
 static pthread_mutex_t map_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void ent_unref(struct crdent *c)
@@ -109,6 +117,8 @@ static void ent_unref(struct crdent *c)
 		free(c->e[i].subresources);
 		free(c->e[i].columns);
 		srv_schema_free(c->e[i].info.schema);
+		free(c->e[i].info.deprecation);
+		free(c->e[i].info.webhook_warning);
 		for (size_t d = 0; d < c->e[i].n_descs; d++)
 			free(c->e[i].descs[d]);
 		free(c->e[i].descs);
@@ -154,7 +164,8 @@ static size_t gvr_hash(const char *g, const char *v, const char *r)
 	uint64_t h = 14695981039346656037ull;
 	const char *parts[3] = {g, v, r};
 	for (int i = 0; i < 3; i++) {
-		for (const unsigned char *p = (const unsigned char *)parts[i]; *p; p++)
+		for (const unsigned char *p = (const unsigned char *)parts[i];
+		     *p; p++)
 			h = (h ^ *p) * 1099511628211ull;
 		h = (h ^ 0) * 1099511628211ull;
 	}
@@ -162,18 +173,20 @@ static size_t gvr_hash(const char *g, const char *v, const char *r)
 }
 
 static const struct srv_resource *map_find(const struct crdmap *m,
-					   const char *group, const char *version,
+					   const char *group,
+					   const char *version,
 					   const char *resource)
 {
 	if (!m->h)
 		return NULL;
-	for (size_t i = gvr_hash(group, version, resource) & m->hmask;; i = (i + 1) & m->hmask) {
+	for (size_t i = gvr_hash(group, version, resource) & m->hmask;;
+	     i = (i + 1) & m->hmask) {
 		const struct entry *e = m->h[i];
 		if (!e)
 			return NULL;
 		const struct srv_resource *c = &e->res;
-		if (!strcmp(c->resource, resource) && !strcmp(c->version, version) &&
-		    !strcmp(c->group, group))
+		if (!strcmp(c->resource, resource) &&
+		    !strcmp(c->version, version) && !strcmp(c->group, group))
 			return c;
 	}
 }
@@ -189,7 +202,8 @@ const struct srv_resource *srv_resource_lookup(const char *group,
 					       void **hold)
 {
 	*hold = NULL;
-	const struct srv_resource *r = srv_resource_find(group, version, resource);
+	const struct srv_resource *r =
+	    srv_resource_find(group, version, resource);
 	if (r)
 		return r;
 	struct crdmap *m = map_get();
@@ -237,9 +251,8 @@ static const char **str_list(const json_t *a)
 		return NULL;
 	size_t k = 0, i;
 	json_t *s;
-	json_array_foreach((json_t *)a, i, s)
-		if (json_is_string(s))
-			v[k++] = json_string_value(s);
+	json_array_foreach((json_t *)a, i, s) if (json_is_string(s)) v[k++] =
+	    json_string_value(s);
 	return v;
 }
 
@@ -247,7 +260,8 @@ static bool condition_true(const json_t *crd, const char *type)
 {
 	size_t i;
 	json_t *c;
-	json_array_foreach(json_object_get(json_object_get(crd, "status"), "conditions"), i, c)
+	json_array_foreach(
+	    json_object_get(json_object_get(crd, "status"), "conditions"), i, c)
 	{
 		const char *t = json_string_value(json_object_get(c, "type"));
 		const char *s = json_string_value(json_object_get(c, "status"));
@@ -262,7 +276,7 @@ json_t *srv_age_cell(const json_t *obj); /* table.c */
 static json_t *cr_name_cell(const json_t *o)
 {
 	const char *s = json_string_value(
-		json_object_get(json_object_get(o, "metadata"), "name"));
+	    json_object_get(json_object_get(o, "metadata"), "name"));
 	return json_string(s ? s : "");
 }
 
@@ -276,43 +290,164 @@ static void build_columns(struct entry *e, const json_t *apc)
 	if (!e->columns)
 		return;
 	struct srv_column *c = e->columns;
-	*c++ = (struct srv_column){"Name", "string", "name",
-				   "Name must be unique within a namespace.", 0,
-				   cr_name_cell, NULL};
+	*c++ = (struct srv_column){
+	    "Name", "string",
+	    "name", "Name must be unique within a namespace.",
+	    0,	    cr_name_cell,
+	    NULL};
 	if (!n) {
-		*c++ = (struct srv_column){"Age", "date", "",
+		*c++ = (struct srv_column){"Age",
+					   "date",
+					   "",
 					   "CreationTimestamp is a timestamp "
 					   "representing the server time when "
 					   "this object was created.",
-					   0, srv_age_cell, NULL};
+					   0,
+					   srv_age_cell,
+					   NULL};
 	}
 	size_t i;
 	json_t *col;
 	json_array_foreach((json_t *)apc, i, col)
 	{
-		const char *name = json_string_value(json_object_get(col, "name"));
-		const char *type = json_string_value(json_object_get(col, "type"));
-		const char *path = json_string_value(json_object_get(col, "jsonPath"));
+		const char *name =
+		    json_string_value(json_object_get(col, "name"));
+		const char *type =
+		    json_string_value(json_object_get(col, "type"));
+		const char *path =
+		    json_string_value(json_object_get(col, "jsonPath"));
 		if (!name || !type || !path)
 			continue;
-		const char *desc = json_string_value(json_object_get(col, "description"));
+		const char *desc =
+		    json_string_value(json_object_get(col, "description"));
 		if (!desc && e->descs) {
 			char buf[512];
 			snprintf(buf, sizeof buf,
-				 "Custom resource definition column (in JSONPath format): %s",
+				 "Custom resource definition column (in "
+				 "JSONPath format): %s",
 				 path);
 			e->descs[e->n_descs] = strdup(buf);
 			desc = e->descs[e->n_descs];
 			if (desc)
 				e->n_descs++;
 		}
-		const char *fmt = json_string_value(json_object_get(col, "format"));
+		const char *fmt =
+		    json_string_value(json_object_get(col, "format"));
 		*c++ = (struct srv_column){
-			name, type, fmt ? fmt : "", desc ? desc : "",
-			(int)json_integer_value(json_object_get(col, "priority")), NULL,
-			path};
+		    name,
+		    type,
+		    fmt ? fmt : "",
+		    desc ? desc : "",
+		    (int)json_integer_value(json_object_get(col, "priority")),
+		    NULL,
+		    path};
 	}
 	e->res.columns = e->columns;
+}
+
+/* kube's parseKubeVersion: v<major>[(alpha|beta)<minor>]; rank 0 alpha,
+   1 beta, 2 GA. */
+static bool kube_version(const char *v, long *major, int *rank, long *minor)
+{
+	if (!v || v[0] != 'v' || !(v[1] >= '0' && v[1] <= '9'))
+		return false;
+	char *end;
+	*major = strtol(v + 1, &end, 10);
+	*rank = 2;
+	*minor = 0;
+	if (!*end)
+		return true;
+	if (!strncmp(end, "alpha", 5)) {
+		*rank = 0;
+		end += 5;
+	} else if (!strncmp(end, "beta", 4)) {
+		*rank = 1;
+		end += 4;
+	} else {
+		return false;
+	}
+	if (!(*end >= '0' && *end <= '9'))
+		return false;
+	*minor = strtol(end, &end, 10);
+	return !*end;
+}
+
+/* kube's CompareKubeAwareVersionStrings: > 0 when a sorts before b in
+   discovery (GA over beta over alpha, then higher numbers; versions that
+   are not kube-like last, by name). */
+static int kube_version_cmp(const char *a, const char *b)
+{
+	long amaj, amin, bmaj, bmin;
+	int arank, brank;
+	bool oka = kube_version(a, &amaj, &arank, &amin);
+	bool okb = kube_version(b, &bmaj, &brank, &bmin);
+	if (!strcmp(a, b))
+		return 0;
+	if (!oka || !okb)
+		return !oka && !okb ? strcmp(b, a) : (oka ? 1 : -1);
+	if (arank != brank)
+		return arank - brank;
+	if (amaj != bmaj)
+		return amaj < bmaj ? -1 : 1;
+	return amin == bmin ? 0 : (amin < bmin ? -1 : 1);
+}
+
+/*
+ * The Warning a deprecated version carries (new), as apiextensions-apiserver
+ * words it by default: "<group>/<version> <Kind> is deprecated", plus
+ * "; use <group>/<newest> <Kind>" when a newer served, undeprecated version
+ * exists. deprecationWarning replaces it.
+ */
+/*
+ * lapis calls no conversion webhook: a version other than the storage
+ * version of a Webhook CRD is converted as with strategy None (apiVersion
+ * rewritten, fields as stored), and every request to it says so.
+ */
+static char *webhook_warning(const struct srv_resource *r,
+			     const struct srv_crd_info *info)
+{
+	char *w = NULL;
+	if (asprintf(&w,
+		     "%s/%s %s: CustomResourceDefinition %s asks for webhook "
+		     "conversion, which lapis does not call; objects are "
+		     "converted to and from the storage version %s/%s as with "
+		     "strategy None (apiVersion rewritten, fields unchanged)",
+		     r->group, r->version, r->kind,
+		     info->crd_name ? info->crd_name : "", r->group,
+		     info->storage_version) < 0)
+		return NULL;
+	return w;
+}
+
+static char *deprecation_warning(const json_t *spec, const json_t *v)
+{
+	const char *custom =
+	    json_string_value(json_object_get(v, "deprecationWarning"));
+	if (custom)
+		return strdup(custom);
+	const char *group = json_string_value(json_object_get(spec, "group"));
+	const char *name = json_string_value(json_object_get(v, "name"));
+	const char *kind = json_string_value(
+	    json_object_get(json_object_get(spec, "names"), "kind"));
+	const char *best = NULL;
+	size_t i;
+	json_t *o;
+	json_array_foreach(json_object_get(spec, "versions"), i, o)
+	{
+		const char *on = json_string_value(json_object_get(o, "name"));
+		if (on && json_is_true(json_object_get(o, "served")) &&
+		    !json_is_true(json_object_get(o, "deprecated")) &&
+		    kube_version_cmp(name, on) < 0 &&
+		    (!best || kube_version_cmp(on, best) > 0))
+			best = on;
+	}
+	char buf[1024];
+	int n = snprintf(buf, sizeof buf, "%s/%s %s is deprecated",
+			 group ? group : "", name, kind ? kind : "");
+	if (best && n > 0 && (size_t)n < sizeof buf)
+		snprintf(buf + n, sizeof buf - (size_t)n, "; use %s/%s %s",
+			 group ? group : "", best, kind ? kind : "");
+	return strdup(buf);
 }
 
 /* Fill one served version's descriptor. */
@@ -320,7 +455,8 @@ static void build_entry(struct entry *e, const json_t *crd, const json_t *v,
 			const char *storage)
 {
 	json_t *spec = json_object_get(crd, "spec");
-	json_t *acc = json_object_get(json_object_get(crd, "status"), "acceptedNames");
+	json_t *acc =
+	    json_object_get(json_object_get(crd, "status"), "acceptedNames");
 	struct srv_resource *r = &e->res;
 	r->group = json_string_value(json_object_get(spec, "group"));
 	r->version = json_string_value(json_object_get(v, "name"));
@@ -354,14 +490,25 @@ static void build_entry(struct entry *e, const json_t *crd, const json_t *v,
 	r->custom = true;
 	e->info.storage_version = (char *)(storage ? storage : r->version);
 	e->info.version = (json_t *)v;
+	e->info.crd_name = json_string_value(
+	    json_object_get(json_object_get(crd, "metadata"), "name"));
+	const char *strategy = json_string_value(
+	    json_object_get(json_object_get(spec, "conversion"), "strategy"));
+	e->info.webhook = strategy && !strcmp(strategy, "Webhook");
+	if (e->info.webhook && strcmp(r->version, e->info.storage_version))
+		e->info.webhook_warning = webhook_warning(r, &e->info);
+	if (json_is_true(json_object_get(v, "deprecated")))
+		e->info.deprecation = deprecation_warning(spec, v);
+	e->info.serial = atomic_fetch_add(&entry_serial, 1) + 1;
 	r->crd = &e->info;
 	r->prepare = srv_prep_cr;
 	build_columns(e, json_object_get(v, "additionalPrinterColumns"));
 	struct srv_error serr = {0};
-	json_t *sch = json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
+	json_t *sch =
+	    json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
 	if (sch && srv_schema_compile(sch, &e->info.schema, &serr))
-		lp_warn("%s/%s %s: schema not compiled: %s", r->group, r->version,
-			r->resource, serr.message);
+		lp_warn("%s/%s %s: schema not compiled: %s", r->group,
+			r->version, r->resource, serr.message);
 }
 
 /* A CRD's serving state (crd taken), or NULL when out of memory. A CRD
@@ -375,24 +522,27 @@ static struct crdent *ent_new(json_t *crd)
 	}
 	atomic_store(&c->refs, 1);
 	c->crd = crd;
-	c->name = json_string_value(json_object_get(json_object_get(crd, "metadata"), "name"));
+	c->name = json_string_value(
+	    json_object_get(json_object_get(crd, "metadata"), "name"));
 	if (!c->name)
 		c->name = "";
 	json_t *spec = json_object_get(crd, "spec");
-	json_t *acc = json_object_get(json_object_get(crd, "status"), "acceptedNames");
+	json_t *acc =
+	    json_object_get(json_object_get(crd, "status"), "acceptedNames");
 	const char *group = json_string_value(json_object_get(spec, "group"));
 	const char *plural = json_string_value(json_object_get(acc, "plural"));
 	const char *kind = json_string_value(json_object_get(acc, "kind"));
-	if ((!condition_true(crd, "Established") && !condition_true(crd, "NamesAccepted")) ||
+	if ((!condition_true(crd, "Established") &&
+	     !condition_true(crd, "NamesAccepted")) ||
 	    !group || !plural || !*plural || !kind || !*kind)
 		return c;
 	json_t *versions = json_object_get(spec, "versions");
 	const char *storage = NULL;
 	size_t j;
 	json_t *v;
-	json_array_foreach(versions, j, v)
-		if (json_is_true(json_object_get(v, "storage")))
-			storage = json_string_value(json_object_get(v, "name"));
+	json_array_foreach(versions, j,
+			   v) if (json_is_true(json_object_get(v, "storage")))
+	    storage = json_string_value(json_object_get(v, "name"));
 	c->e = calloc(json_array_size(versions) + 1, sizeof *c->e);
 	if (!c->e) {
 		ent_unref(c);
@@ -444,7 +594,8 @@ static struct crdmap *map_new(struct crdent **c, size_t n)
 			if (map_find(m, r->group, r->version, r->resource))
 				continue;
 			m->res[m->n_res++] = e;
-			size_t k = gvr_hash(r->group, r->version, r->resource) & m->hmask;
+			size_t k = gvr_hash(r->group, r->version, r->resource) &
+				   m->hmask;
 			while (m->h[k])
 				k = (k + 1) & m->hmask;
 			m->h[k] = e;
@@ -518,8 +669,8 @@ static void map_set(const char *name, struct crdent *ent)
 
 static lp_err crd_key(const char *name, struct reg_key *k)
 {
-	return reg_object_key("apiextensions.k8s.io", "customresourcedefinitions",
-			      NULL, name, k);
+	return reg_object_key("apiextensions.k8s.io",
+			      "customresourcedefinitions", NULL, name, k);
 }
 
 /* Rebuild the entry of the CRD named name from the store (removed when the
@@ -559,7 +710,8 @@ struct collect {
 static enum eng_take collect_cb(void *ud, const struct eng_record *rec)
 {
 	struct collect *c = ud;
-	json_t *o = json_loadb((const char *)rec->value, rec->value_len, 0, NULL);
+	json_t *o =
+	    json_loadb((const char *)rec->value, rec->value_len, 0, NULL);
 	if (o)
 		json_array_append_new(c->a, o);
 	return ENG_TAKE;
@@ -592,7 +744,8 @@ static void reload_all(eng *e)
 	size_t n = json_array_size(col.a), k = 0;
 	struct crdent **c = malloc((n ? n : 1) * sizeof *c);
 	for (size_t i = 0; c && i < n; i++) {
-		struct crdent *ent = ent_new(json_incref(json_array_get(col.a, i)));
+		struct crdent *ent =
+		    ent_new(json_incref(json_array_get(col.a, i)));
 		if (ent)
 			c[k++] = ent;
 	}
@@ -613,7 +766,8 @@ void srv_crds_refresh(eng *e)
 void srv_crds_shutdown(void)
 {
 	pthread_mutex_lock(&map_mu);
-	struct crdmap *old = __atomic_exchange_n(&cur_map, NULL, __ATOMIC_ACQ_REL);
+	struct crdmap *old =
+	    __atomic_exchange_n(&cur_map, NULL, __ATOMIC_ACQ_REL);
 	pthread_mutex_unlock(&map_mu);
 	if (old)
 		call_rcu(&old->rcu, map_free_rcu);
@@ -644,7 +798,8 @@ static bool dns1035_mixed(const char *s)
 	if (n == 0 || n >= sizeof low)
 		return false;
 	for (size_t i = 0; i <= n; i++)
-		low[i] = (char)((s[i] >= 'A' && s[i] <= 'Z') ? s[i] + 32 : s[i]);
+		low[i] =
+		    (char)((s[i] >= 'A' && s[i] <= 'Z') ? s[i] + 32 : s[i]);
 	return dns1035(low);
 }
 
@@ -652,7 +807,8 @@ static void lower(const char *s, char *out, size_t n)
 {
 	size_t i = 0;
 	for (; s && s[i] && i < n - 1; i++)
-		out[i] = (char)((s[i] >= 'A' && s[i] <= 'Z') ? s[i] + 32 : s[i]);
+		out[i] =
+		    (char)((s[i] >= 'A' && s[i] <= 'Z') ? s[i] + 32 : s[i]);
 	out[i] = 0;
 }
 
@@ -668,10 +824,10 @@ static json_t *obj_child(json_t *o, const char *k)
 
 static lp_err crd_invalid(const json_t *obj, struct srv_error *err)
 {
-	return srv_error_invalid(err, "CustomResourceDefinition",
-				 "apiextensions.k8s.io",
-				 json_string_value(json_object_get(
-					 json_object_get(obj, "metadata"), "name")));
+	return srv_error_invalid(
+	    err, "CustomResourceDefinition", "apiextensions.k8s.io",
+	    json_string_value(
+		json_object_get(json_object_get(obj, "metadata"), "name")));
 }
 
 static const json_t *version_schema(const json_t *v)
@@ -681,7 +837,8 @@ static const json_t *version_schema(const json_t *v)
 
 static bool status_enabled(const json_t *v)
 {
-	return json_object_get(json_object_get(v, "subresources"), "status") != NULL;
+	return json_object_get(json_object_get(v, "subresources"), "status") !=
+	       NULL;
 }
 
 /* The schema the old CRD had for the version named like v, or NULL. */
@@ -690,7 +847,8 @@ static const json_t *old_schema(const json_t *old, const json_t *v)
 	const char *name = json_string_value(json_object_get(v, "name"));
 	size_t i;
 	json_t *ov;
-	json_array_foreach(json_object_get(json_object_get(old, "spec"), "versions"), i, ov)
+	json_array_foreach(
+	    json_object_get(json_object_get(old, "spec"), "versions"), i, ov)
 	{
 		const char *on = json_string_value(json_object_get(ov, "name"));
 		if (name && on && !strcmp(name, on))
@@ -717,8 +875,9 @@ static lp_err check_schemas(const json_t *versions, const json_t *old,
 	bool same = n > 0, any_status = false;
 	json_array_foreach((json_t *)versions, i, v)
 	{
-		same = same && json_equal(version_schema(v),
-					  version_schema(json_array_get(versions, 0)));
+		same = same &&
+		       json_equal(version_schema(v),
+				  version_schema(json_array_get(versions, 0)));
 		any_status = any_status || status_enabled(v);
 	}
 	json_array_foreach((json_t *)versions, i, v)
@@ -740,21 +899,199 @@ static lp_err check_schemas(const json_t *versions, const json_t *old,
 		if (same)
 			snprintf(base, sizeof base, "spec.validation");
 		else
-			snprintf(base, sizeof base, "spec.versions[%zu].schema", i);
-		srv_schema_check_crd(sch, base, same ? any_status : status_enabled(v),
-				     err);
+			snprintf(base, sizeof base, "spec.versions[%zu].schema",
+				 i);
+		srv_schema_check_crd(
+		    sch, base, same ? any_status : status_enabled(v), err);
 	}
 	return LP_OK;
 }
 
-lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old,
-		    struct srv_error *err)
+/* The webhook's URL as kube's ValidateWebhookURL sees it (https only). */
+static void check_webhook_url(const char *url, struct srv_error *err)
+{
+	static const char form[] = "; desired format: https://host[/path]";
+	const char *f = "spec.conversion.webhookClientConfig.url";
+	const char *sep = strstr(url, "://");
+	size_t slen = sep ? (size_t)(sep - url) : 0;
+	if (!sep || slen != 5 || strncmp(url, "https", 5))
+		srv_error_cause(err, "FieldValueInvalid", f,
+				"Invalid value: \"%.*s\": 'https' is the only "
+				"allowed URL scheme%s",
+				(int)slen, url, form);
+	const char *auth = sep ? sep + 3 : url;
+	size_t alen = strcspn(auth, "/?#");
+	const char *at = memchr(auth, '@', alen);
+	const char *host = at ? at + 1 : auth;
+	if (host == auth + alen)
+		srv_error_cause(err, "FieldValueInvalid", f,
+				"Invalid value: \"\": host must be specified%s",
+				form);
+	if (at)
+		srv_error_cause(err, "FieldValueInvalid", f,
+				"Invalid value: \"%.*s\": user information is "
+				"not permitted in the URL",
+				(int)(at - auth), auth);
+	const char *hash = strchr(auth, '#');
+	const char *q = strchr(auth, '?');
+	if (hash)
+		srv_error_cause(err, "FieldValueInvalid", f,
+				"Invalid value: \"%s\": fragments are not "
+				"permitted in the URL",
+				hash + 1);
+	if (q && (!hash || q < hash) && q[1] && q[1] != '#')
+		srv_error_cause(
+		    err, "FieldValueInvalid", f,
+		    "Invalid value: \"%.*s\": query parameters are not "
+		    "permitted in the URL",
+		    (int)(hash ? hash - q - 1 : (long)strlen(q + 1)), q + 1);
+}
+
+/* The webhook's service reference as kube's ValidateWebhookService. */
+static void check_webhook_service(const json_t *svc, struct srv_error *err)
+{
+	const char *name = json_string_value(json_object_get(svc, "name"));
+	const char *ns = json_string_value(json_object_get(svc, "namespace"));
+	const json_t *port = json_object_get(svc, "port");
+	const char *path = json_string_value(json_object_get(svc, "path"));
+	if (!name || !*name)
+		srv_error_cause(
+		    err, "FieldValueRequired",
+		    "spec.conversion.webhookClientConfig.service.name",
+		    "Required value: service name is required");
+	if (!ns || !*ns)
+		srv_error_cause(
+		    err, "FieldValueRequired",
+		    "spec.conversion.webhookClientConfig.service.namespace",
+		    "Required value: service namespace is required");
+	json_int_t p = json_integer_value(port);
+	if (port && (p < 1 || p > 65535))
+		srv_error_cause(
+		    err, "FieldValueInvalid",
+		    "spec.conversion.webhookClientConfig.service.port",
+		    "Invalid value: %lld: port is not valid: must be between 1 "
+		    "and 65535, inclusive",
+		    (long long)p);
+	if (path && *path && strcmp(path, "/") && path[0] != '/')
+		srv_error_cause(
+		    err, "FieldValueInvalid",
+		    "spec.conversion.webhookClientConfig.service.path",
+		    "Invalid value: \"%s\": must start with a '/'", path);
+}
+
+/*
+ * spec.conversion as kube's validateCustomResourceConversion: None, or
+ * Webhook with a client config (url xor service) and review versions that
+ * include one kube speaks. The paths are kube's internal ones
+ * (webhookClientConfig, conversionReviewVersions), as kube reports them.
+ */
+static void check_conversion(const json_t *conv, struct srv_error *err)
+{
+	const char *strategy =
+	    json_string_value(json_object_get(conv, "strategy"));
+	const json_t *wh = json_object_get(conv, "webhook");
+	const json_t *cc = json_object_get(wh, "clientConfig");
+	const json_t *crv = json_object_get(wh, "conversionReviewVersions");
+	if (!strategy || !*strategy) {
+		srv_error_cause(err, "FieldValueRequired",
+				"spec.conversion.strategy", "Required value");
+		return;
+	}
+	if (strcmp(strategy, "Webhook")) {
+		if (strcmp(strategy, "None"))
+			srv_error_cause(err, "FieldValueNotSupported",
+					"spec.conversion.strategy",
+					"Unsupported value: \"%s\": supported "
+					"values: \"None\", \"Webhook\"",
+					strategy);
+		if (cc)
+			srv_error_cause(err, "FieldForbidden",
+					"spec.conversion.webhookClientConfig",
+					"Forbidden: should not be set when "
+					"strategy is not set to Webhook");
+		if (json_array_size(crv))
+			srv_error_cause(
+			    err, "FieldForbidden",
+			    "spec.conversion.conversionReviewVersions",
+			    "Forbidden: should not be set when strategy is not "
+			    "set to Webhook");
+		return;
+	}
+	const char *url = json_string_value(json_object_get(cc, "url"));
+	const json_t *svc = json_object_get(cc, "service");
+	if (!cc)
+		srv_error_cause(
+		    err, "FieldValueRequired",
+		    "spec.conversion.webhookClientConfig",
+		    "Required value: required when strategy is set to Webhook");
+	else if (!url == !svc)
+		srv_error_cause(err, "FieldValueRequired",
+				"spec.conversion.webhookClientConfig",
+				"Required value: exactly one of url or service "
+				"is required");
+	else if (url)
+		check_webhook_url(url, err);
+	else
+		check_webhook_service(svc, err);
+	size_t n = json_array_size(crv);
+	if (!n) {
+		srv_error_cause(err, "FieldValueRequired",
+				"spec.conversion.conversionReviewVersions",
+				"Required value");
+		return;
+	}
+	bool known = false;
+	char list[256] = "";
+	size_t used = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *v = json_string_value(json_array_get(crv, i));
+		char f[80];
+		snprintf(f, sizeof f,
+			 "spec.conversion.conversionReviewVersions[%zu]", i);
+		if (used < sizeof list)
+			used += (size_t)snprintf(list + used,
+						 sizeof list - used, "%s\"%s\"",
+						 i ? ", " : "", v ? v : "");
+		bool dup = false;
+		for (size_t j = 0; j < i && v; j++) {
+			const char *o =
+			    json_string_value(json_array_get(crv, j));
+			dup = dup || (o && !strcmp(o, v));
+		}
+		if (dup) {
+			srv_error_cause(
+			    err, "FieldValueInvalid", f,
+			    "Invalid value: \"%s\": duplicate version", v);
+			continue;
+		}
+		if (!dns1035(v))
+			srv_error_cause(
+			    err, "FieldValueInvalid", f,
+			    "Invalid value: \"%s\": a DNS-1035 label must "
+			    "consist of lower case alphanumeric characters or "
+			    "'-', start with an alphabetic character, and end "
+			    "with an alphanumeric character",
+			    v ? v : "");
+		known =
+		    known || (v && (!strcmp(v, "v1") || !strcmp(v, "v1beta1")));
+	}
+	if (!known)
+		srv_error_cause(err, "FieldValueInvalid",
+				"spec.conversion.conversionReviewVersions",
+				"Invalid value: []string{%s}: must include at "
+				"least one of v1, v1beta1",
+				list);
+}
+
+lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
+		    const json_t *old, struct srv_error *err)
 {
 	(void)r;
 	json_t *spec = obj_child(obj, "spec");
 	json_t *names = obj_child(spec, "names");
 	const char *group = json_string_value(json_object_get(spec, "group"));
-	const char *plural = json_string_value(json_object_get(names, "plural"));
+	const char *plural =
+	    json_string_value(json_object_get(names, "plural"));
 	const char *kind = json_string_value(json_object_get(names, "kind"));
 	/* defaults */
 	if (kind && !json_string_value(json_object_get(names, "singular"))) {
@@ -772,40 +1109,59 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old
 		json_object_set_new(c, "strategy", json_string("None"));
 		json_object_set_new(spec, "conversion", c);
 	}
+	json_t *svc = json_object_get(
+	    json_object_get(
+		json_object_get(json_object_get(spec, "conversion"), "webhook"),
+		"clientConfig"),
+	    "service");
+	if (json_is_object(svc) && !json_object_get(svc, "port"))
+		json_object_set_new(svc, "port", json_integer(443));
 	/* validation */
 	const char *name = json_string_value(
-		json_object_get(json_object_get(obj, "metadata"), "name"));
+	    json_object_get(json_object_get(obj, "metadata"), "name"));
 	if (!group || !*group)
-		srv_error_cause(err, "FieldValueRequired", "spec.group", "Required value");
+		srv_error_cause(err, "FieldValueRequired", "spec.group",
+				"Required value");
 	else if (!strchr(group, '.'))
 		srv_error_cause(err, "FieldValueInvalid", "spec.group",
-				"Invalid value: \"%s\": should be a domain with at least one dot",
+				"Invalid value: \"%s\": should be a domain "
+				"with at least one dot",
 				group);
 	const char *scope = json_string_value(json_object_get(spec, "scope"));
 	if (!scope || (strcmp(scope, "Cluster") && strcmp(scope, "Namespaced")))
-		srv_error_cause(err, scope ? "FieldValueNotSupported" : "FieldValueRequired",
+		srv_error_cause(err,
+				scope ? "FieldValueNotSupported"
+				      : "FieldValueRequired",
 				"spec.scope",
-				scope ? "Unsupported value: \"%s\": supported values: \"Cluster\", \"Namespaced\""
+				scope ? "Unsupported value: \"%s\": supported "
+					"values: \"Cluster\", \"Namespaced\""
 				      : "Required value%s",
 				scope ? scope : "");
 	if (!dns1035(plural))
 		srv_error_cause(err, "FieldValueInvalid", "spec.names.plural",
-				"Invalid value: \"%s\": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+				"Invalid value: \"%s\": a DNS-1035 label must "
+				"consist of lower case alphanumeric characters "
+				"or '-', start with an alphabetic character, "
+				"and end with an alphanumeric character",
 				plural ? plural : "");
 	if (!dns1035(json_string_value(json_object_get(names, "singular"))))
 		srv_error_cause(err, "FieldValueInvalid", "spec.names.singular",
 				"Invalid value: must be a DNS-1035 label");
 	if (!dns1035_mixed(kind))
-		srv_error_cause(err, "FieldValueInvalid", "spec.names.kind",
-				"Invalid value: \"%s\": may have mixed case, but should otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?",
-				kind ? kind : "");
+		srv_error_cause(
+		    err, "FieldValueInvalid", "spec.names.kind",
+		    "Invalid value: \"%s\": may have mixed case, but should "
+		    "otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?",
+		    kind ? kind : "");
 	const char *lk = json_string_value(json_object_get(names, "listKind"));
 	if (!dns1035_mixed(lk))
-		srv_error_cause(err, "FieldValueInvalid", "spec.names.listKind",
-				"Invalid value: must be a DNS-1035 label (mixed case)");
+		srv_error_cause(
+		    err, "FieldValueInvalid", "spec.names.listKind",
+		    "Invalid value: must be a DNS-1035 label (mixed case)");
 	else if (kind && !strcmp(kind, lk))
 		srv_error_cause(err, "FieldValueInvalid", "spec.names.listKind",
-				"Invalid value: \"%s\": kind and listKind may not be the same",
+				"Invalid value: \"%s\": kind and listKind may "
+				"not be the same",
 				lk);
 	size_t i;
 	json_t *v;
@@ -814,16 +1170,19 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old
 		if (!dns1035(json_string_value(v))) {
 			char f[64];
 			snprintf(f, sizeof f, "spec.names.shortNames[%zu]", i);
-			srv_error_cause(err, "FieldValueInvalid", f,
-					"Invalid value: must be a DNS-1035 label");
+			srv_error_cause(
+			    err, "FieldValueInvalid", f,
+			    "Invalid value: must be a DNS-1035 label");
 		}
 	}
 	if (name && group && plural) {
 		char want[512];
 		snprintf(want, sizeof want, "%s.%s", plural, group);
 		if (strcmp(name, want))
-			srv_error_cause(err, "FieldValueInvalid", "metadata.name",
-					"Invalid value: \"%s\": must be spec.names.plural+\".\"+spec.group",
+			srv_error_cause(err, "FieldValueInvalid",
+					"metadata.name",
+					"Invalid value: \"%s\": must be "
+					"spec.names.plural+\".\"+spec.group",
 					name);
 	}
 	json_t *versions = json_object_get(spec, "versions");
@@ -835,14 +1194,17 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old
 		char f[80];
 		snprintf(f, sizeof f, "spec.versions[%zu].name", i);
 		if (!dns1035(vn))
-			srv_error_cause(err, "FieldValueInvalid", f,
-					"Invalid value: must be a DNS-1035 label");
+			srv_error_cause(
+			    err, "FieldValueInvalid", f,
+			    "Invalid value: must be a DNS-1035 label");
 		for (size_t j = 0; j < i && vn; j++) {
-			const char *o = json_string_value(
-				json_object_get(json_array_get(versions, j), "name"));
+			const char *o = json_string_value(json_object_get(
+			    json_array_get(versions, j), "name"));
 			if (o && !strcmp(o, vn)) {
-				srv_error_cause(err, "FieldValueInvalid", "spec.versions",
-						"Invalid value: must contain unique version names");
+				srv_error_cause(err, "FieldValueInvalid",
+						"spec.versions",
+						"Invalid value: must contain "
+						"unique version names");
 				break;
 			}
 		}
@@ -850,9 +1212,11 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old
 			n_storage++;
 			storage = vn;
 		}
-		if (!json_is_object(json_object_get(json_object_get(v, "schema"),
-						    "openAPIV3Schema"))) {
-			snprintf(f, sizeof f, "spec.versions[%zu].schema.openAPIV3Schema", i);
+		if (!json_is_object(json_object_get(
+			json_object_get(v, "schema"), "openAPIV3Schema"))) {
+			snprintf(f, sizeof f,
+				 "spec.versions[%zu].schema.openAPIV3Schema",
+				 i);
 			srv_error_cause(err, "FieldValueRequired", f,
 					"Required value: schemas are required");
 		}
@@ -862,25 +1226,37 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old
 		return rc;
 	if (n_storage != 1)
 		srv_error_cause(err, "FieldValueInvalid", "spec.versions",
-				"Invalid value: must have exactly one version marked as storage version");
+				"Invalid value: must have exactly one version "
+				"marked as storage version");
+	check_conversion(json_object_get(spec, "conversion"), err);
 	if (json_is_true(json_object_get(spec, "preserveUnknownFields")))
-		srv_error_cause(err, "FieldValueInvalid", "spec.preserveUnknownFields",
-				"Invalid value: true: cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead");
+		srv_error_cause(err, "FieldValueInvalid",
+				"spec.preserveUnknownFields",
+				"Invalid value: true: cannot set to true, set "
+				"x-kubernetes-preserve-unknown-fields to true "
+				"in spec.versions[*].schema instead");
 	if (old) {
 		json_t *ospec = json_object_get(old, "spec");
-		const char *og = json_string_value(json_object_get(ospec, "group"));
+		const char *og =
+		    json_string_value(json_object_get(ospec, "group"));
 		const char *op = json_string_value(
-			json_object_get(json_object_get(ospec, "names"), "plural"));
-		const char *os = json_string_value(json_object_get(ospec, "scope"));
+		    json_object_get(json_object_get(ospec, "names"), "plural"));
+		const char *os =
+		    json_string_value(json_object_get(ospec, "scope"));
 		if (og && group && strcmp(og, group))
-			srv_error_cause(err, "FieldValueInvalid", "spec.group",
-					"Invalid value: \"%s\": field is immutable", group);
+			srv_error_cause(
+			    err, "FieldValueInvalid", "spec.group",
+			    "Invalid value: \"%s\": field is immutable", group);
 		if (op && plural && strcmp(op, plural))
-			srv_error_cause(err, "FieldValueInvalid", "spec.names.plural",
-					"Invalid value: \"%s\": field is immutable", plural);
-		if (os && scope && strcmp(os, scope) && condition_true(old, "Established"))
-			srv_error_cause(err, "FieldValueInvalid", "spec.scope",
-					"Invalid value: \"%s\": field is immutable", scope);
+			srv_error_cause(
+			    err, "FieldValueInvalid", "spec.names.plural",
+			    "Invalid value: \"%s\": field is immutable",
+			    plural);
+		if (os && scope && strcmp(os, scope) &&
+		    condition_true(old, "Established"))
+			srv_error_cause(
+			    err, "FieldValueInvalid", "spec.scope",
+			    "Invalid value: \"%s\": field is immutable", scope);
 	}
 	if (crd_invalid(obj, err))
 		return err->code;
@@ -896,24 +1272,26 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old
 		json_array_append_new(sv, json_string(storage));
 		json_object_set_new(st, "storedVersions", sv);
 		json_object_set_new(obj, "status", st);
-		json_object_set_new(json_object_get(obj, "metadata"), "generation",
-				    json_integer(1));
+		json_object_set_new(json_object_get(obj, "metadata"),
+				    "generation", json_integer(1));
 	} else {
 		json_t *ost = json_object_get(old, "status");
 		json_t *st = ost ? json_deep_copy(ost) : json_object();
 		json_t *sv = json_object_get(st, "storedVersions");
 		bool have = false;
-		json_array_foreach(sv, i, v)
-			have = have || (json_string_value(v) && !strcmp(json_string_value(v), storage));
+		json_array_foreach(sv, i, v) have =
+		    have || (json_string_value(v) &&
+			     !strcmp(json_string_value(v), storage));
 		if (!have && json_is_array(sv))
 			json_array_append_new(sv, json_string(storage));
 		json_object_set_new(obj, "status", st);
 		json_t *om = json_object_get(old, "metadata");
-		json_int_t gen = json_integer_value(json_object_get(om, "generation"));
+		json_int_t gen =
+		    json_integer_value(json_object_get(om, "generation"));
 		if (!json_equal(json_object_get(old, "spec"), spec))
 			gen++;
-		json_object_set_new(json_object_get(obj, "metadata"), "generation",
-				    json_integer(gen ? gen : 1));
+		json_object_set_new(json_object_get(obj, "metadata"),
+				    "generation", json_integer(gen ? gen : 1));
 	}
 	return LP_OK;
 }
@@ -930,7 +1308,7 @@ json_t *srv_crd_status(const json_t *crd)
 	json_t *names = json_object_get(spec, "names");
 	const char *group = json_string_value(json_object_get(spec, "group"));
 	const char *uid = json_string_value(
-		json_object_get(json_object_get(crd, "metadata"), "uid"));
+	    json_object_get(json_object_get(crd, "metadata"), "uid"));
 	const char *conflict = NULL, *reason = NULL;
 	char msg[512] = "";
 	struct crdmap *m = map_get();
@@ -938,26 +1316,34 @@ json_t *srv_crd_status(const json_t *crd)
 	for (i = 0; m && i < m->n; i++) {
 		const json_t *other = m->c[i]->crd;
 		const char *ouid = json_string_value(
-			json_object_get(json_object_get(other, "metadata"), "uid"));
+		    json_object_get(json_object_get(other, "metadata"), "uid"));
 		if (uid && ouid && !strcmp(uid, ouid))
 			continue;
 		const char *og = json_string_value(
-			json_object_get(json_object_get(other, "spec"), "group"));
+		    json_object_get(json_object_get(other, "spec"), "group"));
 		if (!og || !group || strcmp(og, group))
 			continue;
-		json_t *acc = json_object_get(json_object_get(other, "status"), "acceptedNames");
+		json_t *acc = json_object_get(json_object_get(other, "status"),
+					      "acceptedNames");
 		static const char *const rfields[] = {"plural", "singular"};
 		for (int f = 0; f < 2 && !conflict; f++) {
-			const char *want = json_string_value(json_object_get(names, rfields[f]));
-			const char *pv = json_string_value(json_object_get(acc, "plural"));
-			const char *sv = json_string_value(json_object_get(acc, "singular"));
-			if (want && ((pv && !strcmp(want, pv)) || (sv && !strcmp(want, sv)))) {
+			const char *want = json_string_value(
+			    json_object_get(names, rfields[f]));
+			const char *pv =
+			    json_string_value(json_object_get(acc, "plural"));
+			const char *sv =
+			    json_string_value(json_object_get(acc, "singular"));
+			if (want && ((pv && !strcmp(want, pv)) ||
+				     (sv && !strcmp(want, sv)))) {
 				conflict = want;
-				reason = f ? "SingularConflict" : "PluralConflict";
+				reason =
+				    f ? "SingularConflict" : "PluralConflict";
 			}
 		}
-		const char *kind = json_string_value(json_object_get(names, "kind"));
-		const char *okind = json_string_value(json_object_get(acc, "kind"));
+		const char *kind =
+		    json_string_value(json_object_get(names, "kind"));
+		const char *okind =
+		    json_string_value(json_object_get(acc, "kind"));
 		if (!conflict && kind && okind && !strcmp(kind, okind)) {
 			conflict = kind;
 			reason = "KindConflict";
@@ -985,14 +1371,19 @@ json_t *srv_crd_status(const json_t *crd)
 		json_object_set_new(na, "message", json_string(msg));
 		json_object_set_new(es, "status", json_string("False"));
 		json_object_set_new(es, "reason", json_string("NotAccepted"));
-		json_object_set_new(es, "message", json_string("not all names are accepted"));
+		json_object_set_new(es, "message",
+				    json_string("not all names are accepted"));
 	} else {
 		json_object_set_new(na, "status", json_string("True"));
 		json_object_set_new(na, "reason", json_string("NoConflicts"));
-		json_object_set_new(na, "message", json_string("no conflicts found"));
+		json_object_set_new(na, "message",
+				    json_string("no conflicts found"));
 		json_object_set_new(es, "status", json_string("True"));
-		json_object_set_new(es, "reason", json_string("InitialNamesAccepted"));
-		json_object_set_new(es, "message", json_string("the initial names have been accepted"));
+		json_object_set_new(es, "reason",
+				    json_string("InitialNamesAccepted"));
+		json_object_set_new(
+		    es, "message",
+		    json_string("the initial names have been accepted"));
 		json_object_set(st, "acceptedNames", names);
 	}
 	json_array_append_new(conds, na);
@@ -1000,24 +1391,29 @@ json_t *srv_crd_status(const json_t *crd)
 	/* keep a Terminating condition if present */
 	size_t j;
 	json_t *c;
-	json_array_foreach(json_object_get(json_object_get(crd, "status"), "conditions"), j, c)
+	json_array_foreach(
+	    json_object_get(json_object_get(crd, "status"), "conditions"), j, c)
 	{
 		const char *t = json_string_value(json_object_get(c, "type"));
 		if (t && strcmp(t, "NamesAccepted") && strcmp(t, "Established"))
 			json_array_append(conds, c);
 	}
 	/* unchanged statuses keep their transition times */
-	json_t *old = json_object_get(json_object_get(crd, "status"), "conditions");
+	json_t *old =
+	    json_object_get(json_object_get(crd, "status"), "conditions");
 	json_array_foreach(conds, i, c)
 	{
 		json_t *oc;
 		json_array_foreach(old, j, oc)
 		{
-			if (json_equal(json_object_get(oc, "type"), json_object_get(c, "type")) &&
-			    json_equal(json_object_get(oc, "status"), json_object_get(c, "status")) &&
+			if (json_equal(json_object_get(oc, "type"),
+				       json_object_get(c, "type")) &&
+			    json_equal(json_object_get(oc, "status"),
+				       json_object_get(c, "status")) &&
 			    json_object_get(oc, "lastTransitionTime"))
-				json_object_set(c, "lastTransitionTime",
-						json_object_get(oc, "lastTransitionTime"));
+				json_object_set(
+				    c, "lastTransitionTime",
+				    json_object_get(oc, "lastTransitionTime"));
 		}
 	}
 	json_object_set_new(st, "conditions", conds);
@@ -1038,14 +1434,16 @@ static bool content_changed(const json_t *a, const json_t *b, bool skip_status)
 	json_t *v;
 	json_object_foreach((json_t *)a, k, v)
 	{
-		if (!strcmp(k, "metadata") || (skip_status && !strcmp(k, "status")))
+		if (!strcmp(k, "metadata") ||
+		    (skip_status && !strcmp(k, "status")))
 			continue;
 		if (!json_equal(v, json_object_get(b, k)))
 			return true;
 	}
 	json_object_foreach((json_t *)b, k, v)
 	{
-		if (!strcmp(k, "metadata") || (skip_status && !strcmp(k, "status")))
+		if (!strcmp(k, "metadata") ||
+		    (skip_status && !strcmp(k, "status")))
 			continue;
 		if (!json_object_get(a, k))
 			return true;
@@ -1070,7 +1468,7 @@ lp_err srv_prep_cr(const struct srv_resource *r, json_t *obj, const json_t *old,
 		return LP_OK;
 	}
 	json_int_t gen = json_integer_value(
-		json_object_get(json_object_get(old, "metadata"), "generation"));
+	    json_object_get(json_object_get(old, "metadata"), "generation"));
 	if (content_changed(obj, old, ci->status))
 		gen++;
 	json_object_set_new(m, "generation", json_integer(gen ? gen : 1));
@@ -1097,23 +1495,167 @@ bool srv_cr_needs_convert(const struct srv_resource *r)
 	return r->crd && strcmp(r->version, r->crd->storage_version) != 0;
 }
 
-char *srv_cr_convert(const struct srv_resource *r, const char *bytes, size_t len,
-		     size_t *out_len)
+lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
+		      size_t len, char **out, size_t *out_len,
+		      struct srv_error *err)
 {
-	if (!r->crd || !strcmp(r->version, r->crd->storage_version))
-		return NULL;
-	json_t *o = json_loadb(bytes, len, 0, NULL);
-	if (!o)
-		return NULL;
+	*out = NULL;
+	if (!r->crd)
+		return LP_OK;
+	if (!strcmp(r->version, r->crd->storage_version))
+		return LP_OK; /* the common case: stored bytes serve as they are
+			       */
 	char gv[320];
 	snprintf(gv, sizeof gv, "%s/%s", r->group, r->version);
+	json_t *o = json_loadb(bytes, len, 0, NULL);
+	if (!o)
+		return LP_OK;
 	json_object_set_new(o, "apiVersion", json_string(gv));
 	reg_canonical(o);
 	char *s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
-	if (s)
-		*out_len = strlen(s);
-	return s;
+	if (!s)
+		return srv_error_set(err, LP_E_NOMEM, "out of memory");
+	*out = s;
+	*out_len = strlen(s);
+	return LP_OK;
+}
+
+/* kube's definition name for a CRD kind: the group reversed, then version
+   and kind ("com.example.stable.v1.CronTab"). */
+void srv_cr_schema_name(const struct srv_resource *r, const char *kind,
+			char *buf, size_t n)
+{
+	size_t o = 0;
+	const char *g = r->group, *end = g + strlen(g);
+	while (end > g && o < n) {
+		const char *dot = end;
+		while (dot > g && dot[-1] != '.')
+			dot--;
+		o += (size_t)snprintf(buf + o, n - o, "%.*s.", (int)(end - dot),
+				      dot);
+		end = dot > g ? dot - 1 : g;
+	}
+	if (o < n)
+		snprintf(buf + o, n - o, "%s.%s", r->version, kind);
+}
+
+static json_t *gvk_list(const struct srv_resource *r, const char *kind)
+{
+	return json_pack("[{s:s,s:s,s:s}]", "group", r->group, "kind", kind,
+			 "version", r->version);
+}
+
+static json_t *string_prop(const char *desc)
+{
+	return json_pack("{s:s,s:s}", "description", desc, "type", "string");
+}
+
+static json_t *ref_prop(const char *ref, const char *desc)
+{
+	char full[160];
+	snprintf(full, sizeof full, "#/components/schemas/%s", ref);
+	return json_pack("{s:[{s:s}],s:{},s:s}", "allOf", "$ref", full,
+			 "default", "description", desc);
+}
+
+static void type_meta(json_t *props)
+{
+	json_object_set_new(
+	    props, "apiVersion",
+	    string_prop("APIVersion defines the versioned schema of this "
+			"representation of an object. Servers should convert "
+			"recognized schemas to the latest internal value, and "
+			"may reject unrecognized values. More info: "
+			"https://git.k8s.io/community/contributors/devel/"
+			"sig-architecture/api-conventions.md#resources"));
+	json_object_set_new(
+	    props, "kind",
+	    string_prop("Kind is a string value representing the REST resource "
+			"this object represents. Servers may infer this from "
+			"the endpoint the client submits requests to. Cannot "
+			"be updated. In CamelCase. More info: "
+			"https://git.k8s.io/community/contributors/devel/"
+			"sig-architecture/api-conventions.md#types-kinds"));
+}
+
+/*
+ * The version's kind and list schemas as kube's CRD OpenAPI builder
+ * publishes them (new references added to schemas): the CRD's
+ * openAPIV3Schema with apiVersion and kind described, metadata a reference
+ * to ObjectMeta, and x-kubernetes-group-version-kind, which kubectl explain
+ * looks the kind up by.
+ */
+void srv_cr_openapi(const struct srv_resource *r, json_t *schemas)
+{
+	const json_t *src = r->crd ? version_schema(r->crd->version) : NULL;
+	json_t *sch = json_is_object(src) ? json_deep_copy(src) : json_object();
+	if (!sch)
+		return;
+	if (!json_object_get(sch, "type"))
+		json_object_set_new(sch, "type", json_string("object"));
+	json_t *props = json_object_get(sch, "properties");
+	if (!json_is_object(props)) {
+		props = json_object();
+		json_object_set_new(sch, "properties", props);
+	}
+	type_meta(props);
+	json_object_set_new(
+	    props, "metadata",
+	    ref_prop("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+		     "Standard object's metadata. More info: "
+		     "https://git.k8s.io/community/contributors/devel/"
+		     "sig-architecture/api-conventions.md#metadata"));
+	json_object_set_new(sch, "x-kubernetes-group-version-kind",
+			    gvk_list(r, r->kind));
+	char name[400], list_name[400];
+	srv_cr_schema_name(r, r->kind, name, sizeof name);
+	srv_cr_schema_name(r, r->list_kind, list_name, sizeof list_name);
+	json_object_set_new(schemas, name, sch);
+
+	char ref[450], desc[300];
+	snprintf(ref, sizeof ref, "#/components/schemas/%s", name);
+	snprintf(desc, sizeof desc, "%s is a list of %s", r->list_kind,
+		 r->kind);
+	json_t *lprops = json_object();
+	type_meta(lprops);
+	char items_desc[400];
+	snprintf(items_desc, sizeof items_desc,
+		 "List of %s. More info: "
+		 "https://git.k8s.io/community/contributors/devel/"
+		 "sig-architecture/api-conventions.md",
+		 r->resource);
+	json_object_set_new(lprops, "items",
+			    json_pack("{s:s,s:s,s:{s:s}}", "description",
+				      items_desc, "type", "array", "items",
+				      "$ref", ref));
+	json_object_set_new(
+	    lprops, "metadata",
+	    ref_prop("io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+		     "Standard list metadata. More info: "
+		     "https://git.k8s.io/community/contributors/devel/"
+		     "sig-architecture/api-conventions.md#types-kinds"));
+	json_t *list = json_pack(
+	    "{s:s,s:[s],s:o,s:s,s:o}", "description", desc, "required", "items",
+	    "properties", lprops, "type", "object",
+	    "x-kubernetes-group-version-kind", gvk_list(r, r->list_kind));
+	if (list)
+		json_object_set_new(schemas, list_name, list);
+}
+
+uint64_t srv_cr_serial(const struct srv_resource *r)
+{
+	return r->crd ? r->crd->serial : 0;
+}
+
+const char *srv_cr_deprecation(const struct srv_resource *r)
+{
+	return r->crd ? r->crd->deprecation : NULL;
+}
+
+const char *srv_cr_webhook_warning(const struct srv_resource *r)
+{
+	return r->crd ? r->crd->webhook_warning : NULL;
 }
 
 /* ------------------------------------------------------------ CRD hooks */
@@ -1130,7 +1672,8 @@ static bool settle(eng *e, const json_t *crd)
 		return false;
 	json_t *meta = json_object_get(crd, "metadata");
 	const char *name = json_string_value(json_object_get(meta, "name"));
-	const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+	const char *rv =
+	    json_string_value(json_object_get(meta, "resourceVersion"));
 	struct reg_key k;
 	if (!name || !rv || crd_key(name, &k)) {
 		json_decref(st);
@@ -1141,7 +1684,8 @@ static bool settle(eng *e, const json_t *crd)
 	struct eng_cmp cmp = {ENG_CMP_MOD, strtoll(rv, NULL, 10)};
 	char *out = NULL;
 	size_t ol;
-	bool wrote = reg_put(e, &k, next, &cmp, false, NULL, &out, &ol, NULL) == LP_OK;
+	bool wrote =
+	    reg_put(e, &k, next, &cmp, false, NULL, &out, &ol, NULL) == LP_OK;
 	free(out);
 	json_decref(next);
 	if (wrote)
@@ -1153,7 +1697,8 @@ static bool settle(eng *e, const json_t *crd)
 static bool names_waiting(const json_t *crd)
 {
 	json_t *spec = json_object_get(crd, "spec");
-	json_t *acc = json_object_get(json_object_get(crd, "status"), "acceptedNames");
+	json_t *acc =
+	    json_object_get(json_object_get(crd, "status"), "acceptedNames");
 	return !condition_true(crd, "NamesAccepted") ||
 	       !json_equal(json_object_get(spec, "names"), acc);
 }
@@ -1168,8 +1713,8 @@ static void settle_waiting(eng *e, const char *group)
 		bool wrote = false;
 		for (size_t i = 0; m && i < m->n; i++) {
 			const json_t *crd = m->c[i]->crd;
-			const char *g = json_string_value(
-				json_object_get(json_object_get(crd, "spec"), "group"));
+			const char *g = json_string_value(json_object_get(
+			    json_object_get(crd, "spec"), "group"));
 			if (group && (!g || strcmp(g, group)))
 				continue;
 			if (!group || names_waiting(crd))
@@ -1204,13 +1749,13 @@ void srv_crd_after_write(eng *e, const char *name)
 	size_t pos = map_pos(m, name, &found);
 	if (found) {
 		const char *g = json_string_value(json_object_get(
-			json_object_get(m->c[pos]->crd, "spec"), "group"));
+		    json_object_get(m->c[pos]->crd, "spec"), "group"));
 		snprintf(group, sizeof group, "%s", g ? g : "");
 	}
 	json_t *crd = reload_one(e, name);
 	if (crd) {
 		const char *g = json_string_value(
-			json_object_get(json_object_get(crd, "spec"), "group"));
+		    json_object_get(json_object_get(crd, "spec"), "group"));
 		snprintf(group, sizeof group, "%s", g ? g : "");
 		settle(e, crd);
 		json_decref(crd);
@@ -1260,7 +1805,7 @@ lp_err srv_crd_before_delete(eng *e, const json_t *crd)
 	json_t *spec = json_object_get(crd, "spec");
 	const char *group = json_string_value(json_object_get(spec, "group"));
 	const char *plural = json_string_value(
-		json_object_get(json_object_get(spec, "names"), "plural"));
+	    json_object_get(json_object_get(spec, "names"), "plural"));
 	struct reg_key prefix;
 	if (!group || !plural || reg_list_prefix(group, plural, NULL, &prefix))
 		return LP_OK;

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "lapis/engine.h"
 #include "resources.h"
@@ -19,10 +20,30 @@ lp_err srv_prep_cr(const struct srv_resource *r, json_t *obj, const json_t *old,
 /* The status the naming and establishing controllers would write (new), or
    NULL when the CRD's status is already that. */
 json_t *srv_crd_status(const json_t *crd);
-/* A custom resource's stored bytes in the version r serves (new), or NULL
-   when it is the storage version. */
-char *srv_cr_convert(const struct srv_resource *r, const char *bytes, size_t len,
-		     size_t *out_len);
+/* A custom resource's stored bytes in the version r serves: *out (new) is
+   set when they differ, NULL when the bytes serve as they are. Conversion
+   is strategy None's, also for a Webhook CRD (lapis calls no webhook; see
+   srv_cr_webhook_warning). */
+lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
+		      size_t len, char **out, size_t *out_len,
+		      struct srv_error *err);
+/* The Warning every request to a version other than the storage version
+   of a Webhook CRD carries (lapis converts as with strategy None and says
+   so), or NULL. Borrowed: valid while r is held. */
+const char *srv_cr_webhook_warning(const struct srv_resource *r);
+/* The Warning every request to r's version carries (a deprecated version),
+   or NULL. Borrowed: valid while r is held. */
+const char *srv_cr_deprecation(const struct srv_resource *r);
+/* Add the kind's and its list's OpenAPI v3 schemas, as kube publishes a
+   CRD version's (the openAPIV3Schema with type meta, an ObjectMeta
+   reference and x-kubernetes-group-version-kind), to schemas. */
+void srv_cr_openapi(const struct srv_resource *r, json_t *schemas);
+/* kube's schema name for a CRD kind: "<reversed group>.<version>.<kind>". */
+void srv_cr_schema_name(const struct srv_resource *r, const char *kind,
+			char *buf, size_t n);
+/* A number no other descriptor built in this process has (0: built-ins):
+   what a CRD descriptor serves never changes while it keeps its serial. */
+uint64_t srv_cr_serial(const struct srv_resource *r);
 /* The version's compiled schema, or NULL. */
 struct srv_schema;
 const struct srv_schema *srv_cr_schema(const struct srv_resource *r);

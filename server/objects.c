@@ -437,6 +437,21 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 		fail_res(r, res, name, &err);
 		return;
 	}
+	if (res->custom) {
+		/* served in the asked version (the YAML and Table forms too) */
+		char *conv = NULL;
+		size_t cl;
+		if (srv_cr_convert(res, c.bytes, c.len, &conv, &cl, &err)) {
+			reg_obj_free(&c);
+			srv_reply_error(r, &err, NULL);
+			return;
+		}
+		if (conv) {
+			reg_obj_free(&c);
+			c.bytes = conv;
+			c.len = cl;
+		}
+	}
 	if (r->neg.out != SRV_OUT_PLAIN && reg_obj_decode(&c) == LP_OK) {
 		json_t *out;
 		if (r->neg.out == SRV_OUT_PARTIAL) {
@@ -459,13 +474,6 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 	if (srv_wants_yaml(r) && reg_obj_decode(&c) == LP_OK) {
 		srv_reply_json(r, 200, json_incref(c.obj));
 		reg_obj_free(&c);
-		return;
-	}
-	size_t cl;
-	char *conv = res->custom ? srv_cr_convert(res, c.bytes, c.len, &cl) : NULL;
-	if (conv) {
-		reg_obj_free(&c);
-		srv_reply_take(r, 200, "application/json", conv, cl);
 		return;
 	}
 	srv_reply_take(r, 200, "application/json", c.bytes, c.len);
@@ -530,6 +538,7 @@ struct list_ctx {
 	struct growbuf *out;
 	size_t n_items;
 	json_t *items;	  /* when set: collect decoded objects instead */
+	struct srv_error err; /* set when an item cannot be served */
 };
 
 struct field_ud {
@@ -564,13 +573,24 @@ static enum eng_take list_cb(void *ud, const struct eng_record *rec)
 	struct list_ctx *c = ud;
 	bool filtered = (c->lsel && !srv_lsel_empty(c->lsel)) ||
 			(c->fsel && !srv_fsel_empty(c->fsel));
+	const char *bytes = (const char *)rec->value;
+	size_t len = rec->value_len;
+	char *conv = NULL;
+	size_t cl;
+	if (c->res->custom &&
+	    srv_cr_convert(c->res, bytes, len, &conv, &cl, &c->err))
+		return ENG_STOP;
+	if (conv) {
+		bytes = conv;
+		len = cl;
+	}
 	json_t *obj = NULL;
 	if (filtered || c->items) {
-		obj = json_loadb((const char *)rec->value, rec->value_len, 0, NULL);
-		if (!obj)
-			return ENG_SKIP;
-		if (filtered && !srv_object_matches(c->res, c->lsel, c->fsel, obj)) {
+		obj = json_loadb(bytes, len, 0, NULL);
+		if (!obj || (filtered && !srv_object_matches(c->res, c->lsel,
+							     c->fsel, obj))) {
 			json_decref(obj);
+			free(conv);
 			return ENG_SKIP;
 		}
 	}
@@ -580,18 +600,9 @@ static enum eng_take list_cb(void *ud, const struct eng_record *rec)
 		json_decref(obj);
 		if (c->n_items)
 			gb_put(c->out, ",", 1);
-		size_t cl;
-		char *conv = c->res->custom
-				     ? srv_cr_convert(c->res, (const char *)rec->value,
-						      rec->value_len, &cl)
-				     : NULL;
-		if (conv) {
-			gb_put(c->out, conv, cl);
-			free(conv);
-		} else {
-			gb_put(c->out, rec->value, rec->value_len);
-		}
+		gb_put(c->out, bytes, len);
 	}
+	free(conv);
 	c->n_items++;
 	return c->out->oom ? ENG_STOP : ENG_TAKE;
 }
@@ -770,10 +781,10 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 				      &token, &remaining, &err);
 		list_opts_free(&o);
 		free(b.p);
-		if (rc) {
+		if (rc || c.err.code) {
 			json_decref(c.items);
 			free(token);
-			srv_reply_error(r, &err, NULL);
+			srv_reply_error(r, rc ? &err : &c.err, NULL);
 			return;
 		}
 		json_t *lm = json_object();
@@ -809,10 +820,10 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 	lp_err rc = read_list(srv_engine(r->s), res, ns, &o, &c, &rev, &token,
 			      &remaining, &err);
 	list_opts_free(&o);
-	if (rc) {
+	if (rc || c.err.code) {
 		free(b.p);
 		free(token);
-		srv_reply_error(r, &err, NULL);
+		srv_reply_error(r, rc ? &err : &c.err, NULL);
 		return;
 	}
 	gb_str(&b, "]}");
@@ -2024,10 +2035,10 @@ static void do_deletecollection(struct srv_req *r, const struct srv_resource *re
 	free(token);
 	free(unused.p);
 	list_opts_free(&lo);
-	if (rc) {
+	if (rc || c.err.code) {
 		json_decref(items);
 		json_decref(o.body);
-		srv_reply_error(r, &err, NULL);
+		srv_reply_error(r, rc ? &err : &c.err, NULL);
 		return;
 	}
 	size_t i;
@@ -2284,6 +2295,14 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	const char *sub = ri->subresource;
 	char gr[320];
 	srv_resource_gr(res, gr, sizeof gr);
+	/* A deprecated CRD version warns on every request, errors included,
+	   as kube's crdHandler does before it dispatches. */
+	const char *deprecation = srv_cr_deprecation(res);
+	if (deprecation)
+		srv_warn(r, "%s", deprecation);
+	const char *webhook = srv_cr_webhook_warning(res);
+	if (webhook)
+		srv_warn(r, "%s", webhook);
 	/* The namespaces resource: its namespace is its name. */
 	if (!res->namespaced && ns[0] && strcmp(res->resource, "namespaces")) {
 		srv_reply_fail(r, LP_E_NOTFOUND,

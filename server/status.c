@@ -77,6 +77,8 @@ static struct mapping map(lp_err rc)
 		return (struct mapping){504, "Timeout"};
 	case LP_E_UNAVAILABLE:
 		return (struct mapping){503, "ServiceUnavailable"};
+	case LP_E_INTERNAL:
+		return (struct mapping){500, "InternalError"};
 	case LP_E__COUNT:
 		break;
 	}

@@ -173,15 +173,22 @@ static bool frame_raw(struct wstream *ws, const char *type, const void *obj,
 
 static bool frame_conv(struct wstream *ws, const char *type, const void *obj,
 		       size_t n);
+static void emit_error(struct wstream *ws, int code, const char *reason,
+		       const char *msg);
 
 /* Frame an object, converted to the negotiated form and version. */
 static bool frame(struct wstream *ws, const char *type, const void *obj,
 		  size_t n)
 {
 	size_t cl;
-	char *conv = ws->res->custom
-			     ? srv_cr_convert(ws->res, obj, n, &cl)
-			     : NULL;
+	char *conv = NULL;
+	struct srv_error err = {0};
+	if (ws->res->custom &&
+	    srv_cr_convert(ws->res, obj, n, &conv, &cl, &err)) {
+		emit_error(ws, srv_status_code(err.code),
+			   srv_status_reason(err.code), err.message);
+		return true;
+	}
 	if (conv) {
 		bool ok;
 		if (ws->neg.out == SRV_OUT_PLAIN)

@@ -42,7 +42,8 @@
 	X(ENTITYTOOLARGE, "request entity too large")                             \
 	X(TOOMANY, "too many requests")                                           \
 	X(TIMEOUT, "timeout")                                                     \
-	X(UNAVAILABLE, "service unavailable")
+	X(UNAVAILABLE, "service unavailable")                                     \
+	X(INTERNAL, "internal error")
 
 typedef enum lp_err {
 #define LP__ERR_ENUM(name, text) LP_E_##name,

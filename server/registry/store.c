@@ -184,12 +184,15 @@ struct walk {
 	char *last;
 	size_t last_len;
 	bool oom;
+	bool stopped; /* fn said ENG_STOP: no further chunk */
 };
 
 static enum eng_take walk_cb(void *ud, const struct eng_record *rec)
 {
 	struct walk *w = ud;
 	enum eng_take t = w->fn(w->ud, rec);
+	if (t == ENG_STOP)
+		w->stopped = true;
 	if (t != ENG_TAKE)
 		return t;
 	char *k = realloc(w->last, rec->key_len + 1);
@@ -273,7 +276,7 @@ lp_err reg_list(eng *e, const struct reg_list_req *q, reg_item_fn fn,
 						 ? carried - (int64_t)res->n_taken
 						 : 0)
 				    : rr.n_remaining;
-		if (!more || (want && res->n_taken >= want))
+		if (!more || w.stopped || (want && res->n_taken >= want))
 			break;
 		/* next chunk: strictly after the last key taken */
 		free(from);

@@ -19,6 +19,7 @@ serve_tls serve "$DATA"
 check "server starts" [ -n "$URL" ]
 export KUBECONFIG=$DATA/kubeconfig HOME=$WORK/home
 mkdir -p "$HOME"
+err_text() { grep -Fq -- "$1" "$WORK/err"; }
 
 # role file expect, one per line
 python3 - "$TD/index.json" >"$WORK/index.txt" <<'PY'
@@ -72,6 +73,14 @@ while read -r role file expect name; do
 	use_crd "$name"
 	expect_rc 0 "example $file is accepted" kubectl apply --validate=false -f "$TD/$file"
 done <"$WORK/index.txt"
+
+# An example in another version than its Webhook CRD's storage version
+# (tekton's v1beta1 Pipeline, index.json: accept) is served with the
+# conversion lapis has (strategy None's) and a Warning that says so.
+expect_rc 0 "a Webhook CRD's example in another version is read back" \
+	kubectl get pipelines.v1beta1.tekton.dev -A -o name
+check "... with the Warning that no webhook was called" \
+	err_text 'asks for webhook conversion, which lapis does not call'
 
 while read -r role file expect name; do
 	[[ $role == invalid ]] || continue
@@ -260,7 +269,6 @@ sed 's/group: stable.example.com/group: nodots/; s/crontabzs.stable.example.com/
 expect_rc 1 "a CRD whose group has no dot is refused" kubectl create -f "$WORK/bad.yaml"
 check "... with kube's message" err_has 'should be a domain with at least one dot'
 
-err_text() { grep -Fq -- "$1" "$WORK/err"; }
 # Structural schemas (reference §8.6): kube's paths, spec.validation when
 # every version has the same schema, spec.versions[i].schema otherwise.
 cat >"$WORK/nonstruct.yaml" <<'YAML'
@@ -311,6 +319,133 @@ sed -i '0,/^            properties:/s//            type: object\n            pro
 expect_rc 0 "the same CRD made structural is accepted" kubectl create -f "$WORK/nonstruct.yaml"
 expect_rc 1 "an update that breaks the schema is refused" kubectl patch crd widgets.struct.example.com --type=json -p '[{"op":"add","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size/default","value":"big"}]'
 check "... the default must validate" err_text 'spec.validation.openAPIV3Schema.properties[spec].properties[size].default'
+
+# Webhook conversion (reference §8.11): accepted and validated as kube
+# validates it; lapis calls no webhook, so another version than the storage
+# version converts as with strategy None (index.json accepts such examples)
+# and every request to it carries a Warning that says so.
+cat >"$WORK/hook.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: hooks.conv.example.com}
+spec:
+  group: conv.example.com
+  scope: Namespaced
+  names: {plural: hooks, singular: hook, kind: Hook}
+  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: [v1]
+      clientConfig:
+        service: {name: conv-webhook, namespace: default, path: /convert}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+  - name: v2
+    served: true
+    storage: false
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+YAML
+hook_variant() { # name, python edit of the CRD's spec.conversion as c
+	python3 - "$WORK/hook.yaml" "$2" >"$WORK/hook-$1.json" <<'PY'
+import json, sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+c = d["spec"]["conversion"]
+exec(sys.argv[2])
+print(json.dumps(d))
+PY
+}
+hook_variant nowebhook 'del c["webhook"]'
+expect_rc 1 "a Webhook CRD without a webhook is refused" kubectl create -f "$WORK/hook-nowebhook.json"
+check "... client config required" err_text 'spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook'
+check "... review versions required" err_text 'spec.conversion.conversionReviewVersions: Required value'
+hook_variant both 'c["webhook"]["clientConfig"]["url"] = "https://example.com/convert"'
+expect_rc 1 "url and service together are refused" kubectl create -f "$WORK/hook-both.json"
+check "... exactly one" err_text 'spec.conversion.webhookClientConfig: Required value: exactly one of url or service is required'
+hook_variant http 'c["webhook"]["clientConfig"] = {"url": "http://example.com/convert?x=1"}'
+expect_rc 1 "an http webhook URL is refused" kubectl create -f "$WORK/hook-http.json"
+check "... https only" err_text "spec.conversion.webhookClientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host[/path]"
+check "... no query" err_text 'spec.conversion.webhookClientConfig.url: Invalid value: "x=1": query parameters are not permitted in the URL'
+hook_variant svc 'c["webhook"]["clientConfig"]["service"] = {"name": "", "namespace": "default", "port": 0, "path": "convert"}'
+expect_rc 1 "a bad service reference is refused" kubectl create -f "$WORK/hook-svc.json"
+check "... name" err_text 'spec.conversion.webhookClientConfig.service.name: Required value: service name is required'
+check "... port" err_text 'spec.conversion.webhookClientConfig.service.port: Invalid value: 0: port is not valid: must be between 1 and 65535, inclusive'
+check "... path" err_text "spec.conversion.webhookClientConfig.service.path: Invalid value: \"convert\": must start with a '/'"
+hook_variant review 'c["webhook"]["conversionReviewVersions"] = ["v2", "v2"]'
+expect_rc 1 "review versions kube does not speak are refused" kubectl create -f "$WORK/hook-review.json"
+check "... duplicate" err_text 'spec.conversion.conversionReviewVersions[1]: Invalid value: "v2": duplicate version'
+check "... must include v1 or v1beta1" err_text 'spec.conversion.conversionReviewVersions: Invalid value: []string{"v2", "v2"}: must include at least one of v1, v1beta1'
+hook_variant bogus 'c["strategy"] = "Bogus"'
+expect_rc 1 "an unknown strategy is refused" kubectl create -f "$WORK/hook-bogus.json"
+check "... None or Webhook" err_text 'spec.conversion.strategy: Unsupported value: "Bogus": supported values: "None", "Webhook"'
+check "... and a webhook without Webhook is forbidden" err_text 'spec.conversion.webhookClientConfig: Forbidden: should not be set when strategy is not set to Webhook'
+expect_rc 0 "a valid Webhook CRD is accepted" kubectl create -f "$WORK/hook.yaml"
+expect_rc 0 "... Established" kubectl get crd hooks.conv.example.com -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}/{.spec.conversion.webhook.clientConfig.service.port}'
+check "... with the service port defaulted to 443" out_has '^True/443$'
+expect_rc 0 "a custom resource in the storage version" kubectl create -f - <<<'{"apiVersion":"conv.example.com/v1","kind":"Hook","metadata":{"name":"h1"},"spec":{"a":1}}'
+expect_rc 0 "... is served in the storage version" kubectl get hooks.v1.conv.example.com h1 -o 'jsonpath={.apiVersion}'
+check "... as it is" out_has '^conv.example.com/v1$'
+expect_rc 0 "... and listed there" kubectl get hooks.v1.conv.example.com
+check "... with it" out_has '^h1 '
+expect_rc 0 "reading it through the other version" kubectl get hooks.v2.conv.example.com h1 -o 'jsonpath={.apiVersion}/{.spec.a}'
+check "... converts as strategy None does" out_has '^conv.example.com/v2/1$'
+check "... with a Warning naming the CRD" err_text 'Warning: conv.example.com/v2 Hook: CustomResourceDefinition hooks.conv.example.com asks for webhook conversion, which lapis does not call; objects are converted to and from the storage version conv.example.com/v1 as with strategy None'
+expect_rc 0 "listing through the other version" kubectl get hooks.v2.conv.example.com -o yaml
+check "... the same Warning" err_text 'which lapis does not call'
+expect_rc 0 "creating through the other version" kubectl create -f - <<<'{"apiVersion":"conv.example.com/v2","kind":"Hook","metadata":{"name":"h2"}}'
+expect_rc 0 "... stores it in the storage version" kubectl get hooks.v1.conv.example.com h2 -o 'jsonpath={.apiVersion}'
+check "... as v1" out_has '^conv.example.com/v1$'
+expect_rc 0 "the storage version carries no such Warning" kubectl get hooks.v1.conv.example.com h2
+check "... none" bash -c "! grep -q 'does not call' '$WORK/err'"
+expect_rc 0 "deleting in the storage version works" kubectl delete hooks.v1.conv.example.com h1
+
+# Deprecated versions: kube's Warning on every request to them.
+cat >"$WORK/depr.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gizmos.depr.example.com}
+spec:
+  group: depr.example.com
+  scope: Namespaced
+  names: {plural: gizmos, singular: gizmo, kind: Gizmo}
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+  - {name: v2, served: false, storage: false, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+  - {name: v1beta1, served: true, storage: false, deprecated: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+  - name: v1alpha1
+    served: true
+    storage: false
+    deprecated: true
+    deprecationWarning: "v1alpha1 gizmos go away in 2.0"
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+YAML
+expect_rc 0 "a CRD with deprecated versions" kubectl apply -f "$WORK/depr.yaml"
+expect_rc 0 "a request to a deprecated version" kubectl get gizmos.v1beta1.depr.example.com
+check "... warns with kube's default text" err_text 'Warning: depr.example.com/v1beta1 Gizmo is deprecated; use depr.example.com/v1 Gizmo'
+expect_rc 1 "an error from a deprecated version" kubectl get gizmos.v1beta1.depr.example.com nope
+check "... warns too" err_text 'Warning: depr.example.com/v1beta1 Gizmo is deprecated'
+expect_rc 0 "a version with a deprecationWarning" kubectl create -f - <<<'{"apiVersion":"depr.example.com/v1alpha1","kind":"Gizmo","metadata":{"name":"z1"}}'
+check "... warns with it" err_text 'Warning: v1alpha1 gizmos go away in 2.0'
+expect_rc 0 "the storage version" kubectl get gizmos.v1.depr.example.com z1
+check "... does not warn" bash -c "! grep -q 'Warning' '$WORK/err'"
+
+# kubectl explain reads a CRD version's schema from its OpenAPI v3 document
+KDIR=$(dirname "$(readlink -f "$(command -v kubectl)")")
+for kc in kubectl "$KDIR/kubectl.1.29" "$KDIR/kubectl.1.33"; do
+	[[ $kc == kubectl || -x $kc ]] || continue
+	v=$(basename "$kc")
+	expect_rc 0 "$v explain of a custom resource" "$kc" explain volumesnapshotclass
+	check "... shows the CRD's description" out_has 'VolumeSnapshotClass specifies parameters that a underlying storage system'
+	check "... its fields, required ones marked" out_has '^  driver	<string> -required-'
+	check "... and metadata as ObjectMeta" out_has '^  metadata	<ObjectMeta>'
+	expect_rc 0 "$v explain of a field" "$kc" explain volumesnapshotclass.deletionPolicy
+	check "... with its description" out_has 'deletionPolicy determines whether a VolumeSnapshotContent created through'
+done
+expect_rc 0 "the OpenAPI document of the group version" kubectl get --raw /openapi/v3/apis/snapshot.storage.k8s.io/v1
+check "... names the kind as kube does" out_has '"io.k8s.storage.snapshot.v1.VolumeSnapshotClass":\{'
+check "... with its GVK" out_has '"x-kubernetes-group-version-kind":\[\{"group":"snapshot.storage.k8s.io","kind":"VolumeSnapshotClass","version":"v1"\}\]'
 
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
