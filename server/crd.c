@@ -95,6 +95,11 @@ struct crdent {
  */
 struct crdmap {
 	_Atomic long refs; /* readers + one for being published */
+	/* Set (release) by the updater that unpublishes the map, read
+	   (acquire) by the RCU callback: the updater's reads of the map
+	   happen before its free also for ThreadSanitizer, which does not
+	   see liburcu's own call_rcu hand-over. */
+	_Atomic int retired;
 	struct rcu_head rcu;
 	size_t n;	    /* CRDs */
 	struct crdent **c;  /* sorted by name */
@@ -142,7 +147,16 @@ static void map_unref(struct crdmap *m)
 
 static void map_free_rcu(struct rcu_head *h)
 {
-	map_unref(caa_container_of(h, struct crdmap, rcu));
+	struct crdmap *m = caa_container_of(h, struct crdmap, rcu);
+	(void)atomic_load_explicit(&m->retired, memory_order_acquire);
+	map_unref(m);
+}
+
+/* Hand an unpublished map to RCU: freed after a grace period. */
+static void map_retire(struct crdmap *old)
+{
+	atomic_store_explicit(&old->retired, 1, memory_order_release);
+	call_rcu(&old->rcu, map_free_rcu);
 }
 
 static struct crdmap *map_get(void)
@@ -612,7 +626,7 @@ static void publish(struct crdmap *m)
 		return;
 	struct crdmap *old = __atomic_exchange_n(&cur_map, m, __ATOMIC_ACQ_REL);
 	if (old)
-		call_rcu(&old->rcu, map_free_rcu);
+		map_retire(old);
 }
 
 /* The published map without taking a reference. Call with map_mu held:
@@ -697,7 +711,10 @@ static json_t *reload_one(eng *e, const char *name)
 	}
 	json_t *crd = json_incref(c.obj);
 	reg_obj_free(&c);
-	struct crdent *ent = ent_new(json_incref(crd));
+	/* The entry owns a copy: readers drop entries on other threads,
+	   and jansson's reference count orders no free after a decrement
+	   (release only), so no json_t is shared between the two. */
+	struct crdent *ent = ent_new(json_deep_copy(crd));
 	if (ent)
 		map_set(name, ent);
 	return crd;
@@ -745,7 +762,7 @@ static void reload_all(eng *e)
 	struct crdent **c = malloc((n ? n : 1) * sizeof *c);
 	for (size_t i = 0; c && i < n; i++) {
 		struct crdent *ent =
-		    ent_new(json_incref(json_array_get(col.a, i)));
+		    ent_new(json_deep_copy(json_array_get(col.a, i)));
 		if (ent)
 			c[k++] = ent;
 	}
@@ -770,7 +787,7 @@ void srv_crds_shutdown(void)
 	    __atomic_exchange_n(&cur_map, NULL, __ATOMIC_ACQ_REL);
 	pthread_mutex_unlock(&map_mu);
 	if (old)
-		call_rcu(&old->rcu, map_free_rcu);
+		map_retire(old);
 	rcu_barrier();
 }
 
