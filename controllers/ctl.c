@@ -38,6 +38,7 @@ struct ctl_mgr {
 	inf *informer;
 	ctl *c;
 	size_t n;
+	uint32_t mask; /* the controllers made, as ctl_parse_enabled gives */
 	bool started, stopped;
 };
 
@@ -198,6 +199,18 @@ static int find_def(const char *name, size_t len)
 	return -1;
 }
 
+/* "a, b, c": the names of the built-in controllers in mask, into buf. */
+static void join_names(uint32_t mask, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	for (int i = 0; ctl_builtin[i]; i++) {
+		if (!((mask >> i) & 1u))
+			continue;
+		strncat(buf, buf[0] ? ", " : "", n - strlen(buf) - 1);
+		strncat(buf, ctl_builtin[i]->name, n - strlen(buf) - 1);
+	}
+}
+
 lp_err ctl_parse_enabled(const char *spec, uint32_t *mask, char *msg,
 			 size_t msg_n)
 {
@@ -217,15 +230,8 @@ lp_err ctl_parse_enabled(const char *spec, uint32_t *mask, char *msg,
 		} else if (nlen > 0 || neg) {
 			int i = find_def(name, nlen);
 			if (i < 0) {
-				char known[256] = "";
-				for (int j = 0; ctl_builtin[j]; j++) {
-					strncat(known, j ? ", " : "",
-						sizeof known - strlen(known) -
-						    1);
-					strncat(known, ctl_builtin[j]->name,
-						sizeof known - strlen(known) -
-						    1);
-				}
+				char known[256];
+				join_names(all, known, sizeof known);
 				snprintf(
 				    msg, msg_n,
 				    "unknown controller \"%.*s\" (known: %s)",
@@ -283,6 +289,7 @@ lp_err ctl_mgr_new(const struct ctl_store *s, uint32_t mask, ctl_mgr **out)
 	if (!m)
 		return LP_E_NOMEM;
 	m->store = *s;
+	m->mask = mask;
 	size_t n = 0;
 	for (int i = 0; ctl_builtin[i]; i++)
 		n += (mask >> i) & 1u;
@@ -344,13 +351,8 @@ lp_err ctl_mgr_start(ctl_mgr *m)
 		}
 	}
 	if (rc == LP_OK) {
-		char names[256] = "";
-		for (size_t i = 0; i < m->n; i++) {
-			strncat(names, i ? ", " : "",
-				sizeof names - strlen(names) - 1);
-			strncat(names, m->c[i].def->name,
-				sizeof names - strlen(names) - 1);
-		}
+		char names[256];
+		join_names(m->mask, names, sizeof names);
 		lp_info("controllers: %s", names);
 	}
 	return rc;

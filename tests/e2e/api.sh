@@ -8,17 +8,7 @@ e2e_init api
 
 DATA=$WORK/data
 start_server() {
-	spawn serve "$LAPIS" serve --data-dir "$DATA" --listen 127.0.0.1:0 \
-		--insecure-http --nosync "$@"
-	SERVER_PID=$SPAWN_PID
-	local line
-	URL=
-	while read -r -t "$TIMEOUT" -u "$SPAWN_FD" line; do
-		if [[ $line =~ (https?://[0-9.:]+) ]]; then
-			URL=${BASH_REMATCH[1]}
-			break
-		fi
-	done
+	serve_lapis serve "$DATA" --insecure-http "$@"
 	[[ -n $URL ]]
 }
 stop_server() {

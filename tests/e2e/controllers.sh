@@ -27,7 +27,7 @@ start_server() {
 	local name=$1
 	shift
 	local data=$WORK/$name
-	serve_tls "$name" "$data" "$@"
+	serve_lapis "$name" "$data" "$@"
 	export KUBECONFIG=$data/kubeconfig
 	export HOME=$WORK/home-$name
 	mkdir -p "$HOME"

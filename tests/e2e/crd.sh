@@ -15,7 +15,7 @@ if [[ ! -f $TD/index.json ]] || ! command -v kubectl >/dev/null 2>&1; then
 	exit 0
 fi
 DATA=$WORK/data
-serve_tls serve "$DATA"
+serve_lapis serve "$DATA"
 check "server starts" [ -n "$URL" ]
 export KUBECONFIG=$DATA/kubeconfig HOME=$WORK/home
 mkdir -p "$HOME"

@@ -25,7 +25,7 @@ if ((${#KUBECTLS[@]} < 2)); then
 fi
 
 DATA=$WORK/data
-serve_tls serve "$DATA"
+serve_lapis serve "$DATA"
 check "server starts over TLS" [ -n "$URL" ]
 export KUBECONFIG=$DATA/kubeconfig
 export HOME=$WORK/home # a fresh discovery cache per run

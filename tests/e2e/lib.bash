@@ -146,10 +146,11 @@ spawn() {
 	rm -f "$fifo"
 }
 
-# serve_tls NAME DATA [ARGS...]: starts `lapis serve` over TLS on a free
-# loopback port on data directory DATA (no fsync), stderr in $WORK/NAME.log;
-# sets SERVER_PID and URL (empty when no URL line came).
-serve_tls() {
+# serve_lapis NAME DATA [ARGS...]: starts `lapis serve` (TLS unless ARGS
+# say --insecure-http) on a free loopback port on data directory DATA (no
+# fsync), stderr in $WORK/NAME.log; sets SERVER_PID and URL (empty when no
+# URL line came).
+serve_lapis() {
 	local name=$1 data=$2 line
 	shift 2
 	spawn "$name" "$LAPIS" serve --data-dir "$data" --listen 127.0.0.1:0 \
@@ -157,7 +158,7 @@ serve_tls() {
 	SERVER_PID=$SPAWN_PID
 	URL=
 	while read -r -t "$TIMEOUT" -u "$SPAWN_FD" line; do
-		if [[ $line =~ (https://[0-9.:]+) ]]; then
+		if [[ $line =~ (https?://[0-9.:]+) ]]; then
 			URL=${BASH_REMATCH[1]}
 			break
 		fi

@@ -12,7 +12,7 @@ if ! "$PY" -c 'import kubernetes' 2>/dev/null; then
 	exit 0
 fi
 DATA=$WORK/data
-serve_tls serve "$DATA"
+serve_lapis serve "$DATA"
 check "server starts" [ -n "$URL" ]
 KUBECONFIG=$DATA/kubeconfig "$PY" "$(dirname "$0")/python_client.py" >"$WORK/py.out" 2>&1
 RC=$?
