@@ -1266,8 +1266,7 @@ static const struct node *find_prop(const struct node *n, const char *k)
 	return NULL;
 }
 
-/* Deep equality with numbers compared by value (1 equals 1.0). */
-static bool value_eq(const json_t *a, const json_t *b)
+bool srv_json_value_eq(const json_t *a, const json_t *b)
 {
 	if (json_is_number(a) && json_is_number(b)) {
 		if (json_is_integer(a) && json_is_integer(b))
@@ -1283,7 +1282,7 @@ static bool value_eq(const json_t *a, const json_t *b)
 		json_t *v;
 		json_object_foreach((json_t *)a, k, v) {
 			const json_t *w = json_object_get(b, k);
-			if (!w || !value_eq(v, w))
+			if (!w || !srv_json_value_eq(v, w))
 				return false;
 		}
 		return true;
@@ -1292,7 +1291,7 @@ static bool value_eq(const json_t *a, const json_t *b)
 		if (json_array_size(a) != json_array_size(b))
 			return false;
 		for (size_t i = 0; i < json_array_size(a); i++)
-			if (!value_eq(json_array_get(a, i), json_array_get(b, i)))
+			if (!srv_json_value_eq(json_array_get(a, i), json_array_get(b, i)))
 				return false;
 		return true;
 	}
@@ -1721,7 +1720,7 @@ static void check_enum(struct vctx *v, const struct node *n, const json_t *x)
 	size_t i;
 	json_t *e;
 	json_array_foreach(n->enum_vals, i, e)
-		if (value_eq(e, x))
+		if (srv_json_value_eq(e, x))
 			return;
 	struct sb b = {0};
 	sb_puts(&b, "Unsupported value: ");
@@ -1882,7 +1881,7 @@ static void check_list_type(struct vctx *v, const struct node *n,
 		for (size_t i = 1; i < len; i++) {
 			const json_t *a = json_array_get(x, i);
 			for (size_t j = 0; j < i; j++) {
-				if (value_eq(a, json_array_get(x, j))) {
+				if (srv_json_value_eq(a, json_array_get(x, j))) {
 					path_index(&v->path, i);
 					duplicate(v, a);
 					sb_cut(&v->path, pl);
@@ -1903,7 +1902,7 @@ static void check_list_type(struct vctx *v, const struct node *n,
 		}
 		for (size_t i = 1; i < len; i++) {
 			for (size_t j = 0; keys[i] && j < i; j++) {
-				if (keys[j] && value_eq(keys[i], keys[j])) {
+				if (keys[j] && srv_json_value_eq(keys[i], keys[j])) {
 					path_index(&v->path, i);
 					duplicate(v, keys[i]);
 					sb_cut(&v->path, pl);

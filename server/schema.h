@@ -143,4 +143,8 @@ const char *srv_schema_warning(const struct srv_schema *s, size_t i);
 void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
 			  struct srv_error *err);
 
+/* Deep equality of decoded JSON with numbers compared by value (1 equals
+   1.0), as kube compares decoded values (enum, uniqueness, defaults). */
+bool srv_json_value_eq(const json_t *a, const json_t *b);
+
 #endif
