@@ -14,6 +14,7 @@
 
 #include "api.h"
 #include "crd.h"
+#include "fields.h"
 #include "lapis/log.h"
 #include "resources.h"
 
@@ -677,7 +678,11 @@ static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 			any_custom = true;
 			continue;
 		}
-		/* a built-in kind: a loose schema with the GVK for explain */
+		/* a built-in kind: its schema from the field tables (fields.c) */
+		if (srv_builtin_openapi(r->group, r->version, r->kind, schemas))
+			continue;
+		/* one lapis has no table for (CRDs): a loose schema with the
+		   GVK for explain */
 		json_t *sch = json_object();
 		char desc[256];
 		snprintf(desc, sizeof desc, "%s is a %s object served by lapis.",

@@ -172,6 +172,16 @@ void srv_warn(struct srv_req *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
+	/* kube sends each distinct warning once (a retried patch, a repeated
+	   field, ... may add one again) */
+	size_t tl = strlen(text);
+	for (const char *p = r->warnings; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		if (n == tl && !memcmp(p, text, n))
+			return;
+		p += n + (nl ? 1 : 0);
+	}
 	size_t old = r->warnings ? strlen(r->warnings) : 0;
 	char *w = realloc(r->warnings, old + strlen(text) + 2);
 	if (!w)
@@ -569,6 +579,7 @@ void srv__req_unref(struct srv_req *r)
 	srv_resources_release(r->hold);
 	free(r->body);
 	free(r->warnings);
+	free(r->strict_shown);
 	free(r->vals);
 	free(r->own);
 	free(r);

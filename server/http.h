@@ -85,6 +85,9 @@ struct srv_req {
 	int code;		/* the HTTP status answered, 0 until then */
 	bool dry_run;		/* the request asked for dryRun=All */
 	char created[256];	/* the name a create wrote (after_write hooks) */
+	/* a patch with fieldValidation=Strict: the value its 422 shows for a
+	   custom resource's unknown fields (objects.c; new, freed with r) */
+	char *strict_shown;
 	/* a streaming response's state and its release (watches) */
 	void *stream;
 	void (*stream_free)(void *);

@@ -33,6 +33,7 @@
 #include "jsonpath.h"
 #include "table.h"
 #include "yamljson.h"
+#include "fields.h"
 
 /* Retries of a patch or a delete that raced with another writer. */
 #define WRITE_RETRIES 8
@@ -235,10 +236,34 @@ static const char *media_type(struct srv_req *r, char *buf, size_t n)
 	return buf;
 }
 
-/* Decode the request body as JSON, YAML or (built-ins) protobuf. */
+/* go-yaml's repeated-key report, which kube's strict YAML decoding
+   records as one strict error (reference §5.8). */
+#define YAML_DUP_PREFIX "yaml: unmarshal errors:\n"
+
+/* A YAML body: with strict (not Ignore), repeated keys are also recorded
+   in strict, as kube's YAMLToJSONStrict pass does before the typed decode. */
+static lp_err decode_yaml(struct srv_req *r, struct srv_strict *strict,
+			  json_t **out, struct srv_error *err)
+{
+	if (strict && strict->mode != SRV_FV_IGNORE) {
+		struct srv_error serr = {0};
+		if (srv_yaml_to_json_strict(r->body, r->body_len, out, &serr) == LP_OK)
+			return LP_OK;
+		if (serr.code != LP_E_BADREQUEST ||
+		    strncmp(serr.message, YAML_DUP_PREFIX, strlen(YAML_DUP_PREFIX))) {
+			*err = serr;
+			return serr.code;
+		}
+		srv_strict_add(strict, serr.message);
+	}
+	return srv_yaml_to_json(r->body, r->body_len, out, err);
+}
+
+/* Decode the request body as JSON, YAML or (built-ins) protobuf. strict
+   (may be NULL) collects what kube's strict decoding finds on the way. */
 static lp_err decode_body(struct srv_req *r, const char *mt,
-			  const char *expect_kind, json_t **out,
-			  struct srv_error *err)
+			  const char *expect_kind, struct srv_strict *strict,
+			  json_t **out, struct srv_error *err)
 {
 	if (!r->body || r->body_len == 0)
 		return srv_error_set(err, LP_E_BADREQUEST,
@@ -255,7 +280,7 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 					     "(line %d, column %d)",
 					     je.text, je.line, je.column);
 	} else if (!strcasecmp(mt, "application/yaml")) {
-		lp_err rc = srv_yaml_to_json(r->body, r->body_len, &o, err);
+		lp_err rc = decode_yaml(r, strict, &o, err);
 		if (rc)
 			return rc;
 	} else if (!strcasecmp(mt, "application/vnd.kubernetes.protobuf")) {
@@ -890,26 +915,210 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 			  b.len - start);
 }
 
-/* ------------------------------------------------------------ CR schemas */
+/* ------------------------------------------------------------ fieldValidation */
 
-struct unknown_ctx {
-	struct srv_req *r;
-	bool strict;
-	char list[1024];
-	size_t len;
-};
+/*
+ * Unknown and duplicate fields (reference §5.8), one path for built-ins and
+ * custom resources: the finder records kube's strict errors in a
+ * srv_strict, strict_finish answers them as kube's handlers do.
+ */
+
+static enum srv_fv fv_of(struct srv_req *r)
+{
+	return srv_fv_mode(srv_query(r, "fieldValidation"));
+}
+
+/* Warn: one Warning per error. go-yaml's repeated-key report becomes one
+   warning per line, without its heading (kube's parseYAMLWarnings). */
+static void strict_warn(struct srv_req *r, const struct srv_strict *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const char *e = s->errs[i];
+		if (strncmp(e, YAML_DUP_PREFIX, strlen(YAML_DUP_PREFIX))) {
+			srv_warn(r, "%s", e);
+			continue;
+		}
+		for (const char *p = e + strlen(YAML_DUP_PREFIX); *p;) {
+			const char *nl = strchr(p, '\n');
+			size_t n = nl ? (size_t)(nl - p) : strlen(p);
+			while (n && (*p == ' ' || *p == '\t')) {
+				p++;
+				n--;
+			}
+			if (n)
+				srv_warn(r, "%.*s", (int)n, p);
+			p += n;
+			if (*p == '\n')
+				p++;
+		}
+	}
+}
+
+static int cmp_str_ptrs(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Go's fmt %+v of a JSON value as kube shows a strategic merge patch in its
+   422: map[k:v ...] with sorted keys, [a b] for lists, <nil> for null. */
+static void go_fmt(struct growbuf *b, const json_t *v)
+{
+	char num[40];
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		size_t n = json_object_size(v), k = 0;
+		const char **keys = malloc((n ? n : 1) * sizeof *keys);
+		if (!keys) {
+			b->oom = true;
+			return;
+		}
+		const char *key;
+		json_t *x;
+		json_object_foreach((json_t *)v, key, x) keys[k++] = key;
+		qsort(keys, k, sizeof *keys, cmp_str_ptrs);
+		gb_put(b, "map[", 4);
+		for (size_t i = 0; i < k; i++) {
+			if (i)
+				gb_put(b, " ", 1);
+			gb_put(b, keys[i], strlen(keys[i]));
+			gb_put(b, ":", 1);
+			go_fmt(b, json_object_get(v, keys[i]));
+		}
+		gb_put(b, "]", 1);
+		free(keys);
+		return;
+	}
+	case JSON_ARRAY: {
+		size_t i;
+		json_t *x;
+		gb_put(b, "[", 1);
+		json_array_foreach((json_t *)v, i, x)
+		{
+			if (i)
+				gb_put(b, " ", 1);
+			go_fmt(b, x);
+		}
+		gb_put(b, "]", 1);
+		return;
+	}
+	case JSON_STRING:
+		gb_put(b, json_string_value(v), json_string_length(v));
+		return;
+	case JSON_INTEGER:
+		snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		break;
+	case JSON_REAL:
+		/* the shortest form that reads back, as Go's %v of a float64 */
+		snprintf(num, sizeof num, "%.15g", json_real_value(v));
+		if (strtod(num, NULL) != json_real_value(v))
+			snprintf(num, sizeof num, "%.17g", json_real_value(v));
+		break;
+	case JSON_TRUE:
+		snprintf(num, sizeof num, "true");
+		break;
+	case JSON_FALSE:
+		snprintf(num, sizeof num, "false");
+		break;
+	case JSON_NULL:
+		snprintf(num, sizeof num, "<nil>");
+		break;
+	}
+	gb_put(b, num, strlen(num));
+}
+
+/* Go's %q of s into out (size bytes), cut with "..." inside the quotes
+   when longer, so that the message after it still fits. */
+static void go_quote_cut(const char *s, size_t len, char *out, size_t size)
+{
+	size_t o = 0;
+	out[o++] = '"';
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char esc[8] = "";
+		if (c == '"' || c == '\\')
+			snprintf(esc, sizeof esc, "\\%c", c);
+		else if (c == '\n')
+			snprintf(esc, sizeof esc, "\\n");
+		else if (c == '\t')
+			snprintf(esc, sizeof esc, "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			snprintf(esc, sizeof esc, "\\x%02x", c);
+		else
+			esc[0] = (char)c;
+		size_t n = strlen(esc);
+		if (o + n + 5 > size) {
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+		memcpy(out + o, esc, n);
+		o += n;
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+}
+
+/*
+ * Answer what strict collected, then free it. Ignore: nothing. Warn: the
+ * warnings. Strict with errors: a body (shown NULL) is kube's 400 "<Kind> in
+ * version "<v>" cannot be handled as a <Kind>: strict decoding error: ...";
+ * a patch is kube's 422 Invalid with one cause on field "patch" whose value
+ * is shown (the patched object, or the strategic merge patch as Go prints
+ * it), cut so that the error list stays whole. Returns the error set.
+ */
+static lp_err strict_finish(struct srv_req *r, const struct srv_resource *res,
+			    struct srv_strict *s, const char *shown,
+			    struct srv_error *err)
+{
+	lp_err rc = LP_OK;
+	if (s->mode == SRV_FV_WARN)
+		strict_warn(r, s);
+	if (s->mode == SRV_FV_STRICT && s->n) {
+		char *msg = srv_strict_message(s);
+		if (!msg) {
+			rc = srv_error_set(err, LP_E_NOMEM, "out of memory");
+		} else if (!shown) {
+			rc = srv_error_set(err, LP_E_BADREQUEST,
+					   "%s in version \"%s\" cannot be handled as a %s: %s",
+					   res->kind, res->version, res->kind, msg);
+		} else {
+			/* the cause's message holds `Invalid value: "<v>": msg` */
+			size_t room = sizeof err->causes[0].message;
+			size_t fixed = strlen(msg) + sizeof "Invalid value: \"\": ";
+			char q[sizeof err->causes[0].message];
+			go_quote_cut(shown, strlen(shown), q,
+				     fixed + 8 < room ? room - fixed : 8);
+			srv_error_cause(err, "FieldValueInvalid", "patch",
+					"Invalid value: %s: %s", q, msg);
+			srv_error_invalid(err, "", "", "");
+			rc = err->code;
+		}
+		free(msg);
+	}
+	srv_strict_free(s);
+	return rc;
+}
+
+/*
+ * The unknown fields of a built-in object (not a custom resource, and not a
+ * kind lapis has no field table for, e.g. CRDs): dropped, and answered per
+ * fieldValidation through strict_finish (strict is freed). sorted: report
+ * in name order (a YAML body, a patch result), else in the object's.
+ */
+static lp_err builtin_fields(struct srv_req *r, const struct srv_resource *res,
+			     json_t *obj, bool sorted, struct srv_strict *strict,
+			     const char *shown, struct srv_error *err)
+{
+	char gv[300];
+	if (!res->custom)
+		srv_builtin_prune(res->kind, srv_resource_gv(res, gv, sizeof gv),
+				  obj, sorted, strict);
+	return strict_finish(r, res, strict, shown, err);
+}
 
 static void on_unknown(void *ud, const char *path)
 {
-	struct unknown_ctx *u = ud;
-	if (!u->strict) {
-		srv_warn(u->r, "unknown field \"%s\"", path);
-		return;
-	}
-	if (u->len < sizeof u->list)
-		u->len += (size_t)snprintf(u->list + u->len, sizeof u->list - u->len,
-					   "%sunknown field \"%s\"",
-					   u->len ? ", " : "", path);
+	srv_strict_field(ud, "unknown field", path);
 }
 
 /*
@@ -924,14 +1133,10 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 	const struct srv_schema *sch = srv_cr_schema(res);
 	if (!sch)
 		return LP_OK;
-	const char *fv = srv_query(r, "fieldValidation");
-	struct unknown_ctx u = {.r = r, .strict = fv && !strcmp(fv, "Strict")};
-	bool ignore = fv && !strcmp(fv, "Ignore");
-	srv_schema_prune(sch, obj, ignore ? NULL : on_unknown, &u);
-	if (u.strict && u.len)
-		return srv_error_set(err, LP_E_BADREQUEST,
-				     "%s in version \"%s\" cannot be handled as a %s: strict decoding error: %s",
-				     res->kind, res->version, res->kind, u.list);
+	struct srv_strict strict = {.mode = fv_of(r)};
+	srv_schema_prune(sch, obj, on_unknown, &strict);
+	if (strict_finish(r, res, &strict, r->strict_shown, err))
+		return err->code;
 	srv_schema_default(sch, obj);
 	lp_err rc = srv_schema_validate(sch, obj, err);
 	if (rc == LP_E_INVALID) {
@@ -1113,9 +1318,13 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 	const char *mt = media_type(r, mtb, sizeof mtb);
 	bool dry;
 	json_t *obj = NULL;
+	struct srv_strict strict = {.mode = fv_of(r)};
 	if (dry_run(r, &dry, &err) || field_validation(r, &err) ||
-	    decode_body(r, mt, res->kind, &obj, &err) ||
-	    check_type(res, obj, &err)) {
+	    decode_body(r, mt, res->kind, &strict, &obj, &err) ||
+	    check_type(res, obj, &err) ||
+	    builtin_fields(r, res, obj, !strcasecmp(mt, "application/yaml"),
+			   &strict, NULL, &err)) {
+		srv_strict_free(&strict);
 		json_decref(obj);
 		srv_reply_error(r, &err, NULL);
 		return;
@@ -1472,9 +1681,13 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 	const char *mt = media_type(r, mtb, sizeof mtb);
 	bool dry;
 	json_t *obj = NULL;
+	struct srv_strict strict = {.mode = fv_of(r)};
 	if (dry_run(r, &dry, &err) || field_validation(r, &err) ||
-	    decode_body(r, mt, res->kind, &obj, &err) ||
-	    check_type(res, obj, &err)) {
+	    decode_body(r, mt, res->kind, &strict, &obj, &err) ||
+	    check_type(res, obj, &err) ||
+	    builtin_fields(r, res, obj, !strcasecmp(mt, "application/yaml"),
+			   &strict, NULL, &err)) {
+		srv_strict_free(&strict);
 		json_decref(obj);
 		srv_reply_error(r, &err, NULL);
 		return;
@@ -1502,6 +1715,47 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 }
 
 /* ------------------------------------------------------------ patch */
+
+/*
+ * fieldValidation of a patch result (kube reports the unknown fields of
+ * the patched object, in name order: Go re-encodes it from a map). The
+ * value a Strict 422 shows is the patched object for JSON and merge
+ * patches and the patch itself, as Go prints a map, for a strategic merge
+ * patch. A custom resource's unknown fields come from its schema in
+ * finish_update: r->strict_shown (new, freed by the caller after
+ * finish_update) carries the value there.
+ */
+static lp_err patch_fields(struct srv_req *r, const struct srv_resource *res,
+			   bool smp, const json_t *patch, json_t *next,
+			   struct srv_error *err)
+{
+	struct srv_strict strict = {.mode = fv_of(r)};
+	char *shown = NULL;
+	if (strict.mode == SRV_FV_STRICT) {
+		if (smp) {
+			struct growbuf b = {0};
+			go_fmt(&b, patch);
+			gb_put(&b, "", 1);
+			if (b.oom) {
+				free(b.p);
+				return srv_error_set(err, LP_E_NOMEM, "out of memory");
+			}
+			shown = b.p;
+		} else {
+			shown = json_dumps(next, JSON_COMPACT | JSON_SORT_KEYS);
+			if (!shown)
+				return srv_error_set(err, LP_E_NOMEM, "out of memory");
+		}
+	}
+	if (res->custom) {
+		free(r->strict_shown);
+		r->strict_shown = shown;
+		return LP_OK;
+	}
+	lp_err rc = builtin_fields(r, res, next, true, &strict, shown, err);
+	free(shown);
+	return rc;
+}
 
 static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		     const char *ns, const char *name, const char *sub)
@@ -1636,7 +1890,8 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 				json_object_set_new(json_object_get(next, "metadata"),
 						    "resourceVersion", json_string(rvt));
 		}
-		if (check_type(res, next, &err)) {
+		if (check_type(res, next, &err) ||
+		    patch_fields(r, res, pt == P_SMP, patch, next, &err)) {
 			reg_obj_free(&c);
 			json_decref(next);
 			json_decref(patch);
@@ -1645,6 +1900,8 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		}
 		rc = finish_update(r, res, ns, name, &c, next, upd_kind_of(sub),
 				   !prv, dry);
+		free(r->strict_shown);
+		r->strict_shown = NULL;
 		reg_obj_free(&c);
 		if (rc != LP_E_CONFLICT || prv)
 			break;
@@ -1699,7 +1956,7 @@ static lp_err delete_opts(struct srv_req *r, struct del_opts *o,
 		char mtb[128];
 		const char *mt = media_type(r, mtb, sizeof mtb);
 		json_t *b = NULL;
-		lp_err rc = decode_body(r, mt, "DeleteOptions", &b, err);
+		lp_err rc = decode_body(r, mt, "DeleteOptions", NULL, &b, err);
 		if (rc)
 			return rc;
 		o->body = b;
@@ -2319,6 +2576,15 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 				  srv_query(r, "includeObject"), listish, &r->neg,
 				  &nerr)) {
 			srv_reply_error(r, &nerr, NULL);
+			return;
+		}
+		/* kube's YAML serializer has no stream serializer: a watch
+		   whose chosen media type is YAML is not acceptable
+		   (NegotiateOutputMediaTypeStream), Table and metadata
+		   conversions included. */
+		if (!strcmp(verb, "watch") && r->neg.yaml) {
+			srv_reply_fail(r, LP_E_NOTACCEPTABLE,
+				       "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch");
 			return;
 		}
 	}

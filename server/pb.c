@@ -61,6 +61,7 @@
 #include <string.h>
 
 #include "pb.h"
+#include "pbtab.h"
 
 /* The envelope's magic: "k8s" and a zero byte (apimachinery's protobuf
    serializer prefix). */
@@ -92,41 +93,6 @@ enum pb_wire {
 	PB_WT_I32 = 5,
 };
 
-enum pb_type {
-	PB_STRING,	  /* string: JSON string */
-	PB_BYTES,	  /* bytes: base64 string */
-	PB_BOOL,	  /* varint: true/false */
-	PB_INT32,	  /* varint truncated to 32 bits: number */
-	PB_INT64,	  /* varint: number */
-	PB_MSG,		  /* embedded message: object, table in .sub */
-	PB_TIME,	  /* meta/v1 Time: RFC 3339 seconds or null */
-	PB_MICROTIME,	  /* meta/v1 MicroTime: RFC 3339 micros or null */
-	PB_INTORSTR,	  /* util/intstr IntOrString: number or string */
-	PB_FIELDSV1,	  /* meta/v1 FieldsV1: embedded JSON */
-	PB_MAP_STRING,	  /* map<string,string>: object of strings */
-	PB_MAP_BYTES,	  /* map<string,bytes>: object of base64 strings */
-};
-
-/* Field flags. */
-#define PB_REP 0x1	/* repeated: a JSON array, appended to */
-#define PB_OMITZERO 0x2 /* Go value field with omitempty: zero is left out */
-
-struct pb_msg;
-
-struct pb_field {
-	uint32_t num;		   /* protobuf field number */
-	const char *json;	   /* JSON member name (Go json tag) */
-	enum pb_type type;	   /* wire and JSON mapping */
-	unsigned flags;		   /* PB_REP, PB_OMITZERO */
-	const struct pb_msg *sub;  /* table of a PB_MSG field, else NULL */
-};
-
-struct pb_msg {
-	const char *name;	      /* Go type name, for error messages */
-	size_t n_fields;	      /* entries in fields */
-	const struct pb_field *fields;
-};
-
 /* The reader: a byte range. */
 struct pbr {
 	const uint8_t *p;   /* next unread byte */
@@ -141,21 +107,27 @@ struct pbr {
 /* Message tables                                                       */
 /* ------------------------------------------------------------------ */
 
-#define FLD(n, name, type, flags) { (n), (name), PB_##type, (flags), NULL }
-#define SUB(n, name, sub, flags) { (n), (name), PB_MSG, (flags), &(sub) }
-#define MSG(var, goname, tab)                                              \
-	static const struct pb_msg var = { goname, sizeof(tab) / sizeof((tab)[0]), \
-					   (tab) }
+#define FLD(n, name, type, flags) { (n), (name), PB_##type, (flags), NULL, NULL }
+#define SUB(n, name, sub, flags) { (n), (name), PB_MSG, (flags), &(sub), NULL }
+/* A strategic-merge list of messages keyed by key (patchMergeKey). */
+#define SUBK(n, name, sub, flags, key) \
+	{ (n), (name), PB_MSG, (flags) | PB_MERGE, &(sub), (key) }
+/* MSG_PKG names the OpenAPI package of the tables that follow. */
+#define MSG(var, goname, tab)                                             \
+	static const struct pb_msg var = { goname, MSG_PKG,                 \
+					   sizeof(tab) / sizeof((tab)[0]), (tab) }
+#define RQ PB_REQUIRED
 #define O PB_OMITZERO
 #define R PB_REP
 
 /* apimachinery pkg/apis/meta/v1 */
+#define MSG_PKG "io.k8s.apimachinery.pkg.apis.meta.v1"
 
 static const struct pb_field f_owner_reference[] = {
-	FLD(5, "apiVersion", STRING, 0),
-	FLD(1, "kind", STRING, 0),
-	FLD(3, "name", STRING, 0),
-	FLD(4, "uid", STRING, 0),
+	FLD(5, "apiVersion", STRING, RQ),
+	FLD(1, "kind", STRING, RQ),
+	FLD(3, "name", STRING, RQ),
+	FLD(4, "uid", STRING, RQ),
 	FLD(6, "controller", BOOL, 0),
 	FLD(7, "blockOwnerDeletion", BOOL, 0),
 };
@@ -185,19 +157,19 @@ static const struct pb_field f_object_meta[] = {
 	FLD(10, "deletionGracePeriodSeconds", INT64, 0),
 	FLD(11, "labels", MAP_STRING, 0),
 	FLD(12, "annotations", MAP_STRING, 0),
-	SUB(13, "ownerReferences", m_owner_reference, R),
-	FLD(14, "finalizers", STRING, R),
+	SUBK(13, "ownerReferences", m_owner_reference, R, "uid"),
+	FLD(14, "finalizers", STRING, R | PB_MERGE),
 	SUB(17, "managedFields", m_managed_fields_entry, R),
 };
 MSG(m_object_meta, "ObjectMeta", f_object_meta);
 
 static const struct pb_field f_condition[] = {
-	FLD(1, "type", STRING, 0),
-	FLD(2, "status", STRING, 0),
+	FLD(1, "type", STRING, RQ),
+	FLD(2, "status", STRING, RQ),
 	FLD(3, "observedGeneration", INT64, O),
-	FLD(4, "lastTransitionTime", TIME, 0),
-	FLD(5, "reason", STRING, 0),
-	FLD(6, "message", STRING, 0),
+	FLD(4, "lastTransitionTime", TIME, RQ),
+	FLD(5, "reason", STRING, RQ),
+	FLD(6, "message", STRING, RQ),
 };
 MSG(m_condition, "Condition", f_condition);
 
@@ -217,7 +189,10 @@ static const struct pb_field f_delete_options[] = {
 };
 MSG(m_delete_options, "DeleteOptions", f_delete_options);
 
+#undef MSG_PKG
+
 /* k8s.io/api core/v1 */
+#define MSG_PKG "io.k8s.api.core.v1"
 
 static const struct pb_field f_object_reference[] = {
 	FLD(1, "kind", STRING, O),
@@ -236,8 +211,8 @@ static const struct pb_field f_local_object_reference[] = {
 MSG(m_local_object_reference, "LocalObjectReference", f_local_object_reference);
 
 static const struct pb_field f_namespace_condition[] = {
-	FLD(1, "type", STRING, 0),
-	FLD(2, "status", STRING, 0),
+	FLD(1, "type", STRING, RQ),
+	FLD(2, "status", STRING, RQ),
 	FLD(4, "lastTransitionTime", TIME, 0),
 	FLD(5, "reason", STRING, O),
 	FLD(6, "message", STRING, O),
@@ -251,7 +226,7 @@ MSG(m_namespace_spec, "NamespaceSpec", f_namespace_spec);
 
 static const struct pb_field f_namespace_status[] = {
 	FLD(1, "phase", STRING, O),
-	SUB(2, "conditions", m_namespace_condition, R),
+	SUBK(2, "conditions", m_namespace_condition, R, "type"),
 };
 MSG(m_namespace_status, "NamespaceStatus", f_namespace_status);
 
@@ -281,7 +256,7 @@ MSG(m_secret, "Secret", f_secret);
 
 static const struct pb_field f_service_account[] = {
 	SUB(1, "metadata", m_object_meta, 0),
-	SUB(2, "secrets", m_object_reference, R),
+	SUBK(2, "secrets", m_object_reference, R, "name"),
 	SUB(3, "imagePullSecrets", m_local_object_reference, R),
 	FLD(4, "automountServiceAccountToken", BOOL, 0),
 };
@@ -301,14 +276,14 @@ static const struct pb_field f_service_port[] = {
 	FLD(1, "name", STRING, O),
 	FLD(2, "protocol", STRING, O),
 	FLD(6, "appProtocol", STRING, 0),
-	FLD(3, "port", INT32, 0),
+	FLD(3, "port", INT32, RQ),
 	FLD(4, "targetPort", INTORSTR, 0),
 	FLD(5, "nodePort", INT32, O),
 };
 MSG(m_service_port, "ServicePort", f_service_port);
 
 static const struct pb_field f_service_spec[] = {
-	SUB(1, "ports", m_service_port, R),
+	SUBK(1, "ports", m_service_port, R, "port"),
 	FLD(2, "selector", MAP_STRING, 0),
 	FLD(3, "clusterIP", STRING, O),
 	FLD(18, "clusterIPs", STRING, R),
@@ -332,8 +307,8 @@ static const struct pb_field f_service_spec[] = {
 MSG(m_service_spec, "ServiceSpec", f_service_spec);
 
 static const struct pb_field f_port_status[] = {
-	FLD(1, "port", INT32, 0),
-	FLD(2, "protocol", STRING, 0),
+	FLD(1, "port", INT32, RQ),
+	FLD(2, "protocol", STRING, RQ),
 	FLD(3, "error", STRING, 0),
 };
 MSG(m_port_status, "PortStatus", f_port_status);
@@ -353,7 +328,7 @@ MSG(m_load_balancer_status, "LoadBalancerStatus", f_load_balancer_status);
 
 static const struct pb_field f_service_status[] = {
 	SUB(1, "loadBalancer", m_load_balancer_status, 0),
-	SUB(2, "conditions", m_condition, R),
+	SUBK(2, "conditions", m_condition, R, "type"),
 };
 MSG(m_service_status, "ServiceStatus", f_service_status);
 
@@ -365,7 +340,7 @@ static const struct pb_field f_service[] = {
 MSG(m_service, "Service", f_service);
 
 static const struct pb_field f_endpoint_address[] = {
-	FLD(1, "ip", STRING, 0),
+	FLD(1, "ip", STRING, RQ),
 	FLD(3, "hostname", STRING, O),
 	FLD(4, "nodeName", STRING, 0),
 	SUB(2, "targetRef", m_object_reference, 0),
@@ -374,7 +349,7 @@ MSG(m_endpoint_address, "EndpointAddress", f_endpoint_address);
 
 static const struct pb_field f_endpoint_port[] = {
 	FLD(1, "name", STRING, O),
-	FLD(2, "port", INT32, 0),
+	FLD(2, "port", INT32, RQ),
 	FLD(3, "protocol", STRING, O),
 	FLD(4, "appProtocol", STRING, 0),
 };
@@ -406,8 +381,8 @@ static const struct pb_field f_event_series[] = {
 MSG(m_event_series, "EventSeries", f_event_series);
 
 static const struct pb_field f_event[] = {
-	SUB(1, "metadata", m_object_meta, 0),
-	SUB(2, "involvedObject", m_object_reference, 0),
+	SUB(1, "metadata", m_object_meta, RQ),
+	SUB(2, "involvedObject", m_object_reference, RQ),
 	FLD(3, "reason", STRING, O),
 	FLD(4, "message", STRING, O),
 	SUB(5, "source", m_event_source, 0),
@@ -424,7 +399,10 @@ static const struct pb_field f_event[] = {
 };
 MSG(m_event, "Event", f_event);
 
+#undef MSG_PKG
+
 /* k8s.io/api coordination/v1 */
+#define MSG_PKG "io.k8s.api.coordination.v1"
 
 static const struct pb_field f_lease_spec[] = {
 	FLD(1, "holderIdentity", STRING, 0),
@@ -443,8 +421,10 @@ static const struct pb_field f_lease[] = {
 };
 MSG(m_lease, "Lease", f_lease);
 
+#undef MSG_PKG
 #undef O
 #undef R
+#undef RQ
 
 /* The kinds a body may carry. api_version NULL: any group at version v1
    (client-go encodes DeleteOptions in the group version of the client that
@@ -1145,6 +1125,23 @@ static unsigned wire_type_of(enum pb_type t)
 		return PB_WT_LEN;
 	}
 	return PB_WT_LEN;
+}
+
+const struct pb_msg *srv_pb_kind_msg(const char *kind, const char *api_version)
+{
+	for (size_t i = 0; i < sizeof pb_kinds / sizeof pb_kinds[0]; i++)
+		if (pb_kinds[i].api_version && !strcmp(pb_kinds[i].kind, kind) &&
+		    !strcmp(pb_kinds[i].api_version, api_version))
+			return pb_kinds[i].msg;
+	return NULL;
+}
+
+const struct pb_field *srv_pb_field(const struct pb_msg *m, const char *json)
+{
+	for (size_t i = 0; i < m->n_fields; i++)
+		if (!strcmp(m->fields[i].json, json))
+			return &m->fields[i];
+	return NULL;
 }
 
 static const struct pb_field *find_field(const struct pb_msg *m, uint32_t num)

@@ -1,0 +1,92 @@
+/*
+ * fields.h -- what kube's typed decoding knows of the built-in kinds, from
+ * the field tables of pbtab.h: fieldValidation (unknown fields of built-in
+ * objects are dropped, warned about or refused, reference §5.8) and the
+ * OpenAPI v3 schemas of the built-in kinds.
+ *
+ * The strict-error list (struct srv_strict) is also what custom resources
+ * use for the unknown fields their structural schema prunes, so Warn and
+ * Strict read the same for every kind.
+ *
+ * Pure, any thread.
+ */
+#ifndef LAPIS_FIELDS_H
+#define LAPIS_FIELDS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pbtab.h"
+
+/* fieldValidation: absent or "" is Warn, kube's default since 1.27. */
+enum srv_fv { SRV_FV_WARN, SRV_FV_IGNORE, SRV_FV_STRICT };
+
+/* sigs.k8s.io/json keeps at most 100 strict errors per decode. */
+#define SRV_STRICT_MAX 100
+
+/*
+ * The strict decoding errors of one request, in the order found, without
+ * repeats (sigs.k8s.io/json dedupes them by text). With SRV_FV_IGNORE
+ * nothing is kept. Zero-initialise, set mode, free with srv_strict_free.
+ */
+struct srv_strict {
+	enum srv_fv mode;
+	size_t n; /* entries in errs */
+	char
+	    *errs[SRV_STRICT_MAX]; /* each new, e.g. `unknown field "spec.x"` */
+};
+
+/* The mode of a fieldValidation value; anything unknown is Warn (the
+   caller refuses bad values with 422 before). */
+enum srv_fv srv_fv_mode(const char *value);
+
+/* Add one error text (copied); ignored when a repeat, past the cap, under
+   Ignore, or out of memory. */
+void srv_strict_add(struct srv_strict *s, const char *text);
+
+/* Add `<what> "<path>"` with path quoted as Go's strconv.Quote does; what
+   is "unknown field" or "duplicate field". */
+void srv_strict_field(struct srv_strict *s, const char *what, const char *path);
+
+/* "strict decoding error: <e1>, <e2>, ..." (new, free it), NULL when there
+   are no errors or out of memory. */
+char *srv_strict_message(const struct srv_strict *s);
+
+void srv_strict_free(struct srv_strict *s);
+
+/*
+ * Drop the members of obj that the message m does not have, recursively
+ * through embedded messages and repeated messages, recording each in s as
+ * `unknown field "<path>"` (s may be NULL). Paths are kube's: dotted names
+ * with [i] for list items ("spec.ports[0].foo"), under prefix (may be "").
+ * Members are visited in obj's order, or by name when sorted is set (the
+ * order kube reports for a YAML body or a patch result, which Go re-encodes
+ * from a map). Values of the wrong JSON type are left alone: this checks
+ * names, not types. Maps (labels, data, ...) take any key.
+ */
+void srv_fields_prune(const struct pb_msg *m, json_t *obj, const char *prefix,
+		      bool sorted, struct srv_strict *s);
+
+/*
+ * srv_fields_prune for a whole object of a built-in kind: its top-level
+ * apiVersion and kind are known too. Returns false (and changes nothing)
+ * when lapis has no table for kind in api_version.
+ */
+bool srv_builtin_prune(const char *kind, const char *api_version, json_t *obj,
+		       bool sorted, struct srv_strict *s);
+
+/*
+ * Add the OpenAPI v3 schema of a built-in kind to schemas (an object of
+ * schema name to schema, borrowed and added to), with the schemas of every
+ * message it uses, named as kube names them ("io.k8s.api.core.v1.Service",
+ * "io.k8s.api.core.v1.ServicePort", "io.k8s.apimachinery.pkg.apis.meta.v1.
+ * ObjectMeta", ...): types and formats from the tables, nested messages as
+ * $ref, required fields, patch strategies and merge keys, and
+ * x-kubernetes-group-version-kind on the kind. Returns false when lapis has
+ * no table for the kind (nothing added) or out of memory.
+ */
+bool srv_builtin_openapi(const char *group, const char *version,
+			 const char *kind, json_t *schemas);
+
+#endif

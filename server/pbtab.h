@@ -1,0 +1,69 @@
+/*
+ * pbtab.h -- the field tables of the built-in kinds, shared by the protobuf
+ * decoder (pb.c), the fieldValidation walker and the OpenAPI schemas of the
+ * built-in kinds (fields.c). One table per Go message of k8s.io/api and
+ * apimachinery that lapis serves: the JSON names in it are the complete set
+ * of fields kube's typed decoding knows, so they decide what an unknown
+ * field is, and the OpenAPI documents are generated from the same tables.
+ *
+ * Internal to server/: the tables are constant data, any thread.
+ */
+#ifndef LAPIS_PBTAB_H
+#define LAPIS_PBTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum pb_type {
+	PB_STRING,     /* string: JSON string */
+	PB_BYTES,      /* bytes: base64 string */
+	PB_BOOL,       /* varint: true/false */
+	PB_INT32,      /* varint truncated to 32 bits: number */
+	PB_INT64,      /* varint: number */
+	PB_MSG,	       /* embedded message: object, table in .sub */
+	PB_TIME,       /* meta/v1 Time: RFC 3339 seconds or null */
+	PB_MICROTIME,  /* meta/v1 MicroTime: RFC 3339 micros or null */
+	PB_INTORSTR,   /* util/intstr IntOrString: number or string */
+	PB_FIELDSV1,   /* meta/v1 FieldsV1: embedded JSON */
+	PB_MAP_STRING, /* map<string,string>: object of strings */
+	PB_MAP_BYTES,  /* map<string,bytes>: object of base64 strings */
+};
+
+/* Field flags. */
+#define PB_REP 0x1	/* repeated: a JSON array, appended to */
+#define PB_OMITZERO 0x2 /* Go value field with omitempty: zero is left out */
+#define PB_REQUIRED 0x4 /* required in kube's OpenAPI schema */
+#define PB_MERGE                                                               \
+	0x8 /* strategic merge patch: patchStrategy merge (a                   \
+	       keyed list when merge_key is set, else a set) */
+
+struct pb_msg;
+
+struct pb_field {
+	uint32_t num;	   /* protobuf field number */
+	const char *json;  /* JSON member name (Go json tag) */
+	enum pb_type type; /* wire and JSON mapping */
+	unsigned flags;	   /* PB_REP, PB_OMITZERO, PB_REQUIRED, PB_MERGE */
+	const struct pb_msg *sub; /* table of a PB_MSG field, else NULL */
+	const char *merge_key;	  /* patchMergeKey of a PB_MERGE list */
+};
+
+struct pb_msg {
+	const char *name; /* Go type name, for error messages */
+	const char *pkg;  /* OpenAPI name prefix, e.g.
+			     "io.k8s.api.core.v1" */
+	size_t n_fields;  /* entries in fields */
+	const struct pb_field *fields;
+};
+
+/*
+ * The table of a top-level kind: kind "ConfigMap" with api_version "v1",
+ * "Lease" with "coordination.k8s.io/v1", ... NULL when lapis has none.
+ * Borrowed, static.
+ */
+const struct pb_msg *srv_pb_kind_msg(const char *kind, const char *api_version);
+
+/* The field of m named json, or NULL. Borrowed, static. */
+const struct pb_field *srv_pb_field(const struct pb_msg *m, const char *json);
+
+#endif
