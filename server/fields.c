@@ -438,3 +438,396 @@ bool srv_builtin_openapi(const char *group, const char *version,
 				      kind, "version", version));
 	return true;
 }
+
+/* ------------------------------------------------------------------ */
+/* Duplicate fields in a JSON text                                      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * jansson keeps the last of repeated keys and cannot say where they were,
+ * so the duplicates come from a pass over the text, after jansson accepted
+ * it (the scanner still checks every bound and stops on anything odd). It
+ * follows sigs.k8s.io/json's strict decoding: in document order, a known
+ * field of a struct seen twice is `duplicate field "<path>"`, a member no
+ * field takes is `unknown field "<path>"` (reported once however often it
+ * comes), a repeated map key is a duplicate. Unknown members are not
+ * entered. Generic mode (custom resources, decoded into a map) treats
+ * every object as a map, at any depth.
+ */
+struct scan {
+	const char *p, *end;
+	struct srv_strict *s;
+	char path[PATH_MAX_LEN + 1];
+	bool bad; /* stopped: malformed or out of memory */
+};
+
+static void sc_ws(struct scan *sc)
+{
+	while (sc->p < sc->end && (*sc->p == ' ' || *sc->p == '\t' ||
+				   *sc->p == '\n' || *sc->p == '\r'))
+		sc->p++;
+}
+
+static bool sc_is(struct scan *sc, char c)
+{
+	sc_ws(sc);
+	return sc->p < sc->end && *sc->p == c;
+}
+
+static void sc_skip_string(struct scan *sc)
+{
+	sc->p++; /* the opening quote */
+	while (sc->p < sc->end && *sc->p != '"')
+		sc->p += *sc->p == '\\' && sc->p + 1 < sc->end ? 2 : 1;
+	if (sc->p < sc->end)
+		sc->p++;
+	else
+		sc->bad = true;
+}
+
+/* One value of any kind, without looking inside (no recursion). */
+static void sc_skip(struct scan *sc)
+{
+	size_t depth = 0;
+	do {
+		sc_ws(sc);
+		if (sc->p >= sc->end) {
+			sc->bad = true;
+			return;
+		}
+		char c = *sc->p;
+		if (c == '"') {
+			sc_skip_string(sc);
+		} else if (c == '{' || c == '[') {
+			depth++;
+			sc->p++;
+		} else if (c == '}' || c == ']') {
+			if (depth == 0) {
+				sc->bad = true;
+				return;
+			}
+			depth--;
+			sc->p++;
+		} else if (c == ',' || c == ':') {
+			sc->p++;
+		} else {
+			while (sc->p < sc->end &&
+			       !strchr(",:]} \t\r\n", *sc->p))
+				sc->p++;
+		}
+	} while (depth > 0 && !sc->bad);
+}
+
+static unsigned hexval(char c)
+{
+	return c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+	       : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+	       : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+				      : 16;
+}
+
+static size_t put_utf8(char *o, uint32_t cp)
+{
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xc0 | cp >> 6);
+		o[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (char)(0xe0 | cp >> 12);
+		o[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		o[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	o[0] = (char)(0xf0 | cp >> 18);
+	o[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+	o[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+	o[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+static bool sc_hex4(struct scan *sc, uint32_t *v)
+{
+	if (sc->end - sc->p < 4)
+		return false;
+	*v = 0;
+	for (int i = 0; i < 4; i++) {
+		unsigned h = hexval(sc->p[i]);
+		if (h > 15)
+			return false;
+		*v = *v << 4 | h;
+	}
+	sc->p += 4;
+	return true;
+}
+
+/* A key, unescaped (new, NUL-terminated; a \u0000 ends it early, which at
+   worst misses a duplicate of a key jansson could not hold anyway). */
+static char *sc_key(struct scan *sc)
+{
+	if (!sc_is(sc, '"')) {
+		sc->bad = true;
+		return NULL;
+	}
+	const char *start = ++sc->p;
+	while (sc->p < sc->end && *sc->p != '"')
+		sc->p += *sc->p == '\\' && sc->p + 1 < sc->end ? 2 : 1;
+	if (sc->p >= sc->end) {
+		sc->bad = true;
+		return NULL;
+	}
+	const char *stop = sc->p++;
+	/* unescaped UTF-8 is never longer than its escaped form */
+	char *k = malloc((size_t)(stop - start) + 1);
+	if (!k) {
+		sc->bad = true;
+		return NULL;
+	}
+	struct scan in = {start, stop, NULL, "", false};
+	size_t o = 0;
+	while (in.p < in.end) {
+		char c = *in.p++;
+		if (c != '\\') {
+			k[o++] = c;
+			continue;
+		}
+		c = in.p < in.end ? *in.p++ : 0;
+		uint32_t cp, lo;
+		switch (c) {
+		case 'b':
+			k[o++] = '\b';
+			break;
+		case 'f':
+			k[o++] = '\f';
+			break;
+		case 'n':
+			k[o++] = '\n';
+			break;
+		case 'r':
+			k[o++] = '\r';
+			break;
+		case 't':
+			k[o++] = '\t';
+			break;
+		case 'u':
+			if (!sc_hex4(&in, &cp))
+				cp = 0xfffd;
+			if (cp >= 0xd800 && cp < 0xdc00 && in.end - in.p >= 6 &&
+			    in.p[0] == '\\' && in.p[1] == 'u') {
+				in.p += 2;
+				if (sc_hex4(&in, &lo) && lo >= 0xdc00 &&
+				    lo < 0xe000)
+					cp = 0x10000 + ((cp - 0xd800) << 10) +
+					     (lo - 0xdc00);
+				else
+					cp = 0xfffd;
+			} else if (cp >= 0xd800 && cp < 0xe000) {
+				cp = 0xfffd;
+			}
+			o += put_utf8(k + o, cp);
+			break;
+		default:
+			k[o++] = c;
+			break; /* \" \\ \/ */
+		}
+	}
+	k[o] = '\0';
+	return k;
+}
+
+static void sc_msg(struct scan *sc, const struct pb_msg *m, size_t plen,
+		   bool root);
+static void sc_map(struct scan *sc, size_t plen, bool generic);
+
+/* Any value in generic mode: objects are maps, arrays are walked. */
+static void sc_any(struct scan *sc, size_t plen)
+{
+	if (sc_is(sc, '{')) {
+		sc_map(sc, plen, true);
+	} else if (sc_is(sc, '[')) {
+		sc->p++;
+		for (size_t i = 0; !sc->bad && !sc_is(sc, ']'); i++) {
+			if (i && sc_is(sc, ','))
+				sc->p++;
+			size_t ilen = path_index(sc->path, plen, i);
+			sc_any(sc, ilen);
+			sc->path[plen] = '\0';
+		}
+		if (!sc->bad)
+			sc->p++;
+	} else {
+		sc_skip(sc);
+	}
+}
+
+/* The value of a known field f. */
+static void sc_field(struct scan *sc, const struct pb_field *f, size_t plen)
+{
+	switch (f->type) {
+	case PB_MSG:
+		if (!(f->flags & PB_REP)) {
+			if (sc_is(sc, '{'))
+				sc_msg(sc, f->sub, plen, false);
+			else
+				sc_skip(sc);
+			return;
+		}
+		if (!sc_is(sc, '[')) {
+			sc_skip(sc);
+			return;
+		}
+		sc->p++;
+		for (size_t i = 0; !sc->bad && !sc_is(sc, ']'); i++) {
+			if (i && sc_is(sc, ','))
+				sc->p++;
+			if (sc_is(sc, '{')) {
+				size_t ilen = path_index(sc->path, plen, i);
+				sc_msg(sc, f->sub, ilen, false);
+				sc->path[plen] = '\0';
+			} else {
+				sc_skip(sc);
+			}
+		}
+		if (!sc->bad)
+			sc->p++;
+		return;
+	case PB_MAP_STRING:
+	case PB_MAP_BYTES:
+		if (sc_is(sc, '{'))
+			sc_map(sc, plen, false);
+		else
+			sc_skip(sc);
+		return;
+	case PB_STRING:
+	case PB_BYTES:
+	case PB_BOOL:
+	case PB_INT32:
+	case PB_INT64:
+	case PB_TIME:
+	case PB_MICROTIME:
+	case PB_INTORSTR:
+	case PB_FIELDSV1:
+		sc_skip(sc);
+		return;
+	}
+}
+
+/* Before a member: the comma between members, then the key. NULL at the
+   closing brace (consumed) or when stopped. */
+static char *sc_member(struct scan *sc, bool first)
+{
+	if (sc_is(sc, '}')) {
+		sc->p++;
+		return NULL;
+	}
+	if (!first) {
+		if (!sc_is(sc, ',')) {
+			sc->bad = true;
+			return NULL;
+		}
+		sc->p++;
+	}
+	char *k = sc_key(sc);
+	if (k && !sc_is(sc, ':')) {
+		sc->bad = true;
+		free(k);
+		return NULL;
+	}
+	if (k)
+		sc->p++;
+	return k;
+}
+
+static void sc_msg(struct scan *sc, const struct pb_msg *m, size_t plen,
+		   bool root)
+{
+	uint64_t seen = 0;  /* by field index; tables have < 62 fields */
+	unsigned tseen = 0; /* root: apiVersion 1, kind 2 */
+	sc->p++;	    /* { */
+	for (bool first = true; !sc->bad; first = false) {
+		char *k = sc_member(sc, first);
+		if (!k)
+			return;
+		size_t klen = path_key(sc->path, plen, k);
+		const struct pb_field *f = srv_pb_field(m, k);
+		unsigned t = !root			? 0
+			     : !strcmp(k, "apiVersion") ? 1
+			     : !strcmp(k, "kind")	? 2
+							: 0;
+		if (f || t) {
+			uint64_t bit = f ? (uint64_t)1 << (f - m->fields) : 0;
+			bool dup = f ? (seen & bit) != 0 : (tseen & t) != 0;
+			seen |= bit;
+			tseen |= t;
+			if (dup) {
+				/* kube names the field from the parent path */
+				sc->path[plen] = '\0';
+				char p2[PATH_MAX_LEN + 1];
+				memcpy(p2, sc->path, plen + 1);
+				path_key(p2, plen, f ? f->json : k);
+				srv_strict_field(sc->s, "duplicate field", p2);
+			}
+			if (f)
+				sc_field(sc, f, klen);
+			else
+				sc_skip(sc);
+		} else {
+			srv_strict_field(sc->s, "unknown field", sc->path);
+			sc_skip(sc);
+		}
+		sc->path[plen] = '\0';
+		free(k);
+	}
+}
+
+static void sc_map(struct scan *sc, size_t plen, bool generic)
+{
+	json_t *keys = json_object(); /* the keys seen, as a set */
+	if (!keys) {
+		sc->bad = true;
+		return;
+	}
+	sc->p++; /* { */
+	for (bool first = true; !sc->bad; first = false) {
+		char *k = sc_member(sc, first);
+		if (!k)
+			break;
+		if (json_object_get(keys, k)) {
+			char p2[PATH_MAX_LEN + 1];
+			memcpy(p2, sc->path, plen + 1);
+			path_key(p2, plen, k);
+			srv_strict_field(sc->s, "duplicate field", p2);
+		} else {
+			json_object_set_new(keys, k, json_null());
+		}
+		size_t klen = path_key(sc->path, plen, k);
+		if (generic)
+			sc_any(sc, klen);
+		else
+			sc_skip(sc);
+		sc->path[plen] = '\0';
+		free(k);
+	}
+	json_decref(keys);
+}
+
+bool srv_builtin_scan_json(const char *kind, const char *api_version,
+			   const char *text, size_t len, struct srv_strict *s)
+{
+	const struct pb_msg *m =
+	    kind ? srv_pb_kind_msg(kind, api_version) : NULL;
+	if (kind && !m)
+		return false;
+	if (!s || s->mode == SRV_FV_IGNORE)
+		return true;
+	struct scan sc = {text, text + len, s, "", false};
+	if (m && sc_is(&sc, '{'))
+		sc_msg(&sc, m, 0, true);
+	else if (!m)
+		sc_any(&sc, 0);
+	return true;
+}

@@ -77,6 +77,18 @@ bool srv_builtin_prune(const char *kind, const char *api_version, json_t *obj,
 		       bool sorted, struct srv_strict *s);
 
 /*
+ * What sigs.k8s.io/json's strict decoding reports for a JSON body of a
+ * built-in kind: duplicate fields, and the unknown fields among them, in
+ * the order of the text (srv_builtin_prune then finds the same unknown
+ * fields again, which srv_strict_add ignores as repeats). kind NULL: a
+ * custom resource, decoded into a map, whose duplicates count at any depth
+ * (its unknown fields come from its schema). text must be JSON that
+ * jansson accepted. Returns false when lapis has no table for kind.
+ */
+bool srv_builtin_scan_json(const char *kind, const char *api_version,
+			   const char *text, size_t len, struct srv_strict *s);
+
+/*
  * Add the OpenAPI v3 schema of a built-in kind to schemas (an object of
  * schema name to schema, borrowed and added to), with the schemas of every
  * message it uses, named as kube names them ("io.k8s.api.core.v1.Service",

@@ -1116,6 +1116,26 @@ static lp_err builtin_fields(struct srv_req *r, const struct srv_resource *res,
 	return strict_finish(r, res, strict, shown, err);
 }
 
+/*
+ * builtin_fields for a create or update body, after the duplicate and
+ * unknown fields that kube's strict JSON decoding finds in the text, in
+ * its order (a custom resource's or a CRD's body: its duplicates only).
+ */
+static lp_err body_fields(struct srv_req *r, const struct srv_resource *res,
+			  const char *mt, json_t *obj, struct srv_strict *strict,
+			  struct srv_error *err)
+{
+	if (!strcasecmp(mt, "application/json") && strict->mode != SRV_FV_IGNORE) {
+		char gv[300];
+		srv_resource_gv(res, gv, sizeof gv);
+		if (res->custom ||
+		    !srv_builtin_scan_json(res->kind, gv, r->body, r->body_len, strict))
+			srv_builtin_scan_json(NULL, NULL, r->body, r->body_len, strict);
+	}
+	return builtin_fields(r, res, obj, !strcasecmp(mt, "application/yaml"),
+			      strict, NULL, err);
+}
+
 static void on_unknown(void *ud, const char *path)
 {
 	srv_strict_field(ud, "unknown field", path);
@@ -1322,8 +1342,7 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 	if (dry_run(r, &dry, &err) || field_validation(r, &err) ||
 	    decode_body(r, mt, res->kind, &strict, &obj, &err) ||
 	    check_type(res, obj, &err) ||
-	    builtin_fields(r, res, obj, !strcasecmp(mt, "application/yaml"),
-			   &strict, NULL, &err)) {
+	    body_fields(r, res, mt, obj, &strict, &err)) {
 		srv_strict_free(&strict);
 		json_decref(obj);
 		srv_reply_error(r, &err, NULL);
@@ -1685,8 +1704,7 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 	if (dry_run(r, &dry, &err) || field_validation(r, &err) ||
 	    decode_body(r, mt, res->kind, &strict, &obj, &err) ||
 	    check_type(res, obj, &err) ||
-	    builtin_fields(r, res, obj, !strcasecmp(mt, "application/yaml"),
-			   &strict, NULL, &err)) {
+	    body_fields(r, res, mt, obj, &strict, &err)) {
 		srv_strict_free(&strict);
 		json_decref(obj);
 		srv_reply_error(r, &err, NULL);
@@ -1726,11 +1744,15 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
  * finish_update) carries the value there.
  */
 static lp_err patch_fields(struct srv_req *r, const struct srv_resource *res,
-			   bool smp, const json_t *patch, json_t *next,
-			   struct srv_error *err)
+			   bool smp, bool merge, const json_t *patch,
+			   json_t *next, struct srv_error *err)
 {
 	struct srv_strict strict = {.mode = fv_of(r)};
 	char *shown = NULL;
+	/* kube decodes a merge or strategic merge patch into a map first:
+	   its repeated keys are duplicate fields, at any depth */
+	if ((smp || merge) && strict.mode != SRV_FV_IGNORE)
+		srv_builtin_scan_json(NULL, NULL, r->body, r->body_len, &strict);
 	if (strict.mode == SRV_FV_STRICT) {
 		if (smp) {
 			struct growbuf b = {0};
@@ -1748,9 +1770,13 @@ static lp_err patch_fields(struct srv_req *r, const struct srv_resource *res,
 		}
 	}
 	if (res->custom) {
+		/* the duplicates here, the unknown fields in cr_schema */
+		lp_err rc = strict_finish(r, res, &strict, shown, err);
 		free(r->strict_shown);
-		r->strict_shown = shown;
-		return LP_OK;
+		r->strict_shown = rc ? NULL : shown;
+		if (rc)
+			free(shown);
+		return rc;
 	}
 	lp_err rc = builtin_fields(r, res, next, true, &strict, shown, err);
 	free(shown);
@@ -1891,7 +1917,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 						    "resourceVersion", json_string(rvt));
 		}
 		if (check_type(res, next, &err) ||
-		    patch_fields(r, res, pt == P_SMP, patch, next, &err)) {
+		    patch_fields(r, res, pt == P_SMP, pt == P_MERGE, patch, next, &err)) {
 			reg_obj_free(&c);
 			json_decref(next);
 			json_decref(patch);
