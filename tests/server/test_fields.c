@@ -1,0 +1,357 @@
+/*
+ * test_fields.c -- tests of server/fields.c: the unknown-field walker of
+ * built-in kinds, the duplicate-field scan of JSON texts, the strict-error
+ * list, and the OpenAPI schemas generated from the field tables.
+ * Deterministic: fixed inputs only.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../../server/fields.h"
+
+static json_t *parse(const char *text)
+{
+	json_error_t je;
+	json_t *j = json_loads(text, 0, &je);
+	cr_assert_not_null(j, "bad test JSON: %s", je.text);
+	return j;
+}
+
+/* The errors of s joined as srv_strict_message does, "" when none. */
+static char *errors(const struct srv_strict *s)
+{
+	char *m = srv_strict_message(s);
+	return m ? m : strdup("");
+}
+
+static void expect_errors(const struct srv_strict *s, const char *want)
+{
+	char *m = errors(s);
+	cr_expect_str_eq(m, want);
+	free(m);
+}
+
+static void expect_json(json_t *j, const char *want)
+{
+	json_t *w = parse(want);
+	char *got = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+	cr_expect(json_equal(j, w), "got %s, want %s", got, want);
+	free(got);
+	json_decref(w);
+}
+
+Test(fields, known_fields_of_every_kind_stay)
+{
+	static const struct {
+		const char *kind, *av, *obj;
+	} cases[] = {
+	    {"ConfigMap", "v1",
+	     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+	     "\"name\":\"a\",\"labels\":{\"x\":\"y\"},\"ownerReferences\":[{"
+	     "\"apiVersion\":\"v1\",\"kind\":\"K\",\"name\":\"n\",\"uid\":"
+	     "\"u\",\"controller\":true}],\"managedFields\":[{\"manager\":"
+	     "\"m\",\"fieldsV1\":{\"f:data\":{}}}]},\"data\":{\"any-key\":"
+	     "\"v\"},\"binaryData\":{\"b\":\"AA==\"},\"immutable\":false}"},
+	    {"Service", "v1",
+	     "{\"metadata\":{\"name\":\"s\"},\"spec\":{\"ports\":[{\"name\":"
+	     "\"h\",\"port\":80,\"targetPort\":\"http\",\"protocol\":\"TCP\","
+	     "\"appProtocol\":\"x\",\"nodePort\":30000}],\"selector\":{\"a\":"
+	     "\"b\"},\"sessionAffinityConfig\":{\"clientIP\":{"
+	     "\"timeoutSeconds\":3}},\"trafficDistribution\":\"PreferClose\"},"
+	     "\"status\":{\"loadBalancer\":{\"ingress\":[{\"ip\":\"1.2.3.4\","
+	     "\"ports\":[{\"port\":1,\"protocol\":\"TCP\"}]}]},\"conditions\":["
+	     "{\"type\":\"T\",\"status\":\"True\",\"lastTransitionTime\":null,"
+	     "\"reason\":\"R\",\"message\":\"\"}]}}"},
+	    {"Lease", "coordination.k8s.io/v1",
+	     "{\"metadata\":{\"name\":\"l\"},\"spec\":{\"holderIdentity\":"
+	     "\"me\",\"leaseDurationSeconds\":15,\"acquireTime\":\"2026-01-"
+	     "02T03:04:05.123456Z\",\"renewTime\":null,\"leaseTransitions\":1,"
+	     "\"strategy\":\"OldestEmulationVersion\",\"preferredHolder\":"
+	     "\"you\"}}"},
+	    {"Event", "v1",
+	     "{\"metadata\":{\"name\":\"e\"},\"involvedObject\":{\"kind\":"
+	     "\"Pod\",\"fieldPath\":\"x\"},\"series\":{\"count\":2,"
+	     "\"lastObservedTime\":\"2026-01-02T03:04:05.000000Z\"},\"source\":"
+	     "{\"component\":\"c\"},\"related\":{\"name\":\"r\"},"
+	     "\"reportingComponent\":\"c\",\"eventTime\":null}"},
+	    {"Endpoints", "v1",
+	     "{\"metadata\":{\"name\":\"e\"},\"subsets\":[{\"addresses\":[{"
+	     "\"ip\":\"1.2.3.4\",\"targetRef\":{\"kind\":\"Pod\"}}],"
+	     "\"notReadyAddresses\":[],\"ports\":[{\"port\":80,\"appProtocol\":"
+	     "\"h\"}]}]}"},
+	    {"ServiceAccount", "v1",
+	     "{\"metadata\":{\"name\":\"sa\"},\"secrets\":[{\"name\":\"s\"}],"
+	     "\"imagePullSecrets\":[{\"name\":\"p\"}],"
+	     "\"automountServiceAccountToken\":true}"},
+	    {"Secret", "v1",
+	     "{\"metadata\":{\"name\":\"s\"},\"type\":\"Opaque\",\"data\":{"
+	     "\"a\":\"AA==\"},\"stringData\":{\"b\":\"c\"},\"immutable\":"
+	     "true}"},
+	    {"Namespace", "v1",
+	     "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"finalizers\":["
+	     "\"kubernetes\"]},\"status\":{\"phase\":\"Active\",\"conditions\":"
+	     "[{\"type\":\"T\",\"status\":\"True\"}]}}"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct srv_strict s = {.mode = SRV_FV_STRICT};
+		json_t *o = parse(cases[i].obj);
+		json_t *orig = json_deep_copy(o);
+		cr_expect(srv_builtin_prune(cases[i].kind, cases[i].av, o,
+					    false, &s));
+		cr_expect(json_equal(o, orig), "%s changed", cases[i].kind);
+		cr_expect_eq(s.n, 0, "%s: %zu errors, first %s", cases[i].kind,
+			     s.n, s.n ? s.errs[0] : "");
+		cr_expect(srv_builtin_scan_json(cases[i].kind, cases[i].av,
+						cases[i].obj,
+						strlen(cases[i].obj), &s));
+		cr_expect_eq(s.n, 0, "%s: scan found %s", cases[i].kind,
+			     s.n ? s.errs[0] : "");
+		srv_strict_free(&s);
+		json_decref(o);
+		json_decref(orig);
+	}
+}
+
+Test(fields, unknown_fields_are_dropped_with_kube_paths)
+{
+	struct srv_strict s = {.mode = SRV_FV_STRICT};
+	json_t *o = parse(
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{"
+	    "\"name\":\"s\",\"nope\":1},"
+	    "\"spec\":{\"ports\":[{\"port\":80},{\"port\":81,\"bogus\":{"
+	    "\"deep\":1}}],"
+	    "\"selector\":{\"free\":\"form\"},\"foo\":[1]},\"top\":true}");
+	srv_builtin_prune("Service", "v1", o, false, &s);
+	expect_errors(&s,
+		      "strict decoding error: unknown field \"metadata.nope\", "
+		      "unknown field \"spec.ports[1].bogus\", unknown field "
+		      "\"spec.foo\", unknown field \"top\"");
+	expect_json(o, "{\"apiVersion\":\"v1\",\"kind\":\"Service\","
+		       "\"metadata\":{\"name\":\"s\"},"
+		       "\"spec\":{\"ports\":[{\"port\":80},{\"port\":81}],"
+		       "\"selector\":{\"free\":\"form\"}}}");
+	srv_strict_free(&s);
+	json_decref(o);
+}
+
+Test(fields, sorted_order_for_yaml_and_patches)
+{
+	struct srv_strict s = {.mode = SRV_FV_WARN};
+	json_t *o = parse("{\"zeta\":1,\"metadata\":{\"name\":\"a\"},\"alpha\":"
+			  "2,\"data\":{}}");
+	srv_builtin_prune("ConfigMap", "v1", o, true, &s);
+	expect_errors(&s, "strict decoding error: unknown field \"alpha\", "
+			  "unknown field \"zeta\"");
+	srv_strict_free(&s);
+	json_decref(o);
+}
+
+Test(fields, ignore_drops_silently)
+{
+	struct srv_strict s = {.mode = SRV_FV_IGNORE};
+	json_t *o = parse("{\"metadata\":{\"x\":1},\"y\":2}");
+	srv_builtin_prune("ConfigMap", "v1", o, false, &s);
+	cr_expect_eq(s.n, 0);
+	expect_json(o, "{\"metadata\":{}}");
+	json_decref(o);
+}
+
+Test(fields, wrong_types_and_unknown_kinds_are_left_alone)
+{
+	json_t *o = parse("{\"metadata\":\"not an "
+			  "object\",\"spec\":{\"ports\":[1,\"x\",null]}}");
+	struct srv_strict s = {.mode = SRV_FV_STRICT};
+	cr_expect(srv_builtin_prune("Service", "v1", o, false, &s));
+	cr_expect_eq(s.n, 0);
+	cr_expect_not(srv_builtin_prune("CustomResourceDefinition",
+					"apiextensions.k8s.io/v1", o, false,
+					&s));
+	cr_expect_not(srv_builtin_prune("ConfigMap", "v2", o, false, &s));
+	json_decref(o);
+}
+
+Test(fields, paths_are_quoted_as_go_does)
+{
+	struct srv_strict s = {.mode = SRV_FV_STRICT};
+	json_t *o = parse("{\"a\\\"b\\\\c\\nd\\u0001\":1,\"ü\":2}");
+	srv_builtin_prune("ConfigMap", "v1", o, false, &s);
+	expect_errors(
+	    &s,
+	    "strict decoding error: unknown field \"a\\\"b\\\\c\\nd\\x01\", "
+	    "unknown field \"ü\"");
+	srv_strict_free(&s);
+	json_decref(o);
+}
+
+Test(fields, errors_are_deduplicated_and_capped)
+{
+	struct srv_strict s = {.mode = SRV_FV_STRICT};
+	srv_strict_field(&s, "unknown field", "x");
+	srv_strict_field(&s, "unknown field", "x");
+	srv_strict_field(&s, "duplicate field", "x");
+	cr_expect_eq(s.n, 2);
+	char k[32];
+	for (int i = 0; i < 200; i++) {
+		snprintf(k, sizeof k, "f%d", i);
+		srv_strict_field(&s, "unknown field", k);
+	}
+	cr_expect_eq(s.n, SRV_STRICT_MAX);
+	srv_strict_free(&s);
+	cr_expect_eq(s.n, 0);
+}
+
+Test(fields, fv_modes)
+{
+	cr_expect_eq(srv_fv_mode(NULL), SRV_FV_WARN);
+	cr_expect_eq(srv_fv_mode(""), SRV_FV_WARN);
+	cr_expect_eq(srv_fv_mode("Warn"), SRV_FV_WARN);
+	cr_expect_eq(srv_fv_mode("Strict"), SRV_FV_STRICT);
+	cr_expect_eq(srv_fv_mode("Ignore"), SRV_FV_IGNORE);
+}
+
+Test(fields, scan_reports_duplicates_and_unknowns_in_document_order)
+{
+	static const char text[] =
+	    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+	    "\"name\":\"a\",\"name\":\"b\","
+	    "\"x\":1,\"x\":2,\"labels\":{\"a\":\"1\",\"a\":\"2\"}},\"spec\":{"
+	    "\"z\":[{\"q\":1}]},"
+	    "\"data\":{\"k\\u0041\":\"y\",\"kA\":\"z\",\"s\":\"\\\"}\"},"
+	    "\"kind\":\"ConfigMap\"}";
+	struct srv_strict s = {.mode = SRV_FV_WARN};
+	cr_expect(
+	    srv_builtin_scan_json("ConfigMap", "v1", text, strlen(text), &s));
+	expect_errors(
+	    &s, "strict decoding error: duplicate field \"metadata.name\", "
+		"unknown field \"metadata.x\", duplicate field "
+		"\"metadata.labels.a\", "
+		"unknown field \"spec\", duplicate field \"data.kA\", "
+		"duplicate field \"kind\"");
+	srv_strict_free(&s);
+}
+
+Test(fields, scan_follows_lists_of_messages)
+{
+	static const char text[] =
+	    "{\"spec\":{\"ports\":[{\"port\":80,\"port\":81},{\"port\":82,"
+	    "\"y\":{\"port\":1,\"port\":2}}]}}";
+	struct srv_strict s = {.mode = SRV_FV_STRICT};
+	srv_builtin_scan_json("Service", "v1", text, strlen(text), &s);
+	expect_errors(
+	    &s,
+	    "strict decoding error: duplicate field \"spec.ports[0].port\", "
+	    "unknown field \"spec.ports[1].y\"");
+	srv_strict_free(&s);
+}
+
+Test(fields, scan_generic_mode_finds_duplicates_at_any_depth)
+{
+	static const char text[] =
+	    "{\"spec\":{\"a\":[{\"b\":1,\"b\":2}],\"c\":{}},\"spec\":1}";
+	struct srv_strict s = {.mode = SRV_FV_STRICT};
+	srv_builtin_scan_json(NULL, NULL, text, strlen(text), &s);
+	expect_errors(&s,
+		      "strict decoding error: duplicate field \"spec.a[0].b\", "
+		      "duplicate field \"spec\"");
+	srv_strict_free(&s);
+}
+
+Test(fields, scan_stops_safely_on_truncated_text)
+{
+	static const char *texts[] = {
+	    "{\"metadata\":{\"name\":\"a\"",
+	    "{\"a\":\"\\",
+	    "{\"spec\":{\"ports\":[{",
+	    "{\"a\" 1}",
+	    "{\"a\":1 \"b\":2}",
+	    "}",
+	    "",
+	    "{\"\\ud800\":1,\"\\ud800\":1}",
+	};
+	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+		struct srv_strict s = {.mode = SRV_FV_STRICT};
+		srv_builtin_scan_json("Service", "v1", texts[i],
+				      strlen(texts[i]), &s);
+		srv_builtin_scan_json(NULL, NULL, texts[i], strlen(texts[i]),
+				      &s);
+		srv_strict_free(&s);
+	}
+}
+
+Test(fields, scan_under_ignore_records_nothing)
+{
+	static const char text[] = "{\"a\":1,\"a\":2}";
+	struct srv_strict s = {.mode = SRV_FV_IGNORE};
+	srv_builtin_scan_json(NULL, NULL, text, strlen(text), &s);
+	cr_expect_eq(s.n, 0);
+}
+
+Test(fields, openapi_schemas_from_the_tables)
+{
+	json_t *schemas = json_object();
+	cr_assert(srv_builtin_openapi("", "v1", "Service", schemas));
+	json_t *svc = json_object_get(schemas, "io.k8s.api.core.v1.Service");
+	cr_assert_not_null(svc);
+	json_t *gvk = json_array_get(
+	    json_object_get(svc, "x-kubernetes-group-version-kind"), 0);
+	cr_expect_str_eq(json_string_value(json_object_get(gvk, "kind")),
+			 "Service");
+	cr_expect_str_eq(json_string_value(json_object_get(gvk, "version")),
+			 "v1");
+	cr_expect_str_eq(json_string_value(json_object_get(gvk, "group")), "");
+	json_t *props = json_object_get(svc, "properties");
+	cr_expect_not_null(json_object_get(props, "apiVersion"));
+	cr_expect_str_eq(json_string_value(json_object_get(
+			     json_object_get(props, "spec"), "$ref")),
+			 "#/components/schemas/io.k8s.api.core.v1.ServiceSpec");
+	json_t *ports = json_object_get(
+	    json_object_get(
+		json_object_get(schemas, "io.k8s.api.core.v1.ServiceSpec"),
+		"properties"),
+	    "ports");
+	cr_expect_str_eq(json_string_value(json_object_get(ports, "type")),
+			 "array");
+	cr_expect_str_eq(json_string_value(json_object_get(
+			     ports, "x-kubernetes-patch-merge-key")),
+			 "port");
+	json_t *sp = json_object_get(schemas, "io.k8s.api.core.v1.ServicePort");
+	cr_expect_str_eq(json_string_value(json_array_get(
+			     json_object_get(sp, "required"), 0)),
+			 "port");
+	json_t *pport =
+	    json_object_get(json_object_get(sp, "properties"), "port");
+	cr_expect_str_eq(json_string_value(json_object_get(pport, "format")),
+			 "int32");
+	cr_expect_not_null(json_object_get(
+	    schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"));
+	cr_expect_not_null(json_object_get(
+	    schemas, "io.k8s.apimachinery.pkg.util.intstr.IntOrString"));
+
+	cr_assert(
+	    srv_builtin_openapi("coordination.k8s.io", "v1", "Lease", schemas));
+	json_t *ls = json_object_get(
+	    json_object_get(
+		json_object_get(schemas,
+				"io.k8s.api.coordination.v1.LeaseSpec"),
+		"properties"),
+	    "renewTime");
+	cr_expect_str_eq(json_string_value(json_object_get(ls, "format")),
+			 "date-time");
+	json_t *cm = NULL;
+	cr_assert(srv_builtin_openapi("", "v1", "ConfigMap", schemas));
+	cm = json_object_get(
+	    json_object_get(
+		json_object_get(schemas, "io.k8s.api.core.v1.ConfigMap"),
+		"properties"),
+	    "data");
+	cr_expect_str_eq(
+	    json_string_value(json_object_get(
+		json_object_get(cm, "additionalProperties"), "type")),
+	    "string");
+	cr_expect_not(srv_builtin_openapi("apiextensions.k8s.io", "v1",
+					  "CustomResourceDefinition", schemas));
+	json_decref(schemas);
+}
