@@ -313,6 +313,77 @@ check "create in a terminating namespace is 403" code_is 403
 req DELETE /api/v1/namespaces/default
 check "namespace default may not be deleted" code_is 403
 
+# fieldValidation of built-in kinds (reference §5.8): unknown and duplicate
+# fields, dropped, warned about (the default) or refused, with kube's texts.
+# reqh: like req, with the response headers in $WORK/hdr
+reqh() {
+	local m=$1 p=$2 body=$3 ct=${4:-application/json}
+	CODE=$(curl -sS -D "$WORK/hdr" -o "$WORK/body" -w '%{http_code}' -X "$m" \
+		-H "Content-Type: $ct" --data-binary "$body" "$URL$p")
+}
+warns() { grep -qF -- "Warning: 299 - \"$1\"" "$WORK/hdr" || { echo "#   no warning $1: $(grep -i warning "$WORK/hdr")"; return 1; }; }
+no_warning() { ! grep -qi '^Warning:' "$WORK/hdr"; }
+msg_is() { [[ $(jq_ "d['message']") == "$1" ]] || { echo "#   message: $(jq_ "d['message']")"; return 1; }; }
+CMU='{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fv1","bar":1},"data":{"k":"v"},"spec":{"foo":1}}'
+reqh POST "/api/v1/namespaces/default/configmaps?fieldValidation=Strict" "$CMU"
+check "Strict: an unknown field of a ConfigMap is 400" code_has 400 '"reason":"BadRequest"'
+check "... naming every unknown field in kube's words" msg_is 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "metadata.bar", unknown field "spec"'
+reqh POST /api/v1/namespaces/default/configmaps "$CMU"
+check "Warn (the default): created" code_is 201
+check "... with one Warning per unknown field" bash -c 'warns() { grep -qF -- "Warning: 299 - \"$1\"" "'"$WORK"'/hdr"; }; warns "unknown field \\\"metadata.bar\\\"" && warns "unknown field \\\"spec\\\""'
+check "... and the fields dropped" bash -c "! grep -q '\"spec\"\|\"bar\"' '$WORK/body'"
+reqh POST "/api/v1/namespaces/default/configmaps?fieldValidation=Ignore" "${CMU/fv1/fv2}"
+check "Ignore: created" code_is 201
+check "... without a Warning" no_warning
+check "... and the fields dropped" bash -c "! grep -q '\"spec\"\|\"bar\"' '$WORK/body'"
+reqh POST "/api/v1/namespaces/default/configmaps?fieldValidation=Bogus" "$CMU"
+check "a bad fieldValidation value is 422" code_has 422 'supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"'
+reqh POST "/api/v1/namespaces/default/configmaps?fieldValidation=Strict" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fv3","name":"fv3","labels":{"a":"1","a":"2"}},"data":{"x":"1","x":"2"}}'
+check "Strict: duplicate fields are 400" code_is 400
+check "... each named, in the body's order" msg_is 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: duplicate field "metadata.name", duplicate field "metadata.labels.a", duplicate field "data.x"'
+reqh POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fv3","name":"fv3"},"data":{"x":"1","x":"2"}}'
+check "Warn: duplicate fields are warned about" bash -c 'grep -qF "Warning: 299 - \"duplicate field \\\"data.x\\\"\"" "'"$WORK"'/hdr"'
+check "... and the last value kept" code_has 201 '"x":"2"'
+reqh POST "/api/v1/namespaces/default/services?fieldValidation=Strict" '{"apiVersion":"v1","kind":"Service","metadata":{"name":"fvs"},"spec":{"ports":[{"port":80},{"port":81,"bogus":1}],"selector":{"any":"key"}}}'
+check "Strict: an unknown field in a Service's port is 400" code_is 400
+check "... with its list index" msg_is 'Service in version "v1" cannot be handled as a Service: strict decoding error: unknown field "spec.ports[1].bogus"'
+reqh POST /apis/coordination.k8s.io/v1/namespaces/default/leases '{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"fvl"},"spec":{"holderIdentity":"me","renewTime":"2026-01-02T03:04:05.123456Z","bogus":true}}'
+check "Warn: a Lease is created without its unknown field" code_has 201 '"renewTime":"2026-01-02T03:04:05.123456Z"'
+check "... with the Warning" bash -c 'grep -qF "Warning: 299 - \"unknown field \\\"spec.bogus\\\"\"" "'"$WORK"'/hdr" && ! grep -q bogus "'"$WORK"'/body"'
+req GET /api/v1/namespaces/default/configmaps/fv1
+RV=$(jq_ "d['metadata']['resourceVersion']")
+reqh PUT "/api/v1/namespaces/default/configmaps/fv1?fieldValidation=Strict" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fv1","resourceVersion":"'"$RV"'"},"extra":1}'
+check "Strict: an unknown field in an update is 400" code_is 400
+check "... with kube's text" msg_is 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "extra"'
+reqh PATCH "/api/v1/namespaces/default/configmaps/fv1?fieldValidation=Strict" '{"data":{"k":"w"},"spec":{"x":1}}' application/merge-patch+json
+check "Strict: a merge patch adding an unknown field is 422" code_has 422 '"reason":"Invalid"' '"field":"patch"'
+check "... Invalid value: the patched object, then the error" bash -c "python3 -c \"import json; m=json.load(open('$WORK/body'))['message']; assert m.startswith(' \\\"\\\" is invalid: patch: Invalid value: \\\"{'), m; assert m.endswith('}\\\": strict decoding error: unknown field \\\"spec\\\"'), m\""
+reqh PATCH "/api/v1/namespaces/default/configmaps/fv1?fieldValidation=Strict" '{"spec":{"x":1},"data":{"k":"w"}}' application/strategic-merge-patch+json
+check "Strict: a strategic merge patch too, showing the patch as Go prints it" msg_is ' "" is invalid: patch: Invalid value: "map[data:map[k:w] spec:map[x:1]]": strict decoding error: unknown field "spec"'
+reqh PATCH /api/v1/namespaces/default/configmaps/fv1 '[{"op":"add","path":"/zz","value":1}]' application/json-patch+json
+check "Warn: a JSON patch adding an unknown field is applied without it" code_is 200
+check "... with the Warning" bash -c 'grep -qF "Warning: 299 - \"unknown field \\\"zz\\\"\"" "'"$WORK"'/hdr" && ! grep -q "\"zz\"" "'"$WORK"'/body"'
+reqh PATCH "/api/v1/namespaces/default/configmaps/fv1?fieldValidation=Ignore" '{"zz":1}' application/merge-patch+json
+check "Ignore: a merge patch's unknown field is dropped silently" bash -c "[[ $CODE == 200 ]] && ! grep -qi '^Warning:' '$WORK/hdr' && ! grep -q zz '$WORK/body'"
+YDUP=$'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fvy\n  name: fvy\ndata:\n  a: b\nzed: 1\n'
+reqh POST "/api/v1/namespaces/default/configmaps?fieldValidation=Strict" "$YDUP" application/yaml
+check "Strict: a YAML body's repeated key and unknown field are 400" code_is 400
+check "... in go-yaml's words, then the unknown field" msg_is $'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: yaml: unmarshal errors:\n  line 5: key "name" already set in map, unknown field "zed"'
+reqh POST /api/v1/namespaces/default/configmaps "$YDUP" application/yaml
+check "Warn: a YAML body warns per repeated key line" bash -c 'grep -qF "Warning: 299 - \"line 5: key \\\"name\\\" already set in map\"" "'"$WORK"'/hdr" && grep -qF "Warning: 299 - \"unknown field \\\"zed\\\"\"" "'"$WORK"'/hdr"'
+check "... and creates the object" code_is 201
+# YAML has no stream serializer in kube: a watch asking only for YAML is 406
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/yaml' "$URL/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1")
+check "a watch with Accept: application/yaml is 406" [ "$CODE" == 406 ]
+check "... naming the stream media types (the Status in YAML, as negotiated)" grep -qF 'only the following media types are accepted: application/json;stream=watch,' "$WORK/body"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io, application/yaml' "$URL/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1")
+check "a Table watch in JSON still works" [ "$CODE" == 200 ]
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/yaml' "$URL/api/v1/namespaces/default/configmaps")
+check "a list in YAML still works" [ "$CODE" == 200 ]
+# OpenAPI v3: real schemas for built-ins
+req GET /openapi/v3/api/v1
+check "OpenAPI v3 describes ServicePort with port required" python3 -c "import json; s=json.load(open('$WORK/body'))['components']['schemas']; p=s['io.k8s.api.core.v1.ServicePort']; assert p['required']==['port'] and p['properties']['port']['type']=='integer'; assert s['io.k8s.api.core.v1.ConfigMap']['properties']['data']['additionalProperties']['type']=='string'"
+
 # restart: data and revisions persist, a watch resumes
 REV_BEFORE=$(curl -sS "$URL/api/v1/namespaces/default/configmaps" | python3 -c "import json,sys; print(json.load(sys.stdin)['metadata']['resourceVersion'])")
 stop_server
