@@ -79,6 +79,107 @@ YAML
 	expect_rc 0 "$kv: api-resources" "$K" api-resources
 	check "$kv: api-resources lists leases" out_has 'leases'
 	check "$kv: api-resources lists configmaps" out_has 'configmaps'
+
+	# Valid objects of every built-in kind pass kubectl's default
+	# validation (--validate=strict: the server's fieldValidation=Strict
+	# after kubectl read the OpenAPI v3 document).
+	cat >"$WORK/all.yaml" <<YAML
+apiVersion: v1
+kind: Namespace
+metadata: {name: $ns-all, labels: {a: b}}
+spec: {finalizers: [kubernetes]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: all-cm, namespace: $ns, annotations: {note: hello}}
+data: {k: v}
+binaryData: {b: AAEC}
+immutable: false
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: all-s, namespace: $ns}
+type: Opaque
+stringData: {p: q}
+data: {d: AAEC}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: all-sa, namespace: $ns}
+secrets: [{name: x}]
+imagePullSecrets: [{name: y}]
+automountServiceAccountToken: false
+---
+apiVersion: v1
+kind: Service
+metadata: {name: all-svc, namespace: $ns}
+spec:
+  selector: {app: x}
+  ports: [{name: http, port: 80, targetPort: http, protocol: TCP}, {name: m, port: 81, targetPort: 9000}]
+  sessionAffinity: ClientIP
+  sessionAffinityConfig: {clientIP: {timeoutSeconds: 60}}
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: all-svc, namespace: $ns}
+subsets:
+- addresses: [{ip: 10.0.0.1, targetRef: {kind: Pod, name: p, namespace: $ns}}]
+  ports: [{name: http, port: 8080, protocol: TCP}]
+---
+apiVersion: v1
+kind: Event
+metadata: {name: all-ev, namespace: $ns}
+involvedObject: {kind: ConfigMap, name: all-cm, namespace: $ns}
+reason: Test
+message: hello
+type: Normal
+count: 1
+source: {component: e2e}
+---
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: all-l, namespace: $ns}
+spec: {holderIdentity: me, leaseDurationSeconds: 15, leaseTransitions: 0, acquireTime: "2026-01-02T03:04:05.000001Z"}
+YAML
+	expect_rc 0 "$kv: create -f of every built-in kind with default validation" "$K" create -f "$WORK/all.yaml"
+	check "$kv: ... without a warning" bash -c "! grep -q Warning '$WORK/err'"
+	expect_rc 0 "$kv: apply -f of every built-in kind" "$K" apply -f "$WORK/all.yaml"
+	check "$kv: ... without an unknown-field warning" bash -c "! grep -q 'unknown field' '$WORK/err'"
+
+	# Unknown fields: kubectl's default (Strict) names them, warn drops
+	# them with a Warning, false (Ignore) drops them silently.
+	for kind in cm svc lease; do
+		case $kind in
+		cm) obj='{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u-NAME"},"data":{"a":"b"},"spec":{"bogus":1}}'
+		    path=spec ;;
+		svc) obj='{"apiVersion":"v1","kind":"Service","metadata":{"name":"u-NAME"},"spec":{"ports":[{"port":80,"bogus":1}]}}'
+		     path='spec.ports[0].bogus' ;;
+		lease) obj='{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"u-NAME"},"spec":{"holderIdentity":"me","bogus":1}}'
+		       path=spec.bogus ;;
+		esac
+		expect_rc 1 "$kv: $kind with an unknown field is refused by default" "$K" -n "$ns" create -f - <<<"${obj/NAME/strict}"
+		check "$kv: ... naming the field" err_has "strict decoding error: unknown field \"${path//[/\\[}\""
+		expect_rc 0 "$kv: $kind with --validate=warn is created" "$K" -n "$ns" create --validate=warn -f - <<<"${obj/NAME/warn}"
+		check "$kv: ... with a warning naming the field" err_has "Warning: unknown field \"${path//[/\\[}\""
+		expect_rc 0 "$kv: ... and without it" "$K" -n "$ns" get "$kind" u-warn -o json
+		check "$kv: ... (no bogus in the object)" bash -c "! grep -q bogus '$WORK/out'"
+		expect_rc 0 "$kv: $kind with --validate=false is created" "$K" -n "$ns" create --validate=false -f - <<<"${obj/NAME/ignore}"
+		check "$kv: ... silently" bash -c "! grep -q 'Warning' '$WORK/err'"
+		expect_rc 0 "$kv: ... without the field" "$K" -n "$ns" get "$kind" u-ignore -o json
+		check "$kv: ... (no bogus in the object)" bash -c "! grep -q bogus '$WORK/out'"
+	done
+
+	# kubectl explain reads the built-in schemas from OpenAPI v3
+	expect_rc 0 "$kv: explain configmap.data" "$K" explain configmap.data
+	check "$kv: ... is a map of strings" out_has 'data.*<map\[string\]string>'
+	expect_rc 0 "$kv: explain service.spec.ports" "$K" explain service.spec.ports
+	check "$kv: ... lists port as required" out_has 'port.*<integer> -required-'
+	check "$kv: ... and targetPort" out_has 'targetPort'
+	expect_rc 0 "$kv: explain lease.spec" "$K" explain lease.spec
+	check "$kv: ... lists renewTime" out_has 'renewTime'
+	expect_rc 0 "$kv: explain secret" "$K" explain secret
+	check "$kv: ... lists stringData" out_has 'stringData'
+	expect_rc 0 "$kv: explain namespace.metadata.labels" "$K" explain namespace.metadata.labels
 done
 
 K=${KUBECTLS[0]}
