@@ -7,7 +7,8 @@
  * Invariants:
  *  1. Each thread parks at most one reset read transaction per engine in a
  *     thread-local slot and renews it for its next snapshot (LMDB's fastest
- *     read path); every eng_rd is on e->rd_all so eng_close can free it.
+ *     read path), with the cursors of its range walks (renewed per walk);
+ *     every eng_rd is on e->rd_all so eng_close can free it.
  *  2. A reader holds a gate slot from begin to end (see env.c).
  *  3. Latest reads use only the state database; older revisions merge state
  *     and hist (a key's value at R is the state record if its mod_rev <= R,
