@@ -20,7 +20,10 @@
  *     random start key, through the engine and then on raw LMDB with the
  *     same per-thread key sequence. The raw loop is as fast as LMDB allows:
  *     one read txn per thread reused with mdb_txn_reset/mdb_txn_renew, one
- *     cursor reused with mdb_cursor_renew, no copies, no locks.
+ *     cursor reused with mdb_cursor_renew, no copies, no locks. Scans also
+ *     get a paired figure: engine and raw scan the same range back to back
+ *     in each thread, and the median of the per-op time ratios is printed
+ *     (it moves far less with the machine's load than the rates do).
  *  3. Writes: 1, 8 and 64 writer threads, each committing one put per
  *     eng_txn in a loop, with the engine reopened in sync and then in nosync
  *     mode. After each engine round, a raw LMDB round on the same filesystem
@@ -317,12 +320,20 @@ struct worker {
 	uint64_t sink;	 /* touched bytes summed, so nothing is elided */
 	double t0, t1;	 /* its own start and stop times */
 	int err;	 /* setup or loop failed (reported already) */
+	double *ratios;	 /* paired loops: per-op ratios (malloc'd) */
+	size_t n_ratios;
 };
+
+/* The most op pairs one paired thread records. */
+#define MAX_PAIRS (1u << 20)
 
 struct phase {
 	const char *name;
 	void (*loop)(struct worker *w);
 	pthread_barrier_t barrier;
+	/* paired loops: every thread's ratios, gathered by run_phase */
+	double *ratios;
+	size_t n_ratios;
 };
 
 /* Wait for every thread of the phase, then take the start time. Called once
@@ -438,6 +449,20 @@ static int run_phase(struct bench *b, struct phase *ph, unsigned nthreads,
 			res->recs_s += (double)w[i].recs / dt;
 		}
 		res->misses += w[i].misses;
+		if (w[i].n_ratios) {
+			double *v =
+			    realloc(ph->ratios,
+				    (ph->n_ratios + w[i].n_ratios) * sizeof *v);
+			if (!v) {
+				res->err = 1;
+			} else {
+				memcpy(v + ph->n_ratios, w[i].ratios,
+				       w[i].n_ratios * sizeof *v);
+				ph->ratios = v;
+				ph->n_ratios += w[i].n_ratios;
+			}
+		}
+		free(w[i].ratios);
 	}
 	if (res->err)
 		fprintf(stderr, "bench-engine: %s with %u threads failed\n",
@@ -492,32 +517,41 @@ static enum eng_take scan_touch(void *ud, const struct eng_record *rec)
 	return ENG_TAKE;
 }
 
+/* One engine scan: a snapshot, 500 records from key, touching each. */
+static inline lp_err eng_scan_once(struct bench *b, const char *key,
+				   struct scan_acc *acc, uint64_t *recs)
+{
+	struct eng_range_req req = {
+	    .prefix = PREFIX,
+	    .prefix_len = sizeof(PREFIX) - 1,
+	    .from = key,
+	    .from_len = KEY_LEN,
+	    .limit = SCAN_LIMIT,
+	};
+	eng_rd *r;
+	lp_err rc = eng_rd_begin(b->e, &r);
+	if (rc != LP_OK)
+		return rc;
+	struct eng_range_res res;
+	rc = eng_range(r, &req, scan_touch, acc, &res);
+	eng_rd_end(r);
+	*recs += res.n_visited;
+	return rc;
+}
+
 static void eng_scan_loop(struct worker *w)
 {
 	struct bench *b = w->b;
 	uint64_t s = w->seed, ops = 0, recs = 0;
 	struct scan_acc acc = {0};
-	struct eng_range_req req = {
-	    .prefix = PREFIX,
-	    .prefix_len = sizeof(PREFIX) - 1,
-	    .from_len = KEY_LEN,
-	    .limit = SCAN_LIMIT,
-	};
 	lp_err rc = LP_OK;
 
 	worker_go(w);
 	while (running()) {
-		eng_rd *r;
-		req.from = key_at(b, rnd_index(&s, b->n));
-		rc = eng_rd_begin(b->e, &r);
+		rc = eng_scan_once(b, key_at(b, rnd_index(&s, b->n)), &acc,
+				   &recs);
 		if (rc != LP_OK)
 			break;
-		struct eng_range_res res;
-		rc = eng_range(r, &req, scan_touch, &acc, &res);
-		eng_rd_end(r);
-		if (rc != LP_OK)
-			break;
-		recs += res.n_visited;
 		ops++;
 	}
 	worker_done(w, ops, recs, 0, acc.sink);
@@ -566,51 +600,71 @@ static void raw_get_loop(struct worker *w)
 		w->err = mdb_fail(what, rc);
 }
 
+/* One raw scan on the thread's reused txn and cursor: 0 or an LMDB error
+   with *what set. */
+static inline int raw_scan_once(MDB_txn *txn, MDB_cursor *cur, const char *key,
+				uint64_t *sink, uint64_t *recs,
+				const char **what)
+{
+	const size_t plen = sizeof(PREFIX) - 1;
+	MDB_val k = {KEY_LEN, (void *)key};
+	MDB_val v;
+	int rc = mdb_txn_renew(txn);
+	if (rc == 0)
+		rc = mdb_cursor_renew(txn, cur);
+	if (rc != 0) {
+		*what = "mdb_txn_renew/mdb_cursor_renew";
+		return rc;
+	}
+	/* Stop after the 500th record without looking further: the least
+	   LMDB can do for a 500-record page. */
+	unsigned taken = 0;
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	while (rc == 0 && k.mv_size >= plen &&
+	       memcmp(k.mv_data, PREFIX, plen) == 0) {
+		*sink += touch(v.mv_data, v.mv_size);
+		if (++taken == SCAN_LIMIT)
+			break;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	mdb_txn_reset(txn);
+	*recs += taken;
+	if (rc != 0 && rc != MDB_NOTFOUND) {
+		*what = "mdb_cursor_get";
+		return rc;
+	}
+	return 0;
+}
+
+/* The raw loop's txn (reset) and cursor, made before timing. */
+static int raw_scan_setup(struct bench *b, MDB_txn **txn, MDB_cursor **cur,
+			  const char **what)
+{
+	*what = "mdb_txn_begin";
+	int rc = mdb_txn_begin(b->env, NULL, MDB_RDONLY, txn);
+	if (rc == 0) {
+		*what = "mdb_cursor_open";
+		rc = mdb_cursor_open(*txn, b->dbi, cur);
+		mdb_txn_reset(*txn);
+	}
+	return rc;
+}
+
 static void raw_scan_loop(struct worker *w)
 {
 	struct bench *b = w->b;
 	uint64_t s = w->seed, ops = 0, recs = 0, sink = 0;
-	const size_t plen = sizeof(PREFIX) - 1;
 	MDB_txn *txn = NULL;
 	MDB_cursor *cur = NULL;
-	const char *what = "mdb_txn_begin";
+	const char *what;
 
-	int rc = mdb_txn_begin(b->env, NULL, MDB_RDONLY, &txn);
-	if (rc == 0) {
-		what = "mdb_cursor_open";
-		rc = mdb_cursor_open(txn, b->dbi, &cur);
-		mdb_txn_reset(txn);
-	}
+	int rc = raw_scan_setup(b, &txn, &cur, &what);
 	worker_go(w);
 	while (rc == 0 && running()) {
-		MDB_val k = {KEY_LEN, (void *)key_at(b, rnd_index(&s, b->n))};
-		MDB_val v;
-		rc = mdb_txn_renew(txn);
+		rc = raw_scan_once(txn, cur, key_at(b, rnd_index(&s, b->n)),
+				   &sink, &recs, &what);
 		if (rc == 0)
-			rc = mdb_cursor_renew(txn, cur);
-		if (rc != 0) {
-			what = "mdb_txn_renew/mdb_cursor_renew";
-			break;
-		}
-		/* Stop after the 500th record without looking further: the
-		   least LMDB can do for a 500-record page. */
-		unsigned taken = 0;
-		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-		while (rc == 0 && k.mv_size >= plen &&
-		       memcmp(k.mv_data, PREFIX, plen) == 0) {
-			sink += touch(v.mv_data, v.mv_size);
-			if (++taken == SCAN_LIMIT)
-				break;
-			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-		}
-		mdb_txn_reset(txn);
-		if (rc != 0 && rc != MDB_NOTFOUND) {
-			what = "mdb_cursor_get";
-			break;
-		}
-		rc = 0;
-		recs += taken;
-		ops++;
+			ops++;
 	}
 	worker_done(w, ops, recs, 0, sink);
 	if (cur)
@@ -618,6 +672,64 @@ static void raw_scan_loop(struct worker *w)
 	if (txn)
 		mdb_txn_abort(txn);
 	if (rc != 0)
+		w->err = mdb_fail(what, rc);
+}
+
+/*
+ * --paired: each op scans the same 500 records from the same key through
+ * the engine and raw LMDB back to back (which goes first alternates), and
+ * records raw time / engine time. Interference on a shared machine that
+ * lasts longer than one pair (about 0.5 ms) slows both sides of it alike,
+ * so the median of these ratios moves much less with the load than the
+ * ratio of two throughputs measured seconds apart.
+ */
+static void paired_scan_loop(struct worker *w)
+{
+	struct bench *b = w->b;
+	uint64_t s = w->seed, ops = 0, recs = 0, sink = 0;
+	struct scan_acc acc = {0};
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	const char *what;
+	lp_err erc = LP_OK;
+
+	int rc = raw_scan_setup(b, &txn, &cur, &what);
+	w->ratios = malloc(MAX_PAIRS * sizeof *w->ratios);
+	if (!w->ratios && rc == 0) {
+		what = "malloc";
+		rc = ENOMEM;
+	}
+	worker_go(w);
+	while (rc == 0 && running() && w->n_ratios < MAX_PAIRS) {
+		const char *key = key_at(b, rnd_index(&s, b->n));
+		double t[3];
+		t[0] = now();
+		if (ops % 2 == 0) {
+			erc = eng_scan_once(b, key, &acc, &recs);
+			t[1] = now();
+			rc = raw_scan_once(txn, cur, key, &sink, &recs, &what);
+		} else {
+			rc = raw_scan_once(txn, cur, key, &sink, &recs, &what);
+			t[1] = now();
+			erc = eng_scan_once(b, key, &acc, &recs);
+		}
+		t[2] = now();
+		if (erc != LP_OK)
+			break;
+		double te = ops % 2 == 0 ? t[1] - t[0] : t[2] - t[1];
+		double tr = ops % 2 == 0 ? t[2] - t[1] : t[1] - t[0];
+		if (rc == 0 && te > 0)
+			w->ratios[w->n_ratios++] = tr / te;
+		ops++;
+	}
+	worker_done(w, ops, recs, 0, sink + acc.sink);
+	if (cur)
+		mdb_cursor_close(cur);
+	if (txn)
+		mdb_txn_abort(txn);
+	if (erc != LP_OK)
+		w->err = eng_fail("paired eng_range", erc);
+	else if (rc != 0)
 		w->err = mdb_fail(what, rc);
 }
 
@@ -992,6 +1104,41 @@ static int measure_pair(struct bench *b, struct phase *pe, struct phase *pr,
 	return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The paired scan figure for t threads: o.rounds rounds of o.seconds. */
+static int measure_paired(struct bench *b, unsigned t, uint64_t seed_base)
+{
+	struct phase ph = {.name = "paired scan", .loop = paired_scan_loop};
+	for (unsigned i = 0; i < b->o.rounds; i++) {
+		struct result r;
+		if (run_phase(b, &ph, t, 1, seed_base ^ ((uint64_t)i << 8),
+			      &r)) {
+			free(ph.ratios);
+			return -1;
+		}
+	}
+	size_t n = ph.n_ratios;
+	if (n == 0) {
+		printf("scan500 threads=%-2u paired: no pairs\n", t);
+		return 0;
+	}
+	qsort(ph.ratios, n, sizeof *ph.ratios, cmp_double);
+	double med = ph.ratios[n / 2];
+	printf("scan500 threads=%-2u paired ratio=%.2f (target >= 0.80: %s) "
+	       "median of %zu per-op raw/engine time ratios, quartiles "
+	       "%.2f..%.2f\n",
+	       t, cut2(med), target_word(med, 0.8), n, cut2(ph.ratios[n / 4]),
+	       cut2(ph.ratios[n * 3 / 4]));
+	fflush(stdout);
+	free(ph.ratios);
+	return 0;
+}
+
 /* ------------------------------------------------------------------- phases */
 
 #define MAX_T 64
@@ -1029,6 +1176,8 @@ static int run_reads(struct bench *b)
 			if (measure_pair(b, &escan, &rscan, t, sb, &res[i][1]))
 				return -1;
 			print_pair("scan500", t, &res[i][1], 1);
+			if (measure_paired(b, t, sb ^ 0x9a1dull))
+				return -1;
 		}
 	}
 	/* Scaling: the largest thread count measured against one thread. */

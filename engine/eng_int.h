@@ -36,6 +36,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lapis/engine.h"
 
@@ -184,6 +185,11 @@ struct eng_rd {
 	/* scratch for sorting a long-key group in a range walk */
 	struct rec *grp;
 	size_t grp_cap;
+	/* Cursors kept for range walks (state, hist, hist) and renewed for
+	   each walk; `walking` while a walk uses them (a callback that ranges
+	   on the same eng_rd gets cursors and scratch of its own). */
+	MDB_cursor *cur[3];
+	bool walking;
 };
 
 /* env.c */
@@ -207,16 +213,84 @@ uint64_t eng__get_be64(const uint8_t *p);
 void eng__logk(uint8_t *k, int64_t rev, uint32_t idx);
 uint64_t eng__hash64(uint64_t seed, const void *p, size_t n);
 lp_err eng__key_ok(const void *key, size_t len);
-int eng__keycmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl);
-bool eng__rec_decode(const uint8_t *ik, size_t ik_len, const MDB_val *v,
-		     struct rec *out);
-void eng__rec_public(const struct rec *r, struct eng_record *out);
 size_t eng__digits(int64_t v, char *buf);
+
+/*
+ * The three below run once per record of every range walk, so they are
+ * inline (the build has no link-time optimization to inline across files).
+ */
+
+/* Byte order of a and b, then the shorter first: the order of keys and iks.
+   Eight bytes at a time: range bounds and keys share long prefixes
+   ("/registry/..."), and a libc memcmp call costs more than the compare. */
+static inline int eng__keycmp(const uint8_t *a, size_t al, const uint8_t *b,
+			      size_t bl)
+{
+	size_t n = al < bl ? al : bl;
+	for (; n >= 8; n -= 8, a += 8, b += 8) {
+		uint64_t x, y;
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		if (x != y) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			x = __builtin_bswap64(x);
+			y = __builtin_bswap64(y);
+#endif
+			return x < y ? -1 : 1;
+		}
+	}
+	for (; n > 0; n--, a++, b++) {
+		if (*a != *b)
+			return *a < *b ? -1 : 1;
+	}
+	return al < bl ? -1 : al > bl;
+}
+
+/* Decode a stored record (state or hist) under ik; false if malformed.
+   The result points into v's memory, and at ik for a short key. */
+static inline bool eng__rec_decode(const uint8_t *ik, size_t ik_len,
+				   const MDB_val *v, struct rec *out)
+{
+	if (v->mv_size < sizeof(struct rec_hdr))
+		return false;
+	memcpy(&out->h, v->mv_data, sizeof out->h);
+	const uint8_t *p = (const uint8_t *)v->mv_data + sizeof out->h;
+	size_t rest = v->mv_size - sizeof out->h;
+	if (out->h.flags & REC_LONGKEY) {
+		if (out->h.key_len > rest || out->h.key_len > ENG_KEY_MAX)
+			return false;
+		out->key = p;
+		out->key_len = out->h.key_len;
+		p += out->h.key_len;
+		rest -= out->h.key_len;
+	} else {
+		out->key = ik;
+		out->key_len = ik_len;
+	}
+	out->value = p;
+	out->value_len = rest;
+	if (out->h.slot_off != ENG_NO_SLOT &&
+	    ((uint64_t)out->h.slot_off + out->h.slot_len > rest))
+		return false;
+	return true;
+}
+
+static inline void eng__rec_public(const struct rec *r, struct eng_record *out)
+{
+	out->key = r->key;
+	out->key_len = r->key_len;
+	out->value = r->value;
+	out->value_len = r->value_len;
+	out->create_rev = r->h.create_rev;
+	out->mod_rev = r->h.mod_rev;
+	out->version = r->h.version;
+}
 
 /* read.c */
 void eng__live_add(eng *e);
 void eng__live_remove(eng *e);
 lp_err eng__rd_meta(eng_rd *r);
+void eng__rd_free(eng_rd *r);
 lp_err eng__rec_at(eng_rd *r, const uint8_t *ik, size_t ik_len, int64_t rev,
 		   struct rec *out);
 lp_err eng__range_all(eng_rd *r, const struct eng_range_req *req,

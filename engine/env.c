@@ -468,10 +468,7 @@ void eng_close(eng *e)
 	while (r) {
 		struct eng_rd *next = r->next;
 		LP_ASSERT_CTX(!r->busy, "eng_close with a read still open");
-		if (r->txn)
-			mdb_txn_abort(r->txn);
-		free(r->grp);
-		free(r);
+		eng__rd_free(r);
 		r = next;
 	}
 	/* Pins still held by callers are left to eng_unpin: unlink them. */

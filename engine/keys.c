@@ -99,53 +99,6 @@ int64_t eng__hk_rev(const uint8_t *hk, size_t len)
 	return (int64_t)eng__get_be64(hk + len - 8);
 }
 
-int eng__keycmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
-{
-	size_t n = al < bl ? al : bl;
-	int c = n ? memcmp(a, b, n) : 0;
-	if (c)
-		return c;
-	return al < bl ? -1 : al > bl;
-}
-
-bool eng__rec_decode(const uint8_t *ik, size_t ik_len, const MDB_val *v,
-		     struct rec *out)
-{
-	if (v->mv_size < sizeof(struct rec_hdr))
-		return false;
-	memcpy(&out->h, v->mv_data, sizeof out->h);
-	const uint8_t *p = (const uint8_t *)v->mv_data + sizeof out->h;
-	size_t rest = v->mv_size - sizeof out->h;
-	if (out->h.flags & REC_LONGKEY) {
-		if (out->h.key_len > rest || out->h.key_len > ENG_KEY_MAX)
-			return false;
-		out->key = p;
-		out->key_len = out->h.key_len;
-		p += out->h.key_len;
-		rest -= out->h.key_len;
-	} else {
-		out->key = ik;
-		out->key_len = ik_len;
-	}
-	out->value = p;
-	out->value_len = rest;
-	if (out->h.slot_off != ENG_NO_SLOT &&
-	    ((uint64_t)out->h.slot_off + out->h.slot_len > rest))
-		return false;
-	return true;
-}
-
-void eng__rec_public(const struct rec *r, struct eng_record *out)
-{
-	out->key = r->key;
-	out->key_len = r->key_len;
-	out->value = r->value;
-	out->value_len = r->value_len;
-	out->create_rev = r->h.create_rev;
-	out->mod_rev = r->h.mod_rev;
-	out->version = r->h.version;
-}
-
 size_t eng__digits(int64_t v, char *buf)
 {
 	char tmp[24];

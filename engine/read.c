@@ -7,7 +7,8 @@
  * Invariants:
  *  1. Each thread parks at most one reset read transaction per engine in a
  *     thread-local slot and renews it for its next snapshot (LMDB's fastest
- *     read path); every eng_rd is on e->rd_all so eng_close can free it.
+ *     read path), with the cursors of its range walks (renewed per walk);
+ *     every eng_rd is on e->rd_all so eng_close can free it.
  *  2. A reader holds a gate slot from begin to end (see env.c).
  *  3. Latest reads use only the state database; older revisions merge state
  *     and hist (a key's value at R is the state record if its mod_rev <= R,
@@ -76,12 +77,8 @@ static void rd_thread_exit(void *unused)
 			}
 		}
 		pthread_mutex_unlock(&e->rd_mu);
-		if (found) {
-			if (r->txn)
-				mdb_txn_abort(r->txn);
-			free(r->grp);
-			free(r);
-		}
+		if (found)
+			eng__rd_free(r);
 		break;
 	}
 	pthread_mutex_unlock(&live_mu);
@@ -94,6 +91,19 @@ static void rd_key_init(void)
 	pthread_key_create(&rd_key, rd_thread_exit);
 }
 
+void eng__rd_free(eng_rd *r)
+{
+	/* A read-only txn's cursors are closed explicitly, before or after
+	   the txn ends (LMDB). */
+	for (size_t i = 0; i < sizeof r->cur / sizeof r->cur[0]; i++)
+		if (r->cur[i])
+			mdb_cursor_close(r->cur[i]);
+	if (r->txn)
+		mdb_txn_abort(r->txn);
+	free(r->grp);
+	free(r);
+}
+
 static void rd_unlink_free(eng *e, eng_rd *r)
 {
 	pthread_mutex_lock(&e->rd_mu);
@@ -104,10 +114,7 @@ static void rd_unlink_free(eng *e, eng_rd *r)
 		}
 	}
 	pthread_mutex_unlock(&e->rd_mu);
-	if (r->txn)
-		mdb_txn_abort(r->txn);
-	free(r->grp);
-	free(r);
+	eng__rd_free(r);
 }
 
 lp_err eng_rd_begin(eng *e, eng_rd **out)
@@ -332,11 +339,28 @@ struct iter {
 	eng_rd *r;
 	int64_t at_rev; /* 0: latest */
 	MDB_cursor *cs, *ch, *cl;
-	MDB_val sk, sv;	 /* state cursor's current entry */
+	bool parked;	/* the cursors are r->cur[]: kept at the end */
+	MDB_val sk, sv; /* state cursor's current entry */
 	bool s_ok;
-	MDB_val hk;	 /* hist cursor's current entry */
+	bool s_step; /* latest: step cs before reading its next entry */
+	MDB_val hk;  /* hist cursor's current entry */
 	bool h_ok;
 };
+
+/* Cursor i of the walk on dbi: r's kept cursor, renewed for this snapshot,
+   when the walk parks (no malloc, no free per range); else a new one. */
+static int iter_cursor(struct iter *it, int i, MDB_dbi dbi, MDB_cursor **out)
+{
+	eng_rd *r = it->r;
+	if (!it->parked)
+		return mdb_cursor_open(r->txn, dbi, out);
+	int mrc = r->cur[i] ? mdb_cursor_renew(r->txn, r->cur[i])
+			    : mdb_cursor_open(r->txn, dbi, &r->cur[i]);
+	if (mrc)
+		return mrc;
+	*out = r->cur[i];
+	return 0;
+}
 
 static lp_err iter_init(struct iter *it, eng_rd *r, int64_t at_rev,
 			const uint8_t *lo, size_t lo_len)
@@ -344,8 +368,10 @@ static lp_err iter_init(struct iter *it, eng_rd *r, int64_t at_rev,
 	memset(it, 0, sizeof *it);
 	it->r = r;
 	it->at_rev = at_rev;
+	it->parked = !r->walking;
+	r->walking = true;
 	eng *e = r->e;
-	int mrc = mdb_cursor_open(r->txn, e->db_state, &it->cs);
+	int mrc = iter_cursor(it, 0, e->db_state, &it->cs);
 	if (mrc)
 		return eng__from_mdb(mrc, "cursor");
 	MDB_val k = {lo_len, (void *)lo};
@@ -360,8 +386,8 @@ static lp_err iter_init(struct iter *it, eng_rd *r, int64_t at_rev,
 	it->s_ok = mrc == 0;
 	if (!at_rev)
 		return LP_OK;
-	if ((mrc = mdb_cursor_open(r->txn, e->db_hist, &it->ch)) ||
-	    (mrc = mdb_cursor_open(r->txn, e->db_hist, &it->cl)))
+	if ((mrc = iter_cursor(it, 1, e->db_hist, &it->ch)) ||
+	    (mrc = iter_cursor(it, 2, e->db_hist, &it->cl)))
 		return eng__from_mdb(mrc, "cursor");
 	MDB_val hv;
 	if (lo_len == 0)
@@ -378,6 +404,10 @@ static lp_err iter_init(struct iter *it, eng_rd *r, int64_t at_rev,
 
 static void iter_done(struct iter *it)
 {
+	if (it->parked) {
+		it->r->walking = false;
+		return;
+	}
 	if (it->cs)
 		mdb_cursor_close(it->cs);
 	if (it->ch)
@@ -386,22 +416,30 @@ static void iter_done(struct iter *it)
 		mdb_cursor_close(it->cl);
 }
 
-/* Next record: LP_OK with *out, LP_E_NOTFOUND at the end, or an error. */
-static lp_err iter_next(struct iter *it, struct rec *out)
+/* Latest: the state cursor's next record. The cursor steps only when the
+   next record is asked for, so a walk that stops at its limit reads no
+   record beyond the one that tells it `more`. */
+static inline lp_err iter_next_latest(struct iter *it, struct rec *out)
 {
-	int mrc;
-	if (!it->at_rev) {
-		if (!it->s_ok)
-			return LP_E_NOTFOUND;
-		if (!eng__rec_decode(it->sk.mv_data, it->sk.mv_size, &it->sv,
-				     out))
-			return LP_ERR(LP_E_CORRUPT);
-		mrc = mdb_cursor_get(it->cs, &it->sk, &it->sv, MDB_NEXT);
+	if (it->s_step) {
+		int mrc = mdb_cursor_get(it->cs, &it->sk, &it->sv, MDB_NEXT);
 		if (mrc && mrc != MDB_NOTFOUND)
 			return eng__from_mdb(mrc, "next");
 		it->s_ok = mrc == 0;
-		return LP_OK;
 	}
+	if (!it->s_ok)
+		return LP_E_NOTFOUND;
+	it->s_step = true;
+	if (!eng__rec_decode(it->sk.mv_data, it->sk.mv_size, &it->sv, out))
+		return LP_ERR(LP_E_CORRUPT);
+	return LP_OK;
+}
+
+/* At an older revision: the next ik of state or hist with its record as
+   of it->at_rev, skipping keys absent then. */
+static lp_err iter_next_at(struct iter *it, struct rec *out)
+{
+	int mrc;
 	for (;;) {
 		if (!it->s_ok && !it->h_ok)
 			return LP_E_NOTFOUND;
@@ -463,27 +501,46 @@ static lp_err iter_next(struct iter *it, struct rec *out)
 	}
 }
 
+/* Next record: LP_OK with *out, LP_E_NOTFOUND at the end, or an error. */
+static inline lp_err iter_next(struct iter *it, struct rec *out)
+{
+	return it->at_rev ? iter_next_at(it, out) : iter_next_latest(it, out);
+}
+
 /* The delivery end of a walk: bounds, limit, callback, counting. */
 struct walk {
 	const uint8_t *lo;
-	size_t lo_len;
+	size_t lo_len;	   /* 0 once a record at or above lo was seen */
 	const uint8_t *hi; /* NULL: no upper bound */
 	size_t hi_len;
 	eng_range_fn fn;
 	void *ud;
-	uint64_t limit;
+	uint64_t limit; /* 0: none */
 	bool count;
 	enum { W_DELIVER, W_COUNT, W_DONE } phase;
 	struct eng_range_res res;
 };
 
-/* Returns true when the walk is over. */
-static bool emit(struct walk *w, const struct rec *rec)
+/* The walk stops delivering (limit or ENG_STOP): a record remains. */
+static bool stop_delivering(struct walk *w)
 {
-	if (w->lo_len &&
-	    eng__keycmp(rec->key, rec->key_len, w->lo, w->lo_len) < 0)
-		return false;
-	if (w->hi && eng__keycmp(rec->key, rec->key_len, w->hi, w->hi_len) >= 0) {
+	w->res.more = 1;
+	w->res.n_remaining = 1;
+	w->phase = w->count ? W_COUNT : W_DONE;
+	return w->phase == W_DONE;
+}
+
+/* Returns true when the walk is over. Records arrive in key order (long-key
+   groups sorted first), so one at or above lo puts every later one there. */
+static inline bool emit(struct walk *w, const struct rec *rec)
+{
+	if (w->lo_len) {
+		if (eng__keycmp(rec->key, rec->key_len, w->lo, w->lo_len) < 0)
+			return false;
+		w->lo_len = 0;
+	}
+	if (w->hi &&
+	    eng__keycmp(rec->key, rec->key_len, w->hi, w->hi_len) >= 0) {
 		w->phase = W_DONE;
 		return true;
 	}
@@ -491,12 +548,8 @@ static bool emit(struct walk *w, const struct rec *rec)
 		w->res.n_remaining++;
 		return false;
 	}
-	if (w->limit && w->res.n_taken == w->limit) {
-		w->res.more = 1;
-		w->res.n_remaining = 1;
-		w->phase = w->count ? W_COUNT : W_DONE;
-		return w->phase == W_DONE;
-	}
+	if (w->res.n_taken == w->limit && w->limit)
+		return stop_delivering(w);
 	struct eng_record pub;
 	eng__rec_public(rec, &pub);
 	w->res.n_visited++;
@@ -507,10 +560,7 @@ static bool emit(struct walk *w, const struct rec *rec)
 	case ENG_SKIP:
 		return false;
 	case ENG_STOP:
-		w->res.more = 1;
-		w->res.n_remaining = 1;
-		w->phase = w->count ? W_COUNT : W_DONE;
-		return w->phase == W_DONE;
+		return stop_delivering(w);
 	}
 	return false;
 }
@@ -521,20 +571,70 @@ static int cmp_rec_key(const void *a, const void *b)
 	return eng__keycmp(x->key, x->key_len, y->key, y->key_len);
 }
 
-static bool flush_group(eng_rd *r, size_t n, struct walk *w)
+/* A long-key group being collected: r's scratch, or a walk's own when a
+   callback ranges on the eng_rd whose scratch the outer walk holds. */
+struct group {
+	struct rec *v;
+	size_t n, cap;
+};
+
+static bool flush_group(struct group *g, struct walk *w)
 {
+	size_t n = g->n;
+	g->n = 0;
 	if (n > 1)
-		qsort(r->grp, n, sizeof *r->grp, cmp_rec_key);
+		qsort(g->v, n, sizeof *g->v, cmp_rec_key);
 	for (size_t i = 0; i < n; i++)
-		if (emit(w, &r->grp[i]))
+		if (emit(w, &g->v[i]))
 			return true;
 	return false;
+}
+
+static lp_err group_add(struct group *g, const struct rec *rec)
+{
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 16;
+		struct rec *v = realloc(g->v, cap * sizeof *v);
+		if (!v)
+			return LP_ERR(LP_E_NOMEM);
+		g->v = v;
+		g->cap = cap;
+	}
+	g->v[g->n++] = *rec;
+	return LP_OK;
 }
 
 /* Does ik start a long-key group, and do two long iks share their prefix? */
 static bool is_long(const struct rec *rec)
 {
 	return (rec->h.flags & REC_LONGKEY) != 0;
+}
+
+/* Walk it through w: short keys go straight to the callback; long keys
+   sharing their first IK_SHORT_MAX bytes are sorted by full key first. */
+static lp_err walk_records(struct iter *it, struct group *g, struct walk *w)
+{
+	lp_err rc;
+	struct rec rec;
+	while ((rc = iter_next(it, &rec)) == LP_OK) {
+		if (!is_long(&rec)) {
+			if (g->n && flush_group(g, w))
+				return LP_OK;
+			if (emit(w, &rec))
+				return LP_OK;
+			continue;
+		}
+		if (g->n && memcmp(g->v[0].key, rec.key, IK_SHORT_MAX) != 0 &&
+		    flush_group(g, w))
+			return LP_OK;
+		if ((rc = group_add(g, &rec)))
+			return rc;
+	}
+	if (rc != LP_E_NOTFOUND)
+		return rc;
+	if (g->n)
+		flush_group(g, w);
+	return LP_OK;
 }
 
 lp_err eng__range_all(eng_rd *r, const struct eng_range_req *req,
@@ -592,46 +692,17 @@ lp_err eng__range_all(eng_rd *r, const struct eng_range_req *req,
 	struct iter it;
 	rc = iter_init(&it, r, at_rev, lo,
 		       lo_len > IK_SHORT_MAX ? IK_SHORT_MAX : lo_len);
-	if (rc)
-		goto out;
-	size_t ng = 0;
-	bool over = false;
-	struct rec rec;
-	while (!over && (rc = iter_next(&it, &rec)) == LP_OK) {
-		if (!is_long(&rec)) {
-			if (ng) {
-				over = flush_group(r, ng, &w);
-				ng = 0;
-				if (over)
-					break;
-			}
-			over = emit(&w, &rec);
-			continue;
-		}
-		if (ng && memcmp(r->grp[0].key, rec.key, IK_SHORT_MAX) != 0) {
-			over = flush_group(r, ng, &w);
-			ng = 0;
-			if (over)
-				break;
-		}
-		if (ng == r->grp_cap) {
-			size_t cap = r->grp_cap ? r->grp_cap * 2 : 16;
-			struct rec *g = realloc(r->grp, cap * sizeof *g);
-			if (!g) {
-				rc = LP_ERR(LP_E_NOMEM);
-				goto out;
-			}
-			r->grp = g;
-			r->grp_cap = cap;
-		}
-		r->grp[ng++] = rec;
+	struct group g = {0};
+	if (it.parked)
+		g = (struct group){.v = r->grp, .cap = r->grp_cap};
+	if (!rc)
+		rc = walk_records(&it, &g, &w);
+	if (it.parked) {
+		r->grp = g.v;
+		r->grp_cap = g.cap;
+	} else {
+		free(g.v);
 	}
-	if (rc == LP_E_NOTFOUND || rc == LP_OK) {
-		rc = LP_OK;
-		if (!over && ng)
-			flush_group(r, ng, &w);
-	}
-out:
 	iter_done(&it);
 	if (!rc)
 		*res = w.res;

@@ -399,3 +399,93 @@ Test(eng_longkeys, mixed_long_and_short_keys_in_order)
 	tc_reopen(&S);
 	check_whole("/registry/", 10, 0, "after reopen");
 }
+
+/* A callback that ranges again on the snapshot its walk runs in. */
+struct nested {
+	eng_rd *rd;
+	int64_t rev;	  /* the inner walks' at_rev (0: latest) */
+	int64_t want_rev; /* what the model says they see */
+	struct tc_list outer;
+	size_t inner_walks;
+};
+
+static enum eng_take nested_fn(void *ud, const struct eng_record *r)
+{
+	struct nested *x = ud;
+	tc_list_add(&x->outer, r);
+	/* The whole prefix, so the inner walk sorts the long-key groups the
+	   outer one is delivering from. */
+	struct eng_range_req q = {.prefix = "/registry/",
+				  .prefix_len = 10,
+				  .at_rev = x->rev,
+				  .flags = ENG_RANGE_COUNT};
+	struct tc_list l = {0};
+	struct eng_range_res res = {0};
+	lp_err rc = eng_range(x->rd, &q, tc_collect, &l, &res);
+	cr_assert_eq(rc, LP_OK, "inner range: %s", lp_errname(rc));
+	size_t after = tm_assert_range(&M, &q, x->want_rev, &l, "inner");
+	cr_assert_eq(after, 0);
+	tc_list_free(&l);
+	x->inner_walks++;
+	return ENG_TAKE;
+}
+
+/*
+ * A range callback may range on the same eng_rd: the outer walk keeps the
+ * eng_rd's cursors and its long-key sort scratch, so the inner walk must
+ * use its own, and the outer walk go on where it was, in order.
+ */
+Test(eng_longkeys, range_inside_a_range_callback)
+{
+	uint64_t st = ts_seed("eng_longkeys.range_inside_a_range_callback", 11);
+	char stem[ENG_KEY_MAX];
+	memcpy(stem, "/registry/", 10);
+	pattern(stem + 10, sizeof stem - 10, 'a');
+	char k[ENG_KEY_MAX];
+	for (int i = 0; i < 40; i++) {
+		size_t kl = rand_key(&st, stem, sizeof stem, k);
+		mput(k, kl, "v1");
+	}
+	for (int i = 0; i < 5; i++) {
+		size_t kl =
+		    (size_t)snprintf(k, sizeof k, "/registry/%c%d", 'a' + i, i);
+		mput(k, kl, "short");
+	}
+	int64_t r1 = eng_rev(S.e);
+	for (size_t i = 0; i < M.n; i += 2)
+		mput(M.keys[i]->key, M.keys[i]->key_len, "v2");
+	int64_t now = eng_rev(S.e);
+
+	const int64_t outer_revs[] = {0, r1};
+	for (size_t o = 0; o < 2; o++) {
+		for (size_t in = 0; in < 2; in++) {
+			struct nested x = {.rev = in ? r1 : 0,
+					   .want_rev = in ? r1 : now};
+			TC_OK(eng_rd_begin(S.e, &x.rd));
+			struct eng_range_req q = {.prefix = "/registry/",
+						  .prefix_len = 10,
+						  .at_rev = outer_revs[o],
+						  .limit = 30,
+						  .flags = ENG_RANGE_COUNT};
+			struct eng_range_res res = {0};
+			lp_err rc = eng_range(x.rd, &q, nested_fn, &x, &res);
+			cr_assert_eq(rc, LP_OK, "outer: %s", lp_errname(rc));
+			size_t after =
+			    tm_assert_range(&M, &q, outer_revs[o] ? r1 : now,
+					    &x.outer, "outer");
+			cr_assert_eq(res.n_remaining, after);
+			cr_assert_eq(x.inner_walks, x.outer.n);
+			cr_assert_eq(x.outer.n, 30);
+			/* The walk's cursors serve the next walk as well. */
+			struct tc_list l = {0};
+			q.limit = 0;
+			TC_OK(eng_range(x.rd, &q, tc_collect, &l, &res));
+			after = tm_assert_range(
+			    &M, &q, outer_revs[o] ? r1 : now, &l, "after");
+			cr_assert_eq(after, 0);
+			tc_list_free(&l);
+			eng_rd_end(x.rd);
+			tc_list_free(&x.outer);
+		}
+	}
+}
