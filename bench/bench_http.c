@@ -23,8 +23,8 @@
  *     reference for the TLS figure.
  *     S3: restarts lapis (a clean RSS baseline, taken once the server is
  *     quiet: its informer cache loads after it answers), opens W watch
- *     connections
- *     on the collection from the current resourceVersion, then sends 5
+ *     connections on the collection from the current resourceVersion,
+ *     then sends 5
  *     updates a second (merge PATCH of one object); then the same against
  *     the bare responder (chunked fan-out of lapis's event bytes, suspend
  *     and resume); R rounds of both, then once against etcd's /v3/watch.
