@@ -520,7 +520,8 @@ static void *ticker_main(void *arg)
 		}
 		pthread_cond_timedwait(&t->cv, &t->mu, &dl);
 		int64_t now = now_ms();
-		if (now < t->next_due && !atomic_exchange(&t->dead, 0))
+		bool reap = atomic_exchange(&t->dead, 0) != 0;
+		if (now < t->next_due && !reap)
 			continue;
 		struct wstream **due = t->n ? malloc(t->n * sizeof *due) : NULL;
 		size_t nd = 0;
