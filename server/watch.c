@@ -360,8 +360,7 @@ static bool add_filtered(struct wstream *ws, const eng_event *ev)
 	return true;
 }
 
-/* Frame one engine event for this watcher; takes the
-   caller's reference to ev. */
+/* Frame one engine event for this watcher; takes the caller's reference. */
 static bool add_event(struct wstream *ws, eng_event *ev)
 {
 	if (!ws->filtered) {
