@@ -366,6 +366,9 @@ void srv_reply_fail(struct srv_req *r, lp_err code, const char *fmt, ...)
 	srv_reply_error(r, &err, NULL);
 }
 
+/* See srv_reply_stream. */
+#define STREAM_BLOCK 1024
+
 struct stream_ctx {
 	srv_stream_fn fn;
 	void *state;
@@ -396,8 +399,14 @@ void srv_reply_stream(struct srv_req *r, const char *ctype, srv_stream_fn fn,
 	c->state = state;
 	r->stream = state;
 	r->stream_free = free_fn;
+	/* The block size is a buffer MHD callocs inside the response, per
+	   stream. A chunked (HTTP/1.1) response never uses it: MHD frames
+	   the chunks in the connection's pool. Only an HTTP/1.0 stream reads
+	   through it, in blocks of this size. A large one cost every idle
+	   watch a calloc whose memset made it resident whenever the memory
+	   was reused (64 KiB: up to 64 KB per watcher, bench-http S3). */
 	struct MHD_Response *resp = MHD_create_response_from_callback(
-		MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, c, free);
+		MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_reader, c, free);
 	queue(r, 200, resp, ctype);
 }
 
