@@ -43,6 +43,7 @@
 
 #include "api.h"
 #include "http.h"
+#include "http_daemon.h"
 #include "lapis/assert.h"
 #include "lapis/log.h"
 #include "qparse.h"
@@ -719,9 +720,7 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 			      "cannot start the write workers");
 		goto fail;
 	}
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |
-			 MHD_USE_ERROR_LOG;
+	unsigned flags = SRV_MHD_FLAGS;
 	if (!o->insecure)
 		flags |= MHD_USE_TLS;
 	unsigned idle = o->idle_timeout_s ? o->idle_timeout_s : 120;
@@ -729,17 +728,14 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 		srv_error_set(err, LP_E_INVAL, "TLS needs a certificate and key");
 		goto fail;
 	}
-	/* Watches hold connections: size the limits for thousands. The
-	   per-connection pool holds headers and MHD's write buffer: 32 KiB
-	   keeps an idle watch under 40 KB (bench-http S3) and still fits
-	   any request head kubectl and client-go send. */
+	/* the limits: http_daemon.h */
 	if (o->insecure)
 		s->d = MHD_start_daemon(
 			flags, 0, NULL, NULL, access_cb, s,
 			MHD_OPTION_LISTEN_SOCKET, s->fd,
 			MHD_OPTION_THREAD_POOL_SIZE, threads,
-			MHD_OPTION_CONNECTION_LIMIT, 16384u,
-			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024,
+			MHD_OPTION_CONNECTION_LIMIT, SRV_MHD_CONNECTION_LIMIT,
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_MHD_MEMORY_LIMIT,
 			MHD_OPTION_CONNECTION_TIMEOUT, idle,
 			MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s,
 			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
@@ -748,8 +744,8 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 			flags, 0, NULL, NULL, access_cb, s,
 			MHD_OPTION_LISTEN_SOCKET, s->fd,
 			MHD_OPTION_THREAD_POOL_SIZE, threads,
-			MHD_OPTION_CONNECTION_LIMIT, 16384u,
-			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024,
+			MHD_OPTION_CONNECTION_LIMIT, SRV_MHD_CONNECTION_LIMIT,
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_MHD_MEMORY_LIMIT,
 			MHD_OPTION_CONNECTION_TIMEOUT, idle,
 			MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s,
 			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
