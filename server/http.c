@@ -488,14 +488,19 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 	struct srv *s = cls;
 	struct srv_req *r = *con_cls;
 	if (!r) {
-		r = calloc(1, sizeof *r);
+		/* malloc, not calloc: glibc's calloc skips the thread cache */
+		r = malloc(sizeof *r);
 		if (!r)
 			return MHD_NO;
+		memset(r, 0, sizeof *r);
 		r->s = s;
 		r->conn = conn;
 		r->url = url;
 		r->method = method;
-		r->start_ms = now_ms();
+		/* only writes read it (their deadline); GET and HEAD never
+		   write */
+		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+			r->start_ms = now_ms();
 		atomic_store(&r->refs, 1);
 		*con_cls = r;
 		return MHD_YES;
@@ -538,7 +543,8 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 			       SRV_BODY_MAX);
 		return MHD_YES;
 	}
-	struct srv_error err = {0};
+	struct srv_error err;
+	srv_error_clear(&err);
 	lp_err rc = srv_reqinfo_parse(method, url, query_cb, r, &r->ri, &err);
 	if (rc) {
 		srv_reply_error(r, &err, NULL);
