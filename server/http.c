@@ -488,15 +488,14 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 	struct srv *s = cls;
 	struct srv_req *r = *con_cls;
 	if (!r) {
-		/* malloc, not calloc: glibc's calloc skips the thread cache */
+		/* malloc and an assignment, not calloc (nor malloc and memset,
+		   which the compiler turns into calloc): glibc's calloc skips
+		   the thread cache and takes the arena lock */
 		r = malloc(sizeof *r);
 		if (!r)
 			return MHD_NO;
-		memset(r, 0, sizeof *r);
-		r->s = s;
-		r->conn = conn;
-		r->url = url;
-		r->method = method;
+		*r = (struct srv_req){
+		    .s = s, .conn = conn, .url = url, .method = method};
 		/* only writes read it (their deadline); GET and HEAD never
 		   write */
 		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
