@@ -94,6 +94,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http_daemon.h" /* lapis's daemon flags and limits */
+
 #define COLL "/api/v1/namespaces/default/configmaps"
 #define EPREFIX "/registry/configmaps/default/"
 #define EPREFIX_END "/registry/configmaps/default0" /* '/' + 1 */
@@ -1400,9 +1402,6 @@ static void bare_log(void *cls, const char *fmt, va_list ap)
 	(void)ap;
 }
 
-static const unsigned bare_flags = MHD_USE_INTERNAL_POLLING_THREAD |
-				   MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-				   MHD_USE_ITC | MHD_USE_ERROR_LOG;
 
 /* The child: serve until SIGTERM; the port goes up the pipe. */
 static int bare_main(int wfd)
@@ -1424,13 +1423,13 @@ static int bare_main(int wfd)
 	if (bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 1024) ||
 	    getsockname(fd, (struct sockaddr *)&a, &al))
 		return 1;
-	/* the same options as lapis's server/http.c */
+	/* the same flags and limits as lapis's server/http.c */
 	struct MHD_Daemon *d = MHD_start_daemon(
-		bare_flags, 0, NULL, NULL, bare_access, NULL,
+		SRV_MHD_FLAGS, 0, NULL, NULL, bare_access, NULL,
 		MHD_OPTION_LISTEN_SOCKET, fd,
 		MHD_OPTION_THREAD_POOL_SIZE, n_cpus,
-		MHD_OPTION_CONNECTION_LIMIT, 16384u,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+		MHD_OPTION_CONNECTION_LIMIT, SRV_MHD_CONNECTION_LIMIT,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_MHD_MEMORY_LIMIT,
 		MHD_OPTION_CONNECTION_TIMEOUT, 120u,
 		MHD_OPTION_NOTIFY_COMPLETED, bare_completed, NULL,
 		MHD_OPTION_EXTERNAL_LOGGER, bare_log, NULL, MHD_OPTION_END);
@@ -1605,11 +1604,12 @@ static void bare_config(void)
 {
 	printf("  bare = libmicrohttpd %s in a child process, flags "
 	       "INTERNAL_POLLING_THREAD|EPOLL|ALLOW_SUSPEND_RESUME|ITC|ERROR_LOG, "
-	       "thread pool %u (nproc, as lapis), connection limit 16384, memory "
-	       "limit 64 KiB, timeout 120 s; answers from MHD_RESPMEM_PERSISTENT "
-	       "buffers holding lapis's bytes, with lapis's headers "
-	       "(Content-Type, Cache-Control)\n",
-	       MHD_get_version(), n_cpus);
+	       "thread pool %u (nproc, as lapis), connection limit %u, memory "
+	       "limit %zu KiB (server/http_daemon.h, as lapis), timeout 120 s; "
+	       "answers from MHD_RESPMEM_PERSISTENT buffers holding lapis's "
+	       "bytes, with lapis's headers (Content-Type, Cache-Control)\n",
+	       MHD_get_version(), n_cpus, SRV_MHD_CONNECTION_LIMIT,
+	       SRV_MHD_MEMORY_LIMIT / 1024);
 }
 
 /* Keep the better of two runs of the same thing (invariant 5). */

@@ -43,6 +43,7 @@
 
 #include "api.h"
 #include "http.h"
+#include "http_daemon.h"
 #include "lapis/assert.h"
 #include "lapis/log.h"
 #include "qparse.h"
@@ -506,14 +507,18 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 	struct srv *s = cls;
 	struct srv_req *r = *con_cls;
 	if (!r) {
-		r = calloc(1, sizeof *r);
+		/* malloc and an assignment, not calloc (nor malloc and memset,
+		   which the compiler turns into calloc): glibc's calloc skips
+		   the thread cache and takes the arena lock */
+		r = malloc(sizeof *r);
 		if (!r)
 			return MHD_NO;
-		r->s = s;
-		r->conn = conn;
-		r->url = url;
-		r->method = method;
-		r->start_ms = now_ms();
+		*r = (struct srv_req){
+		    .s = s, .conn = conn, .url = url, .method = method};
+		/* only writes read it (their deadline); GET and HEAD never
+		   write */
+		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+			r->start_ms = now_ms();
 		atomic_store(&r->refs, 1);
 		*con_cls = r;
 		return MHD_YES;
@@ -556,7 +561,8 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 			       SRV_BODY_MAX);
 		return MHD_YES;
 	}
-	struct srv_error err = {0};
+	struct srv_error err;
+	srv_error_clear(&err);
 	lp_err rc = srv_reqinfo_parse(method, url, query_cb, r, &r->ri, &err);
 	if (rc) {
 		srv_reply_error(r, &err, NULL);
@@ -739,9 +745,7 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 			      "cannot start the write workers");
 		goto fail;
 	}
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |
-			 MHD_USE_ERROR_LOG;
+	unsigned flags = SRV_MHD_FLAGS;
 	if (!o->insecure)
 		flags |= MHD_USE_TLS;
 	unsigned idle = o->idle_timeout_s ? o->idle_timeout_s : 120;
@@ -749,17 +753,14 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 		srv_error_set(err, LP_E_INVAL, "TLS needs a certificate and key");
 		goto fail;
 	}
-	/* Watches hold connections: size the limits for thousands. The
-	   per-connection pool holds headers and MHD's write buffer: 32 KiB
-	   keeps an idle watch under 40 KB (bench-http S3) and still fits
-	   any request head kubectl and client-go send. */
+	/* the limits: http_daemon.h */
 	if (o->insecure)
 		s->d = MHD_start_daemon(
 			flags, 0, NULL, NULL, access_cb, s,
 			MHD_OPTION_LISTEN_SOCKET, s->fd,
 			MHD_OPTION_THREAD_POOL_SIZE, threads,
-			MHD_OPTION_CONNECTION_LIMIT, 16384u,
-			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024,
+			MHD_OPTION_CONNECTION_LIMIT, SRV_MHD_CONNECTION_LIMIT,
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_MHD_MEMORY_LIMIT,
 			MHD_OPTION_CONNECTION_TIMEOUT, idle,
 			MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s,
 			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
@@ -768,8 +769,8 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 			flags, 0, NULL, NULL, access_cb, s,
 			MHD_OPTION_LISTEN_SOCKET, s->fd,
 			MHD_OPTION_THREAD_POOL_SIZE, threads,
-			MHD_OPTION_CONNECTION_LIMIT, 16384u,
-			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024,
+			MHD_OPTION_CONNECTION_LIMIT, SRV_MHD_CONNECTION_LIMIT,
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_MHD_MEMORY_LIMIT,
 			MHD_OPTION_CONNECTION_TIMEOUT, idle,
 			MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s,
 			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,

@@ -449,7 +449,8 @@ static lp_err field_validation(struct srv_req *r, struct srv_error *err)
 static void do_get(struct srv_req *r, const struct srv_resource *res,
 		   const char *ns, const char *name)
 {
-	struct srv_error err = {0};
+	struct srv_error err;
+	srv_error_clear(&err);
 	struct reg_key k;
 	if (key_of(res, ns, name, &k, &err)) {
 		fail_res(r, res, name, &err);
@@ -2576,8 +2577,7 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	const char *ns = ri->ns;
 	const char *name = ri->name;
 	const char *sub = ri->subresource;
-	char gr[320];
-	srv_resource_gr(res, gr, sizeof gr);
+	char gr[320]; /* "<resource>[.<group>]", only for the messages */
 	/* A deprecated CRD version warns on every request, errors included,
 	   as kube's crdHandler does before it dispatches. */
 	const char *deprecation = srv_cr_deprecation(res);
@@ -2595,7 +2595,8 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	if (!strcmp(res->resource, "namespaces"))
 		ns = "";
 	{
-		struct srv_error nerr = {0};
+		struct srv_error nerr;
+		srv_error_clear(&nerr);
 		bool listish = !strcmp(verb, "list") || !strcmp(verb, "watch") ||
 			       !strcmp(verb, "deletecollection");
 		if (srv_negotiate(srv_header(r, "Accept"),
@@ -2633,7 +2634,7 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 			struct srv_error err = {0};
 			srv_error_set(&err, LP_E_METHODNOTALLOWED,
 				      "%s is not supported on resources of kind \"%s\"",
-				      verb, gr);
+				      verb, srv_resource_gr(res, gr, sizeof gr));
 			srv_reply_error(r, &err, &w);
 			return;
 		}
@@ -2648,7 +2649,8 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		else
 			srv_error_set(&err, LP_E_METHODNOTALLOWED,
 				      "%s is not supported on resources of kind \"%s\"",
-				      verb[0] ? verb : r->method, gr);
+				      verb[0] ? verb : r->method,
+				      srv_resource_gr(res, gr, sizeof gr));
 		srv_reply_error(r, &err, &w);
 		return;
 	}

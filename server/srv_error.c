@@ -33,8 +33,11 @@ void srv_error_cause(struct srv_error *err, const char *reason,
 
 void srv_error_clear(struct srv_error *err)
 {
-	if (err)
-		memset(err, 0, sizeof *err);
+	if (err) {
+		err->code = LP_OK;
+		err->message[0] = 0;
+		err->n_causes = 0;
+	}
 }
 
 lp_err srv_error_invalid(struct srv_error *err, const char *kind,

@@ -74,9 +74,11 @@ lp_err srv_negotiate(const char *accept, const char *include_object,
 			   (tl == 13 && !strncasecmp(p, "application/*", 13));
 		bool pb = tl == 35 && !strncasecmp(p, "application/vnd.kubernetes.protobuf", 35);
 		char as[64] = "", g[64] = "", v[16] = "";
-		clause_param(p, len, "as", as, sizeof as);
-		clause_param(p, len, "g", g, sizeof g);
-		clause_param(p, len, "v", v, sizeof v);
+		if (tl < len) { /* parameters only after the type */
+			clause_param(p, len, "as", as, sizeof as);
+			clause_param(p, len, "g", g, sizeof g);
+			clause_param(p, len, "v", v, sizeof v);
+		}
 		if (as[0]) {
 			bool meta = !strcmp(g, "meta.k8s.io") &&
 				    (!strcmp(v, "v1") || !strcmp(v, "v1beta1"));

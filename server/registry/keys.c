@@ -59,16 +59,32 @@ static lp_err resource_prefix(const char *group, const char *resource,
 	return rc;
 }
 
+/* Copy the bytes k holds, not the whole buffer: keys are built per
+   request, and a struct copy moves 1 KiB. */
+static void key_copy(struct reg_key *out, const struct reg_key *k)
+{
+	out->len = k->len;
+	memcpy(out->bytes, k->bytes, k->len + 1);
+}
+
+/* Build "/registry/[<group>/]<resource>/[<ns>/]" into k. */
+static lp_err list_prefix(const char *group, const char *resource,
+			  const char *ns, struct reg_key *k)
+{
+	lp_err rc = resource_prefix(group, resource, k);
+	if (rc == LP_OK && ns && ns[0])
+		rc = append_segment(k, ns);
+	return rc;
+}
+
 lp_err reg_list_prefix(const char *group, const char *resource, const char *ns,
 		       struct reg_key *out)
 {
 	struct reg_key k;
-	lp_err rc = resource_prefix(group, resource, &k);
-	if (rc == LP_OK && ns && ns[0])
-		rc = append_segment(&k, ns);
+	lp_err rc = list_prefix(group, resource, ns, &k);
 	if (rc != LP_OK)
 		return rc;
-	*out = k;
+	key_copy(out, &k);
 	return LP_OK;
 }
 
@@ -78,7 +94,7 @@ lp_err reg_object_key(const char *group, const char *resource, const char *ns,
 	if (!name)
 		return LP_ERR(LP_E_INVAL);
 	struct reg_key k;
-	lp_err rc = reg_list_prefix(group, resource, ns, &k);
+	lp_err rc = list_prefix(group, resource, ns, &k);
 	if (rc != LP_OK)
 		return rc;
 	size_t len = strlen(name);
@@ -87,7 +103,7 @@ lp_err reg_object_key(const char *group, const char *resource, const char *ns,
 	rc = append(&k, name, len);
 	if (rc != LP_OK)
 		return rc;
-	*out = k;
+	key_copy(out, &k);
 	return LP_OK;
 }
 
