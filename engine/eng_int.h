@@ -147,6 +147,7 @@ struct eng {
 	pthread_t writer;
 	bool writer_started;
 	_Atomic uint64_t groups, txns, map_grows;
+	_Atomic uint64_t led_groups; /* groups a caller committed (writer.c) */
 
 	/* revision waiters */
 	pthread_mutex_t rev_mu;
@@ -196,6 +197,9 @@ struct eng_rd {
 lp_err eng__from_mdb(int mrc, const char *what);
 void eng__gate_enter(eng *e, int *slot);
 void eng__gate_leave(eng *e, int slot);
+/* Whether the calling thread is inside a read (of any store): such a
+   thread must not commit, since growing the map waits for every reader. */
+bool eng__gate_held(void);
 void eng__gate_close(eng *e);
 void eng__gate_open(eng *e);
 lp_err eng__grow(eng *e);

@@ -82,7 +82,13 @@ int64_t eng__now_ms(void)
 /* ------------------------------------------------------------ gate */
 
 static _Thread_local int gate_slot = -1;
+static _Thread_local int gate_depth; /* this thread's reads, any store */
 static _Atomic unsigned gate_next;
+
+bool eng__gate_held(void)
+{
+	return gate_depth > 0;
+}
 
 void eng__gate_enter(eng *e, int *slot)
 {
@@ -100,12 +106,14 @@ void eng__gate_enter(eng *e, int *slot)
 		pthread_mutex_unlock(&e->gate.mu);
 	}
 	*slot = s;
+	gate_depth++;
 }
 
 void eng__gate_leave(eng *e, int slot)
 {
 	long n = atomic_fetch_sub(&e->gate.slot[slot].n, 1);
 	LP_ASSERT(n > 0);
+	gate_depth--;
 }
 
 void eng__gate_close(eng *e)
@@ -531,6 +539,7 @@ void eng_stats(eng *e, struct eng_stats *out)
 	out->rev = atomic_load(&e->rev);
 	out->compacted = atomic_load(&e->compacted);
 	out->groups = atomic_load(&e->groups);
+	out->led_groups = atomic_load(&e->led_groups);
 	out->txns = atomic_load(&e->txns);
 	out->map_grows = atomic_load(&e->map_grows);
 	MDB_envinfo info;

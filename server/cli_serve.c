@@ -150,6 +150,23 @@ static int parse_dur_opt(const char *name, const char *arg, uint64_t *ms)
 	return 0;
 }
 
+/* How the writes of this run were grouped: txns per group commit, and how
+   many groups a lone caller committed on its own thread (engine/writer.c). */
+static void log_commit_stats(eng *e)
+{
+	if (!e)
+		return;
+	struct eng_stats st;
+	eng_stats(e, &st);
+	if (!st.groups)
+		return;
+	lp_info("writes: %llu txns in %llu group commits (%.1f per group; %llu "
+		"groups committed by their caller)",
+		(unsigned long long)st.txns, (unsigned long long)st.groups,
+		(double)st.txns / (double)st.groups,
+		(unsigned long long)st.led_groups);
+}
+
 int cli_serve(int argc, char **argv)
 {
 	enum {
@@ -407,6 +424,7 @@ out:
 	srv_crds_shutdown();
 	srv_openapi_cache_free();
 	srv_pki_free(&pki);
+	log_commit_stats(d.e);
 	cli_datadir_close(&d);
 out_nolock:
 	if (ephemeral) {

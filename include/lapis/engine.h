@@ -25,12 +25,17 @@
  *
  * Threads
  *  - eng_* calls are thread-safe unless a comment says otherwise.
- *  - Exactly one writer thread, owned by the engine, runs every LMDB write
- *    transaction; eng_txn_commit() queues and waits for it.
+ *  - One thread at a time runs LMDB write transactions: the engine's writer
+ *    thread, or, when the writer is idle, the caller of eng_txn_commit()
+ *    itself, which then commits its txn (with any queued before it) as one
+ *    group on its own thread; either way eng_txn_commit() returns once its
+ *    group is committed (engine/writer.c, invariant 6).
  *  - Never hold an eng_rd while calling eng_txn_commit(), eng_compact() or
  *    eng_wait_rev(): the writer may need every reader gone to grow the map.
- *  - Watch readiness callbacks run on the writer thread and must not block
- *    or call back into the engine.
+ *  - Watch readiness callbacks and the on_commit hook run on the committing
+ *    thread (the writer's, or a committing caller's); they must not block
+ *    or call back into the engine, and a caller of eng_txn_commit() holds
+ *    no lock that a readiness callback takes.
  */
 #ifndef LAPIS_ENGINE_H
 #define LAPIS_ENGINE_H
@@ -420,6 +425,7 @@ struct eng_stats {
 	int64_t rev;
 	int64_t compacted;
 	uint64_t groups;		/* commit groups */
+	uint64_t led_groups;		/* of which committed on a caller's thread */
 	uint64_t txns;			/* transactions committed */
 	uint64_t map_grows;		/* times the map was grown */
 	uint64_t map_bytes;
