@@ -5,7 +5,8 @@
  *   bench-http [--lapis PATH] [--etcd PATH|none] [--dir DIR] [--keep]
  *              [--objects N] [--seconds S] [--warm S] [--rounds R]
  *              [--watchers N] [--watch-seconds S] [--quick]
- *              [--only s1,s2,s3,tls,s4]
+ *              [--only s1,s2,s3,tls,s4,s5] [--s5-minutes M]
+ *              [--s5-compaction SECONDS] [--s5-rate N]
  *
  * What it does, in order (docs/bench-http.md has the figures):
  *  A. Starts lapis (--insecure-http --nosync) on DIR/lapis, creates N
@@ -32,6 +33,11 @@
  *     S4: POST creates at 1 and 16 connections, beside a raw LMDB loop of
  *     one synced commit per put on the same filesystem (preloaded with the
  *     dataset) and etcd puts at 1 and 16 connections.
+ *  D. S5 (only when --only names it or --s5-minutes is given: it takes 30
+ *     minutes by default): a durable lapis on its own data directory with
+ *     --compaction-interval M/6 minutes, the dataset created fresh, then M
+ *     minutes of writes at a fixed rate with a GET probe, one row per 10 s
+ *     window (see the S5 section; phase A is skipped when only S5 runs).
  *
  * Invariants:
  *  1. It is a benchmark, not a test: it prints figures beside the issue's
@@ -381,22 +387,30 @@ static double self_cpu_s(void)
 	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
-/* VmRSS in KiB, -1 if the process is gone. */
-static long proc_rss_kb(pid_t pid)
+/* A field of /proc/PID/status in KiB (field with its colon, e.g.
+   "VmRSS:"), -1 if the process is gone. */
+static long proc_status_kb(pid_t pid, const char *field)
 {
 	char path[64], line[256];
+	size_t fl = strlen(field);
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -1;
 	long kb = -1;
 	while (fgets(line, sizeof line, f))
-		if (!strncmp(line, "VmRSS:", 6)) {
-			kb = atol(line + 6);
+		if (!strncmp(line, field, fl)) {
+			kb = atol(line + fl);
 			break;
 		}
 	fclose(f);
 	return kb;
+}
+
+/* VmRSS in KiB, -1 if the process is gone. */
+static long proc_rss_kb(pid_t pid)
+{
+	return proc_status_kb(pid, "VmRSS:");
 }
 
 /* Start argv[0] (searched in PATH) with stdout and stderr in log. */
@@ -1475,7 +1489,8 @@ static bool file_has(const char *path, const char *needle, char *line, size_t n)
 /* Start lapis on the data directory, with --compaction-interval compaction
    unless NULL; false if it did not come up. */
 static bool lapis_start_opts(struct server *s, const char *datadir, bool tls,
-			     bool nosync, const char *compaction, const char *log)
+			     bool nosync, const char *compaction,
+			     const char *log)
 {
 	char *argv[12];
 	int a = 0;
@@ -2190,16 +2205,17 @@ static void raw_run(struct raw_env *r, struct load *out)
 #define S5_MAX_CMP 4096
 
 struct s5_win {
-	double t_end;			/* seconds from the start */
+	double t_end; /* seconds from the start */
 	uint64_t gets, writes, errs;
-	size_t w_first, w_last;		/* its writes in s5.wr[] */
-	double cpu_s;			/* server CPU in the window */
-	double behind_ms;		/* the longest a due write waited */
+	size_t w_first, w_last; /* its writes in s5.wr[] */
+	double cpu_s;		/* server CPU in the window */
+	double behind_ms;	/* the longest a due write waited */
 	bool compaction;
-	long long file_bytes;		/* data.mdb st_size */
+	long long file_bytes; /* data.mdb st_size */
 	long long used_pages, free_pages, hist_entries;
-	long long reader_lag;		/* txns behind the last, -1: no reader */
-	long rss_kb;
+	long long reader_lag; /* txns behind the last, -1: no reader */
+	long rss_kb;	/* VmRSS: LMDB's mapped pages as read, and the heap */
+	long anon_kb;	/* RssAnon: the heap alone */
 	int fds;
 };
 
@@ -2247,9 +2263,11 @@ static void s5_add_write(int64_t t_done, int64_t lat_ns)
 		s5.wr = p;
 	}
 	int64_t us = lat_ns / 1000;
-	s5.wr[s5.n_wr++] = (struct s5_wrec){
-		.t_ms = (uint32_t)((t_done - s5.t0) / 1000000),
-		.lat_us = us < 0 ? 0 : us > UINT32_MAX ? UINT32_MAX : (uint32_t)us};
+	s5.wr[s5.n_wr++] =
+	    (struct s5_wrec){.t_ms = (uint32_t)((t_done - s5.t0) / 1000000),
+			     .lat_us = us < 0		 ? 0
+				       : us > UINT32_MAX ? UINT32_MAX
+							 : (uint32_t)us};
 }
 
 /* New lines of lapis's log: record each compaction it reports. */
@@ -2278,7 +2296,8 @@ static void s5_poll_log(void)
 				printf("  [%6.1f s] lapis: %s\n", end, c);
 			} else if (strstr(l, "compaction to revision")) {
 				s5.n_cmp_fail++;
-				printf("  [%6.1f s] lapis: %s\n", s5_now_s(), l);
+				printf("  [%6.1f s] lapis: %s\n", s5_now_s(),
+				       l);
 			}
 			buf_clear(&s5.log_line);
 		}
@@ -2306,8 +2325,8 @@ static int s5_reader_cb(const char *msg, void *ctx)
 	int pid;
 	size_t tid;
 	char txn[32];
-	if (sscanf(msg, "%d %zx %31s", &pid, &tid, txn) == 3 && pid != getpid() &&
-	    txn[0] != '-') {
+	if (sscanf(msg, "%d %zx %31s", &pid, &tid, txn) == 3 &&
+	    pid != getpid() && txn[0] != '-') {
 		long long t = atoll(txn);
 		if (*oldest < 0 || t < *oldest)
 			*oldest = t;
@@ -2326,7 +2345,8 @@ static void s5_lmdb_sample(struct s5_win *w)
 		if (mdb_env_create(&s5.env))
 			return;
 		mdb_env_set_maxdbs(s5.env, 8);
-		if (mdb_env_open(s5.env, s5.store, MDB_RDONLY | MDB_NOTLS, 0600)) {
+		if (mdb_env_open(s5.env, s5.store, MDB_RDONLY | MDB_NOTLS,
+				 0600)) {
 			mdb_env_close(s5.env);
 			s5.env = NULL;
 			return;
@@ -2361,16 +2381,18 @@ static void s5_lmdb_sample(struct s5_win *w)
 		w->hist_entries = (long long)hs.ms_entries;
 	long long oldest = -1;
 	mdb_reader_list(s5.env, s5_reader_cb, &oldest);
-	w->reader_lag = oldest < 0 ? -1 : (long long)info.me_last_txnid - oldest;
+	w->reader_lag =
+	    oldest < 0 ? -1 : (long long)info.me_last_txnid - oldest;
 	mdb_txn_abort(txn);
 }
 
 static void s5_win_head(void)
 {
-	printf("  %6s %7s %5s %7s %6s %7s %7s %7s %4s %8s %8s %8s %8s %7s %4s %5s\n",
+	printf("  %6s %7s %5s %7s %6s %7s %7s %7s %4s %8s %8s %8s %8s %7s %7s "
+	       "%4s %5s\n",
 	       "t s", "GET/s", "CPU%", "us/GET", "wr/s", "w p50ms", "w p99ms",
-	       "late ms", "cmp", "file MB", "used MB", "free MB", "hist", "RSS MB",
-	       "fds", "rlag");
+	       "late ms", "cmp", "file MB", "used MB", "free MB", "hist",
+	       "RSS MB", "anon MB", "fds", "rlag");
 }
 
 static double s5_wr_pct(size_t a, size_t b, double p)
@@ -2386,16 +2408,18 @@ static double s5_wr_pct(size_t a, size_t b, double p)
 static void s5_win_row(const struct s5_win *w, double secs)
 {
 	double mb = 1.0 / (1024 * 1024);
-	printf("  %6.0f %7.0f %5.0f %7.1f %6.0f %7.2f %7.2f %7.0f %4s %8.1f %8.1f "
-	       "%8.1f %8lld %7.1f %4d %5lld\n",
-	       w->t_end, (double)w->gets / secs, w->cpu_s * 100 / secs,
-	       w->gets ? w->cpu_s * 1e6 / (double)w->gets : 0,
-	       (double)w->writes / secs, s5_wr_pct(w->w_first, w->w_last, 50),
-	       s5_wr_pct(w->w_first, w->w_last, 99), w->behind_ms,
-	       w->compaction ? "yes" : "-", (double)w->file_bytes * mb,
-	       (double)(w->used_pages * s5.psize) * mb,
-	       (double)(w->free_pages * s5.psize) * mb, w->hist_entries,
-	       (double)w->rss_kb / 1024, w->fds, w->reader_lag);
+	printf(
+	    "  %6.0f %7.0f %5.0f %7.1f %6.0f %7.2f %7.2f %7.0f %4s %8.1f %8.1f "
+	    "%8.1f %8lld %7.1f %7.1f %4d %5lld\n",
+	    w->t_end, (double)w->gets / secs, w->cpu_s * 100 / secs,
+	    w->gets ? w->cpu_s * 1e6 / (double)w->gets : 0,
+	    (double)w->writes / secs, s5_wr_pct(w->w_first, w->w_last, 50),
+	    s5_wr_pct(w->w_first, w->w_last, 99), w->behind_ms,
+	    w->compaction ? "yes" : "-", (double)w->file_bytes * mb,
+	    (double)(w->used_pages * s5.psize) * mb,
+	    (double)(w->free_pages * s5.psize) * mb, w->hist_entries,
+	    (double)w->rss_kb / 1024, (double)w->anon_kb / 1024, w->fds,
+	    w->reader_lag);
 }
 
 /* The write due now on c: PATCH and PUT alternate. */
@@ -2408,17 +2432,20 @@ static void s5_write_req(struct hconn *c, uint64_t *rng, uint64_t k)
 	struct buf body = {0};
 	if (k & 1) {
 		/* the whole object again, with values of the same length */
-		obj_post_body(&body, i + (uint64_t)cfg.objects * (k % 1000 + 1), name);
-		req_build(&c->out, "PUT", path, "application/json", body.p, body.len);
+		obj_post_body(&body, i + (uint64_t)cfg.objects * (k % 1000 + 1),
+			      name);
+		req_build(&c->out, "PUT", path, "application/json", body.p,
+			  body.len);
 		s5.n_put++;
 	} else {
 		char v[191];
 		for (int j = 0; j < 190; j++)
 			v[j] = (char)('a' + (rng_next(rng) >> 59) % 26);
 		v[190] = 0;
-		buf_printf(&body, "{\"data\":{\"key%d\":\"%s\"}}", (int)(k % 4), v);
-		req_build(&c->out, "PATCH", path, "application/merge-patch+json",
-			  body.p, body.len);
+		buf_printf(&body, "{\"data\":{\"key%d\":\"%s\"}}", (int)(k % 4),
+			   v);
+		req_build(&c->out, "PATCH", path,
+			  "application/merge-patch+json", body.p, body.len);
 		s5.n_patch++;
 	}
 	buf_free(&body);
@@ -2432,8 +2459,8 @@ static void s5_send(int ep, struct hconn *c, int64_t t_sent)
 	c->busy = true;
 	c->t_sent = t_sent;
 	int r = hc_flush(c);
-	struct epoll_event ev = {.events = r == 0 ? EPOLLIN | EPOLLOUT : EPOLLIN,
-				 .data.ptr = c};
+	struct epoll_event ev = {
+	    .events = r == 0 ? EPOLLIN | EPOLLOUT : EPOLLIN, .data.ptr = c};
 	epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
@@ -2455,6 +2482,17 @@ static void s5_connect(int ep, struct hconn *c)
 	epoll_ctl(ep, EPOLL_CTL_ADD, c->fd, &ev);
 }
 
+/* Whether a compaction logged so far overlaps window w (a compaction that
+   ends after the window's row is printed is marked when the run ends). */
+static bool s5_overlaps_compaction(const struct s5_win *w)
+{
+	double a = w->t_end - S5_WINDOW_S, b = w->t_end;
+	for (int j = 0; j < s5.n_cmp; j++)
+		if (s5.cmp[j].start_s < b && s5.cmp[j].end_s >= a)
+			return true;
+	return false;
+}
+
 /* Close window w (its end at t) with the server's and the store's state. */
 static void s5_close_window(struct s5_win *w, double t, double *cpu_prev)
 {
@@ -2464,12 +2502,14 @@ static void s5_close_window(struct s5_win *w, double t, double *cpu_prev)
 	w->cpu_s = cpu - *cpu_prev;
 	*cpu_prev = cpu;
 	w->rss_kb = proc_rss_kb(s5.pid);
+	w->anon_kb = proc_status_kb(s5.pid, "RssAnon:");
 	w->fds = s5_count_fds(s5.pid);
 	char path[4200];
 	struct stat st;
 	snprintf(path, sizeof path, "%s/data.mdb", s5.store);
 	w->file_bytes = stat(path, &st) ? -1 : (long long)st.st_size;
 	s5_lmdb_sample(w);
+	w->compaction = s5_overlaps_compaction(w);
 }
 
 /* The load loop; fills s5.win. */
@@ -2491,7 +2531,8 @@ static void s5_run(void)
 	s5.t0 = now_ns();
 	int64_t end = s5.t0 + (int64_t)n_total * S5_WINDOW_S * 1000000000LL;
 	int64_t every = (int64_t)(1e9 / cfg.s5_rate), next_write = s5.t0;
-	int64_t next_win = s5.t0 + S5_WINDOW_S * 1000000000LL, next_poll = s5.t0;
+	int64_t next_win = s5.t0 + S5_WINDOW_S * 1000000000LL,
+		next_poll = s5.t0;
 	double cpu_prev = proc_cpu_s(s5.pid);
 	struct s5_win *w = &s5.win[0];
 	for (int i = 0; i < S5_GET_CONNS; i++) {
@@ -2504,8 +2545,9 @@ static void s5_run(void)
 	for (;;) {
 		int64_t t = now_ns();
 		if (!stopping && t >= next_win) {
-			s5_close_window(w, (double)(next_win - s5.t0) / 1e9, &cpu_prev);
 			s5_poll_log();
+			s5_close_window(w, (double)(next_win - s5.t0) / 1e9,
+					&cpu_prev);
 			s5_win_row(w, S5_WINDOW_S);
 			if (++s5.n_win == n_total) {
 				stopping = true;
@@ -2554,19 +2596,23 @@ static void s5_run(void)
 			if (evs[e].events & EPOLLOUT) {
 				int r = hc_flush(c);
 				if (r == 1) {
-					struct epoll_event ev = {.events = EPOLLIN,
-								 .data.ptr = c};
-					epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev);
+					struct epoll_event ev = {
+					    .events = EPOLLIN, .data.ptr = c};
+					epoll_ctl(ep, EPOLL_CTL_MOD, c->fd,
+						  &ev);
 				} else if (r < 0) {
 					d = -1;
 				}
 			}
-			if (!d && (evs[e].events & (EPOLLIN | EPOLLERR | EPOLLHUP))) {
+			if (!d &&
+			    (evs[e].events & (EPOLLIN | EPOLLERR | EPOLLHUP))) {
 				ssize_t r = recv(c->fd, rb, sizeof rb, 0);
-				if (r < 0 && (errno == EAGAIN || errno == EINTR))
+				if (r < 0 &&
+				    (errno == EAGAIN || errno == EINTR))
 					continue;
 				size_t used;
-				d = r <= 0 ? -1 : hp_feed(c, rb, (size_t)r, &used);
+				d = r <= 0 ? -1
+					   : hp_feed(c, rb, (size_t)r, &used);
 			}
 			if (d == 0)
 				continue;
@@ -2578,12 +2624,17 @@ static void s5_run(void)
 			if (d < 0 || c->status < 200 || c->status >= 300) {
 				w->errs++;
 				if (!s5.first_err[0])
-					snprintf(s5.first_err, sizeof s5.first_err,
+					snprintf(s5.first_err,
+						 sizeof s5.first_err,
 						 "%.5s: %s %.120s", c->out.p,
-						 d < 0 ? "connection failed" : "HTTP",
-						 d < 0 ? "" : c->body.p ? c->body.p : "");
+						 d < 0 ? "connection failed"
+						       : "HTTP",
+						 d < 0	     ? ""
+						 : c->body.p ? c->body.p
+							     : "");
 				if (d < 0) {
-					epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
+					epoll_ctl(ep, EPOLL_CTL_DEL, c->fd,
+						  NULL);
 					close(c->fd);
 					s5_connect(ep, c);
 				}
@@ -2603,13 +2654,9 @@ static void s5_run(void)
 	for (int i = 0; i < S5_GET_CONNS + S5_WRITE_CONNS; i++)
 		hconn_free(&cs[i]);
 	close(ep);
-	/* Mark the windows a compaction overlapped. */
-	for (int i = 0; i < s5.n_win; i++) {
-		double a = s5.win[i].t_end - S5_WINDOW_S, b = s5.win[i].t_end;
-		for (int j = 0; j < s5.n_cmp; j++)
-			if (s5.cmp[j].start_s < b && s5.cmp[j].end_s >= a)
-				s5.win[i].compaction = true;
-	}
+	s5_poll_log();
+	for (int i = 0; i < s5.n_win; i++)
+		s5.win[i].compaction = s5_overlaps_compaction(&s5.win[i]);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -2666,10 +2713,12 @@ static void s5_report(void)
 		printf("  S5: too short for a report (%d window)\n", n);
 		return;
 	}
-	int k = n / 10 < 3 ? 3 : n / 10; /* the ends compared: 10%, >= 3 windows */
+	int k =
+	    n / 10 < 3 ? 3 : n / 10; /* the ends compared: 10%, >= 3 windows */
 	if (2 * k > n)
 		k = n / 2;
-	double g0 = s5_median(0, k, s5_get_rate), g1 = s5_median(n - k, n, s5_get_rate);
+	double g0 = s5_median(0, k, s5_get_rate),
+	       g1 = s5_median(n - k, n, s5_get_rate);
 	double c0 = s5_median(0, k, s5_cpu_per_get),
 	       c1 = s5_median(n - k, n, s5_cpu_per_get);
 	size_t n_cmp_w, n_steady_w;
@@ -2698,16 +2747,17 @@ static void s5_report(void)
 		}
 		if (w->file_bytes > file_max_last)
 			file_max_last = w->file_bytes;
-		if (rss_min_last < 0 || w->rss_kb < rss_min_last)
-			rss_min_last = w->rss_kb;
-		if (w->rss_kb > rss_max_last)
-			rss_max_last = w->rss_kb;
+		if (rss_min_last < 0 || w->anon_kb < rss_min_last)
+			rss_min_last = w->anon_kb;
+		if (w->anon_kb > rss_max_last)
+			rss_max_last = w->anon_kb;
 		if (fd_min_last < 0 || w->fds < fd_min_last)
 			fd_min_last = w->fds;
 		if (w->fds > fd_max_last)
 			fd_max_last = w->fds;
 	}
-	printf("  %llu writes (%llu merge PATCH, %llu PUT), %.0f/s; %d compactions "
+	printf("  %llu writes (%llu merge PATCH, %llu PUT), %.0f/s; %d "
+	       "compactions "
 	       "logged (%d failed); %d of %d windows overlap a compaction; "
 	       "%llu errors%s%s\n",
 	       (unsigned long long)writes, (unsigned long long)s5.n_patch,
@@ -2715,52 +2765,61 @@ static void s5_report(void)
 	       s5.n_cmp, s5.n_cmp_fail, n_cw, n, (unsigned long long)errs,
 	       s5.first_err[0] ? "; first: " : "", s5.first_err);
 	for (int j = 0; j < s5.n_cmp; j++)
-		printf("    compaction %d: %.1f-%.1f s, to revision %lld, %.0f ms\n",
+		printf("    compaction %d: %.1f-%.1f s, to revision %lld, %.0f "
+		       "ms\n",
 		       j + 1, s5.cmp[j].start_s, s5.cmp[j].end_s, s5.cmp[j].rev,
 		       s5.cmp[j].ms);
-	printf("  GET probe, median of the first %d and last %d windows: %.0f -> "
-	       "%.0f req/s, server CPU per GET %.1f -> %.1f us (all server CPU / "
-	       "GETs, the fixed write load included)\n",
-	       k, k, g0, g1, c0, c1);
+	printf(
+	    "  GET probe, median of the first %d and last %d windows: %.0f -> "
+	    "%.0f req/s, server CPU per GET %.1f -> %.1f us (all server CPU / "
+	    "GETs, the fixed write load included)\n",
+	    k, k, g0, g1, c0, c1);
 	printf("  writes: steady windows p50 %.2f p99 %.2f ms (%zu writes); "
 	       "compaction windows p50 %.2f p99 %.2f ms (%zu writes)\n",
 	       p50s, p99s, n_steady_w, p50c, p99c, n_cmp_w);
-	printf("  data file %.1f MB at the half (max %.1f MB in the first half), "
-	       "%.1f MB at the end (max %.1f MB in the last half); LMDB pages in "
-	       "use %.1f -> %.1f MB, free %.1f -> %.1f MB; history entries %lld -> "
-	       "%lld\n",
-	       (double)mid->file_bytes * mb, (double)file_max_first * mb,
-	       (double)last->file_bytes * mb, (double)file_max_last * mb,
-	       (double)(mid->used_pages * s5.psize) * mb,
-	       (double)(last->used_pages * s5.psize) * mb,
-	       (double)(mid->free_pages * s5.psize) * mb,
-	       (double)(last->free_pages * s5.psize) * mb, mid->hist_entries,
-	       last->hist_entries);
-	printf("  server RSS %.1f MB at the half, %.1f-%.1f MB over the last half; "
-	       "open fds %d at the half, %d-%d over the last half\n",
-	       (double)mid->rss_kb / 1024, (double)rss_min_last / 1024,
-	       (double)rss_max_last / 1024, mid->fds, fd_min_last, fd_max_last);
-	printf("  ratios and targets (issue 3; the file, RSS and fd limits are "
-	       "this benchmark's reading of \"stops growing\" and \"flat\"):\n");
+	printf(
+	    "  data file %.1f MB at the half (max %.1f MB in the first half), "
+	    "%.1f MB at the end (max %.1f MB in the last half); LMDB pages in "
+	    "use %.1f -> %.1f MB, free %.1f -> %.1f MB; history entries %lld "
+	    "-> "
+	    "%lld\n",
+	    (double)mid->file_bytes * mb, (double)file_max_first * mb,
+	    (double)last->file_bytes * mb, (double)file_max_last * mb,
+	    (double)(mid->used_pages * s5.psize) * mb,
+	    (double)(last->used_pages * s5.psize) * mb,
+	    (double)(mid->free_pages * s5.psize) * mb,
+	    (double)(last->free_pages * s5.psize) * mb, mid->hist_entries,
+	    last->hist_entries);
+	printf("  server anonymous RSS (the heap; VmRSS adds LMDB's mapped "
+	       "pages, which follow the file) %.1f MB at the half, %.1f-%.1f MB "
+	       "over the last half (VmRSS %.1f -> %.1f MB); open fds %d at the "
+	       "half, %d-%d over the last half\n",
+	       (double)mid->anon_kb / 1024, (double)rss_min_last / 1024,
+	       (double)rss_max_last / 1024, (double)mid->rss_kb / 1024,
+	       (double)last->rss_kb / 1024, mid->fds, fd_min_last, fd_max_last);
+	printf(
+	    "  ratios and targets (issue 3; the file, RSS and fd limits are "
+	    "this benchmark's reading of \"stops growing\" and \"flat\"):\n");
 	target("GET req/s, last windows / first (fresh), medians", g1 / g0, 0.8,
 	       true);
 	printf("    %-58s %7.2f\n", "server CPU per GET, last windows / first",
 	       c0 > 0 ? c1 / c0 : 0);
 	if (n_cmp_w && n_steady_w)
-		target("write p99, compaction windows / steady windows", p99c / p99s,
-		       2.0, false);
+		target("write p99, compaction windows / steady windows",
+		       p99c / p99s, 2.0, false);
 	else
 		printf("    write p99 during compaction: no %s window\n",
 		       n_cmp_w ? "steady" : "compaction");
 	double growth = mid->file_bytes > 0
-				? (double)(last->file_bytes - mid->file_bytes) * 100 /
-					  (double)mid->file_bytes
-				: 0;
+			    ? (double)(last->file_bytes - mid->file_bytes) *
+				  100 / (double)mid->file_bytes
+			    : 0;
 	target("data file growth over the last half, %", growth, 5.0, false);
-	double rss_growth = mid->rss_kb > 0 ? (double)(rss_max_last - mid->rss_kb) *
-						      100 / (double)mid->rss_kb
-					    : 0;
-	target("server RSS growth over the last half (max vs half), %",
+	double rss_growth = mid->anon_kb > 0
+				? (double)(rss_max_last - mid->anon_kb) * 100 /
+				      (double)mid->anon_kb
+				: 0;
+	target("server anonymous RSS growth, last half (max vs half), %",
 	       rss_growth, 10.0, false);
 	target("open fds, max over the last half - at the half",
 	       (double)(fd_max_last - mid->fds), 0, false);
@@ -2772,31 +2831,39 @@ static void phase_s5(const char *top)
 	snprintf(datadir, sizeof datadir, "%s/lapis-s5", top);
 	snprintf(log, sizeof log, "%s/lapis-s5.log", top);
 	snprintf(store, sizeof store, "%s/store", datadir);
-	double cmp_s = cfg.s5_compact_s > 0 ? cfg.s5_compact_s : cfg.s5_minutes * 10;
-	snprintf(interval, sizeof interval, "%lldms", (long long)(cmp_s * 1000 + 0.5));
-	printf("\nS5 endurance: %.1f min of writes at %d/s (merge PATCH and PUT "
-	       "alternating, random objects of the %d, over %d connections, "
-	       "latency from when each was due) and a GET probe (%d connections, "
-	       "closed loop, random objects); lapis durable (no --nosync, fsync "
-	       "per commit group) with --compaction-interval %s on %s; one row per "
-	       "%d s window\n",
-	       cfg.s5_minutes, cfg.s5_rate, cfg.objects, S5_WRITE_CONNS,
-	       S5_GET_CONNS, interval, datadir, S5_WINDOW_S);
-	printf("  columns: server CPU%% of one core and CPU us per GET (all "
-	       "server CPU / GETs); late ms = the longest a due write waited for "
-	       "a free connection; cmp = a compaction overlapped the window; file "
-	       "= data.mdb size; used/free = LMDB's pages in use and on its "
-	       "freelist; hist = history entries; rlag = transactions the oldest "
-	       "lapis reader lags behind (-1: none)\n");
+	double cmp_s =
+	    cfg.s5_compact_s > 0 ? cfg.s5_compact_s : cfg.s5_minutes * 10;
+	snprintf(interval, sizeof interval, "%lldms",
+		 (long long)(cmp_s * 1000 + 0.5));
+	printf(
+	    "\nS5 endurance: %.1f min of writes at %d/s (merge PATCH and PUT "
+	    "alternating, random objects of the %d, over %d connections, "
+	    "latency from when each was due) and a GET probe (%d connections, "
+	    "closed loop, random objects); lapis durable (no --nosync, fsync "
+	    "per commit group) with --compaction-interval %s on %s; one row "
+	    "per "
+	    "%d s window\n",
+	    cfg.s5_minutes, cfg.s5_rate, cfg.objects, S5_WRITE_CONNS,
+	    S5_GET_CONNS, interval, datadir, S5_WINDOW_S);
+	printf(
+	    "  columns: server CPU%% of one core and CPU us per GET (all "
+	    "server CPU / GETs); late ms = the longest a due write waited for "
+	    "a free connection; cmp = a compaction overlapped the window; file "
+	    "= data.mdb size; used/free = LMDB's pages in use and on its "
+	    "freelist; hist = history entries; rlag = transactions the oldest "
+	    "lapis reader lags behind (-1: none)\n");
 	struct server S = {0};
 	if (!lapis_start_opts(&S, datadir, false, false, interval, log))
 		die("lapis did not start for S5");
-	struct load L = {.port = S.port, .nconn = 16, .srv = S.pid,
-			 .total = (uint64_t)cfg.objects, .gen = gen_k8s_create};
+	struct load L = {.port = S.port,
+			 .nconn = 16,
+			 .srv = S.pid,
+			 .total = (uint64_t)cfg.objects,
+			 .gen = gen_k8s_create};
 	run_load(&L);
 	if (L.n != (uint64_t)cfg.objects)
-		die("S5: created %llu of %d objects (%s)", (unsigned long long)L.n,
-		    cfg.objects, L.first_err);
+		die("S5: created %llu of %d objects (%s)",
+		    (unsigned long long)L.n, cfg.objects, L.first_err);
 	printf("  setup: %d ConfigMaps created with POST in %.1f s (16 "
 	       "connections, durable: %.0f/s)\n",
 	       cfg.objects, L.wall, L.rate);
@@ -2831,13 +2898,13 @@ static int rm_entry(const char *path, const struct stat *sb, int flag,
 }
 
 static const char usage[] =
-	"usage: bench-http [--lapis PATH] [--etcd PATH|none] [--dir DIR] [--keep]\n"
-	"                  [--objects N] [--seconds S] [--warm S] [--rounds R]\n"
-	"                  [--watchers N] [--watch-seconds S] [--quick]\n"
-	"                  [--only s1,s2,s3,tls,s4,s5] [--s5-minutes M]\n"
-	"                  [--s5-compaction SECONDS] [--s5-rate N]\n"
-	"S5 (endurance, 30 minutes by default) runs only when --only names it or\n"
-	"--s5-minutes is given; its compaction interval defaults to M/6 minutes.\n";
+    "usage: bench-http [--lapis PATH] [--etcd PATH|none] [--dir DIR] [--keep]\n"
+    "                  [--objects N] [--seconds S] [--warm S] [--rounds R]\n"
+    "                  [--watchers N] [--watch-seconds S] [--quick]\n"
+    "                  [--only s1,s2,s3,tls,s4,s5] [--s5-minutes M]\n"
+    "                  [--s5-compaction SECONDS] [--s5-rate N]\n"
+    "S5 (endurance, 30 minutes by default) runs only when --only names it or\n"
+    "--s5-minutes is given; its compaction interval defaults to M/6 minutes.\n";
 
 static void parse_args(int argc, char **argv)
 {

@@ -122,9 +122,10 @@ static void *compactor_main(void *arg)
 		clock_gettime(CLOCK_REALTIME, &now);
 		if (rc == LP_OK) {
 			atomic_store(&e->cmp_last_ok, (int64_t)now.tv_sec);
-			/* One line per compaction that had work, as etcd logs its
-			   scheduled compactions: operators (and bench-http's S5)
-			   see when it ran and how long it held the writer. */
+			/* One line per compaction that had work, as etcd logs
+			   its scheduled compactions: operators (and
+			   bench-http's S5) see when it ran and how long it held
+			   the writer. */
 			if (ran && done)
 				lp_info("compacted to revision %lld in %lld ms",
 					(long long)done,
