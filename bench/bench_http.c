@@ -2201,7 +2201,7 @@ static void raw_run(struct raw_env *r, struct load *out)
  */
 #define S5_WINDOW_S 10
 #define S5_GET_CONNS 2
-#define S5_WRITE_CONNS 16
+#define S5_WRITE_CONNS 64 /* the write pool's default size */
 #define S5_MAX_CMP 4096
 
 struct s5_win {
