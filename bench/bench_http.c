@@ -2195,9 +2195,9 @@ static void raw_run(struct raw_env *r, struct load *out)
  * Every S5_WINDOW_S seconds a window closes with the GETs, server CPU,
  * write latencies, the data file's size, LMDB's own accounting of the file
  * (pages in use, pages on the freelist, history entries, the oldest reader),
- * and the server's RSS and open fds. Compactions come from lapis's log
- * ("compacted to revision R in N ms"); a window that overlaps one is a
- * compaction window.
+ * and the server's VmRSS, RssAnon (the heap) and open fds. Compactions come
+ * from lapis's log ("compacted to revision R in N ms"); a window that
+ * overlaps one is a compaction window.
  */
 #define S5_WINDOW_S 10
 #define S5_GET_CONNS 2
