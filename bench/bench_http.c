@@ -5,7 +5,8 @@
  *   bench-http [--lapis PATH] [--etcd PATH|none] [--dir DIR] [--keep]
  *              [--objects N] [--seconds S] [--warm S] [--rounds R]
  *              [--watchers N] [--watch-seconds S] [--quick]
- *              [--only s1,s2,s3,tls,s4]
+ *              [--only s1,s2,s3,tls,s4,s5] [--s5-minutes M]
+ *              [--s5-compaction SECONDS] [--s5-rate N]
  *
  * What it does, in order (docs/bench-http.md has the figures):
  *  A. Starts lapis (--insecure-http --nosync) on DIR/lapis, creates N
@@ -34,6 +35,11 @@
  *     S4: POST creates at 1 and 16 connections, beside a raw LMDB loop of
  *     one synced commit per put on the same filesystem (preloaded with the
  *     dataset) and etcd puts at 1 and 16 connections.
+ *  D. S5 (only when --only names it or --s5-minutes is given: it takes 30
+ *     minutes by default): a durable lapis on its own data directory with
+ *     --compaction-interval M/6 minutes, the dataset created fresh, then M
+ *     minutes of writes at a fixed rate with a GET probe, one row per 10 s
+ *     window (see the S5 section; phase A is skipped when only S5 runs).
  *
  * Invariants:
  *  1. It is a benchmark, not a test: it prints figures beside the issue's
@@ -67,6 +73,7 @@
  */
 #include <arpa/inet.h>
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -110,7 +117,13 @@ static struct {
 	double secs, warm, watch_secs;
 	bool keep;
 	const char *only;	/* comma-separated scenarios, NULL: all */
+	double s5_minutes;	/* S5's length */
+	double s5_compact_s;	/* S5's compaction interval; 0: minutes * 10 s */
+	int s5_rate;		/* S5's writes per second */
+	bool s5_asked;		/* --s5-minutes given */
 } cfg = {
+	.s5_minutes = 30,
+	.s5_rate = 200,
 	.objects = 10000,
 	.rounds = 2,
 	.watchers = 1000,
@@ -378,22 +391,30 @@ static double self_cpu_s(void)
 	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
-/* VmRSS in KiB, -1 if the process is gone. */
-static long proc_rss_kb(pid_t pid)
+/* A field of /proc/PID/status in KiB (field with its colon, e.g.
+   "VmRSS:"), -1 if the process is gone. */
+static long proc_status_kb(pid_t pid, const char *field)
 {
 	char path[64], line[256];
+	size_t fl = strlen(field);
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -1;
 	long kb = -1;
 	while (fgets(line, sizeof line, f))
-		if (!strncmp(line, "VmRSS:", 6)) {
-			kb = atol(line + 6);
+		if (!strncmp(line, field, fl)) {
+			kb = atol(line + fl);
 			break;
 		}
 	fclose(f);
 	return kb;
+}
+
+/* VmRSS in KiB, -1 if the process is gone. */
+static long proc_rss_kb(pid_t pid)
+{
+	return proc_status_kb(pid, "VmRSS:");
 }
 
 /* Wait until pid is quiet: RSS unchanged and under 10 ms of CPU over half a
@@ -1488,11 +1509,13 @@ static bool file_has(const char *path, const char *needle, char *line, size_t n)
 	return found;
 }
 
-/* Start lapis on the data directory; false if it did not come up. */
-static bool lapis_start(struct server *s, const char *datadir, bool tls,
-			bool nosync, const char *log)
+/* Start lapis on the data directory, with --compaction-interval compaction
+   unless NULL; false if it did not come up. */
+static bool lapis_start_opts(struct server *s, const char *datadir, bool tls,
+			     bool nosync, const char *compaction,
+			     const char *log)
 {
-	char *argv[10];
+	char *argv[12];
 	int a = 0;
 	argv[a++] = (char *)cfg.lapis;
 	argv[a++] = "serve";
@@ -1504,6 +1527,10 @@ static bool lapis_start(struct server *s, const char *datadir, bool tls,
 		argv[a++] = "--insecure-http";
 	if (nosync)
 		argv[a++] = "--nosync";
+	if (compaction) {
+		argv[a++] = "--compaction-interval";
+		argv[a++] = (char *)compaction;
+	}
 	argv[a] = NULL;
 	s->name = "lapis";
 	s->pid = spawn(argv, log);
@@ -1523,6 +1550,12 @@ static bool lapis_start(struct server *s, const char *datadir, bool tls,
 	stop_child(s->pid);
 	s->pid = 0;
 	return false;
+}
+
+static bool lapis_start(struct server *s, const char *datadir, bool tls,
+			bool nosync, const char *log)
+{
+	return lapis_start_opts(s, datadir, tls, nosync, NULL, log);
 }
 
 static bool etcd_start(struct server *s, const char *datadir, const char *log)
@@ -2170,6 +2203,714 @@ static void raw_run(struct raw_env *r, struct load *out)
 	out->p99 = lat_ms(&out->lat, 99);
 }
 
+/* ------------------------------------------------------------ S5 */
+
+/*
+ * S5 endurance: one durable lapis (fsync per commit group, what users run)
+ * with the compactor at --compaction-interval cfg.s5_compact_s, the dataset
+ * created fresh, then for cfg.s5_minutes:
+ *  - writes at a fixed rate (open loop, cfg.s5_rate a second over
+ *    S5_WRITE_CONNS connections), alternately a merge PATCH of one data value
+ *    and a PUT of the whole object (no resourceVersion: unconditional), each
+ *    to a random object, every value the same length: the object count and
+ *    sizes stay constant, only history accumulates. A write's latency runs
+ *    from the moment it was due, so a stalled server cannot hide its backlog
+ *    (no coordinated omission);
+ *  - a GET probe: S5_GET_CONNS connections in a closed loop, each GET of a
+ *    random object; its rate per window is the server's spare capacity.
+ * Every S5_WINDOW_S seconds a window closes with the GETs, server CPU,
+ * write latencies, the data file's size, LMDB's own accounting of the file
+ * (pages in use, pages on the freelist, history entries, the oldest reader),
+ * and the server's VmRSS, RssAnon (the heap) and open fds. Compactions come
+ * from lapis's log ("compacted to revision R in N ms"); a window that
+ * overlaps one is a compaction window.
+ */
+#define S5_WINDOW_S 10
+#define S5_GET_CONNS 2
+#define S5_WRITE_CONNS 64 /* the write pool's default size */
+#define S5_MAX_CMP 4096
+
+struct s5_win {
+	double t_end; /* seconds from the start */
+	uint64_t gets, writes, errs;
+	size_t w_first, w_last; /* its writes in s5.wr[] */
+	double cpu_s;		/* server CPU in the window */
+	double behind_ms;	/* the longest a due write waited */
+	bool compaction;
+	long long file_bytes; /* data.mdb st_size */
+	long long used_pages, free_pages, hist_entries;
+	long long reader_lag; /* txns behind the last, -1: no reader */
+	long rss_kb;	/* VmRSS: LMDB's mapped pages as read, and the heap */
+	long anon_kb;	/* RssAnon: the heap alone */
+	int fds;
+};
+
+/* One write: when it completed (ms from the start) and its latency. */
+struct s5_wrec {
+	uint32_t t_ms;
+	uint32_t lat_us;
+};
+
+static struct {
+	pid_t pid;
+	int port;
+	int64_t t0;
+	struct s5_win *win;
+	int n_win, cap_win;
+	struct s5_wrec *wr;
+	size_t n_wr, cap_wr;
+	struct {
+		double start_s, end_s, ms;
+		long long rev;
+	} cmp[S5_MAX_CMP];
+	int n_cmp;
+	int n_cmp_fail;
+	int log_fd;
+	struct buf log_line;
+	MDB_env *env;
+	const char *store;
+	long psize;
+	char first_err[200];
+	uint64_t n_put, n_patch;
+} s5;
+
+static double s5_now_s(void)
+{
+	return (double)(now_ns() - s5.t0) / 1e9;
+}
+
+static void s5_add_write(int64_t t_done, int64_t lat_ns)
+{
+	if (s5.n_wr == s5.cap_wr) {
+		s5.cap_wr = s5.cap_wr ? s5.cap_wr * 2 : 65536;
+		struct s5_wrec *p = realloc(s5.wr, s5.cap_wr * sizeof *p);
+		if (!p)
+			die("out of memory");
+		s5.wr = p;
+	}
+	int64_t us = lat_ns / 1000;
+	s5.wr[s5.n_wr++] =
+	    (struct s5_wrec){.t_ms = (uint32_t)((t_done - s5.t0) / 1000000),
+			     .lat_us = us < 0		 ? 0
+				       : us > UINT32_MAX ? UINT32_MAX
+							 : (uint32_t)us};
+}
+
+/* New lines of lapis's log: record each compaction it reports. */
+static void s5_poll_log(void)
+{
+	char b[4096];
+	ssize_t r;
+	while ((r = read(s5.log_fd, b, sizeof b)) > 0) {
+		for (ssize_t i = 0; i < r; i++) {
+			if (b[i] != '\n') {
+				buf_add(&s5.log_line, b + i, 1);
+				continue;
+			}
+			const char *l = s5.log_line.p ? s5.log_line.p : "";
+			const char *c = strstr(l, "compacted to revision ");
+			if (c && s5.n_cmp < S5_MAX_CMP) {
+				long long rev = atoll(c + 22);
+				const char *in = strstr(c, " in ");
+				double ms = in ? atof(in + 4) : 0;
+				double end = s5_now_s();
+				s5.cmp[s5.n_cmp].rev = rev;
+				s5.cmp[s5.n_cmp].ms = ms;
+				s5.cmp[s5.n_cmp].end_s = end;
+				s5.cmp[s5.n_cmp].start_s = end - ms / 1000.0;
+				s5.n_cmp++;
+				printf("  [%6.1f s] lapis: %s\n", end, c);
+			} else if (strstr(l, "compaction to revision")) {
+				s5.n_cmp_fail++;
+				printf("  [%6.1f s] lapis: %s\n", s5_now_s(),
+				       l);
+			}
+			buf_clear(&s5.log_line);
+		}
+	}
+}
+
+static int s5_count_fds(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static int s5_reader_cb(const char *msg, void *ctx)
+{
+	long long *oldest = ctx;
+	int pid;
+	size_t tid;
+	char txn[32];
+	if (sscanf(msg, "%d %zx %31s", &pid, &tid, txn) == 3 &&
+	    pid != getpid() && txn[0] != '-') {
+		long long t = atoll(txn);
+		if (*oldest < 0 || t < *oldest)
+			*oldest = t;
+	}
+	return 0;
+}
+
+/* LMDB's view of the store, from a read-only handle on lapis's files and
+   one short read transaction: pages in use, free pages (the freelist
+   database, as mdb_stat -f counts them), history entries, and how many
+   transactions the oldest reader of lapis lags behind. */
+static void s5_lmdb_sample(struct s5_win *w)
+{
+	w->used_pages = w->free_pages = w->hist_entries = w->reader_lag = -1;
+	if (!s5.env) {
+		if (mdb_env_create(&s5.env))
+			return;
+		mdb_env_set_maxdbs(s5.env, 8);
+		if (mdb_env_open(s5.env, s5.store, MDB_RDONLY | MDB_NOTLS,
+				 0600)) {
+			mdb_env_close(s5.env);
+			s5.env = NULL;
+			return;
+		}
+		MDB_stat st;
+		mdb_env_stat(s5.env, &st);
+		s5.psize = st.ms_psize;
+	}
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(s5.env, NULL, MDB_RDONLY, &txn);
+	if (rc == MDB_MAP_RESIZED) {
+		mdb_env_set_mapsize(s5.env, 0);
+		rc = mdb_txn_begin(s5.env, NULL, MDB_RDONLY, &txn);
+	}
+	if (rc)
+		return;
+	MDB_envinfo info;
+	mdb_env_info(s5.env, &info);
+	w->used_pages = (long long)info.me_last_pgno + 1;
+	MDB_cursor *c;
+	if (!mdb_cursor_open(txn, 0, &c)) {
+		MDB_val k, v;
+		long long n = 0;
+		while (!mdb_cursor_get(c, &k, &v, MDB_NEXT))
+			n += (long long)*(size_t *)v.mv_data;
+		mdb_cursor_close(c);
+		w->free_pages = n;
+	}
+	MDB_dbi hist;
+	MDB_stat hs;
+	if (!mdb_dbi_open(txn, "hist", 0, &hist) && !mdb_stat(txn, hist, &hs))
+		w->hist_entries = (long long)hs.ms_entries;
+	long long oldest = -1;
+	mdb_reader_list(s5.env, s5_reader_cb, &oldest);
+	w->reader_lag =
+	    oldest < 0 ? -1 : (long long)info.me_last_txnid - oldest;
+	mdb_txn_abort(txn);
+}
+
+static void s5_win_head(void)
+{
+	printf("  %6s %7s %5s %7s %6s %7s %7s %7s %4s %8s %8s %8s %8s %7s %7s "
+	       "%4s %5s\n",
+	       "t s", "GET/s", "CPU%", "us/GET", "wr/s", "w p50ms", "w p99ms",
+	       "late ms", "cmp", "file MB", "used MB", "free MB", "hist",
+	       "RSS MB", "anon MB", "fds", "rlag");
+}
+
+static double s5_wr_pct(size_t a, size_t b, double p)
+{
+	struct lat l = {0};
+	for (size_t i = a; i < b; i++)
+		lat_add(&l, (int64_t)s5.wr[i].lat_us * 1000);
+	double v = lat_ms(&l, p);
+	lat_free(&l);
+	return v;
+}
+
+static void s5_win_row(const struct s5_win *w, double secs)
+{
+	double mb = 1.0 / (1024 * 1024);
+	printf(
+	    "  %6.0f %7.0f %5.0f %7.1f %6.0f %7.2f %7.2f %7.0f %4s %8.1f %8.1f "
+	    "%8.1f %8lld %7.1f %7.1f %4d %5lld\n",
+	    w->t_end, (double)w->gets / secs, w->cpu_s * 100 / secs,
+	    w->gets ? w->cpu_s * 1e6 / (double)w->gets : 0,
+	    (double)w->writes / secs, s5_wr_pct(w->w_first, w->w_last, 50),
+	    s5_wr_pct(w->w_first, w->w_last, 99), w->behind_ms,
+	    w->compaction ? "yes" : "-", (double)w->file_bytes * mb,
+	    (double)(w->used_pages * s5.psize) * mb,
+	    (double)(w->free_pages * s5.psize) * mb, w->hist_entries,
+	    (double)w->rss_kb / 1024, (double)w->anon_kb / 1024, w->fds,
+	    w->reader_lag);
+}
+
+/* The write due now on c: PATCH and PUT alternate. */
+static void s5_write_req(struct hconn *c, uint64_t *rng, uint64_t k)
+{
+	uint64_t i = rng_next(rng) % (uint64_t)cfg.objects;
+	char name[64], path[160];
+	obj_name(name, sizeof name, i);
+	snprintf(path, sizeof path, COLL "/%s", name);
+	struct buf body = {0};
+	if (k & 1) {
+		/* the whole object again, with values of the same length */
+		obj_post_body(&body, i + (uint64_t)cfg.objects * (k % 1000 + 1),
+			      name);
+		req_build(&c->out, "PUT", path, "application/json", body.p,
+			  body.len);
+		s5.n_put++;
+	} else {
+		char v[191];
+		for (int j = 0; j < 190; j++)
+			v[j] = (char)('a' + (rng_next(rng) >> 59) % 26);
+		v[190] = 0;
+		buf_printf(&body, "{\"data\":{\"key%d\":\"%s\"}}", (int)(k % 4),
+			   v);
+		req_build(&c->out, "PATCH", path,
+			  "application/merge-patch+json", body.p, body.len);
+		s5.n_patch++;
+	}
+	buf_free(&body);
+}
+
+static void s5_send(int ep, struct hconn *c, int64_t t_sent)
+{
+	hp_reset(c);
+	c->keep_body = true;
+	c->out_off = 0;
+	c->busy = true;
+	c->t_sent = t_sent;
+	int r = hc_flush(c);
+	struct epoll_event ev = {
+	    .events = r == 0 ? EPOLLIN | EPOLLOUT : EPOLLIN, .data.ptr = c};
+	epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+static void s5_get_req(struct hconn *c)
+{
+	char path[160], name[64];
+	obj_name(name, sizeof name, rng_next(&c->rng) % (uint64_t)cfg.objects);
+	snprintf(path, sizeof path, COLL "/%s", name);
+	req_build(&c->out, "GET", path, NULL, NULL, 0);
+}
+
+static void s5_connect(int ep, struct hconn *c)
+{
+	c->fd = tcp_connect(s5.port);
+	if (c->fd < 0)
+		die("S5: cannot connect to lapis: %s", strerror(errno));
+	set_nonblock(c->fd);
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+	epoll_ctl(ep, EPOLL_CTL_ADD, c->fd, &ev);
+}
+
+/* Whether a compaction logged so far overlaps window w (a compaction that
+   ends after the window's row is printed is marked when the run ends). */
+static bool s5_overlaps_compaction(const struct s5_win *w)
+{
+	double a = w->t_end - S5_WINDOW_S, b = w->t_end;
+	for (int j = 0; j < s5.n_cmp; j++)
+		if (s5.cmp[j].start_s < b && s5.cmp[j].end_s >= a)
+			return true;
+	return false;
+}
+
+/* Close window w (its end at t) with the server's and the store's state. */
+static void s5_close_window(struct s5_win *w, double t, double *cpu_prev)
+{
+	w->t_end = t;
+	w->w_last = s5.n_wr;
+	double cpu = proc_cpu_s(s5.pid);
+	w->cpu_s = cpu - *cpu_prev;
+	*cpu_prev = cpu;
+	w->rss_kb = proc_rss_kb(s5.pid);
+	w->anon_kb = proc_status_kb(s5.pid, "RssAnon:");
+	w->fds = s5_count_fds(s5.pid);
+	char path[4200];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/data.mdb", s5.store);
+	w->file_bytes = stat(path, &st) ? -1 : (long long)st.st_size;
+	s5_lmdb_sample(w);
+	w->compaction = s5_overlaps_compaction(w);
+}
+
+/* The load loop; fills s5.win. */
+static void s5_run(void)
+{
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct hconn cs[S5_GET_CONNS + S5_WRITE_CONNS];
+	memset(cs, 0, sizeof cs);
+	for (int i = 0; i < S5_GET_CONNS + S5_WRITE_CONNS; i++) {
+		cs[i].idx = i;
+		cs[i].rng = 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1);
+		s5_connect(ep, &cs[i]);
+	}
+	uint64_t wrng = 0x5EED5EED5EEDULL, k = 0;
+	int n_total = (int)(cfg.s5_minutes * 60 / S5_WINDOW_S + 0.5);
+	if (n_total < 1)
+		n_total = 1;
+	s5.win = xcalloc((size_t)n_total, sizeof *s5.win);
+	s5.t0 = now_ns();
+	int64_t end = s5.t0 + (int64_t)n_total * S5_WINDOW_S * 1000000000LL;
+	int64_t every = (int64_t)(1e9 / cfg.s5_rate), next_write = s5.t0;
+	int64_t next_win = s5.t0 + S5_WINDOW_S * 1000000000LL,
+		next_poll = s5.t0;
+	double cpu_prev = proc_cpu_s(s5.pid);
+	struct s5_win *w = &s5.win[0];
+	for (int i = 0; i < S5_GET_CONNS; i++) {
+		s5_get_req(&cs[i]);
+		s5_send(ep, &cs[i], now_ns());
+	}
+	static char rb[256 * 1024];
+	struct epoll_event evs[32];
+	bool stopping = false;
+	for (;;) {
+		int64_t t = now_ns();
+		if (!stopping && t >= next_win) {
+			s5_poll_log();
+			s5_close_window(w, (double)(next_win - s5.t0) / 1e9,
+					&cpu_prev);
+			s5_win_row(w, S5_WINDOW_S);
+			if (++s5.n_win == n_total) {
+				stopping = true;
+			} else {
+				w = &s5.win[s5.n_win];
+				w->w_first = s5.n_wr;
+				next_win += S5_WINDOW_S * 1000000000LL;
+			}
+		}
+		int busy = 0;
+		for (int i = 0; i < S5_GET_CONNS + S5_WRITE_CONNS; i++)
+			busy += cs[i].busy;
+		if (stopping && (!busy || t > end + 10000000000LL))
+			break;
+		if (t >= next_poll) {
+			s5_poll_log();
+			next_poll = t + 200000000;
+		}
+		/* Send every due write a connection is free for; the rest wait
+		   and their latency grows from the moment they were due. */
+		for (int i = S5_GET_CONNS; !stopping && next_write <= t &&
+					   i < S5_GET_CONNS + S5_WRITE_CONNS;
+		     i++) {
+			if (cs[i].busy || cs[i].fd < 0)
+				continue;
+			s5_write_req(&cs[i], &wrng, k++);
+			s5_send(ep, &cs[i], next_write);
+			next_write += every;
+		}
+		if (!stopping && next_write < t) {
+			double late = (double)(t - next_write) / 1e6;
+			if (late > w->behind_ms)
+				w->behind_ms = late;
+		}
+		int64_t wake = next_win < next_poll ? next_win : next_poll;
+		if (next_write < wake)
+			wake = next_write;
+		int to = wake > t ? (int)((wake - t + 999999) / 1000000) : 0;
+		int ne = epoll_wait(ep, evs, 32, stopping ? 5 : to);
+		for (int e = 0; e < ne; e++) {
+			struct hconn *c = evs[e].data.ptr;
+			bool is_get = c->idx < S5_GET_CONNS;
+			if (c->fd < 0)
+				continue;
+			int d = 0;
+			if (evs[e].events & EPOLLOUT) {
+				int r = hc_flush(c);
+				if (r == 1) {
+					struct epoll_event ev = {
+					    .events = EPOLLIN, .data.ptr = c};
+					epoll_ctl(ep, EPOLL_CTL_MOD, c->fd,
+						  &ev);
+				} else if (r < 0) {
+					d = -1;
+				}
+			}
+			if (!d &&
+			    (evs[e].events & (EPOLLIN | EPOLLERR | EPOLLHUP))) {
+				ssize_t r = recv(c->fd, rb, sizeof rb, 0);
+				if (r < 0 &&
+				    (errno == EAGAIN || errno == EINTR))
+					continue;
+				size_t used;
+				d = r <= 0 ? -1
+					   : hp_feed(c, rb, (size_t)r, &used);
+			}
+			if (d == 0)
+				continue;
+			int64_t tn = now_ns();
+			if (stopping && d > 0) { /* after the last window */
+				c->busy = false;
+				continue;
+			}
+			if (d < 0 || c->status < 200 || c->status >= 300) {
+				w->errs++;
+				if (!s5.first_err[0])
+					snprintf(s5.first_err,
+						 sizeof s5.first_err,
+						 "%.5s: %s %.120s", c->out.p,
+						 d < 0 ? "connection failed"
+						       : "HTTP",
+						 d < 0	     ? ""
+						 : c->body.p ? c->body.p
+							     : "");
+				if (d < 0) {
+					epoll_ctl(ep, EPOLL_CTL_DEL, c->fd,
+						  NULL);
+					close(c->fd);
+					s5_connect(ep, c);
+				}
+			} else if (is_get) {
+				w->gets++;
+			} else {
+				w->writes++;
+				s5_add_write(tn, tn - c->t_sent);
+			}
+			c->busy = false;
+			if (is_get && !stopping) {
+				s5_get_req(c);
+				s5_send(ep, c, tn);
+			}
+		}
+	}
+	for (int i = 0; i < S5_GET_CONNS + S5_WRITE_CONNS; i++)
+		hconn_free(&cs[i]);
+	close(ep);
+	s5_poll_log();
+	for (int i = 0; i < s5.n_win; i++)
+		s5.win[i].compaction = s5_overlaps_compaction(&s5.win[i]);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The median over windows [a, b) of f. */
+static double s5_median(int a, int b, double (*f)(const struct s5_win *))
+{
+	if (b <= a)
+		return 0;
+	double *v = xcalloc((size_t)(b - a), sizeof *v);
+	for (int i = a; i < b; i++)
+		v[i - a] = f(&s5.win[i]);
+	qsort(v, (size_t)(b - a), sizeof *v, cmp_double);
+	double m = v[(b - a) / 2];
+	free(v);
+	return m;
+}
+
+static double s5_get_rate(const struct s5_win *w)
+{
+	return (double)w->gets / S5_WINDOW_S;
+}
+
+static double s5_cpu_per_get(const struct s5_win *w)
+{
+	return w->gets ? w->cpu_s * 1e6 / (double)w->gets : 0;
+}
+
+/* p-th percentile of the writes of the windows whose compaction flag is
+   cmp; *n gets their count. */
+static double s5_wr_pct_by(bool cmp, double p, size_t *n)
+{
+	struct lat l = {0};
+	for (int i = 0; i < s5.n_win; i++) {
+		if (s5.win[i].compaction != cmp)
+			continue;
+		for (size_t j = s5.win[i].w_first; j < s5.win[i].w_last; j++)
+			lat_add(&l, (int64_t)s5.wr[j].lat_us * 1000);
+	}
+	*n = l.n;
+	double v = lat_ms(&l, p);
+	lat_free(&l);
+	return v;
+}
+
+static void s5_report(void)
+{
+	int n = s5.n_win;
+	if (n < 2) {
+		printf("  S5: too short for a report (%d window)\n", n);
+		return;
+	}
+	int k =
+	    n / 10 < 3 ? 3 : n / 10; /* the ends compared: 10%, >= 3 windows */
+	if (2 * k > n)
+		k = n / 2;
+	double g0 = s5_median(0, k, s5_get_rate),
+	       g1 = s5_median(n - k, n, s5_get_rate);
+	double c0 = s5_median(0, k, s5_cpu_per_get),
+	       c1 = s5_median(n - k, n, s5_cpu_per_get);
+	size_t n_cmp_w, n_steady_w;
+	double p99c = s5_wr_pct_by(true, 99, &n_cmp_w);
+	double p99s = s5_wr_pct_by(false, 99, &n_steady_w);
+	double p50c = s5_wr_pct_by(true, 50, &n_cmp_w);
+	double p50s = s5_wr_pct_by(false, 50, &n_steady_w);
+	int n_cw = 0;
+	uint64_t errs = 0, writes = 0;
+	for (int i = 0; i < n; i++) {
+		n_cw += s5.win[i].compaction;
+		errs += s5.win[i].errs;
+		writes += s5.win[i].writes;
+	}
+	const struct s5_win *mid = &s5.win[n / 2 - 1], *last = &s5.win[n - 1];
+	double mb = 1.0 / (1024 * 1024);
+	long long file_max_first = 0, file_max_last = 0;
+	long rss_min_last = -1, rss_max_last = 0;
+	int fd_min_last = -1, fd_max_last = 0;
+	for (int i = 0; i < n; i++) {
+		const struct s5_win *w = &s5.win[i];
+		if (i < n / 2) {
+			if (w->file_bytes > file_max_first)
+				file_max_first = w->file_bytes;
+			continue;
+		}
+		if (w->file_bytes > file_max_last)
+			file_max_last = w->file_bytes;
+		if (rss_min_last < 0 || w->anon_kb < rss_min_last)
+			rss_min_last = w->anon_kb;
+		if (w->anon_kb > rss_max_last)
+			rss_max_last = w->anon_kb;
+		if (fd_min_last < 0 || w->fds < fd_min_last)
+			fd_min_last = w->fds;
+		if (w->fds > fd_max_last)
+			fd_max_last = w->fds;
+	}
+	printf("  %llu writes (%llu merge PATCH, %llu PUT), %.0f/s; %d "
+	       "compactions "
+	       "logged (%d failed); %d of %d windows overlap a compaction; "
+	       "%llu errors%s%s\n",
+	       (unsigned long long)writes, (unsigned long long)s5.n_patch,
+	       (unsigned long long)s5.n_put, (double)writes / (n * S5_WINDOW_S),
+	       s5.n_cmp, s5.n_cmp_fail, n_cw, n, (unsigned long long)errs,
+	       s5.first_err[0] ? "; first: " : "", s5.first_err);
+	for (int j = 0; j < s5.n_cmp; j++)
+		printf("    compaction %d: %.1f-%.1f s, to revision %lld, %.0f "
+		       "ms\n",
+		       j + 1, s5.cmp[j].start_s, s5.cmp[j].end_s, s5.cmp[j].rev,
+		       s5.cmp[j].ms);
+	printf(
+	    "  GET probe, median of the first %d and last %d windows: %.0f -> "
+	    "%.0f req/s, server CPU per GET %.1f -> %.1f us (all server CPU / "
+	    "GETs, the fixed write load included)\n",
+	    k, k, g0, g1, c0, c1);
+	printf("  writes: steady windows p50 %.2f p99 %.2f ms (%zu writes); "
+	       "compaction windows p50 %.2f p99 %.2f ms (%zu writes)\n",
+	       p50s, p99s, n_steady_w, p50c, p99c, n_cmp_w);
+	printf(
+	    "  data file %.1f MB at the half (max %.1f MB in the first half), "
+	    "%.1f MB at the end (max %.1f MB in the last half); LMDB pages in "
+	    "use %.1f -> %.1f MB, free %.1f -> %.1f MB; history entries %lld "
+	    "-> "
+	    "%lld\n",
+	    (double)mid->file_bytes * mb, (double)file_max_first * mb,
+	    (double)last->file_bytes * mb, (double)file_max_last * mb,
+	    (double)(mid->used_pages * s5.psize) * mb,
+	    (double)(last->used_pages * s5.psize) * mb,
+	    (double)(mid->free_pages * s5.psize) * mb,
+	    (double)(last->free_pages * s5.psize) * mb, mid->hist_entries,
+	    last->hist_entries);
+	printf("  server anonymous RSS (the heap; VmRSS adds LMDB's mapped "
+	       "pages, which follow the file) %.1f MB at the half, %.1f-%.1f MB "
+	       "over the last half (VmRSS %.1f -> %.1f MB); open fds %d at the "
+	       "half, %d-%d over the last half\n",
+	       (double)mid->anon_kb / 1024, (double)rss_min_last / 1024,
+	       (double)rss_max_last / 1024, (double)mid->rss_kb / 1024,
+	       (double)last->rss_kb / 1024, mid->fds, fd_min_last, fd_max_last);
+	printf(
+	    "  ratios and targets (issue 3; the file, RSS and fd limits are "
+	    "this benchmark's reading of \"stops growing\" and \"flat\"):\n");
+	target("GET req/s, last windows / first (fresh), medians", g1 / g0, 0.8,
+	       true);
+	printf("    %-58s %7.2f\n", "server CPU per GET, last windows / first",
+	       c0 > 0 ? c1 / c0 : 0);
+	if (n_cmp_w && n_steady_w)
+		target("write p99, compaction windows / steady windows",
+		       p99c / p99s, 2.0, false);
+	else
+		printf("    write p99 during compaction: no %s window\n",
+		       n_cmp_w ? "steady" : "compaction");
+	double growth = mid->file_bytes > 0
+			    ? (double)(last->file_bytes - mid->file_bytes) *
+				  100 / (double)mid->file_bytes
+			    : 0;
+	target("data file growth over the last half, %", growth, 5.0, false);
+	double rss_growth = mid->anon_kb > 0
+				? (double)(rss_max_last - mid->anon_kb) * 100 /
+				      (double)mid->anon_kb
+				: 0;
+	target("server anonymous RSS growth, last half (max vs half), %",
+	       rss_growth, 10.0, false);
+	target("open fds, max over the last half - at the half",
+	       (double)(fd_max_last - mid->fds), 0, false);
+}
+
+static void phase_s5(const char *top)
+{
+	char datadir[4200], log[4200], store[4300], interval[64];
+	snprintf(datadir, sizeof datadir, "%s/lapis-s5", top);
+	snprintf(log, sizeof log, "%s/lapis-s5.log", top);
+	snprintf(store, sizeof store, "%s/store", datadir);
+	double cmp_s =
+	    cfg.s5_compact_s > 0 ? cfg.s5_compact_s : cfg.s5_minutes * 10;
+	snprintf(interval, sizeof interval, "%lldms",
+		 (long long)(cmp_s * 1000 + 0.5));
+	printf(
+	    "\nS5 endurance: %.1f min of writes at %d/s (merge PATCH and PUT "
+	    "alternating, random objects of the %d, over %d connections, "
+	    "latency from when each was due) and a GET probe (%d connections, "
+	    "closed loop, random objects); lapis durable (no --nosync, fsync "
+	    "per commit group) with --compaction-interval %s on %s; one row "
+	    "per "
+	    "%d s window\n",
+	    cfg.s5_minutes, cfg.s5_rate, cfg.objects, S5_WRITE_CONNS,
+	    S5_GET_CONNS, interval, datadir, S5_WINDOW_S);
+	printf(
+	    "  columns: server CPU%% of one core and CPU us per GET (all "
+	    "server CPU / GETs); late ms = the longest a due write waited for "
+	    "a free connection; cmp = a compaction overlapped the window; file "
+	    "= data.mdb size; used/free = LMDB's pages in use and on its "
+	    "freelist; hist = history entries; rlag = transactions the oldest "
+	    "lapis reader lags behind (-1: none)\n");
+	struct server S = {0};
+	if (!lapis_start_opts(&S, datadir, false, false, interval, log))
+		die("lapis did not start for S5");
+	struct load L = {.port = S.port,
+			 .nconn = 16,
+			 .srv = S.pid,
+			 .total = (uint64_t)cfg.objects,
+			 .gen = gen_k8s_create};
+	run_load(&L);
+	if (L.n != (uint64_t)cfg.objects)
+		die("S5: created %llu of %d objects (%s)",
+		    (unsigned long long)L.n, cfg.objects, L.first_err);
+	printf("  setup: %d ConfigMaps created with POST in %.1f s (16 "
+	       "connections, durable: %.0f/s)\n",
+	       cfg.objects, L.wall, L.rate);
+	lat_free(&L.lat);
+	s5.pid = S.pid;
+	s5.port = S.port;
+	s5.store = store;
+	s5.log_fd = open(log, O_RDONLY | O_CLOEXEC);
+	if (s5.log_fd < 0)
+		die("S5: cannot read %s", log);
+	set_nonblock(s5.log_fd);
+	s5_win_head();
+	s5_run();
+	s5_report();
+	if (s5.env)
+		mdb_env_close(s5.env);
+	s5.env = NULL;
+	close(s5.log_fd);
+	stop_child(S.pid);
+}
+
 /* ------------------------------------------------------------ main */
 
 static int rm_entry(const char *path, const struct stat *sb, int flag,
@@ -2183,10 +2924,13 @@ static int rm_entry(const char *path, const struct stat *sb, int flag,
 }
 
 static const char usage[] =
-	"usage: bench-http [--lapis PATH] [--etcd PATH|none] [--dir DIR] [--keep]\n"
-	"                  [--objects N] [--seconds S] [--warm S] [--rounds R]\n"
-	"                  [--watchers N] [--watch-seconds S] [--quick]\n"
-	"                  [--only s1,s2,s3,tls,s4]\n";
+    "usage: bench-http [--lapis PATH] [--etcd PATH|none] [--dir DIR] [--keep]\n"
+    "                  [--objects N] [--seconds S] [--warm S] [--rounds R]\n"
+    "                  [--watchers N] [--watch-seconds S] [--quick]\n"
+    "                  [--only s1,s2,s3,tls,s4,s5] [--s5-minutes M]\n"
+    "                  [--s5-compaction SECONDS] [--s5-rate N]\n"
+    "S5 (endurance, 30 minutes by default) runs only when --only names it or\n"
+    "--s5-minutes is given; its compaction interval defaults to M/6 minutes.\n";
 
 static void parse_args(int argc, char **argv)
 {
@@ -2214,6 +2958,13 @@ static void parse_args(int argc, char **argv)
 			cfg.watch_secs = atof(v);
 		else if (!strcmp(a, "--only") && v)
 			cfg.only = v;
+		else if (!strcmp(a, "--s5-minutes") && v) {
+			cfg.s5_minutes = atof(v);
+			cfg.s5_asked = true;
+		} else if (!strcmp(a, "--s5-compaction") && v)
+			cfg.s5_compact_s = atof(v);
+		else if (!strcmp(a, "--s5-rate") && v)
+			cfg.s5_rate = atoi(v);
 		else {
 			val = false;
 			if (!strcmp(a, "--keep")) {
@@ -2237,17 +2988,19 @@ static void parse_args(int argc, char **argv)
 			i++;
 	}
 	if (cfg.objects < PAGE || cfg.secs <= 0 || cfg.rounds < 1 ||
-	    cfg.watchers < 1 || cfg.watch_secs <= 0) {
+	    cfg.watchers < 1 || cfg.watch_secs <= 0 || cfg.s5_minutes <= 0 ||
+	    cfg.s5_compact_s < 0 || cfg.s5_rate < 1) {
 		fputs(usage, stderr);
 		exit(2);
 	}
 }
 
-/* Whether scenario name (s1, s2, s3, tls, s4) is to run. */
+/* Whether scenario name (s1, s2, s3, tls, s4, s5) is to run. S5 takes
+   half an hour: without --only it runs only when --s5-minutes asks. */
 static bool want(const char *name)
 {
 	if (!cfg.only)
-		return true;
+		return strcmp(name, "s5") || cfg.s5_asked;
 	size_t n = strlen(name);
 	for (const char *p = cfg.only; *p;) {
 		size_t k = strcspn(p, ",");
@@ -2634,14 +3387,18 @@ int main(int argc, char **argv)
 	printf("dataset: %d ConfigMaps of about 1 KiB in namespace default\n",
 	       cfg.objects);
 
-	/* Phase A: lapis --insecure-http --nosync. */
+	/* Phase A: lapis --insecure-http --nosync (S5 alone needs none of it). */
 	struct phase_a A;
 	memset(&A, 0, sizeof A);
 	char log[4200];
 	snprintf(log, sizeof log, "%s/lapis-a.log", top);
-	if (!lapis_start(&A.srv[K_LAPIS], datadir, false, true, log))
-		die("lapis did not start");
-	setup(&A, top);
+	bool phase_a = want("s1") || want("s2") || want("tls") || want("s3") ||
+		       want("s4");
+	if (phase_a) {
+		if (!lapis_start(&A.srv[K_LAPIS], datadir, false, true, log))
+			die("lapis did not start");
+		setup(&A, top);
+	}
 
 	if (want("s1"))
 		run_grid(&A, "S1 GET one object (a random one of the dataset per request)",
@@ -2661,17 +3418,22 @@ int main(int argc, char **argv)
 
 	if (want("s3"))
 		s3_all(&A, datadir, top);
-	stop_child(A.srv[K_LAPIS].pid);
+	if (phase_a)
+		stop_child(A.srv[K_LAPIS].pid);
 
 	if (want("tls"))
 		phase_tls(datadir, top, &plain);
 	if (want("s4"))
 		phase_s4(&A, datadir, top, &sf);
 
-	printf("\nS5 endurance (30 min of mixed load, RSS and fd counts flat): "
-	       "not run by this benchmark\n");
+	if (want("s5"))
+		phase_s5(top);
+	else
+		printf("\nS5 endurance: not run (it takes --s5-minutes, 30 by "
+		       "default: --only s5 or --s5-minutes M runs it)\n");
 
-	stop_child(A.srv[K_BARE].pid);
+	if (phase_a)
+		stop_child(A.srv[K_BARE].pid);
 	if (A.have_etcd)
 		stop_child(A.srv[K_ETCD].pid);
 	if (cfg.keep)

@@ -794,15 +794,6 @@ lp_err eng_txn_commit_chain(eng_txn *const *ts, size_t n,
 
 /* ------------------------------------------------------------ compaction */
 
-/* Delete a hist entry found under key k (copied first). */
-static int del_key(MDB_txn *w, MDB_dbi dbi, const MDB_val *k)
-{
-	uint8_t buf[HK_MAX];
-	MDB_val c = {k->mv_size, buf};
-	memcpy(buf, k->mv_data, k->mv_size);
-	return mdb_del(w, dbi, &c, NULL);
-}
-
 /*
  * One bounded step of compacting hist to target, from *resume (an ik\x01
  * seek key; empty at the start). Returns 0 and sets *finished, or an mdb
@@ -873,8 +864,10 @@ static int compact_hist_step(eng *e, int64_t target, uint8_t *resume,
 		}
 		bool drop_rstar = rstar_tomb || (s_mod && s_mod <= target);
 		/* Walk this ik's entries up to r*. */
+		uint8_t dk[HK_MAX]; /* the key just deleted */
 		for (;;) {
-			if (k.mv_size != il + 9 || memcmp(k.mv_data, ik, il) != 0 ||
+			if (k.mv_size != il + 9 ||
+			    memcmp(k.mv_data, ik, il) != 0 ||
 			    ((uint8_t *)k.mv_data)[il] != 0)
 				break;
 			int64_t r = eng__hk_rev(k.mv_data, k.mv_size);
@@ -882,9 +875,15 @@ static int compact_hist_step(eng *e, int64_t target, uint8_t *resume,
 				break;
 			work++;
 			if (r < rstar || drop_rstar) {
-				if ((mrc = del_key(w, e->db_hist, &k)))
+				/* Re-seek the deleted key's successor from a
+				   copy of the key: k points into the page,
+				   whose nodes the delete moves, so seeking from
+				   k would land on whatever moved there and skip
+				   versions. */
+				memcpy(dk, k.mv_data, k.mv_size);
+				k.mv_data = dk;
+				if ((mrc = mdb_del(w, e->db_hist, &k, NULL)))
 					goto fail_c;
-				/* Re-seek: the deleted key's successor. */
 				mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
 			} else {
 				mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
