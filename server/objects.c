@@ -1716,21 +1716,35 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 		json_decref(obj);
 		return;
 	}
+	/* An update without a resourceVersion is unconditional: a write that
+	   races it is not the client's conflict, so it is re-applied on the
+	   new current object (kube's GuaranteedUpdate retries the same way). */
+	const char *brv = meta_str(obj, "resourceVersion");
+	bool uncond = !brv || !*brv || !strcmp(brv, "0");
 	struct reg_key k;
-	struct reg_obj c = {0};
-	lp_err rc = LP_OK;
-	if (key_of(res, ns, name, &k, &err) ||
-	    (rc = reg_get(srv_engine(r->s), &k, &c)) ||
-	    (rc = reg_obj_decode(&c))) {
-		if (!err.code)
-			storage_err(res, name, rc, &err);
+	if (key_of(res, ns, name, &k, &err)) {
 		json_decref(obj);
-		reg_obj_free(&c);
 		fail_res(r, res, name, &err);
 		return;
 	}
-	finish_update(r, res, ns, name, &c, obj, upd_kind_of(sub), false, dry);
-	reg_obj_free(&c);
+	for (int attempt = 0; attempt < WRITE_RETRIES && !r->answered; attempt++) {
+		struct reg_obj c = {0};
+		lp_err rc = reg_get(srv_engine(r->s), &k, &c);
+		if (rc || (rc = reg_obj_decode(&c))) {
+			storage_err(res, name, rc, &err);
+			reg_obj_free(&c);
+			fail_res(r, res, name, &err);
+			break;
+		}
+		bool last = attempt == WRITE_RETRIES - 1;
+		json_t *o = uncond && !last ? json_deep_copy(obj) : json_incref(obj);
+		rc = finish_update(r, res, ns, name, &c, o, upd_kind_of(sub),
+				   uncond && !last, dry);
+		reg_obj_free(&c);
+		if (rc != LP_E_CONFLICT || !uncond)
+			break;
+	}
+	json_decref(obj);
 }
 
 /* ------------------------------------------------------------ patch */

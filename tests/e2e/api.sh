@@ -171,6 +171,24 @@ req PUT /api/v1/namespaces/default/configmaps/a1 "$NEW"
 check "update is 200" code_is 200
 req PUT /api/v1/namespaces/default/configmaps/a1 "$NEW"
 check "stale update is 409 Conflict" code_has 409 '"reason":"Conflict"'
+# Unconditional updates (no resourceVersion) racing each other all land:
+# kube re-applies such an update on the new object instead of a 409.
+race_puts() {
+	local i pids=()
+	: >"$WORK/race"
+	for i in $(seq 1 40); do
+		curl -sS -o /dev/null -w '%{http_code}\n' -X PUT -H 'Content-Type: application/json' \
+			--data-binary "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"race\"},\"data\":{\"i\":\"$i\"}}" \
+			"$URL/api/v1/namespaces/default/configmaps/race" >>"$WORK/race" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	local bad
+	bad=$(grep -vc '^200$' "$WORK/race")
+	[[ $bad == 0 ]] || { echo "#   $bad of 40 not 200: $(sort "$WORK/race" | uniq -c | tr '\n' ' ')"; return 1; }
+}
+req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"race"}}'
+check "40 racing unconditional updates are all 200" race_puts
 req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{"m":"1"}}' application/merge-patch+json
 check "merge patch is 200 and merges" code_has 200 '"m":"1"' '"k":"v2"'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"replace","path":"/data/m","value":"2"}]' application/json-patch+json
