@@ -473,9 +473,32 @@ struct walk {
 	void *ud;
 	uint64_t limit;
 	bool count;
+	bool have_total;  /* total is the range's key count (count.c) */
+	uint64_t total;
+	uint64_t n_seen;  /* records within the bounds so far */
+	bool cut;	  /* stopped before the range's end, not counting */
 	enum { W_DELIVER, W_COUNT, W_DONE } phase;
 	struct eng_range_res res;
 };
+
+/* The walk stops delivering at the n_seen-th record, which is left for
+   later. Counting what remains needs a walk over the rest of the range,
+   unless the range's total is known. */
+static void stop_delivering(struct walk *w)
+{
+	w->res.more = 1;
+	w->res.n_remaining = 1;
+	if (!w->count) {
+		w->phase = W_DONE;
+		w->cut = true;
+	} else if (w->have_total && w->total >= w->n_seen) {
+		w->res.n_remaining = w->total + 1 - w->n_seen;
+		w->phase = W_DONE;
+		w->cut = true;
+	} else {
+		w->phase = W_COUNT;
+	}
+}
 
 /* Returns true when the walk is over. */
 static bool emit(struct walk *w, const struct rec *rec)
@@ -487,14 +510,13 @@ static bool emit(struct walk *w, const struct rec *rec)
 		w->phase = W_DONE;
 		return true;
 	}
+	w->n_seen++;
 	if (w->phase == W_COUNT) {
 		w->res.n_remaining++;
 		return false;
 	}
 	if (w->limit && w->res.n_taken == w->limit) {
-		w->res.more = 1;
-		w->res.n_remaining = 1;
-		w->phase = w->count ? W_COUNT : W_DONE;
+		stop_delivering(w);
 		return w->phase == W_DONE;
 	}
 	struct eng_record pub;
@@ -507,9 +529,7 @@ static bool emit(struct walk *w, const struct rec *rec)
 	case ENG_SKIP:
 		return false;
 	case ENG_STOP:
-		w->res.more = 1;
-		w->res.n_remaining = 1;
-		w->phase = w->count ? W_COUNT : W_DONE;
+		stop_delivering(w);
 		return w->phase == W_DONE;
 	}
 	return false;
@@ -543,10 +563,14 @@ lp_err eng__range_all(eng_rd *r, const struct eng_range_req *req,
 	/* Bounds: lo = max(prefix, from); hi = min(end, prefix's end). */
 	const uint8_t *lo = req->prefix;
 	size_t lo_len = req->prefix ? req->prefix_len : 0;
+	/* Is the range the whole prefix? Then its key count can be looked
+	   up and recorded (count.c). */
+	bool whole = true;
 	if (req->from && (!lo || eng__keycmp(req->from, req->from_len, lo,
 					     lo_len) > 0)) {
 		lo = req->from;
 		lo_len = req->from_len;
+		whole = false;
 	}
 	uint8_t pend[ENG_KEY_MAX];
 	const uint8_t *hi = NULL;
@@ -568,6 +592,7 @@ lp_err eng__range_all(eng_rd *r, const struct eng_range_req *req,
 					    hi_len) < 0)) {
 		hi = req->end;
 		hi_len = req->end_len;
+		whole = false;
 	}
 	struct walk w = {.lo = lo, .lo_len = lo_len, .hi = hi, .hi_len = hi_len,
 			 .fn = fn, .ud = ud, .limit = req->limit,
@@ -587,6 +612,12 @@ lp_err eng__range_all(eng_rd *r, const struct eng_range_req *req,
 		*res = w.res;
 		return LP_OK;
 	}
+	/* Counts are kept for the latest revision only (count.c). */
+	bool countable = w.count && whole && !at_rev;
+	const uint8_t *cp = req->prefix ? req->prefix : (const uint8_t *)"";
+	size_t cl = req->prefix ? req->prefix_len : 0;
+	if (countable)
+		w.have_total = eng__count_get(r->e, cp, cl, r->rev, &w.total);
 	/* Seek to the bound's first IK_SHORT_MAX bytes: every key >= lo has an
 	   ik >= that (eng_int.h). */
 	struct iter it;
@@ -630,6 +661,11 @@ lp_err eng__range_all(eng_rd *r, const struct eng_range_req *req,
 		rc = LP_OK;
 		if (!over && ng)
 			flush_group(r, ng, &w);
+		/* A counted walk that was not cut short saw every key of the
+		   range (it ran to the range's end). */
+		if (countable && !w.cut &&
+		    (!w.have_total || w.total != w.n_seen))
+			eng__count_put(r->e, cp, cl, r->rev, w.n_seen);
 	}
 out:
 	iter_done(&it);

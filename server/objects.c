@@ -570,9 +570,8 @@ static void put_item(struct list_ctx *c, const char *bytes, size_t len)
 {
 	if (c->n_items == 0 && c->n_expected > 1) {
 		size_t guess = c->n_expected * (len + 1);
-		srv_pagebuf_reserve(c->out, guess < LIST_GUESS_MAX
-						    ? guess
-						    : LIST_GUESS_MAX);
+		srv_pagebuf_reserve(
+		    c->out, guess < LIST_GUESS_MAX ? guess : LIST_GUESS_MAX);
 	}
 	if (!srv_pagebuf_reserve(c->out, len + 1))
 		return;

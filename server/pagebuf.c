@@ -25,7 +25,7 @@
 #define SRV_PAGEBUF_FIRST (16u * 1024)
 
 struct blk {
-	size_t cap;	/* bytes in data */
+	size_t cap; /* bytes in data */
 	char data[];
 };
 
@@ -62,8 +62,8 @@ bool srv_pagebuf_reserve(struct srv_pagebuf *b, size_t n)
 	size_t cap = b->cap ? b->cap : SRV_PAGEBUF_FIRST;
 	while (cap < b->len + n + 1)
 		cap *= 2;
-	struct blk *k = realloc(b->p ? blk_of(b->p) : NULL,
-				sizeof(struct blk) + cap);
+	struct blk *k =
+	    realloc(b->p ? blk_of(b->p) : NULL, sizeof(struct blk) + cap);
 	if (!k) {
 		b->oom = true;
 		return false;

@@ -20,10 +20,10 @@
 
 /* A growing byte buffer; p[len] is always 0 once anything was put. */
 struct srv_pagebuf {
-	char *p;	/* the bytes; owned (from the pool or malloc) */
-	size_t len;	/* bytes written */
-	size_t cap;	/* bytes p can hold, the final 0 included */
-	bool oom;	/* sticky: a put failed, the bytes are incomplete */
+	char *p;    /* the bytes; owned (from the pool or malloc) */
+	size_t len; /* bytes written */
+	size_t cap; /* bytes p can hold, the final 0 included */
+	bool oom;   /* sticky: a put failed, the bytes are incomplete */
 };
 
 /* Start b empty, with a recycled buffer when the pool has one. */
