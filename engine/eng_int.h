@@ -111,6 +111,25 @@ struct eng_pin {
 	struct pin_node node;
 };
 
+/* Key counts of prefixes at a revision (count.c). 32 slots: a server
+   lists a few dozen collections at most at any one time; the writer checks
+   every slot for every change, so the number stays small. */
+#define ENG_COUNT_SLOTS 32
+struct count_slot {
+	uint8_t *prefix; /* owned; NULL: a free slot */
+	size_t len;
+	int64_t rev;	 /* the revision the count is exact at */
+	uint64_t n;	 /* live keys under prefix at rev */
+	uint64_t used;	 /* counts.tick at the last use (eviction) */
+	bool moving;	 /* the writer's update is bringing it forward */
+	int64_t delta;	 /* creates - deletes of that update */
+};
+struct counts {
+	pthread_mutex_t mu; /* guards everything here; a leaf lock */
+	struct count_slot slot[ENG_COUNT_SLOTS];
+	uint64_t tick;
+};
+
 struct eng {
 	uint32_t magic;
 	MDB_env *env;
@@ -173,6 +192,8 @@ struct eng {
 	_Atomic int cmp_last_err;
 
 	struct hub *hub;
+
+	struct counts counts; /* count.c */
 };
 
 struct eng_rd {
@@ -299,6 +320,23 @@ lp_err eng__rec_at(eng_rd *r, const uint8_t *ik, size_t ik_len, int64_t rev,
 		   struct rec *out);
 lp_err eng__range_all(eng_rd *r, const struct eng_range_req *req,
 		      eng_range_fn fn, void *ud, struct eng_range_res *res);
+
+/* count.c */
+void eng__counts_init(eng *e);
+void eng__counts_free(eng *e);
+/* The count of live keys under prefix at rev, if known. */
+bool eng__count_get(eng *e, const uint8_t *prefix, size_t len, int64_t rev,
+		    uint64_t *n);
+/* Record that at rev, n live keys start with prefix (a complete walk). */
+void eng__count_put(eng *e, const uint8_t *prefix, size_t len, int64_t rev,
+		    uint64_t n);
+/* Writer thread: bring the counts at revision `from` to `to` across one
+   committed group. begin takes the lock (and says whether any count is at
+   `from`); then counts_key for each create (+1) and delete (-1) of the
+   group; end(to) updates and releases. */
+bool eng__counts_begin(eng *e, int64_t from);
+void eng__counts_key(eng *e, const uint8_t *key, size_t len, int delta);
+void eng__counts_end(eng *e, int64_t to);
 
 /* writer.c */
 lp_err eng__writer_start(eng *e);

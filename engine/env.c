@@ -349,6 +349,7 @@ static void free_eng(eng *e)
 	pthread_cond_destroy(&e->replay_cv);
 	pthread_mutex_destroy(&e->cmp_mu);
 	pthread_cond_destroy(&e->cmp_cv);
+	eng__counts_free(e);
 	free(e->dir);
 	e->magic = 0;
 	free(e);
@@ -376,6 +377,7 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 	pthread_mutex_init(&e->replay_mu, NULL);
 	pthread_cond_init(&e->replay_cv, NULL);
 	pthread_mutex_init(&e->cmp_mu, NULL);
+	eng__counts_init(e);
 	e->pins.next = e->pins.prev = &e->pins;
 	e->readonly = o->readonly != 0;
 	e->nosync = o->nosync != 0;

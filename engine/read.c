@@ -345,7 +345,23 @@ struct iter {
 	bool s_step; /* latest: step cs before reading its next entry */
 	MDB_val hk;  /* hist cursor's current entry */
 	bool h_ok;
+	bool prefetch; /* the caller will read the values (iter_next) */
 };
+
+/* Values are read right after the walk hands them out (a list copies each
+   into its page), and the store's pages are mostly not in the CPU's cache.
+   Asking for a record's value lines as soon as it is decoded lets them
+   arrive while the walk does its bookkeeping. Up to PREFETCH_MAX bytes:
+   larger values stream well enough on their own. */
+#define PREFETCH_MAX 4096u
+static inline void prefetch_value(const struct rec *rec)
+{
+	size_t n = rec->value_len < PREFETCH_MAX ? rec->value_len
+						 : PREFETCH_MAX;
+	const char *v = (const char *)rec->value;
+	for (size_t o = 0; o < n; o += 64)
+		__builtin_prefetch(v + o);
+}
 
 /* Cursor i of the walk on dbi: r's kept cursor, renewed for this snapshot,
    when the walk parks (no malloc, no free per range); else a new one. */
@@ -432,6 +448,8 @@ static inline lp_err iter_next_latest(struct iter *it, struct rec *out)
 	it->s_step = true;
 	if (!eng__rec_decode(it->sk.mv_data, it->sk.mv_size, &it->sv, out))
 		return LP_ERR(LP_E_CORRUPT);
+	if (it->prefetch)
+		prefetch_value(out);
 	return LP_OK;
 }
 
@@ -517,16 +535,32 @@ struct walk {
 	void *ud;
 	uint64_t limit; /* 0: none */
 	bool count;
+	bool have_total; /* total is the range's key count (count.c) */
+	uint64_t total;
+	uint64_t n_seen; /* records within the bounds so far */
+	bool cut;	 /* stopped before the range's end, not counting */
 	enum { W_DELIVER, W_COUNT, W_DONE } phase;
 	struct eng_range_res res;
 };
 
-/* The walk stops delivering (limit or ENG_STOP): a record remains. */
+/* The walk stops delivering (limit or ENG_STOP) at the n_seen-th record,
+   which is left for later. Counting what remains needs a walk over the
+   rest of the range, unless the range's total is known. Returns true when
+   the walk is over. */
 static bool stop_delivering(struct walk *w)
 {
 	w->res.more = 1;
 	w->res.n_remaining = 1;
-	w->phase = w->count ? W_COUNT : W_DONE;
+	if (!w->count) {
+		w->phase = W_DONE;
+		w->cut = true;
+	} else if (w->have_total && w->total >= w->n_seen) {
+		w->res.n_remaining = w->total + 1 - w->n_seen;
+		w->phase = W_DONE;
+		w->cut = true;
+	} else {
+		w->phase = W_COUNT;
+	}
 	return w->phase == W_DONE;
 }
 
@@ -544,6 +578,7 @@ static inline bool emit(struct walk *w, const struct rec *rec)
 		w->phase = W_DONE;
 		return true;
 	}
+	w->n_seen++;
 	if (w->phase == W_COUNT) {
 		w->res.n_remaining++;
 		return false;
@@ -616,7 +651,10 @@ static lp_err walk_records(struct iter *it, struct group *g, struct walk *w)
 {
 	lp_err rc;
 	struct rec rec;
-	while ((rc = iter_next(it, &rec)) == LP_OK) {
+	for (;;) {
+		it->prefetch = w->phase == W_DELIVER;
+		if ((rc = iter_next(it, &rec)) != LP_OK)
+			break;
 		if (!is_long(&rec)) {
 			if (g->n && flush_group(g, w))
 				return LP_OK;
@@ -643,10 +681,14 @@ lp_err eng__range_all(eng_rd *r, const struct eng_range_req *req,
 	/* Bounds: lo = max(prefix, from); hi = min(end, prefix's end). */
 	const uint8_t *lo = req->prefix;
 	size_t lo_len = req->prefix ? req->prefix_len : 0;
+	/* Is the range the whole prefix? Then its key count can be looked
+	   up and recorded (count.c). */
+	bool whole = true;
 	if (req->from && (!lo || eng__keycmp(req->from, req->from_len, lo,
 					     lo_len) > 0)) {
 		lo = req->from;
 		lo_len = req->from_len;
+		whole = false;
 	}
 	uint8_t pend[ENG_KEY_MAX];
 	const uint8_t *hi = NULL;
@@ -668,6 +710,7 @@ lp_err eng__range_all(eng_rd *r, const struct eng_range_req *req,
 					    hi_len) < 0)) {
 		hi = req->end;
 		hi_len = req->end_len;
+		whole = false;
 	}
 	struct walk w = {.lo = lo, .lo_len = lo_len, .hi = hi, .hi_len = hi_len,
 			 .fn = fn, .ud = ud, .limit = req->limit,
@@ -687,6 +730,12 @@ lp_err eng__range_all(eng_rd *r, const struct eng_range_req *req,
 		*res = w.res;
 		return LP_OK;
 	}
+	/* Counts are kept for the latest revision only (count.c). */
+	bool countable = w.count && whole && !at_rev;
+	const uint8_t *cp = req->prefix ? req->prefix : (const uint8_t *)"";
+	size_t cl = req->prefix ? req->prefix_len : 0;
+	if (countable)
+		w.have_total = eng__count_get(r->e, cp, cl, r->rev, &w.total);
 	/* Seek to the bound's first IK_SHORT_MAX bytes: every key >= lo has an
 	   ik >= that (eng_int.h). */
 	struct iter it;
@@ -697,6 +746,10 @@ lp_err eng__range_all(eng_rd *r, const struct eng_range_req *req,
 		g = (struct group){.v = r->grp, .cap = r->grp_cap};
 	if (!rc)
 		rc = walk_records(&it, &g, &w);
+	/* A counted walk that was not cut short saw every key of the range
+	   (it ran to the range's end). */
+	if (!rc && countable && !w.cut && (!w.have_total || w.total != w.n_seen))
+		eng__count_put(r->e, cp, cl, r->rev, w.n_seen);
 	if (it.parked) {
 		r->grp = g.v;
 		r->grp_cap = g.cap;

@@ -593,8 +593,35 @@ fail:
 	return mrc;
 }
 
-static void finish(eng *e, eng_txn *first, eng_txn *stop, uint64_t group)
+/* Bring the prefix counts (count.c) from revision `from` across the
+   committed txns [first, stop): +1 per create, -1 per delete. */
+static void update_counts(eng *e, eng_txn *first, eng_txn *stop, int64_t from)
 {
+	int64_t to = atomic_load(&e->rev);
+	if (to == from)
+		return;
+	if (eng__counts_begin(e, from)) {
+		for (eng_txn *t = first; t != stop; t = t->next) {
+			for (int i = 0; !t->rc && i < t->n_ops; i++) {
+				const struct op *op = &t->ops[i];
+				if (!op->ev)
+					continue; /* changed nothing */
+				int d = op->type == OP_DEL ? -1
+					: op->prev_buf	   ? 0
+							   : 1;
+				if (d)
+					eng__counts_key(e, op->key,
+							op->key_len, d);
+			}
+		}
+	}
+	eng__counts_end(e, to);
+}
+
+static void finish(eng *e, eng_txn *first, eng_txn *stop, uint64_t group,
+		   int64_t from)
+{
+	update_counts(e, first, stop, from);
 	/* Publish every change of the group in order, then acknowledge. */
 	size_t n = 0;
 	for (eng_txn *t = first; t != stop; t = t->next)
@@ -641,6 +668,7 @@ static void commit_group(eng *e, eng_txn *head)
 {
 	struct wq *q = e->wq;
 	int mrc;
+	int64_t from = atomic_load(&e->rev); /* the writer alone moves it */
 	for (;;) {
 		mrc = run_group(e, head, NULL);
 		if (mrc != MDB_MAP_FULL)
@@ -662,6 +690,7 @@ static void commit_group(eng *e, eng_txn *head)
 			}
 			eng_txn *next = t->next;
 			t->next = NULL;
+			from = atomic_load(&e->rev);
 			int m = run_group(e, t, NULL);
 			prev_failed = m || t->rc;
 			if (m) {
@@ -673,7 +702,7 @@ static void commit_group(eng *e, eng_txn *head)
 				if (e->on_commit)
 					e->on_commit(e->hook_ud, group);
 				atomic_fetch_add(&e->groups, 1);
-				finish(e, t, NULL, group);
+				finish(e, t, NULL, group, from);
 			}
 			t->next = next;
 		}
@@ -688,7 +717,7 @@ static void commit_group(eng *e, eng_txn *head)
 		if (e->on_commit)
 			e->on_commit(e->hook_ud, group);
 		atomic_fetch_add(&e->groups, 1);
-		finish(e, head, NULL, group);
+		finish(e, head, NULL, group, from);
 	}
 	pthread_mutex_lock(&q->mu);
 	for (eng_txn *t = head; t;) {

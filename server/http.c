@@ -286,6 +286,18 @@ void srv_reply_take_at(struct srv_req *r, int code, const char *ctype,
 	queue(r, code, resp, ctype);
 }
 
+void srv_reply_take_cb(struct srv_req *r, int code, const char *ctype,
+		       const char *data, size_t len, void (*release)(void *),
+		       void *cls)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer_with_free_callback_cls(
+			len, (void *)data, release, cls);
+	if (!resp)
+		release(cls);
+	queue(r, code, resp, ctype);
+}
+
 void srv_reply_copy(struct srv_req *r, int code, const char *ctype,
 		    const void *buf, size_t len)
 {

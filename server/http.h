@@ -125,6 +125,11 @@ void srv_reply_take(struct srv_req *r, int code, const char *ctype, char *buf,
 /* Answer with base[off, off + len); takes ownership of base (malloc'd). */
 void srv_reply_take_at(struct srv_req *r, int code, const char *ctype,
 		       char *base, size_t off, size_t len);
+/* Answer with data[0, len), which stays valid until release(cls) is called
+   (once, when the response is done or could not be made). */
+void srv_reply_take_cb(struct srv_req *r, int code, const char *ctype,
+		       const char *data, size_t len, void (*release)(void *),
+		       void *cls);
 /* Answer with a copy of bytes. */
 void srv_reply_copy(struct srv_req *r, int code, const char *ctype,
 		    const void *buf, size_t len);

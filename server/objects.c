@@ -24,6 +24,7 @@
 #include "schema.h"
 #include "lapis/log.h"
 #include "objects.h"
+#include "pagebuf.h"
 #include "patch.h"
 #include "pb.h"
 #include "registry/object.h"
@@ -514,6 +515,9 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
    follows the last name's (about 1.6 bytes a character). 384 bytes hold it
    for names of up to about 150 characters; longer ones take a copy. */
 #define LIST_META_ROOM 384u
+/* At most this much is reserved for a page up front (put_item): a guess
+   from the first item's size must not reserve hundreds of megabytes. */
+#define LIST_GUESS_MAX (4u * 1024 * 1024)
 
 struct growbuf {
 	char *p;
@@ -547,21 +551,12 @@ static void gb_str(struct growbuf *b, const char *s)
 	gb_put(b, s, strlen(s));
 }
 
-/* Append n spaces: room to fill in later. */
-static void gb_room(struct growbuf *b, size_t n)
-{
-	static const char spaces[64] = "                                "
-				       "                                ";
-	for (; n > sizeof spaces; n -= sizeof spaces)
-		gb_put(b, spaces, sizeof spaces);
-	gb_put(b, spaces, n);
-}
-
 struct list_ctx {
 	const struct srv_resource *res;
 	srv_lsel *lsel;
 	srv_fsel *fsel;
-	struct growbuf *out;
+	struct srv_pagebuf *out;
+	size_t n_expected; /* items the page will likely hold (limit); 0 */
 	size_t n_items;
 	json_t *items;	  /* when set: collect decoded objects instead */
 	struct srv_error err; /* set when an item cannot be served */
@@ -594,6 +589,26 @@ bool srv_object_matches(const struct srv_resource *res, const srv_lsel *ls,
 	return true;
 }
 
+/* Most of a page's cost is copying its items: reserve the page's likely
+   size at the first item, so the page is not copied again as it grows,
+   then copy each item (and its comma) once. */
+static void put_item(struct list_ctx *c, const char *bytes, size_t len)
+{
+	if (c->n_items == 0 && c->n_expected > 1) {
+		size_t guess = c->n_expected * (len + 1);
+		srv_pagebuf_reserve(
+		    c->out, guess < LIST_GUESS_MAX ? guess : LIST_GUESS_MAX);
+	}
+	if (!srv_pagebuf_reserve(c->out, len + 1))
+		return;
+	char *at = c->out->p + c->out->len;
+	if (c->n_items)
+		*at++ = ',';
+	memcpy(at, bytes, len);
+	at[len] = 0;
+	c->out->len = (size_t)(at + len - c->out->p);
+}
+
 static enum eng_take list_cb(void *ud, const struct eng_record *rec)
 {
 	struct list_ctx *c = ud;
@@ -624,9 +639,7 @@ static enum eng_take list_cb(void *ud, const struct eng_record *rec)
 		json_array_append_new(c->items, obj);
 	} else {
 		json_decref(obj);
-		if (c->n_items)
-			gb_put(c->out, ",", 1);
-		gb_put(c->out, bytes, len);
+		put_item(c, bytes, len);
 	}
 	free(conv);
 	c->n_items++;
@@ -784,6 +797,65 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 	return LP_OK;
 }
 
+/* The list metadata ("\",\"metadata\":{...},\"items\":[") into m. */
+static void list_meta(struct growbuf *m, int64_t rev, const char *token,
+		      int64_t remaining)
+{
+	char num[64];
+	gb_str(m, "\",\"metadata\":{\"resourceVersion\":\"");
+	snprintf(num, sizeof num, "%lld", (long long)rev);
+	gb_str(m, num);
+	gb_str(m, "\"");
+	if (token) {
+		gb_str(m, ",\"continue\":\"");
+		gb_str(m, token);
+		gb_str(m, "\"");
+		if (remaining >= 0) {
+			snprintf(num, sizeof num, ",\"remainingItemCount\":%lld",
+				 (long long)remaining);
+			gb_str(m, num);
+		}
+	}
+	gb_str(m, "},\"items\":[");
+}
+
+/* A list as Table or PartialObjectMetadataList: decoded items. */
+static void do_list_objects(struct srv_req *r, const struct srv_resource *res,
+			    const char *ns, struct list_opts *o)
+{
+	struct srv_error err = {0};
+	struct srv_pagebuf unused = {0};
+	struct list_ctx c = {.res = res, .lsel = o->lsel, .fsel = o->fsel,
+			     .out = &unused, .items = json_array()};
+	int64_t rev = 0, remaining = -1;
+	char *token = NULL;
+	lp_err rc = read_list(srv_engine(r->s), res, ns, o, &c, &rev, &token,
+			      &remaining, &err);
+	srv_pagebuf_free(&unused);
+	if (rc || c.err.code) {
+		json_decref(c.items);
+		free(token);
+		srv_reply_error(r, rc ? &err : &c.err, NULL);
+		return;
+	}
+	json_t *lm = json_object();
+	char rvt[24];
+	snprintf(rvt, sizeof rvt, "%lld", (long long)rev);
+	json_object_set_new(lm, "resourceVersion", json_string(rvt));
+	if (token)
+		json_object_set_new(lm, "continue", json_string(token));
+	if (token && remaining >= 0)
+		json_object_set_new(lm, "remainingItemCount",
+				    json_integer(remaining));
+	free(token);
+	json_t *out = r->neg.out == SRV_OUT_TABLE
+			      ? srv_table(res, &r->neg, c.items, lm, true)
+			      : srv_partial_list(&r->neg, c.items, lm);
+	json_decref(lm);
+	json_decref(c.items);
+	srv_reply_json(r, 200, out);
+}
+
 static void do_list(struct srv_req *r, const struct srv_resource *res,
 		    const char *ns)
 {
@@ -794,52 +866,32 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
-	struct growbuf b = {0};
-	char hdr[512];
-	char gv[300];
-	srv_resource_gv(res, gv, sizeof gv);
-	struct list_ctx c = {.res = res, .lsel = o.lsel, .fsel = o.fsel, .out = &b};
 	if (r->neg.out != SRV_OUT_PLAIN) {
-		c.items = json_array();
-		int64_t rev = 0, remaining = -1;
-		char *token = NULL;
-		lp_err rc = read_list(srv_engine(r->s), res, ns, &o, &c, &rev,
-				      &token, &remaining, &err);
+		do_list_objects(r, res, ns, &o);
 		list_opts_free(&o);
-		free(b.p);
-		if (rc || c.err.code) {
-			json_decref(c.items);
-			free(token);
-			srv_reply_error(r, rc ? &err : &c.err, NULL);
-			return;
-		}
-		json_t *lm = json_object();
-		char rvt[24];
-		snprintf(rvt, sizeof rvt, "%lld", (long long)rev);
-		json_object_set_new(lm, "resourceVersion", json_string(rvt));
-		if (token)
-			json_object_set_new(lm, "continue", json_string(token));
-		if (token && remaining >= 0)
-			json_object_set_new(lm, "remainingItemCount",
-					    json_integer(remaining));
-		free(token);
-		json_t *out = r->neg.out == SRV_OUT_TABLE
-				      ? srv_table(res, &r->neg, c.items, lm, true)
-				      : srv_partial_list(&r->neg, c.items, lm);
-		json_decref(lm);
-		json_decref(c.items);
-		srv_reply_json(r, 200, out);
 		return;
 	}
-	gb_str(&b, "{\"kind\":\"");
-	gb_str(&b, res->list_kind);
-	gb_str(&b, "\",\"apiVersion\":\"");
-	gb_str(&b, gv);
+	/* The page is built in one recycled buffer (pagebuf.h) and sent from
+	   it: the items are copied once, from the store into the buffer. */
+	struct srv_pagebuf b;
+	srv_pagebuf_init(&b);
+	char gv[300];
+	srv_resource_gv(res, gv, sizeof gv);
+	struct list_ctx c = {.res = res, .lsel = o.lsel, .fsel = o.fsel,
+			     .out = &b,
+			     .n_expected = o.limit > 0 && o.limit <= 100000
+						   ? (size_t)o.limit
+						   : 0};
+	const char *head[] = {"{\"kind\":\"", res->list_kind,
+			      "\",\"apiVersion\":\"", gv};
+	for (size_t i = 0; i < sizeof head / sizeof *head; i++)
+		srv_pagebuf_put(&b, head[i], strlen(head[i]));
 	size_t meta_at = b.len;
 	/* The list metadata is known only after the read: leave room for it
 	   before the items, so that the items (a page is often 0.5 MiB) are
 	   never copied again (a long continue token takes a copy). */
-	gb_room(&b, LIST_META_ROOM);
+	static const char spaces[LIST_META_ROOM] = {0};
+	srv_pagebuf_put(&b, spaces, sizeof spaces);
 	size_t items_at = b.len;
 	int64_t rev = 0, remaining = -1;
 	char *token = NULL;
@@ -847,38 +899,18 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 			      &remaining, &err);
 	list_opts_free(&o);
 	if (rc || c.err.code) {
-		free(b.p);
+		srv_pagebuf_free(&b);
 		free(token);
 		srv_reply_error(r, rc ? &err : &c.err, NULL);
 		return;
 	}
-	gb_str(&b, "]}");
-	if (b.oom) {
-		free(b.p);
-		free(token);
-		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
-		return;
-	}
+	srv_pagebuf_put(&b, "]}", 2);
 	/* Now that the revision is known, write the list metadata. */
-	int hl = snprintf(hdr, sizeof hdr, "\",\"metadata\":{\"resourceVersion\":\"%lld\"",
-			  (long long)rev);
 	struct growbuf m = {0};
-	gb_put(&m, hdr, (size_t)hl);
-	if (token) {
-		gb_str(&m, ",\"continue\":\"");
-		gb_str(&m, token);
-		gb_str(&m, "\"");
-		if (remaining >= 0) {
-			char rem[64];
-			snprintf(rem, sizeof rem, ",\"remainingItemCount\":%lld",
-				 (long long)remaining);
-			gb_str(&m, rem);
-		}
-	}
-	gb_str(&m, "},\"items\":[");
+	list_meta(&m, rev, token, remaining);
 	free(token);
-	if (m.oom) {
-		free(b.p);
+	if (b.oom || m.oom) {
+		srv_pagebuf_free(&b);
 		free(m.p);
 		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
 		return;
@@ -891,13 +923,13 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 		memmove(b.p + start, b.p, meta_at);
 		memcpy(b.p + start + meta_at, m.p, m.len);
 	} else {
-		struct growbuf out = {0};
-		gb_put(&out, b.p, meta_at);
-		gb_put(&out, m.p, m.len);
-		gb_put(&out, b.p + items_at, b.len - items_at);
-		free(b.p);
+		struct srv_pagebuf out = {0};
+		srv_pagebuf_put(&out, b.p, meta_at);
+		srv_pagebuf_put(&out, m.p, m.len);
+		srv_pagebuf_put(&out, b.p + items_at, b.len - items_at);
+		srv_pagebuf_free(&b);
 		if (out.oom) {
-			free(out.p);
+			srv_pagebuf_free(&out);
 			free(m.p);
 			srv_reply_fail(r, LP_E_NOMEM, "out of memory");
 			return;
@@ -908,12 +940,14 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 	free(m.p);
 	if (srv_wants_yaml(r)) {
 		json_t *j = json_loadb(b.p + start, b.len - start, 0, NULL);
-		free(b.p);
+		srv_pagebuf_free(&b);
 		srv_reply_json(r, 200, j);
 		return;
 	}
-	srv_reply_take_at(r, 200, "application/json", b.p, start,
-			  b.len - start);
+	const char *body = b.p + start;
+	size_t body_len = b.len - start;
+	srv_reply_take_cb(r, 200, "application/json", body, body_len,
+			  srv_pagebuf_release, srv_pagebuf_detach(&b));
 }
 
 /* ------------------------------------------------------------ fieldValidation */
@@ -2323,7 +2357,7 @@ static void do_deletecollection(struct srv_req *r, const struct srv_resource *re
 		return;
 	}
 	json_t *items = json_array();
-	struct growbuf unused = {0};
+	struct srv_pagebuf unused = {0};
 	struct list_ctx c = {.res = res, .lsel = lo.lsel, .fsel = lo.fsel,
 			     .out = &unused, .items = items};
 	int64_t rev = 0, remaining;
@@ -2331,7 +2365,7 @@ static void do_deletecollection(struct srv_req *r, const struct srv_resource *re
 	lp_err rc = read_list(srv_engine(r->s), res, ns, &lo, &c, &rev, &token,
 			      &remaining, &err);
 	free(token);
-	free(unused.p);
+	srv_pagebuf_free(&unused);
 	list_opts_free(&lo);
 	if (rc || c.err.code) {
 		json_decref(items);

@@ -143,9 +143,12 @@ typedef enum eng_take (*eng_range_fn)(void *ud, const struct eng_record *rec);
 
 enum {
 	/* After the range stops, count every key left in it (n_remaining).
-	   Costs a walk over the rest of the range's keys: a paged list asks
-	   on its first page only and carries the count (its snapshot is
-	   fixed, so later pages subtract). */
+	   Costs a walk over the rest of the range's keys, except for a whole
+	   prefix at the latest revision whose count the engine still knows
+	   (engine/count.c: kept from an earlier walk and brought forward at
+	   each commit). A paged list asks on its first page only and
+	   carries the count (its snapshot is fixed, so later pages
+	   subtract). */
 	ENG_RANGE_COUNT = 1u << 0,
 };
 

@@ -183,6 +183,7 @@ struct walk {
 	void *ud;
 	char *last;
 	size_t last_len;
+	size_t last_cap; /* bytes last can hold: grown, never shrunk */
 	bool oom;
 	bool stopped; /* fn said ENG_STOP: no further chunk */
 };
@@ -195,14 +196,20 @@ static enum eng_take walk_cb(void *ud, const struct eng_record *rec)
 		w->stopped = true;
 	if (t != ENG_TAKE)
 		return t;
-	char *k = realloc(w->last, rec->key_len + 1);
-	if (!k) {
-		w->oom = true;
-		return ENG_STOP;
+	/* every record taken passes here: grow the copy only when a longer
+	   key comes, not once per record */
+	if (rec->key_len + 1 > w->last_cap) {
+		size_t cap = rec->key_len + 1 < 256 ? 256 : rec->key_len + 1;
+		char *k = realloc(w->last, cap);
+		if (!k) {
+			w->oom = true;
+			return ENG_STOP;
+		}
+		w->last = k;
+		w->last_cap = cap;
 	}
-	memcpy(k, rec->key, rec->key_len);
-	k[rec->key_len] = 0;
-	w->last = k;
+	memcpy(w->last, rec->key, rec->key_len);
+	w->last[rec->key_len] = 0;
 	w->last_len = rec->key_len;
 	return ENG_TAKE;
 }

@@ -15,6 +15,10 @@
  *     concatenate to the unpaged list.
  *  5. at_rev above the snapshot is LP_E_FUTURE, below the compacted
  *     revision LP_E_COMPACTED.
+ *  6. n_remaining stays exact when the prefix's count is remembered between
+ *     ranges (engine/count.c) and brought forward by the writer: across
+ *     creates, updates, deletes, deletes of missing keys, failed compares,
+ *     multi-key txns, chained txns in one group, and writes elsewhere.
  */
 #include "common.h"
 
@@ -280,6 +284,9 @@ Test(eng_range, take_skip_stop)
 	cr_assert_eq(res.n_visited, 4);
 	cr_assert_eq(s.calls, 4);
 	cr_assert_eq(s.called_after_stop, 0);
+	/* 03..19 remain (the stopped record among them), counted or
+	   remembered from the first range. */
+	cr_assert_eq(res.n_remaining, 17);
 	tc_list_free(&s.l);
 
 	/* STOP together with SKIP and a limit that is not reached. */
@@ -517,4 +524,94 @@ Test(eng_range, deleted_keys_are_invisible)
 	res = check_range(&q, "all deleted");
 	cr_assert_eq(res.n_visited, 0);
 	cr_assert_eq(res.more, 0);
+}
+
+/* A first page of /c/ (limit 2, counted), checked against the model. */
+static void first_page(const char *what)
+{
+	struct eng_range_req q = {.prefix = "/c/",
+				  .prefix_len = 3,
+				  .limit = 2,
+				  .flags = ENG_RANGE_COUNT};
+	check_range(&q, what);
+	check_range(&q, what); /* the second one finds the count kept */
+}
+
+static void txn_commit(eng_txn *t, lp_err want)
+{
+	struct eng_commit_res res = {0};
+	cr_assert_eq(eng_txn_commit(t, &res), want);
+	eng_txn_free(t);
+}
+
+Test(eng_range, kept_counts_follow_every_write)
+{
+	for (int i = 0; i < 6; i++) {
+		char k[16];
+		snprintf(k, sizeof k, "/c/%d", i);
+		mputs(k, "v");
+	}
+	mputs("/d/1", "v");
+	first_page("fresh");
+	mputs("/c/9", "v");
+	first_page("create");
+	mputs("/c/1", "v2");
+	first_page("update");
+	mdels("/c/2");
+	first_page("delete");
+	eng_txn *t;
+	TC_OK(eng_txn_new(S.e, &t));
+	TC_OK(eng_txn_del(t, "/c/2", 4, NULL));
+	txn_commit(t, LP_OK);
+	first_page("delete of a missing key");
+	mputs("/d/2", "v");
+	mputs("/c", "v");
+	mputs("/c0", "v");
+	first_page("writes outside the prefix");
+
+	/* a failed compare writes nothing */
+	struct eng_cmp must_not_exist = {ENG_CMP_ABSENT, 0};
+	TC_OK(eng_txn_new(S.e, &t));
+	TC_OK(eng_txn_put(t, "/c/7", 4, "v", 1, ENG_NO_SLOT, NULL));
+	TC_OK(eng_txn_put(t, "/c/1", 4, "v", 1, ENG_NO_SLOT, &must_not_exist));
+	txn_commit(t, LP_E_EXISTS);
+	first_page("failed compare");
+
+	/* one txn: two creates, an update and a delete */
+	TC_OK(eng_txn_new(S.e, &t));
+	TC_OK(eng_txn_put(t, "/c/7", 4, "v", 1, ENG_NO_SLOT, NULL));
+	TC_OK(eng_txn_put(t, "/c/8", 4, "v", 1, ENG_NO_SLOT, NULL));
+	TC_OK(eng_txn_put(t, "/c/1", 4, "v3", 2, ENG_NO_SLOT, NULL));
+	TC_OK(eng_txn_del(t, "/c/3", 4, NULL));
+	struct eng_commit_res res = {0};
+	TC_OK(eng_txn_commit(t, &res));
+	eng_txn_free(t);
+	tm_put(&M, "/c/7", 4, "v", 1, ENG_NO_SLOT, res.rev);
+	tm_put(&M, "/c/8", 4, "v", 1, ENG_NO_SLOT, res.rev);
+	tm_put(&M, "/c/1", 4, "v3", 2, ENG_NO_SLOT, res.rev);
+	tm_del(&M, "/c/3", 4, res.rev);
+	first_page("multi-key txn");
+
+	/* a chain: two txns in one group, a create and a delete */
+	eng_txn *ts[2];
+	TC_OK(eng_txn_new(S.e, &ts[0]));
+	TC_OK(eng_txn_put(ts[0], "/c/5x", 5, "v", 1, ENG_NO_SLOT, NULL));
+	TC_OK(eng_txn_new(S.e, &ts[1]));
+	TC_OK(eng_txn_del(ts[1], "/c/4", 4, NULL));
+	struct eng_commit_res r[2];
+	TC_OK(eng_txn_commit_chain(ts, 2, r));
+	eng_txn_free(ts[0]);
+	eng_txn_free(ts[1]);
+	tm_put(&M, "/c/5x", 5, "v", 1, ENG_NO_SLOT, r[0].rev);
+	tm_del(&M, "/c/4", 4, r[1].rev);
+	first_page("chain");
+
+	/* everything deleted, then one created again */
+	const char *left[] = {"/c/0", "/c/1", "/c/5", "/c/5x",
+			      "/c/7", "/c/8", "/c/9"};
+	for (size_t i = 0; i < sizeof left / sizeof *left; i++)
+		mdels(left[i]);
+	first_page("emptied");
+	mputs("/c/a", "v");
+	first_page("one again");
 }
