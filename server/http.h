@@ -85,6 +85,8 @@ struct srv_req {
 	int code;		/* the HTTP status answered, 0 until then */
 	bool dry_run;		/* the request asked for dryRun=All */
 	char created[256];	/* the name a create wrote (after_write hooks) */
+	bool write_hooked;	/* the handler did the after_write work itself
+				   (a CRD create: srv_crd_create) */
 	/* a streaming response's state and its release (watches) */
 	void *stream;
 	void (*stream_free)(void *);
