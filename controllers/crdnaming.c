@@ -132,7 +132,7 @@ static lp_err naming_sync(void *ud, ctl *c, const char *name)
 					      : "");
 	reg_obj_free(&cur);
 	bool wrote = false;
-	rc = s->crd_names(s->ud, name, uid, &wrote);
+	rc = s->crd_names(s->ud, name, uid[0] ? uid : NULL, &wrote);
 	if (wrote)
 		lp_debug("crd-naming: %s: status written", name);
 	/* Gone, replaced or changed meanwhile: its own event queues the

@@ -31,6 +31,10 @@
  *  4. Only committed writes change it (srv_crd_after_write is not called
  *     for dry runs or failed writes), and each update re-reads the CRD from
  *     the store under map_mu, so concurrent writers converge on the store.
+ *  5. Every naming decision (a create's, an update's, the crd-naming
+ *     controller's) is made under map_mu from the map, and its status is
+ *     committed and the CRD's entry rebuilt before map_mu is released: no
+ *     two CRDs of a group accept one name (see "CRD hooks").
  */
 #include <stdatomic.h>
 #include <stdint.h>
