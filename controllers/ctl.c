@@ -20,9 +20,10 @@
 extern const struct ctl_def ctl_namespace;     /* nsctl.c */
 extern const struct ctl_def ctl_gc;	       /* gc.c */
 extern const struct ctl_def ctl_crd_finalizer; /* crdctl.c */
+extern const struct ctl_def ctl_crd_naming;    /* crdnaming.c */
 
-const struct ctl_def *const ctl_builtin[] = {&ctl_namespace, &ctl_gc,
-					     &ctl_crd_finalizer, NULL};
+const struct ctl_def *const ctl_builtin[] = {
+    &ctl_namespace, &ctl_gc, &ctl_crd_finalizer, &ctl_crd_naming, NULL};
 
 struct ctl {
 	const struct ctl_def *def;

@@ -73,6 +73,17 @@ struct ctl_store {
 			     void (*fn)(void *arg, const char *prefix,
 					const char *gr),
 			     void *arg);
+	/* CRDs: decide the accepted names and the NamesAccepted and
+	   Established conditions of the CRD named name, if it waits for
+	   any, against the names the other CRDs and the built-in resources
+	   of its group hold (registry/crdnames.h), and write them as its
+	   status conditioned on the resourceVersion it read. The API
+	   server serializes this with its own inline decisions at create
+	   and update, so no two CRDs accept one name. *wrote: a status was
+	   written. Errors: LP_E_NOTFOUND, LP_E_CONFLICT (uid, or the CRD
+	   changed meanwhile), storage errors. */
+	lp_err (*crd_names)(void *ud, const char *name, const char *uid,
+			    bool *wrote);
 };
 
 /* ------------------------------------------------------------ events */

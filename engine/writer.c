@@ -24,7 +24,8 @@
  *     no revision. A txn that changes nothing takes no revision.
  *  2a. The txns of a chain (eng_txn_commit_chain) are queued together and so
  *     run back to back in one group; once one of them fails, the rest of its
- *     chain is skipped (LP_E_AGAIN).
+ *     chain is skipped (LP_E_AGAIN). A compare ENG_CMP_MOD_PREV reads the
+ *     revision its predecessor just committed at (chain_prev->res.rev).
  *  3. No caller is acknowledged before its group's commit returned (durable
  *     in sync mode) and its events were published.
  *  4. MDB_MAP_FULL aborts the group; the writer grows the map and replays it.
@@ -83,6 +84,8 @@ struct eng_txn {
 	enum txn_state state;	/* guarded by wq->mu once queued */
 	pthread_cond_t cv;	/* signalled when state becomes TXN_DONE */
 	bool chained;		/* follows its predecessor in one chain */
+	struct eng_txn *chain_prev; /* that predecessor (queued with it) */
+	bool cmp_prev;		    /* an op compares ENG_CMP_MOD_PREV */
 	lp_err rc;
 	struct eng_commit_res res;
 	struct eng_txn *next;	/* in the writer's queue */
@@ -203,7 +206,7 @@ static lp_err add_op(eng_txn *t, enum op_type type, const void *key,
 		return LP_ERR(LP_E_VALTOOLARGE);
 	if (slot_off != ENG_NO_SLOT && slot_off > value_len)
 		return LP_ERR(LP_E_INVAL);
-	if (cmp && (cmp->kind < ENG_CMP_NONE || cmp->kind > ENG_CMP_MOD))
+	if (cmp && (cmp->kind < ENG_CMP_NONE || cmp->kind > ENG_CMP_MOD_PREV))
 		return LP_ERR(LP_E_INVAL);
 	if (has_key(t, key, key_len))
 		return LP_ERR(LP_E_INVAL);
@@ -232,6 +235,8 @@ static lp_err add_op(eng_txn *t, enum op_type type, const void *key,
 	op->slot_off = slot_off;
 	if (cmp)
 		op->cmp = *cmp;
+	if (cmp && cmp->kind == ENG_CMP_MOD_PREV)
+		t->cmp_prev = true;
 	t->n_ops++;
 	if (t->dup_cap)
 		dup_insert(t, t->n_ops - 1);
@@ -333,8 +338,10 @@ static bool same_key(const struct rec *r, const struct op *op)
 	       memcmp(r->key, op->key, op->key_len) == 0;
 }
 
-/* Check op's compare. Returns 0 (pass), an lp_err (fail) or -mrc. */
-static int check_cmp(eng *e, MDB_txn *w, struct op *op)
+/* Check op's compare; prev_rev is the revision the txn's chain predecessor
+   committed at (ENG_CMP_MOD_PREV). Returns 0 (pass), an lp_err (fail) or
+   -mrc. */
+static int check_cmp(eng *e, MDB_txn *w, struct op *op, int64_t prev_rev)
 {
 	uint8_t ik[IK_MAX];
 	size_t il = eng__ik(e, op->key, op->key_len, ik);
@@ -365,6 +372,12 @@ static int check_cmp(eng *e, MDB_txn *w, struct op *op)
 		if (!present)
 			rc = LP_E_NOTFOUND;
 		else if (r.h.mod_rev != op->cmp.mod_rev)
+			rc = LP_E_CONFLICT;
+		break;
+	case ENG_CMP_MOD_PREV:
+		if (!present)
+			rc = LP_E_NOTFOUND;
+		else if (r.h.mod_rev != prev_rev)
 			rc = LP_E_CONFLICT;
 		break;
 	}
@@ -550,9 +563,12 @@ static int run_group(eng *e, eng_txn *first, eng_txn *stop)
 			continue;
 		}
 		prev_failed = true; /* until it has been applied */
+		/* The predecessor ran before t: in this group, or (at the
+		   maximum size) in an earlier one-txn group. */
+		int64_t prev_rev = t->chain_prev ? t->chain_prev->res.rev : 0;
 		int failed = 0;
 		for (int i = 0; i < t->n_ops; i++) {
-			int c = check_cmp(e, w, &t->ops[i]);
+			int c = check_cmp(e, w, &t->ops[i], prev_rev);
 			if (c < 0) {
 				mrc = -c;
 				goto fail;
@@ -769,6 +785,7 @@ static lp_err submit(eng_txn *const *ts, size_t n)
 		eng_txn *t = ts[i];
 		t->state = TXN_QUEUED;
 		t->chained = i > 0;
+		t->chain_prev = i > 0 ? ts[i - 1] : NULL;
 		t->next = NULL;
 		*q->tail = t;
 		q->tail = &t->next;
@@ -786,7 +803,7 @@ static lp_err submit(eng_txn *const *ts, size_t n)
 
 lp_err eng_txn_commit(eng_txn *t, struct eng_commit_res *res)
 {
-	if (!t || t->state != TXN_NEW)
+	if (!t || t->state != TXN_NEW || t->cmp_prev)
 		return LP_ERR(LP_E_INVAL);
 	lp_err rc = submit(&t, 1);
 	if (rc)
@@ -799,7 +816,7 @@ lp_err eng_txn_commit(eng_txn *t, struct eng_commit_res *res)
 lp_err eng_txn_commit_chain(eng_txn *const *ts, size_t n,
 			    struct eng_commit_res *res)
 {
-	if (!ts || n == 0 || n > ENG_CHAIN_MAX)
+	if (!ts || n == 0 || n > ENG_CHAIN_MAX || !ts[0] || ts[0]->cmp_prev)
 		return LP_ERR(LP_E_INVAL);
 	for (size_t i = 0; i < n; i++) {
 		if (!ts[i] || ts[i]->state != TXN_NEW || ts[i]->e != ts[0]->e)

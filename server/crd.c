@@ -31,6 +31,10 @@
  *  4. Only committed writes change it (srv_crd_after_write is not called
  *     for dry runs or failed writes), and each update re-reads the CRD from
  *     the store under map_mu, so concurrent writers converge on the store.
+ *  5. Every naming decision (a create's, an update's, the crd-naming
+ *     controller's) is made under map_mu from the map, and its status is
+ *     committed and the CRD's entry rebuilt before map_mu is released: no
+ *     two CRDs of a group accept one name (see "CRD hooks").
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -41,6 +45,7 @@
 
 #include "crd.h"
 #include "lapis/log.h"
+#include "registry/crdnames.h"
 #include "registry/object.h"
 #include "registry/registry.h"
 #include "registry/store.h"
@@ -1313,134 +1318,6 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 	return LP_OK;
 }
 
-/*
- * The naming and establishing controllers' decision for one CRD, inline
- * (reference §8.3): accept the names unless another CRD of the group holds
- * them, then establish. Returns the status to write (new) or NULL when it
- * is already right.
- */
-json_t *srv_crd_status(const json_t *crd)
-{
-	json_t *spec = json_object_get(crd, "spec");
-	json_t *names = json_object_get(spec, "names");
-	const char *group = json_string_value(json_object_get(spec, "group"));
-	const char *uid = json_string_value(
-	    json_object_get(json_object_get(crd, "metadata"), "uid"));
-	const char *conflict = NULL, *reason = NULL;
-	char msg[512] = "";
-	struct crdmap *m = map_get();
-	size_t i;
-	for (i = 0; m && i < m->n; i++) {
-		const json_t *other = m->c[i]->crd;
-		const char *ouid = json_string_value(
-		    json_object_get(json_object_get(other, "metadata"), "uid"));
-		if (uid && ouid && !strcmp(uid, ouid))
-			continue;
-		const char *og = json_string_value(
-		    json_object_get(json_object_get(other, "spec"), "group"));
-		if (!og || !group || strcmp(og, group))
-			continue;
-		json_t *acc = json_object_get(json_object_get(other, "status"),
-					      "acceptedNames");
-		static const char *const rfields[] = {"plural", "singular"};
-		for (int f = 0; f < 2 && !conflict; f++) {
-			const char *want = json_string_value(
-			    json_object_get(names, rfields[f]));
-			const char *pv =
-			    json_string_value(json_object_get(acc, "plural"));
-			const char *sv =
-			    json_string_value(json_object_get(acc, "singular"));
-			if (want && ((pv && !strcmp(want, pv)) ||
-				     (sv && !strcmp(want, sv)))) {
-				conflict = want;
-				reason =
-				    f ? "SingularConflict" : "PluralConflict";
-			}
-		}
-		const char *kind =
-		    json_string_value(json_object_get(names, "kind"));
-		const char *okind =
-		    json_string_value(json_object_get(acc, "kind"));
-		if (!conflict && kind && okind && !strcmp(kind, okind)) {
-			conflict = kind;
-			reason = "KindConflict";
-		}
-		if (conflict)
-			break;
-	}
-	map_unref(m);
-	char now[32];
-	reg_now(now);
-	json_t *st = json_deep_copy(json_object_get(crd, "status"));
-	if (!st)
-		st = json_object();
-	json_t *conds = json_array();
-	json_t *na = json_object();
-	json_object_set_new(na, "type", json_string("NamesAccepted"));
-	json_object_set_new(na, "lastTransitionTime", json_string(now));
-	json_t *es = json_object();
-	json_object_set_new(es, "type", json_string("Established"));
-	json_object_set_new(es, "lastTransitionTime", json_string(now));
-	if (conflict) {
-		snprintf(msg, sizeof msg, "\"%s\" is already in use", conflict);
-		json_object_set_new(na, "status", json_string("False"));
-		json_object_set_new(na, "reason", json_string(reason));
-		json_object_set_new(na, "message", json_string(msg));
-		json_object_set_new(es, "status", json_string("False"));
-		json_object_set_new(es, "reason", json_string("NotAccepted"));
-		json_object_set_new(es, "message",
-				    json_string("not all names are accepted"));
-	} else {
-		json_object_set_new(na, "status", json_string("True"));
-		json_object_set_new(na, "reason", json_string("NoConflicts"));
-		json_object_set_new(na, "message",
-				    json_string("no conflicts found"));
-		json_object_set_new(es, "status", json_string("True"));
-		json_object_set_new(es, "reason",
-				    json_string("InitialNamesAccepted"));
-		json_object_set_new(
-		    es, "message",
-		    json_string("the initial names have been accepted"));
-		json_object_set(st, "acceptedNames", names);
-	}
-	json_array_append_new(conds, na);
-	json_array_append_new(conds, es);
-	/* keep a Terminating condition if present */
-	size_t j;
-	json_t *c;
-	json_array_foreach(
-	    json_object_get(json_object_get(crd, "status"), "conditions"), j, c)
-	{
-		const char *t = json_string_value(json_object_get(c, "type"));
-		if (t && strcmp(t, "NamesAccepted") && strcmp(t, "Established"))
-			json_array_append(conds, c);
-	}
-	/* unchanged statuses keep their transition times */
-	json_t *old =
-	    json_object_get(json_object_get(crd, "status"), "conditions");
-	json_array_foreach(conds, i, c)
-	{
-		json_t *oc;
-		json_array_foreach(old, j, oc)
-		{
-			if (json_equal(json_object_get(oc, "type"),
-				       json_object_get(c, "type")) &&
-			    json_equal(json_object_get(oc, "status"),
-				       json_object_get(c, "status")) &&
-			    json_object_get(oc, "lastTransitionTime"))
-				json_object_set(
-				    c, "lastTransitionTime",
-				    json_object_get(oc, "lastTransitionTime"));
-		}
-	}
-	json_object_set_new(st, "conditions", conds);
-	if (json_equal(st, json_object_get(crd, "status"))) {
-		json_decref(st);
-		return NULL;
-	}
-	return st;
-}
-
 /* ------------------------------------------------------------ CR strategy */
 
 /* Does anything outside metadata (and status, when it has its own
@@ -1678,106 +1555,226 @@ const char *srv_cr_webhook_warning(const struct srv_resource *r)
 /* ------------------------------------------------------------ CRD hooks */
 
 /*
- * Write the status the naming and establishing controllers would (reference
- * §8.3) when it differs from the stored one, then rebuild the CRD's entry.
- * Returns true when a status was written. Call with map_mu held.
+ * Naming decisions (registry/crdnames.h). Every one is made under map_mu
+ * from the map, and the map holds the outcome of each earlier decision
+ * before map_mu is released (the status is written, then the CRD's entry
+ * rebuilt from the store): decisions are serialized and each sees the
+ * names all earlier ones accepted, so no two CRDs of a group ever accept
+ * the same name -- neither two creates racing nor a create racing the
+ * crd-naming controller. The inline ones (a create's, an update's) decide
+ * for the written CRD; the controller re-decides for CRDs that wait
+ * (srv_crd_settle).
  */
-static bool settle(eng *e, const json_t *crd)
+
+/* Add the names the built-in resources of group hold. */
+static void builtin_taken(const char *group, struct reg_crd_taken *t)
 {
-	json_t *st = srv_crd_status(crd);
-	if (!st)
-		return false;
-	json_t *meta = json_object_get(crd, "metadata");
-	const char *name = json_string_value(json_object_get(meta, "name"));
-	const char *rv =
-	    json_string_value(json_object_get(meta, "resourceVersion"));
+	for (size_t i = 0; i < srv_n_builtin; i++) {
+		const struct srv_resource *r = &srv_builtin[i];
+		if (!strcmp(r->group, group))
+			reg_crd_taken_add_builtin(t, r->resource, r->kind,
+						  r->short_names);
+	}
+}
+
+static const char *crd_group(const json_t *crd)
+{
+	const char *g = json_string_value(
+	    json_object_get(json_object_get(crd, "spec"), "group"));
+	return g ? g : "";
+}
+
+/* The naming and establishing decision for crd against the accepted names
+   of its group's CRDs in the map (its own stored version included, as
+   kube's naming controller counts it) and the group's built-ins. *st:
+   the status to write (new), or NULL when crd's is already that.
+   Errors: LP_E_NOMEM. Call with map_mu held. */
+static lp_err decide(const json_t *crd, json_t **st)
+{
+	const char *group = crd_group(crd);
+	struct reg_crd_taken t;
+	lp_err rc = reg_crd_taken_init(&t);
+	if (rc)
+		return rc;
+	struct crdmap *m = map_locked();
+	for (size_t i = 0; m && i < m->n; i++) {
+		const json_t *other = m->c[i]->crd;
+		if (!strcmp(crd_group(other), group))
+			reg_crd_taken_add(
+			    &t,
+			    json_object_get(json_object_get(other, "status"),
+					    "acceptedNames"));
+	}
+	builtin_taken(group, &t);
+	char now[32];
+	reg_now(now);
+	rc = reg_crd_names_status(crd, &t, now, st);
+	reg_crd_taken_free(&t);
+	return rc;
+}
+
+static const char *meta_of(const json_t *obj, const char *k)
+{
+	return json_string_value(
+	    json_object_get(json_object_get(obj, "metadata"), k));
+}
+
+/* Write crd with status st (taken) if crd is still the stored version
+   (its resourceVersion), then rebuild its entry. Call with map_mu held. */
+static lp_err write_status(eng *e, const json_t *crd, json_t *st)
+{
+	const char *name = meta_of(crd, "name");
+	const char *rv = meta_of(crd, "resourceVersion");
 	struct reg_key k;
 	if (!name || !rv || crd_key(name, &k)) {
 		json_decref(st);
-		return false;
+		return LP_E_INVAL;
 	}
 	json_t *next = json_deep_copy(crd);
+	if (!next) {
+		json_decref(st);
+		return LP_E_NOMEM;
+	}
 	json_object_set_new(next, "status", st);
 	struct eng_cmp cmp = {ENG_CMP_MOD, strtoll(rv, NULL, 10)};
 	char *out = NULL;
 	size_t ol;
-	bool wrote =
-	    reg_put(e, &k, next, &cmp, false, NULL, &out, &ol, NULL) == LP_OK;
+	lp_err rc = reg_put(e, &k, next, &cmp, false, NULL, &out, &ol, NULL);
 	free(out);
 	json_decref(next);
-	if (wrote)
+	if (rc == LP_OK)
 		json_decref(reload_one(e, name));
-	return wrote;
+	return rc;
 }
 
-/* Are the CRD's requested names not (all) accepted yet? */
-static bool names_waiting(const json_t *crd)
+/* The inline check after a write of crd (an update): write the status the
+   naming and establishing controllers would, when it differs. Call with
+   map_mu held. */
+static void settle(eng *e, const json_t *crd)
 {
-	json_t *spec = json_object_get(crd, "spec");
-	json_t *acc =
-	    json_object_get(json_object_get(crd, "status"), "acceptedNames");
-	return !condition_true(crd, "NamesAccepted") ||
-	       !json_equal(json_object_get(spec, "names"), acc);
+	json_t *st = NULL;
+	if (decide(crd, &st) == LP_OK && st)
+		write_status(e, crd, st);
 }
 
-/* Give the CRDs of group (all groups when NULL) that wait for names what
-   the naming controller would, until nothing changes. Call with map_mu
-   held. */
-static void settle_waiting(eng *e, const char *group)
+lp_err srv_crd_create(eng *e, const struct reg_key *k, json_t *obj, char **out,
+		      size_t *out_len)
 {
-	for (int round = 0; round < 4; round++) {
-		struct crdmap *m = map_get();
-		bool wrote = false;
-		for (size_t i = 0; m && i < m->n; i++) {
-			const json_t *crd = m->c[i]->crd;
-			const char *g = json_string_value(json_object_get(
-			    json_object_get(crd, "spec"), "group"));
-			if (group && (!g || strcmp(g, group)))
-				continue;
-			if (!group || names_waiting(crd))
-				wrote |= settle(e, crd);
-		}
-		map_unref(m);
-		if (!wrote)
-			break;
+	const char *name = meta_of(obj, "name");
+	char nm[256];
+	snprintf(nm, sizeof nm, "%s", name ? name : "");
+	pthread_mutex_lock(&map_mu);
+	json_t *st = NULL;
+	json_t *then = NULL;
+	if (decide(obj, &st) == LP_OK && st) {
+		then = json_deep_copy(obj);
+		if (then)
+			json_object_set_new(then, "status", st);
+		else
+			json_decref(st);
 	}
+	lp_err rc;
+	if (then) {
+		lp_err then_rc;
+		rc = reg_create_then(e, k, obj, then, out, out_len, NULL,
+				     &then_rc);
+		/* The create stands alone: the crd-naming controller sees
+		   a CRD waiting for its names and decides again. */
+		if (rc == LP_OK && then_rc != LP_OK)
+			lp_warn("CRD %s: its status was not written: %s", nm,
+				lp_strerror(then_rc));
+		json_decref(then);
+	} else {
+		struct eng_cmp cmp = {ENG_CMP_ABSENT, 0};
+		rc = reg_put(e, k, obj, &cmp, false, NULL, out, out_len, NULL);
+	}
+	if (rc == LP_OK)
+		json_decref(reload_one(e, nm));
+	pthread_mutex_unlock(&map_mu);
+	return rc;
+}
+
+/* Rebuild the entries of group's CRDs whose stored version differs from
+   the map's (deleted, or written by a request whose srv_crd_after_write
+   has not run yet): the controller reacts to the store's events, which
+   can come before that. Call with map_mu held. */
+static void refresh_group(eng *e, const char *group)
+{
+	struct crdmap *m = map_locked();
+	json_t *stale = json_array();
+	for (size_t i = 0; stale && m && i < m->n; i++) {
+		const json_t *c = m->c[i]->crd;
+		if (strcmp(crd_group(c), group))
+			continue;
+		struct reg_key k;
+		struct reg_obj cur = {0};
+		const char *rv = meta_of(c, "resourceVersion");
+		if (crd_key(m->c[i]->name, &k))
+			continue;
+		lp_err rc = reg_get(e, &k, &cur);
+		if (rc == LP_E_NOTFOUND ||
+		    (rc == LP_OK && (!rv || cur.mod != strtoll(rv, NULL, 10))))
+			json_array_append_new(stale,
+					      json_string(m->c[i]->name));
+		reg_obj_free(&cur);
+	}
+	size_t i;
+	json_t *n;
+	json_array_foreach(stale, i, n)
+	    json_decref(reload_one(e, json_string_value(n)));
+	json_decref(stale);
+}
+
+lp_err srv_crd_settle(eng *e, const char *name, const char *uid, bool *wrote)
+{
+	*wrote = false;
+	struct reg_key k;
+	if (crd_key(name, &k))
+		return LP_E_NOTFOUND;
+	pthread_mutex_lock(&map_mu);
+	struct reg_obj c = {0};
+	lp_err rc = reg_get(e, &k, &c);
+	if (rc == LP_OK)
+		rc = reg_obj_decode(&c);
+	const char *cuid = rc ? NULL : meta_of(c.obj, "uid");
+	if (rc == LP_OK && uid && (!cuid || strcmp(cuid, uid)))
+		rc = LP_E_CONFLICT;
+	json_t *st = NULL;
+	if (rc == LP_OK && !reg_crd_names_settled(c.obj)) {
+		refresh_group(e, crd_group(c.obj));
+		rc = decide(c.obj, &st);
+	}
+	if (rc == LP_OK && st) {
+		rc = write_status(e, c.obj, st);
+		*wrote = rc == LP_OK;
+	}
+	reg_obj_free(&c);
+	pthread_mutex_unlock(&map_mu);
+	return rc;
 }
 
 /*
- * After a committed CRD write: rebuild only that CRD's entry, decide its
- * names and conditions inline (a status write of its own, so watchers see
- * ADDED then MODIFIED), rebuild the entry again, and let CRDs of the same
- * group that wait for names have them once a delete or a rename freed
- * them. name NULL (several CRDs written) rebuilds everything.
+ * After a committed CRD write: rebuild only that CRD's entry, and for a
+ * CRD that is still there run the naming and establishing check inline
+ * (a status write of its own when the names or conditions change, so
+ * watchers see the write and then MODIFIED), rebuilding the entry again.
+ * Other CRDs of the group that wait for names freed by this write are the
+ * crd-naming controller's. name NULL (several CRDs written) rebuilds
+ * everything.
  */
 void srv_crd_after_write(eng *e, const char *name)
 {
 	pthread_mutex_lock(&map_mu);
 	if (!name) {
 		reload_all(e);
-		settle_waiting(e, NULL);
 		pthread_mutex_unlock(&map_mu);
 		return;
 	}
-	/* the group before the write: a deleted CRD frees names there */
-	char group[256] = "";
-	struct crdmap *m = map_locked();
-	bool found;
-	size_t pos = map_pos(m, name, &found);
-	if (found) {
-		const char *g = json_string_value(json_object_get(
-		    json_object_get(m->c[pos]->crd, "spec"), "group"));
-		snprintf(group, sizeof group, "%s", g ? g : "");
-	}
 	json_t *crd = reload_one(e, name);
 	if (crd) {
-		const char *g = json_string_value(
-		    json_object_get(json_object_get(crd, "spec"), "group"));
-		snprintf(group, sizeof group, "%s", g ? g : "");
 		settle(e, crd);
 		json_decref(crd);
 	}
-	settle_waiting(e, group);
 	pthread_mutex_unlock(&map_mu);
 }
 

@@ -17,9 +17,6 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old
 		    struct srv_error *err);
 lp_err srv_prep_cr(const struct srv_resource *r, json_t *obj, const json_t *old,
 		   struct srv_error *err);
-/* The status the naming and establishing controllers would write (new), or
-   NULL when the CRD's status is already that. */
-json_t *srv_crd_status(const json_t *crd);
 /* A custom resource's stored bytes in the version r serves: *out (new) is
    set when they differ, NULL when the bytes serve as they are. Conversion
    is strategy None's, also for a Webhook CRD (lapis calls no webhook; see
@@ -52,8 +49,32 @@ const json_t *srv_cr_scale(const struct srv_resource *r);
 /* Is r served in a version other than its storage version? */
 bool srv_cr_needs_convert(const struct srv_resource *r);
 /* After a committed CRD write (name NULL: several CRDs): the serving map
-   and the naming/establishing decisions follow. Any thread. */
+   follows, and the written CRD's naming/establishing check runs inline.
+   Any thread. */
 void srv_crd_after_write(eng *e, const char *name);
+/*
+ * Create the CRD obj under k with its naming and establishing decided
+ * inline: the object (the create's revision R) and then its status (R+1)
+ * commit as one chain, one fsync, so watchers see ADDED then MODIFIED and
+ * both are durable on return; the serving map (discovery, OpenAPI) has the
+ * CRD by then. *out (malloc'd) holds the created object as stored at R,
+ * what the 201 answers. If the status write fails the create stands and
+ * the crd-naming controller decides later. Any thread (not under
+ * map_mu). Errors: LP_E_EXISTS, LP_E_FULL, LP_E_NOMEM, engine errors.
+ */
+struct reg_key;
+lp_err srv_crd_create(eng *e, const struct reg_key *k, json_t *obj, char **out,
+		      size_t *out_len);
+/*
+ * The crd-naming controller's write (struct ctl_store.crd_names): decide
+ * the accepted names and conditions of the CRD named name, if it waits for
+ * any, against the group's CRDs as stored and its built-ins, and write
+ * them as its status conditioned on the resourceVersion read; uid (NULL:
+ * any) must be its metadata.uid. *wrote: a status was written.
+ * Errors: LP_E_NOTFOUND, LP_E_CONFLICT (another uid, or the CRD changed
+ * meanwhile), LP_E_NOMEM, engine errors.
+ */
+lp_err srv_crd_settle(eng *e, const char *name, const char *uid, bool *wrote);
 lp_err srv_crd_before_delete(eng *e, const json_t *crd);
 /* Build the serving map from the store (start-up and after CRD writes). */
 void srv_crds_refresh(eng *e);

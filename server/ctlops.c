@@ -2,7 +2,8 @@
  * ctlops.c -- what the server lends its controllers (controllers/ctl.h,
  * struct ctl_store): deletes and read-modify-writes through the same
  * strategies as DELETE and PUT, the owner lookup by apiVersion and kind,
- * and the list of namespaced resources, built-in and custom.
+ * the list of namespaced resources, built-in and custom, and the CRD
+ * naming decision's write (crd.c, under the serving map's lock).
  *
  * A registry key is mapped back to its resource by prefix: every served
  * resource's collection prefix (/registry/[<group>/]<plural>/) is tried;
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "../controllers/ctl.h"
+#include "crd.h"
 #include "ctlops.h"
 #include "objects.h"
 #include "registry/registry.h"
@@ -156,6 +158,12 @@ static void op_ns_resources(void *ud,
 	srv_resources_release(hold);
 }
 
+static lp_err op_crd_names(void *ud, const char *name, const char *uid,
+			   bool *wrote)
+{
+	return srv_crd_settle(ud, name, uid, wrote);
+}
+
 void srv_ctl_store(eng *e, struct ctl_store *out)
 {
 	*out = (struct ctl_store){
@@ -165,5 +173,6 @@ void srv_ctl_store(eng *e, struct ctl_store *out)
 	    .mutate = op_mutate,
 	    .owner_key = op_owner_key,
 	    .ns_resources = op_ns_resources,
+	    .crd_names = op_crd_names,
 	};
 }

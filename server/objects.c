@@ -1476,6 +1476,11 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 					json_decref(obj);
 					return;
 				}
+			} else if (is_crd(res)) {
+				/* one fsync for the CRD and its status, the
+				   serving map updated: no after_write */
+				rc = srv_crd_create(e, &k, obj, &out, &out_len);
+				r->write_hooked = rc == LP_OK;
 			} else {
 				rc = reg_put(e, &k, obj, &cmp, false, NULL, &out,
 					     &out_len, NULL);
@@ -2747,8 +2752,8 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	   every write that committed, before the answer goes out (MHD sends
 	   it when this callback returns). Dry runs and failures change
 	   nothing. A deletecollection may have removed many: name NULL. */
-	if (writes && res->after_write && !r->dry_run && r->code >= 200 &&
-	    r->code < 300) {
+	if (writes && res->after_write && !r->dry_run && !r->write_hooked &&
+	    r->code >= 200 && r->code < 300) {
 		const char *wname = !strcmp(verb, "create")		 ? r->created
 				    : !strcmp(verb, "deletecollection") ? NULL
 									 : name;

@@ -196,11 +196,18 @@ int64_t eng_compacted(eng *e);
 /* ---------------------------------------------------------------- writes */
 
 enum eng_cmp_kind {
-	ENG_CMP_NONE,	 /* no condition */
-	ENG_CMP_ABSENT,	 /* the key must not exist (fails LP_E_EXISTS) */
-	ENG_CMP_PRESENT, /* the key must exist (fails LP_E_NOTFOUND) */
-	ENG_CMP_MOD,	 /* the key must exist with mod_rev == mod_rev
-			    (fails LP_E_NOTFOUND or LP_E_CONFLICT) */
+	ENG_CMP_NONE,	  /* no condition */
+	ENG_CMP_ABSENT,	  /* the key must not exist (fails LP_E_EXISTS) */
+	ENG_CMP_PRESENT,  /* the key must exist (fails LP_E_NOTFOUND) */
+	ENG_CMP_MOD,	  /* the key must exist with mod_rev == mod_rev
+			     (fails LP_E_NOTFOUND or LP_E_CONFLICT) */
+	ENG_CMP_MOD_PREV, /* in a chain (eng_txn_commit_chain), after the
+			     first txn: the key must exist with mod_rev ==
+			     the revision the previous txn of the chain
+			     committed at, which nobody knows before the
+			     commit (a create and then its status). Fails
+			     as ENG_CMP_MOD; mod_rev is ignored. Elsewhere:
+			     LP_E_INVAL at commit. */
 };
 
 struct eng_cmp {
@@ -239,7 +246,8 @@ struct eng_commit_res {
  * Queue the transaction for the writer and wait until it is committed (and
  * durable in sync mode) or refused. All or nothing.
  * Errors: a failed compare (LP_E_EXISTS, LP_E_NOTFOUND, LP_E_CONFLICT; see
- * res->failed_op and eng_txn_current()), LP_E_FULL, LP_E_CLOSED, LP_E_IO.
+ * res->failed_op and eng_txn_current()), LP_E_FULL, LP_E_CLOSED, LP_E_IO,
+ * LP_E_INVAL (a compare ENG_CMP_MOD_PREV: only chains have one).
  * A transaction is committed once; then free it.
  */
 lp_err eng_txn_commit(eng_txn *t, struct eng_commit_res *res);
@@ -264,7 +272,8 @@ lp_err eng_txn_commit(eng_txn *t, struct eng_commit_res *res);
  * res (NULL or n entries) receives each txn's outcome, rc included.
  * Returns LP_OK when every txn committed, else the first txn's failure.
  * Errors: as eng_txn_commit; LP_E_INVAL (n is 0 or > ENG_CHAIN_MAX, a txn
- * twice, already committed, or of another store; nothing is queued).
+ * twice, already committed, or of another store, ENG_CMP_MOD_PREV in the
+ * first txn; nothing is queued).
  * Each txn is committed once; then free each.
  */
 lp_err eng_txn_commit_chain(eng_txn *const *ts, size_t n,

@@ -105,13 +105,11 @@ lp_err reg_put(eng *e, const struct reg_key *k, json_t *obj,
 	return LP_OK;
 }
 
-lp_err reg_put_sides(eng *e, const struct reg_key *k, json_t *obj,
-		     const struct eng_cmp *cmp, const struct reg_side *sides,
-		     int n_sides, int *failed_side, char **out, size_t *out_len,
-		     int64_t *rev)
+/* A new txn with one put of obj (canonical order, revision slot) under k
+   if cmp holds. Errors: LP_E_NOMEM, engine errors (nothing to free). */
+static lp_err put_txn(eng *e, const struct reg_key *k, json_t *obj,
+		      const struct eng_cmp *cmp, eng_txn **out)
 {
-	if (failed_side)
-		*failed_side = -1;
 	json_t *meta = json_object_get(obj, "metadata");
 	if (json_is_object(meta))
 		json_object_set_new(meta, "resourceVersion", json_string(""));
@@ -129,29 +127,76 @@ lp_err reg_put_sides(eng *e, const struct reg_key *k, json_t *obj,
 	}
 	rc = eng_txn_put(t, k->bytes, k->len, bytes, len, slot, cmp);
 	free(bytes);
-	if (!rc)
-		rc = add_sides(t, sides, n_sides);
+	if (rc) {
+		eng_txn_free(t);
+		return rc;
+	}
+	*out = t;
+	return LP_OK;
+}
+
+/* The stored bytes of a committed txn's first put, copied into *out. */
+static lp_err put_result(eng_txn *t, char **out, size_t *out_len, int64_t *rev)
+{
+	struct eng_record cur;
+	eng_txn_result(t, 0, NULL, &cur);
+	char *b = malloc(cur.value_len + 1);
+	if (!b)
+		return LP_E_NOMEM;
+	memcpy(b, cur.value, cur.value_len);
+	b[cur.value_len] = 0;
+	*out = b;
+	*out_len = cur.value_len;
+	if (rev)
+		*rev = cur.mod_rev;
+	return LP_OK;
+}
+
+lp_err reg_put_sides(eng *e, const struct reg_key *k, json_t *obj,
+		     const struct eng_cmp *cmp, const struct reg_side *sides,
+		     int n_sides, int *failed_side, char **out, size_t *out_len,
+		     int64_t *rev)
+{
+	if (failed_side)
+		*failed_side = -1;
+	eng_txn *t;
+	lp_err rc = put_txn(e, k, obj, cmp, &t);
+	if (rc)
+		return rc;
+	rc = add_sides(t, sides, n_sides);
 	struct eng_commit_res res = {.failed_op = -1};
 	if (!rc)
 		rc = eng_txn_commit(t, &res);
 	if (rc && failed_side && res.failed_op > 0)
 		*failed_side = res.failed_op - 1;
-	if (!rc) {
-		struct eng_record cur;
-		eng_txn_result(t, 0, NULL, &cur);
-		char *b = malloc(cur.value_len + 1);
-		if (!b) {
-			rc = LP_E_NOMEM;
-		} else {
-			memcpy(b, cur.value, cur.value_len);
-			b[cur.value_len] = 0;
-			*out = b;
-			*out_len = cur.value_len;
-			if (rev)
-				*rev = cur.mod_rev;
-		}
-	}
+	if (!rc)
+		rc = put_result(t, out, out_len, rev);
 	eng_txn_free(t);
+	return rc;
+}
+
+lp_err reg_create_then(eng *e, const struct reg_key *k, json_t *obj,
+		       json_t *then, char **out, size_t *out_len, int64_t *rev,
+		       lp_err *then_rc)
+{
+	static const struct eng_cmp absent = {ENG_CMP_ABSENT, 0};
+	static const struct eng_cmp after = {ENG_CMP_MOD_PREV, 0};
+	eng_txn *ts[2] = {NULL, NULL};
+	lp_err rc = put_txn(e, k, obj, &absent, &ts[0]);
+	if (!rc)
+		rc = put_txn(e, k, then, &after, &ts[1]);
+	struct eng_commit_res res[2] = {{.rc = LP_E_AGAIN}, {.rc = LP_E_AGAIN}};
+	if (!rc) {
+		/* The call answers the first failure, or refuses the chain
+		   before queueing it (res untouched). */
+		lp_err crc = eng_txn_commit_chain(ts, 2, res);
+		rc = res[0].rc == LP_OK ? LP_OK : crc;
+	}
+	if (!rc)
+		rc = put_result(ts[0], out, out_len, rev);
+	*then_rc = rc ? LP_E_AGAIN : res[1].rc;
+	eng_txn_free(ts[0]);
+	eng_txn_free(ts[1]);
 	return rc;
 }
 

@@ -30,16 +30,19 @@ static uint32_t parse_ok(const char *spec)
 Test(ctl, the_controllers_flag)
 {
 	uint32_t ns = bit("namespace"), gc = bit("gc"),
-		 crd = bit("crd-finalizer");
-	cr_assert_eq(parse_ok("*"), ns | gc | crd);
-	cr_assert_eq(parse_ok("*,-gc"), ns | crd);
-	cr_assert_eq(parse_ok("*,-garbagecollector,-crd-finalizer"), ns);
+		 crd = bit("crd-finalizer"), naming = bit("crd-naming");
+	cr_assert_eq(parse_ok("*"), ns | gc | crd | naming);
+	cr_assert_eq(parse_ok("*,-gc"), ns | crd | naming);
+	cr_assert_eq(parse_ok("*,-crd-naming"), ns | gc | crd);
+	cr_assert_eq(parse_ok("*,-garbagecollector,-crd-finalizer,-crd-naming"),
+		     ns);
 	cr_assert_eq(parse_ok("gc"), gc);
 	cr_assert_eq(parse_ok(""), 0);
 	cr_assert_eq(parse_ok(NULL), 0);
 	cr_assert_eq(parse_ok("-*"), 0);
 	cr_assert_eq(parse_ok("*,-*,namespace"), ns);
-	cr_assert_eq(parse_ok("-gc,*"), ns | gc | crd, "applied in order");
+	cr_assert_eq(parse_ok("-gc,*"), ns | gc | crd | naming,
+		     "applied in order");
 	cr_assert_eq(parse_ok("namespace,,gc,"), ns | gc,
 		     "empty items ignored");
 }
@@ -54,14 +57,15 @@ Test(ctl, unknown_controllers_are_refused)
 		cr_assert_eq(ctl_parse_enabled(bad[i], &m, msg, sizeof msg),
 			     LP_E_INVAL, "%s", bad[i]);
 		cr_assert_eq(m, 7, "%s: mask untouched", bad[i]);
-		cr_assert(strstr(msg, "known: namespace, gc, crd-finalizer"),
+		cr_assert(strstr(msg, "known: namespace, gc, crd-finalizer, "
+				      "crd-naming"),
 			  "%s: %s", bad[i], msg);
 	}
 	char msg[256] = "";
 	uint32_t m;
 	ctl_parse_enabled("*,-bogus", &m, msg, sizeof msg);
 	cr_assert_str_eq(msg, "unknown controller \"bogus\" (known: namespace, "
-			      "gc, crd-finalizer)");
+			      "gc, crd-finalizer, crd-naming)");
 }
 
 Test(ctl, finalizer_helpers)

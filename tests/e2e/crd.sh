@@ -139,12 +139,76 @@ spec:
 YAML
 expect_rc 0 "a CRD whose kind clashes is created" kubectl create -f "$WORK/clash.yaml"
 expect_rc 0 "... NamesAccepted" kubectl get crd crontabzs.stable.example.com -o 'jsonpath={.status.conditions[?(@.type=="NamesAccepted")].status}/{.status.conditions[?(@.type=="NamesAccepted")].reason}'
-check "... is False with KindConflict" out_has '^False/KindConflict$'
+# Its kind and its list kind both clash: kube's naming controller reports
+# the last conflict it finds.
+check "... is False with ListKindConflict" out_has '^False/ListKindConflict$'
 expect_rc 1 "... and it is not served" kubectl get crontabzs.stable.example.com
 expect_rc 0 "deleting the first CRD" kubectl delete crd crontabs.stable.example.com
 expect_rc 1 "removes its instances and its resource" kubectl get crontabs.stable.example.com
-expect_rc 0 "the waiting CRD" kubectl get crd crontabzs.stable.example.com -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}'
-check "becomes Established once the clash is gone" out_has '^True$'
+# The crd-naming controller re-checks the group once the first CRD is gone
+# (kubectl wait watches; the timeout is only a safety net).
+expect_rc 0 "the waiting CRD becomes Established once the clash is gone" \
+	kubectl wait --for=condition=established --timeout="${TIMEOUT}s" crd/crontabzs.stable.example.com
+expect_rc 0 "... with its names accepted" kubectl get crd crontabzs.stable.example.com -o 'jsonpath={.status.conditions[?(@.type=="NamesAccepted")].reason}/{.status.acceptedNames.kind}'
+check "... NoConflicts, kind CronTab" out_has '^NoConflicts/CronTab$'
+
+# A create commits the CRD (revision R) and then its status (R+1) in one
+# chain, one fsync, before it answers: the 201 body is the object as
+# created, a GET right after shows Established, and a watch from before sees
+# ADDED at R then MODIFIED at R+1, as with kube's controllers.
+cat >"$WORK/chain.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gizmos.chain.example.com
+spec:
+  group: chain.example.com
+  scope: Namespaced
+  names: {plural: gizmos, singular: gizmo, kind: Gizmo}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+YAML
+expect_rc 0 "a server-side dry run of a CRD create" kubectl create --dry-run=server -o json -f "$WORK/chain.yaml"
+expect_rc 1 "... writes nothing" kubectl get crd gizmos.chain.example.com
+expect_rc 0 "a CRD create (-o json prints the 201 body)" kubectl create -o json -f "$WORK/chain.yaml"
+cp "$WORK/out" "$WORK/created.json"
+R=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metadata"]["resourceVersion"])' "$WORK/created.json")
+check "the 201 body is the object as created: no conditions, no names yet" python3 - "$WORK/created.json" <<'PY'
+import json, sys
+st = json.load(open(sys.argv[1]))["status"]
+sys.exit(0 if not st.get("conditions") and st["acceptedNames"] == {"plural": "", "kind": ""} else 1)
+PY
+expect_rc 0 "a GET right after the create" kubectl get crd gizmos.chain.example.com -o 'jsonpath={.metadata.resourceVersion}/{.status.conditions[?(@.type=="Established")].status}'
+check "... reads the status at the next revision, Established" out_has "^$((R + 1))/True\$"
+CA_PEM=$WORK/ca.pem
+python3 - "$KUBECONFIG" >"$CA_PEM" <<'PY'
+import base64, sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+sys.stdout.write(base64.b64decode(d["clusters"][0]["cluster"]["certificate-authority-data"]).decode())
+PY
+# head ends the watch after the two events it waits for.
+curl -sSN --max-time "$TIMEOUT" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" \
+	"$URL/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=1&resourceVersion=$((R - 1))&fieldSelector=metadata.name%3Dgizmos.chain.example.com" |
+	head -n 2 >"$WORK/chain.watch"
+check "a watch from before the create sees ADDED at R, then MODIFIED at R+1 with the conditions" python3 - "$WORK/chain.watch" "$R" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+r = int(sys.argv[2])
+evs = [json.loads(l) for l in lines]
+ok = (len(evs) == 2
+      and evs[0]["type"] == "ADDED" and evs[0]["object"]["metadata"]["resourceVersion"] == str(r)
+      and not evs[0]["object"]["status"].get("conditions")
+      and evs[1]["type"] == "MODIFIED" and evs[1]["object"]["metadata"]["resourceVersion"] == str(r + 1)
+      and {c["type"]: c["status"] for c in evs[1]["object"]["status"]["conditions"]}
+          == {"NamesAccepted": "True", "Established": "True"})
+sys.exit(0 if ok else 1)
+PY
+expect_rc 0 "the new resource is served at once" kubectl get gizmos.chain.example.com -A
+expect_rc 1 "a second create of the same CRD" kubectl create -f "$WORK/chain.yaml"
+check "... is AlreadyExists" err_has 'AlreadyExists|already exists'
 
 # Printer columns (the JSONPath subset real CRDs use) in kubectl get
 cat >"$WORK/cols.yaml" <<'YAML'

@@ -16,6 +16,10 @@
  *  5. Under concurrent chains and single commits, no other txn commits
  *     between the members of a chain.
  *  6. Bad arguments are refused with LP_E_INVAL before anything is queued.
+ *  7. ENG_CMP_MOD_PREV holds exactly when the key's mod_rev is the revision
+ *     the chain's previous txn committed at (also at the maximum size,
+ *     where each txn of the group commits alone), and is refused outside a
+ *     chain's later txns.
  */
 #include <stdatomic.h>
 
@@ -262,6 +266,104 @@ Test(eng_chain, bad_arguments_are_refused)
 	tc_done(&o);
 	eng_txn_free(a);
 	eng_txn_free(b);
+}
+
+/* A create and then its status, the second conditioned on the first's
+   revision without knowing it in advance. */
+Test(eng_chain, mod_prev_sees_the_previous_txns_revision)
+{
+	tc_puts(S.e, "/other", "x"); /* rev 2 */
+	eng_txn *ts[2] = {
+	    put_txn(S.e, "/crd", "spec", ENG_CMP_ABSENT, 0),
+	    put_txn(S.e, "/crd", "spec+status", ENG_CMP_MOD_PREV, 0)};
+	struct eng_commit_res res[3];
+	TC_OK(eng_txn_commit_chain(ts, 2, res));
+	cr_assert_eq(res[0].rev, 3);
+	cr_assert_eq(res[1].rev, 4);
+	free_all(ts, 2);
+	tc_expect(S.e, "/crd", 0, "spec+status", 3, 4, 2);
+
+	/* The previous txn wrote another key: /crd's mod_rev (4) is not
+	   that txn's revision (5), so the compare fails. */
+	eng_txn *ts2[2] = {put_txn(S.e, "/other", "y", ENG_CMP_NONE, 0),
+			   put_txn(S.e, "/crd", "lost", ENG_CMP_MOD_PREV, 0)};
+	TC_RC(eng_txn_commit_chain(ts2, 2, res), LP_E_CONFLICT);
+	cr_assert_eq(res[0].rc, LP_OK);
+	cr_assert_eq(res[0].rev, 5);
+	cr_assert_eq(res[1].rc, LP_E_CONFLICT);
+	cr_assert_eq(res[1].failed_op, 0);
+	free_all(ts2, 2);
+	tc_expect(S.e, "/crd", 0, "spec+status", 3, 4, 2);
+
+	/* An absent key fails NOTFOUND; mod_rev in the compare is ignored. */
+	eng_txn *ts3[2] = {put_txn(S.e, "/a", "1", ENG_CMP_NONE, 0),
+			   put_txn(S.e, "/nope", "1", ENG_CMP_MOD_PREV, 6)};
+	TC_RC(eng_txn_commit_chain(ts3, 2, res), LP_E_NOTFOUND);
+	cr_assert_eq(res[1].rc, LP_E_NOTFOUND);
+	free_all(ts3, 2);
+	cr_assert_eq(eng_rev(S.e), 6);
+
+	/* A chain of three: each compare reads its own predecessor. */
+	eng_txn *ts4[3] = {put_txn(S.e, "/k", "1", ENG_CMP_ABSENT, 0),
+			   put_txn(S.e, "/k", "2", ENG_CMP_MOD_PREV, 0),
+			   put_txn(S.e, "/k", "3", ENG_CMP_MOD_PREV, 0)};
+	TC_OK(eng_txn_commit_chain(ts4, 3, res));
+	cr_assert_eq(res[2].rev, 9);
+	free_all(ts4, 3);
+	tc_expect(S.e, "/k", 0, "3", 7, 9, 3);
+}
+
+/* Outside a chain's later txns there is no previous revision: refused
+   before anything is queued. */
+Test(eng_chain, mod_prev_outside_a_chain_is_refused)
+{
+	eng_txn *t = put_txn(S.e, "/a", "1", ENG_CMP_MOD_PREV, 0);
+	TC_RC(eng_txn_commit(t, NULL), LP_E_INVAL);
+	TC_RC(eng_txn_commit_chain(&t, 1, NULL), LP_E_INVAL);
+	eng_txn *b = put_txn(S.e, "/b", "1", ENG_CMP_NONE, 0);
+	eng_txn *first[2] = {t, b};
+	TC_RC(eng_txn_commit_chain(first, 2, NULL), LP_E_INVAL);
+	cr_assert_eq(eng_rev(S.e), 1, "nothing was queued");
+	eng_txn_free(t);
+	eng_txn_free(b);
+	/* A kind past the last one is refused when the op is added. */
+	eng_txn *c = NULL;
+	TC_OK(eng_txn_new(S.e, &c));
+	struct eng_cmp bad = {.kind =
+				  (enum eng_cmp_kind)(ENG_CMP_MOD_PREV + 1)};
+	TC_RC(eng_txn_put(c, "/c", 2, "v", 1, ENG_NO_SLOT, &bad), LP_E_INVAL);
+	eng_txn_free(c);
+}
+
+/* At the maximum size each txn commits in a group of its own; the compare
+   still reads the predecessor's revision. */
+Test(eng_chain, mod_prev_at_the_maximum_size)
+{
+	tc_done(&S);
+	struct eng_opts o = {
+	    .nosync = 1, .initial_map = 1u << 20, .max_size = 4u << 20};
+	tc_open(&S, "chain-full-prev", &o);
+	size_t huge_len = 8u << 20;
+	uint8_t *huge = calloc(1, huge_len);
+	cr_assert_not_null(huge);
+	/* A huge txn queued in the same chain forces the one-at-a-time
+	   replay; the pair before it must still commit. */
+	eng_txn *ts[3] = {put_txn(S.e, "/crd", "spec", ENG_CMP_ABSENT, 0),
+			  put_txn(S.e, "/crd", "status", ENG_CMP_MOD_PREV, 0),
+			  NULL};
+	TC_OK(eng_txn_new(S.e, &ts[2]));
+	TC_OK(
+	    eng_txn_put(ts[2], "/huge", 5, huge, huge_len, ENG_NO_SLOT, NULL));
+	free(huge);
+	struct eng_commit_res res[3];
+	TC_RC(eng_txn_commit_chain(ts, 3, res), LP_E_FULL);
+	cr_assert_eq(res[0].rc, LP_OK);
+	cr_assert_eq(res[1].rc, LP_OK);
+	cr_assert_eq(res[1].rev, 3);
+	cr_assert_neq(res[0].group, res[1].group, "replayed one at a time");
+	cr_assert_eq(res[2].rc, LP_E_FULL);
+	free_all(ts, 3);
+	tc_expect(S.e, "/crd", 0, "status", 2, 3, 2);
 }
 
 #define C_THREADS 4

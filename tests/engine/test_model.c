@@ -94,6 +94,8 @@ static lp_err cmp_outcome(const struct mop *o)
 		if (!v)
 			return LP_E_NOTFOUND;
 		return v->rev == o->cmp.mod_rev ? LP_OK : LP_E_CONFLICT;
+	case ENG_CMP_MOD_PREV: /* chains only: test_chain.c */
+		return LP_E_INVAL;
 	}
 	return LP_E_INVAL;
 }
