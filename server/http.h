@@ -88,7 +88,6 @@ struct srv_req {
 	/* a patch with fieldValidation=Strict: the value its 422 shows for a
 	   custom resource's unknown fields (objects.c; new, freed with r) */
 	char *strict_shown;
-
 	bool write_hooked;	/* the handler did the after_write work itself
 				   (a CRD create: srv_crd_create) */
 	/* a streaming response's state and its release (watches) */
