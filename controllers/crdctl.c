@@ -25,12 +25,10 @@
 
 #include "ctl.h"
 #include "lapis/log.h"
+#include "registry/crdnames.h"
 #include "registry/registry.h"
 #include "registry/store.h"
 
-#define CRD_GROUP "apiextensions.k8s.io"
-#define CRD_RESOURCE "customresourcedefinitions"
-#define CRD_PREFIX REG_ROOT CRD_GROUP "/" CRD_RESOURCE "/"
 #define CLEANUP "customresourcecleanup.apiextensions.k8s.io"
 #define RECHECK_MS 5000
 

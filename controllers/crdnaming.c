@@ -34,9 +34,6 @@
 #include "registry/registry.h"
 #include "registry/store.h"
 
-#define CRD_GROUP "apiextensions.k8s.io"
-#define CRD_RESOURCE "customresourcedefinitions"
-#define CRD_PREFIX REG_ROOT CRD_GROUP "/" CRD_RESOURCE "/"
 
 struct naming {
 	const struct ctl_store *s;

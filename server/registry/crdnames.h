@@ -22,6 +22,12 @@
 
 #include "lapis/err.h"
 
+/* Where CRDs live: their group, resource and storage key prefix
+   (REG_ROOT, registry.h). */
+#define CRD_GROUP "apiextensions.k8s.io"
+#define CRD_RESOURCE "customresourcedefinitions"
+#define CRD_PREFIX REG_ROOT CRD_GROUP "/" CRD_RESOURCE "/"
+
 /*
  * The names held in one group, as kube's naming controller collects them:
  * plurals, singulars and short names share one set (a path segment or a
