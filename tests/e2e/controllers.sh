@@ -65,21 +65,7 @@ uid_of() { "${K[@]}" get "$@" -o 'jsonpath={.metadata.uid}'; }
 
 # naming_crd PLURAL KIND: a CRD of group naming.lapis.dev.
 naming_crd() {
-	"${K[@]}" create -f - <<YAML
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: $1.naming.lapis.dev
-spec:
-  group: naming.lapis.dev
-  scope: Namespaced
-  names: {plural: $1, kind: $2}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-YAML
+	schemaless_crd "$1" naming.lapis.dev "$2" | "${K[@]}" create -f -
 }
 names_accepted() {
 	"${K[@]}" get crd "$1.naming.lapis.dev" -o \

@@ -122,21 +122,7 @@ expect_rc 1 "strategic merge patch of a custom resource is refused" kubectl patc
 check "... as an unsupported media type" err_has 'application/merge-patch\+json'
 
 # A clash: a second CRD of the group wants the same kind.
-cat >"$WORK/clash.yaml" <<'YAML'
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: crontabzs.stable.example.com
-spec:
-  group: stable.example.com
-  scope: Namespaced
-  names: {plural: crontabzs, singular: crontabz, kind: CronTab}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-YAML
+schemaless_crd crontabzs stable.example.com CronTab crontabz >"$WORK/clash.yaml"
 expect_rc 0 "a CRD whose kind clashes is created" kubectl create -f "$WORK/clash.yaml"
 expect_rc 0 "... NamesAccepted" kubectl get crd crontabzs.stable.example.com -o 'jsonpath={.status.conditions[?(@.type=="NamesAccepted")].status}/{.status.conditions[?(@.type=="NamesAccepted")].reason}'
 # Its kind and its list kind both clash: kube's naming controller reports
@@ -156,21 +142,7 @@ check "... NoConflicts, kind CronTab" out_has '^NoConflicts/CronTab$'
 # chain, one fsync, before it answers: the 201 body is the object as
 # created, a GET right after shows Established, and a watch from before sees
 # ADDED at R then MODIFIED at R+1, as with kube's controllers.
-cat >"$WORK/chain.yaml" <<'YAML'
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gizmos.chain.example.com
-spec:
-  group: chain.example.com
-  scope: Namespaced
-  names: {plural: gizmos, singular: gizmo, kind: Gizmo}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-YAML
+schemaless_crd gizmos chain.example.com Gizmo gizmo >"$WORK/chain.yaml"
 expect_rc 0 "a server-side dry run of a CRD create" kubectl create --dry-run=server -o json -f "$WORK/chain.yaml"
 expect_rc 1 "... writes nothing" kubectl get crd gizmos.chain.example.com
 expect_rc 0 "a CRD create (-o json prints the 201 body)" kubectl create -o json -f "$WORK/chain.yaml"

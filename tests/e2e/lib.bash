@@ -191,3 +191,24 @@ e2e_finish() {
 	echo "$E2E_NAME: $E2E_PASS passed, $E2E_FAIL failed"
 	[[ $E2E_FAIL == 0 ]]
 }
+
+# schemaless_crd PLURAL GROUP KIND [SINGULAR]: the YAML of a namespaced CRD
+# with one served storage version v1 that keeps whatever it is given.
+schemaless_crd() {
+	local singular=${4:+", singular: $4"}
+	cat <<YAML
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: $1.$2
+spec:
+  group: $2
+  scope: Namespaced
+  names: {plural: $1$singular, kind: $3}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+YAML
+}
