@@ -27,15 +27,6 @@ req() {
 	fi
 }
 jq_() { python3 -c "import json,sys; d=json.load(open('$WORK/body')); print($1)"; }
-code_is() { [[ $CODE == "$1" ]] || { echo "#   got $CODE: $(head -c 400 "$WORK/body")"; return 1; }; }
-has() { grep -qF -- "$1" "$WORK/body" || { echo "#   body lacks $1: $(head -c 400 "$WORK/body")"; return 1; }; }
-# code_has CODE TEXT...: the last answer has this code and every TEXT
-code_has() {
-	code_is "$1" || return 1
-	shift
-	local t
-	for t in "$@"; do has "$t" || return 1; done
-}
 
 check "server starts and prints its URL" start_server
 

@@ -212,3 +212,14 @@ spec:
     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 YAML
 }
+
+# The curl scripts' checks of their last answer (CODE, and the body in
+# $WORK/body): code_is CODE, has TEXT, code_has CODE TEXT... (every TEXT).
+code_is() { [[ $CODE == "$1" ]] || { echo "#   got $CODE: $(head -c 400 "$WORK/body")"; return 1; }; }
+has() { grep -qF -- "$1" "$WORK/body" || { echo "#   body lacks $1: $(head -c 400 "$WORK/body")"; return 1; }; }
+code_has() {
+	code_is "$1" || return 1
+	shift
+	local t
+	for t in "$@"; do has "$t" || return 1; done
+}

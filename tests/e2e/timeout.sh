@@ -28,14 +28,6 @@ req() {
 		"$URL$p")
 }
 cm() { echo "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"$1\"}}"; }
-code_is() { [[ $CODE == "$1" ]] || { echo "#   got $CODE: $(head -c 400 "$WORK/body")"; return 1; }; }
-has() { grep -qF -- "$1" "$WORK/body" || { echo "#   body lacks $1: $(head -c 400 "$WORK/body")"; return 1; }; }
-code_has() {
-	code_is "$1" || return 1
-	shift
-	local t
-	for t in "$@"; do has "$t" || return 1; done
-}
 exists() { req GET "$NS/$1"; [[ $CODE == 200 ]]; }
 
 # hold_start / hold_release: the store's write lock, from another process.
