@@ -38,6 +38,7 @@
 
 /* Retries of a patch or a delete that raced with another writer. */
 #define WRITE_RETRIES 8
+#define UNCOND_UPDATE_RETRIES 1000
 
 /* ------------------------------------------------------------ small helpers */
 
@@ -1766,7 +1767,10 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 		fail_res(r, res, name, &err);
 		return;
 	}
-	for (int attempt = 0; attempt < WRITE_RETRIES && !r->answered; attempt++) {
+	/* kube retries such an update for as long as it races; the bound only
+	   keeps a pathological storm from spinning a worker forever. */
+	int tries = uncond ? UNCOND_UPDATE_RETRIES : 1;
+	for (int attempt = 0; attempt < tries && !r->answered; attempt++) {
 		struct reg_obj c = {0};
 		lp_err rc = reg_get(srv_engine(r->s), &k, &c);
 		if (rc || (rc = reg_obj_decode(&c))) {
@@ -1775,7 +1779,7 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 			fail_res(r, res, name, &err);
 			break;
 		}
-		bool last = attempt == WRITE_RETRIES - 1;
+		bool last = attempt == tries - 1;
 		json_t *o = uncond && !last ? json_deep_copy(obj) : json_incref(obj);
 		rc = finish_update(r, res, ns, name, &c, o, upd_kind_of(sub),
 				   uncond && !last, dry);
