@@ -252,4 +252,5 @@ const struct ctl_def ctl_crd_finalizer = {
     .fini = crd_fini,
     .observe = crd_observe,
     .sync = crd_sync,
+    .whole_prefix = CRD_PREFIX,
 };

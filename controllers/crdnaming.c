@@ -144,4 +144,5 @@ const struct ctl_def ctl_crd_naming = {
     .fini = naming_fini,
     .observe = naming_observe,
     .sync = naming_sync,
+    .whole_prefix = CRD_PREFIX,
 };

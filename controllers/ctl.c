@@ -284,6 +284,20 @@ static lp_err add_indexers(ctl_mgr *m)
 	return LP_OK;
 }
 
+/* The informer decodes a value whole only when a running controller reads
+   more than its metadata (ctl_def.whole_prefix). */
+static bool needs_whole(void *ud, const uint8_t *key, size_t len)
+{
+	const ctl_mgr *m = ud;
+	for (size_t i = 0; i < m->n; i++) {
+		const char *p = m->c[i].def->whole_prefix;
+		size_t pl = p ? strlen(p) : 0;
+		if (p && len >= pl && memcmp(key, p, pl) == 0)
+			return true;
+	}
+	return false;
+}
+
 lp_err ctl_mgr_new(const struct ctl_store *s, uint32_t mask, ctl_mgr **out)
 {
 	ctl_mgr *m = calloc(1, sizeof *m);
@@ -321,6 +335,8 @@ lp_err ctl_mgr_new(const struct ctl_store *s, uint32_t mask, ctl_mgr **out)
 	    .prefix = REG_ROOT,
 	    .prefix_len = strlen(REG_ROOT),
 	    .handlers = {on_add, on_update, on_delete, m},
+	    .whole = needs_whole,
+	    .whole_ud = m,
 	};
 	if (rc == LP_OK && m->n > 0)
 		rc = inf_new(&io, &m->informer);

@@ -138,6 +138,11 @@ struct ctl_def {
 	lp_err (*sync)(void *ud, ctl *c, const char *key);
 	/* The indexes it queries; ends with a NULL name. NULL: none. */
 	const struct ctl_indexer *indexers;
+	/* The key prefix of the objects whose observe events and index
+	   callbacks need more than apiVersion, kind and metadata; NULL:
+	   metadata is enough. Every other object is decoded only that far
+	   (a write costs the informer a fraction of a whole decode). */
+	const char *whole_prefix;
 };
 
 /* Queue key (deduplicated while waiting). Any thread. */

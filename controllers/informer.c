@@ -161,6 +161,8 @@ struct inf {
 	uint32_t page;	       /* immutable */
 	uint64_t seed[2];      /* immutable */
 	int raw;	       /* immutable */
+	bool (*whole)(void *, const uint8_t *, size_t); /* immutable */
+	void *whole_ud;					/* immutable */
 	uint32_t resync_ms;    /* immutable */
 	int64_t next_resync;   /* CLOCK_MONOTONIC ms; informer thread only */
 	/* immutable once started (inf_add_indexer before inf_start) */
@@ -291,12 +293,70 @@ static void index_namespace(void *ud, const struct inf_obj *obj,
  * thread, no lock, before c enters the table. Errors: LP_E_NOMEM (c keeps
  * what it got; the caller decides).
  */
+/*
+ * A string member `"name":"..."` at *p, without escapes; advances *p past
+ * it. NULL when the bytes are not that (the caller decodes whole).
+ */
+static json_t *plain_member(const char **p, const char *end, const char *name)
+{
+	size_t nl = strlen(name);
+	const char *s = *p;
+	if ((size_t)(end - s) < nl + 5 || s[0] != '"' ||
+	    memcmp(s + 1, name, nl) || memcmp(s + 1 + nl, "\":\"", 3))
+		return NULL;
+	s += nl + 4;
+	const char *q = memchr(s, '"', (size_t)(end - s));
+	if (!q || memchr(s, '\\', (size_t)(q - s)))
+		return NULL;
+	*p = q + 1;
+	return json_stringn(s, (size_t)(q - s));
+}
+
+/*
+ * kind, apiVersion and metadata of a value laid out as the registry stores
+ * objects (`{"kind":..,"apiVersion":..,"metadata":{..},...`, compact, in
+ * that order: server/registry/object.c), decoding nothing after metadata.
+ * NULL when the value is laid out otherwise.
+ */
+static json_t *decode_head(const uint8_t *value, size_t len)
+{
+	static const char meta[] = ",\"metadata\":";
+	const char *p = (const char *)value, *end = p + len;
+	if (len < 2 || *p++ != '{')
+		return NULL;
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_t *kind = plain_member(&p, end, "kind");
+	if (!kind || json_object_set_new(o, "kind", kind) || p == end ||
+	    *p++ != ',')
+		goto whole;
+	json_t *av = plain_member(&p, end, "apiVersion");
+	if (!av || json_object_set_new(o, "apiVersion", av) ||
+	    (size_t)(end - p) < sizeof meta - 1 ||
+	    memcmp(p, meta, sizeof meta - 1))
+		goto whole;
+	p += sizeof meta - 1;
+	json_t *m =
+	    json_loadb(p, (size_t)(end - p), JSON_DISABLE_EOF_CHECK, NULL);
+	if (!json_is_object(m) || json_object_set_new(o, "metadata", m))
+		goto whole;
+	return o;
+whole:
+	json_decref(o);
+	return NULL;
+}
+
 static lp_err prepare(inf *i, struct citem *c)
 {
 	if (i->raw)
 		return LP_OK;
-	json_t *j =
-	    json_loadb((const char *)c->obj.value, c->obj.value_len, 0, NULL);
+	json_t *j = NULL;
+	if (i->whole && !i->whole(i->whole_ud, c->obj.key, c->obj.key_len))
+		j = decode_head(c->obj.value, c->obj.value_len);
+	if (!j)
+		j = json_loadb((const char *)c->obj.value, c->obj.value_len, 0,
+			       NULL);
 	if (j && !json_is_object(j)) {
 		json_decref(j);
 		j = NULL;
@@ -992,6 +1052,8 @@ lp_err inf_new(const struct inf_opts *o, inf **out)
 	i->n_buckets = MIN_BUCKETS;
 	i->n_ibuckets = MIN_BUCKETS;
 	i->raw = o->raw != 0;
+	i->whole = o->whole;
+	i->whole_ud = o->whole_ud;
 	i->n_idx = o->raw ? 0 : 1;
 	i->e = o->e;
 	i->h = o->handlers;

@@ -48,6 +48,7 @@
 #define LAPIS_CONTROLLERS_INFORMER_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,9 +67,10 @@ struct inf_obj {
 	int64_t create_rev;
 	int64_t mod_rev;
 	int64_t version;
-	/* The value decoded once, or NULL (a raw informer, or the value is
-	   not a JSON object). Read-only for everyone: shared with other
-	   threads. Borrowed like the rest; inf_keep to keep it longer. */
+	/* The value decoded once (only its apiVersion, kind and metadata
+	   where inf_opts.whole says so), or NULL (a raw informer, or the
+	   value is not a JSON object). Read-only for everyone: shared with
+	   other threads. Borrowed like the rest; inf_keep to keep it longer. */
 	json_t *json;
 	struct inf_tree *tree; /* json's holder, for inf_keep; opaque */
 };
@@ -102,6 +104,14 @@ struct inf_opts {
 	uint32_t list_page; /* keys per list page (one snapshot each);
 			       0: 500 */
 	int raw;	    /* 1: keep bytes only: no decoding, no indexes */
+	/* Which values to decode whole. NULL: every one. Otherwise a value
+	   whose key it rejects gets a json holding at least its apiVersion,
+	   kind and metadata (what metadata-only consumers read, at a
+	   fraction of the cost of decoding a large spec or data), or the
+	   whole object when the value is not laid out as the registry
+	   stores objects. Informer thread; must be a pure function. */
+	bool (*whole)(void *ud, const uint8_t *key, size_t len);
+	void *whole_ud;
 	uint32_t resync_ms; /* every this often, on_update(obj, obj) for every
 			       cached object (client-go's periodic resync:
 			       controllers re-check their state); 0: never */

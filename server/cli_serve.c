@@ -346,7 +346,8 @@ int cli_serve(int argc, char **argv)
 		goto out;
 	}
 	srv_crds_refresh(d.e);
-	struct srv_error serr = {0};
+	struct srv_error serr;
+	srv_error_clear(&serr);
 	if (!insecure &&
 	    srv_pki_load_or_create(d.dir, sans, n_sans, &pki, &serr) != LP_OK) {
 		fprintf(stderr, "lapis: credentials: %s\n", serr.message);

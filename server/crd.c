@@ -522,7 +522,8 @@ static void build_entry(struct entry *e, const json_t *crd, const json_t *v,
 	r->crd = &e->info;
 	r->prepare = srv_prep_cr;
 	build_columns(e, json_object_get(v, "additionalPrinterColumns"));
-	struct srv_error serr = {0};
+	struct srv_error serr;
+	srv_error_clear(&serr);
 	json_t *sch =
 	    json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
 	if (sch && srv_schema_compile(sch, &e->info.schema, &serr))

@@ -205,7 +205,8 @@ static bool frame(struct wstream *ws, const char *type, const void *obj,
 {
 	size_t cl;
 	char *conv = NULL;
-	struct srv_error err = {0};
+	struct srv_error err;
+	srv_error_clear(&err);
 	if (ws->res->custom &&
 	    srv_cr_convert(ws->res, obj, n, &conv, &cl, &err)) {
 		emit_error(ws, srv_status_code(err.code),
@@ -655,7 +656,8 @@ static enum eng_take initial_cb(void *ud, const struct eng_record *rec)
 void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	       const char *ns, const char *name)
 {
-	struct srv_error err = {0};
+	struct srv_error err;
+	srv_error_clear(&err);
 	struct list_opts o;
 	if (srv_list_opts(r, res, true, &o, &err)) {
 		srv_lsel_free(o.lsel);

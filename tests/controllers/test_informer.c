@@ -1082,3 +1082,86 @@ Test(inf, a_periodic_resync_hands_every_object_back, .init = setup,
 	cr_assert_eq(R.same, same, "no handler call after inf_stop");
 	pthread_mutex_unlock(&R.mu);
 }
+
+/* inf_opts.whole: keys it accepts are decoded whole; the others only as
+   far as metadata when laid out as the registry stores objects, and whole
+   (never wrongly) when laid out otherwise. */
+static bool whole_under_w(void *ud, const uint8_t *key, size_t len)
+{
+	(void)ud;
+	return len >= strlen(PFX "w/") &&
+	       !memcmp(key, PFX "w/", strlen(PFX "w/"));
+}
+
+static json_t *cached(inf *i, const char *key)
+{
+	struct inf_item *it = NULL;
+	TC_OK(inf_get(i, key, strlen(key), &it));
+	json_t *j = json_incref(it->obj.json);
+	inf_item_free(it);
+	return j;
+}
+
+Test(inf, only_metadata_is_decoded_where_whole_says_no, .init = setup,
+     .fini = teardown)
+{
+	const char *obj = "{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\","
+			  "\"metadata\":{\"name\":\"a\",\"namespace\":\"ns1\","
+			  "\"labels\":{\"q\":\"\\\"}\"}},"
+			  "\"data\":{\"k\":\"v\"}}";
+	tc_puts(S.e, PFX "w/a", obj);
+	tc_puts(S.e, PFX "m/a", obj);
+	/* not the registry's layout: apiVersion first, an escape in kind */
+	tc_puts(S.e, PFX "m/b",
+		"{\"apiVersion\":\"v1\",\"kind\":\"K\",\"metadata\":{},"
+		"\"spec\":1}");
+	tc_puts(S.e, PFX "m/c",
+		"{\"kind\":\"K\\/b\",\"apiVersion\":\"v1\",\"metadata\":{},"
+		"\"spec\":1}");
+	tc_puts(S.e, PFX "m/d",
+		"{\"kind\":\"K\",\"apiVersion\":\"v1\","
+		"\"metadata\":{\"name\":\"d\"} ");
+	struct inf_opts o = {.name = "whole",
+			     .e = S.e,
+			     .prefix = PFX,
+			     .prefix_len = strlen(PFX),
+			     .whole = whole_under_w};
+	inf *i = NULL;
+	TC_OK(inf_new(&o, &i));
+	TC_OK(inf_start(i));
+	TC_OK(inf_wait_synced(i));
+
+	json_t *w = cached(i, PFX "w/a"), *m = cached(i, PFX "m/a");
+	json_t *want = json_loads(obj, 0, NULL);
+	cr_assert(json_equal(w, want), "decoded whole");
+	json_object_del(want, "data");
+	cr_assert(json_equal(m, want), "apiVersion, kind and metadata only");
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(m, "metadata"), "labels"),
+		"q")),
+	    "\"}", "escapes inside metadata decoded");
+	json_decref(want);
+	json_decref(w);
+	json_decref(m);
+	for (const char *const *k =
+		 (const char *const[]){PFX "m/b", PFX "m/c", NULL};
+	     *k; k++) {
+		json_t *j = cached(i, *k);
+		cr_assert_eq(json_integer_value(json_object_get(j, "spec")), 1,
+			     "%s: another layout is decoded whole", *k);
+		json_decref(j);
+	}
+	/* A broken value past metadata: the head decodes; a whole decode
+	   would have failed. Either way the namespace index still works. */
+	json_t *d = cached(i, PFX "m/d");
+	cr_assert_str_eq(json_string_value(json_object_get(
+			     json_object_get(d, "metadata"), "name")),
+			 "d");
+	json_decref(d);
+	size_t n = inf_index_count(i, INF_IDX_NAMESPACE, "ns1");
+	cr_assert_eq(n, 2,
+		     "both copies of the object are indexed by namespace");
+	inf_stop(i);
+	inf_free(i);
+}
