@@ -1707,19 +1707,12 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	/* A no-op write changes nothing and keeps the revision. */
 	char rvt[24];
 	snprintf(rvt, sizeof rvt, "%lld", (long long)cur->mod);
-	char *same = NULL;
-	size_t same_len = 0;
-	if (reg_put(e, &k, next, NULL, true, rvt, &same, &same_len, NULL) == LP_OK &&
-	    same_len == cur->len && !memcmp(same, cur->bytes, same_len)) {
-		json_decref(next);
-		srv_reply_take(r, 200, "application/json", same, same_len);
-		return LP_OK;
-	}
-	free(same);
 	struct eng_cmp cmp = {ENG_CMP_MOD, cur->mod};
 	char *out = NULL;
 	size_t out_len = 0;
-	lp_err rc = reg_put(e, &k, next, &cmp, dry, rvt, &out, &out_len, NULL);
+	bool unchanged;
+	lp_err rc = reg_put_changed(e, &k, next, &cmp, dry, rvt, cur, &unchanged,
+				    &out, &out_len);
 	json_decref(next);
 	if (rc == LP_E_CONFLICT && retry)
 		return LP_E_CONFLICT;

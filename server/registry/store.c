@@ -71,6 +71,35 @@ static lp_err add_sides(eng_txn *t, const struct reg_side *sides, int n)
 	return rc;
 }
 
+/* obj as it is stored: resourceVersion emptied for the revision slot,
+   canonical order. */
+static lp_err encode_stored(json_t *obj, char **bytes, size_t *len,
+			    uint32_t *slot)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+	if (json_is_object(meta))
+		json_object_set_new(meta, "resourceVersion", json_string(""));
+	reg_canonical(obj);
+	return reg_encode(obj, bytes, len, slot);
+}
+
+/* bytes with rv_text in the revision slot, as a read would return them.
+   NULL: no memory. */
+static char *splice_rv(const char *bytes, size_t len, uint32_t slot,
+		       const char *rv_text, size_t *out_len)
+{
+	size_t rl = rv_text ? strlen(rv_text) : 0;
+	char *b = malloc(len + rl + 1);
+	if (!b)
+		return NULL;
+	memcpy(b, bytes, slot);
+	if (rl)
+		memcpy(b + slot, rv_text, rl);
+	memcpy(b + slot + rl, bytes + slot, len - slot + 1);
+	*out_len = len + rl;
+	return b;
+}
+
 lp_err reg_put(eng *e, const struct reg_key *k, json_t *obj,
 	       const struct eng_cmp *cmp, bool dry, const char *rv_text,
 	       char **out, size_t *out_len, int64_t *rev)
@@ -78,61 +107,50 @@ lp_err reg_put(eng *e, const struct reg_key *k, json_t *obj,
 	if (!dry)
 		return reg_put_sides(e, k, obj, cmp, NULL, 0, NULL, out,
 				     out_len, rev);
-	json_t *meta = json_object_get(obj, "metadata");
-	if (json_is_object(meta))
-		json_object_set_new(meta, "resourceVersion", json_string(""));
-	reg_canonical(obj);
 	char *bytes;
 	size_t len;
 	uint32_t slot;
-	lp_err rc = reg_encode(obj, &bytes, &len, &slot);
+	lp_err rc = encode_stored(obj, &bytes, &len, &slot);
 	if (rc)
 		return rc;
 	/* a dry run: the bytes a write would store, with rv_text spliced */
-	size_t rl = rv_text ? strlen(rv_text) : 0;
-	char *b = malloc(len + rl + 1);
-	if (!b) {
-		free(bytes);
-		return LP_E_NOMEM;
-	}
-	memcpy(b, bytes, slot);
-	if (rl)
-		memcpy(b + slot, rv_text, rl);
-	memcpy(b + slot + rl, bytes + slot, len - slot + 1);
+	*out = splice_rv(bytes, len, slot, rv_text, out_len);
 	free(bytes);
-	*out = b;
-	*out_len = len + rl;
-	return LP_OK;
+	return *out ? LP_OK : LP_E_NOMEM;
 }
 
-/* A new txn with one put of obj (canonical order, revision slot) under k
-   if cmp holds. Errors: LP_E_NOMEM, engine errors (nothing to free). */
-static lp_err put_txn(eng *e, const struct reg_key *k, json_t *obj,
-		      const struct eng_cmp *cmp, eng_txn **out)
+/* A new txn with one put of the encoded bytes under k if cmp holds.
+   Errors: LP_E_NOMEM, engine errors (nothing to free). */
+static lp_err txn_of(eng *e, const struct reg_key *k, const char *bytes,
+		     size_t len, uint32_t slot, const struct eng_cmp *cmp,
+		     eng_txn **out)
 {
-	json_t *meta = json_object_get(obj, "metadata");
-	if (json_is_object(meta))
-		json_object_set_new(meta, "resourceVersion", json_string(""));
-	reg_canonical(obj);
-	char *bytes;
-	size_t len;
-	uint32_t slot;
-	lp_err rc = reg_encode(obj, &bytes, &len, &slot);
+	eng_txn *t;
+	lp_err rc = eng_txn_new(e, &t);
 	if (rc)
 		return rc;
-	eng_txn *t;
-	if ((rc = eng_txn_new(e, &t))) {
-		free(bytes);
-		return rc;
-	}
 	rc = eng_txn_put(t, k->bytes, k->len, bytes, len, slot, cmp);
-	free(bytes);
 	if (rc) {
 		eng_txn_free(t);
 		return rc;
 	}
 	*out = t;
 	return LP_OK;
+}
+
+/* txn_of obj, encoded as stored. */
+static lp_err put_txn(eng *e, const struct reg_key *k, json_t *obj,
+		      const struct eng_cmp *cmp, eng_txn **out)
+{
+	char *bytes;
+	size_t len;
+	uint32_t slot;
+	lp_err rc = encode_stored(obj, &bytes, &len, &slot);
+	if (rc)
+		return rc;
+	rc = txn_of(e, k, bytes, len, slot, cmp, out);
+	free(bytes);
+	return rc;
 }
 
 /* The stored bytes of a committed txn's first put, copied into *out. */
@@ -171,6 +189,38 @@ lp_err reg_put_sides(eng *e, const struct reg_key *k, json_t *obj,
 		*failed_side = res.failed_op - 1;
 	if (!rc)
 		rc = put_result(t, out, out_len, rev);
+	eng_txn_free(t);
+	return rc;
+}
+
+lp_err reg_put_changed(eng *e, const struct reg_key *k, json_t *obj,
+		       const struct eng_cmp *cmp, bool dry, const char *rv_text,
+		       const struct reg_obj *cur, bool *unchanged, char **out,
+		       size_t *out_len)
+{
+	char *bytes;
+	size_t len;
+	uint32_t slot;
+	lp_err rc = encode_stored(obj, &bytes, &len, &slot);
+	if (rc)
+		return rc;
+	size_t rl = strlen(rv_text);
+	*unchanged = len + rl == cur->len && !memcmp(cur->bytes, bytes, slot) &&
+		     !memcmp(cur->bytes + slot, rv_text, rl) &&
+		     !memcmp(cur->bytes + slot + rl, bytes + slot, len - slot);
+	if (*unchanged || dry) {
+		*out = splice_rv(bytes, len, slot, rv_text, out_len);
+		free(bytes);
+		return *out ? LP_OK : LP_E_NOMEM;
+	}
+	eng_txn *t;
+	rc = txn_of(e, k, bytes, len, slot, cmp, &t);
+	free(bytes);
+	if (rc)
+		return rc;
+	rc = eng_txn_commit(t, NULL);
+	if (!rc)
+		rc = put_result(t, out, out_len, NULL);
 	eng_txn_free(t);
 	return rc;
 }

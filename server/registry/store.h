@@ -43,6 +43,19 @@ lp_err reg_put(eng *e, const struct reg_key *k, json_t *obj,
 	       const struct eng_cmp *cmp, bool dry, const char *rv_text,
 	       char **out, size_t *out_len, int64_t *rev);
 
+/*
+ * reg_put of obj unless it would store exactly cur's bytes (cur as read,
+ * its revision slot holding rv_text): then nothing is written and
+ * *unchanged is set. *out is what reg_put gives, or with *unchanged (or
+ * dry) the bytes that would be stored with rv_text as resourceVersion.
+ * Encodes obj once (an update's no-op check and its write share it).
+ * Errors: those of reg_put.
+ */
+lp_err reg_put_changed(eng *e, const struct reg_key *k, json_t *obj,
+		       const struct eng_cmp *cmp, bool dry, const char *rv_text,
+		       const struct reg_obj *cur, bool *unchanged, char **out,
+		       size_t *out_len);
+
 /* A second key written in the same transaction (an index or reservation,
    e.g. a Service's cluster IP): put value (del false) or delete, with cmp. */
 struct reg_side {

@@ -162,6 +162,25 @@ req PUT /api/v1/namespaces/default/configmaps/a1 "$NEW"
 check "update is 200" code_is 200
 req PUT /api/v1/namespaces/default/configmaps/a1 "$NEW"
 check "stale update is 409 Conflict" code_has 409 '"reason":"Conflict"'
+# An update that changes nothing writes nothing: the same resourceVersion
+# comes back (kube skips no-op writes); a dry run of a change returns the
+# changed object at the current resourceVersion and writes nothing.
+req GET /api/v1/namespaces/default/configmaps/a1
+CUR=$(cat "$WORK/body")
+RV1=$(jq_ "d['metadata']['resourceVersion']")
+req PUT /api/v1/namespaces/default/configmaps/a1 "$CUR"
+check "a no-op update is 200 with the resourceVersion unchanged" \
+	code_has 200 "\"resourceVersion\":\"$RV1\"" '"k":"v2"'
+DRY=$(python3 -c "import json,sys; d=json.loads(sys.argv[1]); d['data']['k']='v3'; print(json.dumps(d))" "$CUR")
+req PUT "/api/v1/namespaces/default/configmaps/a1?dryRun=All" "$DRY"
+check "a dry-run update answers the change at the same resourceVersion" \
+	code_has 200 "\"resourceVersion\":\"$RV1\"" '"k":"v3"'
+req GET /api/v1/namespaces/default/configmaps/a1
+check "... and wrote nothing" code_has 200 "\"resourceVersion\":\"$RV1\"" '"k":"v2"'
+REAL=$(python3 -c "import json,sys; d=json.loads(sys.argv[1]); d['metadata']['annotations']={'touched':'1'}; print(json.dumps(d))" "$CUR")
+req PUT /api/v1/namespaces/default/configmaps/a1 "$REAL"
+check "a real change gets a new resourceVersion" \
+	bash -c "grep -q '\"touched\":\"1\"' '$WORK/body' && ! grep -q '\"resourceVersion\":\"$RV1\"' '$WORK/body'"
 # Unconditional updates (no resourceVersion) racing each other all land:
 # kube re-applies such an update on the new object instead of a 409.
 race_puts() {
