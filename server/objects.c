@@ -1710,7 +1710,15 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	struct eng_cmp cmp = {ENG_CMP_MOD, cur->mod};
 	char *out = NULL;
 	size_t out_len = 0;
-	lp_err rc = reg_put(e, &k, next, &cmp, dry, rvt, &out, &out_len, NULL);
+	lp_err rc;
+	if (is_crd(res) && !dry) {
+		/* one fsync for the CRD and its status, the serving map
+		   updated: no after_write */
+		rc = srv_crd_update(e, &k, next, cur->mod, &out, &out_len);
+		r->write_hooked = rc == LP_OK;
+	} else {
+		rc = reg_put(e, &k, next, &cmp, dry, rvt, &out, &out_len, NULL);
+	}
 	json_decref(next);
 	if (rc == LP_E_CONFLICT && retry)
 		return LP_E_CONFLICT;
