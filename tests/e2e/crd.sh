@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # crd.sh -- CustomResourceDefinitions end to end with kubectl: every real CRD
 # in shared/testdata/crds (index.json), their example objects, names and
-# short names, a name clash that resolves when the other CRD goes, and CRD
+# short names, a name clash that resolves when the other CRD goes, a create
+# or an update and its naming status committed as one chain, and CRD
 # deletion removing the instances.
 set -uo pipefail
 . "$(dirname "$0")/lib.bash"
