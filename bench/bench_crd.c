@@ -2,7 +2,7 @@
  * bench_crd.c -- the CustomResourceDefinition benchmarks of issue 5.
  *
  *   bench-crd [--lapis PATH] [--crds N] [--nosync] [--objects N]
- *             [--seconds S] [--rounds R] [--keep]
+ *             [--updates N] [--seconds S] [--rounds R] [--keep]
  *
  *  1. Starts lapis (--insecure-http; synced commits unless --nosync) on a
  *     fresh data directory and creates N CRDs (default 1,000; ten groups,
@@ -12,6 +12,11 @@
  *     before the create returns, a LIST of CRDs right after the last one
  *     must show all N Established=True. The time from the first POST to
  *     that LIST's answer is "total time to Established".
+ *     Then --updates (default 200) merge patches of the first CRD, each
+ *     setting a short name not used before, so that each changes the
+ *     accepted names: lapis commits each update and its status write as
+ *     one chain (one fsync). Every PATCH must answer 200 and a GET after
+ *     the last must show its short name accepted.
  *  2. With all N installed: times /apis, aggregated discovery
  *     (/apis as apidiscovery.k8s.io v2), /openapi/v3 and one group
  *     version's OpenAPI document (the best of 5 requests each).
@@ -54,10 +59,10 @@
 
 static struct {
 	const char *lapis;
-	int crds, objects, rounds;
+	int crds, objects, rounds, updates;
 	double seconds;
 	bool nosync, keep;
-} cfg = {"build/lapis", 1000, 1000, 3, 2.0, false, false};
+} cfg = {"build/lapis", 1000, 1000, 3, 200, 2.0, false, false};
 
 static double now_s(void)
 {
@@ -201,18 +206,21 @@ static void body_put(struct conn *c, size_t n)
 	c->buf[c->len] = 0;
 }
 
-/* Send a request and read the whole response into c->buf; the status. */
-static int request(struct conn *c, const char *method, const char *path,
-		   const char *accept, const char *body)
+/* Send a request (a body of type ctype, NULL: JSON) and read the whole
+   response into c->buf; the status. */
+static int request_ct(struct conn *c, const char *method, const char *path,
+		      const char *accept, const char *ctype, const char *body)
 {
 	char head[2048];
 	size_t bl = body ? strlen(body) : 0;
 	int n = snprintf(
 	    head, sizeof head,
 	    "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: %s\r\n"
-	    "%sContent-Length: %zu\r\n\r\n",
+	    "%s%s%sContent-Length: %zu\r\n\r\n",
 	    method, path, c->port, accept ? accept : "application/json",
-	    body ? "Content-Type: application/json\r\n" : "", bl);
+	    body ? "Content-Type: " : "",
+	    body ? (ctype ? ctype : "application/json") : "",
+	    body ? "\r\n" : "", bl);
 	send_all(c, head, (size_t)n);
 	if (bl)
 		send_all(c, body, bl);
@@ -251,6 +259,12 @@ static int request(struct conn *c, const char *method, const char *path,
 	if (!c->buf)
 		body_put(c, 0);
 	return status;
+}
+
+static int request(struct conn *c, const char *method, const char *path,
+		   const char *accept, const char *body)
+{
+	return request_ct(c, method, path, accept, NULL, body);
 }
 
 /* ------------------------------------------------------------ the server */
@@ -358,6 +372,54 @@ static int count_established(const char *body)
 	return n;
 }
 
+/* The accepted short names of the CRD in body include name. */
+static bool short_accepted(const char *body, const char *name)
+{
+	json_t *crd = json_loads(body, 0, NULL);
+	json_t *sn = json_object_get(
+	    json_object_get(json_object_get(crd, "status"), "acceptedNames"),
+	    "shortNames");
+	bool found = false;
+	size_t i;
+	json_t *v;
+	json_array_foreach(sn, i, v) found =
+	    found ||
+	    !strcmp(json_string_value(v) ? json_string_value(v) : "", name);
+	json_decref(crd);
+	return found;
+}
+
+/* cfg.updates merge patches of CRD 0, each with one new short name
+   (without a resourceVersion: the answer is the update at R, the status
+   write then is R+1). */
+static void bench_updates(struct conn *c)
+{
+	static const char path[] = "/apis/apiextensions.k8s.io/v1/"
+				   "customresourcedefinitions/"
+				   "w0000s.g0.bench.example.com";
+	char sn[32] = "";
+	double t0 = now_s();
+	for (int i = 0; i < cfg.updates; i++) {
+		char b[128];
+		snprintf(sn, sizeof sn, "u%d", i);
+		snprintf(b, sizeof b,
+			 "{\"spec\":{\"names\":{\"shortNames\":[\"%s\"]}}}",
+			 sn);
+		int st = request_ct(c, "PATCH", path, NULL,
+				    "application/merge-patch+json", b);
+		if (st != 200)
+			die("update %d of CRD 0: %d %s", i, st, c->buf);
+	}
+	double t = now_s() - t0;
+	if (cfg.updates && (request(c, "GET", path, NULL, NULL) != 200 ||
+			    !short_accepted(c->buf, sn)))
+		die("CRD 0: short name %s not accepted: %s", sn, c->buf);
+	printf("1. %d CRD updates by PATCH, each accepting a new short name "
+	       "(%s): %.2f s (%.2f ms each)\n",
+	       cfg.updates, cfg.nosync ? "--nosync" : "synced commits", t,
+	       cfg.updates ? t * 1000 / cfg.updates : 0.0);
+}
+
 static void bench_crds(int port)
 {
 	struct conn c = {.fd = -1};
@@ -390,6 +452,7 @@ static void bench_crds(int port)
 	       cfg.crds, cfg.nosync ? "--nosync" : "synced commits", t_posts,
 	       t_posts * 1000 / cfg.crds, slowest * 1000, est, cfg.crds, t_all,
 	       t_all < 10 && est == cfg.crds ? "met" : "MISSED");
+	bench_updates(&c);
 	static const struct {
 		const char *what, *path, *accept;
 	} q[] = {
@@ -654,6 +717,8 @@ int main(int argc, char **argv)
 			cfg.crds = atoi(argv[++i]);
 		else if (!strcmp(a, "--objects") && v)
 			cfg.objects = atoi(argv[++i]);
+		else if (!strcmp(a, "--updates") && v)
+			cfg.updates = atoi(argv[++i]);
 		else if (!strcmp(a, "--rounds") && v)
 			cfg.rounds = atoi(argv[++i]);
 		else if (!strcmp(a, "--seconds") && v)
@@ -665,15 +730,15 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr, "usage: bench-crd [--lapis PATH] "
 					"[--crds N] [--nosync] "
-					"[--objects N] [--seconds S] [--rounds "
-					"R] [--keep]\n");
+					"[--objects N] [--updates N] [--seconds "
+					"S] [--rounds R] [--keep]\n");
 			return 2;
 		}
 	}
 	if (cfg.crds < 1 || cfg.objects < 1 || cfg.rounds < 1 ||
-	    cfg.seconds <= 0) {
+	    cfg.updates < 0 || cfg.seconds <= 0) {
 		fprintf(stderr, "bench-crd: --crds, --objects, --rounds, "
-				"--seconds must be > 0\n");
+				"--seconds must be > 0, --updates >= 0\n");
 		return 2;
 	}
 	const char *t = getenv("TMPDIR");

@@ -29,8 +29,10 @@
  *     with the last snapshot that holds it.
  *  3. The map is process-wide: one serving process per store.
  *  4. Only committed writes change it (srv_crd_after_write is not called
- *     for dry runs or failed writes), and each update re-reads the CRD from
- *     the store under map_mu, so concurrent writers converge on the store.
+ *     for dry runs or failed writes; srv_crd_create and srv_crd_update
+ *     rebuild only after their write commits), and each update re-reads
+ *     the CRD from the store under map_mu, so concurrent writers converge
+ *     on the store.
  *  5. Every naming decision (a create's, an update's, the crd-naming
  *     controller's) is made under map_mu from the map, and its status is
  *     committed and the CRD's entry rebuilt before map_mu is released: no
@@ -1585,14 +1587,24 @@ static const char *crd_group(const json_t *crd)
 	return g ? g : "";
 }
 
+static const json_t *accepted_names(const json_t *crd)
+{
+	return json_object_get(json_object_get(crd, "status"), "acceptedNames");
+}
+
 /* The naming and establishing decision for crd against the accepted names
-   of its group's CRDs in the map (its own stored version included, as
-   kube's naming controller counts it) and the group's built-ins. *st:
-   the status to write (new), or NULL when crd's is already that.
+   of its group's other CRDs in the map, its own (as kube's naming
+   controller counts them) and the group's built-ins. Its own come from
+   crd, not from its entry in the map: a write decided before it commits
+   (srv_crd_update) carries the status it keeps, and the map may still hold
+   an older version, or a deleted CRD of the same name a create replaces.
+   *st: the status to write (new), or NULL when crd's is already that.
    Errors: LP_E_NOMEM. Call with map_mu held. */
 static lp_err decide(const json_t *crd, json_t **st)
 {
 	const char *group = crd_group(crd);
+	const char *name = json_string_value(
+	    json_object_get(json_object_get(crd, "metadata"), "name"));
 	struct reg_crd_taken t;
 	lp_err rc = reg_crd_taken_init(&t);
 	if (rc)
@@ -1600,12 +1612,11 @@ static lp_err decide(const json_t *crd, json_t **st)
 	struct crdmap *m = map_locked();
 	for (size_t i = 0; m && i < m->n; i++) {
 		const json_t *other = m->c[i]->crd;
-		if (!strcmp(crd_group(other), group))
-			reg_crd_taken_add(
-			    &t,
-			    json_object_get(json_object_get(other, "status"),
-					    "acceptedNames"));
+		if (!strcmp(crd_group(other), group) &&
+		    (!name || strcmp(m->c[i]->name, name)))
+			reg_crd_taken_add(&t, accepted_names(other));
 	}
+	reg_crd_taken_add(&t, accepted_names(crd));
 	builtin_taken(group, &t);
 	char now[32];
 	reg_now(now);
@@ -1658,8 +1669,17 @@ static void settle(eng *e, const json_t *crd)
 		write_status(e, crd, st);
 }
 
-lp_err srv_crd_create(eng *e, const struct reg_key *k, json_t *obj, char **out,
-		      size_t *out_len)
+/*
+ * Write the CRD obj under k if cmp holds, with its naming and establishing
+ * decided inline: when the decision changes its status, the write
+ * (revision R) and then the status (R+1) commit as one chain, one fsync,
+ * the status conditioned on the key still holding R. The serving map has
+ * the CRD as stored before map_mu is released. *out: obj as stored at R.
+ * Errors: the first write's (nothing written), as reg_put_then.
+ */
+static lp_err write_decided(eng *e, const struct reg_key *k, json_t *obj,
+			    const struct eng_cmp *cmp, char **out,
+			    size_t *out_len)
 {
 	const char *name = meta_of(obj, "name");
 	char nm[256];
@@ -1677,22 +1697,35 @@ lp_err srv_crd_create(eng *e, const struct reg_key *k, json_t *obj, char **out,
 	lp_err rc;
 	if (then) {
 		lp_err then_rc;
-		rc = reg_create_then(e, k, obj, then, out, out_len, NULL,
-				     &then_rc);
-		/* The create stands alone: the crd-naming controller sees
+		rc = reg_put_then(e, k, obj, cmp, then, out, out_len, NULL,
+				  &then_rc);
+		/* The write stands alone: the crd-naming controller sees
 		   a CRD waiting for its names and decides again. */
 		if (rc == LP_OK && then_rc != LP_OK)
 			lp_warn("CRD %s: its status was not written: %s", nm,
 				lp_strerror(then_rc));
 		json_decref(then);
 	} else {
-		struct eng_cmp cmp = {ENG_CMP_ABSENT, 0};
-		rc = reg_put(e, k, obj, &cmp, false, NULL, out, out_len, NULL);
+		rc = reg_put(e, k, obj, cmp, false, NULL, out, out_len, NULL);
 	}
 	if (rc == LP_OK)
 		json_decref(reload_one(e, nm));
 	pthread_mutex_unlock(&map_mu);
 	return rc;
+}
+
+lp_err srv_crd_create(eng *e, const struct reg_key *k, json_t *obj, char **out,
+		      size_t *out_len)
+{
+	static const struct eng_cmp absent = {ENG_CMP_ABSENT, 0};
+	return write_decided(e, k, obj, &absent, out, out_len);
+}
+
+lp_err srv_crd_update(eng *e, const struct reg_key *k, json_t *obj, int64_t mod,
+		      char **out, size_t *out_len)
+{
+	const struct eng_cmp cmp = {ENG_CMP_MOD, mod};
+	return write_decided(e, k, obj, &cmp, out, out_len);
 }
 
 /* Rebuild the entries of group's CRDs whose stored version differs from

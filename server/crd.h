@@ -66,6 +66,20 @@ struct reg_key;
 lp_err srv_crd_create(eng *e, const struct reg_key *k, json_t *obj, char **out,
 		      size_t *out_len);
 /*
+ * Update the CRD under k to obj if the stored one is still at revision
+ * mod, with its naming and establishing decided inline as for a create:
+ * when the decision changes the status (new names accepted, a clash
+ * resolved), the update (R) and the status (R+1, conditioned on R) commit
+ * as one chain, one fsync, so watchers see MODIFIED then MODIFIED and both
+ * are durable, and the serving map has both, on return. *out (malloc'd)
+ * holds the object as updated at R, what the 200 answers (kube's update
+ * returns it without the naming controller's later status). Any thread
+ * (not under map_mu). Errors: LP_E_CONFLICT, LP_E_NOTFOUND (nothing was
+ * written), LP_E_FULL, LP_E_NOMEM, engine errors.
+ */
+lp_err srv_crd_update(eng *e, const struct reg_key *k, json_t *obj, int64_t mod,
+		      char **out, size_t *out_len);
+/*
  * The crd-naming controller's write (struct ctl_store.crd_names): decide
  * the accepted names and conditions of the CRD named name, if it waits for
  * any, against the group's CRDs as stored and its built-ins, and write

@@ -89,7 +89,8 @@ struct srv_req {
 	   custom resource's unknown fields (objects.c; new, freed with r) */
 	char *strict_shown;
 	bool write_hooked;	/* the handler did the after_write work itself
-				   (a CRD create: srv_crd_create) */
+				   (a CRD create or update: srv_crd_create,
+				   srv_crd_update) */
 	/* a streaming response's state and its release (watches) */
 	void *stream;
 	void (*stream_free)(void *);

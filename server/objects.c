@@ -1711,8 +1711,24 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	char *out = NULL;
 	size_t out_len = 0;
 	bool unchanged;
-	lp_err rc = reg_put_changed(e, &k, next, &cmp, dry, rvt, cur, &unchanged,
-				    &out, &out_len);
+	lp_err rc;
+	if (is_crd(res) && !dry) {
+		/* The no-op check only (one encoding, nothing written); a
+		   change is written with the CRD's naming decision: one fsync
+		   for the CRD and its status, the serving map updated, no
+		   after_write. */
+		rc = reg_put_changed(e, &k, next, &cmp, true, rvt, cur,
+				     &unchanged, &out, &out_len);
+		if (rc == LP_OK && !unchanged) {
+			free(out);
+			out = NULL;
+			rc = srv_crd_update(e, &k, next, cur->mod, &out, &out_len);
+			r->write_hooked = rc == LP_OK;
+		}
+	} else {
+		rc = reg_put_changed(e, &k, next, &cmp, dry, rvt, cur,
+				     &unchanged, &out, &out_len);
+	}
 	json_decref(next);
 	if (rc == LP_E_CONFLICT && retry)
 		return LP_E_CONFLICT;

@@ -225,14 +225,13 @@ lp_err reg_put_changed(eng *e, const struct reg_key *k, json_t *obj,
 	return rc;
 }
 
-lp_err reg_create_then(eng *e, const struct reg_key *k, json_t *obj,
-		       json_t *then, char **out, size_t *out_len, int64_t *rev,
-		       lp_err *then_rc)
+lp_err reg_put_then(eng *e, const struct reg_key *k, json_t *obj,
+		    const struct eng_cmp *cmp, json_t *then, char **out,
+		    size_t *out_len, int64_t *rev, lp_err *then_rc)
 {
-	static const struct eng_cmp absent = {ENG_CMP_ABSENT, 0};
 	static const struct eng_cmp after = {ENG_CMP_MOD_PREV, 0};
 	eng_txn *ts[2] = {NULL, NULL};
-	lp_err rc = put_txn(e, k, obj, &absent, &ts[0]);
+	lp_err rc = put_txn(e, k, obj, cmp, &ts[0]);
 	if (!rc)
 		rc = put_txn(e, k, then, &after, &ts[1]);
 	struct eng_commit_res res[2] = {{.rc = LP_E_AGAIN}, {.rc = LP_E_AGAIN}};

@@ -74,22 +74,23 @@ lp_err reg_put_sides(eng *e, const struct reg_key *k, json_t *obj,
 		     int64_t *rev);
 
 /*
- * Create obj under k (the key must be absent), then write then under k as
- * the next revision of the same group commit (one fsync in sync mode;
- * nothing commits between the two), conditioned on the key still holding
- * the create (ENG_CMP_MOD_PREV): an object and its first status, seen by
- * watchers as ADDED then MODIFIED. Both are encoded first (their
+ * Write obj under k if cmp holds (as reg_put: ENG_CMP_ABSENT for a create,
+ * ENG_CMP_MOD for an update), then write then under k as the next revision
+ * of the same group commit (one fsync in sync mode; nothing commits
+ * between the two), conditioned on the key still holding the first write
+ * (ENG_CMP_MOD_PREV): an object and its status, seen by watchers as ADDED
+ * (or MODIFIED) then MODIFIED. Both are encoded first (their
  * resourceVersions are overwritten). Returns once both are done (durable
  * in sync mode).
- * On success *out holds the create's stored bytes (malloc'd) and *rev its
- * revision (may be NULL), and *then_rc the second write's outcome: LP_OK,
- * or its error (the create then stands alone).
- * Errors (the create's; nothing was written): LP_E_EXISTS, LP_E_FULL,
- * LP_E_NOMEM, engine errors.
+ * On success *out holds the first write's stored bytes (malloc'd) and
+ * *rev its revision (may be NULL), and *then_rc the second write's
+ * outcome: LP_OK, or its error (the first write then stands alone).
+ * Errors (the first write's; nothing was written): LP_E_EXISTS,
+ * LP_E_CONFLICT, LP_E_NOTFOUND, LP_E_FULL, LP_E_NOMEM, engine errors.
  */
-lp_err reg_create_then(eng *e, const struct reg_key *k, json_t *obj,
-		       json_t *then, char **out, size_t *out_len, int64_t *rev,
-		       lp_err *then_rc);
+lp_err reg_put_then(eng *e, const struct reg_key *k, json_t *obj,
+		    const struct eng_cmp *cmp, json_t *then, char **out,
+		    size_t *out_len, int64_t *rev, lp_err *then_rc);
 
 /* reg_delete plus side keys (deleted or put), all or nothing. */
 lp_err reg_delete_sides(eng *e, const struct reg_key *k, int64_t mod,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # crd.sh -- CustomResourceDefinitions end to end with kubectl: every real CRD
 # in shared/testdata/crds (index.json), their example objects, names and
-# short names, a name clash that resolves when the other CRD goes, and CRD
+# short names, a name clash that resolves when the other CRD goes, a create
+# or an update and its naming status committed as one chain, and CRD
 # deletion removing the instances.
 set -uo pipefail
 . "$(dirname "$0")/lib.bash"
@@ -182,6 +183,105 @@ PY
 expect_rc 0 "the new resource is served at once" kubectl get gizmos.chain.example.com -A
 expect_rc 1 "a second create of the same CRD" kubectl create -f "$WORK/chain.yaml"
 check "... is AlreadyExists" err_has 'AlreadyExists|already exists'
+
+# An update whose naming decision changes the status commits the same way:
+# the update (R) and the status (R+1) as one chain, the 200 body is the
+# object as updated (kube's update returns it without the naming
+# controller's later status), a GET right after shows the new accepted
+# names, a watch from before sees MODIFIED at R then MODIFIED at R+1, and
+# the new names are served when the answer comes. Dry runs and stale
+# updates write nothing.
+CRD_PATH=/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.chain.example.com
+# req METHOD PATH [BODY [CONTENT-TYPE]]: code in CODE, body in $WORK/body
+req() {
+	local m=$1 p=$2 body=${3-} ct=${4:-application/json}
+	local a=(-sS --max-time "$TIMEOUT" --cacert "$CA_PEM" -o "$WORK/body" -w '%{http_code}'
+		-H "Authorization: Bearer $(cat "$DATA/admin.token")" -X "$m")
+	[[ -n $body ]] && a+=(-H "Content-Type: $ct" --data-binary "$body")
+	CODE=$(curl "${a[@]}" "$URL$p")
+}
+jq_() { python3 -c "import json,sys; d=json.load(open('$WORK/body')); print($1)"; }
+MERGE=application/merge-patch+json
+GZ='{"spec":{"names":{"shortNames":["gz"]}}}'
+req GET "$CRD_PATH"
+cp "$WORK/body" "$WORK/gz0.json"
+V0=$(jq_ "d['metadata']['resourceVersion']")
+check "the created CRD is at R+1" [ "$V0" == $((R + 1)) ]
+req PATCH "$CRD_PATH?dryRun=All" "$GZ" "$MERGE"
+check "a dry-run patch adding a short name answers 200" code_has 200 '"shortNames":["gz"]'
+req PUT "$CRD_PATH?dryRun=All" "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["spec"]["names"]["shortNames"]=["gz"]; print(json.dumps(d))' "$WORK/gz0.json")"
+check "a dry-run update adding a short name answers 200" code_has 200 '"shortNames":["gz"]'
+stale=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["spec"]["names"]["shortNames"]=["gz"]; d["metadata"]["resourceVersion"]=sys.argv[2]; print(json.dumps(d))' "$WORK/gz0.json" "$R")
+req PUT "$CRD_PATH" "$stale"
+check "an update at a stale resourceVersion is 409 Conflict" code_has 409 '"reason":"Conflict"'
+req PATCH "$CRD_PATH" "{\"metadata\":{\"resourceVersion\":\"$R\"},\"spec\":{\"names\":{\"shortNames\":[\"gz\"]}}}" "$MERGE"
+check "a patch at a stale resourceVersion is 409 Conflict" code_has 409 '"reason":"Conflict"'
+req GET "$CRD_PATH"
+check "... the dry runs and the stale writes wrote nothing" [ "$(jq_ "d['metadata']['resourceVersion'], d['spec']['names'].get('shortNames'), d['status']['acceptedNames'].get('shortNames')")" == "$V0 None None" ]
+req PATCH "$CRD_PATH" "$GZ" "$MERGE"
+check "a patch adding a short name answers 200" code_is 200
+cp "$WORK/body" "$WORK/patched.json"
+# before any other request: the answer comes once discovery serves gz
+expect_rc 0 "kubectl get of the new short name right after the patch" kubectl get gz -A
+U=$(jq_ "d['metadata']['resourceVersion']")
+check "... the 200 body is the object as updated, its status as it was" [ "$(jq_ "d['spec']['names']['shortNames'], d['status']['acceptedNames'].get('shortNames')")" == "['gz'] None" ]
+req GET "$CRD_PATH"
+check "a GET right after the patch reads the new acceptedNames at the next revision" \
+	[ "$(jq_ "d['metadata']['resourceVersion'], d['status']['acceptedNames'].get('shortNames')")" == "$((U + 1)) ['gz']" ]
+# chain_watch FROM NAME: the first two events of the CRD named NAME after
+# revision FROM, in $WORK/chain.watch (the watch ends itself after 5 s)
+chain_watch() {
+	curl -sSN --max-time "$TIMEOUT" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" \
+		"$URL/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=1&timeoutSeconds=5&resourceVersion=$1&fieldSelector=metadata.name%3D$2" |
+		head -n 2 >"$WORK/chain.watch"
+}
+# watch_pair FROM FIELD: the two events are MODIFIED at FROM+1 with FIELD
+# of spec.names not accepted yet, then MODIFIED at FROM+2 with it accepted
+watch_pair() {
+	python3 - "$WORK/chain.watch" "$1" "$2" <<'PY'
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+r, field = int(sys.argv[2]), sys.argv[3]
+ok = (len(evs) == 2
+      and [e["type"] for e in evs] == ["MODIFIED", "MODIFIED"]
+      and [e["object"]["metadata"]["resourceVersion"] for e in evs] == [str(r + 1), str(r + 2)]
+      and evs[0]["object"]["status"]["acceptedNames"].get(field)
+          != evs[0]["object"]["spec"]["names"][field]
+      and evs[1]["object"]["status"]["acceptedNames"].get(field)
+          == evs[1]["object"]["spec"]["names"][field])
+sys.exit(0 if ok else 1)
+PY
+}
+chain_watch "$V0" gizmos.chain.example.com
+check "a watch from before the patch sees MODIFIED (spec) at R, then MODIFIED (status) at R+1, nothing between" watch_pair "$V0" shortNames
+# the same with a PUT that adds a category
+req GET "$CRD_PATH"
+V1=$(jq_ "d['metadata']['resourceVersion']")
+req PUT "$CRD_PATH" "$(python3 -c 'import json,sys; d=json.load(sys.stdin); d["spec"]["names"]["categories"]=["gadgetry"]; print(json.dumps(d))' <"$WORK/body")"
+check "an update adding a category answers 200" code_is 200
+# (a fresh discovery cache: kubectl re-reads a stale one for a resource it
+# does not know, not for a category)
+expect_rc 0 "kubectl get of the new category right after the update" kubectl get gadgetry -A --cache-dir "$WORK/kcache"
+check "... the 200 body is the object as updated, its status as it was" [ "$(jq_ "d['metadata']['resourceVersion'], d['status']['acceptedNames'].get('categories')")" == "$((V1 + 1)) None" ]
+req GET "$CRD_PATH"
+check "a GET right after the update reads the category accepted at the next revision" \
+	[ "$(jq_ "d['metadata']['resourceVersion'], d['status']['acceptedNames'].get('categories')")" == "$((V1 + 2)) ['gadgetry']" ]
+chain_watch "$V1" gizmos.chain.example.com
+check "a watch from before the update sees the update, then the status, nothing between" watch_pair "$V1" categories
+# A CRD whose kind clashes, updated to names of its own: established by the
+# update's own chain (no controller needed: here it would resolve nothing).
+schemaless_crd gizmoz chain.example.com Gizmo gizmoz >"$WORK/clash2.yaml"
+expect_rc 0 "a CRD whose kind clashes with the chained one" kubectl create -f "$WORK/clash2.yaml"
+expect_rc 0 "... waits for its names" kubectl get crd gizmoz.chain.example.com -o 'jsonpath={.status.conditions[?(@.type=="NamesAccepted")].status}/{.status.conditions[?(@.type=="Established")].status}/{.metadata.resourceVersion}'
+check "... NamesAccepted False, Established False" out_has '^False/False/'
+V2=$(cut -d/ -f3 "$WORK/out")
+req PATCH "${CRD_PATH%/*}/gizmoz.chain.example.com" '{"spec":{"names":{"kind":"Gizmoz","listKind":"GizmozList"}}}' "$MERGE"
+check "a patch to names of its own answers 200" code_is 200
+expect_rc 0 "... its resource is served right after" kubectl get gizmoz -A
+expect_rc 0 "... a GET right after" kubectl get crd gizmoz.chain.example.com -o 'jsonpath={.metadata.resourceVersion}/{.status.conditions[?(@.type=="NamesAccepted")].status}/{.status.conditions[?(@.type=="Established")].status}/{.status.acceptedNames.kind}'
+check "... shows it Established with its kind, at the revision after the update" out_has "^$((V2 + 2))/True/True/Gizmoz\$"
+chain_watch "$V2" gizmoz.chain.example.com
+check "... and a watch from before sees the update, then the status" watch_pair "$V2" kind
 
 # Printer columns (the JSONPath subset real CRDs use) in kubectl get
 cat >"$WORK/cols.yaml" <<'YAML'
@@ -487,4 +587,18 @@ check "... with its GVK" out_has '"x-kubernetes-group-version-kind":\[\{"group":
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
 check "server exits 0 on SIGTERM" [ "$RC" == 0 ]
+
+# One group commit for a CRD update and its status write: a server on the
+# same store whose only write is one such patch logs at exit (cli_serve.c)
+# 2 txns in 1 group commit (two groups when they were separate commits).
+serve_lapis serve2 "$DATA"
+check "the server restarts on the same store" [ -n "$URL" ]
+req PATCH "$CRD_PATH" '{"spec":{"names":{"shortNames":["gz","gzz"]}}}' "$MERGE"
+check "a patch adding a second short name answers 200" code_is 200
+req GET "$CRD_PATH"
+check "... and has it accepted" [ "$(jq_ "d['status']['acceptedNames'].get('shortNames')")" == "['gz', 'gzz']" ]
+kill -TERM "$SERVER_PID"
+reap "$SERVER_PID"
+check "... the server exits 0" [ "$RC" == 0 ]
+check "... the update and its status were one group commit" grep -q 'writes: 2 txns in 1 group commits' "$WORK/serve2.log"
 e2e_finish
