@@ -245,28 +245,47 @@ size_t eng__digits(int64_t v, char *buf);
  * inline (the build has no link-time optimization to inline across files).
  */
 
+/* The order of the 8 bytes at a and b, as big-endian numbers. */
+static inline int eng__word_cmp(const uint8_t *a, const uint8_t *b)
+{
+	uint64_t x, y;
+	memcpy(&x, a, 8);
+	memcpy(&y, b, 8);
+	if (x == y)
+		return 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	x = __builtin_bswap64(x);
+	y = __builtin_bswap64(y);
+#endif
+	return x < y ? -1 : 1;
+}
+
 /* Byte order of a and b, then the shorter first: the order of keys and iks.
    Eight bytes at a time: range bounds and keys share long prefixes
-   ("/registry/..."), and a libc memcmp call costs more than the compare. */
+   ("/registry/..."), and a libc memcmp call costs more than the compare.
+   The last word ends at the common length and may overlap the one before
+   (whose bytes were equal), instead of a byte loop over the rest: a range
+   walk compares every key with its bound, and the byte loop was ~45% of
+   that compare for "/registry/configmaps/NS/" (callgrind). */
 static inline int eng__keycmp(const uint8_t *a, size_t al, const uint8_t *b,
 			      size_t bl)
 {
 	size_t n = al < bl ? al : bl;
-	for (; n >= 8; n -= 8, a += 8, b += 8) {
-		uint64_t x, y;
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		if (x != y) {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-			x = __builtin_bswap64(x);
-			y = __builtin_bswap64(y);
-#endif
-			return x < y ? -1 : 1;
+	if (n >= 8) {
+		size_t last = n - 8;
+		for (size_t i = 0; i < last; i += 8) {
+			int c = eng__word_cmp(a + i, b + i);
+			if (c)
+				return c;
 		}
-	}
-	for (; n > 0; n--, a++, b++) {
-		if (*a != *b)
-			return *a < *b ? -1 : 1;
+		int c = eng__word_cmp(a + last, b + last);
+		if (c)
+			return c;
+	} else {
+		for (; n > 0; n--, a++, b++) {
+			if (*a != *b)
+				return *a < *b ? -1 : 1;
+		}
 	}
 	return al < bl ? -1 : al > bl;
 }

@@ -566,6 +566,11 @@ struct list_ctx {
 	size_t n_items;
 	json_t *items;	  /* when set: collect decoded objects instead */
 	struct srv_error err; /* set when an item cannot be served */
+	/* Decided once per list by read_list, not per item: a page has
+	   hundreds of items, and the per-item calls cost a custom resource's
+	   page 7% more instructions than a ConfigMap's (callgrind). */
+	bool filtered; /* a label or field selector to match */
+	bool convert;  /* served in another version than stored */
 };
 
 struct field_ud {
@@ -618,13 +623,12 @@ static void put_item(struct list_ctx *c, const char *bytes, size_t len)
 static enum eng_take list_cb(void *ud, const struct eng_record *rec)
 {
 	struct list_ctx *c = ud;
-	bool filtered = (c->lsel && !srv_lsel_empty(c->lsel)) ||
-			(c->fsel && !srv_fsel_empty(c->fsel));
+	bool filtered = c->filtered;
 	const char *bytes = (const char *)rec->value;
 	size_t len = rec->value_len;
 	char *conv = NULL;
 	size_t cl;
-	if (c->res->custom &&
+	if (c->convert &&
 	    srv_cr_convert(c->res, bytes, len, &conv, &cl, &c->err))
 		return ENG_STOP;
 	if (conv) {
@@ -755,6 +759,8 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 			    res->namespaced && ns && *ns ? ns : NULL, &prefix))
 		return srv_error_set(err, LP_E_NOTFOUND, "not found");
 	bool filtered = !srv_lsel_empty(o->lsel) || !srv_fsel_empty(o->fsel);
+	c->filtered = filtered;
+	c->convert = srv_cr_needs_convert(res);
 	struct reg_list_req q = {.prefix = &prefix,
 				 .limit = o->limit > 0 ? (uint64_t)o->limit : 0,
 				 .cont = o->cont,
@@ -2744,7 +2750,12 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 			       "the server could not find the requested resource");
 		return;
 	}
-	if (res->custom) {
+	/* Only a body has a media type to refuse: reads skip the header
+	   look-up (~350 of the 1,260 instructions a custom resource GET
+	   cost more than a ConfigMap's, callgrind). */
+	if (res->custom &&
+	    (!strcmp(verb, "create") || !strcmp(verb, "update") ||
+	     !strcmp(verb, "patch"))) {
 		char mtb[128];
 		const char *mt = media_type(r, mtb, sizeof mtb);
 		if ((!strcmp(verb, "create") || !strcmp(verb, "update")) &&
