@@ -1282,6 +1282,16 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 			srv_error_cause(
 			    err, "FieldValueInvalid", "spec.scope",
 			    "Invalid value: \"%s\": field is immutable", scope);
+		/* kind names the stored objects once they may exist */
+		const char *ok = json_string_value(
+		    json_object_get(json_object_get(ospec, "names"), "kind"));
+		const char *nk = json_string_value(json_object_get(
+		    json_object_get(spec, "names"), "kind"));
+		if (ok && nk && strcmp(ok, nk) &&
+		    condition_true(old, "Established"))
+			srv_error_cause(
+			    err, "FieldValueInvalid", "spec.names.kind",
+			    "Invalid value: \"%s\": field is immutable", nk);
 	}
 	if (crd_invalid(obj, err))
 		return err->code;

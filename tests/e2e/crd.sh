@@ -282,6 +282,21 @@ expect_rc 0 "... a GET right after" kubectl get crd gizmoz.chain.example.com -o 
 check "... shows it Established with its kind, at the revision after the update" out_has "^$((V2 + 2))/True/True/Gizmoz\$"
 chain_watch "$V2" gizmoz.chain.example.com
 check "... and a watch from before sees the update, then the status" watch_pair "$V2" kind
+# Fields fixed for good (group, plural) or once Established (scope, kind):
+# 422 with kube's cause, nothing written. (The patch above changed the kind
+# of a CRD never established, which kube allows.)
+GZP=${CRD_PATH%/*}/gizmoz.chain.example.com
+req GET "$GZP"
+V3=$(jq_ "d['metadata']['resourceVersion']")
+req PATCH "$GZP" '{"spec":{"names":{"kind":"Gadget","listKind":"GadgetList"}}}' "$MERGE"
+check "an Established CRD's kind cannot change: 422" code_has 422 \
+	'spec.names.kind: Invalid value: \"Gadget\": field is immutable'
+req PATCH "$GZP" '{"spec":{"scope":"Cluster"}}' "$MERGE"
+check "... nor its scope" code_has 422 'spec.scope: Invalid value: \"Cluster\": field is immutable'
+req PATCH "$GZP" '{"spec":{"group":"other.example.com"}}' "$MERGE"
+check "... nor, ever, its group" code_has 422 'spec.group: Invalid value: \"other.example.com\": field is immutable'
+req GET "$GZP"
+check "... none of them wrote anything" [ "$(jq_ "d['metadata']['resourceVersion'], d['spec']['names']['kind']")" == "$V3 Gizmoz" ]
 
 # Printer columns (the JSONPath subset real CRDs use) in kubectl get
 cat >"$WORK/cols.yaml" <<'YAML'
