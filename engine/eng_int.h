@@ -168,8 +168,9 @@ struct eng {
 	bool writer_started;
 	_Atomic uint64_t groups, txns, map_grows;
 	_Atomic uint64_t led_groups; /* groups a caller committed (writer.c) */
-	_Atomic uint64_t cmp_steps;  /* compaction steps committed (writer.c) */
-	_Atomic uint64_t cmp_step_most; /* the most work one step did */
+	_Atomic uint64_t cmp_steps;  /* compaction slices committed (writer.c) */
+	_Atomic uint64_t cmp_folded; /* of which in a write group's txn */
+	_Atomic uint64_t cmp_step_most; /* the most work one slice did */
 
 	/* revision waiters */
 	pthread_mutex_t rev_mu;

@@ -546,6 +546,7 @@ void eng_stats(eng *e, struct eng_stats *out)
 	out->txns = atomic_load(&e->txns);
 	out->map_grows = atomic_load(&e->map_grows);
 	out->compact_steps = atomic_load(&e->cmp_steps);
+	out->compact_folded = atomic_load(&e->cmp_folded);
 	out->compact_step_most = atomic_load(&e->cmp_step_most);
 	out->queued = e->wq ? eng__queued(e) : 0;
 	MDB_envinfo info;

@@ -31,10 +31,13 @@
  *  4. MDB_MAP_FULL aborts the group; the writer grows the map and replays it.
  *     At the configured maximum, the group is replayed one txn per LMDB
  *     transaction so that only the txns that do not fit fail with FULL.
- *  5. Compaction runs in steps, short LMDB transactions (COMPACT_STEP_NS,
- *     ENG_COMPACT_STEP_MAX) whose commits sync the data but not the meta
- *     page (step_begin); the groups queued meanwhile commit between steps,
- *     and a compaction is reported done only after a closing sync.
+ *  5. Compaction runs in slices of at most COMPACT_STEP_NS of work and
+ *     ENG_COMPACT_STEP_MAX entries. When writes are queued, the next slice
+ *     goes into their group's transaction (after their txns, sharing the
+ *     commit and its fsync; a group that fails with it is retried without
+ *     it); otherwise it is a step, a transaction of its own whose commit
+ *     syncs the data but not the meta page (step_begin). A compaction is
+ *     reported done only after a closing sync.
  *  6. One thread at a time commits: the one that set q->busy. When the
  *     writer is idle, a caller leads: it takes the queue (its own txns and
  *     any queued before them) and commits that group on its own thread
@@ -54,14 +57,14 @@
 #include "lapis/assert.h"
 #include "lapis/log.h"
 
-/* A compaction step is one LMDB write transaction; the writer commits the
-   queued write groups between steps, so a write that arrives during a
-   compaction waits for the rest of one step and its commit. A step stops
-   after COMPACT_STEP_NS of work or ENG_COMPACT_STEP_MAX entries, whichever
-   comes first: bench-http's S5 measured 2,000-entry steps over a 280 MB
-   store holding writes for whole steps and their fsyncs (write p99 3.8x the
-   steady one while compacting). The time bound follows the machine: a
-   loaded one does less per step, not more. */
+/* A compaction slice stops after COMPACT_STEP_NS of work or
+   ENG_COMPACT_STEP_MAX entries, whichever comes first (invariant 5), so a
+   write that arrives during a compaction waits for the rest of at most one
+   short step and its commit, and a group that carries a slice is only a
+   little longer. bench-http's S5 measured 2,000-entry steps over a 280 MB
+   store, each with two synchronous writes, holding writes for whole steps
+   (write p99 3.8x the steady one while compacting). The time bound follows
+   the machine: a loaded one does less per slice, not more. */
 #define COMPACT_STEP_NS 2000000 /* 2 ms */
 
 enum op_type { OP_PUT, OP_DEL };
@@ -557,9 +560,15 @@ static void skip_chained(eng_txn *t, int64_t rev)
 	t->res.rev = rev;
 }
 
-/* Run txns [first, stop) in one LMDB write transaction. Returns an mdb code:
-   0, MDB_MAP_FULL (nothing committed) or another failure. */
-static int run_group(eng *e, eng_txn *first, eng_txn *stop)
+struct cmp_run;
+static int slice_run(eng *e, MDB_txn *w, struct cmp_run *cr);
+static void slice_done(eng *e, struct cmp_run *cr, bool folded);
+
+/* Run txns [first, stop) in one LMDB write transaction, with a slice of the
+   running compaction cr (NULL: none) after them. Returns an mdb code: 0,
+   MDB_MAP_FULL (nothing committed) or another failure. */
+static int run_group(eng *e, eng_txn *first, eng_txn *stop,
+		     struct cmp_run *cr)
 {
 	MDB_txn *w;
 	int mrc = mdb_txn_begin(e->env, NULL, 0, &w);
@@ -608,6 +617,8 @@ static int run_group(eng *e, eng_txn *first, eng_txn *stop)
 		t->res.rev = rev;
 		prev_failed = false;
 	}
+	if (cr && (mrc = slice_run(e, w, cr)))
+		goto fail;
 	if ((mrc = eng__meta_put_i64(w, e, "rev", rev)))
 		goto fail;
 	mrc = mdb_txn_commit(w);
@@ -690,18 +701,24 @@ static lp_err mdb_to_err(int mrc)
 	return eng__from_mdb(mrc, "commit");
 }
 
-/* Commit a group taken from the queue; every txn gets its rc. */
-static void commit_group(eng *e, eng_txn *head)
+/* Commit a group taken from the queue; every txn gets its rc. With cr, a
+   slice of that running compaction shares the group's transaction (and its
+   fsync); should the group fail with it, it is retried without it, so that
+   compaction never fails a write. */
+static void commit_group(eng *e, eng_txn *head, struct cmp_run *cr)
 {
 	struct wq *q = e->wq;
 	int mrc;
 	int64_t from = atomic_load(&e->rev); /* the writer alone moves it */
 	for (;;) {
-		mrc = run_group(e, head, NULL);
-		if (mrc != MDB_MAP_FULL)
-			break;
-		if (eng__grow(e) != LP_OK)
-			break;
+		mrc = run_group(e, head, NULL, cr);
+		if (mrc == MDB_MAP_FULL && eng__grow(e) == LP_OK)
+			continue;
+		if (mrc && cr) {
+			cr = NULL;
+			continue;
+		}
+		break;
 	}
 	/* Group numbers count successful LMDB commits, one per on_commit call. */
 	uint64_t group = q->group_seq;
@@ -718,7 +735,7 @@ static void commit_group(eng *e, eng_txn *head)
 			eng_txn *next = t->next;
 			t->next = NULL;
 			from = atomic_load(&e->rev);
-			int m = run_group(e, t, NULL);
+			int m = run_group(e, t, NULL, NULL);
 			prev_failed = m || t->rc;
 			if (m) {
 				reset_results(t);
@@ -745,6 +762,8 @@ static void commit_group(eng *e, eng_txn *head)
 			e->on_commit(e->hook_ud, group);
 		atomic_fetch_add(&e->groups, 1);
 		finish(e, head, NULL, group, from);
+		if (cr)
+			slice_done(e, cr, true);
 	}
 	pthread_mutex_lock(&q->mu);
 	for (eng_txn *t = head; t;) {
@@ -772,7 +791,7 @@ static void lead_group(eng *e)
 	q->tail = &q->head;
 	q->busy = true;
 	pthread_mutex_unlock(&q->mu);
-	commit_group(e, head);
+	commit_group(e, head, NULL);
 	pthread_mutex_lock(&q->mu);
 	q->busy = false;
 	atomic_fetch_add(&e->led_groups, 1);
@@ -941,49 +960,60 @@ static int state_mod_rev(eng *e, MDB_txn *w, const uint8_t *ik, size_t il,
 	return m2;
 }
 
+/* A compaction in progress. A slice of it (a step of its own, or folded
+   into a write group's transaction) computes where the next one starts
+   (next*); slice_done adopts that once the slice's transaction committed, so
+   a slice that is rolled back (MDB_MAP_FULL, a failed group) is simply run
+   again. */
+struct cmp_run {
+	int64_t target;
+	bool in_log;   /* hist is done; now the log */
+	bool finished; /* both are done */
+	uint8_t resume[HK_MAX]; /* hist seek key (see compact_hist_slice) */
+	size_t resume_len;
+	uint8_t next[HK_MAX];
+	size_t next_len;
+	bool next_finished;
+	struct step_budget b;
+};
+
 /*
- * One bounded step of compacting hist to target, from the seek key
- * resume[0..*resume_len) (empty at the start): an ik\x01 to start at the
- * next ik, or a whole hist key to go on within one ik. Returns 0 and sets
- * *finished, or an mdb code (then resume is unchanged: the step's deletions
- * were rolled back, and a retry starts where it did). Rule per ik (see
- * eng_int.h): with r* the newest hist entry at or below target, drop entries
- * older than r*, and r* itself when it is a tombstone or the state record is
- * at or below target.
+ * A bounded slice of compacting hist to target in w, from the seek key
+ * cr->resume (empty at the start): an ik\x01 to start at the next ik, or a
+ * whole hist key to go on within one ik. Returns 0 or an mdb code. Rule per
+ * ik (see eng_int.h): with r* the newest hist entry at or below target, drop
+ * entries older than r*, and r* itself when it is a tombstone or the state
+ * record is at or below target.
  *
- * A step may stop in the middle of an ik; the next one finds r* and the
+ * A slice may stop in the middle of an ik; the next one finds r* and the
  * state afresh. Between the two, a write to that key can only add a hist
  * entry newer than all of the key's others (eng_int.h, invariant 3), which
  * becomes r* if at or below target: what was deleted was older than the old
  * r*, so older than the new one too.
  */
-static int compact_hist_step(eng *e, int64_t target, uint8_t *resume,
-			     size_t *resume_len, bool *finished,
-			     struct step_budget *b)
+static int compact_hist_slice(eng *e, MDB_txn *w, struct cmp_run *cr)
 {
-	MDB_txn *w;
-	int mrc = step_begin(e, &w);
+	struct step_budget *b = &cr->b;
+	int64_t target = cr->target;
+	MDB_cursor *c;
+	int mrc = mdb_cursor_open(w, e->db_hist, &c);
 	if (mrc)
 		return mrc;
-	MDB_cursor *c;
-	if ((mrc = mdb_cursor_open(w, e->db_hist, &c)))
-		goto fail;
-	budget_start(b);
-	*finished = false;
-	uint8_t next[HK_MAX]; /* where the next step starts */
-	size_t next_len = *resume_len;
-	memcpy(next, resume, next_len);
+	cr->next_finished = false;
+	uint8_t *next = cr->next;
+	size_t next_len = cr->resume_len;
+	memcpy(next, cr->resume, next_len);
 	MDB_val k = {next_len, next}, v;
 	mrc = mdb_cursor_get(c, &k, &v, next_len ? MDB_SET_RANGE : MDB_FIRST);
 	bool stopped = false;
 	while (!stopped && budget_left(b)) {
 		if (mrc == MDB_NOTFOUND) {
-			*finished = true;
+			cr->next_finished = true;
 			mrc = 0;
 			break;
 		}
 		if (mrc)
-			goto fail_c;
+			goto out;
 		uint8_t ik[IK_MAX];
 		size_t il = k.mv_size - 9;
 		memcpy(ik, k.mv_data, il);
@@ -991,9 +1021,9 @@ static int compact_hist_step(eng *e, int64_t target, uint8_t *resume,
 		int64_t s_mod, rstar;
 		bool rstar_tomb;
 		if ((mrc = state_mod_rev(e, w, ik, il, &s_mod)) ||
-		    (mrc =
-			 find_rstar(e, w, ik, il, target, &rstar, &rstar_tomb)))
-			goto fail_c;
+		    (mrc = find_rstar(e, w, ik, il, target, &rstar,
+				      &rstar_tomb)))
+			goto out;
 		b->work++;
 		bool drop_rstar = rstar_tomb || (s_mod && s_mod <= target);
 		/* Walk this ik's entries up to r*. */
@@ -1007,7 +1037,7 @@ static int compact_hist_step(eng *e, int64_t target, uint8_t *resume,
 			if (r > rstar || rstar == 0)
 				break;
 			if (b->entries && !budget_left(b)) {
-				/* Out of budget: the next step starts at
+				/* Out of budget: the next slice starts at
 				   this entry. */
 				memcpy(next, k.mv_data, k.mv_size);
 				next_len = k.mv_size;
@@ -1025,7 +1055,7 @@ static int compact_hist_step(eng *e, int64_t target, uint8_t *resume,
 				memcpy(dk, k.mv_data, k.mv_size);
 				k.mv_data = dk;
 				if ((mrc = mdb_del(w, e->db_hist, &k, NULL)))
-					goto fail_c;
+					goto out;
 				mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
 			} else {
 				mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
@@ -1033,7 +1063,7 @@ static int compact_hist_step(eng *e, int64_t target, uint8_t *resume,
 			if (mrc == MDB_NOTFOUND)
 				break;
 			if (mrc)
-				goto fail_c;
+				goto out;
 		}
 		if (stopped)
 			break;
@@ -1045,49 +1075,73 @@ static int compact_hist_step(eng *e, int64_t target, uint8_t *resume,
 		k.mv_size = il + 1;
 		mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
 	}
+	mrc = 0;
+	cr->next_len = next_len;
+out:
 	mdb_cursor_close(c);
-	if ((mrc = mdb_txn_commit(w)))
-		return mrc;
-	memcpy(resume, next, next_len);
-	*resume_len = next_len;
-	return 0;
-fail_c:
-	mdb_cursor_close(c);
-fail:
-	mdb_txn_abort(w);
 	return mrc;
 }
 
-/* One bounded step of dropping log entries at or below target. */
-static int compact_log_step(eng *e, int64_t target, bool *finished,
-			    struct step_budget *b)
+/* A bounded slice of dropping log entries at or below target in w. */
+static int compact_log_slice(eng *e, MDB_txn *w, struct cmp_run *cr)
 {
-	MDB_txn *w;
-	int mrc = step_begin(e, &w);
+	MDB_cursor *c;
+	int mrc = mdb_cursor_open(w, e->db_log, &c);
 	if (mrc)
 		return mrc;
-	MDB_cursor *c;
-	if ((mrc = mdb_cursor_open(w, e->db_log, &c))) {
-		mdb_txn_abort(w);
-		return mrc;
-	}
-	budget_start(b);
-	*finished = false;
+	cr->next_finished = false;
 	MDB_val k, v;
-	while (budget_left(b)) {
+	while (budget_left(&cr->b)) {
 		mrc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
 		if (mrc == MDB_NOTFOUND ||
-		    (!mrc && (int64_t)eng__get_be64(k.mv_data) > target)) {
-			*finished = true;
+		    (!mrc && (int64_t)eng__get_be64(k.mv_data) > cr->target)) {
+			cr->next_finished = true;
 			mrc = 0;
 			break;
 		}
 		if (mrc || (mrc = mdb_cursor_del(c, 0)))
 			break;
-		b->work++;
+		cr->b.work++;
 	}
 	mdb_cursor_close(c);
-	if (mrc) {
+	return mrc;
+}
+
+/* Run the running compaction's next slice in w (not committed yet). */
+static int slice_run(eng *e, MDB_txn *w, struct cmp_run *cr)
+{
+	budget_start(&cr->b);
+	return cr->in_log ? compact_log_slice(e, w, cr)
+			  : compact_hist_slice(e, w, cr);
+}
+
+/* The slice's transaction committed: adopt where it left off, count it. */
+static void slice_done(eng *e, struct cmp_run *cr, bool folded)
+{
+	if (!cr->in_log) {
+		memcpy(cr->resume, cr->next, cr->next_len);
+		cr->resume_len = cr->next_len;
+		cr->in_log = cr->next_finished;
+	} else {
+		cr->finished = cr->next_finished;
+	}
+	uint64_t n = atomic_fetch_add(&e->cmp_steps, 1) + 1;
+	if (folded)
+		atomic_fetch_add(&e->cmp_folded, 1);
+	if ((uint64_t)cr->b.work > atomic_load(&e->cmp_step_most))
+		atomic_store(&e->cmp_step_most, (uint64_t)cr->b.work);
+	if (e->on_compact_step)
+		e->on_compact_step(e->hook_ud, n);
+}
+
+/* A slice in a transaction of its own (no write was waiting). */
+static int compact_step(eng *e, struct cmp_run *cr)
+{
+	MDB_txn *w;
+	int mrc = step_begin(e, &w);
+	if (mrc)
+		return mrc;
+	if ((mrc = slice_run(e, w, cr))) {
 		mdb_txn_abort(w);
 		return mrc;
 	}
@@ -1117,15 +1171,7 @@ static int set_compacted(eng *e, int64_t target)
 		m_;                                                           \
 	})
 
-static bool queue_has_txns(eng *e)
-{
-	pthread_mutex_lock(&e->wq->mu);
-	bool has = e->wq->head != NULL;
-	pthread_mutex_unlock(&e->wq->mu);
-	return has;
-}
-
-static void take_and_commit(eng *e);
+static bool take_and_commit(eng *e, struct cmp_run *cr);
 
 uint64_t eng__queued(eng *e)
 {
@@ -1135,19 +1181,6 @@ uint64_t eng__queued(eng *e)
 		n++;
 	pthread_mutex_unlock(&e->wq->mu);
 	return n;
-}
-
-/* After each committed compaction step: count it, then let the writes that
-   queued meanwhile go before the next step. */
-static void after_step(eng *e, const struct step_budget *b)
-{
-	uint64_t n = atomic_fetch_add(&e->cmp_steps, 1) + 1;
-	if ((uint64_t)b->work > atomic_load(&e->cmp_step_most))
-		atomic_store(&e->cmp_step_most, (uint64_t)b->work);
-	if (e->on_compact_step)
-		e->on_compact_step(e->hook_ud, n);
-	if (queue_has_txns(e))
-		take_and_commit(e);
 }
 
 static lp_err do_compact(eng *e, int64_t target, int64_t *done)
@@ -1167,26 +1200,24 @@ static lp_err do_compact(eng *e, int64_t target, int64_t *done)
 	if (mrc)
 		return eng__from_mdb(mrc, "compact meta");
 	atomic_store(&e->compacted, target);
-	uint8_t resume[HK_MAX];
-	size_t resume_len = 0;
-	bool finished = false;
-	struct step_budget b;
-	while (!finished) {
-		mrc = WITH_GROWTH(e, compact_hist_step(e, target, resume,
-						       &resume_len, &finished,
-						       &b));
-		if (mrc)
-			return eng__from_mdb(mrc, "compact hist");
-		after_step(e, &b);
+	/* Slices until done: folded into the group of the writes queued
+	   meanwhile, which then pay no extra fsync and no wait for a step;
+	   in a step of their own when none is waiting. */
+	struct cmp_run *cr = calloc(1, sizeof *cr);
+	if (!cr)
+		return LP_ERR(LP_E_NOMEM);
+	cr->target = target;
+	while (!cr->finished) {
+		if (take_and_commit(e, cr))
+			continue;
+		mrc = WITH_GROWTH(e, compact_step(e, cr));
+		if (mrc) {
+			free(cr);
+			return eng__from_mdb(mrc, "compact");
+		}
+		slice_done(e, cr, false);
 	}
-	finished = false;
-	while (!finished) {
-		mrc =
-		    WITH_GROWTH(e, compact_log_step(e, target, &finished, &b));
-		if (mrc)
-			return eng__from_mdb(mrc, "compact log");
-		after_step(e, &b);
-	}
+	free(cr);
 	/* The steps left their meta pages unsynced: make the result durable
 	   before reporting it (a no-op in nosync mode). */
 	if ((mrc = mdb_env_sync(e->env, 0)))
@@ -1225,7 +1256,9 @@ static lp_err do_bump(eng *e, int64_t bump, int64_t *out)
 
 /* ------------------------------------------------------------ thread */
 
-static void take_and_commit(eng *e)
+/* Commit what is queued, if anything, with a slice of cr; returns whether
+   there was a group. */
+static bool take_and_commit(eng *e, struct cmp_run *cr)
 {
 	struct wq *q = e->wq;
 	pthread_mutex_lock(&q->mu);
@@ -1234,7 +1267,8 @@ static void take_and_commit(eng *e)
 	q->tail = &q->head;
 	pthread_mutex_unlock(&q->mu);
 	if (head)
-		commit_group(e, head);
+		commit_group(e, head, cr);
+	return head != NULL;
 }
 
 static void *writer_main(void *arg)
@@ -1254,7 +1288,7 @@ static void *writer_main(void *arg)
 			q->head = NULL;
 			q->tail = &q->head;
 			pthread_mutex_unlock(&q->mu);
-			commit_group(e, head);
+			commit_group(e, head, NULL);
 			pthread_mutex_lock(&q->mu);
 			q->busy = false;
 			continue;

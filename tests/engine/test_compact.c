@@ -369,7 +369,8 @@ Test(eng_compact, steps_are_bounded_even_within_one_key)
 }
 
 /* A write that arrives during a compaction commits between two of its
-   steps, not after the whole compaction. The step hook holds the
+   slices, not after the whole compaction, and its group carries the next
+   slice. The step hook holds the
    compaction after its first step until the write is queued; the commit
    hook records how many steps had run when the write's group committed.
    The write changes every key, among them the one the first step stopped
@@ -500,6 +501,9 @@ Test(eng_compact, a_write_commits_between_steps)
 		     H.steps_at[wa.res.group]);
 	cr_assert_gt(H.steps, 1, "the compaction took %" PRIu64 " steps",
 		     H.steps);
+	/* Its group carried the next slice of the compaction. */
+	eng_stats(S.e, &st);
+	cr_assert_geq(st.compact_folded, 1);
 	struct eng_info b;
 	TC_OK(eng_info(S.e, &b));
 	cr_assert_eq(b.n_history, HK_KEYS,
