@@ -870,7 +870,7 @@ lp_err eng_txn_commit_chain(eng_txn *const *ts, size_t n,
 
 /* ------------------------------------------------------------ compaction */
 
-/* What one compaction step has done and may still do. */
+/* What one compaction slice has done and may still do. */
 struct step_budget {
 	int64_t end_ns;
 	int work;    /* entries visited, and one per key looked up */
@@ -891,8 +891,8 @@ static void budget_start(struct step_budget *b)
 	b->entries = 0;
 }
 
-/* Whether the step may do one more unit of work. The first unit always may:
-   however slow the machine, every step makes progress. */
+/* Whether the slice may do one more unit of work. The first unit always
+   may: however slow the machine, every slice makes progress. */
 static bool budget_left(const struct step_budget *b)
 {
 	if (b->work == 0)
@@ -906,8 +906,9 @@ static bool budget_left(const struct step_budget *b)
  * meta page is written and reaches the disk with the next synced commit (a
  * write group's, or do_compact's closing sync), so a step costs one fsync
  * instead of two. LMDB keeps atomicity and consistency under NOMETASYNC; a
- * system crash may undo the last steps, which only leaves history that the
- * next compaction deletes (eng_int.h, invariant 4). Never MDB_NOSYNC here:
+ * system crash may undo the last step (the next commit's data sync takes
+ * this meta page to the disk), which only leaves history that the next
+ * compaction deletes (eng_int.h, invariant 4). Never MDB_NOSYNC here:
  * a meta page on disk must never point at unsynced pages.
  */
 static int step_begin(eng *e, MDB_txn **w)
@@ -1075,7 +1076,11 @@ static int compact_hist_slice(eng *e, MDB_txn *w, struct cmp_run *cr)
 		k.mv_size = il + 1;
 		mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
 	}
-	mrc = 0;
+	/* Out of budget after a seek: NOTFOUND is for the next slice to see. */
+	if (mrc == MDB_NOTFOUND)
+		mrc = 0;
+	if (mrc)
+		goto out;
 	cr->next_len = next_len;
 out:
 	mdb_cursor_close(c);
