@@ -168,8 +168,8 @@ struct eng {
 	bool writer_started;
 	_Atomic uint64_t groups, txns, map_grows;
 	_Atomic uint64_t led_groups; /* groups a caller committed (writer.c) */
-	_Atomic uint64_t cmp_steps;  /* compaction slices committed (writer.c) */
-	_Atomic uint64_t cmp_folded; /* of which in a write group's txn */
+	_Atomic uint64_t cmp_steps; /* compaction slices committed (writer.c) */
+	_Atomic uint64_t cmp_folded;	/* of which in a write group's txn */
 	_Atomic uint64_t cmp_step_most; /* the most work one slice did */
 
 	/* revision waiters */

@@ -567,8 +567,7 @@ static void slice_done(eng *e, struct cmp_run *cr, bool folded);
 /* Run txns [first, stop) in one LMDB write transaction, with a slice of the
    running compaction cr (NULL: none) after them. Returns an mdb code: 0,
    MDB_MAP_FULL (nothing committed) or another failure. */
-static int run_group(eng *e, eng_txn *first, eng_txn *stop,
-		     struct cmp_run *cr)
+static int run_group(eng *e, eng_txn *first, eng_txn *stop, struct cmp_run *cr)
 {
 	MDB_txn *w;
 	int mrc = mdb_txn_begin(e->env, NULL, 0, &w);
@@ -968,8 +967,8 @@ static int state_mod_rev(eng *e, MDB_txn *w, const uint8_t *ik, size_t il,
    again. */
 struct cmp_run {
 	int64_t target;
-	bool in_log;   /* hist is done; now the log */
-	bool finished; /* both are done */
+	bool in_log;		/* hist is done; now the log */
+	bool finished;		/* both are done */
 	uint8_t resume[HK_MAX]; /* hist seek key (see compact_hist_slice) */
 	size_t resume_len;
 	uint8_t next[HK_MAX];
@@ -1022,8 +1021,8 @@ static int compact_hist_slice(eng *e, MDB_txn *w, struct cmp_run *cr)
 		int64_t s_mod, rstar;
 		bool rstar_tomb;
 		if ((mrc = state_mod_rev(e, w, ik, il, &s_mod)) ||
-		    (mrc = find_rstar(e, w, ik, il, target, &rstar,
-				      &rstar_tomb)))
+		    (mrc =
+			 find_rstar(e, w, ik, il, target, &rstar, &rstar_tomb)))
 			goto out;
 		b->work++;
 		bool drop_rstar = rstar_tomb || (s_mod && s_mod <= target);

@@ -132,7 +132,7 @@ static void child_main(const char *dir, int round, int fd, bool compact)
 
 /* Run one child and return its acknowledgements (n in *n_out). */
 static struct ack *crash_round(const char *dir, int round, bool compact,
-				size_t *n_out)
+			       size_t *n_out)
 {
 	int fds[2];
 	cr_assert_eq(pipe(fds), 0);
