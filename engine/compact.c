@@ -116,6 +116,8 @@ static void *compactor_main(void *arg)
 		lp_err rc = LP_OK;
 		bool ran = target > atomic_load(&e->compacted);
 		int64_t t0 = eng__now_ms();
+		uint64_t steps0 = atomic_load(&e->cmp_steps);
+		uint64_t folded0 = atomic_load(&e->cmp_folded);
 		if (ran)
 			rc = eng_compact(e, target, &done);
 		struct timespec now;
@@ -124,12 +126,18 @@ static void *compactor_main(void *arg)
 			atomic_store(&e->cmp_last_ok, (int64_t)now.tv_sec);
 			/* One line per compaction that had work, as etcd logs
 			   its scheduled compactions: operators (and
-			   bench-http's S5) see when it ran and how long it held
-			   the writer. */
-			if (ran && done)
-				lp_info("compacted to revision %lld in %lld ms",
+			   bench-http's S5) see when it ran, how long it took
+			   and in how many slices (writer.c, invariant 5). */
+			if (ran && done) {
+				uint64_t steps = atomic_load(&e->cmp_steps);
+				uint64_t folded = atomic_load(&e->cmp_folded);
+				lp_info("compacted to revision %lld in %lld ms "
+					"(%llu slices, %llu in write groups)",
 					(long long)done,
-					(long long)(eng__now_ms() - t0));
+					(long long)(eng__now_ms() - t0),
+					(unsigned long long)(steps - steps0),
+					(unsigned long long)(folded - folded0));
+			}
 		} else if (rc != LP_E_CLOSED) {
 			atomic_store(&e->cmp_last_fail, (int64_t)now.tv_sec);
 			atomic_store(&e->cmp_last_err, (int)rc);

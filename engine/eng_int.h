@@ -146,6 +146,7 @@ struct eng {
 	unsigned ring_events;
 	unsigned pin_seconds;
 	void (*on_commit)(void *, uint64_t);
+	void (*on_compact_step)(void *, uint64_t);
 	void *hook_ud;
 
 	_Atomic int64_t rev;	   /* latest committed; set by the writer */
@@ -167,6 +168,9 @@ struct eng {
 	bool writer_started;
 	_Atomic uint64_t groups, txns, map_grows;
 	_Atomic uint64_t led_groups; /* groups a caller committed (writer.c) */
+	_Atomic uint64_t cmp_steps; /* compaction slices committed (writer.c) */
+	_Atomic uint64_t cmp_folded;	/* of which in a write group's txn */
+	_Atomic uint64_t cmp_step_most; /* the most work one slice did */
 
 	/* revision waiters */
 	pthread_mutex_t rev_mu;
@@ -360,6 +364,7 @@ void eng__counts_end(eng *e, int64_t to);
 /* writer.c */
 lp_err eng__writer_start(eng *e);
 void eng__writer_stop(eng *e);
+uint64_t eng__queued(eng *e); /* txns waiting in the writer's queue */
 
 /* watch.c */
 lp_err eng__hub_new(eng *e);

@@ -386,6 +386,7 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 	e->ring_events = o->ring_events;
 	e->pin_seconds = o->pin_seconds ? o->pin_seconds : DEFAULT_PIN_SECONDS;
 	e->on_commit = o->on_commit;
+	e->on_compact_step = o->on_compact_step;
 	e->hook_ud = o->hook_ud;
 	e->gen = atomic_fetch_add(&next_gen, 1);
 	e->dir = strdup(o->dir);
@@ -544,6 +545,10 @@ void eng_stats(eng *e, struct eng_stats *out)
 	out->led_groups = atomic_load(&e->led_groups);
 	out->txns = atomic_load(&e->txns);
 	out->map_grows = atomic_load(&e->map_grows);
+	out->compact_steps = atomic_load(&e->cmp_steps);
+	out->compact_folded = atomic_load(&e->cmp_folded);
+	out->compact_step_most = atomic_load(&e->cmp_step_most);
+	out->queued = e->wq ? eng__queued(e) : 0;
 	MDB_envinfo info;
 	if (!mdb_env_info(e->env, &info))
 		out->map_bytes = info.me_mapsize;

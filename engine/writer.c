@@ -31,7 +31,13 @@
  *  4. MDB_MAP_FULL aborts the group; the writer grows the map and replays it.
  *     At the configured maximum, the group is replayed one txn per LMDB
  *     transaction so that only the txns that do not fit fail with FULL.
- *  5. Compaction runs in bounded LMDB transactions between groups.
+ *  5. Compaction runs in slices of at most COMPACT_STEP_NS of work and
+ *     ENG_COMPACT_STEP_MAX entries. When writes are queued, the next slice
+ *     goes into their group's transaction (after their txns, sharing the
+ *     commit and its fsync; a group that fails with it is retried without
+ *     it); otherwise it is a step, a transaction of its own whose commit
+ *     syncs the data but not the meta page (step_begin). A compaction is
+ *     reported done only after a closing sync.
  *  6. One thread at a time commits: the one that set q->busy. When the
  *     writer is idle, a caller leads: it takes the queue (its own txns and
  *     any queued before them) and commits that group on its own thread
@@ -45,13 +51,21 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "eng_int.h"
 #include "lapis/assert.h"
 #include "lapis/log.h"
 
-#define COMPACT_CHUNK 2000 /* hist/log entries per compaction txn: keeps
-			      each one to a few milliseconds */
+/* A compaction slice stops after COMPACT_STEP_NS of work or
+   ENG_COMPACT_STEP_MAX entries, whichever comes first (invariant 5), so a
+   write that arrives during a compaction waits for the rest of at most one
+   short step and its commit, and a group that carries a slice is only a
+   little longer. bench-http's S5 measured 2,000-entry steps over a 280 MB
+   store, each with two synchronous writes, holding writes for whole steps
+   (write p99 3.8x the steady one while compacting). The time bound follows
+   the machine: a loaded one does less per slice, not more. */
+#define COMPACT_STEP_NS 2000000 /* 2 ms */
 
 enum op_type { OP_PUT, OP_DEL };
 
@@ -546,9 +560,14 @@ static void skip_chained(eng_txn *t, int64_t rev)
 	t->res.rev = rev;
 }
 
-/* Run txns [first, stop) in one LMDB write transaction. Returns an mdb code:
-   0, MDB_MAP_FULL (nothing committed) or another failure. */
-static int run_group(eng *e, eng_txn *first, eng_txn *stop)
+struct cmp_run;
+static int slice_run(eng *e, MDB_txn *w, struct cmp_run *cr);
+static void slice_done(eng *e, struct cmp_run *cr, bool folded);
+
+/* Run txns [first, stop) in one LMDB write transaction, with a slice of the
+   running compaction cr (NULL: none) after them. Returns an mdb code: 0,
+   MDB_MAP_FULL (nothing committed) or another failure. */
+static int run_group(eng *e, eng_txn *first, eng_txn *stop, struct cmp_run *cr)
 {
 	MDB_txn *w;
 	int mrc = mdb_txn_begin(e->env, NULL, 0, &w);
@@ -597,6 +616,8 @@ static int run_group(eng *e, eng_txn *first, eng_txn *stop)
 		t->res.rev = rev;
 		prev_failed = false;
 	}
+	if (cr && (mrc = slice_run(e, w, cr)))
+		goto fail;
 	if ((mrc = eng__meta_put_i64(w, e, "rev", rev)))
 		goto fail;
 	mrc = mdb_txn_commit(w);
@@ -679,18 +700,24 @@ static lp_err mdb_to_err(int mrc)
 	return eng__from_mdb(mrc, "commit");
 }
 
-/* Commit a group taken from the queue; every txn gets its rc. */
-static void commit_group(eng *e, eng_txn *head)
+/* Commit a group taken from the queue; every txn gets its rc. With cr, a
+   slice of that running compaction shares the group's transaction (and its
+   fsync); should the group fail with it, it is retried without it, so that
+   compaction never fails a write. */
+static void commit_group(eng *e, eng_txn *head, struct cmp_run *cr)
 {
 	struct wq *q = e->wq;
 	int mrc;
 	int64_t from = atomic_load(&e->rev); /* the writer alone moves it */
 	for (;;) {
-		mrc = run_group(e, head, NULL);
-		if (mrc != MDB_MAP_FULL)
-			break;
-		if (eng__grow(e) != LP_OK)
-			break;
+		mrc = run_group(e, head, NULL, cr);
+		if (mrc == MDB_MAP_FULL && eng__grow(e) == LP_OK)
+			continue;
+		if (mrc && cr) {
+			cr = NULL;
+			continue;
+		}
+		break;
 	}
 	/* Group numbers count successful LMDB commits, one per on_commit call. */
 	uint64_t group = q->group_seq;
@@ -707,7 +734,7 @@ static void commit_group(eng *e, eng_txn *head)
 			eng_txn *next = t->next;
 			t->next = NULL;
 			from = atomic_load(&e->rev);
-			int m = run_group(e, t, NULL);
+			int m = run_group(e, t, NULL, NULL);
 			prev_failed = m || t->rc;
 			if (m) {
 				reset_results(t);
@@ -734,6 +761,8 @@ static void commit_group(eng *e, eng_txn *head)
 			e->on_commit(e->hook_ud, group);
 		atomic_fetch_add(&e->groups, 1);
 		finish(e, head, NULL, group, from);
+		if (cr)
+			slice_done(e, cr, true);
 	}
 	pthread_mutex_lock(&q->mu);
 	for (eng_txn *t = head; t;) {
@@ -761,7 +790,7 @@ static void lead_group(eng *e)
 	q->tail = &q->head;
 	q->busy = true;
 	pthread_mutex_unlock(&q->mu);
-	commit_group(e, head);
+	commit_group(e, head, NULL);
 	pthread_mutex_lock(&q->mu);
 	q->busy = false;
 	atomic_fetch_add(&e->led_groups, 1);
@@ -840,74 +869,162 @@ lp_err eng_txn_commit_chain(eng_txn *const *ts, size_t n,
 
 /* ------------------------------------------------------------ compaction */
 
-/*
- * One bounded step of compacting hist to target, from *resume (an ik\x01
- * seek key; empty at the start). Returns 0 and sets *finished, or an mdb
- * code. Rule per ik (see eng_int.h): with r* the newest hist entry at or
- * below target, drop entries older than r*, and r* itself when it is a
- * tombstone or the state record is at or below target.
- */
-static int compact_hist_step(eng *e, int64_t target, uint8_t *resume,
-			     size_t *resume_len, bool *finished)
+/* What one compaction slice has done and may still do. */
+struct step_budget {
+	int64_t end_ns;
+	int work;    /* entries visited, and one per key looked up */
+	int entries; /* hist entries walked */
+};
+
+static int64_t mono_ns(void)
 {
-	MDB_txn *w;
-	int mrc = mdb_txn_begin(e->env, NULL, 0, &w);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void budget_start(struct step_budget *b)
+{
+	b->end_ns = mono_ns() + COMPACT_STEP_NS;
+	b->work = 0;
+	b->entries = 0;
+}
+
+/* Whether the slice may do one more unit of work. The first unit always
+   may: however slow the machine, every slice makes progress. */
+static bool budget_left(const struct step_budget *b)
+{
+	if (b->work == 0)
+		return true;
+	return b->work < ENG_COMPACT_STEP_MAX && mono_ns() < b->end_ns;
+}
+
+/*
+ * Begin a compaction step's transaction. Its commit syncs the data pages but
+ * not LMDB's meta page (MDB_NOMETASYNC, LMDB's per-transaction flag): the
+ * meta page is written and reaches the disk with the next synced commit (a
+ * write group's, or do_compact's closing sync), so a step costs one fsync
+ * instead of two. LMDB keeps atomicity and consistency under NOMETASYNC; a
+ * system crash may undo the last step (the next commit's data sync takes
+ * this meta page to the disk), which only leaves history that the next
+ * compaction deletes (eng_int.h, invariant 4). Never MDB_NOSYNC here:
+ * a meta page on disk must never point at unsynced pages.
+ */
+static int step_begin(eng *e, MDB_txn **w)
+{
+	return mdb_txn_begin(e->env, NULL, MDB_NOMETASYNC, w);
+}
+
+/* The newest hist entry of ik at or below target (r*): its revision (0:
+   none) and whether it is a tombstone. Returns 0 or an mdb code. */
+static int find_rstar(eng *e, MDB_txn *w, const uint8_t *ik, size_t il,
+		      int64_t target, int64_t *rstar, bool *tomb)
+{
+	uint8_t hk[HK_MAX];
+	MDB_val q = {eng__hk(ik, il, target + 1, hk), hk}, qv;
+	MDB_cursor *c2;
+	*rstar = 0;
+	*tomb = false;
+	int mrc = mdb_cursor_open(w, e->db_hist, &c2);
 	if (mrc)
 		return mrc;
+	int m2 = mdb_cursor_get(c2, &q, &qv, MDB_SET_RANGE);
+	m2 = m2 == MDB_NOTFOUND ? mdb_cursor_get(c2, &q, &qv, MDB_LAST)
+	     : m2		? m2
+				: mdb_cursor_get(c2, &q, &qv, MDB_PREV);
+	if (!m2 && q.mv_size == il + 9 && memcmp(q.mv_data, ik, il) == 0 &&
+	    ((uint8_t *)q.mv_data)[il] == 0) {
+		struct rec hr;
+		*rstar = eng__hk_rev(q.mv_data, q.mv_size);
+		if (eng__rec_decode(ik, il, &qv, &hr))
+			*tomb = (hr.h.flags & REC_TOMB) != 0;
+	}
+	mdb_cursor_close(c2);
+	return m2 == MDB_NOTFOUND ? 0 : m2;
+}
+
+/* The mod_rev of ik's state record, 0 when it has none. */
+static int state_mod_rev(eng *e, MDB_txn *w, const uint8_t *ik, size_t il,
+			 int64_t *mod)
+{
+	MDB_val sk = {il, (void *)ik}, sv;
+	*mod = 0;
+	int m2 = mdb_get(w, e->db_state, &sk, &sv);
+	if (m2 == MDB_NOTFOUND)
+		return 0;
+	if (!m2) {
+		struct rec sr;
+		if (eng__rec_decode(ik, il, &sv, &sr))
+			*mod = sr.h.mod_rev;
+	}
+	return m2;
+}
+
+/* A compaction in progress. A slice of it (a step of its own, or folded
+   into a write group's transaction) computes where the next one starts
+   (next*); slice_done adopts that once the slice's transaction committed, so
+   a slice that is rolled back (MDB_MAP_FULL, a failed group) is simply run
+   again. */
+struct cmp_run {
+	int64_t target;
+	bool in_log;		/* hist is done; now the log */
+	bool finished;		/* both are done */
+	uint8_t resume[HK_MAX]; /* hist seek key (see compact_hist_slice) */
+	size_t resume_len;
+	uint8_t next[HK_MAX];
+	size_t next_len;
+	bool next_finished;
+	struct step_budget b;
+};
+
+/*
+ * A bounded slice of compacting hist to target in w, from the seek key
+ * cr->resume (empty at the start): an ik\x01 to start at the next ik, or a
+ * whole hist key to go on within one ik. Returns 0 or an mdb code. Rule per
+ * ik (see eng_int.h): with r* the newest hist entry at or below target, drop
+ * entries older than r*, and r* itself when it is a tombstone or the state
+ * record is at or below target.
+ *
+ * A slice may stop in the middle of an ik; the next one finds r* and the
+ * state afresh. Between the two, a write to that key can only add a hist
+ * entry newer than all of the key's others (eng_int.h, invariant 3), which
+ * becomes r* if at or below target: what was deleted was older than the old
+ * r*, so older than the new one too.
+ */
+static int compact_hist_slice(eng *e, MDB_txn *w, struct cmp_run *cr)
+{
+	struct step_budget *b = &cr->b;
+	int64_t target = cr->target;
 	MDB_cursor *c;
-	if ((mrc = mdb_cursor_open(w, e->db_hist, &c)))
-		goto fail;
-	int work = 0;
-	*finished = false;
-	MDB_val k = {*resume_len, resume}, v;
-	mrc = mdb_cursor_get(c, &k, &v, *resume_len ? MDB_SET_RANGE : MDB_FIRST);
-	while (work < COMPACT_CHUNK) {
+	int mrc = mdb_cursor_open(w, e->db_hist, &c);
+	if (mrc)
+		return mrc;
+	cr->next_finished = false;
+	uint8_t *next = cr->next;
+	size_t next_len = cr->resume_len;
+	memcpy(next, cr->resume, next_len);
+	MDB_val k = {next_len, next}, v;
+	mrc = mdb_cursor_get(c, &k, &v, next_len ? MDB_SET_RANGE : MDB_FIRST);
+	bool stopped = false;
+	while (!stopped && budget_left(b)) {
 		if (mrc == MDB_NOTFOUND) {
-			*finished = true;
+			cr->next_finished = true;
 			mrc = 0;
 			break;
 		}
 		if (mrc)
-			goto fail_c;
+			goto out;
 		uint8_t ik[IK_MAX];
 		size_t il = k.mv_size - 9;
 		memcpy(ik, k.mv_data, il);
 		/* The state record bounds what hist must keep. */
-		MDB_val sk = {il, ik}, sv;
-		int64_t s_mod = 0;
-		int m2 = mdb_get(w, e->db_state, &sk, &sv);
-		if (!m2) {
-			struct rec sr;
-			if (eng__rec_decode(ik, il, &sv, &sr))
-				s_mod = sr.h.mod_rev;
-		} else if (m2 != MDB_NOTFOUND) {
-			mrc = m2;
-			goto fail_c;
-		}
-		/* r*: newest entry <= target. */
-		uint8_t hk[HK_MAX];
-		MDB_val q = {eng__hk(ik, il, target + 1, hk), hk}, qv;
-		int64_t rstar = 0;
-		bool rstar_tomb = false;
-		MDB_cursor *c2;
-		if ((mrc = mdb_cursor_open(w, e->db_hist, &c2)))
-			goto fail_c;
-		m2 = mdb_cursor_get(c2, &q, &qv, MDB_SET_RANGE);
-		m2 = m2 == MDB_NOTFOUND ? mdb_cursor_get(c2, &q, &qv, MDB_LAST)
-		     : m2 ? m2
-			  : mdb_cursor_get(c2, &q, &qv, MDB_PREV);
-		if (!m2 && q.mv_size == il + 9 && memcmp(q.mv_data, ik, il) == 0 &&
-		    ((uint8_t *)q.mv_data)[il] == 0) {
-			struct rec hr;
-			rstar = eng__hk_rev(q.mv_data, q.mv_size);
-			if (eng__rec_decode(ik, il, &qv, &hr))
-				rstar_tomb = (hr.h.flags & REC_TOMB) != 0;
-		}
-		mdb_cursor_close(c2);
-		if (m2 && m2 != MDB_NOTFOUND) {
-			mrc = m2;
-			goto fail_c;
-		}
+		int64_t s_mod, rstar;
+		bool rstar_tomb;
+		if ((mrc = state_mod_rev(e, w, ik, il, &s_mod)) ||
+		    (mrc =
+			 find_rstar(e, w, ik, il, target, &rstar, &rstar_tomb)))
+			goto out;
+		b->work++;
 		bool drop_rstar = rstar_tomb || (s_mod && s_mod <= target);
 		/* Walk this ik's entries up to r*. */
 		uint8_t dk[HK_MAX]; /* the key just deleted */
@@ -919,7 +1036,16 @@ static int compact_hist_step(eng *e, int64_t target, uint8_t *resume,
 			int64_t r = eng__hk_rev(k.mv_data, k.mv_size);
 			if (r > rstar || rstar == 0)
 				break;
-			work++;
+			if (b->entries && !budget_left(b)) {
+				/* Out of budget: the next slice starts at
+				   this entry. */
+				memcpy(next, k.mv_data, k.mv_size);
+				next_len = k.mv_size;
+				stopped = true;
+				break;
+			}
+			b->work++;
+			b->entries++;
 			if (r < rstar || drop_rstar) {
 				/* Re-seek the deleted key's successor from a
 				   copy of the key: k points into the page,
@@ -929,7 +1055,7 @@ static int compact_hist_step(eng *e, int64_t target, uint8_t *resume,
 				memcpy(dk, k.mv_data, k.mv_size);
 				k.mv_data = dk;
 				if ((mrc = mdb_del(w, e->db_hist, &k, NULL)))
-					goto fail_c;
+					goto out;
 				mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
 			} else {
 				mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
@@ -937,69 +1063,103 @@ static int compact_hist_step(eng *e, int64_t target, uint8_t *resume,
 			if (mrc == MDB_NOTFOUND)
 				break;
 			if (mrc)
-				goto fail_c;
+				goto out;
 		}
+		if (stopped)
+			break;
 		/* On to the next ik. */
-		memcpy(resume, ik, il);
-		resume[il] = 1;
-		*resume_len = il + 1;
-		work++;
-		k.mv_data = resume;
+		memcpy(next, ik, il);
+		next[il] = 1;
+		next_len = il + 1;
+		k.mv_data = next;
 		k.mv_size = il + 1;
 		mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
 	}
+	/* Out of budget after a seek: NOTFOUND is for the next slice to see. */
+	if (mrc == MDB_NOTFOUND)
+		mrc = 0;
+	if (mrc)
+		goto out;
+	cr->next_len = next_len;
+out:
 	mdb_cursor_close(c);
-	return mdb_txn_commit(w);
-fail_c:
-	mdb_cursor_close(c);
-fail:
-	mdb_txn_abort(w);
 	return mrc;
 }
 
-/* One bounded step of dropping log entries at or below target. */
-static int compact_log_step(eng *e, int64_t target, bool *finished)
+/* A bounded slice of dropping log entries at or below target in w. */
+static int compact_log_slice(eng *e, MDB_txn *w, struct cmp_run *cr)
 {
-	MDB_txn *w;
-	int mrc = mdb_txn_begin(e->env, NULL, 0, &w);
+	MDB_cursor *c;
+	int mrc = mdb_cursor_open(w, e->db_log, &c);
 	if (mrc)
 		return mrc;
-	MDB_cursor *c;
-	if ((mrc = mdb_cursor_open(w, e->db_log, &c))) {
-		mdb_txn_abort(w);
-		return mrc;
-	}
-	*finished = false;
+	cr->next_finished = false;
 	MDB_val k, v;
-	int n = 0;
-	for (; n < COMPACT_CHUNK; n++) {
+	while (budget_left(&cr->b)) {
 		mrc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
 		if (mrc == MDB_NOTFOUND ||
-		    (!mrc && (int64_t)eng__get_be64(k.mv_data) > target)) {
-			*finished = true;
+		    (!mrc && (int64_t)eng__get_be64(k.mv_data) > cr->target)) {
+			cr->next_finished = true;
 			mrc = 0;
 			break;
 		}
 		if (mrc || (mrc = mdb_cursor_del(c, 0)))
 			break;
+		cr->b.work++;
 	}
 	mdb_cursor_close(c);
-	if (mrc) {
+	return mrc;
+}
+
+/* Run the running compaction's next slice in w (not committed yet). */
+static int slice_run(eng *e, MDB_txn *w, struct cmp_run *cr)
+{
+	budget_start(&cr->b);
+	return cr->in_log ? compact_log_slice(e, w, cr)
+			  : compact_hist_slice(e, w, cr);
+}
+
+/* The slice's transaction committed: adopt where it left off, count it. */
+static void slice_done(eng *e, struct cmp_run *cr, bool folded)
+{
+	if (!cr->in_log) {
+		memcpy(cr->resume, cr->next, cr->next_len);
+		cr->resume_len = cr->next_len;
+		cr->in_log = cr->next_finished;
+	} else {
+		cr->finished = cr->next_finished;
+	}
+	uint64_t n = atomic_fetch_add(&e->cmp_steps, 1) + 1;
+	if (folded)
+		atomic_fetch_add(&e->cmp_folded, 1);
+	if ((uint64_t)cr->b.work > atomic_load(&e->cmp_step_most))
+		atomic_store(&e->cmp_step_most, (uint64_t)cr->b.work);
+	if (e->on_compact_step)
+		e->on_compact_step(e->hook_ud, n);
+}
+
+/* A slice in a transaction of its own (no write was waiting). */
+static int compact_step(eng *e, struct cmp_run *cr)
+{
+	MDB_txn *w;
+	int mrc = step_begin(e, &w);
+	if (mrc)
+		return mrc;
+	if ((mrc = slice_run(e, w, cr))) {
 		mdb_txn_abort(w);
 		return mrc;
 	}
 	return mdb_txn_commit(w);
 }
 
-static int set_meta(eng *e, const char *a, int64_t av, const char *b,
-		    int64_t bv)
+/* Record the compacted revision (a step's transaction: see step_begin). */
+static int set_compacted(eng *e, int64_t target)
 {
 	MDB_txn *w;
-	int mrc = mdb_txn_begin(e->env, NULL, 0, &w);
+	int mrc = step_begin(e, &w);
 	if (mrc)
 		return mrc;
-	if ((mrc = eng__meta_put_i64(w, e, a, av)) ||
-	    (b && (mrc = eng__meta_put_i64(w, e, b, bv)))) {
+	if ((mrc = eng__meta_put_i64(w, e, "compacted", target))) {
 		mdb_txn_abort(w);
 		return mrc;
 	}
@@ -1015,15 +1175,17 @@ static int set_meta(eng *e, const char *a, int64_t av, const char *b,
 		m_;                                                           \
 	})
 
-static bool queue_has_txns(eng *e)
-{
-	pthread_mutex_lock(&e->wq->mu);
-	bool has = e->wq->head != NULL;
-	pthread_mutex_unlock(&e->wq->mu);
-	return has;
-}
+static bool take_and_commit(eng *e, struct cmp_run *cr);
 
-static void take_and_commit(eng *e);
+uint64_t eng__queued(eng *e)
+{
+	uint64_t n = 0;
+	pthread_mutex_lock(&e->wq->mu);
+	for (eng_txn *t = e->wq->head; t; t = t->next)
+		n++;
+	pthread_mutex_unlock(&e->wq->mu);
+	return n;
+}
 
 static lp_err do_compact(eng *e, int64_t target, int64_t *done)
 {
@@ -1038,29 +1200,32 @@ static lp_err do_compact(eng *e, int64_t target, int64_t *done)
 	}
 	/* First make the new bound visible, then delete: a read that sees the
 	   deletions also sees the bound. */
-	int mrc = WITH_GROWTH(e, set_meta(e, "compacted", target, NULL, 0));
+	int mrc = WITH_GROWTH(e, set_compacted(e, target));
 	if (mrc)
 		return eng__from_mdb(mrc, "compact meta");
 	atomic_store(&e->compacted, target);
-	uint8_t resume[IK_MAX + 1];
-	size_t resume_len = 0;
-	bool finished = false;
-	while (!finished) {
-		mrc = WITH_GROWTH(e, compact_hist_step(e, target, resume,
-						       &resume_len, &finished));
-		if (mrc)
-			return eng__from_mdb(mrc, "compact hist");
-		if (queue_has_txns(e))
-			take_and_commit(e);
+	/* Slices until done: folded into the group of the writes queued
+	   meanwhile, which then pay no extra fsync and no wait for a step;
+	   in a step of their own when none is waiting. */
+	struct cmp_run *cr = calloc(1, sizeof *cr);
+	if (!cr)
+		return LP_ERR(LP_E_NOMEM);
+	cr->target = target;
+	while (!cr->finished) {
+		if (take_and_commit(e, cr))
+			continue;
+		mrc = WITH_GROWTH(e, compact_step(e, cr));
+		if (mrc) {
+			free(cr);
+			return eng__from_mdb(mrc, "compact");
+		}
+		slice_done(e, cr, false);
 	}
-	finished = false;
-	while (!finished) {
-		mrc = WITH_GROWTH(e, compact_log_step(e, target, &finished));
-		if (mrc)
-			return eng__from_mdb(mrc, "compact log");
-		if (queue_has_txns(e))
-			take_and_commit(e);
-	}
+	free(cr);
+	/* The steps left their meta pages unsynced: make the result durable
+	   before reporting it (a no-op in nosync mode). */
+	if ((mrc = mdb_env_sync(e->env, 0)))
+		return eng__from_mdb(mrc, "compact sync");
 	*done = target;
 	return LP_OK;
 }
@@ -1095,7 +1260,9 @@ static lp_err do_bump(eng *e, int64_t bump, int64_t *out)
 
 /* ------------------------------------------------------------ thread */
 
-static void take_and_commit(eng *e)
+/* Commit what is queued, if anything, with a slice of cr; returns whether
+   there was a group. */
+static bool take_and_commit(eng *e, struct cmp_run *cr)
 {
 	struct wq *q = e->wq;
 	pthread_mutex_lock(&q->mu);
@@ -1104,7 +1271,8 @@ static void take_and_commit(eng *e)
 	q->tail = &q->head;
 	pthread_mutex_unlock(&q->mu);
 	if (head)
-		commit_group(e, head);
+		commit_group(e, head, cr);
+	return head != NULL;
 }
 
 static void *writer_main(void *arg)
@@ -1124,7 +1292,7 @@ static void *writer_main(void *arg)
 			q->head = NULL;
 			q->tail = &q->head;
 			pthread_mutex_unlock(&q->mu);
-			commit_group(e, head);
+			commit_group(e, head, NULL);
 			pthread_mutex_lock(&q->mu);
 			q->busy = false;
 			continue;

@@ -76,6 +76,12 @@ struct eng_opts {
 	   from 1) is committed, and in sync mode durable, before any caller of
 	   that group is acknowledged. */
 	void (*on_commit)(void *ud, uint64_t group);
+	/* Test hook: called on the writer thread after compaction slice `step`
+	   (counted from 1 over the store's life) is committed: after a step
+	   of its own, before the writes queued meanwhile are taken; after a
+	   write group that carried it, once on_commit has run. A test may
+	   block in it to hold a compaction in the middle. */
+	void (*on_compact_step)(void *ud, uint64_t step);
 	void *hook_ud;
 };
 
@@ -298,9 +304,13 @@ void eng_txn_free(eng_txn *t);
  * Compact to rev: drop history and change-log entries that no read at a
  * revision >= the effective target needs. The target is clamped to the
  * oldest live pin and to the current revision; *done (may be NULL) receives
- * it. Runs on the writer in bounded transactions; waits until finished.
+ * it. Runs on the writer in short slices of at most ENG_COMPACT_STEP_MAX
+ * entries and a few milliseconds of work, each committed with the writes
+ * queued meanwhile or, when none are, on its own. Waits until finished;
+ * the result is durable when it returns (in sync mode).
  * Errors: LP_E_CLOSED, LP_E_IO, LP_E_INVAL (read-only).
  */
+#define ENG_COMPACT_STEP_MAX 1000
 lp_err eng_compact(eng *e, int64_t rev, int64_t *done);
 
 /*
@@ -440,6 +450,11 @@ struct eng_stats {
 	uint64_t led_groups;		/* of which committed on a caller's thread */
 	uint64_t txns;			/* transactions committed */
 	uint64_t map_grows;		/* times the map was grown */
+	uint64_t compact_steps;		/* compaction slices committed */
+	uint64_t compact_folded;	/* of which in a write group's commit */
+	uint64_t compact_step_most;	/* the most entries one slice touched
+					   (<= ENG_COMPACT_STEP_MAX) */
+	uint64_t queued;		/* txns waiting for the writer now */
 	uint64_t map_bytes;
 	uint64_t watchers;		/* open watchers */
 	uint64_t replays;		/* watchers replaying now */

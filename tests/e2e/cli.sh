@@ -143,9 +143,9 @@ done
 stop_server TERM
 n_cmp1=$(grep -c 'compacted to revision' "$WORK/serve.log" || true)
 check "a compaction of a new store is logged" test "$n_cmp1" -gt "$n_cmp0"
-check "the compaction line has the revision and the duration, at info" \
+check "the compaction line has the revision, the duration and the slices, at info" \
 	bash -c "grep 'compacted to revision' '$WORK/serve.log' | tail -n 1 |
-		grep -Eq ' info compacted to revision [0-9]+ in [0-9]+ ms\$'"
+		grep -Eq ' info compacted to revision [0-9]+ in [0-9]+ ms \([0-9]+ slices, [0-9]+ in write groups\)\$'"
 
 # ---------------------------------------------------------------- data
 

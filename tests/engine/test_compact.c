@@ -337,6 +337,194 @@ Test(eng_compact, exactly_the_needed_history_remains)
 	tc_check(S.e);
 }
 
+/* A compaction runs in steps of at most ENG_COMPACT_STEP_MAX entries, also
+   within one key: 3,000 versions of one key take at least three steps, and
+   the history still ends exactly right (none left: the state is at the
+   target). */
+Test(eng_compact, steps_are_bounded_even_within_one_key)
+{
+	enum { PUTS = 3 * ENG_COMPACT_STEP_MAX };
+	for (int i = 0; i < PUTS; i++) {
+		char v[32];
+		snprintf(v, sizeof v, "version %d", i);
+		tc_puts(S.e, "/one", v);
+	}
+	struct eng_stats before, after;
+	struct eng_info a, b;
+	eng_stats(S.e, &before);
+	TC_OK(eng_info(S.e, &a));
+	cr_assert_eq(a.n_history, PUTS - 1);
+	int64_t now = eng_rev(S.e), done;
+	TC_OK(eng_compact(S.e, now, &done));
+	cr_assert_eq(done, now);
+	eng_stats(S.e, &after);
+	TC_OK(eng_info(S.e, &b));
+	cr_assert_eq(b.n_history, 0, "history left: %" PRIu64, b.n_history);
+	uint64_t steps = after.compact_steps - before.compact_steps;
+	cr_assert_geq(steps, 3, "%" PRIu64 " steps for %d entries", steps,
+		      PUTS - 1);
+	cr_assert_gt(after.compact_step_most, 0);
+	cr_assert_leq(after.compact_step_most, ENG_COMPACT_STEP_MAX);
+	tc_check(S.e);
+}
+
+/* A write that arrives during a compaction commits between two of its
+   slices, not after the whole compaction, and its group carries the next
+   slice. The step hook holds the
+   compaction after its first step until the write is queued; the commit
+   hook records how many steps had run when the write's group committed.
+   The write changes every key, among them the one the first step stopped
+   in the middle of, and compaction still leaves exactly what reads at the
+   target need: per key, the version the write superseded. In sync mode:
+   the steps commit without syncing LMDB's meta page. */
+enum { HK_KEYS = 10, HK_VERSIONS = 400 };
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t steps;	       /* step hook calls (writer thread) */
+	bool held, release;    /* the first step is being held; let it go */
+	uint64_t steps_at[64]; /* by group: steps run when it committed */
+} H = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+
+static void hold_first_step(void *ud, uint64_t step)
+{
+	(void)ud;
+	(void)step;
+	pthread_mutex_lock(&H.mu);
+	if (++H.steps == 1) {
+		H.held = true;
+		pthread_cond_broadcast(&H.cv);
+		while (!H.release)
+			pthread_cond_wait(&H.cv, &H.mu);
+	}
+	pthread_mutex_unlock(&H.mu);
+}
+
+static void note_group(void *ud, uint64_t group)
+{
+	(void)ud;
+	pthread_mutex_lock(&H.mu);
+	if (group < 64)
+		H.steps_at[group] = H.steps;
+	pthread_mutex_unlock(&H.mu);
+}
+
+struct compact_arg {
+	eng *e;
+	int64_t target, done;
+	lp_err rc;
+};
+
+static void *compact_thread(void *p)
+{
+	struct compact_arg *a = p;
+	a->rc = eng_compact(a->e, a->target, &a->done);
+	return NULL;
+}
+
+struct write_arg {
+	eng *e;
+	struct eng_commit_res res;
+	lp_err rc;
+};
+
+/* One txn that puts every key. */
+static void *write_all_keys(void *p)
+{
+	struct write_arg *a = p;
+	eng_txn *t;
+	if ((a->rc = eng_txn_new(a->e, &t)))
+		return NULL;
+	for (int k = 0; k < HK_KEYS && !a->rc; k++) {
+		char key[16];
+		snprintf(key, sizeof key, "/w/%02d", k);
+		a->rc = eng_txn_put(t, key, strlen(key), "during", 6,
+				    ENG_NO_SLOT, NULL);
+	}
+	if (!a->rc)
+		a->rc = eng_txn_commit(t, &a->res);
+	eng_txn_free(t);
+	return NULL;
+}
+
+Test(eng_compact, a_write_commits_between_steps)
+{
+	/* The history, written without syncs; then the store reopened in
+	   sync mode with the hooks. */
+	for (int v = 0; v < HK_VERSIONS; v++)
+		for (int k = 0; k < HK_KEYS; k++) {
+			char key[16], val[16];
+			snprintf(key, sizeof key, "/w/%02d", k);
+			snprintf(val, sizeof val, "v%d", v);
+			tc_puts(S.e, key, val);
+		}
+	eng_close(S.e);
+	S.e = NULL;
+	S.o.nosync = 0;
+	S.o.on_compact_step = hold_first_step;
+	S.o.on_commit = note_group;
+	TC_OK(eng_open(&S.o, &S.e));
+
+	int64_t target = eng_rev(S.e);
+	static struct compact_arg ca;
+	ca = (struct compact_arg){.e = S.e, .target = target};
+	pthread_t tc, tw;
+	cr_assert_eq(pthread_create(&tc, NULL, compact_thread, &ca), 0);
+	pthread_mutex_lock(&H.mu);
+	while (!H.held)
+		pthread_cond_wait(&H.cv, &H.mu);
+	pthread_mutex_unlock(&H.mu);
+
+	/* The compaction is held after its first step: queue the write. */
+	static struct write_arg wa;
+	wa = (struct write_arg){.e = S.e};
+	cr_assert_eq(pthread_create(&tw, NULL, write_all_keys, &wa), 0);
+	struct timespec nap = {0, 1000000L};
+	struct eng_stats st;
+	for (eng_stats(S.e, &st); st.queued == 0; eng_stats(S.e, &st))
+		nanosleep(&nap, NULL);
+	pthread_mutex_lock(&H.mu);
+	H.release = true;
+	pthread_cond_broadcast(&H.cv);
+	pthread_mutex_unlock(&H.mu);
+	pthread_join(tw, NULL);
+	pthread_join(tc, NULL);
+
+	TC_OK(wa.rc);
+	TC_OK(ca.rc);
+	cr_assert_eq(ca.done, target);
+	cr_assert_eq(wa.res.rev, target + 1);
+	cr_assert_lt(wa.res.group, 64);
+	cr_assert_eq(H.steps_at[wa.res.group], 1,
+		     "the write committed after %" PRIu64 " steps",
+		     H.steps_at[wa.res.group]);
+	cr_assert_gt(H.steps, 1, "the compaction took %" PRIu64 " steps",
+		     H.steps);
+	/* Its group carried the next slice of the compaction. */
+	eng_stats(S.e, &st);
+	cr_assert_geq(st.compact_folded, 1);
+	struct eng_info b;
+	TC_OK(eng_info(S.e, &b));
+	cr_assert_eq(b.n_history, HK_KEYS,
+		     "history entries after compacting to %" PRId64 ": %" PRIu64
+		     ", expected %d",
+		     target, b.n_history, HK_KEYS);
+	cr_assert_eq(b.compacted, target);
+	/* A read at the target sees every key's version before the write. */
+	for (int k = 0; k < HK_KEYS; k++) {
+		char key[16], want[16];
+		snprintf(key, sizeof key, "/w/%02d", k);
+		snprintf(want, sizeof want, "v%d", HK_VERSIONS - 1);
+		struct tc_rec got = {0};
+		TC_OK(tc_get(S.e, key, strlen(key), target, &got));
+		cr_assert_str_eq((const char *)got.value, want,
+				 "%s at %" PRId64, key, target);
+		tc_rec_free(&got);
+	}
+	tc_check(S.e);
+}
+
 /* A large history compacted in one call (the engine splits it into bounded
    transactions) with readers of the latest state running meanwhile. */
 struct reader_arg {

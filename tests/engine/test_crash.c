@@ -14,6 +14,9 @@
  *     revision holds exactly the three puts of one txn, with one payload.
  *  3. The revision continues above the highest acknowledged one.
  *  4. eng_check passes after every crash.
+ *  5. With a thread compacting all along (kill_during_compaction...): the
+ *     same, except that a revision below the compacted one reads
+ *     LP_E_COMPACTED and its keys then hold a newer version.
  */
 #include <signal.h>
 #include <sys/types.h>
@@ -64,6 +67,20 @@ struct child_arg {
 	int round, t, fd;
 };
 
+/* Compact to a few revisions behind the latest, over and over: a kill lands
+   before, between or after compaction steps (whose commits do not sync the
+   meta page). */
+static void *child_compactor(void *p)
+{
+	eng *e = p;
+	for (;;) {
+		int64_t target = eng_rev(e) - 20;
+		if (target > 1 && eng_compact(e, target, NULL))
+			_exit(8);
+	}
+	return NULL;
+}
+
 static void *child_thread(void *p)
 {
 	struct child_arg *a = p;
@@ -92,7 +109,7 @@ static void *child_thread(void *p)
 }
 
 /* The child: never returns. */
-static void child_main(const char *dir, int round, int fd)
+static void child_main(const char *dir, int round, int fd, bool compact)
 {
 	struct eng_opts o = {.dir = dir, .nosync = 0};
 	eng *e;
@@ -105,13 +122,17 @@ static void child_main(const char *dir, int round, int fd)
 		if (pthread_create(&th[i], NULL, child_thread, &a[i]))
 			_exit(6);
 	}
+	pthread_t tc;
+	if (compact && pthread_create(&tc, NULL, child_compactor, e))
+		_exit(6);
 	for (int i = 0; i < C_THREADS; i++)
 		pthread_join(th[i], NULL);
 	_exit(7);
 }
 
 /* Run one child and return its acknowledgements (n in *n_out). */
-static struct ack *crash_round(const char *dir, int round, size_t *n_out)
+static struct ack *crash_round(const char *dir, int round, bool compact,
+			       size_t *n_out)
 {
 	int fds[2];
 	cr_assert_eq(pipe(fds), 0);
@@ -120,7 +141,7 @@ static struct ack *crash_round(const char *dir, int round, size_t *n_out)
 	cr_assert_geq(pid, 0, "fork");
 	if (pid == 0) {
 		close(fds[0]);
-		child_main(dir, round, fds[1]);
+		child_main(dir, round, fds[1], compact);
 	}
 	close(fds[1]);
 	size_t cap = 4096, n = 0;
@@ -169,6 +190,14 @@ static void check_after_crash(eng *e, const struct ack *acks, size_t n,
 			size_t kl = key_of(k, sizeof k, t, s, w);
 			struct tc_rec r = {0};
 			lp_err rc = tc_get(e, k, kl, acks[i].rev, &r);
+			if (rc == LP_E_COMPACTED &&
+			    acks[i].rev < eng_compacted(e)) {
+				/* Superseded since: the latest is newer. */
+				TC_OK(tc_get(e, k, kl, 0, &r));
+				cr_assert_gt(r.mod_rev, acks[i].rev, "%s", k);
+				tc_rec_free(&r);
+				continue;
+			}
 			cr_assert_eq(rc, LP_OK,
 				     "acknowledged %s at %" PRId64 " lost: %s",
 				     k, acks[i].rev, lp_errname(rc));
@@ -246,7 +275,7 @@ Test(eng_crash, kill_during_sync_commits_loses_nothing_acknowledged)
 	int64_t max_rev = 1;
 	for (int round = 0; round < C_ROUNDS; round++) {
 		size_t n;
-		struct ack *acks = crash_round(dir, round, &n);
+		struct ack *acks = crash_round(dir, round, false, &n);
 		cr_assert_geq(n, C_ACKS);
 		struct eng_opts o = {.dir = dir, .nosync = 1};
 		eng *e;
@@ -264,6 +293,37 @@ Test(eng_crash, kill_during_sync_commits_loses_nothing_acknowledged)
 		free(acks);
 		cr_log_info("round %d: %zu acknowledged, revision %" PRId64,
 			    round, n, max_rev);
+	}
+	ts_rmtree_free(dir);
+}
+
+Test(eng_crash, kill_during_compaction_loses_nothing_acknowledged)
+{
+	char *dir = ts_tmpdir("crash-compact");
+	int64_t max_rev = 1;
+	for (int round = 0; round < C_ROUNDS; round++) {
+		size_t n;
+		struct ack *acks = crash_round(dir, round, true, &n);
+		cr_assert_geq(n, C_ACKS);
+		struct eng_opts o = {.dir = dir, .nosync = 1};
+		eng *e;
+		TC_OK(eng_open(&o, &e));
+		tc_check(e);
+		int64_t compacted = eng_compacted(e);
+		cr_assert_leq(compacted, eng_rev(e));
+		check_after_crash(e, acks, n, &max_rev);
+		struct eng_commit_res res = {0};
+		TC_OK(tc_put(e, "/after", 6, "x", 1, ENG_NO_SLOT, NULL, &res));
+		cr_assert_gt(res.rev, max_rev);
+		max_rev = res.rev;
+		/* What the killed compaction left, the next one finishes. */
+		TC_OK(eng_compact(e, res.rev, NULL));
+		tc_check(e);
+		eng_close(e);
+		free(acks);
+		cr_log_info("round %d: %zu acknowledged, revision %" PRId64
+			    ", compacted %" PRId64 " when reopened",
+			    round, n, max_rev, compacted);
 	}
 	ts_rmtree_free(dir);
 }

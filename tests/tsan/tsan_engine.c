@@ -496,8 +496,10 @@ int main(void)
 	}
 	fprintf(stderr,
 		"tsan_engine: rev %" PRId64 " compacted %" PRId64
-		", %ld commits, %ld conflicts, %" PRIu64 " map grows\n",
-		st.rev, st.compacted, commits, conflicts, st.map_grows);
+		", %ld commits, %ld conflicts, %" PRIu64 " map grows, %" PRIu64
+		" compaction slices (%" PRIu64 " in write groups)\n",
+		st.rev, st.compacted, commits, conflicts, st.map_grows,
+		st.compact_steps, st.compact_folded);
 	for (int i = 0; i < READERS; i++)
 		fprintf(stderr,
 			"tsan_engine: reader %d: %ld gets, %ld ranges,"
