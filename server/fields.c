@@ -186,13 +186,19 @@ static void walk_msg(struct walk *w, const struct pb_msg *m, json_t *obj,
 		     size_t plen, size_t glen, bool root);
 
 /* path[0..plen) + ".key" (or "key" at the root) into path; returns the new
-   length. path has room for PATH_MAX_LEN + 1 bytes. */
+   length. path has room for PATH_MAX_LEN + 1 bytes. Called for every
+   member walked or scanned, hence memcpy rather than snprintf. */
 static size_t path_key(char *path, size_t plen, const char *key)
 {
-	int n = snprintf(path + plen, PATH_MAX_LEN + 1 - plen, "%s%s",
-			 plen ? "." : "", key);
-	size_t end = plen + (n > 0 ? (size_t)n : 0);
-	return end > PATH_MAX_LEN ? PATH_MAX_LEN : end;
+	size_t end = plen, n = strlen(key);
+	if (plen && end < PATH_MAX_LEN)
+		path[end++] = '.';
+	if (n > PATH_MAX_LEN - end)
+		n = PATH_MAX_LEN - end;
+	memcpy(path + end, key, n);
+	end += n;
+	path[end] = '\0';
+	return end;
 }
 
 static size_t path_index(char *path, size_t plen, size_t i)
@@ -474,6 +480,22 @@ static void check_map(struct walk *w, const struct pb_msg *m,
 }
 
 /*
+ * The integer Go reads for v, a value of an integer or IntOrString field
+ * of a YAML body (new), or NULL: an integral float there reaches Go's
+ * decoder without a fraction, so it is stored as the integer kube stores.
+ */
+static json_t *yaml_int(const struct walk *w, const struct pb_field *f,
+			const json_t *v)
+{
+	if (w->dec != SRV_DEC_YAML || !w->te || !json_is_real(v) ||
+	    (f->type != PB_INT32 && f->type != PB_INT64 &&
+	     f->type != PB_INTORSTR) ||
+	    !int_fits(w, v, f->type != PB_INT64))
+		return NULL;
+	return json_integer((json_int_t)json_real_value(v));
+}
+
+/*
  * The value v of a known member for field f of message m (an item of a
  * repeated field when item is set): its type when w->te is set, then the
  * walk inside it. w->path ends at plen and w->gpath at glen. Null is
@@ -502,6 +524,9 @@ static void walk_value(struct walk *w, const struct pb_msg *m,
 		json_array_foreach(v, i, x)
 		{
 			size_t ilen = path_index(w->path, plen, i);
+			json_t *iv = yaml_int(w, f, x);
+			if (iv && !json_array_set_new(v, i, iv))
+				x = iv;
 			walk_value(w, m, f, x, true, ilen, glen);
 			w->path[plen] = '\0';
 		}
@@ -558,9 +583,15 @@ static void walk_msg(struct walk *w, const struct pb_msg *m, json_t *obj,
 			keys[n_unknown++] = keys[i];
 			keys[i] = t;
 		} else if (f) {
-			size_t gk = path_key(w->gpath, glen, keys[i]);
-			walk_value(w, m, f, json_object_get(obj, keys[i]),
-				   false, klen, gk);
+			/* Go's path is only needed to word a type error */
+			size_t gk =
+			    w->te ? path_key(w->gpath, glen, keys[i]) : glen;
+			json_t *x = json_object_get(obj, keys[i]);
+			json_t *iv = yaml_int(w, f, x);
+			/* replacing keeps the key (keys[i] stays valid) */
+			if (iv && !json_object_set_new(obj, keys[i], iv))
+				x = iv;
+			walk_value(w, m, f, x, false, klen, gk);
 			w->gpath[glen] = '\0';
 		}
 		w->path[plen] = '\0';
@@ -723,8 +754,11 @@ static bool uns_value(struct walk *w, const struct pb_field *f, json_t *v,
 					 uns_type(v, true), "");
 		size_t i;
 		json_t *x;
-		json_array_foreach(
-		    v, i, x) if (!uns_value(w, f, x, true)) return false;
+		json_array_foreach(v, i, x)
+		{
+			if (!uns_value(w, f, x, true))
+				return false;
+		}
 		return true;
 	}
 	switch (f->type) {

@@ -319,9 +319,16 @@ Test(fields, nulls_and_well_typed_values_pass_issue3)
 			  "\"http\"},{\"port\":81,\"targetPort\":8080},null]}}",
 			  SRV_DEC_JSON, "");
 	/* Go re-encodes a YAML float64 without a fraction: 30.0 is 30 */
-	expect_type_error("Lease", "coordination.k8s.io/v1",
-			  "{\"spec\":{\"leaseDurationSeconds\":30.0}}",
-			  SRV_DEC_YAML, "");
+	o = parse("{\"spec\":{\"leaseDurationSeconds\":30.0,"
+		  "\"leaseTransitions\":2.0}}");
+	srv_builtin_check("Lease", "coordination.k8s.io/v1", o, true,
+			  SRV_DEC_YAML, NULL, &te);
+	cr_expect_not(te.set, "%s", te.text);
+	expect_json(o, "{\"spec\":{\"leaseDurationSeconds\":30,"
+		       "\"leaseTransitions\":2}}");
+	cr_expect(json_is_integer(json_object_get(json_object_get(o, "spec"),
+						  "leaseDurationSeconds")));
+	json_decref(o);
 	/* in a JSON text it is not (kube names it "number 30.0"; jansson
 	   keeps no literal, so lapis says "number 30") */
 	o = parse("{\"spec\":{\"leaseDurationSeconds\":30.0}}");
