@@ -7,7 +7,10 @@
  * `unknown field "<path>"` (sigs.k8s.io/json for a JSON body, the
  * unstructured converter for a strategic merge patch). The tables list
  * every JSON field of the messages lapis serves, so walking an object
- * against them finds exactly those members.
+ * against them finds exactly those members. The same walk checks each
+ * known member's value against its field's type, as encoding/json (or,
+ * for a strategic merge patch, the unstructured converter) would while
+ * filling the struct, and words the first error as Go does.
  *
  * Pure, any thread: no globals but the constant tables.
  *
