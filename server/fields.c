@@ -7,7 +7,10 @@
  * `unknown field "<path>"` (sigs.k8s.io/json for a JSON body, the
  * unstructured converter for a strategic merge patch). The tables list
  * every JSON field of the messages lapis serves, so walking an object
- * against them finds exactly those members.
+ * against them finds exactly those members. The same walk checks each
+ * known member's value against its field's type, as encoding/json (or,
+ * for a strategic merge patch, the unstructured converter) would while
+ * filling the struct, and words the first error as Go does.
  *
  * Pure, any thread: no globals but the constant tables.
  *
@@ -17,6 +20,7 @@
  *   2. Recursion follows the tables, which are finite and acyclic, so it
  *      is bounded by their depth whatever the input.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,17 +161,47 @@ void srv_strict_free(struct srv_strict *s)
 /* The walker                                                           */
 /* ------------------------------------------------------------------ */
 
-static void walk_msg(const struct pb_msg *m, json_t *obj, char *path,
-		     size_t plen, bool sorted, bool root, struct srv_strict *s);
+/*
+ * One pass over a built-in object drops the members its message has no
+ * field for (recording each in s) and, with te set, checks the value of
+ * every known member against its field's type the way kube's decoder does
+ * (fields.h). Two paths grow as it descends: kube's path for unknown
+ * fields ("spec.ports[0].foo") and Go's error context for type errors
+ * (encoding/json's FieldStack: the JSON names from the root, joined by
+ * dots, list indices and map keys left out: "spec.ports.port").
+ */
+struct walk {
+	bool sorted;		      /* members in name order */
+	bool keep;		      /* leave unknown members in place */
+	enum srv_decoder dec;	      /* whose type rules and words */
+	struct srv_strict *s;	      /* unknown fields, may be NULL */
+	struct srv_typeerr *te;	      /* NULL: names only */
+	char path[PATH_MAX_LEN + 1];  /* kube's path of the member */
+	char gpath[PATH_MAX_LEN + 1]; /* Go's field path of the member */
+};
+
+/* Objects with at most this many members are walked without allocating
+   (ObjectMeta, the largest table, has 15 fields; a body's maps rarely
+   have more, and a longer one costs one malloc). */
+#define KEYS_ON_STACK 32
+
+static void walk_msg(struct walk *w, const struct pb_msg *m, json_t *obj,
+		     size_t plen, size_t glen, bool root);
 
 /* path[0..plen) + ".key" (or "key" at the root) into path; returns the new
-   length. path has room for PATH_MAX_LEN + 1 bytes. */
+   length. path has room for PATH_MAX_LEN + 1 bytes. Called for every
+   member walked or scanned, hence memcpy rather than snprintf. */
 static size_t path_key(char *path, size_t plen, const char *key)
 {
-	int n = snprintf(path + plen, PATH_MAX_LEN + 1 - plen, "%s%s",
-			 plen ? "." : "", key);
-	size_t end = plen + (n > 0 ? (size_t)n : 0);
-	return end > PATH_MAX_LEN ? PATH_MAX_LEN : end;
+	size_t end = plen, n = strlen(key);
+	if (plen && end < PATH_MAX_LEN)
+		path[end++] = '.';
+	if (n > PATH_MAX_LEN - end)
+		n = PATH_MAX_LEN - end;
+	memcpy(path + end, key, n);
+	end += n;
+	path[end] = '\0';
+	return end;
 }
 
 static size_t path_index(char *path, size_t plen, size_t i)
@@ -184,27 +218,338 @@ static bool known(const struct pb_msg *m, const char *key, bool root)
 	return srv_pb_field(m, key) != NULL;
 }
 
-/* Walk inside a known member's value (only messages have fields). */
-static void walk_value(const struct pb_field *f, json_t *v, char *path,
-		       size_t plen, bool sorted, struct srv_strict *s)
+/* ---- Go's names for values and types ---- */
+
+/* A float64 as Go's encoding/json writes it: the shortest text that reads
+   back, in %f form unless the magnitude is below 1e-6 or from 1e21 on,
+   where it is %e with the exponent's leading zero dropped ("1e-7"). */
+static void go_float(double x, char *out, size_t size)
 {
-	if (!f || f->type != PB_MSG)
-		return;
-	if (!(f->flags & PB_REP)) {
-		if (json_is_object(v))
-			walk_msg(f->sub, v, path, plen, sorted, false, s);
+	char e[40];
+	for (int p = 1; p <= 17; p++) {
+		snprintf(e, sizeof e, "%.*e", p - 1, x);
+		if (strtod(e, NULL) == x)
+			break;
+	}
+	char *ep = strchr(e, 'e');
+	int exp = ep ? atoi(ep + 1) : 0;
+	if (ep)
+		*ep = '\0';
+	double a = fabs(x);
+	if (a != 0 && (a < 1e-6 || a >= 1e21)) {
+		if (snprintf(out, size, "%se%c%d", e, exp < 0 ? '-' : '+',
+			     abs(exp)) >= (int)size)
+			out[0] = '\0'; /* cannot happen: callers give 40 */
 		return;
 	}
-	size_t i;
-	json_t *item;
-	json_array_foreach(v, i, item)
+	/* e is now "[-]d[.ddd]": place the point exp digits to the right */
+	char digits[24];
+	size_t nd = 0;
+	for (const char *p = e; *p && nd < sizeof digits - 1; p++)
+		if (*p >= '0' && *p <= '9')
+			digits[nd++] = *p;
+	digits[nd] = '\0';
+	size_t o = 0;
+	char buf[64];
+	if (x < 0)
+		buf[o++] = '-';
+	if (exp < 0) {
+		buf[o++] = '0';
+		buf[o++] = '.';
+		for (int i = -1; i > exp; i--)
+			buf[o++] = '0';
+		for (size_t i = 0; i < nd; i++)
+			buf[o++] = digits[i];
+	} else {
+		for (size_t i = 0; i < nd || i <= (size_t)exp; i++) {
+			if (i == (size_t)exp + 1)
+				buf[o++] = '.';
+			buf[o++] = i < nd ? digits[i] : '0';
+		}
+	}
+	buf[o] = '\0';
+	snprintf(out, size, "%s", buf);
+}
+
+/* Go's word for a JSON value in UnmarshalTypeError: "string", "bool",
+   "array", "object", and "number", with its text ("number 1.5") when
+   num_text is set, as for integer targets. */
+static const char *go_what(const json_t *v, bool num_text, char *buf,
+			   size_t size)
+{
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		return "string";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "bool";
+	case JSON_ARRAY:
+		return "array";
+	case JSON_OBJECT:
+		return "object";
+	case JSON_NULL:
+		return "null";
+	case JSON_INTEGER:
+		if (!num_text)
+			return "number";
+		snprintf(buf, size, "number %" JSON_INTEGER_FORMAT,
+			 json_integer_value(v));
+		return buf;
+	case JSON_REAL: {
+		if (!num_text)
+			return "number";
+		char f[40];
+		go_float(json_real_value(v), f, sizeof f);
+		snprintf(buf, size, "number %s", f);
+		return buf;
+	}
+	}
+	return "value";
+}
+
+/* The last component of an OpenAPI package name: Go's package name
+   ("io.k8s.api.core.v1" -> "v1"). */
+static const char *pkg_name(const char *pkg)
+{
+	const char *dot = strrchr(pkg, '.');
+	return dot ? dot + 1 : pkg;
+}
+
+/* The Go type of one value of f (an item, for a repeated field), as
+   reflect's Type.String() names it. */
+static const char *go_elem_type(const struct pb_field *f, char *buf,
+				size_t size)
+{
+	if (f->go)
+		return f->go;
+	switch (f->type) {
+	case PB_STRING:
+		return "string";
+	case PB_BYTES:
+		return "[]uint8";
+	case PB_BOOL:
+		return "bool";
+	case PB_INT32:
+		return "int32";
+	case PB_INT64:
+		return "int64";
+	case PB_MSG:
+		snprintf(buf, size, "%s.%s", pkg_name(f->sub->pkg),
+			 f->sub->name);
+		return buf;
+	case PB_TIME:
+		return "v1.Time";
+	case PB_MICROTIME:
+		return "v1.MicroTime";
+	case PB_INTORSTR:
+		return "intstr.IntOrString";
+	case PB_FIELDSV1:
+		return "v1.FieldsV1";
+	case PB_MAP_STRING:
+		return "map[string]string";
+	case PB_MAP_BYTES:
+		return "map[string][]uint8";
+	}
+	return "";
+}
+
+/* The Go type of the whole of f ("[]v1.ServicePort" for a list). */
+static const char *go_type(const struct pb_field *f, bool item, char *buf,
+			   size_t size)
+{
+	char e[128];
+	const char *t = go_elem_type(f, e, sizeof e);
+	if (snprintf(buf, size, "%s%s",
+		     item || !(f->flags & PB_REP) ? "" : "[]", t) >= (int)size)
+		buf[0] = '\0'; /* cannot happen: names are short */
+	return buf;
+}
+
+/* ---- encoding/json's rules (bodies, JSON and merge patch results) ---- */
+
+/*
+ * Record Go's UnmarshalTypeError at the current field: "json: cannot
+ * unmarshal <what> into Go struct field <Struct>.<path> of type <type>",
+ * Struct being the Go struct that holds the innermost field. encoding/json
+ * keeps the first such error and decodes on (saveError); an error returned
+ * by an UnmarshalJSON method (IntOrString, Time, MicroTime: fatal) ends
+ * decoding at once and is reported instead, with the same context.
+ */
+static void type_error(struct walk *w, bool fatal, const char *what,
+		       const struct pb_msg *m, const char *type)
+{
+	struct srv_typeerr *te = w->te;
+	if (te->fatal || (te->set && !fatal))
+		return;
+	snprintf(te->text, sizeof te->text,
+		 "json: cannot unmarshal %s into Go struct field %s.%s of type "
+		 "%s",
+		 what, m->name, w->gpath, type);
+	te->set = true;
+	te->fatal = fatal;
+}
+
+/* Whether a number decodes into an integer of the given width: Go parses
+   the text with ParseInt, so a fraction or an exponent fails; the JSON
+   Go makes of a YAML body writes an integral float64 without either. */
+static bool int_fits(const struct walk *w, const json_t *v, bool bits32)
+{
+	double d;
+	if (json_is_integer(v)) {
+		json_int_t i = json_integer_value(v);
+		return !bits32 || (i >= INT32_MIN && i <= INT32_MAX);
+	}
+	if (!json_is_real(v) || w->dec != SRV_DEC_YAML)
+		return false;
+	d = json_real_value(v);
+	return d == floor(d) && (bits32 ? d >= INT32_MIN && d <= INT32_MAX
+					: d >= -9223372036854775808.0 &&
+					      d < 9223372036854775808.0);
+}
+
+/* Check a scalar value v (not null) of field f of message m. */
+static void check_scalar(struct walk *w, const struct pb_msg *m,
+			 const struct pb_field *f, enum pb_type t, json_t *v)
+{
+	char wb[64], tb[160];
+	bool ok = false, fatal = false, num_text = false;
+	const char *type = NULL;
+
+	switch (t) {
+	case PB_STRING:
+		ok = json_is_string(v);
+		break;
+	case PB_BYTES:
+		/* a list of numbers decodes into []byte too */
+		ok = json_is_string(v) || json_is_array(v);
+		type = "[]uint8";
+		break;
+	case PB_BOOL:
+		ok = json_is_boolean(v);
+		break;
+	case PB_INT32:
+	case PB_INT64:
+		ok = int_fits(w, v, t == PB_INT32);
+		num_text = true;
+		break;
+	case PB_TIME:
+	case PB_MICROTIME:
+		/* UnmarshalJSON reads a string first */
+		ok = json_is_string(v);
+		fatal = true;
+		type = "string";
+		break;
+	case PB_INTORSTR:
+		/* UnmarshalJSON: a string, else an int32 */
+		ok = json_is_string(v) || int_fits(w, v, true);
+		fatal = true;
+		num_text = true;
+		type = "int32";
+		break;
+	case PB_FIELDSV1:
+		ok = true; /* any JSON, kept raw */
+		break;
+	case PB_MSG:
+	case PB_MAP_STRING:
+	case PB_MAP_BYTES:
+		break;
+	}
+	if (ok)
+		return;
+	if (!type)
+		type = go_type(f, true, tb, sizeof tb);
+	type_error(w, fatal, go_what(v, num_text, wb, sizeof wb), m, type);
+}
+
+/* A map<string,string|bytes> value: an object of strings. A null string
+   value is Go's zero value, "" (a null []byte stays null). */
+static void check_map(struct walk *w, const struct pb_msg *m,
+		      const struct pb_field *f, json_t *v)
+{
+	const char *key;
+	json_t *x;
+	enum pb_type t = f->type == PB_MAP_STRING ? PB_STRING : PB_BYTES;
+	json_object_foreach(v, key, x)
 	{
-		if (!json_is_object(item))
-			continue;
-		size_t ilen = path_index(path, plen, i);
-		walk_msg(f->sub, item, path, ilen, sorted, false, s);
-		path[plen] = '\0';
+		if (json_is_null(x)) {
+			if (t == PB_STRING)
+				json_object_set_new(v, key, json_string(""));
+		} else if (!json_is_string(x)) {
+			char wb[64];
+			type_error(w, false, go_what(x, false, wb, sizeof wb),
+				   m, t == PB_STRING ? "string" : "[]uint8");
+		}
 	}
+}
+
+/*
+ * The integer Go reads for v, a value of an integer or IntOrString field
+ * of a YAML body (new), or NULL: an integral float there reaches Go's
+ * decoder without a fraction, so it is stored as the integer kube stores.
+ */
+static json_t *yaml_int(const struct walk *w, const struct pb_field *f,
+			const json_t *v)
+{
+	if (w->dec != SRV_DEC_YAML || !w->te || !json_is_real(v) ||
+	    (f->type != PB_INT32 && f->type != PB_INT64 &&
+	     f->type != PB_INTORSTR) ||
+	    !int_fits(w, v, f->type != PB_INT64))
+		return NULL;
+	return json_integer((json_int_t)json_real_value(v));
+}
+
+/*
+ * The value v of a known member for field f of message m (an item of a
+ * repeated field when item is set): its type when w->te is set, then the
+ * walk inside it. w->path ends at plen and w->gpath at glen. Null is
+ * always accepted: encoding/json leaves the zero value (and no
+ * UnmarshalJSON of a table's types refuses it).
+ */
+static void walk_value(struct walk *w, const struct pb_msg *m,
+		       const struct pb_field *f, json_t *v, bool item,
+		       size_t plen, size_t glen)
+{
+	char wb[64], tb[160];
+	if (json_is_null(v))
+		return;
+	if ((f->flags & PB_REP) && !item) {
+		if (!json_is_array(v)) {
+			if (w->te)
+				type_error(w, false,
+					   go_what(v, false, wb, sizeof wb), m,
+					   go_type(f, false, tb, sizeof tb));
+			return;
+		}
+		if (!w->te && f->type != PB_MSG)
+			return;
+		size_t i;
+		json_t *x;
+		json_array_foreach(v, i, x)
+		{
+			size_t ilen = path_index(w->path, plen, i);
+			json_t *iv = yaml_int(w, f, x);
+			if (iv && !json_array_set_new(v, i, iv))
+				x = iv;
+			walk_value(w, m, f, x, true, ilen, glen);
+			w->path[plen] = '\0';
+		}
+		return;
+	}
+	bool obj = json_is_object(v);
+	if (f->type == PB_MSG && obj) {
+		walk_msg(w, f->sub, v, plen, glen, false);
+		return;
+	}
+	if (!w->te)
+		return;
+	if ((f->type == PB_MAP_STRING || f->type == PB_MAP_BYTES) && obj)
+		check_map(w, m, f, v);
+	else if (f->type == PB_MSG || f->type == PB_MAP_STRING ||
+		 f->type == PB_MAP_BYTES)
+		type_error(w, false, go_what(v, false, wb, sizeof wb), m,
+			   go_type(f, item, tb, sizeof tb));
+	else
+		check_scalar(w, m, f, f->type, v);
 }
 
 static int cmp_keys(const void *a, const void *b)
@@ -212,63 +557,316 @@ static int cmp_keys(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static void walk_msg(const struct pb_msg *m, json_t *obj, char *path,
-		     size_t plen, bool sorted, bool root, struct srv_strict *s)
+static void walk_msg(struct walk *w, const struct pb_msg *m, json_t *obj,
+		     size_t plen, size_t glen, bool root)
 {
 	size_t n = json_object_size(obj);
 	if (!n)
 		return;
-	const char **keys = malloc(n * sizeof *keys);
+	const char *on_stack[KEYS_ON_STACK];
+	const char **keys =
+	    n <= KEYS_ON_STACK ? on_stack : malloc(n * sizeof *keys);
 	if (!keys)
 		return; /* out of memory: leave the object as it is */
 	size_t k = 0;
 	const char *key;
 	json_t *v;
 	json_object_foreach(obj, key, v) keys[k++] = key;
-	if (sorted)
+	if (w->sorted)
 		qsort(keys, k, sizeof *keys, cmp_keys);
 
 	size_t n_unknown = 0;
 	for (size_t i = 0; i < k; i++) {
-		size_t klen = path_key(path, plen, keys[i]);
-		if (!known(m, keys[i], root)) {
-			srv_strict_field(s, "unknown field", path);
+		size_t klen = path_key(w->path, plen, keys[i]);
+		const struct pb_field *f = srv_pb_field(m, keys[i]);
+		if (!f && !known(m, keys[i], root)) {
+			srv_strict_field(w->s, "unknown field", w->path);
 			/* keep unknown keys at the front for deletion below */
 			const char *t = keys[n_unknown];
 			keys[n_unknown++] = keys[i];
 			keys[i] = t;
-		} else {
-			walk_value(srv_pb_field(m, keys[i]),
-				   json_object_get(obj, keys[i]), path, klen,
-				   sorted, s);
+		} else if (f) {
+			/* Go's path is only needed to word a type error */
+			size_t gk =
+			    w->te ? path_key(w->gpath, glen, keys[i]) : glen;
+			json_t *x = json_object_get(obj, keys[i]);
+			json_t *iv = yaml_int(w, f, x);
+			/* replacing keeps the key (keys[i] stays valid) */
+			if (iv && !json_object_set_new(obj, keys[i], iv))
+				x = iv;
+			walk_value(w, m, f, x, false, klen, gk);
+			w->gpath[glen] = '\0';
 		}
-		path[plen] = '\0';
+		w->path[plen] = '\0';
 	}
 	/* Deleting frees only the deleted key's own string. */
-	for (size_t i = 0; i < n_unknown; i++)
+	for (size_t i = 0; i < n_unknown && !w->keep; i++)
 		json_object_del(obj, keys[i]);
-	free(keys);
+	if (keys != on_stack)
+		free(keys);
 }
+
+/* ---- the unstructured converter's rules (strategic merge patches) ---- */
+
+/*
+ * runtime.DefaultUnstructuredConverter fills the Go struct from the map
+ * the patch made, field by field in the struct's order (the tables'
+ * order), and stops at the first error. Its texts name Go's types of the
+ * map's values (string, int64, float64, bool, map[string]interface {},
+ * []interface {}) or their kinds, with no field path; IntOrString, Time
+ * and MicroTime re-encode the value to JSON and decode it with their
+ * UnmarshalJSON, whose errors carry no context either.
+ */
+
+/* reflect's Type.String() and Kind of an unstructured value. */
+static const char *uns_type(const json_t *v, bool kind)
+{
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		return "string";
+	case JSON_INTEGER:
+		return "int64";
+	case JSON_REAL:
+		return "float64";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "bool";
+	case JSON_OBJECT:
+		return kind ? "map" : "map[string]interface {}";
+	case JSON_ARRAY:
+		return kind ? "slice" : "[]interface {}";
+	case JSON_NULL:
+		return "nil";
+	}
+	return "";
+}
+
+static bool uns_msg(struct walk *w, const struct pb_msg *m, json_t *obj);
+
+static bool uns_error(struct walk *w, const char *fmt, const char *a,
+		      const char *b)
+{
+	snprintf(w->te->text, sizeof w->te->text, fmt, a, b);
+	w->te->set = true;
+	return false;
+}
+
+/* A number through UnmarshalJSON into an int32 (IntOrString): Go writes
+   the float64 first, so an integral one reads back. */
+static bool uns_int32_json(struct walk *w, json_t *v)
+{
+	char num[48], what[64];
+	if (json_is_integer(v)) {
+		json_int_t i = json_integer_value(v);
+		if (i >= INT32_MIN && i <= INT32_MAX)
+			return true;
+		snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, i);
+	} else {
+		double d = json_real_value(v);
+		go_float(d, num, sizeof num);
+		if (!strpbrk(num, ".e") && d >= INT32_MIN && d <= INT32_MAX)
+			return true;
+	}
+	snprintf(what, sizeof what, "number %s", num);
+	return uns_error(w,
+			 "json: cannot unmarshal %s into Go value of type %s",
+			 what, "int32");
+}
+
+/* One scalar value (not null) of f; false when it stopped. */
+static bool uns_scalar(struct walk *w, const struct pb_field *f, enum pb_type t,
+		       json_t *v)
+{
+	char tb[160];
+	const char *dt = t == f->type	  ? go_type(f, true, tb, sizeof tb)
+			 : t == PB_STRING ? "string"
+					  : "[]uint8";
+	switch (t) {
+	case PB_STRING:
+		if (json_is_string(v))
+			return true;
+		if (json_is_integer(v)) /* Go converts ints to strings */
+			return uns_error(w, "cannot convert %s to %s", "int64",
+					 dt);
+		return uns_error(w, "unrecognized type: %s%s", "string", "");
+	case PB_BYTES:
+		if (json_is_string(v) || json_is_array(v))
+			return true;
+		return uns_error(w, "cannot restore slice from %s%s",
+				 uns_type(v, true), "");
+	case PB_BOOL:
+		if (json_is_boolean(v))
+			return true;
+		return uns_error(w, "unrecognized type: %s%s", "bool", "");
+	case PB_INT32:
+	case PB_INT64: {
+		const char *k = t == PB_INT32 ? "int32" : "int64";
+		if (json_is_integer(v)) {
+			/* Go's conversion keeps the low 32 bits */
+			if (t == PB_INT32)
+				json_integer_set(
+				    v,
+				    (int32_t)(uint32_t)json_integer_value(v));
+			return true;
+		}
+		if (json_is_real(v)) {
+			double d = json_real_value(v);
+			if (d == floor(d))
+				return true;
+			return uns_error(w, "cannot convert float64 to %s%s", k,
+					 "");
+		}
+		return uns_error(w, "unrecognized type: %s%s", k, "");
+	}
+	case PB_TIME:
+	case PB_MICROTIME: {
+		char wb[64];
+		if (json_is_string(v))
+			return true;
+		return uns_error(
+		    w, "json: cannot unmarshal %s into Go value of type %s",
+		    go_what(v, false, wb, sizeof wb), "string");
+	}
+	case PB_INTORSTR: {
+		char wb[64];
+		if (json_is_string(v))
+			return true;
+		if (json_is_number(v))
+			return uns_int32_json(w, v);
+		return uns_error(
+		    w, "json: cannot unmarshal %s into Go value of type %s",
+		    go_what(v, false, wb, sizeof wb), "int32");
+	}
+	case PB_FIELDSV1:
+	case PB_MSG:
+	case PB_MAP_STRING:
+	case PB_MAP_BYTES:
+		break;
+	}
+	return true;
+}
+
+static bool uns_value(struct walk *w, const struct pb_field *f, json_t *v,
+		      bool item)
+{
+	if (json_is_null(v))
+		return true;
+	if ((f->flags & PB_REP) && !item) {
+		if (!json_is_array(v))
+			return uns_error(w, "cannot restore slice from %s%s",
+					 uns_type(v, true), "");
+		size_t i;
+		json_t *x;
+		json_array_foreach(v, i, x)
+		{
+			if (!uns_value(w, f, x, true))
+				return false;
+		}
+		return true;
+	}
+	switch (f->type) {
+	case PB_MSG:
+		if (!json_is_object(v))
+			return uns_error(w, "cannot restore struct from: %s%s",
+					 uns_type(v, true), "");
+		return uns_msg(w, f->sub, v);
+	case PB_MAP_STRING:
+	case PB_MAP_BYTES: {
+		if (!json_is_object(v))
+			return uns_error(w, "cannot restore map from %s%s",
+					 uns_type(v, true), "");
+		const char *key;
+		json_t *x;
+		enum pb_type t =
+		    f->type == PB_MAP_STRING ? PB_STRING : PB_BYTES;
+		json_object_foreach(v, key, x)
+		{
+			if (json_is_null(x) && t == PB_STRING)
+				json_object_set_new(v, key, json_string(""));
+			else if (!json_is_null(x) && !uns_scalar(w, f, t, x))
+				return false;
+		}
+		return true;
+	}
+	case PB_STRING:
+	case PB_BYTES:
+	case PB_BOOL:
+	case PB_INT32:
+	case PB_INT64:
+	case PB_TIME:
+	case PB_MICROTIME:
+	case PB_INTORSTR:
+	case PB_FIELDSV1:
+		break;
+	}
+	return uns_scalar(w, f, f->type, v);
+}
+
+static bool uns_msg(struct walk *w, const struct pb_msg *m, json_t *obj)
+{
+	for (size_t i = 0; i < m->n_fields; i++) {
+		const struct pb_field *f = &m->fields[i];
+		json_t *v = json_object_get(obj, f->json);
+		if (v && !uns_value(w, f, v, false))
+			return false;
+	}
+	return true;
+}
+
+/* ---- entry points ---- */
 
 void srv_fields_prune(const struct pb_msg *m, json_t *obj, const char *prefix,
 		      bool sorted, struct srv_strict *s)
 {
-	char path[PATH_MAX_LEN + 1];
-	snprintf(path, sizeof path, "%s", prefix ? prefix : "");
+	struct walk w = {.sorted = sorted, .s = s};
+	snprintf(w.path, sizeof w.path, "%s", prefix ? prefix : "");
+	w.gpath[0] = '\0';
 	if (json_is_object(obj))
-		walk_msg(m, obj, path, strlen(path), sorted, false, s);
+		walk_msg(&w, m, obj, strlen(w.path), 0, false);
+}
+
+/* The walk of srv_builtin_check and srv_builtin_typecheck. */
+static bool check(const char *kind, const char *api_version, json_t *obj,
+		  struct walk *w)
+{
+	const struct pb_msg *m = srv_pb_kind_msg(kind, api_version);
+	if (w->te)
+		w->te->set = w->te->fatal = false;
+	if (!m)
+		return false;
+	w->path[0] = w->gpath[0] = '\0';
+	if (!json_is_object(obj))
+		return true;
+	if (w->te && w->dec == SRV_DEC_UNSTRUCTURED) {
+		/* its own order; the names-only walk follows */
+		uns_msg(w, m, obj);
+		w->te = NULL;
+	}
+	walk_msg(w, m, obj, 0, 0, true);
+	return true;
+}
+
+bool srv_builtin_check(const char *kind, const char *api_version, json_t *obj,
+		       bool sorted, enum srv_decoder dec, struct srv_strict *s,
+		       struct srv_typeerr *te)
+{
+	struct walk w = {.sorted = sorted, .dec = dec, .s = s, .te = te};
+	return check(kind, api_version, obj, &w);
+}
+
+bool srv_builtin_typecheck(const char *kind, const char *api_version,
+			   json_t *obj, bool sorted, enum srv_decoder dec,
+			   struct srv_typeerr *te)
+{
+	struct walk w = {.sorted = sorted, .keep = true, .dec = dec, .te = te};
+	return check(kind, api_version, obj, &w);
 }
 
 bool srv_builtin_prune(const char *kind, const char *api_version, json_t *obj,
 		       bool sorted, struct srv_strict *s)
 {
-	const struct pb_msg *m = srv_pb_kind_msg(kind, api_version);
-	if (!m)
-		return false;
-	char path[PATH_MAX_LEN + 1] = "";
-	if (json_is_object(obj))
-		walk_msg(m, obj, path, 0, sorted, true, s);
-	return true;
+	return srv_builtin_check(kind, api_version, obj, sorted, SRV_DEC_JSON,
+				 s, NULL);
 }
 
 /* ------------------------------------------------------------------ */

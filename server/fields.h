@@ -63,16 +63,66 @@ void srv_strict_free(struct srv_strict *s);
  * Members are visited in obj's order, or by name when sorted is set (the
  * order kube reports for a YAML body or a patch result, which Go re-encodes
  * from a map). Values of the wrong JSON type are left alone: this checks
- * names, not types. Maps (labels, data, ...) take any key.
+ * names, not types (srv_builtin_check checks both). Maps (labels, data,
+ * ...) take any key.
  */
 void srv_fields_prune(const struct pb_msg *m, json_t *obj, const char *prefix,
 		      bool sorted, struct srv_strict *s);
 
 /*
- * srv_fields_prune for a whole object of a built-in kind: its top-level
- * apiVersion and kind are known too. Returns false (and changes nothing)
+ * How kube turns a request's object into its Go struct, which decides the
+ * type errors it finds, their order and their words.
+ */
+enum srv_decoder {
+	SRV_DEC_JSON,	      /* encoding/json (sigs.k8s.io/json) over a JSON
+				 body, or a JSON or merge patch's result */
+	SRV_DEC_YAML,	      /* the same over the JSON Go makes of a YAML
+				 body: an integral float is an integer there */
+	SRV_DEC_UNSTRUCTURED, /* runtime.DefaultUnstructuredConverter: the
+				 result of a strategic merge patch */
+};
+
+/* Room for a type error's text: a cut path (PATH_MAX_LEN in fields.c)
+   and the words around it. */
+#define SRV_TYPEERR_MAX 1400
+
+/*
+ * The type error of one decode, if any (kube refuses the request with it
+ * whatever fieldValidation says). JSON and YAML: Go's UnmarshalTypeError,
+ * "json: cannot unmarshal number into Go struct field ConfigMap.data of
+ * type string", the first in decoding order unless an UnmarshalJSON
+ * method (IntOrString, Time) failed, which ends decoding; unstructured:
+ * the converter's first error, "cannot convert float64 to int32".
+ */
+struct srv_typeerr {
+	bool set;		    /* an error was found */
+	bool fatal;		    /* it ended decoding */
+	char text[SRV_TYPEERR_MAX]; /* the error's text, when set */
+};
+
+/*
+ * srv_fields_prune for a whole object of a built-in kind (its top-level
+ * apiVersion and kind are known too), in the same pass checking the type
+ * of every known member's value as dec does when te is not NULL: te is
+ * set to the error kube's decoding reports, if any. A null value is
+ * accepted anywhere, as Go leaves the zero value; a null in a map of
+ * strings becomes "" (Go's zero string). Allocates nothing for a
+ * well-typed object of small maps. Returns false (and changes nothing)
  * when lapis has no table for kind in api_version.
  */
+bool srv_builtin_check(const char *kind, const char *api_version, json_t *obj,
+		       bool sorted, enum srv_decoder dec, struct srv_strict *s,
+		       struct srv_typeerr *te);
+
+/*
+ * The type check of srv_builtin_check alone: unknown members stay (a
+ * patch's error shows the patched object as it was). te must not be NULL.
+ */
+bool srv_builtin_typecheck(const char *kind, const char *api_version,
+			   json_t *obj, bool sorted, enum srv_decoder dec,
+			   struct srv_typeerr *te);
+
+/* srv_builtin_check without type checks. */
 bool srv_builtin_prune(const char *kind, const char *api_version, json_t *obj,
 		       bool sorted, struct srv_strict *s);
 

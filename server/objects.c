@@ -1108,12 +1108,31 @@ static void go_quote_cut(const char *s, size_t len, char *out, size_t size)
 }
 
 /*
+ * kube's 422 for a patch whose result its decoder refused: one cause on
+ * field "patch" whose value is shown (the patched object, or the strategic
+ * merge patch as Go prints it), cut so that msg stays whole. Returns the
+ * error set.
+ */
+static lp_err patch_invalid(const char *shown, const char *msg,
+			    struct srv_error *err)
+{
+	/* the cause's message holds `Invalid value: "<v>": msg` */
+	size_t room = sizeof err->causes[0].message;
+	size_t fixed = strlen(msg) + sizeof "Invalid value: \"\": ";
+	char q[sizeof err->causes[0].message];
+	go_quote_cut(shown, strlen(shown), q,
+		     fixed + 8 < room ? room - fixed : 8);
+	srv_error_cause(err, "FieldValueInvalid", "patch",
+			"Invalid value: %s: %s", q, msg);
+	srv_error_invalid(err, "", "", "");
+	return err->code;
+}
+
+/*
  * Answer what strict collected, then free it. Ignore: nothing. Warn: the
  * warnings. Strict with errors: a body (shown NULL) is kube's 400 "<Kind> in
  * version "<v>" cannot be handled as a <Kind>: strict decoding error: ...";
- * a patch is kube's 422 Invalid with one cause on field "patch" whose value
- * is shown (the patched object, or the strategic merge patch as Go prints
- * it), cut so that the error list stays whole. Returns the error set.
+ * a patch is patch_invalid's 422. Returns the error set.
  */
 static lp_err strict_finish(struct srv_req *r, const struct srv_resource *res,
 			    struct srv_strict *s, const char *shown,
@@ -1124,24 +1143,14 @@ static lp_err strict_finish(struct srv_req *r, const struct srv_resource *res,
 		strict_warn(r, s);
 	if (s->mode == SRV_FV_STRICT && s->n) {
 		char *msg = srv_strict_message(s);
-		if (!msg) {
+		if (!msg)
 			rc = srv_error_set(err, LP_E_NOMEM, "out of memory");
-		} else if (!shown) {
+		else if (!shown)
 			rc = srv_error_set(err, LP_E_BADREQUEST,
 					   "%s in version \"%s\" cannot be handled as a %s: %s",
 					   res->kind, res->version, res->kind, msg);
-		} else {
-			/* the cause's message holds `Invalid value: "<v>": msg` */
-			size_t room = sizeof err->causes[0].message;
-			size_t fixed = strlen(msg) + sizeof "Invalid value: \"\": ";
-			char q[sizeof err->causes[0].message];
-			go_quote_cut(shown, strlen(shown), q,
-				     fixed + 8 < room ? room - fixed : 8);
-			srv_error_cause(err, "FieldValueInvalid", "patch",
-					"Invalid value: %s: %s", q, msg);
-			srv_error_invalid(err, "", "", "");
-			rc = err->code;
-		}
+		else
+			rc = patch_invalid(shown, msg, err);
 		free(msg);
 	}
 	srv_strict_free(s);
@@ -1149,40 +1158,37 @@ static lp_err strict_finish(struct srv_req *r, const struct srv_resource *res,
 }
 
 /*
- * The unknown fields of a built-in object (not a custom resource, and not a
- * kind lapis has no field table for, e.g. CRDs): dropped, and answered per
- * fieldValidation through strict_finish (strict is freed). sorted: report
- * in name order (a YAML body, a patch result), else in the object's.
- */
-static lp_err builtin_fields(struct srv_req *r, const struct srv_resource *res,
-			     json_t *obj, bool sorted, struct srv_strict *strict,
-			     const char *shown, struct srv_error *err)
-{
-	char gv[300];
-	if (!res->custom)
-		srv_builtin_prune(res->kind, srv_resource_gv(res, gv, sizeof gv),
-				  obj, sorted, strict);
-	return strict_finish(r, res, strict, shown, err);
-}
-
-/*
- * builtin_fields for a create or update body, after the duplicate and
- * unknown fields that kube's strict JSON decoding finds in the text, in
- * its order (a custom resource's or a CRD's body: its duplicates only).
+ * What kube's decoding of a create or update body finds. A built-in's
+ * type error refuses the body whatever fieldValidation says: 400 "<Kind>
+ * in version "<v>" cannot be handled as a <Kind>: json: cannot unmarshal
+ * ..." (fields.h). Otherwise strict collects the duplicate fields of a
+ * JSON text and a built-in's unknown fields, which are dropped, in kube's
+ * order (a YAML body's by name: Go re-encodes it from a map), for
+ * strict_finish; a custom resource's or a CRD's text gives its
+ * duplicates only. One pass over the object for the types and names.
  */
 static lp_err body_fields(struct srv_req *r, const struct srv_resource *res,
 			  const char *mt, json_t *obj, struct srv_strict *strict,
 			  struct srv_error *err)
 {
+	char gv[300];
+	srv_resource_gv(res, gv, sizeof gv);
 	if (!strcasecmp(mt, "application/json") && strict->mode != SRV_FV_IGNORE) {
-		char gv[300];
-		srv_resource_gv(res, gv, sizeof gv);
 		if (res->custom ||
 		    !srv_builtin_scan_json(res->kind, gv, r->body, r->body_len, strict))
 			srv_builtin_scan_json(NULL, NULL, r->body, r->body_len, strict);
 	}
-	return builtin_fields(r, res, obj, !strcasecmp(mt, "application/yaml"),
-			      strict, NULL, err);
+	if (res->custom)
+		return LP_OK;
+	bool yaml = !strcasecmp(mt, "application/yaml");
+	struct srv_typeerr te;
+	srv_builtin_check(res->kind, gv, obj, yaml,
+			  yaml ? SRV_DEC_YAML : SRV_DEC_JSON, strict, &te);
+	if (!te.set)
+		return LP_OK;
+	return srv_error_set(err, LP_E_BADREQUEST,
+			     "%s in version \"%s\" cannot be handled as a %s: %s",
+			     res->kind, res->version, res->kind, te.text);
 }
 
 static void on_unknown(void *ud, const char *path)
@@ -1391,8 +1397,9 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 	struct srv_strict strict = {.mode = fv_of(r)};
 	if (dry_run(r, &dry, &err) || field_validation(r, &err) ||
 	    decode_body(r, mt, res->kind, &strict, &obj, &err) ||
+	    body_fields(r, res, mt, obj, &strict, &err) ||
 	    check_type(res, obj, &err) ||
-	    body_fields(r, res, mt, obj, &strict, &err)) {
+	    strict_finish(r, res, &strict, NULL, &err)) {
 		srv_strict_free(&strict);
 		json_decref(obj);
 		srv_reply_error(r, &err, NULL);
@@ -1769,8 +1776,9 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 	struct srv_strict strict = {.mode = fv_of(r)};
 	if (dry_run(r, &dry, &err) || field_validation(r, &err) ||
 	    decode_body(r, mt, res->kind, &strict, &obj, &err) ||
+	    body_fields(r, res, mt, obj, &strict, &err) ||
 	    check_type(res, obj, &err) ||
-	    body_fields(r, res, mt, obj, &strict, &err)) {
+	    strict_finish(r, res, &strict, NULL, &err)) {
 		srv_strict_free(&strict);
 		json_decref(obj);
 		srv_reply_error(r, &err, NULL);
@@ -1817,40 +1825,62 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 
 /* ------------------------------------------------------------ patch */
 
+/* What a patch's 422 shows: the patch as Go prints a map (a strategic
+   merge patch) or the patched object (new; NULL when out of memory). */
+static char *patch_shown(bool smp, const json_t *patch, const json_t *next)
+{
+	if (!smp)
+		return json_dumps(next, JSON_COMPACT | JSON_SORT_KEYS);
+	struct growbuf b = {0};
+	go_fmt(&b, patch);
+	gb_put(&b, "", 1);
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
+
 /*
- * fieldValidation of a patch result (kube reports the unknown fields of
- * the patched object, in name order: Go re-encodes it from a map). The
- * value a Strict 422 shows is the patched object for JSON and merge
- * patches and the patch itself, as Go prints a map, for a strategic merge
- * patch. A custom resource's unknown fields come from its schema in
- * finish_update: r->strict_shown (new, freed by the caller after
- * finish_update) carries the value there.
+ * What kube's decoding of a patch result finds. A built-in's type error
+ * comes first and alone (kube: "non-strict errors trump"): 422 on field
+ * "patch" with encoding/json's words for a JSON or merge patch, the
+ * unstructured converter's for a strategic merge patch (fields.h). Then
+ * fieldValidation (kube reports the unknown fields of the patched object,
+ * in name order: Go re-encodes it from a map). The value a 422 shows is
+ * the patched object for JSON and merge patches and the patch itself, as
+ * Go prints a map, for a strategic merge patch. A custom resource's
+ * unknown fields come from its schema in finish_update: r->strict_shown
+ * (new, freed by the caller after finish_update) carries the value there.
  */
 static lp_err patch_fields(struct srv_req *r, const struct srv_resource *res,
 			   bool smp, bool merge, const json_t *patch,
 			   json_t *next, struct srv_error *err)
 {
+	char gv[300];
+	srv_resource_gv(res, gv, sizeof gv);
+	if (!res->custom) {
+		struct srv_typeerr te;
+		srv_builtin_typecheck(res->kind, gv, next, true,
+				      smp ? SRV_DEC_UNSTRUCTURED : SRV_DEC_JSON,
+				      &te);
+		if (te.set) {
+			char *shown = patch_shown(smp, patch, next);
+			lp_err rc = shown ? patch_invalid(shown, te.text, err)
+					  : srv_error_set(err, LP_E_NOMEM, "out of memory");
+			free(shown);
+			return rc;
+		}
+	}
 	struct srv_strict strict = {.mode = fv_of(r)};
 	char *shown = NULL;
 	/* kube decodes a merge or strategic merge patch into a map first:
 	   its repeated keys are duplicate fields, at any depth */
 	if ((smp || merge) && strict.mode != SRV_FV_IGNORE)
 		srv_builtin_scan_json(NULL, NULL, r->body, r->body_len, &strict);
-	if (strict.mode == SRV_FV_STRICT) {
-		if (smp) {
-			struct growbuf b = {0};
-			go_fmt(&b, patch);
-			gb_put(&b, "", 1);
-			if (b.oom) {
-				free(b.p);
-				return srv_error_set(err, LP_E_NOMEM, "out of memory");
-			}
-			shown = b.p;
-		} else {
-			shown = json_dumps(next, JSON_COMPACT | JSON_SORT_KEYS);
-			if (!shown)
-				return srv_error_set(err, LP_E_NOMEM, "out of memory");
-		}
+	if (strict.mode == SRV_FV_STRICT && !(shown = patch_shown(smp, patch, next))) {
+		srv_strict_free(&strict);
+		return srv_error_set(err, LP_E_NOMEM, "out of memory");
 	}
 	if (res->custom) {
 		/* the duplicates here, the unknown fields in cr_schema */
@@ -1861,7 +1891,8 @@ static lp_err patch_fields(struct srv_req *r, const struct srv_resource *res,
 			free(shown);
 		return rc;
 	}
-	lp_err rc = builtin_fields(r, res, next, true, &strict, shown, err);
+	srv_builtin_prune(res->kind, gv, next, true, &strict);
+	lp_err rc = strict_finish(r, res, &strict, shown, err);
 	free(shown);
 	return rc;
 }
@@ -2000,8 +2031,8 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 				json_object_set_new(json_object_get(next, "metadata"),
 						    "resourceVersion", json_string(rvt));
 		}
-		if (check_type(res, next, &err) ||
-		    patch_fields(r, res, pt == P_SMP, pt == P_MERGE, patch, next, &err)) {
+		if (patch_fields(r, res, pt == P_SMP, pt == P_MERGE, patch, next, &err) ||
+		    check_type(res, next, &err)) {
 			reg_obj_free(&c);
 			json_decref(next);
 			json_decref(patch);

@@ -107,11 +107,14 @@ struct pbr {
 /* Message tables                                                       */
 /* ------------------------------------------------------------------ */
 
-#define FLD(n, name, type, flags) { (n), (name), PB_##type, (flags), NULL, NULL }
-#define SUB(n, name, sub, flags) { (n), (name), PB_MSG, (flags), &(sub), NULL }
+#define FLD(n, name, type, flags) { (n), (name), PB_##type, (flags), NULL, NULL, NULL }
+/* A field whose Go type is a named one (an enum string, types.UID). */
+#define FLDG(n, name, type, flags, go) \
+	{ (n), (name), PB_##type, (flags), NULL, NULL, (go) }
+#define SUB(n, name, sub, flags) { (n), (name), PB_MSG, (flags), &(sub), NULL, NULL }
 /* A strategic-merge list of messages keyed by key (patchMergeKey). */
 #define SUBK(n, name, sub, flags, key) \
-	{ (n), (name), PB_MSG, (flags) | PB_MERGE, &(sub), (key) }
+	{ (n), (name), PB_MSG, (flags) | PB_MERGE, &(sub), (key), NULL }
 /* MSG_PKG names the OpenAPI package of the tables that follow. */
 #define MSG(var, goname, tab)                                             \
 	static const struct pb_msg var = { goname, MSG_PKG,                 \
@@ -127,7 +130,7 @@ static const struct pb_field f_owner_reference[] = {
 	FLD(5, "apiVersion", STRING, RQ),
 	FLD(1, "kind", STRING, RQ),
 	FLD(3, "name", STRING, RQ),
-	FLD(4, "uid", STRING, RQ),
+	FLDG(4, "uid", STRING, RQ, "types.UID"),
 	FLD(6, "controller", BOOL, 0),
 	FLD(7, "blockOwnerDeletion", BOOL, 0),
 };
@@ -135,7 +138,7 @@ MSG(m_owner_reference, "OwnerReference", f_owner_reference);
 
 static const struct pb_field f_managed_fields_entry[] = {
 	FLD(1, "manager", STRING, O),
-	FLD(2, "operation", STRING, O),
+	FLDG(2, "operation", STRING, O, "v1.ManagedFieldsOperationType"),
 	FLD(3, "apiVersion", STRING, O),
 	FLD(4, "time", TIME, 0),
 	FLD(6, "fieldsType", STRING, O),
@@ -149,7 +152,7 @@ static const struct pb_field f_object_meta[] = {
 	FLD(2, "generateName", STRING, O),
 	FLD(3, "namespace", STRING, O),
 	FLD(4, "selfLink", STRING, O),
-	FLD(5, "uid", STRING, O),
+	FLDG(5, "uid", STRING, O, "types.UID"),
 	FLD(6, "resourceVersion", STRING, O),
 	FLD(7, "generation", INT64, O),
 	FLD(8, "creationTimestamp", TIME, O),
@@ -165,7 +168,7 @@ MSG(m_object_meta, "ObjectMeta", f_object_meta);
 
 static const struct pb_field f_condition[] = {
 	FLD(1, "type", STRING, RQ),
-	FLD(2, "status", STRING, RQ),
+	FLDG(2, "status", STRING, RQ, "v1.ConditionStatus"),
 	FLD(3, "observedGeneration", INT64, O),
 	FLD(4, "lastTransitionTime", TIME, RQ),
 	FLD(5, "reason", STRING, RQ),
@@ -174,7 +177,7 @@ static const struct pb_field f_condition[] = {
 MSG(m_condition, "Condition", f_condition);
 
 static const struct pb_field f_preconditions[] = {
-	FLD(1, "uid", STRING, 0),
+	FLDG(1, "uid", STRING, 0, "types.UID"),
 	FLD(2, "resourceVersion", STRING, 0),
 };
 MSG(m_preconditions, "Preconditions", f_preconditions);
@@ -183,7 +186,7 @@ static const struct pb_field f_delete_options[] = {
 	FLD(1, "gracePeriodSeconds", INT64, 0),
 	SUB(2, "preconditions", m_preconditions, 0),
 	FLD(3, "orphanDependents", BOOL, 0),
-	FLD(4, "propagationPolicy", STRING, 0),
+	FLDG(4, "propagationPolicy", STRING, 0, "v1.DeletionPropagation"),
 	FLD(5, "dryRun", STRING, R),
 	FLD(6, "ignoreStoreReadErrorWithClusterBreakingPotential", BOOL, 0),
 };
@@ -198,7 +201,7 @@ static const struct pb_field f_object_reference[] = {
 	FLD(1, "kind", STRING, O),
 	FLD(2, "namespace", STRING, O),
 	FLD(3, "name", STRING, O),
-	FLD(4, "uid", STRING, O),
+	FLDG(4, "uid", STRING, O, "types.UID"),
 	FLD(5, "apiVersion", STRING, O),
 	FLD(6, "resourceVersion", STRING, O),
 	FLD(7, "fieldPath", STRING, O),
@@ -211,8 +214,8 @@ static const struct pb_field f_local_object_reference[] = {
 MSG(m_local_object_reference, "LocalObjectReference", f_local_object_reference);
 
 static const struct pb_field f_namespace_condition[] = {
-	FLD(1, "type", STRING, RQ),
-	FLD(2, "status", STRING, RQ),
+	FLDG(1, "type", STRING, RQ, "v1.NamespaceConditionType"),
+	FLDG(2, "status", STRING, RQ, "v1.ConditionStatus"),
 	FLD(4, "lastTransitionTime", TIME, 0),
 	FLD(5, "reason", STRING, O),
 	FLD(6, "message", STRING, O),
@@ -220,12 +223,12 @@ static const struct pb_field f_namespace_condition[] = {
 MSG(m_namespace_condition, "NamespaceCondition", f_namespace_condition);
 
 static const struct pb_field f_namespace_spec[] = {
-	FLD(1, "finalizers", STRING, R),
+	FLDG(1, "finalizers", STRING, R, "v1.FinalizerName"),
 };
 MSG(m_namespace_spec, "NamespaceSpec", f_namespace_spec);
 
 static const struct pb_field f_namespace_status[] = {
-	FLD(1, "phase", STRING, O),
+	FLDG(1, "phase", STRING, O, "v1.NamespacePhase"),
 	SUBK(2, "conditions", m_namespace_condition, R, "type"),
 };
 MSG(m_namespace_status, "NamespaceStatus", f_namespace_status);
@@ -250,7 +253,7 @@ static const struct pb_field f_secret[] = {
 	FLD(5, "immutable", BOOL, 0),
 	FLD(2, "data", MAP_BYTES, 0),
 	FLD(4, "stringData", MAP_STRING, 0),
-	FLD(3, "type", STRING, O),
+	FLDG(3, "type", STRING, O, "v1.SecretType"),
 };
 MSG(m_secret, "Secret", f_secret);
 
@@ -274,7 +277,7 @@ MSG(m_session_affinity_config, "SessionAffinityConfig", f_session_affinity_confi
 
 static const struct pb_field f_service_port[] = {
 	FLD(1, "name", STRING, O),
-	FLD(2, "protocol", STRING, O),
+	FLDG(2, "protocol", STRING, O, "v1.Protocol"),
 	FLD(6, "appProtocol", STRING, 0),
 	FLD(3, "port", INT32, RQ),
 	FLD(4, "targetPort", INTORSTR, 0),
@@ -287,28 +290,28 @@ static const struct pb_field f_service_spec[] = {
 	FLD(2, "selector", MAP_STRING, 0),
 	FLD(3, "clusterIP", STRING, O),
 	FLD(18, "clusterIPs", STRING, R),
-	FLD(4, "type", STRING, O),
+	FLDG(4, "type", STRING, O, "v1.ServiceType"),
 	FLD(5, "externalIPs", STRING, R),
-	FLD(7, "sessionAffinity", STRING, O),
+	FLDG(7, "sessionAffinity", STRING, O, "v1.ServiceAffinity"),
 	FLD(8, "loadBalancerIP", STRING, O),
 	FLD(9, "loadBalancerSourceRanges", STRING, R),
 	FLD(10, "externalName", STRING, O),
-	FLD(11, "externalTrafficPolicy", STRING, O),
+	FLDG(11, "externalTrafficPolicy", STRING, O, "v1.ServiceExternalTrafficPolicy"),
 	FLD(12, "healthCheckNodePort", INT32, O),
 	FLD(13, "publishNotReadyAddresses", BOOL, O),
 	SUB(14, "sessionAffinityConfig", m_session_affinity_config, 0),
-	FLD(19, "ipFamilies", STRING, R),
-	FLD(17, "ipFamilyPolicy", STRING, 0),
+	FLDG(19, "ipFamilies", STRING, R, "v1.IPFamily"),
+	FLDG(17, "ipFamilyPolicy", STRING, 0, "v1.IPFamilyPolicy"),
 	FLD(20, "allocateLoadBalancerNodePorts", BOOL, 0),
 	FLD(21, "loadBalancerClass", STRING, 0),
-	FLD(22, "internalTrafficPolicy", STRING, 0),
+	FLDG(22, "internalTrafficPolicy", STRING, 0, "v1.ServiceInternalTrafficPolicy"),
 	FLD(23, "trafficDistribution", STRING, 0),
 };
 MSG(m_service_spec, "ServiceSpec", f_service_spec);
 
 static const struct pb_field f_port_status[] = {
 	FLD(1, "port", INT32, RQ),
-	FLD(2, "protocol", STRING, RQ),
+	FLDG(2, "protocol", STRING, RQ, "v1.Protocol"),
 	FLD(3, "error", STRING, 0),
 };
 MSG(m_port_status, "PortStatus", f_port_status);
@@ -316,7 +319,7 @@ MSG(m_port_status, "PortStatus", f_port_status);
 static const struct pb_field f_load_balancer_ingress[] = {
 	FLD(1, "ip", STRING, O),
 	FLD(2, "hostname", STRING, O),
-	FLD(3, "ipMode", STRING, 0),
+	FLDG(3, "ipMode", STRING, 0, "v1.LoadBalancerIPMode"),
 	SUB(4, "ports", m_port_status, R),
 };
 MSG(m_load_balancer_ingress, "LoadBalancerIngress", f_load_balancer_ingress);
@@ -350,7 +353,7 @@ MSG(m_endpoint_address, "EndpointAddress", f_endpoint_address);
 static const struct pb_field f_endpoint_port[] = {
 	FLD(1, "name", STRING, O),
 	FLD(2, "port", INT32, RQ),
-	FLD(3, "protocol", STRING, O),
+	FLDG(3, "protocol", STRING, O, "v1.Protocol"),
 	FLD(4, "appProtocol", STRING, 0),
 };
 MSG(m_endpoint_port, "EndpointPort", f_endpoint_port);
@@ -410,7 +413,7 @@ static const struct pb_field f_lease_spec[] = {
 	FLD(3, "acquireTime", MICROTIME, 0),
 	FLD(4, "renewTime", MICROTIME, 0),
 	FLD(5, "leaseTransitions", INT32, 0),
-	FLD(6, "strategy", STRING, 0),
+	FLDG(6, "strategy", STRING, 0, "v1.CoordinatedLeaseStrategy"),
 	FLD(7, "preferredHolder", STRING, 0),
 };
 MSG(m_lease_spec, "LeaseSpec", f_lease_spec);

@@ -46,6 +46,10 @@ struct pb_field {
 	unsigned flags;	   /* PB_REP, PB_OMITZERO, PB_REQUIRED, PB_MERGE */
 	const struct pb_msg *sub; /* table of a PB_MSG field, else NULL */
 	const char *merge_key;	  /* patchMergeKey of a PB_MERGE list */
+	/* Go type of a value (an item, for a repeated field) when it is a
+	   named type, as reflect names it in decoding errors ("v1.Protocol",
+	   "types.UID"); NULL: the one its pb_type implies */
+	const char *go;
 };
 
 struct pb_msg {

@@ -72,6 +72,8 @@ static size_t check_data_keys(const json_t *m, const char *field,
 					"key must consist of alphanumeric "
 					"characters, '-', '_' or '.'",
 					k);
+		if (json_is_null(v))
+			continue; /* a nil []byte (decoding left it null) */
 		if (!json_is_string(v)) {
 			srv_error_cause(err, "FieldValueTypeInvalid", path,
 					"Invalid value: must be a string");
@@ -244,8 +246,13 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 		if (!json_is_object(p))
 			continue;
 		default_str(p, "protocol", "TCP");
-		if (!json_object_get(p, "targetPort") &&
-		    json_is_integer(json_object_get(p, "port")))
+		/* kube defaults an unset targetPort (0 or "", which a null
+		   decodes to) to the port */
+		json_t *tp = json_object_get(p, "targetPort");
+		bool unset = !tp || json_is_null(tp) ||
+			     (json_is_integer(tp) && !json_integer_value(tp)) ||
+			     (json_is_string(tp) && !json_string_length(tp));
+		if (unset && json_is_integer(json_object_get(p, "port")))
 			json_object_set_new(
 				p, "targetPort",
 				json_integer(json_integer_value(

@@ -107,7 +107,8 @@ apiVersion: v1
 kind: ServiceAccount
 metadata: {name: all-sa, namespace: $ns}
 secrets: [{name: x}]
-imagePullSecrets: [{name: y}]
+# not {name: y}: kubectl reads YAML 1.1, where y is true, which kube refuses
+imagePullSecrets: [{name: pull}]
 automountServiceAccountToken: false
 ---
 apiVersion: v1

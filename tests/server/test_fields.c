@@ -104,6 +104,12 @@ Test(fields, known_fields_of_every_kind_stay)
 		cr_expect(json_equal(o, orig), "%s changed", cases[i].kind);
 		cr_expect_eq(s.n, 0, "%s: %zu errors, first %s", cases[i].kind,
 			     s.n, s.n ? s.errs[0] : "");
+		struct srv_typeerr te;
+		for (int d = SRV_DEC_JSON; d <= SRV_DEC_UNSTRUCTURED; d++) {
+			cr_expect(srv_builtin_typecheck(
+			    cases[i].kind, cases[i].av, o, false, d, &te));
+			cr_expect_not(te.set, "%s: %s", cases[i].kind, te.text);
+		}
 		cr_expect(srv_builtin_scan_json(cases[i].kind, cases[i].av,
 						cases[i].obj,
 						strlen(cases[i].obj), &s));
@@ -170,6 +176,227 @@ Test(fields, wrong_types_and_unknown_kinds_are_left_alone)
 					"apiextensions.k8s.io/v1", o, false,
 					&s));
 	cr_expect_not(srv_builtin_prune("ConfigMap", "v2", o, false, &s));
+	json_decref(o);
+}
+
+/* The type error srv_builtin_check finds in text (JSON) for kind in
+   api_version, "" when none. */
+static void expect_type_error(const char *kind, const char *av,
+			      const char *text, enum srv_decoder dec,
+			      const char *want)
+{
+	struct srv_typeerr te;
+	json_t *o = parse(text);
+	cr_expect(srv_builtin_check(kind, av, o, dec == SRV_DEC_YAML, dec, NULL,
+				    &te));
+	cr_expect_str_eq(te.set ? te.text : "", want, "for %s", text);
+	json_decref(o);
+}
+
+#define GO_ERR "json: cannot unmarshal "
+
+Test(fields, type_errors_in_encoding_json_words_issue3)
+{
+	static const struct {
+		const char *kind, *av, *obj, *want;
+	} cases[] = {
+	    {"ConfigMap", "v1", "{\"data\":{\"a\":1}}",
+	     GO_ERR "number into Go struct field ConfigMap.data of type "
+		    "string"},
+	    {"ConfigMap", "v1", "{\"metadata\":\"x\"}",
+	     GO_ERR "string into Go struct field ConfigMap.metadata of type "
+		    "v1.ObjectMeta"},
+	    {"ConfigMap", "v1", "{\"metadata\":{\"labels\":[\"a\"]}}",
+	     GO_ERR "array into Go struct field ObjectMeta.metadata.labels of "
+		    "type map[string]string"},
+	    {"ConfigMap", "v1", "{\"binaryData\":{\"b\":{}}}",
+	     GO_ERR "object into Go struct field ConfigMap.binaryData of type "
+		    "[]uint8"},
+	    {"ConfigMap", "v1", "{\"immutable\":\"true\"}",
+	     GO_ERR "string into Go struct field ConfigMap.immutable of type "
+		    "bool"},
+	    {"ConfigMap", "v1", "{\"metadata\":{\"generation\":-0.5}}",
+	     GO_ERR "number -0.5 into Go struct field "
+		    "ObjectMeta.metadata.generation of type int64"},
+	    {"ConfigMap", "v1", "{\"metadata\":{\"finalizers\":[\"a\",2]}}",
+	     GO_ERR
+	     "number into Go struct field ObjectMeta.metadata.finalizers "
+	     "of type string"},
+	    {"ConfigMap", "v1", "{\"metadata\":{\"finalizers\":\"a\"}}",
+	     GO_ERR
+	     "string into Go struct field ObjectMeta.metadata.finalizers "
+	     "of type []string"},
+	    {"ConfigMap", "v1", "{\"metadata\":{\"uid\":1}}",
+	     GO_ERR "number into Go struct field ObjectMeta.metadata.uid of "
+		    "type types.UID"},
+	    {"ConfigMap", "v1",
+	     "{\"metadata\":{\"ownerReferences\":[{\"controller\":1}]}}",
+	     GO_ERR
+	     "number into Go struct field "
+	     "OwnerReference.metadata.ownerReferences.controller of type "
+	     "bool"},
+	    {"ConfigMap", "v1", "{\"metadata\":{\"creationTimestamp\":[]}}",
+	     GO_ERR "array into Go struct field "
+		    "ObjectMeta.metadata.creationTimestamp of type string"},
+	    {"Service", "v1", "{\"spec\":{\"ports\":[{\"port\":\"80\"}]}}",
+	     GO_ERR "string into Go struct field ServicePort.spec.ports.port "
+		    "of type int32"},
+	    {"Service", "v1", "{\"spec\":{\"ports\":[{\"port\":2147483648}]}}",
+	     GO_ERR "number 2147483648 into Go struct field "
+		    "ServicePort.spec.ports.port of type int32"},
+	    {"Service", "v1", "{\"spec\":{\"ports\":[7]}}",
+	     GO_ERR "number into Go struct field ServiceSpec.spec.ports of "
+		    "type v1.ServicePort"},
+	    {"Service", "v1",
+	     "{\"spec\":{\"ports\":[{\"protocol\":6,\"targetPort\":1.5}]}}",
+	     GO_ERR "number 1.5 into Go struct field "
+		    "ServicePort.spec.ports.targetPort of type int32"},
+	    {"Service", "v1", "{\"spec\":{\"ports\":[{\"protocol\":6}]}}",
+	     GO_ERR
+	     "number into Go struct field ServicePort.spec.ports.protocol "
+	     "of type v1.Protocol"},
+	    {"Service", "v1", "{\"spec\":{\"ipFamilies\":[true]}}",
+	     GO_ERR "bool into Go struct field ServiceSpec.spec.ipFamilies of "
+		    "type v1.IPFamily"},
+	    {"Service", "v1",
+	     "{\"spec\":{\"sessionAffinityConfig\":{\"clientIP\":{"
+	     "\"timeoutSeconds\":0.000001}}}}",
+	     GO_ERR "number 0.000001 into Go struct field "
+		    "ClientIPConfig.spec.sessionAffinityConfig.clientIP."
+		    "timeoutSeconds of type int32"},
+	    {"Lease", "coordination.k8s.io/v1",
+	     "{\"spec\":{\"leaseDurationSeconds\":1e-7}}",
+	     GO_ERR "number 1e-7 into Go struct field "
+		    "LeaseSpec.spec.leaseDurationSeconds of type int32"},
+	    {"Lease", "coordination.k8s.io/v1",
+	     "{\"spec\":{\"leaseTransitions\":-2.5e21}}",
+	     GO_ERR "number -2.5e+21 into Go struct field "
+		    "LeaseSpec.spec.leaseTransitions of type int32"},
+	    {"Event", "v1", "{\"series\":{\"count\":\"1\"}}",
+	     GO_ERR "string into Go struct field EventSeries.series.count of "
+		    "type int32"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		expect_type_error(cases[i].kind, cases[i].av, cases[i].obj,
+				  SRV_DEC_JSON, cases[i].want);
+}
+
+Test(fields, first_type_error_wins_unless_unmarshal_json_fails_issue3)
+{
+	expect_type_error(
+	    "Service", "v1", "{\"spec\":{\"type\":1,\"clusterIP\":2}}",
+	    SRV_DEC_JSON,
+	    GO_ERR "number into Go struct field "
+		   "ServiceSpec.spec.type of type v1.ServiceType");
+	/* YAML bodies are decoded in name order */
+	expect_type_error("Service", "v1",
+			  "{\"spec\":{\"type\":1,\"clusterIP\":2}}",
+			  SRV_DEC_YAML,
+			  GO_ERR "number into Go struct field "
+				 "ServiceSpec.spec.clusterIP of type string");
+	expect_type_error(
+	    "Service", "v1",
+	    "{\"spec\":{\"type\":1,\"ports\":[{\"targetPort\":{}}]}}",
+	    SRV_DEC_JSON,
+	    GO_ERR "object into Go struct field "
+		   "ServicePort.spec.ports.targetPort of type int32");
+}
+
+Test(fields, nulls_and_well_typed_values_pass_issue3)
+{
+	struct srv_typeerr te;
+	json_t *o =
+	    parse("{\"metadata\":null,\"data\":{\"a\":null,\"b\":\"x\"},"
+		  "\"binaryData\":{\"c\":null},\"immutable\":null}");
+	cr_expect(srv_builtin_check("ConfigMap", "v1", o, false, SRV_DEC_JSON,
+				    NULL, &te));
+	cr_expect_not(te.set, "%s", te.text);
+	expect_json(o, "{\"metadata\":null,\"data\":{\"a\":\"\",\"b\":\"x\"},"
+		       "\"binaryData\":{\"c\":null},\"immutable\":null}");
+	json_decref(o);
+	expect_type_error("Service", "v1",
+			  "{\"spec\":{\"ports\":[{\"port\":80,\"targetPort\":"
+			  "\"http\"},{\"port\":81,\"targetPort\":8080},null]}}",
+			  SRV_DEC_JSON, "");
+	/* Go re-encodes a YAML float64 without a fraction: 30.0 is 30 */
+	o = parse("{\"spec\":{\"leaseDurationSeconds\":30.0,"
+		  "\"leaseTransitions\":2.0}}");
+	srv_builtin_check("Lease", "coordination.k8s.io/v1", o, true,
+			  SRV_DEC_YAML, NULL, &te);
+	cr_expect_not(te.set, "%s", te.text);
+	expect_json(o, "{\"spec\":{\"leaseDurationSeconds\":30,"
+		       "\"leaseTransitions\":2}}");
+	cr_expect(json_is_integer(json_object_get(json_object_get(o, "spec"),
+						  "leaseDurationSeconds")));
+	json_decref(o);
+	/* in a JSON text it is not (kube names it "number 30.0"; jansson
+	   keeps no literal, so lapis says "number 30") */
+	o = parse("{\"spec\":{\"leaseDurationSeconds\":30.0}}");
+	srv_builtin_check("Lease", "coordination.k8s.io/v1", o, false,
+			  SRV_DEC_JSON, NULL, &te);
+	cr_expect(te.set);
+	cr_expect_not(srv_builtin_check("CustomResourceDefinition",
+					"apiextensions.k8s.io/v1", o, false,
+					SRV_DEC_JSON, NULL, &te));
+	cr_expect_not(te.set);
+	json_decref(o);
+}
+
+Test(fields, type_errors_in_the_unstructured_converters_words_issue3)
+{
+	static const struct {
+		const char *kind, *obj, *want;
+	} cases[] = {
+	    {"ConfigMap", "{\"data\":{\"a\":1}}",
+	     "cannot convert int64 to string"},
+	    {"ConfigMap", "{\"data\":{\"a\":1.5}}",
+	     "unrecognized type: string"},
+	    {"ConfigMap", "{\"data\":[]}", "cannot restore map from slice"},
+	    {"ConfigMap", "{\"metadata\":\"x\"}",
+	     "cannot restore struct from: string"},
+	    {"ConfigMap", "{\"metadata\":{\"finalizers\":{}}}",
+	     "cannot restore slice from map"},
+	    {"ConfigMap", "{\"immutable\":\"yes\"}", "unrecognized type: bool"},
+	    {"ConfigMap", "{\"metadata\":{\"creationTimestamp\":1}}",
+	     "json: cannot unmarshal number into Go value of type string"},
+	    /* the struct's order, not the map's: metadata comes first */
+	    {"ConfigMap", "{\"data\":{\"a\":1},\"metadata\":{\"uid\":2}}",
+	     "cannot convert int64 to types.UID"},
+	    {"Service", "{\"spec\":{\"ports\":[{\"port\":\"80\"}]}}",
+	     "unrecognized type: int32"},
+	    {"Service", "{\"spec\":{\"ports\":[{\"port\":80.5}]}}",
+	     "cannot convert float64 to int32"},
+	    {"Service", "{\"spec\":{\"ports\":[{\"targetPort\":80.5}]}}",
+	     "json: cannot unmarshal number 80.5 into Go value of type int32"},
+	    {"Service", "{\"spec\":{\"ports\":[{\"targetPort\":true}]}}",
+	     "json: cannot unmarshal bool into Go value of type int32"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		expect_type_error(cases[i].kind, "v1", cases[i].obj,
+				  SRV_DEC_UNSTRUCTURED, cases[i].want);
+	/* an integral float is an int; an int64 keeps its low 32 bits */
+	struct srv_typeerr te;
+	json_t *o = parse("{\"spec\":{\"ports\":[{\"port\":80.0,\"targetPort\":"
+			  "8080.0,\"nodePort\":4294967297}]}}");
+	srv_builtin_typecheck("Service", "v1", o, true, SRV_DEC_UNSTRUCTURED,
+			      &te);
+	cr_expect_not(te.set, "%s", te.text);
+	cr_expect_eq(
+	    json_integer_value(json_object_get(
+		json_array_get(
+		    json_object_get(json_object_get(o, "spec"), "ports"), 0),
+		"nodePort")),
+	    1);
+	json_decref(o);
+}
+
+Test(fields, typecheck_keeps_unknown_members_issue3)
+{
+	struct srv_typeerr te;
+	json_t *o = parse("{\"zz\":1,\"data\":{\"a\":1}}");
+	srv_builtin_typecheck("ConfigMap", "v1", o, true, SRV_DEC_JSON, &te);
+	cr_expect(te.set);
+	cr_expect_not_null(json_object_get(o, "zz"));
 	json_decref(o);
 }
 
