@@ -170,6 +170,24 @@ static lp_err put_result(eng_txn *t, char **out, size_t *out_len, int64_t *rev)
 	return LP_OK;
 }
 
+/* Add the side keys to t (a txn_of), commit it, copy out its put's stored
+   bytes, free t. */
+static lp_err commit_put(eng_txn *t, const struct reg_side *sides,
+			 int n_sides, int *failed_side, char **out,
+			 size_t *out_len, int64_t *rev)
+{
+	lp_err rc = add_sides(t, sides, n_sides);
+	struct eng_commit_res res = {.failed_op = -1};
+	if (!rc)
+		rc = eng_txn_commit(t, &res);
+	if (rc && failed_side && res.failed_op > 0)
+		*failed_side = res.failed_op - 1;
+	if (!rc)
+		rc = put_result(t, out, out_len, rev);
+	eng_txn_free(t);
+	return rc;
+}
+
 lp_err reg_put_sides(eng *e, const struct reg_key *k, json_t *obj,
 		     const struct eng_cmp *cmp, const struct reg_side *sides,
 		     int n_sides, int *failed_side, char **out, size_t *out_len,
@@ -181,16 +199,7 @@ lp_err reg_put_sides(eng *e, const struct reg_key *k, json_t *obj,
 	lp_err rc = put_txn(e, k, obj, cmp, &t);
 	if (rc)
 		return rc;
-	rc = add_sides(t, sides, n_sides);
-	struct eng_commit_res res = {.failed_op = -1};
-	if (!rc)
-		rc = eng_txn_commit(t, &res);
-	if (rc && failed_side && res.failed_op > 0)
-		*failed_side = res.failed_op - 1;
-	if (!rc)
-		rc = put_result(t, out, out_len, rev);
-	eng_txn_free(t);
-	return rc;
+	return commit_put(t, sides, n_sides, failed_side, out, out_len, rev);
 }
 
 lp_err reg_put_changed(eng *e, const struct reg_key *k, json_t *obj,
@@ -218,11 +227,7 @@ lp_err reg_put_changed(eng *e, const struct reg_key *k, json_t *obj,
 	free(bytes);
 	if (rc)
 		return rc;
-	rc = eng_txn_commit(t, NULL);
-	if (!rc)
-		rc = put_result(t, out, out_len, NULL);
-	eng_txn_free(t);
-	return rc;
+	return commit_put(t, NULL, 0, NULL, out, out_len, NULL);
 }
 
 lp_err reg_put_then(eng *e, const struct reg_key *k, json_t *obj,
