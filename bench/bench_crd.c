@@ -746,6 +746,18 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The median over np paired rounds of a ratio (target >= 0.95), with the
+   spread of the rounds: how far one round is to be trusted. Sorts v. */
+static void print_paired(const char *what, int conns, const char *ratio,
+			 double *v, int np)
+{
+	double med = median(v, np);
+	printf("   %s, %d conn: median over %d paired rounds of %s %.2f "
+	       "(rounds %.2f-%.2f)   target >= 0.95: %s\n",
+	       what, conns, np, ratio, med, np ? v[0] : 0, np ? v[np - 1] : 0,
+	       med >= 0.95 ? "met" : "MISSED");
+}
+
 /* The server's CPU time (user + system, all threads) in seconds: its CPU
    clock (nanoseconds), or /proc's ticks (10 ms, too coarse for a round's
    few dozen list pages) when the clock cannot be had. */
@@ -917,7 +929,6 @@ static void bench_reads(int port)
 			       "ConfigMap/CR %.2f   target >= 0.95: %s\n",
 			       what, conns, cpu_cr, cpu_cm, cpu_cm / cpu_cr,
 			       cpu_cm / cpu_cr >= 0.95 ? "met" : "MISSED");
-			double med = median(paired, np);
 			if (ic.on) {
 				double icr = median(ins_cr, np),
 				       icm = median(ins_cm, np);
@@ -928,27 +939,14 @@ static void bench_reads(int port)
 				    what, conns, icr, icm,
 				    icr > 0 ? icm / icr : 0);
 			}
-			/* median() sorted the pairs: their spread shows how
-			   far one round is to be trusted */
-			printf(
-			    "   %s, %d conn: median over %d paired rounds of "
-			    "ConfigMap/CR server CPU per request %.2f "
-			    "(rounds %.2f-%.2f)   target >= 0.95: %s\n",
-			    what, conns, np, med, np ? paired[0] : 0,
-			    np ? paired[np - 1] : 0,
-			    med >= 0.95 ? "met" : "MISSED");
-			/* throughput the same way: each round's CR and
-			   ConfigMap rates were taken back to back, so their
+			/* CPU per request, then throughput: each round's CR and
+			   ConfigMap figures were taken back to back, so their
 			   ratio is free of the load drifting between rounds,
 			   which a best of rounds on each side is not */
-			double tmed = median(tput, np);
-			printf(
-			    "   %s, %d conn: median over %d paired rounds of "
-			    "CR/ConfigMap req/s %.2f (rounds %.2f-%.2f)   "
-			    "target >= 0.95: %s\n",
-			    what, conns, np, tmed, np ? tput[0] : 0,
-			    np ? tput[np - 1] : 0,
-			    tmed >= 0.95 ? "met" : "MISSED");
+			print_paired(what, conns, "ConfigMap/CR server CPU per "
+						  "request", paired, np);
+			print_paired(what, conns, "CR/ConfigMap req/s", tput,
+				     np);
 		}
 	}
 }
