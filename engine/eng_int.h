@@ -171,6 +171,7 @@ struct eng {
 	_Atomic uint64_t cmp_steps; /* compaction slices committed (writer.c) */
 	_Atomic uint64_t cmp_folded;	/* of which in a write group's txn */
 	_Atomic uint64_t cmp_step_most; /* the most work one slice did */
+	_Atomic uint64_t cmp_step_bytes_most; /* the most one slice deleted */
 
 	/* revision waiters */
 	pthread_mutex_t rev_mu;

@@ -548,6 +548,7 @@ void eng_stats(eng *e, struct eng_stats *out)
 	out->compact_steps = atomic_load(&e->cmp_steps);
 	out->compact_folded = atomic_load(&e->cmp_folded);
 	out->compact_step_most = atomic_load(&e->cmp_step_most);
+	out->compact_step_bytes_most = atomic_load(&e->cmp_step_bytes_most);
 	out->queued = e->wq ? eng__queued(e) : 0;
 	MDB_envinfo info;
 	if (!mdb_env_info(e->env, &info))

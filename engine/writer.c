@@ -31,8 +31,10 @@
  *  4. MDB_MAP_FULL aborts the group; the writer grows the map and replays it.
  *     At the configured maximum, the group is replayed one txn per LMDB
  *     transaction so that only the txns that do not fit fail with FULL.
- *  5. Compaction runs in slices of at most COMPACT_STEP_NS of work and
- *     ENG_COMPACT_STEP_MAX entries. When writes are queued, the next slice
+ *  5. Compaction runs in slices of at most COMPACT_STEP_NS of work,
+ *     ENG_COMPACT_STEP_MAX entries and ENG_COMPACT_STEP_BYTES deleted (one
+ *     entry more at most: a slice always makes progress). When writes are
+ *     queued, the next slice
  *     goes into their group's transaction (after their txns, sharing the
  *     commit and its fsync; a group that fails with it is retried without
  *     it); otherwise it is a step, a transaction of its own whose commit
@@ -57,14 +59,19 @@
 #include "lapis/assert.h"
 #include "lapis/log.h"
 
-/* A compaction slice stops after COMPACT_STEP_NS of work or
-   ENG_COMPACT_STEP_MAX entries, whichever comes first (invariant 5), so a
-   write that arrives during a compaction waits for the rest of at most one
-   short step and its commit, and a group that carries a slice is only a
-   little longer. bench-http's S5 measured 2,000-entry steps over a 280 MB
-   store, each with two synchronous writes, holding writes for whole steps
-   (write p99 3.8x the steady one while compacting). The time bound follows
-   the machine: a loaded one does less per slice, not more. */
+/* A compaction slice stops after COMPACT_STEP_NS of work,
+   ENG_COMPACT_STEP_MAX entries or ENG_COMPACT_STEP_BYTES deleted, whichever
+   comes first (invariant 5), so a write that arrives during a compaction
+   waits for the rest of at most one short step and its commit, and a group
+   that carries a slice is only a little longer. bench-http's S5 measured
+   2,000-entry steps over a 280 MB store, each with two synchronous writes,
+   holding writes for whole steps (write p99 3.8x the steady one while
+   compacting). The time bound follows the machine: a loaded one does less
+   per slice, not more. The byte bound follows the disk: a synced commit
+   here costs in proportion to the pages it writes, and deleting 2 ms worth
+   of 1 KiB history entries (~375, in key order, four to a leaf) rewrote
+   ~100 leaves, which made the groups that carried a slice the slow ones
+   (S5 write p99 3.6x the steady one with 2 ms slices alone). */
 #define COMPACT_STEP_NS 2000000 /* 2 ms */
 
 enum op_type { OP_PUT, OP_DEL };
@@ -872,8 +879,9 @@ lp_err eng_txn_commit_chain(eng_txn *const *ts, size_t n,
 /* What one compaction slice has done and may still do. */
 struct step_budget {
 	int64_t end_ns;
-	int work;    /* entries visited, and one per key looked up */
-	int entries; /* hist entries walked */
+	int work;     /* entries visited, and one per key looked up */
+	int entries;  /* hist entries walked */
+	size_t bytes; /* key and value bytes of the entries deleted */
 };
 
 static int64_t mono_ns(void)
@@ -888,6 +896,7 @@ static void budget_start(struct step_budget *b)
 	b->end_ns = mono_ns() + COMPACT_STEP_NS;
 	b->work = 0;
 	b->entries = 0;
+	b->bytes = 0;
 }
 
 /* Whether the slice may do one more unit of work. The first unit always
@@ -896,7 +905,8 @@ static bool budget_left(const struct step_budget *b)
 {
 	if (b->work == 0)
 		return true;
-	return b->work < ENG_COMPACT_STEP_MAX && mono_ns() < b->end_ns;
+	return b->work < ENG_COMPACT_STEP_MAX &&
+	       b->bytes < ENG_COMPACT_STEP_BYTES && mono_ns() < b->end_ns;
 }
 
 /*
@@ -1052,6 +1062,7 @@ static int compact_hist_slice(eng *e, MDB_txn *w, struct cmp_run *cr)
 				   whose nodes the delete moves, so seeking from
 				   k would land on whatever moved there and skip
 				   versions. */
+				b->bytes += k.mv_size + v.mv_size;
 				memcpy(dk, k.mv_data, k.mv_size);
 				k.mv_data = dk;
 				if ((mrc = mdb_del(w, e->db_hist, &k, NULL)))
@@ -1103,9 +1114,13 @@ static int compact_log_slice(eng *e, MDB_txn *w, struct cmp_run *cr)
 			mrc = 0;
 			break;
 		}
-		if (mrc || (mrc = mdb_cursor_del(c, 0)))
+		if (mrc)
+			break;
+		size_t n = k.mv_size + v.mv_size;
+		if ((mrc = mdb_cursor_del(c, 0)))
 			break;
 		cr->b.work++;
+		cr->b.bytes += n;
 	}
 	mdb_cursor_close(c);
 	return mrc;
@@ -1134,6 +1149,8 @@ static void slice_done(eng *e, struct cmp_run *cr, bool folded)
 		atomic_fetch_add(&e->cmp_folded, 1);
 	if ((uint64_t)cr->b.work > atomic_load(&e->cmp_step_most))
 		atomic_store(&e->cmp_step_most, (uint64_t)cr->b.work);
+	if (cr->b.bytes > atomic_load(&e->cmp_step_bytes_most))
+		atomic_store(&e->cmp_step_bytes_most, cr->b.bytes);
 	if (e->on_compact_step)
 		e->on_compact_step(e->hook_ud, n);
 }

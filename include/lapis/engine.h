@@ -305,12 +305,16 @@ void eng_txn_free(eng_txn *t);
  * revision >= the effective target needs. The target is clamped to the
  * oldest live pin and to the current revision; *done (may be NULL) receives
  * it. Runs on the writer in short slices of at most ENG_COMPACT_STEP_MAX
- * entries and a few milliseconds of work, each committed with the writes
+ * entries, ENG_COMPACT_STEP_BYTES of deleted entries and a few milliseconds
+ * of work, each committed with the writes
  * queued meanwhile or, when none are, on its own. Waits until finished;
  * the result is durable when it returns (in sync mode).
  * Errors: LP_E_CLOSED, LP_E_IO, LP_E_INVAL (read-only).
  */
 #define ENG_COMPACT_STEP_MAX 1000
+/* What one slice deletes, in key and value bytes: the pages its commit
+   writes, and so the fsync it adds to the write group it rides in. */
+#define ENG_COMPACT_STEP_BYTES (64 * 1024)
 lp_err eng_compact(eng *e, int64_t rev, int64_t *done);
 
 /*
@@ -454,6 +458,9 @@ struct eng_stats {
 	uint64_t compact_folded;	/* of which in a write group's commit */
 	uint64_t compact_step_most;	/* the most entries one slice touched
 					   (<= ENG_COMPACT_STEP_MAX) */
+	uint64_t compact_step_bytes_most; /* the most bytes one slice deleted
+					   (< ENG_COMPACT_STEP_BYTES + one
+					   entry) */
 	uint64_t queued;		/* txns waiting for the writer now */
 	uint64_t map_bytes;
 	uint64_t watchers;		/* open watchers */

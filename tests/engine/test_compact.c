@@ -368,6 +368,44 @@ Test(eng_compact, steps_are_bounded_even_within_one_key)
 	tc_check(S.e);
 }
 
+/* A slice deletes at most ENG_COMPACT_STEP_BYTES (and one entry more), however
+   few entries that is: the pages a slice dirties are what it adds to the
+   commit of the write group it rides in. 40 keys x 10 versions of 4 KB are
+   ~1.4 MB of history, one slice's worth of entries and milliseconds before
+   the byte bound. */
+Test(eng_compact, slices_are_bounded_by_the_bytes_they_delete)
+{
+	enum { KEYS = 40, VERSIONS = 10, VLEN = 4000 };
+	static char v[VLEN + 1];
+	for (int ver = 0; ver < VERSIONS; ver++) {
+		memset(v, 'a' + ver, VLEN);
+		for (int i = 0; i < KEYS; i++) {
+			char k[32];
+			key_of(i, k, sizeof k);
+			tc_puts(S.e, k, v);
+		}
+	}
+	struct eng_stats before, after;
+	struct eng_info b;
+	eng_stats(S.e, &before);
+	int64_t now = eng_rev(S.e), done;
+	TC_OK(eng_compact(S.e, now, &done));
+	cr_assert_eq(done, now);
+	eng_stats(S.e, &after);
+	TC_OK(eng_info(S.e, &b));
+	cr_assert_eq(b.n_history, 0, "history left: %" PRIu64, b.n_history);
+	uint64_t entry = VLEN + 64; /* a value, its record header and key */
+	cr_assert_lt(after.compact_step_bytes_most,
+		     ENG_COMPACT_STEP_BYTES + entry, "%" PRIu64 " bytes",
+		     after.compact_step_bytes_most);
+	cr_assert_geq(after.compact_step_bytes_most, ENG_COMPACT_STEP_BYTES);
+	uint64_t steps = after.compact_steps - before.compact_steps;
+	uint64_t least = (uint64_t)KEYS * (VERSIONS - 1) * VLEN /
+			 (ENG_COMPACT_STEP_BYTES + entry);
+	cr_assert_geq(steps, least, "%" PRIu64 " steps", steps);
+	tc_check(S.e);
+}
+
 /* A write that arrives during a compaction commits between two of its
    slices, not after the whole compaction, and its group carries the next
    slice. The step hook holds the
