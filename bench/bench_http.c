@@ -62,8 +62,11 @@
  *  5. S1, S2 and S4 figures are the best of R rounds (--rounds), the
  *     servers alternating within each round: load from other processes on a
  *     shared machine only lowers a rate, so the best round is the least
- *     disturbed. S3 prints every round and judges the round with the lowest
- *     p99.
+ *     disturbed. S1 and S2 also print the median over rounds of each
+ *     round's lapis/bare ratio (the two ran back to back): the best rounds
+ *     of two servers may come from different moments, and on 2 cores a
+ *     lucky thread placement moves one server's best by 2x. S3 prints every
+ *     round and judges the round with the lowest p99.
  *  6. Every child (lapis, the bare responder, etcd) gets SIGTERM when this
  *     process dies (PR_SET_PDEATHSIG), and everything lives in one
  *     directory, removed at exit unless --keep.
@@ -1657,6 +1660,17 @@ static void keep_best(struct load *best, struct load *run, bool *have)
 	lat_free(&run->lat);
 }
 
+static int cmp_double(const void *a, const void *b);
+
+/* The median of v[0..n) (sorts v); 0 when n is 0. */
+static double median(double *v, int n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* ------------------------------------------------------------ S1, S2 */
 
 enum srv_kind { K_LAPIS, K_BARE, K_ETCD, K_N };
@@ -1674,6 +1688,10 @@ static void run_grid(struct phase_a *A, const char *title, const char *unit,
 	static const int conns[] = {1, 4, 16};
 	struct load best[3][K_N];
 	memset(best, 0, sizeof best);
+	/* per round, lapis/bare: throughput and CPU per request */
+	enum { PAIRS_MAX = 64 };
+	double pair_rate[3][PAIRS_MAX], pair_cpu[3][PAIRS_MAX];
+	int n_pair[3] = {0};
 	printf("\n%s\n", title);
 	printf("  %.1f s per run after %.1f s warm-up, best of %d rounds, servers "
 	       "alternating\n",
@@ -1682,7 +1700,8 @@ static void run_grid(struct phase_a *A, const char *title, const char *unit,
 	row_head(unit);
 	for (int ci = 0; ci < 3; ci++) {
 		bool have[K_N] = {false};
-		for (int r = 0; r < cfg.rounds; r++)
+		for (int r = 0; r < cfg.rounds; r++) {
+			double rate[K_N] = {0}, cpu[K_N] = {0};
 			for (int k = 0; k < K_N; k++) {
 				if (k == K_ETCD && !A->have_etcd)
 					continue;
@@ -1699,8 +1718,17 @@ static void run_grid(struct phase_a *A, const char *title, const char *unit,
 						      conns[ci] == 16,
 				};
 				run_load(&L);
+				rate[k] = L.rate;
+				cpu[k] = L.cpu_us;
 				keep_best(&best[ci][k], &L, &have[k]);
 			}
+			int np = n_pair[ci];
+			if (rate[K_BARE] > 0 && cpu[K_BARE] > 0 && np < PAIRS_MAX) {
+				pair_rate[ci][np] = rate[K_LAPIS] / rate[K_BARE];
+				pair_cpu[ci][np] = cpu[K_LAPIS] / cpu[K_BARE];
+				n_pair[ci]++;
+			}
+		}
 		for (int k = 0; k < K_N; k++)
 			if (have[k])
 				row(kind_name[k], conns[ci], &best[ci][k]);
@@ -1752,6 +1780,23 @@ static void run_grid(struct phase_a *A, const char *title, const char *unit,
 				       l->rss0, l->rss_max, l->rss_max - l->rss0, 16.0,
 				       l->n ? (double)l->bytes / (double)l->n / 1024 : 0);
 		}
+	}
+	printf("  median over the %d rounds of each round's lapis/bare ratio "
+	       "(run back to back):\n",
+	       cfg.rounds);
+	for (int ci = 0; ci < 3; ci++) {
+		char what[128];
+		double mr = median(pair_rate[ci], n_pair[ci]),
+		       mc = median(pair_cpu[ci], n_pair[ci]);
+		snprintf(what, sizeof what, "%2d conn: lapis/bare %s, paired median",
+			 conns[ci], list ? "pages/s" : "req/s");
+		if (list)
+			printf("    %-58s %7.2f\n", what, mr);
+		else
+			target(what, mr, 0.9, true);
+		snprintf(what, sizeof what, "%2d conn: lapis/bare CPU per %s, paired median",
+			 conns[ci], list ? "page" : "request");
+		target(what, mc, list ? 2.5 : 1.2, false);
 	}
 	for (int ci = 0; ci < 3; ci++)
 		for (int k = 0; k < K_N; k++)
@@ -2272,6 +2317,7 @@ static struct {
 	long psize;
 	char first_err[200];
 	uint64_t n_put, n_patch;
+	uint64_t idle_closed; /* idle connections the server closed */
 } s5;
 
 static double s5_now_s(void)
@@ -2647,6 +2693,19 @@ static void s5_run(void)
 				c->busy = false;
 				continue;
 			}
+			if (d < 0 && !c->busy) {
+				/* The server closed a keep-alive connection that
+				   had no request in flight (its idle timeout, 120
+				   s: writes take the lowest free of 64
+				   connections, so the last ones idle for
+				   minutes). Reconnect, as HTTP clients do; no
+				   request failed. */
+				s5.idle_closed++;
+				epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
+				close(c->fd);
+				s5_connect(ep, c);
+				continue;
+			}
 			if (d < 0 || c->status < 200 || c->status >= 300) {
 				w->errs++;
 				if (!s5.first_err[0])
@@ -2785,11 +2844,13 @@ static void s5_report(void)
 	printf("  %llu writes (%llu merge PATCH, %llu PUT), %.0f/s; %d "
 	       "compactions "
 	       "logged (%d failed); %d of %d windows overlap a compaction; "
-	       "%llu errors%s%s\n",
+	       "%llu errors%s%s; %llu idle connections closed by the server "
+	       "(reconnected)\n",
 	       (unsigned long long)writes, (unsigned long long)s5.n_patch,
 	       (unsigned long long)s5.n_put, (double)writes / (n * S5_WINDOW_S),
 	       s5.n_cmp, s5.n_cmp_fail, n_cw, n, (unsigned long long)errs,
-	       s5.first_err[0] ? "; first: " : "", s5.first_err);
+	       s5.first_err[0] ? "; first: " : "", s5.first_err,
+	       (unsigned long long)s5.idle_closed);
 	for (int j = 0; j < s5.n_cmp; j++)
 		printf("    compaction %d: %.1f-%.1f s, to revision %lld, %.0f "
 		       "ms\n",
