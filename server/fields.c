@@ -21,6 +21,7 @@
  *      is bounded by their depth whatever the input.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1072,15 +1073,33 @@ static bool sc_is(struct scan *sc, char c)
 	return sc->p < sc->end && *sc->p == c;
 }
 
+/* The closing quote of the string whose body starts at p, or NULL. A quote
+   is escaped when an odd number of backslashes precedes it; memchr finds
+   the candidates (a byte loop was most of the scan of a ConfigMap). */
+static const char *string_end(const char *p, const char *end)
+{
+	for (const char *q = p; q < end; q++) {
+		q = memchr(q, '"', (size_t)(end - q));
+		if (!q)
+			return NULL;
+		size_t bs = 0;
+		while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\')
+			bs++;
+		if (bs % 2 == 0)
+			return q;
+	}
+	return NULL;
+}
+
 static void sc_skip_string(struct scan *sc)
 {
-	sc->p++; /* the opening quote */
-	while (sc->p < sc->end && *sc->p != '"')
-		sc->p += *sc->p == '\\' && sc->p + 1 < sc->end ? 2 : 1;
-	if (sc->p < sc->end)
-		sc->p++;
-	else
+	const char *q = string_end(sc->p + 1, sc->end); /* past the quote */
+	if (q) {
+		sc->p = q + 1;
+	} else {
+		sc->p = sc->end;
 		sc->bad = true;
+	}
 }
 
 /* One value of any kind, without looking inside (no recursion). */
@@ -1172,20 +1191,29 @@ static char *sc_key(struct scan *sc)
 		return NULL;
 	}
 	const char *start = ++sc->p;
-	while (sc->p < sc->end && *sc->p != '"')
-		sc->p += *sc->p == '\\' && sc->p + 1 < sc->end ? 2 : 1;
-	if (sc->p >= sc->end) {
+	const char *stop = string_end(start, sc->end);
+	if (!stop) {
+		sc->p = sc->end;
 		sc->bad = true;
 		return NULL;
 	}
-	const char *stop = sc->p++;
+	sc->p = stop + 1;
 	/* unescaped UTF-8 is never longer than its escaped form */
-	char *k = malloc((size_t)(stop - start) + 1);
+	size_t n = (size_t)(stop - start);
+	char *k = malloc(n + 1);
 	if (!k) {
 		sc->bad = true;
 		return NULL;
 	}
-	struct scan in = {start, stop, NULL, "", false};
+	if (!memchr(start, '\\', n)) {
+		memcpy(k, start, n);
+		k[n] = '\0';
+		return k;
+	}
+	/* only p and end: the path buffer stays untouched (1 KiB) */
+	struct scan in;
+	in.p = start;
+	in.end = stop;
 	size_t o = 0;
 	while (in.p < in.end) {
 		char c = *in.p++;

@@ -64,9 +64,14 @@ static size_t check_data_keys(const json_t *m, const char *field,
 	}
 	json_object_foreach((json_t *)m, k, v)
 	{
+		/* the field path only for an error: formatting it for every
+		   key was 1k instructions a key, 3% of a ConfigMap create */
 		char path[320];
-		snprintf(path, sizeof path, "%s[%s]", field, k);
-		if (!config_key_ok(k))
+		bool key_ok = config_key_ok(k);
+		bool type_ok = json_is_null(v) || json_is_string(v);
+		if (!key_ok || !type_ok)
+			snprintf(path, sizeof path, "%s[%s]", field, k);
+		if (!key_ok)
 			srv_error_cause(err, "FieldValueInvalid", path,
 					"Invalid value: \"%s\": a valid config "
 					"key must consist of alphanumeric "
@@ -74,7 +79,7 @@ static size_t check_data_keys(const json_t *m, const char *field,
 					k);
 		if (json_is_null(v))
 			continue; /* a nil []byte (decoding left it null) */
-		if (!json_is_string(v)) {
+		if (!type_ok) {
 			srv_error_cause(err, "FieldValueTypeInvalid", path,
 					"Invalid value: must be a string");
 			continue;

@@ -215,6 +215,11 @@ req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"Secre
 check "wrong kind for the path is 400" code_is 400
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}}'
 check "an invalid name is 422 Invalid" code_has 422 '"field":"metadata.name"'
+req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"badkeys"},"data":{"ok":"1","a b":"2"},"binaryData":{"c/d":"AA=="}}'
+check "invalid data and binaryData keys are 422 on each key's path" code_has 422 '"field":"data[a b]"' '"field":"binaryData[c/d]"' 'Invalid value: \"a b\": a valid config key must consist of alphanumeric characters'
+check "the valid key got no cause" bash -c "! grep -q 'data\[ok\]' '$WORK/body'"
+req GET /api/v1/namespaces/default/configmaps/badkeys
+check "nothing was stored for invalid keys" code_is 404
 head -c 5242880 /dev/zero | tr '\0' 'a' > "$WORK/big"
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' --data-binary @"$WORK/big" "$URL/api/v1/namespaces/default/configmaps")
 check "a 5 MiB body is 413" code_is 413

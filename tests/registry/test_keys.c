@@ -3,8 +3,10 @@
  * refusals, and that split undoes build.
  */
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <string.h>
 
+#include "../../server/registry/object.h"
 #include "../../server/registry/registry.h"
 
 static void expect_key(const char *group, const char *resource, const char *ns,
@@ -170,4 +172,24 @@ Test(keys, split_refuses_keys_of_other_shapes)
 	cr_expect_eq(
 	    reg_key_split("", "pods", 1, with_nul, sizeof with_nul - 1, &p),
 	    LP_E_INVAL);
+}
+
+/* reg_uuid: a random (version 4, RFC 4122 variant) UUID in kube's form. */
+Test(keys, uuids_are_random_v4_in_lowercase_hex)
+{
+	char a[37], b[37];
+	reg_uuid(a);
+	reg_uuid(b);
+	cr_assert_eq(strlen(a), 36);
+	for (int i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+		if (dash)
+			cr_assert_eq(a[i], '-', "%s", a);
+		else
+			cr_assert(strchr("0123456789abcdef", a[i]) && a[i],
+				  "%s", a);
+	}
+	cr_assert_eq(a[14], '4', "%s", a);
+	cr_assert(strchr("89ab", a[19]), "%s", a);
+	cr_assert_str_neq(a, b);
 }

@@ -486,6 +486,24 @@ Test(fields, scan_generic_mode_finds_duplicates_at_any_depth)
 	srv_strict_free(&s);
 }
 
+/* Strings that end in escaped backslashes or hold escaped quotes: the scan
+   finds each string's real end (an even run of backslashes before a quote
+   ends it), so it still reaches the duplicate after them. */
+Test(fields, scan_finds_string_ends_after_backslash_runs)
+{
+	static const char text[] = "{\"a\":\"x\\\\\",\"b\":\"\\\"}\\\\\",\"c\\\"d\":\"\\\\\\\\\\\"\",\"e\":1,\"e\":2}";
+	struct srv_strict s = {.mode = SRV_FV_STRICT};
+	srv_builtin_scan_json(NULL, NULL, text, strlen(text), &s);
+	expect_errors(&s, "strict decoding error: duplicate field \"e\"");
+	srv_strict_free(&s);
+	static const char cm[] =
+	    "{\"data\":{\"k\\\\\":\"v\\\"\",\"k\\\\\":\"w\"}}";
+	struct srv_strict s2 = {.mode = SRV_FV_STRICT};
+	srv_builtin_scan_json("ConfigMap", "v1", cm, strlen(cm), &s2);
+	cr_expect_eq(s2.n, 1, "%zu errors", s2.n);
+	srv_strict_free(&s2);
+}
+
 Test(fields, scan_stops_safely_on_truncated_text)
 {
 	static const char *texts[] = {
