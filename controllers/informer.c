@@ -56,6 +56,7 @@
 #include "informer.h"
 #include "lapis/assert.h"
 #include "lapis/log.h"
+#include "registry/json.h"
 #include "workqueue.h" /* ctl__siphash */
 
 #if !JANSSON_THREAD_SAFE_REFCOUNT
@@ -355,8 +356,8 @@ static lp_err prepare(inf *i, struct citem *c)
 	if (i->whole && !i->whole(i->whole_ud, c->obj.key, c->obj.key_len))
 		j = decode_head(c->obj.value, c->obj.value_len);
 	if (!j)
-		j = json_loadb((const char *)c->obj.value, c->obj.value_len, 0,
-			       NULL);
+		j = reg_json_load((const char *)c->obj.value, c->obj.value_len,
+				  0, NULL);
 	if (j && !json_is_object(j)) {
 		json_decref(j);
 		j = NULL;
