@@ -339,7 +339,7 @@ static json_t *decode_head(const uint8_t *value, size_t len)
 		goto whole;
 	p += sizeof meta - 1;
 	json_t *m =
-	    json_loadb(p, (size_t)(end - p), JSON_DISABLE_EOF_CHECK, NULL);
+	    reg_json_load(p, (size_t)(end - p), JSON_DISABLE_EOF_CHECK, NULL);
 	if (!json_is_object(m) || json_object_set_new(o, "metadata", m))
 		goto whole;
 	return o;

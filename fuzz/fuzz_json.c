@@ -3,7 +3,8 @@
  * loader and dumper must give exactly what json_loadb and json_dumps give.
  *
  * Input: any bytes, loaded whole under each flag set lapis uses (0,
- * JSON_REJECT_DUPLICATES, JSON_ALLOW_NUL, JSON_DECODE_ANY, all three).
+ * JSON_REJECT_DUPLICATES, JSON_ALLOW_NUL, JSON_DECODE_ANY, all three, and
+ * JSON_DISABLE_EOF_CHECK alone and with JSON_DECODE_ANY).
  *
  * Invariants:
  *   1. reg_json_load and json_loadb both fail or both succeed; on success
@@ -29,6 +30,8 @@ static const size_t flag_sets[] = {
     JSON_ALLOW_NUL,
     JSON_DECODE_ANY,
     JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY,
+    JSON_DISABLE_EOF_CHECK,
+    JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY,
 };
 
 /* Nesting the fast loader takes (MAX_DEPTH in json.c). */

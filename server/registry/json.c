@@ -12,8 +12,9 @@
  *     takes is checked against jansson's lexer (src/load.c, v2.14) below.
  *  2. Anything jansson rejects, or that the fast path does not handle
  *     (reals, \u0000, duplicate keys under JSON_REJECT_DUPLICATES, raw
- *     control characters, invalid UTF-8, more than MAX_DEPTH levels, 19 or
- *     more digits, trailing bytes, empty input), gives up, never errors.
+ *     control characters, invalid UTF-8, more than MAX_DEPTH levels,
+ *     integers beyond int64, trailing bytes, empty input), gives up, never
+ *     errors.
  *
  * The dumper writes into one growing buffer, copying runs of bytes that
  * need no escape with memcpy. It follows jansson's dump_string (escapes
@@ -35,14 +36,23 @@
    error. */
 #define MAX_DEPTH 64
 
-/* Up to 18 decimal digits always fit in json_int_t (int64_t, at most
-   9223372036854775807, 19 digits); longer numbers go to jansson, which
-   reports the overflow. */
-#define MAX_INT_DIGITS 18
+/* Up to 19 decimal digits fit in a uint64_t (10^19 - 1 < 2^64), so they
+   are read without overflow and then compared with json_int_t's range;
+   valid JSON integers (no leading zeros) with more digits are all out of
+   range, which jansson reports ("too big integer"). */
+#define MAX_INT_DIGITS 19
+_Static_assert(sizeof(json_int_t) == sizeof(int64_t),
+	       "json_int_t is expected to be int64_t (jansson's long long)");
 
 /* Flags the fast loader knows. JSON_ALLOW_NUL changes only the handling of
-   \u0000, on which the fast path gives up anyway. */
-#define FAST_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL)
+   \u0000, on which the fast path gives up anyway. JSON_DISABLE_EOF_CHECK
+   (the informer's decode of an object's head) is taken for an object or
+   array only: jansson reads nothing after its closing bracket, while
+   after a bare number or word its lexer reads on (a letter after "true"
+   makes it invalid). */
+#define FAST_FLAGS                                                             \
+	(JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL |           \
+	 JSON_DISABLE_EOF_CHECK)
 
 /* ------------------------------------------------------------ UTF-8 */
 
@@ -334,7 +344,7 @@ static bool scan_string(struct ld *l, const char **s, size_t *len)
 }
 
 /* An integer at l->p ('-' or a digit), or NULL to give up (reals, leading
-   zeros, too many digits). */
+   zeros, integers beyond json_int_t). */
 static json_t *scan_integer(struct ld *l)
 {
 	bool neg = false;
@@ -345,18 +355,22 @@ static json_t *scan_integer(struct ld *l)
 	const unsigned char *d = l->p;
 	uint64_t v = 0;
 	while (l->p < l->end && *l->p >= '0' && *l->p <= '9') {
+		if (l->p - d == MAX_INT_DIGITS)
+			return NULL;
 		v = v * 10 + (uint64_t)(*l->p - '0');
 		l->p++;
-		if (l->p - d > MAX_INT_DIGITS)
-			return NULL;
 	}
 	size_t digits = (size_t)(l->p - d);
 	if (digits == 0 || (digits > 1 && *d == '0'))
 		return NULL;
 	if (l->p < l->end && (*l->p == '.' || *l->p == 'e' || *l->p == 'E'))
 		return NULL;
+	/* json_int_t is int64_t: at most INT64_MAX, at least INT64_MIN,
+	   whose magnitude is INT64_MAX + 1. */
+	if (v > (uint64_t)INT64_MAX + neg)
+		return NULL;
 	/* "-0" is the integer 0 for jansson too (strtoll). */
-	json_int_t i = neg ? -(json_int_t)v : (json_int_t)v;
+	json_int_t i = neg ? (json_int_t)(0 - v) : (json_int_t)v;
 	return json_integer(i);
 }
 
@@ -506,8 +520,9 @@ static json_t *parse_value(struct ld *l, int depth)
 	}
 }
 
-/* The fast path: the tree, or NULL to give up. */
-static json_t *load_fast(const char *p, size_t n, size_t flags)
+/* The fast path: the tree, or NULL to give up; *used: the bytes read (all
+   of them unless JSON_DISABLE_EOF_CHECK). */
+static json_t *load_fast(const char *p, size_t n, size_t flags, size_t *used)
 {
 	struct ld l = {
 	    .p = (const unsigned char *)p,
@@ -517,41 +532,49 @@ static json_t *load_fast(const char *p, size_t n, size_t flags)
 	l.scratch = l.inline_;
 	l.cap = sizeof l.inline_;
 	json_t *v = NULL;
+	bool eof_check = !(flags & JSON_DISABLE_EOF_CHECK);
 	skip_ws(&l);
-	if (l.p < l.end &&
-	    ((flags & JSON_DECODE_ANY) || *l.p == '{' || *l.p == '[')) {
+	if (l.p < l.end && ((eof_check && (flags & JSON_DECODE_ANY)) ||
+			    *l.p == '{' || *l.p == '[')) {
 		v = parse_value(&l, 0);
-		skip_ws(&l);
-		if (v && l.p != l.end) {
-			json_decref(v);
-			v = NULL;
+		if (v && eof_check) {
+			skip_ws(&l);
+			if (l.p != l.end) {
+				json_decref(v);
+				v = NULL;
+			}
 		}
 	}
 	if (l.scratch != l.inline_)
 		free(l.scratch);
+	*used = (size_t)(l.p - (const unsigned char *)p);
 	return v;
 }
 
 json_t *reg__json_load_fast(const char *p, size_t n, size_t flags)
 {
+	size_t used;
 	if (!p || (flags & ~(size_t)FAST_FLAGS))
 		return NULL;
-	return load_fast(p, n, flags);
+	return load_fast(p, n, flags, &used);
 }
 
 json_t *reg_json_load(const char *p, size_t n, size_t flags, json_error_t *err)
 {
-	json_t *v = reg__json_load_fast(p, n, flags);
+	size_t used = 0;
+	json_t *v = NULL;
+	if (p && !(flags & ~(size_t)FAST_FLAGS))
+		v = load_fast(p, n, flags, &used);
 	if (!v)
 		return json_loadb(p, n, flags, err);
 	if (err) {
 		/* What json_loadb leaves after a success: its
-		   jsonp_error_init(err, "<buffer>") and the position of the
-		   end of input. */
+		   jsonp_error_init(err, "<buffer>") and the position after
+		   the bytes it read. */
 		err->text[0] = '\0';
 		err->line = -1;
 		err->column = -1;
-		err->position = (int)n;
+		err->position = (int)used;
 		strcpy(err->source, "<buffer>");
 	}
 	return v;

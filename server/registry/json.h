@@ -20,8 +20,9 @@
 /*
  * Parse n bytes at p as json_loadb(p, n, flags, err) does: the same tree
  * (same values, types and key order) or NULL with the same *err (err may be
- * NULL). Flags the fast path knows: 0, JSON_REJECT_DUPLICATES,
- * JSON_DECODE_ANY, JSON_ALLOW_NUL; any other flag goes to jansson directly.
+ * NULL). Flags the fast path knows: JSON_REJECT_DUPLICATES,
+ * JSON_DECODE_ANY, JSON_ALLOW_NUL, JSON_DISABLE_EOF_CHECK; any other flag
+ * goes to jansson directly.
  * Returns a new reference.
  */
 json_t *reg_json_load(const char *p, size_t n, size_t flags, json_error_t *err);

@@ -18,6 +18,13 @@ static const size_t flag_sets[] = {
     0, JSON_REJECT_DUPLICATES, JSON_ALLOW_NUL, JSON_DECODE_ANY, ALLF,
 };
 
+/* And these too, for the same results (fast-path expectations: eof_cases). */
+static const size_t more_flag_sets[] = {
+    JSON_DISABLE_EOF_CHECK,
+    JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY,
+    JSON_DISABLE_EOF_CHECK | ALLF,
+};
+
 enum path {
 	FAST,	/* the fast path takes it under every flag set */
 	GIVEUP, /* it gives up under every flag set */
@@ -41,7 +48,7 @@ static const struct lcase lcases[] = {
     {"{\"z\":1,\"a\":2,\"m\":3}", 0, FAST, "key order kept"},
     {"[true,false,null]", 0, FAST, "literals"},
     {"[0,-0,1,-1,123456789012345678,-123456789012345678]", 0, FAST,
-     "integers up to 18 digits, -0"},
+     "integers, -0"},
     {"[\"\",\"abc\",\"a b ~\\u007f\"]", 0, FAST, "ASCII strings"},
     {"[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"]", 0, FAST, "simple escapes"},
     {"[\"x\\ny\\tz\"]", 0, FAST, "escapes inside text"},
@@ -73,7 +80,9 @@ static const struct lcase lcases[] = {
     {"[1E+3]", 0, GIVEUP, "exponent upper case"},
     {"[-0.0]", 0, GIVEUP, "negative zero real"},
     {"[1.]", 0, GIVEUP, "bad fraction"},
-    {"[1234567890123456789]", 0, GIVEUP, "19 digits (fits)"},
+    {"[1234567890123456789]", 0, FAST, "19 digits"},
+    {"[9223372036854775807,-9223372036854775808]", 0, FAST, "int64 limits"},
+    {"[99999999999999999999]", 0, GIVEUP, "20 digits"},
     {"[9223372036854775808]", 0, GIVEUP, "too big integer"},
     {"[-9223372036854775809]", 0, GIVEUP, "too big negative"},
     {"[0123]", 0, GIVEUP, "leading zero"},
@@ -182,6 +191,42 @@ Test(json_load, each_case_matches_jansson_under_every_flag_set)
 		for (size_t f = 0; f < sizeof flag_sets / sizeof *flag_sets;
 		     f++)
 			expect_same_load(c->in, len, flag_sets[f], c->why);
+		for (size_t f = 0;
+		     f < sizeof more_flag_sets / sizeof *more_flag_sets; f++)
+			expect_same_load(c->in, len, more_flag_sets[f], c->why);
+	}
+}
+
+/* JSON_DISABLE_EOF_CHECK: an object or array is taken whatever follows it;
+   a bare value never (jansson's lexer reads on after it). */
+static const struct lcase eof_cases[] = {
+    {"{\"a\":1}x", 0, FAST, "garbage after an object"},
+    {" [1,2] ]]", 0, FAST, "brackets after an array"},
+    {"{}{}", 0, FAST, "a second object"},
+    {"{} \xff\xfe", 0, FAST, "invalid UTF-8 after the object"},
+    {"{\"a\":{\"b\":[]}},\"x\":1}", 0, FAST, "the informer's case"},
+    {"{\"a\":1", 0, GIVEUP, "unclosed object"},
+    {"1x", 0, GIVEUP, "bare number then letter"},
+    {"truex", 0, GIVEUP, "bare word then letter"},
+    {"\"s\" x", 0, GIVEUP, "bare string"},
+    {"", 0, GIVEUP, "empty"},
+};
+
+Test(json_load, disable_eof_check_takes_objects_and_arrays_only)
+{
+	for (size_t i = 0; i < sizeof eof_cases / sizeof *eof_cases; i++) {
+		const struct lcase *c = &eof_cases[i];
+		size_t len = c->len ? c->len : strlen(c->in);
+		for (size_t f = 0;
+		     f < sizeof more_flag_sets / sizeof *more_flag_sets; f++) {
+			size_t flags = more_flag_sets[f];
+			json_t *v = reg__json_load_fast(c->in, len, flags);
+			cr_assert_eq(v != NULL, c->path == FAST,
+				     "%s (flags %zx): fast path %s", c->why,
+				     flags, v ? "took it" : "gave up");
+			json_decref(v);
+			expect_same_load(c->in, len, flags, c->why);
+		}
 	}
 }
 
@@ -211,7 +256,7 @@ Test(json_load, fast_path_takes_and_gives_up_where_it_should)
 Test(json_load, other_flags_and_null_go_to_jansson)
 {
 	json_error_t e;
-	cr_assert_null(reg__json_load_fast("{}", 2, JSON_DISABLE_EOF_CHECK));
+	cr_assert_null(reg__json_load_fast("{}", 2, JSON_DECODE_INT_AS_REAL));
 	cr_assert_null(reg__json_load_fast("[1]", 3, JSON_DECODE_INT_AS_REAL));
 	json_t *v = reg_json_load("[1]", 3, JSON_DECODE_INT_AS_REAL, NULL);
 	cr_assert(json_is_real(json_array_get(v, 0)));
