@@ -13,15 +13,15 @@
  *  2. Anything jansson rejects, or that the fast path does not handle
  *     (reals, \u0000, duplicate keys under JSON_REJECT_DUPLICATES, raw
  *     control characters, invalid UTF-8, more than MAX_DEPTH levels,
- *     integers beyond int64, trailing bytes, empty input), gives up, never
- *     errors.
+ *     integers beyond int64, bytes after the value unless
+ *     JSON_DISABLE_EOF_CHECK, empty input), gives up, never errors.
  *
  * The dumper writes into one growing buffer, copying runs of bytes that
  * need no escape with memcpy. It follows jansson's dump_string (escapes
  * \" \\ \b \f \n \r \t, other controls as \u00XX in upper case, '/' and
- * non-ASCII raw, invalid UTF-8 in a value fails the dump) and prints integers
- * as
- * "%" JSON_INTEGER_FORMAT would; reals are printed by jansson itself.
+ * non-ASCII raw, invalid UTF-8 in a value fails the dump) and prints
+ * integers as "%" JSON_INTEGER_FORMAT would; reals are printed by jansson
+ * itself.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,10 +30,10 @@
 
 #include "json.h"
 
-/* Nesting the fast loader takes. Kubernetes objects rarely pass 20 levels
-   (a CRD's openAPIV3Schema about 30); deeper input goes to jansson, which
-   also enforces its own limit (JSON_PARSER_MAX_DEPTH, 2048) with its own
-   error. */
+/* Nesting the fast loader takes: every document of the CRD corpus fits
+   (tests/server/test_json_corpus.c), and it bounds our recursion well
+   below any stack. Deeper input goes to jansson, which enforces its own
+   limit (JSON_PARSER_MAX_DEPTH, 2048) with its own error. */
 #define MAX_DEPTH 64
 
 /* Up to 19 decimal digits fit in a uint64_t (10^19 - 1 < 2^64), so they
