@@ -26,6 +26,7 @@
 #include "ctl.h"
 #include "lapis/log.h"
 #include "registry/crdnames.h"
+#include "registry/json.h"
 #include "registry/registry.h"
 #include "registry/store.h"
 
@@ -118,7 +119,7 @@ static enum eng_take scan_one(void *ud, const struct eng_record *rec)
 	struct scan *sc = ud;
 	sc->count++;
 	json_t *o =
-	    json_loadb((const char *)rec->value, rec->value_len, 0, NULL);
+	    reg_json_load((const char *)rec->value, rec->value_len, 0, NULL);
 	if (json_is_object(o) && !ctl_meta_str(o, "deletionTimestamp")) {
 		json_t *p =
 		    json_pack("[s#s?]", (const char *)rec->key,

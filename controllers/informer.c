@@ -56,6 +56,7 @@
 #include "informer.h"
 #include "lapis/assert.h"
 #include "lapis/log.h"
+#include "registry/json.h"
 #include "workqueue.h" /* ctl__siphash */
 
 #if !JANSSON_THREAD_SAFE_REFCOUNT
@@ -338,7 +339,7 @@ static json_t *decode_head(const uint8_t *value, size_t len)
 		goto whole;
 	p += sizeof meta - 1;
 	json_t *m =
-	    json_loadb(p, (size_t)(end - p), JSON_DISABLE_EOF_CHECK, NULL);
+	    reg_json_load(p, (size_t)(end - p), JSON_DISABLE_EOF_CHECK, NULL);
 	if (!json_is_object(m) || json_object_set_new(o, "metadata", m))
 		goto whole;
 	return o;
@@ -355,8 +356,8 @@ static lp_err prepare(inf *i, struct citem *c)
 	if (i->whole && !i->whole(i->whole_ud, c->obj.key, c->obj.key_len))
 		j = decode_head(c->obj.value, c->obj.value_len);
 	if (!j)
-		j = json_loadb((const char *)c->obj.value, c->obj.value_len, 0,
-			       NULL);
+		j = reg_json_load((const char *)c->obj.value, c->obj.value_len,
+				  0, NULL);
 	if (j && !json_is_object(j)) {
 		json_decref(j);
 		j = NULL;

@@ -24,6 +24,7 @@
 
 #include "ctl.h"
 #include "lapis/log.h"
+#include "registry/json.h"
 #include "registry/object.h"
 #include "registry/registry.h"
 #include "registry/store.h"
@@ -105,7 +106,7 @@ static enum eng_take scan_one(void *ud, const struct eng_record *rec)
 {
 	struct scan *sc = ud;
 	json_t *o =
-	    json_loadb((const char *)rec->value, rec->value_len, 0, NULL);
+	    reg_json_load((const char *)rec->value, rec->value_len, 0, NULL);
 	if (!json_is_object(o)) {
 		json_decref(o);
 		return ENG_SKIP;

@@ -16,6 +16,7 @@
 #include "crd.h"
 #include "fields.h"
 #include "lapis/log.h"
+#include "registry/json.h"
 #include "resources.h"
 
 /* The Kubernetes API level lapis implements (reference §6.5). */
@@ -353,7 +354,7 @@ static void reply_aggregated(struct srv_req *r, const char *dv, bool core)
 	}
 	rset_put(&rs);
 	json_object_set_new(doc, "items", items);
-	char *s = json_dumps(doc, JSON_COMPACT);
+	char *s = reg_json_dump(doc, NULL);
 	json_decref(doc);
 	if (!s) {
 		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
@@ -837,7 +838,7 @@ static bool doc_get(const struct rset *rs, const char *g, const char *v,
 	json_t *doc = openapi_doc(rs, g, v);
 	if (!doc)
 		return false;
-	char *s = json_dumps(doc, JSON_COMPACT);
+	char *s = reg_json_dump(doc, NULL);
 	json_decref(doc);
 	if (!s)
 		return false;

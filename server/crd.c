@@ -48,6 +48,7 @@
 #include "crd.h"
 #include "lapis/log.h"
 #include "registry/crdnames.h"
+#include "registry/json.h"
 #include "registry/object.h"
 #include "registry/registry.h"
 #include "registry/store.h"
@@ -736,7 +737,7 @@ static enum eng_take collect_cb(void *ud, const struct eng_record *rec)
 {
 	struct collect *c = ud;
 	json_t *o =
-	    json_loadb((const char *)rec->value, rec->value_len, 0, NULL);
+	    reg_json_load((const char *)rec->value, rec->value_len, 0, NULL);
 	if (o)
 		json_array_append_new(c->a, o);
 	return ENG_TAKE;
@@ -1414,12 +1415,12 @@ lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
 			       */
 	char gv[320];
 	snprintf(gv, sizeof gv, "%s/%s", r->group, r->version);
-	json_t *o = json_loadb(bytes, len, 0, NULL);
+	json_t *o = reg_json_load(bytes, len, 0, NULL);
 	if (!o)
 		return LP_OK;
 	json_object_set_new(o, "apiVersion", json_string(gv));
 	reg_canonical(o);
-	char *s = json_dumps(o, JSON_COMPACT);
+	char *s = reg_json_dump(o, NULL);
 	json_decref(o);
 	if (!s)
 		return srv_error_set(err, LP_E_NOMEM, "out of memory");

@@ -47,6 +47,7 @@
 #include "lapis/assert.h"
 #include "lapis/log.h"
 #include "qparse.h"
+#include "registry/json.h"
 #include "yamljson.h"
 
 struct srv {
@@ -249,7 +250,7 @@ struct MHD_Response *srv__status_response(const struct srv_error *err,
 					  unsigned *code)
 {
 	json_t *st = srv_status_failure(err, NULL, 0);
-	char *s = st ? json_dumps(st, JSON_COMPACT) : NULL;
+	char *s = st ? reg_json_dump(st, NULL) : NULL;
 	json_decref(st);
 	if (!s)
 		return NULL;
@@ -333,7 +334,7 @@ void srv_reply_json(struct srv_req *r, int code, json_t *v)
 		srv_reply_copy(r, 500, "application/json", "{}", 2);
 		return;
 	}
-	char *s = json_dumps(v, JSON_COMPACT);
+	char *s = reg_json_dump(v, NULL);
 	json_decref(v);
 	if (!s) {
 		srv_reply_copy(r, 500, "application/json", "{}", 2);
@@ -353,7 +354,7 @@ void srv_reply_error(struct srv_req *r, const struct srv_error *err,
 	int code = srv_status_code(err ? err->code : LP_E_IO);
 	if (retry && st) {
 		/* Retry-After goes with retryAfterSeconds. */
-		char *s = json_dumps(st, JSON_COMPACT);
+		char *s = reg_json_dump(st, NULL);
 		json_decref(st);
 		if (!s)
 			return;

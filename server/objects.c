@@ -21,20 +21,21 @@
 
 #include "api.h"
 #include "crd.h"
-#include "schema.h"
+#include "fields.h"
+#include "jsonpath.h"
 #include "lapis/log.h"
 #include "objects.h"
 #include "pagebuf.h"
 #include "patch.h"
 #include "pb.h"
+#include "registry/json.h"
 #include "registry/object.h"
 #include "registry/registry.h"
 #include "registry/store.h"
+#include "schema.h"
 #include "selector.h"
-#include "jsonpath.h"
 #include "table.h"
 #include "yamljson.h"
-#include "fields.h"
 
 /* Retries of a patch or a delete that raced with another writer. */
 #define WRITE_RETRIES 8
@@ -274,9 +275,10 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 	json_t *o = NULL;
 	if (!strcasecmp(mt, "application/json")) {
 		json_error_t je;
-		o = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &je);
+		o = reg_json_load(r->body, r->body_len, JSON_REJECT_DUPLICATES,
+				  &je);
 		if (!o && strstr(je.text, "duplicate"))
-			o = json_loadb(r->body, r->body_len, 0, &je);
+			o = reg_json_load(r->body, r->body_len, 0, &je);
 		if (!o)
 			return srv_error_set(err, LP_E_BADREQUEST,
 					     "error decoding the request body: %s "
@@ -637,7 +639,7 @@ static enum eng_take list_cb(void *ud, const struct eng_record *rec)
 	}
 	json_t *obj = NULL;
 	if (filtered || c->items) {
-		obj = json_loadb(bytes, len, 0, NULL);
+		obj = reg_json_load(bytes, len, 0, NULL);
 		if (!obj || (filtered && !srv_object_matches(c->res, c->lsel,
 							     c->fsel, obj))) {
 			json_decref(obj);
@@ -953,7 +955,7 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 	}
 	free(m.p);
 	if (srv_wants_yaml(r)) {
-		json_t *j = json_loadb(b.p + start, b.len - start, 0, NULL);
+		json_t *j = reg_json_load(b.p + start, b.len - start, 0, NULL);
 		srv_pagebuf_free(&b);
 		srv_reply_json(r, 200, j);
 		return;
@@ -1944,7 +1946,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		}
 	} else {
 		json_error_t je;
-		patch = json_loadb(r->body, r->body_len, 0, &je);
+		patch = reg_json_load(r->body, r->body_len, 0, &je);
 		if (!patch) {
 			srv_reply_fail(r, LP_E_BADREQUEST, "error decoding patch: %s", je.text);
 			return;
@@ -2060,7 +2062,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			m = json_object();
 			json_object_set_new(patch, "metadata", m);
 		}
-		char *body = json_dumps(patch, JSON_COMPACT);
+		char *body = reg_json_dump(patch, NULL);
 		free(r->body);
 		r->body = body;
 		r->body_len = body ? strlen(body) : 0;
@@ -2248,7 +2250,8 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 				reg_put(e, &k, next, NULL, true, rvt, &out, &ol, NULL);
 				json_decref(next);
 				reg_obj_free(&c);
-				*reply = out ? json_loadb(out, ol, 0, NULL) : NULL;
+				*reply = out ? reg_json_load(out, ol, 0, NULL)
+					     : NULL;
 				free(out);
 				*code = 200;
 				return LP_OK;
@@ -2263,7 +2266,7 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 				continue;
 			if (rc)
 				return storage_err(res, name, rc, err);
-			*reply = json_loadb(out, ol, 0, NULL);
+			*reply = reg_json_load(out, ol, 0, NULL);
 			free(out);
 			*code = 200;
 			return LP_OK;
@@ -2564,7 +2567,9 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 		char mtb[128];
 		const char *mt = media_type(r, mtb, sizeof mtb);
 		json_error_t je;
-		json_t *in = r->body_len ? json_loadb(r->body, r->body_len, 0, &je) : NULL;
+		json_t *in = r->body_len
+				 ? reg_json_load(r->body, r->body_len, 0, &je)
+				 : NULL;
 		if (!in) {
 			srv_reply_fail(r, LP_E_BADREQUEST, "error decoding the request body");
 			return;
@@ -2658,7 +2663,7 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 			fail_res(r, res, name, &err);
 			goto out;
 		}
-		json_t *stored = json_loadb(out, ol, 0, NULL);
+		json_t *stored = reg_json_load(out, ol, 0, NULL);
 		free(out);
 		srv_reply_json(r, 200, stored ? scale_of(sc, stored) : NULL);
 		json_decref(stored);

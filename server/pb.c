@@ -62,6 +62,7 @@
 
 #include "pb.h"
 #include "pbtab.h"
+#include "registry/json.h"
 
 /* The envelope's magic: "k8s" and a zero byte (apimachinery's protobuf
    serializer prefix). */
@@ -896,7 +897,8 @@ static lp_err make_fieldsv1(struct pbr r, const char *what, json_t **out,
 	if (c == 0xf6 || (c >= 0xa0 && c <= 0xbf) || (c >= 0xc6 && c <= 0xdb))
 		return BAD(err, "%s: CBOR-encoded fieldsV1 is not supported", what);
 	json_error_t jerr;
-	json_t *j = json_loadb((const char *)raw.p, n, JSON_DECODE_ANY, &jerr);
+	json_t *j =
+	    reg_json_load((const char *)raw.p, n, JSON_DECODE_ANY, &jerr);
 	/* jansson 2.14's parser returns on some failed allocations without a
 	   message or code; every syntax error carries text. Its lexer reports
 	   others as a syntax error, so out of memory here can also end as a

@@ -48,6 +48,7 @@
 #include "lapis/log.h"
 #include "objects.h"
 #include "qparse.h"
+#include "registry/json.h"
 #include "registry/registry.h"
 
 enum wstate { WS_RUNNING, WS_SUSPENDED };
@@ -230,7 +231,7 @@ static bool frame(struct wstream *ws, const char *type, const void *obj,
 static bool frame_conv(struct wstream *ws, const char *type, const void *obj,
 		       size_t n)
 {
-	json_t *o = json_loadb(obj, n, 0, NULL);
+	json_t *o = reg_json_load(obj, n, 0, NULL);
 	if (!o)
 		return false;
 	json_t *conv;
@@ -250,7 +251,7 @@ static bool frame_conv(struct wstream *ws, const char *type, const void *obj,
 		json_decref(lm);
 	}
 	json_decref(o);
-	char *s = conv ? json_dumps(conv, JSON_COMPACT) : NULL;
+	char *s = conv ? reg_json_dump(conv, NULL) : NULL;
 	json_decref(conv);
 	bool ok = s && frame_raw(ws, type, s, strlen(s));
 	free(s);
@@ -274,7 +275,7 @@ static void emit_error(struct wstream *ws, int code, const char *reason,
 	json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind", "Status",
 			       "apiVersion", "v1", "metadata", "status", "Failure",
 			       "message", msg, "reason", reason, "code", code);
-	char *s = st ? json_dumps(st, JSON_COMPACT) : NULL;
+	char *s = st ? reg_json_dump(st, NULL) : NULL;
 	json_decref(st);
 	if (s)
 		frame_raw(ws, "ERROR", s, strlen(s));
@@ -312,7 +313,7 @@ static bool matches(struct wstream *ws, const void *bytes, size_t n)
 {
 	if (!bytes)
 		return false;
-	json_t *o = json_loadb(bytes, n, 0, NULL);
+	json_t *o = reg_json_load(bytes, n, 0, NULL);
 	if (!o)
 		return false;
 	bool m = srv_object_matches(ws->res, ws->lsel, ws->fsel, o);
@@ -344,15 +345,15 @@ static bool add_filtered(struct wstream *ws, const eng_event *ev)
 	if (before) {
 		/* stopped matching: DELETED with the old state at the new
 		   revision, spliced like the engine does for deletes */
-		json_t *o = json_loadb((const char *)ev->prev.value,
-				       ev->prev.value_len, 0, NULL);
+		json_t *o = reg_json_load((const char *)ev->prev.value,
+					  ev->prev.value_len, 0, NULL);
 		if (!o)
 			return false;
 		char rv[24];
 		snprintf(rv, sizeof rv, "%lld", (long long)ev->rev);
 		json_object_set_new(json_object_get(o, "metadata"),
 				    "resourceVersion", json_string(rv));
-		char *s = json_dumps(o, JSON_COMPACT);
+		char *s = reg_json_dump(o, NULL);
 		json_decref(o);
 		bool ok = s && frame(ws, "DELETED", s, strlen(s));
 		free(s);

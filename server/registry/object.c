@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "object.h"
 
 /* controllers/informer.c decodes only this head of most objects (a layout
@@ -65,7 +66,8 @@ lp_err reg_encode(json_t *obj, char **out, size_t *len, uint32_t *slot)
 	   strings are written as \u0001 by the encoder... and so is ours, so
 	   search for its escaped form, right after the resourceVersion key. */
 	json_object_set_new(m, "resourceVersion", json_string(MARK));
-	char *s = json_dumps(obj, JSON_COMPACT);
+	size_t n;
+	char *s = reg_json_dump(obj, &n);
 	json_object_set_new(m, "resourceVersion", json_string(""));
 	if (!s)
 		return LP_E_NOMEM;
@@ -75,7 +77,6 @@ lp_err reg_encode(json_t *obj, char **out, size_t *len, uint32_t *slot)
 		free(s);
 		return LP_E_INVAL;
 	}
-	size_t n = strlen(s);
 	char *val = p + strlen("\"resourceVersion\":\"");
 	size_t marklen = strlen("\\u0001lapis-rv\\u0001");
 	memmove(val, val + marklen, n - (size_t)(val - s) - marklen + 1);
@@ -271,7 +272,7 @@ char *reg_continue_encode_n(int64_t rv, const char *start, size_t start_len,
 	json_object_set_new(o, "start", json_stringn(start, start_len));
 	if (n >= 0)
 		json_object_set_new(o, "n", json_integer(n));
-	char *s = json_dumps(o, JSON_COMPACT);
+	char *s = reg_json_dump(o, NULL);
 	json_decref(o);
 	if (!s)
 		return NULL;
@@ -286,7 +287,7 @@ int64_t reg_continue_remaining(const char *tok)
 	unsigned char *raw = unb64url(tok, &len);
 	if (!raw)
 		return -1;
-	json_t *o = json_loadb((char *)raw, len, JSON_ALLOW_NUL, NULL);
+	json_t *o = reg_json_load((char *)raw, len, JSON_ALLOW_NUL, NULL);
 	free(raw);
 	json_t *n = json_object_get(o, "n");
 	int64_t v = json_is_integer(n) && json_integer_value(n) >= 0
@@ -307,7 +308,7 @@ lp_err reg_continue_decode(const char *tok, int64_t *rv, char **start,
 		return LP_E_BADREQUEST;
 	}
 	json_error_t je;
-	json_t *o = json_loadb((char *)raw, n, JSON_ALLOW_NUL, &je);
+	json_t *o = reg_json_load((char *)raw, n, JSON_ALLOW_NUL, &je);
 	free(raw);
 	lp_err rc = LP_E_BADREQUEST;
 	if (!json_is_object(o)) {

@@ -1,0 +1,131 @@
+/*
+ * fuzz_json.c -- server/registry/json.c against jansson itself: the fast
+ * loader and dumper must give exactly what json_loadb and json_dumps give.
+ *
+ * Input: any bytes, loaded whole under each flag set lapis uses (0,
+ * JSON_REJECT_DUPLICATES, JSON_ALLOW_NUL, JSON_DECODE_ANY, all three, and
+ * JSON_DISABLE_EOF_CHECK alone and with JSON_DECODE_ANY).
+ *
+ * Invariants:
+ *   1. reg_json_load and json_loadb both fail or both succeed; on success
+ *      the trees are identical (values, types, key order), on failure the
+ *      errors are (text, source, line, column, position), and so is what
+ *      a success leaves in the error.
+ *   2. Whenever the fast path alone (reg__json_load_fast) returns a tree,
+ *      json_loadb accepts the input and builds the same tree.
+ *   3. For every object or array loaded, reg_json_dump's bytes and length
+ *      are json_dumps(JSON_COMPACT)'s, and both fail together.
+ *   4. The dump of a tree loads back on the fast path unless the tree holds
+ *      a real, a string with U+0000 or more than 64 levels (the give-ups a
+ *      dump can produce), to the same tree.
+ */
+#include <stdbool.h>
+
+#include "fuzz.h"
+#include "registry/json.h"
+
+static const size_t flag_sets[] = {
+    0,
+    JSON_REJECT_DUPLICATES,
+    JSON_ALLOW_NUL,
+    JSON_DECODE_ANY,
+    JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY,
+    JSON_DISABLE_EOF_CHECK,
+    JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY,
+};
+
+/* Nesting the fast loader takes (MAX_DEPTH in json.c). */
+#define FAST_DEPTH 64
+
+static bool gives_up_on(const json_t *v, int depth)
+{
+	size_t i;
+	const char *k;
+	json_t *c;
+	switch (json_typeof(v)) {
+	case JSON_REAL:
+		return true;
+	case JSON_STRING:
+		return memchr(json_string_value(v), 0, json_string_length(v));
+	case JSON_ARRAY:
+		if (depth >= FAST_DEPTH)
+			return true;
+		json_array_foreach(
+		    v, i, c) if (gives_up_on(c, depth + 1)) return true;
+		return false;
+	case JSON_OBJECT:
+		if (depth >= FAST_DEPTH)
+			return true;
+		json_object_foreach(
+		    (json_t *)v, k,
+		    c) if (gives_up_on(c, depth + 1)) return true;
+		return false;
+	case JSON_INTEGER:
+	case JSON_TRUE:
+	case JSON_FALSE:
+	case JSON_NULL:
+		return false;
+	}
+	return false;
+}
+
+static void check_dump(const json_t *v)
+{
+	size_t n = 0;
+	char *d1 = reg_json_dump(v, &n);
+	char *d2 = json_dumps(v, JSON_COMPACT);
+	FUZZ_CHECK(!d1 == !d2, "dump: ours %s, jansson's %s",
+		   d1 ? "text" : "NULL", d2 ? "text" : "NULL");
+	if (d1) {
+		FUZZ_CHECK(n == strlen(d2) && !strcmp(d1, d2),
+			   "dumps differ:\n  ours    %s\n  jansson %s", d1, d2);
+		if (!gives_up_on(v, 0)) {
+			json_t *back = reg__json_load_fast(d1, n, 0);
+			FUZZ_CHECK(back, "the fast path gave up on a dump: %s",
+				   d1);
+			FUZZ_CHECK(reg__json_identical(back, v),
+				   "dump reloads differently: %s", d1);
+			json_decref(back);
+		}
+	}
+	free(d1);
+	free(d2);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *p = (const char *)data;
+	for (size_t f = 0; f < sizeof flag_sets / sizeof *flag_sets; f++) {
+		size_t flags = flag_sets[f];
+		json_error_t e1, e2;
+		memset(&e1, 0x5a, sizeof e1);
+		memset(&e2, 0x5a, sizeof e2);
+		json_t *a = reg_json_load(p, size, flags, &e1);
+		json_t *b = json_loadb(p, size, flags, &e2);
+		FUZZ_CHECK(!a == !b, "flags %zx: ours %s, jansson's %s (%s)",
+			   flags, a ? "a tree" : "NULL", b ? "a tree" : "NULL",
+			   e2.text);
+		FUZZ_CHECK(reg__json_identical(a, b), "flags %zx: trees differ",
+			   flags);
+		FUZZ_CHECK(!strcmp(e1.text, e2.text) &&
+			       !strcmp(e1.source, e2.source) &&
+			       e1.line == e2.line && e1.column == e2.column &&
+			       e1.position == e2.position,
+			   "flags %zx: errors differ: '%s' %d:%d@%d vs '%s' "
+			   "%d:%d@%d",
+			   flags, e1.text, e1.line, e1.column, e1.position,
+			   e2.text, e2.line, e2.column, e2.position);
+		json_t *fast = reg__json_load_fast(p, size, flags);
+		if (fast)
+			FUZZ_CHECK(b && reg__json_identical(fast, b),
+				   "flags %zx: the fast path took input "
+				   "jansson %s",
+				   flags, b ? "reads otherwise" : "refuses");
+		if (a && (json_is_object(a) || json_is_array(a)))
+			check_dump(a);
+		json_decref(fast);
+		json_decref(a);
+		json_decref(b);
+	}
+	return 0;
+}

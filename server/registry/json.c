@@ -1,0 +1,861 @@
+/*
+ * json.c -- see json.h.
+ *
+ * The loader is a recursive-descent parser over the whole buffer that
+ * builds jansson values directly, with the same calls jansson's own parser
+ * makes (json_object_setn_new_nocheck, json_stringn_nocheck, ...), so the
+ * trees are the same. It accepts a subset of JSON it can judge alone and
+ * "gives up" on everything else: it frees what it built and returns to
+ * reg_json_load, which then asks json_loadb. Invariants:
+ *  1. The fast path returns a tree only for input jansson accepts with the
+ *     same flags, and then the tree jansson would build: every construct it
+ *     takes is checked against jansson's lexer (src/load.c, v2.14) below.
+ *  2. Anything jansson rejects, or that the fast path does not handle
+ *     (reals, \u0000, duplicate keys under JSON_REJECT_DUPLICATES, raw
+ *     control characters, invalid UTF-8, more than MAX_DEPTH levels,
+ *     integers beyond int64, bytes after the value unless
+ *     JSON_DISABLE_EOF_CHECK, empty input), gives up, never errors.
+ *
+ * The dumper writes into one growing buffer, copying runs of bytes that
+ * need no escape with memcpy. It follows jansson's dump_string (escapes
+ * \" \\ \b \f \n \r \t, other controls as \u00XX in upper case, '/' and
+ * non-ASCII raw, invalid UTF-8 in a value fails the dump) and prints
+ * integers as "%" JSON_INTEGER_FORMAT would; reals are printed by jansson
+ * itself.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+/* Nesting the fast loader takes: every document of the CRD corpus fits
+   (tests/server/test_json_corpus.c), and it bounds our recursion well
+   below any stack. Deeper input goes to jansson, which enforces its own
+   limit (JSON_PARSER_MAX_DEPTH, 2048) with its own error. */
+#define MAX_DEPTH 64
+
+/* Up to 19 decimal digits fit in a uint64_t (10^19 - 1 < 2^64), so they
+   are read without overflow and then compared with json_int_t's range;
+   valid JSON integers (no leading zeros) with more digits are all out of
+   range, which jansson reports ("too big integer"). */
+#define MAX_INT_DIGITS 19
+_Static_assert(sizeof(json_int_t) == sizeof(int64_t),
+	       "json_int_t is expected to be int64_t (jansson's long long)");
+
+/* Flags the fast loader knows. JSON_ALLOW_NUL changes only the handling of
+   \u0000, on which the fast path gives up anyway. JSON_DISABLE_EOF_CHECK
+   (the informer's decode of an object's head) is taken for an object or
+   array only: jansson reads nothing after its closing bracket, while
+   after a bare number or word its lexer reads on (a letter after "true"
+   makes it invalid). */
+#define FAST_FLAGS                                                             \
+	(JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL |           \
+	 JSON_DISABLE_EOF_CHECK)
+
+/* ------------------------------------------------------------ UTF-8 */
+
+/*
+ * Length of the valid UTF-8 sequence at p (at most n bytes), 0 when
+ * invalid, by jansson's rules (utf8_check_first, utf8_check_full): lead
+ * bytes C2-DF, E0-EF, F0-F4; continuation bytes 80-BF; no overlong forms,
+ * no surrogates, nothing above U+10FFFF. p[0] >= 0x80.
+ */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+	unsigned char u = p[0];
+	size_t count;
+	uint32_t cp;
+	if (u >= 0xC2 && u <= 0xDF) {
+		count = 2;
+		cp = u & 0x1F;
+	} else if (u >= 0xE0 && u <= 0xEF) {
+		count = 3;
+		cp = u & 0x0F;
+	} else if (u >= 0xF0 && u <= 0xF4) {
+		count = 4;
+		cp = u & 0x07;
+	} else {
+		return 0;
+	}
+	if (count > n)
+		return 0;
+	for (size_t i = 1; i < count; i++) {
+		if (p[i] < 0x80 || p[i] > 0xBF)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3F);
+	}
+	if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	if ((count == 3 && cp < 0x800) || (count == 4 && cp < 0x10000))
+		return 0;
+	return count;
+}
+
+/* ------------------------------------------------------------ loader */
+
+/* Byte classes inside a string. */
+enum {
+	C_PLAIN = 0, /* 0x20-0x7F but '"' and '\\': copied as is */
+	C_QUOTE,     /* '"': the end */
+	C_ESC,	     /* '\\' */
+	C_CTRL,	     /* 0x00-0x1F: jansson rejects, we give up */
+	C_HIGH,	     /* 0x80-0xFF: a UTF-8 sequence to check */
+};
+
+#define X16(c) c, c, c, c, c, c, c, c, c, c, c, c, c, c, c, c
+#define P C_PLAIN
+/* clang-format off */
+static const unsigned char str_class[256] = {
+	X16(C_CTRL), /* 0x00 */
+	X16(C_CTRL), /* 0x10 */
+	P, P, C_QUOTE, P, P, P, P, P, P, P, P, P, P, P, P, P, /* 0x20 */
+	X16(P), X16(P), /* 0x30, 0x40 */
+	P, P, P, P, P, P, P, P, P, P, P, P, C_ESC, P, P, P, /* 0x50 */
+	X16(P), X16(P), /* 0x60, 0x70 */
+	X16(C_HIGH), X16(C_HIGH), X16(C_HIGH), X16(C_HIGH), /* 0x80 */
+	X16(C_HIGH), X16(C_HIGH), X16(C_HIGH), X16(C_HIGH), /* 0xC0 */
+};
+/* clang-format on */
+#undef P
+#undef X16
+
+struct ld {
+	const unsigned char *p;	  /* next byte */
+	const unsigned char *end; /* one past the last */
+	size_t flags;
+	char *scratch;	   /* unescaped strings; inline or malloc'd */
+	size_t cap;	   /* bytes at scratch */
+	char inline_[512]; /* scratch until a longer escaped string */
+};
+
+static void skip_ws(struct ld *l)
+{
+	while (l->p < l->end && (*l->p == ' ' || *l->p == '\n' ||
+				 *l->p == '\r' || *l->p == '\t'))
+		l->p++;
+}
+
+static bool scratch_fit(struct ld *l, size_t n)
+{
+	if (n <= l->cap)
+		return true;
+	char *s = malloc(n);
+	if (!s)
+		return false;
+	if (l->scratch != l->inline_)
+		free(l->scratch);
+	l->scratch = s;
+	l->cap = n;
+	return true;
+}
+
+static int hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The four hex digits of a \u escape at p (p + 4 <= end), or -1. */
+static int32_t hex4(const unsigned char *p)
+{
+	int32_t v = 0;
+	for (int i = 0; i < 4; i++) {
+		int h = hexval(p[i]);
+		if (h < 0)
+			return -1;
+		v = (v << 4) | h;
+	}
+	return v;
+}
+
+/*
+ * A \u escape at l->p (just after the backslash-u's 'u'): its code point
+ * as UTF-8 into out (4 bytes room), advancing l->p; the length, 0 to give
+ * up. Gives up on \u0000 (its handling depends on the flags and on
+ * whether the string is a key) and on any surrogate jansson would refuse.
+ */
+static size_t unicode_escape(struct ld *l, char *out)
+{
+	if (l->end - l->p < 4)
+		return 0;
+	int32_t cp = hex4(l->p);
+	if (cp <= 0)
+		return 0;
+	l->p += 4;
+	if (cp >= 0xDC00 && cp <= 0xDFFF)
+		return 0;
+	if (cp >= 0xD800 && cp <= 0xDBFF) {
+		if (l->end - l->p < 6 || l->p[0] != '\\' || l->p[1] != 'u')
+			return 0;
+		int32_t lo = hex4(l->p + 2);
+		if (lo < 0xDC00 || lo > 0xDFFF)
+			return 0;
+		l->p += 6;
+		cp = 0x10000 + (((cp - 0xD800) << 10) | (lo - 0xDC00));
+	}
+	unsigned char *o = (unsigned char *)out;
+	if (cp < 0x80) {
+		o[0] = (unsigned char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (unsigned char)(0xC0 | (cp >> 6));
+		o[1] = (unsigned char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (unsigned char)(0xE0 | (cp >> 12));
+		o[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+		o[2] = (unsigned char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	o[0] = (unsigned char)(0xF0 | (cp >> 18));
+	o[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+	o[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+	o[3] = (unsigned char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+/*
+ * The escaped rest of a string whose first `done` bytes (from start) need
+ * no unescaping: unescaped into l->scratch. l->p is at the first
+ * backslash. False to give up.
+ */
+static bool unescape(struct ld *l, const unsigned char *start, size_t done,
+		     const char **s, size_t *len)
+{
+	/* An escape never grows: the rest of the input bounds the output. */
+	if (!scratch_fit(l, done + (size_t)(l->end - l->p)))
+		return false;
+	char *o = l->scratch;
+	memcpy(o, start, done);
+	size_t n = done;
+	for (;;) {
+		if (l->p >= l->end)
+			return false;
+		unsigned char c = *l->p;
+		switch (str_class[c]) {
+		case C_PLAIN:
+			o[n++] = (char)c;
+			l->p++;
+			break;
+		case C_QUOTE:
+			l->p++;
+			*s = o;
+			*len = n;
+			return true;
+		case C_CTRL:
+			return false;
+		case C_HIGH: {
+			size_t k = utf8_seq(l->p, (size_t)(l->end - l->p));
+			if (!k)
+				return false;
+			memcpy(o + n, l->p, k);
+			n += k;
+			l->p += k;
+			break;
+		}
+		case C_ESC: {
+			if (l->end - l->p < 2)
+				return false;
+			char e = (char)l->p[1];
+			l->p += 2;
+			switch (e) {
+			case '"':
+			case '\\':
+			case '/':
+				o[n++] = e;
+				break;
+			case 'b':
+				o[n++] = '\b';
+				break;
+			case 'f':
+				o[n++] = '\f';
+				break;
+			case 'n':
+				o[n++] = '\n';
+				break;
+			case 'r':
+				o[n++] = '\r';
+				break;
+			case 't':
+				o[n++] = '\t';
+				break;
+			case 'u': {
+				/* \uXXXX (6 bytes) is at most 3 bytes of
+				   UTF-8, a surrogate pair (12) 4. */
+				size_t k = unicode_escape(l, o + n);
+				if (!k)
+					return false;
+				n += k;
+				break;
+			}
+			default:
+				return false;
+			}
+			break;
+		}
+		}
+	}
+}
+
+/*
+ * The string at l->p (just after its opening quote): *s and *len, pointing
+ * into the input when it has no escapes, else into l->scratch (valid until
+ * the next string). False to give up.
+ */
+static bool scan_string(struct ld *l, const char **s, size_t *len)
+{
+	const unsigned char *start = l->p;
+	for (;;) {
+		while (l->p < l->end && str_class[*l->p] == C_PLAIN)
+			l->p++;
+		if (l->p >= l->end)
+			return false;
+		switch (str_class[*l->p]) {
+		case C_QUOTE:
+			*s = (const char *)start;
+			*len = (size_t)(l->p - start);
+			l->p++;
+			return true;
+		case C_HIGH: {
+			size_t k = utf8_seq(l->p, (size_t)(l->end - l->p));
+			if (!k)
+				return false;
+			l->p += k;
+			break;
+		}
+		case C_ESC:
+			return unescape(l, start, (size_t)(l->p - start), s,
+					len);
+		case C_PLAIN:
+		case C_CTRL:
+		default:
+			return false;
+		}
+	}
+}
+
+/* An integer at l->p ('-' or a digit), or NULL to give up (reals, leading
+   zeros, integers beyond json_int_t). */
+static json_t *scan_integer(struct ld *l)
+{
+	bool neg = false;
+	if (*l->p == '-') {
+		neg = true;
+		l->p++;
+	}
+	const unsigned char *d = l->p;
+	uint64_t v = 0;
+	while (l->p < l->end && *l->p >= '0' && *l->p <= '9') {
+		if (l->p - d == MAX_INT_DIGITS)
+			return NULL;
+		v = v * 10 + (uint64_t)(*l->p - '0');
+		l->p++;
+	}
+	size_t digits = (size_t)(l->p - d);
+	if (digits == 0 || (digits > 1 && *d == '0'))
+		return NULL;
+	if (l->p < l->end && (*l->p == '.' || *l->p == 'e' || *l->p == 'E'))
+		return NULL;
+	/* json_int_t is int64_t: at most INT64_MAX, at least INT64_MIN,
+	   whose magnitude is INT64_MAX + 1. */
+	if (v > (uint64_t)INT64_MAX + neg)
+		return NULL;
+	/* "-0" is the integer 0 for jansson too (strtoll). */
+	json_int_t i = neg ? (json_int_t)(0 - v) : (json_int_t)v;
+	return json_integer(i);
+}
+
+static json_t *parse_value(struct ld *l, int depth);
+
+static json_t *parse_object(struct ld *l, int depth)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	skip_ws(l);
+	if (l->p < l->end && *l->p == '}') {
+		l->p++;
+		return o;
+	}
+	for (;;) {
+		if (l->p >= l->end || *l->p != '"')
+			goto fail;
+		l->p++;
+		const char *k;
+		size_t klen;
+		if (!scan_string(l, &k, &klen))
+			goto fail;
+		/* A key in scratch would be overwritten by the value's
+		   strings: keep a copy (escaped keys are rare). */
+		char *kcopy = NULL;
+		if (k == l->scratch) {
+			kcopy = malloc(klen ? klen : 1);
+			if (!kcopy)
+				goto fail;
+			memcpy(kcopy, k, klen);
+			k = kcopy;
+		}
+		if ((l->flags & JSON_REJECT_DUPLICATES) &&
+		    json_object_getn(o, k, klen)) {
+			free(kcopy);
+			goto fail;
+		}
+		skip_ws(l);
+		if (l->p >= l->end || *l->p != ':') {
+			free(kcopy);
+			goto fail;
+		}
+		l->p++;
+		skip_ws(l);
+		json_t *v = parse_value(l, depth);
+		/* Without JSON_REJECT_DUPLICATES a repeated key's value
+		   replaces the earlier one in its place, as in jansson,
+		   because this is the call jansson's parser makes. */
+		int rc = v ? json_object_setn_new_nocheck(o, k, klen, v) : -1;
+		free(kcopy);
+		if (rc)
+			goto fail;
+		skip_ws(l);
+		if (l->p >= l->end)
+			goto fail;
+		if (*l->p == '}') {
+			l->p++;
+			return o;
+		}
+		if (*l->p != ',')
+			goto fail;
+		l->p++;
+		skip_ws(l);
+	}
+fail:
+	json_decref(o);
+	return NULL;
+}
+
+static json_t *parse_array(struct ld *l, int depth)
+{
+	json_t *a = json_array();
+	if (!a)
+		return NULL;
+	skip_ws(l);
+	if (l->p < l->end && *l->p == ']') {
+		l->p++;
+		return a;
+	}
+	for (;;) {
+		json_t *v = parse_value(l, depth);
+		if (!v || json_array_append_new(a, v))
+			goto fail;
+		skip_ws(l);
+		if (l->p >= l->end)
+			goto fail;
+		if (*l->p == ']') {
+			l->p++;
+			return a;
+		}
+		if (*l->p != ',')
+			goto fail;
+		l->p++;
+		skip_ws(l);
+	}
+fail:
+	json_decref(a);
+	return NULL;
+}
+
+/* A literal word: jansson reads a whole run of letters as one token, so
+   "truex" is invalid; the caller's check of the next byte (a separator,
+   whitespace or the end) gives up on that. */
+static json_t *scan_word(struct ld *l, const char *w, size_t n, json_t *v)
+{
+	if ((size_t)(l->end - l->p) < n || memcmp(l->p, w, n) != 0)
+		return NULL;
+	l->p += n;
+	return v;
+}
+
+/* The value at l->p (no whitespace before it), or NULL to give up. */
+static json_t *parse_value(struct ld *l, int depth)
+{
+	if (l->p >= l->end)
+		return NULL;
+	switch (*l->p) {
+	case '{':
+		if (depth >= MAX_DEPTH)
+			return NULL;
+		l->p++;
+		return parse_object(l, depth + 1);
+	case '[':
+		if (depth >= MAX_DEPTH)
+			return NULL;
+		l->p++;
+		return parse_array(l, depth + 1);
+	case '"': {
+		l->p++;
+		const char *s;
+		size_t len;
+		if (!scan_string(l, &s, &len))
+			return NULL;
+		return json_stringn_nocheck(s, len);
+	}
+	case 't':
+		return scan_word(l, "true", 4, json_true());
+	case 'f':
+		return scan_word(l, "false", 5, json_false());
+	case 'n':
+		return scan_word(l, "null", 4, json_null());
+	default:
+		if (*l->p == '-' || (*l->p >= '0' && *l->p <= '9'))
+			return scan_integer(l);
+		return NULL;
+	}
+}
+
+/* The fast path: the tree, or NULL to give up; *used: the bytes read (all
+   of them unless JSON_DISABLE_EOF_CHECK). */
+static json_t *load_fast(const char *p, size_t n, size_t flags, size_t *used)
+{
+	struct ld l = {
+	    .p = (const unsigned char *)p,
+	    .end = (const unsigned char *)p + n,
+	    .flags = flags,
+	};
+	l.scratch = l.inline_;
+	l.cap = sizeof l.inline_;
+	json_t *v = NULL;
+	bool eof_check = !(flags & JSON_DISABLE_EOF_CHECK);
+	skip_ws(&l);
+	if (l.p < l.end && ((eof_check && (flags & JSON_DECODE_ANY)) ||
+			    *l.p == '{' || *l.p == '[')) {
+		v = parse_value(&l, 0);
+		if (v && eof_check) {
+			skip_ws(&l);
+			if (l.p != l.end) {
+				json_decref(v);
+				v = NULL;
+			}
+		}
+	}
+	if (l.scratch != l.inline_)
+		free(l.scratch);
+	*used = (size_t)(l.p - (const unsigned char *)p);
+	return v;
+}
+
+json_t *reg__json_load_fast(const char *p, size_t n, size_t flags)
+{
+	size_t used;
+	if (!p || (flags & ~(size_t)FAST_FLAGS))
+		return NULL;
+	return load_fast(p, n, flags, &used);
+}
+
+json_t *reg_json_load(const char *p, size_t n, size_t flags, json_error_t *err)
+{
+	size_t used = 0;
+	json_t *v = NULL;
+	if (p && !(flags & ~(size_t)FAST_FLAGS))
+		v = load_fast(p, n, flags, &used);
+	if (!v)
+		return json_loadb(p, n, flags, err);
+	if (err) {
+		/* What json_loadb leaves after a success: its
+		   jsonp_error_init(err, "<buffer>") and the position after
+		   the bytes it read. */
+		err->text[0] = '\0';
+		err->line = -1;
+		err->column = -1;
+		err->position = (int)used;
+		strcpy(err->source, "<buffer>");
+	}
+	return v;
+}
+
+int reg__json_identical(const json_t *a, const json_t *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (json_typeof(a) != json_typeof(b) || !json_equal(a, b))
+		return 0;
+	if (json_is_array(a)) {
+		for (size_t i = 0; i < json_array_size(a); i++)
+			if (!reg__json_identical(json_array_get(a, i),
+						 json_array_get(b, i)))
+				return 0;
+	} else if (json_is_object(a)) {
+		void *i = json_object_iter((json_t *)a);
+		void *j = json_object_iter((json_t *)b);
+		for (; i && j; i = json_object_iter_next((json_t *)a, i),
+			       j = json_object_iter_next((json_t *)b, j)) {
+			size_t n = json_object_iter_key_len(i);
+			if (n != json_object_iter_key_len(j) ||
+			    memcmp(json_object_iter_key(i),
+				   json_object_iter_key(j), n) != 0 ||
+			    !reg__json_identical(json_object_iter_value(i),
+						 json_object_iter_value(j)))
+				return 0;
+		}
+		return !i && !j;
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------ dumper */
+
+/* Nesting the dumper takes before handing the whole dump to json_dumps:
+   deeper than any loaded tree can be (jansson's parser stops at 2048), so
+   only a tree built by hand, or a cycle (which jansson detects and fails),
+   goes there. */
+#define DUMP_MAX_DEPTH 2048
+
+/* The dump's first buffer: most objects fit, the rest double. */
+#define DUMP_INITIAL 1024
+
+struct out {
+	char *buf;
+	size_t len;
+	size_t cap;
+};
+
+enum dump_rc {
+	D_OK,
+	D_FAIL,	  /* jansson fails too (or out of memory) */
+	D_GIVEUP, /* let json_dumps decide */
+};
+
+static bool reserve(struct out *o, size_t n)
+{
+	if (o->cap - o->len >= n)
+		return true;
+	size_t cap = o->cap * 2;
+	if (cap < o->len + n)
+		cap = o->len + n;
+	char *b = realloc(o->buf, cap);
+	if (!b)
+		return false;
+	o->buf = b;
+	o->cap = cap;
+	return true;
+}
+
+static bool put(struct out *o, const char *s, size_t n)
+{
+	if (!reserve(o, n))
+		return false;
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+	return true;
+}
+
+/* What jansson writes for each byte below 0x20, '"' and '\\' (dump_string):
+   short escapes where JSON has one, else \u00XX in upper case. */
+static const char *const esc_text[0x20] = {
+    "\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005", "\\u0006",
+    "\\u0007", "\\b",	  "\\t",     "\\n",	"\\u000B", "\\f",     "\\r",
+    "\\u000E", "\\u000F", "\\u0010", "\\u0011", "\\u0012", "\\u0013", "\\u0014",
+    "\\u0015", "\\u0016", "\\u0017", "\\u0018", "\\u0019", "\\u001A", "\\u001B",
+    "\\u001C", "\\u001D", "\\u001E", "\\u001F",
+};
+
+/* bad: what invalid UTF-8 makes of the dump (see dump_object). */
+static enum dump_rc dump_string(struct out *o, const char *str, size_t len,
+				enum dump_rc bad)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	const unsigned char *end = s + len;
+	/* Escapes grow a byte at most 6 times; reserve the plain case. */
+	if (!reserve(o, len + 2))
+		return D_FAIL;
+	o->buf[o->len++] = '"';
+	while (s < end) {
+		const unsigned char *run = s;
+		while (s < end && str_class[*s] == C_PLAIN)
+			s++;
+		if (s > run && !put(o, (const char *)run, (size_t)(s - run)))
+			return D_FAIL;
+		if (s >= end)
+			break;
+		unsigned char c = *s;
+		const char *e;
+		size_t k;
+		switch (str_class[c]) {
+		case C_QUOTE:
+			if (!put(o, "\\\"", 2))
+				return D_FAIL;
+			s++;
+			break;
+		case C_ESC:
+			if (!put(o, "\\\\", 2))
+				return D_FAIL;
+			s++;
+			break;
+		case C_CTRL:
+			e = esc_text[c];
+			if (!put(o, e, strlen(e)))
+				return D_FAIL;
+			s++;
+			break;
+		case C_HIGH:
+			k = utf8_seq(s, (size_t)(end - s));
+			if (!k)
+				return bad;
+			if (!put(o, (const char *)s, k))
+				return D_FAIL;
+			s += k;
+			break;
+		case C_PLAIN:
+		default:
+			break;
+		}
+	}
+	return put(o, "\"", 1) ? D_OK : D_FAIL;
+}
+
+/* json_int_t in decimal, as "%" JSON_INTEGER_FORMAT prints it. */
+static bool dump_integer(struct out *o, json_int_t i)
+{
+	char b[24];
+	char *p = b + sizeof b;
+	uint64_t u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (i < 0)
+		*--p = '-';
+	return put(o, p, (size_t)(b + sizeof b - p));
+}
+
+/* A real, formatted by jansson itself (its jsonp_dtostr with the default
+   precision) so that it is the same to the last digit. */
+static enum dump_rc dump_real(struct out *o, const json_t *v)
+{
+	char b[128];
+	size_t n = json_dumpb(v, b, sizeof b, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (n == 0 || n > sizeof b)
+		return D_FAIL;
+	return put(o, b, n) ? D_OK : D_FAIL;
+}
+
+static enum dump_rc dump_value(struct out *o, const json_t *v, int depth);
+
+static enum dump_rc dump_object(struct out *o, const json_t *v, int depth)
+{
+	void *it = json_object_iter((json_t *)v);
+	if (!put(o, "{", 1))
+		return D_FAIL;
+	bool first = true;
+	while (it) {
+		if (!first && !put(o, ",", 1))
+			return D_FAIL;
+		first = false;
+		/* jansson ignores a key's failure to dump and goes on, with
+		   part of the key written and no closing quote: a key that
+		   is not UTF-8 (only the _nocheck setters make one) goes
+		   to json_dumps for those same bytes. */
+		enum dump_rc rc =
+		    dump_string(o, json_object_iter_key(it),
+				json_object_iter_key_len(it), D_GIVEUP);
+		if (rc)
+			return rc;
+		if (!put(o, ":", 1))
+			return D_FAIL;
+		rc = dump_value(o, json_object_iter_value(it), depth + 1);
+		if (rc)
+			return rc;
+		it = json_object_iter_next((json_t *)v, it);
+	}
+	return put(o, "}", 1) ? D_OK : D_FAIL;
+}
+
+static enum dump_rc dump_array(struct out *o, const json_t *v, int depth)
+{
+	size_t n = json_array_size(v);
+	if (!put(o, "[", 1))
+		return D_FAIL;
+	for (size_t i = 0; i < n; i++) {
+		if (i && !put(o, ",", 1))
+			return D_FAIL;
+		enum dump_rc rc =
+		    dump_value(o, json_array_get(v, i), depth + 1);
+		if (rc)
+			return rc;
+	}
+	return put(o, "]", 1) ? D_OK : D_FAIL;
+}
+
+static enum dump_rc dump_value(struct out *o, const json_t *v, int depth)
+{
+	if (!v)
+		return D_FAIL;
+	if (depth > DUMP_MAX_DEPTH)
+		return D_GIVEUP;
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return dump_object(o, v, depth);
+	case JSON_ARRAY:
+		return dump_array(o, v, depth);
+	case JSON_STRING:
+		/* jansson fails the whole dump on a value that is not
+		   UTF-8. */
+		return dump_string(o, json_string_value(v),
+				   json_string_length(v), D_FAIL);
+	case JSON_INTEGER:
+		return dump_integer(o, json_integer_value(v)) ? D_OK : D_FAIL;
+	case JSON_REAL:
+		return dump_real(o, v);
+	case JSON_TRUE:
+		return put(o, "true", 4) ? D_OK : D_FAIL;
+	case JSON_FALSE:
+		return put(o, "false", 5) ? D_OK : D_FAIL;
+	case JSON_NULL:
+		return put(o, "null", 4) ? D_OK : D_FAIL;
+	}
+	return D_FAIL;
+}
+
+/* json_dumps' result, moved into a malloc'd buffer: it is allocated with
+   jansson's allocator, which json_set_alloc_funcs may have replaced. */
+static char *dump_slow(const json_t *v, size_t *len)
+{
+	char *s = json_dumps(v, JSON_COMPACT);
+	if (!s)
+		return NULL;
+	size_t n = strlen(s);
+	char *r = malloc(n + 1);
+	if (r) {
+		memcpy(r, s, n + 1);
+		if (len)
+			*len = n;
+	}
+	json_free_t jfree;
+	json_get_alloc_funcs(NULL, &jfree);
+	jfree(s);
+	return r;
+}
+
+char *reg_json_dump(const json_t *v, size_t *len)
+{
+	if (!json_is_object(v) && !json_is_array(v))
+		return NULL;
+	struct out o = {.buf = malloc(DUMP_INITIAL), .cap = DUMP_INITIAL};
+	if (!o.buf)
+		return NULL;
+	enum dump_rc rc = dump_value(&o, v, 0);
+	if (rc == D_OK && put(&o, "", 1)) {
+		if (len)
+			*len = o.len - 1;
+		return o.buf;
+	}
+	free(o.buf);
+	return rc == D_GIVEUP ? dump_slow(v, len) : NULL;
+}
