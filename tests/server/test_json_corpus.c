@@ -6,48 +6,15 @@
  * on the fast path unless the document holds a real.
  */
 #include <criterion/criterion.h>
-#include <libgen.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "corpus.h"
 #include "registry/json.h"
 #include "srv_error.h"
 #include "yamljson.h"
-
-static char *corpus_dir(void)
-{
-	struct stat st;
-	const char *fixed = "/work/shared/testdata/crds";
-	if (stat(fixed, &st) == 0 && S_ISDIR(st.st_mode))
-		return strdup(fixed);
-	char src[4096];
-	snprintf(src, sizeof src, "%s", __FILE__);
-	char path[8192];
-	snprintf(path, sizeof path, "%s/../../../shared/testdata/crds",
-		 dirname(src));
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return strdup(path);
-	return NULL;
-}
-
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	cr_assert_not_null(f, "open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	cr_assert_not_null(buf);
-	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = 0;
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
 
 static bool has_real(const json_t *v)
 {
@@ -108,55 +75,35 @@ static void check_doc(const json_t *doc, const char *what, int *n_fast)
 	free(pretty);
 }
 
+struct docs_seen {
+	const char *file;
+	int n_docs, n_fast;
+};
+
+static void check_each(json_t *doc, void *ud)
+{
+	struct docs_seen *seen = ud;
+	if (!json_is_object(doc) && !json_is_array(doc))
+		return;
+	check_doc(doc, seen->file, &seen->n_fast);
+	seen->n_docs++;
+}
+
 Test(json_corpus, every_crd_and_object_loads_and_dumps_as_jansson)
 {
-	char *dir = corpus_dir();
+	char *dir = tcorp_dir();
 	if (!dir)
 		cr_skip("no shared/testdata/crds");
-	char ipath[8192];
-	snprintf(ipath, sizeof ipath, "%s/index.json", dir);
-	json_error_t je;
-	json_t *index = json_load_file(ipath, 0, &je);
-	cr_assert_not_null(index, "%s: %s", ipath, je.text);
+	json_t *index = tcorp_index(dir);
 	size_t i;
 	json_t *f;
-	int n_docs = 0, n_fast = 0;
+	struct docs_seen seen = {0};
 	json_array_foreach(json_object_get(index, "files"), i, f)
 	{
-		const char *file =
-		    json_string_value(json_object_get(f, "file"));
-		char path[8192];
-		snprintf(path, sizeof path, "%s/%s", dir, file);
-		size_t len;
-		char *buf = read_all(path, &len);
-		/* Split on lines "---" as kubectl does. */
-		char *start = buf, *p = buf;
-		for (;;) {
-			char *eol = strchr(p, '\n');
-			size_t ll = eol ? (size_t)(eol - p) : strlen(p);
-			bool sep = ll >= 3 && strncmp(p, "---", 3) == 0 &&
-				   (ll == 3 || (ll == 4 && p[3] == '\r'));
-			if (sep || !eol) {
-				size_t dl =
-				    (size_t)((sep ? p : p + ll) - start);
-				struct srv_error err = {0};
-				json_t *doc = NULL;
-				if (srv_yaml_to_json(start, dl, &doc, &err) ==
-					LP_OK &&
-				    (json_is_object(doc) ||
-				     json_is_array(doc))) {
-					check_doc(doc, file, &n_fast);
-					n_docs++;
-				}
-				json_decref(doc);
-				if (!eol)
-					break;
-				start = eol + 1;
-			}
-			p = eol + 1;
-		}
-		free(buf);
+		seen.file = json_string_value(json_object_get(f, "file"));
+		tcorp_each_doc(dir, seen.file, check_each, &seen);
 	}
+	int n_docs = seen.n_docs, n_fast = seen.n_fast;
 	cr_log_info("%d documents, %d on the fast path", n_docs, n_fast);
 	cr_assert_gt(n_docs, 70);
 	json_decref(index);

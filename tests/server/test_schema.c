@@ -11,14 +11,13 @@
  * under ASan with overlapping timed tests).
  */
 #include <criterion/criterion.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../../server/schema.h"
 #include "../../server/yamljson.h"
+#include "corpus.h"
 
 /* ------------------------------------------------------------------------ */
 /* Helpers.                                                                  */
@@ -642,70 +641,16 @@ Test(schema_default, defaults_and_nulls)
 /* ------------------------------------------------------------------------ */
 /* The real-world corpus.                                                    */
 
-static char *corpus_dir(void)
+static void append_doc(json_t *doc, void *ud)
 {
-	struct stat st;
-	const char *fixed = "/work/shared/testdata/crds";
-	if (stat(fixed, &st) == 0 && S_ISDIR(st.st_mode))
-		return strdup(fixed);
-	char src[4096];
-	snprintf(src, sizeof src, "%s", __FILE__);
-	char *dir = dirname(src); /* tests/server */
-	char path[8192];
-	snprintf(path, sizeof path, "%s/../../../shared/testdata/crds", dir);
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return strdup(path);
-	return NULL;
+	json_array_append(ud, doc);
 }
 
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	cr_assert_not_null(f, "open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	cr_assert_not_null(buf);
-	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
-/* The YAML documents of a file (split on lines "---"), as a JSON array of
-   the non-null documents; new. */
+/* The non-null YAML documents of a file, as a JSON array; new. */
 static json_t *load_docs(const char *dir, const char *file)
 {
-	char path[8192];
-	snprintf(path, sizeof path, "%s/%s", dir, file);
-	size_t len;
-	char *buf = read_all(path, &len);
 	json_t *docs = json_array();
-	char *start = buf, *p = buf;
-	for (;;) {
-		char *eol = strchr(p, '\n');
-		size_t ll = eol ? (size_t)(eol - p) : strlen(p);
-		bool sep = (ll == 3 && strncmp(p, "---", 3) == 0) ||
-			   (ll == 4 && strncmp(p, "---\r", 4) == 0);
-		if (sep || !eol) {
-			size_t dl = (size_t)((sep ? p : p + ll) - start);
-			struct srv_error err = {0};
-			json_t *doc = NULL;
-			lp_err rc = srv_yaml_to_json(start, dl, &doc, &err);
-			cr_assert_eq(rc, LP_OK, "%s: %s", file, err.message);
-			if (json_is_null(doc))
-				json_decref(doc);
-			else
-				json_array_append_new(docs, doc);
-			if (!eol)
-				break;
-			start = eol + 1;
-		}
-		p = eol + 1;
-	}
-	free(buf);
+	tcorp_each_doc(dir, file, append_doc, docs);
 	return docs;
 }
 
@@ -795,14 +740,10 @@ static void check_object(const char *file, size_t di, const json_t *doc,
 
 Test(schema_corpus, crds_examples_invalid)
 {
-	char *dir = corpus_dir();
+	char *dir = tcorp_dir();
 	if (!dir)
 		cr_skip("no shared/testdata/crds");
-	char ipath[8192];
-	snprintf(ipath, sizeof ipath, "%s/index.json", dir);
-	json_error_t je;
-	json_t *index = json_load_file(ipath, 0, &je);
-	cr_assert_not_null(index, "%s: %s", ipath, je.text);
+	json_t *index = tcorp_index(dir);
 	json_t *files = json_object_get(index, "files");
 	json_t *crds = json_object(); /* file -> parsed CRD */
 	size_t i;
@@ -883,7 +824,7 @@ Test(schema_corpus, crds_examples_invalid)
 /* kube's documented defaulting result (kubernetes/expected/). */
 Test(schema_corpus, defaulting_matches_documented_result)
 {
-	char *dir = corpus_dir();
+	char *dir = tcorp_dir();
 	if (!dir)
 		cr_skip("no shared/testdata/crds");
 	json_t *crds = load_docs(dir, "kubernetes/website__crontab-defaulting.yaml");
