@@ -1408,11 +1408,8 @@ lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
 		      struct srv_error *err)
 {
 	*out = NULL;
-	if (!r->crd)
-		return LP_OK;
-	if (!strcmp(r->version, r->crd->storage_version))
-		return LP_OK; /* the common case: stored bytes serve as they are
-			       */
+	if (!srv_cr_needs_convert(r))
+		return LP_OK; /* the common case: stored bytes serve as they are */
 	char gv[320];
 	snprintf(gv, sizeof gv, "%s/%s", r->group, r->version);
 	json_t *o = reg_json_load(bytes, len, 0, NULL);
@@ -1420,12 +1417,13 @@ lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
 		return LP_OK;
 	json_object_set_new(o, "apiVersion", json_string(gv));
 	reg_canonical(o);
-	char *s = reg_json_dump(o, NULL);
+	size_t n;
+	char *s = reg_json_dump(o, &n);
 	json_decref(o);
 	if (!s)
 		return srv_error_set(err, LP_E_NOMEM, "out of memory");
 	*out = s;
-	*out_len = strlen(s);
+	*out_len = n;
 	return LP_OK;
 }
 
