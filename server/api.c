@@ -354,14 +354,15 @@ static void reply_aggregated(struct srv_req *r, const char *dv, bool core)
 	}
 	rset_put(&rs);
 	json_object_set_new(doc, "items", items);
-	char *s = reg_json_dump(doc, NULL);
+	size_t n;
+	char *s = reg_json_dump(doc, &n);
 	json_decref(doc);
 	if (!s) {
 		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
 		return;
 	}
 	char etag[131];
-	etag_of(s, strlen(s), etag);
+	etag_of(s, n, etag);
 	const char *inm = srv_header(r, "If-None-Match");
 	char ctype[128];
 	snprintf(ctype, sizeof ctype,
@@ -838,11 +839,11 @@ static bool doc_get(const struct rset *rs, const char *g, const char *v,
 	json_t *doc = openapi_doc(rs, g, v);
 	if (!doc)
 		return false;
-	char *s = reg_json_dump(doc, NULL);
+	size_t len;
+	char *s = reg_json_dump(doc, &len);
 	json_decref(doc);
 	if (!s)
 		return false;
-	size_t len = strlen(s);
 	etag_of(s, len, etag);
 	if (text) {
 		char *copy = malloc(len + 1);

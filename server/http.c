@@ -250,12 +250,13 @@ struct MHD_Response *srv__status_response(const struct srv_error *err,
 					  unsigned *code)
 {
 	json_t *st = srv_status_failure(err, NULL, 0);
-	char *s = st ? reg_json_dump(st, NULL) : NULL;
+	size_t n = 0;
+	char *s = st ? reg_json_dump(st, &n) : NULL;
 	json_decref(st);
 	if (!s)
 		return NULL;
 	struct MHD_Response *resp = MHD_create_response_from_buffer(
-	    strlen(s), s, MHD_RESPMEM_MUST_FREE);
+	    n, s, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
 		free(s);
 		return NULL;
@@ -334,13 +335,14 @@ void srv_reply_json(struct srv_req *r, int code, json_t *v)
 		srv_reply_copy(r, 500, "application/json", "{}", 2);
 		return;
 	}
-	char *s = reg_json_dump(v, NULL);
+	size_t n;
+	char *s = reg_json_dump(v, &n);
 	json_decref(v);
 	if (!s) {
 		srv_reply_copy(r, 500, "application/json", "{}", 2);
 		return;
 	}
-	srv_reply_take(r, code, "application/json", s, strlen(s));
+	srv_reply_take(r, code, "application/json", s, n);
 }
 
 void srv_reply_error(struct srv_req *r, const struct srv_error *err,
@@ -354,12 +356,13 @@ void srv_reply_error(struct srv_req *r, const struct srv_error *err,
 	int code = srv_status_code(err ? err->code : LP_E_IO);
 	if (retry && st) {
 		/* Retry-After goes with retryAfterSeconds. */
-		char *s = reg_json_dump(st, NULL);
+		size_t n;
+		char *s = reg_json_dump(st, &n);
 		json_decref(st);
 		if (!s)
 			return;
 		struct MHD_Response *resp = MHD_create_response_from_buffer(
-			strlen(s), s, MHD_RESPMEM_MUST_FREE);
+			n, s, MHD_RESPMEM_MUST_FREE);
 		if (resp)
 			MHD_add_response_header(resp, "Retry-After", "1");
 		else

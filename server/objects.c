@@ -2062,10 +2062,11 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			m = json_object();
 			json_object_set_new(patch, "metadata", m);
 		}
-		char *body = reg_json_dump(patch, NULL);
+		size_t n = 0;
+		char *body = reg_json_dump(patch, &n);
 		free(r->body);
 		r->body = body;
-		r->body_len = body ? strlen(body) : 0;
+		r->body_len = body ? n : 0;
 		json_decref(patch);
 		patch = NULL;
 		/* reuse create with a JSON body */

@@ -251,9 +251,10 @@ static bool frame_conv(struct wstream *ws, const char *type, const void *obj,
 		json_decref(lm);
 	}
 	json_decref(o);
-	char *s = conv ? reg_json_dump(conv, NULL) : NULL;
+	size_t len = 0;
+	char *s = conv ? reg_json_dump(conv, &len) : NULL;
 	json_decref(conv);
-	bool ok = s && frame_raw(ws, type, s, strlen(s));
+	bool ok = s && frame_raw(ws, type, s, len);
 	free(s);
 	return ok;
 }
@@ -275,10 +276,11 @@ static void emit_error(struct wstream *ws, int code, const char *reason,
 	json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind", "Status",
 			       "apiVersion", "v1", "metadata", "status", "Failure",
 			       "message", msg, "reason", reason, "code", code);
-	char *s = st ? reg_json_dump(st, NULL) : NULL;
+	size_t n = 0;
+	char *s = st ? reg_json_dump(st, &n) : NULL;
 	json_decref(st);
 	if (s)
-		frame_raw(ws, "ERROR", s, strlen(s));
+		frame_raw(ws, "ERROR", s, n);
 	free(s);
 	ws->ended = true;
 	ws->error_sent = true;
@@ -353,9 +355,10 @@ static bool add_filtered(struct wstream *ws, const eng_event *ev)
 		snprintf(rv, sizeof rv, "%lld", (long long)ev->rev);
 		json_object_set_new(json_object_get(o, "metadata"),
 				    "resourceVersion", json_string(rv));
-		char *s = reg_json_dump(o, NULL);
+		size_t n;
+		char *s = reg_json_dump(o, &n);
 		json_decref(o);
-		bool ok = s && frame(ws, "DELETED", s, strlen(s));
+		bool ok = s && frame(ws, "DELETED", s, n);
 		free(s);
 		return ok;
 	}

@@ -272,11 +272,12 @@ char *reg_continue_encode_n(int64_t rv, const char *start, size_t start_len,
 	json_object_set_new(o, "start", json_stringn(start, start_len));
 	if (n >= 0)
 		json_object_set_new(o, "n", json_integer(n));
-	char *s = reg_json_dump(o, NULL);
+	size_t len;
+	char *s = reg_json_dump(o, &len);
 	json_decref(o);
 	if (!s)
 		return NULL;
-	char *t = b64url((unsigned char *)s, strlen(s));
+	char *t = b64url((unsigned char *)s, len);
 	free(s);
 	return t;
 }
