@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""write_callgrind.py -- instructions per ConfigMap create and per PUT update.
+"""write_callgrind.py -- instructions per ConfigMap create, PUT update and GET.
 
 Usage: bench/write_callgrind.py LAPIS_BINARY OUT_DIR
 
@@ -8,7 +8,9 @@ Serves `LAPIS serve --ephemeral --insecure-http` under
 warms up with 300 creates over one keep-alive connection, then measures 200
 creates (POST /api/v1/namespaces/default/configmaps, 20 data keys of 40
 characters, about 1.1 KB) and 200 PUTs of those objects with changed data,
-each between `callgrind_control -z` and `-d`. Prints the instructions per
+and 200 GETs of them, each phase between `callgrind_control -z` and `-d`
+(the GETs also without the JSON figures, which are 0 for a GET: stored
+bytes are served as they are). Prints the instructions per
 request (all threads) and the inclusive share of the JSON text<->tree steps
 (json_loadb, json_dumps, reg_json_load, reg_json_dump). Instruction counts
 are deterministic enough to compare on a loaded machine.
@@ -135,8 +137,17 @@ def main():
             request(conn, "PUT", path + "/cm-%d" % i,
                     body("cm-%d" % i, 1, rvs[i]))
         put = dump(srv.pid, out_dir, "put")
+        control(srv.pid, "-z")
+        for i in range(N):
+            conn.request("GET", path + "/cm-%d" % i)
+            r = conn.getresponse()
+            r.read()
+            if r.status != 200:
+                sys.exit("GET cm-%d: %d" % (i, r.status))
+        get = dump(srv.pid, out_dir, "get")
         report("create", create)
         report("put", put)
+        report("get", get)
     finally:
         srv.terminate()
         srv.wait()

@@ -314,10 +314,98 @@ static json_t *plain_member(const char **p, const char *end, const char *name)
 }
 
 /*
+ * The end of the JSON value at p (a string, object, array or scalar of
+ * compact, valid JSON as the registry writes it), or NULL at end.
+ */
+static const char *value_end(const char *p, const char *end)
+{
+	int depth = 0;
+	for (; p < end; p++) {
+		switch (*p) {
+		case '"':
+			for (p++; p < end && *p != '"'; p++)
+				if (*p == '\\')
+					p++;
+			if (p >= end)
+				return NULL;
+			if (!depth)
+				return p + 1;
+			break;
+		case '{':
+		case '[':
+			depth++;
+			break;
+		case '}':
+		case ']':
+			if (--depth == 0)
+				return p + 1;
+			if (depth < 0)
+				return p;
+			break;
+		case ',':
+			if (!depth)
+				return p;
+			break;
+		default:
+			break;
+		}
+	}
+	return depth ? NULL : p;
+}
+
+/*
+ * The metadata object at p..end without its managedFields member (no
+ * controller reads them, and they are most of a small object's metadata):
+ * a new copy in *out, or false when there is no such member at its top
+ * level (decode p as it is).
+ */
+static bool drop_managed(const char *p, const char *end, char **out,
+			 size_t *out_len)
+{
+	static const char key[] = "\"managedFields\":";
+	if (p >= end || *p != '{')
+		return false;
+	const char *q = p + 1;
+	while (q < end && *q != '}') {
+		const char *member = q;
+		const char *k = value_end(q, end); /* the key */
+		if (!k || k >= end || *k != ':')
+			return false;
+		const char *v = value_end(k + 1, end);
+		if (!v)
+			return false;
+		bool hit = (size_t)(k + 1 - member) == sizeof key - 1 &&
+			   !memcmp(member, key, sizeof key - 1);
+		if (hit) {
+			/* drop the member and one comma beside it */
+			const char *cut_from = member, *cut_to = v;
+			if (cut_to < end && *cut_to == ',')
+				cut_to++;
+			else if (cut_from > p + 1 && cut_from[-1] == ',')
+				cut_from--;
+			size_t n = (size_t)(end - p) - (size_t)(cut_to - cut_from);
+			char *b = malloc(n);
+			if (!b)
+				return false;
+			size_t a = (size_t)(cut_from - p);
+			memcpy(b, p, a);
+			memcpy(b + a, cut_to, (size_t)(end - cut_to));
+			*out = b;
+			*out_len = n;
+			return true;
+		}
+		q = v;
+		if (q < end && *q == ',')
+			q++;
+	}
+	return false;
+}
+
+/*
  * kind, apiVersion and metadata of a value laid out as the registry stores
  * objects (`{"kind":..,"apiVersion":..,"metadata":{..},...`, compact, in
- * that order: server/registry/object.c), decoding nothing after metadata.
- * NULL when the value is laid out otherwise.
+ * that order: server/registry/object.c), decoding nothing after metadata
+ * and not its managedFields. NULL when the value is laid out otherwise.
  */
 static json_t *decode_head(const uint8_t *value, size_t len)
 {
@@ -338,8 +426,13 @@ static json_t *decode_head(const uint8_t *value, size_t len)
 	    memcmp(p, meta, sizeof meta - 1))
 		goto whole;
 	p += sizeof meta - 1;
-	json_t *m =
-	    reg_json_load(p, (size_t)(end - p), JSON_DISABLE_EOF_CHECK, NULL);
+	char *cut = NULL;
+	size_t cut_len = 0;
+	json_t *m = drop_managed(p, end, &cut, &cut_len)
+			? reg_json_load(cut, cut_len, JSON_DISABLE_EOF_CHECK, NULL)
+			: reg_json_load(p, (size_t)(end - p),
+					JSON_DISABLE_EOF_CHECK, NULL);
+	free(cut);
 	if (!json_is_object(m) || json_object_set_new(o, "metadata", m))
 		goto whole;
 	return o;

@@ -23,6 +23,7 @@
 #include "crd.h"
 #include "fields.h"
 #include "jsonpath.h"
+#include "managed.h"
 #include "lapis/log.h"
 #include "objects.h"
 #include "pagebuf.h"
@@ -334,7 +335,6 @@ static lp_err check_type(const struct srv_resource *res, json_t *obj,
 				     "metadata must be an object");
 	}
 	json_object_del(m, "selfLink");
-	json_object_del(m, "managedFields");
 	return LP_OK;
 }
 
@@ -1381,12 +1381,50 @@ static void crd_mark_terminating(json_t *crd)
 			  "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon");
 }
 
+/* The write's field manager (managed.h): fieldManager or the client's
+   User-Agent. A bad fieldManager is kube's 422 on the options kind. */
+static lp_err field_manager_ok(struct srv_req *r, const char *options,
+			       struct srv_error *err)
+{
+	if (!srv_mf_check_manager(srv_query(r, "fieldManager"), err))
+		return LP_OK;
+	const struct srv_cause *c = &err->causes[err->n_causes - 1];
+	return srv_error_set(err, LP_E_INVALID,
+			     "%s.meta.k8s.io \"\" is invalid: fieldManager: %s",
+			     options, c->message);
+}
+
+static void mf_op(struct srv_req *r, const struct srv_resource *res,
+		  const char *sub, struct srv_mf_op *op, char *mgr, size_t mn,
+		  char *gv, size_t gn)
+{
+	*op = (struct srv_mf_op){
+	    .res = res,
+	    .manager = srv_mf_manager(srv_query(r, "fieldManager"),
+				      srv_header(r, "User-Agent"), mgr, mn),
+	    .api_version = srv_resource_gv(res, gv, gn),
+	    .subresource = sub && *sub ? sub : NULL};
+}
+
+/* Record a non-apply write in next's managedFields (old NULL: create). */
+static lp_err track_update(struct srv_req *r, const struct srv_resource *res,
+			   const char *sub, const json_t *old, json_t *next,
+			   struct srv_error *err)
+{
+	char mgr[SRV_MF_MANAGER_MAX + 1], gv[300];
+	struct srv_mf_op op;
+	mf_op(r, res, sub, &op, mgr, sizeof mgr, gv, sizeof gv);
+	return srv_mf_update(&op, old, next, err);
+}
+
+static void create_object(struct srv_req *r, const struct srv_resource *res,
+			  const char *ns, json_t *obj, bool dry, bool tracked);
+
 static void do_create(struct srv_req *r, const struct srv_resource *res,
 		      const char *ns)
 {
 	struct srv_error err;
 	srv_error_clear(&err);
-	struct srv_status_what w = {0};
 	if (res->terminating) {
 		srv_reply_fail(r, LP_E_METHODNOTALLOWED,
 			       "create not allowed while custom resource definition is terminating");
@@ -1398,6 +1436,7 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 	json_t *obj = NULL;
 	struct srv_strict strict = {.mode = fv_of(r)};
 	if (dry_run(r, &dry, &err) || field_validation(r, &err) ||
+	    field_manager_ok(r, "CreateOptions", &err) ||
 	    decode_body(r, mt, res->kind, &strict, &obj, &err) ||
 	    body_fields(r, res, mt, obj, &strict, &err) ||
 	    check_type(res, obj, &err) ||
@@ -1405,6 +1444,23 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 		srv_strict_free(&strict);
 		json_decref(obj);
 		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	create_object(r, res, ns, obj, dry, false);
+}
+
+/* The create pipeline from a decoded body (obj, taken); tracked: its
+   managedFields are final already (server-side apply). Replies. */
+static void create_object(struct srv_req *r, const struct srv_resource *res,
+			  const char *ns, json_t *obj, bool dry, bool tracked)
+{
+	struct srv_error err;
+	srv_error_clear(&err);
+	struct srv_status_what w = {0};
+	if (res->terminating) {
+		json_decref(obj);
+		srv_reply_fail(r, LP_E_METHODNOTALLOWED,
+			       "create not allowed while custom resource definition is terminating");
 		return;
 	}
 	json_t *m = json_object_get(obj, "metadata");
@@ -1464,7 +1520,9 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 	validate_meta(res, obj, &err);
 	if (invalid_from_causes(res, for_msgs, &err) ||
 	    (res->prepare && res->prepare(res, obj, NULL, &err)) ||
-	    (res->custom && cr_schema(r, res, obj, for_msgs, &err))) {
+	    (res->custom && cr_schema(r, res, obj, for_msgs, &err)) ||
+	    (!tracked && track_update(r, res, NULL, NULL, obj, &err) &&
+	     (invalid_from_causes(res, for_msgs, &err), true))) {
 		fail_res(r, res, for_msgs, &err);
 		json_decref(obj);
 		return;
@@ -1539,7 +1597,7 @@ enum upd_kind { UPD_MAIN, UPD_STATUS, UPD_FINALIZE };
 static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 			    const char *ns, const char *name, struct reg_obj *cur,
 			    json_t *obj, enum upd_kind kind, bool retry,
-			    bool dry)
+			    bool dry, bool tracked)
 {
 	struct srv_error err;
 	srv_error_clear(&err);
@@ -1619,6 +1677,15 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 		} else {
 			json_object_del(next, part);
 		}
+		if (tracked) {
+			/* server-side apply computed the entries */
+			json_t *nm = json_object_get(next, "metadata");
+			json_t *mf = json_object_get(m, "managedFields");
+			if (json_is_object(nm) && mf)
+				json_object_set(nm, "managedFields", mf);
+			else if (json_is_object(nm))
+				json_object_del(nm, "managedFields");
+		}
 		json_decref(obj);
 	} else {
 		next = obj;
@@ -1681,7 +1748,14 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	validate_meta(res, next, &err);
 	if (invalid_from_causes(res, name, &err) ||
 	    (kind == UPD_MAIN && res->prepare && res->prepare(res, next, old, &err)) ||
-	    (res->custom && kind != UPD_FINALIZE && cr_schema(r, res, next, name, &err))) {
+	    (res->custom && kind != UPD_FINALIZE && cr_schema(r, res, next, name, &err)) ||
+	    (!tracked &&
+	     track_update(r, res,
+			  kind == UPD_STATUS	 ? "status"
+			  : kind == UPD_FINALIZE ? "finalize"
+						 : NULL,
+			  old, next, &err) &&
+	     (invalid_from_causes(res, name, &err), true))) {
 		json_decref(next);
 		fail_res(r, res, name, &err);
 		return err.code;
@@ -1777,6 +1851,7 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 	json_t *obj = NULL;
 	struct srv_strict strict = {.mode = fv_of(r)};
 	if (dry_run(r, &dry, &err) || field_validation(r, &err) ||
+	    field_manager_ok(r, "UpdateOptions", &err) ||
 	    decode_body(r, mt, res->kind, &strict, &obj, &err) ||
 	    body_fields(r, res, mt, obj, &strict, &err) ||
 	    check_type(res, obj, &err) ||
@@ -1817,7 +1892,7 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 		bool last = attempt == tries - 1;
 		json_t *o = uncond && !last ? json_deep_copy(obj) : json_incref(obj);
 		rc = finish_update(r, res, ns, name, &c, o, upd_kind_of(sub),
-				   uncond && !last, dry);
+				   uncond && !last, dry, false);
 		reg_obj_free(&c);
 		if (rc != LP_E_CONFLICT || !uncond)
 			break;
@@ -1899,6 +1974,35 @@ static lp_err patch_fields(struct srv_req *r, const struct srv_resource *res,
 	return rc;
 }
 
+/* A server-side apply configuration: an object of the resource's kind
+   and version (400 "invalid object type" otherwise, as upstream's version
+   check), naming the object of the URL if it names one. */
+static lp_err apply_config_ok(const struct srv_resource *res, const char *name,
+			      const json_t *cfg, struct srv_error *err)
+{
+	if (!json_is_object(cfg))
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "the apply configuration must be an object");
+	const char *av = json_string_value(json_object_get(cfg, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(cfg, "kind"));
+	char gv[300];
+	srv_resource_gv(res, gv, sizeof gv);
+	if (!av || !kind || strcmp(av, gv) || strcmp(kind, res->kind)) {
+		const char *slash = av ? strchr(av, '/') : NULL;
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "invalid object type: %.*s/%s, Kind=%s",
+				     slash ? (int)(slash - av) : 0, av ? av : "",
+				     slash ? slash + 1 : (av ? av : ""),
+				     kind ? kind : "");
+	}
+	const char *cn = meta_str(cfg, "name");
+	if (cn && *cn && strcmp(cn, name))
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "the name of the object (%.253s) does not match the name on the URL (%.253s)",
+				     cn, name);
+	return LP_OK;
+}
+
 static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		     const char *ns, const char *name, const char *sub)
 {
@@ -1934,6 +2038,20 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
+	const char *force_q = srv_query(r, "force");
+	if (pt != P_APPLY && force_q) {
+		srv_error_cause(&err, "FieldValueForbidden", "force",
+				"Forbidden: may not be specified for non-apply patch");
+		srv_error_set(&err, LP_E_INVALID,
+			      "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch");
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	bool force = force_q && (!strcmp(force_q, "true") || !strcmp(force_q, "1"));
+	if (field_manager_ok(r, "PatchOptions", &err)) {
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
 	if (!r->body || !r->body_len) {
 		srv_reply_fail(r, LP_E_BADREQUEST, "the request body is empty");
 		return;
@@ -1957,6 +2075,14 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, &w);
 		return;
 	}
+	char mgr[SRV_MF_MANAGER_MAX + 1], mgv[300];
+	struct srv_mf_op op;
+	mf_op(r, res, sub, &op, mgr, sizeof mgr, mgv, sizeof mgv);
+	if (pt == P_APPLY && apply_config_ok(res, name, patch, &err)) {
+		json_decref(patch);
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
 	eng *e = srv_engine(r->s);
 	struct reg_key k;
 	if (key_of(res, ns, name, &k, &err)) {
@@ -1967,7 +2093,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 	for (int attempt = 0; attempt < WRITE_RETRIES; attempt++) {
 		struct reg_obj c = {0};
 		lp_err rc = reg_get(e, &k, &c);
-		if (rc == LP_E_NOTFOUND && pt == P_APPLY) {
+		if (rc == LP_E_NOTFOUND && pt == P_APPLY && !*sub) {
 			/* server-side apply creates what is missing */
 			reg_obj_free(&c);
 			break;
@@ -2000,8 +2126,16 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			rc = srv_json_patch(c.obj, patch, &next, &err);
 			break;
 		case P_MERGE:
-		case P_APPLY:
 			rc = srv_merge_patch(c.obj, patch, &next, &err);
+			break;
+		case P_APPLY:
+			rc = srv_mf_apply(&op, c.obj, patch, force, &next, &err);
+			if (rc == LP_E_CONFLICT) {
+				reg_obj_free(&c);
+				json_decref(patch);
+				srv_reply_error(r, &err, NULL);
+				return;
+			}
 			break;
 		case P_SMP:
 			rc = srv_strategic_merge_patch(c.obj, patch, &schema, &next, &err);
@@ -2042,7 +2176,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			return;
 		}
 		rc = finish_update(r, res, ns, name, &c, next, upd_kind_of(sub),
-				   !prv, dry);
+				   !prv, dry, pt == P_APPLY);
 		free(r->strict_shown);
 		r->strict_shown = NULL;
 		reg_obj_free(&c);
@@ -2056,28 +2190,23 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			break;
 	}
 	if (!r->answered && pt == P_APPLY) {
-		/* create from the applied object */
-		json_t *m = json_object_get(patch, "metadata");
-		if (!json_is_object(m)) {
-			m = json_object();
-			json_object_set_new(patch, "metadata", m);
+		/* create from the applied configuration */
+		json_t *obj = NULL;
+		lp_err rc = srv_mf_apply(&op, NULL, patch, force, &obj, &err);
+		if (!rc && (rc = patch_fields(r, res, false, false, patch, obj, &err)) == LP_OK)
+			rc = check_type(res, obj, &err);
+		free(r->strict_shown);
+		r->strict_shown = NULL;
+		if (rc) {
+			json_decref(obj);
+			json_decref(patch);
+			srv_reply_error(r, &err, NULL);
+			return;
 		}
-		size_t n = 0;
-		char *body = reg_json_dump(patch, &n);
-		free(r->body);
-		r->body = body;
-		r->body_len = body ? n : 0;
-		json_decref(patch);
-		patch = NULL;
-		/* reuse create with a JSON body */
-		if (body) {
-			struct srv_reqinfo saved = r->ri;
-			do_create(r, res, ns);
-			r->ri = saved;
-		} else {
-			srv_reply_fail(r, LP_E_NOMEM, "out of memory");
-		}
-		return;
+		json_t *m = json_object_get(obj, "metadata");
+		json_object_set_new(m, "name", json_string(name));
+		json_object_del(m, "resourceVersion");
+		create_object(r, res, ns, obj, dry, true);
 	}
 	json_decref(patch);
 }
@@ -2649,6 +2778,7 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 		json_decref(want);
 		if (res->prepare)
 			res->prepare(res, next, c.obj, &err);
+		track_update(r, res, "scale", c.obj, next, &err);
 		struct eng_cmp cmp = {ENG_CMP_MOD, c.mod};
 		char *out = NULL;
 		size_t ol = 0;

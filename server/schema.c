@@ -1266,6 +1266,50 @@ static const struct node *find_prop(const struct node *n, const char *k)
 	return NULL;
 }
 
+/* The walking API of schema.h: struct srv_schema_node is struct node. */
+const struct srv_schema_node *srv_schema_root(const struct srv_schema *s)
+{
+	return s ? (const struct srv_schema_node *)s->root : NULL;
+}
+
+const struct srv_schema_node *
+srv_schema_prop(const struct srv_schema_node *sn, const char *name)
+{
+	const struct node *n = (const struct node *)sn;
+	if (!n)
+		return NULL;
+	const struct node *p = find_prop(n, name);
+	if (!p && n->addl == ADDL_SCHEMA)
+		p = n->addl_schema;
+	return (const struct srv_schema_node *)p;
+}
+
+const struct srv_schema_node *
+srv_schema_items(const struct srv_schema_node *sn)
+{
+	const struct node *n = (const struct node *)sn;
+	return n ? (const struct srv_schema_node *)n->items : NULL;
+}
+
+enum srv_schema_list srv_schema_list_kind(const struct srv_schema_node *sn,
+					  const char *const **keys,
+					  size_t *n_keys)
+{
+	const struct node *n = (const struct node *)sn;
+	*keys = NULL;
+	*n_keys = 0;
+	if (!n)
+		return SRV_SLIST_ATOMIC;
+	if (n->list_type == LIST_SET)
+		return SRV_SLIST_SET;
+	if (n->list_type == LIST_MAP && n->n_map_keys) {
+		*keys = (const char *const *)n->map_keys;
+		*n_keys = n->n_map_keys;
+		return SRV_SLIST_MAP;
+	}
+	return SRV_SLIST_ATOMIC;
+}
+
 bool srv_json_value_eq(const json_t *a, const json_t *b)
 {
 	if (json_is_number(a) && json_is_number(b)) {

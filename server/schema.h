@@ -143,6 +143,25 @@ const char *srv_schema_warning(const struct srv_schema *s, size_t i);
 void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
 			  struct srv_error *err);
 
+/*
+ * Walking a compiled schema by field (server-side apply, managed.c): the
+ * node of a property (or of additionalProperties' schema), of a list's
+ * items, and a list's x-kubernetes-list-type with its map keys. NULL stands
+ * for "nothing known" everywhere: every function takes it and answers
+ * NULL or atomic. Nodes live as long as their schema.
+ */
+struct srv_schema_node;
+enum srv_schema_list { SRV_SLIST_ATOMIC, SRV_SLIST_SET, SRV_SLIST_MAP };
+const struct srv_schema_node *srv_schema_root(const struct srv_schema *s);
+const struct srv_schema_node *
+srv_schema_prop(const struct srv_schema_node *n, const char *name);
+const struct srv_schema_node *
+srv_schema_items(const struct srv_schema_node *n);
+/* For SRV_SLIST_MAP, *keys (borrowed) and *n_keys name the map keys. */
+enum srv_schema_list srv_schema_list_kind(const struct srv_schema_node *n,
+					  const char *const **keys,
+					  size_t *n_keys);
+
 /* Deep equality of decoded JSON with numbers compared by value (1 equals
    1.0), as kube compares decoded values (enum, uniqueness, defaults). */
 bool srv_json_value_eq(const json_t *a, const json_t *b);

@@ -235,6 +235,16 @@ await step('strategic merge patch', async () => {
     );
     return [p.data.s === '3' && p.data.j === '2', JSON.stringify(p)];
 });
+await step('server-side apply creates, then updates and prunes (fieldManager, apply-patch+yaml)', async () => {
+    const ssa = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply);
+    const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ssa', namespace: ns }, data: { a: '1', b: '2' } };
+    await core.patchNamespacedConfigMap({ name: 'ssa', namespace: ns, body, fieldManager: 'js-ssa' }, ssa);
+    body.data = { a: '3' };
+    const p = await core.patchNamespacedConfigMap({ name: 'ssa', namespace: ns, body, fieldManager: 'js-ssa' }, ssa);
+    const mf = (p.metadata.managedFields || []).map((e) => `${e.manager}/${e.operation}`);
+    await core.deleteNamespacedConfigMap({ name: 'ssa', namespace: ns }); // later steps count
+    return [JSON.stringify(p.data) === '{"a":"3"}' && JSON.stringify(mf) === '["js-ssa/Apply"]', JSON.stringify(p)];
+});
 // Without the header, client-node sends its first content type, JSON patch:
 // an object there is kube's 400 BadRequest.
 await step('a merge patch body sent as JSON patch is a 400 BadRequest Status', async () => {

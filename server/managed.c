@@ -1,0 +1,1660 @@
+/*
+ * managed.c -- metadata.managedFields and server-side apply (managed.h).
+ *
+ * A field set is a sorted array of member paths. A path is the path
+ * elements from the object's root, each followed by a 0 byte: "f:<name>"
+ * for an object's field, "k:<json>" for a keyed list's item (its key fields
+ * as a JSON object, keys sorted), "v:<json>" for a set's value (neither
+ * holds a 0 byte: JSON text escapes it, and jansson keys cannot hold one).
+ * Sorted bytewise, a path comes before the paths below it and siblings come
+ * in strcmp order of their elements -- FieldsV1's sorted keys, depth first
+ * -- so union, difference and intersection are merges, "anything at or
+ * below P" is a binary search, and FieldsV1 is written in one pass
+ * (fset_to_v1). Writes do this on every create and update: no JSON object
+ * per node (jansson's objects are hash tables) until the entry is written.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* qsort_r */
+#endif
+#include "managed.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crd.h"
+#include "registry/object.h"
+#include "schema.h"
+
+#define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
+
+/* ------------------------------------------------------------ sets */
+
+struct span {
+	size_t off, len;
+};
+
+struct fset {
+	char *buf; /* the paths' bytes */
+	size_t used, cap;
+	struct span *v;
+	size_t n, cap_v;
+	bool oom; /* sticky: an add failed; the set is incomplete */
+};
+
+static void fset_free(struct fset *s)
+{
+	if (!s)
+		return;
+	free(s->buf);
+	free(s->v);
+	free(s);
+}
+
+static struct fset *fset_new(void)
+{
+	return calloc(1, sizeof(struct fset));
+}
+
+static const char *at(const struct fset *s, size_t i)
+{
+	return s->buf + s->v[i].off;
+}
+
+/* Append a path (unsorted until fset_norm). */
+static void fset_add(struct fset *s, const char *p, size_t len)
+{
+	if (s->oom)
+		return;
+	if (s->used + len > s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 512;
+		while (cap < s->used + len)
+			cap *= 2;
+		char *b = realloc(s->buf, cap);
+		if (!b) {
+			s->oom = true;
+			return;
+		}
+		s->buf = b;
+		s->cap = cap;
+	}
+	if (s->n == s->cap_v) {
+		size_t cap = s->cap_v ? s->cap_v * 2 : 16;
+		struct span *v = realloc(s->v, cap * sizeof *v);
+		if (!v) {
+			s->oom = true;
+			return;
+		}
+		s->v = v;
+		s->cap_v = cap;
+	}
+	memcpy(s->buf + s->used, p, len);
+	s->v[s->n++] = (struct span){s->used, len};
+	s->used += len;
+}
+
+static int pcmp(const char *a, size_t al, const char *b, size_t bl)
+{
+	int d = memcmp(a, b, al < bl ? al : bl);
+	if (d)
+		return d;
+	return al < bl ? -1 : al > bl;
+}
+
+static int cmp_span(const void *x, const void *y, void *ud)
+{
+	const struct fset *s = ud;
+	const struct span *a = x, *b = y;
+	return pcmp(s->buf + a->off, a->len, s->buf + b->off, b->len);
+}
+
+/* Sort and drop duplicates. */
+static void fset_norm(struct fset *s)
+{
+	if (s->n < 2)
+		return;
+	size_t k = 1;
+	while (k < s->n && cmp_span(&s->v[k - 1], &s->v[k], s) < 0)
+		k++;
+	if (k == s->n)
+		return; /* sorted and unique already (a walk in key order) */
+	qsort_r(s->v, s->n, sizeof *s->v, cmp_span, s);
+	size_t o = 1;
+	for (size_t i = 1; i < s->n; i++)
+		if (cmp_span(&s->v[i], &s->v[o - 1], s))
+			s->v[o++] = s->v[i];
+	s->n = o;
+}
+
+static bool fset_has(const struct fset *s, const char *p, size_t len)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int d = pcmp(at(s, mid), s->v[mid].len, p, len);
+		if (!d)
+			return true;
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* Does s hold p or a path below it? */
+static bool fset_has_at_or_below(const struct fset *s, const char *p, size_t len)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pcmp(at(s, mid), s->v[mid].len, p, len) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->v[lo].len >= len && !memcmp(at(s, lo), p, len);
+}
+
+/* A new set of a's paths that keep(b) says (both normalized):
+   want_in_b true: a ∩ b, false: a − b. */
+static struct fset *fset_filter(const struct fset *a, const struct fset *b,
+				bool want_in_b)
+{
+	struct fset *o = fset_new();
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < a->n; i++)
+		if (fset_has(b, at(a, i), a->v[i].len) == want_in_b)
+			fset_add(o, at(a, i), a->v[i].len);
+	return o;
+}
+
+/* *a = *a − b (b may be NULL). */
+static void fset_sub(struct fset **a, const struct fset *b)
+{
+	if (!b || !b->n || !(*a)->n)
+		return;
+	struct fset *o = fset_filter(*a, b, false);
+	if (!o) {
+		(*a)->oom = true;
+		return;
+	}
+	fset_free(*a);
+	*a = o;
+}
+
+/* a ∪= b (both normalized): one merge. */
+static void fset_union(struct fset *a, const struct fset *b)
+{
+	if (!b->n)
+		return;
+	if (!a->n) {
+		for (size_t i = 0; i < b->n; i++)
+			fset_add(a, at(b, i), b->v[i].len);
+		return;
+	}
+	struct fset *o = fset_new();
+	if (!o) {
+		a->oom = true;
+		return;
+	}
+	size_t i = 0, j = 0;
+	while (i < a->n || j < b->n) {
+		int d = i == a->n   ? 1
+			: j == b->n ? -1
+				    : pcmp(at(a, i), a->v[i].len, at(b, j),
+					   b->v[j].len);
+		if (d <= 0) {
+			fset_add(o, at(a, i), a->v[i].len);
+			i++;
+			j += d == 0;
+		} else {
+			fset_add(o, at(b, j), b->v[j].len);
+			j++;
+		}
+	}
+	bool oom = o->oom;
+	struct fset t = *a;
+	*a = *o;
+	*o = t;
+	fset_free(o);
+	a->oom = oom;
+}
+
+static bool fset_equal(const struct fset *a, const struct fset *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (pcmp(at(a, i), a->v[i].len, at(b, i), b->v[i].len))
+			return false;
+	return true;
+}
+
+/* A growable path of elements (each followed by its 0 byte). */
+struct pbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static size_t pb_push(struct pbuf *b, const char *pre, const char *el,
+		      size_t el_len)
+{
+	size_t old = b->len;
+	size_t pl = strlen(pre);
+	size_t need = b->len + pl + el_len + 1;
+	if (need > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 256;
+		while (cap < need)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = true;
+			return old;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, pre, pl);
+	memcpy(b->p + b->len + pl, el, el_len);
+	b->len += pl + el_len;
+	b->p[b->len++] = 0;
+	return old;
+}
+
+/* FieldsV1 into s: a node is a member when it is {} or has ".". */
+static void from_v1(struct fset *s, struct pbuf *b, const json_t *v)
+{
+	const char *k;
+	json_t *c;
+	json_object_foreach((json_t *)v, k, c)
+	{
+		if (!strcmp(k, "."))
+			continue;
+		size_t o = pb_push(b, "", k, strlen(k));
+		if (b->oom) {
+			s->oom = true;
+			return;
+		}
+		if (!json_is_object(c) || json_object_size(c) == 0 ||
+		    json_object_get(c, "."))
+			fset_add(s, b->p, b->len);
+		if (json_is_object(c))
+			from_v1(s, b, c);
+		b->len = o;
+	}
+}
+
+static struct fset *fset_from_v1(const json_t *v1)
+{
+	struct fset *s = fset_new();
+	if (!s)
+		return NULL;
+	struct pbuf b = {0};
+	if (json_is_object(v1))
+		from_v1(s, &b, v1);
+	free(b.p);
+	fset_norm(s);
+	return s;
+}
+
+/* FieldsV1 of a normalized set (new): keys sorted, "." first on a member
+   with paths below it, {} for a member without. */
+static json_t *fset_to_v1(const struct fset *s)
+{
+	enum { MAXD = 256 };
+	json_t *root = json_object();
+	json_t *node[MAXD + 1];
+	size_t plen[MAXD + 1];
+	const char *ppath[MAXD + 1];
+	size_t d = 0;
+	node[0] = root;
+	plen[0] = 0;
+	ppath[0] = "";
+	for (size_t i = 0; i < s->n; i++) {
+		const char *p = at(s, i);
+		size_t len = s->v[i].len;
+		while (d > 0 && !(plen[d] <= len && !memcmp(p, ppath[d], plen[d])))
+			d--;
+		size_t pos = plen[d];
+		while (pos < len && d < MAXD) {
+			/* Sorted: a child not on the stack was never made (its
+			   subtree's paths are contiguous). Keys are jansson's own
+			   or JSON text it wrote: valid UTF-8. */
+			const char *pe = p + pos;
+			size_t el = strlen(pe);
+			json_t *c = json_object();
+			json_object_set_new_nocheck(node[d], pe, c);
+			d++;
+			node[d] = c;
+			plen[d] = pos + el + 1;
+			ppath[d] = p;
+			pos += el + 1;
+		}
+		if (i + 1 < s->n && s->v[i + 1].len > len &&
+		    !memcmp(at(s, i + 1), p, len))
+			json_object_set_new_nocheck(node[d], ".", json_object());
+	}
+	return root;
+}
+
+/* A path as upstream prints it: .data.a, .spec.ports[port=80,protocol="TCP"],
+   .metadata.finalizers[="x"]. */
+static void path_string(const char *p, size_t len, char *out, size_t n)
+{
+	size_t o = 0;
+	out[0] = 0;
+	for (size_t pos = 0; pos < len && o + 1 < n;) {
+		const char *pe = p + pos;
+		pos += strlen(pe) + 1;
+		int w = 0;
+		if (pe[0] == 'f') {
+			w = snprintf(out + o, n - o, ".%s", pe + 2);
+		} else if (pe[0] == 'v') {
+			w = snprintf(out + o, n - o, "[=%s]", pe + 2);
+		} else {
+			json_error_t je;
+			json_t *kv = json_loads(pe + 2, 0, &je);
+			const char *kk;
+			json_t *vv;
+			bool first = true;
+			w = snprintf(out + o, n - o, "[");
+			json_object_foreach(kv, kk, vv)
+			{
+				if (o + (size_t)w >= n)
+					break;
+				char *sv = json_dumps(vv, JSON_ENCODE_ANY | JSON_COMPACT);
+				w += snprintf(out + o + w, n - o - (size_t)w, "%s%s=%s",
+					      first ? "" : ",", kk, sv ? sv : "");
+				free(sv);
+				first = false;
+			}
+			json_decref(kv);
+			if (o + (size_t)w < n)
+				w += snprintf(out + o + w, n - o - (size_t)w, "]");
+		}
+		if (w < 0)
+			break;
+		o += (size_t)w;
+		if (o >= n) {
+			out[n - 1] = 0;
+			break;
+		}
+	}
+}
+
+/* ------------------------------------------------------------ walking */
+
+enum scope {
+	SC_ALL,	      /* every field */
+	SC_NO_STATUS, /* the main resource of a type with a status
+			 subresource: status is not its to change */
+	SC_STATUS,    /* the status subresource: status only */
+};
+
+struct walk {
+	const struct srv_resource *res;
+	enum scope scope;
+	int depth;	  /* 0: the object's own fields */
+	char path[1024];  /* dotted field path without list positions */
+	size_t len;
+	bool too_deep;	  /* the path did not fit: treated as unknown */
+	struct pbuf pb;	  /* the set path of the position */
+};
+
+/* The position's set path into s. */
+static void mark(struct fset *s, const struct walk *w)
+{
+	if (w->pb.oom)
+		s->oom = true;
+	else
+		fset_add(s, w->pb.p, w->pb.len);
+}
+
+static size_t push(struct walk *w, const char *field)
+{
+	size_t old = w->len;
+	size_t fl = strlen(field);
+	size_t need = (old ? 1 : 0) + fl;
+	if (old + need + 1 > sizeof w->path) {
+		w->too_deep = true;
+	} else {
+		if (old)
+			w->path[w->len++] = '.';
+		memcpy(w->path + w->len, field, fl);
+		w->len += fl;
+		w->path[w->len] = 0;
+	}
+	w->depth++;
+	return old;
+}
+
+static void pop(struct walk *w, size_t old)
+{
+	w->len = old;
+	w->path[old] = 0;
+	w->depth--;
+}
+
+static bool path_is(const struct walk *w, const char *p)
+{
+	return !w->too_deep && !strcmp(w->path, p);
+}
+
+/* Fields no manager owns (upstream's stripMeta, and the reset fields of
+   the main resource and its status subresource). */
+static bool skip_field(const struct walk *w, const char *key)
+{
+	if (w->depth == 0) {
+		if (!strcmp(key, "apiVersion") || !strcmp(key, "kind"))
+			return true;
+		if (w->scope == SC_NO_STATUS && !strcmp(key, "status"))
+			return true;
+		if (w->scope == SC_STATUS && strcmp(key, "status"))
+			return true;
+		return false;
+	}
+	if (w->depth == 1 && path_is(w, "metadata")) {
+		static const char *const server[] = {
+		    "name",	    "namespace",	 "uid",
+		    "resourceVersion", "generation",	 "creationTimestamp",
+		    "deletionTimestamp", "deletionGracePeriodSeconds",
+		    "selfLink",	    "managedFields",	 "clusterName"};
+		for (size_t i = 0; i < sizeof server / sizeof server[0]; i++)
+			if (!strcmp(key, server[i]))
+				return true;
+	}
+	return false;
+}
+
+/* An object added by an update owns its own path (".") unless it is one
+   of the structs a built-in type always has (upstream compares with the
+   zero value of the Go type, where those exist already). */
+static bool owns_itself(const struct walk *w)
+{
+	if (path_is(w, "metadata"))
+		return false;
+	if (w->res && !w->res->custom)
+		return !(path_is(w, "spec") || path_is(w, "status") ||
+			 path_is(w, "involvedObject") || path_is(w, "source"));
+	return true;
+}
+
+/* What a list is to server-side apply. */
+struct lkind {
+	enum srv_schema_list kind;
+	const char *const *keys;
+	size_t n_keys;
+	bool atomic_items; /* items are owned whole (ownerReferences) */
+};
+
+static void list_kind(const struct walk *w, const struct srv_schema_node *sn,
+		      struct lkind *lk)
+{
+	static const char *const k_uid[] = {"uid"};
+	static const char *const k_port[] = {"port", "protocol"};
+	memset(lk, 0, sizeof *lk);
+	lk->kind = SRV_SLIST_ATOMIC;
+	if (w->too_deep)
+		return;
+	if (path_is(w, "metadata.finalizers")) {
+		lk->kind = SRV_SLIST_SET;
+		return;
+	}
+	if (path_is(w, "metadata.ownerReferences")) {
+		lk->kind = SRV_SLIST_MAP;
+		lk->keys = k_uid;
+		lk->n_keys = 1;
+		lk->atomic_items = true;
+		return;
+	}
+	if (!w->res)
+		return;
+	if (w->res->custom) {
+		lk->kind = srv_schema_list_kind(sn, &lk->keys, &lk->n_keys);
+		return;
+	}
+	if (path_is(w, "spec.ports") && !strcmp(w->res->resource, "services")) {
+		lk->kind = SRV_SLIST_MAP;
+		lk->keys = k_port;
+		lk->n_keys = 2;
+		return;
+	}
+	if (!w->res->smp_list)
+		return;
+	const char *key = NULL;
+	switch (w->res->smp_list(NULL, w->path, &key)) {
+	case SRV_LIST_MERGE_SET:
+		lk->kind = SRV_SLIST_SET;
+		break;
+	case SRV_LIST_MERGE_KEYED: {
+		/* the keys smp_list names, as static arrays */
+		static const char *const k_name[] = {"name"};
+		static const char *const k_p[] = {"port"};
+		lk->kind = SRV_SLIST_MAP;
+		lk->n_keys = 1;
+		if (key && !strcmp(key, "name"))
+			lk->keys = k_name;
+		else if (key && !strcmp(key, "uid"))
+			lk->keys = k_uid;
+		else if (key && !strcmp(key, "port"))
+			lk->keys = k_p;
+		else
+			*lk = (struct lkind){.kind = SRV_SLIST_ATOMIC};
+		break;
+	}
+	case SRV_LIST_REPLACE:
+		break;
+	}
+}
+
+/* "<prefix><json>" (malloc), or NULL when out of memory. */
+static char *pe_json(const char *prefix, const json_t *v)
+{
+	char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	if (!s)
+		return NULL;
+	size_t n = strlen(prefix) + strlen(s) + 1;
+	char *pe = malloc(n);
+	if (pe)
+		snprintf(pe, n, "%s%s", prefix, s);
+	free(s);
+	return pe;
+}
+
+/* The path element of a keyed list's item; NULL when it has no key. */
+static char *item_pe(const json_t *item, const struct lkind *lk,
+		     const struct walk *w)
+{
+	if (!json_is_object(item))
+		return NULL;
+	json_t *k = json_object();
+	for (size_t i = 0; i < lk->n_keys; i++) {
+		json_t *v = json_object_get(item, lk->keys[i]);
+		if (!v && !strcmp(lk->keys[i], "protocol") &&
+		    path_is(w, "spec.ports")) {
+			/* upstream defaults the key: ports are TCP */
+			json_object_set_new(k, "protocol", json_string("TCP"));
+			continue;
+		}
+		if (!v || json_is_null(v) || json_is_object(v) ||
+		    json_is_array(v)) {
+			json_decref(k);
+			return NULL;
+		}
+		json_object_set(k, lk->keys[i], v);
+	}
+	char *pe = pe_json("k:", k);
+	json_decref(k);
+	return pe;
+}
+
+/* Path elements of a list's items, or false when the list cannot be keyed
+   (then it is atomic). */
+struct lidx {
+	char **pe;
+	size_t n;
+};
+
+static void lidx_free(struct lidx *ix)
+{
+	for (size_t i = 0; i < ix->n; i++)
+		free(ix->pe[i]);
+	free(ix->pe);
+	ix->pe = NULL;
+	ix->n = 0;
+}
+
+static bool lidx_build(const json_t *arr, const struct lkind *lk,
+		       const struct walk *w, struct lidx *ix)
+{
+	size_t n = json_array_size(arr);
+	ix->n = 0;
+	ix->pe = calloc(n ? n : 1, sizeof *ix->pe);
+	if (!ix->pe)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *it = json_array_get(arr, i);
+		char *pe;
+		if (lk->kind == SRV_SLIST_SET)
+			pe = (json_is_object(it) || json_is_array(it))
+				     ? NULL
+				     : pe_json("v:", it);
+		else
+			pe = item_pe(it, lk, w);
+		if (!pe) {
+			lidx_free(ix);
+			return false;
+		}
+		for (size_t j = 0; j < ix->n; j++) {
+			if (!strcmp(ix->pe[j], pe)) {
+				free(pe);
+				lidx_free(ix);
+				return false;
+			}
+		}
+		ix->pe[ix->n++] = pe;
+	}
+	return true;
+}
+
+static long lidx_find(const struct lidx *ix, const char *pe)
+{
+	for (size_t i = 0; i < ix->n; i++)
+		if (!strcmp(ix->pe[i], pe))
+			return (long)i;
+	return -1;
+}
+
+/* Enter field key: the dotted path and the set path. Returns what leave
+   takes back. */
+struct mark_pos {
+	size_t dotted, set;
+};
+
+static struct mark_pos enter_field(struct walk *w, const char *key)
+{
+	struct mark_pos m = {w->len, w->pb.len};
+	push(w, key);
+	pb_push(&w->pb, "f:", key, strlen(key));
+	return m;
+}
+
+static void enter_item(struct walk *w, const char *pe, struct mark_pos *m)
+{
+	m->set = w->pb.len;
+	pb_push(&w->pb, "", pe, strlen(pe));
+}
+
+static void leave(struct walk *w, struct mark_pos m)
+{
+	pop(w, m.dotted);
+	w->pb.len = m.set;
+}
+
+static void leave_item(struct walk *w, struct mark_pos m)
+{
+	w->pb.len = m.set;
+}
+
+static void fs_add(struct fset *s, const json_t *v, struct walk *w,
+		   const struct srv_schema_node *sn, bool dots);
+
+/* The fields of object v (the position itself is the caller's). */
+static void fs_add_fields(struct fset *s, const json_t *v, struct walk *w,
+			  const struct srv_schema_node *sn, bool dots)
+{
+	const char *k;
+	json_t *c;
+	json_object_foreach((json_t *)v, k, c)
+	{
+		if (skip_field(w, k))
+			continue;
+		struct mark_pos m = enter_field(w, k);
+		fs_add(s, c, w, srv_schema_prop(sn, k), dots);
+		leave(w, m);
+	}
+}
+
+/* The set of value v at the position: its leaves, keyed items and set
+   values; with dots (an update's additions) objects own themselves too,
+   and so do sets and lists of atomic items. */
+static void fs_add(struct fset *s, const json_t *v, struct walk *w,
+		   const struct srv_schema_node *sn, bool dots)
+{
+	if (json_is_object(v)) {
+		if (json_object_size(v) == 0) {
+			mark(s, w);
+			return;
+		}
+		if (dots && owns_itself(w))
+			mark(s, w);
+		fs_add_fields(s, v, w, sn, dots);
+		return;
+	}
+	if (json_is_array(v) && json_array_size(v)) {
+		struct lkind lk;
+		list_kind(w, sn, &lk);
+		struct lidx ix;
+		if (lk.kind != SRV_SLIST_ATOMIC && lidx_build(v, &lk, w, &ix)) {
+			if (dots && (lk.kind == SRV_SLIST_SET || lk.atomic_items))
+				mark(s, w);
+			for (size_t i = 0; i < ix.n; i++) {
+				struct mark_pos m;
+				enter_item(w, ix.pe[i], &m);
+				mark(s, w);
+				if (lk.kind == SRV_SLIST_MAP && !lk.atomic_items)
+					fs_add_fields(s, json_array_get(v, i), w,
+						      srv_schema_items(sn), dots);
+				leave_item(w, m);
+			}
+			lidx_free(&ix);
+			return;
+		}
+	}
+	mark(s, w);
+}
+
+/* What an update changed from o to n at the position: chg gains what it
+   added or changed, rem what it removed. */
+static void fs_cmp(struct fset *chg, struct fset *rem, const json_t *o,
+		   const json_t *n, struct walk *w,
+		   const struct srv_schema_node *sn);
+
+static void fs_cmp_fields(struct fset *chg, struct fset *rem, const json_t *o,
+			  const json_t *n, struct walk *w,
+			  const struct srv_schema_node *sn)
+{
+	const char *k;
+	json_t *nv, *ov;
+	json_object_foreach((json_t *)n, k, nv)
+	{
+		if (skip_field(w, k))
+			continue;
+		struct mark_pos m = enter_field(w, k);
+		const struct srv_schema_node *sub = srv_schema_prop(sn, k);
+		ov = json_object_get(o, k);
+		if (!ov)
+			fs_add(chg, nv, w, sub, true);
+		else if (ov != nv)
+			fs_cmp(chg, rem, ov, nv, w, sub);
+		leave(w, m);
+	}
+	json_object_foreach((json_t *)o, k, ov)
+	{
+		if (json_object_get(n, k) || skip_field(w, k))
+			continue;
+		struct mark_pos m = enter_field(w, k);
+		mark(rem, w);
+		fs_add(rem, ov, w, srv_schema_prop(sn, k), true);
+		leave(w, m);
+	}
+}
+
+static bool cmp_lists(struct fset *chg, struct fset *rem, const json_t *o,
+		      const json_t *n, struct walk *w,
+		      const struct srv_schema_node *sn)
+{
+	struct lkind lk;
+	list_kind(w, sn, &lk);
+	if (lk.kind == SRV_SLIST_ATOMIC)
+		return false;
+	struct lidx oi, ni;
+	if (!lidx_build(o, &lk, w, &oi))
+		return false;
+	if (!lidx_build(n, &lk, w, &ni)) {
+		lidx_free(&oi);
+		return false;
+	}
+	const struct srv_schema_node *isn = srv_schema_items(sn);
+	bool granular = lk.kind == SRV_SLIST_MAP && !lk.atomic_items;
+	for (size_t i = 0; i < ni.n; i++) {
+		const json_t *nv = json_array_get(n, i);
+		long j = lidx_find(&oi, ni.pe[i]);
+		struct mark_pos m;
+		enter_item(w, ni.pe[i], &m);
+		if (j < 0) {
+			mark(chg, w);
+			if (granular)
+				fs_add_fields(chg, nv, w, isn, true);
+		} else if (!granular) {
+			if (!srv_json_value_eq(json_array_get(o, (size_t)j), nv))
+				mark(chg, w);
+		} else {
+			fs_cmp_fields(chg, rem, json_array_get(o, (size_t)j), nv, w,
+				      isn);
+		}
+		leave_item(w, m);
+	}
+	for (size_t j = 0; j < oi.n; j++) {
+		if (lidx_find(&ni, oi.pe[j]) >= 0)
+			continue;
+		struct mark_pos m;
+		enter_item(w, oi.pe[j], &m);
+		mark(rem, w);
+		if (granular)
+			fs_add_fields(rem, json_array_get(o, j), w, isn, true);
+		leave_item(w, m);
+	}
+	lidx_free(&oi);
+	lidx_free(&ni);
+	return true;
+}
+
+static void fs_cmp(struct fset *chg, struct fset *rem, const json_t *o,
+		   const json_t *n, struct walk *w,
+		   const struct srv_schema_node *sn)
+{
+	if (json_is_object(o) && json_is_object(n)) {
+		if (json_object_size(n) == 0 && json_object_size(o) != 0)
+			mark(chg, w); /* now explicitly empty */
+		fs_cmp_fields(chg, rem, o, n, w, sn);
+		return;
+	}
+	if (json_is_array(o) && json_is_array(n) && json_array_size(o) &&
+	    json_array_size(n) && cmp_lists(chg, rem, o, n, w, sn))
+		return;
+	if (srv_json_value_eq(o, n))
+		return;
+	if (json_is_object(o) || json_is_array(o))
+		fs_add(rem, o, w, sn, true);
+	mark(chg, w);
+}
+
+/* ------------------------------------------------------------ apply */
+
+/* config merged into l (taken; mutated); returns the result (new ref). */
+static json_t *merge_val(json_t *l, const json_t *c, struct walk *w,
+			 const struct srv_schema_node *sn)
+{
+	if (json_is_object(l) && json_is_object(c)) {
+		const char *k;
+		json_t *cv;
+		json_object_foreach((json_t *)c, k, cv)
+		{
+			if (w->depth == 1 && path_is(w, "metadata") &&
+			    !strcmp(k, "managedFields"))
+				continue;
+			if (json_is_null(cv)) {
+				json_object_del(l, k);
+				continue;
+			}
+			size_t d = push(w, k);
+			json_t *lv = json_object_get(l, k);
+			json_incref(lv);
+			json_t *nv = merge_val(lv, cv, w, srv_schema_prop(sn, k));
+			pop(w, d);
+			if (nv)
+				json_object_set_new(l, k, nv);
+		}
+		return l;
+	}
+	if (json_is_array(l) && json_is_array(c)) {
+		struct lkind lk;
+		list_kind(w, sn, &lk);
+		struct lidx li, ci;
+		if (lk.kind != SRV_SLIST_ATOMIC && lidx_build(l, &lk, w, &li)) {
+			if (lidx_build(c, &lk, w, &ci)) {
+				const struct srv_schema_node *isn =
+				    srv_schema_items(sn);
+				for (size_t i = 0; i < ci.n; i++) {
+					const json_t *cv = json_array_get(c, i);
+					long j = lidx_find(&li, ci.pe[i]);
+					if (j < 0) {
+						json_array_append_new(
+						    l, json_deep_copy(cv));
+						continue;
+					}
+					if (lk.kind == SRV_SLIST_SET)
+						continue;
+					json_t *lv = json_array_get(l, (size_t)j);
+					json_incref(lv);
+					json_t *nv =
+					    lk.atomic_items
+						? (json_decref(lv),
+						   json_deep_copy(cv))
+						: merge_val(lv, cv, w, isn);
+					if (nv)
+						json_array_set_new(l, (size_t)j,
+								   nv);
+				}
+				lidx_free(&ci);
+				lidx_free(&li);
+				return l;
+			}
+			lidx_free(&li);
+		}
+	}
+	json_decref(l);
+	return json_deep_copy(c);
+}
+
+/* The container holding path p's last element, and that element: the
+   object and field name, or the array and index. NULL when p names
+   nothing in v. */
+static json_t *find_parent(json_t *v, const char *p, size_t len,
+			   const char **last, size_t *index)
+{
+	json_t *cur = v;
+	for (size_t pos = 0; pos < len;) {
+		const char *pe = p + pos;
+		size_t next = pos + strlen(pe) + 1;
+		json_t *child = NULL;
+		if (pe[0] == 'f' && json_is_object(cur)) {
+			child = json_object_get(cur, pe + 2);
+			if (child && next >= len) {
+				*last = pe + 2;
+				return cur;
+			}
+		} else if ((pe[0] == 'k' || pe[0] == 'v') && json_is_array(cur)) {
+			json_error_t je;
+			json_t *want = json_loads(pe + 2, JSON_DECODE_ANY, &je);
+			for (size_t i = 0; want && i < json_array_size(cur); i++) {
+				json_t *it = json_array_get(cur, i);
+				bool hit;
+				if (pe[0] == 'v') {
+					hit = srv_json_value_eq(it, want);
+				} else {
+					hit = json_is_object(it);
+					const char *kk;
+					json_t *kv;
+					json_object_foreach(want, kk, kv)
+					{
+						json_t *iv = json_object_get(it, kk);
+						if (!iv && !strcmp(kk, "protocol"))
+							continue; /* defaulted */
+						hit = hit && iv && srv_json_value_eq(iv, kv);
+					}
+				}
+				if (hit) {
+					child = it;
+					if (next >= len) {
+						json_decref(want);
+						*last = NULL;
+						*index = i;
+						return cur;
+					}
+					break;
+				}
+			}
+			json_decref(want);
+		}
+		if (!child)
+			return NULL;
+		cur = child;
+		pos = next;
+	}
+	return NULL;
+}
+
+/* Remove from v each member of rm that keep has nothing at or below. */
+static void remove_paths(json_t *v, const struct fset *rm,
+			 const struct fset *keep)
+{
+	for (size_t i = 0; i < rm->n; i++) {
+		const char *p = at(rm, i);
+		size_t len = rm->v[i].len;
+		if (fset_has_at_or_below(keep, p, len))
+			continue;
+		const char *last = NULL;
+		size_t index = 0;
+		json_t *parent = find_parent(v, p, len, &last, &index);
+		if (!parent)
+			continue;
+		if (last)
+			json_object_del(parent, last);
+		else
+			json_array_remove(parent, index);
+	}
+}
+
+/* ------------------------------------------------------------ entries */
+
+struct ent {
+	char *manager, *operation, *api_version, *subresource, *time;
+	struct fset *set;
+	bool bump; /* its time becomes now */
+};
+
+struct ents {
+	struct ent *v;
+	size_t n, cap;
+};
+
+static void ents_free(struct ents *es)
+{
+	for (size_t i = 0; i < es->n; i++) {
+		struct ent *e = &es->v[i];
+		free(e->manager);
+		free(e->operation);
+		free(e->api_version);
+		free(e->subresource);
+		free(e->time);
+		fset_free(e->set);
+	}
+	free(es->v);
+	memset(es, 0, sizeof *es);
+}
+
+static char *dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+static struct ent *ents_add(struct ents *es, const char *manager,
+			    const char *operation, const char *api_version,
+			    const char *subresource, const char *time,
+			    struct fset *set)
+{
+	if (es->n == es->cap) {
+		size_t cap = es->cap ? es->cap * 2 : 4;
+		struct ent *v = realloc(es->v, cap * sizeof *v);
+		if (!v) {
+			fset_free(set);
+			return NULL;
+		}
+		es->v = v;
+		es->cap = cap;
+	}
+	struct ent *e = &es->v[es->n];
+	*e = (struct ent){.manager = dup_or_empty(manager),
+			  .operation = dup_or_empty(operation),
+			  .api_version = dup_or_empty(api_version),
+			  .subresource = dup_or_empty(subresource),
+			  .time = time ? strdup(time) : NULL,
+			  .set = set ? set : fset_new()};
+	if (!e->manager || !e->operation || !e->api_version ||
+	    !e->subresource || !e->set || e->set->oom || (time && !e->time)) {
+		es->n++;
+		return NULL;
+	}
+	es->n++;
+	return e;
+}
+
+static bool printable(const char *s, size_t *bad)
+{
+	for (size_t i = 0; s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c == 0x7f) {
+			*bad = i;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Entries of a managedFields array; with err, check them as upstream's
+   ValidateManagedFields (causes on metadata.managedFields[i]). */
+static lp_err ents_load(struct ents *es, const json_t *mf, struct srv_error *err)
+{
+	size_t i;
+	json_t *e;
+	lp_err rc = LP_OK;
+	if (!json_is_array(mf))
+		return LP_OK;
+	json_array_foreach(mf, i, e)
+	{
+		if (!json_is_object(e))
+			continue;
+		const char *op = json_string_value(json_object_get(e, "operation"));
+		const char *ft = json_string_value(json_object_get(e, "fieldsType"));
+		const char *mgr = json_string_value(json_object_get(e, "manager"));
+		const char *sub = json_string_value(json_object_get(e, "subresource"));
+		if (err) {
+			char f[96];
+			if (!op || (strcmp(op, "Apply") && strcmp(op, "Update"))) {
+				snprintf(f, sizeof f, "metadata.managedFields[%zu].operation", i);
+				srv_error_cause(err, "FieldValueInvalid", f,
+						"Invalid value: \"%.64s\": must be `Apply` or `Update`",
+						op ? op : "");
+				rc = LP_E_INVALID;
+			}
+			if (ft && *ft && strcmp(ft, "FieldsV1")) {
+				snprintf(f, sizeof f, "metadata.managedFields[%zu].fieldsType", i);
+				srv_error_cause(err, "FieldValueInvalid", f,
+						"Invalid value: \"%.64s\": must be `FieldsV1`", ft);
+				rc = LP_E_INVALID;
+			}
+			size_t bad;
+			if (mgr && strlen(mgr) > SRV_MF_MANAGER_MAX) {
+				snprintf(f, sizeof f, "metadata.managedFields[%zu].manager", i);
+				srv_error_cause(err, "FieldValueTooLong", f,
+						"Too long: may not be more than %d bytes",
+						SRV_MF_MANAGER_MAX);
+				rc = LP_E_INVALID;
+			} else if (mgr && !printable(mgr, &bad)) {
+				snprintf(f, sizeof f, "metadata.managedFields[%zu].manager", i);
+				srv_error_cause(err, "FieldValueInvalid", f,
+						"Invalid value: \"%.128s\": invalid character at position %zu",
+						mgr, bad);
+				rc = LP_E_INVALID;
+			}
+			if (sub && strlen(sub) > 256) {
+				snprintf(f, sizeof f, "metadata.managedFields[%zu].subresource", i);
+				srv_error_cause(err, "FieldValueTooLong", f,
+						"Too long: may not be more than 256 bytes");
+				rc = LP_E_INVALID;
+			}
+			if (rc)
+				continue;
+		}
+		if (!ents_add(es, mgr, op, json_string_value(json_object_get(e, "apiVersion")),
+			      sub, json_string_value(json_object_get(e, "time")),
+			      fset_from_v1(json_object_get(e, "fieldsV1"))))
+			return LP_ERR(LP_E_NOMEM);
+	}
+	return rc;
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct ent *p = a, *q = b;
+	int d = strcmp(p->operation, q->operation);
+	if (d)
+		return d;
+	d = strcmp(p->time ? p->time : "", q->time ? q->time : "");
+	if (d)
+		return d;
+	if ((d = strcmp(p->manager, q->manager)))
+		return d;
+	if ((d = strcmp(p->api_version, q->api_version)))
+		return d;
+	return strcmp(p->subresource, q->subresource);
+}
+
+/* Write es into metadata m (sorted as upstream; entries owning nothing are
+   dropped; no entries: no managedFields). */
+static void ents_store(struct ents *es, json_t *m)
+{
+	char now[32];
+	reg_now(now);
+	for (size_t i = 0; i < es->n; i++) {
+		struct ent *e = &es->v[i];
+		if (e->bump) {
+			free(e->time);
+			e->time = strdup(now);
+		}
+	}
+	if (es->n)
+		qsort(es->v, es->n, sizeof *es->v, cmp_ent);
+	json_t *arr = json_array();
+	for (size_t i = 0; i < es->n; i++) {
+		struct ent *e = &es->v[i];
+		if (e->set->n == 0)
+			continue;
+		json_t *o = json_object();
+		json_object_set_new(o, "manager", json_string(e->manager));
+		json_object_set_new(o, "operation", json_string(e->operation));
+		if (*e->api_version)
+			json_object_set_new(o, "apiVersion", json_string(e->api_version));
+		if (e->time)
+			json_object_set_new(o, "time", json_string(e->time));
+		json_object_set_new(o, "fieldsType", json_string("FieldsV1"));
+		json_object_set_new(o, "fieldsV1", fset_to_v1(e->set));
+		if (*e->subresource)
+			json_object_set_new(o, "subresource", json_string(e->subresource));
+		json_array_append_new(arr, o);
+	}
+	if (json_array_size(arr))
+		json_object_set_new(m, "managedFields", arr);
+	else {
+		json_decref(arr);
+		json_object_del(m, "managedFields");
+	}
+}
+
+static struct ent *ents_find(struct ents *es, const char *manager,
+			     const char *operation, const char *api_version,
+			     const char *subresource)
+{
+	for (size_t i = 0; i < es->n; i++) {
+		struct ent *e = &es->v[i];
+		if (!strcmp(e->manager, manager) &&
+		    !strcmp(e->operation, operation) &&
+		    (!api_version || !strcmp(e->api_version, api_version)) &&
+		    !strcmp(e->subresource, subresource ? subresource : ""))
+			return e;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ API */
+
+const char *srv_mf_manager(const char *field_manager, const char *user_agent,
+			   char *buf, size_t n)
+{
+	if (!n)
+		return buf;
+	buf[0] = 0;
+	if (field_manager && *field_manager) {
+		snprintf(buf, n, "%s", field_manager);
+		return buf;
+	}
+	size_t o = 0;
+	for (const char *p = user_agent; p && *p && *p != '/'; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c < 0x20 || c == 0x7f)
+			continue;
+		if (o + 1 >= n || o >= SRV_MF_MANAGER_MAX)
+			break;
+		buf[o++] = (char)c;
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+lp_err srv_mf_check_manager(const char *fm, struct srv_error *err)
+{
+	if (!fm)
+		return LP_OK;
+	size_t bad;
+	if (strlen(fm) > SRV_MF_MANAGER_MAX) {
+		srv_error_cause(err, "FieldValueTooLong", "fieldManager",
+				"Too long: may not be more than %d bytes",
+				SRV_MF_MANAGER_MAX);
+		return LP_E_INVALID;
+	}
+	if (!printable(fm, &bad)) {
+		srv_error_cause(err, "FieldValueInvalid", "fieldManager",
+				"Invalid value: \"%.128s\": invalid character at position %zu",
+				fm, bad);
+		return LP_E_INVALID;
+	}
+	return LP_OK;
+}
+
+static void walk_init(struct walk *w, const struct srv_mf_op *op)
+{
+	memset(w, 0, sizeof *w);
+	w->res = op->res;
+	w->scope = SC_ALL;
+	if (op->subresource && !strcmp(op->subresource, "status")) {
+		w->scope = SC_STATUS;
+	} else if (op->res && op->res->subresources) {
+		for (const char *const *s = op->res->subresources; *s; s++)
+			if (!strcmp(*s, "status"))
+				w->scope = SC_NO_STATUS;
+	}
+}
+
+static const struct srv_schema_node *root_of(const struct srv_mf_op *op)
+{
+	if (!op->res || !op->res->custom)
+		return NULL;
+	return srv_schema_root(srv_cr_schema(op->res));
+}
+
+lp_err srv_mf_update(const struct srv_mf_op *op, const json_t *old,
+		     json_t *next, struct srv_error *err)
+{
+	json_t *m = json_object_get(next, "metadata");
+	if (!json_is_object(m))
+		return LP_OK;
+	json_t *sent = json_object_get(m, "managedFields");
+	if (json_is_array(sent) && json_array_size(sent) == 1 &&
+	    json_is_object(json_array_get(sent, 0)) &&
+	    json_object_size(json_array_get(sent, 0)) == 0) {
+		json_object_del(m, "managedFields"); /* [{}]: reset */
+		return LP_OK;
+	}
+	bool from_req = json_is_array(sent) && json_array_size(sent) > 0;
+	const json_t *base =
+	    from_req ? sent
+		     : json_object_get(json_object_get(old, "metadata"),
+				       "managedFields");
+	struct ents es = {0};
+	lp_err rc = ents_load(&es, base, from_req ? err : NULL);
+	if (rc) {
+		ents_free(&es);
+		return rc;
+	}
+	struct walk w;
+	walk_init(&w, op);
+	struct fset *chg = fset_new(), *rem = fset_new();
+	json_t *none = json_object();
+	if (!chg || !rem || !none) {
+		rc = LP_ERR(LP_E_NOMEM);
+		goto out;
+	}
+	fs_cmp(chg, rem, old ? old : none, next, &w, root_of(op));
+	fset_norm(chg);
+	fset_norm(rem);
+	if (chg->oom || rem->oom) {
+		rc = LP_ERR(LP_E_NOMEM);
+		goto out;
+	}
+	struct ent *mine = ents_find(&es, op->manager, "Update", op->api_version,
+				     op->subresource);
+	for (size_t i = 0; i < es.n; i++) {
+		if (&es.v[i] == mine)
+			continue;
+		fset_sub(&es.v[i].set, chg);
+		fset_sub(&es.v[i].set, rem);
+	}
+	if (chg->n) {
+		if (!mine)
+			mine = ents_add(&es, op->manager, "Update", op->api_version,
+					op->subresource, NULL, NULL);
+		if (!mine) {
+			rc = LP_ERR(LP_E_NOMEM);
+			goto out;
+		}
+		fset_sub(&mine->set, rem);
+		fset_union(mine->set, chg);
+		mine->bump = true;
+	} else if (mine) {
+		fset_sub(&mine->set, rem);
+	}
+	for (size_t i = 0; i < es.n; i++)
+		if (es.v[i].set->oom)
+			rc = LP_ERR(LP_E_NOMEM);
+	if (!rc)
+		ents_store(&es, m);
+out:
+	fset_free(chg);
+	fset_free(rem);
+	free(w.pb.p);
+	json_decref(none);
+	ents_free(&es);
+	return rc;
+}
+
+/* Go's %q of s, enough for manager names. */
+static void quote(char *buf, size_t n, const char *s)
+{
+	size_t o = 0;
+	if (n < 3)
+		return;
+	buf[o++] = '"';
+	for (; *s && o + 3 < n; s++) {
+		if (*s == '"' || *s == '\\')
+			buf[o++] = '\\';
+		buf[o++] = *s;
+	}
+	buf[o++] = '"';
+	buf[o] = 0;
+}
+
+static void print_manager(char *buf, size_t n, const struct ent *e)
+{
+	char q[300];
+	quote(q, sizeof q, e->manager);
+	size_t o = (size_t)snprintf(buf, n, "%s", q);
+	if (*e->subresource && o < n) {
+		char qs[300];
+		quote(qs, sizeof qs, e->subresource);
+		o += (size_t)snprintf(buf + o, n - o, " with subresource %s", qs);
+	}
+	if (!strcmp(e->operation, "Update") && o < n)
+		snprintf(buf + o, n - o, " using %s", e->api_version);
+}
+
+static int cmp_ent_id(const void *a, const void *b)
+{
+	const struct ent *p = *(const struct ent *const *)a;
+	const struct ent *q = *(const struct ent *const *)b;
+	int d;
+	if ((d = strcmp(p->manager, q->manager)))
+		return d;
+	if ((d = strcmp(p->operation, q->operation)))
+		return d;
+	if ((d = strcmp(p->api_version, q->api_version)))
+		return d;
+	return strcmp(p->subresource, q->subresource);
+}
+
+/* The 409 of upstream's NewConflictError for the conflicts in x (one set
+   per entry, NULL where none). */
+static lp_err conflict_error(struct ents *es, struct fset **x,
+			     struct srv_error *err)
+{
+	struct ent **order = malloc((es->n ? es->n : 1) * sizeof *order);
+	json_t **paths = calloc(es->n ? es->n : 1, sizeof *paths);
+	if (!order || !paths) {
+		free(order);
+		free(paths);
+		return LP_ERR(LP_E_NOMEM);
+	}
+	size_t m = 0, total = 0;
+	for (size_t i = 0; i < es->n; i++) {
+		if (!x[i])
+			continue;
+		order[m++] = &es->v[i];
+	}
+	qsort(order, m, sizeof *order, cmp_ent_id);
+	for (size_t i = 0; i < m; i++) {
+		const struct fset *c = x[(size_t)(order[i] - es->v)];
+		paths[i] = json_array();
+		for (size_t j = 0; j < c->n; j++) {
+			char ps[1024];
+			path_string(at(c, j), c->v[j].len, ps, sizeof ps);
+			json_array_append_new(paths[i], json_string(ps));
+		}
+		total += c->n;
+	}
+	char msg[1024];
+	size_t o = 0;
+	if (total == 1) {
+		for (size_t i = 0; i < m; i++) {
+			if (!json_array_size(paths[i]))
+				continue;
+			char pm[700];
+			print_manager(pm, sizeof pm, order[i]);
+			snprintf(msg, sizeof msg,
+				 "Apply failed with 1 conflict: conflict with %s: %s", pm,
+				 json_string_value(json_array_get(paths[i], 0)));
+		}
+	} else {
+		o = (size_t)snprintf(msg, sizeof msg, "Apply failed with %zu conflicts: ",
+				     total);
+		bool first = true;
+		for (size_t i = 0; i < m && o < sizeof msg; i++) {
+			char pm[700];
+			print_manager(pm, sizeof pm, order[i]);
+			o += (size_t)snprintf(msg + o, sizeof msg - o, "%sconflicts with %s:",
+					      first ? "" : "\n", pm);
+			first = false;
+			size_t j;
+			json_t *p;
+			json_array_foreach(paths[i], j, p)
+			{
+				if (o >= sizeof msg)
+					break;
+				o += (size_t)snprintf(msg + o, sizeof msg - o, "\n- %s",
+						      json_string_value(p));
+			}
+		}
+	}
+	for (size_t i = 0; i < m; i++) {
+		char pm[700];
+		print_manager(pm, sizeof pm, order[i]);
+		size_t j;
+		json_t *p;
+		json_array_foreach(paths[i], j, p)
+		{
+			srv_error_cause(err, "FieldManagerConflict",
+					json_string_value(p), "conflict with %s", pm);
+		}
+		json_decref(paths[i]);
+	}
+	free(order);
+	free(paths);
+	return srv_error_set(err, LP_E_CONFLICT, "%s", msg);
+}
+
+/* The client-side apply annotation's fields, for kubectl's upgrade to
+   server-side apply; NULL when there is none. */
+static struct fset *last_applied_set(const json_t *live, struct walk *w,
+				     const struct srv_schema_node *sn)
+{
+	const char *la = json_string_value(json_object_get(
+	    json_object_get(json_object_get(live, "metadata"), "annotations"),
+	    LAST_APPLIED));
+	if (!la || !*la)
+		return NULL;
+	json_error_t je;
+	json_t *obj = json_loads(la, 0, &je);
+	if (!json_is_object(obj)) {
+		json_decref(obj);
+		return NULL;
+	}
+	struct fset *s = fset_new();
+	if (s) {
+		fs_add_fields(s, obj, w, sn, false);
+		fset_norm(s);
+	}
+	json_decref(obj);
+	return s;
+}
+
+/* kubectl's apply keeps the client-side annotation in step (upstream's
+   lastAppliedUpdater): the applied configuration without the annotation. */
+static void update_last_applied(json_t *merged, const json_t *config)
+{
+	json_t *c = json_deep_copy(config);
+	json_t *ann = json_object_get(json_object_get(c, "metadata"), "annotations");
+	if (json_is_object(ann)) {
+		json_object_del(ann, LAST_APPLIED);
+		if (!json_object_size(ann))
+			json_object_del(json_object_get(c, "metadata"), "annotations");
+	}
+	char *s = json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(c);
+	json_t *mann =
+	    json_object_get(json_object_get(merged, "metadata"), "annotations");
+	if (s && json_is_object(mann))
+		json_object_set_new(mann, LAST_APPLIED, json_string(s));
+	free(s);
+}
+
+lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
+		    const json_t *config, bool force, json_t **out,
+		    struct srv_error *err)
+{
+	struct walk w;
+	walk_init(&w, op);
+	const struct srv_schema_node *sn = root_of(op);
+	json_t *none = json_object();
+	const json_t *l = live ? live : none;
+	struct ents es = {0};
+	struct fset *newset = fset_new(), *chg = fset_new(), *rem = fset_new();
+	struct fset **x = NULL;
+	size_t n_x = 0;
+	json_t *merged = NULL;
+	lp_err rc = ents_load(
+	    &es, json_object_get(json_object_get(l, "metadata"), "managedFields"),
+	    NULL);
+	if (!rc && (!none || !newset || !chg || !rem))
+		rc = LP_ERR(LP_E_NOMEM);
+	if (rc)
+		goto out;
+	fs_add_fields(newset, config, &w, sn, false);
+	fset_norm(newset);
+	merged = merge_val(json_deep_copy(l), config, &w, sn);
+	struct ent *own = ents_find(&es, op->manager, "Apply", NULL,
+				    op->subresource);
+	if (own && merged) {
+		/* what the manager applied before and leaves out now goes,
+		   unless someone (itself included) owns it or below */
+		struct fset *keep = fset_new();
+		struct fset *rm = keep ? fset_filter(own->set, newset, false) : NULL;
+		if (keep && rm) {
+			fset_union(keep, newset);
+			for (size_t i = 0; i < es.n; i++)
+				if (&es.v[i] != own)
+					fset_union(keep, es.v[i].set);
+			remove_paths(merged, rm, keep);
+		}
+		if (!keep || !rm || keep->oom)
+			rc = LP_ERR(LP_E_NOMEM);
+		fset_free(keep);
+		fset_free(rm);
+	}
+	if (!merged)
+		rc = LP_ERR(LP_E_NOMEM);
+	if (rc)
+		goto out;
+	fs_cmp(chg, rem, l, merged, &w, sn);
+	fset_norm(chg);
+	fset_norm(rem);
+	n_x = es.n; /* entries added below have no conflicts */
+	x = calloc(n_x ? n_x : 1, sizeof *x);
+	if (!x || chg->oom || rem->oom || newset->oom || w.pb.oom) {
+		rc = LP_ERR(LP_E_NOMEM);
+		goto out;
+	}
+	bool conflicts = false;
+	for (size_t i = 0; i < n_x; i++) {
+		if (&es.v[i] == own)
+			continue;
+		x[i] = fset_filter(es.v[i].set, chg, true);
+		if (!x[i]) {
+			rc = LP_ERR(LP_E_NOMEM);
+			goto out;
+		}
+		if (x[i]->n)
+			conflicts = true;
+		else {
+			fset_free(x[i]);
+			x[i] = NULL;
+		}
+	}
+	if (conflicts && !force && !strcmp(op->manager, "kubectl")) {
+		/* kubectl upgrading from client-side apply: conflicts on
+		   fields the annotation lists are taken over */
+		struct fset *allowed = last_applied_set(l, &w, sn);
+		bool all = allowed != NULL;
+		for (size_t i = 0; all && i < n_x; i++) {
+			if (!x[i])
+				continue;
+			for (size_t j = 0; all && j < x[i]->n; j++)
+				all = fset_has(allowed, at(x[i], j), x[i]->v[j].len);
+		}
+		fset_free(allowed);
+		force = all;
+	}
+	if (conflicts && !force) {
+		rc = conflict_error(&es, x, err);
+		goto out;
+	}
+	for (size_t i = 0; i < es.n; i++) {
+		if (&es.v[i] == own)
+			continue;
+		fset_sub(&es.v[i].set, chg);
+		fset_sub(&es.v[i].set, rem);
+	}
+	bool changed = chg->n || rem->n;
+	if (!own)
+		own = ents_add(&es, op->manager, "Apply", op->api_version,
+			       op->subresource, NULL, NULL);
+	if (!own) {
+		rc = LP_ERR(LP_E_NOMEM);
+		goto out;
+	}
+	bool same = fset_equal(own->set, newset) &&
+		    !strcmp(own->api_version, op->api_version);
+	fset_free(own->set);
+	own->set = newset;
+	newset = NULL;
+	free(own->api_version);
+	own->api_version = strdup(op->api_version);
+	own->bump = changed || !same || !own->time;
+	if (!own->api_version) {
+		rc = LP_ERR(LP_E_NOMEM);
+		goto out;
+	}
+	for (size_t i = 0; i < es.n; i++)
+		if (es.v[i].set->oom)
+			rc = LP_ERR(LP_E_NOMEM);
+	if (rc)
+		goto out;
+	if (!strcmp(op->manager, "kubectl") && live &&
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(live, "metadata"), "annotations"),
+		LAST_APPLIED)))
+		update_last_applied(merged, config);
+	json_t *m = json_object_get(merged, "metadata");
+	if (!json_is_object(m)) {
+		m = json_object();
+		json_object_set_new(merged, "metadata", m);
+	}
+	ents_store(&es, m);
+	*out = merged;
+	merged = NULL;
+out:
+	for (size_t i = 0; x && i < n_x; i++)
+		fset_free(x[i]);
+	free(x);
+	json_decref(merged);
+	fset_free(newset);
+	fset_free(chg);
+	fset_free(rem);
+	free(w.pb.p);
+	json_decref(none);
+	ents_free(&es);
+	return rc;
+}

@@ -1,0 +1,312 @@
+/*
+ * test_managed.c -- tests of server/managed.c: the field sets an update
+ * records in metadata.managedFields (what it takes from other managers and
+ * what removals drop), the reset and validation of client-sent entries, and
+ * server-side apply (create, merge by list kind, pruning of what a manager
+ * no longer applies, conflicts with kube's message and causes, force,
+ * shared ownership), on the built-in ConfigMap and Service descriptors.
+ */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <string.h>
+
+#include "../../server/managed.h"
+#include "../../server/resources.h"
+
+static json_t *J(const char *s)
+{
+	json_error_t e;
+	json_t *v = json_loads(s, 0, &e);
+	cr_assert_not_null(v, "bad test JSON '%s': %s", s, e.text);
+	return v;
+}
+
+static const struct srv_resource *CM(void)
+{
+	const struct srv_resource *r = srv_resource_find("", "v1", "configmaps");
+	cr_assert_not_null(r);
+	return r;
+}
+
+static const struct srv_resource *SVC(void)
+{
+	const struct srv_resource *r = srv_resource_find("", "v1", "services");
+	cr_assert_not_null(r);
+	return r;
+}
+
+static struct srv_mf_op op_of(const struct srv_resource *r, const char *mgr)
+{
+	return (struct srv_mf_op){.res = r, .manager = mgr, .api_version = "v1"};
+}
+
+/* The fieldsV1 of obj's entry (manager, operation), compact with sorted
+   keys, or "" when there is none. Caller frees. */
+static char *owns(const json_t *obj, const char *mgr, const char *op)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"),
+					   "managedFields"),
+			   i, e)
+	{
+		if (!strcmp(json_string_value(json_object_get(e, "manager")), mgr) &&
+		    !strcmp(json_string_value(json_object_get(e, "operation")), op))
+			return json_dumps(json_object_get(e, "fieldsV1"),
+					  JSON_COMPACT | JSON_SORT_KEYS);
+	}
+	return strdup("");
+}
+
+static void assert_owns(const json_t *obj, const char *mgr, const char *op,
+			const char *want)
+{
+	char *got = owns(obj, mgr, op);
+	cr_assert_str_eq(got, want, "%s/%s owns %s, want %s", mgr, op, got, want);
+	free(got);
+}
+
+static size_t n_entries(const json_t *obj)
+{
+	return json_array_size(json_object_get(json_object_get(obj, "metadata"),
+					       "managedFields"));
+}
+
+Test(mf_update, a_create_owns_every_field_with_dots_on_new_maps)
+{
+	json_t *o = J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
+		      "{\"name\":\"a\",\"uid\":\"u\",\"labels\":{\"l\":\"v\"}},"
+		      "\"data\":{\"a\":\"1\",\"b\":\"2\"}}");
+	struct srv_mf_op op = op_of(CM(), "creator");
+	struct srv_error err = {0};
+	cr_assert_eq(srv_mf_update(&op, NULL, o, &err), LP_OK);
+	assert_owns(o, "creator", "Update",
+		    "{\"f:data\":{\".\":{},\"f:a\":{},\"f:b\":{}},"
+		    "\"f:metadata\":{\"f:labels\":{\".\":{},\"f:l\":{}}}}");
+	json_t *e = json_array_get(json_object_get(json_object_get(o, "metadata"),
+						   "managedFields"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(e, "apiVersion")), "v1");
+	cr_assert_str_eq(json_string_value(json_object_get(e, "fieldsType")), "FieldsV1");
+	cr_assert_not_null(json_string_value(json_object_get(e, "time")));
+	json_decref(o);
+}
+
+Test(mf_update, an_update_takes_what_it_changes_and_removals_leave_everyone)
+{
+	json_t *old = J("{\"metadata\":{\"name\":\"a\",\"managedFields\":["
+			"{\"manager\":\"A\",\"operation\":\"Apply\",\"apiVersion\":\"v1\","
+			"\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:data\":{\"f:a\":{},\"f:b\":{},\"f:c\":{}}}}]},"
+			"\"data\":{\"a\":\"1\",\"b\":\"2\",\"c\":\"3\"}}");
+	json_t *next = json_deep_copy(old);
+	json_t *d = json_object_get(next, "data");
+	json_object_set_new(d, "a", json_string("9"));
+	json_object_del(d, "c");
+	json_object_set_new(d, "n", json_string("new"));
+	struct srv_mf_op op = op_of(CM(), "B");
+	struct srv_error err = {0};
+	cr_assert_eq(srv_mf_update(&op, old, next, &err), LP_OK);
+	assert_owns(next, "A", "Apply", "{\"f:data\":{\"f:b\":{}}}");
+	assert_owns(next, "B", "Update", "{\"f:data\":{\"f:a\":{},\"f:n\":{}}}");
+	/* sorted as upstream: Apply before Update */
+	json_t *mf = json_object_get(json_object_get(next, "metadata"), "managedFields");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(mf, 0), "operation")), "Apply");
+	json_decref(old);
+	json_decref(next);
+}
+
+Test(mf_update, a_no_op_keeps_the_entries_as_they_were)
+{
+	json_t *old = J("{\"metadata\":{\"name\":\"a\",\"managedFields\":["
+			"{\"manager\":\"A\",\"operation\":\"Update\",\"apiVersion\":\"v1\","
+			"\"time\":\"2020-01-01T00:00:00Z\",\"fieldsType\":\"FieldsV1\","
+			"\"fieldsV1\":{\"f:data\":{\".\":{},\"f:a\":{}}}}]},\"data\":{\"a\":\"1\"}}");
+	json_t *next = json_deep_copy(old);
+	struct srv_mf_op op = op_of(CM(), "A");
+	struct srv_error err = {0};
+	cr_assert_eq(srv_mf_update(&op, old, next, &err), LP_OK);
+	cr_assert(json_equal(old, next), "a write that changes nothing records nothing");
+	json_decref(old);
+	json_decref(next);
+}
+
+Test(mf_update, an_empty_entry_resets_and_bad_entries_are_invalid)
+{
+	json_t *old = J("{\"metadata\":{\"name\":\"a\"},\"data\":{\"a\":\"1\"}}");
+	json_t *next = J("{\"metadata\":{\"name\":\"a\",\"managedFields\":[{}]},\"data\":{\"a\":\"2\"}}");
+	struct srv_mf_op op = op_of(CM(), "A");
+	struct srv_error err = {0};
+	cr_assert_eq(srv_mf_update(&op, old, next, &err), LP_OK);
+	cr_assert_eq(n_entries(next), 0);
+	json_decref(next);
+	next = J("{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"manager\":\"x\","
+		 "\"operation\":\"Bogus\",\"fieldsType\":\"FieldsV2\"}]},\"data\":{}}");
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(srv_mf_update(&op, old, next, &err), LP_E_INVALID);
+	cr_assert_eq(err.n_causes, 2);
+	cr_assert_str_eq(err.causes[0].field, "metadata.managedFields[0].operation");
+	cr_assert_str_eq(err.causes[1].field, "metadata.managedFields[0].fieldsType");
+	json_decref(old);
+	json_decref(next);
+}
+
+Test(mf_manager, field_manager_first_then_the_user_agent_product)
+{
+	char b[SRV_MF_MANAGER_MAX + 1];
+	cr_assert_str_eq(srv_mf_manager("mine", "kubectl/v1.33", b, sizeof b), "mine");
+	cr_assert_str_eq(srv_mf_manager(NULL, "kubectl/v1.33.1 (linux/amd64)", b, sizeof b), "kubectl");
+	cr_assert_str_eq(srv_mf_manager(NULL, "a\tb\x01" "c/1", b, sizeof b), "abc");
+	cr_assert_str_eq(srv_mf_manager(NULL, NULL, b, sizeof b), "");
+	char ua[300];
+	memset(ua, 'u', sizeof ua - 1);
+	ua[sizeof ua - 1] = 0;
+	cr_assert_eq(strlen(srv_mf_manager(NULL, ua, b, sizeof b)), SRV_MF_MANAGER_MAX);
+	struct srv_error err = {0};
+	cr_assert_eq(srv_mf_check_manager(ua, &err), LP_E_INVALID);
+	cr_assert_str_eq(err.causes[0].message, "Too long: may not be more than 128 bytes");
+	cr_assert_eq(srv_mf_check_manager("ok", &err), LP_OK);
+}
+
+Test(mf_apply, a_create_owns_exactly_the_configuration)
+{
+	json_t *cfg = J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
+			"{\"name\":\"a\",\"labels\":{\"x\":\"1\"}},\"data\":{\"a\":\"1\"}}");
+	struct srv_mf_op op = op_of(CM(), "m1");
+	struct srv_error err = {0};
+	json_t *out = NULL;
+	cr_assert_eq(srv_mf_apply(&op, NULL, cfg, false, &out, &err), LP_OK);
+	assert_owns(out, "m1", "Apply",
+		    "{\"f:data\":{\"f:a\":{}},\"f:metadata\":{\"f:labels\":{\"f:x\":{}}}}");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(out, "data"), "a")), "1");
+	json_decref(cfg);
+	json_decref(out);
+}
+
+/* live: m1 applied a and b; other updated c. */
+static json_t *live_two_managers(void)
+{
+	return J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\","
+		 "\"managedFields\":["
+		 "{\"manager\":\"m1\",\"operation\":\"Apply\",\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\","
+		 "\"fieldsV1\":{\"f:data\":{\"f:a\":{},\"f:b\":{}}}},"
+		 "{\"manager\":\"other\",\"operation\":\"Update\",\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\","
+		 "\"fieldsV1\":{\"f:data\":{\"f:b\":{},\"f:c\":{}}}}]},"
+		 "\"data\":{\"a\":\"1\",\"b\":\"2\",\"c\":\"3\"}}");
+}
+
+Test(mf_apply, what_is_no_longer_applied_goes_unless_another_owns_it)
+{
+	json_t *live = live_two_managers();
+	json_t *cfg = J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"},\"data\":{}}");
+	struct srv_mf_op op = op_of(CM(), "m1");
+	struct srv_error err = {0};
+	json_t *out = NULL;
+	cr_assert_eq(srv_mf_apply(&op, live, cfg, false, &out, &err), LP_OK);
+	json_t *d = json_object_get(out, "data");
+	cr_assert_null(json_object_get(d, "a"), "m1's own field is removed");
+	cr_assert_str_eq(json_string_value(json_object_get(d, "b")), "2", "b is other's too");
+	cr_assert_str_eq(json_string_value(json_object_get(d, "c")), "3");
+	assert_owns(out, "m1", "Apply", "{\"f:data\":{}}");
+	json_decref(live);
+	json_decref(cfg);
+	json_decref(out);
+}
+
+Test(mf_apply, a_change_to_anothers_field_conflicts_unless_forced)
+{
+	json_t *live = live_two_managers();
+	json_t *cfg = J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"},"
+			"\"data\":{\"a\":\"1\",\"b\":\"2\",\"c\":\"9\"}}");
+	struct srv_mf_op op = op_of(CM(), "m1");
+	struct srv_error err = {0};
+	json_t *out = NULL;
+	cr_assert_eq(srv_mf_apply(&op, live, cfg, false, &out, &err), LP_E_CONFLICT);
+	cr_assert_null(out);
+	cr_assert_str_eq(err.message,
+			 "Apply failed with 1 conflict: conflict with \"other\" using v1: .data.c");
+	cr_assert_eq(err.n_causes, 1);
+	cr_assert_str_eq(err.causes[0].reason, "FieldManagerConflict");
+	cr_assert_str_eq(err.causes[0].field, ".data.c");
+	cr_assert_str_eq(err.causes[0].message, "conflict with \"other\" using v1");
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(srv_mf_apply(&op, live, cfg, true, &out, &err), LP_OK);
+	assert_owns(out, "m1", "Apply", "{\"f:data\":{\"f:a\":{},\"f:b\":{},\"f:c\":{}}}");
+	assert_owns(out, "other", "Update", "{\"f:data\":{\"f:b\":{}}}");
+	json_decref(live);
+	json_decref(cfg);
+	json_decref(out);
+}
+
+Test(mf_apply, several_conflicts_are_listed_by_manager)
+{
+	json_t *live = live_two_managers();
+	json_t *cfg = J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"},"
+			"\"data\":{\"b\":\"8\",\"c\":\"9\"}}");
+	struct srv_mf_op op = op_of(CM(), "m2");
+	struct srv_error err = {0};
+	json_t *out = NULL;
+	cr_assert_eq(srv_mf_apply(&op, live, cfg, false, &out, &err), LP_E_CONFLICT);
+	cr_assert_str_eq(err.message,
+			 "Apply failed with 3 conflicts: conflicts with \"m1\":\n- .data.b\n"
+			 "conflicts with \"other\" using v1:\n- .data.b\n- .data.c");
+	json_decref(live);
+	json_decref(cfg);
+}
+
+Test(mf_apply, applying_the_same_value_shares_the_field)
+{
+	json_t *live = live_two_managers();
+	json_t *cfg = J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"},"
+			"\"data\":{\"c\":\"3\"}}");
+	struct srv_mf_op op = op_of(CM(), "m2");
+	struct srv_error err = {0};
+	json_t *out = NULL;
+	cr_assert_eq(srv_mf_apply(&op, live, cfg, false, &out, &err), LP_OK);
+	assert_owns(out, "m2", "Apply", "{\"f:data\":{\"f:c\":{}}}");
+	assert_owns(out, "other", "Update", "{\"f:data\":{\"f:b\":{},\"f:c\":{}}}");
+	json_decref(live);
+	json_decref(cfg);
+	json_decref(out);
+}
+
+Test(mf_apply, service_ports_merge_by_port_and_defaulted_protocol)
+{
+	json_t *live = J("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"},"
+			 "\"spec\":{\"ports\":[{\"port\":80,\"protocol\":\"TCP\",\"name\":\"a\"}]},"
+			 "\"status\":{\"loadBalancer\":{}}}");
+	json_t *cfg = J("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"},"
+			"\"spec\":{\"ports\":[{\"port\":80,\"name\":\"web\"},{\"port\":81}]},"
+			"\"status\":{\"x\":1}}");
+	struct srv_mf_op op = op_of(SVC(), "m");
+	struct srv_error err = {0};
+	json_t *out = NULL;
+	cr_assert_eq(srv_mf_apply(&op, live, cfg, false, &out, &err), LP_OK);
+	json_t *ports = json_object_get(json_object_get(out, "spec"), "ports");
+	cr_assert_eq(json_array_size(ports), 2);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(ports, 0), "name")), "web");
+	/* status is the status subresource's: not the main resource's set */
+	assert_owns(out, "m", "Apply",
+		    "{\"f:spec\":{\"f:ports\":{"
+		    "\"k:{\\\"port\\\":80,\\\"protocol\\\":\\\"TCP\\\"}\":{\".\":{},\"f:name\":{},\"f:port\":{}},"
+		    "\"k:{\\\"port\\\":81,\\\"protocol\\\":\\\"TCP\\\"}\":{\".\":{},\"f:port\":{}}}}}");
+	json_decref(live);
+	json_decref(cfg);
+	json_decref(out);
+}
+
+Test(mf_apply, finalizers_are_a_set)
+{
+	json_t *live = J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\","
+			 "\"finalizers\":[\"x/one\"]}}");
+	json_t *cfg = J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\","
+			"\"finalizers\":[\"x/two\"]}}");
+	struct srv_mf_op op = op_of(CM(), "m");
+	struct srv_error err = {0};
+	json_t *out = NULL;
+	cr_assert_eq(srv_mf_apply(&op, live, cfg, false, &out, &err), LP_OK);
+	json_t *f = json_object_get(json_object_get(out, "metadata"), "finalizers");
+	cr_assert_eq(json_array_size(f), 2, "a set is united, not replaced");
+	assert_owns(out, "m", "Apply", "{\"f:metadata\":{\"f:finalizers\":{\"v:\\\"x/two\\\"\":{}}}}");
+	json_decref(live);
+	json_decref(cfg);
+	json_decref(out);
+}
