@@ -1084,43 +1084,47 @@ static lp_err ents_load(struct ents *es, const json_t *mf, struct srv_error *err
 		const char *ft = json_string_value(json_object_get(e, "fieldsType"));
 		const char *mgr = json_string_value(json_object_get(e, "manager"));
 		const char *sub = json_string_value(json_object_get(e, "subresource"));
-		if (err) {
-			char f[96];
-			if (!op || (strcmp(op, "Apply") && strcmp(op, "Update"))) {
-				snprintf(f, sizeof f, "metadata.managedFields[%zu].operation", i);
-				srv_error_cause(err, "FieldValueInvalid", f,
-						"Invalid value: \"%.64s\": must be `Apply` or `Update`",
-						op ? op : "");
+		char f[96];
+		size_t bad;
+		bool ok = true;
+		if (!op || (strcmp(op, "Apply") && strcmp(op, "Update"))) {
+			snprintf(f, sizeof f, "metadata.managedFields[%zu].operation", i);
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: \"%.64s\": must be `Apply` or `Update`",
+					op ? op : "");
+			ok = false;
+		}
+		if (ft && *ft && strcmp(ft, "FieldsV1")) {
+			snprintf(f, sizeof f, "metadata.managedFields[%zu].fieldsType", i);
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: \"%.64s\": must be `FieldsV1`", ft);
+			ok = false;
+		}
+		if (mgr && strlen(mgr) > SRV_MF_MANAGER_MAX) {
+			snprintf(f, sizeof f, "metadata.managedFields[%zu].manager", i);
+			srv_error_cause(err, "FieldValueTooLong", f,
+					"Too long: may not be more than %d bytes",
+					SRV_MF_MANAGER_MAX);
+			ok = false;
+		} else if (mgr && !printable(mgr, &bad)) {
+			snprintf(f, sizeof f, "metadata.managedFields[%zu].manager", i);
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: \"%.128s\": invalid character at position %zu",
+					mgr, bad);
+			ok = false;
+		}
+		if (sub && strlen(sub) > 256) {
+			snprintf(f, sizeof f, "metadata.managedFields[%zu].subresource", i);
+			srv_error_cause(err, "FieldValueTooLong", f,
+					"Too long: may not be more than 256 bytes");
+			ok = false;
+		}
+		if (!ok) {
+			/* a client's: 422; a stored object's (never written by
+			   lapis): dropped, as kube resets what it cannot decode */
+			if (err)
 				rc = LP_E_INVALID;
-			}
-			if (ft && *ft && strcmp(ft, "FieldsV1")) {
-				snprintf(f, sizeof f, "metadata.managedFields[%zu].fieldsType", i);
-				srv_error_cause(err, "FieldValueInvalid", f,
-						"Invalid value: \"%.64s\": must be `FieldsV1`", ft);
-				rc = LP_E_INVALID;
-			}
-			size_t bad;
-			if (mgr && strlen(mgr) > SRV_MF_MANAGER_MAX) {
-				snprintf(f, sizeof f, "metadata.managedFields[%zu].manager", i);
-				srv_error_cause(err, "FieldValueTooLong", f,
-						"Too long: may not be more than %d bytes",
-						SRV_MF_MANAGER_MAX);
-				rc = LP_E_INVALID;
-			} else if (mgr && !printable(mgr, &bad)) {
-				snprintf(f, sizeof f, "metadata.managedFields[%zu].manager", i);
-				srv_error_cause(err, "FieldValueInvalid", f,
-						"Invalid value: \"%.128s\": invalid character at position %zu",
-						mgr, bad);
-				rc = LP_E_INVALID;
-			}
-			if (sub && strlen(sub) > 256) {
-				snprintf(f, sizeof f, "metadata.managedFields[%zu].subresource", i);
-				srv_error_cause(err, "FieldValueTooLong", f,
-						"Too long: may not be more than 256 bytes");
-				rc = LP_E_INVALID;
-			}
-			if (rc)
-				continue;
+			continue;
 		}
 		if (!ents_add(es, mgr, op, json_string_value(json_object_get(e, "apiVersion")),
 			      sub, json_string_value(json_object_get(e, "time")),

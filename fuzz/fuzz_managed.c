@@ -1,0 +1,126 @@
+/*
+ * fuzz_managed.c -- metadata.managedFields and server-side apply
+ * (server/managed.h) on arbitrary objects: client-sent entries and
+ * FieldsV1 sets, applied configurations, keyed and set lists.
+ *
+ * Input: JSON text, an array [LIVE, CONFIG] (anything else is ignored).
+ * LIVE is the stored object (an object, or anything else for "absent"),
+ * CONFIG the client's object. Both run against the built-in ConfigMap and
+ * Service descriptors (the latter has keyed ports and a status
+ * subresource), applied as "fuzz" and as "kubectl" respectively.
+ *
+ * Invariants:
+ *   1. srv_mf_update(LIVE, CONFIG) succeeds or is LP_E_INVALID (client
+ *      entries) or LP_E_NOMEM; on success every entry it leaves owns
+ *      something and is an Apply or Update entry with a FieldsV1 object.
+ *   2. An update that changes nothing records nothing: updating the result
+ *      with itself leaves it as it is.
+ *   3. srv_mf_apply(LIVE, CONFIG) succeeds, or is LP_E_CONFLICT without
+ *      force, or LP_E_NOMEM; with force it never conflicts.
+ *   4. Apply is idempotent: applying CONFIG again with force to the result
+ *      changes nothing, managedFields and times included.
+ *   5. Neither function modifies its inputs.
+ */
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "fuzz.h"
+#include "managed.h"
+#include "resources.h"
+
+static void check_entries(const json_t *obj)
+{
+	const json_t *mf =
+	    json_object_get(json_object_get(obj, "metadata"), "managedFields");
+	if (!mf)
+		return;
+	FUZZ_CHECK(json_is_array(mf) && json_array_size(mf) > 0,
+		   "managedFields is a non-empty array");
+	size_t i;
+	json_t *e;
+	json_array_foreach(mf, i, e)
+	{
+		const char *op = json_string_value(json_object_get(e, "operation"));
+		FUZZ_CHECK(op && (!strcmp(op, "Apply") || !strcmp(op, "Update")),
+			   "entry %zu operation", i);
+		json_t *f = json_object_get(e, "fieldsV1");
+		FUZZ_CHECK(json_is_object(f) && json_object_size(f) > 0,
+			   "entry %zu owns something", i);
+	}
+}
+
+static void one(const struct srv_resource *res, const json_t *live,
+		const json_t *config)
+{
+	/* "kubectl" takes over client-side apply's fields (managed.h) */
+	struct srv_mf_op op = {
+	    .res = res,
+	    .manager = strcmp(res->resource, "services") ? "fuzz" : "kubectl",
+	    .api_version = "v1"};
+	json_t *live_copy = live ? json_deep_copy(live) : NULL;
+	json_t *cfg_copy = json_deep_copy(config);
+
+	/* 1, 2 */
+	json_t *next = json_deep_copy(config);
+	struct srv_error err = {0};
+	lp_err rc = srv_mf_update(&op, live, next, &err);
+	FUZZ_CHECK(rc == LP_OK || rc == LP_E_INVALID || rc == LP_E_NOMEM,
+		   "update: %d", rc);
+	if (rc == LP_OK) {
+		check_entries(next);
+		json_t *again = json_deep_copy(next);
+		memset(&err, 0, sizeof err);
+		rc = srv_mf_update(&op, next, again, &err);
+		FUZZ_CHECK(rc == LP_OK || rc == LP_E_NOMEM, "update again: %d", rc);
+		if (rc == LP_OK)
+			FUZZ_CHECK(json_equal(next, again), "a no-op records nothing");
+		json_decref(again);
+	}
+	json_decref(next);
+
+	/* 3, 4 */
+	for (int force = 0; force < 2; force++) {
+		json_t *out = NULL;
+		memset(&err, 0, sizeof err);
+		rc = srv_mf_apply(&op, live, config, force, &out, &err);
+		FUZZ_CHECK(rc == LP_OK || rc == LP_E_NOMEM ||
+			       (rc == LP_E_CONFLICT && !force),
+			   "apply (force %d): %d", force, rc);
+		if (rc != LP_OK)
+			continue;
+		check_entries(out);
+		json_t *out2 = NULL;
+		memset(&err, 0, sizeof err);
+		rc = srv_mf_apply(&op, out, config, true, &out2, &err);
+		FUZZ_CHECK(rc == LP_OK || rc == LP_E_NOMEM, "apply again: %d", rc);
+		if (rc == LP_OK)
+			FUZZ_CHECK(json_equal(out, out2), "apply is idempotent");
+		json_decref(out2);
+		json_decref(out);
+	}
+
+	/* 5 */
+	FUZZ_CHECK(!live || json_equal(live, live_copy), "live untouched");
+	FUZZ_CHECK(json_equal(config, cfg_copy), "config untouched");
+	json_decref(live_copy);
+	json_decref(cfg_copy);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	json_error_t je;
+	json_t *in = json_loadb((const char *)data, size, 0, &je);
+	if (!json_is_array(in) || json_array_size(in) != 2 ||
+	    !json_is_object(json_array_get(in, 1))) {
+		json_decref(in);
+		return 0;
+	}
+	const json_t *live = json_array_get(in, 0);
+	if (!json_is_object(live))
+		live = NULL;
+	const json_t *config = json_array_get(in, 1);
+	one(srv_resource_find("", "v1", "configmaps"), live, config);
+	one(srv_resource_find("", "v1", "services"), live, config);
+	json_decref(in);
+	return 0;
+}
