@@ -995,8 +995,14 @@ static void remove_paths(json_t *v, const struct fset *rm,
 
 struct ent {
 	char *manager, *operation, *api_version, *subresource, *time;
+	/* The FieldsV1 loaded (a reference; NULL for a new entry) and the
+	   set, decoded from it only when a write touches it (ent_set).
+	   An entry that stays clean is written back with its FieldsV1 as it
+	   was: most writes leave most entries alone. */
+	json_t *v1;
 	struct fset *set;
-	bool bump; /* its time becomes now */
+	bool dirty; /* set is the truth: FieldsV1 is written from it */
+	bool bump;  /* its time becomes now */
 };
 
 struct ents {
@@ -1014,6 +1020,7 @@ static void ents_free(struct ents *es)
 		free(e->subresource);
 		free(e->time);
 		fset_free(e->set);
+		json_decref(e->v1);
 	}
 	free(es->v);
 	memset(es, 0, sizeof *es);
@@ -1027,15 +1034,13 @@ static char *dup_or_empty(const char *s)
 static struct ent *ents_add(struct ents *es, const char *manager,
 			    const char *operation, const char *api_version,
 			    const char *subresource, const char *time,
-			    struct fset *set)
+			    json_t *v1)
 {
 	if (es->n == es->cap) {
 		size_t cap = es->cap ? es->cap * 2 : 4;
 		struct ent *v = realloc(es->v, cap * sizeof *v);
-		if (!v) {
-			fset_free(set);
+		if (!v)
 			return NULL;
-		}
 		es->v = v;
 		es->cap = cap;
 	}
@@ -1045,9 +1050,11 @@ static struct ent *ents_add(struct ents *es, const char *manager,
 			  .api_version = dup_or_empty(api_version),
 			  .subresource = dup_or_empty(subresource),
 			  .time = time ? strdup(time) : NULL,
-			  .set = set ? set : fset_new()};
+			  .v1 = json_incref(v1),
+			  .set = v1 ? NULL : fset_new(),
+			  .dirty = !v1};
 	if (!e->manager || !e->operation || !e->api_version ||
-	    !e->subresource || !e->set || e->set->oom || (time && !e->time)) {
+	    !e->subresource || (!v1 && !e->set) || (time && !e->time)) {
 		es->n++;
 		return NULL;
 	}
@@ -1128,7 +1135,9 @@ static lp_err ents_load(struct ents *es, const json_t *mf, struct srv_error *err
 		}
 		if (!ents_add(es, mgr, op, json_string_value(json_object_get(e, "apiVersion")),
 			      sub, json_string_value(json_object_get(e, "time")),
-			      fset_from_v1(json_object_get(e, "fieldsV1"))))
+			      json_is_object(json_object_get(e, "fieldsV1"))
+				  ? json_object_get(e, "fieldsV1")
+				  : NULL))
 			return LP_ERR(LP_E_NOMEM);
 	}
 	return rc;
@@ -1168,7 +1177,7 @@ static void ents_store(struct ents *es, json_t *m)
 	json_t *arr = json_array();
 	for (size_t i = 0; i < es->n; i++) {
 		struct ent *e = &es->v[i];
-		if (e->set->n == 0)
+		if (e->dirty ? e->set->n == 0 : json_object_size(e->v1) == 0)
 			continue;
 		json_t *o = json_object();
 		json_object_set_new(o, "manager", json_string(e->manager));
@@ -1178,7 +1187,8 @@ static void ents_store(struct ents *es, json_t *m)
 		if (e->time)
 			json_object_set_new(o, "time", json_string(e->time));
 		json_object_set_new(o, "fieldsType", json_string("FieldsV1"));
-		json_object_set_new(o, "fieldsV1", fset_to_v1(e->set));
+		json_object_set_new(o, "fieldsV1", e->dirty ? fset_to_v1(e->set)
+							     : json_incref(e->v1));
 		if (*e->subresource)
 			json_object_set_new(o, "subresource", json_string(e->subresource));
 		json_array_append_new(arr, o);
@@ -1204,6 +1214,57 @@ static struct ent *ents_find(struct ents *es, const char *manager,
 			return e;
 	}
 	return NULL;
+}
+
+/* The entry's set, decoded on first use (NULL when out of memory). */
+static struct fset *ent_set(struct ent *e)
+{
+	if (!e->set)
+		e->set = fset_from_v1(e->v1);
+	return e->set && !e->set->oom ? e->set : NULL;
+}
+
+/* Is path p a member of FieldsV1 v1 (as from_v1 reads it)? */
+static bool v1_member(const json_t *v1, const char *p, size_t len)
+{
+	const json_t *n = v1;
+	for (size_t pos = 0; pos < len; pos += strlen(p + pos) + 1) {
+		if (!json_is_object(n))
+			return false;
+		n = json_object_get(n, p + pos);
+		if (!n)
+			return false;
+	}
+	return !json_is_object(n) || json_object_size(n) == 0 ||
+	       json_object_get(n, ".");
+}
+
+static bool ent_has(const struct ent *e, const char *p, size_t len)
+{
+	return e->set ? fset_has(e->set, p, len) : v1_member(e->v1, p, len);
+}
+
+/* Does s share a path with e's set (all: is s within it)? */
+static bool ent_meets(const struct ent *e, const struct fset *s, bool all)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (ent_has(e, at(s, i), s->v[i].len) != all)
+			return !all;
+	return all;
+}
+
+/* e -= a, e -= b, decoding e only when it holds one of their paths.
+   false when out of memory. */
+static bool ent_drop(struct ent *e, const struct fset *a, const struct fset *b)
+{
+	if (!ent_meets(e, a, false) && !(b && ent_meets(e, b, false)))
+		return true;
+	if (!ent_set(e))
+		return false;
+	fset_sub(&e->set, a);
+	fset_sub(&e->set, b);
+	e->dirty = true;
+	return !e->set->oom;
 }
 
 /* ------------------------------------------------------------ API */
@@ -1285,13 +1346,21 @@ lp_err srv_mf_update(const struct srv_mf_op *op, const json_t *old,
 		json_object_del(m, "managedFields"); /* [{}]: reset */
 		return LP_OK;
 	}
-	bool from_req = json_is_array(sent) && json_array_size(sent) > 0;
-	const json_t *base =
-	    from_req ? sent
-		     : json_object_get(json_object_get(old, "metadata"),
-				       "managedFields");
+	const json_t *stored =
+	    json_object_get(json_object_get(old, "metadata"), "managedFields");
+	/* a client sending back what it read (client-go's update) sends the
+	   stored entries: those are lapis's own */
+	bool from_req = json_is_array(sent) && json_array_size(sent) > 0 &&
+			!(stored && json_equal(sent, stored));
+	const json_t *base = from_req ? sent : stored;
 	struct ents es = {0};
 	lp_err rc = ents_load(&es, base, from_req ? err : NULL);
+	for (size_t i = 0; !rc && from_req && i < es.n; i++) {
+		/* a client's entries are written back in lapis's form */
+		if (!ent_set(&es.v[i]))
+			rc = LP_ERR(LP_E_NOMEM);
+		es.v[i].dirty = true;
+	}
 	if (rc) {
 		ents_free(&es);
 		return rc;
@@ -1316,8 +1385,10 @@ lp_err srv_mf_update(const struct srv_mf_op *op, const json_t *old,
 	for (size_t i = 0; i < es.n; i++) {
 		if (&es.v[i] == mine)
 			continue;
-		fset_sub(&es.v[i].set, chg);
-		fset_sub(&es.v[i].set, rem);
+		if (!ent_drop(&es.v[i], chg, rem)) {
+			rc = LP_ERR(LP_E_NOMEM);
+			goto out;
+		}
 	}
 	if (chg->n) {
 		if (!mine)
@@ -1327,14 +1398,25 @@ lp_err srv_mf_update(const struct srv_mf_op *op, const json_t *old,
 			rc = LP_ERR(LP_E_NOMEM);
 			goto out;
 		}
-		fset_sub(&mine->set, rem);
-		fset_union(mine->set, chg);
+		/* the manager's own entry changes only when it did not own
+		   all it changed or owned something removed */
+		if (mine->dirty || !ent_meets(mine, chg, true) ||
+		    ent_meets(mine, rem, false)) {
+			if (!ent_set(mine)) {
+				rc = LP_ERR(LP_E_NOMEM);
+				goto out;
+			}
+			fset_sub(&mine->set, rem);
+			fset_union(mine->set, chg);
+			mine->dirty = true;
+		}
 		mine->bump = true;
-	} else if (mine) {
-		fset_sub(&mine->set, rem);
+	} else if (mine && !ent_drop(mine, rem, NULL)) {
+		rc = LP_ERR(LP_E_NOMEM);
+		goto out;
 	}
 	for (size_t i = 0; i < es.n; i++)
-		if (es.v[i].set->oom)
+		if (es.v[i].set && es.v[i].set->oom)
 			rc = LP_ERR(LP_E_NOMEM);
 	if (!rc)
 		ents_store(&es, m);
@@ -1534,6 +1616,9 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 	    NULL);
 	if (!rc && (!none || !newset || !chg || !rem))
 		rc = LP_ERR(LP_E_NOMEM);
+	for (size_t i = 0; !rc && i < es.n; i++)
+		if (!ent_set(&es.v[i]))
+			rc = LP_ERR(LP_E_NOMEM);
 	if (rc)
 		goto out;
 	fs_add_fields(newset, config, &w, sn, false);
@@ -1608,8 +1693,11 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 	for (size_t i = 0; i < es.n; i++) {
 		if (&es.v[i] == own)
 			continue;
+		size_t before = es.v[i].set->n;
 		fset_sub(&es.v[i].set, chg);
 		fset_sub(&es.v[i].set, rem);
+		if (es.v[i].set->n != before)
+			es.v[i].dirty = true;
 	}
 	bool changed = chg->n || rem->n;
 	if (!own)
@@ -1624,6 +1712,8 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 	fset_free(own->set);
 	own->set = newset;
 	newset = NULL;
+	if (!same)
+		own->dirty = true;
 	free(own->api_version);
 	own->api_version = strdup(op->api_version);
 	own->bump = changed || !same || !own->time;
