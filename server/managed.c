@@ -305,11 +305,25 @@ static struct fset *fset_from_v1(const json_t *v1)
    with paths below it, {} for a member without. */
 static json_t *fset_to_v1(const struct fset *s)
 {
-	enum { MAXD = 256 };
+	/* the stack of nodes down the current path, one per element */
+	size_t maxd = 1;
+	for (size_t i = 0; i < s->n; i++) {
+		size_t d = 0;
+		for (size_t k = 0; k < s->v[i].len; k++)
+			d += at(s, i)[k] == 0;
+		if (d + 1 > maxd)
+			maxd = d + 1;
+	}
+	json_t **node = malloc(maxd * sizeof *node);
+	size_t *plen = malloc(maxd * sizeof *plen);
+	const char **ppath = malloc(maxd * sizeof *ppath);
 	json_t *root = json_object();
-	json_t *node[MAXD + 1];
-	size_t plen[MAXD + 1];
-	const char *ppath[MAXD + 1];
+	if (!node || !plen || !ppath || !root) {
+		free(node);
+		free(plen);
+		free(ppath);
+		return root;
+	}
 	size_t d = 0;
 	node[0] = root;
 	plen[0] = 0;
@@ -320,7 +334,7 @@ static json_t *fset_to_v1(const struct fset *s)
 		while (d > 0 && !(plen[d] <= len && !memcmp(p, ppath[d], plen[d])))
 			d--;
 		size_t pos = plen[d];
-		while (pos < len && d < MAXD) {
+		while (pos < len && d + 1 < maxd) {
 			/* Sorted: a child not on the stack was never made (its
 			   subtree's paths are contiguous). Keys are jansson's own
 			   or JSON text it wrote: valid UTF-8. */
@@ -338,6 +352,9 @@ static json_t *fset_to_v1(const struct fset *s)
 		    !memcmp(at(s, i + 1), p, len))
 			json_object_set_new_nocheck(node[d], ".", json_object());
 	}
+	free(node);
+	free(plen);
+	free(ppath);
 	return root;
 }
 

@@ -310,3 +310,41 @@ Test(mf_apply, finalizers_are_a_set)
 	json_decref(cfg);
 	json_decref(out);
 }
+
+Test(mf_update, a_deep_object_is_owned_to_its_leaf)
+{
+	/* {"spec":{"a":{"a":...{"a":1}}}}, 300 levels: deeper than any fixed
+	   stack of the FieldsV1 writer */
+	enum { DEPTH = 300 };
+	json_t *leaf = json_integer(1);
+	for (int i = 0; i < DEPTH; i++) {
+		json_t *o = json_object();
+		json_object_set_new(o, "a", leaf);
+		leaf = o;
+	}
+	json_t *o = json_object();
+	json_object_set_new(o, "metadata", json_pack("{s:s}", "name", "deep"));
+	json_object_set_new(o, "spec", leaf);
+	struct srv_mf_op op = op_of(CM(), "m");
+	struct srv_error err = {0};
+	cr_assert_eq(srv_mf_update(&op, NULL, o, &err), LP_OK);
+	const json_t *n = json_object_get(json_array_get(json_object_get(
+		json_object_get(o, "metadata"), "managedFields"), 0), "fieldsV1");
+	n = json_object_get(n, "f:spec");
+	/* a built-in's spec is a struct its zero value has: no "." */
+	cr_assert_null(json_object_get(n, "."));
+	n = json_object_get(n, "f:a");
+	for (int i = 1; i < DEPTH; i++) {
+		cr_assert(json_is_object(n), "level %d", i);
+		cr_assert_not_null(json_object_get(n, "."), "level %d owns itself", i);
+		n = json_object_get(n, "f:a");
+	}
+	cr_assert(json_is_object(n) && json_object_size(n) == 0, "the leaf is {}");
+	json_t *out = NULL, *out2 = NULL;
+	cr_assert_eq(srv_mf_apply(&op, o, o, true, &out, &err), LP_OK);
+	cr_assert_eq(srv_mf_apply(&op, out, o, true, &out2, &err), LP_OK);
+	cr_assert(json_equal(out, out2), "apply is idempotent at depth");
+	json_decref(out);
+	json_decref(out2);
+	json_decref(o);
+}
