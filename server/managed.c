@@ -568,6 +568,13 @@ static void list_kind(const struct walk *w, const struct srv_schema_node *sn,
 	}
 }
 
+/* An object owned and replaced whole: x-kubernetes-map-type: atomic in a
+   custom resource's schema. */
+static bool atomic_object(const struct walk *w, const struct srv_schema_node *sn)
+{
+	return w->res && w->res->custom && srv_schema_map_atomic(sn);
+}
+
 /* "<prefix><json>" (malloc), or NULL when out of memory. */
 static char *pe_json(const char *prefix, const json_t *v)
 {
@@ -723,7 +730,7 @@ static void fs_add(struct fset *s, const json_t *v, struct walk *w,
 		   const struct srv_schema_node *sn, bool dots)
 {
 	if (json_is_object(v)) {
-		if (json_object_size(v) == 0) {
+		if (json_object_size(v) == 0 || atomic_object(w, sn)) {
 			mark(s, w);
 			return;
 		}
@@ -845,7 +852,7 @@ static void fs_cmp(struct fset *chg, struct fset *rem, const json_t *o,
 		   const json_t *n, struct walk *w,
 		   const struct srv_schema_node *sn)
 {
-	if (json_is_object(o) && json_is_object(n)) {
+	if (json_is_object(o) && json_is_object(n) && !atomic_object(w, sn)) {
 		if (json_object_size(n) == 0 && json_object_size(o) != 0)
 			mark(chg, w); /* now explicitly empty */
 		fs_cmp_fields(chg, rem, o, n, w, sn);
@@ -867,7 +874,7 @@ static void fs_cmp(struct fset *chg, struct fset *rem, const json_t *o,
 static json_t *merge_val(json_t *l, const json_t *c, struct walk *w,
 			 const struct srv_schema_node *sn)
 {
-	if (json_is_object(l) && json_is_object(c)) {
+	if (json_is_object(l) && json_is_object(c) && !atomic_object(w, sn)) {
 		const char *k;
 		json_t *cv;
 		json_object_foreach((json_t *)c, k, cv)

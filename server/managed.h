@@ -28,6 +28,8 @@
  * strategies (spec.ports by port and protocol), custom resources from
  * their schema's x-kubernetes-list-type and x-kubernetes-list-map-keys. A
  * list whose items cannot be keyed (a missing key, a duplicate) is atomic.
+ * A custom resource's x-kubernetes-map-type: atomic object is owned,
+ * compared and replaced whole.
  *
  * Not done: the cap of ten Update managers (ancient-changes), the
  * before-first-apply manager for objects that have no managedFields, and

@@ -343,6 +343,7 @@ struct node {
 	size_t n_all_of, n_any_of, n_one_of;
 	struct node *not_;
 	enum listtype list_type;
+	bool map_atomic; /* x-kubernetes-map-type: atomic (server-side apply) */
 	char **map_keys;
 	size_t n_map_keys;
 };
@@ -1115,6 +1116,13 @@ static lp_err compile_node(struct cctx *c, const json_t *js,
 			n->list_type = LIST_ATOMIC;
 		free(lt);
 	}
+	char *mt = NULL;
+	if ((rc = kw_str(c, js, "x-kubernetes-map-type", &mt)))
+		return rc;
+	if (mt) {
+		n->map_atomic = strcmp(mt, "atomic") == 0;
+		free(mt);
+	}
 
 	const json_t *v = json_object_get(js, "enum");
 	if (v && !json_is_null(v)) {
@@ -1289,6 +1297,12 @@ srv_schema_items(const struct srv_schema_node *sn)
 {
 	const struct node *n = (const struct node *)sn;
 	return n ? (const struct srv_schema_node *)n->items : NULL;
+}
+
+bool srv_schema_map_atomic(const struct srv_schema_node *sn)
+{
+	const struct node *n = (const struct node *)sn;
+	return n && n->map_atomic;
 }
 
 enum srv_schema_list srv_schema_list_kind(const struct srv_schema_node *sn,

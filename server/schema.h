@@ -157,6 +157,9 @@ const struct srv_schema_node *
 srv_schema_prop(const struct srv_schema_node *n, const char *name);
 const struct srv_schema_node *
 srv_schema_items(const struct srv_schema_node *n);
+/* Is the object at n x-kubernetes-map-type: atomic (owned and replaced
+   whole by server-side apply)? */
+bool srv_schema_map_atomic(const struct srv_schema_node *n);
 /* For SRV_SLIST_MAP, *keys (borrowed) and *n_keys name the map keys. */
 enum srv_schema_list srv_schema_list_kind(const struct srv_schema_node *n,
 					  const char *const **keys,

@@ -220,6 +220,10 @@ spec:
                 x-kubernetes-list-map-keys: [name]
                 items: {type: object, required: [name], properties: {name: {type: string}, port: {type: integer}}}
               atomic: {type: array, items: {type: string}}
+              selector:
+                type: object
+                x-kubernetes-map-type: atomic
+                properties: {matchLabels: {type: object, additionalProperties: {type: string}}}
           status: {type: object, properties: {ready: {type: boolean}}}
 YAML
 expect_rc 0 "a CRD with map and set lists" $K wait --for condition=established --timeout=30s crd/gadgets.example.com
@@ -234,6 +238,14 @@ check "... map lists merge by key, sets unite" out_has '"ports":\[\{"name":"http
 expect_rc 0 "m1 applies less" $K apply --server-side --field-manager=m1 -f "$WORK/g3.yaml"
 expect_rc 0 "... get" $K get gadget g1 -o 'jsonpath={.spec}'
 check "... what m1 dropped is gone, m2's stays" out_has '^\{"ports":\[\{"name":"http","port":8080\},\{"name":"https","port":443\}\],"size":1,"tags":\["a","c"\]\}$'
+gadget 'spec: {selector: {matchLabels: {a: "1"}}}' >"$WORK/sel1.yaml"
+gadget 'spec: {selector: {matchLabels: {b: "2"}}}' >"$WORK/sel2.yaml"
+expect_rc 0 "m3 applies an atomic selector (x-kubernetes-map-type: atomic)" $K apply --server-side --field-manager=m3 -f "$WORK/sel1.yaml"
+expect_rc 1 "another manager's different selector conflicts on the whole map" $K apply --server-side --field-manager=m4 -f "$WORK/sel2.yaml"
+check "... at .spec.selector" err_has 'conflict with "m3": \.spec\.selector$'
+expect_rc 0 "with --force-conflicts" $K apply --server-side --field-manager=m4 --force-conflicts -f "$WORK/sel2.yaml"
+expect_rc 0 "... get" $K get gadget g1 -o 'jsonpath={.spec.selector} {.metadata.managedFields[?(@.manager=="m4")].fieldsV1}'
+check "... the map is replaced, not merged, and owned whole" out_has '^\{"matchLabels":\{"b":"2"\}\} \{"f:spec":\{"f:selector":\{\}\}\}$'
 gadget 'status: {ready: true}' >"$WORK/gs.yaml"
 expect_rc 0 "apply to the status subresource" $K apply --server-side --field-manager=ctl --subresource=status -f "$WORK/gs.yaml"
 expect_rc 0 "... get" $K get gadget g1 -o 'jsonpath={.status.ready} {.metadata.managedFields[?(@.manager=="ctl")].subresource}'
