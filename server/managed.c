@@ -619,7 +619,9 @@ static char *item_pe(const json_t *item, const struct lkind *lk,
 /* Path elements of a list's items, or false when the list cannot be keyed
    (then it is atomic). */
 struct lidx {
-	char **pe;
+	char **pe;   /* by position */
+	size_t *ord; /* positions in strcmp order of pe: lookups and the
+			duplicate check in O(n log n), whatever the list's size */
 	size_t n;
 };
 
@@ -628,8 +630,16 @@ static void lidx_free(struct lidx *ix)
 	for (size_t i = 0; i < ix->n; i++)
 		free(ix->pe[i]);
 	free(ix->pe);
+	free(ix->ord);
 	ix->pe = NULL;
+	ix->ord = NULL;
 	ix->n = 0;
+}
+
+static int cmp_ord(const void *a, const void *b, void *ud)
+{
+	char **pe = ud;
+	return strcmp(pe[*(const size_t *)a], pe[*(const size_t *)b]);
 }
 
 static bool lidx_build(const json_t *arr, const struct lkind *lk,
@@ -638,8 +648,11 @@ static bool lidx_build(const json_t *arr, const struct lkind *lk,
 	size_t n = json_array_size(arr);
 	ix->n = 0;
 	ix->pe = calloc(n ? n : 1, sizeof *ix->pe);
-	if (!ix->pe)
+	ix->ord = malloc((n ? n : 1) * sizeof *ix->ord);
+	if (!ix->pe || !ix->ord) {
+		lidx_free(ix);
 		return false;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const json_t *it = json_array_get(arr, i);
 		char *pe;
@@ -653,23 +666,33 @@ static bool lidx_build(const json_t *arr, const struct lkind *lk,
 			lidx_free(ix);
 			return false;
 		}
-		for (size_t j = 0; j < ix->n; j++) {
-			if (!strcmp(ix->pe[j], pe)) {
-				free(pe);
-				lidx_free(ix);
-				return false;
-			}
+		ix->pe[ix->n] = pe;
+		ix->ord[ix->n] = ix->n;
+		ix->n++;
+	}
+	qsort_r(ix->ord, ix->n, sizeof *ix->ord, cmp_ord, ix->pe);
+	for (size_t i = 1; i < ix->n; i++) {
+		if (!strcmp(ix->pe[ix->ord[i - 1]], ix->pe[ix->ord[i]])) {
+			lidx_free(ix); /* a duplicate key: atomic */
+			return false;
 		}
-		ix->pe[ix->n++] = pe;
 	}
 	return true;
 }
 
 static long lidx_find(const struct lidx *ix, const char *pe)
 {
-	for (size_t i = 0; i < ix->n; i++)
-		if (!strcmp(ix->pe[i], pe))
-			return (long)i;
+	size_t lo = 0, hi = ix->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int d = strcmp(ix->pe[ix->ord[mid]], pe);
+		if (!d)
+			return (long)ix->ord[mid];
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return -1;
 }
 
@@ -936,83 +959,49 @@ static json_t *merge_val(json_t *l, const json_t *c, struct walk *w,
 	return json_deep_copy(c);
 }
 
-/* The container holding path p's last element, and that element: the
-   object and field name, or the array and index. NULL when p names
-   nothing in v. */
-static json_t *find_parent(json_t *v, const char *p, size_t len,
-			   const char **last, size_t *index)
-{
-	json_t *cur = v;
-	for (size_t pos = 0; pos < len;) {
-		const char *pe = p + pos;
-		size_t next = pos + strlen(pe) + 1;
-		json_t *child = NULL;
-		if (pe[0] == 'f' && json_is_object(cur)) {
-			child = json_object_get(cur, pe + 2);
-			if (child && next >= len) {
-				*last = pe + 2;
-				return cur;
-			}
-		} else if ((pe[0] == 'k' || pe[0] == 'v') && json_is_array(cur)) {
-			json_error_t je;
-			json_t *want = json_loads(pe + 2, JSON_DECODE_ANY, &je);
-			for (size_t i = 0; want && i < json_array_size(cur); i++) {
-				json_t *it = json_array_get(cur, i);
-				bool hit;
-				if (pe[0] == 'v') {
-					hit = srv_json_value_eq(it, want);
-				} else {
-					hit = json_is_object(it);
-					const char *kk;
-					json_t *kv;
-					json_object_foreach(want, kk, kv)
-					{
-						json_t *iv = json_object_get(it, kk);
-						if (!iv && !strcmp(kk, "protocol"))
-							continue; /* defaulted */
-						hit = hit && iv && srv_json_value_eq(iv, kv);
-					}
-				}
-				if (hit) {
-					child = it;
-					if (next >= len) {
-						json_decref(want);
-						*last = NULL;
-						*index = i;
-						return cur;
-					}
-					break;
-				}
-			}
-			json_decref(want);
-		}
-		if (!child)
-			return NULL;
-		cur = child;
-		pos = next;
-	}
-	return NULL;
-}
-
-/* Remove from v each member of rm that keep has nothing at or below. */
-static void remove_paths(json_t *v, const struct fset *rm,
+/* Remove from v (at the walk's position) each member of rm that keep has
+   nothing at or below: one walk over the object, following rm. */
+static void remove_paths(json_t *v, struct walk *w,
+			 const struct srv_schema_node *sn, const struct fset *rm,
 			 const struct fset *keep)
 {
-	for (size_t i = 0; i < rm->n; i++) {
-		const char *p = at(rm, i);
-		size_t len = rm->v[i].len;
-		if (fset_has_at_or_below(keep, p, len))
-			continue;
-		const char *last = NULL;
-		size_t index = 0;
-		json_t *parent = find_parent(v, p, len, &last, &index);
-		if (!parent)
-			continue;
-		if (last)
-			json_object_del(parent, last);
-		else
-			json_array_remove(parent, index);
+	if (json_is_object(v) && !atomic_object(w, sn)) {
+		const char *k;
+		json_t *c;
+		void *tmp;
+		json_object_foreach_safe(v, tmp, k, c)
+		{
+			struct mark_pos m = enter_field(w, k);
+			if (fset_has(rm, w->pb.p, w->pb.len) &&
+			    !fset_has_at_or_below(keep, w->pb.p, w->pb.len))
+				json_object_del(v, k);
+			else if (fset_has_at_or_below(rm, w->pb.p, w->pb.len))
+				remove_paths(c, w, srv_schema_prop(sn, k), rm, keep);
+			leave(w, m);
+		}
+		return;
 	}
+	if (!json_is_array(v) || !json_array_size(v))
+		return;
+	struct lkind lk;
+	list_kind(w, sn, &lk);
+	struct lidx ix;
+	if (lk.kind == SRV_SLIST_ATOMIC || !lidx_build(v, &lk, w, &ix))
+		return;
+	/* from the end, so that a removal moves no item not yet seen */
+	for (size_t i = ix.n; i-- > 0;) {
+		struct mark_pos m;
+		enter_item(w, ix.pe[i], &m);
+		if (fset_has(rm, w->pb.p, w->pb.len) &&
+		    !fset_has_at_or_below(keep, w->pb.p, w->pb.len))
+			json_array_remove(v, i);
+		else if (lk.kind == SRV_SLIST_MAP &&
+			 fset_has_at_or_below(rm, w->pb.p, w->pb.len))
+			remove_paths(json_array_get(v, i), w, srv_schema_items(sn),
+				     rm, keep);
+		leave_item(w, m);
+	}
+	lidx_free(&ix);
 }
 
 /* ------------------------------------------------------------ entries */
@@ -1660,7 +1649,8 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 			for (size_t i = 0; i < es.n; i++)
 				if (&es.v[i] != own)
 					fset_union(keep, es.v[i].set);
-			remove_paths(merged, rm, keep);
+			fset_norm(rm);
+			remove_paths(merged, &w, sn, rm, keep);
 		}
 		if (!keep || !rm || keep->oom)
 			rc = LP_ERR(LP_E_NOMEM);

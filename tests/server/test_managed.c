@@ -348,3 +348,35 @@ Test(mf_update, a_deep_object_is_owned_to_its_leaf)
 	json_decref(out2);
 	json_decref(o);
 }
+
+/* A safety net, not a measurement: quadratic work over these lists would
+   take hours (test_patch.c's BIG_TIMEOUT does the same). */
+Test(mf_apply, big_sets_and_keyed_lists_are_not_quadratic, .timeout = 120)
+{
+	enum { N = 50000 };
+	json_t *fin = json_array(), *ports = json_array();
+	char b[32];
+	for (int i = 0; i < N; i++) {
+		snprintf(b, sizeof b, "x/f%d", i);
+		json_array_append_new(fin, json_string(b));
+		json_array_append_new(ports, json_pack("{s:i}", "port", i));
+	}
+	json_t *cfg = json_pack("{s:s,s:s,s:{s:s,s:o},s:{s:o}}", "apiVersion", "v1",
+				"kind", "Service", "metadata", "name", "s",
+				"finalizers", fin, "spec", "ports", ports);
+	struct srv_mf_op op = op_of(SVC(), "m");
+	struct srv_error err = {0};
+	json_t *out = NULL, *out2 = NULL;
+	cr_assert_eq(srv_mf_apply(&op, NULL, cfg, false, &out, &err), LP_OK);
+	json_t *none = J("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"}}");
+	cr_assert_eq(srv_mf_apply(&op, out, none, false, &out2, &err), LP_OK);
+	cr_assert_eq(json_array_size(json_object_get(json_object_get(out2, "metadata"), "finalizers")), 0);
+	cr_assert_eq(json_array_size(json_object_get(json_object_get(out2, "spec"), "ports")), 0);
+	json_t *next = json_deep_copy(out);
+	cr_assert_eq(srv_mf_update(&op, out, next, &err), LP_OK);
+	json_decref(next);
+	json_decref(cfg);
+	json_decref(none);
+	json_decref(out);
+	json_decref(out2);
+}
