@@ -1257,9 +1257,20 @@ static bool ent_has(const struct ent *e, const char *p, size_t len)
 	return e->set ? fset_has(e->set, p, len) : v1_member(e->v1, p, len);
 }
 
-/* Does s share a path with e's set (all: is s within it)? */
-static bool ent_meets(const struct ent *e, const struct fset *s, bool all)
+/* Does s share a path with e's set (all: is s within it)? Work is bounded
+   by the smaller side for "share": an entry meeting a large change is
+   decoded and walked itself, so many entries against many changes stay
+   linear in their sizes. */
+static bool ent_meets(struct ent *e, const struct fset *s, bool all)
 {
+	if (!all && !e->set && s->n > 16)
+		ent_set(e); /* on no memory, the lookups below still answer */
+	if (!all && e->set && e->set->n < s->n) {
+		for (size_t i = 0; i < e->set->n; i++)
+			if (fset_has(s, at(e->set, i), e->set->v[i].len))
+				return true;
+		return false;
+	}
 	for (size_t i = 0; i < s->n; i++)
 		if (ent_has(e, at(s, i), s->v[i].len) != all)
 			return !all;

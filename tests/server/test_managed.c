@@ -380,3 +380,31 @@ Test(mf_apply, big_sets_and_keyed_lists_are_not_quadratic, .timeout = 120)
 	json_decref(out);
 	json_decref(out2);
 }
+
+/* Many entries meeting a large change (a client may store thousands):
+   linear in their sizes, not their product. A safety net, as above. */
+Test(mf_update, many_entries_against_many_changes_are_not_quadratic, .timeout = 120)
+{
+	enum { N = 20000 };
+	json_t *data = json_object(), *mf = json_array(), *data2 = json_object();
+	char k[32], m[32], f[40];
+	for (int i = 0; i < N; i++) {
+		snprintf(k, sizeof k, "k%d", i);
+		snprintf(m, sizeof m, "m%d", i);
+		snprintf(f, sizeof f, "f:%s", k);
+		json_object_set_new(data, k, json_string("old"));
+		json_object_set_new(data2, k, json_string("new"));
+		json_array_append_new(mf, json_pack("{s:s,s:s,s:s,s:s,s:{s:{s:{}}}}", "manager", m,
+						    "operation", "Update", "apiVersion", "v1",
+						    "fieldsType", "FieldsV1", "fieldsV1", "f:data", f));
+	}
+	json_t *old = json_pack("{s:{s:s,s:o},s:o}", "metadata", "name", "a",
+				"managedFields", mf, "data", data);
+	json_t *next = json_pack("{s:{s:s},s:o}", "metadata", "name", "a", "data", data2);
+	struct srv_mf_op op = op_of(CM(), "writer");
+	struct srv_error err = {0};
+	cr_assert_eq(srv_mf_update(&op, old, next, &err), LP_OK);
+	cr_assert_eq(n_entries(next), 1, "every other entry lost its only field");
+	json_decref(old);
+	json_decref(next);
+}
