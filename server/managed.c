@@ -28,6 +28,8 @@
 #include "schema.h"
 
 #define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
+#define SRV_MF_MAX_UPDATERS 10 /* DefaultMaxUpdateManagers upstream */
+#define SRV_MF_ANCIENT "ancient-changes"
 
 /* ------------------------------------------------------------ sets */
 
@@ -1172,6 +1174,110 @@ static int cmp_ent(const void *a, const void *b)
 	return strcmp(p->subresource, q->subresource);
 }
 
+static struct fset *ent_set(struct ent *e);
+
+static bool ent_empty(const struct ent *e)
+{
+	return e->dirty || !e->v1 ? !e->set || e->set->n == 0
+				  : json_object_size(e->v1) == 0;
+}
+
+static int cmp_by_time(const void *a, const void *b, void *ud)
+{
+	const struct ents *es = ud;
+	const struct ent *p = &es->v[*(const size_t *)a];
+	const struct ent *q = &es->v[*(const size_t *)b];
+	int d = strcmp(p->time ? p->time : "", q->time ? q->time : "");
+	return d ? d : strcmp(p->manager, q->manager);
+}
+
+/* Upstream's cap on Update entries (capManagersManager): past
+   SRV_MF_MAX_UPDATERS, the oldest are merged into one "ancient-changes"
+   entry per API version, counted as upstream counts them. false when out
+   of memory. */
+static bool ents_cap(struct ents *es)
+{
+	size_t n = 0;
+	size_t *idx = malloc((es->n ? es->n : 1) * sizeof *idx);
+	if (!idx)
+		return false;
+	for (size_t i = 0; i < es->n; i++)
+		if (!strcmp(es->v[i].operation, "Update") && !ent_empty(&es->v[i]))
+			idx[n++] = i;
+	if (n <= SRV_MF_MAX_UPDATERS) {
+		free(idx);
+		return true;
+	}
+	qsort_r(idx, n, sizeof *idx, cmp_by_time, es);
+	bool ok = true;
+	size_t length = n;
+	/* per API version, the first (oldest) manager of this pass: the
+	   bucket starts as it when there is none */
+	struct ent **first = calloc(n, sizeof *first);
+	const char **seen = malloc(n * sizeof *seen);
+	size_t n_seen = 0;
+	if (!first || !seen) {
+		free(first);
+		free(seen);
+		free(idx);
+		return false;
+	}
+	for (size_t i = 0; i < n && length > SRV_MF_MAX_UPDATERS && ok; i++) {
+		struct ent *e = &es->v[idx[i]];
+		size_t v = 0;
+		while (v < n_seen && strcmp(seen[v], e->api_version))
+			v++;
+		if (v == n_seen) {
+			seen[n_seen] = e->api_version;
+			first[n_seen++] = e;
+			continue;
+		}
+		struct ent *b = NULL;
+		for (size_t j = 0; j < es->n && !b; j++) {
+			struct ent *c = &es->v[j];
+			if (!strcmp(c->manager, SRV_MF_ANCIENT) &&
+			    !strcmp(c->operation, "Update") &&
+			    !strcmp(c->api_version, e->api_version) && !*c->subresource)
+				b = c;
+		}
+		if (b == e)
+			continue; /* upstream would merge the bucket into itself
+				     and drop it */
+		if (!b) {
+			b = first[v];
+			free(b->manager);
+			free(b->subresource);
+			b->manager = strdup(SRV_MF_ANCIENT);
+			b->subresource = strdup("");
+			if (!b->manager || !b->subresource) {
+				ok = false;
+				break;
+			}
+		}
+		if (!ent_set(b) || !ent_set(e)) {
+			ok = false;
+			break;
+		}
+		fset_union(b->set, e->set);
+		b->dirty = true;
+		/* the merged update's time: it is the more recent */
+		free(b->time);
+		b->time = e->time;
+		e->time = NULL;
+		fset_free(e->set);
+		e->set = fset_new();
+		json_decref(e->v1);
+		e->v1 = NULL;
+		e->dirty = true;
+		ok = e->set != NULL;
+		length--;
+	}
+	free(first);
+	free(seen);
+	free(idx);
+	return ok;
+}
+
 /* Write es into metadata m (sorted as upstream; entries owning nothing are
    dropped; no entries: no managedFields). */
 static void ents_store(struct ents *es, json_t *m)
@@ -1183,14 +1289,16 @@ static void ents_store(struct ents *es, json_t *m)
 		if (e->bump) {
 			free(e->time);
 			e->time = strdup(now);
+			e->bump = false;
 		}
 	}
+	ents_cap(es); /* out of memory: more entries than the cap, no harm */
 	if (es->n)
 		qsort(es->v, es->n, sizeof *es->v, cmp_ent);
 	json_t *arr = json_array();
 	for (size_t i = 0; i < es->n; i++) {
 		struct ent *e = &es->v[i];
-		if (e->dirty ? e->set->n == 0 : json_object_size(e->v1) == 0)
+		if (ent_empty(e))
 			continue;
 		json_t *o = json_object();
 		json_object_set_new(o, "manager", json_string(e->manager));

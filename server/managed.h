@@ -31,10 +31,12 @@
  * A custom resource's x-kubernetes-map-type: atomic object is owned,
  * compared and replaced whole.
  *
- * Not done: the cap of ten Update managers (ancient-changes), the
- * before-first-apply manager for objects that have no managedFields, and
- * field sets of another version of a custom resource (entries of other
- * versions are compared as if they were written in this one).
+ * Past ten Update entries the oldest are merged into "ancient-changes", one
+ * per API version (upstream's capManagersManager).
+ *
+ * Not done: the before-first-apply manager for objects that have no
+ * managedFields, and field sets of another version of a custom resource
+ * (entries of other versions are compared as if written in this one).
  *
  * Threads: any; no state of its own.
  */

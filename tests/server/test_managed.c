@@ -408,3 +408,47 @@ Test(mf_update, many_entries_against_many_changes_are_not_quadratic, .timeout = 
 	json_decref(old);
 	json_decref(next);
 }
+
+Test(mf_update, update_entries_past_ten_go_to_ancient_changes)
+{
+	/* eleven managers each set one key, one after the other (times one
+	   second apart); the twelfth write must merge the oldest */
+	json_t *mf = json_array(), *data = json_object();
+	char m[16], k[16], f[24], t[32];
+	for (int i = 0; i < 11; i++) {
+		snprintf(m, sizeof m, "m%02d", i);
+		snprintf(k, sizeof k, "k%02d", i);
+		snprintf(f, sizeof f, "f:%s", k);
+		snprintf(t, sizeof t, "2020-01-01T00:00:%02dZ", i);
+		json_object_set_new(data, k, json_string("v"));
+		json_array_append_new(mf, json_pack("{s:s,s:s,s:s,s:s,s:s,s:{s:{s:{}}}}", "manager", m,
+						    "operation", "Update", "apiVersion", "v1", "time", t,
+						    "fieldsType", "FieldsV1", "fieldsV1", "f:data", f));
+	}
+	json_t *old = json_pack("{s:{s:s,s:o},s:o}", "metadata", "name", "a",
+				"managedFields", mf, "data", data);
+	json_t *next = json_deep_copy(old);
+	json_object_set_new(json_object_get(next, "data"), "new", json_string("x"));
+	struct srv_mf_op op = op_of(CM(), "newest");
+	struct srv_error err = {0};
+	cr_assert_eq(srv_mf_update(&op, old, next, &err), LP_OK);
+	/* 12 updaters, upstream's counting: m00 is the version's first; m01
+	   makes m00 the bucket and joins it (11); m02 joins it (10) */
+	cr_assert_eq(n_entries(next), 10);
+	assert_owns(next, "ancient-changes", "Update",
+		    "{\"f:data\":{\"f:k00\":{},\"f:k01\":{},\"f:k02\":{}}}");
+	cr_assert_str_eq(owns(next, "m00", "Update"), "");
+	cr_assert_str_eq(owns(next, "m02", "Update"), "");
+	assert_owns(next, "m03", "Update", "{\"f:data\":{\"f:k03\":{}}}");
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(json_object_get(next, "metadata"), "managedFields"), i, e)
+	{
+		if (!strcmp(json_string_value(json_object_get(e, "manager")), "ancient-changes"))
+			cr_assert_str_eq(json_string_value(json_object_get(e, "time")),
+					 "2020-01-01T00:00:02Z", "the last merged update's time");
+	}
+	assert_owns(next, "newest", "Update", "{\"f:data\":{\"f:new\":{}}}");
+	json_decref(old);
+	json_decref(next);
+}
