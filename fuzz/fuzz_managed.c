@@ -16,9 +16,11 @@
  *   2. An update that changes nothing records nothing: updating the result
  *      with itself leaves it as it is.
  *   3. srv_mf_apply(LIVE, CONFIG) succeeds, or is LP_E_CONFLICT without
- *      force, or LP_E_NOMEM; with force it never conflicts.
+ *      force, or LP_E_NOMEM; with force it never conflicts; a CONFIG whose
+ *      metadata is not an object is LP_E_BADREQUEST.
  *   4. Apply is idempotent: applying CONFIG again with force to the result
- *      changes nothing, managedFields and times included.
+ *      changes nothing, managedFields and times included (the second apply
+ *      may fall in a later second: a time that moved is a failure).
  *   5. Neither function modifies its inputs.
  */
 #include <jansson.h>
@@ -83,8 +85,11 @@ static void one(const struct srv_resource *res, const json_t *live,
 		json_t *out = NULL;
 		memset(&err, 0, sizeof err);
 		rc = srv_mf_apply(&op, live, config, force, &out, &err);
-		FUZZ_CHECK(rc == LP_OK || rc == LP_E_NOMEM ||
-			       (rc == LP_E_CONFLICT && !force),
+		const json_t *cm = json_object_get(config, "metadata");
+		bool bad = cm && !json_is_object(cm);
+		FUZZ_CHECK(bad ? rc == LP_E_BADREQUEST
+			       : rc == LP_OK || rc == LP_E_NOMEM ||
+					 (rc == LP_E_CONFLICT && !force),
 			   "apply (force %d): %d", force, rc);
 		if (rc != LP_OK)
 			continue;

@@ -1195,7 +1195,7 @@ static int cmp_by_time(const void *a, const void *b, void *ud)
    SRV_MF_MAX_UPDATERS, the oldest are merged into one "ancient-changes"
    entry per API version, counted as upstream counts them. false when out
    of memory. */
-static bool ents_cap(struct ents *es)
+static bool ents_cap_pass(struct ents *es, bool *progress)
 {
 	size_t n = 0;
 	size_t *idx = malloc((es->n ? es->n : 1) * sizeof *idx);
@@ -1271,11 +1271,27 @@ static bool ents_cap(struct ents *es)
 		e->dirty = true;
 		ok = e->set != NULL;
 		length--;
+		*progress = true;
 	}
 	free(first);
 	free(seen);
 	free(idx);
 	return ok;
+}
+
+/* Passes until the cap holds or nothing more merges: a single pass can
+   stop short (a bucket met after its version's first manager is not merged
+   into itself), and what one write leaves the next must not change. */
+static bool ents_cap(struct ents *es)
+{
+	for (int pass = 0; pass < 64; pass++) {
+		bool progress = false;
+		if (!ents_cap_pass(es, &progress))
+			return false;
+		if (!progress)
+			return true;
+	}
+	return true;
 }
 
 /* Write es into metadata m (sorted as upstream; entries owning nothing are
@@ -1733,6 +1749,10 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 		    const json_t *config, bool force, json_t **out,
 		    struct srv_error *err)
 {
+	const json_t *cm = json_object_get(config, "metadata");
+	if (!json_is_object(config) || (cm && !json_is_object(cm)))
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "the apply configuration and its metadata must be objects");
 	struct walk w;
 	walk_init(&w, op);
 	const struct srv_schema_node *sn = root_of(op);

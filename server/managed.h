@@ -84,7 +84,8 @@ lp_err srv_mf_update(const struct srv_mf_op *op, const json_t *old,
  * Server-side apply of config (an object) onto live (NULL: the object does
  * not exist). *out (new) is the merged object with its managedFields.
  * LP_E_CONFLICT with causes when the apply changes fields other managers
- * own and force is not set; LP_E_NOMEM.
+ * own and force is not set; LP_E_BADREQUEST when config or its metadata
+ * is not an object; LP_E_NOMEM.
  */
 lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 		    const json_t *config, bool force, json_t **out,

@@ -1980,9 +1980,10 @@ static lp_err patch_fields(struct srv_req *r, const struct srv_resource *res,
 static lp_err apply_config_ok(const struct srv_resource *res, const char *name,
 			      const json_t *cfg, struct srv_error *err)
 {
-	if (!json_is_object(cfg))
+	const json_t *cm = json_object_get(cfg, "metadata");
+	if (!json_is_object(cfg) || (cm && !json_is_object(cm)))
 		return srv_error_set(err, LP_E_BADREQUEST,
-				     "the apply configuration must be an object");
+				     "the apply configuration and its metadata must be objects");
 	const char *av = json_string_value(json_object_get(cfg, "apiVersion"));
 	const char *kind = json_string_value(json_object_get(cfg, "kind"));
 	char gv[300];

@@ -111,6 +111,8 @@ apply "$CMP/s3?fieldManager=m1" '{"apiVersion":"v1","kind":"ConfigMap","metadata
 check "an apply naming another object is 400" code_has 400 'does not match the name on the URL'
 apply "$CMP/s3?fieldManager=m1" '[1, 2]'
 check "an apply that is not an object is 400" code_is 400
+apply "$CMP/s3?fieldManager=m1" '{"apiVersion":"v1","kind":"ConfigMap","metadata":"s3"}'
+check "an apply whose metadata is not an object is 400" code_is 400
 apply "$CMP/s3?fieldManager=m1&dryRun=All" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s3"},"data":{"a":"1"}}'
 check "a dry-run apply of a missing object answers 201" code_is 201
 req GET "$CMP/s3"
