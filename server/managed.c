@@ -1158,20 +1158,30 @@ static lp_err ents_load(struct ents *es, const json_t *mf, struct srv_error *err
 	return rc;
 }
 
-static int cmp_ent(const void *a, const void *b)
+/* Entry order: upstream's sort of managedFields (operation, time, manager,
+   API version, subresource), or without time, manager first, the order of
+   their identifiers (conflict messages). */
+static int ent_order(const struct ent *p, const struct ent *q, bool stored)
 {
-	const struct ent *p = a, *q = b;
-	int d = strcmp(p->operation, q->operation);
-	if (d)
-		return d;
-	d = strcmp(p->time ? p->time : "", q->time ? q->time : "");
-	if (d)
-		return d;
+	int d;
+	if (stored) {
+		if ((d = strcmp(p->operation, q->operation)))
+			return d;
+		if ((d = strcmp(p->time ? p->time : "", q->time ? q->time : "")))
+			return d;
+	}
 	if ((d = strcmp(p->manager, q->manager)))
+		return d;
+	if (!stored && (d = strcmp(p->operation, q->operation)))
 		return d;
 	if ((d = strcmp(p->api_version, q->api_version)))
 		return d;
 	return strcmp(p->subresource, q->subresource);
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+	return ent_order(a, b, true);
 }
 
 static struct fset *ent_set(struct ent *e);
@@ -1609,16 +1619,8 @@ static void print_manager(char *buf, size_t n, const struct ent *e)
 
 static int cmp_ent_id(const void *a, const void *b)
 {
-	const struct ent *p = *(const struct ent *const *)a;
-	const struct ent *q = *(const struct ent *const *)b;
-	int d;
-	if ((d = strcmp(p->manager, q->manager)))
-		return d;
-	if ((d = strcmp(p->operation, q->operation)))
-		return d;
-	if ((d = strcmp(p->api_version, q->api_version)))
-		return d;
-	return strcmp(p->subresource, q->subresource);
+	return ent_order(*(const struct ent *const *)a,
+			 *(const struct ent *const *)b, false);
 }
 
 /* The 409 of upstream's NewConflictError for the conflicts in x (one set

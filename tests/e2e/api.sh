@@ -16,16 +16,6 @@ stop_server() {
 	reap "$SERVER_PID"
 }
 
-# req METHOD PATH [BODY [CONTENT-TYPE]]: code in CODE, body in $WORK/body
-req() {
-	local m=$1 p=$2 body=${3-} ct=${4:-application/json}
-	if [[ -n $body ]]; then
-		CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X "$m" \
-			-H "Content-Type: $ct" --data-binary "$body" "$URL$p")
-	else
-		CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X "$m" "$URL$p")
-	fi
-}
 jq_() { python3 -c "import json,sys; d=json.load(open('$WORK/body')); print($1)"; }
 
 check "server starts and prints its URL" start_server

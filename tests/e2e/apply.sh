@@ -12,16 +12,6 @@ DATA=$WORK/data
 serve_lapis serve "$DATA" --insecure-http
 check "server starts" [ -n "$URL" ]
 
-# req METHOD PATH [BODY [CONTENT-TYPE]]: code in CODE, body in $WORK/body
-req() {
-	local m=$1 p=$2 body=${3-} ct=${4:-application/json}
-	if [[ -n $body ]]; then
-		CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X "$m" \
-			-H "Content-Type: $ct" --data-binary "$body" "$URL$p")
-	else
-		CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X "$m" "$URL$p")
-	fi
-}
 apply() { req PATCH "$1" "$2" application/apply-patch+yaml; }
 py() { python3 -c "import json; d=json.load(open('$WORK/body')); $1"; }
 # mf MANAGER OPERATION: that entry's fieldsV1, compact with sorted keys

@@ -213,6 +213,19 @@ spec:
 YAML
 }
 
+# req METHOD PATH [BODY [CONTENT-TYPE]]: a plain-HTTP request to $URL, the
+# code in CODE and the body in $WORK/body (scripts over TLS define their
+# own).
+req() {
+	local m=$1 p=$2 body=${3-} ct=${4:-application/json}
+	if [[ -n $body ]]; then
+		CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X "$m" \
+			-H "Content-Type: $ct" --data-binary "$body" "$URL$p")
+	else
+		CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X "$m" "$URL$p")
+	fi
+}
+
 # The curl scripts' checks of their last answer (CODE, and the body in
 # $WORK/body): code_is CODE, has TEXT, code_has CODE TEXT... (every TEXT).
 code_is() { [[ $CODE == "$1" ]] || { echo "#   got $CODE: $(head -c 400 "$WORK/body")"; return 1; }; }
