@@ -1848,11 +1848,10 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 	for (size_t i = 0; i < es.n; i++) {
 		if (&es.v[i] == own)
 			continue;
-		size_t before = es.v[i].set->n;
-		fset_sub(&es.v[i].set, chg);
-		fset_sub(&es.v[i].set, rem);
-		if (es.v[i].set->n != before)
-			es.v[i].dirty = true;
+		if (!ent_drop(&es.v[i], chg, rem)) {
+			rc = LP_ERR(LP_E_NOMEM);
+			goto out;
+		}
 	}
 	bool changed = chg->n || rem->n;
 	if (!own)
