@@ -1996,6 +1996,11 @@ static lp_err apply_config_ok(const struct srv_resource *res, const char *name,
 				     slash ? slash + 1 : (av ? av : ""),
 				     kind ? kind : "");
 	}
+	/* upstream's structured merge refuses a configuration carrying
+	   entries (an array, even empty; null or another type is ignored) */
+	if (json_is_array(json_object_get(cm, "managedFields")))
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "metadata.managedFields must be nil");
 	const char *cn = meta_str(cfg, "name");
 	if (cn && *cn && strcmp(cn, name))
 		return srv_error_set(err, LP_E_BADREQUEST,

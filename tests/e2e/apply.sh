@@ -103,6 +103,9 @@ apply "$CMP/s3?fieldManager=m1" '[1, 2]'
 check "an apply that is not an object is 400" code_is 400
 apply "$CMP/s3?fieldManager=m1" '{"apiVersion":"v1","kind":"ConfigMap","metadata":"s3"}'
 check "an apply whose metadata is not an object is 400" code_is 400
+apply "$CMP/s3?fieldManager=m1" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s3","managedFields":[]}}'
+check "an apply carrying managedFields is 400" code_is 400
+check "... with kube's message" msg_is 'metadata.managedFields must be nil'
 apply "$CMP/s3?fieldManager=m1&dryRun=All" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s3"},"data":{"a":"1"}}'
 check "a dry-run apply of a missing object answers 201" code_is 201
 req GET "$CMP/s3"
