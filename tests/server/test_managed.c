@@ -437,8 +437,8 @@ Test(mf_update, update_entries_past_ten_go_to_ancient_changes)
 	cr_assert_eq(n_entries(next), 10);
 	assert_owns(next, "ancient-changes", "Update",
 		    "{\"f:data\":{\"f:k00\":{},\"f:k01\":{},\"f:k02\":{}}}");
-	cr_assert_str_eq(owns(next, "m00", "Update"), "");
-	cr_assert_str_eq(owns(next, "m02", "Update"), "");
+	assert_owns(next, "m00", "Update", "");
+	assert_owns(next, "m02", "Update", "");
 	assert_owns(next, "m03", "Update", "{\"f:data\":{\"f:k03\":{}}}");
 	size_t i;
 	json_t *e;
