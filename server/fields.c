@@ -870,6 +870,87 @@ bool srv_builtin_prune(const char *kind, const char *api_version, json_t *obj,
 				 s, NULL);
 }
 
+/* ---- what encoding/json leaves out (omitempty) ---- */
+
+/* Go's zero value of a scalar field, or a null that decodes to it. */
+static bool zero_scalar(const struct pb_field *f, const json_t *v)
+{
+	switch (f->type) {
+	case PB_STRING:
+	case PB_BYTES:
+		return json_is_null(v) ||
+		       (json_is_string(v) && json_string_length(v) == 0);
+	case PB_BOOL:
+		return json_is_null(v) || json_is_false(v);
+	case PB_INT32:
+	case PB_INT64:
+		return json_is_null(v) ||
+		       (json_is_integer(v) && json_integer_value(v) == 0) ||
+		       (json_is_real(v) && json_real_value(v) == 0.0);
+	case PB_MSG:
+	case PB_TIME:
+	case PB_MICROTIME:
+	case PB_INTORSTR:
+	case PB_FIELDSV1:
+	case PB_MAP_STRING:
+	case PB_MAP_BYTES:
+		break; /* structs and maps: not scalars */
+	}
+	return false;
+}
+
+/* Recursion follows the tables (invariant 2). */
+static void omit_msg(const struct pb_msg *m, json_t *obj)
+{
+	for (size_t i = 0; i < m->n_fields; i++) {
+		const struct pb_field *f = &m->fields[i];
+		json_t *v = json_object_get(obj, f->json);
+		if (!v)
+			continue;
+		bool drop = false;
+		if (f->flags & PB_REP) {
+			drop = json_is_null(v) ||
+			       (json_is_array(v) && json_array_size(v) == 0);
+			size_t j;
+			json_t *x;
+			if (f->type == PB_MSG && json_is_array(v)) {
+				json_array_foreach(v, j, x)
+				{
+					if (json_is_object(x))
+						omit_msg(f->sub, x);
+				}
+			}
+		} else if (f->type == PB_MAP_STRING ||
+			   f->type == PB_MAP_BYTES) {
+			drop = json_is_null(v) ||
+			       (json_is_object(v) && json_object_size(v) == 0);
+		} else if (f->type == PB_MSG) {
+			if (json_is_object(v))
+				omit_msg(f->sub, v);
+		} else {
+			drop = (f->flags & PB_OMITZERO) && zero_scalar(f, v);
+		}
+		if (drop)
+			json_object_del(obj, f->json);
+	}
+}
+
+void srv_builtin_omitempty(const char *kind, const char *api_version,
+			   json_t *obj)
+{
+	if (!json_is_object(obj))
+		return;
+	const struct pb_msg *m =
+	    kind && api_version ? srv_pb_kind_msg(kind, api_version) : NULL;
+	if (m) {
+		omit_msg(m, obj);
+		return;
+	}
+	json_t *md = json_object_get(obj, "metadata");
+	if (json_is_object(md))
+		omit_msg(srv_pb_object_meta(), md);
+}
+
 /* ------------------------------------------------------------------ */
 /* OpenAPI v3 schemas                                                   */
 /* ------------------------------------------------------------------ */

@@ -127,6 +127,19 @@ bool srv_builtin_prune(const char *kind, const char *api_version, json_t *obj,
 		       bool sorted, struct srv_strict *s);
 
 /*
+ * Leave out what kube's JSON encoding of the Go struct leaves out, as a
+ * decode into the struct and an encode back would (encoding/json's
+ * omitempty): repeated and map members that are empty or null, and the
+ * zero value ("", 0, false) or null of a scalar field flagged
+ * PB_OMITZERO. Value structs, times and the members of other fields stay.
+ * Objects of a kind with a table are walked whole; any other object (a
+ * custom resource, a CRD) only in its metadata, which kube round-trips
+ * through ObjectMeta (apiextensions' objectmeta.Coerce). Pure.
+ */
+void srv_builtin_omitempty(const char *kind, const char *api_version,
+			   json_t *obj);
+
+/*
  * What sigs.k8s.io/json's strict decoding reports for a JSON body of a
  * built-in kind: duplicate fields, and the unknown fields among them, in
  * the order of the text (srv_builtin_prune then finds the same unknown

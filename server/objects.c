@@ -1420,6 +1420,16 @@ static lp_err track_update(struct srv_req *r, const struct srv_resource *res,
 static void create_object(struct srv_req *r, const struct srv_resource *res,
 			  const char *ns, json_t *obj, bool dry, bool tracked);
 
+/* Leave out what kube's encoding of the decoded object would: empty lists
+   and maps, zero omitempty scalars (a label removed leaves no "labels":
+   {}, as on kube; kubectl diff then shows no change). */
+static void omit_empty(const struct srv_resource *res, json_t *obj)
+{
+	char gv[300];
+	srv_builtin_omitempty(res->kind, srv_resource_gv(res, gv, sizeof gv),
+			      obj);
+}
+
 static void do_create(struct srv_req *r, const struct srv_resource *res,
 		      const char *ns)
 {
@@ -1517,6 +1527,7 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 		json_object_set_new(labels, "kubernetes.io/metadata.name",
 				    json_string(name));
 	}
+	omit_empty(res, obj);
 	validate_meta(res, obj, &err);
 	if (invalid_from_causes(res, for_msgs, &err) ||
 	    (res->prepare && res->prepare(res, obj, NULL, &err)) ||
@@ -1745,6 +1756,7 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 			}
 		}
 	}
+	omit_empty(res, next);
 	validate_meta(res, next, &err);
 	if (invalid_from_causes(res, name, &err) ||
 	    (kind == UPD_MAIN && res->prepare && res->prepare(res, next, old, &err)) ||

@@ -1141,6 +1141,11 @@ const struct pb_msg *srv_pb_kind_msg(const char *kind, const char *api_version)
 	return NULL;
 }
 
+const struct pb_msg *srv_pb_object_meta(void)
+{
+	return &m_object_meta;
+}
+
 const struct pb_field *srv_pb_field(const struct pb_msg *m, const char *json)
 {
 	for (size_t i = 0; i < m->n_fields; i++)

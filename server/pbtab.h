@@ -67,6 +67,9 @@ struct pb_msg {
  */
 const struct pb_msg *srv_pb_kind_msg(const char *kind, const char *api_version);
 
+/* The table of meta/v1 ObjectMeta. Borrowed, static. */
+const struct pb_msg *srv_pb_object_meta(void);
+
 /* The field of m named json, or NULL. Borrowed, static. */
 const struct pb_field *srv_pb_field(const struct pb_msg *m, const char *json);
 

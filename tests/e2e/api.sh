@@ -514,6 +514,28 @@ check "a list in YAML still works" [ "$CODE" == 200 ]
 req GET /openapi/v3/api/v1
 check "OpenAPI v3 describes ServicePort with port required" python3 -c "import json; s=json.load(open('$WORK/body'))['components']['schemas']; p=s['io.k8s.api.core.v1.ServicePort']; assert p['required']==['port'] and p['properties']['port']['type']=='integer'; assert s['io.k8s.api.core.v1.ConfigMap']['properties']['data']['additionalProperties']['type']=='string'"
 
+# kube decodes a built-in object into its Go struct and encodes it back:
+# omitempty leaves out empty lists and maps and zero scalars
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"oe1","generateName":"","labels":{},"annotations":null,"finalizers":[]},"data":{},"binaryData":null}'
+check "a create leaves out empty labels, annotations, finalizers, data and a blank generateName" python3 -c "
+import json; d=json.load(open('$WORK/body')); m=d['metadata']
+assert not {'labels','annotations','finalizers','generateName'} & set(m), m
+assert 'data' not in d and 'binaryData' not in d, d"
+req PATCH /api/v1/namespaces/default/configmaps/oe1 '{"metadata":{"labels":{"x":"y"}}}' application/merge-patch+json
+req PATCH /api/v1/namespaces/default/configmaps/oe1 '{"metadata":{"labels":{"x":null}}}' application/merge-patch+json
+check "removing the last label leaves no labels: {}" python3 -c "
+import json; d=json.load(open('$WORK/body')); assert 'labels' not in d['metadata'], d"
+req PATCH /api/v1/namespaces/default/configmaps/oe1 '{"metadata":{"annotations":{}}}' application/strategic-merge-patch+json
+check "a patch adding annotations: {} is a no-op (as kubectl diff sends)" python3 -c "
+import json; d=json.load(open('$WORK/body')); assert 'annotations' not in d['metadata'], d"
+req POST /api/v1/namespaces/default/services '{"metadata":{"name":"oe2"},"spec":{"type":"","clusterIP":"","ports":[{"port":80,"name":"","nodePort":0}],"externalIPs":[],"selector":{}}}'
+check "a Service create leaves out blank port names, nodePort 0, empty externalIPs and selector" python3 -c "
+import json; d=json.load(open('$WORK/body')); s=d['spec']
+assert s['ports']==[{'port':80,'protocol':'TCP','targetPort':80}], s
+assert 'externalIPs' not in s and 'selector' not in s, s
+assert s['type']=='ClusterIP' and s['clusterIP'], s
+assert d['status']=={'loadBalancer':{}}, d"
+
 # restart: data and revisions persist, a watch resumes
 REV_BEFORE=$(curl -sS "$URL/api/v1/namespaces/default/configmaps" | python3 -c "import json,sys; print(json.load(sys.stdin)['metadata']['resourceVersion'])")
 stop_server

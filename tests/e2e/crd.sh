@@ -582,6 +582,14 @@ expect_rc 0 "a version with a deprecationWarning" kubectl create -f - <<<'{"apiV
 check "... warns with it" err_text 'Warning: v1alpha1 gizmos go away in 2.0'
 expect_rc 0 "the storage version" kubectl get gizmos.v1.depr.example.com z1
 check "... does not warn" bash -c "! grep -q 'Warning' '$WORK/err'"
+# A custom resource's metadata goes through ObjectMeta (kube's
+# objectmeta.Coerce): empty labels and annotations are left out; the rest of
+# the object is kept as sent, empty maps and lists included.
+expect_rc 0 "a custom resource with empty labels, annotations and spec members" kubectl create -o json -f - <<<'{"apiVersion":"depr.example.com/v1","kind":"Gizmo","metadata":{"name":"z2","labels":{},"annotations":{},"finalizers":[]},"spec":{"m":{},"l":[],"s":""}}'
+check "... has no empty metadata members and keeps spec as sent" python3 -c "
+import json; d=json.load(open('$WORK/out'))
+assert not {'labels','annotations','finalizers'} & set(d['metadata']), d['metadata']
+assert d['spec']=={'m':{},'l':[],'s':''}, d['spec']"
 
 # kubectl explain reads a CRD version's schema from its OpenAPI v3 document
 KDIR=$(dirname "$(readlink -f "$(command -v kubectl)")")

@@ -600,3 +600,55 @@ Test(fields, openapi_schemas_from_the_tables)
 					  "CustomResourceDefinition", schemas));
 	json_decref(schemas);
 }
+
+/* What encoding/json's omitempty leaves out of a decoded built-in object,
+   and what it keeps: value structs, required and non-omitempty scalars,
+   times, and whatever a kind without a table has outside its metadata. */
+Test(fields, omitempty_as_kube_encodes_the_decoded_struct)
+{
+	json_t *svc = parse(
+	    "{\"metadata\":{\"name\":\"a\",\"generateName\":\"\","
+	    "\"labels\":{},\"annotations\":null,\"finalizers\":[],"
+	    "\"ownerReferences\":[],\"generation\":0,"
+	    "\"deletionGracePeriodSeconds\":0},"
+	    "\"spec\":{\"ports\":[{\"name\":\"\",\"port\":0,\"nodePort\":0,"
+	    "\"appProtocol\":\"\",\"targetPort\":0}],\"selector\":{},"
+	    "\"externalIPs\":null,\"clusterIP\":\"\",\"type\":null,"
+	    "\"publishNotReadyAddresses\":false,"
+	    "\"allocateLoadBalancerNodePorts\":false,"
+	    "\"sessionAffinityConfig\":{}},"
+	    "\"status\":{\"loadBalancer\":{\"ingress\":[]},"
+	    "\"conditions\":[]}}");
+	srv_builtin_omitempty("Service", "v1", svc);
+	expect_json(svc,
+		    "{\"metadata\":{\"name\":\"a\","
+		    "\"deletionGracePeriodSeconds\":0},"
+		    "\"spec\":{\"ports\":[{\"port\":0,\"appProtocol\":\"\","
+		    "\"targetPort\":0}],"
+		    "\"allocateLoadBalancerNodePorts\":false,"
+		    "\"sessionAffinityConfig\":{}},"
+		    "\"status\":{\"loadBalancer\":{}}}");
+	json_decref(svc);
+
+	json_t *ev = parse("{\"metadata\":{\"creationTimestamp\":null},"
+			   "\"reason\":\"\",\"count\":0,\"reportingComponent\":\"\","
+			   "\"firstTimestamp\":null,\"involvedObject\":{}}");
+	srv_builtin_omitempty("Event", "v1", ev);
+	expect_json(ev, "{\"metadata\":{\"creationTimestamp\":null},"
+			"\"reportingComponent\":\"\",\"firstTimestamp\":null,"
+			"\"involvedObject\":{}}");
+	json_decref(ev);
+
+	json_t *cr = parse("{\"metadata\":{\"labels\":{},\"namespace\":\"\"},"
+			   "\"spec\":{\"m\":{},\"l\":[],\"s\":\"\"},\"data\":{}}");
+	srv_builtin_omitempty("Gizmo", "example.com/v1", cr);
+	expect_json(cr, "{\"metadata\":{},"
+			"\"spec\":{\"m\":{},\"l\":[],\"s\":\"\"},\"data\":{}}");
+	json_decref(cr);
+
+	json_t *notobj = parse("[1]");
+	srv_builtin_omitempty("ConfigMap", "v1", notobj);
+	srv_builtin_omitempty(NULL, NULL, notobj);
+	expect_json(notobj, "[1]");
+	json_decref(notobj);
+}
