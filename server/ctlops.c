@@ -35,8 +35,8 @@ static lp_err resolve(const char *key, struct target *t)
 	lp_err rc = LP_E_NOTFOUND;
 	for (size_t i = 0; i < n && rc == LP_E_NOTFOUND; i++) {
 		struct reg_key p;
-		if (reg_list_prefix(all[i]->group, all[i]->resource, NULL,
-				    &p) ||
+		if (reg_list_prefix(srv_resource_store_group(all[i]),
+				    all[i]->resource, NULL, &p) ||
 		    strncmp(key, p.bytes, p.len))
 			continue;
 		const char *rest = key + p.len;
@@ -118,7 +118,8 @@ static lp_err op_owner_key(void *ud, const char *api_version, const char *kind,
 	if (found) {
 		struct reg_key k;
 		*namespaced = found->namespaced;
-		rc = reg_object_key(found->group, found->resource,
+		rc = reg_object_key(srv_resource_store_group(found),
+				    found->resource,
 				    found->namespaced ? ns : NULL, name, &k);
 		if (rc == LP_OK && k.len < key_n)
 			memcpy(key, k.bytes, k.len + 1);
@@ -143,8 +144,8 @@ static void op_ns_resources(void *ud,
 	for (size_t i = 0; i < n && seen; i++) {
 		struct reg_key p;
 		if (!all[i]->namespaced ||
-		    reg_list_prefix(all[i]->group, all[i]->resource, NULL,
-				    &p) ||
+		    reg_list_prefix(srv_resource_store_group(all[i]),
+				    all[i]->resource, NULL, &p) ||
 		    json_object_get(seen, p.bytes))
 			continue;
 		json_object_set_new(seen, p.bytes, json_true());

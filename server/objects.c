@@ -48,7 +48,7 @@ static void what_of(const struct srv_resource *res, const char *name,
 		    struct srv_status_what *w)
 {
 	w->name = name;
-	w->group = res->group;
+	w->group = srv_resource_store_group(res);
 	w->kind = res->resource;
 	w->uid = NULL;
 }
@@ -132,7 +132,7 @@ static bool is_label_value(const char *v)
 
 /* A label key or annotation key: [prefix/]name (qualified name), whose name
    part follows the label-value rule but may not be empty. */
-static bool is_qualified_name(const char *k)
+bool srv_is_qualified_name(const char *k)
 {
 	const char *slash = strchr(k, '/');
 	const char *name = k;
@@ -186,7 +186,7 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 	{
 		char f[320];
 		snprintf(f, sizeof f, "metadata.labels");
-		if (!is_qualified_name(k))
+		if (!srv_is_qualified_name(k))
 			srv_error_cause(err, "FieldValueInvalid", f,
 					"Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
 					k);
@@ -201,7 +201,7 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 	size_t total = 0;
 	json_object_foreach((json_t *)ann, k, v)
 	{
-		if (!is_qualified_name(k))
+		if (!srv_is_qualified_name(k))
 			srv_error_cause(err, "FieldValueInvalid", "metadata.annotations",
 					"Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
 					k);
@@ -219,7 +219,8 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 static lp_err invalid_from_causes(const struct srv_resource *res,
 				  const char *name, struct srv_error *err)
 {
-	return srv_error_invalid(err, res->kind, res->group, name);
+	return srv_error_invalid(err, res->kind, srv_resource_store_group(res),
+				 name);
 }
 
 /* ------------------------------------------------------------ bodies */
@@ -343,8 +344,9 @@ static lp_err check_type(const struct srv_resource *res, json_t *obj,
 static lp_err key_of(const struct srv_resource *res, const char *ns,
 		     const char *name, struct reg_key *k, struct srv_error *err)
 {
-	lp_err rc = reg_object_key(res->group, res->resource,
-				   res->namespaced ? ns : NULL, name, k);
+	lp_err rc = reg_object_key(srv_resource_store_group(res),
+				   res->resource, res->namespaced ? ns : NULL,
+				   name, k);
 	if (rc == LP_E_KEYTOOLONG)
 		return srv_error_set(err, LP_E_INVALID, "metadata.name: Too long");
 	if (rc)
@@ -472,11 +474,12 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 		fail_res(r, res, name, &err);
 		return;
 	}
-	if (res->custom) {
+	if (res->custom || res->view) {
 		/* served in the asked version (the YAML and Table forms too) */
 		char *conv = NULL;
 		size_t cl;
-		if (srv_cr_convert(res, c.bytes, c.len, &conv, &cl, &err)) {
+		if (srv_resource_convert(res, c.bytes, c.len, &conv, &cl,
+					 &err)) {
 			reg_obj_free(&c);
 			srv_reply_error(r, &err, NULL);
 			return;
@@ -630,19 +633,31 @@ static enum eng_take list_cb(void *ud, const struct eng_record *rec)
 	size_t len = rec->value_len;
 	char *conv = NULL;
 	size_t cl;
+	json_t *obj = NULL;
+	if (filtered) {
+		/* selectors read the stored form (resources.h) */
+		obj = reg_json_load(bytes, len, 0, NULL);
+		bool match = obj && srv_object_matches(c->res, c->lsel,
+						       c->fsel, obj);
+		if (!match) {
+			json_decref(obj);
+			return ENG_SKIP;
+		}
+	}
 	if (c->convert &&
-	    srv_cr_convert(c->res, bytes, len, &conv, &cl, &c->err))
+	    srv_resource_convert(c->res, bytes, len, &conv, &cl, &c->err)) {
+		json_decref(obj);
 		return ENG_STOP;
+	}
 	if (conv) {
 		bytes = conv;
 		len = cl;
+		json_decref(obj);
+		obj = NULL;
 	}
-	json_t *obj = NULL;
-	if (filtered || c->items) {
+	if (c->items && !obj) {
 		obj = reg_json_load(bytes, len, 0, NULL);
-		if (!obj || (filtered && !srv_object_matches(c->res, c->lsel,
-							     c->fsel, obj))) {
-			json_decref(obj);
+		if (!obj) {
 			free(conv);
 			return ENG_SKIP;
 		}
@@ -757,12 +772,12 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 			struct srv_error *err)
 {
 	struct reg_key prefix;
-	if (reg_list_prefix(res->group, res->resource,
+	if (reg_list_prefix(srv_resource_store_group(res), res->resource,
 			    res->namespaced && ns && *ns ? ns : NULL, &prefix))
 		return srv_error_set(err, LP_E_NOTFOUND, "not found");
 	bool filtered = !srv_lsel_empty(o->lsel) || !srv_fsel_empty(o->fsel);
 	c->filtered = filtered;
-	c->convert = srv_cr_needs_convert(res);
+	c->convert = srv_resource_needs_convert(res);
 	struct reg_list_req q = {.prefix = &prefix,
 				 .limit = o->limit > 0 ? (uint64_t)o->limit : 0,
 				 .cont = o->cont,
@@ -1414,6 +1429,9 @@ static lp_err track_update(struct srv_req *r, const struct srv_resource *res,
 	char mgr[SRV_MF_MANAGER_MAX + 1], gv[300];
 	struct srv_mf_op op;
 	mf_op(r, res, sub, &op, mgr, sizeof mgr, gv, sizeof gv);
+	/* the entry names the form its paths are in (resources.h: a view
+	   writes the stored form) */
+	op.api_version = srv_resource_store_gv(res, gv, sizeof gv);
 	return srv_mf_update(&op, old, next, err);
 }
 
@@ -1426,8 +1444,39 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 static void omit_empty(const struct srv_resource *res, json_t *obj)
 {
 	char gv[300];
-	srv_builtin_omitempty(res->kind, srv_resource_gv(res, gv, sizeof gv),
-			      obj);
+	srv_builtin_omitempty(res->kind,
+			      srv_resource_store_gv(res, gv, sizeof gv), obj);
+}
+
+/* Answer with an object's stored bytes (out, taken) in the version res
+   serves. */
+static void reply_stored(struct srv_req *r, const struct srv_resource *res,
+			 int code, char *out, size_t len)
+{
+	char *conv = NULL;
+	size_t cl;
+	struct srv_error err;
+	srv_error_clear(&err);
+	if (res->view &&
+	    srv_resource_convert(res, out, len, &conv, &cl, &err) == LP_OK &&
+	    conv) {
+		free(out);
+		out = conv;
+		len = cl;
+	}
+	srv_reply_take(r, code, "application/json", out, len);
+}
+
+/* Answer with an object in the stored form (taken; a Status passes) in
+   the version res serves. */
+static void reply_json_stored(struct srv_req *r,
+			      const struct srv_resource *res, int code,
+			      json_t *obj)
+{
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	if (res->view && kind && strcmp(kind, "Status"))
+		res->view->to_served(obj);
+	srv_reply_json(r, code, obj);
 }
 
 static void do_create(struct srv_req *r, const struct srv_resource *res,
@@ -1456,6 +1505,8 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
+	if (res->view)
+		res->view->to_stored(obj);
 	create_object(r, res, ns, obj, dry, false);
 }
 
@@ -1592,7 +1643,7 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 	}
 	snprintf(r->created, sizeof r->created, "%s", name ? name : "");
 	json_decref(obj);
-	srv_reply_take(r, 201, "application/json", out, out_len);
+	reply_stored(r, res, 201, out, out_len);
 }
 
 /* ------------------------------------------------------------ update */
@@ -1802,7 +1853,7 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 		char rvt[24];
 		snprintf(rvt, sizeof rvt, "%lld", (long long)cur->mod);
 		json_object_set_new(m, "resourceVersion", json_string(rvt));
-		srv_reply_json(r, 200, next);
+		reply_json_stored(r, res, 200, next);
 		return LP_OK;
 	}
 	/* A no-op write changes nothing and keeps the revision. */
@@ -1838,7 +1889,7 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 		fail_res(r, res, name, &err);
 		return rc;
 	}
-	srv_reply_take(r, 200, "application/json", out, out_len);
+	reply_stored(r, res, 200, out, out_len);
 	return LP_OK;
 }
 
@@ -1878,6 +1929,8 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 		json_decref(obj);
 		return;
 	}
+	if (res->view)
+		res->view->to_stored(obj);
 	/* An update without a resourceVersion is unconditional: a write that
 	   races it is not the client's conflict, so it is re-applied on the
 	   new current object (kube's GuaranteedUpdate retries the same way). */
@@ -2131,6 +2184,14 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			json_object_set_new(c.obj, "apiVersion",
 					    json_string(srv_resource_gv(res, gv, sizeof gv)));
 		}
+		/* a view patches its own form of the stored object */
+		json_t *base = c.obj, *served = NULL;
+		if (res->view) {
+			served = json_deep_copy(c.obj);
+			if (served)
+				res->view->to_served(served);
+			base = served ? served : c.obj;
+		}
 		json_t *next = NULL;
 		struct srv_smp_schema schema = {res->smp_list, NULL};
 		switch (pt) {
@@ -2141,14 +2202,15 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 						   json_array_size(patch));
 				break;
 			}
-			rc = srv_json_patch(c.obj, patch, &next, &err);
+			rc = srv_json_patch(base, patch, &next, &err);
 			break;
 		case P_MERGE:
-			rc = srv_merge_patch(c.obj, patch, &next, &err);
+			rc = srv_merge_patch(base, patch, &next, &err);
 			break;
 		case P_APPLY:
-			rc = srv_mf_apply(&op, c.obj, patch, force, &next, &err);
+			rc = srv_mf_apply(&op, base, patch, force, &next, &err);
 			if (rc == LP_E_CONFLICT) {
+				json_decref(served);
 				reg_obj_free(&c);
 				json_decref(patch);
 				srv_reply_error(r, &err, NULL);
@@ -2156,7 +2218,8 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			}
 			break;
 		case P_SMP:
-			rc = srv_strategic_merge_patch(c.obj, patch, &schema, &next, &err);
+			rc = srv_strategic_merge_patch(base, patch, &schema, &next,
+						       &err);
 			break;
 		}
 		if (!rc && !json_is_object(next)) {
@@ -2168,6 +2231,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 					   "the server rejected our request due to an error in our request");
 		}
 		if (rc) {
+			json_decref(served);
 			reg_obj_free(&c);
 			json_decref(patch);
 			srv_reply_error(r, &err, NULL);
@@ -2181,10 +2245,11 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			char rvt[24];
 			snprintf(rvt, sizeof rvt, "%lld", (long long)c.mod);
 			const char *nrv = meta_str(next, "resourceVersion");
-			if (pt != P_JSON || !nrv || !strcmp(nrv, meta_str(c.obj, "resourceVersion") ? meta_str(c.obj, "resourceVersion") : ""))
+			if (pt != P_JSON || !nrv || !strcmp(nrv, meta_str(base, "resourceVersion") ? meta_str(base, "resourceVersion") : ""))
 				json_object_set_new(json_object_get(next, "metadata"),
 						    "resourceVersion", json_string(rvt));
 		}
+		json_decref(served);
 		if (patch_fields(r, res, pt == P_SMP, pt == P_MERGE, patch, next, &err) ||
 		    check_type(res, next, &err)) {
 			reg_obj_free(&c);
@@ -2193,6 +2258,8 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			srv_reply_error(r, &err, NULL);
 			return;
 		}
+		if (res->view)
+			res->view->to_stored(next);
 		rc = finish_update(r, res, ns, name, &c, next, upd_kind_of(sub),
 				   !prv, dry, pt == P_APPLY);
 		free(r->strict_shown);
@@ -2224,6 +2291,8 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		json_t *m = json_object_get(obj, "metadata");
 		json_object_set_new(m, "name", json_string(name));
 		json_object_del(m, "resourceVersion");
+		if (res->view)
+			res->view->to_stored(obj);
 		create_object(r, res, ns, obj, dry, true);
 	}
 	json_decref(patch);
@@ -2340,8 +2409,9 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 		json_t *m = json_object_get(c.obj, "metadata");
 		const char *uid = json_string_value(json_object_get(m, "uid"));
 		char gk[320];
-		snprintf(gk, sizeof gk, "%s%s%s", res->kind, res->group[0] ? "." : "",
-			 res->group);
+		const char *sg = srv_resource_store_group(res);
+		snprintf(gk, sizeof gk, "%s%s%s", res->kind, sg[0] ? "." : "",
+			 sg);
 		if (o->pre_uid && uid && strcmp(o->pre_uid, uid)) {
 			srv_error_set(err, LP_E_CONFLICT,
 				      "Operation cannot be fulfilled on %s \"%s\": the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated",
@@ -2440,7 +2510,7 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 		if (res->return_deleted) {
 			*reply = json_incref(c.obj);
 		} else {
-			struct srv_status_what w = {.name = name, .group = res->group,
+			struct srv_status_what w = {.name = name, .group = srv_resource_store_group(res),
 						    .kind = res->resource, .uid = uid};
 			*reply = srv_status_success(&w);
 		}
@@ -2561,7 +2631,7 @@ static void do_delete(struct srv_req *r, const struct srv_resource *res,
 		fail_res(r, res, name, &err);
 		return;
 	}
-	srv_reply_json(r, code, reply);
+	reply_json_stored(r, res, code, reply);
 }
 
 static void do_deletecollection(struct srv_req *r, const struct srv_resource *res,

@@ -405,6 +405,37 @@ MSG(m_event, "Event", f_event);
 
 #undef MSG_PKG
 
+/* k8s.io/api events/v1: the same stored object as core/v1's Event
+   (resources.c converts between the two) */
+#define MSG_PKG "io.k8s.api.events.v1"
+
+static const struct pb_field f_event_series_v1[] = {
+	FLD(1, "count", INT32, RQ),
+	FLD(2, "lastObservedTime", MICROTIME, RQ),
+};
+MSG(m_event_series_v1, "EventSeries", f_event_series_v1);
+
+static const struct pb_field f_event_v1[] = {
+	SUB(1, "metadata", m_object_meta, 0),
+	FLD(2, "eventTime", MICROTIME, RQ),
+	SUB(3, "series", m_event_series_v1, 0),
+	FLD(4, "reportingController", STRING, O),
+	FLD(5, "reportingInstance", STRING, O),
+	FLD(6, "action", STRING, O),
+	FLD(7, "reason", STRING, O),
+	SUB(8, "regarding", m_object_reference, 0),
+	SUB(9, "related", m_object_reference, 0),
+	FLD(10, "note", STRING, O),
+	FLD(11, "type", STRING, O),
+	SUB(12, "deprecatedSource", m_event_source, 0),
+	FLD(13, "deprecatedFirstTimestamp", TIME, 0),
+	FLD(14, "deprecatedLastTimestamp", TIME, 0),
+	FLD(15, "deprecatedCount", INT32, O),
+};
+MSG(m_event_v1, "Event", f_event_v1);
+
+#undef MSG_PKG
+
 /* k8s.io/api coordination/v1 */
 #define MSG_PKG "io.k8s.api.coordination.v1"
 
@@ -446,6 +477,7 @@ static const struct {
 	{ "Endpoints", "v1", &m_endpoints },
 	{ "Event", "v1", &m_event },
 	{ "Lease", "coordination.k8s.io/v1", &m_lease },
+	{ "Event", "events.k8s.io/v1", &m_event_v1 },
 	{ "DeleteOptions", NULL, &m_delete_options },
 };
 

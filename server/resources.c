@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "crd.h"
+#include "registry/json.h"
 #include "resources.h"
 
 /* ------------------------------------------------------------ helpers */
@@ -93,7 +94,7 @@ static size_t check_data_keys(const json_t *m, const char *field,
 static lp_err finish_invalid(const struct srv_resource *r, const json_t *obj,
 			     struct srv_error *err)
 {
-	return srv_error_invalid(err, r->kind, r->group,
+	return srv_error_invalid(err, r->kind, srv_resource_store_group(r),
 				 json_string_value(json_object_get(
 					 json_object_get(obj, "metadata"), "name")));
 }
@@ -299,6 +300,257 @@ static lp_err prep_none(const struct srv_resource *r, json_t *obj,
 	return finish_invalid(r, obj, err);
 }
 
+/* ------------------------------------------------------------ events */
+
+/*
+ * Events: core/v1 and events.k8s.io/v1 are two versions of one stored
+ * object (pkg/apis/events/v1 conversion): the events version renames seven
+ * of core's members. Both forms are written as Go's encoding of the
+ * version's struct: members without omitempty always appear (a zero time
+ * as null, a value struct as {}), in the struct's order.
+ */
+static const char *const ev_renamed[][2] = {
+	{"involvedObject", "regarding"},
+	{"message", "note"},
+	{"source", "deprecatedSource"},
+	{"firstTimestamp", "deprecatedFirstTimestamp"},
+	{"lastTimestamp", "deprecatedLastTimestamp"},
+	{"count", "deprecatedCount"},
+	{"reportingComponent", "reportingController"},
+};
+#define EV_N_RENAMED (sizeof ev_renamed / sizeof ev_renamed[0])
+
+/* Member order of each struct, and what a missing member is written as
+   (NULL: left out; "{}": an empty object; "null"; "\"\"": ""). */
+struct ev_member {
+	const char *name;
+	const char *absent;
+};
+static const struct ev_member ev_core[] = {
+	{"kind", NULL},		  {"apiVersion", NULL},
+	{"metadata", NULL},	  {"involvedObject", "{}"},
+	{"reason", NULL},	  {"message", NULL},
+	{"source", "{}"},	  {"firstTimestamp", "null"},
+	{"lastTimestamp", "null"}, {"count", NULL},
+	{"type", NULL},		  {"eventTime", "null"},
+	{"series", NULL},	  {"action", NULL},
+	{"related", NULL},	  {"reportingComponent", "\"\""},
+	{"reportingInstance", "\"\""},
+};
+static const struct ev_member ev_v1[] = {
+	{"kind", NULL},
+	{"apiVersion", NULL},
+	{"metadata", NULL},
+	{"eventTime", "null"},
+	{"series", NULL},
+	{"reportingController", NULL},
+	{"reportingInstance", NULL},
+	{"action", NULL},
+	{"reason", NULL},
+	{"regarding", "{}"},
+	{"related", NULL},
+	{"note", NULL},
+	{"type", NULL},
+	{"deprecatedSource", "{}"},
+	{"deprecatedFirstTimestamp", "null"},
+	{"deprecatedLastTimestamp", "null"},
+	{"deprecatedCount", NULL},
+};
+
+/* Rename (from column to the other) and lay obj out in order. Members
+   of neither struct (none after the fields walk) keep their place at the
+   end. */
+static void ev_reshape(json_t *obj, int from, const char *api_version,
+		       const struct ev_member *order, size_t n_order)
+{
+	json_t *t = json_object();
+	if (!t)
+		return;
+	json_object_set_new(obj, "apiVersion", json_string(api_version));
+	for (size_t i = 0; i < EV_N_RENAMED; i++) {
+		json_t *v = json_object_get(obj, ev_renamed[i][from]);
+		if (v) {
+			json_object_set(obj, ev_renamed[i][!from], v);
+			json_object_del(obj, ev_renamed[i][from]);
+		}
+	}
+	for (size_t i = 0; i < n_order; i++) {
+		json_t *v = json_object_get(obj, order[i].name);
+		if (v)
+			json_object_set(t, order[i].name, v);
+		else if (order[i].absent)
+			json_object_set_new(t, order[i].name,
+					    json_loads(order[i].absent,
+						       JSON_DECODE_ANY, NULL));
+		json_object_del(obj, order[i].name);
+	}
+	json_object_update(t, obj); /* anything else, after */
+	json_object_clear(obj);
+	json_object_update(obj, t);
+	json_decref(t);
+}
+
+static void ev_to_v1(json_t *obj)
+{
+	ev_reshape(obj, 0, "events.k8s.io/v1", ev_v1,
+		   sizeof ev_v1 / sizeof ev_v1[0]);
+	/* omitempty strings the core form writes as "" */
+	static const char *const omit[] = {"reportingController",
+					   "reportingInstance"};
+	for (size_t i = 0; i < 2; i++) {
+		json_t *v = json_object_get(obj, omit[i]);
+		if (json_is_string(v) && json_string_length(v) == 0)
+			json_object_del(obj, omit[i]);
+	}
+}
+
+static void ev_to_core(json_t *obj)
+{
+	ev_reshape(obj, 1, "v1", ev_core, sizeof ev_core / sizeof ev_core[0]);
+}
+
+static const struct srv_view view_core_events = {"", "v1", ev_to_v1,
+						 ev_to_core};
+
+static size_t str_len_at(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	return json_is_string(v) ? json_string_length(v) : 0;
+}
+
+/* Set: not null (a zero time is null in both forms). */
+static bool ev_set(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	return v && !json_is_null(v);
+}
+
+/* kube's legacyValidateEvent, plus ValidateEventCreate's and
+   ValidateEventUpdate's rules for events.k8s.io/v1 (strict), on the core
+   form; field paths are kube's internal ones, as its messages give them. */
+static void validate_event(const json_t *obj, const json_t *old, bool strict,
+			   struct srv_error *err)
+{
+	const char *ns = json_string_value(
+	    json_object_get(json_object_get(obj, "metadata"), "namespace"));
+	const json_t *io = json_object_get(obj, "involvedObject");
+	const char *ions = json_string_value(json_object_get(io, "namespace"));
+	ns = ns ? ns : "";
+	ions = ions ? ions : "";
+	const char *mism = "Invalid value: \"%.63s\": does not match event.namespace";
+	if (!ev_set(obj, "eventTime")) {
+		if (*ions ? strcmp(ns, ions) != 0
+			  : (*ns && strcmp(ns, "default") != 0))
+			srv_error_cause(err, "FieldValueInvalid",
+					"involvedObject.namespace", mism, ions);
+	} else {
+		if (!*ions && strcmp(ns, "default") && strcmp(ns, "kube-system"))
+			srv_error_cause(err, "FieldValueInvalid",
+					"involvedObject.namespace", mism, ions);
+		const char *rc = json_string_value(
+		    json_object_get(obj, "reportingComponent"));
+		if (!rc || !*rc)
+			srv_error_cause(err, "FieldValueRequired",
+					"reportingController", "Required value");
+		else if (!srv_is_qualified_name(rc))
+			srv_error_cause(
+			    err, "FieldValueInvalid", "reportingController",
+			    "Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+			    rc);
+		static const struct {
+			const char *name;
+			size_t max;
+		} lim[] = {{"reportingInstance", 128},
+			   {"action", 128},
+			   {"reason", 128}};
+		for (size_t i = 0; i < 3; i++) {
+			size_t l = str_len_at(obj, lim[i].name);
+			if (l == 0)
+				srv_error_cause(err, "FieldValueRequired",
+						lim[i].name, "Required value");
+			else if (l > lim[i].max)
+				srv_error_cause(err, "FieldValueInvalid",
+						lim[i].name,
+						"Invalid value: \"\": can have at most %zu characters",
+						lim[i].max);
+		}
+		if (str_len_at(obj, "message") > 1024)
+			srv_error_cause(err, "FieldValueInvalid", "message",
+					"Invalid value: \"\": can have at most 1024 characters");
+	}
+	if (!strict)
+		return;
+	const json_t *series = json_object_get(obj, "series");
+	bool check_series = json_is_object(series);
+	if (old && json_equal(series, json_object_get(old, "series")))
+		check_series = false; /* unchanged on update */
+	if (check_series) {
+		json_int_t c = json_integer_value(json_object_get(series, "count"));
+		if (c < 2)
+			srv_error_cause(err, "FieldValueInvalid", "series.count",
+					"Invalid value: \"\": should be at least 2");
+		if (!ev_set(series, "lastObservedTime"))
+			srv_error_cause(err, "FieldValueRequired",
+					"series.lastObservedTime", "Required value");
+	}
+	if (old) {
+		static const char *const fixed[] = {
+		    "involvedObject", "reason",	   "message",
+		    "source",	      "firstTimestamp", "lastTimestamp",
+		    "count",	      "type",	   "eventTime",
+		    "action",	      "related",	   "reportingComponent",
+		    "reportingInstance"};
+		for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+			const json_t *a = json_object_get(obj, fixed[i]);
+			const json_t *b = json_object_get(old, fixed[i]);
+			if ((a && !json_is_null(a)) != (b && !json_is_null(b)) ||
+			    (a && b && !json_equal(a, b))) {
+				char *shown = a ? json_dumps(a, JSON_ENCODE_ANY |
+								    JSON_COMPACT)
+						: NULL;
+				srv_error_cause(
+				    err, "FieldValueInvalid",
+				    !strcmp(fixed[i], "reportingComponent")
+					? "reportingController"
+					: fixed[i],
+				    "Invalid value: %s: field is immutable",
+				    shown ? shown : "null");
+				free(shown);
+			}
+		}
+		return;
+	}
+	if (!ev_set(obj, "eventTime"))
+		srv_error_cause(err, "FieldValueRequired", "eventTime",
+				"Required value");
+	const char *type = json_string_value(json_object_get(obj, "type"));
+	if (!type || (strcmp(type, "Normal") && strcmp(type, "Warning")))
+		srv_error_cause(err, "FieldValueInvalid", "type",
+				"Invalid value: \"\": has invalid value: %.64s",
+				type ? type : "");
+	static const char *const unset[] = {"firstTimestamp", "lastTimestamp"};
+	for (size_t i = 0; i < 2; i++)
+		if (ev_set(obj, unset[i]))
+			srv_error_cause(err, "FieldValueInvalid", unset[i],
+					"Invalid value: \"\": needs to be unset");
+	if (json_integer_value(json_object_get(obj, "count")))
+		srv_error_cause(err, "FieldValueInvalid", "count",
+				"Invalid value: \"\": needs to be unset");
+	const json_t *src = json_object_get(obj, "source");
+	if (str_len_at(src, "component") || str_len_at(src, "host"))
+		srv_error_cause(err, "FieldValueInvalid", "source",
+				"Invalid value: \"\": needs to be unset");
+}
+
+/* Both versions: validated on the core form, stored in its layout. */
+static lp_err prep_event(const struct srv_resource *r, json_t *obj,
+			 const json_t *old, struct srv_error *err)
+{
+	validate_event(obj, old, r->view != NULL, err);
+	ev_to_core(obj);
+	return finish_invalid(r, obj, err);
+}
+
 /* Strategic merge list strategies, from the types' patchStrategy tags. */
 static enum srv_list_strategy smp_common(void *ud, const char *path,
 					 const char **key)
@@ -477,10 +729,21 @@ static json_t *c_ev_reason(const json_t *o)
 	return json_string(s ? s : "");
 }
 
+/* A member of either form of an Event (core name, events.k8s.io name). */
+static const json_t *ev_get(const json_t *o, const char *core)
+{
+	const json_t *v = json_object_get(o, core);
+	for (size_t i = 0; !v && i < EV_N_RENAMED; i++)
+		if (!strcmp(ev_renamed[i][0], core))
+			v = json_object_get(o, ev_renamed[i][1]);
+	return v;
+}
+
 static json_t *c_ev_object(const json_t *o)
 {
-	const char *k = str_at(o, "involvedObject", "kind");
-	const char *n = str_at(o, "involvedObject", "name");
+	const json_t *io = ev_get(o, "involvedObject");
+	const char *k = json_string_value(json_object_get(io, "kind"));
+	const char *n = json_string_value(json_object_get(io, "name"));
 	char buf[600];
 	char lower[64];
 	size_t i = 0;
@@ -493,17 +756,27 @@ static json_t *c_ev_object(const json_t *o)
 
 static json_t *c_ev_message(const json_t *o)
 {
-	const char *s = json_string_value(json_object_get(o, "message"));
+	const char *s = json_string_value(ev_get(o, "message"));
 	return json_string(s ? s : "");
 }
 
 static json_t *c_ev_last_seen(const json_t *o)
 {
-	const char *ts = json_string_value(json_object_get(o, "lastTimestamp"));
+	/* kube's printer: the series' last observation, else lastTimestamp,
+	   else eventTime (a MicroTime: its seconds) */
+	const char *ts = json_string_value(json_object_get(
+	    json_object_get(o, "series"), "lastObservedTime"));
+	if (!ts)
+		ts = json_string_value(ev_get(o, "lastTimestamp"));
 	if (!ts)
 		ts = json_string_value(json_object_get(o, "eventTime"));
 	if (!ts)
 		return srv_age_cell(o);
+	char sec[21];
+	if (strlen(ts) > 20 && ts[19] == '.') {
+		snprintf(sec, sizeof sec, "%.19sZ", ts);
+		ts = sec;
+	}
 	json_t *fake = json_pack("{s:{s:s}}", "metadata", "creationTimestamp", ts);
 	json_t *v = srv_age_cell(fake);
 	json_decref(fake);
@@ -585,8 +858,22 @@ static const char *const f_event[] = {
 	"involvedObject.name",	    "involvedObject.uid",
 	"involvedObject.apiVersion", "involvedObject.resourceVersion",
 	"involvedObject.fieldPath", "reason",
-	"reportingComponent",	    "source",
+	"reportingComponent",	    "source=source.component",
 	"type",			    NULL};
+/* events.k8s.io/v1's labels, read from the stored core form (kube's field
+   label conversion for the events group) */
+static const char *const f_event_v1[] = {
+	"regarding.kind=involvedObject.kind",
+	"regarding.namespace=involvedObject.namespace",
+	"regarding.name=involvedObject.name",
+	"regarding.uid=involvedObject.uid",
+	"regarding.apiVersion=involvedObject.apiVersion",
+	"regarding.resourceVersion=involvedObject.resourceVersion",
+	"regarding.fieldPath=involvedObject.fieldPath",
+	"reason",
+	"reportingController=reportingComponent",
+	"type",
+	NULL};
 static const char *const f_ns[] = {"status.phase", NULL};
 
 #define CORE(res, kind_, sing, ns_, verbs_, ...)                              \
@@ -615,7 +902,7 @@ const struct srv_resource srv_builtin[] = {
 	     .short_names = sn_ep, .columns = col_ep, .prepare = prep_none),
 	CORE("events", "Event", "event", true, SRV_V_ALL,
 	     .short_names = sn_ev, .columns = col_event,
-	     .fields = f_event, .prepare = prep_none),
+	     .fields = f_event, .prepare = prep_event),
 	CORE("serviceaccounts", "ServiceAccount", "serviceaccount", true,
 	     SRV_V_ALL, .short_names = sn_sa, .columns = col_sa,
 	     .prepare = prep_none),
@@ -628,6 +915,12 @@ const struct srv_resource srv_builtin[] = {
 	 .subresources = sub_status, .unconditional_update = false,
 	 .prepare = srv_prep_crd, .after_write = srv_crd_after_write,
 	 .before_delete = srv_crd_before_delete, .columns = col_crd},
+	{.group = "events.k8s.io", .version = "v1", .resource = "events",
+	 .kind = "Event", .list_kind = "EventList", .singular = "event",
+	 .short_names = sn_ev, .namespaced = true, .verbs = SRV_V_ALL,
+	 .unconditional_update = true, .smp_list = smp_common,
+	 .columns = col_event, .fields = f_event_v1, .prepare = prep_event,
+	 .view = &view_core_events},
 	{.group = "coordination.k8s.io", .version = "v1", .resource = "leases",
 	 .kind = "Lease", .list_kind = "LeaseList", .singular = "lease",
 	 .namespaced = true, .verbs = SRV_V_ALL, .unconditional_update = true,
@@ -654,8 +947,10 @@ const struct srv_resource *srv_resource_find(const char *group,
 
 const char *srv_resource_gr(const struct srv_resource *r, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s%s%s", r->resource, r->group[0] ? "." : "",
-		 r->group);
+	/* a view's errors name its storage, as kube's (the REST storage of
+	   events.k8s.io is core's event store) */
+	const char *g = srv_resource_store_group(r);
+	snprintf(buf, n, "%s%s%s", r->resource, g[0] ? "." : "", g);
 	return buf;
 }
 
@@ -668,18 +963,64 @@ const char *srv_resource_gv(const struct srv_resource *r, char *buf, size_t n)
 	return buf;
 }
 
+const char *srv_resource_store_group(const struct srv_resource *r)
+{
+	return r->view ? r->view->group : r->group;
+}
+
+const char *srv_resource_store_gv(const struct srv_resource *r, char *buf,
+				  size_t n)
+{
+	if (!r->view)
+		return srv_resource_gv(r, buf, n);
+	snprintf(buf, n, "%s", r->view->gv);
+	return buf;
+}
+
+bool srv_resource_needs_convert(const struct srv_resource *r)
+{
+	return r->view || srv_cr_needs_convert(r);
+}
+
+lp_err srv_resource_convert(const struct srv_resource *r, const char *bytes,
+			    size_t len, char **out, size_t *out_len,
+			    struct srv_error *err)
+{
+	*out = NULL;
+	if (!r->view)
+		return r->custom ? srv_cr_convert(r, bytes, len, out, out_len,
+						  err)
+				 : LP_OK;
+	json_t *o = reg_json_load(bytes, len, 0, NULL);
+	if (!o)
+		return LP_OK;
+	r->view->to_served(o);
+	char *s = reg_json_dump(o, out_len);
+	json_decref(o);
+	if (!s)
+		return srv_error_set(err, LP_E_NOMEM, "out of memory");
+	*out = s;
+	return LP_OK;
+}
+
 const char *srv_resource_field(const struct srv_resource *r, const json_t *obj,
 			       const char *field, char *buf, size_t n)
 {
+	const char *at = NULL; /* the path, when not the label itself */
 	bool known = !strcmp(field, "metadata.name") ||
 		     !strcmp(field, "metadata.namespace");
-	for (const char *const *f = r->fields; !known && f && *f; f++)
-		known = !strcmp(*f, field);
+	size_t fl = strlen(field);
+	for (const char *const *f = r->fields; !known && f && *f; f++) {
+		known = !strncmp(*f, field, fl) &&
+			((*f)[fl] == '\0' || (*f)[fl] == '=');
+		if (known && (*f)[fl] == '=')
+			at = *f + fl + 1;
+	}
 	if (!known)
 		return NULL;
 	const json_t *cur = obj;
 	char path[256];
-	snprintf(path, sizeof path, "%s", field);
+	snprintf(path, sizeof path, "%s", at ? at : field);
 	for (char *s = path, *e; cur && s; s = e) {
 		e = strchr(s, '.');
 		if (e)

@@ -31,6 +31,21 @@ enum srv_verb_bit {
 struct srv_resource;
 struct srv_crd_info;
 
+/*
+ * Another version of a built-in's storage: events.k8s.io/v1 Events are
+ * core/v1 Events in storage, as in kube (the same keys, so each API sees
+ * the other's writes). Objects are stored in the storage version's form;
+ * to_served converts a stored tree in place into this version's form (as
+ * Go's encoding of that version's struct would write it), to_stored the
+ * other way, before a write is validated and stored.
+ */
+struct srv_view {
+	const char *group;	/* the storage version's group ("" core) */
+	const char *gv;		/* its apiVersion ("v1") */
+	void (*to_served)(json_t *obj);
+	void (*to_stored)(json_t *obj);
+};
+
 /* Per-type strategy: defaults and validation of a new or updated object.
    old is NULL on create. Fill err (LP_E_INVALID with causes, or
    LP_E_BADREQUEST) and return its code on failure. */
@@ -83,6 +98,7 @@ struct srv_resource {
 	   of several objects (name NULL). */
 	void (*after_write)(eng *e, const char *name);
 	lp_err (*before_delete)(eng *e, const json_t *obj);
+	const struct srv_view *view; /* stored as another version; NULL */
 };
 
 /* The built-in table and its size. */
@@ -116,10 +132,29 @@ const char *srv_resource_gr(const struct srv_resource *r, char *buf,
 const char *srv_resource_gv(const struct srv_resource *r, char *buf,
 			    size_t n);
 
+/* The group whose keys hold r's objects (r->view's, else r's own). */
+const char *srv_resource_store_group(const struct srv_resource *r);
+/* The apiVersion of r's stored objects into buf. */
+const char *srv_resource_store_gv(const struct srv_resource *r, char *buf,
+				  size_t n);
+/* Whether stored bytes need srv_resource_convert to serve r. */
+bool srv_resource_needs_convert(const struct srv_resource *r);
+/* Stored bytes in the version r serves: *out (new) is set when they
+   differ, NULL when the bytes serve as they are (a custom resource's other
+   version, a view). */
+lp_err srv_resource_convert(const struct srv_resource *r, const char *bytes,
+			    size_t len, char **out, size_t *out_len,
+			    struct srv_error *err);
+
 /* Field value for field selectors: metadata.name, metadata.namespace, or one
-   of r->fields (a dotted path into obj, strings; bools/numbers as text).
-   Returns a borrowed string or NULL. buf holds converted values. */
+   of r->fields. An entry "label=path" names the label and the dotted path
+   into the stored object it reads; a plain entry is both. Strings as they
+   are, bools and numbers as text. Returns a borrowed string or NULL. buf
+   holds converted values. */
 const char *srv_resource_field(const struct srv_resource *r, const json_t *obj,
 			       const char *field, char *buf, size_t n);
+
+/* A qualified name, as label keys: [DNS-subdomain prefix/]name. */
+bool srv_is_qualified_name(const char *k);
 
 #endif

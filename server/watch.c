@@ -208,8 +208,8 @@ static bool frame(struct wstream *ws, const char *type, const void *obj,
 	char *conv = NULL;
 	struct srv_error err;
 	srv_error_clear(&err);
-	if (ws->res->custom &&
-	    srv_cr_convert(ws->res, obj, n, &conv, &cl, &err)) {
+	if ((ws->res->custom || ws->res->view) &&
+	    srv_resource_convert(ws->res, obj, n, &conv, &cl, &err)) {
 		emit_error(ws, srv_status_code(err.code),
 			   srv_status_reason(err.code), err.message);
 		return true;
@@ -710,7 +710,7 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	ws->neg = r->neg;
 	ws->filtered = !srv_lsel_empty(ws->lsel) || !srv_fsel_empty(ws->fsel) ||
 		       ws->name || ws->neg.out != SRV_OUT_PLAIN ||
-		       srv_cr_needs_convert(res);
+		       srv_resource_needs_convert(res);
 	snprintf(ws->kind, sizeof ws->kind, "%s", res->kind);
 	srv_resource_gv(res, ws->gv, sizeof ws->gv);
 	ws->bookmarks = srv_query_bool(srv_query(r, "allowWatchBookmarks"));
@@ -734,7 +734,7 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 
 	eng *e = srv_engine(r->s);
 	struct reg_key prefix;
-	if (reg_list_prefix(res->group, res->resource,
+	if (reg_list_prefix(srv_resource_store_group(res), res->resource,
 			    res->namespaced && ns && *ns ? ns : NULL, &prefix)) {
 		ws_unref(ws);
 		srv_reply_fail(r, LP_E_NOTFOUND, "not found");

@@ -536,6 +536,85 @@ assert 'externalIPs' not in s and 'selector' not in s, s
 assert s['type']=='ClusterIP' and s['clusterIP'], s
 assert d['status']=={'loadBalancer':{}}, d"
 
+# events.k8s.io/v1: another version of core/v1 Events, as in kube (one
+# storage; seven members renamed; stricter rules for writes through it)
+EV=/apis/events.k8s.io/v1/namespaces/default/events
+CEV=/api/v1/namespaces/default/events
+req GET /apis/events.k8s.io/v1
+check "discovery lists events.k8s.io/v1 events" code_has 200 '"name":"events"' '"kind":"Event"'
+curl -sS -N "$URL$EV?watch=1&timeoutSeconds=60" >"$WORK/evwatch" &
+EVW=$!
+sleep 0.3
+req POST "$EV" '{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"ev1"},"eventTime":"2026-11-30T08:00:00.123456Z","reportingController":"example.com/ctl","reportingInstance":"ctl-1","action":"Reconcile","reason":"Synced","regarding":{"apiVersion":"v1","kind":"ConfigMap","name":"oe1","namespace":"default"},"note":"hello","type":"Normal"}'
+check "an Event created through events.k8s.io/v1 is 201 in that version" python3 -c "
+import json; d=json.load(open('$WORK/body'))
+assert d['apiVersion']=='events.k8s.io/v1' and d['note']=='hello' and d['regarding']['name']=='oe1', d
+assert d['deprecatedSource']=={} and d['deprecatedFirstTimestamp'] is None and d['deprecatedLastTimestamp'] is None, d
+assert list(d)[:4]==['kind','apiVersion','metadata','eventTime'], list(d)"
+req GET "$CEV/ev1"
+check "... and is the same object through core/v1, with core's names" python3 -c "
+import json; d=json.load(open('$WORK/body'))
+assert d['apiVersion']=='v1' and d['message']=='hello' and d['involvedObject']['name']=='oe1', d
+assert d['reportingComponent']=='example.com/ctl' and d['source']=={} and d['firstTimestamp'] is None, d
+assert 'note' not in d and 'regarding' not in d, d"
+req POST "$CEV" '{"metadata":{"name":"ev2"},"involvedObject":{"kind":"ConfigMap","name":"oe1","namespace":"default"},"reason":"Old","message":"legacy","count":3,"source":{"component":"kubelet"},"firstTimestamp":"2026-11-30T08:00:00Z","lastTimestamp":"2026-11-30T08:01:00Z","type":"Warning"}'
+check "a core/v1 Event is created as before" code_has 201 '"reportingComponent":""'
+req GET "$EV/ev2"
+check "... and reads through events.k8s.io/v1 with the deprecated names" python3 -c "
+import json; d=json.load(open('$WORK/body'))
+assert d['deprecatedCount']==3 and d['deprecatedSource']=={'component':'kubelet'} and d['note']=='legacy', d
+assert d['deprecatedLastTimestamp']=='2026-11-30T08:01:00Z' and d['eventTime'] is None, d
+assert 'reportingController' not in d and 'count' not in d, d"
+req GET "$EV"
+check "a list through events.k8s.io/v1 converts every item" python3 -c "
+import json; d=json.load(open('$WORK/body'))
+assert d['kind']=='EventList' and d['apiVersion']=='events.k8s.io/v1', d
+assert sorted(i['metadata']['name'] for i in d['items'])==['ev1','ev2'] and all(i['apiVersion']=='events.k8s.io/v1' and 'regarding' in i for i in d['items']), d"
+req GET "$EV?fieldSelector=reportingController%3Dexample.com%2Fctl"
+check "field selectors use the events.k8s.io names" python3 -c "
+import json; d=json.load(open('$WORK/body')); assert [i['metadata']['name'] for i in d['items']]==['ev1'], d"
+req GET "$EV?fieldSelector=regarding.name%3Doe1,type%3DWarning"
+check "... regarding.* and type" python3 -c "
+import json; d=json.load(open('$WORK/body')); assert [i['metadata']['name'] for i in d['items']]==['ev2'], d"
+req GET "$EV?fieldSelector=involvedObject.name%3Doe1"
+check "... and refuse core's names there" code_has 400 'field label not supported: involvedObject.name'
+req GET "$CEV?fieldSelector=source%3Dkubelet"
+check "core's source selector reads source.component" python3 -c "
+import json; d=json.load(open('$WORK/body')); assert [i['metadata']['name'] for i in d['items']]==['ev2'], d"
+req PATCH "$EV/ev1" '{"series":{"count":2,"lastObservedTime":"2026-11-30T08:05:00.000000Z"}}' application/merge-patch+json
+check "a merge patch in the events.k8s.io form (a series, as client-go's recorder sends)" code_has 200 '"series":{"count":2' '"apiVersion":"events.k8s.io/v1"'
+req GET "$CEV/ev1"
+check "... is stored" has '"series":{"count":2,"lastObservedTime":"2026-11-30T08:05:00.000000Z"}'
+req PATCH "$EV/ev1" '{"note":"changed"}' application/strategic-merge-patch+json
+check "an update through events.k8s.io/v1 may not change the note" code_has 422 'Event \"ev1\" is invalid: message: Invalid value: \"changed\": field is immutable'
+req PATCH "$EV/ev1" '{"series":{"count":1}}' application/merge-patch+json
+check "... and checks a changed series" code_has 422 'series.count: Invalid value: \"\": should be at least 2'
+req PATCH "$CEV/ev1" '{"message":"changed"}' application/merge-patch+json
+check "core/v1 keeps its legacy rules (the message may change)" code_has 200 '"message":"changed"'
+req POST "$EV" '{"metadata":{"name":"ev3"},"regarding":{"kind":"ConfigMap","name":"oe1"},"type":"Bad","deprecatedCount":3,"deprecatedSource":{"host":"h"},"series":{"count":1}}'
+check "a create through events.k8s.io/v1 is checked strictly, in kube's words and order" code_has 422 'Event \"ev3\" is invalid: [series.count: Invalid value: \"\": should be at least 2, series.lastObservedTime: Required value, eventTime: Required value, type: Invalid value: \"\": has invalid value: Bad, count: Invalid value: \"\": needs to be unset, source: Invalid value: \"\": needs to be unset]'
+req POST "$EV" '{"metadata":{"name":"ev4"},"eventTime":"2026-11-30T08:00:00.000000Z","regarding":{"kind":"ConfigMap","name":"oe1"},"type":"Normal"}'
+check "... with the legacy rules of an event with an eventTime" code_has 422 'reportingController: Required value' 'reportingInstance: Required value' 'action: Required value' 'reason: Required value'
+req GET "$EV/nope"
+check "a missing event is kube's NotFound for the core resource" code_has 404 'events \"nope\" not found'
+req DELETE "$EV/ev2"
+check "a delete through events.k8s.io/v1" code_is 200
+req GET "$CEV/ev2"
+check "... removes the core/v1 Event" code_is 404
+sleep 0.5
+kill "$EVW" 2>/dev/null
+wait "$EVW" 2>/dev/null
+check "a watch through events.k8s.io/v1 sees its own form of every change" python3 -c "
+import json; ev=[json.loads(l) for l in open('$WORK/evwatch') if l.strip()]
+types=[(e['type'], e['object']['metadata']['name']) for e in ev]
+assert ('ADDED','ev1') in types and ('ADDED','ev2') in types and ('DELETED','ev2') in types, types
+assert all(e['object']['apiVersion']=='events.k8s.io/v1' and 'regarding' in e['object'] for e in ev), ev"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' "$URL$EV")
+check "a Table of events.k8s.io/v1 events has kube's event columns" python3 -c "
+import json; d=json.load(open('$WORK/body'))
+assert [c['name'] for c in d['columnDefinitions']][:5]==['Last Seen','Type','Reason','Object','Message'], d
+r=d['rows'][0]['cells']; assert r[1:]==['Normal','Synced','configmap/oe1','changed'] and r[0]!='<unknown>', r"
+
 # restart: data and revisions persist, a watch resumes
 REV_BEFORE=$(curl -sS "$URL/api/v1/namespaces/default/configmaps" | python3 -c "import json,sys; print(json.load(sys.stdin)['metadata']['resourceVersion'])")
 stop_server

@@ -595,6 +595,35 @@ await step('delete the CRD', async () => {
     return [!left || !!left.metadata.deletionTimestamp, JSON.stringify(left && left.metadata)];
 });
 
+// --- events.k8s.io/v1: another version of core/v1 Events ---
+await step('EventsV1Api: create, series merge patch, read back through CoreV1Api', async () => {
+    const events = kc.makeApiClient(k8s.EventsV1Api);
+    const made = await events.createNamespacedEvent({
+        namespace: ns,
+        body: {
+            metadata: { name: 'ev1' },
+            eventTime: new Date(),
+            reportingController: 'example.com/js',
+            reportingInstance: 'js-1',
+            action: 'Test',
+            reason: 'Tested',
+            regarding: { apiVersion: 'v1', kind: 'ConfigMap', name: 'c1', namespace: ns },
+            note: 'hello',
+            type: 'Normal',
+        },
+    });
+    const p = await events.patchNamespacedEvent(
+        { name: 'ev1', namespace: ns, body: { series: { count: 2, lastObservedTime: new Date() } } },
+        mergePatch,
+    );
+    const c = await core.readNamespacedEvent({ name: 'ev1', namespace: ns });
+    return [
+        made.note === 'hello' && p.series.count === 2 && c.message === 'hello' &&
+            c.reportingComponent === 'example.com/js' && c.involvedObject.name === 'c1',
+        JSON.stringify([made, p, c]),
+    ];
+});
+
 // --- namespace delete ---
 await step('delete namespace: Terminating or gone', async () => {
     await core.deleteNamespace({ name: ns });

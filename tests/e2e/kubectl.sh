@@ -203,6 +203,21 @@ WPID=$!
 wait "$WPID"
 check "get -w sees a new object" grep -q watched "$WORK/watch"
 
+# events.k8s.io/v1 (controller-runtime's recorder writes there since
+# v0.23): kubectl creates one (1.33: a protobuf body), and core/v1 readers
+# see it.
+for K in "${KUBECTLS[@]}"; do
+	kv=$(basename "$K")
+	en=ev-${kv//./-}
+	expect_rc 0 "$kv: create an events.k8s.io/v1 Event" "$K" -n default create -f - <<<"{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"$en\"},\"eventTime\":\"2026-11-30T08:00:00.000000Z\",\"reportingController\":\"example.com/ctl\",\"reportingInstance\":\"ctl-1\",\"action\":\"Reconcile\",\"reason\":\"Synced\",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"watched\",\"namespace\":\"default\"},\"note\":\"from $kv\",\"type\":\"Normal\"}"
+	expect_rc 0 "$kv: get it as a core/v1 Event" "$K" -n default get events "$en" -o 'jsonpath={.message}/{.reportingComponent}/{.involvedObject.name}'
+	check "... with core's names" out_has "^from $kv/example.com/ctl/watched\$"
+done
+expect_rc 0 "kubectl get events.events.k8s.io prints kube's event columns" kubectl -n default get events.events.k8s.io
+check "... with the events' rows" out_has 'Normal +Synced +configmap/watched +from kubectl'
+expect_rc 0 "kubectl events lists them for the object" kubectl -n default events --for configmap/watched
+check "... by reason and note" out_has 'Synced.*from kubectl'
+
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
 check "server exits 0 on SIGTERM" [ "$RC" == 0 ]

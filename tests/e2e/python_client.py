@@ -4,6 +4,7 @@ Run by tests/e2e/python.sh with KUBECONFIG pointing at a running server.
 Prints TAP-like lines and a closing "N passed, N failed" line.
 """
 import json
+import datetime
 import sys
 import threading
 
@@ -124,6 +125,20 @@ secret = client.V1Secret(metadata=client.V1ObjectMeta(name="s1"), string_data={"
 v1.create_namespaced_secret("py", secret)
 check("secret stringData is folded into data",
       v1.read_namespaced_secret("s1", "py").data == {"u": "YWRtaW4="})
+
+# events.k8s.io/v1: the client's own EventsV1Event, read back as core/v1
+evapi = client.EventsV1Api()
+ev = client.EventsV1Event(
+    metadata=client.V1ObjectMeta(name="ev1"), event_time=datetime.datetime.now(datetime.timezone.utc),
+    reporting_controller="example.com/py", reporting_instance="py-1", action="Test", reason="Tested",
+    regarding=client.V1ObjectReference(api_version="v1", kind="ConfigMap", name="c1", namespace="py"),
+    note="hello", type="Normal")
+made = evapi.create_namespaced_event("py", ev)
+check("events.k8s.io/v1 create", made.note == "hello" and made.regarding.name == "c1")
+evapi.patch_namespaced_event("ev1", "py", {"series": {"count": 2, "lastObservedTime": "2026-11-30T08:05:00.000000Z"}})
+check("events.k8s.io/v1 series patch", evapi.read_namespaced_event("ev1", "py").series.count == 2)
+core_ev = v1.read_namespaced_event("ev1", "py")
+check("the same event through core/v1", core_ev.message == "hello" and core_ev.reporting_component == "example.com/py")
 
 # A configmap with a finalizer keeps the namespace Terminating; the
 # namespace controller deletes the rest and waits for it.
