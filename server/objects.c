@@ -33,6 +33,7 @@
 #include "registry/object.h"
 #include "registry/registry.h"
 #include "registry/store.h"
+#include "review.h"
 #include "schema.h"
 #include "selector.h"
 #include "table.h"
@@ -1503,6 +1504,14 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 		srv_strict_free(&strict);
 		json_decref(obj);
 		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	if (res->review) {
+		/* answered from the request, nothing stored */
+		if (srv_review(r, res, obj, &err))
+			srv_reply_error(r, &err, NULL);
+		else
+			srv_reply_json(r, 201, obj);
 		return;
 	}
 	if (res->view)

@@ -193,6 +193,22 @@ static const struct pb_field f_delete_options[] = {
 };
 MSG(m_delete_options, "DeleteOptions", f_delete_options);
 
+static const struct pb_field f_field_selector_requirement[] = {
+	FLD(1, "key", STRING, RQ),
+	FLD(2, "operator", STRING, RQ),
+	FLD(3, "values", STRING, R),
+};
+MSG(m_field_selector_requirement, "FieldSelectorRequirement",
+    f_field_selector_requirement);
+
+static const struct pb_field f_label_selector_requirement[] = {
+	FLD(1, "key", STRING, RQ),
+	FLDG(2, "operator", STRING, RQ, "v1.LabelSelectorOperator"),
+	FLD(3, "values", STRING, R),
+};
+MSG(m_label_selector_requirement, "LabelSelectorRequirement",
+    f_label_selector_requirement);
+
 #undef MSG_PKG
 
 /* k8s.io/api core/v1 */
@@ -436,6 +452,125 @@ MSG(m_event_v1, "Event", f_event_v1);
 
 #undef MSG_PKG
 
+/* k8s.io/api authorization/v1: the self reviews kubectl auth can-i
+   sends (review.c answers them; nothing is stored) */
+#define MSG_PKG "io.k8s.api.authorization.v1"
+
+static const struct pb_field f_field_selector_attributes[] = {
+	FLD(1, "rawSelector", STRING, O),
+	SUB(2, "requirements", m_field_selector_requirement, R),
+};
+MSG(m_field_selector_attributes, "FieldSelectorAttributes",
+    f_field_selector_attributes);
+
+static const struct pb_field f_label_selector_attributes[] = {
+	FLD(1, "rawSelector", STRING, O),
+	SUB(2, "requirements", m_label_selector_requirement, R),
+};
+MSG(m_label_selector_attributes, "LabelSelectorAttributes",
+    f_label_selector_attributes);
+
+static const struct pb_field f_resource_attributes[] = {
+	FLD(1, "namespace", STRING, O),
+	FLD(2, "verb", STRING, O),
+	FLD(3, "group", STRING, O),
+	FLD(4, "version", STRING, O),
+	FLD(5, "resource", STRING, O),
+	FLD(6, "subresource", STRING, O),
+	FLD(7, "name", STRING, O),
+	SUB(8, "fieldSelector", m_field_selector_attributes, 0),
+	SUB(9, "labelSelector", m_label_selector_attributes, 0),
+};
+MSG(m_resource_attributes, "ResourceAttributes", f_resource_attributes);
+
+static const struct pb_field f_non_resource_attributes[] = {
+	FLD(1, "path", STRING, O),
+	FLD(2, "verb", STRING, O),
+};
+MSG(m_non_resource_attributes, "NonResourceAttributes",
+    f_non_resource_attributes);
+
+static const struct pb_field f_ssar_spec[] = {
+	SUB(1, "resourceAttributes", m_resource_attributes, 0),
+	SUB(2, "nonResourceAttributes", m_non_resource_attributes, 0),
+};
+MSG(m_ssar_spec, "SelfSubjectAccessReviewSpec", f_ssar_spec);
+
+static const struct pb_field f_sar_status[] = {
+	FLD(1, "allowed", BOOL, RQ),
+	FLD(4, "denied", BOOL, O),
+	FLD(2, "reason", STRING, O),
+	FLD(3, "evaluationError", STRING, O),
+};
+MSG(m_sar_status, "SubjectAccessReviewStatus", f_sar_status);
+
+static const struct pb_field f_ssar[] = {
+	SUB(1, "metadata", m_object_meta, 0),
+	SUB(2, "spec", m_ssar_spec, RQ),
+	SUB(3, "status", m_sar_status, 0),
+};
+MSG(m_ssar, "SelfSubjectAccessReview", f_ssar);
+
+static const struct pb_field f_ssrr_spec[] = {
+	FLD(1, "namespace", STRING, O),
+};
+MSG(m_ssrr_spec, "SelfSubjectRulesReviewSpec", f_ssrr_spec);
+
+static const struct pb_field f_resource_rule[] = {
+	FLD(1, "verbs", STRING, R | RQ),
+	FLD(2, "apiGroups", STRING, R),
+	FLD(3, "resources", STRING, R),
+	FLD(4, "resourceNames", STRING, R),
+};
+MSG(m_resource_rule, "ResourceRule", f_resource_rule);
+
+static const struct pb_field f_non_resource_rule[] = {
+	FLD(1, "verbs", STRING, R | RQ),
+	FLD(2, "nonResourceURLs", STRING, R),
+};
+MSG(m_non_resource_rule, "NonResourceRule", f_non_resource_rule);
+
+static const struct pb_field f_subject_rules_status[] = {
+	SUB(1, "resourceRules", m_resource_rule, R | RQ),
+	SUB(2, "nonResourceRules", m_non_resource_rule, R | RQ),
+	FLD(3, "incomplete", BOOL, RQ),
+	FLD(4, "evaluationError", STRING, O),
+};
+MSG(m_subject_rules_status, "SubjectRulesReviewStatus",
+    f_subject_rules_status);
+
+static const struct pb_field f_ssrr[] = {
+	SUB(1, "metadata", m_object_meta, 0),
+	SUB(2, "spec", m_ssrr_spec, RQ),
+	SUB(3, "status", m_subject_rules_status, 0),
+};
+MSG(m_ssrr, "SelfSubjectRulesReview", f_ssrr);
+
+#undef MSG_PKG
+
+/* k8s.io/api authentication/v1: kubectl auth whoami */
+#define MSG_PKG "io.k8s.api.authentication.v1"
+
+static const struct pb_field f_user_info[] = {
+	FLD(1, "username", STRING, O),
+	FLD(2, "uid", STRING, O),
+	FLD(3, "groups", STRING, R),
+};
+MSG(m_user_info, "UserInfo", f_user_info);
+
+static const struct pb_field f_ssr_status[] = {
+	SUB(1, "userInfo", m_user_info, 0),
+};
+MSG(m_ssr_status, "SelfSubjectReviewStatus", f_ssr_status);
+
+static const struct pb_field f_ssr[] = {
+	SUB(1, "metadata", m_object_meta, 0),
+	SUB(2, "status", m_ssr_status, 0),
+};
+MSG(m_ssr, "SelfSubjectReview", f_ssr);
+
+#undef MSG_PKG
+
 /* k8s.io/api coordination/v1 */
 #define MSG_PKG "io.k8s.api.coordination.v1"
 
@@ -478,6 +613,9 @@ static const struct {
 	{ "Event", "v1", &m_event },
 	{ "Lease", "coordination.k8s.io/v1", &m_lease },
 	{ "Event", "events.k8s.io/v1", &m_event_v1 },
+	{ "SelfSubjectAccessReview", "authorization.k8s.io/v1", &m_ssar },
+	{ "SelfSubjectRulesReview", "authorization.k8s.io/v1", &m_ssrr },
+	{ "SelfSubjectReview", "authentication.k8s.io/v1", &m_ssr },
 	{ "DeleteOptions", NULL, &m_delete_options },
 };
 

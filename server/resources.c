@@ -882,6 +882,11 @@ static const char *const f_ns[] = {"status.phase", NULL};
 	 .verbs = verbs_, .unconditional_update = true,                       \
 	 .smp_list = smp_common, __VA_ARGS__}
 
+#define REVIEW(group_, res, kind_, sing)                                    \
+	{.group = group_, .version = "v1", .resource = res, .kind = kind_,    \
+	 .list_kind = kind_ "List", .singular = sing, .namespaced = false,    \
+	 .verbs = SRV_V_CREATE, .prepare = prep_none, .review = true}
+
 const struct srv_resource srv_builtin[] = {
 	CORE("namespaces", "Namespace", "namespace", false,
 	     SRV_V_ALL & ~SRV_V_DELETECOLLECTION,
@@ -906,6 +911,18 @@ const struct srv_resource srv_builtin[] = {
 	CORE("serviceaccounts", "ServiceAccount", "serviceaccount", true,
 	     SRV_V_ALL, .short_names = sn_sa, .columns = col_sa,
 	     .prepare = prep_none),
+	{.group = "events.k8s.io", .version = "v1", .resource = "events",
+	 .kind = "Event", .list_kind = "EventList", .singular = "event",
+	 .short_names = sn_ev, .namespaced = true, .verbs = SRV_V_ALL,
+	 .unconditional_update = true, .smp_list = smp_common,
+	 .columns = col_event, .fields = f_event_v1, .prepare = prep_event,
+	 .view = &view_core_events},
+	REVIEW("authentication.k8s.io", "selfsubjectreviews",
+	       "SelfSubjectReview", "selfsubjectreview"),
+	REVIEW("authorization.k8s.io", "selfsubjectaccessreviews",
+	       "SelfSubjectAccessReview", "selfsubjectaccessreview"),
+	REVIEW("authorization.k8s.io", "selfsubjectrulesreviews",
+	       "SelfSubjectRulesReview", "selfsubjectrulesreview"),
 	{.group = "apiextensions.k8s.io", .version = "v1",
 	 .resource = "customresourcedefinitions",
 	 .kind = "CustomResourceDefinition",
@@ -915,12 +932,6 @@ const struct srv_resource srv_builtin[] = {
 	 .subresources = sub_status, .unconditional_update = false,
 	 .prepare = srv_prep_crd, .after_write = srv_crd_after_write,
 	 .before_delete = srv_crd_before_delete, .columns = col_crd},
-	{.group = "events.k8s.io", .version = "v1", .resource = "events",
-	 .kind = "Event", .list_kind = "EventList", .singular = "event",
-	 .short_names = sn_ev, .namespaced = true, .verbs = SRV_V_ALL,
-	 .unconditional_update = true, .smp_list = smp_common,
-	 .columns = col_event, .fields = f_event_v1, .prepare = prep_event,
-	 .view = &view_core_events},
 	{.group = "coordination.k8s.io", .version = "v1", .resource = "leases",
 	 .kind = "Lease", .list_kind = "LeaseList", .singular = "lease",
 	 .namespaced = true, .verbs = SRV_V_ALL, .unconditional_update = true,

@@ -99,6 +99,9 @@ struct srv_resource {
 	void (*after_write)(eng *e, const char *name);
 	lp_err (*before_delete)(eng *e, const json_t *obj);
 	const struct srv_view *view; /* stored as another version; NULL */
+	/* A review (SelfSubjectAccessReview, ...): create only, answered from
+	   the request by review.c, nothing stored. */
+	bool review;
 };
 
 /* The built-in table and its size. */

@@ -615,6 +615,21 @@ import json; d=json.load(open('$WORK/body'))
 assert [c['name'] for c in d['columnDefinitions']][:5]==['Last Seen','Type','Reason','Object','Message'], d
 r=d['rows'][0]['cells']; assert r[1:]==['Normal','Synced','configmap/oe1','changed'] and r[0]!='<unknown>', r"
 
+# kubectl auth can-i / whoami: the self reviews, answered, never stored
+SSAR=/apis/authorization.k8s.io/v1/selfsubjectaccessreviews
+req POST "$SSAR" '{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"namespace":"default","verb":"create","resource":"configmaps"}}}'
+check "a SelfSubjectAccessReview is 201 and allowed" code_has 201 '"status":{"allowed":true,"reason":"lapis: system:unsecured has every right"}' '"resourceAttributes":{"namespace":"default","verb":"create","resource":"configmaps"}'
+req POST "$SSAR" '{"spec":{}}'
+check "... one without attributes is kube's 422" code_has 422 'SelfSubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.resourceAttributes: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified'
+req POST "$SSAR" '{"spec":{"resourceAttributes":{"verb":"get"},"nonResourceAttributes":{"path":"/x","verb":"get"}}}'
+check "... and one with both" code_has 422 'spec.nonResourceAttributes: Invalid value: authorization.NonResourceAttributes{Path:\"/x\", Verb:\"get\"}: cannot be specified in combination with resourceAttributes'
+req GET "$SSAR"
+check "... which can only be created" code_is 405
+req POST /apis/authorization.k8s.io/v1/selfsubjectrulesreviews '{"spec":{"namespace":"default"}}'
+check "a SelfSubjectRulesReview lists every right" code_has 201 '"resourceRules":[{"verbs":["*"],"apiGroups":["*"],"resources":["*"]}]' '"nonResourceRules":[{"verbs":["*"],"nonResourceURLs":["*"]}]' '"incomplete":false'
+req POST /apis/authentication.k8s.io/v1/selfsubjectreviews '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}'
+check "a SelfSubjectReview names the insecure port's user" code_has 201 '"userInfo":{"username":"system:unsecured","groups":["system:masters","system:authenticated"]}'
+
 # restart: data and revisions persist, a watch resumes
 REV_BEFORE=$(curl -sS "$URL/api/v1/namespaces/default/configmaps" | python3 -c "import json,sys; print(json.load(sys.stdin)['metadata']['resourceVersion'])")
 stop_server

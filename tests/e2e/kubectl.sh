@@ -213,6 +213,17 @@ for K in "${KUBECTLS[@]}"; do
 	expect_rc 0 "$kv: get it as a core/v1 Event" "$K" -n default get events "$en" -o 'jsonpath={.message}/{.reportingComponent}/{.involvedObject.name}'
 	check "... with core's names" out_has "^from $kv/example.com/ctl/watched\$"
 done
+# kubectl auth: the self reviews (1.33 sends them as protobuf)
+for K in "${KUBECTLS[@]}"; do
+	kv=$(basename "$K")
+	expect_rc 0 "$kv: auth can-i create configmaps" "$K" auth can-i create configmaps
+	check "... yes" out_has '^yes$'
+	expect_rc 0 "$kv: auth whoami" "$K" auth whoami
+	check "... the admin" out_has '^Username +lapis-admin$'
+	check "... in system:masters" out_has '^Groups +\[system:masters system:authenticated\]$'
+done
+expect_rc 0 "kubectl auth can-i --list" kubectl auth can-i --list
+check "... every verb on every resource" out_has '^\*\.\* +\[\] +\[\] +\[\*\]$'
 expect_rc 0 "kubectl get events.events.k8s.io prints kube's event columns" kubectl -n default get events.events.k8s.io
 check "... with the events' rows" out_has 'Normal +Synced +configmap/watched +from kubectl'
 expect_rc 0 "kubectl events lists them for the object" kubectl -n default events --for configmap/watched
