@@ -449,18 +449,22 @@ void **srv_watch_slot(struct srv *s)
 
 /* ------------------------------------------------------------ requests */
 
-static bool token_ok(struct srv *s, const char *auth)
+bool srv_token_is_admin(struct srv *s, const char *t)
 {
-	if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
-		return false;
-	const char *t = auth + 7;
 	size_t n = strlen(s->token);
-	if (strlen(t) != n)
+	if (!t || n == 0 || strlen(t) != n)
 		return false;
 	unsigned char diff = 0; /* constant time: no early exit */
 	for (size_t i = 0; i < n; i++)
 		diff |= (unsigned char)(t[i] ^ s->token[i]);
 	return diff == 0;
+}
+
+static bool token_ok(struct srv *s, const char *auth)
+{
+	if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+		return false;
+	return srv_token_is_admin(s, auth + 7);
 }
 
 static const char *query_cb(void *ud, const char *key)

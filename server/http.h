@@ -111,6 +111,10 @@ struct srv_req {
 	struct srv_wjob job; /* writes.c's; under the pool's lock */
 };
 
+/* Whether t is the admin bearer token (constant time; none when there
+   is no token, as with --insecure-http). */
+bool srv_token_is_admin(struct srv *s, const char *t);
+
 eng *srv_engine(struct srv *s);
 const struct srv_opts *srv_options(struct srv *s);
 

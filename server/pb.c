@@ -546,6 +546,24 @@ static const struct pb_field f_ssrr[] = {
 };
 MSG(m_ssrr, "SelfSubjectRulesReview", f_ssrr);
 
+/* extra (map<string, ExtraValue>) is not in the table: lapis's one
+   identity has none */
+static const struct pb_field f_sar_spec[] = {
+	SUB(1, "resourceAttributes", m_resource_attributes, 0),
+	SUB(2, "nonResourceAttributes", m_non_resource_attributes, 0),
+	FLD(3, "user", STRING, O),
+	FLD(4, "groups", STRING, R),
+	FLD(6, "uid", STRING, O),
+};
+MSG(m_sar_spec, "SubjectAccessReviewSpec", f_sar_spec);
+
+static const struct pb_field f_sar[] = {
+	SUB(1, "metadata", m_object_meta, 0),
+	SUB(2, "spec", m_sar_spec, RQ),
+	SUB(3, "status", m_sar_status, 0),
+};
+MSG(m_sar, "SubjectAccessReview", f_sar);
+
 #undef MSG_PKG
 
 /* k8s.io/api authentication/v1: kubectl auth whoami */
@@ -568,6 +586,27 @@ static const struct pb_field f_ssr[] = {
 	SUB(2, "status", m_ssr_status, 0),
 };
 MSG(m_ssr, "SelfSubjectReview", f_ssr);
+
+static const struct pb_field f_token_review_spec[] = {
+	FLD(1, "token", STRING, O),
+	FLD(2, "audiences", STRING, R),
+};
+MSG(m_token_review_spec, "TokenReviewSpec", f_token_review_spec);
+
+static const struct pb_field f_token_review_status[] = {
+	FLD(1, "authenticated", BOOL, O),
+	SUB(2, "user", m_user_info, 0),
+	FLD(4, "audiences", STRING, R),
+	FLD(3, "error", STRING, O),
+};
+MSG(m_token_review_status, "TokenReviewStatus", f_token_review_status);
+
+static const struct pb_field f_token_review[] = {
+	SUB(1, "metadata", m_object_meta, 0),
+	SUB(2, "spec", m_token_review_spec, RQ),
+	SUB(3, "status", m_token_review_status, 0),
+};
+MSG(m_token_review, "TokenReview", f_token_review);
 
 #undef MSG_PKG
 
@@ -616,6 +655,8 @@ static const struct {
 	{ "SelfSubjectAccessReview", "authorization.k8s.io/v1", &m_ssar },
 	{ "SelfSubjectRulesReview", "authorization.k8s.io/v1", &m_ssrr },
 	{ "SelfSubjectReview", "authentication.k8s.io/v1", &m_ssr },
+	{ "SubjectAccessReview", "authorization.k8s.io/v1", &m_sar },
+	{ "TokenReview", "authentication.k8s.io/v1", &m_token_review },
 	{ "DeleteOptions", NULL, &m_delete_options },
 };
 

@@ -4,7 +4,10 @@
  * `kubectl auth can-i`, `can-i --list`) and SelfSubjectReview
  * (authentication.k8s.io/v1, `kubectl auth whoami`). As in kube they are
  * create-only and nothing is stored: the answer is the request with its
- * status filled in, 201 Created.
+ * status filled in, 201 Created. TokenReview and SubjectAccessReview, the
+ * delegated authentication and authorization of aggregated API servers
+ * and of kube-rbac-proxy-style metrics endpoints, are answered the same
+ * way for that identity.
  *
  * lapis has one identity, with every right (README.md, "Serving"): the
  * admin token's bearer over TLS, anyone over --insecure-http (kube's old
@@ -56,10 +59,11 @@ static void go_struct(const char *type, const json_t *o, char *buf, size_t n)
 		snprintf(buf + at, n - at, "}");
 }
 
-static lp_err access_review(struct srv_req *r, json_t *obj,
-			    struct srv_error *err)
+/* kube's ValidateSubjectAccessReviewSpec and its self form (without
+   the subject): causes into err. */
+static void access_spec_causes(const json_t *spec, bool self,
+			       struct srv_error *err)
 {
-	json_t *spec = json_object_get(obj, "spec");
 	json_t *ra = json_object_get(spec, "resourceAttributes");
 	json_t *na = json_object_get(spec, "nonResourceAttributes");
 	bool has_ra = json_is_object(ra), has_na = json_is_object(na);
@@ -74,6 +78,17 @@ static lp_err access_review(struct srv_req *r, json_t *obj,
 		srv_error_cause(err, "FieldValueInvalid", "spec.resourceAttributes",
 				"Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified");
 	}
+	const char *user = json_string_value(json_object_get(spec, "user"));
+	if (!self && (!user || !*user) &&
+	    json_array_size(json_object_get(spec, "groups")) == 0)
+		srv_error_cause(err, "FieldValueInvalid", "spec.user",
+				"Invalid value: \"\": at least one of user or group must be specified");
+}
+
+static lp_err access_review(struct srv_req *r, json_t *obj,
+			    struct srv_error *err)
+{
+	access_spec_causes(json_object_get(obj, "spec"), true, err);
 	if (srv_error_invalid(err, "SelfSubjectAccessReview",
 			      "authorization.k8s.io", ""))
 		return err->code;
@@ -83,6 +98,58 @@ static lp_err access_review(struct srv_req *r, json_t *obj,
 	json_object_set_new(obj, "status",
 			    json_pack("{s:b,s:s}", "allowed", 1, "reason",
 				      reason));
+	return LP_OK;
+}
+
+/* Another subject's access (delegated authorization): lapis's identity
+   and the group system:masters have every right, no one else any. */
+static lp_err subject_access_review(json_t *obj, struct srv_error *err)
+{
+	json_t *spec = json_object_get(obj, "spec");
+	access_spec_causes(spec, false, err);
+	if (srv_error_invalid(err, "SubjectAccessReview",
+			      "authorization.k8s.io", ""))
+		return err->code;
+	const char *user = json_string_value(json_object_get(spec, "user"));
+	bool allowed = user && (!strcmp(user, ADMIN_USER) ||
+				!strcmp(user, INSECURE_USER));
+	size_t i;
+	json_t *g;
+	json_array_foreach(json_object_get(spec, "groups"), i, g)
+	{
+		const char *gs = json_string_value(g);
+		allowed = allowed || (gs && !strcmp(gs, "system:masters"));
+	}
+	json_object_set_new(
+	    obj, "status",
+	    allowed ? json_pack("{s:b,s:s}", "allowed", 1, "reason",
+				"lapis: the admin has every right")
+		    : json_pack("{s:b,s:s}", "allowed", 0, "reason",
+				"lapis: only " ADMIN_USER
+				" and group system:masters have rights"));
+	return LP_OK;
+}
+
+/* Whether a bearer token is lapis's (delegated authentication). */
+static lp_err token_review(struct srv_req *r, json_t *obj,
+			   struct srv_error *err)
+{
+	json_t *spec = json_object_get(obj, "spec");
+	const char *token = json_string_value(json_object_get(spec, "token"));
+	if (!token || !*token)
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "token is required for TokenReview in authentication");
+	json_t *st;
+	if (srv_token_is_admin(r->s, token)) {
+		json_t *aud = json_object_get(spec, "audiences");
+		st = json_pack("{s:b,s:{s:s,s:o}}", "authenticated", 1, "user",
+			       "username", ADMIN_USER, "groups", groups());
+		if (json_array_size(aud))
+			json_object_set(st, "audiences", aud);
+	} else {
+		st = json_pack("{s:{}}", "user");
+	}
+	json_object_set_new(obj, "status", st);
 	return LP_OK;
 }
 
@@ -112,6 +179,10 @@ lp_err srv_review(struct srv_req *r, const struct srv_resource *res,
 		json_object_set_new(obj, "metadata", json_object());
 	if (!strcmp(res->kind, "SelfSubjectAccessReview"))
 		return access_review(r, obj, err);
+	if (!strcmp(res->kind, "SubjectAccessReview"))
+		return subject_access_review(obj, err);
+	if (!strcmp(res->kind, "TokenReview"))
+		return token_review(r, obj, err);
 	if (!strcmp(res->kind, "SelfSubjectRulesReview"))
 		rules_review(obj);
 	else

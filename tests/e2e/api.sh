@@ -630,6 +630,18 @@ check "a SelfSubjectRulesReview lists every right" code_has 201 '"resourceRules"
 req POST /apis/authentication.k8s.io/v1/selfsubjectreviews '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}'
 check "a SelfSubjectReview names the insecure port's user" code_has 201 '"userInfo":{"username":"system:unsecured","groups":["system:masters","system:authenticated"]}'
 
+SAR=/apis/authorization.k8s.io/v1/subjectaccessreviews
+req POST "$SAR" '{"spec":{"user":"bob","groups":["dev"],"resourceAttributes":{"verb":"get","resource":"configmaps"}}}'
+check "a SubjectAccessReview for another user is not allowed" code_has 201 '"status":{"allowed":false,"reason":"lapis: only lapis-admin and group system:masters have rights"}'
+req POST "$SAR" '{"spec":{"groups":["system:masters"],"nonResourceAttributes":{"path":"/metrics","verb":"get"}}}'
+check "... for system:masters it is" code_has 201 '"allowed":true'
+req POST "$SAR" '{"spec":{"resourceAttributes":{"verb":"get"}}}'
+check "... and one without a subject is kube's 422" code_has 422 'spec.user: Invalid value: \"\": at least one of user or group must be specified'
+req POST /apis/authentication.k8s.io/v1/tokenreviews '{"spec":{"token":"anything"}}'
+check "a TokenReview over the insecure port authenticates no token" code_has 201 '"status":{"user":{}}'
+req POST /apis/authentication.k8s.io/v1/tokenreviews '{"spec":{}}'
+check "... and needs one (400)" code_has 400 'token is required for TokenReview in authentication'
+
 # restart: data and revisions persist, a watch resumes
 REV_BEFORE=$(curl -sS "$URL/api/v1/namespaces/default/configmaps" | python3 -c "import json,sys; print(json.load(sys.stdin)['metadata']['resourceVersion'])")
 stop_server

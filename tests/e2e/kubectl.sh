@@ -222,6 +222,10 @@ for K in "${KUBECTLS[@]}"; do
 	check "... the admin" out_has '^Username +lapis-admin$'
 	check "... in system:masters" out_has '^Groups +\[system:masters system:authenticated\]$'
 done
+expect_rc 0 "a TokenReview of the admin token" kubectl create -o 'jsonpath={.status.authenticated}/{.status.user.username}' -f - <<<"{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"TokenReview\",\"spec\":{\"token\":\"$(cat "$DATA/admin.token")\"}}"
+check "... authenticates lapis-admin" out_has '^true/lapis-admin$'
+expect_rc 0 "a TokenReview of another token" kubectl create -o 'jsonpath={.status}' -f - <<<'{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"not-the-token"}}'
+check "... authenticates no one" out_has '^\{"user":\{\}\}$'
 expect_rc 0 "kubectl auth can-i --list" kubectl auth can-i --list
 check "... every verb on every resource" out_has '^\*\.\* +\[\] +\[\] +\[\*\]$'
 expect_rc 0 "kubectl get events.events.k8s.io prints kube's event columns" kubectl -n default get events.events.k8s.io
