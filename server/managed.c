@@ -1425,6 +1425,16 @@ static bool ent_drop(struct ent *e, const struct fset *a, const struct fset *b)
 	return !e->set->oom;
 }
 
+/* ent_drop on every entry but keep. false when out of memory. */
+static bool ents_drop(struct ents *es, const struct ent *keep,
+		      const struct fset *a, const struct fset *b)
+{
+	for (size_t i = 0; i < es->n; i++)
+		if (&es->v[i] != keep && !ent_drop(&es->v[i], a, b))
+			return false;
+	return true;
+}
+
 /* ------------------------------------------------------------ API */
 
 const char *srv_mf_manager(const char *field_manager, const char *user_agent,
@@ -1540,13 +1550,9 @@ lp_err srv_mf_update(const struct srv_mf_op *op, const json_t *old,
 	}
 	struct ent *mine = ents_find(&es, op->manager, "Update", op->api_version,
 				     op->subresource);
-	for (size_t i = 0; i < es.n; i++) {
-		if (&es.v[i] == mine)
-			continue;
-		if (!ent_drop(&es.v[i], chg, rem)) {
-			rc = LP_ERR(LP_E_NOMEM);
-			goto out;
-		}
+	if (!ents_drop(&es, mine, chg, rem)) {
+		rc = LP_ERR(LP_E_NOMEM);
+		goto out;
 	}
 	if (chg->n) {
 		if (!mine)
@@ -1845,13 +1851,9 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 		rc = conflict_error(&es, x, err);
 		goto out;
 	}
-	for (size_t i = 0; i < es.n; i++) {
-		if (&es.v[i] == own)
-			continue;
-		if (!ent_drop(&es.v[i], chg, rem)) {
-			rc = LP_ERR(LP_E_NOMEM);
-			goto out;
-		}
+	if (!ents_drop(&es, own, chg, rem)) {
+		rc = LP_ERR(LP_E_NOMEM);
+		goto out;
 	}
 	bool changed = chg->n || rem->n;
 	if (!own)
