@@ -858,10 +858,11 @@ static const char *const f_event[] = {
 	"involvedObject.name",	    "involvedObject.uid",
 	"involvedObject.apiVersion", "involvedObject.resourceVersion",
 	"involvedObject.fieldPath", "reason",
-	"reportingComponent",	    "source=source.component",
+	"reportingComponent",	    "source=source.component|reportingComponent",
 	"type",			    NULL};
-/* events.k8s.io/v1's labels, read from the stored core form (kube's field
-   label conversion for the events group) */
+/* events.k8s.io/v1's labels, read from the stored core form (kube's
+   selectable fields of the events group); source, as core's, falls back to
+   the reporting controller */
 static const char *const f_event_v1[] = {
 	"regarding.kind=involvedObject.kind",
 	"regarding.namespace=involvedObject.namespace",
@@ -872,6 +873,7 @@ static const char *const f_event_v1[] = {
 	"regarding.fieldPath=involvedObject.fieldPath",
 	"reason",
 	"reportingController=reportingComponent",
+	"source=source.component|reportingComponent",
 	"type",
 	NULL};
 static const char *const f_ns[] = {"status.phase", NULL};
@@ -1033,14 +1035,25 @@ const char *srv_resource_field(const struct srv_resource *r, const json_t *obj,
 	}
 	if (!known)
 		return NULL;
-	const json_t *cur = obj;
-	char path[256];
-	snprintf(path, sizeof path, "%s", at ? at : field);
-	for (char *s = path, *e; cur && s; s = e) {
-		e = strchr(s, '.');
-		if (e)
-			*e++ = 0;
-		cur = json_object_get(cur, s);
+	/* "a|b": a's value, else (empty or missing) b's */
+	char alts[256];
+	snprintf(alts, sizeof alts, "%s", at ? at : field);
+	const json_t *cur = NULL;
+	for (char *alt = alts, *next; alt; alt = next) {
+		next = strchr(alt, '|');
+		if (next)
+			*next++ = 0;
+		cur = obj;
+		for (char *s = alt, *e; cur && s; s = e) {
+			e = strchr(s, '.');
+			if (e)
+				*e++ = 0;
+			cur = json_object_get(cur, s);
+		}
+		bool empty = !cur || json_is_null(cur) ||
+			     (json_is_string(cur) && !json_string_length(cur));
+		if (!empty)
+			break;
 	}
 	if (json_is_string(cur))
 		return json_string_value(cur);

@@ -151,7 +151,8 @@ lp_err srv_resource_convert(const struct srv_resource *r, const char *bytes,
 
 /* Field value for field selectors: metadata.name, metadata.namespace, or one
    of r->fields. An entry "label=path" names the label and the dotted path
-   into the stored object it reads; a plain entry is both. Strings as they
+   into the stored object it reads ("p|q": p's value unless empty or
+   missing, then q's); a plain entry is both. Strings as they
    are, bools and numbers as text. Returns a borrowed string or NULL. buf
    holds converted values. */
 const char *srv_resource_field(const struct srv_resource *r, const json_t *obj,

@@ -581,6 +581,9 @@ check "... and refuse core's names there" code_has 400 'field label not supporte
 req GET "$CEV?fieldSelector=source%3Dkubelet"
 check "core's source selector reads source.component" python3 -c "
 import json; d=json.load(open('$WORK/body')); assert [i['metadata']['name'] for i in d['items']]==['ev2'], d"
+req GET "$CEV?fieldSelector=source%3Dexample.com%2Fctl"
+check "... else the reporting controller, as kube's" python3 -c "
+import json; d=json.load(open('$WORK/body')); assert [i['metadata']['name'] for i in d['items']]==['ev1'], d"
 req PATCH "$EV/ev1" '{"series":{"count":2,"lastObservedTime":"2026-11-30T08:05:00.000000Z"}}' application/merge-patch+json
 check "a merge patch in the events.k8s.io form (a series, as client-go's recorder sends)" code_has 200 '"series":{"count":2' '"apiVersion":"events.k8s.io/v1"'
 req GET "$CEV/ev1"
