@@ -1508,10 +1508,12 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 	}
 	if (res->review) {
 		/* answered from the request, nothing stored */
-		if (srv_review(r, res, obj, &err))
+		if (srv_review(r, res, obj, &err)) {
+			json_decref(obj);
 			srv_reply_error(r, &err, NULL);
-		else
-			srv_reply_json(r, 201, obj);
+		} else {
+			srv_reply_json(r, 201, obj); /* takes obj */
+		}
 		return;
 	}
 	if (res->view)
