@@ -1508,7 +1508,7 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 	}
 	if (res->review) {
 		/* answered from the request, nothing stored */
-		if (srv_review(r, res, obj, &err)) {
+		if (srv_review(r, res, ns, obj, &err)) {
 			json_decref(obj);
 			srv_reply_error(r, &err, NULL);
 		} else {

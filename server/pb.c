@@ -564,6 +564,13 @@ static const struct pb_field f_sar[] = {
 };
 MSG(m_sar, "SubjectAccessReview", f_sar);
 
+static const struct pb_field f_lsar[] = {
+	SUB(1, "metadata", m_object_meta, 0),
+	SUB(2, "spec", m_sar_spec, RQ),
+	SUB(3, "status", m_sar_status, 0),
+};
+MSG(m_lsar, "LocalSubjectAccessReview", f_lsar);
+
 #undef MSG_PKG
 
 /* k8s.io/api authentication/v1: kubectl auth whoami */
@@ -656,6 +663,7 @@ static const struct {
 	{ "SelfSubjectRulesReview", "authorization.k8s.io/v1", &m_ssrr },
 	{ "SelfSubjectReview", "authentication.k8s.io/v1", &m_ssr },
 	{ "SubjectAccessReview", "authorization.k8s.io/v1", &m_sar },
+	{ "LocalSubjectAccessReview", "authorization.k8s.io/v1", &m_lsar },
 	{ "TokenReview", "authentication.k8s.io/v1", &m_token_review },
 	{ "DeleteOptions", NULL, &m_delete_options },
 };

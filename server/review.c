@@ -18,6 +18,7 @@
  */
 #include <string.h>
 
+#include "registry/object.h"
 #include "review.h"
 
 #define ADMIN_USER "lapis-admin"
@@ -101,13 +102,53 @@ static lp_err access_review(struct srv_req *r, json_t *obj,
 	return LP_OK;
 }
 
-/* Another subject's access (delegated authorization): lapis's identity
-   and the group system:masters have every right, no one else any. */
-static lp_err subject_access_review(json_t *obj, struct srv_error *err)
+/* A LocalSubjectAccessReview's own rules (kube's
+   ValidateLocalSubjectAccessReview): its resource attributes name its
+   namespace, and it has no non-resource attributes. */
+static void local_causes(const json_t *spec, const char *ns,
+			 struct srv_error *err)
+{
+	json_t *ra = json_object_get(spec, "resourceAttributes");
+	json_t *na = json_object_get(spec, "nonResourceAttributes");
+	const char *rns = json_string_value(json_object_get(ra, "namespace"));
+	if (json_is_object(ra) && strcmp(rns ? rns : "", ns))
+		srv_error_cause(err, "FieldValueInvalid",
+				"spec.resourceAttributes.namespace",
+				"Invalid value: \"%.63s\": must match metadata.namespace",
+				rns ? rns : "");
+	if (json_is_object(na)) {
+		char shown[512];
+		go_struct("NonResourceAttributes", na, shown, sizeof shown);
+		srv_error_cause(err, "FieldValueInvalid",
+				"spec.nonResourceAttributes",
+				"Invalid value: %s: disallowed on this kind of request",
+				shown);
+	}
+}
+
+/* Another subject's access (delegated authorization; local: within
+   namespace ns): lapis's identity and the group system:masters have every
+   right, no one else any. */
+static lp_err subject_access_review(json_t *obj, const char *ns, bool local,
+				    struct srv_error *err)
 {
 	json_t *spec = json_object_get(obj, "spec");
 	access_spec_causes(spec, false, err);
-	if (srv_error_invalid(err, "SubjectAccessReview",
+	if (local) {
+		/* kube: the object takes the request's namespace, or must
+		   name the same one */
+		json_t *m = json_object_get(obj, "metadata");
+		const char *mns =
+		    json_string_value(json_object_get(m, "namespace"));
+		if (mns && *mns && strcmp(mns, ns))
+			return srv_error_set(err, LP_E_BADREQUEST,
+					     "the namespace of the provided object does not match the namespace sent on the request");
+		json_object_set_new(m, "namespace", json_string(ns));
+		local_causes(spec, ns, err);
+	}
+	if (srv_error_invalid(err,
+			      local ? "LocalSubjectAccessReview"
+				    : "SubjectAccessReview",
 			      "authorization.k8s.io", ""))
 		return err->code;
 	const char *user = json_string_value(json_object_get(spec, "user"));
@@ -173,14 +214,17 @@ static void self_review(struct srv_req *r, json_t *obj)
 }
 
 lp_err srv_review(struct srv_req *r, const struct srv_resource *res,
-		  json_t *obj, struct srv_error *err)
+		  const char *ns, json_t *obj, struct srv_error *err)
 {
 	if (!json_is_object(json_object_get(obj, "metadata")))
 		json_object_set_new(obj, "metadata", json_object());
+	reg_canonical(obj); /* kind, apiVersion, metadata first, as kube's */
 	if (!strcmp(res->kind, "SelfSubjectAccessReview"))
 		return access_review(r, obj, err);
-	if (!strcmp(res->kind, "SubjectAccessReview"))
-		return subject_access_review(obj, err);
+	if (!strcmp(res->kind, "SubjectAccessReview") ||
+	    !strcmp(res->kind, "LocalSubjectAccessReview"))
+		return subject_access_review(obj, ns ? ns : "",
+					     res->namespaced, err);
 	if (!strcmp(res->kind, "TokenReview"))
 		return token_review(r, obj, err);
 	if (!strcmp(res->kind, "SelfSubjectRulesReview"))

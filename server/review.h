@@ -1,7 +1,8 @@
 /*
  * review.h -- answers to the self reviews (resources.h: srv_resource.review):
- * SelfSubjectAccessReview, SelfSubjectRulesReview (authorization.k8s.io/v1)
- * and SelfSubjectReview (authentication.k8s.io/v1).
+ * the self reviews, SubjectAccessReview and LocalSubjectAccessReview
+ * (authorization.k8s.io/v1), SelfSubjectReview and TokenReview
+ * (authentication.k8s.io/v1).
  */
 #ifndef LAPIS_REVIEW_H
 #define LAPIS_REVIEW_H
@@ -12,9 +13,10 @@
 #include "resources.h"
 #include "srv_error.h"
 
-/* Fill obj's status (the decoded create body of review resource res) for
-   the identity of r. LP_OK, or kube's Invalid in err. */
+/* Fill obj's status (the decoded create body of review resource res,
+   posted in namespace ns: "" for the cluster-scoped ones) for the identity
+   of r. LP_OK, or kube's error in err. */
 lp_err srv_review(struct srv_req *r, const struct srv_resource *res,
-		  json_t *obj, struct srv_error *err);
+		  const char *ns, json_t *obj, struct srv_error *err);
 
 #endif
