@@ -624,6 +624,20 @@ await step('EventsV1Api: create, series merge patch, read back through CoreV1Api
     ];
 });
 
+// --- kubectl auth's reviews, through the client's own APIs ---
+await step('AuthorizationV1Api SelfSubjectAccessReview and AuthenticationV1Api SelfSubjectReview', async () => {
+    const authz = kc.makeApiClient(k8s.AuthorizationV1Api);
+    const authn = kc.makeApiClient(k8s.AuthenticationV1Api);
+    const ssar = await authz.createSelfSubjectAccessReview({
+        body: { spec: { resourceAttributes: { namespace: ns, verb: 'create', resource: 'configmaps' } } },
+    });
+    const who = await authn.createSelfSubjectReview({ body: {} });
+    return [
+        ssar.status.allowed === true && who.status.userInfo.groups.includes('system:masters'),
+        JSON.stringify([ssar, who]),
+    ];
+});
+
 // --- namespace delete ---
 await step('delete namespace: Terminating or gone', async () => {
     await core.deleteNamespace({ name: ns });

@@ -140,6 +140,12 @@ check("events.k8s.io/v1 series patch", evapi.read_namespaced_event("ev1", "py").
 core_ev = v1.read_namespaced_event("ev1", "py")
 check("the same event through core/v1", core_ev.message == "hello" and core_ev.reporting_component == "example.com/py")
 
+# kubectl auth can-i's review through the client's AuthorizationV1Api
+ssar = client.AuthorizationV1Api().create_self_subject_access_review(client.V1SelfSubjectAccessReview(
+    spec=client.V1SelfSubjectAccessReviewSpec(resource_attributes=client.V1ResourceAttributes(
+        namespace="py", verb="delete", resource="secrets"))))
+check("SelfSubjectAccessReview allows the admin", ssar.status.allowed is True)
+
 # A configmap with a finalizer keeps the namespace Terminating; the
 # namespace controller deletes the rest and waits for it.
 v1.create_namespaced_config_map("py", client.V1ConfigMap(
