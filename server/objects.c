@@ -475,21 +475,18 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 		fail_res(r, res, name, &err);
 		return;
 	}
-	if (res->custom || res->view) {
-		/* served in the asked version (the YAML and Table forms too) */
-		char *conv = NULL;
-		size_t cl;
-		if (srv_resource_convert(res, c.bytes, c.len, &conv, &cl,
-					 &err)) {
-			reg_obj_free(&c);
-			srv_reply_error(r, &err, NULL);
-			return;
-		}
-		if (conv) {
-			reg_obj_free(&c);
-			c.bytes = conv;
-			c.len = cl;
-		}
+	/* served in the asked version (the YAML and Table forms too) */
+	char *conv = NULL;
+	size_t cl;
+	if (srv_resource_convert(res, c.bytes, c.len, &conv, &cl, &err)) {
+		reg_obj_free(&c);
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	if (conv) {
+		reg_obj_free(&c);
+		c.bytes = conv;
+		c.len = cl;
 	}
 	if (r->neg.out != SRV_OUT_PLAIN && reg_obj_decode(&c) == LP_OK) {
 		json_t *out;

@@ -320,41 +320,41 @@ static const char *const ev_renamed[][2] = {
 };
 #define EV_N_RENAMED (sizeof ev_renamed / sizeof ev_renamed[0])
 
-/* Member order of each struct, and what a missing member is written as
-   (NULL: left out; "{}": an empty object; "null"; "\"\"": ""). */
+/* Member order of each struct, and what a missing member is written as:
+   0 left out, 'o' an empty object, 'n' null, 's' "". */
 struct ev_member {
 	const char *name;
-	const char *absent;
+	char absent;
 };
 static const struct ev_member ev_core[] = {
-	{"kind", NULL},		  {"apiVersion", NULL},
-	{"metadata", NULL},	  {"involvedObject", "{}"},
-	{"reason", NULL},	  {"message", NULL},
-	{"source", "{}"},	  {"firstTimestamp", "null"},
-	{"lastTimestamp", "null"}, {"count", NULL},
-	{"type", NULL},		  {"eventTime", "null"},
-	{"series", NULL},	  {"action", NULL},
-	{"related", NULL},	  {"reportingComponent", "\"\""},
-	{"reportingInstance", "\"\""},
+	{"kind", 0},		  {"apiVersion", 0},
+	{"metadata", 0},	  {"involvedObject", 'o'},
+	{"reason", 0},		  {"message", 0},
+	{"source", 'o'},	  {"firstTimestamp", 'n'},
+	{"lastTimestamp", 'n'},	  {"count", 0},
+	{"type", 0},		  {"eventTime", 'n'},
+	{"series", 0},		  {"action", 0},
+	{"related", 0},		  {"reportingComponent", 's'},
+	{"reportingInstance", 's'},
 };
 static const struct ev_member ev_v1[] = {
-	{"kind", NULL},
-	{"apiVersion", NULL},
-	{"metadata", NULL},
-	{"eventTime", "null"},
-	{"series", NULL},
-	{"reportingController", NULL},
-	{"reportingInstance", NULL},
-	{"action", NULL},
-	{"reason", NULL},
-	{"regarding", "{}"},
-	{"related", NULL},
-	{"note", NULL},
-	{"type", NULL},
-	{"deprecatedSource", "{}"},
-	{"deprecatedFirstTimestamp", "null"},
-	{"deprecatedLastTimestamp", "null"},
-	{"deprecatedCount", NULL},
+	{"kind", 0},
+	{"apiVersion", 0},
+	{"metadata", 0},
+	{"eventTime", 'n'},
+	{"series", 0},
+	{"reportingController", 0},
+	{"reportingInstance", 0},
+	{"action", 0},
+	{"reason", 0},
+	{"regarding", 'o'},
+	{"related", 0},
+	{"note", 0},
+	{"type", 0},
+	{"deprecatedSource", 'o'},
+	{"deprecatedFirstTimestamp", 'n'},
+	{"deprecatedLastTimestamp", 'n'},
+	{"deprecatedCount", 0},
 };
 
 /* Rename (from column to the other) and lay obj out in order. Members
@@ -380,8 +380,9 @@ static void ev_reshape(json_t *obj, int from, const char *api_version,
 			json_object_set(t, order[i].name, v);
 		else if (order[i].absent)
 			json_object_set_new(t, order[i].name,
-					    json_loads(order[i].absent,
-						       JSON_DECODE_ANY, NULL));
+					    order[i].absent == 'o'   ? json_object()
+					    : order[i].absent == 'n' ? json_null()
+								     : json_string(""));
 		json_object_del(obj, order[i].name);
 	}
 	json_object_update(t, obj); /* anything else, after */
@@ -884,9 +885,9 @@ static const char *const f_ns[] = {"status.phase", NULL};
 	 .verbs = verbs_, .unconditional_update = true,                       \
 	 .smp_list = smp_common, __VA_ARGS__}
 
-#define REVIEW(group_, res, kind_, sing)                                    \
+#define REVIEW(group_, res, kind_, sing, ns_)                               \
 	{.group = group_, .version = "v1", .resource = res, .kind = kind_,    \
-	 .list_kind = kind_ "List", .singular = sing, .namespaced = false,    \
+	 .list_kind = kind_ "List", .singular = sing, .namespaced = ns_,      \
 	 .verbs = SRV_V_CREATE, .prepare = prep_none, .review = true}
 
 const struct srv_resource srv_builtin[] = {
@@ -920,21 +921,17 @@ const struct srv_resource srv_builtin[] = {
 	 .columns = col_event, .fields = f_event_v1, .prepare = prep_event,
 	 .view = &view_core_events},
 	REVIEW("authentication.k8s.io", "tokenreviews", "TokenReview",
-	       "tokenreview"),
+	       "tokenreview", false),
 	REVIEW("authentication.k8s.io", "selfsubjectreviews",
-	       "SelfSubjectReview", "selfsubjectreview"),
-	{.group = "authorization.k8s.io", .version = "v1",
-	 .resource = "localsubjectaccessreviews",
-	 .kind = "LocalSubjectAccessReview",
-	 .list_kind = "LocalSubjectAccessReviewList",
-	 .singular = "localsubjectaccessreview", .namespaced = true,
-	 .verbs = SRV_V_CREATE, .prepare = prep_none, .review = true},
+	       "SelfSubjectReview", "selfsubjectreview", false),
+	REVIEW("authorization.k8s.io", "localsubjectaccessreviews",
+	       "LocalSubjectAccessReview", "localsubjectaccessreview", true),
 	REVIEW("authorization.k8s.io", "selfsubjectaccessreviews",
-	       "SelfSubjectAccessReview", "selfsubjectaccessreview"),
+	       "SelfSubjectAccessReview", "selfsubjectaccessreview", false),
 	REVIEW("authorization.k8s.io", "selfsubjectrulesreviews",
-	       "SelfSubjectRulesReview", "selfsubjectrulesreview"),
+	       "SelfSubjectRulesReview", "selfsubjectrulesreview", false),
 	REVIEW("authorization.k8s.io", "subjectaccessreviews",
-	       "SubjectAccessReview", "subjectaccessreview"),
+	       "SubjectAccessReview", "subjectaccessreview", false),
 	{.group = "apiextensions.k8s.io", .version = "v1",
 	 .resource = "customresourcedefinitions",
 	 .kind = "CustomResourceDefinition",

@@ -16,6 +16,7 @@
  *
  * Pure but for the request: any thread.
  */
+#include <ctype.h>
 #include <string.h>
 
 #include "registry/object.h"
@@ -52,7 +53,8 @@ static void go_struct(const char *type, const json_t *o, char *buf, size_t n)
 		if (!json_is_string(v) || at >= n)
 			continue;
 		at += (size_t)snprintf(buf + at, n - at, "%s%c%s:\"%s\"",
-				       first ? "" : ", ", k[0] - 32, k + 1,
+				       first ? "" : ", ", toupper((unsigned char)k[0]),
+				       k + 1,
 				       json_string_value(v));
 		first = false;
 	}

@@ -208,8 +208,7 @@ static bool frame(struct wstream *ws, const char *type, const void *obj,
 	char *conv = NULL;
 	struct srv_error err;
 	srv_error_clear(&err);
-	if ((ws->res->custom || ws->res->view) &&
-	    srv_resource_convert(ws->res, obj, n, &conv, &cl, &err)) {
+	if (srv_resource_convert(ws->res, obj, n, &conv, &cl, &err)) {
 		emit_error(ws, srv_status_code(err.code),
 			   srv_status_reason(err.code), err.message);
 		return true;
