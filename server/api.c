@@ -162,11 +162,17 @@ static json_t *resource_list(const struct rset *rs, const char *group,
 			json_object_set_new(so, "singularName", json_string(""));
 			json_object_set_new(so, "namespaced",
 					    json_boolean(r->namespaced));
-			json_object_set_new(so, "kind", json_string(r->kind));
-			unsigned v = !strcmp(*s, "finalize")
-					     ? SRV_V_UPDATE
-					     : SRV_V_GET | SRV_V_PATCH | SRV_V_UPDATE;
-			json_object_set_new(so, "verbs", verbs_of(v));
+			const struct srv_resource *t = srv_subresource_type(*s);
+			if (t) {
+				json_object_set_new(so, "group",
+						    json_string(t->group));
+				json_object_set_new(so, "version",
+						    json_string(t->version));
+			}
+			json_object_set_new(so, "kind",
+					    json_string(t ? t->kind : r->kind));
+			json_object_set_new(
+			    so, "verbs", verbs_of(srv_subresource_verbs(*s)));
 			json_array_append_new(res, so);
 		}
 	}
@@ -295,11 +301,17 @@ static json_t *agg_resource(const struct srv_resource *r)
 		for (const char *const *s = r->subresources; *s; s++) {
 			json_t *so = json_object();
 			json_object_set_new(so, "subresource", json_string(*s));
-			json_object_set(so, "responseKind", rk);
-			unsigned v = !strcmp(*s, "finalize")
-					     ? SRV_V_UPDATE
-					     : SRV_V_GET | SRV_V_PATCH | SRV_V_UPDATE;
-			json_object_set_new(so, "verbs", verbs_of(v));
+			const struct srv_resource *t = srv_subresource_type(*s);
+			if (t)
+				json_object_set_new(
+				    so, "responseKind",
+				    json_pack("{s:s,s:s,s:s}", "group", t->group,
+					      "version", t->version, "kind",
+					      t->kind));
+			else
+				json_object_set(so, "responseKind", rk);
+			json_object_set_new(
+			    so, "verbs", verbs_of(srv_subresource_verbs(*s)));
 			json_array_append_new(subs, so);
 		}
 		json_object_set_new(o, "subresources", subs);

@@ -375,6 +375,7 @@ int cli_serve(int argc, char **argv)
 		.cert_pem = pki.cert_pem,
 		.key_pem = pki.key_pem,
 		.token = pki.token,
+		.sa_key_pem = pki.sa_key_pem,
 		.request_timeout_s = (unsigned)((req_ms + 999) / 1000),
 		.idle_timeout_s = (unsigned)((idle_ms + 999) / 1000),
 		.write_workers = write_workers,

@@ -48,12 +48,14 @@
 #include "lapis/log.h"
 #include "qparse.h"
 #include "registry/json.h"
+#include "satoken.h"
 #include "yamljson.h"
 
 struct srv {
 	struct srv_opts o;
 	char *token;
 	char *cert, *key;
+	struct srv_sa *sa; /* read-only while serving */
 	struct MHD_Daemon *d;
 	int fd;
 	int port;
@@ -70,6 +72,11 @@ eng *srv_engine(struct srv *s)
 const struct srv_opts *srv_options(struct srv *s)
 {
 	return &s->o;
+}
+
+const struct srv_sa *srv_sa(struct srv *s)
+{
+	return s->sa;
 }
 
 /* ------------------------------------------------------------ replies */
@@ -740,6 +747,9 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 	s->o.token = s->token;
 	s->o.cert_pem = s->cert;
 	s->o.key_pem = s->key;
+	s->o.sa_key_pem = NULL; /* the signer holds the key */
+	if (srv_sa_new(o->sa_key_pem, &s->sa, err))
+		goto fail;
 	if (!s->o.listen)
 		s->o.listen = "127.0.0.1:6443";
 	if (!s->o.watch_bookmark_ms)
@@ -833,6 +843,7 @@ void srv_stop(struct srv *s)
 	free(s->token);
 	free(s->cert);
 	free(s->key);
+	srv_sa_free(s->sa);
 	free(s);
 }
 

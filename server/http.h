@@ -30,6 +30,8 @@ struct srv_opts {
 	const char *cert_pem;	 /* TLS serving certificate and key */
 	const char *key_pem;
 	const char *token;	 /* the admin bearer token */
+	const char *sa_key_pem;	 /* signs service account tokens; NULL: a
+				    key made for this run (satoken.h) */
 	unsigned threads;	 /* 0: one per core */
 	unsigned write_workers;	 /* threads that run writes; 0: 64 (writes.c) */
 	unsigned request_timeout_s; /* non-watch requests; 0: 60 */
@@ -110,6 +112,9 @@ struct srv_req {
 	unsigned wcode;
 	struct srv_wjob job; /* writes.c's; under the pool's lock */
 };
+
+/* The service account token signer (satoken.h). */
+const struct srv_sa *srv_sa(struct srv *s);
 
 /* Whether t is the admin bearer token (constant time; none when there
    is no token, as with --insecure-http). */

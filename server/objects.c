@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "api.h"
 #include "crd.h"
@@ -34,6 +35,7 @@
 #include "registry/registry.h"
 #include "registry/store.h"
 #include "review.h"
+#include "satoken.h"
 #include "schema.h"
 #include "selector.h"
 #include "table.h"
@@ -1477,6 +1479,29 @@ static void reply_json_stored(struct srv_req *r,
 	srv_reply_json(r, code, obj);
 }
 
+/* A create's options and body (type res), as kube decodes them: *dry, and
+   *obj (new) on LP_OK; the error in err otherwise. */
+static lp_err create_body(struct srv_req *r, const struct srv_resource *res,
+			  bool *dry, json_t **obj, struct srv_error *err)
+{
+	char mtb[128];
+	const char *mt = media_type(r, mtb, sizeof mtb);
+	struct srv_strict strict = {.mode = fv_of(r)};
+	*obj = NULL;
+	if (dry_run(r, dry, err) || field_validation(r, err) ||
+	    field_manager_ok(r, "CreateOptions", err) ||
+	    decode_body(r, mt, res->kind, &strict, obj, err) ||
+	    body_fields(r, res, mt, *obj, &strict, err) ||
+	    check_type(res, *obj, err) ||
+	    strict_finish(r, res, &strict, NULL, err)) {
+		srv_strict_free(&strict);
+		json_decref(*obj);
+		*obj = NULL;
+		return err->code;
+	}
+	return LP_OK;
+}
+
 static void do_create(struct srv_req *r, const struct srv_resource *res,
 		      const char *ns)
 {
@@ -1487,19 +1512,9 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 			       "create not allowed while custom resource definition is terminating");
 		return;
 	}
-	char mtb[128];
-	const char *mt = media_type(r, mtb, sizeof mtb);
 	bool dry;
 	json_t *obj = NULL;
-	struct srv_strict strict = {.mode = fv_of(r)};
-	if (dry_run(r, &dry, &err) || field_validation(r, &err) ||
-	    field_manager_ok(r, "CreateOptions", &err) ||
-	    decode_body(r, mt, res->kind, &strict, &obj, &err) ||
-	    body_fields(r, res, mt, obj, &strict, &err) ||
-	    check_type(res, obj, &err) ||
-	    strict_finish(r, res, &strict, NULL, &err)) {
-		srv_strict_free(&strict);
-		json_decref(obj);
+	if (create_body(r, res, &dry, &obj, &err)) {
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
@@ -2903,6 +2918,206 @@ out:
 	json_decref(body);
 }
 
+/* ------------------------------------------------------------ tokens */
+
+/* A TokenRequest's bound object (kube's TokenREST): a Secret of the
+   namespace, whose name and uid go into the token's claims (*claim, new).
+   Pods and Nodes are not served here, so none exists. LP_OK or the error
+   answered. */
+static lp_err token_bound(struct srv_req *r, const char *ns, const json_t *ref,
+			  json_t **claim)
+{
+	const char *kind = json_string_value(json_object_get(ref, "kind"));
+	const char *av = json_string_value(json_object_get(ref, "apiVersion"));
+	const char *name = json_string_value(json_object_get(ref, "name"));
+	const char *uid = json_string_value(json_object_get(ref, "uid"));
+	kind = kind ? kind : "";
+	av = av ? av : "";
+	name = name ? name : "";
+	/* Go's schema.FromAPIVersionAndKind: "v1" is the core group */
+	const char *slash = strchr(av, '/');
+	bool core = !slash;
+	struct srv_error err;
+	srv_error_clear(&err);
+	struct srv_status_what w = {.name = name, .group = ""};
+	if (core && (!strcmp(kind, "Pod") || !strcmp(kind, "Node"))) {
+		w.kind = !strcmp(kind, "Pod") ? "pods" : "nodes";
+		srv_error_set(&err, LP_E_NOTFOUND, "%s \"%s\" not found", w.kind,
+			      name);
+		srv_reply_error(r, &err, &w);
+		return err.code;
+	}
+	if (!core || strcmp(kind, "Secret")) {
+		srv_reply_fail(r, LP_E_BADREQUEST,
+			       "cannot bind token to object of type %.*s/%s, Kind=%s",
+			       slash ? (int)(slash - av) : 0, av,
+			       slash ? slash + 1 : av, kind);
+		return LP_E_BADREQUEST;
+	}
+	const struct srv_resource *sec = srv_resource_find("", "v1", "secrets");
+	struct reg_key k;
+	struct reg_obj c = {0};
+	lp_err rc = key_of(sec, ns, name, &k, &err);
+	if (!rc && (rc = reg_get(srv_engine(r->s), &k, &c)))
+		storage_err(sec, name, rc, &err);
+	if (!rc && (rc = reg_obj_decode(&c)))
+		srv_error_set(&err, rc, "Internal error occurred: %s",
+			      lp_strerror(rc));
+	if (rc) {
+		reg_obj_free(&c);
+		fail_res(r, sec, name, &err);
+		return rc;
+	}
+	const char *suid = json_string_value(
+	    json_object_get(json_object_get(c.obj, "metadata"), "uid"));
+	suid = suid ? suid : "";
+	if (uid && *uid && strcmp(uid, suid)) {
+		reg_obj_free(&c);
+		w.kind = "Secret";
+		srv_error_set(&err, LP_E_CONFLICT,
+			      "Operation cannot be fulfilled on Secret \"%s\": the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated",
+			      name, uid);
+		srv_reply_error(r, &err, &w);
+		return LP_E_CONFLICT;
+	}
+	*claim = json_pack("{s:s,s:s}", "name", name, "uid", suid);
+	reg_obj_free(&c);
+	return LP_OK;
+}
+
+/* Seconds a token lives: kube's defaults and limits (10 minutes to 2^32
+   seconds, an hour when unset). */
+#define TOKEN_MIN_SECONDS 600
+#define TOKEN_MAX_SECONDS 4294967296LL
+#define TOKEN_DEFAULT_SECONDS 3600
+
+/*
+ * POST serviceaccounts/NAME/token (kubectl create token): kube's
+ * TokenREST.Create. The body is a TokenRequest (JSON, YAML or protobuf);
+ * the answer is it with its status holding a token signed by the server's
+ * key (satoken.h) for the service account, 201. Nothing is stored, so a
+ * dry run answers the same.
+ */
+static void do_token(struct srv_req *r, const char *ns, const char *name)
+{
+	const struct srv_resource *tr = srv_subresource_type("token");
+	const struct srv_resource *sa = srv_resource_find("", "v1",
+							  "serviceaccounts");
+	struct srv_error err;
+	srv_error_clear(&err);
+	bool dry;
+	json_t *obj = NULL, *bound = NULL;
+	struct reg_obj c = {0};
+	if (create_body(r, tr, &dry, &obj, &err)) {
+		srv_reply_error(r, &err, NULL);
+		goto out;
+	}
+	json_t *m = json_object_get(obj, "metadata");
+	const char *mname = json_string_value(json_object_get(m, "name"));
+	const char *mns = json_string_value(json_object_get(m, "namespace"));
+	if (mname && *mname && strcmp(mname, name))
+		srv_error_cause(&err, "FieldValueInvalid", "metadata.name",
+				"Invalid value: \"%.253s\": must match the service account name if specified",
+				mname);
+	else if (mns && *mns && strcmp(mns, ns))
+		srv_error_cause(&err, "FieldValueInvalid", "metadata.namespace",
+				"Invalid value: \"%.63s\": must match the service account namespace if specified",
+				mns);
+	if (srv_error_invalid(&err, tr->kind, tr->group, name)) {
+		fail_res(r, tr, name, &err);
+		goto out;
+	}
+	struct reg_key k;
+	lp_err rc = key_of(sa, ns, name, &k, &err);
+	if (!rc && (rc = reg_get(srv_engine(r->s), &k, &c)))
+		storage_err(sa, name, rc, &err);
+	if (!rc && (rc = reg_obj_decode(&c)))
+		srv_error_set(&err, rc, "Internal error occurred: %s",
+			      lp_strerror(rc));
+	if (rc) {
+		fail_res(r, sa, name, &err);
+		goto out;
+	}
+	json_t *spec = json_object_get(obj, "spec");
+	if (!json_is_object(spec)) {
+		spec = json_object();
+		json_object_set_new(obj, "spec", spec);
+	}
+	json_t *aud = json_object_get(spec, "audiences");
+	if (json_array_size(aud) == 0) {
+		aud = json_pack("[s]", SRV_SA_ISSUER);
+		json_object_set_new(spec, "audiences", aud);
+	}
+	json_t *es = json_object_get(spec, "expirationSeconds");
+	long long secs = json_is_integer(es) ? json_integer_value(es)
+					     : TOKEN_DEFAULT_SECONDS;
+	json_object_set_new(spec, "expirationSeconds", json_integer(secs));
+	if (!json_object_get(spec, "boundObjectRef"))
+		json_object_set_new(spec, "boundObjectRef", json_null());
+	json_object_set_new(m, "name", json_string(name));
+	json_object_set_new(m, "namespace", json_string(ns));
+	char now[32];
+	reg_now(now);
+	json_object_set_new(m, "creationTimestamp", json_string(now));
+	/* kube's ValidateTokenRequest names no object */
+	if (secs < TOKEN_MIN_SECONDS)
+		srv_error_cause(&err, "FieldValueInvalid", "spec.expirationSeconds",
+				"Invalid value: %lld: may not specify a duration less than 10 minutes",
+				secs);
+	if (secs > TOKEN_MAX_SECONDS)
+		srv_error_cause(&err, "FieldValueInvalid", "spec.expirationSeconds",
+				"Invalid value: %lld: may not specify a duration larger than 2^32 seconds",
+				secs);
+	if (srv_error_invalid(&err, tr->kind, tr->group, "")) {
+		fail_res(r, tr, "", &err);
+		goto out;
+	}
+	json_t *ref = json_object_get(spec, "boundObjectRef");
+	if (json_is_object(ref) && token_bound(r, ns, ref, &bound))
+		goto out;
+	time_t t0 = time(NULL);
+	char jti[37];
+	reg_uuid(jti);
+	const char *sa_uid = json_string_value(
+	    json_object_get(json_object_get(c.obj, "metadata"), "uid"));
+	char sub[400];
+	snprintf(sub, sizeof sub, "system:serviceaccount:%s:%s", ns, name);
+	json_t *kube = json_pack("{s:s,s:{s:s,s:s}}", "namespace", ns,
+				 "serviceaccount", "name", name, "uid",
+				 sa_uid ? sa_uid : "");
+	if (kube && bound)
+		json_object_set(kube, "secret", bound);
+	json_t *claims = json_pack(
+	    "{s:O,s:I,s:I,s:s,s:s,s:o,s:I,s:s}", "aud", aud, "exp",
+	    (json_int_t)(t0 + secs), "iat", (json_int_t)t0, "iss",
+	    SRV_SA_ISSUER, "jti", jti, "kubernetes.io", kube, "nbf",
+	    (json_int_t)t0, "sub", sub);
+	char *tok = claims ? srv_sa_sign(srv_sa(r->s), claims) : NULL;
+	json_decref(claims);
+	if (!tok) {
+		srv_reply_fail(r, LP_E_IO,
+			       "Internal error occurred: failed to generate token");
+		goto out;
+	}
+	char expiry[32];
+	time_t te = t0 + (time_t)secs;
+	struct tm tm;
+	gmtime_r(&te, &tm);
+	strftime(expiry, sizeof expiry, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_object_set_new(obj, "status",
+			    json_pack("{s:s,s:s}", "token", tok,
+				      "expirationTimestamp", expiry));
+	explicit_bzero(tok, strlen(tok));
+	free(tok);
+	reg_canonical(obj); /* kind, apiVersion, metadata first, as kube's */
+	srv_reply_json(r, 201, obj); /* takes obj */
+	obj = NULL;
+out:
+	json_decref(obj);
+	json_decref(bound);
+	reg_obj_free(&c);
+}
+
 /* ------------------------------------------------------------ routing */
 
 static unsigned verb_bit(const char *v)
@@ -2977,11 +3192,7 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 			fail_res(r, res, name, &err);
 			return;
 		}
-		bool allowed = !strcmp(sub, "finalize")
-				       ? !strcmp(verb, "update")
-				       : (!strcmp(verb, "get") || !strcmp(verb, "update") ||
-					  !strcmp(verb, "patch"));
-		if (!allowed) {
+		if (!(srv_subresource_verbs(sub) & verb_bit(verb))) {
 			struct srv_status_what w = {.group = res->group, .kind = res->resource};
 			struct srv_error err;
 			srv_error_clear(&err);
@@ -3038,6 +3249,8 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		      strcmp(verb, "watch");
 	if (!strcmp(sub, "scale"))
 		do_scale(r, res, ns, name, verb);
+	else if (!strcmp(sub, "token"))
+		do_token(r, ns, name);
 	else if (!strcmp(verb, "get"))
 		do_get(r, res, ns, name);
 	else if (!strcmp(verb, "list"))

@@ -615,6 +615,36 @@ static const struct pb_field f_token_review[] = {
 };
 MSG(m_token_review, "TokenReview", f_token_review);
 
+/* TokenRequest: the serviceaccounts/token subresource (kubectl create
+   token) */
+static const struct pb_field f_bound_ref[] = {
+	FLD(1, "kind", STRING, O),
+	FLD(2, "apiVersion", STRING, O),
+	FLD(3, "name", STRING, O),
+	FLDG(4, "uid", STRING, O, "types.UID"),
+};
+MSG(m_bound_ref, "BoundObjectReference", f_bound_ref);
+
+static const struct pb_field f_token_request_spec[] = {
+	FLD(1, "audiences", STRING, R | RQ),
+	FLD(4, "expirationSeconds", INT64, O),
+	SUB(3, "boundObjectRef", m_bound_ref, 0),
+};
+MSG(m_token_request_spec, "TokenRequestSpec", f_token_request_spec);
+
+static const struct pb_field f_token_request_status[] = {
+	FLD(1, "token", STRING, RQ),
+	FLD(2, "expirationTimestamp", TIME, RQ),
+};
+MSG(m_token_request_status, "TokenRequestStatus", f_token_request_status);
+
+static const struct pb_field f_token_request[] = {
+	SUB(1, "metadata", m_object_meta, 0),
+	SUB(2, "spec", m_token_request_spec, RQ),
+	SUB(3, "status", m_token_request_status, 0),
+};
+MSG(m_token_request, "TokenRequest", f_token_request);
+
 #undef MSG_PKG
 
 /* k8s.io/api coordination/v1 */
@@ -665,6 +695,7 @@ static const struct {
 	{ "SubjectAccessReview", "authorization.k8s.io/v1", &m_sar },
 	{ "LocalSubjectAccessReview", "authorization.k8s.io/v1", &m_lsar },
 	{ "TokenReview", "authentication.k8s.io/v1", &m_token_review },
+	{ "TokenRequest", "authentication.k8s.io/v1", &m_token_request },
 	{ "DeleteOptions", NULL, &m_delete_options },
 };
 

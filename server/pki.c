@@ -1054,6 +1054,41 @@ fail:
 	return rc;
 }
 
+/* ---- service account signing key -------------------------------------- */
+
+/* Load sa.key (the key that signs service account tokens, as kube's
+   --service-account-signing-key-file), or make one and stage it in b.
+   *out new PEM; *created true when made. */
+static lp_err sa_key_setup(const char *pki_dir, struct batch *b, char **out,
+			   bool *created, struct srv_error *err)
+{
+	char path[PATH_MAX];
+	lp_err rc = path_join(path, sizeof path, pki_dir, "sa.key", err);
+	if (rc)
+		return rc;
+	struct kp k = {0};
+	size_t len = 0;
+	bool found = false;
+	if ((rc = read_small(path, &k.key_pem, &len, &found, err)))
+		goto done;
+	if (found) {
+		rc = key_import(path, k.key_pem, len, &k.key, err);
+	} else {
+		if (!(rc = key_new(path, &k.key, err)) &&
+		    !(rc = key_to_pem(k.key, path, &k.key_pem, err)))
+			rc = batch_add(b, pki_dir, "sa.key", k.key_pem,
+				       strlen(k.key_pem), 0600, false, err);
+	}
+	if (!rc) {
+		*out = k.key_pem;
+		k.key_pem = NULL;
+		*created = !found;
+	}
+done:
+	kp_free(&k);
+	return rc;
+}
+
 /* ---- admin token ----------------------------------------------------- */
 
 /* Load admin.token, or make one and stage it in b (*created true). */
@@ -1133,10 +1168,10 @@ lp_err srv_pki_load_or_create(const char *data_dir,
 	struct sanlist sans = {NULL, 0};
 	struct kp ca = {0}, srv = {0};
 	struct batch b = {0};
-	char *token = NULL;
+	char *token = NULL, *sa_key = NULL;
 	char pki_dir[PATH_MAX];
 	char why[PKI_DNS_MAX + 64] = "";
-	bool pki_new = false, token_new = false;
+	bool pki_new = false, token_new = false, sa_new = false;
 	lp_err rc = sans_build(extra_sans, n_extra, &sans, err);
 	if (rc)
 		return rc;
@@ -1152,6 +1187,7 @@ lp_err srv_pki_load_or_create(const char *data_dir,
 	   the commit leaves every file as it was. */
 	if ((rc = srv_setup(pki_dir, &ca, &sans, now, &b, &srv, why, sizeof why,
 			    err)) ||
+	    (rc = sa_key_setup(pki_dir, &b, &sa_key, &sa_new, err)) ||
 	    (rc =
 		 token_load_or_create(data_dir, &b, &token, &token_new, err)) ||
 	    (rc = batch_commit(&b, err)))
@@ -1166,6 +1202,9 @@ lp_err srv_pki_load_or_create(const char *data_dir,
 			pki_dir, why);
 	if (token_new)
 		lp_info("pki: created admin token %s/admin.token", data_dir);
+	if (sa_new)
+		lp_info("pki: created service account signing key %s/sa.key",
+			pki_dir);
 	out->ca_pem = ca.crt_pem;
 	ca.crt_pem = NULL;
 	out->cert_pem = srv.crt_pem;
@@ -1174,9 +1213,12 @@ lp_err srv_pki_load_or_create(const char *data_dir,
 	srv.key_pem = NULL;
 	out->token = token;
 	token = NULL;
+	out->sa_key_pem = sa_key;
+	sa_key = NULL;
 fail:
 	batch_abort(&b);
 	wipe_free(token);
+	wipe_free(sa_key);
 	kp_free(&srv);
 	kp_free(&ca);
 	free(sans.v);
@@ -1191,6 +1233,7 @@ void srv_pki_free(struct srv_pki *p)
 	free(p->cert_pem);
 	wipe_free(p->key_pem);
 	wipe_free(p->token);
+	wipe_free(p->sa_key_pem);
 	memset(p, 0, sizeof *p);
 }
 

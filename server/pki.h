@@ -8,6 +8,9 @@
  *   DIR/pki/server.crt, server.key  serving certificate "lapis", 1 year
  *                                   (less if the CA expires sooner), SANs
  *                                   localhost, 127.0.0.1, ::1 + extras
+ *   DIR/pki/sa.key                  signs service account tokens
+ *                                   (TokenRequest), as kube's
+ *                                   --service-account-signing-key-file
  *   DIR/admin.token                 32 random bytes as 64 hex characters
  *   DIR/kubeconfig                  cluster, user and context "lapis"
  *
@@ -35,6 +38,7 @@ struct srv_pki {
 	char *cert_pem; /* DIR/pki/server.crt: the serving certificate, PEM */
 	char *key_pem;	/* DIR/pki/server.key: its private key, PEM */
 	char *token;	/* DIR/admin.token without trailing whitespace */
+	char *sa_key_pem; /* DIR/pki/sa.key: the token signing key, PEM */
 };
 
 /*
@@ -56,6 +60,8 @@ struct srv_pki {
  *    missing, lacks one of the requested SANs, does not verify against the
  *    CA, does not match server.key, is not yet valid, or expires within 30
  *    days. server.key is kept when present and generated when missing.
+ *  - sa.key is created when missing (a data directory of an older lapis
+ *    gets one at its next start) and must hold a usable key otherwise.
  *  - admin.token is created when missing; an existing one (trailing
  *    whitespace ignored) must be 16-1024 visible ASCII characters.
  * A file that exists must be a readable regular file of at most 1 MiB

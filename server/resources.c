@@ -852,6 +852,27 @@ static const char *const cat_all[] = {"all", NULL};
 static const char *const sn_crd[] = {"crd", "crds", NULL};
 static const char *const cat_ext[] = {"api-extensions", NULL};
 static const char *const sub_ns[] = {"status", "finalize", NULL};
+static const char *const sub_sa[] = {"token", NULL};
+
+static const struct srv_resource token_request = {
+	.group = "authentication.k8s.io", .version = "v1",
+	.resource = "serviceaccounts", .kind = "TokenRequest",
+	.list_kind = "TokenRequestList", .singular = "", .namespaced = true,
+	.verbs = SRV_V_CREATE, .prepare = prep_none};
+
+unsigned srv_subresource_verbs(const char *sub)
+{
+	if (!strcmp(sub, "finalize"))
+		return SRV_V_UPDATE;
+	if (!strcmp(sub, "token"))
+		return SRV_V_CREATE;
+	return SRV_V_GET | SRV_V_PATCH | SRV_V_UPDATE;
+}
+
+const struct srv_resource *srv_subresource_type(const char *sub)
+{
+	return !strcmp(sub, "token") ? &token_request : NULL;
+}
 static const char *const sub_status[] = {"status", NULL};
 static const char *const f_secret[] = {"type", NULL};
 static const char *const f_event[] = {
@@ -913,7 +934,7 @@ const struct srv_resource srv_builtin[] = {
 	     .fields = f_event, .prepare = prep_event),
 	CORE("serviceaccounts", "ServiceAccount", "serviceaccount", true,
 	     SRV_V_ALL, .short_names = sn_sa, .columns = col_sa,
-	     .prepare = prep_none),
+	     .subresources = sub_sa, .prepare = prep_none),
 	{.group = "events.k8s.io", .version = "v1", .resource = "events",
 	 .kind = "Event", .list_kind = "EventList", .singular = "event",
 	 .short_names = sn_ev, .namespaced = true, .verbs = SRV_V_ALL,

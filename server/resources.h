@@ -104,6 +104,17 @@ struct srv_resource {
 	bool review;
 };
 
+/* The verbs of a subresource (SRV_V_* bits): finalize takes update,
+   token create, status and scale get, update and patch. Discovery and the
+   dispatch both ask here. */
+unsigned srv_subresource_verbs(const char *sub);
+
+/* The type a subresource takes and answers when it is not its resource's
+   kind (serviceaccounts/token: TokenRequest, authentication.k8s.io/v1),
+   else NULL. Its descriptor decodes and checks the body, is in no table
+   and serves nothing on its own. */
+const struct srv_resource *srv_subresource_type(const char *sub);
+
 /* The built-in table and its size. */
 extern const struct srv_resource srv_builtin[];
 extern const size_t srv_n_builtin;

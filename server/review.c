@@ -7,20 +7,28 @@
  * status filled in, 201 Created. TokenReview and SubjectAccessReview, the
  * delegated authentication and authorization of aggregated API servers
  * and of kube-rbac-proxy-style metrics endpoints, are answered the same
- * way for that identity.
+ * way for that identity; a TokenReview also authenticates the service
+ * account tokens of TokenRequest (objects.c, do_token), as kube's service
+ * account authenticator, which reads the account from the store.
  *
  * lapis has one identity, with every right (README.md, "Serving"): the
  * admin token's bearer over TLS, anyone over --insecure-http (kube's old
  * insecure port, whose user was system:unsecured). So every access review
  * is allowed, the rules are everything, and the user is that identity.
  *
- * Pure but for the request: any thread.
+ * Any thread (the store reads are snapshot reads).
  */
 #include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "registry/object.h"
+#include "registry/registry.h"
+#include "registry/store.h"
 #include "review.h"
+#include "satoken.h"
 
 #define ADMIN_USER "lapis-admin"
 #define INSECURE_USER "system:unsecured"
@@ -173,6 +181,118 @@ static lp_err subject_access_review(json_t *obj, const char *ns, bool local,
 	return LP_OK;
 }
 
+/* The uid of a core object (resource, ns, name), new; NULL when there is
+   none. */
+static char *core_uid(struct srv_req *r, const char *resource, const char *ns,
+		      const char *name)
+{
+	struct reg_key k;
+	struct reg_obj c = {0};
+	char *uid = NULL;
+	if (!reg_object_key("", resource, ns, name, &k) &&
+	    !reg_get(srv_engine(r->s), &k, &c) && !reg_obj_decode(&c)) {
+		const char *u = json_string_value(json_object_get(
+		    json_object_get(c.obj, "metadata"), "uid"));
+		uid = u ? strdup(u) : NULL;
+	}
+	reg_obj_free(&c);
+	return uid;
+}
+
+/* Seconds of clock skew a token's times tolerate, as Go's JWT library. */
+#define TOKEN_LEEWAY 60
+
+/* A service account token lapis signed (do_token in objects.c), checked
+   as kube's service account authenticator does: signature, issuer, times,
+   audiences (those asked, else the API's), and the account, and the
+   Secret it is bound to, still there with the same uid. The status, new;
+   NULL when token is not one of lapis's tokens at all. */
+static json_t *sa_token_status(struct srv_req *r, const char *token,
+			       const json_t *asked)
+{
+	json_t *cl = srv_sa_verify(srv_sa(r->s), token);
+	if (!cl)
+		return NULL;
+	const char *why = NULL;
+	const char *iss = json_string_value(json_object_get(cl, "iss"));
+	json_t *kube = json_object_get(cl, "kubernetes.io");
+	json_t *sa = json_object_get(kube, "serviceaccount");
+	json_t *secret = json_object_get(kube, "secret");
+	const char *ns = json_string_value(json_object_get(kube, "namespace"));
+	const char *name = json_string_value(json_object_get(sa, "name"));
+	const char *uid = json_string_value(json_object_get(sa, "uid"));
+	const char *sub = json_string_value(json_object_get(cl, "sub"));
+	const char *jti = json_string_value(json_object_get(cl, "jti"));
+	json_int_t now = (json_int_t)time(NULL);
+	json_t *exp = json_object_get(cl, "exp"), *nbf = json_object_get(cl, "nbf");
+	json_t *auds = json_array();
+	if (!iss || strcmp(iss, SRV_SA_ISSUER) || !ns || !name || !uid || !sub)
+		why = "not a service account token of this server";
+	else if (!json_is_integer(exp) ||
+		 json_integer_value(exp) + TOKEN_LEEWAY < now)
+		why = "service account token has expired";
+	else if (json_is_integer(nbf) &&
+		 json_integer_value(nbf) - TOKEN_LEEWAY > now)
+		why = "service account token is not valid yet";
+	if (!why) {
+		json_t *api = json_pack("[s]", SRV_SA_ISSUER);
+		const json_t *want = json_array_size(asked) ? asked : api;
+		size_t i, j;
+		json_t *a, *t;
+		json_array_foreach(want, i, a)
+		{
+			json_array_foreach(json_object_get(cl, "aud"), j, t)
+			{
+				if (json_is_string(a) && json_equal(a, t)) {
+					json_array_append(auds, a);
+					break;
+				}
+			}
+		}
+		json_decref(api);
+		if (json_array_size(auds) == 0)
+			why = "token audiences is invalid for the target audiences";
+	}
+	if (!why) {
+		char *have = core_uid(r, "serviceaccounts", ns, name);
+		if (!have || strcmp(have, uid))
+			why = "service account token has been invalidated";
+		free(have);
+	}
+	if (!why && secret) {
+		const char *sn = json_string_value(json_object_get(secret, "name"));
+		const char *su = json_string_value(json_object_get(secret, "uid"));
+		char *have = sn ? core_uid(r, "secrets", ns, sn) : NULL;
+		if (!have || !su || strcmp(have, su))
+			why = "service account token has been invalidated";
+		free(have);
+	}
+	json_t *st;
+	if (why) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "[invalid bearer token, %s]", why);
+		st = json_pack("{s:{},s:s}", "user", "error", msg);
+		json_decref(auds);
+	} else {
+		char g[300];
+		snprintf(g, sizeof g, "system:serviceaccounts:%s", ns);
+		char cred[64];
+		snprintf(cred, sizeof cred, "JTI=%s", jti ? jti : "");
+		st = json_pack("{s:b,s:{s:s,s:s,s:[s,s,s]},s:o}", "authenticated",
+			       1, "user", "username", sub, "uid", uid, "groups",
+			       "system:serviceaccounts", g, "system:authenticated",
+			       "audiences", auds);
+		if (st && jti)
+			json_object_set_new(
+			    json_object_get(st, "user"), "extra",
+			    json_pack("{s:[s]}",
+				      "authentication.kubernetes.io/credential-id",
+				      cred));
+	}
+	json_decref(cl);
+	return st;
+}
+
 /* Whether a bearer token is lapis's (delegated authentication). */
 static lp_err token_review(struct srv_req *r, json_t *obj,
 			   struct srv_error *err)
@@ -189,7 +309,8 @@ static lp_err token_review(struct srv_req *r, json_t *obj,
 			       "username", ADMIN_USER, "groups", groups());
 		if (json_array_size(aud))
 			json_object_set(st, "audiences", aud);
-	} else {
+	} else if (!(st = sa_token_status(r, token, json_object_get(spec,
+								      "audiences")))) {
 		st = json_pack("{s:{}}", "user");
 	}
 	json_object_set_new(obj, "status", st);

@@ -195,7 +195,7 @@ bool reg_set_condition(json_t *obj, const char *type, const char *status,
 static const char b64u[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-static char *b64url(const unsigned char *s, size_t n)
+char *reg_b64url(const unsigned char *s, size_t n)
 {
 	char *o = malloc((n + 2) / 3 * 4 + 1), *p = o;
 	if (!o)
@@ -223,8 +223,7 @@ static int b64val(char c)
 	return p ? (int)(p - b64u) : -1;
 }
 
-/* Decode base64url; padding tolerated at the end. NULL when malformed. */
-static unsigned char *unb64url(const char *s, size_t *out_len)
+unsigned char *reg_unb64url(const char *s, size_t *out_len)
 {
 	size_t n = strlen(s);
 	while (n && s[n - 1] == '=')
@@ -277,7 +276,7 @@ char *reg_continue_encode_n(int64_t rv, const char *start, size_t start_len,
 	json_decref(o);
 	if (!s)
 		return NULL;
-	char *t = b64url((unsigned char *)s, len);
+	char *t = reg_b64url((unsigned char *)s, len);
 	free(s);
 	return t;
 }
@@ -285,7 +284,7 @@ char *reg_continue_encode_n(int64_t rv, const char *start, size_t start_len,
 int64_t reg_continue_remaining(const char *tok)
 {
 	size_t len;
-	unsigned char *raw = unb64url(tok, &len);
+	unsigned char *raw = reg_unb64url(tok, &len);
 	if (!raw)
 		return -1;
 	json_t *o = reg_json_load((char *)raw, len, JSON_ALLOW_NUL, NULL);
@@ -302,7 +301,7 @@ lp_err reg_continue_decode(const char *tok, int64_t *rv, char **start,
 			   size_t *start_len, char *msg, size_t msg_len)
 {
 	size_t n;
-	unsigned char *raw = unb64url(tok, &n);
+	unsigned char *raw = reg_unb64url(tok, &n);
 	if (!raw) {
 		snprintf(msg, msg_len, "continue key is not valid: illegal "
 				       "base64 data");

@@ -47,6 +47,13 @@ bool reg_strings_drop(json_t *arr, const char *s);
 bool reg_set_condition(json_t *obj, const char *type, const char *status,
 		       const char *reason, const char *message);
 
+/* base64url without padding (RFC 4648 §5) of n bytes: new, NULL when out
+   of memory. */
+char *reg_b64url(const unsigned char *s, size_t n);
+/* Decode base64url (padding tolerated at the end): new, *out_len bytes;
+   NULL when malformed or out of memory. */
+unsigned char *reg_unb64url(const char *s, size_t *out_len);
+
 /*
  * Continue tokens, as kube encodes them (reference §3.4):
  * base64url-nopad of {"v":"meta.k8s.io/v1","rv":RV,"start":"<suffix>"}.

@@ -654,6 +654,80 @@ check "a TokenReview over the insecure port authenticates no token" code_has 201
 req POST /apis/authentication.k8s.io/v1/tokenreviews '{"spec":{}}'
 check "... and needs one (400)" code_has 400 'token is required for TokenReview in authentication'
 
+# kubectl create token: serviceaccounts/NAME/token (TokenRequest), tokens
+# signed by the server that its TokenReview accepts
+SA=/api/v1/namespaces/default/serviceaccounts
+TR=/apis/authentication.k8s.io/v1/tokenreviews
+review_token() { # TOKEN [AUDIENCES-JSON]
+	req POST "$TR" "{\"spec\":{\"token\":\"$1\"${2:+,\"audiences\":$2}}}"
+}
+req POST "$SA" '{"metadata":{"name":"robot"}}'
+SAUID=$(jq_ "d['metadata']['uid']")
+req POST "$SA/robot/token" '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}}'
+check "a TokenRequest is 201 with kube's defaults and a token" code_has 201 '{"kind":"TokenRequest","apiVersion":"authentication.k8s.io/v1","metadata":{"name":"robot","namespace":"default","creationTimestamp":' '"spec":{"audiences":["https://kubernetes.default.svc.cluster.local"],"expirationSeconds":3600,"boundObjectRef":null}' '"status":{"token":"eyJ' '"expirationTimestamp":'
+TOK=$(jq_ "d['status']['token']")
+check "... a JWT whose claims name the service account" python3 -c "
+import base64,json; h,c,s=json.load(open('$WORK/body'))['status']['token'].split('.')
+dec=lambda p: json.loads(base64.urlsafe_b64decode(p+'='*(-len(p)%4)))
+assert dec(h)['alg']=='ES256' and dec(h)['kid'], dec(h)
+c=dec(c); assert c['sub']=='system:serviceaccount:default:robot' and c['exp']-c['iat']==3600, c
+assert c['kubernetes.io']=={'namespace':'default','serviceaccount':{'name':'robot','uid':'$SAUID'}}, c
+assert len(base64.urlsafe_b64decode(s+'='*(-len(s)%4)))==64"
+review_token "$TOK"
+check "a TokenReview authenticates it as the service account" code_has 201 '"authenticated":true' "\"user\":{\"username\":\"system:serviceaccount:default:robot\",\"uid\":\"$SAUID\",\"groups\":[\"system:serviceaccounts\",\"system:serviceaccounts:default\",\"system:authenticated\"],\"extra\":{\"authentication.kubernetes.io/credential-id\":[\"JTI=" '"audiences":["https://kubernetes.default.svc.cluster.local"]'
+review_token "$TOK" '["other"]'
+check "... not for an audience it was not made for" code_has 201 '"status":{"user":{},"error":"[invalid bearer token, token audiences is invalid for the target audiences]"}'
+review_token "${TOK:0:-3}xyz"
+check "... nor when its signature is altered" code_has 201 '"status":{"user":{}}'
+req POST "$SA/robot/token" '{"spec":{"audiences":["vault"],"expirationSeconds":7200}}'
+check "a TokenRequest for an audience and a lifetime" code_has 201 '"spec":{"audiences":["vault"],"expirationSeconds":7200,"boundObjectRef":null}'
+review_token "$(jq_ "d['status']['token']")" '["vault","x"]'
+check "... is accepted for that audience" code_has 201 '"authenticated":true' '"audiences":["vault"]'
+req POST "$SA/robot/token" '{"spec":{"expirationSeconds":60}}'
+check "a lifetime under 10 minutes is kube's 422" code_has 422 'TokenRequest.authentication.k8s.io \"\" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes'
+req POST "$SA/robot/token" '{"spec":{"expirationSeconds":4294967297}}'
+check "... and one over 2^32 seconds" code_has 422 'may not specify a duration larger than 2^32 seconds'
+req POST "$SA/robot/token" '{"metadata":{"name":"other"},"spec":{}}'
+check "a TokenRequest naming another account is 422" code_has 422 'TokenRequest.authentication.k8s.io \"robot\" is invalid: metadata.name: Invalid value: \"other\": must match the service account name if specified'
+req POST "$SA/robot/token" '{"metadata":{"namespace":"kube-system"},"spec":{}}'
+check "... or another namespace" code_has 422 'metadata.namespace: Invalid value: \"kube-system\": must match the service account namespace if specified'
+req POST "$SA/nobody/token" '{"spec":{}}'
+check "a token for a missing account is 404" code_has 404 'serviceaccounts \"nobody\" not found'
+req POST "$SA/robot/token" '{"kind":"ServiceAccount","apiVersion":"v1"}'
+check "a body of another kind is 400" code_has 400 'the object provided is unrecognized (must be of type TokenRequest): kind ServiceAccount'
+req POST "$SA/robot/token" '{"spec":{"audiences":"x"}}'
+check "... and a mistyped one" code_has 400 'TokenRequest in version \"v1\" cannot be handled as a TokenRequest'
+req POST "$SA/robot/token" '{"spec":{"bogus":1}}'
+check "... an unknown field warns" code_is 201
+req GET "$SA/robot/token"
+check "serviceaccounts/token can only be created (405)" code_is 405
+req POST /api/v1/namespaces/default/secrets '{"metadata":{"name":"bound"}}'
+SECUID=$(jq_ "d['metadata']['uid']")
+req POST "$SA/robot/token" '{"spec":{"boundObjectRef":{"kind":"Secret","apiVersion":"v1","name":"bound"}}}'
+check "a token bound to a Secret" code_has 201 '"boundObjectRef":{"kind":"Secret","apiVersion":"v1","name":"bound"}'
+BOUND=$(jq_ "d['status']['token']")
+review_token "$BOUND"
+check "... is valid while the Secret exists" code_has 201 '"authenticated":true'
+req POST "$SA/robot/token" '{"spec":{"boundObjectRef":{"kind":"Secret","apiVersion":"v1","name":"bound","uid":"0000"}}}'
+check "... a bound uid that is not the Secret's is 409" code_has 409 "the UID in the bound object reference (0000) does not match the UID in record"
+req POST "$SA/robot/token" '{"spec":{"boundObjectRef":{"kind":"Secret","apiVersion":"v1","name":"gone"}}}'
+check "... a missing Secret is 404" code_has 404 'secrets \"gone\" not found'
+req POST "$SA/robot/token" '{"spec":{"boundObjectRef":{"kind":"Pod","apiVersion":"v1","name":"p"}}}'
+check "... no Pod exists to bind to (404)" code_has 404 'pods \"p\" not found'
+req POST "$SA/robot/token" '{"spec":{"boundObjectRef":{"kind":"ConfigMap","apiVersion":"v1","name":"c"}}}'
+check "... and other kinds are kube's 400" code_has 400 'cannot bind token to object of type /v1, Kind=ConfigMap'
+req DELETE /api/v1/namespaces/default/secrets/bound
+review_token "$BOUND"
+check "a token whose Secret was deleted is no longer valid" code_has 201 '"status":{"user":{},"error":"[invalid bearer token, service account token has been invalidated]"}'
+req DELETE "$SA/robot"
+req POST "$SA" '{"metadata":{"name":"robot"}}'
+review_token "$TOK"
+check "... nor one whose account was deleted and made again" code_has 201 'service account token has been invalidated'
+req GET /api/v1
+check "discovery lists serviceaccounts/token as TokenRequest" code_has 200 '{"name":"serviceaccounts/token","singularName":"","namespaced":true,"group":"authentication.k8s.io","version":"v1","kind":"TokenRequest","verbs":["create"]}'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' "$URL/api")
+check "... in aggregated discovery too" code_has 200 '{"subresource":"token","responseKind":{"group":"authentication.k8s.io","version":"v1","kind":"TokenRequest"},"verbs":["create"]}'
+
 # restart: data and revisions persist, a watch resumes
 REV_BEFORE=$(curl -sS "$URL/api/v1/namespaces/default/configmaps" | python3 -c "import json,sys; print(json.load(sys.stdin)['metadata']['resourceVersion'])")
 stop_server

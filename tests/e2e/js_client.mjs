@@ -638,6 +638,23 @@ await step('AuthorizationV1Api SelfSubjectAccessReview and AuthenticationV1Api S
     ];
 });
 
+// --- kubectl create token's API: TokenRequest, then TokenReview ---
+await step('CoreV1Api createNamespacedServiceAccountToken and AuthenticationV1Api TokenReview', async () => {
+    const authn = kc.makeApiClient(k8s.AuthenticationV1Api);
+    await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'bot' } } });
+    const tr = await core.createNamespacedServiceAccountToken({
+        name: 'bot', namespace: ns, body: { spec: { audiences: ['js-aud'] } },
+    });
+    const rev = await authn.createTokenReview({
+        body: { spec: { token: tr.status.token, audiences: ['js-aud'] } },
+    });
+    return [
+        tr.spec.expirationSeconds === 3600 && rev.status.authenticated === true &&
+            rev.status.user.username === `system:serviceaccount:${ns}:bot`,
+        JSON.stringify([tr.spec, rev.status]),
+    ];
+});
+
 // --- namespace delete ---
 await step('delete namespace: Terminating or gone', async () => {
     await core.deleteNamespace({ name: ns });

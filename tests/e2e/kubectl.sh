@@ -226,6 +226,22 @@ expect_rc 0 "a TokenReview of the admin token" kubectl create -o 'jsonpath={.sta
 check "... authenticates lapis-admin" out_has '^true/lapis-admin$'
 expect_rc 0 "a TokenReview of another token" kubectl create -o 'jsonpath={.status}' -f - <<<'{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"not-the-token"}}'
 check "... authenticates no one" out_has '^\{"user":\{\}\}$'
+# kubectl create token (1.33: a protobuf TokenRequest) and a TokenReview
+# of what it printed
+expect_rc 0 "create serviceaccount for tokens" kubectl -n default create serviceaccount tokens
+for K in "${KUBECTLS[@]}"; do
+	kv=$(basename "$K")
+	expect_rc 0 "$kv: create token" "$K" -n default create token tokens --duration=20m --audience=api --audience=vault
+	check "... prints a JWT" out_has '^eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{86}$'
+	expect_rc 0 "$kv: a TokenReview of it" "$K" create -o 'jsonpath={.status.authenticated}/{.status.user.username}/{.status.audiences}' -f - <<<"{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"TokenReview\",\"spec\":{\"token\":\"$(cat "$WORK/out")\",\"audiences\":[\"vault\"]}}"
+	check "... authenticates the service account for its audience" out_has '^true/system:serviceaccount:default:tokens/\["vault"\]$'
+done
+expect_rc 0 "create secret for a bound token" kubectl -n default create secret generic token-bound
+expect_rc 0 "create token bound to it" kubectl -n default create token tokens --bound-object-kind=Secret --bound-object-name=token-bound
+expect_rc 1 "create token with a lifetime under 10 minutes" kubectl -n default create token tokens --duration=5m
+check "... is kube's error" err_has 'TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: Invalid value: 300: may not specify a duration less than 10 minutes'
+expect_rc 1 "create token for a missing account" kubectl -n default create token nobody
+check "... says it is not found" err_has 'serviceaccounts "nobody" not found'
 expect_rc 0 "kubectl auth can-i --list" kubectl auth can-i --list
 check "... every verb on every resource" out_has '^\*\.\* +\[\] +\[\] +\[\*\]$'
 expect_rc 0 "kubectl get events.events.k8s.io prints kube's event columns" kubectl -n default get events.events.k8s.io

@@ -146,6 +146,16 @@ ssar = client.AuthorizationV1Api().create_self_subject_access_review(client.V1Se
         namespace="py", verb="delete", resource="secrets"))))
 check("SelfSubjectAccessReview allows the admin", ssar.status.allowed is True)
 
+# kubectl create token's API: a TokenRequest, then a TokenReview of it
+v1.create_namespaced_service_account("py", client.V1ServiceAccount(metadata=client.V1ObjectMeta(name="bot")))
+treq = v1.create_namespaced_service_account_token("bot", "py", client.AuthenticationV1TokenRequest(
+    spec=client.V1TokenRequestSpec(audiences=["py-aud"], expiration_seconds=900)))
+check("TokenRequest answers a token", treq.status.token.count(".") == 2 and treq.spec.expiration_seconds == 900)
+trev = client.AuthenticationV1Api().create_token_review(client.V1TokenReview(
+    spec=client.V1TokenReviewSpec(token=treq.status.token, audiences=["py-aud"])))
+check("TokenReview authenticates it", trev.status.authenticated is True and
+      trev.status.user.username == "system:serviceaccount:py:bot" and trev.status.audiences == ["py-aud"])
+
 # A configmap with a finalizer keeps the namespace Terminating; the
 # namespace controller deletes the rest and waits for it.
 v1.create_namespaced_config_map("py", client.V1ConfigMap(

@@ -169,7 +169,7 @@ static lp_err load_err(const char *const *extra, size_t n,
 
 static const char *const files[] = {"pki/ca.crt", "pki/ca.key",
 				    "pki/server.crt", "pki/server.key",
-				    "admin.token"};
+				    "pki/sa.key", "admin.token"};
 #define N_FILES (sizeof files / sizeof files[0])
 
 static void snapshot(char *snap[N_FILES])
@@ -202,6 +202,7 @@ Test(pki, first_start_creates_every_file_with_private_modes)
 	cr_assert_eq(mode_of(dir, "pki"), 0700);
 	cr_assert_eq(mode_of(dir, "pki/ca.key"), 0600);
 	cr_assert_eq(mode_of(dir, "pki/server.key"), 0600);
+	cr_assert_eq(mode_of(dir, "pki/sa.key"), 0600);
 	cr_assert_eq(mode_of(dir, "admin.token"), 0600);
 	cr_assert(exists(dir, "pki/ca.crt"));
 	cr_assert(exists(dir, "pki/server.crt"));
@@ -209,7 +210,12 @@ Test(pki, first_start_creates_every_file_with_private_modes)
 	char *ca = slurp(dir, "pki/ca.crt"),
 	     *crt = slurp(dir, "pki/server.crt"),
 	     *key = slurp(dir, "pki/server.key"),
-	     *tok = slurp(dir, "admin.token");
+	     *tok = slurp(dir, "admin.token"),
+	     *sak = slurp(dir, "pki/sa.key");
+	cr_assert_str_eq(p.sa_key_pem, sak);
+	cr_assert(strstr(p.sa_key_pem, "-----BEGIN PRIVATE KEY-----"));
+	cr_assert_str_neq(p.sa_key_pem, p.key_pem);
+	free(sak);
 	cr_assert_str_eq(p.ca_pem, ca);
 	cr_assert_str_eq(p.cert_pem, crt);
 	cr_assert_str_eq(p.key_pem, key);
@@ -245,6 +251,7 @@ Test(pki, second_start_reuses_ca_cert_key_and_token_byte_for_byte)
 	cr_assert_str_eq(a.cert_pem, b.cert_pem);
 	cr_assert_str_eq(a.key_pem, b.key_pem);
 	cr_assert_str_eq(a.token, b.token);
+	cr_assert_str_eq(a.sa_key_pem, b.sa_key_pem);
 	char *again[N_FILES];
 	snapshot(again);
 	for (size_t i = 0; i < N_FILES; i++)
@@ -838,6 +845,29 @@ Test(pki, garbage_server_key_and_cert_are_errors)
 {
 	corrupt("pki/server.key", "junk");
 	expect_io("pki/server.key");
+}
+
+Test(pki, garbage_sa_key_is_an_error)
+{
+	corrupt("pki/sa.key", "junk");
+	expect_io("pki/sa.key");
+}
+
+Test(pki, missing_sa_key_of_an_older_data_dir_is_made_and_the_rest_kept)
+{
+	struct srv_pki a = {0}, b = {0};
+	load_ok(NULL, 0, &a);
+	char *path = pathf("%s/sa.key", pki);
+	cr_assert_eq(unlink(path), 0);
+	free(path);
+	load_ok(NULL, 0, &b);
+	cr_assert_str_eq(a.ca_pem, b.ca_pem);
+	cr_assert_str_eq(a.cert_pem, b.cert_pem);
+	cr_assert_str_eq(a.token, b.token);
+	cr_assert_str_neq(a.sa_key_pem, b.sa_key_pem);
+	cr_assert_eq(mode_of(dir, "pki/sa.key"), 0600);
+	srv_pki_free(&a);
+	srv_pki_free(&b);
 }
 
 Test(pki, garbage_server_crt_is_an_error)
