@@ -386,6 +386,30 @@ int cli_serve(int argc, char **argv)
 		rc = CLI_FAIL;
 		goto out;
 	}
+	{
+		/* kube-apiserver's own Service and Endpoints (the address a
+		   wildcard listener answers on: loopback) */
+		char host[INET6_ADDRSTRLEN + 2] = "127.0.0.1";
+		const char *colon = strrchr(listen, ':');
+		if (listen[0] == '[' && colon && colon > listen + 1)
+			snprintf(host, sizeof host, "%.*s",
+				 (int)(colon - listen - 2), listen + 1);
+		else if (colon && colon > listen)
+			snprintf(host, sizeof host, "%.*s",
+				 (int)(colon - listen), listen);
+		if (!strcmp(host, "0.0.0.0"))
+			snprintf(host, sizeof host, "127.0.0.1");
+		else if (!strcmp(host, "::"))
+			snprintf(host, sizeof host, "::1");
+		lerr = srv_bootstrap_kubernetes_service(d.e, svc_range, host,
+							srv_port(s));
+		if (lerr != LP_OK)
+			lp_warn("the kubernetes Service in default: %s%s",
+				lp_strerror(lerr),
+				lerr == LP_E_EXISTS
+				    ? " (its cluster IP is another Service's)"
+				    : "");
+	}
 	for (int i = 0; ctl_builtin[i]; i++)
 		if (!strcmp(ctl_builtin[i]->name, "crd-finalizer"))
 			srv_set_crd_cleanup((controllers >> i) & 1u);

@@ -12,6 +12,7 @@
  * namespace lifecycle 404/403 -> current object 404 -> preconditions 409 ->
  * validation 422 -> storage 409.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -1249,29 +1250,401 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 
 /* ------------------------------------------------------------ service IPs */
 
-/* Cluster IPs are reserved under their own keys, written in the same
-   transaction as the Service, so two Services never share one. */
+/*
+ * A Service's cluster IP and node ports are reserved under their own keys,
+ * written in the same transaction as the Service, so two Services never
+ * share one: "serviceips/<ip>" and "servicenodeports/<port>" (group
+ * lapis.dev), each holding the Service's key. A write plans what it
+ * reserves and releases (struct svc_plan), then commits the plan with the
+ * object; a reservation that collides is picked again when it was picked
+ * here, else is kube's 422.
+ */
 static lp_err svc_ip_key(const char *ip, struct reg_key *k)
 {
 	return reg_object_key("lapis.dev", "serviceips", NULL, ip, k);
 }
 
-/* The side key releasing obj's cluster IP, if it holds one. */
-static int svc_release(const struct srv_resource *res, const json_t *obj,
-		       struct reg_key *k, struct reg_side *sd)
+/* obj's spec, made an object if it is not one. */
+static json_t *obj_spec(json_t *obj)
+{
+	json_t *spec = json_object_get(obj, "spec");
+	if (!json_is_object(spec)) {
+		spec = json_object();
+		json_object_set_new(obj, "spec", spec);
+	}
+	return spec;
+}
+
+/* kube's default --service-node-port-range */
+#define NODE_PORT_MIN 30000
+#define NODE_PORT_MAX 32767
+
+struct svc_res {
+	char val[24];	 /* the IP, or the port number */
+	bool port;	 /* a node port, else the cluster IP */
+	bool del;	 /* released, else reserved */
+	bool random;	 /* picked here: picked again on a collision */
+	json_t *at;	 /* a picked port is written to at[member] */
+	const char *member;
+	char field[48];	 /* the field a requested one names in errors */
+};
+
+struct svc_plan {
+	struct svc_res *v;
+	size_t n, cap;
+	uint32_t base, size; /* --service-cluster-ip-range */
+};
+
+static struct svc_res *plan_add(struct svc_plan *p)
+{
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 8;
+		struct svc_res *v = realloc(p->v, cap * sizeof *v);
+		if (!v)
+			return NULL;
+		p->v = v;
+		p->cap = cap;
+	}
+	struct svc_res *r = &p->v[p->n++];
+	memset(r, 0, sizeof *r);
+	return r;
+}
+
+static bool plan_has(const struct svc_plan *p, bool port, const char *val)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].port == port && !strcmp(p->v[i].val, val))
+			return true;
+	return false;
+}
+
+/* The node ports obj's spec holds: ports[].nodePort and the health check
+   port when its type needs it, each number once. */
+static size_t held_ports(const json_t *spec, json_int_t *out, size_t cap)
+{
+	size_t n = 0, i;
+	json_t *p;
+	json_int_t hc = srv_service_needs_health_port(spec)
+			    ? json_integer_value(
+				  json_object_get(spec, "healthCheckNodePort"))
+			    : 0;
+	json_array_foreach(json_object_get(spec, "ports"), i, p)
+	{
+		json_int_t np = json_integer_value(json_object_get(p, "nodePort"));
+		bool seen = np <= 0;
+		for (size_t j = 0; j < n && !seen; j++)
+			seen = out[j] == np;
+		if (!seen && n < cap)
+			out[n++] = np;
+	}
+	bool seen = hc <= 0;
+	for (size_t j = 0; j < n && !seen; j++)
+		seen = out[j] == hc;
+	if (!seen && n < cap)
+		out[n++] = hc;
+	return n;
+}
+
+#define HELD_MAX 256 /* node ports one Service may hold */
+
+/* Plan the releases of everything spec holds (a delete). false: out of
+   memory. */
+static bool plan_release_port(struct svc_plan *p, json_int_t port)
+{
+	struct svc_res *r = plan_add(p);
+	if (!r)
+		return false;
+	snprintf(r->val, sizeof r->val, "%lld", (long long)port);
+	r->port = r->del = true;
+	return true;
+}
+
+/* The cluster IP spec holds: none for ExternalName and headless
+   ("None") Services. */
+static const char *held_ip(const json_t *spec)
+{
+	const char *type = json_string_value(json_object_get(spec, "type"));
+	const char *ip = json_string_value(json_object_get(spec, "clusterIP"));
+	if (!ip || !*ip || !strcmp(ip, "None") ||
+	    (type && !strcmp(type, "ExternalName")))
+		return NULL;
+	return ip;
+}
+
+static bool plan_release_all(struct svc_plan *p, const json_t *spec)
+{
+	const char *ip = held_ip(spec);
+	if (ip) {
+		struct svc_res *r = plan_add(p);
+		if (!r)
+			return false;
+		snprintf(r->val, sizeof r->val, "%s", ip);
+		r->del = true;
+	}
+	json_int_t held[HELD_MAX];
+	size_t n = held_ports(spec, held, HELD_MAX);
+	for (size_t i = 0; i < n; i++)
+		if (!plan_release_port(p, held[i]))
+			return false;
+	return true;
+}
+
+/* Plan the cluster IP: a Service that needs one and did not hold one
+   (ospec NULL for a create; an ExternalName Service's type changed)
+   reserves the one it asks for, which must be in the range (else a cause
+   in err), or one picked here; one that held an IP and no longer needs
+   one releases it. false: out of memory. */
+static bool plan_cluster_ip(struct svc_plan *p, json_t *spec,
+			    const json_t *ospec, const char *cidr,
+			    struct srv_error *err)
+{
+	const char *type = json_string_value(json_object_get(spec, "type"));
+	const char *want = json_string_value(json_object_get(spec, "clusterIP"));
+	bool needs = !(type && !strcmp(type, "ExternalName")) &&
+		     !(want && !strcmp(want, "None"));
+	const char *had = ospec ? held_ip(ospec) : NULL;
+	const char *otype =
+	    ospec ? json_string_value(json_object_get(ospec, "type")) : NULL;
+	bool had_none = !ospec || (otype && !strcmp(otype, "ExternalName"));
+	struct svc_res *r;
+	if (had && !needs) {
+		if (!(r = plan_add(p)))
+			return false;
+		snprintf(r->val, sizeof r->val, "%s", had);
+		r->del = true;
+		return true;
+	}
+	if (!needs || !had_none)
+		return true;
+	if (!(r = plan_add(p)))
+		return false;
+	if (!want || !*want) {
+		r->random = true;
+		r->at = spec;
+		return true;
+	}
+	snprintf(r->val, sizeof r->val, "%s", want);
+	struct in_addr in;
+	if (strlen(want) >= sizeof r->val || inet_pton(AF_INET, want, &in) != 1) {
+		srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs[0]",
+				"Invalid value: \"%.64s\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+				want);
+		return true;
+	}
+	uint32_t v = ntohl(in.s_addr);
+	if (v - p->base >= p->size)
+		srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs",
+				"Invalid value: \"%.40s\": provided IP is not in the valid range. The range of valid IPs is %s",
+				want, cidr);
+	json_object_set_new(spec, "clusterIPs", json_pack("[s]", want));
+	return true;
+}
+
+/*
+ * Plan the node ports spec (the Service after the write; old: before it,
+ * NULL for a create) reserves and releases: a port without a nodePort gets
+ * one when the type allocates them (NodePort; LoadBalancer unless
+ * allocateLoadBalancerNodePorts is false), a requested one must be in the
+ * range (else a cause in err) and is reserved unless old held it; the
+ * health check port likewise; what old held and spec no longer does is
+ * released. false: out of memory.
+ */
+static bool plan_node_ports(struct svc_plan *p, json_t *spec,
+			    const json_t *ospec, struct srv_error *err)
+{
+	json_int_t had[HELD_MAX];
+	size_t n_had = ospec ? held_ports(ospec, had, HELD_MAX) : 0;
+	const char *type = json_string_value(json_object_get(spec, "type"));
+	json_t *alb = json_object_get(spec, "allocateLoadBalancerNodePorts");
+	bool alloc = type && (!strcmp(type, "NodePort") ||
+			      (!strcmp(type, "LoadBalancer") && !json_is_false(alb)));
+	bool wants = srv_service_needs_node_ports(spec);
+	size_t i;
+	json_t *port;
+	for (i = 0; wants && i <= json_array_size(json_object_get(spec, "ports")); i++) {
+		bool hc = i == json_array_size(json_object_get(spec, "ports"));
+		if (hc && !srv_service_needs_health_port(spec))
+			break;
+		port = hc ? spec : json_array_get(json_object_get(spec, "ports"), i);
+		const char *member = hc ? "healthCheckNodePort" : "nodePort";
+		json_int_t np = json_integer_value(json_object_get(port, member));
+		char field[48];
+		if (hc)
+			snprintf(field, sizeof field, "spec.healthCheckNodePort");
+		else
+			snprintf(field, sizeof field, "spec.ports[%zu].nodePort", i);
+		if (!np && !alloc && !hc)
+			continue;
+		struct svc_res *r;
+		if (!np) {
+			if (!(r = plan_add(p)))
+				return false;
+			r->port = r->random = true;
+			r->at = port;
+			r->member = member;
+			snprintf(r->field, sizeof r->field, "%s", field);
+			continue;
+		}
+		if (np < NODE_PORT_MIN || np > NODE_PORT_MAX) {
+			srv_error_cause(err, "FieldValueInvalid", field,
+					"Invalid value: %lld: provided port is not in the valid range. The range of valid ports is %d-%d",
+					(long long)np, NODE_PORT_MIN,
+					NODE_PORT_MAX);
+			continue;
+		}
+		bool held = false;
+		for (size_t j = 0; j < n_had && !held; j++)
+			held = had[j] == np;
+		char val[24];
+		snprintf(val, sizeof val, "%lld", (long long)np);
+		if (held || plan_has(p, true, val))
+			continue;
+		if (!(r = plan_add(p)))
+			return false;
+		r->port = true;
+		snprintf(r->val, sizeof r->val, "%s", val);
+		snprintf(r->field, sizeof r->field, "%s", field);
+	}
+	if (p->n > HELD_MAX) {
+		srv_error_cause(err, "FieldValueTooMany", "spec.ports",
+				"Too many: %zu: must have at most %d node ports",
+				p->n, HELD_MAX);
+		return true;
+	}
+	/* releases: what old held and the new spec does not */
+	json_int_t now[HELD_MAX];
+	size_t n_now = held_ports(spec, now, HELD_MAX);
+	for (size_t j = 0; j < n_had; j++) {
+		bool kept = false;
+		for (size_t k = 0; k < n_now && !kept; k++)
+			kept = now[k] == had[j];
+		if (!kept && !plan_release_port(p, had[j]))
+			return false;
+	}
+	return true;
+}
+
+/* Pick every random reservation of the plan again, written into the
+   object: a node port of the range the plan does not use already, a
+   cluster IP of the service range but its network address and .1 (kube's
+   own Service). */
+static void plan_pick(struct svc_plan *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		struct svc_res *r = &p->v[i];
+		if (!r->random)
+			continue;
+		if (!r->port) {
+			uint32_t v = p->base + 2 + (uint32_t)rand() % (p->size - 3);
+			snprintf(r->val, sizeof r->val, "%u.%u.%u.%u", v >> 24,
+				 (v >> 16) & 255, (v >> 8) & 255, v & 255);
+			json_object_set_new(r->at, "clusterIP",
+					    json_string(r->val));
+			json_object_set_new(r->at, "clusterIPs",
+					    json_pack("[s]", r->val));
+			continue;
+		}
+		r->val[0] = '\0';
+		char val[24];
+		do {
+			int v = NODE_PORT_MIN +
+				rand() % (NODE_PORT_MAX - NODE_PORT_MIN + 1);
+			snprintf(val, sizeof val, "%d", v);
+		} while (plan_has(p, true, val));
+		snprintf(r->val, sizeof r->val, "%s", val);
+		json_object_set_new(r->at, r->member,
+				    json_integer(strtol(val, NULL, 10)));
+	}
+}
+
+/* The side keys of plan p, reservations holding owner's key, in plan
+   order: new arrays (free both), *n of them. A release whose key cannot be
+   built (a malformed value stored long ago) is left out, so that it never
+   blocks a delete; a reservation's must build (else false, as for out of
+   memory). (*map)[i] is the plan entry of side i (free it too). */
+static bool plan_sides(const struct svc_plan *p, const struct reg_key *owner,
+		       struct reg_key **keys_out, struct reg_side **sides_out,
+		       size_t **map_out, int *n_out)
+{
+	struct reg_key *keys = p->n ? calloc(p->n, sizeof *keys) : NULL;
+	struct reg_side *sd = p->n ? calloc(p->n, sizeof *sd) : NULL;
+	size_t *map = p->n ? calloc(p->n, sizeof *map) : NULL;
+	bool ok = !p->n || (keys && sd && map);
+	int n = 0;
+	for (size_t i = 0; ok && i < p->n; i++) {
+		const struct svc_res *r = &p->v[i];
+		bool bad = r->port ? reg_object_key("lapis.dev", "servicenodeports",
+						    NULL, r->val, &keys[n]) != LP_OK
+				   : svc_ip_key(r->val, &keys[n]) != LP_OK;
+		if (bad) {
+			ok = r->del;
+			continue;
+		}
+		sd[n].key = &keys[n];
+		sd[n].del = r->del;
+		sd[n].value = r->del ? NULL : owner->bytes;
+		sd[n].cmp.kind = r->del ? ENG_CMP_NONE : ENG_CMP_ABSENT;
+		sd[n].cmp.mod_rev = 0;
+		map[n++] = i;
+	}
+	if (!ok) {
+		free(keys);
+		free(sd);
+		free(map);
+		return false;
+	}
+	*keys_out = keys;
+	*sides_out = sd;
+	*map_out = map;
+	*n_out = n;
+	return true;
+}
+
+/* Commit obj under k (cmp) with the plan's reservations (holding k) and
+   releases. *failed: the plan entry whose reservation collided, or -1. */
+static lp_err plan_commit(eng *e, const struct reg_key *k, json_t *obj,
+			  const struct eng_cmp *cmp, const struct svc_plan *p,
+			  int *failed, char **out, size_t *out_len)
+{
+	*failed = -1;
+	struct reg_key *keys;
+	struct reg_side *sd;
+	size_t *map;
+	int n, side = -1;
+	if (!plan_sides(p, k, &keys, &sd, &map, &n))
+		return LP_E_NOMEM;
+	lp_err rc = reg_put_sides(e, k, obj, cmp, sd, n, &side, out, out_len,
+				  NULL);
+	if (side >= 0 && side < n)
+		*failed = (int)map[side];
+	free(keys);
+	free(sd);
+	free(map);
+	return rc;
+}
+
+/* Delete k (at revision mod) and release what old holds when it is a
+   Service: its cluster IP and node ports. */
+static lp_err delete_releasing(eng *e, const struct srv_resource *res,
+			       const struct reg_key *k, int64_t mod,
+			       const json_t *old)
 {
 	if (strcmp(res->resource, "services") || res->group[0])
-		return 0;
-	const char *ip = json_string_value(
-		json_object_get(json_object_get(obj, "spec"), "clusterIP"));
-	if (!ip || !*ip || !strcmp(ip, "None") || svc_ip_key(ip, k))
-		return 0;
-	sd->key = k;
-	sd->del = true;
-	sd->value = NULL;
-	sd->cmp.kind = ENG_CMP_NONE;
-	sd->cmp.mod_rev = 0;
-	return 1;
+		return reg_delete_sides(e, k, mod, NULL, 0);
+	struct svc_plan p = {0};
+	struct reg_key *keys = NULL;
+	struct reg_side *sd = NULL;
+	size_t *map = NULL;
+	int n = 0;
+	lp_err rc = LP_E_NOMEM;
+	if (plan_release_all(&p, json_object_get(old, "spec")) &&
+	    plan_sides(&p, k, &keys, &sd, &map, &n))
+		rc = reg_delete_sides(e, k, mod, sd, n);
+	free(keys);
+	free(sd);
+	free(map);
+	free(p.v);
+	return rc;
 }
 
 static bool parse_cidr(const char *cidr, uint32_t *base, uint32_t *size)
@@ -1286,71 +1659,94 @@ static bool parse_cidr(const char *cidr, uint32_t *base, uint32_t *size)
 	return true;
 }
 
-/* Create a Service, allocating its cluster IP (or reserving the one asked
-   for). Errors as reg_put, LP_E_INVALID for an IP outside the range. */
+/* The 422 of a reservation that collided (plan entry r). */
+static lp_err taken(const struct svc_res *r, struct srv_error *err)
+{
+	if (r->port)
+		srv_error_cause(err, "FieldValueInvalid", r->field,
+				"Invalid value: %s: provided port is already allocated",
+				r->val);
+	else
+		srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs",
+				"Invalid value: \"%s\": failed to allocate IP %s: provided IP is already allocated",
+				r->val, r->val);
+	return LP_E_INVALID;
+}
+
+/* Write plan p with obj under k (cmp), picking collided random node ports
+   again. Errors as reg_put, LP_E_INVALID with causes in err. */
+static lp_err commit_picking(struct srv_req *r, const struct reg_key *k,
+			     json_t *obj, const struct eng_cmp *cmp,
+			     struct svc_plan *p, char **out, size_t *out_len,
+			     struct srv_error *err)
+{
+	eng *e = srv_engine(r->s);
+	for (int attempt = 0; attempt < 64; attempt++) {
+		int failed;
+		lp_err rc = plan_commit(e, k, obj, cmp, p, &failed, out, out_len);
+		if (rc != LP_E_EXISTS || failed < 0)
+			return rc;
+		if (!p->v[failed].random)
+			return taken(&p->v[failed], err);
+		plan_pick(p);
+	}
+	return srv_error_set(err, LP_E_IO,
+			     "Internal error occurred: failed to allocate a nodePort: range is full");
+}
+
+/* Plan a Service write (ospec NULL: a create) into p: LP_OK,
+   LP_E_INVALID with causes in err, LP_E_NOMEM, or LP_E_IO for a bad
+   --service-cluster-ip-range. */
+static lp_err plan_service(struct srv_req *r, struct svc_plan *p,
+			   json_t *spec, const json_t *ospec,
+			   struct srv_error *err)
+{
+	const char *cidr = srv_options(r->s)->service_cidr;
+	if (!parse_cidr(cidr, &p->base, &p->size))
+		return srv_error_set(err, LP_E_IO, "bad --service-cluster-ip-range");
+	if (!plan_cluster_ip(p, spec, ospec, cidr, err) ||
+	    !plan_node_ports(p, spec, ospec, err))
+		return LP_E_NOMEM;
+	if (err->n_causes)
+		return LP_E_INVALID;
+	plan_pick(p);
+	return LP_OK;
+}
+
+/* Create a Service with its cluster IP and node ports (plan_service).
+   Errors as reg_put, LP_E_INVALID for an IP or port outside its range or
+   already allocated. */
 static lp_err create_service(struct srv_req *r, const struct reg_key *k,
 			     json_t *obj, char **out, size_t *out_len,
 			     struct srv_error *err)
 {
-	eng *e = srv_engine(r->s);
 	struct eng_cmp absent = {ENG_CMP_ABSENT, 0};
-	json_t *spec = json_object_get(obj, "spec");
-	const char *type = json_string_value(json_object_get(spec, "type"));
-	char want_buf[64] = "";
-	const char *want0 = json_string_value(json_object_get(spec, "clusterIP"));
-	if (want0)
-		snprintf(want_buf, sizeof want_buf, "%s", want0);
-	/* a copy: the object's own string is replaced below */
-	const char *want = want0 ? want_buf : NULL;
-	if ((type && !strcmp(type, "ExternalName")) || (want && !strcmp(want, "None")))
-		return reg_put(e, k, obj, &absent, false, NULL, out, out_len, NULL);
-	uint32_t base, size;
-	if (!parse_cidr(srv_options(r->s)->service_cidr, &base, &size))
-		return srv_error_set(err, LP_E_IO, "bad --service-cluster-ip-range");
-	for (int attempt = 0; attempt < 64; attempt++) {
-		char ip[20];
-		if (want && *want) {
-			snprintf(ip, sizeof ip, "%s", want);
-			unsigned a, b, c, d;
-			uint32_t v = 0;
-			if (sscanf(ip, "%u.%u.%u.%u", &a, &b, &c, &d) == 4)
-				v = (a << 24) | (b << 16) | (c << 8) | d;
-			if (v - base >= size) {
-				srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs",
-						"Invalid value: \"%s\": provided IP is not in the valid range. The range of valid IPs is %s",
-						ip, srv_options(r->s)->service_cidr);
-				return LP_E_INVALID;
-			}
-		} else {
-			/* skip the network address and .1 (kube's own service) */
-			uint32_t off = 2 + (uint32_t)rand() % (size - 3);
-			uint32_t v = base + off;
-			snprintf(ip, sizeof ip, "%u.%u.%u.%u", v >> 24, (v >> 16) & 255,
-				 (v >> 8) & 255, v & 255);
-		}
-		struct reg_key ik;
-		if (svc_ip_key(ip, &ik))
-			return srv_error_set(err, LP_E_INVALID, "bad cluster IP");
-		json_object_set_new(spec, "clusterIP", json_string(ip));
-		json_t *ips = json_array();
-		json_array_append_new(ips, json_string(ip));
-		json_object_set_new(spec, "clusterIPs", ips);
-		struct reg_side sd = {.key = &ik, .value = k->bytes, .cmp = absent};
-		int failed = -1;
-		lp_err rc = reg_put_sides(e, k, obj, &absent, &sd, 1, &failed, out,
-					  out_len, NULL);
-		if (rc == LP_E_EXISTS && failed == 0) {
-			if (want && *want) {
-				srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs",
-						"Invalid value: \"%s\": failed to allocate IP %s: provided IP is already allocated",
-						ip, ip);
-				return LP_E_INVALID;
-			}
-			continue;
-		}
-		return rc;
+	struct svc_plan p = {0};
+	lp_err rc = plan_service(r, &p, obj_spec(obj), NULL, err);
+	if (!rc)
+		rc = commit_picking(r, k, obj, &absent, &p, out, out_len, err);
+	free(p.v);
+	return rc;
+}
+
+/* An update of a Service that reserves or releases a cluster IP or node
+   ports commits them with it. *planned false: nothing to reserve or
+   release (the caller writes as for any object). */
+static lp_err update_service(struct srv_req *r, const struct reg_key *k,
+			     json_t *next, const json_t *old,
+			     const struct eng_cmp *cmp, bool *planned,
+			     char **out, size_t *out_len, struct srv_error *err)
+{
+	struct svc_plan p = {0};
+	*planned = false;
+	lp_err rc = plan_service(r, &p, obj_spec(next),
+				 json_object_get(old, "spec"), err);
+	if (!rc && p.n) {
+		*planned = true;
+		rc = commit_picking(r, k, next, cmp, &p, out, out_len, err);
 	}
-	return srv_error_set(err, LP_E_IO, "no free cluster IP found");
+	free(p.v);
+	return rc;
 }
 
 /* ------------------------------------------------------------ create */
@@ -1859,10 +2255,8 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	bool ns_res = !strcmp(res->resource, "namespaces");
 	if (json_object_get(om, "deletionTimestamp") &&
 	    json_array_size(fins) == 0 && (!ns_res || json_array_size(specf) == 0)) {
-		struct reg_key ipk;
-		struct reg_side sd;
-		int n_sd = svc_release(res, old, &ipk, &sd);
-		lp_err rc = dry ? LP_OK : reg_delete_sides(e, &k, cur->mod, &sd, n_sd);
+		lp_err rc = dry ? LP_OK
+				: delete_releasing(e, res, &k, cur->mod, old);
 		if (rc == LP_E_CONFLICT && retry) {
 			json_decref(next);
 			return LP_E_CONFLICT;
@@ -1901,8 +2295,20 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 			r->write_hooked = rc == LP_OK;
 		}
 	} else {
-		rc = reg_put_changed(e, &k, next, &cmp, dry, rvt, cur,
-				     &unchanged, &out, &out_len);
+		bool planned = false;
+		rc = LP_OK;
+		if (!dry && !strcmp(res->resource, "services") && !res->group[0])
+			rc = update_service(r, &k, next, old, &cmp, &planned, &out,
+					    &out_len, &err);
+		if (rc == LP_E_INVALID) {
+			json_decref(next);
+			invalid_from_causes(res, name, &err);
+			fail_res(r, res, name, &err);
+			return rc;
+		}
+		if (!rc && !planned)
+			rc = reg_put_changed(e, &k, next, &cmp, dry, rvt, cur,
+					     &unchanged, &out, &out_len);
 	}
 	json_decref(next);
 	if (rc == LP_E_CONFLICT && retry)
@@ -2518,10 +2924,8 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 			reg_obj_free(&c);
 			return storage_err(res, name, rc, err);
 		}
-		struct reg_key ipk;
-		struct reg_side sd;
-		int n_sd = svc_release(res, c.obj, &ipk, &sd);
-		rc = o->dry ? LP_OK : reg_delete_sides(e, &k, c.mod, &sd, n_sd);
+		rc = o->dry ? LP_OK
+			    : delete_releasing(e, res, &k, c.mod, c.obj);
 		if (rc == LP_E_CONFLICT && !o->pre_rv) {
 			reg_obj_free(&c);
 			continue;
@@ -2599,13 +3003,10 @@ lp_err srv_mutate_object(eng *e, const struct srv_resource *res,
 			return rc;
 		}
 		if (meta_str(next, "deletionTimestamp") && nothing_holds(res, next)) {
-			struct reg_key ipk;
-			struct reg_side sd;
-			int n_sd = svc_release(res, c.obj, &ipk, &sd);
 			if (res->before_delete)
 				rc = res->before_delete(e, c.obj);
 			if (!rc)
-				rc = reg_delete_sides(e, &k, c.mod, &sd, n_sd);
+				rc = delete_releasing(e, res, &k, c.mod, c.obj);
 		} else {
 			struct eng_cmp cmp = {ENG_CMP_MOD, c.mod};
 			char *out = NULL;
@@ -3281,6 +3682,103 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 }
 
 /* ------------------------------------------------------------ bootstrap */
+
+/* Write obj under k when what is stored differs in obj[in][what] (in
+   NULL: obj[what]), or nothing is stored: created with uid and
+   creationTimestamp, or the stored object with that member replaced.
+   side: a reservation written with a create (NULL: none). Takes obj. */
+static lp_err reconcile_object(eng *e, const struct reg_key *k, json_t *obj,
+			       const char *in, const char *what,
+			       const struct reg_side *side)
+{
+	struct reg_obj c = {0};
+	lp_err rc = reg_get(e, k, &c);
+	if (rc == LP_OK && (rc = reg_obj_decode(&c)) == LP_OK) {
+		json_t *want = in ? json_object_get(obj, in) : obj;
+		json_t *have = in ? json_object_get(c.obj, in) : c.obj;
+		if (json_is_object(have) &&
+		    !json_equal(json_object_get(have, what),
+				json_object_get(want, what))) {
+			json_t *next = json_deep_copy(c.obj);
+			json_object_set(in ? json_object_get(next, in) : next,
+					what, json_object_get(want, what));
+			struct eng_cmp cmp = {ENG_CMP_MOD, c.mod};
+			char *out = NULL;
+			size_t ol;
+			rc = reg_put(e, k, next, &cmp, false, NULL, &out, &ol, NULL);
+			free(out);
+			json_decref(next);
+		}
+		reg_obj_free(&c);
+		json_decref(obj);
+		return rc;
+	}
+	reg_obj_free(&c);
+	if (rc != LP_E_NOTFOUND) {
+		json_decref(obj);
+		return rc;
+	}
+	json_t *m = json_object_get(obj, "metadata");
+	char uid[37], now[32];
+	reg_uuid(uid);
+	reg_now(now);
+	json_object_set_new(m, "uid", json_string(uid));
+	json_object_set_new(m, "creationTimestamp", json_string(now));
+	struct eng_cmp absent = {ENG_CMP_ABSENT, 0};
+	char *out = NULL;
+	size_t ol;
+	int failed;
+	rc = reg_put_sides(e, k, obj, &absent, side, side ? 1 : 0, &failed, &out,
+			   &ol, NULL);
+	free(out);
+	json_decref(obj);
+	return rc;
+}
+
+lp_err srv_bootstrap_kubernetes_service(eng *e, const char *cidr,
+					const char *ip, int port)
+{
+	uint32_t base, size;
+	if (!parse_cidr(cidr, &base, &size))
+		return LP_E_INVAL;
+	uint32_t v = base + 1;
+	char vip[20];
+	snprintf(vip, sizeof vip, "%u.%u.%u.%u", v >> 24, (v >> 16) & 255,
+		 (v >> 8) & 255, v & 255);
+	json_t *svc = json_pack(
+	    "{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s}},"
+	    "s:{s:[{s:s,s:s,s:i,s:i}],s:s,s:[s],s:s,s:s,s:[s],s:s,s:s},"
+	    "s:{s:{}}}",
+	    "kind", "Service", "apiVersion", "v1", "metadata", "name",
+	    "kubernetes", "namespace", "default", "labels", "component",
+	    "apiserver", "provider", "kubernetes", "spec", "ports", "name",
+	    "https", "protocol", "TCP", "port", 443, "targetPort", port,
+	    "clusterIP", vip, "clusterIPs", vip, "type", "ClusterIP",
+	    "sessionAffinity", "None", "ipFamilies",
+	    strchr(ip, ':') ? "IPv6" : "IPv4", "ipFamilyPolicy", "SingleStack",
+	    "internalTrafficPolicy", "Cluster", "status", "loadBalancer");
+	json_t *ep = json_pack(
+	    "{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:[{s:[{s:s}],s:[{s:s,s:i,s:s}]}]}",
+	    "kind", "Endpoints", "apiVersion", "v1", "metadata", "name",
+	    "kubernetes", "namespace", "default", "labels",
+	    "endpointslice.kubernetes.io/skip-mirror", "true", "subsets",
+	    "addresses", "ip", ip, "ports", "name", "https", "port", port,
+	    "protocol", "TCP");
+	struct reg_key sk, ek, ik;
+	if (!svc || !ep ||
+	    reg_object_key("", "services", "default", "kubernetes", &sk) ||
+	    reg_object_key("", "endpoints", "default", "kubernetes", &ek) ||
+	    svc_ip_key(vip, &ik)) {
+		json_decref(svc);
+		json_decref(ep);
+		return LP_E_NOMEM;
+	}
+	struct reg_side side = {.key = &ik, .value = sk.bytes,
+				.cmp = {ENG_CMP_ABSENT, 0}};
+	lp_err rc = reconcile_object(e, &sk, svc, "spec", "ports", &side);
+	lp_err rc2 = reconcile_object(e, &ek, ep, NULL, "subsets", NULL);
+	return rc ? rc : rc2;
+}
 
 lp_err srv_bootstrap(eng *e)
 {

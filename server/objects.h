@@ -56,4 +56,13 @@ void srv_set_crd_cleanup(bool on);
 /* Create the namespaces a fresh store starts with. */
 lp_err srv_bootstrap(eng *e);
 
+/* kube-apiserver's own Service and Endpoints, default/kubernetes: the
+   Service at the first address of cidr (--service-cluster-ip-range, the IP
+   reserved), port 443 (https) to the serving port; the Endpoints at ip and
+   port. Created when missing; their ports and addresses brought up to date
+   at every start (the serving port may change); the rest left as users
+   made it. LP_E_EXISTS: the IP is another Service's. */
+lp_err srv_bootstrap_kubernetes_service(eng *e, const char *cidr,
+					const char *ip, int port);
+
 #endif

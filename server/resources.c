@@ -238,11 +238,189 @@ static lp_err prep_secret(const struct srv_resource *r, json_t *obj,
 	return finish_invalid(r, obj, err);
 }
 
+bool srv_service_needs_node_ports(const json_t *spec)
+{
+	const char *t = json_string_value(json_object_get(spec, "type"));
+	return t && (!strcmp(t, "NodePort") || !strcmp(t, "LoadBalancer"));
+}
+
+bool srv_service_needs_health_port(const json_t *spec)
+{
+	const char *t = json_string_value(json_object_get(spec, "type"));
+	const char *p = json_string_value(
+	    json_object_get(spec, "externalTrafficPolicy"));
+	return t && p && !strcmp(t, "LoadBalancer") && !strcmp(p, "Local");
+}
+
+/* An update that leaves a Service needing node ports keeps those it had:
+   a port without one takes the old port's of the same name, unless the
+   update asks for that number itself; and the health check port likewise
+   (kube's patchAllocatedValues). */
+static void keep_node_ports(json_t *spec, const json_t *ospec)
+{
+	json_t *ports = json_object_get(spec, "ports");
+	const json_t *oports = json_object_get(ospec, "ports");
+	size_t i, j;
+	json_t *p;
+	const json_t *q;
+	if (srv_service_needs_node_ports(spec) &&
+	    srv_service_needs_node_ports(ospec)) {
+		/* the numbers the update asks for itself, before any is
+		   patched in */
+		json_t *asked = json_array();
+		json_array_foreach(ports, i, p)
+		{
+			json_t *np = json_object_get(p, "nodePort");
+			if (json_integer_value(np))
+				json_array_append(asked, np);
+		}
+		json_array_foreach(ports, i, p)
+		{
+			if (json_integer_value(json_object_get(p, "nodePort")))
+				continue;
+			const char *pn = json_string_value(json_object_get(p, "name"));
+			json_int_t keep = 0;
+			json_array_foreach(oports, j, q)
+			{
+				const char *qn =
+				    json_string_value(json_object_get(q, "name"));
+				if (!strcmp(pn ? pn : "", qn ? qn : ""))
+					keep = json_integer_value(
+					    json_object_get(q, "nodePort"));
+			}
+			json_t *u;
+			size_t k;
+			json_array_foreach(asked, k, u)
+			{
+				if (json_integer_value(u) == keep)
+					keep = 0;
+			}
+			if (keep)
+				json_object_set_new(p, "nodePort", json_integer(keep));
+		}
+		json_decref(asked);
+	}
+	if (srv_service_needs_health_port(spec) &&
+	    srv_service_needs_health_port(ospec) &&
+	    !json_integer_value(json_object_get(spec, "healthCheckNodePort"))) {
+		json_t *h = json_object_get(ospec, "healthCheckNodePort");
+		if (json_integer_value(h))
+			json_object_set(spec, "healthCheckNodePort", h);
+	}
+}
+
+/* A type change that no longer needs them drops the fields the old type
+   needed, when the update left them as they were (kube's
+   dropTypeDependentFields): node ports, the health check port,
+   allocateLoadBalancerNodePorts and externalTrafficPolicy. */
+static void drop_type_fields(json_t *spec, const json_t *ospec)
+{
+	const char *t = json_string_value(json_object_get(spec, "type"));
+	const char *ot = json_string_value(json_object_get(ospec, "type"));
+	bool lb = t && !strcmp(t, "LoadBalancer");
+	bool olb = ot && !strcmp(ot, "LoadBalancer");
+	json_t *ports = json_object_get(spec, "ports");
+	const json_t *oports = json_object_get(ospec, "ports");
+	if (srv_service_needs_node_ports(ospec) &&
+	    !srv_service_needs_node_ports(spec)) {
+		bool same = json_array_size(ports) == json_array_size(oports);
+		size_t i;
+		json_t *p;
+		json_array_foreach(ports, i, p)
+		{
+			json_t *a = json_object_get(p, "nodePort");
+			json_t *b = json_object_get(json_array_get(oports, i),
+						    "nodePort");
+			same = same && json_integer_value(a) == json_integer_value(b);
+		}
+		json_array_foreach(ports, i, p)
+		{
+			if (same)
+				json_object_del(p, "nodePort");
+		}
+		if (json_equal(json_object_get(spec, "externalTrafficPolicy"),
+			       json_object_get(ospec, "externalTrafficPolicy")))
+			json_object_del(spec, "externalTrafficPolicy");
+	}
+	if (srv_service_needs_health_port(ospec) &&
+	    !srv_service_needs_health_port(spec) &&
+	    json_equal(json_object_get(spec, "healthCheckNodePort"),
+		       json_object_get(ospec, "healthCheckNodePort")))
+		json_object_del(spec, "healthCheckNodePort");
+	if (olb && !lb &&
+	    json_equal(json_object_get(spec, "allocateLoadBalancerNodePorts"),
+		       json_object_get(ospec, "allocateLoadBalancerNodePorts")))
+		json_object_del(spec, "allocateLoadBalancerNodePorts");
+	bool ext = t && !strcmp(t, "ExternalName");
+	bool oext = ot && !strcmp(ot, "ExternalName");
+	static const char *const ip_fields[] = {
+	    "clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy",
+	    "internalTrafficPolicy"};
+	for (size_t i = 0; ext && !oext && i < 5; i++)
+		if (json_equal(json_object_get(spec, ip_fields[i]),
+			       json_object_get(ospec, ip_fields[i])))
+			json_object_del(spec, ip_fields[i]);
+}
+
+/* kube's node port rules of ValidateService: none on a ClusterIP Service,
+   no (nodePort, protocol) twice, allocateLoadBalancerNodePorts only on a
+   LoadBalancer. */
+static void node_port_causes(const json_t *spec, struct srv_error *err)
+{
+	const char *type = json_string_value(json_object_get(spec, "type"));
+	bool cluster_ip = type && !strcmp(type, "ClusterIP");
+	const json_t *ports = json_object_get(spec, "ports");
+	size_t i, j;
+	const json_t *p, *q;
+	json_array_foreach(ports, i, p)
+	{
+		json_int_t np = json_integer_value(json_object_get(p, "nodePort"));
+		if (!np)
+			continue;
+		char f[64];
+		snprintf(f, sizeof f, "spec.ports[%zu].nodePort", i);
+		if (cluster_ip) {
+			srv_error_cause(err, "FieldValueForbidden", f,
+					"Forbidden: may not be used when `type` is 'ClusterIP'");
+			continue;
+		}
+		json_array_foreach(ports, j, q)
+		{
+			if (j >= i)
+				break;
+			if (json_integer_value(json_object_get(q, "nodePort")) == np &&
+			    json_equal(json_object_get(q, "protocol"),
+				       json_object_get(p, "protocol"))) {
+				srv_error_cause(err, "FieldValueDuplicate", f,
+						"Duplicate value: %lld",
+						(long long)np);
+				break;
+			}
+		}
+	}
+	if (json_object_get(spec, "allocateLoadBalancerNodePorts") &&
+	    !json_is_null(json_object_get(spec, "allocateLoadBalancerNodePorts")) &&
+	    !(type && !strcmp(type, "LoadBalancer")))
+		srv_error_cause(err, "FieldValueForbidden",
+				"spec.allocateLoadBalancerNodePorts",
+				"Forbidden: may only be used when `type` is 'LoadBalancer'");
+}
+
 static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 			   const json_t *old, struct srv_error *err)
 {
 	json_t *spec = obj_child(obj, "spec");
 	default_str(spec, "type", "ClusterIP");
+	const json_t *ospec0 = old ? json_object_get(old, "spec") : NULL;
+	if (ospec0)
+		drop_type_fields(spec, ospec0);
+	if (srv_service_needs_node_ports(spec))
+		default_str(spec, "externalTrafficPolicy", "Cluster");
+	const char *type = json_string_value(json_object_get(spec, "type"));
+	if (!strcmp(type, "LoadBalancer") &&
+	    !json_is_boolean(json_object_get(spec, "allocateLoadBalancerNodePorts")))
+		json_object_set_new(spec, "allocateLoadBalancerNodePorts",
+				    json_true());
 	default_str(spec, "sessionAffinity", "None");
 	json_t *ports = json_object_get(spec, "ports");
 	size_t i;
@@ -271,20 +449,25 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 		}
 	}
 	const json_t *ospec = old ? json_object_get(old, "spec") : NULL;
+	bool external = !strcmp(type, "ExternalName");
 	if (ospec && json_object_get(ospec, "clusterIP") &&
-	    !json_object_get(spec, "clusterIP")) {
+	    !json_object_get(spec, "clusterIP") && !external) {
 		json_object_set(spec, "clusterIP",
 				json_object_get(ospec, "clusterIP"));
 		json_object_set(spec, "clusterIPs",
 				json_object_get(ospec, "clusterIPs"));
 	}
-	default_str(spec, "internalTrafficPolicy", "Cluster");
-	if (!json_object_get(spec, "ipFamilies")) {
-		json_t *a = json_array();
-		json_array_append_new(a, json_string("IPv4"));
-		json_object_set_new(spec, "ipFamilies", a);
+	if (ospec)
+		keep_node_ports(spec, ospec);
+	node_port_causes(spec, err);
+	/* an ExternalName Service has no IP, so none of these */
+	if (!external) {
+		default_str(spec, "internalTrafficPolicy", "Cluster");
+		if (!json_object_get(spec, "ipFamilies"))
+			json_object_set_new(spec, "ipFamilies",
+					    json_pack("[s]", "IPv4"));
+		default_str(spec, "ipFamilyPolicy", "SingleStack");
 	}
-	default_str(spec, "ipFamilyPolicy", "SingleStack");
 	if (!json_object_get(obj, "status")) {
 		json_t *st = json_object();
 		json_object_set_new(st, "loadBalancer", json_object());

@@ -115,6 +115,12 @@ unsigned srv_subresource_verbs(const char *sub);
    and serves nothing on its own. */
 const struct srv_resource *srv_subresource_type(const char *sub);
 
+/* Whether a Service spec holds node ports (type NodePort or
+   LoadBalancer), and a health check node port (a LoadBalancer with
+   externalTrafficPolicy Local). */
+bool srv_service_needs_node_ports(const json_t *spec);
+bool srv_service_needs_health_port(const json_t *spec);
+
 /* The built-in table and its size. */
 extern const struct srv_resource srv_builtin[];
 extern const size_t srv_n_builtin;

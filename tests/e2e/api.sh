@@ -34,6 +34,12 @@ CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;g
 check "aggregated discovery for /api" grep -q '"kind":"APIGroupDiscoveryList"' "$WORK/body"
 req GET /api/v1/namespaces/default
 check "namespace default exists at first start" code_is 200
+req GET /api/v1/namespaces/default/services/kubernetes
+check "kube-apiserver's own Service default/kubernetes exists, at the range's first IP" code_has 200 '"labels":{"component":"apiserver","provider":"kubernetes"}' '"clusterIP":"10.96.0.1"' "\"ports\":[{\"name\":\"https\",\"protocol\":\"TCP\",\"port\":443,\"targetPort\":${URL##*:}}]"
+req GET /api/v1/namespaces/default/endpoints/kubernetes
+check "... and its Endpoints, this server's address and port" code_has 200 "\"subsets\":[{\"addresses\":[{\"ip\":\"127.0.0.1\"}],\"ports\":[{\"name\":\"https\",\"port\":${URL##*:},\"protocol\":\"TCP\"}]}]"
+req POST /api/v1/namespaces/default/services '{"metadata":{"name":"steal"},"spec":{"clusterIP":"10.96.0.1","ports":[{"port":80}]}}'
+check "... whose IP no other Service can take" code_has 422 'provided IP is already allocated'
 
 # create, get, list
 CM='{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a1","labels":{"app":"x"}},"data":{"k":"v"}}'
@@ -535,6 +541,45 @@ assert s['ports']==[{'port':80,'protocol':'TCP','targetPort':80}], s
 assert 'externalIPs' not in s and 'selector' not in s, s
 assert s['type']=='ClusterIP' and s['clusterIP'], s
 assert d['status']=={'loadBalancer':{}}, d"
+
+# node ports: kube's rules and reservations
+SVCS=/api/v1/namespaces/default/services
+req POST "$SVCS" '{"metadata":{"name":"np-c"},"spec":{"ports":[{"port":80,"nodePort":30100}]}}'
+check "a node port on a ClusterIP Service is kube's 422" code_has 422 'Service \"np-c\" is invalid: spec.ports[0].nodePort: Forbidden: may not be used when `type` is '"'"'ClusterIP'"'"''
+req POST "$SVCS" '{"metadata":{"name":"np-d"},"spec":{"type":"NodePort","ports":[{"name":"a","port":80,"nodePort":30100},{"name":"b","port":81,"nodePort":30100}]}}'
+check "... one node port twice for one protocol too" code_has 422 'spec.ports[1].nodePort: Duplicate value: 30100'
+req POST "$SVCS" '{"metadata":{"name":"np-d"},"spec":{"type":"NodePort","ports":[{"name":"a","port":80,"nodePort":30100},{"name":"b","port":80,"protocol":"UDP","nodePort":30100}]}}'
+check "... but TCP and UDP may share one" code_has 201 '"nodePort":30100,' '"protocol":"UDP"'
+req POST "$SVCS" '{"metadata":{"name":"np-e"},"spec":{"type":"NodePort","allocateLoadBalancerNodePorts":true,"ports":[{"port":80}]}}'
+check "allocateLoadBalancerNodePorts on a NodePort Service is 422" code_has 422 'spec.allocateLoadBalancerNodePorts: Forbidden: may only be used when `type` is '"'"'LoadBalancer'"'"''
+req POST "$SVCS" '{"metadata":{"name":"np-f"},"spec":{"type":"LoadBalancer","allocateLoadBalancerNodePorts":false,"ports":[{"port":80}]}}'
+check "a LoadBalancer with allocateLoadBalancerNodePorts false gets none" python3 -c "
+import json; s=json.load(open('$WORK/body'))['spec']; assert 'nodePort' not in s['ports'][0] and s['externalTrafficPolicy']=='Cluster', s"
+req POST "$SVCS?dryRun=All" '{"metadata":{"name":"np-g"},"spec":{"type":"NodePort","ports":[{"port":80,"nodePort":30100}]}}'
+check "a dry run reserves nothing" code_is 201
+req GET "$SVCS/np-d"
+req PUT "$SVCS/np-d" "$(python3 -c "
+import json; d=json.load(open('$WORK/body')); [p.pop('nodePort') for p in d['spec']['ports']]; print(json.dumps(d))")"
+check "a PUT without node ports keeps them (by port name)" python3 -c "
+import json; p=json.load(open('$WORK/body'))['spec']['ports']; assert [(x['name'], x['nodePort']) for x in p]==[('a',30100),('b',30100)], p"
+req DELETE "$SVCS/np-d"
+req POST "$SVCS" '{"metadata":{"name":"np-h"},"spec":{"type":"NodePort","ports":[{"port":80,"nodePort":30100}]}}'
+check "a deleted Service's node port is free again" code_has 201 '"nodePort":30100'
+req POST "$SVCS" '{"metadata":{"name":"badip"},"spec":{"clusterIP":"10.96.0.5/x","ports":[{"port":80}]}}'
+check "a cluster IP that is no IP is kube's 422" code_has 422 'spec.clusterIPs[0]: Invalid value: \"10.96.0.5/x\": must be a valid IP address'
+req POST "$SVCS" '{"metadata":{"name":"ext"},"spec":{"type":"ExternalName","externalName":"example.com"}}'
+check "an ExternalName Service has no IP fields" python3 -c "
+import json; s=json.load(open('$WORK/body'))['spec']
+assert not {'clusterIP','clusterIPs','ipFamilies','ipFamilyPolicy','internalTrafficPolicy'} & set(s), s"
+req PATCH "$SVCS/ext" '{"spec":{"type":"ClusterIP","externalName":null,"clusterIP":"10.96.0.77","ports":[{"port":80}]}}' application/merge-patch+json
+check "... one changed to ClusterIP reserves the IP it asks for" code_has 200 '"clusterIP":"10.96.0.77"' '"ipFamilies":["IPv4"]'
+req POST "$SVCS" '{"metadata":{"name":"ext2"},"spec":{"clusterIP":"10.96.0.77","ports":[{"port":80}]}}'
+check "... which no other Service can take" code_has 422 'failed to allocate IP 10.96.0.77: provided IP is already allocated'
+req PATCH "$SVCS/ext" '{"spec":{"type":"ExternalName","externalName":"example.com"}}' application/merge-patch+json
+check "... back to ExternalName drops its IP fields" python3 -c "
+import json; s=json.load(open('$WORK/body'))['spec']; assert 'clusterIP' not in s and 'ipFamilies' not in s, s"
+req POST "$SVCS" '{"metadata":{"name":"ext2"},"spec":{"clusterIP":"10.96.0.77","ports":[{"port":80}]}}'
+check "... and releases it" code_has 201 '"clusterIP":"10.96.0.77"'
 
 # events.k8s.io/v1: another version of core/v1 Events, as in kube (one
 # storage; seven members renamed; stricter rules for writes through it)

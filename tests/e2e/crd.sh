@@ -612,8 +612,10 @@ reap "$SERVER_PID"
 check "server exits 0 on SIGTERM" [ "$RC" == 0 ]
 
 # One group commit for a CRD update and its status write: a server on the
-# same store whose only write is one such patch logs at exit (cli_serve.c)
-# 2 txns in 1 group commit (two groups when they were separate commits).
+# same store whose only writes are one such patch and its start's (the
+# kubernetes Service and Endpoints moved to its new port, a group each)
+# logs at exit (cli_serve.c) one transaction more than group commits (as
+# many when they were separate commits).
 serve_lapis serve2 "$DATA"
 check "the server restarts on the same store" [ -n "$URL" ]
 req PATCH "$CRD_PATH" '{"spec":{"names":{"shortNames":["gz","gzz"]}}}' "$MERGE"
@@ -623,5 +625,7 @@ check "... and has it accepted" [ "$(jq_ "d['status']['acceptedNames'].get('shor
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
 check "... the server exits 0" [ "$RC" == 0 ]
-check "... the update and its status were one group commit" grep -q 'writes: 2 txns in 1 group commits' "$WORK/serve2.log"
+check "... the update and its status were one group commit" python3 -c "
+import re,sys; m=re.search(r'writes: (\d+) txns in (\d+) group commits', open('$WORK/serve2.log').read())
+assert m and int(m.group(1)) - int(m.group(2)) == 1, m and m.group(0)"
 e2e_finish

@@ -196,6 +196,35 @@ expect_rc 0 "frees its cluster IP" "$K" create service clusterip web3 --tcp=80 -
 expect_rc 1 "an IP outside the range is refused" "$K" create service clusterip web4 --tcp=80 --clusterip=1.2.3.4
 expect_rc 0 "get shows server-side columns" "$K" get svc web
 check "with CLUSTER-IP and PORT(S)" out_has 'CLUSTER-IP.*PORT\(S\)'
+# node ports: allocated from 30000-32767 for NodePort and LoadBalancer
+# Services, reserved like cluster IPs, kept across updates, released on
+# delete and on a change to ClusterIP
+expect_rc 0 "create service nodeport allocates node ports" "$K" create service nodeport np1 --tcp=80:8080 --tcp=443:8443
+expect_rc 0 "get its node ports" "$K" get svc np1 -o 'jsonpath={.spec.ports[*].nodePort} {.spec.externalTrafficPolicy}'
+check "... two, in the range, with externalTrafficPolicy Cluster" out_has '^3[0-2][0-9]{3} 3[0-2][0-9]{3} Cluster$'
+NP1=$(cut -d' ' -f1 "$WORK/out")
+expect_rc 0 "get svc prints PORT(S) with them" "$K" get svc np1
+check "... as port:nodePort/TCP" out_has "80:$NP1/TCP,443:[0-9]+/TCP"
+expect_rc 0 "a requested node port" "$K" create service nodeport np2 --tcp=80 --node-port=30080
+expect_rc 1 "the same node port twice is refused" "$K" create service nodeport np3 --tcp=80 --node-port=30080
+check "... as kube's 422" err_has 'spec.ports\[0\].nodePort: Invalid value: 30080: provided port is already allocated'
+expect_rc 1 "a node port outside the range is refused" "$K" create service nodeport np3 --tcp=80 --node-port=8080
+check "... naming the range" err_has 'provided port is not in the valid range. The range of valid ports is 30000-32767'
+expect_rc 0 "a label (an update without node ports in the patch)" "$K" label svc np1 tier=web
+expect_rc 0 "... keeps them" "$K" get svc np1 -o 'jsonpath={.spec.ports[0].nodePort}'
+check "... unchanged" out_has "^$NP1\$"
+expect_rc 0 "a change to ClusterIP" "$K" patch svc np2 -p '{"spec":{"type":"ClusterIP"}}'
+expect_rc 0 "... drops the node port" "$K" get svc np2 -o 'jsonpath={.spec.ports[0].nodePort}/{.spec.externalTrafficPolicy}'
+check "... and externalTrafficPolicy" out_has '^/$'
+expect_rc 0 "... and releases it" "$K" create service nodeport np3 --tcp=80 --node-port=30080
+expect_rc 0 "deleting a NodePort service" "$K" delete svc np3
+expect_rc 0 "... releases its node port" "$K" create service nodeport np4 --tcp=80 --node-port=30080
+expect_rc 0 "create service loadbalancer" "$K" create service loadbalancer lb1 --tcp=80
+expect_rc 0 "... allocates node ports too" "$K" get svc lb1 -o 'jsonpath={.spec.ports[0].nodePort} {.spec.allocateLoadBalancerNodePorts}'
+check "... and defaults allocateLoadBalancerNodePorts" out_has '^3[0-2][0-9]{3} true$'
+expect_rc 0 "externalTrafficPolicy Local" "$K" patch svc lb1 -p '{"spec":{"externalTrafficPolicy":"Local"}}'
+expect_rc 0 "... allocates a health check node port" "$K" get svc lb1 -o 'jsonpath={.spec.healthCheckNodePort}'
+check "... in the range" out_has '^3[0-2][0-9]{3}$'
 
 "$K" -n default get cm -w --request-timeout=3s >"$WORK/watch" 2>&1 &
 WPID=$!
