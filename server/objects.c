@@ -81,7 +81,7 @@ static const char *meta_str(const json_t *obj, const char *k)
 	return json_string_value(json_object_get(json_object_get(obj, "metadata"), k));
 }
 
-static bool is_dns_label(const char *s, size_t max)
+bool srv_is_dns_label(const char *s, size_t max)
 {
 	size_t n = strlen(s);
 	if (n == 0 || n > max)
@@ -95,7 +95,7 @@ static bool is_dns_label(const char *s, size_t max)
 	return true;
 }
 
-static bool is_dns_subdomain(const char *s)
+bool srv_is_dns_subdomain(const char *s)
 {
 	size_t n = strlen(s);
 	if (n == 0 || n > 253)
@@ -114,7 +114,7 @@ static bool is_dns_subdomain(const char *s)
 
 /* A label value: empty, or at most 63 characters, alphanumeric at both ends
    and [-_.a-zA-Z0-9] inside. */
-static bool is_label_value(const char *v)
+bool srv_is_label_value(const char *v)
 {
 	size_t n = strlen(v);
 	if (n == 0)
@@ -147,11 +147,11 @@ bool srv_is_qualified_name(const char *k)
 			return false;
 		memcpy(prefix, k, pl);
 		prefix[pl] = 0;
-		if (!is_dns_subdomain(prefix))
+		if (!srv_is_dns_subdomain(prefix))
 			return false;
 		name = slash + 1;
 	}
-	return *name && is_label_value(name);
+	return *name && srv_is_label_value(name);
 }
 
 /* kube's limit on all annotations of an object together. */
@@ -168,8 +168,8 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 				"Required value: name or generateName is required");
 	} else {
 		bool ok = strcmp(res->resource, "namespaces") == 0
-				  ? is_dns_label(name, 63)
-				  : is_dns_subdomain(name);
+				  ? srv_is_dns_label(name, 63)
+				  : srv_is_dns_subdomain(name);
 		if (!ok)
 			srv_error_cause(
 				err, "FieldValueInvalid", "metadata.name",
@@ -194,7 +194,7 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 			srv_error_cause(err, "FieldValueInvalid", f,
 					"Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
 					k);
-		if (!json_is_string(v) || !is_label_value(json_string_value(v))) {
+		if (!json_is_string(v) || !srv_is_label_value(json_string_value(v))) {
 			snprintf(f, sizeof f, "metadata.labels");
 			srv_error_cause(err, "FieldValueInvalid", f,
 					"Invalid value: \"%.100s\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",

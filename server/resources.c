@@ -406,6 +406,186 @@ static void node_port_causes(const json_t *spec, struct srv_error *err)
 				"Forbidden: may only be used when `type` is 'LoadBalancer'");
 }
 
+#define DNS_LABEL_MSG                                                        \
+	"a lowercase RFC 1123 label must consist of lower case alphanumeric " \
+	"characters or '-', and must start and end with an alphanumeric "    \
+	"character (e.g. 'my-name',  or '123-abc', regex used for validation " \
+	"is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+
+/* Adds to err kube's verdict on a value of an enumerated string member
+   (Required or NotSupported); vals end with NULL and are sorted. */
+static void enum_cause(const char *field, const json_t *v,
+		       const char *const *vals, struct srv_error *err)
+{
+	const char *s = json_string_value(v);
+	if (!s || !*s) {
+		srv_error_cause(err, "FieldValueRequired", field,
+				"Required value");
+		return;
+	}
+	for (const char *const *p = vals; *p; p++)
+		if (!strcmp(*p, s))
+			return;
+	char list[256] = "";
+	size_t at = 0;
+	for (const char *const *p = vals; *p && at < sizeof list; p++)
+		at += (size_t)snprintf(list + at, sizeof list - at, "%s\"%s\"",
+				       p == vals ? "" : ", ", *p);
+	srv_error_cause(err, "FieldValueNotSupported", field,
+			"Unsupported value: \"%.100s\": supported values: %s", s,
+			list);
+}
+
+/* kube's IsValidPortName, its first complaint: NULL when name is one. */
+static const char *port_name_problem(const char *n)
+{
+	size_t len = strlen(n);
+	bool letter = false;
+	if (len > 15)
+		return "must be no more than 15 characters";
+	for (size_t i = 0; i < len; i++) {
+		bool lower = n[i] >= 'a' && n[i] <= 'z';
+		if (!lower && !(n[i] >= '0' && n[i] <= '9') && n[i] != '-')
+			return "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)";
+		letter = letter || lower;
+	}
+	if (!letter)
+		return "must contain at least one letter (a-z)";
+	if (strstr(n, "--"))
+		return "must not contain consecutive hyphens";
+	if (len && (n[0] == '-' || n[len - 1] == '-'))
+		return "must not begin or end with a hyphen";
+	return NULL;
+}
+
+/* kube's ValidateService for what lapis serves, in its order: ports
+   required but for headless and ExternalName Services, an ExternalName's
+   name, each port (a name when there are several, DNS labels, unique;
+   1-65535; protocol; targetPort a port number or name), the selector's
+   labels, sessionAffinity, type, and no (protocol, port) twice. */
+static void validate_service(const json_t *spec, struct srv_error *err)
+{
+	static const char *const types[] = {"ClusterIP", "ExternalName",
+					    "LoadBalancer", "NodePort", NULL};
+	static const char *const protos[] = {"SCTP", "TCP", "UDP", NULL};
+	static const char *const affinities[] = {"ClientIP", "None", NULL};
+	const char *type = json_string_value(json_object_get(spec, "type"));
+	const char *cip = json_string_value(json_object_get(spec, "clusterIP"));
+	bool headless = cip && !strcmp(cip, "None");
+	bool external = type && !strcmp(type, "ExternalName");
+	const json_t *ports = json_object_get(spec, "ports");
+	if (json_array_size(ports) == 0 && !headless && !external)
+		srv_error_cause(err, "FieldValueRequired", "spec.ports",
+				"Required value");
+	if (external) {
+		const char *en =
+		    json_string_value(json_object_get(spec, "externalName"));
+		char cname[300];
+		snprintf(cname, sizeof cname, "%s", en ? en : "");
+		size_t n = strlen(cname);
+		if (n && cname[n - 1] == '.')
+			cname[n - 1] = '\0';
+		if (!cname[0])
+			srv_error_cause(err, "FieldValueRequired",
+					"spec.externalName", "Required value");
+		else if (!srv_is_dns_subdomain(cname))
+			srv_error_cause(err, "FieldValueInvalid", "spec.externalName",
+					"Invalid value: \"%.253s\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+					cname);
+	}
+	size_t i, j;
+	const json_t *p, *q;
+	json_array_foreach(ports, i, p)
+	{
+		char f[64];
+		const char *name = json_string_value(json_object_get(p, "name"));
+		if (json_array_size(ports) > 1 && (!name || !*name)) {
+			snprintf(f, sizeof f, "spec.ports[%zu].name", i);
+			srv_error_cause(err, "FieldValueRequired", f,
+					"Required value");
+		} else if (name && *name) {
+			snprintf(f, sizeof f, "spec.ports[%zu].name", i);
+			if (!srv_is_dns_label(name, 63))
+				srv_error_cause(err, "FieldValueInvalid", f,
+						"Invalid value: \"%.63s\": " DNS_LABEL_MSG,
+						name);
+			json_array_foreach(ports, j, q)
+			{
+				if (j >= i)
+					break;
+				if (json_equal(json_object_get(q, "name"),
+					       json_object_get(p, "name"))) {
+					srv_error_cause(err, "FieldValueDuplicate", f,
+							"Duplicate value: \"%.63s\"",
+							name);
+					break;
+				}
+			}
+		}
+		json_int_t port = json_integer_value(json_object_get(p, "port"));
+		if (json_is_integer(json_object_get(p, "port")) &&
+		    (port < 1 || port > 65535)) {
+			snprintf(f, sizeof f, "spec.ports[%zu].port", i);
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: %lld: must be between 1 and 65535, inclusive",
+					(long long)port);
+		}
+		snprintf(f, sizeof f, "spec.ports[%zu].protocol", i);
+		enum_cause(f, json_object_get(p, "protocol"), protos, err);
+		const json_t *tp = json_object_get(p, "targetPort");
+		snprintf(f, sizeof f, "spec.ports[%zu].targetPort", i);
+		if (json_is_integer(tp) && (json_integer_value(tp) < 1 ||
+					    json_integer_value(tp) > 65535))
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: %lld: must be between 1 and 65535, inclusive",
+					(long long)json_integer_value(tp));
+		const char *why = json_is_string(tp)
+				      ? port_name_problem(json_string_value(tp))
+				      : NULL;
+		if (why)
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: \"%.63s\": %s",
+					json_string_value(tp), why);
+	}
+	const char *k;
+	json_t *v;
+	json_object_foreach(json_object_get(spec, "selector"), k, v)
+	{
+		if (!srv_is_qualified_name(k))
+			srv_error_cause(err, "FieldValueInvalid", "spec.selector",
+					"Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+					k);
+		if (!json_is_string(v) || !srv_is_label_value(json_string_value(v)))
+			srv_error_cause(err, "FieldValueInvalid", "spec.selector",
+					"Invalid value: \"%.100s\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+					json_is_string(v) ? json_string_value(v) : "");
+	}
+	enum_cause("spec.sessionAffinity", json_object_get(spec, "sessionAffinity"),
+		   affinities, err);
+	enum_cause("spec.type", json_object_get(spec, "type"), types, err);
+	json_array_foreach(ports, i, p)
+	{
+		json_array_foreach(ports, j, q)
+		{
+			if (j >= i)
+				break;
+			if (json_equal(json_object_get(q, "port"),
+				       json_object_get(p, "port")) &&
+			    json_equal(json_object_get(q, "protocol"),
+				       json_object_get(p, "protocol"))) {
+				char f[64];
+				snprintf(f, sizeof f, "spec.ports[%zu]", i);
+				srv_error_cause(err, "FieldValueDuplicate", f,
+						"Duplicate value: core.ServicePort{Name:\"\", Protocol:\"%s\", AppProtocol:(*string)(nil), Port:%lld, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}, NodePort:0}",
+						json_string_value(json_object_get(p, "protocol")),
+						(long long)json_integer_value(
+						    json_object_get(p, "port")));
+				break;
+			}
+		}
+	}
+}
+
 static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 			   const json_t *old, struct srv_error *err)
 {
@@ -459,6 +639,7 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 	}
 	if (ospec)
 		keep_node_ports(spec, ospec);
+	validate_service(spec, err);
 	node_port_causes(spec, err);
 	/* an ExternalName Service has no IP, so none of these */
 	if (!external) {

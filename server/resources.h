@@ -177,5 +177,11 @@ const char *srv_resource_field(const struct srv_resource *r, const json_t *obj,
 
 /* A qualified name, as label keys: [DNS-subdomain prefix/]name. */
 bool srv_is_qualified_name(const char *k);
+/* A DNS-1123 label of at most max characters; a DNS-1123 subdomain; a
+   label value (empty, or at most 63 of [-_.a-zA-Z0-9], alphanumeric at
+   both ends). objects.c. */
+bool srv_is_dns_label(const char *s, size_t max);
+bool srv_is_dns_subdomain(const char *s);
+bool srv_is_label_value(const char *v);
 
 #endif

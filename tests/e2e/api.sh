@@ -565,6 +565,27 @@ import json; p=json.load(open('$WORK/body'))['spec']['ports']; assert [(x['name'
 req DELETE "$SVCS/np-d"
 req POST "$SVCS" '{"metadata":{"name":"np-h"},"spec":{"type":"NodePort","ports":[{"port":80,"nodePort":30100}]}}'
 check "a deleted Service's node port is free again" code_has 201 '"nodePort":30100'
+# kube's ValidateService
+svc_bad() { # DESCRIPTION SPEC-JSON EXPECTED...
+	local d=$1 spec=$2
+	shift 2
+	req POST "$SVCS" "{\"metadata\":{\"name\":\"bad\"},\"spec\":$spec}"
+	check "$d" code_has 422 "$@"
+}
+svc_bad "a Service of an unknown type is 422" '{"type":"Foo","ports":[{"port":80}]}' 'spec.type: Unsupported value: \"Foo\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\"'
+svc_bad "... a port out of range" '{"ports":[{"port":70000,"targetPort":80}]}' 'spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive'
+svc_bad "... an unknown protocol" '{"ports":[{"port":80,"protocol":"XYZ"}]}' 'spec.ports[0].protocol: Unsupported value: \"XYZ\": supported values: \"SCTP\", \"TCP\", \"UDP\"'
+svc_bad "... several ports without names" '{"ports":[{"port":80},{"port":81}]}' 'spec.ports[0].name: Required value, spec.ports[1].name: Required value'
+svc_bad "... a port name twice" '{"ports":[{"name":"x","port":80},{"name":"x","port":81}]}' 'spec.ports[1].name: Duplicate value: \"x\"'
+svc_bad "... a port name that is no DNS label" '{"ports":[{"name":"UPPER","port":80}]}' 'spec.ports[0].name: Invalid value: \"UPPER\": a lowercase RFC 1123 label must consist of'
+svc_bad "... one port and protocol twice" '{"ports":[{"name":"a","port":80},{"name":"b","port":80}]}' 'spec.ports[1]: Duplicate value: core.ServicePort{Name:\"\", Protocol:\"TCP\"'
+svc_bad "... a targetPort name that is no port name" '{"ports":[{"port":80,"targetPort":"Http_x"}]}' 'spec.ports[0].targetPort: Invalid value: \"Http_x\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)'
+svc_bad "... an unknown session affinity" '{"sessionAffinity":"Bad","ports":[{"port":80}]}' 'spec.sessionAffinity: Unsupported value: \"Bad\": supported values: \"ClientIP\", \"None\"'
+svc_bad "... no ports" '{"ports":[]}' 'spec.ports: Required value'
+svc_bad "... an ExternalName without its name" '{"type":"ExternalName"}' 'spec.externalName: Required value'
+svc_bad "... a selector that is no label" '{"selector":{"a b":"c"},"ports":[{"port":80}]}' 'spec.selector: Invalid value: \"a b\": name part must consist of'
+req POST "$SVCS" '{"metadata":{"name":"headless"},"spec":{"clusterIP":"None"}}'
+check "a headless Service needs no ports" code_has 201 '"clusterIP":"None"'
 req POST "$SVCS" '{"metadata":{"name":"badip"},"spec":{"clusterIP":"10.96.0.5/x","ports":[{"port":80}]}}'
 check "a cluster IP that is no IP is kube's 422" code_has 422 'spec.clusterIPs[0]: Invalid value: \"10.96.0.5/x\": must be a valid IP address'
 req POST "$SVCS" '{"metadata":{"name":"ext"},"spec":{"type":"ExternalName","externalName":"example.com"}}'
