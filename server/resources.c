@@ -5,6 +5,8 @@
  *
  * Discovery, OpenAPI, routing and validation all read this one table.
  */
+#include <arpa/inet.h>
+#include <gnutls/gnutls.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,10 +129,35 @@ static lp_err prep_namespace(const struct srv_resource *r, json_t *obj,
 	return finish_invalid(r, obj, err);
 }
 
+/* Whether members a and b (either may be missing) hold the same. */
+static bool same_member(const json_t *a, const json_t *b)
+{
+	return (!a && !b) || (a && b && json_equal((json_t *)a, (json_t *)b));
+}
+
+/* kube's rule for an update of an immutable ConfigMap or Secret (old has
+   `immutable: true`): it stays immutable, and members (NULL-terminated)
+   stay as they are. */
+static void immutable_causes(const json_t *obj, const json_t *old,
+			     const char *const *members, struct srv_error *err)
+{
+	if (!old || !json_is_true(json_object_get(old, "immutable")))
+		return;
+	if (!json_is_true(json_object_get(obj, "immutable")))
+		srv_error_cause(err, "FieldValueForbidden", "immutable",
+				"Forbidden: field is immutable when `immutable` is set");
+	for (const char *const *m = members; *m; m++)
+		if (!same_member(json_object_get(obj, *m),
+				 json_object_get(old, *m)))
+			srv_error_cause(err, "FieldValueForbidden", *m,
+					"Forbidden: field is immutable when `immutable` is set");
+}
+
 static lp_err prep_configmap(const struct srv_resource *r, json_t *obj,
 			     const json_t *old, struct srv_error *err)
 {
-	(void)old;
+	static const char *const data[] = {"data", "binaryData", NULL};
+	immutable_causes(obj, old, data, err);
 	size_t n = check_data_keys(json_object_get(obj, "data"), "data", false,
 				   err);
 	n += check_data_keys(json_object_get(obj, "binaryData"), "binaryData",
@@ -183,10 +210,85 @@ static bool b64_valid(const char *s, size_t n)
 	return true;
 }
 
+/* The keys a Secret of a kube-defined type must hold (ValidateSecret). */
+static void secret_type_causes(const json_t *obj, struct srv_error *err)
+{
+	const char *type = json_string_value(json_object_get(obj, "type"));
+	const json_t *data = json_object_get(obj, "data");
+	type = type ? type : "";
+	if (!strcmp(type, "kubernetes.io/service-account-token")) {
+		const char *sa = json_string_value(json_object_get(
+		    json_object_get(json_object_get(obj, "metadata"),
+				    "annotations"),
+		    "kubernetes.io/service-account.name"));
+		if (!sa || !*sa)
+			srv_error_cause(err, "FieldValueRequired",
+					"metadata.annotations[kubernetes.io/service-account.name]",
+					"Required value");
+		return;
+	}
+	static const struct {
+		const char *type;
+		const char *keys[2]; /* each required (any: either) */
+		bool any;
+		bool json; /* the first must hold a JSON object */
+	} rules[] = {
+	    {"kubernetes.io/dockercfg", {".dockercfg", NULL}, false, true},
+	    {"kubernetes.io/dockerconfigjson", {".dockerconfigjson", NULL}, false,
+	     true},
+	    {"kubernetes.io/basic-auth", {"username", "password"}, true, false},
+	    {"kubernetes.io/ssh-auth", {"ssh-privatekey", NULL}, false, false},
+	    {"kubernetes.io/tls", {"tls.crt", "tls.key"}, false, false},
+	};
+	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+		if (strcmp(rules[i].type, type))
+			continue;
+		bool any = false;
+		for (int j = 0; j < 2 && rules[i].keys[j]; j++)
+			any = any || json_object_get(data, rules[i].keys[j]);
+		for (int j = 0; j < 2 && rules[i].keys[j]; j++) {
+			const json_t *v = json_object_get(data, rules[i].keys[j]);
+			/* ssh-auth: present and not empty */
+			bool ok = rules[i].any ? any
+				  : !strcmp(rules[i].keys[j], "ssh-privatekey")
+				      ? json_string_length(v) > 0
+				      : v != NULL;
+			if (!ok) {
+				char f[64];
+				snprintf(f, sizeof f, "data[%s]", rules[i].keys[j]);
+				srv_error_cause(err, "FieldValueRequired", f,
+						"Required value");
+			}
+		}
+		const json_t *v = json_object_get(data, rules[i].keys[0]);
+		if (rules[i].json && json_is_string(v)) {
+			gnutls_datum_t in = {
+			    (unsigned char *)json_string_value(v),
+			    (unsigned)json_string_length(v)};
+			gnutls_datum_t raw = {NULL, 0};
+			json_t *j = NULL;
+			if (in.size && gnutls_base64_decode2(&in, &raw) >= 0)
+				j = json_loadb((const char *)raw.data, raw.size, 0,
+					       NULL);
+			if (!json_is_object(j)) {
+				char f[64];
+				snprintf(f, sizeof f, "data[%s]", rules[i].keys[0]);
+				srv_error_cause(err, "FieldValueInvalid", f,
+						"Invalid value: \"<secret contents redacted>\": %s",
+						j ? "json: cannot unmarshal into Go value of type map[string]interface {}"
+						  : "unexpected end of JSON input");
+			}
+			json_decref(j);
+			gnutls_free(raw.data);
+		}
+		return;
+	}
+}
+
 static lp_err prep_secret(const struct srv_resource *r, json_t *obj,
 			  const json_t *old, struct srv_error *err)
 {
-	(void)old;
+	static const char *const data_members[] = {"data", NULL};
 	json_t *sd = json_object_get(obj, "stringData");
 	if (sd && !json_is_null(sd)) {
 		if (!json_is_object(sd))
@@ -230,6 +332,13 @@ static lp_err prep_secret(const struct srv_resource *r, json_t *obj,
 		}
 	}
 	default_str(obj, "type", "Opaque");
+	if (old && !same_member(json_object_get(obj, "type"),
+				json_object_get(old, "type")))
+		srv_error_cause(err, "FieldValueInvalid", "type",
+				"Invalid value: \"%.253s\": field is immutable",
+				json_string_value(json_object_get(obj, "type")));
+	immutable_causes(obj, old, data_members, err);
+	secret_type_causes(obj, err);
 	size_t n = check_data_keys(data, "data", true, err);
 	if (n > DATA_MAX)
 		srv_error_cause(err, "FieldValueTooLong", "data",
@@ -653,6 +762,146 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 		json_t *st = json_object();
 		json_object_set_new(st, "loadBalancer", json_object());
 		json_object_set_new(obj, "status", st);
+	}
+	return finish_invalid(r, obj, err);
+}
+
+/* kube's ValidateLeaseSpec. */
+static lp_err prep_lease(const struct srv_resource *r, json_t *obj,
+			 const json_t *old, struct srv_error *err)
+{
+	(void)old;
+	const json_t *spec = json_object_get(obj, "spec");
+	const json_t *d = json_object_get(spec, "leaseDurationSeconds");
+	const json_t *t = json_object_get(spec, "leaseTransitions");
+	const json_t *st = json_object_get(spec, "strategy");
+	const json_t *ph = json_object_get(spec, "preferredHolder");
+	if (json_is_integer(d) && json_integer_value(d) <= 0)
+		srv_error_cause(err, "FieldValueInvalid", "spec.leaseDurationSeconds",
+				"Invalid value: %lld: must be greater than 0",
+				(long long)json_integer_value(d));
+	if (json_is_integer(t) && json_integer_value(t) < 0)
+		srv_error_cause(err, "FieldValueInvalid", "spec.leaseTransitions",
+				"Invalid value: %lld: must be greater than or equal to 0",
+				(long long)json_integer_value(t));
+	const char *sv = json_string_value(st);
+	/* one kube-defined name, or a qualified name with a prefix (the
+	   field path repeats "strategy", as kube's does) */
+	if (sv && !strchr(sv, '/') && strcmp(sv, "OldestEmulationVersion"))
+		srv_error_cause(err, "FieldValueNotSupported",
+				"spec.strategy.strategy",
+				"Unsupported value: \"%.100s\": supported values: \"OldestEmulationVersion\"",
+				sv);
+	else if (sv && strchr(sv, '/') && !srv_is_qualified_name(sv))
+		srv_error_cause(err, "FieldValueInvalid", "spec.strategy.strategy",
+				"Invalid value: \"%.100s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+				sv);
+	if (json_string_length(ph) > 0 && (!sv || !*sv))
+		srv_error_cause(err, "FieldValueForbidden", "spec.preferredHolder",
+				"Forbidden: may only be specified if `strategy` is defined");
+	return finish_invalid(r, obj, err);
+}
+
+/* kube's validateEndpointSubsets: addresses (or notReadyAddresses) in
+   each subset, each a valid IP that is not special (unspecified,
+   loopback, link-local, multicast), hostnames DNS labels; ports as a
+   Service's (a name when there are several, DNS labels; 1-65535; TCP, UDP
+   or SCTP). */
+static lp_err prep_endpoints(const struct srv_resource *r, json_t *obj,
+			     const json_t *old, struct srv_error *err)
+{
+	(void)old;
+	static const char *const lists[] = {"addresses", "notReadyAddresses"};
+	size_t i, j;
+	const json_t *ss, *a;
+	json_array_foreach(json_object_get(obj, "subsets"), i, ss)
+	{
+		char f[96];
+		if (!json_array_size(json_object_get(ss, "addresses")) &&
+		    !json_array_size(json_object_get(ss, "notReadyAddresses"))) {
+			snprintf(f, sizeof f, "subsets[%zu]", i);
+			srv_error_cause(err, "FieldValueRequired", f,
+					"Required value: must specify `addresses` or `notReadyAddresses`");
+		}
+		for (int l = 0; l < 2; l++) {
+			json_array_foreach(json_object_get(ss, lists[l]), j, a)
+			{
+				const char *ip =
+				    json_string_value(json_object_get(a, "ip"));
+				const char *hn =
+				    json_string_value(json_object_get(a, "hostname"));
+				unsigned char b[16];
+				bool v4 = ip && inet_pton(AF_INET, ip, b) == 1;
+				bool v6 = ip && !v4 && inet_pton(AF_INET6, ip, b) == 1;
+				snprintf(f, sizeof f, "subsets[%zu].%s[%zu].ip", i,
+					 lists[l], j);
+				const char *special =
+				    v4 ? (b[0] == 0 && !b[1] && !b[2] && !b[3]
+					      ? "may not be unspecified (0.0.0.0)"
+					  : b[0] == 127
+					      ? "may not be in the loopback range (127.0.0.0/8, ::1/128)"
+					  : b[0] == 169 && b[1] == 254
+					      ? "may not be in the link-local range (169.254.0.0/16, fe80::/10)"
+					  : b[0] == 224 && !b[1] && !b[2]
+					      ? "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"
+					      : NULL)
+				    : v6 ? (!memcmp(b, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16)
+						? "may not be unspecified (::)"
+					    : !memcmp(b, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1", 16)
+						? "may not be in the loopback range (127.0.0.0/8, ::1/128)"
+					    : b[0] == 0xfe && (b[1] & 0xc0) == 0x80
+						? "may not be in the link-local range (169.254.0.0/16, fe80::/10)"
+					    : b[0] == 0xff && (b[1] & 0x0f) == 0x02
+						? "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"
+						: NULL)
+					 : NULL;
+				if (!v4 && !v6)
+					srv_error_cause(err, "FieldValueInvalid", f,
+							"Invalid value: \"%.64s\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+							ip ? ip : "");
+				else if (special)
+					srv_error_cause(err, "FieldValueInvalid", f,
+							"Invalid value: \"%.64s\": %s", ip,
+							special);
+				if (hn && *hn && !srv_is_dns_label(hn, 63)) {
+					snprintf(f, sizeof f,
+						 "subsets[%zu].%s[%zu].hostname", i,
+						 lists[l], j);
+					srv_error_cause(err, "FieldValueInvalid", f,
+							"Invalid value: \"%.63s\": " DNS_LABEL_MSG,
+							hn);
+				}
+			}
+		}
+		const json_t *ports = json_object_get(ss, "ports");
+		json_array_foreach(ports, j, a)
+		{
+			const char *name = json_string_value(json_object_get(a, "name"));
+			json_int_t port = json_integer_value(json_object_get(a, "port"));
+			if (json_array_size(ports) > 1 && (!name || !*name)) {
+				snprintf(f, sizeof f, "subsets[%zu].ports[%zu].name", i, j);
+				srv_error_cause(err, "FieldValueRequired", f,
+						"Required value");
+			} else if (name && *name && !srv_is_dns_label(name, 63)) {
+				snprintf(f, sizeof f, "subsets[%zu].ports[%zu].name", i, j);
+				srv_error_cause(err, "FieldValueInvalid", f,
+						"Invalid value: \"%.63s\": " DNS_LABEL_MSG,
+						name);
+			}
+			if (port < 1 || port > 65535) {
+				snprintf(f, sizeof f, "subsets[%zu].ports[%zu].port", i, j);
+				srv_error_cause(err, "FieldValueInvalid", f,
+						"Invalid value: %lld: must be between 1 and 65535, inclusive",
+						(long long)port);
+			}
+			static const char *const protos[] = {"SCTP", "TCP", "UDP", NULL};
+			json_t *pr = json_object_get(a, "protocol");
+			if (!pr)
+				json_object_set_new((json_t *)a, "protocol",
+						    json_string("TCP"));
+			snprintf(f, sizeof f, "subsets[%zu].ports[%zu].protocol", i, j);
+			enum_cause(f, json_object_get(a, "protocol"), protos, err);
+		}
 	}
 	return finish_invalid(r, obj, err);
 }
@@ -1292,7 +1541,7 @@ const struct srv_resource srv_builtin[] = {
 	     .subresources = sub_status, .columns = col_svc,
 	     .prepare = prep_service),
 	CORE("endpoints", "Endpoints", "endpoints", true, SRV_V_ALL,
-	     .short_names = sn_ep, .columns = col_ep, .prepare = prep_none),
+	     .short_names = sn_ep, .columns = col_ep, .prepare = prep_endpoints),
 	CORE("events", "Event", "event", true, SRV_V_ALL,
 	     .short_names = sn_ev, .columns = col_event,
 	     .fields = f_event, .prepare = prep_event),
@@ -1329,7 +1578,7 @@ const struct srv_resource srv_builtin[] = {
 	{.group = "coordination.k8s.io", .version = "v1", .resource = "leases",
 	 .kind = "Lease", .list_kind = "LeaseList", .singular = "lease",
 	 .namespaced = true, .verbs = SRV_V_ALL, .unconditional_update = true,
-	 .smp_list = smp_common, .columns = col_lease, .prepare = prep_none},
+	 .smp_list = smp_common, .columns = col_lease, .prepare = prep_lease},
 };
 
 const size_t srv_n_builtin = sizeof srv_builtin / sizeof srv_builtin[0];

@@ -586,6 +586,39 @@ svc_bad "... an ExternalName without its name" '{"type":"ExternalName"}' 'spec.e
 svc_bad "... a selector that is no label" '{"selector":{"a b":"c"},"ports":[{"port":80}]}' 'spec.selector: Invalid value: \"a b\": name part must consist of'
 req POST "$SVCS" '{"metadata":{"name":"headless"},"spec":{"clusterIP":"None"}}'
 check "a headless Service needs no ports" code_has 201 '"clusterIP":"None"'
+# kube's rules for Endpoints, typed and immutable Secrets, immutable
+# ConfigMaps and Leases
+NSD=/api/v1/namespaces/default
+req POST "$NSD/endpoints" '{"metadata":{"name":"bad"},"subsets":[{"addresses":[{"ip":"not-an-ip"},{"ip":"127.0.0.2"}],"ports":[{"port":0,"protocol":"X"}]}]}'
+check "Endpoints: addresses must be IPs, not special; ports in range, known protocols" code_has 422 'subsets[0].addresses[0].ip: Invalid value: \"not-an-ip\": must be a valid IP address' 'subsets[0].addresses[1].ip: Invalid value: \"127.0.0.2\": may not be in the loopback range (127.0.0.0/8, ::1/128)' 'subsets[0].ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive' 'subsets[0].ports[0].protocol: Unsupported value: \"X\": supported values: \"SCTP\", \"TCP\", \"UDP\"'
+req POST "$NSD/endpoints" '{"metadata":{"name":"bad"},"subsets":[{"ports":[{"port":80},{"port":81}]}]}'
+check "... a subset needs addresses, several ports names" code_has 422 'subsets[0]: Required value: must specify `addresses` or `notReadyAddresses`' 'subsets[0].ports[1].name: Required value'
+req POST "$NSD/endpoints" '{"metadata":{"name":"good"},"subsets":[{"addresses":[{"ip":"10.0.0.1","hostname":"h"}],"ports":[{"port":80}]}]}'
+check "... and a good one is created with kube's default protocol" code_has 201 '"ports":[{"port":80,"protocol":"TCP"}]'
+req POST "$NSD/secrets" '{"metadata":{"name":"bad"},"type":"kubernetes.io/tls","data":{}}'
+check "a TLS Secret needs tls.crt and tls.key" code_has 422 'Secret \"bad\" is invalid: [data[tls.crt]: Required value, data[tls.key]: Required value]'
+req POST "$NSD/secrets" '{"metadata":{"name":"bad"},"type":"kubernetes.io/dockerconfigjson","data":{".dockerconfigjson":"bm90IGpzb24="}}'
+check "... a docker config one JSON" code_has 422 'data[.dockerconfigjson]: Invalid value: \"<secret contents redacted>\"'
+req POST "$NSD/secrets" '{"metadata":{"name":"bad"},"type":"kubernetes.io/basic-auth","data":{}}'
+check "... a basic-auth one a username or a password" code_has 422 'data[username]: Required value, data[password]: Required value'
+req POST "$NSD/secrets" '{"metadata":{"name":"bad"},"type":"kubernetes.io/service-account-token"}'
+check "... a service account token one its account" code_has 422 'metadata.annotations[kubernetes.io/service-account.name]: Required value'
+req POST "$NSD/secrets" '{"metadata":{"name":"frozen"},"immutable":true,"data":{"a":"MQ=="}}'
+req PATCH "$NSD/secrets/frozen" '{"data":{"a":"Mg=="}}' application/merge-patch+json
+check "an immutable Secret's data cannot change" code_has 422 'Secret \"frozen\" is invalid: data: Forbidden: field is immutable when `immutable` is set'
+req PATCH "$NSD/secrets/frozen" '{"immutable":false}' application/merge-patch+json
+check "... nor can it become mutable" code_has 422 'immutable: Forbidden: field is immutable when `immutable` is set'
+req PATCH "$NSD/secrets/frozen" '{"type":"example.com/other"}' application/merge-patch+json
+check "... a Secret's type never changes" code_has 422 'type: Invalid value: \"example.com/other\": field is immutable'
+req PATCH "$NSD/secrets/frozen" '{"metadata":{"labels":{"a":"b"}}}' application/merge-patch+json
+check "... its metadata can" code_is 200
+req POST "$NSD/configmaps" '{"metadata":{"name":"frozen"},"immutable":true,"data":{"a":"1"},"binaryData":{"b":"MQ=="}}'
+req PATCH "$NSD/configmaps/frozen" '{"data":{"a":"2"},"binaryData":null}' application/merge-patch+json
+check "an immutable ConfigMap's data and binaryData cannot change" code_has 422 'data: Forbidden: field is immutable when `immutable` is set' 'binaryData: Forbidden: field is immutable when `immutable` is set'
+req POST /apis/coordination.k8s.io/v1/namespaces/default/leases '{"metadata":{"name":"bad"},"spec":{"leaseDurationSeconds":0,"leaseTransitions":-1,"strategy":"Bogus"}}'
+check "a Lease: positive duration, transitions not negative, a known strategy" code_has 422 'spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0' 'spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0' 'spec.strategy.strategy: Unsupported value: \"Bogus\": supported values: \"OldestEmulationVersion\"'
+req POST /apis/coordination.k8s.io/v1/namespaces/default/leases '{"metadata":{"name":"bad"},"spec":{"preferredHolder":"me"}}'
+check "... a preferred holder only with a strategy" code_has 422 'spec.preferredHolder: Forbidden: may only be specified if `strategy` is defined'
 req POST "$SVCS" '{"metadata":{"name":"badip"},"spec":{"clusterIP":"10.96.0.5/x","ports":[{"port":80}]}}'
 check "a cluster IP that is no IP is kube's 422" code_has 422 'spec.clusterIPs[0]: Invalid value: \"10.96.0.5/x\": must be a valid IP address'
 req POST "$SVCS" '{"metadata":{"name":"ext"},"spec":{"type":"ExternalName","externalName":"example.com"}}'
