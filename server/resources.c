@@ -432,15 +432,19 @@ static void drop_type_fields(json_t *spec, const json_t *ospec)
 	const json_t *oports = json_object_get(ospec, "ports");
 	if (srv_service_needs_node_ports(ospec) &&
 	    !srv_service_needs_node_ports(spec)) {
-		bool same = json_array_size(ports) == json_array_size(oports);
-		size_t i;
-		json_t *p;
+		/* "the same": the update asks for no node port the old
+		   Service did not hold (ports may come and go) */
+		bool same = true;
+		size_t i, j;
+		json_t *p, *q;
 		json_array_foreach(ports, i, p)
 		{
-			json_t *a = json_object_get(p, "nodePort");
-			json_t *b = json_object_get(json_array_get(oports, i),
-						    "nodePort");
-			same = same && json_integer_value(a) == json_integer_value(b);
+			json_int_t np = json_integer_value(json_object_get(p, "nodePort"));
+			bool held = !np;
+			json_array_foreach((json_t *)oports, j, q)
+				held = held ||
+				       json_integer_value(json_object_get(q, "nodePort")) == np;
+			same = same && held;
 		}
 		json_array_foreach(ports, i, p)
 		{

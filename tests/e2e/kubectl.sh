@@ -219,6 +219,24 @@ check "... and externalTrafficPolicy" out_has '^/$'
 expect_rc 0 "... and releases it" "$K" create service nodeport np3 --tcp=80 --node-port=30080
 expect_rc 0 "deleting a NodePort service" "$K" delete svc np3
 expect_rc 0 "... releases its node port" "$K" create service nodeport np4 --tcp=80 --node-port=30080
+# kubectl apply from NodePort to ClusterIP: the three-way patch drops the
+# node port the file had and keeps the allocated one, which kube then drops
+cat >"$WORK/svc.yaml" <<'YAML'
+apiVersion: v1
+kind: Service
+metadata: {name: applied, namespace: default}
+spec:
+  type: NodePort
+  selector: {app: x}
+  ports:
+  - {name: http, port: 80, targetPort: 8080}
+  - {name: https, port: 443, targetPort: 8443, nodePort: 30443}
+YAML
+expect_rc 0 "apply a NodePort Service" "$K" apply -f "$WORK/svc.yaml"
+sed -i 's/type: NodePort/type: ClusterIP/; s/, nodePort: 30443//' "$WORK/svc.yaml"
+expect_rc 0 "apply it again as ClusterIP" "$K" apply -f "$WORK/svc.yaml"
+expect_rc 0 "... its node ports are gone" "$K" get svc applied -o 'jsonpath={.spec.type}:{.spec.ports[*].nodePort}'
+check "... both" out_has '^ClusterIP:$'
 expect_rc 0 "create service loadbalancer" "$K" create service loadbalancer lb1 --tcp=80
 expect_rc 0 "... allocates node ports too" "$K" get svc lb1 -o 'jsonpath={.spec.ports[0].nodePort} {.spec.allocateLoadBalancerNodePorts}'
 check "... and defaults allocateLoadBalancerNodePorts" out_has '^3[0-2][0-9]{3} true$'
