@@ -743,12 +743,23 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 	}
 	const json_t *ospec = old ? json_object_get(old, "spec") : NULL;
 	bool external = !strcmp(type, "ExternalName");
-	if (ospec && json_object_get(ospec, "clusterIP") &&
-	    !json_object_get(spec, "clusterIP") && !external) {
+	const char *ocip =
+	    ospec ? json_string_value(json_object_get(ospec, "clusterIP")) : NULL;
+	const char *ncip = json_string_value(json_object_get(spec, "clusterIP"));
+	const char *otype =
+	    ospec ? json_string_value(json_object_get(ospec, "type")) : NULL;
+	bool oexternal = otype && !strcmp(otype, "ExternalName");
+	if (ocip && (!ncip || !*ncip) && !external) {
 		json_object_set(spec, "clusterIP",
 				json_object_get(ospec, "clusterIP"));
 		json_object_set(spec, "clusterIPs",
 				json_object_get(ospec, "clusterIPs"));
+	} else if (ocip && *ocip && ncip && *ncip && !external && !oexternal &&
+		   strcmp(ocip, ncip)) {
+		/* kube's validateUpgradeDowngradeClusterIPs */
+		srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs[0]",
+				"Invalid value: []string{\"%.64s\"}: may not change once set",
+				ncip);
 	}
 	if (ospec)
 		keep_node_ports(spec, ospec);

@@ -621,6 +621,9 @@ req POST /apis/coordination.k8s.io/v1/namespaces/default/leases '{"metadata":{"n
 check "... a preferred holder only with a strategy" code_has 422 'spec.preferredHolder: Forbidden: may only be specified if `strategy` is defined'
 req POST "$SVCS" '{"metadata":{"name":"badip"},"spec":{"clusterIP":"10.96.0.5/x","ports":[{"port":80}]}}'
 check "a cluster IP that is no IP is kube's 422" code_has 422 'spec.clusterIPs[0]: Invalid value: \"10.96.0.5/x\": must be a valid IP address'
+req POST "$SVCS" '{"metadata":{"name":"fixedip"},"spec":{"clusterIP":"10.96.0.50","ports":[{"port":80}]}}'
+req PATCH "$SVCS/fixedip" '{"spec":{"clusterIP":"10.96.0.51"}}' application/merge-patch+json
+check "a cluster IP may not change once set" code_has 422 'spec.clusterIPs[0]: Invalid value: []string{\"10.96.0.51\"}: may not change once set'
 req POST "$SVCS" '{"metadata":{"name":"ext"},"spec":{"type":"ExternalName","externalName":"example.com"}}'
 check "an ExternalName Service has no IP fields" python3 -c "
 import json; s=json.load(open('$WORK/body'))['spec']
