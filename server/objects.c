@@ -1694,6 +1694,39 @@ static lp_err commit_picking(struct srv_req *r, const struct reg_key *k,
 			     "Internal error occurred: failed to allocate a nodePort: range is full");
 }
 
+/* A dry run's allocations: what plan p reserves must be free, as kube's
+   dry-run allocators check without reserving (a pick that is taken is
+   picked again; a requested one taken is the 422). Nothing is written. */
+static lp_err plan_check(struct srv_req *r, struct svc_plan *p,
+			 struct srv_error *err)
+{
+	eng *e = srv_engine(r->s);
+	for (int attempt = 0; attempt < 64; attempt++) {
+		bool again = false;
+		for (size_t i = 0; i < p->n && !again; i++) {
+			struct svc_res *x = &p->v[i];
+			struct reg_key k;
+			struct reg_obj c = {0};
+			if (x->del ||
+			    (x->port ? reg_object_key("lapis.dev",
+						      "servicenodeports", NULL,
+						      x->val, &k)
+				     : svc_ip_key(x->val, &k)) ||
+			    reg_get(e, &k, &c) != LP_OK)
+				continue;
+			reg_obj_free(&c);
+			if (!x->random)
+				return taken(x, err);
+			again = true;
+		}
+		if (!again)
+			return LP_OK;
+		plan_pick(p);
+	}
+	return srv_error_set(err, LP_E_IO,
+			     "Internal error occurred: failed to allocate: range is full");
+}
+
 /* Plan a Service write (ospec NULL: a create) into p: LP_OK,
    LP_E_INVALID with causes in err, LP_E_NOMEM, or LP_E_IO for a bad
    --service-cluster-ip-range. */
@@ -1717,13 +1750,16 @@ static lp_err plan_service(struct srv_req *r, struct svc_plan *p,
    Errors as reg_put, LP_E_INVALID for an IP or port outside its range or
    already allocated. */
 static lp_err create_service(struct srv_req *r, const struct reg_key *k,
-			     json_t *obj, char **out, size_t *out_len,
+			     json_t *obj, bool dry, char **out, size_t *out_len,
 			     struct srv_error *err)
 {
 	struct eng_cmp absent = {ENG_CMP_ABSENT, 0};
 	struct svc_plan p = {0};
 	lp_err rc = plan_service(r, &p, obj_spec(obj), NULL, err);
-	if (!rc)
+	if (!rc && dry && !(rc = plan_check(r, &p, err)))
+		rc = reg_put(srv_engine(r->s), k, obj, &absent, true, "", out,
+			     out_len, NULL);
+	else if (!rc && !dry)
 		rc = commit_picking(r, k, obj, &absent, &p, out, out_len, err);
 	free(p.v);
 	return rc;
@@ -1734,14 +1770,16 @@ static lp_err create_service(struct srv_req *r, const struct reg_key *k,
    release (the caller writes as for any object). */
 static lp_err update_service(struct srv_req *r, const struct reg_key *k,
 			     json_t *next, const json_t *old,
-			     const struct eng_cmp *cmp, bool *planned,
+			     const struct eng_cmp *cmp, bool dry, bool *planned,
 			     char **out, size_t *out_len, struct srv_error *err)
 {
 	struct svc_plan p = {0};
 	*planned = false;
 	lp_err rc = plan_service(r, &p, obj_spec(next),
 				 json_object_get(old, "spec"), err);
-	if (!rc && p.n) {
+	if (!rc && dry)
+		rc = plan_check(r, &p, err); /* the caller encodes, dry */
+	else if (!rc && p.n) {
 		*planned = true;
 		rc = commit_picking(r, k, next, cmp, &p, out, out_len, err);
 	}
@@ -2021,7 +2059,7 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 			json_decref(obj);
 			return;
 		}
-		if (dry) {
+		if (dry && (strcmp(res->resource, "services") || res->group[0])) {
 			/* a dry run still sees an existing name */
 			struct reg_obj c = {0};
 			if (reg_get(e, &k, &c) == LP_OK) {
@@ -2031,8 +2069,15 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 				rc = reg_put(e, &k, obj, &cmp, true, "", &out, &out_len, NULL);
 			}
 		} else {
-			if (!strcmp(res->resource, "services") && !res->group[0]) {
-				rc = create_service(r, &k, obj, &out, &out_len, &err);
+			struct reg_obj c = {0};
+			if (dry && reg_get(e, &k, &c) == LP_OK) {
+				reg_obj_free(&c);
+				rc = LP_E_EXISTS;
+			} else if (!strcmp(res->resource, "services") && !res->group[0]) {
+				/* a dry run allocates as kube's does: shown,
+				   checked, not reserved */
+				rc = create_service(r, &k, obj, dry, &out, &out_len,
+						    &err);
 				if (rc == LP_E_INVALID) {
 					invalid_from_causes(res, name, &err);
 					fail_res(r, res, name, &err);
@@ -2297,9 +2342,9 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	} else {
 		bool planned = false;
 		rc = LP_OK;
-		if (!dry && !strcmp(res->resource, "services") && !res->group[0])
-			rc = update_service(r, &k, next, old, &cmp, &planned, &out,
-					    &out_len, &err);
+		if (!strcmp(res->resource, "services") && !res->group[0])
+			rc = update_service(r, &k, next, old, &cmp, dry, &planned,
+					    &out, &out_len, &err);
 		if (rc == LP_E_INVALID) {
 			json_decref(next);
 			invalid_from_causes(res, name, &err);

@@ -555,8 +555,15 @@ check "allocateLoadBalancerNodePorts on a NodePort Service is 422" code_has 422 
 req POST "$SVCS" '{"metadata":{"name":"np-f"},"spec":{"type":"LoadBalancer","allocateLoadBalancerNodePorts":false,"ports":[{"port":80}]}}'
 check "a LoadBalancer with allocateLoadBalancerNodePorts false gets none" python3 -c "
 import json; s=json.load(open('$WORK/body'))['spec']; assert 'nodePort' not in s['ports'][0] and s['externalTrafficPolicy']=='Cluster', s"
+req POST "$SVCS?dryRun=All" '{"metadata":{"name":"np-g"},"spec":{"type":"NodePort","ports":[{"port":80}]}}'
+check "a dry run shows a cluster IP and node ports, as kube's" python3 -c "
+import json; s=json.load(open('$WORK/body'))['spec']; assert s['clusterIP'].startswith('10.') and 30000 <= s['ports'][0]['nodePort'] <= 32767, s"
 req POST "$SVCS?dryRun=All" '{"metadata":{"name":"np-g"},"spec":{"type":"NodePort","ports":[{"port":80,"nodePort":30100}]}}'
-check "a dry run reserves nothing" code_is 201
+check "... refuses one already allocated" code_has 422 'spec.ports[0].nodePort: Invalid value: 30100: provided port is already allocated'
+req POST "$SVCS?dryRun=All" '{"metadata":{"name":"np-g"},"spec":{"type":"NodePort","ports":[{"port":80,"nodePort":30101}]}}'
+req POST "$SVCS" '{"metadata":{"name":"np-g"},"spec":{"type":"NodePort","ports":[{"port":80,"nodePort":30101}]}}'
+check "... and reserves nothing" code_has 201 '"nodePort":30101'
+req DELETE "$SVCS/np-g"
 req GET "$SVCS/np-d"
 req PUT "$SVCS/np-d" "$(python3 -c "
 import json; d=json.load(open('$WORK/body')); [p.pop('nodePort') for p in d['spec']['ports']]; print(json.dumps(d))")"
