@@ -1250,18 +1250,53 @@ static json_t *c_cluster_ip(const json_t *o)
 	return json_string(s && *s ? s : "<none>");
 }
 
+/* Strings of a JSON array joined by ",", appended at buf+at. */
+static size_t join_strings(const json_t *a, const char *member, char *buf,
+			   size_t n, size_t at)
+{
+	size_t i;
+	const json_t *v;
+	json_array_foreach((json_t *)a, i, v)
+	{
+		const char *s = member ? json_string_value(json_object_get(v, member))
+				       : json_string_value(v);
+		if (member && (!s || !*s))
+			s = json_string_value(json_object_get(v, "hostname"));
+		if (!s || at >= n)
+			continue;
+		at += (size_t)snprintf(buf + at, n - at, "%s%s", at ? "," : "", s);
+	}
+	return at;
+}
+
+/* kube's EXTERNAL-IP (getServiceExternalIP, not wide): externalIPs; a
+   LoadBalancer's ingress addresses first (cut to 13 characters and "..."
+   past 16) or <pending>; an ExternalName's name. */
 static json_t *c_external_ip(const json_t *o)
 {
-	const json_t *ips = json_object_get(json_object_get(o, "spec"), "externalIPs");
-	if (!json_array_size(ips))
-		return json_string("<none>");
+	const json_t *spec = json_object_get(o, "spec");
+	const char *type = json_string_value(json_object_get(spec, "type"));
+	const json_t *ips = json_object_get(spec, "externalIPs");
 	char buf[512] = "";
-	size_t i, off = 0;
-	json_t *v;
-	json_array_foreach((json_t *)ips, i, v)
-		off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s",
-					i ? "," : "", json_string_value(v) ? json_string_value(v) : "");
-	return json_string(buf);
+	if (type && !strcmp(type, "ExternalName")) {
+		const char *en = json_string_value(json_object_get(spec, "externalName"));
+		return json_string(en ? en : "");
+	}
+	size_t at = 0;
+	if (type && !strcmp(type, "LoadBalancer")) {
+		const json_t *ing = json_object_get(
+		    json_object_get(json_object_get(o, "status"), "loadBalancer"),
+		    "ingress");
+		at = join_strings(ing, "ip", buf, sizeof buf, 0);
+		if (at > 16) {
+			memcpy(buf + 13, "...", 4);
+			at = 16;
+		}
+		if (!at && !json_array_size(ips))
+			return json_string("<pending>");
+	}
+	at = join_strings(ips, NULL, buf, sizeof buf, at);
+	return json_string(at ? buf : "<none>");
 }
 
 static json_t *c_ports(const json_t *o)

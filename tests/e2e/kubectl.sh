@@ -240,6 +240,14 @@ check "... both" out_has '^ClusterIP:$'
 expect_rc 0 "create service loadbalancer" "$K" create service loadbalancer lb1 --tcp=80
 expect_rc 0 "... allocates node ports too" "$K" get svc lb1 -o 'jsonpath={.spec.ports[0].nodePort} {.spec.allocateLoadBalancerNodePorts}'
 check "... and defaults allocateLoadBalancerNodePorts" out_has '^3[0-2][0-9]{3} true$'
+expect_rc 0 "get svc of a LoadBalancer without an address" "$K" get svc lb1 --no-headers
+check "... shows EXTERNAL-IP <pending>, as kube" out_has '^lb1 +LoadBalancer +10\.[0-9.]+ +<pending> +80:3[0-9]+/TCP'
+expect_rc 0 "an address in its status" "$K" patch svc lb1 --subresource=status --type=merge -p '{"status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.10"}]}}}'
+expect_rc 0 "... shows in EXTERNAL-IP" "$K" get svc lb1 --no-headers
+check "... that address" out_has '^lb1 +LoadBalancer +10\.[0-9.]+ +203\.0\.113\.10 +'
+expect_rc 0 "create service externalname" "$K" create service externalname ext1 --external-name=example.com
+expect_rc 0 "... get shows its name as EXTERNAL-IP" "$K" get svc ext1 --no-headers
+check "... and no cluster IP" out_has '^ext1 +ExternalName +<none> +example\.com +<none>'
 expect_rc 0 "externalTrafficPolicy Local" "$K" patch svc lb1 -p '{"spec":{"externalTrafficPolicy":"Local"}}'
 expect_rc 0 "... allocates a health check node port" "$K" get svc lb1 -o 'jsonpath={.spec.healthCheckNodePort}'
 check "... in the range" out_has '^3[0-2][0-9]{3}$'
