@@ -1345,29 +1345,51 @@ static json_t *c_selector(const json_t *o)
 	return json_string(buf);
 }
 
+/* kube's ENDPOINTS (formatEndpoints): ip:port for every address and port
+   (ips alone for a subset without ports), at most 3, then "+ N more...";
+   <none> without subsets. */
 static json_t *c_endpoints(const json_t *o)
 {
 	const json_t *subsets = json_object_get(o, "subsets");
+	if (!json_array_size(subsets))
+		return json_string("<none>");
 	char buf[512] = "";
-	size_t off = 0, i, j, k;
+	size_t off = 0, i, j, k, shown = 0, count = 0;
 	json_t *s, *a, *p;
 	json_array_foreach((json_t *)subsets, i, s)
 	{
-		json_array_foreach(json_object_get(s, "addresses"), j, a)
-		{
-			const char *ip = json_string_value(json_object_get(a, "ip"));
-			json_array_foreach(json_object_get(s, "ports"), k, p)
+		const json_t *addrs = json_object_get(s, "addresses");
+		const json_t *ports = json_object_get(s, "ports");
+		size_t np = json_array_size(ports);
+		for (k = 0; k < (np ? np : 1); k++) {
+			p = json_array_get(ports, k);
+			json_array_foreach(addrs, j, a)
 			{
-				if (off >= sizeof buf)
-					break;
-				off += (size_t)snprintf(buf + off, sizeof buf - off,
-							"%s%s:%lld", off ? "," : "",
-							ip ? ip : "",
-							(long long)json_integer_value(json_object_get(p, "port")));
+				count++;
+				if (shown == 3 || off >= sizeof buf)
+					continue;
+				const char *ip = json_string_value(json_object_get(a, "ip"));
+				ip = ip ? ip : "";
+				bool v6 = strchr(ip, ':') != NULL;
+				if (np)
+					off += (size_t)snprintf(
+					    buf + off, sizeof buf - off, "%s%s%s%s:%lld",
+					    shown ? "," : "", v6 ? "[" : "", ip,
+					    v6 ? "]" : "",
+					    (long long)json_integer_value(
+						json_object_get(p, "port")));
+				else
+					off += (size_t)snprintf(buf + off,
+								sizeof buf - off,
+								"%s%s", shown ? "," : "",
+								ip);
+				shown++;
 			}
 		}
 	}
-	return json_string(off ? buf : "<none>");
+	if (count > 3 && off < sizeof buf)
+		snprintf(buf + off, sizeof buf - off, " + %zu more...", count - 3);
+	return json_string(buf);
 }
 
 static json_t *c_secret_count(const json_t *o)

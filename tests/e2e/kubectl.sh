@@ -219,6 +219,16 @@ check "... and externalTrafficPolicy" out_has '^/$'
 expect_rc 0 "... and releases it" "$K" create service nodeport np3 --tcp=80 --node-port=30080
 expect_rc 0 "deleting a NodePort service" "$K" delete svc np3
 expect_rc 0 "... releases its node port" "$K" create service nodeport np4 --tcp=80 --node-port=30080
+expect_rc 0 "apply Endpoints with many addresses" "$K" apply -f - <<'YAML'
+apiVersion: v1
+kind: Endpoints
+metadata: {name: many, namespace: default}
+subsets:
+- addresses: [{ip: 10.0.0.1}, {ip: 10.0.0.2}, {ip: 10.0.0.3}, {ip: "fd00::4"}]
+  ports: [{name: a, port: 80}, {name: b, port: 81}]
+YAML
+expect_rc 0 "get endpoints" "$K" get ep many --no-headers
+check "... lists three, then how many more, as kube" out_has '^many +10\.0\.0\.1:80,10\.0\.0\.2:80,10\.0\.0\.3:80 \+ 5 more\.\.\. '
 # kubectl apply from NodePort to ClusterIP: the three-way patch drops the
 # node port the file had and keeps the allocated one, which kube then drops
 cat >"$WORK/svc.yaml" <<'YAML'
