@@ -3366,6 +3366,25 @@ out:
 
 /* ------------------------------------------------------------ tokens */
 
+/* The latest object res/ns/name, decoded into *c (free it with
+   reg_obj_free, also on failure). LP_OK, or kube's error in err (a missing
+   one: NotFound). */
+static lp_err read_object(struct srv_req *r, const struct srv_resource *res,
+			  const char *ns, const char *name, struct reg_obj *c,
+			  struct srv_error *err)
+{
+	struct reg_key k;
+	lp_err rc = key_of(res, ns, name, &k, err);
+	if (!rc && (rc = reg_get(srv_engine(r->s), &k, c)))
+		storage_err(res, name, rc, err);
+	if (!rc && (rc = reg_obj_decode(c)))
+		srv_error_set(err, rc, "Internal error occurred: %s",
+			      lp_strerror(rc));
+	if (rc)
+		reg_obj_free(c);
+	return rc;
+}
+
 /* A TokenRequest's bound object (kube's TokenREST): a Secret of the
    namespace, whose name and uid go into the token's claims (*claim, new).
    Pods and Nodes are not served here, so none exists. LP_OK or the error
@@ -3401,16 +3420,9 @@ static lp_err token_bound(struct srv_req *r, const char *ns, const json_t *ref,
 		return LP_E_BADREQUEST;
 	}
 	const struct srv_resource *sec = srv_resource_find("", "v1", "secrets");
-	struct reg_key k;
 	struct reg_obj c = {0};
-	lp_err rc = key_of(sec, ns, name, &k, &err);
-	if (!rc && (rc = reg_get(srv_engine(r->s), &k, &c)))
-		storage_err(sec, name, rc, &err);
-	if (!rc && (rc = reg_obj_decode(&c)))
-		srv_error_set(&err, rc, "Internal error occurred: %s",
-			      lp_strerror(rc));
+	lp_err rc = read_object(r, sec, ns, name, &c, &err);
 	if (rc) {
-		reg_obj_free(&c);
 		fail_res(r, sec, name, &err);
 		return rc;
 	}
@@ -3473,14 +3485,7 @@ static void do_token(struct srv_req *r, const char *ns, const char *name)
 		fail_res(r, tr, name, &err);
 		goto out;
 	}
-	struct reg_key k;
-	lp_err rc = key_of(sa, ns, name, &k, &err);
-	if (!rc && (rc = reg_get(srv_engine(r->s), &k, &c)))
-		storage_err(sa, name, rc, &err);
-	if (!rc && (rc = reg_obj_decode(&c)))
-		srv_error_set(&err, rc, "Internal error occurred: %s",
-			      lp_strerror(rc));
-	if (rc) {
+	if (read_object(r, sa, ns, name, &c, &err)) {
 		fail_res(r, sa, name, &err);
 		goto out;
 	}
