@@ -201,6 +201,68 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 					json_is_string(v) ? json_string_value(v) : "");
 		}
 	}
+	/* kube's ValidateOwnerReferences: each names its owner fully, and
+	   one at most is the controller */
+	const json_t *refs = json_object_get(m, "ownerReferences");
+	size_t i;
+	const json_t *ref;
+	char first_ctl[320] = "";
+	json_array_foreach((json_t *)refs, i, ref)
+	{
+		static const char *const need[][2] = {
+		    {"kind", "must not be empty"},
+		    {"name", "must not be empty"},
+		    {"uid", "must not be empty"}};
+		const char *av = json_string_value(json_object_get(ref, "apiVersion"));
+		const char *slash = av ? strchr(av, '/') : NULL;
+		if (!av || !*av || (slash && !slash[1]))
+			srv_error_cause(err, "FieldValueInvalid",
+					"metadata.ownerReferences.apiVersion",
+					"Invalid value: \"%.100s\": version must not be empty",
+					av ? av : "");
+		for (size_t n = 0; n < 3; n++) {
+			const char *got =
+			    json_string_value(json_object_get(ref, need[n][0]));
+			if (!got || !*got) {
+				char f[64];
+				snprintf(f, sizeof f, "metadata.ownerReferences.%s",
+					 need[n][0]);
+				srv_error_cause(err, "FieldValueInvalid", f,
+						"Invalid value: \"\": %s", need[n][1]);
+			}
+		}
+		if (!json_is_true(json_object_get(ref, "controller")))
+			continue;
+		const char *rk = json_string_value(json_object_get(ref, "kind"));
+		const char *rn = json_string_value(json_object_get(ref, "name"));
+		char cur[320];
+		snprintf(cur, sizeof cur, "%.150s/%.150s", rk ? rk : "", rn ? rn : "");
+		if (first_ctl[0])
+			srv_error_cause(err, "FieldValueInvalid",
+					"metadata.ownerReferences",
+					"Invalid value: \"\": Only one reference can have Controller set to true. Found \"true\" in references for %s and %s",
+					first_ctl, cur);
+		else
+			snprintf(first_ctl, sizeof first_ctl, "%s", cur);
+	}
+	/* kube's ValidateFinalizers: qualified names, not both orphan and
+	   foregroundDeletion */
+	const json_t *fins = json_object_get(m, "finalizers");
+	const json_t *fin;
+	bool orphan = false, fg = false;
+	json_array_foreach((json_t *)fins, i, fin)
+	{
+		const char *f = json_string_value(fin);
+		if (!f || !srv_is_qualified_name(f))
+			srv_error_cause(err, "FieldValueInvalid", "metadata.finalizers",
+					"Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+					f ? f : "");
+		orphan = orphan || (f && !strcmp(f, "orphan"));
+		fg = fg || (f && !strcmp(f, "foregroundDeletion"));
+	}
+	if (orphan && fg)
+		srv_error_cause(err, "FieldValueInvalid", "metadata.finalizers",
+				"Invalid value: []string{\"orphan\", \"foregroundDeletion\"}: finalizer orphan and foregroundDeletion cannot be both set");
 	const json_t *ann = json_object_get(m, "annotations");
 	size_t total = 0;
 	json_object_foreach((json_t *)ann, k, v)

@@ -593,6 +593,16 @@ svc_bad "... an ExternalName without its name" '{"type":"ExternalName"}' 'spec.e
 svc_bad "... a selector that is no label" '{"selector":{"a b":"c"},"ports":[{"port":80}]}' 'spec.selector: Invalid value: \"a b\": name part must consist of'
 req POST "$SVCS" '{"metadata":{"name":"headless"},"spec":{"clusterIP":"None"}}'
 check "a headless Service needs no ports" code_has 201 '"clusterIP":"None"'
+# kube's ObjectMeta rules for owner references and finalizers
+CMS=/api/v1/namespaces/default/configmaps
+req POST "$CMS" '{"metadata":{"name":"own1","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"a","uid":"u1","controller":true},{"apiVersion":"v1","kind":"ConfigMap","name":"b","uid":"u2","controller":true}]}}'
+check "two controller owner references are kube's 422" code_has 422 'metadata.ownerReferences: Invalid value: \"\": Only one reference can have Controller set to true. Found \"true\" in references for ConfigMap/a and ConfigMap/b'
+req POST "$CMS" '{"metadata":{"name":"own2","ownerReferences":[{"apiVersion":"apps/","kind":"","name":"","uid":""}]}}'
+check "... an owner reference names apiVersion, kind, name and uid" code_has 422 'metadata.ownerReferences.apiVersion: Invalid value: \"apps/\": version must not be empty' 'metadata.ownerReferences.kind: Invalid value: \"\": must not be empty' 'metadata.ownerReferences.name: Invalid value: \"\": must not be empty' 'metadata.ownerReferences.uid: Invalid value: \"\": must not be empty'
+req POST "$CMS" '{"metadata":{"name":"fin1","finalizers":["bad name!"]}}'
+check "a finalizer must be a qualified name" code_has 422 'metadata.finalizers: Invalid value: \"bad name!\": name part must consist of'
+req POST "$CMS" '{"metadata":{"name":"fin2","finalizers":["orphan","foregroundDeletion"]}}'
+check "... and orphan and foregroundDeletion never go together" code_has 422 'finalizer orphan and foregroundDeletion cannot be both set'
 # kube's rules for Endpoints, typed and immutable Secrets, immutable
 # ConfigMaps and Leases
 NSD=/api/v1/namespaces/default
