@@ -108,12 +108,33 @@ static lp_err prep_namespace(const struct srv_resource *r, json_t *obj,
 {
 	json_t *spec = obj_child(obj, "spec");
 	if (!old) {
+		/* kube's PrepareForCreate: the kubernetes finalizer is always
+		   there; validateFinalizerName: qualified names, and a name
+		   without a prefix one of the standard ones */
 		json_t *f = json_object_get(spec, "finalizers");
-		if (!json_is_array(f) || json_array_size(f) == 0) {
-			json_t *a = json_array();
-			json_array_append_new(a, json_string("kubernetes"));
-			json_object_set_new(spec, "finalizers", a);
+		if (!json_is_array(f)) {
+			f = json_array();
+			json_object_set_new(spec, "finalizers", f);
 		}
+		bool kube = false;
+		size_t i;
+		json_t *v;
+		json_array_foreach(f, i, v)
+		{
+			const char *n = json_string_value(v);
+			kube = kube || (n && !strcmp(n, "kubernetes"));
+			if (!n || !srv_is_qualified_name(n))
+				srv_error_cause(err, "FieldValueInvalid", "spec.finalizers",
+						"Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+						n ? n : "");
+			else if (!strchr(n, '/') && strcmp(n, "kubernetes") &&
+				 strcmp(n, "orphan") && strcmp(n, "foregroundDeletion"))
+				srv_error_cause(err, "FieldValueInvalid", "spec.finalizers",
+						"Invalid value: \"%.253s\": name is neither a standard finalizer name nor is it fully qualified",
+						n);
+		}
+		if (!kube)
+			json_array_append_new(f, json_string("kubernetes"));
 		json_t *st = json_object();
 		json_object_set_new(st, "phase", json_string("Active"));
 		json_object_set_new(obj, "status", st);

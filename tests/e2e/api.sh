@@ -593,6 +593,10 @@ svc_bad "... an ExternalName without its name" '{"type":"ExternalName"}' 'spec.e
 svc_bad "... a selector that is no label" '{"selector":{"a b":"c"},"ports":[{"port":80}]}' 'spec.selector: Invalid value: \"a b\": name part must consist of'
 req POST "$SVCS" '{"metadata":{"name":"headless"},"spec":{"clusterIP":"None"}}'
 check "a headless Service needs no ports" code_has 201 '"clusterIP":"None"'
+req POST /api/v1/namespaces '{"metadata":{"name":"nsfin"},"spec":{"finalizers":["example.com/hold"]}}'
+check "a namespace keeps its spec finalizers and gets kube's own" code_has 201 '"spec":{"finalizers":["example.com/hold","kubernetes"]}'
+req POST /api/v1/namespaces '{"metadata":{"name":"nsfin2"},"spec":{"finalizers":["plain"]}}'
+check "... one without a prefix must be a standard one" code_has 422 'spec.finalizers: Invalid value: \"plain\": name is neither a standard finalizer name nor is it fully qualified'
 # kube's ObjectMeta rules for owner references and finalizers
 CMS=/api/v1/namespaces/default/configmaps
 req POST "$CMS" '{"metadata":{"name":"own1","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"a","uid":"u1","controller":true},{"apiVersion":"v1","kind":"ConfigMap","name":"b","uid":"u2","controller":true}]}}'
