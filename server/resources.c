@@ -540,6 +540,42 @@ static void node_port_causes(const json_t *spec, struct srv_error *err)
 				"Forbidden: may only be used when `type` is 'LoadBalancer'");
 }
 
+/* kube's checks of an IP an object names (IsValidIPForLegacyField, then
+   ValidateNonSpecialIP): valid, and not unspecified, loopback, link-local
+   or link-local multicast. Adds causes at field. */
+static void ip_causes(const char *field, const char *ip, struct srv_error *err)
+{
+	unsigned char b[16];
+	bool v4 = ip && inet_pton(AF_INET, ip, b) == 1;
+	bool v6 = ip && !v4 && inet_pton(AF_INET6, ip, b) == 1;
+	static const unsigned char zero[16], one[16] = {[15] = 1};
+	const char *special =
+	    v4 ? (b[0] == 0 && !b[1] && !b[2] && !b[3]
+		      ? "may not be unspecified (0.0.0.0)"
+		  : b[0] == 127
+		      ? "may not be in the loopback range (127.0.0.0/8, ::1/128)"
+		  : b[0] == 169 && b[1] == 254
+		      ? "may not be in the link-local range (169.254.0.0/16, fe80::/10)"
+		  : b[0] == 224 && !b[1] && !b[2]
+		      ? "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"
+		      : NULL)
+	    : v6 ? (!memcmp(b, zero, 16)  ? "may not be unspecified (::)"
+		    : !memcmp(b, one, 16) ? "may not be in the loopback range (127.0.0.0/8, ::1/128)"
+		    : b[0] == 0xfe && (b[1] & 0xc0) == 0x80
+			? "may not be in the link-local range (169.254.0.0/16, fe80::/10)"
+		    : b[0] == 0xff && (b[1] & 0x0f) == 0x02
+			? "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"
+			: NULL)
+		 : NULL;
+	if (!v4 && !v6)
+		srv_error_cause(err, "FieldValueInvalid", field,
+				"Invalid value: \"%.64s\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+				ip ? ip : "");
+	else if (special)
+		srv_error_cause(err, "FieldValueInvalid", field,
+				"Invalid value: \"%.64s\": %s", ip, special);
+}
+
 #define DNS_LABEL_MSG                                                        \
 	"a lowercase RFC 1123 label must consist of lower case alphanumeric " \
 	"characters or '-', and must start and end with an alphanumeric "    \
@@ -611,7 +647,35 @@ static void validate_service(const json_t *spec, struct srv_error *err)
 	if (json_array_size(ports) == 0 && !headless && !external)
 		srv_error_cause(err, "FieldValueRequired", "spec.ports",
 				"Required value");
+	bool lb = type && !strcmp(type, "LoadBalancer");
+	bool np = type && !strcmp(type, "NodePort");
+	if ((lb || np) && headless)
+		srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs[0]",
+				"Invalid value: \"None\": may not be set to 'None' for %s services",
+				lb ? "LoadBalancer" : "NodePort");
+	size_t li;
+	const json_t *lp;
+	json_array_foreach(lb ? ports : NULL, li, lp)
+	{
+		if (json_integer_value(json_object_get(lp, "port")) == 10250) {
+			char f[48];
+			snprintf(f, sizeof f, "spec.ports[%zu]", li);
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet");
+		}
+	}
 	if (external) {
+		if (cip && *cip)
+			srv_error_cause(err, "FieldValueForbidden", "spec.clusterIPs",
+					"Forbidden: may not be set for ExternalName services");
+		if (json_array_size(json_object_get(spec, "ipFamilies")))
+			srv_error_cause(err, "FieldValueForbidden", "spec.ipFamilies",
+					"Forbidden: may not be set for ExternalName services");
+		if (json_object_get(spec, "ipFamilyPolicy") &&
+		    !json_is_null(json_object_get(spec, "ipFamilyPolicy")))
+			srv_error_cause(err, "FieldValueForbidden",
+					"spec.ipFamilyPolicy",
+					"Forbidden: may not be set for ExternalName services");
 		const char *en =
 		    json_string_value(json_object_get(spec, "externalName"));
 		char cname[300];
@@ -696,6 +760,12 @@ static void validate_service(const json_t *spec, struct srv_error *err)
 	}
 	enum_cause("spec.sessionAffinity", json_object_get(spec, "sessionAffinity"),
 		   affinities, err);
+	json_array_foreach(json_object_get(spec, "externalIPs"), i, p)
+	{
+		char f[48];
+		snprintf(f, sizeof f, "spec.externalIPs[%zu]", i);
+		ip_causes(f, json_string_value(p), err);
+	}
 	enum_cause("spec.type", json_object_get(spec, "type"), types, err);
 	json_array_foreach(ports, i, p)
 	{
@@ -866,39 +936,9 @@ static lp_err prep_endpoints(const struct srv_resource *r, json_t *obj,
 				    json_string_value(json_object_get(a, "ip"));
 				const char *hn =
 				    json_string_value(json_object_get(a, "hostname"));
-				unsigned char b[16];
-				bool v4 = ip && inet_pton(AF_INET, ip, b) == 1;
-				bool v6 = ip && !v4 && inet_pton(AF_INET6, ip, b) == 1;
 				snprintf(f, sizeof f, "subsets[%zu].%s[%zu].ip", i,
 					 lists[l], j);
-				const char *special =
-				    v4 ? (b[0] == 0 && !b[1] && !b[2] && !b[3]
-					      ? "may not be unspecified (0.0.0.0)"
-					  : b[0] == 127
-					      ? "may not be in the loopback range (127.0.0.0/8, ::1/128)"
-					  : b[0] == 169 && b[1] == 254
-					      ? "may not be in the link-local range (169.254.0.0/16, fe80::/10)"
-					  : b[0] == 224 && !b[1] && !b[2]
-					      ? "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"
-					      : NULL)
-				    : v6 ? (!memcmp(b, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16)
-						? "may not be unspecified (::)"
-					    : !memcmp(b, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1", 16)
-						? "may not be in the loopback range (127.0.0.0/8, ::1/128)"
-					    : b[0] == 0xfe && (b[1] & 0xc0) == 0x80
-						? "may not be in the link-local range (169.254.0.0/16, fe80::/10)"
-					    : b[0] == 0xff && (b[1] & 0x0f) == 0x02
-						? "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"
-						: NULL)
-					 : NULL;
-				if (!v4 && !v6)
-					srv_error_cause(err, "FieldValueInvalid", f,
-							"Invalid value: \"%.64s\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
-							ip ? ip : "");
-				else if (special)
-					srv_error_cause(err, "FieldValueInvalid", f,
-							"Invalid value: \"%.64s\": %s", ip,
-							special);
+				ip_causes(f, ip, err);
 				if (hn && *hn && !srv_is_dns_label(hn, 63)) {
 					snprintf(f, sizeof f,
 						 "subsets[%zu].%s[%zu].hostname", i,

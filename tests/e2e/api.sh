@@ -591,6 +591,10 @@ svc_bad "... an unknown session affinity" '{"sessionAffinity":"Bad","ports":[{"p
 svc_bad "... no ports" '{"ports":[]}' 'spec.ports: Required value'
 svc_bad "... an ExternalName without its name" '{"type":"ExternalName"}' 'spec.externalName: Required value'
 svc_bad "... a selector that is no label" '{"selector":{"a b":"c"},"ports":[{"port":80}]}' 'spec.selector: Invalid value: \"a b\": name part must consist of'
+svc_bad "... external IPs that are special or no IPs" '{"externalIPs":["127.0.0.1","x"],"ports":[{"port":80}]}' 'spec.externalIPs[0]: Invalid value: \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8, ::1/128)' 'spec.externalIPs[1]: Invalid value: \"x\": must be a valid IP address'
+svc_bad "... a LoadBalancer exposing the kubelet's port" '{"type":"LoadBalancer","ports":[{"port":10250}]}' 'spec.ports[0]: Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet'
+svc_bad "... a headless NodePort Service" '{"type":"NodePort","clusterIP":"None","ports":[{"port":80}]}' "spec.clusterIPs[0]: Invalid value: \\\"None\\\": may not be set to 'None' for NodePort services"
+svc_bad "... an ExternalName Service with a cluster IP" '{"type":"ExternalName","externalName":"example.com","clusterIP":"10.96.0.9"}' 'spec.clusterIPs: Forbidden: may not be set for ExternalName services'
 req POST "$SVCS" '{"metadata":{"name":"headless"},"spec":{"clusterIP":"None"}}'
 check "a headless Service needs no ports" code_has 201 '"clusterIP":"None"'
 req POST /api/v1/namespaces '{"metadata":{"name":"nsfin"},"spec":{"finalizers":["example.com/hold"]}}'
