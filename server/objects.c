@@ -281,6 +281,16 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 				"Too long: must have at most %d bytes", ANNOTATIONS_MAX);
 }
 
+/* A new object's uid and creationTimestamp, into its metadata m. */
+static void stamp_new(json_t *m)
+{
+	char uid[37], now[32];
+	reg_uuid(uid);
+	reg_now(now);
+	json_object_set_new(m, "uid", json_string(uid));
+	json_object_set_new(m, "creationTimestamp", json_string(now));
+}
+
 /* Turn collected causes into kube's Invalid message. */
 static lp_err invalid_from_causes(const struct srv_resource *res,
 				  const char *name, struct srv_error *err)
@@ -1357,6 +1367,14 @@ struct svc_plan {
 	uint32_t base, size; /* --service-cluster-ip-range */
 };
 
+/* The key a reservation is held under. */
+static lp_err res_key(const struct svc_res *r, struct reg_key *k)
+{
+	return r->port ? reg_object_key("lapis.dev", "servicenodeports", NULL,
+					r->val, k)
+		       : svc_ip_key(r->val, k);
+}
+
 static struct svc_res *plan_add(struct svc_plan *p)
 {
 	if (p->n == p->cap) {
@@ -1635,10 +1653,7 @@ static bool plan_sides(const struct svc_plan *p, const struct reg_key *owner,
 	int n = 0;
 	for (size_t i = 0; ok && i < p->n; i++) {
 		const struct svc_res *r = &p->v[i];
-		bool bad = r->port ? reg_object_key("lapis.dev", "servicenodeports",
-						    NULL, r->val, &keys[n]) != LP_OK
-				   : svc_ip_key(r->val, &keys[n]) != LP_OK;
-		if (bad) {
+		if (res_key(r, &keys[n])) {
 			ok = r->del;
 			continue;
 		}
@@ -1769,12 +1784,7 @@ static lp_err plan_check(struct srv_req *r, struct svc_plan *p,
 			struct svc_res *x = &p->v[i];
 			struct reg_key k;
 			struct reg_obj c = {0};
-			if (x->del ||
-			    (x->port ? reg_object_key("lapis.dev",
-						      "servicenodeports", NULL,
-						      x->val, &k)
-				     : svc_ip_key(x->val, &k)) ||
-			    reg_get(e, &k, &c) != LP_OK)
+			if (x->del || res_key(x, &k) || reg_get(e, &k, &c) != LP_OK)
 				continue;
 			reg_obj_free(&c);
 			if (!x->random)
@@ -2083,11 +2093,7 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 	json_object_del(m, "resourceVersion");
 	json_object_del(m, "deletionTimestamp");
 	json_object_del(m, "deletionGracePeriodSeconds");
-	char uid[37], now[32];
-	reg_uuid(uid);
-	reg_now(now);
-	json_object_set_new(m, "uid", json_string(uid));
-	json_object_set_new(m, "creationTimestamp", json_string(now));
+	stamp_new(m);
 	if (!strcmp(res->resource, "namespaces") && name) {
 		json_t *labels = json_object_get(m, "labels");
 		if (!json_is_object(labels)) {
@@ -3830,12 +3836,7 @@ static lp_err reconcile_object(eng *e, const struct reg_key *k, json_t *obj,
 		json_decref(obj);
 		return rc;
 	}
-	json_t *m = json_object_get(obj, "metadata");
-	char uid[37], now[32];
-	reg_uuid(uid);
-	reg_now(now);
-	json_object_set_new(m, "uid", json_string(uid));
-	json_object_set_new(m, "creationTimestamp", json_string(now));
+	stamp_new(json_object_get(obj, "metadata"));
 	struct eng_cmp absent = {ENG_CMP_ABSENT, 0};
 	char *out = NULL;
 	size_t ol;
@@ -3909,11 +3910,7 @@ lp_err srv_bootstrap(eng *e)
 					"apiVersion", "v1", "metadata", "name",
 					names[i]);
 		json_t *m = json_object_get(obj, "metadata");
-		char uid[37], now[32];
-		reg_uuid(uid);
-		reg_now(now);
-		json_object_set_new(m, "uid", json_string(uid));
-		json_object_set_new(m, "creationTimestamp", json_string(now));
+		stamp_new(m);
 		json_t *labels = json_object();
 		json_object_set_new(labels, "kubernetes.io/metadata.name",
 				    json_string(names[i]));
