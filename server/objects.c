@@ -1520,6 +1520,48 @@ static bool plan_cluster_ip(struct svc_plan *p, json_t *spec,
 	return true;
 }
 
+/* Plan at[member], one node port (field: its path in errors): a missing
+   one is picked when alloc, a requested one must be in the range (else a
+   cause in err) and is reserved unless old held it (had, n_had) or the
+   plan holds it already. false: out of memory. */
+static bool plan_port(struct svc_plan *p, json_t *at, const char *member,
+		      const char *field, bool alloc, const json_int_t *had,
+		      size_t n_had, struct srv_error *err)
+{
+	json_int_t np = json_integer_value(json_object_get(at, member));
+	struct svc_res *r;
+	if (!np) {
+		if (!alloc)
+			return true;
+		if (!(r = plan_add(p)))
+			return false;
+		r->port = r->random = true;
+		r->at = at;
+		r->member = member;
+		snprintf(r->field, sizeof r->field, "%s", field);
+		return true;
+	}
+	if (np < NODE_PORT_MIN || np > NODE_PORT_MAX) {
+		srv_error_cause(err, "FieldValueInvalid", field,
+				"Invalid value: %lld: provided port is not in the valid range. The range of valid ports is %d-%d",
+				(long long)np, NODE_PORT_MIN, NODE_PORT_MAX);
+		return true;
+	}
+	char val[24];
+	snprintf(val, sizeof val, "%lld", (long long)np);
+	for (size_t j = 0; j < n_had; j++)
+		if (had[j] == np)
+			return true;
+	if (plan_has(p, true, val))
+		return true;
+	if (!(r = plan_add(p)))
+		return false;
+	r->port = true;
+	snprintf(r->val, sizeof r->val, "%s", val);
+	snprintf(r->field, sizeof r->field, "%s", field);
+	return true;
+}
+
 /*
  * Plan the node ports spec (the Service after the write; old: before it,
  * NULL for a create) reserves and releases: a port without a nodePort gets
@@ -1538,52 +1580,21 @@ static bool plan_node_ports(struct svc_plan *p, json_t *spec,
 	json_t *alb = json_object_get(spec, "allocateLoadBalancerNodePorts");
 	bool alloc = type && (!strcmp(type, "NodePort") ||
 			      (!strcmp(type, "LoadBalancer") && !json_is_false(alb)));
-	bool wants = srv_service_needs_node_ports(spec);
-	size_t i;
-	json_t *port;
-	for (i = 0; wants && i <= json_array_size(json_object_get(spec, "ports")); i++) {
-		bool hc = i == json_array_size(json_object_get(spec, "ports"));
-		if (hc && !srv_service_needs_health_port(spec))
-			break;
-		port = hc ? spec : json_array_get(json_object_get(spec, "ports"), i);
-		const char *member = hc ? "healthCheckNodePort" : "nodePort";
-		json_int_t np = json_integer_value(json_object_get(port, member));
-		char field[48];
-		if (hc)
-			snprintf(field, sizeof field, "spec.healthCheckNodePort");
-		else
+	if (srv_service_needs_node_ports(spec)) {
+		size_t i;
+		json_t *port;
+		json_array_foreach(json_object_get(spec, "ports"), i, port)
+		{
+			char field[48];
 			snprintf(field, sizeof field, "spec.ports[%zu].nodePort", i);
-		if (!np && !alloc && !hc)
-			continue;
-		struct svc_res *r;
-		if (!np) {
-			if (!(r = plan_add(p)))
+			if (!plan_port(p, port, "nodePort", field, alloc, had, n_had,
+				       err))
 				return false;
-			r->port = r->random = true;
-			r->at = port;
-			r->member = member;
-			snprintf(r->field, sizeof r->field, "%s", field);
-			continue;
 		}
-		if (np < NODE_PORT_MIN || np > NODE_PORT_MAX) {
-			srv_error_cause(err, "FieldValueInvalid", field,
-					"Invalid value: %lld: provided port is not in the valid range. The range of valid ports is %d-%d",
-					(long long)np, NODE_PORT_MIN,
-					NODE_PORT_MAX);
-			continue;
-		}
-		bool held = false;
-		for (size_t j = 0; j < n_had && !held; j++)
-			held = had[j] == np;
-		char val[24];
-		snprintf(val, sizeof val, "%lld", (long long)np);
-		if (held || plan_has(p, true, val))
-			continue;
-		if (!(r = plan_add(p)))
+		if (srv_service_needs_health_port(spec) &&
+		    !plan_port(p, spec, "healthCheckNodePort",
+			       "spec.healthCheckNodePort", true, had, n_had, err))
 			return false;
-		r->port = true;
-		snprintf(r->val, sizeof r->val, "%s", val);
-		snprintf(r->field, sizeof r->field, "%s", field);
 	}
 	if (p->n > HELD_MAX) {
 		srv_error_cause(err, "FieldValueTooMany", "spec.ports",

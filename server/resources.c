@@ -467,11 +467,8 @@ static void drop_type_fields(json_t *spec, const json_t *ospec)
 				       json_integer_value(json_object_get(q, "nodePort")) == np;
 			same = same && held;
 		}
-		json_array_foreach(ports, i, p)
-		{
-			if (same)
-				json_object_del(p, "nodePort");
-		}
+		json_array_foreach(same ? ports : NULL, i, p)
+			json_object_del(p, "nodePort");
 		if (json_equal(json_object_get(spec, "externalTrafficPolicy"),
 			       json_object_get(ospec, "externalTrafficPolicy")))
 			json_object_del(spec, "externalTrafficPolicy");
@@ -795,9 +792,9 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 {
 	json_t *spec = obj_child(obj, "spec");
 	default_str(spec, "type", "ClusterIP");
-	const json_t *ospec0 = old ? json_object_get(old, "spec") : NULL;
-	if (ospec0)
-		drop_type_fields(spec, ospec0);
+	const json_t *ospec = old ? json_object_get(old, "spec") : NULL;
+	if (ospec)
+		drop_type_fields(spec, ospec);
 	if (srv_service_needs_node_ports(spec))
 		default_str(spec, "externalTrafficPolicy", "Cluster");
 	const char *type = json_string_value(json_object_get(spec, "type"));
@@ -832,7 +829,6 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 					"Required value");
 		}
 	}
-	const json_t *ospec = old ? json_object_get(old, "spec") : NULL;
 	bool external = !strcmp(type, "ExternalName");
 	const char *ocip =
 	    ospec ? json_string_value(json_object_get(ospec, "clusterIP")) : NULL;
@@ -919,7 +915,7 @@ static lp_err prep_endpoints(const struct srv_resource *r, json_t *obj,
 	(void)old;
 	static const char *const lists[] = {"addresses", "notReadyAddresses"};
 	size_t i, j;
-	const json_t *ss, *a;
+	json_t *ss, *a;
 	json_array_foreach(json_object_get(obj, "subsets"), i, ss)
 	{
 		char f[96];
@@ -971,10 +967,8 @@ static lp_err prep_endpoints(const struct srv_resource *r, json_t *obj,
 						(long long)port);
 			}
 			static const char *const protos[] = {"SCTP", "TCP", "UDP", NULL};
-			json_t *pr = json_object_get(a, "protocol");
-			if (!pr)
-				json_object_set_new((json_t *)a, "protocol",
-						    json_string("TCP"));
+			if (!json_object_get(a, "protocol"))
+				json_object_set_new(a, "protocol", json_string("TCP"));
 			snprintf(f, sizeof f, "subsets[%zu].ports[%zu].protocol", i, j);
 			enum_cause(f, json_object_get(a, "protocol"), protos, err);
 		}
