@@ -824,8 +824,9 @@ req POST "$SA/robot/token" '{"kind":"ServiceAccount","apiVersion":"v1"}'
 check "a body of another kind is 400" code_has 400 'the object provided is unrecognized (must be of type TokenRequest): kind ServiceAccount'
 req POST "$SA/robot/token" '{"spec":{"audiences":"x"}}'
 check "... and a mistyped one" code_has 400 'TokenRequest in version \"v1\" cannot be handled as a TokenRequest'
-req POST "$SA/robot/token" '{"spec":{"bogus":1}}'
-check "... an unknown field warns" code_is 201
+reqh POST "$SA/robot/token" '{"spec":{"bogus":1}}'
+check "... an unknown field is accepted" code_is 201
+check "... with kube's Warning" warns 'unknown field \"spec.bogus\"'
 req GET "$SA/robot/token"
 check "serviceaccounts/token can only be created (405)" code_is 405
 req POST /api/v1/namespaces/default/secrets '{"metadata":{"name":"bound"}}'
