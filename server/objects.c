@@ -3879,7 +3879,8 @@ lp_err srv_bootstrap_kubernetes_service(eng *e, const char *cidr,
 	    "https", "protocol", "TCP", "port", 443, "targetPort", port,
 	    "clusterIP", vip, "clusterIPs", vip, "type", "ClusterIP",
 	    "sessionAffinity", "None", "ipFamilies",
-	    strchr(ip, ':') ? "IPv6" : "IPv4", "ipFamilyPolicy", "SingleStack",
+	    "IPv4", /* the cluster IP's: the service range is IPv4 */
+	    "ipFamilyPolicy", "SingleStack",
 	    "internalTrafficPolicy", "Cluster", "status", "loadBalancer");
 	json_t *ep = json_pack(
 	    "{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:[{s:[{s:s}],s:[{s:s,s:i,s:s}]}]}",
