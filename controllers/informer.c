@@ -900,8 +900,11 @@ static void on_ready(void *ud)
 	inf *i = ud;
 	pthread_mutex_lock(&i->wake_mu);
 	i->ready = 1;
-	pthread_cond_signal(&i->wake_cv);
 	pthread_mutex_unlock(&i->wake_mu);
+	/* After the unlock, so that the informer thread does not wake only to
+	   block on wake_mu; i outlives the watch (eng_watch_close waits for
+	   this callback). */
+	pthread_cond_signal(&i->wake_cv);
 }
 
 static int stopping(inf *i)

@@ -179,10 +179,13 @@ bool srv__wpool_submit(struct srv_wpool *p, struct srv_req *r)
 		p->q_head = r;
 	p->q_tail = r;
 	flight_add(p, r);
-	pthread_cond_signal(&p->work_cv);
-	if (r->job.deadline_ms < p->timer_next) /* sooner than it plans */
-		pthread_cond_signal(&p->timer_cv);
+	bool sooner = r->job.deadline_ms < p->timer_next; /* than it plans */
 	pthread_mutex_unlock(&p->mu);
+	/* Signalled after the unlock: a worker woken under the lock would
+	   only block on it again, a second wake-up on every write. */
+	pthread_cond_signal(&p->work_cv);
+	if (sooner)
+		pthread_cond_signal(&p->timer_cv);
 	return true;
 }
 
