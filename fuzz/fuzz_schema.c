@@ -15,6 +15,8 @@
  *   2. Pruning is idempotent: a second prune drops nothing more.
  *   3. Defaulting is idempotent (after pruning).
  *   4. A valid object stays valid after pruning and defaulting again.
+ *   5. srv_schema_rule_applies holds for every rule on any object, a root
+ *      rule always.
  */
 #include <dirent.h>
 #include <jansson.h>
@@ -30,7 +32,8 @@ static struct srv_schema *schemas[MAX_SCHEMAS];
 static size_t n_schemas;
 
 static const char builtin_schema[] =
-	"{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+	"{\"type\":\"object\",\"x-kubernetes-validations\":[{\"rule\":\"has(self.spec)\"}],"
+	"\"properties\":{\"spec\":{\"type\":\"object\","
 	"\"required\":[\"size\"],\"properties\":{"
 	"\"size\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":10},"
 	"\"mode\":{\"type\":\"string\",\"enum\":[\"a\",\"b\"],\"default\":\"a\"},"
@@ -39,12 +42,14 @@ static const char builtin_schema[] =
 	"\"ip\":{\"type\":\"string\",\"format\":\"ipv4\"},"
 	"\"port\":{\"x-kubernetes-int-or-string\":true},"
 	"\"tags\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"set\","
-	"\"items\":{\"type\":\"string\"},\"maxItems\":4},"
+	"\"items\":{\"type\":\"string\",\"x-kubernetes-validations\":"
+	"[{\"rule\":\"self != ''\"}]},\"maxItems\":4},"
 	"\"ports\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
 	"\"x-kubernetes-list-map-keys\":[\"port\"],\"items\":{\"type\":\"object\","
 	"\"required\":[\"port\"],\"properties\":{\"port\":{\"type\":\"integer\"},"
 	"\"proto\":{\"type\":\"string\",\"default\":\"TCP\"}}}},"
-	"\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
+	"\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\","
+	"\"x-kubernetes-validations\":[{\"rule\":\"size(self) < 9\"}]}},"
 	"\"free\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true},"
 	"\"opt\":{\"type\":\"string\",\"nullable\":true},"
 	"\"one\":{\"oneOf\":[{\"required\":[\"x\"]},{\"required\":[\"y\"]}],"
@@ -184,6 +189,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(rc == LP_OK || (rc == LP_E_INVALID && err.n_causes > 0) ||
 			   rc == LP_E_NOMEM,
 		   "validate: %s with %d causes", lp_errname(rc), err.n_causes);
+	/* 5. A rule at the root applies to every object (the walk to the
+	   others must not crash on any shape). */
+	for (size_t i = 0; i < srv_schema_rule_count(s); i++) {
+		const char *path, *rule, *msg;
+		bool applies = srv_schema_rule_applies(s, i, o);
+		FUZZ_CHECK(srv_schema_rule(s, i, &path, &rule, &msg) &&
+				   (path[0] || applies),
+			   "a root rule does not apply to an object");
+	}
 	if (rc == LP_OK) {
 		srv_schema_prune(s, o, NULL, NULL);
 		srv_schema_default(s, o);

@@ -1311,9 +1311,12 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 	if (rc)
 		return srv_error_set(err, rc, "Internal error occurred: %s",
 				     lp_strerror(rc));
+	/* Only the rules kube would have evaluated: those with a value at
+	   their path in this object. */
 	for (size_t i = 0; i < srv_schema_rule_count(sch); i++) {
 		const char *path, *rule, *msg;
-		if (srv_schema_rule(sch, i, &path, &rule, &msg))
+		if (srv_schema_rule(sch, i, &path, &rule, &msg) &&
+		    srv_schema_rule_applies(sch, i, obj))
 			srv_warn(r, "%s%sx-kubernetes-validations rule was not evaluated (CEL is not supported): %s",
 				 path, path[0] ? ": " : "", rule);
 	}

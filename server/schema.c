@@ -348,8 +348,17 @@ struct node {
 	size_t n_map_keys;
 };
 
+/* One step of a rule's data path: a property, any item of an array, any
+   value of a map (additionalProperties). */
+struct rstep {
+	char kind; /* 'p', 'i' or 'a' */
+	char *key; /* 'p': the property name */
+};
+
 struct rule {
 	char *path, *rule, *message;
+	struct rstep *steps; /* the path as steps, for srv_schema_rule_applies */
+	size_t n_steps;
 };
 
 struct srv_schema {
@@ -440,6 +449,9 @@ void srv_schema_free(struct srv_schema *s)
 		free(s->rules[i].path);
 		free(s->rules[i].rule);
 		free(s->rules[i].message);
+		for (size_t k = 0; k < s->rules[i].n_steps; k++)
+			free(s->rules[i].steps[k].key);
+		free(s->rules[i].steps);
 	}
 	free(s->rules);
 	strv_free(s->warnings, s->n_warnings);
@@ -791,8 +803,25 @@ struct cctx {
 	struct srv_error *err;
 	struct sb spath; /* schema path, for keyword type errors */
 	struct sb dpath; /* data path, for rules */
+	struct rstep *steps; /* the same as steps (keys borrowed from js) */
+	size_t n_steps, cap_steps;
 	lp_err rc;
 };
+
+/* Push a data path step (key borrowed); false out of memory. */
+static bool step_push(struct cctx *c, char kind, const char *key)
+{
+	if (c->n_steps == c->cap_steps) {
+		size_t cap = c->cap_steps ? 2 * c->cap_steps : 16;
+		struct rstep *a = realloc(c->steps, cap * sizeof *a);
+		if (!a)
+			return false;
+		c->steps = a;
+		c->cap_steps = cap;
+	}
+	c->steps[c->n_steps++] = (struct rstep){kind, (char *)key};
+	return true;
+}
 
 static const char *json_kind(const json_t *v)
 {
@@ -1014,12 +1043,23 @@ static lp_err compile_rules(struct cctx *c, const json_t *js)
 			return nomem(c);
 		c->s->rules = rv;
 		struct rule *nr = &rv[c->s->n_rules];
+		*nr = (struct rule){0};
+		c->s->n_rules++;
+		nr->steps = calloc(c->n_steps ? c->n_steps : 1, sizeof *nr->steps);
+		if (!nr->steps)
+			return nomem(c);
+		for (size_t k = 0; k < c->n_steps; k++) {
+			nr->steps[k].kind = c->steps[k].kind;
+			if (c->steps[k].key &&
+			    !(nr->steps[k].key = strdup(c->steps[k].key)))
+				return nomem(c);
+			nr->n_steps = k + 1;
+		}
 		nr->path = strdup(sb_str(&c->dpath));
 		nr->rule = strdup(json_is_string(rule) ?
 					  json_string_value(rule) : "");
 		nr->message = json_is_string(msg) ?
 				      strdup(json_string_value(msg)) : NULL;
-		c->s->n_rules++;
 		if (!nr->path || !nr->rule || (json_is_string(msg) && !nr->message))
 			return nomem(c);
 	}
@@ -1160,7 +1200,10 @@ static lp_err compile_node(struct cctx *c, const json_t *js,
 			size_t sl = c->spath.len;
 			path_key(&c->spath, "properties");
 			path_key(&c->dpath, k);
+			if (!step_push(c, 'p', k))
+				return nomem(c);
 			rc = compile_child(c, pv, k, &p->n, depth);
+			c->n_steps--;
 			sb_cut(&c->spath, sl);
 			sb_cut(&c->dpath, dl);
 			if (rc)
@@ -1171,7 +1214,10 @@ static lp_err compile_node(struct cctx *c, const json_t *js,
 	v = json_object_get(js, "items");
 	if (v && json_is_object(v)) {
 		sb_puts(&c->dpath, "[*]");
+		if (!step_push(c, 'i', NULL))
+			return nomem(c);
 		rc = compile_child(c, v, "items", &n->items, depth);
+		c->n_steps--;
 		sb_cut(&c->dpath, dl);
 		if (rc)
 			return rc;
@@ -1184,8 +1230,11 @@ static lp_err compile_node(struct cctx *c, const json_t *js,
 	} else if (v && json_is_object(v)) {
 		n->addl = ADDL_SCHEMA;
 		path_key(&c->dpath, "*");
+		if (!step_push(c, 'a', NULL))
+			return nomem(c);
 		rc = compile_child(c, v, "additionalProperties",
 				   &n->addl_schema, depth);
+		c->n_steps--;
 		sb_cut(&c->dpath, dl);
 		if (rc)
 			return rc;
@@ -1221,6 +1270,7 @@ lp_err srv_schema_compile(const json_t *openapi_v3_schema,
 		rc = nomem(&c);
 	free(c.spath.s);
 	free(c.dpath.s);
+	free(c.steps);
 	if (rc) {
 		srv_schema_free(c.s);
 		return rc;
@@ -1243,6 +1293,39 @@ bool srv_schema_rule(const struct srv_schema *s, size_t i, const char **path,
 	*rule = s->rules[i].rule;
 	*message = s->rules[i].message;
 	return true;
+}
+
+/* Whether v holds a non-null value at steps st[0, n). */
+static bool rule_present(const json_t *v, const struct rstep *st, size_t n)
+{
+	if (!v || json_is_null(v))
+		return false;
+	if (!n)
+		return true;
+	if (st->kind == 'p')
+		return json_is_object(v) &&
+		       rule_present(json_object_get(v, st->key), st + 1, n - 1);
+	if (st->kind == 'i') {
+		for (size_t i = 0; json_is_array(v) && i < json_array_size(v); i++)
+			if (rule_present(json_array_get(v, i), st + 1, n - 1))
+				return true;
+		return false;
+	}
+	if (!json_is_object(v))
+		return false;
+	for (void *it = json_object_iter((json_t *)v); it;
+	     it = json_object_iter_next((json_t *)v, it))
+		if (rule_present(json_object_iter_value(it), st + 1, n - 1))
+			return true;
+	return false;
+}
+
+bool srv_schema_rule_applies(const struct srv_schema *s, size_t i,
+			     const json_t *obj)
+{
+	if (!s || i >= s->n_rules)
+		return false;
+	return rule_present(obj, s->rules[i].steps, s->rules[i].n_steps);
 }
 
 size_t srv_schema_warning_count(const struct srv_schema *s)

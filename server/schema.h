@@ -123,6 +123,14 @@ void srv_schema_default(const struct srv_schema *s, json_t *obj);
 size_t srv_schema_rule_count(const struct srv_schema *s);
 bool srv_schema_rule(const struct srv_schema *s, size_t i, const char **path,
 		     const char **rule, const char **message);
+/*
+ * Whether rule i would be evaluated on obj: obj holds a value other than
+ * null at the rule's path (for "[*]" and ".*", in at least one item or map
+ * value). kube evaluates a rule once per such value and not at all when
+ * there is none. False when i is out of range.
+ */
+bool srv_schema_rule_applies(const struct srv_schema *s, size_t i,
+			     const json_t *obj);
 
 /*
  * Why patterns match everything (see srv_schema_compile), one text per

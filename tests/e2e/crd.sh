@@ -404,9 +404,17 @@ spec:
             properties:
               size: {type: integer, minimum: 1, maximum: 10}
               mode: {type: string, enum: [fast, slow], default: slow}
+              tags:
+                type: array
+                items:
+                  type: string
+                  x-kubernetes-validations: [{rule: "self.size() < 20"}]
 YAML
 expect_rc 0 "a CRD with a typed schema" kubectl apply -f "$WORK/typed.yaml"
 expect_rc 0 "an object with an unknown field (Warn)" kubectl create --validate=false -f - <<<'{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"g1"},"spec":{"size":3,"extra":1}}'
+check "... and no CEL warning: no tags, nothing the rule applies to" bash -c "! grep -q x-kubernetes-validations '$WORK/err'"
+expect_rc 0 "an object with tags" kubectl create -f - <<<'{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"g-tags"},"spec":{"size":3,"tags":["a"]}}'
+check "... warns that their rule was not evaluated" err_has 'Warning: spec.tags\[\*\]: x-kubernetes-validations rule was not evaluated \(CEL is not supported\): self.size\(\) < 20'
 expect_rc 0 "is pruned and defaulted" kubectl get gadget g1 -o 'jsonpath={.spec}'
 check "... spec is size 3, mode slow, no extra" bash -c "grep -q '\"mode\":\"slow\"' '$WORK/out' && ! grep -q extra '$WORK/out'"
 expect_rc 1 "out of range is refused" kubectl create -f - <<<'{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"g2"},"spec":{"size":11}}'

@@ -193,6 +193,48 @@ Test(schema_compile, rules_and_pattern_warnings)
 	srv_schema_free(NULL);
 }
 
+/* A rule applies to an object (kube would evaluate it) only where the
+   object holds a value other than null at the rule's path: some item of a
+   list, some value of a map. */
+Test(schema_compile, rule_applies)
+{
+	struct srv_schema *s = sch(
+		"{\"type\":\"object\",\"x-kubernetes-validations\":[{\"rule\":\"r0\"}],"
+		"\"properties\":{\"spec\":{\"type\":\"object\",\"properties\":{"
+		"\"l\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+		"\"properties\":{\"a.b\":{\"type\":\"string\","
+		"\"x-kubernetes-validations\":[{\"rule\":\"r1\"}]}}}},"
+		"\"m\":{\"type\":\"object\",\"additionalProperties\":{"
+		"\"type\":\"string\",\"nullable\":true,"
+		"\"x-kubernetes-validations\":[{\"rule\":\"r2\"}]}}}}}}");
+	cr_assert_eq(srv_schema_rule_count(s), 3);
+	static const struct {
+		const char *obj;
+		bool r0, r1, r2;
+	} cases[] = {
+		{"{}", true, false, false},
+		{"{\"spec\":{\"l\":[]}}", true, false, false},
+		{"{\"spec\":{\"l\":[{},{\"a.b\":\"x\"}]}}", true, true, false},
+		{"{\"spec\":{\"l\":[{\"a\":{\"b\":\"x\"}}]}}", true, false, false},
+		{"{\"spec\":{\"l\":[{\"a.b\":null}]}}", true, false, false},
+		{"{\"spec\":{\"m\":{}}}", true, false, false},
+		{"{\"spec\":{\"m\":{\"k\":null}}}", true, false, false},
+		{"{\"spec\":{\"m\":{\"k\":null,\"j\":\"v\"}}}", true, false, true},
+		{"{\"spec\":{\"l\":{\"a.b\":\"x\"},\"m\":[\"v\"]}}", true, false, false},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		json_t *o = js(cases[i].obj);
+		cr_assert_eq(srv_schema_rule_applies(s, 0, o), cases[i].r0, "%s", cases[i].obj);
+		cr_assert_eq(srv_schema_rule_applies(s, 1, o), cases[i].r1, "%s", cases[i].obj);
+		cr_assert_eq(srv_schema_rule_applies(s, 2, o), cases[i].r2, "%s", cases[i].obj);
+		cr_assert_not(srv_schema_rule_applies(s, 3, o));
+		json_decref(o);
+	}
+	cr_assert_not(srv_schema_rule_applies(s, 0, NULL));
+	cr_assert_not(srv_schema_rule_applies(NULL, 0, NULL));
+	srv_schema_free(s);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Validation keywords.                                                      */
 
