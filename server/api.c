@@ -16,6 +16,7 @@
 #include "crd.h"
 #include "fields.h"
 #include "lapis/log.h"
+#include "openapiv2.h"
 #include "registry/json.h"
 #include "resources.h"
 
@@ -460,17 +461,65 @@ static void not_found(struct srv_req *r)
 
 /* ------------------------------------------------------------ openapi */
 
-static json_t *param(const char *name, const char *desc)
+/* A string query parameter; OpenAPI v3 puts its type in a schema, Swagger
+   2.0 (v2) in the parameter. */
+static json_t *param(const char *name, const char *desc, bool v2)
 {
 	json_t *p = json_object();
 	json_object_set_new(p, "name", json_string(name));
 	json_object_set_new(p, "in", json_string("query"));
 	json_object_set_new(p, "description", json_string(desc));
-	json_t *sc = json_object();
-	json_object_set_new(sc, "type", json_string("string"));
-	json_object_set_new(p, "schema", sc);
+	if (v2) {
+		json_object_set_new(p, "type", json_string("string"));
+	} else {
+		json_t *sc = json_object();
+		json_object_set_new(sc, "type", json_string("string"));
+		json_object_set_new(p, "schema", sc);
+	}
 	json_object_set_new(p, "uniqueItems", json_true());
 	return p;
+}
+
+/* The query parameters of create, update and patch that kubectl looks for
+   (fieldValidation above all: without it kubectl validates on its own). */
+static json_t *write_params(bool v2)
+{
+	json_t *pp = json_array();
+	json_array_append_new(pp, param("fieldValidation", "fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields.", v2));
+	json_array_append_new(pp, param("fieldManager", "fieldManager is a name associated with the actor or entity that is making these changes.", v2));
+	json_array_append_new(pp, param("dryRun", "When present, indicates that modifications should not be persisted.", v2));
+	return pp;
+}
+
+/* The collection and item paths of r, with {namespace} and {name}. */
+static void res_paths(const struct srv_resource *r, char coll[384],
+		      char item[512])
+{
+	char base[256];
+	if (r->group[0])
+		snprintf(base, sizeof base, "/apis/%s/%s", r->group, r->version);
+	else
+		snprintf(base, sizeof base, "/api/%s", r->version);
+	if (r->namespaced)
+		snprintf(coll, 384, "%s/namespaces/{namespace}/%s", base,
+			 r->resource);
+	else
+		snprintf(coll, 384, "%s/%s", base, r->resource);
+	snprintf(item, 512, "%s/{name}", coll);
+}
+
+/* The patch media types r takes (custom resources no strategic merge). */
+static size_t patch_types(const struct srv_resource *r, const char *out[4])
+{
+	static const char *const types[] = {
+	    "application/json-patch+json", "application/merge-patch+json",
+	    "application/strategic-merge-patch+json",
+	    "application/apply-patch+yaml"};
+	size_t n = 0;
+	for (int t = 0; t < 4; t++)
+		if (!(r->custom && t == 2))
+			out[n++] = types[t];
+	return n;
 }
 
 static void schema_name(const struct srv_resource *r, char *buf, size_t n)
@@ -619,18 +668,8 @@ static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 		if (!same_gv(r, g, v))
 			continue;
 		any = true;
-		char base[256], coll[384], item[512], sname[256];
-		if (g[0])
-			snprintf(base, sizeof base, "/apis/%s/%s", g, v);
-		else
-			snprintf(base, sizeof base, "/api/%s", v);
-		if (r->namespaced)
-			snprintf(coll, sizeof coll,
-				 "%s/namespaces/{namespace}/%s", base,
-				 r->resource);
-		else
-			snprintf(coll, sizeof coll, "%s/%s", base, r->resource);
-		snprintf(item, sizeof item, "%s/{name}", coll);
+		char coll[384], item[512], sname[256];
+		res_paths(r, coll, item);
 		schema_name(r, sname, sizeof sname);
 		char ref[300];
 		snprintf(ref, sizeof ref, "#/components/schemas/%s", sname);
@@ -643,10 +682,7 @@ static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 		json_t *post = json_object();
 		json_object_set_new(post, "x-kubernetes-action", json_string("post"));
 		json_object_set_new(post, "x-kubernetes-group-version-kind", gvk(r));
-		json_t *pp = json_array();
-		json_array_append_new(pp, param("fieldValidation", "fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields."));
-		json_array_append_new(pp, param("fieldManager", "fieldManager is a name associated with the actor or entity that is making these changes."));
-		json_array_append_new(pp, param("dryRun", "When present, indicates that modifications should not be persisted."));
+		json_t *pp = write_params(false);
 		json_object_set(post, "parameters", pp);
 		json_object_set_new(cp, "post", post);
 		json_object_set_new(paths, coll, cp);
@@ -664,15 +700,9 @@ static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 				json_object_set(op, "parameters", pp);
 			if (a == 2) {
 				json_t *ct = json_object();
-				const char *types[] = {
-					"application/json-patch+json",
-					"application/merge-patch+json",
-					"application/strategic-merge-patch+json",
-					"application/apply-patch+yaml"};
-				for (int t = 0; t < 4; t++) {
-					/* custom resources take no strategic merge */
-					if (r->custom && t == 2)
-						continue;
+				const char *types[4];
+				size_t nt = patch_types(r, types);
+				for (size_t t = 0; t < nt; t++) {
 					json_t *sc = json_object();
 					json_t *s2 = json_object();
 					json_object_set_new(s2, "$ref", json_string("#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch"));
@@ -953,6 +983,89 @@ static void reply_openapi_gv(struct srv_req *r, const char *path)
 	srv_reply_extra(r, 200, "application/json", s, n, "ETag", etag);
 }
 
+/* One Swagger 2.0 operation of r: its action and group-version-kind, the
+   write parameters where they apply, consumes for a patch. */
+static json_t *v2_operation(const struct srv_resource *r, const char *action,
+			    bool writes)
+{
+	json_t *op = json_object();
+	json_object_set_new(op, "produces",
+			    json_pack("[s,s]", "application/json",
+				      "application/yaml"));
+	if (!strcmp(action, "patch")) {
+		const char *types[4];
+		size_t nt = patch_types(r, types);
+		json_t *c = json_array();
+		for (size_t t = 0; t < nt; t++)
+			json_array_append_new(c, json_string(types[t]));
+		json_object_set_new(op, "consumes", c);
+	}
+	if (writes)
+		json_object_set_new(op, "parameters", write_params(true));
+	json_object_set_new(op, "responses",
+			    json_pack("{s:{s:s}}", "200", "description", "OK"));
+	json_object_set_new(op, "x-kubernetes-action", json_string(action));
+	json_object_set_new(op, "x-kubernetes-group-version-kind", gvk(r));
+	return op;
+}
+
+/* The /openapi/v2 document: every served resource's paths and operations,
+   no definitions (see openapiv2.h). */
+static json_t *openapi_v2_doc(const struct rset *rs)
+{
+	json_t *paths = json_object();
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct srv_resource *r = rs->a[i];
+		char coll[384], item[512];
+		res_paths(r, coll, item);
+		json_t *cp = json_object();
+		json_object_set_new(cp, "get", v2_operation(r, "list", false));
+		json_object_set_new(cp, "post", v2_operation(r, "post", true));
+		json_object_set_new(paths, coll, cp);
+		json_t *ip = json_object();
+		json_object_set_new(ip, "get", v2_operation(r, "get", false));
+		json_object_set_new(ip, "put", v2_operation(r, "put", true));
+		json_object_set_new(ip, "patch", v2_operation(r, "patch", true));
+		json_object_set_new(ip, "delete", v2_operation(r, "delete", false));
+		json_object_set_new(paths, item, ip);
+	}
+	return json_pack("{s:s,s:{s:s,s:s},s:o,s:{}}", "swagger", "2.0", "info",
+			 "title", "Kubernetes", "version", "v1.33.0", "paths",
+			 paths, "definitions");
+}
+
+/* GET /openapi/v2: JSON, or gnostic's protobuf when the Accept header
+   names it before JSON (kubectl 1.27 and 1.28 ask for it alone). */
+static void reply_openapi_v2(struct srv_req *r)
+{
+	const char *a = srv_header(r, "Accept");
+	const char *pb = a ? strstr(a, "application/com.github.proto-openapi.spec.v2") : NULL;
+	const char *js = a ? strstr(a, "application/json") : NULL;
+	struct rset rs;
+	rset_get(&rs);
+	json_t *doc = openapi_v2_doc(&rs);
+	rset_put(&rs);
+	if (!doc) {
+		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
+		return;
+	}
+	if (!pb || (js && js < pb)) {
+		srv_reply_json(r, 200, doc);
+		return;
+	}
+	size_t n = 0;
+	unsigned char *bytes = srv_openapi_v2_pb(doc, &n);
+	json_decref(doc);
+	if (!bytes) {
+		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
+		return;
+	}
+	char etag[131];
+	etag_of((const char *)bytes, n, etag);
+	srv_reply_extra(r, 200, SRV_OPENAPI_V2_PB, (char *)bytes, n, "ETag",
+			etag);
+}
+
 void srv_openapi_cache_free(void)
 {
 	pthread_mutex_lock(&doc_mu);
@@ -1077,6 +1190,10 @@ void srv_dispatch(struct srv_req *r)
 		}
 		if (path_is(url, "/apis")) {
 			reply_apis(r);
+			return;
+		}
+		if (path_is(url, "/openapi/v2")) {
+			reply_openapi_v2(r);
 			return;
 		}
 		if (path_is(url, "/openapi/v3")) {

@@ -519,6 +519,23 @@ check "a list in YAML still works" [ "$CODE" == 200 ]
 # OpenAPI v3: real schemas for built-ins
 req GET /openapi/v3/api/v1
 check "OpenAPI v3 describes ServicePort with port required" python3 -c "import json; s=json.load(open('$WORK/body'))['components']['schemas']; p=s['io.k8s.api.core.v1.ServicePort']; assert p['required']==['port'] and p['properties']['port']['type']=='integer'; assert s['io.k8s.api.core.v1.ConfigMap']['properties']['data']['additionalProperties']['type']=='string'"
+# OpenAPI v2: kubectl 1.27 and 1.28 fetch it in protobuf before create -f
+# and apply -f; it holds the paths (no definitions: schemas are in v3)
+req GET /openapi/v2
+check "OpenAPI v2 in JSON: each resource's PATCH with its fieldValidation parameter" python3 -c "
+import json; d=json.load(open('$WORK/body')); assert d['swagger']=='2.0', d.get('swagger')
+p=d['paths']['/api/v1/namespaces/{namespace}/configmaps/{name}']['patch']
+assert p['x-kubernetes-group-version-kind']=={'group':'','kind':'ConfigMap','version':'v1'}, p
+assert 'fieldValidation' in [q['name'] for q in p['parameters'] if q['in']=='query'], p
+assert 'application/strategic-merge-patch+json' in p['consumes'], p"
+CODE=$(curl -sS -D "$WORK/hdr" -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf' "$URL/openapi/v2")
+check "OpenAPI v2 in protobuf as kubectl 1.27 asks for it" [ "$CODE" == 200 ]
+check "... named by the dotted media type, as kube answers (Go refuses the @)" grep -qi '^Content-Type: application/com.github.proto-openapi.spec.v2.v1.0+protobuf' "$WORK/hdr"
+check "... a Document: swagger 2.0 first, the ConfigMap item path and fieldValidation" python3 -c "
+b=open('$WORK/body','rb').read(); assert b[:5]==b'\x0a\x032.0', b[:8]
+assert b'/api/v1/namespaces/{namespace}/configmaps/{name}' in b and b'fieldValidation' in b"
+CODE=$(curl -sS -o /dev/null -w '%{http_code}' -X POST "$URL/openapi/v2")
+check "a POST to /openapi/v2 is 405" [ "$CODE" == 405 ]
 
 # kube decodes a built-in object into its Go struct and encodes it back:
 # omitempty leaves out empty lists and maps and zero scalars

@@ -1,0 +1,252 @@
+/*
+ * openapiv2.c -- a Swagger 2.0 JSON document in the protobuf encoding of
+ * gnostic's openapi_v2.Document (openapiv2/OpenAPIv2.proto; the field
+ * numbers are in the comments below).
+ *
+ * Each message is written into its own buffer and then appended to its
+ * parent as a length-delimited field, so no length is known before its
+ * content. Only the members api.c's document has are written: proto3
+ * readers skip nothing that is absent.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "openapiv2.h"
+
+/* A growing output buffer; bad once an allocation failed. */
+struct pbw {
+	unsigned char *b;
+	size_t n, cap;
+	bool bad;
+};
+
+static void w_raw(struct pbw *w, const void *p, size_t n)
+{
+	if (w->bad || !n)
+		return;
+	if (w->n + n > w->cap) {
+		size_t cap = w->cap ? w->cap : 256;
+		while (cap < w->n + n)
+			cap *= 2;
+		unsigned char *b = realloc(w->b, cap);
+		if (!b) {
+			w->bad = true;
+			return;
+		}
+		w->b = b;
+		w->cap = cap;
+	}
+	memcpy(w->b + w->n, p, n);
+	w->n += n;
+}
+
+static void w_varint(struct pbw *w, uint64_t v)
+{
+	unsigned char t[10];
+	size_t k = 0;
+	do {
+		t[k] = (unsigned char)(v & 0x7f);
+		v >>= 7;
+		if (v)
+			t[k] |= 0x80;
+		k++;
+	} while (v);
+	w_raw(w, t, k);
+}
+
+/* Field `field`, wire type 2 (length-delimited): p[0, n). */
+static void w_bytes(struct pbw *w, unsigned field, const void *p, size_t n)
+{
+	w_varint(w, (uint64_t)field << 3 | 2);
+	w_varint(w, n);
+	w_raw(w, p, n);
+}
+
+static void w_str(struct pbw *w, unsigned field, const json_t *s)
+{
+	if (json_is_string(s))
+		w_bytes(w, field, json_string_value(s), json_string_length(s));
+}
+
+/* A bool field, written only when true (proto3's default is false). */
+static void w_bool(struct pbw *w, unsigned field, const json_t *b)
+{
+	if (!json_is_true(b))
+		return;
+	w_varint(w, (uint64_t)field << 3); /* wire type 0, varint */
+	w_varint(w, 1);
+}
+
+/* Field `field` holding the message in sub, whose buffer is freed. */
+static void w_msg(struct pbw *w, unsigned field, struct pbw *sub)
+{
+	if (sub->bad)
+		w->bad = true;
+	else
+		w_bytes(w, field, sub->b, sub->n);
+	free(sub->b);
+	*sub = (struct pbw){0};
+}
+
+/* A repeated string field from a JSON array of strings. */
+static void w_strs(struct pbw *w, unsigned field, const json_t *a)
+{
+	size_t i;
+	const json_t *s;
+	json_array_foreach(a, i, s)
+		w_str(w, field, s);
+}
+
+/* The x-* members of o, each a NamedAny {1 name, 2 Any {2 yaml}}; the YAML
+   is the value's JSON text, which YAML reads as the same value. */
+static void w_ext(struct pbw *w, unsigned field, json_t *o)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(o, k, v) {
+		if (strncmp(k, "x-", 2))
+			continue;
+		char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		if (!text) {
+			w->bad = true;
+			return;
+		}
+		struct pbw any = {0}, named = {0};
+		w_bytes(&any, 2, text, strlen(text));
+		free(text);
+		w_bytes(&named, 1, k, strlen(k));
+		w_msg(&named, 2, &any);
+		w_msg(w, field, &named);
+	}
+}
+
+/* A query or path parameter as ParametersItem {1 parameter: Parameter
+   {2 non_body_parameter: NonBodyParameter {3 query_parameter_sub_schema |
+   4 path_parameter_sub_schema}}}. Both sub-schemas number required 1, in
+   2, description 3, name 4; type is 6 in a query one and 5 in a path one,
+   uniqueItems 20 and 19. Body, header and form parameters are left out
+   (the document has none). */
+static void w_param(struct pbw *w, unsigned field, json_t *p)
+{
+	const char *in = json_string_value(json_object_get(p, "in"));
+	bool query = in && !strcmp(in, "query");
+	if (!query && !(in && !strcmp(in, "path")))
+		return;
+	struct pbw sub = {0}, nb = {0}, par = {0}, item = {0};
+	w_bool(&sub, 1, json_object_get(p, "required"));
+	w_str(&sub, 2, json_object_get(p, "in"));
+	w_str(&sub, 3, json_object_get(p, "description"));
+	w_str(&sub, 4, json_object_get(p, "name"));
+	w_str(&sub, query ? 6 : 5, json_object_get(p, "type"));
+	w_bool(&sub, query ? 20 : 19, json_object_get(p, "uniqueItems"));
+	w_msg(&nb, query ? 3 : 4, &sub);
+	w_msg(&par, 2, &nb);
+	w_msg(&item, 1, &par);
+	w_msg(w, field, &item);
+}
+
+static void w_params(struct pbw *w, unsigned field, json_t *a)
+{
+	size_t i;
+	json_t *p;
+	json_array_foreach(a, i, p)
+		w_param(w, field, p);
+}
+
+/* Responses {1 response_code: NamedResponseValue {1 name, 2 ResponseValue
+   {1 response: Response {1 description}}}}. */
+static void w_responses(struct pbw *w, unsigned field, json_t *rs)
+{
+	if (!json_is_object(rs))
+		return;
+	struct pbw all = {0};
+	const char *code;
+	json_t *r;
+	json_object_foreach(rs, code, r) {
+		struct pbw resp = {0}, val = {0}, named = {0};
+		w_str(&resp, 1, json_object_get(r, "description"));
+		w_msg(&val, 1, &resp);
+		w_bytes(&named, 1, code, strlen(code));
+		w_msg(&named, 2, &val);
+		w_msg(&all, 1, &named);
+	}
+	w_msg(w, field, &all);
+}
+
+/* Operation {1 tags, 3 description, 5 operation_id, 6 produces, 7 consumes,
+   8 parameters, 9 responses, 13 vendor_extension}. */
+static void w_operation(struct pbw *w, unsigned field, json_t *op)
+{
+	if (!json_is_object(op))
+		return;
+	struct pbw o = {0};
+	w_strs(&o, 1, json_object_get(op, "tags"));
+	w_str(&o, 3, json_object_get(op, "description"));
+	w_str(&o, 5, json_object_get(op, "operationId"));
+	w_strs(&o, 6, json_object_get(op, "produces"));
+	w_strs(&o, 7, json_object_get(op, "consumes"));
+	w_params(&o, 8, json_object_get(op, "parameters"));
+	w_responses(&o, 9, json_object_get(op, "responses"));
+	w_ext(&o, 13, op);
+	w_msg(w, field, &o);
+}
+
+/* Paths {2 path: NamedPathItem {1 name, 2 PathItem {2 get, 3 put, 4 post,
+   5 delete, 8 patch, 9 parameters, 10 vendor_extension}}}. */
+static void w_paths(struct pbw *w, unsigned field, json_t *paths)
+{
+	static const struct {
+		const char *method;
+		unsigned field;
+	} ops[] = {{"get", 2}, {"put", 3}, {"post", 4}, {"delete", 5},
+		   {"patch", 8}};
+	struct pbw all = {0};
+	const char *name;
+	json_t *item;
+	json_object_foreach(paths, name, item) {
+		struct pbw pi = {0}, named = {0};
+		for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+			w_operation(&pi, ops[i].field,
+				    json_object_get(item, ops[i].method));
+		w_params(&pi, 9, json_object_get(item, "parameters"));
+		w_ext(&pi, 10, item);
+		w_bytes(&named, 1, name, strlen(name));
+		w_msg(&named, 2, &pi);
+		w_msg(&all, 2, &named);
+	}
+	w_msg(w, field, &all);
+}
+
+unsigned char *srv_openapi_v2_pb(json_t *doc, size_t *len)
+{
+	if (!json_is_object(doc))
+		return NULL;
+	/* Document {1 swagger, 2 info: Info {1 title, 2 version,
+	   3 description}, 6 consumes, 7 produces, 8 paths, 16
+	   vendor_extension}. */
+	struct pbw w = {0}, info = {0};
+	w_str(&w, 1, json_object_get(doc, "swagger"));
+	json_t *in = json_object_get(doc, "info");
+	if (json_is_object(in)) {
+		w_str(&info, 1, json_object_get(in, "title"));
+		w_str(&info, 2, json_object_get(in, "version"));
+		w_str(&info, 3, json_object_get(in, "description"));
+		w_msg(&w, 2, &info);
+	}
+	w_strs(&w, 6, json_object_get(doc, "consumes"));
+	w_strs(&w, 7, json_object_get(doc, "produces"));
+	json_t *paths = json_object_get(doc, "paths");
+	if (json_is_object(paths))
+		w_paths(&w, 8, paths);
+	w_ext(&w, 16, doc);
+	if (w.bad) {
+		free(w.b);
+		return NULL;
+	}
+	if (!w.b) /* an empty document: still a buffer */
+		w.b = malloc(1);
+	*len = w.n;
+	return w.b;
+}
