@@ -46,6 +46,7 @@
 #include <urcu-bp.h>
 
 #include "crd.h"
+#include "fields.h"
 #include "lapis/log.h"
 #include "registry/crdnames.h"
 #include "registry/json.h"
@@ -79,6 +80,7 @@ struct entry {
 	const char **short_names;
 	const char **categories;
 	const char **subresources;
+	const char **fields; /* selectableFields' paths, borrowed from the CRD */
 	struct srv_column *columns;
 	char **descs; /* column descriptions we made */
 	size_t n_descs;
@@ -128,6 +130,7 @@ static void ent_unref(struct crdent *c)
 		free(c->e[i].short_names);
 		free(c->e[i].categories);
 		free(c->e[i].subresources);
+		free(c->e[i].fields);
 		free(c->e[i].columns);
 		srv_schema_free(c->e[i].info.schema);
 		free(c->e[i].info.deprecation);
@@ -300,6 +303,28 @@ static json_t *cr_name_cell(const json_t *o)
 	const char *s = json_string_value(
 	    json_object_get(json_object_get(o, "metadata"), "name"));
 	return json_string(s ? s : "");
+}
+
+/* The version's selectableFields as field selector labels: each jsonPath
+   without its leading '.' ("spec.color"), borrowed from the CRD object
+   (reference §3.6). NULL when it has none. */
+static const char **selectable_fields(const json_t *sf)
+{
+	size_t n = json_array_size(sf);
+	if (!n)
+		return NULL;
+	const char **v = calloc(n + 1, sizeof *v);
+	if (!v)
+		return NULL;
+	size_t k = 0, i;
+	json_t *f;
+	json_array_foreach((json_t *)sf, i, f) {
+		const char *p =
+		    json_string_value(json_object_get(f, "jsonPath"));
+		if (p && p[0] == '.' && p[1])
+			v[k++] = p + 1;
+	}
+	return v;
 }
 
 /* Printer columns: Name, then the CRD's columns, or Age when it has none
@@ -508,6 +533,8 @@ static void build_entry(struct entry *e, const json_t *crd, const json_t *v,
 	if (e->subresources && e->info.scale)
 		e->subresources[ns++] = "scale";
 	r->subresources = ns ? e->subresources : NULL;
+	e->fields = selectable_fields(json_object_get(v, "selectableFields"));
+	r->fields = e->fields;
 	r->unconditional_update = false;
 	r->custom = true;
 	e->info.storage_version = (char *)(storage ? storage : r->version);
@@ -933,6 +960,136 @@ static lp_err check_schemas(const json_t *versions, const json_t *old,
 	return LP_OK;
 }
 
+/*
+ * The schema node a selectable field's jsonPath names, as kube's
+ * cel.ValidFieldPath walks a structural schema without array notation:
+ * ".name" steps into properties (the name must be one) or, where the node
+ * has none, into additionalProperties (any key). NULL with the reason in
+ * why (and *root the first name) when the path does not resolve; a node
+ * of additionalProperties: true resolves to NULL with why empty.
+ */
+static const json_t *field_path_node(const json_t *sch, const char *p,
+				     char *why, size_t wn, char *root,
+				     size_t rn)
+{
+	const json_t *node = sch;
+	bool first = true;
+	*why = 0;
+	while (*p) {
+		if (*p == '[') {
+			snprintf(why, wn, "array notation is not allowed");
+			return NULL;
+		}
+		if (*p != '.') {
+			snprintf(why, wn, "expected [ or . but got: %.*s",
+				 (int)strcspn(p, ".[]"), p);
+			return NULL;
+		}
+		p++;
+		if (!*p) {
+			snprintf(why, wn, "unexpected end of JSON path");
+			return NULL;
+		}
+		/* a name, or a lone delimiter read as one ("..": ".") */
+		size_t n = strcspn(p, ".[]");
+		if (!n)
+			n = 1;
+		if (first)
+			snprintf(root, rn, "%.*s", (int)n, p);
+		first = false;
+		const json_t *props = json_object_get(node, "properties");
+		const json_t *addl = json_object_get(node, "additionalProperties");
+		if (json_is_object(props)) {
+			char name[256];
+			snprintf(name, sizeof name, "%.*s", (int)n, p);
+			node = json_object_get(props, name);
+		} else if (json_is_object(addl)) {
+			node = addl;
+		} else if (json_is_true(addl)) {
+			node = NULL;
+			if (p[n]) /* nothing to step into below it */
+				break;
+			return NULL;
+		} else {
+			node = NULL;
+		}
+		if (!node)
+			break;
+		p += n;
+	}
+	if (!node)
+		snprintf(why, wn, "does not refer to a valid field");
+	return node;
+}
+
+/* A version's selectableFields (reference §8.2): each jsonPath given,
+   resolving in the version's schema, outside metadata, to a string,
+   boolean or integer; no path twice; at most 8 distinct. */
+static void check_selectable(const json_t *v, size_t vi, struct srv_error *err)
+{
+	const json_t *sf = json_object_get(v, "selectableFields");
+	const json_t *sch = version_schema(v);
+	size_t n = json_array_size(sf), distinct = 0, i;
+	if (!n || !json_is_object(sch))
+		return;
+	const char **seen = calloc(n, sizeof *seen);
+	if (!seen)
+		return;
+	json_t *f;
+	json_array_foreach((json_t *)sf, i, f) {
+		const char *p = json_string_value(json_object_get(f, "jsonPath"));
+		char fld[96], q[300], why[300], root[256] = "";
+		snprintf(fld, sizeof fld,
+			 "spec.versions[%zu].selectableFields[%zu].jsonPath", vi,
+			 i);
+		if (!p || !*p) {
+			srv_error_cause(err, "FieldValueRequired", fld,
+					"Required value");
+			continue;
+		}
+		srv_go_quote(p, q, sizeof q);
+		const json_t *node =
+		    field_path_node(sch, p, why, sizeof why, root, sizeof root);
+		if (!node && why[0]) {
+			srv_error_cause(err, "FieldValueInvalid", fld,
+					"Invalid value: %s: is an invalid path: %s",
+					q, why);
+			continue;
+		}
+		if (!strcmp(root, "metadata"))
+			srv_error_cause(err, "FieldValueInvalid", fld,
+					"Invalid value: %s: must not point to "
+					"fields in metadata",
+					q);
+		const char *t = json_string_value(json_object_get(node, "type"));
+		if (!t || (strcmp(t, "string") && strcmp(t, "boolean") &&
+			   strcmp(t, "integer")))
+			srv_error_cause(err, "FieldValueInvalid", fld,
+					"Invalid value: %s: must point to a field "
+					"of type string, boolean or integer. Enum "
+					"string fields and strings with formats "
+					"are allowed.",
+					q);
+		bool dup = false;
+		for (size_t k = 0; k < distinct && !dup; k++)
+			dup = !strcmp(seen[k], p);
+		if (dup)
+			srv_error_cause(err, "FieldValueDuplicate", fld,
+					"Duplicate value: %s", q);
+		else
+			seen[distinct++] = p;
+	}
+	free(seen);
+	if (distinct > 8) {
+		char fld[64];
+		snprintf(fld, sizeof fld, "spec.versions[%zu].selectableFields",
+			 vi);
+		srv_error_cause(err, "FieldValueTooMany", fld,
+				"Too many: %zu: must have at most 8 items",
+				distinct);
+	}
+}
+
 /* The webhook's URL as kube's ValidateWebhookURL sees it (https only). */
 static void check_webhook_url(const char *url, struct srv_error *err)
 {
@@ -1246,6 +1403,7 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 			srv_error_cause(err, "FieldValueRequired", f,
 					"Required value: schemas are required");
 		}
+		check_selectable(v, i, err);
 	}
 	lp_err rc = check_schemas(versions, old, err);
 	if (rc)

@@ -57,9 +57,7 @@ void srv_strict_add(struct srv_strict *s, const char *text)
 		s->errs[s->n++] = c;
 }
 
-/* Go's strconv.Quote of a valid UTF-8 string: backslash escapes for the
-   quote, the backslash and ASCII control characters; the rest as is. */
-static void go_quote(const char *in, char *out, size_t size)
+void srv_go_quote(const char *in, char *out, size_t size)
 {
 	size_t o = 0;
 
@@ -116,7 +114,7 @@ void srv_strict_field(struct srv_strict *s, const char *what, const char *path)
 		return;
 	char q[4 * PATH_MAX_LEN + 3];
 	char text[sizeof q + 32];
-	go_quote(path, q, sizeof q);
+	srv_go_quote(path, q, sizeof q);
 	snprintf(text, sizeof text, "%s %s", what, q);
 	srv_strict_add(s, text);
 }

@@ -45,6 +45,11 @@ enum srv_fv srv_fv_mode(const char *value);
    Ignore, or out of memory. */
 void srv_strict_add(struct srv_strict *s, const char *text);
 
+/* Go's strconv.Quote of a valid UTF-8 string into out (quotes included,
+   cut to size): backslash escapes for the quote, the backslash and ASCII
+   control characters; the rest as is. */
+void srv_go_quote(const char *in, char *out, size_t size);
+
 /* Add `<what> "<path>"` with path quoted as Go's strconv.Quote does; what
    is "unknown field" or "duplicate field". */
 void srv_strict_field(struct srv_strict *s, const char *what, const char *path);

@@ -424,6 +424,101 @@ check "... Required value" err_has 'spec.size: Required value'
 expect_rc 1 "fieldValidation=Strict refuses unknown fields" kubectl create -f - <<<'{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"g4"},"spec":{"size":1,"nope":1}}'
 check "... as kube says" err_has 'unknown field "spec.nope"'
 
+# selectableFields (reference §3.6): field selectors on the paths a CRD
+# version names, in lists and watches; the Shirt CRD of kube's docs
+expect_rc 0 "the Shirt CRD with selectableFields" kubectl apply -f "$TD/kubernetes/website__shirt-resource-definition.yaml"
+expect_rc 0 "... Established" kubectl wait --for=condition=Established crd/shirts.stable.example.com --timeout=10s
+expect_rc 0 "a namespace for shirts" kubectl create namespace sf
+for sh in a:blue:S b:blue:M c:green:M; do
+	IFS=: read -r n c z <<<"$sh"
+	expect_rc 0 "shirt $n ($c, $z)" kubectl -n sf create -f - <<<"{\"apiVersion\":\"stable.example.com/v1\",\"kind\":\"Shirt\",\"metadata\":{\"name\":\"$n\"},\"spec\":{\"color\":\"$c\",\"size\":\"$z\"}}"
+done
+expect_rc 0 "a list by spec.color" kubectl -n sf get shirts --field-selector spec.color=blue -o 'jsonpath={.items[*].metadata.name}'
+check "... selects the blue ones" out_has '^a b$'
+expect_rc 0 "two selectable fields, = and !=" kubectl -n sf get shirts --field-selector 'spec.size=M,spec.color!=blue' -o 'jsonpath={.items[*].metadata.name}'
+check "... select the green M" out_has '^c$'
+expect_rc 0 "a missing field's value is empty" kubectl -n sf get shirts --field-selector 'spec.color!=' -o 'jsonpath={.items[*].metadata.name}'
+check "... so != '' selects all three" out_has '^a b c$'
+expect_rc 1 "a field that is not selectable" kubectl -n sf get shirts --field-selector spec.bogus=1
+check "... is kube's 400" err_has 'field label not supported: spec.bogus'
+R=$(kubectl get --raw /apis/stable.example.com/v1/namespaces/sf/shirts | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
+curl -sSN --max-time "$TIMEOUT" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" \
+	"$URL/apis/stable.example.com/v1/namespaces/sf/shirts?watch=1&timeoutSeconds=4&resourceVersion=$R&fieldSelector=spec.color%3Dblue" \
+	>"$WORK/sf.watch" &
+SFW=$!
+sleep 1
+expect_rc 0 "shirt b turns red" kubectl -n sf patch shirt b --type=merge -p '{"spec":{"color":"red"}}'
+expect_rc 0 "shirt c turns blue" kubectl -n sf patch shirt c --type=merge -p '{"spec":{"color":"blue"}}'
+wait "$SFW"
+# (kube's watch cache sends the leaving object as it last matched)
+check "a watch by spec.color sees b leave (DELETED, still blue) and c come (ADDED)" python3 - "$WORK/sf.watch" <<'PY'
+import json, sys
+evs = [(e["type"], e["object"]["metadata"]["name"], e["object"]["spec"]["color"])
+       for e in map(json.loads, open(sys.argv[1])) if e["type"] != "BOOKMARK"]
+assert evs == [("DELETED", "b", "blue"), ("ADDED", "c", "blue")], evs
+PY
+# selectableFields that kube refuses, each with its message
+cat >"$WORK/badsf.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: sfs.sf.example.com}
+spec:
+  group: sf.example.com
+  scope: Namespaced
+  names: {plural: sfs, singular: sf, kind: Sf}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    selectableFields:
+    - jsonPath: .spec.color
+    - jsonPath: .spec.color
+    - jsonPath: .spec.missing
+    - jsonPath: spec.color
+    - jsonPath: .spec.list[0]
+    - jsonPath: .spec.obj
+    - jsonPath: .metadata.name
+    - jsonPath: .spec.labels.app
+    - jsonPath: .spec.
+    - {}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          metadata: {type: object, properties: {name: {type: string}}}
+          spec:
+            type: object
+            properties:
+              color: {type: string}
+              list: {type: array, items: {type: string}}
+              obj: {type: object}
+              labels: {type: object, additionalProperties: {type: string}}
+YAML
+expect_rc 1 "bad selectableFields are refused" kubectl create -f "$WORK/badsf.yaml"
+F='spec.versions[0].selectableFields'
+check "... a duplicate" err_text "$F[1].jsonPath: Duplicate value: \".spec.color\""
+check "... a path to no field" err_text "$F[2].jsonPath: Invalid value: \".spec.missing\": is an invalid path: does not refer to a valid field"
+check "... a path without the leading dot" err_text "$F[3].jsonPath: Invalid value: \"spec.color\": is an invalid path: expected [ or . but got: spec"
+check "... array notation" err_text "$F[4].jsonPath: Invalid value: \".spec.list[0]\": is an invalid path: array notation is not allowed"
+check "... an object field" err_text "$F[5].jsonPath: Invalid value: \".spec.obj\": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed."
+check "... metadata" err_text "$F[6].jsonPath: Invalid value: \".metadata.name\": must not point to fields in metadata"
+check "... a map value is fine" bash -c "! grep -q 'selectableFields\[7\]' '$WORK/err'"
+check "... a path that ends after a dot" err_text "$F[8].jsonPath: Invalid value: \".spec.\": is an invalid path: unexpected end of JSON path"
+check "... no jsonPath" err_text "$F[9].jsonPath: Required value"
+python3 - "$WORK/badsf.yaml" >"$WORK/manysf.yaml" <<'PY'
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+v = d["spec"]["versions"][0]
+props = {f"f{i}": {"type": "integer"} for i in range(9)}
+v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"] = props
+v["selectableFields"] = [{"jsonPath": f".spec.f{i}"} for i in range(9)]
+print(yaml.safe_dump(d))
+PY
+expect_rc 1 "nine selectableFields are refused" kubectl create -f "$WORK/manysf.yaml"
+check "... at most 8" err_text "$F: Too many: 9: must have at most 8 items"
+sed -i '/f8/d' "$WORK/manysf.yaml"
+expect_rc 0 "eight integer ones are accepted" kubectl create -f "$WORK/manysf.yaml"
+
 # Validation of the CRD itself
 sed 's/group: stable.example.com/group: nodots/; s/crontabzs.stable.example.com/crontabzs.nodots/' "$WORK/clash.yaml" >"$WORK/bad.yaml"
 expect_rc 1 "a CRD whose group has no dot is refused" kubectl create -f "$WORK/bad.yaml"
