@@ -266,7 +266,9 @@ size_t srv_resources_all(const struct srv_resource ***out, void **hold)
 
 /* ------------------------------------------------------------ building */
 
-static const char **str_list(const json_t *a)
+/* The strings of array a (or, with member, of its elements' member), NULL
+   terminated and borrowed from a; NULL when there are none. */
+static const char **str_list(const json_t *a, const char *member)
 {
 	size_t n = json_array_size(a);
 	if (!n)
@@ -276,8 +278,11 @@ static const char **str_list(const json_t *a)
 		return NULL;
 	size_t k = 0, i;
 	json_t *s;
-	json_array_foreach((json_t *)a, i, s) if (json_is_string(s)) v[k++] =
-	    json_string_value(s);
+	json_array_foreach((json_t *)a, i, s) {
+		const json_t *str = member ? json_object_get(s, member) : s;
+		if (json_is_string(str))
+			v[k++] = json_string_value(str);
+	}
 	return v;
 }
 
@@ -310,20 +315,13 @@ static json_t *cr_name_cell(const json_t *o)
    (reference §3.6). NULL when it has none. */
 static const char **selectable_fields(const json_t *sf)
 {
-	size_t n = json_array_size(sf);
-	if (!n)
-		return NULL;
-	const char **v = calloc(n + 1, sizeof *v);
-	if (!v)
-		return NULL;
-	size_t k = 0, i;
-	json_t *f;
-	json_array_foreach((json_t *)sf, i, f) {
-		const char *p =
-		    json_string_value(json_object_get(f, "jsonPath"));
-		if (p && p[0] == '.' && p[1])
-			v[k++] = p + 1;
-	}
+	const char **v = str_list(sf, "jsonPath");
+	size_t k = 0;
+	for (size_t i = 0; v && v[i]; i++)
+		if (v[i][0] == '.' && v[i][1])
+			v[k++] = v[i] + 1;
+	if (v)
+		v[k] = NULL;
 	return v;
 }
 
@@ -515,8 +513,8 @@ static void build_entry(struct entry *e, const json_t *crd, const json_t *v,
 	r->singular = json_string_value(json_object_get(acc, "singular"));
 	if (!r->singular)
 		r->singular = "";
-	e->short_names = str_list(json_object_get(acc, "shortNames"));
-	e->categories = str_list(json_object_get(acc, "categories"));
+	e->short_names = str_list(json_object_get(acc, "shortNames"), NULL);
+	e->categories = str_list(json_object_get(acc, "categories"), NULL);
 	r->short_names = e->short_names;
 	r->categories = e->categories;
 	const char *scope = json_string_value(json_object_get(spec, "scope"));
