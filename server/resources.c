@@ -1788,8 +1788,13 @@ const char *srv_resource_field(const struct srv_resource *r, const json_t *obj,
 			       const char *field, char *buf, size_t n)
 {
 	const char *at = NULL; /* the path, when not the label itself */
+	/* metadata.namespace: kube's default field label conversion takes it
+	   for every kind but those that register their own without it:
+	   Namespaces and cluster-scoped custom resources */
+	bool ns_label = r->namespaced ||
+			(!r->custom && strcmp(r->resource, "namespaces"));
 	bool known = !strcmp(field, "metadata.name") ||
-		     !strcmp(field, "metadata.namespace");
+		     (ns_label && !strcmp(field, "metadata.namespace"));
 	size_t fl = strlen(field);
 	for (const char *const *f = r->fields; !known && f && *f; f++) {
 		known = !strncmp(*f, field, fl) &&

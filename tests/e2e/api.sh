@@ -521,6 +521,10 @@ req GET /openapi/v3/api/v1
 check "OpenAPI v3 describes ServicePort with port required" python3 -c "import json; s=json.load(open('$WORK/body'))['components']['schemas']; p=s['io.k8s.api.core.v1.ServicePort']; assert p['required']==['port'] and p['properties']['port']['type']=='integer'; assert s['io.k8s.api.core.v1.ConfigMap']['properties']['data']['additionalProperties']['type']=='string'"
 # OpenAPI v2: kubectl 1.27 and 1.28 fetch it in protobuf before create -f
 # and apply -f; it holds the paths (no definitions: schemas are in v3)
+req GET "/api/v1/namespaces?fieldSelector=metadata.namespace%3Dx"
+check "metadata.namespace is no field label of Namespaces (kube's 400)" code_has 400 'field label not supported: metadata.namespace'
+req GET "/api/v1/namespaces?fieldSelector=metadata.name%3Ddefault"
+check "... metadata.name is" code_has 200 '"name":"default"'
 req GET /openapi/v2
 check "OpenAPI v2 in JSON: each resource's PATCH with its fieldValidation parameter" python3 -c "
 import json; d=json.load(open('$WORK/body')); assert d['swagger']=='2.0', d.get('swagger')

@@ -441,6 +441,9 @@ expect_rc 0 "a missing field's value is empty" kubectl -n sf get shirts --field-
 check "... so != '' selects all three" out_has '^a b c$'
 expect_rc 1 "a field that is not selectable" kubectl -n sf get shirts --field-selector spec.bogus=1
 check "... is kube's 400" err_has 'field label not supported: spec.bogus'
+expect_rc 1 "metadata.namespace on a cluster-scoped custom resource" kubectl get volumesnapshotcontents --field-selector metadata.namespace=x
+check "... is not a field label (kube's 400)" err_has 'field label not supported: metadata.namespace'
+expect_rc 0 "... metadata.name is" kubectl get volumesnapshotcontents --field-selector metadata.name=x
 R=$(kubectl get --raw /apis/stable.example.com/v1/namespaces/sf/shirts | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
 curl -sSN --max-time "$TIMEOUT" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" \
 	"$URL/apis/stable.example.com/v1/namespaces/sf/shirts?watch=1&timeoutSeconds=4&resourceVersion=$R&fieldSelector=spec.color%3Dblue" \
