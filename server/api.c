@@ -197,7 +197,9 @@ static size_t groups(const struct rset *rs, const char **out, size_t max)
 	return n;
 }
 
-/* The versions of group g (distinct, first seen first: the preferred). */
+/* The versions of group g, distinct, in kube's discovery order (kube-aware:
+   v2, v1, v11beta2, v10beta3, v3beta1, v12alpha1, ..., then the others by
+   name); the first is the preferred one. */
 static size_t group_versions(const struct rset *rs, const char *g,
 			     const char **out, size_t max)
 {
@@ -211,6 +213,12 @@ static size_t group_versions(const struct rset *rs, const char *g,
 		if (!seen && n < max)
 			out[n++] = rs->a[i]->version;
 	}
+	for (size_t i = 1; i < n; i++) /* insertion sort: a few versions */
+		for (size_t j = i; j > 0 && srv_kube_version_cmp(out[j], out[j - 1]) > 0; j--) {
+			const char *t = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = t;
+		}
 	return n;
 }
 

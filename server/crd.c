@@ -420,7 +420,7 @@ static bool kube_version(const char *v, long *major, int *rank, long *minor)
 /* kube's CompareKubeAwareVersionStrings: > 0 when a sorts before b in
    discovery (GA over beta over alpha, then higher numbers; versions that
    are not kube-like last, by name). */
-static int kube_version_cmp(const char *a, const char *b)
+int srv_kube_version_cmp(const char *a, const char *b)
 {
 	long amaj, amin, bmaj, bmin;
 	int arank, brank;
@@ -482,8 +482,8 @@ static char *deprecation_warning(const json_t *spec, const json_t *v)
 		const char *on = json_string_value(json_object_get(o, "name"));
 		if (on && json_is_true(json_object_get(o, "served")) &&
 		    !json_is_true(json_object_get(o, "deprecated")) &&
-		    kube_version_cmp(name, on) < 0 &&
-		    (!best || kube_version_cmp(on, best) > 0))
+		    srv_kube_version_cmp(name, on) < 0 &&
+		    (!best || srv_kube_version_cmp(on, best) > 0))
 			best = on;
 	}
 	char buf[1024];

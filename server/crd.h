@@ -95,4 +95,9 @@ void srv_crds_refresh(eng *e);
 /* Drop the map and wait for RCU callbacks (before the process exits). */
 void srv_crds_shutdown(void);
 
+/* kube's CompareKubeAwareVersionStrings: > 0 when version a sorts before b
+   in discovery (GA over beta over alpha, then higher numbers first;
+   versions that are not kube-like last, by name), 0 when equal. */
+int srv_kube_version_cmp(const char *a, const char *b);
+
 #endif

@@ -1292,12 +1292,60 @@ static void on_unknown(void *ud, const char *path)
  * apply defaults, validate (422 with causes), and warn for CEL rules that
  * are not evaluated.
  */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* apiextensions-apiserver's warnings for the finalizers a custom resource
+   write adds (those not in old; all on create), in name order: one not
+   qualified by a domain and not kube's own (orphan, foregroundDeletion,
+   kubernetes) is worth a Warning. */
+static void finalizer_warnings(struct srv_req *r, const json_t *obj,
+			       const json_t *old)
+{
+	const json_t *fs = json_object_get(json_object_get(obj, "metadata"),
+					   "finalizers");
+	const json_t *ofs = json_object_get(json_object_get(old, "metadata"),
+					    "finalizers");
+	size_t n = json_array_size(fs), k = 0;
+	if (!n)
+		return;
+	const char **add = calloc(n, sizeof *add);
+	if (!add)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const char *f = json_string_value(json_array_get(fs, i));
+		bool had = false;
+		for (size_t j = 0; f && j < json_array_size(ofs) && !had; j++) {
+			const char *o = json_string_value(json_array_get(ofs, j));
+			had = o && !strcmp(f, o);
+		}
+		if (f && !had && !strchr(f, '/') && strcmp(f, "orphan") &&
+		    strcmp(f, "foregroundDeletion") && strcmp(f, "kubernetes"))
+			add[k++] = f;
+	}
+	qsort(add, k, sizeof *add, cmp_str);
+	for (size_t i = 0; i < k; i++) {
+		if (i && !strcmp(add[i], add[i - 1]))
+			continue;
+		char q[300];
+		srv_go_quote(add[i], q, sizeof q);
+		srv_warn(r, "metadata.finalizers: %s: prefer a domain-qualified finalizer name%s to avoid accidental conflicts with other finalizer writers",
+			 q, strchr(add[i], '.') ? " including a path (/)" : "");
+	}
+	free(add);
+}
+
 static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
-			json_t *obj, const char *name, struct srv_error *err)
+			json_t *obj, const json_t *old, const char *name,
+			struct srv_error *err)
 {
 	const struct srv_schema *sch = srv_cr_schema(res);
-	if (!sch)
+	if (!sch) {
+		finalizer_warnings(r, obj, old);
 		return LP_OK;
+	}
 	struct srv_strict strict = {.mode = fv_of(r)};
 	srv_schema_prune(sch, obj, on_unknown, &strict);
 	if (strict_finish(r, res, &strict, r->strict_shown, err))
@@ -1311,6 +1359,7 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 	if (rc)
 		return srv_error_set(err, rc, "Internal error occurred: %s",
 				     lp_strerror(rc));
+	finalizer_warnings(r, obj, old);
 	/* Only the rules kube would have evaluated: those with a value at
 	   their path in this object. */
 	for (size_t i = 0; i < srv_schema_rule_count(sch); i++) {
@@ -2121,7 +2170,7 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 	validate_meta(res, obj, &err);
 	if (invalid_from_causes(res, for_msgs, &err) ||
 	    (res->prepare && res->prepare(res, obj, NULL, &err)) ||
-	    (res->custom && cr_schema(r, res, obj, for_msgs, &err)) ||
+	    (res->custom && cr_schema(r, res, obj, NULL, for_msgs, &err)) ||
 	    (!tracked && track_update(r, res, NULL, NULL, obj, &err) &&
 	     (invalid_from_causes(res, for_msgs, &err), true))) {
 		fail_res(r, res, for_msgs, &err);
@@ -2178,8 +2227,31 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 		}
 		if (rc != LP_E_EXISTS || !generated)
 			break;
+		if (attempt == WRITE_RETRIES - 1)
+			break; /* name stays the last one tried */
 		gen_name(gen, gname, sizeof gname);
 		json_object_set_new(m, "name", json_string(gname));
+	}
+	if (rc == LP_E_EXISTS) {
+		/* kube's AlreadyExists variants: an object on its way out,
+		   or every generated name taken */
+		char gr[320];
+		srv_resource_gr(res, gr, sizeof gr);
+		struct reg_key k;
+		struct reg_obj c = {0};
+		bool deleting = false;
+		if (!key_of(res, ns, name, &k, &err) && reg_get(e, &k, &c) == LP_OK &&
+		    reg_obj_decode(&c) == LP_OK)
+			deleting = meta_str(c.obj, "deletionTimestamp") != NULL;
+		reg_obj_free(&c);
+		srv_error_clear(&err);
+		srv_error_set(&err, LP_E_EXISTS, "%s%s \"%s\" already exists%s",
+			      deleting ? "object is being deleted: " : "", gr,
+			      name ? name : "",
+			      generated ? ", the server was not able to generate a unique name for the object" : "");
+		fail_res(r, res, name, &err);
+		json_decref(obj);
+		return;
 	}
 	if (rc) {
 		storage_err(res, name, rc, &err);
@@ -2214,20 +2286,21 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	json_t *om = json_object_get(old, "metadata");
 	const char *bname = json_string_value(json_object_get(m, "name"));
 	if (bname && *bname && strcmp(bname, name)) {
-		json_decref(obj);
+		/* bname lives in obj: reply before letting it go */
 		srv_reply_fail(r, LP_E_BADREQUEST,
 			       "the name of the object (%.253s) does not match the name on the URL (%.253s)",
 			       bname, name);
+		json_decref(obj);
 		return LP_E_BADREQUEST;
 	}
 	json_object_set_new(m, "name", json_string(name));
 	if (res->namespaced) {
 		const char *bns = json_string_value(json_object_get(m, "namespace"));
 		if (bns && *bns && strcmp(bns, ns)) {
-			json_decref(obj);
 			srv_reply_fail(r, LP_E_BADREQUEST,
 				       "the namespace of the object (%.63s) does not match the namespace on the request (%.63s)",
 				       bns, ns);
+			json_decref(obj);
 			return LP_E_BADREQUEST;
 		}
 		json_object_set_new(m, "namespace", json_string(ns));
@@ -2357,7 +2430,7 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	validate_meta(res, next, &err);
 	if (invalid_from_causes(res, name, &err) ||
 	    (kind == UPD_MAIN && res->prepare && res->prepare(res, next, old, &err)) ||
-	    (res->custom && kind != UPD_FINALIZE && cr_schema(r, res, next, name, &err)) ||
+	    (res->custom && kind != UPD_FINALIZE && cr_schema(r, res, next, old, name, &err)) ||
 	    (!tracked &&
 	     track_update(r, res,
 			  kind == UPD_STATUS	 ? "status"
@@ -3006,6 +3079,13 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 				json_object_set_new(nm, "deletionTimestamp", json_string(now));
 				json_object_set_new(nm, "deletionGracePeriodSeconds",
 						    json_integer(0));
+				/* kube's store: a deletion that starts bumps a
+				   generation the object has */
+				json_int_t gen = json_integer_value(
+				    json_object_get(nm, "generation"));
+				if (gen > 0)
+					json_object_set_new(nm, "generation",
+							    json_integer(gen + 1));
 				if (ns_res) {
 					json_t *st = json_object_get(next, "status");
 					if (!json_is_object(st)) {

@@ -1609,9 +1609,18 @@ unsigned srv_subresource_verbs(const char *sub)
 	return SRV_V_GET | SRV_V_PATCH | SRV_V_UPDATE;
 }
 
+/* What a custom resource's /scale serves: autoscaling/v1 Scale, as kube's
+   discovery names it. */
+static const struct srv_resource scale_type = {
+	.group = "autoscaling", .version = "v1", .resource = "",
+	.kind = "Scale", .list_kind = "", .singular = "", .namespaced = true,
+	.verbs = SRV_V_GET | SRV_V_PATCH | SRV_V_UPDATE, .prepare = prep_none};
+
 const struct srv_resource *srv_subresource_type(const char *sub)
 {
-	return !strcmp(sub, "token") ? &token_request : NULL;
+	if (!strcmp(sub, "token"))
+		return &token_request;
+	return !strcmp(sub, "scale") ? &scale_type : NULL;
 }
 static const char *const sub_status[] = {"status", NULL};
 static const char *const f_secret[] = {"type", NULL};

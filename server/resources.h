@@ -110,8 +110,8 @@ struct srv_resource {
 unsigned srv_subresource_verbs(const char *sub);
 
 /* The type a subresource takes and answers when it is not its resource's
-   kind (serviceaccounts/token: TokenRequest, authentication.k8s.io/v1),
-   else NULL. Its descriptor decodes and checks the body, is in no table
+   kind (serviceaccounts/token: TokenRequest, authentication.k8s.io/v1; a
+   custom resource's scale: autoscaling/v1 Scale), else NULL. Its descriptor decodes and checks the body, is in no table
    and serves nothing on its own. */
 const struct srv_resource *srv_subresource_type(const char *sub);
 

@@ -521,6 +521,14 @@ req GET /openapi/v3/api/v1
 check "OpenAPI v3 describes ServicePort with port required" python3 -c "import json; s=json.load(open('$WORK/body'))['components']['schemas']; p=s['io.k8s.api.core.v1.ServicePort']; assert p['required']==['port'] and p['properties']['port']['type']=='integer'; assert s['io.k8s.api.core.v1.ConfigMap']['properties']['data']['additionalProperties']['type']=='string'"
 # OpenAPI v2: kubectl 1.27 and 1.28 fetch it in protobuf before create -f
 # and apply -f; it holds the paths (no definitions: schemas are in v3)
+# a write that renames the object: kube's 400 with both names
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"rn1"}}'
+req PUT /api/v1/namespaces/default/configmaps/rn1 '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"zz"}}'
+check "a PUT naming another object is 400 with both names" code_has 400 'the name of the object (zz) does not match the name on the URL (rn1)'
+req PATCH /api/v1/namespaces/default/configmaps/rn1 '{"metadata":{"name":"renamed"}}' application/merge-patch+json
+check "a patch that renames is 400 with both names" code_has 400 'the name of the object (renamed) does not match the name on the URL (rn1)'
+req PUT /api/v1/namespaces/default/configmaps/rn1 '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"rn1","namespace":"kube-system"}}'
+check "a PUT naming another namespace is 400 with both" code_has 400 'the namespace of the object (kube-system) does not match the namespace on the request (default)'
 req GET "/api/v1/namespaces?fieldSelector=metadata.namespace%3Dx"
 check "metadata.namespace is no field label of Namespaces (kube's 400)" code_has 400 'field label not supported: metadata.namespace'
 req GET "/api/v1/namespaces?fieldSelector=metadata.name%3Ddefault"

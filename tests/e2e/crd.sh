@@ -373,6 +373,11 @@ expect_rc 0 "scale set spec.replicas" kubectl get dial d1 -o 'jsonpath={.spec.re
 check "... to 4, and generation grew" out_has '^4/2$'
 expect_rc 0 "GET /scale" kubectl get --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale
 check "... is an autoscaling/v1 Scale" out_has '"kind":"Scale","apiVersion":"autoscaling/v1".*"spec":\{"replicas":4\}'
+expect_rc 0 "discovery of the scale subresource" kubectl get --raw /apis/scale.example.com/v1
+check "... names autoscaling/v1 Scale, as kube's" python3 -c "
+import json; d = json.load(open('$WORK/out'))
+s = [r for r in d['resources'] if r['name'] == 'dials/scale'][0]
+assert (s.get('group'), s.get('version'), s['kind']) == ('autoscaling', 'v1', 'Scale'), s"
 expect_rc 0 "status through /status" kubectl patch dial d1 --subresource=status --type=merge -p '{"status":{"replicas":3},"spec":{"replicas":9}}'
 expect_rc 0 "the status write" kubectl get dial d1 -o 'jsonpath={.status.replicas}/{.spec.replicas}/{.metadata.generation}'
 check "... changed status only, generation unchanged" out_has '^3/4/2$'
@@ -424,6 +429,23 @@ check "... Required value" err_has 'spec.size: Required value'
 expect_rc 1 "fieldValidation=Strict refuses unknown fields" kubectl create -f - <<<'{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"g4"},"spec":{"size":1,"nope":1}}'
 check "... as kube says" err_has 'unknown field "spec.nope"'
 
+# Finalizers on custom resources: kube warns about names without a domain
+# (not its own), bumps generation when the deletion starts, and a create
+# of the name meanwhile is "object is being deleted"
+expect_rc 0 "a gadget with finalizers" kubectl create -f - <<<'{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"gf","finalizers":["nodomain","a.b","example.com/ok","orphan"]},"spec":{"size":1}}'
+check "... warns about nodomain" err_text 'Warning: metadata.finalizers: "nodomain": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers'
+check "... and a.b (a path wanted)" err_text 'Warning: metadata.finalizers: "a.b": prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers'
+check "... not about example.com/ok or orphan" bash -c "[ \$(grep -c 'Warning: metadata.finalizers' '$WORK/err') == 2 ]"
+expect_rc 0 "an update adding one more" kubectl patch gadget gf --type=json -p '[{"op":"add","path":"/metadata/finalizers/-","value":"zz"}]'
+check "... warns about that one only" bash -c "grep -q 'finalizers: \"zz\"' '$WORK/err' && [ \$(grep -c 'Warning: metadata.finalizers' '$WORK/err') == 1 ]"
+expect_rc 0 "delete starts (finalizers hold it)" kubectl delete gadget gf --wait=false
+expect_rc 0 "... deletionTimestamp set, generation bumped" kubectl get gadget gf -o 'jsonpath={.metadata.generation}/{.metadata.deletionTimestamp}'
+check "... from 1 to 2" out_has '^2/[0-9T:Z-]+$'
+expect_rc 1 "a create of the name meanwhile" kubectl create -f - <<<'{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"gf"},"spec":{"size":1}}'
+check "... is kube's AlreadyExists of an object being deleted" err_text 'object is being deleted: gadgets.typed.example.com "gf" already exists'
+expect_rc 0 "dropping the finalizers" kubectl patch gadget gf --type=merge -p '{"metadata":{"finalizers":null}}'
+expect_rc 1 "... deletes it" kubectl get gadget gf
+
 # selectableFields (reference §3.6): field selectors on the paths a CRD
 # version names, in lists and watches; the Shirt CRD of kube's docs
 expect_rc 0 "the Shirt CRD with selectableFields" kubectl apply -f "$TD/kubernetes/website__shirt-resource-definition.yaml"
@@ -460,6 +482,23 @@ evs = [(e["type"], e["object"]["metadata"]["name"], e["object"]["spec"]["color"]
        for e in map(json.loads, open(sys.argv[1])) if e["type"] != "BOOKMARK"]
 assert evs == [("DELETED", "b", "blue"), ("ADDED", "c", "blue")], evs
 PY
+# Versions in kube's discovery order (CompareKubeAwareVersionStrings), the
+# first preferred: kubectl uses the preferred version of a group
+python3 - >"$WORK/order.json" <<'PY'
+import json
+vs = ["foo10", "v11alpha2", "v1", "v3beta1", "v2", "foo1", "v10beta3", "v12alpha1", "v11beta2"]
+print(json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+  "metadata": {"name": "things.order.example.com"},
+  "spec": {"group": "order.example.com", "scope": "Namespaced", "names": {"plural": "things", "kind": "Thing"},
+    "versions": [{"name": v, "served": True, "storage": v == "v1",
+                  "schema": {"openAPIV3Schema": {"type": "object"}}} for v in vs]}}))
+PY
+expect_rc 0 "a CRD with nine versions in no order" kubectl create -f "$WORK/order.json"
+expect_rc 0 "... its group in discovery" kubectl get --raw /apis/order.example.com
+check "... lists them kube-aware, v2 preferred" python3 -c "
+import json; g = json.load(open('$WORK/out'))
+assert [v['version'] for v in g['versions']] == ['v2', 'v1', 'v11beta2', 'v10beta3', 'v3beta1', 'v12alpha1', 'v11alpha2', 'foo1', 'foo10'], g
+assert g['preferredVersion']['version'] == 'v2', g"
 # selectableFields that kube refuses, each with its message
 cat >"$WORK/badsf.yaml" <<'YAML'
 apiVersion: apiextensions.k8s.io/v1
