@@ -103,7 +103,49 @@ const char *srv_query(struct srv_req *r, const char *key)
 {
 	if (r->deferred)
 		return val_lookup(r, MHD_GET_ARGUMENT_KIND, key);
-	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+	/* "?watch" (no '=') is there with an empty value, as Go's url.Query
+	   reads it: MHD reports it with a NULL value */
+	const char *v = NULL;
+	size_t vl = 0;
+	if (MHD_lookup_connection_value_n(r->conn, MHD_GET_ARGUMENT_KIND, key,
+					  strlen(key), &v, &vl) != MHD_YES)
+		return NULL;
+	return v ? v : "";
+}
+
+struct query_all {
+	const char *key;
+	const char **out;
+	size_t max, n;
+};
+
+static enum MHD_Result query_all_cb(void *cls, enum MHD_ValueKind kind,
+				    const char *key, const char *value)
+{
+	struct query_all *q = cls;
+	(void)kind;
+	if (key && !strcasecmp(key, q->key)) {
+		if (q->n < q->max)
+			q->out[q->n] = value ? value : "";
+		q->n++;
+	}
+	return MHD_YES;
+}
+
+size_t srv_query_all(struct srv_req *r, const char *key, const char **out,
+		     size_t max)
+{
+	struct query_all q = {key, out, max, 0};
+	if (r->deferred) {
+		for (size_t i = 0; i < r->n_vals; i++)
+			if (r->vals[i].kind == MHD_GET_ARGUMENT_KIND)
+				query_all_cb(&q, MHD_GET_ARGUMENT_KIND,
+					     r->vals[i].key, r->vals[i].value);
+		return q.n;
+	}
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, query_all_cb,
+				  &q);
+	return q.n;
 }
 
 struct detach_ctx {
@@ -136,10 +178,10 @@ static enum MHD_Result detach_val(void *cls, enum MHD_ValueKind kind,
 		struct srv_val *v = &c->r->vals[c->n];
 		v->kind = (int)kind;
 		v->key = put_str(c, key);
-		v->value = put_str(c, value);
+		v->value = put_str(c, value ? value : ""); /* see srv_query */
 	} else {
 		put_str(c, key);
-		put_str(c, value);
+		put_str(c, value ? value : "");
 	}
 	c->n++;
 	return MHD_YES;

@@ -126,6 +126,10 @@ const struct srv_opts *srv_options(struct srv *s);
 /* A request header or query argument (borrowed, NULL when absent). */
 const char *srv_header(struct srv_req *r, const char *name);
 const char *srv_query(struct srv_req *r, const char *key);
+/* Every value of query parameter key, in order, into out[0, max); returns
+   how many there are (possibly more than max). */
+size_t srv_query_all(struct srv_req *r, const char *key, const char **out,
+		     size_t max);
 
 /* Add a Warning header text (kube's `299 - "<text>"`). */
 void srv_warn(struct srv_req *r, const char *fmt, ...)

@@ -500,18 +500,40 @@ static lp_err storage_err(const struct srv_resource *res, const char *name,
 
 /* ------------------------------------------------------------ options */
 
+/* The options kind kube decodes a write's query into, for its messages. */
+static const char *opts_kind(const struct srv_req *r)
+{
+	if (!strcmp(r->method, "PUT"))
+		return "UpdateOptions";
+	if (!strcmp(r->method, "PATCH"))
+		return "PatchOptions";
+	if (!strcmp(r->method, "DELETE"))
+		return "DeleteOptions";
+	return "CreateOptions";
+}
+
 static lp_err dry_run(struct srv_req *r, bool *dry, struct srv_error *err)
 {
-	const char *d = srv_query(r, "dryRun");
+	const char *d[8];
+	size_t n = srv_query_all(r, "dryRun", d, 8);
 	*dry = false;
-	if (!d)
+	if (!n)
 		return LP_OK;
-	if (strcmp(d, "All")) {
+	bool ok = n <= 8;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = !strcmp(d[i], "All");
+	if (!ok) {
+		/* Go's %#v of the []string */
+		char list[400] = "";
+		size_t o = 0;
+		for (size_t i = 0; i < n && i < 8 && o < sizeof list; i++)
+			o += (size_t)snprintf(list + o, sizeof list - o,
+					      "%s\"%.32s\"", i ? ", " : "", d[i]);
 		srv_error_cause(err, "FieldValueNotSupported", "dryRun",
-				"Unsupported value: []string{\"%.64s\"}: supported values: \"All\"", d);
+				"Unsupported value: []string{%s}: supported values: \"All\"", list);
 		return srv_error_set(err, LP_E_INVALID,
-				     "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"%.64s\"}: supported values: \"All\"",
-				     d);
+				     "%s.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{%s}: supported values: \"All\"",
+				     opts_kind(r), list);
 	}
 	*dry = true;
 	r->dry_run = true;
@@ -527,8 +549,8 @@ static lp_err field_validation(struct srv_req *r, struct srv_error *err)
 	srv_error_cause(err, "FieldValueNotSupported", "fieldValidation",
 			"Unsupported value: \"%.64s\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"", fv);
 	return srv_error_set(err, LP_E_INVALID,
-			     "fieldValidation: Unsupported value: \"%.64s\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"",
-			     fv);
+			     "%s.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"%.64s\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"",
+			     opts_kind(r), fv);
 }
 
 /* ------------------------------------------------------------ get */
@@ -769,10 +791,16 @@ lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 		     bool watch, struct list_opts *o, struct srv_error *err)
 {
 	memset(o, 0, sizeof *o);
-	const char *l = srv_query(r, "limit");
-	if (l && *l && !parse_i64(l, &o->limit))
-		return srv_error_set(err, LP_E_BADREQUEST,
-				     "strconv.ParseInt: parsing \"%.64s\": invalid syntax", l);
+	/* integers kube decodes into ListOptions: a bad one is its 400 (the
+	   watch path words timeoutSeconds' range errors itself) */
+	static const char *const ints[] = {"limit", "timeoutSeconds"};
+	int64_t ignored;
+	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+		const char *l = watch && i ? NULL : srv_query(r, ints[i]);
+		if (l && *l && !parse_i64(l, i ? &ignored : &o->limit))
+			return srv_error_set(err, LP_E_BADREQUEST,
+					     "strconv.ParseInt: parsing \"%.64s\": invalid syntax", l);
+	}
 	if (watch)
 		o->limit = 0;
 	o->cont = srv_query(r, "continue");
@@ -789,6 +817,12 @@ lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 		return srv_error_set(err, LP_E_BADREQUEST,
 				     "invalid resource version: %.64s", o->rv);
 	if (!watch) {
+		if (srv_query(r, "sendInitialEvents")) {
+			srv_error_cause(err, "FieldValueForbidden", "sendInitialEvents",
+					"Forbidden: sendInitialEvents is forbidden for list");
+			return srv_error_set(err, LP_E_INVALID,
+					     "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list");
+		}
 		if (o->rvm && strcmp(o->rvm, "Exact") && strcmp(o->rvm, "NotOlderThan")) {
 			srv_error_cause(err, "FieldValueNotSupported", "resourceVersionMatch",
 					"Unsupported value: \"%.32s\": supported values: \"Exact\", \"NotOlderThan\", \"\"", o->rvm);
@@ -2318,10 +2352,15 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 			return LP_E_CONFLICT;
 		}
 	} else if (!res->unconditional_update) {
+		/* kube's store raises this Invalid with the resource, not the
+		   kind: "foos.example.com", details.kind "foos" */
 		srv_error_cause(&err, "FieldValueInvalid", "metadata.resourceVersion",
 				"Invalid value: 0x0: must be specified for an update");
-		invalid_from_causes(res, name, &err);
-		fail_res(r, res, name, &err);
+		srv_error_invalid(&err, res->resource, srv_resource_store_group(res),
+				  name);
+		struct srv_status_what w;
+		what_of(res, name, &w);
+		srv_reply_error(r, &err, &w);
 		json_decref(obj);
 		return LP_E_INVALID;
 	}
@@ -2722,7 +2761,8 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		pt = P_APPLY;
 	else {
 		srv_reply_fail(r, LP_E_UNSUPPORTEDMEDIA,
-			       "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json");
+			       "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml%s",
+			       res->custom ? "" : ", application/strategic-merge-patch+json");
 		return;
 	}
 	bool dry;
@@ -2937,6 +2977,18 @@ struct del_opts {
 	json_t *body; /* owns the strings above when from the body */
 };
 
+/* kube's 422 for orphanDependents beside propagationPolicy (the policy is
+   the value shown). */
+static lp_err both_set(const char *policy, struct srv_error *err)
+{
+	srv_error_cause(err, "FieldValueInvalid", "propagationPolicy",
+			"Invalid value: \"%.32s\": orphanDependents and deletionPropagation cannot be both set",
+			policy);
+	return srv_error_set(err, LP_E_INVALID,
+			     "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: \"%.32s\": orphanDependents and deletionPropagation cannot be both set",
+			     policy);
+}
+
 static lp_err delete_opts(struct srv_req *r, struct del_opts *o,
 			  struct srv_error *err)
 {
@@ -2954,12 +3006,8 @@ static lp_err delete_opts(struct srv_req *r, struct del_opts *o,
 		o->pre_uid = json_string_value(json_object_get(pre, "uid"));
 		o->pre_rv = json_string_value(json_object_get(pre, "resourceVersion"));
 		json_t *od = json_object_get(b, "orphanDependents");
-		if (json_is_boolean(od) && o->policy) {
-			srv_error_cause(err, "FieldValueInvalid", "propagationPolicy",
-					"Invalid value: orphanDependents and deletionPropagation cannot be both set");
-			return srv_error_set(err, LP_E_INVALID,
-					     "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: orphanDependents and deletionPropagation cannot be both set");
-		}
+		if (json_is_boolean(od) && o->policy)
+			return both_set(o->policy, err);
 		if (json_is_true(od))
 			o->policy = "Orphan";
 		json_t *dr = json_object_get(b, "dryRun");
@@ -2974,6 +3022,13 @@ static lp_err delete_opts(struct srv_req *r, struct del_opts *o,
 	} else {
 		o->policy = srv_query(r, "propagationPolicy");
 		const char *od = srv_query(r, "orphanDependents");
+		const char *gp = srv_query(r, "gracePeriodSeconds");
+		int64_t ignored;
+		if (gp && *gp && !parse_i64(gp, &ignored))
+			return srv_error_set(err, LP_E_BADREQUEST,
+					     "strconv.ParseInt: parsing \"%.64s\": invalid syntax", gp);
+		if (od && o->policy)
+			return both_set(o->policy, err);
 		if (od && srv_query_bool(od))
 			o->policy = "Orphan";
 		lp_err rc = dry_run(r, &o->dry, err);

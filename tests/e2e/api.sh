@@ -521,6 +521,28 @@ req GET /openapi/v3/api/v1
 check "OpenAPI v3 describes ServicePort with port required" python3 -c "import json; s=json.load(open('$WORK/body'))['components']['schemas']; p=s['io.k8s.api.core.v1.ServicePort']; assert p['required']==['port'] and p['properties']['port']['type']=='integer'; assert s['io.k8s.api.core.v1.ConfigMap']['properties']['data']['additionalProperties']['type']=='string'"
 # OpenAPI v2: kubectl 1.27 and 1.28 fetch it in protobuf before create -f
 # and apply -f; it holds the paths (no definitions: schemas are in v3)
+# query options as kube decodes and validates them
+req POST '/api/v1/namespaces/default/configmaps?dryRun=All&dryRun=x' '{"metadata":{"name":"dr2"}}'
+check "dryRun=All&dryRun=x is 422 naming both values" code_has 422 'CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"All\", \"x\"}: supported values: \"All\"'
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"opt1"}}'
+req DELETE '/api/v1/namespaces/default/configmaps/opt1?dryRun=x'
+check "a DELETE's bad dryRun names DeleteOptions" code_has 422 'DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"x\"}'
+req PATCH '/api/v1/namespaces/default/configmaps/opt1?fieldValidation=bad' '{}' application/merge-patch+json
+check "a PATCH's bad fieldValidation names PatchOptions" code_has 422 'PatchOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"bad\"'
+req DELETE '/api/v1/namespaces/default/configmaps/opt1?orphanDependents=true&propagationPolicy=Background'
+check "orphanDependents beside propagationPolicy is 422 showing the policy" code_has 422 'propagationPolicy: Invalid value: \"Background\": orphanDependents and deletionPropagation cannot be both set'
+req DELETE '/api/v1/namespaces/default/configmaps/opt1?gracePeriodSeconds=abc'
+check "a gracePeriodSeconds that is no integer is 400" code_has 400 'strconv.ParseInt: parsing \"abc\": invalid syntax'
+req GET /api/v1/namespaces/default/configmaps/opt1
+check "... and deletes nothing" code_is 200
+req GET '/api/v1/namespaces/default/configmaps?timeoutSeconds=x'
+check "a list's timeoutSeconds that is no integer is 400" code_has 400 'strconv.ParseInt: parsing \"x\": invalid syntax'
+req GET '/api/v1/namespaces/default/configmaps?sendInitialEvents=true'
+check "sendInitialEvents on a list is kube's 422" code_has 422 'ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' --max-time 5 "$URL/api/v1/namespaces/default/configmaps?watch&timeoutSeconds=1")
+check "a bare ?watch is a watch (Go reads it as an empty value: true)" grep -q '"type":"ADDED"' "$WORK/body"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' "$URL/healthz?verbose")
+check "a bare ?verbose is verbose" grep -q '^\[+\]ping ok' "$WORK/body"
 # a write that renames the object: kube's 400 with both names
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"rn1"}}'
 req PUT /api/v1/namespaces/default/configmaps/rn1 '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"zz"}}'

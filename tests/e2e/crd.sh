@@ -446,6 +446,17 @@ check "... is kube's AlreadyExists of an object being deleted" err_text 'object 
 expect_rc 0 "dropping the finalizers" kubectl patch gadget gf --type=merge -p '{"metadata":{"finalizers":null}}'
 expect_rc 1 "... deletes it" kubectl get gadget gf
 
+# (kubectl replace fills in the live resourceVersion: curl sends none)
+curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X PUT -H 'Content-Type: application/json' \
+	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets/g1" -d '{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"g1"},"spec":{"size":2}}'
+check "a PUT without resourceVersion is kube's 422 naming the resource, not the kind" python3 -c "
+import json; d = json.load(open('$WORK/out'))
+assert d['code'] == 422 and d['message'] == 'gadgets.typed.example.com \"g1\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update', d
+assert d['details']['kind'] == 'gadgets' and d['details']['group'] == 'typed.example.com', d"
+curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X PATCH -H 'Content-Type: text/plain' \
+	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets/g1" -d '{}'
+check "a patch of an unknown type lists the custom resource's patch types (no strategic merge)" grep -qF 'accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"' "$WORK/out"
+
 # selectableFields (reference §3.6): field selectors on the paths a CRD
 # version names, in lists and watches; the Shirt CRD of kube's docs
 expect_rc 0 "the Shirt CRD with selectableFields" kubectl apply -f "$TD/kubernetes/website__shirt-resource-definition.yaml"
