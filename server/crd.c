@@ -827,31 +827,64 @@ void srv_crds_shutdown(void)
 
 /* ------------------------------------------------------------ CRD strategy */
 
-static bool dns1035(const char *s)
+/* The DNS-1035 label pattern, whatever the length. */
+static bool dns1035_like(const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
-	if (n == 0 || n > 63 || !(s[0] >= 'a' && s[0] <= 'z'))
+	if (n == 0 || !(s[0] >= 'a' && s[0] <= 'z'))
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
-		bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-			  (c == '-' && i < n - 1);
-		if (!ok)
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      (c == '-' && i < n - 1)))
 			return false;
 	}
 	return true;
 }
 
-static bool dns1035_mixed(const char *s)
+static bool dns1035(const char *s)
 {
-	char low[128];
-	size_t n = s ? strlen(s) : 0;
-	if (n == 0 || n >= sizeof low)
-		return false;
-	for (size_t i = 0; i <= n; i++)
-		low[i] =
-		    (char)((s[i] >= 'A' && s[i] <= 'Z') ? s[i] + 32 : s[i]);
-	return dns1035(low);
+	return s && strlen(s) <= 63 && dns1035_like(s);
+}
+
+/* kube's IsDNS1035Label errors of s, joined by "," (utilvalidation's
+   texts); false when s is one. */
+static bool dns1035_errs(const char *s, char *buf, size_t n)
+{
+	size_t len = strlen(s);
+	bool re_ok = dns1035_like(s);
+	buf[0] = 0;
+	if (len > 63)
+		snprintf(buf, n, "must be no more than 63 characters");
+	if (!re_ok)
+		snprintf(buf + strlen(buf), n - strlen(buf),
+			 "%sa DNS-1035 label must consist of lower case "
+			 "alphanumeric characters or '-', start with an "
+			 "alphabetic character, and end with an alphanumeric "
+			 "character (e.g. 'my-name',  or 'abc-123', regex used "
+			 "for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+			 buf[0] ? "," : "");
+	return buf[0] != 0;
+}
+
+/* A DNS-1035 cause of field (value quoted; mixed: kind's lower case form,
+   "may have mixed case, but should otherwise match: ..."). */
+static void dns1035_cause(struct srv_error *err, const char *field,
+			  const char *value, bool mixed)
+{
+	char low[300], why[600], q[300];
+	size_t i = 0;
+	for (; value[i] && i < sizeof low - 1; i++)
+		low[i] = mixed && value[i] >= 'A' && value[i] <= 'Z'
+				 ? (char)(value[i] + 32)
+				 : value[i];
+	low[i] = 0;
+	if (!dns1035_errs(low, why, sizeof why))
+		return;
+	srv_go_quote(value, q, sizeof q);
+	srv_error_cause(err, "FieldValueInvalid", field, "Invalid value: %s: %s%s",
+			q, mixed ? "may have mixed case, but should otherwise match: " : "",
+			why);
 }
 
 static void lower(const char *s, char *out, size_t n)
@@ -956,6 +989,156 @@ static lp_err check_schemas(const json_t *versions, const json_t *old,
 		    sch, base, same ? any_status : status_enabled(v), err);
 	}
 	return LP_OK;
+}
+
+/* kube's validateDeprecationWarning for version i. */
+static void check_deprecation(const json_t *v, size_t i, struct srv_error *err)
+{
+	const json_t *w = json_object_get(v, "deprecationWarning");
+	if (!json_is_string(w))
+		return;
+	const char *t = json_string_value(w);
+	char f[64], q[600];
+	snprintf(f, sizeof f, "spec.versions[%zu].deprecationWarning", i);
+	srv_go_quote(t, q, sizeof q);
+	if (!json_is_true(json_object_get(v, "deprecated"))) {
+		srv_error_cause(err, "FieldValueInvalid", f,
+				"Invalid value: %s: can only be set for deprecated versions", q);
+		return;
+	}
+	if (strlen(t) > 256)
+		srv_error_cause(err, "FieldValueInvalid", f,
+				"Invalid value: %s: must be <= 256 characters long", q);
+	if (!*t)
+		srv_error_cause(err, "FieldValueInvalid", f,
+				"Invalid value: \"\": must not be an empty string");
+	for (size_t k = 0; t[k]; k++)
+		if ((unsigned char)t[k] < 0x20 || t[k] == 0x7f) {
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: %s: must only contain printable UTF-8 characters; non-printable character found at index %zu",
+					q, k);
+			break;
+		}
+}
+
+/* kube's validateSimpleJSONPath: a cause (false) unless s starts with '.'. */
+static bool simple_path(const char *field, const char *s, struct srv_error *err)
+{
+	char q[300];
+	srv_go_quote(s, q, sizeof q);
+	if (!*s) {
+		srv_error_cause(err, "FieldValueInvalid", field,
+				"Invalid value: \"\": must not be empty");
+		return false;
+	}
+	if (s[0] != '.') {
+		srv_error_cause(err, "FieldValueInvalid", field,
+				"Invalid value: %s: must be a simple json path starting with .", q);
+		return false;
+	}
+	return true;
+}
+
+/* The printer columns and scale paths of every version (reference §8.2),
+   at kube's paths: its conversion to the internal form hoists them to
+   spec.additionalPrinterColumns / spec.subresources when all versions
+   have the same ones. */
+static void check_columns_and_scale(const json_t *versions,
+				    struct srv_error *err)
+{
+	static const char *const types[] = {"boolean", "date", "integer",
+					    "number", "string"};
+	static const char *const formats[] = {"byte", "date", "date-time",
+					      "double", "float", "int32",
+					      "int64", "password"};
+	for (int what = 0; what < 2; what++) {
+		const char *member = what ? "subresources" : "additionalPrinterColumns";
+		size_t n = json_array_size(versions), i;
+		bool same = n > 0;
+		for (i = 1; i < n; i++)
+			same = same && json_equal(json_object_get(json_array_get(versions, i), member),
+						  json_object_get(json_array_get(versions, 0), member));
+		json_t *v;
+		json_array_foreach((json_t *)versions, i, v) {
+			if (same && i > 0)
+				break;
+			char base[64];
+			if (same)
+				snprintf(base, sizeof base, "spec");
+			else
+				snprintf(base, sizeof base, "spec.versions[%zu]", i);
+			const json_t *m = json_object_get(v, member);
+			if (what == 0) {
+				size_t j;
+				json_t *c;
+				json_array_foreach((json_t *)m, j, c) {
+					char f[128], q[300];
+					const char *cn = json_string_value(json_object_get(c, "name"));
+					const char *ct = json_string_value(json_object_get(c, "type"));
+					const char *cf = json_string_value(json_object_get(c, "format"));
+					const char *cp = json_string_value(json_object_get(c, "jsonPath"));
+					snprintf(f, sizeof f, "%s.additionalPrinterColumns[%zu].name", base, j);
+					if (!cn || !*cn)
+						srv_error_cause(err, "FieldValueRequired", f, "Required value");
+					snprintf(f, sizeof f, "%s.additionalPrinterColumns[%zu].type", base, j);
+					bool tok = false;
+					for (size_t k = 0; ct && k < 5; k++)
+						tok = tok || !strcmp(ct, types[k]);
+					if (!ct || !*ct) {
+						srv_error_cause(err, "FieldValueRequired", f,
+								"Required value: must be one of boolean,date,integer,number,string");
+					} else if (!tok) {
+						srv_go_quote(ct, q, sizeof q);
+						srv_error_cause(err, "FieldValueInvalid", f,
+								"Invalid value: %s: must be one of boolean,date,integer,number,string", q);
+					}
+					bool fok = !cf || !*cf;
+					for (size_t k = 0; !fok && k < 8; k++)
+						fok = !strcmp(cf, formats[k]);
+					if (!fok) {
+						snprintf(f, sizeof f, "%s.additionalPrinterColumns[%zu].format", base, j);
+						srv_go_quote(cf, q, sizeof q);
+						srv_error_cause(err, "FieldValueInvalid", f,
+								"Invalid value: %s: must be one of byte,date,date-time,double,float,int32,int64,password", q);
+					}
+					snprintf(f, sizeof f, "%s.additionalPrinterColumns[%zu].JSONPath", base, j);
+					if (!cp || !*cp)
+						srv_error_cause(err, "FieldValueRequired", f, "Required value");
+					else
+						simple_path(f, cp, err);
+				}
+				continue;
+			}
+			const json_t *sc = json_object_get(m, "scale");
+			if (!json_is_object(sc))
+				continue;
+			static const struct {
+				const char *key, *prefix, *under;
+				bool required;
+			} ps[] = {{"specReplicasPath", ".spec.", "should be a json path under .spec", true},
+				  {"statusReplicasPath", ".status.", "should be a json path under .status", true},
+				  {"labelSelectorPath", NULL, "should be a json path under either .spec or .status", false}};
+			for (size_t k = 0; k < 3; k++) {
+				char f[128], q[300];
+				snprintf(f, sizeof f, "%s.subresources.scale.%s", base, ps[k].key);
+				const char *p = json_string_value(json_object_get(sc, ps[k].key));
+				if (!p || !*p) {
+					if (ps[k].required)
+						srv_error_cause(err, "FieldValueRequired", f, "Required value");
+					continue;
+				}
+				if (!simple_path(f, p, err))
+					continue;
+				bool ok = ps[k].prefix ? !strncmp(p, ps[k].prefix, strlen(ps[k].prefix))
+						       : !strncmp(p, ".spec.", 6) || !strncmp(p, ".status.", 8);
+				if (!ok) {
+					srv_go_quote(p, q, sizeof q);
+					srv_error_cause(err, "FieldValueInvalid", f,
+							"Invalid value: %s: %s", q, ps[k].under);
+				}
+			}
+		}
+	}
 }
 
 /*
@@ -1318,43 +1501,52 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 					"values: \"Cluster\", \"Namespaced\""
 				      : "Required value%s",
 				scope ? scope : "");
-	if (!dns1035(plural))
-		srv_error_cause(err, "FieldValueInvalid", "spec.names.plural",
-				"Invalid value: \"%s\": a DNS-1035 label must "
-				"consist of lower case alphanumeric characters "
-				"or '-', start with an alphabetic character, "
-				"and end with an alphanumeric character",
-				plural ? plural : "");
-	if (!dns1035(json_string_value(json_object_get(names, "singular"))))
-		srv_error_cause(err, "FieldValueInvalid", "spec.names.singular",
-				"Invalid value: must be a DNS-1035 label");
-	if (!dns1035_mixed(kind))
-		srv_error_cause(
-		    err, "FieldValueInvalid", "spec.names.kind",
-		    "Invalid value: \"%s\": may have mixed case, but should "
-		    "otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?",
-		    kind ? kind : "");
+	/* kube's ValidateCustomResourceDefinitionSpec: the names required
+	   (after defaulting), then ValidateCustomResourceDefinitionNames */
+	const char *singular =
+	    json_string_value(json_object_get(names, "singular"));
 	const char *lk = json_string_value(json_object_get(names, "listKind"));
-	if (!dns1035_mixed(lk))
-		srv_error_cause(
-		    err, "FieldValueInvalid", "spec.names.listKind",
-		    "Invalid value: must be a DNS-1035 label (mixed case)");
-	else if (kind && !strcmp(kind, lk))
-		srv_error_cause(err, "FieldValueInvalid", "spec.names.listKind",
-				"Invalid value: \"%s\": kind and listKind may "
-				"not be the same",
-				lk);
+	static const char *const req[] = {"plural", "singular", "kind",
+					  "listKind"};
+	for (size_t k = 0; k < 4; k++) {
+		const char *nv = json_string_value(json_object_get(names, req[k]));
+		if (!nv || !*nv) {
+			char f[40];
+			snprintf(f, sizeof f, "spec.names.%s", req[k]);
+			srv_error_cause(err, "FieldValueRequired", f,
+					"Required value");
+		}
+	}
+	if (plural && *plural)
+		dns1035_cause(err, "spec.names.plural", plural, false);
+	if (singular && *singular)
+		dns1035_cause(err, "spec.names.singular", singular, false);
+	if (kind && *kind)
+		dns1035_cause(err, "spec.names.kind", kind, true);
+	if (lk && *lk)
+		dns1035_cause(err, "spec.names.listKind", lk, true);
 	size_t i;
 	json_t *v;
 	json_array_foreach(json_object_get(names, "shortNames"), i, v)
 	{
-		if (!dns1035(json_string_value(v))) {
-			char f[64];
-			snprintf(f, sizeof f, "spec.names.shortNames[%zu]", i);
-			srv_error_cause(
-			    err, "FieldValueInvalid", f,
-			    "Invalid value: must be a DNS-1035 label");
-		}
+		char f[64];
+		snprintf(f, sizeof f, "spec.names.shortNames[%zu]", i);
+		dns1035_cause(err, f,
+			      json_string_value(v) ? json_string_value(v) : "",
+			      false);
+	}
+	if (kind && lk && *kind && !strcmp(kind, lk))
+		srv_error_cause(err, "FieldValueInvalid", "spec.names.listKind",
+				"Invalid value: \"%s\": kind and listKind may "
+				"not be the same",
+				lk);
+	json_array_foreach(json_object_get(names, "categories"), i, v)
+	{
+		char f[64];
+		snprintf(f, sizeof f, "spec.names.categories[%zu]", i);
+		dns1035_cause(err, f,
+			      json_string_value(v) ? json_string_value(v) : "",
+			      false);
 	}
 	if (name && group && plural) {
 		char want[512];
@@ -1374,10 +1566,8 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 		const char *vn = json_string_value(json_object_get(v, "name"));
 		char f[80];
 		snprintf(f, sizeof f, "spec.versions[%zu].name", i);
-		if (!dns1035(vn))
-			srv_error_cause(
-			    err, "FieldValueInvalid", f,
-			    "Invalid value: must be a DNS-1035 label");
+		dns1035_cause(err, f, vn ? vn : "", false);
+		check_deprecation(v, i, err);
 		for (size_t j = 0; j < i && vn; j++) {
 			const char *o = json_string_value(json_object_get(
 			    json_array_get(versions, j), "name"));
@@ -1403,6 +1593,7 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 		}
 		check_selectable(v, i, err);
 	}
+	check_columns_and_scale(versions, err);
 	lp_err rc = check_schemas(versions, old, err);
 	if (rc)
 		return rc;

@@ -493,6 +493,46 @@ evs = [(e["type"], e["object"]["metadata"]["name"], e["object"]["spec"]["color"]
        for e in map(json.loads, open(sys.argv[1])) if e["type"] != "BOOKMARK"]
 assert evs == [("DELETED", "b", "blue"), ("ADDED", "c", "blue")], evs
 PY
+# CRD fields kube validates: printer columns, scale paths (hoisted to spec.*
+# when every version has the same), deprecationWarning, names with their
+# values in kube's DNS-1035 message
+bad_crd() { # DESCRIPTION VERSION-JSON NAMES-JSON
+	python3 - "$2" "$3" >"$WORK/badcrd.json" <<'PY'
+import json, sys
+v = {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {"type": "object"}}}
+v.update(json.loads(sys.argv[1]))
+print(json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+  "metadata": {"name": "foos.bad.example.com"},
+  "spec": {"group": "bad.example.com", "scope": "Namespaced", "names": json.loads(sys.argv[2]), "versions": [v]}}))
+PY
+	expect_rc 1 "$1" kubectl create -f "$WORK/badcrd.json"
+}
+N='{"plural":"foos","kind":"Foo"}'
+bad_crd "bad printer columns" '{"additionalPrinterColumns":[{"name":"X","type":"float","jsonPath":"spec.x","format":"uuid"},{"jsonPath":""}]}' "$N"
+check "... a type" err_text 'spec.additionalPrinterColumns[0].type: Invalid value: "float": must be one of boolean,date,integer,number,string'
+check "... a format" err_text 'spec.additionalPrinterColumns[0].format: Invalid value: "uuid": must be one of byte,date,date-time,double,float,int32,int64,password'
+check "... a path without the dot" err_text 'spec.additionalPrinterColumns[0].JSONPath: Invalid value: "spec.x": must be a simple json path starting with .'
+check "... no name" err_text 'spec.additionalPrinterColumns[1].name: Required value'
+check "... no type" err_text 'spec.additionalPrinterColumns[1].type: Required value: must be one of boolean,date,integer,number,string'
+check "... no path" err_text 'spec.additionalPrinterColumns[1].JSONPath: Required value'
+bad_crd "bad scale paths" '{"subresources":{"scale":{"specReplicasPath":".status.r","statusReplicasPath":"spec.r","labelSelectorPath":".metadata.x"}}}' "$N"
+check "... spec replicas under .status" err_text 'spec.subresources.scale.specReplicasPath: Invalid value: ".status.r": should be a json path under .spec'
+check "... status replicas without the dot" err_text 'spec.subresources.scale.statusReplicasPath: Invalid value: "spec.r": must be a simple json path starting with .'
+check "... a selector under metadata" err_text 'spec.subresources.scale.labelSelectorPath: Invalid value: ".metadata.x": should be a json path under either .spec or .status'
+bad_crd "scale without paths" '{"subresources":{"scale":{}}}' "$N"
+check "... spec replicas path required" err_text 'spec.subresources.scale.specReplicasPath: Required value'
+check "... status replicas path required" err_text 'spec.subresources.scale.statusReplicasPath: Required value'
+bad_crd "a deprecationWarning on a version not deprecated" '{"deprecationWarning":"x"}' "$N"
+check "... can only be set for deprecated versions" err_text 'spec.versions[0].deprecationWarning: Invalid value: "x": can only be set for deprecated versions'
+bad_crd "names that are no DNS-1035 labels" '{"name":"V1"}' '{"plural":"foos","kind":"Foo","singular":"Foo","shortNames":["F1"],"categories":["All"]}'
+for f in 'spec.versions[0].name: Invalid value: "V1"' 'spec.names.singular: Invalid value: "Foo"' 'spec.names.shortNames[0]: Invalid value: "F1"' 'spec.names.categories[0]: Invalid value: "All"'; do
+	check "... $f" err_text "$f: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+done
+bad_crd "names without kind" '{}' '{"plural":"foos"}'
+for f in singular kind listKind; do
+	check "... $f required" err_text "spec.names.$f: Required value"
+done
+
 # Versions in kube's discovery order (CompareKubeAwareVersionStrings), the
 # first preferred: kubectl uses the preferred version of a group
 python3 - >"$WORK/order.json" <<'PY'
