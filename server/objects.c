@@ -391,12 +391,32 @@ static lp_err check_type(const struct srv_resource *res, json_t *obj,
 	srv_resource_gv(res, gv, sizeof gv);
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
-	if (!kind || !*kind)
+	if ((!kind || !*kind) && res->custom) {
+		/* unstructured decoding needs the kind (built-ins take the
+		   endpoint's) */
+		size_t n = 0;
+		char *text = reg_json_dump(obj, &n);
+		srv_error_set(err, LP_E_BADREQUEST,
+			      "the object provided is unrecognized (must be of type %s): Object 'Kind' is missing in '%.400s'",
+			      res->kind, text ? text : "");
+		free(text);
+		return err->code;
+	}
+	if (!kind || !*kind) {
 		json_object_set_new(obj, "kind", json_string(res->kind));
-	else if (strcmp(kind, res->kind))
+	} else if (strcmp(kind, res->kind) && res->custom) {
+		/* the custom resource validator's TypeMeta check */
+		char q[300];
+		srv_go_quote(kind, q, sizeof q);
+		srv_error_cause(err, "FieldValueInvalid", "kind",
+				"Invalid value: %s: must be %s", q, res->kind);
+		const char *nm = meta_str(obj, "name");
+		return invalid_from_causes(res, nm ? nm : "", err);
+	} else if (strcmp(kind, res->kind)) {
 		return srv_error_set(err, LP_E_BADREQUEST,
 				     "the object provided is unrecognized (must be of type %s): kind %s",
 				     res->kind, kind);
+	}
 	if (!av || !*av)
 		json_object_set_new(obj, "apiVersion", json_string(gv));
 	else if (strcmp(av, gv))
@@ -2098,6 +2118,12 @@ static lp_err create_body(struct srv_req *r, const struct srv_resource *res,
 	    check_type(res, *obj, err) ||
 	    strict_finish(r, res, &strict, NULL, err)) {
 		srv_strict_free(&strict);
+		/* an Invalid names the object in its details: answered here,
+		   while the object is at hand */
+		if (err->code == LP_E_INVALID && *obj) {
+			const char *nm = meta_str(*obj, "name");
+			fail_res(r, res, nm ? nm : "", err);
+		}
 		json_decref(*obj);
 		*obj = NULL;
 		return err->code;
@@ -2118,7 +2144,8 @@ static void do_create(struct srv_req *r, const struct srv_resource *res,
 	bool dry;
 	json_t *obj = NULL;
 	if (create_body(r, res, &dry, &obj, &err)) {
-		srv_reply_error(r, &err, NULL);
+		if (!r->answered)
+			srv_reply_error(r, &err, NULL);
 		return;
 	}
 	if (res->review) {
@@ -3684,7 +3711,8 @@ static void do_token(struct srv_req *r, const char *ns, const char *name)
 	json_t *obj = NULL, *bound = NULL;
 	struct reg_obj c = {0};
 	if (create_body(r, tr, &dry, &obj, &err)) {
-		srv_reply_error(r, &err, NULL);
+		if (!r->answered)
+			srv_reply_error(r, &err, NULL);
 		goto out;
 	}
 	json_t *m = json_object_get(obj, "metadata");

@@ -456,6 +456,15 @@ assert d['details']['kind'] == 'gadgets' and d['details']['group'] == 'typed.exa
 curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X PATCH -H 'Content-Type: text/plain' \
 	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets/g1" -d '{}'
 check "a patch of an unknown type lists the custom resource's patch types (no strategic merge)" grep -qF 'accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"' "$WORK/out"
+curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X POST -H 'Content-Type: application/json' \
+	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets" -d '{"apiVersion":"typed.example.com/v1","metadata":{"name":"nokind"},"spec":{"size":1}}'
+check "a custom resource without kind is kube's 400 (unstructured decoding needs it)" grep -qF "the object provided is unrecognized (must be of type Gadget): Object 'Kind' is missing in" "$WORK/out"
+curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X POST -H 'Content-Type: application/json' \
+	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets" -d '{"apiVersion":"typed.example.com/v1","kind":"Widget","metadata":{"name":"k2"},"spec":{"size":1}}'
+check "one of another kind is kube's 422 on kind" python3 -c "
+import json; d = json.load(open('$WORK/out'))
+assert d['code'] == 422 and d['message'] == 'Gadget.typed.example.com \"k2\" is invalid: kind: Invalid value: \"Widget\": must be Gadget', d
+assert (d['details']['name'], d['details']['kind'], d['details']['group']) == ('k2', 'Gadget', 'typed.example.com'), d"
 
 # selectableFields (reference §3.6): field selectors on the paths a CRD
 # version names, in lists and watches; the Shirt CRD of kube's docs
