@@ -1391,6 +1391,40 @@ static void finalizer_warnings(struct srv_req *r, const json_t *obj,
 	free(add);
 }
 
+/* The custom resource validator's ValidateScaleSpec/Status: the values at
+   a scale subresource's replicas paths, when there, are integers in
+   [0, 2147483647] (field: the path as the CRD writes it). True when it
+   added causes. */
+static bool scale_causes(const struct srv_resource *res, const json_t *obj,
+			 struct srv_error *err)
+{
+	const json_t *sc = srv_cr_scale(res);
+	static const char *const keys[] = {"specReplicasPath", "statusReplicasPath"};
+	int before = err->n_causes;
+	for (size_t i = 0; sc && i < 2; i++) {
+		const char *p = json_string_value(json_object_get(sc, keys[i]));
+		const json_t *v = p ? srv_jsonpath_first(obj, p) : NULL;
+		if (!v || json_is_null(v))
+			continue;
+		if (!json_is_integer(v))
+			srv_error_cause(err, "FieldValueInvalid", p,
+					"Invalid value: 0: %s accessor error: %s is of the type %s, expected int64",
+					p, json_is_string(v) ? json_string_value(v) : "value",
+					json_is_string(v) ? "string" : json_is_real(v) ? "float64"
+					: json_is_boolean(v) ? "bool" : json_is_array(v) ? "[]interface {}"
+					: "map[string]interface {}");
+		else if (json_integer_value(v) < 0)
+			srv_error_cause(err, "FieldValueInvalid", p,
+					"Invalid value: %lld: should be a non-negative integer",
+					(long long)json_integer_value(v));
+		else if (json_integer_value(v) > 2147483647)
+			srv_error_cause(err, "FieldValueInvalid", p,
+					"Invalid value: %lld: should be less than or equal to 2147483647",
+					(long long)json_integer_value(v));
+	}
+	return err->n_causes > before;
+}
+
 static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 			json_t *obj, const json_t *old, const char *name,
 			struct srv_error *err)
@@ -1413,6 +1447,8 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 	if (rc)
 		return srv_error_set(err, rc, "Internal error occurred: %s",
 				     lp_strerror(rc));
+	if (scale_causes(res, obj, err))
+		return invalid_from_causes(res, name, err);
 	finalizer_warnings(r, obj, old);
 	/* Only the rules kube would have evaluated: those with a value at
 	   their path in this object. */
@@ -3460,8 +3496,9 @@ static json_t *scale_of(const json_t *sc, const json_t *obj)
 	json_object_set_new(s, "metadata", sm);
 	json_t *spec = json_object();
 	json_t *want = get_path(obj, json_string_value(json_object_get(sc, "specReplicasPath")));
-	json_object_set_new(spec, "replicas",
-			    json_integer(json_is_integer(want) ? json_integer_value(want) : 0));
+	/* ScaleSpec.replicas is omitempty; ScaleStatus.replicas is not */
+	if (json_is_integer(want) && json_integer_value(want))
+		json_object_set_new(spec, "replicas", json_integer(json_integer_value(want)));
 	json_object_set_new(s, "spec", spec);
 	json_t *st = json_object();
 	json_t *have = get_path(obj, json_string_value(json_object_get(sc, "statusReplicasPath")));
@@ -3529,6 +3566,15 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 			fail_res(r, res, name, &err);
 			goto out;
 		}
+		const char *srp = json_string_value(json_object_get(sc, "specReplicasPath"));
+		if (!strcmp(verb, "get") && !get_path(c.obj, srp)) {
+			/* kube's scale REST: nothing to read the Scale from */
+			reg_obj_free(&c);
+			srv_reply_fail(r, LP_E_IO,
+				       "Internal error occurred: the spec replicas field \"%.200s\" does not exist",
+				       srp ? srp : "");
+			goto out;
+		}
 		json_t *scale = scale_of(sc, c.obj);
 		if (!strcmp(verb, "get")) {
 			reg_obj_free(&c);
@@ -3561,21 +3607,40 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 			fail_res(r, res, name, &err);
 			goto out;
 		}
-		if (!json_is_integer(rep) || json_integer_value(rep) < 0 ||
-		    json_integer_value(rep) > 2147483647) {
+		if (rep && !json_is_integer(rep)) {
+			json_decref(want);
+			reg_obj_free(&c);
+			srv_reply_fail(r, LP_E_BADREQUEST,
+				       "the spec replicas of the Scale must be an integer");
+			goto out;
+		}
+		if (!rep && patch && !get_path(c.obj, srp)) {
+			/* kube patches a Scale whose replicas mean "unset" */
+			json_decref(want);
+			reg_obj_free(&c);
+			srv_reply_fail(r, LP_E_BADREQUEST,
+				       "the spec replicas field \"%.200s\" cannot be empty",
+				       srp ? srp : "");
+			goto out;
+		}
+		json_int_t nrep = rep ? json_integer_value(rep) : 0;
+		if (nrep < 0 || nrep > 2147483647) {
+			/* autoscaling's ValidateScale (int32 decoding refuses
+			   what is over) */
 			json_decref(want);
 			reg_obj_free(&c);
 			srv_error_cause(&err, "FieldValueInvalid", "spec.replicas",
-					"Invalid value: must be greater than or equal to 0");
-			srv_error_set(&err, LP_E_INVALID,
-				      "Scale.autoscaling \"%s\" is invalid: spec.replicas: Invalid value: must be greater than or equal to 0",
-				      name);
-			srv_reply_error(r, &err, NULL);
+					"Invalid value: %lld: must be greater than or equal to 0",
+					(long long)nrep);
+			srv_error_invalid(&err, "Scale", "autoscaling", name);
+			struct srv_status_what w = {.name = name, .group = "autoscaling",
+						    .kind = "Scale"};
+			srv_reply_error(r, &err, &w);
 			goto out;
 		}
 		json_t *next = json_deep_copy(c.obj);
 		set_path(next, json_string_value(json_object_get(sc, "specReplicasPath")),
-			 json_integer(json_integer_value(rep)));
+			 json_integer(nrep));
 		json_decref(want);
 		if (res->prepare)
 			res->prepare(res, next, c.obj, &err);

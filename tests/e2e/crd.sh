@@ -378,6 +378,23 @@ check "... names autoscaling/v1 Scale, as kube's" python3 -c "
 import json; d = json.load(open('$WORK/out'))
 s = [r for r in d['resources'] if r['name'] == 'dials/scale'][0]
 assert (s.get('group'), s.get('version'), s['kind']) == ('autoscaling', 'v1', 'Scale'), s"
+expect_rc 1 "a dial with negative replicas" kubectl create -f - <<<'{"apiVersion":"scale.example.com/v1","kind":"Dial","metadata":{"name":"dneg"},"spec":{"replicas":-1}}'
+check "... is kube's 422 at the scale path" err_text '.spec.replicas: Invalid value: -1: should be a non-negative integer'
+expect_rc 1 "a dial with replicas over int32" kubectl create -f - <<<'{"apiVersion":"scale.example.com/v1","kind":"Dial","metadata":{"name":"dbig"},"spec":{"replicas":2147483648}}'
+check "... too" err_text '.spec.replicas: Invalid value: 2147483648: should be less than or equal to 2147483647'
+expect_rc 0 "a dial without replicas" kubectl create -f - <<<'{"apiVersion":"scale.example.com/v1","kind":"Dial","metadata":{"name":"d0"},"spec":{}}'
+expect_rc 1 "... has no Scale to read" kubectl get --raw /apis/scale.example.com/v1/namespaces/default/dials/d0/scale
+check "... kube's 500" err_text 'the spec replicas field ".spec.replicas" does not exist'
+# (kubectl patch --subresource reads the Scale first: curl sends the patch)
+scale_patch() {
+	curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X PATCH \
+		-H 'Content-Type: application/merge-patch+json' "$URL/apis/scale.example.com/v1/namespaces/default/dials/d0/scale" -d "$1"
+}
+scale_patch '{"metadata":{"labels":{"a":"b"}}}'
+check "... a Scale patch without replicas is kube's 400" grep -qF 'the spec replicas field \".spec.replicas\" cannot be empty' "$WORK/out"
+scale_patch '{"spec":{"replicas":0}}'
+check "... a Scale patch to 0 answers a Scale whose spec leaves out replicas 0 (omitempty)" python3 -c "
+import json; d = json.load(open('$WORK/out')); assert d['spec'] == {} and d['status']['replicas'] == 0, d"
 expect_rc 0 "status through /status" kubectl patch dial d1 --subresource=status --type=merge -p '{"status":{"replicas":3},"spec":{"replicas":9}}'
 expect_rc 0 "the status write" kubectl get dial d1 -o 'jsonpath={.status.replicas}/{.spec.replicas}/{.metadata.generation}'
 check "... changed status only, generation unchanged" out_has '^3/4/2$'
