@@ -487,7 +487,7 @@ static lp_err check_namespace(struct srv_req *r, const struct srv_resource *res,
 			srv_error_cause(err, "NamespaceTerminating", "metadata.namespace",
 					"namespace %s is being terminated", ns);
 			reg_obj_free(&c);
-			w->name = name;
+			what_of(res, name, w);
 			return srv_error_set(err, LP_E_FORBIDDEN,
 					     "%s \"%s\" is forbidden: unable to create new content in namespace %s because it is being terminated",
 					     srv_resource_gr(res, gr, sizeof gr), name, ns);
@@ -953,9 +953,11 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 	return LP_OK;
 }
 
-/* The list metadata ("\",\"metadata\":{...},\"items\":[") into m. */
+/* The list metadata ("\",\"metadata\":{...},\"items\":[") into m.
+   Unstructured lists (custom resources) carry continue even when empty,
+   as kube's do. */
 static void list_meta(struct growbuf *m, int64_t rev, const char *token,
-		      int64_t remaining)
+		      int64_t remaining, bool custom)
 {
 	char num[64];
 	gb_str(m, "\",\"metadata\":{\"resourceVersion\":\"");
@@ -971,6 +973,8 @@ static void list_meta(struct growbuf *m, int64_t rev, const char *token,
 				 (long long)remaining);
 			gb_str(m, num);
 		}
+	} else if (custom) {
+		gb_str(m, ",\"continue\":\"\"");
 	}
 	gb_str(m, "},\"items\":[");
 }
@@ -1065,7 +1069,7 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 	srv_pagebuf_put(&b, "]}", 2);
 	/* Now that the revision is known, write the list metadata. */
 	struct growbuf m = {0};
-	list_meta(&m, rev, token, remaining);
+	list_meta(&m, rev, token, remaining, res->custom);
 	free(token);
 	if (b.oom || m.oom) {
 		srv_pagebuf_free(&b);
@@ -2238,7 +2242,9 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 	}
 	name = json_string_value(json_object_get(m, "name"));
 	const char *for_msgs = name && *name ? name : (gen ? gen : "Unknown");
-	if (check_namespace(r, res, ns, for_msgs, true, &err, &w)) {
+	/* admission runs before the name is generated: it sees the prefix */
+	if (check_namespace(r, res, ns, generated ? gen : for_msgs, true, &err,
+			    &w)) {
 		srv_reply_error(r, &err, &w);
 		json_decref(obj);
 		return;

@@ -668,6 +668,18 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
+	/* a name from the path and a field selector: kube's handler wants
+	   the selector to ask for that very name */
+	if (name && *name && !srv_fsel_empty(o.fsel)) {
+		const char *sel = srv_fsel_exact(o.fsel, "metadata.name");
+		if (!sel || strcmp(sel, name)) {
+			srv_lsel_free(o.lsel);
+			srv_fsel_free(o.fsel);
+			srv_reply_fail(r, LP_E_BADREQUEST,
+				       "fieldSelector metadata.name doesn't match requested name");
+			return;
+		}
+	}
 	const char *sie = srv_query(r, "sendInitialEvents");
 	bool send_initial = sie && srv_query_bool(sie);
 	if (sie && (!o.rvm || strcmp(o.rvm, "NotOlderThan"))) {

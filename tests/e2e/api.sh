@@ -543,6 +543,21 @@ CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' --max-time 5 "$URL/api/v1/name
 check "a bare ?watch is a watch (Go reads it as an empty value: true)" grep -q '"type":"ADDED"' "$WORK/body"
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' "$URL/healthz?verbose")
 check "a bare ?verbose is verbose" grep -q '^\[+\]ping ok' "$WORK/body"
+# create in a terminating namespace: kube's 403 from admission, which runs
+# before a generated name exists
+req POST /api/v1/namespaces '{"metadata":{"name":"term1","finalizers":["example.com/hold"]}}'
+req DELETE /api/v1/namespaces/term1
+req POST /api/v1/namespaces/term1/configmaps '{"metadata":{"generateName":"gg-"}}'
+check "a create in a terminating namespace is 403 naming the generateName prefix" code_has 403 'configmaps \"gg-\" is forbidden: unable to create new content in namespace term1 because it is being terminated'
+check "... with the resource in its details, as kube's" python3 -c "
+import json; d = json.load(open('$WORK/body'))['details']
+assert (d['name'], d['kind'], d.get('group', '')) == ('gg-', 'configmaps', ''), d
+assert d['causes'][0]['reason'] == 'NamespaceTerminating', d"
+req PATCH /api/v1/namespaces/term1 '{"metadata":{"finalizers":null}}' application/merge-patch+json
+req GET '/api/v1/watch/namespaces/default/configmaps/opt1?fieldSelector=metadata.name%3Dother&timeoutSeconds=1'
+check "a named watch whose fieldSelector asks for another name is kube's 400" code_has 400 "fieldSelector metadata.name doesn't match requested name"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' --max-time 5 "$URL/api/v1/watch/namespaces/default/configmaps/opt1?fieldSelector=metadata.name%3Dopt1&timeoutSeconds=1")
+check "... one that asks for the same name streams" grep -q '"type":"ADDED"' "$WORK/body"
 # a write that renames the object: kube's 400 with both names
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"rn1"}}'
 req PUT /api/v1/namespaces/default/configmaps/rn1 '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"zz"}}'

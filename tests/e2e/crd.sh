@@ -446,6 +446,10 @@ check "... Required value" err_has 'spec.size: Required value'
 expect_rc 1 "fieldValidation=Strict refuses unknown fields" kubectl create -f - <<<'{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"g4"},"spec":{"size":1,"nope":1}}'
 check "... as kube says" err_has 'unknown field "spec.nope"'
 
+expect_rc 0 "a list of custom resources" kubectl get --raw /apis/typed.example.com/v1/namespaces/default/gadgets
+check "... carries continue even when empty, as kube's unstructured lists" python3 -c "
+import json; m = json.load(open('$WORK/out'))['metadata']; assert m['continue'] == '' and m['resourceVersion'], m"
+
 # Finalizers on custom resources: kube warns about names without a domain
 # (not its own), bumps generation when the deletion starts, and a create
 # of the name meanwhile is "object is being deleted"
