@@ -81,6 +81,32 @@ static const char *meta_str(const json_t *obj, const char *k)
 	return json_string_value(json_object_get(json_object_get(obj, "metadata"), k));
 }
 
+static bool parse_i64(const char *s, int64_t *out)
+{
+	if (!s || !*s)
+		return false;
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (*end || errno)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Wait up to 3 s for revision n, as kube's watch cache does for a read
+   "not older than" a revision it has not seen; its 504 after that. */
+static lp_err wait_rev(eng *e, int64_t n, struct srv_error *err)
+{
+	if (eng_wait_rev(e, n, 3000) == LP_OK)
+		return LP_OK;
+	srv_error_cause(err, "ResourceVersionTooLarge", "",
+			"Too large resource version");
+	return srv_error_set(err, LP_E_FUTURE,
+			     "Timeout: Too large resource version: %lld, current: %lld",
+			     (long long)n, (long long)eng_rev(e));
+}
+
 bool srv_is_dns_label(const char *s, size_t max)
 {
 	size_t n = strlen(s);
@@ -585,6 +611,15 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 		fail_res(r, res, name, &err);
 		return;
 	}
+	/* resourceVersion N: not older than N, which kube waits up to 3 s
+	   for before its 504 */
+	const char *rvq = srv_query(r, "resourceVersion");
+	int64_t rvn = 0;
+	if (rvq && *rvq && parse_i64(rvq, &rvn) && rvn > 0 &&
+	    wait_rev(srv_engine(r->s), rvn, &err)) {
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
 	struct reg_obj c = {0};
 	lp_err rc = reg_get(srv_engine(r->s), &k, &c);
 	if (rc) {
@@ -788,18 +823,7 @@ static enum eng_take list_cb(void *ud, const struct eng_record *rec)
 	return c->out->oom ? ENG_STOP : ENG_TAKE;
 }
 
-static bool parse_i64(const char *s, int64_t *out)
-{
-	if (!s || !*s)
-		return false;
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (*end || errno)
-		return false;
-	*out = v;
-	return true;
-}
+
 
 static void list_opts_free(struct list_opts *o)
 {
@@ -916,12 +940,8 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 			     (!o->rvm && n != 0 && o->limit > 0);
 		if (exact) {
 			q.at_rev = n;
-		} else if (n > 0 && eng_wait_rev(e, n, 3000) != LP_OK) {
-			srv_error_cause(err, "ResourceVersionTooLarge", "",
-					"Too large resource version");
-			return srv_error_set(err, LP_E_FUTURE,
-					     "Timeout: Too large resource version: %lld, current: %lld",
-					     (long long)n, (long long)eng_rev(e));
+		} else if (n > 0 && wait_rev(e, n, err)) {
+			return err->code;
 		}
 	}
 	struct reg_list_res rr;

@@ -558,6 +558,8 @@ req GET '/api/v1/watch/namespaces/default/configmaps/opt1?fieldSelector=metadata
 check "a named watch whose fieldSelector asks for another name is kube's 400" code_has 400 "fieldSelector metadata.name doesn't match requested name"
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' --max-time 5 "$URL/api/v1/watch/namespaces/default/configmaps/opt1?fieldSelector=metadata.name%3Dopt1&timeoutSeconds=1")
 check "... one that asks for the same name streams" grep -q '"type":"ADDED"' "$WORK/body"
+req GET '/api/v1/namespaces/default?resourceVersion=99999999'
+check "a GET of one object at a revision not yet reached is kube's 504 (after its 3 s wait)" code_has 504 'Timeout: Too large resource version: 99999999, current: ' '"retryAfterSeconds":1'
 # a write that renames the object: kube's 400 with both names
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"rn1"}}'
 req PUT /api/v1/namespaces/default/configmaps/rn1 '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"zz"}}'
