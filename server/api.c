@@ -43,24 +43,41 @@ static unsigned discovery_verbs(const struct srv_resource *r)
 		       : r->verbs;
 }
 
-static json_t *verbs_of(unsigned verbs)
+struct verb_name {
+	unsigned bit;
+	const char *name;
+};
+
+/* Built-ins list their verbs sorted; kube's CRD handler writes its own
+   order for custom resources. */
+static const struct verb_name builtin_verbs[] = {
+    {SRV_V_CREATE, "create"}, {SRV_V_DELETE, "delete"},
+    {SRV_V_DELETECOLLECTION, "deletecollection"}, {SRV_V_GET, "get"},
+    {SRV_V_LIST, "list"}, {SRV_V_PATCH, "patch"}, {SRV_V_UPDATE, "update"},
+    {SRV_V_WATCH, "watch"}};
+static const struct verb_name custom_verbs[] = {
+    {SRV_V_DELETE, "delete"}, {SRV_V_DELETECOLLECTION, "deletecollection"},
+    {SRV_V_GET, "get"}, {SRV_V_LIST, "list"}, {SRV_V_PATCH, "patch"},
+    {SRV_V_CREATE, "create"}, {SRV_V_UPDATE, "update"},
+    {SRV_V_WATCH, "watch"}};
+
+static json_t *verbs_in(unsigned verbs, const struct verb_name *order)
 {
-	static const struct {
-		unsigned bit;
-		const char *name;
-	} order[] = {{SRV_V_CREATE, "create"},
-		     {SRV_V_DELETE, "delete"},
-		     {SRV_V_DELETECOLLECTION, "deletecollection"},
-		     {SRV_V_GET, "get"},
-		     {SRV_V_LIST, "list"},
-		     {SRV_V_PATCH, "patch"},
-		     {SRV_V_UPDATE, "update"},
-		     {SRV_V_WATCH, "watch"}};
 	json_t *a = json_array();
-	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+	for (size_t i = 0; i < sizeof builtin_verbs / sizeof builtin_verbs[0]; i++)
 		if (verbs & order[i].bit)
 			json_array_append_new(a, json_string(order[i].name));
 	return a;
+}
+
+static json_t *verbs_of(unsigned verbs)
+{
+	return verbs_in(verbs, builtin_verbs);
+}
+
+static json_t *res_verbs(const struct srv_resource *r, unsigned verbs)
+{
+	return verbs_in(verbs, r->custom ? custom_verbs : builtin_verbs);
 }
 
 static void sha(gnutls_digest_algorithm_t alg, const void *p, size_t n,
@@ -144,7 +161,7 @@ static json_t *resource_list(const struct rset *rs, const char *group,
 		json_object_set_new(o, "singularName", json_string(r->singular));
 		json_object_set_new(o, "namespaced", json_boolean(r->namespaced));
 		json_object_set_new(o, "kind", json_string(r->kind));
-		json_object_set_new(o, "verbs", verbs_of(discovery_verbs(r)));
+		json_object_set_new(o, "verbs", res_verbs(r, discovery_verbs(r)));
 		if (r->short_names)
 			json_object_set_new(o, "shortNames",
 					    str_array(r->short_names));
@@ -180,10 +197,12 @@ static json_t *resource_list(const struct rset *rs, const char *group,
 	return res;
 }
 
-/* The groups served (besides core), in priority order. */
+/* The groups served (besides core), in priority order: the built-in ones
+   as the table lists them, then the custom resources' (all of kube's CRD
+   priority 1000) by name. */
 static size_t groups(const struct rset *rs, const char **out, size_t max)
 {
-	size_t n = 0;
+	size_t n = 0, first_custom = SIZE_MAX;
 	for (size_t i = 0; i < rs->n; i++) {
 		const char *g = rs->a[i]->group;
 		if (!g[0])
@@ -191,9 +210,18 @@ static size_t groups(const struct rset *rs, const char **out, size_t max)
 		bool seen = false;
 		for (size_t j = 0; j < n; j++)
 			seen = seen || !strcmp(out[j], g);
-		if (!seen && n < max)
+		if (!seen && n < max) {
+			if (rs->a[i]->custom && first_custom == SIZE_MAX)
+				first_custom = n;
 			out[n++] = g;
+		}
 	}
+	for (size_t i = first_custom == SIZE_MAX ? n : first_custom + 1; i < n; i++)
+		for (size_t j = i; j > first_custom && strcmp(out[j], out[j - 1]) < 0; j--) {
+			const char *t = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = t;
+		}
 	return n;
 }
 
@@ -300,7 +328,7 @@ static json_t *agg_resource(const struct srv_resource *r)
 	json_object_set_new(o, "scope", json_string(r->namespaced ? "Namespaced"
 								  : "Cluster"));
 	json_object_set_new(o, "singularResource", json_string(r->singular));
-	json_object_set_new(o, "verbs", verbs_of(discovery_verbs(r)));
+	json_object_set_new(o, "verbs", res_verbs(r, discovery_verbs(r)));
 	if (r->short_names)
 		json_object_set_new(o, "shortNames", str_array(r->short_names));
 	if (r->categories)

@@ -580,6 +580,15 @@ check "... lists them kube-aware, v2 preferred" python3 -c "
 import json; g = json.load(open('$WORK/out'))
 assert [v['version'] for v in g['versions']] == ['v2', 'v1', 'v11beta2', 'v10beta3', 'v3beta1', 'v12alpha1', 'v11alpha2', 'foo1', 'foo10'], g
 assert g['preferredVersion']['version'] == 'v2', g"
+expect_rc 0 "... and its version in discovery" kubectl get --raw /apis/order.example.com/v2
+check "... lists the custom resource's verbs in kube's CRD order" python3 -c "
+import json; r = [x for x in json.load(open('$WORK/out'))['resources'] if x['name'] == 'things'][0]
+assert r['verbs'] == ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'], r"
+expect_rc 0 "the group list" kubectl get --raw /apis
+check "... puts the custom resource groups (kube's priority 1000 each) after the built-in ones, by name" python3 -c "
+import json; gs = [g['name'] for g in json.load(open('$WORK/out'))['groups']]
+custom = [g for g in gs if g.endswith('example.com') or '.' in g and not g.endswith('k8s.io')]
+i = gs.index(custom[0]); assert gs[i:] == sorted(gs[i:]), gs"
 # selectableFields that kube refuses, each with its message
 cat >"$WORK/badsf.yaml" <<'YAML'
 apiVersion: apiextensions.k8s.io/v1
