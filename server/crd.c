@@ -1527,26 +1527,25 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 		dns1035_cause(err, "spec.names.listKind", lk, true);
 	size_t i;
 	json_t *v;
-	json_array_foreach(json_object_get(names, "shortNames"), i, v)
-	{
-		char f[64];
-		snprintf(f, sizeof f, "spec.names.shortNames[%zu]", i);
-		dns1035_cause(err, f,
-			      json_string_value(v) ? json_string_value(v) : "",
-			      false);
-	}
-	if (kind && lk && *kind && !strcmp(kind, lk))
-		srv_error_cause(err, "FieldValueInvalid", "spec.names.listKind",
-				"Invalid value: \"%s\": kind and listKind may "
-				"not be the same",
-				lk);
-	json_array_foreach(json_object_get(names, "categories"), i, v)
-	{
-		char f[64];
-		snprintf(f, sizeof f, "spec.names.categories[%zu]", i);
-		dns1035_cause(err, f,
-			      json_string_value(v) ? json_string_value(v) : "",
-			      false);
+	/* short names, then (after kind against listKind) categories: each a
+	   DNS-1035 label */
+	for (int which = 0; which < 2; which++) {
+		const char *list = which ? "categories" : "shortNames";
+		if (which && kind && lk && *kind && !strcmp(kind, lk))
+			srv_error_cause(err, "FieldValueInvalid",
+					"spec.names.listKind",
+					"Invalid value: \"%s\": kind and listKind "
+					"may not be the same",
+					lk);
+		json_array_foreach(json_object_get(names, list), i, v)
+		{
+			char f[64];
+			snprintf(f, sizeof f, "spec.names.%s[%zu]", list, i);
+			dns1035_cause(err, f,
+				      json_string_value(v) ? json_string_value(v)
+							   : "",
+				      false);
+		}
 	}
 	if (name && group && plural) {
 		char want[512];
