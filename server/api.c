@@ -61,10 +61,13 @@ static const struct verb_name custom_verbs[] = {
     {SRV_V_CREATE, "create"}, {SRV_V_UPDATE, "update"},
     {SRV_V_WATCH, "watch"}};
 
+/* Both orders name the same eight verbs. */
+#define N_VERBS (sizeof builtin_verbs / sizeof builtin_verbs[0])
+
 static json_t *verbs_in(unsigned verbs, const struct verb_name *order)
 {
 	json_t *a = json_array();
-	for (size_t i = 0; i < sizeof builtin_verbs / sizeof builtin_verbs[0]; i++)
+	for (size_t i = 0; i < N_VERBS; i++)
 		if (verbs & order[i].bit)
 			json_array_append_new(a, json_string(order[i].name));
 	return a;
@@ -197,6 +200,24 @@ static json_t *resource_list(const struct rset *rs, const char *group,
 	return res;
 }
 
+/* Sort a[0, n) by insertion (a few entries): before(x, y) > 0 when x goes
+   first. */
+static void sort_names(const char **a, size_t n,
+		       int (*before)(const char *, const char *))
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && before(a[j], a[j - 1]) > 0; j--) {
+			const char *t = a[j];
+			a[j] = a[j - 1];
+			a[j - 1] = t;
+		}
+}
+
+static int name_before(const char *x, const char *y)
+{
+	return strcmp(y, x);
+}
+
 /* The groups served (besides core), in priority order: the built-in ones
    as the table lists them, then the custom resources' (all of kube's CRD
    priority 1000) by name. */
@@ -216,12 +237,8 @@ static size_t groups(const struct rset *rs, const char **out, size_t max)
 			out[n++] = g;
 		}
 	}
-	for (size_t i = first_custom == SIZE_MAX ? n : first_custom + 1; i < n; i++)
-		for (size_t j = i; j > first_custom && strcmp(out[j], out[j - 1]) < 0; j--) {
-			const char *t = out[j];
-			out[j] = out[j - 1];
-			out[j - 1] = t;
-		}
+	if (first_custom < n)
+		sort_names(out + first_custom, n - first_custom, name_before);
 	return n;
 }
 
@@ -241,12 +258,7 @@ static size_t group_versions(const struct rset *rs, const char *g,
 		if (!seen && n < max)
 			out[n++] = rs->a[i]->version;
 	}
-	for (size_t i = 1; i < n; i++) /* insertion sort: a few versions */
-		for (size_t j = i; j > 0 && srv_kube_version_cmp(out[j], out[j - 1]) > 0; j--) {
-			const char *t = out[j];
-			out[j] = out[j - 1];
-			out[j - 1] = t;
-		}
+	sort_names(out, n, srv_kube_version_cmp);
 	return n;
 }
 
