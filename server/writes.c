@@ -71,9 +71,21 @@
 
 enum wstate { W_NONE, W_QUEUED, W_RUNNING, W_READY, W_TIMED_OUT, W_SENT };
 
+/* A worker and its own wake-up. Idle workers wait on a stack, and a submit
+   wakes the one that went idle last: at low concurrency the same one or two
+   workers run every write, with their stacks, malloc caches and the CPU
+   cache warm (a shared condition variable wakes them in turn, each cold). */
+struct worker {
+	struct srv_wpool *p;
+	pthread_t th;
+	pthread_cond_t cv;	   /* waits for woken */
+	struct worker *next_idle;  /* on p->idle; under p->mu */
+	bool woken;		   /* popped off p->idle by a submit; mu */
+};
+
 struct srv_wpool {
 	pthread_mutex_t mu;
-	pthread_cond_t work_cv;	 /* workers wait for a request, or close */
+	struct worker *idle;	 /* idle workers, the last idle on top; mu */
 	pthread_cond_t timer_cv; /* the timer waits for the next deadline */
 	struct srv_req *q_head, *q_tail; /* QUEUED, oldest first; under mu */
 	struct srv_req *flight; /* QUEUED or RUNNING (invariant 4); mu */
@@ -82,7 +94,7 @@ struct srv_wpool {
 	int64_t timer_next;	/* the timer's next wake-up; under mu */
 	uint64_t timeout_ms;	/* 0: none; read-only */
 	unsigned n_workers;	/* running; start and close only */
-	pthread_t *workers;
+	struct worker *workers;
 	pthread_t timer;
 	bool timer_started;
 };
@@ -180,10 +192,16 @@ bool srv__wpool_submit(struct srv_wpool *p, struct srv_req *r)
 	p->q_tail = r;
 	flight_add(p, r);
 	bool sooner = r->job.deadline_ms < p->timer_next; /* than it plans */
+	struct worker *w = p->idle; /* none idle: a busy one takes it next */
+	if (w) {
+		p->idle = w->next_idle;
+		w->woken = true;
+	}
 	pthread_mutex_unlock(&p->mu);
 	/* Signalled after the unlock: a worker woken under the lock would
 	   only block on it again, a second wake-up on every write. */
-	pthread_cond_signal(&p->work_cv);
+	if (w)
+		pthread_cond_signal(&w->cv);
 	if (sooner)
 		pthread_cond_signal(&p->timer_cv);
 	return true;
@@ -240,14 +258,19 @@ static void run(struct srv_wpool *p, struct srv_req *r)
 
 static void *worker_main(void *arg)
 {
-	struct srv_wpool *p = arg;
+	struct worker *w = arg;
+	struct srv_wpool *p = w->p;
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		struct srv_req *r = queue_pop(p);
 		if (!r) {
 			if (p->closed)
 				break; /* closed and drained (invariant 3) */
-			pthread_cond_wait(&p->work_cv, &p->mu);
+			w->woken = false;
+			w->next_idle = p->idle;
+			p->idle = w;
+			while (!w->woken)
+				pthread_cond_wait(&w->cv, &p->mu);
 			continue;
 		}
 		r->job.state = W_RUNNING;
@@ -338,7 +361,6 @@ lp_err srv__wpool_start(unsigned n, uint64_t timeout_ms, struct srv_wpool **out)
 		n = DEFAULT_WORKERS;
 	p->timeout_ms = timeout_ms;
 	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->work_cv, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -350,10 +372,15 @@ lp_err srv__wpool_start(unsigned n, uint64_t timeout_ms, struct srv_wpool **out)
 	if (pthread_create(&p->timer, NULL, timer_main, p))
 		goto fail;
 	p->timer_started = true;
-	for (; p->n_workers < n; p->n_workers++)
-		if (pthread_create(&p->workers[p->n_workers], NULL, worker_main,
-				   p))
+	for (; p->n_workers < n; p->n_workers++) {
+		struct worker *w = &p->workers[p->n_workers];
+		w->p = p;
+		pthread_cond_init(&w->cv, NULL);
+		if (pthread_create(&w->th, NULL, worker_main, w)) {
+			pthread_cond_destroy(&w->cv);
 			goto fail;
+		}
+	}
 	*out = p;
 	return LP_OK;
 fail:
@@ -369,12 +396,19 @@ void srv__wpool_close(struct srv_wpool *p)
 		return;
 	pthread_mutex_lock(&p->mu);
 	p->closed = true;
-	pthread_cond_broadcast(&p->work_cv);
+	struct worker *idle = p->idle;
+	p->idle = NULL;
+	for (struct worker *w = idle; w; w = w->next_idle)
+		w->woken = true;
+	for (struct worker *w = idle; w; w = w->next_idle)
+		pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&p->mu);
 	/* Workers drain the queue before they exit (invariant 3); the timer
 	   keeps answering late ones meanwhile. */
-	for (unsigned i = 0; i < p->n_workers; i++)
-		pthread_join(p->workers[i], NULL);
+	for (unsigned i = 0; i < p->n_workers; i++) {
+		pthread_join(p->workers[i].th, NULL);
+		pthread_cond_destroy(&p->workers[i].cv);
+	}
 	p->n_workers = 0;
 	LP_ASSERT(!p->flight && !p->q_head);
 	if (p->timer_started) {
@@ -393,7 +427,6 @@ void srv__wpool_free(struct srv_wpool *p)
 		return;
 	LP_ASSERT(!p->n_workers && !p->timer_started);
 	pthread_mutex_destroy(&p->mu);
-	pthread_cond_destroy(&p->work_cv);
 	pthread_cond_destroy(&p->timer_cv);
 	free(p->workers);
 	free(p);
