@@ -78,9 +78,9 @@ enum wstate { W_NONE, W_QUEUED, W_RUNNING, W_READY, W_TIMED_OUT, W_SENT };
 struct worker {
 	struct srv_wpool *p;
 	pthread_t th;
-	pthread_cond_t cv;	   /* waits for woken */
-	struct worker *next_idle;  /* on p->idle; under p->mu */
-	bool woken;		   /* popped off p->idle by a submit; mu */
+	pthread_cond_t cv;	  /* waits for woken */
+	struct worker *next_idle; /* on p->idle; under p->mu */
+	bool woken;		  /* popped off p->idle by a submit; mu */
 };
 
 struct srv_wpool {
