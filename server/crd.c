@@ -1447,6 +1447,105 @@ static void check_conversion(const json_t *conv, struct srv_error *err)
 				list);
 }
 
+/* kube's ValidateCustomResourceDefinitionStoredVersions, on crd as it
+   would be stored. */
+static void check_stored_versions(const json_t *crd, struct srv_error *err)
+{
+	const json_t *sv =
+	    json_object_get(json_object_get(crd, "status"), "storedVersions");
+	const json_t *versions =
+	    json_object_get(json_object_get(crd, "spec"), "versions");
+	/* the list as Go's %#v prints a []string */
+	char list[512];
+	size_t used = (size_t)snprintf(list, sizeof list, "[]string%s",
+				       json_is_array(sv) ? "{" : "(nil)");
+	size_t i, j;
+	json_t *v, *w;
+	json_array_foreach(sv, i, v) if (used < sizeof list) used +=
+	    (size_t)snprintf(list + used, sizeof list - used, "%s\"%s\"",
+			     i ? ", " : "",
+			     json_string_value(v) ? json_string_value(v) : "");
+	if (json_is_array(sv) && used < sizeof list)
+		snprintf(list + used, sizeof list - used, "}");
+	if (!json_array_size(sv)) {
+		srv_error_cause(err, "FieldValueInvalid", "status.storedVersions",
+				"Invalid value: %s: must have at least one "
+				"stored version",
+				list);
+		return;
+	}
+	json_array_foreach(versions, j, w)
+	{
+		const char *vn = json_string_value(json_object_get(w, "name"));
+		bool stored = false;
+		json_array_foreach(sv, i, v) stored =
+		    stored || (vn && json_string_value(v) &&
+			       !strcmp(vn, json_string_value(v)));
+		if (vn && !stored && json_is_true(json_object_get(w, "storage")))
+			srv_error_cause(err, "FieldValueInvalid",
+					"status.storedVersions",
+					"Invalid value: %s: must have the "
+					"storage version %s",
+					list, vn);
+	}
+	json_array_foreach(sv, i, v)
+	{
+		const char *s = json_string_value(v) ? json_string_value(v) : "";
+		bool served = false;
+		json_array_foreach(versions, j, w) served =
+		    served ||
+		    !strcmp(s, json_string_value(json_object_get(w, "name"))
+				   ? json_string_value(json_object_get(w, "name"))
+				   : "");
+		if (served)
+			continue;
+		char f[64];
+		snprintf(f, sizeof f, "status.storedVersions[%zu]", i);
+		srv_error_cause(
+		    err, "FieldValueInvalid", f,
+		    "Invalid value: \"%s\": missing from spec.versions; %s "
+		    "was previously a storage version, and must remain in "
+		    "spec.versions until a storage migration ensures no data "
+		    "remains persisted in %s and removes %s from "
+		    "status.storedVersions",
+		    s, s, s, s);
+	}
+}
+
+/* kube's validateAPIApproval: a CRD in a protected group needs the
+   approval annotation, unless an update leaves its state as it was. */
+static void check_approval(const json_t *crd, const json_t *old,
+			   struct srv_error *err)
+{
+	char reason[512], ignore[512];
+	const char *value, *ov;
+	enum reg_approval st =
+	    reg_crd_approval(crd, &value, reason, sizeof reason);
+	if (st == REG_APPROVAL_UNPROTECTED || st == REG_APPROVAL_APPROVED ||
+	    st == REG_APPROVAL_BYPASSED ||
+	    (old && reg_crd_approval(old, &ov, ignore, sizeof ignore) == st))
+		return;
+	if (st == REG_APPROVAL_MISSING)
+		srv_error_cause(err, "FieldValueRequired",
+				"metadata.annotations[" REG_APPROVAL_ANNOTATION
+				"]",
+				"Required value: %s", reason);
+	else
+		srv_error_cause(err, "FieldValueInvalid",
+				"metadata.annotations[" REG_APPROVAL_ANNOTATION
+				"]",
+				"Invalid value: \"%s\": %s", value, reason);
+}
+
+lp_err srv_prep_crd_status(const struct srv_resource *r, json_t *obj,
+			   const json_t *old, struct srv_error *err)
+{
+	(void)r;
+	(void)old;
+	check_stored_versions(obj, err);
+	return crd_invalid(obj, err);
+}
+
 lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 		    const json_t *old, struct srv_error *err)
 {
@@ -1640,6 +1739,7 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 			    err, "FieldValueInvalid", "spec.names.kind",
 			    "Invalid value: \"%s\": field is immutable", nk);
 	}
+	check_approval(obj, old, err);
 	if (crd_invalid(obj, err))
 		return err->code;
 	/* status: reset on create, kept on update (storage version appended) */
@@ -1674,6 +1774,9 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 			gen++;
 		json_object_set_new(json_object_get(obj, "metadata"),
 				    "generation", json_integer(gen ? gen : 1));
+		check_stored_versions(obj, err);
+		if (crd_invalid(obj, err))
+			return err->code;
 	}
 	return LP_OK;
 }

@@ -15,6 +15,8 @@
 
 lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj, const json_t *old,
 		    struct srv_error *err);
+lp_err srv_prep_crd_status(const struct srv_resource *r, json_t *obj,
+			   const json_t *old, struct srv_error *err);
 lp_err srv_prep_cr(const struct srv_resource *r, json_t *obj, const json_t *old,
 		   struct srv_error *err);
 /* A custom resource's stored bytes in the version r serves: *out (new) is

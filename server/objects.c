@@ -2558,6 +2558,8 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	validate_meta(res, next, &err);
 	if (invalid_from_causes(res, name, &err) ||
 	    (kind == UPD_MAIN && res->prepare && res->prepare(res, next, old, &err)) ||
+	    (kind == UPD_STATUS && res->prepare_status &&
+	     res->prepare_status(res, next, old, &err)) ||
 	    (res->custom && kind != UPD_FINALIZE && cr_schema(r, res, next, old, name, &err)) ||
 	    (!tracked &&
 	     track_update(r, res,

@@ -81,6 +81,7 @@ struct srv_resource {
 	const char *const *fields; /* extra field selectors (beyond
 				       metadata.name/namespace) */
 	srv_prepare_fn prepare;
+	srv_prepare_fn prepare_status; /* the /status endpoint's; NULL: none */
 	/* strategic merge patch: list strategies; NULL = every list atomic */
 	enum srv_list_strategy (*smp_list)(void *ud, const char *path,
 					   const char **merge_key);

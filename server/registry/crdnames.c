@@ -133,6 +133,23 @@ static bool cond_true(const json_t *crd, const char *type)
 	return !strcmp(str(cond_of(crd, type), "status"), "True");
 }
 
+static void approval_cond(const json_t *crd, json_t *conds, const char *now);
+
+/* Does the approval condition say what the annotation does? */
+static bool approval_settled(const json_t *crd)
+{
+	const json_t *have =
+	    json_object_get(json_object_get(crd, "status"), "conditions");
+	json_t *conds = json_is_array(have) ? json_deep_copy(have) : json_array();
+	if (!conds)
+		return true; /* out of memory: the next decision sees to it */
+	approval_cond(crd, conds, "");
+	bool same = json_is_array(have) ? json_equal(conds, have)
+					: json_array_size(conds) == 0;
+	json_decref(conds);
+	return same;
+}
+
 bool reg_crd_names_settled(const json_t *crd)
 {
 	const json_t *want =
@@ -148,7 +165,8 @@ bool reg_crd_names_settled(const json_t *crd)
 			 strings(acc, "shortNames")) &&
 	       same_list(strings(want, "categories"),
 			 strings(acc, "categories")) &&
-	       cond_true(crd, "NamesAccepted") && cond_true(crd, "Established");
+	       cond_true(crd, "NamesAccepted") && cond_true(crd, "Established") &&
+	       approval_settled(crd);
 }
 
 /* ------------------------------------------------------------ deciding */
@@ -252,6 +270,93 @@ static void set_cond(json_t *conds, const char *type, const char *status,
 			     reason, "message", message));
 }
 
+static bool ends_with_domain(const char *g, const char *d)
+{
+	size_t gl = strlen(g), dl = strlen(d);
+	return !strcmp(g, d) ||
+	       (gl > dl && g[gl - dl - 1] == '.' && !strcmp(g + gl - dl, d));
+}
+
+/* Go's url.ParseRequestURI with a scheme and a host, as far as an
+   approval URL goes: scheme "://" host, no blanks or control bytes. */
+static bool approval_url(const char *s)
+{
+	const char *p = s;
+	if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+		return false;
+	while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+	       (*p >= '0' && *p <= '9') || *p == '+' || *p == '-' || *p == '.')
+		p++;
+	if (strncmp(p, "://", 3))
+		return false;
+	p += 3;
+	size_t host = strcspn(p, "/?#");
+	if (!host || p[0] == '@' || p[0] == ':')
+		return false;
+	for (const char *q = s; *q; q++)
+		if ((unsigned char)*q <= ' ' || *q == 0x7f)
+			return false;
+	return true;
+}
+
+enum reg_approval reg_crd_approval(const json_t *crd, const char **value,
+				   char *reason, size_t n)
+{
+	const char *group =
+	    str(json_object_get(crd, "spec"), "group");
+	const char *a = str(json_object_get(json_object_get(crd, "metadata"),
+					    "annotations"),
+			    REG_APPROVAL_ANNOTATION);
+	*value = a;
+	enum reg_approval st;
+	if (!*a) {
+		st = REG_APPROVAL_MISSING;
+		snprintf(reason, n,
+			 "protected groups must have approval annotation "
+			 "\"%s\", see "
+			 "https://github.com/kubernetes/enhancements/pull/1111",
+			 REG_APPROVAL_ANNOTATION);
+	} else if (!strncmp(a, "unapproved", 10)) {
+		st = REG_APPROVAL_BYPASSED;
+		snprintf(reason, n, "not approved: \"%s\"", a);
+	} else if (approval_url(a)) {
+		st = REG_APPROVAL_APPROVED;
+		snprintf(reason, n, "approved in %s", a);
+	} else {
+		st = REG_APPROVAL_INVALID;
+		snprintf(reason, n,
+			 "protected groups must have approval annotation "
+			 "\"%s\" with either a URL or a reason starting with "
+			 "\"unapproved\", see "
+			 "https://github.com/kubernetes/enhancements/pull/1111",
+			 REG_APPROVAL_ANNOTATION);
+	}
+	if (!ends_with_domain(group, "k8s.io") &&
+	    !ends_with_domain(group, "kubernetes.io"))
+		return REG_APPROVAL_UNPROTECTED;
+	return st;
+}
+
+/* kube's apiapproval controller: the condition of a protected CRD. */
+static void approval_cond(const json_t *crd, json_t *conds, const char *now)
+{
+	char reason[512];
+	const char *value;
+	static const char *const why[] = {
+	    [REG_APPROVAL_INVALID] = "InvalidAnnotation",
+	    [REG_APPROVAL_APPROVED] = "ApprovedAnnotation",
+	    [REG_APPROVAL_BYPASSED] = "UnapprovedAnnotation",
+	    [REG_APPROVAL_MISSING] = "MissingAnnotation",
+	};
+	enum reg_approval st = reg_crd_approval(crd, &value, reason,
+						sizeof reason);
+	if (st == REG_APPROVAL_UNPROTECTED)
+		return;
+	set_cond(conds, "KubernetesAPIApprovalPolicyConformant",
+		 st == REG_APPROVAL_APPROVED ? "True" : "False", why[st],
+		 reason, now);
+}
+
 lp_err reg_crd_names_status(const json_t *crd, const struct reg_crd_taken *t,
 			    const char *now, json_t **out)
 {
@@ -305,6 +410,7 @@ lp_err reg_crd_names_status(const json_t *crd, const struct reg_crd_taken *t,
 	else if (!est)
 		set_cond(conds, "Established", "False", "NotAccepted",
 			 "not all names are accepted", now);
+	approval_cond(crd, conds, now);
 	if (json_equal(st, ost)) {
 		json_decref(st);
 		return LP_OK;

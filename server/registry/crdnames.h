@@ -85,4 +85,24 @@ bool reg_crd_names_settled(const json_t *crd);
 lp_err reg_crd_names_status(const json_t *crd, const struct reg_crd_taken *t,
 			    const char *now, json_t **out);
 
+/* The API approval of a CRD in a protected group (k8s.io, kubernetes.io and
+   their subdomains), from its annotation api-approved.kubernetes.io: a URL
+   with scheme and host approves, a value starting with "unapproved"
+   bypasses, anything else is invalid. kube's apihelpers.GetAPIApprovalState. */
+enum reg_approval {
+	REG_APPROVAL_UNPROTECTED, /* not a protected group: no check */
+	REG_APPROVAL_INVALID,
+	REG_APPROVAL_APPROVED,
+	REG_APPROVAL_BYPASSED,
+	REG_APPROVAL_MISSING,
+};
+#define REG_APPROVAL_ANNOTATION "api-approved.kubernetes.io"
+
+/* crd's approval state; reason (n bytes) gets kube's text for it (also for
+   an unprotected group's annotation). *value: the annotation or "". The
+   status condition KubernetesAPIApprovalPolicyConformant of a protected
+   CRD follows it (reg_crd_names_status). */
+enum reg_approval reg_crd_approval(const json_t *crd, const char **value,
+				   char *reason, size_t n);
+
 #endif

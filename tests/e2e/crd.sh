@@ -651,6 +651,76 @@ check "... at most 8" err_text "$F: Too many: 9: must have at most 8 items"
 sed -i '/f8/d' "$WORK/manysf.yaml"
 expect_rc 0 "eight integer ones are accepted" kubectl create -f "$WORK/manysf.yaml"
 
+# Protected groups (reference §8.2): a CRD in *.k8s.io or *.kubernetes.io
+# needs the api-approved.kubernetes.io annotation, and gets kube's
+# KubernetesAPIApprovalPolicyConformant condition
+approved_crd() { # GROUP ANNOTATION-VALUE|-  -> $WORK/approved.json
+	python3 - "$1" "$2" >"$WORK/approved.json" <<'PY'
+import json, sys
+g, a = sys.argv[1], sys.argv[2]
+m = {"name": "widgets." + g}
+if a != "-":
+    m["annotations"] = {"api-approved.kubernetes.io": a}
+print(json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": m,
+  "spec": {"group": g, "scope": "Namespaced", "names": {"plural": "widgets", "kind": "Widget"},
+           "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {"type": "object"}}}]}}))
+PY
+}
+APPROVAL='metadata.annotations[api-approved.kubernetes.io]'
+approved_crd a.k8s.io -
+expect_rc 1 "a CRD in a *.k8s.io group without the approval annotation is refused" kubectl create -f "$WORK/approved.json"
+check "... Required, with kube's message" err_text "$APPROVAL: Required value: protected groups must have approval annotation \"api-approved.kubernetes.io\", see https://github.com/kubernetes/enhancements/pull/1111"
+approved_crd kubernetes.io 'not a url'
+expect_rc 1 "... in kubernetes.io with an annotation that is no URL" kubectl create -f "$WORK/approved.json"
+check "... Invalid, with kube's message" err_text "$APPROVAL: Invalid value: \"not a url\": protected groups must have approval annotation \"api-approved.kubernetes.io\" with either a URL or a reason starting with \"unapproved\", see https://github.com/kubernetes/enhancements/pull/1111"
+approved_crd x-k8s.io -
+expect_rc 0 "x-k8s.io is not a protected group" kubectl create -f "$WORK/approved.json"
+req GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.x-k8s.io
+check "... and gets no approval condition" bash -c "! grep -q KubernetesAPIApprovalPolicyConformant '$WORK/body'"
+approved_crd b.k8s.io 'https://github.com/kubernetes/enhancements/pull/1111'
+expect_rc 0 "a URL approves" kubectl create -f "$WORK/approved.json"
+req GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.b.k8s.io
+check "... condition True/ApprovedAnnotation" code_has 200 '{"type":"KubernetesAPIApprovalPolicyConformant","status":"True","lastTransitionTime":'
+check "... approved in the URL" has '"reason":"ApprovedAnnotation","message":"approved in https://github.com/kubernetes/enhancements/pull/1111"}'
+req PATCH /apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.b.k8s.io '{"metadata":{"annotations":{"api-approved.kubernetes.io":"unapproved, testing"}}}' "$MERGE"
+check "changing it to unapproved is allowed" code_is 200
+req GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.b.k8s.io
+check "... and the condition follows: False/UnapprovedAnnotation" has '"status":"False","lastTransitionTime":'
+check "... not approved: the value" has '"reason":"UnapprovedAnnotation","message":"not approved: \"unapproved, testing\""}'
+req PATCH /apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.b.k8s.io '{"metadata":{"annotations":null}}' "$MERGE"
+check "removing the annotation is refused (422)" code_has 422 "$APPROVAL: Required value"
+expect_rc 0 "the sample-controller CRD (samplecontroller.k8s.io, applied above, unapproved) has its condition False/UnapprovedAnnotation" bash -c "kubectl get crd foos.samplecontroller.k8s.io -o jsonpath='{.status.conditions[?(@.type==\"KubernetesAPIApprovalPolicyConformant\")].reason}' | grep -qx UnapprovedAnnotation"
+kubectl delete crd widgets.b.k8s.io widgets.x-k8s.io --wait=false >/dev/null 2>&1
+
+# status.storedVersions (reference §8.5): every stored version stays in
+# spec.versions, the storage version is among them, and the list is never
+# empty; on the main endpoint and on /status
+SV_PATH=/apis/apiextensions.k8s.io/v1/customresourcedefinitions/svs.sv.example.com
+python3 >"$WORK/sv.json" <<'PY'
+import json
+s = {"openAPIV3Schema": {"type": "object"}}
+print(json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "svs.sv.example.com"},
+  "spec": {"group": "sv.example.com", "scope": "Namespaced", "names": {"plural": "svs", "kind": "Sv"},
+           "versions": [{"name": "v1beta1", "served": True, "storage": True, "schema": s},
+                        {"name": "v1", "served": True, "storage": False, "schema": s}]}}))
+PY
+expect_rc 0 "a CRD stored at v1beta1" kubectl create -f "$WORK/sv.json"
+req PATCH "$SV_PATH" '{"spec":{"versions":[{"name":"v1beta1","served":true,"storage":false,"schema":{"openAPIV3Schema":{"type":"object"}}},{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}}' "$MERGE"
+check "moving storage to v1 appends it to storedVersions" code_has 200 '"storedVersions":["v1beta1","v1"]'
+req PATCH "$SV_PATH" '{"spec":{"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}}' "$MERGE"
+check "dropping v1beta1 while it is a stored version is 422" code_has 422 'status.storedVersions[0]: Invalid value: \"v1beta1\": missing from spec.versions; v1beta1 was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in v1beta1 and removes v1beta1 from status.storedVersions'
+req PATCH "$SV_PATH/status" '{"status":{"storedVersions":[]}}' "$MERGE"
+check "an empty storedVersions on /status is 422" code_has 422 'status.storedVersions: Invalid value: []string{}: must have at least one stored version'
+req PATCH "$SV_PATH/status" '{"status":{"storedVersions":["v1beta1"]}}' "$MERGE"
+check "... one without the storage version too" code_has 422 'status.storedVersions: Invalid value: []string{\"v1beta1\"}: must have the storage version v1'
+req PATCH "$SV_PATH/status" '{"status":{"storedVersions":["v1","v2"]}}' "$MERGE"
+check "... and one naming a version the CRD lacks" code_has 422 'status.storedVersions[1]: Invalid value: \"v2\": missing from spec.versions'
+req PATCH "$SV_PATH/status" '{"status":{"storedVersions":["v1"]}}' "$MERGE"
+check "the storage migration's edit (only v1 left) is accepted" code_has 200 '"storedVersions":["v1"]'
+req PATCH "$SV_PATH" '{"spec":{"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}}' "$MERGE"
+check "... after which v1beta1 can go" code_has 200 '"versions":[{"name":"v1"'
+kubectl delete crd svs.sv.example.com --wait=false >/dev/null 2>&1
+
 # Validation of the CRD itself
 sed 's/group: stable.example.com/group: nodots/; s/crontabzs.stable.example.com/crontabzs.nodots/' "$WORK/clash.yaml" >"$WORK/bad.yaml"
 expect_rc 1 "a CRD whose group has no dot is refused" kubectl create -f "$WORK/bad.yaml"

@@ -292,3 +292,75 @@ Test(crdnames, settled_needs_every_name_and_both_conditions)
 	json_decref(crd);
 	cr_assert_not(reg_crd_names_settled(NULL));
 }
+
+static enum reg_approval approval(const char *group, const char *value)
+{
+	json_t *crd = crd_new("foos", "foo", "Foo", NULL);
+	json_object_set_new(json_object_get(crd, "spec"), "group",
+			    json_string(group));
+	if (value)
+		json_object_set_new(json_object_get(crd, "metadata"),
+				    "annotations",
+				    json_pack("{s:s}", REG_APPROVAL_ANNOTATION,
+					      value));
+	char reason[512];
+	const char *v;
+	enum reg_approval st = reg_crd_approval(crd, &v, reason, sizeof reason);
+	cr_expect_str_eq(v, value ? value : "");
+	json_decref(crd);
+	return st;
+}
+
+Test(crdnames, approval_of_protected_groups)
+{
+	cr_expect_eq(approval("g.example.com", NULL), REG_APPROVAL_UNPROTECTED);
+	cr_expect_eq(approval("x-k8s.io", NULL), REG_APPROVAL_UNPROTECTED);
+	cr_expect_eq(approval("cluster.x-k8s.io", NULL),
+		     REG_APPROVAL_UNPROTECTED);
+	cr_expect_eq(approval("notk8s.io", NULL), REG_APPROVAL_UNPROTECTED);
+	cr_expect_eq(approval("k8s.io", NULL), REG_APPROVAL_MISSING);
+	cr_expect_eq(approval("a.b.kubernetes.io", ""), REG_APPROVAL_MISSING);
+	cr_expect_eq(approval("kubernetes.io", "unapproved"),
+		     REG_APPROVAL_BYPASSED);
+	cr_expect_eq(approval("s.k8s.io", "unapproved, testing only"),
+		     REG_APPROVAL_BYPASSED);
+	cr_expect_eq(approval("s.k8s.io", "https://github.com/x/y/pull/1"),
+		     REG_APPROVAL_APPROVED);
+	cr_expect_eq(approval("s.k8s.io", "http://h"), REG_APPROVAL_APPROVED);
+	cr_expect_eq(approval("s.k8s.io", "git+ssh://h/p"),
+		     REG_APPROVAL_APPROVED);
+	static const char *const invalid[] = {
+	    "yes", "https://", "https:///path", "/just/a/path", "https://a b",
+	    "1http://h", "Unapproved", "approved",
+	};
+	for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++)
+		cr_expect_eq(approval("s.k8s.io", invalid[i]),
+			     REG_APPROVAL_INVALID, "%s", invalid[i]);
+}
+
+Test(crdnames, approval_condition_follows_the_annotation)
+{
+	json_t *crd = crd_new("foos", "foo", "Foo", NULL);
+	json_object_set_new(json_object_get(crd, "spec"), "group",
+			    json_string("s.k8s.io"));
+	struct reg_crd_taken t = taken();
+	json_t *st = decide(crd, &t, NOW);
+	cr_assert_not_null(st);
+	expect_cond(st, "KubernetesAPIApprovalPolicyConformant", "False",
+		    "MissingAnnotation",
+		    "protected groups must have approval annotation "
+		    "\"api-approved.kubernetes.io\", see "
+		    "https://github.com/kubernetes/enhancements/pull/1111");
+	cr_assert(reg_crd_names_settled(crd));
+	json_object_set_new(json_object_get(crd, "metadata"), "annotations",
+			    json_pack("{s:s}", REG_APPROVAL_ANNOTATION,
+				      "https://example.com/pr"));
+	cr_assert_not(reg_crd_names_settled(crd), "a new annotation");
+	st = decide(crd, &t, LATER);
+	cr_assert_not_null(st);
+	expect_cond(st, "KubernetesAPIApprovalPolicyConformant", "True",
+		    "ApprovedAnnotation", "approved in https://example.com/pr");
+	cr_assert(reg_crd_names_settled(crd));
+	reg_crd_taken_free(&t);
+	json_decref(crd);
+}
