@@ -917,6 +917,27 @@ lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 
 /* Read a list into c at the options' revision. Fills *list_rev, the
    continue token (new, or NULL) and the remaining count (-1: none). */
+
+/* kube's handleCompactedErrorForPaging: the token of an expired continue
+   with its revision -1 (continue at the latest) into err->cont. false when
+   there is none to give (the shorter message then). */
+static bool expired_token(const char *cont, struct srv_error *err)
+{
+	int64_t rv;
+	char *start = NULL;
+	size_t sl;
+	char msg[64];
+	if (reg_continue_decode(cont, &rv, &start, &sl, msg, sizeof msg))
+		return false;
+	char *tok = reg_continue_encode(-1, start, sl);
+	free(start);
+	bool fits = tok && strlen(tok) < sizeof err->cont;
+	if (fits)
+		memcpy(err->cont, tok, strlen(tok) + 1);
+	free(tok);
+	return fits;
+}
+
 static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 			struct list_opts *o, struct list_ctx *c,
 			int64_t *list_rev, char **token, int64_t *remaining,
@@ -949,9 +970,12 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 	if (rc == LP_E_BADREQUEST)
 		return srv_error_set(err, rc, "invalid continue token: %s", rr.msg);
 	if (rc == LP_E_COMPACTED) {
-		if (o->cont)
+		if (o->cont && expired_token(o->cont, err))
 			return srv_error_set(err, LP_E_COMPACTED,
 					     "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.");
+		if (o->cont)
+			return srv_error_set(err, LP_E_COMPACTED,
+					     "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.");
 		return srv_error_set(err, LP_E_COMPACTED,
 				     "The resourceVersion for the provided list is too old.");
 	}

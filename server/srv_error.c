@@ -37,6 +37,7 @@ void srv_error_clear(struct srv_error *err)
 		err->code = LP_OK;
 		err->message[0] = 0;
 		err->n_causes = 0;
+		err->cont[0] = 0;
 	}
 }
 

@@ -22,6 +22,9 @@ struct srv_error {
 	char message[1024];
 	int n_causes;
 	struct srv_cause causes[SRV_MAX_CAUSES];
+	/* Expired lists: the token the Status offers in metadata.continue
+	   ("" for none); srv_error_clear empties it. */
+	char cont[2048];
 };
 
 /* Set code and message (printf-style); keeps causes. err may be NULL.

@@ -111,7 +111,10 @@ json_t *srv_status_failure(const struct srv_error *err,
 		return NULL;
 	json_object_set_new(s, "kind", json_string("Status"));
 	json_object_set_new(s, "apiVersion", json_string("v1"));
-	json_object_set_new(s, "metadata", json_object());
+	json_t *lm = json_object();
+	if (err && err->cont[0])
+		json_object_set_new(lm, "continue", json_string(err->cont));
+	json_object_set_new(s, "metadata", lm);
 	json_object_set_new(s, "status", json_string("Failure"));
 	const char *msg = err && err->message[0] ? err->message
 						  : lp_strerror(rc);

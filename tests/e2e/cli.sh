@@ -283,4 +283,53 @@ expect_rc 0 "writes continue after the bumped revision" \
 check "the next write gets the bumped revision + 1" out_has "revision $((rrev1 + 1))\$"
 expect_rc 0 "inspect after writes on a restored store passes" "$LAPIS" inspect "$restored"
 
+
+# A continue token whose revision was compacted (reference §3.4): 410
+# Expired with kube's message and a fresh token (rv -1, the same start key)
+# in the Status's metadata.continue, which lists the rest at the latest
+# revision
+start_server "$WORK/expire" --compaction-interval 1s
+EURL=$(sed -n 's/^lapis: serving \(http:[^ ]*\) .*/\1/p' <<<"$LINE")
+CM=$EURL/api/v1/namespaces/default/configmaps
+for i in 1 2 3 4 5; do
+	curl -sS -o /dev/null -H 'Content-Type: application/json' \
+		--data "{\"metadata\":{\"name\":\"cm$i\"}}" "$CM"
+done
+curl -sS "$CM?limit=2" >"$WORK/page1"
+tok=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metadata"]["continue"])' "$WORK/page1")
+check "a first page of 2 has a continue token" test -n "$tok"
+curl -sS -o /dev/null -H 'Content-Type: application/json' \
+	--data '{"metadata":{"name":"cm6"}}' "$CM"
+# the compactor compacts at the revision it saw one tick before
+expired=
+for i in $(seq 1 40); do
+	sleep 0.25
+	code=$(curl -sS -o "$WORK/page2" -w '%{http_code}' "$CM?limit=2&continue=$tok")
+	[[ $code == 410 ]] && { expired=1; break; }
+done
+check "after compaction the old token is 410 Expired" test -n "$expired"
+check "... with kube's message" grep -q 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results.' "$WORK/page2"
+fresh=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metadata"].get("continue",""))' "$WORK/page2" 2>/dev/null)
+check "... and a fresh token in metadata.continue" test -n "$fresh"
+check "... at revision -1 from the same key" python3 - "$fresh" "$tok" <<'PY'
+import base64, json, sys
+dec = lambda t: json.loads(base64.urlsafe_b64decode(t + "=" * (-len(t) % 4)))
+new, old = dec(sys.argv[1]), dec(sys.argv[2])
+assert new["rv"] == -1 and new["start"] == old["start"] and new["v"] == "meta.k8s.io/v1", (new, old)
+PY
+code=$(curl -sS -o "$WORK/page3" -w '%{http_code}' "$CM?limit=10&continue=$fresh")
+check "the fresh token lists the rest at the latest revision, the new object too" \
+	python3 - "$code" "$WORK/page3" <<'PY'
+import json, sys
+assert sys.argv[1] == "200", sys.argv[1]
+d = json.load(open(sys.argv[2]))
+names = [i["metadata"]["name"] for i in d["items"]]
+assert names == ["cm3", "cm4", "cm5", "cm6"], names
+PY
+code=$(curl -sS -o "$WORK/page4" -w '%{http_code}' "$CM?limit=2&resourceVersion=2&resourceVersionMatch=Exact")
+check "an Exact list at a compacted revision is 410 without a token" \
+	bash -c "[[ $code == 410 ]] && grep -q 'The resourceVersion for the provided list is too old.' '$WORK/page4' && ! grep -q '\"continue\"' '$WORK/page4'"
+stop_server TERM
+check "that server exits 0" test "$RC" = 0
+
 e2e_finish
