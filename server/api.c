@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
 #include "api.h"
 #include "crd.h"
@@ -429,12 +431,55 @@ static void reply_aggregated(struct srv_req *r, const char *dv, bool core)
 	snprintf(ctype, sizeof ctype,
 		 "application/json;g=apidiscovery.k8s.io;v=%s;as=APIGroupDiscoveryList",
 		 dv);
+	/* kube's aggregated discovery lets shared caches keep it */
+	const char *h[] = {"ETag", etag, "Vary", "Accept", "Cache-Control",
+			   "public", NULL};
 	if (inm && !strcmp(inm, etag)) {
 		free(s);
-		srv_reply_extra(r, 304, ctype, NULL, 0, "ETag", etag);
+		srv_reply_headers(r, 304, ctype, NULL, 0, h);
 		return;
 	}
-	srv_reply_extra(r, 200, ctype, s, strlen(s), "ETag", etag);
+	srv_reply_headers(r, 200, ctype, s, strlen(s), h);
+}
+
+/* Does Accept have a clause discovery answers (JSON, YAML or protobuf,
+   with no conversion: kube's DefaultEndpointRestrictions)? Else answer
+   kube's 406 and say false. */
+static bool discovery_acceptable(struct srv_req *r)
+{
+	const char *p = srv_header(r, "Accept");
+	if (!p || !*p)
+		return true;
+	static const char *const types[] = {
+	    "application/json", "application/yaml",
+	    "application/vnd.kubernetes.protobuf", "*/*", "application/*"};
+	while (*p) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		size_t len = strcspn(p, ",");
+		size_t tl = strcspn(p, ";, ");
+		if (tl > len)
+			tl = len;
+		const char *params = memchr(p, ';', len);
+		bool conversion = false;
+		for (const char *q = params; q && q < p + len;
+		     q = memchr(q + 1, ';', (size_t)(p + len - q - 1))) {
+			const char *k = q + 1;
+			while (*k == ' ')
+				k++;
+			conversion = conversion || !strncmp(k, "as=", 3);
+		}
+		for (size_t i = 0; !conversion && i < 5; i++)
+			if (strlen(types[i]) == tl &&
+			    !strncasecmp(p, types[i], tl))
+				return true;
+		p += len;
+	}
+	srv_reply_fail(r, LP_E_NOTACCEPTABLE,
+		       "only the following media types are accepted: "
+		       "application/json, application/yaml, "
+		       "application/vnd.kubernetes.protobuf");
+	return false;
 }
 
 static void reply_api(struct srv_req *r)
@@ -444,6 +489,8 @@ static void reply_api(struct srv_req *r)
 		reply_aggregated(r, dv, true);
 		return;
 	}
+	if (!discovery_acceptable(r))
+		return;
 	json_t *o = json_object();
 	json_object_set_new(o, "kind", json_string("APIVersions"));
 	json_t *vs = json_array();
@@ -467,6 +514,8 @@ static void reply_apis(struct srv_req *r)
 		reply_aggregated(r, dv, false);
 		return;
 	}
+	if (!discovery_acceptable(r))
+		return;
 	json_t *o = json_object();
 	json_object_set_new(o, "kind", json_string("APIGroupList"));
 	json_object_set_new(o, "apiVersion", json_string("v1"));
@@ -484,6 +533,8 @@ static void reply_apis(struct srv_req *r)
 
 static void reply_resource_list(struct srv_req *r, const char *g, const char *v)
 {
+	if (!discovery_acceptable(r))
+		return;
 	json_t *o = json_object();
 	json_object_set_new(o, "kind", json_string("APIResourceList"));
 	char gv[300];
@@ -1028,7 +1079,61 @@ static void reply_openapi_gv(struct srv_req *r, const char *path)
 		not_found(r);
 		return;
 	}
-	srv_reply_extra(r, 200, "application/json", s, n, "ETag", etag);
+	/* kube-openapi's handler3: JSON for a clause that allows it (we
+	   serve no protobuf form), else 406 with no body */
+	const char *acc = srv_header(r, "Accept");
+	bool json = !acc || !*acc;
+	for (const char *p = acc; !json && p && *p;) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		size_t tl = strcspn(p, ";, ");
+		json = (tl == 16 && !strncasecmp(p, "application/json", 16)) ||
+		       (tl == 13 && !strncasecmp(p, "application/*", 13)) ||
+		       (tl == 3 && !strncmp(p, "*/*", 3));
+		p += strcspn(p, ",");
+	}
+	if (!json) {
+		free(s);
+		const char *vary[] = {"Vary", "Accept", NULL};
+		srv_reply_headers(r, 406, NULL, NULL, 0, vary);
+		return;
+	}
+	/* ?hash=: the current one makes the answer cacheable for a year,
+	   another redirects to the current (kubectl caches by URL) */
+	const char *hash = srv_query(r, "hash");
+	char bare[129];
+	snprintf(bare, sizeof bare, "%.128s", etag + 1);
+	if (hash && *hash && strcmp(hash, bare)) {
+		free(s);
+		char loc[600];
+		if (g[0])
+			snprintf(loc, sizeof loc, "/openapi/v3/apis/%s/%s?hash=%s",
+				 g, v, bare);
+		else
+			snprintf(loc, sizeof loc, "/openapi/v3/api/%s?hash=%s", v,
+				 bare);
+		const char *h[] = {"Location", loc, "Vary", "Accept", NULL};
+		srv_reply_headers(r, 301, NULL, NULL, 0, h);
+		return;
+	}
+	char expires[64] = "";
+	if (hash && *hash) {
+		time_t later = time(NULL) + 365 * 24 * 3600;
+		struct tm tm;
+		gmtime_r(&later, &tm);
+		strftime(expires, sizeof expires, "%a, %d %b %Y %H:%M:%S UTC",
+			 &tm);
+	}
+	const char *h[] = {"ETag", etag, "Vary", "Accept",
+			   expires[0] ? "Cache-Control" : NULL,
+			   "public, immutable", "Expires", expires, NULL};
+	const char *inm = srv_header(r, "If-None-Match");
+	if (inm && !strcmp(inm, etag)) {
+		free(s);
+		srv_reply_headers(r, 304, "application/json", NULL, 0, h);
+		return;
+	}
+	srv_reply_headers(r, 200, "application/json", s, n, h);
 }
 
 /* One Swagger 2.0 operation of r: its action and group-version-kind, the
@@ -1272,6 +1377,10 @@ void srv_dispatch(struct srv_req *r)
 			return;
 		}
 		if (sscanf(url, "/apis/%255[^/]", g) == 1 && group_version(&rs, g)) {
+			if (!discovery_acceptable(r)) {
+				rset_put(&rs);
+				return;
+			}
 			json_t *o = api_group(&rs, g);
 			rset_put(&rs);
 			json_object_set_new(o, "kind", json_string("APIGroup"));

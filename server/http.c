@@ -264,8 +264,10 @@ static void add_warnings(struct srv_req *r, struct MHD_Response *resp)
 	}
 }
 
-static void queue(struct srv_req *r, int code, struct MHD_Response *resp,
-		  const char *ctype)
+/* Queue resp with Content-Type ctype and, unless cache is NULL, that
+   Cache-Control. */
+static void queue_cc(struct srv_req *r, int code, struct MHD_Response *resp,
+		     const char *ctype, const char *cache)
 {
 	if (!resp) {
 		lp_error("cannot create a response");
@@ -274,7 +276,8 @@ static void queue(struct srv_req *r, int code, struct MHD_Response *resp,
 	}
 	if (ctype)
 		MHD_add_response_header(resp, "Content-Type", ctype);
-	MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
+	if (cache)
+		MHD_add_response_header(resp, "Cache-Control", cache);
 	add_warnings(r, resp);
 	if (r->deferred) {
 		/* a write worker: the access handler queues it after the
@@ -293,6 +296,12 @@ static void queue(struct srv_req *r, int code, struct MHD_Response *resp,
 	MHD_destroy_response(resp);
 	r->answered = true;
 	r->code = code;
+}
+
+static void queue(struct srv_req *r, int code, struct MHD_Response *resp,
+		  const char *ctype)
+{
+	queue_cc(r, code, resp, ctype, "no-cache, private");
 }
 
 struct MHD_Response *srv__status_response(const struct srv_error *err,
@@ -889,8 +898,8 @@ void srv_stop(struct srv *s)
 	free(s);
 }
 
-void srv_reply_extra(struct srv_req *r, int code, const char *ctype, char *buf,
-		     size_t len, const char *hname, const char *hvalue)
+void srv_reply_headers(struct srv_req *r, int code, const char *ctype,
+		       char *buf, size_t len, const char *const *hdrs)
 {
 	struct MHD_Response *resp;
 	if (buf)
@@ -899,11 +908,20 @@ void srv_reply_extra(struct srv_req *r, int code, const char *ctype, char *buf,
 	else
 		resp = MHD_create_response_from_buffer(0, (void *)"",
 						       MHD_RESPMEM_PERSISTENT);
-	if (!resp) {
+	const char *cache = "no-cache, private";
+	if (!resp)
 		free(buf);
-	} else if (hname) {
-		MHD_add_response_header(resp, hname, hvalue);
-		MHD_add_response_header(resp, "Vary", "Accept");
+	for (size_t i = 0; resp && hdrs && hdrs[i]; i += 2) {
+		if (!strcasecmp(hdrs[i], "Cache-Control"))
+			cache = NULL;
+		MHD_add_response_header(resp, hdrs[i], hdrs[i + 1]);
 	}
-	queue(r, code, resp, ctype);
+	queue_cc(r, code, resp, ctype, cache);
+}
+
+void srv_reply_extra(struct srv_req *r, int code, const char *ctype, char *buf,
+		     size_t len, const char *hname, const char *hvalue)
+{
+	const char *h[] = {hname, hvalue, "Vary", "Accept", NULL};
+	srv_reply_headers(r, code, ctype, buf, len, hname ? h : NULL);
 }

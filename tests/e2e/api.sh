@@ -32,6 +32,15 @@ req GET /apis
 check "/apis lists coordination.k8s.io" grep -q '"coordination.k8s.io"' "$WORK/body"
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' "$URL/api")
 check "aggregated discovery for /api" grep -q '"kind":"APIGroupDiscoveryList"' "$WORK/body"
+curl -sS -D "$WORK/hdr" -o /dev/null -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' "$URL/apis"
+check "... Cache-Control: public, as kube's aggregated discovery" grep -qix 'Cache-Control: public.' "$WORK/hdr"
+# discovery answers JSON, YAML or protobuf without conversions: else kube's 406
+for p in /api /apis /api/v1 /apis/coordination.k8s.io /apis/coordination.k8s.io/v1; do
+	CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: text/html' "$URL$p")
+	check "discovery $p with Accept: text/html is 406" code_has 406 '"reason":"NotAcceptable"' 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf'
+	CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;as=Table;g=meta.k8s.io;v=v1, application/vnd.kubernetes.protobuf, */*' "$URL$p")
+	check "... a Table clause is skipped for the next acceptable one" code_is 200
+done
 req GET /api/v1/namespaces/default
 check "namespace default exists at first start" code_is 200
 req GET /api/v1/namespaces/default/services/kubernetes
@@ -519,6 +528,27 @@ check "a list in YAML still works" [ "$CODE" == 200 ]
 # OpenAPI v3: real schemas for built-ins
 req GET /openapi/v3/api/v1
 check "OpenAPI v3 describes ServicePort with port required" python3 -c "import json; s=json.load(open('$WORK/body'))['components']['schemas']; p=s['io.k8s.api.core.v1.ServicePort']; assert p['required']==['port'] and p['properties']['port']['type']=='integer'; assert s['io.k8s.api.core.v1.ConfigMap']['properties']['data']['additionalProperties']['type']=='string'"
+# kube-openapi's handler3: ?hash= of the current document makes it
+# cacheable for a year, another hash redirects to the current one, an
+# ETag revalidates, and an Accept with no JSON clause is 406
+req GET /openapi/v3
+H=$(python3 -c "import json; print(json.load(open('$WORK/body'))['paths']['api/v1']['serverRelativeURL'])")
+check "the root document links api/v1 with its hash" [ "${H%%\?hash=*}" == /openapi/v3/api/v1 ]
+curl -sS -D "$WORK/hdr" -o /dev/null "$URL$H"
+check "... whose URL is Cache-Control: public, immutable" grep -qix 'Cache-Control: public, immutable.' "$WORK/hdr"
+check "... and Expires a year ahead" grep -qi "^Expires: .* $(( $(date -u +%Y) + 1 )) " "$WORK/hdr"
+ETAG=$(sed -n 's/^ETag: \(.*\)\r$/\1/Ip' "$WORK/hdr")
+check "... with an ETag that is the hash, quoted" [ "$ETAG" == "\"${H##*hash=}\"" ]
+curl -sS -D "$WORK/hdr" -o /dev/null "$URL/openapi/v3/api/v1"
+check "without hash it stays no-cache" grep -qix 'Cache-Control: no-cache, private.' "$WORK/hdr"
+CODE=$(curl -sS -o /dev/null -w '%{http_code} %{redirect_url}' "$URL/openapi/v3/api/v1?hash=0BAD")
+check "a stale hash is 301 to the current URL" [ "$CODE" == "301 $URL$H" ]
+CODE=$(curl -sS -o /dev/null -w '%{http_code}' -H "If-None-Match: $ETAG" "$URL$H")
+check "If-None-Match with the ETag is 304" [ "$CODE" == 304 ]
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: text/html' "$URL/openapi/v3/api/v1")
+check "Accept: text/html is 406 with no body" bash -c "[[ $CODE == 406 && ! -s '$WORK/body' ]]"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/com.github.proto-openapi.spec.v3@v1.0+protobuf, application/json' "$URL/openapi/v3/api/v1")
+check "a protobuf clause before JSON gets JSON" bash -c "[[ $CODE == 200 ]] && head -c 1 '$WORK/body' | grep -q '{'"
 # OpenAPI v2: kubectl 1.27 and 1.28 fetch it in protobuf before create -f
 # and apply -f; it holds the paths (no definitions: schemas are in v3)
 # query options as kube decodes and validates them
