@@ -59,6 +59,11 @@
 
 struct srv_crd_info {
 	struct srv_schema *schema; /* compiled openAPIV3Schema, or NULL */
+	/* The storage version's, which prunes and defaults what a write of
+	   another version stores (kube's schemaCoercingConverter): schema
+	   itself for the storage version, else owned; NULL for Webhook CRDs
+	   (fields pass unchanged, webhook_warning) or without a schema. */
+	struct srv_schema *storage_schema;
 	char *storage_version;
 	bool status; /* status subresource enabled */
 	bool scale;
@@ -132,6 +137,8 @@ static void ent_unref(struct crdent *c)
 		free(c->e[i].subresources);
 		free(c->e[i].fields);
 		free(c->e[i].columns);
+		if (c->e[i].info.storage_schema != c->e[i].info.schema)
+			srv_schema_free(c->e[i].info.storage_schema);
 		srv_schema_free(c->e[i].info.schema);
 		free(c->e[i].info.deprecation);
 		free(c->e[i].info.webhook_warning);
@@ -557,6 +564,24 @@ static void build_entry(struct entry *e, const json_t *crd, const json_t *v,
 	if (sch && srv_schema_compile(sch, &e->info.schema, &serr))
 		lp_warn("%s/%s %s: schema not compiled: %s", r->group,
 			r->version, r->resource, serr.message);
+	if (!strcmp(r->version, e->info.storage_version)) {
+		e->info.storage_schema = e->info.schema;
+		return;
+	}
+	size_t i;
+	json_t *o;
+	json_array_foreach(json_object_get(spec, "versions"), i, o)
+	{
+		const char *on = json_string_value(json_object_get(o, "name"));
+		json_t *ss = json_object_get(json_object_get(o, "schema"),
+					     "openAPIV3Schema");
+		if (e->info.webhook || !on ||
+		    strcmp(on, e->info.storage_version) || !ss)
+			continue;
+		srv_error_clear(&serr);
+		if (srv_schema_compile(ss, &e->info.storage_schema, &serr))
+			e->info.storage_schema = NULL;
+	}
 }
 
 /* A CRD's serving state (crd taken), or NULL when out of memory. A CRD
@@ -1839,6 +1864,12 @@ const struct srv_schema *srv_cr_schema(const struct srv_resource *r)
 	return r->crd ? r->crd->schema : NULL;
 }
 
+const struct srv_schema *srv_cr_storage_schema(const struct srv_resource *r)
+{
+	return r->crd && srv_cr_needs_convert(r) ? r->crd->storage_schema
+						 : NULL;
+}
+
 const json_t *srv_cr_scale(const struct srv_resource *r)
 {
 	if (!r->crd || !r->crd->scale)
@@ -1852,6 +1883,19 @@ bool srv_cr_needs_convert(const struct srv_resource *r)
 	return r->crd && strcmp(r->version, r->crd->storage_version) != 0;
 }
 
+void srv_cr_to_served(const struct srv_resource *r, json_t *obj)
+{
+	if (!srv_cr_needs_convert(r) || !json_is_object(obj))
+		return;
+	char gv[320];
+	snprintf(gv, sizeof gv, "%s/%s", r->group, r->version);
+	json_object_set_new(obj, "apiVersion", json_string(gv));
+	/* kube prunes what it converts with the target version's schema
+	   (the fields as stored pass unchanged for a Webhook CRD) */
+	if (r->crd->schema && !r->crd->webhook)
+		srv_schema_prune(r->crd->schema, obj, NULL, NULL);
+}
+
 lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
 		      size_t len, char **out, size_t *out_len,
 		      struct srv_error *err)
@@ -1859,12 +1903,10 @@ lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
 	*out = NULL;
 	if (!srv_cr_needs_convert(r))
 		return LP_OK; /* the common case: stored bytes serve as they are */
-	char gv[320];
-	snprintf(gv, sizeof gv, "%s/%s", r->group, r->version);
 	json_t *o = reg_json_load(bytes, len, 0, NULL);
 	if (!o)
 		return LP_OK;
-	json_object_set_new(o, "apiVersion", json_string(gv));
+	srv_cr_to_served(r, o);
 	reg_canonical(o);
 	size_t n;
 	char *s = reg_json_dump(o, &n);

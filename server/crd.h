@@ -46,6 +46,14 @@ uint64_t srv_cr_serial(const struct srv_resource *r);
 /* The version's compiled schema, or NULL. */
 struct srv_schema;
 const struct srv_schema *srv_cr_schema(const struct srv_resource *r);
+/* A write of a version other than the storage version is stored pruned
+   and defaulted by the storage version's schema: that schema, or NULL
+   (the storage version itself, a Webhook CRD, no schema). */
+const struct srv_schema *srv_cr_storage_schema(const struct srv_resource *r);
+/* A stored object (decoded) as r's version serves it: apiVersion set and,
+   conversion None, pruned by that version's schema. Nothing for the
+   storage version. */
+void srv_cr_to_served(const struct srv_resource *r, json_t *obj);
 /* The version's scale subresource ({specReplicasPath, ...}) or NULL. */
 const json_t *srv_cr_scale(const struct srv_resource *r);
 /* Is r served in a version other than its storage version? */

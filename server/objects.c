@@ -1507,6 +1507,13 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 			srv_warn(r, "%s%sx-kubernetes-validations rule was not evaluated (CEL is not supported): %s",
 				 path, path[0] ? ": " : "", rule);
 	}
+	/* converted to the storage version (conversion None), the object
+	   keeps what that version's schema knows, with its defaults */
+	const struct srv_schema *st = srv_cr_storage_schema(res);
+	if (st) {
+		srv_schema_prune(st, obj, NULL, NULL);
+		srv_schema_default(st, obj);
+	}
 	return LP_OK;
 }
 
@@ -2164,7 +2171,7 @@ static void reply_stored(struct srv_req *r, const struct srv_resource *res,
 	size_t cl;
 	struct srv_error err;
 	srv_error_clear(&err);
-	if (res->view &&
+	if (srv_resource_needs_convert(res) &&
 	    srv_resource_convert(res, out, len, &conv, &cl, &err) == LP_OK &&
 	    conv) {
 		free(out);
@@ -2183,6 +2190,8 @@ static void reply_json_stored(struct srv_req *r,
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 	if (res->view && kind && strcmp(kind, "Status"))
 		res->view->to_served(obj);
+	else if (res->custom && kind && strcmp(kind, "Status"))
+		srv_cr_to_served(res, obj);
 	srv_reply_json(r, code, obj);
 }
 

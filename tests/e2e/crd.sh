@@ -721,6 +721,44 @@ req PATCH "$SV_PATH" '{"spec":{"versions":[{"name":"v1","served":true,"storage":
 check "... after which v1beta1 can go" code_has 200 '"versions":[{"name":"v1"'
 kubectl delete crd svs.sv.example.com --wait=false >/dev/null 2>&1
 
+# Versions with different schemas, conversion None (kube's
+# schemaCoercingConverter): a write of v1beta1 is pruned and defaulted by
+# v1beta1's schema, then stored pruned and defaulted by the storage
+# version's (v1); a read of v1beta1 is pruned by v1beta1's schema; answers
+# (create, dry run, patch, get, list, watch) come in the version asked for
+python3 >"$WORK/mv.json" <<'PY'
+import json
+def ver(name, storage, props):
+    return {"name": name, "served": True, "storage": storage,
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": props}}}}}
+print(json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "things.mv.example.com"},
+  "spec": {"group": "mv.example.com", "scope": "Namespaced", "names": {"plural": "things", "kind": "Thing"},
+           "versions": [ver("v1", True, {"a": {"type": "string", "default": "v1-default"}, "onlyv1": {"type": "string"}}),
+                        ver("v1beta1", False, {"a": {"type": "string"}, "b": {"type": "string", "default": "beta-default"}, "onlybeta": {"type": "integer"}})]}}))
+PY
+expect_rc 0 "a CRD whose v1 and v1beta1 schemas differ" kubectl create -f "$WORK/mv.json"
+kubectl wait --for=condition=Established crd/things.mv.example.com --timeout=20s >/dev/null 2>&1
+MV=/apis/mv.example.com/v1beta1/namespaces/default/things
+spec_is() { [[ "$(jq_ "d['apiVersion'], d['spec']")" == "$1" ]] || { echo "#   got $(jq_ "d.get('apiVersion'), d.get('spec')")"; return 1; }; }
+req POST "$MV?fieldValidation=Ignore" '{"apiVersion":"mv.example.com/v1beta1","kind":"Thing","metadata":{"name":"t1"},"spec":{"a":"set","onlybeta":5,"onlyv1":"x"}}'
+check "a create at v1beta1 answers 201 in v1beta1, as stored (pruned by v1)" bash -c "[[ $CODE == 201 ]]"
+check "... spec as v1 keeps it, seen through v1beta1" spec_is "mv.example.com/v1beta1 {'a': 'set'}"
+req GET /apis/mv.example.com/v1/namespaces/default/things/t1
+check "... stored at v1 without v1beta1's fields or defaults" spec_is "mv.example.com/v1 {'a': 'set'}"
+req POST "$MV?dryRun=All" '{"apiVersion":"mv.example.com/v1beta1","kind":"Thing","metadata":{"name":"t9"},"spec":{"onlybeta":5}}'
+check "a dry-run create at v1beta1 gets v1's default, in v1beta1" spec_is "mv.example.com/v1beta1 {'a': 'v1-default'}"
+req PATCH "$MV/t1" '{"spec":{"a":"patched"}}' "$MERGE"
+check "a patch at v1beta1 answers in v1beta1" spec_is "mv.example.com/v1beta1 {'a': 'patched'}"
+req POST /apis/mv.example.com/v1/namespaces/default/things '{"apiVersion":"mv.example.com/v1","kind":"Thing","metadata":{"name":"t2"},"spec":{"onlyv1":"y"}}'
+check "a create at v1 keeps v1's field and default" spec_is "mv.example.com/v1 {'onlyv1': 'y', 'a': 'v1-default'}"
+req GET "$MV/t2"
+check "... read at v1beta1, pruned by v1beta1's schema" spec_is "mv.example.com/v1beta1 {'a': 'v1-default'}"
+req GET "$MV"
+check "... in a v1beta1 list too" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert [(i['apiVersion'], i['spec']) for i in d['items']] == [('mv.example.com/v1beta1', {'a': 'patched'}), ('mv.example.com/v1beta1', {'a': 'v1-default'})], d['items']\""
+req GET "$MV?watch=1&timeoutSeconds=1"
+check "... and a v1beta1 watch" bash -c "python3 -c \"import json; ev=[json.loads(l)['object'] for l in open('$WORK/body') if l.strip()]; assert [(o['apiVersion'], o['spec']) for o in ev] == [('mv.example.com/v1beta1', {'a': 'patched'}), ('mv.example.com/v1beta1', {'a': 'v1-default'})], ev\""
+kubectl delete crd things.mv.example.com --wait=false >/dev/null 2>&1
+
 # Validation of the CRD itself
 sed 's/group: stable.example.com/group: nodots/; s/crontabzs.stable.example.com/crontabzs.nodots/' "$WORK/clash.yaml" >"$WORK/bad.yaml"
 expect_rc 1 "a CRD whose group has no dot is refused" kubectl create -f "$WORK/bad.yaml"
