@@ -2306,7 +2306,10 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 	int64_t rvn = 0;
 	if (rvs && parse_i64(rvs, &rvn) && rvn != 0 && !dry) {
 		json_decref(obj);
-		srv_reply_fail(r, LP_E_IO, "resourceVersion should not be set on objects to be created");
+		/* the storage's plain error: kube's 500 without a reason */
+		srv_error_set(&err, LP_E_IO, "resourceVersion should not be set on objects to be created");
+		err.no_reason = true;
+		srv_reply_error(r, &err, NULL);
 		return;
 	}
 	json_object_del(m, "resourceVersion");

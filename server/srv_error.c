@@ -38,6 +38,7 @@ void srv_error_clear(struct srv_error *err)
 		err->message[0] = 0;
 		err->n_causes = 0;
 		err->cont[0] = 0;
+		err->no_reason = false;
 	}
 }
 

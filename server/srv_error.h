@@ -7,6 +7,8 @@
 #ifndef LAPIS_SRV_ERROR_H
 #define LAPIS_SRV_ERROR_H
 
+#include <stdbool.h>
+
 #include "lapis/err.h"
 
 #define SRV_MAX_CAUSES 16
@@ -25,6 +27,8 @@ struct srv_error {
 	/* Expired lists: the token the Status offers in metadata.continue
 	   ("" for none); srv_error_clear empties it. */
 	char cont[2048];
+	/* A plain Go error in kube (ErrorToAPIStatus): 500 with no reason. */
+	bool no_reason;
 };
 
 /* Set code and message (printf-style); keeps causes. err may be NULL.

@@ -119,7 +119,8 @@ json_t *srv_status_failure(const struct srv_error *err,
 	const char *msg = err && err->message[0] ? err->message
 						  : lp_strerror(rc);
 	json_object_set_new(s, "message", json_string(msg));
-	set_str(s, "reason", m.reason);
+	if (!err || !err->no_reason)
+		set_str(s, "reason", m.reason);
 	json_t *d = json_object();
 	if (what) {
 		set_str(d, "name", what->name);

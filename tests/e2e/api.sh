@@ -620,6 +620,12 @@ check "a POST to /openapi/v2 is 405" [ "$CODE" == 405 ]
 
 # kube decodes a built-in object into its Go struct and encodes it back:
 # omitempty leaves out empty lists and maps and zero scalars
+# a create carrying a resourceVersion: kube's storage refuses a number
+# with a plain error (500, no reason); one that is no number is dropped
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"rvset","resourceVersion":"5"}}'
+check "a create with resourceVersion 5 is 500 with kube's message and no reason" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert d['code']==500 and 'reason' not in d and d['message']=='resourceVersion should not be set on objects to be created', d\""
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"rvset","resourceVersion":"abc"}}'
+check "... resourceVersion abc is ignored: 201" code_is 201
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"oe1","generateName":"","labels":{},"annotations":null,"finalizers":[]},"data":{},"binaryData":null}'
 check "a create leaves out empty labels, annotations, finalizers, data and a blank generateName" python3 -c "
 import json; d=json.load(open('$WORK/body')); m=d['metadata']
