@@ -59,16 +59,17 @@ static const char usage[] =
     "      --tls-san NAME            an extra DNS name or IP in the serving\n"
     "                                certificate (repeatable)\n"
     "      --nosync                  do not fsync at commit (a machine crash may\n"
-    "                                lose recent writes)\n"
+    "                                lose recent writes); writes then run on the\n"
+    "                                HTTP threads, with no --request-timeout\n"
     "      --compaction-interval DUR compact history older than one interval,\n"
     "                                every interval, like kube-apiserver; Go\n"
     "                                syntax: 250ms, 2s, 5m, 1h30m; 0 turns it off\n"
     "                                (default 5m)\n"
-    "      --request-timeout DUR     the longest a write may take; then the client\n"
-    "                                gets 504 Timeout (the write may still commit,\n"
-    "                                as in kube). Default 60s; a request's\n"
-    "                                ?timeout= may shorten it. Watches end after\n"
-    "                                their timeoutSeconds instead\n"
+    "      --request-timeout DUR     the longest a synced write may take; then\n"
+    "                                the client gets 504 Timeout (the write may\n"
+    "                                still commit, as in kube). Default 60s; a\n"
+    "                                request's ?timeout= may shorten it. Watches\n"
+    "                                end after their timeoutSeconds instead\n"
     "      --idle-timeout DUR        close idle or stalled connections after this\n"
     "                                (default 120s; watches carry their own\n"
     "                                timeoutSeconds and bookmarks)\n"
@@ -379,6 +380,7 @@ int cli_serve(int argc, char **argv)
 		.request_timeout_s = (unsigned)((req_ms + 999) / 1000),
 		.idle_timeout_s = (unsigned)((idle_ms + 999) / 1000),
 		.write_workers = write_workers,
+		.inline_writes = nosync != 0,
 		.service_cidr = svc_range,
 	};
 	if (srv_start(&so, &s, &serr) != LP_OK) {

@@ -9,9 +9,10 @@
  *   access(1st call, headers) -> allocate srv_req, authenticate
  *   access(body chunks)       -> gather up to SRV_BODY_MAX (the rest is read
  *                                and dropped: the answer is 413)
- *   access(last call)         -> a write: srv__wpool_submit (writes.c), the
- *                                connection suspended; else srv_dispatch:
- *                                exactly one srv_reply_*
+ *   access(last call)         -> a write to a synced store (or any
+ *                                deletecollection): srv__wpool_submit
+ *                                (writes.c), the connection suspended; else
+ *                                srv_dispatch: exactly one srv_reply_*
  *   access(after a resume)    -> srv__wpool_answer queues the write's answer
  *   completed()               -> drop the connection's reference: the last
  *                                one frees srv_req and any stream state
@@ -648,7 +649,9 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 	}
 	if (!timeout_param(r))
 		return MHD_YES;
-	if (is_write(&r->ri) && srv__wpool_submit(s->wp, r))
+	if (is_write(&r->ri) &&
+	    (!s->o.inline_writes || !strcmp(r->ri.verb, "deletecollection")) &&
+	    srv__wpool_submit(s->wp, r))
 		return MHD_YES;
 	srv_dispatch(r);
 	if (!r->answered)

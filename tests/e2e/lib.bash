@@ -148,13 +148,16 @@ spawn() {
 
 # serve_lapis NAME DATA [ARGS...]: starts `lapis serve` (TLS unless ARGS
 # say --insecure-http) on a free loopback port on data directory DATA (no
-# fsync), stderr in $WORK/NAME.log; sets SERVER_PID and URL (empty when no
-# URL line came).
+# fsync, so writes run on libmicrohttpd's threads, unless E2E_SYNC is set:
+# then synced, and writes go through the write pool), stderr in
+# $WORK/NAME.log; sets SERVER_PID and URL (empty when no URL line came).
 serve_lapis() {
 	local name=$1 data=$2 line
 	shift 2
+	local sync=(--nosync)
+	[[ -n ${E2E_SYNC:-} ]] && sync=()
 	spawn "$name" "$LAPIS" serve --data-dir "$data" --listen 127.0.0.1:0 \
-		--nosync "$@"
+		"${sync[@]}" "$@"
 	SERVER_PID=$SPAWN_PID
 	URL=
 	while read -r -t "$TIMEOUT" -u "$SPAWN_FD" line; do

@@ -10,6 +10,9 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.bash"
 e2e_init timeout
+# synced: a store without fsync runs writes on libmicrohttpd's threads,
+# with no write pool and so no 504 for a write that cannot finish
+E2E_SYNC=1
 
 HOLD=${LAPIS_LMDB_HOLD:-$(dirname "$LAPIS")/tests/lmdb_hold}
 DATA=$WORK/data
