@@ -834,6 +834,7 @@ lp_err srv_json_patch(const json_t *doc, const json_t *ops, json_t **out,
 				 "apply: %s: %.128s",
 				 i, jp_names[dec[i].kind], j.why, dec[i].path);
 			srv_error_set(err, LP_E_INVALID, "%s", MSG_422);
+			err->generic = true; /* kube: details {} */
 			goto fail;
 		}
 	}

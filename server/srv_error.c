@@ -39,6 +39,7 @@ void srv_error_clear(struct srv_error *err)
 		err->n_causes = 0;
 		err->cont[0] = 0;
 		err->no_reason = false;
+		err->generic = false;
 	}
 }
 

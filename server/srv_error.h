@@ -29,6 +29,8 @@ struct srv_error {
 	char cont[2048];
 	/* A plain Go error in kube (ErrorToAPIStatus): 500 with no reason. */
 	bool no_reason;
+	/* kube's NewGenericServerResponse: details present, even empty. */
+	bool generic;
 };
 
 /* Set code and message (printf-style); keeps causes. err may be NULL.

@@ -208,6 +208,10 @@ req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{"m":"1"}}' applicat
 check "merge patch is 200 and merges" code_has 200 '"m":"1"' '"k":"v2"'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"replace","path":"/data/m","value":"2"}]' application/json-patch+json
 check "json patch is 200" code_has 200 '"m":"2"'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"test","path":"/data/m","value":"other"}]' application/json-patch+json
+check "a json patch whose test fails is kube's generic 422, details {}" code_has 422 '"message":"the server rejected our request due to an error in our request","reason":"Invalid","details":{},"code":422'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"remove","path":"/data/nothere"}]' application/json-patch+json
+check "... as does removing a missing member" code_has 422 '"reason":"Invalid","details":{}'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{"s":"3"}}' application/strategic-merge-patch+json
 check "strategic merge patch is 200" code_has 200 '"s":"3"'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{}}' text/plain
