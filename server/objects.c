@@ -651,7 +651,12 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 			json_object_set(lm, "resourceVersion",
 					json_object_get(json_object_get(c.obj, "metadata"),
 							"resourceVersion"));
-			out = srv_table(res, &r->neg, items, lm, true);
+			/* a custom resource's status has kube's default
+			   convertor; built-ins delegate to their own */
+			out = res->custom && r->ri.subresource &&
+					      r->ri.subresource[0]
+				  ? srv_table_default(&r->neg, items, lm, true)
+				  : srv_table(res, &r->neg, items, lm, true);
 			json_decref(items);
 			json_decref(lm);
 		}
@@ -3642,6 +3647,26 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 		json_t *scale = scale_of(sc, c.obj);
 		if (!strcmp(verb, "get")) {
 			reg_obj_free(&c);
+			if (r->neg.out == SRV_OUT_TABLE) {
+				/* kube's default convertor: ScaleREST has
+				   none of its own */
+				json_t *items = json_pack("[O]", scale);
+				json_t *lm = json_pack(
+				    "{s:O?}", "resourceVersion",
+				    json_object_get(
+					json_object_get(scale, "metadata"),
+					"resourceVersion"));
+				json_t *t = srv_table_default(&r->neg, items,
+							      lm, true);
+				json_decref(items);
+				json_decref(lm);
+				json_decref(scale);
+				scale = t;
+			} else if (r->neg.out == SRV_OUT_PARTIAL) {
+				json_t *p = srv_partial(&r->neg, scale);
+				json_decref(scale);
+				scale = p;
+			}
 			srv_reply_json(r, 200, scale);
 			goto out;
 		}

@@ -295,10 +295,59 @@ static json_t *path_cell(const struct srv_column *c, const json_t *obj)
 	return out;
 }
 
+/* creationTimestamp as kube's default table convertor writes it
+   (RFC 3339 in UTC, as stored), null when missing. */
+static json_t *created_cell(const json_t *obj)
+{
+	const json_t *ts =
+	    json_object_get(json_object_get(obj, "metadata"), "creationTimestamp");
+	return json_is_string(ts) ? json_incref((json_t *)ts) : json_null();
+}
+
+/* kube's rest.NewDefaultTableConvertor, for what has no convertor of its
+   own (a custom resource's status and scale). */
+static const struct srv_column created_cols[] = {
+	{"Name", "string", "name",
+	 "Name must be unique within a namespace. Is required when creating "
+	 "resources, although some resources may allow a client to request the "
+	 "generation of an appropriate name automatically. Name is primarily "
+	 "intended for creation idempotence and configuration definition. Cannot "
+	 "be updated. More info: "
+	 "https://kubernetes.io/docs/concepts/overview/working-with-objects/"
+	 "names#names",
+	 0, name_cell},
+	{"Created At", "date", "",
+	 "CreationTimestamp is a timestamp representing the server time when "
+	 "this object was created. It is not guaranteed to be set in "
+	 "happens-before order across separate operations. Clients may not set "
+	 "this value. It is represented in RFC3339 form and is in UTC.\n\n"
+	 "Populated by the system. Read-only. Null for lists. More info: "
+	 "https://git.k8s.io/community/contributors/devel/sig-architecture/"
+	 "api-conventions.md#metadata",
+	 0, created_cell},
+	{NULL, NULL, NULL, NULL, 0, NULL}};
+
+static json_t *table_of(const struct srv_column *cols,
+			const struct srv_neg *n, const json_t *items,
+			const json_t *listmeta, bool headers);
+
 json_t *srv_table(const struct srv_resource *res, const struct srv_neg *n,
 		  const json_t *items, const json_t *listmeta, bool headers)
 {
-	const struct srv_column *cols = res->columns ? res->columns : default_cols;
+	return table_of(res->columns ? res->columns : default_cols, n, items,
+			listmeta, headers);
+}
+
+json_t *srv_table_default(const struct srv_neg *n, const json_t *items,
+			  const json_t *listmeta, bool headers)
+{
+	return table_of(created_cols, n, items, listmeta, headers);
+}
+
+static json_t *table_of(const struct srv_column *cols,
+			const struct srv_neg *n, const json_t *items,
+			const json_t *listmeta, bool headers)
+{
 	char av[32];
 	snprintf(av, sizeof av, "meta.k8s.io/%s", n->version);
 	json_t *t = json_object();
