@@ -2748,6 +2748,28 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 	for (int attempt = 0; attempt < tries && !r->answered; attempt++) {
 		struct reg_obj c = {0};
 		lp_err rc = reg_get(srv_engine(r->s), &k, &c);
+		if (rc == LP_E_NOTFOUND && res->create_on_update && !sub[0]) {
+			/* kube's Store.Update of a missing object whose
+			   strategy allows it: created from the body (its
+			   resourceVersion ignored), 201 */
+			const char *bname = meta_str(obj, "name");
+			if (bname && *bname && strcmp(bname, name)) {
+				srv_reply_fail(r, LP_E_BADREQUEST,
+					       "the name of the object (%.253s) does not match the name on the URL (%.253s)",
+					       bname, name);
+				break;
+			}
+			json_t *m = json_object_get(obj, "metadata");
+			if (!json_is_object(m)) {
+				m = json_object();
+				json_object_set_new(obj, "metadata", m);
+			}
+			json_object_set_new(m, "name", json_string(name));
+			json_object_del(m, "resourceVersion");
+			json_object_del(m, "generateName");
+			create_object(r, res, ns, json_incref(obj), dry, false);
+			break;
+		}
 		if (rc || (rc = reg_obj_decode(&c))) {
 			storage_err(res, name, rc, &err);
 			reg_obj_free(&c);

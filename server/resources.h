@@ -77,6 +77,8 @@ struct srv_resource {
 	unsigned verbs;
 	const char *const *subresources; /* "status", "finalize", ... */
 	bool unconditional_update; /* PUT without resourceVersion allowed */
+	bool create_on_update;	 /* PUT of a missing object creates it (201),
+				    kube's AllowCreateOnUpdate */
 	bool return_deleted;	 /* DELETE answers the deleted object */
 	const char *const *fields; /* extra field selectors (beyond
 				       metadata.name/namespace) */

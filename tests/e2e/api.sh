@@ -624,6 +624,23 @@ check "a POST to /openapi/v2 is 405" [ "$CODE" == 405 ]
 
 # kube decodes a built-in object into its Go struct and encodes it back:
 # omitempty leaves out empty lists and maps and zero scalars
+# PUT of a missing object creates it where kube's strategy allows
+# (AllowCreateOnUpdate: leases, endpoints, events, services), 201, its
+# resourceVersion ignored; elsewhere it is 404
+req PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/putmade '{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"putmade","resourceVersion":"77"},"spec":{"holderIdentity":"me"}}'
+check "PUT of a missing Lease creates it: 201" code_has 201 '"name":"putmade"' '"holderIdentity":"me"' '"operation":"Update"'
+req GET /apis/coordination.k8s.io/v1/namespaces/default/leases/putmade
+check "... and it is there" code_is 200
+req PUT /api/v1/namespaces/default/endpoints/putmade '{"metadata":{}}'
+check "... an Endpoints too, named from the URL" code_has 201 '"name":"putmade"'
+req PUT /api/v1/namespaces/default/configmaps/putmade '{"metadata":{"name":"putmade"}}'
+check "PUT of a missing ConfigMap is 404" code_has 404 'configmaps \"putmade\" not found'
+req PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/putmade2 '{"metadata":{"name":"other"}}'
+check "a PUT-create whose name differs from the URL's is 400" code_has 400 'the name of the object (other) does not match the name on the URL (putmade2)'
+req PUT '/apis/coordination.k8s.io/v1/namespaces/default/leases/putdry?dryRun=All' '{"metadata":{}}'
+check "a dry-run PUT-create answers 201" code_is 201
+req GET /apis/coordination.k8s.io/v1/namespaces/default/leases/putdry
+check "... and stores nothing" code_is 404
 # a create carrying a resourceVersion: kube's storage refuses a number
 # with a plain error (500, no reason); one that is no number is dropped
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"rvset","resourceVersion":"5"}}'
