@@ -3250,18 +3250,35 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 		const char *sg = srv_resource_store_group(res);
 		snprintf(gk, sizeof gk, "%s%s%s", res->kind, sg[0] ? "." : "",
 			 sg);
+		/* Namespaces and CRDs have a REST delete of their own in
+		   kube, which words a failed precondition its own way, on
+		   the qualified resource */
+		bool own = is_crd(res) || (!res->group[0] &&
+					   !strcmp(res->resource, "namespaces"));
+		char gr[320];
+		srv_resource_gr(res, gr, sizeof gr);
 		if (o->pre_uid && uid && strcmp(o->pre_uid, uid)) {
-			srv_error_set(err, LP_E_CONFLICT,
-				      "Operation cannot be fulfilled on %s \"%s\": the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated",
-				      gk, name, o->pre_uid, uid);
+			if (own)
+				srv_error_set(err, LP_E_CONFLICT,
+					      "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID in precondition: %s, UID in object meta: %s",
+					      gr, name, o->pre_uid, uid);
+			else
+				srv_error_set(err, LP_E_CONFLICT,
+					      "Operation cannot be fulfilled on %s \"%s\": the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated",
+					      gk, name, o->pre_uid, uid);
 			reg_obj_free(&c);
 			return LP_E_CONFLICT;
 		}
 		int64_t prv = 0;
 		if (o->pre_rv && (!parse_i64(o->pre_rv, &prv) || prv != c.mod)) {
-			srv_error_set(err, LP_E_CONFLICT,
-				      "Operation cannot be fulfilled on %s \"%s\": the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%lld). The object might have been modified",
-				      gk, name, o->pre_rv, (long long)c.mod);
+			if (own)
+				srv_error_set(err, LP_E_CONFLICT,
+					      "Operation cannot be fulfilled on %s \"%s\": Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %lld",
+					      gr, name, o->pre_rv, (long long)c.mod);
+			else
+				srv_error_set(err, LP_E_CONFLICT,
+					      "Operation cannot be fulfilled on %s \"%s\": the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%lld). The object might have been modified",
+					      gk, name, o->pre_rv, (long long)c.mod);
 			reg_obj_free(&c);
 			return LP_E_CONFLICT;
 		}

@@ -624,6 +624,22 @@ check "a POST to /openapi/v2 is 405" [ "$CODE" == 405 ]
 
 # kube decodes a built-in object into its Go struct and encodes it back:
 # omitempty leaves out empty lists and maps and zero scalars
+# DeleteOptions preconditions (body only): the generic store's words on
+# the Kind, the namespace REST's own on the qualified resource
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"pre1"}}'
+PRE_UID=$(python3 -c "import json; print(json.load(open('$WORK/body'))['metadata']['uid'])")
+req DELETE /api/v1/namespaces/default/configmaps/pre1 '{"preconditions":{"uid":"nope"}}'
+check "DELETE with a wrong UID precondition is 409" code_has 409 "Operation cannot be fulfilled on ConfigMap \\\"pre1\\\": the UID in the precondition (nope) does not match the UID in record ($PRE_UID). The object might have been deleted and then recreated"
+req DELETE /api/v1/namespaces/default/configmaps/pre1 '{"preconditions":{"resourceVersion":"1"}}'
+check "... a wrong resourceVersion too" code_has 409 'Operation cannot be fulfilled on ConfigMap \"pre1\": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record'
+req DELETE /api/v1/namespaces/default/configmaps/pre1 "{\"preconditions\":{\"uid\":\"$PRE_UID\"}}"
+check "... the right UID deletes" code_is 200
+req POST /api/v1/namespaces '{"metadata":{"name":"prens"}}'
+PRE_UID=$(python3 -c "import json; print(json.load(open('$WORK/body'))['metadata']['uid'])")
+req DELETE /api/v1/namespaces/prens '{"preconditions":{"uid":"nope"}}'
+check "a namespace's wrong UID precondition: the namespace REST's words" code_has 409 "Operation cannot be fulfilled on namespaces \\\"prens\\\": Precondition failed: UID in precondition: nope, UID in object meta: $PRE_UID"
+req DELETE /api/v1/namespaces/prens '{"preconditions":{"resourceVersion":"1"}}'
+check "... and for its resourceVersion" code_has 409 'Operation cannot be fulfilled on namespaces \"prens\": Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: '
 # PUT of a missing object creates it where kube's strategy allows
 # (AllowCreateOnUpdate: leases, endpoints, events, services), 201, its
 # resourceVersion ignored; elsewhere it is 404

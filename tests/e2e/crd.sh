@@ -728,6 +728,10 @@ req PATCH "$SV_PATH/status" '{"status":{"storedVersions":["v1"]}}' "$MERGE"
 check "the storage migration's edit (only v1 left) is accepted" code_has 200 '"storedVersions":["v1"]'
 req PATCH "$SV_PATH" '{"spec":{"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}}' "$MERGE"
 check "... after which v1beta1 can go" code_has 200 '"versions":[{"name":"v1"'
+req DELETE "$SV_PATH" '{"preconditions":{"uid":"nope"}}'
+check "a CRD's wrong UID precondition: the CRD REST's words (kube 1.33)" code_has 409 'Operation cannot be fulfilled on customresourcedefinitions.apiextensions.k8s.io \"svs.sv.example.com\": Precondition failed: UID in precondition: nope, UID in object meta: '
+req DELETE "$SV_PATH" '{"preconditions":{"resourceVersion":"1"}}'
+check "... and for its resourceVersion" code_has 409 'Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: '
 kubectl delete crd svs.sv.example.com --wait=false >/dev/null 2>&1
 
 # Versions with different schemas, conversion None (kube's
