@@ -1364,6 +1364,11 @@ static lp_err strict_finish(struct srv_req *r, const struct srv_resource *res,
  * strict_finish; a custom resource's or a CRD's text gives its
  * duplicates only. One pass over the object for the types and names.
  */
+static void on_unknown(void *ud, const char *path)
+{
+	srv_strict_field(ud, "unknown field", path);
+}
+
 static lp_err body_fields(struct srv_req *r, const struct srv_resource *res,
 			  const char *mt, json_t *obj, struct srv_strict *strict,
 			  struct srv_error *err)
@@ -1375,8 +1380,15 @@ static lp_err body_fields(struct srv_req *r, const struct srv_resource *res,
 		    !srv_builtin_scan_json(res->kind, gv, r->body, r->body_len, strict))
 			srv_builtin_scan_json(NULL, NULL, r->body, r->body_len, strict);
 	}
-	if (res->custom)
+	if (res->custom) {
+		/* kube's schemaCoercingDecoder prunes while it decodes: a
+		   custom resource's unknown fields are found (400 when Strict)
+		   before its namespace or current object is looked at */
+		const struct srv_schema *sch = srv_cr_schema(res);
+		if (sch && json_is_object(obj))
+			srv_schema_prune(sch, obj, on_unknown, strict);
 		return LP_OK;
+	}
 	bool yaml = !strcasecmp(mt, "application/yaml");
 	struct srv_typeerr te;
 	srv_builtin_check(res->kind, gv, obj, yaml,
@@ -1388,10 +1400,6 @@ static lp_err body_fields(struct srv_req *r, const struct srv_resource *res,
 			     res->kind, res->version, res->kind, te.text);
 }
 
-static void on_unknown(void *ud, const char *path)
-{
-	srv_strict_field(ud, "unknown field", path);
-}
 
 /*
  * A custom resource against its version's schema (reference §8.7, §8.8):

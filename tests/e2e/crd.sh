@@ -770,6 +770,13 @@ req GET "$MV"
 check "... in a v1beta1 list too" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert [(i['apiVersion'], i['spec']) for i in d['items']] == [('mv.example.com/v1beta1', {'a': 'patched'}), ('mv.example.com/v1beta1', {'a': 'v1-default'})], d['items']\""
 req GET "$MV?watch=1&timeoutSeconds=1"
 check "... and a v1beta1 watch" bash -c "python3 -c \"import json; ev=[json.loads(l)['object'] for l in open('$WORK/body') if l.strip()]; assert [(o['apiVersion'], o['spec']) for o in ev] == [('mv.example.com/v1beta1', {'a': 'patched'}), ('mv.example.com/v1beta1', {'a': 'v1-default'})], ev\""
+# a custom resource's unknown fields are a decoding matter in kube (its
+# schemaCoercingDecoder): Strict refuses them with 400 before the
+# namespace or the current object is looked at
+req PUT "$MV/missing?fieldValidation=Strict" '{"apiVersion":"mv.example.com/v1beta1","kind":"Thing","metadata":{"name":"missing"},"spec":{"bogus":1}}'
+check "a Strict PUT of a missing object with an unknown field is 400, not 404" code_has 400 'Thing in version \"v1beta1\" cannot be handled as a Thing: strict decoding error: unknown field \"spec.bogus\"'
+req POST "/apis/mv.example.com/v1beta1/namespaces/nowhere/things?fieldValidation=Strict" '{"apiVersion":"mv.example.com/v1beta1","kind":"Thing","metadata":{"name":"x"},"spec":{"bogus":1}}'
+check "... a Strict create in a missing namespace too" code_has 400 'strict decoding error: unknown field \"spec.bogus\"'
 kubectl delete crd things.mv.example.com --wait=false >/dev/null 2>&1
 
 # Validation of the CRD itself
