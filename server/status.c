@@ -122,6 +122,10 @@ json_t *srv_status_failure(const struct srv_error *err,
 	if (!err || !err->no_reason)
 		set_str(s, "reason", m.reason);
 	json_t *d = json_object();
+	/* kube's NewBadRequest carries no details (a generic response's are
+	   empty) */
+	if (rc == LP_E_BADREQUEST)
+		what = NULL;
 	if (what) {
 		set_str(d, "name", what->name);
 		set_str(d, "group", what->group);

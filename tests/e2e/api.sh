@@ -624,6 +624,11 @@ check "a POST to /openapi/v2 is 405" [ "$CODE" == 405 ]
 
 # kube decodes a built-in object into its Go struct and encodes it back:
 # omitempty leaves out empty lists and maps and zero scalars
+# kube's NewBadRequest carries no details
+req PUT /api/v1/namespaces/default/configmaps '{}'
+check "a PUT on the collection is 400 'name must be provided' without details" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert d['code']==400 and d['reason']=='BadRequest' and d['message']=='name must be provided' and 'details' not in d, d\""
+req PUT /api/v1/namespaces/default/configmaps/x1 '{"metadata":{"name":"x2"}}'
+check "... and so is a name mismatch" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert d['code']==400 and 'details' not in d, d\""
 # DeleteOptions preconditions (body only): the generic store's words on
 # the Kind, the namespace REST's own on the qualified resource
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"pre1"}}'
