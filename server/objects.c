@@ -2732,6 +2732,25 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
+	/* kube's checkName, right after decoding: the body names the object
+	   of the URL (an empty name too is a mismatch) and, if it says one,
+	   its namespace */
+	const char *bname = meta_str(obj, "name");
+	const char *bns = meta_str(obj, "namespace");
+	if (strcmp(bname ? bname : "", name)) {
+		srv_reply_fail(r, LP_E_BADREQUEST,
+			       "the name of the object (%.253s) does not match the name on the URL (%.253s)",
+			       bname ? bname : "", name);
+		json_decref(obj);
+		return;
+	}
+	if (ns[0] && bns && *bns && strcmp(bns, ns)) {
+		srv_reply_fail(r, LP_E_BADREQUEST,
+			       "the namespace of the object (%.253s) does not match the namespace on the request (%.253s)",
+			       bns, ns);
+		json_decref(obj);
+		return;
+	}
 	if (check_namespace(r, res, ns, name, false, &err, &w)) {
 		srv_reply_error(r, &err, &w);
 		json_decref(obj);
@@ -2758,21 +2777,10 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 		lp_err rc = reg_get(srv_engine(r->s), &k, &c);
 		if (rc == LP_E_NOTFOUND && res->create_on_update && !sub[0]) {
 			/* kube's Store.Update of a missing object whose
-			   strategy allows it: created from the body (its
-			   resourceVersion ignored), 201 */
-			const char *bname = meta_str(obj, "name");
-			if (bname && *bname && strcmp(bname, name)) {
-				srv_reply_fail(r, LP_E_BADREQUEST,
-					       "the name of the object (%.253s) does not match the name on the URL (%.253s)",
-					       bname, name);
-				break;
-			}
+			   strategy allows it: created from the body (named
+			   as the URL, checked above; its resourceVersion
+			   ignored), 201 */
 			json_t *m = json_object_get(obj, "metadata");
-			if (!json_is_object(m)) {
-				m = json_object();
-				json_object_set_new(obj, "metadata", m);
-			}
-			json_object_set_new(m, "name", json_string(name));
 			json_object_del(m, "resourceVersion");
 			json_object_del(m, "generateName");
 			create_object(r, res, ns, json_incref(obj), dry, false);

@@ -628,7 +628,11 @@ check "a POST to /openapi/v2 is 405" [ "$CODE" == 405 ]
 req PUT /api/v1/namespaces/default/configmaps '{}'
 check "a PUT on the collection is 400 'name must be provided' without details" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert d['code']==400 and d['reason']=='BadRequest' and d['message']=='name must be provided' and 'details' not in d, d\""
 req PUT /api/v1/namespaces/default/configmaps/x1 '{"metadata":{"name":"x2"}}'
-check "... and so is a name mismatch" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert d['code']==400 and 'details' not in d, d\""
+check "... and so is a name mismatch, before the object is looked up (kube's checkName)" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert d['code']==400 and 'details' not in d, d\""
+req PUT /api/v1/namespaces/default/configmaps/x1 '{"metadata":{}}'
+check "a PUT whose body has no name is 400 too, as kube's checkName" code_has 400 'the name of the object () does not match the name on the URL (x1)'
+req PUT /api/v1/namespaces/default/configmaps/x1 '{"metadata":{"name":"x1","namespace":"other"}}'
+check "... and one naming another namespace" code_has 400 'the namespace of the object (other) does not match the namespace on the request (default)'
 # DeleteOptions preconditions (body only): the generic store's words on
 # the Kind, the namespace REST's own on the qualified resource
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"pre1"}}'
@@ -652,13 +656,13 @@ req PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/putmade '{"apiVer
 check "PUT of a missing Lease creates it: 201" code_has 201 '"name":"putmade"' '"holderIdentity":"me"' '"operation":"Update"'
 req GET /apis/coordination.k8s.io/v1/namespaces/default/leases/putmade
 check "... and it is there" code_is 200
-req PUT /api/v1/namespaces/default/endpoints/putmade '{"metadata":{}}'
-check "... an Endpoints too, named from the URL" code_has 201 '"name":"putmade"'
+req PUT /api/v1/namespaces/default/endpoints/putmade '{"metadata":{"name":"putmade"}}'
+check "... an Endpoints too" code_has 201 '"name":"putmade"'
 req PUT /api/v1/namespaces/default/configmaps/putmade '{"metadata":{"name":"putmade"}}'
 check "PUT of a missing ConfigMap is 404" code_has 404 'configmaps \"putmade\" not found'
 req PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/putmade2 '{"metadata":{"name":"other"}}'
 check "a PUT-create whose name differs from the URL's is 400" code_has 400 'the name of the object (other) does not match the name on the URL (putmade2)'
-req PUT '/apis/coordination.k8s.io/v1/namespaces/default/leases/putdry?dryRun=All' '{"metadata":{}}'
+req PUT '/apis/coordination.k8s.io/v1/namespaces/default/leases/putdry?dryRun=All' '{"metadata":{"name":"putdry"}}'
 check "a dry-run PUT-create answers 201" code_is 201
 req GET /apis/coordination.k8s.io/v1/namespaces/default/leases/putdry
 check "... and stores nothing" code_is 404
