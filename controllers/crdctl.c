@@ -16,6 +16,11 @@
  *  4. then Terminating False / InstanceDeletionCompleted "removed all
  *     instances", and drops the finalizer: the CRD goes (with it its
  *     serving entry, discovery and OpenAPI).
+ * A CRD that was never Established gets Terminating False /
+ * NeverEstablished and goes at once. An update of the CRD that only moves
+ * its Terminating condition (this controller's own writes) does not
+ * requeue it, as in kube: that would loop without end while instances
+ * remain.
  * Queue keys are CRD names (<plural>.<group>).
  */
 #include <pthread.h>
@@ -73,6 +78,43 @@ static bool instance_prefix(const json_t *crd, struct reg_key *p)
 	return group && plural && !reg_list_prefix(group, plural, NULL, p);
 }
 
+/* obj without what this controller's own status writes change: its
+   resourceVersion, managedFields and the Terminating condition (new). */
+static json_t *sans_terminating(const json_t *obj)
+{
+	json_t *o = json_deep_copy(obj);
+	json_t *m = json_object_get(o, "metadata");
+	json_object_del(m, "resourceVersion");
+	json_object_del(m, "managedFields");
+	json_t *conds =
+	    json_object_get(json_object_get(o, "status"), "conditions");
+	size_t i;
+	json_t *cnd;
+	json_array_foreach(conds, i, cnd)
+	{
+		const char *t = json_string_value(json_object_get(cnd, "type"));
+		if (t && !strcmp(t, "Terminating")) {
+			json_array_remove(conds, i);
+			break;
+		}
+	}
+	return o;
+}
+
+/* kube's updateCustomResourceDefinition: an update that only moved the
+   Terminating condition, which this controller writes on every pass, is
+   no reason for another pass (requeueing on it loops without end). */
+static bool only_terminating_moved(const json_t *old, const json_t *cur)
+{
+	if (!old || !cur)
+		return false;
+	json_t *a = sans_terminating(old), *b = sans_terminating(cur);
+	bool same = a && b && json_equal(a, b);
+	json_decref(a);
+	json_decref(b);
+	return same;
+}
+
 static void crd_observe(void *ud, ctl *c, struct ctl_ev *ev)
 {
 	struct crdctl *cc = ud;
@@ -91,7 +133,9 @@ static void crd_observe(void *ud, ctl *c, struct ctl_ev *ev)
 		    instance_prefix(crd, &p)) {
 			json_object_set_new(cc->terminating, name,
 					    json_string(p.bytes));
-			ctl_add(c, name);
+			if (ev->type != CTL_UPDATE ||
+			    !only_terminating_moved(ctl_ev_old(ev), crd))
+				ctl_add(c, name);
 		}
 		return;
 	}
@@ -182,7 +226,31 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 	snprintf(uid, sizeof uid, "%s",
 		 ctl_meta_str(cur.obj, "uid") ? ctl_meta_str(cur.obj, "uid")
 					      : "");
+	bool established = false;
+	size_t ci;
+	json_t *cnd;
+	json_array_foreach(
+	    json_object_get(json_object_get(cur.obj, "status"), "conditions"),
+	    ci, cnd)
+	{
+		const char *t = json_string_value(json_object_get(cnd, "type"));
+		const char *st =
+		    json_string_value(json_object_get(cnd, "status"));
+		established = established ||
+			      (t && st && !strcmp(t, "Established") &&
+			       !strcmp(st, "True"));
+	}
 	reg_obj_free(&cur);
+	if (!established) {
+		/* kube: nothing was ever served, so nothing to delete */
+		struct ctl_cond never = {"Terminating", "False",
+					 "NeverEstablished",
+					 "resource was never established"};
+		rc = s->mutate(s->ud, k.bytes, uid, set_cond, &never);
+		if (rc == LP_OK)
+			rc = s->mutate(s->ud, k.bytes, uid, drop_cleanup, NULL);
+		return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;
+	}
 
 	struct ctl_cond cond = {"Terminating", "True",
 				"InstanceDeletionInProgress",

@@ -651,12 +651,7 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 			json_object_set(lm, "resourceVersion",
 					json_object_get(json_object_get(c.obj, "metadata"),
 							"resourceVersion"));
-			/* a custom resource's status has kube's default
-			   convertor; built-ins delegate to their own */
-			out = res->custom && r->ri.subresource &&
-					      r->ri.subresource[0]
-				  ? srv_table_default(&r->neg, items, lm, true)
-				  : srv_table(res, &r->neg, items, lm, true);
+			out = srv_table(res, &r->neg, items, lm, true);
 			json_decref(items);
 			json_decref(lm);
 		}
@@ -3703,16 +3698,16 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 		if (!strcmp(verb, "get")) {
 			reg_obj_free(&c);
 			if (r->neg.out == SRV_OUT_TABLE) {
-				/* kube's default convertor: ScaleREST has
-				   none of its own */
+				/* kube's CRD handler gives the scale scope
+				   columns of its own */
 				json_t *items = json_pack("[O]", scale);
 				json_t *lm = json_pack(
 				    "{s:O?}", "resourceVersion",
 				    json_object_get(
 					json_object_get(scale, "metadata"),
 					"resourceVersion"));
-				json_t *t = srv_table_default(&r->neg, items,
-							      lm, true);
+				json_t *t = srv_table_scale(&r->neg, items,
+							    lm, true);
 				json_decref(items);
 				json_decref(lm);
 				json_decref(scale);

@@ -295,18 +295,9 @@ static json_t *path_cell(const struct srv_column *c, const json_t *obj)
 	return out;
 }
 
-/* creationTimestamp as kube's default table convertor writes it
-   (RFC 3339 in UTC, as stored), null when missing. */
-static json_t *created_cell(const json_t *obj)
-{
-	const json_t *ts =
-	    json_object_get(json_object_get(obj, "metadata"), "creationTimestamp");
-	return json_is_string(ts) ? json_incref((json_t *)ts) : json_null();
-}
-
-/* kube's rest.NewDefaultTableConvertor, for what has no convertor of its
-   own (a custom resource's status and scale). */
-static const struct srv_column created_cols[] = {
+/* A custom resource's Scale as kube's CRD handler prints it
+   (getScaleColumnsForVersion, behind the table convertor's Name). */
+static const struct srv_column scale_cols[] = {
 	{"Name", "string", "name",
 	 "Name must be unique within a namespace. Is required when creating "
 	 "resources, although some resources may allow a client to request the "
@@ -315,8 +306,12 @@ static const struct srv_column created_cols[] = {
 	 "be updated. More info: "
 	 "https://kubernetes.io/docs/concepts/overview/working-with-objects/"
 	 "names#names",
-	 0, name_cell},
-	{"Created At", "date", "",
+	 0, name_cell, NULL},
+	{"Desired", "integer", "", "Number of desired replicas", 0, NULL,
+	 ".spec.replicas"},
+	{"Available", "integer", "", "Number of actual replicas", 0, NULL,
+	 ".status.replicas"},
+	{"Age", "date", "",
 	 "CreationTimestamp is a timestamp representing the server time when "
 	 "this object was created. It is not guaranteed to be set in "
 	 "happens-before order across separate operations. Clients may not set "
@@ -324,8 +319,8 @@ static const struct srv_column created_cols[] = {
 	 "Populated by the system. Read-only. Null for lists. More info: "
 	 "https://git.k8s.io/community/contributors/devel/sig-architecture/"
 	 "api-conventions.md#metadata",
-	 0, created_cell},
-	{NULL, NULL, NULL, NULL, 0, NULL}};
+	 0, srv_age_cell, NULL},
+	{NULL, NULL, NULL, NULL, 0, NULL, NULL}};
 
 static json_t *table_of(const struct srv_column *cols,
 			const struct srv_neg *n, const json_t *items,
@@ -338,10 +333,10 @@ json_t *srv_table(const struct srv_resource *res, const struct srv_neg *n,
 			listmeta, headers);
 }
 
-json_t *srv_table_default(const struct srv_neg *n, const json_t *items,
-			  const json_t *listmeta, bool headers)
+json_t *srv_table_scale(const struct srv_neg *n, const json_t *items,
+			const json_t *listmeta, bool headers)
 {
-	return table_of(created_cols, n, items, listmeta, headers);
+	return table_of(scale_cols, n, items, listmeta, headers);
 }
 
 static json_t *table_of(const struct srv_column *cols,

@@ -42,10 +42,11 @@ json_t *srv_partial_list(const struct srv_neg *n, const json_t *items,
    headers false: columnDefinitions null (watch events after the first). */
 json_t *srv_table(const struct srv_resource *res, const struct srv_neg *n,
 		  const json_t *items, const json_t *listmeta, bool headers);
-/* The same with kube's default convertor's columns (Name, Created At as
-   RFC 3339): what kube answers for a custom resource's status and scale. */
-json_t *srv_table_default(const struct srv_neg *n, const json_t *items,
-			  const json_t *listmeta, bool headers);
+/* The same for Scale objects of custom resources, with kube's columns
+   for them: Name, Desired (.spec.replicas), Available (.status.replicas),
+   Age. */
+json_t *srv_table_scale(const struct srv_neg *n, const json_t *items,
+			const json_t *listmeta, bool headers);
 
 /* kube's human-readable duration ("5m12s", "3d4h", ...) of seconds. */
 void srv_human_duration(long long secs, char *buf, size_t n);
