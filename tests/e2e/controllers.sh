@@ -273,6 +273,14 @@ expect_rc 0 "crd: the CRD waits for the held widget" "${K[@]}" wait crd/widgets.
 expect_rc 0 "crd: get the terminating CRD" "${K[@]}" get crd widgets.test.lapis.dev -o json
 check "crd: with the cleanup finalizer" out_has '"customresourcecleanup.apiextensions.k8s.io"'
 check "crd: and a deletionTimestamp" out_has '"deletionTimestamp"'
+# the controller's own Terminating writes do not requeue the CRD (kube's
+# updateCustomResourceDefinition): it re-checks every 5 s, it does not spin
+rv_of() { "${K[@]}" get crd widgets.test.lapis.dev -o 'jsonpath={.metadata.resourceVersion}'; }
+RV1=$(rv_of)
+sleep 2
+RV2=$(rv_of)
+check "crd: while it waits, the CRD is not rewritten in a loop ($RV1 -> $RV2 in 2 s)" \
+	bash -c "[[ -n '$RV1' && -n '$RV2' ]] && (( $RV2 - $RV1 <= 4 ))"
 expect_rc 1 "crd: no new widgets while it terminates" "${K[@]}" apply -f - <<'YAML'
 apiVersion: test.lapis.dev/v1
 kind: Widget
@@ -302,6 +310,16 @@ YAML
 expect_rc 0 "naming: a second CRD of the group with the same kind" naming_crd thingzs Thing
 expect_rc 0 "naming: its conditions" names_accepted thingzs
 check "naming: ... NamesAccepted False, not Established" out_has '^False/False$'
+# a CRD that never became Established goes at once, Terminating False /
+# NeverEstablished (kube's finalizer controller)
+expect_rc 0 "naming: a third CRD with the kind, never established" naming_crd thingys Thing
+"${K[@]}" get --raw '/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=1&fieldSelector=metadata.name=thingys.naming.lapis.dev&timeoutSeconds=4' >"$WORK/never.watch" 2>&1 &
+NEVER_WATCH=$!
+sleep 0.5
+expect_rc 0 "naming: delete it" "${K[@]}" delete crd thingys.naming.lapis.dev "$W"
+wait "$NEVER_WATCH"
+check "naming: ... its last state said NeverEstablished" \
+	grep -q '"type":"Terminating","status":"False","lastTransitionTime":"[^"]*","reason":"NeverEstablished","message":"resource was never established"' "$WORK/never.watch"
 expect_rc 0 "naming: delete the first CRD (no wait)" "${K[@]}" delete crd things.naming.lapis.dev --wait=false
 expect_rc 0 "naming: it waits for its held instance" "${K[@]}" wait crd/things.naming.lapis.dev "$W" \
 	'--for=jsonpath={.status.conditions[?(@.type=="Terminating")].reason}=InstanceDeletionCheck'
