@@ -4063,7 +4063,10 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	{
 		struct srv_error nerr;
 		srv_error_clear(&nerr);
-		bool listish = !strcmp(verb, "list") || !strcmp(verb, "watch") ||
+		/* a watch's events each carry one object: its metadata form
+		   is PartialObjectMetadata, as client-go's metadata client
+		   asks for it */
+		bool listish = !strcmp(verb, "list") ||
 			       !strcmp(verb, "deletecollection");
 		if (srv_negotiate(srv_header(r, "Accept"),
 				  srv_query(r, "includeObject"), listish, &r->neg,

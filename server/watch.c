@@ -261,9 +261,17 @@ static bool frame_conv(struct wstream *ws, const char *type, const void *obj,
 static void emit_bookmark(struct wstream *ws, int64_t rev, bool initial_end)
 {
 	char b[768];
+	/* a metadata watch gets its bookmarks as PartialObjectMetadata too
+	   (kube transforms every event's object): client-go's metadata
+	   client decodes nothing else */
+	char pgv[32];
+	bool partial = ws->neg.out == SRV_OUT_PARTIAL;
+	if (partial)
+		snprintf(pgv, sizeof pgv, "meta.k8s.io/%s", ws->neg.version);
 	int n = snprintf(b, sizeof b,
 			 "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%lld\"%s}}}\n",
-			 ws->kind, ws->gv, (long long)rev,
+			 partial ? "PartialObjectMetadata" : ws->kind,
+			 partial ? pgv : ws->gv, (long long)rev,
 			 initial_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}"
 				     : "");
 	out_put(ws, b, (size_t)n);

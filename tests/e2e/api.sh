@@ -529,6 +529,16 @@ CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;a
 check "a Table watch in JSON still works" [ "$CODE" == 200 ]
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/yaml' "$URL/api/v1/namespaces/default/configmaps")
 check "a list in YAML still works" [ "$CODE" == 200 ]
+# client-go's metadata client watches with as=PartialObjectMetadata: every
+# event object, bookmarks included, is PartialObjectMetadata
+curl -sS -N -m 3 -o "$WORK/mwatch" -H 'Accept: application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json' \
+	"$URL/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=2"
+check "a metadata watch gets PartialObjectMetadata events and bookmark" python3 -c "
+import json
+ev = [json.loads(l) for l in open('$WORK/mwatch') if l.strip()]
+assert ev and all(e['object']['kind'] == 'PartialObjectMetadata' and e['object']['apiVersion'] == 'meta.k8s.io/v1' for e in ev), ev[:2]
+assert ev[-1]['type'] == 'BOOKMARK' and ev[-1]['object']['metadata']['annotations'] == {'k8s.io/initial-events-end': 'true'}, ev[-1]
+assert all('data' not in e['object'] for e in ev)"
 # OpenAPI v3: real schemas for built-ins
 req GET /openapi/v3/api/v1
 check "OpenAPI v3 describes ServicePort with port required" python3 -c "import json; s=json.load(open('$WORK/body'))['components']['schemas']; p=s['io.k8s.api.core.v1.ServicePort']; assert p['required']==['port'] and p['properties']['port']['type']=='integer'; assert s['io.k8s.api.core.v1.ConfigMap']['properties']['data']['additionalProperties']['type']=='string'"
