@@ -94,8 +94,11 @@ static void sha(gnutls_digest_algorithm_t alg, const void *p, size_t n,
 /* base64 of the first 8 bytes of SHA-256("<group>/<version>/<Kind>"). */
 static void storage_hash(const struct srv_resource *r, char out[16])
 {
+	/* kube hashes the storage version: one hash under every served
+	   version of a CRD */
 	char text[512];
-	snprintf(text, sizeof text, "%s/%s/%s", r->group, r->version, r->kind);
+	snprintf(text, sizeof text, "%s/%s/%s", r->group,
+		 srv_cr_storage_version(r), r->kind);
 	unsigned char d[32];
 	sha(GNUTLS_DIG_SHA256, text, strlen(text), d);
 	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -1878,6 +1878,11 @@ const json_t *srv_cr_scale(const struct srv_resource *r)
 			       "scale");
 }
 
+const char *srv_cr_storage_version(const struct srv_resource *r)
+{
+	return r->crd ? r->crd->storage_version : r->version;
+}
+
 bool srv_cr_needs_convert(const struct srv_resource *r)
 {
 	return r->crd && strcmp(r->version, r->crd->storage_version) != 0;

@@ -50,6 +50,8 @@ const struct srv_schema *srv_cr_schema(const struct srv_resource *r);
    and defaulted by the storage version's schema: that schema, or NULL
    (the storage version itself, a Webhook CRD, no schema). */
 const struct srv_schema *srv_cr_storage_schema(const struct srv_resource *r);
+/* The version objects of r are stored in (r's own for a built-in). */
+const char *srv_cr_storage_version(const struct srv_resource *r);
 /* A stored object (decoded) as r's version serves it: apiVersion set and,
    conversion None, pruned by that version's schema. Nothing for the
    storage version. */

@@ -304,7 +304,7 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 	}
 	if (total > ANNOTATIONS_MAX)
 		srv_error_cause(err, "FieldValueTooLong", "metadata.annotations",
-				"Too long: must have at most %d bytes", ANNOTATIONS_MAX);
+				"Too long: may not be more than %d bytes", ANNOTATIONS_MAX);
 }
 
 /* A new object's uid and creationTimestamp, into its metadata m. */
@@ -2232,14 +2232,26 @@ static lp_err create_body(struct srv_req *r, const struct srv_resource *res,
 	return LP_OK;
 }
 
+
+/* kube's crdHandler: NewMethodNotSupported (details: group and the
+   resource) with its own message for a terminating CRD's create. */
+static void terminating_405(struct srv_req *r, const struct srv_resource *res)
+{
+	struct srv_error err;
+	srv_error_clear(&err);
+	srv_error_set(&err, LP_E_METHODNOTALLOWED,
+		      "create not allowed while custom resource definition is terminating");
+	struct srv_status_what w = {.group = res->group, .kind = res->resource};
+	srv_reply_error(r, &err, &w);
+}
+
 static void do_create(struct srv_req *r, const struct srv_resource *res,
 		      const char *ns)
 {
 	struct srv_error err;
 	srv_error_clear(&err);
 	if (res->terminating) {
-		srv_reply_fail(r, LP_E_METHODNOTALLOWED,
-			       "create not allowed while custom resource definition is terminating");
+		terminating_405(r, res);
 		return;
 	}
 	bool dry;
@@ -2274,8 +2286,7 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 	struct srv_status_what w = {0};
 	if (res->terminating) {
 		json_decref(obj);
-		srv_reply_fail(r, LP_E_METHODNOTALLOWED,
-			       "create not allowed while custom resource definition is terminating");
+		terminating_405(r, res);
 		return;
 	}
 	json_t *m = json_object_get(obj, "metadata");
@@ -2716,15 +2727,21 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 	bool dry;
 	json_t *obj = NULL;
 	struct srv_strict strict = {.mode = fv_of(r)};
+	bool type_bad = false;
 	if (dry_run(r, &dry, &err) || field_validation(r, &err) ||
 	    field_manager_ok(r, "UpdateOptions", &err) ||
 	    decode_body(r, mt, res->kind, &strict, &obj, &err) ||
 	    body_fields(r, res, mt, obj, &strict, &err) ||
-	    check_type(res, obj, &err) ||
+	    (type_bad = check_type(res, obj, &err) != LP_OK) ||
 	    strict_finish(r, res, &strict, NULL, &err)) {
 		srv_strict_free(&strict);
 		json_decref(obj);
-		srv_reply_error(r, &err, NULL);
+		/* a kind kube's strategy refuses names the object, as on
+		   create */
+		if (type_bad && err.code == LP_E_INVALID)
+			fail_res(r, res, name, &err);
+		else
+			srv_reply_error(r, &err, NULL);
 		return;
 	}
 	/* kube's checkName, right after decoding: the body names the object
@@ -3084,12 +3101,19 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 						    "resourceVersion", json_string(rvt));
 		}
 		json_decref(served);
-		if (patch_fields(r, res, pt == P_SMP, pt == P_MERGE, patch, next, &err) ||
-		    check_type(res, next, &err)) {
+		bool fields_bad = patch_fields(r, res, pt == P_SMP,
+					       pt == P_MERGE, patch, next,
+					       &err) != LP_OK;
+		if (fields_bad || check_type(res, next, &err)) {
 			reg_obj_free(&c);
 			json_decref(next);
 			json_decref(patch);
-			srv_reply_error(r, &err, NULL);
+			/* a kind kube's strategy refuses names the object,
+			   as on create */
+			if (!fields_bad && err.code == LP_E_INVALID)
+				fail_res(r, res, name, &err);
+			else
+				srv_reply_error(r, &err, NULL);
 			return;
 		}
 		if (res->view)
@@ -3139,6 +3163,7 @@ struct del_opts {
 	const char *pre_uid;
 	const char *pre_rv;
 	bool dry;
+	bool keep_202; /* orphanDependents=false given: 202 if not gone */
 	json_t *body; /* owns the strings above when from the body */
 };
 
@@ -3175,6 +3200,7 @@ static lp_err delete_opts(struct srv_req *r, struct del_opts *o,
 			return both_set(o->policy, err);
 		if (json_is_true(od))
 			o->policy = "Orphan";
+		o->keep_202 = json_is_false(od);
 		json_t *dr = json_object_get(b, "dryRun");
 		if (json_is_array(dr) && json_array_size(dr) > 0) {
 			const char *d = json_string_value(json_array_get(dr, 0));
@@ -3196,6 +3222,7 @@ static lp_err delete_opts(struct srv_req *r, struct del_opts *o,
 			return both_set(o->policy, err);
 		if (od && srv_query_bool(od))
 			o->policy = "Orphan";
+		o->keep_202 = od && !srv_query_bool(od);
 		lp_err rc = dry_run(r, &o->dry, err);
 		if (rc)
 			return rc;
@@ -3344,7 +3371,9 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 				*reply = out ? reg_json_load(out, ol, 0, NULL)
 					     : NULL;
 				free(out);
-				*code = 200;
+				/* kube: 202 only when orphanDependents=false
+				   was given and the object stays */
+				*code = o->keep_202 ? 202 : 200;
 				return LP_OK;
 			}
 			struct eng_cmp cmp = {ENG_CMP_MOD, c.mod};
@@ -3359,7 +3388,7 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 				return storage_err(res, name, rc, err);
 			*reply = reg_json_load(out, ol, 0, NULL);
 			free(out);
-			*code = 200;
+			*code = o->keep_202 ? 202 : 200;
 			return LP_OK;
 		}
 		json_decref(next);

@@ -185,7 +185,7 @@ static lp_err prep_configmap(const struct srv_resource *r, json_t *obj,
 			     true, err);
 	if (n > DATA_MAX)
 		srv_error_cause(err, "FieldValueTooLong", "",
-				"Too long: must have at most %d bytes",
+				"Too long: may not be more than %d bytes",
 				DATA_MAX);
 	return finish_invalid(r, obj, err);
 }
@@ -363,7 +363,7 @@ static lp_err prep_secret(const struct srv_resource *r, json_t *obj,
 	size_t n = check_data_keys(data, "data", true, err);
 	if (n > DATA_MAX)
 		srv_error_cause(err, "FieldValueTooLong", "data",
-				"Too long: must have at most %d bytes",
+				"Too long: may not be more than %d bytes",
 				DATA_MAX);
 	return finish_invalid(r, obj, err);
 }

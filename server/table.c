@@ -282,6 +282,13 @@ static json_t *path_cell(const struct srv_column *c, const json_t *obj)
 	if (!strcmp(t, "date")) {
 		if (!json_is_string(v))
 			return json_null();
+		struct tm tm;
+		memset(&tm, 0, sizeof tm);
+		const char *ts = json_string_value(v);
+		const char *end = *ts ? strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+		if (*ts && (!end || (*end != 'Z' && *end != '.' && *end != '+' &&
+				     *end != '-')))
+			return json_string("<invalid>"); /* kube's, unparsable */
 		json_t *fake = json_pack("{s:{s:O}}", "metadata", "creationTimestamp", v);
 		json_t *age = srv_age_cell(fake);
 		json_decref(fake);

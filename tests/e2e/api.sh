@@ -659,6 +659,18 @@ req DELETE /api/v1/namespaces/prens '{"preconditions":{"uid":"nope"}}'
 check "a namespace's wrong UID precondition: the namespace REST's words" code_has 409 "Operation cannot be fulfilled on namespaces \\\"prens\\\": Precondition failed: UID in precondition: nope, UID in object meta: $PRE_UID"
 req DELETE /api/v1/namespaces/prens '{"preconditions":{"resourceVersion":"1"}}'
 check "... and for its resourceVersion" code_has 409 'Operation cannot be fulfilled on namespaces \"prens\": Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: '
+# 202 only when orphanDependents=false was given and the object stays
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"od1","finalizers":["example.com/hold"]}}'
+req DELETE /api/v1/namespaces/default/configmaps/od1 '{"kind":"DeleteOptions","apiVersion":"v1","orphanDependents":false}'
+check "DELETE with orphanDependents=false of an object a finalizer keeps is 202" code_has 202 '"deletionTimestamp"'
+req PATCH /api/v1/namespaces/default/configmaps/od1 '{"metadata":{"finalizers":null}}' application/merge-patch+json
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"od2"}}'
+req DELETE '/api/v1/namespaces/default/configmaps/od2?orphanDependents=false'
+check "... and 200 when it goes at once" code_is 200
+# the annotations' total size, in kube 1.33's words
+python3 -c 'import json; print(json.dumps({"metadata":{"name":"bigann","annotations":{"a":"x"*262144}}}))' >"$WORK/bigann.json"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary @"$WORK/bigann.json" "$URL/api/v1/namespaces/default/configmaps")
+check "annotations over 256 KiB: 422 'Too long: may not be more than 262144 bytes'" code_has 422 'metadata.annotations: Too long: may not be more than 262144 bytes'
 # PUT of a missing object creates it where kube's strategy allows
 # (AllowCreateOnUpdate: leases, endpoints, events, services), 201, its
 # resourceVersion ignored; elsewhere it is 404

@@ -769,6 +769,34 @@ req GET "$MV"
 check "... in a v1beta1 list too" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert [(i['apiVersion'], i['spec']) for i in d['items']] == [('mv.example.com/v1beta1', {'a': 'patched'}), ('mv.example.com/v1beta1', {'a': 'v1-default'})], d['items']\""
 req GET "$MV?watch=1&timeoutSeconds=1"
 check "... and a v1beta1 watch" bash -c "python3 -c \"import json; ev=[json.loads(l)['object'] for l in open('$WORK/body') if l.strip()]; assert [(o['apiVersion'], o['spec']) for o in ev] == [('mv.example.com/v1beta1', {'a': 'patched'}), ('mv.example.com/v1beta1', {'a': 'v1-default'})], ev\""
+req GET /apis/mv.example.com/v1
+H1=$(jq_ "[r['storageVersionHash'] for r in d['resources'] if r['name']=='things'][0]")
+req GET /apis/mv.example.com/v1beta1
+H2=$(jq_ "[r['storageVersionHash'] for r in d['resources'] if r['name']=='things'][0]")
+check "discovery shows the storage version's hash under every served version" [ -n "$H1" -a "$H1" == "$H2" ]
+req PATCH "$MV/t1" '{"kind":"Bar"}' "$MERGE"
+check "a patch to another kind is 422 naming the object, as on create" code_has 422 '"details":{"name":"t1","group":"mv.example.com","kind":"Thing","causes":'
+# a CRD being deleted refuses new instances with kube's 405, details
+# naming the group and resource; a date column that does not parse is
+# <invalid> in a Table
+python3 >"$WORK/term.json" <<'PY'
+import json
+print(json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "terms.term.example.com"},
+  "spec": {"group": "term.example.com", "scope": "Namespaced", "names": {"plural": "terms", "kind": "Term"},
+           "versions": [{"name": "v1", "served": True, "storage": True,
+                         "additionalPrinterColumns": [{"name": "When", "type": "date", "jsonPath": ".spec.when"}],
+                         "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}))
+PY
+expect_rc 0 "a CRD with a date column" kubectl create -f "$WORK/term.json"
+kubectl wait --for=condition=Established crd/terms.term.example.com --timeout=20s >/dev/null 2>&1
+TM=/apis/term.example.com/v1/namespaces/default/terms
+req POST "$TM" '{"apiVersion":"term.example.com/v1","kind":"Term","metadata":{"name":"held","finalizers":["example.com/hold"]},"spec":{"when":"hello"}}'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' "$URL$TM/held")
+check "a date cell that does not parse is <invalid>" code_has 200 '"cells":["held","<invalid>"]'
+req DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/terms.term.example.com
+req POST "$TM" '{"apiVersion":"term.example.com/v1","kind":"Term","metadata":{"name":"late"}}'
+check "a create while the CRD terminates: 405, details group and resource" code_has 405 '"message":"create not allowed while custom resource definition is terminating","reason":"MethodNotAllowed","details":{"group":"term.example.com","kind":"terms"}'
+req PATCH "$TM/held" '{"metadata":{"finalizers":null}}' "$MERGE"
 # a custom resource's unknown fields are a decoding matter in kube (its
 # schemaCoercingDecoder): Strict refuses them with 400 before the
 # namespace or the current object is looked at
