@@ -6,6 +6,7 @@
  */
 #include <limits.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -260,6 +261,170 @@ static json_int_t go_int64(double d)
 	return LLONG_MIN;
 }
 
+/* A growing text for go_print. */
+struct gtext {
+	char *p;
+	size_t n, cap;
+	bool oom;
+};
+
+static void gt_put(struct gtext *g, const char *s, size_t n)
+{
+	if (g->oom)
+		return;
+	if (g->n + n + 1 > g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		while (cap < g->n + n + 1)
+			cap *= 2;
+		char *q = realloc(g->p, cap);
+		if (!q) {
+			g->oom = true;
+			return;
+		}
+		g->p = q;
+		g->cap = cap;
+	}
+	memcpy(g->p + g->n, s, n);
+	g->n += n;
+	g->p[g->n] = 0;
+}
+
+static void gt_puts(struct gtext *g, const char *s)
+{
+	gt_put(g, s, strlen(s));
+}
+
+/* A float64 as Go's %v prints it: the shortest digits that read back the
+   same, in exponent form ("1e+21", "1.5e-05") when the exponent is below
+   -4 or at least 21. */
+static void go_float(struct gtext *g, double d)
+{
+	char e[40];
+	if (d != d) {
+		gt_puts(g, "NaN");
+		return;
+	}
+	if (d == 0) {
+		gt_puts(g, signbit(d) ? "-0" : "0");
+		return;
+	}
+	int prec = 1;
+	for (; prec <= 17; prec++) {
+		snprintf(e, sizeof e, "%.*e", prec - 1, d);
+		if (strtod(e, NULL) == d)
+			break;
+	}
+	/* e is [-]D[.DDD]e[+-]XX: its digits and exponent */
+	char digits[24];
+	size_t nd = 0;
+	const char *q = e;
+	bool neg = *q == '-';
+	if (neg)
+		q++;
+	for (; *q && *q != 'e'; q++)
+		if (*q != '.' && nd < sizeof digits - 1)
+			digits[nd++] = *q;
+	digits[nd] = 0;
+	int x = atoi(q + 1);
+	char out[64];
+	size_t o = 0;
+	if (neg)
+		out[o++] = '-';
+	if (x < -4 || x >= 21) {
+		out[o++] = digits[0];
+		if (nd > 1) {
+			out[o++] = '.';
+			memcpy(out + o, digits + 1, nd - 1);
+			o += nd - 1;
+		}
+		o += (size_t)snprintf(out + o, sizeof out - o, "e%c%02d",
+				      x < 0 ? '-' : '+', x < 0 ? -x : x);
+	} else if (x < 0) {
+		out[o++] = '0';
+		out[o++] = '.';
+		for (int z = -1; z > x; z--)
+			out[o++] = '0';
+		memcpy(out + o, digits, nd);
+		o += nd;
+	} else {
+		for (int i = 0; i <= x || (size_t)i < nd; i++) {
+			if (i == x + 1)
+				out[o++] = '.';
+			out[o++] = (size_t)i < nd ? digits[i] : '0';
+		}
+	}
+	gt_put(g, out, o);
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A JSON value as Go's fmt %v prints what encoding/json decoded it to:
+   strings bare, maps as map[k:v ...] in key order, lists as [a b],
+   null as <nil>. */
+static void go_print(struct gtext *g, const json_t *v)
+{
+	char b[32];
+	size_t i;
+	json_t *x;
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		gt_put(g, json_string_value(v), json_string_length(v));
+		break;
+	case JSON_INTEGER:
+		snprintf(b, sizeof b, "%" JSON_INTEGER_FORMAT,
+			 json_integer_value(v));
+		gt_puts(g, b);
+		break;
+	case JSON_REAL:
+		go_float(g, json_real_value(v));
+		break;
+	case JSON_TRUE:
+		gt_puts(g, "true");
+		break;
+	case JSON_FALSE:
+		gt_puts(g, "false");
+		break;
+	case JSON_NULL:
+		gt_puts(g, "<nil>");
+		break;
+	case JSON_ARRAY:
+		gt_puts(g, "[");
+		json_array_foreach((json_t *)v, i, x)
+		{
+			if (i)
+				gt_puts(g, " ");
+			go_print(g, x);
+		}
+		gt_puts(g, "]");
+		break;
+	case JSON_OBJECT: {
+		size_t n = json_object_size(v), k = 0;
+		const char **keys = n ? malloc(n * sizeof *keys) : NULL;
+		if (n && !keys) {
+			g->oom = true;
+			return;
+		}
+		const char *key;
+		json_object_foreach((json_t *)v, key, x) keys[k++] = key;
+		qsort(keys, n, sizeof *keys, key_cmp);
+		gt_puts(g, "map[");
+		for (k = 0; k < n; k++) {
+			if (k)
+				gt_puts(g, " ");
+			gt_puts(g, keys[k]);
+			gt_puts(g, ":");
+			go_print(g, json_object_get(v, keys[k]));
+		}
+		gt_puts(g, "]");
+		free(keys);
+		break;
+	}
+	}
+}
+
 /* A printer column's cell (reference §7.3): the first JSONPath result,
    typed by the column; null when missing or of another type. */
 static json_t *path_cell(const struct srv_column *c, const json_t *obj)
@@ -296,9 +461,12 @@ static json_t *path_cell(const struct srv_column *c, const json_t *obj)
 	}
 	if (json_is_string(v))
 		return json_incref(v);
-	char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-	json_t *out = json_string(s ? s : "");
-	free(s);
+	/* a string column prints other values as kube's JSONPath printer
+	   does: Go's %v */
+	struct gtext g = {0};
+	go_print(&g, v);
+	json_t *out = g.oom ? json_null() : json_string(g.p ? g.p : "");
+	free(g.p);
 	return out;
 }
 

@@ -85,3 +85,63 @@ Test(table, integer_column_of_a_string_is_null)
 	cr_expect(json_is_null(c));
 	json_decref(c);
 }
+
+static const struct srv_column text_col[] = {
+    {.name = "Text", .type = "string", .format = "", .desc = "",
+     .jsonpath = ".spec.size"},
+    {.name = NULL},
+};
+
+static const struct srv_resource texts = {
+    .group = "cols.example.com",
+    .version = "v1",
+    .resource = "texts",
+    .kind = "Text",
+    .list_kind = "TextList",
+    .namespaced = true,
+    .columns = text_col,
+    .custom = true,
+};
+
+/* The Text cell of an object whose spec.size is the JSON text v. */
+static void expect_text(const char *v, const char *want)
+{
+	char doc[256];
+	snprintf(doc, sizeof doc, "[{\"spec\":{\"size\":%s}}]", v);
+	json_error_t jerr;
+	json_t *items = json_loads(doc, 0, &jerr);
+	cr_assert(items, "%s: %s", doc, jerr.text);
+	struct srv_neg n = {.out = SRV_OUT_TABLE, .version = "v1"};
+	json_t *t = srv_table(&texts, &n, items, NULL, true);
+	json_decref(items);
+	json_t *cell = json_array_get(
+	    json_object_get(json_array_get(json_object_get(t, "rows"), 0),
+			    "cells"),
+	    0);
+	cr_expect_str_eq(json_string_value(cell) ? json_string_value(cell)
+						 : "(not a string)",
+			 want, "%s", v);
+	json_decref(t);
+}
+
+/* A string column prints what is not a string as Go's %v (kube's JSONPath
+   printer): shortest floats, maps in key order, lists with spaces. */
+Test(table, string_column_prints_values_as_go)
+{
+	expect_text("\"plain\"", "plain");
+	expect_text("5", "5");
+	expect_text("3.7", "3.7");
+	expect_text("0.1", "0.1");
+	expect_text("3.0", "3");
+	expect_text("-2.5", "-2.5");
+	expect_text("0.0001", "0.0001");
+	expect_text("0.00001", "1e-05");
+	expect_text("1e20", "100000000000000000000");
+	expect_text("1e21", "1e+21");
+	expect_text("1.5e300", "1.5e+300");
+	expect_text("true", "true");
+	expect_text("{\"n\":1,\"k\":\"v\"}", "map[k:v n:1]");
+	expect_text("[\"p\",\"q\",{\"a\":[1,2.5]}]", "[p q map[a:[1 2.5]]]");
+	expect_text("{}", "map[]");
+	expect_text("[]", "[]");
+}
