@@ -129,34 +129,36 @@ static void path_index(struct sb *b, size_t i)
 /* ------------------------------------------------------------------------ */
 /* Go-style value rendering, for messages (reference §2.3).                 */
 
-/* Go's %v of a float64: shortest digits, exponent form below 1e-4 and from
-   1e+06 (strconv 'g' with the shortest precision). */
-static void go_float(struct sb *b, double v)
+void srv_go_float(double v, char out[SRV_GO_FLOAT_MAX])
 {
 	if (isnan(v)) {
-		sb_puts(b, "NaN");
+		snprintf(out, SRV_GO_FLOAT_MAX, "NaN");
 		return;
 	}
 	if (isinf(v)) {
-		sb_puts(b, v > 0 ? "+Inf" : "-Inf");
+		snprintf(out, SRV_GO_FLOAT_MAX, "%s", v > 0 ? "+Inf" : "-Inf");
 		return;
 	}
-	char tmp[64];
 	int prec;
 	for (prec = 1; prec < 17; prec++) {
-		snprintf(tmp, sizeof tmp, "%.*e", prec - 1, v);
-		if (strtod(tmp, NULL) == v)
+		snprintf(out, SRV_GO_FLOAT_MAX, "%.*e", prec - 1, v);
+		if (strtod(out, NULL) == v)
 			break;
 	}
-	snprintf(tmp, sizeof tmp, "%.*e", prec - 1, v);
-	const char *e = strchr(tmp, 'e');
+	snprintf(out, SRV_GO_FLOAT_MAX, "%.*e", prec - 1, v);
+	const char *e = strchr(out, 'e');
 	int exp = e ? atoi(e + 1) : 0;
-	if (exp < -4 || exp >= 6) {
-		sb_puts(b, tmp); /* C's %e spells the exponent as Go: e+06 */
-		return;
-	}
+	if (exp < -4 || exp >= 6)
+		return; /* C's %e spells the exponent as Go: e+06 */
 	int frac = prec - 1 - exp;
-	sb_printf(b, "%.*f", frac > 0 ? frac : 0, v);
+	snprintf(out, SRV_GO_FLOAT_MAX, "%.*f", frac > 0 ? frac : 0, v);
+}
+
+static void go_float(struct sb *b, double v)
+{
+	char t[SRV_GO_FLOAT_MAX];
+	srv_go_float(v, t);
+	sb_puts(b, t);
 }
 
 /* Go's %q of a string (strconv.Quote). */

@@ -64,6 +64,11 @@ lp_err srv_schema_compile(const json_t *openapi_v3_schema,
 /* Free a compiled schema. NULL is fine. */
 void srv_schema_free(struct srv_schema *s);
 
+/* Go's %v of a float64 (strconv 'g', shortest precision: exponent form
+   below 1e-4 and from 1e+06), as messages and printer columns show it. */
+#define SRV_GO_FLOAT_MAX 40
+void srv_go_float(double v, char out[SRV_GO_FLOAT_MAX]);
+
 /*
  * Validate a whole custom resource (after prune and default) as kube-openapi
  * does: type (integer also takes an integral real such as 3.0, as kube),

@@ -6,13 +6,13 @@
  */
 #include <limits.h>
 #include <stdio.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
 #include "jsonpath.h"
+#include "schema.h"
 #include "table.h"
 
 /* ------------------------------------------------------------ negotiation */
@@ -294,68 +294,6 @@ static void gt_puts(struct gtext *g, const char *s)
 	gt_put(g, s, strlen(s));
 }
 
-/* A float64 as Go's %v prints it: the shortest digits that read back the
-   same, in exponent form ("1e+21", "1.5e-05") when the exponent is below
-   -4 or at least 21. */
-static void go_float(struct gtext *g, double d)
-{
-	char e[40];
-	if (d != d) {
-		gt_puts(g, "NaN");
-		return;
-	}
-	if (d == 0) {
-		gt_puts(g, signbit(d) ? "-0" : "0");
-		return;
-	}
-	int prec = 1;
-	for (; prec <= 17; prec++) {
-		snprintf(e, sizeof e, "%.*e", prec - 1, d);
-		if (strtod(e, NULL) == d)
-			break;
-	}
-	/* e is [-]D[.DDD]e[+-]XX: its digits and exponent */
-	char digits[24];
-	size_t nd = 0;
-	const char *q = e;
-	bool neg = *q == '-';
-	if (neg)
-		q++;
-	for (; *q && *q != 'e'; q++)
-		if (*q != '.' && nd < sizeof digits - 1)
-			digits[nd++] = *q;
-	digits[nd] = 0;
-	int x = atoi(q + 1);
-	char out[64];
-	size_t o = 0;
-	if (neg)
-		out[o++] = '-';
-	if (x < -4 || x >= 21) {
-		out[o++] = digits[0];
-		if (nd > 1) {
-			out[o++] = '.';
-			memcpy(out + o, digits + 1, nd - 1);
-			o += nd - 1;
-		}
-		o += (size_t)snprintf(out + o, sizeof out - o, "e%c%02d",
-				      x < 0 ? '-' : '+', x < 0 ? -x : x);
-	} else if (x < 0) {
-		out[o++] = '0';
-		out[o++] = '.';
-		for (int z = -1; z > x; z--)
-			out[o++] = '0';
-		memcpy(out + o, digits, nd);
-		o += nd;
-	} else {
-		for (int i = 0; i <= x || (size_t)i < nd; i++) {
-			if (i == x + 1)
-				out[o++] = '.';
-			out[o++] = (size_t)i < nd ? digits[i] : '0';
-		}
-	}
-	gt_put(g, out, o);
-}
-
 static int key_cmp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -366,7 +304,7 @@ static int key_cmp(const void *a, const void *b)
    null as <nil>. */
 static void go_print(struct gtext *g, const json_t *v)
 {
-	char b[32];
+	char b[SRV_GO_FLOAT_MAX];
 	size_t i;
 	json_t *x;
 	switch (json_typeof(v)) {
@@ -379,7 +317,8 @@ static void go_print(struct gtext *g, const json_t *v)
 		gt_puts(g, b);
 		break;
 	case JSON_REAL:
-		go_float(g, json_real_value(v));
+		srv_go_float(json_real_value(v), b);
+		gt_puts(g, b);
 		break;
 	case JSON_TRUE:
 		gt_puts(g, "true");
