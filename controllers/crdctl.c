@@ -204,6 +204,17 @@ static bool drop_cleanup(json_t *obj, void *arg)
 	return ctl_drop_finalizer(obj, CLEANUP);
 }
 
+/* The last step: the final Terminating condition, then the cleanup
+   finalizer goes and the CRD with it. */
+static lp_err let_go(const struct ctl_store *s, const struct reg_key *k,
+		     const char *uid, struct ctl_cond *cond)
+{
+	lp_err rc = s->mutate(s->ud, k->bytes, uid, set_cond, cond);
+	if (rc == LP_OK)
+		rc = s->mutate(s->ud, k->bytes, uid, drop_cleanup, NULL);
+	return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;
+}
+
 static lp_err crd_sync(void *ud, ctl *c, const char *name)
 {
 	struct crdctl *cc = ud;
@@ -246,10 +257,7 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 		struct ctl_cond never = {"Terminating", "False",
 					 "NeverEstablished",
 					 "resource was never established"};
-		rc = s->mutate(s->ud, k.bytes, uid, set_cond, &never);
-		if (rc == LP_OK)
-			rc = s->mutate(s->ud, k.bytes, uid, drop_cleanup, NULL);
-		return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;
+		return let_go(s, &k, uid, &never);
 	}
 
 	struct ctl_cond cond = {"Terminating", "True",
@@ -308,10 +316,7 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 	cond = (struct ctl_cond){"Terminating", "False",
 				 "InstanceDeletionCompleted",
 				 "removed all instances"};
-	rc = s->mutate(s->ud, k.bytes, uid, set_cond, &cond);
-	if (rc == LP_OK)
-		rc = s->mutate(s->ud, k.bytes, uid, drop_cleanup, NULL);
-	return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;
+	return let_go(s, &k, uid, &cond);
 }
 
 const struct ctl_def ctl_crd_finalizer = {

@@ -1195,78 +1195,6 @@ static void strict_warn(struct srv_req *r, const struct srv_strict *s)
 	}
 }
 
-static int cmp_str_ptrs(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Go's fmt %+v of a JSON value as kube shows a strategic merge patch in its
-   422: map[k:v ...] with sorted keys, [a b] for lists, <nil> for null. */
-static void go_fmt(struct growbuf *b, const json_t *v)
-{
-	char num[40];
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: {
-		size_t n = json_object_size(v), k = 0;
-		const char **keys = malloc((n ? n : 1) * sizeof *keys);
-		if (!keys) {
-			b->oom = true;
-			return;
-		}
-		const char *key;
-		json_t *x;
-		json_object_foreach((json_t *)v, key, x) keys[k++] = key;
-		qsort(keys, k, sizeof *keys, cmp_str_ptrs);
-		gb_put(b, "map[", 4);
-		for (size_t i = 0; i < k; i++) {
-			if (i)
-				gb_put(b, " ", 1);
-			gb_put(b, keys[i], strlen(keys[i]));
-			gb_put(b, ":", 1);
-			go_fmt(b, json_object_get(v, keys[i]));
-		}
-		gb_put(b, "]", 1);
-		free(keys);
-		return;
-	}
-	case JSON_ARRAY: {
-		size_t i;
-		json_t *x;
-		gb_put(b, "[", 1);
-		json_array_foreach((json_t *)v, i, x)
-		{
-			if (i)
-				gb_put(b, " ", 1);
-			go_fmt(b, x);
-		}
-		gb_put(b, "]", 1);
-		return;
-	}
-	case JSON_STRING:
-		gb_put(b, json_string_value(v), json_string_length(v));
-		return;
-	case JSON_INTEGER:
-		snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		break;
-	case JSON_REAL:
-		/* the shortest form that reads back, as Go's %v of a float64 */
-		snprintf(num, sizeof num, "%.15g", json_real_value(v));
-		if (strtod(num, NULL) != json_real_value(v))
-			snprintf(num, sizeof num, "%.17g", json_real_value(v));
-		break;
-	case JSON_TRUE:
-		snprintf(num, sizeof num, "true");
-		break;
-	case JSON_FALSE:
-		snprintf(num, sizeof num, "false");
-		break;
-	case JSON_NULL:
-		snprintf(num, sizeof num, "<nil>");
-		break;
-	}
-	gb_put(b, num, strlen(num));
-}
-
 /* Go's %q of s into out (size bytes), cut with "..." inside the quotes
    when longer, so that the message after it still fits. */
 static void go_quote_cut(const char *s, size_t len, char *out, size_t size)
@@ -2823,14 +2751,7 @@ static char *patch_shown(bool smp, const json_t *patch, const json_t *next)
 {
 	if (!smp)
 		return json_dumps(next, JSON_COMPACT | JSON_SORT_KEYS);
-	struct growbuf b = {0};
-	go_fmt(&b, patch);
-	gb_put(&b, "", 1);
-	if (b.oom) {
-		free(b.p);
-		return NULL;
-	}
-	return b.p;
+	return srv_go_sprint(patch);
 }
 
 /*

@@ -299,9 +299,6 @@ static int key_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* A JSON value as Go's fmt %v prints what encoding/json decoded it to:
-   strings bare, maps as map[k:v ...] in key order, lists as [a b],
-   null as <nil>. */
 static void go_print(struct gtext *g, const json_t *v)
 {
 	char b[SRV_GO_FLOAT_MAX];
@@ -364,6 +361,19 @@ static void go_print(struct gtext *g, const json_t *v)
 	}
 }
 
+char *srv_go_sprint(const json_t *v)
+{
+	struct gtext g = {0};
+	go_print(&g, v);
+	if (!g.oom && !g.p)
+		gt_put(&g, "", 0);
+	if (g.oom) {
+		free(g.p);
+		return NULL;
+	}
+	return g.p;
+}
+
 /* A printer column's cell (reference §7.3): the first JSONPath result,
    typed by the column; null when missing or of another type. */
 static json_t *path_cell(const struct srv_column *c, const json_t *obj)
@@ -402,10 +412,9 @@ static json_t *path_cell(const struct srv_column *c, const json_t *obj)
 		return json_incref(v);
 	/* a string column prints other values as kube's JSONPath printer
 	   does: Go's %v */
-	struct gtext g = {0};
-	go_print(&g, v);
-	json_t *out = g.oom ? json_null() : json_string(g.p ? g.p : "");
-	free(g.p);
+	char *text = srv_go_sprint(v);
+	json_t *out = text ? json_string(text) : json_null();
+	free(text);
 	return out;
 }
 

@@ -48,6 +48,12 @@ json_t *srv_table(const struct srv_resource *res, const struct srv_neg *n,
 json_t *srv_table_scale(const struct srv_neg *n, const json_t *items,
 			const json_t *listmeta, bool headers);
 
+/* A JSON value as Go's fmt %v prints what encoding/json decoded it to:
+   strings bare, numbers as Go (floats shortest), maps as map[k:v ...] in
+   key order, lists as [a b], null as <nil>. New string; NULL when out of
+   memory. */
+char *srv_go_sprint(const json_t *v);
+
 /* kube's human-readable duration ("5m12s", "3d4h", ...) of seconds. */
 void srv_human_duration(long long secs, char *buf, size_t n);
 
