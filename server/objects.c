@@ -1409,6 +1409,46 @@ static bool scale_causes(const struct srv_resource *res, const json_t *obj,
 	return err->n_causes > before;
 }
 
+/*
+ * Does a schema error at field (kube's path: spec.a, spec.items[2].b) fall
+ * on what the update left as it was? The value there, or for a missing
+ * one (Required) the object holding it, equals the old object's; inside a
+ * list the whole list must be unchanged (kube correlates the items of
+ * map lists by key, a refinement not made here: this ratchets less).
+ */
+static bool ratchets(const char *field, const json_t *obj, const json_t *old)
+{
+	const json_t *a = obj, *b = old;
+	const json_t *pa = NULL, *pb = NULL; /* the holders of a and b */
+	const char *p = field;
+	while (*p && a && b) {
+		if (*p == '[') {
+			/* a list index: ratchet only if the list is intact */
+			return json_is_array(a) && json_equal(a, b);
+		}
+		if (*p == '.')
+			p++;
+		size_t n = strcspn(p, ".[");
+		char key[256];
+		if (!n || n >= sizeof key)
+			return false;
+		memcpy(key, p, n);
+		key[n] = 0;
+		p += n;
+		if (!json_is_object(a) || !json_is_object(b))
+			return false;
+		pa = a;
+		pb = b;
+		a = json_object_get(a, key);
+		b = json_object_get(b, key);
+	}
+	if (*p)
+		return false;
+	if (a && b)
+		return json_equal(a, b);
+	return !a && !b && pa && pb && json_equal(pa, pb);
+}
+
 static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 			json_t *obj, const json_t *old, const char *name,
 			struct srv_error *err)
@@ -1423,7 +1463,20 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 	if (strict_finish(r, res, &strict, r->strict_shown, err))
 		return err->code;
 	srv_schema_default(sch, obj);
+	int n0 = err->n_causes;
 	lp_err rc = srv_schema_validate(sch, obj, err);
+	if (rc == LP_E_INVALID && old) {
+		/* kube's validation ratcheting (on by default since 1.30): an
+		   update keeps what it did not change, even if the schema
+		   has since become stricter */
+		int kept = n0;
+		for (int i = n0; i < err->n_causes; i++)
+			if (!ratchets(err->causes[i].field, obj, old))
+				err->causes[kept++] = err->causes[i];
+		err->n_causes = kept;
+		if (kept == n0)
+			rc = LP_OK;
+	}
 	if (rc == LP_E_INVALID) {
 		err->code = LP_OK; /* let the aggregate be built */
 		return invalid_from_causes(res, name, err);

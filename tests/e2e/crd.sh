@@ -797,6 +797,42 @@ req DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/terms.term.ex
 req POST "$TM" '{"apiVersion":"term.example.com/v1","kind":"Term","metadata":{"name":"late"}}'
 check "a create while the CRD terminates: 405, details group and resource" code_has 405 '"message":"create not allowed while custom resource definition is terminating","reason":"MethodNotAllowed","details":{"group":"term.example.com","kind":"terms"}'
 req PATCH "$TM/held" '{"metadata":{"finalizers":null}}' "$MERGE"
+# validation ratcheting (kube, on by default since 1.30): after a CRD
+# tightens its schema, an update may keep values that no longer validate,
+# but not change them into invalid ones; a list counts as one value
+rat_crd() { # MAXLEN (0: none) -> $WORK/rat.json
+	python3 - "$1" >"$WORK/rat.json" <<'PY'
+import json, sys
+ml = int(sys.argv[1])
+s = {"type": "string"}
+if ml:
+    s["maxLength"] = ml
+print(json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "rats.rat.example.com"},
+  "spec": {"group": "rat.example.com", "scope": "Namespaced", "names": {"plural": "rats", "kind": "Rat"},
+           "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
+                         "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                             "spec": {"type": "object", "properties": {"a": s, "items": {"type": "array", "items": s}}},
+                             "status": {"type": "object", "properties": {"msg": {"type": "string"}}}}}}}]}}))
+PY
+}
+rat_crd 0
+expect_rc 0 "a CRD without length limits" kubectl create -f "$WORK/rat.json"
+kubectl wait --for=condition=Established crd/rats.rat.example.com --timeout=20s >/dev/null 2>&1
+RT=/apis/rat.example.com/v1/namespaces/default/rats
+req POST "$RT" '{"apiVersion":"rat.example.com/v1","kind":"Rat","metadata":{"name":"r1"},"spec":{"a":"toolongvalue","items":["longitem","x"]}}'
+check "... an object with long values" code_is 201
+rat_crd 3
+expect_rc 0 "the CRD then limits them to 3 bytes" kubectl replace -f "$WORK/rat.json"
+req PATCH "$RT/r1" '{"metadata":{"labels":{"l":"v"}}}' "$MERGE"
+check "an update that leaves the long values as they were is 200" code_is 200
+req PATCH "$RT/r1/status" '{"status":{"msg":"ok"}}' "$MERGE"
+check "... a status update too" code_is 200
+req PATCH "$RT/r1" '{"spec":{"a":"toolong2"}}' "$MERGE"
+check "changing a long value to another long one is 422" code_has 422 'spec.a: Too long: may not be more than 3 bytes'
+req PATCH "$RT/r1" '{"spec":{"items":["longitem","y"]}}' "$MERGE"
+check "... and so is changing the list around an old long item" code_has 422 'spec.items[0]: Too long: may not be more than 3 bytes'
+req PATCH "$RT/r1" '{"spec":{"a":"ok"}}' "$MERGE"
+check "fixing one value while the list stays is 200" code_is 200
 # a custom resource's unknown fields are a decoding matter in kube (its
 # schemaCoercingDecoder): Strict refuses them with 400 before the
 # namespace or the current object is looked at
