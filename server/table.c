@@ -40,7 +40,8 @@ static bool clause_param(const char *c, size_t n, const char *name, char *buf,
 }
 
 lp_err srv_negotiate(const char *accept, const char *include_object,
-		     bool list, struct srv_neg *out, struct srv_error *err)
+		     bool list, bool no_table, struct srv_neg *out,
+		     struct srv_error *err)
 {
 	struct srv_neg n = {.out = SRV_OUT_PLAIN, .version = "v1",
 			    .include = SRV_INC_METADATA};
@@ -85,7 +86,7 @@ lp_err srv_negotiate(const char *accept, const char *include_object,
 				    (!strcmp(v, "v1") || !strcmp(v, "v1beta1"));
 			const char *ver = !strcmp(v, "v1") ? "v1" : "v1beta1";
 			if (meta && (json || yaml || any)) {
-				if (!strcmp(as, "Table")) {
+				if (!strcmp(as, "Table") && !no_table) {
 					n.out = SRV_OUT_TABLE;
 					n.version = ver;
 					n.yaml = yaml;

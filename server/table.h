@@ -25,12 +25,14 @@ struct srv_neg {
 };
 
 /*
- * Choose the response form from Accept and includeObject. list: a list or
- * watch (PartialObjectMetadataList is then what "as=" asks for).
- * Errors: LP_E_NOTACCEPTABLE (406), LP_E_BADREQUEST (bad includeObject).
+ * Choose the response form from Accept and includeObject. list: a list
+ * (PartialObjectMetadataList is then what "as=" asks for; a watch's events
+ * take the singular form). no_table: Table clauses are skipped (a watch
+ * in watch-list mode). Errors: LP_E_NOTACCEPTABLE (406), LP_E_BADREQUEST
+ * (bad includeObject).
  */
 lp_err srv_negotiate(const char *accept, const char *include_object,
-		     bool list, struct srv_neg *out, struct srv_error *err);
+		     bool list, bool no_table, struct srv_neg *out, struct srv_error *err);
 
 /* One object as PartialObjectMetadata (new). */
 json_t *srv_partial(const struct srv_neg *n, const json_t *obj);

@@ -693,11 +693,18 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	if (sie && (!o.rvm || strcmp(o.rvm, "NotOlderThan"))) {
 		srv_lsel_free(o.lsel);
 		srv_fsel_free(o.fsel);
-		srv_error_cause(&err, "FieldValueForbidden", "sendInitialEvents",
+		/* kube's validateWatchOptions: both on resourceVersionMatch */
+		srv_error_cause(&err, "FieldValueForbidden", "resourceVersionMatch",
 				"Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
-		srv_error_set(&err, LP_E_INVALID,
-			      "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
-		srv_reply_error(r, &err, NULL);
+		if (o.rvm && *o.rvm)
+			srv_error_cause(&err, "FieldValueNotSupported",
+					"resourceVersionMatch",
+					"Unsupported value: \"%.32s\": supported values: \"NotOlderThan\"",
+					o.rvm);
+		srv_error_invalid(&err, "ListOptions", "meta.k8s.io", "");
+		struct srv_status_what w = {.group = "meta.k8s.io",
+					    .kind = "ListOptions"};
+		srv_reply_error(r, &err, &w);
 		return;
 	}
 	if (o.rvm && !sie) {

@@ -278,7 +278,13 @@ check "watch from a revision before the first write replays everything" grep -q 
 curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1" > "$WORK/watch3"
 check "sendInitialEvents ends the initial state with an initial-events-end bookmark" bash -c "grep -q '\"type\":\"ADDED\"' '$WORK/watch3' && grep -q 'k8s.io/initial-events-end' '$WORK/watch3'"
 req GET "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true"
-check "sendInitialEvents without resourceVersionMatch is 422" code_is 422
+check "sendInitialEvents without resourceVersionMatch is 422 on resourceVersionMatch, as kube" code_has 422 '"message":"ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"' '"details":{"group":"meta.k8s.io","kind":"ListOptions","causes":'
+req GET "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=Exact"
+check "... with Exact, also its NotSupported cause" code_has 422 'resourceVersionMatch: Unsupported value: \"Exact\": supported values: \"NotOlderThan\"'
+CODE=$(curl -sS -N -m 3 -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io,application/json' "$URL/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1")
+check "a watch-list skips a Table clause for the next one (plain objects)" bash -c "[[ $CODE == 200 ]] && grep -q '\"type\":\"ADDED\"' '$WORK/body' && ! grep -q '\"kind\":\"Table\"' '$WORK/body'"
+CODE=$(curl -sS -N -m 3 -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' "$URL/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1")
+check "... and is 406 when Table was the only clause" bash -c "[[ $CODE == 406 ]]"
 curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=1" >/dev/null
 curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=$RVW&fieldSelector=metadata.name%3Da1&timeoutSeconds=2" > "$WORK/watch4" &
 WPID=$!
