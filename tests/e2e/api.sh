@@ -640,6 +640,11 @@ check "a POST to /openapi/v2 is 405" [ "$CODE" == 405 ]
 
 # kube decodes a built-in object into its Go struct and encodes it back:
 # omitempty leaves out empty lists and maps and zero scalars
+# an unsupported body media type is refused before the query options
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X POST -H 'Content-Type: text/plain' --data-binary x "$URL/api/v1/namespaces/default/configmaps?dryRun=x")
+check "a text/plain create with a bad dryRun is 415, not 422" code_has 415 'the body of the request was in an unknown format'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X PUT -H 'Content-Type: text/plain' --data-binary x "$URL/api/v1/namespaces/default/configmaps/x1?fieldValidation=x")
+check "... a text/plain update with a bad fieldValidation too" code_is 415
 # kube's NewBadRequest carries no details
 req PUT /api/v1/namespaces/default/configmaps '{}'
 check "a PUT on the collection is 400 'name must be provided' without details" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert d['code']==400 and d['reason']=='BadRequest' and d['message']=='name must be provided' and 'details' not in d, d\""
