@@ -183,29 +183,47 @@ bool srv_is_qualified_name(const char *k)
 /* kube's limit on all annotations of an object together. */
 #define ANNOTATIONS_MAX (256 * 1024)
 
+/* A name (or, prefix, a generateName: kube masks a trailing dash) as
+   res's kind names its objects: a DNS label for namespaces, else a DNS
+   subdomain. Adds a cause on field when it is not one. */
+static void check_name(const struct srv_resource *res, const char *field,
+		       const char *name, bool prefix, struct srv_error *err)
+{
+	bool label = strcmp(res->resource, "namespaces") == 0;
+	char masked[320];
+	snprintf(masked, sizeof masked, "%s", name);
+	size_t n = strlen(masked);
+	if (prefix && n > 1 && masked[n - 1] == '-')
+		masked[n - 1] = 'a';
+	bool ok = label ? srv_is_dns_label(masked, 63)
+			: srv_is_dns_subdomain(masked);
+	if (!ok)
+		srv_error_cause(
+			err, "FieldValueInvalid", field,
+			"Invalid value: \"%.300s\": a lowercase RFC 1123 %s must "
+			"consist of lower case alphanumeric characters, '-'%s, "
+			"and must start and end with an alphanumeric character",
+			name, label ? "label" : "subdomain",
+			label ? "" : " or '.'");
+}
+
 /* Metadata validation (apimachinery ObjectMeta rules). Adds causes. */
 static void validate_meta(const struct srv_resource *res, const json_t *obj,
 			  struct srv_error *err)
 {
 	const json_t *m = json_object_get(obj, "metadata");
 	const char *name = json_string_value(json_object_get(m, "name"));
-	if (!name || !*name) {
+	const char *gen =
+	    json_string_value(json_object_get(m, "generateName"));
+	/* kube validates generateName as a name prefix (a trailing dash
+	   allowed), before the name */
+	if (gen && *gen)
+		check_name(res, "metadata.generateName", gen, true, err);
+	if (!name || !*name)
 		srv_error_cause(err, "FieldValueRequired", "metadata.name",
 				"Required value: name or generateName is required");
-	} else {
-		bool ok = strcmp(res->resource, "namespaces") == 0
-				  ? srv_is_dns_label(name, 63)
-				  : srv_is_dns_subdomain(name);
-		if (!ok)
-			srv_error_cause(
-				err, "FieldValueInvalid", "metadata.name",
-				"Invalid value: \"%.300s\": a lowercase RFC 1123 %s must "
-				"consist of lower case alphanumeric characters, '-'%s, "
-				"and must start and end with an alphanumeric character",
-				name,
-				strcmp(res->resource, "namespaces") == 0 ? "label" : "subdomain",
-				strcmp(res->resource, "namespaces") == 0 ? "" : " or '.'");
-	}
+	else
+		check_name(res, "metadata.name", name, false, err);
 	const json_t *labels = json_object_get(m, "labels");
 	const char *k;
 	json_t *v;
@@ -2517,6 +2535,26 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 				json_object_set(spec, "finalizers", f);
 			else
 				json_object_del(spec, "finalizers");
+			/* kube's ValidateNamespaceFinalizeUpdate: each a
+			   qualified name, a bare one a standard finalizer */
+			size_t fi;
+			json_t *fv;
+			json_array_foreach(f, fi, fv)
+			{
+				const char *fs = json_string_value(fv);
+				char ff[48];
+				snprintf(ff, sizeof ff, "spec.finalizers[%zu]", fi);
+				if (!fs || !srv_is_qualified_name(fs))
+					srv_error_cause(&err, "FieldValueInvalid", ff,
+							"Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+							fs ? fs : "");
+				if (fs && !strchr(fs, '/') && strcmp(fs, "kubernetes") &&
+					 strcmp(fs, "orphan") &&
+					 strcmp(fs, "foregroundDeletion"))
+					srv_error_cause(&err, "FieldValueInvalid", ff,
+							"Invalid value: \"%.253s\": name is neither a standard finalizer name nor is it fully qualified",
+							fs);
+			}
 		} else if (v) {
 			json_object_set(next, part, v);
 		} else {

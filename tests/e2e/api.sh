@@ -645,6 +645,17 @@ CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X POST -H 'Content-Type: text
 check "a text/plain create with a bad dryRun is 415, not 422" code_has 415 'the body of the request was in an unknown format'
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X PUT -H 'Content-Type: text/plain' --data-binary x "$URL/api/v1/namespaces/default/configmaps/x1?fieldValidation=x")
 check "... a text/plain update with a bad fieldValidation too" code_is 415
+# generateName is validated as a name prefix, before the generated name
+req POST '/api/v1/namespaces/default/configmaps?dryRun=All' '{"metadata":{"generateName":"Bad_"}}'
+check "a bad generateName has its own cause" code_has 422 '"field":"metadata.generateName"' 'Invalid value: \"Bad_\": a lowercase RFC 1123 subdomain'
+req POST '/api/v1/namespaces/default/configmaps?dryRun=All' '{"metadata":{"generateName":"good-"}}'
+check "... a trailing dash is fine" code_is 201
+# a namespace's /finalize takes qualified names, bare ones only standard
+req POST /api/v1/namespaces '{"metadata":{"name":"finns"}}'
+req PUT /api/v1/namespaces/finns/finalize '{"metadata":{"name":"finns"},"spec":{"finalizers":["bad fin","kubernetes","plain","example.com/x"]}}'
+check "/finalize with bad finalizer names is 422 with kube's causes" code_has 422 'spec.finalizers[0]: Invalid value: \"bad fin\": name part must consist of' 'spec.finalizers[2]: Invalid value: \"plain\": name is neither a standard finalizer name nor is it fully qualified'
+req PUT /api/v1/namespaces/finns/finalize '{"metadata":{"name":"finns"},"spec":{"finalizers":["kubernetes","example.com/x"]}}'
+check "... good ones are taken" code_has 200 '"finalizers":["kubernetes","example.com/x"]'
 # kube's NewBadRequest carries no details
 req PUT /api/v1/namespaces/default/configmaps '{}'
 check "a PUT on the collection is 400 'name must be provided' without details" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert d['code']==400 and d['reason']=='BadRequest' and d['message']=='name must be provided' and 'details' not in d, d\""
