@@ -207,6 +207,37 @@ static void check_name(const struct srv_resource *res, const char *field,
 			label ? "" : " or '.'");
 }
 
+/* kube's dedupOwnerReferencesAndAddWarning (BeforeCreate, BeforeUpdate):
+   an owner reference equal to an earlier one is dropped, with a Warning
+   naming the UIDs. */
+static void dedup_owner_refs(struct srv_req *r, json_t *obj)
+{
+	json_t *refs =
+	    json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+	if (!json_is_array(refs) || json_array_size(refs) < 2)
+		return;
+	char dups[512] = "";
+	size_t dl = 0;
+	for (size_t i = 1; i < json_array_size(refs);) {
+		json_t *ref = json_array_get(refs, i);
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = json_equal(ref, json_array_get(refs, j));
+		if (!seen) {
+			i++;
+			continue;
+		}
+		const char *uid = json_string_value(json_object_get(ref, "uid"));
+		if (dl < sizeof dups)
+			dl += (size_t)snprintf(dups + dl, sizeof dups - dl, "%s%s",
+					       dl ? ", " : "", uid ? uid : "");
+		json_array_remove(refs, i);
+	}
+	if (dl)
+		srv_warn(r, ".metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: %s",
+			 dups);
+}
+
 /* Metadata validation (apimachinery ObjectMeta rules). Adds causes. */
 static void validate_meta(const struct srv_resource *res, const json_t *obj,
 			  struct srv_error *err)
@@ -2344,6 +2375,7 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 				    json_string(name));
 	}
 	omit_empty(res, obj);
+	dedup_owner_refs(r, obj);
 	validate_meta(res, obj, &err);
 	if (invalid_from_causes(res, for_msgs, &err) ||
 	    (res->prepare && res->prepare(res, obj, NULL, &err)) ||
@@ -2629,6 +2661,7 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 		}
 	}
 	omit_empty(res, next);
+	dedup_owner_refs(r, next);
 	validate_meta(res, next, &err);
 	if (invalid_from_causes(res, name, &err) ||
 	    (kind == UPD_MAIN && res->prepare && res->prepare(res, next, old, &err)) ||

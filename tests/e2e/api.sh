@@ -656,6 +656,10 @@ req PUT /api/v1/namespaces/finns/finalize '{"metadata":{"name":"finns"},"spec":{
 check "/finalize with bad finalizer names is 422 with kube's causes" code_has 422 'spec.finalizers[0]: Invalid value: \"bad fin\": name part must consist of' 'spec.finalizers[2]: Invalid value: \"plain\": name is neither a standard finalizer name nor is it fully qualified'
 req PUT /api/v1/namespaces/finns/finalize '{"metadata":{"name":"finns"},"spec":{"finalizers":["kubernetes","example.com/x"]}}'
 check "... good ones are taken" code_has 200 '"finalizers":["kubernetes","example.com/x"]'
+# duplicate owner references are dropped with kube's warning
+reqh POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"dupo","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"o","uid":"u1"},{"apiVersion":"v1","kind":"ConfigMap","name":"o","uid":"u1"},{"apiVersion":"v1","kind":"ConfigMap","name":"p","uid":"u2"}]}}'
+check "duplicate ownerReferences: kube's Warning naming the UID" warns '.metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: u1'
+check "... and the duplicate is dropped" python3 -c "import json; r=json.load(open('$WORK/body'))['metadata']['ownerReferences']; assert [x['uid'] for x in r]==['u1','u2'], r"
 # kube's NewBadRequest carries no details
 req PUT /api/v1/namespaces/default/configmaps '{}'
 check "a PUT on the collection is 400 'name must be provided' without details" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert d['code']==400 and d['reason']=='BadRequest' and d['message']=='name must be provided' and 'details' not in d, d\""
