@@ -346,7 +346,8 @@ static void go_print(struct gtext *g, const json_t *v)
 		}
 		const char *key;
 		json_object_foreach((json_t *)v, key, x) keys[k++] = key;
-		qsort(keys, n, sizeof *keys, key_cmp);
+		if (n)
+			qsort(keys, n, sizeof *keys, key_cmp);
 		gt_puts(g, "map[");
 		for (k = 0; k < n; k++) {
 			if (k)
