@@ -4144,9 +4144,10 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 			       !strcmp(verb, "deletecollection");
 		/* kube: no Table in watch-list mode (the clause is
 		   skipped) */
-		const char *sie = srv_query(r, "sendInitialEvents");
-		bool watch_list = !strcmp(verb, "watch") && sie &&
-				  srv_query_bool(sie);
+		const char *sie = strcmp(verb, "watch")
+				      ? NULL
+				      : srv_query(r, "sendInitialEvents");
+		bool watch_list = sie && srv_query_bool(sie);
 		if (srv_negotiate(srv_header(r, "Accept"),
 				  srv_query(r, "includeObject"), listish,
 				  watch_list, &r->neg, &nerr)) {
