@@ -262,118 +262,85 @@ static json_int_t go_int64(double d)
 	return LLONG_MIN;
 }
 
-/* A growing text for go_print. */
-struct gtext {
-	char *p;
-	size_t n, cap;
-	bool oom;
-};
-
-static void gt_put(struct gtext *g, const char *s, size_t n)
-{
-	if (g->oom)
-		return;
-	if (g->n + n + 1 > g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 64;
-		while (cap < g->n + n + 1)
-			cap *= 2;
-		char *q = realloc(g->p, cap);
-		if (!q) {
-			g->oom = true;
-			return;
-		}
-		g->p = q;
-		g->cap = cap;
-	}
-	memcpy(g->p + g->n, s, n);
-	g->n += n;
-	g->p[g->n] = 0;
-}
-
-static void gt_puts(struct gtext *g, const char *s)
-{
-	gt_put(g, s, strlen(s));
-}
-
 static int key_cmp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static void go_print(struct gtext *g, const json_t *v)
+/* go_print into f; false when out of memory. */
+static bool go_print(FILE *f, const json_t *v)
 {
 	char b[SRV_GO_FLOAT_MAX];
 	size_t i;
 	json_t *x;
 	switch (json_typeof(v)) {
 	case JSON_STRING:
-		gt_put(g, json_string_value(v), json_string_length(v));
+		fwrite(json_string_value(v), 1, json_string_length(v), f);
 		break;
 	case JSON_INTEGER:
-		snprintf(b, sizeof b, "%" JSON_INTEGER_FORMAT,
-			 json_integer_value(v));
-		gt_puts(g, b);
+		fprintf(f, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 		break;
 	case JSON_REAL:
 		srv_go_float(json_real_value(v), b);
-		gt_puts(g, b);
+		fputs(b, f);
 		break;
 	case JSON_TRUE:
-		gt_puts(g, "true");
-		break;
 	case JSON_FALSE:
-		gt_puts(g, "false");
+		fputs(json_is_true(v) ? "true" : "false", f);
 		break;
 	case JSON_NULL:
-		gt_puts(g, "<nil>");
+		fputs("<nil>", f);
 		break;
 	case JSON_ARRAY:
-		gt_puts(g, "[");
+		fputc('[', f);
 		json_array_foreach((json_t *)v, i, x)
 		{
 			if (i)
-				gt_puts(g, " ");
-			go_print(g, x);
+				fputc(' ', f);
+			if (!go_print(f, x))
+				return false;
 		}
-		gt_puts(g, "]");
+		fputc(']', f);
 		break;
 	case JSON_OBJECT: {
 		size_t n = json_object_size(v), k = 0;
 		const char **keys = n ? malloc(n * sizeof *keys) : NULL;
-		if (n && !keys) {
-			g->oom = true;
-			return;
-		}
+		if (n && !keys)
+			return false;
 		const char *key;
 		json_object_foreach((json_t *)v, key, x) keys[k++] = key;
 		if (n)
 			qsort(keys, n, sizeof *keys, key_cmp);
-		gt_puts(g, "map[");
-		for (k = 0; k < n; k++) {
+		fputs("map[", f);
+		bool ok = true;
+		for (k = 0; k < n && ok; k++) {
 			if (k)
-				gt_puts(g, " ");
-			gt_puts(g, keys[k]);
-			gt_puts(g, ":");
-			go_print(g, json_object_get(v, keys[k]));
+				fputc(' ', f);
+			fprintf(f, "%s:", keys[k]);
+			ok = go_print(f, json_object_get(v, keys[k]));
 		}
-		gt_puts(g, "]");
+		fputc(']', f);
 		free(keys);
-		break;
+		return ok;
 	}
 	}
+	return true;
 }
 
 char *srv_go_sprint(const json_t *v)
 {
-	struct gtext g = {0};
-	go_print(&g, v);
-	if (!g.oom && !g.p)
-		gt_put(&g, "", 0);
-	if (g.oom) {
-		free(g.p);
+	char *p = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&p, &n);
+	if (!f)
+		return NULL;
+	bool ok = go_print(f, v);
+	ok = !ferror(f) && ok;
+	if (fclose(f) || !ok) {
+		free(p);
 		return NULL;
 	}
-	return g.p;
+	return p;
 }
 
 /* A printer column's cell (reference §7.3): the first JSONPath result,
