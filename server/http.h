@@ -94,6 +94,8 @@ struct srv_req {
 	/* a patch with fieldValidation=Strict: the value its 422 shows for a
 	   custom resource's unknown fields (objects.c; new, freed with r) */
 	char *strict_shown;
+	bool body_pruned;	/* body_fields pruned the custom resource by
+				   its schema: the strategy need not again */
 	bool write_hooked;	/* the handler did the after_write work itself
 				   (a CRD create or update: srv_crd_create,
 				   srv_crd_update) */

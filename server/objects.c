@@ -1357,8 +1357,10 @@ static lp_err body_fields(struct srv_req *r, const struct srv_resource *res,
 		   custom resource's unknown fields are found (400 when Strict)
 		   before its namespace or current object is looked at */
 		const struct srv_schema *sch = srv_cr_schema(res);
-		if (sch && json_is_object(obj))
+		if (sch && json_is_object(obj)) {
 			srv_schema_prune(sch, obj, on_unknown, strict);
+			r->body_pruned = true;
+		}
 		return LP_OK;
 	}
 	bool yaml = !strcasecmp(mt, "application/yaml");
@@ -1507,10 +1509,12 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 		finalizer_warnings(r, obj, old);
 		return LP_OK;
 	}
-	struct srv_strict strict = {.mode = fv_of(r)};
-	srv_schema_prune(sch, obj, on_unknown, &strict);
-	if (strict_finish(r, res, &strict, r->strict_shown, err))
-		return err->code;
+	if (!r->body_pruned) { /* a patch's result, an apply */
+		struct srv_strict strict = {.mode = fv_of(r)};
+		srv_schema_prune(sch, obj, on_unknown, &strict);
+		if (strict_finish(r, res, &strict, r->strict_shown, err))
+			return err->code;
+	}
 	srv_schema_default(sch, obj);
 	int n0 = err->n_causes;
 	lp_err rc = srv_schema_validate(sch, obj, err);
@@ -2553,6 +2557,7 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	/* what each endpoint may change */
 	json_t *next;
 	if (kind == UPD_STATUS || kind == UPD_FINALIZE) {
+		r->body_pruned = false; /* next is the stored object's copy */
 		next = json_deep_copy(old);
 		const char *part = kind == UPD_STATUS ? "status" : "spec";
 		json_t *v = json_object_get(obj, part);
