@@ -1472,6 +1472,20 @@ static void check_conversion(const json_t *conv, struct srv_error *err)
 				list);
 }
 
+/* Does array a hold s (as a string, or as member m of an object)? */
+static bool in_list(const json_t *a, const char *m, const char *s)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(a, i, v)
+	{
+		const char *e = json_string_value(m ? json_object_get(v, m) : v);
+		if (e && !strcmp(e, s))
+			return true;
+	}
+	return false;
+}
+
 /* kube's ValidateCustomResourceDefinitionStoredVersions, on crd as it
    would be stored. */
 static void check_stored_versions(const json_t *crd, struct srv_error *err)
@@ -1502,11 +1516,8 @@ static void check_stored_versions(const json_t *crd, struct srv_error *err)
 	json_array_foreach(versions, j, w)
 	{
 		const char *vn = json_string_value(json_object_get(w, "name"));
-		bool stored = false;
-		json_array_foreach(sv, i, v) stored =
-		    stored || (vn && json_string_value(v) &&
-			       !strcmp(vn, json_string_value(v)));
-		if (vn && !stored && json_is_true(json_object_get(w, "storage")))
+		if (vn && !in_list(sv, NULL, vn) &&
+		    json_is_true(json_object_get(w, "storage")))
 			srv_error_cause(err, "FieldValueInvalid",
 					"status.storedVersions",
 					"Invalid value: %s: must have the "
@@ -1516,13 +1527,7 @@ static void check_stored_versions(const json_t *crd, struct srv_error *err)
 	json_array_foreach(sv, i, v)
 	{
 		const char *s = json_string_value(v) ? json_string_value(v) : "";
-		bool served = false;
-		json_array_foreach(versions, j, w) served =
-		    served ||
-		    !strcmp(s, json_string_value(json_object_get(w, "name"))
-				   ? json_string_value(json_object_get(w, "name"))
-				   : "");
-		if (served)
+		if (in_list(versions, "name", s))
 			continue;
 		char f[64];
 		snprintf(f, sizeof f, "status.storedVersions[%zu]", i);
