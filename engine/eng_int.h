@@ -142,6 +142,10 @@ struct eng {
 	char cluster_id[33];
 	uint64_t map_size;	/* guarded by the writer (and gate) */
 	uint64_t max_size;
+	/* The zero-filled tail of data.mdb (env.c, eng__prealloc); guarded by
+	   the writer. */
+	uint64_t zero_end;
+	bool zero_off;
 	unsigned max_replays;
 	unsigned ring_events;
 	unsigned pin_seconds;
@@ -229,6 +233,7 @@ bool eng__gate_held(void);
 void eng__gate_close(eng *e);
 void eng__gate_open(eng *e);
 lp_err eng__grow(eng *e);
+void eng__prealloc(eng *e);
 lp_err eng__remap(eng *e);
 int64_t eng__now_ms(void);
 lp_err eng__meta_get_i64(MDB_txn *txn, eng *e, const char *name, int64_t *out);

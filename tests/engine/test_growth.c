@@ -9,8 +9,18 @@
  *  2. With max_size 4 MiB, writes eventually fail LP_E_FULL; a failed write
  *     consumes no revision; everything acknowledged before stays readable,
  *     eng_check passes, and the store reopens with the same content.
+ *  3. A synced store keeps a tail of written zeros after the pages LMDB
+ *     uses (env.c, eng__prealloc): after synced commits the file is longer
+ *     than LMDB's pages by at least a MiB, the tail holds only zeros (no
+ *     page in use was ever overwritten), the file stays within the map and
+ *     the maximum size up to LP_E_FULL, and everything reads back after a
+ *     reopen. A store without fsync keeps no tail.
  */
+#include <fcntl.h>
+#include <lmdb.h>
 #include <stdatomic.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -260,5 +270,122 @@ Test(eng_growth, full_store_fails_cleanly, .fini = teardown)
 	if (rc == LP_OK)
 		cr_assert_eq(res.rev, last_rev + 1);
 	tc_check(S.e);
+	free(val);
+}
+
+/* LMDB's used bytes ((last page + 1) * page size) and the file's size, read
+   with LMDB itself while the engine is closed. */
+static void used_and_size(const char *dir, uint64_t *used, uint64_t *size)
+{
+	MDB_env *env;
+	cr_assert_eq(mdb_env_create(&env), 0);
+	cr_assert_eq(mdb_env_open(env, dir, MDB_RDONLY, 0600), 0);
+	MDB_envinfo ei;
+	MDB_stat ms;
+	cr_assert_eq(mdb_env_info(env, &ei), 0);
+	cr_assert_eq(mdb_env_stat(env, &ms), 0);
+	*used = ((uint64_t)ei.me_last_pgno + 1) * ms.ms_psize;
+	mdb_env_close(env);
+	char path[4096];
+	snprintf(path, sizeof path, "%s/data.mdb", dir);
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	*size = (uint64_t)st.st_size;
+}
+
+/* Whether data.mdb holds only zero bytes in [from, to). */
+static bool zeros_between(const char *dir, uint64_t from, uint64_t to)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/data.mdb", dir);
+	int fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	static uint8_t buf[1 << 16];
+	bool ok = true;
+	for (uint64_t off = from; ok && off < to;) {
+		size_t n = to - off < sizeof buf ? (size_t)(to - off) : sizeof buf;
+		ssize_t r = pread(fd, buf, n, (off_t)off);
+		cr_assert_gt(r, 0);
+		for (ssize_t j = 0; j < r; j++)
+			if (buf[j]) {
+				ok = false;
+				break;
+			}
+		off += (uint64_t)r;
+	}
+	close(fd);
+	return ok;
+}
+
+#define P_VAL (16 * 1024)
+#define P_MAX (8u << 20)
+
+Test(eng_growth, synced_store_keeps_a_zero_tail, .fini = teardown)
+{
+	struct eng_opts o = {.max_size = P_MAX}; /* the map: P_MAX */
+	tc_open(&S, "prealloc", &o);
+	uint8_t *val = tc_xmalloc(P_VAL);
+	for (int i = 0; i < 100; i++) {
+		fill_value(val, P_VAL, i, 1);
+		char key[32];
+		snprintf(key, sizeof key, "/p/%04d", i);
+		TC_OK(tc_put(S.e, key, strlen(key), val, P_VAL, ENG_NO_SLOT,
+			     NULL, NULL));
+	}
+	tc_check(S.e);
+	eng_close(S.e);
+	S.e = NULL;
+	uint64_t used, size;
+	used_and_size(S.dir, &used, &size);
+	cr_assert_geq(size, used + (1u << 20), "file %llu, LMDB uses %llu",
+		      (unsigned long long)size, (unsigned long long)used);
+	cr_assert(zeros_between(S.dir, used, size));
+	TC_OK(eng_open(&S.o, &S.e));
+	for (int i = 0; i < 100; i++) {
+		char key[32];
+		snprintf(key, sizeof key, "/p/%04d", i);
+		struct tc_rec r = {0};
+		TC_OK(tc_get(S.e, key, strlen(key), 0, &r));
+		fill_value(val, P_VAL, i, 1);
+		cr_assert_eq(r.value_len, P_VAL);
+		cr_assert(memcmp(r.value, val, P_VAL) == 0);
+		tc_rec_free(&r);
+	}
+	/* Up to the maximum size: the tail never takes the file past it. */
+	lp_err rc = LP_OK;
+	for (int i = 100; i < 1000 && rc == LP_OK; i++) {
+		fill_value(val, P_VAL, i, 1);
+		char key[32];
+		snprintf(key, sizeof key, "/p/%04d", i);
+		rc = tc_put(S.e, key, strlen(key), val, P_VAL, ENG_NO_SLOT, NULL,
+			    NULL);
+		struct eng_info in;
+		TC_OK(eng_info(S.e, &in));
+		cr_assert_leq(in.file_bytes, P_MAX);
+		cr_assert_leq(in.file_bytes, in.map_bytes);
+	}
+	TC_RC(rc, LP_E_FULL);
+	tc_reopen(&S);
+	free(val);
+}
+
+Test(eng_growth, store_without_fsync_keeps_no_tail, .fini = teardown)
+{
+	struct eng_opts o = {.nosync = 1};
+	tc_open(&S, "noprealloc", &o);
+	uint8_t *val = tc_xmalloc(P_VAL);
+	for (int i = 0; i < 100; i++) {
+		fill_value(val, P_VAL, i, 1);
+		char key[32];
+		snprintf(key, sizeof key, "/p/%04d", i);
+		TC_OK(tc_put(S.e, key, strlen(key), val, P_VAL, ENG_NO_SLOT,
+			     NULL, NULL));
+	}
+	eng_close(S.e);
+	S.e = NULL;
+	uint64_t used, size;
+	used_and_size(S.dir, &used, &size);
+	cr_assert_lt(size, used + (64u << 10), "file %llu, LMDB uses %llu",
+		     (unsigned long long)size, (unsigned long long)used);
 	free(val);
 }
