@@ -57,6 +57,8 @@
 #include "schema.h"
 #include "table.h"
 
+struct crdent;
+
 struct srv_crd_info {
 	struct srv_schema *schema; /* compiled openAPIV3Schema, or NULL */
 	/* The storage version's, which prunes and defaults what a write of
@@ -74,6 +76,7 @@ struct srv_crd_info {
 	char *webhook_warning; /* a non-storage version of a Webhook CRD:
 				  the Warning every request carries (owned) */
 	uint64_t serial;       /* unique per built entry: caches key on it */
+	const struct crdent *owner; /* the CRD's serving state holding this */
 };
 
 static _Atomic uint64_t entry_serial;
@@ -102,6 +105,15 @@ struct crdent {
 	const char *name;  /* metadata.name, borrowed from crd */
 	size_t n;	   /* served versions (0: not servable yet) */
 	struct entry *e;
+	/* Reads prune and default, with the schema of the version an object
+	   is stored in, every object last written before this revision (0:
+	   none): the schemas changed since (kube coerces everything it reads
+	   from etcd; we only what may have been written under other
+	   schemas). See coerce_since. */
+	int64_t coerce_rev;
+	/* status.storedVersions names a version other than the storage
+	   one: objects may be stored in it, and reads convert them. */
+	bool mixed;
 };
 
 /*
@@ -584,9 +596,90 @@ static void build_entry(struct entry *e, const json_t *crd, const json_t *v,
 	}
 }
 
-/* A CRD's serving state (crd taken), or NULL when out of memory. A CRD
-   whose names are neither accepted nor established serves nothing. */
-static struct crdent *ent_new(json_t *crd)
+/* What decides how stored objects are pruned and defaulted: every
+   version's name and schema, and spec.preserveUnknownFields. New. */
+static json_t *coercion_part(const json_t *crd)
+{
+	json_t *spec = json_object_get(crd, "spec");
+	json_t *out = json_object(), *vs = json_array();
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(spec, "versions"), i, v)
+	{
+		json_t *x = json_object();
+		json_t *n = json_object_get(v, "name"),
+		       *sch = json_object_get(v, "schema");
+		if (n)
+			json_object_set(x, "name", n);
+		if (sch)
+			json_object_set(x, "schema", sch);
+		json_array_append_new(vs, x);
+	}
+	json_object_set_new(out, "versions", vs);
+	json_t *p = json_object_get(spec, "preserveUnknownFields");
+	if (p)
+		json_object_set(out, "preserveUnknownFields", p);
+	return out;
+}
+
+static int64_t meta_int(const json_t *obj, const char *k)
+{
+	json_t *v = json_object_get(json_object_get(obj, "metadata"), k);
+	if (json_is_integer(v))
+		return (int64_t)json_integer_value(v);
+	const char *s = json_string_value(v);
+	return s ? strtoll(s, NULL, 10) : 0;
+}
+
+/*
+ * The revision before which stored objects of crd may have been written
+ * under other schemas (ent->coerce_rev). prev is the same CRD's state
+ * before this write, if the server has one. Unchanged schemas keep prev's
+ * revision; changed ones give this write's. Without prev (start-up, or a
+ * CRD created or recreated now), a CRD whose spec never changed
+ * (generation 1) had no other schemas; one whose spec did may have, and
+ * we no longer know when: every object older than the CRD's last write
+ * is coerced (until it is written again). A write of a CR that read the
+ * old schema and commits after the CRD's update is not coerced.
+ */
+static int64_t coerce_since(const json_t *crd, const struct crdent *prev)
+{
+	int64_t rv = meta_int(crd, "resourceVersion");
+	const char *uid = json_string_value(
+	    json_object_get(json_object_get(crd, "metadata"), "uid"));
+	const char *puid =
+	    prev ? json_string_value(json_object_get(
+		       json_object_get(prev->crd, "metadata"), "uid"))
+		 : NULL;
+	if (!uid || !puid || strcmp(uid, puid))
+		return meta_int(crd, "generation") > 1 ? rv : 0;
+	json_t *a = coercion_part(crd), *b = coercion_part(prev->crd);
+	bool same = json_equal(a, b);
+	json_decref(a);
+	json_decref(b);
+	return same ? prev->coerce_rev : rv;
+}
+
+/* Whether status.storedVersions names a version other than storage. */
+static bool stored_elsewhere(const json_t *crd, const char *storage)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(json_object_get(crd, "status"),
+					   "storedVersions"),
+			   i, v)
+	{
+		const char *s = json_string_value(v);
+		if (s && (!storage || strcmp(s, storage)))
+			return true;
+	}
+	return false;
+}
+
+/* A CRD's serving state (crd taken), or NULL when out of memory; prev is
+   its state before (NULL: none). A CRD whose names are neither accepted
+   nor established serves nothing. */
+static struct crdent *ent_new(json_t *crd, const struct crdent *prev)
 {
 	struct crdent *c = calloc(1, sizeof *c);
 	if (!c) {
@@ -616,6 +709,8 @@ static struct crdent *ent_new(json_t *crd)
 	json_array_foreach(versions, j,
 			   v) if (json_is_true(json_object_get(v, "storage")))
 	    storage = json_string_value(json_object_get(v, "name"));
+	c->coerce_rev = coerce_since(crd, prev);
+	c->mixed = stored_elsewhere(crd, storage);
 	c->e = calloc(json_array_size(versions) + 1, sizeof *c->e);
 	if (!c->e) {
 		ent_unref(c);
@@ -624,8 +719,10 @@ static struct crdent *ent_new(json_t *crd)
 	json_array_foreach(versions, j, v)
 	{
 		if (json_is_true(json_object_get(v, "served")) &&
-		    json_string_value(json_object_get(v, "name")))
+		    json_string_value(json_object_get(v, "name"))) {
+			c->e[c->n].info.owner = c;
 			build_entry(&c->e[c->n++], crd, v, storage);
+		}
 	}
 	return c;
 }
@@ -773,7 +870,11 @@ static json_t *reload_one(eng *e, const char *name)
 	/* The entry owns a copy: readers drop entries on other threads,
 	   and jansson's reference count orders no free after a decrement
 	   (release only), so no json_t is shared between the two. */
-	struct crdent *ent = ent_new(json_deep_copy(crd));
+	struct crdmap *m = map_locked();
+	bool found;
+	size_t pos = map_pos(m, name, &found);
+	struct crdent *ent =
+	    ent_new(json_deep_copy(crd), found ? m->c[pos] : NULL);
 	if (ent)
 		map_set(name, ent);
 	return crd;
@@ -819,9 +920,15 @@ static void reload_all(eng *e)
 	}
 	size_t n = json_array_size(col.a), k = 0;
 	struct crdent **c = malloc((n ? n : 1) * sizeof *c);
+	struct crdmap *old = map_locked();
 	for (size_t i = 0; c && i < n; i++) {
+		json_t *crd = json_array_get(col.a, i);
+		const char *nm = json_string_value(
+		    json_object_get(json_object_get(crd, "metadata"), "name"));
+		bool found = false;
+		size_t pos = nm ? map_pos(old, nm, &found) : 0;
 		struct crdent *ent =
-		    ent_new(json_deep_copy(json_array_get(col.a, i)));
+		    ent_new(json_deep_copy(crd), found ? old->c[pos] : NULL);
 		if (ent)
 			c[k++] = ent;
 	}
@@ -1869,10 +1976,15 @@ const struct srv_schema *srv_cr_schema(const struct srv_resource *r)
 	return r->crd ? r->crd->schema : NULL;
 }
 
+/* Whether r serves another version than the one objects are stored in. */
+static bool other_version(const struct srv_resource *r)
+{
+	return r->crd && strcmp(r->version, r->crd->storage_version) != 0;
+}
+
 const struct srv_schema *srv_cr_storage_schema(const struct srv_resource *r)
 {
-	return r->crd && srv_cr_needs_convert(r) ? r->crd->storage_schema
-						 : NULL;
+	return other_version(r) ? r->crd->storage_schema : NULL;
 }
 
 const json_t *srv_cr_scale(const struct srv_resource *r)
@@ -1890,20 +2002,76 @@ const char *srv_cr_storage_version(const struct srv_resource *r)
 
 bool srv_cr_needs_convert(const struct srv_resource *r)
 {
-	return r->crd && strcmp(r->version, r->crd->storage_version) != 0;
+	return r->crd && (other_version(r) || r->crd->owner->coerce_rev > 0 ||
+			  r->crd->owner->mixed);
 }
 
 void srv_cr_to_served(const struct srv_resource *r, json_t *obj)
 {
-	if (!srv_cr_needs_convert(r) || !json_is_object(obj))
+	if (!r->crd || !json_is_object(obj))
 		return;
 	char gv[320];
 	snprintf(gv, sizeof gv, "%s/%s", r->group, r->version);
+	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+	if (av && !strcmp(av, gv))
+		return;
 	json_object_set_new(obj, "apiVersion", json_string(gv));
 	/* kube prunes what it converts with the target version's schema
 	   (the fields as stored pass unchanged for a Webhook CRD) */
 	if (r->crd->schema && !r->crd->webhook)
 		srv_schema_prune(r->crd->schema, obj, NULL, NULL);
+}
+
+/* The schema of the version an object of r's CRD is stored in (its
+   apiVersion), or NULL: a version served no more, or none. */
+static const struct srv_schema *schema_of(const struct srv_resource *r,
+					  const json_t *obj)
+{
+	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+	const char *v = av ? strrchr(av, '/') : NULL;
+	if (!v)
+		return NULL;
+	v++;
+	const struct crdent *c = r->crd->owner;
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->e[i].res.version, v))
+			return c->e[i].info.schema;
+	return NULL;
+}
+
+/*
+ * The apiVersion and resourceVersion of stored bytes, read off their head
+ * (server/registry/object.c writes kind, apiVersion, then metadata with
+ * name, generateName, namespace and uid before resourceVersion, none of
+ * which can hold a quote). False when the bytes are laid out otherwise.
+ */
+static bool stored_head(const char *b, size_t len, const char **av,
+			size_t *av_len, int64_t *rv)
+{
+	static const char ak[] = "\"apiVersion\":\"", rk[] = "\"resourceVersion\":\"";
+	const char *end = b + len;
+	size_t win = len < 512 ? len : 512;
+	const char *p = memmem(b, win, ak, sizeof ak - 1);
+	if (!p)
+		return false;
+	p += sizeof ak - 1;
+	const char *q = memchr(p, '"', (size_t)(end - p));
+	if (!q)
+		return false;
+	*av = p;
+	*av_len = (size_t)(q - p);
+	const char *r = memmem(q, (size_t)(end - q), rk, sizeof rk - 1);
+	if (!r)
+		return false;
+	r += sizeof rk - 1;
+	int64_t n = 0;
+	const char *d = r;
+	for (; d < end && *d >= '0' && *d <= '9' && d - r < 19; d++)
+		n = n * 10 + (*d - '0');
+	if (d == r || d >= end || *d != '"')
+		return false;
+	*rv = n;
+	return true;
 }
 
 lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
@@ -1913,9 +2081,34 @@ lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
 	*out = NULL;
 	if (!srv_cr_needs_convert(r))
 		return LP_OK; /* the common case: stored bytes serve as they are */
+	const struct crdent *c = r->crd->owner;
+	const char *av;
+	size_t av_len;
+	int64_t rv = 0;
+	char gv[320];
+	int gl = snprintf(gv, sizeof gv, "%s/%s", r->group, r->version);
+	bool head = stored_head(bytes, len, &av, &av_len, &rv);
+	if (head && rv >= c->coerce_rev && av_len == (size_t)gl &&
+	    !memcmp(av, gv, av_len))
+		return LP_OK; /* written in this version under these schemas */
 	json_t *o = reg_json_load(bytes, len, 0, NULL);
-	if (!o)
+	if (!json_is_object(o)) {
+		json_decref(o);
 		return LP_OK;
+	}
+	if (!head)
+		rv = meta_int(o, "resourceVersion");
+	if (rv < c->coerce_rev) {
+		/* as kube decodes from etcd: pruned and defaulted with the
+		   schema of the version the object is stored in */
+		const struct srv_schema *s = schema_of(r, o);
+		if (!s && !r->crd->webhook)
+			s = r->crd->storage_schema;
+		if (s) {
+			srv_schema_prune(s, o, NULL, NULL);
+			srv_schema_default(s, o);
+		}
+	}
 	srv_cr_to_served(r, o);
 	reg_canonical(o);
 	size_t n;
@@ -2064,6 +2257,7 @@ const char *srv_cr_webhook_warning(const struct srv_resource *r)
 {
 	return r->crd ? r->crd->webhook_warning : NULL;
 }
+
 
 /* ------------------------------------------------------------ CRD hooks */
 

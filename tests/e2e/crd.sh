@@ -1033,6 +1033,83 @@ expect_rc 0 "the OpenAPI document of the group version" kubectl get --raw /opena
 check "... names the kind as kube does" out_has '"io.k8s.storage.snapshot.v1.VolumeSnapshotClass":\{'
 check "... with its GVK" out_has '"x-kubernetes-group-version-kind":\[\{"group":"snapshot.storage.k8s.io","kind":"VolumeSnapshotClass","version":"v1"\}\]'
 
+
+# Reads coerce what older schemas wrote, as kube decodes from etcd: an
+# object written before its CRD's schema gained a default and lost a field
+# reads with the default and without the field (GET, LIST, a watch's
+# initial events), as does the same object after a restart (generation 2:
+# the server cannot know when the schema changed); an object stored in a
+# version that is no longer the storage version reads in the asked one.
+cat >"$WORK/coerce.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.coerce.example.com}
+spec:
+  group: coerce.example.com
+  scope: Namespaced
+  names: {plural: widgets, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {a: {type: string}, old: {type: string}}}
+  - name: v2
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {a: {type: string}, old: {type: string}}}
+YAML
+expect_rc 0 "a CRD without defaults" kubectl apply -f "$WORK/coerce.yaml"
+expect_rc 0 "... Established" kubectl wait --for=condition=Established --timeout=20s crd/widgets.coerce.example.com
+expect_rc 0 "an object with a field the schema will lose" kubectl create -f - <<<'{"apiVersion":"coerce.example.com/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"a":"x","old":"y"}}'
+expect_rc 0 "... reads with it" kubectl get widget w1 -o 'jsonpath={.spec.old}'
+check "... (y)" out_has '^y$'
+python3 - "$WORK/coerce.yaml" "$WORK/coerce2.yaml" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+t = t.replace("a: {type: string}, old: {type: string}", "a: {type: string}, b: {type: string, default: bee}")
+t = t.replace("served: true\n    storage: true", "served: true\n    storage: S1").replace("served: true\n    storage: false", "served: true\n    storage: true").replace("storage: S1", "storage: false")
+open(sys.argv[2], "w").write(t)
+PY
+expect_rc 0 "the CRD gains a default, loses the field, and stores v2" kubectl apply -f "$WORK/coerce2.yaml"
+expect_rc 0 "... storedVersions holds both" kubectl get crd widgets.coerce.example.com -o 'jsonpath={.status.storedVersions}'
+check "... ([v1 v2])" out_has '"v1","v2"'
+coerce_checks() {
+	local when=$1
+	expect_rc 0 "$when: GET of the older object" kubectl get widgets.v1.coerce.example.com w1 -o json
+	check "... has the new default and not the dropped field" python3 -c "
+import json; d=json.load(open('$WORK/out'))
+assert d['spec']=={'a':'x','b':'bee'}, d['spec']
+assert d['apiVersion']=='coerce.example.com/v1', d['apiVersion']"
+	expect_rc 0 "$when: the storage version v2" kubectl get widgets.v2.coerce.example.com w1 -o json
+	check "... reads in v2, coerced the same" python3 -c "
+import json; d=json.load(open('$WORK/out'))
+assert d['apiVersion']=='coerce.example.com/v2', d['apiVersion']
+assert d['spec']=={'a':'x','b':'bee'}, d['spec']"
+	expect_rc 0 "$when: a LIST" kubectl get widgets.v2.coerce.example.com -o json
+	check "... coerces its items" python3 -c "
+import json; d=json.load(open('$WORK/out'))
+w=[i for i in d['items'] if i['metadata']['name']=='w1'][0]
+assert w['spec']=={'a':'x','b':'bee'} and w['apiVersion']=='coerce.example.com/v2', w"
+	req GET "/apis/coerce.example.com/v2/namespaces/default/widgets?watch=1&timeoutSeconds=1"
+	check "$when: a watch's initial ADDED event is coerced" python3 -c "
+import json
+ev=[json.loads(l) for l in open('$WORK/body') if l.strip()]
+w=[e['object'] for e in ev if e['type']=='ADDED' and e['object']['metadata']['name']=='w1'][0]
+assert w['spec']=={'a':'x','b':'bee'} and w['apiVersion']=='coerce.example.com/v2', w"
+}
+coerce_checks "after the CRD update"
+expect_rc 0 "an object written now" kubectl create -f - <<<'{"apiVersion":"coerce.example.com/v2","kind":"Widget","metadata":{"name":"w2"},"spec":{"a":"z"}}'
+expect_rc 0 "... reads with the default as written" kubectl get widget w2 -o 'jsonpath={.spec.b}'
+check "... (bee)" out_has '^bee$'
+
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
 check "server exits 0 on SIGTERM" [ "$RC" == 0 ]
@@ -1048,6 +1125,7 @@ req PATCH "$CRD_PATH" '{"spec":{"names":{"shortNames":["gz","gzz"]}}}' "$MERGE"
 check "a patch adding a second short name answers 200" code_is 200
 req GET "$CRD_PATH"
 check "... and has it accepted" [ "$(jq_ "d['status']['acceptedNames'].get('shortNames')")" == "['gz', 'gzz']" ]
+coerce_checks "after a restart"
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
 check "... the server exits 0" [ "$RC" == 0 ]
