@@ -3240,6 +3240,19 @@ static lp_err delete_opts(struct srv_req *r, struct del_opts *o,
 		lp_err rc = decode_body(r, mt, "DeleteOptions", NULL, &b, err);
 		if (rc)
 			return rc;
+		/* kube decodes the body with the meta scheme, which knows
+		   DeleteOptions (in any group version, for old clients) and
+		   no other kind: 400 for the rest */
+		const char *kind = json_string_value(json_object_get(b, "kind"));
+		if (kind && *kind && strcmp(kind, "DeleteOptions")) {
+			const char *av =
+			    json_string_value(json_object_get(b, "apiVersion"));
+			srv_error_set(err, LP_E_BADREQUEST,
+				      "no kind \"%.64s\" is registered for version \"%.64s\" in scheme \"k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme/register.go:28\"",
+				      kind, av ? av : "");
+			json_decref(b);
+			return LP_E_BADREQUEST;
+		}
 		o->body = b;
 		o->policy = json_string_value(json_object_get(b, "propagationPolicy"));
 		json_t *pre = json_object_get(b, "preconditions");

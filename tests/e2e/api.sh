@@ -583,6 +583,10 @@ req DELETE '/api/v1/namespaces/default/configmaps/opt1?orphanDependents=true&pro
 check "orphanDependents beside propagationPolicy is 422 showing the policy" code_has 422 'propagationPolicy: Invalid value: \"Background\": orphanDependents and deletionPropagation cannot be both set'
 req DELETE '/api/v1/namespaces/default/configmaps/opt1?gracePeriodSeconds=abc'
 check "a gracePeriodSeconds that is no integer is 400" code_has 400 'strconv.ParseInt: parsing \"abc\": invalid syntax'
+req DELETE /api/v1/namespaces/default/configmaps/opt1 '{"kind":"ConfigMap","apiVersion":"v1"}'
+check "a DELETE whose body is another kind than DeleteOptions is 400" code_has 400 'no kind \"ConfigMap\" is registered for version \"v1\"'
+req DELETE /apis/coordination.k8s.io/v1/namespaces/default/leases/nope '{"kind":"DeleteOptions","apiVersion":"coordination.k8s.io/v1"}'
+check "... DeleteOptions of the resource's own group version pass (404 here)" code_is 404
 req GET /api/v1/namespaces/default/configmaps/opt1
 check "... and deletes nothing" code_is 200
 req GET '/api/v1/namespaces/default/configmaps?timeoutSeconds=x'
