@@ -388,6 +388,310 @@ static void type_error(struct walk *w, bool fatal, const char *what,
 	te->fatal = fatal;
 }
 
+/* ---- metav1.Time and MicroTime: Go's time.Parse and Format ---- */
+
+struct sbuf_ {
+	char *p;
+	size_t n, len;
+};
+
+static void sb_add(struct sbuf_ *b, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n && b->len + 1 < b->n; i++)
+		b->p[b->len++] = s[i];
+	b->p[b->len] = '\0';
+}
+
+/* Go's time.quote: bytes outside printable ASCII as \xHH. */
+static void time_quote(struct sbuf_ *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	sb_add(b, "\"", 1);
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c >= 0x80 || *c < ' ') {
+			char x[4] = {'\\', 'x', hex[*c >> 4], hex[*c & 15]};
+			sb_add(b, x, 4);
+		} else {
+			if (*c == '"' || *c == '\\')
+				sb_add(b, "\\", 1);
+			sb_add(b, (const char *)c, 1);
+		}
+	}
+	sb_add(b, "\"", 1);
+}
+
+/* time.ParseError's text: "cannot parse" form (msg NULL) or a message. */
+static void time_err(char *out, size_t n, const char *layout, const char *value,
+		     const char *value_elem, const char *layout_elem,
+		     const char *msg)
+{
+	struct sbuf_ b = {out, n, 0};
+	out[0] = '\0';
+	sb_add(&b, "parsing time ", 13);
+	time_quote(&b, value);
+	if (msg) {
+		sb_add(&b, msg, strlen(msg));
+		return;
+	}
+	sb_add(&b, " as ", 4);
+	time_quote(&b, layout);
+	sb_add(&b, ": cannot parse ", 15);
+	time_quote(&b, value_elem);
+	sb_add(&b, " as ", 4);
+	time_quote(&b, layout_elem);
+}
+
+static bool dig(const char *s, size_t i)
+{
+	return s[i] >= '0' && s[i] <= '9';
+}
+
+/* Go's getnum: one or two digits (exactly two when fixed). */
+static bool getnum(const char **s, bool fixed, int *out)
+{
+	const char *p = *s;
+	if (!dig(p, 0))
+		return false;
+	if (!dig(p, 1)) {
+		if (fixed)
+			return false;
+		*out = p[0] - '0';
+		*s = p + 1;
+		return true;
+	}
+	*out = (p[0] - '0') * 10 + (p[1] - '0');
+	*s = p + 2;
+	return true;
+}
+
+static bool leap(long y)
+{
+	return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+}
+
+static int days_in(int m, long y)
+{
+	static const int d[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	return m == 2 && leap(y) ? 29 : d[m - 1];
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date. */
+static long long days_from_civil(long y, int m, int d)
+{
+	y -= m <= 2;
+	long era = (y >= 0 ? y : y - 399) / 400;
+	long yoe = y - era * 400;
+	long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return (long long)era * 146097 + doe - 719468;
+}
+
+static void civil_from_days(long long z, long *y, int *m, int *d)
+{
+	z += 719468;
+	long long era = (z >= 0 ? z : z - 146096) / 146097;
+	long doe = (long)(z - era * 146097);
+	long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	long mp = (5 * doy + 2) / 153;
+	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
+	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
+	*y = (long)(yoe + era * 400) + (*m <= 2);
+}
+
+/*
+ * Parse s as Go's time.Parse(RFC3339 or, micro, RFC3339Micro) does (the
+ * general parser: one- or two-digit hours, a fraction after the seconds of
+ * an RFC3339 time, exactly six digits for RFC3339Micro, offsets up to 24
+ * hours) and write it as kube's MarshalJSON does, t.UTC().Format(the same
+ * layout), into out; or Go's error text into err and false.
+ */
+static bool go_time(const char *s, bool micro, char *out, size_t out_n,
+		    char *err, size_t err_n)
+{
+	const char *layout = micro ? "2006-01-02T15:04:05.000000Z07:00"
+				   : "2006-01-02T15:04:05Z07:00";
+	const char *v = s, *hold;
+	long year = 0;
+	int mon = 0, day = 0, hour = 0, min = 0, sec = 0;
+	long nsec = 0;
+	long off = 0;
+	const char *range = NULL;
+#define LIT(c)                                                                \
+	do {                                                                  \
+		if (*v != (c)) {                                              \
+			char l_[2] = {(c), 0};                                \
+			time_err(err, err_n, layout, s, v, l_, NULL);          \
+			return false;                                         \
+		}                                                             \
+		v++;                                                          \
+	} while (0)
+#define BAD(elem)                                                             \
+	do {                                                                  \
+		time_err(err, err_n, layout, s, hold, elem, NULL);            \
+		return false;                                                 \
+	} while (0)
+	/* 2006: four characters, an optional sign then digits */
+	hold = v;
+	if (strlen(v) < 4)
+		BAD("2006");
+	{
+		const char *p = v;
+		bool neg = false;
+		if (*p == '-' || *p == '+') {
+			neg = *p == '-';
+			p++;
+		}
+		if (p == v + 4)
+			BAD("2006");
+		for (; p < v + 4; p++) {
+			if (!dig(p, 0))
+				BAD("2006");
+			year = year * 10 + (*p - '0');
+		}
+		if (neg)
+			year = -year;
+		v += 4;
+	}
+	LIT('-');
+	hold = v;
+	if (!getnum(&v, true, &mon))
+		BAD("01");
+	if (mon < 1 || mon > 12)
+		range = "month";
+	if (range)
+		goto out_of_range;
+	LIT('-');
+	hold = v;
+	if (!getnum(&v, true, &day))
+		BAD("02");
+	LIT('T');
+	hold = v;
+	if (!getnum(&v, false, &hour))
+		BAD("15");
+	if (hour >= 24) {
+		range = "hour";
+		goto out_of_range;
+	}
+	LIT(':');
+	hold = v;
+	if (!getnum(&v, true, &min))
+		BAD("04");
+	if (min >= 60) {
+		range = "minute";
+		goto out_of_range;
+	}
+	LIT(':');
+	hold = v;
+	if (!getnum(&v, true, &sec))
+		BAD("05");
+	if (sec >= 60) {
+		range = "second";
+		goto out_of_range;
+	}
+	if (micro) {
+		hold = v;
+		if (strlen(v) < 7 || (*v != '.' && *v != ','))
+			BAD(".000000");
+		for (int i = 1; i < 7; i++) {
+			if (!dig(v, (size_t)i))
+				BAD(".000000");
+			nsec = nsec * 10 + (v[i] - '0');
+		}
+		nsec *= 1000;
+		v += 7;
+	} else if ((v[0] == '.' || v[0] == ',') && dig(v, 1)) {
+		size_t n = 1;
+		while (dig(v, n))
+			n++;
+		long scale = 1000000000;
+		for (size_t i = 1; i < n && i < 10; i++) {
+			scale /= 10;
+			nsec += (v[i] - '0') * scale;
+		}
+		v += n;
+	}
+	hold = v;
+	if (*v == 'Z') {
+		v++;
+	} else {
+		int oh, om;
+		const char *h = v + 1, *m = v + 4;
+		if (strlen(v) < 6 || v[3] != ':' || !getnum(&h, true, &oh) ||
+		    !getnum(&m, true, &om) || (v[0] != '+' && v[0] != '-'))
+			BAD("Z07:00");
+		if (oh > 24 || om > 60) {
+			v += 6;
+			range = oh > 24 ? "time zone offset hour"
+					: "time zone offset minute";
+			goto out_of_range;
+		}
+		off = (oh * 60L + om) * 60L * (v[0] == '-' ? -1 : 1);
+		v += 6;
+	}
+	if (*v) {
+		char m[SRV_TYPEERR_MAX / 2];
+		struct sbuf_ b = {m, sizeof m, 0};
+		sb_add(&b, ": extra text: ", 14);
+		time_quote(&b, v);
+		time_err(err, err_n, layout, s, NULL, NULL, m);
+		return false;
+	}
+	if (day < 1 || day > days_in(mon, year)) {
+		time_err(err, err_n, layout, s, NULL, NULL, ": day out of range");
+		return false;
+	}
+	{
+		long long t = days_from_civil(year, mon, day) * 86400LL +
+			      hour * 3600LL + min * 60LL + sec - off;
+		long long dd = t >= 0 ? t / 86400 : -((-t + 86399) / 86400);
+		long long rem = t - dd * 86400;
+		long y;
+		int mo, d;
+		civil_from_days(dd, &y, &mo, &d);
+		char yb[16];
+		if (y >= 0)
+			snprintf(yb, sizeof yb, "%04ld", y);
+		else
+			snprintf(yb, sizeof yb, "-%04ld", -y);
+		if (micro)
+			snprintf(out, out_n, "%s-%02d-%02dT%02lld:%02lld:%02lld.%06ldZ",
+				 yb, mo, d, rem / 3600, rem / 60 % 60, rem % 60,
+				 nsec / 1000);
+		else
+			snprintf(out, out_n, "%s-%02d-%02dT%02lld:%02lld:%02lldZ", yb,
+				 mo, d, rem / 3600, rem / 60 % 60, rem % 60);
+	}
+	return true;
+out_of_range:;
+	char m[64];
+	snprintf(m, sizeof m, ": %s out of range", range);
+	time_err(err, err_n, layout, s, NULL, NULL, m);
+	return false;
+#undef LIT
+#undef BAD
+}
+
+/* A Time or MicroTime string: normalized in place as kube stores it, or
+   Go's parse error, which ends decoding (UnmarshalJSON's error). */
+static void check_time(struct walk *w, json_t *v, bool micro)
+{
+	char out[160];
+	struct srv_typeerr *te = w->te;
+	char err[SRV_TYPEERR_MAX];
+	if (go_time(json_string_value(v), micro, out, sizeof out, err,
+		    sizeof err)) {
+		if (strcmp(out, json_string_value(v)))
+			json_string_set(v, out);
+		return;
+	}
+	if (te->fatal)
+		return;
+	snprintf(te->text, sizeof te->text, "%s", err);
+	te->set = true;
+	te->fatal = true;
+}
+
 /* Whether a number decodes into an integer of the given width: Go parses
    the text with ParseInt, so a fraction or an exponent fails; the JSON
    Go makes of a YAML body writes an integral float64 without either. */
@@ -433,10 +737,14 @@ static void check_scalar(struct walk *w, const struct pb_msg *m,
 		break;
 	case PB_TIME:
 	case PB_MICROTIME:
-		/* UnmarshalJSON reads a string first */
+		/* UnmarshalJSON reads a string first, then parses it */
 		ok = json_is_string(v);
 		fatal = true;
 		type = "string";
+		if (ok) {
+			check_time(w, v, t == PB_MICROTIME);
+			return;
+		}
 		break;
 	case PB_INTORSTR:
 		/* UnmarshalJSON: a string, else an int32 */

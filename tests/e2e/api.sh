@@ -466,6 +466,22 @@ for fv in Strict Warn Ignore; do
 done
 req GET "$NSP/configmaps/ty1"
 check "... and nothing is stored" code_is 404
+# Time and MicroTime values: parsed as Go's time.Parse(RFC3339[Micro])
+# does, stored as kube encodes them (UTC; seconds, or six digits); one
+# that does not parse is 400 in Go's words (a JavaScript Date's three
+# digits, a naive Python datetime's missing zone).
+req POST "$LSP" '{"metadata":{"name":"tm1"},"spec":{"renewTime":"2026-01-02T03:04:05.123456+02:00","acquireTime":null}}'
+check "a Lease's renewTime with an offset is stored in UTC" code_has 201 '"renewTime":"2026-01-02T01:04:05.123456Z"' '"acquireTime":null'
+req POST "$LSP" '{"metadata":{"name":"tm2"},"spec":{"renewTime":"2026-11-30T19:27:41.434Z"}}'
+check "... three fractional digits are 400" code_has 400 '"reason":"BadRequest"'
+check "... in Go's words" msg_is 'Lease in version "v1" cannot be handled as a Lease: parsing time "2026-11-30T19:27:41.434Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".434Z" as ".000000"'
+req POST "$NSP/events" '{"metadata":{"name":"tm3"},"involvedObject":{"kind":"ConfigMap","name":"x"},"firstTimestamp":"2026-01-02T03:04:05.999-00:30"}'
+check "an Event's firstTimestamp is stored in UTC, to the second" code_has 201 '"firstTimestamp":"2026-01-02T03:34:05Z"'
+req DELETE "$NSP/events/tm3"
+req POST "$NSP/events" '{"metadata":{"name":"tm4"},"involvedObject":{"kind":"ConfigMap","name":"x"},"lastTimestamp":"2026-01-02T03:04:05"}'
+check "... one without a zone is 400" code_has 400 'parsing time \"2026-01-02T03:04:05\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"\" as \"Z07:00\"'
+req GET "$NSP/events/tm4"
+check "... and nothing is stored" code_is 404
 req POST "$NSP/configmaps" '{"apiVersion":"v1","kind":"ConfigMap","metadata":"ty2"}'
 check "a string for metadata is 400" code_is 400
 check "... into v1.ObjectMeta" cannot ConfigMap v1 'string into Go struct field ConfigMap.metadata of type v1.ObjectMeta'

@@ -342,6 +342,95 @@ Test(fields, nulls_and_well_typed_values_pass_issue3)
 	json_decref(o);
 }
 
+/* A Time or MicroTime value parsed as Go's time.Parse(RFC3339[Micro]) and
+   stored as kube's MarshalJSON writes it: UTC, seconds or six digits. */
+static void expect_time(const char *kind, const char *av, const char *field,
+			const char *in, const char *want)
+{
+	char text[512];
+	snprintf(text, sizeof text, "{\"spec\":{\"%s\":\"%s\"}}", field, in);
+	struct srv_typeerr te;
+	json_t *o = parse(text);
+	srv_builtin_check(kind, av, o, false, SRV_DEC_JSON, NULL, &te);
+	cr_expect_not(te.set, "%s: %s", in, te.text);
+	cr_expect_str_eq(json_string_value(json_object_get(
+			     json_object_get(o, "spec"), field)),
+			 want, "for %s", in);
+	json_decref(o);
+}
+
+#define MICRO "2006-01-02T15:04:05.000000Z07:00"
+
+Test(fields, times_are_parsed_and_stored_in_utc_as_kube_does_issue3)
+{
+	const char *l = "coordination.k8s.io/v1";
+	expect_time("Lease", l, "renewTime", "2026-01-02T03:04:05.123456Z",
+		    "2026-01-02T03:04:05.123456Z");
+	expect_time("Lease", l, "renewTime",
+		    "2026-01-02T03:04:05.123456+02:00",
+		    "2026-01-02T01:04:05.123456Z");
+	expect_time("Lease", l, "renewTime",
+		    "2026-01-01T00:30:00.000001+01:00",
+		    "2025-12-31T23:30:00.000001Z");
+	expect_time("Lease", l, "acquireTime",
+		    "2024-02-29T23:00:00.500000-01:00",
+		    "2024-03-01T00:00:00.500000Z");
+	/* Time: seconds; a fraction is read and dropped; one-digit hour */
+	static const char ev[] =
+	    "{\"firstTimestamp\":\"2026-01-02T3:04:05.987+05:30\","
+	    "\"lastTimestamp\":\"2026-01-02T03:04:05Z\"}";
+	struct srv_typeerr te;
+	json_t *o = parse(ev);
+	srv_builtin_check("Event", "v1", o, false, SRV_DEC_JSON, NULL, &te);
+	cr_expect_not(te.set, "%s", te.text);
+	expect_json(o, "{\"firstTimestamp\":\"2026-01-01T21:34:05Z\","
+		       "\"lastTimestamp\":\"2026-01-02T03:04:05Z\"}");
+	json_decref(o);
+	static const struct {
+		const char *in, *want;
+	} bad[] = {
+	    {"2026-11-30T19:27:41.434Z",
+	     "parsing time \"2026-11-30T19:27:41.434Z\" as \"" MICRO
+	     "\": cannot parse \".434Z\" as \".000000\""},
+	    {"2026-11-30T19:27:41.017586",
+	     "parsing time \"2026-11-30T19:27:41.017586\" as \"" MICRO
+	     "\": cannot parse \"\" as \"Z07:00\""},
+	    {"2026-01-01T00:00:00Z", "parsing time \"2026-01-01T00:00:00Z\" "
+				     "as \"" MICRO
+				     "\": cannot parse \"Z\" as \".000000\""},
+	    {"garbage", "parsing time \"garbage\" as \"" MICRO
+			"\": cannot parse \"garbage\" as \"2006\""},
+	    {"2026-01-01t00:00:00.000000Z",
+	     "parsing time \"2026-01-01t00:00:00.000000Z\" as \"" MICRO
+	     "\": cannot parse \"t00:00:00.000000Z\" as \"T\""},
+	    {"2026-02-30T00:00:00.000000Z",
+	     "parsing time \"2026-02-30T00:00:00.000000Z\": day out of range"},
+	    {"2026-13-01T00:00:00.000000Z",
+	     "parsing time \"2026-13-01T00:00:00.000000Z\": month out of range"},
+	    {"2026-01-01T24:00:00.000000Z",
+	     "parsing time \"2026-01-01T24:00:00.000000Z\": hour out of range"},
+	    {"2026-01-01T00:00:00.000000Zx",
+	     "parsing time \"2026-01-01T00:00:00.000000Zx\": extra text: \"x\""},
+	    {"2026-01-01T00:00:00.000000+25:00",
+	     "parsing time \"2026-01-01T00:00:00.000000+25:00\": time zone "
+	     "offset hour out of range"},
+	    {"\\u00e9", "parsing time \"\\xc3\\xa9\" as \"" MICRO
+			"\": cannot parse \"\\xc3\\xa9\" as \"2006\""},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char text[256];
+		snprintf(text, sizeof text, "{\"spec\":{\"renewTime\":\"%s\"}}",
+			 bad[i].in);
+		expect_type_error("Lease", l, text, SRV_DEC_JSON, bad[i].want);
+	}
+	/* a bad time ends decoding: it wins over an earlier type error */
+	expect_type_error("Lease", l,
+			  "{\"spec\":{\"holderIdentity\":1,\"renewTime\":\"x\"}}",
+			  SRV_DEC_JSON,
+			  "parsing time \"x\" as \"" MICRO
+			  "\": cannot parse \"x\" as \"2006\"");
+}
+
 Test(fields, type_errors_in_the_unstructured_converters_words_issue3)
 {
 	static const struct {
