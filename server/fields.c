@@ -1169,6 +1169,21 @@ bool srv_builtin_typecheck(const char *kind, const char *api_version,
 	return check(kind, api_version, obj, &w);
 }
 
+bool srv_object_meta_typecheck(json_t *md, bool typed,
+				struct srv_typeerr *te)
+{
+	struct walk w = {.keep = true, .dec = SRV_DEC_JSON, .te = te};
+	te->set = te->fatal = false;
+	w.path[0] = '\0';
+	/* Go names the path from the value decoded: the object, or the
+	   metadata alone */
+	snprintf(w.gpath, sizeof w.gpath, "%s", typed ? "metadata" : "");
+	if (json_is_object(md))
+		walk_msg(&w, srv_pb_object_meta(), md, 0, strlen(w.gpath),
+			 false);
+	return !te->set;
+}
+
 bool srv_builtin_prune(const char *kind, const char *api_version, json_t *obj,
 		       bool sorted, struct srv_strict *s)
 {

@@ -127,6 +127,18 @@ bool srv_builtin_typecheck(const char *kind, const char *api_version,
 			   json_t *obj, bool sorted, enum srv_decoder dec,
 			   struct srv_typeerr *te);
 
+/*
+ * kube's decoding of an object's metadata into ObjectMeta: false with the
+ * first type error in te. A custom resource's (typed false: apiextensions'
+ * objectmeta.GetObjectMeta unmarshals the metadata alone) is worded
+ * relative to it ("json: cannot unmarshal string into Go struct field
+ * ObjectMeta.ownerReferences of type []v1.OwnerReference"); a typed
+ * object's from its root (ObjectMeta.metadata.labels). Time values are
+ * normalized as in srv_builtin_check; unknown members stay.
+ */
+bool srv_object_meta_typecheck(json_t *md, bool typed,
+				struct srv_typeerr *te);
+
 /* srv_builtin_check without type checks. */
 bool srv_builtin_prune(const char *kind, const char *api_version, json_t *obj,
 		       bool sorted, struct srv_strict *s);

@@ -1352,7 +1352,16 @@ static lp_err body_fields(struct srv_req *r, const struct srv_resource *res,
 		    !srv_builtin_scan_json(res->kind, gv, r->body, r->body_len, strict))
 			srv_builtin_scan_json(NULL, NULL, r->body, r->body_len, strict);
 	}
+	struct srv_typeerr te;
 	if (res->custom) {
+		/* the coercing decoder reads metadata into ObjectMeta: a
+		   member of the wrong type is a decoding error (400) */
+		if (!srv_object_meta_typecheck(json_object_get(obj, "metadata"),
+					       false, &te))
+			return srv_error_set(err, LP_E_BADREQUEST,
+					     "%s in version \"%s\" cannot be handled as a %s: %s",
+					     res->kind, res->version, res->kind,
+					     te.text);
 		/* kube's schemaCoercingDecoder prunes while it decodes: a
 		   custom resource's unknown fields are found (400 when Strict)
 		   before its namespace or current object is looked at */
@@ -1364,9 +1373,11 @@ static lp_err body_fields(struct srv_req *r, const struct srv_resource *res,
 		return LP_OK;
 	}
 	bool yaml = !strcasecmp(mt, "application/yaml");
-	struct srv_typeerr te;
-	srv_builtin_check(res->kind, gv, obj, yaml,
-			  yaml ? SRV_DEC_YAML : SRV_DEC_JSON, strict, &te);
+	if (!srv_builtin_check(res->kind, gv, obj, yaml,
+			       yaml ? SRV_DEC_YAML : SRV_DEC_JSON, strict, &te))
+		/* no table (CRDs, APIServices): their metadata still */
+		srv_object_meta_typecheck(json_object_get(obj, "metadata"),
+					  true, &te);
 	if (!te.set)
 		return LP_OK;
 	return srv_error_set(err, LP_E_BADREQUEST,

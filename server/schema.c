@@ -1862,8 +1862,10 @@ static void check_enum(struct vctx *v, const struct node *n, const json_t *x)
 		return;
 	size_t i;
 	json_t *e;
+	/* kube-openapi compares by reflection and skips null enum values:
+	   null never matches */
 	json_array_foreach(n->enum_vals, i, e)
-		if (srv_json_value_eq(e, x))
+		if (!json_is_null(e) && srv_json_value_eq(e, x))
 			return;
 	struct sb b = {0};
 	sb_puts(&b, "Unsupported value: ");
@@ -1973,21 +1975,8 @@ static void check_number(struct vctx *v, const struct node *n, const json_t *x)
 			sb_cut(&bs, 0);
 		}
 	}
-	if (n->format == F_INT32 || n->format == F_INT64) {
-		bool ok;
-		double lo = n->format == F_INT32 ? -2147483648.0 : -9223372036854775808.0;
-		double hi = n->format == F_INT32 ? 2147483647.0 : 9223372036854775807.0;
-		if (json_is_integer(x))
-			ok = n->format == F_INT64 ||
-			     (json_integer_value(x) >= INT32_MIN &&
-			      json_integer_value(x) <= INT32_MAX);
-		else
-			ok = json_real_value(x) >= lo && json_real_value(x) <= hi;
-		if (!ok)
-			add_cause(v, "FieldValueTypeInvalid",
-				  "Invalid value: \"number\": %s in body must be of type %s",
-				  path_or_root(v), n->format_name);
-	}
+	/* format int32/int64 bound nothing: kube-openapi's type validator
+	   accepts any integer for them (and float/double any number) */
 	v->oom |= bs.oom;
 	free(bs.s);
 }
@@ -2272,6 +2261,8 @@ static void validate_node(struct vctx *v, const struct node *n,
 	if (json_is_null(x)) {
 		if (!n->nullable && (n->types || n->int_or_string))
 			type_error(v, n, x);
+		else
+			check_enum(v, n, x);
 		return;
 	}
 	if (!type_ok(n, x)) {
@@ -2370,9 +2361,44 @@ static const char *const object_meta_fields[] = {
 };
 
 /* metadata keeps only ObjectMeta's fields. */
+/* Whether a metadata member is what ObjectMeta's JSON encoding leaves
+   out (omitempty, a zero creationTimestamp): null, "", 0, {} or []. */
+static bool meta_empty(const char *k, const json_t *v)
+{
+	if (json_is_null(v))
+		return true;
+	if (json_is_string(v))
+		return !*json_string_value(v);
+	if (json_is_object(v))
+		return json_object_size(v) == 0;
+	if (json_is_array(v))
+		return json_array_size(v) == 0;
+	/* deletionGracePeriodSeconds is a pointer: its 0 stays */
+	return json_is_integer(v) && !json_integer_value(v) &&
+	       strcmp(k, "deletionGracePeriodSeconds");
+}
+
+/*
+ * Metadata as kube's objectmeta coercion leaves it (it goes through
+ * ObjectMeta): unknown members dropped, a null value in labels or
+ * annotations read as "", and, in an embedded resource (re-encoded from
+ * the struct), the members the encoding leaves out gone.
+ */
 static void prune_meta(struct pctx *p, json_t *md)
 {
 	size_t pl = p->path.len;
+	bool embedded = pl > 0;
+	static const char *const maps[] = {"labels", "annotations"};
+	for (size_t i = 0; i < 2; i++) {
+		json_t *m = json_object_get(md, maps[i]);
+		const char *mk;
+		json_t *mv;
+		json_object_foreach(m, mk, mv)
+		{
+			if (json_is_null(mv))
+				json_object_set_new(m, mk, json_string(""));
+		}
+	}
 	path_key(&p->path, "metadata");
 	const char *k;
 	json_t *v;
@@ -2384,6 +2410,8 @@ static void prune_meta(struct pctx *p, json_t *md)
 			known |= strcmp(k, object_meta_fields[i]) == 0;
 		if (!known) {
 			report(p, k);
+			json_object_del(md, k);
+		} else if (embedded && meta_empty(k, v)) {
 			json_object_del(md, k);
 		}
 	}
@@ -2553,7 +2581,11 @@ static void drop_nulls(const struct node *n, json_t *x)
 		json_t *v;
 		void *tmp;
 		json_object_foreach_safe(x, tmp, k, v) {
+			/* kube's getSchemaForField: the property, else the
+			   additionalProperties schema */
 			const struct node *sub = find_prop(n, k);
+			if (!sub && n->addl == ADDL_SCHEMA)
+				sub = n->addl_schema;
 			if (!sub)
 				continue;
 			if (json_is_null(v) && !sub->nullable && !has_default(sub))

@@ -125,6 +125,8 @@ struct ovis {
 	bool root;	  /* the schema's root */
 	bool inside_meta; /* under apiVersion/kind/metadata of a resource */
 	const char *no_default; /* why defaults are forbidden here, or NULL */
+	bool in_addl; /* under additionalProperties: kube's default check
+			 does not go there */
 };
 
 static void openapi_walk(struct sctx *c, const json_t *s, struct ovis v,
@@ -167,6 +169,8 @@ static void check_default(struct sctx *c, const json_t *s, struct ovis v)
 		      "Forbidden: must not be set %s", v.no_default);
 		return;
 	}
+	if (v.in_addl)
+		return;
 	struct srv_schema *sch = NULL;
 	struct srv_error tmp = {0};
 	if (srv_schema_compile(s, &sch, &tmp))
@@ -479,6 +483,7 @@ static void openapi_walk(struct sctx *c, const json_t *s, struct ovis v,
 			a.no_default =
 			    "inside additionalProperties applying to "
 			    "object metadata";
+		a.in_addl = true;
 		size_t mark = push(&c->p, ".additionalProperties");
 		openapi_walk(c, ap, a, depth + 1);
 		pop(&c->p, mark);

@@ -1034,6 +1034,49 @@ check "... names the kind as kube does" out_has '"io.k8s.storage.snapshot.v1.Vol
 check "... with its GVK" out_has '"x-kubernetes-group-version-kind":\[\{"group":"snapshot.storage.k8s.io","kind":"VolumeSnapshotClass","version":"v1"\}\]'
 
 
+# kube's decoding of custom resources, in its details (apiextensions-
+# apiserver 1.33): nulls under additionalProperties are dropped or
+# defaulted like declared ones (prunenulls.go); a null label or annotation
+# value reads as "" (metadata goes through ObjectMeta); format int32 and
+# int64 bound nothing; a nullable null still meets its enum, which never
+# holds null; defaults under additionalProperties are not checked at CRD
+# level; an embedded resource's metadata is re-encoded (empty members
+# gone); a metadata member of the wrong type is a decoding error (400).
+cat >"$WORK/quirks.json" <<'JSON'
+{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"quirks.q.example.com"},"spec":{"group":"q.example.com","scope":"Namespaced","names":{"plural":"quirks","kind":"Quirk"},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{
+"m":{"type":"object","additionalProperties":{"type":"string"}},
+"mo":{"type":"object","additionalProperties":{"type":"object","properties":{"x":{"type":"string"},"y":{"type":"string","default":"dy"}}}},
+"md":{"type":"object","additionalProperties":{"type":"string","default":5}},
+"i32":{"type":"integer","format":"int32"},
+"e":{"type":"string","nullable":true,"enum":["a","b",null]},
+"emb":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true}}}}}}}]}}
+JSON
+expect_rc 0 "a CRD with a wrongly typed default under additionalProperties (kube does not check it)" kubectl create -f "$WORK/quirks.json"
+expect_rc 0 "... Established" kubectl wait --for=condition=Established --timeout=20s crd/quirks.q.example.com
+QP=/apis/q.example.com/v1/namespaces/default/quirks
+quirk() { req POST "$QP" "{\"apiVersion\":\"q.example.com/v1\",\"kind\":\"Quirk\",\"metadata\":{\"generateName\":\"q-\"$1},\"spec\":$2}"; }
+quirk '' '{"m":{"k":null,"j":"v"},"mo":{"k":{"x":null,"y":null}}}'
+check "nulls in additionalProperties maps are dropped or defaulted" code_is 201
+check "... (m {j: v}, mo {k: {y: dy}})" [ "$(jq_ "d['spec']")" == "{'m': {'j': 'v'}, 'mo': {'k': {'y': 'dy'}}}" ]
+quirk ',"labels":{"a":null},"annotations":{"b":null}' '{}'
+check "null label and annotation values are stored as empty strings" code_is 201
+check "... ({a: ''}, {b: ''})" [ "$(jq_ "[d['metadata']['labels'], d['metadata']['annotations']]")" == "[{'a': ''}, {'b': ''}]" ]
+quirk '' '{"i32":3000000000}'
+check "format int32 sets no range" code_is 201
+quirk '' '{"e":null}'
+check "a nullable null that its enum does not hold (null never matches) is 422" code_has 422 'spec.e: Unsupported value: null: supported values: \"a\", \"b\", \"null\"'
+quirk '' '{"emb":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","creationTimestamp":null,"labels":{},"finalizers":[]}}}'
+check "an embedded resource's metadata loses its empty members" code_is 201
+check "... (metadata {name: x})" [ "$(jq_ "d['spec']['emb']['metadata']")" == "{'name': 'x'}" ]
+quirk ',"ownerReferences":"x"' '{}'
+check "an ownerReferences string is 400 in the decoder's words" code_has 400 'Quirk in version \"v1\" cannot be handled as a Quirk: json: cannot unmarshal string into Go struct field ObjectMeta.ownerReferences of type []v1.OwnerReference'
+quirk ',"labels":{"a":1}' '{}'
+check "a number as a label value is 400, not 422" code_has 400 'cannot unmarshal number into Go struct field ObjectMeta.labels of type string'
+quirk ',"creationTimestamp":"garbage"' '{}'
+check "a creationTimestamp that is no time is 400" code_has 400 'parsing time \"garbage\"'
+req GET "$QP"
+check "... and none of the refused ones is stored" [ "$(jq_ "len(d['items'])")" == 4 ]
+
 # Reads coerce what older schemas wrote, as kube decodes from etcd: an
 # object written before its CRD's schema gained a default and lost a field
 # reads with the default and without the field (GET, LIST, a watch's

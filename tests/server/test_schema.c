@@ -428,7 +428,8 @@ Test(schema_validate, formats)
 		     "spec.e",
 		     "Invalid value: \"x\": spec.e in body must be of type email: "
 		     "\"x\"");
-	expect_invalid(s, "{\"spec\":{\"i32\":2147483648}}");
+	/* kube-openapi checks no range for format int32 */
+	expect_ok(s, "{\"spec\":{\"i32\":2147483648}}");
 	expect_invalid(s, "{\"spec\":{\"b\":\"a\"}}");
 	expect_invalid(s, "{\"spec\":{\"d\":\"2023-02-29\"}}");
 	expect_invalid(s, "{\"spec\":{\"dt\":\"2024-01-02\"}}");
