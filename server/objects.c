@@ -4215,6 +4215,14 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 			return;
 		}
 	}
+	/* a built-in has no POST route on an object's path (go-restful's
+	   405); the custom resource handler creates the object the body
+	   names */
+	if (!res->custom && !sub[0] && name[0] && !strcmp(verb, "create")) {
+		srv_reply_fail(r, LP_E_METHODNOTALLOWED,
+			       "the server does not allow this method on the requested resource");
+		return;
+	}
 	unsigned bit = verb_bit(verb);
 	if (!bit || !(res->verbs & bit) ||
 	    ((!strcmp(verb, "update") || !strcmp(verb, "patch")) && !name[0])) {

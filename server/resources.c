@@ -183,6 +183,19 @@ static lp_err prep_configmap(const struct srv_resource *r, json_t *obj,
 				   err);
 	n += check_data_keys(json_object_get(obj, "binaryData"), "binaryData",
 			     true, err);
+	/* kube's ValidateConfigMap: one key in both maps */
+	const char *k;
+	json_t *v;
+	json_object_foreach(json_object_get(obj, "binaryData"), k, v)
+	{
+		if (!json_object_get(json_object_get(obj, "data"), k))
+			continue;
+		char f[300];
+		snprintf(f, sizeof f, "data[%.250s]", k);
+		srv_error_cause(err, "FieldValueInvalid", f,
+				"Invalid value: \"%.250s\": duplicate of key present in binaryData",
+				k);
+	}
 	if (n > DATA_MAX)
 		srv_error_cause(err, "FieldValueTooLong", "",
 				"Too long: may not be more than %d bytes",
@@ -1648,6 +1661,7 @@ static const char *const f_event_v1[] = {
 	"type",
 	NULL};
 static const char *const f_ns[] = {"status.phase", NULL};
+static const char *const f_svc[] = {"spec.clusterIP", "spec.type", NULL};
 
 #define CORE(res, kind_, sing, ns_, verbs_, ...)                              \
 	{.group = "", .version = "v1", .resource = res, .kind = kind_,        \
@@ -1674,7 +1688,7 @@ const struct srv_resource srv_builtin[] = {
 	     .prepare = prep_secret),
 	CORE("services", "Service", "service", true, SRV_V_ALL,
 	     .short_names = sn_svc, .categories = cat_all,
-	     .subresources = sub_status, .columns = col_svc,
+	     .subresources = sub_status, .columns = col_svc, .fields = f_svc,
 	     .prepare = prep_service, .create_on_update = true),
 	CORE("endpoints", "Endpoints", "endpoints", true, SRV_V_ALL,
 	     .short_names = sn_ep, .columns = col_ep, .prepare = prep_endpoints,

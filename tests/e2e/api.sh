@@ -49,6 +49,17 @@ req GET /api/v1/namespaces/default/endpoints/kubernetes
 check "... and its Endpoints, this server's address and port" code_has 200 "\"subsets\":[{\"addresses\":[{\"ip\":\"127.0.0.1\"}],\"ports\":[{\"name\":\"https\",\"port\":${URL##*:},\"protocol\":\"TCP\"}]}]"
 req POST /api/v1/namespaces/default/services '{"metadata":{"name":"steal"},"spec":{"clusterIP":"10.96.0.1","ports":[{"port":80}]}}'
 check "... whose IP no other Service can take" code_has 422 'provided IP is already allocated'
+req POST /api/v1/namespaces/default/services '{"metadata":{"name":"headless"},"spec":{"clusterIP":"None","ports":[{"port":80}]}}'
+req GET '/api/v1/services?fieldSelector=spec.clusterIP!%3DNone'
+check "Services select by spec.clusterIP (kube-proxy's spec.clusterIP!=None)" code_has 200 '"name":"kubernetes"'
+check "... leaving the headless one out" bash -c "! grep -q '\"name\":\"headless\"' '$WORK/body'"
+req GET '/api/v1/namespaces/default/services?fieldSelector=spec.type%3DClusterIP,metadata.name%3Dheadless'
+check "... and by spec.type" code_has 200 '"name":"headless"'
+req DELETE /api/v1/namespaces/default/services/headless
+req POST /api/v1/namespaces/default/configmaps/named-in-path '{"metadata":{"name":"named-in-path"}}'
+check "a POST on a built-in object's path is 405" code_has 405 '"reason":"MethodNotAllowed"' 'the server does not allow this method on the requested resource'
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"dupkey"},"data":{"k":"v"},"binaryData":{"k":"AA=="}}'
+check "a ConfigMap key in both data and binaryData is 422" code_has 422 '"field":"data[k]"' 'Invalid value: \"k\": duplicate of key present in binaryData'
 
 # create, get, list
 CM='{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a1","labels":{"app":"x"}},"data":{"k":"v"}}'
