@@ -258,6 +258,19 @@ static bool frame_conv(struct wstream *ws, const char *type, const void *obj,
 	return ok;
 }
 
+/* When ws's next bookmark is due after now: kube's cacheWatcher sends one
+   every bookmark interval and one 2 s before the watch's deadline, so
+   that the client re-watches from a fresh revision; none once that is
+   past (INT64_MAX). */
+static int64_t next_bookmark(const struct wstream *ws, int64_t now)
+{
+	int64_t at = now + (int64_t)ws->bookmark_ms;
+	int64_t pre = atomic_load(&ws->deadline_ms) - 2000;
+	if (pre < at)
+		at = pre;
+	return at <= now ? INT64_MAX : at;
+}
+
 static void emit_bookmark(struct wstream *ws, int64_t rev, bool initial_end)
 {
 	char b[768];
@@ -465,7 +478,7 @@ static long reader(void *state, uint64_t pos, char *buf, size_t max)
 		}
 		if (ws->bookmarks && now_ms() >= atomic_load(&ws->next_bookmark_ms)) {
 			atomic_store(&ws->next_bookmark_ms,
-				     now_ms() + (int64_t)ws->bookmark_ms);
+				     next_bookmark(ws, now_ms()));
 			emit_bookmark(ws, eng_watch_progress(ws->w), false);
 			continue;
 		}
@@ -756,7 +769,7 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	if (timeout_s == 0) /* kube: random in [30, 60) minutes */
 		timeout_s = 1800 + rand() % 1800;
 	atomic_store(&ws->deadline_ms, deadline_after(now_ms(), timeout_s));
-	atomic_store(&ws->next_bookmark_ms, now_ms() + (int64_t)ws->bookmark_ms);
+	atomic_store(&ws->next_bookmark_ms, next_bookmark(ws, now_ms()));
 
 	eng *e = srv_engine(r->s);
 	struct reg_key prefix;

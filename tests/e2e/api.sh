@@ -572,6 +572,13 @@ ev = [json.loads(l) for l in open('$WORK/mwatch') if l.strip()]
 assert ev and all(e['object']['kind'] == 'PartialObjectMetadata' and e['object']['apiVersion'] == 'meta.k8s.io/v1' for e in ev), ev[:2]
 assert ev[-1]['type'] == 'BOOKMARK' and ev[-1]['object']['metadata']['annotations'] == {'k8s.io/initial-events-end': 'true'}, ev[-1]
 assert all('data' not in e['object'] for e in ev)"
+# kube's cacheWatcher also sends a bookmark 2 s before a watch's deadline,
+# so that the client re-watches from a fresh revision
+curl -sS -N -m 6 -o "$WORK/prewatch" "$URL/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=$(curl -sS "$URL/api/v1/namespaces/default/configmaps?limit=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')&allowWatchBookmarks=true&timeoutSeconds=3"
+check "a 3 s watch with bookmarks gets one before it ends" python3 -c "
+import json
+ev = [json.loads(l) for l in open('$WORK/prewatch') if l.strip()]
+assert [e['type'] for e in ev] == ['BOOKMARK'], ev"
 # OpenAPI v3: real schemas for built-ins
 req GET /openapi/v3/api/v1
 check "OpenAPI v3 describes ServicePort with port required" python3 -c "import json; s=json.load(open('$WORK/body'))['components']['schemas']; p=s['io.k8s.api.core.v1.ServicePort']; assert p['required']==['port'] and p['properties']['port']['type']=='integer'; assert s['io.k8s.api.core.v1.ConfigMap']['properties']['data']['additionalProperties']['type']=='string'"
