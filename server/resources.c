@@ -1263,7 +1263,9 @@ static enum srv_list_strategy smp_common(void *ud, const char *path,
 		*key = "port";
 		return SRV_LIST_MERGE_KEYED;
 	}
-	if (!strcmp(path, "secrets") || !strcmp(path, "imagePullSecrets")) {
+	/* a ServiceAccount's imagePullSecrets carry no patch strategy
+	   (+listType=atomic): replaced whole */
+	if (!strcmp(path, "secrets")) {
 		*key = "name";
 		return SRV_LIST_MERGE_KEYED;
 	}

@@ -1024,6 +1024,18 @@ TR=/apis/authentication.k8s.io/v1/tokenreviews
 review_token() { # TOKEN [AUDIENCES-JSON]
 	req POST "$TR" "{\"spec\":{\"token\":\"$1\"${2:+,\"audiences\":$2}}}"
 }
+# imagePullSecrets has no patch strategy (atomic): a strategic merge patch
+# replaces it, and a second server-side apply manager conflicts on it;
+# secrets merge by name
+req POST "$SA" '{"metadata":{"name":"pulls"},"secrets":[{"name":"s1"}]}'
+for n in a b; do
+	req PATCH "$SA/pulls" "{\"imagePullSecrets\":[{\"name\":\"$n\"}],\"secrets\":[{\"name\":\"s$n\"}]}" application/strategic-merge-patch+json
+done
+check "a ServiceAccount's imagePullSecrets are replaced by a strategic merge patch, its secrets merged" \
+	[ "$(jq_ "[d['imagePullSecrets'], sorted(x['name'] for x in d['secrets'])]")" == "[[{'name': 'b'}], ['s1', 'sa', 'sb']]" ]
+req PATCH "$SA/pulls2?fieldManager=m1" '{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"pulls2"},"imagePullSecrets":[{"name":"a"}]}' application/apply-patch+yaml
+req PATCH "$SA/pulls2?fieldManager=m2" '{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"pulls2"},"imagePullSecrets":[{"name":"b"}]}' application/apply-patch+yaml
+check "... and a second apply manager conflicts on the whole list" code_has 409 'conflict with \"m1\": .imagePullSecrets'
 req POST "$SA" '{"metadata":{"name":"robot"}}'
 SAUID=$(jq_ "d['metadata']['uid']")
 req POST "$SA/robot/token" '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}}'
