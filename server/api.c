@@ -617,9 +617,20 @@ static size_t patch_types(const struct srv_resource *r, const char *out[4])
 	    "application/json-patch+json", "application/merge-patch+json",
 	    "application/strategic-merge-patch+json",
 	    "application/apply-patch+yaml"};
+	/* Strategic merge patches: not for custom resources (kube has no
+	   Go struct for them), and not advertised for a built-in whose
+	   schema lapis publishes loosely (CRDs): kubectl computes a strategic
+	   merge patch from the schema when the PATCH operation names the
+	   type, and warns "error calculating patch from openapi v3 spec" on
+	   every apply when it cannot; without it kubectl sends a JSON merge
+	   patch (the server still takes both) */
+	char gv[300];
+	snprintf(gv, sizeof gv, "%s%s%s", r->group, r->group[0] ? "/" : "",
+		 r->version);
+	bool smp = !r->custom && srv_builtin_has_table(r->kind, gv);
 	size_t n = 0;
 	for (int t = 0; t < 4; t++)
-		if (!(r->custom && t == 2))
+		if (t != 2 || smp)
 			out[n++] = types[t];
 	return n;
 }

@@ -1169,6 +1169,11 @@ bool srv_builtin_typecheck(const char *kind, const char *api_version,
 	return check(kind, api_version, obj, &w);
 }
 
+bool srv_builtin_has_table(const char *kind, const char *api_version)
+{
+	return srv_pb_kind_msg(kind, api_version) != NULL;
+}
+
 bool srv_object_meta_typecheck(json_t *md, bool typed,
 				struct srv_typeerr *te)
 {

@@ -139,6 +139,10 @@ bool srv_builtin_typecheck(const char *kind, const char *api_version,
 bool srv_object_meta_typecheck(json_t *md, bool typed,
 				struct srv_typeerr *te);
 
+/* Whether lapis has the field table of a built-in kind (and so its OpenAPI
+   schema): not for CRDs, for one. */
+bool srv_builtin_has_table(const char *kind, const char *api_version);
+
 /* srv_builtin_check without type checks. */
 bool srv_builtin_prune(const char *kind, const char *api_version, json_t *obj,
 		       bool sorted, struct srv_strict *s);

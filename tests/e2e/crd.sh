@@ -1122,6 +1122,8 @@ t = t.replace("served: true\n    storage: true", "served: true\n    storage: S1"
 open(sys.argv[2], "w").write(t)
 PY
 expect_rc 0 "the CRD gains a default, loses the field, and stores v2" kubectl apply -f "$WORK/coerce2.yaml"
+check "... and kubectl's apply of a changed CRD warns nothing (no strategic merge patch advertised for a schema it cannot walk)" \
+	bash -c "! grep -q 'error calculating patch' '$WORK/err'"
 expect_rc 0 "... storedVersions holds both" kubectl get crd widgets.coerce.example.com -o 'jsonpath={.status.storedVersions}'
 check "... ([v1 v2])" out_has '"v1","v2"'
 coerce_checks() {
