@@ -1506,7 +1506,10 @@ static json_t *c_ev_object(const json_t *o)
 	for (; k && k[i] && i < sizeof lower - 1; i++)
 		lower[i] = (char)((k[i] >= 'A' && k[i] <= 'Z') ? k[i] + 32 : k[i]);
 	lower[i] = 0;
-	snprintf(buf, sizeof buf, "%s/%s", lower, n ? n : "");
+	if (n && *n)
+		snprintf(buf, sizeof buf, "%s/%s", lower, n);
+	else
+		snprintf(buf, sizeof buf, "%s", lower);
 	return json_string(buf);
 }
 
@@ -1516,18 +1519,9 @@ static json_t *c_ev_message(const json_t *o)
 	return json_string(s ? s : "");
 }
 
-static json_t *c_ev_last_seen(const json_t *o)
+/* The age cell of a timestamp (a MicroTime cut to its seconds). */
+static json_t *ts_age(const char *ts)
 {
-	/* kube's printer: the series' last observation, else lastTimestamp,
-	   else eventTime (a MicroTime: its seconds) */
-	const char *ts = json_string_value(json_object_get(
-	    json_object_get(o, "series"), "lastObservedTime"));
-	if (!ts)
-		ts = json_string_value(ev_get(o, "lastTimestamp"));
-	if (!ts)
-		ts = json_string_value(json_object_get(o, "eventTime"));
-	if (!ts)
-		return srv_age_cell(o);
 	char sec[21];
 	if (strlen(ts) > 20 && ts[19] == '.') {
 		snprintf(sec, sizeof sec, "%.19sZ", ts);
@@ -1537,6 +1531,67 @@ static json_t *c_ev_last_seen(const json_t *o)
 	json_t *v = srv_age_cell(fake);
 	json_decref(fake);
 	return v;
+}
+
+/* kube's printEvent: firstTimestamp, else eventTime */
+static json_t *c_ev_first_seen(const json_t *o)
+{
+	const char *ts = json_string_value(ev_get(o, "firstTimestamp"));
+	if (!ts)
+		ts = json_string_value(json_object_get(o, "eventTime"));
+	return ts ? ts_age(ts) : json_string("<unknown>");
+}
+
+static json_t *c_ev_last_seen(const json_t *o)
+{
+	/* the series' last observation, else lastTimestamp, else the first
+	   seen cell */
+	const char *ts = json_string_value(json_object_get(
+	    json_object_get(o, "series"), "lastObservedTime"));
+	if (!ts)
+		ts = json_string_value(ev_get(o, "lastTimestamp"));
+	return ts ? ts_age(ts) : c_ev_first_seen(o);
+}
+
+static json_t *c_ev_subobject(const json_t *o)
+{
+	const char *s = json_string_value(
+	    json_object_get(ev_get(o, "involvedObject"), "fieldPath"));
+	return json_string(s ? s : "");
+}
+
+/* formatEventSource: the source's component (else the reporting
+   controller), then ", " and its host (else the reporting instance) */
+static json_t *c_ev_source(const json_t *o)
+{
+	const json_t *src = ev_get(o, "source");
+	const char *c = json_string_value(json_object_get(src, "component"));
+	const char *h = json_string_value(json_object_get(src, "host"));
+	if (!c || !*c)
+		c = json_string_value(ev_get(o, "reportingComponent"));
+	if (!h || !*h)
+		h = json_string_value(json_object_get(o, "reportingInstance"));
+	char buf[600];
+	if (h && *h)
+		snprintf(buf, sizeof buf, "%.290s, %.290s", c ? c : "", h);
+	else
+		snprintf(buf, sizeof buf, "%.290s", c ? c : "");
+	return json_string(buf);
+}
+
+/* the series' count, else count (0 for a singleton of the new API: 1) */
+static json_t *c_ev_count(const json_t *o)
+{
+	const json_t *series = json_object_get(o, "series");
+	json_int_t n = json_integer_value(
+	    series ? json_object_get(series, "count") : ev_get(o, "count"));
+	return json_integer(!series && n == 0 ? 1 : n);
+}
+
+static json_t *c_ev_name(const json_t *o)
+{
+	const char *s = str_at(o, "metadata", "name");
+	return json_string(s ? s : "");
 }
 
 #define NAME_COL                                                              \
@@ -1587,12 +1642,18 @@ static const struct srv_column col_crd[] = {
 	NAME_COL,
 	{"Created At", "date", "", "CreationTimestamp", 0, c_created_at},
 	END_COL};
+/* kube's eventColumnDefinitions: the priority 1 ones show with -o wide */
 static const struct srv_column col_event[] = {
 	{"Last Seen", "string", "", "Time since the last occurrence", 0, c_ev_last_seen},
 	{"Type", "string", "", "Type of the event", 0, c_ev_type},
 	{"Reason", "string", "", "Reason of the event", 0, c_ev_reason},
 	{"Object", "string", "", "The object of the event", 0, c_ev_object},
+	{"Subobject", "string", "", "The field of the object the event is about", 1, c_ev_subobject},
+	{"Source", "string", "", "The component reporting the event", 1, c_ev_source},
 	{"Message", "string", "", "The message of the event", 0, c_ev_message},
+	{"First Seen", "string", "", "Time since the first occurrence", 1, c_ev_first_seen},
+	{"Count", "string", "", "The number of times the event occurred", 1, c_ev_count},
+	{"Name", "string", "", "Name must be unique within a namespace.", 1, c_ev_name},
 	END_COL};
 
 /* ------------------------------------------------------------ table */

@@ -319,6 +319,9 @@ expect_rc 0 "kubectl auth can-i --list" kubectl auth can-i --list
 check "... every verb on every resource" out_has '^\*\.\* +\[\] +\[\] +\[\*\]$'
 expect_rc 0 "kubectl get events.events.k8s.io prints kube's event columns" kubectl -n default get events.events.k8s.io
 check "... with the events' rows" out_has 'Normal +Synced +configmap/watched +from kubectl'
+expect_rc 0 "kubectl get events -o wide" kubectl -n default get events -o wide
+check "... adds kube's wide columns" out_has '^LAST SEEN +TYPE +REASON +OBJECT +SUBOBJECT +SOURCE +MESSAGE +FIRST SEEN +COUNT +NAME'
+check "... the source (reporting controller, instance), count 1 of a singleton and name" out_has 'configmap/watched +example.com/ctl, ctl-1 +from kubectl[^ ]* +[0-9a-z]+ +1 +'
 expect_rc 0 "kubectl events lists them for the object" kubectl -n default events --for configmap/watched
 check "... by reason and note" out_has 'Synced.*from kubectl'
 
