@@ -978,8 +978,9 @@ assert all(e['object']['apiVersion']=='events.k8s.io/v1' and 'regarding' in e['o
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' "$URL$EV")
 check "a Table of events.k8s.io/v1 events has kube's event columns" python3 -c "
 import json; d=json.load(open('$WORK/body'))
-assert [c['name'] for c in d['columnDefinitions']][:5]==['Last Seen','Type','Reason','Object','Message'], d
-r=d['rows'][0]['cells']; assert r[1:]==['Normal','Synced','configmap/oe1','changed'] and r[0]!='<unknown>', r"
+assert [c['name'] for c in d['columnDefinitions']]==['Last Seen','Type','Reason','Object','Subobject','Source','Message','First Seen','Count','Name'], d
+assert [c['priority'] for c in d['columnDefinitions']]==[0,0,0,0,1,1,0,1,1,1], d
+r=d['rows'][0]['cells']; assert r[1:4]==['Normal','Synced','configmap/oe1'] and r[6]=='changed' and r[0]!='<unknown>', r"
 
 # kubectl auth can-i / whoami: the self reviews, answered, never stored
 SSAR=/apis/authorization.k8s.io/v1/selfsubjectaccessreviews
