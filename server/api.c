@@ -738,8 +738,18 @@ static void meta_schemas(json_t *schemas)
 	    desc_prop(
 		"string",
 		"UID is the unique in time and space value for this object."));
+	/* every ObjectMeta field from its table (ownerReferences,
+	   managedFields, ... for explain), the ones above as written */
+	static const char om[] = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+	srv_object_meta_openapi(schemas);
+	json_t *full = json_object_get(json_object_get(schemas, om), "properties");
+	if (json_is_object(full)) {
+		json_object_update(full, p);
+		json_decref(p);
+		p = json_incref(full);
+	}
 	json_object_set_new(
-	    schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+	    schemas, om,
 	    json_pack(
 		"{s:s,s:o,s:s}", "description",
 		"ObjectMeta is metadata that all persisted resources must "

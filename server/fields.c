@@ -1410,6 +1410,11 @@ static bool add_msg_schema(const struct pb_msg *m, json_t *schemas)
 	return ok;
 }
 
+bool srv_object_meta_openapi(json_t *schemas)
+{
+	return add_msg_schema(srv_pb_object_meta(), schemas);
+}
+
 bool srv_builtin_openapi(const char *group, const char *version,
 			 const char *kind, json_t *schemas)
 {

@@ -143,6 +143,10 @@ bool srv_object_meta_typecheck(json_t *md, bool typed,
    schema): not for CRDs, for one. */
 bool srv_builtin_has_table(const char *kind, const char *api_version);
 
+/* ObjectMeta's OpenAPI schema from its table, with the schemas it refers
+   to (OwnerReference, ManagedFieldsEntry), added to schemas. */
+bool srv_object_meta_openapi(json_t *schemas);
+
 /* srv_builtin_check without type checks. */
 bool srv_builtin_prune(const char *kind, const char *api_version, json_t *obj,
 		       bool sorted, struct srv_strict *s);

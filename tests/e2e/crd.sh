@@ -1028,6 +1028,8 @@ for kc in kubectl "$KDIR/kubectl.1.29" "$KDIR/kubectl.1.33"; do
 	check "... and metadata as ObjectMeta" out_has '^  metadata	<ObjectMeta>'
 	expect_rc 0 "$v explain of a field" "$kc" explain volumesnapshotclass.deletionPolicy
 	check "... with its description" out_has 'deletionPolicy determines whether a VolumeSnapshotContent created through'
+	expect_rc 0 "$v explain of a custom resource's metadata.ownerReferences (the whole ObjectMeta)" "$kc" explain volumesnapshotclass.metadata.ownerReferences
+	check "... a list of OwnerReference" out_has 'ownerReferences +<\[\]OwnerReference>'
 done
 expect_rc 0 "the OpenAPI document of the group version" kubectl get --raw /openapi/v3/apis/snapshot.storage.k8s.io/v1
 check "... names the kind as kube does" out_has '"io.k8s.storage.snapshot.v1.VolumeSnapshotClass":\{'
