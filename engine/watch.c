@@ -56,7 +56,52 @@ struct hub {
 	_Atomic int closed;
 	_Atomic long active;
 	long refs;		/* the engine + each watcher; under mu */
+	int64_t published;	/* the newest revision published */
+	struct quiet *quiet;	/* tracked prefixes (eng_watch_track) */
+	size_t n_quiet;
 };
+
+/* A tracked prefix: every change under it after since is seen, and last
+   is the newest one's revision (0: none since). Under hub.mu. The array
+   is sorted by bytes, and no tracked prefix starts with another: so the
+   only one a key can start with is the greatest one not above it. */
+struct quiet {
+	uint8_t *p;
+	size_t len;
+	int64_t since, last;
+};
+#define QUIET_MAX 4096
+
+static int bytes_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+	return c ? c : (al > bl) - (al < bl);
+}
+
+/* Number of tracked prefixes not above key (the last one of them is the
+   only one key may start with). Under mu. */
+static size_t quiet_upper(const struct hub *h, const uint8_t *key, size_t len)
+{
+	size_t lo = 0, hi = h->n_quiet;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (bytes_cmp(h->quiet[mid].p, h->quiet[mid].len, key, len) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The tracked prefix key starts with, or NULL. Under mu. */
+static struct quiet *quiet_of(struct hub *h, const uint8_t *key, size_t len)
+{
+	size_t i = quiet_upper(h, key, len);
+	if (!i)
+		return NULL;
+	struct quiet *q = &h->quiet[i - 1];
+	return q->len <= len && !memcmp(key, q->p, q->len) ? q : NULL;
+}
 
 enum wmode { W_REPLAY, W_RING, W_OVER };
 
@@ -223,6 +268,7 @@ lp_err eng__hub_new(eng *e)
 	pthread_mutex_init(&h->mu, NULL);
 	h->floor_rev = atomic_load(&e->rev);
 	h->floor_idx = UINT32_MAX;
+	h->published = h->floor_rev;
 	h->refs = 1;
 	e->hub = h;
 	return LP_OK;
@@ -237,6 +283,9 @@ static void hub_unref(struct hub *h)
 		return;
 	for (uint64_t s = h->head; s < h->tail; s++)
 		eng_event_unref(h->ring[s % h->cap]);
+	for (size_t i = 0; i < h->n_quiet; i++)
+		free(h->quiet[i].p);
+	free(h->quiet);
 	free(h->ring);
 	pthread_mutex_destroy(&h->mu);
 	free(h);
@@ -276,6 +325,13 @@ void eng__publish(eng *e, eng_event **evs, size_t n)
 		eng_event_ref(evs[i]);
 		h->ring[h->tail % h->cap] = evs[i];
 		h->tail++;
+		if (evs[i]->rev > h->published)
+			h->published = evs[i]->rev;
+		struct quiet *q = h->n_quiet ? quiet_of(h, evs[i]->rec.key,
+						       evs[i]->rec.key_len)
+					     : NULL;
+		if (q)
+			q->last = evs[i]->rev;
 	}
 	for (struct eng_watch *w = h->watchers; w; w = w->next) {
 		if (!w->armed)
@@ -360,8 +416,21 @@ lp_err eng_watch_open(eng *e, const void *prefix, size_t plen, int64_t from_rev,
 	struct hub *h = e->hub;
 	if (atomic_load(&h->closed))
 		return LP_E_CLOSED;
-	if (from_rev < atomic_load(&e->compacted))
-		return LP_E_COMPACTED;
+	int64_t compacted = atomic_load(&e->compacted);
+	if (from_rev < compacted) {
+		/* nothing under a tracked prefix around ours changed after
+		   from_rev: start from the newest revision, losing nothing */
+		int64_t start = -1;
+		pthread_mutex_lock(&h->mu);
+		const struct quiet *q = plen ? quiet_of(h, prefix, plen) : NULL;
+		if (q && q->since <= from_rev && q->last <= from_rev)
+			start = h->published > compacted ? h->published
+							 : compacted;
+		pthread_mutex_unlock(&h->mu);
+		if (start < 0)
+			return LP_E_COMPACTED;
+		from_rev = start;
+	}
 	eng_watch *w = calloc(1, sizeof *w);
 	if (!w)
 		return LP_ERR(LP_E_NOMEM);
@@ -398,6 +467,41 @@ lp_err eng_watch_open(eng *e, const void *prefix, size_t plen, int64_t from_rev,
 	pthread_mutex_unlock(&h->mu);
 	*out = w;
 	return LP_OK;
+}
+
+void eng_watch_track(eng *e, const void *prefix, size_t plen)
+{
+	if (!e || !e->hub || !plen || !prefix)
+		return;
+	struct hub *h = e->hub;
+	const uint8_t *pre = prefix;
+	pthread_mutex_lock(&h->mu);
+	size_t at = quiet_upper(h, pre, plen);
+	/* already tracked, or nested with a tracked one (it would start
+	   with the one before or be the start of the one after): ignored */
+	if (at && h->quiet[at - 1].len <= plen &&
+	    !memcmp(pre, h->quiet[at - 1].p, h->quiet[at - 1].len))
+		goto out;
+	if (at < h->n_quiet && plen <= h->quiet[at].len &&
+	    !memcmp(h->quiet[at].p, pre, plen))
+		goto out;
+	if (h->n_quiet >= QUIET_MAX)
+		goto out;
+	struct quiet *nq = realloc(h->quiet, (h->n_quiet + 1) * sizeof *nq);
+	if (!nq)
+		goto out;
+	h->quiet = nq;
+	uint8_t *p = malloc(plen);
+	if (!p)
+		goto out;
+	memcpy(p, pre, plen);
+	memmove(&h->quiet[at + 1], &h->quiet[at],
+		(h->n_quiet - at) * sizeof *h->quiet);
+	h->quiet[at] =
+	    (struct quiet){.p = p, .len = plen, .since = h->published, .last = 0};
+	h->n_quiet++;
+out:
+	pthread_mutex_unlock(&h->mu);
 }
 
 static void replay_enter(eng *e)

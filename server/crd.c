@@ -53,6 +53,7 @@
 #include "registry/object.h"
 #include "registry/registry.h"
 #include "registry/store.h"
+#include "objects.h"
 #include "resources.h"
 #include "schema.h"
 #include "table.h"
@@ -875,6 +876,8 @@ static json_t *reload_one(eng *e, const char *name)
 	size_t pos = map_pos(m, name, &found);
 	struct crdent *ent =
 	    ent_new(json_deep_copy(crd), found ? m->c[pos] : NULL);
+	for (size_t i = 0; ent && i < ent->n; i++)
+		srv_watch_track(e, &ent->e[i].res);
 	if (ent)
 		map_set(name, ent);
 	return crd;
@@ -929,6 +932,8 @@ static void reload_all(eng *e)
 		size_t pos = nm ? map_pos(old, nm, &found) : 0;
 		struct crdent *ent =
 		    ent_new(json_deep_copy(crd), found ? old->c[pos] : NULL);
+		for (size_t j = 0; ent && j < ent->n; j++)
+			srv_watch_track(e, &ent->e[j].res);
 		if (ent)
 			c[k++] = ent;
 	}

@@ -29,6 +29,12 @@ lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 bool srv_object_matches(const struct srv_resource *res, const srv_lsel *ls,
 			const srv_fsel *fs, const json_t *obj);
 
+/* Have the engine track res's collection (all namespaces), so that a
+   watch of it from a compacted revision at which it has not changed since
+   starts from now, as kube's watch cache serves a quiet resource
+   (eng_watch_track; watch.c). */
+void srv_watch_track(eng *e, const struct srv_resource *res);
+
 /* Serve a watch (watch.c). name "" watches the collection. */
 void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	       const char *ns, const char *name);

@@ -582,8 +582,20 @@ static void *ticker_main(void *arg)
 	return NULL;
 }
 
+void srv_watch_track(eng *e, const struct srv_resource *res)
+{
+	struct reg_key prefix;
+	if (!reg_list_prefix(srv_resource_store_group(res), res->resource, NULL,
+			     &prefix))
+		eng_watch_track(e, prefix.bytes, prefix.len);
+}
+
 lp_err srv_watch_init(struct srv *s)
 {
+	/* every built-in from the start, as kube's watch caches */
+	for (size_t i = 0; i < srv_n_builtin; i++)
+		if (!srv_builtin[i].review)
+			srv_watch_track(srv_engine(s), &srv_builtin[i]);
 	struct wticker *t = calloc(1, sizeof *t);
 	if (!t)
 		return LP_E_NOMEM;
@@ -827,6 +839,7 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 		if (send_initial && ws->bookmarks)
 			emit_bookmark(ws, from, true);
 	}
+	srv_watch_track(e, res); /* one not tracked yet: from now */
 	lp_err rc = eng_watch_open(e, prefix.bytes, prefix.len, from, on_ready, ws,
 				   &ws->w);
 	if (rc == LP_E_COMPACTED) {

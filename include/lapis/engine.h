@@ -375,11 +375,27 @@ typedef void (*eng_ready_fn)(void *ud);
  * Watch every key with the given prefix (plen 0: all keys) for changes with
  * revision > from_rev, in order, exactly once. from_rev older than the
  * in-memory ring replays from the change log first.
- * Errors: LP_E_COMPACTED (from_rev < compacted revision), LP_E_CLOSED,
- * LP_E_NOMEM. *out is new: close with eng_watch_close().
+ * Errors: LP_E_COMPACTED (from_rev < compacted revision, unless a tracked
+ * prefix saw no change since: eng_watch_track), LP_E_CLOSED, LP_E_NOMEM.
+ * *out is new: close with eng_watch_close().
  */
 lp_err eng_watch_open(eng *e, const void *prefix, size_t plen, int64_t from_rev,
 		      eng_ready_fn ready, void *ud, eng_watch **out);
+
+/*
+ * Track prefix (idempotent; up to 4,096 prefixes, later ones are ignored,
+ * as is one that starts with a tracked prefix or that one starts with):
+ * from now on the engine knows the newest revision at which a key under it
+ * changed. eng_watch_open of a prefix that starts with a tracked one, from
+ * a revision below the compacted one, then starts at the newest revision
+ * instead of failing LP_E_COMPACTED when the tracking began at or before
+ * from_rev and nothing under the tracked prefix changed after it: no event
+ * is lost. This is what kube's watch cache serves for a resource that did
+ * not change (its window ends at that resource's own oldest event), so a
+ * client re-watching from its last event after a quiet hour is not sent
+ * back to list. Any thread.
+ */
+void eng_watch_track(eng *e, const void *prefix, size_t plen);
 
 /*
  * Next event, as a new reference in *ev.

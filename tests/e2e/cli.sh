@@ -329,6 +329,31 @@ PY
 code=$(curl -sS -o "$WORK/page4" -w '%{http_code}' "$CM?limit=2&resourceVersion=2&resourceVersionMatch=Exact")
 check "an Exact list at a compacted revision is 410 without a token" \
 	bash -c "[[ $code == 410 ]] && grep -q 'The resourceVersion for the provided list is too old.' '$WORK/page4' && ! grep -q '\"continue\"' '$WORK/page4'"
+# A watch from a compacted revision of a resource that has not changed
+# since (kube's watch cache serves it: the Python client re-watches from
+# its last event after a quiet half hour) starts from now and sees what
+# comes next; a resource that changed after it is 410 in the stream.
+LS=$EURL/apis/coordination.k8s.io/v1/namespaces/default/leases
+curl -sS -o "$WORK/lease" -H 'Content-Type: application/json' --data '{"metadata":{"name":"quiet"}}' "$LS"
+lrv=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metadata"]["resourceVersion"])' "$WORK/lease")
+curl -sS -o /dev/null -H 'Content-Type: application/json' --data '{"metadata":{"name":"cm7"}}' "$CM"
+gone=
+for i in $(seq 1 40); do
+	sleep 0.25
+	code=$(curl -sS -o /dev/null -w '%{http_code}' "$CM?resourceVersion=$lrv&resourceVersionMatch=Exact")
+	[[ $code == 410 ]] && { gone=1; break; }
+done
+check "the lease's revision is compacted" test -n "$gone"
+(sleep 1; curl -sS -o /dev/null -H 'Content-Type: application/json' --data '{"metadata":{"name":"loud"}}' "$LS") &
+writer=$!
+curl -sS -N -m 4 -o "$WORK/qwatch" "$LS?watch=1&resourceVersion=$lrv&timeoutSeconds=3"
+wait "$writer"
+check "a watch of the quiet leases from it is not expired and sees the next lease" python3 -c "
+import json
+ev = [json.loads(l) for l in open('$WORK/qwatch') if l.strip()]
+assert [(e['type'], e['object']['metadata']['name']) for e in ev] == [('ADDED', 'loud')], ev"
+curl -sS -N -m 4 -o "$WORK/lwatch" "$CM?watch=1&resourceVersion=$lrv&timeoutSeconds=2"
+check "... one of the configmaps, which changed since, is 410 Expired" grep -q '"code":410' "$WORK/lwatch"
 stop_server TERM
 check "that server exits 0" test "$RC" = 0
 
