@@ -115,7 +115,16 @@ struct crdent {
 	/* status.storedVersions names a version other than the storage
 	   one: objects may be stored in it, and reads convert them. */
 	bool mixed;
+	/* Which storage serves it: kept across CRD writes that leave spec
+	   and acceptedNames alone, new otherwise (kube tears the storage
+	   down then, ending its watches). */
+	uint64_t storage_id;
 };
+
+/* Counts storage teardowns (a CRD deleted, or its spec or accepted names
+   changed): watches of custom resources look again when it moves. */
+_Atomic uint64_t srv_crd_teardowns;
+static _Atomic uint64_t storage_ids;
 
 /*
  * A published map: every CRD (sorted by name) and a hash index of the served
@@ -234,6 +243,19 @@ static const struct srv_resource *map_find(const struct crdmap *m,
 		    !strcmp(c->version, version) && !strcmp(c->group, group))
 			return c;
 	}
+}
+
+bool srv_cr_current(const struct srv_resource *r)
+{
+	if (!r->crd)
+		return true;
+	struct crdmap *m = map_get();
+	const struct srv_resource *c =
+	    m ? map_find(m, r->group, r->version, r->resource) : NULL;
+	bool same = c && c->crd &&
+		    c->crd->owner->storage_id == r->crd->owner->storage_id;
+	map_unref(m);
+	return same;
 }
 
 void srv_resources_release(void *hold)
@@ -661,6 +683,25 @@ static int64_t coerce_since(const json_t *crd, const struct crdent *prev)
 	return same ? prev->coerce_rev : rv;
 }
 
+/* Whether crd keeps prev's storage: the same object (uid), spec and
+   accepted names (kube's crdHandler rebuilds the storage otherwise). */
+static bool same_storage(const json_t *crd, const struct crdent *prev)
+{
+	if (!prev)
+		return false;
+	const json_t *m = json_object_get(crd, "metadata"),
+		     *pm = json_object_get(prev->crd, "metadata");
+	const char *uid = json_string_value(json_object_get(m, "uid")),
+		   *puid = json_string_value(json_object_get(pm, "uid"));
+	return uid && puid && !strcmp(uid, puid) &&
+	       json_equal(json_object_get(crd, "spec"),
+			  json_object_get(prev->crd, "spec")) &&
+	       json_equal(json_object_get(json_object_get(crd, "status"),
+					  "acceptedNames"),
+			  json_object_get(json_object_get(prev->crd, "status"),
+					  "acceptedNames"));
+}
+
 /* Whether status.storedVersions names a version other than storage. */
 static bool stored_elsewhere(const json_t *crd, const char *storage)
 {
@@ -712,6 +753,11 @@ static struct crdent *ent_new(json_t *crd, const struct crdent *prev)
 	    storage = json_string_value(json_object_get(v, "name"));
 	c->coerce_rev = coerce_since(crd, prev);
 	c->mixed = stored_elsewhere(crd, storage);
+	c->storage_id = same_storage(crd, prev)
+			    ? prev->storage_id
+			    : atomic_fetch_add(&storage_ids, 1) + 1;
+	if (prev && c->storage_id != prev->storage_id)
+		atomic_fetch_add(&srv_crd_teardowns, 1);
 	c->e = calloc(json_array_size(versions) + 1, sizeof *c->e);
 	if (!c->e) {
 		ent_unref(c);
@@ -858,6 +904,11 @@ static json_t *reload_one(eng *e, const char *name)
 		rc = reg_obj_decode(&c);
 	if (rc == LP_E_NOTFOUND) {
 		reg_obj_free(&c);
+		struct crdmap *cur = map_locked();
+		bool had;
+		map_pos(cur, name, &had);
+		if (had)
+			atomic_fetch_add(&srv_crd_teardowns, 1);
 		map_set(name, NULL);
 		return NULL;
 	}
@@ -941,6 +992,9 @@ static void reload_all(eng *e)
 	if (!c)
 		return;
 	qsort(c, k, sizeof *c, cmp_ent);
+	/* CRDs may have gone: watches look again (srv_cr_current) */
+	if (old)
+		atomic_fetch_add(&srv_crd_teardowns, 1);
 	publish(map_new(c, k));
 }
 

@@ -60,6 +60,15 @@ void srv_cr_to_served(const struct srv_resource *r, json_t *obj);
 const json_t *srv_cr_scale(const struct srv_resource *r);
 /* Is r served in a version other than its storage version? */
 bool srv_cr_needs_convert(const struct srv_resource *r);
+
+/* Moves whenever a CRD's storage is torn down (the CRD deleted, or its spec
+   or accepted names changed), as kube's crdHandler does. */
+extern _Atomic uint64_t srv_crd_teardowns;
+
+/* Whether r (a custom resource's descriptor, held) is still what the
+   server serves for its group, version and resource, from the same
+   storage: watches on it end when it is not. True for built-ins. */
+bool srv_cr_current(const struct srv_resource *r);
 /* After a committed CRD write (name NULL: several CRDs): the serving map
    follows, and the written CRD's naming/establishing check runs inline.
    Any thread. */

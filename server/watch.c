@@ -75,6 +75,9 @@ struct wstream {
 	_Atomic int64_t deadline_ms;	 /* read by the ticker */
 	_Atomic int64_t next_bookmark_ms;
 	uint64_t bookmark_ms;
+	uint64_t teardowns; /* srv_crd_teardowns when last looked at */
+	bool custom;	    /* res->custom, for the ticker (which may see
+			       the stream after its request, and res, went) */
 	/* output not yet handed to MHD: buf's bytes first, then the shared
 	   frame of cur (set only while buf is empty; invariant 5) */
 	char *buf;
@@ -102,6 +105,7 @@ struct wticker {
 	_Atomic long dead;	/* streams ended since the last walk */
 	bool stop;
 	pthread_t th;
+	uint64_t teardowns; /* srv_crd_teardowns at the last walk */
 };
 
 static int64_t now_ms(void)
@@ -458,6 +462,17 @@ static long reader(void *state, uint64_t pos, char *buf, size_t max)
 			ws->ended = true;
 			continue;
 		}
+		/* the CRD went, or its spec or names changed: kube tears its
+		   storage down, which ends the watch; the client re-watches
+		   (and sees the 404 or the new schema) */
+		if (ws->res->custom &&
+		    atomic_load(&srv_crd_teardowns) != ws->teardowns) {
+			ws->teardowns = atomic_load(&srv_crd_teardowns);
+			if (!srv_cr_current(ws->res)) {
+				ws->ended = true;
+				continue;
+			}
+		}
 		eng_event *ev;
 		lp_err rc = eng_watch_next(ws->w, &ev);
 		if (!rc) {
@@ -545,7 +560,12 @@ static void *ticker_main(void *arg)
 		pthread_cond_timedwait(&t->cv, &t->mu, &dl);
 		int64_t now = now_ms();
 		bool reap = atomic_exchange(&t->dead, 0) != 0;
-		if (now < t->next_due && !reap)
+		/* a CRD's storage torn down: wake every custom resource
+		   watch, which ends if its resource is not served the same */
+		uint64_t td = atomic_load(&srv_crd_teardowns);
+		bool torn = td != t->teardowns;
+		t->teardowns = td;
+		if (now < t->next_due && !reap && !torn)
 			continue;
 		struct wstream **due = t->n ? malloc(t->n * sizeof *due) : NULL;
 		size_t nd = 0;
@@ -559,7 +579,7 @@ static void *ticker_main(void *arg)
 				continue;
 			}
 			int64_t at = ws_due(ws);
-			if (due && now >= at) {
+			if (due && (now >= at || (torn && ws->custom))) {
 				atomic_fetch_add(&ws->refs, 1);
 				due[nd++] = ws;
 			} else if (at < next) {
@@ -754,6 +774,8 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	ws->s = r->s;
 	ws->conn = r->conn;
 	ws->res = res;
+	ws->teardowns = atomic_load(&srv_crd_teardowns);
+	ws->custom = res->custom;
 	ws->lsel = o.lsel;
 	ws->fsel = o.fsel;
 	if (name && *name)

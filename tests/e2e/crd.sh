@@ -1079,6 +1079,37 @@ check "a creationTimestamp that is no time is 400" code_has 400 'parsing time \"
 req GET "$QP"
 check "... and none of the refused ones is stored" [ "$(jq_ "len(d['items'])")" == 4 ]
 
+# A CRD's storage torn down (deleted, or its spec or accepted names
+# changed) ends the watches of its custom resources, as kube's crdHandler
+# does: the client re-watches and meets the 404 or the new schema. The
+# watches ask for an hour; curl gives up after a minute (exit 28) when
+# nothing ends them.
+tdwatch() { # NAME PATH
+	curl -sS -N -m 60 --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" \
+		-o "$WORK/$1" "$URL$2?watch=1&timeoutSeconds=3600" &
+}
+tdwatch qwatch "$QP"
+QPID=$!
+tdwatch qcwatch /apis/apiextensions.k8s.io/v1/customresourcedefinitions
+QCPID=$!
+sleep 1
+expect_rc 0 "a short name added to the quirks CRD (a spec change)" kubectl patch crd quirks.q.example.com --type=merge -p '{"spec":{"names":{"shortNames":["qk"]}}}'
+wait "$QPID"
+check "... ends the watch of its custom resources" [ $? != 28 ]
+tdwatch qwatch2 "$QP"
+QPID=$!
+sleep 1
+expect_rc 0 "a label on the CRD (no spec change)" kubectl label crd quirks.q.example.com touched=yes
+sleep 2
+check "... leaves the new watch open" kill -0 "$QPID"
+expect_rc 0 "deleting the CRD" kubectl delete crd quirks.q.example.com --wait=true
+wait "$QPID"
+check "... ends it" [ $? != 28 ]
+check "... after the DELETED events of its objects" grep -q '"type":"DELETED"' "$WORK/qwatch2"
+check "the watch of the CRDs themselves stays open" kill -0 "$QCPID"
+kill "$QCPID" 2>/dev/null
+wait "$QCPID" 2>/dev/null
+
 # Reads coerce what older schemas wrote, as kube decodes from etcd: an
 # object written before its CRD's schema gained a default and lost a field
 # reads with the default and without the field (GET, LIST, a watch's
