@@ -78,6 +78,10 @@ struct wstream {
 	uint64_t teardowns; /* srv_crd_teardowns when last looked at */
 	bool custom;	    /* res->custom, for the ticker (which may see
 			       the stream after its request, and res, went) */
+	/* its resource's storage went at this revision: the stream ends
+	   once every change up to it is out (0: not so); the ticker wakes
+	   it each tick meanwhile */
+	_Atomic int64_t end_at;
 	/* output not yet handed to MHD: buf's bytes first, then the shared
 	   frame of cur (set only while buf is empty; invariant 5) */
 	char *buf;
@@ -468,10 +472,8 @@ static long reader(void *state, uint64_t pos, char *buf, size_t max)
 		if (ws->res->custom &&
 		    atomic_load(&srv_crd_teardowns) != ws->teardowns) {
 			ws->teardowns = atomic_load(&srv_crd_teardowns);
-			if (!srv_cr_current(ws->res)) {
-				ws->ended = true;
-				continue;
-			}
+			if (!atomic_load(&ws->end_at) && !srv_cr_current(ws->res))
+				atomic_store(&ws->end_at, eng_rev(srv_engine(ws->s)));
 		}
 		eng_event *ev;
 		lp_err rc = eng_watch_next(ws->w, &ev);
@@ -488,6 +490,13 @@ static long reader(void *state, uint64_t pos, char *buf, size_t max)
 		if (rc != LP_E_AGAIN) {
 			/* overflow, closing or failure: end cleanly; the
 			   client re-watches from its last revision */
+			ws->ended = true;
+			continue;
+		}
+		/* caught up with the changes before the storage went (the
+		   objects a CRD's deletion removed first): end */
+		int64_t end_at = atomic_load(&ws->end_at);
+		if (end_at && eng_watch_progress(ws->w) >= end_at) {
 			ws->ended = true;
 			continue;
 		}
@@ -536,6 +545,8 @@ static void stream_free(void *state)
 /* When the ticker must wake ws: its deadline or its next bookmark. */
 static int64_t ws_due(struct wstream *ws)
 {
+	if (atomic_load(&ws->end_at))
+		return 0; /* ending: looked at every tick */
 	int64_t at = atomic_load(&ws->deadline_ms);
 	if (ws->bookmarks) {
 		int64_t bm = atomic_load(&ws->next_bookmark_ms);
