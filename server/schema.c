@@ -1486,37 +1486,41 @@ static size_t parse_date(const char *s)
 	return 10;
 }
 
-/* RFC 3339 date-time, and go-openapi's looser ISO 8601 local time (no
-   zone). */
+/* kube-openapi's strfmt.IsDateTime: lowercased and split at "t", the first
+   piece a date, the second (a third is ignored) matching
+   ^HH:MM:SS(.[0-9]+)?(z|[+-]HH:MM)$ (the "." any character) with hours
+   at most 23 and minutes and seconds at most 59; the zone is required. */
+static bool dt_zone(const char *z, const char *end)
+{
+	if (end - z == 1)
+		return *z == 'z' || *z == 'Z';
+	return end - z == 6 && (*z == '+' || *z == '-') && digits(z + 1, 2) &&
+	       z[3] == ':' && digits(z + 4, 2);
+}
+
 static bool is_datetime(const char *s)
 {
-	if (!parse_date(s))
+	if (strlen(s) < 4)
 		return false;
-	s += 10;
-	if (*s != 'T' && *s != 't' && *s != ' ')
+	const char *t = strpbrk(s, "tT");
+	if (!t || t - s != 10 || parse_date(s) != 10)
 		return false;
-	s++;
-	if (strlen(s) < 8 || !digits(s, 2) || s[2] != ':' || !digits(s + 3, 2) ||
-	    s[5] != ':' || !digits(s + 6, 2))
+	const char *p = t + 1, *end = strpbrk(p, "tT");
+	if (!end)
+		end = p + strlen(p);
+	if (end - p < 9 || !digits(p, 2) || p[2] != ':' || !digits(p + 3, 2) ||
+	    p[5] != ':' || !digits(p + 6, 2))
 		return false;
-	if (num2(s) > 23 || num2(s + 3) > 59 || num2(s + 6) > 60)
+	if (num2(p) > 23 || num2(p + 3) > 59 || num2(p + 6) > 59)
 		return false;
-	s += 8;
-	if (*s == '.') {
-		s++;
-		if (!isdigit((unsigned char)*s))
-			return false;
-		while (isdigit((unsigned char)*s))
-			s++;
-	}
-	if (!*s)
+	p += 8;
+	if (dt_zone(p, end))
 		return true;
-	if ((*s == 'Z' || *s == 'z') && !s[1])
-		return true;
-	if ((*s == '+' || *s == '-') && strlen(s) == 6 && digits(s + 1, 2) &&
-	    s[3] == ':' && digits(s + 4, 2))
-		return num2(s + 1) <= 23 && num2(s + 4) <= 59;
-	return false;
+	/* (.[0-9]+): any one character, then digits, then the zone */
+	const char *d = p + 1;
+	while (d < end && isdigit((unsigned char)*d))
+		d++;
+	return d > p + 1 && dt_zone(d, end);
 }
 
 static bool is_uuid(const char *s, char version)
@@ -1545,8 +1549,9 @@ static bool is_uuid(const char *s, char version)
 
 static bool is_base64(const char *s)
 {
+	/* govalidator.IsBase64's pattern needs one group of four at least */
 	size_t n = strlen(s), pad = 0;
-	if (n % 4)
+	if (n == 0 || n % 4)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
@@ -1627,14 +1632,59 @@ static bool is_email(const char *s)
 	return true;
 }
 
+/* Go's url.ParseRequestURI, which kube-openapi's uri format uses: not
+   empty, no control bytes, an absolute path or a scheme (opaque after it
+   unless "/" follows), a numeric port in an authority, valid escapes. */
 static bool is_uri(const char *s)
 {
+	if (!*s)
+		return false;
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p < 0x20 || *p == 0x7f)
 			return false;
 		if (*p == '%' && (hexval((char)p[1]) < 0 || hexval((char)p[2]) < 0))
 			return false;
 	}
+	const char *rest = s;
+	if (*s == ':')
+		return false; /* missing protocol scheme */
+	if (isalpha((unsigned char)*s)) {
+		const char *p = s + 1;
+		while (isalnum((unsigned char)*p) || *p == '+' || *p == '-' ||
+		       *p == '.')
+			p++;
+		if (*p == ':')
+			rest = p + 1;
+	}
+	if (*rest != '/')
+		return rest != s; /* opaque after a scheme; else not for a request */
+	if (rest[1] != '/' || rest == s)
+		return true;
+	/* an authority: [userinfo@]host[:port] */
+	const char *a = rest + 2, *ae = a + strcspn(a, "/?");
+	const char *at = NULL;
+	for (const char *p = a; p < ae; p++)
+		if (*p == '@')
+			at = p;
+	const char *h = at ? at + 1 : a;
+	const char *colon = NULL;
+	if (*h == '[') {
+		const char *rb = memchr(h, ']', (size_t)(ae - h));
+		if (!rb)
+			return false;
+		if (rb + 1 < ae) {
+			if (rb[1] != ':')
+				return false;
+			colon = rb + 1;
+		}
+	} else {
+		for (const char *p = h; p < ae; p++)
+			if (*p == ':')
+				colon = p;
+	}
+	for (const char *p = colon ? colon + 1 : ae; p < ae; p++)
+		if (!isdigit((unsigned char)*p))
+			return false;
 	return true;
 }
 
@@ -1660,7 +1710,12 @@ static bool is_mac(const char *s)
 static bool is_hexcolor(const char *s)
 {
 	size_t n = strlen(s);
-	return s[0] == '#' && (n == 4 || n == 7) && all_hex(s + 1, n - 1);
+	/* ^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$ */
+	if (s[0] == '#') {
+		s++;
+		n--;
+	}
+	return (n == 3 || n == 6) && all_hex(s, n);
 }
 
 static bool format_ok(enum fmt f, const char *s)

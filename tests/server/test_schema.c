@@ -431,9 +431,28 @@ Test(schema_validate, formats)
 	/* kube-openapi checks no range for format int32 */
 	expect_ok(s, "{\"spec\":{\"i32\":2147483648}}");
 	expect_invalid(s, "{\"spec\":{\"b\":\"a\"}}");
+	expect_invalid(s, "{\"spec\":{\"b\":\"\"}}"); /* four at least */
+	/* url.ParseRequestURI */
+	expect_ok(s, "{\"spec\":{\"uri\":\"/just/a/path\"}}");
+	expect_ok(s, "{\"spec\":{\"uri\":\"mailto:a@b.c\"}}");
+	expect_ok(s, "{\"spec\":{\"uri\":\"http://[::1]:8080/x\"}}");
+	expect_invalid(s, "{\"spec\":{\"uri\":\"example.com\"}}");
+	expect_invalid(s, "{\"spec\":{\"uri\":\"\"}}");
+	expect_invalid(s, "{\"spec\":{\"uri\":\"http://host:port/\"}}");
+	expect_invalid(s, "{\"spec\":{\"uri\":\"://x\"}}");
 	expect_invalid(s, "{\"spec\":{\"d\":\"2023-02-29\"}}");
 	expect_invalid(s, "{\"spec\":{\"dt\":\"2024-01-02\"}}");
 	expect_invalid(s, "{\"spec\":{\"dt\":\"2024-01-02T25:00:00Z\"}}");
+	/* kube-openapi's IsDateTime: the zone is required, "t" the only
+	   separator, seconds at most 59; the fraction's dot is any
+	   character and a third "t" piece is ignored */
+	expect_invalid(s, "{\"spec\":{\"dt\":\"2020-01-01T10:00:00\"}}");
+	expect_invalid(s, "{\"spec\":{\"dt\":\"2020-01-01 10:00:00Z\"}}");
+	expect_invalid(s, "{\"spec\":{\"dt\":\"2020-01-01T10:00:60Z\"}}");
+	expect_invalid(s, "{\"spec\":{\"dt\":\"2020-02-30T10:00:00Z\"}}");
+	expect_ok(s, "{\"spec\":{\"dt\":\"2020-01-01t10:00:00z\"}}");
+	expect_ok(s, "{\"spec\":{\"dt\":\"2020-01-01T10:00:00,123-05:30\"}}");
+	expect_ok(s, "{\"spec\":{\"dt\":\"2020-01-01T10:00:00ZTjunk\"}}");
 	expect_invalid(s, "{\"spec\":{\"u\":\"123e4567\"}}");
 	expect_invalid(s, "{\"spec\":{\"v4\":\"10.0.0.256\"}}");
 	expect_invalid(s, "{\"spec\":{\"v6\":\"10.0.0.1\"}}");
