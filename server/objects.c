@@ -2215,6 +2215,21 @@ static void omit_empty(const struct srv_resource *res, json_t *obj)
 			      srv_resource_store_gv(res, gv, sizeof gv), obj);
 }
 
+/* A dry-run create's object has no revision: kube's answer leaves the
+   empty resourceVersion out (omitempty), where the stored form has its
+   slot. The canonical layout puts it after uid, before creationTimestamp,
+   in metadata, the first member of that name. */
+static void drop_empty_rv(char *out, size_t *len)
+{
+	static const char rv[] = "\"resourceVersion\":\"\",";
+	char *p = out ? memmem(out, *len, rv, sizeof rv - 1) : NULL;
+	if (!p)
+		return;
+	size_t cut = sizeof rv - 1;
+	memmove(p, p + cut, *len - (size_t)(p - out) - cut);
+	*len -= cut;
+}
+
 /* Answer with an object's stored bytes (out, taken) in the version res
    serves. */
 static void reply_stored(struct srv_req *r, const struct srv_resource *res,
@@ -2485,6 +2500,8 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 	}
 	snprintf(r->created, sizeof r->created, "%s", name ? name : "");
 	json_decref(obj);
+	if (dry)
+		drop_empty_rv(out, &out_len);
 	reply_stored(r, res, 201, out, out_len);
 }
 

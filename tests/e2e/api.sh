@@ -688,6 +688,8 @@ req POST '/api/v1/namespaces/default/configmaps?dryRun=All' '{"metadata":{"gener
 check "a bad generateName has its own cause" code_has 422 '"field":"metadata.generateName"' 'Invalid value: \"Bad_\": a lowercase RFC 1123 subdomain'
 req POST '/api/v1/namespaces/default/configmaps?dryRun=All' '{"metadata":{"generateName":"good-"}}'
 check "... a trailing dash is fine" code_is 201
+check "... and the dry run's object has no resourceVersion (kube leaves the empty one out)" \
+	[ "$(jq_ "'resourceVersion' in d['metadata'], 'uid' in d['metadata'], 'creationTimestamp' in d['metadata']")" == "False True True" ]
 # a namespace's /finalize takes qualified names, bare ones only standard
 req POST /api/v1/namespaces '{"metadata":{"name":"finns"}}'
 req PUT /api/v1/namespaces/finns/finalize '{"metadata":{"name":"finns"},"spec":{"finalizers":["bad fin","kubernetes","plain","example.com/x"]}}'
