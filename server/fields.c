@@ -649,7 +649,7 @@ static bool go_time(const char *s, bool micro, char *out, size_t out_n,
 		long y;
 		int mo, d;
 		civil_from_days(dd, &y, &mo, &d);
-		char yb[16];
+		char yb[24];
 		if (y >= 0)
 			snprintf(yb, sizeof yb, "%04ld", y);
 		else

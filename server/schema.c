@@ -585,7 +585,27 @@ static int re_class_atom(const char **pp, struct sb *set, const char **why)
 /* Translate a bracket expression; *pp is just past '['. Characters that
    are special inside a POSIX bracket (], ^, -) are moved where POSIX
    reads them literally. */
-static bool re_class(const char **pp, struct sb *o, const char **why)
+/* The other case's part of the range lo-hi (ASCII letters), added to body
+   for a case-insensitive class. */
+static void re_fold_range(struct sb *body, int lo, int hi)
+{
+	int a = lo > 'a' ? lo : 'a', b = hi < 'z' ? hi : 'z';
+	if (a <= b) {
+		sb_putc(body, (char)(a - 32));
+		sb_putc(body, '-');
+		sb_putc(body, (char)(b - 32));
+	}
+	a = lo > 'A' ? lo : 'A';
+	b = hi < 'Z' ? hi : 'Z';
+	if (a <= b) {
+		sb_putc(body, (char)(a + 32));
+		sb_putc(body, '-');
+		sb_putc(body, (char)(b + 32));
+	}
+}
+
+static bool re_class(const char **pp, struct sb *o, bool icase,
+		     const char **why)
 {
 	const char *p = *pp;
 	bool neg = false, rbr = false, dash = false, caret = false;
@@ -626,6 +646,8 @@ static bool re_class(const char **pp, struct sb *o, const char **why)
 			sb_putc(&body, (char)lo);
 			sb_putc(&body, '-');
 			sb_putc(&body, (char)hi);
+			if (icase)
+				re_fold_range(&body, lo, hi);
 			continue;
 		}
 		if (lo == ']')
@@ -634,8 +656,11 @@ static bool re_class(const char **pp, struct sb *o, const char **why)
 			caret = true;
 		else if (lo == '-')
 			dash = true;
-		else
+		else {
 			sb_putc(&body, (char)lo);
+			if (icase && isalpha(lo))
+				sb_putc(&body, (char)(lo ^ 32));
+		}
 	}
 	if (ok && body.oom)
 		ok = false;
@@ -682,18 +707,45 @@ static size_t re_repeat_len(const char *p)
 	return (size_t)(s + 1 - p);
 }
 
+/* RE2's flags i (case-insensitive) and s (. matches \n), scoped to the
+   rest of their group as RE2 scopes them: POSIX has no such scopes, so
+   the translation spells them out (a letter under i is [aA], a . without
+   s is [^\n], RE2's default). */
+struct reflags {
+	bool i, s;
+};
+#define RE_MAX_DEPTH 64
+
+/* Flags at p ("(?" already read): "i", "s", "-i", ... up to ':' or ')'.
+   Returns the length of the flags and terminator, 0 when unsupported. */
+static size_t re_flags(const char *p, struct reflags *f)
+{
+	bool neg = false;
+	const char *q = p;
+	for (; *q && *q != ':' && *q != ')'; q++) {
+		if (*q == '-' && !neg) {
+			neg = true;
+		} else if (*q == 'i') {
+			f->i = !neg;
+		} else if (*q == 's') {
+			f->s = !neg;
+		} else {
+			return 0;
+		}
+	}
+	/* "(?:" has no flags; "(?)" is an error */
+	if (!*q || (q == p && *q == ')'))
+		return 0;
+	return (size_t)(q + 1 - p);
+}
+
 static bool re_translate(const char *p, struct sb *o, int *cflags,
 			 const char **why)
 {
+	struct reflags cur = {false, false}, stack[RE_MAX_DEPTH];
+	size_t depth = 0;
+	(void)cflags;
 	while (*p) {
-		/* RE2 scopes (?i) to the rest of its group; POSIX can only
-		   make the whole expression case-insensitive, which accepts
-		   a superset of RE2's matches. */
-		if (strncmp(p, "(?i)", 4) == 0) {
-			*cflags |= REG_ICASE;
-			p += 4;
-			continue;
-		}
 		char c = *p;
 		if (c == '\\') {
 			char e = p[1];
@@ -758,18 +810,61 @@ static bool re_translate(const char *p, struct sb *o, int *cflags,
 		}
 		if (c == '[') {
 			p++;
-			if (!re_class(&p, o, why))
+			if (!re_class(&p, o, cur.i, why))
 				return false;
 			continue;
 		}
-		if (c == '(' && p[1] == '?') {
-			if (p[2] == ':') {
-				sb_putc(o, '(');
-				p += 3;
-				continue;
+		if (c == '(') {
+			if (depth == RE_MAX_DEPTH) {
+				*why = "nested too deep";
+				return false;
 			}
-			*why = "unsupported group flags";
-			return false;
+			struct reflags outer = cur;
+			p++;
+			if (*p == '?') {
+				p++;
+				if (*p == 'P' && p[1] == '<') {
+					p++; /* (?P<name>...) */
+				}
+				if (*p == '<') { /* a named group */
+					const char *e = strchr(p, '>');
+					if (!e) {
+						*why = "invalid named capture";
+						return false;
+					}
+					p = e + 1;
+				} else {
+					size_t n = re_flags(p, &cur);
+					if (!n) {
+						*why = "unsupported group flags";
+						return false;
+					}
+					p += n;
+					if (p[-1] == ')')
+						continue; /* (?i): the rest of the group */
+				}
+			}
+			stack[depth++] = outer;
+			sb_putc(o, '(');
+			continue;
+		}
+		if (c == ')') {
+			if (depth)
+				cur = stack[--depth];
+			sb_putc(o, ')');
+			p++;
+			continue;
+		}
+		if (c == '.') {
+			sb_puts(o, cur.s ? "." : "[^\n]");
+			p++;
+			continue;
+		}
+		if (cur.i && isalpha((unsigned char)c)) {
+			char u[5] = {'[', c, (char)(c ^ 32), ']', 0};
+			sb_puts(o, u);
+			p++;
+			continue;
 		}
 		if (c == '{') {
 			size_t n = re_repeat_len(p);

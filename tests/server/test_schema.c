@@ -381,6 +381,32 @@ Test(schema_validate, pattern)
 	srv_schema_free(s);
 }
 
+Test(schema_validate, pattern_flags_are_scoped_as_re2)
+{
+	/* RE2 scopes (?i) to the rest of its group and (?i:...) to the
+	   group; . does not match a newline without (?s); named groups are
+	   groups (prometheus-operator's AlertmanagerConfig weekday pattern:
+	   "day" stays case-sensitive) */
+	struct srv_schema *s = sch(SPEC(
+		"\"wd\":{\"type\":\"string\",\"pattern\":\"^((?i)sun|mon|tues|wednes|thurs|fri|satur)day$\"},"
+		"\"g\":{\"type\":\"string\",\"pattern\":\"^(?i:ab)c[x-z]$\"},"
+		"\"k\":{\"type\":\"string\",\"pattern\":\"^(?i)[b-d]+$\"},"
+		"\"dot\":{\"type\":\"string\",\"pattern\":\"^.+$\"},"
+		"\"sdot\":{\"type\":\"string\",\"pattern\":\"(?s)^.+$\"},"
+		"\"n\":{\"type\":\"string\",\"pattern\":\"^(?P<x>a)(?<y>b)$\"}"));
+	cr_assert_eq(srv_schema_warning_count(s), 0, "%s",
+		     srv_schema_warning(s, 0));
+	expect_ok(s, "{\"spec\":{\"wd\":\"MONday\",\"g\":\"aBcy\",\"k\":\"bCd\","
+		     "\"dot\":\"ab\",\"sdot\":\"a\\nb\",\"n\":\"ab\"}}");
+	expect_invalid(s, "{\"spec\":{\"wd\":\"MONDAY\"}}");
+	expect_invalid(s, "{\"spec\":{\"g\":\"abCy\"}}");
+	expect_invalid(s, "{\"spec\":{\"g\":\"abcY\"}}");
+	expect_invalid(s, "{\"spec\":{\"k\":\"bE\"}}");
+	expect_invalid(s, "{\"spec\":{\"dot\":\"a\\nb\"}}");
+	expect_invalid(s, "{\"spec\":{\"n\":\"ba\"}}");
+	srv_schema_free(s);
+}
+
 Test(schema_validate, pattern_classes)
 {
 	/* Go RE2 classes whose ], ^ and - POSIX reads differently. */
