@@ -3791,6 +3791,21 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 			}
 			patch = in;
 		} else {
+			/* the scale scope's codec knows autoscaling/v1 Scale
+			   only: another kind is a decoding error */
+			const char *kind =
+			    json_string_value(json_object_get(in, "kind"));
+			const char *av =
+			    json_string_value(json_object_get(in, "apiVersion"));
+			if (kind && *kind && strcmp(kind, "Scale")) {
+				const char *sl = av ? strchr(av, '/') : NULL;
+				srv_reply_fail(r, LP_E_BADREQUEST,
+					       "%.64s in version \"%.64s\" cannot be handled as a Scale: no kind \"%.64s\" is registered for version \"%.128s\" in scheme \"pkg/runtime/scheme.go:100\"",
+					       kind, sl ? sl + 1 : av ? av : "",
+					       kind, av ? av : "");
+				json_decref(in);
+				return;
+			}
 			body = in;
 		}
 	}

@@ -373,6 +373,10 @@ expect_rc 0 "scale set spec.replicas" kubectl get dial d1 -o 'jsonpath={.spec.re
 check "... to 4, and generation grew" out_has '^4/2$'
 expect_rc 0 "GET /scale" kubectl get --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale
 check "... is an autoscaling/v1 Scale" out_has '"kind":"Scale","apiVersion":"autoscaling/v1".*"spec":\{"replicas":4\}'
+expect_rc 1 "a PUT of /scale whose body is the Dial, not a Scale" kubectl replace --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale -f - <<<'{"apiVersion":"scale.example.com/v1","kind":"Dial","metadata":{"name":"d1"},"spec":{"replicas":9}}'
+check "... is 400: the scale codec knows no Dial" err_has 'Dial in version .*v1.* cannot be handled as a Scale: no kind .*Dial.* is registered'
+expect_rc 0 "... and scales nothing" kubectl get dial d1 -o 'jsonpath={.spec.replicas}'
+check "... (4)" out_has '^4$'
 # kube's CRD handler prints a Scale with columns of its own (Name, Desired
 # from .spec.replicas, Available from .status.replicas, Age), and /status
 # with the custom resource's own columns
