@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "resources.h"
 #include "schema.h"
 
 /* ------------------------------------------------------------------------ */
@@ -2211,6 +2212,114 @@ static bool dns1035_label(const char *s)
 	return s[n - 1] != '-';
 }
 
+/* kube's ValidatePathSegmentName: what an embedded resource's name (and,
+   as a prefix, generateName) may be. NULL when fine. */
+static const char *path_segment_msg(const char *s, bool prefix)
+{
+	if (!prefix && !strcmp(s, "."))
+		return "may not be '.'";
+	if (!prefix && !strcmp(s, ".."))
+		return "may not be '..'";
+	if (strchr(s, '/'))
+		return "may not contain '/'";
+	if (strchr(s, '%'))
+		return "may not contain '%'";
+	return NULL;
+}
+
+static bool dns1123_label(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 63 || !isalnum((unsigned char)s[0]) ||
+	    !isalnum((unsigned char)s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) ||
+		      s[i] == '-'))
+			return false;
+	return true;
+}
+
+/* One member of an embedded resource's metadata (v->path at metadata),
+   checked by fn-like rules with kube's texts. */
+static void meta_invalid(struct vctx *v, const char *member, const json_t *x,
+			 const char *msg)
+{
+	size_t pl = v->path.len;
+	path_key(&v->path, member);
+	invalid(v, x, "%s", msg);
+	sb_cut(&v->path, pl);
+}
+
+#define QN_MSG                                                                \
+	"name part must consist of alphanumeric characters, '-', '_' or '.', " \
+	"and must start and end with an alphanumeric character"
+
+/*
+ * kube validates an embedded resource's metadata with ValidateObjectMeta
+ * (objectmeta.validateEmbeddedResource): a name and generateName that are
+ * path segments (an empty name is fine), a DNS-1123 label for a namespace,
+ * qualified names for label and annotation keys and finalizers, label
+ * values. v->path is at the metadata.
+ */
+static void check_embedded_meta(struct vctx *v, const json_t *md)
+{
+	static const char *const segs[] = {"name", "generateName"};
+	for (size_t i = 0; i < 2; i++) {
+		const json_t *x = json_object_get(md, segs[i]);
+		const char *msg = json_is_string(x)
+				      ? path_segment_msg(json_string_value(x), i)
+				      : NULL;
+		if (msg)
+			meta_invalid(v, segs[i], x, msg);
+	}
+	const json_t *ns = json_object_get(md, "namespace");
+	if (json_is_string(ns) && *json_string_value(ns) &&
+	    !dns1123_label(json_string_value(ns)))
+		meta_invalid(v, "namespace", ns,
+			     "a lowercase RFC 1123 label must consist of lower "
+			     "case alphanumeric characters or '-', and must "
+			     "start and end with an alphanumeric character "
+			     "(e.g. 'my-name',  or '123-abc', regex used for "
+			     "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
+	const char *k;
+	json_t *x;
+	json_object_foreach((json_t *)json_object_get(md, "labels"), k, x)
+	{
+		if (!srv_is_qualified_name(k)) {
+			json_t *kj = json_string(k);
+			meta_invalid(v, "labels", kj, QN_MSG);
+			json_decref(kj);
+		}
+		if (json_is_string(x) && !srv_is_label_value(json_string_value(x)))
+			meta_invalid(v, "labels", x,
+				     "a valid label must be an empty string or "
+				     "consist of alphanumeric characters, '-', "
+				     "'_' or '.', and must start and end with "
+				     "an alphanumeric character");
+	}
+	json_object_foreach((json_t *)json_object_get(md, "annotations"), k, x)
+	{
+		char low[320];
+		size_t i = 0;
+		for (; k[i] && i < sizeof low - 1; i++)
+			low[i] = (char)tolower((unsigned char)k[i]);
+		low[i] = '\0';
+		if (k[i] || !srv_is_qualified_name(low)) {
+			json_t *kj = json_string(k);
+			meta_invalid(v, "annotations", kj, QN_MSG);
+			json_decref(kj);
+		}
+	}
+	size_t i;
+	json_array_foreach((json_t *)json_object_get(md, "finalizers"), i, x)
+	{
+		/* ValidateFinalizers names the list, not the item */
+		if (json_is_string(x) && !srv_is_qualified_name(json_string_value(x)))
+			meta_invalid(v, "finalizers", x, QN_MSG);
+	}
+}
+
 static void check_embedded(struct vctx *v, const json_t *x)
 {
 	size_t pl = v->path.len;
@@ -2254,6 +2363,10 @@ static void check_embedded(struct vctx *v, const json_t *x)
 	if (md && !json_is_object(md) && !json_is_null(md)) {
 		path_key(&v->path, "metadata");
 		invalid(v, md, "must be an object");
+		sb_cut(&v->path, pl);
+	} else if (json_is_object(md)) {
+		path_key(&v->path, "metadata");
+		check_embedded_meta(v, md);
 		sb_cut(&v->path, pl);
 	}
 }

@@ -1074,6 +1074,10 @@ check "a nullable null that its enum does not hold (null never matches) is 422" 
 quirk '' '{"emb":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","creationTimestamp":null,"labels":{},"finalizers":[]}}}'
 check "an embedded resource's metadata loses its empty members" code_is 201
 check "... (metadata {name: x})" [ "$(jq_ "d['spec']['emb']['metadata']")" == "{'name': 'x'}" ]
+quirk '' '{"emb":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a/b","namespace":"Bad_NS","labels":{"bad key!":"v"},"finalizers":["bad finalizer"]}}}'
+check "an embedded resource's metadata is validated as ObjectMeta (422 per member)" code_has 422 \
+	'spec.emb.metadata.name: Invalid value: \"a/b\": may not contain' '"field":"spec.emb.metadata.namespace"' \
+	'"field":"spec.emb.metadata.labels"' '"field":"spec.emb.metadata.finalizers"'
 quirk ',"ownerReferences":"x"' '{}'
 check "an ownerReferences string is 400 in the decoder's words" code_has 400 'Quirk in version \"v1\" cannot be handled as a Quirk: json: cannot unmarshal string into Go struct field ObjectMeta.ownerReferences of type []v1.OwnerReference'
 quirk ',"labels":{"a":1}' '{}'
