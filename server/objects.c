@@ -198,13 +198,9 @@ static void check_name(const struct srv_resource *res, const char *field,
 	bool ok = label ? srv_is_dns_label(masked, 63)
 			: srv_is_dns_subdomain(masked);
 	if (!ok)
-		srv_error_cause(
-			err, "FieldValueInvalid", field,
-			"Invalid value: \"%.300s\": a lowercase RFC 1123 %s must "
-			"consist of lower case alphanumeric characters, '-'%s, "
-			"and must start and end with an alphanumeric character",
-			name, label ? "label" : "subdomain",
-			label ? "" : " or '.'");
+		srv_error_cause(err, "FieldValueInvalid", field,
+				"Invalid value: \"%.300s\": %s", name,
+				label ? SRV_MSG_DNS_LABEL : SRV_MSG_DNS_SUBDOMAIN);
 }
 
 /* kube's dedupOwnerReferencesAndAddWarning (BeforeCreate, BeforeUpdate):
@@ -267,12 +263,12 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 		snprintf(f, sizeof f, "metadata.labels");
 		if (!srv_is_qualified_name(k))
 			srv_error_cause(err, "FieldValueInvalid", f,
-					"Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+					"Invalid value: \"%.253s\": " SRV_MSG_QNAME,
 					k);
 		if (!json_is_string(v) || !srv_is_label_value(json_string_value(v))) {
 			snprintf(f, sizeof f, "metadata.labels");
 			srv_error_cause(err, "FieldValueInvalid", f,
-					"Invalid value: \"%.100s\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+					"Invalid value: \"%.100s\": " SRV_MSG_LABEL_VALUE,
 					json_is_string(v) ? json_string_value(v) : "");
 		}
 	}
@@ -330,7 +326,7 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 		const char *f = json_string_value(fin);
 		if (!f || !srv_is_qualified_name(f))
 			srv_error_cause(err, "FieldValueInvalid", "metadata.finalizers",
-					"Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+					"Invalid value: \"%.253s\": " SRV_MSG_QNAME,
 					f ? f : "");
 		orphan = orphan || (f && !strcmp(f, "orphan"));
 		fg = fg || (f && !strcmp(f, "foregroundDeletion"));
@@ -344,7 +340,7 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 	{
 		if (!srv_is_qualified_name(k))
 			srv_error_cause(err, "FieldValueInvalid", "metadata.annotations",
-					"Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+					"Invalid value: \"%.253s\": " SRV_MSG_QNAME,
 					k);
 		total += strlen(k) + (json_is_string(v) ? json_string_length(v) : 0);
 		if (!json_is_string(v))
@@ -2611,7 +2607,7 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 				snprintf(ff, sizeof ff, "spec.finalizers[%zu]", fi);
 				if (!fs || !srv_is_qualified_name(fs))
 					srv_error_cause(&err, "FieldValueInvalid", ff,
-							"Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+							"Invalid value: \"%.253s\": " SRV_MSG_QNAME,
 							fs ? fs : "");
 				if (fs && !strchr(fs, '/') && strcmp(fs, "kubernetes") &&
 					 strcmp(fs, "orphan") &&

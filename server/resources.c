@@ -125,7 +125,7 @@ static lp_err prep_namespace(const struct srv_resource *r, json_t *obj,
 			kube = kube || (n && !strcmp(n, "kubernetes"));
 			if (!n || !srv_is_qualified_name(n))
 				srv_error_cause(err, "FieldValueInvalid", "spec.finalizers",
-						"Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+						"Invalid value: \"%.253s\": " SRV_MSG_QNAME,
 						n ? n : "");
 			else if (!strchr(n, '/') && strcmp(n, "kubernetes") &&
 				 strcmp(n, "orphan") && strcmp(n, "foregroundDeletion"))
@@ -586,11 +586,7 @@ static void ip_causes(const char *field, const char *ip, struct srv_error *err)
 				"Invalid value: \"%.64s\": %s", ip, special);
 }
 
-#define DNS_LABEL_MSG                                                        \
-	"a lowercase RFC 1123 label must consist of lower case alphanumeric " \
-	"characters or '-', and must start and end with an alphanumeric "    \
-	"character (e.g. 'my-name',  or '123-abc', regex used for validation " \
-	"is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+#define DNS_LABEL_MSG SRV_MSG_DNS_LABEL
 
 /* Adds to err kube's verdict on a value of an enumerated string member
    (Required or NotSupported); vals end with NULL and are sorted. */
@@ -698,7 +694,7 @@ static void validate_service(const json_t *spec, struct srv_error *err)
 					"spec.externalName", "Required value");
 		else if (!srv_is_dns_subdomain(cname))
 			srv_error_cause(err, "FieldValueInvalid", "spec.externalName",
-					"Invalid value: \"%.253s\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+					"Invalid value: \"%.253s\": " SRV_MSG_DNS_SUBDOMAIN,
 					cname);
 	}
 	size_t i, j;
@@ -761,11 +757,11 @@ static void validate_service(const json_t *spec, struct srv_error *err)
 	{
 		if (!srv_is_qualified_name(k))
 			srv_error_cause(err, "FieldValueInvalid", "spec.selector",
-					"Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+					"Invalid value: \"%.253s\": " SRV_MSG_QNAME,
 					k);
 		if (!json_is_string(v) || !srv_is_label_value(json_string_value(v)))
 			srv_error_cause(err, "FieldValueInvalid", "spec.selector",
-					"Invalid value: \"%.100s\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+					"Invalid value: \"%.100s\": " SRV_MSG_LABEL_VALUE,
 					json_is_string(v) ? json_string_value(v) : "");
 	}
 	enum_cause("spec.sessionAffinity", json_object_get(spec, "sessionAffinity"),
@@ -909,7 +905,7 @@ static lp_err prep_lease(const struct srv_resource *r, json_t *obj,
 				sv);
 	else if (sv && strchr(sv, '/') && !srv_is_qualified_name(sv))
 		srv_error_cause(err, "FieldValueInvalid", "spec.strategy.strategy",
-				"Invalid value: \"%.100s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+				"Invalid value: \"%.100s\": " SRV_MSG_QNAME,
 				sv);
 	if (json_string_length(ph) > 0 && (!sv || !*sv))
 		srv_error_cause(err, "FieldValueForbidden", "spec.preferredHolder",
@@ -1152,7 +1148,7 @@ static void validate_event(const json_t *obj, const json_t *old, bool strict,
 		else if (!srv_is_qualified_name(rc))
 			srv_error_cause(
 			    err, "FieldValueInvalid", "reportingController",
-			    "Invalid value: \"%.253s\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+			    "Invalid value: \"%.253s\": " SRV_MSG_QNAME,
 			    rc);
 		static const struct {
 			const char *name;

@@ -187,4 +187,29 @@ bool srv_is_dns_label(const char *s, size_t max);
 bool srv_is_dns_subdomain(const char *s);
 bool srv_is_label_value(const char *v);
 
+/* kube's texts for those (apimachinery's validation.RegexError: the rule,
+   examples, the regular expression). */
+#define SRV_MSG_QNAME                                                         \
+	"name part must consist of alphanumeric characters, '-', '_' or '.', " \
+	"and must start and end with an alphanumeric character (e.g. "         \
+	"'MyName',  or 'my.name',  or '123-abc', regex used for validation "   \
+	"is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+#define SRV_MSG_LABEL_VALUE                                                   \
+	"a valid label must be an empty string or consist of alphanumeric "    \
+	"characters, '-', '_' or '.', and must start and end with an "         \
+	"alphanumeric character (e.g. 'MyValue',  or 'my_value',  or "         \
+	"'12345', regex used for validation is "                               \
+	"'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+#define SRV_MSG_DNS_SUBDOMAIN                                                 \
+	"a lowercase RFC 1123 subdomain must consist of lower case "           \
+	"alphanumeric characters, '-' or '.', and must start and end with an " \
+	"alphanumeric character (e.g. 'example.com', regex used for "          \
+	"validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*"   \
+	"[a-z0-9])?)*')"
+#define SRV_MSG_DNS_LABEL                                                     \
+	"a lowercase RFC 1123 label must consist of lower case alphanumeric "  \
+	"characters or '-', and must start and end with an alphanumeric "      \
+	"character (e.g. 'my-name',  or '123-abc', regex used for validation " \
+	"is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+
 #endif

@@ -2251,9 +2251,7 @@ static void meta_invalid(struct vctx *v, const char *member, const json_t *x,
 	sb_cut(&v->path, pl);
 }
 
-#define QN_MSG                                                                \
-	"name part must consist of alphanumeric characters, '-', '_' or '.', " \
-	"and must start and end with an alphanumeric character"
+#define QN_MSG SRV_MSG_QNAME
 
 /*
  * kube validates an embedded resource's metadata with ValidateObjectMeta
@@ -2277,11 +2275,7 @@ static void check_embedded_meta(struct vctx *v, const json_t *md)
 	if (json_is_string(ns) && *json_string_value(ns) &&
 	    !dns1123_label(json_string_value(ns)))
 		meta_invalid(v, "namespace", ns,
-			     "a lowercase RFC 1123 label must consist of lower "
-			     "case alphanumeric characters or '-', and must "
-			     "start and end with an alphanumeric character "
-			     "(e.g. 'my-name',  or '123-abc', regex used for "
-			     "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
+			     SRV_MSG_DNS_LABEL);
 	const char *k;
 	json_t *x;
 	json_object_foreach((json_t *)json_object_get(md, "labels"), k, x)
@@ -2292,11 +2286,7 @@ static void check_embedded_meta(struct vctx *v, const json_t *md)
 			json_decref(kj);
 		}
 		if (json_is_string(x) && !srv_is_label_value(json_string_value(x)))
-			meta_invalid(v, "labels", x,
-				     "a valid label must be an empty string or "
-				     "consist of alphanumeric characters, '-', "
-				     "'_' or '.', and must start and end with "
-				     "an alphanumeric character");
+			meta_invalid(v, "labels", x, SRV_MSG_LABEL_VALUE);
 	}
 	json_object_foreach((json_t *)json_object_get(md, "annotations"), k, x)
 	{

@@ -235,6 +235,12 @@ req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"Secre
 check "wrong kind for the path is 400" code_is 400
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}}'
 check "an invalid name is 422 Invalid" code_has 422 '"field":"metadata.name"'
+check "... in kube's words, examples and regular expression included" has "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+req POST /api/v1/namespaces '{"metadata":{"name":"Bad.ns","labels":{"a b":"c d"}}}'
+check "a namespace's name is a DNS-1123 label, and labels are checked, in kube's words" code_has 422 \
+	"a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')" \
+	"name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')" \
+	"a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"badkeys"},"data":{"ok":"1","a b":"2"},"binaryData":{"c/d":"AA=="}}'
 check "invalid data and binaryData keys are 422 on each key's path" code_has 422 '"field":"data[a b]"' '"field":"binaryData[c/d]"' 'Invalid value: \"a b\": a valid config key must consist of alphanumeric characters'
 check "the valid key got no cause" bash -c "! grep -q 'data\[ok\]' '$WORK/body'"
