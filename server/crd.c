@@ -119,6 +119,8 @@ struct crdent {
 	   and acceptedNames alone, new otherwise (kube tears the storage
 	   down then, ending its watches). */
 	uint64_t storage_id;
+	bool torn; /* a new storage for a CRD that had one: announce it
+		      (srv_crd_teardowns) once this state is published */
 };
 
 /* Counts storage teardowns (a CRD deleted, or its spec or accepted names
@@ -756,8 +758,7 @@ static struct crdent *ent_new(json_t *crd, const struct crdent *prev)
 	c->storage_id = same_storage(crd, prev)
 			    ? prev->storage_id
 			    : atomic_fetch_add(&storage_ids, 1) + 1;
-	if (prev && c->storage_id != prev->storage_id)
-		atomic_fetch_add(&srv_crd_teardowns, 1);
+	c->torn = prev && c->storage_id != prev->storage_id;
 	c->e = calloc(json_array_size(versions) + 1, sizeof *c->e);
 	if (!c->e) {
 		ent_unref(c);
@@ -907,9 +908,11 @@ static json_t *reload_one(eng *e, const char *name)
 		struct crdmap *cur = map_locked();
 		bool had;
 		map_pos(cur, name, &had);
+		map_set(name, NULL);
+		/* after the publish: a watch that sees the count move must
+		   find the map without the CRD */
 		if (had)
 			atomic_fetch_add(&srv_crd_teardowns, 1);
-		map_set(name, NULL);
 		return NULL;
 	}
 	if (rc) {
@@ -929,8 +932,11 @@ static json_t *reload_one(eng *e, const char *name)
 	    ent_new(json_deep_copy(crd), found ? m->c[pos] : NULL);
 	for (size_t i = 0; ent && i < ent->n; i++)
 		srv_watch_track(e, &ent->e[i].res);
+	bool torn = ent && ent->torn;
 	if (ent)
 		map_set(name, ent);
+	if (torn) /* after the publish, as above */
+		atomic_fetch_add(&srv_crd_teardowns, 1);
 	return crd;
 }
 
@@ -992,10 +998,11 @@ static void reload_all(eng *e)
 	if (!c)
 		return;
 	qsort(c, k, sizeof *c, cmp_ent);
-	/* CRDs may have gone: watches look again (srv_cr_current) */
+	publish(map_new(c, k));
+	/* CRDs may have gone: watches look again (srv_cr_current), once the
+	   new map is published */
 	if (old)
 		atomic_fetch_add(&srv_crd_teardowns, 1);
-	publish(map_new(c, k));
 }
 
 void srv_crds_refresh(eng *e)
