@@ -656,6 +656,19 @@ static int64_t meta_int(const json_t *obj, const char *k)
 	return s ? strtoll(s, NULL, 10) : 0;
 }
 
+/* Whether prev (NULL: none) is the state of the same CRD object as crd:
+   the same uid, not one deleted and created again under its name. */
+static bool same_crd(const json_t *crd, const struct crdent *prev)
+{
+	const char *uid = json_string_value(
+	    json_object_get(json_object_get(crd, "metadata"), "uid"));
+	const char *puid =
+	    prev ? json_string_value(json_object_get(
+		       json_object_get(prev->crd, "metadata"), "uid"))
+		 : NULL;
+	return uid && puid && !strcmp(uid, puid);
+}
+
 /*
  * The revision before which stored objects of crd may have been written
  * under other schemas (ent->coerce_rev). prev is the same CRD's state
@@ -670,13 +683,7 @@ static int64_t meta_int(const json_t *obj, const char *k)
 static int64_t coerce_since(const json_t *crd, const struct crdent *prev)
 {
 	int64_t rv = meta_int(crd, "resourceVersion");
-	const char *uid = json_string_value(
-	    json_object_get(json_object_get(crd, "metadata"), "uid"));
-	const char *puid =
-	    prev ? json_string_value(json_object_get(
-		       json_object_get(prev->crd, "metadata"), "uid"))
-		 : NULL;
-	if (!uid || !puid || strcmp(uid, puid))
+	if (!same_crd(crd, prev))
 		return meta_int(crd, "generation") > 1 ? rv : 0;
 	json_t *a = coercion_part(crd), *b = coercion_part(prev->crd);
 	bool same = json_equal(a, b);
@@ -689,13 +696,7 @@ static int64_t coerce_since(const json_t *crd, const struct crdent *prev)
    accepted names (kube's crdHandler rebuilds the storage otherwise). */
 static bool same_storage(const json_t *crd, const struct crdent *prev)
 {
-	if (!prev)
-		return false;
-	const json_t *m = json_object_get(crd, "metadata"),
-		     *pm = json_object_get(prev->crd, "metadata");
-	const char *uid = json_string_value(json_object_get(m, "uid")),
-		   *puid = json_string_value(json_object_get(pm, "uid"));
-	return uid && puid && !strcmp(uid, puid) &&
+	return same_crd(crd, prev) &&
 	       json_equal(json_object_get(crd, "spec"),
 			  json_object_get(prev->crd, "spec")) &&
 	       json_equal(json_object_get(json_object_get(crd, "status"),
@@ -891,6 +892,14 @@ static lp_err crd_key(const char *name, struct reg_key *k)
 			      "customresourcedefinitions", NULL, name, k);
 }
 
+/* The engine tracks every version ent serves (NULL ok), so that watches of
+   a quiet one outlive compaction (srv_watch_track). */
+static void track(eng *e, const struct crdent *ent)
+{
+	for (size_t i = 0; ent && i < ent->n; i++)
+		srv_watch_track(e, &ent->e[i].res);
+}
+
 /* Rebuild the entry of the CRD named name from the store (removed when the
    store has none). Returns the stored CRD (new) or NULL. Call with map_mu
    held. */
@@ -930,8 +939,7 @@ static json_t *reload_one(eng *e, const char *name)
 	size_t pos = map_pos(m, name, &found);
 	struct crdent *ent =
 	    ent_new(json_deep_copy(crd), found ? m->c[pos] : NULL);
-	for (size_t i = 0; ent && i < ent->n; i++)
-		srv_watch_track(e, &ent->e[i].res);
+	track(e, ent);
 	bool torn = ent && ent->torn;
 	if (ent)
 		map_set(name, ent);
@@ -989,8 +997,7 @@ static void reload_all(eng *e)
 		size_t pos = nm ? map_pos(old, nm, &found) : 0;
 		struct crdent *ent =
 		    ent_new(json_deep_copy(crd), found ? old->c[pos] : NULL);
-		for (size_t j = 0; ent && j < ent->n; j++)
-			srv_watch_track(e, &ent->e[j].res);
+		track(e, ent);
 		if (ent)
 			c[k++] = ent;
 	}
@@ -2323,7 +2330,6 @@ const char *srv_cr_webhook_warning(const struct srv_resource *r)
 {
 	return r->crd ? r->crd->webhook_warning : NULL;
 }
-
 
 /* ------------------------------------------------------------ CRD hooks */
 

@@ -32,7 +32,9 @@ bool srv_object_matches(const struct srv_resource *res, const srv_lsel *ls,
 /* Have the engine track res's collection (all namespaces), so that a
    watch of it from a compacted revision at which it has not changed since
    starts from now, as kube's watch cache serves a quiet resource
-   (eng_watch_track; watch.c). */
+   (eng_watch_track; watch.c). Every built-in is tracked at the server's
+   start (srv_watch_init), each CRD version when its serving entry is
+   built (crd.c). */
 void srv_watch_track(eng *e, const struct srv_resource *res);
 
 /* Serve a watch (watch.c). name "" watches the collection. */

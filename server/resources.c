@@ -586,8 +586,6 @@ static void ip_causes(const char *field, const char *ip, struct srv_error *err)
 				"Invalid value: \"%.64s\": %s", ip, special);
 }
 
-#define DNS_LABEL_MSG SRV_MSG_DNS_LABEL
-
 /* Adds to err kube's verdict on a value of an enumerated string member
    (Required or NotSupported); vals end with NULL and are sorted. */
 static void enum_cause(const char *field, const json_t *v,
@@ -711,7 +709,7 @@ static void validate_service(const json_t *spec, struct srv_error *err)
 			snprintf(f, sizeof f, "spec.ports[%zu].name", i);
 			if (!srv_is_dns_label(name, 63))
 				srv_error_cause(err, "FieldValueInvalid", f,
-						"Invalid value: \"%.63s\": " DNS_LABEL_MSG,
+						"Invalid value: \"%.63s\": " SRV_MSG_DNS_LABEL,
 						name);
 			json_array_foreach(ports, j, q)
 			{
@@ -949,7 +947,7 @@ static lp_err prep_endpoints(const struct srv_resource *r, json_t *obj,
 						 "subsets[%zu].%s[%zu].hostname", i,
 						 lists[l], j);
 					srv_error_cause(err, "FieldValueInvalid", f,
-							"Invalid value: \"%.63s\": " DNS_LABEL_MSG,
+							"Invalid value: \"%.63s\": " SRV_MSG_DNS_LABEL,
 							hn);
 				}
 			}
@@ -966,7 +964,7 @@ static lp_err prep_endpoints(const struct srv_resource *r, json_t *obj,
 			} else if (name && *name && !srv_is_dns_label(name, 63)) {
 				snprintf(f, sizeof f, "subsets[%zu].ports[%zu].name", i, j);
 				srv_error_cause(err, "FieldValueInvalid", f,
-						"Invalid value: \"%.63s\": " DNS_LABEL_MSG,
+						"Invalid value: \"%.63s\": " SRV_MSG_DNS_LABEL,
 						name);
 			}
 			if (port < 1 || port > 65535) {
@@ -1584,12 +1582,6 @@ static json_t *c_ev_count(const json_t *o)
 	return json_integer(!series && n == 0 ? 1 : n);
 }
 
-static json_t *c_ev_name(const json_t *o)
-{
-	const char *s = str_at(o, "metadata", "name");
-	return json_string(s ? s : "");
-}
-
 #define NAME_COL                                                              \
 	{"Name", "string", "name",                                            \
 	 "Name must be unique within a namespace.", 0, c_name}
@@ -1649,7 +1641,7 @@ static const struct srv_column col_event[] = {
 	{"Message", "string", "", "The message of the event", 0, c_ev_message},
 	{"First Seen", "string", "", "Time since the first occurrence", 1, c_ev_first_seen},
 	{"Count", "string", "", "The number of times the event occurred", 1, c_ev_count},
-	{"Name", "string", "", "Name must be unique within a namespace.", 1, c_ev_name},
+	{"Name", "string", "", "Name must be unique within a namespace.", 1, c_name},
 	END_COL};
 
 /* ------------------------------------------------------------ table */

@@ -872,7 +872,6 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 		if (send_initial && ws->bookmarks)
 			emit_bookmark(ws, from, true);
 	}
-	srv_watch_track(e, res); /* one not tracked yet: from now */
 	lp_err rc = eng_watch_open(e, prefix.bytes, prefix.len, from, on_ready, ws,
 				   &ws->w);
 	if (rc == LP_E_COMPACTED) {
