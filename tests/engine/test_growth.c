@@ -320,18 +320,25 @@ static bool zeros_between(const char *dir, uint64_t from, uint64_t to)
 #define P_VAL (16 * 1024)
 #define P_MAX (8u << 20)
 
-Test(eng_growth, synced_store_keeps_a_zero_tail, .fini = teardown)
+/* Keys /p/0000.. /p/<n-1>, one synced (or not) commit each, of P_VAL bytes
+   from fill_value; val is the scratch buffer. */
+static void put_values(uint8_t *val, int n)
 {
-	struct eng_opts o = {.max_size = P_MAX}; /* the map: P_MAX */
-	tc_open(&S, "prealloc", &o);
-	uint8_t *val = tc_xmalloc(P_VAL);
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < n; i++) {
 		fill_value(val, P_VAL, i, 1);
 		char key[32];
 		snprintf(key, sizeof key, "/p/%04d", i);
 		TC_OK(tc_put(S.e, key, strlen(key), val, P_VAL, ENG_NO_SLOT,
 			     NULL, NULL));
 	}
+}
+
+Test(eng_growth, synced_store_keeps_a_zero_tail, .fini = teardown)
+{
+	struct eng_opts o = {.max_size = P_MAX}; /* the map: P_MAX */
+	tc_open(&S, "prealloc", &o);
+	uint8_t *val = tc_xmalloc(P_VAL);
+	put_values(val, 100);
 	tc_check(S.e);
 	eng_close(S.e);
 	S.e = NULL;
@@ -374,13 +381,7 @@ Test(eng_growth, store_without_fsync_keeps_no_tail, .fini = teardown)
 	struct eng_opts o = {.nosync = 1};
 	tc_open(&S, "noprealloc", &o);
 	uint8_t *val = tc_xmalloc(P_VAL);
-	for (int i = 0; i < 100; i++) {
-		fill_value(val, P_VAL, i, 1);
-		char key[32];
-		snprintf(key, sizeof key, "/p/%04d", i);
-		TC_OK(tc_put(S.e, key, strlen(key), val, P_VAL, ENG_NO_SLOT,
-			     NULL, NULL));
-	}
+	put_values(val, 100);
 	eng_close(S.e);
 	S.e = NULL;
 	uint64_t used, size;
