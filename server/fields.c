@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "fields.h"
+#include "registry/json.h"
 
 /* Paths of unknown fields in error texts; a key longer than this is cut. */
 #define PATH_MAX_LEN 1024
@@ -219,57 +220,6 @@ static bool known(const struct pb_msg *m, const char *key, bool root)
 
 /* ---- Go's names for values and types ---- */
 
-/* A float64 as Go's encoding/json writes it: the shortest text that reads
-   back, in %f form unless the magnitude is below 1e-6 or from 1e21 on,
-   where it is %e with the exponent's leading zero dropped ("1e-7"). */
-static void go_float(double x, char *out, size_t size)
-{
-	char e[40];
-	for (int p = 1; p <= 17; p++) {
-		snprintf(e, sizeof e, "%.*e", p - 1, x);
-		if (strtod(e, NULL) == x)
-			break;
-	}
-	char *ep = strchr(e, 'e');
-	int exp = ep ? atoi(ep + 1) : 0;
-	if (ep)
-		*ep = '\0';
-	double a = fabs(x);
-	if (a != 0 && (a < 1e-6 || a >= 1e21)) {
-		if (snprintf(out, size, "%se%c%d", e, exp < 0 ? '-' : '+',
-			     abs(exp)) >= (int)size)
-			out[0] = '\0'; /* cannot happen: callers give 40 */
-		return;
-	}
-	/* e is now "[-]d[.ddd]": place the point exp digits to the right */
-	char digits[24];
-	size_t nd = 0;
-	for (const char *p = e; *p && nd < sizeof digits - 1; p++)
-		if (*p >= '0' && *p <= '9')
-			digits[nd++] = *p;
-	digits[nd] = '\0';
-	size_t o = 0;
-	char buf[64];
-	if (x < 0)
-		buf[o++] = '-';
-	if (exp < 0) {
-		buf[o++] = '0';
-		buf[o++] = '.';
-		for (int i = -1; i > exp; i--)
-			buf[o++] = '0';
-		for (size_t i = 0; i < nd; i++)
-			buf[o++] = digits[i];
-	} else {
-		for (size_t i = 0; i < nd || i <= (size_t)exp; i++) {
-			if (i == (size_t)exp + 1)
-				buf[o++] = '.';
-			buf[o++] = i < nd ? digits[i] : '0';
-		}
-	}
-	buf[o] = '\0';
-	snprintf(out, size, "%s", buf);
-}
-
 /* Go's word for a JSON value in UnmarshalTypeError: "string", "bool",
    "array", "object", and "number", with its text ("number 1.5") when
    num_text is set, as for integer targets. */
@@ -297,8 +247,8 @@ static const char *go_what(const json_t *v, bool num_text, char *buf,
 	case JSON_REAL: {
 		if (!num_text)
 			return "number";
-		char f[40];
-		go_float(json_real_value(v), f, sizeof f);
+		char f[REG_GO_FLOAT_MAX];
+		reg_go_float(json_real_value(v), f);
 		snprintf(buf, size, "number %s", f);
 		return buf;
 	}
@@ -970,7 +920,7 @@ static bool uns_int32_json(struct walk *w, json_t *v)
 		snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, i);
 	} else {
 		double d = json_real_value(v);
-		go_float(d, num, sizeof num);
+		reg_go_float(d, num);
 		if (!strpbrk(num, ".e") && d >= INT32_MIN && d <= INT32_MAX)
 			return true;
 	}

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "crd.h"
+#include "registry/json.h"
 #include "registry/object.h"
 #include "schema.h"
 
@@ -1719,7 +1720,7 @@ static struct fset *last_applied_set(const json_t *live, struct walk *w,
 	if (!la || !*la)
 		return NULL;
 	json_error_t je;
-	json_t *obj = json_loads(la, 0, &je);
+	json_t *obj = reg_json_load(la, strlen(la), 0, &je);
 	if (!json_is_object(obj)) {
 		json_decref(obj);
 		return NULL;

@@ -302,8 +302,8 @@ static void secret_type_causes(const json_t *obj, struct srv_error *err)
 			gnutls_datum_t raw = {NULL, 0};
 			json_t *j = NULL;
 			if (in.size && gnutls_base64_decode2(&in, &raw) >= 0)
-				j = json_loadb((const char *)raw.data, raw.size, 0,
-					       NULL);
+				j = reg_json_load((const char *)raw.data,
+						  raw.size, 0, NULL);
 			if (!json_is_object(j)) {
 				char f[64];
 				snprintf(f, sizeof f, "data[%s]", rules[i].keys[0]);

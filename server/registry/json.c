@@ -20,11 +20,15 @@
  * need no escape with memcpy. It follows jansson's dump_string (escapes
  * \" \\ \b \f \n \r \t, other controls as \u00XX in upper case, '/' and
  * non-ASCII raw, invalid UTF-8 in a value fails the dump) and prints
- * integers as "%" JSON_INTEGER_FORMAT would; reals are printed by jansson
- * itself.
+ * integers as "%" JSON_INTEGER_FORMAT would; reals are printed as Go
+ * prints a float64 (reg_go_float), which is where it parts from jansson's
+ * "%.17g" with ".0" appended: kube answers 0.1, never 0.10000000000000001.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -559,14 +563,121 @@ json_t *reg__json_load_fast(const char *p, size_t n, size_t flags)
 	return load_fast(p, n, flags, &used);
 }
 
+/*
+ * The JSON text at p with ".0" after every integer beyond int64, so that
+ * jansson reads those as reals: a new malloc'd copy in *out, and in *at
+ * (new) the offsets in it of the *n_at insertions; false when there is none
+ * or no memory. Strings are copied as they are.
+ */
+static bool bigints_as_reals(const char *p, size_t n, char **out,
+			     size_t *out_len, size_t **at, size_t *n_at)
+{
+	/* each integer that grows has 19 digits or more, and grows by 2 */
+	char *o = malloc(n + n / 9 + 3);
+	size_t *ins = malloc((n / 19 + 1) * sizeof *ins);
+	if (!o || !ins) {
+		free(o);
+		free(ins);
+		return false;
+	}
+	size_t k = 0, grown = 0;
+	for (size_t i = 0; i < n;) {
+		char c = p[i];
+		if (c == '"') {
+			size_t j = i + 1;
+			while (j < n && p[j] != '"')
+				j += p[j] == '\\' ? 2 : 1;
+			j = j < n ? j + 1 : n;
+			memcpy(o + k, p + i, j - i);
+			k += j - i;
+			i = j;
+			continue;
+		}
+		if (c != '-' && (c < '0' || c > '9')) {
+			o[k++] = c;
+			i++;
+			continue;
+		}
+		size_t j = i + (c == '-'), d = j;
+		while (j < n && p[j] >= '0' && p[j] <= '9')
+			j++;
+		bool integer = j == n || !p[j] || !strchr(".eE", p[j]);
+		while (j < n && p[j] && strchr("0123456789.eE+-", p[j]))
+			j++;
+		memcpy(o + k, p + i, j - i);
+		k += j - i;
+		/* int64 holds every integer of up to 18 digits and none of
+		   20 or more (JSON has no leading zeros) */
+		bool big = integer && j - d >= 20;
+		if (integer && j - d == 19 && j - i < 24) {
+			char t[24];
+			memcpy(t, p + i, j - i);
+			t[j - i] = 0;
+			errno = 0;
+			(void)strtoll(t, NULL, 10);
+			big = errno == ERANGE;
+		}
+		if (big) {
+			ins[grown++] = k;
+			memcpy(o + k, ".0", 2);
+			k += 2;
+		}
+		i = j;
+	}
+	if (!grown) {
+		free(o);
+		free(ins);
+		return false;
+	}
+	*out = o;
+	*out_len = k;
+	*at = ins;
+	*n_at = grown;
+	return true;
+}
+
+/* Integers beyond int64 as reals (json.h): jansson again on the text with
+   them spelled as reals, its error's position and column moved back to
+   the caller's text. NULL when there were none (*err as it was). */
+static json_t *load_bigints(const char *p, size_t n, size_t flags,
+			    json_error_t *err)
+{
+	char *t;
+	size_t tn, *at, n_at;
+	if (!bigints_as_reals(p, n, &t, &tn, &at, &n_at))
+		return NULL;
+	json_t *v = json_loadb(t, tn, flags, err);
+	size_t before = 0, on_line = 0;
+	for (size_t i = 0; i < n_at && (int)at[i] < err->position; i++) {
+		before++;
+		/* the line's start: column counts from it */
+		if (err->column > 0 &&
+		    (int)at[i] >= err->position - err->column)
+			on_line++;
+	}
+	err->position -= (int)(2 * before);
+	if (err->column > 0)
+		err->column -= (int)(2 * on_line);
+	free(t);
+	free(at);
+	return v;
+}
+
 json_t *reg_json_load(const char *p, size_t n, size_t flags, json_error_t *err)
 {
 	size_t used = 0;
 	json_t *v = NULL;
 	if (p && !(flags & ~(size_t)FAST_FLAGS))
 		v = load_fast(p, n, flags, &used);
-	if (!v)
-		return json_loadb(p, n, flags, err);
+	if (!v) {
+		json_error_t local, *e = err ? err : &local;
+		v = json_loadb(p, n, flags, e);
+		if (!v && json_error_code(e) == json_error_numeric_overflow &&
+		    (!strncmp(e->text, "too big integer", 15) ||
+		     !strncmp(e->text, "too big negative integer", 24)))
+			v = load_bigints(p, n, flags, e);
+		return v;
+	}
 	if (err) {
 		/* What json_loadb leaves after a success: its
 		   jsonp_error_init(err, "<buffer>") and the position after
@@ -735,14 +846,64 @@ static bool dump_integer(struct out *o, json_int_t i)
 	return put(o, p, (size_t)(b + sizeof b - p));
 }
 
-/* A real, formatted by jansson itself (its jsonp_dtostr with the default
-   precision) so that it is the same to the last digit. */
+size_t reg_go_float(double x, char out[REG_GO_FLOAT_MAX])
+{
+	/* The shortest %e text that reads back: the correctly rounded
+	   p-digit decimal is the nearest one, so it reads back whenever any
+	   p-digit decimal does. */
+	char e[REG_GO_FLOAT_MAX];
+	for (int p = 1; p <= 17; p++) {
+		snprintf(e, sizeof e, "%.*e", p - 1, x);
+		if (strtod(e, NULL) == x)
+			break;
+	}
+	char *ep = strchr(e, 'e');
+	int exp = ep ? atoi(ep + 1) : 0;
+	if (ep)
+		*ep = '\0';
+	double a = fabs(x);
+	int n;
+	if (a != 0 && (a < 1e-6 || a >= 1e21)) {
+		n = snprintf(out, REG_GO_FLOAT_MAX, "%se%c%d", e,
+			     exp < 0 ? '-' : '+', abs(exp));
+		return (size_t)n;
+	}
+	/* e is "[-]d[.ddd]": its digits, with the point exp places on */
+	char digits[24];
+	int nd = 0;
+	for (const char *p = e; *p && nd < (int)sizeof digits - 1; p++)
+		if (*p >= '0' && *p <= '9')
+			digits[nd++] = *p;
+	n = 0;
+	if (signbit(x))
+		out[n++] = '-';
+	if (exp < 0) {
+		/* |x| >= 1e-6 here, so at most 6 zeros and 17 digits */
+		out[n++] = '0';
+		out[n++] = '.';
+		for (int i = -1; i > exp; i--)
+			out[n++] = '0';
+		for (int i = 0; i < nd; i++)
+			out[n++] = digits[i];
+	} else {
+		/* below 1e21: at most 21 digits before the point */
+		for (int i = 0; i < nd || i <= exp; i++) {
+			if (i == exp + 1)
+				out[n++] = '.';
+			out[n++] = i < nd ? digits[i] : '0';
+		}
+	}
+	out[n] = '\0';
+	return (size_t)n;
+}
+
 static enum dump_rc dump_real(struct out *o, const json_t *v)
 {
-	char b[128];
-	size_t n = json_dumpb(v, b, sizeof b, JSON_COMPACT | JSON_ENCODE_ANY);
-	if (n == 0 || n > sizeof b)
-		return D_FAIL;
+	char b[REG_GO_FLOAT_MAX];
+	double x = json_real_value(v);
+	if (!isfinite(x))
+		return D_FAIL; /* as jansson: no JSON text for it */
+	size_t n = reg_go_float(x, b);
 	return put(o, b, n) ? D_OK : D_FAIL;
 }
 
@@ -858,4 +1019,20 @@ char *reg_json_dump(const json_t *v, size_t *len)
 	}
 	free(o.buf);
 	return rc == D_GIVEUP ? dump_slow(v, len) : NULL;
+}
+
+int reg__json_dump_matches(const char *ours, const char *jansson)
+{
+	if (!strcmp(ours, jansson))
+		return 1;
+	/* Read as doubles, 1 and 1.0 are one number; an integer beyond
+	   2^53 loses the same digits on both sides. */
+	json_t *a =
+	    json_loads(ours, JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL, NULL);
+	json_t *b =
+	    json_loads(jansson, JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL, NULL);
+	int same = a && b && json_equal(a, b);
+	json_decref(a);
+	json_decref(b);
+	return same;
 }

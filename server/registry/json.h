@@ -9,6 +9,10 @@
  * path is sure of, so every error, message, line and column, and every
  * odd case, is jansson's own. The trees are ordinary jansson trees.
  *
+ * Numbers are where both part from jansson, to answer as kube-apiserver
+ * (Go's encoding/json) does: integers beyond int64 load as reals, and
+ * reals dump in Go's shortest form. What one dumps, the other loads.
+ *
  * Pure, any thread.
  */
 #ifndef LAPIS_REG_JSON_H
@@ -20,21 +24,38 @@
 /*
  * Parse n bytes at p as json_loadb(p, n, flags, err) does: the same tree
  * (same values, types and key order) or NULL with the same *err (err may be
- * NULL). Flags the fast path knows: JSON_REJECT_DUPLICATES,
- * JSON_DECODE_ANY, JSON_ALLOW_NUL, JSON_DISABLE_EOF_CHECK; any other flag
- * goes to jansson directly.
+ * NULL), with one exception: an integer beyond int64, which jansson refuses
+ * ("too big integer"), is read as a real, as Go reads a JSON number into
+ * interface{} (kube's decoding of custom resources) and as reg_json_dump
+ * writes such a real back (12345678901234567000). Flags the fast path
+ * knows: JSON_REJECT_DUPLICATES, JSON_DECODE_ANY, JSON_ALLOW_NUL,
+ * JSON_DISABLE_EOF_CHECK; any other flag goes to jansson directly.
  * Returns a new reference.
  */
 json_t *reg_json_load(const char *p, size_t n, size_t flags, json_error_t *err);
 
 /*
- * Encode v as json_dumps(v, JSON_COMPACT) does, byte for byte: a new
+ * Encode v as json_dumps(v, JSON_COMPACT) does, byte for byte, except for
+ * reals, which are written as Go's encoding/json writes a float64
+ * (reg_go_float), since that is what kube-apiserver answers: a new
  * NUL-terminated string allocated with malloc (free it with free), its
  * length in *len (len may be NULL). NULL where jansson fails: v neither an
  * object nor an array, a string that is not valid UTF-8, a cycle; or out of
- * memory.
+ * memory. (A tree deeper than the dumper's own limit, or holding a key that
+ * is not UTF-8, goes to json_dumps whole, reals and all.)
  */
 char *reg_json_dump(const json_t *v, size_t *len);
+
+/* Room for any reg_go_float text, its NUL included. */
+#define REG_GO_FLOAT_MAX 40
+
+/*
+ * x as Go's encoding/json writes a float64: the shortest digits that read
+ * back as x, in %f form ("0.1", "1000", "-0") unless |x| is below 1e-6 or
+ * from 1e21 on, where it is %e form with no leading zero in a negative
+ * exponent ("1e+21", "1.5e-7"). x must be finite. Returns the length.
+ */
+size_t reg_go_float(double x, char out[REG_GO_FLOAT_MAX]);
 
 /* For tests and the fuzzer, which must see the fast paths at work. */
 
@@ -45,5 +66,11 @@ json_t *reg__json_load_fast(const char *p, size_t n, size_t flags);
 /* True when a and b are the same tree: json_equal, and also the same key
    order in every object and the same type (integer or real) everywhere. */
 int reg__json_identical(const json_t *a, const json_t *b);
+
+/* True when ours, reg_json_dump's text of a tree, is jansson's, its
+   json_dumps(JSON_COMPACT) of that same tree: the same bytes, except that
+   reals may be written otherwise (Go's form) as long as both texts read
+   back to equal numbers. */
+int reg__json_dump_matches(const char *ours, const char *jansson);
 
 #endif

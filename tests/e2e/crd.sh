@@ -340,6 +340,20 @@ check "... Color" out_has 'blue'
 expect_rc 0 "a widget whose integer column holds a float beyond int64" kubectl apply -f - <<<'{"apiVersion":"cols.example.com/v1","kind":"Widget","metadata":{"name":"w2"},"spec":{"size":1e300}}'
 expect_rc 0 "... is listed" kubectl get wd w2
 check "... with Go's int64 of the float, as kube" out_has '^w2 +-9223372036854775808( |$)'
+# Numbers as kube answers them: Go's encoding/json of a float64 (the
+# shortest text that reads back, "1" for 1.0, exponents only below 1e-6 or
+# from 1e21), and integers beyond int64 read as float64, not refused.
+expect_rc 0 "a widget with reals and integers beyond int64" kubectl create -f - <<<'{"apiVersion":"cols.example.com/v1","kind":"Widget","metadata":{"name":"w3"},"spec":{"a":0.1,"b":1.0,"c":1e3,"d":1e21,"e":1.5e-7,"f":3.14159,"g":12345678901234567890,"h":-9223372036854775809,"i":9223372036854775807,"j":"12345678901234567890"}}'
+expect_rc 0 "... reads back" kubectl get --raw /apis/cols.example.com/v1/namespaces/default/widgets/w3
+check "... with Go's float64 texts" out_has '"spec":\{"a":0\.1,"b":1,"c":1000,"d":1e\+21,"e":1\.5e-7,"f":3\.14159,"g":12345678901234567000,"h":-9223372036854776000,"i":9223372036854775807,"j":"12345678901234567890"\}'
+expect_rc 0 "... and kubectl shows 0.1, not 0.10000000000000001" kubectl get wd w3 -o yaml
+check "... (yaml)" out_has '^  a: 0\.1$'
+expect_rc 0 "a YAML widget with the same numbers" kubectl create -f - <<<$'apiVersion: cols.example.com/v1\nkind: Widget\nmetadata: {name: w4}\nspec: {a: 0.1, b: 1.0, g: 12345678901234567890, k: 0.3}'
+expect_rc 0 "... reads back" kubectl get --raw /apis/cols.example.com/v1/namespaces/default/widgets/w4
+check "... alike" out_has '"spec":\{"a":0\.1,"b":1,"g":12345678901234567000,"k":0\.3\}'
+expect_rc 0 "a merge patch with reals" kubectl patch wd w4 --type=merge -p '{"spec":{"k":2.5e-8,"l":100.0}}'
+expect_rc 0 "... reads back" kubectl get wd w4 -o 'jsonpath={.spec.k}/{.spec.l}'
+check "... in Go's form" out_has '^2\.5e-08/100$'
 expect_rc 0 "the category all lists custom resources" kubectl get all
 check "... with the widget" out_has 'widget.cols.example.com/w1'
 expect_rc 0 "served through the second version" kubectl get widgets.v1beta1.cols.example.com w1 -o 'jsonpath={.apiVersion}'
