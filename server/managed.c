@@ -509,6 +509,9 @@ struct lkind {
 	const char *const *keys;
 	size_t n_keys;
 	bool atomic_items; /* items are owned whole (ownerReferences) */
+	/* a custom resource's item schema: a key an item leaves out takes
+	   its default from there, as structured-merge-diff fills it */
+	const struct srv_schema_node *items;
 };
 
 static void list_kind(const struct walk *w, const struct srv_schema_node *sn,
@@ -535,6 +538,7 @@ static void list_kind(const struct walk *w, const struct srv_schema_node *sn,
 		return;
 	if (w->res->custom) {
 		lk->kind = srv_schema_list_kind(sn, &lk->keys, &lk->n_keys);
+		lk->items = srv_schema_items(sn);
 		return;
 	}
 	if (path_is(w, "spec.ports") && !strcmp(w->res->resource, "services")) {
@@ -601,6 +605,9 @@ static char *item_pe(const json_t *item, const struct lkind *lk,
 	json_t *k = json_object();
 	for (size_t i = 0; i < lk->n_keys; i++) {
 		json_t *v = json_object_get(item, lk->keys[i]);
+		if (!v && lk->items)
+			v = (json_t *)srv_schema_default_of(
+			    srv_schema_prop(lk->items, lk->keys[i]));
 		if (!v && !strcmp(lk->keys[i], "protocol") &&
 		    path_is(w, "spec.ports")) {
 			/* upstream defaults the key: ports are TCP */

@@ -1480,6 +1480,12 @@ srv_schema_items(const struct srv_schema_node *sn)
 	return n ? (const struct srv_schema_node *)n->items : NULL;
 }
 
+const json_t *srv_schema_default_of(const struct srv_schema_node *sn)
+{
+	const struct node *n = (const struct node *)sn;
+	return n ? n->dflt : NULL;
+}
+
 bool srv_schema_map_atomic(const struct srv_schema_node *sn)
 {
 	const struct node *n = (const struct node *)sn;

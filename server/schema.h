@@ -173,6 +173,8 @@ srv_schema_items(const struct srv_schema_node *n);
 /* Is the object at n x-kubernetes-map-type: atomic (owned and replaced
    whole by server-side apply)? */
 bool srv_schema_map_atomic(const struct srv_schema_node *n);
+/* The default of the field at n (borrowed), or NULL when it has none. */
+const json_t *srv_schema_default_of(const struct srv_schema_node *n);
 /* For SRV_SLIST_MAP, *keys (borrowed) and *n_keys name the map keys. */
 enum srv_schema_list srv_schema_list_kind(const struct srv_schema_node *n,
 					  const char *const **keys,

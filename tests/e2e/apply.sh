@@ -214,6 +214,11 @@ spec:
                 x-kubernetes-list-type: map
                 x-kubernetes-list-map-keys: [name]
                 items: {type: object, required: [name], properties: {name: {type: string}, port: {type: integer}}}
+              endpoints:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name, proto]
+                items: {type: object, required: [name], properties: {name: {type: string}, proto: {type: string, default: TCP}, v: {type: integer}}}
               atomic: {type: array, items: {type: string}}
               selector:
                 type: object
@@ -241,6 +246,16 @@ check "... at .spec.selector" err_has 'conflict with "m3": \.spec\.selector$'
 expect_rc 0 "with --force-conflicts" $K apply --server-side --field-manager=m4 --force-conflicts -f "$WORK/sel2.yaml"
 expect_rc 0 "... get" $K get gadget g1 -o 'jsonpath={.spec.selector} {.metadata.managedFields[?(@.manager=="m4")].fieldsV1}'
 check "... the map is replaced, not merged, and owned whole" out_has '^\{"matchLabels":\{"b":"2"\}\} \{"f:spec":\{"f:selector":\{\}\}\}$'
+# A map key that an item leaves out takes its schema default, as
+# structured-merge-diff fills it: the item is keyed, not the list atomic.
+gadget 'spec: {endpoints: [{name: b, proto: TCP, v: 3}]}' >"$WORK/ep1.yaml"
+gadget 'spec: {endpoints: [{name: b, v: 4}]}' >"$WORK/ep2.yaml"
+expect_rc 0 "m5 applies a map-list item with both keys" $K apply --server-side --field-manager=m5 -f "$WORK/ep1.yaml"
+expect_rc 1 "m6 applies the same item without its defaulted key and another value" $K apply --server-side --field-manager=m6 -f "$WORK/ep2.yaml"
+check "... conflicts on the item's field, keyed with the default" err_has 'conflict with "m5": \.spec\.endpoints\[name="b",proto="TCP"\]\.v$'
+expect_rc 0 "with --force-conflicts" $K apply --server-side --field-manager=m6 --force-conflicts -f "$WORK/ep2.yaml"
+expect_rc 0 "... get" $K get gadget g1 -o 'jsonpath={.spec.endpoints} {.metadata.managedFields[?(@.manager=="m6")].fieldsV1}'
+check "... m6 owns the item's fields by its defaulted key" out_has '^\[\{"name":"b","proto":"TCP","v":4\}\] \{"f:spec":\{"f:endpoints":\{"k:\{\\"name\\":\\"b\\",\\"proto\\":\\"TCP\\"\}":\{"\.":\{\},"f:name":\{\},"f:v":\{\}\}\}\}\}$'
 gadget 'status: {ready: true}' >"$WORK/gs.yaml"
 expect_rc 0 "apply to the status subresource" $K apply --server-side --field-manager=ctl --subresource=status -f "$WORK/gs.yaml"
 expect_rc 0 "... get" $K get gadget g1 -o 'jsonpath={.status.ready} {.metadata.managedFields[?(@.manager=="ctl")].subresource}'
