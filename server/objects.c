@@ -3090,8 +3090,21 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		struct reg_obj c = {0};
 		lp_err rc = reg_get(e, &k, &c);
 		if (rc == LP_E_NOTFOUND && pt == P_APPLY && !*sub) {
-			/* server-side apply creates what is missing */
+			/* server-side apply creates what is missing, unless
+			   the configuration names a uid (kube's patcher) */
 			reg_obj_free(&c);
+			const char *uid = json_string_value(json_object_get(
+			    json_object_get(patch, "metadata"), "uid"));
+			if (uid && *uid) {
+				char gr[320];
+				srv_error_set(&err, LP_E_CONFLICT,
+					      "Operation cannot be fulfilled on %s \"%s\": uid mismatch: the provided object specified uid %s, and no existing object was found",
+					      srv_resource_gr(res, gr, sizeof gr),
+					      name, uid);
+				json_decref(patch);
+				fail_res(r, res, name, &err);
+				return;
+			}
 			break;
 		}
 		if (!rc)

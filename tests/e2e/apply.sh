@@ -51,6 +51,12 @@ check "an apply without data.b and the label (JSON is YAML) is 200" code_is 200
 check "... removes what the manager no longer applies" py "assert d['data']=={'a':'1'}, d['data']; assert 'x' not in d['metadata'].get('labels',{})"
 check "... and owns what it applies now" mf_is m1 Apply '{"f:data":{"f:a":{}}}'
 
+apply "$CMP/s9?fieldManager=m1" $'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s9\n  uid: 11111111-1111-1111-1111-111111111111\n'
+check "an apply naming a uid does not create the missing object: 409" code_has 409 '"reason":"Conflict"' '"details":{"name":"s9","kind":"configmaps"}'
+check "... with kube's message" msg_is 'Operation cannot be fulfilled on configmaps "s9": uid mismatch: the provided object specified uid 11111111-1111-1111-1111-111111111111, and no existing object was found'
+req GET "$CMP/s9"
+check "... and nothing was created" code_is 404
+
 # --- updates take fields; conflicts; force
 req POST "$CMP?fieldManager=creator" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","labels":{"l":"v"}},"data":{"c":"1","d":"2"}}'
 check "a create records an Update entry" code_is 201
