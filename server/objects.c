@@ -3059,8 +3059,11 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			return;
 		}
 	} else {
+		/* a JSON patch of null or a scalar is decoded (and answered)
+		   as Go decodes it into a list of operations */
 		json_error_t je;
-		patch = reg_json_load(r->body, r->body_len, 0, &je);
+		patch = reg_json_load(r->body, r->body_len,
+				      pt == P_JSON ? JSON_DECODE_ANY : 0, &je);
 		if (!patch) {
 			srv_reply_fail(r, LP_E_BADREQUEST, "error decoding patch: %s", je.text);
 			return;

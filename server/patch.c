@@ -710,13 +710,64 @@ static const char *jp_pointer(const json_t *op, const char *name,
 	return json_string_value(v);
 }
 
-/* Decode and check every operation before applying any (kube's DecodePatch
-   plus the field checks); fills ops[] and the longest pointer length. */
+/* Go's word for the JSON type of v in an UnmarshalTypeError. */
+static const char *go_type_word(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "object";
+	case JSON_ARRAY:
+		return "array";
+	case JSON_STRING:
+		return "string";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "bool";
+	case JSON_INTEGER:
+	case JSON_REAL:
+	case JSON_NULL:
+		break;
+	}
+	return "number";
+}
+
+/* An operation that cannot apply: kube answers evanphx/json-patch's Apply
+   error as a generic 422 (NewGenericServerResponse: details {}), its own
+   words kept out of the reply; they go to the debug log. */
+static lp_err jp_op_invalid(struct srv_error *err, size_t i, const char *name,
+			    const char *what, const char *why)
+{
+	lp_debug("json patch operation %zu (%s): \"%s\" %s", i, name, what,
+		 why);
+	srv_error_set(err, LP_E_INVALID, "%s", MSG_422);
+	err->generic = true;
+	return LP_E_INVALID;
+}
+
+/* Decode and check every operation before applying any. First kube's
+   strict decoding of the list into its jsonPatchOp (op, path and from are
+   strings): a 400 for any operation. Then what evanphx/json-patch finds as
+   it applies (an unknown op, a missing or bad pointer): kube's 422. Fills
+   ops[] and the longest pointer length. */
 static lp_err jp_decode(const json_t *arr, struct jp_op *ops, size_t *maxlen,
 			struct srv_error *err)
 {
+	static const char *const strs[] = {"op", "path", "from"};
 	size_t i, n = json_array_size(arr), longest = 0;
 
+	for (i = 0; i < n; i++) {
+		const json_t *o = json_array_get(arr, i);
+		for (size_t f = 0; f < sizeof strs / sizeof *strs; f++) {
+			const json_t *v = json_object_get(o, strs[f]);
+			if (v && !json_is_null(v) && !json_is_string(v))
+				return srv_error_set(
+				    err, LP_E_BADREQUEST,
+				    "error decoding patch: json: cannot "
+				    "unmarshal %s into Go struct field "
+				    "jsonPatchOp.%s of type string",
+				    go_type_word(v), strs[f]);
+		}
+	}
 	for (i = 0; i < n; i++) {
 		const json_t *o = json_array_get(arr, i);
 		const json_t *opv = json_object_get(o, "op");
@@ -724,37 +775,25 @@ static lp_err jp_decode(const json_t *arr, struct jp_op *ops, size_t *maxlen,
 		struct jp_op *op = &ops[i];
 		size_t kind;
 
-		if (!opv || !json_is_string(opv))
-			return srv_error_set(
-				err, LP_E_BADREQUEST,
-				"json patch operation %zu: \"op\" %s", i,
-				opv ? "is not a string" : "is missing");
-		name = json_string_value(opv);
+		name = json_is_string(opv) ? json_string_value(opv) : "unknown";
 		for (kind = 0; kind < sizeof jp_names / sizeof *jp_names; kind++)
 			if (strcmp(name, jp_names[kind]) == 0)
 				break;
 		if (kind == sizeof jp_names / sizeof *jp_names)
-			return srv_error_set(err, LP_E_BADREQUEST,
-					     "Unexpected kind: %s", name);
+			return jp_op_invalid(err, i, name, "op",
+					     "is not an operation");
 		op->kind = (enum jp_kind)kind;
 		op->from = NULL;
 		op->value = NULL;
 		op->path = jp_pointer(o, "path", &why);
 		if (!op->path)
-			return srv_error_set(err, LP_E_BADREQUEST,
-					     "json patch operation %zu (%s): "
-					     "\"path\" %s",
-					     i, name, why);
+			return jp_op_invalid(err, i, name, "path", why);
 		if (strlen(op->path) > longest)
 			longest = strlen(op->path);
 		if (op->kind == JP_MOVE || op->kind == JP_COPY) {
 			op->from = jp_pointer(o, "from", &why);
 			if (!op->from)
-				return srv_error_set(
-					err, LP_E_BADREQUEST,
-					"json patch operation %zu (%s): "
-					"\"from\" %s",
-					i, name, why);
+				return jp_op_invalid(err, i, name, "from", why);
 			if (strlen(op->from) > longest)
 				longest = strlen(op->from);
 		}
@@ -783,17 +822,26 @@ lp_err srv_json_patch(const json_t *doc, const json_t *ops, json_t **out,
 
 	if (!doc || !ops || !out)
 		return srv_error_set(err, LP_E_INVAL, "json patch: no input");
+	/* null decodes as no operations: the object as it is */
+	if (json_is_null(ops)) {
+		*out = json_deep_copy(doc);
+		return *out ? LP_OK : nomem(err);
+	}
+	/* kube's strict decoding into []jsonPatchOp words these */
 	if (!json_is_array(ops))
 		return srv_error_set(err, LP_E_BADREQUEST,
-				     "the json patch is not an array of "
-				     "operations");
+				     "error decoding patch: json: cannot "
+				     "unmarshal %s into Go value of type "
+				     "[]handlers.jsonPatchOp",
+				     go_type_word(ops));
 	n = json_array_size(ops);
 	for (i = 0; i < n; i++)
 		if (!json_is_object(json_array_get(ops, i)))
 			return srv_error_set(err, LP_E_BADREQUEST,
-					     "json patch operation %zu is not "
-					     "an object",
-					     i);
+					     "error decoding patch: json: "
+					     "cannot unmarshal %s into Go value "
+					     "of type handlers.jsonPatchOp",
+					     go_type_word(json_array_get(ops, i)));
 	if (n > JSON_PATCH_MAX_OPS)
 		return srv_error_set(err, LP_E_ENTITYTOOLARGE,
 				     "Request entity too large: The allowed "

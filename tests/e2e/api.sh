@@ -223,6 +223,14 @@ req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"test","path":"/data/
 check "a json patch whose test fails is kube's generic 422, details {}" code_has 422 '"message":"the server rejected our request due to an error in our request","reason":"Invalid","details":{},"code":422'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"remove","path":"/data/nothere"}]' application/json-patch+json
 check "... as does removing a missing member" code_has 422 '"reason":"Invalid","details":{}'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"bogus","path":"/data/x"}]' application/json-patch+json
+check "... as does an unknown op (evanphx/json-patch's Apply error)" code_has 422 '"reason":"Invalid","details":{}'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '{"op":"add"}' application/json-patch+json
+check "a json patch that is not a list is 400 in the words of kube's strict decoding" code_has 400 '"message":"error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp"'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"add","path":7}]' application/json-patch+json
+check "... and so is a path that is not a string" code_has 400 'error decoding patch: json: cannot unmarshal number into Go struct field jsonPatchOp.path of type string'
+req PATCH /api/v1/namespaces/default/configmaps/a1 'null' application/json-patch+json
+check "a null json patch is no operations: 200" code_has 200 '"m":"2"'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{"s":"3"}}' application/strategic-merge-patch+json
 check "strategic merge patch is 200" code_has 200 '"s":"3"'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{}}' text/plain

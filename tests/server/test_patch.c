@@ -463,31 +463,61 @@ Test(json_patch, rfc6902_appendix_a_examples)
 		expect_err(srv_json_patch, bad[i][0], bad[i][1], LP_E_INVALID);
 }
 
+/* What kube's strict decoding of the list into its jsonPatchOp refuses
+   (not a list of objects; op, path or from not a string) is a 400 before
+   anything applies. */
 Test(json_patch, malformed_patch_documents_are_bad_requests)
 {
 	static const char *const bad[] = {
 		"{\"op\":\"add\",\"path\":\"/a\",\"value\":1}",
 		"\"add\"",
-		"null",
 		"[1]",
 		"[[]]",
+		"[{\"op\":7,\"path\":\"/a\"}]",
+		"[{\"op\":\"remove\",\"path\":5}]",
+		"[{\"op\":\"copy\",\"path\":\"/b\",\"from\":1}]",
+		"[{\"op\":\"add\",\"path\":\"/a\"}]",
+		"[{\"op\":\"replace\",\"path\":\"/a\"}]",
+		"[{\"op\":\"test\",\"path\":\"/a\"}]",
+		/* all decoded first: a bad type after a failing test is
+		   still the 400 */
+		"[{\"op\":\"test\",\"path\":\"/a\",\"value\":2},"
+		"{\"op\":\"add\",\"path\":[]}]",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof bad / sizeof *bad; i++)
+		expect_err(srv_json_patch, "{\"a\":1}", bad[i],
+			   LP_E_BADREQUEST);
+}
+
+/* null is no operations to Go: the object unchanged. */
+Test(json_patch, null_is_no_operations)
+{
+	json_t *doc = J("{\"a\":1}"), *ops = json_null(), *out = NULL;
+	struct srv_error err;
+	cr_assert_eq(srv_json_patch(doc, ops, &out, &err), LP_OK);
+	cr_assert(json_equal(out, doc));
+	json_decref(out);
+	json_decref(ops);
+	json_decref(doc);
+}
+
+/* An operation evanphx/json-patch cannot apply (an unknown or missing op,
+   a missing or bad pointer) is kube's generic 422, as a failing test. */
+Test(json_patch, operations_that_cannot_apply_are_invalid)
+{
+	static const char *const bad[] = {
 		"[{\"path\":\"/a\",\"value\":1}]",
 		"[{\"op\":\"frobnicate\",\"path\":\"/a\"}]",
-		"[{\"op\":7,\"path\":\"/a\"}]",
+		"[{\"op\":null,\"path\":\"/a\"}]",
 		"[{\"op\":\"remove\"}]",
-		"[{\"op\":\"remove\",\"path\":5}]",
 		"[{\"op\":\"remove\",\"path\":\"a\"}]",
 		"[{\"op\":\"remove\",\"path\":\"/a~2\"}]",
 		"[{\"op\":\"remove\",\"path\":\"/a~\"}]",
 		"[{\"op\":\"remove\",\"path\":\"/a\\u0000b\"}]",
-		"[{\"op\":\"add\",\"path\":\"/a\"}]",
-		"[{\"op\":\"replace\",\"path\":\"/a\"}]",
-		"[{\"op\":\"test\",\"path\":\"/a\"}]",
 		"[{\"op\":\"move\",\"path\":\"/b\"}]",
-		"[{\"op\":\"copy\",\"path\":\"/b\",\"from\":1}]",
 		"[{\"op\":\"move\",\"path\":\"/b\",\"from\":\"a\"}]",
-		/* checked before anything applies: the failing test first
-		   does not turn this into a 422 */
 		"[{\"op\":\"test\",\"path\":\"/a\",\"value\":2},"
 		"{\"op\":\"add\"}]",
 	};
@@ -495,7 +525,7 @@ Test(json_patch, malformed_patch_documents_are_bad_requests)
 
 	for (i = 0; i < sizeof bad / sizeof *bad; i++)
 		expect_err(srv_json_patch, "{\"a\":1}", bad[i],
-			   LP_E_BADREQUEST);
+			   LP_E_INVALID);
 }
 
 Test(json_patch, more_than_ten_thousand_operations_is_too_large)
