@@ -38,6 +38,11 @@
 #define CLEANUP "customresourcecleanup.apiextensions.k8s.io"
 #define RECHECK_MS 5000
 
+/* kube's CRD finalizer runs in kube-apiserver: conditions through
+   status, the cleanup finalizer's removal through the object */
+static const struct ctl_as as_status = {"kube-apiserver", "status"};
+static const struct ctl_as as_main = {"kube-apiserver", NULL};
+
 struct crdctl {
 	const struct ctl_store *s;
 	/* Terminating CRDs: name -> instance key prefix. Informer thread
@@ -209,9 +214,9 @@ static bool drop_cleanup(json_t *obj, void *arg)
 static lp_err let_go(const struct ctl_store *s, const struct reg_key *k,
 		     const char *uid, struct ctl_cond *cond)
 {
-	lp_err rc = s->mutate(s->ud, k->bytes, uid, set_cond, cond);
+	lp_err rc = s->mutate(s->ud, k->bytes, uid, &as_status, set_cond, cond);
 	if (rc == LP_OK)
-		rc = s->mutate(s->ud, k->bytes, uid, drop_cleanup, NULL);
+		rc = s->mutate(s->ud, k->bytes, uid, &as_main, drop_cleanup, NULL);
 	return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;
 }
 
@@ -263,7 +268,7 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 	struct ctl_cond cond = {"Terminating", "True",
 				"InstanceDeletionInProgress",
 				"CustomResource deletion is in progress"};
-	rc = s->mutate(s->ud, k.bytes, uid, set_cond, &cond);
+	rc = s->mutate(s->ud, k.bytes, uid, &as_status, set_cond, &cond);
 	if (rc)
 		return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;
 	struct scan sc = {.live = json_array()};
@@ -292,7 +297,7 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 			 lp_strerror(rc ? rc : first));
 		cond = (struct ctl_cond){"Terminating", "True",
 					 "InstanceDeletionFailed", msg};
-		s->mutate(s->ud, k.bytes, uid, set_cond, &cond);
+		s->mutate(s->ud, k.bytes, uid, &as_status, set_cond, &cond);
 		return rc ? rc : first; /* retried with back-off */
 	}
 	sc = (struct scan){.live = json_array()};
@@ -309,7 +314,7 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 			 sc.count);
 		cond = (struct ctl_cond){"Terminating", "True",
 					 "InstanceDeletionCheck", msg};
-		rc = s->mutate(s->ud, k.bytes, uid, set_cond, &cond);
+		rc = s->mutate(s->ud, k.bytes, uid, &as_status, set_cond, &cond);
 		ctl_add_after(c, name, RECHECK_MS);
 		return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;
 	}

@@ -43,6 +43,14 @@
  * precondition: the object under key must have that metadata.uid, else
  * LP_E_CONFLICT (it was deleted and recreated under the same name).
  */
+/* Who makes a controller's write, as kube's managedFields name it: the
+   manager (the first word of kube's controller's User-Agent) and the
+   subresource it writes through (NULL: the object itself). */
+struct ctl_as {
+	const char *manager;
+	const char *subresource;
+};
+
 struct ctl_store {
 	eng *e;
 	void *ud;
@@ -55,9 +63,11 @@ struct ctl_store {
 	/* Read-modify-write: fn edits the object in place and says whether
 	   it changed anything (nothing is written when not). Retried on
 	   concurrent writes. Removing the last finalizer of an object being
-	   deleted deletes it, as an update does.
+	   deleted deletes it, as an update does. The write is recorded in
+	   the object's managedFields as an update by `as` (NULL: not).
 	   Errors: LP_E_NOTFOUND, LP_E_CONFLICT, storage errors. */
 	lp_err (*mutate)(void *ud, const char *key, const char *uid,
+			 const struct ctl_as *as,
 			 bool (*fn)(json_t *obj, void *arg), void *arg);
 	/* The key of the object an ownerReference names (apiVersion, kind,
 	   name) seen from a dependent in namespace ns ("" when the dependent

@@ -47,6 +47,9 @@
 #define F_FOREGROUND "foregroundDeletion"
 #define IDX_OWNER "ownerUID"
 
+/* kube's garbage collector patches from kube-controller-manager */
+static const struct ctl_as as_gc = {"kube-controller-manager", NULL};
+
 struct gc {
 	const struct ctl_store *s;
 	pthread_mutex_t mu; /* guards waiting */
@@ -256,7 +259,7 @@ static lp_err orphan_dependents(struct gc *g, ctl *c, const char *key,
 	json_t *v;
 	json_object_foreach(deps, dk, v)
 	{
-		rc = benign(s->mutate(s->ud, dk, NULL, drop_refs_fn, &d));
+		rc = benign(s->mutate(s->ud, dk, NULL, &as_gc, drop_refs_fn, &d));
 		if (rc)
 			break;
 	}
@@ -264,7 +267,7 @@ static lp_err orphan_dependents(struct gc *g, ctl *c, const char *key,
 	json_decref(deps);
 	if (rc)
 		return rc;
-	return benign(s->mutate(s->ud, key, uid, drop_orphan_fn, NULL));
+	return benign(s->mutate(s->ud, key, uid, &as_gc, drop_orphan_fn, NULL));
 }
 
 static lp_err delete_dependents(struct gc *g, ctl *c, const char *key,
@@ -288,7 +291,8 @@ static lp_err delete_dependents(struct gc *g, ctl *c, const char *key,
 	json_decref(deps);
 	if (blocking)
 		return LP_OK; /* queued again as they go */
-	rc = benign(g->s->mutate(g->s->ud, key, uid, drop_foreground_fn, NULL));
+	rc = benign(g->s->mutate(g->s->ud, key, uid, &as_gc,
+				      drop_foreground_fn, NULL));
 	if (rc == LP_OK) {
 		pthread_mutex_lock(&g->mu);
 		json_object_del(g->waiting, uid);
@@ -368,7 +372,7 @@ static lp_err collect(struct gc *g, ctl *c, const char *key, const json_t *obj)
 			json_object_set_new(d.uids, ou, json_true());
 	}
 	if (rc == LP_OK && solid > 0 && json_object_size(d.uids) > 0) {
-		rc = benign(s->mutate(s->ud, key, uid, drop_refs_fn, &d));
+		rc = benign(s->mutate(s->ud, key, uid, &as_gc, drop_refs_fn, &d));
 	} else if (rc == LP_OK && solid == 0 && json_array_size(refs) > 0) {
 		const char *policy = "Background";
 		json_t *own = uid ? dependents(c, uid) : json_object();

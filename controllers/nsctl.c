@@ -33,6 +33,12 @@
 #define NS_FINALIZER "kubernetes"
 #define RECHECK_MS 5000
 
+/* kube's namespace controller writes status and finalize from
+   kube-controller-manager */
+static const struct ctl_as as_status = {"kube-controller-manager", "status"};
+static const struct ctl_as as_finalize = {"kube-controller-manager",
+					  "finalize"};
+
 struct nsctl {
 	const struct ctl_store *s;
 	/* The namespaces being deleted (name -> true). Informer thread
@@ -343,7 +349,7 @@ static lp_err ns_sync(void *ud, ctl *c, const char *name)
 	json_decref(sc.finalizers);
 	if (rc)
 		return rc;
-	rc = s->mutate(s->ud, k.bytes, uid, edit_status, &se);
+	rc = s->mutate(s->ud, k.bytes, uid, &as_status, edit_status, &se);
 	if (rc)
 		return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;
 	if (failed)
@@ -352,7 +358,8 @@ static lp_err ns_sync(void *ud, ctl *c, const char *name)
 		ctl_add_after(c, name, RECHECK_MS);
 		return LP_OK;
 	}
-	rc = s->mutate(s->ud, k.bytes, uid, drop_spec_finalizer, NULL);
+	rc = s->mutate(s->ud, k.bytes, uid, &as_finalize,
+		       drop_spec_finalizer, NULL);
 	if (rc == LP_OK)
 		lp_debug("namespace: %s finalized", name);
 	return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;

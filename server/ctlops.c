@@ -78,12 +78,15 @@ static lp_err op_del(void *ud, const char *key, const char *uid,
 }
 
 static lp_err op_mutate(void *ud, const char *key, const char *uid,
+			const struct ctl_as *as,
 			bool (*fn)(json_t *obj, void *arg), void *arg)
 {
 	struct target t = {0};
 	lp_err rc = resolve(key, &t);
 	if (rc == LP_OK) {
-		rc = srv_mutate_object(ud, t.res, t.ns, t.name, uid, fn, arg);
+		rc = srv_mutate_object(ud, t.res, t.ns, t.name, uid,
+				       as ? as->manager : NULL,
+				       as ? as->subresource : NULL, fn, arg);
 		srv_resources_release(t.hold);
 	}
 	return rc;

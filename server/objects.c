@@ -3555,6 +3555,7 @@ static bool nothing_holds(const struct srv_resource *res, const json_t *obj)
 
 lp_err srv_mutate_object(eng *e, const struct srv_resource *res,
 			 const char *ns, const char *name, const char *uid,
+			 const char *manager, const char *subresource,
 			 bool (*fn)(json_t *obj, void *arg), void *arg)
 {
 	struct srv_error err;
@@ -3577,6 +3578,22 @@ lp_err srv_mutate_object(eng *e, const struct srv_resource *res,
 			json_decref(next);
 			reg_obj_free(&c);
 			return rc;
+		}
+		if (manager) {
+			/* as kube's controller writes it: what it removed
+			   leaves every entry, what it set is its own */
+			char gv[300];
+			struct srv_mf_op op = {
+			    .res = res,
+			    .manager = manager,
+			    .api_version = srv_resource_store_gv(res, gv, sizeof gv),
+			    .subresource = subresource};
+			rc = srv_mf_update(&op, c.obj, next, &err);
+			if (rc) {
+				json_decref(next);
+				reg_obj_free(&c);
+				return rc;
+			}
 		}
 		if (meta_str(next, "deletionTimestamp") && nothing_holds(res, next)) {
 			if (res->before_delete)

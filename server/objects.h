@@ -54,6 +54,7 @@ lp_err srv_delete_object(eng *e, const struct srv_resource *res,
 			 const char *policy);
 lp_err srv_mutate_object(eng *e, const struct srv_resource *res,
 			 const char *ns, const char *name, const char *uid,
+			 const char *manager, const char *subresource,
 			 bool (*fn)(json_t *obj, void *arg), void *arg);
 
 /* Whether the crd-finalizer controller runs: then DELETE of a CRD marks it

@@ -222,6 +222,10 @@ check "without its ownerReference" [ ! -s "$WORK/out" ]
 expect_rc 0 "orphan: the other dependent keeps its other owner" \
 	"${K[@]}" get configmap dep-o2 -o 'jsonpath={.metadata.ownerReferences[*].name}'
 check "only other-owner is left" [ "$(cat "$WORK/out")" == other-owner ]
+expect_rc 0 "orphan: the managed fields of the dependent" \
+	"${K[@]}" get configmap dep-o2 -o 'jsonpath={.metadata.managedFields[*].fieldsV1}'
+check "... no longer own the removed reference (kube's GC patches it away)" \
+	bash -c "grep -q '$U2' '$WORK/out' && ! grep -q '$U' '$WORK/out'"
 
 # a dependent created with an owner that does not exist is collected
 cm dangling nobody 00000000-0000-0000-0000-000000000000 false
