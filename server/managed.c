@@ -585,7 +585,7 @@ static bool atomic_object(const struct walk *w, const struct srv_schema_node *sn
 /* "<prefix><json>" (malloc), or NULL when out of memory. */
 static char *pe_json(const char *prefix, const json_t *v)
 {
-	char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	char *s = reg_json_dump_sorted(v, NULL);
 	if (!s)
 		return NULL;
 	size_t n = strlen(prefix) + strlen(s) + 1;
@@ -1746,18 +1746,18 @@ static struct fset *last_applied_set(const json_t *live, struct walk *w,
 static void update_last_applied(json_t *merged, const json_t *config)
 {
 	json_t *c = json_deep_copy(config);
+	/* upstream's buildLastApplied sets what is left, an empty map too */
 	json_t *ann = json_object_get(json_object_get(c, "metadata"), "annotations");
-	if (json_is_object(ann)) {
+	if (json_is_object(ann))
 		json_object_del(ann, LAST_APPLIED);
-		if (!json_object_size(ann))
-			json_object_del(json_object_get(c, "metadata"), "annotations");
-	}
-	char *s = json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS);
+	/* upstream encodes it with json.Encoder, which ends it with a
+	   newline, as kubectl's own annotation */
+	char *s = reg_json_dump_sorted(c, NULL);
 	json_decref(c);
 	json_t *mann =
 	    json_object_get(json_object_get(merged, "metadata"), "annotations");
 	if (s && json_is_object(mann))
-		json_object_set_new(mann, LAST_APPLIED, json_string(s));
+		json_object_set_new(mann, LAST_APPLIED, json_sprintf("%s\n", s));
 	free(s);
 }
 

@@ -2903,7 +2903,7 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 static char *patch_shown(bool smp, const json_t *patch, const json_t *next)
 {
 	if (!smp)
-		return json_dumps(next, JSON_COMPACT | JSON_SORT_KEYS);
+		return reg_json_dump_sorted(next, NULL);
 	return srv_go_sprint(patch);
 }
 

@@ -735,6 +735,7 @@ struct out {
 	char *buf;
 	size_t len;
 	size_t cap;
+	bool sorted; /* members in key order (reg_json_dump_sorted) */
 };
 
 enum dump_rc {
@@ -909,8 +910,65 @@ static enum dump_rc dump_real(struct out *o, const json_t *v)
 
 static enum dump_rc dump_value(struct out *o, const json_t *v, int depth);
 
+struct member {
+	const char *key;
+	size_t len;
+	const json_t *v;
+};
+
+static int cmp_member(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int d = memcmp(x->key, y->key, n);
+	return d ? d : (x->len > y->len) - (x->len < y->len);
+}
+
+static enum dump_rc dump_member(struct out *o, const char *key, size_t len,
+				const json_t *v, int depth);
+
+/* Members in byte order of their keys, as Go encodes a map. */
+static enum dump_rc dump_object_sorted(struct out *o, const json_t *v,
+				       int depth)
+{
+	size_t n = json_object_size(v), i = 0;
+	struct member *m = malloc((n ? n : 1) * sizeof *m);
+	if (!m)
+		return D_FAIL;
+	for (void *it = json_object_iter((json_t *)v); it && i < n;
+	     it = json_object_iter_next((json_t *)v, it), i++)
+		m[i] = (struct member){json_object_iter_key(it),
+				       json_object_iter_key_len(it),
+				       json_object_iter_value(it)};
+	qsort(m, i, sizeof *m, cmp_member);
+	enum dump_rc rc = put(o, "{", 1) ? D_OK : D_FAIL;
+	for (size_t k = 0; k < i && !rc; k++) {
+		if (k && !put(o, ",", 1))
+			rc = D_FAIL;
+		else
+			rc = dump_member(o, m[k].key, m[k].len, m[k].v, depth);
+	}
+	free(m);
+	if (!rc && !put(o, "}", 1))
+		rc = D_FAIL;
+	return rc;
+}
+
+static enum dump_rc dump_member(struct out *o, const char *key, size_t len,
+				const json_t *v, int depth)
+{
+	enum dump_rc rc = dump_string(o, key, len, D_GIVEUP);
+	if (rc)
+		return rc;
+	if (!put(o, ":", 1))
+		return D_FAIL;
+	return dump_value(o, v, depth + 1);
+}
+
 static enum dump_rc dump_object(struct out *o, const json_t *v, int depth)
 {
+	if (o->sorted)
+		return dump_object_sorted(o, v, depth);
 	void *it = json_object_iter((json_t *)v);
 	if (!put(o, "{", 1))
 		return D_FAIL;
@@ -924,13 +982,9 @@ static enum dump_rc dump_object(struct out *o, const json_t *v, int depth)
 		   is not UTF-8 (only the _nocheck setters make one) goes
 		   to json_dumps for those same bytes. */
 		enum dump_rc rc =
-		    dump_string(o, json_object_iter_key(it),
-				json_object_iter_key_len(it), D_GIVEUP);
-		if (rc)
-			return rc;
-		if (!put(o, ":", 1))
-			return D_FAIL;
-		rc = dump_value(o, json_object_iter_value(it), depth + 1);
+		    dump_member(o, json_object_iter_key(it),
+				json_object_iter_key_len(it),
+				json_object_iter_value(it), depth);
 		if (rc)
 			return rc;
 		it = json_object_iter_next((json_t *)v, it);
@@ -986,9 +1040,9 @@ static enum dump_rc dump_value(struct out *o, const json_t *v, int depth)
 
 /* json_dumps' result, moved into a malloc'd buffer: it is allocated with
    jansson's allocator, which json_set_alloc_funcs may have replaced. */
-static char *dump_slow(const json_t *v, size_t *len)
+static char *dump_slow(const json_t *v, size_t flags, size_t *len)
 {
-	char *s = json_dumps(v, JSON_COMPACT);
+	char *s = json_dumps(v, JSON_COMPACT | flags);
 	if (!s)
 		return NULL;
 	size_t n = strlen(s);
@@ -1018,7 +1072,28 @@ char *reg_json_dump(const json_t *v, size_t *len)
 		return o.buf;
 	}
 	free(o.buf);
-	return rc == D_GIVEUP ? dump_slow(v, len) : NULL;
+	return rc == D_GIVEUP ? dump_slow(v, 0, len) : NULL;
+}
+
+char *reg_json_dump_sorted(const json_t *v, size_t *len)
+{
+	if (!v)
+		return NULL;
+	struct out o = {.buf = malloc(DUMP_INITIAL),
+			.cap = DUMP_INITIAL,
+			.sorted = true};
+	if (!o.buf)
+		return NULL;
+	enum dump_rc rc = dump_value(&o, v, 0);
+	if (rc == D_OK && put(&o, "", 1)) {
+		if (len)
+			*len = o.len - 1;
+		return o.buf;
+	}
+	free(o.buf);
+	return rc == D_GIVEUP
+		   ? dump_slow(v, JSON_SORT_KEYS | JSON_ENCODE_ANY, len)
+		   : NULL;
 }
 
 int reg__json_dump_matches(const char *ours, const char *jansson)

@@ -46,6 +46,13 @@ json_t *reg_json_load(const char *p, size_t n, size_t flags, json_error_t *err);
  */
 char *reg_json_dump(const json_t *v, size_t *len);
 
+/*
+ * v (any JSON value) as Go's encoding/json writes a map[string]interface{}
+ * tree: reg_json_dump's text with every object's members in byte order of
+ * their keys. New, malloc'd (free with free); NULL as reg_json_dump.
+ */
+char *reg_json_dump_sorted(const json_t *v, size_t *len);
+
 /* Room for any reg_go_float text, its NUL included. */
 #define REG_GO_FLOAT_MAX 40
 

@@ -182,6 +182,10 @@ sed -i 's/a: "1"/a: "2"/' "$WORK/csa.yaml"
 expect_rc 0 "then apply --server-side of a change: no conflict (upgrade)" $K apply --server-side -f "$WORK/csa.yaml"
 expect_rc 0 "... get" $K get cm k2 -o 'jsonpath={.data.a} {.metadata.annotations.kubectl\.kubernetes\.io/last-applied-configuration}'
 check "... the value and the annotation follow" out_has '^2 .*"a":"2"'
+expect_rc 0 "... the annotation" $K get cm k2 -o json
+check "... is Go's encoding: sorted keys, a closing newline" python3 -c "
+import json,sys; a=json.load(open('$WORK/out'))['metadata']['annotations']['kubectl.kubernetes.io/last-applied-configuration']
+assert a=='{\"apiVersion\":\"v1\",\"data\":{\"a\":\"2\"},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"k2\",\"namespace\":\"default\"}}\n', repr(a)"
 
 TD=$(cd "$(dirname "$0")/../../../shared/testdata/crds" 2>/dev/null && pwd)
 BIG=$TD/prometheus-operator/monitoring.coreos.com_prometheuses.yaml

@@ -495,6 +495,28 @@ Test(json_dump, reals_as_go_writes_them)
 	}
 }
 
+/* Go's encoding of a map[string]interface{} tree: keys in byte order at
+   every level, reals in Go's form, any value at the top. */
+Test(json_dump, sorted_as_go_encodes_maps)
+{
+	json_t *v = json_loads("{\"b\":{\"z\":1,\"a\":[{\"y\":0.1,\"x\":null}]},"
+			       "\"a\":1.0,\"\u00e9\":true,\"A\":\"s\"}",
+			       0, NULL);
+	cr_assert_not_null(v);
+	size_t n;
+	char *d = reg_json_dump_sorted(v, &n);
+	cr_assert_str_eq(d, "{\"A\":\"s\",\"a\":1,\"b\":{\"a\":[{\"x\":null,"
+			    "\"y\":0.1}],\"z\":1},\"\xc3\xa9\":true}");
+	cr_assert_eq(n, strlen(d));
+	free(d);
+	json_decref(v);
+	json_t *s = json_string("x");
+	d = reg_json_dump_sorted(s, NULL);
+	cr_assert_str_eq(d, "\"x\"");
+	free(d);
+	json_decref(s);
+}
+
 Test(json_dump, object_order_after_edits)
 {
 	json_t *o = json_object();
