@@ -1058,11 +1058,13 @@ static char *dump_slow(const json_t *v, size_t flags, size_t *len)
 	return r;
 }
 
-char *reg_json_dump(const json_t *v, size_t *len)
+/* Dump v into a new buffer, members in key order when sorted; what the
+   fast dumper gives up on goes to json_dumps with slow_flags. */
+static char *dump_new(const json_t *v, bool sorted, size_t slow_flags,
+		      size_t *len)
 {
-	if (!json_is_object(v) && !json_is_array(v))
-		return NULL;
-	struct out o = {.buf = malloc(DUMP_INITIAL), .cap = DUMP_INITIAL};
+	struct out o = {
+	    .buf = malloc(DUMP_INITIAL), .cap = DUMP_INITIAL, .sorted = sorted};
 	if (!o.buf)
 		return NULL;
 	enum dump_rc rc = dump_value(&o, v, 0);
@@ -1072,28 +1074,21 @@ char *reg_json_dump(const json_t *v, size_t *len)
 		return o.buf;
 	}
 	free(o.buf);
-	return rc == D_GIVEUP ? dump_slow(v, 0, len) : NULL;
+	return rc == D_GIVEUP ? dump_slow(v, slow_flags, len) : NULL;
+}
+
+char *reg_json_dump(const json_t *v, size_t *len)
+{
+	if (!json_is_object(v) && !json_is_array(v))
+		return NULL;
+	return dump_new(v, false, 0, len);
 }
 
 char *reg_json_dump_sorted(const json_t *v, size_t *len)
 {
 	if (!v)
 		return NULL;
-	struct out o = {.buf = malloc(DUMP_INITIAL),
-			.cap = DUMP_INITIAL,
-			.sorted = true};
-	if (!o.buf)
-		return NULL;
-	enum dump_rc rc = dump_value(&o, v, 0);
-	if (rc == D_OK && put(&o, "", 1)) {
-		if (len)
-			*len = o.len - 1;
-		return o.buf;
-	}
-	free(o.buf);
-	return rc == D_GIVEUP
-		   ? dump_slow(v, JSON_SORT_KEYS | JSON_ENCODE_ANY, len)
-		   : NULL;
+	return dump_new(v, true, JSON_SORT_KEYS | JSON_ENCODE_ANY, len);
 }
 
 int reg__json_dump_matches(const char *ours, const char *jansson)
