@@ -380,20 +380,11 @@ static void build_columns(struct entry *e, const json_t *apc)
 		return;
 	struct srv_column *c = e->columns;
 	*c++ = (struct srv_column){
-	    "Name", "string",
-	    "name", "Name must be unique within a namespace.",
-	    0,	    cr_name_cell,
-	    NULL};
+	    "Name", "string", "name", SRV_DESC_NAME, 0, cr_name_cell, NULL};
 	if (!n) {
-		*c++ = (struct srv_column){"Age",
-					   "date",
-					   "",
-					   "CreationTimestamp is a timestamp "
-					   "representing the server time when "
-					   "this object was created.",
-					   0,
-					   srv_age_cell,
-					   NULL};
+		/* apiextensions' serveDefaultColumnsIfEmpty */
+		*c++ = (struct srv_column){
+		    "Age", "date", "", SRV_DESC_CREATED, 0, srv_age_cell, NULL};
 	}
 	size_t i;
 	json_t *col;

@@ -62,9 +62,8 @@ static void fail_res(struct srv_req *r, const struct srv_resource *res,
 {
 	struct srv_status_what w;
 	what_of(res, name, &w);
-	if (err->code == LP_E_INVALID) {
+	if (err->code == LP_E_INVALID || err->on_kind)
 		w.kind = res->kind;
-	}
 	srv_reply_error(r, err, &w);
 }
 
@@ -3407,6 +3406,7 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 				srv_error_set(err, LP_E_CONFLICT,
 					      "Operation cannot be fulfilled on %s \"%s\": the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated",
 					      gk, name, o->pre_uid, uid);
+			err->on_kind = !own;
 			reg_obj_free(&c);
 			return LP_E_CONFLICT;
 		}
@@ -3420,6 +3420,7 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 				srv_error_set(err, LP_E_CONFLICT,
 					      "Operation cannot be fulfilled on %s \"%s\": the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%lld). The object might have been modified",
 					      gk, name, o->pre_rv, (long long)c.mod);
+			err->on_kind = !own;
 			reg_obj_free(&c);
 			return LP_E_CONFLICT;
 		}

@@ -1582,21 +1582,22 @@ static json_t *c_ev_count(const json_t *o)
 	return json_integer(!series && n == 0 ? 1 : n);
 }
 
-#define NAME_COL                                                              \
-	{"Name", "string", "name",                                            \
-	 "Name must be unique within a namespace.", 0, c_name}
-#define AGE_COL                                                               \
-	{"Age", "date", "",                                                   \
-	 "CreationTimestamp is a timestamp representing the server time when " \
-	 "this object was created.",                                          \
-	 0, srv_age_cell}
+/* kube's printers (pkg/printers/internalversion) type Age a string */
+#define NAME_COL {"Name", "string", "name", SRV_DESC_NAME, 0, c_name}
+#define AGE_COL {"Age", "string", "", SRV_DESC_CREATED, 0, srv_age_cell}
 #define END_COL {NULL, NULL, NULL, NULL, 0, NULL}
 
 static const struct srv_column col_ns[] = {
 	NAME_COL, {"Status", "string", "", "The status of the namespace", 0, c_phase},
 	AGE_COL, END_COL};
 static const struct srv_column col_cm[] = {
-	NAME_COL, {"Data", "string", "", "Number of data in configmap", 0, c_data_count},
+	NAME_COL, {"Data", "string", "",
+	 "Data contains the configuration data. Each key must consist of "
+	 "alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte "
+	 "sequences must use the BinaryData field. The keys stored in Data must "
+	 "not overlap with the keys in the BinaryData field, this is enforced "
+	 "during validation process.",
+	 0, c_data_count},
 	AGE_COL, END_COL};
 static const struct srv_column col_secret[] = {
 	NAME_COL, {"Type", "string", "", "The type of the secret", 0, c_type},
@@ -1620,16 +1621,6 @@ static const struct srv_column col_sa[] = {
 static const struct srv_column col_lease[] = {
 	NAME_COL, {"Holder", "string", "", "The holder of the lease", 0, c_holder},
 	AGE_COL, END_COL};
-static json_t *c_created_at(const json_t *o)
-{
-	const char *s = str_at(o, "metadata", "creationTimestamp");
-	return json_string(s ? s : "");
-}
-
-static const struct srv_column col_crd[] = {
-	NAME_COL,
-	{"Created At", "date", "", "CreationTimestamp", 0, c_created_at},
-	END_COL};
 /* kube's eventColumnDefinitions: the priority 1 ones show with -o wide */
 static const struct srv_column col_event[] = {
 	{"Last Seen", "string", "", "Time since the last occurrence", 0, c_ev_last_seen},
@@ -1641,7 +1632,7 @@ static const struct srv_column col_event[] = {
 	{"Message", "string", "", "The message of the event", 0, c_ev_message},
 	{"First Seen", "string", "", "Time since the first occurrence", 1, c_ev_first_seen},
 	{"Count", "string", "", "The number of times the event occurred", 1, c_ev_count},
-	{"Name", "string", "", "Name must be unique within a namespace.", 1, c_name},
+	{"Name", "string", "", SRV_DESC_NAME, 1, c_name},
 	END_COL};
 
 /* ------------------------------------------------------------ table */
@@ -1777,7 +1768,7 @@ const struct srv_resource srv_builtin[] = {
 	 .subresources = sub_status, .unconditional_update = false,
 	 .prepare = srv_prep_crd, .prepare_status = srv_prep_crd_status,
 	 .after_write = srv_crd_after_write,
-	 .before_delete = srv_crd_before_delete, .columns = col_crd},
+	 .before_delete = srv_crd_before_delete}, /* the default table */
 	{.group = "coordination.k8s.io", .version = "v1", .resource = "leases",
 	 .kind = "Lease", .list_kind = "LeaseList", .singular = "lease",
 	 .namespaced = true, .verbs = SRV_V_ALL, .unconditional_update = true,

@@ -53,6 +53,25 @@ typedef lp_err (*srv_prepare_fn)(const struct srv_resource *r, json_t *obj,
 				 const json_t *old, struct srv_error *err);
 
 /* A printer column of Table output. */
+/* ObjectMeta's docs for name and creationTimestamp, which kube's Table
+   columns Name and Age (or Created At) describe themselves with. */
+#define SRV_DESC_NAME                                                          \
+	"Name must be unique within a namespace. Is required when creating "   \
+	"resources, although some resources may allow a client to request the " \
+	"generation of an appropriate name automatically. Name is primarily "  \
+	"intended for creation idempotence and configuration definition. "     \
+	"Cannot be updated. More info: "                                       \
+	"https://kubernetes.io/docs/concepts/overview/working-with-objects/"   \
+	"names#names"
+#define SRV_DESC_CREATED                                                       \
+	"CreationTimestamp is a timestamp representing the server time when "  \
+	"this object was created. It is not guaranteed to be set in "          \
+	"happens-before order across separate operations. Clients may not "    \
+	"set this value. It is represented in RFC3339 form and is in UTC.\n\n" \
+	"Populated by the system. Read-only. Null for lists. More info: "      \
+	"https://git.k8s.io/community/contributors/devel/sig-architecture/"    \
+	"api-conventions.md#metadata"
+
 struct srv_column {
 	const char *name;
 	const char *type;	/* string, integer, date, ... */

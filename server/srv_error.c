@@ -40,6 +40,7 @@ void srv_error_clear(struct srv_error *err)
 		err->cont[0] = 0;
 		err->no_reason = false;
 		err->generic = false;
+		err->on_kind = false;
 	}
 }
 

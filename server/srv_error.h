@@ -31,6 +31,9 @@ struct srv_error {
 	bool no_reason;
 	/* kube's NewGenericServerResponse: details present, even empty. */
 	bool generic;
+	/* details.kind is the Kind, not the resource (kube's rest.BeforeDelete
+	   builds its conflicts on a GroupResource naming the Kind). */
+	bool on_kind;
 };
 
 /* Set code and message (printf-style); keeps causes. err may be NULL.

@@ -238,18 +238,17 @@ json_t *srv_age_cell(const json_t *obj)
 	return json_string(buf);
 }
 
+static json_t *created_at_cell(const json_t *obj)
+{
+	const char *s = json_string_value(json_object_get(
+	    json_object_get(obj, "metadata"), "creationTimestamp"));
+	return json_string(s ? s : "");
+}
+
+/* rest.DefaultTableConvertor's columns (kubectl get crd: NAME, CREATED AT) */
 static const struct srv_column default_cols[] = {
-	{"Name", "string", "name",
-	 "Name must be unique within a namespace. Is required when creating "
-	 "resources, although some resources may allow a client to request the "
-	 "generation of an appropriate name automatically. Name is primarily "
-	 "intended for creation idempotence and configuration definition. Cannot "
-	 "be updated.",
-	 0, name_cell},
-	{"Age", "date", "",
-	 "CreationTimestamp is a timestamp representing the server time when "
-	 "this object was created.",
-	 0, srv_age_cell},
+	{"Name", "string", "name", SRV_DESC_NAME, 0, name_cell},
+	{"Created At", "date", "", SRV_DESC_CREATED, 0, created_at_cell},
 	{NULL, NULL, NULL, NULL, 0, NULL}};
 
 /* Go's int64(f) on amd64, which kube's integer printer columns do to a
@@ -390,28 +389,12 @@ static json_t *path_cell(const struct srv_column *c, const json_t *obj)
 /* A custom resource's Scale as kube's CRD handler prints it
    (getScaleColumnsForVersion, behind the table convertor's Name). */
 static const struct srv_column scale_cols[] = {
-	{"Name", "string", "name",
-	 "Name must be unique within a namespace. Is required when creating "
-	 "resources, although some resources may allow a client to request the "
-	 "generation of an appropriate name automatically. Name is primarily "
-	 "intended for creation idempotence and configuration definition. Cannot "
-	 "be updated. More info: "
-	 "https://kubernetes.io/docs/concepts/overview/working-with-objects/"
-	 "names#names",
-	 0, name_cell, NULL},
+	{"Name", "string", "name", SRV_DESC_NAME, 0, name_cell, NULL},
 	{"Desired", "integer", "", "Number of desired replicas", 0, NULL,
 	 ".spec.replicas"},
 	{"Available", "integer", "", "Number of actual replicas", 0, NULL,
 	 ".status.replicas"},
-	{"Age", "date", "",
-	 "CreationTimestamp is a timestamp representing the server time when "
-	 "this object was created. It is not guaranteed to be set in "
-	 "happens-before order across separate operations. Clients may not set "
-	 "this value. It is represented in RFC3339 form and is in UTC.\n\n"
-	 "Populated by the system. Read-only. Null for lists. More info: "
-	 "https://git.k8s.io/community/contributors/devel/sig-architecture/"
-	 "api-conventions.md#metadata",
-	 0, srv_age_cell, NULL},
+	{"Age", "date", "", SRV_DESC_CREATED, 0, srv_age_cell, NULL},
 	{NULL, NULL, NULL, NULL, 0, NULL, NULL}};
 
 static json_t *table_of(const struct srv_column *cols,

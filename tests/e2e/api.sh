@@ -159,6 +159,15 @@ check "a bad label selector is 400" code_is 400
 TABLE='application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json'
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H "Accept: $TABLE" "$URL/api/v1/namespaces/default/configmaps?limit=2")
 check "list as Table has kube's columns and a continue token" code_has 200 '"kind":"Table"' '"name":"Data"' '"continue":' '"kind":"PartialObjectMetadata"'
+check "... typed and described as kube's printers: Age a string, ObjectMeta's docs" python3 -c "
+import json; c=json.load(open('$WORK/body'))['columnDefinitions']
+assert [(x['name'],x['type'],x['format']) for x in c]==[('Name','string','name'),('Data','string',''),('Age','string','')], c
+assert c[0]['description'].startswith('Name must be unique within a namespace. Is required when creating resources'), c[0]
+assert c[2]['description'].startswith('CreationTimestamp is a timestamp') and c[2]['description'].endswith('api-conventions.md#metadata'), c[2]"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H "Accept: $TABLE" "$URL/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+check "CRDs have kube's default table: Name, Created At (the timestamp)" python3 -c "
+import json; t=json.load(open('$WORK/body')); c=t['columnDefinitions']
+assert [(x['name'],x['type']) for x in c]==[('Name','string'),('Created At','date')], c"
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' "$URL/api/v1/namespaces/default/configmaps")
 check "list as PartialObjectMetadataList" code_has 200 '"kind":"PartialObjectMetadataList"'
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' "$URL/api/v1/namespaces/default/configmaps/a1")
@@ -731,6 +740,7 @@ req DELETE /api/v1/namespaces/default/configmaps/pre1 '{"preconditions":{"uid":"
 check "DELETE with a wrong UID precondition is 409" code_has 409 "Operation cannot be fulfilled on ConfigMap \\\"pre1\\\": the UID in the precondition (nope) does not match the UID in record ($PRE_UID). The object might have been deleted and then recreated"
 req DELETE /api/v1/namespaces/default/configmaps/pre1 '{"preconditions":{"resourceVersion":"1"}}'
 check "... a wrong resourceVersion too" code_has 409 'Operation cannot be fulfilled on ConfigMap \"pre1\": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record'
+check "... its details name the Kind, as kube's rest.BeforeDelete" code_has 409 '"details":{"name":"pre1","kind":"ConfigMap"}'
 req DELETE /api/v1/namespaces/default/configmaps/pre1 "{\"preconditions\":{\"uid\":\"$PRE_UID\"}}"
 check "... the right UID deletes" code_is 200
 req POST /api/v1/namespaces '{"metadata":{"name":"prens"}}'
