@@ -290,12 +290,17 @@ static void emit_bookmark(struct wstream *ws, int64_t rev, bool initial_end)
 	if (partial)
 		snprintf(pgv, sizeof pgv, "meta.k8s.io/%s", ws->neg.version);
 	int n = snprintf(b, sizeof b,
-			 "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%lld\"%s}}}\n",
+			 "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%lld\"%s}}",
 			 partial ? "PartialObjectMetadata" : ws->kind,
 			 partial ? pgv : ws->gv, (long long)rev,
 			 initial_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}"
 				     : "");
-	out_put(ws, b, (size_t)n);
+	/* a Table watch's bookmark is a Table too (kube's watch encoder
+	   transforms it as any event's object), and may take the headers */
+	if (ws->neg.out == SRV_OUT_TABLE)
+		frame_conv(ws, "BOOKMARK", b, (size_t)n);
+	else
+		frame_raw(ws, "BOOKMARK", b, (size_t)n);
 }
 
 static void emit_error(struct wstream *ws, int code, const char *reason,

@@ -308,6 +308,13 @@ curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1"
 check "watch without resourceVersion starts with ADDED for each object" bash -c "[[ \$(grep -c '\"type\":\"ADDED\"' '$WORK/watch0') -ge 20 ]]"
 curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=1" > "$WORK/watch1"
 check "watch from a revision before the first write replays everything" grep -q '"type":"ADDED"' "$WORK/watch1"
+RV_NOW=$(curl -sS "$URL/api/v1/namespaces/default/configmaps?limit=1" | python3 -c "import json,sys; print(json.load(sys.stdin)['metadata']['resourceVersion'])")
+curl -sS -N -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=$RV_NOW&allowWatchBookmarks=true&timeoutSeconds=3" > "$WORK/watcht"
+check "a Table watch's bookmark is a Table too, as kube's watch encoder makes it" python3 -c "
+import json; ev=[json.loads(l) for l in open('$WORK/watcht') if l.strip()]
+b=[e for e in ev if e['type']=='BOOKMARK']; assert b, ev
+o=b[0]['object']; assert o['kind']=='Table' and o['rows'][0]['object']['kind']=='PartialObjectMetadata', o
+assert 'columnDefinitions' in o, o"
 
 curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1" > "$WORK/watch3"
 check "sendInitialEvents ends the initial state with an initial-events-end bookmark" bash -c "grep -q '\"type\":\"ADDED\"' '$WORK/watch3' && grep -q 'k8s.io/initial-events-end' '$WORK/watch3'"
