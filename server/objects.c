@@ -875,6 +875,54 @@ static void list_opts_free(struct list_opts *o)
 	srv_fsel_free(o->fsel);
 }
 
+const struct srv_status_what srv_listopts_what = {.group = "meta.k8s.io",
+						    .kind = "ListOptions"};
+
+#define RVM "resourceVersionMatch"
+
+/* kube's ValidateListOptions (validateWatchOptions for a watch, with the
+   WatchList gate on): every error it finds, in its order, as one
+   ListOptions Invalid (details srv_listopts_what). */
+static lp_err validate_list_opts(struct srv_req *r, const struct list_opts *o,
+				 bool watch, struct srv_error *err)
+{
+	const char *sie = srv_query(r, "sendInitialEvents");
+	const char *m = o->rvm;
+	if (watch) {
+		if (sie && (!m || strcmp(m, "NotOlderThan")))
+			srv_error_cause(err, "FieldValueForbidden", RVM,
+					"Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
+		if (m && !sie)
+			srv_error_cause(err, "FieldValueForbidden", RVM,
+					"Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided");
+		if (m && strcmp(m, "NotOlderThan"))
+			srv_error_cause(err, "FieldValueNotSupported", RVM,
+					"Unsupported value: \"%.32s\": supported values: \"NotOlderThan\"",
+					m);
+		if (m && o->cont)
+			srv_error_cause(err, "FieldValueForbidden", RVM,
+					"Forbidden: resourceVersionMatch is forbidden when continue is provided");
+	} else {
+		if (m && !o->rv)
+			srv_error_cause(err, "FieldValueForbidden", RVM,
+					"Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided");
+		if (m && o->cont)
+			srv_error_cause(err, "FieldValueForbidden", RVM,
+					"Forbidden: resourceVersionMatch is forbidden when continue is provided");
+		if (m && strcmp(m, "Exact") && strcmp(m, "NotOlderThan"))
+			srv_error_cause(err, "FieldValueNotSupported", RVM,
+					"Unsupported value: \"%.32s\": supported values: \"Exact\", \"NotOlderThan\", \"\"",
+					m);
+		if (m && !strcmp(m, "Exact") && o->rv && !strcmp(o->rv, "0"))
+			srv_error_cause(err, "FieldValueForbidden", RVM,
+					"Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"");
+		if (sie)
+			srv_error_cause(err, "FieldValueForbidden", "sendInitialEvents",
+					"Forbidden: sendInitialEvents is forbidden for list");
+	}
+	return srv_error_invalid(err, "ListOptions", "meta.k8s.io", "");
+}
+
 lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 		     bool watch, struct list_opts *o, struct srv_error *err)
 {
@@ -904,38 +952,9 @@ lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 	if (o->rv && (!parse_i64(o->rv, &rvn) || rvn < 0))
 		return srv_error_set(err, LP_E_BADREQUEST,
 				     "invalid resource version: %.64s", o->rv);
+	if (validate_list_opts(r, o, watch, err))
+		return err->code;
 	if (!watch) {
-		if (srv_query(r, "sendInitialEvents")) {
-			srv_error_cause(err, "FieldValueForbidden", "sendInitialEvents",
-					"Forbidden: sendInitialEvents is forbidden for list");
-			return srv_error_set(err, LP_E_INVALID,
-					     "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list");
-		}
-		if (o->rvm && strcmp(o->rvm, "Exact") && strcmp(o->rvm, "NotOlderThan")) {
-			srv_error_cause(err, "FieldValueNotSupported", "resourceVersionMatch",
-					"Unsupported value: \"%.32s\": supported values: \"Exact\", \"NotOlderThan\", \"\"", o->rvm);
-			return srv_error_set(err, LP_E_INVALID,
-					     "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Unsupported value: \"%.32s\": supported values: \"Exact\", \"NotOlderThan\", \"\"",
-					     o->rvm);
-		}
-		if (o->rvm && o->cont) {
-			srv_error_cause(err, "FieldValueForbidden", "resourceVersionMatch",
-					"Forbidden: resourceVersionMatch is forbidden when continue is provided");
-			return srv_error_set(err, LP_E_INVALID,
-					     "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided");
-		}
-		if (o->rvm && !o->rv) {
-			srv_error_cause(err, "FieldValueForbidden", "resourceVersionMatch",
-					"Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided");
-			return srv_error_set(err, LP_E_INVALID,
-					     "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided");
-		}
-		if (o->rvm && !strcmp(o->rvm, "Exact") && rvn == 0) {
-			srv_error_cause(err, "FieldValueForbidden", "resourceVersionMatch",
-					"Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"");
-			return srv_error_set(err, LP_E_INVALID,
-					     "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"");
-		}
 		if (o->cont && o->rv && rvn != 0)
 			return srv_error_set(err, LP_E_BADREQUEST,
 					     "specifying resource version is not allowed when using continue");
@@ -1113,7 +1132,8 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 	struct list_opts o;
 	if (srv_list_opts(r, res, false, &o, &err)) {
 		list_opts_free(&o);
-		srv_reply_error(r, &err, NULL);
+		srv_reply_error(r, &err,
+				err.code == LP_E_INVALID ? &srv_listopts_what : NULL);
 		return;
 	}
 	if (r->neg.out != SRV_OUT_PLAIN) {

@@ -24,6 +24,9 @@ struct list_opts {
 
 lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 		     bool watch, struct list_opts *o, struct srv_error *err);
+/* The details of srv_list_opts' LP_E_INVALID: kube's ListOptions in
+   meta.k8s.io. */
+extern const struct srv_status_what srv_listopts_what;
 
 /* Does obj match the selectors (either may be NULL)? */
 bool srv_object_matches(const struct srv_resource *res, const srv_lsel *ls,

@@ -734,7 +734,8 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	if (srv_list_opts(r, res, true, &o, &err)) {
 		srv_lsel_free(o.lsel);
 		srv_fsel_free(o.fsel);
-		srv_reply_error(r, &err, NULL);
+		srv_reply_error(r, &err,
+				err.code == LP_E_INVALID ? &srv_listopts_what : NULL);
 		return;
 	}
 	/* a name from the path and a field selector: kube's handler wants
@@ -751,33 +752,6 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	}
 	const char *sie = srv_query(r, "sendInitialEvents");
 	bool send_initial = sie && srv_query_bool(sie);
-	if (sie && (!o.rvm || strcmp(o.rvm, "NotOlderThan"))) {
-		srv_lsel_free(o.lsel);
-		srv_fsel_free(o.fsel);
-		/* kube's validateWatchOptions: both on resourceVersionMatch */
-		srv_error_cause(&err, "FieldValueForbidden", "resourceVersionMatch",
-				"Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
-		if (o.rvm && *o.rvm)
-			srv_error_cause(&err, "FieldValueNotSupported",
-					"resourceVersionMatch",
-					"Unsupported value: \"%.32s\": supported values: \"NotOlderThan\"",
-					o.rvm);
-		srv_error_invalid(&err, "ListOptions", "meta.k8s.io", "");
-		struct srv_status_what w = {.group = "meta.k8s.io",
-					    .kind = "ListOptions"};
-		srv_reply_error(r, &err, &w);
-		return;
-	}
-	if (o.rvm && !sie) {
-		srv_lsel_free(o.lsel);
-		srv_fsel_free(o.fsel);
-		srv_error_cause(&err, "FieldValueForbidden", "resourceVersionMatch",
-				"Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided");
-		srv_error_set(&err, LP_E_INVALID,
-			      "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided");
-		srv_reply_error(r, &err, NULL);
-		return;
-	}
 	struct wstream *ws = calloc(1, sizeof *ws);
 	if (!ws) {
 		srv_lsel_free(o.lsel);
