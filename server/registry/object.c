@@ -319,11 +319,23 @@ lp_err reg_continue_decode(const char *tok, int64_t *rv, char **start,
 	json_t *v = json_object_get(o, "v");
 	json_t *r = json_object_get(o, "rv");
 	json_t *s = json_object_get(o, "start");
-	if (!json_is_string(v) ||
-	    strcmp(json_string_value(v), "meta.k8s.io/v1") != 0) {
-		snprintf(msg, msg_len, "continue key is not valid: incorrect "
-				       "encoded start resourceVersion (version "
-				       "meta.k8s.io/v1)");
+	/* storage.DecodeContinue's errors, in its order */
+	if (v && !json_is_string(v) && !json_is_null(v)) {
+		snprintf(msg, msg_len, "continue key is not valid: json: cannot "
+				       "unmarshal %s into Go struct field "
+				       "continueToken.v of type string",
+			 json_is_object(v)   ? "object"
+			 : json_is_array(v)  ? "array"
+			 : json_is_boolean(v) ? "bool"
+					      : "number");
+		goto out;
+	}
+	const char *vs = json_is_string(v) ? json_string_value(v) : "";
+	if (strcmp(vs, "meta.k8s.io/v1") != 0) {
+		snprintf(msg, msg_len,
+			 "continue key is not valid: server does not recognize "
+			 "this encoded version %.64s",
+			 vs);
 		goto out;
 	}
 	if (!json_is_integer(r) || json_integer_value(r) == 0) {
@@ -333,29 +345,35 @@ lp_err reg_continue_decode(const char *tok, int64_t *rv, char **start,
 		goto out;
 	}
 	if (!json_is_string(s) || json_string_length(s) == 0) {
-		snprintf(msg, msg_len,
-			 "continue key is not valid: encoded start key empty");
+		snprintf(msg, msg_len, "continue key is not valid: encoded start "
+				       "key empty (version meta.k8s.io/v1)");
 		goto out;
 	}
 	const char *sv = json_string_value(s);
 	size_t sl = json_string_length(s);
-	/* A clean relative path: no leading '/', no "." or ".." segment. */
+	/* path.Clean("/" + start, unless it has its '/') must leave it as
+	   it is: no empty, "." or ".." segment, no '/' at the end; and "/"
+	   alone, which kube reads as the start of the range, is refused */
+	const char *raw_start = sv;
 	if (sv[0] == '/') {
-		snprintf(msg, msg_len, "continue key is not valid: start key "
-				       "must not be absolute");
-		goto out;
+		sv++;
+		sl--;
 	}
-	for (size_t i = 0; i < sl;) {
+	bool clean = sl > 0;
+	for (size_t i = 0; clean && i < sl;) {
 		size_t j = i;
 		while (j < sl && sv[j] != '/')
 			j++;
-		if ((j - i == 1 && sv[i] == '.') ||
-		    (j - i == 2 && sv[i] == '.' && sv[i + 1] == '.')) {
-			snprintf(msg, msg_len, "continue key is not valid: "
-					       "path segments not allowed");
-			goto out;
-		}
+		if (j == i || (j - i == 1 && sv[i] == '.') ||
+		    (j - i == 2 && sv[i] == '.' && sv[i + 1] == '.') ||
+		    (j < sl && j + 1 == sl))
+			clean = false;
 		i = j + 1;
+	}
+	if (!clean) {
+		snprintf(msg, msg_len, "continue key is not valid: %.256s",
+			 raw_start);
+		goto out;
 	}
 	char *copy = malloc(sl + 1);
 	if (!copy) {

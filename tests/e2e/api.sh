@@ -126,6 +126,13 @@ assert b'"type":"ADDED"' in r.readline()
 PY
 req GET "/api/v1/namespaces/default/configmaps?limit=3&continue=garbage!!"
 check "a garbage continue token is 400" code_is 400
+tok() { printf '%s' "$1" | base64 -w0 | tr '+/' '-_' | tr -d '='; }
+req GET "/api/v1/namespaces/default/configmaps?limit=3&continue=$(tok '{"v":"v2","rv":5,"start":"x"}')"
+check "a token of another version is 400 in storage.DecodeContinue's words" code_has 400 '"message":"invalid continue token: continue key is not valid: server does not recognize this encoded version v2"'
+req GET "/api/v1/namespaces/default/configmaps?limit=3&continue=$(tok '{"v":"meta.k8s.io/v1","rv":5,"start":"../x"}')"
+check "... and one whose start key path.Clean would change" code_has 400 '"message":"invalid continue token: continue key is not valid: ../x"'
+req GET "/api/v1/namespaces/default/configmaps?limit=3&continue=$(tok '{"v":"meta.k8s.io/v1","rv":5,"start":""}')"
+check "... and one with no start key" code_has 400 '"message":"invalid continue token: continue key is not valid: encoded start key empty (version meta.k8s.io/v1)"'
 # Names of 250 characters make continue tokens too long for the room
 # do_list keeps before a page's items: such pages take the copying path.
 LONG=$(printf 'l%.0s' $(seq 1 248))
