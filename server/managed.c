@@ -1789,7 +1789,7 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 			rc = LP_ERR(LP_E_NOMEM);
 	if (rc)
 		goto out;
-	fs_add_fields(newset, config, &w, sn, false);
+	fs_add_fields(newset, op->owned ? op->owned : config, &w, sn, false);
 	fset_norm(newset);
 	merged = merge_val(json_deep_copy(l), config, &w, sn);
 	struct ent *own = ents_find(&es, op->manager, "Apply", NULL,

@@ -57,6 +57,9 @@ struct srv_mf_op {
 	const char *manager;	 /* see srv_mf_manager */
 	const char *api_version; /* the request's: "v1" or "<group>/<version>" */
 	const char *subresource; /* NULL, "status", ... */
+	/* srv_mf_apply: the configuration as the manager comes to own it,
+	   without the fields its type does not have (NULL: config) */
+	const json_t *owned;
 };
 
 /* The manager of a write: fieldManager when given, else the User-Agent up

@@ -2982,6 +2982,28 @@ static lp_err patch_fields(struct srv_req *r, const struct srv_resource *res,
 	return rc;
 }
 
+/* What an apply's manager comes to own of cfg: a copy without the fields
+   its type does not have (new; NULL: all of cfg). kube's structured merge
+   types the configuration first and so never owns an unknown field; the
+   fields themselves are dropped, reported or refused on the result, as
+   for any write (fieldValidation). */
+static json_t *apply_owned(const struct srv_resource *res, const json_t *cfg)
+{
+	json_t *c = json_deep_copy(cfg);
+	if (!c)
+		return NULL;
+	if (res->custom) {
+		const struct srv_schema *sch = srv_cr_schema(res);
+		if (sch)
+			srv_schema_prune(sch, c, NULL, NULL);
+	} else {
+		char gv[300];
+		srv_builtin_prune(res->kind, srv_resource_gv(res, gv, sizeof gv),
+				  c, false, NULL);
+	}
+	return c;
+}
+
 /* A server-side apply configuration: an object of the resource's kind
    and version (400 "invalid object type" otherwise, as upstream's version
    check), naming the object of the URL if it names one. */
@@ -3101,10 +3123,13 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
+	json_t *owned = pt == P_APPLY ? apply_owned(res, patch) : NULL;
+	op.owned = owned;
 	eng *e = srv_engine(r->s);
 	struct reg_key k;
 	if (key_of(res, ns, name, &k, &err)) {
 		json_decref(patch);
+		json_decref(owned);
 		fail_res(r, res, name, &err);
 		return;
 	}
@@ -3124,6 +3149,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 					      srv_resource_gr(res, gr, sizeof gr),
 					      name, uid);
 				json_decref(patch);
+				json_decref(owned);
 				fail_res(r, res, name, &err);
 				return;
 			}
@@ -3135,6 +3161,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			storage_err(res, name, rc, &err);
 			reg_obj_free(&c);
 			json_decref(patch);
+			json_decref(owned);
 			fail_res(r, res, name, &err);
 			return;
 		}
@@ -3173,6 +3200,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 				json_decref(served);
 				reg_obj_free(&c);
 				json_decref(patch);
+				json_decref(owned);
 				srv_reply_error(r, &err, NULL);
 				return;
 			}
@@ -3194,6 +3222,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			json_decref(served);
 			reg_obj_free(&c);
 			json_decref(patch);
+			json_decref(owned);
 			srv_reply_error(r, &err, NULL);
 			return;
 		}
@@ -3217,6 +3246,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			reg_obj_free(&c);
 			json_decref(next);
 			json_decref(patch);
+			json_decref(owned);
 			/* a kind kube's strategy refuses names the object,
 			   as on create */
 			if (!fields_bad && err.code == LP_E_INVALID)
@@ -3252,6 +3282,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		if (rc) {
 			json_decref(obj);
 			json_decref(patch);
+			json_decref(owned);
 			srv_reply_error(r, &err, NULL);
 			return;
 		}
@@ -3263,6 +3294,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		create_object(r, res, ns, obj, dry, true);
 	}
 	json_decref(patch);
+	json_decref(owned);
 }
 
 /* ------------------------------------------------------------ delete */

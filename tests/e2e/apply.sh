@@ -57,6 +57,10 @@ check "... with kube's message" msg_is 'Operation cannot be fulfilled on configm
 req GET "$CMP/s9"
 check "... and nothing was created" code_is 404
 
+apply "$CMP/s10?fieldManager=m1&fieldValidation=Ignore" $'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s10\nbogus: 1\ndata: {a: "1"}\n'
+check "an apply with a field ConfigMap does not have (Ignore) creates it" code_has 201 '"data":{"a":"1"}'
+check "... without the field, and its manager does not own it" mf_is m1 Apply '{"f:data":{"f:a":{}}}'
+
 # --- updates take fields; conflicts; force
 req POST "$CMP?fieldManager=creator" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","labels":{"l":"v"}},"data":{"c":"1","d":"2"}}'
 check "a create records an Update entry" code_is 201
@@ -266,6 +270,10 @@ check "... conflicts on the item's field, keyed with the default" err_has 'confl
 expect_rc 0 "with --force-conflicts" $K apply --server-side --field-manager=m6 --force-conflicts -f "$WORK/ep2.yaml"
 expect_rc 0 "... get" $K get gadget g1 -o 'jsonpath={.spec.endpoints} {.metadata.managedFields[?(@.manager=="m6")].fieldsV1}'
 check "... m6 owns the item's fields by its defaulted key" out_has '^\[\{"name":"b","proto":"TCP","v":4\}\] \{"f:spec":\{"f:endpoints":\{"k:\{\\"name\\":\\"b\\",\\"proto\\":\\"TCP\\"\}":\{"\.":\{\},"f:name":\{\},"f:v":\{\}\}\}\}\}$'
+gadget 'spec: {atomic: [q], bogus: 1}' >"$WORK/gb.yaml"
+expect_rc 0 "m7 applies a field the schema does not have (--validate=false)" $K apply --server-side --field-manager=m7 --validate=false -f "$WORK/gb.yaml"
+expect_rc 0 "... get" $K get gadget g1 -o 'jsonpath={.spec.bogus}/{.metadata.managedFields[?(@.manager=="m7")].fieldsV1}'
+check "... it is pruned, and m7 owns only what exists" out_has '^/\{"f:spec":\{"f:atomic":\{\}\}\}$'
 gadget 'status: {ready: true}' >"$WORK/gs.yaml"
 expect_rc 0 "apply to the status subresource" $K apply --server-side --field-manager=ctl --subresource=status -f "$WORK/gs.yaml"
 expect_rc 0 "... get" $K get gadget g1 -o 'jsonpath={.status.ready} {.metadata.managedFields[?(@.manager=="ctl")].subresource}'
