@@ -804,28 +804,30 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 		return;
 	}
 	int64_t from = 0;
-	bool initial = false;
+	bool initial = false, failed = false;
 	if (!o.rv || !strcmp(o.rv, "0")) {
 		initial = true; /* state first, then changes */
 	} else {
 		from = strtoll(o.rv, NULL, 10);
 		if (send_initial) {
 			if (eng_wait_rev(e, from, 3000)) {
-				ws_unref(ws);
-				srv_error_cause(&err, "ResourceVersionTooLarge", "",
-						"Too large resource version");
-				srv_error_set(&err, LP_E_FUTURE,
-					      "Timeout: Too large resource version: %lld, current: %lld",
-					      (long long)from, (long long)eng_rev(e));
-				srv_reply_error(r, &err, NULL);
-				return;
+				/* kube's cacher answers with an error watcher:
+				   200 and one ERROR event */
+				char msg[128];
+				snprintf(msg, sizeof msg,
+					 "Timeout: Too large resource version: %lld, current: %lld",
+					 (long long)from, (long long)eng_rev(e));
+				emit_error(ws, 504, "Timeout", msg);
+				failed = true;
 			}
-			initial = true;
+			initial = !failed;
 		}
 	}
 	if (send_initial && !o.rv)
 		initial = true;
-	if (sie && !send_initial && o.rv && !strcmp(o.rv, "0")) {
+	/* sendInitialEvents=false: no initial events, from now on (without a
+	   resourceVersion, kube's cacher starts at the current revision) */
+	if (sie && !send_initial && (!o.rv || !strcmp(o.rv, "0"))) {
 		initial = false;
 		from = eng_rev(e);
 	}
@@ -851,8 +853,9 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 		if (send_initial && ws->bookmarks)
 			emit_bookmark(ws, from, true);
 	}
-	lp_err rc = eng_watch_open(e, prefix.bytes, prefix.len, from, on_ready, ws,
-				   &ws->w);
+	lp_err rc = failed ? LP_OK
+			   : eng_watch_open(e, prefix.bytes, prefix.len, from,
+					    on_ready, ws, &ws->w);
 	if (rc == LP_E_COMPACTED) {
 		char msg[128];
 		snprintf(msg, sizeof msg, "too old resource version: %lld (%lld)",
