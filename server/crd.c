@@ -1985,23 +1985,32 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 /* ------------------------------------------------------------ CR strategy */
 
 /* Does anything outside metadata (and status, when it has its own
-   endpoint) differ? */
+   endpoint) differ? apiVersion is not compared: kube compares the two in
+   the request's version, and lapis converts (conversion None) by
+   apiVersion alone, the stored object seen in the request's version and
+   the new one already in the storage version. */
+static bool skip_key(const char *k, bool skip_status)
+{
+	return !strcmp(k, "metadata") || !strcmp(k, "apiVersion") ||
+	       (skip_status && !strcmp(k, "status"));
+}
+
 static bool content_changed(const json_t *a, const json_t *b, bool skip_status)
 {
 	const char *k;
 	json_t *v;
 	json_object_foreach((json_t *)a, k, v)
 	{
-		if (!strcmp(k, "metadata") ||
-		    (skip_status && !strcmp(k, "status")))
+		if (skip_key(k, skip_status))
 			continue;
-		if (!json_equal(v, json_object_get(b, k)))
+		/* numbers by value: a default of 1.0 is stored as 1 */
+		const json_t *w = json_object_get(b, k);
+		if (!w || !srv_json_value_eq(v, w))
 			return true;
 	}
 	json_object_foreach((json_t *)b, k, v)
 	{
-		if (!strcmp(k, "metadata") ||
-		    (skip_status && !strcmp(k, "status")))
+		if (skip_key(k, skip_status))
 			continue;
 		if (!json_object_get(a, k))
 			return true;

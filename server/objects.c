@@ -2530,6 +2530,49 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
  */
 enum upd_kind { UPD_MAIN, UPD_STATUS, UPD_FINALIZE };
 
+/* Are the members of a and b equal in value, but for skip? */
+static bool same_members(const json_t *a, const json_t *b, const char *skip,
+			 bool (*same)(const char *k, const json_t *x,
+				      const json_t *y))
+{
+	const char *k;
+	json_t *v;
+	size_t na = 0, nb = 0;
+	json_object_foreach((json_t *)a, k, v)
+	{
+		if (!strcmp(k, skip))
+			continue;
+		na++;
+		const json_t *w = json_object_get(b, k);
+		if (!w || !same(k, v, w))
+			return false;
+	}
+	json_object_foreach((json_t *)b, k, v) nb += strcmp(k, skip) != 0;
+	return na == nb;
+}
+
+static bool same_value(const char *k, const json_t *x, const json_t *y)
+{
+	(void)k;
+	return srv_json_value_eq(x, y);
+}
+
+static bool same_top(const char *k, const json_t *x, const json_t *y)
+{
+	if (!strcmp(k, "metadata"))
+		return json_is_object(x) && json_is_object(y) &&
+		       same_members(x, y, "resourceVersion", same_value);
+	return srv_json_value_eq(x, y);
+}
+
+/* A custom resource about to be written equal in value to the stored one:
+   every member but apiVersion (the stored object may be seen in the
+   request's version), and metadata but its resourceVersion. */
+static bool same_cr(const json_t *next, const json_t *old)
+{
+	return same_members(next, old, "apiVersion", same_top);
+}
+
 static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 			    const char *ns, const char *name, struct reg_obj *cur,
 			    json_t *obj, enum upd_kind kind, bool retry,
@@ -2711,11 +2754,15 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	omit_empty(res, next);
 	dedup_owner_refs(r, next);
 	validate_meta(res, next, &err);
+	/* a custom resource is pruned and defaulted before its strategy
+	   compares it with the stored object, as kube's decoder defaults it
+	   before PrepareForUpdate: an update that leaves out a default is
+	   no change (and no new generation) */
 	if (invalid_from_causes(res, name, &err) ||
+	    (res->custom && kind != UPD_FINALIZE && cr_schema(r, res, next, old, name, &err)) ||
 	    (kind == UPD_MAIN && res->prepare && res->prepare(res, next, old, &err)) ||
 	    (kind == UPD_STATUS && res->prepare_status &&
 	     res->prepare_status(res, next, old, &err)) ||
-	    (res->custom && kind != UPD_FINALIZE && cr_schema(r, res, next, old, name, &err)) ||
 	    (!tracked &&
 	     track_update(r, res,
 			  kind == UPD_STATUS	 ? "status"
@@ -2758,7 +2805,22 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 		reply_json_stored(r, res, 200, next);
 		return LP_OK;
 	}
-	/* A no-op write changes nothing and keeps the revision. */
+	/* A no-op write changes nothing and keeps the revision. A custom
+	   resource's maps keep the order they were written in, where kube
+	   encodes them sorted: one equal in value to the stored object
+	   (defaults placed elsewhere in a map, keys sent in another order)
+	   is no change either. */
+	if (res->custom && same_cr(next, old)) {
+		json_decref(next);
+		char *copy = malloc(cur->len ? cur->len : 1);
+		if (!copy) {
+			srv_reply_fail(r, LP_E_NOMEM, "out of memory");
+			return LP_E_NOMEM;
+		}
+		memcpy(copy, cur->bytes, cur->len);
+		reply_stored(r, res, 200, copy, cur->len);
+		return LP_OK;
+	}
 	char rvt[24];
 	snprintf(rvt, sizeof rvt, "%lld", (long long)cur->mod);
 	struct eng_cmp cmp = {ENG_CMP_MOD, cur->mod};

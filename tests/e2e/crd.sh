@@ -354,6 +354,77 @@ check "... alike" out_has '"spec":\{"a":0\.1,"b":1,"g":12345678901234567000,"k":
 expect_rc 0 "a merge patch with reals" kubectl patch wd w4 --type=merge -p '{"spec":{"k":2.5e-8,"l":100.0}}'
 expect_rc 0 "... reads back" kubectl get wd w4 -o 'jsonpath={.spec.k}/{.spec.l}'
 check "... in Go's form" out_has '^2\.5e-08/100$'
+# Writes that change nothing stay no-ops: a custom resource is defaulted
+# before its strategy compares it with the stored object (an update that
+# leaves out a list item's default is no change), and a write through a
+# served version that is not the storage version compares in one version.
+cat >"$WORK/noop-crd.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: routes.noop.example.com
+spec:
+  group: noop.example.com
+  scope: Namespaced
+  names: {plural: routes, singular: route, kind: Route}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              rules:
+                type: array
+                items: {type: object, properties: {name: {type: string}, weight: {type: integer, default: 1}, ratio: {type: number, default: 1.0}}}
+  - name: v1beta1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              rules:
+                type: array
+                items: {type: object, properties: {name: {type: string}, weight: {type: integer, default: 1}, ratio: {type: number, default: 1.0}}}
+YAML
+expect_rc 0 "a CRD whose list items have defaults, in two versions" kubectl apply -f "$WORK/noop-crd.yaml"
+expect_rc 0 "... established" kubectl wait --for condition=established --timeout=30s crd/routes.noop.example.com
+printf 'apiVersion: noop.example.com/v1\nkind: Route\nmetadata: {name: r1}\nspec: {rules: [{name: a}]}\n' >"$WORK/r1.yaml"
+printf 'apiVersion: noop.example.com/v1beta1\nkind: Route\nmetadata: {name: r1}\nspec: {rules: [{name: a}]}\n' >"$WORK/r1b.yaml"
+gen_rv() { kubectl get route r1 -o 'jsonpath={.metadata.generation}/{.metadata.resourceVersion}'; }
+expect_rc 0 "server-side apply of a route leaving out the items' defaults" kubectl apply --server-side -f "$WORK/r1.yaml"
+expect_rc 0 "... defaulted" kubectl get route r1 -o 'jsonpath={.spec.rules[0].weight}/{.spec.rules[0].ratio}'
+check "... weight 1, ratio 1" out_has '^1/1$'
+GR0=$(gen_rv)
+for i in 1 2; do kubectl apply --server-side -f "$WORK/r1.yaml" >/dev/null; done
+check "re-applying it twice keeps generation 1" [ "$(gen_rv | cut -d/ -f1)" == 1 ]
+GR1=$(gen_rv)
+expect_rc 0 "a merge patch of the same rules, without the defaults" kubectl patch route r1 --type=merge -p '{"spec":{"rules":[{"name":"a"}]}}'
+check "... is no change: generation and resourceVersion as they were" [ "$(gen_rv)" == "$GR1" ]
+expect_rc 0 "client-side kubectl apply of the same file" kubectl apply -f "$WORK/r1.yaml"
+GR2=$(gen_rv)
+expect_rc 0 "... and again" kubectl apply -f "$WORK/r1.yaml"
+check "... the second is no change" [ "$(gen_rv)" == "$GR2" ]
+check "... generation still 1" [ "$(gen_rv | cut -d/ -f1)" == 1 ]
+expect_rc 0 "server-side apply through v1beta1 (not the storage version)" kubectl apply --server-side -f "$WORK/r1b.yaml"
+GR3=$(gen_rv)
+expect_rc 0 "... twice more" bash -c "kubectl apply --server-side -f '$WORK/r1b.yaml' && kubectl apply --server-side -f '$WORK/r1b.yaml'"
+check "... generation still 1" [ "$(gen_rv | cut -d/ -f1)" == 1 ]
+GR4=$(gen_rv)
+req PATCH /apis/noop.example.com/v1beta1/namespaces/default/routes/r1 '{"spec":{"rules":[{"name":"a","weight":1}]}}' application/merge-patch+json
+check "a merge patch through v1beta1 that changes nothing is 200" code_is 200
+check "... and writes nothing: generation and resourceVersion as they were" [ "$(gen_rv)" == "$GR4" ]
+expect_rc 0 "a real change through v1beta1" kubectl patch route.v1beta1.noop.example.com r1 --type=merge -p '{"spec":{"rules":[{"name":"b"}]}}'
+check "... is generation 2" [ "$(gen_rv | cut -d/ -f1)" == 2 ]
+
 expect_rc 0 "the category all lists custom resources" kubectl get all
 check "... with the widget" out_has 'widget.cols.example.com/w1'
 expect_rc 0 "served through the second version" kubectl get widgets.v1beta1.cols.example.com w1 -o 'jsonpath={.apiVersion}'
