@@ -361,39 +361,14 @@ check "... in Go's form" out_has '^2\.5e-08/100$'
 cat >"$WORK/noop-crd.yaml" <<'YAML'
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
-metadata:
-  name: routes.noop.example.com
+metadata: {name: routes.noop.example.com}
 spec:
   group: noop.example.com
   scope: Namespaced
   names: {plural: routes, singular: route, kind: Route}
   versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              rules:
-                type: array
-                items: {type: object, properties: {name: {type: string}, weight: {type: integer, default: 1}, ratio: {type: number, default: 1.0}}}
-  - name: v1beta1
-    served: true
-    storage: false
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              rules:
-                type: array
-                items: {type: object, properties: {name: {type: string}, weight: {type: integer, default: 1}, ratio: {type: number, default: 1.0}}}
+  - {name: v1, served: true, storage: true, schema: &s {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {rules: {type: array, items: {type: object, properties: {name: {type: string}, weight: {type: integer, default: 1}, ratio: {type: number, default: 1.0}}}}}}}}}}
+  - {name: v1beta1, served: true, storage: false, schema: *s}
 YAML
 expect_rc 0 "a CRD whose list items have defaults, in two versions" kubectl apply -f "$WORK/noop-crd.yaml"
 expect_rc 0 "... established" kubectl wait --for condition=established --timeout=30s crd/routes.noop.example.com
