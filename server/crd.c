@@ -1780,9 +1780,21 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 	    "service");
 	if (json_is_object(svc) && !json_object_get(svc, "port"))
 		json_object_set_new(svc, "port", json_integer(443));
-	/* validation */
+	/* validation: metadata first (ValidateObjectMeta's name function
+	   compares with plural + "." + group whatever they are, empty too) */
 	const char *name = json_string_value(
 	    json_object_get(json_object_get(obj, "metadata"), "name"));
+	if (name) {
+		char want[512];
+		snprintf(want, sizeof want, "%s.%s", plural ? plural : "",
+			 group ? group : "");
+		if (strcmp(name, want))
+			srv_error_cause(err, "FieldValueInvalid",
+					"metadata.name",
+					"Invalid value: \"%s\": must be "
+					"spec.names.plural+\".\"+spec.group",
+					name);
+	}
 	if (!group || !*group)
 		srv_error_cause(err, "FieldValueRequired", "spec.group",
 				"Required value");
@@ -1846,16 +1858,6 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 							   : "",
 				      false);
 		}
-	}
-	if (name && group && plural) {
-		char want[512];
-		snprintf(want, sizeof want, "%s.%s", plural, group);
-		if (strcmp(name, want))
-			srv_error_cause(err, "FieldValueInvalid",
-					"metadata.name",
-					"Invalid value: \"%s\": must be "
-					"spec.names.plural+\".\"+spec.group",
-					name);
 	}
 	json_t *versions = json_object_get(spec, "versions");
 	size_t n_storage = 0;

@@ -910,6 +910,8 @@ kubectl delete crd things.mv.example.com --wait=false >/dev/null 2>&1
 sed 's/group: stable.example.com/group: nodots/; s/crontabzs.stable.example.com/crontabzs.nodots/' "$WORK/clash.yaml" >"$WORK/bad.yaml"
 expect_rc 1 "a CRD whose group has no dot is refused" kubectl create -f "$WORK/bad.yaml"
 check "... with kube's message" err_has 'should be a domain with at least one dot'
+req POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions '{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"poolers.example.com"}}'
+check "a CRD with an empty spec lists the name's error first, as ValidateObjectMeta (plural + \".\" + group, empty too)" code_has 422 'is invalid: [metadata.name: Invalid value: \"poolers.example.com\": must be spec.names.plural+\".\"+spec.group, spec.group: Required value'
 
 # Structural schemas (reference §8.6): kube's paths, spec.validation when
 # every version has the same schema, spec.versions[i].schema otherwise.
