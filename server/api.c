@@ -809,6 +809,22 @@ static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 		json_object_set(post, "parameters", pp);
 		json_object_set_new(cp, "post", post);
 		json_object_set_new(paths, coll, cp);
+		if (r->namespaced) {
+			/* kube's list<Kind>ForAllNamespaces: the collection
+			   across namespaces, list only */
+			const char *ns = strstr(coll, "/namespaces/{namespace}/");
+			char all[384];
+			snprintf(all, sizeof all, "%.*s/%s",
+				 ns ? (int)(ns - coll) : 0, coll, r->resource);
+			json_t *la = json_object();
+			json_t *lo = json_object();
+			json_object_set_new(lo, "x-kubernetes-action",
+					    json_string("list"));
+			json_object_set_new(lo, "x-kubernetes-group-version-kind",
+					    gvk(r));
+			json_object_set_new(la, "get", lo);
+			json_object_set_new(paths, all, la);
+		}
 		/* item: get, put, patch, delete */
 		json_t *ip = json_object();
 		const char *acts[][2] = {{"get", "get"}, {"put", "put"},

@@ -627,6 +627,7 @@ assert [e['type'] for e in ev] == ['BOOKMARK'], ev"
 # OpenAPI v3: real schemas for built-ins
 req GET /openapi/v3/api/v1
 check "OpenAPI v3 describes ServicePort with port required" python3 -c "import json; s=json.load(open('$WORK/body'))['components']['schemas']; p=s['io.k8s.api.core.v1.ServicePort']; assert p['required']==['port'] and p['properties']['port']['type']=='integer'; assert s['io.k8s.api.core.v1.ConfigMap']['properties']['data']['additionalProperties']['type']=='string'"
+check "... and lists a namespaced kind across namespaces, as list<Kind>ForAllNamespaces" python3 -c "import json; p=json.load(open('$WORK/body'))['paths']['/api/v1/configmaps']; assert p['get']['x-kubernetes-action']=='list' and p['get']['x-kubernetes-group-version-kind']['kind']=='ConfigMap', p"
 # kube-openapi's handler3: ?hash= of the current document makes it
 # cacheable for a year, another hash redirects to the current one, an
 # ETag revalidates, and an Accept with no JSON clause is 406
