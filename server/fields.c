@@ -226,34 +226,17 @@ static bool known(const struct pb_msg *m, const char *key, bool root)
 static const char *go_what(const json_t *v, bool num_text, char *buf,
 			   size_t size)
 {
-	switch (json_typeof(v)) {
-	case JSON_STRING:
-		return "string";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "bool";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_OBJECT:
-		return "object";
-	case JSON_NULL:
-		return "null";
-	case JSON_INTEGER:
-		if (!num_text)
-			return "number";
+	if (!num_text || !json_is_number(v))
+		return reg_go_type(v);
+	if (json_is_integer(v)) {
 		snprintf(buf, size, "number %" JSON_INTEGER_FORMAT,
 			 json_integer_value(v));
 		return buf;
-	case JSON_REAL: {
-		if (!num_text)
-			return "number";
-		char f[REG_GO_FLOAT_MAX];
-		reg_go_float(json_real_value(v), f);
-		snprintf(buf, size, "number %s", f);
-		return buf;
 	}
-	}
-	return "value";
+	char f[REG_GO_FLOAT_MAX];
+	reg_go_float(json_real_value(v), f);
+	snprintf(buf, size, "number %s", f);
+	return buf;
 }
 
 /* The last component of an OpenAPI package name: Go's package name

@@ -35,6 +35,7 @@
 
 #include "lapis/log.h"
 #include "patch.h"
+#include "registry/json.h"
 
 /*
  * Deepest nesting (in containers) of any input or result. Kubernetes
@@ -710,27 +711,6 @@ static const char *jp_pointer(const json_t *op, const char *name,
 	return json_string_value(v);
 }
 
-/* Go's word for the JSON type of v in an UnmarshalTypeError. */
-static const char *go_type_word(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "bool";
-	case JSON_INTEGER:
-	case JSON_REAL:
-	case JSON_NULL:
-		break;
-	}
-	return "number";
-}
-
 /* An operation that cannot apply: kube answers evanphx/json-patch's Apply
    error as a generic 422 (NewGenericServerResponse: details {}), its own
    words kept out of the reply; they go to the debug log. */
@@ -765,7 +745,7 @@ static lp_err jp_decode(const json_t *arr, struct jp_op *ops, size_t *maxlen,
 				    "error decoding patch: json: cannot "
 				    "unmarshal %s into Go struct field "
 				    "jsonPatchOp.%s of type string",
-				    go_type_word(v), strs[f]);
+				    reg_go_type(v), strs[f]);
 		}
 	}
 	for (i = 0; i < n; i++) {
@@ -833,7 +813,7 @@ lp_err srv_json_patch(const json_t *doc, const json_t *ops, json_t **out,
 				     "error decoding patch: json: cannot "
 				     "unmarshal %s into Go value of type "
 				     "[]handlers.jsonPatchOp",
-				     go_type_word(ops));
+				     reg_go_type(ops));
 	n = json_array_size(ops);
 	for (i = 0; i < n; i++)
 		if (!json_is_object(json_array_get(ops, i)))
@@ -841,7 +821,7 @@ lp_err srv_json_patch(const json_t *doc, const json_t *ops, json_t **out,
 					     "error decoding patch: json: "
 					     "cannot unmarshal %s into Go value "
 					     "of type handlers.jsonPatchOp",
-					     go_type_word(json_array_get(ops, i)));
+					     reg_go_type(json_array_get(ops, i)));
 	if (n > JSON_PATCH_MAX_OPS)
 		return srv_error_set(err, LP_E_ENTITYTOOLARGE,
 				     "Request entity too large: The allowed "

@@ -898,6 +898,27 @@ size_t reg_go_float(double x, char out[REG_GO_FLOAT_MAX])
 	return (size_t)n;
 }
 
+const char *reg_go_type(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "object";
+	case JSON_ARRAY:
+		return "array";
+	case JSON_STRING:
+		return "string";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "bool";
+	case JSON_NULL:
+		return "null";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		break;
+	}
+	return "number";
+}
+
 static enum dump_rc dump_real(struct out *o, const json_t *v)
 {
 	char b[REG_GO_FLOAT_MAX];

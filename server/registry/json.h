@@ -53,6 +53,10 @@ char *reg_json_dump(const json_t *v, size_t *len);
  */
 char *reg_json_dump_sorted(const json_t *v, size_t *len);
 
+/* Go's word for the JSON type of v in encoding/json's UnmarshalTypeError
+   ("object", "array", "string", "bool", "number", "null"). */
+const char *reg_go_type(const json_t *v);
+
 /* Room for any reg_go_float text, its NUL included. */
 #define REG_GO_FLOAT_MAX 40
 

@@ -324,10 +324,7 @@ lp_err reg_continue_decode(const char *tok, int64_t *rv, char **start,
 		snprintf(msg, msg_len, "continue key is not valid: json: cannot "
 				       "unmarshal %s into Go struct field "
 				       "continueToken.v of type string",
-			 json_is_object(v)   ? "object"
-			 : json_is_array(v)  ? "array"
-			 : json_is_boolean(v) ? "bool"
-					      : "number");
+			 reg_go_type(v));
 		goto out;
 	}
 	const char *vs = json_is_string(v) ? json_string_value(v) : "";
