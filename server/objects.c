@@ -3044,26 +3044,30 @@ static lp_err patch_fields(struct srv_req *r, const struct srv_resource *res,
 	return rc;
 }
 
-/* What an apply's manager comes to own of cfg: a copy without the fields
-   its type does not have (new; NULL: all of cfg). kube's structured merge
-   types the configuration first and so never owns an unknown field; the
-   fields themselves are dropped, reported or refused on the result, as
-   for any write (fieldValidation). */
-static json_t *apply_owned(const struct srv_resource *res, const json_t *cfg)
+/* srv_mf_apply, the manager owning only the configuration's fields its
+   type has: kube's structured merge types the configuration first and so
+   never owns an unknown field; the fields themselves are dropped,
+   reported or refused on the result, as for any write (fieldValidation). */
+static lp_err apply_typed(struct srv_mf_op *op, const json_t *live,
+			  const json_t *cfg, bool force, json_t **out,
+			  struct srv_error *err)
 {
-	json_t *c = json_deep_copy(cfg);
-	if (!c)
-		return NULL;
-	if (res->custom) {
+	const struct srv_resource *res = op->res;
+	json_t *owned = json_deep_copy(cfg);
+	if (owned && res->custom) {
 		const struct srv_schema *sch = srv_cr_schema(res);
 		if (sch)
-			srv_schema_prune(sch, c, NULL, NULL);
-	} else {
+			srv_schema_prune(sch, owned, NULL, NULL);
+	} else if (owned) {
 		char gv[300];
 		srv_builtin_prune(res->kind, srv_resource_gv(res, gv, sizeof gv),
-				  c, false, NULL);
+				  owned, false, NULL);
 	}
-	return c;
+	op->owned = owned; /* NULL (no memory): all of cfg */
+	lp_err rc = srv_mf_apply(op, live, cfg, force, out, err);
+	op->owned = NULL;
+	json_decref(owned);
+	return rc;
 }
 
 /* A server-side apply configuration: an object of the resource's kind
@@ -3185,13 +3189,10 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
-	json_t *owned = pt == P_APPLY ? apply_owned(res, patch) : NULL;
-	op.owned = owned;
 	eng *e = srv_engine(r->s);
 	struct reg_key k;
 	if (key_of(res, ns, name, &k, &err)) {
 		json_decref(patch);
-		json_decref(owned);
 		fail_res(r, res, name, &err);
 		return;
 	}
@@ -3211,7 +3212,6 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 					      srv_resource_gr(res, gr, sizeof gr),
 					      name, uid);
 				json_decref(patch);
-				json_decref(owned);
 				fail_res(r, res, name, &err);
 				return;
 			}
@@ -3223,7 +3223,6 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			storage_err(res, name, rc, &err);
 			reg_obj_free(&c);
 			json_decref(patch);
-			json_decref(owned);
 			fail_res(r, res, name, &err);
 			return;
 		}
@@ -3257,12 +3256,11 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			rc = srv_merge_patch(base, patch, &next, &err);
 			break;
 		case P_APPLY:
-			rc = srv_mf_apply(&op, base, patch, force, &next, &err);
+			rc = apply_typed(&op, base, patch, force, &next, &err);
 			if (rc == LP_E_CONFLICT) {
 				json_decref(served);
 				reg_obj_free(&c);
 				json_decref(patch);
-				json_decref(owned);
 				srv_reply_error(r, &err, NULL);
 				return;
 			}
@@ -3284,7 +3282,6 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			json_decref(served);
 			reg_obj_free(&c);
 			json_decref(patch);
-			json_decref(owned);
 			srv_reply_error(r, &err, NULL);
 			return;
 		}
@@ -3308,7 +3305,6 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			reg_obj_free(&c);
 			json_decref(next);
 			json_decref(patch);
-			json_decref(owned);
 			/* a kind kube's strategy refuses names the object,
 			   as on create */
 			if (!fields_bad && err.code == LP_E_INVALID)
@@ -3336,7 +3332,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 	if (!r->answered && pt == P_APPLY) {
 		/* create from the applied configuration */
 		json_t *obj = NULL;
-		lp_err rc = srv_mf_apply(&op, NULL, patch, force, &obj, &err);
+		lp_err rc = apply_typed(&op, NULL, patch, force, &obj, &err);
 		if (!rc && (rc = patch_fields(r, res, false, false, patch, obj, &err)) == LP_OK)
 			rc = check_type(res, obj, &err);
 		free(r->strict_shown);
@@ -3344,7 +3340,6 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		if (rc) {
 			json_decref(obj);
 			json_decref(patch);
-			json_decref(owned);
 			srv_reply_error(r, &err, NULL);
 			return;
 		}
@@ -3356,7 +3351,6 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		create_object(r, res, ns, obj, dry, true);
 	}
 	json_decref(patch);
-	json_decref(owned);
 }
 
 /* ------------------------------------------------------------ delete */
