@@ -315,8 +315,8 @@ curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1"
 check "watch without resourceVersion starts with ADDED for each object" bash -c "[[ \$(grep -c '\"type\":\"ADDED\"' '$WORK/watch0') -ge 20 ]]"
 curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=1" > "$WORK/watch1"
 check "watch from a revision before the first write replays everything" grep -q '"type":"ADDED"' "$WORK/watch1"
-curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&timeoutSeconds=1" > "$WORK/watchf"
-check "sendInitialEvents=false without a resourceVersion starts from now: no ADDED" bash -c "! grep -q '\"type\":\"ADDED\"' '$WORK/watchf'"
+curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=3" > "$WORK/watchf"
+check "sendInitialEvents=false without a resourceVersion starts from now: a stream (its bookmark), no ADDED" bash -c "grep -q '\"type\":\"BOOKMARK\"' '$WORK/watchf' && ! grep -q '\"type\":\"ADDED\"' '$WORK/watchf'"
 CODE=$(curl -sS -N -o "$WORK/body" -w '%{http_code}' "$URL/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=99999999&timeoutSeconds=10")
 check "sendInitialEvents from a revision not yet reached: 200 and one ERROR event, kube's error watcher" code_has 200 '"type":"ERROR"' '"code":504' 'Timeout: Too large resource version: 99999999, current: '
 RV_NOW=$(curl -sS "$URL/api/v1/namespaces/default/configmaps?limit=1" | python3 -c "import json,sys; print(json.load(sys.stdin)['metadata']['resourceVersion'])")

@@ -463,6 +463,13 @@ Test(json_patch, rfc6902_appendix_a_examples)
 		expect_err(srv_json_patch, bad[i][0], bad[i][1], LP_E_INVALID);
 }
 
+/* Each JSON patch in bad, on {"a":1}, fails with code. */
+static void each_json_patch_fails(const char *const *bad, size_t n, lp_err code)
+{
+	for (size_t i = 0; i < n; i++)
+		expect_err(srv_json_patch, "{\"a\":1}", bad[i], code);
+}
+
 /* What kube's strict decoding of the list into its jsonPatchOp refuses
    (not a list of objects; op, path or from not a string) is a 400 before
    anything applies. */
@@ -484,11 +491,7 @@ Test(json_patch, malformed_patch_documents_are_bad_requests)
 		"[{\"op\":\"test\",\"path\":\"/a\",\"value\":2},"
 		"{\"op\":\"add\",\"path\":[]}]",
 	};
-	size_t i;
-
-	for (i = 0; i < sizeof bad / sizeof *bad; i++)
-		expect_err(srv_json_patch, "{\"a\":1}", bad[i],
-			   LP_E_BADREQUEST);
+	each_json_patch_fails(bad, sizeof bad / sizeof *bad, LP_E_BADREQUEST);
 }
 
 /* null is no operations to Go: the object unchanged. */
@@ -521,11 +524,7 @@ Test(json_patch, operations_that_cannot_apply_are_invalid)
 		"[{\"op\":\"test\",\"path\":\"/a\",\"value\":2},"
 		"{\"op\":\"add\"}]",
 	};
-	size_t i;
-
-	for (i = 0; i < sizeof bad / sizeof *bad; i++)
-		expect_err(srv_json_patch, "{\"a\":1}", bad[i],
-			   LP_E_INVALID);
+	each_json_patch_fails(bad, sizeof bad / sizeof *bad, LP_E_INVALID);
 }
 
 Test(json_patch, more_than_ten_thousand_operations_is_too_large)
