@@ -15,6 +15,9 @@
  *     control characters, invalid UTF-8, more than MAX_DEPTH levels,
  *     integers beyond int64, bytes after the value unless
  *     JSON_DISABLE_EOF_CHECK, empty input), gives up, never errors.
+ *  3. After the fast path gives up, a NUL byte anywhere in the input is an
+ *     error of its own (jansson skips NUL bytes between tokens; Go refuses
+ *     them, and server/fields.c's text scans stop at them).
  *
  * The dumper writes into one growing buffer, copying runs of bytes that
  * need no escape with memcpy. It follows jansson's dump_string (escapes
@@ -671,6 +674,24 @@ json_t *reg_json_load(const char *p, size_t n, size_t flags, json_error_t *err)
 		v = load_fast(p, n, flags, &used);
 	if (!v) {
 		json_error_t local, *e = err ? err : &local;
+		/* jansson skips NUL bytes between tokens; Go (and so kube)
+		   refuses them, and the field scans stop at them */
+		const char *z = p ? memchr(p, '\0', n) : NULL;
+		if (z) {
+			int line = 1, col = 1;
+			for (const char *q = p; q < z; q++, col++)
+				if (*q == '\n') {
+					line++;
+					col = 0;
+				}
+			snprintf(e->text, sizeof e->text,
+				 "invalid character '\\x00' in JSON text");
+			e->line = line;
+			e->column = col;
+			e->position = (int)(z - p);
+			strcpy(e->source, "<buffer>");
+			return NULL;
+		}
 		v = json_loadb(p, n, flags, e);
 		if (!v && json_error_code(e) == json_error_numeric_overflow &&
 		    (!strncmp(e->text, "too big integer", 15) ||
