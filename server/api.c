@@ -618,12 +618,13 @@ static size_t patch_types(const struct srv_resource *r, const char *out[4])
 	    "application/strategic-merge-patch+json",
 	    "application/apply-patch+yaml"};
 	/* Strategic merge patches: not for custom resources (kube has no
-	   Go struct for them), and not advertised for a built-in whose
-	   schema lapis publishes loosely (CRDs): kubectl computes a strategic
-	   merge patch from the schema when the PATCH operation names the
-	   type, and warns "error calculating patch from openapi v3 spec" on
-	   every apply when it cannot; without it kubectl sends a JSON merge
-	   patch (the server still takes both) */
+	   Go struct for them), and not advertised for a kind lapis would
+	   publish loosely (one without field tables; every built-in served
+	   has them): kubectl computes a strategic merge patch from the
+	   schema when the PATCH operation names the type, and warns "error
+	   calculating patch from openapi v3 spec" on every apply when it
+	   cannot; without it kubectl sends a JSON merge patch (the server
+	   still takes both) */
 	char gv[300];
 	snprintf(gv, sizeof gv, "%s%s%s", r->group, r->group[0] ? "/" : "",
 		 r->version);
@@ -864,8 +865,8 @@ static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 		/* a built-in kind: its schema from the field tables (fields.c) */
 		if (srv_builtin_openapi(r->group, r->version, r->kind, schemas))
 			continue;
-		/* one lapis has no table for (CRDs): a loose schema with the
-		   GVK for explain */
+		/* a kind without field tables (none is served today): a
+		   loose schema with the GVK for explain */
 		json_t *sch = json_object();
 		char desc[256];
 		snprintf(desc, sizeof desc, "%s is a %s object served by lapis.",

@@ -172,6 +172,15 @@ void srv_strict_free(struct srv_strict *s)
  */
 struct walk {
 	bool sorted;		      /* members in name order */
+	unsigned depth;		      /* messages entered (FIELDS_MAX_DEPTH) */
+	/* Inside a JSONSchemaPropsOr* value: its UnmarshalJSON decodes the
+	   schema with a plain json.Unmarshal, which drops unknown fields
+	   silently, and returns its first type error, which ends the outer
+	   decoding with the outer context (the Or field's struct and path,
+	   the inner value and type). */
+	unsigned in_or;		      /* Or values entered */
+	const char *or_struct;	      /* the outermost one's struct */
+	size_t or_glen;		      /* and the length of its Go path */
 	bool keep;		      /* leave unknown members in place */
 	enum srv_decoder dec;	      /* whose type rules and words */
 	struct srv_strict *s;	      /* unknown fields, may be NULL */
@@ -179,6 +188,12 @@ struct walk {
 	char path[PATH_MAX_LEN + 1];  /* kube's path of the member */
 	char gpath[PATH_MAX_LEN + 1]; /* Go's field path of the member */
 };
+
+/* Messages nested deeper than this are not walked (left as they are): the
+   recursive tables (JSONSchemaProps) would otherwise recurse as deep as the
+   input. A CRD schema nested this deep is refused by its compilation
+   (SRV_SCHEMA_MAX_DEPTH is lower). */
+#define FIELDS_MAX_DEPTH 512
 
 /* Objects with at most this many members are walked without allocating
    (ObjectMeta, the largest table, has 15 fields; a body's maps rarely
@@ -281,6 +296,14 @@ static const char *go_elem_type(const struct pb_field *f, char *buf,
 		return "map[string]string";
 	case PB_MAP_BYTES:
 		return "map[string][]uint8";
+	case PB_DOUBLE:
+		return "float64";
+	case PB_JSON:
+		return "v1.JSON";
+	case PB_OR_BOOL:
+	case PB_OR_ARRAY:
+	case PB_OR_STRARRAY:
+		break; /* the tables name them (f->go) */
 	}
 	return "";
 }
@@ -291,8 +314,11 @@ static const char *go_type(const struct pb_field *f, bool item, char *buf,
 {
 	char e[128];
 	const char *t = go_elem_type(f, e, sizeof e);
-	if (snprintf(buf, size, "%s%s",
-		     item || !(f->flags & PB_REP) ? "" : "[]", t) >= (int)size)
+	const char *wrap = item			 ? ""
+			   : (f->flags & PB_REP)	 ? "[]"
+			   : (f->flags & PB_MAPV) ? "map[string]"
+						 : "";
+	if (snprintf(buf, size, "%s%s", wrap, t) >= (int)size)
 		buf[0] = '\0'; /* cannot happen: names are short */
 	return buf;
 }
@@ -311,14 +337,33 @@ static void type_error(struct walk *w, bool fatal, const char *what,
 		       const struct pb_msg *m, const char *type)
 {
 	struct srv_typeerr *te = w->te;
+	size_t glen = strlen(w->gpath);
+	const char *st = m->name;
+	if (w->in_or) {
+		fatal = true;
+		st = w->or_struct;
+		glen = w->or_glen;
+	}
 	if (te->fatal || (te->set && !fatal))
 		return;
 	snprintf(te->text, sizeof te->text,
-		 "json: cannot unmarshal %s into Go struct field %s.%s of type "
-		 "%s",
-		 what, m->name, w->gpath, type);
+		 "json: cannot unmarshal %s into Go struct field %s.%.*s of "
+		 "type %s",
+		 what, st, (int)glen, w->gpath, type);
 	te->set = true;
 	te->fatal = fatal;
+}
+
+/* An error an UnmarshalJSON method returns as it is (no Go context): it
+   ends decoding. */
+static void fatal_error(struct walk *w, const char *text)
+{
+	struct srv_typeerr *te = w->te;
+	if (!te || te->fatal)
+		return;
+	snprintf(te->text, sizeof te->text, "%s", text);
+	te->set = true;
+	te->fatal = true;
 }
 
 /* ---- metav1.Time and MicroTime: Go's time.Parse and Format ---- */
@@ -687,11 +732,18 @@ static void check_scalar(struct walk *w, const struct pb_msg *m,
 		type = "int32";
 		break;
 	case PB_FIELDSV1:
+	case PB_JSON:
 		ok = true; /* any JSON, kept raw */
+		break;
+	case PB_DOUBLE:
+		ok = json_is_number(v);
 		break;
 	case PB_MSG:
 	case PB_MAP_STRING:
 	case PB_MAP_BYTES:
+	case PB_OR_BOOL:
+	case PB_OR_ARRAY:
+	case PB_OR_STRARRAY:
 		break;
 	}
 	if (ok)
@@ -747,21 +799,103 @@ static json_t *yaml_int(const struct walk *w, const struct pb_field *f,
  */
 static void walk_value(struct walk *w, const struct pb_msg *m,
 		       const struct pb_field *f, json_t *v, bool item,
+		       size_t plen, size_t glen);
+
+/* A schema inside a JSONSchemaPropsOr* value (see struct walk). */
+static void walk_or_schema(struct walk *w, const struct pb_msg *m,
+			   const struct pb_field *f, json_t *v, size_t plen,
+			   size_t glen)
+{
+	struct srv_strict *s = w->s;
+	if (!w->in_or++) {
+		w->or_struct = m->name;
+		w->or_glen = glen;
+	}
+	w->s = NULL;
+	walk_msg(w, f->sub, v, plen, glen, false);
+	w->s = s;
+	w->in_or--;
+}
+
+/* A value of a JSONSchemaPropsOr* field (apiextensions v1 marshal.go): an
+   object is a schema; OrBool takes true and false and refuses anything
+   else; OrArray takes a list of schemas, OrStringArray a list of strings,
+   and both ignore other values. */
+static void walk_or(struct walk *w, const struct pb_msg *m,
+		    const struct pb_field *f, json_t *v, size_t plen,
+		    size_t glen)
+{
+	if (json_is_object(v)) {
+		walk_or_schema(w, m, f, v, plen, glen);
+		return;
+	}
+	if (f->type == PB_OR_BOOL) {
+		if (!json_is_boolean(v) && w->te)
+			fatal_error(w, "boolean or JSON schema expected");
+		return;
+	}
+	if (!json_is_array(v))
+		return;
+	size_t i;
+	json_t *x;
+	json_array_foreach(v, i, x)
+	{
+		size_t ilen = path_index(w->path, plen, i);
+		if (json_is_object(x) && f->type == PB_OR_ARRAY) {
+			walk_or_schema(w, m, f, x, ilen, glen);
+		} else if (!json_is_null(x) && w->te &&
+			   !(f->type == PB_OR_STRARRAY && json_is_string(x))) {
+			char wb[64];
+			if (!w->in_or++) {
+				w->or_struct = m->name;
+				w->or_glen = glen;
+			}
+			type_error(w, true, go_what(x, false, wb, sizeof wb), m,
+				   f->type == PB_OR_ARRAY ? "v1.JSONSchemaProps"
+							  : "string");
+			w->in_or--;
+		}
+		w->path[plen] = '\0';
+	}
+}
+
+/*
+ * The value v of a known member for field f of message m (an item of a
+ * repeated field or a value of a map field when item is set): its type
+ * when w->te is set, then the walk inside it. w->path ends at plen and
+ * w->gpath at glen. Null is always accepted: encoding/json leaves the zero
+ * value (and no UnmarshalJSON of a table's types refuses it).
+ */
+static void walk_value(struct walk *w, const struct pb_msg *m,
+		       const struct pb_field *f, json_t *v, bool item,
 		       size_t plen, size_t glen)
 {
 	char wb[64], tb[160];
 	if (json_is_null(v))
 		return;
-	if ((f->flags & PB_REP) && !item) {
-		if (!json_is_array(v)) {
+	if ((f->flags & (PB_REP | PB_MAPV)) && !item) {
+		bool rep = f->flags & PB_REP;
+		if (rep ? !json_is_array(v) : !json_is_object(v)) {
 			if (w->te)
 				type_error(w, false,
 					   go_what(v, false, wb, sizeof wb), m,
 					   go_type(f, false, tb, sizeof tb));
 			return;
 		}
-		if (!w->te && f->type != PB_MSG)
+		if (!w->te && f->type != PB_MSG && f->type != PB_OR_BOOL &&
+		    f->type != PB_OR_ARRAY && f->type != PB_OR_STRARRAY)
 			return;
+		if (!rep) {
+			const char *key;
+			json_t *x;
+			json_object_foreach(v, key, x)
+			{
+				size_t klen = path_key(w->path, plen, key);
+				walk_value(w, m, f, x, true, klen, glen);
+				w->path[plen] = '\0';
+			}
+			return;
+		}
 		size_t i;
 		json_t *x;
 		json_array_foreach(v, i, x)
@@ -778,6 +912,11 @@ static void walk_value(struct walk *w, const struct pb_msg *m,
 	bool obj = json_is_object(v);
 	if (f->type == PB_MSG && obj) {
 		walk_msg(w, f->sub, v, plen, glen, false);
+		return;
+	}
+	if (f->type == PB_OR_BOOL || f->type == PB_OR_ARRAY ||
+	    f->type == PB_OR_STRARRAY) {
+		walk_or(w, m, f, v, plen, glen);
 		return;
 	}
 	if (!w->te)
@@ -801,13 +940,16 @@ static void walk_msg(struct walk *w, const struct pb_msg *m, json_t *obj,
 		     size_t plen, size_t glen, bool root)
 {
 	size_t n = json_object_size(obj);
-	if (!n)
+	if (!n || w->depth >= FIELDS_MAX_DEPTH)
 		return;
+	w->depth++;
 	const char *on_stack[KEYS_ON_STACK];
 	const char **keys =
 	    n <= KEYS_ON_STACK ? on_stack : malloc(n * sizeof *keys);
-	if (!keys)
+	if (!keys) {
+		w->depth--;
 		return; /* out of memory: leave the object as it is */
+	}
 	size_t k = 0;
 	const char *key;
 	json_t *v;
@@ -844,6 +986,7 @@ static void walk_msg(struct walk *w, const struct pb_msg *m, json_t *obj,
 		json_object_del(obj, keys[i]);
 	if (keys != on_stack)
 		free(keys);
+	w->depth--;
 }
 
 /* ---- the unstructured converter's rules (strategic merge patches) ---- */
@@ -977,10 +1120,18 @@ static bool uns_scalar(struct walk *w, const struct pb_field *f, enum pb_type t,
 		    w, "json: cannot unmarshal %s into Go value of type %s",
 		    go_what(v, false, wb, sizeof wb), "int32");
 	}
+	case PB_DOUBLE:
+		if (json_is_number(v))
+			return true;
+		return uns_error(w, "unrecognized type: %s%s", "float64", "");
 	case PB_FIELDSV1:
+	case PB_JSON:
 	case PB_MSG:
 	case PB_MAP_STRING:
 	case PB_MAP_BYTES:
+	case PB_OR_BOOL:
+	case PB_OR_ARRAY:
+	case PB_OR_STRARRAY:
 		break;
 	}
 	return true;
@@ -991,6 +1142,19 @@ static bool uns_value(struct walk *w, const struct pb_field *f, json_t *v,
 {
 	if (json_is_null(v))
 		return true;
+	if ((f->flags & PB_MAPV) && !item) {
+		if (!json_is_object(v))
+			return uns_error(w, "cannot restore map from %s%s",
+					 uns_type(v, true), "");
+		const char *key;
+		json_t *x;
+		json_object_foreach(v, key, x)
+		{
+			if (!uns_value(w, f, x, true))
+				return false;
+		}
+		return true;
+	}
 	if ((f->flags & PB_REP) && !item) {
 		if (!json_is_array(v))
 			return uns_error(w, "cannot restore slice from %s%s",
@@ -1009,7 +1173,18 @@ static bool uns_value(struct walk *w, const struct pb_field *f, json_t *v,
 		if (!json_is_object(v))
 			return uns_error(w, "cannot restore struct from: %s%s",
 					 uns_type(v, true), "");
-		return uns_msg(w, f->sub, v);
+		if (w->depth >= FIELDS_MAX_DEPTH)
+			return true;
+		w->depth++;
+		bool ok = uns_msg(w, f->sub, v);
+		w->depth--;
+		return ok;
+	case PB_OR_BOOL:
+	case PB_OR_ARRAY:
+	case PB_OR_STRARRAY:
+		/* through the type's UnmarshalJSON (walk_or words its
+		   errors; the JSON walk that follows finds them) */
+		return true;
 	case PB_MAP_STRING:
 	case PB_MAP_BYTES: {
 		if (!json_is_object(v))
@@ -1037,6 +1212,8 @@ static bool uns_value(struct walk *w, const struct pb_field *f, json_t *v,
 	case PB_MICROTIME:
 	case PB_INTORSTR:
 	case PB_FIELDSV1:
+	case PB_DOUBLE:
+	case PB_JSON:
 		break;
 	}
 	return uns_scalar(w, f, f->type, v);
@@ -1153,14 +1330,41 @@ static bool zero_scalar(const struct pb_field *f, const json_t *v)
 	case PB_FIELDSV1:
 	case PB_MAP_STRING:
 	case PB_MAP_BYTES:
+	case PB_DOUBLE: /* pointers in the tables: never O */
+	case PB_JSON:
+	case PB_OR_BOOL:
+	case PB_OR_ARRAY:
+	case PB_OR_STRARRAY:
 		break; /* structs and maps: not scalars */
 	}
 	return false;
 }
 
-/* Recursion follows the tables (invariant 2). */
-static void omit_msg(const struct pb_msg *m, json_t *obj)
+static void omit_msg(const struct pb_msg *m, json_t *obj, unsigned depth);
+
+/* Inside one value of f: the messages it holds. */
+static void omit_value(const struct pb_field *f, json_t *v, unsigned depth)
 {
+	size_t j;
+	json_t *x;
+	if (!f->sub)
+		return; /* scalars and maps of strings */
+	if (json_is_object(v))
+		omit_msg(f->sub, v, depth);
+	else if (f->type == PB_OR_ARRAY && json_is_array(v))
+		json_array_foreach(v, j, x)
+		{
+			if (json_is_object(x))
+				omit_msg(f->sub, x, depth);
+		}
+}
+
+/* Recursion follows the tables and, for the recursive ones, the object,
+   up to FIELDS_MAX_DEPTH messages. */
+static void omit_msg(const struct pb_msg *m, json_t *obj, unsigned depth)
+{
+	if (depth >= FIELDS_MAX_DEPTH)
+		return;
 	for (size_t i = 0; i < m->n_fields; i++) {
 		const struct pb_field *f = &m->fields[i];
 		json_t *v = json_object_get(obj, f->json);
@@ -1168,24 +1372,27 @@ static void omit_msg(const struct pb_msg *m, json_t *obj)
 			continue;
 		bool drop = false;
 		if (f->flags & PB_REP) {
-			drop = json_is_null(v) ||
-			       (json_is_array(v) && json_array_size(v) == 0);
+			drop = !(f->flags & PB_KEEPEMPTY) &&
+			       (json_is_null(v) ||
+				(json_is_array(v) && json_array_size(v) == 0));
 			size_t j;
 			json_t *x;
-			if (f->type == PB_MSG && json_is_array(v)) {
+			if (json_is_array(v))
 				json_array_foreach(v, j, x)
-				{
-					if (json_is_object(x))
-						omit_msg(f->sub, x);
-				}
-			}
-		} else if (f->type == PB_MAP_STRING ||
+					omit_value(f, x, depth + 1);
+		} else if ((f->flags & PB_MAPV) || f->type == PB_MAP_STRING ||
 			   f->type == PB_MAP_BYTES) {
 			drop = json_is_null(v) ||
 			       (json_is_object(v) && json_object_size(v) == 0);
-		} else if (f->type == PB_MSG) {
-			if (json_is_object(v))
-				omit_msg(f->sub, v);
+			const char *key;
+			json_t *x;
+			if ((f->flags & PB_MAPV) && json_is_object(v))
+				json_object_foreach(v, key, x)
+					omit_value(f, x, depth + 1);
+		} else if (f->type == PB_MSG || f->type == PB_OR_BOOL ||
+			   f->type == PB_OR_ARRAY ||
+			   f->type == PB_OR_STRARRAY) {
+			omit_value(f, v, depth + 1);
 		} else {
 			drop = (f->flags & PB_OMITZERO) && zero_scalar(f, v);
 		}
@@ -1202,12 +1409,12 @@ void srv_builtin_omitempty(const char *kind, const char *api_version,
 	const struct pb_msg *m =
 	    kind && api_version ? srv_pb_kind_msg(kind, api_version) : NULL;
 	if (m) {
-		omit_msg(m, obj);
+		omit_msg(m, obj, 0);
 		return;
 	}
 	json_t *md = json_object_get(obj, "metadata");
 	if (json_is_object(md))
-		omit_msg(srv_pb_object_meta(), md);
+		omit_msg(srv_pb_object_meta(), md, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1229,6 +1436,51 @@ static json_t *ref_to(const char *name)
 	char ref[320];
 	snprintf(ref, sizeof ref, REF_PREFIX "%s", name);
 	return json_pack("{s:s}", "$ref", ref);
+}
+
+/* apiextensions' JSON and JSONSchemaPropsOr* types: a named schema of
+   their own with kube's description and no type (any JSON, or either
+   form); the schema they wrap is published beside them. */
+static json_t *wrapper_schema(const struct pb_field *f, json_t *schemas)
+{
+	static const struct {
+		enum pb_type t;
+		const char *name, *desc;
+	} w[] = {
+	    {PB_JSON, "JSON",
+	     "JSON represents any valid JSON value. These types are "
+	     "supported: bool, int64, float64, string, []interface{}, "
+	     "map[string]interface{} and nil."},
+	    {PB_OR_BOOL, "JSONSchemaPropsOrBool",
+	     "JSONSchemaPropsOrBool represents JSONSchemaProps or a boolean "
+	     "value. Defaults to true for the boolean property."},
+	    {PB_OR_ARRAY, "JSONSchemaPropsOrArray",
+	     "JSONSchemaPropsOrArray represents a value that can either be a "
+	     "JSONSchemaProps or an array of JSONSchemaProps. Mainly here for "
+	     "serialization purposes."},
+	    {PB_OR_STRARRAY, "JSONSchemaPropsOrStringArray",
+	     "JSONSchemaPropsOrStringArray represents a JSONSchemaProps or a "
+	     "string array."},
+	};
+	/* the package of the message that holds the field: JSON's own has
+	   no sub; the Or types' sub is JSONSchemaProps, in that package */
+	static const char pkg[] =
+	    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1";
+	char name[256];
+	for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+		if (w[i].t != f->type)
+			continue;
+		snprintf(name, sizeof name, "%s.%s", pkg, w[i].name);
+		if (f->sub && !add_msg_schema(f->sub, schemas))
+			return NULL;
+		if (!json_object_get(schemas, name) &&
+		    json_object_set_new(schemas, name,
+					json_pack("{s:s}", "description",
+						  w[i].desc)))
+			return NULL;
+		return ref_to(name);
+	}
+	return NULL;
 }
 
 /* The schema of one value of f (an item, for a repeated field). */
@@ -1281,6 +1533,14 @@ static json_t *value_schema(const struct pb_field *f, json_t *schemas)
 		return json_pack("{s:s,s:{s:s,s:s}}", "type", "object",
 				 "additionalProperties", "type", "string",
 				 "format", "byte");
+	case PB_DOUBLE:
+		return json_pack("{s:s,s:s}", "type", "number", "format",
+				 "double");
+	case PB_JSON:
+	case PB_OR_BOOL:
+	case PB_OR_ARRAY:
+	case PB_OR_STRARRAY:
+		return wrapper_schema(f, schemas);
 	}
 	return NULL;
 }
@@ -1288,6 +1548,9 @@ static json_t *value_schema(const struct pb_field *f, json_t *schemas)
 static json_t *field_schema(const struct pb_field *f, json_t *schemas)
 {
 	json_t *v = value_schema(f, schemas);
+	if (v && (f->flags & PB_MAPV))
+		return json_pack("{s:s,s:o}", "type", "object",
+				 "additionalProperties", v);
 	if (!v || !(f->flags & PB_REP))
 		return v;
 	json_t *a = json_pack("{s:s,s:o}", "type", "array", "items", v);
@@ -1401,6 +1664,7 @@ bool srv_builtin_openapi(const char *group, const char *version,
 struct scan {
 	const char *p, *end;
 	struct srv_strict *s;
+	unsigned depth; /* messages entered (FIELDS_MAX_DEPTH) */
 	char path[PATH_MAX_LEN + 1];
 	bool bad; /* stopped: malformed or out of memory */
 };
@@ -1473,9 +1737,16 @@ static void sc_skip(struct scan *sc)
 		} else if (c == ',' || c == ':') {
 			sc->p++;
 		} else {
-			while (sc->p < sc->end &&
+			/* a literal; a NUL byte (which strchr would find) or
+			   any other byte that ends none stops the scan */
+			const char *from = sc->p;
+			while (sc->p < sc->end && *sc->p &&
 			       !strchr(",:]} \t\r\n", *sc->p))
 				sc->p++;
+			if (sc->p == from) {
+				sc->bad = true;
+				return;
+			}
 		}
 	} while (depth > 0 && !sc->bad);
 }
@@ -1612,13 +1883,14 @@ static char *sc_key(struct scan *sc)
 
 static void sc_msg(struct scan *sc, const struct pb_msg *m, size_t plen,
 		   bool root);
-static void sc_map(struct scan *sc, size_t plen, bool generic);
+static void sc_map(struct scan *sc, size_t plen, bool generic,
+		   const struct pb_field *vf);
 
 /* Any value in generic mode: objects are maps, arrays are walked. */
 static void sc_any(struct scan *sc, size_t plen)
 {
 	if (sc_is(sc, '{')) {
-		sc_map(sc, plen, true);
+		sc_map(sc, plen, true, NULL);
 	} else if (sc_is(sc, '[')) {
 		sc->p++;
 		for (size_t i = 0; !sc->bad && !sc_is(sc, ']'); i++) {
@@ -1635,41 +1907,22 @@ static void sc_any(struct scan *sc, size_t plen)
 	}
 }
 
-/* The value of a known field f. */
-static void sc_field(struct scan *sc, const struct pb_field *f, size_t plen)
+/* One value of a known field f (an item or a map value of a list or map
+   field). A JSONSchemaPropsOr* value is decoded by a plain json.Unmarshal
+   (walk_or): nothing in it is reported. */
+static void sc_elem(struct scan *sc, const struct pb_field *f, size_t plen)
 {
 	switch (f->type) {
 	case PB_MSG:
-		if (!(f->flags & PB_REP)) {
-			if (sc_is(sc, '{'))
-				sc_msg(sc, f->sub, plen, false);
-			else
-				sc_skip(sc);
-			return;
-		}
-		if (!sc_is(sc, '[')) {
+		if (sc_is(sc, '{'))
+			sc_msg(sc, f->sub, plen, false);
+		else
 			sc_skip(sc);
-			return;
-		}
-		sc->p++;
-		for (size_t i = 0; !sc->bad && !sc_is(sc, ']'); i++) {
-			if (i && sc_is(sc, ','))
-				sc->p++;
-			if (sc_is(sc, '{')) {
-				size_t ilen = path_index(sc->path, plen, i);
-				sc_msg(sc, f->sub, ilen, false);
-				sc->path[plen] = '\0';
-			} else {
-				sc_skip(sc);
-			}
-		}
-		if (!sc->bad)
-			sc->p++;
 		return;
 	case PB_MAP_STRING:
 	case PB_MAP_BYTES:
 		if (sc_is(sc, '{'))
-			sc_map(sc, plen, false);
+			sc_map(sc, plen, false, NULL);
 		else
 			sc_skip(sc);
 		return;
@@ -1682,9 +1935,40 @@ static void sc_field(struct scan *sc, const struct pb_field *f, size_t plen)
 	case PB_MICROTIME:
 	case PB_INTORSTR:
 	case PB_FIELDSV1:
+	case PB_DOUBLE:
+	case PB_JSON:
+	case PB_OR_BOOL:
+	case PB_OR_ARRAY:
+	case PB_OR_STRARRAY:
 		sc_skip(sc);
 		return;
 	}
+}
+
+/* The value of a known field f: a list or map of its values, or one. */
+static void sc_field(struct scan *sc, const struct pb_field *f, size_t plen)
+{
+	if ((f->flags & PB_MAPV) && sc_is(sc, '{')) {
+		sc_map(sc, plen, false, f);
+		return;
+	}
+	if (!(f->flags & PB_REP) || !sc_is(sc, '[')) {
+		if (f->flags & (PB_REP | PB_MAPV))
+			sc_skip(sc);
+		else
+			sc_elem(sc, f, plen);
+		return;
+	}
+	sc->p++;
+	for (size_t i = 0; !sc->bad && !sc_is(sc, ']'); i++) {
+		if (i && sc_is(sc, ','))
+			sc->p++;
+		size_t ilen = path_index(sc->path, plen, i);
+		sc_elem(sc, f, ilen);
+		sc->path[plen] = '\0';
+	}
+	if (!sc->bad)
+		sc->p++;
 }
 
 /* Before a member: the comma between members, then the key. NULL at the
@@ -1718,11 +2002,16 @@ static void sc_msg(struct scan *sc, const struct pb_msg *m, size_t plen,
 {
 	uint64_t seen = 0;  /* by field index; tables have < 62 fields */
 	unsigned tseen = 0; /* root: apiVersion 1, kind 2 */
-	sc->p++;	    /* { */
+	if (sc->depth >= FIELDS_MAX_DEPTH) {
+		sc_skip(sc);
+		return;
+	}
+	sc->depth++;
+	sc->p++; /* { */
 	for (bool first = true; !sc->bad; first = false) {
 		char *k = sc_member(sc, first);
 		if (!k)
-			return;
+			break;
 		size_t klen = path_key(sc->path, plen, k);
 		const struct pb_field *f = srv_pb_field(m, k);
 		unsigned t = !root			? 0
@@ -1753,9 +2042,13 @@ static void sc_msg(struct scan *sc, const struct pb_msg *m, size_t plen,
 		sc->path[plen] = '\0';
 		free(k);
 	}
+	sc->depth--;
 }
 
-static void sc_map(struct scan *sc, size_t plen, bool generic)
+/* A map: repeated keys are duplicates; its values any JSON (generic), of
+   field vf's type (a PB_MAPV field), or skipped. */
+static void sc_map(struct scan *sc, size_t plen, bool generic,
+		   const struct pb_field *vf)
 {
 	json_t *keys = json_object(); /* the keys seen, as a set */
 	if (!keys) {
@@ -1778,6 +2071,8 @@ static void sc_map(struct scan *sc, size_t plen, bool generic)
 		size_t klen = path_key(sc->path, plen, k);
 		if (generic)
 			sc_any(sc, klen);
+		else if (vf)
+			sc_elem(sc, vf, klen);
 		else
 			sc_skip(sc);
 		sc->path[plen] = '\0';
@@ -1795,7 +2090,7 @@ bool srv_builtin_scan_json(const char *kind, const char *api_version,
 		return false;
 	if (!s || s->mode == SRV_FV_IGNORE)
 		return true;
-	struct scan sc = {text, text + len, s, "", false};
+	struct scan sc = {.p = text, .end = text + len, .s = s};
 	if (m && sc_is(&sc, '{'))
 		sc_msg(&sc, m, 0, true);
 	else if (!m)

@@ -1390,7 +1390,7 @@ static lp_err body_fields(struct srv_req *r, const struct srv_resource *res,
 	bool yaml = !strcasecmp(mt, "application/yaml");
 	if (!srv_builtin_check(res->kind, gv, obj, yaml,
 			       yaml ? SRV_DEC_YAML : SRV_DEC_JSON, strict, &te))
-		/* no table (CRDs, APIServices): their metadata still */
+		/* no table (none is served today): its metadata still */
 		srv_object_meta_typecheck(json_object_get(obj, "metadata"),
 					  true, &te);
 	if (!te.set)

@@ -668,6 +668,211 @@ static const struct pb_field f_lease[] = {
 MSG(m_lease, "Lease", f_lease);
 
 #undef MSG_PKG
+
+/* apiextensions-apiserver pkg/apis/apiextensions/v1: CRDs are decoded from
+   JSON (and YAML) only, with these tables for kube's strict decoding,
+   their omitempty fields and OpenAPI (pb_kinds: json_only). */
+#define MSG_PKG "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1"
+/* A field of a recursive or wrapped schema type: sub is its schema. */
+#define SUBT(n, name, type, sub, flags, go) \
+	{ (n), (name), PB_##type, (flags), &(sub), NULL, (go) }
+
+static const struct pb_field f_ext_docs[] = {
+	FLD(1, "description", STRING, O),
+	FLD(2, "url", STRING, O),
+};
+MSG(m_ext_docs, "ExternalDocumentation", f_ext_docs);
+
+static const struct pb_field f_validation_rule[] = {
+	FLD(1, "rule", STRING, RQ),
+	FLD(2, "message", STRING, O),
+	FLD(3, "messageExpression", STRING, O),
+	FLDG(4, "reason", STRING, 0, "v1.FieldValueErrorReason"),
+	FLD(5, "fieldPath", STRING, O),
+	FLD(6, "optionalOldSelf", BOOL, 0),
+};
+MSG(m_validation_rule, "ValidationRule", f_validation_rule);
+
+/* JSONSchemaProps refers to itself: declared here, defined below. */
+static const struct pb_msg m_jsp;
+
+/* Pointer fields (*string, *int64, *float64, *bool, *JSON) have no O:
+   omitempty leaves out only their null. */
+static const struct pb_field f_jsp[] = {
+	FLD(1, "id", STRING, O),
+	FLDG(2, "$schema", STRING, O, "v1.JSONSchemaURL"),
+	FLD(3, "$ref", STRING, 0),
+	FLD(4, "description", STRING, O),
+	FLD(5, "type", STRING, O),
+	FLD(6, "format", STRING, O),
+	FLD(7, "title", STRING, O),
+	FLDG(8, "default", JSON, 0, "v1.JSON"),
+	FLD(9, "maximum", DOUBLE, 0),
+	FLD(10, "exclusiveMaximum", BOOL, O),
+	FLD(11, "minimum", DOUBLE, 0),
+	FLD(12, "exclusiveMinimum", BOOL, O),
+	FLD(13, "maxLength", INT64, 0),
+	FLD(14, "minLength", INT64, 0),
+	FLD(15, "pattern", STRING, O),
+	FLD(16, "maxItems", INT64, 0),
+	FLD(17, "minItems", INT64, 0),
+	FLD(18, "uniqueItems", BOOL, O),
+	FLD(19, "multipleOf", DOUBLE, 0),
+	FLDG(20, "enum", JSON, R, "v1.JSON"),
+	FLD(21, "maxProperties", INT64, 0),
+	FLD(22, "minProperties", INT64, 0),
+	FLD(23, "required", STRING, R),
+	SUBT(24, "items", OR_ARRAY, m_jsp, 0, "v1.JSONSchemaPropsOrArray"),
+	SUB(25, "allOf", m_jsp, R),
+	SUB(26, "oneOf", m_jsp, R),
+	SUB(27, "anyOf", m_jsp, R),
+	SUB(28, "not", m_jsp, 0),
+	SUB(29, "properties", m_jsp, PB_MAPV),
+	SUBT(30, "additionalProperties", OR_BOOL, m_jsp, 0,
+	     "v1.JSONSchemaPropsOrBool"),
+	SUB(31, "patternProperties", m_jsp, PB_MAPV),
+	SUBT(32, "dependencies", OR_STRARRAY, m_jsp, PB_MAPV,
+	     "v1.JSONSchemaPropsOrStringArray"),
+	SUBT(33, "additionalItems", OR_BOOL, m_jsp, 0,
+	     "v1.JSONSchemaPropsOrBool"),
+	SUB(34, "definitions", m_jsp, PB_MAPV),
+	SUB(35, "externalDocs", m_ext_docs, 0),
+	FLDG(36, "example", JSON, 0, "v1.JSON"),
+	FLD(37, "nullable", BOOL, O),
+	FLD(38, "x-kubernetes-preserve-unknown-fields", BOOL, 0),
+	FLD(39, "x-kubernetes-embedded-resource", BOOL, O),
+	FLD(40, "x-kubernetes-int-or-string", BOOL, O),
+	FLD(41, "x-kubernetes-list-map-keys", STRING, R),
+	FLD(42, "x-kubernetes-list-type", STRING, 0),
+	FLD(43, "x-kubernetes-map-type", STRING, 0),
+	SUBK(44, "x-kubernetes-validations", m_validation_rule, R, "rule"),
+};
+MSG(m_jsp, "JSONSchemaProps", f_jsp);
+
+static const struct pb_field f_crd_validation[] = {
+	SUB(1, "openAPIV3Schema", m_jsp, 0),
+};
+MSG(m_crd_validation, "CustomResourceValidation", f_crd_validation);
+
+static const struct pb_field f_crd_sub_status[] = {0};
+static const struct pb_msg m_crd_sub_status = {
+	"CustomResourceSubresourceStatus", MSG_PKG, 0, f_crd_sub_status};
+
+static const struct pb_field f_crd_sub_scale[] = {
+	FLD(1, "specReplicasPath", STRING, RQ),
+	FLD(2, "statusReplicasPath", STRING, RQ),
+	FLD(3, "labelSelectorPath", STRING, 0),
+};
+MSG(m_crd_sub_scale, "CustomResourceSubresourceScale", f_crd_sub_scale);
+
+static const struct pb_field f_crd_subresources[] = {
+	SUB(1, "status", m_crd_sub_status, 0),
+	SUB(2, "scale", m_crd_sub_scale, 0),
+};
+MSG(m_crd_subresources, "CustomResourceSubresources", f_crd_subresources);
+
+static const struct pb_field f_crd_column[] = {
+	FLD(1, "name", STRING, RQ),
+	FLD(2, "type", STRING, RQ),
+	FLD(3, "format", STRING, O),
+	FLD(4, "description", STRING, O),
+	FLD(5, "priority", INT32, O),
+	FLD(6, "jsonPath", STRING, RQ),
+};
+MSG(m_crd_column, "CustomResourceColumnDefinition", f_crd_column);
+
+static const struct pb_field f_selectable_field[] = {
+	FLD(1, "jsonPath", STRING, RQ),
+};
+MSG(m_selectable_field, "SelectableField", f_selectable_field);
+
+static const struct pb_field f_crd_version[] = {
+	FLD(1, "name", STRING, RQ),
+	FLD(2, "served", BOOL, RQ),
+	FLD(3, "storage", BOOL, RQ),
+	FLD(7, "deprecated", BOOL, O),
+	FLD(8, "deprecationWarning", STRING, 0),
+	SUB(4, "schema", m_crd_validation, 0),
+	SUB(5, "subresources", m_crd_subresources, 0),
+	SUB(6, "additionalPrinterColumns", m_crd_column, R),
+	SUB(9, "selectableFields", m_selectable_field, R),
+};
+MSG(m_crd_version, "CustomResourceDefinitionVersion", f_crd_version);
+
+static const struct pb_field f_crd_names[] = {
+	FLD(1, "plural", STRING, RQ),
+	FLD(2, "singular", STRING, O),
+	FLD(3, "shortNames", STRING, R),
+	FLD(4, "kind", STRING, RQ),
+	FLD(5, "listKind", STRING, O),
+	FLD(6, "categories", STRING, R),
+};
+MSG(m_crd_names, "CustomResourceDefinitionNames", f_crd_names);
+
+static const struct pb_field f_service_ref[] = {
+	FLD(1, "namespace", STRING, RQ),
+	FLD(2, "name", STRING, RQ),
+	FLD(3, "path", STRING, 0),
+	FLD(4, "port", INT32, 0),
+};
+MSG(m_service_ref, "ServiceReference", f_service_ref);
+
+static const struct pb_field f_webhook_client[] = {
+	FLD(3, "url", STRING, 0),
+	SUB(1, "service", m_service_ref, 0),
+	FLD(2, "caBundle", BYTES, O),
+};
+MSG(m_webhook_client, "WebhookClientConfig", f_webhook_client);
+
+static const struct pb_field f_webhook_conversion[] = {
+	SUB(2, "clientConfig", m_webhook_client, 0),
+	FLD(3, "conversionReviewVersions", STRING, R | RQ | PB_KEEPEMPTY),
+};
+MSG(m_webhook_conversion, "WebhookConversion", f_webhook_conversion);
+
+static const struct pb_field f_crd_conversion[] = {
+	FLDG(1, "strategy", STRING, RQ, "v1.ConversionStrategyType"),
+	SUB(2, "webhook", m_webhook_conversion, 0),
+};
+MSG(m_crd_conversion, "CustomResourceConversion", f_crd_conversion);
+
+static const struct pb_field f_crd_spec[] = {
+	FLD(1, "group", STRING, RQ),
+	SUB(3, "names", m_crd_names, RQ),
+	FLDG(4, "scope", STRING, RQ, "v1.ResourceScope"),
+	SUB(7, "versions", m_crd_version, R | RQ | PB_KEEPEMPTY),
+	SUB(9, "conversion", m_crd_conversion, 0),
+	FLD(10, "preserveUnknownFields", BOOL, O),
+};
+MSG(m_crd_spec, "CustomResourceDefinitionSpec", f_crd_spec);
+
+static const struct pb_field f_crd_condition[] = {
+	FLDG(1, "type", STRING, RQ, "v1.CustomResourceDefinitionConditionType"),
+	FLDG(2, "status", STRING, RQ, "v1.ConditionStatus"),
+	FLD(3, "lastTransitionTime", TIME, 0),
+	FLD(4, "reason", STRING, O),
+	FLD(5, "message", STRING, O),
+	FLD(6, "observedGeneration", INT64, O),
+};
+MSG(m_crd_condition, "CustomResourceDefinitionCondition", f_crd_condition);
+
+static const struct pb_field f_crd_status[] = {
+	SUB(1, "conditions", m_crd_condition, R | PB_KEEPEMPTY),
+	SUB(2, "acceptedNames", m_crd_names, 0),
+	FLD(3, "storedVersions", STRING, R | PB_KEEPEMPTY),
+	FLD(4, "observedGeneration", INT64, O),
+};
+MSG(m_crd_status, "CustomResourceDefinitionStatus", f_crd_status);
+
+static const struct pb_field f_crd[] = {
+	SUB(1, "metadata", m_object_meta, 0),
+	SUB(2, "spec", m_crd_spec, RQ),
+	SUB(3, "status", m_crd_status, 0),
+};
+MSG(m_crd, "CustomResourceDefinition", f_crd);
+
+#undef SUBT
+#undef MSG_PKG
 #undef O
 #undef R
 #undef RQ
@@ -679,6 +884,7 @@ static const struct {
 	const char *kind;
 	const char *api_version;
 	const struct pb_msg *msg;
+	bool json_only; /* tables for JSON bodies alone: no protobuf decoding */
 } pb_kinds[] = {
 	{ "Namespace", "v1", &m_namespace },
 	{ "ConfigMap", "v1", &m_config_map },
@@ -697,6 +903,7 @@ static const struct {
 	{ "TokenReview", "authentication.k8s.io/v1", &m_token_review },
 	{ "TokenRequest", "authentication.k8s.io/v1", &m_token_request },
 	{ "DeleteOptions", NULL, &m_delete_options },
+	{ "CustomResourceDefinition", "apiextensions.k8s.io/v1", &m_crd, true },
 };
 
 /* ------------------------------------------------------------------ */
@@ -1288,6 +1495,11 @@ static lp_err decode_varint_field(const struct pb_msg *m,
 	case PB_FIELDSV1:
 	case PB_MAP_STRING:
 	case PB_MAP_BYTES:
+	case PB_DOUBLE:
+	case PB_JSON:
+	case PB_OR_BOOL:
+	case PB_OR_ARRAY:
+	case PB_OR_STRARRAY:
 		/* The caller checked the wire type against the table. */
 		return srv_error_set(err, LP_ERR(LP_E_BADREQUEST),
 				     "protobuf body: field %s.%s is not a varint",
@@ -1353,8 +1565,15 @@ static lp_err decode_len_field(const struct pb_msg *m, const struct pb_field *f,
 	case PB_BOOL:
 	case PB_INT32:
 	case PB_INT64:
+	case PB_DOUBLE:
 		/* The caller checked the wire type against the table. */
 		return BAD(err, "field %s is not length-delimited", what);
+	case PB_JSON:
+	case PB_OR_BOOL:
+	case PB_OR_ARRAY:
+	case PB_OR_STRARRAY:
+		/* json_only tables: never decoded from protobuf */
+		return BAD(err, "field %s has no protobuf decoding", what);
 	}
 	if (rc)
 		return rc;
@@ -1377,7 +1596,13 @@ static unsigned wire_type_of(enum pb_type t)
 	case PB_FIELDSV1:
 	case PB_MAP_STRING:
 	case PB_MAP_BYTES:
+	case PB_JSON:
+	case PB_OR_BOOL:
+	case PB_OR_ARRAY:
+	case PB_OR_STRARRAY:
 		return PB_WT_LEN;
+	case PB_DOUBLE:
+		return PB_WT_I64;
 	}
 	return PB_WT_LEN;
 }
@@ -1579,7 +1804,7 @@ lp_err srv_pb_decode(const void *buf, size_t len, const char *expect_kind,
 	if (pbr_left(&kind) == 0)
 		return BAD(err, "Object 'Kind' is missing in the protobuf envelope");
 	for (size_t i = 0; i < sizeof pb_kinds / sizeof pb_kinds[0]; i++) {
-		if (span_is(&kind, pb_kinds[i].kind) &&
+		if (!pb_kinds[i].json_only && span_is(&kind, pb_kinds[i].kind) &&
 		    version_matches(&u.api_version, pb_kinds[i].api_version)) {
 			msg = pb_kinds[i].msg;
 			break;

@@ -27,6 +27,13 @@ enum pb_type {
 	PB_FIELDSV1,   /* meta/v1 FieldsV1: embedded JSON */
 	PB_MAP_STRING, /* map<string,string>: object of strings */
 	PB_MAP_BYTES,  /* map<string,bytes>: object of base64 strings */
+	/* apiextensions v1 (CustomResourceDefinition), JSON bodies only
+	   (pb_kinds' json_only: no protobuf decoding of these): */
+	PB_DOUBLE,	/* float64: number */
+	PB_JSON,	/* apiextensions JSON: any value, kept as it is */
+	PB_OR_BOOL,	/* JSONSchemaPropsOrBool: a schema (.sub) or a bool */
+	PB_OR_ARRAY,	/* JSONSchemaPropsOrArray: a schema or a list of them */
+	PB_OR_STRARRAY, /* JSONSchemaPropsOrStringArray: a schema or strings */
 };
 
 /* Field flags. */
@@ -37,14 +44,25 @@ enum pb_type {
 	0x8 /* strategic merge patch: patchStrategy merge (a                   \
 	       keyed list when merge_key is set, else a set) */
 
+/* map[string]T: a JSON object whose every member value is one value of
+   the field's type (as PB_REP makes a list of them); map keys join kube's
+   paths (".key") but not Go's. */
+#define PB_MAPV 0x10
+/* A list without omitempty in a table whose empty lists matter (the CRD's
+   status.storedVersions: [] and null differ in kube's messages): an empty
+   one is kept where omitempty would leave it out. */
+#define PB_KEEPEMPTY 0x20
+
 struct pb_msg;
 
 struct pb_field {
 	uint32_t num;	   /* protobuf field number */
 	const char *json;  /* JSON member name (Go json tag) */
 	enum pb_type type; /* wire and JSON mapping */
-	unsigned flags;	   /* PB_REP, PB_OMITZERO, PB_REQUIRED, PB_MERGE */
-	const struct pb_msg *sub; /* table of a PB_MSG field, else NULL */
+	unsigned flags;	   /* PB_REP, PB_OMITZERO, PB_REQUIRED, PB_MERGE,
+			      PB_MAPV, PB_KEEPEMPTY */
+	const struct pb_msg *sub; /* table of a PB_MSG field (the schema of a
+				     PB_OR_* one), else NULL */
 	const char *merge_key;	  /* patchMergeKey of a PB_MERGE list */
 	/* Go type of a value (an item, for a repeated field) when it is a
 	   named type, as reflect names it in decoding errors ("v1.Protocol",

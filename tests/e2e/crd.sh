@@ -1258,6 +1258,71 @@ expect_rc 0 "an object written now" kubectl create -f - <<<'{"apiVersion":"coerc
 expect_rc 0 "... reads with the default as written" kubectl get widget w2 -o 'jsonpath={.spec.b}'
 check "... (bee)" out_has '^bee$'
 
+# A CRD is decoded into kube's apiextensions v1 Go types: unknown fields
+# are refused under kubectl's strict validation, warned of and dropped
+# otherwise, except inside items, additionalProperties and the other
+# JSONSchemaPropsOr* values, whose own decoding drops them silently; a field
+# of the wrong type is a 400 whatever the validation; the stored CRD leaves
+# out zero omitempty values, as Go encodes it.
+cat >"$WORK/typo-crd.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: typos.strict.example.com}
+spec:
+  group: strict.example.com
+  scope: Namespaced
+  bogusField: 1
+  names: {plural: typos, kind: Typo}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-unknown-thing: 3
+        description: ""
+        properties:
+          spec:
+            type: object
+            nullable: false
+            required: []
+            properties:
+              size: {type: integer, maximum: 10.5, foo: 1}
+              tags: {type: array, items: {type: string, bar: 2}}
+              labels: {type: object, additionalProperties: {type: string, baz: 3}}
+YAML
+expect_rc 1 "a CRD with unknown fields is refused under strict validation" kubectl create -f "$WORK/typo-crd.yaml"
+check "... as kube's strict decoding error, each field in order" err_text 'CustomResourceDefinition in version "v1" cannot be handled as a CustomResourceDefinition: strict decoding error: unknown field "spec.bogusField", unknown field "spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.foo", unknown field "spec.versions[0].schema.openAPIV3Schema.x-unknown-thing"'
+check "... not those inside items or additionalProperties" bash -c "! grep -q 'items.bar\|additionalProperties.baz' '$WORK/err'"
+expect_rc 0 "... is created with --validate=warn" kubectl create --validate=warn -f "$WORK/typo-crd.yaml"
+check "... with a Warning for each" err_text 'Warning: unknown field "spec.versions[0].schema.openAPIV3Schema.x-unknown-thing"'
+expect_rc 0 "... and stored" kubectl get crd typos.strict.example.com -o json
+check "... without them, nor the zero omitempty values" python3 -c "
+import json; d=json.load(open('$WORK/out')); s=d['spec']; v=s['versions'][0]['schema']['openAPIV3Schema']
+assert 'bogusField' not in s and 'x-unknown-thing' not in v and 'description' not in v, s
+p=v['properties']['spec']; assert 'nullable' not in p and 'required' not in p, p
+q=p['properties']
+assert q['size']=={'type':'integer','maximum':10.5}, q
+assert q['tags']['items']=={'type':'string'} and q['labels']['additionalProperties']=={'type':'string'}, q"
+expect_rc 0 "... and kubectl apply of a change to it works" kubectl apply -f - <<<'{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"typos.strict.example.com"},"spec":{"group":"strict.example.com","scope":"Namespaced","names":{"plural":"typos","kind":"Typo","shortNames":["ty"]},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}'
+expect_rc 0 "... (read back)" kubectl get crd typos.strict.example.com -o 'jsonpath={.spec.names.shortNames}'
+check "... with the new short name" out_has 'ty'
+typo_crd_with() { sed "s|$1|$2|" "$WORK/typo-crd.yaml" | sed 's/typos/typebad/g; s/Typo/TypeBad/'; }
+typo_crd_with 'served: true' 'served: "yes"' >"$WORK/typebad.yaml"
+expect_rc 1 "a CRD with a field of the wrong type is refused" kubectl create --validate=false -f "$WORK/typebad.yaml"
+check "... as Go's decoding error" err_text 'CustomResourceDefinition in version "v1" cannot be handled as a CustomResourceDefinition: json: cannot unmarshal string into Go struct field CustomResourceDefinitionVersion.spec.versions.served of type bool'
+typo_crd_with 'items: {type: string, bar: 2}' 'items: {type: 5}' >"$WORK/typebad.yaml"
+expect_rc 1 "... also inside items" kubectl create --validate=false -f "$WORK/typebad.yaml"
+check "... named from the field items (JSONSchemaPropsOrArray decodes it)" err_text 'json: cannot unmarshal number into Go struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema.properties.properties.items of type string'
+typo_crd_with 'additionalProperties: {type: string, baz: 3}' 'additionalProperties: yes-please' >"$WORK/typebad.yaml"
+expect_rc 1 "... and an additionalProperties that is neither a schema nor a bool" kubectl create --validate=false -f "$WORK/typebad.yaml"
+check "... as JSONSchemaPropsOrBool refuses it" err_text 'cannot be handled as a CustomResourceDefinition: boolean or JSON schema expected'
+expect_rc 0 "kubectl explain crd.spec" kubectl explain crd.spec
+check "... lists the spec's fields" out_has 'versions.*\[\]CustomResourceDefinitionVersion.*-required-'
+expect_rc 0 "kubectl explain crd.spec.versions.schema.openAPIV3Schema.properties" kubectl explain crd.spec.versions.schema.openAPIV3Schema.properties
+check "... a map of schemas" out_has 'map\[string\]JSONSchemaProps'
+
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
 check "server exits 0 on SIGTERM" [ "$RC" == 0 ]

@@ -172,8 +172,8 @@ Test(fields, wrong_types_and_unknown_kinds_are_left_alone)
 	struct srv_strict s = {.mode = SRV_FV_STRICT};
 	cr_expect(srv_builtin_prune("Service", "v1", o, false, &s));
 	cr_expect_eq(s.n, 0);
-	cr_expect_not(srv_builtin_prune("CustomResourceDefinition",
-					"apiextensions.k8s.io/v1", o, false,
+	cr_expect_not(srv_builtin_prune("APIService",
+					"apiregistration.k8s.io/v1", o, false,
 					&s));
 	cr_expect_not(srv_builtin_prune("ConfigMap", "v2", o, false, &s));
 	json_decref(o);
@@ -335,8 +335,8 @@ Test(fields, nulls_and_well_typed_values_pass_issue3)
 	srv_builtin_check("Lease", "coordination.k8s.io/v1", o, false,
 			  SRV_DEC_JSON, NULL, &te);
 	cr_expect(te.set);
-	cr_expect_not(srv_builtin_check("CustomResourceDefinition",
-					"apiextensions.k8s.io/v1", o, false,
+	cr_expect_not(srv_builtin_check("APIService",
+					"apiregistration.k8s.io/v1", o, false,
 					SRV_DEC_JSON, NULL, &te));
 	cr_expect_not(te.set);
 	json_decref(o);
@@ -685,8 +685,8 @@ Test(fields, openapi_schemas_from_the_tables)
 	    json_string_value(json_object_get(
 		json_object_get(cm, "additionalProperties"), "type")),
 	    "string");
-	cr_expect_not(srv_builtin_openapi("apiextensions.k8s.io", "v1",
-					  "CustomResourceDefinition", schemas));
+	cr_expect_not(srv_builtin_openapi("apiregistration.k8s.io", "v1",
+					  "APIService", schemas));
 	json_decref(schemas);
 }
 
@@ -740,4 +740,207 @@ Test(fields, omitempty_as_kube_encodes_the_decoded_struct)
 	srv_builtin_omitempty(NULL, NULL, notobj);
 	expect_json(notobj, "[1]");
 	json_decref(notobj);
+}
+
+/* CustomResourceDefinition (apiextensions v1): JSON-only tables with a
+   recursive JSONSchemaProps, maps of schemas and the JSONSchemaPropsOr*
+   wrappers, whose own decoding is not strict. */
+#define CRD_AV "apiextensions.k8s.io/v1"
+#define CRD_SCHEMA(s)                                                      \
+	"{\"apiVersion\":\"" CRD_AV "\",\"kind\":\"CustomResourceDefinition\"," \
+	"\"metadata\":{\"name\":\"as.x.io\"},\"spec\":{\"group\":\"x.io\","    \
+	"\"scope\":\"Namespaced\",\"names\":{\"plural\":\"as\",\"kind\":"     \
+	"\"A\"},\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":"  \
+	"true,\"schema\":{\"openAPIV3Schema\":" s "}}]}}"
+#define OAS "spec.versions[0].schema.openAPIV3Schema"
+
+Test(fields, crd_unknown_fields_follow_kube_strict_decoding_issue3)
+{
+	static const char text[] = CRD_SCHEMA(
+	    "{\"type\":\"object\",\"x-foo\":1,\"properties\":{\"spec\":{"
+	    "\"type\":\"object\",\"bad\":2,\"allOf\":[{\"zz\":1}],"
+	    "\"not\":{\"nn\":1},\"items\":{\"type\":\"string\",\"ii\":1},"
+	    "\"additionalProperties\":{\"aa\":1},\"dependencies\":{\"d\":{"
+	    "\"dd\":1}},\"definitions\":{\"def\":{\"ee\":1}},"
+	    "\"x-kubernetes-validations\":[{\"rule\":\"true\",\"vv\":1}],"
+	    "\"default\":{\"anything\":[1,{\"goes\":null}]},"
+	    "\"enum\":[1,\"a\",null,{\"b\":[]}],\"maximum\":1.5,"
+	    "\"minimum\":2}}}");
+	struct srv_strict s = {.mode = SRV_FV_STRICT};
+	cr_assert(srv_builtin_scan_json("CustomResourceDefinition", CRD_AV,
+					text, strlen(text), &s));
+	const char *want =
+	    "strict decoding error: unknown field \"" OAS ".x-foo\", "
+	    "unknown field \"" OAS ".properties.spec.bad\", "
+	    "unknown field \"" OAS ".properties.spec.allOf[0].zz\", "
+	    "unknown field \"" OAS ".properties.spec.not.nn\", "
+	    "unknown field \"" OAS ".properties.spec.definitions.def.ee\", "
+	    "unknown field \"" OAS
+	    ".properties.spec.x-kubernetes-validations[0].vv\"";
+	expect_errors(&s, want);
+	srv_strict_free(&s);
+
+	/* the tree walk finds the same fields (in name order when sorted)
+	   and drops them, the wrappers' unknown fields silently */
+	json_t *o = parse(text);
+	struct srv_strict s2 = {.mode = SRV_FV_STRICT};
+	struct srv_typeerr te;
+	cr_assert(srv_builtin_check("CustomResourceDefinition", CRD_AV, o,
+				    false, SRV_DEC_JSON, &s2, &te));
+	cr_expect(!te.set, "%s", te.text);
+	cr_expect_eq(s2.n, 6);
+	srv_strict_free(&s2);
+	json_t *sp = json_object_get(
+	    json_object_get(
+		json_object_get(
+		    json_object_get(
+			json_object_get(
+			    json_array_get(
+				json_object_get(json_object_get(o, "spec"),
+						"versions"),
+				0),
+			    "schema"),
+			"openAPIV3Schema"),
+		    "properties"),
+		"spec"),
+	    "items");
+	expect_json(sp, "{\"type\":\"string\"}");
+	json_decref(o);
+}
+
+Test(fields, crd_type_errors_as_go_words_them_issue3)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+	    {CRD_SCHEMA("{\"type\":\"object\"}"), ""},
+	    {"{\"spec\":{\"versions\":[{\"served\":\"yes\"}]}}",
+	     GO_ERR "string into Go struct field "
+		    "CustomResourceDefinitionVersion.spec.versions.served of "
+		    "type bool"},
+	    {CRD_SCHEMA("{\"maximum\":\"9\"}"),
+	     GO_ERR "string into Go struct field "
+		    "JSONSchemaProps.spec.versions.schema.openAPIV3Schema."
+		    "maximum of type float64"},
+	    {CRD_SCHEMA("{\"properties\":[]}"),
+	     GO_ERR "array into Go struct field "
+		    "JSONSchemaProps.spec.versions.schema.openAPIV3Schema."
+		    "properties of type map[string]v1.JSONSchemaProps"},
+	    /* a map value: Go's path leaves the key out */
+	    {CRD_SCHEMA("{\"properties\":{\"a\":{\"minLength\":1.5}}}"),
+	     GO_ERR "number 1.5 into Go struct field "
+		    "JSONSchemaProps.spec.versions.schema.openAPIV3Schema."
+		    "properties.minLength of type int64"},
+	    /* inside a wrapper: the wrapper's field and the inner type, and
+	       it ends decoding (an earlier error gives way) */
+	    {"{\"spec\":{\"group\":1,\"versions\":[{\"schema\":{"
+	     "\"openAPIV3Schema\":{\"items\":{\"properties\":{\"a\":{"
+	     "\"type\":5}}}}}}]}}",
+	     GO_ERR "number into Go struct field "
+		    "JSONSchemaProps.spec.versions.schema.openAPIV3Schema."
+		    "items of type string"},
+	    {CRD_SCHEMA("{\"items\":[{\"type\":\"string\"},\"x\"]}"),
+	     GO_ERR "string into Go struct field "
+		    "JSONSchemaProps.spec.versions.schema.openAPIV3Schema."
+		    "items of type v1.JSONSchemaProps"},
+	    {CRD_SCHEMA("{\"items\":\"x\",\"additionalItems\":false,"
+			"\"dependencies\":{\"a\":[\"b\"],\"c\":{}}}"),
+	     ""},
+	    {CRD_SCHEMA("{\"dependencies\":{\"a\":[\"b\",2]}}"),
+	     GO_ERR "number into Go struct field "
+		    "JSONSchemaProps.spec.versions.schema.openAPIV3Schema."
+		    "dependencies of type string"},
+	    {CRD_SCHEMA("{\"additionalProperties\":\"yes\"}"),
+	     "boolean or JSON schema expected"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		expect_type_error("CustomResourceDefinition", CRD_AV,
+				  cases[i].text, SRV_DEC_JSON, cases[i].want);
+}
+
+Test(fields, crd_omitempty_and_openapi_issue3)
+{
+	json_t *o = parse(CRD_SCHEMA(
+	    "{\"type\":\"object\",\"description\":\"\",\"nullable\":false,"
+	    "\"x-kubernetes-preserve-unknown-fields\":false,\"required\":[],"
+	    "\"properties\":{\"a\":{\"type\":\"\",\"items\":{"
+	    "\"format\":\"\"}}},\"patternProperties\":{}}"));
+	json_object_set_new(json_object_get(o, "spec"), "preserveUnknownFields",
+			    json_false());
+	json_t *st = parse("{\"storedVersions\":[],\"conditions\":[]}");
+	json_object_set_new(o, "status", st);
+	srv_builtin_omitempty("CustomResourceDefinition", CRD_AV, o);
+	json_t *want = parse(CRD_SCHEMA(
+	    "{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":"
+	    "false,\"properties\":{\"a\":{\"items\":{}}}}"));
+	json_object_set_new(want, "status",
+			    parse("{\"storedVersions\":[],\"conditions\":[]}"));
+	cr_expect(json_equal(o, want), "got %s",
+		  json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT));
+	json_decref(want);
+	json_decref(o);
+
+	json_t *schemas = json_object();
+	cr_assert(srv_builtin_openapi("apiextensions.k8s.io", "v1",
+				      "CustomResourceDefinition", schemas));
+	const char *pkg =
+	    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.";
+	char name[200];
+	snprintf(name, sizeof name, "%sJSONSchemaProps", pkg);
+	json_t *props =
+	    json_object_get(json_object_get(schemas, name), "properties");
+	cr_assert_not_null(props);
+	expect_json(json_object_get(props, "properties"),
+		    "{\"type\":\"object\",\"additionalProperties\":{\"$ref\":"
+		    "\"#/components/schemas/io.k8s.apiextensions-apiserver.pkg."
+		    "apis.apiextensions.v1.JSONSchemaProps\"}}");
+	expect_json(json_object_get(props, "maximum"),
+		    "{\"type\":\"number\",\"format\":\"double\"}");
+	snprintf(name, sizeof name, "%sJSONSchemaPropsOrBool", pkg);
+	cr_expect_not_null(json_object_get(schemas, name));
+	snprintf(name, sizeof name, "%sCustomResourceDefinitionSpec", pkg);
+	cr_expect_not_null(json_object_get(schemas, name));
+	json_decref(schemas);
+}
+
+Test(fields, crd_walks_stop_at_a_depth_bound_issue3)
+{
+	/* 600 nested "not" schemas: the walks stop at FIELDS_MAX_DEPTH
+	   without overflowing the stack, and report nothing past it */
+	size_t n = 600, cap = n * 12 + 512;
+	char *s = malloc(cap), *p = s;
+	p += sprintf(p, "{\"spec\":{\"versions\":[{\"schema\":{"
+			"\"openAPIV3Schema\":");
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "{\"not\":");
+	p += sprintf(p, "{\"deep\":1}");
+	for (size_t i = 0; i < n; i++)
+		*p++ = '}';
+	p += sprintf(p, "}}]}}");
+	struct srv_strict st = {.mode = SRV_FV_STRICT};
+	cr_assert(srv_builtin_scan_json("CustomResourceDefinition", CRD_AV, s,
+					(size_t)(p - s), &st));
+	cr_expect_eq(st.n, 0);
+	srv_strict_free(&st);
+	json_error_t je;
+	json_t *o = json_loadb(s, (size_t)(p - s), 0, &je);
+	cr_assert_not_null(o, "%s", je.text);
+	struct srv_typeerr te;
+	cr_expect(srv_builtin_check("CustomResourceDefinition", CRD_AV, o,
+				    false, SRV_DEC_JSON, NULL, &te));
+	srv_builtin_omitempty("CustomResourceDefinition", CRD_AV, o);
+	json_decref(o);
+	free(s);
+}
+
+/* A NUL byte in a skipped value stops the scan (it once spun there: strchr
+   finds the terminator). reg_json_load refuses such texts before. */
+Test(fields, scan_stops_at_a_nul_byte_issue3)
+{
+	static const char text[] = "{\"metadata\":{\"name\":\"a\"},\"zz\":[1\0]}";
+	struct srv_strict s = {.mode = SRV_FV_STRICT};
+	cr_expect(srv_builtin_scan_json("ConfigMap", "v1", text,
+					sizeof text - 1, &s));
+	expect_errors(&s, "strict decoding error: unknown field \"zz\"");
+	srv_strict_free(&s);
 }

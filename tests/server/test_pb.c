@@ -1067,6 +1067,16 @@ Test(pb, unknown_kind_is_unsupported_media)
 	expect_error(&e, LP_E_UNSUPPORTEDMEDIA);
 }
 
+/* A CRD has tables for its JSON bodies only (fields.c): no protobuf. */
+Test(pb, crd_is_unsupported_media_issue3)
+{
+	struct enc raw = { 0 };
+	put_meta(&raw, "as.x.io", "");
+	struct enc e = envelope("apiextensions.k8s.io/v1",
+				"CustomResourceDefinition", &raw);
+	expect_error(&e, LP_E_UNSUPPORTEDMEDIA);
+}
+
 Test(pb, known_kind_in_wrong_version_is_unsupported_media)
 {
 	struct enc raw = { 0 };
