@@ -688,6 +688,128 @@ static bool int_fits(const struct walk *w, const json_t *v, bool bits32)
 					      d < 9223372036854775808.0);
 }
 
+/* ---- []byte: Go's base64.StdEncoding ---- */
+
+static int b64_val(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z'   ? c - 'A'
+	       : c >= 'a' && c <= 'z' ? c - 'a' + 26
+	       : c >= '0' && c <= '9' ? c - '0' + 52
+	       : c == '+'	      ? 62
+	       : c == '/'	      ? 63
+				      : -1;
+}
+
+/*
+ * Decode standard base64 as Go's base64.StdEncoding.Decode does (CR and LF
+ * skipped anywhere, padding required): the bytes into out (room for n),
+ * their count in *outn; false with the offset Go's CorruptInputError
+ * reports in *bad. A port of the rules of Go's decodeQuantum.
+ */
+static bool go_b64_decode(const unsigned char *src, size_t n,
+			  unsigned char *out, size_t *outn, size_t *bad)
+{
+	size_t si = 0, o = 0;
+	while (si < n) {
+		int dbuf[4] = {0, 0, 0, 0};
+		int dlen = 4;
+		for (int j = 0; j < 4; j++) {
+			if (si == n) {
+				if (j == 0) {
+					*outn = o;
+					return true;
+				}
+				*bad = si - (size_t)j; /* padding required */
+				return false;
+			}
+			unsigned char in = src[si++];
+			int d = b64_val(in);
+			if (d >= 0) {
+				dbuf[j] = d;
+				continue;
+			}
+			if (in == '\n' || in == '\r') {
+				j--;
+				continue;
+			}
+			if (in != '=' || j < 2) {
+				*bad = si - 1;
+				return false;
+			}
+			if (j == 2) { /* "==": the second one next */
+				while (si < n && (src[si] == '\n' || src[si] == '\r'))
+					si++;
+				if (si == n) {
+					*bad = n;
+					return false;
+				}
+				if (src[si] != '=') {
+					*bad = si - 1;
+					return false;
+				}
+				si++;
+			}
+			while (si < n && (src[si] == '\n' || src[si] == '\r'))
+				si++;
+			if (si < n) {
+				*bad = si; /* trailing garbage */
+				return false;
+			}
+			dlen = j;
+			break;
+		}
+		unsigned val = (unsigned)dbuf[0] << 18 | (unsigned)dbuf[1] << 12 |
+			       (unsigned)dbuf[2] << 6 | (unsigned)dbuf[3];
+		for (int k = 0; k < dlen - 1; k++)
+			out[o++] = (unsigned char)(val >> (16 - 8 * k));
+	}
+	*outn = o;
+	return true;
+}
+
+/* A []byte string: Go decodes it (an error is saved, the first one wins)
+   and kube stores the bytes encoded again, so a valid value is kept in
+   that canonical form (no line breaks, zero trailing bits). */
+static void check_base64(struct walk *w, json_t *v)
+{
+	const unsigned char *src = (const unsigned char *)json_string_value(v);
+	size_t n = json_string_length(v), outn = 0, bad = 0;
+	unsigned char *raw = malloc(n / 4 * 3 + 3);
+	if (!raw)
+		return;
+	if (!go_b64_decode(src, n, raw, &outn, &bad)) {
+		struct srv_typeerr *te = w->te;
+		if (!te->set && !te->fatal) {
+			snprintf(te->text, sizeof te->text,
+				 "illegal base64 data at input byte %zu", bad);
+			te->set = true;
+		}
+		free(raw);
+		return;
+	}
+	static const char tab[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *enc = malloc((outn + 2) / 3 * 4 + 1);
+	if (enc) {
+		size_t e = 0;
+		for (size_t i = 0; i < outn; i += 3) {
+			unsigned x = (unsigned)raw[i] << 16;
+			if (i + 1 < outn)
+				x |= (unsigned)raw[i + 1] << 8;
+			if (i + 2 < outn)
+				x |= raw[i + 2];
+			enc[e++] = tab[x >> 18 & 63];
+			enc[e++] = tab[x >> 12 & 63];
+			enc[e++] = i + 1 < outn ? tab[x >> 6 & 63] : '=';
+			enc[e++] = i + 2 < outn ? tab[x & 63] : '=';
+		}
+		if (e != n || memcmp(enc, src, n))
+			json_string_setn(v, enc, e);
+		free(enc);
+	}
+	free(raw);
+}
+
 /* Check a scalar value v (not null) of field f of message m. */
 static void check_scalar(struct walk *w, const struct pb_msg *m,
 			 const struct pb_field *f, enum pb_type t, json_t *v)
@@ -704,6 +826,10 @@ static void check_scalar(struct walk *w, const struct pb_msg *m,
 		/* a list of numbers decodes into []byte too */
 		ok = json_is_string(v) || json_is_array(v);
 		type = "[]uint8";
+		if (json_is_string(v)) {
+			check_base64(w, v);
+			return;
+		}
 		break;
 	case PB_BOOL:
 		ok = json_is_boolean(v);
@@ -1371,7 +1497,9 @@ static void omit_msg(const struct pb_msg *m, json_t *obj, unsigned depth)
 		if (!v)
 			continue;
 		bool drop = false;
-		if (f->flags & PB_REP) {
+		if (json_is_null(v) && (f->flags & PB_PTR)) {
+			drop = true; /* Go's nil pointer */
+		} else if (f->flags & PB_REP) {
 			drop = !(f->flags & PB_KEEPEMPTY) &&
 			       (json_is_null(v) ||
 				(json_is_array(v) && json_array_size(v) == 0));

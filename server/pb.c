@@ -687,9 +687,9 @@ static const struct pb_field f_validation_rule[] = {
 	FLD(1, "rule", STRING, RQ),
 	FLD(2, "message", STRING, O),
 	FLD(3, "messageExpression", STRING, O),
-	FLDG(4, "reason", STRING, 0, "v1.FieldValueErrorReason"),
+	FLDG(4, "reason", STRING, PB_PTR, "v1.FieldValueErrorReason"),
 	FLD(5, "fieldPath", STRING, O),
-	FLD(6, "optionalOldSelf", BOOL, 0),
+	FLD(6, "optionalOldSelf", BOOL, PB_PTR),
 };
 MSG(m_validation_rule, "ValidationRule", f_validation_rule);
 
@@ -701,56 +701,56 @@ static const struct pb_msg m_jsp;
 static const struct pb_field f_jsp[] = {
 	FLD(1, "id", STRING, O),
 	FLDG(2, "$schema", STRING, O, "v1.JSONSchemaURL"),
-	FLD(3, "$ref", STRING, 0),
+	FLD(3, "$ref", STRING, PB_PTR),
 	FLD(4, "description", STRING, O),
 	FLD(5, "type", STRING, O),
 	FLD(6, "format", STRING, O),
 	FLD(7, "title", STRING, O),
-	FLDG(8, "default", JSON, 0, "v1.JSON"),
-	FLD(9, "maximum", DOUBLE, 0),
+	FLDG(8, "default", JSON, PB_PTR, "v1.JSON"),
+	FLD(9, "maximum", DOUBLE, PB_PTR),
 	FLD(10, "exclusiveMaximum", BOOL, O),
-	FLD(11, "minimum", DOUBLE, 0),
+	FLD(11, "minimum", DOUBLE, PB_PTR),
 	FLD(12, "exclusiveMinimum", BOOL, O),
-	FLD(13, "maxLength", INT64, 0),
-	FLD(14, "minLength", INT64, 0),
+	FLD(13, "maxLength", INT64, PB_PTR),
+	FLD(14, "minLength", INT64, PB_PTR),
 	FLD(15, "pattern", STRING, O),
-	FLD(16, "maxItems", INT64, 0),
-	FLD(17, "minItems", INT64, 0),
+	FLD(16, "maxItems", INT64, PB_PTR),
+	FLD(17, "minItems", INT64, PB_PTR),
 	FLD(18, "uniqueItems", BOOL, O),
-	FLD(19, "multipleOf", DOUBLE, 0),
+	FLD(19, "multipleOf", DOUBLE, PB_PTR),
 	FLDG(20, "enum", JSON, R, "v1.JSON"),
-	FLD(21, "maxProperties", INT64, 0),
-	FLD(22, "minProperties", INT64, 0),
+	FLD(21, "maxProperties", INT64, PB_PTR),
+	FLD(22, "minProperties", INT64, PB_PTR),
 	FLD(23, "required", STRING, R),
-	SUBT(24, "items", OR_ARRAY, m_jsp, 0, "v1.JSONSchemaPropsOrArray"),
+	SUBT(24, "items", OR_ARRAY, m_jsp, PB_PTR, "v1.JSONSchemaPropsOrArray"),
 	SUB(25, "allOf", m_jsp, R),
 	SUB(26, "oneOf", m_jsp, R),
 	SUB(27, "anyOf", m_jsp, R),
-	SUB(28, "not", m_jsp, 0),
+	SUB(28, "not", m_jsp, PB_PTR),
 	SUB(29, "properties", m_jsp, PB_MAPV),
-	SUBT(30, "additionalProperties", OR_BOOL, m_jsp, 0,
+	SUBT(30, "additionalProperties", OR_BOOL, m_jsp, PB_PTR,
 	     "v1.JSONSchemaPropsOrBool"),
 	SUB(31, "patternProperties", m_jsp, PB_MAPV),
 	SUBT(32, "dependencies", OR_STRARRAY, m_jsp, PB_MAPV,
 	     "v1.JSONSchemaPropsOrStringArray"),
-	SUBT(33, "additionalItems", OR_BOOL, m_jsp, 0,
+	SUBT(33, "additionalItems", OR_BOOL, m_jsp, PB_PTR,
 	     "v1.JSONSchemaPropsOrBool"),
 	SUB(34, "definitions", m_jsp, PB_MAPV),
-	SUB(35, "externalDocs", m_ext_docs, 0),
-	FLDG(36, "example", JSON, 0, "v1.JSON"),
+	SUB(35, "externalDocs", m_ext_docs, PB_PTR),
+	FLDG(36, "example", JSON, PB_PTR, "v1.JSON"),
 	FLD(37, "nullable", BOOL, O),
-	FLD(38, "x-kubernetes-preserve-unknown-fields", BOOL, 0),
+	FLD(38, "x-kubernetes-preserve-unknown-fields", BOOL, PB_PTR),
 	FLD(39, "x-kubernetes-embedded-resource", BOOL, O),
 	FLD(40, "x-kubernetes-int-or-string", BOOL, O),
 	FLD(41, "x-kubernetes-list-map-keys", STRING, R),
-	FLD(42, "x-kubernetes-list-type", STRING, 0),
-	FLD(43, "x-kubernetes-map-type", STRING, 0),
+	FLD(42, "x-kubernetes-list-type", STRING, PB_PTR),
+	FLD(43, "x-kubernetes-map-type", STRING, PB_PTR),
 	SUBK(44, "x-kubernetes-validations", m_validation_rule, R, "rule"),
 };
 MSG(m_jsp, "JSONSchemaProps", f_jsp);
 
 static const struct pb_field f_crd_validation[] = {
-	SUB(1, "openAPIV3Schema", m_jsp, 0),
+	SUB(1, "openAPIV3Schema", m_jsp, PB_PTR),
 };
 MSG(m_crd_validation, "CustomResourceValidation", f_crd_validation);
 
@@ -761,13 +761,13 @@ static const struct pb_msg m_crd_sub_status = {
 static const struct pb_field f_crd_sub_scale[] = {
 	FLD(1, "specReplicasPath", STRING, RQ),
 	FLD(2, "statusReplicasPath", STRING, RQ),
-	FLD(3, "labelSelectorPath", STRING, 0),
+	FLD(3, "labelSelectorPath", STRING, PB_PTR),
 };
 MSG(m_crd_sub_scale, "CustomResourceSubresourceScale", f_crd_sub_scale);
 
 static const struct pb_field f_crd_subresources[] = {
-	SUB(1, "status", m_crd_sub_status, 0),
-	SUB(2, "scale", m_crd_sub_scale, 0),
+	SUB(1, "status", m_crd_sub_status, PB_PTR),
+	SUB(2, "scale", m_crd_sub_scale, PB_PTR),
 };
 MSG(m_crd_subresources, "CustomResourceSubresources", f_crd_subresources);
 
@@ -791,9 +791,9 @@ static const struct pb_field f_crd_version[] = {
 	FLD(2, "served", BOOL, RQ),
 	FLD(3, "storage", BOOL, RQ),
 	FLD(7, "deprecated", BOOL, O),
-	FLD(8, "deprecationWarning", STRING, 0),
-	SUB(4, "schema", m_crd_validation, 0),
-	SUB(5, "subresources", m_crd_subresources, 0),
+	FLD(8, "deprecationWarning", STRING, PB_PTR),
+	SUB(4, "schema", m_crd_validation, PB_PTR),
+	SUB(5, "subresources", m_crd_subresources, PB_PTR),
 	SUB(6, "additionalPrinterColumns", m_crd_column, R),
 	SUB(9, "selectableFields", m_selectable_field, R),
 };
@@ -812,27 +812,27 @@ MSG(m_crd_names, "CustomResourceDefinitionNames", f_crd_names);
 static const struct pb_field f_service_ref[] = {
 	FLD(1, "namespace", STRING, RQ),
 	FLD(2, "name", STRING, RQ),
-	FLD(3, "path", STRING, 0),
-	FLD(4, "port", INT32, 0),
+	FLD(3, "path", STRING, PB_PTR),
+	FLD(4, "port", INT32, PB_PTR),
 };
 MSG(m_service_ref, "ServiceReference", f_service_ref);
 
 static const struct pb_field f_webhook_client[] = {
-	FLD(3, "url", STRING, 0),
-	SUB(1, "service", m_service_ref, 0),
+	FLD(3, "url", STRING, PB_PTR),
+	SUB(1, "service", m_service_ref, PB_PTR),
 	FLD(2, "caBundle", BYTES, O),
 };
 MSG(m_webhook_client, "WebhookClientConfig", f_webhook_client);
 
 static const struct pb_field f_webhook_conversion[] = {
-	SUB(2, "clientConfig", m_webhook_client, 0),
+	SUB(2, "clientConfig", m_webhook_client, PB_PTR),
 	FLD(3, "conversionReviewVersions", STRING, R | RQ | PB_KEEPEMPTY),
 };
 MSG(m_webhook_conversion, "WebhookConversion", f_webhook_conversion);
 
 static const struct pb_field f_crd_conversion[] = {
 	FLDG(1, "strategy", STRING, RQ, "v1.ConversionStrategyType"),
-	SUB(2, "webhook", m_webhook_conversion, 0),
+	SUB(2, "webhook", m_webhook_conversion, PB_PTR),
 };
 MSG(m_crd_conversion, "CustomResourceConversion", f_crd_conversion);
 
@@ -841,7 +841,7 @@ static const struct pb_field f_crd_spec[] = {
 	SUB(3, "names", m_crd_names, RQ),
 	FLDG(4, "scope", STRING, RQ, "v1.ResourceScope"),
 	SUB(7, "versions", m_crd_version, R | RQ | PB_KEEPEMPTY),
-	SUB(9, "conversion", m_crd_conversion, 0),
+	SUB(9, "conversion", m_crd_conversion, PB_PTR),
 	FLD(10, "preserveUnknownFields", BOOL, O),
 };
 MSG(m_crd_spec, "CustomResourceDefinitionSpec", f_crd_spec);

@@ -52,6 +52,9 @@ enum pb_type {
    status.storedVersions: [] and null differ in kube's messages): an empty
    one is kept where omitempty would leave it out. */
 #define PB_KEEPEMPTY 0x20
+/* A pointer field with omitempty (*int64, *JSONSchemaProps, ...): a null
+   is Go's nil, left out of the encoding (apiextensions tables). */
+#define PB_PTR 0x40
 
 struct pb_msg;
 
@@ -60,7 +63,7 @@ struct pb_field {
 	const char *json;  /* JSON member name (Go json tag) */
 	enum pb_type type; /* wire and JSON mapping */
 	unsigned flags;	   /* PB_REP, PB_OMITZERO, PB_REQUIRED, PB_MERGE,
-			      PB_MAPV, PB_KEEPEMPTY */
+			      PB_MAPV, PB_KEEPEMPTY, PB_PTR */
 	const struct pb_msg *sub; /* table of a PB_MSG field (the schema of a
 				     PB_OR_* one), else NULL */
 	const char *merge_key;	  /* patchMergeKey of a PB_MERGE list */

@@ -1318,6 +1318,13 @@ check "... named from the field items (JSONSchemaPropsOrArray decodes it)" err_t
 typo_crd_with 'additionalProperties: {type: string, baz: 3}' 'additionalProperties: yes-please' >"$WORK/typebad.yaml"
 expect_rc 1 "... and an additionalProperties that is neither a schema nor a bool" kubectl create --validate=false -f "$WORK/typebad.yaml"
 check "... as JSONSchemaPropsOrBool refuses it" err_text 'cannot be handled as a CustomResourceDefinition: boolean or JSON schema expected'
+sed 's/typos/nullconv/g; s/Typo/NullConv/; s/^  bogusField: 1$/  conversion:/' "$WORK/typo-crd.yaml" >"$WORK/nullconv.yaml"
+expect_rc 0 "a CRD with conversion: null (a YAML key with nothing under it) is created" kubectl create --validate=false -f "$WORK/nullconv.yaml"
+expect_rc 0 "... read back" kubectl get crd nullconv.strict.example.com -o 'jsonpath={.spec.conversion}'
+check "... with the default strategy, as Go's nil pointer is defaulted" out_has '^{"strategy":"None"}$'
+typo_crd_with 'bogusField: 1' 'conversion: {strategy: Webhook, webhook: {conversionReviewVersions: [v1], clientConfig: {url: "https://x.example.com/c", caBundle: "${CA_BUNDLE}"}}}' >"$WORK/typebad.yaml"
+expect_rc 1 "a caBundle that is not base64 is refused" kubectl create --validate=false -f "$WORK/typebad.yaml"
+check "... with Go's base64 error" err_text 'cannot be handled as a CustomResourceDefinition: illegal base64 data at input byte 0'
 expect_rc 0 "kubectl explain crd.spec" kubectl explain crd.spec
 check "... lists the spec's fields" out_has 'versions.*\[\]CustomResourceDefinitionVersion.*-required-'
 expect_rc 0 "kubectl explain crd.spec.versions.schema.openAPIV3Schema.properties" kubectl explain crd.spec.versions.schema.openAPIV3Schema.properties

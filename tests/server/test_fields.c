@@ -944,3 +944,64 @@ Test(fields, scan_stops_at_a_nul_byte_issue3)
 	expect_errors(&s, "strict decoding error: unknown field \"zz\"");
 	srv_strict_free(&s);
 }
+
+/* From the real-CRD probe: a null pointer field is Go's nil, left out
+   (conversion: null is then defaulted, not refused); caBundle is []byte,
+   decoded as Go's base64.StdEncoding and stored re-encoded. */
+Test(fields, crd_nulls_and_base64_as_go_decodes_them_issue3)
+{
+	json_t *o = parse(CRD_SCHEMA("{\"type\":\"object\",\"maximum\":null,"
+				     "\"items\":null,\"default\":null,"
+				     "\"x-kubernetes-list-type\":null}"));
+	json_object_set_new(json_object_get(o, "spec"), "conversion",
+			    json_null());
+	srv_builtin_omitempty("CustomResourceDefinition", CRD_AV, o);
+	json_t *want = parse(CRD_SCHEMA("{\"type\":\"object\"}"));
+	cr_expect(json_equal(o, want), "got %s",
+		  json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT));
+	json_decref(want);
+	json_decref(o);
+
+	static const struct {
+		const char *in, *stored, *err;
+	} b64[] = {
+	    {"YWJj", "YWJj", ""},
+	    {"YW\\nJj\\r\\n", "YWJj", ""},
+	    {"YQ==", "YQ==", ""},
+	    {"YR==", "YQ==", ""}, /* trailing bits dropped, as Go re-encodes */
+	    {"", "", ""},
+	    {"YWJ", NULL, "illegal base64 data at input byte 0"},
+	    {"YW!j", NULL, "illegal base64 data at input byte 2"},
+	    {"Y===", NULL, "illegal base64 data at input byte 1"},
+	    {"YQ=", NULL, "illegal base64 data at input byte 3"},
+	    {"YQ==YQ==", NULL, "illegal base64 data at input byte 4"},
+	    {"YWJjZA=x", NULL, "illegal base64 data at input byte 6"},
+	    {"${CA_BUNDLE}", NULL, "illegal base64 data at input byte 0"},
+	};
+	for (size_t i = 0; i < sizeof b64 / sizeof b64[0]; i++) {
+		char text[512];
+		snprintf(text, sizeof text,
+			 "{\"spec\":{\"conversion\":{\"strategy\":\"Webhook\","
+			 "\"webhook\":{\"clientConfig\":{\"caBundle\":\"%s\"}}}}}",
+			 b64[i].in);
+		json_t *c = parse(text);
+		struct srv_typeerr te;
+		srv_builtin_check("CustomResourceDefinition", CRD_AV, c, false,
+				  SRV_DEC_JSON, NULL, &te);
+		cr_expect_str_eq(te.set ? te.text : "", b64[i].err, "for %s",
+				 b64[i].in);
+		if (b64[i].stored)
+			cr_expect_str_eq(
+			    json_string_value(json_object_get(
+				json_object_get(
+				    json_object_get(
+					json_object_get(
+					    json_object_get(c, "spec"),
+					    "conversion"),
+					"webhook"),
+				    "clientConfig"),
+				"caBundle")),
+			    b64[i].stored, "for %s", b64[i].in);
+		json_decref(c);
+	}
+}
