@@ -650,14 +650,15 @@ MSG(m_token_request, "TokenRequest", f_token_request);
 /* k8s.io/api coordination/v1 */
 #define MSG_PKG "io.k8s.api.coordination.v1"
 
+/* every LeaseSpec field is a pointer with omitempty */
 static const struct pb_field f_lease_spec[] = {
-	FLD(1, "holderIdentity", STRING, 0),
-	FLD(2, "leaseDurationSeconds", INT32, 0),
-	FLD(3, "acquireTime", MICROTIME, 0),
-	FLD(4, "renewTime", MICROTIME, 0),
-	FLD(5, "leaseTransitions", INT32, 0),
-	FLDG(6, "strategy", STRING, 0, "v1.CoordinatedLeaseStrategy"),
-	FLD(7, "preferredHolder", STRING, 0),
+	FLD(1, "holderIdentity", STRING, PB_PTR),
+	FLD(2, "leaseDurationSeconds", INT32, PB_PTR),
+	FLD(3, "acquireTime", MICROTIME, PB_PTR),
+	FLD(4, "renewTime", MICROTIME, PB_PTR),
+	FLD(5, "leaseTransitions", INT32, PB_PTR),
+	FLDG(6, "strategy", STRING, PB_PTR, "v1.CoordinatedLeaseStrategy"),
+	FLD(7, "preferredHolder", STRING, PB_PTR),
 };
 MSG(m_lease_spec, "LeaseSpec", f_lease_spec);
 

@@ -53,7 +53,8 @@ enum pb_type {
    one is kept where omitempty would leave it out. */
 #define PB_KEEPEMPTY 0x20
 /* A pointer field with omitempty (*int64, *JSONSchemaProps, ...): a null
-   is Go's nil, left out of the encoding (apiextensions tables). */
+   is Go's nil, left out of the encoding (the apiextensions tables and
+   LeaseSpec; other tables keep such nulls as they come). */
 #define PB_PTR 0x40
 
 struct pb_msg;

@@ -1005,3 +1005,16 @@ Test(fields, crd_nulls_and_base64_as_go_decodes_them_issue3)
 		json_decref(c);
 	}
 }
+
+/* LeaseSpec's fields are all pointers with omitempty: a null is left out
+   as Go's nil is, the others kept. */
+Test(fields, lease_nulls_are_left_out_issue3)
+{
+	json_t *o = parse("{\"spec\":{\"holderIdentity\":null,"
+			  "\"leaseDurationSeconds\":15,\"renewTime\":null,"
+			  "\"leaseTransitions\":0}}");
+	srv_builtin_omitempty("Lease", "coordination.k8s.io/v1", o);
+	expect_json(o, "{\"spec\":{\"leaseDurationSeconds\":15,"
+		       "\"leaseTransitions\":0}}");
+	json_decref(o);
+}
