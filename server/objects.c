@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "api.h"
@@ -1880,6 +1881,26 @@ static bool plan_node_ports(struct svc_plan *p, json_t *spec,
 	return true;
 }
 
+/* A uniform number below n (n > 0) from the kernel's generator: generated
+   names, cluster IPs and node ports differ from one run to the next (an
+   unseeded rand() repeated its sequence after each restart, so the names
+   and addresses it had handed out collided with stored ones). */
+static uint32_t random_below(uint32_t n)
+{
+	uint32_t v;
+	uint32_t lim = UINT32_MAX - UINT32_MAX % n; /* no modulo bias */
+	do {
+		if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			v = (uint32_t)ts.tv_nsec * 2654435761u ^
+			    (uint32_t)rand();
+			break;
+		}
+	} while (v >= lim);
+	return v % n;
+}
+
 /* Pick every random reservation of the plan again, written into the
    object: a node port of the range the plan does not use already, a
    cluster IP of the service range but its network address and .1 (kube's
@@ -1891,7 +1912,7 @@ static void plan_pick(struct svc_plan *p)
 		if (!r->random)
 			continue;
 		if (!r->port) {
-			uint32_t v = p->base + 2 + (uint32_t)rand() % (p->size - 3);
+			uint32_t v = p->base + 2 + random_below(p->size - 3);
 			snprintf(r->val, sizeof r->val, "%u.%u.%u.%u", v >> 24,
 				 (v >> 16) & 255, (v >> 8) & 255, v & 255);
 			json_object_set_new(r->at, "clusterIP",
@@ -1904,7 +1925,7 @@ static void plan_pick(struct svc_plan *p)
 		char val[24];
 		do {
 			int v = NODE_PORT_MIN +
-				rand() % (NODE_PORT_MAX - NODE_PORT_MIN + 1);
+				(int)random_below(NODE_PORT_MAX - NODE_PORT_MIN + 1);
 			snprintf(val, sizeof val, "%d", v);
 		} while (plan_has(p, true, val));
 		snprintf(r->val, sizeof r->val, "%s", val);
@@ -2142,7 +2163,7 @@ static void gen_name(const char *prefix, char *out, size_t n)
 	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
 	char suffix[6];
 	for (int i = 0; i < 5; i++)
-		suffix[i] = alphabet[(unsigned)rand() % (sizeof alphabet - 1)];
+		suffix[i] = alphabet[random_below(sizeof alphabet - 1)];
 	suffix[5] = 0;
 	snprintf(out, n, "%.58s%s", prefix, suffix);
 }
@@ -2503,6 +2524,7 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 			      deleting ? "object is being deleted: " : "", gr,
 			      name ? name : "",
 			      generated ? ", the server was not able to generate a unique name for the object" : "");
+		err.retry_soon = generated;
 		fail_res(r, res, name, &err);
 		json_decref(obj);
 		return;

@@ -41,6 +41,7 @@ void srv_error_clear(struct srv_error *err)
 		err->no_reason = false;
 		err->generic = false;
 		err->on_kind = false;
+		err->retry_soon = false;
 	}
 }
 

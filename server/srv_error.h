@@ -34,6 +34,9 @@ struct srv_error {
 	/* details.kind is the Kind, not the resource (kube's rest.BeforeDelete
 	   builds its conflicts on a GroupResource naming the Kind). */
 	bool on_kind;
+	/* details.retryAfterSeconds 1 and Retry-After (kube's
+	   NewGenerateNameConflict: every generated name was taken). */
+	bool retry_soon;
 };
 
 /* Set code and message (printf-style); keeps causes. err may be NULL.

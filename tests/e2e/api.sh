@@ -1163,12 +1163,25 @@ CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;g
 check "... in aggregated discovery too" code_has 200 '{"subresource":"token","responseKind":{"group":"authentication.k8s.io","version":"v1","kind":"TokenRequest"},"verbs":["create"]}'
 
 # restart: data and revisions persist, a watch resumes
+gen_cms() {
+	local i ok=0
+	for i in $(seq "$1"); do
+		req POST /api/v1/namespaces/default/configmaps '{"metadata":{"generateName":"gen-"}}'
+		[[ $CODE == 201 ]] && ok=$((ok + 1))
+	done
+	[[ $ok == "$1" ]] || { echo "#   $ok of $1 created, last: $(head -c 300 "$WORK/body")"; return 1; }
+}
+check "twelve generateName creates" gen_cms 12
+# restart: data and revisions persist, a watch resumes
 REV_BEFORE=$(curl -sS "$URL/api/v1/namespaces/default/configmaps" | python3 -c "import json,sys; print(json.load(sys.stdin)['metadata']['resourceVersion'])")
 stop_server
 check "server stops cleanly on SIGTERM" [ "$RC" == 0 ]
 check "server restarts on the same data" start_server
 req GET /api/v1/namespaces/default/configmaps/p01
 check "objects persist across a restart" code_is 200
+# an unseeded rand() handed out the same names again after a restart:
+# after eight such creates, every retry hit a stored name (409)
+check "... and generateName creates after it find new names" gen_cms 12
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"after"}}'
 check "revisions continue after a restart" bash -c "(( \$(python3 -c \"import json; print(json.load(open('$WORK/body'))['metadata']['resourceVersion'])\") > $REV_BEFORE ))"
 curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=$REV_BEFORE&timeoutSeconds=1" > "$WORK/watch2"
