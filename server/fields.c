@@ -1425,6 +1425,15 @@ bool srv_object_meta_typecheck(json_t *md, bool typed,
 	return !te->set;
 }
 
+bool srv_delete_options_typecheck(json_t *opts, struct srv_typeerr *te)
+{
+	struct walk w = {.keep = true, .dec = SRV_DEC_JSON, .te = te};
+	te->set = te->fatal = false;
+	if (json_is_object(opts))
+		walk_msg(&w, srv_pb_delete_options(), opts, 0, 0, true);
+	return !te->set;
+}
+
 bool srv_builtin_prune(const char *kind, const char *api_version, json_t *obj,
 		       bool sorted, struct srv_strict *s)
 {

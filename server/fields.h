@@ -139,6 +139,14 @@ bool srv_builtin_typecheck(const char *kind, const char *api_version,
 bool srv_object_meta_typecheck(json_t *md, bool typed,
 				struct srv_typeerr *te);
 
+/*
+ * kube's decoding of a DELETE's body into meta/v1 DeleteOptions: false
+ * with the first type error in te ("json: cannot unmarshal string into Go
+ * struct field DeleteOptions.dryRun of type []string"), which kube answers
+ * with 400 before anything is deleted. Unknown members stay.
+ */
+bool srv_delete_options_typecheck(json_t *opts, struct srv_typeerr *te);
+
 /* Whether lapis has the field table of a built-in kind (and so its OpenAPI
    schema): not for CRDs, for one. */
 bool srv_builtin_has_table(const char *kind, const char *api_version);

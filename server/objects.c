@@ -603,10 +603,11 @@ static const char *opts_kind(const struct srv_req *r)
 	return "CreateOptions";
 }
 
-static lp_err dry_run(struct srv_req *r, bool *dry, struct srv_error *err)
+/* The dryRun values d[0..n) (from the query or a DeleteOptions body): each
+   must be All (kube's ValidateDryRun). */
+static lp_err dry_run_values(struct srv_req *r, const char *const *d, size_t n,
+			     bool *dry, struct srv_error *err)
 {
-	const char *d[8];
-	size_t n = srv_query_all(r, "dryRun", d, 8);
 	*dry = false;
 	if (!n)
 		return LP_OK;
@@ -629,6 +630,13 @@ static lp_err dry_run(struct srv_req *r, bool *dry, struct srv_error *err)
 	*dry = true;
 	r->dry_run = true;
 	return LP_OK;
+}
+
+static lp_err dry_run(struct srv_req *r, bool *dry, struct srv_error *err)
+{
+	const char *d[8];
+	size_t n = srv_query_all(r, "dryRun", d, 8);
+	return dry_run_values(r, d, n, dry, err);
 }
 
 static lp_err field_validation(struct srv_req *r, struct srv_error *err)
@@ -3422,6 +3430,15 @@ static lp_err delete_opts(struct srv_req *r, struct del_opts *o,
 			json_decref(b);
 			return LP_E_BADREQUEST;
 		}
+		/* a member of the wrong type: kube's NewBadRequest of the
+		   decoding error, before anything is deleted (a string
+		   dryRun, a number for propagationPolicy) */
+		struct srv_typeerr te;
+		if (!srv_delete_options_typecheck(b, &te)) {
+			srv_error_set(err, LP_E_BADREQUEST, "%s", te.text);
+			json_decref(b);
+			return LP_E_BADREQUEST;
+		}
 		o->body = b;
 		o->policy = json_string_value(json_object_get(b, "propagationPolicy"));
 		json_t *pre = json_object_get(b, "preconditions");
@@ -3434,14 +3451,18 @@ static lp_err delete_opts(struct srv_req *r, struct del_opts *o,
 			o->policy = "Orphan";
 		o->keep_202 = json_is_false(od);
 		json_t *dr = json_object_get(b, "dryRun");
-		if (json_is_array(dr) && json_array_size(dr) > 0) {
-			const char *d = json_string_value(json_array_get(dr, 0));
-			if (!d || strcmp(d, "All"))
-				return srv_error_set(err, LP_E_INVALID,
-						     "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value");
-			o->dry = true;
-			r->dry_run = true;
+		const char *d[9];
+		size_t nd = 0;
+		size_t i;
+		json_t *x;
+		json_array_foreach(dr, i, x)
+		{
+			if (nd < 9)
+				d[nd++] = json_string_value(x) ? json_string_value(x) : "";
 		}
+		lp_err drc = dry_run_values(r, d, nd, &o->dry, err);
+		if (drc)
+			return drc;
 	} else {
 		o->policy = srv_query(r, "propagationPolicy");
 		const char *od = srv_query(r, "orphanDependents");

@@ -1622,6 +1622,11 @@ const struct pb_msg *srv_pb_object_meta(void)
 	return &m_object_meta;
 }
 
+const struct pb_msg *srv_pb_delete_options(void)
+{
+	return &m_delete_options;
+}
+
 const struct pb_field *srv_pb_field(const struct pb_msg *m, const char *json)
 {
 	for (size_t i = 0; i < m->n_fields; i++)

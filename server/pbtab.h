@@ -92,6 +92,10 @@ const struct pb_msg *srv_pb_kind_msg(const char *kind, const char *api_version);
 /* The table of meta/v1 ObjectMeta. Borrowed, static. */
 const struct pb_msg *srv_pb_object_meta(void);
 
+/* The table of meta/v1 DeleteOptions (a DELETE's body in any group
+   version). Borrowed, static. */
+const struct pb_msg *srv_pb_delete_options(void);
+
 /* The field of m named json, or NULL. Borrowed, static. */
 const struct pb_field *srv_pb_field(const struct pb_msg *m, const char *json);
 

@@ -675,6 +675,19 @@ req DELETE /api/v1/namespaces/default/configmaps/opt1 '{"kind":"ConfigMap","apiV
 check "a DELETE whose body is another kind than DeleteOptions is 400" code_has 400 'no kind \"ConfigMap\" is registered for version \"v1\"'
 req DELETE /apis/coordination.k8s.io/v1/namespaces/default/leases/nope '{"kind":"DeleteOptions","apiVersion":"coordination.k8s.io/v1"}'
 check "... DeleteOptions of the resource's own group version pass (404 here)" code_is 404
+# a DeleteOptions member of the wrong type is kube's 400 of the decoding
+# error, and nothing is deleted (a string dryRun once deleted for real)
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"dopt"}}'
+req DELETE /api/v1/namespaces/default/configmaps/dopt '{"dryRun":"All"}'
+check "a DELETE body with a string dryRun is 400" code_has 400 'json: cannot unmarshal string into Go struct field DeleteOptions.dryRun of type []string'
+req DELETE /api/v1/namespaces/default/configmaps '{"dryRun":"All"}'
+check "... also on a collection" code_has 400 'DeleteOptions.dryRun of type []string'
+req DELETE /api/v1/namespaces/default/configmaps/dopt '{"propagationPolicy":5}'
+check "... a number for propagationPolicy, in Go's type" code_has 400 'json: cannot unmarshal number into Go struct field DeleteOptions.propagationPolicy of type v1.DeletionPropagation'
+req DELETE /api/v1/namespaces/default/configmaps/dopt '{"dryRun":["All","x"]}'
+check "... a body's dryRun list is validated whole (422 naming both)" code_has 422 'dryRun: Unsupported value: []string{\"All\", \"x\"}: supported values: \"All\"'
+req GET /api/v1/namespaces/default/configmaps/dopt
+check "... and the object is still there" code_is 200
 req GET /api/v1/namespaces/default/configmaps/opt1
 check "... and deletes nothing" code_is 200
 req GET '/api/v1/namespaces/default/configmaps?timeoutSeconds=x'
