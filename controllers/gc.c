@@ -23,9 +23,9 @@
  *    then deleted because its owner is waiting), and once no dependent
  *    with blockOwnerDeletion remains, drops the finalizer;
  *  - not deleting, with ownerReferences: looks each owner up (a live
- *    read, compared by UID): absent (gone, another UID, or a namespaced
- *    owner of a cluster-scoped dependent), waiting (deleting in the
- *    foreground) or solid. With a solid owner, references to absent and
+ *    read, compared by UID): absent (gone, another UID), waiting
+ *    (deleting in the foreground) or solid; a namespaced owner of a
+ *    cluster-scoped dependent leaves the dependent alone, as in kube. With a solid owner, references to absent and
  *    waiting owners are removed; with none, the object is deleted:
  *    Foreground when an owner waits and the object has dependents of its
  *    own, else as its own finalizers say (Orphan, Foreground) or
@@ -301,7 +301,11 @@ static lp_err delete_dependents(struct gc *g, ctl *c, const char *key,
 	return rc;
 }
 
-enum owner_state { OWNER_SOLID, OWNER_ABSENT, OWNER_WAITING };
+/* OWNER_INVALID: a namespaced owner of a cluster-scoped dependent. kube's
+   GC gives up on such a dependent (namespacedOwnerOfClusterScopedObjectErr:
+   it never resolves on retry) and leaves it alone, whatever its other
+   owners are. */
+enum owner_state { OWNER_SOLID, OWNER_ABSENT, OWNER_WAITING, OWNER_INVALID };
 
 static lp_err owner_state(struct gc *g, const json_t *ref, const char *ns,
 			  enum owner_state *st)
@@ -316,8 +320,12 @@ static lp_err owner_state(struct gc *g, const json_t *ref, const char *ns,
 		return LP_E_INVAL;
 	lp_err rc = g->s->owner_key(g->s->ud, av, kind, ns, name, key,
 				    sizeof key, &namespaced);
-	if (rc == LP_E_INVAL || (rc == LP_OK && namespaced && !*ns)) {
-		*st = OWNER_ABSENT; /* a name that cannot exist, or scope */
+	if (rc == LP_OK && namespaced && !*ns) {
+		*st = OWNER_INVALID;
+		return LP_OK;
+	}
+	if (rc == LP_E_INVAL) {
+		*st = OWNER_ABSENT; /* a name that cannot exist */
 		return LP_OK;
 	}
 	if (rc)
@@ -352,6 +360,7 @@ static lp_err collect(struct gc *g, ctl *c, const char *key, const json_t *obj)
 	const char *ns = ctl_meta_str(obj, "namespace");
 	json_t *refs = owner_refs(obj);
 	size_t solid = 0, waiting = 0;
+	bool invalid = false;
 	struct drop_refs d = {json_object()};
 	size_t i;
 	json_t *r;
@@ -362,6 +371,13 @@ static lp_err collect(struct gc *g, ctl *c, const char *key, const json_t *obj)
 		rc = owner_state(g, r, ns ? ns : "", &st);
 		if (rc)
 			break;
+		if (st == OWNER_INVALID) {
+			lp_debug("gc: %s is cluster-scoped with a namespaced "
+				 "owner: left alone",
+				 key);
+			invalid = true;
+			break;
+		}
 		if (st == OWNER_SOLID) {
 			solid++;
 			continue;
@@ -371,7 +387,9 @@ static lp_err collect(struct gc *g, ctl *c, const char *key, const json_t *obj)
 		if (ou)
 			json_object_set_new(d.uids, ou, json_true());
 	}
-	if (rc == LP_OK && solid > 0 && json_object_size(d.uids) > 0) {
+	if (invalid) {
+		/* nothing: see OWNER_INVALID */
+	} else if (rc == LP_OK && solid > 0 && json_object_size(d.uids) > 0) {
 		rc = benign(s->mutate(s->ud, key, uid, &as_gc, drop_refs_fn, &d));
 	} else if (rc == LP_OK && solid == 0 && json_array_size(refs) > 0) {
 		const char *policy = "Background";

@@ -248,7 +248,8 @@ expect_rc 0 "uid: a reference to the old UID is an absent owner" \
 	"${K[@]}" wait --for=delete configmap/dep-r3 "$W"
 expect_rc 0 "uid: the recreated owner stays" "${K[@]}" get configmap owner-r
 
-# a cluster-scoped dependent of a namespaced owner is an orphan of nothing
+# a cluster-scoped dependent of a namespaced owner: kube's GC gives up on
+# it (namespacedOwnerOfClusterScopedObjectErr) and leaves it alone
 expect_rc 0 "a namespace owned by a configmap (invalid scope)" "${K[@]}" apply -f - <<YAML
 apiVersion: v1
 kind: Namespace
@@ -256,8 +257,18 @@ metadata:
   name: scoped
   ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: owner-r, uid: "$U3"}]
 YAML
-expect_rc 0 "a cluster-scoped dependent cannot have a namespaced owner: collected" \
-	"${K[@]}" wait --for=delete namespace/scoped "$W"
+expect_rc 0 "... then one whose cluster-scoped owner never existed" "${K[@]}" apply -f - <<YAML
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: scoped-dangling
+  ownerReferences: [{apiVersion: v1, kind: Namespace, name: nobody, uid: "00000000-0000-0000-0000-000000000001"}]
+YAML
+expect_rc 0 "... the dangling one is collected" \
+	"${K[@]}" wait --for=delete namespace/scoped-dangling "$W"
+expect_rc 0 "... the one with a namespaced owner is left alone, as in kube" \
+	"${K[@]}" get namespace scoped -o 'jsonpath={.metadata.deletionTimestamp}'
+check "... (not even marked for deletion)" bash -c "[ ! -s '$WORK/out' ]"
 
 # ---------------------------------------------------------------- crd-finalizer
 expect_rc 0 "crd: a widget" "${K[@]}" apply -f - <<'YAML'
