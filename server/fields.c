@@ -896,6 +896,8 @@ static void check_map(struct walk *w, const struct pb_msg *m,
 			char wb[64];
 			type_error(w, false, go_what(x, false, wb, sizeof wb),
 				   m, t == PB_STRING ? "string" : "[]uint8");
+		} else if (t == PB_BYTES) {
+			check_base64(w, x); /* a Secret's data, binaryData */
 		}
 	}
 }

@@ -88,7 +88,13 @@ static size_t check_data_keys(const json_t *m, const char *field,
 			continue;
 		}
 		size_t l = json_string_length(v);
-		total += base64_values ? l / 4 * 3 : l;
+		if (base64_values) {
+			/* the decoded bytes: the padding holds none */
+			const char *t = json_string_value(v);
+			size_t pad = l && t[l - 1] == '=' ? 1 + (l > 1 && t[l - 2] == '=') : 0;
+			l = l / 4 * 3 - (l / 4 * 3 >= pad ? pad : 0);
+		}
+		total += l;
 	}
 	return total;
 }
@@ -196,8 +202,9 @@ static lp_err prep_configmap(const struct srv_resource *r, json_t *obj,
 				"Invalid value: \"%.250s\": duplicate of key present in binaryData",
 				k);
 	}
+	/* kube's field.NewPath(""), which Go prints as "[]" */
 	if (n > DATA_MAX)
-		srv_error_cause(err, "FieldValueTooLong", "",
+		srv_error_cause(err, "FieldValueTooLong", "[]",
 				"Too long: may not be more than %d bytes",
 				DATA_MAX);
 	return finish_invalid(r, obj, err);
