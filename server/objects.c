@@ -3580,12 +3580,20 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 		if (is_crd(res) && atomic_load(&crd_cleanup) &&
 		    !json_object_get(nm, "deletionTimestamp"))
 			crd_mark_terminating(next);
-		if (o->policy) {
+		bool ns_res = !strcmp(res->resource, "namespaces");
+		/* kube's CRD delete sets only the timestamp, its cleanup
+		   finalizer and the Terminating condition; a namespace that
+		   already terminates, its spec.finalizers not yet done, is
+		   answered as it is (namespace storage.go) */
+		bool ns_waits = own && ns_res &&
+				json_object_get(nm, "deletionTimestamp") &&
+				json_array_size(json_object_get(
+				    json_object_get(next, "spec"), "finalizers"));
+		if (o->policy && !is_crd(res) && !ns_waits) {
 			set_finalizer(nm, "orphan", !strcmp(o->policy, "Orphan"));
 			set_finalizer(nm, "foregroundDeletion",
 				      !strcmp(o->policy, "Foreground"));
 		}
-		bool ns_res = !strcmp(res->resource, "namespaces");
 		size_t nf = json_array_size(json_object_get(nm, "finalizers"));
 		if (ns_res)
 			nf += json_array_size(json_object_get(
@@ -3596,15 +3604,21 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 				char now[32];
 				reg_now(now);
 				json_object_set_new(nm, "deletionTimestamp", json_string(now));
-				json_object_set_new(nm, "deletionGracePeriodSeconds",
-						    json_integer(0));
-				/* kube's store: a deletion that starts bumps a
-				   generation the object has */
+				/* kube's generic store (markAsDeleting): no grace
+				   period and a bumped generation; the own deletes
+				   of namespaces and CRDs update the timestamp
+				   alone */
 				json_int_t gen = json_integer_value(
 				    json_object_get(nm, "generation"));
-				if (gen > 0)
-					json_object_set_new(nm, "generation",
-							    json_integer(gen + 1));
+				if (!own) {
+					json_object_set_new(
+					    nm, "deletionGracePeriodSeconds",
+					    json_integer(0));
+					if (gen > 0)
+						json_object_set_new(
+						    nm, "generation",
+						    json_integer(gen + 1));
+				}
 				if (ns_res) {
 					json_t *st = json_object_get(next, "status");
 					if (!json_is_object(st)) {

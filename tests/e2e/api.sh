@@ -738,6 +738,16 @@ import json; d = json.load(open('$WORK/body'))['details']
 assert (d['name'], d['kind'], d.get('group', '')) == ('gg-', 'configmaps', ''), d
 assert d['causes'][0]['reason'] == 'NamespaceTerminating', d"
 req PATCH /api/v1/namespaces/term1 '{"metadata":{"finalizers":null}}' application/merge-patch+json
+# a namespace's own delete (kube's namespace storage): the timestamp and
+# Terminating, no grace period; while its content holds it, a second
+# DELETE changes nothing (no policy finalizers added)
+req POST /api/v1/namespaces '{"metadata":{"name":"term2"}}'
+req POST /api/v1/namespaces/term2/configmaps '{"metadata":{"name":"held","finalizers":["example.com/hold"]}}'
+req DELETE /api/v1/namespaces/term2
+check "a namespace DELETE sets no deletionGracePeriodSeconds" bash -c "python3 -c \"import json; m=json.load(open('$WORK/body'))['metadata']; assert m.get('deletionTimestamp') and 'deletionGracePeriodSeconds' not in m, m\""
+req DELETE '/api/v1/namespaces/term2?propagationPolicy=Orphan'
+check "... a second DELETE while its content is held adds no finalizer" bash -c "python3 -c \"import json; m=json.load(open('$WORK/body'))['metadata']; assert 'orphan' not in m.get('finalizers', []), m\""
+req PATCH /api/v1/namespaces/term2/configmaps/held '{"metadata":{"finalizers":null}}' application/merge-patch+json
 req GET '/api/v1/watch/namespaces/default/configmaps/opt1?fieldSelector=metadata.name%3Dother&timeoutSeconds=1'
 check "a named watch whose fieldSelector asks for another name is kube's 400" code_has 400 "fieldSelector metadata.name doesn't match requested name"
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' --max-time 5 "$URL/api/v1/watch/namespaces/default/configmaps/opt1?fieldSelector=metadata.name%3Dopt1&timeoutSeconds=1")

@@ -1258,6 +1258,21 @@ expect_rc 0 "an object written now" kubectl create -f - <<<'{"apiVersion":"coerc
 expect_rc 0 "... reads with the default as written" kubectl get widget w2 -o 'jsonpath={.spec.b}'
 check "... (bee)" out_has '^bee$'
 
+# A CRD's own delete (kube's customresourcedefinition/etcd.go) sets the
+# deletion timestamp, its cleanup finalizer and Terminating: no generation
+# bump, no grace period, no propagation finalizers
+expect_rc 0 "a CRD held by an instance with a finalizer" kubectl apply -f - <<<"$(schemaless_crd holds del.example.com Hold)"
+expect_rc 0 "... Established" kubectl wait --for=condition=Established crd/holds.del.example.com --timeout=30s
+expect_rc 0 "... its instance" kubectl apply -f - <<<'{"apiVersion":"del.example.com/v1","kind":"Hold","metadata":{"name":"h","namespace":"default","finalizers":["example.com/hold"]}}'
+expect_rc 0 "... deleted with propagationPolicy Foreground" kubectl delete crd holds.del.example.com --cascade=foreground --wait=false
+expect_rc 0 "... read back while it terminates" kubectl get crd holds.del.example.com -o json
+check "... generation unchanged, no grace period, only the cleanup finalizer" python3 -c "
+import json; m=json.load(open('$WORK/out'))['metadata']
+assert m.get('deletionTimestamp') and m['generation'] == 1 and 'deletionGracePeriodSeconds' not in m, m
+assert m['finalizers'] == ['customresourcecleanup.apiextensions.k8s.io'], m"
+expect_rc 0 "... released" kubectl patch holds.del.example.com h --type=merge -p '{"metadata":{"finalizers":null}}'
+expect_rc 0 "... and gone" kubectl wait --for=delete crd/holds.del.example.com --timeout=30s
+
 # A CRD is decoded into kube's apiextensions v1 Go types: unknown fields
 # are refused under kubectl's strict validation, warned of and dropped
 # otherwise, except inside items, additionalProperties and the other
