@@ -2417,7 +2417,10 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 		generated = true;
 	}
 	name = json_string_value(json_object_get(m, "name"));
+	/* admission names a nameless object "Unknown" (kube's admission
+	   errors.go); validation names it "" */
 	const char *for_msgs = name && *name ? name : (gen ? gen : "Unknown");
+	const char *val_name = name ? name : "";
 	/* admission runs before the name is generated: it sees the prefix */
 	if (check_namespace(r, res, ns, generated ? gen : for_msgs, true, &err,
 			    &w)) {
@@ -2451,12 +2454,12 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 	omit_empty(res, obj);
 	dedup_owner_refs(r, obj);
 	validate_meta(res, obj, &err);
-	if (invalid_from_causes(res, for_msgs, &err) ||
+	if (invalid_from_causes(res, val_name, &err) ||
 	    (res->prepare && res->prepare(res, obj, NULL, &err)) ||
-	    (res->custom && cr_schema(r, res, obj, NULL, for_msgs, &err)) ||
+	    (res->custom && cr_schema(r, res, obj, NULL, val_name, &err)) ||
 	    (!tracked && track_update(r, res, NULL, NULL, obj, &err) &&
-	     (invalid_from_causes(res, for_msgs, &err), true))) {
-		fail_res(r, res, for_msgs, &err);
+	     (invalid_from_causes(res, val_name, &err), true))) {
+		fail_res(r, res, val_name, &err);
 		json_decref(obj);
 		return;
 	}

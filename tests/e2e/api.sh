@@ -255,6 +255,8 @@ check "patch with an unknown type is 415" code_is 415
 # bad input
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"'
 check "malformed JSON is 400" code_is 400
+req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{}}'
+check "a create with neither name nor generateName is 422 on an empty name, as kube's" code_has 422 'ConfigMap \"\" is invalid: metadata.name: Required value: name or generateName is required'
 # jansson skips a NUL byte between tokens (kube refuses it); the strict
 # field scan of such a body once spun on it forever
 printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"nul"},"zz":[1\000]}' >"$WORK/nul.json"
