@@ -59,8 +59,15 @@ bool ctl_has_finalizer(const json_t *obj, const char *f)
 
 bool ctl_drop_finalizer(json_t *obj, const char *f)
 {
-	return reg_strings_drop(
-	    json_object_get(json_object_get(obj, "metadata"), "finalizers"), f);
+	json_t *m = json_object_get(obj, "metadata");
+	json_t *fs = json_object_get(m, "finalizers");
+	if (!reg_strings_drop(fs, f))
+		return false;
+	/* kube's controllers patch; Go's encoding then leaves out the
+	   emptied list (omitempty), as kube stores it */
+	if (json_array_size(fs) == 0)
+		json_object_del(m, "finalizers");
+	return true;
 }
 
 bool ctl_set_condition(json_t *obj, const struct ctl_cond *c)

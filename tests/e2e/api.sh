@@ -750,6 +750,24 @@ check "a namespace DELETE sets no deletionGracePeriodSeconds" bash -c "python3 -
 req DELETE '/api/v1/namespaces/term2?propagationPolicy=Orphan'
 check "... a second DELETE while its content is held adds no finalizer" bash -c "python3 -c \"import json; m=json.load(open('$WORK/body'))['metadata']; assert 'orphan' not in m.get('finalizers', []), m\""
 req PATCH /api/v1/namespaces/term2/configmaps/held '{"metadata":{"finalizers":null}}' application/merge-patch+json
+# the GC's orphaning drops its finalizer; an emptied list goes with it
+# (Go's omitempty), not [] (the namespace stays while its content is held)
+req POST /api/v1/namespaces '{"metadata":{"name":"term3"}}'
+req POST /api/v1/namespaces/term3/configmaps '{"metadata":{"name":"held","finalizers":["example.com/hold"]}}'
+req DELETE '/api/v1/namespaces/term3?propagationPolicy=Orphan'
+check "a namespace deleted with Orphan takes the orphan finalizer" has '"finalizers":["orphan"]'
+orphan_gone() {
+	local i
+	for i in $(seq 300); do
+		req GET /api/v1/namespaces/term3
+		grep -q '"orphan"' "$WORK/body" || return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "... which the GC removes" orphan_gone
+check "... leaving no empty finalizers list" bash -c "python3 -c \"import json; m=json.load(open('$WORK/body'))['metadata']; assert 'finalizers' not in m, m\""
+req PATCH /api/v1/namespaces/term3/configmaps/held '{"metadata":{"finalizers":null}}' application/merge-patch+json
 req GET '/api/v1/watch/namespaces/default/configmaps/opt1?fieldSelector=metadata.name%3Dother&timeoutSeconds=1'
 check "a named watch whose fieldSelector asks for another name is kube's 400" code_has 400 "fieldSelector metadata.name doesn't match requested name"
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' --max-time 5 "$URL/api/v1/watch/namespaces/default/configmaps/opt1?fieldSelector=metadata.name%3Dopt1&timeoutSeconds=1")
