@@ -1023,24 +1023,9 @@ void srv_crds_shutdown(void)
 
 /* ------------------------------------------------------------ CRD strategy */
 
-/* The DNS-1035 label pattern, whatever the length. */
-static bool dns1035_like(const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-	if (n == 0 || !(s[0] >= 'a' && s[0] <= 'z'))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		      (c == '-' && i < n - 1)))
-			return false;
-	}
-	return true;
-}
-
 static bool dns1035(const char *s)
 {
-	return s && strlen(s) <= 63 && dns1035_like(s);
+	return s && strlen(s) <= 63 && srv_dns1035_like(s);
 }
 
 /* kube's IsDNS1035Label errors of s, joined by "," (utilvalidation's
@@ -1048,18 +1033,13 @@ static bool dns1035(const char *s)
 static bool dns1035_errs(const char *s, char *buf, size_t n)
 {
 	size_t len = strlen(s);
-	bool re_ok = dns1035_like(s);
+	bool re_ok = srv_dns1035_like(s);
 	buf[0] = 0;
 	if (len > 63)
 		snprintf(buf, n, "must be no more than 63 characters");
 	if (!re_ok)
-		snprintf(buf + strlen(buf), n - strlen(buf),
-			 "%sa DNS-1035 label must consist of lower case "
-			 "alphanumeric characters or '-', start with an "
-			 "alphabetic character, and end with an alphanumeric "
-			 "character (e.g. 'my-name',  or 'abc-123', regex used "
-			 "for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
-			 buf[0] ? "," : "");
+		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s",
+			 buf[0] ? "," : "", SRV_MSG_DNS1035);
 	return buf[0] != 0;
 }
 

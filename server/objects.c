@@ -121,19 +121,44 @@ bool srv_is_dns_label(const char *s, size_t max)
 	return true;
 }
 
-bool srv_is_dns_subdomain(const char *s)
+bool srv_dns_subdomain_like(const char *s)
 {
 	size_t n = strlen(s);
-	if (n == 0 || n > 253)
+	if (n == 0)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
 		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 		if (alnum)
 			continue;
-		if ((c == '-' || c == '.') && i > 0 && i < n - 1)
+		/* '-' inside a label, '.' between two: both need an
+		   alphanumeric before and after ("a..b", "a.-b" are not) */
+		if (c == '-' && i > 0 && i < n - 1 && s[i - 1] != '.' &&
+		    (s[i + 1] != '.'))
+			continue;
+		if (c == '.' && i > 0 && i < n - 1 && s[i - 1] != '.' &&
+		    s[i - 1] != '-' && s[i + 1] != '.' && s[i + 1] != '-')
 			continue;
 		return false;
+	}
+	return true;
+}
+
+bool srv_is_dns_subdomain(const char *s)
+{
+	return strlen(s) <= 253 && srv_dns_subdomain_like(s);
+}
+
+bool srv_dns1035_like(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n == 0 || !(s[0] >= 'a' && s[0] <= 'z'))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      (c == '-' && i < n - 1)))
+			return false;
 	}
 	return true;
 }
@@ -184,23 +209,36 @@ bool srv_is_qualified_name(const char *k)
 #define ANNOTATIONS_MAX (256 * 1024)
 
 /* A name (or, prefix, a generateName: kube masks a trailing dash) as
-   res's kind names its objects: a DNS label for namespaces, else a DNS
-   subdomain. Adds a cause on field when it is not one. */
+   res's kind names its objects: a DNS-1123 label for namespaces, a
+   DNS-1035 label for services (ValidateServiceName), else a DNS-1123
+   subdomain. Adds kube's causes on field, one per failed rule, the length
+   first (utilvalidation's IsDNS1123Label and friends). */
 static void check_name(const struct srv_resource *res, const char *field,
 		       const char *name, bool prefix, struct srv_error *err)
 {
-	bool label = strcmp(res->resource, "namespaces") == 0;
+	bool core = !res->group[0];
+	bool label = core && !strcmp(res->resource, "namespaces");
+	bool svc = core && !strcmp(res->resource, "services");
 	char masked[320];
 	snprintf(masked, sizeof masked, "%s", name);
-	size_t n = strlen(masked);
-	if (prefix && n > 1 && masked[n - 1] == '-')
-		masked[n - 1] = 'a';
-	bool ok = label ? srv_is_dns_label(masked, 63)
-			: srv_is_dns_subdomain(masked);
+	size_t n = strlen(name);
+	size_t mn = strlen(masked);
+	if (prefix && mn > 1 && masked[mn - 1] == '-')
+		masked[mn - 1] = 'a';
+	size_t max = label || svc ? 63 : 253;
+	if (n > max)
+		srv_error_cause(err, "FieldValueInvalid", field,
+				"Invalid value: \"%.300s\": must be no more than %zu characters",
+				name, max);
+	bool ok = svc	  ? srv_dns1035_like(masked)
+		  : label ? srv_is_dns_label(masked, SIZE_MAX)
+			  : srv_dns_subdomain_like(masked);
 	if (!ok)
 		srv_error_cause(err, "FieldValueInvalid", field,
 				"Invalid value: \"%.300s\": %s", name,
-				label ? SRV_MSG_DNS_LABEL : SRV_MSG_DNS_SUBDOMAIN);
+				svc	? SRV_MSG_DNS1035
+				: label ? SRV_MSG_DNS_LABEL
+					: SRV_MSG_DNS_SUBDOMAIN);
 }
 
 /* kube's dedupOwnerReferencesAndAddWarning (BeforeCreate, BeforeUpdate):

@@ -204,6 +204,11 @@ bool srv_is_qualified_name(const char *k);
    both ends). objects.c. */
 bool srv_is_dns_label(const char *s, size_t max);
 bool srv_is_dns_subdomain(const char *s);
+/* The patterns alone, whatever the length: a DNS-1123 subdomain (labels
+   of [a-z0-9]([-a-z0-9]*[a-z0-9])? joined by dots) and a DNS-1035 label
+   ([a-z]([-a-z0-9]*[a-z0-9])?). */
+bool srv_dns_subdomain_like(const char *s);
+bool srv_dns1035_like(const char *s);
 bool srv_is_label_value(const char *v);
 
 /* kube's texts for those (apimachinery's validation.RegexError: the rule,
@@ -225,6 +230,11 @@ bool srv_is_label_value(const char *v);
 	"alphanumeric character (e.g. 'example.com', regex used for "          \
 	"validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*"   \
 	"[a-z0-9])?)*')"
+#define SRV_MSG_DNS1035                                                       \
+	"a DNS-1035 label must consist of lower case alphanumeric characters " \
+	"or '-', start with an alphabetic character, and end with an "        \
+	"alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used "   \
+	"for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
 #define SRV_MSG_DNS_LABEL                                                     \
 	"a lowercase RFC 1123 label must consist of lower case alphanumeric "  \
 	"characters or '-', and must start and end with an alphanumeric "      \

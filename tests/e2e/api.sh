@@ -255,6 +255,18 @@ check "patch with an unknown type is 415" code_is 415
 # bad input
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"'
 check "malformed JSON is 400" code_is 400
+# names: the length and the pattern are separate causes, length first
+# (utilvalidation); Services are DNS-1035 labels (ValidateServiceName)
+L254=$(printf 'a%.0s' $(seq 254))
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"'"$L254"'"}}'
+check "a 254-character name is 422 on its length alone" code_has 422 'metadata.name: Invalid value: \"'"$L254"'\": must be no more than 253 characters'
+check "... (the pattern holds)" bash -c "! grep -q 'RFC 1123' '$WORK/body'"
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"a..b"}}'
+check "a name with an empty DNS label is 422" code_has 422 'a lowercase RFC 1123 subdomain must consist of'
+req POST /api/v1/namespaces/default/services '{"metadata":{"name":"1abc"},"spec":{"ports":[{"port":80}]}}'
+check "a Service name must be a DNS-1035 label (starting with a letter)" code_has 422 'metadata.name: Invalid value: \"1abc\": a DNS-1035 label must consist of lower case alphanumeric characters or'
+req POST /api/v1/namespaces/default/services '{"metadata":{"name":"a.b"},"spec":{"ports":[{"port":80}]}}'
+check "... without dots" code_has 422 'a DNS-1035 label'
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{}}'
 check "a create with neither name nor generateName is 422 on an empty name, as kube's" code_has 422 'ConfigMap \"\" is invalid: metadata.name: Required value: name or generateName is required'
 # jansson skips a NUL byte between tokens (kube refuses it); the strict
