@@ -817,6 +817,15 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 		json_object_set_new(spec, "allocateLoadBalancerNodePorts",
 				    json_true());
 	default_str(spec, "sessionAffinity", "None");
+	/* SetDefaults_Service: ClientIP affinity times out after 3 hours */
+	const char *aff = json_string_value(json_object_get(spec, "sessionAffinity"));
+	if (aff && !strcmp(aff, "ClientIP")) {
+		json_t *cip = obj_child(obj_child(spec, "sessionAffinityConfig"),
+					"clientIP");
+		if (!json_is_integer(json_object_get(cip, "timeoutSeconds")))
+			json_object_set_new(cip, "timeoutSeconds",
+					    json_integer(10800));
+	}
 	json_t *ports = json_object_get(spec, "ports");
 	size_t i;
 	json_t *p;
@@ -869,11 +878,34 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 	/* an ExternalName Service has no IP, so none of these */
 	if (!external) {
 		default_str(spec, "internalTrafficPolicy", "Cluster");
+		/* a headless Service: clusterIPs ["None"]; one without a
+		   selector may have endpoints of any family, so kube makes it
+		   RequireDualStack over both (storage alloc.go) */
+		const char *cip =
+		    json_string_value(json_object_get(spec, "clusterIP"));
+		bool headless = cip && !strcmp(cip, "None");
+		if (headless && !json_object_get(spec, "clusterIPs"))
+			json_object_set_new(spec, "clusterIPs",
+					    json_pack("[s]", "None"));
+		if (headless && !old &&
+		    json_object_size(json_object_get(spec, "selector")) == 0 &&
+		    !json_object_get(spec, "ipFamilyPolicy")) {
+			json_object_set_new(spec, "ipFamilyPolicy",
+					    json_string("RequireDualStack"));
+			if (!json_object_get(spec, "ipFamilies"))
+				json_object_set_new(
+				    spec, "ipFamilies",
+				    json_pack("[s,s]", "IPv4", "IPv6"));
+		}
 		if (!json_object_get(spec, "ipFamilies"))
 			json_object_set_new(spec, "ipFamilies",
 					    json_pack("[s]", "IPv4"));
 		default_str(spec, "ipFamilyPolicy", "SingleStack");
 	}
+	/* PrepareForCreate resets the status: a load balancer's ingress
+	   is the controller's to set, through /status */
+	if (!old)
+		json_object_del(obj, "status");
 	if (!json_object_get(obj, "status")) {
 		json_t *st = json_object();
 		json_object_set_new(st, "loadBalancer", json_object());

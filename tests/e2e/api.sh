@@ -267,6 +267,12 @@ req POST /api/v1/namespaces/default/services '{"metadata":{"name":"1abc"},"spec"
 check "a Service name must be a DNS-1035 label (starting with a letter)" code_has 422 'metadata.name: Invalid value: \"1abc\": a DNS-1035 label must consist of lower case alphanumeric characters or'
 req POST /api/v1/namespaces/default/services '{"metadata":{"name":"a.b"},"spec":{"ports":[{"port":80}]}}'
 check "... without dots" code_has 422 'a DNS-1035 label'
+# Service defaults and the create's status reset (SetDefaults_Service,
+# PrepareForCreate, the allocator's families)
+req POST /api/v1/namespaces/default/services '{"metadata":{"name":"hl1"},"spec":{"clusterIP":"None","sessionAffinity":"ClientIP","ports":[{"port":80}]},"status":{"loadBalancer":{"ingress":[{"ip":"1.2.3.4"}]}}}'
+check "a headless Service without a selector: clusterIPs [None], RequireDualStack over both families" code_has 201 '"clusterIPs":["None"]' '"ipFamilyPolicy":"RequireDualStack"' '"ipFamilies":["IPv4","IPv6"]'
+check "... ClientIP affinity times out after 10800 s" has '"sessionAffinityConfig":{"clientIP":{"timeoutSeconds":10800}}'
+check "... and the status sent is reset" has '"status":{"loadBalancer":{}}'
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{}}'
 check "a create with neither name nor generateName is 422 on an empty name, as kube's" code_has 422 'ConfigMap \"\" is invalid: metadata.name: Required value: name or generateName is required'
 # jansson skips a NUL byte between tokens (kube refuses it); the strict
