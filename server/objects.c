@@ -3879,10 +3879,10 @@ static void do_deletecollection(struct srv_req *r, const struct srv_resource *re
 	char *token = NULL;
 	lp_err rc = read_list(srv_engine(r->s), res, ns, &lo, &c, &rev, &token,
 			      &remaining, &err);
-	free(token);
 	srv_pagebuf_free(&unused);
 	list_opts_free(&lo);
 	if (rc || c.err.code) {
+		free(token);
 		json_decref(items);
 		json_decref(o.body);
 		srv_reply_error(r, rc ? &err : &c.err, NULL);
@@ -3901,6 +3901,7 @@ static void do_deletecollection(struct srv_req *r, const struct srv_resource *re
 				&reply, &code, &e2);
 		json_decref(reply);
 		if (rc && rc != LP_E_NOTFOUND) {
+			free(token);
 			json_decref(items);
 			json_decref(o.body);
 			fail_res(r, res, name, &e2);
@@ -3917,6 +3918,14 @@ static void do_deletecollection(struct srv_req *r, const struct srv_resource *re
 	char rvt[24];
 	snprintf(rvt, sizeof rvt, "%lld", (long long)rev);
 	json_object_set_new(lm, "resourceVersion", json_string(rvt));
+	/* kube answers the page it listed and deleted, its ListMeta
+	   whole: with a limit, the next page's token and count */
+	if (token)
+		json_object_set_new(lm, "continue", json_string(token));
+	if (token && remaining >= 0)
+		json_object_set_new(lm, "remainingItemCount",
+				    json_integer(remaining));
+	free(token);
 	json_object_set_new(list, "metadata", lm);
 	json_object_set_new(list, "items", items);
 	srv_reply_json(r, 200, list);

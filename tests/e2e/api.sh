@@ -477,6 +477,13 @@ req GET /api/v1/namespaces/default/configmaps/a1
 check "deleted object is gone" code_is 404
 req DELETE "/api/v1/namespaces/default/configmaps?labelSelector=nothing%3Dhere"
 check "deletecollection with a selector is 200" code_is 200
+for i in 1 2 3; do
+	req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"dc'"$i"'","labels":{"dc":"y"}}}'
+done
+req DELETE "/api/v1/namespaces/default/configmaps?labelSelector=dc%3Dy&limit=2"
+check "deletecollection with a limit deletes one page, answering its continue token" code_has 200 '"continue":"' '"name":"dc1"' '"name":"dc2"'
+req DELETE "/api/v1/namespaces/default/configmaps?labelSelector=dc%3Dy"
+check "... and the rest goes with the next" code_has 200 '"name":"dc3"'
 
 # finalizers hold an object until removed
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"f1","finalizers":["example.com/hold"]}}'
