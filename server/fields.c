@@ -29,6 +29,7 @@
 
 #include "fields.h"
 #include "registry/json.h"
+#include "registry/object.h"
 
 /* Paths of unknown fields in error texts; a key longer than this is cut. */
 #define PATH_MAX_LEN 1024
@@ -787,22 +788,9 @@ static void check_base64(struct walk *w, json_t *v)
 		free(raw);
 		return;
 	}
-	static const char tab[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char *enc = malloc((outn + 2) / 3 * 4 + 1);
+	char *enc = reg_b64(raw, outn);
 	if (enc) {
-		size_t e = 0;
-		for (size_t i = 0; i < outn; i += 3) {
-			unsigned x = (unsigned)raw[i] << 16;
-			if (i + 1 < outn)
-				x |= (unsigned)raw[i + 1] << 8;
-			if (i + 2 < outn)
-				x |= raw[i + 2];
-			enc[e++] = tab[x >> 18 & 63];
-			enc[e++] = tab[x >> 12 & 63];
-			enc[e++] = i + 1 < outn ? tab[x >> 6 & 63] : '=';
-			enc[e++] = i + 2 < outn ? tab[x & 63] : '=';
-		}
+		size_t e = strlen(enc);
 		if (e != n || memcmp(enc, src, n))
 			json_string_setn(v, enc, e);
 		free(enc);

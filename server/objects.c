@@ -1133,6 +1133,19 @@ static void list_meta(struct growbuf *m, int64_t rev, const char *token,
 	gb_str(m, "},\"items\":[");
 }
 
+/* A page's continue token and remaining count in list metadata lm: both
+   only when more follows, the count when it is known (-1: a selector
+   made it unknowable, as in kube). */
+static void page_meta(json_t *lm, const char *token, int64_t remaining)
+{
+	if (!token)
+		return;
+	json_object_set_new(lm, "continue", json_string(token));
+	if (remaining >= 0)
+		json_object_set_new(lm, "remainingItemCount",
+				    json_integer(remaining));
+}
+
 /* A list as Table or PartialObjectMetadataList: decoded items. */
 static void do_list_objects(struct srv_req *r, const struct srv_resource *res,
 			    const char *ns, struct list_opts *o)
@@ -1157,11 +1170,7 @@ static void do_list_objects(struct srv_req *r, const struct srv_resource *res,
 	char rvt[24];
 	snprintf(rvt, sizeof rvt, "%lld", (long long)rev);
 	json_object_set_new(lm, "resourceVersion", json_string(rvt));
-	if (token)
-		json_object_set_new(lm, "continue", json_string(token));
-	if (token && remaining >= 0)
-		json_object_set_new(lm, "remainingItemCount",
-				    json_integer(remaining));
+	page_meta(lm, token, remaining);
 	free(token);
 	json_t *out = r->neg.out == SRV_OUT_TABLE
 			      ? srv_table(res, &r->neg, c.items, lm, true)
@@ -3920,11 +3929,7 @@ static void do_deletecollection(struct srv_req *r, const struct srv_resource *re
 	json_object_set_new(lm, "resourceVersion", json_string(rvt));
 	/* kube answers the page it listed and deleted, its ListMeta
 	   whole: with a limit, the next page's token and count */
-	if (token)
-		json_object_set_new(lm, "continue", json_string(token));
-	if (token && remaining >= 0)
-		json_object_set_new(lm, "remainingItemCount",
-				    json_integer(remaining));
+	page_meta(lm, token, remaining);
 	free(token);
 	json_object_set_new(list, "metadata", lm);
 	json_object_set_new(list, "items", items);

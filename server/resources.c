@@ -13,6 +13,7 @@
 
 #include "crd.h"
 #include "registry/json.h"
+#include "registry/object.h"
 #include "resources.h"
 
 /* ------------------------------------------------------------ helpers */
@@ -213,26 +214,6 @@ static lp_err prep_configmap(const struct srv_resource *r, json_t *obj,
 static const char b64chars[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-static char *b64_encode(const unsigned char *s, size_t n)
-{
-	char *o = malloc((n + 2) / 3 * 4 + 1), *p = o;
-	if (!o)
-		return NULL;
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)s[i] << 16;
-		if (i + 1 < n)
-			v |= (unsigned)s[i + 1] << 8;
-		if (i + 2 < n)
-			v |= s[i + 2];
-		*p++ = b64chars[(v >> 18) & 63];
-		*p++ = b64chars[(v >> 12) & 63];
-		*p++ = i + 1 < n ? b64chars[(v >> 6) & 63] : '=';
-		*p++ = i + 2 < n ? b64chars[v & 63] : '=';
-	}
-	*p = 0;
-	return o;
-}
-
 /* Standard base64 with padding, as Go's encoding/json reads []byte. */
 static bool b64_valid(const char *s, size_t n)
 {
@@ -344,7 +325,7 @@ static lp_err prep_secret(const struct srv_resource *r, json_t *obj,
 				return srv_error_set(
 					err, LP_E_BADREQUEST,
 					"stringData[%s] must be a string", k);
-			char *enc = b64_encode(
+			char *enc = reg_b64(
 				(const unsigned char *)json_string_value(v),
 				json_string_length(v));
 			if (!enc)

@@ -3,6 +3,7 @@
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -194,8 +195,12 @@ bool reg_set_condition(json_t *obj, const char *type, const char *status,
 
 static const char b64u[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+static const char b64s[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-char *reg_b64url(const unsigned char *s, size_t n)
+/* base64 of s[0..n) in alphabet tab: padded with '=', or cut short. */
+static char *b64_with(const char *tab, bool pad, const unsigned char *s,
+		      size_t n)
 {
 	char *o = malloc((n + 2) / 3 * 4 + 1), *p = o;
 	if (!o)
@@ -206,15 +211,25 @@ char *reg_b64url(const unsigned char *s, size_t n)
 			v |= (unsigned)s[i + 1] << 8;
 		if (i + 2 < n)
 			v |= s[i + 2];
-		*p++ = b64u[(v >> 18) & 63];
-		*p++ = b64u[(v >> 12) & 63];
-		if (i + 1 < n)
-			*p++ = b64u[(v >> 6) & 63];
-		if (i + 2 < n)
-			*p++ = b64u[v & 63];
+		*p++ = tab[(v >> 18) & 63];
+		*p++ = tab[(v >> 12) & 63];
+		if (i + 1 < n || pad)
+			*p++ = i + 1 < n ? tab[(v >> 6) & 63] : '=';
+		if (i + 2 < n || pad)
+			*p++ = i + 2 < n ? tab[v & 63] : '=';
 	}
 	*p = 0;
 	return o;
+}
+
+char *reg_b64url(const unsigned char *s, size_t n)
+{
+	return b64_with(b64u, false, s, n);
+}
+
+char *reg_b64(const unsigned char *s, size_t n)
+{
+	return b64_with(b64s, true, s, n);
 }
 
 static int b64val(char c)

@@ -50,6 +50,9 @@ bool reg_set_condition(json_t *obj, const char *type, const char *status,
 /* base64url without padding (RFC 4648 §5) of n bytes: new, NULL when out
    of memory. */
 char *reg_b64url(const unsigned char *s, size_t n);
+/* Standard base64 with padding (RFC 4648 §4), as Go encodes []byte: new,
+   NULL when out of memory. */
+char *reg_b64(const unsigned char *s, size_t n);
 /* Decode base64url (padding tolerated at the end): new, *out_len bytes;
    NULL when malformed or out of memory. */
 unsigned char *reg_unb64url(const char *s, size_t *out_len);
