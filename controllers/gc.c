@@ -25,8 +25,9 @@
  *  - not deleting, with ownerReferences: looks each owner up (a live
  *    read, compared by UID): absent (gone, another UID), waiting
  *    (deleting in the foreground) or solid; a namespaced owner of a
- *    cluster-scoped dependent leaves the dependent alone, as in kube. With a solid owner, references to absent and
- *    waiting owners are removed; with none, the object is deleted:
+ *    cluster-scoped dependent leaves the dependent alone, as in kube.
+ *    With a solid owner, references to absent and waiting owners are
+ *    removed; with none, the object is deleted:
  *    Foreground when an owner waits and the object has dependents of its
  *    own, else as its own finalizers say (Orphan, Foreground) or
  *    Background.

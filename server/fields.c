@@ -701,6 +701,14 @@ static int b64_val(unsigned char c)
 				      : -1;
 }
 
+/* Past the CRs and LFs at src[si..n), which Go's decoder skips. */
+static size_t skip_crlf(const unsigned char *src, size_t n, size_t si)
+{
+	while (si < n && (src[si] == '\n' || src[si] == '\r'))
+		si++;
+	return si;
+}
+
 /*
  * Decode standard base64 as Go's base64.StdEncoding.Decode does (CR and LF
  * skipped anywhere, padding required): the bytes into out (room for n),
@@ -738,8 +746,7 @@ static bool go_b64_decode(const unsigned char *src, size_t n,
 				return false;
 			}
 			if (j == 2) { /* "==": the second one next */
-				while (si < n && (src[si] == '\n' || src[si] == '\r'))
-					si++;
+				si = skip_crlf(src, n, si);
 				if (si == n) {
 					*bad = n;
 					return false;
@@ -750,8 +757,7 @@ static bool go_b64_decode(const unsigned char *src, size_t n,
 				}
 				si++;
 			}
-			while (si < n && (src[si] == '\n' || src[si] == '\r'))
-				si++;
+			si = skip_crlf(src, n, si);
 			if (si < n) {
 				*bad = si; /* trailing garbage */
 				return false;
@@ -766,6 +772,16 @@ static bool go_b64_decode(const unsigned char *src, size_t n,
 	}
 	*outn = o;
 	return true;
+}
+
+bool srv_base64_ok(const char *s, size_t n)
+{
+	unsigned char *raw = malloc(n / 4 * 3 + 3);
+	size_t outn, bad;
+	bool ok = raw && go_b64_decode((const unsigned char *)s, n, raw, &outn,
+				       &bad);
+	free(raw);
+	return ok;
 }
 
 /* A []byte string: Go decodes it (an error is saved, the first one wins)
@@ -906,27 +922,25 @@ static json_t *yaml_int(const struct walk *w, const struct pb_field *f,
 	return json_integer((json_int_t)json_real_value(v));
 }
 
-/*
- * The value v of a known member for field f of message m (an item of a
- * repeated field when item is set): its type when w->te is set, then the
- * walk inside it. w->path ends at plen and w->gpath at glen. Null is
- * always accepted: encoding/json leaves the zero value (and no
- * UnmarshalJSON of a table's types refuses it).
- */
-static void walk_value(struct walk *w, const struct pb_msg *m,
-		       const struct pb_field *f, json_t *v, bool item,
-		       size_t plen, size_t glen);
+/* Enter a JSONSchemaPropsOr* value of field of m, its Go path ending at
+   glen (see struct walk); the outermost one gives errors their context.
+   Leave with w->in_or--. */
+static void or_enter(struct walk *w, const struct pb_msg *m, size_t glen)
+{
+	if (!w->in_or++) {
+		w->or_struct = m->name;
+		w->or_glen = glen;
+	}
+}
 
-/* A schema inside a JSONSchemaPropsOr* value (see struct walk). */
+/* A schema inside a JSONSchemaPropsOr* value: unknown fields dropped
+   silently. */
 static void walk_or_schema(struct walk *w, const struct pb_msg *m,
 			   const struct pb_field *f, json_t *v, size_t plen,
 			   size_t glen)
 {
 	struct srv_strict *s = w->s;
-	if (!w->in_or++) {
-		w->or_struct = m->name;
-		w->or_glen = glen;
-	}
+	or_enter(w, m, glen);
 	w->s = NULL;
 	walk_msg(w, f->sub, v, plen, glen, false);
 	w->s = s;
@@ -962,10 +976,7 @@ static void walk_or(struct walk *w, const struct pb_msg *m,
 		} else if (!json_is_null(x) && w->te &&
 			   !(f->type == PB_OR_STRARRAY && json_is_string(x))) {
 			char wb[64];
-			if (!w->in_or++) {
-				w->or_struct = m->name;
-				w->or_glen = glen;
-			}
+			or_enter(w, m, glen);
 			type_error(w, true, go_what(x, false, wb, sizeof wb), m,
 				   f->type == PB_OR_ARRAY ? "v1.JSONSchemaProps"
 							  : "string");

@@ -147,6 +147,11 @@ bool srv_object_meta_typecheck(json_t *md, bool typed,
  */
 bool srv_delete_options_typecheck(json_t *opts, struct srv_typeerr *te);
 
+/* Whether Go's base64.StdEncoding decodes s[0..n) (CRs and LFs skipped,
+   padding required), as encoding/json reads a []byte; false when out of
+   memory too. */
+bool srv_base64_ok(const char *s, size_t n);
+
 /* Whether lapis has the field table of a built-in kind (and so its OpenAPI
    schema): not for CRDs, for one. */
 bool srv_builtin_has_table(const char *kind, const char *api_version);

@@ -3501,14 +3501,12 @@ static lp_err delete_opts(struct srv_req *r, struct del_opts *o,
 			o->policy = "Orphan";
 		o->keep_202 = json_is_false(od);
 		json_t *dr = json_object_get(b, "dryRun");
-		const char *d[9];
-		size_t nd = 0;
-		size_t i;
-		json_t *x;
-		json_array_foreach(dr, i, x)
-		{
-			if (nd < 9)
-				d[nd++] = json_string_value(x) ? json_string_value(x) : "";
+		/* as the query's: every value counted, the first 8 kept */
+		const char *d[8];
+		size_t nd = json_array_size(dr);
+		for (size_t i = 0; i < nd && i < 8; i++) {
+			const char *v = json_string_value(json_array_get(dr, i));
+			d[i] = v ? v : "";
 		}
 		lp_err drc = dry_run_values(r, d, nd, &o->dry, err);
 		if (drc)
@@ -3658,9 +3656,9 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 				   period and a bumped generation; the own deletes
 				   of namespaces and CRDs update the timestamp
 				   alone */
-				json_int_t gen = json_integer_value(
-				    json_object_get(nm, "generation"));
 				if (!own) {
+					json_int_t gen = json_integer_value(
+					    json_object_get(nm, "generation"));
 					json_object_set_new(
 					    nm, "deletionGracePeriodSeconds",
 					    json_integer(0));

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "crd.h"
+#include "fields.h"
 #include "registry/json.h"
 #include "registry/object.h"
 #include "resources.h"
@@ -211,27 +212,6 @@ static lp_err prep_configmap(const struct srv_resource *r, json_t *obj,
 	return finish_invalid(r, obj, err);
 }
 
-static const char b64chars[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/* Standard base64 with padding, as Go's encoding/json reads []byte. */
-static bool b64_valid(const char *s, size_t n)
-{
-	if (n % 4)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (c == '=') {
-			if (i < n - 2 || (i == n - 2 && s[n - 1] != '='))
-				return false;
-			continue;
-		}
-		if (!strchr(b64chars, c) || c == 0)
-			return false;
-	}
-	return true;
-}
-
 /* The keys a Secret of a kube-defined type must hold (ValidateSecret). */
 static void secret_type_causes(const json_t *obj, struct srv_error *err)
 {
@@ -343,7 +323,7 @@ static lp_err prep_secret(const struct srv_resource *r, json_t *obj,
 		json_object_foreach(data, k, v)
 		{
 			if (json_is_string(v) &&
-			    !b64_valid(json_string_value(v),
+			    !srv_base64_ok(json_string_value(v),
 				       json_string_length(v)))
 				return srv_error_set(
 					err, LP_E_BADREQUEST,
