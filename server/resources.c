@@ -363,6 +363,132 @@ bool srv_service_needs_health_port(const json_t *spec)
 	return t && p && !strcmp(t, "LoadBalancer") && !strcmp(p, "Local");
 }
 
+/* A string member of o, NULL when absent or not a string. */
+static const char *str_of(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static bool str_is(const json_t *o, const char *k, const char *v)
+{
+	const char *s = str_of(o, k);
+	return s && !strcmp(s, v);
+}
+
+/* Go's == on strings, where an absent one is "". */
+static bool str_same(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* Two members alike, absent and null being the same (json_equal says
+   false when either is NULL). */
+static bool same_value(const json_t *a, const json_t *b)
+{
+	if (json_is_null(a))
+		a = NULL;
+	if (json_is_null(b))
+		b = NULL;
+	return a == b || (a && b && json_equal(a, b));
+}
+
+/* Two string lists alike (kube's sameClusterIPs, sameIPFamilies): absent
+   and empty are the same. */
+static bool strs_same(const json_t *a, const json_t *b)
+{
+	size_t n = json_array_size(a);
+	if (n != json_array_size(b))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!str_same(json_string_value(json_array_get(a, i)),
+			      json_string_value(json_array_get(b, i))))
+			return false;
+	return true;
+}
+
+/* A list of strings as Go's %#v prints it: []<type>{"a", "b"}, or
+   []<type>(nil) when absent. */
+static const char *go_strs(const json_t *a, const char *type, char *buf,
+			   size_t n)
+{
+	if (!json_is_array(a)) {
+		snprintf(buf, n, "[]%s(nil)", type);
+		return buf;
+	}
+	size_t at = (size_t)snprintf(buf, n, "[]%s{", type);
+	size_t i;
+	const json_t *v;
+	json_array_foreach(a, i, v)
+	{
+		if (at < n)
+			at += (size_t)snprintf(buf + at, n - at, "%s\"%.64s\"",
+					       i ? ", " : "",
+					       json_string_value(v) ? json_string_value(v) : "");
+	}
+	if (at < n)
+		snprintf(buf + at, n - at, "}");
+	return buf;
+}
+
+/* A pointer to a string as kube's field errors print it: "v", or null. */
+static const char *go_ptr_str(const char *s, char *buf, size_t n)
+{
+	if (!s)
+		snprintf(buf, n, "null");
+	else
+		snprintf(buf, n, "\"%.100s\"", s);
+	return buf;
+}
+
+static bool is_ip6(const char *s)
+{
+	unsigned char b[16];
+	return s && inet_pton(AF_INET6, s, b) == 1;
+}
+
+static bool is_ip(const char *s)
+{
+	unsigned char b[16];
+	return s && (inet_pton(AF_INET, s, b) == 1 || is_ip6(s));
+}
+
+/* A CIDR as Go's net.ParseCIDR takes it: an address, '/', a prefix length
+   in decimal within the address's bits. */
+static bool is_cidr(const char *s)
+{
+	const char *slash = s ? strchr(s, '/') : NULL;
+	char ip[64];
+	if (!slash || (size_t)(slash - s) >= sizeof ip || !slash[1] ||
+	    strlen(slash + 1) > 3)
+		return false;
+	memcpy(ip, s, (size_t)(slash - s));
+	ip[slash - s] = '\0';
+	int bits = 0;
+	for (const char *p = slash + 1; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return false;
+		bits = bits * 10 + (*p - '0');
+	}
+	unsigned char b[16];
+	if (inet_pton(AF_INET, ip, b) == 1)
+		return bits <= 32;
+	return inet_pton(AF_INET6, ip, b) == 1 && bits <= 128;
+}
+
+/* kube's apiservice.ExternallyAccessible. */
+static bool svc_external_access(const json_t *spec)
+{
+	return str_is(spec, "type", "LoadBalancer") ||
+	       str_is(spec, "type", "NodePort") ||
+	       (str_is(spec, "type", "ClusterIP") &&
+		json_array_size(json_object_get(spec, "externalIPs")) > 0);
+}
+
+static bool svc_headless(const json_t *spec)
+{
+	return str_is(spec, "clusterIP", "None");
+}
+
 /* An update that leaves a Service needing node ports keeps those it had:
    a port without one takes the old port's of the same name, unless the
    update asks for that number itself; and the health check port likewise
@@ -450,10 +576,11 @@ static void drop_type_fields(json_t *spec, const json_t *ospec)
 		}
 		json_array_foreach(same ? ports : NULL, i, p)
 			json_object_del(p, "nodePort");
-		if (json_equal(json_object_get(spec, "externalTrafficPolicy"),
-			       json_object_get(ospec, "externalTrafficPolicy")))
-			json_object_del(spec, "externalTrafficPolicy");
 	}
+	if (svc_external_access(ospec) && !svc_external_access(spec) &&
+	    json_equal(json_object_get(spec, "externalTrafficPolicy"),
+		       json_object_get(ospec, "externalTrafficPolicy")))
+		json_object_del(spec, "externalTrafficPolicy");
 	if (srv_service_needs_health_port(ospec) &&
 	    !srv_service_needs_health_port(spec) &&
 	    json_equal(json_object_get(spec, "healthCheckNodePort"),
@@ -600,6 +727,551 @@ static const char *port_name_problem(const char *n)
 	return NULL;
 }
 
+/* kube's ValidateServiceClusterIPsRelatedFields: clusterIP and clusterIPs
+   agree, ipFamilies and ipFamilyPolicy hold known values, clusterIPs are
+   at most one address of each family, matching ipFamilies. */
+static void cluster_ips_causes(const json_t *spec, struct srv_error *err)
+{
+	static const char *const fams[] = {"IPv4", "IPv6", NULL};
+	static const char *const pols[] = {"PreferDualStack",
+					   "RequireDualStack", "SingleStack",
+					   NULL};
+	if (str_is(spec, "type", "ExternalName"))
+		return;
+	const char *ip = str_of(spec, "clusterIP");
+	const json_t *ips = json_object_get(spec, "clusterIPs");
+	const json_t *families = json_object_get(spec, "ipFamilies");
+	size_t n = json_array_size(ips);
+	char v[512];
+	if (ip && *ip) {
+		if (!n)
+			srv_error_cause(err, "FieldValueRequired", "spec.clusterIPs",
+					"Required value");
+		else if (!str_same(json_string_value(json_array_get(ips, 0)), ip))
+			srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs",
+					"Invalid value: %s: first value must match `clusterIP`",
+					go_strs(ips, "string", v, sizeof v));
+	} else if (n) {
+		srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs",
+				"Invalid value: %s: must be empty when `clusterIP` is not specified",
+				go_strs(ips, "string", v, sizeof v));
+	}
+	size_t i, j;
+	const json_t *f, *g;
+	json_array_foreach(families, i, f)
+	{
+		char field[48];
+		snprintf(field, sizeof field, "spec.ipFamilies[%zu]", i);
+		enum_cause(field, f, fams, err);
+		json_array_foreach(families, j, g)
+		{
+			if (j >= i)
+				break;
+			if (json_equal(f, g)) {
+				srv_error_cause(err, "FieldValueDuplicate", field,
+						"Duplicate value: \"%.20s\"",
+						json_string_value(f) ? json_string_value(f) : "");
+				break;
+			}
+		}
+	}
+	const json_t *pol = json_object_get(spec, "ipFamilyPolicy");
+	if (pol && !json_is_null(pol))
+		enum_cause("spec.ipFamilyPolicy", pol, pols, err);
+	bool bad = false;
+	json_array_foreach(ips, i, f)
+	{
+		const char *s = json_string_value(f);
+		if (i == 0 && str_same(s, "None")) {
+			if (n > 1) {
+				bad = true;
+				srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs",
+						"Invalid value: %s: 'None' must be the first and only value",
+						go_strs(ips, "string", v, sizeof v));
+			}
+			continue;
+		}
+		if (!is_ip(s)) {
+			char field[48];
+			snprintf(field, sizeof field, "spec.clusterIPs[%zu]", i);
+			bad = true;
+			srv_error_cause(err, "FieldValueInvalid", field,
+					"Invalid value: \"%.64s\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+					s ? s : "");
+		}
+	}
+	if (n > 2)
+		srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs",
+				"Invalid value: %s: may only hold up to 2 values",
+				go_strs(ips, "string", v, sizeof v));
+	if (bad)
+		return;
+	if (n > 1 && (n != 2 || is_ip6(json_string_value(json_array_get(ips, 0))) ==
+				    is_ip6(json_string_value(json_array_get(ips, 1)))))
+		srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs",
+				"Invalid value: %s: may specify no more than one IP for each IP family",
+				go_strs(ips, "string", v, sizeof v));
+	if (svc_headless(spec) && n == 1)
+		return;
+	json_array_foreach(ips, i, f)
+	{
+		const char *fam = json_string_value(json_array_get(families, i));
+		if (!fam)
+			break;
+		bool six = is_ip6(json_string_value(f));
+		bool want6 = !strcmp(fam, "IPv6");
+		if (six == want6 || (!want6 && strcmp(fam, "IPv4")))
+			continue;
+		char field[48];
+		snprintf(field, sizeof field, "spec.clusterIPs[%zu]", i);
+		srv_error_cause(err, "FieldValueInvalid", field,
+				"Invalid value: \"%.64s\": expected an %s value as indicated by `ipFamilies[%zu]`",
+				json_string_value(f), fam, i);
+	}
+}
+
+/* Whether a list shrank, a new empty one not counting (kube's
+   reducedClusterIPs, reducedIPFamilies). */
+static bool strs_reduced(const json_t *now, const json_t *before)
+{
+	return json_array_size(now) &&
+	       json_array_size(now) < json_array_size(before);
+}
+
+static void strs_trim(json_t *a, size_t n)
+{
+	while (json_array_size(a) > n)
+		json_array_remove(a, json_array_size(a) - 1);
+}
+
+/* kube's initIPFamilyFields (service storage, alloc.go) for lapis, whose
+   service range is one IPv4 range: defaults ipFamilyPolicy (the old
+   Service's, RequireDualStack for a headless Service without selector,
+   else SingleStack) and ipFamilies, and refuses what this cluster cannot
+   give. Returns true when it added causes: kube answers those alone,
+   before the strategy validates. */
+static bool init_ip_families(json_t *spec, const json_t *ospec,
+			     struct srv_error *err)
+{
+	if (str_is(spec, "type", "ExternalName"))
+		return false;
+	json_t *ips = json_object_get(spec, "clusterIPs");
+	json_t *fams = json_object_get(spec, "ipFamilies");
+	const json_t *oips = json_object_get(ospec, "clusterIPs");
+	const json_t *ofams = json_object_get(ospec, "ipFamilies");
+	const char *pol = str_of(spec, "ipFamilyPolicy");
+	const char *opol = str_of(ospec, "ipFamilyPolicy");
+	if (ospec && pol && str_same(pol, opol) &&
+	    !strcmp(pol, "PreferDualStack") && strs_same(ips, oips) &&
+	    strs_same(fams, ofams))
+		return false;
+	bool selectorless =
+	    json_object_size(json_object_get(spec, "selector")) == 0;
+	if (!pol) {
+		json_object_set_new(spec, "ipFamilyPolicy",
+				    json_string(opol ? opol
+						: svc_headless(spec) && selectorless
+						    ? "RequireDualStack"
+						    : "SingleStack"));
+		pol = str_of(spec, "ipFamilyPolicy");
+	}
+	int before = err->n_causes;
+	cluster_ips_causes(spec, err);
+	if (err->n_causes > before)
+		return true;
+	bool single = !strcmp(pol, "SingleStack");
+	char v[512];
+	if (ospec && single) {
+		if (strs_same(ips, oips))
+			strs_trim(ips, 1);
+		if (strs_same(fams, ofams))
+			strs_trim(fams, 1);
+	} else if (ospec) {
+		if (strs_reduced(ips, oips))
+			srv_error_cause(err, "FieldValueInvalid", "spec.ipFamilyPolicy",
+					"Invalid value: %s: must be 'SingleStack' to release the secondary cluster IP",
+					go_ptr_str(pol, v, sizeof v));
+		if (strs_reduced(fams, ofams))
+			srv_error_cause(err, "FieldValueInvalid", "spec.ipFamilyPolicy",
+					"Invalid value: %s: must be 'SingleStack' to release the secondary IP family",
+					go_ptr_str(pol, v, sizeof v));
+	}
+	if (single && json_array_size(ips) == 2)
+		srv_error_cause(err, "FieldValueInvalid", "spec.ipFamilyPolicy",
+				"Invalid value: \"SingleStack\": must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified");
+	if (single && json_array_size(fams) == 2)
+		srv_error_cause(err, "FieldValueInvalid", "spec.ipFamilyPolicy",
+				"Invalid value: \"SingleStack\": must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified");
+	size_t i;
+	json_t *f;
+	json_array_foreach(ips, i, f)
+	{
+		const char *ip = json_string_value(f);
+		if (str_same(ip, "None"))
+			break;
+		if (i < json_array_size(fams))
+			continue;
+		if (is_ip6(ip)) {
+			char field[48];
+			snprintf(field, sizeof field, "spec.clusterIPs[%zu]", i);
+			srv_error_cause(err, "FieldValueInvalid", field,
+					"Invalid value: %s: IPv6 is not configured on this cluster",
+					go_strs(ips, "string", v, sizeof v));
+			continue;
+		}
+		if (!json_is_array(fams)) {
+			fams = json_array();
+			json_object_set_new(spec, "ipFamilies", fams);
+		}
+		json_array_append_new(fams, json_string("IPv4"));
+	}
+	if (err->n_causes > before)
+		return true;
+	if (svc_headless(spec) && selectorless) {
+		if (!json_array_size(fams)) {
+			fams = json_pack("[s]", "IPv4");
+			json_object_set_new(spec, "ipFamilies", fams);
+		}
+		if (json_array_size(fams) < 2 && !single)
+			json_array_append_new(
+			    fams, json_string(str_same(json_string_value(
+							   json_array_get(fams, 0)),
+						       "IPv4")
+						  ? "IPv6"
+						  : "IPv4"));
+		return false;
+	}
+	if (!strcmp(pol, "RequireDualStack"))
+		srv_error_cause(err, "FieldValueInvalid", "spec.ipFamilyPolicy",
+				"Invalid value: \"RequireDualStack\": this cluster is not configured for dual-stack services");
+	json_array_foreach(fams, i, f)
+	{
+		if (str_same(json_string_value(f), "IPv4"))
+			continue;
+		char field[48];
+		snprintf(field, sizeof field, "spec.ipFamilies[%zu]", i);
+		srv_error_cause(err, "FieldValueInvalid", field,
+				"Invalid value: \"%.20s\": not configured on this cluster",
+				json_string_value(f) ? json_string_value(f) : "");
+	}
+	if (err->n_causes > before)
+		return true;
+	if (!json_array_size(fams))
+		json_object_set_new(spec, "ipFamilies", json_pack("[s]", "IPv4"));
+	return false;
+}
+
+/* kube's normalizeClusterIPs and, for an update, the cluster IP part of
+   patchAllocatedValues (service storage): a Service names its IP in
+   clusterIP, clusterIPs or both, and an update that leaves them out keeps
+   the old ones. */
+static void normalize_cluster_ips(json_t *spec, const json_t *ospec)
+{
+	const char *ip = str_of(spec, "clusterIP");
+	json_t *ips = json_object_get(spec, "clusterIPs");
+	if (!ospec) {
+		if (ip && *ip && !json_array_size(ips))
+			json_object_set_new(spec, "clusterIPs", json_pack("[s]", ip));
+		return;
+	}
+	const char *oip = str_of(ospec, "clusterIP");
+	const json_t *oips = json_object_get(ospec, "clusterIPs");
+	if (!str_is(spec, "type", "ExternalName") &&
+	    !str_is(ospec, "type", "ExternalName")) {
+		if ((!ip || !*ip) && oip) {
+			json_object_set_new(spec, "clusterIP", json_string(oip));
+			ip = str_of(spec, "clusterIP");
+		}
+		if (!json_array_size(ips) && json_array_size(oips)) {
+			json_object_set_new(spec, "clusterIPs", json_deep_copy(oips));
+			ips = json_object_get(spec, "clusterIPs");
+		}
+	}
+	if (json_array_size(oips) && !json_array_size(ips) && str_same(oip, ip)) {
+		json_object_set_new(spec, "clusterIPs", json_deep_copy(oips));
+		ips = json_object_get(spec, "clusterIPs");
+	}
+	if (!str_same(oip, ip)) {
+		bool same = strs_same(oips, ips);
+		if (oip && *oip && (!ip || !*ip) && same)
+			json_object_del(spec, "clusterIPs");
+		if (ip && *ip && same)
+			json_object_set_new(spec, "clusterIPs", json_pack("[s]", ip));
+	}
+}
+
+/* kube's ValidateServiceUpdate beyond ValidateService: clusterIPs and
+   ipFamilies may grow or shrink by their second value but not change
+   their first (validateUpgradeDowngradeClusterIPs and ...IPFamilies), the
+   load balancer class and the health check port stay. */
+static void service_update_causes(const json_t *spec, const json_t *ospec,
+				  struct srv_error *err)
+{
+	char v[512], w[512];
+	const char *pol = str_of(spec, "ipFamilyPolicy");
+	bool ext = str_is(spec, "type", "ExternalName") ||
+		   str_is(ospec, "type", "ExternalName");
+	bool hl = svc_headless(spec), ohl = svc_headless(ospec);
+	const json_t *ips = json_object_get(spec, "clusterIPs");
+	const json_t *oips = json_object_get(ospec, "clusterIPs");
+	size_t n = json_array_size(ips), on = json_array_size(oips);
+	const char *first = json_string_value(json_array_get(ips, 0));
+	const char *ofirst = json_string_value(json_array_get(oips, 0));
+	if (!ext && !(hl && ohl)) {
+		go_strs(ips, "string", v, sizeof v);
+		if (n == on) {
+			for (size_t i = 0; i < n; i++) {
+				if (str_same(json_string_value(json_array_get(ips, i)),
+					     json_string_value(json_array_get(oips, i))))
+					continue;
+				char field[48];
+				snprintf(field, sizeof field, "spec.clusterIPs[%zu]", i);
+				srv_error_cause(err, "FieldValueInvalid", field,
+						"Invalid value: %s: may not change once set", v);
+			}
+		} else if (on > n) {
+			if (!n)
+				srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs[0]",
+						"Invalid value: %s: primary clusterIP can not be unset", v);
+			if (n && !str_same(first, ofirst))
+				srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs[0]",
+						"Invalid value: %s: may not change once set", v);
+			if (n == 1 && !str_same(pol, "SingleStack"))
+				srv_error_cause(err, "FieldValueInvalid", "spec.ipFamilyPolicy",
+						"Invalid value: %s: must be set to 'SingleStack' when releasing the secondary clusterIP",
+						go_ptr_str(pol, w, sizeof w));
+		} else if (on && !str_same(first, ofirst)) {
+			srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs[0]",
+					"Invalid value: %s: may not change once set", v);
+		}
+	}
+	const json_t *fams = json_object_get(spec, "ipFamilies");
+	const json_t *ofams = json_object_get(ospec, "ipFamilies");
+	size_t nf = json_array_size(fams), onf = json_array_size(ofams);
+	bool fam_changed = !str_same(json_string_value(json_array_get(fams, 0)),
+				     json_string_value(json_array_get(ofams, 0)));
+	if (!ext && hl == ohl && !hl) {
+		go_strs(fams, "core.IPFamily", w, sizeof w);
+		if (nf == onf) {
+			for (size_t i = 0; i < nf; i++)
+				if (!str_same(json_string_value(json_array_get(fams, i)),
+					      json_string_value(json_array_get(ofams, i))))
+					srv_error_cause(err, "FieldValueInvalid", "spec.ipFamilies[0]",
+							"Invalid value: %s: may not change once set", w);
+		} else if (onf > nf) {
+			if (!n)
+				srv_error_cause(err, "FieldValueInvalid", "spec.ipFamilies[0]",
+						"Invalid value: %s: primary ipFamily can not be unset", w);
+			if (nf && fam_changed)
+				srv_error_cause(err, "FieldValueInvalid", "spec.ipFamilies[0]",
+						"Invalid value: %s: may not change once set", v);
+			if (nf == 1 && !str_same(pol, "SingleStack"))
+				srv_error_cause(err, "FieldValueInvalid", "spec.ipFamilyPolicy",
+						"Invalid value: %s: must be set to 'SingleStack' when releasing the secondary ipFamily",
+						go_ptr_str(pol, w, sizeof w));
+		} else if (onf && nf && fam_changed) {
+			srv_error_cause(err, "FieldValueInvalid", "spec.ipFamilies[0]",
+					"Invalid value: %s: may not change once set", v);
+		}
+	}
+	if (str_is(spec, "type", "LoadBalancer") &&
+	    str_is(ospec, "type", "LoadBalancer") &&
+	    !same_value(json_object_get(spec, "loadBalancerClass"),
+			json_object_get(ospec, "loadBalancerClass")))
+		srv_error_cause(err, "FieldValueInvalid", "spec.loadBalancerClass",
+				"Invalid value: %s: may not change once set",
+				go_ptr_str(str_of(spec, "loadBalancerClass"), w, sizeof w));
+	if (srv_service_needs_health_port(spec) &&
+	    srv_service_needs_health_port(ospec) &&
+	    !same_value(json_object_get(spec, "healthCheckNodePort"),
+			json_object_get(ospec, "healthCheckNodePort")))
+		srv_error_cause(err, "FieldValueForbidden", "spec.healthCheckNodePort",
+				"Forbidden: field is immutable");
+}
+
+/* The rest of kube's ValidateService, after the node port rules: load
+   balancer source ranges (field or annotation) and class only on a
+   LoadBalancer, externalTrafficPolicy only on an externally accessible
+   Service and then required, the health check port only with a
+   LoadBalancer of policy Local and then a port number, internalTrafficPolicy
+   and trafficDistribution values. */
+static void service_tail_causes(const json_t *obj, const json_t *spec,
+				struct srv_error *err)
+{
+	static const char *const policies[] = {"Cluster", "Local", NULL};
+	static const char *const dists[] = {"PreferClose", NULL};
+	static const char *const lb_only =
+	    "Forbidden: may only be used when `type` is 'LoadBalancer'";
+	bool lb = str_is(spec, "type", "LoadBalancer");
+	const json_t *ranges = json_object_get(spec, "loadBalancerSourceRanges");
+	const char *ann = str_of(
+	    json_object_get(json_object_get(obj, "metadata"), "annotations"),
+	    "service.beta.kubernetes.io/load-balancer-source-ranges");
+	char f[80], buf[256];
+	size_t i;
+	const json_t *r;
+	if (json_array_size(ranges)) {
+		if (!lb)
+			srv_error_cause(err, "FieldValueForbidden",
+					"spec.LoadBalancerSourceRanges", "%s", lb_only);
+		json_array_foreach(ranges, i, r)
+		{
+			const char *s = json_string_value(r);
+			snprintf(buf, sizeof buf, "%s", s ? s : "");
+			char *t = buf;
+			while (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r')
+				t++;
+			size_t n = strlen(t);
+			while (n && strchr(" \t\n\r", t[n - 1]))
+				t[--n] = '\0';
+			snprintf(f, sizeof f, "spec.LoadBalancerSourceRanges[%zu]", i);
+			if (!is_cidr(t))
+				srv_error_cause(err, "FieldValueInvalid", f,
+						"Invalid value: \"%.64s\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
+						t);
+		}
+	} else if (ann) {
+		static const char *const af =
+		    "metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]";
+		if (!lb)
+			srv_error_cause(err, "FieldValueForbidden", af, "%s", lb_only);
+		snprintf(buf, sizeof buf, "%s", ann);
+		for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
+		     t = strtok_r(NULL, ",", &save)) {
+			while (*t == ' ' || *t == '\t')
+				t++;
+			size_t n = strlen(t);
+			while (n && strchr(" \t\n\r", t[n - 1]))
+				t[--n] = '\0';
+			if (*t && !is_cidr(t))
+				srv_error_cause(err, "FieldValueInvalid", af,
+						"Invalid value: \"%.64s\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
+						t);
+		}
+	}
+	const char *cls = str_of(spec, "loadBalancerClass");
+	if (cls && lb && !srv_is_qualified_name(cls))
+		srv_error_cause(err, "FieldValueInvalid", "spec.loadBalancerClass",
+				"Invalid value: \"%.100s\": " SRV_MSG_QNAME, cls);
+	else if (cls && !lb)
+		srv_error_cause(err, "FieldValueForbidden", "spec.loadBalancerClass",
+				"%s", lb_only);
+	const json_t *etp = json_object_get(spec, "externalTrafficPolicy");
+	const char *etps = json_string_value(etp);
+	if (!svc_external_access(spec)) {
+		if (etps && *etps)
+			srv_error_cause(err, "FieldValueInvalid",
+					"spec.externalTrafficPolicy",
+					"Invalid value: \"%.40s\": may only be set for externally-accessible services",
+					etps);
+	} else {
+		enum_cause("spec.externalTrafficPolicy", etp, policies, err);
+	}
+	json_int_t hc = json_integer_value(json_object_get(spec, "healthCheckNodePort"));
+	if (!srv_service_needs_health_port(spec)) {
+		if (hc)
+			srv_error_cause(err, "FieldValueInvalid",
+					"spec.healthCheckNodePort",
+					"Invalid value: %lld: may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
+					(long long)hc);
+	} else if (hc && (hc < 1 || hc > 65535)) {
+		/* none yet: the allocator gives one, as kube's does before
+		   validation */
+		srv_error_cause(err, "FieldValueInvalid", "spec.healthCheckNodePort",
+				"Invalid value: %lld: must be between 1 and 65535, inclusive",
+				(long long)hc);
+	}
+	const json_t *itp = json_object_get(spec, "internalTrafficPolicy");
+	if (itp && !json_is_null(itp))
+		enum_cause("spec.internalTrafficPolicy", itp, policies, err);
+	const json_t *td = json_object_get(spec, "trafficDistribution");
+	if (td && !json_is_null(td))
+		enum_cause("spec.trafficDistribution", td, dists, err);
+}
+
+/* kube's ValidateLoadBalancerStatus: ingress only on a LoadBalancer, each
+   with a valid ip, an ipMode (VIP or Proxy) only beside an ip, and a
+   hostname that is a DNS name and not an address. */
+static void lb_status_causes(const json_t *obj, struct srv_error *err)
+{
+	static const char *const modes[] = {"Proxy", "VIP", NULL};
+	const json_t *spec = json_object_get(obj, "spec");
+	const json_t *ing = json_object_get(
+	    json_object_get(json_object_get(obj, "status"), "loadBalancer"),
+	    "ingress");
+	if (!str_is(spec, "type", "LoadBalancer") && json_array_size(ing)) {
+		srv_error_cause(err, "FieldValueForbidden",
+				"status.loadBalancer.ingress",
+				"Forbidden: may only be used when `spec.type` is 'LoadBalancer'");
+		return;
+	}
+	size_t i;
+	const json_t *e;
+	json_array_foreach(ing, i, e)
+	{
+		char f[80];
+		const char *ip = str_of(e, "ip");
+		const char *host = str_of(e, "hostname");
+		const json_t *mode = json_object_get(e, "ipMode");
+		bool has_mode = mode && !json_is_null(mode);
+		if (ip && *ip && !is_ip(ip)) {
+			snprintf(f, sizeof f, "status.loadBalancer.ingress[%zu].ip", i);
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: \"%.64s\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+					ip);
+		}
+		snprintf(f, sizeof f, "status.loadBalancer.ingress[%zu].ipMode", i);
+		if (!has_mode && ip && *ip)
+			srv_error_cause(err, "FieldValueRequired", f,
+					"Required value: must be specified when `ip` is set");
+		else if (has_mode && !(ip && *ip))
+			srv_error_cause(err, "FieldValueForbidden", f,
+					"Forbidden: may not be specified when `ip` is not set");
+		else if (has_mode)
+			enum_cause(f, mode, modes, err);
+		if (host && *host) {
+			snprintf(f, sizeof f, "status.loadBalancer.ingress[%zu].hostname", i);
+			if (!srv_is_dns_subdomain(host))
+				srv_error_cause(err, "FieldValueInvalid", f,
+						"Invalid value: \"%.253s\": " SRV_MSG_DNS_SUBDOMAIN,
+						host);
+			if (is_ip(host))
+				srv_error_cause(err, "FieldValueInvalid", f,
+						"Invalid value: \"%.64s\": must be a DNS name, not an IP address",
+						host);
+		}
+	}
+}
+
+/* SetDefaults_Service's status part: a LoadBalancer's ingress with an ip
+   and no ipMode gets VIP. */
+static void default_ip_mode(json_t *obj)
+{
+	if (!str_is(json_object_get(obj, "spec"), "type", "LoadBalancer"))
+		return;
+	json_t *ing = json_object_get(
+	    json_object_get(json_object_get(obj, "status"), "loadBalancer"),
+	    "ingress");
+	size_t i;
+	json_t *e;
+	json_array_foreach(ing, i, e)
+	{
+		const char *ip = str_of(e, "ip");
+		json_t *mode = json_object_get(e, "ipMode");
+		if (ip && *ip && (!mode || json_is_null(mode)) && json_is_object(e))
+			json_object_set_new(e, "ipMode", json_string("VIP"));
+	}
+}
+
+static lp_err prep_service_status(const struct srv_resource *r, json_t *obj,
+				  const json_t *old, struct srv_error *err)
+{
+	(void)old;
+	default_ip_mode(obj);
+	lb_status_causes(obj, err);
+	return finish_invalid(r, obj, err);
+}
+
 /* kube's ValidateService for what lapis serves, in its order: ports
    required but for headless and ExternalName Services, an ExternalName's
    name, each port (a name when there are several, DNS labels, unique;
@@ -625,17 +1297,6 @@ static void validate_service(const json_t *spec, struct srv_error *err)
 		srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs[0]",
 				"Invalid value: \"None\": may not be set to 'None' for %s services",
 				lb ? "LoadBalancer" : "NodePort");
-	size_t li;
-	const json_t *lp;
-	json_array_foreach(lb ? ports : NULL, li, lp)
-	{
-		if (json_integer_value(json_object_get(lp, "port")) == 10250) {
-			char f[48];
-			snprintf(f, sizeof f, "spec.ports[%zu]", li);
-			srv_error_cause(err, "FieldValueInvalid", f,
-					"Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet");
-		}
-	}
 	if (external) {
 		if (cip && *cip)
 			srv_error_cause(err, "FieldValueForbidden", "spec.clusterIPs",
@@ -716,6 +1377,12 @@ static void validate_service(const json_t *spec, struct srv_error *err)
 			srv_error_cause(err, "FieldValueInvalid", f,
 					"Invalid value: \"%.63s\": %s",
 					json_string_value(tp), why);
+		const char *app = json_string_value(json_object_get(p, "appProtocol"));
+		if (app && !srv_is_qualified_name(app)) {
+			snprintf(f, sizeof f, "spec.ports[%zu].appProtocol", i);
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: \"%.253s\": " SRV_MSG_QNAME, app);
+		}
 	}
 	const char *k;
 	json_t *v;
@@ -732,6 +1399,18 @@ static void validate_service(const json_t *spec, struct srv_error *err)
 	}
 	enum_cause("spec.sessionAffinity", json_object_get(spec, "sessionAffinity"),
 		   affinities, err);
+	/* the defaults gave a ClientIP Service its timeout (kube's
+	   validateClientIPAffinityConfig, validateAffinityTimeout) */
+	const json_t *tmo = json_object_get(
+	    json_object_get(json_object_get(spec, "sessionAffinityConfig"),
+			    "clientIP"),
+	    "timeoutSeconds");
+	if (str_is(spec, "sessionAffinity", "ClientIP") &&
+	    (json_integer_value(tmo) <= 0 || json_integer_value(tmo) > 86400))
+		srv_error_cause(err, "FieldValueInvalid",
+				"spec.sessionAffinityConfig.clientIP.timeoutSeconds",
+				"Invalid value: %lld: must be greater than 0 and less than 86400",
+				(long long)json_integer_value(tmo));
 	json_array_foreach(json_object_get(spec, "externalIPs"), i, p)
 	{
 		char f[48];
@@ -766,27 +1445,20 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 			   const json_t *old, struct srv_error *err)
 {
 	json_t *spec = obj_child(obj, "spec");
-	default_str(spec, "type", "ClusterIP");
 	const json_t *ospec = old ? json_object_get(old, "spec") : NULL;
-	if (ospec)
-		drop_type_fields(spec, ospec);
-	if (srv_service_needs_node_ports(spec))
-		default_str(spec, "externalTrafficPolicy", "Cluster");
-	const char *type = json_string_value(json_object_get(spec, "type"));
-	if (!strcmp(type, "LoadBalancer") &&
-	    !json_is_boolean(json_object_get(spec, "allocateLoadBalancerNodePorts")))
-		json_object_set_new(spec, "allocateLoadBalancerNodePorts",
-				    json_true());
+	/* SetDefaults_Service */
+	default_str(spec, "type", "ClusterIP");
 	default_str(spec, "sessionAffinity", "None");
-	/* SetDefaults_Service: ClientIP affinity times out after 3 hours */
-	const char *aff = json_string_value(json_object_get(spec, "sessionAffinity"));
-	if (aff && !strcmp(aff, "ClientIP")) {
-		json_t *cip = obj_child(obj_child(spec, "sessionAffinityConfig"),
-					"clientIP");
-		if (!json_is_integer(json_object_get(cip, "timeoutSeconds")))
-			json_object_set_new(cip, "timeoutSeconds",
-					    json_integer(10800));
-	}
+	if (str_is(spec, "sessionAffinity", "None"))
+		json_object_del(spec, "sessionAffinityConfig");
+	if (str_is(spec, "sessionAffinity", "ClientIP") &&
+	    !json_is_integer(json_object_get(
+		json_object_get(json_object_get(spec, "sessionAffinityConfig"),
+				"clientIP"),
+		"timeoutSeconds")))
+		json_object_set_new(spec, "sessionAffinityConfig",
+				    json_pack("{s:{s:i}}", "clientIP",
+					      "timeoutSeconds", 10800));
 	json_t *ports = json_object_get(spec, "ports");
 	size_t i;
 	json_t *p;
@@ -806,6 +1478,28 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 				p, "targetPort",
 				json_integer(json_integer_value(
 					json_object_get(p, "port"))));
+	}
+	if (ospec)
+		drop_type_fields(spec, ospec);
+	if (svc_external_access(spec))
+		default_str(spec, "externalTrafficPolicy", "Cluster");
+	bool external = str_is(spec, "type", "ExternalName");
+	if (!external)
+		default_str(spec, "internalTrafficPolicy", "Cluster");
+	if (str_is(spec, "type", "LoadBalancer") &&
+	    !json_is_boolean(json_object_get(spec, "allocateLoadBalancerNodePorts")))
+		json_object_set_new(spec, "allocateLoadBalancerNodePorts",
+				    json_true());
+	/* the service storage, before the strategy: allocated values an
+	   update left out, clusterIP and clusterIPs in step, the IP families
+	   (whose errors kube answers alone) */
+	normalize_cluster_ips(spec, ospec);
+	if (ospec)
+		keep_node_ports(spec, ospec);
+	if (init_ip_families(spec, ospec, err))
+		return finish_invalid(r, obj, err);
+	json_array_foreach(ports, i, p)
+	{
 		if (!json_is_integer(json_object_get(p, "port"))) {
 			char f[64];
 			snprintf(f, sizeof f, "spec.ports[%zu].port", i);
@@ -813,56 +1507,11 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 					"Required value");
 		}
 	}
-	bool external = !strcmp(type, "ExternalName");
-	const char *ocip =
-	    ospec ? json_string_value(json_object_get(ospec, "clusterIP")) : NULL;
-	const char *ncip = json_string_value(json_object_get(spec, "clusterIP"));
-	const char *otype =
-	    ospec ? json_string_value(json_object_get(ospec, "type")) : NULL;
-	bool oexternal = otype && !strcmp(otype, "ExternalName");
-	if (ocip && (!ncip || !*ncip) && !external) {
-		json_object_set(spec, "clusterIP",
-				json_object_get(ospec, "clusterIP"));
-		json_object_set(spec, "clusterIPs",
-				json_object_get(ospec, "clusterIPs"));
-	} else if (ocip && *ocip && ncip && *ncip && !external && !oexternal &&
-		   strcmp(ocip, ncip)) {
-		/* kube's validateUpgradeDowngradeClusterIPs */
-		srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs[0]",
-				"Invalid value: []string{\"%.64s\"}: may not change once set",
-				ncip);
-	}
 	if (ospec)
-		keep_node_ports(spec, ospec);
+		service_update_causes(spec, ospec, err);
 	validate_service(spec, err);
 	node_port_causes(spec, err);
-	/* an ExternalName Service has no IP, so none of these */
-	if (!external) {
-		default_str(spec, "internalTrafficPolicy", "Cluster");
-		/* a headless Service: clusterIPs ["None"]; one without a
-		   selector may have endpoints of any family, so kube makes it
-		   RequireDualStack over both (storage alloc.go) */
-		const char *cip =
-		    json_string_value(json_object_get(spec, "clusterIP"));
-		bool headless = cip && !strcmp(cip, "None");
-		if (headless && !json_object_get(spec, "clusterIPs"))
-			json_object_set_new(spec, "clusterIPs",
-					    json_pack("[s]", "None"));
-		if (headless && !old &&
-		    json_object_size(json_object_get(spec, "selector")) == 0 &&
-		    !json_object_get(spec, "ipFamilyPolicy")) {
-			json_object_set_new(spec, "ipFamilyPolicy",
-					    json_string("RequireDualStack"));
-			if (!json_object_get(spec, "ipFamilies"))
-				json_object_set_new(
-				    spec, "ipFamilies",
-				    json_pack("[s,s]", "IPv4", "IPv6"));
-		}
-		if (!json_object_get(spec, "ipFamilies"))
-			json_object_set_new(spec, "ipFamilies",
-					    json_pack("[s]", "IPv4"));
-		default_str(spec, "ipFamilyPolicy", "SingleStack");
-	}
+	service_tail_causes(obj, spec, err);
 	/* PrepareForCreate resets the status: a load balancer's ingress
 	   is the controller's to set, through /status */
 	if (!old)
@@ -1731,7 +2380,8 @@ const struct srv_resource srv_builtin[] = {
 	CORE("services", "Service", "service", true, SRV_V_ALL,
 	     .short_names = sn_svc, .categories = cat_all,
 	     .subresources = sub_status, .columns = col_svc, .fields = f_svc,
-	     .prepare = prep_service, .create_on_update = true),
+	     .prepare = prep_service, .prepare_status = prep_service_status,
+	     .create_on_update = true),
 	CORE("endpoints", "Endpoints", "endpoints", true, SRV_V_ALL,
 	     .short_names = sn_ep, .columns = col_ep, .prepare = prep_endpoints,
 	     .create_on_update = true),

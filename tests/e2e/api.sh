@@ -982,7 +982,36 @@ svc_bad "... no ports" '{"ports":[]}' 'spec.ports: Required value'
 svc_bad "... an ExternalName without its name" '{"type":"ExternalName"}' 'spec.externalName: Required value'
 svc_bad "... a selector that is no label" '{"selector":{"a b":"c"},"ports":[{"port":80}]}' 'spec.selector: Invalid value: \"a b\": name part must consist of'
 svc_bad "... external IPs that are special or no IPs" '{"externalIPs":["127.0.0.1","x"],"ports":[{"port":80}]}' 'spec.externalIPs[0]: Invalid value: \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8, ::1/128)' 'spec.externalIPs[1]: Invalid value: \"x\": must be a valid IP address'
-svc_bad "... a LoadBalancer exposing the kubelet's port" '{"type":"LoadBalancer","ports":[{"port":10250}]}' 'spec.ports[0]: Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet'
+req POST "$SVCS" '{"metadata":{"name":"kubeletport"},"spec":{"type":"LoadBalancer","ports":[{"port":10250}]}}'
+check "a LoadBalancer may expose port 10250 (kube 1.33 dropped that rule)" code_has 201 '"port":10250'
+svc_bad "... an appProtocol that is no qualified name" '{"ports":[{"port":80,"appProtocol":"bad proto!"}]}' 'spec.ports[0].appProtocol: Invalid value: \"bad proto!\": name part must consist of'
+svc_bad "... a ClientIP affinity timeout out of range" '{"sessionAffinity":"ClientIP","sessionAffinityConfig":{"clientIP":{"timeoutSeconds":86401}},"ports":[{"port":80}]}' 'spec.sessionAffinityConfig.clientIP.timeoutSeconds: Invalid value: 86401: must be greater than 0 and less than 86400'
+svc_bad "... source ranges and a class off a LoadBalancer" '{"loadBalancerSourceRanges":["10.0.0.0/8"],"loadBalancerClass":"example.com/lb","ports":[{"port":80}]}' 'spec.LoadBalancerSourceRanges: Forbidden: may only be used when `type` is' 'spec.loadBalancerClass: Forbidden: may only be used when `type` is' 
+svc_bad "... a source range that is no CIDR" '{"type":"LoadBalancer","loadBalancerSourceRanges":["10.0.0.0/33"],"ports":[{"port":80}]}' 'spec.LoadBalancerSourceRanges[0]: Invalid value: \"10.0.0.0/33\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)'
+svc_bad "... an external traffic policy on an internal Service" '{"externalTrafficPolicy":"Local","ports":[{"port":80}]}' 'spec.externalTrafficPolicy: Invalid value: \"Local\": may only be set for externally-accessible services'
+svc_bad "... unknown traffic policies and distribution" '{"type":"NodePort","externalTrafficPolicy":"X","internalTrafficPolicy":"Y","trafficDistribution":"Z","ports":[{"port":80}]}' 'spec.externalTrafficPolicy: Unsupported value: \"X\": supported values: \"Cluster\", \"Local\"' 'spec.internalTrafficPolicy: Unsupported value: \"Y\"' 'spec.trafficDistribution: Unsupported value: \"Z\": supported values: \"PreferClose\"'
+svc_bad "... a health check port without LoadBalancer and Local" '{"type":"NodePort","healthCheckNodePort":30123,"ports":[{"port":80}]}' "spec.healthCheckNodePort: Invalid value: 30123: may only be set when"
+svc_bad "... an IP family this cluster lacks (its errors come alone)" '{"ipFamilies":["IPv6"],"type":"Foo","ports":[{"port":80}]}' 'spec.ipFamilies[0]: Invalid value: \"IPv6\": not configured on this cluster"'
+svc_bad "... an unknown family and policy" '{"ipFamilies":["IPv5"],"ipFamilyPolicy":"Bogus","ports":[{"port":80}]}' 'spec.ipFamilies[0]: Unsupported value: \"IPv5\": supported values: \"IPv4\", \"IPv6\"' 'spec.ipFamilyPolicy: Unsupported value: \"Bogus\"'
+svc_bad "... dual stack required of a single-stack cluster" '{"ipFamilyPolicy":"RequireDualStack","ports":[{"port":80}]}' 'spec.ipFamilyPolicy: Invalid value: \"RequireDualStack\": this cluster is not configured for dual-stack services'
+svc_bad "... clusterIPs without clusterIP" '{"clusterIPs":["10.96.0.40"],"ports":[{"port":80}]}' 'spec.clusterIPs: Invalid value: []string{\"10.96.0.40\"}: must be empty when `clusterIP` is not specified'
+svc_bad "... clusterIPs that disagree with clusterIP" '{"clusterIP":"10.96.0.40","clusterIPs":["10.96.0.41"],"ports":[{"port":80}]}' 'spec.clusterIPs: Invalid value: []string{\"10.96.0.41\"}: first value must match `clusterIP`'
+req POST "$SVCS" '{"metadata":{"name":"aff"},"spec":{"sessionAffinityConfig":{"clientIP":{"timeoutSeconds":5}},"externalIPs":["192.0.2.7"],"ports":[{"port":80}]}}'
+check "external IPs make a Service's traffic policy Cluster" code_has 201 '"externalTrafficPolicy":"Cluster"'
+check "... and affinity None drops its config" python3 -c "
+import json; s=json.load(open('$WORK/body'))['spec']; assert 'sessionAffinityConfig' not in s, s"
+req POST "$SVCS" '{"metadata":{"name":"lbl"},"spec":{"type":"LoadBalancer","externalTrafficPolicy":"Local","ports":[{"port":80}]}}'
+check "a Local LoadBalancer gets its health check port allocated" code_has 201 '"healthCheckNodePort":3'
+req PATCH "$SVCS/lbl" '{"spec":{"healthCheckNodePort":31999,"loadBalancerClass":"example.com/lb"}}' application/merge-patch+json
+check "... which, like its load balancer class, may not change" code_has 422 'spec.loadBalancerClass: Invalid value: \"example.com/lb\": may not change once set' 'spec.healthCheckNodePort: Forbidden: field is immutable'
+req PATCH "$SVCS/lbl" '{"spec":{"ipFamilies":["IPv4","IPv6"]}}' application/merge-patch+json
+check "... nor become dual stack as SingleStack" code_has 422 'spec.ipFamilyPolicy: Invalid value: \"SingleStack\": must be' "'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified"
+req PATCH "$SVCS/lbl/status" '{"status":{"loadBalancer":{"ingress":[{"ip":"192.0.2.1"},{"hostname":"192.0.2.2"},{"ipMode":"Proxy"},{"ip":"x"}]}}}' application/merge-patch+json
+check "a Service's status: ingress hostnames are names, ipMode only beside an ip, ips valid" code_has 422 'status.loadBalancer.ingress[1].hostname: Invalid value: \"192.0.2.2\": must be a DNS name, not an IP address' 'status.loadBalancer.ingress[2].ipMode: Forbidden: may not be specified when `ip` is not set' 'status.loadBalancer.ingress[3].ip: Invalid value: \"x\": must be a valid IP address'
+req PATCH "$SVCS/lbl/status" '{"status":{"loadBalancer":{"ingress":[{"ip":"192.0.2.1"},{"hostname":"lb.example.com"}]}}}' application/merge-patch+json
+check "... and an ingress ip gets ipMode VIP" code_has 200 '"ingress":[{"ip":"192.0.2.1","ipMode":"VIP"},{"hostname":"lb.example.com"}]'
+req PATCH "$SVCS/aff/status" '{"status":{"loadBalancer":{"ingress":[{"ip":"192.0.2.1"}]}}}' application/merge-patch+json
+check "... ingress only on a LoadBalancer" code_has 422 "status.loadBalancer.ingress: Forbidden: may only be used when"
 svc_bad "... a headless NodePort Service" '{"type":"NodePort","clusterIP":"None","ports":[{"port":80}]}' "spec.clusterIPs[0]: Invalid value: \\\"None\\\": may not be set to 'None' for NodePort services"
 svc_bad "... an ExternalName Service with a cluster IP" '{"type":"ExternalName","externalName":"example.com","clusterIP":"10.96.0.9"}' 'spec.clusterIPs: Forbidden: may not be set for ExternalName services'
 req POST "$SVCS" '{"metadata":{"name":"headless"},"spec":{"clusterIP":"None"}}'
