@@ -2161,6 +2161,8 @@ static lp_err plan_service(struct srv_req *r, struct svc_plan *p,
 	const char *cidr = srv_options(r->s)->service_cidr;
 	if (!parse_cidr(cidr, &p->base, &p->size))
 		return srv_error_set(err, LP_E_IO, "bad --service-cluster-ip-range");
+	if (srv_service_ip_families(spec, ospec, err))
+		return LP_E_INVALID;
 	if (!plan_cluster_ip(p, spec, ospec, cidr, err) ||
 	    !plan_node_ports(p, spec, ospec, err))
 		return LP_E_NOMEM;

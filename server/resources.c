@@ -844,15 +844,56 @@ static void strs_trim(json_t *a, size_t n)
 		json_array_remove(a, json_array_size(a) - 1);
 }
 
+/* kube's normalizeClusterIPs and, for an update, the cluster IP part of
+   patchAllocatedValues (service storage): a Service names its IP in
+   clusterIP, clusterIPs or both, and an update that leaves them out keeps
+   the old ones. */
+static void normalize_cluster_ips(json_t *spec, const json_t *ospec)
+{
+	const char *ip = str_of(spec, "clusterIP");
+	json_t *ips = json_object_get(spec, "clusterIPs");
+	if (!ospec) {
+		if (ip && *ip && !json_array_size(ips))
+			json_object_set_new(spec, "clusterIPs", json_pack("[s]", ip));
+		return;
+	}
+	const char *oip = str_of(ospec, "clusterIP");
+	const json_t *oips = json_object_get(ospec, "clusterIPs");
+	if (!str_is(spec, "type", "ExternalName") &&
+	    !str_is(ospec, "type", "ExternalName")) {
+		if ((!ip || !*ip) && oip) {
+			json_object_set_new(spec, "clusterIP", json_string(oip));
+			ip = str_of(spec, "clusterIP");
+		}
+		if (!json_array_size(ips) && json_array_size(oips)) {
+			json_object_set_new(spec, "clusterIPs", json_deep_copy(oips));
+			ips = json_object_get(spec, "clusterIPs");
+		}
+	}
+	if (json_array_size(oips) && !json_array_size(ips) && str_same(oip, ip)) {
+		json_object_set_new(spec, "clusterIPs", json_deep_copy(oips));
+		ips = json_object_get(spec, "clusterIPs");
+	}
+	if (!str_same(oip, ip)) {
+		bool same = strs_same(oips, ips);
+		if (oip && *oip && (!ip || !*ip) && same)
+			json_object_del(spec, "clusterIPs");
+		if (ip && *ip && same)
+			json_object_set_new(spec, "clusterIPs", json_pack("[s]", ip));
+	}
+}
+
 /* kube's initIPFamilyFields (service storage, alloc.go) for lapis, whose
    service range is one IPv4 range: defaults ipFamilyPolicy (the old
    Service's, RequireDualStack for a headless Service without selector,
    else SingleStack) and ipFamilies, and refuses what this cluster cannot
    give. Returns true when it added causes: kube answers those alone,
    before the strategy validates. */
-static bool init_ip_families(json_t *spec, const json_t *ospec,
+bool srv_service_ip_families(json_t *spec, const json_t *ospec,
 			     struct srv_error *err)
 {
+	if (!ospec)
+		normalize_cluster_ips(spec, NULL);
 	if (str_is(spec, "type", "ExternalName"))
 		return false;
 	json_t *ips = json_object_get(spec, "clusterIPs");
@@ -959,45 +1000,6 @@ static bool init_ip_families(json_t *spec, const json_t *ospec,
 	if (!json_array_size(fams))
 		json_object_set_new(spec, "ipFamilies", json_pack("[s]", "IPv4"));
 	return false;
-}
-
-/* kube's normalizeClusterIPs and, for an update, the cluster IP part of
-   patchAllocatedValues (service storage): a Service names its IP in
-   clusterIP, clusterIPs or both, and an update that leaves them out keeps
-   the old ones. */
-static void normalize_cluster_ips(json_t *spec, const json_t *ospec)
-{
-	const char *ip = str_of(spec, "clusterIP");
-	json_t *ips = json_object_get(spec, "clusterIPs");
-	if (!ospec) {
-		if (ip && *ip && !json_array_size(ips))
-			json_object_set_new(spec, "clusterIPs", json_pack("[s]", ip));
-		return;
-	}
-	const char *oip = str_of(ospec, "clusterIP");
-	const json_t *oips = json_object_get(ospec, "clusterIPs");
-	if (!str_is(spec, "type", "ExternalName") &&
-	    !str_is(ospec, "type", "ExternalName")) {
-		if ((!ip || !*ip) && oip) {
-			json_object_set_new(spec, "clusterIP", json_string(oip));
-			ip = str_of(spec, "clusterIP");
-		}
-		if (!json_array_size(ips) && json_array_size(oips)) {
-			json_object_set_new(spec, "clusterIPs", json_deep_copy(oips));
-			ips = json_object_get(spec, "clusterIPs");
-		}
-	}
-	if (json_array_size(oips) && !json_array_size(ips) && str_same(oip, ip)) {
-		json_object_set_new(spec, "clusterIPs", json_deep_copy(oips));
-		ips = json_object_get(spec, "clusterIPs");
-	}
-	if (!str_same(oip, ip)) {
-		bool same = strs_same(oips, ips);
-		if (oip && *oip && (!ip || !*ip) && same)
-			json_object_del(spec, "clusterIPs");
-		if (ip && *ip && same)
-			json_object_set_new(spec, "clusterIPs", json_pack("[s]", ip));
-	}
 }
 
 /* kube's ValidateServiceUpdate beyond ValidateService: clusterIPs and
@@ -1493,10 +1495,17 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 	/* the service storage, before the strategy: allocated values an
 	   update left out, clusterIP and clusterIPs in step, the IP families
 	   (whose errors kube answers alone) */
-	normalize_cluster_ips(spec, ospec);
-	if (ospec)
+	if (ospec) {
+		normalize_cluster_ips(spec, ospec);
 		keep_node_ports(spec, ospec);
-	if (init_ip_families(spec, ospec, err))
+	}
+	/* checked here, on a copy: the allocator sets them for real after
+	   the field manager has seen the request, so a create's manager
+	   owns no family it did not send (plan_service in objects.c) */
+	json_t *trial = json_deep_copy(spec);
+	bool refused = srv_service_ip_families(trial, ospec, err);
+	json_decref(trial);
+	if (refused)
 		return finish_invalid(r, obj, err);
 	json_array_foreach(ports, i, p)
 	{

@@ -197,6 +197,15 @@ lp_err srv_resource_convert(const struct srv_resource *r, const char *bytes,
 const char *srv_resource_field(const struct srv_resource *r, const json_t *obj,
 			       const char *field, char *buf, size_t n);
 
+/* kube's initIPFamilyFields (service storage, alloc.go) for lapis's one
+   IPv4 service range: defaults spec's ipFamilyPolicy (the old spec's, ospec
+   NULL for a create; RequireDualStack for a headless Service without
+   selector; else SingleStack) and ipFamilies, and refuses what the range
+   cannot give; a create's clusterIP fills its clusterIPs first. true: it added causes to err (kube answers them alone,
+   before validation). resources.c. */
+bool srv_service_ip_families(json_t *spec, const json_t *ospec,
+			     struct srv_error *err);
+
 /* A qualified name, as label keys: [DNS-subdomain prefix/]name. */
 bool srv_is_qualified_name(const char *k);
 /* A DNS-1123 label of at most max characters; a DNS-1123 subdomain; a

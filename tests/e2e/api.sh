@@ -1000,6 +1000,11 @@ req POST "$SVCS" '{"metadata":{"name":"aff"},"spec":{"sessionAffinityConfig":{"c
 check "external IPs make a Service's traffic policy Cluster" code_has 201 '"externalTrafficPolicy":"Cluster"'
 check "... and affinity None drops its config" python3 -c "
 import json; s=json.load(open('$WORK/body'))['spec']; assert 'sessionAffinityConfig' not in s, s"
+req POST "$SVCS?fieldManager=me" '{"metadata":{"name":"mf"},"spec":{"clusterIP":"None","ports":[{"port":80}]}}'
+check "the allocator's fields (clusterIPs, families) are no manager's, as in kube" python3 -c "
+import json; d=json.load(open('$WORK/body')); s=d['spec']; f=d['metadata']['managedFields'][0]['fieldsV1']['f:spec']
+assert s['clusterIPs']==['None'] and s['ipFamilyPolicy']=='RequireDualStack' and s['ipFamilies']==['IPv4','IPv6'], s
+assert 'f:clusterIP' in f and not {'f:clusterIPs','f:ipFamilies','f:ipFamilyPolicy'} & set(f), f"
 req POST "$SVCS" '{"metadata":{"name":"lbl"},"spec":{"type":"LoadBalancer","externalTrafficPolicy":"Local","ports":[{"port":80}]}}'
 check "a Local LoadBalancer gets its health check port allocated" code_has 201 '"healthCheckNodePort":3'
 req PATCH "$SVCS/lbl" '{"spec":{"healthCheckNodePort":31999,"loadBalancerClass":"example.com/lb"}}' application/merge-patch+json
