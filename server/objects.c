@@ -2281,6 +2281,28 @@ static void mf_op(struct srv_req *r, const struct srv_resource *res,
 	    .subresource = sub && *sub ? sub : NULL};
 }
 
+/* Decode c, the stored object a write to res starts from, as kube's
+   storage decodes it: a custom resource written under schemas its CRD
+   has changed since, or in another version, is pruned and defaulted as a
+   GET serves it (srv_resource_convert), so a field the schema dropped is
+   no field the request sent. c->bytes stay the stored ones. */
+static lp_err decode_current(const struct srv_resource *res,
+			     struct reg_obj *c, struct srv_error *err)
+{
+	if (c->obj || !res->custom)
+		return reg_obj_decode(c);
+	char *conv = NULL;
+	size_t cl = 0;
+	lp_err rc = srv_resource_convert(res, c->bytes, c->len, &conv, &cl, err);
+	if (rc)
+		return rc;
+	if (!conv)
+		return reg_obj_decode(c);
+	c->obj = reg_json_load(conv, cl, 0, NULL);
+	free(conv);
+	return c->obj ? LP_OK : LP_E_CORRUPT;
+}
+
 /* Record a non-apply write in next's managedFields (old NULL: create). */
 static lp_err track_update(struct srv_req *r, const struct srv_resource *res,
 			   const char *sub, const json_t *old, json_t *next,
@@ -3042,7 +3064,7 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 			create_object(r, res, ns, json_incref(obj), dry, false);
 			break;
 		}
-		if (rc || (rc = reg_obj_decode(&c))) {
+		if (rc || (rc = decode_current(res, &c, &err))) {
 			storage_err(res, name, rc, &err);
 			reg_obj_free(&c);
 			fail_res(r, res, name, &err);
@@ -3300,7 +3322,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			break;
 		}
 		if (!rc)
-			rc = reg_obj_decode(&c);
+			rc = decode_current(res, &c, &err);
 		if (rc) {
 			storage_err(res, name, rc, &err);
 			reg_obj_free(&c);
@@ -4063,7 +4085,7 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 		struct reg_obj c = {0};
 		lp_err rc = reg_get(e, &k, &c);
 		if (!rc)
-			rc = reg_obj_decode(&c);
+			rc = decode_current(res, &c, &err);
 		if (rc) {
 			storage_err(res, name, rc, &err);
 			reg_obj_free(&c);

@@ -1217,6 +1217,7 @@ expect_rc 0 "... Established" kubectl wait --for=condition=Established --timeout
 expect_rc 0 "an object with a field the schema will lose" kubectl create -f - <<<'{"apiVersion":"coerce.example.com/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"a":"x","old":"y"}}'
 expect_rc 0 "... reads with it" kubectl get widget w1 -o 'jsonpath={.spec.old}'
 check "... (y)" out_has '^y$'
+expect_rc 0 "... and another, for writes after the change" kubectl create -f - <<<'{"apiVersion":"coerce.example.com/v1","kind":"Widget","metadata":{"name":"w3"},"spec":{"a":"x","old":"y"}}'
 python3 - "$WORK/coerce.yaml" "$WORK/coerce2.yaml" <<'PY'
 import sys
 t = open(sys.argv[1]).read()
@@ -1254,6 +1255,17 @@ w=[e['object'] for e in ev if e['type']=='ADDED' and e['object']['metadata']['na
 assert w['spec']=={'a':'x','b':'bee'} and w['apiVersion']=='coerce.example.com/v2', w"
 }
 coerce_checks "after the CRD update"
+# A write starts from the object as kube's storage decodes it, pruned by
+# the current schema: the dropped field is no field the request sent, so
+# no unknown-field warning and no strict-decoding 422 (kubectl edit and
+# server-side apply validate strictly).
+expect_rc 0 "a label on an object stored with a dropped field" kubectl label widget w3 x=1
+check "... warns of no unknown field" bash -c "! grep -q 'unknown field' '$WORK/err'"
+expect_rc 0 "... a strict server-side apply of it succeeds" kubectl apply --server-side --force-conflicts -f - <<<'{"apiVersion":"coerce.example.com/v2","kind":"Widget","metadata":{"name":"w3"},"spec":{"a":"ssa"}}'
+req PATCH "/apis/coerce.example.com/v2/namespaces/default/widgets/w3?fieldValidation=Strict" '{"spec":{"a":"merged"}}' application/merge-patch+json
+check "... a strict merge patch too" python3 -c "
+import json; d=json.load(open('$WORK/body'))
+assert '$CODE'=='200' and d['spec']=={'a':'merged','b':'bee'}, ('$CODE', d)"
 expect_rc 0 "an object written now" kubectl create -f - <<<'{"apiVersion":"coerce.example.com/v2","kind":"Widget","metadata":{"name":"w2"},"spec":{"a":"z"}}'
 expect_rc 0 "... reads with the default as written" kubectl get widget w2 -o 'jsonpath={.spec.b}'
 check "... (bee)" out_has '^bee$'
