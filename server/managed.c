@@ -772,6 +772,15 @@ static void fs_add(struct fset *s, const json_t *v, struct walk *w,
 		fs_add_fields(s, v, w, sn, dots);
 		return;
 	}
+	if (json_is_array(v) && !json_array_size(v) && !dots) {
+		/* structured-merge-diff's ToFieldSet: an empty list owns
+		   nothing unless atomic (Compare, behind an update's sets,
+		   makes it a leaf instead) */
+		struct lkind lk;
+		list_kind(w, sn, &lk);
+		if (lk.kind != SRV_SLIST_ATOMIC)
+			return;
+	}
 	if (json_is_array(v) && json_array_size(v)) {
 		struct lkind lk;
 		list_kind(w, sn, &lk);
@@ -970,23 +979,39 @@ static json_t *merge_val(json_t *l, const json_t *c, struct walk *w,
 }
 
 /* Remove from v (at the walk's position) each member of rm that keep has
-   nothing at or below: one walk over the object, following rm. */
+   nothing at or below: one walk over the object, following last (the
+   applier's previous set, which holds rm). A field the schema declares
+   (a struct field to structured-merge-diff) goes whole once the applier
+   had something at or below it and nobody keeps anything there, as SMD's
+   prune with EnsureNamedFieldsAreMembers gives: `tags: []` or `spec: {}`
+   are not left behind. An empty list was no member of the merged object's
+   set, so SMD leaves it, and so does this. */
 static void remove_paths(json_t *v, struct walk *w,
 			 const struct srv_schema_node *sn, const struct fset *rm,
-			 const struct fset *keep)
+			 const struct fset *last, const struct fset *keep)
 {
 	if (json_is_object(v) && !atomic_object(w, sn)) {
 		const char *k;
 		json_t *c;
 		void *tmp;
+		bool root = w->pb.len == 0;
 		json_object_foreach_safe(v, tmp, k, c)
 		{
 			struct mark_pos m = enter_field(w, k);
-			if (fset_has(rm, w->pb.p, w->pb.len) &&
-			    !fset_has_at_or_below(keep, w->pb.p, w->pb.len))
+			bool named = srv_schema_declares(sn, k) &&
+				     !(root && (!strcmp(k, "metadata") ||
+						!strcmp(k, "apiVersion") ||
+						!strcmp(k, "kind")));
+			bool kept = fset_has_at_or_below(keep, w->pb.p, w->pb.len);
+			if (!kept && (fset_has(rm, w->pb.p, w->pb.len) ||
+				      (named &&
+				       fset_has_at_or_below(last, w->pb.p, w->pb.len) &&
+				       !(json_is_array(c) && !json_array_size(c)))))
 				json_object_del(v, k);
-			else if (fset_has_at_or_below(rm, w->pb.p, w->pb.len))
-				remove_paths(c, w, srv_schema_prop(sn, k), rm, keep);
+			else if (fset_has_at_or_below(rm, w->pb.p, w->pb.len) ||
+				 (named && fset_has_at_or_below(last, w->pb.p, w->pb.len)))
+				remove_paths(c, w, srv_schema_prop(sn, k), rm, last,
+					     keep);
 			leave(w, m);
 		}
 		return;
@@ -1006,9 +1031,9 @@ static void remove_paths(json_t *v, struct walk *w,
 		    !fset_has_at_or_below(keep, w->pb.p, w->pb.len))
 			json_array_remove(v, i);
 		else if (lk.kind == SRV_SLIST_MAP &&
-			 fset_has_at_or_below(rm, w->pb.p, w->pb.len))
+			 fset_has_at_or_below(last, w->pb.p, w->pb.len))
 			remove_paths(json_array_get(v, i), w, srv_schema_items(sn),
-				     rm, keep);
+				     rm, last, keep);
 		leave_item(w, m);
 	}
 	lidx_free(&ix);
@@ -1805,7 +1830,7 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 				if (&es.v[i] != own)
 					fset_union(keep, es.v[i].set);
 			fset_norm(rm);
-			remove_paths(merged, &w, sn, rm, keep);
+			remove_paths(merged, &w, sn, rm, own->set, keep);
 		}
 		if (!keep || !rm || keep->oom)
 			rc = LP_ERR(LP_E_NOMEM);

@@ -1473,6 +1473,12 @@ srv_schema_prop(const struct srv_schema_node *sn, const char *name)
 	return (const struct srv_schema_node *)p;
 }
 
+bool srv_schema_declares(const struct srv_schema_node *sn, const char *name)
+{
+	const struct node *n = (const struct node *)sn;
+	return n && find_prop(n, name);
+}
+
 const struct srv_schema_node *
 srv_schema_items(const struct srv_schema_node *sn)
 {

@@ -170,6 +170,9 @@ const struct srv_schema_node *
 srv_schema_prop(const struct srv_schema_node *n, const char *name);
 const struct srv_schema_node *
 srv_schema_items(const struct srv_schema_node *n);
+/* Is name one of the properties the object at n declares (a struct field
+   in structured-merge-diff's terms, not an additionalProperties key)? */
+bool srv_schema_declares(const struct srv_schema_node *n, const char *name);
 /* Is the object at n x-kubernetes-map-type: atomic (owned and replaced
    whole by server-side apply)? */
 bool srv_schema_map_atomic(const struct srv_schema_node *n);

@@ -274,6 +274,22 @@ gadget 'spec: {atomic: [q], bogus: 1}' >"$WORK/gb.yaml"
 expect_rc 0 "m7 applies a field the schema does not have (--validate=false)" $K apply --server-side --field-manager=m7 --validate=false -f "$WORK/gb.yaml"
 expect_rc 0 "... get" $K get gadget g1 -o 'jsonpath={.spec.bogus}/{.metadata.managedFields[?(@.manager=="m7")].fieldsV1}'
 check "... it is pruned, and m7 owns only what exists" out_has '^/\{"f:spec":\{"f:atomic":\{\}\}\}$'
+# What structured-merge-diff prunes: a field the schema declares goes
+# whole once its applier leaves it and nobody else owns anything there
+# (no "tags: []" or "spec: {}" left behind); an empty set or map list
+# applied owns nothing (ToFieldSet), an empty atomic list is a leaf.
+g2() { printf 'apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g2, namespace: default}\n%s\n' "$1"; }
+expect_rc 0 "solo applies lists and a size" $K apply --server-side --field-manager=solo -f - <<<"$(g2 'spec: {size: 2, tags: [a], ports: [{name: p, port: 1}]}')"
+expect_rc 0 "... then only the size" $K apply --server-side --field-manager=solo -f - <<<"$(g2 'spec: {size: 2}')"
+expect_rc 0 "... get" $K get gadget g2 -o 'jsonpath={.spec}'
+check "... the lists are gone, not emptied" out_has '^\{"size":2\}$'
+expect_rc 0 "... then nothing under spec" $K apply --server-side --field-manager=solo -f - <<<"$(g2 '')"
+expect_rc 0 "... get" $K get gadget g2 -o json
+check "... spec is gone, not {}" python3 -c "
+import json; d=json.load(open('$WORK/out')); assert 'spec' not in d, d"
+expect_rc 0 "empty set, map and atomic lists applied" $K apply --server-side --field-manager=solo -f - <<<"$(g2 'spec: {tags: [], ports: [], atomic: [], size: 1}')"
+expect_rc 0 "... get" $K get gadget g2 -o 'jsonpath={.metadata.managedFields[?(@.manager=="solo")].fieldsV1}'
+check "... own the atomic one only" out_has '^\{"f:spec":\{"f:atomic":\{\},"f:size":\{\}\}\}$'
 gadget 'status: {ready: true}' >"$WORK/gs.yaml"
 expect_rc 0 "apply to the status subresource" $K apply --server-side --field-manager=ctl --subresource=status -f "$WORK/gs.yaml"
 expect_rc 0 "... get" $K get gadget g1 -o 'jsonpath={.status.ready} {.metadata.managedFields[?(@.manager=="ctl")].subresource}'
