@@ -2303,6 +2303,46 @@ static lp_err decode_current(const struct srv_resource *res,
 	return c->obj ? LP_OK : LP_E_CORRUPT;
 }
 
+/* The metadata an update may not change, as kube's rest.BeforeUpdate and
+   ValidateObjectMetaUpdate judge it: a uid other than the stored one, a
+   deletion timestamp on an object not being deleted, a grace period other
+   than the stored one (an update that leaves these out keeps the stored
+   ones). m: the update's metadata, om: the stored object's. */
+static void meta_immutables(const json_t *m, const json_t *om,
+			    struct srv_error *err)
+{
+	const char *uid = json_string_value(json_object_get(m, "uid"));
+	const char *ouid = json_string_value(json_object_get(om, "uid"));
+	if (uid && *uid && ouid && strcmp(uid, ouid))
+		srv_error_cause(err, "FieldValueInvalid", "metadata.uid",
+				"Invalid value: \"%.64s\": field is immutable", uid);
+	const json_t *dt = json_object_get(m, "deletionTimestamp");
+	const char *dts = json_string_value(dt);
+	if (!json_object_get(om, "deletionTimestamp") && dts) {
+		/* a metav1.Time prints as Go's time.Time does */
+		struct tm tm = {0};
+		char shown[64];
+		const char *end = strptime(dts, "%Y-%m-%dT%H:%M:%S", &tm);
+		if (end && (*end == 'Z' || !*end) &&
+		    strftime(shown, sizeof shown, "%Y-%m-%d %H:%M:%S +0000 UTC", &tm))
+			srv_error_cause(err, "FieldValueInvalid",
+					"metadata.deletionTimestamp",
+					"Invalid value: %s: field is immutable", shown);
+		else
+			srv_error_cause(err, "FieldValueInvalid",
+					"metadata.deletionTimestamp",
+					"Invalid value: \"%.64s\": field is immutable", dts);
+	}
+	const json_t *g = json_object_get(m, "deletionGracePeriodSeconds");
+	const json_t *og = json_object_get(om, "deletionGracePeriodSeconds");
+	if (json_is_integer(g) &&
+	    (!json_is_integer(og) || json_integer_value(g) != json_integer_value(og)))
+		srv_error_cause(err, "FieldValueInvalid",
+				"metadata.deletionGracePeriodSeconds",
+				"Invalid value: %lld: field is immutable",
+				(long long)json_integer_value(g));
+}
+
 /* Record a non-apply write in next's managedFields (old NULL: create). */
 static lp_err track_update(struct srv_req *r, const struct srv_resource *res,
 			   const char *sub, const json_t *old, json_t *next,
@@ -2800,7 +2840,11 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	} else {
 		next = obj;
 		m = json_object_get(next, "metadata");
-		/* server-owned fields come from the stored object */
+		/* server-owned fields come from the stored object (kube's
+		   rest.BeforeUpdate); a uid, deletion timestamp or grace
+		   period the update changes is ValidateObjectMetaUpdate's
+		   "field is immutable" */
+		meta_immutables(m, om, &err);
 		static const char *const keep[] = {"uid", "creationTimestamp",
 						   "deletionTimestamp",
 						   "deletionGracePeriodSeconds",

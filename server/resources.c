@@ -2430,7 +2430,7 @@ const struct srv_resource srv_builtin[] = {
 	 .before_delete = srv_crd_before_delete}, /* the default table */
 	{.group = "coordination.k8s.io", .version = "v1", .resource = "leases",
 	 .kind = "Lease", .list_kind = "LeaseList", .singular = "lease",
-	 .namespaced = true, .verbs = SRV_V_ALL, .unconditional_update = true,
+	 .namespaced = true, .verbs = SRV_V_ALL, .unconditional_update = false,
 	 .smp_list = smp_common, .columns = col_lease, .prepare = prep_lease,
 	 .create_on_update = true},
 };

@@ -1064,6 +1064,17 @@ check "... its metadata can" code_is 200
 req POST "$NSD/configmaps" '{"metadata":{"name":"frozen"},"immutable":true,"data":{"a":"1"},"binaryData":{"b":"MQ=="}}'
 req PATCH "$NSD/configmaps/frozen" '{"data":{"a":"2"},"binaryData":null}' application/merge-patch+json
 check "an immutable ConfigMap's data and binaryData cannot change" code_has 422 'data: Forbidden: field is immutable when `immutable` is set' 'binaryData: Forbidden: field is immutable when `immutable` is set'
+req POST /apis/coordination.k8s.io/v1/namespaces/default/leases '{"metadata":{"name":"uncond"},"spec":{"holderIdentity":"a"}}'
+req PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/uncond '{"metadata":{"name":"uncond"},"spec":{"holderIdentity":"b"}}'
+check "a Lease update must name its resourceVersion (kube's AllowUnconditionalUpdate false)" code_has 422 'leases.coordination.k8s.io \"uncond\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update'
+req PATCH "$NSD/configmaps/frozen" '{"metadata":{"deletionTimestamp":"2020-01-01T00:00:00Z"}}' application/merge-patch+json
+check "an update may not set a deletion timestamp" code_has 422 'metadata.deletionTimestamp: Invalid value: 2020-01-01 00:00:00 +0000 UTC: field is immutable'
+req POST "$NSD/configmaps" '{"metadata":{"name":"held","finalizers":["example.com/h"]}}'
+req DELETE "$NSD/configmaps/held"
+req PATCH "$NSD/configmaps/held" '{"metadata":{"deletionGracePeriodSeconds":30}}' application/merge-patch+json
+check "... nor change a deleting object's grace period" code_has 422 'metadata.deletionGracePeriodSeconds: Invalid value: 30: field is immutable'
+req PATCH "$NSD/configmaps/held" '{"metadata":{"deletionGracePeriodSeconds":null,"finalizers":null}}' application/merge-patch+json
+check "... though leaving it out keeps it (and the object goes)" code_is 200
 req POST /apis/coordination.k8s.io/v1/namespaces/default/leases '{"metadata":{"name":"bad"},"spec":{"leaseDurationSeconds":0,"leaseTransitions":-1,"strategy":"Bogus"}}'
 check "a Lease: positive duration, transitions not negative, a known strategy" code_has 422 'spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0' 'spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0' 'spec.strategy.strategy: Unsupported value: \"Bogus\": supported values: \"OldestEmulationVersion\"'
 req POST /apis/coordination.k8s.io/v1/namespaces/default/leases '{"metadata":{"name":"bad"},"spec":{"preferredHolder":"me"}}'
