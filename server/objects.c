@@ -1005,6 +1005,11 @@ lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 		if (o->cont && o->rv && rvn != 0)
 			return srv_error_set(err, LP_E_BADREQUEST,
 					     "specifying resource version is not allowed when using continue");
+		/* resourceVersion "0" is kube's watch cache, which ignores
+		   the limit (cacher.go computeListLimit): one whole page, no
+		   continue token, nothing to expire */
+		if (!o->cont && o->rv && rvn == 0)
+			o->limit = 0;
 	}
 	lp_err rc = srv_lsel_parse(srv_query(r, "labelSelector"), &o->lsel, err);
 	if (rc)

@@ -118,6 +118,10 @@ assert seen == total
 PY
 req GET "/api/v1/namespaces/default/configmaps?limit=5"
 check "remainingItemCount is present" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert d['metadata']['remainingItemCount'] > 0\""
+req GET "/api/v1/namespaces/default/configmaps?resourceVersion=0&limit=1"
+check "resourceVersion=0 ignores the limit, as kube's watch cache does: every item, no continue" python3 -c "
+import json; d=json.load(open('$WORK/body'))
+assert len(d['items']) > 1 and 'continue' not in d['metadata'] and 'remainingItemCount' not in d['metadata'], d['metadata']"
 # The watch stays open (for 68 years): read its first event and hang up.
 check "a watch with the largest timeoutSeconds starts (no overflow)" python3 - "$URL" <<'PY'
 import sys, urllib.request
