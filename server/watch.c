@@ -303,12 +303,20 @@ static void emit_bookmark(struct wstream *ws, int64_t rev, bool initial_end)
 		frame_raw(ws, "BOOKMARK", b, (size_t)n);
 }
 
+static void emit_status(struct wstream *ws, json_t *st);
+
 static void emit_error(struct wstream *ws, int code, const char *reason,
 		       const char *msg)
 {
-	json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind", "Status",
-			       "apiVersion", "v1", "metadata", "status", "Failure",
-			       "message", msg, "reason", reason, "code", code);
+	emit_status(ws, json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind",
+				  "Status", "apiVersion", "v1", "metadata",
+				  "status", "Failure", "message", msg, "reason",
+				  reason, "code", code));
+}
+
+/* One ERROR event holding st (taken), and the stream ends. */
+static void emit_status(struct wstream *ws, json_t *st)
+{
 	size_t n = 0;
 	char *s = st ? reg_json_dump(st, &n) : NULL;
 	json_decref(st);
@@ -813,11 +821,15 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 			if (eng_wait_rev(e, from, 3000)) {
 				/* kube's cacher answers with an error watcher:
 				   200 and one ERROR event */
-				char msg[128];
-				snprintf(msg, sizeof msg,
-					 "Timeout: Too large resource version: %lld, current: %lld",
-					 (long long)from, (long long)eng_rev(e));
-				emit_error(ws, 504, "Timeout", msg);
+				srv_error_clear(&err);
+				srv_error_cause(&err, "ResourceVersionTooLarge",
+						"", "Too large resource version");
+				srv_error_set(&err, LP_E_FUTURE,
+					      "Timeout: Too large resource version: %lld, current: %lld",
+					      (long long)from, (long long)eng_rev(e));
+				/* kube's TooLargeResourceVersionError: the
+				   cause and a retry after 1 s */
+				emit_status(ws, srv_status_failure(&err, NULL, 1));
 				failed = true;
 			}
 			initial = !failed;

@@ -373,7 +373,7 @@ check "watch from a revision before the first write replays everything" grep -q 
 curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=3" > "$WORK/watchf"
 check "sendInitialEvents=false without a resourceVersion starts from now: a stream (its bookmark), no ADDED" bash -c "grep -q '\"type\":\"BOOKMARK\"' '$WORK/watchf' && ! grep -q '\"type\":\"ADDED\"' '$WORK/watchf'"
 CODE=$(curl -sS -N -o "$WORK/body" -w '%{http_code}' "$URL/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=99999999&timeoutSeconds=10")
-check "sendInitialEvents from a revision not yet reached: 200 and one ERROR event, kube's error watcher" code_has 200 '"type":"ERROR"' '"code":504' 'Timeout: Too large resource version: 99999999, current: '
+check "sendInitialEvents from a revision not yet reached: 200 and one ERROR event, kube's error watcher" code_has 200 '"type":"ERROR"' '"code":504' 'Timeout: Too large resource version: 99999999, current: ' '"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}],"retryAfterSeconds":1'
 RV_NOW=$(curl -sS "$URL/api/v1/namespaces/default/configmaps?limit=1" | python3 -c "import json,sys; print(json.load(sys.stdin)['metadata']['resourceVersion'])")
 curl -sS -N -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=$RV_NOW&allowWatchBookmarks=true&timeoutSeconds=3" > "$WORK/watcht"
 check "a Table watch's bookmark is a Table too, as kube's watch encoder makes it" python3 -c "
