@@ -3322,12 +3322,34 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		/* a JSON patch of null or a scalar is decoded (and answered)
 		   as Go decodes it into a list of operations */
 		json_error_t je;
-		patch = reg_json_load(r->body, r->body_len,
-				      pt == P_JSON ? JSON_DECODE_ANY : 0, &je);
+		patch = reg_json_load(r->body, r->body_len, JSON_DECODE_ANY, &je);
 		if (!patch) {
 			srv_reply_fail(r, LP_E_BADREQUEST, "error decoding patch: %s", je.text);
 			return;
 		}
+	}
+	/* kube decodes a strategic merge patch, and a merge patch under Warn
+	   or Strict validation, into a map first; a merge patch of null or a
+	   scalar is json-patch's ErrBadJSONPatch; a strategic one of null
+	   decodes to no map, so no change */
+	bool merge_map = pt == P_SMP ||
+			 (pt == P_MERGE && fv_of(r) != SRV_FV_IGNORE);
+	if (merge_map && !json_is_object(patch) && !json_is_null(patch)) {
+		srv_reply_fail(r, LP_E_BADREQUEST,
+			       "%sjson: cannot unmarshal %s into Go value of type map[string]interface {}",
+			       pt == P_MERGE ? "error decoding patch: " : "",
+			       reg_go_type(patch));
+		json_decref(patch);
+		return;
+	}
+	if (pt == P_MERGE && !json_is_object(patch) && !json_is_array(patch)) {
+		srv_reply_fail(r, LP_E_BADREQUEST, "Invalid JSON Patch");
+		json_decref(patch);
+		return;
+	}
+	if (pt == P_SMP && json_is_null(patch)) {
+		json_decref(patch);
+		patch = json_object();
 	}
 	if (check_namespace(r, res, ns, name, false, &err, &w)) {
 		json_decref(patch);

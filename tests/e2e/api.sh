@@ -251,6 +251,14 @@ req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"add","path":7}]' app
 check "... and so is a path that is not a string" code_has 400 'error decoding patch: json: cannot unmarshal number into Go struct field jsonPatchOp.path of type string'
 req PATCH /api/v1/namespaces/default/configmaps/a1 'null' application/json-patch+json
 check "a null json patch is no operations: 200" code_has 200 '"m":"2"'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"add","path":"/data/x","value":"1"}]' application/merge-patch+json
+check "a merge patch that is a list is 400, kube's decoding into a map (fieldValidation Warn)" code_has 400 '"message":"error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}"'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '5' application/strategic-merge-patch+json
+check "... a strategic merge patch that is a number too" code_has 400 '"message":"json: cannot unmarshal number into Go value of type map[string]interface {}"'
+req PATCH /api/v1/namespaces/default/configmaps/a1 'null' application/merge-patch+json
+check "... a null merge patch is json-patch's ErrBadJSONPatch" code_has 400 '"message":"Invalid JSON Patch"'
+req PATCH /api/v1/namespaces/default/configmaps/a1 'null' application/strategic-merge-patch+json
+check "... a null strategic merge patch changes nothing" code_has 200 '"m":"2"'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{"s":"3"}}' application/strategic-merge-patch+json
 check "strategic merge patch is 200" code_has 200 '"s":"3"'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{}}' text/plain
