@@ -557,8 +557,7 @@ static void reply_resource_list(struct srv_req *r, const char *g, const char *v)
 
 static void not_found(struct srv_req *r)
 {
-	srv_reply_fail(r, LP_E_NOTFOUND,
-		       "the server could not find the requested resource");
+	srv_reply_no_route(r, LP_E_NOTFOUND);
 }
 
 /* ------------------------------------------------------------ openapi */
@@ -1362,8 +1361,7 @@ void srv_dispatch(struct srv_req *r)
 		bool get = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
 		if (!get) {
 			if (!strncmp(url, "/api", 4) || !strncmp(url, "/openapi", 8))
-				srv_reply_fail(r, LP_E_METHODNOTALLOWED,
-					       "the server does not allow this method on the requested resource");
+				srv_reply_no_route(r, LP_E_METHODNOTALLOWED);
 			else
 				not_found(r);
 			return;
@@ -1437,8 +1435,7 @@ void srv_dispatch(struct srv_req *r)
 	   no resource. */
 	if (!ri->resource[0]) {
 		if (strcmp(r->method, "GET") && strcmp(r->method, "HEAD")) {
-			srv_reply_fail(r, LP_E_METHODNOTALLOWED,
-				       "the server does not allow this method on the requested resource");
+			srv_reply_no_route(r, LP_E_METHODNOTALLOWED);
 			return;
 		}
 		struct rset rs;

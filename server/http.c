@@ -442,6 +442,18 @@ void srv_reply_fail(struct srv_req *r, lp_err code, const char *fmt, ...)
 	srv_reply_error(r, &err, NULL);
 }
 
+void srv_reply_no_route(struct srv_req *r, lp_err code)
+{
+	struct srv_error err;
+	srv_error_clear(&err);
+	srv_error_set(&err, code, "%s",
+		      code == LP_E_NOTFOUND
+			  ? "the server could not find the requested resource"
+			  : "the server does not allow this method on the requested resource");
+	err.generic = true;
+	srv_reply_error(r, &err, NULL);
+}
+
 /* See srv_reply_stream. */
 #define STREAM_BLOCK 1024
 

@@ -164,6 +164,10 @@ void srv_reply_error(struct srv_req *r, const struct srv_error *err,
 /* Shorthand: code and message. */
 void srv_reply_fail(struct srv_req *r, lp_err code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* kube's answer where go-restful has no route (its serviceErrorHandler's
+   NewGenericServerResponse): LP_E_NOTFOUND or LP_E_METHODNOTALLOWED with
+   the generic message and empty details. */
+void srv_reply_no_route(struct srv_req *r, lp_err code);
 
 /* Does the client want YAML (Accept)? */
 bool srv_wants_yaml(struct srv_req *r);

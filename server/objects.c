@@ -4532,8 +4532,7 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		srv_warn(r, "%s", webhook);
 	/* The namespaces resource: its namespace is its name. */
 	if (!res->namespaced && ns[0] && strcmp(res->resource, "namespaces")) {
-		srv_reply_fail(r, LP_E_NOTFOUND,
-			       "the server could not find the requested resource");
+		srv_reply_no_route(r, LP_E_NOTFOUND);
 		return;
 	}
 	if (!strcmp(res->resource, "namespaces"))
@@ -4575,6 +4574,10 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		if (!ok || !name[0]) {
 			struct srv_error err;
 			srv_error_clear(&err);
+			if (!res->custom) {
+				srv_reply_no_route(r, LP_E_NOTFOUND);
+				return;
+			}
 			not_found_err(res, name, &err);
 			fail_res(r, res, name, &err);
 			return;
@@ -4583,6 +4586,10 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 			struct srv_status_what w = {.group = res->group, .kind = res->resource};
 			struct srv_error err;
 			srv_error_clear(&err);
+			if (!res->custom) {
+				srv_reply_no_route(r, LP_E_METHODNOTALLOWED);
+				return;
+			}
 			srv_error_set(&err, LP_E_METHODNOTALLOWED,
 				      "%s is not supported on resources of kind \"%s\"",
 				      verb, srv_resource_gr(res, gr, sizeof gr));
@@ -4594,8 +4601,7 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	   405); the custom resource handler creates the object the body
 	   names */
 	if (!res->custom && !sub[0] && name[0] && !strcmp(verb, "create")) {
-		srv_reply_fail(r, LP_E_METHODNOTALLOWED,
-			       "the server does not allow this method on the requested resource");
+		srv_reply_no_route(r, LP_E_METHODNOTALLOWED);
 		return;
 	}
 	unsigned bit = verb_bit(verb);
@@ -4604,19 +4610,24 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		struct srv_status_what w = {.group = res->group, .kind = res->resource};
 		struct srv_error err;
 		srv_error_clear(&err);
-		if (!name[0] && (!strcmp(verb, "update") || !strcmp(verb, "patch")))
+		if (!name[0] && (!strcmp(verb, "update") || !strcmp(verb, "patch"))) {
 			srv_error_set(&err, LP_E_BADREQUEST, "name must be provided");
-		else
+		} else if (!res->custom) {
+			/* a built-in without the verb has no go-restful
+			   route for it */
+			srv_reply_no_route(r, LP_E_METHODNOTALLOWED);
+			return;
+		} else {
 			srv_error_set(&err, LP_E_METHODNOTALLOWED,
 				      "%s is not supported on resources of kind \"%s\"",
 				      verb[0] ? verb : r->method,
 				      srv_resource_gr(res, gr, sizeof gr));
+		}
 		srv_reply_error(r, &err, &w);
 		return;
 	}
 	if (res->namespaced && !ns[0] && strcmp(verb, "list") && strcmp(verb, "watch")) {
-		srv_reply_fail(r, LP_E_NOTFOUND,
-			       "the server could not find the requested resource");
+		srv_reply_no_route(r, LP_E_NOTFOUND);
 		return;
 	}
 	/* Only a body has a media type to refuse: reads skip the header

@@ -66,6 +66,8 @@ static const char *selector_name(const char *fs, char *buf, size_t n)
 
 static lp_err not_found(struct srv_error *err)
 {
+	/* go-restful has no route: kube's generic 404, empty details */
+	err->generic = true;
 	return srv_error_set(
 	    err, LP_E_NOTFOUND,
 	    "the server could not find the requested resource");

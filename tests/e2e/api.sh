@@ -57,7 +57,11 @@ req GET '/api/v1/namespaces/default/services?fieldSelector=spec.type%3DClusterIP
 check "... and by spec.type" code_has 200 '"name":"headless"'
 req DELETE /api/v1/namespaces/default/services/headless
 req POST /api/v1/namespaces/default/configmaps/named-in-path '{"metadata":{"name":"named-in-path"}}'
-check "a POST on a built-in object's path is 405" code_has 405 '"reason":"MethodNotAllowed"' 'the server does not allow this method on the requested resource'
+check "a POST on a built-in object's path is 405, kube's generic answer where go-restful has no route" code_has 405 '"message":"the server does not allow this method on the requested resource","reason":"MethodNotAllowed","details":{},"code":405'
+req GET /apis/authorization.k8s.io/v1/selfsubjectaccessreviews
+check "... as is a verb a built-in lacks (no resource-named message: that is the custom resource handler's)" code_has 405 '"message":"the server does not allow this method on the requested resource","reason":"MethodNotAllowed","details":{}'
+req GET /api/v1/namespaces/default/configmaps/named-in-path/foo
+check "an unknown subresource of a built-in is the generic 404, not its object's" code_has 404 '"message":"the server could not find the requested resource","reason":"NotFound","details":{},"code":404'
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"dupkey"},"data":{"k":"v"},"binaryData":{"k":"AA=="}}'
 check "a ConfigMap key in both data and binaryData is 422" code_has 422 '"field":"data[k]"' 'Invalid value: \"k\": duplicate of key present in binaryData'
 
