@@ -1330,18 +1330,46 @@ static void reply_health(struct srv_req *r, const char *path)
 	srv_reply_copy(r, all ? 200 : 500, "text/plain; charset=utf-8", body, o);
 }
 
+/* The build's date and time (__DATE__ "Mmm dd yyyy", __TIME__) as
+   RFC 3339, kube's buildDate form. */
+static void build_date(char *out, size_t n)
+{
+	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	const char *d = __DATE__;
+	const char *m = strstr(months, (char[4]){d[0], d[1], d[2], 0});
+	int mon = m ? (int)(m - months) / 3 + 1 : 1;
+	int day = atoi(d + 4), year = atoi(d + 7);
+	snprintf(out, n, "%04d-%02d-%02dT%sZ", year, mon, day, __TIME__);
+}
+
 static void reply_version(struct srv_req *r)
 {
+#if defined(__x86_64__)
+	static const char platform[] = "linux/amd64";
+#elif defined(__aarch64__)
+	static const char platform[] = "linux/arm64";
+#else
+	static const char platform[] = "linux/unknown";
+#endif
+	char date[32];
+	build_date(date, sizeof date);
+	/* kube 1.33's version.Info in its order: the API level lapis
+	   implements (emulating 1.33, compatible with 1.32 as kube's
+	   default), lapis's own build in the rest */
 	json_t *o = json_object();
 	json_object_set_new(o, "major", json_string(KUBE_MAJOR));
 	json_object_set_new(o, "minor", json_string(KUBE_MINOR));
+	json_object_set_new(o, "emulationMajor", json_string(KUBE_MAJOR));
+	json_object_set_new(o, "emulationMinor", json_string(KUBE_MINOR));
+	json_object_set_new(o, "minCompatibilityMajor", json_string(KUBE_MAJOR));
+	json_object_set_new(o, "minCompatibilityMinor", json_string("32"));
 	json_object_set_new(o, "gitVersion", json_string("v1.33.0"));
 	json_object_set_new(o, "gitCommit", json_string("lapis-" LAPIS_VERSION));
 	json_object_set_new(o, "gitTreeState", json_string("clean"));
-	json_object_set_new(o, "buildDate", json_string(__DATE__ " " __TIME__));
+	json_object_set_new(o, "buildDate", json_string(date));
 	json_object_set_new(o, "goVersion", json_string("lapis " LAPIS_VERSION));
 	json_object_set_new(o, "compiler", json_string("gcc"));
-	json_object_set_new(o, "platform", json_string("linux/amd64"));
+	json_object_set_new(o, "platform", json_string(platform));
 	srv_reply_json(r, 200, o);
 }
 

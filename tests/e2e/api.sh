@@ -24,6 +24,11 @@ req GET /readyz
 check "readyz is ok" code_is 200
 req GET /version
 check "version reports the kube API level" code_has 200 '"gitVersion":"v1.33.0"'
+check "... in kube 1.33's version.Info shape: emulation and compatibility versions, an RFC 3339 build date" python3 -c "
+import json, re; d=json.load(open('$WORK/body'))
+assert list(d)[:7]==['major','minor','emulationMajor','emulationMinor','minCompatibilityMajor','minCompatibilityMinor','gitVersion'], list(d)
+assert (d['emulationMinor'], d['minCompatibilityMinor'])==('33','32'), d
+assert re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ', d['buildDate']), d"
 req GET /api
 check "/api lists v1" grep -q '"versions":\["v1"\]' "$WORK/body"
 req GET /api/v1
