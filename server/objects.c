@@ -65,7 +65,7 @@ static void fail_res(struct srv_req *r, const struct srv_resource *res,
 	what_of(res, name, &w);
 	if (err->code == LP_E_INVALID || err->on_kind)
 		w.kind = res->kind;
-	srv_reply_error(r, err, &w);
+	srv_reply_error(r, err, err->anonymous ? NULL : &w);
 }
 
 static lp_err not_found_err(const struct srv_resource *res, const char *name,
@@ -1370,6 +1370,7 @@ static lp_err patch_invalid(const char *shown, const char *msg,
 	srv_error_cause(err, "FieldValueInvalid", "patch",
 			"Invalid value: %s: %s", q, msg);
 	srv_error_invalid(err, "", "", "");
+	err->anonymous = true;
 	return err->code;
 }
 

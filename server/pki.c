@@ -896,30 +896,30 @@ static bool srv_stale(gnutls_x509_crt_t crt, gnutls_x509_privkey_t key,
 		      time_t now, char *why, size_t why_size)
 {
 	if (!key_matches(crt, key)) {
-		snprintf(why, why_size, "it does not match server.key");
+		snprintf(why, why_size, "the old one did not match server.key");
 		return true;
 	}
 	time_t nb = gnutls_x509_crt_get_activation_time(crt);
 	time_t na = gnutls_x509_crt_get_expiration_time(crt);
 	if (nb == (time_t)-1 || na == (time_t)-1 || nb > now) {
-		snprintf(why, why_size, "it is not valid yet");
+		snprintf(why, why_size, "the old one was not valid yet");
 		return true;
 	}
 	if (na - now < PKI_RENEW_BEFORE) {
-		snprintf(why, why_size, "it expires within 30 days");
+		snprintf(why, why_size, "the old one expired within 30 days");
 		return true;
 	}
 	unsigned status = 0;
 	if (gnutls_x509_crt_verify(crt, &ca->crt, 1, 0, &status) < 0 ||
 	    status != 0) {
-		snprintf(why, why_size, "it does not verify against ca.crt");
+		snprintf(why, why_size, "the old one did not verify against ca.crt");
 		return true;
 	}
 	for (size_t i = 0; i < sans->n; i++) {
 		if (!crt_has_san(crt, &sans->v[i])) {
 			char t[PKI_DNS_MAX + 8];
 			san_text(&sans->v[i], t, sizeof t);
-			snprintf(why, why_size, "it lacks the SAN %s", t);
+			snprintf(why, why_size, "the old one lacked the SAN %s", t);
 			return true;
 		}
 	}
@@ -1029,7 +1029,7 @@ static lp_err srv_setup(const char *pki_dir, const struct kp *ca,
 			return LP_OK;
 		}
 	} else {
-		snprintf(why, why_size, "there is none");
+		snprintf(why, why_size, "none existed");
 	}
 	rc = srv_issue(crt_path, ca, sans, now, &k, err);
 	if (rc)
@@ -1198,7 +1198,7 @@ lp_err srv_pki_load_or_create(const char *data_dir,
 	if (ca_new)
 		lp_info("pki: created CA %s/ca.crt", pki_dir);
 	if (why[0])
-		lp_info("pki: issued serving certificate %s/server.crt: %s",
+		lp_info("pki: issued serving certificate %s/server.crt (%s)",
 			pki_dir, why);
 	if (token_new)
 		lp_info("pki: created admin token %s/admin.token", data_dir);

@@ -42,6 +42,7 @@ void srv_error_clear(struct srv_error *err)
 		err->generic = false;
 		err->on_kind = false;
 		err->retry_soon = false;
+		err->anonymous = false;
 	}
 }
 

@@ -34,6 +34,9 @@ struct srv_error {
 	/* details.kind is the Kind, not the resource (kube's rest.BeforeDelete
 	   builds its conflicts on a GroupResource naming the Kind). */
 	bool on_kind;
+	/* No name, group or kind in details (kube's NewInvalid on an empty
+	   GroupKind and name: a patch its decoder refused). */
+	bool anonymous;
 	/* details.retryAfterSeconds 1 and Retry-After (kube's
 	   NewGenerateNameConflict: every generated name was taken). */
 	bool retry_soon;

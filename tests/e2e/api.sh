@@ -575,6 +575,8 @@ check "Strict: a merge patch adding an unknown field is 422" code_has 422 '"reas
 check "... Invalid value: the patched object, then the error" bash -c "python3 -c \"import json; m=json.load(open('$WORK/body'))['message']; assert m.startswith(' \\\"\\\" is invalid: patch: Invalid value: \\\"{'), m; assert m.endswith(('}\\\": '+'strict decoding error: unknown field \\\"spec\\\"', '...\\\": '+'strict decoding error: unknown field \\\"spec\\\"')), m\""
 reqh PATCH "/api/v1/namespaces/default/configmaps/fv1?fieldValidation=Strict" '{"spec":{"x":1},"data":{"k":"w"}}' application/strategic-merge-patch+json
 check "Strict: a strategic merge patch too, showing the patch as Go prints it" msg_is ' "" is invalid: patch: Invalid value: "map[data:map[k:w] spec:map[x:1]]": strict decoding error: unknown field "spec"'
+check "... its details name no object, as kube's NewInvalid on an empty GroupKind" python3 -c "
+import json; d=json.load(open('$WORK/body'))['details']; assert set(d)=={'causes'}, d"
 reqh PATCH /api/v1/namespaces/default/configmaps/fv1 '[{"op":"add","path":"/zz","value":1}]' application/json-patch+json
 check "Warn: a JSON patch adding an unknown field is applied without it" code_is 200
 check "... with the Warning" bash -c 'grep -qF "Warning: 299 - \"unknown field \\\"zz\\\"\"" "'"$WORK"'/hdr" && ! grep -q "\"zz\"" "'"$WORK"'/body"'
