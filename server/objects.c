@@ -13,6 +13,7 @@
  * validation 422 -> storage 409.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -205,6 +206,63 @@ bool srv_is_qualified_name(const char *k)
 	return *name && srv_is_label_value(name);
 }
 
+/* The name part's pattern, ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]. */
+static bool qname_like(const char *s)
+{
+	size_t n = strlen(s);
+	if (!n || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("-_.", s[i]))
+			return false;
+	return true;
+}
+
+int srv_qname_problems(const char *k, const char *msgs[4])
+{
+	int n = 0;
+	const char *slash = strchr(k, '/');
+	const char *name = k;
+	if (slash && strchr(slash + 1, '/')) {
+		msgs[n++] = "a qualified name " SRV_MSG_QNAME_RULE
+			    " with an optional DNS subdomain prefix and '/' "
+			    "(e.g. 'example.com/MyName')";
+		return n;
+	}
+	if (slash) {
+		size_t pl = (size_t)(slash - k);
+		char *prefix = pl ? strndup(k, pl) : NULL;
+		if (!pl) {
+			msgs[n++] = "prefix part must be non-empty";
+		} else {
+			if (pl > 253)
+				msgs[n++] = "prefix part must be no more than 253 characters";
+			if (!prefix || !srv_dns_subdomain_like(prefix))
+				msgs[n++] = "prefix part " SRV_MSG_DNS_SUBDOMAIN;
+		}
+		free(prefix);
+		name = slash + 1;
+	}
+	size_t nl = strlen(name);
+	if (!nl)
+		msgs[n++] = "name part must be non-empty";
+	else if (nl > 63)
+		msgs[n++] = "name part must be no more than 63 characters";
+	if (!qname_like(name))
+		msgs[n++] = SRV_MSG_QNAME;
+	return n;
+}
+
+void srv_qname_causes(struct srv_error *err, const char *field,
+		      const char *shown, const char *k)
+{
+	const char *msgs[4];
+	int n = srv_qname_problems(k, msgs);
+	for (int i = 0; i < n; i++)
+		srv_error_cause(err, "FieldValueInvalid", field,
+				"Invalid value: \"%.253s\": %s", shown, msgs[i]);
+}
+
 /* kube's limit on all annotations of an object together. */
 #define ANNOTATIONS_MAX (256 * 1024)
 
@@ -299,10 +357,7 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 	{
 		char f[320];
 		snprintf(f, sizeof f, "metadata.labels");
-		if (!srv_is_qualified_name(k))
-			srv_error_cause(err, "FieldValueInvalid", f,
-					"Invalid value: \"%.253s\": " SRV_MSG_QNAME,
-					k);
+		srv_qname_causes(err, f, k, k);
 		if (!json_is_string(v) || !srv_is_label_value(json_string_value(v))) {
 			snprintf(f, sizeof f, "metadata.labels");
 			srv_error_cause(err, "FieldValueInvalid", f,
@@ -362,10 +417,8 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 	json_array_foreach((json_t *)fins, i, fin)
 	{
 		const char *f = json_string_value(fin);
-		if (!f || !srv_is_qualified_name(f))
-			srv_error_cause(err, "FieldValueInvalid", "metadata.finalizers",
-					"Invalid value: \"%.253s\": " SRV_MSG_QNAME,
-					f ? f : "");
+		srv_qname_causes(err, "metadata.finalizers", f ? f : "",
+				 f ? f : "");
 		orphan = orphan || (f && !strcmp(f, "orphan"));
 		fg = fg || (f && !strcmp(f, "foregroundDeletion"));
 	}
@@ -376,10 +429,14 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 	size_t total = 0;
 	json_object_foreach((json_t *)ann, k, v)
 	{
-		if (!srv_is_qualified_name(k))
-			srv_error_cause(err, "FieldValueInvalid", "metadata.annotations",
-					"Invalid value: \"%.253s\": " SRV_MSG_QNAME,
-					k);
+		/* ValidateAnnotations checks the key lowercased */
+		char low[320];
+		size_t li = 0;
+		for (; k[li] && li < sizeof low - 1; li++)
+			low[li] = (char)tolower((unsigned char)k[li]);
+		low[li] = '\0';
+		srv_qname_causes(err, "metadata.annotations", k,
+				 k[li] ? k : low);
 		total += strlen(k) + (json_is_string(v) ? json_string_length(v) : 0);
 		if (!json_is_string(v))
 			srv_error_cause(err, "FieldValueInvalid", "metadata.annotations",
@@ -2817,10 +2874,8 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 				const char *fs = json_string_value(fv);
 				char ff[48];
 				snprintf(ff, sizeof ff, "spec.finalizers[%zu]", fi);
-				if (!fs || !srv_is_qualified_name(fs))
-					srv_error_cause(&err, "FieldValueInvalid", ff,
-							"Invalid value: \"%.253s\": " SRV_MSG_QNAME,
-							fs ? fs : "");
+				srv_qname_causes(&err, ff, fs ? fs : "",
+						 fs ? fs : "");
 				if (fs && !strchr(fs, '/') && strcmp(fs, "kubernetes") &&
 					 strcmp(fs, "orphan") &&
 					 strcmp(fs, "foregroundDeletion"))

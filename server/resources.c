@@ -132,9 +132,8 @@ static lp_err prep_namespace(const struct srv_resource *r, json_t *obj,
 			const char *n = json_string_value(v);
 			kube = kube || (n && !strcmp(n, "kubernetes"));
 			if (!n || !srv_is_qualified_name(n))
-				srv_error_cause(err, "FieldValueInvalid", "spec.finalizers",
-						"Invalid value: \"%.253s\": " SRV_MSG_QNAME,
-						n ? n : "");
+				srv_qname_causes(err, "spec.finalizers", n ? n : "",
+						 n ? n : "");
 			else if (!strchr(n, '/') && strcmp(n, "kubernetes") &&
 				 strcmp(n, "orphan") && strcmp(n, "foregroundDeletion"))
 				srv_error_cause(err, "FieldValueInvalid", "spec.finalizers",
@@ -1152,10 +1151,9 @@ static void service_tail_causes(const json_t *obj, const json_t *spec,
 		}
 	}
 	const char *cls = str_of(spec, "loadBalancerClass");
-	if (cls && lb && !srv_is_qualified_name(cls))
-		srv_error_cause(err, "FieldValueInvalid", "spec.loadBalancerClass",
-				"Invalid value: \"%.100s\": " SRV_MSG_QNAME, cls);
-	else if (cls && !lb)
+	if (cls && lb)
+		srv_qname_causes(err, "spec.loadBalancerClass", cls, cls);
+	else if (cls)
 		srv_error_cause(err, "FieldValueForbidden", "spec.loadBalancerClass",
 				"%s", lb_only);
 	const json_t *etp = json_object_get(spec, "externalTrafficPolicy");
@@ -1380,20 +1378,16 @@ static void validate_service(const json_t *spec, struct srv_error *err)
 					"Invalid value: \"%.63s\": %s",
 					json_string_value(tp), why);
 		const char *app = json_string_value(json_object_get(p, "appProtocol"));
-		if (app && !srv_is_qualified_name(app)) {
+		if (app) {
 			snprintf(f, sizeof f, "spec.ports[%zu].appProtocol", i);
-			srv_error_cause(err, "FieldValueInvalid", f,
-					"Invalid value: \"%.253s\": " SRV_MSG_QNAME, app);
+			srv_qname_causes(err, f, app, app);
 		}
 	}
 	const char *k;
 	json_t *v;
 	json_object_foreach(json_object_get(spec, "selector"), k, v)
 	{
-		if (!srv_is_qualified_name(k))
-			srv_error_cause(err, "FieldValueInvalid", "spec.selector",
-					"Invalid value: \"%.253s\": " SRV_MSG_QNAME,
-					k);
+		srv_qname_causes(err, "spec.selector", k, k);
 		if (!json_is_string(v) || !srv_is_label_value(json_string_value(v)))
 			srv_error_cause(err, "FieldValueInvalid", "spec.selector",
 					"Invalid value: \"%.100s\": " SRV_MSG_LABEL_VALUE,
@@ -1559,10 +1553,8 @@ static lp_err prep_lease(const struct srv_resource *r, json_t *obj,
 				"spec.strategy.strategy",
 				"Unsupported value: \"%.100s\": supported values: \"OldestEmulationVersion\"",
 				sv);
-	else if (sv && strchr(sv, '/') && !srv_is_qualified_name(sv))
-		srv_error_cause(err, "FieldValueInvalid", "spec.strategy.strategy",
-				"Invalid value: \"%.100s\": " SRV_MSG_QNAME,
-				sv);
+	else if (sv && strchr(sv, '/'))
+		srv_qname_causes(err, "spec.strategy.strategy", sv, sv);
 	if (json_string_length(ph) > 0 && (!sv || !*sv))
 		srv_error_cause(err, "FieldValueForbidden", "spec.preferredHolder",
 				"Forbidden: may only be specified if `strategy` is defined");
@@ -1801,11 +1793,8 @@ static void validate_event(const json_t *obj, const json_t *old, bool strict,
 		if (!rc || !*rc)
 			srv_error_cause(err, "FieldValueRequired",
 					"reportingController", "Required value");
-		else if (!srv_is_qualified_name(rc))
-			srv_error_cause(
-			    err, "FieldValueInvalid", "reportingController",
-			    "Invalid value: \"%.253s\": " SRV_MSG_QNAME,
-			    rc);
+		else
+			srv_qname_causes(err, "reportingController", rc, rc);
 		static const struct {
 			const char *name;
 			size_t max;

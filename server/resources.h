@@ -208,6 +208,14 @@ bool srv_service_ip_families(json_t *spec, const json_t *ospec,
 
 /* A qualified name, as label keys: [DNS-subdomain prefix/]name. */
 bool srv_is_qualified_name(const char *k);
+/* kube's IsQualifiedName: its complaints about k in its order (at most
+   4, into msgs, static strings); 0 when k is a qualified name. */
+int srv_qname_problems(const char *k, const char *msgs[4]);
+/* A cause on field for each of them, showing shown (k itself, or the
+   annotation key kube checked lowercased). */
+struct srv_error;
+void srv_qname_causes(struct srv_error *err, const char *field,
+		      const char *shown, const char *k);
 /* A DNS-1123 label of at most max characters; a DNS-1123 subdomain; a
    label value (empty, or at most 63 of [-_.a-zA-Z0-9], alphanumeric at
    both ends). objects.c. */
@@ -222,11 +230,12 @@ bool srv_is_label_value(const char *v);
 
 /* kube's texts for those (apimachinery's validation.RegexError: the rule,
    examples, the regular expression). */
-#define SRV_MSG_QNAME                                                         \
-	"name part must consist of alphanumeric characters, '-', '_' or '.', " \
+#define SRV_MSG_QNAME_RULE                                                    \
+	"must consist of alphanumeric characters, '-', '_' or '.', "           \
 	"and must start and end with an alphanumeric character (e.g. "         \
 	"'MyName',  or 'my.name',  or '123-abc', regex used for validation "   \
 	"is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+#define SRV_MSG_QNAME "name part " SRV_MSG_QNAME_RULE
 #define SRV_MSG_LABEL_VALUE                                                   \
 	"a valid label must be an empty string or consist of alphanumeric "    \
 	"characters, '-', '_' or '.', and must start and end with an "         \

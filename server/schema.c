@@ -2263,7 +2263,18 @@ static void meta_invalid(struct vctx *v, const char *member, const json_t *x,
 	sb_cut(&v->path, pl);
 }
 
-#define QN_MSG SRV_MSG_QNAME
+/* meta_invalid for each of kube's IsQualifiedName complaints about k
+   (shown as shown). */
+static void meta_qname(struct vctx *v, const char *member, const char *shown,
+		       const char *k)
+{
+	const char *msgs[4];
+	int n = srv_qname_problems(k, msgs);
+	json_t *kj = n ? json_string(shown) : NULL;
+	for (int i = 0; i < n; i++)
+		meta_invalid(v, member, kj, msgs[i]);
+	json_decref(kj);
+}
 
 /*
  * kube validates an embedded resource's metadata with ValidateObjectMeta
@@ -2292,11 +2303,7 @@ static void check_embedded_meta(struct vctx *v, const json_t *md)
 	json_t *x;
 	json_object_foreach((json_t *)json_object_get(md, "labels"), k, x)
 	{
-		if (!srv_is_qualified_name(k)) {
-			json_t *kj = json_string(k);
-			meta_invalid(v, "labels", kj, QN_MSG);
-			json_decref(kj);
-		}
+		meta_qname(v, "labels", k, k);
 		if (json_is_string(x) && !srv_is_label_value(json_string_value(x)))
 			meta_invalid(v, "labels", x, SRV_MSG_LABEL_VALUE);
 	}
@@ -2307,18 +2314,15 @@ static void check_embedded_meta(struct vctx *v, const json_t *md)
 		for (; k[i] && i < sizeof low - 1; i++)
 			low[i] = (char)tolower((unsigned char)k[i]);
 		low[i] = '\0';
-		if (k[i] || !srv_is_qualified_name(low)) {
-			json_t *kj = json_string(k);
-			meta_invalid(v, "annotations", kj, QN_MSG);
-			json_decref(kj);
-		}
+		meta_qname(v, "annotations", k, k[i] ? k : low);
 	}
 	size_t i;
 	json_array_foreach((json_t *)json_object_get(md, "finalizers"), i, x)
 	{
 		/* ValidateFinalizers names the list, not the item */
-		if (json_is_string(x) && !srv_is_qualified_name(json_string_value(x)))
-			meta_invalid(v, "finalizers", x, QN_MSG);
+		if (json_is_string(x))
+			meta_qname(v, "finalizers", json_string_value(x),
+				   json_string_value(x));
 	}
 }
 

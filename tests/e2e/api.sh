@@ -1054,6 +1054,10 @@ req POST "$CMS" '{"metadata":{"name":"own1","ownerReferences":[{"apiVersion":"v1
 check "two controller owner references are kube's 422" code_has 422 'metadata.ownerReferences: Invalid value: \"\": Only one reference can have Controller set to true. Found \"true\" in references for ConfigMap/a and ConfigMap/b'
 req POST "$CMS" '{"metadata":{"name":"own2","ownerReferences":[{"apiVersion":"apps/","kind":"","name":"","uid":""}]}}'
 check "... an owner reference names apiVersion, kind, name and uid" code_has 422 'metadata.ownerReferences.apiVersion: Invalid value: \"apps/\": version must not be empty' 'metadata.ownerReferences.kind: Invalid value: \"\": must not be empty' 'metadata.ownerReferences.name: Invalid value: \"\": must not be empty' 'metadata.ownerReferences.uid: Invalid value: \"\": must not be empty'
+req POST "$CMS" '{"metadata":{"name":"qn1","labels":{"a/b/c":"v","xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx":"v","/a":"v","a/":"v","Bad_P/a":"v"}}}'
+check "label keys get kube's IsQualifiedName complaints, one cause each" code_has 422 'Invalid value: \"a/b/c\": a qualified name must consist of' 'name part must be no more than 63 characters' 'Invalid value: \"/a\": prefix part must be non-empty' 'Invalid value: \"a/\": name part must be non-empty' 'Invalid value: \"a/\": name part must consist of' 'Invalid value: \"Bad_P/a\": prefix part a lowercase RFC 1123 subdomain must consist of'
+req POST "$CMS" '{"metadata":{"name":"qn2","annotations":{"Example.COM/Key":"v"}}}'
+check "... annotation keys are checked lowercased, as kube's ValidateAnnotations" code_is 201
 req POST "$CMS" '{"metadata":{"name":"fin1","finalizers":["bad name!"]}}'
 check "a finalizer must be a qualified name" code_has 422 'metadata.finalizers: Invalid value: \"bad name!\": name part must consist of'
 req POST "$CMS" '{"metadata":{"name":"fin2","finalizers":["orphan","foregroundDeletion"]}}'
