@@ -231,7 +231,12 @@ int srv_qname_problems(const char *k, const char *msgs[4])
 	}
 	if (slash) {
 		size_t pl = (size_t)(slash - k);
-		char *prefix = pl ? strndup(k, pl) : NULL;
+		char buf[256];
+		char *prefix = pl < sizeof buf ? buf : strndup(k, pl);
+		if (prefix == buf) {
+			memcpy(buf, k, pl);
+			buf[pl] = '\0';
+		}
 		if (!pl) {
 			msgs[n++] = "prefix part must be non-empty";
 		} else {
@@ -240,7 +245,8 @@ int srv_qname_problems(const char *k, const char *msgs[4])
 			if (!prefix || !srv_dns_subdomain_like(prefix))
 				msgs[n++] = "prefix part " SRV_MSG_DNS_SUBDOMAIN;
 		}
-		free(prefix);
+		if (prefix != buf)
+			free(prefix);
 		name = slash + 1;
 	}
 	size_t nl = strlen(name);
