@@ -978,6 +978,156 @@ static json_t *merge_val(json_t *l, const json_t *c, struct walk *w,
 	return json_deep_copy(c);
 }
 
+/* A value as structured-merge-diff's value.ToString writes a key or set
+   member: strings quoted as Go's %q, numbers and booleans as they are. */
+static void smd_value(const json_t *v, char *out, size_t n)
+{
+	if (json_is_string(v)) {
+		size_t o = 0;
+		const char *s = json_string_value(v);
+		if (o < n)
+			out[o++] = '"';
+		for (; *s && o + 3 < n; s++) {
+			if (*s == '"' || *s == '\\')
+				out[o++] = '\\';
+			out[o++] = *s;
+		}
+		if (o < n)
+			out[o++] = '"';
+		out[o < n ? o : n - 1] = '\0';
+		return;
+	}
+	char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	snprintf(out, n, "%s", t ? t : "");
+	free(t);
+}
+
+/* structured-merge-diff's path element of item it of a set or map list:
+   [=v] or [k1=v1,k2=v2] with the keys by name. */
+static void smd_pe(const json_t *it, const struct lkind *lk, char *out,
+		   size_t n)
+{
+	char v[256];
+	if (lk->kind == SRV_SLIST_SET) {
+		smd_value(it, v, sizeof v);
+		snprintf(out, n, "[=%s]", v);
+		return;
+	}
+	const char *names[8];
+	size_t k = lk->n_keys < 8 ? lk->n_keys : 8;
+	for (size_t i = 0; i < k; i++)
+		names[i] = lk->keys[i];
+	for (size_t i = 1; i < k; i++)
+		for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+			const char *t = names[j];
+			names[j] = names[j - 1];
+			names[j - 1] = t;
+		}
+	size_t o = (size_t)snprintf(out, n, "[");
+	for (size_t i = 0; i < k && o < n; i++) {
+		smd_value(json_object_get(it, names[i]), v, sizeof v);
+		o += (size_t)snprintf(out + o, n - o, "%s%s=%s", i ? "," : "",
+				      names[i], v);
+	}
+	if (o < n)
+		snprintf(out + o, n - o, "]");
+}
+
+/* structured-merge-diff's typed conversion of an apply configuration: a
+   set or map list holding one item twice fails it. smd is the position's
+   path in its form (".spec.ports[name=\"a\"]"); msg gets
+   "<path>: duplicate entries for key <element>". */
+static bool find_dup(const json_t *v, struct walk *w,
+		     const struct srv_schema_node *sn, char *smd, size_t at,
+		     size_t cap, char *msg, size_t n)
+{
+	if (json_is_object(v) && !atomic_object(w, sn)) {
+		const char *k;
+		json_t *c;
+		json_object_foreach((json_t *)v, k, c)
+		{
+			struct mark_pos m = enter_field(w, k);
+			int l = snprintf(smd + at, cap - at, ".%s", k);
+			bool found = l > 0 && at + (size_t)l < cap &&
+				     find_dup(c, w, srv_schema_prop(sn, k), smd,
+					      at + (size_t)l, cap, msg, n);
+			smd[at] = '\0';
+			leave(w, m);
+			if (found)
+				return true;
+		}
+		return false;
+	}
+	if (!json_is_array(v) || json_array_size(v) < 1)
+		return false;
+	struct lkind lk;
+	list_kind(w, sn, &lk);
+	if (lk.kind == SRV_SLIST_ATOMIC)
+		return false;
+	size_t cnt = json_array_size(v);
+	struct lidx ix;
+	if (lidx_build(v, &lk, w, &ix)) {
+		bool found = false;
+		for (size_t i = 0; !found && lk.kind == SRV_SLIST_MAP && i < cnt; i++) {
+			struct mark_pos m;
+			enter_item(w, ix.pe[i], &m);
+			char pe[512];
+			smd_pe(json_array_get(v, i), &lk, pe, sizeof pe);
+			int l = snprintf(smd + at, cap - at, "%s", pe);
+			found = l > 0 && at + (size_t)l < cap &&
+				find_dup(json_array_get(v, i), w,
+					 srv_schema_items(sn), smd,
+					 at + (size_t)l, cap, msg, n);
+			smd[at] = '\0';
+			leave_item(w, m);
+		}
+		lidx_free(&ix);
+		return found;
+	}
+	/* unkeyable (a map list item without its keys) or a duplicate: the
+	   first item whose key an earlier one has */
+	bool found = false;
+	for (size_t i = 0; !found && i < cnt; i++) {
+		const json_t *a = json_array_get(v, i);
+		char *pa = lk.kind == SRV_SLIST_SET
+			       ? (json_is_object(a) || json_is_array(a)
+				      ? NULL
+				      : pe_json("v:", a))
+			       : item_pe(a, &lk, w);
+		for (size_t j = 0; pa && !found && j < i; j++) {
+			const json_t *b = json_array_get(v, j);
+			char *pb = lk.kind == SRV_SLIST_SET
+				       ? (json_is_object(b) || json_is_array(b)
+					      ? NULL
+					      : pe_json("v:", b))
+				       : item_pe(b, &lk, w);
+			found = pb && !strcmp(pa, pb);
+			free(pb);
+		}
+		free(pa);
+		if (found) {
+			/* the key as keyed, defaults filled in */
+			json_t *k = json_object();
+			for (size_t x = 0; lk.kind == SRV_SLIST_MAP && x < lk.n_keys; x++) {
+				const json_t *kv = json_object_get(a, lk.keys[x]);
+				if (!kv && lk.items)
+					kv = srv_schema_default_of(
+					    srv_schema_prop(lk.items, lk.keys[x]));
+				if (!kv && !strcmp(lk.keys[x], "protocol"))
+					json_object_set_new(k, "protocol", json_string("TCP"));
+				else if (kv)
+					json_object_set(k, lk.keys[x], (json_t *)kv);
+			}
+			char pe[512];
+			smd_pe(lk.kind == SRV_SLIST_SET ? a : k, &lk, pe, sizeof pe);
+			json_decref(k);
+			snprintf(msg, n, "%s: duplicate entries for key %s",
+				 smd[0] ? smd : ".", pe);
+		}
+	}
+	return found;
+}
+
 /* Remove from v (at the walk's position) each member of rm that keep has
    nothing at or below: one walk over the object, following last (the
    applier's previous set, which holds rm). A field the schema declares
@@ -1797,6 +1947,22 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 	struct walk w;
 	walk_init(&w, op);
 	const struct srv_schema_node *sn = root_of(op);
+	char smd[1024] = "", dup[1400];
+	if (find_dup(config, &w, sn, smd, 0, sizeof smd, dup, sizeof dup)) {
+		/* kube's plain error from its typed conversion: a 500
+		   without a reason */
+		const char *gv = op->api_version ? op->api_version : "";
+		const char *slash = strchr(gv, '/');
+		srv_error_set(err, LP_E_IO,
+			      "failed to create typed patch object (%s%s, Kind=%s): %s",
+			      slash ? "" : "/", gv,
+			      op->res ? op->res->kind : "", dup);
+		err->no_reason = true;
+		free(w.pb.p);
+		return err->code;
+	}
+	free(w.pb.p);
+	walk_init(&w, op);
 	json_t *none = json_object();
 	const json_t *l = live ? live : none;
 	struct ents es = {0};
