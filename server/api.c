@@ -21,6 +21,7 @@
 #include "openapiv2.h"
 #include "registry/json.h"
 #include "resources.h"
+#include "satoken.h"
 
 /* The Kubernetes API level lapis implements (reference §6.5). */
 #define KUBE_MAJOR "1"
@@ -1373,6 +1374,40 @@ static void reply_version(struct srv_req *r)
 	srv_reply_json(r, 200, o);
 }
 
+/* The service account issuer's discovery documents, as kube serves them
+   (pkg/routes/openidmetadata.go): the OIDC discovery document naming the
+   issuer and this server's key set, and that key set; cacheable for an
+   hour. */
+static void reply_oidc(struct srv_req *r, bool keys)
+{
+	static const char *const hdrs[] = {"Cache-Control",
+					   "public, max-age=3600", NULL};
+	json_t *o;
+	if (keys) {
+		json_t *jwk = srv_sa_jwk(srv_sa(r->s));
+		o = jwk ? json_pack("{s:[o]}", "keys", jwk) : NULL;
+	} else {
+		char url[600];
+		srv_url(r->s, url, sizeof url);
+		strncat(url, "/openid/v1/jwks", sizeof url - strlen(url) - 1);
+		o = json_pack("{s:s,s:s,s:[s],s:[s],s:[s]}", "issuer",
+			      SRV_SA_ISSUER, "jwks_uri", url,
+			      "response_types_supported", "id_token",
+			      "subject_types_supported", "public",
+			      "id_token_signing_alg_values_supported", "ES256");
+	}
+	size_t n = 0;
+	char *body = o ? reg_json_dump(o, &n) : NULL;
+	json_decref(o);
+	if (!body) {
+		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
+		return;
+	}
+	srv_reply_headers(r, 200,
+			  keys ? "application/jwk-set+json" : "application/json",
+			  body, n, hdrs);
+}
+
 /* ------------------------------------------------------------ dispatch */
 
 static bool path_is(const char *url, const char *p)
@@ -1388,7 +1423,11 @@ void srv_dispatch(struct srv_req *r)
 	if (!ri->is_resource) {
 		bool get = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
 		if (!get) {
-			if (!strncmp(url, "/api", 4) || !strncmp(url, "/openapi", 8))
+			/* go-restful's routes, for GET only */
+			if (!strncmp(url, "/api", 4) || !strncmp(url, "/openapi", 8) ||
+			    path_is(url, "/version") ||
+			    path_is(url, "/.well-known/openid-configuration") ||
+			    path_is(url, "/openid/v1/jwks"))
 				srv_reply_no_route(r, LP_E_METHODNOTALLOWED);
 			else
 				not_found(r);
@@ -1402,6 +1441,11 @@ void srv_dispatch(struct srv_req *r)
 		}
 		if (path_is(url, "/version")) {
 			reply_version(r);
+			return;
+		}
+		if (path_is(url, "/.well-known/openid-configuration") ||
+		    path_is(url, "/openid/v1/jwks")) {
+			reply_oidc(r, url[1] == 'o');
 			return;
 		}
 		if (path_is(url, "/api")) {

@@ -120,27 +120,6 @@ static bool loopback(const char *listen)
 }
 
 /* The URL clients use: a wildcard address is reached through loopback. */
-static void server_url(const char *listen, bool tls, int port, char *buf,
-		       size_t n)
-{
-	const char *scheme = tls ? "https" : "http";
-	if (listen[0] == '[') {
-		if (!strncmp(listen, "[::]", 4))
-			snprintf(buf, n, "%s://[::1]:%d", scheme, port);
-		else
-			snprintf(buf, n, "%s://%.*s:%d", scheme,
-				 (int)(strchr(listen, ']') - listen + 1), listen,
-				 port);
-		return;
-	}
-	const char *colon = strrchr(listen, ':');
-	int hl = (int)(colon - listen);
-	if (!strncmp(listen, "0.0.0.0:", 8) || hl == 0)
-		snprintf(buf, n, "%s://127.0.0.1:%d", scheme, port);
-	else
-		snprintf(buf, n, "%s://%.*s:%d", scheme, hl, listen, port);
-}
-
 static int parse_dur_opt(const char *name, const char *arg, uint64_t *ms)
 {
 	if (cli_parse_duration(arg, ms) != 0) {
@@ -426,7 +405,7 @@ int cli_serve(int argc, char **argv)
 		goto out;
 	}
 	char url[512];
-	server_url(listen, !insecure, srv_port(s), url, sizeof url);
+	srv_url(s, url, sizeof url);
 	if (srv_kubeconfig_write(d.dir, url, insecure ? NULL : &pki, &serr) !=
 	    LP_OK) {
 		fprintf(stderr, "lapis: kubeconfig: %s\n", serr.message);

@@ -442,6 +442,28 @@ void srv_reply_fail(struct srv_req *r, lp_err code, const char *fmt, ...)
 	srv_reply_error(r, &err, NULL);
 }
 
+void srv_url(struct srv *s, char *buf, size_t n)
+{
+	const char *listen = s->o.listen ? s->o.listen : "127.0.0.1:0";
+	const char *scheme = s->o.insecure ? "http" : "https";
+	int port = srv_port(s);
+	if (listen[0] == '[') {
+		const char *close = strchr(listen, ']');
+		if (!strncmp(listen, "[::]", 4) || !close)
+			snprintf(buf, n, "%s://[::1]:%d", scheme, port);
+		else
+			snprintf(buf, n, "%s://%.*s:%d", scheme,
+				 (int)(close - listen + 1), listen, port);
+		return;
+	}
+	const char *colon = strrchr(listen, ':');
+	int hl = colon ? (int)(colon - listen) : 0;
+	if (!strncmp(listen, "0.0.0.0:", 8) || hl == 0)
+		snprintf(buf, n, "%s://127.0.0.1:%d", scheme, port);
+	else
+		snprintf(buf, n, "%s://%.*s:%d", scheme, hl, listen, port);
+}
+
 void srv_reply_no_route(struct srv_req *r, lp_err code)
 {
 	struct srv_error err;

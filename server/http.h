@@ -51,6 +51,9 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 		 struct srv_error *err);
 /* The port it listens on. */
 int srv_port(struct srv *s);
+/* The URL clients reach it at: scheme, the listen address (127.0.0.1 or
+   [::1] for a wildcard one) and the port it listens on. */
+void srv_url(struct srv *s, char *buf, size_t n);
 /* Stop: no new connections, watches ended cleanly, in-flight requests
    finished; then the daemon stops. NULL ok. */
 void srv_stop(struct srv *s);

@@ -92,6 +92,34 @@ lp_err srv_sa_new(const char *key_pem, struct srv_sa **out,
 	return LP_OK;
 }
 
+json_t *srv_sa_jwk(const struct srv_sa *sa)
+{
+	gnutls_ecc_curve_t curve;
+	gnutls_datum_t x = {NULL, 0}, y = {NULL, 0};
+	if (gnutls_pubkey_export_ecc_raw2(sa->pub, &curve, &x, &y,
+					  GNUTLS_EXPORT_FLAG_NO_LZ) < 0)
+		return NULL;
+	json_t *jwk = NULL;
+	unsigned char xb[P256_BYTES] = {0}, yb[P256_BYTES] = {0};
+	if (curve == GNUTLS_ECC_CURVE_SECP256R1 && x.size <= P256_BYTES &&
+	    y.size <= P256_BYTES) {
+		/* the coordinates whole, 32 bytes each (RFC 7518 §6.2.1) */
+		memcpy(xb + P256_BYTES - x.size, x.data, x.size);
+		memcpy(yb + P256_BYTES - y.size, y.data, y.size);
+		char *xs = reg_b64url(xb, sizeof xb);
+		char *ys = reg_b64url(yb, sizeof yb);
+		if (xs && ys)
+			jwk = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "use",
+					"sig", "kty", "EC", "kid", sa->kid, "crv",
+					"P-256", "alg", "ES256", "x", xs, "y", ys);
+		free(xs);
+		free(ys);
+	}
+	gnutls_free(x.data);
+	gnutls_free(y.data);
+	return jwk;
+}
+
 /* A DER integer's magnitude (leading zeros dropped) right-aligned into
    32 bytes; false when it does not fit. */
 static bool put_num(const gnutls_datum_t *v, unsigned char *dst)

@@ -34,6 +34,11 @@ lp_err srv_sa_new(const char *key_pem, struct srv_sa **out,
 		  struct srv_error *err);
 void srv_sa_free(struct srv_sa *sa);
 
+/* The signer's public key as a JSON Web Key (RFC 7517), as kube serves it
+   at /openid/v1/jwks: use, kty, kid, crv, alg, x, y. New; NULL when out of
+   memory. */
+json_t *srv_sa_jwk(const struct srv_sa *sa);
+
 /* The signed token of claims (an object, borrowed; serialized with sorted
    keys, as Go's JWT library writes them): new, NULL when out of memory or
    when signing fails. */

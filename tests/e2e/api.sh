@@ -1277,6 +1277,45 @@ assert c['kubernetes.io']=={'namespace':'default','serviceaccount':{'name':'robo
 assert len(base64.urlsafe_b64decode(s+'='*(-len(s)%4)))==64"
 review_token "$TOK"
 check "a TokenReview authenticates it as the service account" code_has 201 '"authenticated":true' "\"user\":{\"username\":\"system:serviceaccount:default:robot\",\"uid\":\"$SAUID\",\"groups\":[\"system:serviceaccounts\",\"system:serviceaccounts:default\",\"system:authenticated\"],\"extra\":{\"authentication.kubernetes.io/credential-id\":[\"JTI=" '"audiences":["https://kubernetes.default.svc.cluster.local"]'
+req GET /.well-known/openid-configuration
+check "the issuer's OIDC discovery document names the issuer and this server's key set" code_has 200 "{\"issuer\":\"https://kubernetes.default.svc.cluster.local\",\"jwks_uri\":\"$URL/openid/v1/jwks\",\"response_types_supported\":[\"id_token\"],\"subject_types_supported\":[\"public\"],\"id_token_signing_alg_values_supported\":[\"ES256\"]}"
+req GET /openid/v1/jwks
+check "... whose P-256 key (kube's kid) verifies the token's ES256 signature" python3 - "$TOK" "$WORK/body" <<'PY'
+import base64, hashlib, json, sys
+b64d = lambda s: base64.urlsafe_b64decode(s + '=' * (-len(s) % 4))
+tok, keys = sys.argv[1], json.load(open(sys.argv[2]))['keys']
+h, c, sig = tok.split('.')
+k = keys[0]
+assert len(keys) == 1 and (k['use'], k['kty'], k['crv'], k['alg']) == ('sig', 'EC', 'P-256', 'ES256'), k
+assert json.loads(b64d(h))['kid'] == k['kid'], (h, k)
+P = 2**256 - 2**224 + 2**192 + 2**96 - 1
+N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551
+B = 0x5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604b
+G = (0x6b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296,
+     0x4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5)
+X, Y = (int.from_bytes(b64d(k[a]), 'big') for a in 'xy')
+assert len(b64d(k['x'])) == len(b64d(k['y'])) == 32 and (Y * Y - X**3 + 3 * X - B) % P == 0
+def add(p, q):
+    if p is None: return q
+    if q is None: return p
+    if p[0] == q[0] and (p[1] + q[1]) % P == 0: return None
+    l = ((3 * p[0] * p[0] - 3) * pow(2 * p[1], P - 2, P) if p == q
+         else (q[1] - p[1]) * pow(q[0] - p[0], P - 2, P)) % P
+    x = (l * l - p[0] - q[0]) % P
+    return (x, (l * (p[0] - x) - p[1]) % P)
+def mul(k, p):
+    r = None
+    while k:
+        if k & 1: r = add(r, p)
+        p, k = add(p, p), k >> 1
+    return r
+raw = b64d(sig)
+r, s = int.from_bytes(raw[:32], 'big'), int.from_bytes(raw[32:], 'big')
+e = int.from_bytes(hashlib.sha256((h + '.' + c).encode()).digest(), 'big')
+w = pow(s, N - 2, N)
+pt = add(mul(e * w % N, G), mul(r * w % N, (X, Y)))
+assert pt and pt[0] % N == r, "signature does not verify"
+PY
 review_token "$TOK" '["other"]'
 check "... not for an audience it was not made for" code_has 201 '"status":{"user":{},"error":"[invalid bearer token, token audiences is invalid for the target audiences]"}'
 review_token "${TOK:0:-3}xyz"
