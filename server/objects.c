@@ -14,6 +14,7 @@
  */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -283,6 +284,22 @@ static void check_name(const struct srv_resource *res, const char *field,
 	bool core = !res->group[0];
 	bool label = core && !strcmp(res->resource, "namespaces");
 	bool svc = core && !strcmp(res->resource, "services");
+	if (core && !strcmp(res->resource, "events")) {
+		/* core/v1 Events validate no name rule of their own (kube's
+		   ValidateEventCreate for v1 is the legacy checks), only the
+		   generic path segment rules (ValidatePathSegmentName) */
+		if (!strcmp(name, ".") || !strcmp(name, ".."))
+			srv_error_cause(err, "FieldValueInvalid", field,
+					"Invalid value: \"%s\": may not be '%s'",
+					name, name);
+		else
+			for (const char *c = "/%"; *c; c++)
+				if (strchr(name, *c))
+					srv_error_cause(err, "FieldValueInvalid", field,
+							"Invalid value: \"%.300s\": may not contain '%c'",
+							name, *c);
+		return;
+	}
 	char masked[320];
 	snprintf(masked, sizeof masked, "%s", name);
 	size_t n = strlen(name);
@@ -1712,6 +1729,25 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 
 /* ------------------------------------------------------------ service IPs */
 
+/* kube's NewInternalError(err): 500 InternalError, "Internal error
+   occurred: <err>", the error again as the one cause, no object named. */
+static lp_err internal_err(struct srv_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static lp_err internal_err(struct srv_error *err, const char *fmt, ...)
+{
+	char inner[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(inner, sizeof inner, fmt, ap);
+	va_end(ap);
+	err->n_causes = 0;
+	srv_error_cause(err, "", "", "%s", inner);
+	srv_error_set(err, LP_E_IO, "Internal error occurred: %s", inner);
+	err->anonymous = true;
+	return LP_E_IO;
+}
+
+
 /*
  * A Service's cluster IP and node ports are reserved under their own keys,
  * written in the same transaction as the Service, so two Services never
@@ -1904,8 +1940,8 @@ static bool plan_cluster_ip(struct svc_plan *p, json_t *spec,
 	uint32_t v = ntohl(in.s_addr);
 	if (v - p->base >= p->size)
 		srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs",
-				"Invalid value: \"%.40s\": provided IP is not in the valid range. The range of valid IPs is %s",
-				want, cidr);
+				"Invalid value: []string{\"%.40s\"}: failed to allocate IP %.40s: the provided IP (%.40s) is not in the valid range. The range of valid IPs is %s",
+				want, want, want, cidr);
 	json_object_set_new(spec, "clusterIPs", json_pack("[s]", want));
 	return true;
 }
@@ -1932,9 +1968,14 @@ static bool plan_port(struct svc_plan *p, json_t *at, const char *member,
 		return true;
 	}
 	if (np < NODE_PORT_MIN || np > NODE_PORT_MAX) {
-		srv_error_cause(err, "FieldValueInvalid", field,
-				"Invalid value: %lld: provided port is not in the valid range. The range of valid ports is %d-%d",
-				(long long)np, NODE_PORT_MIN, NODE_PORT_MAX);
+		if (!strcmp(member, "healthCheckNodePort"))
+			internal_err(err,
+				     "failed to allocate requested HealthCheck NodePort %lld: provided port is not in the valid range. The range of valid ports is %d-%d",
+				     (long long)np, NODE_PORT_MIN, NODE_PORT_MAX);
+		else
+			srv_error_cause(err, "FieldValueInvalid", field,
+					"Invalid value: %lld: provided port is not in the valid range. The range of valid ports is %d-%d",
+					(long long)np, NODE_PORT_MIN, NODE_PORT_MAX);
 		return true;
 	}
 	char val[24];
@@ -2157,16 +2198,22 @@ static bool parse_cidr(const char *cidr, uint32_t *base, uint32_t *size)
 	return true;
 }
 
-/* The 422 of a reservation that collided (plan entry r). */
+/* The 422 of a reservation that collided (plan entry r); a health check
+   port's is kube's 500 (allocHealthCheckNodePort's plain error, which
+   txnAllocNodePorts makes an InternalError). */
 static lp_err taken(const struct svc_res *r, struct srv_error *err)
 {
+	if (r->port && !strcmp(r->field, "spec.healthCheckNodePort"))
+		return internal_err(err,
+				    "failed to allocate requested HealthCheck NodePort %s: provided port is already allocated",
+				    r->val);
 	if (r->port)
 		srv_error_cause(err, "FieldValueInvalid", r->field,
 				"Invalid value: %s: provided port is already allocated",
 				r->val);
 	else
 		srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs",
-				"Invalid value: \"%s\": failed to allocate IP %s: provided IP is already allocated",
+				"Invalid value: []string{\"%s\"}: failed to allocate IP %s: provided IP is already allocated",
 				r->val, r->val);
 	return LP_E_INVALID;
 }
@@ -2188,8 +2235,7 @@ static lp_err commit_picking(struct srv_req *r, const struct reg_key *k,
 			return taken(&p->v[failed], err);
 		plan_pick(p);
 	}
-	return srv_error_set(err, LP_E_IO,
-			     "Internal error occurred: failed to allocate a nodePort: range is full");
+	return internal_err(err, "failed to allocate a nodePort: range is full");
 }
 
 /* A dry run's allocations: what plan p reserves must be free, as kube's
@@ -2216,8 +2262,7 @@ static lp_err plan_check(struct srv_req *r, struct svc_plan *p,
 			return LP_OK;
 		plan_pick(p);
 	}
-	return srv_error_set(err, LP_E_IO,
-			     "Internal error occurred: failed to allocate: range is full");
+	return internal_err(err, "failed to allocate: range is full");
 }
 
 /* Plan a Service write (ospec NULL: a create) into p: LP_OK,
@@ -2235,6 +2280,8 @@ static lp_err plan_service(struct srv_req *r, struct svc_plan *p,
 	if (!plan_cluster_ip(p, spec, ospec, cidr, err) ||
 	    !plan_node_ports(p, spec, ospec, err))
 		return LP_E_NOMEM;
+	if (err->code)
+		return err->code;
 	if (err->n_causes)
 		return LP_E_INVALID;
 	plan_pick(p);
@@ -2370,6 +2417,19 @@ static lp_err decode_current(const struct srv_resource *res,
 	c->obj = reg_json_load(conv, cl, 0, NULL);
 	free(conv);
 	return c->obj ? LP_OK : LP_E_CORRUPT;
+}
+
+static void warn_cb(void *ud, const char *text)
+{
+	srv_warn(ud, "%s", text);
+}
+
+/* The warnings kube's strategy gives this create or update. */
+static void type_warnings(struct srv_req *r, const struct srv_resource *res,
+			  const json_t *obj, const json_t *old)
+{
+	if (res->warnings)
+		res->warnings(obj, old, warn_cb, r);
 }
 
 /* The metadata an update may not change, as kube's rest.BeforeUpdate and
@@ -2633,16 +2693,19 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 	}
 	omit_empty(res, obj);
 	dedup_owner_refs(r, obj);
+	/* kube's validators append the type's causes to ObjectMeta's:
+	   one 422 holds both */
 	validate_meta(res, obj, &err);
-	if (invalid_from_causes(res, val_name, &err) ||
-	    (res->prepare && res->prepare(res, obj, NULL, &err)) ||
+	if ((res->prepare && res->prepare(res, obj, NULL, &err)) ||
 	    (res->custom && cr_schema(r, res, obj, NULL, val_name, &err)) ||
+	    invalid_from_causes(res, val_name, &err) ||
 	    (!tracked && track_update(r, res, NULL, NULL, obj, &err) &&
 	     (invalid_from_causes(res, val_name, &err), true))) {
 		fail_res(r, res, val_name, &err);
 		json_decref(obj);
 		return;
 	}
+	type_warnings(r, res, obj, NULL);
 	eng *e = srv_engine(r->s);
 	struct eng_cmp cmp = {ENG_CMP_ABSENT, 0};
 	char *out = NULL;
@@ -2721,7 +2784,8 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 		return;
 	}
 	if (rc) {
-		storage_err(res, name, rc, &err);
+		if (!(err.code == rc && err.anonymous))
+			storage_err(res, name, rc, &err);
 		fail_res(r, res, name, &err);
 		json_decref(obj);
 		return;
@@ -2972,12 +3036,13 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	/* a custom resource is pruned and defaulted before its strategy
 	   compares it with the stored object, as kube's decoder defaults it
 	   before PrepareForUpdate: an update that leaves out a default is
-	   no change (and no new generation) */
-	if (invalid_from_causes(res, name, &err) ||
-	    (res->custom && kind != UPD_FINALIZE && cr_schema(r, res, next, old, name, &err)) ||
+	   no change (and no new generation); the type's causes follow
+	   ObjectMeta's in one 422 */
+	if ((res->custom && kind != UPD_FINALIZE && cr_schema(r, res, next, old, name, &err)) ||
 	    (kind == UPD_MAIN && res->prepare && res->prepare(res, next, old, &err)) ||
 	    (kind == UPD_STATUS && res->prepare_status &&
 	     res->prepare_status(res, next, old, &err)) ||
+	    invalid_from_causes(res, name, &err) ||
 	    (!tracked &&
 	     track_update(r, res,
 			  kind == UPD_STATUS	 ? "status"
@@ -2989,6 +3054,8 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 		fail_res(r, res, name, &err);
 		return err.code;
 	}
+	if (kind == UPD_MAIN)
+		type_warnings(r, res, next, old);
 	eng *e = srv_engine(r->s);
 	struct reg_key k;
 	if (key_of(res, ns, name, &k, &err)) {
@@ -3076,7 +3143,8 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	if (rc == LP_E_CONFLICT && retry)
 		return LP_E_CONFLICT;
 	if (rc) {
-		storage_err(res, name, rc, &err);
+		if (!(err.code == rc && err.anonymous))
+			storage_err(res, name, rc, &err);
 		fail_res(r, res, name, &err);
 		return rc;
 	}
@@ -4592,6 +4660,8 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	const char *webhook = srv_cr_webhook_warning(res);
 	if (webhook)
 		srv_warn(r, "%s", webhook);
+	if (res->warning)
+		srv_warn(r, "%s", res->warning);
 	/* The namespaces resource: its namespace is its name. */
 	if (!res->namespaced && ns[0] && strcmp(res->resource, "namespaces")) {
 		srv_reply_no_route(r, LP_E_NOTFOUND);

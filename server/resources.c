@@ -6,6 +6,7 @@
  * Discovery, OpenAPI, routing and validation all read this one table.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <gnutls/gnutls.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,11 +37,12 @@ static void default_str(json_t *o, const char *k, const char *v)
 		json_object_set_new(o, k, json_string(v));
 }
 
-/* Config map / secret keys: [-._a-zA-Z0-9]+, at most 253, not "." or "..". */
+/* Config map / secret keys: [-._a-zA-Z0-9]+, at most 253, not "." and
+   not starting with "..". */
 static bool config_key_ok(const char *k)
 {
 	size_t n = strlen(k);
-	if (n == 0 || n > 253 || !strcmp(k, ".") || !strcmp(k, ".."))
+	if (n == 0 || n > 253 || !strcmp(k, ".") || !strncmp(k, "..", 2))
 		return false;
 	for (const char *p = k; *p; p++) {
 		char c = *p;
@@ -49,6 +51,35 @@ static bool config_key_ok(const char *k)
 			return false;
 	}
 	return true;
+}
+
+/* kube's IsConfigMapKey complaints about k, a cause each at field. */
+static void config_key_causes(const char *field, const char *k,
+			      struct srv_error *err)
+{
+	size_t n = strlen(k);
+	bool chars = n > 0;
+	for (const char *p = k; *p; p++)
+		chars = chars && (isalnum((unsigned char)*p) || strchr("-._", *p));
+	if (n > 253)
+		srv_error_cause(err, "FieldValueInvalid", field,
+				"Invalid value: \"%.300s\": must be no more than 253 characters",
+				k);
+	if (!chars)
+		srv_error_cause(err, "FieldValueInvalid", field,
+				"Invalid value: \"%.300s\": a valid config key must "
+				"consist of alphanumeric characters, '-', '_' or "
+				"'.' (e.g. 'key.name',  or 'KEY_NAME',  or "
+				"'key-name', regex used for validation is "
+				"'[-._a-zA-Z0-9]+')",
+				k);
+	const char *dir = !strcmp(k, ".")	    ? "must not be '.'"
+			  : !strcmp(k, "..")	    ? "must not be '..'"
+			  : !strncmp(k, "..", 2) ? "must not start with '..'"
+						 : NULL;
+	if (dir)
+		srv_error_cause(err, "FieldValueInvalid", field,
+				"Invalid value: \"%.300s\": %s", k, dir);
 }
 
 /* kube's limit on ConfigMap and Secret data: 1 MiB in all. */
@@ -77,11 +108,7 @@ static size_t check_data_keys(const json_t *m, const char *field,
 		if (!key_ok || !type_ok)
 			snprintf(path, sizeof path, "%s[%s]", field, k);
 		if (!key_ok)
-			srv_error_cause(err, "FieldValueInvalid", path,
-					"Invalid value: \"%s\": a valid config "
-					"key must consist of alphanumeric "
-					"characters, '-', '_' or '.'",
-					k);
+			config_key_causes(path, k, err);
 		if (json_is_null(v))
 			continue; /* a nil []byte (decoding left it null) */
 		if (!type_ok) {
@@ -270,14 +297,21 @@ static void secret_type_causes(const json_t *obj, struct srv_error *err)
 			json_t *j = NULL;
 			if (in.size && gnutls_base64_decode2(&in, &raw) >= 0)
 				j = reg_json_load((const char *)raw.data,
-						  raw.size, 0, NULL);
-			if (!json_is_object(j)) {
-				char f[64];
+						  raw.size, JSON_DECODE_ANY, NULL);
+			/* Go's json.Unmarshal into a map: null is no error */
+			if (!json_is_object(j) && !json_is_null(j)) {
+				char f[64], why[128];
 				snprintf(f, sizeof f, "data[%s]", rules[i].keys[0]);
+				if (j)
+					snprintf(why, sizeof why,
+						 "json: cannot unmarshal %s into Go value of type map[string]interface {}",
+						 reg_go_type(j));
+				else
+					snprintf(why, sizeof why,
+						 "unexpected end of JSON input");
 				srv_error_cause(err, "FieldValueInvalid", f,
 						"Invalid value: \"<secret contents redacted>\": %s",
-						j ? "json: cannot unmarshal into Go value of type map[string]interface {}"
-						  : "unexpected end of JSON input");
+						why);
 			}
 			json_decref(j);
 			gnutls_free(raw.data);
@@ -622,6 +656,8 @@ static void node_port_causes(const json_t *spec, struct srv_error *err)
 					"Forbidden: may not be used when `type` is 'ClusterIP'");
 			continue;
 		}
+		/* (another port number asking for it is the allocator's
+		   node_port_taken, before) */
 		json_array_foreach(ports, j, q)
 		{
 			if (j >= i)
@@ -1272,6 +1308,39 @@ static lp_err prep_service_status(const struct srv_resource *r, json_t *obj,
 	return finish_invalid(r, obj, err);
 }
 
+/* kube's initNodePorts, for the node ports one Service asks for: the
+   entries of one port number share a node port, another port number
+   asking for one already taken is the allocator's 422, which kube answers
+   alone (before validation). true when it added the cause. */
+static bool node_port_taken(const json_t *spec, struct srv_error *err)
+{
+	const json_t *ports = json_object_get(spec, "ports");
+	size_t i, j;
+	const json_t *p, *q;
+	json_array_foreach(ports, i, p)
+	{
+		json_int_t np = json_integer_value(json_object_get(p, "nodePort"));
+		json_int_t port = json_integer_value(json_object_get(p, "port"));
+		if (!np)
+			continue;
+		json_array_foreach(ports, j, q)
+		{
+			if (j >= i)
+				break;
+			if (json_integer_value(json_object_get(q, "nodePort")) != np ||
+			    json_integer_value(json_object_get(q, "port")) == port)
+				continue;
+			char f[64];
+			snprintf(f, sizeof f, "spec.ports[%zu].nodePort", i);
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: %lld: provided port is already allocated",
+					(long long)np);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* kube's ValidateService for what lapis serves, in its order: ports
    required but for headless and ExternalName Services, an ExternalName's
    name, each port (a name when there are several, DNS labels, unique;
@@ -1437,6 +1506,41 @@ static void validate_service(const json_t *spec, struct srv_error *err)
 	}
 }
 
+/* kube 1.33's GetWarningsForService, for what lapis takes: the deprecated
+   topology annotation, externalIPs on an ExternalName Service, externalName
+   on another type. */
+static void service_warnings(const json_t *obj, const json_t *old,
+			     void (*warn)(void *ud, const char *text), void *ud)
+{
+	(void)old;
+	const json_t *spec = json_object_get(obj, "spec");
+	if (json_object_get(json_object_get(json_object_get(obj, "metadata"),
+					    "annotations"),
+			    "service.kubernetes.io/topology-aware-hints"))
+		warn(ud, "annotation service.kubernetes.io/topology-aware-hints is deprecated, please use service.kubernetes.io/topology-mode instead");
+	bool ext = str_is(spec, "type", "ExternalName");
+	if (ext && json_array_size(json_object_get(spec, "externalIPs")))
+		warn(ud, "spec.externalIPs is ignored when spec.type is \"ExternalName\"");
+	const char *en = str_of(spec, "externalName");
+	if (!ext && en && *en)
+		warn(ud, "spec.externalName is ignored when spec.type is not \"ExternalName\"");
+}
+
+/* ValidateService's first check after the metadata: the topology mode
+   annotation agrees with the deprecated hints one when both are there. */
+static void topology_causes(const json_t *obj, struct srv_error *err)
+{
+	const json_t *ann =
+	    json_object_get(json_object_get(obj, "metadata"), "annotations");
+	const char *hints = str_of(ann, "service.kubernetes.io/topology-aware-hints");
+	const char *mode = str_of(ann, "service.kubernetes.io/topology-mode");
+	if (hints && mode && strcmp(hints, mode))
+		srv_error_cause(err, "FieldValueInvalid",
+				"metadata.annotations[service.kubernetes.io/topology-mode]",
+				"Invalid value: \"%.100s\": must match annotations[service.kubernetes.io/topology-aware-hints] when both are specified",
+				mode);
+}
+
 static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 			   const json_t *old, struct srv_error *err)
 {
@@ -1499,7 +1603,8 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 	json_t *trial = json_deep_copy(spec);
 	bool refused = srv_service_ip_families(trial, ospec, err);
 	json_decref(trial);
-	if (refused)
+	if (refused ||
+	    (srv_service_needs_node_ports(spec) && node_port_taken(spec, err)))
 		return finish_invalid(r, obj, err);
 	json_array_foreach(ports, i, p)
 	{
@@ -1512,6 +1617,7 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 	}
 	if (ospec)
 		service_update_causes(spec, ospec, err);
+	topology_causes(obj, err);
 	validate_service(spec, err);
 	node_port_causes(spec, err);
 	service_tail_causes(obj, spec, err);
@@ -1531,8 +1637,17 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 static lp_err prep_lease(const struct srv_resource *r, json_t *obj,
 			 const json_t *old, struct srv_error *err)
 {
-	(void)old;
-	const json_t *spec = json_object_get(obj, "spec");
+	json_t *spec = json_object_get(obj, "spec");
+	/* kube 1.33's lease strategy with CoordinatedLeaderElection off (a
+	   beta gate, off by default): strategy and preferredHolder are
+	   dropped, unless the stored Lease already has them */
+	const json_t *ospec = json_object_get(old, "spec");
+	static const char *const gated[] = {"strategy", "preferredHolder"};
+	for (size_t i = 0; json_is_object(spec) && i < 2; i++) {
+		const json_t *ov = json_object_get(ospec, gated[i]);
+		if (!ov || json_is_null(ov))
+			json_object_del(spec, gated[i]);
+	}
 	const json_t *d = json_object_get(spec, "leaseDurationSeconds");
 	const json_t *t = json_object_get(spec, "leaseTransitions");
 	const json_t *st = json_object_get(spec, "strategy");
@@ -1589,9 +1704,16 @@ static lp_err prep_endpoints(const struct srv_resource *r, json_t *obj,
 				    json_string_value(json_object_get(a, "ip"));
 				const char *hn =
 				    json_string_value(json_object_get(a, "hostname"));
-				snprintf(f, sizeof f, "subsets[%zu].%s[%zu].ip", i,
+				/* kube's validateEndpointAddress: the IP, the
+				   hostname, the node name, then
+				   ValidateNonSpecialIP (a second cause for an
+				   IP that is none) */
+				char fip[96];
+				snprintf(fip, sizeof fip, "subsets[%zu].%s[%zu].ip", i,
 					 lists[l], j);
-				ip_causes(f, ip, err);
+				bool valid = is_ip(ip);
+				if (!valid)
+					ip_causes(fip, ip, err);
 				if (hn && *hn && !srv_is_dns_label(hn, 63)) {
 					snprintf(f, sizeof f,
 						 "subsets[%zu].%s[%zu].hostname", i,
@@ -1600,6 +1722,27 @@ static lp_err prep_endpoints(const struct srv_resource *r, json_t *obj,
 							"Invalid value: \"%.63s\": " SRV_MSG_DNS_LABEL,
 							hn);
 				}
+				const json_t *nn = json_object_get(a, "nodeName");
+				if (json_is_string(nn)) {
+					const char *nv = json_string_value(nn);
+					snprintf(f, sizeof f,
+						 "subsets[%zu].%s[%zu].nodeName", i,
+						 lists[l], j);
+					if (strlen(nv) > 253)
+						srv_error_cause(err, "FieldValueInvalid", f,
+								"Invalid value: \"%.300s\": must be no more than 253 characters",
+								nv);
+					if (!srv_dns_subdomain_like(nv))
+						srv_error_cause(err, "FieldValueInvalid", f,
+								"Invalid value: \"%.300s\": " SRV_MSG_DNS_SUBDOMAIN,
+								nv);
+				}
+				if (valid)
+					ip_causes(fip, ip, err);
+				else
+					srv_error_cause(err, "FieldValueInvalid", fip,
+							"Invalid value: \"%.64s\": must be a valid IP address",
+							ip ? ip : "");
 			}
 		}
 		const json_t *ports = json_object_get(ss, "ports");
@@ -1628,6 +1771,11 @@ static lp_err prep_endpoints(const struct srv_resource *r, json_t *obj,
 				json_object_set_new(a, "protocol", json_string("TCP"));
 			snprintf(f, sizeof f, "subsets[%zu].ports[%zu].protocol", i, j);
 			enum_cause(f, json_object_get(a, "protocol"), protos, err);
+			const char *app = str_of(a, "appProtocol");
+			if (app) {
+				snprintf(f, sizeof f, "subsets[%zu].ports[%zu].appProtocol", i, j);
+				srv_qname_causes(err, f, app, app);
+			}
 		}
 	}
 	return finish_invalid(r, obj, err);
@@ -1637,6 +1785,62 @@ static lp_err prep_none(const struct srv_resource *r, json_t *obj,
 			const json_t *old, struct srv_error *err)
 {
 	(void)old;
+	return finish_invalid(r, obj, err);
+}
+
+/* kube's serviceaccount strategy: a secret reference keeps only its name
+   (cleanSecretReferences). */
+static lp_err prep_serviceaccount(const struct srv_resource *r, json_t *obj,
+				  const json_t *old, struct srv_error *err)
+{
+	(void)old;
+	size_t i;
+	json_t *ref;
+	json_array_foreach(json_object_get(obj, "secrets"), i, ref)
+	{
+		json_t *n = json_object_get(ref, "name");
+		json_t *only = json_object();
+		if (json_is_string(n) && json_string_length(n))
+			json_object_set(only, "name", n);
+		json_array_set_new(json_object_get(obj, "secrets"), i, only);
+	}
+	return finish_invalid(r, obj, err);
+}
+
+/* kube's warnIfHasEnforceMountableSecretsAnnotation: the annotation,
+   on a create or when an update adds it. */
+static void sa_warnings(const json_t *obj, const json_t *old,
+			void (*warn)(void *ud, const char *text), void *ud)
+{
+	static const char an[] = "kubernetes.io/enforce-mountable-secrets";
+	const json_t *now = json_object_get(
+	    json_object_get(json_object_get(obj, "metadata"), "annotations"), an);
+	const json_t *before = json_object_get(
+	    json_object_get(json_object_get(old, "metadata"), "annotations"), an);
+	if (now && !before)
+		warn(ud, "metadata.annotations[kubernetes.io/enforce-mountable-secrets]: deprecated in v1.32+; prefer separate namespaces to isolate access to mounted secrets");
+}
+
+/* kube's ValidateNamespaceStatusUpdate, after SetDefaults_NamespaceStatus
+   made an empty phase Active: Active unless deleting, then Terminating. */
+static lp_err prep_namespace_status(const struct srv_resource *r,
+				    json_t *obj, const json_t *old,
+				    struct srv_error *err)
+{
+	(void)old;
+	json_t *st = obj_child(obj, "status");
+	default_str(st, "phase", "Active");
+	const char *ph = str_of(st, "phase");
+	bool deleting = json_object_get(json_object_get(obj, "metadata"),
+					"deletionTimestamp") != NULL;
+	if (!deleting && strcmp(ph, "Active"))
+		srv_error_cause(err, "FieldValueInvalid", "status.Phase",
+				"Invalid value: \"%.64s\": may only be 'Active' if `deletionTimestamp` is empty",
+				ph);
+	else if (deleting && strcmp(ph, "Terminating"))
+		srv_error_cause(err, "FieldValueInvalid", "status.Phase",
+				"Invalid value: \"%.64s\": may only be 'Terminating' if `deletionTimestamp` is not empty",
+				ph);
 	return finish_invalid(r, obj, err);
 }
 
@@ -2279,7 +2483,7 @@ static const struct srv_column col_event[] = {
 	{"Message", "string", "", "The message of the event", 0, c_ev_message},
 	{"First Seen", "string", "", "Time since the first occurrence", 1, c_ev_first_seen},
 	{"Count", "string", "", "The number of times the event occurred", 1, c_ev_count},
-	{"Name", "string", "", SRV_DESC_NAME, 1, c_name},
+	{"Name", "string", "name", SRV_DESC_NAME, 1, c_name},
 	END_COL};
 
 /* ------------------------------------------------------------ table */
@@ -2368,7 +2572,7 @@ const struct srv_resource srv_builtin[] = {
 	     SRV_V_ALL & ~SRV_V_DELETECOLLECTION,
 	     .short_names = sn_ns, .subresources = sub_ns, .columns = col_ns,
 	     .return_deleted = true, .fields = f_ns,
-	     .prepare = prep_namespace),
+	     .prepare = prep_namespace, .prepare_status = prep_namespace_status),
 	CORE("configmaps", "ConfigMap", "configmap", true, SRV_V_ALL,
 	     .short_names = sn_cm, .columns = col_cm,
 	     .prepare = prep_configmap),
@@ -2379,16 +2583,18 @@ const struct srv_resource srv_builtin[] = {
 	     .short_names = sn_svc, .categories = cat_all,
 	     .subresources = sub_status, .columns = col_svc, .fields = f_svc,
 	     .prepare = prep_service, .prepare_status = prep_service_status,
-	     .create_on_update = true),
+	     .warnings = service_warnings, .create_on_update = true),
 	CORE("endpoints", "Endpoints", "endpoints", true, SRV_V_ALL,
 	     .short_names = sn_ep, .columns = col_ep, .prepare = prep_endpoints,
-	     .create_on_update = true),
+	     .create_on_update = true,
+	     .warning = "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"),
 	CORE("events", "Event", "event", true, SRV_V_ALL,
 	     .short_names = sn_ev, .columns = col_event,
 	     .fields = f_event, .prepare = prep_event, .create_on_update = true),
 	CORE("serviceaccounts", "ServiceAccount", "serviceaccount", true,
 	     SRV_V_ALL, .short_names = sn_sa, .columns = col_sa,
-	     .subresources = sub_sa, .prepare = prep_none),
+	     .subresources = sub_sa, .prepare = prep_serviceaccount,
+	     .warnings = sa_warnings),
 	{.group = "events.k8s.io", .version = "v1", .resource = "events",
 	 .kind = "Event", .list_kind = "EventList", .singular = "event",
 	 .short_names = sn_ev, .namespaced = true, .verbs = SRV_V_ALL,

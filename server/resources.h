@@ -121,6 +121,14 @@ struct srv_resource {
 	void (*after_write)(eng *e, const char *name);
 	lp_err (*before_delete)(eng *e, const json_t *obj);
 	const struct srv_view *view; /* stored as another version; NULL */
+	/* kube's Warning on every request for the resource (its deprecation
+	   notice); NULL: none. */
+	const char *warning;
+	/* The warnings kube's strategy gives a create or main update of obj
+	   (old NULL for a create): WarningsOnCreate/WarningsOnUpdate, each
+	   through warn. NULL: none. */
+	void (*warnings)(const json_t *obj, const json_t *old,
+			 void (*warn)(void *ud, const char *text), void *ud);
 	/* A review (SelfSubjectAccessReview, ...): create only, answered from
 	   the request by review.c, nothing stored. */
 	bool review;

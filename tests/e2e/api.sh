@@ -960,7 +960,13 @@ SVCS=/api/v1/namespaces/default/services
 req POST "$SVCS" '{"metadata":{"name":"np-c"},"spec":{"ports":[{"port":80,"nodePort":30100}]}}'
 check "a node port on a ClusterIP Service is kube's 422" code_has 422 'Service \"np-c\" is invalid: spec.ports[0].nodePort: Forbidden: may not be used when `type` is '"'"'ClusterIP'"'"''
 req POST "$SVCS" '{"metadata":{"name":"np-d"},"spec":{"type":"NodePort","ports":[{"name":"a","port":80,"nodePort":30100},{"name":"b","port":81,"nodePort":30100}]}}'
-check "... one node port twice for one protocol too" code_has 422 'spec.ports[1].nodePort: Duplicate value: 30100'
+check "... one node port for two port numbers is the allocator's 422, alone (kube allocates before it validates)" code_has 422 '"message":"Service \"np-d\" is invalid: spec.ports[1].nodePort: Invalid value: 30100: provided port is already allocated"'
+req POST "$SVCS" '{"metadata":{"name":"np-e"},"spec":{"type":"NodePort","ports":[{"name":"a","port":80,"nodePort":30101},{"name":"b","port":80,"nodePort":30101}]}}'
+check "... and for one port number and protocol twice, validation's duplicates" code_has 422 'spec.ports[1].nodePort: Duplicate value: 30101' 'spec.ports[1]: Duplicate value: core.ServicePort'
+req POST "$SVCS" '{"metadata":{"name":"np-hc1"},"spec":{"type":"NodePort","ports":[{"port":80,"nodePort":30102}]}}'
+req POST "$SVCS" '{"metadata":{"name":"np-hc2"},"spec":{"type":"LoadBalancer","externalTrafficPolicy":"Local","healthCheckNodePort":30102,"ports":[{"port":80}]}}'
+check "a health check port already taken is kube's 500 (allocHealthCheckNodePort's plain error)" code_has 500 '"message":"Internal error occurred: failed to allocate requested HealthCheck NodePort 30102: provided port is already allocated","reason":"InternalError"'
+
 req POST "$SVCS" '{"metadata":{"name":"np-d"},"spec":{"type":"NodePort","ports":[{"name":"a","port":80,"nodePort":30100},{"name":"b","port":80,"protocol":"UDP","nodePort":30100}]}}'
 check "... but TCP and UDP may share one" code_has 201 '"nodePort":30100,' '"protocol":"UDP"'
 req POST "$SVCS" '{"metadata":{"name":"np-e"},"spec":{"type":"NodePort","allocateLoadBalancerNodePorts":true,"ports":[{"port":80}]}}'
@@ -1040,6 +1046,40 @@ req PATCH "$SVCS/lbl/status" '{"status":{"loadBalancer":{"ingress":[{"ip":"192.0
 check "... and an ingress ip gets ipMode VIP" code_has 200 '"ingress":[{"ip":"192.0.2.1","ipMode":"VIP"},{"hostname":"lb.example.com"}]'
 req PATCH "$SVCS/aff/status" '{"status":{"loadBalancer":{"ingress":[{"ip":"192.0.2.1"}]}}}' application/merge-patch+json
 check "... ingress only on a LoadBalancer" code_has 422 "status.loadBalancer.ingress: Forbidden: may only be used when"
+# From the built-in kinds probe (session 14): kube's validators append the
+# type's causes to the metadata's; per-kind rules and strategy warnings.
+NSD=/api/v1/namespaces/default
+SA=$NSD/serviceaccounts
+req POST "$SVCS" '{"metadata":{"name":"Bad_Name"},"spec":{"ports":[{"port":0}]}}'
+check "a bad name and a bad port are one 422, metadata first" code_has 422 'Service \"Bad_Name\" is invalid: [metadata.name: Invalid value: \"Bad_Name\": a DNS-1035 label' 'spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive'
+req POST "$NSD/configmaps" '{"metadata":{"name":"ck","labels":{"a b":"c"}},"data":{"a b":"c","..x":"d",".":"e"}}'
+check "... a ConfigMap's too, with kube's config key complaints" code_has 422 'metadata.labels: Invalid value: \"a b\"' 'data[a b]: Invalid value: \"a b\": a valid config key must consist of alphanumeric characters, '"'"'-'"'"', '"'"'_'"'"' or '"'"'.'"'"' (e.g. '"'"'key.name'"'"',  or '"'"'KEY_NAME'"'"',  or '"'"'key-name'"'"', regex used for validation is '"'"'[-._a-zA-Z0-9]+'"'"')' 'data[..x]: Invalid value: \"..x\": must not start with '"'"'..'"'"'' 'data[.]: Invalid value: \".\": must not be '"'"'.'"'"''
+req POST "$NSD/events" '{"metadata":{"name":"Bad_Name.x"},"involvedObject":{"kind":"Pod","name":"p","namespace":"default"}}'
+check "a core/v1 Event's name need only be a path segment (kube validates no name rule for v1 Events)" code_is 201
+req DELETE "$NSD/events/Bad_Name.x"
+req POST "$NSD/events" '{"metadata":{"name":"a%b"},"involvedObject":{"kind":"Pod","name":"p","namespace":"default"}}'
+check "... which may not hold '%'" code_has 422 'metadata.name: Invalid value: \"a%b\": may not contain '"'"'%'"'"''
+req POST "$SVCS" '{"metadata":{"name":"topo","annotations":{"service.kubernetes.io/topology-aware-hints":"auto","service.kubernetes.io/topology-mode":"x"}},"spec":{"ports":[{"port":80}]}}'
+check "a Service's topology mode must match the deprecated hints annotation" code_has 422 'metadata.annotations[service.kubernetes.io/topology-mode]: Invalid value: \"x\": must match annotations[service.kubernetes.io/topology-aware-hints] when both are specified'
+reqh POST "$SVCS" '{"metadata":{"name":"warned","annotations":{"service.kubernetes.io/topology-aware-hints":"auto"}},"spec":{"externalName":"x.example.com","ports":[{"port":80}]}}'
+check "a Service gets kube's strategy warnings: the deprecated annotation, an externalName that is ignored" bash -c "[[ $CODE == 201 ]]" && check "... (both)" bash -c 'grep -qF "annotation service.kubernetes.io/topology-aware-hints is deprecated, please use service.kubernetes.io/topology-mode instead" "'"$WORK"'/hdr" && grep -qF "spec.externalName is ignored when spec.type is not \\\"ExternalName\\\"" "'"$WORK"'/hdr"'
+reqh POST "$SA" '{"metadata":{"name":"mountable","annotations":{"kubernetes.io/enforce-mountable-secrets":"true"}},"secrets":[{"name":"s1","namespace":"x","uid":"u","kind":"Secret"}]}'
+check "a ServiceAccount with enforce-mountable-secrets is warned of it, and its secret references keep only their names" bash -c "[[ $CODE == 201 ]] && grep -qF 'metadata.annotations[kubernetes.io/enforce-mountable-secrets]: deprecated in v1.32+; prefer separate namespaces to isolate access to mounted secrets' '$WORK/hdr' && grep -qF '\"secrets\":[{\"name\":\"s1\"}]' '$WORK/body'"
+reqh GET "$NSD/endpoints" ''
+check "every v1 Endpoints request carries kube 1.33's deprecation warning" bash -c "grep -qF 'v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice' '$WORK/hdr'"
+req POST "$NSD/endpoints" '{"metadata":{"name":"e2"},"subsets":[{"addresses":[{"ip":"bad","hostname":"A_b","nodeName":"N!"}],"ports":[{"port":1,"name":"a","appProtocol":"a/b/c"}]}]}'
+check "Endpoints: kube's address causes in its order (the IP, hostname, node name, the IP again) and appProtocol" code_has 422 'subsets[0].addresses[0].ip: Invalid value: \"bad\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff), subsets[0].addresses[0].hostname: Invalid value: \"A_b\"' 'subsets[0].addresses[0].nodeName: Invalid value: \"N!\": a lowercase RFC 1123 subdomain' 'subsets[0].addresses[0].ip: Invalid value: \"bad\": must be a valid IP address, subsets[0].ports[0].appProtocol: Invalid value: \"a/b/c\": a qualified name must consist of'
+req POST "$NSD/secrets" '{"metadata":{"name":"dnull"},"type":"kubernetes.io/dockerconfigjson","data":{".dockerconfigjson":"bnVsbA=="}}'
+check "a docker config Secret holding null is fine, as Go decodes it into a map" code_is 201
+req POST "$NSD/secrets" '{"metadata":{"name":"darr"},"type":"kubernetes.io/dockerconfigjson","data":{".dockerconfigjson":"W10="}}'
+check "... a list is Go's unmarshal error" code_has 422 'json: cannot unmarshal array into Go value of type map[string]interface {}'
+req POST /api/v1/namespaces '{"metadata":{"name":"phases"}}'
+req PATCH /api/v1/namespaces/phases/status '{"status":{"phase":"Terminating"}}' application/merge-patch+json
+check "a Namespace's status may say Terminating only once it is deleted" code_has 422 'status.Phase: Invalid value: \"Terminating\": may only be '"'"'Active'"'"' if `deletionTimestamp` is empty'
+req PATCH /api/v1/namespaces/phases/status '{"status":{"phase":""}}' application/merge-patch+json
+check "... an empty phase defaults to Active" code_has 200 '"status":{"phase":"Active"}'
+curl -sS -o "$WORK/body" -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' "$URL$NSD/events"
+check "the Event Table's Name column has kube's format name" bash -c "grep -qF '{\"name\":\"Name\",\"type\":\"string\",\"format\":\"name\"' '$WORK/body'"
 svc_bad "... a headless NodePort Service" '{"type":"NodePort","clusterIP":"None","ports":[{"port":80}]}' "spec.clusterIPs[0]: Invalid value: \\\"None\\\": may not be set to 'None' for NodePort services"
 svc_bad "... an ExternalName Service with a cluster IP" '{"type":"ExternalName","externalName":"example.com","clusterIP":"10.96.0.9"}' 'spec.clusterIPs: Forbidden: may not be set for ExternalName services'
 req POST "$SVCS" '{"metadata":{"name":"headless"},"spec":{"clusterIP":"None"}}'
@@ -1103,9 +1143,10 @@ check "... nor change a deleting object's grace period" code_has 422 'metadata.d
 req PATCH "$NSD/configmaps/held" '{"metadata":{"deletionGracePeriodSeconds":null,"finalizers":null}}' application/merge-patch+json
 check "... though leaving it out keeps it (and the object goes)" code_is 200
 req POST /apis/coordination.k8s.io/v1/namespaces/default/leases '{"metadata":{"name":"bad"},"spec":{"leaseDurationSeconds":0,"leaseTransitions":-1,"strategy":"Bogus"}}'
-check "a Lease: positive duration, transitions not negative, a known strategy" code_has 422 'spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0' 'spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0' 'spec.strategy.strategy: Unsupported value: \"Bogus\": supported values: \"OldestEmulationVersion\"'
-req POST /apis/coordination.k8s.io/v1/namespaces/default/leases '{"metadata":{"name":"bad"},"spec":{"preferredHolder":"me"}}'
-check "... a preferred holder only with a strategy" code_has 422 'spec.preferredHolder: Forbidden: may only be specified if `strategy` is defined'
+check "a Lease: positive duration, transitions not negative (strategy dropped: kube 1.33's CoordinatedLeaderElection gate is off)" code_has 422 'spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0' 'spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0'
+check "... nothing of the strategy" bash -c "! grep -q strategy '$WORK/body'"
+req POST /apis/coordination.k8s.io/v1/namespaces/default/leases '{"metadata":{"name":"gated"},"spec":{"preferredHolder":"me","strategy":"OldestEmulationVersion","holderIdentity":"h"}}'
+check "... a Lease's strategy and preferredHolder are dropped on create" code_has 201 '"spec":{"holderIdentity":"h"}'
 req POST "$SVCS" '{"metadata":{"name":"badip"},"spec":{"clusterIP":"10.96.0.5/x","ports":[{"port":80}]}}'
 check "a cluster IP that is no IP is kube's 422" code_has 422 'spec.clusterIPs[0]: Invalid value: \"10.96.0.5/x\": must be a valid IP address'
 req POST "$SVCS" '{"metadata":{"name":"fixedip"},"spec":{"clusterIP":"10.96.0.50","ports":[{"port":80}]}}'
