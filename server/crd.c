@@ -1723,7 +1723,8 @@ lp_err srv_prep_crd_status(const struct srv_resource *r, json_t *obj,
 {
 	(void)r;
 	(void)old;
-	check_stored_versions(obj, err);
+	/* kube's status strategy validates the accepted names only:
+	   storedVersions is checked on create and main updates */
 	return crd_invalid(obj, err);
 }
 

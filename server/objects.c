@@ -1460,11 +1460,51 @@ static lp_err patch_invalid(const char *shown, const char *msg,
  * version "<v>" cannot be handled as a <Kind>: strict decoding error: ...";
  * a patch is patch_invalid's 422. Returns the error set.
  */
+/* The order kube reports a custom resource's unknown fields in: those of
+   its metadata (ObjectMeta's coercion), then the pruned paths sorted,
+   then those of embedded resources' metadata sorted. */
+static int unknown_class(const char *e)
+{
+	static const char pre[] = "unknown field \"";
+	if (strncmp(e, pre, sizeof pre - 1))
+		return -1;
+	const char *p = e + sizeof pre - 1;
+	if (!strncmp(p, "metadata.", 9))
+		return 0;
+	return strstr(p, ".metadata.") ? 2 : 1;
+}
+
+static int cmp_unknown(const void *a, const void *b)
+{
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	int cx = unknown_class(x), cy = unknown_class(y);
+	return cx != cy ? (cx < cy ? -1 : 1) : strcmp(x, y);
+}
+
+static void sort_unknown(struct srv_strict *s)
+{
+	/* the others (duplicate fields, the decoder's) keep their place,
+	   before */
+	size_t k = 0;
+	char *rest[SRV_STRICT_MAX];
+	size_t nr = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		if (unknown_class(s->errs[i]) < 0)
+			s->errs[k++] = s->errs[i];
+		else
+			rest[nr++] = s->errs[i];
+	}
+	qsort(rest, nr, sizeof *rest, cmp_unknown);
+	memcpy(s->errs + k, rest, nr * sizeof *rest);
+}
+
 static lp_err strict_finish(struct srv_req *r, const struct srv_resource *res,
 			    struct srv_strict *s, const char *shown,
 			    struct srv_error *err)
 {
 	lp_err rc = LP_OK;
+	if (res->custom)
+		sort_unknown(s);
 	if (s->mode == SRV_FV_WARN)
 		strict_warn(r, s);
 	if (s->mode == SRV_FV_STRICT && s->n) {
@@ -1668,6 +1708,17 @@ static bool ratchets(const char *field, const json_t *obj, const json_t *old)
 	return !a && !b && pa && pb && json_equal(pa, pb);
 }
 
+struct scale_hook {
+	const struct srv_resource *res;
+	const json_t *obj;
+};
+
+static void add_scale_causes(void *ud, struct srv_error *err)
+{
+	struct scale_hook *h = ud;
+	scale_causes(h->res, h->obj, err);
+}
+
 static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 			json_t *obj, const json_t *old, const char *name,
 			struct srv_error *err)
@@ -1685,7 +1736,10 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 	}
 	srv_schema_default(sch, obj);
 	int n0 = err->n_causes;
-	lp_err rc = srv_schema_validate(sch, obj, err);
+	/* kube's order: ObjectMeta, the schema, the scale checks, embedded
+	   resources, list types */
+	struct scale_hook sh = {res, obj};
+	lp_err rc = srv_schema_validate_with(sch, obj, err, add_scale_causes, &sh);
 	if (rc == LP_E_INVALID && old) {
 		/* kube's validation ratcheting (on by default since 1.30): an
 		   update keeps what it did not change, even if the schema
@@ -1705,8 +1759,6 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 	if (rc)
 		return srv_error_set(err, rc, "Internal error occurred: %s",
 				     lp_strerror(rc));
-	if (scale_causes(res, obj, err))
-		return invalid_from_causes(res, name, err);
 	finalizer_warnings(r, obj, old);
 	/* Only the rules kube would have evaluated: those with a value at
 	   their path in this object. */

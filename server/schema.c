@@ -1859,14 +1859,21 @@ static bool format_ok(enum fmt f, const char *s)
 
 struct causes {
 	struct srv_cause *v;
+	unsigned char *cls; /* each cause's stage, CLS_* */
 	size_t n, cap;
 	size_t total; /* including those not kept */
 };
+
+/* The stages kube's customResourceStrategy.Validate appends in order: the
+   schema's (and ObjectMeta's, before), embedded resources', list-type
+   uniqueness. */
+enum { CLS_SCHEMA, CLS_EMBEDDED, CLS_LISTTYPE, CLS_N };
 
 struct vctx {
 	struct causes *cs;
 	struct sb path;
 	bool oom;
+	unsigned char cls; /* the stage the causes added now belong to */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -1880,13 +1887,17 @@ static void add_cause(struct vctx *v, const char *reason, const char *fmt,
 	if (cs->n == cs->cap) {
 		size_t cap = cs->cap ? cs->cap * 2 : 8;
 		struct srv_cause *nv = realloc(cs->v, cap * sizeof *nv);
-		if (!nv) {
+		if (nv)
+			cs->v = nv;
+		unsigned char *nc = nv ? realloc(cs->cls, cap) : NULL;
+		if (!nv || !nc) {
 			v->oom = true;
 			return;
 		}
-		cs->v = nv;
+		cs->cls = nc;
 		cs->cap = cap;
 	}
+	cs->cls[cs->n] = v->cls;
 	struct srv_cause *c = &cs->v[cs->n++];
 	snprintf(c->reason, sizeof c->reason, "%s", reason);
 	snprintf(c->field, sizeof c->field, "%s", sb_str(&v->path));
@@ -1897,6 +1908,13 @@ static void add_cause(struct vctx *v, const char *reason, const char *fmt,
 }
 
 /* Move the causes of src to the end of dst; src is emptied. */
+static void causes_free(struct causes *c)
+{
+	free(c->v);
+	free(c->cls);
+	memset(c, 0, sizeof *c);
+}
+
 static void causes_merge(struct vctx *v, struct causes *dst,
 			 struct causes *src)
 {
@@ -1908,18 +1926,23 @@ static void causes_merge(struct vctx *v, struct causes *dst,
 		if (dst->n == dst->cap) {
 			size_t cap = dst->cap ? dst->cap * 2 : 8;
 			struct srv_cause *nv = realloc(dst->v, cap * sizeof *nv);
-			if (!nv) {
+			if (nv)
+				dst->v = nv;
+			unsigned char *nc = nv ? realloc(dst->cls, cap) : NULL;
+			if (!nv || !nc) {
 				v->oom = true;
 				break;
 			}
-			dst->v = nv;
+			dst->cls = nc;
 			dst->cap = cap;
 		}
+		dst->cls[dst->n] = src->cls[i];
 		dst->v[dst->n++] = src->v[i];
 	}
 	dst->total += src->total;
 	v->cs = keep;
 	free(src->v);
+	free(src->cls);
 	memset(src, 0, sizeof *src);
 }
 
@@ -2172,16 +2195,20 @@ static void check_list_type(struct vctx *v, const struct node *n,
 			    const json_t *x)
 {
 	size_t len = json_array_size(x), pl = v->path.len;
+	unsigned char cls = v->cls;
+	v->cls = CLS_LISTTYPE;
+	/* kube's validateListSet and validateListMap name a value's second
+	   occurrence only */
 	if (n->list_type == LIST_SET) {
 		for (size_t i = 1; i < len; i++) {
 			const json_t *a = json_array_get(x, i);
-			for (size_t j = 0; j < i; j++) {
-				if (srv_json_value_eq(a, json_array_get(x, j))) {
-					path_index(&v->path, i);
-					duplicate(v, a);
-					sb_cut(&v->path, pl);
-					break;
-				}
+			size_t seen = 0;
+			for (size_t j = 0; j < i; j++)
+				seen += srv_json_value_eq(a, json_array_get(x, j));
+			if (seen == 1) {
+				path_index(&v->path, i);
+				duplicate(v, a);
+				sb_cut(&v->path, pl);
 			}
 		}
 	} else if (n->list_type == LIST_MAP && n->n_map_keys) {
@@ -2196,19 +2223,20 @@ static void check_list_type(struct vctx *v, const struct node *n,
 				v->oom = true;
 		}
 		for (size_t i = 1; i < len; i++) {
-			for (size_t j = 0; keys[i] && j < i; j++) {
-				if (keys[j] && srv_json_value_eq(keys[i], keys[j])) {
-					path_index(&v->path, i);
-					duplicate(v, keys[i]);
-					sb_cut(&v->path, pl);
-					break;
-				}
+			size_t seen = 0;
+			for (size_t j = 0; keys[i] && j < i; j++)
+				seen += keys[j] && srv_json_value_eq(keys[i], keys[j]);
+			if (seen == 1) {
+				path_index(&v->path, i);
+				duplicate(v, keys[i]);
+				sb_cut(&v->path, pl);
 			}
 		}
 		for (size_t i = 0; i < len; i++)
 			json_decref(keys[i]);
 		free(keys);
 	}
+	v->cls = cls;
 }
 
 static bool dns1035_label(const char *s)
@@ -2329,10 +2357,16 @@ static void check_embedded_meta(struct vctx *v, const json_t *md)
 static void check_embedded(struct vctx *v, const json_t *x)
 {
 	size_t pl = v->path.len;
+	unsigned char cls = v->cls;
+	v->cls = CLS_EMBEDDED;
 	const json_t *av = json_object_get(x, "apiVersion");
 	path_key(&v->path, "apiVersion");
-	if (!av || (json_is_string(av) && !*json_string_value(av))) {
+	/* absent: Required; present and empty: Invalid (kube's
+	   validateEmbeddedResource) */
+	if (!av) {
 		add_cause(v, "FieldValueRequired", "Required value: must not be empty");
+	} else if (json_is_string(av) && !*json_string_value(av)) {
+		invalid(v, av, "must not be empty");
 	} else if (!json_is_string(av)) {
 		invalid(v, av, "must be a string");
 	} else {
@@ -2343,8 +2377,10 @@ static void check_embedded(struct vctx *v, const json_t *x)
 	sb_cut(&v->path, pl);
 	const json_t *kind = json_object_get(x, "kind");
 	path_key(&v->path, "kind");
-	if (!kind || (json_is_string(kind) && !*json_string_value(kind))) {
+	if (!kind) {
 		add_cause(v, "FieldValueRequired", "Required value: must not be empty");
+	} else if (json_is_string(kind) && !*json_string_value(kind)) {
+		invalid(v, kind, "must not be empty");
 	} else if (!json_is_string(kind)) {
 		invalid(v, kind, "must be a string");
 	} else {
@@ -2375,6 +2411,7 @@ static void check_embedded(struct vctx *v, const json_t *x)
 		check_embedded_meta(v, md);
 		sb_cut(&v->path, pl);
 	}
+	v->cls = cls;
 }
 
 static void validate_node(struct vctx *v, const struct node *n,
@@ -2408,11 +2445,13 @@ static void check_combinators(struct vctx *v, const struct node *n,
 			causes_merge(v, &acc, &c);
 		}
 		if (ok != n->n_all_of) {
+			/* kube-openapi merges the sub-schemas' results
+			   before it adds its own */
+			causes_merge(v, v->cs, &acc);
 			invalid(v, NULL, "%s must validate all the schemas (allOf)%s",
 				sb_str(&q), ok ? "" : ". None validated");
-			causes_merge(v, v->cs, &acc);
 		}
-		free(acc.v);
+		causes_free(&acc);
 	}
 	if (n->n_any_of) {
 		struct causes best = {0};
@@ -2422,18 +2461,18 @@ static void check_combinators(struct vctx *v, const struct node *n,
 			if (try_node(v, n->any_of[i], x, &c) == 0) {
 				ok = true;
 			} else if (!best.total || c.total < best.total) {
-				free(best.v);
+				causes_free(&best);
 				best = c;
 				continue;
 			}
-			free(c.v);
+			causes_free(&c);
 		}
 		if (!ok) {
 			invalid(v, NULL, "%s must validate at least one schema (anyOf)",
 				sb_str(&q));
 			causes_merge(v, v->cs, &best);
 		}
-		free(best.v);
+		causes_free(&best);
 	}
 	if (n->n_one_of) {
 		struct causes best = {0};
@@ -2443,11 +2482,11 @@ static void check_combinators(struct vctx *v, const struct node *n,
 			if (try_node(v, n->one_of[i], x, &c) == 0) {
 				ok++;
 			} else if (!best.total || c.total < best.total) {
-				free(best.v);
+				causes_free(&best);
 				best = c;
 				continue;
 			}
-			free(c.v);
+			causes_free(&c);
 		}
 		if (ok != 1) {
 			char more[64];
@@ -2462,14 +2501,14 @@ static void check_combinators(struct vctx *v, const struct node *n,
 			if (ok == 0)
 				causes_merge(v, v->cs, &best);
 		}
-		free(best.v);
+		causes_free(&best);
 	}
 	if (n->not_) {
 		struct causes c = {0};
 		if (try_node(v, n->not_, x, &c) == 0)
 			invalid(v, NULL, "%s must not validate the schema (not)",
 				sb_str(&q));
-		free(c.v);
+		causes_free(&c);
 	}
 	v->oom |= q.oom;
 	free(q.s);
@@ -2484,8 +2523,13 @@ static void validate_object(struct vctx *v, const struct node *n,
 			  "Too many: %zu: must have at most %lld items", np,
 			  n->max_props);
 	if (n->min_props >= 0 && (long long)np < n->min_props)
-		invalid(v, x, "%s in body should have at least %lld properties",
+{
+		/* kube-openapi shows the count (TooFewProperties) */
+		json_t *cnt = json_integer((json_int_t)json_object_size(x));
+				invalid(v, cnt, "%s in body should have at least %lld properties",
 			path_or_root(v), n->min_props);
+		json_decref(cnt);
+		}
 	for (size_t i = 0; i < n->n_required; i++) {
 		if (!json_object_get(x, n->required[i])) {
 			path_key(&v->path, n->required[i]);
@@ -2509,8 +2553,11 @@ static void validate_object(struct vctx *v, const struct node *n,
 			if (find_prop(n, k))
 				continue;
 			if (n->addl == ADDL_FALSE) {
-				invalid(v, NULL, "%s%s%s in body is a forbidden property",
+				/* PropertyNotAllowed shows the key */
+				json_t *kj = json_string(k);
+				invalid(v, kj, "%s%s%s in body is a forbidden property",
 					path_or_root(v), pl ? "." : "", k);
+				json_decref(kj);
 				continue;
 			}
 			path_key(&v->path, k);
@@ -2550,8 +2597,13 @@ static void validate_node(struct vctx *v, const struct node *n,
 				  "Too many: %zu: must have at most %lld items",
 				  len, n->max_items);
 		if (n->min_items >= 0 && (long long)len < n->min_items)
-			invalid(v, x, "%s in body should have at least %lld items",
+{
+			/* kube-openapi shows the count (TooFewItems) */
+			json_t *cnt = json_integer((json_int_t)len);
+						invalid(v, cnt, "%s in body should have at least %lld items",
 				path_or_root(v), n->min_items);
+			json_decref(cnt);
+			}
 		if (n->items) {
 			for (size_t i = 0; i < len; i++) {
 				path_index(&v->path, i);
@@ -2569,30 +2621,47 @@ static void validate_node(struct vctx *v, const struct node *n,
 lp_err srv_schema_validate(const struct srv_schema *s, const json_t *obj,
 			   struct srv_error *err)
 {
+	return srv_schema_validate_with(s, obj, err, NULL, NULL);
+}
+
+lp_err srv_schema_validate_with(const struct srv_schema *s, const json_t *obj,
+				struct srv_error *err,
+				void (*after_schema)(void *ud,
+						     struct srv_error *err),
+				void *ud)
+{
 	struct causes cs = {0};
 	struct vctx v = {.cs = &cs};
 	locale_t old = locale_enter();
 	validate_node(&v, s->root, obj);
 	locale_leave(old);
 	lp_err rc = LP_OK;
-	if (cs.total) {
-		/* Causes in order, exact duplicates dropped. */
+	int before = err->n_causes;
+	/* Causes by stage (the caller's between the schema's and the
+	   embedded resources'), each in order, exact duplicates dropped. */
+	for (int cls = 0; cls < CLS_N; cls++) {
+		if (cls == CLS_EMBEDDED && after_schema)
+			after_schema(ud, err);
 		for (size_t i = 0; i < cs.n; i++) {
 			const struct srv_cause *c = &cs.v[i];
+			if (cs.cls[i] != cls)
+				continue;
 			bool dup = false;
 			for (size_t j = 0; j < i && !dup; j++)
-				dup = strcmp(cs.v[j].field, c->field) == 0 &&
+				dup = cs.cls[j] == cls &&
+				      strcmp(cs.v[j].field, c->field) == 0 &&
 				      strcmp(cs.v[j].reason, c->reason) == 0 &&
 				      strcmp(cs.v[j].message, c->message) == 0;
 			if (!dup)
 				srv_error_cause(err, c->reason, c->field, "%s",
 						c->message);
 		}
-		rc = srv_error_set(err, LP_E_INVALID, "%s", "");
-	} else if (v.oom || v.path.oom) {
-		rc = srv_error_set(err, LP_E_NOMEM, "out of memory");
 	}
-	free(cs.v);
+	if (cs.total || err->n_causes > before)
+		rc = srv_error_set(err, LP_E_INVALID, "%s", "");
+	else if (v.oom || v.path.oom)
+		rc = srv_error_set(err, LP_E_NOMEM, "out of memory");
+	causes_free(&cs);
 	free(v.path.s);
 	return rc;
 }

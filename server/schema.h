@@ -89,6 +89,14 @@ void srv_go_float(double v, char out[SRV_GO_FLOAT_MAX]);
  */
 lp_err srv_schema_validate(const struct srv_schema *s, const json_t *obj,
 			   struct srv_error *err);
+/* The same, with after_schema adding the caller's causes between the
+   schema's and the embedded resources' and list types' (kube's custom
+   resource strategy puts its scale checks there). */
+lp_err srv_schema_validate_with(const struct srv_schema *s, const json_t *obj,
+				struct srv_error *err,
+				void (*after_schema)(void *ud,
+						     struct srv_error *err),
+				void *ud);
 
 /*
  * Drop what the schema does not know (kube's pruning.PruneWithOptions with

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <ctype.h>
 
 #include "jsonpath.h"
 #include "schema.h"
@@ -326,20 +327,158 @@ static bool go_print(FILE *f, const json_t *v)
 	return true;
 }
 
-char *srv_go_sprint(const json_t *v)
+/* A float64 as encoding/json writes it: the shortest digits, in plain
+   decimal for 1e-6 <= |d| < 1e21, else exponent form without a leading
+   zero in the exponent. */
+static void go_json_float(double d, FILE *f)
+{
+	char b[SRV_GO_FLOAT_MAX];
+	srv_go_float(d, b); /* shortest digits, %v's choice of form */
+	double a = d < 0 ? -d : d;
+	char *e = strchr(b, 'e');
+	if (!e || a < 1e-6 || a >= 1e21) {
+		if (e && e[1] == '-' && e[2] == '0' && e[3] && !e[4])
+			memmove(e + 2, e + 3, 2); /* e-07 -> e-7 */
+		else if (e && e[1] == '+' && e[2] == '0' && e[3] && !e[4])
+			memmove(e + 2, e + 3, 2);
+		fputs(b, f);
+		return;
+	}
+	/* d.ddde[+-]XX in plain decimal */
+	int exp = atoi(e + 1);
+	char digits[SRV_GO_FLOAT_MAX];
+	size_t nd = 0;
+	const char *p = b;
+	if (*p == '-') {
+		fputc('-', f);
+		p++;
+	}
+	for (; p < e; p++)
+		if (*p != '.')
+			digits[nd++] = *p;
+	/* the point goes after digit 1 + exp */
+	int point = 1 + exp;
+	if (point <= 0) {
+		fputs("0.", f);
+		for (int z = 0; z < -point; z++)
+			fputc('0', f);
+		fwrite(digits, 1, nd, f);
+	} else if ((size_t)point >= nd) {
+		fwrite(digits, 1, nd, f);
+		for (size_t z = nd; z < (size_t)point; z++)
+			fputc('0', f);
+	} else {
+		fwrite(digits, 1, (size_t)point, f);
+		fputc('.', f);
+		fwrite(digits + point, 1, nd - (size_t)point, f);
+	}
+}
+
+/* v as Go's json.Marshal writes an interface{} value: object keys
+   sorted, compact, <, > and & escaped; false when out of memory. */
+static bool go_json(FILE *f, const json_t *v)
+{
+	size_t i;
+	json_t *x;
+	switch (json_typeof(v)) {
+	case JSON_STRING: {
+		const unsigned char *p = (const unsigned char *)json_string_value(v);
+		size_t n = json_string_length(v);
+		fputc('"', f);
+		for (size_t k = 0; k < n; k++) {
+			unsigned char c = p[k];
+			if (c == '"' || c == '\\')
+				fprintf(f, "\\%c", c);
+			else if (c == '\n')
+				fputs("\\n", f);
+			else if (c == '\r')
+				fputs("\\r", f);
+			else if (c == '\t')
+				fputs("\\t", f);
+			else if (c < 0x20 || c == '<' || c == '>' || c == '&')
+				fprintf(f, "\\u%04x", c);
+			else
+				fputc(c, f);
+		}
+		fputc('"', f);
+		break;
+	}
+	case JSON_INTEGER:
+		fprintf(f, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		break;
+	case JSON_REAL:
+		go_json_float(json_real_value(v), f);
+		break;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		fputs(json_is_true(v) ? "true" : "false", f);
+		break;
+	case JSON_NULL:
+		fputs("null", f);
+		break;
+	case JSON_ARRAY:
+		fputc('[', f);
+		json_array_foreach((json_t *)v, i, x)
+		{
+			if (i)
+				fputc(',', f);
+			if (!go_json(f, x))
+				return false;
+		}
+		fputc(']', f);
+		break;
+	case JSON_OBJECT: {
+		size_t n = json_object_size(v), k = 0;
+		const char **keys = n ? malloc(n * sizeof *keys) : NULL;
+		if (n && !keys)
+			return false;
+		const char *key;
+		json_object_foreach((json_t *)v, key, x) keys[k++] = key;
+		if (n)
+			qsort(keys, n, sizeof *keys, key_cmp);
+		fputc('{', f);
+		bool ok = true;
+		for (k = 0; k < n && ok; k++) {
+			if (k)
+				fputc(',', f);
+			json_t *kj = json_string(keys[k]);
+			ok = kj && go_json(f, kj);
+			json_decref(kj);
+			fputc(':', f);
+			ok = ok && go_json(f, json_object_get(v, keys[k]));
+		}
+		fputc('}', f);
+		free(keys);
+		return ok;
+	}
+	}
+	return true;
+}
+
+static char *go_text(bool (*fn)(FILE *, const json_t *), const json_t *v)
 {
 	char *p = NULL;
 	size_t n = 0;
 	FILE *f = open_memstream(&p, &n);
 	if (!f)
 		return NULL;
-	bool ok = go_print(f, v);
+	bool ok = fn(f, v);
 	ok = !ferror(f) && ok;
 	if (fclose(f) || !ok) {
 		free(p);
 		return NULL;
 	}
 	return p;
+}
+
+char *srv_go_json(const json_t *v)
+{
+	return go_text(go_json, v);
+}
+
+char *srv_go_sprint(const json_t *v)
+{
+	return go_text(go_print, v);
 }
 
 /* A printer column's cell (reference §7.3): the first JSONPath result,
@@ -364,22 +503,56 @@ static json_t *path_cell(const struct srv_column *c, const json_t *obj)
 	if (!strcmp(t, "date")) {
 		if (!json_is_string(v))
 			return json_null();
+		/* Go's time.Parse(time.RFC3339): seconds, an optional
+		   fraction, then Z or a +hh:mm offset; the age of that
+		   instant, else kube's <invalid> */
 		struct tm tm;
 		memset(&tm, 0, sizeof tm);
 		const char *ts = json_string_value(v);
 		const char *end = *ts ? strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-		if (*ts && (!end || (*end != 'Z' && *end != '.' && *end != '+' &&
-				     *end != '-')))
+		if (end && *end == '.') {
+			const char *f = end + 1;
+			while (*f >= '0' && *f <= '9')
+				f++;
+			end = f > end + 1 ? f : NULL;
+		}
+		long off = 0;
+		bool ok = end && (!strcmp(end, "Z") ||
+				  ((*end == '+' || *end == '-') && strlen(end) == 6 &&
+				   end[3] == ':' && isdigit((unsigned char)end[1]) &&
+				   isdigit((unsigned char)end[2]) &&
+				   isdigit((unsigned char)end[4]) &&
+				   isdigit((unsigned char)end[5])));
+		if (ok && *end != 'Z')
+			off = (*end == '-' ? -1 : 1) *
+			      (((end[1] - '0') * 10 + end[2] - '0') * 3600L +
+			       ((end[4] - '0') * 10 + end[5] - '0') * 60L);
+		if (!*ts)
+			return json_null();
+		if (!ok)
 			return json_string("<invalid>"); /* kube's, unparsable */
-		json_t *fake = json_pack("{s:{s:O}}", "metadata", "creationTimestamp", v);
+		time_t at = timegm(&tm) - off;
+		struct tm utc;
+		char norm[32];
+		if (!gmtime_r(&at, &utc) ||
+		    !strftime(norm, sizeof norm, "%Y-%m-%dT%H:%M:%SZ", &utc))
+			return json_string("<invalid>");
+		json_t *fake = json_pack("{s:{s:s}}", "metadata", "creationTimestamp", norm);
 		json_t *age = srv_age_cell(fake);
 		json_decref(fake);
 		return age;
 	}
 	if (json_is_string(v))
 		return json_incref(v);
-	/* a string column prints other values as kube's JSONPath printer
-	   does: Go's %v */
+	/* a string column prints other values as client-go 1.33's JSONPath
+	   printer does: objects and lists as JSON (json.Marshal), the rest
+	   with Go's %v */
+	if (json_is_object(v) || json_is_array(v)) {
+		char *js = srv_go_json(v);
+		json_t *out = js ? json_string(js) : json_null();
+		free(js);
+		return out;
+	}
 	char *text = srv_go_sprint(v);
 	json_t *out = text ? json_string(text) : json_null();
 	free(text);

@@ -55,6 +55,10 @@ json_t *srv_table_scale(const struct srv_neg *n, const json_t *items,
    key order, lists as [a b], null as <nil>. New string; NULL when out of
    memory. */
 char *srv_go_sprint(const json_t *v);
+/* v as Go's json.Marshal writes an interface{} value (object keys sorted,
+   compact, <, > and & escaped as \u003c, \u003e, \u0026): new, NULL when
+   out of memory. */
+char *srv_go_json(const json_t *v);
 
 /* kube's human-readable duration ("5m12s", "3d4h", ...) of seconds. */
 void srv_human_duration(long long secs, char *buf, size_t n);
