@@ -1781,6 +1781,30 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 
 /* ------------------------------------------------------------ service IPs */
 
+/* kube's checkName, right after decoding an update's body (subresources'
+   too): the body names the object of the URL (an empty name too is a
+   mismatch) and, if it says one, its namespace. True when it answered
+   the 400. */
+static bool check_body_name(struct srv_req *r, const json_t *obj,
+			    const char *ns, const char *name)
+{
+	const char *bname = meta_str(obj, "name");
+	const char *bns = meta_str(obj, "namespace");
+	if (strcmp(bname ? bname : "", name)) {
+		srv_reply_fail(r, LP_E_BADREQUEST,
+			       "the name of the object (%.253s) does not match the name on the URL (%.253s)",
+			       bname ? bname : "", name);
+		return true;
+	}
+	if (ns[0] && bns && *bns && strcmp(bns, ns)) {
+		srv_reply_fail(r, LP_E_BADREQUEST,
+			       "the namespace of the object (%.253s) does not match the namespace on the request (%.253s)",
+			       bns, ns);
+		return true;
+	}
+	return false;
+}
+
 /* kube's NewInternalError(err): 500 InternalError, "Internal error
    occurred: <err>", the error again as the one cause, no object named. */
 static lp_err internal_err(struct srv_error *err, const char *fmt, ...)
@@ -3241,22 +3265,7 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 			srv_reply_error(r, &err, NULL);
 		return;
 	}
-	/* kube's checkName, right after decoding: the body names the object
-	   of the URL (an empty name too is a mismatch) and, if it says one,
-	   its namespace */
-	const char *bname = meta_str(obj, "name");
-	const char *bns = meta_str(obj, "namespace");
-	if (strcmp(bname ? bname : "", name)) {
-		srv_reply_fail(r, LP_E_BADREQUEST,
-			       "the name of the object (%.253s) does not match the name on the URL (%.253s)",
-			       bname ? bname : "", name);
-		json_decref(obj);
-		return;
-	}
-	if (ns[0] && bns && *bns && strcmp(bns, ns)) {
-		srv_reply_fail(r, LP_E_BADREQUEST,
-			       "the namespace of the object (%.253s) does not match the namespace on the request (%.253s)",
-			       bns, ns);
+	if (check_body_name(r, obj, ns, name)) {
 		json_decref(obj);
 		return;
 	}
@@ -4331,6 +4340,22 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 				json_decref(in);
 				return;
 			}
+			/* the Scale decoder: replicas is an int32 */
+			const json_t *br = json_object_get(
+			    json_object_get(in, "spec"), "replicas");
+			if (json_is_integer(br) &&
+			    (json_integer_value(br) > 2147483647 ||
+			     json_integer_value(br) < -2147483647 - 1)) {
+				srv_reply_fail(r, LP_E_BADREQUEST,
+					       "Scale in version \"v1\" cannot be handled as a Scale: json: cannot unmarshal number %lld into Go struct field ScaleSpec.spec.replicas of type int32",
+					       (long long)json_integer_value(br));
+				json_decref(in);
+				return;
+			}
+			if (check_body_name(r, in, ns, name)) {
+				json_decref(in);
+				return;
+			}
 			body = in;
 		}
 	}
@@ -4423,24 +4448,34 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 			goto out;
 		}
 		json_int_t nrep = rep ? json_integer_value(rep) : 0;
-		if (nrep < 0 || nrep > 2147483647) {
-			/* autoscaling's ValidateScale (int32 decoding refuses
-			   what is over) */
+		if (nrep > 2147483647 || nrep < -2147483647 - 1) {
+			/* the patched Scale does not decode: kube's 422 on
+			   the patch */
+			char *shown = srv_go_json(want);
+			char msg[200];
+			snprintf(msg, sizeof msg,
+				 "json: cannot unmarshal number %lld into Go struct field ScaleSpec.spec.replicas of type int32",
+				 (long long)nrep);
+			patch_invalid(shown ? shown : "", msg, &err);
+			free(shown);
 			json_decref(want);
 			reg_obj_free(&c);
-			srv_error_cause(&err, "FieldValueInvalid", "spec.replicas",
-					"Invalid value: %lld: must be greater than or equal to 0",
-					(long long)nrep);
-			srv_error_invalid(&err, "Scale", "autoscaling", name);
-			struct srv_status_what w = {.name = name, .group = "autoscaling",
-						    .kind = "Scale"};
-			srv_reply_error(r, &err, &w);
+			srv_reply_error(r, &err, NULL);
 			goto out;
 		}
 		json_t *next = json_deep_copy(c.obj);
 		set_path(next, json_string_value(json_object_get(sc, "specReplicasPath")),
 			 json_integer(nrep));
 		json_decref(want);
+		if (nrep < 0 && scale_causes(res, next, &err)) {
+			/* the custom resource's own scale check, as kube's
+			   scale REST updates it through the main store */
+			json_decref(next);
+			reg_obj_free(&c);
+			invalid_from_causes(res, name, &err);
+			fail_res(r, res, name, &err);
+			goto out;
+		}
 		if (res->prepare)
 			res->prepare(res, next, c.obj, &err);
 		track_update(r, res, "scale", c.obj, next, &err);
