@@ -290,6 +290,10 @@ enum fmt {
 	F_URI,
 	F_MAC,
 	F_HEXCOLOR,
+	F_DURATION,
+	F_BSONOBJECTID,
+	F_SSN,
+	F_RGBCOLOR,
 };
 
 static const struct {
@@ -302,7 +306,9 @@ static const struct {
 	{"uuid4", F_UUID4},	    {"uuid5", F_UUID5},	  {"ipv4", F_IPV4},
 	{"ipv6", F_IPV6},	    {"cidr", F_CIDR},	  {"hostname", F_HOSTNAME},
 	{"email", F_EMAIL},	    {"uri", F_URI},	  {"mac", F_MAC},
-	{"hexcolor", F_HEXCOLOR},
+	{"hexcolor", F_HEXCOLOR},  {"duration", F_DURATION},
+	{"bsonobjectid", F_BSONOBJECTID}, {"ssn", F_SSN},
+	{"rgbcolor", F_RGBCOLOR},
 };
 
 enum addl { ADDL_NONE, ADDL_TRUE, ADDL_FALSE, ADDL_SCHEMA };
@@ -1238,8 +1244,18 @@ static lp_err compile_node(struct cctx *c, const json_t *js,
 		n->mult = mult.d;
 	}
 	if (n->format_name) {
+		/* kube-openapi's registry names formats without their
+		   dashes (ip-v4 is ipv4), as does the list of formats kube
+		   keeps; date-time is the one name spelled both ways */
+		char norm[64];
+		size_t k = 0;
+		for (const char *q = n->format_name; *q && k < sizeof norm - 1; q++)
+			if (*q != '-')
+				norm[k++] = *q;
+		norm[k] = '\0';
 		for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
-			if (strcmp(n->format_name, formats[i].name) == 0)
+			if (strcmp(n->format_name, formats[i].name) == 0 ||
+			    strcmp(norm, formats[i].name) == 0)
 				n->format = formats[i].f;
 	}
 	char *lt = NULL;
@@ -1826,6 +1842,138 @@ static bool is_hexcolor(const char *s)
 	return (n == 3 || n == 6) && all_hex(s, n);
 }
 
+/* Go's time.ParseDuration: [-+]? then one or more decimal numbers, each
+   with a unit (ns, us, µs, μs, ms, s, m, h); "0" alone. */
+static bool go_duration(const char *s)
+{
+	if (*s == '-' || *s == '+')
+		s++;
+	if (!strcmp(s, "0"))
+		return true;
+	if (!*s)
+		return false;
+	static const char *const units[] = {"ns", "us", "\xc2\xb5s",
+					    "\xce\xbcs", "ms", "s", "m", "h"};
+	while (*s) {
+		bool digits = false;
+		while (*s >= '0' && *s <= '9') {
+			s++;
+			digits = true;
+		}
+		if (*s == '.') {
+			s++;
+			while (*s >= '0' && *s <= '9') {
+				s++;
+				digits = true;
+			}
+		}
+		if (!digits)
+			return false;
+		size_t best = 0;
+		for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+			size_t ul = strlen(units[i]);
+			if (!strncmp(s, units[i], ul) && ul > best &&
+			    !(s[ul] && s[ul] != '.' && !(s[ul] >= '0' && s[ul] <= '9')))
+				best = ul;
+		}
+		if (!best)
+			return false;
+		s += best;
+	}
+	return true;
+}
+
+/* kube-openapi's strfmt.IsDuration: Go's ParseDuration, else every
+   "<digits><space*><letters>" run it finds, one of whose units is known
+   (ns/nano, us/µs/micro, ms/milli, s/sec, m/min, h/hr/hour, d/day,
+   w/wk/week: equal to one, or starting with a group's last). */
+static bool is_duration(const char *s)
+{
+	if (go_duration(s))
+		return true;
+	static const char *const groups[][4] = {
+	    {"ns", "nano", NULL},	  {"us", "\xc2\xb5s", "micro", NULL},
+	    {"ms", "milli", NULL},	  {"s", "sec", NULL},
+	    {"m", "min", NULL},		  {"h", "hr", "hour", NULL},
+	    {"d", "day", NULL},		  {"w", "wk", "week", NULL}};
+	bool ok = false;
+	for (const char *p = s; *p;) {
+		if (!(*p >= '0' && *p <= '9')) {
+			p++;
+			continue;
+		}
+		while (*p >= '0' && *p <= '9')
+			p++;
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' ||
+		       *p == '\f' || *p == '\v')
+			p++;
+		char unit[64];
+		size_t ul = 0;
+		while (ul < sizeof unit - 2 &&
+		       (isalpha((unsigned char)*p) ||
+			((unsigned char)p[0] == 0xc2 && (unsigned char)p[1] == 0xb5))) {
+			if ((unsigned char)*p == 0xc2) {
+				unit[ul++] = *p++;
+				unit[ul++] = *p++;
+			} else {
+				unit[ul++] = (char)tolower((unsigned char)*p++);
+			}
+		}
+		unit[ul] = '\0';
+		if (!ul)
+			continue;
+		for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
+			size_t last = 0;
+			while (groups[g][last + 1])
+				last++;
+			for (size_t i = 0; groups[g][i]; i++)
+				if (!strcasecmp(groups[g][i], unit) ||
+				    (i == last && !strncmp(unit, groups[g][i],
+							   strlen(groups[g][i]))))
+					ok = true;
+		}
+	}
+	return ok;
+}
+
+/* ^\d{3}[- ]?\d{2}[- ]?\d{4}$ */
+static bool is_ssn(const char *s)
+{
+	int groups[] = {3, 2, 4};
+	for (int g = 0; g < 3; g++) {
+		for (int i = 0; i < groups[g]; i++, s++)
+			if (!(*s >= '0' && *s <= '9'))
+				return false;
+		if (g < 2 && (*s == '-' || *s == ' '))
+			s++;
+	}
+	return !*s;
+}
+
+/* rgb(N, N, N), each 0-255 without a leading zero, spaces around */
+static bool is_rgbcolor(const char *s)
+{
+	if (strncmp(s, "rgb(", 4))
+		return false;
+	s += 4;
+	for (int i = 0; i < 3; i++) {
+		while (isspace((unsigned char)*s))
+			s++;
+		const char *d = s;
+		while (*s >= '0' && *s <= '9')
+			s++;
+		size_t n = (size_t)(s - d);
+		if (!n || n > 3 || (n > 1 && *d == '0') || atoi(d) > 255)
+			return false;
+		while (isspace((unsigned char)*s))
+			s++;
+		if (*s != (i < 2 ? ',' : ')'))
+			return false;
+		s++;
+	}
+	return !*s;
+}
+
 static bool format_ok(enum fmt f, const char *s)
 {
 	switch (f) {
@@ -1844,6 +1992,10 @@ static bool format_ok(enum fmt f, const char *s)
 	case F_URI: return is_uri(s);
 	case F_MAC: return is_mac(s);
 	case F_HEXCOLOR: return is_hexcolor(s);
+	case F_DURATION: return is_duration(s);
+	case F_BSONOBJECTID: return strlen(s) == 24 && all_hex(s, 24);
+	case F_SSN: return is_ssn(s);
+	case F_RGBCOLOR: return is_rgbcolor(s);
 	case F_NONE:
 	case F_INT32:
 	case F_INT64: return true;

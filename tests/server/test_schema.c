@@ -429,6 +429,36 @@ Test(schema_validate, pattern_classes)
 	srv_schema_free(s);
 }
 
+/* kube-openapi's formats kube keeps beyond the common ones, and format
+   names with dashes (its registry drops them). */
+Test(schema_validate, more_formats)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"d\":{\"type\":\"string\",\"format\":\"duration\"},"
+		"\"ip\":{\"type\":\"string\",\"format\":\"ip-v4\"},"
+		"\"o\":{\"type\":\"string\",\"format\":\"bsonobjectid\"},"
+		"\"n\":{\"type\":\"string\",\"format\":\"ssn\"},"
+		"\"c\":{\"type\":\"string\",\"format\":\"rgbcolor\"}"));
+	expect_ok(s, "{\"spec\":{\"d\":\"1h30m\",\"ip\":\"10.0.0.1\","
+		     "\"o\":\"507f1f77bcf86cd799439011\",\"n\":\"123 45 6789\","
+		     "\"c\":\"rgb(0, 128,255)\"}}");
+	/* strfmt's own units, found anywhere in the text */
+	expect_ok(s, "{\"spec\":{\"d\":\"5 seconds\"}}");
+	expect_ok(s, "{\"spec\":{\"d\":\"3d\"}}");
+	expect_ok(s, "{\"spec\":{\"d\":\"-1.5h\"}}");
+	expect_cause(s, "{\"spec\":{\"d\":\"1xyz\"}}", "FieldValueTypeInvalid",
+		     "spec.d",
+		     "Invalid value: \"1xyz\": spec.d in body must be of type "
+		     "duration: \"1xyz\"");
+	expect_invalid(s, "{\"spec\":{\"d\":\"x\"}}");
+	expect_invalid(s, "{\"spec\":{\"ip\":\"x\"}}");
+	expect_invalid(s, "{\"spec\":{\"o\":\"507f1f77bcf86cd79943901\"}}");
+	expect_invalid(s, "{\"spec\":{\"n\":\"12-345-6789\"}}");
+	expect_invalid(s, "{\"spec\":{\"c\":\"rgb(256,0,0)\"}}");
+	expect_invalid(s, "{\"spec\":{\"c\":\"rgb(01,0,0)\"}}");
+	srv_schema_free(s);
+}
+
 Test(schema_validate, formats)
 {
 	struct srv_schema *s = sch(SPEC(
