@@ -1710,13 +1710,22 @@ static bool ratchets(const char *field, const json_t *obj, const json_t *old)
 
 struct scale_hook {
 	const struct srv_resource *res;
-	const json_t *obj;
+	const json_t *obj, *old;
 };
 
 static void add_scale_causes(void *ud, struct srv_error *err)
 {
 	struct scale_hook *h = ud;
 	scale_causes(h->res, h->obj, err);
+}
+
+/* kube's validation ratcheting (on by default since 1.30): an update
+   keeps what it did not change, even if the schema has since become
+   stricter */
+static bool keep_cause(void *ud, const char *field)
+{
+	struct scale_hook *h = ud;
+	return !h->old || !ratchets(field, h->obj, h->old);
 }
 
 static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
@@ -1735,23 +1744,16 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 			return err->code;
 	}
 	srv_schema_default(sch, obj);
-	int n0 = err->n_causes;
 	/* kube's order: ObjectMeta, the schema, the scale checks, embedded
-	   resources, list types */
-	struct scale_hook sh = {res, obj};
-	lp_err rc = srv_schema_validate_with(sch, obj, err, add_scale_causes, &sh);
-	if (rc == LP_E_INVALID && old) {
-		/* kube's validation ratcheting (on by default since 1.30): an
-		   update keeps what it did not change, even if the schema
-		   has since become stricter */
-		int kept = n0;
-		for (int i = n0; i < err->n_causes; i++)
-			if (!ratchets(err->causes[i].field, obj, old))
-				err->causes[kept++] = err->causes[i];
-		err->n_causes = kept;
-		if (kept == n0)
-			rc = LP_OK;
-	}
+	   resources, list types; /status validates against the status
+	   schema alone, so its messages name paths from there */
+	struct scale_hook sh = {res, obj, old};
+	const char *sub = r->ri.subresource;
+	struct srv_schema_vopts vo = {
+		.after_schema = add_scale_causes, .keep = keep_cause, .ud = &sh,
+		.root_composites = true,
+		.sub = sub && strcmp(sub, "status") == 0 ? "status" : NULL};
+	lp_err rc = srv_schema_validate_with(sch, obj, err, &vo);
 	if (rc == LP_E_INVALID) {
 		err->code = LP_OK; /* let the aggregate be built */
 		return invalid_from_causes(res, name, err);

@@ -2026,7 +2026,11 @@ struct vctx {
 	struct sb path;
 	bool oom;
 	unsigned char cls; /* the stage the causes added now belong to */
+	const char *sub; /* the field messages name paths from ("status") */
 };
+
+/* A cause's cls bit: a composite (anyOf, oneOf, allOf, not) error. */
+#define CLS_COMPOSITE 0x80
 
 __attribute__((format(printf, 3, 4)))
 static void add_cause(struct vctx *v, const char *reason, const char *fmt,
@@ -2059,7 +2063,6 @@ static void add_cause(struct vctx *v, const char *reason, const char *fmt,
 	va_end(ap);
 }
 
-/* Move the causes of src to the end of dst; src is emptied. */
 static void causes_free(struct causes *c)
 {
 	free(c->v);
@@ -2067,6 +2070,7 @@ static void causes_free(struct causes *c)
 	memset(c, 0, sizeof *c);
 }
 
+/* Move the causes of src to the end of dst; src is emptied. */
 static void causes_merge(struct vctx *v, struct causes *dst,
 			 struct causes *src)
 {
@@ -2181,7 +2185,11 @@ static bool type_ok(const struct node *n, const json_t *x)
 
 static const char *path_or_root(const struct vctx *v)
 {
-	return sb_str(&v->path);
+	const char *p = sb_str(&v->path);
+	size_t n = v->sub ? strlen(v->sub) : 0;
+	if (!n || strncmp(p, v->sub, n) != 0 || (p[n] && p[n] != '.'))
+		return p;
+	return p[n] ? p + n + 1 : "";
 }
 
 static void type_error(struct vctx *v, const struct node *n, const json_t *x)
@@ -2580,13 +2588,29 @@ static size_t try_node(struct vctx *v, const struct node *sub,
 	return into->total;
 }
 
+/* A composite (anyOf, oneOf, allOf, not) error: kube-openapi's is not a
+   field error, so kube gives it its validator's root path. */
+__attribute__((format(printf, 2, 3)))
+static void composite(struct vctx *v, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	unsigned char cls = v->cls;
+	v->cls |= CLS_COMPOSITE;
+	invalid(v, NULL, "%s", tmp);
+	v->cls = cls;
+}
+
 static void check_combinators(struct vctx *v, const struct node *n,
 			      const json_t *x)
 {
 	if (!n->n_all_of && !n->n_any_of && !n->n_one_of && !n->not_)
 		return;
 	struct sb q = {0};
-	go_quote(&q, sb_str(&v->path));
+	go_quote(&q, path_or_root(v));
 	if (n->n_all_of) {
 		size_t ok = 0;
 		struct causes acc = {0};
@@ -2600,7 +2624,7 @@ static void check_combinators(struct vctx *v, const struct node *n,
 			/* kube-openapi merges the sub-schemas' results
 			   before it adds its own */
 			causes_merge(v, v->cs, &acc);
-			invalid(v, NULL, "%s must validate all the schemas (allOf)%s",
+			composite(v, "%s must validate all the schemas (allOf)%s",
 				sb_str(&q), ok ? "" : ". None validated");
 		}
 		causes_free(&acc);
@@ -2620,7 +2644,7 @@ static void check_combinators(struct vctx *v, const struct node *n,
 			causes_free(&c);
 		}
 		if (!ok) {
-			invalid(v, NULL, "%s must validate at least one schema (anyOf)",
+			composite(v, "%s must validate at least one schema (anyOf)",
 				sb_str(&q));
 			causes_merge(v, v->cs, &best);
 		}
@@ -2647,7 +2671,7 @@ static void check_combinators(struct vctx *v, const struct node *n,
 			else
 				snprintf(more, sizeof more,
 					 "Found %zu valid alternatives", ok);
-			invalid(v, NULL,
+			composite(v,
 				"%s must validate one and only one schema (oneOf). %s",
 				sb_str(&q), more);
 			if (ok == 0)
@@ -2658,7 +2682,7 @@ static void check_combinators(struct vctx *v, const struct node *n,
 	if (n->not_) {
 		struct causes c = {0};
 		if (try_node(v, n->not_, x, &c) == 0)
-			invalid(v, NULL, "%s must not validate the schema (not)",
+			composite(v, "%s must not validate the schema (not)",
 				sb_str(&q));
 		causes_free(&c);
 	}
@@ -2773,17 +2797,18 @@ static void validate_node(struct vctx *v, const struct node *n,
 lp_err srv_schema_validate(const struct srv_schema *s, const json_t *obj,
 			   struct srv_error *err)
 {
-	return srv_schema_validate_with(s, obj, err, NULL, NULL);
+	return srv_schema_validate_with(s, obj, err, NULL);
 }
 
 lp_err srv_schema_validate_with(const struct srv_schema *s, const json_t *obj,
 				struct srv_error *err,
-				void (*after_schema)(void *ud,
-						     struct srv_error *err),
-				void *ud)
+				const struct srv_schema_vopts *o)
 {
+	static const struct srv_schema_vopts none;
+	if (!o)
+		o = &none;
 	struct causes cs = {0};
-	struct vctx v = {.cs = &cs};
+	struct vctx v = {.cs = &cs, .sub = o->sub};
 	locale_t old = locale_enter();
 	validate_node(&v, s->root, obj);
 	locale_leave(old);
@@ -2792,24 +2817,35 @@ lp_err srv_schema_validate_with(const struct srv_schema *s, const json_t *obj,
 	/* Causes by stage (the caller's between the schema's and the
 	   embedded resources'), each in order, exact duplicates dropped. */
 	for (int cls = 0; cls < CLS_N; cls++) {
-		if (cls == CLS_EMBEDDED && after_schema)
-			after_schema(ud, err);
+		if (cls == CLS_EMBEDDED && o->after_schema) {
+			int n0 = err->n_causes, kept = n0;
+			o->after_schema(o->ud, err);
+			for (int i = n0; i < err->n_causes; i++)
+				if (!o->keep || o->keep(o->ud, err->causes[i].field))
+					err->causes[kept++] = err->causes[i];
+			err->n_causes = kept;
+		}
 		for (size_t i = 0; i < cs.n; i++) {
 			const struct srv_cause *c = &cs.v[i];
-			if (cs.cls[i] != cls)
+			if ((cs.cls[i] & ~CLS_COMPOSITE) != cls)
+				continue;
+			if (o->keep && !o->keep(o->ud, c->field))
 				continue;
 			bool dup = false;
 			for (size_t j = 0; j < i && !dup; j++)
-				dup = cs.cls[j] == cls &&
+				dup = cs.cls[j] == cs.cls[i] &&
 				      strcmp(cs.v[j].field, c->field) == 0 &&
 				      strcmp(cs.v[j].reason, c->reason) == 0 &&
 				      strcmp(cs.v[j].message, c->message) == 0;
-			if (!dup)
-				srv_error_cause(err, c->reason, c->field, "%s",
-						c->message);
+			if (dup)
+				continue;
+			const char *field = c->field;
+			if (o->root_composites && (cs.cls[i] & CLS_COMPOSITE))
+				field = o->sub ? o->sub : "<nil>";
+			srv_error_cause(err, c->reason, field, "%s", c->message);
 		}
 	}
-	if (cs.total || err->n_causes > before)
+	if (err->n_causes > before || cs.total > cs.n)
 		rc = srv_error_set(err, LP_E_INVALID, "%s", "");
 	else if (v.oom || v.path.oom)
 		rc = srv_error_set(err, LP_E_NOMEM, "out of memory");

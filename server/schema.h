@@ -89,14 +89,26 @@ void srv_go_float(double v, char out[SRV_GO_FLOAT_MAX]);
  */
 lp_err srv_schema_validate(const struct srv_schema *s, const json_t *obj,
 			   struct srv_error *err);
-/* The same, with after_schema adding the caller's causes between the
-   schema's and the embedded resources' and list types' (kube's custom
-   resource strategy puts its scale checks there). */
+/* How a custom resource's validation differs from srv_schema_validate. */
+struct srv_schema_vopts {
+	/* adds the caller's causes between the schema's and the embedded
+	   resources' and list types' (kube's custom resource strategy puts
+	   its scale checks there) */
+	void (*after_schema)(void *ud, struct srv_error *err);
+	/* when set, a cause at path (the value's own, before renaming) is
+	   kept only if keep says so: validation ratcheting */
+	bool (*keep)(void *ud, const char *path);
+	void *ud;
+	/* kube's resource validator: the anyOf/oneOf/allOf/not errors carry
+	   its root field path, nil ("<nil>") or, with sub, "status" */
+	bool root_composites;
+	/* "status": messages name paths from there, as kube's status
+	   validator built from the status schema alone does */
+	const char *sub;
+};
 lp_err srv_schema_validate_with(const struct srv_schema *s, const json_t *obj,
 				struct srv_error *err,
-				void (*after_schema)(void *ud,
-						     struct srv_error *err),
-				void *ud);
+				const struct srv_schema_vopts *o);
 
 /*
  * Drop what the schema does not know (kube's pruning.PruneWithOptions with

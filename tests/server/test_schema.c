@@ -611,6 +611,72 @@ Test(schema_validate, combinators)
 	srv_schema_free(s);
 }
 
+static bool keep_all_but_b(void *ud, const char *path)
+{
+	(void)ud;
+	return strcmp(path, "status.b") != 0;
+}
+
+/* kube's status validator: messages from status, composite errors at
+   the validator's root, what keep refuses dropped */
+Test(schema_validate, custom_resource_options)
+{
+	struct srv_schema *s = sch(
+		"{\"type\":\"object\",\"properties\":{\"status\":{"
+		"\"type\":\"object\",\"properties\":{"
+		"\"n\":{\"type\":\"integer\"},\"b\":{\"type\":\"integer\"},"
+		"\"any\":{\"type\":\"string\",\"anyOf\":[{\"pattern\":\"^a\"}]}"
+		"}}}}");
+	json_t *o = js("{\"status\":{\"n\":\"x\",\"b\":\"y\",\"any\":\"z\"}}");
+	struct srv_schema_vopts vo = {.keep = keep_all_but_b,
+				      .root_composites = true, .sub = "status"};
+	struct srv_error err = {0};
+	cr_assert_eq(srv_schema_validate_with(s, o, &err, &vo), LP_E_INVALID);
+	char buf[4096];
+	dump_causes(&err, buf, sizeof buf);
+	cr_assert_eq(err.n_causes, 3, "%s", buf);
+	cr_assert_str_eq(err.causes[0].field, "status", "%s", buf);
+	cr_assert_str_eq(err.causes[0].message,
+			 "Invalid value: \"\": \"any\" must validate at least "
+			 "one schema (anyOf)");
+	cr_assert_str_eq(err.causes[1].field, "status.any");
+	cr_assert_str_eq(err.causes[1].message,
+			 "Invalid value: \"z\": any in body should match '^a'");
+	cr_assert_str_eq(err.causes[2].field, "status.n");
+	cr_assert_str_eq(err.causes[2].message,
+			 "Invalid value: \"string\": n in body must be of type "
+			 "integer: \"string\"");
+	/* the main resource's validator: root nil, full paths */
+	struct srv_error e2 = {0};
+	vo.sub = NULL;
+	cr_assert_eq(srv_schema_validate_with(s, o, &e2, &vo), LP_E_INVALID);
+	cr_assert_str_eq(e2.causes[0].field, "<nil>");
+	cr_assert_str_eq(e2.causes[0].message,
+			 "Invalid value: \"\": \"status.any\" must validate at "
+			 "least one schema (anyOf)");
+	cr_assert_str_eq(e2.causes[2].message,
+			 "Invalid value: \"string\": status.n in body must be of "
+			 "type integer: \"string\"");
+	/* a root type error names the empty path, as kube-openapi does */
+	json_t *o3 = js("{\"status\":\"x\"}");
+	struct srv_error e3 = {0};
+	vo.sub = "status";
+	cr_assert_eq(srv_schema_validate_with(s, o3, &e3, &vo), LP_E_INVALID);
+	cr_assert_str_eq(e3.causes[0].field, "status");
+	cr_assert_str_eq(e3.causes[0].message,
+			 "Invalid value: \"string\":  in body must be of type "
+			 "object: \"string\"");
+	/* all refused by keep: valid */
+	json_t *o4 = js("{\"status\":{\"b\":\"y\"}}");
+	struct srv_error e4 = {0};
+	cr_assert_eq(srv_schema_validate_with(s, o4, &e4, &vo), LP_OK);
+	cr_assert_eq(e4.n_causes, 0);
+	json_decref(o);
+	json_decref(o3);
+	json_decref(o4);
+	srv_schema_free(s);
+}
+
 Test(schema_validate, embedded_resource)
 {
 	struct srv_schema *s = sch(SPEC(
