@@ -207,4 +207,10 @@ enum srv_schema_list srv_schema_list_kind(const struct srv_schema_node *n,
    1.0), as kube compares decoded values (enum, uniqueness, defaults). */
 bool srv_json_value_eq(const json_t *a, const json_t *b);
 
+/* Does Go's regexp.Compile refuse pattern? Then true, with its error
+   ("error parsing regexp: missing closing ): `(a`") in msg. Only the
+   syntax is checked; what needs Unicode tables or the compiled size is
+   accepted. */
+bool srv_re2_error(const char *pattern, char *msg, size_t size);
+
 #endif

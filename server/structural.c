@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fields.h"
 #include "schema.h"
 
 /* A field path under construction; long paths are cut, never overflowed. */
@@ -581,6 +582,16 @@ static void value_validation(struct sctx *c, const json_t *s, bool skip_any_of,
 		mark = push(&c->p, ".not");
 		nested_walk(c, n, false, false, lvl, depth + 1);
 		pop(&c->p, mark);
+	}
+	const char *pat = str(s, "pattern");
+	char why[512];
+	if (pat && *pat && srv_re2_error(pat, why, sizeof why)) {
+		char q[600];
+		srv_go_quote(pat, q, sizeof q);
+		cause(c, "FieldValueInvalid", ".pattern",
+		      "Invalid value: %s: must be a valid regular expression, "
+		      "but isn't: %s",
+		      q, why);
 	}
 }
 

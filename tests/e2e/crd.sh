@@ -977,6 +977,11 @@ sed -i '0,/^            properties:/s//            type: object\n            pro
 expect_rc 0 "the same CRD made structural is accepted" kubectl create -f "$WORK/nonstruct.yaml"
 expect_rc 1 "an update that breaks the schema is refused" kubectl patch crd widgets.struct.example.com --type=json -p '[{"op":"add","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size/default","value":"big"}]'
 check "... the default must validate" err_text 'spec.validation.openAPIV3Schema.properties[spec].properties[size].default'
+# a pattern must compile as a Go regular expression (RE2 syntax)
+expect_rc 1 "a pattern Go cannot compile is refused" kubectl patch crd widgets.struct.example.com --type=json -p '[{"op":"add","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size/pattern","value":"(a"}]'
+check "... with Go's error" err_text 'spec.validation.openAPIV3Schema.properties[spec].properties[size].pattern: Invalid value: "(a": must be a valid regular expression, but isn'"'"'t: error parsing regexp: missing closing ): `(a`'
+expect_rc 1 "... inside anyOf too (a lookahead)" kubectl patch crd widgets.struct.example.com --type=json -p '[{"op":"add","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/anyOf","value":[{"properties":{"size":{"pattern":"(?=x)"}}}]}]'
+check "... named where it is" err_text 'spec.validation.openAPIV3Schema.properties[spec].anyOf[0].properties[size].pattern: Invalid value: "(?=x)": must be a valid regular expression, but isn'"'"'t: error parsing regexp: invalid or unsupported Perl syntax: `(?=`'
 
 # Webhook conversion (reference §8.11): accepted and validated as kube
 # validates it; lapis calls no webhook, so another version than the storage

@@ -1034,3 +1034,60 @@ Test(schema_corpus, defaulting_matches_documented_result)
 	json_decref(want);
 	free(dir);
 }
+
+/* Go's regexp.Compile errors, as kube's CRD check quotes them. */
+static void re2_bad(const char *pat, const char *want)
+{
+	char msg[256];
+	cr_assert(srv_re2_error(pat, msg, sizeof msg), "%s should be refused",
+		  pat);
+	cr_assert_str_eq(msg, want, "%s", pat);
+}
+
+Test(re2_syntax, refuses_what_go_refuses)
+{
+	re2_bad("(a", "error parsing regexp: missing closing ): `(a`");
+	re2_bad("a)", "error parsing regexp: unexpected ): `a)`");
+	re2_bad("x[a-", "error parsing regexp: missing closing ]: `[a-`");
+	re2_bad("[z-a]", "error parsing regexp: invalid character class range: `z-a`");
+	re2_bad("[[:foo:]]", "error parsing regexp: invalid character class range: `[:foo:]`");
+	re2_bad("*a", "error parsing regexp: missing argument to repetition operator: `*`");
+	re2_bad("(|+?)", "error parsing regexp: missing argument to repetition operator: `+?`");
+	re2_bad("a**", "error parsing regexp: invalid nested repetition operator: `**`");
+	re2_bad("a{2}{3}", "error parsing regexp: invalid nested repetition operator: `{2}{3}`");
+	re2_bad("a++", "error parsing regexp: invalid nested repetition operator: `++`");
+	re2_bad("a{1001}", "error parsing regexp: invalid repeat count: `{1001}`");
+	re2_bad("a{3,2}", "error parsing regexp: invalid repeat count: `{3,2}`");
+	re2_bad("(a{100}){20}", "error parsing regexp: invalid repeat count: `{20}`");
+	re2_bad("a\\", "error parsing regexp: trailing backslash at end of expression: ``");
+	re2_bad("\\Z", "error parsing regexp: invalid escape sequence: `\\Z`");
+	re2_bad("(a)\\1", "error parsing regexp: invalid escape sequence: `\\1`");
+	re2_bad("\\xZ1", "error parsing regexp: invalid escape sequence: `\\xZ1`");
+	re2_bad("\\C", "error parsing regexp: invalid escape sequence: `\\C`");
+	re2_bad("\\pX", "error parsing regexp: invalid character class range: `\\pX`");
+	re2_bad("(?=a)", "error parsing regexp: invalid or unsupported Perl syntax: `(?=`");
+	re2_bad("(?!a)", "error parsing regexp: invalid or unsupported Perl syntax: `(?!`");
+	re2_bad("(?-)", "error parsing regexp: invalid or unsupported Perl syntax: `(?-)`");
+	re2_bad("(?P<a-b>x)", "error parsing regexp: invalid named capture: `(?P<a-b>`");
+	re2_bad("(?<=a)b", "error parsing regexp: invalid named capture: `(?<=a)b`");
+}
+
+Test(re2_syntax, accepts_what_go_accepts)
+{
+	static const char *const ok[] = {
+	    "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+	    "^(([0-9]+(\\.[0-9]+)?(ms|s|m|h))+)$",
+	    "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$",
+	    "[]a]", "[^]a]", "[a-]", "a{,5}", "a{01}", "x{", "}", "]",
+	    "(?i)abc", "(?i:a)b", "(?s-i:a.)", "(?P<name>x)", "(?<n_1>x)",
+	    "\\Qa*b\\E+", "\\pL\\p{Greek}\\PN\\p{^Han}", "[\\d\\-_.]",
+	    "\\x41\\x{1F600}\\101\\0", "^$|^a*?b+?c??d{2,}?$", "(?:)", "()",
+	    "a{1000}", "(a{10}){100}", "[[:alpha:][:^digit:]]", "\\A\\b\\B\\z",
+	    "é+", "[à-ü]", "a|", "|a", "(a|)",
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+		char msg[256];
+		cr_assert_not(srv_re2_error(ok[i], msg, sizeof msg),
+			      "%s refused: %s", ok[i], msg);
+	}
+}
