@@ -17,10 +17,14 @@
  *   4. A valid object stays valid after pruning and defaulting again.
  *   5. srv_schema_rule_applies holds for every rule on any object, a root
  *      rule always.
+ *   6. srv_re2_error on a string input (Go's regexp syntax check of a CRD
+ *      pattern) answers in Go's form when it refuses.
  */
 #include <dirent.h>
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "fuzz.h"
 #include "schema.h"
@@ -171,6 +175,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *o = json_loadb((const char *)data + 1, size - 1, 0, NULL);
 	if (!o)
 		return 0;
+	if (json_is_string(o)) {
+		const char *pat = json_string_value(o);
+		size_t n = strlen(pat) + 100; /* the message quotes a part */
+		char *m = malloc(n);
+		if (m && srv_re2_error(pat, m, n))
+			FUZZ_CHECK(!strncmp(m, "error parsing regexp: ", 22) &&
+					   m[strlen(m) - 1] == '`',
+				   "re2: %s", m);
+		free(m);
+	}
 	if (!json_is_object(o)) {
 		json_t *w = json_object();
 		json_object_set_new(w, "spec", o);
