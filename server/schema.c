@@ -19,6 +19,7 @@
  */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <limits.h>
 #include <locale.h>
 #include <math.h>
 #include <pthread.h>
@@ -325,6 +326,8 @@ struct prop {
 	struct node *n;
 };
 
+#define NO_MAX LLONG_MIN
+
 struct node {
 	unsigned types;	   /* T_* bits; 0 when type is not given */
 	char *type_name;   /* the type keyword, for messages */
@@ -332,8 +335,9 @@ struct node {
 	struct bound min, max;
 	bool has_mult;
 	double mult;
-	long long min_len, max_len, min_items, max_items, min_props,
-		max_props; /* -1: not set */
+	long long min_len, min_items, min_props; /* -1: not set */
+	/* NO_MAX: not set; a negative one fails every value, as in kube */
+	long long max_len, max_items, max_props;
 	enum fmt format;
 	char *format_name;
 	char *pattern;	   /* as written, for messages */
@@ -1200,8 +1204,8 @@ static lp_err compile_node(struct cctx *c, const json_t *js,
 	if (!n)
 		return nomem(c);
 	*out = n;
-	n->min_len = n->max_len = n->min_items = n->max_items = -1;
-	n->min_props = n->max_props = -1;
+	n->min_len = n->min_items = n->min_props = -1;
+	n->max_len = n->max_items = n->max_props = NO_MAX;
 
 	if ((rc = kw_str(c, js, "type", &n->type_name)))
 		return rc;
@@ -1239,7 +1243,7 @@ static lp_err compile_node(struct cctx *c, const json_t *js,
 	struct bound mult = {0};
 	if ((rc = kw_num(c, js, "multipleOf", &mult)))
 		return rc;
-	if (mult.set && mult.d > 0) {
+	if (mult.set) {
 		n->has_mult = true;
 		n->mult = mult.d;
 	}
@@ -2245,12 +2249,17 @@ static size_t utf8_runes(const char *s)
 static void check_string(struct vctx *v, const struct node *n, const json_t *x)
 {
 	const char *s = json_string_value(x);
-	if (n->max_len >= 0 || n->min_len >= 0) {
+	if (n->max_len != NO_MAX || n->min_len >= 0) {
 		long long runes = (long long)utf8_runes(s);
-		if (n->max_len >= 0 && runes > n->max_len)
-			add_cause(v, "FieldValueTooLong",
-				  "Too long: may not be more than %lld bytes",
-				  n->max_len);
+		if (n->max_len != NO_MAX && runes > n->max_len) {
+			if (n->max_len < 0)
+				add_cause(v, "FieldValueTooLong",
+					  "Too long: value is too long");
+			else
+				add_cause(v, "FieldValueTooLong",
+					  "Too long: may not be more than %lld byte%s",
+					  n->max_len, n->max_len == 1 ? "" : "s");
+		}
 		if (n->min_len >= 0 && runes < n->min_len)
 			invalid(v, x, "%s in body should be at least %lld chars long",
 				path_or_root(v), n->min_len);
@@ -2280,18 +2289,50 @@ static int cmp_bound(const json_t *x, const struct bound *b)
 	return d < b->d ? -1 : d > b->d;
 }
 
+/* kube-openapi's multipleOf: an integer value is checked against the
+   factor converted to an integer (Go's int64(), which truncates), unless
+   the schema says integer and the factor has a fraction; a factor that
+   is not positive fails every value. */
+static void check_multiple(struct vctx *v, const struct node *n,
+			   const json_t *x, struct sb *bs)
+{
+	bool int_type = n->type_name && !strcmp(n->type_name, "integer");
+	if (json_is_integer(x) && (!int_type || real_is_integral(n->mult))) {
+		long long f = dabs(n->mult) < 9.2e18 ? (long long)n->mult
+						     : LLONG_MIN;
+		if (f <= 0) {
+			json_t *fv = json_integer(f);
+			invalid(v, fv, "factor MultipleOf declared for %s must be positive: %lld",
+				path_or_root(v), f);
+			json_decref(fv);
+		} else if (json_integer_value(x) % f != 0) {
+			invalid(v, x, "%s in body should be a multiple of %lld",
+				path_or_root(v), f);
+		}
+		return;
+	}
+	go_float(bs, n->mult);
+	if (n->mult <= 0) {
+		json_t *fv = json_real(n->mult);
+		invalid(v, fv, "factor MultipleOf declared for %s must be positive: %s",
+			path_or_root(v), sb_str(bs));
+		json_decref(fv);
+		return;
+	}
+	double q = json_number_value(x) / n->mult;
+	double tol = 1e-9 * (dabs(q) > 1.0 ? dabs(q) : 1.0);
+	if (!isfinite(q) || dabs(q - dround(q)) > tol)
+		invalid(v, x, "%s in body should be a multiple of %s",
+			path_or_root(v), sb_str(bs));
+}
+
+/* In kube-openapi's order: multipleOf, minimum, maximum. */
 static void check_number(struct vctx *v, const struct node *n, const json_t *x)
 {
 	struct sb bs = {0};
-	if (n->max.set) {
-		int c = cmp_bound(x, &n->max);
-		if (c > 0 || (c == 0 && n->max.excl)) {
-			go_float(&bs, n->max.d);
-			invalid(v, x, "%s in body should be less than %s%s",
-				path_or_root(v), n->max.excl ? "" : "or equal to ",
-				sb_str(&bs));
-			sb_cut(&bs, 0);
-		}
+	if (n->has_mult) {
+		check_multiple(v, n, x, &bs);
+		sb_cut(&bs, 0);
 	}
 	if (n->min.set) {
 		int c = cmp_bound(x, &n->min);
@@ -2303,21 +2344,13 @@ static void check_number(struct vctx *v, const struct node *n, const json_t *x)
 			sb_cut(&bs, 0);
 		}
 	}
-	if (n->has_mult) {
-		bool ok;
-		if (json_is_integer(x) && real_is_integral(n->mult) &&
-		    dabs(n->mult) < 9e18) {
-			long long m = (long long)n->mult;
-			ok = json_integer_value(x) % m == 0;
-		} else {
-			double q = json_number_value(x) / n->mult;
-			double tol = 1e-9 * (dabs(q) > 1.0 ? dabs(q) : 1.0);
-			ok = isfinite(q) && dabs(q - dround(q)) <= tol;
-		}
-		if (!ok) {
-			go_float(&bs, n->mult);
-			invalid(v, x, "%s in body should be a multiple of %s",
-				path_or_root(v), sb_str(&bs));
+	if (n->max.set) {
+		int c = cmp_bound(x, &n->max);
+		if (c > 0 || (c == 0 && n->max.excl)) {
+			go_float(&bs, n->max.d);
+			invalid(v, x, "%s in body should be less than %s%s",
+				path_or_root(v), n->max.excl ? "" : "or equal to ",
+				sb_str(&bs));
 			sb_cut(&bs, 0);
 		}
 	}
@@ -2690,14 +2723,24 @@ static void check_combinators(struct vctx *v, const struct node *n,
 	free(q.s);
 }
 
+/* field.TooMany, for maxItems and maxProperties */
+static void too_many(struct vctx *v, size_t n, long long max)
+{
+	if (max < 0)
+		add_cause(v, "FieldValueTooMany",
+			  "Too many: %zu: has too many items", n);
+	else
+		add_cause(v, "FieldValueTooMany",
+			  "Too many: %zu: must have at most %lld item%s", n, max,
+			  max == 1 ? "" : "s");
+}
+
 static void validate_object(struct vctx *v, const struct node *n,
 			    const json_t *x)
 {
 	size_t pl = v->path.len, np = json_object_size(x);
-	if (n->max_props >= 0 && (long long)np > n->max_props)
-		add_cause(v, "FieldValueTooMany",
-			  "Too many: %zu: must have at most %lld items", np,
-			  n->max_props);
+	if (n->max_props != NO_MAX && (long long)np > n->max_props)
+		too_many(v, np, n->max_props);
 	if (n->min_props >= 0 && (long long)np < n->min_props)
 {
 		/* kube-openapi shows the count (TooFewProperties) */
@@ -2768,10 +2811,8 @@ static void validate_node(struct vctx *v, const struct node *n,
 		check_number(v, n, x);
 	} else if (json_is_array(x)) {
 		size_t len = json_array_size(x), pl = v->path.len;
-		if (n->max_items >= 0 && (long long)len > n->max_items)
-			add_cause(v, "FieldValueTooMany",
-				  "Too many: %zu: must have at most %lld items",
-				  len, n->max_items);
+		if (n->max_items != NO_MAX && (long long)len > n->max_items)
+			too_many(v, len, n->max_items);
 		if (n->min_items >= 0 && (long long)len < n->min_items)
 {
 			/* kube-openapi shows the count (TooFewItems) */

@@ -1091,3 +1091,48 @@ Test(re2_syntax, accepts_what_go_accepts)
 			      "%s refused: %s", ok[i], msg);
 	}
 }
+
+/* kube-openapi applies limits literally: a factor that is not positive
+   or a negative maximum fails every value; an integer value meets the
+   factor truncated to an integer (Go's int64()) */
+Test(schema_validate, limits_taken_literally)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"m0\":{\"type\":\"number\",\"multipleOf\":0},"
+		"\"mneg\":{\"type\":\"integer\",\"multipleOf\":-2},"
+		"\"cents\":{\"type\":\"number\",\"multipleOf\":0.01},"
+		"\"half\":{\"type\":\"integer\",\"multipleOf\":2.5},"
+		"\"ml\":{\"type\":\"string\",\"maxLength\":-1},"
+		"\"one\":{\"type\":\"string\",\"maxLength\":1},"
+		"\"mi\":{\"type\":\"array\",\"maxItems\":-1},"
+		"\"mi1\":{\"type\":\"array\",\"maxItems\":1},"
+		"\"mp\":{\"type\":\"object\",\"maxProperties\":-1}"));
+	expect_cause(s, "{\"spec\":{\"m0\":1.5}}", "FieldValueInvalid", "spec.m0",
+		     "Invalid value: 0: factor MultipleOf declared for spec.m0 "
+		     "must be positive: 0");
+	expect_cause(s, "{\"spec\":{\"mneg\":4}}", "FieldValueInvalid",
+		     "spec.mneg",
+		     "Invalid value: -2: factor MultipleOf declared for spec.mneg "
+		     "must be positive: -2");
+	expect_ok(s, "{\"spec\":{\"cents\":1.25}}");
+	expect_cause(s, "{\"spec\":{\"cents\":3}}", "FieldValueInvalid",
+		     "spec.cents",
+		     "Invalid value: 0: factor MultipleOf declared for spec.cents "
+		     "must be positive: 0");
+	expect_ok(s, "{\"spec\":{\"half\":5}}");
+	expect_cause(s, "{\"spec\":{\"half\":6}}", "FieldValueInvalid",
+		     "spec.half",
+		     "Invalid value: 6: spec.half in body should be a multiple "
+		     "of 2.5");
+	expect_cause(s, "{\"spec\":{\"ml\":\"\"}}", "FieldValueTooLong",
+		     "spec.ml", "Too long: value is too long");
+	expect_cause(s, "{\"spec\":{\"one\":\"ab\"}}", "FieldValueTooLong",
+		     "spec.one", "Too long: may not be more than 1 byte");
+	expect_cause(s, "{\"spec\":{\"mi\":[]}}", "FieldValueTooMany", "spec.mi",
+		     "Too many: 0: has too many items");
+	expect_cause(s, "{\"spec\":{\"mi1\":[1,2]}}", "FieldValueTooMany",
+		     "spec.mi1", "Too many: 2: must have at most 1 item");
+	expect_cause(s, "{\"spec\":{\"mp\":{\"a\":1}}}", "FieldValueTooMany",
+		     "spec.mp", "Too many: 1: has too many items");
+	srv_schema_free(s);
+}
