@@ -1414,7 +1414,10 @@ bool srv_builtin_has_table(const char *kind, const char *api_version)
 bool srv_object_meta_typecheck(json_t *md, bool typed,
 				struct srv_typeerr *te)
 {
-	struct walk w = {.keep = true, .dec = SRV_DEC_JSON, .te = te};
+	/* a custom resource's metadata is re-encoded from a map before it
+	   is decoded: its keys come in sorted order, at every level */
+	struct walk w = {.keep = true, .dec = SRV_DEC_JSON, .te = te,
+			 .sorted = !typed};
 	te->set = te->fatal = false;
 	w.path[0] = '\0';
 	/* Go names the path from the value decoded: the object, or the

@@ -1566,6 +1566,15 @@ static lp_err body_fields(struct srv_req *r, const struct srv_resource *res,
 		if (sch && json_is_object(obj)) {
 			srv_schema_prune(sch, obj, on_unknown, strict);
 			r->body_pruned = true;
+			/* then objectmeta.Coerce: an embedded resource's
+			   metadata decodes into ObjectMeta, its apiVersion
+			   and kind are strings */
+			char why[1024];
+			if (srv_schema_coerce(sch, obj, why, sizeof why))
+				return srv_error_set(err, LP_E_BADREQUEST,
+						     "%s in version \"%s\" cannot be handled as a %s: %s",
+						     res->kind, res->version,
+						     res->kind, why);
 		}
 		return LP_OK;
 	}

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fields.h"
 #include "resources.h"
 #include "schema.h"
 
@@ -210,6 +211,17 @@ static void go_value(struct sb *b, const json_t *x)
 		sb_puts(b, "false");
 	else
 		go_sharp_v(b, x, 0);
+}
+
+char *srv_go_value(const json_t *x)
+{
+	struct sb b = {0};
+	go_value(&b, x);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s ? b.s : strdup("");
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -2833,6 +2845,120 @@ static void validate_node(struct vctx *v, const struct node *n,
 		validate_object(v, n, x);
 	}
 	check_combinators(v, n, x);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Coercion: kube's objectmeta.Coerce in the decoder.                        */
+
+static const char *go_json_kind(const json_t *x)
+{
+	switch (json_typeof(x)) {
+	case JSON_STRING: return "string";
+	case JSON_INTEGER:
+	case JSON_REAL: return "number";
+	case JSON_ARRAY: return "array";
+	case JSON_TRUE:
+	case JSON_FALSE: return "bool";
+	case JSON_OBJECT:
+	case JSON_NULL: break;
+	}
+	return "object";
+}
+
+/* field.Invalid(path, x, why)'s text into msg. */
+static void coerce_error(struct sb *path, const json_t *x, const char *why,
+			 char *msg, size_t size)
+{
+	struct sb val = {0};
+	go_value(&val, x);
+	snprintf(msg, size, "%s: Invalid value: %s: %s", sb_str(path),
+		 sb_str(&val), why);
+	free(val.s);
+}
+
+static bool coerce_node(const struct node *n, json_t *x, struct sb *path,
+			char *msg, size_t size)
+{
+	if (!n)
+		return false;
+	size_t pl = path->len;
+	if (json_is_object(x)) {
+		if (n->embedded) {
+			static const char *const tm[] = {"apiVersion", "kind"};
+			for (size_t i = 0; i < 2; i++) {
+				const json_t *t = json_object_get(x, tm[i]);
+				if (t && !json_is_string(t)) {
+					path_key(path, tm[i]);
+					coerce_error(path, t, "must be a string", msg,
+						     size);
+					return true;
+				}
+			}
+			json_t *md = json_object_get(x, "metadata");
+			struct srv_typeerr te = {0};
+			bool bad = false;
+			if (md && !json_is_null(md) && !json_is_object(md)) {
+				snprintf(te.text, sizeof te.text,
+					 "json: cannot unmarshal %s into Go value of type v1.ObjectMeta",
+					 go_json_kind(md));
+				bad = true;
+			} else if (json_is_object(md)) {
+				bad = !srv_object_meta_typecheck(md, false, &te);
+			}
+			if (bad) {
+				path_key(path, "metadata");
+				coerce_error(path, md, te.text, msg, size);
+				return true;
+			}
+		}
+		const char *k;
+		json_t *v;
+		json_object_foreach(x, k, v) {
+			const struct node *sub = find_prop(n, k);
+			if (sub) {
+				path_key(path, k);
+			} else if (n->addl_schema) {
+				sub = n->addl_schema;
+				sb_printf(path, "[%s]", k);
+			}
+			if (sub && coerce_node(sub, v, path, msg, size))
+				return true;
+			sb_cut(path, pl);
+		}
+	} else if (json_is_array(x) && n->items) {
+		size_t i;
+		json_t *v;
+		json_array_foreach(x, i, v) {
+			path_index(path, i);
+			if (coerce_node(n->items, v, path, msg, size))
+				return true;
+			sb_cut(path, pl);
+		}
+	}
+	return false;
+}
+
+bool srv_schema_coerce(const struct srv_schema *s, json_t *obj, char *msg,
+		       size_t size)
+{
+	struct sb path = {0};
+	bool bad = false;
+	/* the root's own metadata is the caller's (ObjectMeta decoding) */
+	if (json_is_object(obj) && s->root) {
+		const char *k;
+		json_t *v;
+		json_object_foreach(obj, k, v) {
+			if (!strcmp(k, "metadata"))
+				continue;
+			const struct node *sub = find_prop(s->root, k);
+			path_key(&path, k);
+			if (sub && (bad = coerce_node(sub, v, &path, msg, size)))
+				break;
+			sb_cut(&path, 0);
+		}
+	}
+	free(path.s);
+	return bad;
 }
 
 lp_err srv_schema_validate(const struct srv_schema *s, const json_t *obj,

@@ -68,6 +68,10 @@ void srv_schema_free(struct srv_schema *s);
    below 1e-4 and from 1e+06), as messages and printer columns show it. */
 #define SRV_GO_FLOAT_MAX 40
 void srv_go_float(double v, char out[SRV_GO_FLOAT_MAX]);
+/* A field error's value as kube's ErrorBody prints it: strings quoted,
+   numbers and booleans plain, objects and arrays with Go's %#v
+   (map[string]interface {}{"a":1}). Allocated; NULL out of memory. */
+char *srv_go_value(const json_t *x);
 
 /*
  * Validate a whole custom resource (after prune and default) as kube-openapi
@@ -206,6 +210,16 @@ enum srv_schema_list srv_schema_list_kind(const struct srv_schema_node *n,
 /* Deep equality of decoded JSON with numbers compared by value (1 equals
    1.0), as kube compares decoded values (enum, uniqueness, defaults). */
 bool srv_json_value_eq(const json_t *a, const json_t *b);
+
+/* kube's objectmeta.Coerce, run by the decoder on a pruned custom
+   resource: true with its field error ("spec.emb.metadata: Invalid value:
+   map[string]interface {}{"name":5}: json: cannot unmarshal number into
+   Go struct field ObjectMeta.name of type string") in msg when an
+   embedded resource's apiVersion or kind is not a string or its metadata
+   does not decode into ObjectMeta; the caller answers 400. Time values
+   in such metadata are normalized as the decoding leaves them. */
+bool srv_schema_coerce(const struct srv_schema *s, json_t *obj, char *msg,
+		       size_t size);
 
 /* Does Go's regexp.Compile refuse pattern? Then true, with its error
    ("error parsing regexp: missing closing ): `(a`") in msg. Only the

@@ -180,8 +180,7 @@ static void check_default(struct sctx *c, const json_t *s, struct ovis v)
 	if (clone && !v.inside_meta) {
 		srv_schema_prune(sch, clone, NULL, NULL);
 		if (!json_equal(clone, def)) {
-			char *js =
-			    json_dumps(def, JSON_COMPACT | JSON_ENCODE_ANY);
+			char *js = srv_go_value(def);
 			cause(c, "FieldValueInvalid", ".default",
 			      "Invalid value: %.300s: must not have unknown "
 			      "fields",

@@ -1165,6 +1165,16 @@ quirk ',"labels":{"a":1}' '{}'
 check "a number as a label value is 400, not 422" code_has 400 'cannot unmarshal number into Go struct field ObjectMeta.labels of type string'
 quirk ',"creationTimestamp":"garbage"' '{}'
 check "a creationTimestamp that is no time is 400" code_has 400 'parsing time \"garbage\"'
+quirk ',"name":5,"labels":"x"' '{}'
+check "... the first in Go's order: the metadata is re-encoded with sorted keys" code_has 400 'cannot be handled as a Quirk: json: cannot unmarshal string into Go struct field ObjectMeta.labels of type map[string]string'
+# the decoder's objectmeta.Coerce: an embedded resource's metadata decodes
+# into ObjectMeta, its apiVersion and kind are strings, or 400
+quirk '' '{"emb":{"apiVersion":"v1","kind":"X","metadata":{"name":5,"labels":"notamap","generation":"x"}}}'
+check "an embedded resource's metadata of the wrong types is 400, not stored" code_has 400 'Quirk in version \"v1\" cannot be handled as a Quirk: spec.emb.metadata: Invalid value: map[string]interface {}{\"generation\":\"x\", \"labels\":\"notamap\", \"name\":5}: json: cannot unmarshal string into Go struct field ObjectMeta.generation of type int64'
+quirk '' '{"emb":{"apiVersion":"v1","kind":"X","metadata":"str"}}'
+check "... metadata that is no object" code_has 400 'spec.emb.metadata: Invalid value: \"str\": json: cannot unmarshal string into Go value of type v1.ObjectMeta'
+quirk '' '{"emb":{"apiVersion":1,"kind":"X"}}'
+check "... an apiVersion that is no string" code_has 400 'cannot be handled as a Quirk: spec.emb.apiVersion: Invalid value: 1: must be a string'
 req GET "$QP"
 check "... and none of the refused ones is stored" [ "$(jq_ "len(d['items'])")" == 4 ]
 

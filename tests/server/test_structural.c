@@ -330,8 +330,8 @@ Test(structural, defaults_are_pruned_and_valid)
 	    "\"x\","
 	    "\"b\":1}}}}",
 	    "FieldValueInvalid", ROOT ".properties[spec].default",
-	    "Invalid value: {\"a\":\"x\",\"b\":1}: must not have unknown "
-	    "fields");
+	    "Invalid value: map[string]interface {}{\"a\":\"x\", \"b\":1}: "
+	    "must not have unknown fields");
 	struct srv_error err;
 	check(
 	    "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\","
