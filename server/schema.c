@@ -307,6 +307,10 @@ enum fmt {
 	F_BSONOBJECTID,
 	F_SSN,
 	F_RGBCOLOR,
+	F_ISBN,
+	F_ISBN10,
+	F_ISBN13,
+	F_CREDITCARD,
 };
 
 static const struct {
@@ -321,7 +325,8 @@ static const struct {
 	{"email", F_EMAIL},	    {"uri", F_URI},	  {"mac", F_MAC},
 	{"hexcolor", F_HEXCOLOR},  {"duration", F_DURATION},
 	{"bsonobjectid", F_BSONOBJECTID}, {"ssn", F_SSN},
-	{"rgbcolor", F_RGBCOLOR},
+	{"rgbcolor", F_RGBCOLOR}, {"isbn", F_ISBN}, {"isbn10", F_ISBN10},
+	{"isbn13", F_ISBN13}, {"creditcard", F_CREDITCARD},
 };
 
 enum addl { ADDL_NONE, ADDL_TRUE, ADDL_FALSE, ADDL_SCHEMA };
@@ -1966,6 +1971,75 @@ static bool is_ssn(const char *s)
 	return !*s;
 }
 
+/* govalidator's IsISBN: spaces and dashes dropped, then ten digits (the
+   last may be X) with the mod-11 sum, or thirteen with the EAN check
+   digit. */
+static bool is_isbn(const char *s, int version)
+{
+	char d[16];
+	size_t n = 0;
+	for (; *s; s++) {
+		if (strchr("\t\n\f\r -", *s))
+			continue;
+		if (n == sizeof d - 1)
+			return false;
+		d[n++] = *s;
+	}
+	d[n] = '\0';
+	if (version == 10) {
+		if (n != 10 || !digits(d, 9) ||
+		    !((d[9] >= '0' && d[9] <= '9') || d[9] == 'X'))
+			return false;
+		int sum = 0;
+		for (int i = 0; i < 9; i++)
+			sum += (i + 1) * (d[i] - '0');
+		sum += 10 * (d[9] == 'X' ? 10 : d[9] - '0');
+		return sum % 11 == 0;
+	}
+	if (n != 13 || !digits(d, 13))
+		return false;
+	int sum = 0;
+	for (int i = 0; i < 12; i++)
+		sum += (i % 2 ? 3 : 1) * (d[i] - '0');
+	return d[12] - '0' == (10 - sum % 10) % 10;
+}
+
+/* govalidator's IsCreditCard: the digits alone (everything else is
+   dropped) must start as a known issuer's, be of its length and pass
+   Luhn's check. */
+static bool is_creditcard(const char *s)
+{
+	char d[32];
+	size_t n = 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			continue;
+		if (n == sizeof d - 1)
+			return false;
+		d[n++] = *s;
+	}
+	d[n] = '\0';
+	bool ok = (d[0] == '4' && (n == 13 || n == 16)) ||
+		  (d[0] == '5' && d[1] >= '1' && d[1] <= '5' && n == 16) ||
+		  (n == 16 && (!memcmp(d, "6011", 4) || !memcmp(d, "65", 2))) ||
+		  (d[0] == '3' && (d[1] == '4' || d[1] == '7') && n == 15) ||
+		  (d[0] == '3' && ((d[1] == '0' && d[2] >= '0' && d[2] <= '5') ||
+				   d[1] == '6' || d[1] == '8') && n == 14) ||
+		  (n == 15 && (!memcmp(d, "2131", 4) || !memcmp(d, "1800", 4))) ||
+		  (n == 16 && !memcmp(d, "35", 2));
+	if (!ok)
+		return false;
+	int sum = 0;
+	bool dbl = false;
+	for (size_t i = n; i-- > 0; dbl = !dbl) {
+		int v = d[i] - '0';
+		if (dbl)
+			v = v * 2 >= 10 ? v * 2 % 10 + 1 : v * 2;
+		sum += v;
+	}
+	return sum % 10 == 0;
+}
+
 /* rgb(N, N, N), each 0-255 without a leading zero, spaces around */
 static bool is_rgbcolor(const char *s)
 {
@@ -2012,6 +2086,10 @@ static bool format_ok(enum fmt f, const char *s)
 	case F_BSONOBJECTID: return strlen(s) == 24 && all_hex(s, 24);
 	case F_SSN: return is_ssn(s);
 	case F_RGBCOLOR: return is_rgbcolor(s);
+	case F_ISBN: return is_isbn(s, 10) || is_isbn(s, 13);
+	case F_ISBN10: return is_isbn(s, 10);
+	case F_ISBN13: return is_isbn(s, 13);
+	case F_CREDITCARD: return is_creditcard(s);
 	case F_NONE:
 	case F_INT32:
 	case F_INT64: return true;

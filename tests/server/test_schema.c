@@ -459,6 +459,47 @@ Test(schema_validate, more_formats)
 	srv_schema_free(s);
 }
 
+/* govalidator's ISBN and credit card checks, as kube-openapi registers
+   them: separators dropped, check digits computed */
+Test(schema_validate, isbn_and_creditcard)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"i\":{\"type\":\"string\",\"format\":\"isbn\"},"
+		"\"i10\":{\"type\":\"string\",\"format\":\"isbn10\"},"
+		"\"i13\":{\"type\":\"string\",\"format\":\"isbn13\"},"
+		"\"cc\":{\"type\":\"string\",\"format\":\"creditcard\"}"));
+	static const char *const ok[] = {
+	    "{\"i10\":\"3836221195\"}", "{\"i10\":\"3-8362-2119-5\"}",
+	    "{\"i10\":\"0-9752298-0-X\"}", "{\"i13\":\"978-3-8362-2119-1\"}",
+	    "{\"i\":\"3 8362 2119 5\"}", "{\"i\":\"9783836221191\"}",
+	    "{\"cc\":\"4111 1111 1111 1111\"}", "{\"cc\":\"378282246310005\"}",
+	    "{\"cc\":\"6011-1111-1111-1117\"}", "{\"cc\":\"30569309025904\"}",
+	    "{\"cc\":\"3530111333300000\"}", "{\"cc\":\"5555555555554444\"}",
+	    "{\"cc\":\"card 4111111111111111\"}",
+	};
+	static const char *const bad[] = {
+	    "{\"i10\":\"3423214121\"}", "{\"i10\":\"9783836221191\"}",
+	    "{\"i13\":\"9783836221190\"}", "{\"i13\":\"3836221195\"}",
+	    "{\"i\":\"x\"}", "{\"i10\":\"383622119x\"}",
+	    "{\"cc\":\"4111111111111112\"}", "{\"cc\":\"1234567812345678\"}",
+	    "{\"cc\":\"\"}",
+	};
+	char buf[128];
+	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+		snprintf(buf, sizeof buf, "{\"spec\":%s}", ok[i]);
+		expect_ok(s, buf);
+	}
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		snprintf(buf, sizeof buf, "{\"spec\":%s}", bad[i]);
+		expect_invalid(s, buf);
+	}
+	expect_cause(s, "{\"spec\":{\"cc\":\"1\"}}", "FieldValueTypeInvalid",
+		     "spec.cc",
+		     "Invalid value: \"1\": spec.cc in body must be of type "
+		     "creditcard: \"1\"");
+	srv_schema_free(s);
+}
+
 Test(schema_validate, formats)
 {
 	struct srv_schema *s = sch(SPEC(
