@@ -2890,10 +2890,32 @@ static void validate_node(struct vctx *v, const struct node *n,
 			check_enum(v, n, x);
 		return;
 	}
+	if (n->types && n->format_name && *n->format_name) {
+		/* kube-openapi's type validator with a format: a string or
+		   an array passes it unless the type is numeric; any other
+		   value must have the type or the format of its Go value */
+		bool numeric = n->types & (T_INTEGER | T_NUMBER);
+		if (json_is_string(x) || json_is_array(x)) {
+			if (!numeric)
+				goto typed;
+		} else {
+			const char *gf = json_is_integer(x) ? "int64"
+					 : json_is_real(x)  ? "float64"
+							    : "";
+			if (!type_ok(n, x) && strcmp(gf, n->format_name)) {
+				add_cause(v, "FieldValueTypeInvalid",
+					  "Invalid value: \"%s\": %s in body must be of type %s: \"%s\"",
+					  gf, path_or_root(v), n->format_name, gf);
+				return;
+			}
+			goto typed;
+		}
+	}
 	if (!type_ok(n, x)) {
 		type_error(v, n, x);
 		return;
 	}
+typed:
 	check_enum(v, n, x);
 	if (json_is_string(x)) {
 		check_string(v, n, x);

@@ -1177,3 +1177,39 @@ Test(schema_validate, limits_taken_literally)
 		     "spec.mp", "Too many: 1: has too many items");
 	srv_schema_free(s);
 }
+
+/* kube-openapi's type validator when a format is given: strings and
+   arrays pass unless the type is numeric, other values must have the
+   type or their Go value's format */
+Test(schema_validate, type_with_format)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"dt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+		"\"r\":{\"type\":\"integer\",\"format\":\"int32\"},"
+		"\"d\":{\"type\":\"number\",\"format\":\"double\"},"
+		"\"f\":{\"type\":\"string\",\"format\":\"float64\"}"));
+	expect_ok(s, "{\"spec\":{\"dt\":[\"x\"]}}");
+	expect_ok(s, "{\"spec\":{\"d\":3,\"r\":2.0}}");
+	expect_ok(s, "{\"spec\":{\"f\":1.5}}");
+	expect_cause(s, "{\"spec\":{\"dt\":5}}", "FieldValueTypeInvalid",
+		     "spec.dt",
+		     "Invalid value: \"int64\": spec.dt in body must be of type "
+		     "date-time: \"int64\"");
+	expect_cause(s, "{\"spec\":{\"dt\":true}}", "FieldValueTypeInvalid",
+		     "spec.dt",
+		     "Invalid value: \"\": spec.dt in body must be of type "
+		     "date-time: \"\"");
+	expect_cause(s, "{\"spec\":{\"r\":1.5}}", "FieldValueTypeInvalid",
+		     "spec.r",
+		     "Invalid value: \"float64\": spec.r in body must be of type "
+		     "int32: \"float64\"");
+	expect_cause(s, "{\"spec\":{\"r\":\"x\"}}", "FieldValueTypeInvalid",
+		     "spec.r",
+		     "Invalid value: \"string\": spec.r in body must be of type "
+		     "integer: \"string\"");
+	expect_cause(s, "{\"spec\":{\"dt\":\"x\"}}", "FieldValueTypeInvalid",
+		     "spec.dt",
+		     "Invalid value: \"x\": spec.dt in body must be of type "
+		     "date-time: \"x\"");
+	srv_schema_free(s);
+}
