@@ -96,6 +96,28 @@ static bool parse_i64(const char *s, int64_t *out)
 	return true;
 }
 
+/* A resourceVersion that Go's strconv.ParseUint (base 10) refuses: set
+   err to its storage error's text, as kube's versioner words it. */
+static lp_err rv_syntax(const char *s, struct srv_error *err)
+{
+	const char *why = NULL;
+	if (!*s || strspn(s, "0123456789") != strlen(s)) {
+		why = "invalid syntax";
+	} else {
+		errno = 0;
+		(void)strtoull(s, NULL, 10);
+		if (errno == ERANGE)
+			why = "value out of range";
+	}
+	if (!why)
+		return LP_OK;
+	char q[200];
+	srv_go_quote(s, q, sizeof q);
+	return srv_error_set(err, LP_E_IO,
+			     "resourceVersion: Invalid value: %s: strconv.ParseUint: parsing %s: %s",
+			     q, q, why);
+}
+
 /* Wait up to 3 s for revision n, as kube's watch cache does for a read
    "not older than" a revision it has not seen; its 504 after that. */
 static lp_err wait_rev(eng *e, int64_t n, struct srv_error *err)
@@ -786,6 +808,14 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 	   for before its 504 */
 	const char *rvq = srv_query(r, "resourceVersion");
 	int64_t rvn = 0;
+	if (rvq && *rvq && strcmp(rvq, "0") &&
+	    rv_syntax(rvq, &err)) {
+		/* the watch cache's ParseResourceVersion: a storage error,
+		   no Status, so kube's plain 500 */
+		err.no_reason = true;
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
 	if (rvq && *rvq && parse_i64(rvq, &rvn) && rvn > 0 &&
 	    wait_rev(srv_engine(r->s), rvn, &err)) {
 		srv_reply_error(r, &err, NULL);

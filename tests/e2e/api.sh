@@ -822,6 +822,10 @@ CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' --max-time 5 "$URL/api/v1/watc
 check "... one that asks for the same name streams" grep -q '"type":"ADDED"' "$WORK/body"
 req GET '/api/v1/namespaces/default?resourceVersion=99999999'
 check "a GET of one object at a revision not yet reached is kube's 504 (after its 3 s wait)" code_has 504 'Timeout: Too large resource version: 99999999, current: ' '"retryAfterSeconds":1'
+req GET '/api/v1/namespaces/default?resourceVersion=abc'
+check "... at one that is no number: the versioner's plain 500, no reason" code_has 500 '"message":"resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax","code":500}'
+req GET '/api/v1/namespaces/default?resourceVersion=18446744073709551616'
+check "... or out of range" code_has 500 'parsing \"18446744073709551616\": value out of range'
 # a write that renames the object: kube's 400 with both names
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"rn1"}}'
 req PUT /api/v1/namespaces/default/configmaps/rn1 '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"zz"}}'
