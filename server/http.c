@@ -280,6 +280,11 @@ static void queue_cc(struct srv_req *r, int code, struct MHD_Response *resp,
 	if (cache)
 		MHD_add_response_header(resp, "Cache-Control", cache);
 	add_warnings(r, resp);
+	/* shutting down: the client is to open its next request on a new
+	   connection, which the closed listener refuses, rather than
+	   send it on one about to be closed under it */
+	if (srv_stopping(r->s))
+		MHD_add_response_header(resp, "Connection", "close");
 	if (r->deferred) {
 		/* a write worker: the access handler queues it after the
 		   resume (invariant 3); a handler answers once */
@@ -914,8 +919,14 @@ void srv_stop(struct srv *s)
 {
 	if (!s)
 		return;
-	if (s->d)
-		MHD_quiesce_daemon(s->d);
+	/* stop accepting, and close the listener at once: a client that
+	   connects now is refused (ECONNREFUSED), where a connection left
+	   in the backlog would be reset when the daemon stops */
+	if (s->d && MHD_quiesce_daemon(s->d) != MHD_INVALID_SOCKET &&
+	    s->fd >= 0) {
+		close(s->fd);
+		s->fd = -1;
+	}
 	atomic_store(&s->stopping, 1);
 	/* End every watch first: a suspended connection must be resumed
 	   before the daemon stops (invariant 1). */

@@ -1427,8 +1427,36 @@ gen_cms() {
 check "twelve generateName creates" gen_cms 12
 # restart: data and revisions persist, a watch resumes
 REV_BEFORE=$(curl -sS "$URL/api/v1/namespaces/default/configmaps" | python3 -c "import json,sys; print(json.load(sys.stdin)['metadata']['resourceVersion'])")
-stop_server
+# SIGTERM with a watch open: the stream ends with its last chunk, and by
+# then the listener is closed, so a client that reconnects is refused
+# (not accepted into the backlog and reset when the daemon stops)
+python3 - "${URL#http://}" "$SERVER_PID" >"$WORK/shutdown.out" 2>&1 <<'PY' &
+import os, signal, socket, sys
+host, port = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((host, int(port)))
+s.sendall(b"GET /api/v1/namespaces/default/configmaps?watch=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+data = b""
+while b"\r\n\r\n" not in data:
+    data += s.recv(65536)
+os.kill(int(sys.argv[2]), signal.SIGTERM)
+while not data.endswith(b"\r\n0\r\n\r\n"):
+    d = s.recv(65536)
+    if not d:
+        break
+    data += d
+print("ended" if data.endswith(b"\r\n0\r\n\r\n") else "cut: %r" % data[-40:])
+try:
+    socket.create_connection((host, int(port)), timeout=2).close()
+    print("accepted")
+except ConnectionRefusedError:
+    print("refused")
+PY
+SHUT_PID=$!
+reap "$SERVER_PID"
+wait "$SHUT_PID"
 check "server stops cleanly on SIGTERM" [ "$RC" == 0 ]
+check "... a watch open then ends with its last chunk, a new connection is refused" \
+	[ "$(tr '\n' ' ' <"$WORK/shutdown.out")" == "ended refused " ]
 check "server restarts on the same data" start_server
 req GET /api/v1/namespaces/default/configmaps/p01
 check "objects persist across a restart" code_is 200
