@@ -1037,6 +1037,15 @@ static void smd_pe(const json_t *it, const struct lkind *lk, char *out,
    set or map list holding one item twice fails it. smd is the position's
    path in its form (".spec.ports[name=\"a\"]"); msg gets
    "<path>: duplicate entries for key <element>". */
+/* An item's path element for the duplicate search: a set member's
+   value, a map item's keys; NULL for what has none. */
+static char *dup_key(const json_t *x, const struct lkind *lk, struct walk *w)
+{
+	if (lk->kind != SRV_SLIST_SET)
+		return item_pe(x, lk, w);
+	return json_is_object(x) || json_is_array(x) ? NULL : pe_json("v:", x);
+}
+
 static bool find_dup(const json_t *v, struct walk *w,
 		     const struct srv_schema_node *sn, char *smd, size_t at,
 		     size_t cap, char *msg, size_t n)
@@ -1089,18 +1098,9 @@ static bool find_dup(const json_t *v, struct walk *w,
 	bool found = false;
 	for (size_t i = 0; !found && i < cnt; i++) {
 		const json_t *a = json_array_get(v, i);
-		char *pa = lk.kind == SRV_SLIST_SET
-			       ? (json_is_object(a) || json_is_array(a)
-				      ? NULL
-				      : pe_json("v:", a))
-			       : item_pe(a, &lk, w);
+		char *pa = dup_key(a, &lk, w);
 		for (size_t j = 0; pa && !found && j < i; j++) {
-			const json_t *b = json_array_get(v, j);
-			char *pb = lk.kind == SRV_SLIST_SET
-				       ? (json_is_object(b) || json_is_array(b)
-					      ? NULL
-					      : pe_json("v:", b))
-				       : item_pe(b, &lk, w);
+			char *pb = dup_key(json_array_get(v, j), &lk, w);
 			found = pb && !strcmp(pa, pb);
 			free(pb);
 		}

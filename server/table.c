@@ -267,64 +267,27 @@ static int key_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* go_print into f; false when out of memory. */
-static bool go_print(FILE *f, const json_t *v)
+/* A string as encoding/json writes it (HTML-safe, as Go's default). */
+static void json_str(FILE *f, const char *s, size_t n)
 {
-	char b[SRV_GO_FLOAT_MAX];
-	size_t i;
-	json_t *x;
-	switch (json_typeof(v)) {
-	case JSON_STRING:
-		fwrite(json_string_value(v), 1, json_string_length(v), f);
-		break;
-	case JSON_INTEGER:
-		fprintf(f, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		break;
-	case JSON_REAL:
-		srv_go_float(json_real_value(v), b);
-		fputs(b, f);
-		break;
-	case JSON_TRUE:
-	case JSON_FALSE:
-		fputs(json_is_true(v) ? "true" : "false", f);
-		break;
-	case JSON_NULL:
-		fputs("<nil>", f);
-		break;
-	case JSON_ARRAY:
-		fputc('[', f);
-		json_array_foreach((json_t *)v, i, x)
-		{
-			if (i)
-				fputc(' ', f);
-			if (!go_print(f, x))
-				return false;
-		}
-		fputc(']', f);
-		break;
-	case JSON_OBJECT: {
-		size_t n = json_object_size(v), k = 0;
-		const char **keys = n ? malloc(n * sizeof *keys) : NULL;
-		if (n && !keys)
-			return false;
-		const char *key;
-		json_object_foreach((json_t *)v, key, x) keys[k++] = key;
-		if (n)
-			qsort(keys, n, sizeof *keys, key_cmp);
-		fputs("map[", f);
-		bool ok = true;
-		for (k = 0; k < n && ok; k++) {
-			if (k)
-				fputc(' ', f);
-			fprintf(f, "%s:", keys[k]);
-			ok = go_print(f, json_object_get(v, keys[k]));
-		}
-		fputc(']', f);
-		free(keys);
-		return ok;
+	const unsigned char *p = (const unsigned char *)s;
+	fputc('"', f);
+	for (size_t k = 0; k < n; k++) {
+		unsigned char c = p[k];
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\r')
+			fputs("\\r", f);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c < 0x20 || c == '<' || c == '>' || c == '&')
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
 	}
-	}
-	return true;
+	fputc('"', f);
 }
 
 /* A float64 as encoding/json writes it: the shortest digits, in plain
@@ -374,55 +337,46 @@ static void go_json_float(double d, FILE *f)
 	}
 }
 
-/* v as Go's json.Marshal writes an interface{} value: object keys
-   sorted, compact, <, > and & escaped; false when out of memory. */
-static bool go_json(FILE *f, const json_t *v)
+/* v into f as Go's fmt %v prints it (json false: strings bare, null
+   <nil>, [a b], map[k:v] in key order) or as encoding/json writes it
+   (json true); false when out of memory. */
+static bool go_write(FILE *f, const json_t *v, bool json)
 {
+	char b[SRV_GO_FLOAT_MAX];
 	size_t i;
 	json_t *x;
 	switch (json_typeof(v)) {
-	case JSON_STRING: {
-		const unsigned char *p = (const unsigned char *)json_string_value(v);
-		size_t n = json_string_length(v);
-		fputc('"', f);
-		for (size_t k = 0; k < n; k++) {
-			unsigned char c = p[k];
-			if (c == '"' || c == '\\')
-				fprintf(f, "\\%c", c);
-			else if (c == '\n')
-				fputs("\\n", f);
-			else if (c == '\r')
-				fputs("\\r", f);
-			else if (c == '\t')
-				fputs("\\t", f);
-			else if (c < 0x20 || c == '<' || c == '>' || c == '&')
-				fprintf(f, "\\u%04x", c);
-			else
-				fputc(c, f);
-		}
-		fputc('"', f);
+	case JSON_STRING:
+		if (json)
+			json_str(f, json_string_value(v), json_string_length(v));
+		else
+			fwrite(json_string_value(v), 1, json_string_length(v), f);
 		break;
-	}
 	case JSON_INTEGER:
 		fprintf(f, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 		break;
 	case JSON_REAL:
-		go_json_float(json_real_value(v), f);
+		if (json) {
+			go_json_float(json_real_value(v), f);
+		} else {
+			srv_go_float(json_real_value(v), b);
+			fputs(b, f);
+		}
 		break;
 	case JSON_TRUE:
 	case JSON_FALSE:
 		fputs(json_is_true(v) ? "true" : "false", f);
 		break;
 	case JSON_NULL:
-		fputs("null", f);
+		fputs(json ? "null" : "<nil>", f);
 		break;
 	case JSON_ARRAY:
 		fputc('[', f);
 		json_array_foreach((json_t *)v, i, x)
 		{
 			if (i)
-				fputc(',', f);
-			if (!go_json(f, x))
+				fputc(json ? ',' : ' ', f);
+			if (!go_write(f, x, json))
 				return false;
 		}
 		fputc(']', f);
@@ -436,18 +390,19 @@ static bool go_json(FILE *f, const json_t *v)
 		json_object_foreach((json_t *)v, key, x) keys[k++] = key;
 		if (n)
 			qsort(keys, n, sizeof *keys, key_cmp);
-		fputc('{', f);
+		fputs(json ? "{" : "map[", f);
 		bool ok = true;
 		for (k = 0; k < n && ok; k++) {
 			if (k)
-				fputc(',', f);
-			json_t *kj = json_string(keys[k]);
-			ok = kj && go_json(f, kj);
-			json_decref(kj);
+				fputc(json ? ',' : ' ', f);
+			if (json)
+				json_str(f, keys[k], strlen(keys[k]));
+			else
+				fputs(keys[k], f);
 			fputc(':', f);
-			ok = ok && go_json(f, json_object_get(v, keys[k]));
+			ok = go_write(f, json_object_get(v, keys[k]), json);
 		}
-		fputc('}', f);
+		fputc(json ? '}' : ']', f);
 		free(keys);
 		return ok;
 	}
@@ -455,14 +410,14 @@ static bool go_json(FILE *f, const json_t *v)
 	return true;
 }
 
-static char *go_text(bool (*fn)(FILE *, const json_t *), const json_t *v)
+static char *go_text(const json_t *v, bool json)
 {
 	char *p = NULL;
 	size_t n = 0;
 	FILE *f = open_memstream(&p, &n);
 	if (!f)
 		return NULL;
-	bool ok = fn(f, v);
+	bool ok = go_write(f, v, json);
 	ok = !ferror(f) && ok;
 	if (fclose(f) || !ok) {
 		free(p);
@@ -473,12 +428,12 @@ static char *go_text(bool (*fn)(FILE *, const json_t *), const json_t *v)
 
 char *srv_go_json(const json_t *v)
 {
-	return go_text(go_json, v);
+	return go_text(v, true);
 }
 
 char *srv_go_sprint(const json_t *v)
 {
-	return go_text(go_print, v);
+	return go_text(v, false);
 }
 
 /* A printer column's cell (reference §7.3): the first JSONPath result,
