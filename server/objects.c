@@ -27,6 +27,7 @@
 #include "api.h"
 #include "crd.h"
 #include "fields.h"
+#include "ipaddr.h"
 #include "jsonpath.h"
 #include "managed.h"
 #include "lapis/log.h"
@@ -1876,6 +1877,13 @@ static lp_err internal_err(struct srv_error *err, const char *fmt, ...)
  */
 static lp_err svc_ip_key(const char *ip, struct reg_key *k)
 {
+	/* held under its canonical text: 010.96.0.5 is 10.96.0.5 */
+	struct srv_ip p;
+	char canon[SRV_IP_TEXT];
+	if (srv_ip_parse(ip, &p)) {
+		srv_ip_string(&p, canon);
+		ip = canon;
+	}
 	return reg_object_key("lapis.dev", "serviceips", NULL, ip, k);
 }
 
@@ -2047,14 +2055,16 @@ static bool plan_cluster_ip(struct svc_plan *p, json_t *spec,
 		return true;
 	}
 	snprintf(r->val, sizeof r->val, "%s", want);
-	struct in_addr in;
-	if (strlen(want) >= sizeof r->val || inet_pton(AF_INET, want, &in) != 1) {
+	struct srv_ip in;
+	if (strlen(want) >= sizeof r->val || !srv_ip_parse(want, &in) ||
+	    !in.v4) {
 		srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs[0]",
 				"Invalid value: \"%.64s\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
 				want);
 		return true;
 	}
-	uint32_t v = ntohl(in.s_addr);
+	uint32_t v = (uint32_t)in.b[12] << 24 | (uint32_t)in.b[13] << 16 |
+		     (uint32_t)in.b[14] << 8 | in.b[15];
 	if (v - p->base >= p->size)
 		srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs",
 				"Invalid value: []string{\"%.40s\"}: failed to allocate IP %.40s: the provided IP (%.40s) is not in the valid range. The range of valid IPs is %s",

@@ -5,7 +5,6 @@
  *
  * Discovery, OpenAPI, routing and validation all read this one table.
  */
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <gnutls/gnutls.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 
 #include "crd.h"
 #include "fields.h"
+#include "ipaddr.h"
 #include "registry/json.h"
 #include "registry/object.h"
 #include "resources.h"
@@ -473,39 +473,28 @@ static const char *go_ptr_str(const char *s, char *buf, size_t n)
 	return buf;
 }
 
+/* An IPv6 address, as kube's family checks see it (ParseIPSloppy, then
+   not To4: an IPv4-mapped one counts as IPv4). */
 static bool is_ip6(const char *s)
 {
-	unsigned char b[16];
-	return s && inet_pton(AF_INET6, s, b) == 1;
+	struct srv_ip ip;
+	return srv_ip_parse(s, &ip) && !ip.v4;
 }
 
+/* An IP address as kube's legacy fields take it (ParseIPSloppy: leading
+   zeros in IPv4 octets allowed, with a warning). */
 static bool is_ip(const char *s)
 {
-	unsigned char b[16];
-	return s && (inet_pton(AF_INET, s, b) == 1 || is_ip6(s));
+	struct srv_ip ip;
+	return srv_ip_parse(s, &ip);
 }
 
-/* A CIDR as Go's net.ParseCIDR takes it: an address, '/', a prefix length
-   in decimal within the address's bits. */
+/* A CIDR as kube's legacy fields take it (ParseCIDRSloppy). */
 static bool is_cidr(const char *s)
 {
-	const char *slash = s ? strchr(s, '/') : NULL;
-	char ip[64];
-	if (!slash || (size_t)(slash - s) >= sizeof ip || !slash[1] ||
-	    strlen(slash + 1) > 3)
-		return false;
-	memcpy(ip, s, (size_t)(slash - s));
-	ip[slash - s] = '\0';
-	int bits = 0;
-	for (const char *p = slash + 1; *p; p++) {
-		if (*p < '0' || *p > '9')
-			return false;
-		bits = bits * 10 + (*p - '0');
-	}
-	unsigned char b[16];
-	if (inet_pton(AF_INET, ip, b) == 1)
-		return bits <= 32;
-	return inet_pton(AF_INET6, ip, b) == 1 && bits <= 128;
+	struct srv_ip ip;
+	int bits;
+	return srv_cidr_parse(s, &ip, &bits);
 }
 
 /* kube's apiservice.ExternallyAccessible. */
@@ -685,9 +674,10 @@ static void node_port_causes(const json_t *spec, struct srv_error *err)
    or link-local multicast. Adds causes at field. */
 static void ip_causes(const char *field, const char *ip, struct srv_error *err)
 {
-	unsigned char b[16];
-	bool v4 = ip && inet_pton(AF_INET, ip, b) == 1;
-	bool v6 = ip && !v4 && inet_pton(AF_INET6, ip, b) == 1;
+	struct srv_ip p;
+	bool ok = srv_ip_parse(ip, &p);
+	bool v4 = ok && p.v4, v6 = ok && !p.v4;
+	const unsigned char *b = v4 ? p.b + 12 : p.b;
 	static const unsigned char zero[16], one[16] = {[15] = 1};
 	const char *special =
 	    v4 ? (b[0] == 0 && !b[1] && !b[2] && !b[3]
@@ -1507,8 +1497,8 @@ static void validate_service(const json_t *spec, struct srv_error *err)
 }
 
 /* kube 1.33's GetWarningsForService, for what lapis takes: the deprecated
-   topology annotation, externalIPs on an ExternalName Service, externalName
-   on another type. */
+   topology annotation, IPs and CIDRs in non-standard forms, externalIPs on
+   an ExternalName Service, externalName on another type. */
 static void service_warnings(const json_t *obj, const json_t *old,
 			     void (*warn)(void *ud, const char *text), void *ud)
 {
@@ -1518,12 +1508,59 @@ static void service_warnings(const json_t *obj, const json_t *old,
 					    "annotations"),
 			    "service.kubernetes.io/topology-aware-hints"))
 		warn(ud, "annotation service.kubernetes.io/topology-aware-hints is deprecated, please use service.kubernetes.io/topology-mode instead");
+	/* IPs and CIDRs in non-standard forms (leading zeros, IPv4-mapped,
+	   IPv6 not in RFC 5952 form) */
+	char f[64];
+	size_t i;
+	const json_t *x;
+	const char *cip = str_of(spec, "clusterIP");
+	if (cip && *cip && strcmp(cip, "None"))
+		json_array_foreach(json_object_get(spec, "clusterIPs"), i, x)
+		{
+			snprintf(f, sizeof f, "spec.clusterIPs[%zu]", i);
+			srv_ip_warnings(f, json_string_value(x), warn, ud);
+		}
+	json_array_foreach(json_object_get(spec, "externalIPs"), i, x)
+	{
+		snprintf(f, sizeof f, "spec.externalIPs[%zu]", i);
+		srv_ip_warnings(f, json_string_value(x), warn, ud);
+	}
+	const char *lbip = str_of(spec, "loadBalancerIP");
+	if (lbip && *lbip)
+		srv_ip_warnings("spec.loadBalancerIP", lbip, warn, ud);
+	json_array_foreach(json_object_get(spec, "loadBalancerSourceRanges"), i, x)
+	{
+		snprintf(f, sizeof f, "spec.loadBalancerSourceRanges[%zu]", i);
+		srv_cidr_warnings(f, json_string_value(x), warn, ud);
+	}
 	bool ext = str_is(spec, "type", "ExternalName");
 	if (ext && json_array_size(json_object_get(spec, "externalIPs")))
 		warn(ud, "spec.externalIPs is ignored when spec.type is \"ExternalName\"");
 	const char *en = str_of(spec, "externalName");
 	if (!ext && en && *en)
 		warn(ud, "spec.externalName is ignored when spec.type is not \"ExternalName\"");
+}
+
+/* kube's endpointsWarnings: addresses in non-standard forms. */
+static void endpoints_warnings(const json_t *obj, const json_t *old,
+			       void (*warn)(void *ud, const char *text),
+			       void *ud)
+{
+	(void)old;
+	static const char *const lists[] = {"addresses", "notReadyAddresses"};
+	size_t i, j;
+	const json_t *ss, *a;
+	json_array_foreach(json_object_get(obj, "subsets"), i, ss)
+	{
+		for (size_t l = 0; l < 2; l++)
+			json_array_foreach(json_object_get(ss, lists[l]), j, a)
+			{
+				char f[96];
+				snprintf(f, sizeof f, "subsets[%zu].%s[%zu].ip", i,
+					 lists[l], j);
+				srv_ip_warnings(f, str_of(a, "ip"), warn, ud);
+			}
+	}
 }
 
 /* ValidateService's first check after the metadata: the topology mode
@@ -2586,7 +2623,7 @@ const struct srv_resource srv_builtin[] = {
 	     .warnings = service_warnings, .create_on_update = true),
 	CORE("endpoints", "Endpoints", "endpoints", true, SRV_V_ALL,
 	     .short_names = sn_ep, .columns = col_ep, .prepare = prep_endpoints,
-	     .create_on_update = true,
+	     .warnings = endpoints_warnings, .create_on_update = true,
 	     .warning = "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"),
 	CORE("events", "Event", "event", true, SRV_V_ALL,
 	     .short_names = sn_ev, .columns = col_event,

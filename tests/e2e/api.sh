@@ -1067,6 +1067,25 @@ req POST "$SVCS" '{"metadata":{"name":"topo","annotations":{"service.kubernetes.
 check "a Service's topology mode must match the deprecated hints annotation" code_has 422 'metadata.annotations[service.kubernetes.io/topology-mode]: Invalid value: \"x\": must match annotations[service.kubernetes.io/topology-aware-hints] when both are specified'
 reqh POST "$SVCS" '{"metadata":{"name":"warned","annotations":{"service.kubernetes.io/topology-aware-hints":"auto"}},"spec":{"externalName":"x.example.com","ports":[{"port":80}]}}'
 check "a Service gets kube's strategy warnings: the deprecated annotation, an externalName that is ignored" bash -c "[[ $CODE == 201 ]]" && check "... (both)" bash -c 'grep -qF "annotation service.kubernetes.io/topology-aware-hints is deprecated, please use service.kubernetes.io/topology-mode instead" "'"$WORK"'/hdr" && grep -qF "spec.externalName is ignored when spec.type is not \\\"ExternalName\\\"" "'"$WORK"'/hdr"'
+# kube 1.33 reads IPs and CIDRs of legacy fields sloppily (leading zeros,
+# IPv4-mapped, non-canonical IPv6 taken) and warns of those forms
+reqh POST "$SVCS" '{"metadata":{"name":"sloppy"},"spec":{"type":"LoadBalancer","clusterIP":"010.96.0.77","clusterIPs":["010.96.0.77"],"ports":[{"port":80}],"externalIPs":["010.1.2.3","::ffff:1.2.3.4","2001:db8::0001"],"loadBalancerSourceRanges":["10.1.2.3/8"]}}'
+check "a Service with IPs in non-standard forms is created" code_is 201
+warns_all() { local w; for w; do warns "$w" || return 1; done; }
+check "... with apimachinery's warnings for each" warns_all \
+	'spec.clusterIPs[0]: non-standard IP address \"010.96.0.77\" will be considered invalid in a future Kubernetes release: use \"10.96.0.77\"' \
+	'spec.externalIPs[1]: non-standard IP address \"::ffff:1.2.3.4\" will be considered invalid in a future Kubernetes release: use \"1.2.3.4\"' \
+	'spec.externalIPs[2]: IPv6 address \"2001:db8::0001\" should be in RFC 5952 canonical format (\"2001:db8::1\")' \
+	'spec.loadBalancerSourceRanges[0]: CIDR value \"10.1.2.3/8\" is ambiguous in this context (should be \"10.0.0.0/8\" or \"10.1.2.3/32\"?)'
+req POST "$SVCS" '{"metadata":{"name":"sloppy2"},"spec":{"clusterIP":"10.96.0.77","ports":[{"port":80}]}}'
+check "... and its clusterIP, written with a leading zero, is held as the address it is" code_has 422 'failed to allocate IP 10.96.0.77: provided IP is already allocated'
+req DELETE "$SVCS/sloppy"
+reqh POST "$NSD/endpoints" '{"metadata":{"name":"sloppy"},"subsets":[{"addresses":[{"ip":"010.0.0.1"}],"notReadyAddresses":[{"ip":"2001:DB8::1"}]}]}'
+check "an Endpoints' addresses too" code_is 201
+check "... are warned of" warns_all \
+	'subsets[0].addresses[0].ip: non-standard IP address \"010.0.0.1\" will be considered invalid in a future Kubernetes release: use \"10.0.0.1\"' \
+	'subsets[0].notReadyAddresses[0].ip: IPv6 address \"2001:DB8::1\" should be in RFC 5952 canonical format (\"2001:db8::1\")'
+req DELETE "$NSD/endpoints/sloppy"
 reqh POST "$SA" '{"metadata":{"name":"mountable","annotations":{"kubernetes.io/enforce-mountable-secrets":"true"}},"secrets":[{"name":"s1","namespace":"x","uid":"u","kind":"Secret"}]}'
 check "a ServiceAccount with enforce-mountable-secrets is warned of it, and its secret references keep only their names" bash -c "[[ $CODE == 201 ]] && grep -qF 'metadata.annotations[kubernetes.io/enforce-mountable-secrets]: deprecated in v1.32+; prefer separate namespaces to isolate access to mounted secrets' '$WORK/hdr' && grep -qF '\"secrets\":[{\"name\":\"s1\"}]' '$WORK/body'"
 reqh GET "$NSD/endpoints" ''
