@@ -19,6 +19,9 @@
  *      rule always.
  *   6. srv_re2_error on a string input (Go's regexp syntax check of a CRD
  *      pattern) answers in Go's form when it refuses.
+ *   7. A string input that parses as an IP (kube's sloppy reading) prints
+ *      canonically as an address that parses to the same bytes, strictly;
+ *      the IP and CIDR warnings never fail on any string.
  */
 #include <dirent.h>
 #include <jansson.h>
@@ -27,6 +30,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "ipaddr.h"
 #include "schema.h"
 #include "yamljson.h"
 
@@ -166,6 +170,12 @@ static void count_unknown(void *ud, const char *path)
 	(*(int *)ud)++;
 }
 
+static void count_warning(void *ud, const char *text)
+{
+	FUZZ_CHECK(text[0], "an empty warning");
+	(*(int *)ud)++;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	init_once();
@@ -184,6 +194,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					   m[strlen(m) - 1] == '`',
 				   "re2: %s", m);
 		free(m);
+		struct srv_ip ip, again;
+		if (srv_ip_parse(pat, &ip)) {
+			char canon[SRV_IP_TEXT];
+			srv_ip_string(&ip, canon);
+			FUZZ_CHECK(srv_ip_parse(canon, &again) && again.strict &&
+					   !memcmp(ip.b, again.b, 16),
+				   "ip %s prints as %s", pat, canon);
+		}
+		int nw = 0;
+		srv_ip_warnings("f", pat, count_warning, &nw);
+		srv_cidr_warnings("f", pat, count_warning, &nw);
 	}
 	if (!json_is_object(o)) {
 		json_t *w = json_object();
