@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fields.h"
+#include "registry/json.h"
 
 #define BIG 0xFFFFFF /* Go's parsers give up on a number this large */
 
@@ -32,16 +33,6 @@ static bool dec(const char *s, int *n, size_t *len, bool *lead0)
 	return true;
 }
 
-static int hexv(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* Four dotted decimal octets, the whole of s[0..n); leading zeros are
    taken (and make it not strict), as Go 1.16 did. */
@@ -91,8 +82,8 @@ static bool parse6(const char *s, unsigned char ip[16], bool *strict)
 	while (i < 16) {
 		long v = 0;
 		size_t c = 0;
-		for (; hexv(s[c]) >= 0; c++) {
-			v = v * 16 + hexv(s[c]);
+		for (; reg_hex_digit(s[c]) >= 0; c++) {
+			v = v * 16 + reg_hex_digit(s[c]);
 			if (v >= BIG)
 				return false;
 		}

@@ -6,6 +6,7 @@
  * the check would need tables (Unicode class names) or the compiled
  * program (size limits), it accepts.
  */
+#include "registry/json.h"
 #include "schema.h"
 
 #include <stdbool.h>
@@ -52,16 +53,6 @@ static bool is_octal(char c)
 	return c >= '0' && c <= '7';
 }
 
-static int unhex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* Length of one UTF-8 sequence at p (at least 1; JSON text is valid). */
 static size_t rune_len(const char *p)
@@ -122,7 +113,7 @@ static bool escape(struct re2 *r, const char *p, long *rune,
 					goto bad;
 				if (*t == '}')
 					break;
-				int h = unhex(*t);
+				int h = reg_hex_digit(*t);
 				v = v * 16 + h;
 				if (h < 0 || v > 0x10ffff) {
 					t += rune_len(t);
@@ -137,9 +128,9 @@ static bool escape(struct re2 *r, const char *p, long *rune,
 			*end = t;
 			return true;
 		}
-		int x = unhex(*t);
+		int x = reg_hex_digit(*t);
 		t += rune_len(t);
-		int y = *t ? unhex(*t) : -1;
+		int y = *t ? reg_hex_digit(*t) : -1;
 		if (*t)
 			t += rune_len(t);
 		if (x < 0 || y < 0)

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "fields.h"
+#include "registry/json.h"
 #include "resources.h"
 #include "schema.h"
 
@@ -503,16 +504,6 @@ static void re_lit(struct sb *o, char c)
 	sb_putc(o, c);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* \xHH or \x{H...} after the "\x"; *p advanced. Returns the code point or
    -1. */
@@ -523,17 +514,17 @@ static long re_hex(const char **p)
 	if (*s == '{') {
 		s++;
 		int n = 0;
-		while (hexval(*s) >= 0 && n < 8) {
-			v = v * 16 + hexval(*s++);
+		while (reg_hex_digit(*s) >= 0 && n < 8) {
+			v = v * 16 + reg_hex_digit(*s++);
 			n++;
 		}
 		if (*s != '}' || n == 0)
 			return -1;
 		s++;
 	} else {
-		if (hexval(s[0]) < 0 || hexval(s[1]) < 0)
+		if (reg_hex_digit(s[0]) < 0 || reg_hex_digit(s[1]) < 0)
 			return -1;
-		v = hexval(s[0]) * 16 + hexval(s[1]);
+		v = reg_hex_digit(s[0]) * 16 + reg_hex_digit(s[1]);
 		s += 2;
 	}
 	*p = s;
@@ -1597,7 +1588,7 @@ static bool has_default(const struct node *n)
 static bool all_hex(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (hexval(s[i]) < 0)
+		if (reg_hex_digit(s[i]) < 0)
 			return false;
 	return true;
 }
@@ -1787,7 +1778,7 @@ static bool is_uri(const char *s)
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p < 0x20 || *p == 0x7f)
 			return false;
-		if (*p == '%' && (hexval((char)p[1]) < 0 || hexval((char)p[2]) < 0))
+		if (*p == '%' && (reg_hex_digit((char)p[1]) < 0 || reg_hex_digit((char)p[2]) < 0))
 			return false;
 	}
 	const char *rest = s;
@@ -1845,7 +1836,7 @@ static bool is_mac(const char *s)
 		if (i % 3 == 2) {
 			if (s[i] != sep)
 				return false;
-		} else if (hexval(s[i]) < 0) {
+		} else if (reg_hex_digit(s[i]) < 0) {
 			return false;
 		}
 	}

@@ -158,7 +158,7 @@ static bool scratch_fit(struct ld *l, size_t n)
 	return true;
 }
 
-static int hexval(unsigned char c)
+int reg_hex_digit(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -174,7 +174,7 @@ static int32_t hex4(const unsigned char *p)
 {
 	int32_t v = 0;
 	for (int i = 0; i < 4; i++) {
-		int h = hexval(p[i]);
+		int h = reg_hex_digit(p[i]);
 		if (h < 0)
 			return -1;
 		v = (v << 4) | h;

@@ -34,6 +34,9 @@
  */
 json_t *reg_json_load(const char *p, size_t n, size_t flags, json_error_t *err);
 
+/* The value of the hex digit c (either case), or -1. */
+int reg_hex_digit(int c);
+
 /*
  * Encode v as json_dumps(v, JSON_COMPACT) does, byte for byte, except for
  * reals, which are written as Go's encoding/json writes a float64
