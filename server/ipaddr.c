@@ -34,39 +34,24 @@ static bool dec(const char *s, int *n, size_t *len, bool *lead0)
 }
 
 
-/* Four dotted decimal octets, the whole of s[0..n); leading zeros are
-   taken (and make it not strict), as Go 1.16 did. */
-static bool parse4(const char *s, size_t n, unsigned char out[4],
-		   bool *strict)
+/* Four dotted decimal octets, the whole of the string s; leading zeros
+   are taken (and make it not strict), as Go 1.16 did. */
+static bool parse4(const char *s, unsigned char out[4], bool *strict)
 {
-	size_t at = 0;
 	for (int i = 0; i < 4; i++) {
-		if (at >= n)
+		if (i && *s++ != '.')
 			return false;
-		if (i) {
-			if (s[at] != '.')
-				return false;
-			at++;
-		}
 		int v;
 		size_t len;
 		bool lead0;
-		char num[16];
-		size_t k = 0;
-		while (at + k < n && k < sizeof num - 1 && s[at + k] >= '0' &&
-		       s[at + k] <= '9') {
-			num[k] = s[at + k];
-			k++;
-		}
-		num[k] = '\0';
-		if (!dec(num, &v, &len, &lead0) || v > 255)
+		if (!dec(s, &v, &len, &lead0) || v > 255)
 			return false;
 		if (lead0 || len > 3)
 			*strict = false;
 		out[i] = (unsigned char)v;
-		at += len;
+		s += len;
 	}
-	return at == n;
+	return !*s;
 }
 
 static bool parse6(const char *s, unsigned char ip[16], bool *strict)
@@ -92,7 +77,7 @@ static bool parse6(const char *s, unsigned char ip[16], bool *strict)
 		if (s[c] == '.') {
 			/* a trailing IPv4 address */
 			if ((ellipsis < 0 && i != 12) || i + 4 > 16 ||
-			    !parse4(s, strlen(s), ip + i, strict))
+			    !parse4(s, ip + i, strict))
 				return false;
 			s += strlen(s);
 			i += 4;
@@ -147,7 +132,7 @@ bool srv_ip_parse(const char *s, struct srv_ip *ip)
 	size_t sep = strcspn(s, ".:");
 	if (s[sep] == '.') {
 		memcpy(ip->b, v4_prefix, 12);
-		if (!parse4(s, strlen(s), ip->b + 12, &ip->strict))
+		if (!parse4(s, ip->b + 12, &ip->strict))
 			return false;
 		classify(ip, false);
 		return true;
@@ -227,7 +212,7 @@ bool srv_cidr_parse(const char *s, struct srv_ip *ip, int *bits)
 	ip->strict = true;
 	int width;
 	memcpy(ip->b, v4_prefix, 12);
-	if (parse4(addr, n, ip->b + 12, &ip->strict)) {
+	if (parse4(addr, ip->b + 12, &ip->strict)) {
 		width = 32;
 		classify(ip, false);
 	} else {
@@ -240,16 +225,18 @@ bool srv_cidr_parse(const char *s, struct srv_ip *ip, int *bits)
 	return prefix_len(slash + 1, bits, &ip->strict) && *bits <= width;
 }
 
+/* fmt names field, then value, a and b quoted as Go's %q; b may be NULL
+   for a text without it (printf ignores the argument left over). */
 static void warnf(void (*warn)(void *, const char *), void *ud,
 		  const char *fmt, const char *field, const char *value,
 		  const char *a, const char *b)
 {
-	char qv[300], qa[100], qb[100], text[800];
+	char qv[300], qa[100], qb[100] = "", text[800];
 	srv_go_quote(value, qv, sizeof qv);
 	srv_go_quote(a, qa, sizeof qa);
 	if (b)
 		srv_go_quote(b, qb, sizeof qb);
-	snprintf(text, sizeof text, fmt, field, qv, qa, b ? qb : "");
+	snprintf(text, sizeof text, fmt, field, qv, qa, qb);
 	warn(ud, text);
 }
 
@@ -263,11 +250,11 @@ void srv_ip_warnings(const char *field, const char *value,
 	srv_ip_string(&ip, canon);
 	if (!ip.strict || ip.mapped)
 		warnf(warn, ud,
-		      "%s: non-standard IP address %s will be considered invalid in a future Kubernetes release: use %s%s",
+		      "%s: non-standard IP address %s will be considered invalid in a future Kubernetes release: use %s",
 		      field, value, canon, NULL);
 	else if (!ip.v4 && strcmp(canon, value))
 		warnf(warn, ud,
-		      "%s: IPv6 address %s should be in RFC 5952 canonical format (%s)%s",
+		      "%s: IPv6 address %s should be in RFC 5952 canonical format (%s)",
 		      field, value, canon, NULL);
 }
 
@@ -305,7 +292,7 @@ void srv_cidr_warnings(const char *field, const char *value,
 	}
 	if (!ip.strict || ip.mapped) {
 		warnf(warn, ud,
-		      "%s: non-standard CIDR value %s will be considered invalid in a future Kubernetes release: use %s%s",
+		      "%s: non-standard CIDR value %s will be considered invalid in a future Kubernetes release: use %s",
 		      field, value, netstr, NULL);
 		warned = true;
 	}
@@ -314,7 +301,7 @@ void srv_cidr_warnings(const char *field, const char *value,
 		snprintf(pfx, sizeof pfx, "%s/%d", is, bits);
 		if (strcmp(pfx, value))
 			warnf(warn, ud,
-			      "%s: IPv6 CIDR value %s should be in RFC 5952 canonical format (%s)%s",
+			      "%s: IPv6 CIDR value %s should be in RFC 5952 canonical format (%s)",
 			      field, value, pfx, NULL);
 	}
 }

@@ -97,16 +97,17 @@ static bool parse_i64(const char *s, int64_t *out)
 	return true;
 }
 
-/* A resourceVersion that Go's strconv.ParseUint (base 10) refuses: set
-   err to its storage error's text, as kube's versioner words it. */
-static lp_err rv_syntax(const char *s, struct srv_error *err)
+/* A resourceVersion as Go's strconv.ParseUint (base 10) reads it: its
+   value in *out, or err set to the storage error kube's versioner words
+   for one it refuses. */
+static lp_err rv_parse(const char *s, uint64_t *out, struct srv_error *err)
 {
 	const char *why = NULL;
 	if (!*s || strspn(s, "0123456789") != strlen(s)) {
 		why = "invalid syntax";
 	} else {
 		errno = 0;
-		(void)strtoull(s, NULL, 10);
+		*out = strtoull(s, NULL, 10);
 		if (errno == ERANGE)
 			why = "value out of range";
 	}
@@ -808,17 +809,16 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 	/* resourceVersion N: not older than N, which kube waits up to 3 s
 	   for before its 504 */
 	const char *rvq = srv_query(r, "resourceVersion");
-	int64_t rvn = 0;
-	if (rvq && *rvq && strcmp(rvq, "0") &&
-	    rv_syntax(rvq, &err)) {
+	uint64_t rvn = 0;
+	if (rvq && *rvq && rv_parse(rvq, &rvn, &err)) {
 		/* the watch cache's ParseResourceVersion: a storage error,
 		   no Status, so kube's plain 500 */
 		err.no_reason = true;
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
-	if (rvq && *rvq && parse_i64(rvq, &rvn) && rvn > 0 &&
-	    wait_rev(srv_engine(r->s), rvn, &err)) {
+	if (rvn > 0 && rvn <= INT64_MAX &&
+	    wait_rev(srv_engine(r->s), (int64_t)rvn, &err)) {
 		srv_reply_error(r, &err, NULL);
 		return;
 	}

@@ -24,7 +24,6 @@ struct level {
 };
 
 struct re2 {
-	const char *whole;
 	char *msg;
 	size_t size;
 	struct level lv[MAX_LEVELS];
@@ -194,6 +193,18 @@ static const char *const posix_names[] = {
     "alnum", "alpha", "ascii", "blank", "cntrl", "digit", "graph",
     "lower", "print", "punct", "space", "upper", "word", "xdigit"};
 
+/* One character of a class at *t, an escape or a rune: its code point
+   in *rune, *t past it. */
+static bool class_char(struct re2 *r, const char **t, long *rune)
+{
+	if (**t == '\\')
+		return escape(r, *t, rune, t);
+	size_t n = rune_len(*t);
+	*rune = rune_at(*t, n);
+	*t += n;
+	return true;
+}
+
 /* A class at p ("[..."): *end past its ']'. */
 static bool char_class(struct re2 *r, const char *p, const char **end)
 {
@@ -237,25 +248,13 @@ static bool char_class(struct re2 *r, const char *p, const char **end)
 		long lo, hi;
 		if (!*t)
 			return !fail(r, "missing closing ]", p, strlen(p));
-		if (*t == '\\') {
-			if (!escape(r, t, &lo, &t))
-				return false;
-		} else {
-			size_t n = rune_len(t);
-			lo = rune_at(t, n);
-			t += n;
-		}
+		if (!class_char(r, &t, &lo))
+			return false;
 		hi = lo;
 		if (t[0] == '-' && t[1] && t[1] != ']') {
 			t++;
-			if (*t == '\\') {
-				if (!escape(r, t, &hi, &t))
-					return false;
-			} else {
-				size_t n = rune_len(t);
-				hi = rune_at(t, n);
-				t += n;
-			}
+			if (!class_char(r, &t, &hi))
+				return false;
 			if (hi < lo)
 				return !fail(r, "invalid character class range",
 					     rng, (size_t)(t - rng));
@@ -394,7 +393,6 @@ bool srv_re2_error(const char *pattern, char *msg, size_t size)
 	struct re2 *r = calloc(1, sizeof *r);
 	if (!r)
 		return false; /* unchecked, as Go's limits are */
-	r->whole = pattern;
 	r->msg = msg;
 	r->size = size;
 	const char *t = pattern, *last = NULL;
