@@ -16,7 +16,7 @@ packages=(
 	make gcc cmake pkg-config git curl
 	liblmdb-dev lmdb-utils
 	libmicrohttpd-dev libjansson-dev liburcu-dev libcriterion-dev
-	libgnutls28-dev libcurl4-gnutls-dev libyaml-dev
+	libgnutls28-dev libcurl4-gnutls-dev libyaml-dev libmimalloc-dev
 	clang libclang-rt-14-dev llvm-14 clang-format
 	python3-yaml python3-kubernetes
 )

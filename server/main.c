@@ -13,7 +13,12 @@
  * helpers) are left out of the overview but answer --help like any other.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#ifdef LAPIS_MIMALLOC
+#include <mimalloc.h>
+#endif
 
 #include "cli_common.h"
 
@@ -60,7 +65,8 @@ static int overview(int is_error)
 
 static const char version_usage[] = "usage: lapis version\n"
 				    "\n"
-				    "Print the version of lapis.\n";
+				    "Print the version of lapis and the allocator it runs on\n"
+				    "(mimalloc, or libc's in sanitizer builds).\n";
 
 static int cli_version(int argc, char **argv)
 {
@@ -72,6 +78,20 @@ static int cli_version(int argc, char **argv)
 		return cli_usage(version_usage, 1);
 	}
 	printf("lapis %s\n", LAPIS_VERSION);
+#ifdef LAPIS_MIMALLOC
+	/* mimalloc replaces malloc only when it precedes libc in the link:
+	   say which one a malloc'd block really comes from. */
+	void *probe = malloc(64);
+	int v = mi_version();
+	if (probe && mi_is_in_heap_region(probe))
+		printf("allocator: mimalloc %d.%d.%d\n", v / 100, v / 10 % 10,
+		       v % 10);
+	else
+		puts("allocator: libc (mimalloc linked but not in use)");
+	free(probe);
+#else
+	puts("allocator: libc");
+#endif
 	return CLI_OK;
 }
 

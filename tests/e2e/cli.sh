@@ -44,6 +44,13 @@ check "debug-load --help says it is test-only" \
 
 expect_rc 0 "version exits 0" "$LAPIS" version
 check "version prints 'lapis X.Y.Z'" out_has '^lapis [0-9]+\.[0-9]+\.[0-9]+'
+if [[ -z ${LAPIS_SANITIZE:-} && ${LAPIS_MALLOC:-mimalloc} == mimalloc ]]; then
+	check "version: malloc is mimalloc's (linked before libc)" \
+		out_has '^allocator: mimalloc [0-9]+\.[0-9]+\.[0-9]+$'
+else
+	check "version: a sanitizer or LAPIS_MALLOC=libc build runs on libc's malloc" \
+		out_has '^allocator: libc$'
+fi
 expect_rc 2 "version with an argument exits 2" "$LAPIS" version extra
 
 expect_rc 2 "serve --data-dir without its argument exits 2" "$LAPIS" serve --data-dir
