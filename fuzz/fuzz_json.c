@@ -25,6 +25,10 @@
  *   4. The dump of a tree loads back on the fast path unless the tree holds
  *      a real, a string with U+0000 or more than 64 levels (the give-ups a
  *      dump can produce), to the same tree.
+ *   5. Go's syntax check (reg_go_json_check) accepts whatever
+ *      reg_json_load accepts with JSON_DECODE_ANY (jansson is the stricter
+ *      of the two: UTF-8, \u0000, depth), and always writes a message
+ *      when it refuses.
  */
 #include <stdbool.h>
 
@@ -121,6 +125,9 @@ static void check_bigints(const json_t *a, const char *p, size_t size,
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *p = (const char *)data;
+	char gomsg[128] = "";
+	int go_ok = reg_go_json_check(p, size, gomsg, sizeof gomsg);
+	FUZZ_CHECK(go_ok || gomsg[0], "Go's check refused with no message");
 	for (size_t f = 0; f < sizeof flag_sets / sizeof *flag_sets; f++) {
 		size_t flags = flag_sets[f];
 		json_error_t e1, e2;
@@ -161,6 +168,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				   "flags %zx: the fast path took input "
 				   "jansson %s",
 				   flags, b ? "reads otherwise" : "refuses");
+		if (a && (flags & JSON_DECODE_ANY) &&
+		    !(flags & JSON_DISABLE_EOF_CHECK))
+			FUZZ_CHECK(go_ok, "flags %zx: Go's check refused what "
+					  "jansson reads: %s",
+				   flags, gomsg);
 		if (a && (json_is_object(a) || json_is_array(a)))
 			check_dump(a);
 		json_decref(fast);

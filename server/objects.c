@@ -554,27 +554,158 @@ static lp_err decode_yaml(struct srv_req *r, struct srv_strict *strict,
 	return srv_yaml_to_json(r->body, r->body_len, out, err);
 }
 
-/* Decode the request body as JSON, YAML or (built-ins) protobuf. strict
-   (may be NULL) collects what kube's strict decoding finds on the way. */
-static lp_err decode_body(struct srv_req *r, const char *mt,
-			  const char *expect_kind, struct srv_strict *strict,
-			  json_t **out, struct srv_error *err)
+/* kube's handlers/rest.go summarizeData(body, 30): how a decoding error
+   quotes the body. */
+static void summarize_body(const char *b, size_t n, char *out, size_t cap)
 {
-	if (!r->body || r->body_len == 0)
+	static const char hex[] = "0123456789abcdef";
+	size_t k = n > 30 ? 30 : n;
+	size_t o = 0;
+
+	if (n == 0) {
+		snprintf(out, cap, "<empty>");
+		return;
+	}
+	if (b[0] == '{') {
+		snprintf(out, cap, "%.*s%s", (int)k, b, n > k ? " ..." : "");
+		return;
+	}
+	for (size_t i = 0; i < k && o + 3 < cap; i++) {
+		out[o++] = hex[(unsigned char)b[i] >> 4];
+		out[o++] = hex[(unsigned char)b[i] & 15];
+	}
+	out[o] = '\0';
+	if (n > k)
+		snprintf(out + o, cap - o, " ...");
+}
+
+/* The Go reflect name of the struct kube's json MetaFactory.Interpret
+   reads every JSON body into, first, for its apiVersion and kind. */
+#define FIND_KIND_TYPE                                                         \
+	"struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; " \
+	"Kind string \"json:\\\"kind,omitempty\\\"\" }"
+
+/* key equals want (lower case ASCII) as encoding/json matches a field
+   name: without regard to case, with KELVIN SIGN for k and LATIN SMALL
+   LETTER LONG S for s (the runes that fold onto those letters). */
+static bool go_fold_eq(const char *key, const char *want)
+{
+	const unsigned char *k = (const unsigned char *)key;
+	for (; *want; want++) {
+		if (*want == 'k' && k[0] == 0xe2 && k[1] == 0x84 && k[2] == 0xaa)
+			k += 3;
+		else if (*want == 's' && k[0] == 0xc5 && k[1] == 0xbf)
+			k += 2;
+		else if (*k < 0x80 && tolower(*k) == *want)
+			k++;
+		else
+			return false;
+	}
+	return !*k;
+}
+
+/*
+ * kube's JSON body decoding, first step (serializer/json meta.go
+ * Interpret): Go's json.Unmarshal of the body into {apiVersion, kind},
+ * whose error stops the request before anything else is decoded. o is
+ * jansson's tree of the body, or NULL where jansson refused it. True,
+ * with Go's error text in out, where Go refuses it too: a syntax error
+ * anywhere, a body that is not an object (null passes), or an apiVersion
+ * or kind (any case) that is neither a string nor null.
+ */
+static bool interpret_fails(const struct srv_req *r, const json_t *o,
+			    char *out, size_t cap)
+{
+	if (!o)
+		return !reg_go_json_check(r->body, r->body_len, out, cap);
+	if (json_is_null(o))
+		return false;
+	if (!json_is_object(o)) {
+		snprintf(out, cap,
+			 "json: cannot unmarshal %s into Go value of type " FIND_KIND_TYPE,
+			 reg_go_type(o));
+		return true;
+	}
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)o, key, v) {
+		const char *f = go_fold_eq(key, "apiversion") ? "apiVersion"
+				: go_fold_eq(key, "kind")     ? "kind"
+							      : NULL;
+		if (f && !json_is_string(v) && !json_is_null(v)) {
+			snprintf(out, cap,
+				 "json: cannot unmarshal %s into Go struct field .%s of type string",
+				 reg_go_type(v), f);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* interpret_fails, answered: for a create or update of kind, kube's
+   transformDecodeError (400 naming the kind and quoting the body); for a
+   DeleteOptions body (kind NULL), the error as a BadRequest as it stands
+   (kube PR 133358). */
+static bool unrecognized(const struct srv_req *r, const json_t *o,
+			 const char *kind, struct srv_error *err)
+{
+	char goerr[256], sum[128];
+	if (!interpret_fails(r, o, goerr, sizeof goerr))
+		return false;
+	if (!kind) {
+		srv_error_set(err, LP_E_BADREQUEST,
+			      "couldn't get version/kind; json parse error: %s",
+			      goerr);
+		return true;
+	}
+	summarize_body(r->body, r->body_len, sum, sizeof sum);
+	srv_error_set(err, LP_E_BADREQUEST,
+		      "the object provided is unrecognized (must be of type %s): couldn't get version/kind; json parse error: %s (%s)",
+		      kind, goerr, sum);
+	return true;
+}
+
+/* Decode the request body as JSON, YAML or (built-ins) protobuf: an object
+   of type res, or DeleteOptions where res is NULL. strict (may be NULL)
+   collects what kube's strict decoding finds on the way. */
+static lp_err decode_body(struct srv_req *r, const char *mt,
+			  const struct srv_resource *res,
+			  struct srv_strict *strict, json_t **out,
+			  struct srv_error *err)
+{
+	const char *expect_kind = res ? res->kind : "DeleteOptions";
+	bool json = !strcasecmp(mt, "application/json");
+	if (!json && (!r->body || r->body_len == 0))
 		return srv_error_set(err, LP_E_BADREQUEST,
 				     "the request body is empty");
 	json_t *o = NULL;
-	if (!strcasecmp(mt, "application/json")) {
+	if (json) {
 		json_error_t je;
-		o = reg_json_load(r->body, r->body_len, JSON_REJECT_DUPLICATES,
-				  &je);
-		if (!o && strstr(je.text, "duplicate"))
-			o = reg_json_load(r->body, r->body_len, 0, &je);
+		o = r->body_len ? reg_json_load(r->body, r->body_len,
+						JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
+						&je)
+				: NULL;
+		if (!o && r->body_len && strstr(je.text, "duplicate"))
+			o = reg_json_load(r->body, r->body_len, JSON_DECODE_ANY,
+					  &je);
+		if (unrecognized(r, o, res ? res->kind : NULL, err)) {
+			json_decref(o);
+			return err->code;
+		}
 		if (!o)
 			return srv_error_set(err, LP_E_BADREQUEST,
 					     "error decoding the request body: %s "
 					     "(line %d, column %d)",
 					     je.text, je.line, je.column);
+		/* Go decodes null into the empty object (a custom resource's
+		   unstructured decoding refuses it below) */
+		if (json_is_null(o) && (!res || !res->custom)) {
+			json_decref(o);
+			o = json_object();
+			if (!o)
+				return srv_error_set(err, LP_E_NOMEM,
+						     "out of memory");
+		}
 	} else if (!strcasecmp(mt, "application/yaml")) {
 		lp_err rc = decode_yaml(r, strict, &o, err);
 		if (rc)
@@ -2685,7 +2816,7 @@ static lp_err create_body(struct srv_req *r, const struct srv_resource *res,
 	*obj = NULL;
 	if (dry_run(r, dry, err) || field_validation(r, err) ||
 	    field_manager_ok(r, "CreateOptions", err) ||
-	    decode_body(r, mt, res->kind, &strict, obj, err) ||
+	    decode_body(r, mt, res, &strict, obj, err) ||
 	    body_fields(r, res, mt, *obj, &strict, err) ||
 	    check_type(res, *obj, err) ||
 	    strict_finish(r, res, &strict, NULL, err)) {
@@ -3302,7 +3433,7 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 	bool type_bad = false;
 	if (dry_run(r, &dry, &err) || field_validation(r, &err) ||
 	    field_manager_ok(r, "UpdateOptions", &err) ||
-	    decode_body(r, mt, res->kind, &strict, &obj, &err) ||
+	    decode_body(r, mt, res, &strict, &obj, &err) ||
 	    body_fields(r, res, mt, obj, &strict, &err) ||
 	    (type_bad = check_type(res, obj, &err) != LP_OK) ||
 	    strict_finish(r, res, &strict, NULL, &err)) {
@@ -3801,7 +3932,7 @@ static lp_err delete_opts(struct srv_req *r, struct del_opts *o,
 		char mtb[128];
 		const char *mt = media_type(r, mtb, sizeof mtb);
 		json_t *b = NULL;
-		lp_err rc = decode_body(r, mt, "DeleteOptions", NULL, &b, err);
+		lp_err rc = decode_body(r, mt, NULL, NULL, &b, err);
 		if (rc)
 			return rc;
 		/* kube decodes the body with the meta scheme, which knows
@@ -4360,9 +4491,16 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 		const char *mt = media_type(r, mtb, sizeof mtb);
 		json_error_t je;
 		json_t *in = r->body_len
-				 ? reg_json_load(r->body, r->body_len, 0, &je)
+				 ? reg_json_load(r->body, r->body_len,
+						 JSON_DECODE_ANY, &je)
 				 : NULL;
-		if (!in) {
+		if (!strcmp(verb, "update") && unrecognized(r, in, "Scale", &err)) {
+			json_decref(in);
+			srv_reply_error(r, &err, NULL);
+			return;
+		}
+		if (!json_is_object(in)) {
+			json_decref(in);
 			srv_reply_fail(r, LP_E_BADREQUEST, "error decoding the request body");
 			return;
 		}

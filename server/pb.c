@@ -1021,41 +1021,6 @@ static int64_t to_int64(uint64_t v)
 /* JSON values                                                          */
 /* ------------------------------------------------------------------ */
 
-/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, no
-   surrogates, nothing past U+10FFFF), or 0 if none starts there. */
-static size_t utf8_seq(const uint8_t *s, size_t n)
-{
-	uint8_t c = s[0];
-	uint8_t lo = 0x80, hi = 0xbf;
-	size_t len;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		return 0;
-	}
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
-
 /* A NUL-terminated copy of s with every byte that starts no valid UTF-8
    sequence replaced by U+FFFD, as Go's encoding/json writes strings.
    *buf new (free), *len its length without the terminator. */
@@ -1071,7 +1036,7 @@ static lp_err utf8_copy(const uint8_t *s, size_t n, char **buf, size_t *len,
 		return NOMEM(err);
 	size_t o = 0;
 	for (size_t i = 0; i < n;) {
-		size_t k = utf8_seq(s + i, n - i);
+		size_t k = reg_utf8_seq(s + i, n - i);
 		if (k == 0) {
 			memcpy(b + o, repl, 3);
 			o += 3;

@@ -5,8 +5,10 @@
  * The switch has no default: -Wswitch-enum makes a new lp_err without a
  * mapping a build error, and tests/server/test_status.c walks the list.
  */
+#include <stdlib.h>
 #include <string.h>
 
+#include "registry/json.h"
 #include "status.h"
 
 struct mapping {
@@ -95,10 +97,40 @@ const char *srv_status_reason(lp_err rc)
 	return map(rc).reason;
 }
 
+/* v as a JSON string the way Go's encoder writes one: a byte that starts
+   no valid UTF-8 sequence (a message may quote a client's bytes, cut
+   anywhere) becomes U+FFFD. */
+static json_t *go_string(const char *v)
+{
+	json_t *j = json_string(v);
+	if (j)
+		return j;
+	size_t n = strlen(v);
+	char *b = malloc(3 * n + 1);
+	if (!b)
+		return NULL;
+	size_t o = 0;
+	for (size_t i = 0; i < n;) {
+		size_t k = reg_utf8_seq((const unsigned char *)v + i, n - i);
+		if (k == 0) {
+			memcpy(b + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		} else {
+			memcpy(b + o, v + i, k);
+			o += k;
+			i += k;
+		}
+	}
+	j = json_stringn(b, o);
+	free(b);
+	return j;
+}
+
 static void set_str(json_t *o, const char *k, const char *v)
 {
 	if (v && *v)
-		json_object_set_new(o, k, json_string(v));
+		json_object_set_new(o, k, go_string(v));
 }
 
 json_t *srv_status_failure(const struct srv_error *err,
@@ -118,7 +150,7 @@ json_t *srv_status_failure(const struct srv_error *err,
 	json_object_set_new(s, "status", json_string("Failure"));
 	const char *msg = err && err->message[0] ? err->message
 						  : lp_strerror(rc);
-	json_object_set_new(s, "message", json_string(msg));
+	json_object_set_new(s, "message", go_string(msg));
 	if (!err || !err->no_reason)
 		set_str(s, "reason", m.reason);
 	json_t *d = json_object();

@@ -1148,3 +1148,327 @@ int reg__json_dump_matches(const char *ours, const char *jansson)
 	json_decref(b);
 	return same;
 }
+
+/* ------------------------------------------------------------------ */
+/* Go's encoding/json syntax check                                      */
+/* ------------------------------------------------------------------ */
+
+size_t reg_utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+	} else {
+		return 0;
+	}
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+/*
+ * The byte c as encoding/json's quoteChar shows it: strconv.Quote of the
+ * code point c between single quotes ('x', '\x01', '\n', '\\', '\u0085',
+ * 'é'), with ' and " as themselves. out has room for 9 bytes.
+ */
+static void go_quote_char(unsigned char c, char out[9])
+{
+	static const char esc[] = "\a\b\f\n\r\t\v";
+	static const char let[] = "abfnrtv";
+	const char *e = c ? strchr(esc, c) : NULL;
+
+	if (c == '\'') {
+		strcpy(out, "'\\''");
+	} else if (c == '\\') {
+		strcpy(out, "'\\\\'");
+	} else if (e) {
+		snprintf(out, 9, "'\\%c'", let[e - esc]);
+	} else if (c < 0x20 || c == 0x7f) {
+		snprintf(out, 9, "'\\x%02x'", c);
+	} else if (c < 0x80) {
+		snprintf(out, 9, "'%c'", c);
+	} else if (c <= 0xa0 || c == 0xad) {
+		/* C1 controls, no-break space, soft hyphen: not IsPrint */
+		snprintf(out, 9, "'\\u%04x'", c);
+	} else {
+		snprintf(out, 9, "'%c%c'", 0xc0 | (c >> 6), 0x80 | (c & 0x3f));
+	}
+}
+
+/* encoding/json's maxNestingDepth */
+#define GO_MAX_DEPTH 10000
+
+enum go_st {
+	GS_VALUE,	  /* stateBeginValue */
+	GS_VALUE_OR_END,  /* stateBeginValueOrEmpty, after '[' */
+	GS_KEY_OR_END,	  /* stateBeginStringOrEmpty, after '{' */
+	GS_KEY,		  /* stateBeginString, after ',' in an object */
+	GS_END,		  /* stateEndValue */
+	GS_TOP_END,	  /* stateEndTop */
+	GS_STR, GS_ESC, GS_U1, GS_U2, GS_U3, GS_U4,
+	GS_NEG, GS_INT0, GS_INT, GS_DOT, GS_FRAC, GS_E, GS_ESIGN, GS_EXP,
+	GS_LIT,		  /* inside true, false or null */
+};
+
+int reg_go_json_check(const char *text, size_t n, char *msg, size_t cap)
+{
+	/* One bit a level: 1 an object, 0 an array; key says whether the
+	   innermost object waits for a key's colon (parseObjectKey) rather
+	   than a value's comma (parseObjectValue). */
+	unsigned char stack[GO_MAX_DEPTH / 8 + 2];
+	size_t depth = 0;
+	bool key = false;
+	enum go_st st = GS_VALUE;
+	const char *lit = NULL, *lit_name = NULL;
+	const unsigned char *p = (const unsigned char *)text;
+	const char *ctx = NULL;
+	unsigned char bad = 0;
+
+#define IS_OBJ(d) (stack[(d) / 8] >> ((d) % 8) & 1)
+	/* Go's eof() feeds one space after the last byte: "1." ends in
+	   "invalid character ' ' after decimal point ...", "[1" in an
+	   unexpected end. */
+	for (size_t i = 0; i <= n; i++) {
+		unsigned char c = i < n ? p[i] : ' ';
+		bool space = c == ' ' || c == '\t' || c == '\r' || c == '\n';
+	again:
+		switch (st) {
+		case GS_VALUE_OR_END:
+			if (space)
+				continue;
+			if (c == ']') {
+				st = GS_END;
+				goto again;
+			}
+			st = GS_VALUE;
+			/* fall through */
+		case GS_VALUE:
+			if (space)
+				continue;
+			if (c == '{' || c == '[') {
+				if (depth >= GO_MAX_DEPTH) {
+					snprintf(msg, cap, "exceeded max depth");
+					return 0;
+				}
+				if (c == '{')
+					stack[depth / 8] |= (unsigned char)(1u << depth % 8);
+				else
+					stack[depth / 8] &= (unsigned char)~(1u << depth % 8);
+				depth++;
+				key = c == '{';
+				st = c == '{' ? GS_KEY_OR_END : GS_VALUE_OR_END;
+			} else if (c == '"') {
+				st = GS_STR;
+			} else if (c == '-') {
+				st = GS_NEG;
+			} else if (c == '0') {
+				st = GS_INT0;
+			} else if (c >= '1' && c <= '9') {
+				st = GS_INT;
+			} else if (c == 't' || c == 'f' || c == 'n') {
+				lit_name = c == 't' ? "true" : c == 'f' ? "false" : "null";
+				lit = lit_name + 1;
+				st = GS_LIT;
+			} else {
+				ctx = "looking for beginning of value";
+				goto fail;
+			}
+			continue;
+		case GS_KEY_OR_END:
+			if (space)
+				continue;
+			if (c == '}') {
+				key = false;
+				st = GS_END;
+				goto again;
+			}
+			st = GS_KEY;
+			/* fall through */
+		case GS_KEY:
+			if (space)
+				continue;
+			if (c != '"') {
+				ctx = "looking for beginning of object key string";
+				goto fail;
+			}
+			st = GS_STR;
+			continue;
+		case GS_END:
+			if (depth == 0) {
+				st = GS_TOP_END;
+				goto again;
+			}
+			if (space)
+				continue;
+			if (IS_OBJ(depth - 1) && key) {
+				if (c != ':') {
+					ctx = "after object key";
+					goto fail;
+				}
+				key = false;
+				st = GS_VALUE;
+			} else if (IS_OBJ(depth - 1)) {
+				if (c == ',') {
+					key = true;
+					st = GS_KEY;
+				} else if (c == '}') {
+					depth--;
+					key = false;
+				} else {
+					ctx = "after object key:value pair";
+					goto fail;
+				}
+			} else {
+				if (c == ',') {
+					st = GS_VALUE;
+				} else if (c == ']') {
+					depth--;
+					key = false;
+				} else {
+					ctx = "after array element";
+					goto fail;
+				}
+			}
+			continue;
+		case GS_TOP_END:
+			if (!space) {
+				ctx = "after top-level value";
+				goto fail;
+			}
+			continue;
+		case GS_STR:
+			if (c == '"')
+				st = GS_END;
+			else if (c == '\\')
+				st = GS_ESC;
+			else if (c < 0x20) {
+				ctx = "in string literal";
+				goto fail;
+			}
+			continue;
+		case GS_ESC:
+			if (c == 'u') {
+				st = GS_U1;
+			} else if (c && strchr("bfnrt\\/\"", c)) {
+				st = GS_STR;
+			} else {
+				ctx = "in string escape code";
+				goto fail;
+			}
+			continue;
+		case GS_U1:
+		case GS_U2:
+		case GS_U3:
+		case GS_U4:
+			if (reg_hex_digit(c) < 0) {
+				ctx = "in \\u hexadecimal character escape";
+				goto fail;
+			}
+			st = st == GS_U4 ? GS_STR : st + 1;
+			continue;
+		case GS_NEG:
+			if (c == '0') {
+				st = GS_INT0;
+			} else if (c >= '1' && c <= '9') {
+				st = GS_INT;
+			} else {
+				ctx = "in numeric literal";
+				goto fail;
+			}
+			continue;
+		case GS_INT:
+			if (c >= '0' && c <= '9')
+				continue;
+			/* fall through */
+		case GS_INT0:
+			if (c == '.') {
+				st = GS_DOT;
+			} else if (c == 'e' || c == 'E') {
+				st = GS_E;
+			} else {
+				st = GS_END;
+				goto again;
+			}
+			continue;
+		case GS_DOT:
+			if (c < '0' || c > '9') {
+				ctx = "after decimal point in numeric literal";
+				goto fail;
+			}
+			st = GS_FRAC;
+			continue;
+		case GS_FRAC:
+			if (c >= '0' && c <= '9')
+				continue;
+			if (c == 'e' || c == 'E') {
+				st = GS_E;
+				continue;
+			}
+			st = GS_END;
+			goto again;
+		case GS_E:
+			st = GS_ESIGN;
+			if (c == '+' || c == '-')
+				continue;
+			/* fall through */
+		case GS_ESIGN:
+			if (c < '0' || c > '9') {
+				ctx = "in exponent of numeric literal";
+				goto fail;
+			}
+			st = GS_EXP;
+			continue;
+		case GS_EXP:
+			if (c >= '0' && c <= '9')
+				continue;
+			st = GS_END;
+			goto again;
+		case GS_LIT:
+			if (c != (unsigned char)*lit) {
+				char q[9];
+				bad = c;
+				go_quote_char(bad, q);
+				snprintf(msg, cap,
+					 "invalid character %s in literal %s (expecting '%c')",
+					 q, lit_name, *lit);
+				return 0;
+			}
+			if (!*++lit)
+				st = GS_END;
+			continue;
+		}
+		continue;
+	fail:
+		bad = c;
+		char q[9];
+		go_quote_char(bad, q);
+		snprintf(msg, cap, "invalid character %s %s", q, ctx);
+		return 0;
+	}
+#undef IS_OBJ
+	if (st != GS_TOP_END) {
+		snprintf(msg, cap, "unexpected end of JSON input");
+		return 0;
+	}
+	return 1;
+}

@@ -71,6 +71,23 @@ const char *reg_go_type(const json_t *v);
  */
 size_t reg_go_float(double x, char out[REG_GO_FLOAT_MAX]);
 
+/* Length of the valid UTF-8 sequence that starts at s (RFC 3629: no
+   overlong forms, no surrogates, nothing past U+10FFFF), or 0 where none
+   does; n > 0 bytes are readable. */
+size_t reg_utf8_seq(const unsigned char *s, size_t n);
+
+/*
+ * Go's encoding/json syntax check of n bytes at p (checkValid, which
+ * json.Unmarshal runs over the whole input before it decodes anything):
+ * 1 when they are one JSON value with only white space around it;
+ * otherwise 0 and Go's SyntaxError text in msg (cap bytes, truncated):
+ * "unexpected end of JSON input", "exceeded max depth" or "invalid
+ * character 'x' <where>" with the byte quoted as Go's quoteChar does.
+ * Go accepts what jansson refuses in strings (invalid UTF-8, \u0000) and
+ * nests 10,000 deep.
+ */
+int reg_go_json_check(const char *p, size_t n, char *msg, size_t cap);
+
 /* For tests and the fuzzer, which must see the fast paths at work. */
 
 /* The loader's fast path alone: the tree, or NULL where reg_json_load would

@@ -276,6 +276,43 @@ check "patch with an unknown type is 415" code_is 415
 # bad input
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"'
 check "malformed JSON is 400" code_is 400
+# kube reads every JSON body first for its apiVersion and kind (json
+# MetaFactory.Interpret, Go's json.Unmarshal), and transformDecodeError
+# names the kind and quotes the body: its first 30 bytes when it starts
+# with '{', in hex otherwise
+UNREC='the object provided is unrecognized (must be of type ConfigMap): couldn'"'"'t get version/kind; json parse error: '
+check "... in Go's words, with the body's first 30 bytes" code_has 400 '"reason":"BadRequest"' \
+	"\"message\":\"${UNREC}unexpected end of JSON input ({\\\"apiVersion\\\":\\\"v1\\\",\\\"kind\\\":\\\"Con ...)\""
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+	--data-binary '' "$URL/api/v1/namespaces/default/configmaps")
+check "an empty JSON body is 400: Go's unexpected end, quoting <empty>" code_has 400 "${UNREC}unexpected end of JSON input (<empty>)"
+req POST /api/v1/namespaces/default/configmaps 'xyz'
+check "a body that is no JSON is 400 on its first byte, quoted in hex" code_has 400 "${UNREC}invalid character 'x' looking for beginning of value (78797a)"
+req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"t"}} x'
+check "... so is text after the object" code_has 400 "${UNREC}invalid character 'x' after top-level value"
+req POST /api/v1/namespaces/default/configmaps '{"a":1 "b":2}'
+check "... and a missing comma" code_has 400 "${UNREC}invalid character '\\\"' after object key:value pair ({\\\"a\\\":1 \\\"b\\\":2})"
+req POST /api/v1/namespaces/default/configmaps '[1,2]'
+check "a JSON array is 400: it does not decode into {apiVersion, kind}" code_has 400 \
+	"${UNREC}json: cannot unmarshal array into Go value of type struct { APIVersion string \\\"json:\\\\\\\"apiVersion,omitempty\\\\\\\"\\\"; Kind string \\\"json:\\\\\\\"kind,omitempty\\\\\\\"\\\" } (5b312c325d)"
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"k5"},"kind":5}'
+check "a kind that is not a string is 400 before anything else" code_has 400 "${UNREC}json: cannot unmarshal number into Go struct field .kind of type string"
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"k6"},"APIVERSION":["v1"]}'
+check "... so is an apiVersion in any case" code_has 400 "${UNREC}json: cannot unmarshal array into Go struct field .apiVersion of type string"
+req GET /api/v1/namespaces/default/configmaps/k5
+check "... and nothing was created" code_is 404
+req POST /api/v1/namespaces/default/configmaps 'null'
+check "a null body decodes as an empty object: 422 on the missing name" code_has 422 'metadata.name: Required value: name or generateName is required'
+req POST /api/v1/namespaces/default/configmaps $'{"a\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9":'
+check "a quote cut inside a character ends in U+FFFD, as Go writes it" code_has 400 $'\xc3\xa9\xc3\xa9\xef\xbf\xbd ...)'
+req PUT /api/v1/namespaces/default/configmaps/a1 '{"metadata":{"name":"a1"'
+check "an update's malformed body is the same 400" code_has 400 "${UNREC}unexpected end of JSON input"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X DELETE -H 'Content-Type: application/json' \
+	--data-binary '{"gracePeriodSeconds":' "$URL/api/v1/namespaces/default/configmaps/a1")
+check "a malformed DeleteOptions body is 400 with the error as it stands (kube PR 133358)" code_has 400 \
+	'"message":"couldn'"'"'t get version/kind; json parse error: unexpected end of JSON input"'
+req GET /api/v1/namespaces/default/configmaps/a1
+check "... and deletes nothing" code_is 200
 # names: the length and the pattern are separate causes, length first
 # (utilvalidation); Services are DNS-1035 labels (ValidateServiceName)
 L254=$(printf 'a%.0s' $(seq 254))

@@ -437,6 +437,8 @@ expect_rc 1 "a PUT of /scale whose body is the Dial, not a Scale" kubectl replac
 check "... is 400: the scale codec knows no Dial" err_has 'Dial in version .*v1.* cannot be handled as a Scale: no kind .*Dial.* is registered'
 expect_rc 0 "... and scales nothing" kubectl get dial d1 -o 'jsonpath={.spec.replicas}'
 check "... (4)" out_has '^4$'
+expect_rc 1 "a PUT of /scale with malformed JSON" kubectl replace --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale -f - <<<'{"apiVersion":"autoscaling/v1","kind":"Scale"'
+check "... is 400: not a Scale, in Go's words" err_has 'the object provided is unrecognized \(must be of type Scale\): couldn.t get version/kind; json parse error: unexpected end of JSON input'
 # kube's CRD handler prints a Scale with columns of its own (Name, Desired
 # from .spec.replicas, Available from .status.replicas, Age), and /status
 # with the custom resource's own columns
@@ -560,6 +562,10 @@ check "a patch of an unknown type lists the custom resource's patch types (no st
 curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X POST -H 'Content-Type: application/json' \
 	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets" -d '{"apiVersion":"typed.example.com/v1","metadata":{"name":"nokind"},"spec":{"size":1}}'
 check "a custom resource without kind is kube's 400 (unstructured decoding needs it)" grep -qF "the object provided is unrecognized (must be of type Gadget): Object 'Kind' is missing in" "$WORK/out"
+curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X POST -H 'Content-Type: application/json' \
+	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets" -d '{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"m"}'
+check "a malformed custom resource is kube's 400 naming its kind, in Go's words" grep -qF \
+	"the object provided is unrecognized (must be of type Gadget): couldn't get version/kind; json parse error: unexpected end of JSON input ({\\\"apiVersion\\\":\\\"typed.example.c ...)" "$WORK/out"
 curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X POST -H 'Content-Type: application/json' \
 	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets" -d '{"apiVersion":"typed.example.com/v1","kind":"Widget","metadata":{"name":"k2"},"spec":{"size":1}}'
 check "one of another kind is kube's 422 on kind" python3 -c "

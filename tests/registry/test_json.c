@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../server/registry/json.h"
@@ -587,4 +588,104 @@ Test(json_load, nul_bytes_are_refused_issue3)
 				  &e);
 	cr_expect_not_null(v, "an escaped NUL is a string's character");
 	json_decref(v);
+}
+
+/* reg_go_json_check against Go 1.24's encoding/json checkValid: the texts
+   of its SyntaxError for each state of the scanner. */
+static void go_check(const char *in, size_t n, const char *want)
+{
+	char msg[128];
+	int ok = reg_go_json_check(in, n, msg, sizeof msg);
+	if (!want) {
+		cr_expect(ok, "%s: refused (%s)", in, msg);
+		return;
+	}
+	cr_expect(!ok, "%s: accepted", in);
+	if (!ok)
+		cr_expect_str_eq(msg, want, "%s", in);
+}
+#define GO_CHECK(in, want) go_check(in, sizeof in - 1, want)
+
+Test(go_json_check, valid_values)
+{
+	GO_CHECK("{}", NULL);
+	GO_CHECK(" \t\r\n[ ] ", NULL);
+	GO_CHECK("{\"a\":[1,-0,0.5,1e9,2E-3,-1.5e+2,true,false,null,\"\\u00e9\\n\"]}", NULL);
+	GO_CHECK("\"\xff\xfe\"", NULL); /* Go takes any byte >= 0x20 in a string */
+	GO_CHECK("7", NULL);
+	GO_CHECK("null", NULL);
+}
+
+Test(go_json_check, syntax_errors)
+{
+	GO_CHECK("", "unexpected end of JSON input");
+	GO_CHECK("   ", "unexpected end of JSON input");
+	GO_CHECK("{\"a\":", "unexpected end of JSON input");
+	GO_CHECK("[1", "unexpected end of JSON input");
+	GO_CHECK("\"abc", "unexpected end of JSON input");
+	GO_CHECK("xyz", "invalid character 'x' looking for beginning of value");
+	GO_CHECK("{\"a\":}", "invalid character '}' looking for beginning of value");
+	GO_CHECK("[1,]", "invalid character ']' looking for beginning of value");
+	GO_CHECK("{,}", "invalid character ',' looking for beginning of object key string");
+	GO_CHECK("{\"a\":1,}", "invalid character '}' looking for beginning of object key string");
+	GO_CHECK("{\"a\" 1}", "invalid character '1' after object key");
+	GO_CHECK("{\"a\":1 \"b\"}", "invalid character '\"' after object key:value pair");
+	GO_CHECK("[1 2]", "invalid character '2' after array element");
+	GO_CHECK("{} x", "invalid character 'x' after top-level value");
+	GO_CHECK("{}{}", "invalid character '{' after top-level value");
+	GO_CHECK("\"a\x01\"", "invalid character '\\x01' in string literal");
+	GO_CHECK("\"\\q\"", "invalid character 'q' in string escape code");
+	GO_CHECK("\"\\u12G4\"", "invalid character 'G' in \\u hexadecimal character escape");
+	GO_CHECK("-x", "invalid character 'x' in numeric literal");
+	GO_CHECK("1.x", "invalid character 'x' after decimal point in numeric literal");
+	GO_CHECK("1e+x", "invalid character 'x' in exponent of numeric literal");
+	GO_CHECK("tru}", "invalid character '}' in literal true (expecting 'e')");
+	GO_CHECK("fals", "invalid character ' ' in literal false (expecting 'e')");
+	GO_CHECK("nul", "invalid character ' ' in literal null (expecting 'l')");
+	GO_CHECK("01", "invalid character '1' after top-level value");
+	/* at the end Go's scanner is fed one space */
+	GO_CHECK("1.", "invalid character ' ' after decimal point in numeric literal");
+	GO_CHECK("-", "invalid character ' ' in numeric literal");
+	GO_CHECK("1e", "invalid character ' ' in exponent of numeric literal");
+	GO_CHECK("\"\\", "invalid character ' ' in string escape code");
+}
+
+Test(go_json_check, quoted_characters)
+{
+	GO_CHECK("'", "invalid character '\\'' looking for beginning of value");
+	GO_CHECK("\\", "invalid character '\\\\' looking for beginning of value");
+	GO_CHECK("{\"a\":1}\n\t\x7f", "invalid character '\\x7f' after top-level value");
+	GO_CHECK("\x0b", "invalid character '\\v' looking for beginning of value");
+	GO_CHECK("{}\0", "invalid character '\\x00' after top-level value");
+	GO_CHECK("\x85", "invalid character '\\u0085' looking for beginning of value");
+	GO_CHECK("\xa0", "invalid character '\\u00a0' looking for beginning of value");
+	GO_CHECK("\xad", "invalid character '\\u00ad' looking for beginning of value");
+	GO_CHECK("\xe9", "invalid character '\xc3\xa9' looking for beginning of value");
+	GO_CHECK("\xff", "invalid character '\xc3\xbf' looking for beginning of value");
+}
+
+Test(go_json_check, depth_limit)
+{
+	size_t n = 10001;
+	char *deep = malloc(2 * n);
+	cr_assert_not_null(deep);
+	memset(deep, '[', n);
+	memset(deep + n, ']', n);
+	char msg[64];
+	cr_expect(!reg_go_json_check(deep, 2 * n, msg, sizeof msg));
+	cr_expect_str_eq(msg, "exceeded max depth");
+	cr_expect(reg_go_json_check(deep + 1, 2 * n - 2, msg, sizeof msg),
+		  "10,000 levels are Go's limit, not past it");
+	free(deep);
+}
+
+Test(utf8_seq, valid_and_invalid_starts)
+{
+	cr_expect_eq(reg_utf8_seq((const unsigned char *)"a", 1), 1);
+	cr_expect_eq(reg_utf8_seq((const unsigned char *)"\xc3\xa9", 2), 2);
+	cr_expect_eq(reg_utf8_seq((const unsigned char *)"\xc3", 1), 0);
+	cr_expect_eq(reg_utf8_seq((const unsigned char *)"\xc0\xaf", 2), 0, "overlong");
+	cr_expect_eq(reg_utf8_seq((const unsigned char *)"\xed\xa0\x80", 3), 0, "surrogate");
+	cr_expect_eq(reg_utf8_seq((const unsigned char *)"\xf0\x9f\x98\x80", 4), 4);
+	cr_expect_eq(reg_utf8_seq((const unsigned char *)"\xf4\x90\x80\x80", 4), 0, "past U+10FFFF");
 }
