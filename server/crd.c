@@ -46,6 +46,7 @@
 #include <urcu-bp.h>
 
 #include "crd.h"
+#include "jsonpath.h"
 #include "fields.h"
 #include "lapis/log.h"
 #include "registry/crdnames.h"
@@ -160,6 +161,9 @@ static void ent_unref(struct crdent *c)
 		free(c->e[i].categories);
 		free(c->e[i].subresources);
 		free(c->e[i].fields);
+		for (struct srv_column *col = c->e[i].columns;
+		     col && col->name; col++)
+			srv_jsonpath_free((struct srv_jsonpath *)col->path);
 		free(c->e[i].columns);
 		if (c->e[i].info.storage_schema != c->e[i].info.schema)
 			srv_schema_free(c->e[i].info.storage_schema);
@@ -398,6 +402,11 @@ static void build_columns(struct entry *e, const json_t *apc)
 		    json_string_value(json_object_get(col, "jsonPath"));
 		if (!name || !type || !path)
 			continue;
+		/* kube's table convertor parses "{<jsonPath>}" with client-go;
+		   the first column it cannot parse ends the list there */
+		struct srv_jsonpath *jp = srv_jsonpath_column(path);
+		if (!jp)
+			break;
 		const char *desc =
 		    json_string_value(json_object_get(col, "description"));
 		if (!desc && e->descs) {
@@ -420,7 +429,8 @@ static void build_columns(struct entry *e, const json_t *apc)
 		    desc ? desc : "",
 		    (int)json_integer_value(json_object_get(col, "priority")),
 		    NULL,
-		    path};
+		    path,
+		    jp};
 	}
 	e->res.columns = e->columns;
 }

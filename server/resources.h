@@ -72,6 +72,8 @@ typedef lp_err (*srv_prepare_fn)(const struct srv_resource *r, json_t *obj,
 	"https://git.k8s.io/community/contributors/devel/sig-architecture/"    \
 	"api-conventions.md#metadata"
 
+struct srv_jsonpath;
+
 struct srv_column {
 	const char *name;
 	const char *type;	/* string, integer, date, ... */
@@ -81,6 +83,7 @@ struct srv_column {
 	/* The cell of obj; new reference. NULL: evaluate jsonpath. */
 	json_t *(*cell)(const json_t *obj);
 	const char *jsonpath;	/* custom resources' printer columns */
+	const struct srv_jsonpath *path; /* jsonpath, parsed (jsonpath.h) */
 };
 
 struct srv_resource {

@@ -438,11 +438,22 @@ char *srv_go_sprint(const json_t *v)
 
 /* A printer column's cell (reference §7.3): the first JSONPath result,
    typed by the column; null when missing or of another type. */
+static json_t *path_cell_of(const struct srv_column *c, json_t *v);
+
 static json_t *path_cell(const struct srv_column *c, const json_t *obj)
 {
-	json_t *v = srv_jsonpath_first(obj, c->jsonpath);
-	if (!v)
-		return json_null();
+	json_t *keep = NULL;
+	struct srv_jsonpath *own = c->path ? NULL : srv_jsonpath_column(c->jsonpath);
+	json_t *v = srv_jsonpath_eval_first(c->path ? c->path : own, obj, &keep);
+	json_t *cell = v ? path_cell_of(c, v) : json_null();
+	json_decref(keep);
+	srv_jsonpath_free(own);
+	return cell;
+}
+
+/* The cell of the value v a column's path found. */
+static json_t *path_cell_of(const struct srv_column *c, json_t *v)
+{
 	const char *t = c->type;
 	if (!strcmp(t, "integer")) {
 		if (json_is_integer(v))
@@ -499,6 +510,10 @@ static json_t *path_cell(const struct srv_column *c, const json_t *obj)
 	}
 	if (json_is_string(v))
 		return json_incref(v);
+	/* a null found (a key present with null) is an invalid reflect
+	   value to client-go's printer: template.PrintableValue's text */
+	if (json_is_null(v))
+		return json_string("<no value>");
 	/* a string column prints other values as client-go 1.33's JSONPath
 	   printer does: objects and lists as JSON (json.Marshal), the rest
 	   with Go's %v */

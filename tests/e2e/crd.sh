@@ -354,6 +354,36 @@ check "... alike" out_has '"spec":\{"a":0\.1,"b":1,"g":12345678901234567000,"k":
 expect_rc 0 "a merge patch with reals" kubectl patch wd w4 --type=merge -p '{"spec":{"k":2.5e-8,"l":100.0}}'
 expect_rc 0 "... reads back" kubectl get wd w4 -o 'jsonpath={.spec.k}/{.spec.l}'
 check "... in Go's form" out_has '^2\.5e-08/100$'
+# Printer columns are client-go JSONPath templates, "{<jsonPath>}": a
+# backslash escapes a dot in a key, slices count from the end, a null found
+# prints as <no value>, and kube's table convertor stops at the first path
+# client-go cannot parse: that column and every later one are left out.
+cat >"$WORK/gears.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gears.cols.example.com}
+spec:
+  group: cols.example.com
+  scope: Namespaced
+  names: {plural: gears, singular: gear, kind: Gear}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+    additionalPrinterColumns:
+    - {name: Cluster, type: string, jsonPath: '.metadata.labels.strimzi\.io/cluster'}
+    - {name: Last, type: string, jsonPath: '.spec.items[-1:].name'}
+    - {name: Gone, type: string, jsonPath: .spec.gone}
+    - {name: Many, type: integer, jsonPath: '.spec.items[?(@.n>=5)].n'}
+    - {name: Bad, type: string, jsonPath: '.spec.items[x]'}
+    - {name: After, type: integer, jsonPath: .spec.n}
+YAML
+expect_rc 0 "a CRD whose printer columns use escapes, slices and one path client-go cannot parse" kubectl apply -f "$WORK/gears.yaml"
+expect_rc 0 "... a gear (raw: kubectl create leaves a null out)" kubectl create --raw /apis/cols.example.com/v1/namespaces/default/gears -f - <<<'{"apiVersion":"cols.example.com/v1","kind":"Gear","metadata":{"name":"g1","labels":{"strimzi.io/cluster":"my-cluster"}},"spec":{"gone":null,"n":7,"items":[{"name":"i0","n":1},{"name":"i1","n":5},{"name":"i2","n":9}]}}'
+expect_rc 0 "... is listed" kubectl get gears
+check "... with the columns up to the one client-go refuses" out_has '^NAME +CLUSTER +LAST +GONE +MANY$'
+check "... an escaped dot, the last item, <no value> for a null, a filter's first match" out_has '^g1 +my-cluster +i2 +<no value> +5$'
 # Writes that change nothing stay no-ops: a custom resource is defaulted
 # before its strategy compares it with the stored object (an update that
 # leaves out a list item's default is no change), and a write through a
