@@ -151,22 +151,12 @@ static long next(struct parser *p)
 		p->width = 0;
 		return JP_EOF;
 	}
-	const unsigned char *s = (const unsigned char *)p->in + p->pos;
-	size_t w = reg_utf8_seq(s, p->len - p->pos);
-	long r;
-	if (w == 0) {
-		w = 1;
-		r = 0xfffd;
-	} else if (w == 1) {
-		r = s[0];
-	} else {
-		r = s[0] & (0x7f >> w);
-		for (size_t i = 1; i < w; i++)
-			r = (r << 6) | (s[i] & 0x3f);
-	}
+	uint32_t r;
+	size_t w = reg_utf8_decode((const unsigned char *)p->in + p->pos,
+				   p->len - p->pos, &r);
 	p->width = w;
 	p->pos += w;
-	return r;
+	return (long)r;
 }
 
 static void backup(struct parser *p)

@@ -1027,30 +1027,8 @@ static int64_t to_int64(uint64_t v)
 static lp_err utf8_copy(const uint8_t *s, size_t n, char **buf, size_t *len,
 			struct srv_error *err)
 {
-	static const char repl[3] = { (char)0xef, (char)0xbf, (char)0xbd };
-
-	if (n > (SIZE_MAX - 1) / 3)
-		return NOMEM(err);
-	char *b = malloc(3 * n + 1);
-	if (!b)
-		return NOMEM(err);
-	size_t o = 0;
-	for (size_t i = 0; i < n;) {
-		size_t k = reg_utf8_seq(s + i, n - i);
-		if (k == 0) {
-			memcpy(b + o, repl, 3);
-			o += 3;
-			i++;
-		} else {
-			memcpy(b + o, s + i, k);
-			o += k;
-			i += k;
-		}
-	}
-	b[o] = '\0';
-	*buf = b;
-	*len = o;
-	return LP_OK;
+	*buf = reg_utf8_copy((const char *)s, n, len);
+	return *buf ? LP_OK : NOMEM(err);
 }
 
 static lp_err make_string(const struct pbr *r, json_t **out,

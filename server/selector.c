@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "lapis/assert.h"
+#include "registry/json.h"
 #include "selector.h"
 
 /* ---- messages ----------------------------------------------------------- */
@@ -60,57 +61,6 @@ static void mb_reset(struct msgbuf *mb)
 	mb->len = 0;
 	mb->buf[0] = '\0';
 	mb->full = false;
-}
-
-/*
- * Decode one UTF-8 character the way Go does (utf8.DecodeRuneInString):
- * an invalid or truncated sequence, an overlong form or a surrogate decodes
- * as U+FFFD of width 1. Returns the width; n > 0.
- */
-static size_t utf8_dec(const unsigned char *s, size_t n, uint32_t *r)
-{
-	unsigned char c = s[0];
-	size_t w;
-	uint32_t v;
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	if (c < 0x80) {
-		*r = c;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		w = 2;
-		v = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		w = 3;
-		v = c & 0x0f;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		w = 4;
-		v = c & 0x07;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		goto bad;
-	}
-	if (n < w || s[1] < lo || s[1] > hi)
-		goto bad;
-	v = (v << 6) | (s[1] & 0x3f);
-	for (size_t i = 2; i < w; i++) {
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			goto bad;
-		v = (v << 6) | (s[i] & 0x3f);
-	}
-	*r = v;
-	return w;
-bad:
-	*r = 0xfffd;
-	return 1;
 }
 
 /* Encode r (a valid scalar value) as UTF-8 into out[4]; returns the width. */
@@ -174,7 +124,7 @@ static void mb_raw(struct msgbuf *mb, const char *s, size_t n)
 			continue;
 		}
 		uint32_t r;
-		size_t w = utf8_dec(u + i, n - i, &r);
+		size_t w = reg_utf8_decode(u + i, n - i, &r);
 		if (r == 0xfffd && w == 1)
 			mb_put(mb, "\xef\xbf\xbd", 3);
 		else
@@ -228,7 +178,7 @@ static void mb_quote(struct msgbuf *mb, const char *s, size_t n)
 	mb_put(mb, "\"", 1);
 	for (size_t i = 0; i < n && !mb->full;) {
 		uint32_t r;
-		size_t w = utf8_dec(u + i, n - i, &r);
+		size_t w = reg_utf8_decode(u + i, n - i, &r);
 		if (r == 0xfffd && w == 1) {
 			snprintf(tmp, sizeof tmp, "\\x%02x", u[i]);
 			mb_put(mb, tmp, 4);
@@ -1033,7 +983,7 @@ static bool unescape(const char *s, size_t n, char *out, size_t *out_len,
 	}
 	for (size_t i = 0; i < n;) {
 		uint32_t r;
-		size_t w = utf8_dec(u + i, n - i, &r);
+		size_t w = reg_utf8_decode(u + i, n - i, &r);
 		i += w;
 		if (in_slash) {
 			if (r != '\\' && r != ',' && r != '=') {

@@ -105,24 +105,9 @@ static json_t *go_string(const char *v)
 	json_t *j = json_string(v);
 	if (j)
 		return j;
-	size_t n = strlen(v);
-	char *b = malloc(3 * n + 1);
-	if (!b)
-		return NULL;
-	size_t o = 0;
-	for (size_t i = 0; i < n;) {
-		size_t k = reg_utf8_seq((const unsigned char *)v + i, n - i);
-		if (k == 0) {
-			memcpy(b + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-		} else {
-			memcpy(b + o, v + i, k);
-			o += k;
-			i += k;
-		}
-	}
-	j = json_stringn(b, o);
+	size_t n;
+	char *b = reg_utf8_copy(v, strlen(v), &n);
+	j = b ? json_stringn(b, n) : NULL;
 	free(b);
 	return j;
 }

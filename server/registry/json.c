@@ -1186,6 +1186,46 @@ size_t reg_utf8_seq(const unsigned char *s, size_t n)
 	return len;
 }
 
+size_t reg_utf8_decode(const unsigned char *s, size_t n, uint32_t *r)
+{
+	size_t w = reg_utf8_seq(s, n);
+	if (w == 0) {
+		*r = 0xfffd;
+		return 1;
+	}
+	uint32_t v = w == 1 ? s[0] : s[0] & (0x7fu >> w);
+	for (size_t i = 1; i < w; i++)
+		v = (v << 6) | (s[i] & 0x3fu);
+	*r = v;
+	return w;
+}
+
+char *reg_utf8_copy(const char *s, size_t n, size_t *len)
+{
+	if (n > (SIZE_MAX - 1) / 3)
+		return NULL;
+	char *b = malloc(3 * n + 1);
+	if (!b)
+		return NULL;
+	size_t o = 0;
+	for (size_t i = 0; i < n;) {
+		size_t k = reg_utf8_seq((const unsigned char *)s + i, n - i);
+		if (k == 0) {
+			memcpy(b + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		} else {
+			memcpy(b + o, s + i, k);
+			o += k;
+			i += k;
+		}
+	}
+	b[o] = '\0';
+	if (len)
+		*len = o;
+	return b;
+}
+
 /*
  * The byte c as encoding/json's quoteChar shows it: strconv.Quote of the
  * code point c between single quotes ('x', '\x01', '\n', '\\', '\u0085',

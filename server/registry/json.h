@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Parse n bytes at p as json_loadb(p, n, flags, err) does: the same tree
@@ -75,6 +76,16 @@ size_t reg_go_float(double x, char out[REG_GO_FLOAT_MAX]);
    overlong forms, no surrogates, nothing past U+10FFFF), or 0 where none
    does; n > 0 bytes are readable. */
 size_t reg_utf8_seq(const unsigned char *s, size_t n);
+
+/* One character at s decoded as Go's utf8.DecodeRune does: where no valid
+   sequence starts, U+FFFD of width 1. Returns the width; n > 0. */
+size_t reg_utf8_decode(const unsigned char *s, size_t n, uint32_t *r);
+
+/* A NUL-terminated copy of n bytes at s with every byte that starts no
+   valid UTF-8 sequence replaced by U+FFFD, as Go's encoding/json writes a
+   string; its length in *len (len may be NULL). New (free), or NULL when
+   out of memory. */
+char *reg_utf8_copy(const char *s, size_t n, size_t *len);
 
 /*
  * Go's encoding/json syntax check of n bytes at p (checkValid, which
