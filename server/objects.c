@@ -675,7 +675,8 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 {
 	const char *expect_kind = res ? res->kind : "DeleteOptions";
 	bool json = !strcasecmp(mt, "application/json");
-	if (!json && (!r->body || r->body_len == 0))
+	bool yaml = !strcasecmp(mt, "application/yaml");
+	if (!json && !yaml && (!r->body || r->body_len == 0))
 		return srv_error_set(err, LP_E_BADREQUEST,
 				     "the request body is empty");
 	json_t *o = NULL;
@@ -697,19 +698,28 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 					     "error decoding the request body: %s "
 					     "(line %d, column %d)",
 					     je.text, je.line, je.column);
-		/* Go decodes null into the empty object (a custom resource's
-		   unstructured decoding refuses it below) */
-		if (json_is_null(o) && (!res || !res->custom)) {
-			json_decref(o);
-			o = json_object();
-			if (!o)
-				return srv_error_set(err, LP_E_NOMEM,
-						     "out of memory");
-		}
-	} else if (!strcasecmp(mt, "application/yaml")) {
-		lp_err rc = decode_yaml(r, strict, &o, err);
-		if (rc)
+	} else if (yaml) {
+		/* kube's serializer turns YAML into JSON first (an empty
+		   body is null), then reads it as a JSON body */
+		lp_err rc = r->body_len ? decode_yaml(r, strict, &o, err)
+					: ((o = json_null()), LP_OK);
+		if (rc) {
+			/* go-yaml's error, in transformDecodeError's words
+			   for a create or update */
+			if (rc == LP_E_BADREQUEST && res) {
+				char sum[128], msg[sizeof err->message];
+				snprintf(msg, sizeof msg, "%s", err->message);
+				summarize_body(r->body, r->body_len, sum, sizeof sum);
+				srv_error_set(err, rc,
+					      "the object provided is unrecognized (must be of type %s): %s (%s)",
+					      res->kind, msg, sum);
+			}
 			return rc;
+		}
+		if (unrecognized(r, o, res ? res->kind : NULL, err)) {
+			json_decref(o);
+			return err->code;
+		}
 	} else if (!strcasecmp(mt, "application/vnd.kubernetes.protobuf")) {
 		lp_err rc = srv_pb_decode(r->body, r->body_len, expect_kind, &o, err);
 		if (rc)
@@ -717,6 +727,14 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 	} else {
 		return srv_error_set(err, LP_E_UNSUPPORTEDMEDIA,
 				     "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf");
+	}
+	/* Go decodes null into the empty object (a custom resource's
+	   unstructured decoding refuses it below) */
+	if (json_is_null(o) && (!res || !res->custom)) {
+		json_decref(o);
+		o = json_object();
+		if (!o)
+			return srv_error_set(err, LP_E_NOMEM, "out of memory");
 	}
 	if (!json_is_object(o)) {
 		json_decref(o);

@@ -305,6 +305,18 @@ req POST /api/v1/namespaces/default/configmaps 'null'
 check "a null body decodes as an empty object: 422 on the missing name" code_has 422 'metadata.name: Required value: name or generateName is required'
 req POST /api/v1/namespaces/default/configmaps $'{"a\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9":'
 check "a quote cut inside a character ends in U+FFFD, as Go writes it" code_has 400 $'\xc3\xa9\xc3\xa9\xef\xbf\xbd ...)'
+# a YAML body is turned into JSON first, then read the same way; the
+# summary quotes the YAML body, in hex unless it starts with '{'
+req POST /api/v1/namespaces/default/configmaps $'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y1\n data: x' application/yaml
+check "malformed YAML is 400 in go-yaml's words, the body quoted in hex" code_has 400 \
+	"the object provided is unrecognized (must be of type ConfigMap): yaml: line 4: did not find expected key (61706956657273696f6e3a2076310a6b696e643a20436f6e6669674d6170 ...)"
+req POST /api/v1/namespaces/default/configmaps $'- a\n- b' application/yaml
+check "a YAML list is 400: it does not decode into {apiVersion, kind}" code_has 400 "${UNREC}json: cannot unmarshal array into Go value of type struct"
+req POST /api/v1/namespaces/default/configmaps $'kind: [1]\nmetadata: {name: y2}' application/yaml
+check "... nor does a YAML kind that is a list" code_has 400 "${UNREC}json: cannot unmarshal array into Go struct field .kind of type string"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X POST -H 'Content-Type: application/yaml' \
+	--data-binary '' "$URL/api/v1/namespaces/default/configmaps")
+check "an empty YAML body is null, an empty object: 422 on the missing name" code_has 422 'metadata.name: Required value'
 req PUT /api/v1/namespaces/default/configmaps/a1 '{"metadata":{"name":"a1"'
 check "an update's malformed body is the same 400" code_has 400 "${UNREC}unexpected end of JSON input"
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X DELETE -H 'Content-Type: application/json' \
