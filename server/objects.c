@@ -3621,6 +3621,11 @@ static lp_err apply_config_ok(const struct srv_resource *res, const char *name,
 			      const json_t *cfg, struct srv_error *err)
 {
 	const json_t *cm = json_object_get(cfg, "metadata");
+	/* kube reads the YAML into a map with sigs.k8s.io/yaml */
+	if (cfg && !json_is_object(cfg) && !json_is_null(cfg))
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal %s into Go value of type map[string]interface {}",
+				     reg_go_type(cfg));
 	if (!json_is_object(cfg) || (cm && !json_is_object(cm)))
 		return srv_error_set(err, LP_E_BADREQUEST,
 				     "the apply configuration and its metadata must be objects");
@@ -3699,13 +3704,22 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
-	if (!r->body || !r->body_len) {
+	if (pt == P_APPLY && (!r->body || !r->body_len)) {
 		srv_reply_fail(r, LP_E_BADREQUEST, "the request body is empty");
 		return;
 	}
 	json_t *patch = NULL;
 	if (pt == P_APPLY) {
 		if (srv_yaml_to_json(r->body, r->body_len, &patch, &err)) {
+			/* go-yaml's error, as sigs.k8s.io/yaml and kube's
+			   applyPatcher wrap it */
+			if (err.code == LP_E_BADREQUEST) {
+				char msg[sizeof err.message];
+				snprintf(msg, sizeof msg, "%s", err.message);
+				srv_error_set(&err, LP_E_BADREQUEST,
+					      "error decoding YAML: error converting YAML to JSON: %s",
+					      msg);
+			}
 			srv_reply_error(r, &err, NULL);
 			return;
 		}
@@ -3713,7 +3727,27 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		/* a JSON patch of null or a scalar is decoded (and answered)
 		   as Go decodes it into a list of operations */
 		json_error_t je;
-		patch = reg_json_load(r->body, r->body_len, JSON_DECODE_ANY, &je);
+		char goerr[256];
+		patch = r->body_len ? reg_json_load(r->body, r->body_len,
+						    JSON_DECODE_ANY, &je)
+				    : NULL;
+		if (!patch && !reg_go_json_check(r->body, r->body_len, goerr,
+						 sizeof goerr)) {
+			/* Go's syntax error, as each of kube's patchers
+			   answers it: a strict decoding (Warn, Strict) of a
+			   JSON or merge patch prefixes it; json-patch's
+			   MergePatch says only ErrBadJSONPatch */
+			bool strict = fv_of(r) != SRV_FV_IGNORE;
+			if (pt == P_MERGE && !strict)
+				srv_reply_fail(r, LP_E_BADREQUEST, "Invalid JSON Patch");
+			else
+				srv_reply_fail(r, LP_E_BADREQUEST, "%s%s",
+					       strict && pt != P_SMP
+						   ? "error decoding patch: "
+						   : "",
+					       goerr);
+			return;
+		}
 		if (!patch) {
 			srv_reply_fail(r, LP_E_BADREQUEST, "error decoding patch: %s", je.text);
 			return;

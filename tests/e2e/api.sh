@@ -268,6 +268,22 @@ req PATCH /api/v1/namespaces/default/configmaps/a1 'null' application/merge-patc
 check "... a null merge patch is json-patch's ErrBadJSONPatch" code_has 400 '"message":"Invalid JSON Patch"'
 req PATCH /api/v1/namespaces/default/configmaps/a1 'null' application/strategic-merge-patch+json
 check "... a null strategic merge patch changes nothing" code_has 200 '"m":"2"'
+# a patch Go's decoder refuses, in each of kube's patchers' words: a
+# strict decoding (Warn, the default, or Strict) prefixes a JSON or merge
+# patch's error; json-patch's MergePatch has only ErrBadJSONPatch
+req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":' application/merge-patch+json
+check "a malformed merge patch is 400 with Go's error, strictly decoded" code_has 400 '"message":"error decoding patch: unexpected end of JSON input"'
+req PATCH '/api/v1/namespaces/default/configmaps/a1?fieldValidation=Ignore' '{"data":' application/merge-patch+json
+check "... and json-patch's ErrBadJSONPatch under Ignore" code_has 400 '"message":"Invalid JSON Patch"'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data" 1}' application/strategic-merge-patch+json
+check "a malformed strategic merge patch is Go's error as it stands" code_has 400 '"message":"invalid character '"'1'"' after object key"'
+req PATCH '/api/v1/namespaces/default/configmaps/a1?fieldValidation=Strict' 'xyz' application/json-patch+json
+check "a malformed JSON patch under Strict" code_has 400 '"message":"error decoding patch: invalid character '"'x'"' looking for beginning of value"'
+req PATCH '/api/v1/namespaces/default/configmaps/a1?fieldValidation=Ignore' '[{"op":' application/json-patch+json
+check "... and under Ignore (json-patch's DecodePatch)" code_has 400 '"message":"unexpected end of JSON input"'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X PATCH -H 'Content-Type: application/merge-patch+json' \
+	--data-binary '' "$URL/api/v1/namespaces/default/configmaps/a1")
+check "an empty merge patch is Go's unexpected end" code_has 400 '"message":"error decoding patch: unexpected end of JSON input"'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{"s":"3"}}' application/strategic-merge-patch+json
 check "strategic merge patch is 200" code_has 200 '"s":"3"'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{}}' text/plain

@@ -123,7 +123,11 @@ check "... and creates nothing" code_is 404
 apply "/api/v1/namespaces/default/services/nosvc/status?fieldManager=m1" '{"apiVersion":"v1","kind":"Service","metadata":{"name":"nosvc"},"status":{}}'
 check "an apply to the status of a missing object is 404" code_is 404
 apply "$CMP/s3?fieldManager=m1" $'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s3\n'
-check "a malformed YAML configuration is 400" code_is 400
+check "a malformed YAML configuration is 400, in kube's applyPatcher's and sigs.k8s.io/yaml's words" \
+	code_has 400 '"message":"error decoding YAML: error converting YAML to JSON: yaml: line '
+apply "$CMP/s3?fieldManager=m1" $'- a\n- b'
+check "a YAML list is 400: it does not decode into a map" code_has 400 \
+	'"message":"error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type map[string]interface {}"'
 req GET /readyz
 check "the server still serves" code_is 200
 
