@@ -836,6 +836,14 @@ static bool copy(struct walk *w, struct vals *dst, const struct vals *src)
 static bool walk(struct walk *w, const struct node *nd, const struct vals *in,
 		 struct vals *out);
 
+/* A step that fails as client-go's do, returning its input (invariant 2). */
+static bool fail_with_input(struct walk *w, struct vals *out,
+			    const struct vals *in)
+{
+	copy(w, out, in);
+	return false;
+}
+
 static bool walk_list(struct walk *w, const struct node *list,
 		      const struct vals *in, struct vals *out)
 {
@@ -881,6 +889,13 @@ static bool walk_recursive(struct walk *w, const struct vals *in,
 		json_t *v = in->v[i];
 		if (json_is_null(v))
 			continue;
+		/* a string's children are its bytes, which have none: the
+		   string alone is added, when it has any */
+		if (json_is_string(v)) {
+			if (json_string_length(v) && !push(w, out, v))
+				return false;
+			continue;
+		}
 		struct vals kids = {0};
 		if (!children(w, v, &kids)) {
 			free(kids.v);
@@ -1004,7 +1019,7 @@ static bool walk_filter(struct walk *w, const struct node *f,
 	for (size_t i = 0; i < in->n; i++) {
 		json_t *arr = in->v[i];
 		if (!json_is_array(arr))
-			return copy(w, out, in) && false;
+			return fail_with_input(w, out, in);
 		size_t j;
 		json_t *e;
 		json_array_foreach(arr, j, e)
@@ -1030,7 +1045,7 @@ static bool walk_filter(struct walk *w, const struct node *f,
 			if (w->nomem)
 				return false;
 			if (pass == -2)
-				return copy(w, out, in) && false;
+				return fail_with_input(w, out, in);
 			if (pass < 0)
 				return false;
 			if (pass && !push(w, out, e))
@@ -1048,7 +1063,7 @@ static bool walk_array(struct walk *w, const struct node *a,
 		if (json_is_null(v))
 			continue;
 		if (!json_is_array(v))
-			return copy(w, out, in) && false;
+			return fail_with_input(w, out, in);
 		long long len = (long long)json_array_size(v);
 		struct param pa[3];
 		memcpy(pa, a->pa, sizeof pa);
@@ -1064,11 +1079,11 @@ static bool walk_array(struct walk *w, const struct node *a,
 			return true; /* zero items: client-go stops here */
 		if (pa[0].v >= len || pa[0].v < 0 || pa[1].v > len ||
 		    pa[1].v < 0 || pa[0].v > pa[1].v)
-			return copy(w, out, in) && false;
+			return fail_with_input(w, out, in);
 		long long step = 1;
 		if (pa[2].known) {
 			if (pa[2].v <= 0)
-				return copy(w, out, in) && false;
+				return fail_with_input(w, out, in);
 			step = pa[2].v;
 		}
 		for (long long k = pa[0].v; k < pa[1].v; k += step)
@@ -1128,13 +1143,13 @@ static bool walk(struct walk *w, const struct node *nd, const struct vals *in,
 			free(part.v);
 			if (!ok) {
 				out->n = 0;
-				return copy(w, out, in) && false;
+				return fail_with_input(w, out, in);
 			}
 		}
 		return true;
 	case JK_IDENT:
 		/* range and end are for templates; any other is unknown */
-		return copy(w, out, in) && false;
+		return fail_with_input(w, out, in);
 	}
 	return false;
 }

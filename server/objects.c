@@ -701,8 +701,11 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 	} else if (yaml) {
 		/* kube's serializer turns YAML into JSON first (an empty
 		   body is null), then reads it as a JSON body */
-		lp_err rc = r->body_len ? decode_yaml(r, strict, &o, err)
-					: ((o = json_null()), LP_OK);
+		lp_err rc = LP_OK;
+		if (r->body_len)
+			rc = decode_yaml(r, strict, &o, err);
+		else
+			o = json_null();
 		if (rc) {
 			/* go-yaml's error, in transformDecodeError's words
 			   for a create or update */
