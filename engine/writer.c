@@ -49,6 +49,12 @@
  *     group is taken by the writer thread, so concurrent writers still meet
  *     in one group commit. A caller inside a read (the gate) never leads:
  *     the commit may have to wait for every reader to grow the map.
+ *  7. A caller with a parker (eng_set_parker) never leads either: it
+ *     queues, signals the writer thread and parks. Its last txn carries
+ *     the parker; whoever commits the group copies the wake while marking
+ *     the txns done and calls it after unlocking q->mu, so a parked caller
+ *     is woken once per commit call, after its txns are done, and may free
+ *     them at once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -109,6 +115,8 @@ struct eng_txn {
 	bool cmp_prev;		    /* an op compares ENG_CMP_MOD_PREV */
 	lp_err rc;
 	struct eng_commit_res res;
+	const struct eng_parker *parker; /* wake it when done (the last txn
+					    of a parked caller's chain) */
 	struct eng_txn *next;	/* in the writer's queue */
 	int n_changes;		/* changes applied in this attempt */
 };
@@ -135,7 +143,21 @@ struct wq {
 	bool busy;		 /* a thread runs a group or a compaction
 				    request (invariant 6); under mu */
 	uint64_t group_seq;	 /* the thread that set busy only */
+	/* parked callers to wake once a group is marked done (the thread
+	   that set busy only; kept for the next group) */
+	struct eng_parker *wakes;
+	size_t n_wakes, cap_wakes;
 };
+
+/* This thread's parker (eng_set_parker). */
+static _Thread_local const struct eng_parker *tls_parker;
+
+const struct eng_parker *eng_set_parker(const struct eng_parker *p)
+{
+	const struct eng_parker *old = tls_parker;
+	tls_parker = p;
+	return old;
+}
 
 /* ------------------------------------------------------------ building */
 
@@ -711,6 +733,21 @@ static lp_err mdb_to_err(int mrc)
    slice of that running compaction shares the group's transaction (and its
    fsync); should the group fail with it, it is retried without it, so that
    compaction never fails a write. */
+/* Keep pk's wake for after the group's unlock; false: out of memory. */
+static bool note_wake(struct wq *q, const struct eng_parker *pk)
+{
+	if (q->n_wakes == q->cap_wakes) {
+		size_t cap = q->cap_wakes ? 2 * q->cap_wakes : 64;
+		struct eng_parker *w = realloc(q->wakes, cap * sizeof *w);
+		if (!w)
+			return false;
+		q->wakes = w;
+		q->cap_wakes = cap;
+	}
+	q->wakes[q->n_wakes++] = *pk;
+	return true;
+}
+
 static void commit_group(eng *e, eng_txn *head, struct cmp_run *cr)
 {
 	struct wq *q = e->wq;
@@ -773,19 +810,28 @@ static void commit_group(eng *e, eng_txn *head, struct cmp_run *cr)
 			slice_done(e, cr, true);
 	}
 	pthread_mutex_lock(&q->mu);
+	q->n_wakes = 0;
 	for (eng_txn *t = head; t;) {
 		eng_txn *next = t->next;
 		t->next = NULL;
 		if (t->res.group == 0)
 			t->res.group = group;
 		t->res.rc = t->rc;
+		const struct eng_parker *pk = t->parker;
 		t->state = TXN_DONE;
 		/* Wake only this txn's caller: a broadcast to every waiter
-		   would also wake those queued for the next group. */
-		pthread_cond_signal(&t->cv);
+		   would also wake those queued for the next group. A parked
+		   caller may free t as soon as it is done: its wake is
+		   copied first, and called after the unlock. */
+		if (!pk)
+			pthread_cond_signal(&t->cv);
+		else if (!note_wake(q, pk))
+			pk->wake(pk->ud); /* no memory: under the lock */
 		t = next;
 	}
 	pthread_mutex_unlock(&q->mu);
+	for (size_t i = 0; i < q->n_wakes; i++)
+		q->wakes[i].wake(q->wakes[i].ud);
 }
 
 /* Commit the queue on the caller's thread (invariant 6). Call with q->mu
@@ -818,19 +864,30 @@ static lp_err submit(eng_txn *const *ts, size_t n)
 		pthread_mutex_unlock(&q->mu);
 		return LP_E_CLOSED;
 	}
+	/* A parked caller is woken once, by the last txn: the writer marks
+	   a chain's txns done together, under one lock. */
+	const struct eng_parker *pk = eng__gate_held() ? NULL : tls_parker;
 	for (size_t i = 0; i < n; i++) {
 		eng_txn *t = ts[i];
 		t->state = TXN_QUEUED;
 		t->chained = i > 0;
 		t->chain_prev = i > 0 ? ts[i - 1] : NULL;
+		t->parker = i == n - 1 ? pk : NULL;
 		t->next = NULL;
 		*q->tail = t;
 		q->tail = &t->next;
 	}
-	if (!q->busy && !q->creqs && !eng__gate_held())
+	if (!pk && !q->busy && !q->creqs && !eng__gate_held())
 		lead_group(e);
 	else
 		pthread_cond_signal(&q->cv);
+	if (pk) {
+		while (ts[n - 1]->state != TXN_DONE) {
+			pthread_mutex_unlock(&q->mu);
+			pk->park(pk->ud);
+			pthread_mutex_lock(&q->mu);
+		}
+	}
 	for (size_t i = 0; i < n; i++)
 		while (ts[i]->state != TXN_DONE)
 			pthread_cond_wait(&ts[i]->cv, &q->mu);
@@ -1410,6 +1467,7 @@ void eng__writer_stop(eng *e)
 	pthread_mutex_destroy(&q->mu);
 	pthread_cond_destroy(&q->cv);
 	pthread_cond_destroy(&q->done_cv);
+	free(q->wakes);
 	free(q);
 	e->wq = NULL;
 }

@@ -641,8 +641,8 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 		*con_cls = r;
 		return MHD_YES;
 	}
-	if (r->deferred) /* resumed: the write's answer is ready */
-		return srv__wpool_answer(s->wp, r) ? MHD_YES : MHD_NO;
+	if (r->deferred) /* resumed: the write goes on, or is answered */
+		return srv__wpool_resumed(s->wp, r) ? MHD_YES : MHD_NO;
 	if (*upload_size) {
 		size_t n = *upload_size;
 		*upload_size = 0;
@@ -688,10 +688,11 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 	}
 	if (!timeout_param(r))
 		return MHD_YES;
+	bool ok = true;
 	if (is_write(&r->ri) &&
 	    (!s->o.inline_writes || !strcmp(r->ri.verb, "deletecollection")) &&
-	    srv__wpool_submit(s->wp, r))
-		return MHD_YES;
+	    srv__wpool_submit(s->wp, r, &ok))
+		return ok ? MHD_YES : MHD_NO;
 	srv_dispatch(r);
 	if (!r->answered)
 		srv_reply_fail(r, LP_E_IO, "no response");

@@ -67,6 +67,8 @@ struct srv_val {
 	const char *value; /* may be NULL (an argument without '=') */
 };
 
+struct fiber; /* writes.c's */
+
 /* A request's place in the write pool (writes.c), under its lock. */
 struct srv_wjob {
 	struct srv_req *q_next;		 /* the queue, oldest first */
@@ -75,7 +77,8 @@ struct srv_wjob {
 	int64_t deadline_ms;		 /* answer 504 after this */
 	struct MHD_Response *resp;	 /* the answer to queue once resumed */
 	unsigned code;
-	bool unstarted; /* timed out before a worker took it */
+	bool unstarted; /* timed out before a fiber took it */
+	struct fiber *fiber; /* the fiber that runs it, while one does */
 };
 
 struct srv_req {
@@ -202,23 +205,25 @@ void srv_watch_free(struct srv *s);
 
 /* ------------------------------------------------------------ writes.c */
 
-/* The write pool: writes run on its workers with their connection
-   suspended, so MHD's threads never wait for a commit (writes.c). */
+/* The write pool: writes run on fibers, their connection suspended while
+   they wait for a commit, so MHD's threads never do (writes.c). */
 struct srv_wpool;
 
-/* Start n workers (0: 64) and the deadline timer; timeout_ms 0: none.
-   Before the daemon starts. Errors: LP_E_NOMEM. */
+/* Start the pool, at most n writes in flight (0: 64), and the deadline
+   timer; timeout_ms 0: none. Before the daemon starts. Errors:
+   LP_E_NOMEM. */
 lp_err srv__wpool_start(unsigned n, uint64_t timeout_ms,
 			struct srv_wpool **out);
-/* Hand r (body complete, request info parsed) to a worker: its connection
-   is suspended until the answer is ready. false: the pool is closing, r is
-   untouched; run it inline. MHD thread, in the access handler. */
-bool srv__wpool_submit(struct srv_wpool *p, struct srv_req *r);
-/* The access handler's call after the resume: queue the answer. false:
-   no answer (close the connection). MHD thread. */
-bool srv__wpool_answer(struct srv_wpool *p, struct srv_req *r);
+/* Run r (body complete, request info parsed) on a fiber, or queue it for
+   one, its connection suspended: *ok false if the connection is to be
+   closed. false: the pool is closing (or out of memory), r is untouched;
+   run it inline. MHD thread, in the access handler. */
+bool srv__wpool_submit(struct srv_wpool *p, struct srv_req *r, bool *ok);
+/* The access handler's call after a resume: go on with the write, or
+   queue its answer. false: close the connection. MHD thread. */
+bool srv__wpool_resumed(struct srv_wpool *p, struct srv_req *r);
 /* Refuse new writes, finish every queued and running one (each connection
-   resumed), stop the threads. Before the daemon stops. NULL ok. */
+   resumed), stop the timer. Before the daemon stops. NULL ok. */
 void srv__wpool_close(struct srv_wpool *p);
 /* Free (after the daemon stopped). NULL ok. */
 void srv__wpool_free(struct srv_wpool *p);

@@ -286,6 +286,28 @@ lp_err eng_txn_commit_chain(eng_txn *const *ts, size_t n,
 			    struct eng_commit_res *res);
 
 /*
+ * Waiting for a commit without holding the thread, for callers that run on
+ * a user-space scheduler (the server's write fibers, server/writes.c). A
+ * thread with a parker installed has eng_txn_commit and eng_txn_commit_chain
+ * queue their txns for the writer thread (never committing a group on the
+ * caller's thread) and then call park(ud) until every txn is done; the
+ * committing thread calls wake(ud) once they are, after marking them done,
+ * from no lock of the engine's. park returns after that wake, or earlier (the
+ * caller checks and parks again); a wake may come before park is called. A
+ * caller inside a read (between eng_rd_begin and eng_rd_end) blocks as one
+ * without a parker: the writer may need every reader gone to grow the map.
+ */
+struct eng_parker {
+	void (*park)(void *ud);
+	void (*wake)(void *ud);
+	void *ud;
+};
+
+/* Install p (NULL: none) as this thread's parker; returns the previous
+   one. p must stay valid while installed. */
+const struct eng_parker *eng_set_parker(const struct eng_parker *p);
+
+/*
  * After commit: op i's previous record (before this txn) in *prev, and for a
  * put the new record in *cur (its value carries the revision). Either may be
  * NULL. Returns 1 if a previous record existed. After a failed compare,

@@ -5,6 +5,10 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.bash"
 e2e_init api
+# synced: writes run on the write pool's fibers (server/writes.c), the
+# path every synced server takes; kubectl.sh, crd.sh and apply.sh keep
+# the inline path of --nosync and --ephemeral
+E2E_SYNC=1
 
 DATA=$WORK/data
 start_server() {

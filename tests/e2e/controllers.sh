@@ -12,6 +12,10 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.bash"
 e2e_init controllers
+# synced: writes run on the write pool's fibers (server/writes.c), the
+# path every synced server takes; kubectl.sh, crd.sh and apply.sh keep
+# the inline path of --nosync and --ephemeral
+E2E_SYNC=1
 
 if ! command -v kubectl >/dev/null 2>&1; then
 	echo "SKIPPED: the controller tests need kubectl (see scripts/deps.sh)"

@@ -1,0 +1,241 @@
+/*
+ * test_parker.c -- eng_set_parker: a caller that waits for its commit
+ * through a parker instead of blocking its thread (the server's write
+ * fibers).
+ *
+ * Invariants checked
+ *  1. A commit or chain with a parker installed has the same outcome as one
+ *     without (revisions, failed compares, records), and its caller's wake
+ *     is called exactly once per call, after the txns are done.
+ *  2. A parked caller never commits a group on its own thread: even on an
+ *     idle store, where a caller without a parker leads, the writer thread
+ *     commits it (led_groups does not move).
+ *  3. Inside a read (eng_rd_begin .. eng_rd_end) the parker is not used.
+ *  4. eng_set_parker is per thread and returns the previous parker; many
+ *     threads, each with its own parker, committing at once, each get one
+ *     wake per commit and every write lands.
+ */
+#include <stdatomic.h>
+
+#include "common.h"
+
+static struct tc_store S;
+
+static void setup(void)
+{
+	tc_open(&S, "parker", NULL);
+}
+
+static void teardown(void)
+{
+	tc_done(&S);
+}
+
+TestSuite(eng_parker, .init = setup, .fini = teardown);
+
+/* A parker that sleeps on a condition variable until its wake. */
+struct tparker {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool woken;
+	int parks, wakes;
+	struct eng_parker pk;
+};
+
+static void t_park(void *ud)
+{
+	struct tparker *t = ud;
+	pthread_mutex_lock(&t->mu);
+	t->parks++;
+	while (!t->woken)
+		pthread_cond_wait(&t->cv, &t->mu);
+	t->woken = false;
+	pthread_mutex_unlock(&t->mu);
+}
+
+static void t_wake(void *ud)
+{
+	struct tparker *t = ud;
+	pthread_mutex_lock(&t->mu);
+	t->wakes++;
+	t->woken = true;
+	pthread_cond_signal(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+}
+
+static void tp_init(struct tparker *t)
+{
+	memset(t, 0, sizeof *t);
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->cv, NULL);
+	t->pk = (struct eng_parker){t_park, t_wake, t};
+}
+
+static void tp_destroy(struct tparker *t)
+{
+	pthread_mutex_destroy(&t->mu);
+	pthread_cond_destroy(&t->cv);
+}
+
+static int tp_wakes(struct tparker *t)
+{
+	pthread_mutex_lock(&t->mu);
+	int n = t->wakes;
+	pthread_mutex_unlock(&t->mu);
+	return n;
+}
+
+static eng_txn *put_txn(eng *e, const char *k, const char *v,
+			enum eng_cmp_kind kind, int64_t mod)
+{
+	eng_txn *t = NULL;
+	struct eng_cmp c = {.kind = kind, .mod_rev = mod};
+	TC_OK(eng_txn_new(e, &t));
+	TC_OK(eng_txn_put(t, k, strlen(k), v, strlen(v), ENG_NO_SLOT, &c));
+	return t;
+}
+
+static uint64_t led_groups(eng *e)
+{
+	struct eng_stats st;
+	eng_stats(e, &st);
+	return st.led_groups;
+}
+
+Test(eng_parker, commit_wakes_once_and_never_leads)
+{
+	struct tparker tp;
+	tp_init(&tp);
+	/* Without a parker, a lone commit on an idle store leads. */
+	uint64_t led0 = led_groups(S.e);
+	eng_txn *t = put_txn(S.e, "a", "1", ENG_CMP_NONE, 0);
+	TC_OK(eng_txn_commit(t, NULL));
+	eng_txn_free(t);
+	cr_assert_eq(led_groups(S.e), led0 + 1);
+
+	cr_assert_null(eng_set_parker(&tp.pk));
+	for (int i = 0; i < 20; i++) {
+		char v[16];
+		snprintf(v, sizeof v, "%d", i);
+		t = put_txn(S.e, "a", v, ENG_CMP_NONE, 0);
+		struct eng_commit_res res;
+		TC_OK(eng_txn_commit(t, &res));
+		cr_assert_eq(res.rev, 3 + i);
+		struct eng_record cur;
+		eng_txn_result(t, 0, NULL, &cur);
+		cr_assert_eq(cur.mod_rev, 3 + i);
+		eng_txn_free(t);
+		cr_assert_eq(tp_wakes(&tp), i + 1, "one wake per commit");
+	}
+	cr_assert_eq(led_groups(S.e), led0 + 1, "parked commits never lead");
+	cr_assert_eq(eng_set_parker(NULL), &tp.pk);
+	cr_assert_leq(tp.parks, 20);
+	tp_destroy(&tp);
+}
+
+Test(eng_parker, failed_compare_and_chain)
+{
+	struct tparker tp;
+	tp_init(&tp);
+	eng_set_parker(&tp.pk);
+	/* a failed compare: its error and the current record, one wake */
+	eng_txn *t = put_txn(S.e, "k", "v1", ENG_CMP_ABSENT, 0);
+	TC_OK(eng_txn_commit(t, NULL));
+	eng_txn_free(t);
+	t = put_txn(S.e, "k", "v2", ENG_CMP_ABSENT, 0);
+	struct eng_commit_res res;
+	TC_RC(eng_txn_commit(t, &res), LP_E_EXISTS);
+	cr_assert_eq(res.failed_op, 0);
+	struct eng_record prev;
+	cr_assert_eq(eng_txn_result(t, 0, &prev, NULL), 1);
+	cr_assert_eq(prev.value_len, 2);
+	cr_assert_eq(memcmp(prev.value, "v1", 2), 0);
+	eng_txn_free(t);
+	cr_assert_eq(tp_wakes(&tp), 2);
+
+	/* a chain: consecutive revisions, one wake for the call */
+	eng_txn *ts[3] = {put_txn(S.e, "c1", "x", ENG_CMP_NONE, 0),
+			  put_txn(S.e, "c2", "y", ENG_CMP_NONE, 0),
+			  put_txn(S.e, "c3", "z", ENG_CMP_NONE, 0)};
+	struct eng_commit_res rs[3];
+	TC_OK(eng_txn_commit_chain(ts, 3, rs));
+	cr_assert_eq(rs[1].rev, rs[0].rev + 1);
+	cr_assert_eq(rs[2].rev, rs[1].rev + 1);
+	cr_assert_eq(rs[0].group, rs[2].group);
+	for (int i = 0; i < 3; i++)
+		eng_txn_free(ts[i]);
+	cr_assert_eq(tp_wakes(&tp), 3, "one wake per chain");
+	eng_set_parker(NULL);
+	tp_destroy(&tp);
+}
+
+Test(eng_parker, not_used_inside_a_read)
+{
+	struct tparker tp;
+	tp_init(&tp);
+	eng_set_parker(&tp.pk);
+	eng_rd *rd;
+	TC_OK(eng_rd_begin(S.e, &rd));
+	eng_txn *t = put_txn(S.e, "r", "1", ENG_CMP_NONE, 0);
+	TC_OK(eng_txn_commit(t, NULL));
+	eng_txn_free(t);
+	eng_rd_end(rd);
+	cr_assert_eq(tp_wakes(&tp), 0);
+	cr_assert_eq(tp.parks, 0);
+	eng_set_parker(NULL);
+	tp_destroy(&tp);
+}
+
+#define THREADS 8
+#define PER_THREAD 50
+
+struct worker {
+	eng *e;
+	int id;
+	struct tparker tp;
+	lp_err rc;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	eng_set_parker(&w->tp.pk);
+	for (int i = 0; i < PER_THREAD && !w->rc; i++) {
+		char k[32];
+		snprintf(k, sizeof k, "w%d/%03d", w->id, i);
+		eng_txn *t = NULL;
+		w->rc = eng_txn_new(w->e, &t);
+		if (!w->rc)
+			w->rc = eng_txn_put(t, k, strlen(k), "v", 1,
+					    ENG_NO_SLOT, NULL);
+		if (!w->rc)
+			w->rc = eng_txn_commit(t, NULL);
+		eng_txn_free(t);
+		if (!w->rc && tp_wakes(&w->tp) != i + 1)
+			w->rc = LP_E_INVAL; /* not one wake per commit */
+	}
+	eng_set_parker(NULL);
+	return NULL;
+}
+
+Test(eng_parker, concurrent_parked_writers)
+{
+	struct worker ws[THREADS];
+	pthread_t th[THREADS];
+	for (int i = 0; i < THREADS; i++) {
+		ws[i] = (struct worker){.e = S.e, .id = i};
+		tp_init(&ws[i].tp);
+		cr_assert_eq(pthread_create(&th[i], NULL, worker_main, &ws[i]),
+			     0);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(th[i], NULL);
+		TC_OK(ws[i].rc);
+		tp_destroy(&ws[i].tp);
+	}
+	struct eng_stats st;
+	eng_stats(S.e, &st);
+	cr_assert_eq(st.rev, 1 + THREADS * PER_THREAD);
+	cr_assert_eq(st.led_groups, 0);
+	tc_check(S.e);
+}
