@@ -37,8 +37,8 @@
  *     dataset) and etcd puts at 1 and 16 connections; and the same creates
  *     at 1 connection against a copy of the store served with --nosync
  *     (where writes run inline on the HTTP thread), so that a create's time
- *     parts into the HTTP path and the synced commit with the write pool's
- *     hand-over.
+ *     parts into the HTTP path and the synced commit with the hand-over to
+ *     the writer thread and back.
  *  D. S5 (only when --only names it or --s5-minutes is given: it takes 30
  *     minutes by default): a durable lapis on its own data directory with
  *     --compaction-interval M/6 minutes, the dataset created fresh, then M
@@ -2276,7 +2276,7 @@ static void raw_run(struct raw_env *r, struct load *out)
  */
 #define S5_WINDOW_S 10
 #define S5_GET_CONNS 2
-#define S5_WRITE_CONNS 64 /* the write pool's default size */
+#define S5_WRITE_CONNS 64 /* --write-workers' default */
 #define S5_MAX_CMP 4096
 
 struct s5_win {
@@ -3453,14 +3453,15 @@ static void phase_s4(struct phase_a *A, const char *datadir, const char *top,
 	       best[W_L16].rate / best[W_L1].rate);
 	/* At one connection a create's time is the sum of its parts: what
 	   the nosync copy takes (where writes run inline on the HTTP
-	   thread), plus the synced commit and the write pool's hand-over. */
+	   thread), plus the synced commit and the hand-over to the writer
+	   thread and back. */
 	double t_sync = 1e6 / best[W_L1].rate, t_nosync = 1e6 / best[W_N1].rate;
 	double t_raw = 1e6 / best[W_RAW].rate;
 	printf("  one create at 1 connection: %.0f us = %.0f us without the "
 	       "fsyncs (HTTP, registry, engine: lapis nosync, writes inline) + "
-	       "%.0f us for its synced commit and the hand-over to a write "
-	       "worker (raw LMDB's commit: %.0f us); 0.8x raw needs all of it "
-	       "within %.0f us\n",
+	       "%.0f us for its synced commit and the hand-over to the writer "
+	       "thread and back (raw LMDB's commit: %.0f us); 0.8x raw needs "
+	       "all of it within %.0f us\n",
 	       t_sync, t_nosync, t_sync - t_nosync, t_raw, t_raw / 0.8);
 	for (int k = 0; k < W_N; k++)
 		lat_free(&best[k].lat);
