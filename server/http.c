@@ -724,12 +724,13 @@ void srv__req_unref(struct srv_req *r)
 static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	(void)cls;
 	(void)conn;
 	(void)toe;
+	struct srv *s = cls;
 	struct srv_req *r = *con_cls;
 	if (!r)
 		return;
+	srv__wpool_completed(s->wp, r);
 	/* a write that timed out may still run on its worker, which holds
 	   the other reference */
 	srv__req_unref(r);

@@ -222,6 +222,10 @@ bool srv__wpool_submit(struct srv_wpool *p, struct srv_req *r, bool *ok);
 /* The access handler's call after a resume: go on with the write, or
    queue its answer. false: close the connection. MHD thread. */
 bool srv__wpool_resumed(struct srv_wpool *p, struct srv_req *r);
+/* completed()'s call, before it drops the connection's reference: a write
+   that libmicrohttpd ended without calling the access handler after its
+   resume (granted a slot, or woken) is finished without it. MHD thread. */
+void srv__wpool_completed(struct srv_wpool *p, struct srv_req *r);
 /* Refuse new writes, finish every queued and running one (each connection
    resumed), stop the timer. Before the daemon stops. NULL ok. */
 void srv__wpool_close(struct srv_wpool *p);

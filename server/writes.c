@@ -23,10 +23,10 @@
  * the response in r->wresp (the request is deferred, http.c invariant 3),
  * and the access handler queues it.
  *
- * Threads: MHD pool threads call srv__wpool_submit and srv__wpool_resumed
- * and run fibers in them; the committing engine thread calls fiber_wake;
- * the timer thread answers late writes and runs orphans (below); srv_stop's
- * thread closes the pool.
+ * Threads: MHD pool threads call srv__wpool_submit, srv__wpool_resumed and
+ * srv__wpool_completed and run fibers in them; the committing engine
+ * thread calls fiber_wake; the timer thread answers late writes and runs
+ * orphans (below); srv_stop's thread closes the pool.
  *
  * A request's state (p->mu guards it, every r->job field and every fiber
  * field but the fiber's own stack and context):
@@ -47,7 +47,10 @@
  * client has its 504 and the connection moves on, but the handler still
  * waits for its commit (kube, too, may still commit a write whose request
  * timed out). When it is woken, the timer thread runs it to its end and
- * drops its answer.
+ * drops its answer. Should libmicrohttpd end a connection after its resume
+ * without calling the access handler (GRANTED or WOKEN; in practice it
+ * calls it, even after a reset), srv__wpool_completed gives the slot on or
+ * makes the fiber an orphan.
  *
  * Invariants:
  *  1. A fiber is switched to by one thread at a time: the access handler of
@@ -663,6 +666,38 @@ bool srv__wpool_resumed(struct srv_wpool *p, struct srv_req *r)
 	}
 	LP_ASSERT(f);
 	return run_in_handler(p, f, r) != RAN_CLOSE;
+}
+
+void srv__wpool_completed(struct srv_wpool *p, struct srv_req *r)
+{
+	if (!p || !r->deferred)
+		return;
+	struct srv_req *granted = NULL;
+	bool unref = false, orphan = false;
+	pthread_mutex_lock(&p->mu);
+	if (r->job.state == W_GRANTED) {
+		/* never started: its slot goes on */
+		flight_remove(p, r);
+		r->job.state = W_SENT;
+		granted = slot_release(p, NULL);
+		unref = true;
+	} else if (r->job.state == W_WOKEN) {
+		/* its fiber waits to go on: the timer runs it to its end */
+		struct fiber *f = r->job.fiber;
+		flight_remove(p, r);
+		r->job.state = W_SENT;
+		f->orphan = true;
+		f->next = p->orphans;
+		p->orphans = f;
+		orphan = true;
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (granted)
+		MHD_resume_connection(granted->conn);
+	if (orphan)
+		pthread_cond_signal(&p->timer_cv);
+	if (unref)
+		srv__req_unref(r); /* the pool's (invariant 2) */
 }
 
 /* ------------------------------------------------------------ timer */

@@ -182,4 +182,39 @@ kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
 check "server exits 0 (four slots)" [ "$RC" == 0 ]
 
+# Clients that hang up while their write waits: one whose write is parked
+# on its commit, one whose write waits for the only slot. Once the store is
+# free, each write finishes with nobody to answer, its slot is given on,
+# and the server still takes writes and shuts down.
+# hangup NAME: send a create and reset the connection (SO_LINGER 0)
+# without reading.
+hangup() {
+	python3 - "${URL##*:}" "$NS" "$(cm "$1")" <<'PY'
+import socket, struct, sys
+port, path, body = int(sys.argv[1]), sys.argv[2], sys.argv[3].encode()
+s = socket.create_connection(("127.0.0.1", port))
+s.sendall(b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+          b"Content-Length: %d\r\n\r\n" % (path.encode(), len(body)) + body)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+s.close()
+PY
+}
+check "server starts with one write slot" start_server --write-workers 1
+check "the lock is held for the hung-up writers" hold_start
+curl -sS -o /dev/null -w '%{http_code}\n' -X POST -H "Content-Type: application/json" \
+	--data-binary "$(cm slot1)" "$URL$NS" >"$WORK/s1code" &
+SLOT_PID=$!
+hangup hung1
+hangup hung2
+req GET "$NS/before"
+check "reads go on while writes of clients that hung up wait" code_is 200
+check "the lock holder lets go" hold_release
+wait "$SLOT_PID"
+check "the write holding the slot gets 201" bash -c "[[ \$(cat '$WORK/s1code') == 201 ]]"
+req POST "$NS" "$(cm afterhang)"
+check "a write after the hung-up ones gets the slot and 201" code_is 201
+kill -TERM "$SERVER_PID"
+reap "$SERVER_PID"
+check "server exits 0 after clients hung up on their writes" [ "$RC" == 0 ]
+
 e2e_finish
