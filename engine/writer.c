@@ -729,10 +729,6 @@ static lp_err mdb_to_err(int mrc)
 	return eng__from_mdb(mrc, "commit");
 }
 
-/* Commit a group taken from the queue; every txn gets its rc. With cr, a
-   slice of that running compaction shares the group's transaction (and its
-   fsync); should the group fail with it, it is retried without it, so that
-   compaction never fails a write. */
 /* Keep pk's wake for after the group's unlock; false: out of memory. */
 static bool note_wake(struct wq *q, const struct eng_parker *pk)
 {
@@ -748,6 +744,10 @@ static bool note_wake(struct wq *q, const struct eng_parker *pk)
 	return true;
 }
 
+/* Commit a group taken from the queue; every txn gets its rc. With cr, a
+   slice of that running compaction shares the group's transaction (and its
+   fsync); should the group fail with it, it is retried without it, so that
+   compaction never fails a write. */
 static void commit_group(eng *e, eng_txn *head, struct cmp_run *cr)
 {
 	struct wq *q = e->wq;

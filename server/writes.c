@@ -261,6 +261,22 @@ static void time_out(struct srv_wpool *p, struct srv_req *r)
 	flight_remove(p, r);
 }
 
+/* Queue r's stored answer (its 504), in r's access handler. Call with p->mu
+   held; unlocks. false: close the connection (none could be queued). */
+static bool answer_stored(struct srv_wpool *p, struct srv_req *r)
+{
+	struct MHD_Response *resp = r->job.resp;
+	unsigned code = r->job.code;
+	r->job.resp = NULL;
+	r->job.state = W_SENT;
+	pthread_mutex_unlock(&p->mu);
+	if (!resp)
+		return code != 0; /* queued already; or none: close */
+	enum MHD_Result ok = MHD_queue_response(r->conn, code, resp);
+	MHD_destroy_response(resp);
+	return ok == MHD_YES;
+}
+
 /* ------------------------------------------------------------ switching */
 
 /* Switch from the runner into f until it parks or its handler returns. */
@@ -524,16 +540,7 @@ static enum ran run_in_handler(struct srv_wpool *p, struct fiber *f,
 		   waiting as an orphan */
 		f->orphan = true;
 		time_out(p, r);
-		struct MHD_Response *resp = r->job.resp;
-		unsigned code = r->job.code;
-		r->job.resp = NULL;
-		r->job.state = W_SENT;
-		pthread_mutex_unlock(&p->mu);
-		if (!resp)
-			return RAN_CLOSE;
-		enum MHD_Result ok = MHD_queue_response(r->conn, code, resp);
-		MHD_destroy_response(resp);
-		return ok == MHD_YES ? RAN_PARKED : RAN_CLOSE;
+		return answer_stored(p, r) ? RAN_PARKED : RAN_CLOSE;
 	}
 	/* the handler returned: its answer is r->wresp */
 	flight_remove(p, r);
@@ -646,18 +653,8 @@ bool srv__wpool_resumed(struct srv_wpool *p, struct srv_req *r)
 		LP_ASSERT(f && f->r == r);
 		r->job.state = W_RUNNING;
 	}
-	if (state == W_TIMED_OUT || state == W_SENT) {
-		struct MHD_Response *resp = r->job.resp;
-		unsigned code = r->job.code;
-		r->job.resp = NULL;
-		r->job.state = W_SENT;
-		pthread_mutex_unlock(&p->mu);
-		if (!resp)
-			return code != 0; /* queued already; or none: close */
-		enum MHD_Result ok = MHD_queue_response(r->conn, code, resp);
-		MHD_destroy_response(resp);
-		return ok == MHD_YES;
-	}
+	if (state == W_TIMED_OUT || state == W_SENT)
+		return answer_stored(p, r);
 	pthread_mutex_unlock(&p->mu);
 	if (state == W_GRANTED) {
 		f = fiber_take(p, r);

@@ -223,6 +223,20 @@ static inline int64_t tc_puts(eng *e, const char *k, const char *v)
 	return r.rev;
 }
 
+/* A new, uncommitted txn with one put of string k=v under the given
+   compare. */
+static inline eng_txn *tc_put_txn(eng *e, const char *k, const char *v,
+				  enum eng_cmp_kind kind, int64_t mod)
+{
+	eng_txn *t = NULL;
+	struct eng_cmp c = {.kind = kind, .mod_rev = mod};
+	lp_err rc = eng_txn_new(e, &t);
+	cr_assert_eq(rc, LP_OK, "eng_txn_new: %s", lp_errname(rc));
+	rc = eng_txn_put(t, k, strlen(k), v, strlen(v), ENG_NO_SLOT, &c);
+	cr_assert_eq(rc, LP_OK, "eng_txn_put %s: %s", k, lp_errname(rc));
+	return t;
+}
+
 static inline int64_t tc_dels(eng *e, const char *k)
 {
 	struct eng_commit_res r = {0};

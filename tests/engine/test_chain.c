@@ -39,17 +39,7 @@ static void teardown(void)
 
 TestSuite(eng_chain, .init = setup, .fini = teardown);
 
-/* A new txn with one put of string k=v under the given compare. */
-static eng_txn *put_txn(eng *e, const char *k, const char *v,
-			enum eng_cmp_kind kind, int64_t mod)
-{
-	eng_txn *t = NULL;
-	struct eng_cmp c = {.kind = kind, .mod_rev = mod};
-	TC_OK(eng_txn_new(e, &t));
-	TC_OK(eng_txn_put(t, k, strlen(k), v, strlen(v), ENG_NO_SLOT, &c));
-	return t;
-}
-
+/* A new txn with one delete of string k. */
 static eng_txn *del_txn(eng *e, const char *k)
 {
 	eng_txn *t = NULL;
@@ -88,8 +78,8 @@ Test(eng_chain, create_then_status_one_group_two_revisions)
 	cr_assert_eq(atomic_load(&g.n), 1);
 
 	eng_txn *ts[2] = {
-	    put_txn(S.e, "/crd", "spec", ENG_CMP_ABSENT, 0),
-	    put_txn(S.e, "/crd", "spec+status", ENG_CMP_PRESENT, 0)};
+	    tc_put_txn(S.e, "/crd", "spec", ENG_CMP_ABSENT, 0),
+	    tc_put_txn(S.e, "/crd", "spec+status", ENG_CMP_PRESENT, 0)};
 	struct eng_commit_res res[2];
 	memset(res, 0xff, sizeof res);
 	TC_OK(eng_txn_commit_chain(ts, 2, res));
@@ -121,9 +111,9 @@ Test(eng_chain, create_then_status_one_group_two_revisions)
 /* Compares per txn: the second txn's ABSENT sees the first's create. */
 Test(eng_chain, later_compare_sees_earlier_txn)
 {
-	eng_txn *ts[3] = {put_txn(S.e, "/a", "1", ENG_CMP_ABSENT, 0),
-			  put_txn(S.e, "/a", "2", ENG_CMP_ABSENT, 0),
-			  put_txn(S.e, "/b", "3", ENG_CMP_NONE, 0)};
+	eng_txn *ts[3] = {tc_put_txn(S.e, "/a", "1", ENG_CMP_ABSENT, 0),
+			  tc_put_txn(S.e, "/a", "2", ENG_CMP_ABSENT, 0),
+			  tc_put_txn(S.e, "/b", "3", ENG_CMP_NONE, 0)};
 	struct eng_commit_res res[3];
 	TC_RC(eng_txn_commit_chain(ts, 3, res), LP_E_EXISTS);
 	cr_assert_eq(res[0].rc, LP_OK);
@@ -147,8 +137,8 @@ Test(eng_chain, later_compare_sees_earlier_txn)
 Test(eng_chain, first_failure_skips_the_rest)
 {
 	tc_puts(S.e, "/a", "0"); /* rev 2 */
-	eng_txn *ts[3] = {put_txn(S.e, "/a", "1", ENG_CMP_MOD, 7),
-			  put_txn(S.e, "/b", "2", ENG_CMP_NONE, 0),
+	eng_txn *ts[3] = {tc_put_txn(S.e, "/a", "1", ENG_CMP_MOD, 7),
+			  tc_put_txn(S.e, "/b", "2", ENG_CMP_NONE, 0),
 			  del_txn(S.e, "/a")};
 	struct eng_commit_res res[3];
 	TC_RC(eng_txn_commit_chain(ts, 3, res), LP_E_CONFLICT);
@@ -164,7 +154,7 @@ Test(eng_chain, first_failure_skips_the_rest)
 	struct tc_rec r = {0};
 	TC_RC(tc_get(S.e, "/b", 2, 0, &r), LP_E_NOTFOUND);
 	/* A chain of one behaves as eng_txn_commit. */
-	eng_txn *one = put_txn(S.e, "/a", "1", ENG_CMP_MOD, 2);
+	eng_txn *one = tc_put_txn(S.e, "/a", "1", ENG_CMP_MOD, 2);
 	TC_OK(eng_txn_commit_chain(&one, 1, NULL));
 	eng_txn_free(one);
 	tc_expect(S.e, "/a", 0, "1", 2, 3, 2);
@@ -178,9 +168,9 @@ Test(eng_chain, no_op_member_and_watch_order)
 	tc_waiter_init(&wt);
 	eng_watch *w = NULL;
 	TC_OK(eng_watch_open(S.e, "/", 1, 1, tc_ready, &wt, &w));
-	eng_txn *ts[3] = {put_txn(S.e, "/x", "1", ENG_CMP_NONE, 0),
+	eng_txn *ts[3] = {tc_put_txn(S.e, "/x", "1", ENG_CMP_NONE, 0),
 			  del_txn(S.e, "/absent"),
-			  put_txn(S.e, "/y", "2", ENG_CMP_NONE, 0)};
+			  tc_put_txn(S.e, "/y", "2", ENG_CMP_NONE, 0)};
 	struct eng_commit_res res[3];
 	TC_OK(eng_txn_commit_chain(ts, 3, res));
 	cr_assert_eq(res[0].rev, 2);
@@ -213,8 +203,8 @@ Test(eng_chain, full_store_commits_what_fits_and_skips_the_rest)
 	size_t huge_len = 8u << 20;
 	uint8_t *huge = calloc(1, huge_len);
 	cr_assert_not_null(huge);
-	eng_txn *ts[3] = {put_txn(S.e, "/s", "small", ENG_CMP_NONE, 0), NULL,
-			  put_txn(S.e, "/t", "after", ENG_CMP_NONE, 0)};
+	eng_txn *ts[3] = {tc_put_txn(S.e, "/s", "small", ENG_CMP_NONE, 0), NULL,
+			  tc_put_txn(S.e, "/t", "after", ENG_CMP_NONE, 0)};
 	TC_OK(eng_txn_new(S.e, &ts[1]));
 	TC_OK(
 	    eng_txn_put(ts[1], "/huge", 5, huge, huge_len, ENG_NO_SLOT, NULL));
@@ -235,8 +225,8 @@ Test(eng_chain, full_store_commits_what_fits_and_skips_the_rest)
 
 Test(eng_chain, bad_arguments_are_refused)
 {
-	eng_txn *a = put_txn(S.e, "/a", "1", ENG_CMP_NONE, 0);
-	eng_txn *b = put_txn(S.e, "/b", "1", ENG_CMP_NONE, 0);
+	eng_txn *a = tc_put_txn(S.e, "/a", "1", ENG_CMP_NONE, 0);
+	eng_txn *b = tc_put_txn(S.e, "/b", "1", ENG_CMP_NONE, 0);
 	eng_txn *dup[2] = {a, a};
 	TC_RC(eng_txn_commit_chain(dup, 2, NULL), LP_E_INVAL);
 	TC_RC(eng_txn_commit_chain(dup, 0, NULL), LP_E_INVAL);
@@ -257,8 +247,8 @@ Test(eng_chain, bad_arguments_are_refused)
 	/* Txns of another store. */
 	struct tc_store o;
 	tc_open(&o, "chain-other", NULL);
-	eng_txn *c = put_txn(S.e, "/c", "1", ENG_CMP_NONE, 0);
-	eng_txn *d = put_txn(o.e, "/d", "1", ENG_CMP_NONE, 0);
+	eng_txn *c = tc_put_txn(S.e, "/c", "1", ENG_CMP_NONE, 0);
+	eng_txn *d = tc_put_txn(o.e, "/d", "1", ENG_CMP_NONE, 0);
 	eng_txn *mixed[2] = {c, d};
 	TC_RC(eng_txn_commit_chain(mixed, 2, NULL), LP_E_INVAL);
 	eng_txn_free(c);
@@ -274,8 +264,8 @@ Test(eng_chain, mod_prev_sees_the_previous_txns_revision)
 {
 	tc_puts(S.e, "/other", "x"); /* rev 2 */
 	eng_txn *ts[2] = {
-	    put_txn(S.e, "/crd", "spec", ENG_CMP_ABSENT, 0),
-	    put_txn(S.e, "/crd", "spec+status", ENG_CMP_MOD_PREV, 0)};
+	    tc_put_txn(S.e, "/crd", "spec", ENG_CMP_ABSENT, 0),
+	    tc_put_txn(S.e, "/crd", "spec+status", ENG_CMP_MOD_PREV, 0)};
 	struct eng_commit_res res[3];
 	TC_OK(eng_txn_commit_chain(ts, 2, res));
 	cr_assert_eq(res[0].rev, 3);
@@ -285,8 +275,9 @@ Test(eng_chain, mod_prev_sees_the_previous_txns_revision)
 
 	/* The previous txn wrote another key: /crd's mod_rev (4) is not
 	   that txn's revision (5), so the compare fails. */
-	eng_txn *ts2[2] = {put_txn(S.e, "/other", "y", ENG_CMP_NONE, 0),
-			   put_txn(S.e, "/crd", "lost", ENG_CMP_MOD_PREV, 0)};
+	eng_txn *ts2[2] = {
+	    tc_put_txn(S.e, "/other", "y", ENG_CMP_NONE, 0),
+	    tc_put_txn(S.e, "/crd", "lost", ENG_CMP_MOD_PREV, 0)};
 	TC_RC(eng_txn_commit_chain(ts2, 2, res), LP_E_CONFLICT);
 	cr_assert_eq(res[0].rc, LP_OK);
 	cr_assert_eq(res[0].rev, 5);
@@ -296,17 +287,17 @@ Test(eng_chain, mod_prev_sees_the_previous_txns_revision)
 	tc_expect(S.e, "/crd", 0, "spec+status", 3, 4, 2);
 
 	/* An absent key fails NOTFOUND; mod_rev in the compare is ignored. */
-	eng_txn *ts3[2] = {put_txn(S.e, "/a", "1", ENG_CMP_NONE, 0),
-			   put_txn(S.e, "/nope", "1", ENG_CMP_MOD_PREV, 6)};
+	eng_txn *ts3[2] = {tc_put_txn(S.e, "/a", "1", ENG_CMP_NONE, 0),
+			   tc_put_txn(S.e, "/nope", "1", ENG_CMP_MOD_PREV, 6)};
 	TC_RC(eng_txn_commit_chain(ts3, 2, res), LP_E_NOTFOUND);
 	cr_assert_eq(res[1].rc, LP_E_NOTFOUND);
 	free_all(ts3, 2);
 	cr_assert_eq(eng_rev(S.e), 6);
 
 	/* A chain of three: each compare reads its own predecessor. */
-	eng_txn *ts4[3] = {put_txn(S.e, "/k", "1", ENG_CMP_ABSENT, 0),
-			   put_txn(S.e, "/k", "2", ENG_CMP_MOD_PREV, 0),
-			   put_txn(S.e, "/k", "3", ENG_CMP_MOD_PREV, 0)};
+	eng_txn *ts4[3] = {tc_put_txn(S.e, "/k", "1", ENG_CMP_ABSENT, 0),
+			   tc_put_txn(S.e, "/k", "2", ENG_CMP_MOD_PREV, 0),
+			   tc_put_txn(S.e, "/k", "3", ENG_CMP_MOD_PREV, 0)};
 	TC_OK(eng_txn_commit_chain(ts4, 3, res));
 	cr_assert_eq(res[2].rev, 9);
 	free_all(ts4, 3);
@@ -317,10 +308,10 @@ Test(eng_chain, mod_prev_sees_the_previous_txns_revision)
    before anything is queued. */
 Test(eng_chain, mod_prev_outside_a_chain_is_refused)
 {
-	eng_txn *t = put_txn(S.e, "/a", "1", ENG_CMP_MOD_PREV, 0);
+	eng_txn *t = tc_put_txn(S.e, "/a", "1", ENG_CMP_MOD_PREV, 0);
 	TC_RC(eng_txn_commit(t, NULL), LP_E_INVAL);
 	TC_RC(eng_txn_commit_chain(&t, 1, NULL), LP_E_INVAL);
-	eng_txn *b = put_txn(S.e, "/b", "1", ENG_CMP_NONE, 0);
+	eng_txn *b = tc_put_txn(S.e, "/b", "1", ENG_CMP_NONE, 0);
 	eng_txn *first[2] = {t, b};
 	TC_RC(eng_txn_commit_chain(first, 2, NULL), LP_E_INVAL);
 	cr_assert_eq(eng_rev(S.e), 1, "nothing was queued");
@@ -348,9 +339,9 @@ Test(eng_chain, mod_prev_at_the_maximum_size)
 	cr_assert_not_null(huge);
 	/* A huge txn queued in the same chain forces the one-at-a-time
 	   replay; the pair before it must still commit. */
-	eng_txn *ts[3] = {put_txn(S.e, "/crd", "spec", ENG_CMP_ABSENT, 0),
-			  put_txn(S.e, "/crd", "status", ENG_CMP_MOD_PREV, 0),
-			  NULL};
+	eng_txn *ts[3] = {
+	    tc_put_txn(S.e, "/crd", "spec", ENG_CMP_ABSENT, 0),
+	    tc_put_txn(S.e, "/crd", "status", ENG_CMP_MOD_PREV, 0), NULL};
 	TC_OK(eng_txn_new(S.e, &ts[2]));
 	TC_OK(
 	    eng_txn_put(ts[2], "/huge", 5, huge, huge_len, ENG_NO_SLOT, NULL));

@@ -85,16 +85,6 @@ static int tp_wakes(struct tparker *t)
 	return n;
 }
 
-static eng_txn *put_txn(eng *e, const char *k, const char *v,
-			enum eng_cmp_kind kind, int64_t mod)
-{
-	eng_txn *t = NULL;
-	struct eng_cmp c = {.kind = kind, .mod_rev = mod};
-	TC_OK(eng_txn_new(e, &t));
-	TC_OK(eng_txn_put(t, k, strlen(k), v, strlen(v), ENG_NO_SLOT, &c));
-	return t;
-}
-
 static uint64_t led_groups(eng *e)
 {
 	struct eng_stats st;
@@ -108,7 +98,7 @@ Test(eng_parker, commit_wakes_once_and_never_leads)
 	tp_init(&tp);
 	/* Without a parker, a lone commit on an idle store leads. */
 	uint64_t led0 = led_groups(S.e);
-	eng_txn *t = put_txn(S.e, "a", "1", ENG_CMP_NONE, 0);
+	eng_txn *t = tc_put_txn(S.e, "a", "1", ENG_CMP_NONE, 0);
 	TC_OK(eng_txn_commit(t, NULL));
 	eng_txn_free(t);
 	cr_assert_eq(led_groups(S.e), led0 + 1);
@@ -117,7 +107,7 @@ Test(eng_parker, commit_wakes_once_and_never_leads)
 	for (int i = 0; i < 20; i++) {
 		char v[16];
 		snprintf(v, sizeof v, "%d", i);
-		t = put_txn(S.e, "a", v, ENG_CMP_NONE, 0);
+		t = tc_put_txn(S.e, "a", v, ENG_CMP_NONE, 0);
 		struct eng_commit_res res;
 		TC_OK(eng_txn_commit(t, &res));
 		cr_assert_eq(res.rev, 3 + i);
@@ -139,10 +129,10 @@ Test(eng_parker, failed_compare_and_chain)
 	tp_init(&tp);
 	eng_set_parker(&tp.pk);
 	/* a failed compare: its error and the current record, one wake */
-	eng_txn *t = put_txn(S.e, "k", "v1", ENG_CMP_ABSENT, 0);
+	eng_txn *t = tc_put_txn(S.e, "k", "v1", ENG_CMP_ABSENT, 0);
 	TC_OK(eng_txn_commit(t, NULL));
 	eng_txn_free(t);
-	t = put_txn(S.e, "k", "v2", ENG_CMP_ABSENT, 0);
+	t = tc_put_txn(S.e, "k", "v2", ENG_CMP_ABSENT, 0);
 	struct eng_commit_res res;
 	TC_RC(eng_txn_commit(t, &res), LP_E_EXISTS);
 	cr_assert_eq(res.failed_op, 0);
@@ -154,9 +144,9 @@ Test(eng_parker, failed_compare_and_chain)
 	cr_assert_eq(tp_wakes(&tp), 2);
 
 	/* a chain: consecutive revisions, one wake for the call */
-	eng_txn *ts[3] = {put_txn(S.e, "c1", "x", ENG_CMP_NONE, 0),
-			  put_txn(S.e, "c2", "y", ENG_CMP_NONE, 0),
-			  put_txn(S.e, "c3", "z", ENG_CMP_NONE, 0)};
+	eng_txn *ts[3] = {tc_put_txn(S.e, "c1", "x", ENG_CMP_NONE, 0),
+			  tc_put_txn(S.e, "c2", "y", ENG_CMP_NONE, 0),
+			  tc_put_txn(S.e, "c3", "z", ENG_CMP_NONE, 0)};
 	struct eng_commit_res rs[3];
 	TC_OK(eng_txn_commit_chain(ts, 3, rs));
 	cr_assert_eq(rs[1].rev, rs[0].rev + 1);
@@ -176,7 +166,7 @@ Test(eng_parker, not_used_inside_a_read)
 	eng_set_parker(&tp.pk);
 	eng_rd *rd;
 	TC_OK(eng_rd_begin(S.e, &rd));
-	eng_txn *t = put_txn(S.e, "r", "1", ENG_CMP_NONE, 0);
+	eng_txn *t = tc_put_txn(S.e, "r", "1", ENG_CMP_NONE, 0);
 	TC_OK(eng_txn_commit(t, NULL));
 	eng_txn_free(t);
 	eng_rd_end(rd);
