@@ -283,6 +283,10 @@ static bool answer_stored(struct srv_wpool *p, struct srv_req *r)
 static void fiber_run(struct fiber *f)
 {
 	ucontext_t home;
+	/* no stack of its own to describe (swapcontext leaves it alone):
+	   ASan's swapcontext reads it when the fiber switches back here */
+	home.uc_stack.ss_sp = NULL;
+	home.uc_stack.ss_size = 0;
 	f->home = &home;
 	const struct eng_parker *old = eng_set_parker(&f->parker);
 #ifdef FIBER_ASAN
