@@ -60,7 +60,9 @@
  *     back, finds no wake came, until the wake: only the wake then decides
  *     who runs it next (resume the connection, or queue the orphan).
  *  2. The pool holds one reference on r from submit until it is done with
- *     it: the fiber's end, or a timeout while QUEUED (after the resume).
+ *     it: the handler's end (on a fiber, or inline without memory for
+ *     one), a timeout while QUEUED (after the resume), or a GRANTED
+ *     request whose connection ended before it started.
  *     The connection's reference is dropped at completion; whoever is last
  *     frees r.
  *  3. Slots: n_busy counts fibers attached to a request plus GRANTED
