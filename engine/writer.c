@@ -866,7 +866,8 @@ static lp_err submit(eng_txn *const *ts, size_t n)
 	}
 	/* A parked caller is woken once, by the last txn: the writer marks
 	   a chain's txns done together, under one lock. */
-	const struct eng_parker *pk = eng__gate_held() ? NULL : tls_parker;
+	bool in_read = eng__gate_held();
+	const struct eng_parker *pk = in_read ? NULL : tls_parker;
 	for (size_t i = 0; i < n; i++) {
 		eng_txn *t = ts[i];
 		t->state = TXN_QUEUED;
@@ -877,7 +878,7 @@ static lp_err submit(eng_txn *const *ts, size_t n)
 		*q->tail = t;
 		q->tail = &t->next;
 	}
-	if (!pk && !q->busy && !q->creqs && !eng__gate_held())
+	if (!pk && !q->busy && !q->creqs && !in_read)
 		lead_group(e);
 	else
 		pthread_cond_signal(&q->cv);

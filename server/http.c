@@ -731,8 +731,8 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (!r)
 		return;
 	srv__wpool_completed(s->wp, r);
-	/* a write that timed out may still run on its worker, which holds
-	   the other reference */
+	/* a write that timed out may still run on its fiber, for which the
+	   pool holds the other reference */
 	srv__req_unref(r);
 	*con_cls = NULL;
 }

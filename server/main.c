@@ -107,10 +107,11 @@ static int find_command(const char *name)
 /*
  * mimalloc keeps the pages a thread freed for that thread to reuse, and
  * blocks other threads free wait on their owner's next allocation. In
- * lapis, watch frames and responses are made on one thread (the committing
- * write worker, of 64) and freed on another (an HTTP thread), and most
- * workers sleep for long stretches: under S5's steady writes the heap grew
- * 40% in three minutes with the defaults, where glibc's stayed flat.
+ * lapis, watch events are made on the thread that commits a group and
+ * freed on the HTTP threads; when writes ran on 64 mostly sleeping worker
+ * threads (before session 16's fibers), their responses were too, and
+ * under S5's steady writes the heap grew 40% in three minutes with the
+ * defaults, where glibc's stayed flat.
  * Returning free pages to the system at once (reset, decommit without
  * delay, no eager commit) keeps it flat, below glibc's, at no cost in CPU
  * per request (docs/bench-http.md, "Session 15: mimalloc").

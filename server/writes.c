@@ -443,6 +443,14 @@ static void fiber_free(struct fiber *f)
 	free(f);
 }
 
+/* f runs r from now on. Call with p->mu held. */
+static void attach(struct fiber *f, struct srv_req *r)
+{
+	f->r = r;
+	r->job.fiber = f;
+	r->job.state = W_RUNNING;
+}
+
 /* A free fiber for r, made if need be; NULL (out of memory): the caller
    gives the slot back. No lock held. */
 static struct fiber *fiber_take(struct srv_wpool *p, struct srv_req *r)
@@ -452,9 +460,7 @@ static struct fiber *fiber_take(struct srv_wpool *p, struct srv_req *r)
 	if (f) {
 		p->free_fibers = f->next;
 		f->next = NULL;
-		f->r = r;
-		r->job.fiber = f;
-		r->job.state = W_RUNNING;
+		attach(f, r);
 	}
 	pthread_mutex_unlock(&p->mu);
 	if (f)
@@ -471,9 +477,7 @@ static struct fiber *fiber_take(struct srv_wpool *p, struct srv_req *r)
 	}
 	p->all = all;
 	p->all[p->n_fibers++] = f;
-	f->r = r;
-	r->job.fiber = f;
-	r->job.state = W_RUNNING;
+	attach(f, r);
 	pthread_mutex_unlock(&p->mu);
 	return f;
 }
@@ -503,17 +507,14 @@ static struct srv_req *slot_release(struct srv_wpool *p, struct fiber *f)
 
 /* ------------------------------------------------------------ runners */
 
-/* What a runner did with its fiber. */
-enum ran { RAN_PARKED, RAN_ANSWER, RAN_CLOSE };
-
 /*
  * Run r's fiber f in r's access handler (MHD thread) until it parks or ends.
- * RAN_PARKED: the connection is suspended (or f went orphan and r's 504
- * is queued); RAN_ANSWER: r's answer is queued; RAN_CLOSE: none could be.
+ * true: the connection is suspended, or r's answer (or, for a fiber that
+ * went orphan, its 504) is queued; false: none could be (close).
  * With f NULL (no memory for one), r runs here, waiting for its commits.
  */
-static enum ran run_in_handler(struct srv_wpool *p, struct fiber *f,
-			       struct srv_req *r)
+static bool run_in_handler(struct srv_wpool *p, struct fiber *f,
+			   struct srv_req *r)
 {
 	if (!f) {
 		srv_dispatch(r);
@@ -540,13 +541,13 @@ static enum ran run_in_handler(struct srv_wpool *p, struct fiber *f,
 			pthread_mutex_unlock(&p->mu);
 			if (sooner)
 				pthread_cond_signal(&p->timer_cv);
-			return RAN_PARKED;
+			return true;
 		}
 		/* past its deadline already: answer 504, the fiber goes on
 		   waiting as an orphan */
 		f->orphan = true;
 		time_out(p, r);
-		return answer_stored(p, r) ? RAN_PARKED : RAN_CLOSE;
+		return answer_stored(p, r);
 	}
 	/* the handler returned: its answer is r->wresp */
 	flight_remove(p, r);
@@ -558,14 +559,13 @@ static enum ran run_in_handler(struct srv_wpool *p, struct fiber *f,
 	pthread_mutex_unlock(&p->mu);
 	if (granted)
 		MHD_resume_connection(granted->conn);
-	enum ran ran = RAN_CLOSE;
+	bool queued = false;
 	if (resp) {
-		if (MHD_queue_response(r->conn, code, resp) == MHD_YES)
-			ran = RAN_ANSWER;
+		queued = MHD_queue_response(r->conn, code, resp) == MHD_YES;
 		MHD_destroy_response(resp);
 	}
 	srv__req_unref(r); /* the pool's (invariant 2) */
-	return ran;
+	return queued;
 }
 
 /* Run the woken orphans (timer thread, p->mu held; returns with it). */
@@ -662,13 +662,11 @@ bool srv__wpool_resumed(struct srv_wpool *p, struct srv_req *r)
 	if (state == W_TIMED_OUT || state == W_SENT)
 		return answer_stored(p, r);
 	pthread_mutex_unlock(&p->mu);
-	if (state == W_GRANTED) {
-		f = fiber_take(p, r);
-		if (!f) /* no memory for a fiber: here, blocking */
-			return run_in_handler(p, NULL, r) != RAN_CLOSE;
-	}
-	LP_ASSERT(f);
-	return run_in_handler(p, f, r) != RAN_CLOSE;
+	if (state == W_GRANTED)
+		f = fiber_take(p, r); /* NULL (no memory): here, blocking */
+	else
+		LP_ASSERT(f);
+	return run_in_handler(p, f, r);
 }
 
 void srv__wpool_completed(struct srv_wpool *p, struct srv_req *r)
