@@ -172,6 +172,7 @@ size_t ctl_index(ctl *c, const char *indexer, const char *value,
 static void *worker(void *arg)
 {
 	ctl *c = arg;
+	inf_background_thread("controller");
 	if (inf_wait_synced(c->m->informer) != LP_OK)
 		return NULL;
 	const char *key;

@@ -48,6 +48,8 @@
  * lock held.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1069,9 +1071,19 @@ static lp_err watch(inf *i, int64_t rev)
 
 /* ---------------------------------------------------------------- thread */
 
+void inf_background_thread(const char *name)
+{
+	struct sched_param sp = {0};
+	pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
+	char buf[16];
+	snprintf(buf, sizeof buf, "%s", name);
+	pthread_setname_np(pthread_self(), buf);
+}
+
 static void *run(void *arg)
 {
 	inf *i = arg;
+	inf_background_thread("informer");
 	while (!stopping(i)) {
 		struct listing L = {0};
 		int64_t rev = 0;

@@ -169,6 +169,14 @@ int inf_indexer_find(inf *i, const char *name);
    LP_E_NOMEM (no thread). */
 lp_err inf_start(inf *i);
 
+/* Make the calling thread a background one: SCHED_BATCH (Linux's policy
+   for work that should not preempt on wake-up) and the name `name` (up to
+   15 characters shown). The informer's thread and the controllers'
+   workers call it: the engine's writer wakes an informer after every
+   commit, and a woken SCHED_OTHER thread would preempt the writer (or
+   the HTTP thread) on the spot. Failures are ignored. */
+void inf_background_thread(const char *name);
+
 /* Stop the thread and wait for it; handlers are not called after it
    returns. Idempotent; not from a handler. */
 void inf_stop(inf *i);

@@ -84,6 +84,7 @@ int64_t eng__pin_clamp(eng *e, int64_t target)
 static void *compactor_main(void *arg)
 {
 	eng *e = arg;
+	pthread_setname_np(pthread_self(), "lapis-compactor");
 	int64_t recorded = atomic_load(&e->rev);
 	pthread_mutex_lock(&e->cmp_mu);
 	for (;;) {

@@ -969,15 +969,17 @@ static bool budget_left(const struct step_budget *b)
 }
 
 /*
- * Begin a compaction step's transaction. Its commit syncs the data pages but
- * not LMDB's meta page (MDB_NOMETASYNC, LMDB's per-transaction flag): the
- * meta page is written and reaches the disk with the next synced commit (a
- * write group's, or do_compact's closing sync), so a step costs one fsync
- * instead of two. LMDB keeps atomicity and consistency under NOMETASYNC; a
- * system crash may undo the last step (the next commit's data sync takes
- * this meta page to the disk), which only leaves history that the next
- * compaction deletes (eng_int.h, invariant 4). Never MDB_NOSYNC here:
- * a meta page on disk must never point at unsynced pages.
+ * Begin a compaction step's transaction with MDB_NOMETASYNC, LMDB's
+ * per-transaction flag for "sync the data pages, not the meta page". Debian's
+ * LMDB 0.9.24 does not honour it at commit: strace shows the meta page still
+ * written through LMDB's O_DSYNC descriptor, so a step costs the same two
+ * flushes as any commit (what session 16's S5 figures measured). Where it is
+ * honoured, the meta page reaches the disk with the next synced commit (a
+ * write group's, or do_compact's closing sync); LMDB keeps atomicity and
+ * consistency, and a system crash may undo the last step, which only
+ * leaves history that the next compaction deletes (eng_int.h, invariant
+ * 4). Never MDB_NOSYNC here: a meta page on disk must never point at
+ * unsynced pages.
  */
 static int step_begin(eng *e, MDB_txn **w)
 {
@@ -1354,6 +1356,7 @@ static bool take_and_commit(eng *e, struct cmp_run *cr)
 static void *writer_main(void *arg)
 {
 	eng *e = arg;
+	pthread_setname_np(pthread_self(), "lapis-writer");
 	struct wq *q = e->wq;
 	pthread_mutex_lock(&q->mu);
 	for (;;) {

@@ -572,6 +572,7 @@ static int64_t ws_due(struct wstream *ws)
 static void *ticker_main(void *arg)
 {
 	struct wticker *t = arg;
+	pthread_setname_np(pthread_self(), "watch-ticker");
 	pthread_mutex_lock(&t->mu);
 	while (!t->stop) {
 		struct timespec dl;

@@ -706,6 +706,7 @@ void srv__wpool_completed(struct srv_wpool *p, struct srv_req *r)
 static void *timer_main(void *arg)
 {
 	struct srv_wpool *p = arg;
+	pthread_setname_np(pthread_self(), "write-timer");
 	pthread_mutex_lock(&p->mu);
 	while (!p->timer_stop || p->orphans) {
 		run_orphans(p);

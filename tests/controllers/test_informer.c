@@ -1165,3 +1165,48 @@ Test(inf, only_metadata_is_decoded_where_whole_says_no, .init = setup,
 	inf_stop(i);
 	inf_free(i);
 }
+
+/* The informer's thread is a background one (inf_background_thread): its
+   handlers run under SCHED_BATCH, in a thread named "informer", so the
+   writer that wakes it after each commit is not preempted by it. */
+static struct {
+	pthread_mutex_t mu;
+	int policy;
+	char name[16];
+} B = {.mu = PTHREAD_MUTEX_INITIALIZER, .policy = -1};
+
+static void b_add(void *ud, const struct inf_obj *o)
+{
+	(void)ud;
+	(void)o;
+	pthread_mutex_lock(&B.mu);
+	B.policy = sched_getscheduler(0);
+	pthread_getname_np(pthread_self(), B.name, sizeof B.name);
+	pthread_mutex_unlock(&B.mu);
+}
+
+Test(inf, handlers_run_on_a_background_thread, .init = setup,
+     .fini = teardown)
+{
+	tc_puts(S.e, PFX "a", "{}");
+	struct inf_opts o = {.name = "batch",
+			     .e = S.e,
+			     .prefix = PFX,
+			     .prefix_len = strlen(PFX),
+			     .handlers = {.on_add = b_add}};
+	inf *i = NULL;
+	TC_OK(inf_new(&o, &i));
+	TC_OK(inf_start(i));
+	TC_OK(inf_wait_synced(i));
+	pthread_mutex_lock(&B.mu);
+	int policy = B.policy;
+	char name[16];
+	memcpy(name, B.name, sizeof name);
+	pthread_mutex_unlock(&B.mu);
+	cr_assert_eq(policy, SCHED_BATCH, "policy %d", policy);
+	cr_assert_str_eq(name, "informer");
+	cr_assert_eq(sched_getscheduler(0), SCHED_OTHER,
+		     "the caller's own thread is left alone");
+	inf_stop(i);
+	inf_free(i);
+}

@@ -373,6 +373,23 @@ expect_rc 0 "restart: foreground delete of an owner with a held dependent" \
 	"${K[@]}" delete configmap owner-s --cascade=foreground --wait=false
 expect_rc 0 "restart: the dependent is marked" "${K[@]}" wait configmap/dep-s "$W" \
 	'--for=jsonpath={.metadata.deletionTimestamp}'
+# Informers and controller workers run as background threads
+# (SCHED_BATCH: policy 3 in /proc/PID/task/TID/stat, field 41), the HTTP
+# threads and the engine's writer as ordinary ones (0): a commit wakes an
+# informer without being preempted by it.
+thread_policies() {
+	local t
+	for t in /proc/"$SERVER_PID"/task/*; do
+		sed -E 's/^[0-9]+ \(([^)]*)\) /\1 /' "$t/stat" | awk '{print $1 "=" $40}'
+	done | sort | uniq -c | awk '{print $2}' | tr '\n' ' '
+}
+P=$(thread_policies)
+check "informer threads are SCHED_BATCH ($P)" grep -q "informer=3" <<<"$P"
+check "controller workers are SCHED_BATCH ($P)" grep -q "controller=3" <<<"$P"
+check "no informer or worker is left SCHED_OTHER ($P)" \
+	bash -c '! grep -qE "(informer|controller)=0" <<<"$1"' _ "$P"
+check "HTTP threads are SCHED_OTHER ($P)" grep -q "MHD-worker=0" <<<"$P"
+check "no HTTP thread is SCHED_BATCH ($P)" bash -c '! grep -q "MHD-worker=3" <<<"$1"' _ "$P"
 stop_server main
 start_server main
 check "restart: the server starts again on the same data" [ -n "$URL" ]
