@@ -1,0 +1,206 @@
+/*
+ * test_flush_order.c -- in sync mode a commit is acknowledged only once
+ * LMDB's newest meta page is on the disk, not merely in the page cache.
+ *
+ * A SIGKILLed process (test_crash.c) keeps its page cache, so no crash test
+ * run here can tell a flushed commit from one that is only written. This
+ * one watches the writes themselves: the test executable defines pwrite,
+ * fdatasync and fsync, which LMDB's calls reach first (the executable's
+ * symbols come first in the lookup order; CMake exports them), and passes
+ * each call on to the next definition (libc's, or a sanitizer's wrapper).
+ *
+ * What counts
+ *  - A meta page write: a pwrite to this test's data.mdb that starts in
+ *    its first two pages (LMDB keeps its two meta pages there). It is
+ *    durable when it went through a descriptor opened O_DSYNC (LMDB's way
+ *    in sync mode), or once an fdatasync or fsync of data.mdb that began
+ *    after it returned has returned.
+ *  - The on_commit hook runs for every group before any caller of it is
+ *    acknowledged (test_durability.c checks that order). At each call, the
+ *    newest meta page written so far must be durable.
+ *
+ * The nosync case shows the check can fail: there LMDB flushes nothing,
+ * and the hook sees the newest meta page not durable.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include "common.h"
+
+static struct {
+	pthread_mutex_t mu;
+	char path[PATH_MAX]; /* this test's data.mdb; "" while not watching */
+	uint64_t meta_done;  /* meta page writes returned */
+	uint64_t durable;    /* the newest of them known on the disk */
+	uint64_t dsync_writes, flushes;
+} W = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static bool is_data_file(int fd)
+{
+	char link[64], target[PATH_MAX];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, target, sizeof target - 1);
+	if (n <= 0)
+		return false;
+	target[n] = 0;
+	pthread_mutex_lock(&W.mu);
+	bool yes = W.path[0] && !strcmp(target, W.path);
+	pthread_mutex_unlock(&W.mu);
+	return yes;
+}
+
+typedef ssize_t (*pwrite_fn)(int, const void *, size_t, off_t);
+typedef int (*sync_fn)(int);
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	static _Atomic(pwrite_fn) real;
+	if (!atomic_load(&real))
+		atomic_store(&real, (pwrite_fn)dlsym(RTLD_NEXT, "pwrite"));
+	bool meta = off < 2 * sysconf(_SC_PAGESIZE) && is_data_file(fd);
+	bool dsync = meta && (fcntl(fd, F_GETFL) & O_DSYNC);
+	ssize_t r = atomic_load(&real)(fd, buf, n, off);
+	if (meta && r == (ssize_t)n) {
+		pthread_mutex_lock(&W.mu);
+		W.meta_done++;
+		if (dsync) {
+			W.durable = W.meta_done;
+			W.dsync_writes++;
+		}
+		pthread_mutex_unlock(&W.mu);
+	}
+	return r;
+}
+
+static int flush(const char *name, int fd)
+{
+	uint64_t before = 0;
+	bool data = is_data_file(fd);
+	if (data) {
+		pthread_mutex_lock(&W.mu);
+		before = W.meta_done;
+		pthread_mutex_unlock(&W.mu);
+	}
+	sync_fn real = (sync_fn)dlsym(RTLD_NEXT, name);
+	int r = real(fd);
+	if (data && r == 0) {
+		pthread_mutex_lock(&W.mu);
+		if (before > W.durable)
+			W.durable = before;
+		W.flushes++;
+		pthread_mutex_unlock(&W.mu);
+	}
+	return r;
+}
+
+int fdatasync(int fd)
+{
+	return flush("fdatasync", fd);
+}
+
+int fsync(int fd)
+{
+	return flush("fsync", fd);
+}
+
+struct hook {
+	_Atomic uint64_t groups;
+	_Atomic uint64_t bad;	   /* hook calls that saw an undurable meta */
+	_Atomic uint64_t bad_group; /* the first of them */
+};
+
+static void on_commit(void *ud, uint64_t group)
+{
+	struct hook *h = ud;
+	pthread_mutex_lock(&W.mu);
+	bool ok = W.meta_done > 0 && W.durable == W.meta_done;
+	pthread_mutex_unlock(&W.mu);
+	if (!ok && atomic_fetch_add(&h->bad, 1) == 0)
+		atomic_store(&h->bad_group, group);
+	atomic_fetch_add(&h->groups, 1);
+}
+
+#define F_THREADS 6
+#define F_TXNS 60
+
+static void *f_thread(void *p)
+{
+	eng *e = p;
+	for (int i = 0; i < F_TXNS; i++) {
+		char k[32], v[32];
+		int kl = snprintf(k, sizeof k, "/f/%lx/%d",
+				  (unsigned long)pthread_self() & 0xffff, i % 7);
+		int vl = snprintf(v, sizeof v, "%d", i);
+		if (tc_put(e, k, (size_t)kl, v, (size_t)vl, ENG_NO_SLOT, NULL,
+			   NULL))
+			return (void *)1;
+	}
+	return NULL;
+}
+
+/* Open a store, watch its data.mdb, run the writers (and a compaction
+   between two rounds of them); returns the hook's counts. */
+static void run(int nosync, struct hook *h)
+{
+	memset(h, 0, sizeof *h);
+	struct eng_opts o = {
+	    .nosync = nosync, .on_commit = on_commit, .hook_ud = h};
+	struct tc_store s;
+	tc_open(&s, nosync ? "flush-nosync" : "flush", &o);
+	pthread_mutex_lock(&W.mu);
+	cr_assert(realpath(s.dir, W.path), "realpath %s", s.dir);
+	strcat(W.path, "/data.mdb");
+	W.meta_done = W.durable = W.dsync_writes = W.flushes = 0;
+	pthread_mutex_unlock(&W.mu);
+	for (int round = 0; round < 2; round++) {
+		pthread_t th[F_THREADS];
+		for (int i = 0; i < F_THREADS; i++)
+			cr_assert_eq(pthread_create(&th[i], NULL, f_thread, s.e),
+				     0);
+		for (int i = 0; i < F_THREADS; i++) {
+			void *r;
+			pthread_join(th[i], &r);
+			cr_assert_null(r, "a commit failed");
+		}
+		if (round == 0) {
+			int64_t done = 0;
+			TC_OK(eng_compact(s.e, eng_rev(s.e) - 5, &done));
+		}
+	}
+	struct eng_stats st;
+	eng_stats(s.e, &st);
+	cr_assert_eq(st.groups, atomic_load(&h->groups));
+	pthread_mutex_lock(&W.mu);
+	cr_log_info("%s: %" PRIu64 " groups, %" PRIu64
+		    " meta page writes (%" PRIu64 " O_DSYNC), %" PRIu64
+		    " flushes",
+		    nosync ? "nosync" : "sync", st.groups, W.meta_done,
+		    W.dsync_writes, W.flushes);
+	cr_assert_geq(W.meta_done, st.groups,
+		      "every group wrote a meta page that the test saw");
+	W.path[0] = 0;
+	pthread_mutex_unlock(&W.mu);
+	tc_done(&s);
+}
+
+Test(eng_flush_order, acknowledged_only_once_the_meta_page_is_on_disk)
+{
+	static struct hook h;
+	run(0, &h);
+	cr_assert_eq(atomic_load(&h.bad), 0,
+		     "%" PRIu64 " groups (the first: %" PRIu64
+		     ") were about to be acknowledged with the newest meta "
+		     "page not flushed",
+		     atomic_load(&h.bad), atomic_load(&h.bad_group));
+}
+
+Test(eng_flush_order, without_sync_the_check_sees_unflushed_meta_pages)
+{
+	static struct hook h;
+	run(1, &h);
+	cr_assert_gt(atomic_load(&h.bad), 0,
+		     "a nosync store flushes nothing: the check must see it");
+}
