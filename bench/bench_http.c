@@ -28,7 +28,9 @@
  *     then sends 5
  *     updates a second (merge PATCH of one object); then the same against
  *     the bare responder (chunked fan-out of lapis's event bytes, suspend
- *     and resume); R rounds of both, then once against etcd's /v3/watch.
+ *     and resume); R rounds of both, then once against etcd's /v3/watch,
+ *     then once against a raw fan-out (a forked child with no HTTP library
+ *     that send()s each framed event to every watch: the kernel's floor).
  *  B. Restarts lapis with TLS (no --insecure-http): S1 at 4 connections with
  *     libcurl, bearer token and the CA from the data directory.
  *  C. Restarts lapis without --nosync (commits are fsynced) and measures
@@ -1473,7 +1475,9 @@ static int bare_main(int wfd)
 	return 0;
 }
 
-static pid_t bare_start(int *port)
+/* Fork a child running fn(write end of a pipe), which sends its port up the
+   pipe once it listens. */
+static pid_t child_start(int (*fn)(int), const char *what, int *port)
 {
 	int p[2];
 	if (pipe(p))
@@ -1484,14 +1488,153 @@ static pid_t bare_start(int *port)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(p[0]);
-		_exit(bare_main(p[1]));
+		_exit(fn(p[1]));
 	}
 	close(p[1]);
 	if (read(p[0], port, sizeof *port) != sizeof *port)
-		die("the bare responder did not start");
+		die("%s did not start", what);
 	close(p[0]);
 	return pid;
 }
+
+/* ------------------------------------------------------------ raw fan-out */
+
+/*
+ * The kernel's floor for S3: a child with no HTTP library and one thread.
+ * It answers a watch GET with a chunked head and, on POST /fire, writes the
+ * posted bytes as one chunk to every watch connection with one send() each.
+ * Its CPU per delivered event is what a loopback TCP write of those bytes
+ * costs on this machine with no server around it. Neither lapis nor the
+ * bare responder can go below it, so etcd's CPU per event over this floor
+ * is the most the etcd/lapis ratio can be here.
+ */
+#define RAW_MAX_FD 65536
+
+struct rconn {
+	bool watch;
+	struct buf in;
+};
+
+/* Send all of p on a non-blocking socket, waiting while its buffer is full
+   (which S3's rates never fill). Returns false if the peer went. */
+static bool raw_send(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w > 0) {
+			p += w;
+			n -= (size_t)w;
+		} else if (w < 0 && errno == EAGAIN) {
+			sleep_ms(1);
+		} else if (!(w < 0 && errno == EINTR)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Answer the complete requests buffered on fd. Returns false to close it. */
+static bool raw_requests(int fd, struct rconn **conns, struct buf *frame)
+{
+	static const char head200[] = "HTTP/1.1 200 OK\r\n"
+				      "Content-Type: application/json\r\n"
+				      "Transfer-Encoding: chunked\r\n\r\n";
+	static const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+	struct rconn *c = conns[fd];
+	while (c->in.len) {
+		char *e = memmem(c->in.p, c->in.len, "\r\n\r\n", 4);
+		if (!e)
+			return true;
+		size_t head = (size_t)(e - c->in.p) + 4, cl = 0;
+		for (char *l = memmem(c->in.p, head, "\r\n", 2); l && l < e;
+		     l = memmem(l + 2, (size_t)(e - l), "\r\n", 2))
+			if (!strncasecmp(l + 2, "content-length:", 15))
+				cl = strtoull(l + 17, NULL, 10);
+		if (c->in.len < head + cl)
+			return true;
+		if (!strncmp(c->in.p, "POST /fire ", 11)) {
+			buf_clear(frame);
+			buf_printf(frame, "%zx\r\n", cl);
+			buf_add(frame, c->in.p + head, cl);
+			buf_add(frame, "\r\n", 2);
+			for (int i = 0; i < RAW_MAX_FD; i++)
+				if (conns[i] && conns[i]->watch)
+					raw_send(i, frame->p, frame->len);
+			if (!raw_send(fd, ok, sizeof ok - 1))
+				return false;
+		} else if (!strncmp(c->in.p, "GET ", 4)) {
+			c->watch = true;
+			if (!raw_send(fd, head200, sizeof head200 - 1))
+				return false;
+		} else {
+			return false;
+		}
+		c->in.len -= head + cl;
+		memmove(c->in.p, c->in.p + head + cl, c->in.len);
+	}
+	return true;
+}
+
+/* The child: serve until SIGTERM; the port goes up the pipe. */
+static int raw_main(int wfd)
+{
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	signal(SIGPIPE, SIG_IGN);
+	raise_nofile();
+	int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof a;
+	if (bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 1024) ||
+	    getsockname(ls, (struct sockaddr *)&a, &al))
+		return 1;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = ls};
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ls, &ev))
+		return 1;
+	struct rconn **conns = xcalloc(RAW_MAX_FD, sizeof *conns);
+	struct buf frame = {0};
+	int port = ntohs(a.sin_port);
+	if (write(wfd, &port, sizeof port) != sizeof port)
+		return 1;
+	close(wfd);
+	static char rb[64 * 1024];
+	for (;;) {
+		struct epoll_event evs[256];
+		int ne = epoll_wait(ep, evs, 256, -1);
+		for (int i = 0; i < ne; i++) {
+			int fd = evs[i].data.fd;
+			if (fd == ls) {
+				int c;
+				while ((c = accept4(ls, NULL, NULL,
+						    SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+					struct epoll_event ce = {.events = EPOLLIN,
+								 .data.fd = c};
+					if (c >= RAW_MAX_FD ||
+					    epoll_ctl(ep, EPOLL_CTL_ADD, c, &ce)) {
+						close(c);
+						continue;
+					}
+					conns[c] = xcalloc(1, sizeof **conns);
+				}
+				continue;
+			}
+			ssize_t r = recv(fd, rb, sizeof rb, 0);
+			if (r < 0 && (errno == EAGAIN || errno == EINTR))
+				continue;
+			if (r > 0)
+				buf_add(&conns[fd]->in, rb, (size_t)r);
+			if (r <= 0 || !raw_requests(fd, conns, &frame)) {
+				epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+				close(fd);
+				buf_free(&conns[fd]->in);
+				free(conns[fd]);
+				conns[fd] = NULL;
+			}
+		}
+	}
+}
+
 
 /* ------------------------------------------------------------ servers */
 
@@ -3154,7 +3297,8 @@ static void setup(struct phase_a *A, const char *top)
 
 	/* The bare responder, before any thread exists (invariant 4). */
 	A->srv[K_BARE].name = "bare";
-	A->srv[K_BARE].pid = bare_start(&A->srv[K_BARE].port);
+	A->srv[K_BARE].pid =
+		child_start(bare_main, "the bare responder", &A->srv[K_BARE].port);
 
 	if (!strcmp(cfg.etcd, "none"))
 		return;
@@ -3209,6 +3353,9 @@ static void s3_all(struct phase_a *A, const char *datadir, const char *top)
 	bare_config();
 	printf("  bare fan-out: one chunked response per watch, suspended when "
 	       "idle, resumed by /fire, copying the same event bytes lapis sent\n");
+	printf("  raw fan-out (the kernel's floor): one thread, no HTTP library, "
+	       "one send() of each chunk-framed event per watch connection, "
+	       "once after the rounds\n");
 	printf("  latency: from just before the update request is written to the "
 	       "receipt of the event's last byte; memory: server RSS delta after "
 	       "all watches answered, per watcher, from a baseline taken once the "
@@ -3280,6 +3427,20 @@ static void s3_all(struct phase_a *A, const char *datadir, const char *top)
 				free(s);
 			}
 		}
+	struct s3 *raw = NULL;
+	if (n_lapis_events) {
+		int port;
+		pid_t pid = child_start(raw_main, "the raw fan-out", &port);
+		raw = xcalloc(1, sizeof *raw);
+		*raw = (struct s3){.name = "raw", .port = port, .srv = pid,
+				   .n = cfg.watchers, .k = k, .interval = 0.2,
+				   .watch_req = k8s_watch_req,
+				   .update = bare_update,
+				   .events_in = k8s_events_in};
+		run_s3(raw);
+		s3_row(raw, 1);
+		stop_child(pid);
+	}
 	printf("  ratios and targets (issue 3), each server's round with the "
 	       "lowest p99 (memory: lapis's highest round):\n");
 	struct s3 *l = best[K_LAPIS], *b = best[K_BARE], *e = best[K_ETCD];
@@ -3292,6 +3453,14 @@ static void s3_all(struct phase_a *A, const char *datadir, const char *top)
 	if (e)
 		target("etcd/lapis CPU per delivered event", e->cpu_us / l->cpu_us,
 		       10, true);
+	if (raw && raw->delivered) {
+		printf("    %-58s %7.2f\n", "lapis/raw CPU per delivered event",
+		       l->cpu_us / raw->cpu_us);
+		if (e)
+			printf("    %-58s %7.2f\n",
+			       "etcd/raw: the most etcd/lapis can be here",
+			       e->cpu_us / raw->cpu_us);
+	}
 	target("lapis memory per idle watcher, KB (worst round)", mem_max, 40,
 	       false);
 	if (b)
@@ -3302,6 +3471,9 @@ static void s3_all(struct phase_a *A, const char *datadir, const char *top)
 			lat_free(&best[i]->lat);
 		free(best[i]);
 	}
+	if (raw)
+		lat_free(&raw->lat);
+	free(raw);
 }
 
 /* Phase B: S1 over TLS, beside the plain-HTTP libcurl run. */
