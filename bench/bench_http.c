@@ -1575,6 +1575,19 @@ static bool raw_requests(int fd, struct rconn **conns, struct buf *frame)
 	return true;
 }
 
+static void raw_accept(int ep, int ls, struct rconn **conns)
+{
+	int c;
+	while ((c = accept4(ls, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.fd = c};
+		if (c >= RAW_MAX_FD || epoll_ctl(ep, EPOLL_CTL_ADD, c, &ev)) {
+			close(c);
+			continue;
+		}
+		conns[c] = xcalloc(1, sizeof **conns);
+	}
+}
+
 /* The child: serve until SIGTERM; the port goes up the pipe. */
 static int raw_main(int wfd)
 {
@@ -1605,18 +1618,7 @@ static int raw_main(int wfd)
 		for (int i = 0; i < ne; i++) {
 			int fd = evs[i].data.fd;
 			if (fd == ls) {
-				int c;
-				while ((c = accept4(ls, NULL, NULL,
-						    SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-					struct epoll_event ce = {.events = EPOLLIN,
-								 .data.fd = c};
-					if (c >= RAW_MAX_FD ||
-					    epoll_ctl(ep, EPOLL_CTL_ADD, c, &ce)) {
-						close(c);
-						continue;
-					}
-					conns[c] = xcalloc(1, sizeof **conns);
-				}
+				raw_accept(ep, ls, conns);
 				continue;
 			}
 			ssize_t r = recv(fd, rb, sizeof rb, 0);
@@ -3297,8 +3299,8 @@ static void setup(struct phase_a *A, const char *top)
 
 	/* The bare responder, before any thread exists (invariant 4). */
 	A->srv[K_BARE].name = "bare";
-	A->srv[K_BARE].pid =
-		child_start(bare_main, "the bare responder", &A->srv[K_BARE].port);
+	A->srv[K_BARE].pid = child_start(bare_main, "the bare responder",
+					 &A->srv[K_BARE].port);
 
 	if (!strcmp(cfg.etcd, "none"))
 		return;
@@ -3353,8 +3355,9 @@ static void s3_all(struct phase_a *A, const char *datadir, const char *top)
 	bare_config();
 	printf("  bare fan-out: one chunked response per watch, suspended when "
 	       "idle, resumed by /fire, copying the same event bytes lapis sent\n");
-	printf("  raw fan-out (the kernel's floor): one thread, no HTTP library, "
-	       "one send() of each chunk-framed event per watch connection, "
+	printf("  raw fan-out (the kernel's floor): one thread, no HTTP "
+	       "library, one send() of each chunk-framed event per watch "
+	       "connection, "
 	       "once after the rounds\n");
 	printf("  latency: from just before the update request is written to the "
 	       "receipt of the event's last byte; memory: server RSS delta after "
