@@ -64,6 +64,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1418,6 +1419,82 @@ static int run_chain(struct bench *b)
 	return 0;
 }
 
+/*
+ * The disk's own price of a group: the mean time of one fdatasync after
+ * pwrite of `pages` 4 KiB pages at random page numbers (scattered, as LMDB
+ * reuses freed pages) or at consecutive ones, in a 64 MiB file of this
+ * filesystem written and synced beforehand (so only data blocks are
+ * flushed, as for LMDB's pages inside its file). No LMDB: what any store
+ * that writes those pages per commit pays here. Returns 0, or -1.
+ */
+#define PROBE_FILE_PAGES 16384u
+
+static int disk_probe(struct bench *b, unsigned pages, bool scattered,
+		      double *us)
+{
+	char path[4300];
+	snprintf(path, sizeof path, "%s/disk-probe", b->root);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	static uint8_t page[4096];
+	memset(page, 0x5a, sizeof page);
+	int rc = 0;
+	for (unsigned i = 0; i < PROBE_FILE_PAGES && !rc; i++)
+		rc = pwrite(fd, page, sizeof page, (off_t)i * 4096) !=
+		     (ssize_t)sizeof page;
+	if (!rc)
+		rc = fsync(fd);
+	uint64_t s = b->seed ^ pages;
+	unsigned n = 0;
+	double t0 = now(), t1 = t0, end = t0 + b->o.seconds / 2;
+	while (!rc && (t1 < end || n < 20)) {
+		uint32_t base = rnd_index(&s, PROBE_FILE_PAGES - pages);
+		for (unsigned j = 0; j < pages && !rc; j++) {
+			uint32_t pg = scattered
+					  ? rnd_index(&s, PROBE_FILE_PAGES)
+					  : base + j;
+			page[0] = (uint8_t)n;
+			rc = pwrite(fd, page, sizeof page, (off_t)pg * 4096) !=
+			     (ssize_t)sizeof page;
+		}
+		if (!rc)
+			rc = fdatasync(fd);
+		n++;
+		t1 = now();
+	}
+	close(fd);
+	unlink(path);
+	*us = (t1 - t0) * 1e6 / n;
+	return rc ? -1 : 0;
+}
+
+/* What the disk allows: a lone txn's pages against a group's, flushed. */
+static void disk_ceiling(struct bench *b, const struct wfig *s1,
+			 const struct wfig *sn)
+{
+	unsigned p1 = (unsigned)(s1->eng_pg + 0.5);
+	unsigned pg = (unsigned)(sn->eng_pg * sn->group + 0.5);
+	if (p1 < 1)
+		p1 = 1;
+	if (pg < p1 || pg > PROBE_FILE_PAGES / 2)
+		return;
+	double u1, ug, uc;
+	if (disk_probe(b, p1, true, &u1) || disk_probe(b, pg, true, &ug) ||
+	    disk_probe(b, pg, false, &uc)) {
+		printf("disk probe: failed (%s)\n", strerror(errno));
+		return;
+	}
+	printf("disk alone (pwrite of 4 KiB pages + one fdatasync, no LMDB): "
+	       "%u scattered pages (a lone txn's) %.0f us; %u scattered "
+	       "(a %.1f-txn group's) %.0f us, %u consecutive %.0f us\n",
+	       p1, u1, pg, sn->group, ug, pg, uc);
+	printf("disk ceiling of the group-commit ratio at these pages: "
+	       "%.1fx scattered, %.1fx consecutive (group x lone flush / group "
+	       "flush)\n",
+	       sn->group * u1 / ug, sn->group * u1 / uc);
+}
+
 static int run_writes(struct bench *b)
 {
 	const unsigned nw = sizeof writer_counts / sizeof writer_counts[0];
@@ -1473,6 +1550,7 @@ static int run_writes(struct bench *b)
 		       "applicable: a synced commit costs %.1f us < 100 us "
 		       "here (ratio %.1fx)\n",
 		       writer_counts[nw - 1], s1->raw_us, gc);
+	disk_ceiling(b, s1, sn);
 	return 0;
 fail:
 	eng_close(b->e);
