@@ -1433,6 +1433,26 @@ static void bare_log(void *cls, const char *fmt, va_list ap)
 }
 
 
+/* A listening TCP socket on 127.0.0.1 at a free port (*port), or -1. */
+static int listen_loopback(int flags, int *port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
+	int one = 1;
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof a;
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+	    bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 1024) ||
+	    getsockname(fd, (struct sockaddr *)&a, &al)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
 /* The child: serve until SIGTERM; the port goes up the pipe. */
 static int bare_main(int wfd)
 {
@@ -1444,14 +1464,9 @@ static int bare_main(int wfd)
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	signal(SIGPIPE, SIG_IGN);
 	raise_nofile();
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int one = 1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t al = sizeof a;
-	if (bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 1024) ||
-	    getsockname(fd, (struct sockaddr *)&a, &al))
+	int port;
+	int fd = listen_loopback(0, &port);
+	if (fd < 0)
 		return 1;
 	/* the same flags and limits as lapis's server/http.c */
 	struct MHD_Daemon *d = MHD_start_daemon(
@@ -1465,7 +1480,6 @@ static int bare_main(int wfd)
 		MHD_OPTION_EXTERNAL_LOGGER, bare_log, NULL, MHD_OPTION_END);
 	if (!d)
 		return 1;
-	int port = ntohs(a.sin_port);
 	if (write(wfd, &port, sizeof port) != sizeof port)
 		return 1;
 	close(wfd);
@@ -1594,12 +1608,9 @@ static int raw_main(int wfd)
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	signal(SIGPIPE, SIG_IGN);
 	raise_nofile();
-	int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t al = sizeof a;
-	if (bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 1024) ||
-	    getsockname(ls, (struct sockaddr *)&a, &al))
+	int port;
+	int ls = listen_loopback(SOCK_NONBLOCK, &port);
+	if (ls < 0)
 		return 1;
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = {.events = EPOLLIN, .data.fd = ls};
@@ -1607,7 +1618,6 @@ static int raw_main(int wfd)
 		return 1;
 	struct rconn **conns = xcalloc(RAW_MAX_FD, sizeof *conns);
 	struct buf frame = {0};
-	int port = ntohs(a.sin_port);
 	if (write(wfd, &port, sizeof port) != sizeof port)
 		return 1;
 	close(wfd);
