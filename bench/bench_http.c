@@ -1529,6 +1529,10 @@ struct rconn {
 	struct buf in;
 };
 
+/* The child's connections by descriptor; slots at hi and above are empty. */
+static struct rconn **rconns;
+static int rconns_hi;
+
 /* Send all of p on a non-blocking socket, waiting while its buffer is full
    (which S3's rates never fill). Returns false if the peer went. */
 static bool raw_send(int fd, const char *p, size_t n)
@@ -1548,13 +1552,13 @@ static bool raw_send(int fd, const char *p, size_t n)
 }
 
 /* Answer the complete requests buffered on fd. Returns false to close it. */
-static bool raw_requests(int fd, struct rconn **conns, struct buf *frame)
+static bool raw_requests(int fd, struct buf *frame)
 {
 	static const char head200[] = "HTTP/1.1 200 OK\r\n"
 				      "Content-Type: application/json\r\n"
 				      "Transfer-Encoding: chunked\r\n\r\n";
 	static const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
-	struct rconn *c = conns[fd];
+	struct rconn *c = rconns[fd];
 	while (c->in.len) {
 		char *e = memmem(c->in.p, c->in.len, "\r\n\r\n", 4);
 		if (!e)
@@ -1571,8 +1575,8 @@ static bool raw_requests(int fd, struct rconn **conns, struct buf *frame)
 			buf_printf(frame, "%zx\r\n", cl);
 			buf_add(frame, c->in.p + head, cl);
 			buf_add(frame, "\r\n", 2);
-			for (int i = 0; i < RAW_MAX_FD; i++)
-				if (conns[i] && conns[i]->watch)
+			for (int i = 0; i < rconns_hi; i++)
+				if (rconns[i] && rconns[i]->watch)
 					raw_send(i, frame->p, frame->len);
 			if (!raw_send(fd, ok, sizeof ok - 1))
 				return false;
@@ -1589,7 +1593,7 @@ static bool raw_requests(int fd, struct rconn **conns, struct buf *frame)
 	return true;
 }
 
-static void raw_accept(int ep, int ls, struct rconn **conns)
+static void raw_accept(int ep, int ls)
 {
 	int c;
 	while ((c = accept4(ls, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
@@ -1598,7 +1602,9 @@ static void raw_accept(int ep, int ls, struct rconn **conns)
 			close(c);
 			continue;
 		}
-		conns[c] = xcalloc(1, sizeof **conns);
+		rconns[c] = xcalloc(1, sizeof **rconns);
+		if (c >= rconns_hi)
+			rconns_hi = c + 1;
 	}
 }
 
@@ -1616,7 +1622,7 @@ static int raw_main(int wfd)
 	struct epoll_event ev = {.events = EPOLLIN, .data.fd = ls};
 	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ls, &ev))
 		return 1;
-	struct rconn **conns = xcalloc(RAW_MAX_FD, sizeof *conns);
+	rconns = xcalloc(RAW_MAX_FD, sizeof *rconns);
 	struct buf frame = {0};
 	if (write(wfd, &port, sizeof port) != sizeof port)
 		return 1;
@@ -1628,25 +1634,24 @@ static int raw_main(int wfd)
 		for (int i = 0; i < ne; i++) {
 			int fd = evs[i].data.fd;
 			if (fd == ls) {
-				raw_accept(ep, ls, conns);
+				raw_accept(ep, ls);
 				continue;
 			}
 			ssize_t r = recv(fd, rb, sizeof rb, 0);
 			if (r < 0 && (errno == EAGAIN || errno == EINTR))
 				continue;
 			if (r > 0)
-				buf_add(&conns[fd]->in, rb, (size_t)r);
-			if (r <= 0 || !raw_requests(fd, conns, &frame)) {
+				buf_add(&rconns[fd]->in, rb, (size_t)r);
+			if (r <= 0 || !raw_requests(fd, &frame)) {
 				epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
 				close(fd);
-				buf_free(&conns[fd]->in);
-				free(conns[fd]);
-				conns[fd] = NULL;
+				buf_free(&rconns[fd]->in);
+				free(rconns[fd]);
+				rconns[fd] = NULL;
 			}
 		}
 	}
 }
-
 
 /* ------------------------------------------------------------ servers */
 
@@ -3367,8 +3372,7 @@ static void s3_all(struct phase_a *A, const char *datadir, const char *top)
 	       "idle, resumed by /fire, copying the same event bytes lapis sent\n");
 	printf("  raw fan-out (the kernel's floor): one thread, no HTTP "
 	       "library, one send() of each chunk-framed event per watch "
-	       "connection, "
-	       "once after the rounds\n");
+	       "connection, once after the rounds\n");
 	printf("  latency: from just before the update request is written to the "
 	       "receipt of the event's last byte; memory: server RSS delta after "
 	       "all watches answered, per watcher, from a baseline taken once the "
