@@ -75,7 +75,7 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 	return r;
 }
 
-static int flush(const char *name, int fd)
+static int flush(sync_fn real, int fd)
 {
 	uint64_t before = 0;
 	bool data = is_data_file(fd);
@@ -84,7 +84,6 @@ static int flush(const char *name, int fd)
 		before = W.meta_done;
 		pthread_mutex_unlock(&W.mu);
 	}
-	sync_fn real = (sync_fn)dlsym(RTLD_NEXT, name);
 	int r = real(fd);
 	if (data && r == 0) {
 		pthread_mutex_lock(&W.mu);
@@ -96,14 +95,28 @@ static int flush(const char *name, int fd)
 	return r;
 }
 
+/* The next definition of name (libc's, or a sanitizer's wrapper), looked
+   up once into *slot. */
+static sync_fn next_sync(_Atomic(sync_fn) *slot, const char *name)
+{
+	sync_fn f = atomic_load(slot);
+	if (!f) {
+		f = (sync_fn)dlsym(RTLD_NEXT, name);
+		atomic_store(slot, f);
+	}
+	return f;
+}
+
 int fdatasync(int fd)
 {
-	return flush("fdatasync", fd);
+	static _Atomic(sync_fn) real;
+	return flush(next_sync(&real, "fdatasync"), fd);
 }
 
 int fsync(int fd)
 {
-	return flush("fsync", fd);
+	static _Atomic(sync_fn) real;
+	return flush(next_sync(&real, "fsync"), fd);
 }
 
 struct hook {
