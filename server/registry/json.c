@@ -128,6 +128,32 @@ static const unsigned char str_class[256] = {
 #undef P
 #undef X16
 
+/*
+ * How many bytes from p (up to end) are C_PLAIN: eight at a time while
+ * none in a word is a control byte, '"', '\\' or above 0x7F, then one
+ * at a time. A byte below 0x80 sets the top bit of its lane in x - 0x20..
+ * only when it is below 0x20, and in (x ^ c..) - 0x01.. only when it
+ * equals c, borrows aside; a borrow comes only from a lower lane that is
+ * itself flagged, so a clear mask means eight plain bytes.
+ */
+static const unsigned char *plain_run(const unsigned char *p,
+				      const unsigned char *end)
+{
+	const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+	while (end - p >= 8) {
+		uint64_t x;
+		memcpy(&x, p, sizeof x);
+		uint64_t m = (x - 0x20 * ones) | ((x ^ ('"' * ones)) - ones) |
+			     ((x ^ ('\\' * ones)) - ones) | x;
+		if (m & high)
+			break;
+		p += 8;
+	}
+	while (p < end && str_class[*p] == C_PLAIN)
+		p++;
+	return p;
+}
+
 struct ld {
 	const unsigned char *p;	  /* next byte */
 	const unsigned char *end; /* one past the last */
@@ -322,8 +348,7 @@ static bool scan_string(struct ld *l, const char **s, size_t *len)
 {
 	const unsigned char *start = l->p;
 	for (;;) {
-		while (l->p < l->end && str_class[*l->p] == C_PLAIN)
-			l->p++;
+		l->p = plain_run(l->p, l->end);
 		if (l->p >= l->end)
 			return false;
 		switch (str_class[*l->p]) {
@@ -811,8 +836,7 @@ static enum dump_rc dump_string(struct out *o, const char *str, size_t len,
 	o->buf[o->len++] = '"';
 	while (s < end) {
 		const unsigned char *run = s;
-		while (s < end && str_class[*s] == C_PLAIN)
-			s++;
+		s = plain_run(s, end);
 		if (s > run && !put(o, (const char *)run, (size_t)(s - run)))
 			return D_FAIL;
 		if (s >= end)
