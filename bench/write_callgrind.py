@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """write_callgrind.py -- instructions per ConfigMap create, PUT update and GET.
 
-Usage: bench/write_callgrind.py LAPIS_BINARY OUT_DIR
+Usage: bench/write_callgrind.py LAPIS_BINARY OUT_DIR [s4]
 
 Serves `LAPIS serve --ephemeral --insecure-http` under
 `valgrind --tool=callgrind` on a free loopback port, waits for readiness,
 warms up with 300 creates over one keep-alive connection, then measures 200
 creates (POST /api/v1/namespaces/default/configmaps, 20 data keys of 40
-characters, about 1.1 KB) and 200 PUTs of those objects with changed data,
+characters, about 1.1 KB; with `s4`, bench-http's S4 body instead: two
+labels and four data values of 190 letters) and 200 PUTs of those objects with changed data,
 and 200 GETs of them, each phase between `callgrind_control -z` and `-d`
 (the GETs also without the JSON figures, which are 0 for a GET: stored
 bytes are served as they are). Prints the instructions per
 request (all threads) and the inclusive share of the JSON text<->tree steps
-(json_loadb, json_dumps, reg_json_load, reg_json_dump). Instruction counts
+(json_loadb, json_dumps, reg_json_load, reg_json_dump and
+reg_json_dump_ordered, the stored encoding's dump). Instruction counts
 are deterministic enough to compare on a loaded machine.
 """
 import glob
@@ -26,7 +28,8 @@ import sys
 import time
 
 N_WARM, N = 300, 200
-JSON_FUNCS = ["reg_json_load", "reg_json_dump", "json_loadb", "json_dumps"]
+JSON_FUNCS = ["reg_json_load", "reg_json_dump", "reg_json_dump_ordered",
+              "json_loadb", "json_dumps"]
 
 
 def free_port():
@@ -37,9 +40,19 @@ def free_port():
     return p
 
 
+S4_BODY = len(sys.argv) > 3 and sys.argv[3] == "s4"
+
+
 def body(name, gen, rv=None):
-    data = {"key%02d" % i: ("v%d-%d-" % (gen, i) * 10)[:40] for i in range(20)}
-    meta = {"name": name, "namespace": "default", "labels": {"app": "bench"}}
+    if S4_BODY:
+        data = {"key%d" % k: "".join(chr(97 + (gen * 7 + j * 3 + k) % 26)
+                                     for j in range(190)) for k in range(4)}
+        meta = {"name": name, "labels": {"app": "bench", "shard": "3"}}
+    else:
+        data = {"key%02d" % i: ("v%d-%d-" % (gen, i) * 10)[:40]
+                for i in range(20)}
+        meta = {"name": name, "namespace": "default",
+                "labels": {"app": "bench"}}
     if rv:
         meta["resourceVersion"] = rv
     return json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
@@ -91,7 +104,8 @@ def totals(path):
 def report(label, path):
     total, incl = totals(path)
     # reg_json_* call jansson only when they give up: count the outermost.
-    ours = incl.get("reg_json_load", 0) + incl.get("reg_json_dump", 0)
+    ours = (incl.get("reg_json_load", 0) + incl.get("reg_json_dump", 0) +
+            incl.get("reg_json_dump_ordered", 0))
     jans = incl.get("json_loadb", 0) + incl.get("json_dumps", 0)
     js = ours if ours else jans
     print("%-7s %8.0f instructions per request; JSON text<->tree %6.0f "

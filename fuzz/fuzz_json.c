@@ -25,6 +25,11 @@
  *   4. The dump of a tree loads back on the fast path unless the tree holds
  *      a real, a string with U+0000 or more than 64 levels (the give-ups a
  *      dump can produce), to the same tree.
+ *   6. For every object loaded, reg_json_dump_ordered in kube's order
+ *      (reg_canon_order) writes exactly reg_json_dump's text of the tree
+ *      reordered by reg_canonical, or gives up only where that dump gives
+ *      up or fails; its mark is the offset of metadata.resourceVersion's
+ *      value, or SIZE_MAX where metadata has none.
  *   5. Go's syntax check (reg_go_json_check) accepts whatever
  *      reg_json_load accepts with JSON_DECODE_ANY (jansson is the stricter
  *      of the two: UTF-8, \u0000, depth), and always writes a message
@@ -34,6 +39,7 @@
 
 #include "fuzz.h"
 #include "registry/json.h"
+#include "registry/object.h"
 
 static const size_t flag_sets[] = {
     0,
@@ -101,6 +107,55 @@ static void check_dump(const json_t *v)
 	}
 	free(d1);
 	free(d2);
+}
+
+/* Invariant 6. v is a tree loaded from text: no key holds a NUL byte, so
+   json_deep_copy copies it whole. */
+static void check_ordered(const json_t *v)
+{
+	json_t *c = json_deep_copy(v);
+	FUZZ_CHECK(c, "no copy");
+	reg_canonical(c);
+	size_t n1 = 0, n2 = 0, mark = 0;
+	char *want = reg_json_dump(c, &n1);
+	char *got = reg_json_dump_ordered(v, &reg_canon_order, &n2, &mark);
+	if (got) {
+		FUZZ_CHECK(want && n1 == n2 && !strcmp(got, want),
+			   "ordered dump differs:\n  ordered %s\n  reorder %s",
+			   got, want ? want : "(NULL)");
+		const json_t *m = json_object_get(v, "metadata");
+		const json_t *rv = json_is_object(m)
+				       ? json_object_get(m, "resourceVersion")
+				       : NULL;
+		if (!rv) {
+			FUZZ_CHECK(mark == SIZE_MAX,
+				   "a mark with no "
+				   "resourceVersion: %zu",
+				   mark);
+		} else {
+			json_t *back =
+			    mark >= 18 && mark < n2 &&
+				    !memcmp(got + mark - 18,
+					    "\"resourceVersion\":", 18)
+				? reg_json_load(got + mark, n2 - mark,
+						JSON_DECODE_ANY |
+						    JSON_DISABLE_EOF_CHECK,
+						NULL)
+				: NULL;
+			FUZZ_CHECK(back && json_equal(back, rv),
+				   "mark %zu is not resourceVersion's value in "
+				   "%s",
+				   mark, got);
+			json_decref(back);
+		}
+	} else {
+		FUZZ_CHECK(!want || gives_up_on(c, 0),
+			   "ordered dump failed where the dump did not: %s",
+			   want);
+	}
+	free(want);
+	free(got);
+	json_decref(c);
 }
 
 /* Input jansson refuses for an integer beyond int64: a tree of ours holds
@@ -175,6 +230,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				   flags, gomsg);
 		if (a && (json_is_object(a) || json_is_array(a)))
 			check_dump(a);
+		if (a && json_is_object(a))
+			check_ordered(a);
 		json_decref(fast);
 		json_decref(a);
 		json_decref(b);

@@ -782,6 +782,7 @@ struct out {
 	size_t len;
 	size_t cap;
 	bool sorted; /* members in key order (reg_json_dump_sorted) */
+	size_t mark; /* reg_json_dump_ordered's mark offset, or SIZE_MAX */
 };
 
 enum dump_rc {
@@ -1148,6 +1149,96 @@ char *reg_json_dump(const json_t *v, size_t *len)
 	if (!json_is_object(v) && !json_is_array(v))
 		return NULL;
 	return dump_new(v, false, 0, len);
+}
+
+static bool key_is(const char *key, size_t len, const char *name)
+{
+	return name && strlen(name) == len && !memcmp(key, name, len);
+}
+
+static enum dump_rc dump_object_ordered(struct out *o, const json_t *v,
+					int depth,
+					const struct reg_json_order *ord);
+
+/* The member at iterator it of an ordered object, after a comma unless it
+   is the first. */
+static enum dump_rc dump_member_ordered(struct out *o, void *it, bool first,
+					int depth,
+					const struct reg_json_order *ord)
+{
+	const char *key = json_object_iter_key(it);
+	size_t len = json_object_iter_key_len(it);
+	const json_t *val = json_object_iter_value(it);
+	if (!first && !put(o, ",", 1))
+		return D_FAIL;
+	if (!ord->child_order || !json_is_object(val) ||
+	    !key_is(key, len, ord->child)) {
+		if (!key_is(key, len, ord->mark))
+			return dump_member(o, key, len, val, depth);
+		enum dump_rc rc = dump_string(o, key, len, D_GIVEUP);
+		if (rc)
+			return rc;
+		if (!put(o, ":", 1))
+			return D_FAIL;
+		o->mark = o->len;
+		return dump_value(o, val, depth + 1);
+	}
+	enum dump_rc rc = dump_string(o, key, len, D_GIVEUP);
+	if (rc)
+		return rc;
+	if (!put(o, ":", 1))
+		return D_FAIL;
+	return dump_object_ordered(o, val, depth + 1, ord->child_order);
+}
+
+static enum dump_rc dump_object_ordered(struct out *o, const json_t *v,
+					int depth,
+					const struct reg_json_order *ord)
+{
+	if (ord->n_keys > REG_JSON_ORDER_MAX)
+		return D_GIVEUP;
+	void *first[REG_JSON_ORDER_MAX]; /* the members already written */
+	size_t n_first = 0;
+	enum dump_rc rc = put(o, "{", 1) ? D_OK : D_FAIL;
+	for (size_t i = 0; i < ord->n_keys && !rc; i++) {
+		void *it = json_object_iter_at((json_t *)v, ord->keys[i]);
+		if (!it)
+			continue;
+		rc = dump_member_ordered(o, it, !n_first, depth, ord);
+		first[n_first++] = it;
+	}
+	bool none = !n_first;
+	for (void *it = json_object_iter((json_t *)v); it && !rc;
+	     it = json_object_iter_next((json_t *)v, it)) {
+		size_t k = 0;
+		while (k < n_first && first[k] != it)
+			k++;
+		if (k < n_first)
+			continue;
+		rc = dump_member_ordered(o, it, none, depth, ord);
+		none = false;
+	}
+	if (!rc && !put(o, "}", 1))
+		rc = D_FAIL;
+	return rc;
+}
+
+char *reg_json_dump_ordered(const json_t *v, const struct reg_json_order *ord,
+			    size_t *len, size_t *mark_off)
+{
+	if (!json_is_object(v))
+		return NULL;
+	struct out o = {
+	    .buf = malloc(DUMP_INITIAL), .cap = DUMP_INITIAL, .mark = SIZE_MAX};
+	if (!o.buf)
+		return NULL;
+	if (dump_object_ordered(&o, v, 0, ord) == D_OK && put(&o, "", 1)) {
+		*len = o.len - 1;
+		*mark_off = o.mark;
+		return o.buf;
+	}
+	free(o.buf);
+	return NULL;
 }
 
 char *reg_json_dump_sorted(const json_t *v, size_t *len)

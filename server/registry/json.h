@@ -51,6 +51,33 @@ int reg_hex_digit(int c);
 char *reg_json_dump(const json_t *v, size_t *len);
 
 /*
+ * Members an ordered dump writes first, in this order, at one level of an
+ * object (at most REG_JSON_ORDER_MAX keys); the others follow in the
+ * tree's order. The member named child, when it is an object, is written
+ * in child_order; the member named mark is the one whose value's offset
+ * reg_json_dump_ordered reports. child and mark may be NULL.
+ */
+#define REG_JSON_ORDER_MAX 16
+struct reg_json_order {
+	const char *const *keys;
+	size_t n_keys;
+	const char *child;
+	const struct reg_json_order *child_order;
+	const char *mark;
+};
+
+/*
+ * The object v as reg_json_dump writes it after its members (and child's)
+ * were moved into ord's order, without moving them: new, malloc'd (free
+ * with free), its length in *len; in *mark_off the offset of the first
+ * byte of mark's value, or SIZE_MAX where none was written. NULL where
+ * reg_json_dump would fail, and also where it would hand the tree to
+ * json_dumps (see above): the caller then reorders the tree itself.
+ */
+char *reg_json_dump_ordered(const json_t *v, const struct reg_json_order *ord,
+			    size_t *len, size_t *mark_off);
+
+/*
  * v (any JSON value) as Go's encoding/json writes a map[string]interface{}
  * tree: reg_json_dump's text with every object's members in byte order of
  * their keys. New, malloc'd (free with free); NULL as reg_json_dump.

@@ -35,14 +35,19 @@ static void reorder(json_t *o, const char *const *keys, size_t n)
 			json_object_set(tmp, keys[i], v);
 	}
 	const char *k;
+	size_t kl;
 	json_t *v;
-	json_object_foreach(o, k, v)
+	json_object_keylen_foreach(o, k, kl, v)
 	{
-		if (!json_object_get(tmp, k))
-			json_object_set(tmp, k, v);
+		if (!json_object_getn(tmp, k, kl))
+			json_object_setn_nocheck(tmp, k, kl, v);
 	}
+	/* json_object_update would cut keys at a NUL byte. */
 	json_object_clear(o);
-	json_object_update(o, tmp);
+	json_object_keylen_foreach(tmp, k, kl, v)
+	{
+		json_object_setn_nocheck(o, k, kl, v);
+	}
 	json_decref(tmp);
 }
 
@@ -58,17 +63,36 @@ void reg_canonical(json_t *obj)
 
 #define MARK "\x01lapis-rv\x01"
 
+static const struct reg_json_order meta_canon = {
+    meta_order, sizeof meta_order / sizeof *meta_order, NULL, NULL,
+    "resourceVersion"};
+const struct reg_json_order reg_canon_order = {top_order, 3, "metadata",
+					       &meta_canon, NULL};
+
 lp_err reg_encode(json_t *obj, char **out, size_t *len, uint32_t *slot)
 {
 	json_t *m = json_object_get(obj, "metadata");
 	if (!json_is_object(m))
 		return LP_E_INVAL;
+	/* Written in canonical order with the slot found on the way; where
+	   the ordered dump gives up, or resourceVersion is not "", the tree
+	   is reordered and marked instead. */
+	size_t n, at;
+	char *s = reg_json_dump_ordered(obj, &reg_canon_order, &n, &at);
+	if (s && at < n && n - at >= 2 && s[at] == '"' && s[at + 1] == '"' &&
+	    at + 1 <= UINT32_MAX) {
+		*out = s;
+		*len = n;
+		*slot = (uint32_t)(at + 1);
+		return LP_OK;
+	}
+	free(s);
+	reg_canonical(obj);
 	/* The marker cannot appear anywhere else unescaped: control bytes in
 	   strings are written as \u0001 by the encoder... and so is ours, so
 	   search for its escaped form, right after the resourceVersion key. */
 	json_object_set_new(m, "resourceVersion", json_string(MARK));
-	size_t n;
-	char *s = reg_json_dump(obj, &n);
+	s = reg_json_dump(obj, &n);
 	json_object_set_new(m, "resourceVersion", json_string(""));
 	if (!s)
 		return LP_E_NOMEM;

@@ -15,17 +15,26 @@
 
 #include "lapis/err.h"
 
+struct reg_json_order;
+
 /*
  * Put obj's members in kube's order (kind, apiVersion, metadata first;
  * metadata's own fields in ObjectMeta order) in place.
  */
 void reg_canonical(json_t *obj);
 
+/* That order, for reg_json_dump_ordered (json.h), with
+   metadata.resourceVersion as the mark (reg_encode's slot). */
+extern const struct reg_json_order reg_canon_order;
+
 /*
- * Encode obj compactly with metadata.resourceVersion left as a revision slot:
- * *out (malloc'd) holds the JSON with an empty resourceVersion string and
- * *slot the offset where the engine splices the revision's digits.
- * obj's metadata.resourceVersion is overwritten. Errors: LP_E_NOMEM.
+ * Encode obj compactly, in reg_canonical's order, with
+ * metadata.resourceVersion left as a revision slot: *out (malloc'd) holds
+ * the JSON with an empty resourceVersion string and *slot the offset where
+ * the engine splices the revision's digits. Where obj's resourceVersion is
+ * already "", obj is left as it is (the order is the dump's); otherwise it
+ * is reordered in place and its resourceVersion overwritten.
+ * Errors: LP_E_NOMEM.
  */
 lp_err reg_encode(json_t *obj, char **out, size_t *len, uint32_t *slot);
 

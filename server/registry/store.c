@@ -73,14 +73,13 @@ static lp_err add_sides(eng_txn *t, const struct reg_side *sides, int n)
 }
 
 /* obj as it is stored: resourceVersion emptied for the revision slot,
-   canonical order. */
+   canonical order (reg_encode). */
 static lp_err encode_stored(json_t *obj, char **bytes, size_t *len,
 			    uint32_t *slot)
 {
 	json_t *meta = json_object_get(obj, "metadata");
 	if (json_is_object(meta))
 		json_object_set_new(meta, "resourceVersion", json_string(""));
-	reg_canonical(obj);
 	return reg_encode(obj, bytes, len, slot);
 }
 
