@@ -5,6 +5,30 @@
 
 #include "srv_error.h"
 
+void srv_cut_utf8(char *s)
+{
+	size_t end = strlen(s), k = 0;
+	while (k < 3 && k < end &&
+	       ((unsigned char)s[end - 1 - k] & 0xC0) == 0x80)
+		k++;
+	if (k == end)
+		return;
+	unsigned char lead = (unsigned char)s[end - 1 - k];
+	size_t want = lead >= 0xF0   ? 4
+		      : lead >= 0xE0 ? 3
+		      : lead >= 0xC0 ? 2
+				     : 1;
+	if (want > k + 1)
+		s[end - 1 - k] = 0;
+}
+
+/* n: what printf said it wrote into s, of cap bytes. */
+static void cut_whole(char *s, int n, size_t cap)
+{
+	if (n >= 0 && (size_t)n >= cap)
+		srv_cut_utf8(s);
+}
+
 lp_err srv_error_set(struct srv_error *err, lp_err code, const char *fmt, ...)
 {
 	if (!err)
@@ -12,8 +36,9 @@ lp_err srv_error_set(struct srv_error *err, lp_err code, const char *fmt, ...)
 	err->code = code;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(err->message, sizeof err->message, fmt, ap);
+	int n = vsnprintf(err->message, sizeof err->message, fmt, ap);
 	va_end(ap);
+	cut_whole(err->message, n, sizeof err->message);
 	return code;
 }
 
@@ -23,12 +48,16 @@ void srv_error_cause(struct srv_error *err, const char *reason,
 	if (!err || err->n_causes >= SRV_MAX_CAUSES)
 		return;
 	struct srv_cause *c = &err->causes[err->n_causes++];
-	snprintf(c->reason, sizeof c->reason, "%s", reason ? reason : "");
-	snprintf(c->field, sizeof c->field, "%s", field ? field : "");
+	int n =
+	    snprintf(c->reason, sizeof c->reason, "%s", reason ? reason : "");
+	cut_whole(c->reason, n, sizeof c->reason);
+	n = snprintf(c->field, sizeof c->field, "%s", field ? field : "");
+	cut_whole(c->field, n, sizeof c->field);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(c->message, sizeof c->message, fmt, ap);
+	n = vsnprintf(c->message, sizeof c->message, fmt, ap);
 	va_end(ap);
+	cut_whole(c->message, n, sizeof c->message);
 }
 
 void srv_error_clear(struct srv_error *err)

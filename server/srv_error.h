@@ -42,7 +42,13 @@ struct srv_error {
 	bool retry_soon;
 };
 
+/* s was cut to fit a buffer: drop a UTF-8 sequence its end leaves
+   incomplete, so that the text stays valid wherever it was. */
+void srv_cut_utf8(char *s);
+
 /* Set code and message (printf-style); keeps causes. err may be NULL.
+   Texts too long for their buffers (here and in srv_error_cause) are cut
+   at a UTF-8 character boundary.
    Returns code, so `return srv_error_set(err, LP_E_BADREQUEST, ...)` works. */
 lp_err srv_error_set(struct srv_error *err, lp_err code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

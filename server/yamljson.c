@@ -859,7 +859,8 @@ static lp_err fail(struct ctx *c, lp_err code, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	if (vsnprintf(msg, sizeof msg, fmt, ap) >= (int)sizeof msg)
+		srv_cut_utf8(msg);
 	va_end(ap);
 	if (c->rc == LP_OK) {
 		c->rc = code;
@@ -954,6 +955,8 @@ static void go_quote(const char *s, size_t n, bool as_string, char *out,
 	}
 	PUTC('"');
 	out[o] = '\0';
+	if (o + 1 >= cap) /* full: the cut may be inside a character */
+		srv_cut_utf8(out);
 #undef PUTC
 }
 
@@ -967,6 +970,8 @@ static void add_dup(struct ctx *c, int line0, const char *key, size_t key_len,
 			 shown);
 	if (w > 0 && (size_t)w < sizeof c->dups - c->dups_len)
 		c->dups_len += (size_t)w;
+	else /* no room: not a part of the line, which may end mid-UTF-8 */
+		c->dups[c->dups_len] = 0;
 	c->n_dups++;
 }
 

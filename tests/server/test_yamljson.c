@@ -352,6 +352,82 @@ Test(yaml_keys, repeated_keys_keep_the_last_value)
 	expect_json("1: int\n\"1\": str\n", "{\"1\": \"str\"}");
 }
 
+/* Whether s is valid UTF-8 (jansson's check: what a Status needs). */
+static bool utf8_ok(const char *s)
+{
+	json_t *j = json_string(s);
+	json_decref(j);
+	return j != NULL;
+}
+
+Test(yaml_keys, strict_messages_cut_short_stay_utf8)
+{
+	/* Many repeats of keys of two-, three- and four-byte characters fill
+	   the message past every buffer it goes through (a key's quoted form,
+	   the list of repeats, the message): each cut must fall between
+	   characters (fuzz/regress/yaml-duplicate-keys-message-cut-mid-utf8) */
+	static const char *const chars[] = {"\xc9\x83", "\xe2\x82\xac",
+					    "\xf0\x9f\x98\x80"};
+	for (size_t c = 0; c < 3; c++) {
+		for (size_t shift = 0; shift < 4; shift++) {
+			static char y[65536];
+			size_t n = 0;
+			for (int rep = 0; rep < 2; rep++)
+				for (int k = 0; k < 40; k++) {
+					n += (size_t)snprintf(
+					    y + n, sizeof y - n, "%.*s",
+					    (int)shift, "abc");
+					for (int i = 0; i < 10 + k * 2; i++)
+						n += (size_t)snprintf(
+						    y + n, sizeof y - n, "%s",
+						    chars[c]);
+					n += (size_t)snprintf(
+					    y + n, sizeof y - n, "%d: 1\n", k);
+				}
+			cr_assert_lt(n, sizeof y - 1);
+			struct srv_error err = {0};
+			json_t *out = NULL;
+			cr_assert_eq(srv_yaml_to_json_strict(y, n, &out, &err),
+				     LP_E_BADREQUEST);
+			cr_assert(!strncmp(err.message,
+					   "yaml: unmarshal errors:", 23));
+			cr_assert(utf8_ok(err.message),
+				  "char %zu shift %zu: %s", c, shift,
+				  err.message);
+		}
+	}
+}
+
+Test(srv_error, messages_cut_to_fit_end_between_characters)
+{
+	char big[3000];
+	for (size_t shift = 0; shift < 4; shift++) {
+		size_t n = shift;
+		memset(big, 'x', shift);
+		while (n + 4 < sizeof big) {
+			memcpy(big + n, "\xf0\x9f\x98\x80", 4);
+			n += 4;
+		}
+		big[n] = 0;
+		struct srv_error err = {0};
+		srv_error_set(&err, LP_E_BADREQUEST, "%s", big);
+		cr_assert(utf8_ok(err.message), "shift %zu", shift);
+		cr_assert_gt(strlen(err.message), sizeof err.message - 5);
+		srv_error_cause(&err, big, big, "%s", big);
+		cr_assert(utf8_ok(err.causes[0].reason) &&
+			      utf8_ok(err.causes[0].field) &&
+			      utf8_ok(err.causes[0].message),
+			  "shift %zu", shift);
+		/* a short text is left alone, a cut one loses only the
+		   incomplete character */
+		srv_error_set(&err, LP_E_BADREQUEST, "a\xc9\x83");
+		cr_assert_str_eq(err.message, "a\xc9\x83");
+		char s[] = "ab\xe2\x82";
+		srv_cut_utf8(s);
+		cr_assert_str_eq(s, "ab");
+	}
+}
+
 Test(yaml_keys, strict_mode_reports_every_repeat_like_go_yaml)
 {
 	expect_err_mode("a: 1\na: 2", 9, true,
