@@ -1841,14 +1841,17 @@ static bool scale_causes(const struct srv_resource *res, const json_t *obj,
 		const json_t *v = p ? srv_jsonpath_first(obj, p) : NULL;
 		if (!v || json_is_null(v))
 			continue;
-		if (!json_is_integer(v))
+		if (!json_is_integer(v)) {
+			/* unstructured.NestedInt64's error, the value in %v */
+			char *shown = srv_go_sprint(v);
 			srv_error_cause(err, "FieldValueInvalid", p,
 					"Invalid value: 0: %s accessor error: %s is of the type %s, expected int64",
-					p, json_is_string(v) ? json_string_value(v) : "value",
+					p, shown ? shown : "value",
 					json_is_string(v) ? "string" : json_is_real(v) ? "float64"
 					: json_is_boolean(v) ? "bool" : json_is_array(v) ? "[]interface {}"
 					: "map[string]interface {}");
-		else if (json_integer_value(v) < 0)
+			free(shown);
+		} else if (json_integer_value(v) < 0)
 			srv_error_cause(err, "FieldValueInvalid", p,
 					"Invalid value: %lld: should be a non-negative integer",
 					(long long)json_integer_value(v));
