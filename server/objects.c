@@ -413,7 +413,8 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 		}
 	}
 	/* kube's ValidateOwnerReferences: each names its owner fully, and
-	   one at most is the controller */
+	   one at most is the controller (v1.33's messages: v1.34 drops the
+	   field's name from the last three) */
 	const json_t *refs = json_object_get(m, "ownerReferences");
 	size_t i;
 	const json_t *ref;
@@ -421,9 +422,9 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 	json_array_foreach((json_t *)refs, i, ref)
 	{
 		static const char *const need[][2] = {
-		    {"kind", "must not be empty"},
-		    {"name", "must not be empty"},
-		    {"uid", "must not be empty"}};
+		    {"kind", "kind must not be empty"},
+		    {"name", "name must not be empty"},
+		    {"uid", "uid must not be empty"}};
 		const char *av = json_string_value(json_object_get(ref, "apiVersion"));
 		const char *slash = av ? strchr(av, '/') : NULL;
 		if (!av || !*av || (slash && !slash[1]))
