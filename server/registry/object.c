@@ -111,13 +111,32 @@ lp_err reg_encode(json_t *obj, char **out, size_t *len, uint32_t *slot)
 	return LP_OK;
 }
 
+/* 16 random bytes into b: from a per-thread block of the kernel's, so
+   that one getrandom(2) serves 64 uids (it was a system call per create);
+   bytes are wiped from the block as they are handed out. */
+static void uuid_bytes(unsigned char b[16])
+{
+	static _Thread_local unsigned char pool[1024];
+	static _Thread_local size_t left;
+	if (left < 16) {
+		if (getrandom(pool, sizeof pool, 0) == (ssize_t)sizeof pool) {
+			left = sizeof pool;
+		} else {
+			for (size_t i = 0; i < 16; i++)
+				b[i] = (unsigned char)rand();
+			return;
+		}
+	}
+	unsigned char *p = pool + sizeof pool - left;
+	memcpy(b, p, 16);
+	explicit_bzero(p, 16);
+	left -= 16;
+}
+
 void reg_uuid(char buf[37])
 {
 	unsigned char b[16];
-	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
-		for (size_t i = 0; i < sizeof b; i++)
-			b[i] = (unsigned char)rand();
-	}
+	uuid_bytes(b);
 	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
 	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
 	/* 8-4-4-4-12 lowercase hex digits, by hand: snprintf's 16

@@ -3,7 +3,9 @@
  * refusals, and that split undoes build.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../server/registry/object.h"
@@ -192,4 +194,37 @@ Test(keys, uuids_are_random_v4_in_lowercase_hex)
 	cr_assert_eq(a[14], '4', "%s", a);
 	cr_assert(strchr("89ab", a[19]), "%s", a);
 	cr_assert_str_neq(a, b);
+}
+
+/* Each thread draws uids from a block of 64 uids' random bytes: across
+   several blocks and two threads, every one is still a v4 uid of its own. */
+#define N_UUIDS 300
+static char uuids[2][N_UUIDS][37];
+
+static void *draw_uuids(void *arg)
+{
+	char(*mine)[37] = arg;
+	for (int i = 0; i < N_UUIDS; i++)
+		reg_uuid(mine[i]);
+	return NULL;
+}
+
+static int cmp_uuid(const void *x, const void *y)
+{
+	return strcmp(x, y);
+}
+
+Test(keys, uuids_stay_unique_across_blocks_and_threads)
+{
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, draw_uuids, uuids[1]), 0);
+	draw_uuids(uuids[0]);
+	pthread_join(t, NULL);
+	char(*all)[37] = &uuids[0][0];
+	for (int i = 0; i < 2 * N_UUIDS; i++)
+		cr_assert(all[i][14] == '4' && strchr("89ab", all[i][19]), "%s",
+			  all[i]);
+	qsort(all, 2 * N_UUIDS, sizeof *all, cmp_uuid);
+	for (int i = 1; i < 2 * N_UUIDS; i++)
+		cr_assert_str_neq(all[i - 1], all[i]);
 }
