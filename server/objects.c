@@ -3706,7 +3706,9 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
-	bool force = force_q && (!strcmp(force_q, "true") || !strcmp(force_q, "1"));
+	/* a *bool query parameter: all but "0" and "false" (any case) is
+	   true, as the Python client's force=True */
+	bool force = srv_query_bool(force_q);
 	if (field_manager_ok(r, "PatchOptions", &err)) {
 		srv_reply_error(r, &err, NULL);
 		return;

@@ -101,7 +101,8 @@ struct srv_resource {
 	bool unconditional_update; /* PUT without resourceVersion allowed */
 	bool create_on_update;	 /* PUT of a missing object creates it (201),
 				    kube's AllowCreateOnUpdate */
-	bool return_deleted;	 /* DELETE answers the deleted object */
+	bool return_deleted;	 /* DELETE answers the deleted object (kube's
+				    ReturnDeletedObject) */
 	const char *const *fields; /* extra field selectors (beyond
 				       metadata.name/namespace) */
 	srv_prepare_fn prepare;

@@ -65,6 +65,10 @@ check "... leaving the headless one out" bash -c "! grep -q '\"name\":\"headless
 req GET '/api/v1/namespaces/default/services?fieldSelector=spec.type%3DClusterIP,metadata.name%3Dheadless'
 check "... and by spec.type" code_has 200 '"name":"headless"'
 req DELETE /api/v1/namespaces/default/services/headless
+check "deleting a Service answers the deleted object (kube's ReturnDeletedObject)" code_has 200 '{"kind":"Service","apiVersion":"v1","metadata":{"name":"headless",'
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"gone"}}'
+req DELETE /api/v1/namespaces/default/configmaps/gone
+check "... a ConfigMap's, a Status" code_has 200 '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"gone","kind":"configmaps"'
 req POST /api/v1/namespaces/default/configmaps/named-in-path '{"metadata":{"name":"named-in-path"}}'
 check "a POST on a built-in object's path is 405, kube's generic answer where go-restful has no route" code_has 405 '"message":"the server does not allow this method on the requested resource","reason":"MethodNotAllowed","details":{},"code":405'
 req GET /apis/authorization.k8s.io/v1/selfsubjectaccessreviews
@@ -1396,6 +1400,14 @@ check "a ServiceAccount's imagePullSecrets are replaced by a strategic merge pat
 req PATCH "$SA/pulls2?fieldManager=m1" '{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"pulls2"},"imagePullSecrets":[{"name":"a"}]}' application/apply-patch+yaml
 req PATCH "$SA/pulls2?fieldManager=m2" '{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"pulls2"},"imagePullSecrets":[{"name":"b"}]}' application/apply-patch+yaml
 check "... and a second apply manager conflicts on the whole list" code_has 409 'conflict with \"m1\": .imagePullSecrets'
+# force is a *bool query parameter: all but 0 and false (any case) is true
+# (the Python client sends force=True)
+req PATCH "$SA/pulls2?fieldManager=m2&force=True" '{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"pulls2"},"imagePullSecrets":[{"name":"b"}]}' application/apply-patch+yaml
+check "... which force=True takes over" code_has 200 '"imagePullSecrets":[{"name":"b"}]'
+req PATCH "$SA/pulls2?fieldManager=m1&force=FALSE" '{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"pulls2"},"imagePullSecrets":[{"name":"a"}]}' application/apply-patch+yaml
+check "... and force=FALSE does not" code_has 409 'conflict with \"m2\": .imagePullSecrets'
+req DELETE "$SA/pulls2"
+check "deleting a ServiceAccount answers the deleted object (kube's ReturnDeletedObject)" code_has 200 '{"kind":"ServiceAccount","apiVersion":"v1","metadata":{"name":"pulls2",'
 req POST "$SA" '{"metadata":{"name":"robot"}}'
 SAUID=$(jq_ "d['metadata']['uid']")
 req POST "$SA/robot/token" '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}}'
