@@ -4547,6 +4547,7 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 		return;
 	}
 	json_t *patch = NULL, *body = NULL;
+	bool json_patch = false;
 	if (strcmp(verb, "get")) {
 		char mtb[128];
 		const char *mt = media_type(r, mtb, sizeof mtb);
@@ -4560,14 +4561,21 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 			srv_reply_error(r, &err, NULL);
 			return;
 		}
-		if (!json_is_object(in)) {
+		/* a JSON patch is a list of operations (client-node's
+		   generated scale patch sends one by default), every other
+		   body an object */
+		json_patch = !strcmp(verb, "patch") &&
+			     !strcasecmp(mt, "application/json-patch+json");
+		if (json_patch ? !in : !json_is_object(in)) {
+			/* (a JSON patch's other shapes are srv_json_patch's
+			   to answer, in the main resource's words) */
 			json_decref(in);
 			srv_reply_fail(r, LP_E_BADREQUEST, "error decoding the request body");
 			return;
 		}
 		if (!strcmp(verb, "patch")) {
 			if (strcasecmp(mt, "application/merge-patch+json") &&
-			    strcasecmp(mt, "application/json-patch+json")) {
+			    !json_patch) {
 				json_decref(in);
 				srv_reply_fail(r, LP_E_UNSUPPORTEDMEDIA,
 					       "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
@@ -4657,7 +4665,7 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 		}
 		json_t *want = NULL;
 		if (patch) {
-			lp_err prc = json_is_array(patch)
+			lp_err prc = json_patch
 					     ? srv_json_patch(scale, patch, &want, &err)
 					     : srv_merge_patch(scale, patch, &want, &err);
 			if (prc) {

@@ -498,7 +498,7 @@ check "... kube's 500" err_text 'the spec replicas field ".spec.replicas" does n
 # (kubectl patch --subresource reads the Scale first: curl sends the patch)
 scale_patch() {
 	curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X PATCH \
-		-H 'Content-Type: application/merge-patch+json' "$URL/apis/scale.example.com/v1/namespaces/default/dials/d0/scale" -d "$1"
+		-H "Content-Type: ${2:-application/merge-patch+json}" "$URL/apis/scale.example.com/v1/namespaces/default/dials/d0/scale" -d "$1"
 }
 scale_patch '{"metadata":{"labels":{"a":"b"}}}'
 check "... a Scale patch without replicas is kube's 400" grep -qF 'the spec replicas field \".spec.replicas\" cannot be empty' "$WORK/out"
@@ -509,6 +509,18 @@ scale_patch '{"spec":{"replicas":-1}}'
 check "... a negative count is the custom resource's own 422 at its replicas path" grep -qF 'Dial.scale.example.com \"d0\" is invalid: .spec.replicas: Invalid value: -1: should be a non-negative integer' "$WORK/out"
 scale_patch '{"spec":{"replicas":2147483648}}'
 check "... one beyond int32 is the patch's 422 (the Scale does not decode)" grep -qF 'json: cannot unmarshal number 2147483648 into Go struct field ScaleSpec.spec.replicas of type int32' "$WORK/out"
+# a JSON patch of the Scale (client-node's generated scale patch sends one)
+scale_patch '[{"op":"add","path":"/spec/replicas","value":2}]' application/json-patch+json
+check "... a JSON patch sets the replicas" python3 -c "
+import json; d = json.load(open('$WORK/out')); assert d['kind'] == 'Scale' and d['spec'] == {'replicas': 2}, d"
+scale_patch '{"spec":{"replicas":2}}' application/json-patch+json
+check "... a JSON patch that is no list is the main resource's 400" grep -qF 'error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp' "$WORK/out"
+scale_patch '[{"op":"test","path":"/spec/replicas","value":9}]' application/json-patch+json
+check "... a failed test operation is 422 and changes nothing" python3 -c "
+import json; d = json.load(open('$WORK/out')); assert d['code'] == 422, d"
+scale_patch '[{"op":"remove","path":"/spec/replicas"}]' application/json-patch+json
+check "... and removing replicas scales to 0 (the Scale decodes it as 0)" python3 -c "
+import json; d = json.load(open('$WORK/out')); assert d['spec'] == {} and d['kind'] == 'Scale', d"
 expect_rc 1 "a PUT of a Scale naming another object" kubectl replace --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale -f - <<<'{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"other"},"spec":{"replicas":5}}'
 check "... is kube's checkName 400" err_text 'the name of the object (other) does not match the name on the URL (d1)'
 expect_rc 1 "a PUT of a Scale beyond int32" kubectl replace --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale -f - <<<'{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d1"},"spec":{"replicas":3000000000}}'
