@@ -3661,6 +3661,37 @@ static lp_err apply_config_ok(const struct srv_resource *res, const char *name,
 	return LP_OK;
 }
 
+/* An apply names its field manager: kube's 422 otherwise. */
+static lp_err apply_manager_given(struct srv_req *r, struct srv_error *err)
+{
+	if (srv_query(r, "fieldManager"))
+		return LP_OK;
+	srv_error_cause(err, "FieldValueRequired", "fieldManager",
+			"Required value: is required for apply patch");
+	return srv_error_set(err, LP_E_INVALID,
+			     "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
+}
+
+/* An apply's YAML body as JSON into *out, or go-yaml's error as
+   sigs.k8s.io/yaml and kube's applyPatcher wrap it. */
+static lp_err apply_body(struct srv_req *r, json_t **out,
+			 struct srv_error *err)
+{
+	if (!r->body || !r->body_len)
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "the request body is empty");
+	if (!srv_yaml_to_json(r->body, r->body_len, out, err))
+		return LP_OK;
+	if (err->code == LP_E_BADREQUEST) {
+		char msg[sizeof err->message];
+		snprintf(msg, sizeof msg, "%s", err->message);
+		srv_error_set(err, LP_E_BADREQUEST,
+			      "error decoding YAML: error converting YAML to JSON: %s",
+			      msg);
+	}
+	return err->code;
+}
+
 static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		     const char *ns, const char *name, const char *sub)
 {
@@ -3689,11 +3720,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
-	if (pt == P_APPLY && !srv_query(r, "fieldManager")) {
-		srv_error_cause(&err, "FieldValueRequired", "fieldManager",
-				"Required value: is required for apply patch");
-		srv_error_set(&err, LP_E_INVALID,
-			      "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
+	if (pt == P_APPLY && apply_manager_given(r, &err)) {
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
@@ -3713,22 +3740,9 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
-	if (pt == P_APPLY && (!r->body || !r->body_len)) {
-		srv_reply_fail(r, LP_E_BADREQUEST, "the request body is empty");
-		return;
-	}
 	json_t *patch = NULL;
 	if (pt == P_APPLY) {
-		if (srv_yaml_to_json(r->body, r->body_len, &patch, &err)) {
-			/* go-yaml's error, as sigs.k8s.io/yaml and kube's
-			   applyPatcher wrap it */
-			if (err.code == LP_E_BADREQUEST) {
-				char msg[sizeof err.message];
-				snprintf(msg, sizeof msg, "%s", err.message);
-				srv_error_set(&err, LP_E_BADREQUEST,
-					      "error decoding YAML: error converting YAML to JSON: %s",
-					      msg);
-			}
+		if (apply_body(r, &patch, &err)) {
 			srv_reply_error(r, &err, NULL);
 			return;
 		}
@@ -4527,6 +4541,56 @@ static json_t *scale_of(const json_t *sc, const json_t *obj)
 	return s;
 }
 
+/* A server-side apply of a Scale: the PatchOptions (fieldManager, force)
+   and the configuration, an autoscaling/v1 Scale naming the object of the
+   URL if it names one, whose replicas, if any, are an int32. */
+static lp_err scale_apply_config(struct srv_req *r, const char *name,
+				 json_t **cfg, bool *force,
+				 struct srv_error *err)
+{
+	if (apply_manager_given(r, err))
+		return err->code;
+	if (field_manager_ok(r, "PatchOptions", err))
+		return err->code;
+	*force = srv_query_bool(srv_query(r, "force"));
+	json_t *c = NULL;
+	if (apply_body(r, &c, err))
+		return err->code;
+	const char *av = json_string_value(json_object_get(c, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(c, "kind"));
+	if (!json_is_object(c) || !av || !kind ||
+	    strcmp(av, "autoscaling/v1") || strcmp(kind, "Scale")) {
+		const char *slash = av ? strchr(av, '/') : NULL;
+		srv_error_set(err, LP_E_BADREQUEST,
+			      "invalid object type: %.*s/%.64s, Kind=%.64s",
+			      slash ? (int)(slash - av) : 0, av ? av : "",
+			      slash ? slash + 1 : (av ? av : ""),
+			      kind ? kind : "");
+		json_decref(c);
+		return err->code;
+	}
+	const char *cn = meta_str(c, "name");
+	if (cn && *cn && strcmp(cn, name)) {
+		srv_error_set(err, LP_E_BADREQUEST,
+			      "the name of the object (%.253s) does not match the name on the URL (%.253s)",
+			      cn, name);
+		json_decref(c);
+		return err->code;
+	}
+	const json_t *rep =
+	    json_object_get(json_object_get(c, "spec"), "replicas");
+	if (rep && !json_is_null(rep) &&
+	    (!json_is_integer(rep) || json_integer_value(rep) > 2147483647 ||
+	     json_integer_value(rep) < -2147483647 - 1)) {
+		srv_error_set(err, LP_E_BADREQUEST,
+			      "the spec replicas of the Scale must be an int32");
+		json_decref(c);
+		return err->code;
+	}
+	*cfg = c;
+	return LP_OK;
+}
+
 /* GET, PUT and PATCH of .../scale (reference §8.10). */
 static void do_scale(struct srv_req *r, const struct srv_resource *res,
 		     const char *ns, const char *name, const char *verb)
@@ -4546,11 +4610,19 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
-	json_t *patch = NULL, *body = NULL;
-	bool json_patch = false;
+	json_t *patch = NULL, *body = NULL, *apply = NULL;
+	bool json_patch = false, force = false;
 	if (strcmp(verb, "get")) {
 		char mtb[128];
 		const char *mt = media_type(r, mtb, sizeof mtb);
+		if (!strcmp(verb, "patch") &&
+		    !strcasecmp(mt, "application/apply-patch+yaml")) {
+			if (scale_apply_config(r, name, &apply, &force, &err)) {
+				srv_reply_error(r, &err, NULL);
+				return;
+			}
+			goto decoded;
+		}
 		json_error_t je;
 		json_t *in = r->body_len
 				 ? reg_json_load(r->body, r->body_len,
@@ -4617,6 +4689,7 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 			body = in;
 		}
 	}
+decoded:
 	for (int attempt = 0; attempt < WRITE_RETRIES; attempt++) {
 		struct reg_obj c = {0};
 		lp_err rc = reg_get(e, &k, &c);
@@ -4663,8 +4736,36 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 			srv_reply_json(r, 200, scale);
 			goto out;
 		}
-		json_t *want = NULL;
-		if (patch) {
+		json_t *want = NULL, *applied = NULL;
+		if (apply) {
+			/* the Scale's replicas applied to the object's replicas
+			   path, ownership recorded for the subresource (kube's
+			   scale handler maps managed fields the same way) */
+			json_t *cfg = json_pack(
+			    "{s:s, s:s, s:{s:s}}", "apiVersion",
+			    json_string_value(json_object_get(c.obj, "apiVersion")),
+			    "kind", res->kind, "metadata", "name", name);
+			const json_t *ar = json_object_get(
+			    json_object_get(apply, "spec"), "replicas");
+			if (cfg && ar)
+				set_path(cfg, srp, json_incref((json_t *)ar));
+			struct srv_mf_op op;
+			char mgr[200], mgv[300];
+			mf_op(r, res, "scale", &op, mgr, sizeof mgr, mgv,
+			      sizeof mgv);
+			lp_err arc = cfg ? apply_typed(&op, c.obj, cfg, force,
+						       &applied, &err)
+					 : srv_error_set(&err, LP_E_NOMEM,
+							 "out of memory");
+			json_decref(cfg);
+			if (arc) {
+				json_decref(scale);
+				reg_obj_free(&c);
+				srv_reply_error(r, &err, NULL);
+				goto out;
+			}
+			want = scale_of(sc, applied);
+		} else if (patch) {
 			lp_err prc = json_patch
 					     ? srv_json_patch(scale, patch, &want, &err)
 					     : srv_merge_patch(scale, patch, &want, &err);
@@ -4684,6 +4785,7 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 		int64_t rvn = 0;
 		if (body && rv && *rv && (!parse_i64(rv, &rvn) || rvn != c.mod)) {
 			json_decref(want);
+			json_decref(applied);
 			reg_obj_free(&c);
 			storage_err(res, name, LP_E_CONFLICT, &err);
 			fail_res(r, res, name, &err);
@@ -4691,6 +4793,7 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 		}
 		if (rep && !json_is_integer(rep)) {
 			json_decref(want);
+			json_decref(applied);
 			reg_obj_free(&c);
 			srv_reply_fail(r, LP_E_BADREQUEST,
 				       "the spec replicas of the Scale must be an integer");
@@ -4699,6 +4802,7 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 		if (!rep && patch && !get_path(c.obj, srp)) {
 			/* kube patches a Scale whose replicas mean "unset" */
 			json_decref(want);
+			json_decref(applied);
 			reg_obj_free(&c);
 			srv_reply_fail(r, LP_E_BADREQUEST,
 				       "the spec replicas field \"%.200s\" cannot be empty",
@@ -4717,6 +4821,7 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 			patch_invalid(shown ? shown : "", msg, &err);
 			free(shown);
 			json_decref(want);
+			json_decref(applied);
 			reg_obj_free(&c);
 			srv_reply_error(r, &err, NULL);
 			goto out;
@@ -4725,10 +4830,21 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 		set_path(next, json_string_value(json_object_get(sc, "specReplicasPath")),
 			 json_integer(nrep));
 		json_decref(want);
+		if (applied) {
+			/* the entries the apply computed (no Update entry) */
+			json_t *nm = json_object_get(next, "metadata");
+			json_t *mf = json_object_get(
+			    json_object_get(applied, "metadata"), "managedFields");
+			if (mf)
+				json_object_set(nm, "managedFields", mf);
+			else
+				json_object_del(nm, "managedFields");
+		}
 		if (nrep < 0 && scale_causes(res, next, &err)) {
 			/* the custom resource's own scale check, as kube's
 			   scale REST updates it through the main store */
 			json_decref(next);
+			json_decref(applied);
 			reg_obj_free(&c);
 			invalid_from_causes(res, name, &err);
 			fail_res(r, res, name, &err);
@@ -4736,7 +4852,9 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 		}
 		if (res->prepare)
 			res->prepare(res, next, c.obj, &err);
-		track_update(r, res, "scale", c.obj, next, &err);
+		if (!applied)
+			track_update(r, res, "scale", c.obj, next, &err);
+		json_decref(applied);
 		struct eng_cmp cmp = {ENG_CMP_MOD, c.mod};
 		char *out = NULL;
 		size_t ol = 0;
@@ -4763,6 +4881,7 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 out:
 	json_decref(patch);
 	json_decref(body);
+	json_decref(apply);
 }
 
 /* ------------------------------------------------------------ tokens */

@@ -521,6 +521,31 @@ import json; d = json.load(open('$WORK/out')); assert d['code'] == 422, d"
 scale_patch '[{"op":"remove","path":"/spec/replicas"}]' application/json-patch+json
 check "... and removing replicas scales to 0 (the Scale decodes it as 0)" python3 -c "
 import json; d = json.load(open('$WORK/out')); assert d['spec'] == {} and d['kind'] == 'Scale', d"
+# server-side apply of a Scale: kube's scale handler maps the Scale's
+# replicas to the object's path and records ownership for the subresource
+SA=application/apply-patch+yaml
+scale_patch '{"spec":{"replicas":3}}'
+scale_apply() { # query, body
+	curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X PATCH \
+		-H "Content-Type: $SA" "$URL/apis/scale.example.com/v1/namespaces/default/dials/d0/scale?$1" -d "$2"
+}
+scale_apply fieldManager=hpa '{"apiVersion":"autoscaling/v1","kind":"Scale","spec":{"replicas":5}}'
+check "... an apply of a Scale conflicts with the replicas' owner" grep -qF 'Apply failed with 1 conflict: conflict with \"curl\"' "$WORK/out"
+scale_apply "fieldManager=hpa&force=true" $'apiVersion: autoscaling/v1\nkind: Scale\nspec:\n  replicas: 5'
+check "... which force takes over, answering the Scale" python3 -c "
+import json; d = json.load(open('$WORK/out')); assert d['kind'] == 'Scale' and d['spec'] == {'replicas': 5}, d"
+expect_rc 0 "... the object's managed fields" kubectl get dial d0 -o json --show-managed-fields
+check "... name the manager's Apply on the scale subresource, owning the replicas" python3 -c "
+import json; d = json.load(open('$WORK/out')); assert d['spec']['replicas'] == 5, d
+e = [m for m in d['metadata']['managedFields'] if m['manager'] == 'hpa']
+assert len(e) == 1 and e[0]['operation'] == 'Apply' and e[0]['subresource'] == 'scale' and e[0]['fieldsV1'] == {'f:spec': {'f:replicas': {}}}, e
+assert not any('f:replicas' in json.dumps(m['fieldsV1']) for m in d['metadata']['managedFields'] if m['manager'] != 'hpa'), d"
+scale_apply "fieldManager=hpa&dryRun=All" '{"apiVersion":"autoscaling/v1","kind":"Scale","spec":{"replicas":7}}'
+check "... a dry run answers the new count and stores nothing" bash -c "grep -qF '\"replicas\":7' '$WORK/out' && [ \"\$(kubectl get dial d0 -o 'jsonpath={.spec.replicas}')\" = 5 ]"
+scale_apply fieldManager=hpa '{"apiVersion":"scale.example.com/v1","kind":"Dial","spec":{"replicas":7}}'
+check "... a configuration that is no Scale is 400" grep -qF 'invalid object type: scale.example.com/v1, Kind=Dial' "$WORK/out"
+scale_apply "" '{"apiVersion":"autoscaling/v1","kind":"Scale","spec":{"replicas":7}}'
+check "... and one without a field manager kube's 422" grep -qF 'fieldManager: Required value: is required for apply patch' "$WORK/out"
 expect_rc 1 "a PUT of a Scale naming another object" kubectl replace --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale -f - <<<'{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"other"},"spec":{"replicas":5}}'
 check "... is kube's checkName 400" err_text 'the name of the object (other) does not match the name on the URL (d1)'
 expect_rc 1 "a PUT of a Scale beyond int32" kubectl replace --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale -f - <<<'{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d1"},"spec":{"replicas":3000000000}}'
