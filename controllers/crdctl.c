@@ -10,9 +10,12 @@
  *  1. sets Terminating True / InstanceDeletionInProgress;
  *  2. deletes every instance, in every namespace, as DELETE would (an
  *     instance with finalizers is only marked and stays until they go);
- *  3. while instances remain: Terminating True / InstanceDeletionCheck,
- *     and a re-check on each change under the CRD's instances, with a slow
- *     timer as a backstop;
+ *  3. while instances remain: a re-check on each change under the CRD's
+ *     instances, with a 5 s timer as a backstop; the condition stays
+ *     InstanceDeletionInProgress for a minute, then, as kube's one-minute
+ *     poll times out, says InstanceDeletionCheck "could not confirm zero
+ *     CustomResources remaining: context deadline exceeded" until the
+ *     next pass starts another minute;
  *  4. then Terminating False / InstanceDeletionCompleted "removed all
  *     instances", and drops the finalizer: the CRD goes (with it its
  *     serving entry, discovery and OpenAPI).
@@ -27,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctl.h"
 #include "lapis/log.h"
@@ -37,6 +41,10 @@
 
 #define CLEANUP "customresourcecleanup.apiextensions.k8s.io"
 #define RECHECK_MS 5000
+/* kube's finalizer polls a minute for the instances to go before it
+   reports the poll's timeout; LAPIS_CRD_CLEANUP_WAIT_MS (a positive count
+   of milliseconds) shortens it for tests */
+#define WAIT_MS 60000
 
 /* kube's CRD finalizer runs in kube-apiserver: conditions through
    status, the cleanup finalizer's removal through the object */
@@ -48,7 +56,18 @@ struct crdctl {
 	/* Terminating CRDs: name -> instance key prefix. Informer thread
 	   only. */
 	json_t *terminating;
+	/* CRDs waiting for held instances: name -> when the current minute
+	   of waiting began (ms, monotonic). The sync worker only (one). */
+	json_t *waiting;
+	int64_t wait_ms;
 };
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static lp_err crd_init(const struct ctl_store *s, void **ud)
 {
@@ -56,8 +75,17 @@ static lp_err crd_init(const struct ctl_store *s, void **ud)
 	if (!c)
 		return LP_E_NOMEM;
 	c->s = s;
+	c->wait_ms = WAIT_MS;
+	const char *w = getenv("LAPIS_CRD_CLEANUP_WAIT_MS");
+	char *end;
+	long long v = w ? strtoll(w, &end, 10) : 0;
+	if (w && *w && !*end && v > 0)
+		c->wait_ms = v;
 	c->terminating = json_object();
-	if (!c->terminating) {
+	c->waiting = json_object();
+	if (!c->terminating || !c->waiting) {
+		json_decref(c->terminating);
+		json_decref(c->waiting);
 		free(c);
 		return LP_E_NOMEM;
 	}
@@ -68,8 +96,10 @@ static lp_err crd_init(const struct ctl_store *s, void **ud)
 static void crd_fini(void *ud)
 {
 	struct crdctl *c = ud;
-	if (c)
+	if (c) {
 		json_decref(c->terminating);
+		json_decref(c->waiting);
+	}
 	free(c);
 }
 
@@ -236,6 +266,7 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 	    !ctl_has_finalizer(cur.obj, CLEANUP) ||
 	    !instance_prefix(cur.obj, &p)) {
 		reg_obj_free(&cur);
+		json_object_del(cc->waiting, name);
 		return rc == LP_E_NOTFOUND ? LP_OK : rc;
 	}
 	char uid[64];
@@ -308,16 +339,31 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 	if (rc)
 		return rc;
 	if (sc.count > 0) {
-		snprintf(msg, sizeof msg,
-			 "could not confirm zero CustomResources remaining: "
-			 "%zu remaining",
-			 sc.count);
-		cond = (struct ctl_cond){"Terminating", "True",
-					 "InstanceDeletionCheck", msg};
-		rc = s->mutate(s->ud, k.bytes, uid, &as_status, set_cond, &cond);
+		/* InstanceDeletionInProgress stands for a minute of
+		   waiting; then, as kube's poll times out, the check's
+		   failure, and the next pass starts another minute */
+		int64_t now = mono_ms();
+		json_t *since = json_object_get(cc->waiting, name);
+		if (!json_is_integer(since)) {
+			json_object_set_new(cc->waiting, name,
+					    json_integer(now));
+			since = json_object_get(cc->waiting, name);
+		}
 		ctl_add_after(c, name, RECHECK_MS);
+		if (since && now - json_integer_value(since) < cc->wait_ms)
+			return LP_OK;
+		json_object_del(cc->waiting, name);
+		lp_info("crd-finalizer: %s: %zu custom resources remain after "
+			"a minute",
+			name, sc.count);
+		cond = (struct ctl_cond){
+		    "Terminating", "True", "InstanceDeletionCheck",
+		    "could not confirm zero CustomResources remaining: "
+		    "context deadline exceeded"};
+		rc = s->mutate(s->ud, k.bytes, uid, &as_status, set_cond, &cond);
 		return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;
 	}
+	json_object_del(cc->waiting, name);
 	cond = (struct ctl_cond){"Terminating", "False",
 				 "InstanceDeletionCompleted",
 				 "removed all instances"};

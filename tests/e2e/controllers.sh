@@ -76,7 +76,8 @@ names_accepted() {
 		'jsonpath={.status.conditions[?(@.type=="NamesAccepted")].status}/{.status.conditions[?(@.type=="Established")].status}'
 }
 
-start_server main
+# the CRD finalizer's minute of waiting for held instances, shortened
+LAPIS_CRD_CLEANUP_WAIT_MS=15000 start_server main
 check "server starts over TLS" [ -n "$URL" ]
 check "every controller runs by default" \
 	grep -q 'controllers: namespace, gc, crd-finalizer, crd-naming$' "$WORK/main.log"
@@ -288,10 +289,17 @@ YAML
 expect_rc 0 "crd: delete the CRD (no wait)" "${K[@]}" delete crd widgets.test.lapis.dev --wait=false
 expect_rc 0 "crd: the plain widget goes" "${K[@]}" wait --for=delete widget/plain "$W"
 expect_rc 0 "crd: the CRD waits for the held widget" "${K[@]}" wait crd/widgets.test.lapis.dev "$W" \
-	'--for=jsonpath={.status.conditions[?(@.type=="Terminating")].reason}=InstanceDeletionCheck'
+	'--for=jsonpath={.status.conditions[?(@.type=="Terminating")].reason}=InstanceDeletionInProgress'
 expect_rc 0 "crd: get the terminating CRD" "${K[@]}" get crd widgets.test.lapis.dev -o json
 check "crd: with the cleanup finalizer" out_has '"customresourcecleanup.apiextensions.k8s.io"'
 check "crd: and a deletionTimestamp" out_has '"deletionTimestamp"'
+# kube's finalizer polls a minute before it reports the instances left
+sleep 1
+expect_rc 0 "crd: get the terminating CRD again" "${K[@]}" get crd widgets.test.lapis.dev -o json
+check "crd: in its first minute of waiting it says deletion is in progress, as kube" python3 -c "
+import json; d = json.load(open('$WORK/out'))
+c = [c for c in d['status']['conditions'] if c['type'] == 'Terminating'][0]
+assert (c['status'], c['reason'], c['message']) == ('True', 'InstanceDeletionInProgress', 'CustomResource deletion is in progress'), c"
 # the controller's own Terminating writes do not requeue the CRD (kube's
 # updateCustomResourceDefinition): it re-checks every 5 s, it does not spin
 rv_of() { "${K[@]}" get crd widgets.test.lapis.dev -o 'jsonpath={.metadata.resourceVersion}'; }
@@ -300,6 +308,9 @@ sleep 2
 RV2=$(rv_of)
 check "crd: while it waits, the CRD is not rewritten in a loop ($RV1 -> $RV2 in 2 s)" \
 	bash -c "[[ -n '$RV1' && -n '$RV2' ]] && (( $RV2 - $RV1 <= 4 ))"
+expect_rc 0 "crd: after its (shortened) minute the check's timeout shows, as kube's poll" \
+	"${K[@]}" wait crd/widgets.test.lapis.dev "$W" \
+	'--for=jsonpath={.status.conditions[?(@.type=="Terminating")].message}=could not confirm zero CustomResources remaining: context deadline exceeded'
 expect_rc 1 "crd: no new widgets while it terminates" "${K[@]}" apply -f - <<'YAML'
 apiVersion: test.lapis.dev/v1
 kind: Widget
@@ -341,7 +352,7 @@ check "naming: ... its last state said NeverEstablished" \
 	grep -q '"type":"Terminating","status":"False","lastTransitionTime":"[^"]*","reason":"NeverEstablished","message":"resource was never established"' "$WORK/never.watch"
 expect_rc 0 "naming: delete the first CRD (no wait)" "${K[@]}" delete crd things.naming.lapis.dev --wait=false
 expect_rc 0 "naming: it waits for its held instance" "${K[@]}" wait crd/things.naming.lapis.dev "$W" \
-	'--for=jsonpath={.status.conditions[?(@.type=="Terminating")].reason}=InstanceDeletionCheck'
+	'--for=jsonpath={.status.conditions[?(@.type=="Terminating")].reason}=InstanceDeletionInProgress'
 expect_rc 0 "naming: meanwhile the second still waits" names_accepted thingzs
 check "naming: ... (the first still holds the kind)" out_has '^False/False$'
 expect_rc 0 "naming: release the instance" "${K[@]}" patch things.naming.lapis.dev held --type=merge \
