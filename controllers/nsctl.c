@@ -16,11 +16,16 @@
  *     metadata.finalizers are gone too.
  * While content remains, each delete or update of an object in the
  * namespace queues the namespace again (observe), and a slow timer
- * re-checks as a backstop. Queue keys are namespace names.
+ * re-checks as a backstop. Step 1 waits until a second after the first
+ * sync met the namespace terminating (SETTLE_MS). Queue keys are
+ * namespace names.
  */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctl.h"
 #include "lapis/log.h"
@@ -32,6 +37,13 @@
 #define NS_PREFIX REG_ROOT "namespaces/"
 #define NS_FINALIZER "kubernetes"
 #define RECHECK_MS 5000
+/* The content of a terminating namespace is left alone this long first.
+   kube's controller starts with a discovery of every API group before its
+   first delete, which leaves a client deleting the namespace's own
+   manifest (kubectl delete -f, -k: the namespace first, then what is in
+   it) time to delete each item itself; emptying it at once made those
+   deletes fail with NotFound. */
+#define SETTLE_MS 1000
 
 /* kube's namespace controller writes status and finalize from
    kube-controller-manager */
@@ -44,7 +56,41 @@ struct nsctl {
 	/* The namespaces being deleted (name -> true). Informer thread
 	   only: observe is its sole user. */
 	json_t *terminating;
+	/* When a sync first met each terminating namespace (monotonic ms),
+	   under mu: the sync workers' own. */
+	pthread_mutex_t mu;
+	json_t *first_seen;
 };
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* How long the content of namespace name is still to be left alone (0:
+   no longer); done: forget it (the namespace is gone or not
+   terminating). */
+static int64_t settle_left(struct nsctl *n, const char *name, bool done)
+{
+	int64_t left = 0, now = mono_ms();
+	pthread_mutex_lock(&n->mu);
+	if (done) {
+		json_object_del(n->first_seen, name);
+	} else {
+		json_t *t = json_object_get(n->first_seen, name);
+		if (!t) {
+			json_object_set_new(n->first_seen, name,
+					    json_integer(now));
+			left = SETTLE_MS;
+		} else if (now - json_integer_value(t) < SETTLE_MS) {
+			left = SETTLE_MS - (now - json_integer_value(t));
+		}
+	}
+	pthread_mutex_unlock(&n->mu);
+	return left;
+}
 
 static lp_err ns_init(const struct ctl_store *s, void **ud)
 {
@@ -53,10 +99,14 @@ static lp_err ns_init(const struct ctl_store *s, void **ud)
 		return LP_E_NOMEM;
 	n->s = s;
 	n->terminating = json_object();
-	if (!n->terminating) {
+	n->first_seen = json_object();
+	if (!n->terminating || !n->first_seen) {
+		json_decref(n->terminating);
+		json_decref(n->first_seen);
 		free(n);
 		return LP_E_NOMEM;
 	}
+	pthread_mutex_init(&n->mu, NULL);
 	*ud = n;
 	return LP_OK;
 }
@@ -67,6 +117,8 @@ static void ns_fini(void *ud)
 	if (!n)
 		return;
 	json_decref(n->terminating);
+	json_decref(n->first_seen);
+	pthread_mutex_destroy(&n->mu);
 	free(n);
 }
 
@@ -281,11 +333,20 @@ static lp_err ns_sync(void *ud, ctl *c, const char *name)
 		rc = reg_obj_decode(&cur);
 	if (rc) {
 		reg_obj_free(&cur);
+		if (rc == LP_E_NOTFOUND)
+			settle_left(n, name, true);
 		return rc == LP_E_NOTFOUND ? LP_OK : rc;
 	}
 	if (!ctl_meta_str(cur.obj, "deletionTimestamp") ||
 	    !spec_finalizer(cur.obj)) {
 		reg_obj_free(&cur);
+		settle_left(n, name, true);
+		return LP_OK;
+	}
+	int64_t left = settle_left(n, name, false);
+	if (left > 0) {
+		reg_obj_free(&cur);
+		ctl_add_after(c, name, (unsigned)left);
 		return LP_OK;
 	}
 	char uid[64];
@@ -360,8 +421,10 @@ static lp_err ns_sync(void *ud, ctl *c, const char *name)
 	}
 	rc = s->mutate(s->ud, k.bytes, uid, &as_finalize,
 		       drop_spec_finalizer, NULL);
-	if (rc == LP_OK)
+	if (rc == LP_OK) {
 		lp_debug("namespace: %s finalized", name);
+		settle_left(n, name, true);
+	}
 	return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;
 }
 

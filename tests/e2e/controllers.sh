@@ -159,6 +159,36 @@ expect_rc 1 "quick is gone" "${K[@]}" get namespace quick
 expect_rc 0 "a namespace of the same name starts empty" "${K[@]}" create namespace quick
 expect_rc 0 "list it" "${K[@]}" -n quick get configmaps -o name
 check "nothing in it" [ ! -s "$WORK/out" ]
+# kubectl delete -f of a manifest that holds a namespace and its content
+# deletes the namespace first, then each item: the controller leaves the
+# content a moment (as kube's, busy with its discovery), so every delete
+# finds its object
+cat >"$WORK/bundle.yaml" <<'YAML'
+apiVersion: v1
+kind: Namespace
+metadata: {name: bundle}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c1, namespace: bundle}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: s1, namespace: bundle}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: sa1, namespace: bundle}
+---
+apiVersion: test.lapis.dev/v1
+kind: Widget
+metadata: {name: w1, namespace: bundle}
+YAML
+for round in 1 2 3; do
+	expect_rc 0 "a namespace with its content, applied (round $round)" "${K[@]}" apply -f "$WORK/bundle.yaml"
+	expect_rc 0 "... and deleted from the same manifest, every item found" "${K[@]}" delete -f "$WORK/bundle.yaml" "$W"
+done
+expect_rc 1 "... and the namespace is gone" "${K[@]}" get namespace bundle
 
 # ---------------------------------------------------------------- gc
 # background (kube's default): the owner goes at once, then its dependents
