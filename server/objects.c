@@ -4991,6 +4991,14 @@ static void do_token(struct srv_req *r, const char *ns, const char *name)
 			srv_reply_error(r, &err, NULL);
 		goto out;
 	}
+	/* admission (NamespaceLifecycle) runs before TokenREST looks for
+	   the service account: a missing namespace is its 404, a
+	   terminating one its 403 */
+	struct srv_status_what w = {0};
+	if (check_namespace(r, sa, ns, name, true, &err, &w)) {
+		srv_reply_error(r, &err, &w);
+		goto out;
+	}
 	json_t *m = json_object_get(obj, "metadata");
 	const char *mname = json_string_value(json_object_get(m, "name"));
 	const char *mns = json_string_value(json_object_get(m, "namespace"));

@@ -148,6 +148,10 @@ expect_rc 1 "creating in a terminating namespace is refused" \
 	"${K[@]}" -n doomed create configmap late
 check "with 403 Forbidden and kube's message" \
 	err_has 'forbidden: unable to create new content in namespace doomed because it is being terminated'
+expect_rc 1 "so is a token request there (admission, before the account is looked for)" \
+	"${K[@]}" -n doomed create token anyone
+check "... with the same 403" \
+	err_has 'serviceaccounts "anyone" is forbidden: unable to create new content in namespace doomed because it is being terminated'
 expect_rc 0 "release the finalizer" "${K[@]}" -n doomed patch configmap held \
 	--type=merge -p '{"metadata":{"finalizers":null}}'
 expect_rc 0 "then the namespace goes" "${K[@]}" wait --for=delete namespace/doomed "$W"

@@ -316,6 +316,8 @@ expect_rc 1 "create token with a lifetime under 10 minutes" kubectl -n default c
 check "... is kube's error" err_has 'TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: Invalid value: 300: may not specify a duration less than 10 minutes'
 expect_rc 1 "create token for a missing account" kubectl -n default create token nobody
 check "... says it is not found" err_has 'serviceaccounts "nobody" not found'
+expect_rc 1 "create token in a missing namespace" kubectl -n no-such-ns create token nobody
+check "... is admission's 404 for the namespace, before any account is looked for" err_has 'namespaces "no-such-ns" not found'
 expect_rc 0 "kubectl auth can-i --list" kubectl auth can-i --list
 check "... every verb on every resource" out_has '^\*\.\* +\[\] +\[\] +\[\*\]$'
 expect_rc 0 "kubectl get events.events.k8s.io prints kube's event columns" kubectl -n default get events.events.k8s.io
