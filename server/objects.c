@@ -4541,6 +4541,50 @@ static json_t *scale_of(const json_t *sc, const json_t *obj)
 	return s;
 }
 
+/* v as Go's decoder reads it into ScaleSpec.replicas (an int32) into *out
+   (absent or null: 0), or false with its UnmarshalTypeError text in msg.
+   reencoded: v comes from a patched Scale, which kube encodes again before
+   decoding, so that a real with an integral value reads as that integer;
+   otherwise (a request's own text) a real never does. */
+static bool scale_replicas_of(const json_t *v, bool reencoded, json_int_t *out,
+			      char *msg, size_t n)
+{
+	char num[REG_GO_FLOAT_MAX + 32];
+	const char *what;
+	*out = 0;
+	if (!v || json_is_null(v))
+		return true;
+	if (json_is_integer(v)) {
+		json_int_t i = json_integer_value(v);
+		if (i <= 2147483647 && i >= -2147483647 - 1) {
+			*out = i;
+			return true;
+		}
+		snprintf(num, sizeof num, "number %lld", (long long)i);
+		what = num;
+	} else if (json_is_real(v)) {
+		double d = json_real_value(v);
+		char f[REG_GO_FLOAT_MAX];
+		reg_go_float(d, f);
+		if (reencoded && !strpbrk(f, ".e") && d <= 2147483647.0 &&
+		    d >= -2147483648.0) {
+			*out = (json_int_t)d;
+			return true;
+		}
+		snprintf(num, sizeof num, "number %s", f);
+		what = num;
+	} else {
+		what = json_is_string(v)    ? "string"
+		       : json_is_boolean(v) ? "bool"
+		       : json_is_array(v)   ? "array"
+					    : "object";
+	}
+	snprintf(msg, n,
+		 "json: cannot unmarshal %s into Go struct field ScaleSpec.spec.replicas of type int32",
+		 what);
+	return false;
+}
+
 /* A server-side apply of a Scale: the PatchOptions (fieldManager, force)
    and the configuration, an autoscaling/v1 Scale naming the object of the
    URL if it names one, whose replicas, if any, are an int32. */
@@ -4577,13 +4621,14 @@ static lp_err scale_apply_config(struct srv_req *r, const char *name,
 		json_decref(c);
 		return err->code;
 	}
-	const json_t *rep =
-	    json_object_get(json_object_get(c, "spec"), "replicas");
-	if (rep && !json_is_null(rep) &&
-	    (!json_is_integer(rep) || json_integer_value(rep) > 2147483647 ||
-	     json_integer_value(rep) < -2147483647 - 1)) {
+	json_int_t n;
+	char why[200];
+	if (!scale_replicas_of(
+		json_object_get(json_object_get(c, "spec"), "replicas"), false,
+		&n, why, sizeof why)) {
 		srv_error_set(err, LP_E_BADREQUEST,
-			      "the spec replicas of the Scale must be an int32");
+			      "Scale in version \"v1\" cannot be handled as a Scale: %s",
+			      why);
 		json_decref(c);
 		return err->code;
 	}
@@ -4671,14 +4716,15 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 				return;
 			}
 			/* the Scale decoder: replicas is an int32 */
-			const json_t *br = json_object_get(
-			    json_object_get(in, "spec"), "replicas");
-			if (json_is_integer(br) &&
-			    (json_integer_value(br) > 2147483647 ||
-			     json_integer_value(br) < -2147483647 - 1)) {
+			json_int_t n;
+			char why[200];
+			if (!scale_replicas_of(
+				json_object_get(json_object_get(in, "spec"),
+						"replicas"),
+				false, &n, why, sizeof why)) {
 				srv_reply_fail(r, LP_E_BADREQUEST,
-					       "Scale in version \"v1\" cannot be handled as a Scale: json: cannot unmarshal number %lld into Go struct field ScaleSpec.spec.replicas of type int32",
-					       (long long)json_integer_value(br));
+					       "Scale in version \"v1\" cannot be handled as a Scale: %s",
+					       why);
 				json_decref(in);
 				return;
 			}
@@ -4791,14 +4837,6 @@ decoded:
 			fail_res(r, res, name, &err);
 			goto out;
 		}
-		if (rep && !json_is_integer(rep)) {
-			json_decref(want);
-			json_decref(applied);
-			reg_obj_free(&c);
-			srv_reply_fail(r, LP_E_BADREQUEST,
-				       "the spec replicas of the Scale must be an integer");
-			goto out;
-		}
 		if (!rep && patch && !get_path(c.obj, srp)) {
 			/* kube patches a Scale whose replicas mean "unset" */
 			json_decref(want);
@@ -4809,15 +4847,12 @@ decoded:
 				       srp ? srp : "");
 			goto out;
 		}
-		json_int_t nrep = rep ? json_integer_value(rep) : 0;
-		if (nrep > 2147483647 || nrep < -2147483647 - 1) {
+		json_int_t nrep;
+		char msg[200];
+		if (!scale_replicas_of(rep, true, &nrep, msg, sizeof msg)) {
 			/* the patched Scale does not decode: kube's 422 on
 			   the patch */
 			char *shown = srv_go_json(want);
-			char msg[200];
-			snprintf(msg, sizeof msg,
-				 "json: cannot unmarshal number %lld into Go struct field ScaleSpec.spec.replicas of type int32",
-				 (long long)nrep);
 			patch_invalid(shown ? shown : "", msg, &err);
 			free(shown);
 			json_decref(want);

@@ -509,6 +509,14 @@ scale_patch '{"spec":{"replicas":-1}}'
 check "... a negative count is the custom resource's own 422 at its replicas path" grep -qF 'Dial.scale.example.com \"d0\" is invalid: .spec.replicas: Invalid value: -1: should be a non-negative integer' "$WORK/out"
 scale_patch '{"spec":{"replicas":2147483648}}'
 check "... one beyond int32 is the patch's 422 (the Scale does not decode)" grep -qF 'json: cannot unmarshal number 2147483648 into Go struct field ScaleSpec.spec.replicas of type int32' "$WORK/out"
+scale_patch '{"spec":{"replicas":"x"}}'
+check "... so is a string (the patch's 422)" grep -qF 'is invalid: patch: Invalid value: \"{' "$WORK/out"
+check "... in Go's words" grep -qF 'json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32' "$WORK/out"
+scale_patch '{"spec":{"replicas":1.5}}'
+check "... and a fraction" grep -qF 'json: cannot unmarshal number 1.5 into Go struct field ScaleSpec.spec.replicas of type int32' "$WORK/out"
+scale_patch '{"spec":{"replicas":3.0}}'
+check "... while 3.0 is 3 (kube encodes the patched Scale again before decoding it)" python3 -c "
+import json; d = json.load(open('$WORK/out')); assert d['kind'] == 'Scale' and d['spec'] == {'replicas': 3}, d"
 # a JSON patch of the Scale (client-node's generated scale patch sends one)
 scale_patch '[{"op":"add","path":"/spec/replicas","value":2}]' application/json-patch+json
 check "... a JSON patch sets the replicas" python3 -c "
@@ -550,6 +558,8 @@ expect_rc 1 "a PUT of a Scale naming another object" kubectl replace --raw /apis
 check "... is kube's checkName 400" err_text 'the name of the object (other) does not match the name on the URL (d1)'
 expect_rc 1 "a PUT of a Scale beyond int32" kubectl replace --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale -f - <<<'{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d1"},"spec":{"replicas":3000000000}}'
 check "... is the Scale decoder's 400" err_text 'Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal number 3000000000 into Go struct field ScaleSpec.spec.replicas of type int32'
+expect_rc 1 "a PUT of a Scale whose replicas are a string" kubectl replace --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale -f - <<<'{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d1"},"spec":{"replicas":"3"}}'
+check "... is the same 400, in Go's words" err_text 'Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32'
 expect_rc 0 "status through /status" kubectl patch dial d1 --subresource=status --type=merge -p '{"status":{"replicas":3},"spec":{"replicas":9}}'
 expect_rc 0 "the status write" kubectl get dial d1 -o 'jsonpath={.status.replicas}/{.spec.replicas}/{.metadata.generation}'
 check "... changed status only, generation unchanged" out_has '^3/4/2$'
