@@ -1287,9 +1287,19 @@ lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 		json_t *probe = json_object();
 		bool known = srv_resource_field(res, probe, f, buf, sizeof buf) != NULL;
 		json_decref(probe);
-		if (!known)
+		if (known)
+			continue;
+		/* the kinds with field labels of their own (and custom
+		   resources) refuse in their converter's words; the rest
+		   fall to apimachinery's DefaultMetaV1FieldSelectorConversion */
+		if (res->custom || res->fields)
 			return srv_error_set(err, LP_E_BADREQUEST,
 					     "field label not supported: %.128s", f);
+		char q[300];
+		srv_go_quote(f, q, sizeof q);
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "%s is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
+				     q);
 	}
 	return LP_OK;
 }

@@ -909,6 +909,15 @@ req PUT /api/v1/namespaces/default/configmaps/rn1 '{"apiVersion":"v1","kind":"Co
 check "a PUT naming another namespace is 400 with both" code_has 400 'the namespace of the object (kube-system) does not match the namespace on the request (default)'
 req GET "/api/v1/namespaces?fieldSelector=metadata.namespace%3Dx"
 check "metadata.namespace is no field label of Namespaces (kube's 400)" code_has 400 'field label not supported: metadata.namespace'
+# kinds without field labels of their own fall to apimachinery's default
+# conversion, which words the refusal otherwise
+for p in /api/v1/namespaces/default/configmaps /api/v1/serviceaccounts \
+	/apis/coordination.k8s.io/v1/leases /apis/apiextensions.k8s.io/v1/customresourcedefinitions; do
+	req GET "$p?fieldSelector=foo%3D1"
+	check "an unknown field of $p is apimachinery's 400" code_has 400 '\"foo\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"'
+done
+req GET "/api/v1/secrets?fieldSelector=foo%3D1"
+check "... Secrets keep their converter's words" code_has 400 'field label not supported: foo'
 req GET "/api/v1/namespaces?fieldSelector=metadata.name%3Ddefault"
 check "... metadata.name is" code_has 200 '"name":"default"'
 req GET /openapi/v2
