@@ -3634,8 +3634,9 @@ static lp_err apply_typed(struct srv_mf_op *op, const json_t *live,
 /* A server-side apply configuration: an object of the resource's kind
    and version (400 "invalid object type" otherwise, as upstream's version
    check), naming the object of the URL if it names one. */
-static lp_err apply_config_ok(const struct srv_resource *res, const char *name,
-			      const json_t *cfg, struct srv_error *err)
+static lp_err apply_config_of(const char *gv, const char *want_kind,
+			      const char *name, const json_t *cfg,
+			      struct srv_error *err)
 {
 	const json_t *cm = json_object_get(cfg, "metadata");
 	/* kube reads the YAML into a map with sigs.k8s.io/yaml */
@@ -3648,9 +3649,7 @@ static lp_err apply_config_ok(const struct srv_resource *res, const char *name,
 				     "the apply configuration and its metadata must be objects");
 	const char *av = json_string_value(json_object_get(cfg, "apiVersion"));
 	const char *kind = json_string_value(json_object_get(cfg, "kind"));
-	char gv[300];
-	srv_resource_gv(res, gv, sizeof gv);
-	if (!av || !kind || strcmp(av, gv) || strcmp(kind, res->kind)) {
+	if (!av || !kind || strcmp(av, gv) || strcmp(kind, want_kind)) {
 		const char *slash = av ? strchr(av, '/') : NULL;
 		return srv_error_set(err, LP_E_BADREQUEST,
 				     "invalid object type: %.*s/%s, Kind=%s",
@@ -3669,6 +3668,15 @@ static lp_err apply_config_ok(const struct srv_resource *res, const char *name,
 				     "the name of the object (%.253s) does not match the name on the URL (%.253s)",
 				     cn, name);
 	return LP_OK;
+}
+
+/* apply_config_of for an object of res. */
+static lp_err apply_config_ok(const struct srv_resource *res, const char *name,
+			      const json_t *cfg, struct srv_error *err)
+{
+	char gv[300];
+	return apply_config_of(srv_resource_gv(res, gv, sizeof gv), res->kind,
+			       name, cfg, err);
 }
 
 /* An apply names its field manager: kube's 422 otherwise. */
@@ -4610,24 +4618,7 @@ static lp_err scale_apply_config(struct srv_req *r, const char *name,
 	json_t *c = NULL;
 	if (apply_body(r, &c, err))
 		return err->code;
-	const char *av = json_string_value(json_object_get(c, "apiVersion"));
-	const char *kind = json_string_value(json_object_get(c, "kind"));
-	if (!json_is_object(c) || !av || !kind ||
-	    strcmp(av, "autoscaling/v1") || strcmp(kind, "Scale")) {
-		const char *slash = av ? strchr(av, '/') : NULL;
-		srv_error_set(err, LP_E_BADREQUEST,
-			      "invalid object type: %.*s/%.64s, Kind=%.64s",
-			      slash ? (int)(slash - av) : 0, av ? av : "",
-			      slash ? slash + 1 : (av ? av : ""),
-			      kind ? kind : "");
-		json_decref(c);
-		return err->code;
-	}
-	const char *cn = meta_str(c, "name");
-	if (cn && *cn && strcmp(cn, name)) {
-		srv_error_set(err, LP_E_BADREQUEST,
-			      "the name of the object (%.253s) does not match the name on the URL (%.253s)",
-			      cn, name);
+	if (apply_config_of("autoscaling/v1", "Scale", name, c, err)) {
 		json_decref(c);
 		return err->code;
 	}
