@@ -3631,9 +3631,9 @@ static lp_err apply_typed(struct srv_mf_op *op, const json_t *live,
 	return rc;
 }
 
-/* A server-side apply configuration: an object of the resource's kind
-   and version (400 "invalid object type" otherwise, as upstream's version
-   check), naming the object of the URL if it names one. */
+/* A server-side apply configuration: an object of kind want_kind in
+   group version gv (400 "invalid object type" otherwise, as upstream's
+   version check), naming the object of the URL if it names one. */
 static lp_err apply_config_of(const char *gv, const char *want_kind,
 			      const char *name, const json_t *cfg,
 			      struct srv_error *err)
