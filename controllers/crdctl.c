@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ctl.h"
 #include "lapis/log.h"
@@ -61,13 +60,6 @@ struct crdctl {
 	json_t *waiting;
 	int64_t wait_ms;
 };
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static lp_err crd_init(const struct ctl_store *s, void **ud)
 {
@@ -342,7 +334,7 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 		/* InstanceDeletionInProgress stands for a minute of
 		   waiting; then, as kube's poll times out, the check's
 		   failure, and the next pass starts another minute */
-		int64_t now = mono_ms();
+		int64_t now = ctl_now_ms();
 		json_t *since = json_object_get(cc->waiting, name);
 		if (!json_is_integer(since)) {
 			json_object_set_new(cc->waiting, name,
@@ -354,8 +346,8 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 			return LP_OK;
 		json_object_del(cc->waiting, name);
 		lp_info("crd-finalizer: %s: %zu custom resources remain after "
-			"a minute",
-			name, sc.count);
+			"%lld ms of waiting",
+			name, sc.count, (long long)cc->wait_ms);
 		cond = (struct ctl_cond){
 		    "Terminating", "True", "InstanceDeletionCheck",
 		    "could not confirm zero CustomResources remaining: "

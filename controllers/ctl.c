@@ -150,6 +150,12 @@ void ctl_add_after(ctl *c, const char *key, int64_t delay_ms)
 			key);
 }
 
+int64_t ctl_now_ms(void)
+{
+	wq_clock *clk = wq_clock_real();
+	return clk->now(clk) / NS_PER_MS;
+}
+
 const struct ctl_store *ctl_store_of(ctl *c)
 {
 	return &c->m->store;

@@ -159,6 +159,8 @@ struct ctl_def {
 void ctl_add(ctl *c, const char *key);
 /* Queue key after delay_ms. Any thread. */
 void ctl_add_after(ctl *c, const char *key, int64_t delay_ms);
+/* The time the delays count in (monotonic), in ms. Any thread. */
+int64_t ctl_now_ms(void);
 /* The store the controller was made with. */
 const struct ctl_store *ctl_store_of(ctl *c);
 /* Wait until the shared informer has applied revision rev (a revision

@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ctl.h"
 #include "lapis/log.h"
@@ -62,19 +61,12 @@ struct nsctl {
 	json_t *first_seen;
 };
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* How long the content of namespace name is still to be left alone (0:
    no longer); done: forget it (the namespace is gone or not
    terminating). */
 static int64_t settle_left(struct nsctl *n, const char *name, bool done)
 {
-	int64_t left = 0, now = mono_ms();
+	int64_t left = 0, now = ctl_now_ms();
 	pthread_mutex_lock(&n->mu);
 	if (done) {
 		json_object_del(n->first_seen, name);
