@@ -1670,10 +1670,8 @@ static void walk_init(struct walk *w, const struct srv_mf_op *op)
 	w->scope = SC_ALL;
 	if (op->subresource && !strcmp(op->subresource, "status")) {
 		w->scope = SC_STATUS;
-	} else if (op->res && op->res->subresources) {
-		for (const char *const *s = op->res->subresources; *s; s++)
-			if (!strcmp(*s, "status"))
-				w->scope = SC_NO_STATUS;
+	} else if (op->res && srv_resource_has_sub(op->res, "status")) {
+		w->scope = SC_NO_STATUS;
 	}
 }
 

@@ -3100,6 +3100,28 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
  */
 enum upd_kind { UPD_MAIN, UPD_STATUS, UPD_FINALIZE };
 
+/* kube's ValidateNamespaceFinalizeUpdate: each of a namespace's
+   spec.finalizers a qualified name, a bare one a standard finalizer */
+static void finalize_causes(const json_t *ns, struct srv_error *err)
+{
+	const json_t *f =
+	    json_object_get(json_object_get(ns, "spec"), "finalizers");
+	size_t fi;
+	json_t *fv;
+	json_array_foreach(f, fi, fv)
+	{
+		const char *fs = json_string_value(fv);
+		char ff[48];
+		snprintf(ff, sizeof ff, "spec.finalizers[%zu]", fi);
+		srv_qname_causes(err, ff, fs ? fs : "", fs ? fs : "");
+		if (fs && !strchr(fs, '/') && strcmp(fs, "kubernetes") &&
+		    strcmp(fs, "orphan") && strcmp(fs, "foregroundDeletion"))
+			srv_error_cause(err, "FieldValueInvalid", ff,
+					"Invalid value: \"%.253s\": name is neither a standard finalizer name nor is it fully qualified",
+					fs);
+	}
+}
+
 /* Are the members of a and b equal in value, but for skip? */
 static bool same_members(const json_t *a, const json_t *b, const char *skip,
 			 bool (*same)(const char *k, const json_t *x,
@@ -3212,45 +3234,18 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	}
 	/* what each endpoint may change */
 	json_t *next;
-	if (kind == UPD_STATUS || kind == UPD_FINALIZE) {
+	if (kind == UPD_STATUS && res->custom) {
+		/* a custom resource's status strategy takes the stored object
+		   whole and the body's status alone (customresource's
+		   statusStrategy.PrepareForUpdate); managedFields are the
+		   update's own */
 		r->body_pruned = false; /* next is the stored object's copy */
 		next = json_deep_copy(old);
-		const char *part = kind == UPD_STATUS ? "status" : "spec";
-		json_t *v = json_object_get(obj, part);
-		if (kind == UPD_FINALIZE) {
-			json_t *spec = json_object_get(next, "spec");
-			if (!json_is_object(spec)) {
-				spec = json_object();
-				json_object_set_new(next, "spec", spec);
-			}
-			json_t *f = json_object_get(v, "finalizers");
-			if (f)
-				json_object_set(spec, "finalizers", f);
-			else
-				json_object_del(spec, "finalizers");
-			/* kube's ValidateNamespaceFinalizeUpdate: each a
-			   qualified name, a bare one a standard finalizer */
-			size_t fi;
-			json_t *fv;
-			json_array_foreach(f, fi, fv)
-			{
-				const char *fs = json_string_value(fv);
-				char ff[48];
-				snprintf(ff, sizeof ff, "spec.finalizers[%zu]", fi);
-				srv_qname_causes(&err, ff, fs ? fs : "",
-						 fs ? fs : "");
-				if (fs && !strchr(fs, '/') && strcmp(fs, "kubernetes") &&
-					 strcmp(fs, "orphan") &&
-					 strcmp(fs, "foregroundDeletion"))
-					srv_error_cause(&err, "FieldValueInvalid", ff,
-							"Invalid value: \"%.253s\": name is neither a standard finalizer name nor is it fully qualified",
-							fs);
-			}
-		} else if (v) {
-			json_object_set(next, part, v);
-		} else {
-			json_object_del(next, part);
-		}
+		json_t *v = json_object_get(obj, "status");
+		if (v)
+			json_object_set(next, "status", v);
+		else
+			json_object_del(next, "status");
 		if (tracked) {
 			/* server-side apply computed the entries */
 			json_t *nm = json_object_get(next, "metadata");
@@ -3262,6 +3257,10 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 		}
 		json_decref(obj);
 	} else {
+		/* a built-in's strategies reset one part and keep the body's
+		   metadata, on every endpoint: the main one the status, /status
+		   the spec (the namespace, service and CRD status strategies),
+		   a namespace's /finalize the status */
 		next = obj;
 		m = json_object_get(next, "metadata");
 		/* server-owned fields come from the stored object (kube's
@@ -3280,18 +3279,21 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 			else
 				json_object_del(m, keep[i]);
 		}
-		if (res->subresources) {
-			bool has_status = false;
-			for (const char *const *s = res->subresources; *s; s++)
-				has_status = has_status || !strcmp(*s, "status");
-			if (has_status) {
-				json_t *os = json_object_get(old, "status");
-				if (os)
-					json_object_set(next, "status", os);
-				else
-					json_object_del(next, "status");
-			}
+		const char *reset = NULL;
+		if (kind == UPD_STATUS)
+			reset = "spec";
+		else if (kind == UPD_FINALIZE ||
+			 srv_resource_has_sub(res, "status"))
+			reset = "status";
+		if (reset) {
+			json_t *ov = json_object_get(old, reset);
+			if (ov)
+				json_object_set(next, reset, ov);
+			else
+				json_object_del(next, reset);
 		}
+		if (kind == UPD_FINALIZE)
+			finalize_causes(next, &err);
 		if (!strcmp(res->resource, "namespaces")) {
 			json_t *labels = json_object_get(m, "labels");
 			if (!json_is_object(labels)) {
@@ -5208,10 +5210,7 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		}
 	}
 	if (sub[0]) {
-		bool ok = false;
-		for (const char *const *s = res->subresources; s && *s; s++)
-			ok = ok || !strcmp(*s, sub);
-		if (!ok || !name[0]) {
+		if (!srv_resource_has_sub(res, sub) || !name[0]) {
 			struct srv_error err;
 			srv_error_clear(&err);
 			if (!res->custom) {

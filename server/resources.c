@@ -2686,6 +2686,14 @@ const struct srv_resource *srv_resource_find(const char *group,
 	return NULL;
 }
 
+bool srv_resource_has_sub(const struct srv_resource *r, const char *sub)
+{
+	for (const char *const *s = r->subresources; s && *s; s++)
+		if (!strcmp(*s, sub))
+			return true;
+	return false;
+}
+
 const char *srv_resource_gr(const struct srv_resource *r, char *buf, size_t n)
 {
 	/* a view's errors name its storage, as kube's (the REST storage of

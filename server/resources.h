@@ -179,6 +179,9 @@ const struct srv_resource *srv_resource_lookup(const char *group,
 size_t srv_resources_all(const struct srv_resource ***out, void **hold);
 void srv_resources_release(void *hold);
 
+/* Does r serve the subresource sub ("status", "scale", ...)? */
+bool srv_resource_has_sub(const struct srv_resource *r, const char *sub);
+
 /* "<resource>" or "<resource>.<group>" into buf (Status messages). */
 const char *srv_resource_gr(const struct srv_resource *r, char *buf,
 			    size_t n);

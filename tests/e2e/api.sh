@@ -1132,6 +1132,16 @@ req PATCH "$SVCS/lbl/status" '{"status":{"loadBalancer":{"ingress":[{"ip":"192.0
 check "... and an ingress ip gets ipMode VIP" code_has 200 '"ingress":[{"ip":"192.0.2.1","ipMode":"VIP"},{"hostname":"lb.example.com"}]'
 req PATCH "$SVCS/aff/status" '{"status":{"loadBalancer":{"ingress":[{"ip":"192.0.2.1"}]}}}' application/merge-patch+json
 check "... ingress only on a LoadBalancer" code_has 422 "status.loadBalancer.ingress: Forbidden: may only be used when"
+# A built-in's /status keeps the body's metadata and resets its spec (kube's
+# service, namespace and CRD status strategies): the cloud provider's service
+# controller adds and removes its finalizer through services/NAME/status.
+req PATCH "$SVCS/lbl/status" '{"metadata":{"finalizers":["service.kubernetes.io/load-balancer-cleanup"],"labels":{"st":"1"}},"spec":{"type":"ClusterIP"}}' application/strategic-merge-patch+json
+check "a Service's /status takes a finalizer and labels, not the spec" code_has 200 '"finalizers":["service.kubernetes.io/load-balancer-cleanup"]' '"st":"1"' '"type":"LoadBalancer"'
+req DELETE "$SVCS/lbl"
+req PATCH "$SVCS/lbl/status" '{"metadata":{"$deleteFromPrimitiveList/finalizers":["service.kubernetes.io/load-balancer-cleanup"]}}' application/strategic-merge-patch+json
+check "... and removing the last finalizer there ends the deleted Service" code_is 200
+req GET "$SVCS/lbl"
+check "... which is gone" code_is 404
 # From the built-in kinds probe (session 14): kube's validators append the
 # type's causes to the metadata's; per-kind rules and strategy warnings.
 NSD=/api/v1/namespaces/default
@@ -1183,6 +1193,10 @@ req PATCH /api/v1/namespaces/phases/status '{"status":{"phase":"Terminating"}}' 
 check "a Namespace's status may say Terminating only once it is deleted" code_has 422 'status.Phase: Invalid value: \"Terminating\": may only be '"'"'Active'"'"' if `deletionTimestamp` is empty'
 req PATCH /api/v1/namespaces/phases/status '{"status":{"phase":""}}' application/merge-patch+json
 check "... an empty phase defaults to Active" code_has 200 '"status":{"phase":"Active"}'
+req PATCH /api/v1/namespaces/phases/status '{"metadata":{"labels":{"st":"2"}},"spec":{"finalizers":[]}}' application/merge-patch+json
+check "a Namespace's /status keeps new labels, and its spec" code_has 200 '"st":"2"' '"spec":{"finalizers":["kubernetes"]}'
+req PUT /api/v1/namespaces/phases/finalize '{"metadata":{"name":"phases","labels":{"fin":"3"}},"spec":{"finalizers":["kubernetes"]},"status":{"phase":"Terminating"}}'
+check "... /finalize keeps them too, and the status" code_has 200 '"fin":"3"' '"status":{"phase":"Active"}'
 curl -sS -o "$WORK/body" -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' "$URL$NSD/events"
 check "the Event Table's Name column has kube's format name" bash -c "grep -qF '{\"name\":\"Name\",\"type\":\"string\",\"format\":\"name\"' '$WORK/body'"
 svc_bad "... a headless NodePort Service" '{"type":"NodePort","clusterIP":"None","ports":[{"port":80}]}' "spec.clusterIPs[0]: Invalid value: \\\"None\\\": may not be set to 'None' for NodePort services"
