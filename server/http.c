@@ -409,9 +409,36 @@ void srv_reply_json(struct srv_req *r, int code, json_t *v)
 	srv_reply_take(r, code, "application/json", s, n);
 }
 
+/* Is message the Invalid of a request's options, "<Kind>Options.meta.k8s.io
+   \"\" is invalid: ..."? Then *w is its group and kind (kube's NewInvalid on
+   the options' GroupKind), with kind in buf. */
+static bool options_invalid(const char *message, struct srv_status_what *w,
+			    char *buf, size_t n)
+{
+	static const char tail[] = "Options.meta.k8s.io \"\" is invalid: ";
+	size_t k = 0;
+	while ((message[k] >= 'A' && message[k] <= 'Z') ||
+	       (message[k] >= 'a' && message[k] <= 'z'))
+		k++;
+	if (k < sizeof "Options" - 1 ||
+	    strncmp(message + k - (sizeof "Options" - 1), tail,
+		    sizeof tail - 1) ||
+	    k + 1 > n)
+		return false;
+	memcpy(buf, message, k);
+	buf[k] = '\0';
+	*w = (struct srv_status_what){.group = "meta.k8s.io", .kind = buf};
+	return true;
+}
+
 void srv_reply_error(struct srv_req *r, const struct srv_error *err,
 		     const struct srv_status_what *what)
 {
+	struct srv_status_what ow;
+	char okind[32];
+	if (err && err->code == LP_E_INVALID &&
+	    options_invalid(err->message, &ow, okind, sizeof okind))
+		what = &ow;
 	int retry = 0;
 	if (err && (err->code == LP_E_FUTURE || err->code == LP_E_TOOMANY ||
 		    err->code == LP_E_READERSFULL || err->retry_soon))
@@ -817,6 +844,42 @@ static void raise_nofile(void)
 	}
 }
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* libmicrohttpd's unescape of the path and of each query key and value, in
+   place, but for %00: decoded, the NUL would end the C string the handlers
+   read, and the request act on a shorter path or value than it named
+   (namespaces/victim%00/configmaps/x, a DELETE of the namespace). It stays
+   as the three characters, which no name, selector or token takes: the
+   request fails on them instead (a '%' in a name is kube's 400). */
+static size_t unescape_cb(void *cls, struct MHD_Connection *conn, char *val)
+{
+	(void)cls;
+	(void)conn;
+	char *w = val;
+	for (const char *p = val; *p;) {
+		int hi, lo;
+		if (p[0] == '%' && (hi = hex_digit(p[1])) >= 0 &&
+		    (lo = hex_digit(p[2])) >= 0 && (hi | lo)) {
+			*w++ = (char)(hi << 4 | lo);
+			p += 3;
+		} else {
+			*w++ = *p++;
+		}
+	}
+	*w = '\0';
+	return (size_t)(w - val);
+}
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	(void)cls;
@@ -888,6 +951,7 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 			MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_MHD_MEMORY_LIMIT,
 			MHD_OPTION_CONNECTION_TIMEOUT, idle,
 			MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s,
+			MHD_OPTION_UNESCAPE_CALLBACK, unescape_cb, NULL,
 			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
 	else
 		s->d = MHD_start_daemon(
@@ -898,6 +962,7 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 			MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_MHD_MEMORY_LIMIT,
 			MHD_OPTION_CONNECTION_TIMEOUT, idle,
 			MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s,
+			MHD_OPTION_UNESCAPE_CALLBACK, unescape_cb, NULL,
 			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 			MHD_OPTION_HTTPS_MEM_KEY, s->key,
 			MHD_OPTION_HTTPS_MEM_CERT, s->cert, MHD_OPTION_END);

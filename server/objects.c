@@ -806,11 +806,23 @@ static lp_err check_type(const struct srv_resource *res, json_t *obj,
 static lp_err key_of(const struct srv_resource *res, const char *ns,
 		     const char *name, struct reg_key *k, struct srv_error *err)
 {
+	/* kube's key functions: a name that is no path segment is a 400
+	   (IsValidPathSegmentName) */
+	const char *bad = !strcmp(name, ".")	      ? "may not be '.'"
+			  : !strcmp(name, "..")	      ? "may not be '..'"
+			  : strchr(name, '%') != NULL ? "may not contain '%'"
+						      : NULL;
+	if (bad) {
+		char q[1100];
+		srv_go_quote(name, q, sizeof q);
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "Name parameter invalid: %s: %s", q, bad);
+	}
 	lp_err rc = reg_object_key(srv_resource_store_group(res),
 				   res->resource, res->namespaced ? ns : NULL,
 				   name, k);
-	if (rc == LP_E_KEYTOOLONG)
-		return srv_error_set(err, LP_E_INVALID, "metadata.name: Too long");
+	/* a name too long for a key (over 253 bytes, as no object's) names
+	   none: kube's store finds nothing under it */
 	if (rc)
 		return not_found_err(res, name, err);
 	return LP_OK;
@@ -3681,10 +3693,12 @@ static lp_err apply_config_ok(const struct srv_resource *res, const char *name,
 			       name, cfg, err);
 }
 
-/* An apply names its field manager: kube's 422 otherwise. */
+/* An apply names its field manager, not "": kube's 422 otherwise
+   (ValidatePatchOptions). */
 static lp_err apply_manager_given(struct srv_req *r, struct srv_error *err)
 {
-	if (srv_query(r, "fieldManager"))
+	const char *fm = srv_query(r, "fieldManager");
+	if (fm && *fm)
 		return LP_OK;
 	srv_error_cause(err, "FieldValueRequired", "fieldManager",
 			"Required value: is required for apply patch");
@@ -3954,6 +3968,15 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 				fail_res(r, res, name, &err);
 			else
 				srv_reply_error(r, &err, NULL);
+			return;
+		}
+		/* kube's patcher runs checkName on the patched object: a
+		   patch that takes its name away (metadata null, a JSON patch
+		   removing /metadata) is a mismatch too */
+		if (check_body_name(r, next, ns, name)) {
+			reg_obj_free(&c);
+			json_decref(next);
+			json_decref(patch);
 			return;
 		}
 		if (res->view)
@@ -4435,10 +4458,18 @@ static void do_deletecollection(struct srv_req *r, const struct srv_resource *re
 	srv_error_clear(&err);
 	struct del_opts o;
 	struct list_opts lo;
-	if (delete_opts(r, &o, &err) ||
-	    srv_list_opts(r, res, false, &lo, &err)) {
+	if (delete_opts(r, &o, &err)) {
 		json_decref(o.body);
 		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	if (srv_list_opts(r, res, false, &lo, &err)) {
+		/* the selectors parsed before the failing one */
+		list_opts_free(&lo);
+		json_decref(o.body);
+		srv_reply_error(r, &err,
+				err.code == LP_E_INVALID ? &srv_listopts_what
+							 : NULL);
 		return;
 	}
 	json_t *items = json_array();

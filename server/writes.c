@@ -256,12 +256,18 @@ static void queue_remove(struct srv_wpool *p, struct srv_req *r)
 /* Answer r with kube's timeout Status (finisher.go: a request whose
    context ends first). Call with p->mu held; the caller resumes or
    answers. */
-static void time_out(struct srv_wpool *p, struct srv_req *r)
+static void timeout_error(struct srv_error *err)
 {
-	struct srv_error err = {.code = LP_E_TIMEOUT};
-	snprintf(err.message, sizeof err.message,
+	*err = (struct srv_error){.code = LP_E_TIMEOUT};
+	snprintf(err->message, sizeof err->message,
 		 "Timeout: request did not complete within requested timeout - "
 		 "context deadline exceeded");
+}
+
+static void time_out(struct srv_wpool *p, struct srv_req *r)
+{
+	struct srv_error err;
+	timeout_error(&err);
 	unsigned code = 0;
 	r->job.resp = srv__status_response(&err, &code);
 	r->job.code = code; /* 0 (OOM): the connection is closed */
@@ -635,7 +641,23 @@ static void run_orphans(struct srv_wpool *p)
 bool srv__wpool_submit(struct srv_wpool *p, struct srv_req *r, bool *ok)
 {
 	*ok = true;
-	if (!p || !srv__req_detach(r))
+	if (!p)
+		return false;
+	int64_t deadline = INT64_MAX;
+	if (r->timeout_ms)
+		deadline = r->start_ms + r->timeout_ms;
+	else if (p->timeout_ms)
+		deadline = r->start_ms + (int64_t)p->timeout_ms;
+	if (now_ms() >= deadline) {
+		/* past its deadline before it ran (its body came late): kube's
+		   timeout filter has answered, and its handler's storage
+		   call finds the context done, so nothing is written */
+		struct srv_error err;
+		timeout_error(&err);
+		srv_reply_error(r, &err, NULL);
+		return true;
+	}
+	if (!srv__req_detach(r))
 		return false; /* out of memory: inline is still correct */
 	pthread_mutex_lock(&p->mu);
 	if (p->closed) {
@@ -644,12 +666,7 @@ bool srv__wpool_submit(struct srv_wpool *p, struct srv_req *r, bool *ok)
 		return false;
 	}
 	atomic_fetch_add(&r->refs, 1); /* the pool's (invariant 2) */
-	if (r->timeout_ms)
-		r->job.deadline_ms = r->start_ms + r->timeout_ms;
-	else if (p->timeout_ms)
-		r->job.deadline_ms = r->start_ms + (int64_t)p->timeout_ms;
-	else
-		r->job.deadline_ms = INT64_MAX;
+	r->job.deadline_ms = deadline;
 	flight_add(p, r);
 	if (p->n_busy >= p->max) {
 		/* no slot: wait for one, suspended */

@@ -147,6 +147,19 @@ assert b'"type":"ADDED"' in r.readline()
 PY
 req GET "/api/v1/namespaces/default/configmaps?limit=3&continue=garbage!!"
 check "a garbage continue token is 400" code_is 400
+# %00 is not decoded: the handlers read C strings, and a NUL would cut the
+# path short (namespaces/victim%00/configmaps/x deleted the namespace)
+req POST /api/v1/namespaces '{"metadata":{"name":"victim"}}'
+req DELETE "/api/v1/namespaces/victim%00/configmaps/anything"
+check "a %00 in a namespace segment does not cut the path" code_has 404 'configmaps \"anything\" not found'
+req GET /api/v1/namespaces/victim
+check "... the namespace stays" code_has 200 '"phase":"Active"'
+req GET "/api/v1/namespaces/default/configmaps/a%00b"
+check "a name with %00 (or any '%') is kube's 400 of IsValidPathSegmentName" code_has 400 "Name parameter invalid: \\\"a%00b\\\": may not contain '%'"
+req POST "/api/v1/namespaces/default/configmaps?dryRun=All%00x" '{"metadata":{"name":"dr00"}}'
+check "... and dryRun=All%00x is no dry run but a 422" code_has 422 'dryRun: Unsupported value'
+req GET "/api/v1/namespaces/default/configmaps/$(printf 'a%.0s' {1..1100})"
+check "a name too long for any key finds nothing: 404" code_is 404
 tok() { printf '%s' "$1" | base64 -w0 | tr '+/' '-_' | tr -d '='; }
 req GET "/api/v1/namespaces/default/configmaps?limit=3&continue=$(tok '{"v":"v2","rv":5,"start":"x"}')"
 check "a token of another version is 400 in storage.DecodeContinue's words" code_has 400 '"message":"invalid continue token: continue key is not valid: server does not recognize this encoded version v2"'
@@ -578,6 +591,11 @@ req DELETE "/api/v1/namespaces/default/configmaps?labelSelector=dc%3Dy&limit=2"
 check "deletecollection with a limit deletes one page, answering its continue token" code_has 200 '"continue":"' '"name":"dc1"' '"name":"dc2"'
 req DELETE "/api/v1/namespaces/default/configmaps?labelSelector=dc%3Dy"
 check "... and the rest goes with the next" code_has 200 '"name":"dc3"'
+# (the ASan run checks that the parsed label selector is freed)
+req DELETE "/api/v1/namespaces/default/configmaps?labelSelector=a%3Db&fieldSelector=spec.bogus%3Dx"
+check "deletecollection with a bad field selector after a label selector is 400" code_has 400 'is not a known field selector'
+req DELETE "/api/v1/namespaces/default/configmaps?labelSelector=a%3Db&resourceVersionMatch=Exact"
+check "... and a ListOptions 422 names meta.k8s.io ListOptions, as a list's" code_has 422 '"group":"meta.k8s.io","kind":"ListOptions"'
 
 # finalizers hold an object until removed
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"f1","finalizers":["example.com/hold"]}}'
@@ -905,6 +923,10 @@ req PUT /api/v1/namespaces/default/configmaps/rn1 '{"apiVersion":"v1","kind":"Co
 check "a PUT naming another object is 400 with both names" code_has 400 'the name of the object (zz) does not match the name on the URL (rn1)'
 req PATCH /api/v1/namespaces/default/configmaps/rn1 '{"metadata":{"name":"renamed"}}' application/merge-patch+json
 check "a patch that renames is 400 with both names" code_has 400 'the name of the object (renamed) does not match the name on the URL (rn1)'
+req PATCH "/api/v1/namespaces/default/configmaps/rn1" '{"metadata":null}' application/merge-patch+json
+check "a patch that takes the name away is the same 400 (kube's checkName on the patched object)" code_has 400 'the name of the object () does not match the name on the URL (rn1)'
+req PATCH "/api/v1/namespaces/default/configmaps/rn1" '[{"op":"remove","path":"/metadata"}]' application/json-patch+json
+check "... a JSON patch removing /metadata too" code_has 400 'the name of the object () does not match the name on the URL (rn1)'
 req PUT /api/v1/namespaces/default/configmaps/rn1 '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"rn1","namespace":"kube-system"}}'
 check "a PUT naming another namespace is 400 with both" code_has 400 'the namespace of the object (kube-system) does not match the namespace on the request (default)'
 req GET "/api/v1/namespaces?fieldSelector=metadata.namespace%3Dx"
@@ -1429,6 +1451,10 @@ req PATCH "$SA/pulls2?fieldManager=m2&force=True" '{"apiVersion":"v1","kind":"Se
 check "... which force=True takes over" code_has 200 '"imagePullSecrets":[{"name":"b"}]'
 req PATCH "$SA/pulls2?fieldManager=m1&force=FALSE" '{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"pulls2"},"imagePullSecrets":[{"name":"a"}]}' application/apply-patch+yaml
 check "... and force=FALSE does not" code_has 409 'conflict with \"m2\": .imagePullSecrets'
+req PATCH "$SA/pulls3?fieldManager=" '{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"pulls3"}}' application/apply-patch+yaml
+check "an apply with an empty fieldManager is kube's 422, details naming PatchOptions" code_has 422 'PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch' '"details":{"group":"meta.k8s.io","kind":"PatchOptions","causes":'
+req PATCH "$SA/pulls2?force=true" '{}' application/merge-patch+json
+check "... force on another patch names PatchOptions too" code_has 422 '"details":{"group":"meta.k8s.io","kind":"PatchOptions","causes":'
 req DELETE "$SA/pulls2"
 check "deleting a ServiceAccount answers the deleted object (kube's ReturnDeletedObject)" code_has 200 '{"kind":"ServiceAccount","apiVersion":"v1","metadata":{"name":"pulls2",'
 req POST "$SA" '{"metadata":{"name":"robot"}}'

@@ -213,6 +213,29 @@ wait "$SLOT_PID"
 check "the write holding the slot gets 201" bash -c "[[ \$(cat '$WORK/s1code') == 201 ]]"
 req POST "$NS" "$(cm afterhang)"
 check "a write after the hung-up ones gets the slot and 201" code_is 201
+# A write whose ?timeout= passes while its body is still on the way: kube's
+# timeout filter answers 504 and the handler's storage call finds its
+# context done, so nothing is written (this waits 1 s of the server's clock
+# by design: the deadline is the subject).
+check "a write whose deadline passed before its body came gets 504" python3 - "$URL" <<'PY'
+import socket, sys, time, json
+host, port = sys.argv[1].split('//')[1].split(':')
+b = json.dumps({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'latebody'}}).encode()
+s = socket.create_connection((host, int(port)))
+s.sendall(b'POST /api/v1/namespaces/default/configmaps?timeout=1s HTTP/1.1\r\nHost: x\r\n'
+          b'Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n' % len(b))
+time.sleep(1.5)
+s.sendall(b)
+resp = b''
+while True:
+    d = s.recv(65536)
+    if not d:
+        break
+    resp += d
+assert resp.startswith(b'HTTP/1.1 504') and b'"reason":"Timeout"' in resp, resp[:300]
+PY
+req GET "$NS/latebody"
+check "... and never ran" code_is 404
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
 check "server exits 0 after clients hung up on their writes" [ "$RC" == 0 ]
