@@ -562,6 +562,13 @@ void srv_resume(struct MHD_Connection *c)
 	MHD_resume_connection(c);
 }
 
+int srv_conn_fd(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	return ci ? ci->connect_fd : -1;
+}
+
 int srv_stopping(struct srv *s)
 {
 	return atomic_load(&s->stopping);
@@ -643,6 +650,68 @@ static bool is_write(const struct srv_reqinfo *ri)
 	return false;
 }
 
+struct framing {
+	unsigned n_len;	      /* Content-Length headers */
+	const char *len;      /* the first */
+	bool len_differs;     /* another says something else */
+	const char *encoding; /* Transfer-Encoding */
+};
+
+static enum MHD_Result framing_cb(void *cls, enum MHD_ValueKind kind,
+				  const char *key, const char *value)
+{
+	(void)kind;
+	struct framing *f = cls;
+	if (!strcasecmp(key, "Content-Length")) {
+		if (f->n_len++ && strcmp(f->len, value ? value : ""))
+			f->len_differs = true;
+		else if (!f->len)
+			f->len = value ? value : "";
+	} else if (!strcasecmp(key, "Transfer-Encoding")) {
+		f->encoding = value ? value : "";
+	}
+	return MHD_YES;
+}
+
+/*
+ * What Go's server and kube's filters refuse before a handler reads the
+ * body, answered from the headers (libmicrohttpd then reads no body and
+ * closes the connection after the answer): Content-Length headers that
+ * disagree (a request smuggled in the body of another, as
+ * libmicrohttpd takes the first), a transfer coding other than chunked
+ * (which libmicrohttpd waited on until the idle timeout), and a missing or
+ * bad token on TLS (kube authenticates first: no unauthenticated upload is
+ * read). true when it answered.
+ */
+static bool early_answer(struct srv *s, struct srv_req *r)
+{
+	struct framing f = {0};
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, framing_cb, &f);
+	if (f.len_differs) {
+		srv_reply_fail(r, LP_E_BADREQUEST,
+			       "http: message cannot contain multiple Content-Length headers");
+		return true;
+	}
+	if (f.encoding && strcasecmp(f.encoding, "chunked")) {
+		static const char st[] =
+		    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+		    "\"status\":\"Failure\",\"message\":\"Unsupported transfer "
+		    "encoding\",\"code\":501}";
+		srv_reply_copy(r, 501, "application/json", st, sizeof st - 1);
+		return true;
+	}
+	if (!s->o.insecure &&
+	    !token_ok(s, MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+						     "Authorization"))) {
+		srv_reply_fail(r, LP_E_UNAUTHORIZED, "Unauthorized");
+		return true;
+	}
+	/* a body over the limit is still read (and dropped) before its
+	   413: closing with it unread would reset the connection, and the
+	   client could lose the answer */
+	return false;
+}
+
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 				 const char *url, const char *method,
 				 const char *version, const char *upload_data,
@@ -666,6 +735,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 			r->start_ms = now_ms();
 		atomic_store(&r->refs, 1);
 		*con_cls = r;
+		early_answer(s, r);
 		return MHD_YES;
 	}
 	if (r->deferred) /* resumed: the write goes on, or is answered */

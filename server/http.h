@@ -189,6 +189,10 @@ void srv_reply_stream(struct srv_req *r, const char *ctype, srv_stream_fn fn,
 void srv_suspend(struct MHD_Connection *c);
 void srv_resume(struct MHD_Connection *c);
 
+/* The socket of c (-1 if libmicrohttpd does not say), to probe whether its
+   client went while the connection is suspended. */
+int srv_conn_fd(struct MHD_Connection *c);
+
 /* The dispatcher (api.c), run once per request when its body is complete. */
 void srv_dispatch(struct srv_req *r);
 

@@ -29,6 +29,14 @@
  *     at completion, after eng_watch_close) and the ticker's list entry.
  *  4. Each event is framed once for every unfiltered watcher (cached on the
  *     engine event); filtered watchers frame their own (the type may differ).
+ *  6. A suspended connection is never polled by libmicrohttpd, so a client
+ *     that hangs up on an idle watch would hold its socket and stream until
+ *     an event, a bookmark or its deadline (kube's handler sees the
+ *     request's context end at once). The ticker probes every stream's
+ *     socket each PROBE_MS with one poll(2) for the peer's hang-up
+ *     (POLLRDHUP, which a TLS close_notify's pending bytes do not hide);
+ *     a stream whose client went is marked gone and woken, and its reader
+ *     ends the response with an error, which closes the connection.
  *  5. An unfiltered watcher copies a shared frame straight into MHD's
  *     buffer (ws->cur), never into its own: the reader takes the next event
  *     only when nothing is pending, so output stays in order. ws->buf holds
@@ -36,6 +44,7 @@
  *     bookmarks, errors) and is freed when the stream suspends: an idle
  *     watcher holds no output buffer.
  */
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -97,6 +106,8 @@ struct wstream {
 	bool closed;		/* under mu: the request completed */
 	_Atomic int refs;
 	_Atomic int dead;	/* the ticker drops its entry */
+	int fd;			/* its connection's socket (invariant 6) */
+	_Atomic int gone;	/* its client hung up: end with an error */
 	struct wstream *tk_next; /* ticker list, under tk_mu */
 };
 
@@ -469,6 +480,8 @@ static long reader(void *state, uint64_t pos, char *buf, size_t max)
 	(void)pos;
 	struct wstream *ws = state;
 	size_t got = 0;
+	if (atomic_load(&ws->gone))
+		return -2; /* MHD_CONTENT_READER_END_WITH_ERROR: close */
 	for (;;) {
 		got += drain(ws, buf + got, max - got);
 		if (got == max || ws->off < ws->len || ws->cur)
@@ -569,9 +582,48 @@ static int64_t ws_due(struct wstream *ws)
 	return at;
 }
 
+/* How often the ticker looks for clients that hung up (invariant 6). */
+#define PROBE_MS 1000
+
+/* Invariant 6: one poll(2) over the sockets of every stream; those whose
+   client hung up are marked gone and woken. Call with t->mu held; drops
+   it while it polls and wakes. */
+static void probe_clients(struct wticker *t)
+{
+	size_t n = t->n;
+	struct wstream **ws = n ? malloc(n * sizeof *ws) : NULL;
+	struct pollfd *pf = n ? malloc(n * sizeof *pf) : NULL;
+	size_t k = 0;
+	for (struct wstream *w = t->list; w && ws && pf; w = w->tk_next) {
+		if (atomic_load(&w->dead) || w->fd < 0 || atomic_load(&w->gone))
+			continue;
+		atomic_fetch_add(&w->refs, 1);
+		ws[k] = w;
+		pf[k] = (struct pollfd){.fd = w->fd, .events = POLLRDHUP};
+		k++;
+	}
+	pthread_mutex_unlock(&t->mu);
+	/* a socket closed and reused meanwhile belongs to a stream that is
+	   dead by then: ws_wake looks at closed under the stream's lock */
+	if (k && poll(pf, k, 0) > 0) {
+		for (size_t i = 0; i < k; i++) {
+			if (!(pf[i].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+				continue;
+			atomic_store(&ws[i]->gone, 1);
+			ws_wake(ws[i]);
+		}
+	}
+	for (size_t i = 0; i < k; i++)
+		ws_unref(ws[i]);
+	free(ws);
+	free(pf);
+	pthread_mutex_lock(&t->mu);
+}
+
 static void *ticker_main(void *arg)
 {
 	struct wticker *t = arg;
+	int64_t next_probe = now_ms() + PROBE_MS;
 	pthread_setname_np(pthread_self(), "watch-ticker");
 	pthread_mutex_lock(&t->mu);
 	while (!t->stop) {
@@ -590,6 +642,12 @@ static void *ticker_main(void *arg)
 		uint64_t td = atomic_load(&srv_crd_teardowns);
 		bool torn = td != t->teardowns;
 		t->teardowns = td;
+		if (now >= next_probe) {
+			next_probe = now + PROBE_MS;
+			probe_clients(t);
+			if (t->stop)
+				break;
+		}
 		if (now < t->next_due && !reap && !torn)
 			continue;
 		struct wstream **due = t->n ? malloc(t->n * sizeof *due) : NULL;
@@ -772,6 +830,7 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	atomic_store(&ws->refs, 1);
 	ws->s = r->s;
 	ws->conn = r->conn;
+	ws->fd = srv_conn_fd(r->conn);
 	ws->res = res;
 	ws->teardowns = atomic_load(&srv_crd_teardowns);
 	ws->custom = res->custom;
