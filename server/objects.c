@@ -5274,6 +5274,21 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		srv_reply_no_route(r, LP_E_METHODNOTALLOWED);
 		return;
 	}
+	/* go-restful's 405 where a built-in's path has routes, but not for
+	   the method: the legacy /watch/ paths are GET only (the custom
+	   resource handler serves a watch whatever the method), a
+	   collection has no PUT or PATCH, and the list across namespaces of
+	   a namespaced kind is GET alone */
+	if (!res->custom &&
+	    ((!strcmp(verb, "watch") && strcmp(r->method, "GET") &&
+	      strcmp(r->method, "HEAD")) ||
+	     (!name[0] && !sub[0] &&
+	      (!strcmp(verb, "update") || !strcmp(verb, "patch") ||
+	       (res->namespaced && !ns[0] && strcmp(verb, "list") &&
+		strcmp(verb, "watch")))))) {
+		srv_reply_no_route(r, LP_E_METHODNOTALLOWED);
+		return;
+	}
 	unsigned bit = verb_bit(verb);
 	if (!bit || !(res->verbs & bit) ||
 	    ((!strcmp(verb, "update") || !strcmp(verb, "patch")) && !name[0])) {

@@ -566,6 +566,8 @@ check "... changed status only (a custom resource's metadata too stays), generat
 expect_rc 0 "a CRD's /status" kubectl patch crd dials.scale.example.com --subresource=status --type=merge -p '{"metadata":{"labels":{"st":"y"}},"spec":{"scope":"Cluster"}}'
 expect_rc 0 "... read back" kubectl get crd dials.scale.example.com -o 'jsonpath={.metadata.labels.st}/{.spec.scope}'
 check "... keeps new labels, not the spec (kube's CRD status strategy)" out_has '^y/Namespaced$'
+req PUT /apis/scale.example.com/v1/namespaces/default/dials '{}'
+check "a PUT on a custom resource collection is the handler's 400 'name must be provided' (a built-in's is 405)" code_has 400 '"message":"name must be provided"'
 expect_rc 0 "a main-resource write" kubectl patch dial d1 --type=merge -p '{"status":{"replicas":1},"spec":{"replicas":2}}'
 expect_rc 0 "the main write" kubectl get dial d1 -o 'jsonpath={.status.replicas}/{.spec.replicas}/{.metadata.generation}'
 check "... ignores status and bumps generation" out_has '^3/2/3$'
