@@ -27,6 +27,7 @@
 #include "api.h"
 #include "crd.h"
 #include "fields.h"
+#include "qparse.h"
 #include "ipaddr.h"
 #include "jsonpath.h"
 #include "managed.h"
@@ -95,6 +96,19 @@ static bool parse_i64(const char *s, int64_t *out)
 		return false;
 	*out = v;
 	return true;
+}
+
+/* An integer query parameter as kube's conversion reads it: a bad one
+   (an empty one too) is its 400 in strconv's words. */
+static lp_err int_param(const char *v, int64_t *out, struct srv_error *err)
+{
+	const char *why = srv_go_parse_int(v, out);
+	if (!why)
+		return LP_OK;
+	char q[80];
+	srv_go_quote(v, q, sizeof q);
+	return srv_error_set(err, LP_E_BADREQUEST,
+			     "strconv.ParseInt: parsing %s: %s", q, why);
 }
 
 /* A resourceVersion as Go's strconv.ParseUint (base 10) reads it: its
@@ -1256,9 +1270,10 @@ lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 	int64_t ignored;
 	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
 		const char *l = watch && i ? NULL : srv_query(r, ints[i]);
-		if (l && *l && !parse_i64(l, i ? &ignored : &o->limit))
-			return srv_error_set(err, LP_E_BADREQUEST,
-					     "strconv.ParseInt: parsing \"%.64s\": invalid syntax", l);
+		if (l)
+			int_param(l, i ? &ignored : &o->limit, err);
+		if (err->code)
+			return err->code;
 	}
 	if (watch)
 		o->limit = 0;
@@ -4102,9 +4117,8 @@ static lp_err delete_opts(struct srv_req *r, struct del_opts *o,
 		const char *od = srv_query(r, "orphanDependents");
 		const char *gp = srv_query(r, "gracePeriodSeconds");
 		int64_t ignored;
-		if (gp && *gp && !parse_i64(gp, &ignored))
-			return srv_error_set(err, LP_E_BADREQUEST,
-					     "strconv.ParseInt: parsing \"%.64s\": invalid syntax", gp);
+		if (gp && int_param(gp, &ignored, err))
+			return err->code;
 		if (od && o->policy)
 			return both_set(o->policy, err);
 		if (od && srv_query_bool(od))

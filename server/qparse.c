@@ -71,6 +71,16 @@ lp_err srv_parse_int(const char *s, int64_t min, int64_t max, int64_t *out)
 	return LP_OK;
 }
 
+const char *srv_go_parse_int(const char *s, int64_t *out)
+{
+	if (!srv_parse_int(s, INT64_MIN, INT64_MAX, out))
+		return NULL;
+	const char *d = s ? s + (*s == '+' || *s == '-') : "";
+	if (*d && strspn(d, "0123456789") == strlen(d))
+		return "value out of range";
+	return "invalid syntax";
+}
+
 /* Go's duration units (time.ParseDuration), micro in both spellings. */
 static const struct {
 	const char *name;

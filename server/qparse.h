@@ -40,6 +40,11 @@ lp_err srv_parse_rv(const char *s, int64_t *out);
  */
 lp_err srv_parse_int(const char *s, int64_t min, int64_t max, int64_t *out);
 
+/* An int64 query parameter as kube's conversion reads it (strconv.ParseInt,
+   base 10): NULL and its value in *out, or Go's reason, "invalid syntax"
+   ("" too) or "value out of range", for "strconv.ParseInt: parsing %q: %s". */
+const char *srv_go_parse_int(const char *s, int64_t *out);
+
 /*
  * A duration as Go's time.ParseDuration reads it (kube's `timeout` query
  * parameter): an optional sign, then "0" or one or more decimal numbers,

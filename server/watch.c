@@ -54,6 +54,7 @@
 #include <time.h>
 
 #include "crd.h"
+#include "fields.h"
 #include "lapis/log.h"
 #include "objects.h"
 #include "qparse.h"
@@ -137,20 +138,6 @@ static int64_t deadline_after(int64_t now, int64_t secs)
 	if (secs > (INT64_MAX - now) / 1000)
 		return INT64_MAX;
 	return now + secs * 1000;
-}
-
-/* timeoutSeconds as kube reads it (strconv.ParseInt); a negative one is
-   refused. NULL when it is good, else the reason in Go's words. */
-static const char *parse_timeout(const char *ts, int64_t *out)
-{
-	if (!srv_parse_int(ts, 0, INT64_MAX, out))
-		return NULL;
-	const char *d = ts + (*ts == '+' || *ts == '-');
-	int64_t any;
-	if (*d && strspn(d, "0123456789") == strlen(d) &&
-	    srv_parse_int(ts, INT64_MIN, INT64_MAX, &any))
-		return "value out of range";
-	return "invalid syntax";
 }
 
 static void ws_unref(struct wstream *ws)
@@ -848,19 +835,23 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	ws->bookmark_ms = srv_options(r->s)->watch_bookmark_ms;
 	int64_t timeout_s = 0;
 	const char *ts = srv_query(r, "timeoutSeconds");
-	if (ts && *ts) {
-		const char *why = parse_timeout(ts, &timeout_s);
+	if (ts) {
+		const char *why = srv_go_parse_int(ts, &timeout_s);
 		if (why) {
+			char q[80];
+			srv_go_quote(ts, q, sizeof q);
 			ws_unref(ws);
-			srv_reply_fail(
-			    r, LP_E_BADREQUEST,
-			    "strconv.ParseInt: parsing \"%.32s\": %s", ts, why);
+			srv_reply_fail(r, LP_E_BADREQUEST,
+				       "strconv.ParseInt: parsing %s: %s", q, why);
 			return;
 		}
 	}
 	if (timeout_s == 0) /* kube: random in [30, 60) minutes */
 		timeout_s = 1800 + rand() % 1800;
-	atomic_store(&ws->deadline_ms, deadline_after(now_ms(), timeout_s));
+	/* a negative one: kube's timer fires at once, the watch ends */
+	atomic_store(&ws->deadline_ms,
+		     timeout_s < 0 ? now_ms()
+				   : deadline_after(now_ms(), timeout_s));
 	atomic_store(&ws->next_bookmark_ms, next_bookmark(ws, now_ms()));
 
 	eng *e = srv_engine(r->s);

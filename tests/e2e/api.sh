@@ -573,6 +573,15 @@ req GET "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=9999999999
 check "timeoutSeconds beyond int64 is 400" code_has 400 'value out of range'
 req GET "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=%205"
 check "timeoutSeconds with a blank is 400" code_has 400 'invalid syntax'
+req GET "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=-5"
+check "a negative watch timeoutSeconds is a watch that ends at once (kube's timer), not a 400" code_is 200
+# integer parameters as strconv.ParseInt reads them: empty or blank is 400
+req GET "/api/v1/namespaces/default/configmaps?limit="
+check "an empty limit is strconv's 400" code_has 400 'strconv.ParseInt: parsing \"\": invalid syntax'
+req GET "/api/v1/namespaces/default/configmaps?limit=%205"
+check "... a blank before the number too" code_has 400 'strconv.ParseInt: parsing \" 5\": invalid syntax'
+req DELETE "/api/v1/namespaces/default/configmaps/nosuch?gracePeriodSeconds="
+check "... and an empty gracePeriodSeconds (nothing deleted)" code_has 400 'strconv.ParseInt: parsing \"\": invalid syntax'
 exec {HW}< <(curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=9223372036854775807")
 HWPID=$!
 HWLINE=
