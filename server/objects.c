@@ -2836,6 +2836,30 @@ static void drop_empty_rv(char *out, size_t *len)
 
 /* Answer with an object's stored bytes (out, taken) in the version res
    serves. */
+/* A write's answer as the Accept asked (kube's transformResponseObject on
+   every verb): PartialObjectMetadata or a Table of one object (new), or
+   NULL for the object itself (or a Status, which passes as it is). */
+static json_t *as_negotiated(struct srv_req *r, const struct srv_resource *res,
+			     const json_t *obj)
+{
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	if (r->neg.out == SRV_OUT_PLAIN || !json_is_object(obj) ||
+	    (kind && !strcmp(kind, "Status")))
+		return NULL;
+	if (r->neg.out == SRV_OUT_PARTIAL)
+		return srv_partial(&r->neg, obj);
+	json_t *items = json_array();
+	json_array_append(items, (json_t *)obj);
+	json_t *lm = json_object();
+	json_object_set(lm, "resourceVersion",
+			json_object_get(json_object_get(obj, "metadata"),
+					"resourceVersion"));
+	json_t *t = srv_table(res, &r->neg, items, lm, true);
+	json_decref(items);
+	json_decref(lm);
+	return t;
+}
+
 static void reply_stored(struct srv_req *r, const struct srv_resource *res,
 			 int code, char *out, size_t len)
 {
@@ -2849,6 +2873,17 @@ static void reply_stored(struct srv_req *r, const struct srv_resource *res,
 		free(out);
 		out = conv;
 		len = cl;
+	}
+	if (r->neg.out != SRV_OUT_PLAIN) {
+		json_error_t je;
+		json_t *obj = reg_json_load(out, len, 0, &je);
+		json_t *t = obj ? as_negotiated(r, res, obj) : NULL;
+		json_decref(obj);
+		if (t) {
+			free(out);
+			srv_reply_json(r, code, t);
+			return;
+		}
 	}
 	srv_reply_take(r, code, "application/json", out, len);
 }
@@ -2864,6 +2899,11 @@ static void reply_json_stored(struct srv_req *r,
 		res->view->to_served(obj);
 	else if (res->custom && kind && strcmp(kind, "Status"))
 		srv_cr_to_served(res, obj);
+	json_t *t = as_negotiated(r, res, obj);
+	if (t) {
+		json_decref(obj);
+		obj = t;
+	}
 	srv_reply_json(r, code, obj);
 }
 
@@ -4539,6 +4579,16 @@ static void do_deletecollection(struct srv_req *r, const struct srv_resource *re
 	free(token);
 	json_object_set_new(list, "metadata", lm);
 	json_object_set_new(list, "items", items);
+	/* as a list's: PartialObjectMetadataList or a Table */
+	json_t *conv = NULL;
+	if (r->neg.out == SRV_OUT_PARTIAL)
+		conv = srv_partial_list(&r->neg, items, lm);
+	else if (r->neg.out == SRV_OUT_TABLE)
+		conv = srv_table(res, &r->neg, items, lm, true);
+	if (conv) {
+		json_decref(list);
+		list = conv;
+	}
 	srv_reply_json(r, 200, list);
 }
 
