@@ -224,6 +224,12 @@ void srv_warn(struct srv_req *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
+	/* one header line each: a line break in the text (a multi-line CEL
+	   rule) becomes a space, as Go's header writer does; it would split
+	   the warning in two here, or the header on the wire */
+	for (char *c = text; *c; c++)
+		if (*c == '\n' || *c == '\r')
+			*c = ' ';
 	/* kube sends each distinct warning once (a retried patch, a repeated
 	   field, ... may add one again) */
 	size_t tl = strlen(text);

@@ -4973,13 +4973,22 @@ decoded:
 			else
 				json_object_del(nm, "managedFields");
 		}
-		if (nrep < 0 && scale_causes(res, next, &err)) {
-			/* the custom resource's own scale check, as kube's
-			   scale REST updates it through the main store */
+		/* kube's scale REST updates a custom resource through its
+		   main store, whose strategy validates the whole object
+		   against its schema (with ratcheting) and then the scale
+		   checks: cnpg's spec.instances minimum 1 holds for kubectl
+		   scale too */
+		lp_err vrc = LP_OK;
+		if (res->custom) {
+			r->body_pruned = false;
+			vrc = cr_schema(r, res, next, c.obj, name, &err);
+		} else if (nrep < 0 && scale_causes(res, next, &err)) {
+			vrc = invalid_from_causes(res, name, &err);
+		}
+		if (vrc) {
 			json_decref(next);
 			json_decref(applied);
 			reg_obj_free(&c);
-			invalid_from_causes(res, name, &err);
 			fail_res(r, res, name, &err);
 			goto out;
 		}

@@ -588,7 +588,15 @@ static int re_class_atom(const char **pp, struct sb *set, const char **why)
 		return (unsigned char)re_ctl(e);
 	if (e == 'x') {
 		long v = re_hex(pp);
-		if (v <= 0 || v > 0x7f) {
+		if (v == 0) {
+			/* NUL, which no value holds (a body's \u0000 is
+			   refused before any schema, and POSIX patterns are C
+			   strings): alone it adds nothing, a range from it
+			   starts at \x01 (contour's [^()<>@,;:\x00-\x1f]) */
+			const char *q = *pp;
+			return q[0] == '-' && q[1] && q[1] != ']' ? 1 : 0;
+		}
+		if (v < 0 || v > 0x7f) {
 			*why = "non-ASCII \\x escape in a class";
 			return -1;
 		}

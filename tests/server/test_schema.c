@@ -429,6 +429,21 @@ Test(schema_validate, pattern_classes)
 	srv_schema_free(s);
 }
 
+Test(schema_validate, pattern_class_with_nul)
+{
+	/* contour's header-name pattern: a range from \x00 (which no value
+	   holds) is checked from \x01, not given up on */
+	struct srv_schema *s = sch(SPEC(
+		"\"h\":{\"type\":\"string\",\"pattern\":"
+		"\"^[^()<>@,;:\\\\\\\"\\\\/\\\\[\\\\]?={} \\\\t\\\\x7f\\\\x00-\\\\x1f]+$\"}"));
+	cr_assert_eq(srv_schema_warning_count(s), 0, "%s",
+		     srv_schema_warning(s, 0));
+	expect_ok(s, "{\"spec\":{\"h\":\"X-Session-Id\"}}");
+	expect_invalid(s, "{\"spec\":{\"h\":\"bad name;=x\"}}");
+	expect_invalid(s, "{\"spec\":{\"h\":\"a\\u0001b\"}}");
+	srv_schema_free(s);
+}
+
 /* kube-openapi's formats kube keeps beyond the common ones, and format
    names with dashes (its registry drops them). */
 Test(schema_validate, more_formats)
