@@ -920,17 +920,6 @@ static void raise_nofile(void)
 	}
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* libmicrohttpd's unescape of the path and of each query key and value, in
    place, but for %00: decoded, the NUL would end the C string the handlers
    read, and the request act on a shorter path or value than it named
@@ -944,8 +933,8 @@ static size_t unescape_cb(void *cls, struct MHD_Connection *conn, char *val)
 	char *w = val;
 	for (const char *p = val; *p;) {
 		int hi, lo;
-		if (p[0] == '%' && (hi = hex_digit(p[1])) >= 0 &&
-		    (lo = hex_digit(p[2])) >= 0 && (hi | lo)) {
+		if (p[0] == '%' && (hi = reg_hex_digit(p[1])) >= 0 &&
+		    (lo = reg_hex_digit(p[2])) >= 0 && (hi | lo)) {
 			*w++ = (char)(hi << 4 | lo);
 			p += 3;
 		} else {
