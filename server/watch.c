@@ -36,7 +36,9 @@
  *     socket each PROBE_MS with one poll(2) for the peer's hang-up
  *     (POLLRDHUP, which a TLS close_notify's pending bytes do not hide);
  *     a stream whose client went is marked gone and woken, and its reader
- *     ends the response with an error, which closes the connection.
+ *     ends the response with an error, which closes the connection. Once
+ *     the server stops, nothing is probed and every stream ends the
+ *     ordinary way (srv_watch_shutdown).
  *  5. An unfiltered watcher copies a shared frame straight into MHD's
  *     buffer (ws->cur), never into its own: the reader takes the next event
  *     only when nothing is pending, so output stays in order. ws->buf holds
@@ -120,6 +122,7 @@ struct wticker {
 	int64_t next_due;	/* no stream is due before this; under mu */
 	_Atomic long dead;	/* streams ended since the last walk */
 	bool stop;
+	struct srv *s; /* the server: no probing once it stops */
 	pthread_t th;
 	uint64_t teardowns; /* srv_crd_teardowns at the last walk */
 };
@@ -467,8 +470,10 @@ static long reader(void *state, uint64_t pos, char *buf, size_t max)
 	(void)pos;
 	struct wstream *ws = state;
 	size_t got = 0;
-	if (atomic_load(&ws->gone))
-		return -2; /* MHD_CONTENT_READER_END_WITH_ERROR: close */
+	/* its client went: close (MHD_CONTENT_READER_END_WITH_ERROR); a
+	   stopping server ends every stream the one way, below */
+	if (atomic_load(&ws->gone) && !srv_stopping(ws->s))
+		return -2;
 	for (;;) {
 		got += drain(ws, buf + got, max - got);
 		if (got == max || ws->off < ws->len || ws->cur)
@@ -629,7 +634,7 @@ static void *ticker_main(void *arg)
 		uint64_t td = atomic_load(&srv_crd_teardowns);
 		bool torn = td != t->teardowns;
 		t->teardowns = td;
-		if (now >= next_probe) {
+		if (now >= next_probe && !srv_stopping(t->s)) {
 			next_probe = now + PROBE_MS;
 			probe_clients(t);
 			if (t->stop)
@@ -689,6 +694,7 @@ lp_err srv_watch_init(struct srv *s)
 	struct wticker *t = calloc(1, sizeof *t);
 	if (!t)
 		return LP_E_NOMEM;
+	t->s = s;
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
