@@ -2834,8 +2834,6 @@ static void drop_empty_rv(char *out, size_t *len)
 	*len -= cut;
 }
 
-/* Answer with an object's stored bytes (out, taken) in the version res
-   serves. */
 /* A write's answer as the Accept asked (kube's transformResponseObject on
    every verb): PartialObjectMetadata or a Table of one object (new), or
    NULL for the object itself (or a Status, which passes as it is). */
@@ -2860,6 +2858,8 @@ static json_t *as_negotiated(struct srv_req *r, const struct srv_resource *res,
 	return t;
 }
 
+/* Answer with an object's stored bytes (out, taken) in the version res
+   serves, converted as the Accept asked. */
 static void reply_stored(struct srv_req *r, const struct srv_resource *res,
 			 int code, char *out, size_t len)
 {
