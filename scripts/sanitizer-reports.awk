@@ -3,8 +3,10 @@
 #
 # A report starts at a line with one of the sanitizers' banners: ASan's,
 # LSan's and TSan's "ERROR: <name>Sanitizer" / "WARNING: ThreadSanitizer",
-# or UBSan's "runtime error:" (UBSan has no banner). It ends at its
-# "SUMMARY:" line, at the end of the test's output, or after `max` lines.
+# or UBSan's "runtime error:" (UBSan has no banner), and a sanitizer's own
+# failure ("CHECK failed", TSan's "FATAL:"), which kills the process too.
+# It ends at its "SUMMARY:" line, at the end of the test's output, or after
+# `max` lines.
 #
 # Two kinds of input:
 #   - ctest's Testing/Temporary/LastTest.log (-v ctest=1): each report is
@@ -19,7 +21,8 @@
 
 BEGIN {
 	re = "ERROR: (Address|Leak|Thread|Memory|UndefinedBehavior)Sanitizer|" \
-	    "WARNING: (Thread|Address)Sanitizer|runtime error:"
+	    "WARNING: (Thread|Address)Sanitizer|runtime error:|" \
+	    "(Thread|Address)Sanitizer: CHECK failed|FATAL: ThreadSanitizer"
 	if (max == "")
 		max = 80
 	name = what

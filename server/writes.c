@@ -76,6 +76,11 @@
  *     attached to a fiber and every connection the pool suspended has been
  *     resumed: MHD may stop. A write submitted after close starts runs
  *     inline (submit says false).
+ *  6. The timer's condition variable is signalled with p->mu held. The
+ *     moment the lock is let go, the timer may finish the last write, close
+ *     may return and the pool be freed: a signal after the unlock could
+ *     touch a destroyed condition variable (TSan saw it: a commit's wake
+ *     queued an orphan while the server stopped).
  *
  * Lock order: p->mu, then libmicrohttpd's own (MHD_suspend_connection runs
  * under p->mu); MHD_resume_connection is always called without p->mu. A
@@ -411,9 +416,11 @@ static void fiber_wake(void *ud)
 			resume = f->r;
 		}
 	}
-	pthread_mutex_unlock(&p->mu);
+	/* signalled under the lock: once it is let go, the timer may run
+	   the orphan to its end and the pool be freed (invariant 6) */
 	if (orphan)
 		pthread_cond_signal(&p->timer_cv);
+	pthread_mutex_unlock(&p->mu);
 	if (resume)
 		MHD_resume_connection(resume->conn);
 }
@@ -568,9 +575,9 @@ static bool run_in_handler(struct srv_wpool *p, struct fiber *f,
 			/* suspended before the unlock: the wake's resume
 			   always follows it */
 			MHD_suspend_connection(r->conn);
-			pthread_mutex_unlock(&p->mu);
-			if (sooner)
+			if (sooner) /* under the lock: invariant 6 */
 				pthread_cond_signal(&p->timer_cv);
+			pthread_mutex_unlock(&p->mu);
 			return true;
 		}
 		/* past its deadline already: answer 504, the fiber goes on
@@ -677,10 +684,9 @@ bool srv__wpool_submit(struct srv_wpool *p, struct srv_req *r, bool *ok)
 		else
 			p->q_head = r;
 		p->q_tail = r;
-		bool sooner = r->job.deadline_ms < p->timer_next;
-		pthread_mutex_unlock(&p->mu);
-		if (sooner)
+		if (r->job.deadline_ms < p->timer_next) /* invariant 6 */
 			pthread_cond_signal(&p->timer_cv);
+		pthread_mutex_unlock(&p->mu);
 		return true;
 	}
 	p->n_busy++;
@@ -733,11 +739,11 @@ void srv__wpool_completed(struct srv_wpool *p, struct srv_req *r)
 		p->orphans = f;
 		orphan = true;
 	}
+	if (orphan) /* under the lock: invariant 6 */
+		pthread_cond_signal(&p->timer_cv);
 	pthread_mutex_unlock(&p->mu);
 	if (granted)
 		MHD_resume_connection(granted->conn);
-	if (orphan)
-		pthread_cond_signal(&p->timer_cv);
 	if (unref)
 		srv__req_unref(r); /* the pool's (invariant 2) */
 }

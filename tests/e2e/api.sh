@@ -1669,7 +1669,7 @@ PY
 SHUT_PID=$!
 reap "$SERVER_PID"
 wait "$SHUT_PID"
-check "server stops cleanly on SIGTERM" [ "$RC" == 0 ]
+check "server stops cleanly on SIGTERM" exited_zero
 check "... a watch open then ends with its last chunk, a new connection is refused" \
 	[ "$(tr '\n' ' ' <"$WORK/shutdown.out")" == "ended refused " ]
 check "server restarts on the same data" start_server

@@ -145,7 +145,7 @@ check "an item one no longer applies is removed, the other's stays" py "assert [
 
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
-check "server exits 0" [ "$RC" == 0 ]
+check "server exits 0" exited_zero
 
 # --- kubectl
 if ! command -v kubectl >/dev/null 2>&1; then
@@ -307,5 +307,5 @@ check "... sets status, recorded for the subresource" out_has '^true status$'
 
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
-check "server exits 0 on SIGTERM" [ "$RC" == 0 ]
+check "server exits 0 on SIGTERM" exited_zero
 e2e_finish

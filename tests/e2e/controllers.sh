@@ -40,7 +40,7 @@ start_server() {
 stop_server() {
 	kill -TERM "$SERVER_PID"
 	reap "$SERVER_PID"
-	check "$1: server stops cleanly" [ "$RC" == 0 ]
+	check "$1: server stops cleanly" exited_zero
 }
 
 # cm NAME [OWNER-NAME OWNER-UID BLOCK [NS [OWNER-API OWNER-KIND]]]

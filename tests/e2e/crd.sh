@@ -1547,7 +1547,7 @@ check "... a map of schemas" out_has 'map\[string\]JSONSchemaProps'
 
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
-check "server exits 0 on SIGTERM" [ "$RC" == 0 ]
+check "server exits 0 on SIGTERM" exited_zero
 
 # One group commit for a CRD update and its status write: a server on the
 # same store whose only writes are one such patch and its start's (the
@@ -1563,7 +1563,7 @@ check "... and has it accepted" [ "$(jq_ "d['status']['acceptedNames'].get('shor
 coerce_checks "after a restart"
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
-check "... the server exits 0" [ "$RC" == 0 ]
+check "... the server exits 0" exited_zero
 check "... the update and its status were one group commit" python3 -c "
 import re,sys; m=re.search(r'writes: (\d+) txns in (\d+) group commits', open('$WORK/serve2.log').read())
 assert m and int(m.group(1)) - int(m.group(2)) == 1, m and m.group(0)"

@@ -64,7 +64,7 @@ run_client() {
 	RC=0
 	node "$SRC/js_client.mjs" "$CACHE" "$2" >"$out" 2>&1 || RC=$?
 	sed "s/^/[$1] /" "$out"
-	check "$1: the JavaScript client's checks pass" [ "$RC" == 0 ]
+	check "$1: the JavaScript client's checks pass" exited_zero
 }
 
 # start_server ARGS...: starts lapis on port 0, KCFG names its kubeconfig.
@@ -90,7 +90,7 @@ kcfg_is_tls() {
 stop_server() {
 	kill -TERM "$SERVER_PID"
 	reap "$SERVER_PID"
-	check "$1: server exits 0 on SIGTERM" [ "$RC" == 0 ]
+	check "$1: server exits 0 on SIGTERM" exited_zero
 }
 
 if [[ -f $MODULE ]]; then

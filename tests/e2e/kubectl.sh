@@ -330,5 +330,5 @@ check "... by reason and note" out_has 'Synced.*from kubectl'
 
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
-check "server exits 0 on SIGTERM" [ "$RC" == 0 ]
+check "server exits 0 on SIGTERM" exited_zero
 e2e_finish

@@ -5,6 +5,11 @@
 # expect_rc / check, and ends with e2e_finish, which prints the plain closing
 # line "N passed, N failed" and exits non-zero if anything failed.
 #
+# Output: a failed check prints "not ok - ..." with its evidence; a passed
+# one goes to $WORK/passed only, unless LAPIS_TEST_VERBOSE=1. The suites run
+# hundreds of checks, and a failure has to stand near the top of what the
+# test printed: CI shows the head of a failed test's output, not all of it.
+#
 # Synchronization never sleeps: a background lapis writes its readiness (or
 # progress) lines into a FIFO that the script reads with `read -t`, where the
 # timeout is only a safety net (scaled by LAPIS_TEST_SLOW under sanitizers).
@@ -17,7 +22,8 @@
 # exit-time leak check runs (SIGKILL would skip it).
 #
 # Environment: LAPIS_BIN (the binary under test), LAPIS_TEST_SLOW,
-# LAPIS_KEEP_TMP=1 keeps the work directory for a post-mortem.
+# LAPIS_KEEP_TMP=1 keeps the work directory for a post-mortem,
+# LAPIS_TEST_VERBOSE=1 prints every passed check.
 
 # Globals set here (LAPIS, TIMEOUT, WORK, SPAWN_*) are read by the scripts.
 # shellcheck disable=SC2034
@@ -53,7 +59,11 @@ e2e_cleanup() {
 }
 
 ok() {
-	echo "ok - $*"
+	if [[ ${LAPIS_TEST_VERBOSE:-} == 1 ]]; then
+		echo "ok - $*"
+	else
+		echo "ok - $*" >>"$WORK/passed"
+	fi
 	E2E_PASS=$((E2E_PASS + 1))
 }
 
@@ -168,17 +178,28 @@ serve_lapis() {
 	done
 }
 
-# reap PID: waits for a child and sets RC to its exit status; a spawned
-# child's log is scanned for sanitizer reports.
+# reap PID: waits for a child and sets RC to its exit status (and REAPED_LOG
+# to its log); a spawned child's log is scanned for sanitizer reports.
 reap() {
 	RC=0
 	# The redirection keeps bash's "Killed" job notice out of the log.
 	{ wait "$1"; } 2>/dev/null || RC=$?
 	local log=${E2E_LOG[$1]:-}
+	REAPED_LOG=$log
 	if [[ -n $log ]]; then
 		unset "E2E_LOG[$1]"
 		san_scan "$log" "$(basename "$log" .log) (pid $1)"
 	fi
+}
+
+# exited_zero: the process reap waited for exited 0; if not, shows how it
+# ended (a signal is 128 + its number) and the end of its log.
+exited_zero() {
+	[[ $RC == 0 ]] && return 0
+	echo "#   exit status $RC$( ((RC > 128)) && echo " (signal $((RC - 128)))")"
+	[[ -n ${REAPED_LOG:-} && -f $REAPED_LOG ]] &&
+		tail -n 20 "$REAPED_LOG" | sed 's/^/#   log: /'
+	return 1
 }
 
 e2e_finish() {

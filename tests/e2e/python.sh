@@ -17,8 +17,8 @@ check "server starts" [ -n "$URL" ]
 KUBECONFIG=$DATA/kubeconfig "$PY" "$(dirname "$0")/python_client.py" >"$WORK/py.out" 2>&1
 RC=$?
 cat "$WORK/py.out"
-check "the Python client's checks pass" [ "$RC" == 0 ]
+check "the Python client's checks pass" exited_zero
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
-check "server exits 0 on SIGTERM" [ "$RC" == 0 ]
+check "server exits 0 on SIGTERM" exited_zero
 e2e_finish

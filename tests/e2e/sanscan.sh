@@ -88,6 +88,12 @@ check "reports in ctest's log fail the scan" test $? = 1
 check "... the leak is named after its test" grep -q '^### sanitizer report 1, from leaky:' "$WORK/scan.out"
 check "... the race after its own" grep -q '^### sanitizer report 2, from racy:' "$WORK/scan.out"
 check "... and there are no others" test "$(grep -c '^###' "$WORK/scan.out")" = 2
+printf 'FATAL: ThreadSanitizer: unexpected memory mapping 0x1-0x2\n' |
+	awk -v what=x -f "$AWK" >/dev/null
+check "a sanitizer's own fatal error is a report" test $? = 1
+printf 'ThreadSanitizer: CHECK failed: tsan_rtl.cpp:1 "((x)) != (0)" (0x0, 0x0)\n' |
+	awk -v what=x -f "$AWK" >/dev/null
+check "... as is its failed CHECK" test $? = 1
 head -n 6 "$WORK/LastTest.log" | awk -v ctest=1 -f "$AWK" >/dev/null
 check "a log without reports passes the scan" test $? = 0
 e2e_finish

@@ -112,7 +112,7 @@ CURL_PID=$!
 kill -TERM "$SERVER_PID"
 check "the lock holder lets go" hold_release
 reap "$SERVER_PID"
-check "the server exits 0 after SIGTERM with writes in flight" [ "$RC" == 0 ]
+check "the server exits 0 after SIGTERM with writes in flight" exited_zero
 wait "$CURL_PID" 2>/dev/null
 
 # Defaults: the ordinary path, many writers at once through the pool.
@@ -157,7 +157,7 @@ req GET "$NS/p1"
 check "and the object holds all 8 keys" bash -c "[[ \$(grep -o '\"k[0-9]*\":\"v[0-9]*\"' '$WORK/body' | wc -l) == 8 ]]"
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
-check "server exits 0" [ "$RC" == 0 ]
+check "server exits 0" exited_zero
 
 # Writes parked on a commit that cannot happen, more of them than slots:
 # four run (each parked in its commit on a fiber) and the rest queue for a
@@ -180,7 +180,7 @@ items = [i for i in json.load(open('$WORK/body'))['items'] if i['metadata']['nam
 sys.exit(not (len(items) == 24 and len({i['metadata']['resourceVersion'] for i in items}) == 24))"
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
-check "server exits 0 (four slots)" [ "$RC" == 0 ]
+check "server exits 0 (four slots)" exited_zero
 
 # Clients that hang up while their write waits: one whose write is parked
 # on its commit, one whose write waits for the only slot. Once the store is
@@ -238,6 +238,6 @@ req GET "$NS/latebody"
 check "... and never ran" code_is 404
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
-check "server exits 0 after clients hung up on their writes" [ "$RC" == 0 ]
+check "server exits 0 after clients hung up on their writes" exited_zero
 
 e2e_finish
