@@ -22,9 +22,6 @@
  *   7. A string input that parses as an IP (kube's sloppy reading) prints
  *      canonically as an address that parses to the same bytes, strictly;
  *      the IP and CIDR warnings never fail on any string.
- *   8. A string input Go accepts as a pattern compiles for PCRE2 or says
- *      why not (goregex.h), and matching it against its own text and the
- *      empty string ends (ASan watches the rewrite's reads).
  */
 #include <dirent.h>
 #include <jansson.h>
@@ -33,7 +30,6 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "goregex.h"
 #include "ipaddr.h"
 #include "schema.h"
 #include "yamljson.h"
@@ -193,24 +189,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *pat = json_string_value(o);
 		size_t n = strlen(pat) + 100; /* the message quotes a part */
 		char *m = malloc(n);
-		bool refused = m && srv_re2_error(pat, m, n);
-		if (refused)
+		if (m && srv_re2_error(pat, m, n))
 			FUZZ_CHECK(!strncmp(m, "error parsing regexp: ", 22) &&
 					   m[strlen(m) - 1] == '`',
 				   "re2: %s", m);
 		free(m);
-		if (m && !refused) {
-			const char *why = NULL;
-			bool oom = false;
-			struct srv_goregex *re =
-			    srv_goregex_compile(pat, &why, &oom);
-			FUZZ_CHECK(re || why, "goregex: no reason");
-			if (re) {
-				(void)srv_goregex_match(re, pat, strlen(pat));
-				(void)srv_goregex_match(re, "", 0);
-			}
-			srv_goregex_free(re);
-		}
 		struct srv_ip ip, again;
 		if (srv_ip_parse(pat, &ip)) {
 			char canon[SRV_IP_TEXT];

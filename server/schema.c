@@ -10,9 +10,9 @@
  * combinators), whose depth compile bounds by SRV_SCHEMA_MAX_DEPTH; values
  * below the tree's leaves are visited iteratively or not at all.
  *
- * Number formatting runs in the C.UTF-8 locale, switched per thread with
- * uselocale for the duration of a call. Patterns are Go regular
- * expressions on PCRE2 (goregex.h), which no locale touches.
+ * Patterns and number formatting run in the C.UTF-8 locale, switched per
+ * thread with uselocale for the duration of a call (regcomp and regexec of
+ * one regex_t must see the same locale; "." then matches one rune).
  *
  * jansson: the tree owns its enum and default values (deep copies); obj
  * passed to the walks is borrowed and only prune/default write into it.
@@ -23,6 +23,7 @@
 #include <locale.h>
 #include <math.h>
 #include <pthread.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,7 +31,6 @@
 #include <string.h>
 
 #include "fields.h"
-#include "goregex.h"
 #include "registry/json.h"
 #include "resources.h"
 #include "schema.h"
@@ -359,7 +359,8 @@ struct node {
 	enum fmt format;
 	char *format_name;
 	char *pattern;	   /* as written, for messages */
-	struct srv_goregex *re; /* NULL: the pattern matches anything */
+	bool has_re;	   /* re compiled; else the pattern matches anything */
+	regex_t re;
 	json_t *enum_vals; /* array, or NULL */
 	json_t *dflt;	   /* NULL when absent or null */
 	char **required;
@@ -444,7 +445,8 @@ static void node_free(struct node *n)
 	free(n->type_name);
 	free(n->format_name);
 	free(n->pattern);
-	srv_goregex_free(n->re);
+	if (n->has_re)
+		regfree(&n->re);
 	json_decref(n->enum_vals);
 	json_decref(n->dflt);
 	strv_free(n->required, n->n_required);
@@ -485,6 +487,436 @@ void srv_schema_free(struct srv_schema *s)
 	free(s->rules);
 	strv_free(s->warnings, s->n_warnings);
 	free(s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pattern translation: Go RE2 syntax to POSIX extended.                     */
+
+static bool is_ere_special(char c)
+{
+	return c && strchr(".[]()*+?{}|^$\\", c) != NULL;
+}
+
+static void re_lit(struct sb *o, char c)
+{
+	if (is_ere_special(c))
+		sb_putc(o, '\\');
+	sb_putc(o, c);
+}
+
+
+/* \xHH or \x{H...} after the "\x"; *p advanced. Returns the code point or
+   -1. */
+static long re_hex(const char **p)
+{
+	const char *s = *p;
+	long v = 0;
+	if (*s == '{') {
+		s++;
+		int n = 0;
+		while (reg_hex_digit(*s) >= 0 && n < 8) {
+			v = v * 16 + reg_hex_digit(*s++);
+			n++;
+		}
+		if (*s != '}' || n == 0)
+			return -1;
+		s++;
+	} else {
+		if (reg_hex_digit(s[0]) < 0 || reg_hex_digit(s[1]) < 0)
+			return -1;
+		v = reg_hex_digit(s[0]) * 16 + reg_hex_digit(s[1]);
+		s += 2;
+	}
+	*p = s;
+	return v;
+}
+
+/* A control escape \n \t ... as its byte, or 0. */
+static char re_ctl(char e)
+{
+	switch (e) {
+	case 'n': return '\n';
+	case 't': return '\t';
+	case 'r': return '\r';
+	case 'f': return '\f';
+	case 'v': return '\v';
+	case 'a': return '\a';
+	default: return 0;
+	}
+}
+
+/* One item of a class at *pp: a character (returned, >0) or a set such as
+   \d or [:alpha:] (appended to set, returns 0). -1 on error. */
+static int re_class_atom(const char **pp, struct sb *set, const char **why)
+{
+	const char *p = *pp;
+	int c = (unsigned char)*p;
+	if (c == '[' && p[1] == ':') {
+		const char *end = strstr(p + 2, ":]");
+		if (!end) {
+			*why = "bad character class";
+			return -1;
+		}
+		sb_putn(set, p, (size_t)(end + 2 - p));
+		*pp = end + 2;
+		return 0;
+	}
+	if (c != '\\') {
+		*pp = p + 1;
+		return c;
+	}
+	char e = p[1];
+	p += 2;
+	*pp = p;
+	if (!e) {
+		*why = "trailing backslash";
+		return -1;
+	}
+	if (e == 'd') {
+		sb_puts(set, "0-9");
+		return 0;
+	}
+	if (e == 'w') {
+		sb_puts(set, "A-Za-z0-9_");
+		return 0;
+	}
+	if (e == 's') {
+		sb_puts(set, "\t\n\f\r ");
+		return 0;
+	}
+	if (re_ctl(e))
+		return (unsigned char)re_ctl(e);
+	if (e == 'x') {
+		long v = re_hex(pp);
+		if (v == 0) {
+			/* NUL, which no value holds (a body's \u0000 is
+			   refused before any schema, and POSIX patterns are C
+			   strings): alone it adds nothing, a range from it
+			   starts at \x01 (contour's [^()<>@,;:\x00-\x1f]) */
+			const char *q = *pp;
+			return q[0] == '-' && q[1] && q[1] != ']' ? 1 : 0;
+		}
+		if (v < 0 || v > 0x7f) {
+			*why = "non-ASCII \\x escape in a class";
+			return -1;
+		}
+		return (int)v;
+	}
+	if (isalnum((unsigned char)e)) {
+		*why = "unsupported escape in a class";
+		return -1;
+	}
+	return (unsigned char)e;
+}
+
+/* Translate a bracket expression; *pp is just past '['. Characters that
+   are special inside a POSIX bracket (], ^, -) are moved where POSIX
+   reads them literally. */
+/* The other case's part of the range lo-hi (ASCII letters), added to body
+   for a case-insensitive class. */
+static void re_fold_range(struct sb *body, int lo, int hi)
+{
+	int a = lo > 'a' ? lo : 'a', b = hi < 'z' ? hi : 'z';
+	if (a <= b) {
+		sb_putc(body, (char)(a - 32));
+		sb_putc(body, '-');
+		sb_putc(body, (char)(b - 32));
+	}
+	a = lo > 'A' ? lo : 'A';
+	b = hi < 'Z' ? hi : 'Z';
+	if (a <= b) {
+		sb_putc(body, (char)(a + 32));
+		sb_putc(body, '-');
+		sb_putc(body, (char)(b + 32));
+	}
+}
+
+static bool re_class(const char **pp, struct sb *o, bool icase,
+		     const char **why)
+{
+	const char *p = *pp;
+	bool neg = false, rbr = false, dash = false, caret = false;
+	struct sb body = {0};
+	bool ok = true, first = true;
+	if (*p == '^') {
+		neg = true;
+		p++;
+	}
+	for (;;) {
+		if (!*p) {
+			*why = "missing closing ]";
+			ok = false;
+			break;
+		}
+		if (*p == ']' && !first) {
+			p++;
+			break;
+		}
+		first = false;
+		int lo = re_class_atom(&p, &body, why);
+		if (lo < 0) {
+			ok = false;
+			break;
+		}
+		if (lo == 0)
+			continue;
+		if (*p == '-' && p[1] && p[1] != ']') {
+			p++;
+			int hi = re_class_atom(&p, &body, why);
+			if (hi <= 0 || hi < lo || strchr("]^-[", lo) ||
+			    strchr("]^-[", hi)) {
+				if (hi >= 0)
+					*why = "unsupported class range";
+				ok = false;
+				break;
+			}
+			sb_putc(&body, (char)lo);
+			sb_putc(&body, '-');
+			sb_putc(&body, (char)hi);
+			if (icase)
+				re_fold_range(&body, lo, hi);
+			continue;
+		}
+		if (lo == ']')
+			rbr = true;
+		else if (lo == '^')
+			caret = true;
+		else if (lo == '-')
+			dash = true;
+		else {
+			sb_putc(&body, (char)lo);
+			if (icase && isalpha(lo))
+				sb_putc(&body, (char)(lo ^ 32));
+		}
+	}
+	if (ok && body.oom)
+		ok = false;
+	if (ok) {
+		if (!neg && !rbr && !dash && body.len == 0 && caret) {
+			sb_puts(o, "\\^");
+		} else if (!neg && !rbr && !caret && !dash && body.len == 0) {
+			*why = "empty class";
+			ok = false;
+		} else {
+			sb_putc(o, '[');
+			if (neg)
+				sb_putc(o, '^');
+			if (rbr)
+				sb_putc(o, ']');
+			sb_puts(o, sb_str(&body));
+			if (caret)
+				sb_putc(o, '^');
+			if (dash)
+				sb_putc(o, '-');
+			sb_putc(o, ']');
+		}
+	}
+	free(body.s);
+	*pp = p;
+	return ok;
+}
+
+/* A repetition {n}, {n,} or {n,m} at p? Returns its length or 0. */
+static size_t re_repeat_len(const char *p)
+{
+	const char *s = p + 1;
+	if (!isdigit((unsigned char)*s))
+		return 0;
+	while (isdigit((unsigned char)*s))
+		s++;
+	if (*s == ',') {
+		s++;
+		while (isdigit((unsigned char)*s))
+			s++;
+	}
+	if (*s != '}')
+		return 0;
+	return (size_t)(s + 1 - p);
+}
+
+/* RE2's flags i (case-insensitive) and s (. matches \n), scoped to the
+   rest of their group as RE2 scopes them: POSIX has no such scopes, so
+   the translation spells them out (a letter under i is [aA], a . without
+   s is [^\n], RE2's default). */
+struct reflags {
+	bool i, s;
+};
+#define RE_MAX_DEPTH 64
+
+/* Flags at p ("(?" already read): "i", "s", "-i", ... up to ':' or ')'.
+   Returns the length of the flags and terminator, 0 when unsupported. */
+static size_t re_flags(const char *p, struct reflags *f)
+{
+	bool neg = false;
+	const char *q = p;
+	for (; *q && *q != ':' && *q != ')'; q++) {
+		if (*q == '-' && !neg) {
+			neg = true;
+		} else if (*q == 'i') {
+			f->i = !neg;
+		} else if (*q == 's') {
+			f->s = !neg;
+		} else {
+			return 0;
+		}
+	}
+	/* "(?:" has no flags; "(?)" is an error */
+	if (!*q || (q == p && *q == ')'))
+		return 0;
+	return (size_t)(q + 1 - p);
+}
+
+static bool re_translate(const char *p, struct sb *o, int *cflags,
+			 const char **why)
+{
+	struct reflags cur = {false, false}, stack[RE_MAX_DEPTH];
+	size_t depth = 0;
+	(void)cflags;
+	while (*p) {
+		char c = *p;
+		if (c == '\\') {
+			char e = p[1];
+			if (!e) {
+				*why = "trailing backslash";
+				return false;
+			}
+			p += 2;
+			switch (e) {
+			case 'd': sb_puts(o, "[0-9]"); break;
+			case 'D': sb_puts(o, "[^0-9]"); break;
+			case 'w': sb_puts(o, "[A-Za-z0-9_]"); break;
+			case 'W': sb_puts(o, "[^A-Za-z0-9_]"); break;
+			case 's': sb_puts(o, "[\t\n\f\r ]"); break;
+			case 'S': sb_puts(o, "[^\t\n\f\r ]"); break;
+			case 'A': sb_putc(o, '^'); break;
+			case 'z': sb_putc(o, '$'); break;
+			case 'b': sb_puts(o, "\\b"); break;
+			case 'B': sb_puts(o, "\\B"); break;
+			case 'x': {
+				long v = re_hex(&p);
+				if (v <= 0 || v > 0x10ffff) {
+					*why = "bad \\x escape";
+					return false;
+				}
+				if (v < 0x80) {
+					re_lit(o, (char)v);
+				} else {
+					char u[5];
+					int n;
+					if (v < 0x800) {
+						u[0] = (char)(0xc0 | (v >> 6));
+						n = 1;
+					} else if (v < 0x10000) {
+						u[0] = (char)(0xe0 | (v >> 12));
+						u[1] = (char)(0x80 | ((v >> 6) & 0x3f));
+						n = 2;
+					} else {
+						u[0] = (char)(0xf0 | (v >> 18));
+						u[1] = (char)(0x80 | ((v >> 12) & 0x3f));
+						u[2] = (char)(0x80 | ((v >> 6) & 0x3f));
+						n = 3;
+					}
+					u[n++] = (char)(0x80 | (v & 0x3f));
+					sb_putc(o, '(');
+					sb_putn(o, u, (size_t)n);
+					sb_putc(o, ')');
+				}
+				break;
+			}
+			default:
+				if (re_ctl(e)) {
+					sb_putc(o, re_ctl(e));
+				} else if (isalnum((unsigned char)e)) {
+					*why = "unsupported escape";
+					return false;
+				} else {
+					re_lit(o, e);
+				}
+			}
+			continue;
+		}
+		if (c == '[') {
+			p++;
+			if (!re_class(&p, o, cur.i, why))
+				return false;
+			continue;
+		}
+		if (c == '(') {
+			if (depth == RE_MAX_DEPTH) {
+				*why = "nested too deep";
+				return false;
+			}
+			struct reflags outer = cur;
+			p++;
+			if (*p == '?') {
+				p++;
+				if (*p == 'P' && p[1] == '<') {
+					p++; /* (?P<name>...) */
+				}
+				if (*p == '<') { /* a named group */
+					const char *e = strchr(p, '>');
+					if (!e) {
+						*why = "invalid named capture";
+						return false;
+					}
+					p = e + 1;
+				} else {
+					size_t n = re_flags(p, &cur);
+					if (!n) {
+						*why = "unsupported group flags";
+						return false;
+					}
+					p += n;
+					if (p[-1] == ')')
+						continue; /* (?i): the rest of the group */
+				}
+			}
+			stack[depth++] = outer;
+			sb_putc(o, '(');
+			continue;
+		}
+		if (c == ')') {
+			if (depth)
+				cur = stack[--depth];
+			sb_putc(o, ')');
+			p++;
+			continue;
+		}
+		if (c == '.') {
+			sb_puts(o, cur.s ? "." : "[^\n]");
+			p++;
+			continue;
+		}
+		if (cur.i && isalpha((unsigned char)c)) {
+			char u[5] = {'[', c, (char)(c ^ 32), ']', 0};
+			sb_puts(o, u);
+			p++;
+			continue;
+		}
+		if (c == '{') {
+			size_t n = re_repeat_len(p);
+			if (!n) {
+				sb_puts(o, "\\{");
+				p++;
+				continue;
+			}
+			sb_putn(o, p, n);
+			p += n;
+			if (*p == '?')
+				p++; /* lazy: same matches for a yes/no test */
+			continue;
+		}
+		if (c == '}') {
+			sb_puts(o, "\\}");
+			p++;
+			continue;
+		}
+		sb_putc(o, c);
+		p++;
+		if ((c == '*' || c == '+' || c == '?') && *p == '?')
+			p++;
+	}
+	return !o->oom;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -694,12 +1126,22 @@ static lp_err add_warning(struct cctx *c, const char *pattern, const char *why)
 
 static lp_err compile_pattern(struct cctx *c, struct node *n)
 {
-	const char *why = NULL;
-	bool oom = false;
-	n->re = srv_goregex_compile(n->pattern, &why, &oom);
+	struct sb o = {0};
+	int cflags = REG_EXTENDED | REG_NOSUB;
+	const char *why = "cannot be translated";
+	if (re_translate(n->pattern, &o, &cflags, &why)) {
+		int rc = regcomp(&n->re, sb_str(&o), cflags);
+		if (rc == 0) {
+			n->has_re = true;
+		} else {
+			why = "POSIX regcomp refused it";
+		}
+	}
+	bool oom = o.oom;
+	free(o.s);
 	if (oom)
 		return nomem(c);
-	if (!n->re)
+	if (!n->has_re)
 		return add_warning(c, n->pattern, why);
 	return LP_OK;
 }
@@ -1911,7 +2353,7 @@ static void check_string(struct vctx *v, const struct node *n, const json_t *x)
 			invalid(v, x, "%s in body should be at least %lld chars long",
 				path_or_root(v), n->min_len);
 	}
-	if (n->re && !srv_goregex_match(n->re, s, json_string_length(x)))
+	if (n->has_re && regexec(&n->re, s, 0, NULL, 0) != 0)
 		invalid(v, x, "%s in body should match '%s'", path_or_root(v),
 			n->pattern);
 	if (n->format != F_NONE && !format_ok(n->format, s)) {

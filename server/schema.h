@@ -7,9 +7,9 @@
  * reference §8.6-§8.8).
  *
  * Pure. A compiled struct srv_schema is immutable: any number of threads may
- * use one at once (a compiled pattern is read-only, goregex.h; numbers are
- * formatted in the C.UTF-8 locale, switched per thread with uselocale for
- * the duration of a call).
+ * use one at once (regexec on a shared regex_t is thread-safe in glibc;
+ * patterns compile and run in the C.UTF-8 locale, switched per thread with
+ * uselocale for the duration of a call).
  *
  * Order for a custom resource (kube's, reference §8.7):
  *   srv_schema_prune -> srv_schema_default -> (admission) -> srv_schema_validate
@@ -44,11 +44,13 @@ struct srv_schema;
 /*
  * Compile a version's schema.openAPIV3Schema (only read during the call;
  * enum values and defaults are deep-copied). Unknown keywords and formats
- * are ignored, as is a "default" of null. Patterns are Go regular
- * expressions, matched with Go's semantics on PCRE2 in time linear in the
- * value (goregex.h); a pattern that cannot be compiled (Go refuses it, or
- * PCRE2 lacks a Unicode class Go has) matches every value, and compile
- * records why (srv_schema_warning).
+ * are ignored, as is a "default" of null. Patterns are Go RE2 syntax,
+ * translated to POSIX extended expressions (\d \w \s and negations, \x
+ * escapes, classes, (?:...) groups, lazy quantifiers; (?i) anywhere makes
+ * the whole pattern case-insensitive, a superset of RE2's matches); a
+ * pattern that cannot be translated or compiled (\p{..}, other (?flags),
+ * backreference-like escapes) matches every value, and compile records why
+ * (srv_schema_warning).
  * Errors: LP_E_BADREQUEST when a keyword has the wrong JSON type (message
  * like Go's "json: cannot unmarshal string into Go struct field
  * JSONSchemaProps.properties.spec.maxLength of type int64"); LP_E_INVALID
