@@ -602,6 +602,9 @@ static void build_entry(struct entry *e, const json_t *crd, const json_t *v,
 	if (sch && srv_schema_compile(sch, &e->info.schema, &serr))
 		lp_warn("%s/%s %s: schema not compiled: %s", r->group,
 			r->version, r->resource, serr.message);
+	for (size_t w = 0; w < srv_schema_warning_count(e->info.schema); w++)
+		lp_warn("%s/%s %s: %s", r->group, r->version, r->resource,
+			srv_schema_warning(e->info.schema, w));
 	if (!strcmp(r->version, e->info.storage_version)) {
 		e->info.storage_schema = e->info.schema;
 		return;
