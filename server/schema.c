@@ -360,9 +360,7 @@ struct node {
 	char *format_name;
 	char *pattern;	   /* as written, for messages */
 	bool has_re;	   /* re compiled; else the pattern matches anything */
-	regex_t re;	   /* "^.*(P)": one pass (compile_pattern) */
-	bool has_re_nl;	   /* re_nl compiled: P has a ^ anchor */
-	regex_t re_nl;	   /* P itself, for values holding a newline */
+	regex_t re;	   /* P in its one-pass form (compile_pattern) */
 	json_t *enum_vals; /* array, or NULL */
 	json_t *dflt;	   /* NULL when absent or null */
 	char **required;
@@ -449,8 +447,6 @@ static void node_free(struct node *n)
 	free(n->pattern);
 	if (n->has_re)
 		regfree(&n->re);
-	if (n->has_re_nl)
-		regfree(&n->re_nl);
 	json_decref(n->enum_vals);
 	json_decref(n->dflt);
 	strv_free(n->required, n->n_required);
@@ -561,7 +557,28 @@ static int re_class_atom(const char **pp, struct sb *set, const char **why)
 			*why = "bad character class";
 			return -1;
 		}
-		sb_putn(set, p, (size_t)(end + 2 - p));
+		/* Go's named classes are ASCII; glibc's, in C.UTF-8, Unicode's
+		   ([:cntrl:] holds U+0080-U+009F, [:space:] U+2028): written
+		   as ASCII ranges. Go has [:word:] too, which glibc lacks. */
+		static const char *const named[][2] = {
+		    {"alnum", "0-9A-Za-z"},	{"alpha", "A-Za-z"},
+		    {"ascii", "\x01-\x7f"},	{"blank", "\t "},
+		    {"cntrl", "\x01-\x1f\x7f"}, {"digit", "0-9"},
+		    {"graph", "!-~"},		{"lower", "a-z"},
+		    {"print", " -~"},		{"punct", "!-/:-@[-`{-~"},
+		    {"space", "\t\n\v\f\r "},	{"upper", "A-Z"},
+		    {"word", "0-9A-Za-z_"},	{"xdigit", "0-9A-Fa-f"},
+		};
+		size_t len = (size_t)(end - (p + 2));
+		const char *body = NULL;
+		for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+			if (strlen(named[i][0]) == len &&
+			    !memcmp(named[i][0], p + 2, len))
+				body = named[i][1];
+		if (body)
+			sb_puts(set, body);
+		else
+			sb_putn(set, p, (size_t)(end + 2 - p));
 		*pp = end + 2;
 		return 0;
 	}
@@ -613,13 +630,22 @@ static int re_class_atom(const char **pp, struct sb *set, const char **why)
 	return (unsigned char)e;
 }
 
-/* Translate a bracket expression; *pp is just past '['. Characters that
-   are special inside a POSIX bracket (], ^, -) are moved where POSIX
-   reads them literally. */
+/* Go's case folding takes two letters beyond ASCII into the orbits of
+   ASCII ones: s, S and U+017F (long s); k, K and U+212A (Kelvin sign).
+   Added to body when the range lo-hi holds s or k in either case. */
+static void re_fold_beyond(struct sb *body, int lo, int hi)
+{
+	if ((lo <= 's' && 's' <= hi) || (lo <= 'S' && 'S' <= hi))
+		sb_puts(body, "\xc5\xbf");
+	if ((lo <= 'k' && 'k' <= hi) || (lo <= 'K' && 'K' <= hi))
+		sb_puts(body, "\xe2\x84\xaa");
+}
+
 /* The other case's part of the range lo-hi (ASCII letters), added to body
    for a case-insensitive class. */
 static void re_fold_range(struct sb *body, int lo, int hi)
 {
+	re_fold_beyond(body, lo, hi);
 	int a = lo > 'a' ? lo : 'a', b = hi < 'z' ? hi : 'z';
 	if (a <= b) {
 		sb_putc(body, (char)(a - 32));
@@ -689,8 +715,10 @@ static bool re_class(const char **pp, struct sb *o, bool icase,
 			dash = true;
 		else {
 			sb_putc(&body, (char)lo);
-			if (icase && isalpha(lo))
+			if (icase && isalpha(lo)) {
 				sb_putc(&body, (char)(lo ^ 32));
+				re_fold_beyond(&body, lo, lo);
+			}
 		}
 	}
 	if (ok && body.oom)
@@ -720,16 +748,21 @@ static bool re_class(const char **pp, struct sb *o, bool icase,
 	return ok;
 }
 
-/* A repetition {n}, {n,} or {n,m} at p? Returns its length or 0. */
+/* A repetition {n}, {n,} or {n,m} at p? Returns its length or 0. As Go,
+   a count of two digits or more that starts with 0 makes none: the "{" is
+   then literal. */
 static size_t re_repeat_len(const char *p)
 {
 	const char *s = p + 1;
-	if (!isdigit((unsigned char)*s))
+	if (!isdigit((unsigned char)*s) ||
+	    (s[0] == '0' && isdigit((unsigned char)s[1])))
 		return 0;
 	while (isdigit((unsigned char)*s))
 		s++;
 	if (*s == ',') {
 		s++;
+		if (s[0] == '0' && isdigit((unsigned char)s[1]))
+			return 0;
 		while (isdigit((unsigned char)*s))
 			s++;
 	}
@@ -894,8 +927,10 @@ static bool re_translate(const char *p, struct sb *o, int *cflags, bool *caret,
 		if (c == '^')
 			*caret = true;
 		if (cur.i && isalpha((unsigned char)c)) {
-			char u[5] = {'[', c, (char)(c ^ 32), ']', 0};
+			char u[4] = {'[', c, (char)(c ^ 32), 0};
 			sb_puts(o, u);
+			re_fold_beyond(o, c, c);
+			sb_putc(o, ']');
 			p++;
 			continue;
 		}
@@ -1130,45 +1165,96 @@ static lp_err add_warning(struct cctx *c, const char *pattern, const char *why)
 	return LP_OK;
 }
 
+/* The end of the bracket expression at p (its "["), as regcomp reads the
+   ones re_class writes; NULL if it does not end. */
+static const char *posix_bracket_end(const char *p)
+{
+	p++;
+	if (*p == '^')
+		p++;
+	if (*p == ']')
+		p++;
+	for (; *p && *p != ']'; p++) {
+		if (p[0] == '[' &&
+		    (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+			const char *e = p + 2;
+			while (*e && !(e[0] == p[1] && e[1] == ']'))
+				e++;
+			if (!*e)
+				return NULL;
+			p = e + 1;
+		}
+	}
+	return *p ? p + 1 : NULL;
+}
+
+/* Copy the POSIX expression x into q with every ^ anchor (one that is
+   neither escaped nor in a bracket) made a byte 0xFF, which no value holds
+   (values are UTF-8), so it never matches. false when x does not parse. */
+static bool posix_never_bol(const char *x, struct sb *q)
+{
+	while (*x) {
+		if (*x == '\\' && x[1]) {
+			sb_putn(q, x, 2);
+			x += 2;
+		} else if (*x == '[') {
+			const char *e = posix_bracket_end(x);
+			if (!e)
+				return false;
+			sb_putn(q, x, (size_t)(e - x));
+			x = e;
+		} else if (*x == '^') {
+			sb_putc(q, '\xff');
+			x++;
+		} else {
+			sb_putc(q, *x++);
+		}
+	}
+	return true;
+}
+
 /*
- * Compile n's pattern. glibc's regexec looks for an unanchored match by
+ * Compile n's pattern P. glibc's regexec looks for an unanchored match by
  * trying each start position in turn, each try running to the value's end
  * at worst: time that grows with the square of the value (prometheus-
  * operator's size pattern "(^0|([0-9]*[.])?[0-9]+((K|M|G|T|E|P)i?)?B)$"
- * took 107 s of CPU on 100,000 digits). Wrapped as "^.*(P)" the search is
- * one pass from the start, which is the same question: is there a match
- * anywhere. One catch: after a ".*" that crossed a newline, glibc lets a
- * "^" inside P match there too (it must not without REG_NEWLINE). So a
- * pattern with a ^ anchor (from ^ or \A) keeps P itself as well, for
- * values that hold a newline; those alone still take the slow way.
+ * took 107 s of CPU on 100,000 digits). The same question, is there a
+ * match anywhere, asked from the start alone is one pass: "^.*(P)".
+ * One catch: after a ".*" that crossed a newline, glibc lets a "^" inside
+ * P match there (it must not without REG_NEWLINE). So a P with a ^ anchor
+ * (from ^ or \A) is asked "^(P|.+(Q))": P at the start, or Q after it,
+ * where Q is P with its anchors made never to match, as Go's ^ never
+ * matches past the start.
  */
 static lp_err compile_pattern(struct cctx *c, struct node *n)
 {
-	struct sb o = {0}, w = {0};
+	struct sb o = {0}, w = {0}, q = {0};
 	int cflags = REG_EXTENDED | REG_NOSUB;
 	const char *why = "cannot be translated";
 	bool caret = false;
 	if (re_translate(n->pattern, &o, &cflags, &caret, &why)) {
-		sb_puts(&w, "^.*(");
-		sb_puts(&w, sb_str(&o));
-		sb_putc(&w, ')');
+		if (!caret) {
+			sb_puts(&w, "^.*(");
+			sb_puts(&w, sb_str(&o));
+			sb_putc(&w, ')');
+		} else if (posix_never_bol(sb_str(&o), &q)) {
+			sb_puts(&w, "^(");
+			sb_puts(&w, sb_str(&o));
+			sb_puts(&w, "|.+(");
+			sb_puts(&w, sb_str(&q));
+			sb_puts(&w, "))");
+		} else {
+			sb_puts(&w, sb_str(&o)); /* slow but right */
+		}
 		if (!w.oom && regcomp(&n->re, sb_str(&w), cflags) == 0)
 			n->has_re = true;
 		else
 			why = "POSIX regcomp refused it";
-		if (n->has_re && caret) {
-			if (regcomp(&n->re_nl, sb_str(&o), cflags) == 0) {
-				n->has_re_nl = true;
-			} else {
-				regfree(&n->re);
-				n->has_re = false;
-				why = "POSIX regcomp refused it";
-			}
-		}
 	}
-	bool oom = o.oom || w.oom;
+	bool oom = o.oom || w.oom || q.oom;
 	free(o.s);
 	free(w.s);
+	free(q.s);
 	if (oom)
 		return nomem(c);
 	if (!n->has_re)
@@ -2383,9 +2469,7 @@ static void check_string(struct vctx *v, const struct node *n, const json_t *x)
 			invalid(v, x, "%s in body should be at least %lld chars long",
 				path_or_root(v), n->min_len);
 	}
-	const regex_t *re = n->has_re_nl && strchr(s, '\n') ? &n->re_nl
-							   : &n->re;
-	if (n->has_re && regexec(re, s, 0, NULL, 0) != 0)
+	if (n->has_re && regexec(&n->re, s, 0, NULL, 0) != 0)
 		invalid(v, x, "%s in body should match '%s'", path_or_root(v),
 			n->pattern);
 	if (n->format != F_NONE && !format_ok(n->format, s)) {

@@ -429,11 +429,11 @@ Test(schema_validate, pattern_classes)
 	srv_schema_free(s);
 }
 
-/* An unanchored pattern is matched in one pass from the start ("^.*(P)"):
-   prometheus-operator's size pattern took 107 s of CPU on these 100,000
-   digits when glibc tried every start position. A ^ inside P keeps its
-   meaning for values with a newline, where glibc would let it match after
-   the newline. */
+/* An unanchored pattern is matched in one pass from the start ("^.*(P)",
+   or "^(P|.+(Q))" with Q's anchors never matching): prometheus-operator's
+   size pattern took 107 s of CPU on these 100,000 digits when glibc tried
+   every start position. A ^ inside P keeps Go's meaning after a newline,
+   where glibc would let it match. */
 Test(schema_validate, pattern_unanchored_long_value_and_newlines)
 {
 	struct srv_schema *s = sch(SPEC(
@@ -450,12 +450,59 @@ Test(schema_validate, pattern_unanchored_long_value_and_newlines)
 	expect_invalid(s, obj);
 	strcpy(obj + k + n, "GiB\"}}");
 	expect_ok(s, obj);
+	memcpy(obj + k, "a\\n", 3); /* a newline first: ^0 cannot match */
+	expect_ok(s, obj);
+	obj[k + 3] = '0';
+	strcpy(obj + k + 4, "\"}}");
+	expect_invalid(s, obj);
 	free(obj);
 	expect_ok(s, "{\"spec\":{\"size\":\"0\",\"b\":\"a\\nb\",\"a\":\"bc\"}}");
 	expect_ok(s, "{\"spec\":{\"size\":\"a\\n1.5MiB\",\"a\":\"a\\nx\"}}");
 	expect_invalid(s, "{\"spec\":{\"size\":\"a\\n0\"}}");
 	expect_invalid(s, "{\"spec\":{\"a\":\"a\\nb\"}}");
 	expect_invalid(s, "{\"spec\":{\"b\":\"a\\nc\"}}");
+	srv_schema_free(s);
+}
+
+/* Go folds s with U+017F (long s) and k with U+212A (Kelvin sign) under
+   (?i), in literals, classes and ranges (Calico's case-insensitive enums
+   and names). */
+Test(schema_validate, pattern_case_folding_beyond_ascii)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"e\":{\"type\":\"string\",\"pattern\":\"^(?i)(insert|append)?$\"},"
+		"\"n\":{\"type\":\"string\",\"pattern\":\"^(?i)[a-z]([-a-z0-9]*[a-z0-9])?$\"},"
+		"\"c\":{\"type\":\"string\",\"pattern\":\"^(?i)[kx]$\"},"
+		"\"x\":{\"type\":\"string\",\"pattern\":\"^(?i)[^a-z]$\"},"
+		"\"b\":{\"type\":\"string\",\"pattern\":\"^(?i)[b-d]$\"}"));
+	expect_ok(s, "{\"spec\":{\"e\":\"IN\u017fERT\",\"n\":\"\u212aube\","
+		     "\"c\":\"\u212a\",\"x\":\"1\",\"b\":\"C\"}}");
+	expect_invalid(s, "{\"spec\":{\"x\":\"\u017f\"}}");
+	expect_invalid(s, "{\"spec\":{\"b\":\"\u212a\"}}");
+	expect_invalid(s, "{\"spec\":{\"e\":\"in\u017f\"}}");
+	srv_schema_free(s);
+}
+
+/* Go's named classes are ASCII ([:cntrl:] holds no U+0085, [:space:] no
+   U+2028), [:word:] is one, and a count with a leading zero makes "{"
+   literal: each as Go's regexp answers. */
+Test(schema_validate, pattern_named_classes_and_counts)
+{
+	struct srv_schema *s = sch(SPEC(
+		"\"c\":{\"type\":\"string\",\"pattern\":\"^[^%[:cntrl:]]+$\"},"
+		"\"p\":{\"type\":\"string\",\"pattern\":\"^[[:punct:]]+$\"},"
+		"\"w\":{\"type\":\"string\",\"pattern\":\"^[[:word:]]+$\"},"
+		"\"s\":{\"type\":\"string\",\"pattern\":\"^[[:space:]]$\"},"
+		"\"z\":{\"type\":\"string\",\"pattern\":\"^a{01}$\"}"));
+	cr_assert_eq(srv_schema_warning_count(s), 0, "%s",
+		     srv_schema_warning(s, 0));
+	expect_ok(s, "{\"spec\":{\"c\":\"x\\u0085\\u0080y\",\"p\":\"!/:@[`{~]^-\\\\\","
+		     "\"w\":\"a_1\",\"s\":\"\\u000b\",\"z\":\"a{01}\"}}");
+	expect_invalid(s, "{\"spec\":{\"c\":\"a\\u0001\"}}");
+	expect_invalid(s, "{\"spec\":{\"p\":\"a\"}}");
+	expect_invalid(s, "{\"spec\":{\"p\":\"\\u00bf\"}}");
+	expect_invalid(s, "{\"spec\":{\"s\":\"\\u2028\"}}");
+	expect_invalid(s, "{\"spec\":{\"z\":\"a\"}}");
 	srv_schema_free(s);
 }
 
