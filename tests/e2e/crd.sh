@@ -162,11 +162,9 @@ import base64, sys, yaml
 d = yaml.safe_load(open(sys.argv[1]))
 sys.stdout.write(base64.b64decode(d["clusters"][0]["cluster"]["certificate-authority-data"]).decode())
 PY
-# The events are history by now: the watch ends itself after 5 s (head
-# alone would not end curl until the next event or --max-time).
-curl -sSN --max-time "$TIMEOUT" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" \
-	"$URL/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=1&timeoutSeconds=5&resourceVersion=$((R - 1))&fieldSelector=metadata.name%3Dgizmos.chain.example.com" |
-	head -n 2 >"$WORK/chain.watch"
+# The events are history by now: the watch ends once both are in.
+watch_lines 2 "$WORK/chain.watch" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" \
+	"$URL/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=1&resourceVersion=$((R - 1))&fieldSelector=metadata.name%3Dgizmos.chain.example.com"
 check "a watch from before the create sees ADDED at R, then MODIFIED at R+1 with the conditions" python3 - "$WORK/chain.watch" "$R" <<'PY'
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()
@@ -229,11 +227,10 @@ req GET "$CRD_PATH"
 check "a GET right after the patch reads the new acceptedNames at the next revision" \
 	[ "$(jq_ "d['metadata']['resourceVersion'], d['status']['acceptedNames'].get('shortNames')")" == "$((U + 1)) ['gz']" ]
 # chain_watch FROM NAME: the first two events of the CRD named NAME after
-# revision FROM, in $WORK/chain.watch (the watch ends itself after 5 s)
+# revision FROM, in $WORK/chain.watch
 chain_watch() {
-	curl -sSN --max-time "$TIMEOUT" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" \
-		"$URL/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=1&timeoutSeconds=5&resourceVersion=$1&fieldSelector=metadata.name%3D$2" |
-		head -n 2 >"$WORK/chain.watch"
+	watch_lines 2 "$WORK/chain.watch" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" \
+		"$URL/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=1&resourceVersion=$1&fieldSelector=metadata.name%3D$2"
 }
 # watch_pair FROM FIELD: the two events are MODIFIED at FROM+1 with FIELD
 # of spec.names not accepted yet, then MODIFIED at FROM+2 with it accepted
@@ -691,14 +688,11 @@ expect_rc 1 "metadata.namespace on a cluster-scoped custom resource" kubectl get
 check "... is not a field label (kube's 400)" err_has 'field label not supported: metadata.namespace'
 expect_rc 0 "... metadata.name is" kubectl get volumesnapshotcontents --field-selector metadata.name=x
 R=$(kubectl get --raw /apis/stable.example.com/v1/namespaces/sf/shirts | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
-curl -sSN --max-time "$TIMEOUT" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" \
-	"$URL/apis/stable.example.com/v1/namespaces/sf/shirts?watch=1&timeoutSeconds=4&resourceVersion=$R&fieldSelector=spec.color%3Dblue" \
-	>"$WORK/sf.watch" &
-SFW=$!
-sleep 1
+# (the watch starts at R: the patches are in it whenever it starts)
 expect_rc 0 "shirt b turns red" kubectl -n sf patch shirt b --type=merge -p '{"spec":{"color":"red"}}'
 expect_rc 0 "shirt c turns blue" kubectl -n sf patch shirt c --type=merge -p '{"spec":{"color":"blue"}}'
-wait "$SFW"
+watch_lines 2 "$WORK/sf.watch" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" \
+	"$URL/apis/stable.example.com/v1/namespaces/sf/shirts?watch=1&resourceVersion=$R&fieldSelector=spec.color%3Dblue"
 # (kube's watch cache sends the leaving object as it last matched)
 check "a watch by spec.color sees b leave (DELETED, still blue) and c come (ADDED)" python3 - "$WORK/sf.watch" <<'PY'
 import json, sys

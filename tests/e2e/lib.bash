@@ -126,6 +126,42 @@ expect_rc() {
 	fi
 }
 
+# watch_lines N OUT CURL-ARG...: runs curl -sSN CURL-ARG... (a watch) into
+# OUT until OUT holds N lines, the watch ends or $TIMEOUT seconds pass, then
+# ends it and keeps OUT's first N lines. A watch of history thus ends as soon
+# as its events are in, instead of at its timeoutSeconds.
+watch_lines() {
+	local n=$1
+	shift
+	watch_until "((\$(wc -l <\"\$1\") >= $n))" "$@"
+	local head
+	head=$(head -n "$n" "$1")
+	[[ -z $head ]] || printf '%s\n' "$head" >"$1"
+}
+
+# watch_grep PATTERN OUT CURL-ARG...: the same, until a line of OUT holds
+# the fixed string PATTERN; OUT keeps every line.
+watch_grep() {
+	local pat=$1
+	shift
+	watch_until "grep -qF -- $(printf %q "$pat") \"\$1\"" "$@"
+}
+
+watch_until() { # CONDITION OUT CURL-ARG... (CONDITION: shell code, $1 is OUT)
+	local cond=$1 out=$2 i
+	shift 2
+	curl -sSN --max-time "$TIMEOUT" "$@" >"$out" &
+	local pid=$!
+	for ((i = 0; i < TIMEOUT * 20; i++)); do
+		(set -- "$out"; eval "$cond") && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
 # out_has PATTERN / err_has PATTERN: the last run's stdout / stderr matches
 # the extended regular expression.
 out_has() { grep -Eq -- "$1" "$WORK/out"; }
