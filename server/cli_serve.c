@@ -39,6 +39,7 @@ static const char usage[] =
     "                   [--insecure-http [--force-insecure]] [--tls-san NAME]...\n"
     "                   [--nosync] [--compaction-interval DUR]\n"
     "                   [--request-timeout DUR] [--idle-timeout DUR]\n"
+    "                   [--read-header-timeout DUR]\n"
     "                   [--controllers LIST]\n"
     "                   [--write-workers N]\n"
     "\n"
@@ -73,6 +74,10 @@ static const char usage[] =
     "      --idle-timeout DUR        close idle or stalled connections after this\n"
     "                                (default 120s; watches carry their own\n"
     "                                timeoutSeconds and bookmarks)\n"
+    "      --read-header-timeout DUR close a connection whose request line and\n"
+    "                                headers take longer than this (default\n"
+    "                                32s, as kube-apiserver's; between requests\n"
+    "                                it counts after --idle-timeout)\n"
     "      --controllers LIST        the controllers to run: names, * for all,\n"
     "                                -name for not that one, in order (default\n"
     "                                *; \"*,-gc\" runs all but the garbage\n"
@@ -161,6 +166,7 @@ int cli_serve(int argc, char **argv)
 		OPT_SAN,
 		OPT_REQ_TIMEOUT,
 		OPT_IDLE_TIMEOUT,
+		OPT_HEAD_TIMEOUT,
 		OPT_SVC_RANGE,
 		OPT_CONTROLLERS,
 		OPT_WRITE_WORKERS,
@@ -176,6 +182,7 @@ int cli_serve(int argc, char **argv)
 	    {"tls-san", required_argument, NULL, OPT_SAN},
 	    {"request-timeout", required_argument, NULL, OPT_REQ_TIMEOUT},
 	    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+	    {"read-header-timeout", required_argument, NULL, OPT_HEAD_TIMEOUT},
 	    {"service-cluster-ip-range", required_argument, NULL, OPT_SVC_RANGE},
 	    {"controllers", required_argument, NULL, OPT_CONTROLLERS},
 	    {"write-workers", required_argument, NULL, OPT_WRITE_WORKERS},
@@ -189,7 +196,7 @@ int cli_serve(int argc, char **argv)
 	const char *sans[MAX_SANS];
 	size_t n_sans = 0;
 	uint64_t compaction_ms = DEFAULT_COMPACTION_MS;
-	uint64_t req_ms = 60000, idle_ms = 120000;
+	uint64_t req_ms = 60000, idle_ms = 120000, head_ms = 32000;
 	uint32_t controllers = 0;
 	char cmsg[256];
 	if (ctl_parse_enabled("*", &controllers, cmsg, sizeof cmsg) != LP_OK)
@@ -241,6 +248,17 @@ int cli_serve(int argc, char **argv)
 		case OPT_IDLE_TIMEOUT:
 			if (parse_dur_opt("--idle-timeout", optarg, &idle_ms))
 				return cli_usage(usage, 1);
+			break;
+		case OPT_HEAD_TIMEOUT:
+			if (parse_dur_opt("--read-header-timeout", optarg,
+					  &head_ms))
+				return cli_usage(usage, 1);
+			if (!head_ms) {
+				fprintf(stderr, "lapis serve: "
+						"--read-header-timeout must be "
+						"more than 0\n");
+				return cli_usage(usage, 1);
+			}
 			break;
 		case OPT_CONTROLLERS:
 			if (ctl_parse_enabled(optarg, &controllers, cmsg,
@@ -359,6 +377,7 @@ int cli_serve(int argc, char **argv)
 		.sa_key_pem = pki.sa_key_pem,
 		.request_timeout_s = (unsigned)((req_ms + 999) / 1000),
 		.idle_timeout_s = (unsigned)((idle_ms + 999) / 1000),
+		.head_timeout_ms = head_ms,
 		.write_workers = write_workers,
 		.inline_writes = nosync != 0,
 		.service_cidr = svc_range,

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "conns.h"
 #include "http.h"
 #include "http_daemon.h"
 #include "lapis/assert.h"
@@ -63,6 +64,7 @@ struct srv {
 	_Atomic int stopping;
 	struct srv_wpool *wp; /* writes.c's */
 	void *watch_state; /* watch.c's, see srv_watch_slot */
+	struct srv_conns *conns; /* conns.c's: the request-head deadline */
 };
 
 eng *srv_engine(struct srv *s)
@@ -733,6 +735,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 		r = malloc(sizeof *r);
 		if (!r)
 			return MHD_NO;
+		srv_conns_handling(conn);
 		*r = (struct srv_req){
 		    .s = s, .conn = conn, .url = url, .method = method};
 		/* only writes read it (their deadline); GET and HEAD never
@@ -827,9 +830,9 @@ void srv__req_unref(struct srv_req *r)
 static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	(void)conn;
 	(void)toe;
 	struct srv *s = cls;
+	srv_conns_idle(s->conns, conn);
 	struct srv_req *r = *con_cls;
 	if (!r)
 		return;
@@ -1002,6 +1005,12 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 	if (!o->insecure)
 		flags |= MHD_USE_TLS;
 	unsigned idle = o->idle_timeout_s ? o->idle_timeout_s : 120;
+	uint64_t head_ms = o->head_timeout_ms ? o->head_timeout_ms : 32000;
+	if (srv_conns_start(head_ms, (uint64_t)idle * 1000, &s->conns)) {
+		srv_error_set(err, LP_E_NOMEM,
+			      "cannot start the request-head deadline");
+		goto fail;
+	}
 	if (!o->insecure && (!s->cert || !s->key)) {
 		srv_error_set(err, LP_E_INVAL, "TLS needs a certificate and key");
 		goto fail;
@@ -1016,6 +1025,8 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 			MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_MHD_MEMORY_LIMIT,
 			MHD_OPTION_CONNECTION_TIMEOUT, idle,
 			MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s,
+			MHD_OPTION_NOTIFY_CONNECTION, srv_conns_notify, s->conns,
+			MHD_OPTION_URI_LOG_CALLBACK, srv_conns_uri, s->conns,
 			MHD_OPTION_UNESCAPE_CALLBACK, unescape_cb, NULL,
 			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
 	else
@@ -1027,6 +1038,8 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 			MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_MHD_MEMORY_LIMIT,
 			MHD_OPTION_CONNECTION_TIMEOUT, idle,
 			MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s,
+			MHD_OPTION_NOTIFY_CONNECTION, srv_conns_notify, s->conns,
+			MHD_OPTION_URI_LOG_CALLBACK, srv_conns_uri, s->conns,
 			MHD_OPTION_UNESCAPE_CALLBACK, unescape_cb, NULL,
 			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 			MHD_OPTION_HTTPS_MEM_KEY, s->key,
@@ -1068,6 +1081,7 @@ void srv_stop(struct srv *s)
 	if (s->d)
 		MHD_stop_daemon(s->d);
 	srv_watch_free(s); /* after the daemon: no request reads it now */
+	srv_conns_stop(s->conns); /* after the daemon: every CLOSED is in */
 	srv__wpool_free(s->wp); /* the access handler reads it until here */
 	if (s->fd >= 0)
 		close(s->fd);

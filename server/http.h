@@ -40,6 +40,7 @@ struct srv_opts {
 	bool inline_writes;
 	unsigned request_timeout_s; /* non-watch requests; 0: 60 */
 	unsigned idle_timeout_s;    /* idle or stalled connections; 0: 120 */
+	uint64_t head_timeout_ms;   /* a request head's deadline; 0: 32000 */
 	uint64_t watch_bookmark_ms; /* bookmark interval; 0: 60000 */
 	const char *service_cidr;   /* --service-cluster-ip-range */
 };

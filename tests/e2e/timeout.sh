@@ -240,4 +240,69 @@ kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
 check "server exits 0 after clients hung up on their writes" exited_zero
 
+# The request-head deadline (kube's ReadHeaderTimeout): a client that sends
+# its head a byte at a time is cut off, idle keep-alive connections are not.
+expect_rc 2 "--read-header-timeout 0 is a usage error" "$LAPIS" serve --read-header-timeout 0
+expect_rc 0 "serve --help documents --read-header-timeout" \
+	bash -c "'$LAPIS' serve --help | grep -q -- --read-header-timeout"
+DATA=$WORK/data-head
+check "a server with a 1 s head deadline starts" start_server --read-header-timeout 1s --idle-timeout 30s
+check "connections that send no head, or send it slowly, are closed; idle and busy ones are not" python3 - "$URL" <<'PY'
+import socket, subprocess, sys, time
+url = sys.argv[1]
+host, port = url.split('//')[1].split(':')
+def conn():
+    s = socket.create_connection((host, int(port)))
+    s.settimeout(1)
+    return s
+def ended(s):
+    """True once the server has closed s (without answering)."""
+    try:
+        d = s.recv(4096)
+    except socket.timeout:
+        return False
+    except OSError:
+        return True
+    assert not d, ('an answer to an unfinished head', d)
+    return True
+# a watch that outlives the deadline ends by its own timeoutSeconds, whole
+w = subprocess.Popen(['curl', '-sS', '-N', '-o', '/dev/null', '-w', '%{http_code}',
+                      url + '/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=4'],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+# a head sent a byte a second: never idle, never complete; 25 s would
+# be 25 bytes: the deadline cuts it long before
+s = conn()
+s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n')
+for i in range(25):
+    if ended(s):
+        break
+    try:
+        s.sendall(b'X')
+    except OSError:
+        break
+else:
+    raise AssertionError('a head dripping for 25 s was not cut')
+# a connection that sends nothing: cut by the deadline, not the 30 s idle
+s = conn()
+for i in range(25):
+    if ended(s):
+        break
+else:
+    raise AssertionError('a silent connection was kept 25 s')
+# keep-alive: idle past the head deadline, then a second request
+s = conn()
+s.settimeout(30)
+for i in range(2):
+    s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+    r = s.recv(4096)
+    assert r.startswith(b'HTTP/1.1 200'), (i, r)
+    time.sleep(3)
+out, err = w.communicate(timeout=60)
+assert w.returncode == 0 and out == b'200', (w.returncode, out, err)
+PY
+check "... and the log says so" grep -q 'connection(s) whose request head was not complete in time' "$WORK/serve.log"
+kill -TERM "$SERVER_PID"
+reap "$SERVER_PID"
+check "server exits 0 with connections cut for their head" exited_zero
+
 e2e_finish

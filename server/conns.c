@@ -1,0 +1,235 @@
+/*
+ * conns.c -- the request-head deadline: a connection that has not sent a
+ * whole request head in time is closed, as Go's server does for
+ * kube-apiserver with its ReadHeaderTimeout (32 s). libmicrohttpd's own
+ * timeout counts only idle time, so a client that sends a header byte now
+ * and then (slowloris) would hold its connection and its 32 KiB pool for
+ * ever.
+ *
+ * libmicrohttpd does not say when a request's first byte comes, so the
+ * deadline is kept from what it does say:
+ *   connection accepted       now + head      (Go: the first request's
+ *                                              handshake and head)
+ *   request line read (the    now + head, unless the deadline is
+ *   URI logger)                  earlier (a first request's))
+ *   access handler called     none            (the request runs; its own
+ *                                              timeouts apply)
+ *   request completed         now + idle + head (the connection idles;
+ *                                              libmicrohttpd closes it at
+ *                                              idle, so past idle + head
+ *                                              it has been sending a head
+ *                                              too slowly)
+ * A connection past its deadline is shut down (shutdown(2), no answer, as
+ * Go's server closes it); libmicrohttpd then sees the end of its input and
+ * closes it the usual way.
+ *
+ * Threads: the callbacks run on the connection's libmicrohttpd thread;
+ * the sweeper thread looks at every connection twice a second.
+ *
+ * Invariants:
+ *  1. A connection is in the list from its STARTED notice to its CLOSED
+ *     notice. libmicrohttpd sends CLOSED before it closes the socket, and
+ *     the sweeper shuts a socket down only under mu with the connection in
+ *     the list: so the descriptor it shuts down is always that connection's,
+ *     never a reused one.
+ *  2. deadline_ms is 0 (none) or a CLOCK_MONOTONIC time in ms; only the
+ *     connection's thread sets it, but for the sweeper's 0 once it has shut
+ *     the socket down.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "conns.h"
+#include "lapis/log.h"
+
+struct conn {
+	int fd;
+	_Atomic int64_t deadline_ms;
+	struct conn *prev, *next; /* under mu */
+};
+
+struct srv_conns {
+	int64_t head_ms, idle_ms; /* immutable */
+	pthread_mutex_t mu;	  /* guards list, stop */
+	pthread_cond_t cv;
+	struct conn *list;
+	bool stop;
+	pthread_t th;
+	_Atomic uint64_t cut; /* connections closed for their slow head */
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct conn *conn_of(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+void srv_conns_notify(void *cls, struct MHD_Connection *mc, void **socket_ctx,
+		      enum MHD_ConnectionNotificationCode code)
+{
+	struct srv_conns *cs = cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+		    mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+		struct conn *c = ci ? malloc(sizeof *c) : NULL;
+		*socket_ctx = c;
+		if (!c)
+			return; /* not watched: it still has the idle timeout */
+		c->fd = ci->connect_fd;
+		atomic_init(&c->deadline_ms, mono_ms() + cs->head_ms);
+		pthread_mutex_lock(&cs->mu);
+		c->prev = NULL;
+		c->next = cs->list;
+		if (cs->list)
+			cs->list->prev = c;
+		cs->list = c;
+		pthread_mutex_unlock(&cs->mu);
+		return;
+	}
+	struct conn *c = *socket_ctx;
+	if (code != MHD_CONNECTION_NOTIFY_CLOSED || !c)
+		return;
+	pthread_mutex_lock(&cs->mu);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		cs->list = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	pthread_mutex_unlock(&cs->mu);
+	free(c);
+	*socket_ctx = NULL;
+}
+
+void *srv_conns_uri(void *cls, const char *uri, struct MHD_Connection *mc)
+{
+	(void)uri;
+	struct srv_conns *cs = cls;
+	struct conn *c = conn_of(mc);
+	if (!c)
+		return NULL;
+	/* the head must end within head_ms of its first line: an earlier
+	   deadline (a first request's, from the accept) stays */
+	int64_t d = atomic_load_explicit(&c->deadline_ms, memory_order_relaxed);
+	int64_t mine = mono_ms() + cs->head_ms;
+	if (d && mine < d)
+		atomic_store_explicit(&c->deadline_ms, mine,
+				      memory_order_relaxed);
+	return NULL; /* the access handler's context starts empty */
+}
+
+void srv_conns_handling(struct MHD_Connection *mc)
+{
+	struct conn *c = conn_of(mc);
+	if (c)
+		atomic_store_explicit(&c->deadline_ms, 0, memory_order_relaxed);
+}
+
+void srv_conns_idle(struct srv_conns *cs, struct MHD_Connection *mc)
+{
+	struct conn *c = conn_of(mc);
+	if (c)
+		atomic_store_explicit(&c->deadline_ms,
+				      mono_ms() + cs->idle_ms + cs->head_ms,
+				      memory_order_relaxed);
+}
+
+uint64_t srv_conns_cut(struct srv_conns *cs)
+{
+	return cs ? atomic_load(&cs->cut) : 0;
+}
+
+static void *sweeper(void *arg)
+{
+	struct srv_conns *cs = arg;
+	pthread_setname_np(pthread_self(), "head-deadline");
+	pthread_mutex_lock(&cs->mu);
+	while (!cs->stop) {
+		struct timespec dl;
+		clock_gettime(CLOCK_MONOTONIC, &dl);
+		dl.tv_nsec += 500 * 1000000L;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&cs->cv, &cs->mu, &dl);
+		int64_t now = mono_ms();
+		unsigned n = 0;
+		for (struct conn *c = cs->list; c && !cs->stop; c = c->next) {
+			int64_t d = atomic_load_explicit(&c->deadline_ms,
+							 memory_order_relaxed);
+			if (!d || now < d)
+				continue;
+			/* invariant 1: c->fd is still c's socket */
+			shutdown(c->fd, SHUT_RDWR);
+			atomic_store_explicit(&c->deadline_ms, 0,
+					      memory_order_relaxed);
+			n++;
+		}
+		if (n) {
+			atomic_fetch_add(&cs->cut, n);
+			lp_info(
+			    "closed %u connection(s) whose request head was "
+			    "not complete in time",
+			    n);
+		}
+	}
+	pthread_mutex_unlock(&cs->mu);
+	return NULL;
+}
+
+lp_err srv_conns_start(uint64_t head_ms, uint64_t idle_ms,
+		       struct srv_conns **out)
+{
+	struct srv_conns *cs = calloc(1, sizeof *cs);
+	if (!cs)
+		return LP_E_NOMEM;
+	cs->head_ms = (int64_t)head_ms;
+	cs->idle_ms = (int64_t)idle_ms;
+	pthread_mutex_init(&cs->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&cs->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&cs->th, NULL, sweeper, cs)) {
+		pthread_cond_destroy(&cs->cv);
+		pthread_mutex_destroy(&cs->mu);
+		free(cs);
+		return LP_E_NOMEM;
+	}
+	*out = cs;
+	return LP_OK;
+}
+
+void srv_conns_stop(struct srv_conns *cs)
+{
+	if (!cs)
+		return;
+	pthread_mutex_lock(&cs->mu);
+	cs->stop = true;
+	pthread_cond_signal(&cs->cv);
+	pthread_mutex_unlock(&cs->mu);
+	pthread_join(cs->th, NULL);
+	/* the daemon has stopped: every connection has had its CLOSED */
+	while (cs->list) {
+		struct conn *c = cs->list;
+		cs->list = c->next;
+		free(c);
+	}
+	pthread_cond_destroy(&cs->cv);
+	pthread_mutex_destroy(&cs->mu);
+	free(cs);
+}

@@ -1,0 +1,37 @@
+/*
+ * conns.h -- the request-head deadline (conns.c): libmicrohttpd callbacks
+ * that close a connection whose request head does not arrive in time, as
+ * kube-apiserver's ReadHeaderTimeout does.
+ */
+#ifndef LAPIS_CONNS_H
+#define LAPIS_CONNS_H
+
+#include <stdint.h>
+
+#include <microhttpd.h>
+
+#include "lapis/err.h"
+
+struct srv_conns;
+
+/* Start the sweeper: heads get head_ms, after a request idle_ms (the
+   daemon's idle timeout) more. Errors: LP_E_NOMEM. */
+lp_err srv_conns_start(uint64_t head_ms, uint64_t idle_ms,
+		       struct srv_conns **out);
+/* After MHD_stop_daemon: stop the sweeper and free everything. NULL: no-op. */
+void srv_conns_stop(struct srv_conns *cs);
+
+/* MHD_OPTION_NOTIFY_CONNECTION, with cls the srv_conns. */
+void srv_conns_notify(void *cls, struct MHD_Connection *mc, void **socket_ctx,
+		      enum MHD_ConnectionNotificationCode code);
+/* MHD_OPTION_URI_LOG_CALLBACK, with cls the srv_conns; returns NULL (the
+   access handler's first context). */
+void *srv_conns_uri(void *cls, const char *uri, struct MHD_Connection *mc);
+/* The access handler's first call for a request: its head is complete. */
+void srv_conns_handling(struct MHD_Connection *mc);
+/* A request completed: the connection idles until the next head. */
+void srv_conns_idle(struct srv_conns *cs, struct MHD_Connection *mc);
+/* How many connections were closed for a late head. */
+uint64_t srv_conns_cut(struct srv_conns *cs);
+
+#endif
