@@ -4556,10 +4556,11 @@ static void do_deletecollection(struct srv_req *r, const struct srv_resource *re
 				&reply, &code, &e2);
 		json_decref(reply);
 		if (rc && rc != LP_E_NOTFOUND) {
+			/* before items go: name is one of theirs */
+			fail_res(r, res, name, &e2);
 			free(token);
 			json_decref(items);
 			json_decref(o.body);
-			fail_res(r, res, name, &e2);
 			return;
 		}
 	}

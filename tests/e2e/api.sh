@@ -1065,6 +1065,11 @@ check "... a wrong resourceVersion too" code_has 409 'Operation cannot be fulfil
 check "... its details name the Kind, as kube's rest.BeforeDelete" code_has 409 '"details":{"name":"pre1","kind":"ConfigMap"}'
 req DELETE /api/v1/namespaces/default/configmaps/pre1 "{\"preconditions\":{\"uid\":\"$PRE_UID\"}}"
 check "... the right UID deletes" code_is 200
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"pre2","labels":{"pre":"c"}}}'
+req DELETE '/api/v1/namespaces/default/configmaps?labelSelector=pre%3Dc' '{"preconditions":{"uid":"nope"}}'
+check "a deletecollection whose precondition fails on an item is that item's 409 (its name was once read after the list was freed)" code_has 409 '"details":{"name":"pre2","kind":"ConfigMap"}'
+req GET /api/v1/namespaces/default/configmaps/pre2
+check "... and the item stays" code_is 200
 req POST /api/v1/namespaces '{"metadata":{"name":"prens"}}'
 PRE_UID=$(python3 -c "import json; print(json.load(open('$WORK/body'))['metadata']['uid'])")
 req DELETE /api/v1/namespaces/prens '{"preconditions":{"uid":"nope"}}'
