@@ -1805,7 +1805,7 @@ bool srv_builtin_openapi(const char *group, const char *version,
 struct scan {
 	const char *p, *end;
 	struct srv_strict *s;
-	unsigned depth; /* messages entered (FIELDS_MAX_DEPTH) */
+	unsigned depth; /* objects and arrays entered (FIELDS_MAX_DEPTH) */
 	char path[PATH_MAX_LEN + 1];
 	bool bad; /* stopped: malformed or out of memory */
 };
@@ -2027,12 +2027,39 @@ static void sc_msg(struct scan *sc, const struct pb_msg *m, size_t plen,
 static void sc_map(struct scan *sc, size_t plen, bool generic,
 		   const struct pb_field *vf);
 
+/* `duplicate field "<path to the parent>.<name>"`. Out of line, so that
+   its path buffer is not in every frame of the recursive scan. */
+static __attribute__((noinline)) void sc_dup(struct scan *sc, size_t plen,
+					     const char *name)
+{
+	char p2[PATH_MAX_LEN + 1];
+	memcpy(p2, sc->path, plen);
+	p2[plen] = '\0';
+	path_key(p2, plen, name);
+	srv_strict_field(sc->s, "duplicate field", p2);
+}
+
+/* Enter an object or array: false (and the value skipped whole) past
+   FIELDS_MAX_DEPTH, which bounds the stack the recursion takes; the
+   caller then leaves sc->depth as it was. */
+static bool sc_enter(struct scan *sc)
+{
+	if (sc->depth >= FIELDS_MAX_DEPTH) {
+		sc_skip(sc);
+		return false;
+	}
+	sc->depth++;
+	return true;
+}
+
 /* Any value in generic mode: objects are maps, arrays are walked. */
 static void sc_any(struct scan *sc, size_t plen)
 {
 	if (sc_is(sc, '{')) {
 		sc_map(sc, plen, true, NULL);
 	} else if (sc_is(sc, '[')) {
+		if (!sc_enter(sc))
+			return;
 		sc->p++;
 		for (size_t i = 0; !sc->bad && !sc_is(sc, ']'); i++) {
 			if (i && sc_is(sc, ','))
@@ -2043,6 +2070,7 @@ static void sc_any(struct scan *sc, size_t plen)
 		}
 		if (!sc->bad)
 			sc->p++;
+		sc->depth--;
 	} else {
 		sc_skip(sc);
 	}
@@ -2143,11 +2171,8 @@ static void sc_msg(struct scan *sc, const struct pb_msg *m, size_t plen,
 {
 	uint64_t seen = 0;  /* by field index; tables have < 62 fields */
 	unsigned tseen = 0; /* root: apiVersion 1, kind 2 */
-	if (sc->depth >= FIELDS_MAX_DEPTH) {
-		sc_skip(sc);
+	if (!sc_enter(sc))
 		return;
-	}
-	sc->depth++;
 	sc->p++; /* { */
 	for (bool first = true; !sc->bad; first = false) {
 		char *k = sc_member(sc, first);
@@ -2164,14 +2189,8 @@ static void sc_msg(struct scan *sc, const struct pb_msg *m, size_t plen,
 			bool dup = f ? (seen & bit) != 0 : (tseen & t) != 0;
 			seen |= bit;
 			tseen |= t;
-			if (dup) {
-				/* kube names the field from the parent path */
-				sc->path[plen] = '\0';
-				char p2[PATH_MAX_LEN + 1];
-				memcpy(p2, sc->path, plen + 1);
-				path_key(p2, plen, f ? f->json : k);
-				srv_strict_field(sc->s, "duplicate field", p2);
-			}
+			if (dup) /* kube names it from the parent path */
+				sc_dup(sc, plen, f ? f->json : k);
 			if (f)
 				sc_field(sc, f, klen);
 			else
@@ -2191,9 +2210,12 @@ static void sc_msg(struct scan *sc, const struct pb_msg *m, size_t plen,
 static void sc_map(struct scan *sc, size_t plen, bool generic,
 		   const struct pb_field *vf)
 {
+	if (!sc_enter(sc))
+		return;
 	json_t *keys = json_object(); /* the keys seen, as a set */
 	if (!keys) {
 		sc->bad = true;
+		sc->depth--;
 		return;
 	}
 	sc->p++; /* { */
@@ -2201,14 +2223,10 @@ static void sc_map(struct scan *sc, size_t plen, bool generic,
 		char *k = sc_member(sc, first);
 		if (!k)
 			break;
-		if (json_object_get(keys, k)) {
-			char p2[PATH_MAX_LEN + 1];
-			memcpy(p2, sc->path, plen + 1);
-			path_key(p2, plen, k);
-			srv_strict_field(sc->s, "duplicate field", p2);
-		} else {
+		if (json_object_get(keys, k))
+			sc_dup(sc, plen, k);
+		else
 			json_object_set_new(keys, k, json_null());
-		}
 		size_t klen = path_key(sc->path, plen, k);
 		if (generic)
 			sc_any(sc, klen);
@@ -2220,6 +2238,7 @@ static void sc_map(struct scan *sc, size_t plen, bool generic,
 		free(k);
 	}
 	json_decref(keys);
+	sc->depth--;
 }
 
 bool srv_builtin_scan_json(const char *kind, const char *api_version,

@@ -575,6 +575,37 @@ Test(fields, scan_generic_mode_finds_duplicates_at_any_depth)
 	srv_strict_free(&s);
 }
 
+/* Nesting far deeper than a stack of scan frames holds (jansson accepts
+   2048 levels; 20,000 here): the scan goes FIELDS_MAX_DEPTH levels down,
+   skips the rest whole, and still finds a duplicate after it. It once
+   recursed into every object of a custom resource and overflowed the
+   stack at about 900 levels. */
+Test(fields, scan_bounds_its_depth_in_generic_mode)
+{
+	for (int arr = 0; arr < 2; arr++) {
+		const size_t n = 20000;
+		const char *open = arr ? "[" : "{\"a\":";
+		const char *close = arr ? "]" : "}";
+		size_t ol = strlen(open);
+		char *t = malloc(n * (ol + 1) + 64);
+		cr_assert(t);
+		size_t k = 0;
+		k += (size_t)sprintf(t, "{\"x\":");
+		for (size_t i = 0; i < n; i++, k += ol)
+			memcpy(t + k, open, ol);
+		t[k++] = '1';
+		for (size_t i = 0; i < n; i++)
+			t[k++] = close[0];
+		k += (size_t)sprintf(t + k, ",\"y\":1,\"y\":2}");
+		struct srv_strict s = {.mode = SRV_FV_STRICT};
+		srv_builtin_scan_json(NULL, NULL, t, k, &s);
+		expect_errors(&s,
+			      "strict decoding error: duplicate field \"y\"");
+		srv_strict_free(&s);
+		free(t);
+	}
+}
+
 /* Strings that end in escaped backslashes or hold escaped quotes: the scan
    finds each string's real end (an even run of backslashes before a quote
    ends it), so it still reaches the duplicate after them. */
