@@ -57,6 +57,7 @@
 
 #include "informer.h"
 #include "lapis/assert.h"
+#include "lapis/clock.h"
 #include "lapis/log.h"
 #include "registry/json.h"
 #include "workqueue.h" /* ctl__siphash */
@@ -921,16 +922,9 @@ static int stopping(inf *i)
    Returns 1 when stopping. */
 static int wait_wake(inf *i, int timeout_ms)
 {
-	struct timespec dl;
-	if (timeout_ms >= 0) {
-		clock_gettime(CLOCK_MONOTONIC, &dl);
-		dl.tv_sec += timeout_ms / 1000;
-		dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
-	}
+	struct timespec dl = {0};
+	if (timeout_ms >= 0)
+		dl = lp_mono_deadline(timeout_ms);
 	pthread_mutex_lock(&i->wake_mu);
 	while (!i->ready && !i->stop) {
 		if (timeout_ms < 0) {
@@ -980,13 +974,6 @@ static lp_err apply(inf *i, const eng_event *ev)
 	return lost ? LP_ERR(LP_E_NOMEM) : LP_OK;
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Periodic resync: when due, on_update(obj, obj) for every cached object
  * (the informer thread alone changes the cache, so it walks it unlocked).
@@ -996,7 +983,7 @@ static int resync_due(inf *i)
 {
 	if (!i->resync_ms)
 		return -1;
-	int64_t now = mono_ms();
+	int64_t now = lp_mono_ms();
 	if (!i->next_resync)
 		i->next_resync = now + i->resync_ms;
 	if (now >= i->next_resync) {
@@ -1006,7 +993,7 @@ static int resync_due(inf *i)
 		pthread_mutex_lock(&i->mu);
 		i->st.resyncs++;
 		pthread_mutex_unlock(&i->mu);
-		now = mono_ms();
+		now = lp_mono_ms();
 		i->next_resync = now + i->resync_ms;
 	}
 	return (int)(i->next_resync - now);
@@ -1172,11 +1159,7 @@ lp_err inf_new(const struct inf_opts *o, inf **out)
 	pthread_mutex_init(&i->mu, NULL);
 	pthread_cond_init(&i->cv, NULL);
 	pthread_mutex_init(&i->wake_mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&i->wake_cv, &ca);
-	pthread_condattr_destroy(&ca);
+	lp_cond_init_mono(&i->wake_cv);
 	i->magic = INF_MAGIC;
 	*out = i;
 	return LP_OK;

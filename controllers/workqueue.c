@@ -52,6 +52,7 @@
 #include <time.h>
 
 #include "lapis/assert.h"
+#include "lapis/clock.h"
 #include "workqueue.h"
 
 #define WQ_MAGIC 0x5751a9e1u   /* struct wq, live */
@@ -198,15 +199,7 @@ static void real_wait(wq_clock *c, pthread_cond_t *cv, pthread_mutex_t *mu,
 static int real_cond_init(wq_clock *c, pthread_cond_t *cv)
 {
 	(void)c;
-	pthread_condattr_t a;
-	int rc = pthread_condattr_init(&a);
-	if (rc)
-		return rc;
-	rc = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	if (rc == 0)
-		rc = pthread_cond_init(cv, &a);
-	pthread_condattr_destroy(&a);
-	return rc;
+	return lp_cond_init_mono(cv);
 }
 
 /* The real clock moves by itself: timed waits notice, no wakers needed. */

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "eng_int.h"
+#include "lapis/clock.h"
 #include "lapis/log.h"
 
 lp_err eng_pin_rev(eng *e, int64_t rev, eng_pin **out)
@@ -97,14 +98,7 @@ static void *compactor_main(void *arg)
 			recorded = atomic_load(&e->rev);
 			continue;
 		}
-		struct timespec dl;
-		clock_gettime(CLOCK_MONOTONIC, &dl);
-		dl.tv_sec += (time_t)(ms / 1000);
-		dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		struct timespec dl = lp_mono_deadline((int64_t)ms);
 		int wrc = pthread_cond_timedwait(&e->cmp_cv, &e->cmp_mu, &dl);
 		if (atomic_load(&e->closing))
 			break;

@@ -22,6 +22,7 @@
 
 #include "eng_int.h"
 #include "lapis/assert.h"
+#include "lapis/clock.h"
 #include "lapis/log.h"
 
 #define DEFAULT_MAP (32ull << 30) /* address space only: the file grows as used */
@@ -435,12 +436,8 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 	pthread_cond_init(&e->gate.cv, NULL);
 	pthread_mutex_init(&e->rd_mu, NULL);
 	pthread_mutex_init(&e->rev_mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&e->rev_cv, &ca);
-	pthread_cond_init(&e->cmp_cv, &ca);
-	pthread_condattr_destroy(&ca);
+	lp_cond_init_mono(&e->rev_cv);
+	lp_cond_init_mono(&e->cmp_cv);
 	pthread_mutex_init(&e->pin_mu, NULL);
 	pthread_mutex_init(&e->replay_mu, NULL);
 	pthread_cond_init(&e->replay_cv, NULL);
@@ -579,14 +576,7 @@ lp_err eng_wait_rev(eng *e, int64_t rev, int timeout_ms)
 {
 	if (atomic_load(&e->rev) >= rev)
 		return LP_OK;
-	struct timespec dl;
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += timeout_ms / 1000;
-	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
+	struct timespec dl = lp_mono_deadline(timeout_ms);
 	lp_err rc = LP_OK;
 	pthread_mutex_lock(&e->rev_mu);
 	while (atomic_load(&e->rev) < rev) {

@@ -44,6 +44,7 @@
 #include <time.h>
 
 #include "conns.h"
+#include "lapis/clock.h"
 #include "lapis/log.h"
 
 struct conn {
@@ -61,13 +62,6 @@ struct srv_conns {
 	pthread_t th;
 	_Atomic uint64_t cut; /* connections closed for their slow head */
 };
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static struct conn *conn_of(struct MHD_Connection *mc)
 {
@@ -88,7 +82,7 @@ void srv_conns_notify(void *cls, struct MHD_Connection *mc, void **socket_ctx,
 		if (!c)
 			return; /* not watched: it still has the idle timeout */
 		c->fd = ci->connect_fd;
-		atomic_init(&c->deadline_ms, mono_ms() + cs->head_ms);
+		atomic_init(&c->deadline_ms, lp_mono_ms() + cs->head_ms);
 		pthread_mutex_lock(&cs->mu);
 		c->prev = NULL;
 		c->next = cs->list;
@@ -123,7 +117,7 @@ void *srv_conns_uri(void *cls, const char *uri, struct MHD_Connection *mc)
 	/* the head must end within head_ms of its first line: an earlier
 	   deadline (a first request's, from the accept) stays */
 	int64_t d = atomic_load_explicit(&c->deadline_ms, memory_order_relaxed);
-	int64_t mine = mono_ms() + cs->head_ms;
+	int64_t mine = lp_mono_ms() + cs->head_ms;
 	if (d && mine < d)
 		atomic_store_explicit(&c->deadline_ms, mine,
 				      memory_order_relaxed);
@@ -142,7 +136,7 @@ void srv_conns_idle(struct srv_conns *cs, struct MHD_Connection *mc)
 	struct conn *c = conn_of(mc);
 	if (c)
 		atomic_store_explicit(&c->deadline_ms,
-				      mono_ms() + cs->idle_ms + cs->head_ms,
+				      lp_mono_ms() + cs->idle_ms + cs->head_ms,
 				      memory_order_relaxed);
 }
 
@@ -157,15 +151,9 @@ static void *sweeper(void *arg)
 	pthread_setname_np(pthread_self(), "head-deadline");
 	pthread_mutex_lock(&cs->mu);
 	while (!cs->stop) {
-		struct timespec dl;
-		clock_gettime(CLOCK_MONOTONIC, &dl);
-		dl.tv_nsec += 500 * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		struct timespec dl = lp_mono_deadline(500);
 		pthread_cond_timedwait(&cs->cv, &cs->mu, &dl);
-		int64_t now = mono_ms();
+		int64_t now = lp_mono_ms();
 		unsigned n = 0;
 		for (struct conn *c = cs->list; c && !cs->stop; c = c->next) {
 			int64_t d = atomic_load_explicit(&c->deadline_ms,
@@ -199,11 +187,7 @@ lp_err srv_conns_start(uint64_t head_ms, uint64_t idle_ms,
 	cs->head_ms = (int64_t)head_ms;
 	cs->idle_ms = (int64_t)idle_ms;
 	pthread_mutex_init(&cs->mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&cs->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	lp_cond_init_mono(&cs->cv);
 	if (pthread_create(&cs->th, NULL, sweeper, cs)) {
 		pthread_cond_destroy(&cs->cv);
 		pthread_mutex_destroy(&cs->mu);

@@ -47,6 +47,7 @@
 #include "http.h"
 #include "http_daemon.h"
 #include "lapis/assert.h"
+#include "lapis/clock.h"
 #include "lapis/log.h"
 #include "qparse.h"
 #include "registry/json.h"
@@ -612,13 +613,6 @@ static const char *query_cb(void *ud, const char *key)
 	return srv_query(ud, key);
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* kube's `timeout` query parameter (WithRequestDeadline): a Go duration
    that shortens --request-timeout for a request that is not a watch; 0,
    a negative one or one beyond --request-timeout leaves that. A malformed
@@ -741,7 +735,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 		/* only writes read it (their deadline); GET and HEAD never
 		   write */
 		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-			r->start_ms = now_ms();
+			r->start_ms = lp_mono_ms();
 		atomic_store(&r->refs, 1);
 		*con_cls = r;
 		early_answer(s, r);

@@ -57,6 +57,7 @@
 
 #include "crd.h"
 #include "fields.h"
+#include "lapis/clock.h"
 #include "lapis/log.h"
 #include "objects.h"
 #include "qparse.h"
@@ -126,13 +127,6 @@ struct wticker {
 	pthread_t th;
 	uint64_t teardowns; /* srv_crd_teardowns at the last walk */
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* now + secs seconds in milliseconds, saturating: a client's timeoutSeconds
    may be any int64, and a deadline that far away means never. */
@@ -480,7 +474,8 @@ static long reader(void *state, uint64_t pos, char *buf, size_t max)
 			return (long)got; /* MHD's buffer is full */
 		if (ws->ended)
 			return got ? (long)got : -1;
-		if (srv_stopping(ws->s) || now_ms() >= atomic_load(&ws->deadline_ms)) {
+		if (srv_stopping(ws->s) ||
+		    lp_mono_ms() >= atomic_load(&ws->deadline_ms)) {
 			ws->ended = true;
 			continue;
 		}
@@ -518,9 +513,10 @@ static long reader(void *state, uint64_t pos, char *buf, size_t max)
 			ws->ended = true;
 			continue;
 		}
-		if (ws->bookmarks && now_ms() >= atomic_load(&ws->next_bookmark_ms)) {
+		if (ws->bookmarks &&
+		    lp_mono_ms() >= atomic_load(&ws->next_bookmark_ms)) {
 			atomic_store(&ws->next_bookmark_ms,
-				     next_bookmark(ws, now_ms()));
+				     next_bookmark(ws, lp_mono_ms()));
 			emit_bookmark(ws, eng_watch_progress(ws->w), false);
 			continue;
 		}
@@ -615,19 +611,14 @@ static void probe_clients(struct wticker *t)
 static void *ticker_main(void *arg)
 {
 	struct wticker *t = arg;
-	int64_t next_probe = now_ms() + PROBE_MS;
+	int64_t next_probe = lp_mono_ms() + PROBE_MS;
 	pthread_setname_np(pthread_self(), "watch-ticker");
 	pthread_mutex_lock(&t->mu);
 	while (!t->stop) {
-		struct timespec dl;
-		clock_gettime(CLOCK_MONOTONIC, &dl);
-		dl.tv_nsec += 250 * 1000000L; /* deadlines are coarse */
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		/* deadlines are coarse */
+		struct timespec dl = lp_mono_deadline(250);
 		pthread_cond_timedwait(&t->cv, &t->mu, &dl);
-		int64_t now = now_ms();
+		int64_t now = lp_mono_ms();
 		bool reap = atomic_exchange(&t->dead, 0) != 0;
 		/* a CRD's storage torn down: wake every custom resource
 		   watch, which ends if its resource is not served the same */
@@ -696,11 +687,7 @@ lp_err srv_watch_init(struct srv *s)
 		return LP_E_NOMEM;
 	t->s = s;
 	pthread_mutex_init(&t->mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&t->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	lp_cond_init_mono(&t->cv);
 	if (pthread_create(&t->th, NULL, ticker_main, t)) {
 		pthread_mutex_destroy(&t->mu);
 		pthread_cond_destroy(&t->cv);
@@ -856,9 +843,9 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 		timeout_s = 1800 + rand() % 1800;
 	/* a negative one: kube's timer fires at once, the watch ends */
 	atomic_store(&ws->deadline_ms,
-		     timeout_s < 0 ? now_ms()
-				   : deadline_after(now_ms(), timeout_s));
-	atomic_store(&ws->next_bookmark_ms, next_bookmark(ws, now_ms()));
+		     timeout_s < 0 ? lp_mono_ms()
+				   : deadline_after(lp_mono_ms(), timeout_s));
+	atomic_store(&ws->next_bookmark_ms, next_bookmark(ws, lp_mono_ms()));
 
 	eng *e = srv_engine(r->s);
 	struct reg_key prefix;

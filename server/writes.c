@@ -106,6 +106,7 @@
 #include "api.h"
 #include "http.h"
 #include "lapis/assert.h"
+#include "lapis/clock.h"
 #include "lapis/engine.h"
 #include "lapis/log.h"
 
@@ -194,13 +195,6 @@ struct srv_wpool {
 	pthread_t timer;
 	bool timer_started;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ------------------------------------------------------------ lists */
 
@@ -569,7 +563,7 @@ static bool run_in_handler(struct srv_wpool *p, struct fiber *f,
 			continue;
 		}
 		f->out = true;
-		if (now_ms() < r->job.deadline_ms) {
+		if (lp_mono_ms() < r->job.deadline_ms) {
 			r->job.state = W_PARKED;
 			bool sooner = r->job.deadline_ms < p->timer_next;
 			/* suspended before the unlock: the wake's resume
@@ -655,7 +649,7 @@ bool srv__wpool_submit(struct srv_wpool *p, struct srv_req *r, bool *ok)
 		deadline = r->start_ms + r->timeout_ms;
 	else if (p->timeout_ms)
 		deadline = r->start_ms + (int64_t)p->timeout_ms;
-	if (now_ms() >= deadline) {
+	if (lp_mono_ms() >= deadline) {
 		/* past its deadline before it ran (its body came late): kube's
 		   timeout filter has answered, and its handler's storage
 		   call finds the context done, so nothing is written */
@@ -757,7 +751,7 @@ static void *timer_main(void *arg)
 	pthread_mutex_lock(&p->mu);
 	while (!p->timer_stop || p->orphans) {
 		run_orphans(p);
-		int64_t now = now_ms(), next = INT64_MAX;
+		int64_t now = lp_mono_ms(), next = INT64_MAX;
 		struct srv_req *due = NULL; /* chained through job.q_next */
 		for (struct srv_req *r = p->flight, *nx; r; r = nx) {
 			nx = r->job.f_next;
@@ -819,11 +813,7 @@ lp_err srv__wpool_start(unsigned n, uint64_t timeout_ms, struct srv_wpool **out)
 	p->timeout_ms = timeout_ms;
 	p->timer_next = INT64_MAX;
 	pthread_mutex_init(&p->mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&p->timer_cv, &ca);
-	pthread_condattr_destroy(&ca);
+	lp_cond_init_mono(&p->timer_cv);
 	pthread_cond_init(&p->idle_cv, NULL);
 	if (pthread_create(&p->timer, NULL, timer_main, p)) {
 		lp_error("cannot start the write timer: %s", strerror(errno));
