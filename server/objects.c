@@ -746,6 +746,12 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 		return srv_error_set(err, LP_E_UNSUPPORTEDMEDIA,
 				     "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf");
 	}
+	if (srv_json_height(o, SRV_BODY_MAX_DEPTH) > SRV_BODY_MAX_DEPTH) {
+		json_decref(o);
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "the object nests deeper than %d levels",
+				     SRV_BODY_MAX_DEPTH);
+	}
 	/* Go decodes null into the empty object (a custom resource's
 	   unstructured decoding refuses it below) */
 	if (json_is_null(o) && (!res || !res->custom)) {

@@ -44,7 +44,7 @@
  * keeping every recursion here and in jansson under a megabyte of stack,
  * sanitizer builds included.
  */
-#define PATCH_MAX_DEPTH 1000
+#define PATCH_MAX_DEPTH SRV_PATCH_MAX_DEPTH
 /* kube's maxJSONPatchOperations (endpoints/handlers/patch.go). */
 #define JSON_PATCH_MAX_OPS 10000
 /* kube's default JSONPatchMaxCopyBytes: copy operations may add at most
@@ -180,6 +180,11 @@ static int height(const json_t *v, int limit)
 			best = n;
 	}
 	return best;
+}
+
+int srv_json_height(const json_t *v, int limit)
+{
+	return height(v, limit);
 }
 
 static bool too_deep(const json_t *v)

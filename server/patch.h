@@ -78,4 +78,15 @@ lp_err srv_strategic_merge_patch(const json_t *doc, const json_t *patch,
    deeper than 1000 levels. */
 json_t *srv_merge_patch_diff(const json_t *a, const json_t *b);
 
+/* Nesting depth of v (0 for a scalar), or limit + 1 as soon as it passes
+   limit; limit at most SRV_PATCH_MAX_DEPTH. Iterative. */
+#define SRV_PATCH_MAX_DEPTH 1000
+int srv_json_height(const json_t *v, int limit);
+
+/* The deepest a create or update body may nest: what a patch takes as its
+   document (SRV_PATCH_MAX_DEPTH), less the levels managedFields add above
+   a field (metadata, the list, its entry, fieldsV1, a leaf's {}). Anything
+   stored then reads back within the decoder's 2048 levels, and patches. */
+#define SRV_BODY_MAX_DEPTH (SRV_PATCH_MAX_DEPTH - 8)
+
 #endif

@@ -1458,6 +1458,29 @@ check "... a string column shows lists and objects as JSON, as client-go 1.33's 
 check "... and a date Go's RFC3339 parse refuses is <invalid>" out_has '^cells2 .*<invalid>'
 kubectl delete crd orders.ord.example.com --wait=false >/dev/null 2>&1
 
+# Nesting: a custom resource as deep as a body may be (992 levels, so that
+# with managedFields it stays within what a patch takes) is created,
+# patched and deleted; a deeper one is refused. One of 2,040 levels was
+# once stored, then could not be read back: PATCH and DELETE were 500.
+expect_rc 0 "a schemaless CRD for deep objects" kubectl apply -f - <<<"$(schemaless_crd deeps deep.example.com Deep)"
+expect_rc 0 "... Established" kubectl wait --for=condition=Established crd/deeps.deep.example.com --timeout=30s
+DP=/apis/deep.example.com/v1/namespaces/default/deeps
+deep_body() { # NAME LEVELS: a Deep whose spec nests LEVELS - 1 objects
+	python3 -c "import sys; n=int(sys.argv[2])-1; print('{\"apiVersion\":\"deep.example.com/v1\",\"kind\":\"Deep\",\"metadata\":{\"name\":\"%s\"},\"spec\":%s1%s}' % (sys.argv[1], '{\"a\":'*n, '}'*n))" "$1" "$2"
+}
+req POST "$DP" "$(deep_body d992 992)"
+check "a custom resource nesting 992 levels is created" code_is 201
+req PATCH "$DP/d992" '{"metadata":{"labels":{"a":"b"}}}' application/merge-patch+json
+check "... patched" code_is 200
+req DELETE "$DP/d992"
+check "... and deleted" code_is 200
+req POST "$DP" "$(deep_body d993 993)"
+check "one nesting 993 levels is 400" code_has 400 '"message":"the object nests deeper than 992 levels"'
+req POST "$DP" "$(deep_body d2040 2040)"
+check "... and so is one of 2,040" code_has 400 '"message":"the object nests deeper than 992 levels"'
+req GET "$DP"
+check "... and nothing of them is stored" [ "$(jq_ "len(d['items'])")" == 0 ]
+
 # A CRD's own delete (kube's customresourcedefinition/etcd.go) sets the
 # deletion timestamp, its cleanup finalizer and Terminating: no generation
 # bump, no grace period, no propagation finalizers
