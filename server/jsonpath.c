@@ -792,13 +792,26 @@ struct vals {
 	size_t n, cap;
 };
 
+/* The values one evaluation may gather in all. Go's FindResults has no
+   bound, and chained recursive descents (.spec..a..a..a) gather the
+   subtrees of subtrees: on a 300-level object that is millions of values
+   and many seconds of CPU, for every row of every Table. Past the bound
+   the evaluation fails, as it does out of memory (a Table's cell is then
+   empty, as for any path that fails). */
+#define JSONPATH_MAX_VALUES ((size_t)1 << 22)
+
 struct walk {
 	struct vals made; /* values the walk created (invariant 3) */
-	bool nomem;
+	size_t pushed;	  /* values gathered, against JSONPATH_MAX_VALUES */
+	bool nomem;	  /* out of memory or past JSONPATH_MAX_VALUES */
 };
 
 static bool push(struct walk *w, struct vals *s, json_t *v)
 {
+	if (++w->pushed > JSONPATH_MAX_VALUES) {
+		w->nomem = true;
+		return false;
+	}
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 8;
 		json_t **nv = realloc(s->v, cap * sizeof *nv);
@@ -901,16 +914,12 @@ static bool walk_recursive(struct walk *w, const struct vals *in,
 			free(kids.v);
 			return false;
 		}
-		if (kids.n) {
-			struct vals deeper = {0};
-			bool ok = push(w, out, v) && walk_recursive(w, &kids, &deeper);
-			for (size_t j = 0; ok && j < deeper.n; j++)
-				ok = push(w, out, deeper.v[j]);
-			free(deeper.v);
-			if (!ok) {
-				free(kids.v);
-				return false;
-			}
+		/* the value, then its descendants in pre-order (Go appends
+		   the recursion's results after it), straight into out */
+		if (kids.n &&
+		    !(push(w, out, v) && walk_recursive(w, &kids, out))) {
+			free(kids.v);
+			return false;
 		}
 		free(kids.v);
 	}

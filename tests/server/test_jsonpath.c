@@ -105,6 +105,52 @@ Test(jsonpath, wildcards_and_recursion)
 	expect(".spec.words.*", "97");
 }
 
+/* Recursive descents gather a value, then its descendants in pre-order;
+   chained ones on a deep object pass JSONPATH_MAX_VALUES and fail, where
+   they once took seconds of CPU per Table row (300 levels: millions of
+   values). */
+Test(jsonpath, recursion_order_and_bound)
+{
+	json_error_t e;
+	json_t *d = json_loads("{\"spec\":{\"b\":{\"a\":{\"x\":1}},"
+			       "\"a\":{\"a\":2}}}",
+			       0, &e);
+	cr_assert(d);
+	struct srv_jsonpath *p = srv_jsonpath_column(".spec..a");
+	cr_assert(p);
+	json_t *keep = NULL;
+	json_t *v = srv_jsonpath_eval_first(p, d, &keep);
+	char *t = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_SORT_KEYS) : NULL;
+	cr_expect(t && !strcmp(t, "{\"a\": 2}"), "%s", t ? t : "(none)");
+	free(t);
+	json_decref(keep);
+	srv_jsonpath_free(p);
+	json_decref(d);
+
+	json_t *deep = json_integer(1);
+	for (int i = 0; i < 300; i++) {
+		json_t *o = json_object();
+		json_object_set_new(o, "a", deep);
+		deep = o;
+	}
+	d = json_object();
+	json_object_set_new(d, "spec", deep);
+	p = srv_jsonpath_column(".spec..a..a..a");
+	cr_assert(p);
+	keep = NULL;
+	v = srv_jsonpath_eval_first(p, d, &keep);
+	cr_expect_null(v, "a chained descent over 300 levels is cut off");
+	json_decref(keep);
+	srv_jsonpath_free(p);
+	p = srv_jsonpath_column(".spec..a");
+	v = srv_jsonpath_eval_first(p, d, &keep);
+	cr_expect(json_is_object(v),
+		  "one descent over 300 levels still answers");
+	json_decref(keep);
+	srv_jsonpath_free(p);
+	json_decref(d);
+}
+
 Test(jsonpath, template_values)
 {
 	expect("\"lit\"", "\"lit\"");
