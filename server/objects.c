@@ -746,7 +746,10 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 		return srv_error_set(err, LP_E_UNSUPPORTEDMEDIA,
 				     "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf");
 	}
-	if (srv_json_height(o, SRV_BODY_MAX_DEPTH) > SRV_BODY_MAX_DEPTH) {
+	/* a custom resource keeps what it is sent (a built-in drops
+	   unknown fields, and its known ones nest a few levels) */
+	if (res && res->custom &&
+	    srv_json_height(o, SRV_BODY_MAX_DEPTH) > SRV_BODY_MAX_DEPTH) {
 		json_decref(o);
 		return srv_error_set(err, LP_E_BADREQUEST,
 				     "the object nests deeper than %d levels",

@@ -83,10 +83,11 @@ json_t *srv_merge_patch_diff(const json_t *a, const json_t *b);
 #define SRV_PATCH_MAX_DEPTH 1000
 int srv_json_height(const json_t *v, int limit);
 
-/* The deepest a create or update body may nest: what a patch takes as its
-   document (SRV_PATCH_MAX_DEPTH), less the levels managedFields add above
-   a field (metadata, the list, its entry, fieldsV1, a leaf's {}). Anything
-   stored then reads back within the decoder's 2048 levels, and patches. */
+/* The deepest a custom resource's create or update body may nest: what a
+   patch takes as its document (SRV_PATCH_MAX_DEPTH), less the levels
+   managedFields add above a field (metadata, the list, its entry,
+   fieldsV1, a leaf's {}). Anything stored then reads back within the
+   decoder's 2048 levels, and patches. */
 #define SRV_BODY_MAX_DEPTH (SRV_PATCH_MAX_DEPTH - 8)
 
 #endif
