@@ -60,7 +60,6 @@ struct srv_conns {
 	struct conn *list;
 	bool stop;
 	pthread_t th;
-	_Atomic uint64_t cut; /* connections closed for their slow head */
 };
 
 static struct conn *conn_of(struct MHD_Connection *mc)
@@ -140,11 +139,6 @@ void srv_conns_idle(struct srv_conns *cs, struct MHD_Connection *mc)
 				      memory_order_relaxed);
 }
 
-uint64_t srv_conns_cut(struct srv_conns *cs)
-{
-	return cs ? atomic_load(&cs->cut) : 0;
-}
-
 static void *sweeper(void *arg)
 {
 	struct srv_conns *cs = arg;
@@ -167,11 +161,14 @@ static void *sweeper(void *arg)
 			n++;
 		}
 		if (n) {
-			atomic_fetch_add(&cs->cut, n);
+			/* the log's write without the lock every accept and
+			   close takes */
+			pthread_mutex_unlock(&cs->mu);
 			lp_info(
 			    "closed %u connection(s) whose request head was "
 			    "not complete in time",
 			    n);
+			pthread_mutex_lock(&cs->mu);
 		}
 	}
 	pthread_mutex_unlock(&cs->mu);

@@ -31,7 +31,5 @@ void *srv_conns_uri(void *cls, const char *uri, struct MHD_Connection *mc);
 void srv_conns_handling(struct MHD_Connection *mc);
 /* A request completed: the connection idles until the next head. */
 void srv_conns_idle(struct srv_conns *cs, struct MHD_Connection *mc);
-/* How many connections were closed for a late head. */
-uint64_t srv_conns_cut(struct srv_conns *cs);
 
 #endif
