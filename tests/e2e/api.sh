@@ -763,6 +763,19 @@ req POST "$NSP/events" '{"metadata":{"name":"tm4"},"involvedObject":{"kind":"Con
 check "... one without a zone is 400" code_has 400 'parsing time \"2026-01-02T03:04:05\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"\" as \"Z07:00\"'
 req GET "$NSP/events/tm4"
 check "... and nothing is stored" code_is 404
+# A strategic merge patch's result goes through the unstructured
+# converter, which parses times with the same UnmarshalJSON: the same 422
+# as the other patches, and the same normalization.
+req PATCH "$LSP/tm1" '{"spec":{"acquireTime":"not-a-time"}}' application/strategic-merge-patch+json
+check "a strategic merge patch with a MicroTime that does not parse is 422" code_has 422 'parsing time \"not-a-time\" as \"2006-01-02T15:04:05.000000Z07:00\": cannot parse \"not-a-time\" as \"2006\"'
+req PATCH "$LSP/tm1" '{"spec":{"acquireTime":"2026-01-02T05:00:00.000000+02:00"}}' application/strategic-merge-patch+json
+check "... one with an offset is stored in UTC" code_has 200 '"acquireTime":"2026-01-02T03:00:00.000000Z"'
+req POST "$NSP/events" '{"metadata":{"name":"tm5"},"involvedObject":{"kind":"ConfigMap","name":"x"}}'
+req PATCH "$NSP/events/tm5" '{"lastTimestamp":"junk"}' application/strategic-merge-patch+json
+check "... and an Event's Time too" code_has 422 'parsing time \"junk\" as \"2006-01-02T15:04:05Z07:00\"'
+req GET "$NSP/events/tm5"
+check "... which stays as it was" bash -c "! grep -q junk '$WORK/body'"
+req DELETE "$NSP/events/tm5"
 req POST "$NSP/configmaps" '{"apiVersion":"v1","kind":"ConfigMap","metadata":"ty2"}'
 check "a string for metadata is 400" code_is 400
 check "... into v1.ObjectMeta" cannot ConfigMap v1 'string into Go struct field ConfigMap.metadata of type v1.ObjectMeta'
