@@ -1128,14 +1128,54 @@ static bool find_dup(const json_t *v, struct walk *w,
 	return found;
 }
 
+/* The objects of a built-in type that are Go maps, not structs: their
+   keys are no struct fields to structured-merge-diff. Below a CRD's
+   openAPIV3Schema (maps of schemas, and JSON values) no key counts as
+   one either, as before: nothing there is defaulted, so only what the
+   applier owned is removed. */
+static bool builtin_map(const struct walk *w)
+{
+	static const char *const maps[] = {
+	    "metadata.labels", "metadata.annotations", "data",
+	    "binaryData",      "stringData",	       "spec.selector"};
+	static const char schema[] = "spec.versions.schema.openAPIV3Schema";
+	if (w->too_deep)
+		return true;
+	for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
+		if (path_is(w, maps[i]))
+			return true;
+	return !strncmp(w->path, schema, sizeof schema - 1) &&
+	       (!w->path[sizeof schema - 1] ||
+		w->path[sizeof schema - 1] == '.');
+}
+
+/* Is key, a field of the object at the walk's position, a struct field to
+   structured-merge-diff: declared by a custom resource's schema, or a
+   field of a built-in's Go struct? */
+static bool struct_field(const struct walk *w, const struct srv_schema_node *sn,
+			 const char *key)
+{
+	if (w->pb.len == 0 &&
+	    (!strcmp(key, "metadata") || !strcmp(key, "apiVersion") ||
+	     !strcmp(key, "kind")))
+		return false;
+	if (w->res && !w->res->custom)
+		return !builtin_map(w);
+	return srv_schema_declares(sn, key);
+}
+
 /* Remove from v (at the walk's position) each member of rm that keep has
    nothing at or below: one walk over the object, following last (the
-   applier's previous set, which holds rm). A field the schema declares
-   (a struct field to structured-merge-diff) goes whole once the applier
-   had something at or below it and nobody keeps anything there, as SMD's
-   prune with EnsureNamedFieldsAreMembers gives: `tags: []` or `spec: {}`
-   are not left behind. An empty list was no member of the merged object's
-   set, so SMD leaves it, and so does this. */
+   applier's previous set, which holds rm). A struct field goes whole once
+   the applier had something at or below it and nobody keeps anything
+   there, as SMD's prune with EnsureNamedFieldsAreMembers gives: `tags: []`,
+   `spec: {}` or a CRD's `conversion` holding only its defaulted webhook
+   port are not left behind. An empty list was no member of the merged
+   object's set, so SMD leaves it, and so does this. An object or list that
+   the removal empties becomes null, as SMD's remove walk leaves it: a
+   custom resource keeps it only where its schema says nullable (the
+   defaulting pass drops the rest), and a built-in drops it, as its Go
+   type decodes null to nothing. */
 static void remove_paths(json_t *v, struct walk *w,
 			 const struct srv_schema_node *sn, const struct fset *rm,
 			 const struct fset *last, const struct fset *keep)
@@ -1144,24 +1184,34 @@ static void remove_paths(json_t *v, struct walk *w,
 		const char *k;
 		json_t *c;
 		void *tmp;
-		bool root = w->pb.len == 0;
 		json_object_foreach_safe(v, tmp, k, c)
 		{
+			bool named = struct_field(w, sn, k);
 			struct mark_pos m = enter_field(w, k);
-			bool named = srv_schema_declares(sn, k) &&
-				     !(root && (!strcmp(k, "metadata") ||
-						!strcmp(k, "apiVersion") ||
-						!strcmp(k, "kind")));
 			bool kept = fset_has_at_or_below(keep, w->pb.p, w->pb.len);
-			if (!kept && (fset_has(rm, w->pb.p, w->pb.len) ||
-				      (named &&
-				       fset_has_at_or_below(last, w->pb.p, w->pb.len) &&
-				       !(json_is_array(c) && !json_array_size(c)))))
+			if (!kept &&
+			    (fset_has(rm, w->pb.p, w->pb.len) ||
+			     (named &&
+			      fset_has_at_or_below(last, w->pb.p, w->pb.len) &&
+			      !(json_is_array(c) && !json_array_size(c))))) {
 				json_object_del(v, k);
-			else if (fset_has_at_or_below(rm, w->pb.p, w->pb.len) ||
-				 (named && fset_has_at_or_below(last, w->pb.p, w->pb.len)))
+			} else if (fset_has_at_or_below(rm, w->pb.p,
+							w->pb.len) ||
+				   (named && fset_has_at_or_below(last, w->pb.p,
+								  w->pb.len))) {
+				bool had =
+				    json_object_size(c) || json_array_size(c);
 				remove_paths(c, w, srv_schema_prop(sn, k), rm, last,
 					     keep);
+				if (had && !json_object_size(c) &&
+				    !json_array_size(c)) {
+					if (w->res && w->res->custom)
+						json_object_set_new(
+						    v, k, json_null());
+					else
+						json_object_del(v, k);
+				}
+			}
 			leave(w, m);
 		}
 		return;

@@ -238,6 +238,8 @@ spec:
                 x-kubernetes-list-map-keys: [name, proto]
                 items: {type: object, required: [name], properties: {name: {type: string}, proto: {type: string, default: TCP}, v: {type: integer}}}
               atomic: {type: array, items: {type: string}}
+              labels: {type: object, additionalProperties: {type: string}}
+              notes: {type: object, nullable: true, additionalProperties: {type: string}}
               selector:
                 type: object
                 x-kubernetes-map-type: atomic
@@ -291,6 +293,13 @@ expect_rc 0 "... then nothing under spec" $K apply --server-side --field-manager
 expect_rc 0 "... get" $K get gadget g2 -o json
 check "... spec is gone, not {}" python3 -c "
 import json; d=json.load(open('$WORK/out')); assert 'spec' not in d, d"
+# A map that the removal of the applier's keys empties is null, as SMD's
+# remove walk leaves it: dropped where the schema does not say nullable.
+expect_rc 0 "solo applies two maps" $K apply --server-side --field-manager=solo -f - <<<"$(g2 'spec: {labels: {a: "1"}, notes: {b: "2"}}')"
+expect_rc 0 "... then both empty" $K apply --server-side --field-manager=solo -f - <<<"$(g2 'spec: {labels: {}, notes: {}}')"
+expect_rc 0 "... get" $K get gadget g2 -o json
+check "... the emptied map is gone and the nullable one null" python3 -c "
+import json; d=json.load(open('$WORK/out')); assert d['spec'] == {'notes': None}, d['spec']"
 expect_rc 0 "empty set, map and atomic lists applied" $K apply --server-side --field-manager=solo -f - <<<"$(g2 'spec: {tags: [], ports: [], atomic: [], size: 1}')"
 expect_rc 0 "... get" $K get gadget g2 -o 'jsonpath={.metadata.managedFields[?(@.manager=="solo")].fieldsV1}'
 check "... own the atomic one only" out_has '^\{"f:spec":\{"f:atomic":\{\},"f:size":\{\}\}\}$'
@@ -300,6 +309,16 @@ expect_rc 1 "an applied map list with a key twice" $K apply --server-side --fiel
 check "... is kube's 500 from its typed conversion" err_has 'Error from server: failed to create typed patch object \(example.com/v1, Kind=Gadget\): \.spec\.ports: duplicate entries for key \[name="a"\]'
 expect_rc 1 "a Service's ports twice by port and the defaulted protocol" $K apply --server-side --field-manager=dup -f - <<<'{"apiVersion":"v1","kind":"Service","metadata":{"name":"dup","namespace":"default"},"spec":{"ports":[{"name":"a","port":80},{"name":"b","port":80}]}}'
 check "... too" err_has 'duplicate entries for key \[port=80,protocol="TCP"\]'
+# A built-in's struct field goes whole too once its applier leaves it,
+# defaulted members and all: a CRD applied without the conversion it had
+# gets the default conversion, not a webhook left with only its port.
+widgets() {
+	printf 'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]\n%s\n' "$1"
+}
+expect_rc 0 "a CRD applied with a conversion webhook" $K apply --server-side -f - <<<"$(widgets '  conversion: {strategy: Webhook, webhook: {conversionReviewVersions: [v1], clientConfig: {service: {name: conv, namespace: default, path: /convert}}}}')"
+expect_rc 0 "... applied again without it" $K apply --server-side -f - <<<"$(widgets '')"
+expect_rc 0 "... get" $K get crd widgets.example.com -o 'jsonpath={.spec.conversion}'
+check "... has the default conversion" out_has '^\{"strategy":"None"\}$'
 gadget 'status: {ready: true}' >"$WORK/gs.yaml"
 expect_rc 0 "apply to the status subresource" $K apply --server-side --field-manager=ctl --subresource=status -f "$WORK/gs.yaml"
 expect_rc 0 "... get" $K get gadget g1 -o 'jsonpath={.status.ready} {.metadata.managedFields[?(@.manager=="ctl")].subresource}'
