@@ -429,20 +429,40 @@ static void ptr_token(const char **p, char *buf)
 	*p = s;
 }
 
-/* An RFC 6901 array index: "0" or a digit string without a leading zero
-   that fits in size_t. "-" and everything else is not one. */
-static bool parse_index(const char *t, size_t *idx)
+/*
+ * An array index as kube's JSON patch library (evanphx/json-patch v4)
+ * reads one: Go's strconv.Atoi (an optional sign, decimal digits, leading
+ * zeros allowed, within int64), a negative one counting from the end
+ * (SupportNegativeIndices, on by default). n is the number of positions
+ * the operation can reach: the array's size, or one more for an add.
+ * "-" and everything else is no index.
+ */
+static bool parse_index(const char *t, size_t n, size_t *idx)
 {
-	size_t v = 0;
+	bool neg = *t == '-';
+	uint64_t v = 0, lim = (uint64_t)INT64_MAX + neg;
 
-	if (!*t || (t[0] == '0' && t[1]))
+	if (*t == '-' || *t == '+')
+		t++;
+	if (!*t)
 		return false;
 	for (; *t; t++) {
-		if (*t < '0' || *t > '9' || v > (SIZE_MAX - 9) / 10)
+		if (*t < '0' || *t > '9')
 			return false;
-		v = v * 10 + (size_t)(*t - '0');
+		uint64_t d = (uint64_t)(*t - '0');
+		if (v > (lim - d) / 10)
+			return false;
+		v = v * 10 + d;
 	}
-	*idx = v;
+	if (neg) {
+		if (v > n)
+			return false;
+		*idx = n - (size_t)v;
+		return true;
+	}
+	if (v >= n)
+		return false;
+	*idx = (size_t)v;
 	return true;
 }
 
@@ -453,7 +473,7 @@ static json_t *jp_child(json_t *c, const char *tok)
 
 	if (json_is_object(c))
 		return json_object_get(c, tok);
-	if (json_is_array(c) && parse_index(tok, &i))
+	if (json_is_array(c) && parse_index(tok, json_array_size(c), &i))
 		return json_array_get(c, i);
 	return NULL;
 }
@@ -539,7 +559,7 @@ static lp_err jp_put(struct jp *j, const char *path, json_t *val,
 	n = json_array_size(parent);
 	if (!must_exist && strcmp(j->tok, "-") == 0)
 		i = n;
-	else if (!parse_index(j->tok, &i) || i > n || (must_exist && i == n)) {
+	else if (!parse_index(j->tok, must_exist ? n : n + 1, &i)) {
 		json_decref(val);
 		return jp_fail(j, "bad array index");
 	}
@@ -562,8 +582,8 @@ static lp_err jp_remove(struct jp *j, const char *path)
 			return jp_fail(j, "member does not exist");
 		return LP_OK;
 	}
-	if (json_is_array(parent) && parse_index(j->tok, &i) &&
-	    i < json_array_size(parent)) {
+	if (json_is_array(parent) &&
+	    parse_index(j->tok, json_array_size(parent), &i)) {
 		json_array_remove(parent, i);
 		return LP_OK;
 	}

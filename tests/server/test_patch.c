@@ -551,7 +551,9 @@ Test(json_patch, more_than_ten_thousand_operations_is_too_large)
 	json_decref(doc);
 }
 
-Test(json_patch, array_indices_follow_rfc6901)
+/* Indices as evanphx/json-patch v4 reads them, which kube applies with:
+   Go's Atoi (a sign, leading zeros) and negative ones from the end. */
+Test(json_patch, array_indices_follow_kubes_json_patch)
 {
 	const char *doc = "{\"a\":[\"x\",\"y\"]}";
 
@@ -568,11 +570,39 @@ Test(json_patch, array_indices_follow_rfc6901)
 	expect_ok(srv_json_patch, "{\"a\":{}}",
 		  "[{\"op\":\"add\",\"path\":\"/a/01\",\"value\":1}]",
 		  "{\"a\":{\"01\":1}}");
+	static const char *const ok[][2] = {
+		{ "[{\"op\":\"add\",\"path\":\"/a/01\",\"value\":\"z\"}]",
+		  "{\"a\":[\"x\",\"z\",\"y\"]}" },
+		{ "[{\"op\":\"add\",\"path\":\"/a/+1\",\"value\":\"z\"}]",
+		  "{\"a\":[\"x\",\"z\",\"y\"]}" },
+		/* an add's -1 is the position after the last item */
+		{ "[{\"op\":\"add\",\"path\":\"/a/-1\",\"value\":\"z\"}]",
+		  "{\"a\":[\"x\",\"y\",\"z\"]}" },
+		{ "[{\"op\":\"add\",\"path\":\"/a/-3\",\"value\":\"z\"}]",
+		  "{\"a\":[\"z\",\"x\",\"y\"]}" },
+		{ "[{\"op\":\"remove\",\"path\":\"/a/-1\"}]",
+		  "{\"a\":[\"x\"]}" },
+		{ "[{\"op\":\"replace\",\"path\":\"/a/-2\",\"value\":1}]",
+		  "{\"a\":[1,\"y\"]}" },
+		{ "[{\"op\":\"test\",\"path\":\"/a/00\",\"value\":\"x\"}]",
+		  "{\"a\":[\"x\",\"y\"]}" },
+		{ "[{\"op\":\"copy\",\"from\":\"/a/-1\",\"path\":\"/b\"}]",
+		  "{\"a\":[\"x\",\"y\"],\"b\":\"y\"}" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof ok / sizeof *ok; i++)
+		expect_ok(srv_json_patch, doc, ok[i][0], ok[i][1]);
 	static const char *const bad[] = {
 		"[{\"op\":\"add\",\"path\":\"/a/3\",\"value\":\"z\"}]",
-		"[{\"op\":\"add\",\"path\":\"/a/01\",\"value\":\"z\"}]",
-		"[{\"op\":\"add\",\"path\":\"/a/-1\",\"value\":\"z\"}]",
-		"[{\"op\":\"add\",\"path\":\"/a/+1\",\"value\":\"z\"}]",
+		"[{\"op\":\"add\",\"path\":\"/a/-4\",\"value\":\"z\"}]",
+		"[{\"op\":\"remove\",\"path\":\"/a/-3\"}]",
+		"[{\"op\":\"test\",\"path\":\"/a/-3\",\"value\":\"x\"}]",
+		"[{\"op\":\"add\",\"path\":\"/a/+\",\"value\":\"z\"}]",
+		"[{\"op\":\"add\",\"path\":\"/a/1_0\",\"value\":\"z\"}]",
+		"[{\"op\":\"add\",\"path\":\"/a/ 1\",\"value\":\"z\"}]",
+		"[{\"op\":\"add\",\"path\":\"/a/-9223372036854775809\","
+		"\"value\":\"z\"}]",
 		"[{\"op\":\"add\",\"path\":\"/a/\",\"value\":\"z\"}]",
 		"[{\"op\":\"add\",\"path\":\"/a/99999999999999999999999\","
 		"\"value\":\"z\"}]",
@@ -580,13 +610,11 @@ Test(json_patch, array_indices_follow_rfc6901)
 		"[{\"op\":\"remove\",\"path\":\"/a/-\"}]",
 		"[{\"op\":\"replace\",\"path\":\"/a/2\",\"value\":1}]",
 		"[{\"op\":\"replace\",\"path\":\"/a/-\",\"value\":1}]",
-		"[{\"op\":\"test\",\"path\":\"/a/00\",\"value\":\"x\"}]",
 		"[{\"op\":\"add\",\"path\":\"/a/0/x\",\"value\":1}]",
 		"[{\"op\":\"remove\",\"path\":\"/b\"}]",
 		"[{\"op\":\"replace\",\"path\":\"/b\",\"value\":1}]",
 		"[{\"op\":\"remove\",\"path\":\"\"}]",
 	};
-	size_t i;
 
 	for (i = 0; i < sizeof bad / sizeof *bad; i++)
 		expect_err(srv_json_patch, doc, bad[i], LP_E_INVALID);
