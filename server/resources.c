@@ -614,10 +614,11 @@ static void drop_type_fields(json_t *spec, const json_t *ospec)
 		json_object_del(spec, "allocateLoadBalancerNodePorts");
 	bool ext = t && !strcmp(t, "ExternalName");
 	bool oext = ot && !strcmp(ot, "ExternalName");
-	static const char *const ip_fields[] = {
-	    "clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy",
-	    "internalTrafficPolicy"};
-	for (size_t i = 0; ext && !oext && i < 5; i++)
+	/* not internalTrafficPolicy: kube's dropTypeDependentFields leaves
+	   it, and its validation allows it on any type */
+	static const char *const ip_fields[] = {"clusterIP", "clusterIPs",
+						"ipFamilies", "ipFamilyPolicy"};
+	for (size_t i = 0; ext && !oext && i < 4; i++)
 		if (json_equal(json_object_get(spec, ip_fields[i]),
 			       json_object_get(ospec, ip_fields[i])))
 			json_object_del(spec, ip_fields[i]);

@@ -1383,8 +1383,8 @@ check "... one changed to ClusterIP reserves the IP it asks for" code_has 200 '"
 req POST "$SVCS" '{"metadata":{"name":"ext2"},"spec":{"clusterIP":"10.96.0.77","ports":[{"port":80}]}}'
 check "... which no other Service can take" code_has 422 'failed to allocate IP 10.96.0.77: provided IP is already allocated'
 req PATCH "$SVCS/ext" '{"spec":{"type":"ExternalName","externalName":"example.com"}}' application/merge-patch+json
-check "... back to ExternalName drops its IP fields" python3 -c "
-import json; s=json.load(open('$WORK/body'))['spec']; assert 'clusterIP' not in s and 'ipFamilies' not in s, s"
+check "... back to ExternalName drops its IP fields, not its internalTrafficPolicy (kube's dropTypeDependentFields)" python3 -c "
+import json; s=json.load(open('$WORK/body'))['spec']; assert not {'clusterIP','clusterIPs','ipFamilies','ipFamilyPolicy'} & set(s), s; assert s['internalTrafficPolicy'] == 'Cluster', s"
 req POST "$SVCS" '{"metadata":{"name":"ext2"},"spec":{"clusterIP":"10.96.0.77","ports":[{"port":80}]}}'
 check "... and releases it" code_has 201 '"clusterIP":"10.96.0.77"'
 
