@@ -1575,6 +1575,8 @@ void srv_builtin_omitempty(const char *kind, const char *api_version,
 
 #define REF_PREFIX "#/components/schemas/"
 #define INTORSTR_NAME "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+#define TIME_NAME "io.k8s.apimachinery.pkg.apis.meta.v1.Time"
+#define MICROTIME_NAME "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"
 
 static bool add_msg_schema(const struct pb_msg *m, json_t *schemas);
 
@@ -1660,19 +1662,36 @@ static json_t *value_schema(const struct pb_field *f, json_t *schemas)
 		msg_name(f->sub, name, sizeof name);
 		return ref_to(name);
 	case PB_TIME:
-	case PB_MICROTIME:
-		return json_pack("{s:s,s:s}", "type", "string", "format",
-				 "date-time");
+	case PB_MICROTIME: {
+		/* named, as kube's meta/v1 Time and MicroTime */
+		bool micro = f->type == PB_MICROTIME;
+		const char *tn = micro ? MICROTIME_NAME : TIME_NAME;
+		if (!json_object_get(schemas, tn) &&
+		    json_object_set_new(
+			schemas, tn,
+			json_pack(
+			    "{s:s,s:s,s:s}", "description",
+			    micro ? "MicroTime is a timestamp kept to the "
+				    "microsecond, in RFC 3339 form with six "
+				    "fractional digits."
+				  : "Time is a timestamp kept to the second, "
+				    "in RFC 3339 form.",
+			    "type", "string", "format", "date-time")))
+			return NULL;
+		return ref_to(tn);
+	}
 	case PB_INTORSTR:
-		/* kube's IntOrString: a string schema with this format, which
-		   validators read as "integer or string" */
+		/* kube's IntOrString in v3 (its OpenAPIV3OneOfTypes): no
+		   type of its own, one of integer and string, so kubectl
+		   explain names it <IntOrString> */
 		if (!json_object_get(schemas, INTORSTR_NAME) &&
 		    json_object_set_new(
 			schemas, INTORSTR_NAME,
-			json_pack("{s:s,s:s,s:s}", "description",
+			json_pack("{s:s,s:[{s:s},{s:s}],s:s}", "description",
 				  "IntOrString is a type that can hold an "
 				  "int32 or a string.",
-				  "type", "string", "format", "int-or-string")))
+				  "oneOf", "type", "integer", "type", "string",
+				  "format", "int-or-string")))
 			return NULL;
 		return ref_to(INTORSTR_NAME);
 	case PB_FIELDSV1:
@@ -1697,9 +1716,20 @@ static json_t *value_schema(const struct pb_field *f, json_t *schemas)
 	return NULL;
 }
 
+/* A reference as kube's OpenAPI v3 writes one beside other keywords: in
+   an allOf of one, which kubectl explain names by the referenced type
+   (<IntOrString>, <Time>, <ObjectMeta>) where it would resolve a bare
+   $ref and print that type's own type. */
+static json_t *wrap_ref(json_t *v)
+{
+	if (!v || !json_object_get(v, "$ref"))
+		return v;
+	return json_pack("{s:[o]}", "allOf", v);
+}
+
 static json_t *field_schema(const struct pb_field *f, json_t *schemas)
 {
-	json_t *v = value_schema(f, schemas);
+	json_t *v = wrap_ref(value_schema(f, schemas));
 	if (v && (f->flags & PB_MAPV))
 		return json_pack("{s:s,s:o}", "type", "object",
 				 "additionalProperties", v);

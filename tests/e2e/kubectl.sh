@@ -177,7 +177,9 @@ YAML
 	check "$kv: ... is a map of strings" out_has 'data.*<map\[string\]string>'
 	expect_rc 0 "$kv: explain service.spec.ports" "$K" explain service.spec.ports
 	check "$kv: ... lists port as required" out_has 'port.*<integer> -required-'
-	check "$kv: ... and targetPort" out_has 'targetPort'
+	check "$kv: ... and targetPort, named by its type as kube's v3 allOf and oneOf make kubectl print it" out_has 'targetPort.*<IntOrString>'
+	expect_rc 0 "$kv: explain service.spec.ports.targetPort" "$K" explain service.spec.ports.targetPort
+	check "$kv: ... is an IntOrString" out_has 'FIELD: *targetPort <IntOrString>'
 	expect_rc 0 "$kv: explain lease.spec" "$K" explain lease.spec
 	check "$kv: ... lists renewTime" out_has 'renewTime'
 	expect_rc 0 "$kv: explain secret" "$K" explain secret
