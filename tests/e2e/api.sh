@@ -283,6 +283,13 @@ req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"remove","path":"/dat
 check "... as does removing a missing member" code_has 422 '"reason":"Invalid","details":{}'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"bogus","path":"/data/x"}]' application/json-patch+json
 check "... as does an unknown op (evanphx/json-patch's Apply error)" code_has 422 '"reason":"Invalid","details":{}'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"replace","path":"","value":{}}]' application/json-patch+json
+check "... as does replacing the whole document (evanphx/json-patch finds no container for it)" code_has 422 '"reason":"Invalid","details":{}'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"test","path":"","value":{}},{"op":"remove","path":"/data/m"}]' application/json-patch+json
+check "... which only a test may name" code_has 422 '"reason":"Invalid"'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"add","path":"/metadata/labels","value":{"i":"1"}},{"op":"add","path":"/metadata/finalizers","value":["a/b","c/d"]},{"op":"remove","path":"/metadata/finalizers/-1"},{"op":"add","path":"/metadata/finalizers/00","value":"e/f"}]' application/json-patch+json
+check "array indices as kube's library reads them: -1 the last, 00 the first" code_has 200 '"finalizers":["e/f","a/b"]'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"remove","path":"/metadata/finalizers"}]' application/json-patch+json
 req PATCH /api/v1/namespaces/default/configmaps/a1 '{"op":"add"}' application/json-patch+json
 check "a json patch that is not a list is 400 in the words of kube's strict decoding" code_has 400 '"message":"error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp"'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"add","path":7}]' application/json-patch+json
