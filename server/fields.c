@@ -1200,7 +1200,13 @@ static bool uns_scalar(struct walk *w, const struct pb_field *f, enum pb_type t,
 					 dt);
 		return uns_error(w, "unrecognized type: %s%s", "string", "");
 	case PB_BYTES:
-		if (json_is_string(v) || json_is_array(v))
+		/* a string goes through json.Unmarshal into []byte: Go's
+		   base64, stored re-encoded */
+		if (json_is_string(v)) {
+			check_base64(w, v);
+			return !w->te->set;
+		}
+		if (json_is_array(v))
 			return true;
 		return uns_error(w, "cannot restore slice from %s%s",
 				 uns_type(v, true), "");

@@ -783,6 +783,12 @@ check "... and an Event's Time too" code_has 422 'parsing time \"junk\" as \"200
 req GET "$NSP/events/tm5"
 check "... which stays as it was" bash -c "! grep -q junk '$WORK/body'"
 req DELETE "$NSP/events/tm5"
+req POST "$NSP/secrets" '{"metadata":{"name":"tm6"},"data":{"a":"YQ=="}}'
+req PATCH "$NSP/secrets/tm6" '{"data":{"s":"!!"}}' application/strategic-merge-patch+json
+check "... and a Secret's data is decoded as Go's []byte: 422 on the patch" code_has 422 'patch: Invalid value: \"map[data:map[s:!!]]\": illegal base64 data at input byte 0'
+req PATCH "$NSP/secrets/tm6" '{"data":{"s":"YR=="}}' application/strategic-merge-patch+json
+check "... a valid value stored re-encoded" code_has 200 '"data":{"a":"YQ==","s":"YQ=="}'
+req DELETE "$NSP/secrets/tm6"
 req POST "$NSP/configmaps" '{"apiVersion":"v1","kind":"ConfigMap","metadata":"ty2"}'
 check "a string for metadata is 400" code_is 400
 check "... into v1.ObjectMeta" cannot ConfigMap v1 'string into Go struct field ConfigMap.metadata of type v1.ObjectMeta'
