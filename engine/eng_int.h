@@ -148,6 +148,7 @@ struct eng {
 	bool zero_off;
 	unsigned max_replays;
 	unsigned ring_events;
+	uint64_t ring_bytes;
 	unsigned pin_seconds;
 	void (*on_commit)(void *, uint64_t);
 	void (*on_compact_step)(void *, uint64_t);

@@ -449,6 +449,7 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 	e->max_size = o->max_size;
 	e->max_replays = o->max_replays ? o->max_replays : DEFAULT_REPLAYS;
 	e->ring_events = o->ring_events;
+	e->ring_bytes = o->ring_bytes;
 	e->pin_seconds = o->pin_seconds ? o->pin_seconds : DEFAULT_PIN_SECONDS;
 	e->on_commit = o->on_commit;
 	e->on_compact_step = o->on_compact_step;

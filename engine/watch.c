@@ -40,6 +40,12 @@
 #include "lapis/assert.h"
 
 #define DEFAULT_RING 8192
+/* The ring's memory bound: 8192 events of 1 KiB objects fit many times
+   over, while 50 KiB objects written faster than a stalled watcher reads
+   would otherwise pin 8192 of them and their frames (hundreds of MiB). A
+   watcher left behind overflows and re-watches from the log, as kube's
+   cacher closes a watcher that cannot keep up. */
+#define DEFAULT_RING_BYTES (64u << 20)
 #define REPLAY_SCAN 512	 /* log entries per replay chunk */
 #define REPLAY_EVENTS 64 /* events per replay chunk */
 #define WATCH_MAGIC 0x4c505754u
@@ -49,6 +55,7 @@ struct hub {
 	eng_event **ring;
 	uint64_t cap;
 	uint64_t head, tail;	/* sequence numbers held: [head, tail) */
+	uint64_t bytes, bytes_cap; /* what the events held cost (ev_cost) */
 	int64_t floor_rev;	/* every change after (floor_rev, floor_idx) */
 	uint32_t floor_idx;	/*   is in the ring or about to be */
 	struct eng_watch *watchers;
@@ -260,6 +267,7 @@ lp_err eng__hub_new(eng *e)
 	if (!h)
 		return LP_ERR(LP_E_NOMEM);
 	h->cap = e->ring_events ? e->ring_events : DEFAULT_RING;
+	h->bytes_cap = e->ring_bytes ? e->ring_bytes : DEFAULT_RING_BYTES;
 	h->ring = calloc(h->cap, sizeof *h->ring);
 	if (!h->ring) {
 		free(h);
@@ -309,19 +317,32 @@ static void wake_list(struct eng_watch *list)
 	}
 }
 
+/* What an event held by the ring costs (eng_opts.ring_bytes): its key,
+   its value twice (the server frames it once for its watchers) and its
+   previous value. */
+static uint64_t ev_cost(const eng_event *ev)
+{
+	return sizeof *ev + ev->rec.key_len + 2 * (uint64_t)ev->rec.value_len +
+	       ev->prev.value_len;
+}
+
 void eng__publish(eng *e, eng_event **evs, size_t n)
 {
 	struct hub *h = e->hub;
 	struct eng_watch *wake = NULL;
 	pthread_mutex_lock(&h->mu);
 	for (size_t i = 0; i < n; i++) {
-		if (h->tail - h->head == h->cap) {
+		uint64_t cost = ev_cost(evs[i]);
+		while (h->tail - h->head == h->cap ||
+		       (h->tail > h->head && h->bytes + cost > h->bytes_cap)) {
 			eng_event *old = h->ring[h->head % h->cap];
 			h->floor_rev = old->rev;
 			h->floor_idx = old->idx_;
+			h->bytes -= ev_cost(old);
 			eng_event_unref(old);
 			h->head++;
 		}
+		h->bytes += cost;
 		eng_event_ref(evs[i]);
 		h->ring[h->tail % h->cap] = evs[i];
 		h->tail++;

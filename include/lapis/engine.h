@@ -70,6 +70,11 @@ struct eng_opts {
 				   the disk. Writes that do not fit fail LP_E_FULL */
 	unsigned max_readers;	/* LMDB reader slots; 0: 1024 */
 	unsigned ring_events;	/* events kept in memory for watchers; 0: 8192 */
+	uint64_t ring_bytes;	/* and the most memory they may hold (an event
+				   costs its key, its value twice, for the
+				   server's framed copy, and its previous
+				   value); 0: 64 MiB. A watcher whose next
+				   event leaves the ring unread overflows */
 	unsigned max_replays;	/* concurrent watch replays from the log; 0: 16 */
 	unsigned pin_seconds;	/* the longest a pin holds compaction back; 0: 120 */
 	/* Test hook: called on the writer thread after group `group` (counted

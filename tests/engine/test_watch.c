@@ -472,6 +472,53 @@ Test(eng_watch, slow_watcher_overflows_cleanly_others_unaffected)
 	tc_waiter_destroy(&wf);
 }
 
+/* The ring holds at most ring_bytes of events: a watcher that reads
+   nothing while large values are written overflows long before the ring's
+   event count is reached, and re-watches from the log. */
+Test(eng_watch, ring_memory_is_bounded_by_bytes)
+{
+	struct tc_store s2;
+	struct eng_opts o = {
+	    .nosync = 1, .ring_events = 4096, .ring_bytes = 64 * 1024};
+	tc_open(&s2, "watchbytes", &o);
+	struct tc_waiter wt;
+	tc_waiter_init(&wt);
+	eng_watch *slow;
+	int64_t from = eng_rev(s2.e);
+	TC_OK(eng_watch_open(s2.e, "", 0, from, tc_ready, &wt, &slow));
+	static char big[8192];
+	memset(big, 'b', sizeof big - 1);
+	/* 100 updates of 8 KiB values cost ~2.4 MiB: 40 times the bound */
+	int64_t rev = 0;
+	for (int i = 0; i < 100; i++)
+		rev = tc_puts(s2.e, i % 2 ? "/b/x" : "/b/y", big);
+	int64_t expect = from + 1;
+	lp_err rc;
+	eng_event *ev;
+	while ((rc = eng_watch_next(slow, &ev)) == LP_OK) {
+		cr_assert_eq(ev->rev, expect);
+		expect++;
+		eng_event_unref(ev);
+	}
+	cr_assert_eq(rc, LP_E_OVERFLOW, "got %s after %" PRId64 " events",
+		     lp_errname(rc), expect - from - 1);
+	cr_assert_lt(expect - from - 1, 10,
+		     "the ring held %" PRId64 " events of 16 KiB and more",
+		     expect - from - 1);
+	int64_t last = eng_watch_rev(slow);
+	eng_watch_close(slow);
+	/* the log has the rest */
+	TC_OK(eng_watch_open(s2.e, "", 0, last, tc_ready, &wt, &slow));
+	for (int64_t r = last + 1; r <= rev; r++) {
+		ev = next_ok(slow, &wt);
+		cr_assert_eq(ev->rev, r);
+		eng_event_unref(ev);
+	}
+	eng_watch_close(slow);
+	tc_waiter_destroy(&wt);
+	tc_done(&s2);
+}
+
 /* ------------------------------------------------------------------ closing */
 
 struct cw_target {
