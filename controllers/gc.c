@@ -240,6 +240,25 @@ static bool drop_foreground_fn(json_t *obj, void *arg)
 	return ctl_drop_finalizer(obj, F_FOREGROUND);
 }
 
+/* Every blocking ownerReference made non-blocking (kube's
+   unblockOwnerReferences). */
+static bool unblock_refs_fn(json_t *obj, void *arg)
+{
+	(void)arg;
+	bool changed = false;
+	size_t i;
+	json_t *r;
+	json_array_foreach(owner_refs(obj), i, r)
+	{
+		if (json_is_true(json_object_get(r, "blockOwnerDeletion"))) {
+			json_object_set_new(r, "blockOwnerDeletion",
+					    json_false());
+			changed = true;
+		}
+	}
+	return changed;
+}
+
 static lp_err benign(lp_err rc)
 {
 	return rc == LP_E_NOTFOUND || rc == LP_E_CONFLICT ? LP_OK : rc;
@@ -354,6 +373,31 @@ static lp_err owner_state(struct gc *g, const json_t *ref, const char *ns,
 	return rc;
 }
 
+/* Is one of deps (keys) itself deleting in the foreground? */
+static bool a_dependent_waits(struct gc *g, json_t *deps)
+{
+	const char *dk;
+	json_t *v;
+	json_object_foreach(deps, dk, v)
+	{
+		struct reg_key k = {.len = strlen(dk)};
+		if (k.len > ENG_KEY_MAX)
+			continue;
+		memcpy(k.bytes, dk, k.len + 1);
+		struct reg_obj o = {0};
+		lp_err rc = reg_get(g->s->e, &k, &o);
+		if (rc == LP_OK)
+			rc = reg_obj_decode(&o);
+		bool waits = rc == LP_OK &&
+			     ctl_meta_str(o.obj, "deletionTimestamp") &&
+			     ctl_has_finalizer(o.obj, F_FOREGROUND);
+		reg_obj_free(&o);
+		if (waits)
+			return true;
+	}
+	return false;
+}
+
 static lp_err collect(struct gc *g, ctl *c, const char *key, const json_t *obj)
 {
 	const struct ctl_store *s = g->s;
@@ -395,15 +439,25 @@ static lp_err collect(struct gc *g, ctl *c, const char *key, const json_t *obj)
 	} else if (rc == LP_OK && solid == 0 && json_array_size(refs) > 0) {
 		const char *policy = "Background";
 		json_t *own = uid ? dependents(c, uid) : json_object();
-		if (waiting && json_object_size(own) > 0)
+		if (waiting && json_object_size(own) > 0) {
 			policy = "Foreground";
-		else if (ctl_has_finalizer(obj, F_ORPHAN))
+			/* an owner waits for this object, which would wait
+			   for a dependent that waits too: a cycle of
+			   blocking references (or so it may seem). As kube,
+			   this object's references stop blocking first, so
+			   its owners can go, then it goes. */
+			if (a_dependent_waits(g, own))
+				rc = benign(s->mutate(s->ud, key, uid, &as_gc,
+						      unblock_refs_fn, NULL));
+		} else if (ctl_has_finalizer(obj, F_ORPHAN))
 			policy = "Orphan";
 		else if (ctl_has_finalizer(obj, F_FOREGROUND))
 			policy = "Foreground";
 		json_decref(own);
-		lp_debug("gc: deleting %s (%s)", key, policy);
-		rc = benign(s->del(s->ud, key, uid, policy));
+		if (rc == LP_OK) {
+			lp_debug("gc: deleting %s (%s)", key, policy);
+			rc = benign(s->del(s->ud, key, uid, policy));
+		}
 	}
 	json_decref(d.uids);
 	return rc;

@@ -237,6 +237,19 @@ expect_rc 0 "foreground: release the dependent" "${K[@]}" patch configmap dep-f1
 expect_rc 0 "foreground: then the owner goes" \
 	"${K[@]}" wait --for=delete configmap/dep-f1 configmap/owner-f "$W"
 
+# foreground through a cycle of blocking references (p owns q, q owns p):
+# as kube's GC, q's references stop blocking once its dependent p waits
+# for it, and both go
+cm cyc-p
+UP=$(uid_of configmap cyc-p)
+cm cyc-q cyc-p "$UP" true
+UQ=$(uid_of configmap cyc-q)
+cm cyc-p cyc-q "$UQ" true 2>/dev/null
+expect_rc 0 "cycle: delete one in the foreground" "${K[@]}" delete configmap cyc-p \
+	--cascade=foreground --wait=false
+expect_rc 0 "cycle: both go" \
+	"${K[@]}" wait --for=delete configmap/cyc-p configmap/cyc-q "$W"
+
 # orphan: the dependents stay, without the ownerReference
 cm owner-o
 U=$(uid_of configmap owner-o)
