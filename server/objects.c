@@ -680,6 +680,23 @@ static bool unrecognized(const struct srv_req *r, const json_t *o,
 	return true;
 }
 
+/* A JSON body jansson refused may hold what Go's decoder takes: invalid
+   UTF-8 or a lone surrogate escape in a string, which Go reads as U+FFFD
+   (reg_json_go_strings). Rewrites r->body so; true when it changed. */
+static bool body_as_go_reads(struct srv_req *r)
+{
+	char *fixed;
+	size_t n;
+	if (!r->body_len ||
+	    reg_json_go_strings(r->body, r->body_len, &fixed, &n) != 1)
+		return false;
+	free(r->body);
+	r->body = fixed;
+	r->body_len = n;
+	r->body_cap = n + 1;
+	return true;
+}
+
 /* Decode the request body as JSON, YAML or (built-ins) protobuf: an object
    of type res, or DeleteOptions where res is NULL. strict (may be NULL)
    collects what kube's strict decoding finds on the way. */
@@ -697,13 +714,18 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 	json_t *o = NULL;
 	if (json) {
 		json_error_t je;
-		o = r->body_len ? reg_json_load(r->body, r->body_len,
-						JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
-						&je)
-				: NULL;
-		if (!o && r->body_len && strstr(je.text, "duplicate"))
-			o = reg_json_load(r->body, r->body_len, JSON_DECODE_ANY,
-					  &je);
+		for (int pass = 0; pass < 2; pass++) {
+			o = r->body_len ? reg_json_load(r->body, r->body_len,
+							JSON_REJECT_DUPLICATES |
+							    JSON_DECODE_ANY,
+							&je)
+					: NULL;
+			if (!o && r->body_len && strstr(je.text, "duplicate"))
+				o = reg_json_load(r->body, r->body_len,
+						  JSON_DECODE_ANY, &je);
+			if (o || pass || !body_as_go_reads(r))
+				break;
+		}
 		if (unrecognized(r, o, res ? res->kind : NULL, err)) {
 			json_decref(o);
 			return err->code;
@@ -3852,6 +3874,9 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		patch = r->body_len ? reg_json_load(r->body, r->body_len,
 						    JSON_DECODE_ANY, &je)
 				    : NULL;
+		if (!patch && body_as_go_reads(r))
+			patch = reg_json_load(r->body, r->body_len,
+					      JSON_DECODE_ANY, &je);
 		if (!patch && !reg_go_json_check(r->body, r->body_len, goerr,
 						 sizeof goerr)) {
 			/* Go's syntax error, as each of kube's patchers

@@ -1341,6 +1341,100 @@ char *reg_utf8_copy(const char *s, size_t n, size_t *len)
 	return b;
 }
 
+/* The code point of the \u escape at s[0..5] (s[0] the backslash), or -1
+   where there is no such escape among the m bytes. */
+static long u_escape(const char *s, size_t m)
+{
+	if (m < 6 || s[0] != '\\' || s[1] != 'u')
+		return -1;
+	long v = 0;
+	for (int i = 2; i < 6; i++) {
+		int d = reg_hex_digit((unsigned char)s[i]);
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+int reg_json_go_strings(const char *p, size_t n, char **out, size_t *len)
+{
+	/* first, whether anything is to change: a byte outside ASCII or a
+	   surrogate escape anywhere */
+	bool any = false;
+	for (size_t i = 0; i < n && !any; i++) {
+		unsigned char c = (unsigned char)p[i];
+		any = c >= 0x80 ||
+		      (c == '\\' && u_escape(p + i, n - i) >= 0xd800 &&
+		       u_escape(p + i, n - i) <= 0xdfff);
+	}
+	if (!any)
+		return 0;
+	if (n > (SIZE_MAX - 1) / 3)
+		return -1;
+	char *b = malloc(3 * n + 1);
+	if (!b)
+		return -1;
+	size_t o = 0;
+	bool in_str = false, changed = false;
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)p[i];
+		if (!in_str) {
+			in_str = c == '"';
+			b[o++] = (char)c;
+			i++;
+			continue;
+		}
+		if (c == '"') {
+			in_str = false;
+			b[o++] = (char)c;
+			i++;
+		} else if (c == '\\') {
+			long u = u_escape(p + i, n - i);
+			if (u < 0xd800 || u > 0xdfff) {
+				/* an ordinary escape and the byte after it */
+				size_t k = u >= 0 ? 6 : (i + 1 < n ? 2 : 1);
+				memcpy(b + o, p + i, k);
+				o += k;
+				i += k;
+				continue;
+			}
+			long lo = u_escape(p + i + 6, n - i - 6);
+			if (u <= 0xdbff && lo >= 0xdc00 && lo <= 0xdfff) {
+				memcpy(b + o, p + i, 12);
+				o += 12;
+				i += 12;
+			} else {
+				memcpy(b + o, "\\ufffd", 6);
+				o += 6;
+				i += 6;
+				changed = true;
+			}
+		} else {
+			size_t k =
+			    reg_utf8_seq((const unsigned char *)p + i, n - i);
+			if (k == 0) {
+				memcpy(b + o, "\xef\xbf\xbd", 3);
+				o += 3;
+				i++;
+				changed = true;
+			} else {
+				memcpy(b + o, p + i, k);
+				o += k;
+				i += k;
+			}
+		}
+	}
+	if (!changed) {
+		free(b);
+		return 0;
+	}
+	b[o] = '\0';
+	*out = b;
+	*len = o;
+	return 1;
+}
+
 /*
  * The byte c as encoding/json's quoteChar shows it: strconv.Quote of the
  * code point c between single quotes ('x', '\x01', '\n', '\\', '\u0085',

@@ -115,6 +115,16 @@ size_t reg_utf8_decode(const unsigned char *s, size_t n, uint32_t *r);
 char *reg_utf8_copy(const char *s, size_t n, size_t *len);
 
 /*
+ * The JSON text at p (n bytes) with its strings as Go's decoder reads
+ * them (encoding/json's unquote): a byte that starts no valid UTF-8
+ * sequence becomes U+FFFD, and so does a \u escape of a surrogate that
+ * does not start a valid pair (a following escape is read on its own).
+ * Outside strings nothing changes. 0: nothing to change; 1: the new text
+ * in *out (malloc, NUL-terminated), its length in *len; -1: no memory.
+ */
+int reg_json_go_strings(const char *p, size_t n, char **out, size_t *len);
+
+/*
  * Go's encoding/json syntax check of n bytes at p (checkValid, which
  * json.Unmarshal runs over the whole input before it decodes anything):
  * 1 when they are one JSON value with only white space around it;

@@ -338,6 +338,13 @@ check "... in Go's words, with the body's first 30 bytes" code_has 400 '"reason"
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
 	--data-binary '' "$URL/api/v1/namespaces/default/configmaps")
 check "an empty JSON body is 400: Go's unexpected end, quoting <empty>" code_has 400 "${UNREC}unexpected end of JSON input (<empty>)"
+# Go's decoder reads a string's invalid UTF-8 and lone surrogate escapes
+# as U+FFFD where jansson refuses them: kube stores such a ConfigMap
+req POST /api/v1/namespaces/default/configmaps $'{"metadata":{"name":"utf","annotations":{"a":"x\xffy"}},"data":{"k":"\\ud800z","p":"\\ud83d\\ude00"}}'
+check "invalid UTF-8 and a lone surrogate in strings are U+FFFD, as Go reads them: 201" code_has 201 $'"a":"x\xef\xbf\xbdy"' $'"k":"\xef\xbf\xbdz"' $'"p":"\xf0\x9f\x98\x80"'
+req PATCH /api/v1/namespaces/default/configmaps/utf $'{"data":{"m":"\xc0\x80"}}' application/merge-patch+json
+check "... in a patch too, one U+FFFD per byte of an overlong form" code_has 200 $'"m":"\xef\xbf\xbd\xef\xbf\xbd"'
+req DELETE /api/v1/namespaces/default/configmaps/utf
 req POST /api/v1/namespaces/default/configmaps 'xyz'
 check "a body that is no JSON is 400 on its first byte, quoted in hex" code_has 400 "${UNREC}invalid character 'x' looking for beginning of value (78797a)"
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"t"}} x'

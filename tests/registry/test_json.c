@@ -689,3 +689,45 @@ Test(utf8_seq, valid_and_invalid_starts)
 	cr_expect_eq(reg_utf8_seq((const unsigned char *)"\xf0\x9f\x98\x80", 4), 4);
 	cr_expect_eq(reg_utf8_seq((const unsigned char *)"\xf4\x90\x80\x80", 4), 0, "past U+10FFFF");
 }
+
+/* GO_STRINGS(in, want): reg_json_go_strings rewrites in to want (NULL:
+   nothing to change). */
+#define GO_STRINGS(in, want)                                                   \
+	do {                                                                   \
+		char *o_ = NULL;                                               \
+		size_t n_ = 0;                                                 \
+		int rc_ = reg_json_go_strings(in, sizeof(in) - 1, &o_, &n_);   \
+		if (!(want)) {                                                 \
+			cr_expect_eq(rc_, 0, "%s changed", in);                \
+		} else {                                                       \
+			cr_expect_eq(rc_, 1, "%s unchanged", in);              \
+			if (rc_ == 1)                                          \
+				cr_expect_str_eq(o_, (want) ? (want) : "");    \
+			free(o_);                                              \
+		}                                                              \
+	} while (0)
+
+Test(go_strings, invalid_utf8_and_lone_surrogates_become_fffd)
+{
+	const char *none = NULL;
+	GO_STRINGS("{\"a\":\"plain \\u00e9 \xc3\xa9\"}", none);
+	GO_STRINGS("{\"a\":\"\\ud83d\\ude00\"}", none);
+	GO_STRINGS("{\"a\":\"x\xffy\"}", "{\"a\":\"x\xef\xbf\xbdy\"}");
+	/* an overlong form and an encoded surrogate: one per byte */
+	GO_STRINGS("[\"\xc0\x80\"]", "[\"\xef\xbf\xbd\xef\xbf\xbd\"]");
+	GO_STRINGS("[\"\xed\xa0\x80\"]",
+		   "[\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"]");
+	GO_STRINGS("[\"\\ud800z\"]", "[\"\\ufffdz\"]");
+	/* a low one alone, then a valid pair read on its own */
+	GO_STRINGS("[\"\\udc00\\ud800\\udc00\"]",
+		   "[\"\\ufffd\\ud800\\udc00\"]");
+	/* a high one before a non-surrogate escape */
+	GO_STRINGS("[\"\\uD800\\u0041\"]", "[\"\\ufffd\\u0041\"]");
+	/* an escaped backslash is no escape of u; quotes inside stay */
+	GO_STRINGS("[\"\\\\ud800\", \"\\\"\\ud800\"]",
+		   "[\"\\\\ud800\", \"\\\"\\ufffd\"]");
+	/* outside strings nothing changes (the parser refuses it) */
+	GO_STRINGS("[1,\xff]", none);
+	/* keys too */
+	GO_STRINGS("{\"k\xfe\":1}", "{\"k\xef\xbf\xbd\":1}");
+}
