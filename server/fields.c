@@ -1551,6 +1551,15 @@ static void omit_msg(const struct pb_msg *m, json_t *obj, unsigned depth)
 			   f->type == PB_OR_ARRAY ||
 			   f->type == PB_OR_STRARRAY) {
 			omit_value(f, v, depth + 1);
+		} else if ((f->type == PB_TIME || f->type == PB_MICROTIME) &&
+			   json_is_string(v) &&
+			   !strcmp(json_string_value(v),
+				   f->type == PB_TIME
+				       ? "0001-01-01T00:00:00Z"
+				       : "0001-01-01T00:00:00.000000Z")) {
+			/* Time's and MicroTime's MarshalJSON write the zero
+			   time as null */
+			json_object_set_new(obj, f->json, json_null());
 		} else {
 			drop = (f->flags & PB_OMITZERO) && zero_scalar(f, v);
 		}

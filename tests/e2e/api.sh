@@ -790,6 +790,9 @@ check "... and an Event's Time too" code_has 422 'parsing time \"junk\" as \"200
 req GET "$NSP/events/tm5"
 check "... which stays as it was" bash -c "! grep -q junk '$WORK/body'"
 req DELETE "$NSP/events/tm5"
+req POST "$NSP/events" '{"metadata":{"name":"tm7"},"involvedObject":{"kind":"ConfigMap","name":"x"},"lastTimestamp":"0001-01-01T00:00:00Z","eventTime":"0001-01-01T02:00:00.000000+02:00"}'
+check "the zero time is written null, as Time's and MicroTime's MarshalJSON write it" code_has 201 '"lastTimestamp":null' '"eventTime":null'
+req DELETE "$NSP/events/tm7"
 req POST "$NSP/secrets" '{"metadata":{"name":"tm6"},"data":{"a":"YQ=="}}'
 req PATCH "$NSP/secrets/tm6" '{"data":{"s":"!!"}}' application/strategic-merge-patch+json
 check "... and a Secret's data is decoded as Go's []byte: 422 on the patch" code_has 422 'patch: Invalid value: \"map[data:map[s:!!]]\": illegal base64 data at input byte 0'
