@@ -35,6 +35,7 @@
 
 #include "lapis/log.h"
 #include "patch.h"
+#include "qparse.h"
 #include "registry/json.h"
 
 /*
@@ -439,28 +440,19 @@ static void ptr_token(const char **p, char *buf)
  */
 static bool parse_index(const char *t, size_t n, size_t *idx)
 {
-	bool neg = *t == '-';
-	uint64_t v = 0, lim = (uint64_t)INT64_MAX + neg;
+	int64_t v;
 
-	if (*t == '-' || *t == '+')
-		t++;
-	if (!*t)
+	if (srv_parse_int(t, INT64_MIN, INT64_MAX, &v))
 		return false;
-	for (; *t; t++) {
-		if (*t < '0' || *t > '9')
+	if (v < 0) {
+		/* its magnitude, INT64_MIN's included */
+		uint64_t m = (uint64_t)(-(v + 1)) + 1;
+		if (m > n)
 			return false;
-		uint64_t d = (uint64_t)(*t - '0');
-		if (v > (lim - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	if (neg) {
-		if (v > n)
-			return false;
-		*idx = n - (size_t)v;
+		*idx = n - (size_t)m;
 		return true;
 	}
-	if (v >= n)
+	if ((uint64_t)v >= n)
 		return false;
 	*idx = (size_t)v;
 	return true;
