@@ -321,6 +321,26 @@ static lp_err delete_dependents(struct gc *g, ctl *c, const char *key,
 	return rc;
 }
 
+/* The stored object at key (a registry key string), decoded into *o (free
+   with reg_obj_free, also on failure). LP_E_NOTFOUND for none, or for a
+   key too long to be one. */
+static lp_err read_obj(struct gc *g, const char *key, struct reg_obj *o)
+{
+	struct reg_key k = {.len = strlen(key)};
+	if (k.len > ENG_KEY_MAX)
+		return LP_E_NOTFOUND;
+	memcpy(k.bytes, key, k.len + 1);
+	lp_err rc = reg_get(g->s->e, &k, o);
+	return rc ? rc : reg_obj_decode(o);
+}
+
+/* Is obj deleting in the foreground (waiting for its dependents)? */
+static bool waits_for_dependents(const json_t *obj)
+{
+	return ctl_meta_str(obj, "deletionTimestamp") &&
+	       ctl_has_finalizer(obj, F_FOREGROUND);
+}
+
 /* OWNER_INVALID: a namespaced owner of a cluster-scoped dependent. kube's
    GC gives up on such a dependent (namespacedOwnerOfClusterScopedObjectErr:
    it never resolves on retry) and leaves it alone, whatever its other
@@ -350,12 +370,8 @@ static lp_err owner_state(struct gc *g, const json_t *ref, const char *ns,
 	}
 	if (rc)
 		return rc; /* a kind not served (yet): retry later */
-	struct reg_key k = {.len = strlen(key)};
-	memcpy(k.bytes, key, k.len + 1);
 	struct reg_obj o = {0};
-	rc = reg_get(g->s->e, &k, &o);
-	if (rc == LP_OK)
-		rc = reg_obj_decode(&o);
+	rc = read_obj(g, key, &o);
 	if (rc == LP_E_NOTFOUND) {
 		*st = OWNER_ABSENT;
 		rc = LP_OK;
@@ -363,8 +379,7 @@ static lp_err owner_state(struct gc *g, const json_t *ref, const char *ns,
 		const char *ou = ctl_meta_str(o.obj, "uid");
 		if (!ou || strcmp(ou, uid))
 			*st = OWNER_ABSENT;
-		else if (ctl_meta_str(o.obj, "deletionTimestamp") &&
-			 ctl_has_finalizer(o.obj, F_FOREGROUND))
+		else if (waits_for_dependents(o.obj))
 			*st = OWNER_WAITING;
 		else
 			*st = OWNER_SOLID;
@@ -380,17 +395,9 @@ static bool a_dependent_waits(struct gc *g, json_t *deps)
 	json_t *v;
 	json_object_foreach(deps, dk, v)
 	{
-		struct reg_key k = {.len = strlen(dk)};
-		if (k.len > ENG_KEY_MAX)
-			continue;
-		memcpy(k.bytes, dk, k.len + 1);
 		struct reg_obj o = {0};
-		lp_err rc = reg_get(g->s->e, &k, &o);
-		if (rc == LP_OK)
-			rc = reg_obj_decode(&o);
-		bool waits = rc == LP_OK &&
-			     ctl_meta_str(o.obj, "deletionTimestamp") &&
-			     ctl_has_finalizer(o.obj, F_FOREGROUND);
+		bool waits =
+		    read_obj(g, dk, &o) == LP_OK && waits_for_dependents(o.obj);
 		reg_obj_free(&o);
 		if (waits)
 			return true;
@@ -466,14 +473,8 @@ static lp_err collect(struct gc *g, ctl *c, const char *key, const json_t *obj)
 static lp_err gc_sync(void *ud, ctl *c, const char *key)
 {
 	struct gc *g = ud;
-	struct reg_key k = {.len = strlen(key)};
-	if (k.len > ENG_KEY_MAX)
-		return LP_OK;
-	memcpy(k.bytes, key, k.len + 1);
 	struct reg_obj cur = {0};
-	lp_err rc = reg_get(g->s->e, &k, &cur);
-	if (rc == LP_OK)
-		rc = reg_obj_decode(&cur);
+	lp_err rc = read_obj(g, key, &cur);
 	if (rc) {
 		reg_obj_free(&cur);
 		return rc == LP_E_NOTFOUND || rc == LP_E_CORRUPT ? LP_OK : rc;
