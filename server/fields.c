@@ -1236,19 +1236,12 @@ static bool uns_scalar(struct walk *w, const struct pb_field *f, enum pb_type t,
 	}
 	case PB_TIME:
 	case PB_MICROTIME: {
-		char wb[64], out[160];
+		char wb[64];
 		/* UnmarshalJSON parses the string: normalized in place as
 		   kube stores it, or Go's parse error */
 		if (json_is_string(v)) {
-			if (!go_time(json_string_value(v), t == PB_MICROTIME,
-				     out, sizeof out, w->te->text,
-				     sizeof w->te->text)) {
-				w->te->set = true;
-				return false;
-			}
-			if (strcmp(out, json_string_value(v)))
-				json_string_set(v, out);
-			return true;
+			check_time(w, v, t == PB_MICROTIME);
+			return !w->te->set;
 		}
 		return uns_error(
 		    w, "json: cannot unmarshal %s into Go value of type %s",

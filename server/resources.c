@@ -618,7 +618,8 @@ static void drop_type_fields(json_t *spec, const json_t *ospec)
 	   it, and its validation allows it on any type */
 	static const char *const ip_fields[] = {"clusterIP", "clusterIPs",
 						"ipFamilies", "ipFamilyPolicy"};
-	for (size_t i = 0; ext && !oext && i < 4; i++)
+	for (size_t i = 0;
+	     ext && !oext && i < sizeof ip_fields / sizeof ip_fields[0]; i++)
 		if (json_equal(json_object_get(spec, ip_fields[i]),
 			       json_object_get(ospec, ip_fields[i])))
 			json_object_del(spec, ip_fields[i]);

@@ -1359,17 +1359,8 @@ static long u_escape(const char *s, size_t m)
 
 int reg_json_go_strings(const char *p, size_t n, char **out, size_t *len)
 {
-	/* first, whether anything is to change: a byte outside ASCII or a
-	   surrogate escape anywhere */
-	bool any = false;
-	for (size_t i = 0; i < n && !any; i++) {
-		unsigned char c = (unsigned char)p[i];
-		any = c >= 0x80 ||
-		      (c == '\\' && u_escape(p + i, n - i) >= 0xd800 &&
-		       u_escape(p + i, n - i) <= 0xdfff);
-	}
-	if (!any)
-		return 0;
+	/* called only for a body that failed to load: one pass, which
+	   tells at its end whether anything changed */
 	if (n > (SIZE_MAX - 1) / 3)
 		return -1;
 	char *b = malloc(3 * n + 1);
