@@ -5037,7 +5037,22 @@ decoded:
 		size_t ol = 0;
 		char rvt[24];
 		snprintf(rvt, sizeof rvt, "%lld", (long long)c.mod);
-		rc = reg_put(e, &k, next, &cmp, dry, rvt, &out, &ol, NULL);
+		/* kube's scale REST updates through the main store, whose
+		   GuaranteedUpdate writes nothing for the same bytes: a
+		   Scale that changes nothing keeps the revision (a custom
+		   resource compared in value, as finish_update does) */
+		bool unchanged = false;
+		if (res->custom && same_cr(next, c.obj)) {
+			rc = (out = malloc(c.len ? c.len : 1)) ? LP_OK
+							       : LP_E_NOMEM;
+			if (out) {
+				memcpy(out, c.bytes, c.len);
+				ol = c.len;
+			}
+		} else {
+			rc = reg_put_changed(e, &k, next, &cmp, dry, rvt, &c,
+					     &unchanged, &out, &ol);
+		}
 		json_decref(next);
 		reg_obj_free(&c);
 		if (rc == LP_E_CONFLICT && !body)

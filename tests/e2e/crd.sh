@@ -518,6 +518,11 @@ import json; d = json.load(open('$WORK/out')); assert d['kind'] == 'Scale' and d
 scale_patch '[{"op":"add","path":"/spec/replicas","value":2}]' application/json-patch+json
 check "... a JSON patch sets the replicas" python3 -c "
 import json; d = json.load(open('$WORK/out')); assert d['kind'] == 'Scale' and d['spec'] == {'replicas': 2}, d"
+cp "$WORK/out" "$WORK/scale1"
+scale_patch '{"spec":{"replicas":2}}'
+check "... a Scale patch that changes nothing keeps the resourceVersion (no write, no event)" python3 -c "
+import json; a, b = (json.load(open(f)) for f in ('$WORK/scale1', '$WORK/out'))
+assert b['spec'] == {'replicas': 2} and a['metadata']['resourceVersion'] == b['metadata']['resourceVersion'], (a, b)"
 scale_patch '{"spec":{"replicas":2}}' application/json-patch+json
 check "... a JSON patch that is no list is the main resource's 400" grep -qF 'error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp' "$WORK/out"
 scale_patch '[{"op":"test","path":"/spec/replicas","value":9}]' application/json-patch+json
