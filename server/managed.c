@@ -547,6 +547,16 @@ static void list_kind(const struct walk *w, const struct srv_schema_node *sn,
 		lk->n_keys = 2;
 		return;
 	}
+	if (path_is(w, "secrets") &&
+	    !strcmp(w->res->resource, "serviceaccounts")) {
+		/* keyed by name, its items ObjectReferences owned whole */
+		static const char *const k_sa[] = {"name"};
+		lk->kind = SRV_SLIST_MAP;
+		lk->keys = k_sa;
+		lk->n_keys = 1;
+		lk->atomic_items = true;
+		return;
+	}
 	if (!w->res->smp_list)
 		return;
 	const char *key = NULL;
@@ -576,10 +586,21 @@ static void list_kind(const struct walk *w, const struct srv_schema_node *sn,
 }
 
 /* An object owned and replaced whole: x-kubernetes-map-type: atomic in a
-   custom resource's schema. */
+   custom resource's schema; in a built-in, what k8s.io/api marks
+   +mapType=atomic or +structType=atomic among the kinds served: a
+   Service's selector and an Event's object references (core/v1
+   ObjectReference; events.k8s.io's regarding is stored as involvedObject). */
 static bool atomic_object(const struct walk *w, const struct srv_schema_node *sn)
 {
-	return w->res && w->res->custom && srv_schema_map_atomic(sn);
+	if (!w->res)
+		return false;
+	if (w->res->custom)
+		return srv_schema_map_atomic(sn);
+	if (!strcmp(w->res->resource, "services") && !w->res->group[0])
+		return path_is(w, "spec.selector");
+	if (!strcmp(w->res->resource, "events"))
+		return path_is(w, "involvedObject") || path_is(w, "related");
+	return false;
 }
 
 /* "<prefix><json>" (malloc), or NULL when out of memory. */
@@ -786,7 +807,7 @@ static void fs_add(struct fset *s, const json_t *v, struct walk *w,
 		list_kind(w, sn, &lk);
 		struct lidx ix;
 		if (lk.kind != SRV_SLIST_ATOMIC && lidx_build(v, &lk, w, &ix)) {
-			if (dots && (lk.kind == SRV_SLIST_SET || lk.atomic_items))
+			if (dots) /* a new list owns itself (SMD's Compare) */
 				mark(s, w);
 			for (size_t i = 0; i < ix.n; i++) {
 				struct mark_pos m;

@@ -293,6 +293,84 @@ Test(mf_apply, service_ports_merge_by_port_and_defaulted_protocol)
 	json_decref(out);
 }
 
+Test(mf_apply, a_service_selector_is_owned_and_replaced_whole)
+{
+	/* ServiceSpec.selector is +mapType=atomic: one owner, no merge */
+	json_t *live = J("{\"apiVersion\":\"v1\",\"kind\":\"Service\","
+			 "\"metadata\":{\"name\":\"s\"},"
+			 "\"spec\":{\"selector\":{\"app\":\"a\"}}}");
+	json_t *cfg = J("{\"apiVersion\":\"v1\",\"kind\":\"Service\","
+			"\"metadata\":{\"name\":\"s\"},"
+			"\"spec\":{\"selector\":{\"app\":\"a\"}}}");
+	struct srv_mf_op op = op_of(SVC(), "a");
+	struct srv_error err = {0};
+	json_t *out = NULL;
+	cr_assert_eq(srv_mf_apply(&op, live, cfg, false, &out, &err), LP_OK);
+	assert_owns(out, "a", "Apply", "{\"f:spec\":{\"f:selector\":{}}}");
+	json_t *cfg_b = J("{\"apiVersion\":\"v1\",\"kind\":\"Service\","
+			  "\"metadata\":{\"name\":\"s\"},"
+			  "\"spec\":{\"selector\":{\"tier\":\"b\"}}}");
+	struct srv_mf_op op_b = op_of(SVC(), "b");
+	json_t *out_b = NULL;
+	struct srv_error err_b = {0};
+	cr_assert_eq(srv_mf_apply(&op_b, out, cfg_b, false, &out_b, &err_b),
+		     LP_E_CONFLICT);
+	cr_assert_null(out_b);
+	cr_assert_eq(srv_mf_apply(&op_b, out, cfg_b, true, &out_b, &err_b),
+		     LP_OK);
+	char *sel = json_dumps(
+	    json_object_get(json_object_get(out_b, "spec"), "selector"),
+	    JSON_COMPACT | JSON_SORT_KEYS);
+	cr_assert_str_eq(sel, "{\"tier\":\"b\"}");
+	free(sel);
+	json_decref(live);
+	json_decref(cfg);
+	json_decref(cfg_b);
+	json_decref(out);
+	json_decref(out_b);
+}
+
+Test(mf_update,
+     object_references_are_owned_whole_and_new_keyed_lists_own_themselves)
+{
+	const struct srv_resource *ev = srv_resource_find("", "v1", "events");
+	const struct srv_resource *sa =
+	    srv_resource_find("", "v1", "serviceaccounts");
+	cr_assert(ev && sa);
+	json_t *e =
+	    J("{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{"
+	      "\"name\":\"e\"},"
+	      "\"involvedObject\":{\"kind\":\"ConfigMap\",\"name\":\"x\"},"
+	      "\"related\":{\"name\":\"y\"},\"reason\":\"R\"}");
+	struct srv_mf_op op = op_of(ev, "m");
+	struct srv_error err = {0};
+	cr_assert_eq(srv_mf_update(&op, NULL, e, &err), LP_OK);
+	assert_owns(
+	    e, "m", "Update",
+	    "{\"f:involvedObject\":{},\"f:reason\":{},\"f:related\":{}}");
+	json_t *a = J("{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\","
+		      "\"metadata\":{\"name\":\"a\"},"
+		      "\"secrets\":[{\"name\":\"s1\",\"namespace\":\"n\"}]}");
+	op = op_of(sa, "m");
+	cr_assert_eq(srv_mf_update(&op, NULL, a, &err), LP_OK);
+	assert_owns(
+	    a, "m", "Update",
+	    "{\"f:secrets\":{\".\":{},\"k:{\\\"name\\\":\\\"s1\\\"}\":{}}}");
+	json_t *s =
+	    J("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{"
+	      "\"name\":\"s\"},"
+	      "\"spec\":{\"ports\":[{\"port\":80,\"protocol\":\"TCP\"}]}}");
+	op = op_of(SVC(), "m");
+	cr_assert_eq(srv_mf_update(&op, NULL, s, &err), LP_OK);
+	assert_owns(s, "m", "Update",
+		    "{\"f:spec\":{\"f:ports\":{\".\":{},"
+		    "\"k:{\\\"port\\\":80,\\\"protocol\\\":\\\"TCP\\\"}\":{\"."
+		    "\":{},\"f:port\":{},\"f:protocol\":{}}}}}");
+	json_decref(e);
+	json_decref(a);
+	json_decref(s);
+}
+
 Test(mf_apply, finalizers_are_a_set)
 {
 	json_t *live = J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\","
