@@ -612,6 +612,10 @@ static void drop_type_fields(json_t *spec, const json_t *ospec)
 	    json_equal(json_object_get(spec, "allocateLoadBalancerNodePorts"),
 		       json_object_get(ospec, "allocateLoadBalancerNodePorts")))
 		json_object_del(spec, "allocateLoadBalancerNodePorts");
+	if (olb && !lb &&
+	    json_equal(json_object_get(spec, "loadBalancerClass"),
+		       json_object_get(ospec, "loadBalancerClass")))
+		json_object_del(spec, "loadBalancerClass");
 	bool ext = t && !strcmp(t, "ExternalName");
 	bool oext = ot && !strcmp(ot, "ExternalName");
 	/* not internalTrafficPolicy: kube's dropTypeDependentFields leaves
@@ -1618,8 +1622,15 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 				json_integer(json_integer_value(
 					json_object_get(p, "port"))));
 	}
-	if (ospec)
+	if (ospec) {
 		drop_type_fields(spec, ospec);
+		/* and the load balancer's status, once the type is another
+		   (kube's dropTypeDependentFields): the status subresource
+		   could not be written again while it stayed */
+		if (!str_is(spec, "type", "LoadBalancer"))
+			json_object_set_new(obj_child(obj, "status"),
+					    "loadBalancer", json_object());
+	}
 	if (svc_external_access(spec))
 		default_str(spec, "externalTrafficPolicy", "Cluster");
 	bool external = str_is(spec, "type", "ExternalName");
