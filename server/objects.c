@@ -2136,10 +2136,15 @@ struct svc_res {
 	char field[48];	 /* the field a requested one names in errors */
 };
 
+#define NODE_PORTS (NODE_PORT_MAX - NODE_PORT_MIN + 1)
+
 struct svc_plan {
 	struct svc_res *v;
 	size_t n, cap;
 	uint32_t base, size; /* --service-cluster-ip-range */
+	eng *e;		     /* where the node port reservations are read */
+	bool taken_read;     /* taken holds the store's reservations */
+	uint8_t taken[(NODE_PORTS + 7) / 8]; /* a bit per reserved port */
 };
 
 /* The key a reservation is held under. */
@@ -2174,33 +2179,44 @@ static bool plan_has(const struct svc_plan *p, bool port, const char *val)
 }
 
 /* The node ports obj's spec holds: ports[].nodePort and the health check
-   port when its type needs it, each number once. */
-static size_t held_ports(const json_t *spec, json_int_t *out, size_t cap)
+   port when its type needs it, each number once, into *out (new; NULL
+   when none), *n of them. false: out of memory. */
+static bool held_ports(const json_t *spec, json_int_t **out, size_t *n)
 {
-	size_t n = 0, i;
-	json_t *p;
+	const json_t *ports = json_object_get(spec, "ports");
 	json_int_t hc = srv_service_needs_health_port(spec)
 			    ? json_integer_value(
 				  json_object_get(spec, "healthCheckNodePort"))
 			    : 0;
-	json_array_foreach(json_object_get(spec, "ports"), i, p)
+	size_t i, k = 0, cap = json_array_size(ports) + 1;
+	json_int_t *v = malloc(cap * sizeof *v);
+	*out = NULL;
+	*n = 0;
+	if (!v)
+		return false;
+	json_t *p;
+	json_array_foreach(ports, i, p)
 	{
 		json_int_t np = json_integer_value(json_object_get(p, "nodePort"));
 		bool seen = np <= 0;
-		for (size_t j = 0; j < n && !seen; j++)
-			seen = out[j] == np;
-		if (!seen && n < cap)
-			out[n++] = np;
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = v[j] == np;
+		if (!seen)
+			v[k++] = np;
 	}
 	bool seen = hc <= 0;
-	for (size_t j = 0; j < n && !seen; j++)
-		seen = out[j] == hc;
-	if (!seen && n < cap)
-		out[n++] = hc;
-	return n;
+	for (size_t j = 0; j < k && !seen; j++)
+		seen = v[j] == hc;
+	if (!seen)
+		v[k++] = hc;
+	if (!k) {
+		free(v);
+		return true;
+	}
+	*out = v;
+	*n = k;
+	return true;
 }
-
-#define HELD_MAX 256 /* node ports one Service may hold */
 
 /* Plan the releases of everything spec holds (a delete). false: out of
    memory. */
@@ -2236,12 +2252,15 @@ static bool plan_release_all(struct svc_plan *p, const json_t *spec)
 		snprintf(r->val, sizeof r->val, "%s", ip);
 		r->del = true;
 	}
-	json_int_t held[HELD_MAX];
-	size_t n = held_ports(spec, held, HELD_MAX);
-	for (size_t i = 0; i < n; i++)
-		if (!plan_release_port(p, held[i]))
-			return false;
-	return true;
+	json_int_t *held;
+	size_t n;
+	if (!held_ports(spec, &held, &n))
+		return false;
+	bool ok = true;
+	for (size_t i = 0; i < n && ok; i++)
+		ok = plan_release_port(p, held[i]);
+	free(held);
+	return ok;
 }
 
 /* Plan the cluster IP: a Service that needs one and did not hold one
@@ -2356,45 +2375,41 @@ static bool plan_port(struct svc_plan *p, json_t *at, const char *member,
 static bool plan_node_ports(struct svc_plan *p, json_t *spec,
 			    const json_t *ospec, struct srv_error *err)
 {
-	json_int_t had[HELD_MAX];
-	size_t n_had = ospec ? held_ports(ospec, had, HELD_MAX) : 0;
+	json_int_t *had = NULL, *now = NULL;
+	size_t n_had = 0, n_now = 0;
+	bool ok = !ospec || held_ports(ospec, &had, &n_had);
 	const char *type = json_string_value(json_object_get(spec, "type"));
 	json_t *alb = json_object_get(spec, "allocateLoadBalancerNodePorts");
 	bool alloc = type && (!strcmp(type, "NodePort") ||
 			      (!strcmp(type, "LoadBalancer") && !json_is_false(alb)));
-	if (srv_service_needs_node_ports(spec)) {
+	if (ok && srv_service_needs_node_ports(spec)) {
 		size_t i;
 		json_t *port;
 		json_array_foreach(json_object_get(spec, "ports"), i, port)
 		{
 			char field[48];
 			snprintf(field, sizeof field, "spec.ports[%zu].nodePort", i);
-			if (!plan_port(p, port, "nodePort", field, alloc, had, n_had,
-				       err))
-				return false;
+			if (!(ok = plan_port(p, port, "nodePort", field, alloc,
+					     had, n_had, err)))
+				break;
 		}
-		if (srv_service_needs_health_port(spec) &&
-		    !plan_port(p, spec, "healthCheckNodePort",
-			       "spec.healthCheckNodePort", true, had, n_had, err))
-			return false;
-	}
-	if (p->n > HELD_MAX) {
-		srv_error_cause(err, "FieldValueTooMany", "spec.ports",
-				"Too many: %zu: must have at most %d node ports",
-				p->n, HELD_MAX);
-		return true;
+		if (ok && srv_service_needs_health_port(spec))
+			ok = plan_port(p, spec, "healthCheckNodePort",
+				       "spec.healthCheckNodePort", true, had,
+				       n_had, err);
 	}
 	/* releases: what old held and the new spec does not */
-	json_int_t now[HELD_MAX];
-	size_t n_now = held_ports(spec, now, HELD_MAX);
-	for (size_t j = 0; j < n_had; j++) {
+	ok = ok && held_ports(spec, &now, &n_now);
+	for (size_t j = 0; ok && j < n_had; j++) {
 		bool kept = false;
 		for (size_t k = 0; k < n_now && !kept; k++)
 			kept = now[k] == had[j];
-		if (!kept && !plan_release_port(p, had[j]))
-			return false;
+		if (!kept)
+			ok = plan_release_port(p, had[j]);
 	}
-	return true;
+	free(had);
+	free(now);
+	return ok;
 }
 
 /* A uniform number below n (n > 0) from the kernel's generator: generated
@@ -2417,12 +2432,92 @@ static uint32_t random_below(uint32_t n)
 	return v % n;
 }
 
-/* Pick every random reservation of the plan again, written into the
-   object: a node port of the range the plan does not use already, a
-   cluster IP of the service range but its network address and .1 (kube's
-   own Service). */
-static void plan_pick(struct svc_plan *p)
+static void port_mark(struct svc_plan *p, long v)
 {
+	if (v >= NODE_PORT_MIN && v <= NODE_PORT_MAX)
+		p->taken[(v - NODE_PORT_MIN) / 8] |=
+		    (uint8_t)(1u << ((v - NODE_PORT_MIN) % 8));
+}
+
+static bool port_taken(const struct svc_plan *p, int v)
+{
+	return p->taken[(v - NODE_PORT_MIN) / 8] &
+	       (1u << ((v - NODE_PORT_MIN) % 8));
+}
+
+static enum eng_take taken_cb(void *ud, const struct eng_record *rec)
+{
+	/* ".../servicenodeports/<port>" */
+	const char *k = (const char *)rec->key;
+	size_t i = rec->key_len;
+	while (i > 0 && k[i - 1] != '/')
+		i--;
+	long v = 0;
+	for (; i < rec->key_len && v < 100000; i++)
+		v = k[i] >= '0' && k[i] <= '9' ? v * 10 + (k[i] - '0') : 100000;
+	port_mark(ud, v);
+	return ENG_TAKE;
+}
+
+/* The node ports reserved in the store, into p->taken. */
+static lp_err read_taken_ports(struct svc_plan *p)
+{
+	memset(p->taken, 0, sizeof p->taken);
+	struct reg_key pk;
+	lp_err rc = reg_list_prefix("lapis.dev", "servicenodeports", NULL, &pk);
+	if (rc)
+		return rc;
+	struct reg_list_req q = {.prefix = &pk};
+	struct reg_list_res res = {0};
+	rc = reg_list(p->e, &q, taken_cb, p, &res);
+	free(res.token);
+	p->taken_read = rc == LP_OK;
+	return rc;
+}
+
+/* kube's dynamic node port picks prefer the upper band of the range,
+   leaving the first ports to Services that ask for one
+   (calculateRangeOffset: min(max(16, size/32), 128)). */
+#define NODE_PORT_OFFSET                                                       \
+	(NODE_PORTS / 32 < 16	 ? 16                                          \
+	 : NODE_PORTS / 32 > 128 ? 128                                         \
+				 : NODE_PORTS / 32)
+
+/* A free port in [lo, hi] picked at random, marked taken; 0: none. */
+static int pick_free_port(struct svc_plan *p, int lo, int hi)
+{
+	int n_free = 0;
+	for (int v = lo; v <= hi; v++)
+		n_free += !port_taken(p, v);
+	if (!n_free)
+		return 0;
+	int k = (int)random_below((uint32_t)n_free);
+	for (int v = lo; v <= hi; v++)
+		if (!port_taken(p, v) && k-- == 0) {
+			port_mark(p, v);
+			return v;
+		}
+	return 0;
+}
+
+/* Pick every random reservation of the plan again, written into the
+   object: a node port of the range that neither the store nor the plan
+   holds (the store's reservations read once per plan, again after a
+   collision), a cluster IP of the service range but its network address
+   and .1 (kube's own Service). LP_E_FULL: no node port is free. */
+static lp_err plan_pick(struct svc_plan *p)
+{
+	bool ports = false;
+	for (size_t i = 0; i < p->n && !ports; i++)
+		ports = p->v[i].random && p->v[i].port;
+	if (ports) {
+		lp_err rc = p->taken_read ? LP_OK : read_taken_ports(p);
+		if (rc)
+			return rc;
+		for (size_t i = 0; i < p->n; i++)
+			if (p->v[i].port && !p->v[i].random && !p->v[i].del)
+				port_mark(p, strtol(p->v[i].val, NULL, 10));
+	}
 	for (size_t i = 0; i < p->n; i++) {
 		struct svc_res *r = &p->v[i];
 		if (!r->random)
@@ -2437,17 +2532,27 @@ static void plan_pick(struct svc_plan *p)
 					    json_pack("[s]", r->val));
 			continue;
 		}
-		r->val[0] = '\0';
-		char val[24];
-		do {
-			int v = NODE_PORT_MIN +
-				(int)random_below(NODE_PORT_MAX - NODE_PORT_MIN + 1);
-			snprintf(val, sizeof val, "%d", v);
-		} while (plan_has(p, true, val));
-		snprintf(r->val, sizeof r->val, "%s", val);
-		json_object_set_new(r->at, r->member,
-				    json_integer(strtol(val, NULL, 10)));
+		int v = pick_free_port(p, NODE_PORT_MIN + NODE_PORT_OFFSET,
+				       NODE_PORT_MAX);
+		if (!v)
+			v = pick_free_port(p, NODE_PORT_MIN,
+					   NODE_PORT_MIN + NODE_PORT_OFFSET -
+					       1);
+		if (!v)
+			return LP_E_FULL;
+		snprintf(r->val, sizeof r->val, "%d", v);
+		json_object_set_new(r->at, r->member, json_integer(v));
 	}
+	return LP_OK;
+}
+
+/* A pick that failed: kube's allocator errors. */
+static lp_err pick_err(lp_err rc, struct srv_error *err)
+{
+	if (rc == LP_E_FULL)
+		return internal_err(
+		    err, "failed to allocate a nodePort: range is full");
+	return internal_err(err, "failed to allocate: %s", lp_strerror(rc));
 }
 
 /* The side keys of plan p, reservations holding owner's key, in plan
@@ -2584,7 +2689,10 @@ static lp_err commit_picking(struct srv_req *r, const struct reg_key *k,
 			return rc;
 		if (!p->v[failed].random)
 			return taken(&p->v[failed], err);
-		plan_pick(p);
+		/* another write took it meanwhile: read what is taken now */
+		p->taken_read = false;
+		if ((rc = plan_pick(p)))
+			return pick_err(rc, err);
 	}
 	return internal_err(err, "failed to allocate a nodePort: range is full");
 }
@@ -2611,7 +2719,10 @@ static lp_err plan_check(struct srv_req *r, struct svc_plan *p,
 		}
 		if (!again)
 			return LP_OK;
-		plan_pick(p);
+		p->taken_read = false;
+		lp_err rc = plan_pick(p);
+		if (rc)
+			return pick_err(rc, err);
 	}
 	return internal_err(err, "failed to allocate: range is full");
 }
@@ -2635,8 +2746,9 @@ static lp_err plan_service(struct srv_req *r, struct svc_plan *p,
 		return err->code;
 	if (err->n_causes)
 		return LP_E_INVALID;
-	plan_pick(p);
-	return LP_OK;
+	p->e = srv_engine(r->s);
+	lp_err rc = plan_pick(p);
+	return rc ? pick_err(rc, err) : LP_OK;
 }
 
 /* Create a Service with its cluster IP and node ports (plan_service).

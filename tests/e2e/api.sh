@@ -1410,6 +1410,33 @@ check "... back to ExternalName drops its IP fields, not its internalTrafficPoli
 import json; s=json.load(open('$WORK/body'))['spec']; assert not {'clusterIP','clusterIPs','ipFamilies','ipFamilyPolicy'} & set(s), s; assert s['internalTrafficPolicy'] == 'Cluster', s"
 req POST "$SVCS" '{"metadata":{"name":"ext2"},"spec":{"clusterIP":"10.96.0.77","ports":[{"port":80}]}}'
 check "... and releases it" code_has 201 '"clusterIP":"10.96.0.77"'
+# node ports: picked among the free ones, no cap per Service (kube's
+# bitmap allocator), the upper band first
+np_svc() { python3 -c "
+import json, sys; print(json.dumps({'metadata': {'name': sys.argv[1]}, 'spec': {'type': 'NodePort',
+  'ports': [{'name': 'p%d' % i, 'port': 1000 + i} for i in range(int(sys.argv[2]))]}}))" "$1" "$2"; }
+req POST "$SVCS" "$(np_svc np300 300)"
+check "a NodePort Service with 300 ports gets them all, above the static band (30000-30085)" python3 -c "
+import json; d = json.load(open('$WORK/body')); p = [x['nodePort'] for x in d['spec']['ports']]
+assert len(set(p)) == 300 and min(p) >= 30086 and max(p) <= 32767, d.get('message', p[:5])"
+for i in 1 2 3 4; do
+	req POST "$SVCS" "$(np_svc "np600-$i" 600)"
+	check "... and four of 600 ports each fit the rest of the range ($i)" code_is 201
+done
+req POST "$SVCS" "$(np_svc np-over 100)"
+check "... until it is full: kube's 500" code_has 500 'failed to allocate a nodePort: range is full'
+for n in np300 np600-1 np600-2 np600-3 np600-4; do req DELETE "$SVCS/$n"; done
+req POST "$SVCS" "$(np_svc np-again 100)"
+check "... and deleting them frees the ports" code_is 201
+req DELETE "$SVCS/np-again"
+req POST "$SVCS" '{"metadata":{"name":"lbc","finalizers":["service.kubernetes.io/load-balancer-cleanup"]},"spec":{"type":"LoadBalancer","loadBalancerClass":"example.com/lb","ports":[{"port":80}]}}'
+req PATCH "$SVCS/lbc/status" '{"status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.7"}]}}}' application/merge-patch+json
+check "a LoadBalancer with a class gets its ingress through /status" code_has 200 '"ingress":[{"ip":"203.0.113.7"'
+req PATCH "$SVCS/lbc" '{"spec":{"type":"ClusterIP"}}' application/merge-patch+json
+check "... changed to ClusterIP drops its unchanged class and its load balancer status (dropTypeDependentFields)" python3 -c "
+import json; o=json.load(open('$WORK/body')); assert 'loadBalancerClass' not in o['spec'] and o['status'] == {'loadBalancer': {}}, o"
+req PATCH "$SVCS/lbc/status" '{"metadata":{"finalizers":null}}' application/merge-patch+json
+check "... so its /status can be written again (the cleanup finalizer goes)" code_is 200
 
 # events.k8s.io/v1: another version of core/v1 Events, as in kube (one
 # storage; seven members renamed; stricter rules for writes through it)
