@@ -27,6 +27,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -1058,13 +1059,23 @@ void srv_stop(struct srv *s)
 {
 	if (!s)
 		return;
-	/* stop accepting, and close the listener at once: a client that
+	/* Stop accepting, and close the listener at once: a client that
 	   connects now is refused (ECONNREFUSED), where a connection left
-	   in the backlog would be reset when the daemon stops */
-	if (s->d && MHD_quiesce_daemon(s->d) != MHD_INVALID_SOCKET &&
-	    s->fd >= 0) {
-		close(s->fd);
-		s->fd = -1;
+	   in the backlog would be reset when the daemon stops. /dev/null
+	   takes the listener's descriptor (dup2): the socket's last
+	   reference goes, which takes it out of every worker's epoll set,
+	   and the daemon closes the descriptor at stop, as it would have
+	   closed the socket. Not MHD_quiesce_daemon: in 0.9.75 it races a
+	   worker that drops the socket from its epoll set at that moment
+	   (both delete it; the second aborts the process: "Failed to
+	   remove listen FD from epoll set", seen at a SIGTERM). */
+	if (s->d && s->fd >= 0) {
+		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (nul >= 0) {
+			(void)dup2(nul, s->fd);
+			close(nul);
+		}
+		s->fd = -1; /* the daemon's to close now */
 	}
 	atomic_store(&s->stopping, 1);
 	/* End every watch first: a suspended connection must be resumed
