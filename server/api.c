@@ -1293,10 +1293,17 @@ static void reply_health(struct srv_req *r, const char *path)
 	/* The compactor is healthy unless its last failure is newer than its
 	   last success. */
 	bool comp_ok = st.compactor_last_fail <= st.compactor_last_ok;
+	/* kube's names where lapis has the same part (etcd is the embedded
+	   store here: probes and scripts ask for /livez/etcd or exclude it),
+	   lapis's own for the rest */
 	struct {
 		const char *name;
 		bool ok;
-	} checks[] = {{"ping", true}, {"store", store_ok}, {"compactor", comp_ok}};
+	} checks[] = {{"ping", true},
+		      {"log", true},
+		      {"etcd", store_ok},
+		      {"store", store_ok},
+		      {"compactor", comp_ok}};
 	size_t nc = sizeof checks / sizeof checks[0];
 	if (check) {
 		for (size_t i = 0; i < nc; i++) {
@@ -1312,17 +1319,64 @@ static void reply_health(struct srv_req *r, const char *path)
 		not_found(r);
 		return;
 	}
+	/* ?exclude=NAME (repeatable) passes a check without running it, as
+	   kube's healthz handler does; names that match no check are listed
+	   after the checks, sorted and quoted */
+#define HEALTH_EXCLUDES 16
+	const char *ex[HEALTH_EXCLUDES];
+	size_t n_ex = srv_query_all(r, "exclude", ex, HEALTH_EXCLUDES);
+	if (n_ex > HEALTH_EXCLUDES)
+		n_ex = HEALTH_EXCLUDES;
+	bool used[HEALTH_EXCLUDES] = {false};
 	bool all = true;
-	char body[1024];
+	char body[2048];
 	size_t o = 0;
 	for (size_t i = 0; i < nc; i++) {
+		bool skip = false;
+		for (size_t j = 0; j < n_ex; j++)
+			if (!strcmp(ex[j], checks[i].name))
+				skip = used[j] = true;
+		if (skip) {
+			o += (size_t)snprintf(body + o, sizeof body - o,
+					      "[+]%s excluded: ok\n",
+					      checks[i].name);
+			continue;
+		}
 		all = all && checks[i].ok;
 		o += (size_t)snprintf(body + o, sizeof body - o, "[%c]%s %s\n",
 				      checks[i].ok ? '+' : '-', checks[i].name,
 				      checks[i].ok ? "ok" : "failed: reason withheld");
 	}
-	o += (size_t)snprintf(body + o, sizeof body - o, "%s check %s\n", name,
-			      all ? "passed" : "failed");
+	/* the unmatched names, once each, in sorted order */
+	const char *left[HEALTH_EXCLUDES];
+	size_t n_left = 0;
+	for (size_t j = 0; j < n_ex; j++) {
+		bool dup = used[j];
+		for (size_t k = 0; k < n_left && !dup; k++)
+			dup = !strcmp(left[k], ex[j]);
+		size_t at = n_left;
+		while (!dup && at > 0 && strcmp(left[at - 1], ex[j]) > 0) {
+			left[at] = left[at - 1];
+			at--;
+		}
+		if (!dup) {
+			left[at] = ex[j];
+			n_left++;
+		}
+	}
+	for (size_t k = 0; k < n_left && o < sizeof body; k++)
+		o +=
+		    (size_t)snprintf(body + o, sizeof body - o, "%s\"%.60s\"%s",
+				     k ? ""
+				       : "warn: some health checks cannot be "
+					 "excluded: no matches for ",
+				     left[k], k + 1 < n_left ? ", " : "\n");
+	if (o < sizeof body)
+		o +=
+		    (size_t)snprintf(body + o, sizeof body - o, "%s check %s\n",
+				     name, all ? "passed" : "failed");
+	if (o > sizeof body - 1)
+		o = sizeof body - 1;
 	bool verbose = srv_query(r, "verbose") != NULL;
 	if (!verbose && all) {
 		srv_reply_copy(r, 200, "text/plain; charset=utf-8", "ok", 2);
