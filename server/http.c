@@ -53,6 +53,7 @@
 #include "qparse.h"
 #include "registry/json.h"
 #include "satoken.h"
+#include "table.h"
 #include "yamljson.h"
 
 struct srv {
@@ -387,9 +388,14 @@ bool srv_wants_yaml(struct srv_req *r)
 	const char *a = srv_header(r, "Accept");
 	if (!a)
 		return false;
-	const char *y = strstr(a, "application/yaml");
-	const char *j = strstr(a, "application/json");
-	return y && (!j || y < j);
+	if (!strstr(a, "application/yaml"))
+		return false; /* the common case, without parsing */
+	/* the clause kube's negotiation takes (q, then wildcards last) */
+	struct srv_neg n;
+	struct srv_error err;
+	srv_error_clear(&err);
+	return srv_negotiate(a, NULL, false, false, &n, &err) == LP_OK &&
+	       n.yaml;
 }
 
 void srv_reply_json(struct srv_req *r, int code, json_t *v)

@@ -18,6 +18,28 @@
 
 /* ------------------------------------------------------------ negotiation */
 
+/* Clauses of an Accept header looked at; the rest are ignored (clients
+   send two or three). */
+#define SRV_ACCEPT_CLAUSES 16
+
+struct clause {
+	const char *p; /* the clause, len bytes, in the header */
+	size_t len;
+	double q;
+	bool any_type, any_sub; /* "*" as the type or subtype */
+};
+
+/* goautoneg's Less, as it is: a higher q first, and also a concrete
+   type before "*", or a concrete subtype before "*", whatever their q. */
+static bool clause_before(const struct clause *a, const struct clause *b)
+{
+	if (a->q > b->q)
+		return true;
+	if (!a->any_type && b->any_type)
+		return true;
+	return !a->any_sub && b->any_sub;
+}
+
 /* The value of parameter name in a clause ("as", "g", "v"), into buf. */
 static bool clause_param(const char *c, size_t n, const char *name, char *buf,
 			 size_t bn)
@@ -60,14 +82,35 @@ lp_err srv_negotiate(const char *accept, const char *include_object,
 		*out = n;
 		return LP_OK;
 	}
-	const char *p = accept;
-	while (*p) {
-		while (*p == ' ' || *p == ',')
-			p++;
-		if (!*p)
+	/* goautoneg's order, which kube's negotiation walks (Go sorts a few
+	   clauses by insertion, so equal ones stay as sent) */
+	struct clause cl[SRV_ACCEPT_CLAUSES];
+	size_t ncl = 0;
+	for (const char *c = accept; *c && ncl < SRV_ACCEPT_CLAUSES;) {
+		while (*c == ' ' || *c == ',')
+			c++;
+		if (!*c)
 			break;
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
+		const char *e = strchr(c, ',');
+		size_t len = e ? (size_t)(e - c) : strlen(c);
+		struct clause k = {c, len, 1.0, false, false};
+		char qv[16];
+		if (clause_param(c, len, "q", qv, sizeof qv))
+			k.q = strtod(qv, NULL);
+		k.any_type = len && c[0] == '*';
+		const char *sl = memchr(c, '/', len);
+		k.any_sub = sl && (size_t)(sl - c) + 1 < len && sl[1] == '*';
+		size_t at = ncl++;
+		while (at > 0 && clause_before(&k, &cl[at - 1])) {
+			cl[at] = cl[at - 1];
+			at--;
+		}
+		cl[at] = k;
+		c = e ? e + 1 : c + len;
+	}
+	for (size_t ci = 0; ci < ncl; ci++) {
+		const char *p = cl[ci].p;
+		size_t len = cl[ci].len;
 		size_t tl = 0;
 		while (tl < len && p[tl] != ';' && p[tl] != ' ')
 			tl++;
@@ -76,13 +119,22 @@ lp_err srv_negotiate(const char *accept, const char *include_object,
 		bool any = (tl == 3 && !strncmp(p, "*/*", 3)) ||
 			   (tl == 13 && !strncasecmp(p, "application/*", 13));
 		bool pb = tl == 35 && !strncasecmp(p, "application/vnd.kubernetes.protobuf", 35);
-		char as[64] = "", g[64] = "", v[16] = "";
+		char as[64] = "", g[64] = "", v[16] = "", st[16] = "";
+		bool conv = false;
 		if (tl < len) { /* parameters only after the type */
-			clause_param(p, len, "as", as, sizeof as);
-			clause_param(p, len, "g", g, sizeof g);
-			clause_param(p, len, "v", v, sizeof v);
+			conv = clause_param(p, len, "as", as, sizeof as);
+			conv = clause_param(p, len, "g", g, sizeof g) || conv;
+			conv = clause_param(p, len, "v", v, sizeof v) || conv;
+			/* a stream other than a watch's is no form kube
+			   serves (nor one in YAML) */
+			if (clause_param(p, len, "stream", st, sizeof st) &&
+			    st[0] && (strcmp(st, "watch") || yaml))
+				continue;
 		}
-		if (as[0]) {
+		if (conv) {
+			/* any of as, g, v asks for a conversion: only
+			   meta.k8s.io's are served, else the clause is not
+			   acceptable (kube's AllowsMediaTypeTransform) */
 			bool meta = !strcmp(g, "meta.k8s.io") &&
 				    (!strcmp(v, "v1") || !strcmp(v, "v1beta1"));
 			const char *ver = !strcmp(v, "v1") ? "v1" : "v1beta1";
@@ -118,7 +170,6 @@ lp_err srv_negotiate(const char *accept, const char *include_object,
 			*out = n;
 			return LP_OK;
 		}
-		p = e ? e + 1 : p + len;
 	}
 	return srv_error_set(err, LP_E_NOTACCEPTABLE,
 			     "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf");
@@ -592,6 +643,8 @@ static json_t *table_of(const struct srv_column *cols,
 			json_object_set_new(row, "object", partial_of(n->version, it));
 		else if (n->include == SRV_INC_OBJECT)
 			json_object_set_new(row, "object", json_deep_copy(it));
+		else /* a RawExtension: omitempty leaves it in, as null */
+			json_object_set_new(row, "object", json_null());
 		json_array_append_new(rows, row);
 	}
 	json_object_set_new(t, "rows", rows);

@@ -2,7 +2,9 @@
  * test_table.c -- tests of server/table.c's printer-column cells for custom
  * resources: an integer column over a float value is Go's int64(f) on
  * amd64, as kube computes it, never C's undefined conversion (which UBSan's
- * float-cast-overflow check, on in the ASan build, reports).
+ * float-cast-overflow check, on in the ASan build, reports); and the Accept
+ * negotiation: goautoneg's clause order, and the conversions and streams kube
+ * refuses.
  */
 #include <criterion/criterion.h>
 #include <jansson.h>
@@ -146,4 +148,63 @@ Test(table, string_column_prints_values_as_go)
 		    "[\"p\",\"q\",{\"a\":[1,2.5,1234567.5,1e-7,3]}]");
 	expect_text("{}", "{}");
 	expect_text("[]", "[]");
+}
+
+/* ------------------------------------------------------------ negotiation */
+
+static lp_err neg(const char *accept, bool list, struct srv_neg *n)
+{
+	struct srv_error err;
+	srv_error_clear(&err);
+	return srv_negotiate(accept, NULL, list, false, n, &err);
+}
+
+Test(negotiate, clauses_are_taken_by_q_as_goautoneg_sorts_them)
+{
+	struct srv_neg n;
+	cr_assert_eq(
+	    neg("application/yaml;q=0.5, application/json;q=0.9", false, &n),
+	    LP_OK);
+	cr_assert_not(n.yaml);
+	cr_assert_eq(
+	    neg("application/json;q=0.1, application/yaml;q=0.9", false, &n),
+	    LP_OK);
+	cr_assert(n.yaml);
+	cr_assert_eq(
+	    neg("application/yaml;q=0, application/json;q=0.1", false, &n),
+	    LP_OK);
+	cr_assert_not(n.yaml);
+	/* equal q: the order sent; a concrete type before a wildcard */
+	cr_assert_eq(neg("application/yaml, application/json", false, &n),
+		     LP_OK);
+	cr_assert(n.yaml);
+	cr_assert_eq(neg("*/*, application/yaml", false, &n), LP_OK);
+	cr_assert(n.yaml);
+	cr_assert_eq(neg("application/json;as=Table;v=v1;g=meta.k8s.io;q=0.5, "
+			 "application/"
+			 "json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io",
+			 true, &n),
+		     LP_OK);
+	cr_assert_eq(n.out, SRV_OUT_PARTIAL);
+}
+
+Test(negotiate,
+     conversion_and_stream_parameters_kube_cannot_serve_are_not_acceptable)
+{
+	struct srv_neg n;
+	static const char *const bad[] = {
+	    "application/json;as=",
+	    "application/json;v=v1",
+	    "application/json;g=meta.k8s.io",
+	    "application/json;as=Table;g=example.com;v=v1",
+	    "application/json;stream=bogus",
+	    "application/yaml;stream=watch"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		cr_assert_eq(neg(bad[i], false, &n), LP_E_NOTACCEPTABLE, "%s",
+			     bad[i]);
+	cr_assert_eq(neg("application/json;stream=watch", false, &n), LP_OK);
+	cr_assert_eq(
+	    neg("application/json;g=meta.k8s.io, application/json", false, &n),
+	    LP_OK);
+	cr_assert_eq(n.out, SRV_OUT_PLAIN);
 }
