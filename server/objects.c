@@ -457,6 +457,36 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 						"Invalid value: \"\": %s", need[n][1]);
 			}
 		}
+		const char *rkind =
+		    json_string_value(json_object_get(ref, "kind"));
+		if (av && !strcmp(av, "v1") && rkind &&
+		    !strcmp(rkind, "Event")) {
+			/* kube's BannedOwners; the reference printed as Go's
+			   %#v prints it (a pointer's address is the Go
+			   heap's, so any one will do) */
+			const char *rn =
+			    json_string_value(json_object_get(ref, "name"));
+			const char *ru =
+			    json_string_value(json_object_get(ref, "uid"));
+			const char *ptr[2];
+			static const char *const flag[2] = {
+			    "controller", "blockOwnerDeletion"};
+			for (int b = 0; b < 2; b++)
+				ptr[b] = json_is_boolean(
+					     json_object_get(ref, flag[b]))
+					     ? "0xc000012345"
+					     : "nil";
+			srv_error_cause(
+			    err, "FieldValueInvalid",
+			    "metadata.ownerReferences",
+			    "Invalid value: "
+			    "v1.OwnerReference{APIVersion:\"v1\", "
+			    "Kind:\"Event\", Name:\"%.253s\", UID:\"%.100s\", "
+			    "Controller:(*bool)(%s), "
+			    "BlockOwnerDeletion:(*bool)(%s)}: /v1, Kind=Event "
+			    "is disallowed from being an owner",
+			    rn ? rn : "", ru ? ru : "", ptr[0], ptr[1]);
+		}
 		if (!json_is_true(json_object_get(ref, "controller")))
 			continue;
 		const char *rk = json_string_value(json_object_get(ref, "kind"));
@@ -3942,9 +3972,15 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 	else if (!strcasecmp(mt, "application/apply-patch+yaml"))
 		pt = P_APPLY;
 	else {
-		srv_reply_fail(r, LP_E_UNSUPPORTEDMEDIA,
-			       "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml%s",
-			       res->custom ? "" : ", application/strategic-merge-patch+json");
+		srv_reply_fail(
+		    r, LP_E_UNSUPPORTEDMEDIA,
+		    "the body of the request was in an unknown format - "
+		    "accepted media types include: "
+		    "application/json-patch+json, "
+		    "application/merge-patch+json, "
+		    "%sapplication/apply-patch+yaml",
+		    res->custom ? ""
+				: "application/strategic-merge-patch+json, ");
 		return;
 	}
 	bool dry;

@@ -385,20 +385,14 @@ struct jp {
 	const char *why;  /* why the last operation did not apply */
 };
 
-/* RFC 6901 syntax: "" or "/"-separated tokens where '~' is always followed
-   by '0' or '1'. len is the string's length (a NUL inside is refused). */
+/* "" or "/"-separated tokens. len is the string's length (a NUL inside is
+   refused). A '~' not followed by '0' or '1' is kept as it is, as kube's
+   library decodes tokens (a replacer of "~1" and "~0", nothing else). */
 static bool ptr_valid(const char *p, size_t len)
 {
 	if (strlen(p) != len)
 		return false;
-	if (!*p)
-		return true;
-	if (*p != '/')
-		return false;
-	for (; *p; p++)
-		if (*p == '~' && p[1] != '0' && p[1] != '1')
-			return false;
-	return true;
+	return !*p || *p == '/';
 }
 
 /* Tokens in a valid pointer: the number of containers above its target. */
@@ -419,7 +413,7 @@ static void ptr_token(const char **p, char *buf)
 	size_t n = 0;
 
 	while (*s && *s != '/') {
-		if (*s == '~') {
+		if (*s == '~' && (s[1] == '0' || s[1] == '1')) {
 			buf[n++] = s[1] == '1' ? '/' : '~';
 			s += 2;
 		} else {

@@ -205,6 +205,13 @@ import json; c=json.load(open('$WORK/body'))['columnDefinitions']
 assert [(x['name'],x['type'],x['format']) for x in c]==[('Name','string','name'),('Data','string',''),('Age','string','')], c
 assert c[0]['description'].startswith('Name must be unique within a namespace. Is required when creating resources'), c[0]
 assert c[2]['description'].startswith('CreationTimestamp is a timestamp') and c[2]['description'].endswith('api-conventions.md#metadata'), c[2]"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H "Accept: $TABLE" "$URL/api/v1/namespaces/default/configmaps?limit=2&includeObject=None")
+check "... includeObject=None: each row's object is null (a RawExtension, which omitempty keeps)" python3 -c "
+import json; r=json.load(open('$WORK/body'))['rows']; assert r and all('object' in x and x['object'] is None for x in r), r"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/yaml;q=0.5, application/json;q=0.9' "$URL/api/v1/namespaces/default/configmaps/a1")
+check "Accept clauses are taken by their q (goautoneg's order)" code_has 200 '{"kind":"ConfigMap"'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;g=meta.k8s.io' "$URL/api/v1/namespaces/default/configmaps/a1")
+check "... a conversion parameter kube cannot serve makes its clause unacceptable: 406" code_is 406
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H "Accept: $TABLE" "$URL/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
 check "CRDs have kube's default table: Name, Created At (the timestamp)" python3 -c "
 import json; t=json.load(open('$WORK/body')); c=t['columnDefinitions']
@@ -956,6 +963,13 @@ CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' --max-time 5 "$URL/api/v1/name
 check "a bare ?watch is a watch (Go reads it as an empty value: true)" grep -q '"type":"ADDED"' "$WORK/body"
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' "$URL/healthz?verbose")
 check "a bare ?verbose is verbose" grep -q '^\[+\]ping ok' "$WORK/body"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' "$URL/readyz?verbose&exclude=store&exclude=nope&exclude=bogus")
+check "?exclude passes a check without running it and names what matched none (kube's healthz)" python3 -c "
+b = open('$WORK/body').read().splitlines()
+assert '[+]store excluded: ok' in b and '[+]etcd ok' in b, b
+assert b[-2:] == ['warn: some health checks cannot be excluded: no matches for \"bogus\", \"nope\"', 'readyz check passed'], b"
+req GET /livez/etcd
+check "... and /livez/etcd is the store's check, under kube's name" code_has 200 ok
 # create in a terminating namespace: kube's 403 from admission, which runs
 # before a generated name exists
 req POST /api/v1/namespaces '{"metadata":{"name":"term1","finalizers":["example.com/hold"]}}'
@@ -1053,6 +1067,8 @@ CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X POST -H 'Content-Type: text
 check "a text/plain create with a bad dryRun is 415, not 422" code_has 415 'the body of the request was in an unknown format'
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X PUT -H 'Content-Type: text/plain' --data-binary x "$URL/api/v1/namespaces/default/configmaps/x1?fieldValidation=x")
 check "... a text/plain update with a bad fieldValidation too" code_is 415
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X PATCH -H 'Content-Type: text/plain' --data-binary x "$URL/api/v1/namespaces/default/configmaps/x1")
+check "... a text/plain patch of a built-in lists the patch types in kube's order" code_has 415 'accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml'
 # generateName is validated as a name prefix, before the generated name
 req POST '/api/v1/namespaces/default/configmaps?dryRun=All' '{"metadata":{"generateName":"Bad_"}}'
 check "a bad generateName has its own cause" code_has 422 '"field":"metadata.generateName"' 'Invalid value: \"Bad_\": a lowercase RFC 1123 subdomain'
@@ -1339,6 +1355,8 @@ req POST "$CMS" '{"metadata":{"name":"own1","ownerReferences":[{"apiVersion":"v1
 check "two controller owner references are kube's 422" code_has 422 'metadata.ownerReferences: Invalid value: \"\": Only one reference can have Controller set to true. Found \"true\" in references for ConfigMap/a and ConfigMap/b'
 req POST "$CMS" '{"metadata":{"name":"own2","ownerReferences":[{"apiVersion":"apps/","kind":"","name":"","uid":""}]}}'
 check "... an owner reference names apiVersion, kind, name and uid" code_has 422 'metadata.ownerReferences.apiVersion: Invalid value: \"apps/\": version must not be empty' 'metadata.ownerReferences.kind: Invalid value: \"\": kind must not be empty' 'metadata.ownerReferences.name: Invalid value: \"\": name must not be empty' 'metadata.ownerReferences.uid: Invalid value: \"\": uid must not be empty'
+req POST "$CMS" '{"metadata":{"name":"own3","ownerReferences":[{"apiVersion":"v1","kind":"Event","name":"x","uid":"u1"}]}}'
+check "... and no core/v1 Event may own anything (kube's BannedOwners)" code_has 422 'metadata.ownerReferences: Invalid value: v1.OwnerReference{APIVersion:\"v1\", Kind:\"Event\", Name:\"x\", UID:\"u1\", Controller:(*bool)(nil), BlockOwnerDeletion:(*bool)(nil)}: /v1, Kind=Event is disallowed from being an owner'
 req POST "$CMS" '{"metadata":{"name":"qn1","labels":{"a/b/c":"v","xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx":"v","/a":"v","a/":"v","Bad_P/a":"v"}}}'
 check "label keys get kube's IsQualifiedName complaints, one cause each" code_has 422 'Invalid value: \"a/b/c\": a qualified name must consist of' 'name part must be no more than 63 characters' 'Invalid value: \"/a\": prefix part must be non-empty' 'Invalid value: \"a/\": name part must be non-empty' 'Invalid value: \"a/\": name part must consist of' 'Invalid value: \"Bad_P/a\": prefix part a lowercase RFC 1123 subdomain must consist of'
 req POST "$CMS" '{"metadata":{"name":"qn2","annotations":{"Example.COM/Key":"v"}}}'

@@ -1632,3 +1632,23 @@ Test(api, missing_arguments_are_inval_not_crashes)
 	json_decref(o);
 	json_decref(a);
 }
+
+/* kube's library decodes a token with a replacer of "~1" and "~0" only:
+   any other '~' is the key's own character. */
+Test(json_patch, a_tilde_not_followed_by_0_or_1_is_literal)
+{
+	json_t *doc = J("{\"m\":{}}"), *out = NULL;
+	json_t *ops = J("[{\"op\":\"add\",\"path\":\"/m/~2\",\"value\":1},"
+			"{\"op\":\"add\",\"path\":\"/m/a~\",\"value\":2},"
+			"{\"op\":\"add\",\"path\":\"/m/~01\",\"value\":3}]");
+	struct srv_error err;
+	cr_assert_eq(run(srv_json_patch, doc, ops, &out, &err), LP_OK, "%s",
+		     err.message);
+	const json_t *m = json_object_get(out, "m");
+	cr_assert_eq(json_integer_value(json_object_get(m, "~2")), 1);
+	cr_assert_eq(json_integer_value(json_object_get(m, "a~")), 2);
+	cr_assert_eq(json_integer_value(json_object_get(m, "~1")), 3);
+	json_decref(out);
+	json_decref(ops);
+	json_decref(doc);
+}
