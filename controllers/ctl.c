@@ -21,9 +21,11 @@ extern const struct ctl_def ctl_namespace;     /* nsctl.c */
 extern const struct ctl_def ctl_gc;	       /* gc.c */
 extern const struct ctl_def ctl_crd_finalizer; /* crdctl.c */
 extern const struct ctl_def ctl_crd_naming;    /* crdnaming.c */
+extern const struct ctl_def ctl_event_ttl_def; /* eventttl.c */
 
 const struct ctl_def *const ctl_builtin[] = {
-    &ctl_namespace, &ctl_gc, &ctl_crd_finalizer, &ctl_crd_naming, NULL};
+    &ctl_namespace,	&ctl_gc, &ctl_crd_finalizer, &ctl_crd_naming,
+    &ctl_event_ttl_def, NULL};
 
 struct ctl {
 	const struct ctl_def *def;

@@ -177,6 +177,12 @@ lp_err ctl_wait_rev(ctl *c, int64_t rev);
 size_t ctl_index(ctl *c, const char *indexer, const char *value,
 		 int (*fn)(void *ud, const struct inf_obj *obj), void *ud);
 
+/* The event TTL controller's TTL (eventttl.c): an Event is deleted this
+   long after its last write (kube-apiserver's --event-ttl, default 1h);
+   <= 0: never. Set it before the controllers start. */
+void ctl_set_event_ttl(int64_t ms);
+int64_t ctl_event_ttl(void);
+
 /* The built-in controllers, in start order; NULL-terminated. */
 extern const struct ctl_def *const ctl_builtin[];
 

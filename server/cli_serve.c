@@ -40,7 +40,7 @@ static const char usage[] =
     "                   [--nosync] [--compaction-interval DUR]\n"
     "                   [--request-timeout DUR] [--idle-timeout DUR]\n"
     "                   [--read-header-timeout DUR]\n"
-    "                   [--controllers LIST]\n"
+    "                   [--controllers LIST] [--event-ttl DUR]\n"
     "                   [--write-workers N]\n"
     "\n"
     "Serve the Kubernetes API for built-in resources on a data directory,\n"
@@ -88,7 +88,12 @@ static const char usage[] =
     "                                crd-finalizer (deletes a deleted CRD's\n"
     "                                custom resources, then the CRD),\n"
     "                                crd-naming (gives a CRD whose names\n"
-    "                                clashed its names once they are free)\n"
+    "                                clashed its names once they are free),\n"
+    "                                event-ttl (deletes Events --event-ttl\n"
+    "                                after their last write)\n"
+    "      --event-ttl DUR           how long an Event is kept after its last\n"
+    "                                write, as kube-apiserver's (default 1h;\n"
+    "                                0 keeps them)\n"
     "      --write-workers N         writes in flight at once, each on a fiber\n"
     "                                that waits for the group commit without a\n"
     "                                thread: up to N writes share one fsync, more\n"
@@ -170,6 +175,7 @@ int cli_serve(int argc, char **argv)
 		OPT_SVC_RANGE,
 		OPT_CONTROLLERS,
 		OPT_WRITE_WORKERS,
+		OPT_EVENT_TTL,
 	};
 	static const struct option opts[] = {
 	    {"data-dir", required_argument, NULL, 'd'},
@@ -186,6 +192,7 @@ int cli_serve(int argc, char **argv)
 	    {"service-cluster-ip-range", required_argument, NULL, OPT_SVC_RANGE},
 	    {"controllers", required_argument, NULL, OPT_CONTROLLERS},
 	    {"write-workers", required_argument, NULL, OPT_WRITE_WORKERS},
+	    {"event-ttl", required_argument, NULL, OPT_EVENT_TTL},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -197,6 +204,7 @@ int cli_serve(int argc, char **argv)
 	size_t n_sans = 0;
 	uint64_t compaction_ms = DEFAULT_COMPACTION_MS;
 	uint64_t req_ms = 60000, idle_ms = 120000, head_ms = 32000;
+	uint64_t event_ttl_ms = (uint64_t)ctl_event_ttl();
 	uint32_t controllers = 0;
 	char cmsg[256];
 	if (ctl_parse_enabled("*", &controllers, cmsg, sizeof cmsg) != LP_OK)
@@ -239,6 +247,11 @@ int cli_serve(int argc, char **argv)
 		case OPT_COMPACTION:
 			if (parse_dur_opt("--compaction-interval", optarg,
 					  &compaction_ms))
+				return cli_usage(usage, 1);
+			break;
+		case OPT_EVENT_TTL:
+			if (parse_dur_opt("--event-ttl", optarg, &event_ttl_ms) ||
+			    event_ttl_ms > INT64_MAX)
 				return cli_usage(usage, 1);
 			break;
 		case OPT_REQ_TIMEOUT:
@@ -415,6 +428,7 @@ int cli_serve(int argc, char **argv)
 		if (!strcmp(ctl_builtin[i]->name, "crd-finalizer"))
 			srv_set_crd_cleanup((controllers >> i) & 1u);
 	srv_ctl_store(d.e, &cs);
+	ctl_set_event_ttl((int64_t)event_ttl_ms);
 	lerr = ctl_mgr_new(&cs, controllers, &cm);
 	if (lerr == LP_OK)
 		lerr = ctl_mgr_start(cm);

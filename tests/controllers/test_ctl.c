@@ -30,18 +30,21 @@ static uint32_t parse_ok(const char *spec)
 Test(ctl, the_controllers_flag)
 {
 	uint32_t ns = bit("namespace"), gc = bit("gc"),
-		 crd = bit("crd-finalizer"), naming = bit("crd-naming");
-	cr_assert_eq(parse_ok("*"), ns | gc | crd | naming);
-	cr_assert_eq(parse_ok("*,-gc"), ns | crd | naming);
-	cr_assert_eq(parse_ok("*,-crd-naming"), ns | gc | crd);
-	cr_assert_eq(parse_ok("*,-garbagecollector,-crd-finalizer,-crd-naming"),
-		     ns);
+		 crd = bit("crd-finalizer"), naming = bit("crd-naming"),
+		 ttl = bit("event-ttl");
+	cr_assert_eq(parse_ok("*"), ns | gc | crd | naming | ttl);
+	cr_assert_eq(parse_ok("*,-gc"), ns | crd | naming | ttl);
+	cr_assert_eq(parse_ok("*,-crd-naming"), ns | gc | crd | ttl);
+	cr_assert_eq(
+	    parse_ok(
+		"*,-garbagecollector,-crd-finalizer,-crd-naming,-event-ttl"),
+	    ns);
 	cr_assert_eq(parse_ok("gc"), gc);
 	cr_assert_eq(parse_ok(""), 0);
 	cr_assert_eq(parse_ok(NULL), 0);
 	cr_assert_eq(parse_ok("-*"), 0);
 	cr_assert_eq(parse_ok("*,-*,namespace"), ns);
-	cr_assert_eq(parse_ok("-gc,*"), ns | gc | crd | naming,
+	cr_assert_eq(parse_ok("-gc,*"), ns | gc | crd | naming | ttl,
 		     "applied in order");
 	cr_assert_eq(parse_ok("namespace,,gc,"), ns | gc,
 		     "empty items ignored");
@@ -58,14 +61,14 @@ Test(ctl, unknown_controllers_are_refused)
 			     LP_E_INVAL, "%s", bad[i]);
 		cr_assert_eq(m, 7, "%s: mask untouched", bad[i]);
 		cr_assert(strstr(msg, "known: namespace, gc, crd-finalizer, "
-				      "crd-naming"),
+				      "crd-naming, event-ttl"),
 			  "%s: %s", bad[i], msg);
 	}
 	char msg[256] = "";
 	uint32_t m;
 	ctl_parse_enabled("*,-bogus", &m, msg, sizeof msg);
 	cr_assert_str_eq(msg, "unknown controller \"bogus\" (known: namespace, "
-			      "gc, crd-finalizer, crd-naming)");
+			      "gc, crd-finalizer, crd-naming, event-ttl)");
 }
 
 Test(ctl, finalizer_helpers)

@@ -80,7 +80,7 @@ names_accepted() {
 LAPIS_CRD_CLEANUP_WAIT_MS=15000 start_server main
 check "server starts over TLS" [ -n "$URL" ]
 check "every controller runs by default" \
-	grep -q 'controllers: namespace, gc, crd-finalizer, crd-naming$' "$WORK/main.log"
+	grep -q 'controllers: namespace, gc, crd-finalizer, crd-naming, event-ttl$' "$WORK/main.log"
 
 # ---------------------------------------------------------------- CRD
 expect_rc 0 "create a CRD" "${K[@]}" apply -f - <<'YAML'
@@ -462,11 +462,11 @@ stop_server main-again
 # ---------------------------------------------------------------- the flag
 expect_rc 2 "--controllers with an unknown name is a usage error" \
 	"$LAPIS" serve --ephemeral --controllers='*,-bogus'
-check "which says the known names" err_has 'unknown controller "bogus" \(known: namespace, gc, crd-finalizer, crd-naming\)'
+check "which says the known names" err_has 'unknown controller "bogus" \(known: namespace, gc, crd-finalizer, crd-naming, event-ttl\)'
 
 start_server nogc --controllers='*,-gc'
 check "--controllers=*,-gc runs all but the garbage collector" \
-	grep -q 'controllers: namespace, crd-finalizer, crd-naming$' "$WORK/nogc.log"
+	grep -q 'controllers: namespace, crd-finalizer, crd-naming, event-ttl$' "$WORK/nogc.log"
 cm owner-n
 U=$(uid_of configmap owner-n)
 cm dep-n owner-n "$U" false
@@ -481,7 +481,7 @@ stop_server nogc
 # the waiting CRD's own writes.
 start_server nonaming --controllers='*,-crd-naming'
 check "--controllers=*,-crd-naming runs all but crd-naming" \
-	grep -q 'controllers: namespace, gc, crd-finalizer$' "$WORK/nonaming.log"
+	grep -q 'controllers: namespace, gc, crd-finalizer, event-ttl$' "$WORK/nonaming.log"
 expect_rc 0 "without crd-naming: a CRD" naming_crd things Thing
 expect_rc 0 "without crd-naming: a second one with its kind" naming_crd thingzs Thing
 expect_rc 0 "without crd-naming: its conditions" names_accepted thingzs
@@ -494,5 +494,17 @@ expect_rc 0 "without crd-naming: a label on the waiting CRD (an update)" \
 expect_rc 0 "without crd-naming: the update's inline check" names_accepted thingzs
 check "without crd-naming: ... gives it its names at once" out_has '^True/True$'
 stop_server nonaming
+
+# ---------------------------------------------------------------- event-ttl
+# Events go --event-ttl after their last write (kube-apiserver's etcd
+# lease), read off their own times: one whose lastTimestamp is an hour
+# ahead stays while one written once goes.
+start_server ttl --event-ttl=2s
+AHEAD=$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ)
+expect_rc 0 "an Event" "${K[@]}" create -f - <<<'{"apiVersion":"v1","kind":"Event","metadata":{"name":"once","namespace":"default"},"involvedObject":{"kind":"ConfigMap","name":"x","namespace":"default"},"reason":"R"}'
+expect_rc 0 "an Event seen again (lastTimestamp an hour ahead)" "${K[@]}" create -f - <<<"{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"again\",\"namespace\":\"default\"},\"involvedObject\":{\"kind\":\"ConfigMap\",\"name\":\"x\",\"namespace\":\"default\"},\"reason\":\"R\",\"count\":2,\"lastTimestamp\":\"$AHEAD\"}"
+expect_rc 0 "the first Event goes after --event-ttl" "${K[@]}" wait --for=delete event/once "$W"
+expect_rc 0 "... the one written later stays" "${K[@]}" get event again
+stop_server ttl
 
 e2e_finish
