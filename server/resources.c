@@ -2290,24 +2290,44 @@ static json_t *c_ports(const json_t *o)
 	return json_string(buf);
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* kube's SELECTOR (labels.FormatLabels): key=value by key, comma-separated,
+   whole. */
 static json_t *c_selector(const json_t *o)
 {
 	const json_t *sel = json_object_get(json_object_get(o, "spec"), "selector");
-	if (!json_object_size(sel))
+	size_t n = json_object_size(sel);
+	if (!n)
 		return json_string("<none>");
-	char buf[512] = "";
-	size_t off = 0;
+	const char **keys = malloc(n * sizeof *keys);
+	if (!keys)
+		return NULL;
+	size_t i = 0, len = 1;
 	const char *k;
 	json_t *v;
 	json_object_foreach((json_t *)sel, k, v)
 	{
-		if (off >= sizeof buf)
-			break;
-		off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s=%s",
-					off ? "," : "", k,
-					json_string_value(v) ? json_string_value(v) : "");
+		keys[i++] = k;
+		len += strlen(k) + 2 +
+		       (json_string_value(v) ? json_string_length(v) : 0);
 	}
-	return json_string(buf);
+	qsort(keys, n, sizeof *keys, cmp_str);
+	char *buf = malloc(len);
+	size_t off = 0;
+	for (i = 0; buf && i < n; i++) {
+		const char *val =
+		    json_string_value(json_object_get(sel, keys[i]));
+		off += (size_t)snprintf(buf + off, len - off, "%s%s=%s",
+					i ? "," : "", keys[i], val ? val : "");
+	}
+	json_t *out = buf ? json_stringn(buf, off) : NULL;
+	free(buf);
+	free(keys);
+	return out;
 }
 
 /* kube's ENDPOINTS (formatEndpoints): ip:port for every address and port

@@ -212,6 +212,11 @@ CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/yaml;q
 check "Accept clauses are taken by their q (goautoneg's order)" code_has 200 '{"kind":"ConfigMap"'
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;g=meta.k8s.io' "$URL/api/v1/namespaces/default/configmaps/a1")
 check "... a conversion parameter kube cannot serve makes its clause unacceptable: 406" code_is 406
+req POST /api/v1/namespaces/default/services '{"metadata":{"name":"selcol"},"spec":{"selector":{"tier":"b","app":"a"},"ports":[{"port":80}]}}'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H "Accept: $TABLE" "$URL/api/v1/namespaces/default/services/selcol")
+check "a Service's Selector column is sorted by key (labels.FormatLabels)" python3 -c "
+import json; t=json.load(open('$WORK/body')); assert 'app=a,tier=b' in t['rows'][0]['cells'], t['rows']"
+req DELETE /api/v1/namespaces/default/services/selcol
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H "Accept: $TABLE" "$URL/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
 check "CRDs have kube's default table: Name, Created At (the timestamp)" python3 -c "
 import json; t=json.load(open('$WORK/body')); c=t['columnDefinitions']
