@@ -1760,19 +1760,24 @@ lp_err srv_mf_update(const struct srv_mf_op *op, const json_t *old,
 	if (!json_is_object(m))
 		return LP_OK;
 	json_t *sent = json_object_get(m, "managedFields");
-	if (json_is_array(sent) && json_array_size(sent) == 1 &&
-	    json_is_object(json_array_get(sent, 0)) &&
-	    json_object_size(json_array_get(sent, 0)) == 0) {
-		json_object_del(m, "managedFields"); /* [{}]: reset */
-		return LP_OK;
-	}
+	/* [{}] resets: every entry goes, and the request's own changes are
+	   then recorded from nothing (kube's decodeLiveOrNew answers an
+	   empty set, which its update then fills) */
+	bool reset = json_is_array(sent) && json_array_size(sent) == 1 &&
+		     json_is_object(json_array_get(sent, 0)) &&
+		     json_object_size(json_array_get(sent, 0)) == 0;
 	const json_t *stored =
-	    json_object_get(json_object_get(old, "metadata"), "managedFields");
+	    reset ? NULL
+		  : json_object_get(json_object_get(old, "metadata"),
+				    "managedFields");
 	/* a client sending back what it read (client-go's update) sends the
 	   stored entries: those are lapis's own */
-	bool from_req = json_is_array(sent) && json_array_size(sent) > 0 &&
+	bool from_req = !reset && json_is_array(sent) &&
+			json_array_size(sent) > 0 &&
 			!(stored && json_equal(sent, stored));
 	const json_t *base = from_req ? sent : stored;
+	if (reset)
+		json_object_del(m, "managedFields");
 	struct ents es = {0};
 	lp_err rc = ents_load(&es, base, from_req ? err : NULL);
 	for (size_t i = 0; !rc && from_req && i < es.n; i++) {

@@ -95,6 +95,9 @@ req PUT "$CMP/s2" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2"
 check "bad managedFields are 422 on their fields" code_has 422 '"field":"metadata.managedFields[0].operation"' '"field":"metadata.managedFields[0].fieldsType"'
 req PUT "$CMP/s2" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","managedFields":[{}]},"data":{"c":"7"}}'
 check "managedFields [{}] clears them" py "assert 'managedFields' not in d['metadata'], d['metadata']"
+req PUT "$CMP/s2" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","managedFields":[{}]},"data":{"c":"7","d":"8"}}'
+check "... and the request's own change is then recorded from nothing (kube's decodeLiveOrNew)" py "
+m = d['metadata']['managedFields']; assert len(m) == 1 and m[0]['fieldsV1'] == {'f:data': {'f:d': {}}}, m"
 
 # --- options and bad configurations
 req PATCH "$CMP/s2?force=true" '{"data":{"c":"1"}}' application/merge-patch+json

@@ -131,12 +131,28 @@ Test(mf_update, a_no_op_keeps_the_entries_as_they_were)
 
 Test(mf_update, an_empty_entry_resets_and_bad_entries_are_invalid)
 {
-	json_t *old = J("{\"metadata\":{\"name\":\"a\"},\"data\":{\"a\":\"1\"}}");
-	json_t *next = J("{\"metadata\":{\"name\":\"a\",\"managedFields\":[{}]},\"data\":{\"a\":\"2\"}}");
+	json_t *old = J(
+	    "{\"metadata\":{\"name\":\"a\",\"managedFields\":["
+	    "{\"manager\":\"B\",\"operation\":\"Update\",\"apiVersion\":\"v1\","
+	    "\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:data\":{\"f:a\":{},"
+	    "\"f:b\":{}}}}]},"
+	    "\"data\":{\"a\":\"1\",\"b\":\"1\"}}");
+	json_t *next =
+	    J("{\"metadata\":{\"name\":\"a\",\"managedFields\":[{}]},"
+	      "\"data\":{\"a\":\"2\",\"b\":\"1\"}}");
 	struct srv_mf_op op = op_of(CM(), "A");
 	struct srv_error err = {0};
+	/* every entry goes; the request's own change is recorded from
+	   nothing, as kube's update fills the empty set */
 	cr_assert_eq(srv_mf_update(&op, old, next, &err), LP_OK);
-	cr_assert_eq(n_entries(next), 0);
+	cr_assert_eq(n_entries(next), 1);
+	assert_owns(next, "A", "Update", "{\"f:data\":{\"f:a\":{}}}");
+	json_decref(next);
+	next = J("{\"metadata\":{\"name\":\"a\",\"managedFields\":[{}]},"
+		 "\"data\":{\"a\":\"1\",\"b\":\"1\"}}");
+	cr_assert_eq(srv_mf_update(&op, old, next, &err), LP_OK);
+	cr_assert_eq(n_entries(next), 0,
+		     "a reset changing nothing leaves none");
 	json_decref(next);
 	next = J("{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"manager\":\"x\","
 		 "\"operation\":\"Bogus\",\"fieldsType\":\"FieldsV2\"}]},\"data\":{}}");
