@@ -714,11 +714,12 @@ static void ip_causes(const char *field, const char *ip, struct srv_error *err)
 
 /* Adds to err kube's verdict on a value of an enumerated string member
    (Required or NotSupported); vals end with NULL and are sorted. */
-static void enum_cause(const char *field, const json_t *v,
-		       const char *const *vals, struct srv_error *err)
+static void enum_cause_of(const char *field, const json_t *v,
+			  const char *const *vals, bool empty_is_unset,
+			  struct srv_error *err)
 {
 	const char *s = json_string_value(v);
-	if (!s || !*s) {
+	if (!s || (!*s && empty_is_unset)) {
 		srv_error_cause(err, "FieldValueRequired", field,
 				"Required value");
 		return;
@@ -734,6 +735,21 @@ static void enum_cause(const char *field, const json_t *v,
 	srv_error_cause(err, "FieldValueNotSupported", field,
 			"Unsupported value: \"%.100s\": supported values: %s", s,
 			list);
+}
+
+/* A Go string field of a closed set: "" is its zero value, so Required. */
+static void enum_cause(const char *field, const json_t *v,
+		       const char *const *vals, struct srv_error *err)
+{
+	enum_cause_of(field, v, vals, true, err);
+}
+
+/* A pointer field, or a list item: "" is a value like any other, and not
+   one of the set. */
+static void enum_cause_set(const char *field, const json_t *v,
+			   const char *const *vals, struct srv_error *err)
+{
+	enum_cause_of(field, v, vals, false, err);
 }
 
 /* kube's IsValidPortName, its first complaint: NULL when name is one. */
@@ -793,7 +809,7 @@ static void cluster_ips_causes(const json_t *spec, struct srv_error *err)
 	{
 		char field[48];
 		snprintf(field, sizeof field, "spec.ipFamilies[%zu]", i);
-		enum_cause(field, f, fams, err);
+		enum_cause_set(field, f, fams, err);
 		json_array_foreach(families, j, g)
 		{
 			if (j >= i)
@@ -808,7 +824,7 @@ static void cluster_ips_causes(const json_t *spec, struct srv_error *err)
 	}
 	const json_t *pol = json_object_get(spec, "ipFamilyPolicy");
 	if (pol && !json_is_null(pol))
-		enum_cause("spec.ipFamilyPolicy", pol, pols, err);
+		enum_cause_set("spec.ipFamilyPolicy", pol, pols, err);
 	bool bad = false;
 	json_array_foreach(ips, i, f)
 	{
@@ -1215,10 +1231,11 @@ static void service_tail_causes(const json_t *obj, const json_t *spec,
 	}
 	const json_t *itp = json_object_get(spec, "internalTrafficPolicy");
 	if (itp && !json_is_null(itp))
-		enum_cause("spec.internalTrafficPolicy", itp, policies, err);
+		enum_cause_set("spec.internalTrafficPolicy", itp, policies,
+			       err);
 	const json_t *td = json_object_get(spec, "trafficDistribution");
 	if (td && !json_is_null(td))
-		enum_cause("spec.trafficDistribution", td, dists, err);
+		enum_cause_set("spec.trafficDistribution", td, dists, err);
 }
 
 /* kube's ValidateLoadBalancerStatus: ingress only on a LoadBalancer, each
@@ -1520,8 +1537,13 @@ static void service_warnings(const json_t *obj, const json_t *old,
 	size_t i;
 	const json_t *x;
 	const char *cip = str_of(spec, "clusterIP");
-	if (cip && *cip && strcmp(cip, "None"))
-		json_array_foreach(json_object_get(spec, "clusterIPs"), i, x)
+	const json_t *cips = json_object_get(spec, "clusterIPs");
+	if (cip && *cip && strcmp(cip, "None") && !json_array_size(cips))
+		/* kube warns after its allocator put clusterIP into
+		   clusterIPs, which here comes later */
+		srv_ip_warnings("spec.clusterIPs[0]", cip, warn, ud);
+	else if (cip && *cip && strcmp(cip, "None"))
+		json_array_foreach(cips, i, x)
 		{
 			snprintf(f, sizeof f, "spec.clusterIPs[%zu]", i);
 			srv_ip_warnings(f, json_string_value(x), warn, ud);
@@ -1634,8 +1656,11 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 	if (svc_external_access(spec))
 		default_str(spec, "externalTrafficPolicy", "Cluster");
 	bool external = str_is(spec, "type", "ExternalName");
-	if (!external)
-		default_str(spec, "internalTrafficPolicy", "Cluster");
+	/* a pointer: defaulted when unset only ("" is a value, refused) */
+	const json_t *itp = json_object_get(spec, "internalTrafficPolicy");
+	if (!external && (!itp || json_is_null(itp)))
+		json_object_set_new(spec, "internalTrafficPolicy",
+				    json_string("Cluster"));
 	if (str_is(spec, "type", "LoadBalancer") &&
 	    !json_is_boolean(json_object_get(spec, "allocateLoadBalancerNodePorts")))
 		json_object_set_new(spec, "allocateLoadBalancerNodePorts",
@@ -2042,13 +2067,16 @@ static void validate_event(const json_t *obj, const json_t *old, bool strict,
 		if (!*ions && strcmp(ns, "default") && strcmp(ns, "kube-system"))
 			srv_error_cause(err, "FieldValueInvalid",
 					"involvedObject.namespace", mism, ions);
+		/* named as the request's version names it; an empty one is
+		   also checked as a qualified name, as kube does */
+		const char *rcf =
+		    strict ? "reportingController" : "reportingComponent";
 		const char *rc = json_string_value(
 		    json_object_get(obj, "reportingComponent"));
 		if (!rc || !*rc)
-			srv_error_cause(err, "FieldValueRequired",
-					"reportingController", "Required value");
-		else
-			srv_qname_causes(err, "reportingController", rc, rc);
+			srv_error_cause(err, "FieldValueRequired", rcf,
+					"Required value");
+		srv_qname_causes(err, rcf, rc ? rc : "", rc ? rc : "");
 		static const struct {
 			const char *name;
 			size_t max;

@@ -1252,6 +1252,10 @@ svc_bad "... source ranges and a class off a LoadBalancer" '{"loadBalancerSource
 svc_bad "... a source range that is no CIDR" '{"type":"LoadBalancer","loadBalancerSourceRanges":["10.0.0.0/33"],"ports":[{"port":80}]}' 'spec.LoadBalancerSourceRanges[0]: Invalid value: \"10.0.0.0/33\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)'
 svc_bad "... an external traffic policy on an internal Service" '{"externalTrafficPolicy":"Local","ports":[{"port":80}]}' 'spec.externalTrafficPolicy: Invalid value: \"Local\": may only be set for externally-accessible services'
 svc_bad "... unknown traffic policies and distribution" '{"type":"NodePort","externalTrafficPolicy":"X","internalTrafficPolicy":"Y","trafficDistribution":"Z","ports":[{"port":80}]}' 'spec.externalTrafficPolicy: Unsupported value: \"X\": supported values: \"Cluster\", \"Local\"' 'spec.internalTrafficPolicy: Unsupported value: \"Y\"' 'spec.trafficDistribution: Unsupported value: \"Z\": supported values: \"PreferClose\"'
+svc_bad "... an empty internalTrafficPolicy, a pointer, is a value and not one of them" '{"internalTrafficPolicy":"","ports":[{"port":80}]}' 'spec.internalTrafficPolicy: Unsupported value: \"\": supported values: \"Cluster\", \"Local\"'
+svc_bad "... nor an empty family, family policy or traffic distribution" '{"ipFamilies":[""],"ports":[{"port":80}]}' 'spec.ipFamilies[0]: Unsupported value: \"\": supported values: \"IPv4\", \"IPv6\"'
+svc_bad "... (the family policy)" '{"ipFamilyPolicy":"","ports":[{"port":80}]}' 'spec.ipFamilyPolicy: Unsupported value: \"\": supported values: \"PreferDualStack\", \"RequireDualStack\", \"SingleStack\"'
+svc_bad "... (the traffic distribution)" '{"trafficDistribution":"","ports":[{"port":80}]}' 'spec.trafficDistribution: Unsupported value: \"\": supported values: \"PreferClose\"'
 svc_bad "... a health check port without LoadBalancer and Local" '{"type":"NodePort","healthCheckNodePort":30123,"ports":[{"port":80}]}' "spec.healthCheckNodePort: Invalid value: 30123: may only be set when"
 svc_bad "... an IP family this cluster lacks (its errors come alone)" '{"ipFamilies":["IPv6"],"type":"Foo","ports":[{"port":80}]}' 'spec.ipFamilies[0]: Invalid value: \"IPv6\": not configured on this cluster"'
 svc_bad "... an unknown family and policy" '{"ipFamilies":["IPv5"],"ipFamilyPolicy":"Bogus","ports":[{"port":80}]}' 'spec.ipFamilies[0]: Unsupported value: \"IPv5\": supported values: \"IPv4\", \"IPv6\"' 'spec.ipFamilyPolicy: Unsupported value: \"Bogus\"'
@@ -1319,6 +1323,9 @@ check "... with apimachinery's warnings for each" warns_all \
 req POST "$SVCS" '{"metadata":{"name":"sloppy2"},"spec":{"clusterIP":"10.96.0.77","ports":[{"port":80}]}}'
 check "... and its clusterIP, written with a leading zero, is held as the address it is" code_has 422 'failed to allocate IP 10.96.0.77: provided IP is already allocated'
 req DELETE "$SVCS/sloppy"
+reqh POST "$SVCS" '{"metadata":{"name":"sloppy3"},"spec":{"clusterIP":"010.96.0.78","ports":[{"port":80}]}}'
+check "... a clusterIP alone (no clusterIPs) is warned of as the clusterIPs it becomes" warns 'spec.clusterIPs[0]: non-standard IP address \"010.96.0.78\" will be considered invalid in a future Kubernetes release: use \"10.96.0.78\"'
+req DELETE "$SVCS/sloppy3"
 reqh POST "$NSD/endpoints" '{"metadata":{"name":"sloppy"},"subsets":[{"addresses":[{"ip":"010.0.0.1"}],"notReadyAddresses":[{"ip":"2001:DB8::1"}]}]}'
 check "an Endpoints' addresses too" code_is 201
 check "... are warned of" warns_all \
@@ -1523,6 +1530,9 @@ req POST "$EV" '{"metadata":{"name":"ev3"},"regarding":{"kind":"ConfigMap","name
 check "a create through events.k8s.io/v1 is checked strictly, in kube's words and order" code_has 422 'Event \"ev3\" is invalid: [series.count: Invalid value: \"\": should be at least 2, series.lastObservedTime: Required value, eventTime: Required value, type: Invalid value: \"\": has invalid value: Bad, count: Invalid value: \"\": needs to be unset, source: Invalid value: \"\": needs to be unset]'
 req POST "$EV" '{"metadata":{"name":"ev4"},"eventTime":"2026-11-30T08:00:00.000000Z","regarding":{"kind":"ConfigMap","name":"oe1"},"type":"Normal"}'
 check "... with the legacy rules of an event with an eventTime" code_has 422 'reportingController: Required value' 'reportingInstance: Required value' 'action: Required value' 'reason: Required value'
+check "... an empty one is also no qualified name (kube runs ValidateQualifiedName on it)" has 'reportingController: Invalid value: \"\": name part must be non-empty'
+req POST "$CEV" '{"metadata":{"name":"ev5"},"eventTime":"2026-11-30T08:00:00.000000Z","involvedObject":{"kind":"ConfigMap","name":"oe1"},"reportingComponent":"a b","reportingInstance":"i","action":"A","reason":"R"}'
+check "... through core/v1 the field is reportingComponent (legacyValidateEvent's name for v1)" code_has 422 'reportingComponent: Invalid value: \"a b\"'
 req GET "$EV/nope"
 check "a missing event is kube's NotFound for the core resource" code_has 404 'events \"nope\" not found'
 req DELETE "$EV/ev2"
