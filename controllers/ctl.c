@@ -13,6 +13,7 @@
 #include "lapis/log.h"
 #include "registry/object.h"
 #include "registry/registry.h"
+#include "registry/store.h"
 #include "workqueue.h"
 
 #define NS_PER_MS 1000000LL
@@ -46,6 +47,16 @@ struct ctl_mgr {
 };
 
 /* ------------------------------------------------------------ helpers */
+
+lp_err ctl_read(const struct ctl_store *s, const char *key, struct reg_obj *o)
+{
+	struct reg_key k = {.len = strlen(key)};
+	if (k.len > ENG_KEY_MAX)
+		return LP_E_NOTFOUND;
+	memcpy(k.bytes, key, k.len + 1);
+	lp_err rc = reg_get(s->e, &k, o);
+	return rc ? rc : reg_obj_decode(o);
+}
 
 const char *ctl_meta_str(const json_t *obj, const char *k)
 {

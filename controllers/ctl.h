@@ -213,6 +213,12 @@ void ctl_mgr_free(ctl_mgr *m);
 
 /* ------------------------------------------------------------ helpers */
 
+/* The stored object at key (a registry key string), decoded into *o (free
+   with reg_obj_free, also on failure). Errors: LP_E_NOTFOUND for none, or
+   for a key too long to be one; storage and decoding errors. */
+struct reg_obj;
+lp_err ctl_read(const struct ctl_store *s, const char *key, struct reg_obj *o);
+
 /* metadata.<k> as a string, or NULL. */
 const char *ctl_meta_str(const json_t *obj, const char *k);
 /* Whether metadata.finalizers holds f. */

@@ -138,16 +138,8 @@ static void ttl_observe(void *ud, ctl *c, struct ctl_ev *ev)
 static lp_err ttl_sync(void *ud, ctl *c, const char *key)
 {
 	const struct ctl_store *s = ud;
-	struct reg_key k;
-	size_t n = strlen(key);
-	if (n >= sizeof k.bytes)
-		return LP_OK;
-	memcpy(k.bytes, key, n + 1);
-	k.len = n;
 	struct reg_obj cur = {0};
-	lp_err rc = reg_get(s->e, &k, &cur);
-	if (rc == LP_OK)
-		rc = reg_obj_decode(&cur);
+	lp_err rc = ctl_read(s, key, &cur);
 	if (rc) {
 		reg_obj_free(&cur);
 		return rc == LP_E_NOTFOUND ? LP_OK : rc;

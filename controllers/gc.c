@@ -326,12 +326,7 @@ static lp_err delete_dependents(struct gc *g, ctl *c, const char *key,
    key too long to be one. */
 static lp_err read_obj(struct gc *g, const char *key, struct reg_obj *o)
 {
-	struct reg_key k = {.len = strlen(key)};
-	if (k.len > ENG_KEY_MAX)
-		return LP_E_NOTFOUND;
-	memcpy(k.bytes, key, k.len + 1);
-	lp_err rc = reg_get(g->s->e, &k, o);
-	return rc ? rc : reg_obj_decode(o);
+	return ctl_read(g->s, key, o);
 }
 
 /* Is obj deleting in the foreground (waiting for its dependents)? */
