@@ -1941,8 +1941,10 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 		return err->code;
 	/* status: reset on create, kept on update (storage version appended) */
 	if (!old) {
+		/* conditions null, as Go writes the nil slice of kube's
+		   PrepareForCreate (no omitempty) */
 		json_t *st = json_object();
-		json_object_set_new(st, "conditions", json_array());
+		json_object_set_new(st, "conditions", json_null());
 		json_t *acc = json_object();
 		json_object_set_new(acc, "plural", json_string(""));
 		json_object_set_new(acc, "kind", json_string(""));
@@ -2143,6 +2145,24 @@ static bool stored_head(const char *b, size_t len, const char **av,
 	return true;
 }
 
+/* Is the version of apiVersion av ("group/version") one of crd's
+   spec.versions (served or not)? */
+static bool spec_has_version(const json_t *crd, const char *av)
+{
+	const char *v = strrchr(av, '/');
+	v = v ? v + 1 : av;
+	size_t i;
+	const json_t *e;
+	json_array_foreach(json_object_get(json_object_get(crd, "spec"), "versions"),
+			   i, e)
+	{
+		const char *n = json_string_value(json_object_get(e, "name"));
+		if (n && !strcmp(n, v))
+			return true;
+	}
+	return false;
+}
+
 lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
 		      size_t len, char **out, size_t *out_len,
 		      struct srv_error *err)
@@ -2167,6 +2187,17 @@ lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
 	}
 	if (!head)
 		rv = meta_int(o, "resourceVersion");
+	const char *sav = json_string_value(json_object_get(o, "apiVersion"));
+	if (sav && !spec_has_version(c->crd, sav)) {
+		/* kube's converter refuses a stored version that is no longer
+		   in spec.versions: the read fails until a storage migration
+		   rewrites the object */
+		srv_error_set(err, LP_E_IO,
+			      "request to convert CR from an invalid group/version: %.300s",
+			      sav);
+		json_decref(o);
+		return err->code;
+	}
 	if (rv < c->coerce_rev) {
 		/* as kube decodes from etcd: pruned and defaulted with the
 		   schema of the version the object is stored in */

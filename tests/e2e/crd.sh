@@ -1573,6 +1573,27 @@ check "... lists the spec's fields" out_has 'versions.*\[\]CustomResourceDefinit
 expect_rc 0 "kubectl explain crd.spec.versions.schema.openAPIV3Schema.properties" kubectl explain crd.spec.versions.schema.openAPIV3Schema.properties
 check "... a map of schemas" out_has 'map\[string\]JSONSchemaProps'
 
+# An object stored in a version since dropped from spec.versions cannot be
+# read (kube's converter: "invalid group/version") until the version is
+# back or a storage migration rewrote it.
+DD=/apis/apiextensions.k8s.io/v1/customresourcedefinitions/doodads.drop.example.com
+ddv() { echo "{\"name\":\"$1\",\"served\":true,\"storage\":$2,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}}"; }
+req POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions "{\"metadata\":{\"name\":\"doodads.drop.example.com\"},\"spec\":{\"group\":\"drop.example.com\",\"scope\":\"Namespaced\",\"names\":{\"plural\":\"doodads\",\"kind\":\"Doodad\"},\"versions\":[$(ddv v1beta1 true)]}}"
+check "a CRD of one version, v1beta1" code_is 201
+req POST /apis/drop.example.com/v1beta1/namespaces/default/doodads '{"apiVersion":"drop.example.com/v1beta1","kind":"Doodad","metadata":{"name":"d1"},"spec":{"a":"1"}}'
+check "... is created" code_is 201
+req PATCH "$DD" "{\"spec\":{\"versions\":[$(ddv v1beta1 false),$(ddv v1 true)]}}" "$MERGE"
+req PATCH "$DD/status" '{"status":{"storedVersions":["v1"]}}' "$MERGE"
+req PATCH "$DD" "{\"spec\":{\"versions\":[$(ddv v1 true)]}}" "$MERGE"
+check "v1beta1 dropped after a storage migration on paper only" code_is 200
+req GET /apis/drop.example.com/v1/namespaces/default/doodads/d1
+check "... its object cannot be read: kube's 500" code_has 500 'request to convert CR from an invalid group/version: drop.example.com/v1beta1'
+req GET /apis/drop.example.com/v1/namespaces/default/doodads
+check "... nor listed" code_has 500 'invalid group/version: drop.example.com/v1beta1'
+req PATCH "$DD" "{\"spec\":{\"versions\":[$(ddv v1beta1 false),$(ddv v1 true)]}}" "$MERGE"
+req GET /apis/drop.example.com/v1/namespaces/default/doodads/d1
+check "... until the version is back" code_has 200 '"apiVersion":"drop.example.com/v1"'
+
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
 check "server exits 0 on SIGTERM" exited_zero
