@@ -2167,6 +2167,13 @@ lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
 		      size_t len, char **out, size_t *out_len,
 		      struct srv_error *err)
 {
+	return srv_cr_convert_at(r, bytes, len, 0, out, out_len, err);
+}
+
+lp_err srv_cr_convert_at(const struct srv_resource *r, const char *bytes,
+			 size_t len, int64_t written, char **out,
+			 size_t *out_len, struct srv_error *err)
+{
 	*out = NULL;
 	if (!srv_cr_needs_convert(r))
 		return LP_OK; /* the common case: stored bytes serve as they are */
@@ -2177,6 +2184,8 @@ lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
 	char gv[320];
 	int gl = snprintf(gv, sizeof gv, "%s/%s", r->group, r->version);
 	bool head = stored_head(bytes, len, &av, &av_len, &rv);
+	if (head && written > 0)
+		rv = written;
 	if (head && rv >= c->coerce_rev && av_len == (size_t)gl &&
 	    !memcmp(av, gv, av_len))
 		return LP_OK; /* written in this version under these schemas */
@@ -2186,7 +2195,7 @@ lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
 		return LP_OK;
 	}
 	if (!head)
-		rv = meta_int(o, "resourceVersion");
+		rv = written > 0 ? written : meta_int(o, "resourceVersion");
 	const char *sav = json_string_value(json_object_get(o, "apiVersion"));
 	if (sav && !spec_has_version(c->crd, sav)) {
 		/* kube's converter refuses a stored version that is no longer

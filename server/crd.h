@@ -26,6 +26,12 @@ lp_err srv_prep_cr(const struct srv_resource *r, json_t *obj, const json_t *old,
 lp_err srv_cr_convert(const struct srv_resource *r, const char *bytes,
 		      size_t len, char **out, size_t *out_len,
 		      struct srv_error *err);
+/* The same for bytes last written at revision written, when their
+   resourceVersion says another (a DELETED event's object carries the
+   delete's revision over the content of the write before it). */
+lp_err srv_cr_convert_at(const struct srv_resource *r, const char *bytes,
+			 size_t len, int64_t written, char **out,
+			 size_t *out_len, struct srv_error *err);
 /* The Warning every request to a version other than the storage version
    of a Webhook CRD carries (lapis converts as with strategy None and says
    so), or NULL. Borrowed: valid while r is held. */

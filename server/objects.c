@@ -1226,22 +1226,34 @@ static enum eng_take list_cb(void *ud, const struct eng_record *rec)
 	char *conv = NULL;
 	size_t cl;
 	json_t *obj = NULL;
+	/* a custom resource's selectable fields are read off the object as
+	   served (pruned and defaulted with its current schema, as kube's
+	   storage decodes it): converted before the selectors */
+	bool conv_first = c->convert && c->res->custom;
+	if (conv_first &&
+	    srv_resource_convert(c->res, bytes, len, &conv, &cl, &c->err))
+		return ENG_STOP;
+	if (conv_first && conv) {
+		bytes = conv;
+		len = cl;
+	}
 	if (filtered) {
-		/* selectors read the stored form (resources.h) */
+		/* a built-in's selectors read the stored form (resources.h) */
 		obj = reg_json_load(bytes, len, 0, NULL);
 		bool match = obj && srv_object_matches(c->res, c->lsel,
 						       c->fsel, obj);
 		if (!match) {
 			json_decref(obj);
+			free(conv);
 			return ENG_SKIP;
 		}
 	}
-	if (c->convert &&
+	if (c->convert && !conv_first &&
 	    srv_resource_convert(c->res, bytes, len, &conv, &cl, &c->err)) {
 		json_decref(obj);
 		return ENG_STOP;
 	}
-	if (conv) {
+	if (conv && !conv_first) {
 		bytes = conv;
 		len = cl;
 		json_decref(obj);

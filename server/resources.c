@@ -2796,10 +2796,17 @@ lp_err srv_resource_convert(const struct srv_resource *r, const char *bytes,
 			    size_t len, char **out, size_t *out_len,
 			    struct srv_error *err)
 {
+	return srv_resource_convert_at(r, bytes, len, 0, out, out_len, err);
+}
+
+lp_err srv_resource_convert_at(const struct srv_resource *r, const char *bytes,
+			       size_t len, int64_t written, char **out,
+			       size_t *out_len, struct srv_error *err)
+{
 	*out = NULL;
 	if (!r->view)
-		return r->custom ? srv_cr_convert(r, bytes, len, out, out_len,
-						  err)
+		return r->custom ? srv_cr_convert_at(r, bytes, len, written,
+						     out, out_len, err)
 				 : LP_OK;
 	json_t *o = reg_json_load(bytes, len, 0, NULL);
 	if (!o)

@@ -194,6 +194,11 @@ const char *srv_resource_store_group(const struct srv_resource *r);
 /* The apiVersion of r's stored objects into buf. */
 const char *srv_resource_store_gv(const struct srv_resource *r, char *buf,
 				  size_t n);
+/* srv_resource_convert of bytes last written at revision written (0: the
+   revision they carry); see srv_cr_convert_at. */
+lp_err srv_resource_convert_at(const struct srv_resource *r, const char *bytes,
+			       size_t len, int64_t written, char **out,
+			       size_t *out_len, struct srv_error *err);
 /* Whether stored bytes need srv_resource_convert to serve r. */
 bool srv_resource_needs_convert(const struct srv_resource *r);
 /* Stored bytes in the version r serves: *out (new) is set when they

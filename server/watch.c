@@ -62,6 +62,7 @@
 #include "objects.h"
 #include "qparse.h"
 #include "registry/json.h"
+#include "registry/object.h"
 #include "registry/registry.h"
 
 enum wstate { WS_RUNNING, WS_SUSPENDED };
@@ -203,15 +204,18 @@ static bool frame_conv(struct wstream *ws, const char *type, const void *obj,
 static void emit_error(struct wstream *ws, int code, const char *reason,
 		       const char *msg);
 
-/* Frame an object, converted to the negotiated form and version. */
-static bool frame(struct wstream *ws, const char *type, const void *obj,
-		  size_t n)
+/* Frame an object, converted to the negotiated form and version; written:
+   the revision its content was written at when the resourceVersion it
+   carries is another (a delete's), else 0. */
+static bool frame_at(struct wstream *ws, const char *type, const void *obj,
+		     size_t n, int64_t written)
 {
 	size_t cl;
 	char *conv = NULL;
 	struct srv_error err;
 	srv_error_clear(&err);
-	if (srv_resource_convert(ws->res, obj, n, &conv, &cl, &err)) {
+	if (srv_resource_convert_at(ws->res, obj, n, written, &conv, &cl,
+				    &err)) {
 		emit_error(ws, srv_status_code(err.code),
 			   srv_status_reason(err.code), err.message);
 		return true;
@@ -228,6 +232,12 @@ static bool frame(struct wstream *ws, const char *type, const void *obj,
 	if (ws->neg.out == SRV_OUT_PLAIN)
 		return frame_raw(ws, type, obj, n);
 	return frame_conv(ws, type, obj, n);
+}
+
+static bool frame(struct wstream *ws, const char *type, const void *obj,
+		  size_t n)
+{
+	return frame_at(ws, type, obj, n, 0);
 }
 
 static bool frame_conv(struct wstream *ws, const char *type, const void *obj,
@@ -284,12 +294,33 @@ static void emit_bookmark(struct wstream *ws, int64_t rev, bool initial_end)
 	bool partial = ws->neg.out == SRV_OUT_PARTIAL;
 	if (partial)
 		snprintf(pgv, sizeof pgv, "meta.k8s.io/%s", ws->neg.version);
+	/* the initial events' end also carries the list they make, empty,
+	   in base64 (kube's watchListTransformer): client-go's watch-list
+	   List() builds its answer on it */
+	char ann[512] = "";
+	if (initial_end) {
+		char list[384];
+		int ln = snprintf(list, sizeof list,
+				  "{\"kind\":\"%.100s\",\"apiVersion\":\"%s\","
+				  "\"metadata\":{},\"items\":%s}",
+				  partial ? "PartialObjectMetadataList"
+					  : ws->res->list_kind,
+				  partial ? pgv : ws->gv,
+				  ws->custom && !partial ? "[]" : "null");
+		char *b64 = reg_b64((const unsigned char *)list, (size_t)ln);
+		snprintf(ann, sizeof ann,
+			 ",\"annotations\":{\"k8s.io/"
+			 "initial-events-end\":\"true\"%s%s%s}",
+			 b64 ? ",\"k8s.io/initial-events-list-blueprint\":\""
+			     : "",
+			 b64 ? b64 : "", b64 ? "\"" : "");
+		free(b64);
+	}
 	int n = snprintf(b, sizeof b,
-			 "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%lld\"%s}}",
+			 "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{"
+			 "\"resourceVersion\":\"%lld\"%s}}",
 			 partial ? "PartialObjectMetadata" : ws->kind,
-			 partial ? pgv : ws->gv, (long long)rev,
-			 initial_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}"
-				     : "");
+			 partial ? pgv : ws->gv, (long long)rev, ann);
 	/* a Table watch's bookmark is a Table too (kube's watch encoder
 	   transforms it as any event's object), and may take the headers */
 	if (ws->neg.out == SRV_OUT_TABLE)
@@ -351,7 +382,22 @@ static bool matches(struct wstream *ws, const void *bytes, size_t n)
 {
 	if (!bytes)
 		return false;
+	/* a custom resource's selectable fields are read off the object as
+	   served (pruned and defaulted by its current schema), as kube's
+	   cacher filters decoded objects */
+	char *conv = NULL;
+	size_t cl;
+	struct srv_error err;
+	srv_error_clear(&err);
+	if (ws->custom && srv_resource_needs_convert(ws->res) &&
+	    srv_resource_convert(ws->res, bytes, n, &conv, &cl, &err) ==
+		LP_OK &&
+	    conv) {
+		bytes = conv;
+		n = cl;
+	}
 	json_t *o = reg_json_load(bytes, n, 0, NULL);
+	free(conv);
 	if (!o)
 		return false;
 	bool m = srv_object_matches(ws->res, ws->lsel, ws->fsel, o);
@@ -374,7 +420,8 @@ static bool add_filtered(struct wstream *ws, const eng_event *ev)
 	if (ev->type == ENG_EV_DEL) {
 		if (!before)
 			return true;
-		return frame(ws, "DELETED", ev->rec.value, ev->rec.value_len);
+		return frame_at(ws, "DELETED", ev->rec.value, ev->rec.value_len,
+				ev->prev.mod_rev);
 	}
 	if (now && before)
 		return frame(ws, "MODIFIED", ev->rec.value, ev->rec.value_len);
@@ -394,7 +441,7 @@ static bool add_filtered(struct wstream *ws, const eng_event *ev)
 		size_t n;
 		char *s = reg_json_dump(o, &n);
 		json_decref(o);
-		bool ok = s && frame(ws, "DELETED", s, n);
+		bool ok = s && frame_at(ws, "DELETED", s, n, ev->prev.mod_rev);
 		free(s);
 		return ok;
 	}

@@ -1594,6 +1594,33 @@ req PATCH "$DD" "{\"spec\":{\"versions\":[$(ddv v1beta1 false),$(ddv v1 true)]}}
 req GET /apis/drop.example.com/v1/namespaces/default/doodads/d1
 check "... until the version is back" code_has 200 '"apiVersion":"drop.example.com/v1"'
 
+# A selectable field defaulted by a schema change after the object was
+# written: selectors see the object as served (defaulted), in lists and
+# watches, and its DELETED event is the served form too.
+req POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions '{"metadata":{"name":"sprockets.sel.example.com"},"spec":{"group":"sel.example.com","scope":"Namespaced","names":{"plural":"sprockets","kind":"Sprocket"},"versions":[{"name":"v1","served":true,"storage":true,"selectableFields":[{"jsonPath":".spec.color"}],"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"a":{"type":"string"},"color":{"type":"string"}}}}}}}]}}'
+check "a CRD with a selectable field" code_is 201
+SPR=/apis/sel.example.com/v1/namespaces/default/sprockets
+req POST "$SPR" '{"apiVersion":"sel.example.com/v1","kind":"Sprocket","metadata":{"name":"s1"},"spec":{"a":"x"}}'
+check "... a sprocket without a color" code_is 201
+req PATCH /apis/apiextensions.k8s.io/v1/customresourcedefinitions/sprockets.sel.example.com '[{"op":"add","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/color/default","value":"blue"}]' application/json-patch+json
+check "... the color gets a default" code_is 200
+req GET "$SPR?fieldSelector=spec.color%3Dblue"
+check "... a list selecting the default finds the sprocket written before it" code_has 200 '"name":"s1"'
+python3 - "$URL" "$SPR" "$(cat "$DATA/admin.token")" "$CA_PEM" >"$WORK/selwatch" 2>&1 <<'PY'
+import json, ssl, sys, urllib.request
+url, path, tok, ca = sys.argv[1:5]
+ctx = ssl.create_default_context(cafile=ca)
+def req(m, p):
+    r = urllib.request.Request(url + p, method=m, headers={"Authorization": "Bearer " + tok})
+    return urllib.request.urlopen(r, context=ctx, timeout=30)
+w = req("GET", path + "?watch=1&fieldSelector=spec.color%3Dblue&timeoutSeconds=20")
+first = json.loads(w.readline())
+req("DELETE", path + "/s1").read()
+second = json.loads(w.readline())
+print(first["type"], second["type"], json.dumps(second["object"]["spec"], sort_keys=True))
+PY
+check "... a watch selecting it gets it, and its DELETED event, defaulted" grep -qx 'ADDED DELETED {"a": "x", "color": "blue"}' "$WORK/selwatch"
+
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
 check "server exits 0 on SIGTERM" exited_zero
