@@ -893,7 +893,10 @@ check "a metadata watch gets PartialObjectMetadata events and bookmark" python3 
 import json
 ev = [json.loads(l) for l in open('$WORK/mwatch') if l.strip()]
 assert ev and all(e['object']['kind'] == 'PartialObjectMetadata' and e['object']['apiVersion'] == 'meta.k8s.io/v1' for e in ev), ev[:2]
-assert ev[-1]['type'] == 'BOOKMARK' and ev[-1]['object']['metadata']['annotations'] == {'k8s.io/initial-events-end': 'true'}, ev[-1]
+import base64
+a = ev[-1]['object']['metadata']['annotations']
+assert ev[-1]['type'] == 'BOOKMARK' and a['k8s.io/initial-events-end'] == 'true', ev[-1]
+assert json.loads(base64.b64decode(a['k8s.io/initial-events-list-blueprint'])) == {'kind': 'PartialObjectMetadataList', 'apiVersion': 'meta.k8s.io/v1', 'metadata': {}, 'items': None}, a
 assert all('data' not in e['object'] for e in ev)"
 # kube's cacheWatcher also sends a bookmark 2 s before a watch's deadline,
 # so that the client re-watches from a fresh revision
