@@ -20,6 +20,7 @@
 #include "lapis/log.h"
 #include "openapiv2.h"
 #include "registry/json.h"
+#include "registry/object.h"
 #include "resources.h"
 #include "satoken.h"
 
@@ -102,20 +103,9 @@ static void storage_hash(const struct srv_resource *r, char out[16])
 		 srv_cr_storage_version(r), r->kind);
 	unsigned char d[32];
 	sha(GNUTLS_DIG_SHA256, text, strlen(text), d);
-	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	int o = 0;
-	for (int i = 0; i < 8; i += 3) {
-		unsigned v = (unsigned)d[i] << 16;
-		if (i + 1 < 8)
-			v |= (unsigned)d[i + 1] << 8;
-		if (i + 2 < 8)
-			v |= d[i + 2];
-		out[o++] = b64[(v >> 18) & 63];
-		out[o++] = b64[(v >> 12) & 63];
-		out[o++] = i + 1 < 8 ? b64[(v >> 6) & 63] : '=';
-		out[o++] = i + 2 < 8 ? b64[v & 63] : '=';
-	}
-	out[o] = 0;
+	char *b = reg_b64(d, 8); /* 12 characters */
+	snprintf(out, 16, "%s", b ? b : "");
+	free(b);
 }
 
 static void etag_of(const char *body, size_t n, char out[131])

@@ -63,6 +63,7 @@
 #include "pb.h"
 #include "pbtab.h"
 #include "registry/json.h"
+#include "registry/object.h"
 
 /* The envelope's magic: "k8s" and a zero byte (apimachinery's protobuf
    serializer prefix). */
@@ -1051,39 +1052,8 @@ static lp_err make_string(const struct pbr *r, json_t **out,
 static lp_err make_base64(const struct pbr *r, json_t **out,
 			  struct srv_error *err)
 {
-	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const uint8_t *s = r->p;
-	size_t n = pbr_left(r);
-
-	if (n / 3 >= SIZE_MAX / 4 - 1)
-		return NOMEM(err);
-	char *b = malloc((n + 2) / 3 * 4 + 1);
-	if (!b)
-		return NOMEM(err);
-	size_t o = 0, i = 0;
-	for (; i + 3 <= n; i += 3) {
-		uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
-		b[o++] = tab[v >> 18 & 63];
-		b[o++] = tab[v >> 12 & 63];
-		b[o++] = tab[v >> 6 & 63];
-		b[o++] = tab[v & 63];
-	}
-	if (n - i == 1) {
-		uint32_t v = (uint32_t)s[i] << 16;
-		b[o++] = tab[v >> 18 & 63];
-		b[o++] = tab[v >> 12 & 63];
-		b[o++] = '=';
-		b[o++] = '=';
-	} else if (n - i == 2) {
-		uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8;
-		b[o++] = tab[v >> 18 & 63];
-		b[o++] = tab[v >> 12 & 63];
-		b[o++] = tab[v >> 6 & 63];
-		b[o++] = '=';
-	}
-	b[o] = '\0';
-	json_t *j = json_stringn_nocheck(b, o);
+	char *b = reg_b64(r->p, pbr_left(r));
+	json_t *j = b ? json_string_nocheck(b) : NULL;
 	free(b);
 	if (!j)
 		return NOMEM(err);

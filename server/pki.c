@@ -55,6 +55,7 @@
 #include "lapis/assert.h"
 #include "lapis/log.h"
 #include "pki.h"
+#include "registry/object.h"
 
 /* Our PEM files are well under 1 KiB; a MiB leaves room for a CA bundle a
    user put there and stops a huge or endless file from being slurped. */
@@ -1239,40 +1240,6 @@ void srv_pki_free(struct srv_pki *p)
 
 /* ---- kubeconfig ------------------------------------------------------ */
 
-/* Standard base64 with padding and no line breaks, as kubeconfig's
- *-data fields want it. New, or NULL for out-of-memory. */
-static char *base64(const char *src, size_t len)
-{
-	static const char tab[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	if (len > (SIZE_MAX - 1) / 4 * 3 - 3)
-		return NULL;
-	char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
-	if (!out)
-		return NULL;
-	const unsigned char *s = (const unsigned char *)src;
-	size_t i = 0;
-	for (; i + 3 <= len; i += 3) {
-		unsigned v =
-		    (unsigned)s[i] << 16 | (unsigned)s[i + 1] << 8 | s[i + 2];
-		*o++ = tab[v >> 18];
-		*o++ = tab[(v >> 12) & 63];
-		*o++ = tab[(v >> 6) & 63];
-		*o++ = tab[v & 63];
-	}
-	if (i < len) {
-		unsigned v = (unsigned)s[i] << 16;
-		if (i + 1 < len)
-			v |= (unsigned)s[i + 1] << 8;
-		*o++ = tab[v >> 18];
-		*o++ = tab[(v >> 12) & 63];
-		*o++ = i + 1 < len ? tab[(v >> 6) & 63] : '=';
-		*o++ = '=';
-	}
-	*o = '\0';
-	return out;
-}
-
 /* s (visible ASCII, checked by the caller) as a YAML double-quoted scalar.
    Quoting keeps a token such as "1234e5..." from reading as a number. */
 static char *yaml_quote(const char *s)
@@ -1316,7 +1283,8 @@ lp_err srv_kubeconfig_write(const char *data_dir, const char *server_url,
 	if (!url)
 		goto oom;
 	if (p) {
-		ca = base64(p->ca_pem, strlen(p->ca_pem));
+		ca = reg_b64((const unsigned char *)p->ca_pem,
+			     strlen(p->ca_pem));
 		tok = yaml_quote(p->token);
 		if (!ca || !tok)
 			goto oom;
