@@ -1580,6 +1580,8 @@ DD=/apis/apiextensions.k8s.io/v1/customresourcedefinitions/doodads.drop.example.
 ddv() { echo "{\"name\":\"$1\",\"served\":true,\"storage\":$2,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}}"; }
 req POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions "{\"metadata\":{\"name\":\"doodads.drop.example.com\"},\"spec\":{\"group\":\"drop.example.com\",\"scope\":\"Namespaced\",\"names\":{\"plural\":\"doodads\",\"kind\":\"Doodad\"},\"versions\":[$(ddv v1beta1 true)]}}"
 check "a CRD of one version, v1beta1" code_is 201
+check "... answered with status.conditions null, as kube's create (PrepareForCreate's nil slice)" python3 -c "
+import json; st = json.load(open('$WORK/body'))['status']; assert 'conditions' in st and st['conditions'] is None, st"
 req POST /apis/drop.example.com/v1beta1/namespaces/default/doodads '{"apiVersion":"drop.example.com/v1beta1","kind":"Doodad","metadata":{"name":"d1"},"spec":{"a":"1"}}'
 check "... is created" code_is 201
 req PATCH "$DD" "{\"spec\":{\"versions\":[$(ddv v1beta1 false),$(ddv v1 true)]}}" "$MERGE"
