@@ -286,7 +286,7 @@ static int64_t next_bookmark(const struct wstream *ws, int64_t now)
 
 static void emit_bookmark(struct wstream *ws, int64_t rev, bool initial_end)
 {
-	char b[768];
+	char b[1536]; /* kind, gv, revision and ann below */
 	/* a metadata watch gets its bookmarks as PartialObjectMetadata too
 	   (kube transforms every event's object): client-go's metadata
 	   client decodes nothing else */
@@ -297,9 +297,9 @@ static void emit_bookmark(struct wstream *ws, int64_t rev, bool initial_end)
 	/* the initial events' end also carries the list they make, empty,
 	   in base64 (kube's watchListTransformer): client-go's watch-list
 	   List() builds its answer on it */
-	char ann[512] = "";
+	char ann[1024] = ""; /* the base64 of list[] and the keys */
 	if (initial_end) {
-		char list[384];
+		char list[512]; /* kind <= 100, gv < 300: it fits */
 		int ln = snprintf(list, sizeof list,
 				  "{\"kind\":\"%.100s\",\"apiVersion\":\"%s\","
 				  "\"metadata\":{},\"items\":%s}",
@@ -307,7 +307,11 @@ static void emit_bookmark(struct wstream *ws, int64_t rev, bool initial_end)
 					  : ws->res->list_kind,
 				  partial ? pgv : ws->gv,
 				  ws->custom && !partial ? "[]" : "null");
-		char *b64 = reg_b64((const unsigned char *)list, (size_t)ln);
+		if (ln < 0 || (size_t)ln >= sizeof list)
+			ln = 0; /* cannot happen (above); no annotation then */
+		char *b64 =
+		    ln ? reg_b64((const unsigned char *)list, (size_t)ln)
+		       : NULL;
 		snprintf(ann, sizeof ann,
 			 ",\"annotations\":{\"k8s.io/"
 			 "initial-events-end\":\"true\"%s%s%s}",
