@@ -1226,13 +1226,17 @@ static bool posix_never_bol(const char *x, struct sb *q)
  * where Q is P with its anchors made never to match, as Go's ^ never
  * matches past the start.
  */
-static lp_err compile_pattern(struct cctx *c, struct node *n)
+/* Compile the Go pattern pat into re in its one-pass form (see above).
+   false with *why when it cannot be translated or regcomp refuses it;
+   *oom on out of memory. */
+static bool pattern_regcomp(const char *pat, regex_t *re, const char **why,
+			    bool *oom)
 {
 	struct sb o = {0}, w = {0}, q = {0};
 	int cflags = REG_EXTENDED | REG_NOSUB;
-	const char *why = "cannot be translated";
-	bool caret = false;
-	if (re_translate(n->pattern, &o, &cflags, &caret, &why)) {
+	bool caret = false, ok = false;
+	*why = "cannot be translated";
+	if (re_translate(pat, &o, &cflags, &caret, why)) {
 		if (!caret) {
 			sb_puts(&w, "^.*(");
 			sb_puts(&w, sb_str(&o));
@@ -1246,20 +1250,71 @@ static lp_err compile_pattern(struct cctx *c, struct node *n)
 		} else {
 			sb_puts(&w, sb_str(&o)); /* slow but right */
 		}
-		if (!w.oom && regcomp(&n->re, sb_str(&w), cflags) == 0)
-			n->has_re = true;
+		if (!w.oom && regcomp(re, sb_str(&w), cflags) == 0)
+			ok = true;
 		else
-			why = "POSIX regcomp refused it";
+			*why = "POSIX regcomp refused it";
 	}
-	bool oom = o.oom || w.oom || q.oom;
+	*oom = o.oom || w.oom || q.oom;
 	free(o.s);
 	free(w.s);
 	free(q.s);
+	if (*oom && ok) {
+		regfree(re);
+		ok = false;
+	}
+	return ok;
+}
+
+static lp_err compile_pattern(struct cctx *c, struct node *n)
+{
+	const char *why;
+	bool oom;
+	n->has_re = pattern_regcomp(n->pattern, &n->re, &why, &oom);
 	if (oom)
 		return nomem(c);
 	if (!n->has_re)
 		return add_warning(c, n->pattern, why);
 	return LP_OK;
+}
+
+struct srv_goregex {
+	regex_t re;
+};
+
+struct srv_goregex *srv_goregex_compile(const char *pattern,
+					const char **why)
+{
+	struct srv_goregex *g = malloc(sizeof *g);
+	bool oom = !g;
+	*why = "out of memory";
+	if (g) {
+		locale_t prev = locale_enter();
+		bool ok = pattern_regcomp(pattern, &g->re, why, &oom);
+		locale_leave(prev);
+		if (ok)
+			return g;
+		free(g);
+	}
+	if (oom)
+		*why = "out of memory";
+	return NULL;
+}
+
+bool srv_goregex_search(const struct srv_goregex *g, const char *s)
+{
+	locale_t prev = locale_enter();
+	bool m = regexec(&g->re, s, 0, NULL, 0) == 0;
+	locale_leave(prev);
+	return m;
+}
+
+void srv_goregex_free(struct srv_goregex *g)
+{
+	if (g) {
+		regfree(&g->re);
+		free(g);
+	}
 }
 
 static lp_err compile_rules(struct cctx *c, const json_t *js)

@@ -221,6 +221,20 @@ bool srv_json_value_eq(const json_t *a, const json_t *b);
 bool srv_schema_coerce(const struct srv_schema *s, json_t *obj, char *msg,
 		       size_t size);
 
+/*
+ * A Go (RE2) regular expression, for CEL's matches() (cel.c): translated to
+ * POSIX as schema patterns are, and searched for anywhere in a string, as
+ * RE2's partial match does. srv_goregex_compile returns a new one, or NULL
+ * with *why (static text) when it cannot be translated or out of memory.
+ * A compiled one is only read: any thread may search with it.
+ */
+struct srv_goregex;
+struct srv_goregex *srv_goregex_compile(const char *pattern,
+					const char **why);
+bool srv_goregex_search(const struct srv_goregex *g, const char *s);
+/* Accepts NULL. */
+void srv_goregex_free(struct srv_goregex *g);
+
 /* Does Go's regexp.Compile refuse pattern? Then true, with its error
    ("error parsing regexp: missing closing ): `(a`") in msg. Only the
    syntax is checked; what needs Unicode tables or the compiled size is

@@ -1,0 +1,103 @@
+/*
+ * cel.h -- the part of the Common Expression Language that CRD
+ * x-kubernetes-validations rules use, compiled once per rule and evaluated
+ * against JSON values (reference §8.8; kube's
+ * apiextensions-apiserver/pkg/apiserver/schema/cel and cel-go).
+ *
+ * What is not here (a function, a macro or syntax outside the subset)
+ * makes cel_compile fail: the caller then keeps the rule unevaluated and
+ * says so, rather than guess. A compiled program never fails for lack of
+ * support on a value it was written for, except where cel_eval says
+ * CEL_UNSUPPORTED.
+ *
+ * Values are jansson values read through the schema of the rule's node,
+ * as kube's UnstructuredToVal reads them: an integer is a CEL int where the
+ * schema says integer and a double where it says number; a list whose
+ * x-kubernetes-list-type is set or map compares equal regardless of order;
+ * an object's property names are reached by their CEL-escaped names
+ * (__dash__, __dot__, __slash__, __<keyword>__).
+ *
+ * A compiled program is immutable: any number of threads may evaluate it
+ * at once.
+ */
+#ifndef LAPIS_SERVER_CEL_H
+#define LAPIS_SERVER_CEL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The type a schema node gives its values. */
+enum cel_stype {
+	CEL_S_ANY,	 /* no type, x-kubernetes-preserve-unknown-fields: dyn */
+	CEL_S_OBJECT,	 /* type object with properties (or with neither
+			    properties nor additionalProperties) */
+	CEL_S_MAP,	 /* type object with additionalProperties */
+	CEL_S_ARRAY,
+	CEL_S_STRING,
+	CEL_S_INT,	 /* type integer */
+	CEL_S_DOUBLE,	 /* type number */
+	CEL_S_BOOL,
+	CEL_S_INT_OR_STRING, /* x-kubernetes-int-or-string: dyn */
+	CEL_S_DURATION,	 /* string, format duration: a google.protobuf.Duration */
+	CEL_S_TIMESTAMP, /* string, format date-time: a Timestamp */
+	CEL_S_BYTES,	 /* string, format byte: base64 of bytes */
+};
+
+enum cel_ltype { CEL_L_ATOMIC, CEL_L_SET, CEL_L_MAP };
+
+/*
+ * How the evaluator reads the schema: the caller's callbacks over its own
+ * node type. Every node pointer is opaque here and may be NULL (no schema:
+ * CEL_S_ANY, and every descent from it is NULL too). Borrowed, valid for
+ * the call of cel_eval.
+ */
+struct cel_schema {
+	/* the declared property's schema, or NULL */
+	const void *(*prop)(const void *node, const char *name);
+	/* items' schema, or NULL */
+	const void *(*items)(const void *node);
+	/* additionalProperties' schema, or NULL */
+	const void *(*addl)(const void *node);
+	enum cel_stype (*type)(const void *node);
+	enum cel_ltype (*list_type)(const void *node);
+};
+
+typedef struct cel_prog cel_prog;
+
+/*
+ * Compile rule text. Returns a new program, or NULL when the text does not
+ * parse or uses something outside the subset; then *why (if why_size) says
+ * what, as one line. Out of memory also returns NULL, with why "out of
+ * memory".
+ */
+cel_prog *cel_compile(const char *src, char *why, size_t why_size);
+
+/* Does the program mention oldSelf (a transition rule)? */
+bool cel_uses_old_self(const cel_prog *p);
+
+/* Accepts NULL. */
+void cel_free(cel_prog *p);
+
+enum cel_result {
+	CEL_TRUE,
+	CEL_FALSE,	   /* the rule failed (also: a result not a bool) */
+	CEL_ERROR,	   /* a runtime error; msg says it as cel-go does,
+			      e.g. "no such key: replicas" */
+	CEL_UNSUPPORTED,   /* the evaluation met something outside the
+			      subset (msg says what); not a verdict */
+};
+
+/*
+ * Evaluate p with self bound to self (borrowed, not NULL) read through
+ * node, and oldSelf to old_self (NULL: no oldSelf; a transition rule is not
+ * evaluated then, and the caller should not call). msg (if msg_size) gets
+ * a one-line message for CEL_ERROR and CEL_UNSUPPORTED, else "".
+ * Evaluation is bounded in steps; a rule that exceeds the bound gets
+ * CEL_ERROR "operation cancelled: actual cost limit exceeded".
+ */
+enum cel_result cel_eval(const cel_prog *p, const struct cel_schema *ops,
+			 const void *node, const json_t *self,
+			 const json_t *old_self, char *msg, size_t msg_size);
+
+#endif
