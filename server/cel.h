@@ -29,17 +29,18 @@
 
 /* The type a schema node gives its values. */
 enum cel_stype {
-	CEL_S_ANY,	 /* no type, x-kubernetes-preserve-unknown-fields: dyn */
-	CEL_S_OBJECT,	 /* type object with properties (or with neither
-			    properties nor additionalProperties) */
-	CEL_S_MAP,	 /* type object with additionalProperties */
+	CEL_S_ANY,    /* no type, x-kubernetes-preserve-unknown-fields: dyn */
+	CEL_S_OBJECT, /* type object with properties (or with neither
+			 properties nor additionalProperties) */
+	CEL_S_MAP,    /* type object with additionalProperties */
 	CEL_S_ARRAY,
 	CEL_S_STRING,
-	CEL_S_INT,	 /* type integer */
-	CEL_S_DOUBLE,	 /* type number */
+	CEL_S_INT,    /* type integer */
+	CEL_S_DOUBLE, /* type number */
 	CEL_S_BOOL,
 	CEL_S_INT_OR_STRING, /* x-kubernetes-int-or-string: dyn */
-	CEL_S_DURATION,	 /* string, format duration: a google.protobuf.Duration */
+	CEL_S_DURATION,	 /* string, format duration: a google.protobuf.Duration
+			  */
 	CEL_S_TIMESTAMP, /* string, format date-time: a Timestamp */
 	CEL_S_BYTES,	 /* string, format byte: base64 of bytes */
 };
@@ -81,11 +82,11 @@ void cel_free(cel_prog *p);
 
 enum cel_result {
 	CEL_TRUE,
-	CEL_FALSE,	   /* the rule failed (also: a result not a bool) */
-	CEL_ERROR,	   /* a runtime error; msg says it as cel-go does,
-			      e.g. "no such key: replicas" */
-	CEL_UNSUPPORTED,   /* the evaluation met something outside the
-			      subset (msg says what); not a verdict */
+	CEL_FALSE,	 /* the rule failed (also: a result not a bool) */
+	CEL_ERROR,	 /* a runtime error; msg says it as cel-go does,
+			    e.g. "no such key: replicas" */
+	CEL_UNSUPPORTED, /* the evaluation met something outside the
+			    subset (msg says what); not a verdict */
 };
 
 /*

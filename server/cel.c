@@ -1,0 +1,4188 @@
+/*
+ * cel.c -- the CEL subset of cel.h: a lexer and recursive-descent parser
+ * into a small tree, a resolver that binds names, and a tree-walking
+ * evaluator over jansson values read through the caller's schema.
+ *
+ * Any thread: a compiled program is never written after cel_compile, and
+ * each cel_eval keeps its state (an arena, the macro variables, the step
+ * count) on its own stack and heap.
+ *
+ * Invariants:
+ *   1. A tree is at most MAX_DEPTH nodes deep (checked as each node is
+ *      made) and the parser recurses at most MAX_DEPTH times, so neither
+ *      compiling nor evaluating can exhaust the stack; chains of && and ||
+ *      are built balanced, as cel-go's parser does, so that long chains
+ *      of conditions stay shallow.
+ *   2. Every string value points into a buffer that is NUL-terminated at
+ *      or after the value's end (a JSON string, a literal, an arena copy):
+ *      s[len] may always be read.
+ *   3. Evaluation allocates only from its arena, freed as a whole when
+ *      cel_eval returns; values read from JSON borrow the JSON.
+ *   4. Every node visit, every iteration and every 16 bytes a function
+ *      reads or writes cost a step; past STEP_LIMIT steps or ARENA_LIMIT
+ *      bytes the evaluation stops, and nothing (no && or all()) absorbs
+ *      that.
+ *
+ * Errors follow cel-go: a runtime error is a value that operators pass on,
+ * except where CEL absorbs it (false && e, true || e, all() with a false
+ * element, exists() with a true one).
+ *
+ * The subset: literals of every CEL kind (bytes too); self, oldSelf and
+ * macro variables; the operators with CEL's precedence; list and map
+ * literals; has(), all, exists, exists_one, map (2 and 3 arguments) and
+ * filter; the two-variable all, exists, existsOne, transformList,
+ * transformMap and transformMapEntry (cel-go's ext.TwoVarComprehensions);
+ * size, the strings extension (contains, startsWith, endsWith,
+ * matches, lowerAscii, upperAscii, trim, split, join, indexOf,
+ * lastIndexOf, replace, substring, charAt), the conversions int, uint,
+ * double, string, bool, bytes, dyn, duration and timestamp, and kube's
+ * list library (isSorted, sum, min, max, indexOf, lastIndexOf). Outside
+ * it, and refused by cel_compile: type(), the duration and timestamp
+ * accessors (getHours ...), kube's quantity, url, ip, cidr, format and
+ * authz libraries, the sets library, optional syntax (?. [?
+ * {?), message construction, and any name but self and oldSelf.
+ *
+ * Known differences from kube, all on values a validated object does not
+ * hold: a property the schema does not declare is read as dyn (kube
+ * refuses the rule when it is compiled); list + list concatenates lists
+ * of x-kubernetes-list-type map instead of merging them by key; a
+ * map-list compares equal as a multiset of its elements, not by its keys.
+ */
+#include "cel.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema.h"
+
+/* trunc(3) without libm, which lapis_srv does not link: every double
+   from 2^52 up is already integral. */
+static double dtrunc(double d)
+{
+	if (!(d > -4503599627370496.0 && d < 4503599627370496.0))
+		return d;
+	return (double)(int64_t)d;
+}
+
+/* cel-go's parser refuses more than 250 levels of recursion
+   (parser.MaxRecursionDepth default); the same bound keeps our stack
+   small. */
+#define MAX_DEPTH 250
+/* Equality descends into JSON; jansson parses at most 2048 levels. */
+#define MAX_EQ_DEPTH 2100
+/* kube's per-expression runtime cost limit is 1e7 (PerCallLimit); one of
+   our steps is roughly one of its cost units. */
+#define STEP_LIMIT 10000000ULL
+/* A rule that builds strings or lists in a loop stops here, well before
+   the machine notices. */
+#define ARENA_LIMIT (64u << 20)
+#define COST_MSG "operation cancelled: actual cost limit exceeded"
+
+/* ---------------------------------------------------------------- tree */
+
+enum nkind {
+	N_INT,
+	N_UINT,
+	N_DOUBLE,
+	N_STRING,
+	N_BYTES,
+	N_BOOL,
+	N_NULL,
+	N_IDENT, /* before resolution only */
+	N_VAR,	 /* a macro variable: slot */
+	N_SELF,
+	N_OLD,
+	N_SELECT, /* a.s */
+	N_HAS,	  /* has(a.s): a is the N_SELECT */
+	N_INDEX,  /* a[b] */
+	N_LIST,	  /* args */
+	N_MAP,	  /* args: key, value, key, value ... */
+	N_NOT,
+	N_NEG,
+	N_BIN, /* a op b */
+	N_AND,
+	N_OR,
+	N_COND, /* a ? b : c */
+	N_CALL, /* op: function; a: target or NULL; args */
+	N_COMP, /* op: macro; a: range; b, c: bodies; slot */
+};
+
+enum binop {
+	B_EQ,
+	B_NE,
+	B_LT,
+	B_LE,
+	B_GT,
+	B_GE,
+	B_IN,
+	B_ADD,
+	B_SUB,
+	B_MUL,
+	B_DIV,
+	B_MOD
+};
+
+/* The macros; the M2_ ones are the two-variable comprehensions of cel-go's
+   ext.TwoVarComprehensions, which Kubernetes 1.33 enables. */
+enum macro {
+	M_ALL,
+	M_EXISTS,
+	M_EXISTS_ONE,
+	M_MAP,
+	M_MAP3,
+	M_FILTER,
+	M2_ALL,
+	M2_EXISTS,
+	M2_EXISTS_ONE,
+	M2_TLIST,  /* transformList */
+	M2_TMAP,   /* transformMap */
+	M2_TENTRY, /* transformMapEntry */
+};
+
+enum fn {
+	F_SIZE,
+	F_CONTAINS,
+	F_STARTS,
+	F_ENDS,
+	F_MATCHES,
+	F_LOWER,
+	F_UPPER,
+	F_TRIM,
+	F_SPLIT,
+	F_JOIN,
+	F_INDEXOF,
+	F_LASTINDEXOF,
+	F_REPLACE,
+	F_SUBSTRING,
+	F_CHARAT,
+	F_INT,
+	F_UINT,
+	F_DOUBLE,
+	F_STRING,
+	F_BOOL,
+	F_BYTES,
+	F_DYN,
+	F_DURATION,
+	F_TIMESTAMP,
+	F_ISSORTED,
+	F_SUM,
+	F_MIN,
+	F_MAX,
+};
+
+/* The functions of the subset: name, and how many arguments a global call
+   (gmin..gmax) and a method call (mmin..mmax, not counting the target)
+   take; -1 where there is no such form. */
+static const struct fndef {
+	const char *name;
+	enum fn id;
+	int gmin, gmax, mmin, mmax;
+} fns[] = {
+    {"size", F_SIZE, 1, 1, 0, 0},
+    {"contains", F_CONTAINS, -1, -1, 1, 1},
+    {"startsWith", F_STARTS, -1, -1, 1, 1},
+    {"endsWith", F_ENDS, -1, -1, 1, 1},
+    {"matches", F_MATCHES, 2, 2, 1, 1},
+    {"lowerAscii", F_LOWER, -1, -1, 0, 0},
+    {"upperAscii", F_UPPER, -1, -1, 0, 0},
+    {"trim", F_TRIM, -1, -1, 0, 0},
+    {"split", F_SPLIT, -1, -1, 1, 2},
+    {"join", F_JOIN, -1, -1, 0, 1},
+    {"indexOf", F_INDEXOF, -1, -1, 1, 2},
+    {"lastIndexOf", F_LASTINDEXOF, -1, -1, 1, 2},
+    {"replace", F_REPLACE, -1, -1, 2, 3},
+    {"substring", F_SUBSTRING, -1, -1, 1, 2},
+    {"charAt", F_CHARAT, -1, -1, 1, 1},
+    {"int", F_INT, 1, 1, -1, -1},
+    {"uint", F_UINT, 1, 1, -1, -1},
+    {"double", F_DOUBLE, 1, 1, -1, -1},
+    {"string", F_STRING, 1, 1, -1, -1},
+    {"bool", F_BOOL, 1, 1, -1, -1},
+    {"bytes", F_BYTES, 1, 1, -1, -1},
+    {"dyn", F_DYN, 1, 1, -1, -1},
+    {"duration", F_DURATION, 1, 1, -1, -1},
+    {"timestamp", F_TIMESTAMP, 1, 1, -1, -1},
+    {"isSorted", F_ISSORTED, -1, -1, 0, 0},
+    {"sum", F_SUM, -1, -1, 0, 0},
+    {"min", F_MIN, -1, -1, 0, 0},
+    {"max", F_MAX, -1, -1, 0, 0},
+};
+
+struct node {
+	enum nkind k;
+	int op;	   /* enum binop, fn or macro */
+	int depth; /* 1 + the deepest child */
+	int slot;  /* N_VAR, N_COMP: the variable */
+	int slot2; /* N_COMP of an M2_ macro: the second variable */
+	union {
+		int64_t i;
+		uint64_t u;
+		double d;
+		bool b;
+	} lit;
+	char *s;  /* string/bytes literal, field or identifier name;
+		     owned, NUL-terminated */
+	char *s2; /* N_COMP of an M2_ macro: the second variable's name */
+	size_t s_len;
+	struct srv_goregex *re; /* N_CALL matches with a literal pattern */
+	struct node *a, *b, *c; /* operands, see enum nkind */
+	struct node **args;	/* owned array of n_args */
+	int n_args;
+	struct node *all_next; /* every node of a program, for cel_free */
+};
+
+struct cel_prog {
+	struct node *root;
+	struct node *all; /* list through all_next */
+	int n_slots;	  /* macro variables */
+	bool old_self;	  /* mentions oldSelf */
+};
+
+/* --------------------------------------------------------------- utf-8 */
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	uint32_t c;
+	size_t len;
+	if (n == 0)
+		return 0;
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2;
+		c = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3;
+		c = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		c = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
+	    c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+static bool utf8_valid(const char *s, size_t n)
+{
+	uint32_t cp;
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_len((const unsigned char *)s + i, n - i, &cp);
+		if (!l)
+			return false;
+		i += l;
+	}
+	return true;
+}
+
+static size_t utf8_put(char *out, uint32_t c)
+{
+	if (c < 0x80) {
+		out[0] = (char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		out[0] = (char)(0xc0 | (c >> 6));
+		out[1] = (char)(0x80 | (c & 0x3f));
+		return 2;
+	}
+	if (c < 0x10000) {
+		out[0] = (char)(0xe0 | (c >> 12));
+		out[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (c & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | (c >> 18));
+	out[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+	out[2] = (char)(0x80 | ((c >> 6) & 0x3f));
+	out[3] = (char)(0x80 | (c & 0x3f));
+	return 4;
+}
+
+/* Code points in valid UTF-8. */
+static int64_t utf8_count(const char *s, size_t n)
+{
+	int64_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			k++;
+	return k;
+}
+
+/* Byte offset of code point cp (0..count) in valid UTF-8. */
+static size_t utf8_off(const char *s, size_t n, int64_t cp)
+{
+	size_t i = 0;
+	for (; i < n && cp > 0; cp--) {
+		i++;
+		while (i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
+			i++;
+	}
+	return i;
+}
+
+/* Copy src into dst (size > 0) as one line, cut at a UTF-8 boundary. */
+static void put_msg(char *dst, size_t size, const char *src)
+{
+	size_t n = 0, total = strlen(src);
+	if (!size)
+		return;
+	for (size_t i = 0; i < total && n + 1 < size;) {
+		uint32_t cp;
+		size_t l =
+		    utf8_len((const unsigned char *)src + i, total - i, &cp);
+		if (!l) {
+			i++;
+			continue;
+		}
+		if (n + l >= size)
+			break;
+		if (l == 1 && (cp < 0x20 || cp == 0x7f))
+			dst[n++] = ' ';
+		else
+			memcpy(dst + n, src + i, l), n += l;
+		i += l;
+	}
+	dst[n] = 0;
+}
+
+/* ------------------------------------------------------------ escaping */
+
+/* kube's reserved CEL words (k8s.io/apiserver/pkg/cel/escaping.go). */
+static const char *const reserved[] = {
+    "true",	"false",   "null",	"in",	    "as",  "break",  "const",
+    "continue", "else",	   "for",	"function", "if",  "import", "let",
+    "loop",	"package", "namespace", "return",   "var", "void",   "while",
+};
+
+static bool is_reserved(const char *s, size_t n)
+{
+	for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+		if (strlen(reserved[i]) == n && memcmp(reserved[i], s, n) == 0)
+			return true;
+	return false;
+}
+
+/* CEL's own reserved words, which no identifier may be. */
+static bool is_cel_reserved(const char *s, size_t n)
+{
+	static const char *const w[] = {
+	    "as",	 "break",  "const",  "continue", "else",  "for",
+	    "function",	 "if",	   "import", "let",	 "loop",  "package",
+	    "namespace", "return", "var",    "void",	 "while",
+	};
+	for (size_t i = 0; i < sizeof w / sizeof *w; i++)
+		if (strlen(w[i]) == n && memcmp(w[i], s, n) == 0)
+			return true;
+	return false;
+}
+
+/* ----------------------------------------------------------- the arena */
+
+struct chunk {
+	struct chunk *next;
+	size_t size, used;
+	max_align_t data[];
+};
+
+struct ctx {
+	const struct cel_schema *ops; /* NULL: everything is dyn */
+	struct val *slots;	      /* macro variables, by slot */
+	const json_t *old_json;
+	const void *node;
+	uint64_t steps;
+	struct chunk *chunks;
+	size_t arena_total;
+	const char *abort_msg; /* set: stop, and answer CEL_ERROR */
+};
+
+static void abort_eval(struct ctx *c, const char *msg)
+{
+	if (!c->abort_msg)
+		c->abort_msg = msg;
+}
+
+static bool charge(struct ctx *c, uint64_t n)
+{
+	c->steps += n;
+	if (c->steps > STEP_LIMIT)
+		abort_eval(c, COST_MSG);
+	return !c->abort_msg;
+}
+
+static void *aalloc(struct ctx *c, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	if (!n)
+		n = 16;
+	if (c->abort_msg || n > ARENA_LIMIT ||
+	    c->arena_total + n > ARENA_LIMIT) {
+		abort_eval(c, COST_MSG);
+		return NULL;
+	}
+	charge(c, n / 16);
+	struct chunk *h = c->chunks;
+	if (!h || h->size - h->used < n) {
+		size_t sz = n > 8192 ? n : 8192;
+		h = malloc(sizeof *h + sz);
+		if (!h) {
+			abort_eval(c, "out of memory");
+			return NULL;
+		}
+		h->size = sz;
+		h->used = 0;
+		h->next = c->chunks;
+		c->chunks = h;
+	}
+	void *p = (char *)h->data + h->used;
+	h->used += n;
+	c->arena_total += n;
+	return p;
+}
+
+static void arena_free(struct ctx *c)
+{
+	while (c->chunks) {
+		struct chunk *n = c->chunks->next;
+		free(c->chunks);
+		c->chunks = n;
+	}
+}
+
+/* ---------------------------------------------------------------- values */
+
+enum vk {
+	V_ERR,	 /* s: the message */
+	V_UNSUP, /* s: what is not supported */
+	V_NULL,
+	V_BOOL,
+	V_INT,
+	V_UINT,
+	V_DOUBLE,
+	V_STR,
+	V_BYTES,
+	V_LIST,
+	V_MAP,
+	V_DUR, /* i: nanoseconds, as Go's time.Duration */
+	V_TS,  /* ts */
+};
+
+struct val {
+	enum vk k;
+	bool json; /* V_LIST, V_MAP: read from JSON (js) */
+	bool set;  /* V_LIST built from a set-list: equal in any order */
+	union {
+		bool b;
+		int64_t i;
+		uint64_t u;
+		double d;
+		struct {
+			const char *p;
+			size_t n;
+		} s;
+		struct {
+			const json_t *j;
+			const void *node;
+		} js;
+		struct {
+			struct val *items;
+			size_t n;
+		} l;
+		struct {
+			struct val *keys, *vals;
+			size_t n;
+		} m;
+		struct {
+			int64_t sec;
+			int32_t ns;
+			int16_t off; /* the zone written, in minutes east of
+					UTC: kept for string() as Go keeps it */
+		} ts;
+	};
+};
+
+static struct val mkbool(bool b)
+{
+	struct val v = {.k = V_BOOL};
+	v.b = b;
+	return v;
+}
+
+static struct val mkint(int64_t i)
+{
+	struct val v = {.k = V_INT};
+	v.i = i;
+	return v;
+}
+
+static struct val mkuint(uint64_t u)
+{
+	struct val v = {.k = V_UINT};
+	v.u = u;
+	return v;
+}
+
+static struct val mkdouble(double d)
+{
+	struct val v = {.k = V_DOUBLE};
+	v.d = d;
+	return v;
+}
+
+static struct val mkstr(enum vk k, const char *p, size_t n)
+{
+	struct val v = {.k = k};
+	v.s.p = p;
+	v.s.n = n;
+	return v;
+}
+
+static struct val mkdur(int64_t ns)
+{
+	struct val v = {.k = V_DUR};
+	v.i = ns;
+	return v;
+}
+
+static struct val err_static(const char *msg)
+{
+	return mkstr(V_ERR, msg, strlen(msg));
+}
+
+static struct val errf(struct ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* A formatted error, in the arena (out of memory: a static one, and the
+   evaluation stops anyway). */
+static struct val errf(struct ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	char buf[256];
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	size_t n = strlen(buf);
+	char *p = aalloc(c, n + 1);
+	if (!p)
+		return err_static(c->abort_msg ? c->abort_msg : COST_MSG);
+	memcpy(p, buf, n + 1);
+	return mkstr(V_ERR, p, n);
+}
+
+static struct val no_overload(void)
+{
+	return err_static("no such overload");
+}
+
+static bool is_err(const struct val *v)
+{
+	return v->k == V_ERR || v->k == V_UNSUP;
+}
+
+static bool is_num(const struct val *v)
+{
+	return v->k == V_INT || v->k == V_UINT || v->k == V_DOUBLE;
+}
+
+/* A new NUL-terminated arena string of n bytes (contents unset). */
+static char *astr(struct ctx *c, size_t n)
+{
+	char *p = aalloc(c, n + 1);
+	if (p)
+		p[n] = 0;
+	return p;
+}
+
+static enum cel_stype stype(struct ctx *c, const void *node)
+{
+	return node && c->ops ? c->ops->type(node) : CEL_S_ANY;
+}
+
+static const void *items_of(struct ctx *c, const void *node)
+{
+	return node && c->ops && c->ops->items ? c->ops->items(node) : NULL;
+}
+
+/* ---------------------------------------------------- durations, times */
+
+/* Go's time.ParseDuration. */
+static bool parse_duration(const char *s, size_t n, int64_t *out)
+{
+	static const struct {
+		const char *u;
+		uint64_t ns;
+	} units[] = {
+	    {"ns", 1},
+	    {"us", 1000},
+	    {"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
+	    {"\xce\xbcs", 1000}, /* U+03BC Greek mu */
+	    {"ms", 1000000},
+	    {"s", 1000000000},
+	    {"m", 60000000000ULL},
+	    {"h", 3600000000000ULL},
+	};
+	const uint64_t lim = 1ULL << 63;
+	uint64_t d = 0;
+	bool neg = false;
+	size_t i = 0;
+	if (i < n && (s[i] == '-' || s[i] == '+'))
+		neg = s[i++] == '-';
+	if (n - i == 1 && s[i] == '0') {
+		*out = 0;
+		return true;
+	}
+	if (i == n)
+		return false;
+	while (i < n) {
+		uint64_t v = 0, f = 0;
+		double scale = 1;
+		bool pre = false, post = false;
+		if (!(s[i] == '.' || (s[i] >= '0' && s[i] <= '9')))
+			return false;
+		for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+			if (v > (lim - 1) / 10)
+				return false;
+			v = v * 10 + (uint64_t)(s[i] - '0');
+			if (v > lim)
+				return false;
+			pre = true;
+		}
+		if (i < n && s[i] == '.') {
+			bool over = false;
+			for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+				post = true;
+				if (over)
+					continue;
+				if (f > (lim - 1) / 10) {
+					over = true;
+					continue;
+				}
+				uint64_t y = f * 10 + (uint64_t)(s[i] - '0');
+				if (y > lim) {
+					over = true;
+					continue;
+				}
+				f = y;
+				scale *= 10;
+			}
+		}
+		if (!pre && !post)
+			return false;
+		size_t u0 = i;
+		while (i < n && s[i] != '.' && !(s[i] >= '0' && s[i] <= '9'))
+			i++;
+		if (u0 == i)
+			return false;
+		uint64_t unit = 0;
+		for (size_t k = 0; k < sizeof units / sizeof *units; k++)
+			if (strlen(units[k].u) == i - u0 &&
+			    memcmp(units[k].u, s + u0, i - u0) == 0)
+				unit = units[k].ns;
+		if (!unit)
+			return false;
+		if (v > lim / unit)
+			return false;
+		v *= unit;
+		if (f > 0) {
+			double add = (double)f * ((double)unit / scale);
+			if (add >= 9.3e18)
+				return false;
+			v += (uint64_t)add;
+			if (v > lim)
+				return false;
+		}
+		d += v;
+		if (d > lim)
+			return false;
+	}
+	if (neg) {
+		*out = d == lim ? INT64_MIN : -(int64_t)d;
+		return true;
+	}
+	if (d > lim - 1)
+		return false;
+	*out = (int64_t)d;
+	return true;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date. */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	int64_t yoe = y - era * 400;
+	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
+{
+	z += 719468;
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	int64_t doe = z - era * 146097;
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	int64_t mp = (5 * doy + 2) / 153;
+	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
+	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
+/* CEL's timestamp range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z. */
+#define TS_MIN (-62135596800LL)
+#define TS_MAX 253402300799LL
+
+static bool digits(const char *s, size_t n, size_t at, int k, int *out)
+{
+	int v = 0;
+	if (at + (size_t)k > n)
+		return false;
+	for (int i = 0; i < k; i++) {
+		if (s[at + i] < '0' || s[at + i] > '9')
+			return false;
+		v = v * 10 + (s[at + i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+/* RFC 3339, as Go's time.Parse(time.RFC3339, s). */
+static bool parse_ts(const char *s, size_t n, int64_t *sec, int32_t *ns,
+		     int16_t *off)
+{
+	static const int mdays[] = {31, 28, 31, 30, 31, 30,
+				    31, 31, 30, 31, 30, 31};
+	int y, mo, d, h, mi, se, oh = 0, om = 0, sign = 0;
+	int32_t frac = 0;
+	size_t i;
+	if (!digits(s, n, 0, 4, &y) || n < 20 || s[4] != '-' ||
+	    !digits(s, n, 5, 2, &mo) || s[7] != '-' ||
+	    !digits(s, n, 8, 2, &d) || s[10] != 'T' ||
+	    !digits(s, n, 11, 2, &h) || s[13] != ':' ||
+	    !digits(s, n, 14, 2, &mi) || s[16] != ':' ||
+	    !digits(s, n, 17, 2, &se))
+		return false;
+	i = 19;
+	if (i < n && s[i] == '.') {
+		int k = 0;
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, k++)
+			if (k < 9)
+				frac = frac * 10 + (s[i] - '0');
+		if (!k)
+			return false;
+		for (; k < 9; k++)
+			frac *= 10;
+	}
+	if (i < n && s[i] == 'Z') {
+		i++;
+	} else if (i < n && (s[i] == '+' || s[i] == '-')) {
+		sign = s[i] == '-' ? -1 : 1;
+		if (!digits(s, n, i + 1, 2, &oh) || i + 3 >= n ||
+		    s[i + 3] != ':' || !digits(s, n, i + 4, 2, &om))
+			return false;
+		i += 6;
+		if (oh > 23 || om > 59)
+			return false;
+	} else {
+		return false;
+	}
+	if (i != n || mo < 1 || mo > 12 || h > 23 || mi > 59 || se > 59)
+		return false;
+	int md = mdays[mo - 1];
+	if (mo == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+		md = 29;
+	if (d < 1 || d > md)
+		return false;
+	int64_t t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 +
+		    se - sign * (oh * 3600 + om * 60);
+	if (t < TS_MIN || t > TS_MAX)
+		return false;
+	*sec = t;
+	*ns = frac;
+	*off = (int16_t)(sign * (oh * 60 + om));
+	return true;
+}
+
+/* A date (format date, "2006-01-02") as midnight UTC, as kube reads it. */
+static bool parse_date(const char *s, size_t n, int64_t *sec)
+{
+	char buf[32];
+	int32_t ns;
+	int16_t off;
+	if (n != 10)
+		return false;
+	memcpy(buf, s, 10);
+	memcpy(buf + 10, "T00:00:00Z", 11);
+	return parse_ts(buf, 20, sec, &ns, &off);
+}
+
+/* ------------------------------------------------------------- base64 */
+
+static int b64val(unsigned char ch)
+{
+	if (ch >= 'A' && ch <= 'Z')
+		return ch - 'A';
+	if (ch >= 'a' && ch <= 'z')
+		return ch - 'a' + 26;
+	if (ch >= '0' && ch <= '9')
+		return ch - '0' + 52;
+	if (ch == '+')
+		return 62;
+	if (ch == '/')
+		return 63;
+	return -1;
+}
+
+/* Standard base64 with padding, as Go's base64.StdEncoding (which skips
+   \r and \n). Returns false on bad input; out has room for n*3/4+3. */
+static bool b64dec(const char *s, size_t n, char *out, size_t *out_len)
+{
+	uint32_t acc = 0;
+	int bits = 0, pad = 0, k = 0;
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '\r' || ch == '\n')
+			continue;
+		k++;
+		if (ch == '=') {
+			pad++;
+			continue;
+		}
+		int v = b64val(ch);
+		if (v < 0 || pad)
+			return false;
+		acc = (acc << 6) | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	if (k % 4 || pad > 2 || (pad && (k - pad) % 4 + pad != 4))
+		return false;
+	if (bits && (acc & ((1u << bits) - 1)))
+		return false;
+	*out_len = o;
+	return true;
+}
+
+/* ---------------------------------------------------- JSON to values */
+
+static struct val bad_data(struct ctx *c, const char *want)
+{
+	return errf(c, "invalid data, expected %s", want);
+}
+
+/* The CEL value of JSON j under schema node (kube's UnstructuredToVal).
+   j is borrowed and must outlive the evaluation. */
+static struct val from_json(struct ctx *c, const json_t *j, const void *node)
+{
+	enum cel_stype t = stype(c, node);
+	struct val v = {.k = V_NULL};
+	if (json_is_null(j))
+		return v;
+	switch (t) {
+	case CEL_S_ANY:
+		break;
+	case CEL_S_OBJECT:
+	case CEL_S_MAP:
+		if (!json_is_object(j))
+			return bad_data(c, "a map for the provided schema "
+					   "with type=object");
+		break;
+	case CEL_S_ARRAY:
+		if (!json_is_array(j))
+			return bad_data(c, "an array for the provided schema "
+					   "with type=array");
+		break;
+	case CEL_S_STRING:
+		if (!json_is_string(j))
+			return bad_data(c, "string");
+		break;
+	case CEL_S_INT:
+		if (json_is_integer(j))
+			return mkint(json_integer_value(j));
+		if (json_is_real(j)) {
+			double d = json_real_value(j);
+			if (d == dtrunc(d) && d >= -9223372036854775808.0 &&
+			    d < 9223372036854775808.0)
+				return mkint((int64_t)d);
+		}
+		return bad_data(c, "int");
+	case CEL_S_DOUBLE:
+		if (json_is_number(j))
+			return mkdouble(json_number_value(j));
+		return bad_data(c, "float");
+	case CEL_S_BOOL:
+		if (!json_is_boolean(j))
+			return bad_data(c, "bool");
+		break;
+	case CEL_S_INT_OR_STRING:
+		if (!json_is_integer(j) && !json_is_string(j))
+			return bad_data(c, "XIntOrString value to be either "
+					   "a string or integer");
+		break;
+	case CEL_S_DURATION: {
+		int64_t d;
+		if (!json_is_string(j))
+			return bad_data(c, "string");
+		if (!parse_duration(json_string_value(j), json_string_length(j),
+				    &d))
+			return errf(c, "Invalid duration %.64s",
+				    json_string_value(j));
+		return mkdur(d);
+	}
+	case CEL_S_TIMESTAMP: {
+		if (!json_is_string(j))
+			return bad_data(c, "string");
+		v.k = V_TS;
+		if (!parse_ts(json_string_value(j), json_string_length(j),
+			      &v.ts.sec, &v.ts.ns, &v.ts.off) &&
+		    !parse_date(json_string_value(j), json_string_length(j),
+				&v.ts.sec))
+			return errf(c,
+				    "Invalid date-time formatted string %.64s",
+				    json_string_value(j));
+		return v;
+	}
+	case CEL_S_BYTES: {
+		if (!json_is_string(j))
+			return bad_data(c, "string");
+		size_t n = json_string_length(j), o;
+		char *p = astr(c, n / 4 * 3 + 3);
+		if (!p)
+			return err_static(COST_MSG);
+		if (!b64dec(json_string_value(j), n, p, &o))
+			return errf(c, "Invalid byte formatted string %.64s",
+				    json_string_value(j));
+		p[o] = 0;
+		return mkstr(V_BYTES, p, o);
+	}
+	}
+	switch (json_typeof(j)) {
+	case JSON_OBJECT:
+		v.k = V_MAP;
+		v.json = true;
+		v.js.j = j;
+		v.js.node = node;
+		return v;
+	case JSON_ARRAY:
+		v.k = V_LIST;
+		v.json = true;
+		v.js.j = j;
+		v.js.node = node;
+		return v;
+	case JSON_STRING:
+		return mkstr(V_STR, json_string_value(j),
+			     json_string_length(j));
+	case JSON_INTEGER:
+		return mkint(json_integer_value(j));
+	case JSON_REAL:
+		return mkdouble(json_real_value(j));
+	case JSON_TRUE:
+		return mkbool(true);
+	case JSON_FALSE:
+		return mkbool(false);
+	case JSON_NULL:
+		break;
+	}
+	return v;
+}
+
+/* ------------------------------------------------------ lists and maps */
+
+static size_t list_len(const struct val *v)
+{
+	return v->json ? json_array_size(v->js.j) : v->l.n;
+}
+
+static struct val list_get(struct ctx *c, const struct val *v, size_t i)
+{
+	if (!v->json)
+		return v->l.items[i];
+	return from_json(c, json_array_get(v->js.j, i),
+			 items_of(c, v->js.node));
+}
+
+/* Does the list compare equal regardless of order? */
+static bool list_unordered(struct ctx *c, const struct val *v)
+{
+	if (!v->json)
+		return v->set;
+	return v->js.node && c->ops && c->ops->list_type &&
+	       c->ops->list_type(v->js.node) != CEL_L_ATOMIC;
+}
+
+static size_t map_len(const struct val *v)
+{
+	return v->json ? json_object_size(v->js.j) : v->m.n;
+}
+
+/* Is the JSON map an object whose names CEL sees escaped? */
+static bool map_escaped(struct ctx *c, const struct val *v)
+{
+	enum cel_stype t = stype(c, v->js.node);
+	return t == CEL_S_OBJECT || t == CEL_S_ANY;
+}
+
+/* kube's cel.Unescape: into out (room for n+1); false if s holds an
+   escape that means nothing. */
+static bool unescape(const char *s, size_t n, char *out, size_t *out_len)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n;) {
+		if (i + 4 < n && s[i] == '_' && s[i + 1] == '_' &&
+		    s[i + 2] != '_') {
+			size_t j = i + 2;
+			while (j < n && s[j] != '_')
+				j++;
+			if (j + 1 < n && s[j + 1] == '_') {
+				const char *w = s + i + 2;
+				size_t wl = j - i - 2;
+				const char *rep = NULL;
+				if (wl == 11 && !memcmp(w, "underscores", 11))
+					rep = "__";
+				else if (wl == 3 && !memcmp(w, "dot", 3))
+					rep = ".";
+				else if (wl == 4 && !memcmp(w, "dash", 4))
+					rep = "-";
+				else if (wl == 5 && !memcmp(w, "slash", 5))
+					rep = "/";
+				if (rep) {
+					memcpy(out + o, rep, strlen(rep));
+					o += strlen(rep);
+				} else if (is_reserved(w, wl) && i == 0 &&
+					   j + 2 == n) {
+					memcpy(out + o, w, wl);
+					o += wl;
+				} else {
+					return false;
+				}
+				i = j + 2;
+				continue;
+			}
+		}
+		out[o++] = s[i++];
+	}
+	out[o] = 0;
+	*out_len = o;
+	return true;
+}
+
+/* kube's cel.Escape of a property name, for iterating an object's keys:
+   the name itself when it needs no escape or cannot have one. */
+static struct val escape_key(struct ctx *c, const char *k, size_t n)
+{
+	struct val same = mkstr(V_STR, k, n);
+	if (n == 0 || (k[0] >= '0' && k[0] <= '9'))
+		return same;
+	if (is_reserved(k, n)) {
+		char *p = astr(c, n + 4);
+		if (!p)
+			return err_static(COST_MSG);
+		memcpy(p, "__", 2);
+		memcpy(p + 2, k, n);
+		memcpy(p + 2 + n, "__", 2);
+		return mkstr(V_STR, p, n + 4);
+	}
+	bool need = false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)k[i];
+		if (ch == '-' || ch == '.' || ch == '/' ||
+		    (ch == '_' && i + 1 < n && k[i + 1] == '_'))
+			need = true;
+		else if (!(ch == '_' || (ch >= '0' && ch <= '9') ||
+			   (ch >= 'a' && ch <= 'z') ||
+			   (ch >= 'A' && ch <= 'Z')))
+			return same;
+	}
+	if (!need)
+		return same;
+	char *p = astr(c, n * 15);
+	if (!p)
+		return err_static(COST_MSG);
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *rep = NULL;
+		if (k[i] == '_' && i + 1 < n && k[i + 1] == '_')
+			rep = "__underscores__", i++;
+		else if (k[i] == '.')
+			rep = "__dot__";
+		else if (k[i] == '-')
+			rep = "__dash__";
+		else if (k[i] == '/')
+			rep = "__slash__";
+		if (rep) {
+			memcpy(p + o, rep, strlen(rep));
+			o += strlen(rep);
+		} else {
+			p[o++] = k[i];
+		}
+	}
+	p[o] = 0;
+	return mkstr(V_STR, p, o);
+}
+
+static int eqv(struct ctx *c, const struct val *a, const struct val *b,
+	       struct val *err, int depth);
+
+/* Look key up in map m: 1 found (*out set), 0 absent, -1 error (*out is
+   the error). */
+static int map_find(struct ctx *c, const struct val *m, const struct val *key,
+		    struct val *out)
+{
+	if (!m->json) {
+		for (size_t i = 0; i < m->m.n; i++) {
+			struct val e;
+			int r = eqv(c, &m->m.keys[i], key, &e, 0);
+			if (r < 0) {
+				*out = e;
+				return -1;
+			}
+			if (r) {
+				*out = m->m.vals[i];
+				return 1;
+			}
+		}
+		return 0;
+	}
+	if (key->k != V_STR) {
+		*out = is_err(key) ? *key : no_overload();
+		return -1;
+	}
+	enum cel_stype t = stype(c, m->js.node);
+	const char *name = key->s.p;
+	size_t n = key->s.n;
+	char small[256], *buf = small;
+	if (t == CEL_S_OBJECT || t == CEL_S_ANY) {
+		if (n + 1 > sizeof small) {
+			buf = astr(c, n);
+			if (!buf) {
+				*out = err_static(COST_MSG);
+				return -1;
+			}
+		}
+		if (!unescape(key->s.p, n, buf, &n))
+			return 0;
+		name = buf;
+	}
+	const json_t *j = json_object_getn(m->js.j, name, n);
+	if (!j || (t == CEL_S_OBJECT && json_is_null(j)))
+		return 0;
+	const void *child = NULL;
+	if (m->js.node && c->ops) {
+		if (t == CEL_S_OBJECT && c->ops->prop) {
+			if (name == key->s.p && name[n] != 0) {
+				char *z = astr(c, n);
+				if (!z) {
+					*out = err_static(COST_MSG);
+					return -1;
+				}
+				memcpy(z, name, n);
+				name = z;
+			}
+			child = c->ops->prop(m->js.node, name);
+		} else if (t == CEL_S_MAP && c->ops->addl) {
+			child = c->ops->addl(m->js.node);
+		}
+	}
+	*out = from_json(c, j, child);
+	return 1;
+}
+
+/* The keys of a map as a list of values (for iterating). */
+static bool map_keys(struct ctx *c, const struct val *m, struct val **out,
+		     size_t *n_out)
+{
+	size_t n = map_len(m), i = 0;
+	struct val *k = aalloc(c, (n ? n : 1) * sizeof *k);
+	if (!k)
+		return false;
+	if (!m->json) {
+		memcpy(k, m->m.keys, n * sizeof *k);
+	} else {
+		bool esc = map_escaped(c, m);
+		const char *key;
+		size_t klen;
+		json_t *v;
+		json_object_keylen_foreach((json_t *)m->js.j, key, klen, v)
+		{
+			(void)v;
+			if (i == n)
+				break;
+			k[i++] = esc ? escape_key(c, key, klen)
+				     : mkstr(V_STR, key, klen);
+		}
+		n = i;
+	}
+	*out = k;
+	*n_out = n;
+	return !c->abort_msg;
+}
+
+/* ------------------------------------------------ equality, comparison */
+
+/* Compare an int with a double: -1, 0, 1, or 2 when d is NaN. */
+static int cmp_int_double(int64_t i, double d)
+{
+	if (isnan(d))
+		return 2;
+	if (d >= 9223372036854775808.0)
+		return -1;
+	if (d < -9223372036854775808.0)
+		return 1;
+	double t = dtrunc(d);
+	int64_t ti = (int64_t)t;
+	if (i != ti)
+		return i < ti ? -1 : 1;
+	return d > t ? -1 : d < t ? 1 : 0;
+}
+
+static int cmp_uint_double(uint64_t u, double d)
+{
+	if (isnan(d))
+		return 2;
+	if (d >= 18446744073709551616.0)
+		return -1;
+	if (d < 0)
+		return 1;
+	double t = dtrunc(d);
+	uint64_t tu = (uint64_t)t;
+	if (u != tu)
+		return u < tu ? -1 : 1;
+	return d > t ? -1 : 0;
+}
+
+/* Numbers of any kind: -1, 0, 1, or 2 for unordered (NaN). */
+static int cmp_num(const struct val *a, const struct val *b)
+{
+	if (a->k == V_INT && b->k == V_INT)
+		return (a->i > b->i) - (a->i < b->i);
+	if (a->k == V_UINT && b->k == V_UINT)
+		return (a->u > b->u) - (a->u < b->u);
+	if (a->k == V_DOUBLE && b->k == V_DOUBLE) {
+		if (isnan(a->d) || isnan(b->d))
+			return 2;
+		return (a->d > b->d) - (a->d < b->d);
+	}
+	if (a->k == V_INT && b->k == V_UINT)
+		return a->i < 0
+			   ? -1
+			   : ((uint64_t)a->i > b->u) - ((uint64_t)a->i < b->u);
+	if (a->k == V_UINT && b->k == V_INT)
+		return b->i < 0
+			   ? 1
+			   : (a->u > (uint64_t)b->i) - (a->u < (uint64_t)b->i);
+	if (a->k == V_INT && b->k == V_DOUBLE)
+		return cmp_int_double(a->i, b->d);
+	if (a->k == V_UINT && b->k == V_DOUBLE)
+		return cmp_uint_double(a->u, b->d);
+	if (a->k == V_DOUBLE && b->k == V_INT) {
+		int r = cmp_int_double(b->i, a->d);
+		return r == 2 ? 2 : -r;
+	}
+	int r = cmp_uint_double(b->u, a->d);
+	return r == 2 ? 2 : -r;
+}
+
+static int cmp_bytes(const char *a, size_t an, const char *b, size_t bn)
+{
+	int r = memcmp(a, b, an < bn ? an : bn);
+	if (r)
+		return r < 0 ? -1 : 1;
+	return (an > bn) - (an < bn);
+}
+
+/* Ordering: -1, 0, 1, 2 (unordered), or -2 (no such overload). */
+static int ordering(const struct val *a, const struct val *b)
+{
+	if (is_num(a) && is_num(b))
+		return cmp_num(a, b);
+	if (a->k != b->k)
+		return -2;
+	switch (a->k) {
+	case V_STR:
+	case V_BYTES:
+		return cmp_bytes(a->s.p, a->s.n, b->s.p, b->s.n);
+	case V_BOOL:
+		return (a->b > b->b) - (a->b < b->b);
+	case V_DUR:
+		return (a->i > b->i) - (a->i < b->i);
+	case V_TS:
+		if (a->ts.sec != b->ts.sec)
+			return a->ts.sec < b->ts.sec ? -1 : 1;
+		return (a->ts.ns > b->ts.ns) - (a->ts.ns < b->ts.ns);
+	case V_ERR:
+	case V_UNSUP:
+	case V_NULL:
+	case V_INT:
+	case V_UINT:
+	case V_DOUBLE:
+	case V_LIST:
+	case V_MAP:
+		break;
+	}
+	return -2;
+}
+
+static int eq_lists(struct ctx *c, const struct val *a, const struct val *b,
+		    struct val *err, int depth)
+{
+	size_t n = list_len(a);
+	if (n != list_len(b))
+		return 0;
+	if (list_unordered(c, a) || list_unordered(c, b)) {
+		/* a multiset: each element of b takes an unused equal one
+		   of a */
+		unsigned char *used = aalloc(c, n ? n : 1);
+		if (!used) {
+			*err = err_static(COST_MSG);
+			return -1;
+		}
+		memset(used, 0, n);
+		for (size_t i = 0; i < n; i++) {
+			struct val eb = list_get(c, b, i);
+			bool found = false;
+			for (size_t k = 0; k < n && !found; k++) {
+				if (used[k])
+					continue;
+				if (!charge(c, 1)) {
+					*err = err_static(COST_MSG);
+					return -1;
+				}
+				struct val ea = list_get(c, a, k);
+				int r = eqv(c, &ea, &eb, err, depth + 1);
+				if (r < 0)
+					return r;
+				if (r)
+					used[k] = 1, found = true;
+			}
+			if (!found)
+				return 0;
+		}
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!charge(c, 1)) {
+			*err = err_static(COST_MSG);
+			return -1;
+		}
+		struct val ea = list_get(c, a, i), eb = list_get(c, b, i);
+		int r = eqv(c, &ea, &eb, err, depth + 1);
+		if (r <= 0)
+			return r;
+	}
+	return 1;
+}
+
+/* The schema of the value under raw name key of JSON map m. */
+static const void *child_of(struct ctx *c, const struct val *m, const char *key)
+{
+	enum cel_stype t = stype(c, m->js.node);
+	if (t == CEL_S_OBJECT && c->ops->prop)
+		return c->ops->prop(m->js.node, key);
+	if (t == CEL_S_MAP && c->ops->addl)
+		return c->ops->addl(m->js.node);
+	return NULL;
+}
+
+/* Maps are equal with the same keys and equal values. A JSON map is
+   compared by its raw property names, as kube's unstructuredMap.Equal
+   does, so that {'foo-bar': 1} equals the object {"foo-bar": 1}. */
+static int eq_maps(struct ctx *c, const struct val *a, const struct val *b,
+		   struct val *err, int depth)
+{
+	if (!a->json && b->json) {
+		const struct val *t = a;
+		a = b;
+		b = t;
+	}
+	if (map_len(a) != map_len(b))
+		return 0;
+	if (a->json) {
+		const char *key;
+		size_t klen;
+		json_t *va;
+		json_object_keylen_foreach((json_t *)a->js.j, key, klen, va)
+		{
+			struct val x, y;
+			if (!charge(c, 1)) {
+				*err = err_static(COST_MSG);
+				return -1;
+			}
+			x = from_json(c, va, child_of(c, a, key));
+			if (b->json) {
+				const json_t *vb =
+				    json_object_getn(b->js.j, key, klen);
+				if (!vb)
+					return 0;
+				y = from_json(c, vb, child_of(c, b, key));
+			} else {
+				struct val k = mkstr(V_STR, key, klen);
+				int r = map_find(c, b, &k, &y);
+				if (r < 0) {
+					*err = y;
+					return -1;
+				}
+				if (!r)
+					return 0;
+			}
+			int r = eqv(c, &x, &y, err, depth + 1);
+			if (r <= 0)
+				return r;
+		}
+		return 1;
+	}
+	/* both built: every key of a, by equality, in b */
+	for (size_t i = 0; i < a->m.n; i++) {
+		struct val y;
+		if (!charge(c, 1)) {
+			*err = err_static(COST_MSG);
+			return -1;
+		}
+		int r = map_find(c, b, &a->m.keys[i], &y);
+		if (r < 0) {
+			*err = y;
+			return -1;
+		}
+		if (!r)
+			return 0;
+		r = eqv(c, &a->m.vals[i], &y, err, depth + 1);
+		if (r <= 0)
+			return r;
+	}
+	return 1;
+}
+
+/* CEL's heterogeneous ==: 1, 0, or -1 with *err. */
+static int eqv(struct ctx *c, const struct val *a, const struct val *b,
+	       struct val *err, int depth)
+{
+	if (is_err(a) || is_err(b)) {
+		*err = is_err(a) ? *a : *b;
+		return -1;
+	}
+	if (depth > MAX_EQ_DEPTH) {
+		*err = err_static("value nested too deeply");
+		return -1;
+	}
+	if (is_num(a) && is_num(b))
+		return cmp_num(a, b) == 0;
+	if (a->k != b->k)
+		return 0;
+	switch (a->k) {
+	case V_NULL:
+		return 1;
+	case V_LIST:
+		return eq_lists(c, a, b, err, depth);
+	case V_MAP:
+		return eq_maps(c, a, b, err, depth);
+	case V_STR:
+	case V_BYTES:
+		if (a->s.n != b->s.n)
+			return 0;
+		if (!charge(c, a->s.n / 16)) {
+			*err = err_static(COST_MSG);
+			return -1;
+		}
+		return memcmp(a->s.p, b->s.p, a->s.n) == 0;
+	case V_BOOL:
+	case V_DUR:
+	case V_TS:
+		return ordering(a, b) == 0;
+	case V_ERR:
+	case V_UNSUP:
+	case V_INT:
+	case V_UINT:
+	case V_DOUBLE:
+		break;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------- arithmetic */
+
+static struct val ovf(void)
+{
+	return err_static("integer overflow");
+}
+
+static struct val uovf(void)
+{
+	return err_static("unsigned integer overflow");
+}
+
+static struct val ts_add(const struct val *t, int64_t dns, bool sub)
+{
+	int64_t sec = t->ts.sec;
+	int32_t ns = t->ts.ns;
+	int64_t ds = dns / 1000000000, dn = dns % 1000000000;
+	if (sub)
+		ds = -ds, dn = -dn;
+	int64_t s = sec + ds, n = ns + dn;
+	if (n < 0)
+		n += 1000000000, s--;
+	else if (n >= 1000000000)
+		n -= 1000000000, s++;
+	if (s < TS_MIN || s > TS_MAX)
+		return err_static("timestamp overflow");
+	struct val v = {.k = V_TS};
+	v.ts.sec = s;
+	v.ts.ns = (int32_t)n;
+	v.ts.off = t->ts.off;
+	return v;
+}
+
+static struct val new_list(struct ctx *c, size_t n);
+
+static bool is_set_list(struct ctx *c, const struct val *v)
+{
+	if (!v->json)
+		return v->set;
+	return v->js.node && c->ops && c->ops->list_type &&
+	       c->ops->list_type(v->js.node) == CEL_L_SET;
+}
+
+/* a + b; for a set-list the union, as kube's unstructuredSetList.Add
+   (a list-type map list is concatenated: merging it by key needs its
+   x-kubernetes-list-map-keys, which the schema callbacks do not give). */
+static struct val concat_lists(struct ctx *c, const struct val *a,
+			       const struct val *b)
+{
+	size_t na = list_len(a), nb = list_len(b), k;
+	bool set = is_set_list(c, a);
+	struct val v = new_list(c, na + nb);
+	if (is_err(&v))
+		return v;
+	for (k = 0; k < na; k++)
+		v.l.items[k] = list_get(c, a, k);
+	for (size_t i = 0; i < nb; i++) {
+		struct val e = list_get(c, b, i), err;
+		bool dup = false;
+		for (size_t j = 0; set && j < k && !dup; j++) {
+			if (!charge(c, 1))
+				return err_static(COST_MSG);
+			int r = eqv(c, &v.l.items[j], &e, &err, 0);
+			if (r < 0)
+				return err;
+			dup = r == 1;
+		}
+		if (!dup)
+			v.l.items[k++] = e;
+	}
+	v.l.n = k;
+	v.set = set;
+	return v;
+}
+
+static struct val arith(struct ctx *c, enum binop op, const struct val *a,
+			const struct val *b)
+{
+	int64_t r;
+	uint64_t u;
+	if (a->k == V_INT && b->k == V_INT) {
+		switch (op) {
+		case B_ADD:
+			return __builtin_add_overflow(a->i, b->i, &r)
+				   ? ovf()
+				   : mkint(r);
+		case B_SUB:
+			return __builtin_sub_overflow(a->i, b->i, &r)
+				   ? ovf()
+				   : mkint(r);
+		case B_MUL:
+			return __builtin_mul_overflow(a->i, b->i, &r)
+				   ? ovf()
+				   : mkint(r);
+		case B_DIV:
+			if (b->i == 0)
+				return err_static("division by zero");
+			if (a->i == INT64_MIN && b->i == -1)
+				return ovf();
+			return mkint(a->i / b->i);
+		case B_MOD:
+			if (b->i == 0)
+				return err_static("modulus by zero");
+			if (a->i == INT64_MIN && b->i == -1)
+				return ovf();
+			return mkint(a->i % b->i);
+		case B_EQ:
+		case B_NE:
+		case B_LT:
+		case B_LE:
+		case B_GT:
+		case B_GE:
+		case B_IN:
+			break;
+		}
+		return no_overload();
+	}
+	if (a->k == V_UINT && b->k == V_UINT) {
+		switch (op) {
+		case B_ADD:
+			return __builtin_add_overflow(a->u, b->u, &u)
+				   ? uovf()
+				   : mkuint(u);
+		case B_SUB:
+			return __builtin_sub_overflow(a->u, b->u, &u)
+				   ? uovf()
+				   : mkuint(u);
+		case B_MUL:
+			return __builtin_mul_overflow(a->u, b->u, &u)
+				   ? uovf()
+				   : mkuint(u);
+		case B_DIV:
+			if (b->u == 0)
+				return err_static("division by zero");
+			return mkuint(a->u / b->u);
+		case B_MOD:
+			if (b->u == 0)
+				return err_static("modulus by zero");
+			return mkuint(a->u % b->u);
+		case B_EQ:
+		case B_NE:
+		case B_LT:
+		case B_LE:
+		case B_GT:
+		case B_GE:
+		case B_IN:
+			break;
+		}
+		return no_overload();
+	}
+	if (a->k == V_DOUBLE && b->k == V_DOUBLE) {
+		if (op == B_ADD)
+			return mkdouble(a->d + b->d);
+		if (op == B_SUB)
+			return mkdouble(a->d - b->d);
+		if (op == B_MUL)
+			return mkdouble(a->d * b->d);
+		if (op == B_DIV)
+			return mkdouble(a->d / b->d);
+		return no_overload();
+	}
+	if (op == B_ADD && a->k == b->k && (a->k == V_STR || a->k == V_BYTES)) {
+		char *p = astr(c, a->s.n + b->s.n);
+		if (!p)
+			return err_static(COST_MSG);
+		memcpy(p, a->s.p, a->s.n);
+		memcpy(p + a->s.n, b->s.p, b->s.n);
+		return mkstr(a->k, p, a->s.n + b->s.n);
+	}
+	if (op == B_ADD && a->k == V_LIST && b->k == V_LIST)
+		return concat_lists(c, a, b);
+	if (a->k == V_DUR && b->k == V_DUR) {
+		if (op == B_ADD)
+			return __builtin_add_overflow(a->i, b->i, &r)
+				   ? ovf()
+				   : mkdur(r);
+		if (op == B_SUB)
+			return __builtin_sub_overflow(a->i, b->i, &r)
+				   ? ovf()
+				   : mkdur(r);
+		return no_overload();
+	}
+	if (a->k == V_TS && b->k == V_DUR && (op == B_ADD || op == B_SUB))
+		return ts_add(a, b->i, op == B_SUB);
+	if (a->k == V_DUR && b->k == V_TS && op == B_ADD)
+		return ts_add(b, a->i, false);
+	if (a->k == V_TS && b->k == V_TS && op == B_SUB) {
+		int64_t s = a->ts.sec - b->ts.sec; /* both within TS range */
+		if (__builtin_mul_overflow(s, (int64_t)1000000000, &r) ||
+		    __builtin_add_overflow(r, (int64_t)(a->ts.ns - b->ts.ns),
+					   &r))
+			return ovf();
+		return mkdur(r);
+	}
+	return no_overload();
+}
+
+/* ------------------------------------------------------------ strings */
+
+/* First occurrence of nd in h at or after byte from, or -1. */
+static int64_t find_sub(const char *h, size_t hn, const char *nd, size_t nn,
+			size_t from)
+{
+	if (from > hn)
+		return -1;
+	if (nn == 0)
+		return (int64_t)from;
+	const char *p = memmem(h + from, hn - from, nd, nn);
+	return p ? p - h : -1;
+}
+
+/* Last occurrence of nd in h starting at or before byte upto, or -1. */
+static int64_t rfind_sub(struct ctx *c, const char *h, size_t hn,
+			 const char *nd, size_t nn, size_t upto)
+{
+	if (nn > hn)
+		return -1;
+	if (upto > hn - nn)
+		upto = hn - nn;
+	charge(c, (upto + 1) * (nn / 16 + 1) / 16);
+	for (size_t i = upto + 1; i-- > 0;)
+		if (memcmp(h + i, nd, nn) == 0)
+			return (int64_t)i;
+	return -1;
+}
+
+static bool is_space(uint32_t cp)
+{
+	return (cp >= 9 && cp <= 13) || cp == ' ' || cp == 0x85 || cp == 0xa0 ||
+	       cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 ||
+	       cp == 0x2029 || cp == 0x202f || cp == 0x205f || cp == 0x3000;
+}
+
+static struct val str_trim(const struct val *s)
+{
+	const unsigned char *p = (const unsigned char *)s->s.p;
+	size_t b = 0, e = s->s.n;
+	uint32_t cp;
+	while (b < e) {
+		size_t l = utf8_len(p + b, e - b, &cp);
+		if (!l || !is_space(cp))
+			break;
+		b += l;
+	}
+	while (e > b) {
+		size_t st = e - 1;
+		while (st > b && (p[st] & 0xc0) == 0x80)
+			st--;
+		size_t l = utf8_len(p + st, e - st, &cp);
+		if (!l || !is_space(cp))
+			break;
+		e = st;
+	}
+	return mkstr(V_STR, s->s.p + b, e - b);
+}
+
+static struct val str_case(struct ctx *c, const struct val *s, bool upper)
+{
+	char *p = astr(c, s->s.n);
+	if (!p)
+		return err_static(COST_MSG);
+	for (size_t i = 0; i < s->s.n; i++) {
+		char ch = s->s.p[i];
+		if (upper && ch >= 'a' && ch <= 'z')
+			ch = (char)(ch - 'a' + 'A');
+		else if (!upper && ch >= 'A' && ch <= 'Z')
+			ch = (char)(ch - 'A' + 'a');
+		p[i] = ch;
+	}
+	return mkstr(V_STR, p, s->s.n);
+}
+
+/* A list of n string values, in the arena. */
+static struct val new_list(struct ctx *c, size_t n)
+{
+	struct val v = {.k = V_LIST};
+	v.l.items = aalloc(c, (n ? n : 1) * sizeof *v.l.items);
+	if (!v.l.items)
+		return err_static(COST_MSG);
+	v.l.n = n;
+	return v;
+}
+
+/* Go's strings.SplitN. */
+static struct val str_split(struct ctx *c, const struct val *s,
+			    const struct val *sep, int64_t lim)
+{
+	const char *h = s->s.p;
+	size_t hn = s->s.n, nn = sep->s.n;
+	if (lim == 0)
+		return new_list(c, 0);
+	size_t count;
+	if (nn == 0) {
+		count = (size_t)utf8_count(h, hn);
+	} else {
+		count = 1;
+		for (int64_t at = 0;
+		     (at = find_sub(h, hn, sep->s.p, nn, (size_t)at)) >= 0;
+		     at += (int64_t)nn)
+			count++;
+	}
+	if (lim > 0 && (uint64_t)lim < count)
+		count = (size_t)lim;
+	struct val v = new_list(c, count);
+	if (is_err(&v))
+		return v;
+	size_t at = 0;
+	for (size_t i = 0; i < count; i++) {
+		size_t end;
+		if (i + 1 == count) {
+			end = hn;
+		} else if (nn == 0) {
+			end = utf8_off(h + at, hn - at, 1) + at;
+		} else {
+			end = (size_t)find_sub(h, hn, sep->s.p, nn, at);
+		}
+		v.l.items[i] = mkstr(V_STR, h + at, end - at);
+		at = end + nn;
+	}
+	if (nn == 0 && count == 0)
+		v.l.n = 0;
+	return v;
+}
+
+/* Go's strings.Replace. */
+static struct val str_replace(struct ctx *c, const struct val *s,
+			      const struct val *old, const struct val *rep,
+			      int64_t lim)
+{
+	const char *h = s->s.p;
+	size_t hn = s->s.n, on = old->s.n, rn = rep->s.n;
+	size_t m = 0;
+	if (on == 0)
+		m = (size_t)utf8_count(h, hn) + 1;
+	else
+		for (int64_t at = 0;
+		     (at = find_sub(h, hn, old->s.p, on, (size_t)at)) >= 0;
+		     at += (int64_t)on)
+			m++;
+	if (lim >= 0 && (uint64_t)lim < m)
+		m = (size_t)lim;
+	if (m == 0)
+		return *s;
+	if (rn > on && (rn - on) > (ARENA_LIMIT - hn) / m)
+		return err_static(COST_MSG);
+	size_t out_n = hn + m * rn - m * on;
+	char *p = astr(c, out_n);
+	if (!p)
+		return err_static(COST_MSG);
+	size_t o = 0, at = 0;
+	for (size_t i = 0; i < m; i++) {
+		size_t j;
+		if (on == 0) {
+			j = at;
+			if (i > 0)
+				j += utf8_off(h + at, hn - at, 1);
+		} else {
+			j = (size_t)find_sub(h, hn, old->s.p, on, at);
+		}
+		memcpy(p + o, h + at, j - at);
+		o += j - at;
+		memcpy(p + o, rep->s.p, rn);
+		o += rn;
+		at = j + on;
+	}
+	memcpy(p + o, h + at, hn - at);
+	o += hn - at;
+	p[o] = 0;
+	return mkstr(V_STR, p, o);
+}
+
+/* A string value as a NUL-terminated C string (for regexec). */
+static const char *cstr(struct ctx *c, const struct val *s)
+{
+	if (s->s.p[s->s.n] == 0)
+		return s->s.p;
+	char *p = astr(c, s->s.n);
+	if (p)
+		memcpy(p, s->s.p, s->s.n);
+	return p;
+}
+
+static struct val do_matches(struct ctx *c, const struct node *n,
+			     const struct val *s, const struct val *pat)
+{
+	if (s->k != V_STR || pat->k != V_STR)
+		return no_overload();
+	const char *subj = cstr(c, s);
+	if (!subj)
+		return err_static(COST_MSG);
+	charge(c, s->s.n / 4 + 1);
+	if (n->re)
+		return mkbool(srv_goregex_search(n->re, subj));
+	if (memchr(pat->s.p, 0, pat->s.n))
+		return err_static("regex contains NUL");
+	const char *ps = cstr(c, pat);
+	if (!ps)
+		return err_static(COST_MSG);
+	char msg[200];
+	if (srv_re2_error(ps, msg, sizeof msg))
+		return errf(c, "%s", msg);
+	const char *why = "";
+	charge(c, pat->s.n * 4 + 100);
+	struct srv_goregex *g = srv_goregex_compile(ps, &why);
+	if (!g) {
+		if (!strcmp(why, "out of memory")) {
+			abort_eval(c, "out of memory");
+			return err_static("out of memory");
+		}
+		struct val v = errf(c, "regex %.64s: %s", ps, why);
+		if (v.k == V_ERR)
+			v.k = V_UNSUP;
+		return v;
+	}
+	bool m = srv_goregex_search(g, subj);
+	srv_goregex_free(g);
+	return mkbool(m);
+}
+
+/* Go's %g of a double (shortest representation), as cel-go's string(). */
+static struct val fmt_double(struct ctx *c, double d)
+{
+	char buf[64];
+	if (isnan(d))
+		return mkstr(V_STR, "NaN", 3);
+	if (isinf(d))
+		return d > 0 ? mkstr(V_STR, "+Inf", 4)
+			     : mkstr(V_STR, "-Inf", 4);
+	int p = 1;
+	for (; p < 17; p++) {
+		snprintf(buf, sizeof buf, "%.*e", p - 1, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	snprintf(buf, sizeof buf, "%.*e", p - 1, d);
+	const char *e = strchr(buf, 'e');
+	int exp = e ? atoi(e + 1) : 0;
+	/* Go's %g: an exponent when it is below -4 or at least 6 (the
+	   precision Go assumes for the shortest form) */
+	if (exp >= -4 && exp < 6) {
+		int dec = p - 1 - exp;
+		snprintf(buf, sizeof buf, "%.*f", dec > 0 ? dec : 0, d);
+	}
+	size_t n = strlen(buf);
+	char *s = astr(c, n);
+	if (!s)
+		return err_static(COST_MSG);
+	memcpy(s, buf, n);
+	return mkstr(V_STR, s, n);
+}
+
+static struct val fmt_str(struct ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static struct val fmt_str(struct ctx *c, const char *fmt, ...)
+{
+	char buf[80];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	size_t n = strlen(buf);
+	char *s = astr(c, n);
+	if (!s)
+		return err_static(COST_MSG);
+	memcpy(s, buf, n);
+	return mkstr(V_STR, s, n);
+}
+
+/* Go's duration as cel-go prints it: seconds, shortest, then "s". */
+static struct val fmt_dur(struct ctx *c, int64_t ns)
+{
+	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	char frac[16];
+	snprintf(frac, sizeof frac, "%09" PRIu64, a % 1000000000);
+	size_t fl = strlen(frac);
+	while (fl > 0 && frac[fl - 1] == '0')
+		frac[--fl] = 0;
+	return fmt_str(c, "%s%" PRIu64 "%s%ss", ns < 0 ? "-" : "",
+		       a / 1000000000, fl ? "." : "", frac);
+}
+
+static struct val fmt_ts(struct ctx *c, const struct val *t)
+{
+	int64_t local = t->ts.sec + t->ts.off * 60;
+	int64_t days = local / 86400, rem = local % 86400, y;
+	int m, d;
+	if (rem < 0)
+		rem += 86400, days--;
+	civil_from_days(days, &y, &m, &d);
+	char frac[16] = "", zone[8] = "Z";
+	if (t->ts.ns) {
+		snprintf(frac, sizeof frac, ".%09d", (int)t->ts.ns);
+		size_t fl = strlen(frac);
+		while (frac[fl - 1] == '0')
+			frac[--fl] = 0;
+	}
+	if (t->ts.off) {
+		int a = t->ts.off < 0 ? -t->ts.off : t->ts.off;
+		snprintf(zone, sizeof zone, "%c%02d:%02d",
+			 t->ts.off < 0 ? '-' : '+', a / 60 % 100, a % 60);
+	}
+	return fmt_str(c, "%04d-%02d-%02dT%02d:%02d:%02d%s%s", (int)y, m, d,
+		       (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60),
+		       frac, zone);
+}
+
+/* Go's strconv.ParseInt(s, 10, 64) / ParseUint. */
+static bool parse_int(const char *s, size_t n, bool is_unsigned, int64_t *i,
+		      uint64_t *u)
+{
+	size_t k = 0;
+	bool neg = false;
+	uint64_t v = 0;
+	if (k < n && (s[k] == '+' || s[k] == '-') && !is_unsigned)
+		neg = s[k++] == '-';
+	if (k == n)
+		return false;
+	for (; k < n; k++) {
+		if (s[k] < '0' || s[k] > '9')
+			return false;
+		if (v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(s[k] - '0');
+	}
+	if (is_unsigned) {
+		*u = v;
+		return true;
+	}
+	if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX)
+		return false;
+	*i = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v)
+		 : (int64_t)v;
+	return true;
+}
+
+static struct val conv(struct ctx *c, enum fn f, const struct val *a)
+{
+	switch (f) {
+	case F_INT:
+		if (a->k == V_INT)
+			return *a;
+		if (a->k == V_UINT)
+			return a->u > INT64_MAX ? ovf() : mkint((int64_t)a->u);
+		if (a->k == V_DOUBLE) {
+			if (!(a->d > -9223372036854775809.0 &&
+			      a->d < 9223372036854775808.0))
+				return ovf();
+			return mkint((int64_t)a->d);
+		}
+		if (a->k == V_STR) {
+			int64_t i;
+			uint64_t u;
+			if (!parse_int(a->s.p, a->s.n, false, &i, &u))
+				return errf(c,
+					    "strconv.ParseInt: parsing "
+					    "\"%.64s\": invalid syntax",
+					    a->s.p);
+			return mkint(i);
+		}
+		if (a->k == V_TS)
+			return mkint(a->ts.sec);
+		if (a->k == V_DUR)
+			return mkint(a->i);
+		break;
+	case F_UINT:
+		if (a->k == V_UINT)
+			return *a;
+		if (a->k == V_INT)
+			return a->i < 0 ? uovf() : mkuint((uint64_t)a->i);
+		if (a->k == V_DOUBLE) {
+			if (!(a->d >= 0 && a->d < 18446744073709551616.0))
+				return uovf();
+			return mkuint((uint64_t)a->d);
+		}
+		if (a->k == V_STR) {
+			int64_t i;
+			uint64_t u;
+			if (!parse_int(a->s.p, a->s.n, true, &i, &u))
+				return errf(c,
+					    "strconv.ParseUint: parsing "
+					    "\"%.64s\": invalid syntax",
+					    a->s.p);
+			return mkuint(u);
+		}
+		break;
+	case F_DOUBLE:
+		if (a->k == V_DOUBLE)
+			return *a;
+		if (a->k == V_INT)
+			return mkdouble((double)a->i);
+		if (a->k == V_UINT)
+			return mkdouble((double)a->u);
+		if (a->k == V_STR) {
+			const char *s = cstr(c, a);
+			char *end;
+			if (!s)
+				return err_static(COST_MSG);
+			double d = a->s.n ? strtod(s, &end) : 0;
+			if (!a->s.n || end != s + a->s.n || strchr(s, 'x') ||
+			    strchr(s, 'X'))
+				return errf(c,
+					    "strconv.ParseFloat: parsing "
+					    "\"%.64s\": invalid syntax",
+					    a->s.p);
+			return mkdouble(d);
+		}
+		break;
+	case F_STRING:
+		if (a->k == V_STR)
+			return *a;
+		if (a->k == V_INT)
+			return fmt_str(c, "%" PRId64, a->i);
+		if (a->k == V_UINT)
+			return fmt_str(c, "%" PRIu64, a->u);
+		if (a->k == V_DOUBLE)
+			return fmt_double(c, a->d);
+		if (a->k == V_BOOL)
+			return a->b ? mkstr(V_STR, "true", 4)
+				    : mkstr(V_STR, "false", 5);
+		if (a->k == V_BYTES) {
+			if (!utf8_valid(a->s.p, a->s.n))
+				return err_static("invalid UTF-8 in bytes, "
+						  "cannot convert to string");
+			return mkstr(V_STR, a->s.p, a->s.n);
+		}
+		if (a->k == V_DUR)
+			return fmt_dur(c, a->i);
+		if (a->k == V_TS)
+			return fmt_ts(c, a);
+		break;
+	case F_BOOL:
+		if (a->k == V_BOOL)
+			return *a;
+		if (a->k == V_STR) {
+			static const char *const yes[] = {
+			    "1", "t", "T", "TRUE", "true", "True"};
+			static const char *const no[] = {
+			    "0", "f", "F", "FALSE", "false", "False"};
+			for (size_t i = 0; i < 6; i++) {
+				if (strlen(yes[i]) == a->s.n &&
+				    !memcmp(yes[i], a->s.p, a->s.n))
+					return mkbool(true);
+				if (strlen(no[i]) == a->s.n &&
+				    !memcmp(no[i], a->s.p, a->s.n))
+					return mkbool(false);
+			}
+			return errf(c,
+				    "strconv.ParseBool: parsing \"%.64s\": "
+				    "invalid syntax",
+				    a->s.p);
+		}
+		break;
+	case F_BYTES:
+		if (a->k == V_BYTES)
+			return *a;
+		if (a->k == V_STR)
+			return mkstr(V_BYTES, a->s.p, a->s.n);
+		break;
+	case F_DYN:
+		return *a;
+	case F_DURATION:
+		if (a->k == V_DUR)
+			return *a;
+		if (a->k == V_STR) {
+			int64_t d;
+			if (!parse_duration(a->s.p, a->s.n, &d))
+				return err_static(
+				    "type conversion error from 'string' to "
+				    "'google.protobuf.Duration'");
+			return mkdur(d);
+		}
+		break;
+	case F_TIMESTAMP:
+		if (a->k == V_TS)
+			return *a;
+		if (a->k == V_STR) {
+			struct val v = {.k = V_TS};
+			if (!parse_ts(a->s.p, a->s.n, &v.ts.sec, &v.ts.ns,
+				      &v.ts.off))
+				return err_static(
+				    "type conversion error from 'string' to "
+				    "'google.protobuf.Timestamp'");
+			return v;
+		}
+		if (a->k == V_INT) {
+			if (a->i < TS_MIN || a->i > TS_MAX)
+				return err_static("timestamp overflow");
+			struct val v = {.k = V_TS};
+			v.ts.sec = a->i;
+			return v;
+		}
+		break;
+	case F_SIZE:
+	case F_CONTAINS:
+	case F_STARTS:
+	case F_ENDS:
+	case F_MATCHES:
+	case F_LOWER:
+	case F_UPPER:
+	case F_TRIM:
+	case F_SPLIT:
+	case F_JOIN:
+	case F_INDEXOF:
+	case F_LASTINDEXOF:
+	case F_REPLACE:
+	case F_SUBSTRING:
+	case F_CHARAT:
+	case F_ISSORTED:
+	case F_SUM:
+	case F_MIN:
+	case F_MAX:
+		break;
+	}
+	return no_overload();
+}
+
+/* ------------------------------------------------------------ calls */
+
+static struct val index_range(struct ctx *c, int64_t i)
+{
+	return errf(c, "index out of range: %" PRId64, i);
+}
+
+static struct val str_index_of(struct ctx *c, const struct val *s,
+			       const struct val *sub, const struct val *off,
+			       bool last)
+{
+	int64_t len = utf8_count(s->s.p, s->s.n);
+	if (sub->s.n == 0 && !off)
+		return mkint(last ? len : 0);
+	if (off) {
+		if (sub->s.n == 0)
+			return *off;
+		if (off->i < 0 || off->i >= len)
+			return index_range(c, off->i);
+	}
+	int64_t at;
+	charge(c, s->s.n / 16);
+	if (!last) {
+		size_t from = off ? utf8_off(s->s.p, s->s.n, off->i) : 0;
+		at = find_sub(s->s.p, s->s.n, sub->s.p, sub->s.n, from);
+	} else {
+		size_t upto = off ? utf8_off(s->s.p, s->s.n, off->i) : s->s.n;
+		at = rfind_sub(c, s->s.p, s->s.n, sub->s.p, sub->s.n, upto);
+	}
+	return mkint(at < 0 ? -1 : utf8_count(s->s.p, (size_t)at));
+}
+
+static struct val list_index_of(struct ctx *c, const struct val *l,
+				const struct val *x, bool last)
+{
+	size_t n = list_len(l);
+	for (size_t k = 0; k < n; k++) {
+		size_t i = last ? n - 1 - k : k;
+		struct val e = list_get(c, l, i), err;
+		if (!charge(c, 1))
+			return err_static(COST_MSG);
+		if (eqv(c, &e, x, &err, 0) == 1)
+			return mkint((int64_t)i);
+	}
+	return mkint(-1);
+}
+
+/* sum, min, max and isSorted of kube's lists library. */
+static struct val list_fold(struct ctx *c, enum fn f, const struct val *l)
+{
+	size_t n = list_len(l);
+	struct val acc = mkint(0);
+	for (size_t i = 0; i < n; i++) {
+		struct val e = list_get(c, l, i);
+		if (!charge(c, 1))
+			return err_static(COST_MSG);
+		if (is_err(&e))
+			return e;
+		if (f == F_SUM) {
+			acc = i == 0 ? e : arith(c, B_ADD, &acc, &e);
+			if (is_err(&acc))
+				return acc;
+			continue;
+		}
+		if (i == 0) {
+			if (ordering(&e, &e) == -2)
+				return no_overload();
+			acc = e;
+			continue;
+		}
+		int r = ordering(&acc, &e);
+		if (r == -2)
+			return no_overload();
+		if (f == F_ISSORTED && r == 1)
+			return mkbool(false);
+		if ((f == F_MIN && r == 1) || (f == F_MAX && r == -1))
+			acc = e;
+		if (f == F_ISSORTED)
+			acc = e;
+	}
+	if (f == F_ISSORTED)
+		return mkbool(true);
+	if (f == F_SUM && n > 0 && acc.k != V_INT && acc.k != V_UINT &&
+	    acc.k != V_DOUBLE && acc.k != V_DUR)
+		return no_overload();
+	if (n == 0 && f == F_MIN)
+		return err_static("min called on empty list");
+	if (n == 0 && f == F_MAX)
+		return err_static("max called on empty list");
+	return acc;
+}
+
+static struct val call(struct ctx *c, const struct node *n, const struct val *t,
+		       const struct val *a, int na)
+{
+	enum fn f = (enum fn)n->op;
+	/* the receiver: the target of a method call, else the first
+	   argument of a global one */
+	const struct val *r = t ? t : &a[0];
+	const struct val *x = t ? a : a + 1; /* the other arguments */
+	int nx = t ? na : na - 1;
+	/* string functions walk their receiver (code points, searches) */
+	if (r->k == V_STR || r->k == V_BYTES)
+		charge(c, r->s.n / 16);
+	switch (f) {
+	case F_SIZE:
+		if (r->k == V_STR)
+			return mkint(utf8_count(r->s.p, r->s.n));
+		if (r->k == V_BYTES)
+			return mkint((int64_t)r->s.n);
+		if (r->k == V_LIST)
+			return mkint((int64_t)list_len(r));
+		if (r->k == V_MAP)
+			return mkint((int64_t)map_len(r));
+		break;
+	case F_CONTAINS:
+	case F_STARTS:
+	case F_ENDS:
+		if (r->k != V_STR || x[0].k != V_STR)
+			break;
+		charge(c, r->s.n / 16);
+		if (x[0].s.n > r->s.n)
+			return mkbool(false);
+		if (f == F_STARTS)
+			return mkbool(!memcmp(r->s.p, x[0].s.p, x[0].s.n));
+		if (f == F_ENDS)
+			return mkbool(!memcmp(r->s.p + r->s.n - x[0].s.n,
+					      x[0].s.p, x[0].s.n));
+		return mkbool(find_sub(r->s.p, r->s.n, x[0].s.p, x[0].s.n, 0) >=
+			      0);
+	case F_MATCHES:
+		return do_matches(c, n, r, &x[0]);
+	case F_LOWER:
+	case F_UPPER:
+		if (r->k != V_STR)
+			break;
+		return str_case(c, r, f == F_UPPER);
+	case F_TRIM:
+		if (r->k != V_STR)
+			break;
+		return str_trim(r);
+	case F_SPLIT:
+		if (r->k != V_STR || x[0].k != V_STR ||
+		    (nx == 2 && x[1].k != V_INT))
+			break;
+		return str_split(c, r, &x[0], nx == 2 ? x[1].i : -1);
+	case F_JOIN: {
+		if (r->k != V_LIST || (nx == 1 && x[0].k != V_STR))
+			break;
+		size_t ln = list_len(r), total = 0, sn = nx ? x[0].s.n : 0;
+		for (size_t i = 0; i < ln; i++) {
+			struct val e = list_get(c, r, i);
+			if (e.k != V_STR)
+				return is_err(&e) ? e : no_overload();
+			total += e.s.n + (i ? sn : 0);
+			if (total > ARENA_LIMIT)
+				return err_static(COST_MSG);
+		}
+		char *p = astr(c, total);
+		if (!p)
+			return err_static(COST_MSG);
+		size_t o = 0;
+		for (size_t i = 0; i < ln; i++) {
+			struct val e = list_get(c, r, i);
+			if (i && sn)
+				memcpy(p + o, x[0].s.p, sn), o += sn;
+			memcpy(p + o, e.s.p, e.s.n);
+			o += e.s.n;
+		}
+		return mkstr(V_STR, p, total);
+	}
+	case F_INDEXOF:
+	case F_LASTINDEXOF:
+		if (r->k == V_LIST && nx == 1)
+			return list_index_of(c, r, &x[0], f == F_LASTINDEXOF);
+		if (r->k != V_STR || x[0].k != V_STR ||
+		    (nx == 2 && x[1].k != V_INT))
+			break;
+		return str_index_of(c, r, &x[0], nx == 2 ? &x[1] : NULL,
+				    f == F_LASTINDEXOF);
+	case F_REPLACE:
+		if (r->k != V_STR || x[0].k != V_STR || x[1].k != V_STR ||
+		    (nx == 3 && x[2].k != V_INT))
+			break;
+		return str_replace(c, r, &x[0], &x[1], nx == 3 ? x[2].i : -1);
+	case F_SUBSTRING: {
+		if (r->k != V_STR || x[0].k != V_INT ||
+		    (nx == 2 && x[1].k != V_INT))
+			break;
+		int64_t len = utf8_count(r->s.p, r->s.n);
+		int64_t st = x[0].i, en = nx == 2 ? x[1].i : len;
+		if (nx == 2 && st > en)
+			return errf(c,
+				    "invalid substring range. start: %" PRId64
+				    ", end: %" PRId64,
+				    st, en);
+		if (st < 0 || st > len)
+			return index_range(c, st);
+		if (en < 0 || en > len)
+			return index_range(c, en);
+		size_t b = utf8_off(r->s.p, r->s.n, st);
+		size_t e = utf8_off(r->s.p, r->s.n, en);
+		return mkstr(V_STR, r->s.p + b, e - b);
+	}
+	case F_CHARAT: {
+		if (r->k != V_STR || x[0].k != V_INT)
+			break;
+		int64_t len = utf8_count(r->s.p, r->s.n);
+		if (x[0].i < 0 || x[0].i > len)
+			return index_range(c, x[0].i);
+		size_t b = utf8_off(r->s.p, r->s.n, x[0].i);
+		size_t e = utf8_off(r->s.p + b, r->s.n - b, 1) + b;
+		return mkstr(V_STR, r->s.p + b, e - b);
+	}
+	case F_INT:
+	case F_UINT:
+	case F_DOUBLE:
+	case F_STRING:
+	case F_BOOL:
+	case F_BYTES:
+	case F_DYN:
+	case F_DURATION:
+	case F_TIMESTAMP:
+		return conv(c, f, r);
+	case F_ISSORTED:
+	case F_SUM:
+	case F_MIN:
+	case F_MAX:
+		if (r->k != V_LIST)
+			break;
+		return list_fold(c, f, r);
+	}
+	return no_overload();
+}
+
+/* --------------------------------------------------------- evaluation */
+
+static struct val ev(struct ctx *c, const struct node *n);
+
+static struct val eval_and_or(struct ctx *c, const struct node *n, bool is_and)
+{
+	struct val l = ev(c, n->a);
+	if (c->abort_msg)
+		return l;
+	/* and: false absorbs; or: true absorbs */
+	if (l.k == V_BOOL && l.b != is_and)
+		return l;
+	struct val r = ev(c, n->b);
+	if (c->abort_msg)
+		return r;
+	if (r.k == V_BOOL && r.b != is_and)
+		return r;
+	if (l.k == V_BOOL && r.k == V_BOOL)
+		return l;
+	if (is_err(&l))
+		return l;
+	if (is_err(&r))
+		return r;
+	return no_overload();
+}
+
+/* A map key as cel-go prints it (%v), into buf. */
+static void key_text(const struct val *k, char *buf, size_t size)
+{
+	switch (k->k) {
+	case V_STR:
+		snprintf(buf, size, "%.*s", k->s.n > 100 ? 100 : (int)k->s.n,
+			 k->s.p);
+		return;
+	case V_INT:
+		snprintf(buf, size, "%" PRId64, k->i);
+		return;
+	case V_UINT:
+		snprintf(buf, size, "%" PRIu64, k->u);
+		return;
+	case V_BOOL:
+		snprintf(buf, size, "%s", k->b ? "true" : "false");
+		return;
+	case V_DOUBLE:
+		snprintf(buf, size, "%g", k->d);
+		return;
+	case V_ERR:
+	case V_UNSUP:
+	case V_NULL:
+	case V_BYTES:
+	case V_LIST:
+	case V_MAP:
+	case V_DUR:
+	case V_TS:
+		break;
+	}
+	snprintf(buf, size, "?");
+}
+
+static struct val key_err(struct ctx *c, const struct val *k)
+{
+	char buf[128];
+	key_text(k, buf, sizeof buf);
+	return errf(c, "no such key: %s", buf);
+}
+
+static struct val eval_index(struct ctx *c, const struct val *a,
+			     const struct val *k)
+{
+	if (a->k == V_LIST) {
+		size_t len = list_len(a);
+		int64_t i;
+		if (k->k == V_INT)
+			i = k->i;
+		else if (k->k == V_UINT && !a->json && k->u <= INT64_MAX)
+			i = (int64_t)k->u;
+		else if (k->k == V_DOUBLE && !a->json && k->d == dtrunc(k->d) &&
+			 k->d > -9e18 && k->d < 9e18)
+			i = (int64_t)k->d;
+		else
+			return errf(c, "unsupported index type");
+		if (i < 0 || (uint64_t)i >= len) {
+			if (a->json)
+				return errf(c, "index out of bounds: %" PRId64,
+					    i);
+			return errf(c,
+				    "index '%" PRId64
+				    "' out of range in list size '%zu'",
+				    i, len);
+		}
+		return list_get(c, a, (size_t)i);
+	}
+	if (a->k == V_MAP) {
+		struct val v;
+		int r = map_find(c, a, k, &v);
+		if (r < 0)
+			return v;
+		if (!r)
+			return key_err(c, k);
+		return v;
+	}
+	return no_overload();
+}
+
+static struct val eval_in(struct ctx *c, const struct val *x,
+			  const struct val *in)
+{
+	if (in->k == V_LIST) {
+		size_t n = list_len(in);
+		struct val first = {.k = V_NULL};
+		bool have_err = false;
+		for (size_t i = 0; i < n; i++) {
+			struct val e = list_get(c, in, i), err;
+			if (!charge(c, 1))
+				return err_static(COST_MSG);
+			int r = eqv(c, &e, x, &err, 0);
+			if (r == 1)
+				return mkbool(true);
+			if (r < 0 && !have_err)
+				first = err, have_err = true;
+		}
+		return have_err ? first : mkbool(false);
+	}
+	if (in->k == V_MAP) {
+		struct val v;
+		int r = map_find(c, in, x, &v);
+		if (r < 0)
+			return v;
+		return mkbool(r == 1);
+	}
+	return no_overload();
+}
+
+static struct val eval_bin(struct ctx *c, const struct node *n)
+{
+	struct val a = ev(c, n->a);
+	if (is_err(&a) || c->abort_msg)
+		return a;
+	struct val b = ev(c, n->b);
+	if (is_err(&b) || c->abort_msg)
+		return b;
+	enum binop op = (enum binop)n->op;
+	struct val err;
+	int r;
+	switch (op) {
+	case B_EQ:
+	case B_NE:
+		r = eqv(c, &a, &b, &err, 0);
+		if (r < 0)
+			return err;
+		return mkbool(op == B_EQ ? r == 1 : r == 0);
+	case B_LT:
+	case B_LE:
+	case B_GT:
+	case B_GE:
+		if (a.k == V_STR || a.k == V_BYTES)
+			charge(c, a.s.n / 16);
+		r = ordering(&a, &b);
+		if (r == -2)
+			return no_overload();
+		if (r == 2)
+			return mkbool(false);
+		if (op == B_LT)
+			return mkbool(r < 0);
+		if (op == B_LE)
+			return mkbool(r <= 0);
+		if (op == B_GT)
+			return mkbool(r > 0);
+		return mkbool(r >= 0);
+	case B_IN:
+		return eval_in(c, &a, &b);
+	case B_ADD:
+	case B_SUB:
+	case B_MUL:
+	case B_DIV:
+	case B_MOD:
+		return arith(c, op, &a, &b);
+	}
+	return no_overload();
+}
+
+/* Insert k: v into the built map m (room reserved), or an error if k is
+   there already (cel-go's InsertMapKeyValue). */
+static struct val map_insert(struct ctx *c, struct val *m, const struct val *k,
+			     const struct val *v)
+{
+	struct val x;
+	if (k->k != V_STR && k->k != V_INT && k->k != V_UINT && k->k != V_BOOL)
+		return is_err(k) ? *k : err_static("unsupported key type");
+	int r = map_find(c, m, k, &x);
+	if (r < 0)
+		return x;
+	if (r) {
+		char buf[128];
+		key_text(k, buf, sizeof buf);
+		return errf(c, "insert failed: key %s already exists", buf);
+	}
+	m->m.keys[m->m.n] = *k;
+	m->m.vals[m->m.n++] = *v;
+	return *m;
+}
+
+/* transformMapEntry's step: insert every entry of map p into out, whose
+   arrays are grown as needed. */
+static struct val eval_entries(struct ctx *c, struct val *out, size_t *cap,
+			       const struct val *p)
+{
+	if (p->k != V_MAP)
+		return is_err(p) ? *p : no_overload();
+	struct val *keys;
+	size_t nk;
+	if (!map_keys(c, p, &keys, &nk))
+		return err_static(COST_MSG);
+	if (out->m.n + nk > *cap) {
+		size_t want =
+		    out->m.n + nk > 2 * *cap ? out->m.n + nk : 2 * *cap;
+		struct val *nkeys = aalloc(c, want * sizeof *nkeys);
+		struct val *nvals = aalloc(c, want * sizeof *nvals);
+		if (!nkeys || !nvals)
+			return err_static(COST_MSG);
+		memcpy(nkeys, out->m.keys, out->m.n * sizeof *nkeys);
+		memcpy(nvals, out->m.vals, out->m.n * sizeof *nvals);
+		out->m.keys = nkeys;
+		out->m.vals = nvals;
+		*cap = want;
+	}
+	for (size_t i = 0; i < nk; i++) {
+		struct val v, e;
+		int r = map_find(c, p, &keys[i], &v);
+		if (r < 0)
+			return v;
+		if (!r)
+			v.k = V_NULL;
+		e = map_insert(c, out, &keys[i], &v);
+		if (is_err(&e))
+			return e;
+	}
+	return *out;
+}
+
+/* A predicate's verdict for filters: true, false, or an error in *err. */
+static int verdict(const struct val *p, struct val *err)
+{
+	if (p->k == V_BOOL)
+		return p->b;
+	*err = is_err(p) ? *p : no_overload();
+	return -1;
+}
+
+static struct val eval_comp(struct ctx *c, const struct node *n)
+{
+	struct val range = ev(c, n->a);
+	if (is_err(&range) || c->abort_msg)
+		return range;
+	struct val *keys = NULL;
+	size_t cnt;
+	if (range.k == V_LIST) {
+		cnt = list_len(&range);
+	} else if (range.k == V_MAP) {
+		if (!map_keys(c, &range, &keys, &cnt))
+			return err_static(COST_MSG);
+	} else {
+		return no_overload();
+	}
+	enum macro m = (enum macro)n->op;
+	struct val out = {.k = V_NULL}, pending = {.k = V_NULL}, e;
+	bool have_pending = false;
+	int64_t count = 0;
+	size_t kept = 0, cap = cnt ? cnt : 1; /* of out's map arrays */
+	switch (m) {
+	case M_MAP:
+	case M_MAP3:
+	case M_FILTER:
+	case M2_TLIST:
+		out = new_list(c, cnt);
+		if (is_err(&out))
+			return out;
+		break;
+	case M2_TMAP:
+	case M2_TENTRY:
+		out.k = V_MAP;
+		out.m.n = 0;
+		out.m.keys = aalloc(c, (cnt ? cnt : 1) * sizeof *out.m.keys);
+		out.m.vals = aalloc(c, (cnt ? cnt : 1) * sizeof *out.m.vals);
+		if (!out.m.keys || !out.m.vals)
+			return err_static(COST_MSG);
+		break;
+	case M_ALL:
+	case M_EXISTS:
+	case M_EXISTS_ONE:
+	case M2_ALL:
+	case M2_EXISTS:
+	case M2_EXISTS_ONE:
+		break;
+	}
+	/* with a filter, b is the filter and c the transform */
+	const struct node *filter = m >= M2_TLIST && n->c ? n->b : NULL;
+	const struct node *xform = m >= M2_TLIST ? (n->c ? n->c : n->b) : n->c;
+	for (size_t i = 0; i < cnt; i++) {
+		if (!charge(c, 1))
+			return err_static(COST_MSG);
+		struct val elem = keys ? keys[i] : list_get(c, &range, i);
+		if (m >= M2_ALL) {
+			/* (index, element) of a list, (key, value) of a map */
+			if (keys) {
+				int r = map_find(c, &range, &keys[i],
+						 &c->slots[n->slot2]);
+				if (r < 0)
+					return c->slots[n->slot2];
+				if (!r) /* a null field of an object */
+					c->slots[n->slot2].k = V_NULL;
+				c->slots[n->slot] = elem;
+			} else {
+				c->slots[n->slot] = mkint((int64_t)i);
+				c->slots[n->slot2] = elem;
+			}
+		} else {
+			c->slots[n->slot] = elem;
+		}
+		struct val p = ev(c, filter ? filter : n->b);
+		if (c->abort_msg)
+			return p;
+		switch (m) {
+		case M_ALL:
+		case M_EXISTS:
+		case M2_ALL:
+		case M2_EXISTS:
+			if (p.k == V_BOOL) {
+				if (p.b == (m == M_EXISTS || m == M2_EXISTS))
+					return p;
+			} else if (!have_pending) {
+				pending = is_err(&p) ? p : no_overload();
+				have_pending = true;
+			}
+			break;
+		case M_EXISTS_ONE:
+		case M2_EXISTS_ONE:
+			if (verdict(&p, &e) < 0)
+				return e;
+			count += p.b;
+			break;
+		case M_MAP:
+			if (is_err(&p))
+				return p;
+			out.l.items[kept++] = p;
+			break;
+		case M_MAP3:
+		case M_FILTER:
+		case M2_TLIST:
+		case M2_TMAP:
+		case M2_TENTRY:
+			if (filter || m == M_MAP3 || m == M_FILTER) {
+				int r = verdict(&p, &e);
+				if (r < 0)
+					return e;
+				if (!r)
+					break;
+				if (m == M_FILTER) {
+					out.l.items[kept++] = elem;
+					break;
+				}
+				p = ev(c, xform);
+				if (c->abort_msg)
+					return p;
+			}
+			if (is_err(&p))
+				return p;
+			if (m == M_MAP3 || m == M2_TLIST) {
+				out.l.items[kept++] = p;
+			} else if (m == M2_TMAP) {
+				e = map_insert(c, &out, &c->slots[n->slot], &p);
+				if (is_err(&e))
+					return e;
+			} else {
+				e = eval_entries(c, &out, &cap, &p);
+				if (is_err(&e))
+					return e;
+			}
+			break;
+		}
+	}
+	switch (m) {
+	case M_ALL:
+	case M_EXISTS:
+	case M2_ALL:
+	case M2_EXISTS:
+		return have_pending ? pending
+				    : mkbool(m == M_ALL || m == M2_ALL);
+	case M_EXISTS_ONE:
+	case M2_EXISTS_ONE:
+		return mkbool(count == 1);
+	case M2_TMAP:
+	case M2_TENTRY:
+		return out;
+	case M_MAP:
+	case M_MAP3:
+	case M_FILTER:
+	case M2_TLIST:
+		break;
+	}
+	out.l.n = kept;
+	return out;
+}
+
+static struct val eval_call(struct ctx *c, const struct node *n)
+{
+	struct val t, args[3];
+	if (n->a) {
+		t = ev(c, n->a);
+		if (is_err(&t) || c->abort_msg)
+			return t;
+	}
+	for (int i = 0; i < n->n_args; i++) {
+		args[i] = ev(c, n->args[i]);
+		if (is_err(&args[i]) || c->abort_msg)
+			return args[i];
+	}
+	return call(c, n, n->a ? &t : NULL, args, n->n_args);
+}
+
+static struct val ev(struct ctx *c, const struct node *n)
+{
+	struct val v = {.k = V_NULL};
+	if (!charge(c, 1))
+		return err_static(COST_MSG);
+	switch (n->k) {
+	case N_INT:
+		return mkint(n->lit.i);
+	case N_UINT:
+		return mkuint(n->lit.u);
+	case N_DOUBLE:
+		return mkdouble(n->lit.d);
+	case N_STRING:
+		return mkstr(V_STR, n->s, n->s_len);
+	case N_BYTES:
+		return mkstr(V_BYTES, n->s, n->s_len);
+	case N_BOOL:
+		return mkbool(n->lit.b);
+	case N_NULL:
+		return v;
+	case N_IDENT:
+		return err_static("unresolved identifier");
+	case N_VAR:
+		return c->slots[n->slot];
+	case N_SELF:
+		return c->slots[0];
+	case N_OLD:
+		if (!c->old_json)
+			return err_static("no such attribute: oldSelf");
+		return c->slots[1];
+	case N_SELECT:
+	case N_HAS: {
+		const struct node *sel = n->k == N_HAS ? n->a : n;
+		struct val o = ev(c, sel->a);
+		if (is_err(&o) || c->abort_msg)
+			return o;
+		if (o.k != V_MAP)
+			return err_static("invalid type for field selection.");
+		struct val key = mkstr(V_STR, sel->s, sel->s_len);
+		int r = map_find(c, &o, &key, &v);
+		if (r < 0)
+			return v;
+		if (n->k == N_HAS) /* a value that does not convert is an
+				      error, as kube's Contains says */
+			return r == 1 && is_err(&v) ? v : mkbool(r == 1);
+		if (!r)
+			return errf(c, "no such key: %s", sel->s);
+		return v;
+	}
+	case N_INDEX: {
+		struct val a = ev(c, n->a);
+		if (is_err(&a) || c->abort_msg)
+			return a;
+		struct val k = ev(c, n->b);
+		if (is_err(&k) || c->abort_msg)
+			return k;
+		return eval_index(c, &a, &k);
+	}
+	case N_LIST: {
+		v = new_list(c, (size_t)n->n_args);
+		for (int i = 0; !is_err(&v) && i < n->n_args; i++) {
+			struct val e = ev(c, n->args[i]);
+			if (is_err(&e) || c->abort_msg)
+				return e;
+			v.l.items[i] = e;
+		}
+		return v;
+	}
+	case N_MAP: {
+		size_t np = (size_t)n->n_args / 2;
+		v.k = V_MAP;
+		v.m.keys = aalloc(c, (np ? np : 1) * sizeof *v.m.keys);
+		v.m.vals = aalloc(c, (np ? np : 1) * sizeof *v.m.vals);
+		v.m.n = 0;
+		if (!v.m.keys || !v.m.vals)
+			return err_static(COST_MSG);
+		for (size_t i = 0; i < np; i++) {
+			struct val k = ev(c, n->args[2 * i]), x;
+			if (is_err(&k) || c->abort_msg)
+				return k;
+			if (k.k != V_STR && k.k != V_INT && k.k != V_UINT &&
+			    k.k != V_BOOL)
+				return err_static("unsupported key type");
+			struct val e = ev(c, n->args[2 * i + 1]);
+			if (is_err(&e) || c->abort_msg)
+				return e;
+			int r = map_find(c, &v, &k, &x);
+			if (r < 0)
+				return x;
+			if (r)
+				return errf(c, "repeated key in map literal");
+			v.m.keys[v.m.n] = k;
+			v.m.vals[v.m.n++] = e;
+		}
+		return v;
+	}
+	case N_NOT:
+		v = ev(c, n->a);
+		if (v.k == V_BOOL)
+			return mkbool(!v.b);
+		return is_err(&v) ? v : no_overload();
+	case N_NEG:
+		v = ev(c, n->a);
+		if (v.k == V_INT)
+			return v.i == INT64_MIN ? ovf() : mkint(-v.i);
+		if (v.k == V_DOUBLE)
+			return mkdouble(-v.d);
+		if (v.k == V_DUR)
+			return v.i == INT64_MIN ? ovf() : mkdur(-v.i);
+		return is_err(&v) ? v : no_overload();
+	case N_BIN:
+		return eval_bin(c, n);
+	case N_AND:
+		return eval_and_or(c, n, true);
+	case N_OR:
+		return eval_and_or(c, n, false);
+	case N_COND:
+		v = ev(c, n->a);
+		if (v.k == V_BOOL)
+			return ev(c, v.b ? n->b : n->c);
+		return is_err(&v) ? v : no_overload();
+	case N_CALL:
+		return eval_call(c, n);
+	case N_COMP:
+		return eval_comp(c, n);
+	}
+	return v;
+}
+
+enum cel_result cel_eval(const cel_prog *p, const struct cel_schema *ops,
+			 const void *node, const json_t *self,
+			 const json_t *old_self, char *msg, size_t msg_size)
+{
+	struct ctx c = {.ops = ops, .old_json = old_self, .node = node};
+	enum cel_result res = CEL_ERROR;
+	const char *text = "";
+	if (msg_size)
+		msg[0] = 0;
+	if (!ops)
+		node = NULL;
+	c.slots = aalloc(&c, (size_t)(p->n_slots + 2) * sizeof *c.slots);
+	if (!c.slots) {
+		text = c.abort_msg;
+		goto out;
+	}
+	c.slots[0] = from_json(&c, self, node);
+	c.slots[1] = old_self ? from_json(&c, old_self, node)
+			      : (struct val){.k = V_NULL};
+	struct val v = ev(&c, p->root);
+	if (c.abort_msg) {
+		text = c.abort_msg;
+	} else if (v.k == V_ERR) {
+		text = v.s.p;
+	} else if (v.k == V_UNSUP) {
+		res = CEL_UNSUPPORTED;
+		text = v.s.p;
+	} else {
+		res = v.k == V_BOOL && v.b ? CEL_TRUE : CEL_FALSE;
+	}
+out:
+	if (msg_size)
+		put_msg(msg, msg_size, text);
+	arena_free(&c);
+	return res;
+}
+
+/* -------------------------------------------------------------- lexer */
+
+enum tok {
+	T_EOF,
+	T_ERR,
+	T_INT, /* u: the magnitude (a '-' before it is unary) */
+	T_UINT,
+	T_DOUBLE,
+	T_STRING, /* s, s_len: decoded */
+	T_BYTES,
+	T_IDENT,
+	T_TRUE,
+	T_FALSE,
+	T_NULL,
+	T_IN,
+	T_EQ,
+	T_NE,
+	T_LE,
+	T_GE,
+	T_AND,
+	T_OR,
+	T_PUNCT, /* ch */
+};
+
+struct parser {
+	const char *src;
+	size_t len, pos;
+	enum tok t; /* the current token */
+	size_t t_pos;
+	char ch; /* T_PUNCT, and '<' '>' */
+	uint64_t u;
+	double d;
+	char *s; /* owned, for T_STRING, T_BYTES, T_IDENT */
+	size_t s_len;
+	int depth; /* recursion */
+	cel_prog *prog;
+	char *why;
+	size_t why_size;
+	bool failed;
+	int n_slots;
+};
+
+static void fail(struct parser *ps, size_t at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void fail(struct parser *ps, size_t at, const char *fmt, ...)
+{
+	char buf[256], line[300];
+	va_list ap;
+	if (ps->failed)
+		return;
+	ps->failed = true;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (at == (size_t)-1)
+		snprintf(line, sizeof line, "%s", buf);
+	else
+		snprintf(line, sizeof line, "syntax error at %zu: %s", at, buf);
+	if (ps->why_size)
+		put_msg(ps->why, ps->why_size, line);
+}
+
+static void nomem(struct parser *ps)
+{
+	fail(ps, (size_t)-1, "out of memory");
+}
+
+static bool is_id0(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	       ch == '_';
+}
+
+static bool is_dig(char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+static int hexval(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* A quoted literal at ps->pos (the quote); raw and bytes per prefix. */
+static void lex_string(struct parser *ps, bool raw, bool bytes)
+{
+	const char *s = ps->src;
+	size_t i = ps->pos, n = ps->len, start = i;
+	char q = s[i];
+	bool triple = i + 2 < n && s[i + 1] == q && s[i + 2] == q;
+	i += triple ? 3 : 1;
+	/* decoded text is never longer than the source */
+	char *out = malloc(n - start + 1);
+	size_t o = 0;
+	if (!out) {
+		nomem(ps);
+		ps->t = T_ERR;
+		return;
+	}
+	for (;;) {
+		if (i >= n) {
+			fail(ps, start, "unterminated string");
+			goto bad;
+		}
+		if (triple ? (i + 2 < n && s[i] == q && s[i + 1] == q &&
+			      s[i + 2] == q)
+			   : s[i] == q) {
+			i += triple ? 3 : 1;
+			break;
+		}
+		if (!triple && (s[i] == '\n' || s[i] == '\r')) {
+			fail(ps, i, "newline in string");
+			goto bad;
+		}
+		if (s[i] != '\\' || raw) {
+			out[o++] = s[i++];
+			continue;
+		}
+		if (i + 1 >= n) {
+			fail(ps, i, "unterminated string");
+			goto bad;
+		}
+		char e = s[i + 1];
+		uint32_t cp = 0;
+		int k = 0;
+		const char *simple = strchr("\\'\"`?abfnrtv", e);
+		if (e && simple) {
+			static const char map[] = "\\'\"`?\a\b\f\n\r\t\v";
+			out[o++] = map[simple - "\\'\"`?abfnrtv"];
+			i += 2;
+			continue;
+		}
+		if (e == 'x' || e == 'X')
+			k = 2;
+		else if (e == 'u' && !bytes)
+			k = 4;
+		else if (e == 'U' && !bytes)
+			k = 8;
+		if (k) {
+			if (i + 2 + (size_t)k > n) {
+				fail(ps, i, "bad escape");
+				goto bad;
+			}
+			for (int j = 0; j < k; j++) {
+				int h = hexval(s[i + 2 + j]);
+				if (h < 0) {
+					fail(ps, i, "bad escape");
+					goto bad;
+				}
+				cp = cp * 16 + (uint32_t)h;
+			}
+			i += 2 + (size_t)k;
+		} else if (e >= '0' && e <= '3') {
+			if (i + 4 > n) {
+				fail(ps, i, "bad escape");
+				goto bad;
+			}
+			for (int j = 1; j <= 3; j++) {
+				if (s[i + j] < '0' || s[i + j] > '7') {
+					fail(ps, i, "bad escape");
+					goto bad;
+				}
+				cp = cp * 8 + (uint32_t)(s[i + j] - '0');
+			}
+			i += 4;
+		} else {
+			fail(ps, i, "bad escape");
+			goto bad;
+		}
+		if (bytes && cp < 256 && e != 'u' && e != 'U') {
+			out[o++] = (char)cp;
+			continue;
+		}
+		if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+			fail(ps, i, "bad code point in escape");
+			goto bad;
+		}
+		o += utf8_put(out + o, cp);
+	}
+	out[o] = 0;
+	ps->s = out;
+	ps->s_len = o;
+	ps->pos = i;
+	ps->t = bytes ? T_BYTES : T_STRING;
+	return;
+bad:
+	free(out);
+	ps->t = T_ERR;
+}
+
+static void lex_number(struct parser *ps)
+{
+	const char *s = ps->src;
+	size_t i = ps->pos, n = ps->len, start = i;
+	if (s[i] == '0' && i + 1 < n && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
+		uint64_t v = 0;
+		i += 2;
+		if (i >= n || hexval(s[i]) < 0) {
+			fail(ps, start, "bad hex literal");
+			ps->t = T_ERR;
+			return;
+		}
+		for (; i < n && hexval(s[i]) >= 0; i++) {
+			if (v >> 60) {
+				fail(ps, start, "integer literal out of range");
+				ps->t = T_ERR;
+				return;
+			}
+			v = v * 16 + (uint64_t)hexval(s[i]);
+		}
+		ps->u = v;
+		ps->t = T_INT;
+		if (i < n && (s[i] == 'u' || s[i] == 'U'))
+			i++, ps->t = T_UINT;
+		ps->pos = i;
+		return;
+	}
+	bool is_double = false;
+	while (i < n && is_dig(s[i]))
+		i++;
+	if (i + 1 < n && s[i] == '.' && is_dig(s[i + 1])) {
+		is_double = true;
+		for (i++; i < n && is_dig(s[i]); i++)
+			;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		size_t j = i + 1;
+		if (j < n && (s[j] == '+' || s[j] == '-'))
+			j++;
+		if (j < n && is_dig(s[j])) {
+			is_double = true;
+			for (i = j; i < n && is_dig(s[i]); i++)
+				;
+		}
+	}
+	if (is_double) {
+		char buf[128];
+		if (i - start >= sizeof buf) {
+			fail(ps, start, "number literal too long");
+			ps->t = T_ERR;
+			return;
+		}
+		memcpy(buf, s + start, i - start);
+		buf[i - start] = 0;
+		ps->d = strtod(buf, NULL);
+		ps->t = T_DOUBLE;
+		ps->pos = i;
+		return;
+	}
+	uint64_t v = 0;
+	for (size_t j = start; j < i; j++) {
+		if (v > (UINT64_MAX - 9) / 10) {
+			fail(ps, start, "integer literal out of range");
+			ps->t = T_ERR;
+			return;
+		}
+		v = v * 10 + (uint64_t)(s[j] - '0');
+	}
+	ps->u = v;
+	ps->t = T_INT;
+	if (i < n && (s[i] == 'u' || s[i] == 'U'))
+		i++, ps->t = T_UINT;
+	ps->pos = i;
+}
+
+static void next(struct parser *ps)
+{
+	const char *s = ps->src;
+	size_t n = ps->len;
+	free(ps->s);
+	ps->s = NULL;
+	if (ps->failed) {
+		ps->t = T_ERR;
+		return;
+	}
+	for (;;) {
+		while (ps->pos < n && strchr(" \t\n\r\f", s[ps->pos]) &&
+		       s[ps->pos])
+			ps->pos++;
+		if (ps->pos + 1 < n && s[ps->pos] == '/' &&
+		    s[ps->pos + 1] == '/') {
+			while (ps->pos < n && s[ps->pos] != '\n')
+				ps->pos++;
+			continue;
+		}
+		break;
+	}
+	size_t i = ps->pos;
+	ps->t_pos = i;
+	if (i >= n) {
+		ps->t = T_EOF;
+		return;
+	}
+	char ch = s[i], c2 = i + 1 < n ? s[i + 1] : 0;
+	if (is_id0(ch)) {
+		size_t j = i;
+		while (j < n && (is_id0(s[j]) || is_dig(s[j])))
+			j++;
+		/* string prefixes: r, b, rb, br (any case) */
+		size_t pl = j - i;
+		if (j < n && (s[j] == '"' || s[j] == '\'') && pl <= 2) {
+			bool raw = false, bytes = false, ok = true;
+			for (size_t k = i; k < j; k++) {
+				if ((s[k] == 'r' || s[k] == 'R') && !raw)
+					raw = true;
+				else if ((s[k] == 'b' || s[k] == 'B') && !bytes)
+					bytes = true;
+				else
+					ok = false;
+			}
+			if (ok) {
+				ps->pos = j;
+				lex_string(ps, raw, bytes);
+				return;
+			}
+		}
+		ps->s = malloc(pl + 1);
+		if (!ps->s) {
+			nomem(ps);
+			ps->t = T_ERR;
+			return;
+		}
+		memcpy(ps->s, s + i, pl);
+		ps->s[pl] = 0;
+		ps->s_len = pl;
+		ps->pos = j;
+		ps->t = T_IDENT;
+		if (!strcmp(ps->s, "true"))
+			ps->t = T_TRUE;
+		else if (!strcmp(ps->s, "false"))
+			ps->t = T_FALSE;
+		else if (!strcmp(ps->s, "null"))
+			ps->t = T_NULL;
+		else if (!strcmp(ps->s, "in"))
+			ps->t = T_IN;
+		return;
+	}
+	if (is_dig(ch) || (ch == '.' && is_dig(c2))) {
+		lex_number(ps);
+		return;
+	}
+	if (ch == '"' || ch == '\'') {
+		lex_string(ps, false, false);
+		return;
+	}
+	static const struct {
+		char a, b;
+		enum tok t;
+	} two[] = {{'=', '=', T_EQ}, {'!', '=', T_NE},	{'<', '=', T_LE},
+		   {'>', '=', T_GE}, {'&', '&', T_AND}, {'|', '|', T_OR}};
+	for (size_t k = 0; k < sizeof two / sizeof *two; k++)
+		if (ch == two[k].a && c2 == two[k].b) {
+			ps->t = two[k].t;
+			ps->pos = i + 2;
+			return;
+		}
+	if (ch && strchr("()[]{}.,:?!-+*/%<>", ch)) {
+		ps->t = T_PUNCT;
+		ps->ch = ch;
+		ps->pos = i + 1;
+		return;
+	}
+	fail(ps, i, "unexpected character");
+	ps->t = T_ERR;
+}
+
+static bool is_punct(struct parser *ps, char ch)
+{
+	return ps->t == T_PUNCT && ps->ch == ch;
+}
+
+static bool expect(struct parser *ps, char ch)
+{
+	if (!is_punct(ps, ch)) {
+		fail(ps, ps->t_pos, "expected '%c'", ch);
+		return false;
+	}
+	next(ps);
+	return true;
+}
+
+/* ------------------------------------------------------------- parser */
+
+static struct node *mknode(struct parser *ps, enum nkind k, struct node *a,
+			   struct node *b, struct node *c)
+{
+	if (ps->failed)
+		return NULL;
+	struct node *n = calloc(1, sizeof *n);
+	if (!n) {
+		nomem(ps);
+		return NULL;
+	}
+	n->k = k;
+	n->a = a;
+	n->b = b;
+	n->c = c;
+	n->all_next = ps->prog->all;
+	ps->prog->all = n;
+	int d = 0;
+	if (a && a->depth > d)
+		d = a->depth;
+	if (b && b->depth > d)
+		d = b->depth;
+	if (c && c->depth > d)
+		d = c->depth;
+	n->depth = d + 1;
+	if (n->depth > MAX_DEPTH)
+		fail(ps, (size_t)-1,
+		     "expression nested too deeply (more than %d levels)",
+		     MAX_DEPTH);
+	return n;
+}
+
+/* Take ownership of args (n of them) into node x. */
+static void set_args(struct parser *ps, struct node *x, struct node **args,
+		     int n)
+{
+	if (!x) {
+		free(args);
+		return;
+	}
+	x->args = args;
+	x->n_args = n;
+	for (int i = 0; i < n; i++)
+		if (args[i] && args[i]->depth + 1 > x->depth)
+			x->depth = args[i]->depth + 1;
+	if (x->depth > MAX_DEPTH)
+		fail(ps, (size_t)-1,
+		     "expression nested too deeply (more than %d levels)",
+		     MAX_DEPTH);
+}
+
+static struct node *parse_expr(struct parser *ps);
+
+/* Comma-separated expressions up to close; new array in *out. */
+static int parse_list(struct parser *ps, char close, bool pairs,
+		      struct node ***out)
+{
+	struct node **v = NULL;
+	int n = 0, cap = 0;
+	*out = NULL;
+	while (!ps->failed && !is_punct(ps, close)) {
+		for (int k = 0; k < (pairs ? 2 : 1); k++) {
+			if (k == 1 && !expect(ps, ':'))
+				break;
+			struct node *e = parse_expr(ps);
+			if (!e)
+				break;
+			if (n == cap) {
+				int nc = cap ? cap * 2 : 4;
+				struct node **nv =
+				    realloc(v, (size_t)nc * sizeof *nv);
+				if (!nv) {
+					nomem(ps);
+					break;
+				}
+				v = nv;
+				cap = nc;
+			}
+			v[n++] = e;
+		}
+		if (ps->failed || !is_punct(ps, ','))
+			break;
+		next(ps);
+	}
+	if (!ps->failed)
+		expect(ps, close);
+	if (ps->failed) {
+		free(v);
+		return -1;
+	}
+	*out = v;
+	return n;
+}
+
+static const struct fndef *find_fn(const char *name)
+{
+	for (size_t i = 0; i < sizeof fns / sizeof *fns; i++)
+		if (!strcmp(fns[i].name, name))
+			return &fns[i];
+	return NULL;
+}
+
+/* A literal regex pattern: check and compile it now, as cel-go does. */
+static void precompile(struct parser *ps, struct node *call,
+		       const struct node *pat)
+{
+	if (!pat || pat->k != N_STRING || ps->failed)
+		return;
+	char msg[200];
+	const char *why = "";
+	if (memchr(pat->s, 0, pat->s_len)) {
+		fail(ps, (size_t)-1, "regex contains NUL");
+		return;
+	}
+	if (srv_re2_error(pat->s, msg, sizeof msg)) {
+		fail(ps, (size_t)-1, "invalid regex: %s", msg);
+		return;
+	}
+	call->re = srv_goregex_compile(pat->s, &why);
+	if (!call->re)
+		fail(ps, (size_t)-1, "regex not supported: %s", why);
+}
+
+/* duration() and timestamp() of a literal: checked now, as cel-go's
+   checker does. */
+static void check_time_literal(struct parser *ps, enum fn f,
+			       const struct node *a)
+{
+	int64_t d;
+	int32_t ns;
+	int16_t off;
+	if (ps->failed)
+		return;
+	if (f == F_DURATION && a->k == N_STRING &&
+	    !parse_duration(a->s, a->s_len, &d))
+		fail(ps, (size_t)-1, "invalid duration argument");
+	if (f == F_TIMESTAMP && a->k == N_STRING &&
+	    !parse_ts(a->s, a->s_len, &d, &ns, &off))
+		fail(ps, (size_t)-1, "invalid timestamp");
+	if (f == F_TIMESTAMP && a->k == N_INT &&
+	    (a->lit.i < TS_MIN || a->lit.i > TS_MAX))
+		fail(ps, (size_t)-1, "invalid timestamp");
+}
+
+static struct node *make_macro(struct parser *ps, const char *name,
+			       struct node *target, struct node **args, int na,
+			       size_t at)
+{
+	static const struct {
+		const char *name;
+		int na;
+		enum macro m;
+	} macros[] = {
+	    {"all", 2, M_ALL},
+	    {"exists", 2, M_EXISTS},
+	    {"exists_one", 2, M_EXISTS_ONE},
+	    {"map", 2, M_MAP},
+	    {"map", 3, M_MAP3},
+	    {"filter", 2, M_FILTER},
+	    {"all", 3, M2_ALL},
+	    {"exists", 3, M2_EXISTS},
+	    {"existsOne", 3, M2_EXISTS_ONE},
+	    {"exists_one", 3, M2_EXISTS_ONE},
+	    {"transformList", 3, M2_TLIST},
+	    {"transformList", 4, M2_TLIST},
+	    {"transformMap", 3, M2_TMAP},
+	    {"transformMap", 4, M2_TMAP},
+	    {"transformMapEntry", 3, M2_TENTRY},
+	    {"transformMapEntry", 4, M2_TENTRY},
+	};
+	for (size_t i = 0; i < sizeof macros / sizeof *macros; i++) {
+		if (strcmp(macros[i].name, name) || macros[i].na != na)
+			continue;
+		bool two = macros[i].m >= M2_ALL;
+		if (args[0]->k != N_IDENT || (two && args[1]->k != N_IDENT)) {
+			fail(ps, at, "argument to %s must be a simple name",
+			     name);
+			free(args);
+			return NULL;
+		}
+		int body = two ? 2 : 1; /* the first argument after the names */
+		struct node *m = mknode(ps, N_COMP, target, args[body],
+					na > body + 1 ? args[body + 1] : NULL);
+		if (m) {
+			m->op = macros[i].m;
+			m->s = args[0]->s; /* the variables' names */
+			args[0]->s = NULL;
+			m->s_len = args[0]->s_len;
+			if (two) {
+				m->s2 = args[1]->s;
+				args[1]->s = NULL;
+			}
+		}
+		free(args);
+		return m;
+	}
+	return NULL;
+}
+
+/* A call: name(args) or target.name(args). Takes args. */
+static struct node *make_call(struct parser *ps, const char *name,
+			      struct node *target, struct node **args, int na,
+			      size_t at)
+{
+	if (!target && !strcmp(name, "has")) {
+		struct node *h = NULL;
+		if (na != 1 || args[0]->k != N_SELECT)
+			fail(ps, at, "invalid argument to has() macro");
+		else
+			h = mknode(ps, N_HAS, args[0], NULL, NULL);
+		free(args);
+		return h;
+	}
+	if (target && na >= 2) {
+		struct node *m = make_macro(ps, name, target, args, na, at);
+		if (m || ps->failed)
+			return m;
+	}
+	const struct fndef *f = find_fn(name);
+	if (!f) {
+		fail(ps, (size_t)-1, "function '%s' is not supported", name);
+		free(args);
+		return NULL;
+	}
+	int lo = target ? f->mmin : f->gmin, hi = target ? f->mmax : f->gmax;
+	if (lo < 0 || na < lo || na > hi) {
+		fail(ps, (size_t)-1,
+		     "function '%s' is not supported with %d argument%s%s",
+		     name, na, na == 1 ? "" : "s",
+		     target ? " as a method" : "");
+		free(args);
+		return NULL;
+	}
+	struct node *n = mknode(ps, N_CALL, target, NULL, NULL);
+	if (!n) {
+		free(args);
+		return NULL;
+	}
+	n->op = f->id;
+	set_args(ps, n, args, na);
+	if (f->id == F_MATCHES)
+		precompile(ps, n, target ? args[0] : args[1]);
+	if (f->id == F_DURATION || f->id == F_TIMESTAMP)
+		check_time_literal(ps, f->id, args[0]);
+	return n;
+}
+
+static struct node *parse_primary(struct parser *ps)
+{
+	struct node *n = NULL;
+	size_t at = ps->t_pos;
+	switch (ps->t) {
+	case T_INT:
+		if (ps->u > INT64_MAX) {
+			fail(ps, at, "integer literal out of range");
+			return NULL;
+		}
+		n = mknode(ps, N_INT, NULL, NULL, NULL);
+		if (n)
+			n->lit.i = (int64_t)ps->u;
+		next(ps);
+		return n;
+	case T_UINT:
+		n = mknode(ps, N_UINT, NULL, NULL, NULL);
+		if (n)
+			n->lit.u = ps->u;
+		next(ps);
+		return n;
+	case T_DOUBLE:
+		n = mknode(ps, N_DOUBLE, NULL, NULL, NULL);
+		if (n)
+			n->lit.d = ps->d;
+		next(ps);
+		return n;
+	case T_STRING:
+	case T_BYTES:
+		n = mknode(ps, ps->t == T_STRING ? N_STRING : N_BYTES, NULL,
+			   NULL, NULL);
+		if (n) {
+			n->s = ps->s;
+			n->s_len = ps->s_len;
+			ps->s = NULL;
+		}
+		next(ps);
+		return n;
+	case T_TRUE:
+	case T_FALSE:
+		n = mknode(ps, N_BOOL, NULL, NULL, NULL);
+		if (n)
+			n->lit.b = ps->t == T_TRUE;
+		next(ps);
+		return n;
+	case T_NULL:
+		n = mknode(ps, N_NULL, NULL, NULL, NULL);
+		next(ps);
+		return n;
+	case T_IDENT: {
+		char *name = ps->s;
+		ps->s = NULL;
+		if (is_cel_reserved(name, strlen(name))) {
+			fail(ps, at, "reserved identifier '%s'", name);
+			free(name);
+			return NULL;
+		}
+		next(ps);
+		if (is_punct(ps, '(')) {
+			struct node **args;
+			next(ps);
+			int na = parse_list(ps, ')', false, &args);
+			if (na < 0) {
+				free(name);
+				return NULL;
+			}
+			n = make_call(ps, name, NULL, args, na, at);
+			free(name);
+			return n;
+		}
+		if (is_punct(ps, '{')) {
+			fail(ps, at, "message construction is not supported");
+			free(name);
+			return NULL;
+		}
+		n = mknode(ps, N_IDENT, NULL, NULL, NULL);
+		if (!n) {
+			free(name);
+			return NULL;
+		}
+		n->s = name;
+		n->s_len = strlen(name);
+		return n;
+	}
+	case T_PUNCT:
+		if (ps->ch == '(') {
+			next(ps);
+			n = parse_expr(ps);
+			if (!expect(ps, ')'))
+				return NULL;
+			return n;
+		}
+		if (ps->ch == '[' || ps->ch == '{') {
+			bool is_map = ps->ch == '{';
+			struct node **args;
+			next(ps);
+			if (is_punct(ps, '?')) {
+				fail(ps, ps->t_pos,
+				     "optional syntax is not supported");
+				return NULL;
+			}
+			int na =
+			    parse_list(ps, is_map ? '}' : ']', is_map, &args);
+			if (na < 0)
+				return NULL;
+			n = mknode(ps, is_map ? N_MAP : N_LIST, NULL, NULL,
+				   NULL);
+			set_args(ps, n, args, na);
+			return n;
+		}
+		break;
+	case T_EOF:
+		fail(ps, at, "unexpected end of expression");
+		return NULL;
+	case T_ERR:
+	case T_IN:
+	case T_EQ:
+	case T_NE:
+	case T_LE:
+	case T_GE:
+	case T_AND:
+	case T_OR:
+		break;
+	}
+	fail(ps, at, "unexpected token");
+	return NULL;
+}
+
+/* Selections, indexes and method calls after n. */
+static struct node *parse_member_tail(struct parser *ps, struct node *n)
+{
+	while (n && !ps->failed) {
+		size_t at = ps->t_pos;
+		if (is_punct(ps, '.')) {
+			next(ps);
+			if (is_punct(ps, '?')) {
+				fail(ps, ps->t_pos,
+				     "optional syntax is not supported");
+				return NULL;
+			}
+			if (ps->t != T_IDENT) {
+				fail(ps, ps->t_pos, "expected a field name");
+				return NULL;
+			}
+			char *name = ps->s;
+			ps->s = NULL;
+			if (is_cel_reserved(name, strlen(name))) {
+				fail(ps, at, "reserved identifier '%s'", name);
+				free(name);
+				return NULL;
+			}
+			next(ps);
+			if (is_punct(ps, '(')) {
+				struct node **args;
+				next(ps);
+				int na = parse_list(ps, ')', false, &args);
+				if (na < 0) {
+					free(name);
+					return NULL;
+				}
+				n = make_call(ps, name, n, args, na, at);
+				free(name);
+				continue;
+			}
+			struct node *s = mknode(ps, N_SELECT, n, NULL, NULL);
+			if (!s) {
+				free(name);
+				return NULL;
+			}
+			s->s = name;
+			s->s_len = strlen(name);
+			n = s;
+		} else if (is_punct(ps, '[')) {
+			next(ps);
+			if (is_punct(ps, '?')) {
+				fail(ps, ps->t_pos,
+				     "optional syntax is not supported");
+				return NULL;
+			}
+			struct node *k = parse_expr(ps);
+			if (!k || !expect(ps, ']'))
+				return NULL;
+			n = mknode(ps, N_INDEX, n, k, NULL);
+		} else {
+			break;
+		}
+	}
+	return ps->failed ? NULL : n;
+}
+
+static struct node *parse_unary(struct parser *ps)
+{
+	char ops[MAX_DEPTH];
+	int n_ops = 0;
+	while (is_punct(ps, '!') || is_punct(ps, '-')) {
+		if (n_ops == MAX_DEPTH) {
+			fail(ps, (size_t)-1,
+			     "expression nested too deeply (more than %d "
+			     "levels)",
+			     MAX_DEPTH);
+			return NULL;
+		}
+		ops[n_ops++] = ps->ch;
+		next(ps);
+	}
+	struct node *n;
+	if (n_ops && ops[n_ops - 1] == '-' &&
+	    (ps->t == T_INT || ps->t == T_DOUBLE)) {
+		/* a negative literal: -9223372036854775808 is an int */
+		size_t at = ps->t_pos;
+		if (ps->t == T_INT) {
+			if (ps->u > (uint64_t)INT64_MAX + 1) {
+				fail(ps, at, "integer literal out of range");
+				return NULL;
+			}
+			n = mknode(ps, N_INT, NULL, NULL, NULL);
+			if (n)
+				n->lit.i = ps->u == (uint64_t)INT64_MAX + 1
+					       ? INT64_MIN
+					       : -(int64_t)ps->u;
+		} else {
+			n = mknode(ps, N_DOUBLE, NULL, NULL, NULL);
+			if (n)
+				n->lit.d = -ps->d;
+		}
+		next(ps);
+		if (is_punct(ps, '.') || is_punct(ps, '[')) {
+			/* -1.f() is -(1.f()): no literal to fold */
+			if (n && n->k == N_INT) {
+				if (n->lit.i == INT64_MIN) {
+					fail(ps, at,
+					     "integer literal out of range");
+					return NULL;
+				}
+				n->lit.i = -n->lit.i;
+			} else if (n) {
+				n->lit.d = -n->lit.d;
+			}
+		} else {
+			n_ops--;
+		}
+		n = parse_member_tail(ps, n);
+	} else {
+		n = parse_member_tail(ps, parse_primary(ps));
+	}
+	while (n && n_ops > 0)
+		n = mknode(ps, ops[--n_ops] == '!' ? N_NOT : N_NEG, n, NULL,
+			   NULL);
+	return n;
+}
+
+static struct node *parse_mul(struct parser *ps)
+{
+	struct node *n = parse_unary(ps);
+	while (n &&
+	       (is_punct(ps, '*') || is_punct(ps, '/') || is_punct(ps, '%'))) {
+		enum binop op = ps->ch == '*'	? B_MUL
+				: ps->ch == '/' ? B_DIV
+						: B_MOD;
+		next(ps);
+		struct node *r = parse_unary(ps);
+		if (!r)
+			return NULL;
+		n = mknode(ps, N_BIN, n, r, NULL);
+		if (n)
+			n->op = op;
+	}
+	return ps->failed ? NULL : n;
+}
+
+static struct node *parse_add(struct parser *ps)
+{
+	struct node *n = parse_mul(ps);
+	while (n && (is_punct(ps, '+') || is_punct(ps, '-'))) {
+		enum binop op = ps->ch == '+' ? B_ADD : B_SUB;
+		next(ps);
+		struct node *r = parse_mul(ps);
+		if (!r)
+			return NULL;
+		n = mknode(ps, N_BIN, n, r, NULL);
+		if (n)
+			n->op = op;
+	}
+	return ps->failed ? NULL : n;
+}
+
+static struct node *parse_rel(struct parser *ps)
+{
+	struct node *n = parse_add(ps);
+	while (n && !ps->failed) {
+		enum binop op;
+		if (ps->t == T_EQ)
+			op = B_EQ;
+		else if (ps->t == T_NE)
+			op = B_NE;
+		else if (ps->t == T_LE)
+			op = B_LE;
+		else if (ps->t == T_GE)
+			op = B_GE;
+		else if (ps->t == T_IN)
+			op = B_IN;
+		else if (is_punct(ps, '<'))
+			op = B_LT;
+		else if (is_punct(ps, '>'))
+			op = B_GT;
+		else
+			break;
+		next(ps);
+		struct node *r = parse_add(ps);
+		if (!r)
+			return NULL;
+		n = mknode(ps, N_BIN, n, r, NULL);
+		if (n)
+			n->op = op;
+	}
+	return ps->failed ? NULL : n;
+}
+
+/* terms[lo..hi) joined by k as a balanced tree, as cel-go balances
+   chains of && and ||. */
+static struct node *balance(struct parser *ps, enum nkind k,
+			    struct node **terms, int lo, int hi)
+{
+	if (hi - lo == 1)
+		return terms[lo];
+	int mid = lo + (hi - lo) / 2;
+	struct node *l = balance(ps, k, terms, lo, mid);
+	struct node *r = balance(ps, k, terms, mid, hi);
+	if (!l || !r)
+		return NULL;
+	return mknode(ps, k, l, r, NULL);
+}
+
+static struct node *parse_logic(struct parser *ps, bool is_and)
+{
+	struct node **terms = NULL, *n = NULL;
+	int cnt = 0, cap = 0;
+	enum tok op = is_and ? T_AND : T_OR;
+	for (;;) {
+		struct node *t = is_and ? parse_rel(ps) : parse_logic(ps, true);
+		if (!t)
+			goto out;
+		if (cnt == cap) {
+			int nc = cap ? cap * 2 : 8;
+			struct node **nt =
+			    realloc(terms, (size_t)nc * sizeof *nt);
+			if (!nt) {
+				nomem(ps);
+				goto out;
+			}
+			terms = nt;
+			cap = nc;
+		}
+		terms[cnt++] = t;
+		if (ps->t != op)
+			break;
+		next(ps);
+	}
+	n = balance(ps, is_and ? N_AND : N_OR, terms, 0, cnt);
+out:
+	free(terms);
+	return ps->failed ? NULL : n;
+}
+
+static struct node *parse_expr(struct parser *ps)
+{
+	if (++ps->depth > MAX_DEPTH) {
+		fail(ps, (size_t)-1,
+		     "expression nested too deeply (more than %d levels)",
+		     MAX_DEPTH);
+		return NULL;
+	}
+	struct node *n = parse_logic(ps, false);
+	if (n && is_punct(ps, '?')) {
+		next(ps);
+		struct node *t = parse_logic(ps, false);
+		if (t && expect(ps, ':')) {
+			struct node *f = parse_expr(ps);
+			n = f ? mknode(ps, N_COND, n, t, f) : NULL;
+		}
+	}
+	ps->depth--;
+	return ps->failed ? NULL : n;
+}
+
+/* ------------------------------------------------------------ resolver */
+
+struct scope {
+	const char *name;
+	int slot;
+	const struct scope *up;
+};
+
+/* Bind identifiers: macro variables (innermost first), self, oldSelf. */
+static void resolve(struct parser *ps, struct node *n, const struct scope *sc)
+{
+	if (!n || ps->failed)
+		return;
+	if (n->k == N_IDENT) {
+		for (const struct scope *s = sc; s; s = s->up)
+			if (!strcmp(s->name, n->s)) {
+				n->k = N_VAR;
+				n->slot = s->slot;
+				return;
+			}
+		if (!strcmp(n->s, "self")) {
+			n->k = N_SELF;
+		} else if (!strcmp(n->s, "oldSelf")) {
+			n->k = N_OLD;
+			ps->prog->old_self = true;
+		} else {
+			fail(ps, (size_t)-1, "undeclared reference to '%s'",
+			     n->s);
+		}
+		return;
+	}
+	if (n->k == N_COMP) {
+		resolve(ps, n->a, sc);
+		struct scope inner = {n->s, 2 + ps->n_slots++, sc};
+		struct scope inner2 = {n->s2, 0, &inner};
+		n->slot = inner.slot;
+		if (n->s2) {
+			inner2.slot = 2 + ps->n_slots++;
+			n->slot2 = inner2.slot;
+		}
+		resolve(ps, n->b, n->s2 ? &inner2 : &inner);
+		resolve(ps, n->c, n->s2 ? &inner2 : &inner);
+		return;
+	}
+	resolve(ps, n->a, sc);
+	resolve(ps, n->b, sc);
+	resolve(ps, n->c, sc);
+	for (int i = 0; i < n->n_args; i++)
+		resolve(ps, n->args[i], sc);
+}
+
+/* ------------------------------------------------------------- public */
+
+void cel_free(cel_prog *p)
+{
+	if (!p)
+		return;
+	while (p->all) {
+		struct node *n = p->all;
+		p->all = n->all_next;
+		free(n->s);
+		free(n->s2);
+		free(n->args);
+		srv_goregex_free(n->re);
+		free(n);
+	}
+	free(p);
+}
+
+bool cel_uses_old_self(const cel_prog *p)
+{
+	return p->old_self;
+}
+
+cel_prog *cel_compile(const char *src, char *why, size_t why_size)
+{
+	struct parser ps = {.src = src, .why = why, .why_size = why_size};
+	if (why_size)
+		why[0] = 0;
+	ps.len = strlen(src);
+	ps.prog = calloc(1, sizeof *ps.prog);
+	if (!ps.prog) {
+		if (why_size)
+			put_msg(why, why_size, "out of memory");
+		return NULL;
+	}
+	if (!utf8_valid(src, ps.len))
+		fail(&ps, (size_t)-1, "the rule is not valid UTF-8");
+	next(&ps);
+	struct node *root = parse_expr(&ps);
+	if (!ps.failed && ps.t != T_EOF)
+		fail(&ps, ps.t_pos, "unexpected token after the expression");
+	if (!ps.failed)
+		resolve(&ps, root, NULL);
+	free(ps.s);
+	if (ps.failed || !root) {
+		if (!ps.failed && why_size)
+			put_msg(why, why_size, "syntax error");
+		cel_free(ps.prog);
+		return NULL;
+	}
+	/* slots: 0 self, 1 oldSelf, then one per macro */
+	ps.prog->n_slots = ps.n_slots;
+	ps.prog->root = root;
+	return ps.prog;
+}

@@ -1,0 +1,1042 @@
+/*
+ * test_cel.c -- tests of server/cel.c: every rule of the brief against
+ * objects that pass and objects that fail, cel-go's error absorption and
+ * messages, heterogeneous equality, set and map lists, escaped property
+ * names, durations and timestamps, the string and list libraries, compile
+ * failures (unknown functions, syntax, nesting) and the step limit.
+ *
+ * Expected results and messages are what cel-go (as Kubernetes 1.33
+ * configures it) gives for the same rule; the vectors are our own.
+ */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../server/cel.h"
+
+/* A test schema node: a type, and for objects named properties. */
+struct tnode {
+	enum cel_stype type;
+	enum cel_ltype lt;
+	const char *names[8];
+	const struct tnode *props[8];
+	const struct tnode *items;
+	const struct tnode *addl;
+};
+
+static const void *t_prop(const void *node, const char *name)
+{
+	const struct tnode *t = node;
+	for (int i = 0; i < 8 && t->names[i]; i++)
+		if (!strcmp(t->names[i], name))
+			return t->props[i];
+	return NULL;
+}
+
+static const void *t_items(const void *node)
+{
+	return ((const struct tnode *)node)->items;
+}
+
+static const void *t_addl(const void *node)
+{
+	return ((const struct tnode *)node)->addl;
+}
+
+static enum cel_stype t_type(const void *node)
+{
+	return ((const struct tnode *)node)->type;
+}
+
+static enum cel_ltype t_lt(const void *node)
+{
+	return ((const struct tnode *)node)->lt;
+}
+
+static const struct cel_schema ops = {t_prop, t_items, t_addl, t_type, t_lt};
+
+static const struct tnode t_str = {.type = CEL_S_STRING};
+static const struct tnode t_int = {.type = CEL_S_INT};
+static const struct tnode t_num = {.type = CEL_S_DOUBLE};
+static const struct tnode t_dur = {.type = CEL_S_DURATION};
+static const struct tnode t_ts = {.type = CEL_S_TIMESTAMP};
+static const struct tnode t_bytes = {.type = CEL_S_BYTES};
+static const struct tnode t_ios = {.type = CEL_S_INT_OR_STRING};
+static const struct tnode t_strset = {
+    .type = CEL_S_ARRAY, .lt = CEL_L_SET, .items = &t_str};
+
+/* Compile rule (must compile), evaluate against self (and old), return the
+   result with the message in msg. */
+static enum cel_result run(const char *rule, const char *self, const char *old,
+			   const struct tnode *schema, char *msg,
+			   size_t msg_size)
+{
+	char why[200];
+	json_error_t jerr;
+	cel_prog *p = cel_compile(rule, why, sizeof why);
+	cr_assert(p, "rule %s does not compile: %s", rule, why);
+	json_t *s = json_loads(self, JSON_DECODE_ANY, &jerr);
+	cr_assert(s, "bad test JSON %s: %s", self, jerr.text);
+	json_t *o = NULL;
+	if (old) {
+		o = json_loads(old, JSON_DECODE_ANY, &jerr);
+		cr_assert(o, "bad test JSON %s: %s", old, jerr.text);
+	}
+	enum cel_result r =
+	    cel_eval(p, schema ? &ops : NULL, schema, s, o, msg, msg_size);
+	json_decref(o);
+	json_decref(s);
+	cel_free(p);
+	return r;
+}
+
+static const char *rname(enum cel_result r)
+{
+	switch (r) {
+	case CEL_TRUE:
+		return "true";
+	case CEL_FALSE:
+		return "false";
+	case CEL_ERROR:
+		return "error";
+	case CEL_UNSUPPORTED:
+		return "unsupported";
+	}
+	return "?";
+}
+
+static void expect_s(const char *rule, const char *self, const char *old,
+		     const struct tnode *schema, enum cel_result want,
+		     const char *want_msg)
+{
+	char msg[256];
+	enum cel_result r = run(rule, self, old, schema, msg, sizeof msg);
+	cr_expect_eq(r, want, "%s on %s: %s (%s), want %s", rule, self,
+		     rname(r), msg, rname(want));
+	if (want_msg)
+		cr_expect_str_eq(msg, want_msg, "%s on %s", rule, self);
+}
+
+static void yes(const char *rule, const char *self)
+{
+	expect_s(rule, self, NULL, NULL, CEL_TRUE, NULL);
+}
+
+static void no(const char *rule, const char *self)
+{
+	expect_s(rule, self, NULL, NULL, CEL_FALSE, NULL);
+}
+
+static void err(const char *rule, const char *self, const char *msg)
+{
+	expect_s(rule, self, NULL, NULL, CEL_ERROR, msg);
+}
+
+static void bad(const char *rule, const char *want_why)
+{
+	char why[200];
+	cel_prog *p = cel_compile(rule, why, sizeof why);
+	cr_expect_null(p, "rule %s compiled", rule);
+	cel_free(p);
+	cr_expect(why[0], "rule %s failed without saying why", rule);
+	if (want_why)
+		cr_expect(strstr(why, want_why), "rule %s: why is \"%s\"", rule,
+			  why);
+}
+
+/* -------------------------------------------------------- real rules */
+
+Test(cel_rules, presence_implications)
+{
+	const char *r = "!has(self.externalId) || has(self.roleArn)";
+	yes(r, "{}");
+	yes(r, "{\"externalId\":\"x\",\"roleArn\":\"y\"}");
+	no(r, "{\"externalId\":\"x\"}");
+	r = "!has(self.topology) || (has(self.mode) && self.mode == "
+	    "'Topology')";
+	yes(r, "{\"mode\":\"Other\"}");
+	yes(r, "{\"topology\":{},\"mode\":\"Topology\"}");
+	no(r, "{\"topology\":{},\"mode\":\"Other\"}");
+	no(r, "{\"topology\":{}}");
+	r = "!(self.type != 'RollingUpdate' && has(self.rollingUpdate))";
+	yes(r, "{\"type\":\"RollingUpdate\",\"rollingUpdate\":{}}");
+	yes(r, "{\"type\":\"Recreate\"}");
+	no(r, "{\"type\":\"Recreate\",\"rollingUpdate\":{}}");
+}
+
+Test(cel_rules, transition_rules)
+{
+	cel_prog *p = cel_compile("self == oldSelf", NULL, 0);
+	cr_assert(p);
+	cr_expect(cel_uses_old_self(p));
+	cel_free(p);
+	p = cel_compile("self.a == 1", NULL, 0);
+	cr_assert(p);
+	cr_expect_not(cel_uses_old_self(p));
+	cel_free(p);
+	expect_s("self == oldSelf", "{\"a\":[1,2]}", "{\"a\":[1,2]}", NULL,
+		 CEL_TRUE, "");
+	expect_s("self == oldSelf", "{\"a\":[1,2]}", "{\"a\":[2,1]}", NULL,
+		 CEL_FALSE, "");
+	expect_s("self == oldSelf", "\"x\"", "\"y\"", NULL, CEL_FALSE, NULL);
+	const char *r = "!has(oldSelf.volumeHandle) || has(self.volumeHandle)";
+	expect_s(r, "{}", "{}", NULL, CEL_TRUE, NULL);
+	expect_s(r, "{\"volumeHandle\":\"v\"}", "{\"volumeHandle\":\"v\"}",
+		 NULL, CEL_TRUE, NULL);
+	expect_s(r, "{}", "{\"volumeHandle\":\"v\"}", NULL, CEL_FALSE, NULL);
+}
+
+Test(cel_rules, exactly_one_of)
+{
+	const char *r = "(has(self.volumeHandle) && !has(self.snapshotHandle)) "
+			"|| (!has(self.volumeHandle) && "
+			"has(self.snapshotHandle))";
+	yes(r, "{\"volumeHandle\":\"a\"}");
+	yes(r, "{\"snapshotHandle\":\"a\"}");
+	no(r, "{}");
+	no(r, "{\"volumeHandle\":\"a\",\"snapshotHandle\":\"b\"}");
+	r = "(has(self.tpp) ? 1 : 0) + (has(self.cloud) ? 1 : 0) + "
+	    "(has(self.ngts) ? 1 : 0) == 1";
+	yes(r, "{\"cloud\":{}}");
+	no(r, "{}");
+	no(r, "{\"cloud\":{},\"tpp\":{}}");
+	r = "[has(self.universal),has(self.individual)].filter(x,x==true)."
+	    "size() == 1";
+	yes(r, "{\"universal\":1}");
+	no(r, "{\"universal\":1,\"individual\":2}");
+	no(r, "{}");
+}
+
+Test(cel_rules, string_fields)
+{
+	const char *r = "self.type != 'CEL' || self.condition != \"\"";
+	yes(r, "{\"type\":\"Other\"}");
+	yes(r, "{\"type\":\"CEL\",\"condition\":\"x\"}");
+	no(r, "{\"type\":\"CEL\",\"condition\":\"\"}");
+	err(r, "{\"type\":\"CEL\"}", "no such key: condition");
+	r = "!has(self.singular) || self.singular == "
+	    "self.singular.lowerAscii()";
+	yes(r, "{\"singular\":\"foo\"}");
+	no(r, "{\"singular\":\"Foo\"}");
+	yes(r, "{}");
+	r = "size(self.group) == 0 && self.kind == 'Service'";
+	yes(r, "{\"group\":\"\",\"kind\":\"Service\"}");
+	no(r, "{\"group\":\"apps\",\"kind\":\"Service\"}");
+	no(r, "{\"group\":\"\",\"kind\":\"Pod\"}");
+}
+
+Test(cel_rules, replica_bounds)
+{
+	const char *r = "!has(self.minReplicaCount) || self.minReplicaCount <= "
+			"(has(self.maxReplicaCount) ? self.maxReplicaCount : "
+			"100)";
+	yes(r, "{}");
+	yes(r, "{\"minReplicaCount\":5}");
+	no(r, "{\"minReplicaCount\":500}");
+	yes(r, "{\"minReplicaCount\":5,\"maxReplicaCount\":5}");
+	no(r, "{\"minReplicaCount\":6,\"maxReplicaCount\":5}");
+}
+
+Test(cel_rules, path_matching)
+{
+	const char *r = "(self.type in ['Exact','PathPrefix']) ? "
+			"!self.value.endsWith('/.') : true";
+	yes(r, "{\"type\":\"Exact\",\"value\":\"/a\"}");
+	no(r, "{\"type\":\"PathPrefix\",\"value\":\"/a/.\"}");
+	yes(r, "{\"type\":\"Regex\",\"value\":\"/a/.\"}");
+	r = "(self.type in ['Exact','PathPrefix']) ? "
+	    "self.value.matches(r\"\"\"^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%]["
+	    "0-9a-fA-F]{2})+$\"\"\") : true";
+	yes(r, "{\"type\":\"Exact\",\"value\":\"/a/b%20c\"}");
+	no(r, "{\"type\":\"Exact\",\"value\":\"/a b\"}");
+	no(r, "{\"type\":\"Exact\",\"value\":\"/a%2\"}");
+	yes(r, "{\"type\":\"Other\",\"value\":\"/a b\"}");
+}
+
+Test(cel_rules, hostnames)
+{
+	const char *r = "self.all(h, !h.contains('*') ? "
+			"h.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-"
+			"9]([-a-z0-9]*[a-z0-9])?)*)$') : true)";
+	yes(r, "[\"a.example.com\",\"*.x\"]");
+	yes(r, "[]");
+	no(r, "[\"a.example.com\",\"Bad_Host\"]");
+	no(r, "[\"a..b\"]");
+	r = "self.all(l, l.protocol in ['TCP', 'UDP'] ? !has(l.hostname) : "
+	    "true)";
+	yes(r, "[{\"protocol\":\"TCP\"},{\"protocol\":\"HTTP\",\"hostname\":"
+	       "\"h\"}]");
+	no(r, "[{\"protocol\":\"UDP\",\"hostname\":\"h\"}]");
+}
+
+Test(cel_rules, filters_and_nested_all)
+{
+	const char *r = "(has(self.filters) && self.filters.exists_one(f, "
+			"has(f.requestRedirect))) || true";
+	yes(r, "{}");
+	yes(r, "{\"filters\":[{},{}]}");
+	r = "!has(self.cohortName) && has(self.resourceGroups) ? "
+	    "self.resourceGroups.all(rg, rg.flavors.all(f, f.resources.all(r, "
+	    "!has(r.borrowingLimit)))) : true";
+	yes(r, "{\"cohortName\":\"c\",\"resourceGroups\":[{\"flavors\":[{"
+	       "\"resources\":[{\"borrowingLimit\":1}]}]}]}");
+	yes(r, "{\"resourceGroups\":[{\"flavors\":[{\"resources\":[{},{}]},{"
+	       "\"resources\":[]}]}]}");
+	no(r, "{\"resourceGroups\":[{\"flavors\":[{\"resources\":[{},{"
+	      "\"borrowingLimit\":2}]}]}]}");
+	r = "self.map(x, x.name).size() == size(self)";
+	yes(r, "[{\"name\":\"a\"},{\"name\":\"b\"}]");
+	err(r, "[{\"name\":\"a\"},{}]", "no such key: name");
+	r = "self.status.conditions.exists(c, c.type == 'Ready' && c.status == "
+	    "'True')";
+	yes(r, "{\"status\":{\"conditions\":[{\"type\":\"X\",\"status\":"
+	       "\"True\"},{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+	no(r, "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":"
+	      "\"False\"}]}}");
+}
+
+Test(cel_rules, duration_bounds)
+{
+	const char *r = "!(duration(self) < duration('1s') || duration(self) > "
+			"duration('24h'))";
+	yes(r, "\"1h30m\"");
+	yes(r, "\"1s\"");
+	yes(r, "\"24h\"");
+	no(r, "\"500ms\"");
+	no(r, "\"24h0m0.001s\"");
+	err(r, "\"soon\"", NULL);
+	expect_s("self > duration('1m')", "\"90s\"", NULL, &t_dur, CEL_TRUE,
+		 NULL);
+	expect_s("self == duration('1.5s')", "\"1500ms\"", NULL, &t_dur,
+		 CEL_TRUE, NULL);
+	expect_s("self > duration('0s')", "\"x\"", NULL, &t_dur, CEL_ERROR,
+		 NULL);
+}
+
+/* ------------------------------------------------------- absorption */
+
+Test(cel_errors, and_or_absorb_errors)
+{
+	yes("self.missing || true", "{}");
+	yes("true || self.missing", "{}");
+	no("self.missing && false", "{}");
+	no("false && self.missing", "{}");
+	err("self.missing && true", "{}", "no such key: missing");
+	err("true && self.missing", "{}", "no such key: missing");
+	err("self.missing || false", "{}", "no such key: missing");
+	err("1 || false", "{}", "no such overload");
+	yes("1 || true", "{}");
+	err("!1", "{}", "no such overload");
+	err("1 ? true : false", "{}", "no such overload");
+}
+
+Test(cel_errors, macros_absorb_errors)
+{
+	/* all: false wins over an error, wherever it is */
+	no("self.all(x, x.a == 1)", "[{},{\"a\":2}]");
+	no("self.all(x, x.a == 1)", "[{\"a\":2},{}]");
+	err("self.all(x, x.a == 1)", "[{\"a\":1},{}]", "no such key: a");
+	/* exists: true wins */
+	yes("self.exists(x, x.a == 1)", "[{},{\"a\":1}]");
+	err("self.exists(x, x.a == 1)", "[{\"a\":2},{}]", "no such key: a");
+	err("self.exists_one(x, x.a == 1)", "[{\"a\":1},{}]", "no such key: a");
+	yes("self.exists_one(x, x == 1)", "[1,2,3]");
+	no("self.exists_one(x, x > 1)", "[1,2,3]");
+	err("self.filter(x, x.a == 1).size() == 0", "[{}]", "no such key: a");
+	err("self.map(x, x / 0).size() == 1", "[1]", "division by zero");
+	err("self.all(x, x)", "[1]", "no such overload");
+}
+
+Test(cel_errors, messages)
+{
+	err("self.a.b == 1", "{\"a\":{}}", "no such key: b");
+	err("self['x'] == 1", "{}", "no such key: x");
+	err("self[3] == 1", "[1,2]", "index out of bounds: 3");
+	err("self[-1] == 1", "[1,2]", "index out of bounds: -1");
+	err("[1,2][2] == 1", "{}", "index '2' out of range in list size '2'");
+	err("has(self.a.b)", "{\"a\":\"s\"}",
+	    "invalid type for field selection.");
+	err("self.a.b == 1", "{\"a\":null}",
+	    "invalid type for field selection.");
+	err("self + 1 == 0", "9223372036854775807", "integer overflow");
+	err("self - 1 == 0", "-9223372036854775808", "integer overflow");
+	err("self * 2 == 0", "5000000000000000000", "integer overflow");
+	err("-self == 0", "-9223372036854775808", "integer overflow");
+	err("self / 0 == 0", "1", "division by zero");
+	err("self % 0 == 0", "1", "modulus by zero");
+	err("self / -1 == 0", "-9223372036854775808", "integer overflow");
+	err("1u - 2u == 0u", "1", "unsigned integer overflow");
+	err("self + 1.0 == 2.0", "1", "no such overload");
+	err("self < 'a'", "1", "no such overload");
+	err("self < [1]", "[1]", "no such overload");
+}
+
+/* ------------------------------------------------------- semantics */
+
+Test(cel_values, arithmetic)
+{
+	yes("7 / 2 == 3 && -7 / 2 == -3 && -7 % 3 == -1", "0");
+	yes("7.0 / 2.0 == 3.5", "0");
+	yes("1.0 / 0.0 > 1e308", "0");
+	yes("2u * 3u == 6u && 7u % 4u == 3u", "0");
+	yes("'ab' + 'cd' == 'abcd'", "0");
+	yes("[1] + [2, 3] == [1, 2, 3]", "0");
+	yes("0x10 == 16 && -0x10 == -16", "0");
+	yes("-9223372036854775808 < 0", "0");
+	yes("1e3 == 1000.0 && .5 == 0.5 && 1.5e-1 == 0.15", "0");
+	yes("self.a + self.b == 3", "{\"a\":1,\"b\":2}");
+	yes("(1 + 2) * 3 == 9 && 1 + 2 * 3 == 7", "0");
+	yes("(true ? (false ? 1 : 2) : 3) == 2", "0");
+	yes("false ? 1 : true ? true : false", "0");
+	/* CEL's grammar: the middle of ?: is not itself a ?: */
+	bad("true ? false ? 1 : 2 : 3", "expected ':'");
+}
+
+Test(cel_values, heterogeneous_equality)
+{
+	yes("1 == 1.0 && 1u == 1 && 1.0 == 1u", "0");
+	yes("1 != 'a' && 'a' != 1 && null != 1 && [] != {}", "0");
+	yes("null == null && self.a == null", "{\"a\":null}");
+	yes("self == {'a': 1, 'b': [true]}", "{\"b\":[true],\"a\":1}");
+	no("self == {'a': 1}", "{\"a\":1,\"b\":2}");
+	yes("[1, 'a', [2.0]] == [1.0, 'a', [2u]]", "0");
+	no("[1, 2] == [2, 1]", "0");
+	yes("1 < 1.5 && 2u > 1 && -1 < 0u && 2.5 >= 2", "0");
+	yes("'a' < 'b' && 'B' < 'a' && false < true", "0");
+	yes("1 in [1.0, 2] && !(3 in [1, 2]) && 'a' in {'a': 1}", "0");
+	yes("'x' in self && !('y' in self)", "{\"x\":1}");
+	yes("{1: 'a'}[1.0] == 'a'", "0");
+	yes("{'k': 1}.k == 1", "0");
+}
+
+Test(cel_values, set_lists_ignore_order)
+{
+	static const struct tnode set = {
+	    .type = CEL_S_ARRAY, .lt = CEL_L_SET, .items = &t_int};
+	static const struct tnode atomic = {.type = CEL_S_ARRAY,
+					    .items = &t_int};
+	static const struct tnode obj = {
+	    .type = CEL_S_OBJECT,
+	    .names = {"s", "a"},
+	    .props = {&set, &atomic},
+	};
+	expect_s("self.s == [3, 1, 2]", "{\"s\":[1,2,3]}", NULL, &obj, CEL_TRUE,
+		 NULL);
+	expect_s("self.s == [3, 1, 1]", "{\"s\":[1,2,3]}", NULL, &obj,
+		 CEL_FALSE, NULL);
+	expect_s("self.a == [3, 1, 2]", "{\"a\":[1,2,3]}", NULL, &obj,
+		 CEL_FALSE, NULL);
+	expect_s("self == oldSelf", "{\"s\":[1,2,3]}", "{\"s\":[3,2,1]}", &obj,
+		 CEL_TRUE, NULL);
+	expect_s("self == oldSelf", "{\"a\":[1,2,3]}", "{\"a\":[3,2,1]}", &obj,
+		 CEL_FALSE, NULL);
+}
+
+Test(cel_values, schema_types)
+{
+	static const struct tnode obj = {
+	    .type = CEL_S_OBJECT,
+	    .names = {"n", "i", "d", "t", "b", "x"},
+	    .props = {&t_num, &t_int, &t_dur, &t_ts, &t_bytes, &t_ios},
+	};
+	/* a number is a double even when the JSON is an integer */
+	expect_s("self.n == 1.0 && self.n + 0.5 == 1.5", "{\"n\":1}", NULL,
+		 &obj, CEL_TRUE, NULL);
+	expect_s("self.n + 1 == 2.0", "{\"n\":1}", NULL, &obj, CEL_ERROR,
+		 "no such overload");
+	/* without a schema it is an int */
+	yes("self.n + 1 == 2", "{\"n\":1}");
+	/* an integer written 2.0 is an int */
+	expect_s("self.i + 1 == 3", "{\"i\":2.0}", NULL, &obj, CEL_TRUE, NULL);
+	expect_s("self.d == duration('1m')", "{\"d\":\"60s\"}", NULL, &obj,
+		 CEL_TRUE, NULL);
+	expect_s("self.t < timestamp('2024-01-01T00:00:00Z')",
+		 "{\"t\":\"2023-06-01T10:00:00+02:00\"}", NULL, &obj, CEL_TRUE,
+		 NULL);
+	expect_s("self.b == b'hi' && size(self.b) == 2", "{\"b\":\"aGk=\"}",
+		 NULL, &obj, CEL_TRUE, NULL);
+	expect_s("self.x == 'a' || self.x == 3", "{\"x\":3}", NULL, &obj,
+		 CEL_TRUE, NULL);
+	expect_s("size(self.b) == 2", "{\"b\":\"%%%\"}", NULL, &obj, CEL_ERROR,
+		 NULL);
+	/* map: additionalProperties, keys unescaped */
+	static const struct tnode map = {.type = CEL_S_MAP, .addl = &t_int};
+	expect_s("self['a-b'] == 1 && self.all(k, self[k] > 0)",
+		 "{\"a-b\":1,\"c\":2}", NULL, &map, CEL_TRUE, NULL);
+}
+
+Test(cel_values, escaped_names)
+{
+	yes("self.foo__dash__bar == 1", "{\"foo-bar\":1}");
+	yes("self.__namespace__ == 'ns'", "{\"namespace\":\"ns\"}");
+	yes("self.a__dot__b__slash__c == 2", "{\"a.b/c\":2}");
+	yes("self.x__underscores__y == 3", "{\"x__y\":3}");
+	yes("has(self.__if__) && !has(self.__for__)", "{\"if\":1}");
+	yes("self.exists(k, k == 'foo__dash__bar')", "{\"foo-bar\":1}");
+	yes("self.exists(k, k == '__namespace__')", "{\"namespace\":1}");
+	/* equality compares raw names */
+	yes("self == {'foo-bar': 1} && {'foo-bar': 1} == self",
+	    "{\"foo-bar\":1}");
+	err("self.foo__bogus__ == 1", "{\"foo__bogus__\":1}",
+	    "no such key: foo__bogus__");
+	bad("self.namespace == 1", "reserved");
+}
+
+Test(cel_values, strings)
+{
+	yes("size('héllo') == 5 && size(b'h\\xc3\\xa9') == 3", "0");
+	yes("'héllo'.size() == 5 && size('日本語') == 3", "0");
+	yes("'abc'.contains('b') && 'abc'.startsWith('ab') && "
+	    "'abc'.endsWith('bc')",
+	    "0");
+	yes("'AbC'.lowerAscii() == 'abc' && 'aBc'.upperAscii() == 'ABC'", "0");
+	yes("'  x \\t'.trim() == 'x'", "0");
+	yes("'a,b,c'.split(',') == ['a', 'b', 'c']", "0");
+	yes("'a,b,c'.split(',', 2) == ['a', 'b,c']", "0");
+	yes("'abc'.split('') == ['a', 'b', 'c']", "0");
+	yes("['a', 'b'].join() == 'ab' && ['a', 'b'].join('-') == 'a-b'", "0");
+	yes("'hello'.indexOf('l') == 2 && 'hello'.lastIndexOf('l') == 3", "0");
+	yes("'hello'.indexOf('x') == -1 && 'hello'.indexOf('') == 0", "0");
+	yes("'héllo'.indexOf('l') == 2 && 'hello'.indexOf('l', 3) == 3", "0");
+	err("'hello'.indexOf('l', 9) == 0", "0", "index out of range: 9");
+	yes("'aaa'.replace('a', 'b') == 'bbb' && 'aaa'.replace('a', 'b', 1) "
+	    "== 'baa'",
+	    "0");
+	yes("'héllo'.substring(1) == 'éllo' && 'hello'.substring(1, 3) == "
+	    "'el'",
+	    "0");
+	err("'hello'.substring(3, 1) == ''", "0",
+	    "invalid substring range. start: 3, end: 1");
+	err("'hello'.substring(6) == ''", "0", "index out of range: 6");
+	yes("'abc'.charAt(1) == 'b' && 'abc'.charAt(3) == ''", "0");
+	yes("matches('abc', 'b') && !'abc'.matches('^b')", "0");
+	yes("self.matches(self)", "\"a.c\"");
+	yes("'a\\'b' == \"a'b\" && '\\x41\\u00e9\\101' == 'Aé' + 'A'", "0");
+	yes("r'\\d' == '\\\\d' && '''a\nb''' == 'a\\nb'", "0");
+}
+
+Test(cel_values, conversions)
+{
+	yes("int('42') == 42 && int(3.9) == 3 && int(2u) == 2", "0");
+	yes("uint(3) == 3u && double(2) == 2.0 && double('1.5') == 1.5", "0");
+	yes("string(1) == '1' && string(1.5) == '1.5' && string(true) == "
+	    "'true'",
+	    "0");
+	yes("string(1e6) == '1e+06' && string(100000.0) == '100000'", "0");
+	yes("bool('true') && !bool('false') && dyn(1) == 1", "0");
+	yes("string(duration('1m30s')) == '90s'", "0");
+	yes("string(timestamp('2024-02-29T12:00:00.5+01:00')) == "
+	    "'2024-02-29T12:00:00.5+01:00'",
+	    "0");
+	yes("timestamp('2024-01-02T00:00:00Z') - timestamp('2024-01-01T00:00:"
+	    "00Z') == duration('24h')",
+	    "0");
+	yes("timestamp('2024-01-01T00:00:00Z') + duration('1h') > "
+	    "timestamp('2024-01-01T00:59:59Z')",
+	    "0");
+	yes("duration('-1.5h') == -duration('90m') && duration('1us') == "
+	    "duration('1000ns')",
+	    "0");
+	err("int('x') == 0", "0", NULL);
+	err("uint(-1) == 0u", "0", "unsigned integer overflow");
+	err("int(1e19) == 0", "0", "integer overflow");
+	/* literals are checked when compiled, as cel-go's checker does */
+	bad("duration('1x') == duration('1s')", "invalid duration argument");
+	bad("duration('1d') > duration('1s')", "invalid duration argument");
+	bad("timestamp('2024-02-30T00:00:00Z') == timestamp('2024-02-29T00:00:"
+	    "00Z')",
+	    "invalid timestamp");
+	bad("timestamp('1000-01-01T00:00:00ZZ') == timestamp(0)",
+	    "invalid timestamp");
+	bad("timestamp(-62135596801) == timestamp(0)", "invalid timestamp");
+	/* ... and text from the object when evaluated */
+	err("duration(self) == duration('1s')", "\"1x\"",
+	    "type conversion error from 'string' to "
+	    "'google.protobuf.Duration'");
+	/* a timestamp keeps the zone it was written in for string() */
+	yes("string(timestamp('2011-08-18T19:03:37.01+01:00')) == "
+	    "'2011-08-18T19:03:37.01+01:00'",
+	    "0");
+	yes("string(timestamp('2011-08-18T19:03:37Z') + duration('1h')) == "
+	    "'2011-08-18T20:03:37Z'",
+	    "0");
+	yes("timestamp('2011-08-18T19:03:37.01+01:00') == "
+	    "timestamp('2011-08-18T18:03:37.01Z')",
+	    "0");
+}
+
+Test(cel_values, list_library)
+{
+	yes("[1, 2, 2, 3].isSorted() && ![2, 1].isSorted()", "0");
+	yes("[1, 2, 3].sum() == 6 && [].sum() == 0 && [1.5, 2.5].sum() == 4.0",
+	    "0");
+	yes("[3, 1, 2].min() == 1 && [3, 1, 2].max() == 3", "0");
+	yes("['b', 'a'].min() == 'a'", "0");
+	err("[].min() == 0", "0", "min called on empty list");
+	yes("[1, 2, 1].indexOf(1) == 0 && [1, 2, 1].lastIndexOf(1) == 2 && "
+	    "[1].indexOf(5) == -1",
+	    "0");
+	yes("self.map(x, x * 2) == [2, 4]", "[1,2]");
+	yes("self.map(x, x > 1, x * 10) == [20]", "[1,2]");
+	yes("self.filter(k, k.startsWith('a')) == ['ab']",
+	    "{\"ab\":1,\"cd\":2}");
+	yes("self.all(k, k != 'z') && self.exists_one(k, k == 'ab')",
+	    "{\"ab\":1,\"cd\":2}");
+}
+
+/* --------------------------------------------------------- compiling */
+
+Test(cel_compile, unsupported_and_bad)
+{
+	bad("quantity(self) > quantity('1')",
+	    "function 'quantity' is not supported");
+	bad("url(self).getHost() == 'x'", "function 'url' is not supported");
+	bad("self.format(1)", "function 'format' is not supported");
+	bad("self.?a == 1", "optional");
+	bad("self[?0] == 1", "optional");
+	bad("self.a == ", "syntax error at");
+	bad("(self.a == 1", "expected ')'");
+	bad("self.a = 1", "syntax error");
+	bad("other == 1", "undeclared reference to 'other'");
+	bad("has(self)", "has()");
+	bad("self.all(1, true)", "simple name");
+	bad("self.matches('(')", "invalid regex");
+	bad("'abc", "unterminated");
+	bad("'\\q'", "bad escape");
+	bad("99999999999999999999 == 1", "out of range");
+	bad("9223372036854775808 == 1", "out of range");
+	bad("size(1, 2) == 1", "not supported");
+	bad("", "unexpected end");
+	bad("x.y", "undeclared reference");
+	bad("Foo{a: 1}", "not supported");
+	bad("self.a == 1 2", "unexpected token");
+}
+
+Test(cel_compile, macro_variables_scope)
+{
+	yes("self.all(x, self.exists(y, x == y))", "[1,2]");
+	yes("self.all(self, self > 0)", "[1,2]");
+	bad("self.all(x, true) && x == 1", "undeclared reference to 'x'");
+	yes("[[1, 2], [3]].all(x, x.all(x, x > 0))", "0");
+}
+
+Test(cel_compile, nesting_bounded)
+{
+	/* 300 parentheses: refused, not a stack overflow */
+	char deep[1000];
+	size_t n = 0;
+	for (int i = 0; i < 300; i++)
+		deep[n++] = '(';
+	deep[n++] = '1';
+	for (int i = 0; i < 300; i++)
+		deep[n++] = ')';
+	deep[n] = 0;
+	bad(deep, "nested too deeply");
+	/* a long && chain is balanced and compiles */
+	size_t big = 4000 * 12 + 16;
+	char *chain = malloc(big);
+	cr_assert(chain);
+	chain[0] = 0;
+	for (int i = 0; i < 4000; i++)
+		strcat(chain, i ? " && self.a" : "self.a");
+	yes(chain, "{\"a\":true}");
+	/* ten thousand unary operators: refused */
+	for (size_t i = 0; i < 10000; i++)
+		chain[i] = '!';
+	strcpy(chain + 10000, "true");
+	bad(chain, "nested too deeply");
+	/* a long selection chain: refused */
+	strcpy(chain, "self");
+	for (int i = 0; i < 400; i++)
+		strcat(chain, ".a");
+	bad(chain, "nested too deeply");
+	free(chain);
+}
+
+/* ----------------------------------------------------------- limits */
+
+Test(cel_limits, step_limit)
+{
+	/* 1000 x 1000 x 20 steps */
+	char self[8000];
+	size_t n = 0;
+	self[n++] = '[';
+	for (int i = 0; i < 1000; i++)
+		n += (size_t)snprintf(self + n, sizeof self - n, "%s%d",
+				      i ? "," : "", i);
+	self[n++] = ']';
+	self[n] = 0;
+	expect_s("self.all(x, self.all(y, self.all(z, x + y + z >= 0)))", self,
+		 NULL, NULL, CEL_ERROR,
+		 "operation cancelled: actual cost limit exceeded");
+	/* the limit is not absorbed */
+	expect_s("self.exists(x, self.exists(y, self.exists(z, x + y + z < "
+		 "0))) || true",
+		 self, NULL, NULL, CEL_ERROR,
+		 "operation cancelled: actual cost limit exceeded");
+	/* strings that quadruple at each level stop too */
+	char rule[2000] = "[self]";
+	for (int i = 0; i < 14; i++) {
+		char v = (char)('a' + i);
+		n = strlen(rule);
+		snprintf(rule + n, sizeof rule - n,
+			 ".all(%c, [%c + %c + %c + %c]", v, v, v, v, v);
+	}
+	n = strlen(rule);
+	snprintf(rule + n, sizeof rule - n, ".all(z, size(z) > 0)");
+	for (int i = 0; i < 14; i++)
+		strcat(rule, ")");
+	expect_s(rule, "\"0123456789012345678901234567890123456789\"", NULL,
+		 NULL, CEL_ERROR,
+		 "operation cancelled: actual cost limit exceeded");
+}
+
+Test(cel_limits, unsupported_regex_at_runtime)
+{
+	char msg[200];
+	/* a pattern that is not a literal: checked when evaluated */
+	enum cel_result r =
+	    run("'abc'.matches(self)", "\"(\"", NULL, NULL, msg, sizeof msg);
+	cr_expect_eq(r, CEL_ERROR, "%s", msg);
+	r = run("'abc'.matches(self)", "\"a(?=b)\"", NULL, NULL, msg,
+		sizeof msg);
+	cr_expect(r == CEL_UNSUPPORTED || r == CEL_ERROR, "%s: %s", rname(r),
+		  msg);
+	cr_expect(msg[0]);
+}
+
+Test(cel_limits, result_not_bool_is_false)
+{
+	no("1", "0");
+	no("'true'", "0");
+	no("self", "{}");
+	yes("self", "true");
+	expect_s("self.a", "{\"a\":1}", NULL, NULL, CEL_FALSE, "");
+}
+
+Test(cel_limits, object_null_fields_absent)
+{
+	static const struct tnode obj = {
+	    .type = CEL_S_OBJECT,
+	    .names = {"a"},
+	    .props = {&t_str},
+	};
+	expect_s("!has(self.a)", "{\"a\":null}", NULL, &obj, CEL_TRUE, NULL);
+	expect_s("self.a == 'x'", "{\"a\":null}", NULL, &obj, CEL_ERROR,
+		 "no such key: a");
+	expect_s("self.a == 'x'", "{\"a\":1}", NULL, &obj, CEL_ERROR, NULL);
+}
+
+Test(cel_limits, transition_rule_without_old_self)
+{
+	char msg[200];
+	cel_prog *p = cel_compile("self == oldSelf", NULL, 0);
+	json_t *s = json_integer(1);
+	cr_assert(p && s);
+	cr_expect_eq(cel_eval(p, NULL, NULL, s, NULL, msg, sizeof msg),
+		     CEL_ERROR);
+	cr_expect(msg[0]);
+	/* a zero-sized message buffer is never written */
+	cr_expect_eq(cel_eval(p, NULL, NULL, s, s, NULL, 0), CEL_TRUE);
+	json_decref(s);
+	cel_free(p);
+	cel_free(NULL);
+}
+
+Test(cel_limits, has_on_bad_data_is_an_error)
+{
+	static const struct tnode obj = {
+	    .type = CEL_S_OBJECT,
+	    .names = {"d"},
+	    .props = {&t_dur},
+	};
+	expect_s("has(self.d)", "{\"d\":\"later\"}", NULL, &obj, CEL_ERROR,
+		 NULL);
+	expect_s("has(self.d)", "{\"d\":\"1s\"}", NULL, &obj, CEL_TRUE, "");
+	err("uint(-0.5) == 0u", "0", "unsigned integer overflow");
+	err("int(-9223372036854775808.0) == 0", "0", "integer overflow");
+}
+
+Test(cel_limits, messages_are_one_line_and_cut_safely)
+{
+	char msg[15];
+	/* "no such key: é" needs 16 bytes: the é is left out whole */
+	enum cel_result r =
+	    run("self['é'] == 1", "{}", NULL, NULL, msg, sizeof msg);
+	cr_expect_eq(r, CEL_ERROR);
+	cr_expect_str_eq(msg, "no such key: ");
+	char big[200];
+	r = run("self['a\\nb'] == 1", "{}", NULL, NULL, big, sizeof big);
+	cr_expect_str_eq(big, "no such key: a b");
+}
+
+/* kube's own escaping cases (apiextensions-apiserver schema/cel
+   validation_test.go, "escaping"), run against our schema. */
+Test(cel_values, kube_escaping_cases)
+{
+	static const char *const names[] = {
+	    "true",   "false",	  "null",  "in",      "as",	   "break",
+	    "const",  "continue", "else",  "for",     "function",  "if",
+	    "import", "let",	  "loop",  "package", "namespace", "return",
+	    "var",    "void",	  "while",
+	};
+	char obj[2048] = "{";
+	size_t n = 1;
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		n += (size_t)snprintf(obj + n, sizeof obj - n, "\"%s\":%zu,",
+				      names[i], i + 1);
+	snprintf(obj + n, sizeof obj - n,
+		 "\"int\":101,\"type\":110,\"self\":201,\"all\":203,"
+		 "\"size\":\"204\",\"_true\":301,\"dot.dot\":401,"
+		 "\"dash-dash\":402,\"slash/slash\":403,"
+		 "\"underscore_underscore\":404,"
+		 "\"doubleunderscore__doubleunderscore\":405}");
+	char rule[100];
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		snprintf(rule, sizeof rule, "self.__%s__ == %zu", names[i],
+			 i + 1);
+		yes(rule, obj);
+	}
+	yes("self.int == 101 && self.type == 110 && self.self == 201", obj);
+	yes("self.all == 203 && self.size == '204' && self._true == 301", obj);
+	yes("self.__true__ != 301", obj);
+	yes("self.dot__dot__dot == 401 && self.dash__dash__dash == 402", obj);
+	yes("self.slash__slash__slash == 403", obj);
+	yes("self.underscore_underscore == 404", obj);
+	yes("self.doubleunderscore__underscores__doubleunderscore == 405", obj);
+	bad("self.true == 1", "field name");
+	err("self.__illegal__ == 301", obj, "no such key: __illegal__");
+	/* map keys are not escaped */
+	static const struct tnode map = {.type = CEL_S_MAP, .addl = &t_int};
+	static const struct tnode root = {
+	    .type = CEL_S_OBJECT, .names = {"m"}, .props = {&map}};
+	expect_s("self.m['@'] == 1 && self.m['9'] == 2 && self.m['int'] == 3 "
+		 "&& self.m['./-'] == 4 && self.m['👑'] == 5",
+		 "{\"m\":{\"@\":1,\"9\":2,\"int\":3,\"./-\":4,\"👑\":5}}", NULL,
+		 &root, CEL_TRUE, NULL);
+}
+
+/* kube's "listMaps with unsupported identity characters" case: a map-list
+   compares equal in any order. */
+Test(cel_values, kube_map_list_equality)
+{
+	static const struct tnode elem = {
+	    .type = CEL_S_OBJECT,
+	    .names = {"k!", "k."},
+	    .props = {&t_str, &t_str},
+	};
+	static const struct tnode ml = {
+	    .type = CEL_S_ARRAY, .lt = CEL_L_MAP, .items = &elem};
+	static const struct tnode lists = {.type = CEL_S_ARRAY, .items = &ml};
+	static const struct tnode root = {
+	    .type = CEL_S_OBJECT, .names = {"objs"}, .props = {&lists}};
+	const char *obj =
+	    "{\"objs\":[[{\"k!\":\"a\",\"k.\":\"1\"},{\"k!\":\"b\",\"k.\":"
+	    "\"2\"}],"
+	    "[{\"k!\":\"b\",\"k.\":\"2\"},{\"k!\":\"a\",\"k.\":\"1\"}],"
+	    "[{\"k!\":\"b\",\"k.\":\"2\"},{\"k!\":\"c\",\"k.\":\"1\"}],"
+	    "[{\"k!\":\"b\",\"k.\":\"2\"},{\"k!\":\"a\",\"k.\":\"3\"}]]}";
+	expect_s("self.objs[0] == self.objs[1] && self.objs[0][0].k__dot__ == "
+		 "'1' && self.objs[0] != self.objs[2] && self.objs[0] != "
+		 "self.objs[3]",
+		 obj, NULL, &root, CEL_TRUE, NULL);
+	bad("self.objs[0][0].k! == '1'", "syntax error");
+}
+
+/* kube's "unicode strings" and "numeric comparisons" cases (but format()
+   and type(), which are outside the subset). */
+Test(cel_values, kube_string_and_number_cases)
+{
+	static const char *const str_rules[] = {
+	    "self.val1.startsWith('Rook')",
+	    "!self.val1.startsWith('knight')",
+	    "self.val1.contains('takes')",
+	    "!self.val1.contains('gives')",
+	    "self.val1.endsWith('👑')",
+	    "!self.val1.endsWith('pawn')",
+	    "self.val1.matches('^[^0-9]*$')",
+	    "!self.val1.matches('^[0-9]*$')",
+	    "size(self.val1) == 12",
+	    "self.val1.charAt(3) == 'k'",
+	    "self.val1.indexOf('o') == 1",
+	    "self.val1.indexOf('o', 2) == 2",
+	    "self.val1.replace(' ', 'x') == 'Rookxtakesx👑'",
+	    "self.val1.replace(' ', 'x', 1) == 'Rookxtakes 👑'",
+	    "self.val1.split(' ') == ['Rook', 'takes', '👑']",
+	    "self.val1.split(' ', 2) == ['Rook', 'takes 👑']",
+	    "self.val1.substring(5) == 'takes 👑'",
+	    "self.val1.substring(0, 4) == 'Rook'",
+	    "self.val1.substring(4, 10).trim() == 'takes'",
+	    "self.val1.upperAscii() == 'ROOK TAKES 👑'",
+	    "self.val1.lowerAscii() == 'rook takes 👑'",
+	    "self.val1 == self.val2 && self.val1 == 'Rook takes 👑'",
+	};
+	static const struct tnode s = {
+	    .type = CEL_S_OBJECT,
+	    .names = {"val1", "val2"},
+	    .props = {&t_str, &t_str},
+	};
+	for (size_t i = 0; i < sizeof str_rules / sizeof *str_rules; i++)
+		expect_s(
+		    str_rules[i],
+		    "{\"val1\":\"Rook takes 👑\",\"val2\":\"Rook takes 👑\"}",
+		    NULL, &s, CEL_TRUE, "");
+	static const char *const num_rules[] = {
+	    "double(self.val1) < self.val4",
+	    "double(self.val2) == self.val4",
+	    "double(self.val3) >= self.val4",
+	    "self.val1 < int(self.val4)",
+	    "self.val2 == int(self.val4)",
+	    "self.val3 > int(self.val7)",
+	    "double(self.val2) == self.val7",
+	    "self.val1 < self.val4",
+	    "self.val1 <= self.val4",
+	    "self.val2 <= self.val4",
+	    "self.val2 >= self.val4",
+	    "self.val3 > self.val7",
+	    "5 < 10.0",
+	    "15 > 10.0",
+	    "self.val1 < 10.0",
+	    "self.val3 > 10.0",
+	    "10 == int(10.0)",
+	    "double(10) == 10.0",
+	};
+	static const struct tnode nums = {
+	    .type = CEL_S_OBJECT,
+	    .names = {"val1", "val2", "val3", "val4", "val7"},
+	    .props = {&t_int, &t_int, &t_int, &t_num, &t_num},
+	};
+	for (size_t i = 0; i < sizeof num_rules / sizeof *num_rules; i++)
+		expect_s(num_rules[i],
+			 "{\"val1\":5,\"val2\":10,\"val3\":15,\"val4\":10.0,"
+			 "\"val7\":10}",
+			 NULL, &nums, CEL_TRUE, "");
+	/* kube's bytes case */
+	static const struct tnode b = {
+	    .type = CEL_S_OBJECT,
+	    .names = {"val1", "val2"},
+	    .props = {&t_bytes, &t_bytes},
+	};
+	expect_s("self.val1 == self.val2 && self.val1 == b'AB' && self.val1 == "
+		 "bytes('AB') && self.val1 == b'\\x41\\x42' && size(self.val1) "
+		 "== 2",
+		 "{\"val1\":\"QUI=\",\"val2\":\"QUI=\"}", NULL, &b, CEL_TRUE,
+		 "");
+	/* kube's listSets case: + is the union */
+	static const struct tnode sets = {
+	    .type = CEL_S_OBJECT,
+	    .names = {"val1", "val2"},
+	    .props = {&t_strset, &t_strset},
+	};
+	static const char *const set_rules[] = {
+	    "self.val1 == ['c', 'b', 'a']",
+	    "self.val1 == self.val2",
+	    "'a' in self.val1",
+	    "self.val2[0] in self.val1",
+	    "!('x' in self.val1)",
+	    "self.val1 + self.val2 == ['a', 'b', 'c']",
+	    "self.val1 + ['c', 'd'] == ['a', 'b', 'c', 'd']",
+	    "self.val1 + ['c', 'd'] == ['d', 'c', 'b', 'a']",
+	    "self.val1.join('-') == 'a-b-c'",
+	    "self.val1.join() == 'abc'",
+	};
+	for (size_t i = 0; i < sizeof set_rules / sizeof *set_rules; i++)
+		expect_s(set_rules[i],
+			 "{\"val1\":[\"a\",\"b\",\"c\"],\"val2\":[\"a\",\"c\","
+			 "\"b\"]}",
+			 NULL, &sets, CEL_TRUE, "");
+	/* kube's conversions case, for dates and times */
+	static const struct tnode times = {
+	    .type = CEL_S_OBJECT,
+	    .names = {"val8", "val9", "val10", "val11", "val12", "val13"},
+	    .props = {&t_str, &t_dur, &t_str, &t_ts, &t_str, &t_ts},
+	};
+	static const char *const time_rules[] = {
+	    "duration(self.val8) == self.val9",
+	    "string(self.val9) == self.val8",
+	    "timestamp(self.val10) == self.val11",
+	    "string(self.val11) == self.val10",
+	    "timestamp(self.val12) == self.val13",
+	    "string(self.val13) == self.val12",
+	};
+	for (size_t i = 0; i < sizeof time_rules / sizeof *time_rules; i++)
+		expect_s(time_rules[i],
+			 "{\"val8\":\"3723.004s\",\"val9\":\"1h2m3s4ms\","
+			 "\"val10\":\"2011-08-18T19:03:37.01+01:00\","
+			 "\"val11\":\"2011-08-18T19:03:37.01+01:00\","
+			 "\"val12\":\"2011-08-18T00:00:00Z\","
+			 "\"val13\":\"2011-08-18\"}",
+			 NULL, &times, CEL_TRUE, "");
+	/* kube's integer overflow and division cases */
+	static const struct tnode ints = {
+	    .type = CEL_S_OBJECT, .names = {"val1"}, .props = {&t_int}};
+	expect_s("self.val1 + 1 == 0", "{\"val1\":9223372036854775807}", NULL,
+		 &ints, CEL_ERROR, "integer overflow");
+	expect_s("1 / 0 == 1 / 0", "{}", NULL, &ints, CEL_ERROR,
+		 "division by zero");
+	bad("self.val1.matches(')')", "invalid regex");
+}
+
+/* cel-go's two-variable comprehensions (ext.TwoVarComprehensions), which
+   Kubernetes 1.33 enables; the examples of its documentation. */
+Test(cel_values, two_variable_comprehensions)
+{
+	yes("[1, 2, 3].all(i, j, i < j)", "0");
+	no("{'hello': 'world', 'taco': 'taco'}.all(k, v, k != v)", "0");
+	yes("{'h': ['hello', 'hi'], 'j': ['joke', 'jog']}.all(k, vals, "
+	    "vals.all(v, v.startsWith(k)))",
+	    "0");
+	yes("{'greeting': 'hello', 'farewell': 'goodbye'}.exists(k, v, "
+	    "k.startsWith('good') || v.endsWith('bye'))",
+	    "0");
+	no("[1, 2, 4, 8, 16].exists(i, v, v == 1024 && i == 10)", "0");
+	no("[1, 2, 1, 3, 1, 4].existsOne(i, v, i == 1 || v == 1)", "0");
+	yes("[1, 1, 2, 2, 3, 3].existsOne(i, v, i == 2 && v == 2)", "0");
+	yes("{'i': 0, 'j': 1, 'k': 2}.exists_one(i, v, i == 'l' || v == 1)",
+	    "0");
+	yes("[1, 2, 3].transformList(i, v, (i * v) + v) == [1, 4, 9]", "0");
+	yes("[1, 2, 3].transformList(i, v, i % 2 == 0, (i * v) + v) == [1, 9]",
+	    "0");
+	yes("{'greeting': 'hello', 'farewell': 'goodbye'}.transformList(k, _, "
+	    "k).size() == 2",
+	    "0");
+	yes("[1, 2, 3].transformMap(i, v, (i * v) + v) == {0: 1, 1: 4, 2: 9}",
+	    "0");
+	yes("[1, 2, 3].transformMap(i, v, i % 2 == 0, (i * v) + v) == {0: 1, "
+	    "2: 9}",
+	    "0");
+	yes("{'greeting': 'hello'}.transformMap(k, v, v + '!') == {'greeting': "
+	    "'hello!'}",
+	    "0");
+	yes("{'greeting': 'hello'}.transformMapEntry(k, v, {v: k}) == "
+	    "{'hello': 'greeting'}",
+	    "0");
+	yes("[1, 2, 3].transformMapEntry(i, v, {v: i}) == {1: 0, 2: 1, 3: 2}",
+	    "0");
+	err("{'greeting': 'aloha', 'farewell': 'aloha'}.transformMapEntry(k, "
+	    "v, {v: k}).size() == 1",
+	    "0", "insert failed: key aloha already exists");
+	/* kube's map cases */
+	static const struct tnode map = {.type = CEL_S_MAP, .addl = &t_int};
+	static const struct tnode root = {
+	    .type = CEL_S_OBJECT, .names = {"val"}, .props = {&map}};
+	static const char *const rules[] = {
+	    "self.val.all(k, v, v > 0)",
+	    "self.val.exists(k, v, v == 2)",
+	    "self.val.existsOne(k, v, v == 2)",
+	    "self.val.transformMap(k, v, v > 1, v + 1).size() == 1",
+	    "self.val.transformMap(k, v, v + 1).size() == 2",
+	    "self.val.transformMapEntry(k, v, v > 1, {k + '2': v + 1}).size() "
+	    "== 1",
+	    "self.val.transformMapEntry(k, v, {k + '2': v + 1}).size() == 2",
+	    "self.val.all(k, self.val[k] > 0)",
+	    "self.val.map(k, self.val[k]).exists(v, v == 1)",
+	};
+	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
+		expect_s(rules[i], "{\"val\":{\"b\":1,\"d\":2}}", NULL, &root,
+			 CEL_TRUE, "");
+	bad("[1].all(i, 1, true)", "simple name");
+	bad("self.val.all(k, v, true) && v", "undeclared reference to 'v'");
+}
