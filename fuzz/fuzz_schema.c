@@ -15,13 +15,15 @@
  *   2. Pruning is idempotent: a second prune drops nothing more.
  *   3. Defaulting is idempotent (after pruning).
  *   4. A valid object stays valid after pruning and defaulting again.
- *   5. srv_schema_rule_applies holds for every rule on any object, a root
- *      rule always.
+ *   5. (retired with srv_schema_rule_applies: see 8)
  *   6. srv_re2_error on a string input (Go's regexp syntax check of a CRD
  *      pattern) answers in Go's form when it refuses.
  *   7. A string input that parses as an IP (kube's sloppy reading) prints
  *      canonically as an address that parses to the same bytes, strictly;
  *      the IP and CIDR warnings never fail on any string.
+ *   8. The x-kubernetes-validations rules (srv_schema_check_rules, CEL)
+ *      run on any object, as a create and as an update from itself,
+ *      and answer LP_OK or LP_E_NOMEM.
  */
 #include <dirent.h>
 #include <jansson.h>
@@ -224,15 +226,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(rc == LP_OK || (rc == LP_E_INVALID && err.n_causes > 0) ||
 			   rc == LP_E_NOMEM,
 		   "validate: %s with %d causes", lp_errname(rc), err.n_causes);
-	/* 5. A rule at the root applies to every object (the walk to the
-	   others must not crash on any shape). */
-	for (size_t i = 0; i < srv_schema_rule_count(s); i++) {
-		const char *path, *rule, *msg;
-		bool applies = srv_schema_rule_applies(s, i, o);
-		FUZZ_CHECK(srv_schema_rule(s, i, &path, &rule, &msg) &&
-				   (path[0] || applies),
-			   "a root rule does not apply to an object");
-	}
+	/* 8. */
+	struct srv_error cerr = {0}, uerr = {0};
+	int nw8 = 0;
+	lp_err crc =
+	    srv_schema_check_rules(s, o, NULL, &cerr, count_warning, &nw8);
+	FUZZ_CHECK(crc == LP_OK || crc == LP_E_NOMEM, "rules: %s",
+		   lp_errname(crc));
+	crc = srv_schema_check_rules(s, o, once, &uerr, count_warning, &nw8);
+	FUZZ_CHECK(crc == LP_OK || crc == LP_E_NOMEM, "rules on update: %s",
+		   lp_errname(crc));
 	if (rc == LP_OK) {
 		srv_schema_prune(s, o, NULL, NULL);
 		srv_schema_default(s, o);

@@ -2034,6 +2034,13 @@ static bool keep_cause(void *ud, const char *field)
 	return !h->old || !ratchets(field, h->obj, h->old);
 }
 
+/* A Warning header with text: a strategy's warnings (res->warnings), a
+   ratcheted rule failure or a rule not evaluated (srv_schema_check_rules). */
+static void warn_cb(void *ud, const char *text)
+{
+	srv_warn(ud, "%s", text);
+}
+
 static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 			json_t *obj, const json_t *old, const char *name,
 			struct srv_error *err)
@@ -2060,23 +2067,18 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 		.root_composites = true,
 		.sub = sub && strcmp(sub, "status") == 0 ? "status" : NULL};
 	lp_err rc = srv_schema_validate_with(sch, obj, err, &vo);
-	if (rc == LP_E_INVALID) {
-		err->code = LP_OK; /* let the aggregate be built */
-		return invalid_from_causes(res, name, err);
-	}
-	if (rc)
+	if (rc && rc != LP_E_INVALID)
 		return srv_error_set(err, rc, "Internal error occurred: %s",
 				     lp_strerror(rc));
+	/* the x-kubernetes-validations rules last, on the whole object
+	   (a /status write's too), as kube's strategies run them */
+	err->code = LP_OK;
+	if ((rc = srv_schema_check_rules(sch, obj, old, err, warn_cb, r)))
+		return srv_error_set(err, rc, "Internal error occurred: %s",
+				     lp_strerror(rc));
+	if (err->n_causes)
+		return invalid_from_causes(res, name, err);
 	finalizer_warnings(r, obj, old);
-	/* Only the rules kube would have evaluated: those with a value at
-	   their path in this object. */
-	for (size_t i = 0; i < srv_schema_rule_count(sch); i++) {
-		const char *path, *rule, *msg;
-		if (srv_schema_rule(sch, i, &path, &rule, &msg) &&
-		    srv_schema_rule_applies(sch, i, obj))
-			srv_warn(r, "%s%sx-kubernetes-validations rule was not evaluated (CEL is not supported): %s",
-				 path, path[0] ? ": " : "", rule);
-	}
 	/* converted to the storage version (conversion None), the object
 	   keeps what that version's schema knows, with its defaults */
 	const struct srv_schema *st = srv_cr_storage_schema(res);
@@ -2922,11 +2924,6 @@ static lp_err decode_current(const struct srv_resource *res,
 	c->obj = reg_json_load(conv, cl, 0, NULL);
 	free(conv);
 	return c->obj ? LP_OK : LP_E_CORRUPT;
-}
-
-static void warn_cb(void *ud, const char *text)
-{
-	srv_warn(ud, "%s", text);
 }
 
 /* The warnings kube's strategy gives this create or update. */

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cel.h"
 #include "fields.h"
 #include "registry/json.h"
 #include "resources.h"
@@ -377,19 +378,18 @@ struct node {
 	bool map_atomic; /* x-kubernetes-map-type: atomic (server-side apply) */
 	char **map_keys;
 	size_t n_map_keys;
-};
-
-/* One step of a rule's data path: a property, any item of an array, any
-   value of a map (additionalProperties). */
-struct rstep {
-	char kind; /* 'p', 'i' or 'a' */
-	char *key; /* 'p': the property name */
+	size_t rule0,
+	    n_rules;	  /* its x-kubernetes-validations: s->rules[rule0..] */
+	bool rules_below; /* it or a node under it (allOf too) has rules */
 };
 
 struct rule {
 	char *path, *rule, *message;
-	struct rstep *steps; /* the path as steps, for srv_schema_rule_applies */
-	size_t n_steps;
+	char *field_path; /* fieldPath, normalized ("spec.x"), or NULL */
+	char *reason;	  /* reason, or NULL (FieldValueInvalid) */
+	cel_prog *prog;	  /* NULL: not evaluated, for why */
+	char *why;
+	bool uses_old;
 };
 
 struct srv_schema {
@@ -480,9 +480,10 @@ void srv_schema_free(struct srv_schema *s)
 		free(s->rules[i].path);
 		free(s->rules[i].rule);
 		free(s->rules[i].message);
-		for (size_t k = 0; k < s->rules[i].n_steps; k++)
-			free(s->rules[i].steps[k].key);
-		free(s->rules[i].steps);
+		free(s->rules[i].field_path);
+		free(s->rules[i].reason);
+		free(s->rules[i].why);
+		cel_free(s->rules[i].prog);
 	}
 	free(s->rules);
 	strv_free(s->warnings, s->n_warnings);
@@ -968,25 +969,8 @@ struct cctx {
 	struct srv_error *err;
 	struct sb spath; /* schema path, for keyword type errors */
 	struct sb dpath; /* data path, for rules */
-	struct rstep *steps; /* the same as steps (keys borrowed from js) */
-	size_t n_steps, cap_steps;
 	lp_err rc;
 };
-
-/* Push a data path step (key borrowed); false out of memory. */
-static bool step_push(struct cctx *c, char kind, const char *key)
-{
-	if (c->n_steps == c->cap_steps) {
-		size_t cap = c->cap_steps ? 2 * c->cap_steps : 16;
-		struct rstep *a = realloc(c->steps, cap * sizeof *a);
-		if (!a)
-			return false;
-		c->steps = a;
-		c->cap_steps = cap;
-	}
-	c->steps[c->n_steps++] = (struct rstep){kind, (char *)key};
-	return true;
-}
 
 static const char *json_kind(const json_t *v)
 {
@@ -1317,9 +1301,79 @@ void srv_goregex_free(struct srv_goregex *g)
 	}
 }
 
-static lp_err compile_rules(struct cctx *c, const json_t *js)
+/* kube's normalized fieldPath: ".a.b" and ".a['b']" name a.b, "[2]"
+   stays; NULL (the rule's own path) when there is none or it is not of
+   that simple form. */
+static char *field_path_norm(const char *fp)
+{
+	struct sb o = {0};
+	const char *p = fp;
+	while (*p) {
+		if (*p == '.') {
+			size_t k = strcspn(++p, ".[");
+			if (!k)
+				goto bad;
+			if (o.len)
+				sb_putc(&o, '.');
+			sb_putn(&o, p, k);
+			p += k;
+		} else if (p[0] == '[' && (p[1] == '\'' || p[1] == '"')) {
+			const char *e = strchr(p + 2, p[1]);
+			if (!e || e[1] != ']')
+				goto bad;
+			if (o.len)
+				sb_putc(&o, '.');
+			sb_putn(&o, p + 2, (size_t)(e - p - 2));
+			p = e + 2;
+		} else if (p[0] == '[') {
+			size_t k = strspn(p + 1, "0123456789");
+			if (!k || p[1 + k] != ']')
+				goto bad;
+			sb_putn(&o, p, k + 2);
+			p += k + 2;
+		} else {
+			goto bad;
+		}
+	}
+	if (!o.len || o.oom)
+		goto bad;
+	return o.s;
+bad:
+	free(o.s);
+	return NULL;
+}
+
+/* Compile r's rule (the x-kubernetes-validations item js) for cel.c; a
+   rule it cannot take keeps prog NULL and says why. true on out of
+   memory. */
+static bool compile_cel(struct rule *r, const json_t *js)
+{
+	char why[256] = "";
+	const json_t *fp = json_object_get(js, "fieldPath");
+	const json_t *reason = json_object_get(js, "reason");
+	if (json_is_string(fp) && json_string_length(fp) &&
+	    !(r->field_path = field_path_norm(json_string_value(fp))))
+		snprintf(why, sizeof why, "fieldPath %s is not supported",
+			 json_string_value(fp));
+	if (json_is_string(reason) && json_string_length(reason) &&
+	    !(r->reason = strdup(json_string_value(reason))))
+		return true;
+	if (json_is_true(json_object_get(js, "optionalOldSelf")))
+		snprintf(why, sizeof why, "optionalOldSelf is not supported");
+	if (!why[0] && r->rule[0]) {
+		r->prog = cel_compile(r->rule, why, sizeof why);
+		if (!r->prog && strcmp(why, "out of memory") == 0)
+			return true;
+		if (r->prog)
+			r->uses_old = cel_uses_old_self(r->prog);
+	}
+	return !r->prog && r->rule[0] && !(r->why = strdup(why));
+}
+
+static lp_err compile_rules(struct cctx *c, struct node *n, const json_t *js)
 {
 	const json_t *v = json_object_get(js, "x-kubernetes-validations");
+	n->rule0 = c->s->n_rules;
 	if (!v || json_is_null(v))
 		return LP_OK;
 	if (!json_is_array(v))
@@ -1340,22 +1394,15 @@ static lp_err compile_rules(struct cctx *c, const json_t *js)
 		struct rule *nr = &rv[c->s->n_rules];
 		*nr = (struct rule){0};
 		c->s->n_rules++;
-		nr->steps = calloc(c->n_steps ? c->n_steps : 1, sizeof *nr->steps);
-		if (!nr->steps)
-			return nomem(c);
-		for (size_t k = 0; k < c->n_steps; k++) {
-			nr->steps[k].kind = c->steps[k].kind;
-			if (c->steps[k].key &&
-			    !(nr->steps[k].key = strdup(c->steps[k].key)))
-				return nomem(c);
-			nr->n_steps = k + 1;
-		}
 		nr->path = strdup(sb_str(&c->dpath));
 		nr->rule = strdup(json_is_string(rule) ?
 					  json_string_value(rule) : "");
 		nr->message = json_is_string(msg) ?
 				      strdup(json_string_value(msg)) : NULL;
 		if (!nr->path || !nr->rule || (json_is_string(msg) && !nr->message))
+			return nomem(c);
+		n->n_rules++;
+		if (compile_cel(nr, r))
 			return nomem(c);
 	}
 	return LP_OK;
@@ -1480,7 +1527,7 @@ static lp_err compile_node(struct cctx *c, const json_t *js,
 	if (v && !json_is_null(v) && !(n->dflt = json_deep_copy(v)))
 		return nomem(c);
 
-	if ((rc = compile_rules(c, js)))
+	if ((rc = compile_rules(c, n, js)))
 		return rc;
 	if (n->pattern && (rc = compile_pattern(c, n)))
 		return rc;
@@ -1505,10 +1552,7 @@ static lp_err compile_node(struct cctx *c, const json_t *js,
 			size_t sl = c->spath.len;
 			path_key(&c->spath, "properties");
 			path_key(&c->dpath, k);
-			if (!step_push(c, 'p', k))
-				return nomem(c);
 			rc = compile_child(c, pv, k, &p->n, depth);
-			c->n_steps--;
 			sb_cut(&c->spath, sl);
 			sb_cut(&c->dpath, dl);
 			if (rc)
@@ -1519,10 +1563,7 @@ static lp_err compile_node(struct cctx *c, const json_t *js,
 	v = json_object_get(js, "items");
 	if (v && json_is_object(v)) {
 		sb_puts(&c->dpath, "[*]");
-		if (!step_push(c, 'i', NULL))
-			return nomem(c);
 		rc = compile_child(c, v, "items", &n->items, depth);
-		c->n_steps--;
 		sb_cut(&c->dpath, dl);
 		if (rc)
 			return rc;
@@ -1535,11 +1576,8 @@ static lp_err compile_node(struct cctx *c, const json_t *js,
 	} else if (v && json_is_object(v)) {
 		n->addl = ADDL_SCHEMA;
 		path_key(&c->dpath, "*");
-		if (!step_push(c, 'a', NULL))
-			return nomem(c);
 		rc = compile_child(c, v, "additionalProperties",
 				   &n->addl_schema, depth);
-		c->n_steps--;
 		sb_cut(&c->dpath, dl);
 		if (rc)
 			return rc;
@@ -1558,6 +1596,12 @@ static lp_err compile_node(struct cctx *c, const json_t *js,
 	if (v && !json_is_null(v) &&
 	    (rc = compile_child(c, v, "not", &n->not_, depth)))
 		return rc;
+	n->rules_below = n->n_rules || (n->items && n->items->rules_below) ||
+			 (n->addl_schema && n->addl_schema->rules_below);
+	for (size_t i = 0; i < n->n_props; i++)
+		n->rules_below |= n->props[i].n->rules_below;
+	for (size_t i = 0; i < n->n_all_of; i++)
+		n->rules_below |= n->all_of[i]->rules_below;
 	return LP_OK;
 }
 
@@ -1575,7 +1619,6 @@ lp_err srv_schema_compile(const json_t *openapi_v3_schema,
 		rc = nomem(&c);
 	free(c.spath.s);
 	free(c.dpath.s);
-	free(c.steps);
 	if (rc) {
 		srv_schema_free(c.s);
 		return rc;
@@ -1600,37 +1643,351 @@ bool srv_schema_rule(const struct srv_schema *s, size_t i, const char **path,
 	return true;
 }
 
-/* Whether v holds a non-null value at steps st[0, n). */
-static bool rule_present(const json_t *v, const struct rstep *st, size_t n)
+/* ------------------------------------------------------------------------ */
+/* x-kubernetes-validations rules (kube's schema/cel Validator).             */
+
+static const struct node *find_prop(const struct node *n, const char *k);
+
+static const void *cel_prop(const void *node, const char *name)
 {
-	if (!v || json_is_null(v))
-		return false;
-	if (!n)
-		return true;
-	if (st->kind == 'p')
-		return json_is_object(v) &&
-		       rule_present(json_object_get(v, st->key), st + 1, n - 1);
-	if (st->kind == 'i') {
-		for (size_t i = 0; json_is_array(v) && i < json_array_size(v); i++)
-			if (rule_present(json_array_get(v, i), st + 1, n - 1))
-				return true;
-		return false;
+	return find_prop(node, name);
+}
+
+static const void *cel_items(const void *node)
+{
+	return ((const struct node *)node)->items;
+}
+
+static const void *cel_addl(const void *node)
+{
+	const struct node *n = node;
+	return n->addl == ADDL_SCHEMA ? n->addl_schema : NULL;
+}
+
+/* kube's SchemaDeclType, as far as values are concerned */
+static enum cel_stype cel_type(const void *node)
+{
+	const struct node *n = node;
+	if (n->int_or_string)
+		return CEL_S_INT_OR_STRING;
+	if (n->types == T_STRING)
+		return n->format == F_BYTE	 ? CEL_S_BYTES
+		       : n->format == F_DURATION ? CEL_S_DURATION
+		       : n->format == F_DATE || n->format == F_DATETIME
+			   ? CEL_S_TIMESTAMP
+			   : CEL_S_STRING;
+	if (n->types == T_INTEGER)
+		return CEL_S_INT;
+	if (n->types == T_NUMBER)
+		return CEL_S_DOUBLE;
+	if (n->types == T_BOOLEAN)
+		return CEL_S_BOOL;
+	if (n->types == T_ARRAY)
+		return CEL_S_ARRAY;
+	if (n->types == T_OBJECT) {
+		if (n->addl == ADDL_SCHEMA)
+			return CEL_S_MAP;
+		return n->n_props || !n->preserve ? CEL_S_OBJECT : CEL_S_ANY;
 	}
-	if (!json_is_object(v))
+	return CEL_S_ANY;
+}
+
+static enum cel_ltype cel_list_type(const void *node)
+{
+	const struct node *n = node;
+	return n->list_type == LIST_SET	  ? CEL_L_SET
+	       : n->list_type == LIST_MAP ? CEL_L_MAP
+					  : CEL_L_ATOMIC;
+}
+
+static const struct cel_schema cel_ops = {cel_prop, cel_items, cel_addl,
+					  cel_type, cel_list_type};
+
+struct rctx {
+	const struct srv_schema *s;
+	struct srv_error *err;
+	void (*warn)(void *ud, const char *text);
+	void *ud;
+	bool *unevaluated; /* per rule */
+	bool stop;	   /* the cost limit was reached */
+	struct sb path;	   /* kube's field path of the value */
+	struct sb text;	   /* scratch */
+};
+
+/* The item of the map list old whose keys equal item's (kube's
+   MakeMapList(...).Get), or NULL. */
+static const json_t *map_list_old(const struct node *n, const json_t *item,
+				  const json_t *old)
+{
+	if (n->list_type != LIST_MAP || !n->n_map_keys || !json_is_array(old) ||
+	    !json_is_object(item))
+		return NULL;
+	for (size_t i = 0; i < json_array_size(old); i++) {
+		const json_t *o = json_array_get(old, i);
+		bool same = json_is_object(o);
+		for (size_t k = 0; same && k < n->n_map_keys; k++) {
+			const json_t *a = json_object_get(item, n->map_keys[k]);
+			const json_t *b = json_object_get(o, n->map_keys[k]);
+			same = (!a && !b) || (a && b && json_equal(a, b));
+		}
+		if (same)
+			return o;
+	}
+	return NULL;
+}
+
+/* One failed rule as kube's fieldErrorForReason words it: the cause, or
+   with ratchet the warning kube gives instead (the error's text). */
+static void rule_failed(struct rctx *x, const struct node *n,
+			const struct rule *r, const char *body, bool ratchet)
+{
+	size_t pl = x->path.len;
+	if (r->field_path) {
+		if (x->path.len && r->field_path[0] != '[')
+			sb_putc(&x->path, '.');
+		sb_puts(&x->path, r->field_path);
+	}
+	const char *field = x->path.len ? sb_str(&x->path) : "<nil>";
+	const char *reason = "FieldValueInvalid";
+	struct sb *t = &x->text;
+	sb_cut(t, 0);
+	const char *type = n->type_name ? n->type_name : "";
+	if (r->reason && strcmp(r->reason, "FieldValueRequired") == 0) {
+		reason = r->reason;
+		sb_printf(t, "Required value: %s", body);
+	} else if (r->reason && strcmp(r->reason, "FieldValueForbidden") == 0) {
+		reason = r->reason;
+		sb_printf(t, "Forbidden: %s", body);
+	} else if (r->reason && strcmp(r->reason, "FieldValueDuplicate") == 0) {
+		reason = r->reason;
+		sb_puts(t, "Duplicate value: ");
+		go_quote(t, type);
+	} else {
+		sb_puts(t, "Invalid value: ");
+		go_quote(t, type);
+		sb_printf(t, ": %s", body);
+	}
+	if (!t->oom) {
+		if (ratchet) {
+			struct sb w = {0};
+			sb_printf(&w, "%s: %s", field, sb_str(t));
+			if (!w.oom)
+				x->warn(x->ud, w.s);
+			free(w.s);
+		} else {
+			srv_error_cause(x->err, reason, field, "%s", sb_str(t));
+		}
+	}
+	sb_cut(&x->path, pl);
+}
+
+/* Trimmed text of a rule's message, or of the rule (kube's
+   ruleErrorString), into a new string; NULL on out of memory. */
+static char *rule_error_string(const struct rule *r)
+{
+	const char *t =
+	    r->message && r->message[strspn(r->message, " \t\n\r\v\f")]
+		? r->message
+		: r->rule;
+	t += strspn(t, " \t\n\r\v\f");
+	size_t n = strlen(t);
+	while (n && strchr(" \t\n\r\v\f", t[n - 1]))
+		n--;
+	return strndup(t, n);
+}
+
+/* The nearest value that has an old one (kube's correlated object), and
+   whether the two are equal, found when first asked. */
+struct corr {
+	const json_t *v, *old;
+	int eq; /* -1: not known yet */
+};
+
+static bool corr_equal(struct corr *c)
+{
+	if (!c)
 		return false;
-	for (void *it = json_object_iter((json_t *)v); it;
-	     it = json_object_iter_next((json_t *)v, it))
-		if (rule_present(json_object_iter_value(it), st + 1, n - 1))
-			return true;
+	if (c->eq < 0)
+		c->eq = json_equal(c->v, c->old);
+	return c->eq;
+}
+
+/* kube's validateExpressions: the rules of node n on v (not null), old
+   its correlated old value or NULL; when near (v's, or its nearest
+   ancestor's, correlation) is equal, a failure of a rule without oldSelf
+   is a warning (kube's shouldRatchetError). */
+static void rules_eval(struct rctx *x, const struct node *n, const json_t *v,
+		       const json_t *old, struct corr *near)
+{
+	for (size_t i = n->rule0; i < n->rule0 + n->n_rules && !x->stop; i++) {
+		const struct rule *r = &x->s->rules[i];
+		if (!r->prog) {
+			if (r->why)
+				x->unevaluated[i] = true;
+			continue;
+		}
+		if (r->uses_old && !old)
+			continue;
+		char msg[512];
+		enum cel_result res =
+		    cel_eval(r->prog, &cel_ops, n, v, r->uses_old ? old : NULL,
+			     msg, sizeof msg);
+		if (res == CEL_TRUE)
+			continue;
+		if (res == CEL_UNSUPPORTED) {
+			x->unevaluated[i] = true;
+			continue;
+		}
+		char *es = rule_error_string(r);
+		if (!es) {
+			x->text.oom = true;
+			return;
+		}
+		const char *field = x->path.len ? sb_str(&x->path) : "<nil>";
+		struct sb *t = &x->text;
+		sb_cut(t, 0);
+		sb_puts(t, "Invalid value: ");
+		go_quote(t, n->type_name ? n->type_name : "");
+		if (res == CEL_FALSE) {
+			bool d = r->message &&
+				 r->message[strspn(r->message, " \t\n\r\v\f")];
+			struct sb b = {0};
+			sb_printf(&b, "%s%s", d ? "" : "failed rule: ", es);
+			if (!b.oom)
+				rule_failed(x, n, r, b.s,
+					    !r->uses_old && corr_equal(near));
+			x->text.oom |= b.oom;
+			free(b.s);
+		} else if (strncmp(msg, "no such overload", 16) == 0) {
+			sb_printf(t,
+				  ": '%s': call arguments did not match a "
+				  "supported operator, function or macro "
+				  "signature for rule: %s",
+				  msg, es);
+			srv_error_cause(x->err, "FieldValueInvalid", field,
+					"%s", sb_str(t));
+		} else if (strncmp(msg,
+				   "operation cancelled: actual cost limit "
+				   "exceeded",
+				   47) == 0) {
+			sb_printf(
+			    t,
+			    ": '%s': no further validation rules will be run "
+			    "due to call cost exceeds limit for rule: %s",
+			    msg, es);
+			srv_error_cause(x->err, "FieldValueInvalid", field,
+					"%s", sb_str(t));
+			x->stop = true;
+		} else {
+			sb_printf(t, ": %s evaluating rule: %s", msg, es);
+			srv_error_cause(x->err, "FieldValueInvalid", field,
+					"%s", sb_str(t));
+		}
+		free(es);
+	}
+}
+
+/* kube's Validator.validate: the rules of n on v, then allOf's, then
+   the values inside, in the object's order. near: the nearest ancestor
+   with an old value, or NULL. */
+static void rules_walk(struct rctx *x, const struct node *n, const json_t *v,
+		       const json_t *old, struct corr *near, int depth)
+{
+	if (!n || !n->rules_below || !v || json_is_null(v) || x->stop ||
+	    depth > SRV_SCHEMA_MAX_DEPTH + 2)
+		return;
+	struct corr here = {v, old, -1};
+	struct corr *mine = old ? &here : near;
+	rules_eval(x, n, v, old, mine);
+	for (size_t i = 0; i < n->n_all_of; i++)
+		rules_walk(x, n->all_of[i], v, old, near, depth + 1);
+	size_t pl = x->path.len;
+	if (json_is_array(v) && n->items) {
+		for (size_t i = 0; i < json_array_size(v) && !x->stop; i++) {
+			const json_t *it = json_array_get(v, i);
+			path_index(&x->path, i);
+			rules_walk(x, n->items, it, map_list_old(n, it, old),
+				   mine, depth + 1);
+			sb_cut(&x->path, pl);
+		}
+	} else if (json_is_object(v)) {
+		const char *k;
+		json_t *cv;
+		json_object_foreach((json_t *)v, k, cv)
+		{
+			const json_t *ov = json_is_object(old)
+					       ? json_object_get(old, k)
+					       : NULL;
+			const struct node *p = find_prop(n, k);
+			if (n->addl != ADDL_SCHEMA && !p)
+				continue;
+			path_key(&x->path, k);
+			if (n->addl == ADDL_SCHEMA)
+				rules_walk(x, n->addl_schema, cv, ov, mine,
+					   depth + 1);
+			if (p)
+				rules_walk(x, p, cv, ov, mine, depth + 1);
+			sb_cut(&x->path, pl);
+			if (x->stop)
+				break;
+		}
+	}
+}
+
+/* kube's hasBlockingErr: these schema errors keep the rules from running */
+static bool blocking_cause(const struct srv_error *err)
+{
+	static const char *const blocking[] = {
+	    "FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong",
+	    "FieldValueTooMany", "FieldValueTypeInvalid"};
+	for (int i = 0; i < err->n_causes; i++)
+		for (size_t k = 0; k < sizeof blocking / sizeof *blocking; k++)
+			if (strcmp(err->causes[i].reason, blocking[k]) == 0)
+				return true;
 	return false;
 }
 
-bool srv_schema_rule_applies(const struct srv_schema *s, size_t i,
-			     const json_t *obj)
+lp_err srv_schema_check_rules(const struct srv_schema *s, const json_t *obj,
+			      const json_t *old, struct srv_error *err,
+			      void (*warn)(void *ud, const char *text),
+			      void *ud)
 {
-	if (!s || i >= s->n_rules)
-		return false;
-	return rule_present(obj, s->rules[i].steps, s->rules[i].n_steps);
+	if (!s || !s->n_rules)
+		return LP_OK;
+	struct rctx x = {.s = s, .err = err, .warn = warn, .ud = ud};
+	x.unevaluated = calloc(s->n_rules, sizeof *x.unevaluated);
+	if (!x.unevaluated)
+		return srv_error_set(err, LP_E_NOMEM, "out of memory");
+	if (blocking_cause(err)) {
+		srv_error_cause(
+		    err, "FieldValueInvalid", "<nil>",
+		    "Invalid value: \"null\": some validation rules were not "
+		    "checked because the object was invalid; correct the "
+		    "existing errors to complete validation");
+	} else {
+		locale_t lo = locale_enter();
+		rules_walk(&x, s->root, obj, old, NULL, 0);
+		locale_leave(lo);
+	}
+	bool oom = x.path.oom || x.text.oom;
+	for (size_t i = 0; i < s->n_rules && !oom; i++) {
+		const struct rule *r = &s->rules[i];
+		if (!x.unevaluated[i])
+			continue;
+		sb_cut(&x.text, 0);
+		sb_printf(&x.text,
+			  "%s%sx-kubernetes-validations rule was not evaluated "
+			  "(%s): %s",
+			  r->path, r->path[0] ? ": " : "", r->why ? r->why : "",
+			  r->rule);
+		if (!x.text.oom)
+			warn(ud, sb_str(&x.text));
+		oom = x.text.oom;
+	}
+	free(x.unevaluated);
+	free(x.path.s);
+	free(x.text.s);
+	return oom ? srv_error_set(err, LP_E_NOMEM, "out of memory") : LP_OK;
 }
 
 size_t srv_schema_warning_count(const struct srv_schema *s)

@@ -12,14 +12,17 @@
  * uselocale for the duration of a call).
  *
  * Order for a custom resource (kube's, reference §8.7):
- *   srv_schema_prune -> srv_schema_default -> (admission) -> srv_schema_validate
- * srv_schema_default drops nulls of non-nullable fields without a default
- * first (kube's PruneNonNullableNullsWithoutDefaults), then defaults.
+ *   srv_schema_prune -> srv_schema_default -> (admission) ->
+ * srv_schema_validate srv_schema_default drops nulls of non-nullable fields
+ * without a default first (kube's PruneNonNullableNullsWithoutDefaults), then
+ * defaults.
  *
  * The structural-schema check of a CRD being written (§8.6) is
- * srv_schema_check_crd (structural.c). Not done here: CEL (x-kubernetes-validations is only listed, see
- * srv_schema_rule), validation ratcheting, and the ObjectMeta rules of
- * embedded resources beyond metadata being an object.
+ * srv_schema_check_crd (structural.c). The x-kubernetes-validations rules
+ * run in srv_schema_check_rules (CEL, cel.c), after the rest. Not done
+ * here: the ratcheting of srv_schema_validate's own errors (the caller's
+ * keep callback), and the ObjectMeta rules of embedded resources beyond
+ * metadata being an object.
  */
 #ifndef LAPIS_SCHEMA_H
 #define LAPIS_SCHEMA_H
@@ -142,24 +145,33 @@ void srv_schema_prune(const struct srv_schema *s, json_t *obj,
 void srv_schema_default(const struct srv_schema *s, json_t *obj);
 
 /*
- * The x-kubernetes-validations rules of the schema, in schema order, for
- * the caller's "rule not evaluated" warnings. For i < count, *path is the
- * data path of the value the rule applies to ("" for the root, "spec",
- * "spec.items[*]", "spec.labels.*"), *rule the CEL text and *message the
- * rule's message (NULL if none); all borrowed until srv_schema_free.
+ * The x-kubernetes-validations rules of the schema, in schema order (for
+ * tests and fuzzers; srv_schema_check_rules evaluates them). For i < count,
+ * *path is the data path of the value the rule applies to ("" for the root,
+ * "spec", "spec.items[*]", "spec.labels.*"), *rule the CEL text and *message
+ * the rule's message (NULL if none); all borrowed until srv_schema_free.
  * Returns false when i is out of range.
  */
 size_t srv_schema_rule_count(const struct srv_schema *s);
 bool srv_schema_rule(const struct srv_schema *s, size_t i, const char **path,
 		     const char **rule, const char **message);
 /*
- * Whether rule i would be evaluated on obj: obj holds a value other than
- * null at the rule's path (for "[*]" and ".*", in at least one item or map
- * value). kube evaluates a rule once per such value and not at all when
- * there is none. False when i is out of range.
+ * Evaluate the schema's x-kubernetes-validations rules on obj (kube's
+ * schema/cel Validator, run after every other check of a custom resource):
+ * old is the object before an update (NULL on create), which transition
+ * rules (those naming oldSelf) need and which ratchets the others, whose
+ * failures on values the update left as they were become warnings. When
+ * err already holds a cause kube calls blocking (Required, NotSupported,
+ * TooLong, TooMany, TypeInvalid), no rule runs and err gets kube's
+ * "some validation rules were not checked" cause instead. Failures are
+ * appended to err as causes (its code is left to the caller); warn gets
+ * each ratcheted failure's text and, once per rule, the rules that were
+ * not evaluated (outside cel.c's subset) with why. Errors: LP_E_NOMEM.
  */
-bool srv_schema_rule_applies(const struct srv_schema *s, size_t i,
-			     const json_t *obj);
+lp_err srv_schema_check_rules(const struct srv_schema *s, const json_t *obj,
+			      const json_t *old, struct srv_error *err,
+			      void (*warn)(void *ud, const char *text),
+			      void *ud);
 
 /*
  * Why patterns match everything (see srv_schema_compile), one text per

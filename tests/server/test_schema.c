@@ -193,48 +193,6 @@ Test(schema_compile, rules_and_pattern_warnings)
 	srv_schema_free(NULL);
 }
 
-/* A rule applies to an object (kube would evaluate it) only where the
-   object holds a value other than null at the rule's path: some item of a
-   list, some value of a map. */
-Test(schema_compile, rule_applies)
-{
-	struct srv_schema *s = sch(
-		"{\"type\":\"object\",\"x-kubernetes-validations\":[{\"rule\":\"r0\"}],"
-		"\"properties\":{\"spec\":{\"type\":\"object\",\"properties\":{"
-		"\"l\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
-		"\"properties\":{\"a.b\":{\"type\":\"string\","
-		"\"x-kubernetes-validations\":[{\"rule\":\"r1\"}]}}}},"
-		"\"m\":{\"type\":\"object\",\"additionalProperties\":{"
-		"\"type\":\"string\",\"nullable\":true,"
-		"\"x-kubernetes-validations\":[{\"rule\":\"r2\"}]}}}}}}");
-	cr_assert_eq(srv_schema_rule_count(s), 3);
-	static const struct {
-		const char *obj;
-		bool r0, r1, r2;
-	} cases[] = {
-		{"{}", true, false, false},
-		{"{\"spec\":{\"l\":[]}}", true, false, false},
-		{"{\"spec\":{\"l\":[{},{\"a.b\":\"x\"}]}}", true, true, false},
-		{"{\"spec\":{\"l\":[{\"a\":{\"b\":\"x\"}}]}}", true, false, false},
-		{"{\"spec\":{\"l\":[{\"a.b\":null}]}}", true, false, false},
-		{"{\"spec\":{\"m\":{}}}", true, false, false},
-		{"{\"spec\":{\"m\":{\"k\":null}}}", true, false, false},
-		{"{\"spec\":{\"m\":{\"k\":null,\"j\":\"v\"}}}", true, false, true},
-		{"{\"spec\":{\"l\":{\"a.b\":\"x\"},\"m\":[\"v\"]}}", true, false, false},
-	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		json_t *o = js(cases[i].obj);
-		cr_assert_eq(srv_schema_rule_applies(s, 0, o), cases[i].r0, "%s", cases[i].obj);
-		cr_assert_eq(srv_schema_rule_applies(s, 1, o), cases[i].r1, "%s", cases[i].obj);
-		cr_assert_eq(srv_schema_rule_applies(s, 2, o), cases[i].r2, "%s", cases[i].obj);
-		cr_assert_not(srv_schema_rule_applies(s, 3, o));
-		json_decref(o);
-	}
-	cr_assert_not(srv_schema_rule_applies(s, 0, NULL));
-	cr_assert_not(srv_schema_rule_applies(NULL, 0, NULL));
-	srv_schema_free(s);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Validation keywords.                                                      */
 
@@ -1005,6 +963,12 @@ static const json_t *version_schema(const json_t *crd, const char *api_version,
 	return NULL;
 }
 
+static void count_rule_warning(void *ud, const char *text)
+{
+	(void)text;
+	++*(int *)ud;
+}
+
 static void check_object(const char *file, size_t di, const json_t *doc,
 			 const json_t *crd, const char *crd_file,
 			 const char *expect, struct corpus_stats *st)
@@ -1035,9 +999,19 @@ static void check_object(const char *file, size_t di, const json_t *doc,
 
 	srv_error_clear(&err);
 	lp_err rc = srv_schema_validate(s, o, &err);
+	if (rc == LP_OK) {
+		/* then the CEL rules, as a create */
+		int nw = 0;
+		cr_expect_eq(srv_schema_check_rules(s, o, NULL, &err,
+						    count_rule_warning, &nw),
+			     LP_OK);
+		if (err.n_causes)
+			rc = LP_E_INVALID;
+	}
 	char causes[4096];
 	dump_causes(&err, causes, sizeof causes);
-	bool want_valid = strcmp(expect, "reject") != 0;
+	bool want_valid = strcmp(expect, "reject") != 0 &&
+			  strcmp(expect, "reject-needs-cel") != 0;
 	bool ok = want_valid ? rc == LP_OK : rc == LP_E_INVALID;
 	printf("corpus: %-4s %s doc %zu (%s %s) vs %s: %s%s%s%s\n",
 	       ok ? "ok" : "FAIL", file, di, kind, av, crd_file,
@@ -1303,5 +1277,152 @@ Test(schema_validate, type_with_format)
 		     "spec.dt",
 		     "Invalid value: \"x\": spec.dt in body must be of type "
 		     "date-time: \"x\"");
+	srv_schema_free(s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* x-kubernetes-validations rules (srv_schema_check_rules, cel.c).           */
+
+struct warnings {
+	int n;
+	char last[512];
+};
+
+static void collect_warning(void *ud, const char *text)
+{
+	struct warnings *w = ud;
+	w->n++;
+	snprintf(w->last, sizeof w->last, "%s", text);
+}
+
+/* obj (and old, or NULL) against s's rules: the causes in err. */
+static void rules(struct srv_schema *s, const char *obj, const char *old,
+		  struct srv_error *err, struct warnings *w)
+{
+	json_t *o = js(obj), *p = old ? js(old) : NULL;
+	cr_assert_eq(srv_schema_check_rules(s, o, p, err, collect_warning, w),
+		     LP_OK);
+	json_decref(o);
+	json_decref(p);
+}
+
+static const char *rules_schema =
+    "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+    "\"x-kubernetes-validations\":["
+    "{\"rule\":\"!has(self.min) || self.min <= self.max\",\"message\":\" min "
+    "above max \"},"
+    "{\"rule\":\"self.mode == oldSelf.mode\",\"message\":\"mode is "
+    "immutable\"},"
+    "{\"rule\":\"quantity(self.q).isInteger()\"}],"
+    "\"properties\":{\"min\":{\"type\":\"integer\"},\"max\":{\"type\":"
+    "\"integer\"},"
+    "\"mode\":{\"type\":\"string\"},\"q\":{\"type\":\"string\"},"
+    "\"n\":{\"type\":\"number\",\"x-kubernetes-validations\":[{\"rule\":\"self "
+    "> 1\","
+    "\"reason\":\"FieldValueForbidden\",\"message\":\"n > 1\"}]},"
+    "\"ports\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
+    "\"x-kubernetes-list-map-keys\":[\"name\"],\"items\":{\"type\":\"object\","
+    "\"properties\":{\"name\":{\"type\":\"string\"},\"port\":{\"type\":"
+    "\"integer\"}},"
+    "\"x-kubernetes-validations\":[{\"rule\":\"self.port == oldSelf.port\"}]}},"
+    "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\","
+    "\"x-kubernetes-validations\":[{\"rule\":\"self.size() < "
+    "4\",\"fieldPath\":\"\"}]}}}}}}";
+
+Test(schema_rules, failures_are_kube_causes)
+{
+	struct srv_schema *s = sch(rules_schema);
+	struct srv_error err = {0};
+	struct warnings w = {0};
+	rules(s,
+	      "{\"spec\":{\"min\":2,\"max\":1,\"n\":0.5,\"tags\":[\"ok\","
+	      "\"long!\"]}}",
+	      NULL, &err, &w);
+	cr_assert_eq(err.n_causes, 3);
+	cr_assert_str_eq(err.causes[0].field, "spec");
+	cr_assert_str_eq(err.causes[0].message,
+			 "Invalid value: \"object\": min above max");
+	cr_assert_str_eq(err.causes[1].field, "spec.n");
+	cr_assert_str_eq(err.causes[1].reason, "FieldValueForbidden");
+	cr_assert_str_eq(err.causes[1].message, "Forbidden: n > 1");
+	cr_assert_str_eq(err.causes[2].field, "spec.tags[1]");
+	cr_assert_str_eq(
+	    err.causes[2].message,
+	    "Invalid value: \"string\": failed rule: self.size() < 4");
+	/* the rule outside the subset: one warning, with why */
+	cr_assert_eq(w.n, 1);
+	cr_assert_str_eq(
+	    w.last,
+	    "spec: x-kubernetes-validations rule was not evaluated (function "
+	    "'quantity' is not supported): quantity(self.q).isInteger()");
+	srv_schema_free(s);
+}
+
+Test(schema_rules, runtime_errors_and_blocking)
+{
+	struct srv_schema *s = sch(rules_schema);
+	struct srv_error err = {0};
+	struct warnings w = {0};
+	rules(s, "{\"spec\":{\"min\":1}}", NULL, &err, &w);
+	cr_assert_eq(err.n_causes, 1);
+	cr_assert_str_eq(err.causes[0].message,
+			 "Invalid value: \"object\": no such key: max "
+			 "evaluating rule: min above max");
+	/* a blocking error first: no rule runs */
+	struct srv_error err2 = {0};
+	srv_error_cause(&err2, "FieldValueRequired", "spec.max",
+			"Required value");
+	rules(s, "{\"spec\":{\"min\":2,\"max\":1}}", NULL, &err2, &w);
+	cr_assert_eq(err2.n_causes, 2);
+	cr_assert_str_eq(err2.causes[1].field, "<nil>");
+	cr_assert_str_eq(err2.causes[1].message,
+			 "Invalid value: \"null\": some validation rules were "
+			 "not checked because the object was invalid; correct "
+			 "the existing errors to complete validation");
+	srv_schema_free(s);
+}
+
+Test(schema_rules, transition_rules_and_ratcheting)
+{
+	struct srv_schema *s = sch(rules_schema);
+	struct srv_error err = {0};
+	struct warnings w = {0};
+	/* on create, no oldSelf: transition rules do not run */
+	rules(s,
+	      "{\"spec\":{\"mode\":\"a\",\"ports\":[{\"name\":\"h\",\"port\":1}"
+	      "]}}",
+	      NULL, &err, &w);
+	cr_assert_eq(err.n_causes, 0);
+	/* an update changing mode, and a map-list item's port (correlated
+	   by key, whatever its index) */
+	rules(s,
+	      "{\"spec\":{\"mode\":\"b\",\"ports\":[{\"name\":\"x\",\"port\":5}"
+	      ",{\"name\":\"h\",\"port\":2}]}}",
+	      "{\"spec\":{\"mode\":\"a\",\"ports\":[{\"name\":\"h\",\"port\":1}"
+	      "]}}",
+	      &err, &w);
+	cr_assert_eq(err.n_causes, 2);
+	cr_assert_str_eq(err.causes[0].message,
+			 "Invalid value: \"object\": mode is immutable");
+	cr_assert_str_eq(err.causes[1].field, "spec.ports[1]");
+	/* ratcheting: an unchanged failing value is a warning, with the
+	   error's text; a changed one is an error */
+	struct srv_error err2 = {0};
+	struct warnings w2 = {0};
+	rules(s,
+	      "{\"spec\":{\"mode\":\"a\",\"tags\":[\"toolong\"],\"min\":3,"
+	      "\"max\":1}}",
+	      "{\"spec\":{\"mode\":\"a\",\"tags\":[\"toolong\"],\"min\":3,"
+	      "\"max\":2}}",
+	      &err2, &w2);
+	cr_assert_eq(err2.n_causes, 1);
+	cr_assert_str_eq(err2.causes[0].field, "spec");
+	cr_assert_eq(w2.n, 2); /* the tag, and the rule not evaluated */
+	struct srv_error err3 = {0};
+	struct warnings w3 = {0};
+	rules(s, "{\"spec\":{\"mode\":\"a\",\"tags\":[\"toolong\"]}}",
+	      "{\"spec\":{\"mode\":\"a\",\"tags\":[\"toolong\"]}}", &err3, &w3);
+	cr_assert_eq(err3.n_causes, 0);
+	cr_assert_eq(w3.n, 2);
 	srv_schema_free(s);
 }

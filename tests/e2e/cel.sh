@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# cel.sh -- x-kubernetes-validations (CEL) rules end to end with kubectl:
+# rules at the root, on objects, scalars and lists; transition rules with
+# oldSelf (a map list's items correlated by key); runtime errors; reason;
+# kube's blocking errors; the /status subresource; ratcheting after a CRD
+# adds a rule; a rule outside lapis's subset (a Warning); and the real
+# VolumeSnapshot CRD's rules.
+set -uo pipefail
+. "$(dirname "$0")/lib.bash"
+e2e_init cel
+
+if ! command -v kubectl >/dev/null 2>&1; then
+	echo "SKIPPED: needs kubectl"
+	e2e_finish
+	exit 0
+fi
+DATA=$WORK/data
+serve_lapis serve "$DATA"
+check "server starts" [ -n "$URL" ]
+export KUBECONFIG=$DATA/kubeconfig HOME=$WORK/home
+mkdir -p "$HOME"
+err_text() { grep -Fq -- "$1" "$WORK/err"; }
+
+# The widget CRD; $1 is the YAML of spec.properties.note (the ratcheting
+# step adds a rule to it).
+widget_crd() {
+	cat <<YAML
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.cel.example.com}
+spec:
+  group: cel.example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-validations:
+        - rule: "self.metadata.name.startsWith('w-')"
+          message: name must start with w-
+        properties:
+          spec:
+            type: object
+            required: [size]
+            x-kubernetes-validations:
+            - rule: "!has(self.min) || !has(self.max) || self.min <= self.max"
+              message: min must not exceed max
+            - rule: "self.size <= self.limit"
+            - rule: "!has(self.q) || quantity(self.q).isGreaterThan(quantity('0'))"
+            properties:
+              size: {type: integer}
+              limit: {type: integer}
+              min: {type: integer}
+              max: {type: integer}
+              q: {type: string}
+              mode:
+                type: string
+                x-kubernetes-validations:
+                - {rule: "self == oldSelf", message: mode is immutable}
+              ports:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items:
+                  type: object
+                  required: [name]
+                  properties:
+                    name: {type: string}
+                    port: {type: integer}
+                  x-kubernetes-validations:
+                  - {rule: "self.port == oldSelf.port", message: a named port keeps its number}
+              tags:
+                type: array
+                items: {type: string}
+                x-kubernetes-validations:
+                - rule: "self.all(t, t.matches('^[a-z]+\$'))"
+                  message: tags are lowercase words
+              replicas:
+                type: integer
+                x-kubernetes-validations:
+                - {rule: "self >= 0", message: no negative replicas, reason: FieldValueForbidden}
+$1
+          status:
+            type: object
+            properties:
+              phase: {type: string}
+            x-kubernetes-validations:
+            - {rule: "self.phase in ['Ready', 'Pending']", message: unknown phase}
+YAML
+}
+widget_crd "              note: {type: string}" >"$WORK/widget.yaml"
+expect_rc 0 "a CRD with x-kubernetes-validations rules" kubectl apply -f "$WORK/widget.yaml"
+expect_rc 0 "... is Established" kubectl wait --for=condition=Established crd/widgets.cel.example.com --timeout=20s
+
+w() { # NAME SPEC-JSON: a widget
+	printf '{"apiVersion":"cel.example.com/v1","kind":"Widget","metadata":{"name":"%s"},"spec":%s}' "$1" "$2"
+}
+
+expect_rc 0 "a widget every rule accepts" kubectl create -f - <<<"$(w w-a '{"size":1,"limit":5,"mode":"fast","ports":[{"name":"http","port":80}],"tags":["abc"]}')"
+check "... warns of the rule outside lapis's subset, once, with why" \
+	err_has "^Warning: spec: x-kubernetes-validations rule was not evaluated \(.*quantity.*\): !has\(self.q\) \|\| quantity"
+check "... and of no other rule" [ "$(grep -c 'x-kubernetes-validations' "$WORK/err")" == 1 ]
+
+expect_rc 1 "a rule at the root (self.metadata.name)" kubectl create -f - <<<"$(w bad '{"size":1,"limit":5}')"
+check "... is kube's 422 at <nil>, the value the schema's type" err_text 'The Widget "bad" is invalid: <nil>: Invalid value: "object": name must start with w-'
+
+expect_rc 1 "a rule on spec" kubectl create -f - <<<"$(w w-b '{"size":1,"limit":5,"min":5,"max":1}')"
+check "... names spec and says the message" err_text 'The Widget "w-b" is invalid: spec: Invalid value: "object": min must not exceed max'
+
+expect_rc 1 "a rule that reads a missing field" kubectl create -f - <<<"$(w w-c '{"size":1}')"
+check "... is cel-go's runtime error with the rule" err_text 'spec: Invalid value: "object": no such key: limit evaluating rule: self.size <= self.limit'
+
+expect_rc 1 "a schema error kube calls blocking" kubectl create -f - <<<"$(w w-d '{"min":5,"max":1}')"
+check "... runs no rule and says so after it" bash -c "grep -A1 -F '* spec.size: Required value' '$WORK/err' | grep -qF '* <nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation'"
+
+expect_rc 1 "a list rule with a macro and matches" kubectl create -f - <<<"$(w w-e '{"size":1,"limit":5,"tags":["ok","Not-OK"]}')"
+check "... fails at the list" err_text 'spec.tags: Invalid value: "array": tags are lowercase words'
+
+expect_rc 1 "a rule with reason FieldValueForbidden" kubectl create -f - <<<"$(w w-f '{"size":1,"limit":5,"replicas":-1}')"
+check "... is a Forbidden cause" err_text 'spec.replicas: Forbidden: no negative replicas'
+
+expect_rc 1 "several failures in one write" kubectl create -f - <<<"$(w w-g '{"size":1,"limit":5,"min":2,"max":1,"replicas":-2}')"
+check "... are all listed, in kube's walk order" bash -c "grep -A1 -F '* spec: Invalid value: \"object\": min must not exceed max' '$WORK/err' | grep -qF '* spec.replicas: Forbidden: no negative replicas'"
+
+# transition rules
+expect_rc 1 "changing an immutable field (self == oldSelf)" kubectl patch widget w-a --type=merge -p '{"spec":{"mode":"slow"}}'
+check "... is refused" err_text 'The Widget "w-a" is invalid: spec.mode: Invalid value: "string": mode is immutable'
+expect_rc 0 "a write that keeps it" kubectl patch widget w-a --type=merge -p '{"spec":{"size":2}}'
+expect_rc 0 "removing it (the rule runs only where both values exist)" kubectl patch widget w-a --type=merge -p '{"spec":{"mode":null}}'
+expect_rc 0 "setting it again (no old value: not evaluated)" kubectl patch widget w-a --type=merge -p '{"spec":{"mode":"slow"}}'
+expect_rc 1 "a map list item changing what the rule keeps" kubectl patch widget w-a --type=merge -p '{"spec":{"ports":[{"name":"http","port":81}]}}'
+check "... is refused at its index" err_text 'spec.ports[0]: Invalid value: "object": a named port keeps its number'
+expect_rc 0 "items reordered and a new one added (correlated by key)" kubectl patch widget w-a --type=merge -p '{"spec":{"ports":[{"name":"https","port":443},{"name":"http","port":80}]}}'
+
+# /status
+expect_rc 1 "a status rule through /status" kubectl patch widget w-a --subresource=status --type=merge -p '{"status":{"phase":"Bogus"}}'
+check "... is refused" err_text 'status: Invalid value: "object": unknown phase'
+expect_rc 0 "a status the rule accepts" kubectl patch widget w-a --subresource=status --type=merge -p '{"status":{"phase":"Ready"}}'
+
+# ratcheting: a rule added later does not refuse what an update keeps
+expect_rc 0 "a widget with a long note" kubectl create -f - <<<"$(w w-old '{"size":1,"limit":5,"note":"a-long-note"}')"
+widget_crd '              note:
+                type: string
+                x-kubernetes-validations:
+                - {rule: "self.size() < 5", message: note is short}' >"$WORK/widget2.yaml"
+expect_rc 0 "the CRD adds a rule the note breaks" kubectl apply -f "$WORK/widget2.yaml"
+ok_ratchet() { kubectl patch widget w-old --type=merge -p '{"spec":{"size":2}}'; }
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	run ok_ratchet
+	[[ $RC == 0 ]] && break
+	sleep 0.3
+done
+check "an update that keeps the note is accepted" [ "$RC" == 0 ]
+check "... with kube's warning of the failed rule" err_text 'Warning: spec.note: Invalid value: "string": note is short'
+expect_rc 1 "an update that changes the note into another long one" kubectl patch widget w-old --type=merge -p '{"spec":{"note":"another-long"}}'
+check "... is refused" err_text 'spec.note: Invalid value: "string": note is short'
+expect_rc 1 "a new widget with a long note" kubectl create -f - <<<"$(w w-new '{"size":1,"limit":5,"note":"a-long-note"}')"
+
+# the real VolumeSnapshot CRD (external-snapshotter)
+TD=$(cd "$(dirname "$0")/../.." && pwd)/../shared/testdata/crds
+[[ -d $TD ]] || TD=/work/shared/testdata/crds
+if [[ -d $TD/external-snapshotter ]]; then
+	ES=$TD/external-snapshotter
+	expect_rc 0 "the VolumeSnapshot CRD" kubectl apply -f "$ES/snapshot.storage.k8s.io_volumesnapshots.yaml"
+	expect_rc 0 "... is Established" kubectl wait --for=condition=Established crd/volumesnapshots.snapshot.storage.k8s.io --timeout=20s
+	expect_rc 1 "its invalid example (both sources set)" kubectl create -f "$ES/invalid/volumesnapshot__invalid-snapshot-v1.yaml"
+	check "... is refused by its rule" err_text 'The VolumeSnapshot "new-snapshot-demo-v1" is invalid: spec.source: Invalid value: "object": exactly one of volumeSnapshotContentName and persistentVolumeClaimName must be set'
+	expect_rc 0 "its valid example" kubectl create -f "$ES/examples/volumesnapshot__snapshot-v1.yaml"
+	check "... with no warning" bash -c "! grep -q x-kubernetes-validations '$WORK/err'"
+	expect_rc 1 "changing its source (a transition rule)" kubectl patch volumesnapshot new-snapshot-demo-v1 --type=merge -p '{"spec":{"source":{"persistentVolumeClaimName":"other"}}}'
+	check "... is refused" err_text 'spec.source.persistentVolumeClaimName: Invalid value: "string": persistentVolumeClaimName is immutable'
+	expect_rc 1 "an empty class name" kubectl patch volumesnapshot new-snapshot-demo-v1 --type=merge -p '{"spec":{"volumeSnapshotClassName":""}}'
+	check "... is refused" err_text 'spec.volumeSnapshotClassName: Invalid value: "string": volumeSnapshotClassName must not be the empty string when set'
+fi
+e2e_finish
