@@ -374,12 +374,18 @@ static const char *const reserved[] = {
     "loop",	"package", "namespace", "return",   "var", "void",   "while",
 };
 
-static bool is_reserved(const char *s, size_t n)
+/* Is s (n bytes) one of the n_w words w? */
+static bool is_word(const char *const *w, size_t n_w, const char *s, size_t n)
 {
-	for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
-		if (strlen(reserved[i]) == n && memcmp(reserved[i], s, n) == 0)
+	for (size_t i = 0; i < n_w; i++)
+		if (strlen(w[i]) == n && memcmp(w[i], s, n) == 0)
 			return true;
 	return false;
+}
+
+static bool is_reserved(const char *s, size_t n)
+{
+	return is_word(reserved, sizeof reserved / sizeof *reserved, s, n);
 }
 
 /* CEL's own reserved words, which no identifier may be. */
@@ -390,10 +396,7 @@ static bool is_cel_reserved(const char *s, size_t n)
 	    "function",	 "if",	   "import", "let",	 "loop",  "package",
 	    "namespace", "return", "var",    "void",	 "while",
 	};
-	for (size_t i = 0; i < sizeof w / sizeof *w; i++)
-		if (strlen(w[i]) == n && memcmp(w[i], s, n) == 0)
-			return true;
-	return false;
+	return is_word(w, sizeof w / sizeof *w, s, n);
 }
 
 /* ----------------------------------------------------------- the arena */
@@ -982,13 +985,8 @@ static struct val from_json(struct ctx *c, const json_t *j, const void *node)
 	}
 	switch (json_typeof(j)) {
 	case JSON_OBJECT:
-		v.k = V_MAP;
-		v.json = true;
-		v.js.j = j;
-		v.js.node = node;
-		return v;
 	case JSON_ARRAY:
-		v.k = V_LIST;
+		v.k = json_is_object(j) ? V_MAP : V_LIST;
 		v.json = true;
 		v.js.j = j;
 		v.js.node = node;
@@ -1147,6 +1145,17 @@ static struct val escape_key(struct ctx *c, const char *k, size_t n)
 static int eqv(struct ctx *c, const struct val *a, const struct val *b,
 	       struct val *err, int depth);
 
+/* The schema of the value under raw name key of JSON map m. */
+static const void *child_of(struct ctx *c, const struct val *m, const char *key)
+{
+	enum cel_stype t = stype(c, m->js.node);
+	if (t == CEL_S_OBJECT && c->ops->prop)
+		return c->ops->prop(m->js.node, key);
+	if (t == CEL_S_MAP && c->ops->addl)
+		return c->ops->addl(m->js.node);
+	return NULL;
+}
+
 /* Look key up in map m: 1 found (*out set), 0 absent, -1 error (*out is
    the error). */
 static int map_find(struct ctx *c, const struct val *m, const struct val *key,
@@ -1190,24 +1199,8 @@ static int map_find(struct ctx *c, const struct val *m, const struct val *key,
 	const json_t *j = json_object_getn(m->js.j, name, n);
 	if (!j || (t == CEL_S_OBJECT && json_is_null(j)))
 		return 0;
-	const void *child = NULL;
-	if (m->js.node && c->ops) {
-		if (t == CEL_S_OBJECT && c->ops->prop) {
-			if (name == key->s.p && name[n] != 0) {
-				char *z = astr(c, n);
-				if (!z) {
-					*out = err_static(COST_MSG);
-					return -1;
-				}
-				memcpy(z, name, n);
-				name = z;
-			}
-			child = c->ops->prop(m->js.node, name);
-		} else if (t == CEL_S_MAP && c->ops->addl) {
-			child = c->ops->addl(m->js.node);
-		}
-	}
-	*out = from_json(c, j, child);
+	/* name is the unescaped copy, NUL-terminated, for an object */
+	*out = from_json(c, j, child_of(c, m, name));
 	return 1;
 }
 
@@ -1346,6 +1339,15 @@ static int ordering(const struct val *a, const struct val *b)
 	return -2;
 }
 
+/* charge() for equality, which answers -1 with the error in *err. */
+static bool charge_eq(struct ctx *c, uint64_t n, struct val *err)
+{
+	if (charge(c, n))
+		return true;
+	*err = err_static(COST_MSG);
+	return false;
+}
+
 static int eq_lists(struct ctx *c, const struct val *a, const struct val *b,
 		    struct val *err, int depth)
 {
@@ -1367,10 +1369,8 @@ static int eq_lists(struct ctx *c, const struct val *a, const struct val *b,
 			for (size_t k = 0; k < n && !found; k++) {
 				if (used[k])
 					continue;
-				if (!charge(c, 1)) {
-					*err = err_static(COST_MSG);
+				if (!charge_eq(c, 1, err))
 					return -1;
-				}
 				struct val ea = list_get(c, a, k);
 				int r = eqv(c, &ea, &eb, err, depth + 1);
 				if (r < 0)
@@ -1384,27 +1384,14 @@ static int eq_lists(struct ctx *c, const struct val *a, const struct val *b,
 		return 1;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (!charge(c, 1)) {
-			*err = err_static(COST_MSG);
+		if (!charge_eq(c, 1, err))
 			return -1;
-		}
 		struct val ea = list_get(c, a, i), eb = list_get(c, b, i);
 		int r = eqv(c, &ea, &eb, err, depth + 1);
 		if (r <= 0)
 			return r;
 	}
 	return 1;
-}
-
-/* The schema of the value under raw name key of JSON map m. */
-static const void *child_of(struct ctx *c, const struct val *m, const char *key)
-{
-	enum cel_stype t = stype(c, m->js.node);
-	if (t == CEL_S_OBJECT && c->ops->prop)
-		return c->ops->prop(m->js.node, key);
-	if (t == CEL_S_MAP && c->ops->addl)
-		return c->ops->addl(m->js.node);
-	return NULL;
 }
 
 /* Maps are equal with the same keys and equal values. A JSON map is
@@ -1427,10 +1414,8 @@ static int eq_maps(struct ctx *c, const struct val *a, const struct val *b,
 		json_object_keylen_foreach((json_t *)a->js.j, key, klen, va)
 		{
 			struct val x, y;
-			if (!charge(c, 1)) {
-				*err = err_static(COST_MSG);
+			if (!charge_eq(c, 1, err))
 				return -1;
-			}
 			x = from_json(c, va, child_of(c, a, key));
 			if (b->json) {
 				const json_t *vb =
@@ -1457,10 +1442,8 @@ static int eq_maps(struct ctx *c, const struct val *a, const struct val *b,
 	/* both built: every key of a, by equality, in b */
 	for (size_t i = 0; i < a->m.n; i++) {
 		struct val y;
-		if (!charge(c, 1)) {
-			*err = err_static(COST_MSG);
+		if (!charge_eq(c, 1, err))
 			return -1;
-		}
 		int r = map_find(c, b, &a->m.keys[i], &y);
 		if (r < 0) {
 			*err = y;
@@ -1502,10 +1485,8 @@ static int eqv(struct ctx *c, const struct val *a, const struct val *b,
 	case V_BYTES:
 		if (a->s.n != b->s.n)
 			return 0;
-		if (!charge(c, a->s.n / 16)) {
-			*err = err_static(COST_MSG);
+		if (!charge_eq(c, a->s.n / 16, err))
 			return -1;
-		}
 		return memcmp(a->s.p, b->s.p, a->s.n) == 0;
 	case V_BOOL:
 	case V_DUR:
@@ -1804,6 +1785,17 @@ static struct val new_list(struct ctx *c, size_t n)
 	return v;
 }
 
+/* An empty map with room for n entries, in the arena. */
+static struct val new_map(struct ctx *c, size_t n)
+{
+	struct val v = {.k = V_MAP};
+	v.m.keys = aalloc(c, (n ? n : 1) * sizeof *v.m.keys);
+	v.m.vals = aalloc(c, (n ? n : 1) * sizeof *v.m.vals);
+	if (!v.m.keys || !v.m.vals)
+		return err_static(COST_MSG);
+	return v;
+}
+
 /* Go's strings.SplitN. */
 static struct val str_split(struct ctx *c, const struct val *s,
 			    const struct val *sep, int64_t lim)
@@ -1940,6 +1932,24 @@ static struct val do_matches(struct ctx *c, const struct node *n,
 	return mkbool(m);
 }
 
+static struct val fmt_str(struct ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static struct val fmt_str(struct ctx *c, const char *fmt, ...)
+{
+	char buf[80];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	size_t n = strlen(buf);
+	char *s = astr(c, n);
+	if (!s)
+		return err_static(COST_MSG);
+	memcpy(s, buf, n);
+	return mkstr(V_STR, s, n);
+}
+
 /* Go's %g of a double (shortest representation), as cel-go's string(). */
 static struct val fmt_double(struct ctx *c, double d)
 {
@@ -1964,30 +1974,7 @@ static struct val fmt_double(struct ctx *c, double d)
 		int dec = p - 1 - exp;
 		snprintf(buf, sizeof buf, "%.*f", dec > 0 ? dec : 0, d);
 	}
-	size_t n = strlen(buf);
-	char *s = astr(c, n);
-	if (!s)
-		return err_static(COST_MSG);
-	memcpy(s, buf, n);
-	return mkstr(V_STR, s, n);
-}
-
-static struct val fmt_str(struct ctx *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static struct val fmt_str(struct ctx *c, const char *fmt, ...)
-{
-	char buf[80];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	size_t n = strlen(buf);
-	char *s = astr(c, n);
-	if (!s)
-		return err_static(COST_MSG);
-	memcpy(s, buf, n);
-	return mkstr(V_STR, s, n);
+	return fmt_str(c, "%s", buf);
 }
 
 /* Go's duration as cel-go prints it: seconds, shortest, then "s". */
@@ -2160,14 +2147,10 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 			    "1", "t", "T", "TRUE", "true", "True"};
 			static const char *const no[] = {
 			    "0", "f", "F", "FALSE", "false", "False"};
-			for (size_t i = 0; i < 6; i++) {
-				if (strlen(yes[i]) == a->s.n &&
-				    !memcmp(yes[i], a->s.p, a->s.n))
-					return mkbool(true);
-				if (strlen(no[i]) == a->s.n &&
-				    !memcmp(no[i], a->s.p, a->s.n))
-					return mkbool(false);
-			}
+			if (is_word(yes, 6, a->s.p, a->s.n))
+				return mkbool(true);
+			if (is_word(no, 6, a->s.p, a->s.n))
+				return mkbool(false);
 			return errf(c,
 				    "strconv.ParseBool: parsing \"%.64s\": "
 				    "invalid syntax",
@@ -2747,18 +2730,12 @@ static struct val eval_comp(struct ctx *c, const struct node *n)
 	case M_MAP3:
 	case M_FILTER:
 	case M2_TLIST:
-		out = new_list(c, cnt);
-		if (is_err(&out))
-			return out;
-		break;
 	case M2_TMAP:
 	case M2_TENTRY:
-		out.k = V_MAP;
-		out.m.n = 0;
-		out.m.keys = aalloc(c, (cnt ? cnt : 1) * sizeof *out.m.keys);
-		out.m.vals = aalloc(c, (cnt ? cnt : 1) * sizeof *out.m.vals);
-		if (!out.m.keys || !out.m.vals)
-			return err_static(COST_MSG);
+		out = (m == M2_TMAP || m == M2_TENTRY) ? new_map(c, cnt)
+						       : new_list(c, cnt);
+		if (is_err(&out))
+			return out;
 		break;
 	case M_ALL:
 	case M_EXISTS:
@@ -2815,10 +2792,6 @@ static struct val eval_comp(struct ctx *c, const struct node *n)
 			count += p.b;
 			break;
 		case M_MAP:
-			if (is_err(&p))
-				return p;
-			out.l.items[kept++] = p;
-			break;
 		case M_MAP3:
 		case M_FILTER:
 		case M2_TLIST:
@@ -2840,7 +2813,7 @@ static struct val eval_comp(struct ctx *c, const struct node *n)
 			}
 			if (is_err(&p))
 				return p;
-			if (m == M_MAP3 || m == M2_TLIST) {
+			if (m == M_MAP || m == M_MAP3 || m == M2_TLIST) {
 				out.l.items[kept++] = p;
 			} else if (m == M2_TMAP) {
 				e = map_insert(c, &out, &c->slots[n->slot], &p);
@@ -2963,12 +2936,9 @@ static struct val ev(struct ctx *c, const struct node *n)
 	}
 	case N_MAP: {
 		size_t np = (size_t)n->n_args / 2;
-		v.k = V_MAP;
-		v.m.keys = aalloc(c, (np ? np : 1) * sizeof *v.m.keys);
-		v.m.vals = aalloc(c, (np ? np : 1) * sizeof *v.m.vals);
-		v.m.n = 0;
-		if (!v.m.keys || !v.m.vals)
-			return err_static(COST_MSG);
+		v = new_map(c, np);
+		if (is_err(&v))
+			return v;
 		for (size_t i = 0; i < np; i++) {
 			struct val k = ev(c, n->args[2 * i]), x;
 			if (is_err(&k) || c->abort_msg)
@@ -3127,6 +3097,12 @@ static void nomem(struct parser *ps)
 	fail(ps, (size_t)-1, "out of memory");
 }
 
+static void too_deep(struct parser *ps)
+{
+	fail(ps, (size_t)-1,
+	     "expression nested too deeply (more than %d levels)", MAX_DEPTH);
+}
+
 static bool is_id0(char ch)
 {
 	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
@@ -3256,6 +3232,24 @@ bad:
 	ps->t = T_ERR;
 }
 
+/* A token that cannot be read. */
+static void lex_error(struct parser *ps, size_t at, const char *msg)
+{
+	fail(ps, at, "%s", msg);
+	ps->t = T_ERR;
+}
+
+/* An integer literal of magnitude v, its digits ending before i; a u
+   after them makes it unsigned. */
+static void lex_int(struct parser *ps, uint64_t v, size_t i)
+{
+	ps->u = v;
+	ps->t = T_INT;
+	if (i < ps->len && (ps->src[i] == 'u' || ps->src[i] == 'U'))
+		i++, ps->t = T_UINT;
+	ps->pos = i;
+}
+
 static void lex_number(struct parser *ps)
 {
 	const char *s = ps->src;
@@ -3264,23 +3258,18 @@ static void lex_number(struct parser *ps)
 		uint64_t v = 0;
 		i += 2;
 		if (i >= n || hexval(s[i]) < 0) {
-			fail(ps, start, "bad hex literal");
-			ps->t = T_ERR;
+			lex_error(ps, start, "bad hex literal");
 			return;
 		}
 		for (; i < n && hexval(s[i]) >= 0; i++) {
 			if (v >> 60) {
-				fail(ps, start, "integer literal out of range");
-				ps->t = T_ERR;
+				lex_error(ps, start,
+					  "integer literal out of range");
 				return;
 			}
 			v = v * 16 + (uint64_t)hexval(s[i]);
 		}
-		ps->u = v;
-		ps->t = T_INT;
-		if (i < n && (s[i] == 'u' || s[i] == 'U'))
-			i++, ps->t = T_UINT;
-		ps->pos = i;
+		lex_int(ps, v, i);
 		return;
 	}
 	bool is_double = false;
@@ -3304,8 +3293,7 @@ static void lex_number(struct parser *ps)
 	if (is_double) {
 		char buf[128];
 		if (i - start >= sizeof buf) {
-			fail(ps, start, "number literal too long");
-			ps->t = T_ERR;
+			lex_error(ps, start, "number literal too long");
 			return;
 		}
 		memcpy(buf, s + start, i - start);
@@ -3318,17 +3306,12 @@ static void lex_number(struct parser *ps)
 	uint64_t v = 0;
 	for (size_t j = start; j < i; j++) {
 		if (v > (UINT64_MAX - 9) / 10) {
-			fail(ps, start, "integer literal out of range");
-			ps->t = T_ERR;
+			lex_error(ps, start, "integer literal out of range");
 			return;
 		}
 		v = v * 10 + (uint64_t)(s[j] - '0');
 	}
-	ps->u = v;
-	ps->t = T_INT;
-	if (i < n && (s[i] == 'u' || s[i] == 'U'))
-		i++, ps->t = T_UINT;
-	ps->pos = i;
+	lex_int(ps, v, i);
 }
 
 static void next(struct parser *ps)
@@ -3428,8 +3411,7 @@ static void next(struct parser *ps)
 		ps->pos = i + 1;
 		return;
 	}
-	fail(ps, i, "unexpected character");
-	ps->t = T_ERR;
+	lex_error(ps, i, "unexpected character");
 }
 
 static bool is_punct(struct parser *ps, char ch)
@@ -3474,9 +3456,7 @@ static struct node *mknode(struct parser *ps, enum nkind k, struct node *a,
 		d = c->depth;
 	n->depth = d + 1;
 	if (n->depth > MAX_DEPTH)
-		fail(ps, (size_t)-1,
-		     "expression nested too deeply (more than %d levels)",
-		     MAX_DEPTH);
+		too_deep(ps);
 	return n;
 }
 
@@ -3494,12 +3474,28 @@ static void set_args(struct parser *ps, struct node *x, struct node **args,
 		if (args[i] && args[i]->depth + 1 > x->depth)
 			x->depth = args[i]->depth + 1;
 	if (x->depth > MAX_DEPTH)
-		fail(ps, (size_t)-1,
-		     "expression nested too deeply (more than %d levels)",
-		     MAX_DEPTH);
+		too_deep(ps);
 }
 
 static struct node *parse_expr(struct parser *ps);
+
+/* Append e to the growing array *v of *n (room for *cap). */
+static bool push_node(struct parser *ps, struct node ***v, int *n, int *cap,
+		      struct node *e)
+{
+	if (*n == *cap) {
+		int nc = *cap ? *cap * 2 : 8;
+		struct node **nv = realloc(*v, (size_t)nc * sizeof *nv);
+		if (!nv) {
+			nomem(ps);
+			return false;
+		}
+		*v = nv;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = e;
+	return true;
+}
 
 /* Comma-separated expressions up to close; new array in *out. */
 static int parse_list(struct parser *ps, char close, bool pairs,
@@ -3513,20 +3509,8 @@ static int parse_list(struct parser *ps, char close, bool pairs,
 			if (k == 1 && !expect(ps, ':'))
 				break;
 			struct node *e = parse_expr(ps);
-			if (!e)
+			if (!e || !push_node(ps, &v, &n, &cap, e))
 				break;
-			if (n == cap) {
-				int nc = cap ? cap * 2 : 4;
-				struct node **nv =
-				    realloc(v, (size_t)nc * sizeof *nv);
-				if (!nv) {
-					nomem(ps);
-					break;
-				}
-				v = nv;
-				cap = nc;
-			}
-			v[n++] = e;
 		}
 		if (ps->failed || !is_punct(ps, ','))
 			break;
@@ -3695,6 +3679,58 @@ static struct node *make_call(struct parser *ps, const char *name,
 	return n;
 }
 
+/* Refuses a '?' (optional syntax) after [, { or a dot. */
+static bool optional_refused(struct parser *ps)
+{
+	if (!is_punct(ps, '?'))
+		return false;
+	fail(ps, ps->t_pos, "optional syntax is not supported");
+	return true;
+}
+
+/* The current identifier token, taken and consumed; NULL, after failing
+   at at, when it is a reserved word. */
+static char *take_ident(struct parser *ps, size_t at)
+{
+	char *name = ps->s;
+	ps->s = NULL;
+	if (is_cel_reserved(name, strlen(name))) {
+		fail(ps, at, "reserved identifier '%s'", name);
+		free(name);
+		return NULL;
+	}
+	next(ps);
+	return name;
+}
+
+/* name(args) or target.name(args), the current token the '('; frees
+   name. */
+static struct node *parse_call(struct parser *ps, char *name,
+			       struct node *target, size_t at)
+{
+	struct node **args, *n = NULL;
+	next(ps);
+	int na = parse_list(ps, ')', false, &args);
+	if (na >= 0)
+		n = make_call(ps, name, target, args, na, at);
+	free(name);
+	return n;
+}
+
+/* A node of kind k over a, named name (which it takes). */
+static struct node *name_node(struct parser *ps, enum nkind k, struct node *a,
+			      char *name)
+{
+	struct node *n = mknode(ps, k, a, NULL, NULL);
+	if (!n) {
+		free(name);
+		return NULL;
+	}
+	n->s = name;
+	n->s_len = strlen(name);
+	return n;
+}
+
 static struct node *parse_primary(struct parser *ps)
 {
 	struct node *n = NULL;
@@ -3745,39 +3781,17 @@ static struct node *parse_primary(struct parser *ps)
 		next(ps);
 		return n;
 	case T_IDENT: {
-		char *name = ps->s;
-		ps->s = NULL;
-		if (is_cel_reserved(name, strlen(name))) {
-			fail(ps, at, "reserved identifier '%s'", name);
-			free(name);
+		char *name = take_ident(ps, at);
+		if (!name)
 			return NULL;
-		}
-		next(ps);
-		if (is_punct(ps, '(')) {
-			struct node **args;
-			next(ps);
-			int na = parse_list(ps, ')', false, &args);
-			if (na < 0) {
-				free(name);
-				return NULL;
-			}
-			n = make_call(ps, name, NULL, args, na, at);
-			free(name);
-			return n;
-		}
+		if (is_punct(ps, '('))
+			return parse_call(ps, name, NULL, at);
 		if (is_punct(ps, '{')) {
 			fail(ps, at, "message construction is not supported");
 			free(name);
 			return NULL;
 		}
-		n = mknode(ps, N_IDENT, NULL, NULL, NULL);
-		if (!n) {
-			free(name);
-			return NULL;
-		}
-		n->s = name;
-		n->s_len = strlen(name);
-		return n;
+		return name_node(ps, N_IDENT, NULL, name);
 	}
 	case T_PUNCT:
 		if (ps->ch == '(') {
@@ -3791,11 +3805,8 @@ static struct node *parse_primary(struct parser *ps)
 			bool is_map = ps->ch == '{';
 			struct node **args;
 			next(ps);
-			if (is_punct(ps, '?')) {
-				fail(ps, ps->t_pos,
-				     "optional syntax is not supported");
+			if (optional_refused(ps))
 				return NULL;
-			}
 			int na =
 			    parse_list(ps, is_map ? '}' : ']', is_map, &args);
 			if (na < 0)
@@ -3830,50 +3841,24 @@ static struct node *parse_member_tail(struct parser *ps, struct node *n)
 		size_t at = ps->t_pos;
 		if (is_punct(ps, '.')) {
 			next(ps);
-			if (is_punct(ps, '?')) {
-				fail(ps, ps->t_pos,
-				     "optional syntax is not supported");
+			if (optional_refused(ps))
 				return NULL;
-			}
 			if (ps->t != T_IDENT) {
 				fail(ps, ps->t_pos, "expected a field name");
 				return NULL;
 			}
-			char *name = ps->s;
-			ps->s = NULL;
-			if (is_cel_reserved(name, strlen(name))) {
-				fail(ps, at, "reserved identifier '%s'", name);
-				free(name);
+			char *name = take_ident(ps, at);
+			if (!name)
 				return NULL;
-			}
-			next(ps);
 			if (is_punct(ps, '(')) {
-				struct node **args;
-				next(ps);
-				int na = parse_list(ps, ')', false, &args);
-				if (na < 0) {
-					free(name);
-					return NULL;
-				}
-				n = make_call(ps, name, n, args, na, at);
-				free(name);
+				n = parse_call(ps, name, n, at);
 				continue;
 			}
-			struct node *s = mknode(ps, N_SELECT, n, NULL, NULL);
-			if (!s) {
-				free(name);
-				return NULL;
-			}
-			s->s = name;
-			s->s_len = strlen(name);
-			n = s;
+			n = name_node(ps, N_SELECT, n, name);
 		} else if (is_punct(ps, '[')) {
 			next(ps);
-			if (is_punct(ps, '?')) {
-				fail(ps, ps->t_pos,
-				     "optional syntax is not supported");
+			if (optional_refused(ps))
 				return NULL;
-			}
 			struct node *k = parse_expr(ps);
 			if (!k || !expect(ps, ']'))
 				return NULL;
@@ -3891,10 +3876,7 @@ static struct node *parse_unary(struct parser *ps)
 	int n_ops = 0;
 	while (is_punct(ps, '!') || is_punct(ps, '-')) {
 		if (n_ops == MAX_DEPTH) {
-			fail(ps, (size_t)-1,
-			     "expression nested too deeply (more than %d "
-			     "levels)",
-			     MAX_DEPTH);
+			too_deep(ps);
 			return NULL;
 		}
 		ops[n_ops++] = ps->ch;
@@ -3946,6 +3928,20 @@ static struct node *parse_unary(struct parser *ps)
 	return n;
 }
 
+/* n op r, r parsed by operand after the operator's token. */
+static struct node *parse_bin(struct parser *ps, struct node *n, enum binop op,
+			      struct node *(*operand)(struct parser *))
+{
+	next(ps);
+	struct node *r = operand(ps);
+	if (!r)
+		return NULL;
+	n = mknode(ps, N_BIN, n, r, NULL);
+	if (n)
+		n->op = op;
+	return n;
+}
+
 static struct node *parse_mul(struct parser *ps)
 {
 	struct node *n = parse_unary(ps);
@@ -3954,13 +3950,7 @@ static struct node *parse_mul(struct parser *ps)
 		enum binop op = ps->ch == '*'	? B_MUL
 				: ps->ch == '/' ? B_DIV
 						: B_MOD;
-		next(ps);
-		struct node *r = parse_unary(ps);
-		if (!r)
-			return NULL;
-		n = mknode(ps, N_BIN, n, r, NULL);
-		if (n)
-			n->op = op;
+		n = parse_bin(ps, n, op, parse_unary);
 	}
 	return ps->failed ? NULL : n;
 }
@@ -3969,14 +3959,7 @@ static struct node *parse_add(struct parser *ps)
 {
 	struct node *n = parse_mul(ps);
 	while (n && (is_punct(ps, '+') || is_punct(ps, '-'))) {
-		enum binop op = ps->ch == '+' ? B_ADD : B_SUB;
-		next(ps);
-		struct node *r = parse_mul(ps);
-		if (!r)
-			return NULL;
-		n = mknode(ps, N_BIN, n, r, NULL);
-		if (n)
-			n->op = op;
+		n = parse_bin(ps, n, ps->ch == '+' ? B_ADD : B_SUB, parse_mul);
 	}
 	return ps->failed ? NULL : n;
 }
@@ -4002,13 +3985,7 @@ static struct node *parse_rel(struct parser *ps)
 			op = B_GT;
 		else
 			break;
-		next(ps);
-		struct node *r = parse_add(ps);
-		if (!r)
-			return NULL;
-		n = mknode(ps, N_BIN, n, r, NULL);
-		if (n)
-			n->op = op;
+		n = parse_bin(ps, n, op, parse_add);
 	}
 	return ps->failed ? NULL : n;
 }
@@ -4035,20 +4012,8 @@ static struct node *parse_logic(struct parser *ps, bool is_and)
 	enum tok op = is_and ? T_AND : T_OR;
 	for (;;) {
 		struct node *t = is_and ? parse_rel(ps) : parse_logic(ps, true);
-		if (!t)
+		if (!t || !push_node(ps, &terms, &cnt, &cap, t))
 			goto out;
-		if (cnt == cap) {
-			int nc = cap ? cap * 2 : 8;
-			struct node **nt =
-			    realloc(terms, (size_t)nc * sizeof *nt);
-			if (!nt) {
-				nomem(ps);
-				goto out;
-			}
-			terms = nt;
-			cap = nc;
-		}
-		terms[cnt++] = t;
 		if (ps->t != op)
 			break;
 		next(ps);
@@ -4062,9 +4027,7 @@ out:
 static struct node *parse_expr(struct parser *ps)
 {
 	if (++ps->depth > MAX_DEPTH) {
-		fail(ps, (size_t)-1,
-		     "expression nested too deeply (more than %d levels)",
-		     MAX_DEPTH);
+		too_deep(ps);
 		return NULL;
 	}
 	struct node *n = parse_logic(ps, false);
