@@ -19,7 +19,6 @@ serve_lapis serve "$DATA"
 check "server starts" [ -n "$URL" ]
 export KUBECONFIG=$DATA/kubeconfig HOME=$WORK/home
 mkdir -p "$HOME"
-err_text() { grep -Fq -- "$1" "$WORK/err"; }
 
 # The widget CRD; $1 is the YAML of spec.properties.note (the ratcheting
 # step adds a rule to it).

@@ -20,7 +20,6 @@ serve_lapis serve "$DATA"
 check "server starts" [ -n "$URL" ]
 export KUBECONFIG=$DATA/kubeconfig HOME=$WORK/home
 mkdir -p "$HOME"
-err_text() { grep -Fq -- "$1" "$WORK/err"; }
 
 # role file expect, one per line
 python3 - "$TD/index.json" >"$WORK/index.txt" <<'PY'

@@ -166,6 +166,7 @@ watch_until() { # CONDITION OUT CURL-ARG... (CONDITION: shell code, $1 is OUT)
 # the extended regular expression.
 out_has() { grep -Eq -- "$1" "$WORK/out"; }
 err_has() { grep -Eq -- "$1" "$WORK/err"; }
+err_text() { grep -Fq -- "$1" "$WORK/err"; } # a fixed string
 err_empty() { [[ ! -s $WORK/err ]]; }
 
 # field FILE NAME: the value of a "name: value" line of lapis's text output.
