@@ -2992,39 +2992,77 @@ static struct val ev(struct ctx *c, const struct node *n)
 	return v;
 }
 
+/* Evaluate p into *v in c (whose arena the caller frees); the result's
+   kind, with *text the message of an error or of something unsupported. */
+static enum cel_result run(struct ctx *c, const cel_prog *p, const void *node,
+			   const json_t *self, const json_t *old_self,
+			   struct val *v, const char **text)
+{
+	*text = "";
+	if (!c->ops)
+		node = NULL;
+	c->slots = aalloc(c, (size_t)(p->n_slots + 2) * sizeof *c->slots);
+	if (!c->slots) {
+		*text = c->abort_msg;
+		return CEL_ERROR;
+	}
+	c->slots[0] = from_json(c, self, node);
+	c->slots[1] =
+	    old_self ? from_json(c, old_self, node) : (struct val){.k = V_NULL};
+	*v = ev(c, p->root);
+	if (c->abort_msg) {
+		*text = c->abort_msg;
+		return CEL_ERROR;
+	}
+	if (v->k == V_ERR) {
+		*text = v->s.p;
+		return CEL_ERROR;
+	}
+	if (v->k == V_UNSUP) {
+		*text = v->s.p;
+		return CEL_UNSUPPORTED;
+	}
+	return v->k == V_BOOL && v->b ? CEL_TRUE : CEL_FALSE;
+}
+
 enum cel_result cel_eval(const cel_prog *p, const struct cel_schema *ops,
 			 const void *node, const json_t *self,
 			 const json_t *old_self, char *msg, size_t msg_size)
 {
 	struct ctx c = {.ops = ops, .old_json = old_self, .node = node};
-	enum cel_result res = CEL_ERROR;
-	const char *text = "";
-	if (msg_size)
-		msg[0] = 0;
-	if (!ops)
-		node = NULL;
-	c.slots = aalloc(&c, (size_t)(p->n_slots + 2) * sizeof *c.slots);
-	if (!c.slots) {
-		text = c.abort_msg;
-		goto out;
-	}
-	c.slots[0] = from_json(&c, self, node);
-	c.slots[1] = old_self ? from_json(&c, old_self, node)
-			      : (struct val){.k = V_NULL};
-	struct val v = ev(&c, p->root);
-	if (c.abort_msg) {
-		text = c.abort_msg;
-	} else if (v.k == V_ERR) {
-		text = v.s.p;
-	} else if (v.k == V_UNSUP) {
-		res = CEL_UNSUPPORTED;
-		text = v.s.p;
-	} else {
-		res = v.k == V_BOOL && v.b ? CEL_TRUE : CEL_FALSE;
-	}
-out:
+	struct val v;
+	const char *text;
+	enum cel_result res = run(&c, p, node, self, old_self, &v, &text);
 	if (msg_size)
 		put_msg(msg, msg_size, text);
+	arena_free(&c);
+	return res;
+}
+
+enum cel_result cel_eval_string(const cel_prog *p, const struct cel_schema *ops,
+				const void *node, const json_t *self,
+				const json_t *old_self, char *out,
+				size_t out_size, size_t *len)
+{
+	struct ctx c = {.ops = ops, .old_json = old_self, .node = node};
+	struct val v;
+	const char *text;
+	enum cel_result res = run(&c, p, node, self, old_self, &v, &text);
+	*len = 0;
+	if (res == CEL_TRUE || res == CEL_FALSE) {
+		res = v.k == V_STR ? CEL_TRUE : CEL_FALSE;
+		text = "";
+	}
+	if (res == CEL_TRUE) {
+		*len = v.s.n;
+		if (out_size) {
+			size_t n = v.s.n < out_size - 1 ? v.s.n : out_size - 1;
+			memcpy(out, v.s.p, n);
+			out[n] = 0;
+		}
+	} else if (out_size) {
+		put_msg(out, out_size, text);
+	}
 	arena_free(&c);
 	return res;
 }

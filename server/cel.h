@@ -101,4 +101,16 @@ enum cel_result cel_eval(const cel_prog *p, const struct cel_schema *ops,
 			 const void *node, const json_t *self,
 			 const json_t *old_self, char *msg, size_t msg_size);
 
+/*
+ * Evaluate p as cel_eval does, for a string (a messageExpression): CEL_TRUE
+ * when the result is a string, its bytes in out (cut at out_size - 1 and
+ * NUL-terminated; the string may hold a NUL of its own) and its whole
+ * length in *len; CEL_FALSE when the result is no string; CEL_ERROR and
+ * CEL_UNSUPPORTED as cel_eval, with the message in out.
+ */
+enum cel_result cel_eval_string(const cel_prog *p, const struct cel_schema *ops,
+				const void *node, const json_t *self,
+				const json_t *old_self, char *out,
+				size_t out_size, size_t *len);
+
 #endif

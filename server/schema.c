@@ -388,6 +388,7 @@ struct rule {
 	char *field_path; /* fieldPath, normalized ("spec.x"), or NULL */
 	char *reason;	  /* reason, or NULL (FieldValueInvalid) */
 	cel_prog *prog;	  /* NULL: not evaluated, for why */
+	cel_prog *msg_prog; /* messageExpression, or NULL */
 	char *why;
 	bool uses_old;
 };
@@ -484,6 +485,7 @@ void srv_schema_free(struct srv_schema *s)
 		free(s->rules[i].reason);
 		free(s->rules[i].why);
 		cel_free(s->rules[i].prog);
+		cel_free(s->rules[i].msg_prog);
 	}
 	free(s->rules);
 	strv_free(s->warnings, s->n_warnings);
@@ -1367,6 +1369,15 @@ static bool compile_cel(struct rule *r, const json_t *js)
 		if (r->prog)
 			r->uses_old = cel_uses_old_self(r->prog);
 	}
+	/* a messageExpression lapis cannot compile leaves the message */
+	const json_t *me = json_object_get(js, "messageExpression");
+	if (r->prog && json_is_string(me) && json_string_length(me)) {
+		char mwhy[64];
+		r->msg_prog =
+		    cel_compile(json_string_value(me), mwhy, sizeof mwhy);
+		if (!r->msg_prog && strcmp(mwhy, "out of memory") == 0)
+			return true;
+	}
 	return !r->prog && r->rule[0] && !(r->why = strdup(why));
 }
 
@@ -1796,6 +1807,33 @@ static char *rule_error_string(const struct rule *r)
 	return strndup(t, n);
 }
 
+/* kube's evalMessageExpression: r's messageExpression on v, trimmed, into
+   b; false (b left empty) when there is none or kube would fall back to
+   the message: an error, no string, an empty one, a line break, more than
+   5 KiB. */
+static bool message_expression(const struct rule *r, const struct node *n,
+			       const json_t *v, const json_t *old, struct sb *b)
+{
+	if (!r->msg_prog)
+		return false;
+	char out[5 * 1024 + 64];
+	size_t len;
+	enum cel_result res =
+	    cel_eval_string(r->msg_prog, &cel_ops, n, v,
+			    r->uses_old ? old : NULL, out, sizeof out, &len);
+	if (res != CEL_TRUE || len >= sizeof out || strlen(out) != len)
+		return false;
+	const char *ws = " \t\n\r\v\f";
+	char *t = out + strspn(out, ws);
+	size_t tl = strlen(t);
+	while (tl && strchr(ws, t[tl - 1]))
+		tl--;
+	if (!tl || tl > 5 * 1024 || memchr(t, '\n', tl))
+		return false;
+	sb_putn(b, t, tl);
+	return true;
+}
+
 /* The nearest value that has an old one (kube's correlated object), and
    whether the two are equal, found when first asked. */
 struct corr {
@@ -1852,7 +1890,9 @@ static void rules_eval(struct rctx *x, const struct node *n, const json_t *v,
 			bool d = r->message &&
 				 r->message[strspn(r->message, " \t\n\r\v\f")];
 			struct sb b = {0};
-			sb_printf(&b, "%s%s", d ? "" : "failed rule: ", es);
+			if (!message_expression(r, n, v, old, &b))
+				sb_printf(&b, "%s%s",
+					  d ? "" : "failed rule: ", es);
 			if (!b.oom)
 				rule_failed(x, n, r, b.s,
 					    !r->uses_old && corr_equal(near));

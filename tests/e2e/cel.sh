@@ -2,6 +2,7 @@
 # cel.sh -- x-kubernetes-validations (CEL) rules end to end with kubectl:
 # rules at the root, on objects, scalars and lists; transition rules with
 # oldSelf (a map list's items correlated by key); runtime errors; reason;
+# messageExpression;
 # kube's blocking errors; the /status subresource; ratcheting after a CRD
 # adds a rule; a rule outside lapis's subset (a Warning); and the real
 # VolumeSnapshot CRD's rules.
@@ -50,6 +51,9 @@ spec:
             - rule: "!has(self.min) || !has(self.max) || self.min <= self.max"
               message: min must not exceed max
             - rule: "self.size <= self.limit"
+            - rule: "self.size < 100"
+              message: size is too big
+              messageExpression: "'size ' + string(self.size) + ' is above 99'"
             - rule: "!has(self.q) || quantity(self.q).isGreaterThan(quantity('0'))"
             properties:
               size: {type: integer}
@@ -113,6 +117,9 @@ check "... names spec and says the message" err_text 'The Widget "w-b" is invali
 
 expect_rc 1 "a rule that reads a missing field" kubectl create -f - <<<"$(w w-c '{"size":1}')"
 check "... is cel-go's runtime error with the rule" err_text 'spec: Invalid value: "object": no such key: limit evaluating rule: self.size <= self.limit'
+
+expect_rc 1 "a rule with a messageExpression" kubectl create -f - <<<"$(w w-m '{"size":150,"limit":200}')"
+check "... says what the expression evaluates to" err_text 'spec: Invalid value: "object": size 150 is above 99'
 
 expect_rc 1 "a schema error kube calls blocking" kubectl create -f - <<<"$(w w-d '{"min":5,"max":1}')"
 check "... runs no rule and says so after it" bash -c "grep -A1 -F '* spec.size: Required value' '$WORK/err' | grep -qF '* <nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation'"

@@ -1426,3 +1426,41 @@ Test(schema_rules, transition_rules_and_ratcheting)
 	cr_assert_eq(w3.n, 2);
 	srv_schema_free(s);
 }
+
+/* kube's messageExpression: the failure says what it evaluates to,
+   trimmed; the message when it fails, is no string, is empty or has a
+   line break. */
+Test(schema_rules, message_expression)
+{
+	struct srv_schema *s =
+	    sch("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":"
+		"\"object\","
+		"\"properties\":{\"n\":{\"type\":\"integer\"}},"
+		"\"x-kubernetes-validations\":["
+		"{\"rule\":\"self.n < "
+		"3\",\"message\":\"m1\",\"messageExpression\":\"' n is ' + "
+		"string(self.n) + ' '\"},"
+		"{\"rule\":\"self.n < "
+		"4\",\"message\":\"m2\",\"messageExpression\":\"self.nope\"},"
+		"{\"rule\":\"self.n < "
+		"5\",\"message\":\"m3\",\"messageExpression\":\"self.n\"},"
+		"{\"rule\":\"self.n < 6\",\"messageExpression\":\"'a\\\\nb'\"},"
+		"{\"rule\":\"self.n < "
+		"7\",\"message\":\"m5\",\"messageExpression\":\"'  '\"}]}}}");
+	struct srv_error err = {0};
+	struct warnings w = {0};
+	rules(s, "{\"spec\":{\"n\":9}}", NULL, &err, &w);
+	cr_assert_eq(err.n_causes, 5);
+	cr_assert_str_eq(err.causes[0].message,
+			 "Invalid value: \"object\": n is 9");
+	cr_assert_str_eq(err.causes[1].message,
+			 "Invalid value: \"object\": m2");
+	cr_assert_str_eq(err.causes[2].message,
+			 "Invalid value: \"object\": m3");
+	cr_assert_str_eq(err.causes[3].message,
+			 "Invalid value: \"object\": failed rule: self.n < 6");
+	cr_assert_str_eq(err.causes[4].message,
+			 "Invalid value: \"object\": m5");
+	cr_assert_eq(w.n, 0);
+	srv_schema_free(s);
+}
