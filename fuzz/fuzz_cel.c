@@ -22,6 +22,8 @@
  *      gives the same result and message.
  *   4. Without a schema, any JSON value equals itself: "self == oldSelf"
  *      with oldSelf the same document is CEL_TRUE (JSON has no NaN).
+ *   5. cel_eval_string (messageExpression) agrees with cel_eval: a value
+ *      where cel_eval gave a verdict, the same error otherwise.
  * Sanitizers and libFuzzer's timeout and memory limit catch the rest:
  * no input may crash, leak, hang or exhaust the stack.
  *
@@ -127,6 +129,19 @@ static void eval_twice(const cel_prog *p, const struct cel_schema *ops,
 	FUZZ_CHECK(r1 == r2 && !strcmp(m1, m2),
 		   "two evaluations differ: %d %s / %d %s", (int)r1, m1,
 		   (int)r2, m2);
+	/* the same as a messageExpression: a string is no error, and an
+	   error is the same error */
+	size_t len;
+	enum cel_result r3 =
+	    cel_eval_string(p, ops, node, self, old, m2, sizeof m2, &len);
+	FUZZ_CHECK((r3 == CEL_TRUE || r3 == CEL_FALSE) ==
+		       (r1 == CEL_TRUE || r1 == CEL_FALSE),
+		   "as a string: %d, as a rule: %d", (int)r3, (int)r1);
+	if (r3 == CEL_ERROR || r3 == CEL_UNSUPPORTED)
+		FUZZ_CHECK(r3 == r1 && !strcmp(m1, m2),
+			   "errors differ: %s / %s", m1, m2);
+	else if (r3 == CEL_FALSE)
+		FUZZ_CHECK(!len && !m2[0], "no string, but %zu bytes", len);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
