@@ -1961,13 +1961,18 @@ static void rules_walk(struct rctx *x, const struct node *n, const json_t *v,
 			const struct node *p = find_prop(n, k);
 			if (n->addl != ADDL_SCHEMA && !p)
 				continue;
-			path_key(&x->path, k);
-			if (n->addl == ADDL_SCHEMA)
+			/* kube's fldPath.Key(k) for a map's values: "[k]" */
+			if (n->addl == ADDL_SCHEMA) {
+				sb_printf(&x->path, "[%s]", k);
 				rules_walk(x, n->addl_schema, cv, ov, mine,
 					   depth + 1);
-			if (p)
+				sb_cut(&x->path, pl);
+			}
+			if (p) {
+				path_key(&x->path, k);
 				rules_walk(x, p, cv, ov, mine, depth + 1);
-			sb_cut(&x->path, pl);
+				sb_cut(&x->path, pl);
+			}
 			if (x->stop)
 				break;
 		}

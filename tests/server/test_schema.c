@@ -1464,3 +1464,24 @@ Test(schema_rules, message_expression)
 	cr_assert_eq(w.n, 0);
 	srv_schema_free(s);
 }
+
+/* A map's values are named as kube's fldPath.Key names them: [key]. */
+Test(schema_rules, map_values_by_key)
+{
+	struct srv_schema *s =
+	    sch("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":"
+		"\"object\","
+		"\"properties\":{\"labels\":{\"type\":\"object\","
+		"\"additionalProperties\":"
+		"{\"type\":\"string\",\"x-kubernetes-validations\":[{\"rule\":"
+		"\"self != 'x'\"}]}}}}}}");
+	struct srv_error err = {0};
+	struct warnings w = {0};
+	rules(s, "{\"spec\":{\"labels\":{\"ok\":\"y\",\"a.b\":\"x\"}}}", NULL,
+	      &err, &w);
+	cr_assert_eq(err.n_causes, 1);
+	cr_assert_str_eq(err.causes[0].field, "spec.labels[a.b]");
+	cr_assert_str_eq(err.causes[0].message,
+			 "Invalid value: \"string\": failed rule: self != 'x'");
+	srv_schema_free(s);
+}
