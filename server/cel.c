@@ -36,11 +36,23 @@
  * matches, lowerAscii, upperAscii, trim, split, join, indexOf,
  * lastIndexOf, replace, substring, charAt), the conversions int, uint,
  * double, string, bool, bytes, dyn, duration and timestamp, and kube's
- * list library (isSorted, sum, min, max, indexOf, lastIndexOf). Outside
- * it, and refused by cel_compile: type(), the duration and timestamp
- * accessors (getHours ...), kube's quantity, url, ip, cidr, format and
- * authz libraries, the sets library, optional syntax (?. [?
- * {?), message construction, and any name but self and oldSelf.
+ * list library (isSorted, sum, min, max, indexOf, lastIndexOf); kube's ip
+ * library (isIP, ip, ip.isCanonical, family, isUnspecified, isLoopback,
+ * isLinkLocalMulticast, isLinkLocalUnicast, isGlobalUnicast, string and
+ * ==), cidr library (isCIDR, cidr, containsIP, containsCIDR, ip, masked,
+ * prefixLength, string and ==) and url library (isURL, url, getScheme,
+ * getHost, getHostname, getPort, getEscapedPath, getQuery); cel-go's
+ * duration accessors (getHours, getMinutes, getSeconds,
+ * getMilliseconds) and timestamp accessors (getFullYear, getMonth,
+ * getDayOfMonth, getDate, getDayOfWeek, getDayOfYear, getHours,
+ * getMinutes, getSeconds, getMilliseconds), in UTC or in a zone written
+ * as an offset ("+05:30") or "UTC". Outside it, and refused by
+ * cel_compile: type(), a time zone by name ("Europe/Paris"; one read from
+ * the object makes the evaluation CEL_UNSUPPORTED), kube's quantity,
+ * format and authz libraries, the sets library, optional syntax (?. [?
+ * {?), message construction, and any name but self and oldSelf. Two url
+ * values compared with == are CEL_UNSUPPORTED too (kube compares their
+ * re-serialised text).
  *
  * Known differences from kube, all on values a validated object does not
  * hold: a property the schema does not declare is read as dyn (kube
@@ -58,6 +70,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipaddr.h"
 #include "schema.h"
 
 /* trunc(3) without libm, which lapis_srv does not link: every double
@@ -173,6 +186,43 @@ enum fn {
 	F_SUM,
 	F_MIN,
 	F_MAX,
+	/* kube's ip and cidr libraries */
+	F_ISIP,
+	F_IP, /* ip(string), and cidr.ip() */
+	F_IP_CANON,
+	F_FAMILY,
+	F_IS_UNSPEC,
+	F_IS_LOOPBACK,
+	F_IS_LL_MCAST,
+	F_IS_LL_UCAST,
+	F_IS_GLOBAL,
+	F_ISCIDR,
+	F_CIDR,
+	F_CONTAINS_IP,
+	F_CONTAINS_CIDR,
+	F_MASKED,
+	F_PREFIXLEN,
+	/* kube's url library */
+	F_ISURL,
+	F_URL,
+	F_GETSCHEME,
+	F_GETHOST,
+	F_GETHOSTNAME,
+	F_GETPORT,
+	F_GETPATH,
+	F_GETQUERY,
+	/* cel-go's timestamp accessors (hours to milliseconds: durations'
+	   too) */
+	F_GETFULLYEAR,
+	F_GETMONTH,
+	F_GETDAYOFMONTH,
+	F_GETDATE,
+	F_GETDAYOFWEEK,
+	F_GETDAYOFYEAR,
+	F_GETHOURS,
+	F_GETMINUTES,
+	F_GETSECONDS,
+	F_GETMILLIS,
 };
 
 /* The functions of the subset: name, and how many arguments a global call
@@ -211,6 +261,39 @@ static const struct fndef {
     {"sum", F_SUM, -1, -1, 0, 0},
     {"min", F_MIN, -1, -1, 0, 0},
     {"max", F_MAX, -1, -1, 0, 0},
+    {"isIP", F_ISIP, 1, 1, -1, -1},
+    {"ip", F_IP, 1, 1, 0, 0},
+    {"ip.isCanonical", F_IP_CANON, 1, 1, -1, -1},
+    {"family", F_FAMILY, -1, -1, 0, 0},
+    {"isUnspecified", F_IS_UNSPEC, -1, -1, 0, 0},
+    {"isLoopback", F_IS_LOOPBACK, -1, -1, 0, 0},
+    {"isLinkLocalMulticast", F_IS_LL_MCAST, -1, -1, 0, 0},
+    {"isLinkLocalUnicast", F_IS_LL_UCAST, -1, -1, 0, 0},
+    {"isGlobalUnicast", F_IS_GLOBAL, -1, -1, 0, 0},
+    {"isCIDR", F_ISCIDR, 1, 1, -1, -1},
+    {"cidr", F_CIDR, 1, 1, -1, -1},
+    {"containsIP", F_CONTAINS_IP, -1, -1, 1, 1},
+    {"containsCIDR", F_CONTAINS_CIDR, -1, -1, 1, 1},
+    {"masked", F_MASKED, -1, -1, 0, 0},
+    {"prefixLength", F_PREFIXLEN, -1, -1, 0, 0},
+    {"isURL", F_ISURL, 1, 1, -1, -1},
+    {"url", F_URL, 1, 1, -1, -1},
+    {"getScheme", F_GETSCHEME, -1, -1, 0, 0},
+    {"getHost", F_GETHOST, -1, -1, 0, 0},
+    {"getHostname", F_GETHOSTNAME, -1, -1, 0, 0},
+    {"getPort", F_GETPORT, -1, -1, 0, 0},
+    {"getEscapedPath", F_GETPATH, -1, -1, 0, 0},
+    {"getQuery", F_GETQUERY, -1, -1, 0, 0},
+    {"getFullYear", F_GETFULLYEAR, -1, -1, 0, 1},
+    {"getMonth", F_GETMONTH, -1, -1, 0, 1},
+    {"getDayOfMonth", F_GETDAYOFMONTH, -1, -1, 0, 1},
+    {"getDate", F_GETDATE, -1, -1, 0, 1},
+    {"getDayOfWeek", F_GETDAYOFWEEK, -1, -1, 0, 1},
+    {"getDayOfYear", F_GETDAYOFYEAR, -1, -1, 0, 1},
+    {"getHours", F_GETHOURS, -1, -1, 0, 1},
+    {"getMinutes", F_GETMINUTES, -1, -1, 0, 1},
+    {"getSeconds", F_GETSECONDS, -1, -1, 0, 1},
+    {"getMilliseconds", F_GETMILLIS, -1, -1, 0, 1},
 };
 
 struct node {
@@ -485,8 +568,11 @@ enum vk {
 	V_BYTES,
 	V_LIST,
 	V_MAP,
-	V_DUR, /* i: nanoseconds, as Go's time.Duration */
-	V_TS,  /* ts */
+	V_DUR,	/* i: nanoseconds, as Go's time.Duration */
+	V_TS,	/* ts */
+	V_IP,	/* ip: kube's net.IP */
+	V_CIDR, /* ip, with bits: kube's net.CIDR (address unmasked) */
+	V_URL,	/* s: the text, which url() took: kube's URL */
 };
 
 struct val {
@@ -520,6 +606,12 @@ struct val {
 			int16_t off; /* the zone written, in minutes east of
 					UTC: kept for string() as Go keeps it */
 		} ts;
+		struct {
+			unsigned char b[16]; /* IPv6 form; IPv4 as
+						::ffff:a.b.c.d */
+			bool v4;	     /* netip's Is4 */
+			int16_t bits;	     /* V_CIDR: prefix length */
+		} ip;
 	};
 };
 
@@ -1334,6 +1426,9 @@ static int ordering(const struct val *a, const struct val *b)
 	case V_DOUBLE:
 	case V_LIST:
 	case V_MAP:
+	case V_IP:
+	case V_CIDR:
+	case V_URL:
 		break;
 	}
 	return -2;
@@ -1472,11 +1567,26 @@ static int eqv(struct ctx *c, const struct val *a, const struct val *b,
 	}
 	if (is_num(a) && is_num(b))
 		return cmp_num(a, b) == 0;
+	/* kube's IP, CIDR and URL types refuse to compare with another
+	   type (their Equal says "no such overload"); cel-go's own types
+	   answer false */
+	if (a->k != b->k && (a->k == V_IP || a->k == V_CIDR || a->k == V_URL)) {
+		*err = no_overload();
+		return -1;
+	}
 	if (a->k != b->k)
 		return 0;
 	switch (a->k) {
 	case V_NULL:
 		return 1;
+	case V_IP:
+	case V_CIDR:
+		return a->ip.v4 == b->ip.v4 && a->ip.bits == b->ip.bits &&
+		       !memcmp(a->ip.b, b->ip.b, 16);
+	case V_URL:
+		*err = mkstr(V_UNSUP, "equality of url values",
+			     strlen("equality of url values"));
+		return -1;
 	case V_LIST:
 		return eq_lists(c, a, b, err, depth);
 	case V_MAP:
@@ -2044,6 +2154,8 @@ static bool parse_int(const char *s, size_t n, bool is_unsigned, int64_t *i,
 	return true;
 }
 
+static struct val ip_string(struct ctx *c, const struct val *v);
+
 static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 {
 	switch (f) {
@@ -2138,6 +2250,8 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 			return fmt_dur(c, a->i);
 		if (a->k == V_TS)
 			return fmt_ts(c, a);
+		if (a->k == V_IP || a->k == V_CIDR)
+			return ip_string(c, a);
 		break;
 	case F_BOOL:
 		if (a->k == V_BOOL)
@@ -2216,6 +2330,1041 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 	case F_SUM:
 	case F_MIN:
 	case F_MAX:
+	case F_ISIP:
+	case F_IP:
+	case F_IP_CANON:
+	case F_FAMILY:
+	case F_IS_UNSPEC:
+	case F_IS_LOOPBACK:
+	case F_IS_LL_MCAST:
+	case F_IS_LL_UCAST:
+	case F_IS_GLOBAL:
+	case F_ISCIDR:
+	case F_CIDR:
+	case F_CONTAINS_IP:
+	case F_CONTAINS_CIDR:
+	case F_MASKED:
+	case F_PREFIXLEN:
+	case F_ISURL:
+	case F_URL:
+	case F_GETSCHEME:
+	case F_GETHOST:
+	case F_GETHOSTNAME:
+	case F_GETPORT:
+	case F_GETPATH:
+	case F_GETQUERY:
+	case F_GETFULLYEAR:
+	case F_GETMONTH:
+	case F_GETDAYOFMONTH:
+	case F_GETDATE:
+	case F_GETDAYOFWEEK:
+	case F_GETDAYOFYEAR:
+	case F_GETHOURS:
+	case F_GETMINUTES:
+	case F_GETSECONDS:
+	case F_GETMILLIS:
+		break;
+	}
+	return no_overload();
+}
+
+/* ------------------------------------------- kube's ip, cidr, url */
+
+/* A string formatted into the arena; "" when the arena is spent (the
+   evaluation stops then anyway). */
+static const char *afmt(struct ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static const char *afmt(struct ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *p = n < 0 ? NULL : astr(c, (size_t)n);
+	if (!p)
+		return "";
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+static struct val err_text(const char *msg)
+{
+	return mkstr(V_ERR, msg, strlen(msg));
+}
+
+/* Go's strconv.Quote of s[0..n), in the arena ("" when it is spent).
+   Printable non-ASCII runes that Go would still escape (U+00A0 ...) are
+   kept as they are. */
+static const char *goquote(struct ctx *c, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (n > ARENA_LIMIT / 4)
+		return "";
+	char *p = astr(c, n * 4 + 2);
+	if (!p)
+		return "";
+	size_t o = 0;
+	p[o++] = '"';
+	for (size_t i = 0; i < n;) {
+		unsigned char ch = (unsigned char)s[i];
+		uint32_t cp;
+		size_t l = ch >= 0x80 ? utf8_len((const unsigned char *)s + i,
+						 n - i, &cp)
+				      : 1;
+		if (ch >= 0x80 && l) {
+			memcpy(p + o, s + i, l);
+			o += l;
+			i += l;
+			continue;
+		}
+		i++;
+		const char *esc = NULL;
+		switch (ch) {
+		case '"':
+			esc = "\\\"";
+			break;
+		case '\\':
+			esc = "\\\\";
+			break;
+		case '\a':
+			esc = "\\a";
+			break;
+		case '\b':
+			esc = "\\b";
+			break;
+		case '\f':
+			esc = "\\f";
+			break;
+		case '\n':
+			esc = "\\n";
+			break;
+		case '\r':
+			esc = "\\r";
+			break;
+		case '\t':
+			esc = "\\t";
+			break;
+		case '\v':
+			esc = "\\v";
+			break;
+		default:
+			break;
+		}
+		if (esc) {
+			p[o++] = esc[0];
+			p[o++] = esc[1];
+		} else if (ch < 0x20 || ch >= 0x7f) {
+			p[o++] = '\\';
+			p[o++] = 'x';
+			p[o++] = hex[ch >> 4];
+			p[o++] = hex[ch & 15];
+		} else {
+			p[o++] = (char)ch;
+		}
+	}
+	p[o++] = '"';
+	p[o] = 0;
+	return p;
+}
+
+static const unsigned char v4_in_v6[12] = {0, 0, 0, 0, 0,    0,
+					   0, 0, 0, 0, 0xff, 0xff};
+
+/* Why Go's netip.ParseAddr refused a text: its message, and the
+   unparsed rest it points at (at NULL: none). */
+struct addr_err {
+	const char *msg;
+	const char *at;
+	size_t at_n;
+};
+
+static bool addr_fail(struct addr_err *e, const char *msg, const char *at,
+		      size_t at_n)
+{
+	e->msg = msg;
+	e->at = at;
+	e->at_n = at_n;
+	return false;
+}
+
+/* Go's parseIPv4Fields over s[0..n): four octets, no leading zeros. */
+static bool parse4_fields(const char *s, size_t n, unsigned char out[4],
+			  struct addr_err *e)
+{
+	int val = 0, pos = 0, dig = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] >= '0' && s[i] <= '9') {
+			if (dig == 1 && val == 0)
+				return addr_fail(
+				    e, "IPv4 field has octet with leading zero",
+				    NULL, 0);
+			val = val * 10 + (s[i] - '0');
+			dig++;
+			if (val > 255)
+				return addr_fail(e, "IPv4 field has value >255",
+						 NULL, 0);
+		} else if (s[i] == '.') {
+			if (i == 0 || i == n - 1 || s[i - 1] == '.')
+				return addr_fail(e,
+						 "IPv4 field must have at "
+						 "least one digit",
+						 s + i, n - i);
+			if (pos == 3)
+				return addr_fail(e, "IPv4 address too long",
+						 NULL, 0);
+			out[pos++] = (unsigned char)val;
+			val = 0;
+			dig = 0;
+		} else {
+			return addr_fail(e, "unexpected character", s + i,
+					 n - i);
+		}
+	}
+	if (pos < 3)
+		return addr_fail(e, "IPv4 address too short", NULL, 0);
+	out[3] = (unsigned char)val;
+	return true;
+}
+
+static int hexdig(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* Go's netip parseIPv6; *zone: a zone (%eth0) was written. */
+static bool parse6(const char *in, size_t n, unsigned char ip[16], bool *zone,
+		   struct addr_err *e)
+{
+	const char *s = in;
+	const char *pct = memchr(in, '%', n);
+	size_t sn = pct ? (size_t)(pct - in) : n;
+	*zone = pct != NULL;
+	if (pct && sn + 1 == n)
+		return addr_fail(e, "zone must be a non-empty string", NULL, 0);
+	memset(ip, 0, 16);
+	int ell = -1, i = 0;
+	if (sn >= 2 && s[0] == ':' && s[1] == ':') {
+		ell = 0;
+		s += 2;
+		sn -= 2;
+		if (sn == 0)
+			return true;
+	}
+	while (i < 16) {
+		size_t off = 0;
+		uint32_t acc = 0;
+		for (; off < sn; off++) {
+			int h = hexdig(s[off]);
+			if (h < 0)
+				break;
+			acc = (acc << 4) + (uint32_t)h;
+			if (off > 3)
+				return addr_fail(e,
+						 "each colon-separated field "
+						 "must have at most 4 hex "
+						 "digits",
+						 s, sn);
+		}
+		if (off == 0)
+			return addr_fail(e,
+					 "each colon-separated field must "
+					 "have at least one digit",
+					 s, sn);
+		if (off < sn && s[off] == '.') {
+			if (ell < 0 && i != 12)
+				return addr_fail(e,
+						 "embedded IPv4 address must "
+						 "replace the final 2 fields "
+						 "of the address",
+						 s, sn);
+			if (i + 4 > 16)
+				return addr_fail(e,
+						 "too many hex fields to fit "
+						 "an embedded IPv4 at the end "
+						 "of the address",
+						 s, sn);
+			if (!parse4_fields(s, sn, ip + i, e))
+				return false;
+			sn = 0;
+			i += 4;
+			break;
+		}
+		ip[i] = (unsigned char)(acc >> 8);
+		ip[i + 1] = (unsigned char)acc;
+		i += 2;
+		s += off;
+		sn -= off;
+		if (sn == 0)
+			break;
+		if (s[0] != ':')
+			return addr_fail(e, "unexpected character, want colon",
+					 s, sn);
+		if (sn == 1)
+			return addr_fail(
+			    e, "colon must be followed by more characters", s,
+			    sn);
+		s++;
+		sn--;
+		if (s[0] == ':') {
+			if (ell >= 0)
+				return addr_fail(e, "multiple :: in address", s,
+						 sn);
+			ell = i;
+			s++;
+			sn--;
+			if (sn == 0)
+				break;
+		}
+	}
+	if (sn != 0)
+		return addr_fail(e, "trailing garbage after address", s, sn);
+	if (i < 16) {
+		if (ell < 0)
+			return addr_fail(e, "address string too short", NULL,
+					 0);
+		int k = 16 - i;
+		for (int j = i - 1; j >= ell; j--)
+			ip[j + k] = ip[j];
+		memset(ip + ell, 0, (size_t)k);
+	} else if (ell >= 0) {
+		return addr_fail(
+		    e, "the :: must expand to at least one field of zeros",
+		    NULL, 0);
+	}
+	return true;
+}
+
+/* Go's netip.ParseAddr into v (a V_IP); *zone as parse6. */
+static bool parse_addr(const char *s, size_t n, struct val *v, bool *zone,
+		       struct addr_err *e)
+{
+	*v = (struct val){.k = V_IP};
+	*zone = false;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '.') {
+			memcpy(v->ip.b, v4_in_v6, 12);
+			v->ip.v4 = true;
+			return parse4_fields(s, n, v->ip.b + 12, e);
+		}
+		if (s[i] == ':')
+			return parse6(s, n, v->ip.b, zone, e);
+		if (s[i] == '%')
+			return addr_fail(e, "missing IPv6 address", NULL, 0);
+	}
+	return addr_fail(e, "unable to parse IP", NULL, 0);
+}
+
+/* The text of a ParseAddr error, as Go's parseAddrError.Error. */
+static const char *addr_err_text(struct ctx *c, const char *s, size_t n,
+				 const struct addr_err *e)
+{
+	if (e->at)
+		return afmt(c, "ParseAddr(%s): %s (at %s)", goquote(c, s, n),
+			    e->msg, goquote(c, e->at, e->at_n));
+	return afmt(c, "ParseAddr(%s): %s", goquote(c, s, n), e->msg);
+}
+
+static bool is_4in6(const struct val *v)
+{
+	return !v->ip.v4 && !memcmp(v->ip.b, v4_in_v6, 12);
+}
+
+/* kube's parseIPAddr: false with the error in *v. */
+static bool ip_from(struct ctx *c, const char *s, size_t n, struct val *v)
+{
+	struct addr_err e;
+	bool zone;
+	charge(c, n / 16);
+	if (!parse_addr(s, n, v, &zone, &e)) {
+		*v = err_text(
+		    afmt(c,
+			 "IP Address %s parse error during conversion from "
+			 "string: %s",
+			 goquote(c, s, n), addr_err_text(c, s, n, &e)));
+		return false;
+	}
+	if (zone) {
+		*v = err_text(afmt(c,
+				   "IP address %s with zone value is not "
+				   "allowed",
+				   goquote(c, s, n)));
+		return false;
+	}
+	if (is_4in6(v)) {
+		*v = err_text(afmt(c,
+				   "IPv4-mapped IPv6 address %s is not allowed",
+				   goquote(c, s, n)));
+		return false;
+	}
+	return true;
+}
+
+/* Go's netip.ParsePrefix and kube's parseCIDR: false with the error in
+ *v. */
+static bool cidr_from(struct ctx *c, const char *s, size_t n, struct val *v)
+{
+	static const char pre[] = "network address parse error during "
+				  "conversion from string: ";
+	const char *slash = NULL, *why = NULL;
+	charge(c, n / 16);
+	for (size_t i = n; i > 0; i--)
+		if (s[i - 1] == '/') {
+			slash = s + i - 1;
+			break;
+		}
+	if (!slash) {
+		why = "no '/'";
+	} else {
+		struct addr_err e;
+		bool zone;
+		size_t an = (size_t)(slash - s), bn = n - an - 1;
+		const char *b = slash + 1;
+		uint64_t bits = 0;
+		bool ok = bn > 0 && !(bn > 1 && (b[0] < '1' || b[0] > '9'));
+		for (size_t i = 0; ok && i < bn; i++) {
+			ok = b[i] >= '0' && b[i] <= '9' &&
+			     bits <= (uint64_t)INT64_MAX / 10;
+			bits = bits * 10 + (uint64_t)(b[i] - '0');
+			ok = ok && bits <= (uint64_t)INT64_MAX;
+		}
+		if (!parse_addr(s, an, v, &zone, &e))
+			why = addr_err_text(c, s, an, &e);
+		else if (zone)
+			why = "IPv6 zones cannot be present in a prefix";
+		else if (!ok)
+			why = afmt(c, "bad bits after slash: %s",
+				   goquote(c, b, bn));
+		else if (bits > (v->ip.v4 ? 32u : 128u))
+			why = "prefix length out of range";
+		else
+			v->ip.bits = (int16_t)bits;
+	}
+	if (why) {
+		*v = err_text(afmt(c, "%s%snetip.ParsePrefix(%s): %s", pre, pre,
+				   goquote(c, s, n), why));
+		return false;
+	}
+	if (is_4in6(v)) {
+		*v = err_text(afmt(c,
+				   "%sIPv4-mapped IPv6 address %s is not "
+				   "allowed",
+				   pre, goquote(c, s, n)));
+		return false;
+	}
+	v->k = V_CIDR;
+	return true;
+}
+
+/* The address bytes of v (4 or 16) and their count. */
+static const unsigned char *ip_bytes(const struct val *v, int *n)
+{
+	*n = v->ip.v4 ? 4 : 16;
+	return v->ip.v4 ? v->ip.b + 12 : v->ip.b;
+}
+
+/* Do a and b (same family) agree on their first bits bits? */
+static bool prefix_match(const struct val *a, const struct val *b, int bits)
+{
+	int n;
+	const unsigned char *x = ip_bytes(a, &n), *y = ip_bytes(b, &n);
+	int full = bits / 8, rest = bits % 8;
+	if (memcmp(x, y, (size_t)full))
+		return false;
+	if (!rest)
+		return true;
+	unsigned char mask = (unsigned char)(0xff << (8 - rest));
+	return (x[full] & mask) == (y[full] & mask);
+}
+
+/* netip.Addr.String, with "/bits" for a V_CIDR. */
+static struct val ip_string(struct ctx *c, const struct val *v)
+{
+	struct srv_ip ip = {.v4 = v->ip.v4};
+	char buf[SRV_IP_TEXT];
+	memcpy(ip.b, v->ip.b, 16);
+	srv_ip_string(&ip, buf);
+	if (v->k == V_CIDR)
+		return fmt_str(c, "%s/%d", buf, (int)v->ip.bits);
+	return fmt_str(c, "%s", buf);
+}
+
+static bool ip_is_loopback(const struct val *v)
+{
+	static const unsigned char one[16] = {[15] = 1};
+	return v->ip.v4 ? v->ip.b[12] == 127 : !memcmp(v->ip.b, one, 16);
+}
+
+static bool ip_is_unspecified(const struct val *v)
+{
+	static const unsigned char zero[16];
+	return v->ip.v4 ? !memcmp(v->ip.b + 12, zero, 4)
+			: !memcmp(v->ip.b, zero, 16);
+}
+
+static bool ip_is_ll_unicast(const struct val *v)
+{
+	const unsigned char *b = v->ip.b;
+	return v->ip.v4 ? b[12] == 169 && b[13] == 254
+			: b[0] == 0xfe && (b[1] & 0xc0) == 0x80;
+}
+
+/* netip.Addr.IsGlobalUnicast: not unspecified, broadcast, loopback,
+   multicast or link-local unicast (private addresses are). */
+static bool ip_is_global_unicast(const struct val *v)
+{
+	const unsigned char *b = v->ip.b;
+	if (v->ip.v4 && b[12] == 255 && b[13] == 255 && b[14] == 255 &&
+	    b[15] == 255)
+		return false;
+	bool multicast = v->ip.v4 ? (b[12] & 0xf0) == 0xe0 : b[0] == 0xff;
+	return !ip_is_unspecified(v) && !ip_is_loopback(v) && !multicast &&
+	       !ip_is_ll_unicast(v);
+}
+
+/* Go's net/url encodings (the modes of its shouldEscape). */
+enum umode { U_PATH, U_HOST, U_ZONE, U_USER, U_QUERY, U_FRAG };
+
+/* Go's url.shouldEscape for the modes we use. */
+static bool should_escape(unsigned char ch, enum umode m)
+{
+	if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	    (ch >= '0' && ch <= '9'))
+		return false;
+	if ((m == U_HOST || m == U_ZONE) && strchr("!$&'()*+,;=:[]<>\"", ch) &&
+	    ch)
+		return false;
+	if (ch && strchr("-_.~", ch))
+		return false;
+	if (ch && strchr("$&+,/:;=?@", ch)) {
+		switch (m) {
+		case U_PATH:
+			return ch == '?';
+		case U_USER:
+			return ch == '@' || ch == '/' || ch == '?' || ch == ':';
+		case U_QUERY:
+			return true;
+		case U_FRAG:
+			return false;
+		case U_HOST:
+		case U_ZONE:
+			break;
+		}
+	}
+	if (m == U_FRAG && ch && strchr("!()*", ch))
+		return false;
+	return true;
+}
+
+/* Go's url.unescape(s, mode): NULL, the decoded bytes written to out (if
+   not NULL; room n) and their count to *out_n; else the error's text. */
+static const char *unescape_url(struct ctx *c, const char *s, size_t n,
+				enum umode m, char *out, size_t *out_n)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n;) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '%') {
+			if (i + 2 >= n || hexdig(s[i + 1]) < 0 ||
+			    hexdig(s[i + 2]) < 0)
+				return afmt(
+				    c, "invalid URL escape %s",
+				    goquote(c, s + i, n - i > 3 ? 3 : n - i));
+			int v = hexdig(s[i + 1]) << 4 | hexdig(s[i + 2]);
+			bool pct25 = s[i + 1] == '2' && s[i + 2] == '5';
+			if ((m == U_HOST && hexdig(s[i + 1]) < 8 && !pct25) ||
+			    (m == U_ZONE && !pct25 && v != ' ' &&
+			     should_escape((unsigned char)v, U_HOST)))
+				return afmt(c, "invalid URL escape %s",
+					    goquote(c, s + i, 3));
+			if (out)
+				out[o++] = (char)v;
+			i += 3;
+			continue;
+		}
+		if ((m == U_HOST || m == U_ZONE) && ch < 0x80 &&
+		    should_escape(ch, m))
+			return afmt(c, "invalid character %s in host name",
+				    goquote(c, s + i, 1));
+		if (out)
+			out[o++] = ch == '+' && m == U_QUERY ? ' ' : (char)ch;
+		i++;
+	}
+	if (out_n)
+		*out_n = o;
+	return NULL;
+}
+
+/* A URL as Go's url.parse leaves it, in the parts kube reads. */
+struct gourl {
+	const char *scheme, *host, *path, *query;
+	size_t scheme_n, host_n, path_n, query_n;
+};
+
+static bool valid_port(const char *p, size_t n)
+{
+	if (n == 0)
+		return true;
+	if (p[0] != ':')
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return false;
+	return true;
+}
+
+static const char *rfind(const char *s, size_t n, char ch)
+{
+	for (size_t i = n; i > 0; i--)
+		if (s[i - 1] == ch)
+			return s + i - 1;
+	return NULL;
+}
+
+/* Go's url.parseHost into u->host (unescaped, in the arena). */
+static const char *parse_host(struct ctx *c, const char *h, size_t n,
+			      struct gourl *u)
+{
+	char *out = astr(c, n);
+	const char *why;
+	size_t k, o = 0;
+	if (!out)
+		return "";
+	if (n && h[0] == '[') {
+		const char *rb = rfind(h, n, ']');
+		if (!rb)
+			return "missing ']' in host";
+		size_t i = (size_t)(rb - h);
+		if (!valid_port(rb + 1, n - i - 1))
+			return afmt(c, "invalid port %s after host",
+				    goquote(c, rb + 1, n - i - 1));
+		for (size_t z = 0; z + 3 <= i; z++) {
+			if (memcmp(h + z, "%25", 3))
+				continue;
+			if ((why = unescape_url(c, h, z, U_HOST, out, &k)))
+				return why;
+			o = k;
+			if ((why = unescape_url(c, h + z, i - z, U_ZONE,
+						out + o, &k)))
+				return why;
+			o += k;
+			if ((why = unescape_url(c, rb, n - i, U_HOST, out + o,
+						&k)))
+				return why;
+			u->host = out;
+			u->host_n = o + k;
+			return NULL;
+		}
+	} else {
+		const char *colon = rfind(h, n, ':');
+		if (colon && !valid_port(colon, n - (size_t)(colon - h)))
+			return afmt(c, "invalid port %s after host",
+				    goquote(c, colon, n - (size_t)(colon - h)));
+	}
+	if ((why = unescape_url(c, h, n, U_HOST, out, &k)))
+		return why;
+	u->host = out;
+	u->host_n = k;
+	return NULL;
+}
+
+/* Go's url.parseAuthority: the host into u; the user info checked. */
+static const char *parse_authority(struct ctx *c, const char *a, size_t n,
+				   struct gourl *u)
+{
+	const char *at = rfind(a, n, '@');
+	size_t hi = at ? (size_t)(at - a) + 1 : 0;
+	const char *why = parse_host(c, a + hi, n - hi, u);
+	if (why || !at)
+		return why;
+	size_t un = hi - 1;
+	for (size_t i = 0; i < un; i++) {
+		unsigned char ch = (unsigned char)a[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') ||
+		      (ch && strchr("-._:~!$&'()*+,;=%@", ch))))
+			return "net/url: invalid userinfo";
+	}
+	const char *colon = memchr(a, ':', un);
+	size_t nn = colon ? (size_t)(colon - a) : un;
+	if ((why = unescape_url(c, a, nn, U_USER, NULL, NULL)))
+		return why;
+	if (colon)
+		why =
+		    unescape_url(c, colon + 1, un - nn - 1, U_USER, NULL, NULL);
+	return why;
+}
+
+/* Go's url.parse(rawURL, viaRequest): NULL and u, else the error's
+   text. */
+static const char *parse_url(struct ctx *c, const char *s, size_t n, bool via,
+			     struct gourl *u)
+{
+	memset(u, 0, sizeof *u);
+	u->scheme = u->host = u->path = u->query = "";
+	charge(c, n / 16);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return "net/url: invalid control character in URL";
+	if (n == 0 && via)
+		return "empty url";
+	if (n == 1 && s[0] == '*') {
+		u->path = s;
+		u->path_n = 1;
+		return NULL;
+	}
+	const char *rest = s;
+	size_t rn = n;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))
+			continue;
+		if ((ch >= '0' && ch <= '9') || ch == '+' || ch == '-' ||
+		    ch == '.') {
+			if (i == 0)
+				break;
+			continue;
+		}
+		if (ch == ':') {
+			if (i == 0)
+				return "missing protocol scheme";
+			char *sc = astr(c, i);
+			if (!sc)
+				return "";
+			for (size_t k = 0; k < i; k++)
+				sc[k] = s[k] >= 'A' && s[k] <= 'Z'
+					    ? (char)(s[k] - 'A' + 'a')
+					    : s[k];
+			u->scheme = sc;
+			u->scheme_n = i;
+			rest = s + i + 1;
+			rn = n - i - 1;
+		}
+		break;
+	}
+	/* a query (the first '?' on; a lone final '?' is ForceQuery, with
+	   the same empty RawQuery) */
+	const char *q = memchr(rest, '?', rn);
+	if (q) {
+		u->query = q + 1;
+		u->query_n = rn - (size_t)(q - rest) - 1;
+		rn = (size_t)(q - rest);
+	}
+	if (!(rn && rest[0] == '/')) {
+		if (u->scheme_n)
+			return NULL; /* opaque */
+		if (via)
+			return "invalid URI for request";
+		const char *sl = memchr(rest, '/', rn);
+		size_t seg = sl ? (size_t)(sl - rest) : rn;
+		if (memchr(rest, ':', seg))
+			return "first path segment in URL cannot contain "
+			       "colon";
+	}
+	bool dbl = rn >= 2 && rest[0] == '/' && rest[1] == '/';
+	bool tpl = dbl && rn >= 3 && rest[2] == '/';
+	if ((u->scheme_n || (!via && !tpl)) && dbl) {
+		const char *a = rest + 2;
+		size_t an = rn - 2;
+		const char *sl = memchr(a, '/', an);
+		size_t alen = sl ? (size_t)(sl - a) : an;
+		const char *why = parse_authority(c, a, alen, u);
+		if (why)
+			return why;
+		rest = a + alen;
+		rn = an - alen;
+	}
+	u->path = rest;
+	u->path_n = rn;
+	return unescape_url(c, rest, rn, U_PATH, NULL, NULL);
+}
+
+/* kube's url(): ParseRequestURI must take s, and url.Parse then reads
+   it (cutting the fragment). NULL, or the error's text. */
+static const char *url_from(struct ctx *c, const char *s, size_t n,
+			    struct gourl *u)
+{
+	const char *why = parse_url(c, s, n, true, u);
+	if (why)
+		return afmt(c, "parse %s: %s", goquote(c, s, n), why);
+	const char *hash = memchr(s, '#', n);
+	size_t un = hash ? (size_t)(hash - s) : n;
+	if ((why = parse_url(c, s, un, false, u)))
+		return afmt(c, "parse %s: %s", goquote(c, s, un), why);
+	if (hash &&
+	    (why = unescape_url(c, hash + 1, n - un - 1, U_FRAG, NULL, NULL)))
+		return afmt(c, "parse %s: %s", goquote(c, s, n), why);
+	return NULL;
+}
+
+/* Go's url.validEncoded(s, encodePath). */
+static bool valid_encoded_path(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch && strchr("!$&'()*+,;=:@[]%", ch))
+			continue;
+		if (should_escape(ch, U_PATH))
+			return false;
+	}
+	return true;
+}
+
+/* URL.EscapedPath: the path as written when that is a valid encoding,
+   else the decoded path escaped again. */
+static struct val url_escaped_path(struct ctx *c, const struct gourl *u)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	if (valid_encoded_path(u->path, u->path_n))
+		return mkstr(V_STR, u->path, u->path_n);
+	char *dec = astr(c, u->path_n), *out = astr(c, u->path_n * 3);
+	size_t dn, o = 0;
+	if (!dec || !out)
+		return err_static(COST_MSG);
+	unescape_url(c, u->path, u->path_n, U_PATH, dec, &dn);
+	for (size_t i = 0; i < dn; i++) {
+		unsigned char ch = (unsigned char)dec[i];
+		if (!should_escape(ch, U_PATH)) {
+			out[o++] = (char)ch;
+			continue;
+		}
+		out[o++] = '%';
+		out[o++] = hex[ch >> 4];
+		out[o++] = hex[ch & 15];
+	}
+	out[o] = 0;
+	return mkstr(V_STR, out, o);
+}
+
+/* Go's url.splitHostPort: the host's name (brackets off) and port. */
+static void split_host_port(const struct gourl *u, struct val *host,
+			    struct val *port)
+{
+	const char *h = u->host;
+	size_t n = u->host_n;
+	*port = mkstr(V_STR, "", 0);
+	const char *colon = rfind(h, n, ':');
+	if (colon && valid_port(colon, n - (size_t)(colon - h))) {
+		*port = mkstr(V_STR, colon + 1, n - (size_t)(colon - h) - 1);
+		n = (size_t)(colon - h);
+	}
+	if (n >= 2 && h[0] == '[' && h[n - 1] == ']')
+		h++, n -= 2;
+	*host = mkstr(V_STR, h, n);
+}
+
+struct qpair {
+	struct val k, v;
+	size_t at;
+};
+
+static int qpair_cmp(const void *x, const void *y)
+{
+	const struct qpair *a = x, *b = y;
+	int r = cmp_bytes(a->k.s.p, a->k.s.n, b->k.s.p, b->k.s.n);
+	if (r)
+		return r;
+	return (a->at > b->at) - (a->at < b->at);
+}
+
+/* Go's url.ParseQuery, errors ignored as URL.Query ignores them: a map
+   of each key to its values in order. */
+static struct val url_query(struct ctx *c, const struct gourl *u)
+{
+	const char *q = u->query, *end = q + u->query_n;
+	size_t np = 1, n = 0;
+	for (const char *p = q; p < end; p++)
+		np += *p == '&';
+	struct qpair *pairs = aalloc(c, np * sizeof *pairs);
+	if (!pairs)
+		return err_static(COST_MSG);
+	while (q < end) {
+		const char *amp = memchr(q, '&', (size_t)(end - q));
+		const char *ke = amp ? amp : end;
+		const char *k = q;
+		q = amp ? amp + 1 : end;
+		size_t kn = (size_t)(ke - k);
+		if (memchr(k, ';', kn) || kn == 0)
+			continue;
+		const char *eq = memchr(k, '=', kn);
+		size_t nk = eq ? (size_t)(eq - k) : kn;
+		const char *v = eq ? eq + 1 : ke;
+		size_t nv = (size_t)(ke - v);
+		char *kb = astr(c, nk), *vb = astr(c, nv);
+		size_t kl, vl;
+		if (!kb || !vb)
+			return err_static(COST_MSG);
+		if (unescape_url(c, k, nk, U_QUERY, kb, &kl) ||
+		    unescape_url(c, v, nv, U_QUERY, vb, &vl))
+			continue;
+		pairs[n].k = mkstr(V_STR, kb, kl);
+		pairs[n].v = mkstr(V_STR, vb, vl);
+		pairs[n].at = n;
+		n++;
+	}
+	charge(c, n);
+	qsort(pairs, n, sizeof *pairs, qpair_cmp);
+	struct val m = new_map(c, n);
+	if (is_err(&m))
+		return m;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && pairs[j].k.s.n == pairs[i].k.s.n &&
+		       !memcmp(pairs[j].k.s.p, pairs[i].k.s.p, pairs[i].k.s.n))
+			j++;
+		struct val l = new_list(c, j - i);
+		if (is_err(&l))
+			return l;
+		for (size_t k = i; k < j; k++)
+			l.l.items[k - i] = pairs[k].v;
+		m.m.keys[m.m.n] = pairs[i].k;
+		m.m.vals[m.m.n++] = l;
+		i = j;
+	}
+	return m;
+}
+
+/* The url library's methods on a url value. */
+static struct val url_method(struct ctx *c, enum fn f, const struct val *r)
+{
+	struct gourl u;
+	struct val host, port;
+	if (url_from(c, r->s.p, r->s.n, &u))
+		return err_static("url value no longer parses");
+	switch ((int)f) { /* of the library's functions only */
+	case F_GETSCHEME:
+		return mkstr(V_STR, u.scheme, u.scheme_n);
+	case F_GETHOST:
+		return mkstr(V_STR, u.host, u.host_n);
+	case F_GETHOSTNAME:
+	case F_GETPORT:
+		split_host_port(&u, &host, &port);
+		return f == F_GETPORT ? port : host;
+	case F_GETPATH:
+		return url_escaped_path(c, &u);
+	case F_GETQUERY:
+		return url_query(c, &u);
+	default:
+		break;
+	}
+	return no_overload();
+}
+
+/* ------------------------------------------ duration, time accessors */
+
+/* cel-go's DurationGetHours ...: Go's Duration.Hours() (a float64)
+   truncated, and Milliseconds() (an integer division). */
+static struct val dur_get(enum fn f, int64_t d)
+{
+	int64_t unit;
+	switch ((int)f) { /* of the library's functions only */
+	case F_GETHOURS:
+		unit = 3600000000000LL;
+		break;
+	case F_GETMINUTES:
+		unit = 60000000000LL;
+		break;
+	case F_GETSECONDS:
+		unit = 1000000000LL;
+		break;
+	default:
+		return mkint(d / 1000000);
+	}
+	double v = (double)(d / unit) + (double)(d % unit) / (double)unit;
+	return mkint((int64_t)v);
+}
+
+/* cel-go's inTimeZone: the zone's offset east of UTC in seconds. 1: done;
+   0: an error (in *err); -1: a zone name other than UTC, which needs the
+   time zone database. */
+static int tz_offset(struct ctx *c, const struct val *tz, int64_t *off,
+		     struct val *err)
+{
+	const char *s = tz->s.p, *colon = memchr(s, ':', tz->s.n);
+	size_t n = tz->s.n;
+	if (!colon) {
+		*off = 0;
+		return n == 0 || (n == 3 && !memcmp(s, "UTC", 3)) ? 1 : -1;
+	}
+	int64_t part[2];
+	const char *p[2] = {s, colon + 1};
+	size_t pn[2] = {(size_t)(colon - s), n - (size_t)(colon - s) - 1};
+	for (int k = 0; k < 2; k++) {
+		uint64_t u;
+		if (!parse_int(p[k], pn[k], false, &part[k], &u)) {
+			bool range = pn[k] > 0;
+			for (size_t i = 0; i < pn[k]; i++)
+				if (!((p[k][i] >= '0' && p[k][i] <= '9') ||
+				      (i == 0 && pn[k] > 1 &&
+				       (p[k][i] == '+' || p[k][i] == '-'))))
+					range = false;
+			*err = err_text(afmt(c, "strconv.Atoi: parsing %s: %s",
+					     goquote(c, p[k], pn[k]),
+					     range ? "value out of range"
+						   : "invalid syntax"));
+			return 0;
+		}
+	}
+	/* an offset Go would wrap, or take past the calendar: left out */
+	if (part[0] > 1000000 || part[0] < -1000000 || part[1] > 60000000 ||
+	    part[1] < -60000000)
+		return -1;
+	int64_t min =
+	    s[0] == '-' ? part[0] * 60 - part[1] : part[0] * 60 + part[1];
+	*off = min * 60;
+	return 1;
+}
+
+/* The timestamp accessors of cel-go, in UTC or the zone tz. */
+static struct val ts_get(struct ctx *c, enum fn f, const struct val *t,
+			 const struct val *tz)
+{
+	int64_t off = 0, y;
+	int m, d;
+	if (tz) {
+		struct val err;
+		int r = tz_offset(c, tz, &off, &err);
+		if (r == 0)
+			return err;
+		if (r < 0)
+			return mkstr(V_UNSUP, "time zone names",
+				     strlen("time zone names"));
+	}
+	int64_t local = t->ts.sec + off;
+	int64_t days = local / 86400, rem = local % 86400;
+	if (rem < 0)
+		rem += 86400, days--;
+	civil_from_days(days, &y, &m, &d);
+	switch ((int)f) { /* of the library's functions only */
+	case F_GETFULLYEAR:
+		return mkint(y);
+	case F_GETMONTH:
+		return mkint(m - 1);
+	case F_GETDAYOFMONTH:
+		return mkint(d - 1);
+	case F_GETDATE:
+		return mkint(d);
+	case F_GETDAYOFWEEK:
+		return mkint(((days % 7) + 11) % 7);
+	case F_GETDAYOFYEAR:
+		return mkint(days - days_from_civil(y, 1, 1));
+	case F_GETHOURS:
+		return mkint(rem / 3600);
+	case F_GETMINUTES:
+		return mkint(rem / 60 % 60);
+	case F_GETSECONDS:
+		return mkint(rem % 60);
+	case F_GETMILLIS:
+		return mkint(t->ts.ns / 1000000);
+	default:
 		break;
 	}
 	return no_overload();
@@ -2311,6 +3460,157 @@ static struct val list_fold(struct ctx *c, enum fn f, const struct val *l)
 	if (n == 0 && f == F_MAX)
 		return err_static("max called on empty list");
 	return acc;
+}
+
+/* The functions of kube's ip, cidr and url libraries and cel-go's
+   duration and timestamp accessors: r the receiver (method: the target),
+   x the nx other arguments. */
+static struct val lib_call(struct ctx *c, enum fn f, bool method,
+			   const struct val *r, const struct val *x, int nx)
+{
+	struct val v;
+	struct gourl u;
+	if (r->k == V_DUR && nx == 0 &&
+	    (f == F_GETHOURS || f == F_GETMINUTES || f == F_GETSECONDS ||
+	     f == F_GETMILLIS))
+		return dur_get(f, r->i);
+	switch ((int)f) { /* of the library's functions only */
+	case F_ISIP:
+	case F_ISCIDR:
+	case F_ISURL:
+		if (r->k != V_STR)
+			break;
+		if (f == F_ISURL)
+			return mkbool(!parse_url(c, r->s.p, r->s.n, true, &u));
+		return mkbool(f == F_ISIP ? ip_from(c, r->s.p, r->s.n, &v)
+					  : cidr_from(c, r->s.p, r->s.n, &v));
+	case F_IP:
+		if (method && r->k == V_CIDR) {
+			v = *r;
+			v.k = V_IP;
+			v.ip.bits = 0;
+			return v;
+		}
+		if (method || r->k != V_STR)
+			break;
+		ip_from(c, r->s.p, r->s.n, &v);
+		return v;
+	case F_IP_CANON: {
+		if (r->k != V_STR)
+			break;
+		if (!ip_from(c, r->s.p, r->s.n, &v))
+			return v;
+		struct val s = ip_string(c, &v);
+		if (is_err(&s))
+			return s;
+		return mkbool(s.s.n == r->s.n && !memcmp(s.s.p, r->s.p, s.s.n));
+	}
+	case F_CIDR:
+		if (r->k != V_STR)
+			break;
+		cidr_from(c, r->s.p, r->s.n, &v);
+		return v;
+	case F_URL: {
+		if (r->k != V_STR)
+			break;
+		const char *why = url_from(c, r->s.p, r->s.n, &u);
+		if (why)
+			return err_text(
+			    afmt(c,
+				 "URL parse error during conversion "
+				 "from string: %s",
+				 why));
+		return mkstr(V_URL, r->s.p, r->s.n);
+	}
+	case F_FAMILY:
+	case F_IS_UNSPEC:
+	case F_IS_LOOPBACK:
+	case F_IS_LL_MCAST:
+	case F_IS_LL_UCAST:
+	case F_IS_GLOBAL:
+		if (r->k != V_IP)
+			break;
+		if (f == F_FAMILY)
+			return mkint(r->ip.v4 ? 4 : 6);
+		if (f == F_IS_UNSPEC)
+			return mkbool(ip_is_unspecified(r));
+		if (f == F_IS_LOOPBACK)
+			return mkbool(ip_is_loopback(r));
+		if (f == F_IS_LL_UCAST)
+			return mkbool(ip_is_ll_unicast(r));
+		if (f == F_IS_GLOBAL)
+			return mkbool(ip_is_global_unicast(r));
+		/* 224.0.0.0/24, ff02::/16 (ff?2 whatever the flags) */
+		return mkbool(r->ip.v4
+				  ? r->ip.b[12] == 224 && r->ip.b[13] == 0 &&
+					r->ip.b[14] == 0
+				  : r->ip.b[0] == 0xff &&
+					(r->ip.b[1] & 0x0f) == 0x02);
+	case F_CONTAINS_IP:
+	case F_CONTAINS_CIDR:
+		if (r->k != V_CIDR)
+			break;
+		v = x[0];
+		if (f == F_CONTAINS_IP && v.k == V_STR &&
+		    !ip_from(c, x[0].s.p, x[0].s.n, &v))
+			return no_overload(); /* as kube: not the parse
+						 error */
+		if (f == F_CONTAINS_CIDR && v.k == V_STR &&
+		    !cidr_from(c, x[0].s.p, x[0].s.n, &v))
+			return v;
+		if (v.k != (f == F_CONTAINS_IP ? V_IP : V_CIDR))
+			break;
+		if (v.ip.v4 != r->ip.v4)
+			return mkbool(false);
+		if (f == F_CONTAINS_CIDR && r->ip.bits > v.ip.bits)
+			return mkbool(false);
+		return mkbool(prefix_match(r, &v, r->ip.bits));
+	case F_MASKED: {
+		if (r->k != V_CIDR)
+			break;
+		v = *r;
+		int n, bits = v.ip.bits;
+		unsigned char *b = v.ip.v4 ? v.ip.b + 12 : v.ip.b;
+		ip_bytes(&v, &n);
+		for (int i = 0; i < n; i++) {
+			int keep = bits - i * 8;
+			if (keep <= 0)
+				b[i] = 0;
+			else if (keep < 8)
+				b[i] &= (unsigned char)(0xff << (8 - keep));
+		}
+		return v;
+	}
+	case F_PREFIXLEN:
+		if (r->k != V_CIDR)
+			break;
+		return mkint(r->ip.bits);
+	case F_GETSCHEME:
+	case F_GETHOST:
+	case F_GETHOSTNAME:
+	case F_GETPORT:
+	case F_GETPATH:
+	case F_GETQUERY:
+		if (r->k != V_URL)
+			break;
+		return url_method(c, f, r);
+	case F_GETHOURS:
+	case F_GETMINUTES:
+	case F_GETSECONDS:
+	case F_GETMILLIS:
+	case F_GETFULLYEAR:
+	case F_GETMONTH:
+	case F_GETDAYOFMONTH:
+	case F_GETDATE:
+	case F_GETDAYOFWEEK:
+	case F_GETDAYOFYEAR:
+		if (r->k != V_TS || (nx == 1 && x[0].k != V_STR))
+			break;
+		return ts_get(c, f, r, nx == 1 ? &x[0] : NULL);
+	default:
+		break;
+	}
+	return no_overload();
 }
 
 static struct val call(struct ctx *c, const struct node *n, const struct val *t,
@@ -2452,6 +3752,40 @@ static struct val call(struct ctx *c, const struct node *n, const struct val *t,
 		if (r->k != V_LIST)
 			break;
 		return list_fold(c, f, r);
+	case F_ISIP:
+	case F_IP:
+	case F_IP_CANON:
+	case F_FAMILY:
+	case F_IS_UNSPEC:
+	case F_IS_LOOPBACK:
+	case F_IS_LL_MCAST:
+	case F_IS_LL_UCAST:
+	case F_IS_GLOBAL:
+	case F_ISCIDR:
+	case F_CIDR:
+	case F_CONTAINS_IP:
+	case F_CONTAINS_CIDR:
+	case F_MASKED:
+	case F_PREFIXLEN:
+	case F_ISURL:
+	case F_URL:
+	case F_GETSCHEME:
+	case F_GETHOST:
+	case F_GETHOSTNAME:
+	case F_GETPORT:
+	case F_GETPATH:
+	case F_GETQUERY:
+	case F_GETFULLYEAR:
+	case F_GETMONTH:
+	case F_GETDAYOFMONTH:
+	case F_GETDATE:
+	case F_GETDAYOFWEEK:
+	case F_GETDAYOFYEAR:
+	case F_GETHOURS:
+	case F_GETMINUTES:
+	case F_GETSECONDS:
+	case F_GETMILLIS:
+		return lib_call(c, f, t != NULL, r, x, nx);
 	}
 	return no_overload();
 }
@@ -2510,6 +3844,9 @@ static void key_text(const struct val *k, char *buf, size_t size)
 	case V_MAP:
 	case V_DUR:
 	case V_TS:
+	case V_IP:
+	case V_CIDR:
+	case V_URL:
 		break;
 	}
 	snprintf(buf, size, "?");
@@ -3714,6 +5051,14 @@ static struct node *make_call(struct parser *ps, const char *name,
 		precompile(ps, n, target ? args[0] : args[1]);
 	if (f->id == F_DURATION || f->id == F_TIMESTAMP)
 		check_time_literal(ps, f->id, args[0]);
+	/* a time zone by name needs the zone database, which we do not
+	   carry: a literal one is refused now (one from the object makes
+	   the evaluation CEL_UNSUPPORTED) */
+	if (f->id >= F_GETFULLYEAR && na == 1 && args[0]->k == N_STRING &&
+	    !memchr(args[0]->s, ':', args[0]->s_len) && args[0]->s_len &&
+	    strcmp(args[0]->s, "UTC"))
+		fail(ps, (size_t)-1, "time zone '%s' is not supported",
+		     args[0]->s);
 	return n;
 }
 
@@ -3888,6 +5233,23 @@ static struct node *parse_member_tail(struct parser *ps, struct node *n)
 			char *name = take_ident(ps, at);
 			if (!name)
 				return NULL;
+			if (is_punct(ps, '(') && n->k == N_IDENT &&
+			    !strcmp(n->s, "ip") &&
+			    !strcmp(name, "isCanonical")) {
+				/* the namespaced ip.isCanonical(s): cel-go's
+				   checker takes a qualified function name
+				   over the target (n is left unused) */
+				static const char q[] = "ip.isCanonical";
+				char *qn = malloc(sizeof q);
+				free(name);
+				if (!qn) {
+					nomem(ps);
+					return NULL;
+				}
+				memcpy(qn, q, sizeof q);
+				n = parse_call(ps, qn, NULL, at);
+				continue;
+			}
 			if (is_punct(ps, '(')) {
 				n = parse_call(ps, name, n, at);
 				continue;

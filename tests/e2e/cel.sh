@@ -83,6 +83,18 @@ spec:
                 x-kubernetes-validations:
                 - rule: "self.all(t, t.matches('^[a-z]+\$'))"
                   message: tags are lowercase words
+              host:
+                type: string
+                x-kubernetes-validations:
+                - {rule: "!isIP(self)", message: host is a name}
+              endpoint:
+                type: string
+                x-kubernetes-validations:
+                - {rule: "isURL(self) && url(self).getScheme() == 'https'", message: endpoint is an https URL}
+              timeout:
+                type: string
+                x-kubernetes-validations:
+                - {rule: "duration(self).getSeconds() <= 30", message: at most 30s}
               replicas:
                 type: integer
                 x-kubernetes-validations:
@@ -132,6 +144,12 @@ check "... is a Forbidden cause" err_text 'spec.replicas: Forbidden: no negative
 
 expect_rc 1 "several failures in one write" kubectl create -f - <<<"$(w w-g '{"size":1,"limit":5,"min":2,"max":1,"replicas":-2}')"
 check "... are all listed, in kube's walk order" bash -c "grep -A1 -F '* spec: Invalid value: \"object\": min must not exceed max' '$WORK/err' | grep -qF '* spec.replicas: Forbidden: no negative replicas'"
+
+expect_rc 0 "kube's IP, URL and duration functions" kubectl create -f - <<<"$(w w-h '{"size":1,"limit":5,"host":"example.com","endpoint":"https://example.com:8443/x","timeout":"30s"}')"
+expect_rc 1 "... refusing what they should" kubectl create -f - <<<"$(w w-i '{"size":1,"limit":5,"host":"10.0.0.1","endpoint":"http://example.com","timeout":"1m"}')"
+check "... isIP" err_text 'spec.host: Invalid value: "string": host is a name'
+check "... url().getScheme()" err_text 'spec.endpoint: Invalid value: "string": endpoint is an https URL'
+check "... getSeconds()" err_text 'spec.timeout: Invalid value: "string": at most 30s'
 
 # transition rules
 expect_rc 1 "changing an immutable field (self == oldSelf)" kubectl patch widget w-a --type=merge -p '{"spec":{"mode":"slow"}}'

@@ -586,13 +586,494 @@ Test(cel_values, list_library)
 	    "{\"ab\":1,\"cd\":2}");
 }
 
+/* ------------------------------------------ kube's ip, cidr, url */
+
+#define IPERR(s, why)                                                          \
+	"IP Address \"" s "\" parse error during conversion from string: "     \
+	"ParseAddr(\"" s "\"): " why
+#define CIDRERR(s, why)                                                        \
+	"network address parse error during conversion from string: "          \
+	"network address parse error during conversion from string: "          \
+	"netip.ParsePrefix(\"" s "\"): " why
+#define URLERR(s, why)                                                         \
+	"URL parse error during conversion from string: parse \"" s "\": " why
+
+Test(cel_ip, real_rules)
+{
+	/* Gateway API TLSRoute: hostnames are names, not addresses */
+	yes("self.all(h, !isIP(h))", "[\"example.com\",\"*.example.org\"]");
+	no("self.all(h, !isIP(h))", "[\"example.com\",\"10.0.0.1\"]");
+	no("self.all(h, !isIP(h))", "[\"2001:db8::1\"]");
+	yes("ip(self).isLoopback() && ip(self).family() == 6", "\"::1\"");
+}
+
+Test(cel_ip, is_ip)
+{
+	yes("isIP('192.168.0.1') && isIP('2001:db8::68') && isIP('::')", "0");
+	yes("isIP('::1.2.3.4') && isIP('1:2:3:4:5:6:7:8')", "0");
+	/* netip's strict reading: no leading zeros, mapped, zones */
+	yes("!isIP('192.168.0.1.0') && !isIP('010.0.0.1') && !isIP('')", "0");
+	yes("!isIP('::ffff:1.2.3.4') && !isIP('fe80::1%eth0')", "0");
+	yes("!isIP('1.2.3.4/32') && !isIP(' 1.2.3.4') && !isIP('0x1.2.3.4')",
+	    "0");
+	err("isIP(1)", "0", "no such overload");
+}
+
+Test(cel_ip, parse_errors)
+{
+	err("ip('192.168.0.1.0') == ip('1.2.3.4')", "0",
+	    IPERR("192.168.0.1.0", "IPv4 address too long"));
+	err("ip('2001:db8:::68') == ip('1.2.3.4')", "0",
+	    IPERR("2001:db8:::68", "each colon-separated field must have at "
+				   "least one digit (at \":68\")"));
+	err("ip('010.1.2.3') == ip('1.2.3.4')", "0",
+	    IPERR("010.1.2.3", "IPv4 field has octet with leading zero"));
+	err("ip('1.2.3') == ip('1.2.3.4')", "0",
+	    IPERR("1.2.3", "IPv4 address too short"));
+	err("ip('1.2.3.256') == ip('1.2.3.4')", "0",
+	    IPERR("1.2.3.256", "IPv4 field has value >255"));
+	err("ip('1.2..3') == ip('1.2.3.4')", "0",
+	    IPERR("1.2..3",
+		  "IPv4 field must have at least one digit (at \".3\")"));
+	err("ip('1.2.3.x') == ip('1.2.3.4')", "0",
+	    IPERR("1.2.3.x", "unexpected character (at \"x\")"));
+	err("ip('abc') == ip('1.2.3.4')", "0",
+	    IPERR("abc", "unable to parse IP"));
+	err("ip('') == ip('1.2.3.4')", "0", IPERR("", "unable to parse IP"));
+	err("ip('%x') == ip('1.2.3.4')", "0",
+	    IPERR("%x", "missing IPv6 address"));
+	err("ip('1:2:3:4:5:6:7:8:9') == ip('::')", "0",
+	    IPERR("1:2:3:4:5:6:7:8:9",
+		  "trailing garbage after address (at \"9\")"));
+	err("ip('12345::') == ip('::')", "0",
+	    IPERR("12345::", "each colon-separated field must have at most 4 "
+			     "hex digits (at \"12345::\")"));
+	err("ip('1::2::3') == ip('::')", "0",
+	    IPERR("1::2::3", "multiple :: in address (at \":3\")"));
+	err("ip('1:2:3:4:5:6:7::8') == ip('::')", "0",
+	    IPERR("1:2:3:4:5:6:7::8",
+		  "the :: must expand to at least one field of zeros"));
+	err("ip('1:2') == ip('::')", "0",
+	    IPERR("1:2", "address string too short"));
+	err("ip('1:') == ip('::')", "0",
+	    IPERR("1:", "colon must be followed by more characters (at "
+			"\":\")"));
+	err("ip('1::2:3:4:5:6:7:1.2.3.4') == ip('::')", "0",
+	    IPERR("1::2:3:4:5:6:7:1.2.3.4",
+		  "too many hex fields to fit an embedded IPv4 at the end of "
+		  "the address (at \"1.2.3.4\")"));
+	err("ip('1:2:1.2.3.4') == ip('::')", "0",
+	    IPERR("1:2:1.2.3.4", "embedded IPv4 address must replace the "
+				 "final 2 fields of the address (at "
+				 "\"1.2.3.4\")"));
+	err("ip('fe80::1%') == ip('::')", "0",
+	    IPERR("fe80::1%", "zone must be a non-empty string"));
+	err("ip('fe80::1%eth0') == ip('::')", "0",
+	    "IP address \"fe80::1%eth0\" with zone value is not allowed");
+	err("ip('::ffff:1.2.3.4') == ip('::')", "0",
+	    "IPv4-mapped IPv6 address \"::ffff:1.2.3.4\" is not allowed");
+	/* the text is quoted as Go's %q quotes it */
+	err("ip(self) == ip('::')", "\"a\\\"b\\n\"",
+	    "IP Address \"a\\\"b\\n\" parse error during conversion from "
+	    "string: ParseAddr(\"a\\\"b\\n\"): unable to parse IP");
+}
+
+Test(cel_ip, methods)
+{
+	yes("ip('192.168.0.1').family() == 4 && ip('2001:db8::68').family() "
+	    "== 6",
+	    "0");
+	yes("ip('0.0.0.0').isUnspecified() && ip('::').isUnspecified() && "
+	    "!ip('127.0.0.1').isUnspecified() && !ip('::1').isUnspecified()",
+	    "0");
+	yes("ip('127.0.0.1').isLoopback() && ip('127.255.0.9').isLoopback() "
+	    "&& !ip('1.2.3.4').isLoopback() && ip('::1').isLoopback() && "
+	    "!ip('2001:db8::abcd').isLoopback()",
+	    "0");
+	yes("ip('224.0.0.1').isLinkLocalMulticast() && "
+	    "!ip('224.0.1.1').isLinkLocalMulticast() && "
+	    "ip('ff02::1').isLinkLocalMulticast() && "
+	    "ip('ff12::1').isLinkLocalMulticast() && "
+	    "!ip('fd00::1').isLinkLocalMulticast()",
+	    "0");
+	yes("ip('169.254.169.254').isLinkLocalUnicast() && "
+	    "!ip('192.168.0.1').isLinkLocalUnicast() && "
+	    "ip('fe80::1').isLinkLocalUnicast() && "
+	    "ip('febf::1').isLinkLocalUnicast() && "
+	    "!ip('fd80::1').isLinkLocalUnicast()",
+	    "0");
+	yes("ip('192.168.0.1').isGlobalUnicast() && "
+	    "ip('10.0.0.1').isGlobalUnicast() && "
+	    "!ip('255.255.255.255').isGlobalUnicast() && "
+	    "!ip('0.0.0.0').isGlobalUnicast() && "
+	    "!ip('224.0.0.1').isGlobalUnicast() && "
+	    "!ip('127.0.0.1').isGlobalUnicast() && "
+	    "!ip('169.254.0.1').isGlobalUnicast() && "
+	    "ip('2001:db8::abcd').isGlobalUnicast() && "
+	    "ip('fd00::1').isGlobalUnicast() && "
+	    "!ip('ff00::1').isGlobalUnicast() && !ip('::').isGlobalUnicast()",
+	    "0");
+	err("'1.2.3.4'.family() == 4", "0", "no such overload");
+	err("cidr('1.2.3.0/24').family() == 4", "0", "no such overload");
+	bad("family(ip('1.2.3.4')) == 4", "not supported");
+	bad("ip('1.2.3.4', 1) == ip('1.2.3.4')", "not supported");
+	bad("isIP() == true", "not supported");
+}
+
+Test(cel_ip, strings_and_equality)
+{
+	yes("string(ip('2001:DB8:0:0:0:0:0:68')) == '2001:db8::68'", "0");
+	yes("string(ip('1:0:0:1:0:0:0:1')) == '1:0:0:1::1' && "
+	    "string(ip('::1.2.3.4')) == '::102:304'",
+	    "0");
+	yes("string(ip('192.168.0.1')) == '192.168.0.1'", "0");
+	yes("ip.isCanonical('127.0.0.1') && ip.isCanonical('2001:db8::68') "
+	    "&& !ip.isCanonical('2001:DB8::68') && "
+	    "!ip.isCanonical('2001:db8:0::68')",
+	    "0");
+	err("ip.isCanonical('127.0.0.1.0')", "0",
+	    IPERR("127.0.0.1.0", "IPv4 address too long"));
+	/* the namespaced function wins over a variable named ip */
+	yes("self.all(ip, ip.isCanonical(ip))", "[\"10.0.0.1\",\"::1\"]");
+	no("self.all(ip, ip.isCanonical(ip))", "[\"::0:1\"]");
+	yes("ip('1.2.3.4') == ip('1.2.3.4') && ip('::1') != ip('::2')", "0");
+	yes("ip('2001:db8::68') == ip('2001:DB8:0::68')", "0");
+	yes("ip('0.0.0.0') != ip('::')", "0");
+	yes("[ip('1.2.3.4')] == [ip('1.2.3.4')]", "0");
+	/* kube's IP refuses other types; a string just is not equal */
+	err("ip('1.2.3.4') == '1.2.3.4'", "0", "no such overload");
+	no("'1.2.3.4' == ip('1.2.3.4')", "0");
+	err("ip('1.2.3.4') < ip('1.2.3.5')", "0", NULL);
+}
+
+Test(cel_cidr, parse)
+{
+	yes("isCIDR('192.168.0.0/24') && isCIDR('2001:db8::/32') && "
+	    "isCIDR('10.0.0.1/32') && isCIDR('::/0')",
+	    "0");
+	yes("!isCIDR('192.168.0.0/33') && !isCIDR('192.168.0.0') && "
+	    "!isCIDR('::ffff:1.2.3.4/120') && !isCIDR('10.0.0.0/08') && "
+	    "!isCIDR('010.0.0.0/8') && !isCIDR('fe80::%eth0/64')",
+	    "0");
+	err("cidr('192.168.0.0/') == cidr('1.0.0.0/8')", "0",
+	    CIDRERR("192.168.0.0/", "bad bits after slash: \"\""));
+	err("cidr('2001:db8::/') == cidr('1.0.0.0/8')", "0",
+	    CIDRERR("2001:db8::/", "bad bits after slash: \"\""));
+	err("cidr('10.0.0.0/033') == cidr('1.0.0.0/8')", "0",
+	    CIDRERR("10.0.0.0/033", "bad bits after slash: \"033\""));
+	err("cidr('10.0.0.0/+8') == cidr('1.0.0.0/8')", "0",
+	    CIDRERR("10.0.0.0/+8", "bad bits after slash: \"+8\""));
+	err("cidr('10.0.0.0/33') == cidr('1.0.0.0/8')", "0",
+	    CIDRERR("10.0.0.0/33", "prefix length out of range"));
+	err("cidr('::/129') == cidr('1.0.0.0/8')", "0",
+	    CIDRERR("::/129", "prefix length out of range"));
+	err("cidr('10.0.0.0') == cidr('1.0.0.0/8')", "0",
+	    CIDRERR("10.0.0.0", "no '/'"));
+	err("cidr('10.0.0/8') == cidr('1.0.0.0/8')", "0",
+	    CIDRERR("10.0.0/8",
+		    "ParseAddr(\"10.0.0\"): IPv4 address too short"));
+	err("cidr('fe80::%eth0/64') == cidr('1.0.0.0/8')", "0",
+	    CIDRERR("fe80::%eth0/64",
+		    "IPv6 zones cannot be present in a prefix"));
+	err("cidr('::ffff:1.2.3.4/120') == cidr('1.0.0.0/8')", "0",
+	    "network address parse error during conversion from string: "
+	    "IPv4-mapped IPv6 address \"::ffff:1.2.3.4/120\" is not allowed");
+	err("cidr(1) == cidr('1.0.0.0/8')", "0", "no such overload");
+}
+
+Test(cel_cidr, methods)
+{
+	yes("cidr('10.0.0.0/8').containsIP('10.1.2.3') && "
+	    "cidr('10.0.0.0/8').containsIP(ip('10.255.255.255')) && "
+	    "!cidr('10.0.0.0/8').containsIP('11.0.0.1') && "
+	    "cidr('0.0.0.0/0').containsIP('255.255.255.255') && "
+	    "!cidr('::/0').containsIP('1.2.3.4') && "
+	    "cidr('2001:db8::/33').containsIP('2001:db8:7fff::1') && "
+	    "!cidr('2001:db8::/33').containsIP('2001:db8:8000::1')",
+	    "0");
+	/* an unmasked prefix contains by its first bits */
+	yes("cidr('10.1.2.3/8').containsIP('10.9.9.9')", "0");
+	/* kube answers an unparsable address with no such overload */
+	err("cidr('10.0.0.0/8').containsIP('10.0.0.256')", "0",
+	    "no such overload");
+	yes("cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16') && "
+	    "cidr('10.0.0.0/8').containsCIDR(cidr('10.0.0.0/8')) && "
+	    "!cidr('10.1.0.0/16').containsCIDR('10.0.0.0/8') && "
+	    "!cidr('10.0.0.0/8').containsCIDR('2001:db8::/32') && "
+	    "cidr('::/0').containsCIDR('2001:db8::/32') && "
+	    "!cidr('10.0.0.0/8').containsCIDR('11.0.0.0/16')",
+	    "0");
+	err("cidr('10.0.0.0/8').containsCIDR('x')", "0",
+	    CIDRERR("x", "no '/'"));
+	err("cidr('10.0.0.0/8').containsCIDR(1)", "0", "no such overload");
+	yes("cidr('192.168.1.5/24').ip() == ip('192.168.1.5') && "
+	    "cidr('192.168.1.5/24').ip().family() == 4",
+	    "0");
+	yes("string(cidr('192.168.1.5/24').masked()) == '192.168.0.0/24' || "
+	    "string(cidr('192.168.1.5/24').masked()) == '192.168.1.0/24'",
+	    "0");
+	yes("cidr('192.168.1.5/24').masked() == cidr('192.168.1.0/24') && "
+	    "cidr('10.1.255.255/20').masked() == cidr('10.1.240.0/20') && "
+	    "cidr('2001:db8::1/33').masked() == cidr('2001:db8::/33') && "
+	    "cidr('1.2.3.4/0').masked() == cidr('0.0.0.0/0') && "
+	    "cidr('1.2.3.4/32').masked() == cidr('1.2.3.4/32')",
+	    "0");
+	yes("cidr('10.0.0.0/8').prefixLength() == 8 && "
+	    "cidr('::/0').prefixLength() == 0",
+	    "0");
+	yes("string(cidr('2001:DB8::/32')) == '2001:db8::/32' && "
+	    "string(cidr('10.0.0.1/8')) == '10.0.0.1/8'",
+	    "0");
+	/* equality compares the address as written and the length */
+	yes("cidr('10.0.0.1/8') != cidr('10.0.0.0/8') && cidr('10.0.0.0/8') "
+	    "== cidr('10.0.0.0/8') && cidr('10.0.0.0/8') != "
+	    "cidr('10.0.0.0/9')",
+	    "0");
+	err("cidr('10.0.0.0/8') == ip('10.0.0.0')", "0", "no such overload");
+	err("ip('10.0.0.0').containsIP('10.0.0.0')", "0", "no such overload");
+	err("'10.0.0.0/8'.prefixLength() == 8", "0", "no such overload");
+	bad("containsIP(cidr('10.0.0.0/8'), '10.0.0.1')", "not supported");
+	yes("self.all(c, isCIDR(c) && cidr(c).prefixLength() >= 16)",
+	    "[\"10.0.0.0/16\",\"fd00::/64\"]");
+}
+
+Test(cel_url, real_rules)
+{
+	/* istio */
+	yes("isURL(self.jwksUri)",
+	    "{\"jwksUri\":\"https://example.com/.well-known/jwks.json\"}");
+	no("isURL(self.jwksUri)", "{\"jwksUri\":\"example.com/jwks\"}");
+	yes("url(self).getScheme() in ['http','https']",
+	    "\"https://example.com/jwks\"");
+	no("url(self).getScheme() in ['http','https']",
+	   "\"ftp://example.com/\"");
+	err("url(self).getScheme() in ['http','https']", "\"example.com\"",
+	    URLERR("example.com", "invalid URI for request"));
+}
+
+Test(cel_url, is_url)
+{
+	yes("isURL('https://example.com:8443/a/b?x=1&x=2&y') && "
+	    "isURL('http://example.com') && isURL('/absolute/path') && "
+	    "isURL('/') && isURL('*') && isURL('http://[::1]:80/x')",
+	    "0");
+	/* Go's ParseRequestURI: a scheme makes anything else opaque */
+	yes("isURL('mailto:a@b.c') && isURL('localhost:8080') && "
+	    "isURL('urn:x:y')",
+	    "0");
+	yes("!isURL('example.com') && !isURL('relative/path') && !isURL('') "
+	    "&& !isURL('://x') && !isURL('1http://x') && !isURL('#frag')",
+	    "0");
+	yes("!isURL('http://[::1/x') && !isURL('http://a b.com/') && "
+	    "!isURL('http://host:port/') && !isURL('http://a/%zz') && "
+	    "!isURL('http://us er@a/') && !isURL('http://a/\\t')",
+	    "0");
+	/* ParseRequestURI reads a '#' as part of the path */
+	yes("!isURL('http://a/b#%zz') && isURL('http://a/b#c')", "0");
+	err("isURL(1)", "0", "no such overload");
+}
+
+Test(cel_url, parse_errors)
+{
+	err("url('') == url('/')", "0", URLERR("", "empty url"));
+	err("url('example.com').getHost() == ''", "0",
+	    URLERR("example.com", "invalid URI for request"));
+	err("url('://x').getHost() == ''", "0",
+	    URLERR("://x", "missing protocol scheme"));
+	err("url('http://[::1/x').getHost() == ''", "0",
+	    URLERR("http://[::1/x", "missing ']' in host"));
+	err("url('http://a:b/').getHost() == ''", "0",
+	    URLERR("http://a:b/", "invalid port \":b\" after host"));
+	err("url('http://[::1]x/').getHost() == ''", "0",
+	    URLERR("http://[::1]x/", "invalid port \"x\" after host"));
+	err("url('http://a/%zz').getHost() == ''", "0",
+	    URLERR("http://a/%zz", "invalid URL escape \"%zz\""));
+	err("url('http://a/%4').getHost() == ''", "0",
+	    URLERR("http://a/%4", "invalid URL escape \"%4\""));
+	err("url('http://a%41/').getHost() == ''", "0",
+	    URLERR("http://a%41/", "invalid URL escape \"%41\""));
+	err("url('http://a b/').getHost() == ''", "0",
+	    URLERR("http://a b/", "invalid character \" \" in host name"));
+	err("url('http://us er@a/').getHost() == ''", "0",
+	    URLERR("http://us er@a/", "net/url: invalid userinfo"));
+	err("url('http://u%zz@a/').getHost() == ''", "0",
+	    URLERR("http://u%zz@a/", "invalid URL escape \"%zz\""));
+	err("url(self).getHost() == ''", "\"http://a/\\u0001\"",
+	    URLERR("http://a/\\x01",
+		   "net/url: invalid control character in URL"));
+	err("url('http://a/b#%zz').getHost() == ''", "0",
+	    URLERR("http://a/b#%zz", "invalid URL escape \"%zz\""));
+	err("url(1) == url('/')", "0", "no such overload");
+}
+
+Test(cel_url, methods)
+{
+	yes("url('HTTPS://Example.com').getScheme() == 'https'", "0");
+	yes("url('/p').getScheme() == '' && url('/p').getHost() == ''", "0");
+	yes("url('https://user:pw@Example.com:8443/p').getHost() == "
+	    "'Example.com:8443' && "
+	    "url('https://user:pw@Example.com:8443/p').getHostname() == "
+	    "'Example.com' && "
+	    "url('https://user:pw@Example.com:8443/p').getPort() == '8443'",
+	    "0");
+	yes("url('http://[::1]:80/').getHost() == '[::1]:80' && "
+	    "url('http://[::1]:80/').getHostname() == '::1' && "
+	    "url('http://[::1]:80/').getPort() == '80' && "
+	    "url('http://[::1]/').getHostname() == '::1' && "
+	    "url('http://[::1]/').getPort() == ''",
+	    "0");
+	yes("url('http://example.com/').getPort() == '' && "
+	    "url('http://example.com:/').getPort() == '' && "
+	    "url('http://example.com:/').getHost() == 'example.com:'",
+	    "0");
+	yes("url('http://[fe80::1%25en0]:8080/').getHostname() == "
+	    "'fe80::1%en0'",
+	    "0");
+	/* a request URI with no scheme has no host: //a/b is a path */
+	yes("url('//a/b').getHost() == 'a' || url('//a/b').getEscapedPath() "
+	    "== '//a/b'",
+	    "0");
+	yes("url('https://example.com/a%20b/c').getEscapedPath() == "
+	    "'/a%20b/c' && url('https://example.com/a b').getEscapedPath() == "
+	    "'/a%20b' && url('https://example.com').getEscapedPath() == '' && "
+	    "url('/p?x').getEscapedPath() == '/p' && "
+	    "url('https://e.com/%7Efoo').getEscapedPath() == '/%7Efoo' && "
+	    "url('https://e.com/p#frag').getEscapedPath() == '/p' && "
+	    "url('*').getEscapedPath() == '*'",
+	    "0");
+	yes("url('https://e.com/a\"b').getEscapedPath() == '/a%22b'", "0");
+	yes("url('mailto:a@b.c').getScheme() == 'mailto' && "
+	    "url('mailto:a@b.c').getHost() == '' && "
+	    "url('mailto:a@b.c').getEscapedPath() == ''",
+	    "0");
+	yes("url('https://e.com/?x=1&x=2&y=a+b&z=%41&k&a;b=1&=v&&w=%zz')."
+	    "getQuery() == {'x': ['1', '2'], 'y': ['a b'], 'z': ['A'], 'k': "
+	    "[''], '': ['v']}",
+	    "0");
+	yes("url('https://e.com/').getQuery() == {} && "
+	    "url('https://e.com/?').getQuery() == {}",
+	    "0");
+	yes("url('https://e.com/?b=2&a=1&b=3').getQuery()['b'] == ['2', '3']",
+	    "0");
+	yes("size(url('/p?q=1#f=2').getQuery()) == 1", "0");
+	err("'http://a/'.getHost() == ''", "0", "no such overload");
+	err("url('http://a/') == 'http://a/'", "0", "no such overload");
+	expect_s("url('http://a/') == url('http://a/')", "0", NULL, NULL,
+		 CEL_UNSUPPORTED, NULL);
+	bad("getHost(url('http://a/')) == ''", "not supported");
+}
+
+/* ------------------------------------------ duration, time accessors */
+
+Test(cel_time, duration_accessors)
+{
+	yes("duration('90m').getHours() == 1 && duration('90m').getMinutes() "
+	    "== 90 && duration('90m').getSeconds() == 5400 && "
+	    "duration('90m').getMilliseconds() == 5400000",
+	    "0");
+	yes("duration('-90m').getHours() == -1 && "
+	    "duration('-1.5s').getSeconds() == -1 && "
+	    "duration('-1.5s').getMilliseconds() == -1500",
+	    "0");
+	yes("duration('1.5s').getSeconds() == 1 && "
+	    "duration('1.5s').getMilliseconds() == 1500 && "
+	    "duration('999us').getMilliseconds() == 0 && "
+	    "duration('59m59s').getHours() == 0",
+	    "0");
+	/* metallb's connectTime */
+	const char *r = "duration(self.connectTime).getSeconds() >= 1 && "
+			"duration(self.connectTime).getMilliseconds() % 1000 "
+			"== 0";
+	yes(r, "{\"connectTime\":\"5s\"}");
+	no(r, "{\"connectTime\":\"1500ms\"}");
+	no(r, "{\"connectTime\":\"500ms\"}");
+	expect_s("self.getMinutes() == 2", "\"2m30s\"", NULL, &t_dur, CEL_TRUE,
+		 NULL);
+	err("duration('1h').getHours('UTC') == 1", "0", "no such overload");
+	err("duration('1h').getFullYear() == 1", "0", "no such overload");
+	err("'1h'.getHours() == 1", "0", "no such overload");
+	bad("getHours(duration('1h')) == 1", "not supported");
+}
+
+Test(cel_time, timestamp_accessors)
+{
+	const char *t = "timestamp('2024-03-05T13:14:15.678Z')";
+	char rule[512];
+	snprintf(rule, sizeof rule,
+		 "%1$s.getFullYear() == 2024 && %1$s.getMonth() == 2 && "
+		 "%1$s.getDayOfMonth() == 4 && %1$s.getDate() == 5 && "
+		 "%1$s.getDayOfWeek() == 2 && %1$s.getDayOfYear() == 64",
+		 t);
+	yes(rule, "0");
+	snprintf(rule, sizeof rule,
+		 "%1$s.getHours() == 13 && %1$s.getMinutes() == 14 && "
+		 "%1$s.getSeconds() == 15 && %1$s.getMilliseconds() == 678",
+		 t);
+	yes(rule, "0");
+	/* in UTC, whatever zone the text was written in */
+	yes("timestamp('2024-01-01T01:00:00+02:00').getHours() == 23 && "
+	    "timestamp('2024-01-01T01:00:00+02:00').getFullYear() == 2023 && "
+	    "timestamp('2024-01-01T01:00:00+02:00').getDayOfYear() == 364",
+	    "0");
+	yes("timestamp('1969-12-31T23:59:59Z').getDayOfWeek() == 3 && "
+	    "timestamp('1969-12-31T23:59:59Z').getFullYear() == 1969 && "
+	    "timestamp('0001-01-01T00:00:00Z').getDayOfWeek() == 1 && "
+	    "timestamp('9999-12-31T23:59:59Z').getDayOfYear() == 364",
+	    "0");
+	yes("timestamp('2023-12-31T00:00:00Z').getDayOfYear() == 364 && "
+	    "timestamp('2024-12-31T00:00:00Z').getDayOfYear() == 365 && "
+	    "timestamp('2024-12-31T00:00:00Z').getMonth() == 11",
+	    "0");
+	expect_s("self.getDate() == 29 && self.getMonth() == 1",
+		 "\"2024-02-29T10:00:00Z\"", NULL, &t_ts, CEL_TRUE, NULL);
+	err("timestamp('2024-01-01T00:00:00Z').getFullYear(1) == 1", "0",
+	    "no such overload");
+}
+
+Test(cel_time, time_zones)
+{
+	const char *t = "timestamp('2024-01-01T23:30:00Z')";
+	char rule[512];
+	snprintf(rule, sizeof rule,
+		 "%1$s.getHours('+01:00') == 0 && %1$s.getDate('+01:00') == 2 "
+		 "&& %1$s.getFullYear('+01:00') == 2024 && "
+		 "%1$s.getHours('-00:45') == 22 && "
+		 "%1$s.getMinutes('-00:45') == 45 && "
+		 "%1$s.getHours('UTC') == 23 && %1$s.getHours('') == 23",
+		 t);
+	yes(rule, "0");
+	snprintf(rule, sizeof rule,
+		 "%1$s.getDayOfWeek('+05:30') == 2 && "
+		 "%1$s.getDayOfWeek('-05:30') == 1 && "
+		 "%1$s.getMinutes('+5:30') == 0 && %1$s.getHours('05:30') == 5",
+		 t);
+	yes(rule, "0");
+	err("timestamp('2024-01-01T00:00:00Z').getHours('+xx:00') == 1", "0",
+	    "strconv.Atoi: parsing \"+xx\": invalid syntax");
+	err("timestamp('2024-01-01T00:00:00Z').getHours('+01:') == 1", "0",
+	    "strconv.Atoi: parsing \"\": invalid syntax");
+	err("timestamp('2024-01-01T00:00:00Z').getHours("
+	    "'99999999999999999999:00') == 1",
+	    "0",
+	    "strconv.Atoi: parsing \"99999999999999999999\": value out of "
+	    "range");
+	bad("timestamp('2024-01-01T00:00:00Z').getHours('America/New_York') "
+	    "== 1",
+	    "time zone 'America/New_York' is not supported");
+	expect_s("timestamp('2024-01-01T00:00:00Z').getHours(self) == 1",
+		 "\"Europe/Paris\"", NULL, NULL, CEL_UNSUPPORTED, NULL);
+	expect_s("timestamp('2024-01-01T00:00:00Z').getHours(self) == 1",
+		 "\"+01:00\"", NULL, NULL, CEL_TRUE, NULL);
+}
+
 /* --------------------------------------------------------- compiling */
 
 Test(cel_compile, unsupported_and_bad)
 {
 	bad("quantity(self) > quantity('1')",
 	    "function 'quantity' is not supported");
-	bad("url(self).getHost() == 'x'", "function 'url' is not supported");
+	bad("self.ts.getHours('Europe/Paris') == 1",
+	    "time zone 'Europe/Paris' is not supported");
 	bad("self.format(1)", "function 'format' is not supported");
 	bad("self.?a == 1", "optional");
 	bad("self[?0] == 1", "optional");
