@@ -71,6 +71,7 @@
 #include <string.h>
 
 #include "ipaddr.h"
+#include "registry/json.h"
 #include "schema.h"
 
 /* trunc(3) without libm, which lapis_srv does not link: every double
@@ -328,41 +329,14 @@ struct cel_prog {
 
 /* --------------------------------------------------------------- utf-8 */
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0; its
+   character in *cp. */
 static size_t utf8_len(const unsigned char *s, size_t n, uint32_t *cp)
 {
-	uint32_t c;
-	size_t len;
-	if (n == 0)
-		return 0;
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		c = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		c = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		c = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
-	    c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
+	size_t w = n ? reg_utf8_seq(s, n) : 0;
+	if (w)
+		reg_utf8_decode(s, n, cp);
+	return w;
 }
 
 static bool utf8_valid(const char *s, size_t n)
