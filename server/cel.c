@@ -89,9 +89,10 @@ static double dtrunc(double d)
 #define MAX_DEPTH 250
 /* Equality descends into JSON; jansson parses at most 2048 levels. */
 #define MAX_EQ_DEPTH 2100
-/* kube's per-expression runtime cost limit is 1e7 (PerCallLimit); one of
-   our steps is roughly one of its cost units. */
-#define STEP_LIMIT 10000000ULL
+/* kube's per-expression runtime cost limit is 1e6 (celconfig.PerCallLimit,
+   given to CRD rules' programs as cel.CostLimit); one of our steps is
+   roughly one of its cost units. */
+#define STEP_LIMIT 1000000ULL
 /* A rule that builds strings or lists in a loop stops here, well before
    the machine notices. */
 #define ARENA_LIMIT (64u << 20)
@@ -470,6 +471,8 @@ struct ctx {
 	const json_t *old_json;
 	const void *node;
 	uint64_t steps;
+	uint64_t limit; /* steps allowed: STEP_LIMIT or a smaller budget */
+	const char *limit_msg; /* what passing it says */
 	struct chunk *chunks;
 	size_t arena_total;
 	const char *abort_msg; /* set: stop, and answer CEL_ERROR */
@@ -484,8 +487,8 @@ static void abort_eval(struct ctx *c, const char *msg)
 static bool charge(struct ctx *c, uint64_t n)
 {
 	c->steps += n;
-	if (c->steps > STEP_LIMIT)
-		abort_eval(c, COST_MSG);
+	if (c->steps > c->limit)
+		abort_eval(c, c->limit_msg);
 	return !c->abort_msg;
 }
 
@@ -4336,18 +4339,37 @@ static enum cel_result run(struct ctx *c, const cel_prog *p, const void *node,
 	return v->k == V_BOOL && v->b ? CEL_TRUE : CEL_FALSE;
 }
 
-enum cel_result cel_eval(const cel_prog *p, const struct cel_schema *ops,
-			 const void *node, const json_t *self,
-			 const json_t *old_self, char *msg, size_t msg_size)
+enum cel_result cel_eval_budget(const cel_prog *p, const struct cel_schema *ops,
+				const void *node, const json_t *self,
+				const json_t *old_self, uint64_t *budget,
+				char *msg, size_t msg_size)
 {
-	struct ctx c = {.ops = ops, .old_json = old_self, .node = node};
+	struct ctx c = {.ops = ops,
+			.old_json = old_self,
+			.node = node,
+			.limit = STEP_LIMIT,
+			.limit_msg = COST_MSG};
+	if (budget && *budget < STEP_LIMIT) {
+		c.limit = *budget;
+		c.limit_msg = CEL_BUDGET_MSG;
+	}
 	struct val v;
 	const char *text;
 	enum cel_result res = run(&c, p, node, self, old_self, &v, &text);
+	if (budget)
+		*budget -= c.steps < *budget ? c.steps : *budget;
 	if (msg_size)
 		put_msg(msg, msg_size, text);
 	arena_free(&c);
 	return res;
+}
+
+enum cel_result cel_eval(const cel_prog *p, const struct cel_schema *ops,
+			 const void *node, const json_t *self,
+			 const json_t *old_self, char *msg, size_t msg_size)
+{
+	return cel_eval_budget(p, ops, node, self, old_self, NULL, msg,
+			       msg_size);
 }
 
 enum cel_result cel_eval_string(const cel_prog *p, const struct cel_schema *ops,
@@ -4355,7 +4377,11 @@ enum cel_result cel_eval_string(const cel_prog *p, const struct cel_schema *ops,
 				const json_t *old_self, char *out,
 				size_t out_size, size_t *len)
 {
-	struct ctx c = {.ops = ops, .old_json = old_self, .node = node};
+	struct ctx c = {.ops = ops,
+			.old_json = old_self,
+			.node = node,
+			.limit = STEP_LIMIT,
+			.limit_msg = COST_MSG};
 	struct val v;
 	const char *text;
 	enum cel_result res = run(&c, p, node, self, old_self, &v, &text);

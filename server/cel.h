@@ -26,6 +26,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The type a schema node gives its values. */
 enum cel_stype {
@@ -94,12 +95,28 @@ enum cel_result {
  * node, and oldSelf to old_self (NULL: no oldSelf; a transition rule is not
  * evaluated then, and the caller should not call). msg (if msg_size) gets
  * a one-line message for CEL_ERROR and CEL_UNSUPPORTED, else "".
- * Evaluation is bounded in steps; a rule that exceeds the bound gets
+ * Evaluation is bounded in steps (one million, kube's per-call limit); a
+ * rule that exceeds the bound gets
  * CEL_ERROR "operation cancelled: actual cost limit exceeded".
  */
 enum cel_result cel_eval(const cel_prog *p, const struct cel_schema *ops,
 			 const void *node, const json_t *self,
 			 const json_t *old_self, char *msg, size_t msg_size);
+
+/*
+ * cel_eval with a budget of steps shared by a run of evaluations (kube's
+ * RuntimeCELCostBudget for one object's rules): *budget is what is left,
+ * and is reduced by the steps this evaluation took. When the budget, not
+ * the rule's own limit, ends the evaluation, the result is CEL_ERROR with
+ * msg CEL_BUDGET_MSG. budget may be NULL (cel_eval).
+ */
+#define CEL_BUDGET_MSG                                                         \
+	"validation failed due to running out of cost budget, no further "     \
+	"validation rules will be run"
+enum cel_result cel_eval_budget(const cel_prog *p, const struct cel_schema *ops,
+				const void *node, const json_t *self,
+				const json_t *old_self, uint64_t *budget,
+				char *msg, size_t msg_size);
 
 /*
  * Evaluate p as cel_eval does, for a string (a messageExpression): CEL_TRUE

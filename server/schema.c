@@ -1721,6 +1721,7 @@ struct rctx {
 	void *ud;
 	bool *unevaluated; /* per rule */
 	bool stop;	   /* the cost limit was reached */
+	uint64_t budget;   /* steps left for this object's rules */
 	struct sb path;	   /* kube's field path of the value */
 	struct sb text;	   /* scratch */
 };
@@ -1867,9 +1868,9 @@ static void rules_eval(struct rctx *x, const struct node *n, const json_t *v,
 		if (r->uses_old && !old)
 			continue;
 		char msg[512];
-		enum cel_result res =
-		    cel_eval(r->prog, &cel_ops, n, v, r->uses_old ? old : NULL,
-			     msg, sizeof msg);
+		enum cel_result res = cel_eval_budget(
+		    r->prog, &cel_ops, n, v, r->uses_old ? old : NULL,
+		    &x->budget, msg, sizeof msg);
 		if (res == CEL_TRUE)
 			continue;
 		if (res == CEL_UNSUPPORTED) {
@@ -1898,6 +1899,12 @@ static void rules_eval(struct rctx *x, const struct node *n, const json_t *v,
 					    !r->uses_old && corr_equal(near));
 			x->text.oom |= b.oom;
 			free(b.s);
+		} else if (strcmp(msg, CEL_BUDGET_MSG) == 0) {
+			/* kube's RuntimeCELCostBudget for the whole object */
+			sb_printf(t, ": %s", msg);
+			srv_error_cause(x->err, "FieldValueInvalid", field,
+					"%s", sb_str(t));
+			x->stop = true;
 		} else if (strncmp(msg, "no such overload", 16) == 0) {
 			sb_printf(t,
 				  ": '%s': call arguments did not match a "
@@ -1999,7 +2006,12 @@ lp_err srv_schema_check_rules(const struct srv_schema *s, const json_t *obj,
 {
 	if (!s || !s->n_rules)
 		return LP_OK;
-	struct rctx x = {.s = s, .err = err, .warn = warn, .ud = ud};
+	struct rctx x = {.s = s,
+			 .err = err,
+			 .warn = warn,
+			 .ud = ud,
+			 .budget =
+			     10000000}; /* celconfig.RuntimeCELCostBudget */
 	x.unevaluated = calloc(s->n_rules, sizeof *x.unevaluated);
 	if (!x.unevaluated)
 		return srv_error_set(err, LP_E_NOMEM, "out of memory");

@@ -1485,3 +1485,45 @@ Test(schema_rules, map_values_by_key)
 			 "Invalid value: \"string\": failed rule: self != 'x'");
 	srv_schema_free(s);
 }
+
+/* kube's RuntimeCELCostBudget: one object's rules share 10 million steps;
+   past them, one cause and no further rule. Each item's rule here takes
+   about 100,000 steps (10^4 innermost evaluations), under the per-call
+   limit; 200 items need twice the budget. */
+Test(schema_rules, cost_budget_per_object)
+{
+	const char *ten = "[0,1,2,3,4,5,6,7,8,9]";
+	char rule[512];
+	snprintf(rule, sizeof rule,
+		 "%s.all(a, %s.all(b, %s.all(c, %s.all(d, a + b + c + d + self "
+		 ">= 0))))",
+		 ten, ten, ten, ten);
+	char schema[1024];
+	snprintf(
+	    schema, sizeof schema,
+	    "{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"integer\",\"x-kubernetes-validations\":"
+	    "[{\"rule\":\"%s\"}]}}}}",
+	    rule);
+	struct srv_schema *s = sch(schema);
+	char obj[2048] = "{\"l\":[0";
+	for (int i = 1; i < 200; i++)
+		strcat(obj, ",0");
+	strcat(obj, "]}");
+	struct srv_error err = {0};
+	struct warnings w = {0};
+	rules(s, obj, NULL, &err, &w);
+	cr_assert_eq(err.n_causes, 1);
+	cr_assert(strncmp(err.causes[0].field, "l[", 2) == 0, "%s",
+		  err.causes[0].field);
+	cr_assert_str_eq(
+	    err.causes[0].message,
+	    "Invalid value: \"integer\": validation failed due to running out "
+	    "of cost budget, no further validation rules will be run");
+	/* 50 items fit */
+	struct srv_error err2 = {0};
+	rules(s, "{\"l\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}",
+	      NULL, &err2, &w);
+	cr_assert_eq(err2.n_causes, 0);
+	srv_schema_free(s);
+}
