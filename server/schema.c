@@ -3295,6 +3295,99 @@ static size_t try_node(struct vctx *v, const struct node *sub,
 	return into->total;
 }
 
+/*
+ * kube-openapi's Result.MatchCount of x against n: how many validators
+ * applied on the way down (SchemaValidator counts one per validator that
+ * applies and one of its own; the type, number and slice validators and
+ * the schema-props one add one more each). Among the failing branches of
+ * an anyOf or oneOf, kube reports the one with the highest count: the
+ * branch whose checks went deepest.
+ */
+static long match_count(struct vctx *v, const struct node *n, const json_t *x,
+			int depth);
+
+static bool branch_ok(struct vctx *v, const struct node *b, const json_t *x)
+{
+	struct causes c = {0};
+	bool ok = try_node(v, b, x, &c) == 0;
+	causes_free(&c);
+	return ok;
+}
+
+static long props_count(struct vctx *v, const struct node *n, const json_t *x,
+			int depth)
+{
+	long mc = 1; /* schemaPropsValidator's own */
+	if (n->n_any_of) {
+		long best = -1;
+		for (size_t i = 0; i < n->n_any_of; i++) {
+			long c = match_count(v, n->any_of[i], x, depth + 1);
+			if (branch_ok(v, n->any_of[i], x)) {
+				best = c;
+				break;
+			}
+			if (c > best)
+				best = c;
+		}
+		mc += best;
+	}
+	if (n->n_one_of) {
+		long best = -1, first_ok = -1;
+		size_t ok = 0;
+		for (size_t i = 0; i < n->n_one_of; i++) {
+			long c = match_count(v, n->one_of[i], x, depth + 1);
+			if (branch_ok(v, n->one_of[i], x)) {
+				if (!ok++)
+					first_ok = c;
+			} else if (!ok && c > best) {
+				best = c;
+			}
+		}
+		mc += ok == 1 ? first_ok : ok == 0 ? best : 0;
+	}
+	for (size_t i = 0; i < n->n_all_of; i++)
+		mc += match_count(v, n->all_of[i], x, depth + 1);
+	return mc;
+}
+
+static long match_count(struct vctx *v, const struct node *n, const json_t *x,
+			int depth)
+{
+	if (!x || json_is_null(x))
+		return 1; /* the type validator's own */
+	if (depth > SRV_SCHEMA_MAX_DEPTH + 2)
+		return 0;
+	long mc = 1; /* SchemaValidator's own */
+	if (n->type_name || n->format_name)
+		mc += 2;
+	mc += props_count(v, n, x, depth) + 1;
+	mc += 1; /* the common (enum) validator */
+	if (json_is_string(x))
+		mc += 1 + (n->format != F_NONE);
+	else if (json_is_number(x))
+		mc += 2;
+	else if (json_is_array(x)) {
+		mc += 2;
+		for (size_t i = 0; n->items && i < json_array_size(x); i++)
+			mc += match_count(v, n->items, json_array_get(x, i),
+					  depth + 1);
+	} else if (json_is_object(x)) {
+		mc += 1;
+		const char *k;
+		json_t *cv;
+		json_object_foreach((json_t *)x, k, cv)
+		{
+			const struct node *p = find_prop(n, k);
+			if (p)
+				mc += match_count(v, p, cv, depth + 1);
+			else if (n->addl == ADDL_SCHEMA)
+				mc += match_count(v, n->addl_schema, cv,
+						  depth + 1);
+		}
+	}
+	return mc;
+}
+
 /* A composite (anyOf, oneOf, allOf, not) error: kube-openapi's is not a
    field error, so kube gives it its validator's root path. */
 __attribute__((format(printf, 2, 3)))
@@ -3338,15 +3431,20 @@ static void check_combinators(struct vctx *v, const struct node *n,
 	}
 	if (n->n_any_of) {
 		struct causes best = {0};
+		long best_mc = -1;
 		bool ok = false;
 		for (size_t i = 0; i < n->n_any_of && !ok; i++) {
 			struct causes c = {0};
 			if (try_node(v, n->any_of[i], x, &c) == 0) {
 				ok = true;
-			} else if (!best.total || c.total < best.total) {
-				causes_free(&best);
-				best = c;
-				continue;
+			} else {
+				long mc = match_count(v, n->any_of[i], x, 0);
+				if (mc > best_mc) {
+					causes_free(&best);
+					best = c;
+					best_mc = mc;
+					continue;
+				}
 			}
 			causes_free(&c);
 		}
@@ -3359,15 +3457,20 @@ static void check_combinators(struct vctx *v, const struct node *n,
 	}
 	if (n->n_one_of) {
 		struct causes best = {0};
+		long best_mc = -1;
 		size_t ok = 0;
 		for (size_t i = 0; i < n->n_one_of; i++) {
 			struct causes c = {0};
 			if (try_node(v, n->one_of[i], x, &c) == 0) {
 				ok++;
-			} else if (!best.total || c.total < best.total) {
-				causes_free(&best);
-				best = c;
-				continue;
+			} else if (!ok) {
+				long mc = match_count(v, n->one_of[i], x, 0);
+				if (mc > best_mc) {
+					causes_free(&best);
+					best = c;
+					best_mc = mc;
+					continue;
+				}
 			}
 			causes_free(&c);
 		}
