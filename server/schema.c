@@ -2705,6 +2705,8 @@ struct vctx {
 	bool oom;
 	unsigned char cls; /* the stage the causes added now belong to */
 	const char *sub; /* the field messages name paths from ("status") */
+	long mc_left;	 /* match_count's visits left (nested combinators
+			    would otherwise multiply them) */
 };
 
 /* A cause's cls bit: a composite (anyOf, oneOf, allOf, not) error. */
@@ -3308,6 +3310,9 @@ static long match_count(struct vctx *v, const struct node *n, const json_t *x,
 
 static bool branch_ok(struct vctx *v, const struct node *b, const json_t *x)
 {
+	if (v->mc_left <= 0)
+		return false;
+	v->mc_left--;
 	struct causes c = {0};
 	bool ok = try_node(v, b, x, &c) == 0;
 	causes_free(&c);
@@ -3355,8 +3360,9 @@ static long match_count(struct vctx *v, const struct node *n, const json_t *x,
 {
 	if (!x || json_is_null(x))
 		return 1; /* the type validator's own */
-	if (depth > SRV_SCHEMA_MAX_DEPTH + 2)
+	if (depth > SRV_SCHEMA_MAX_DEPTH + 2 || v->mc_left <= 0)
 		return 0;
+	v->mc_left--;
 	long mc = 1; /* SchemaValidator's own */
 	if (n->type_name || n->format_name)
 		mc += 2;
@@ -3762,7 +3768,7 @@ lp_err srv_schema_validate_with(const struct srv_schema *s, const json_t *obj,
 	if (!o)
 		o = &none;
 	struct causes cs = {0};
-	struct vctx v = {.cs = &cs, .sub = o->sub};
+	struct vctx v = {.cs = &cs, .sub = o->sub, .mc_left = 100000};
 	locale_t old = locale_enter();
 	validate_node(&v, s->root, obj);
 	locale_leave(old);
