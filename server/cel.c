@@ -4489,17 +4489,6 @@ static bool is_dig(char ch)
 	return ch >= '0' && ch <= '9';
 }
 
-static int hexval(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 /* A quoted literal at ps->pos (the quote); raw and bytes per prefix. */
 static void lex_string(struct parser *ps, bool raw, bool bytes)
 {
@@ -4561,7 +4550,7 @@ static void lex_string(struct parser *ps, bool raw, bool bytes)
 				goto bad;
 			}
 			for (int j = 0; j < k; j++) {
-				int h = hexval(s[i + 2 + j]);
+				int h = hexdig(s[i + 2 + j]);
 				if (h < 0) {
 					fail(ps, i, "bad escape");
 					goto bad;
@@ -4632,17 +4621,17 @@ static void lex_number(struct parser *ps)
 	if (s[i] == '0' && i + 1 < n && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
 		uint64_t v = 0;
 		i += 2;
-		if (i >= n || hexval(s[i]) < 0) {
+		if (i >= n || hexdig(s[i]) < 0) {
 			lex_error(ps, start, "bad hex literal");
 			return;
 		}
-		for (; i < n && hexval(s[i]) >= 0; i++) {
+		for (; i < n && hexdig(s[i]) >= 0; i++) {
 			if (v >> 60) {
 				lex_error(ps, start,
 					  "integer literal out of range");
 				return;
 			}
-			v = v * 16 + (uint64_t)hexval(s[i]);
+			v = v * 16 + (uint64_t)hexdig(s[i]);
 		}
 		lex_int(ps, v, i);
 		return;
