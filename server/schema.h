@@ -12,10 +12,10 @@
  * uselocale for the duration of a call).
  *
  * Order for a custom resource (kube's, reference §8.7):
- *   srv_schema_prune -> srv_schema_default -> (admission) ->
- * srv_schema_validate srv_schema_default drops nulls of non-nullable fields
- * without a default first (kube's PruneNonNullableNullsWithoutDefaults), then
- * defaults.
+ *   srv_schema_prune -> srv_schema_default -> (admission) -> srv_schema_validate
+ *   -> srv_schema_check_rules
+ * srv_schema_default drops nulls of non-nullable fields without a default
+ * first (kube's PruneNonNullableNullsWithoutDefaults), then defaults.
  *
  * The structural-schema check of a CRD being written (§8.6) is
  * srv_schema_check_crd (structural.c). The x-kubernetes-validations rules

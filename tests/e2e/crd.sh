@@ -614,7 +614,7 @@ spec:
 YAML
 expect_rc 0 "a CRD with a typed schema" kubectl apply -f "$WORK/typed.yaml"
 expect_rc 0 "an object with an unknown field (Warn)" kubectl create --validate=false -f - <<<'{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"g1"},"spec":{"size":3,"extra":1}}'
-check "... and no CEL warning: no tags, nothing the rule applies to" bash -c "! grep -q x-kubernetes-validations '$WORK/err'"
+check "... and no CEL warning: no tags, nothing the rule runs on" bash -c "! grep -q x-kubernetes-validations '$WORK/err'"
 expect_rc 0 "an object with tags" kubectl create -f - <<<'{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"g-tags"},"spec":{"size":3,"tags":["a"]}}'
 check "... that their rule accepts, with no warning" bash -c "! grep -q x-kubernetes-validations '$WORK/err'"
 expect_rc 1 "a tag the rule refuses" kubectl create -f - <<<'{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"g-tags2"},"spec":{"size":3,"tags":["a","abcdefghijklmnopqrstuvwxyz"]}}'
