@@ -96,7 +96,7 @@ static double dtrunc(double d)
 /* A rule that builds strings or lists in a loop stops here, well before
    the machine notices. */
 #define ARENA_LIMIT (64u << 20)
-#define COST_MSG "operation cancelled: actual cost limit exceeded"
+#define COST_MSG CEL_COST_MSG
 
 /* ---------------------------------------------------------------- tree */
 

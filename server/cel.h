@@ -96,9 +96,9 @@ enum cel_result {
  * evaluated then, and the caller should not call). msg (if msg_size) gets
  * a one-line message for CEL_ERROR and CEL_UNSUPPORTED, else "".
  * Evaluation is bounded in steps (one million, kube's per-call limit); a
- * rule that exceeds the bound gets
- * CEL_ERROR "operation cancelled: actual cost limit exceeded".
+ * rule that exceeds the bound gets CEL_ERROR with msg CEL_COST_MSG.
  */
+#define CEL_COST_MSG "operation cancelled: actual cost limit exceeded"
 enum cel_result cel_eval(const cel_prog *p, const struct cel_schema *ops,
 			 const void *node, const json_t *self,
 			 const json_t *old_self, char *msg, size_t msg_size);

@@ -1793,18 +1793,34 @@ static void rule_failed(struct rctx *x, const struct node *n,
 	sb_cut(&x->path, pl);
 }
 
+/* s without Go's strings.TrimSpace spaces at either end: the start, and
+   the length in *len. */
+static const char *trim_space(const char *s, size_t n, size_t *len)
+{
+	static const char ws[] = " \t\n\r\v\f";
+	while (n && memchr(ws, *s, sizeof ws - 1))
+		s++, n--;
+	while (n && memchr(ws, s[n - 1], sizeof ws - 1))
+		n--;
+	*len = n;
+	return s;
+}
+
+/* Does r have a message that is not all spaces? */
+static bool has_message(const struct rule *r)
+{
+	size_t n;
+	return r->message &&
+	       (trim_space(r->message, strlen(r->message), &n), n);
+}
+
 /* Trimmed text of a rule's message, or of the rule (kube's
    ruleErrorString), into a new string; NULL on out of memory. */
 static char *rule_error_string(const struct rule *r)
 {
-	const char *t =
-	    r->message && r->message[strspn(r->message, " \t\n\r\v\f")]
-		? r->message
-		: r->rule;
-	t += strspn(t, " \t\n\r\v\f");
-	size_t n = strlen(t);
-	while (n && strchr(" \t\n\r\v\f", t[n - 1]))
-		n--;
+	const char *t = has_message(r) ? r->message : r->rule;
+	size_t n;
+	t = trim_space(t, strlen(t), &n);
 	return strndup(t, n);
 }
 
@@ -1824,11 +1840,8 @@ static bool message_expression(const struct rule *r, const struct node *n,
 			    r->uses_old ? old : NULL, out, sizeof out, &len);
 	if (res != CEL_TRUE || len >= sizeof out || strlen(out) != len)
 		return false;
-	const char *ws = " \t\n\r\v\f";
-	char *t = out + strspn(out, ws);
-	size_t tl = strlen(t);
-	while (tl && strchr(ws, t[tl - 1]))
-		tl--;
+	size_t tl;
+	const char *t = trim_space(out, len, &tl);
 	if (!tl || tl > 5 * 1024 || memchr(t, '\n', tl))
 		return false;
 	sb_putn(b, t, tl);
@@ -1882,28 +1895,28 @@ static void rules_eval(struct rctx *x, const struct node *n, const json_t *v,
 			x->text.oom = true;
 			return;
 		}
-		const char *field = x->path.len ? sb_str(&x->path) : "<nil>";
-		struct sb *t = &x->text;
-		sb_cut(t, 0);
-		sb_puts(t, "Invalid value: ");
-		go_quote(t, n->type_name ? n->type_name : "");
 		if (res == CEL_FALSE) {
-			bool d = r->message &&
-				 r->message[strspn(r->message, " \t\n\r\v\f")];
 			struct sb b = {0};
 			if (!message_expression(r, n, v, old, &b))
-				sb_printf(&b, "%s%s",
-					  d ? "" : "failed rule: ", es);
+				sb_printf(
+				    &b, "%s%s",
+				    has_message(r) ? "" : "failed rule: ", es);
 			if (!b.oom)
 				rule_failed(x, n, r, b.s,
 					    !r->uses_old && corr_equal(near));
 			x->text.oom |= b.oom;
 			free(b.s);
-		} else if (strcmp(msg, CEL_BUDGET_MSG) == 0) {
-			/* kube's RuntimeCELCostBudget for the whole object */
+			free(es);
+			continue;
+		}
+		/* a runtime error, in kube's words; the two limits end the
+		   object's rules */
+		struct sb *t = &x->text;
+		sb_cut(t, 0);
+		sb_puts(t, "Invalid value: ");
+		go_quote(t, n->type_name ? n->type_name : "");
+		if (strcmp(msg, CEL_BUDGET_MSG) == 0) {
 			sb_printf(t, ": %s", msg);
-			srv_error_cause(x->err, "FieldValueInvalid", field,
-					"%s", sb_str(t));
 			x->stop = true;
 		} else if (strncmp(msg, "no such overload", 16) == 0) {
 			sb_printf(t,
@@ -1911,25 +1924,20 @@ static void rules_eval(struct rctx *x, const struct node *n, const json_t *v,
 				  "supported operator, function or macro "
 				  "signature for rule: %s",
 				  msg, es);
-			srv_error_cause(x->err, "FieldValueInvalid", field,
-					"%s", sb_str(t));
-		} else if (strncmp(msg,
-				   "operation cancelled: actual cost limit "
-				   "exceeded",
-				   47) == 0) {
+		} else if (strncmp(msg, CEL_COST_MSG,
+				   sizeof CEL_COST_MSG - 1) == 0) {
 			sb_printf(
 			    t,
 			    ": '%s': no further validation rules will be run "
 			    "due to call cost exceeds limit for rule: %s",
 			    msg, es);
-			srv_error_cause(x->err, "FieldValueInvalid", field,
-					"%s", sb_str(t));
 			x->stop = true;
 		} else {
 			sb_printf(t, ": %s evaluating rule: %s", msg, es);
-			srv_error_cause(x->err, "FieldValueInvalid", field,
-					"%s", sb_str(t));
 		}
+		srv_error_cause(x->err, "FieldValueInvalid",
+				x->path.len ? sb_str(&x->path) : "<nil>", "%s",
+				sb_str(t));
 		free(es);
 	}
 }
