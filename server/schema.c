@@ -3327,36 +3327,39 @@ static bool branch_ok(struct vctx *v, const struct node *b, const json_t *x)
 	return ok;
 }
 
+/* The MatchCount an anyOf's or oneOf's branches add: the first valid
+   branch's (*ok counts the valid ones, stopping at the first with
+   first_only), else the highest of the failing ones before any valid. */
+static long branches_count(struct vctx *v, struct node *const *br, size_t nb,
+			   const json_t *x, int depth, bool first_only,
+			   size_t *ok)
+{
+	long best = -1, first = -1;
+	*ok = 0;
+	for (size_t i = 0; i < nb && !(first_only && *ok); i++) {
+		long c = match_count(v, br[i], x, depth + 1);
+		if (branch_ok(v, br[i], x)) {
+			if (!(*ok)++)
+				first = c;
+		} else if (!*ok && c > best) {
+			best = c;
+		}
+	}
+	return *ok ? first : best;
+}
+
 static long props_count(struct vctx *v, const struct node *n, const json_t *x,
 			int depth)
 {
 	long mc = 1; /* schemaPropsValidator's own */
-	if (n->n_any_of) {
-		long best = -1;
-		for (size_t i = 0; i < n->n_any_of; i++) {
-			long c = match_count(v, n->any_of[i], x, depth + 1);
-			if (branch_ok(v, n->any_of[i], x)) {
-				best = c;
-				break;
-			}
-			if (c > best)
-				best = c;
-		}
-		mc += best;
-	}
+	size_t ok;
+	if (n->n_any_of)
+		mc += branches_count(v, n->any_of, n->n_any_of, x, depth, true,
+				     &ok);
 	if (n->n_one_of) {
-		long best = -1, first_ok = -1;
-		size_t ok = 0;
-		for (size_t i = 0; i < n->n_one_of; i++) {
-			long c = match_count(v, n->one_of[i], x, depth + 1);
-			if (branch_ok(v, n->one_of[i], x)) {
-				if (!ok++)
-					first_ok = c;
-			} else if (!ok && c > best) {
-				best = c;
-			}
-		}
-		mc += ok == 1 ? first_ok : ok == 0 ? best : 0;
+		long c = branches_count(v, n->one_of, n->n_one_of, x, depth,
+					false, &ok);
+		mc += ok <= 1 ? c : 0;
 	}
 	for (size_t i = 0; i < n->n_all_of; i++)
 		mc += match_count(v, n->all_of[i], x, depth + 1);
@@ -3418,6 +3421,34 @@ static void composite(struct vctx *v, const char *fmt, ...)
 	v->cls = cls;
 }
 
+/* kube-openapi's anyOf and oneOf loop: x against each branch, stopping
+   at the first valid one with first_only; returns how many are valid,
+   with the causes of the failing branch counted highest (MatchCount)
+   before any valid one in *best. */
+static size_t try_branches(struct vctx *v, struct node *const *br, size_t nb,
+			   const json_t *x, bool first_only,
+			   struct causes *best)
+{
+	long best_mc = -1;
+	size_t ok = 0;
+	for (size_t i = 0; i < nb && !(first_only && ok); i++) {
+		struct causes c = {0};
+		if (try_node(v, br[i], x, &c) == 0) {
+			ok++;
+		} else if (!ok) {
+			long mc = match_count(v, br[i], x, 0);
+			if (mc > best_mc) {
+				causes_free(best);
+				*best = c;
+				best_mc = mc;
+				continue;
+			}
+		}
+		causes_free(&c);
+	}
+	return ok;
+}
+
 static void check_combinators(struct vctx *v, const struct node *n,
 			      const json_t *x)
 {
@@ -3445,24 +3476,7 @@ static void check_combinators(struct vctx *v, const struct node *n,
 	}
 	if (n->n_any_of) {
 		struct causes best = {0};
-		long best_mc = -1;
-		bool ok = false;
-		for (size_t i = 0; i < n->n_any_of && !ok; i++) {
-			struct causes c = {0};
-			if (try_node(v, n->any_of[i], x, &c) == 0) {
-				ok = true;
-			} else {
-				long mc = match_count(v, n->any_of[i], x, 0);
-				if (mc > best_mc) {
-					causes_free(&best);
-					best = c;
-					best_mc = mc;
-					continue;
-				}
-			}
-			causes_free(&c);
-		}
-		if (!ok) {
+		if (!try_branches(v, n->any_of, n->n_any_of, x, true, &best)) {
 			composite(v, "%s must validate at least one schema (anyOf)",
 				sb_str(&q));
 			causes_merge(v, v->cs, &best);
@@ -3471,23 +3485,8 @@ static void check_combinators(struct vctx *v, const struct node *n,
 	}
 	if (n->n_one_of) {
 		struct causes best = {0};
-		long best_mc = -1;
-		size_t ok = 0;
-		for (size_t i = 0; i < n->n_one_of; i++) {
-			struct causes c = {0};
-			if (try_node(v, n->one_of[i], x, &c) == 0) {
-				ok++;
-			} else if (!ok) {
-				long mc = match_count(v, n->one_of[i], x, 0);
-				if (mc > best_mc) {
-					causes_free(&best);
-					best = c;
-					best_mc = mc;
-					continue;
-				}
-			}
-			causes_free(&c);
-		}
+		size_t ok =
+		    try_branches(v, n->one_of, n->n_one_of, x, false, &best);
 		if (ok != 1) {
 			char more[64];
 			if (ok == 0)
