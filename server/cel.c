@@ -46,13 +46,21 @@
  * getMilliseconds) and timestamp accessors (getFullYear, getMonth,
  * getDayOfMonth, getDate, getDayOfWeek, getDayOfYear, getHours,
  * getMinutes, getSeconds, getMilliseconds), in UTC or in a zone written
- * as an offset ("+05:30") or "UTC". Outside it, and refused by
- * cel_compile: type(), a time zone by name ("Europe/Paris"; one read from
- * the object makes the evaluation CEL_UNSUPPORTED), kube's quantity,
- * format and authz libraries, the sets library, optional syntax (?. [?
- * {?), message construction, and any name but self and oldSelf. Two url
- * values compared with == are CEL_UNSUPPORTED too (kube compares their
- * re-serialised text).
+ * as an offset ("+05:30") or "UTC"; cel-go's optional types (a.?f,
+ * a[?k], [?e] and {?k: v} literals, optional.of, optional.ofNonZeroValue,
+ * optional.none, hasValue, value, or and orValue short-circuiting, the
+ * optMap and optFlatMap macros, first, last, optional.unwrap and
+ * unwrapOpt; a selection or index of an optional is optional), the sets
+ * extension (sets.contains, sets.equivalent, sets.intersects), kube's
+ * quantity library (quantity.c does the arithmetic) and its format
+ * library (format.<name>(), format.named, validate). Outside it, and
+ * refused by cel_compile: type(), a time zone by name ("Europe/Paris";
+ * one read from the object makes the evaluation CEL_UNSUPPORTED), kube's
+ * semver and authz libraries, message construction, and any name but
+ * self and oldSelf. Two url values compared with == are CEL_UNSUPPORTED
+ * too (kube compares their re-serialised text). cel_compile_checked
+ * tells text that is not CEL (kube refuses it when a CRD is written)
+ * from CEL outside the subset.
  *
  * Known differences from kube, all on values a validated object does not
  * hold: a property the schema does not declare is read as dyn (kube
@@ -71,7 +79,9 @@
 #include <string.h>
 
 #include "ipaddr.h"
+#include "quantity.h"
 #include "registry/json.h"
+#include "resources.h"
 #include "schema.h"
 
 /* trunc(3) without libm, which lapis_srv does not link: every double
@@ -151,6 +161,8 @@ enum macro {
 	M_MAP,
 	M_MAP3,
 	M_FILTER,
+	M_OPTMAP,  /* cel-go's optional types: opt.optMap(v, e) */
+	M_OPTFLAT, /* opt.optFlatMap(v, e) */
 	M2_ALL,
 	M2_EXISTS,
 	M2_EXISTS_ONE,
@@ -225,6 +237,38 @@ enum fn {
 	F_GETMINUTES,
 	F_GETSECONDS,
 	F_GETMILLIS,
+	/* cel-go's optional types */
+	F_OPT_OF,
+	F_OPT_NZ,
+	F_OPT_NONE,
+	F_OPT_UNWRAP, /* optional.unwrap(l), l.unwrapOpt() */
+	F_HASVALUE,
+	F_VALUE,
+	F_OR,	   /* evaluated by eval_call: short-circuits */
+	F_ORVALUE, /* the same */
+	F_FIRST,
+	F_LAST,
+	/* cel-go's sets extension */
+	F_SETS_CONTAINS,
+	F_SETS_EQUIV,
+	F_SETS_INTERSECTS,
+	/* kube's format library; F_FMT is format.<name>(), the node's
+	   lit.i the index into fmts */
+	F_FMT_NAMED,
+	F_FMT,
+	F_VALIDATE,
+	/* kube's quantity library */
+	F_QUANTITY,
+	F_ISQUANTITY,
+	F_SIGN,
+	F_ISINTEGER,
+	F_ASINTEGER,
+	F_ASFLOAT,
+	F_QADD,
+	F_QSUB,
+	F_QLT,
+	F_QGT,
+	F_QCMP,
 };
 
 /* The functions of the subset: name, and how many arguments a global call
@@ -296,6 +340,33 @@ static const struct fndef {
     {"getMinutes", F_GETMINUTES, -1, -1, 0, 1},
     {"getSeconds", F_GETSECONDS, -1, -1, 0, 1},
     {"getMilliseconds", F_GETMILLIS, -1, -1, 0, 1},
+    {"optional.of", F_OPT_OF, 1, 1, -1, -1},
+    {"optional.ofNonZeroValue", F_OPT_NZ, 1, 1, -1, -1},
+    {"optional.none", F_OPT_NONE, 0, 0, -1, -1},
+    {"optional.unwrap", F_OPT_UNWRAP, 1, 1, -1, -1},
+    {"unwrapOpt", F_OPT_UNWRAP, -1, -1, 0, 0},
+    {"hasValue", F_HASVALUE, -1, -1, 0, 0},
+    {"value", F_VALUE, -1, -1, 0, 0},
+    {"or", F_OR, -1, -1, 1, 1},
+    {"orValue", F_ORVALUE, -1, -1, 1, 1},
+    {"first", F_FIRST, -1, -1, 0, 0},
+    {"last", F_LAST, -1, -1, 0, 0},
+    {"sets.contains", F_SETS_CONTAINS, 2, 2, -1, -1},
+    {"sets.equivalent", F_SETS_EQUIV, 2, 2, -1, -1},
+    {"sets.intersects", F_SETS_INTERSECTS, 2, 2, -1, -1},
+    {"format.named", F_FMT_NAMED, 1, 1, -1, -1},
+    {"validate", F_VALIDATE, -1, -1, 1, 1},
+    {"quantity", F_QUANTITY, 1, 1, -1, -1},
+    {"isQuantity", F_ISQUANTITY, 1, 1, -1, -1},
+    {"sign", F_SIGN, -1, -1, 0, 0},
+    {"isInteger", F_ISINTEGER, -1, -1, 0, 0},
+    {"asInteger", F_ASINTEGER, -1, -1, 0, 0},
+    {"asApproximateFloat", F_ASFLOAT, -1, -1, 0, 0},
+    {"add", F_QADD, -1, -1, 1, 1},
+    {"sub", F_QSUB, -1, -1, 1, 1},
+    {"isLessThan", F_QLT, -1, -1, 1, 1},
+    {"isGreaterThan", F_QGT, -1, -1, 1, 1},
+    {"compareTo", F_QCMP, -1, -1, 1, 1},
 };
 
 struct node {
@@ -315,6 +386,9 @@ struct node {
 	char *s2; /* N_COMP of an M2_ macro: the second variable's name */
 	size_t s_len;
 	struct srv_goregex *re; /* N_CALL matches with a literal pattern */
+	bool opt_sel;		/* N_SELECT, N_INDEX: a.?s, a[?b] */
+	bool opt_elem;		/* an element of N_LIST, a key of N_MAP:
+				   written with a leading '?' */
 	struct node *a, *b, *c; /* operands, see enum nkind */
 	struct node **args;	/* owned array of n_args */
 	int n_args;
@@ -550,12 +624,17 @@ enum vk {
 	V_IP,	/* ip: kube's net.IP */
 	V_CIDR, /* ip, with bits: kube's net.CIDR (address unmasked) */
 	V_URL,	/* s: the text, which url() took: kube's URL */
+	V_OPT,	/* opt: the value, NULL for optional.none() */
+	V_QTY,	/* q: kube's Quantity */
+	V_FMT,	/* i: the format, an index into fmts: kube's Format */
 };
 
 struct val {
 	enum vk k;
 	bool json; /* V_LIST, V_MAP: read from JSON (js) */
 	bool set;  /* V_LIST built from a set-list: equal in any order */
+	bool qptr; /* V_QTY made by add or sub: kube's *Quantity, which no
+		      Quantity's == accepts */
 	union {
 		bool b;
 		int64_t i;
@@ -569,6 +648,8 @@ struct val {
 			const json_t *j;
 			const void *node;
 		} js;
+		const struct val *opt;
+		const struct srv_qty *q;
 		struct {
 			struct val *items;
 			size_t n;
@@ -1406,6 +1487,9 @@ static int ordering(const struct val *a, const struct val *b)
 	case V_IP:
 	case V_CIDR:
 	case V_URL:
+	case V_OPT:
+	case V_QTY:
+	case V_FMT:
 		break;
 	}
 	return -2;
@@ -1544,10 +1628,18 @@ static int eqv(struct ctx *c, const struct val *a, const struct val *b,
 	}
 	if (is_num(a) && is_num(b))
 		return cmp_num(a, b) == 0;
-	/* kube's IP, CIDR and URL types refuse to compare with another
-	   type (their Equal says "no such overload"); cel-go's own types
-	   answer false */
-	if (a->k != b->k && (a->k == V_IP || a->k == V_CIDR || a->k == V_URL)) {
+	if (a->k == V_OPT || b->k == V_OPT) {
+		if (a->k != b->k)
+			return 0;
+		if (!a->opt || !b->opt)
+			return !a->opt && !b->opt;
+		return eqv(c, a->opt, b->opt, err, depth + 1);
+	}
+	/* kube's IP, CIDR, URL, Quantity and Format types refuse to compare
+	   with another type (their Equal says "no such overload"); cel-go's
+	   own types answer false */
+	if (a->k != b->k && (a->k == V_IP || a->k == V_CIDR || a->k == V_URL ||
+			     a->k == V_QTY || a->k == V_FMT)) {
 		*err = no_overload();
 		return -1;
 	}
@@ -1568,6 +1660,18 @@ static int eqv(struct ctx *c, const struct val *a, const struct val *b,
 		return eq_lists(c, a, b, err, depth);
 	case V_MAP:
 		return eq_maps(c, a, b, err, depth);
+	case V_QTY:
+		/* kube's add and sub answer a *Quantity, and Quantity's
+		   Equal takes only a Quantity */
+		if (b->qptr) {
+			*err = no_overload();
+			return -1;
+		}
+		return srv_qty_cmp(a->q, b->q) == 0;
+	case V_FMT:
+		return a->i == b->i;
+	case V_OPT:
+		break;
 	case V_STR:
 	case V_BYTES:
 		if (a->s.n != b->s.n)
@@ -2340,6 +2444,33 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 	case F_GETMINUTES:
 	case F_GETSECONDS:
 	case F_GETMILLIS:
+	case F_OPT_OF:
+	case F_OPT_NZ:
+	case F_OPT_NONE:
+	case F_OPT_UNWRAP:
+	case F_HASVALUE:
+	case F_VALUE:
+	case F_OR:
+	case F_ORVALUE:
+	case F_FIRST:
+	case F_LAST:
+	case F_SETS_CONTAINS:
+	case F_SETS_EQUIV:
+	case F_SETS_INTERSECTS:
+	case F_FMT_NAMED:
+	case F_FMT:
+	case F_VALIDATE:
+	case F_QUANTITY:
+	case F_ISQUANTITY:
+	case F_SIGN:
+	case F_ISINTEGER:
+	case F_ASINTEGER:
+	case F_ASFLOAT:
+	case F_QADD:
+	case F_QSUB:
+	case F_QLT:
+	case F_QGT:
+	case F_QCMP:
 		break;
 	}
 	return no_overload();
@@ -3590,10 +3721,365 @@ static struct val lib_call(struct ctx *c, enum fn f, bool method,
 	return no_overload();
 }
 
+/* ----------------------------------------------- optional values, sets */
+
+static struct val opt_none(void)
+{
+	struct val v = {.k = V_OPT};
+	v.opt = NULL;
+	return v;
+}
+
+/* optional.of(x); an error stays the error. */
+static struct val opt_of(struct ctx *c, const struct val *x)
+{
+	if (is_err(x))
+		return *x;
+	struct val *p = aalloc(c, sizeof *p);
+	if (!p)
+		return err_static(COST_MSG);
+	*p = *x;
+	struct val v = {.k = V_OPT};
+	v.opt = p;
+	return v;
+}
+
+/* cel-go's Zeroer: what optional.ofNonZeroValue leaves out. A list or
+   map read from the object is not one (kube's unstructured values do not
+   say), nor an IP, CIDR, URL or quantity. */
+static bool is_zero(const struct val *v)
+{
+	switch (v->k) {
+	case V_NULL:
+		return true;
+	case V_BOOL:
+		return !v->b;
+	case V_INT:
+	case V_DUR:
+		return v->i == 0;
+	case V_UINT:
+		return v->u == 0;
+	case V_DOUBLE:
+		return v->d == 0;
+	case V_STR:
+	case V_BYTES:
+		return v->s.n == 0;
+	case V_LIST:
+		return !v->json && v->l.n == 0;
+	case V_MAP:
+		return !v->json && v->m.n == 0;
+	case V_TS: /* Go's zero time, 0001-01-01T00:00:00Z */
+		return v->ts.sec == TS_MIN && v->ts.ns == 0;
+	case V_OPT:
+		return false; /* the optional value's own Zeroer: none */
+	case V_ERR:
+	case V_UNSUP:
+	case V_IP:
+	case V_CIDR:
+	case V_URL:
+	case V_QTY:
+	case V_FMT:
+		break;
+	}
+	return false;
+}
+
+static struct val eval_in(struct ctx *c, const struct val *x,
+			  const struct val *in);
+static void key_text(const struct val *k, char *buf, size_t size);
+
+/* optional.unwrap(l), l.unwrapOpt(): the values of l's optionals. */
+static struct val opt_unwrap(struct ctx *c, const struct val *l)
+{
+	size_t n = list_len(l), kept = 0;
+	struct val out = new_list(c, n);
+	if (is_err(&out))
+		return out;
+	for (size_t i = 0; i < n; i++) {
+		struct val e = list_get(c, l, i);
+		if (e.k != V_OPT) {
+			char buf[128];
+			key_text(&e, buf, sizeof buf);
+			return is_err(&e)
+				   ? e
+				   : errf(c, "value %s is not optional", buf);
+		}
+		if (e.opt)
+			out.l.items[kept++] = *e.opt;
+	}
+	out.l.n = kept;
+	return out;
+}
+
+static struct val opt_call(struct ctx *c, enum fn f, const struct val *r,
+			   const struct val *x)
+{
+	if (f == F_OPT_OF)
+		return opt_of(c, r);
+	if (f == F_OPT_NZ)
+		return is_zero(r) ? opt_none() : opt_of(c, r);
+	if (f == F_OPT_UNWRAP && r->k == V_LIST)
+		return opt_unwrap(c, r);
+	if (f == F_HASVALUE && r->k == V_OPT)
+		return mkbool(r->opt != NULL);
+	if (f == F_VALUE && r->k == V_OPT)
+		return r->opt ? *r->opt
+			      : err_static("optional.none() dereference");
+	if ((f == F_FIRST || f == F_LAST) && r->k == V_LIST) {
+		size_t n = list_len(r);
+		if (!n)
+			return opt_none();
+		struct val e = list_get(c, r, f == F_FIRST ? 0 : n - 1);
+		return opt_of(c, &e);
+	}
+	if ((f == F_SETS_CONTAINS || f == F_SETS_EQUIV ||
+	     f == F_SETS_INTERSECTS) &&
+	    r->k == V_LIST && x[0].k == V_LIST) {
+		/* contains(a, b): every element of b is in a (equivalent:
+		   and back); intersects(a, b): some element of a is in b */
+		bool any = f == F_SETS_INTERSECTS;
+		for (int pass = 0; pass < (f == F_SETS_EQUIV ? 2 : 1); pass++) {
+			const struct val *in = pass || any ? &x[0] : r;
+			const struct val *of = pass || any ? r : &x[0];
+			size_t n = list_len(of);
+			for (size_t i = 0; i < n; i++) {
+				struct val e = list_get(c, of, i);
+				struct val got = eval_in(c, &e, in);
+				if (c->abort_msg)
+					return err_static(c->abort_msg);
+				bool yes = got.k == V_BOOL && got.b;
+				if (any ? yes : !yes)
+					return got; /* for contains: false,
+						       or the error */
+			}
+		}
+		return mkbool(!any);
+	}
+	return no_overload();
+}
+
+/* -------------------------------------------------- kube's formats */
+
+/* The label-value pattern alone, whatever the length:
+   (([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])? */
+static bool label_value_like(const char *s)
+{
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		bool alnum = (ch >= 'a' && ch <= 'z') ||
+			     (ch >= 'A' && ch <= 'Z') ||
+			     (ch >= '0' && ch <= '9');
+		if (!alnum && ((i == 0 || i == n - 1) ||
+			       (ch != '-' && ch != '_' && ch != '.')))
+			return false;
+	}
+	return true;
+}
+
+enum fmtkind {
+	FK_LABEL,
+	FK_SUBDOMAIN,
+	FK_DNS1035,
+	FK_QNAME,
+	FK_LVALUE,
+	FK_URI,
+	FK_STRFMT
+};
+
+/* format.<name>() (kube's ConstantFormats): what validate() checks, and
+   for the kube-openapi formats the one message kube gives. */
+static const struct fmtdef {
+	const char *name;
+	enum fmtkind k;
+	bool prefix; /* a generateName prefix: a trailing '-' is masked */
+	const char *strfmt, *msg;
+} fmts[] = {
+    {"dns1123Label", FK_LABEL, false, NULL, NULL},
+    {"dns1123Subdomain", FK_SUBDOMAIN, false, NULL, NULL},
+    {"dns1035Label", FK_DNS1035, false, NULL, NULL},
+    {"qualifiedName", FK_QNAME, false, NULL, NULL},
+    {"dns1123LabelPrefix", FK_LABEL, true, NULL, NULL},
+    {"dns1123SubdomainPrefix", FK_SUBDOMAIN, true, NULL, NULL},
+    {"dns1035LabelPrefix", FK_DNS1035, true, NULL, NULL},
+    {"labelValue", FK_LVALUE, false, NULL, NULL},
+    {"uri", FK_URI, false, NULL, NULL},
+    {"uuid", FK_STRFMT, false, "uuid", "does not match the UUID format"},
+    {"byte", FK_STRFMT, false, "byte", "invalid base64"},
+    {"date", FK_STRFMT, false, "date", "invalid date"},
+    {"datetime", FK_STRFMT, false, "datetime", "invalid datetime"},
+};
+
+static int find_fmt(const char *name, size_t n)
+{
+	for (size_t i = 0; i < sizeof fmts / sizeof *fmts; i++)
+		if (strlen(fmts[i].name) == n && !memcmp(fmts[i].name, name, n))
+			return (int)i;
+	return -1;
+}
+
+/* <format>.validate(s): optional.none() when s passes, else
+   optional.of(the messages), as apimachinery's validators word them. */
+static struct val fmt_validate(struct ctx *c, const struct fmtdef *f,
+			       const struct val *s)
+{
+	const char *msgs[4];
+	int n = 0;
+	/* a NUL-terminated copy; a NUL inside fails every pattern here, as
+	   a space does */
+	char *t = astr(c, s->s.n);
+	if (!t)
+		return err_static(COST_MSG);
+	for (size_t i = 0; i < s->s.n; i++)
+		t[i] = s->s.p[i] ? s->s.p[i] : ' ';
+	size_t len = s->s.n;
+	if (f->prefix && len > 1 && t[len - 1] == '-') {
+		/* apimachinery's maskTrailingDash: name[:len-2] + "a" */
+		t[len - 2] = 'a';
+		t[--len] = 0;
+	}
+	switch (f->k) {
+	case FK_LABEL:
+		if (len > 63)
+			msgs[n++] = "must be no more than 63 characters";
+		if (!srv_is_dns_label(t, SIZE_MAX))
+			msgs[n++] = srv_dns_subdomain_like(t)
+					? "must not contain dots"
+					: SRV_MSG_DNS_LABEL;
+		break;
+	case FK_SUBDOMAIN:
+		if (len > 253)
+			msgs[n++] = "must be no more than 253 characters";
+		if (!srv_dns_subdomain_like(t))
+			msgs[n++] = SRV_MSG_DNS_SUBDOMAIN;
+		break;
+	case FK_DNS1035:
+		if (len > 63)
+			msgs[n++] = "must be no more than 63 characters";
+		if (!srv_dns1035_like(t))
+			msgs[n++] = SRV_MSG_DNS1035;
+		break;
+	case FK_QNAME:
+		n = srv_qname_problems(t, msgs);
+		break;
+	case FK_LVALUE:
+		if (len > 63)
+			msgs[n++] = "must be no more than 63 characters";
+		if (!label_value_like(t))
+			msgs[n++] = SRV_MSG_LABEL_VALUE;
+		break;
+	case FK_URI: {
+		struct gourl u;
+		const char *why = parse_url(c, s->s.p, s->s.n, true, &u);
+		if (c->abort_msg)
+			return err_static(c->abort_msg);
+		if (why)
+			msgs[n++] = afmt(c, "parse %s: %s",
+					 goquote(c, s->s.p, s->s.n), why);
+		break;
+	}
+	case FK_STRFMT:
+		if (memchr(s->s.p, 0, s->s.n) ||
+		    !srv_schema_format_valid(f->strfmt, t))
+			msgs[n++] = f->msg;
+		break;
+	}
+	if (c->abort_msg)
+		return err_static(c->abort_msg);
+	if (!n)
+		return opt_none();
+	struct val l = new_list(c, (size_t)n);
+	if (is_err(&l))
+		return l;
+	for (int i = 0; i < n; i++)
+		l.l.items[i] = mkstr(V_STR, msgs[i], strlen(msgs[i]));
+	return opt_of(c, &l);
+}
+
+/* -------------------------------------------------- kube's quantities */
+
+static struct val mkqty(struct ctx *c, const struct srv_qty *q, bool ptr)
+{
+	struct srv_qty *p = aalloc(c, sizeof *p);
+	if (!p)
+		return err_static(COST_MSG);
+	*p = *q;
+	struct val v = {.k = V_QTY, .qptr = ptr};
+	v.q = p;
+	return v;
+}
+
+static struct val qty_call(struct ctx *c, enum fn f, const struct val *r,
+			   const struct val *x)
+{
+	struct srv_qty q, o;
+	int64_t i;
+	if (f == F_QUANTITY || f == F_ISQUANTITY) {
+		if (r->k != V_STR)
+			return no_overload();
+		const char *why = srv_qty_parse(r->s.p, r->s.n, &q);
+		if (f == F_ISQUANTITY)
+			return mkbool(!why);
+		return why ? err_static(why) : mkqty(c, &q, false);
+	}
+	if (r->k != V_QTY)
+		return no_overload();
+	if (f == F_SIGN)
+		return mkint(srv_qty_sign(r->q));
+	if (f == F_ISINTEGER)
+		return mkbool(srv_qty_to_int(r->q, &i));
+	if (f == F_ASINTEGER)
+		return srv_qty_to_int(r->q, &i)
+			   ? mkint(i)
+			   : err_static("cannot convert value to integer");
+	if (f == F_ASFLOAT)
+		return mkdouble(srv_qty_to_double(r->q));
+	if ((f == F_QADD || f == F_QSUB) &&
+	    (x[0].k == V_INT || x[0].k == V_QTY)) {
+		if (x[0].k == V_INT)
+			srv_qty_from_int(x[0].i, &o);
+		else
+			o = *x[0].q;
+		if (!srv_qty_add(r->q, &o, f == F_QSUB, &q))
+			return err_static(SRV_QTY_ERR_DIGITS);
+		return mkqty(c, &q, true);
+	}
+	if ((f == F_QLT || f == F_QGT || f == F_QCMP) && x[0].k == V_QTY) {
+		int cmp = srv_qty_cmp(r->q, x[0].q);
+		if (f == F_QCMP)
+			return mkint(cmp);
+		return mkbool(f == F_QLT ? cmp < 0 : cmp > 0);
+	}
+	return no_overload();
+}
+
+static struct val fmt_call(struct ctx *c, const struct node *n, enum fn f,
+			   const struct val *r, const struct val *x)
+{
+	struct val v = {.k = V_FMT};
+	if (f == F_FMT) {
+		v.i = n->lit.i;
+		return v;
+	}
+	if (f == F_FMT_NAMED && r->k == V_STR) {
+		int i = find_fmt(r->s.p, r->s.n);
+		if (i < 0)
+			return opt_none();
+		v.i = i;
+		return opt_of(c, &v);
+	}
+	if (f == F_VALIDATE && r->k == V_FMT && x[0].k == V_STR)
+		return fmt_validate(c, &fmts[r->i], &x[0]);
+	return no_overload();
+}
+
 static struct val call(struct ctx *c, const struct node *n, const struct val *t,
 		       const struct val *a, int na)
 {
 	enum fn f = (enum fn)n->op;
+	if (!t && !na) /* optional.none(), format.<name>() */
+		return f == F_OPT_NONE ? opt_none()
+				       : fmt_call(c, n, f, NULL, NULL);
 	/* the receiver: the target of a method call, else the first
 	   argument of a global one */
 	const struct val *r = t ? t : &a[0];
@@ -3763,6 +4249,38 @@ static struct val call(struct ctx *c, const struct node *n, const struct val *t,
 	case F_GETSECONDS:
 	case F_GETMILLIS:
 		return lib_call(c, f, t != NULL, r, x, nx);
+	case F_OPT_OF:
+	case F_OPT_NZ:
+	case F_OPT_UNWRAP:
+	case F_HASVALUE:
+	case F_VALUE:
+	case F_FIRST:
+	case F_LAST:
+	case F_SETS_CONTAINS:
+	case F_SETS_EQUIV:
+	case F_SETS_INTERSECTS:
+		return opt_call(c, f, r, x);
+	case F_OPT_NONE:
+		return opt_none();
+	case F_OR:
+	case F_ORVALUE: /* eval_call's */
+		break;
+	case F_FMT_NAMED:
+	case F_FMT:
+	case F_VALIDATE:
+		return fmt_call(c, n, f, r, x);
+	case F_QUANTITY:
+	case F_ISQUANTITY:
+	case F_SIGN:
+	case F_ISINTEGER:
+	case F_ASINTEGER:
+	case F_ASFLOAT:
+	case F_QADD:
+	case F_QSUB:
+	case F_QLT:
+	case F_QGT:
+	case F_QCMP:
+		return qty_call(c, f, r, x);
 	}
 	return no_overload();
 }
@@ -3824,6 +4342,9 @@ static void key_text(const struct val *k, char *buf, size_t size)
 	case V_IP:
 	case V_CIDR:
 	case V_URL:
+	case V_OPT:
+	case V_QTY:
+	case V_FMT:
 		break;
 	}
 	snprintf(buf, size, "?");
@@ -3872,6 +4393,67 @@ static struct val eval_index(struct ctx *c, const struct val *a,
 		return v;
 	}
 	return no_overload();
+}
+
+/* a.?f, a[?k], and a selection or index of an optional: optional.of the
+   value when a (or the optional's value) has it, else optional.none(),
+   as cel-go's QualifyIfPresent: a value that is neither a map nor a list
+   has nothing. */
+static struct val opt_index(struct ctx *c, const struct val *a,
+			    const struct val *k)
+{
+	if (a->k == V_OPT) {
+		if (!a->opt)
+			return *a;
+		a = a->opt;
+	}
+	struct val v;
+	if (a->k == V_MAP) {
+		int r = map_find(c, a, k, &v);
+		if (r < 0)
+			return v;
+		return r ? opt_of(c, &v) : opt_none();
+	}
+	if (a->k == V_LIST) {
+		int64_t i;
+		if (k->k == V_INT)
+			i = k->i;
+		else if (k->k == V_UINT && k->u <= INT64_MAX)
+			i = (int64_t)k->u;
+		else if (k->k == V_DOUBLE && k->d == dtrunc(k->d) &&
+			 k->d > -9e18 && k->d < 9e18)
+			i = (int64_t)k->d;
+		else if (k->k == V_UINT || k->k == V_DOUBLE) {
+			char buf[128];
+			key_text(k, buf, sizeof buf);
+			return errf(c, "unsupported index value %s in list",
+				    buf);
+		} else {
+			static const char *const names[] = {
+			    [V_NULL] = "null_type",
+			    [V_BOOL] = "bool",
+			    [V_STR] = "string",
+			    [V_BYTES] = "bytes",
+			    [V_LIST] = "list",
+			    [V_MAP] = "map",
+			    [V_DUR] = "google.protobuf.Duration",
+			    [V_TS] = "google.protobuf.Timestamp",
+			    [V_IP] = "net.IP",
+			    [V_CIDR] = "net.CIDR",
+			    [V_URL] = "kubernetes.URL",
+			    [V_OPT] = "optional_type",
+			    [V_QTY] = "kubernetes.Quantity",
+			    [V_FMT] = "kubernetes.NamedFormat"};
+			const char *tn = names[k->k] ? names[k->k] : "dyn";
+			return errf(c, "unsupported index type '%s' in list",
+				    tn);
+		}
+		if (i < 0 || (uint64_t)i >= list_len(a))
+			return opt_none();
+		v = list_get(c, a, (size_t)i);
+		return opt_of(c, &v);
+	}
+	return opt_none();
 }
 
 static struct val eval_in(struct ctx *c, const struct val *x,
@@ -4024,6 +4606,19 @@ static struct val eval_comp(struct ctx *c, const struct node *n)
 	struct val range = ev(c, n->a);
 	if (is_err(&range) || c->abort_msg)
 		return range;
+	if (n->op == M_OPTMAP || n->op == M_OPTFLAT) {
+		/* none stays none; else the body over the value, wrapped
+		   in an optional by optMap */
+		if (range.k != V_OPT)
+			return no_overload();
+		if (!range.opt)
+			return range;
+		c->slots[n->slot] = *range.opt;
+		struct val p = ev(c, n->b);
+		if (c->abort_msg || n->op == M_OPTFLAT)
+			return p;
+		return opt_of(c, &p);
+	}
 	struct val *keys = NULL;
 	size_t cnt;
 	if (range.k == V_LIST) {
@@ -4043,6 +4638,8 @@ static struct val eval_comp(struct ctx *c, const struct node *n)
 	case M_MAP:
 	case M_MAP3:
 	case M_FILTER:
+	case M_OPTMAP:
+	case M_OPTFLAT:
 	case M2_TLIST:
 	case M2_TMAP:
 	case M2_TENTRY:
@@ -4108,6 +4705,8 @@ static struct val eval_comp(struct ctx *c, const struct node *n)
 		case M_MAP:
 		case M_MAP3:
 		case M_FILTER:
+		case M_OPTMAP:
+		case M_OPTFLAT:
 		case M2_TLIST:
 		case M2_TMAP:
 		case M2_TENTRY:
@@ -4157,6 +4756,8 @@ static struct val eval_comp(struct ctx *c, const struct node *n)
 	case M_MAP:
 	case M_MAP3:
 	case M_FILTER:
+	case M_OPTMAP:
+	case M_OPTFLAT:
 	case M2_TLIST:
 		break;
 	}
@@ -4171,6 +4772,16 @@ static struct val eval_call(struct ctx *c, const struct node *n)
 		t = ev(c, n->a);
 		if (is_err(&t) || c->abort_msg)
 			return t;
+		/* or, orValue: the alternative only when the target is
+		   optional.none() (cel-go's decorateOptionalOr); a target
+		   not optional is the answer */
+		if (n->op == F_OR || n->op == F_ORVALUE) {
+			if (t.k != V_OPT)
+				return t;
+			if (t.opt)
+				return n->op == F_OR ? t : *t.opt;
+			return ev(c, n->args[0]);
+		}
 	}
 	for (int i = 0; i < n->n_args; i++) {
 		args[i] = ev(c, n->args[i]);
@@ -4216,9 +4827,11 @@ static struct val ev(struct ctx *c, const struct node *n)
 		struct val o = ev(c, sel->a);
 		if (is_err(&o) || c->abort_msg)
 			return o;
+		struct val key = mkstr(V_STR, sel->s, sel->s_len);
+		if (n->k == N_SELECT && (n->opt_sel || o.k == V_OPT))
+			return opt_index(c, &o, &key);
 		if (o.k != V_MAP)
 			return err_static("invalid type for field selection.");
-		struct val key = mkstr(V_STR, sel->s, sel->s_len);
 		int r = map_find(c, &o, &key, &v);
 		if (r < 0)
 			return v;
@@ -4236,16 +4849,36 @@ static struct val ev(struct ctx *c, const struct node *n)
 		struct val k = ev(c, n->b);
 		if (is_err(&k) || c->abort_msg)
 			return k;
+		if (n->opt_sel || a.k == V_OPT)
+			return opt_index(c, &a, &k);
 		return eval_index(c, &a, &k);
 	}
 	case N_LIST: {
 		v = new_list(c, (size_t)n->n_args);
+		size_t kept = 0;
 		for (int i = 0; !is_err(&v) && i < n->n_args; i++) {
 			struct val e = ev(c, n->args[i]);
 			if (is_err(&e) || c->abort_msg)
 				return e;
-			v.l.items[i] = e;
+			if (n->args[i]->opt_elem) {
+				if (e.k != V_OPT) {
+					char buf[128];
+					key_text(&e, buf, sizeof buf);
+					return errf(
+					    c,
+					    "cannot initialize optional "
+					    "list element from "
+					    "non-optional value %s",
+					    buf);
+				}
+				if (!e.opt)
+					continue;
+				e = *e.opt;
+			}
+			v.l.items[kept++] = e;
 		}
+		if (!is_err(&v))
+			v.l.n = kept;
 		return v;
 	}
 	case N_MAP: {
@@ -4263,6 +4896,22 @@ static struct val ev(struct ctx *c, const struct node *n)
 			struct val e = ev(c, n->args[2 * i + 1]);
 			if (is_err(&e) || c->abort_msg)
 				return e;
+			if (n->args[2 * i]->opt_elem) {
+				if (e.k != V_OPT) {
+					char kb[128], vb[128];
+					key_text(&k, kb, sizeof kb);
+					key_text(&e, vb, sizeof vb);
+					return errf(
+					    c,
+					    "cannot initialize optional "
+					    "entry '%s' from "
+					    "non-optional value %s",
+					    kb, vb);
+				}
+				if (!e.opt)
+					continue;
+				e = *e.opt;
+			}
 			int r = map_find(c, &v, &k, &x);
 			if (r < 0)
 				return x;
@@ -4443,6 +5092,8 @@ struct parser {
 	char *why;
 	size_t why_size;
 	bool failed;
+	bool unsup; /* it failed on something outside the subset, not on
+		       text that is not CEL */
 	int n_slots;
 };
 
@@ -4470,12 +5121,14 @@ static void fail(struct parser *ps, size_t at, const char *fmt, ...)
 static void nomem(struct parser *ps)
 {
 	fail(ps, (size_t)-1, "out of memory");
+	ps->unsup = true;
 }
 
 static void too_deep(struct parser *ps)
 {
 	fail(ps, (size_t)-1,
 	     "expression nested too deeply (more than %d levels)", MAX_DEPTH);
+	ps->unsup = true;
 }
 
 static bool is_id0(char ch)
@@ -4862,7 +5515,7 @@ static bool push_node(struct parser *ps, struct node ***v, int *n, int *cap,
 }
 
 /* Comma-separated expressions up to close; new array in *out. */
-static int parse_list(struct parser *ps, char close, bool pairs,
+static int parse_list(struct parser *ps, char close, bool pairs, bool opt_ok,
 		      struct node ***out)
 {
 	struct node **v = NULL;
@@ -4872,9 +5525,14 @@ static int parse_list(struct parser *ps, char close, bool pairs,
 		for (int k = 0; k < (pairs ? 2 : 1); k++) {
 			if (k == 1 && !expect(ps, ':'))
 				break;
+			/* [?e], {?k: v}: an optional element or entry */
+			bool opt = k == 0 && opt_ok && is_punct(ps, '?');
+			if (opt)
+				next(ps);
 			struct node *e = parse_expr(ps);
 			if (!e || !push_node(ps, &v, &n, &cap, e))
 				break;
+			e->opt_elem = opt;
 		}
 		if (ps->failed || !is_punct(ps, ','))
 			break;
@@ -4908,6 +5566,7 @@ static void precompile(struct parser *ps, struct node *call,
 	const char *why = "";
 	if (memchr(pat->s, 0, pat->s_len)) {
 		fail(ps, (size_t)-1, "regex contains NUL");
+		ps->unsup = true;
 		return;
 	}
 	if (srv_re2_error(pat->s, msg, sizeof msg)) {
@@ -4915,8 +5574,10 @@ static void precompile(struct parser *ps, struct node *call,
 		return;
 	}
 	call->re = srv_goregex_compile(pat->s, &why);
-	if (!call->re)
+	if (!call->re) {
 		fail(ps, (size_t)-1, "regex not supported: %s", why);
+		ps->unsup = true;
+	}
 }
 
 /* duration() and timestamp() of a literal: checked now, as cel-go's
@@ -4955,6 +5616,8 @@ static struct node *make_macro(struct parser *ps, const char *name,
 	    {"map", 2, M_MAP},
 	    {"map", 3, M_MAP3},
 	    {"filter", 2, M_FILTER},
+	    {"optMap", 2, M_OPTMAP},
+	    {"optFlatMap", 2, M_OPTFLAT},
 	    {"all", 3, M2_ALL},
 	    {"exists", 3, M2_EXISTS},
 	    {"existsOne", 3, M2_EXISTS_ONE},
@@ -5002,7 +5665,7 @@ static struct node *make_call(struct parser *ps, const char *name,
 {
 	if (!target && !strcmp(name, "has")) {
 		struct node *h = NULL;
-		if (na != 1 || args[0]->k != N_SELECT)
+		if (na != 1 || args[0]->k != N_SELECT || args[0]->opt_sel)
 			fail(ps, at, "invalid argument to has() macro");
 		else
 			h = mknode(ps, N_HAS, args[0], NULL, NULL);
@@ -5014,9 +5677,24 @@ static struct node *make_call(struct parser *ps, const char *name,
 		if (m || ps->failed)
 			return m;
 	}
+	int fi;
+	if (!target && !strncmp(name, "format.", 7) &&
+	    (fi = find_fmt(name + 7, strlen(name + 7))) >= 0) {
+		struct node *n = NULL;
+		if (na)
+			fail(ps, (size_t)-1, "function '%s' takes no arguments",
+			     name);
+		else if ((n = mknode(ps, N_CALL, NULL, NULL, NULL))) {
+			n->op = F_FMT;
+			n->lit.i = fi;
+		}
+		free(args);
+		return n;
+	}
 	const struct fndef *f = find_fn(name);
 	if (!f) {
 		fail(ps, (size_t)-1, "function '%s' is not supported", name);
+		ps->unsup = true;
 		free(args);
 		return NULL;
 	}
@@ -5026,6 +5704,7 @@ static struct node *make_call(struct parser *ps, const char *name,
 		     "function '%s' is not supported with %d argument%s%s",
 		     name, na, na == 1 ? "" : "s",
 		     target ? " as a method" : "");
+		ps->unsup = true;
 		free(args);
 		return NULL;
 	}
@@ -5043,21 +5722,34 @@ static struct node *make_call(struct parser *ps, const char *name,
 	/* a time zone by name needs the zone database, which we do not
 	   carry: a literal one is refused now (one from the object makes
 	   the evaluation CEL_UNSUPPORTED) */
-	if (f->id >= F_GETFULLYEAR && na == 1 && args[0]->k == N_STRING &&
+	if (f->id >= F_GETFULLYEAR && f->id <= F_GETMILLIS && na == 1 &&
+	    args[0]->k == N_STRING &&
 	    !memchr(args[0]->s, ':', args[0]->s_len) && args[0]->s_len &&
-	    strcmp(args[0]->s, "UTC"))
+	    strcmp(args[0]->s, "UTC")) {
 		fail(ps, (size_t)-1, "time zone '%s' is not supported",
 		     args[0]->s);
+		ps->unsup = true;
+	}
 	return n;
 }
 
-/* Refuses a '?' (optional syntax) after [, { or a dot. */
-static bool optional_refused(struct parser *ps)
+/* ns.name as a new string when it names a namespaced function of the
+   subset, else NULL. */
+static char *qualified(struct parser *ps, const char *ns, const char *name)
 {
-	if (!is_punct(ps, '?'))
-		return false;
-	fail(ps, ps->t_pos, "optional syntax is not supported");
-	return true;
+	size_t a = strlen(ns), b = strlen(name);
+	char *q = malloc(a + b + 2);
+	if (!q) {
+		nomem(ps);
+		return NULL;
+	}
+	memcpy(q, ns, a);
+	q[a] = '.';
+	memcpy(q + a + 1, name, b + 1);
+	if (find_fn(q) || (!strcmp(ns, "format") && find_fmt(name, b) >= 0))
+		return q;
+	free(q);
+	return NULL;
 }
 
 /* The current identifier token, taken and consumed; NULL, after failing
@@ -5082,7 +5774,7 @@ static struct node *parse_call(struct parser *ps, char *name,
 {
 	struct node **args, *n = NULL;
 	next(ps);
-	int na = parse_list(ps, ')', false, &args);
+	int na = parse_list(ps, ')', false, false, &args);
 	if (na >= 0)
 		n = make_call(ps, name, target, args, na, at);
 	free(name);
@@ -5177,10 +5869,8 @@ static struct node *parse_primary(struct parser *ps)
 			bool is_map = ps->ch == '{';
 			struct node **args;
 			next(ps);
-			if (optional_refused(ps))
-				return NULL;
-			int na =
-			    parse_list(ps, is_map ? '}' : ']', is_map, &args);
+			int na = parse_list(ps, is_map ? '}' : ']', is_map,
+					    true, &args);
 			if (na < 0)
 				return NULL;
 			n = mknode(ps, is_map ? N_MAP : N_LIST, NULL, NULL,
@@ -5213,8 +5903,9 @@ static struct node *parse_member_tail(struct parser *ps, struct node *n)
 		size_t at = ps->t_pos;
 		if (is_punct(ps, '.')) {
 			next(ps);
-			if (optional_refused(ps))
-				return NULL;
+			bool opt = is_punct(ps, '?');
+			if (opt)
+				next(ps);
 			if (ps->t != T_IDENT) {
 				fail(ps, ps->t_pos, "expected a field name");
 				return NULL;
@@ -5222,36 +5913,46 @@ static struct node *parse_member_tail(struct parser *ps, struct node *n)
 			char *name = take_ident(ps, at);
 			if (!name)
 				return NULL;
-			if (is_punct(ps, '(') && n->k == N_IDENT &&
-			    !strcmp(n->s, "ip") &&
-			    !strcmp(name, "isCanonical")) {
-				/* the namespaced ip.isCanonical(s): cel-go's
-				   checker takes a qualified function name
-				   over the target (n is left unused) */
-				static const char q[] = "ip.isCanonical";
-				char *qn = malloc(sizeof q);
+			if (opt && is_punct(ps, '(')) {
+				fail(ps, ps->t_pos, "unexpected '(' after .?%s",
+				     name);
 				free(name);
-				if (!qn) {
-					nomem(ps);
-					return NULL;
-				}
-				memcpy(qn, q, sizeof q);
+				return NULL;
+			}
+			char *qn;
+			if (is_punct(ps, '(') && n->k == N_IDENT &&
+			    (qn = qualified(ps, n->s, name))) {
+				/* a namespaced function (ip.isCanonical,
+				   optional.of, sets.contains,
+				   format.dns1123Label ...): cel-go's checker
+				   takes the qualified name over the target
+				   (n is left unused) */
+				free(name);
 				n = parse_call(ps, qn, NULL, at);
 				continue;
+			}
+			if (ps->failed) {
+				free(name);
+				return NULL;
 			}
 			if (is_punct(ps, '(')) {
 				n = parse_call(ps, name, n, at);
 				continue;
 			}
 			n = name_node(ps, N_SELECT, n, name);
+			if (n)
+				n->opt_sel = opt;
 		} else if (is_punct(ps, '[')) {
 			next(ps);
-			if (optional_refused(ps))
-				return NULL;
+			bool opt = is_punct(ps, '?');
+			if (opt)
+				next(ps);
 			struct node *k = parse_expr(ps);
 			if (!k || !expect(ps, ']'))
 				return NULL;
 			n = mknode(ps, N_INDEX, n, k, NULL);
+			if (n)
+				n->opt_sel = opt;
 		} else {
 			break;
 		}
@@ -5508,7 +6209,15 @@ bool cel_uses_old_self(const cel_prog *p)
 
 cel_prog *cel_compile(const char *src, char *why, size_t why_size)
 {
+	return cel_compile_checked(src, why, why_size, NULL);
+}
+
+cel_prog *cel_compile_checked(const char *src, char *why, size_t why_size,
+			      bool *invalid)
+{
 	struct parser ps = {.src = src, .why = why, .why_size = why_size};
+	if (invalid)
+		*invalid = false;
 	if (why_size)
 		why[0] = 0;
 	ps.len = strlen(src);
@@ -5530,6 +6239,8 @@ cel_prog *cel_compile(const char *src, char *why, size_t why_size)
 	if (ps.failed || !root) {
 		if (!ps.failed && why_size)
 			put_msg(why, why_size, "syntax error");
+		if (invalid)
+			*invalid = !ps.unsup;
 		cel_free(ps.prog);
 		return NULL;
 	}

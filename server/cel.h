@@ -75,6 +75,16 @@ typedef struct cel_prog cel_prog;
  */
 cel_prog *cel_compile(const char *src, char *why, size_t why_size);
 
+/*
+ * cel_compile, and when it fails, *invalid (if not NULL) says whether the
+ * text is not CEL that kube would compile at all (a syntax error, an
+ * undeclared name, a bad literal, a bad regex, a macro misused: kube
+ * refuses the CRD that carries it) rather than CEL outside the subset or
+ * out of memory.
+ */
+cel_prog *cel_compile_checked(const char *src, char *why, size_t why_size,
+			      bool *invalid);
+
 /* Does the program mention oldSelf (a transition rule)? */
 bool cel_uses_old_self(const cel_prog *p);
 

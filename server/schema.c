@@ -2689,6 +2689,14 @@ static bool format_ok(enum fmt f, const char *s)
 	return true;
 }
 
+bool srv_schema_format_valid(const char *format, const char *s)
+{
+	for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
+		if (!strcmp(formats[i].name, format))
+			return format_ok(formats[i].f, s);
+	return true;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Validation.                                                               */
 

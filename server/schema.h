@@ -253,4 +253,8 @@ void srv_goregex_free(struct srv_goregex *g);
    accepted. */
 bool srv_re2_error(const char *pattern, char *msg, size_t size);
 
+/* Does s pass the string format named format, as kube-openapi's strfmt
+   checks it in a schema? true for a format it does not know. */
+bool srv_schema_format_valid(const char *format, const char *s);
+
 #endif

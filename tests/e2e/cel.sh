@@ -54,13 +54,25 @@ spec:
             - rule: "self.size < 100"
               message: size is too big
               messageExpression: "'size ' + string(self.size) + ' is above 99'"
-            - rule: "!has(self.q) || quantity(self.q).isGreaterThan(quantity('0'))"
+            - rule: "!has(self.q) || type(self.q) == string"
+            - rule: "!format.dns1123Label().validate(self.?alias.orValue('ok')).hasValue()"
+              message: alias must be a DNS label
             properties:
               size: {type: integer}
               limit: {type: integer}
               min: {type: integer}
               max: {type: integer}
               q: {type: string}
+              alias: {type: string}
+              mem:
+                type: string
+                x-kubernetes-validations:
+                - {rule: "quantity(self).compareTo(quantity('1Gi')) <= 0", message: mem is at most 1Gi}
+              zones:
+                type: array
+                items: {type: string}
+                x-kubernetes-validations:
+                - {rule: "sets.contains(['a', 'b', 'c'], self)", message: zones are a b or c}
               mode:
                 type: string
                 x-kubernetes-validations:
@@ -118,8 +130,18 @@ w() { # NAME SPEC-JSON: a widget
 
 expect_rc 0 "a widget every rule accepts" kubectl create -f - <<<"$(w w-a '{"size":1,"limit":5,"mode":"fast","ports":[{"name":"http","port":80}],"tags":["abc"]}')"
 check "... warns of the rule outside lapis's subset, once, with why" \
-	err_has "^Warning: spec: x-kubernetes-validations rule was not evaluated \(.*quantity.*\): !has\(self.q\) \|\| quantity"
+	err_has "^Warning: spec: x-kubernetes-validations rule was not evaluated \(.*type.*\): !has\(self.q\) \|\| type"
 check "... and of no other rule" [ "$(grep -c 'x-kubernetes-validations' "$WORK/err")" == 1 ]
+
+expect_rc 0 "a quantity, an optional field, a set within the rules" kubectl create -f - <<<"$(w w-q '{"size":1,"limit":5,"mem":"512Mi","alias":"web","zones":["a","c"]}')"
+expect_rc 1 "a quantity above the rule's bound" kubectl create -f - <<<"$(w w-q2 '{"size":1,"limit":5,"mem":"1.5Gi"}')"
+check "... is refused (kube's quantity library)" err_text 'spec.mem: Invalid value: "string": mem is at most 1Gi'
+expect_rc 1 "an alias that is no DNS label" kubectl create -f - <<<"$(w w-q3 '{"size":1,"limit":5,"alias":"Web_1"}')"
+check "... is refused (optional field, format library)" err_text 'spec: Invalid value: "object": alias must be a DNS label'
+expect_rc 1 "a zone outside the set" kubectl create -f - <<<"$(w w-q4 '{"size":1,"limit":5,"zones":["a","d"]}')"
+check "... is refused (sets library)" err_text 'spec.zones: Invalid value: "array": zones are a b or c'
+expect_rc 1 "a quantity that does not parse" kubectl create -f - <<<"$(w w-q5 '{"size":1,"limit":5,"mem":"lots"}')"
+check "... is apimachinery's error in the rule's" err_text "spec.mem: Invalid value: \"string\": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)\$' evaluating rule: mem is at most 1Gi"
 
 expect_rc 1 "a rule at the root (self.metadata.name)" kubectl create -f - <<<"$(w bad '{"size":1,"limit":5}')"
 check "... is kube's 422 at <nil>, the value the schema's type" err_text 'The Widget "bad" is invalid: <nil>: Invalid value: "object": name must start with w-'
@@ -184,6 +206,53 @@ check "... with kube's warning of the failed rule" err_text 'Warning: spec.note:
 expect_rc 1 "an update that changes the note into another long one" kubectl patch widget w-old --type=merge -p '{"spec":{"note":"another-long"}}'
 check "... is refused" err_text 'spec.note: Invalid value: "string": note is short'
 expect_rc 1 "a new widget with a long note" kubectl create -f - <<<"$(w w-new '{"size":1,"limit":5,"note":"a-long-note"}')"
+
+# CRDs whose rules kube refuses when the CRD is written
+bad_rules_crd() { # RULES-YAML (the x-kubernetes-validations list of spec)
+	cat <<YAML
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.cel.example.com}
+spec:
+  group: cel.example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              a: {type: integer}
+            x-kubernetes-validations:
+$1
+YAML
+}
+bad_rules_crd "            - {rule: 'self.a =='}" >"$WORK/gadget.yaml"
+expect_rc 1 "a CRD whose rule is not CEL" kubectl apply -f "$WORK/gadget.yaml"
+check "... is refused at the rule, the rule shown as kube shows it" err_text 'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:"self.a ==", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>: syntax error at'
+bad_rules_crd "            - {rule: 'other.a == 1'}" >"$WORK/gadget.yaml"
+expect_rc 1 "a CRD whose rule names an undeclared variable" kubectl apply -f "$WORK/gadget.yaml"
+check "... is refused" err_text "undeclared reference to 'other'"
+bad_rules_crd "            - {rule: 'self.a > 0', reason: Sometimes}" >"$WORK/gadget.yaml"
+expect_rc 1 "a CRD whose rule has an unknown reason" kubectl apply -f "$WORK/gadget.yaml"
+check "... is refused with the supported values" err_text 'x-kubernetes-validations[0].reason: Unsupported value: "Sometimes": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"'
+bad_rules_crd "            - {rule: '  '}" >"$WORK/gadget.yaml"
+expect_rc 1 "a CRD with an empty rule" kubectl apply -f "$WORK/gadget.yaml"
+check "... is refused" err_text 'x-kubernetes-validations[0].rule: Required value: rule is not specified'
+bad_rules_crd "            - {rule: 'self.a > 0', message: \"two\\nlines\"}" >"$WORK/gadget.yaml"
+expect_rc 1 "a CRD whose rule message has a line break" kubectl apply -f "$WORK/gadget.yaml"
+check "... is refused" err_text 'x-kubernetes-validations[0].message: Invalid value: "two\nlines": message must not contain line breaks'
+bad_rules_crd "            - {rule: 'self.a > 0', optionalOldSelf: true}" >"$WORK/gadget.yaml"
+expect_rc 1 "a CRD with optionalOldSelf on a rule without oldSelf" kubectl apply -f "$WORK/gadget.yaml"
+check "... is refused" err_text 'x-kubernetes-validations[0].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule'
+bad_rules_crd "            - {rule: 'type(self.a) == int'}" >"$WORK/gadget.yaml"
+expect_rc 0 "a CRD whose rule is CEL outside lapis's subset is accepted" kubectl apply -f "$WORK/gadget.yaml"
 
 # the real VolumeSnapshot CRD (external-snapshotter)
 TD=$(cd "$(dirname "$0")/../.." && pwd)/../shared/testdata/crds

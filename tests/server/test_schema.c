@@ -1313,7 +1313,7 @@ static const char *rules_schema =
     "above max \"},"
     "{\"rule\":\"self.mode == oldSelf.mode\",\"message\":\"mode is "
     "immutable\"},"
-    "{\"rule\":\"quantity(self.q).isInteger()\"}],"
+    "{\"rule\":\"type(self.q) == string\"}],"
     "\"properties\":{\"min\":{\"type\":\"integer\"},\"max\":{\"type\":"
     "\"integer\"},"
     "\"mode\":{\"type\":\"string\"},\"q\":{\"type\":\"string\"},"
@@ -1354,7 +1354,7 @@ Test(schema_rules, failures_are_kube_causes)
 	cr_assert_str_eq(
 	    w.last,
 	    "spec: x-kubernetes-validations rule was not evaluated (function "
-	    "'quantity' is not supported): quantity(self.q).isInteger()");
+	    "'type' is not supported): type(self.q) == string");
 	srv_schema_free(s);
 }
 
