@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cel.h"
 #include "fields.h"
 #include "schema.h"
 
@@ -38,9 +39,17 @@ struct spath {
 	size_t len;
 };
 
+/* A node whose rules compile once the whole schema proved structural. */
+struct pending_rules {
+	const json_t *s;
+	char *path;
+};
+
 struct sctx {
 	struct srv_error *err;
 	struct spath p;
+	struct pending_rules *pend; /* owned, with their paths */
+	size_t n_pend;
 };
 
 static size_t push(struct spath *p, const char *fmt, ...)
@@ -465,11 +474,199 @@ static void openapi_list(struct sctx *c, const json_t *s, const char *kw,
 	}
 }
 
+/* Go's strings.TrimSpace, as a length: the bytes of s between leading and
+   trailing ASCII white space (*start set to the first). */
+static size_t trimmed(const char *s, const char **start)
+{
+	size_t n = strlen(s);
+	while (n && strchr(" \t\n\r\v\f", *s))
+		s++, n--;
+	while (n && strchr(" \t\n\r\v\f", s[n - 1]))
+		n--;
+	*start = s;
+	return n;
+}
+
+static bool has_newlines(const char *s, size_t n)
+{
+	return memchr(s, '\n', n) || memchr(s, '\r', n);
+}
+
+/* Go's %#v of the internal apiextensions.ValidationRule r, into out. */
+static void rule_gostring(const json_t *r, char *out, size_t n)
+{
+	char q[4][512];
+	const char *k[4] = {"rule", "message", "messageExpression",
+			    "fieldPath"};
+	for (int i = 0; i < 4; i++) {
+		const char *v = str(r, k[i]);
+		srv_go_quote(v ? v : "", q[i], sizeof q[i]);
+	}
+	/* a set pointer prints as an address; any one stands for it */
+	snprintf(out, n,
+		 "apiextensions.ValidationRule{Rule:%s, Message:%s, "
+		 "MessageExpression:%s, "
+		 "Reason:(*apiextensions.FieldValueErrorReason)(%s), "
+		 "FieldPath:%s, OptionalOldSelf:(*bool)(%s)}",
+		 q[0], q[1], q[2],
+		 json_is_string(json_object_get(r, "reason")) ? "0xc000a1b2c0"
+							      : "nil",
+		 q[3],
+		 json_is_boolean(json_object_get(r, "optionalOldSelf"))
+		     ? "0xc000a1b2c8"
+		     : "nil");
+}
+
+/* kube's checks of the texts of each x-kubernetes-validations rule of s;
+   when nothing in s or below it was refused (from is the count of causes
+   before s), s joins the nodes whose rules compile_rules checks later. */
+static void check_rules(struct sctx *c, const json_t *s, int from)
+{
+	const json_t *v = json_object_get(s, "x-kubernetes-validations");
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		const json_t *r = json_array_get(v, i);
+		if (!json_is_object(r))
+			continue;
+		char child[96], val[700];
+		const char *rule = str(r, "rule"), *msg = str(r, "message");
+		const char *mexp = str(r, "messageExpression");
+		const char *reason = str(r, "reason"),
+			   *fp = str(r, "fieldPath");
+		const char *t;
+		size_t rn = trimmed(rule ? rule : "", &t);
+		bool rule_nl = has_newlines(t, rn);
+		size_t mn = trimmed(msg ? msg : "", &t);
+		bool msg_nl = has_newlines(t, mn);
+		int ns = snprintf(child, sizeof child,
+				  ".x-kubernetes-validations[%zu]", i);
+		char *leaf = child + (ns > 0 ? ns : 0);
+		size_t room = sizeof child - (size_t)(ns > 0 ? ns : 0);
+		if (!rn) {
+			snprintf(leaf, room, ".rule");
+			REQUIRED(c, child, "rule is not specified");
+		} else if ((msg && msg[0] && !mn) || msg_nl) {
+			snprintf(leaf, room, ".message");
+			srv_go_quote(msg, val, sizeof val);
+			cause(c, "FieldValueInvalid", child,
+			      "Invalid value: %s: %s", val,
+			      msg_nl ? "message must not contain line breaks"
+				     : "message must be non-empty if "
+				       "specified");
+		} else if (rule_nl && !mn) {
+			snprintf(leaf, room, ".message");
+			REQUIRED(c, child,
+				 "message must be specified if rule contains "
+				 "line breaks");
+		}
+		if (mexp && mexp[0] && !trimmed(mexp, &t)) {
+			snprintf(leaf, room, ".messageExpression");
+			REQUIRED(c, child,
+				 "messageExpression must be non-empty if "
+				 "specified");
+		}
+		if (reason && strcmp(reason, "FieldValueRequired") &&
+		    strcmp(reason, "FieldValueForbidden") &&
+		    strcmp(reason, "FieldValueInvalid") &&
+		    strcmp(reason, "FieldValueDuplicate")) {
+			snprintf(leaf, room, ".reason");
+			srv_go_quote(reason, val, sizeof val);
+			cause(c, "FieldValueNotSupported", child,
+			      "Unsupported value: %s: supported values: "
+			      "\"FieldValueDuplicate\", "
+			      "\"FieldValueForbidden\", "
+			      "\"FieldValueInvalid\", \"FieldValueRequired\"",
+			      val);
+		}
+		if (fp && fp[0]) {
+			size_t fn = trimmed(fp, &t);
+			snprintf(leaf, room, ".fieldPath");
+			srv_go_quote(fp, val, sizeof val);
+			if (!fn)
+				cause(c, "FieldValueInvalid", child,
+				      "Invalid value: %s: fieldPath must be "
+				      "non-empty if specified",
+				      val);
+			if (has_newlines(fp, strlen(fp)))
+				cause(c, "FieldValueInvalid", child,
+				      "Invalid value: %s: fieldPath must not "
+				      "contain line breaks",
+				      val);
+		}
+	}
+	if (c->err->n_causes != from || !json_array_size(v))
+		return;
+	struct pending_rules *np =
+	    realloc(c->pend, (c->n_pend + 1) * sizeof *np);
+	if (!np)
+		return;
+	c->pend = np;
+	if ((np[c->n_pend].path = strdup(c->p.s)))
+		np[c->n_pend++].s = s;
+}
+
+/* The expressions of s's rules compile, as kube compiles them once the
+   schema is structural. A rule that is CEL outside lapis's subset is
+   accepted (it stays unevaluated, with a Warning on writes); one that is
+   not CEL at all is refused, as kube refuses it. */
+static void compile_rules(struct sctx *c, const json_t *s)
+{
+	const json_t *v = json_object_get(s, "x-kubernetes-validations");
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		const json_t *r = json_array_get(v, i);
+		const char *rule = str(r, "rule"),
+			   *mexp = str(r, "messageExpression");
+		if (!json_is_object(r) || !rule)
+			continue;
+		char child[96], why[256], val[4096];
+		bool invalid;
+		cel_prog *p =
+		    cel_compile_checked(rule, why, sizeof why, &invalid);
+		if (!p && invalid) {
+			snprintf(child, sizeof child,
+				 ".x-kubernetes-validations[%zu].rule", i);
+			rule_gostring(r, val, sizeof val);
+			cause(c, "FieldValueInvalid", child,
+			      "Invalid value: %s: compilation failed: ERROR: "
+			      "<input>: %s",
+			      val, why);
+		}
+		const json_t *oos = json_object_get(r, "optionalOldSelf");
+		if (p && !cel_uses_old_self(p) && json_is_boolean(oos)) {
+			snprintf(
+			    child, sizeof child,
+			    ".x-kubernetes-validations[%zu].optionalOldSelf",
+			    i);
+			cause(c, "FieldValueInvalid", child,
+			      "Invalid value: %s: may not be set if oldSelf is "
+			      "not used in rule",
+			      json_is_true(oos) ? "true" : "false");
+		}
+		cel_free(p);
+		if (!mexp || !mexp[0])
+			continue;
+		p = cel_compile_checked(mexp, why, sizeof why, &invalid);
+		if (!p && invalid) {
+			snprintf(child, sizeof child,
+				 ".x-kubernetes-validations[%zu]."
+				 "messageExpression",
+				 i);
+			rule_gostring(r, val, sizeof val);
+			cause(
+			    c, "FieldValueInvalid", child,
+			    "Invalid value: %s: messageExpression compilation "
+			    "failed: ERROR: <input>: %s",
+			    val, why);
+		}
+		cel_free(p);
+	}
+}
+
 static void openapi_walk(struct sctx *c, const json_t *s, struct ovis v,
 			 int depth)
 {
 	if (!json_is_object(s) || depth > SRV_SCHEMA_MAX_DEPTH)
 		return;
+	int from = c->err->n_causes;
 	check_type(c, s);
 	check_default(c, s, v);
 	check_forbidden_keywords(c, s, v);
@@ -527,6 +724,7 @@ static void openapi_walk(struct sctx *c, const json_t *s, struct ovis v,
 	} else {
 		openapi_list(c, s, "items", sub, depth);
 	}
+	check_rules(c, s, from);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -962,8 +1160,20 @@ void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
 			  "nullable cannot be true at the root");
 	push(&c.p, ".openAPIV3Schema");
 	openapi_walk(&c, schema, (struct ovis){.root = true}, 0);
+	int before = err->n_causes;
 	struct_walk(&c, schema, ROOT, 0);
 	struct spath vpath = {{0}, 0};
 	push(&vpath, "%s", c.p.s);
 	complete_value(&c, schema, schema, &vpath, 0);
+	/* kube compiles rules only in a structural schema */
+	bool structural = err->n_causes == before;
+	for (size_t i = 0; i < c.n_pend; i++) {
+		if (structural) {
+			pop(&c.p, 0);
+			push(&c.p, "%s", c.pend[i].path);
+			compile_rules(&c, c.pend[i].s);
+		}
+		free(c.pend[i].path);
+	}
+	free(c.pend);
 }

@@ -358,3 +358,103 @@ Test(structural, status_subresource_restricts_the_root)
 	    "XValidations] fields are allowed at the root of the schema if the "
 	    "status subresource is enabled");
 }
+
+/* x-kubernetes-validations: kube's checks of each rule's texts, and the
+   expressions compile (apiextensions validation.go,
+   ValidateCustomResourceDefinitionOpenAPISchema). */
+#define RULES(list)                                                            \
+	"{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","  \
+	"\"properties\":{\"a\":{\"type\":\"integer\"}},"                       \
+	"\"x-kubernetes-validations\":" list "}}}"
+#define SPEC_RULE(i, leaf)                                                     \
+	ROOT ".properties[spec].x-kubernetes-validations[" #i "]." leaf
+
+Test(structural, validation_rules)
+{
+	ok(RULES("[{\"rule\":\"self.a > 0\",\"message\":\"m\","
+		 "\"reason\":\"FieldValueForbidden\",\"fieldPath\":\".a\"}]"));
+	/* CEL outside lapis's subset compiles in kube: accepted */
+	ok(RULES("[{\"rule\":\"type(self.a) == int\"}]"));
+	ok(RULES("[{\"rule\":\"self.a == oldSelf.a\","
+		 "\"optionalOldSelf\":true}]"));
+	bad(RULES("[{\"rule\":\" \\t\"}]"), "FieldValueRequired",
+	    SPEC_RULE(0, "rule"), "Required value: rule is not specified");
+	bad(RULES("[{\"rule\":\"true\",\"message\":\" \"}]"),
+	    "FieldValueInvalid", SPEC_RULE(0, "message"),
+	    "Invalid value: \" \": message must be non-empty if specified");
+	bad(RULES("[{\"rule\":\"true\",\"message\":\"a\\nb\"}]"),
+	    "FieldValueInvalid", SPEC_RULE(0, "message"),
+	    "Invalid value: \"a\\nb\": message must not contain line breaks");
+	bad(RULES("[{\"rule\":\"true ||\\nfalse\"}]"), "FieldValueRequired",
+	    SPEC_RULE(0, "message"),
+	    "Required value: message must be specified if rule contains line "
+	    "breaks");
+	bad(RULES("[{\"rule\":\"true\",\"messageExpression\":\" \"}]"),
+	    "FieldValueRequired", SPEC_RULE(0, "messageExpression"),
+	    "Required value: messageExpression must be non-empty if "
+	    "specified");
+	bad(RULES("[{\"rule\":\"true\"},{\"rule\":\"true\",\"reason\":\"x\"}]"),
+	    "FieldValueNotSupported", SPEC_RULE(1, "reason"),
+	    "Unsupported value: \"x\": supported values: "
+	    "\"FieldValueDuplicate\", \"FieldValueForbidden\", "
+	    "\"FieldValueInvalid\", \"FieldValueRequired\"");
+	bad(RULES("[{\"rule\":\"true\",\"fieldPath\":\" \"}]"),
+	    "FieldValueInvalid", SPEC_RULE(0, "fieldPath"),
+	    "Invalid value: \" \": fieldPath must be non-empty if specified");
+	bad(RULES("[{\"rule\":\"self.a ==\"}]"), "FieldValueInvalid",
+	    SPEC_RULE(0, "rule"),
+	    "Invalid value: apiextensions.ValidationRule{Rule:\"self.a ==\", "
+	    "Message:\"\", MessageExpression:\"\", "
+	    "Reason:(*apiextensions.FieldValueErrorReason)(nil), "
+	    "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation "
+	    "failed: ERROR: <input>: syntax error at 9: unexpected end of "
+	    "expression");
+	bad(RULES("[{\"rule\":\"x.a == 1\"}]"), "FieldValueInvalid",
+	    SPEC_RULE(0, "rule"),
+	    "Invalid value: apiextensions.ValidationRule{Rule:\"x.a == 1\", "
+	    "Message:\"\", MessageExpression:\"\", "
+	    "Reason:(*apiextensions.FieldValueErrorReason)(nil), "
+	    "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation "
+	    "failed: ERROR: <input>: undeclared reference to 'x'");
+	bad(RULES("[{\"rule\":\"true\",\"messageExpression\":\"'a' +\"}]"),
+	    "FieldValueInvalid", SPEC_RULE(0, "messageExpression"),
+	    "Invalid value: apiextensions.ValidationRule{Rule:\"true\", "
+	    "Message:\"\", MessageExpression:\"'a' +\", "
+	    "Reason:(*apiextensions.FieldValueErrorReason)(nil), "
+	    "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: messageExpression "
+	    "compilation failed: ERROR: <input>: syntax error at 5: unexpected "
+	    "end of expression");
+	bad(RULES("[{\"rule\":\"self.a > 0\",\"optionalOldSelf\":false}]"),
+	    "FieldValueInvalid", SPEC_RULE(0, "optionalOldSelf"),
+	    "Invalid value: false: may not be set if oldSelf is not used in "
+	    "rule");
+	/* a bad regex literal and a bad duration literal are compile
+	   errors in kube too */
+	bad(RULES("[{\"rule\":\"'a'.matches('(')\"}]"), "FieldValueInvalid",
+	    SPEC_RULE(0, "rule"),
+	    "Invalid value: "
+	    "apiextensions.ValidationRule{Rule:\"'a'.matches('(')"
+	    "\", Message:\"\", MessageExpression:\"\", "
+	    "Reason:(*apiextensions.FieldValueErrorReason)(nil), "
+	    "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation "
+	    "failed: ERROR: <input>: invalid regex: error parsing regexp: "
+	    "missing closing ): `(`");
+}
+
+Test(structural, validation_rules_after_schema_errors)
+{
+	/* kube compiles no rule of a node with schema errors at or below
+	   it: only the schema error */
+	struct srv_error err;
+	check("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":"
+	      "\"object\",\"properties\":{\"a\":{}},"
+	      "\"x-kubernetes-validations\":[{\"rule\":\"self.a ==\"}]}}}",
+	      false, &err);
+	char buf[8192];
+	dump(&err, buf, sizeof buf);
+	cr_assert_eq(err.n_causes, 1, "causes:%s", buf);
+	cr_assert_str_eq(err.causes[0].field,
+			 ROOT ".properties[spec]"
+			      ".properties[a].type",
+			 "causes:%s", buf);
+}
