@@ -24,6 +24,8 @@
  *      with oldSelf the same document is CEL_TRUE (JSON has no NaN).
  *   5. cel_eval_string (messageExpression) agrees with cel_eval: a value
  *      where cel_eval gave a verdict, the same error otherwise.
+ *   6. cel_compile_checked agrees with cel_compile, and cel_check_fields
+ *      answers, with a one-line reason when it refuses.
  * Sanitizers and libFuzzer's timeout and memory limit catch the rest:
  * no input may crash, leak, hang or exhaust the stack.
  *
@@ -103,6 +105,33 @@ static const struct fnode s_top = {
     .props = {&s_root, &s_root, &s_boolmap, &s_int, &s_num, &s_list},
 };
 
+/* The fixed schema's CEL declarations (kube's SchemaDeclType). */
+static unsigned f_decl(const void *node)
+{
+	const struct fnode *t = node;
+	switch (t->type) {
+	case CEL_S_OBJECT:
+		return CEL_DECL_EXPOSED | CEL_DECL_OBJECT |
+		       (t == &s_top ? CEL_DECL_EMBEDDED : 0);
+	case CEL_S_MAP:
+		return CEL_DECL_EXPOSED | CEL_DECL_MAP;
+	case CEL_S_ARRAY:
+		return CEL_DECL_EXPOSED | CEL_DECL_LIST;
+	case CEL_S_ANY:
+		return 0;
+	case CEL_S_STRING:
+	case CEL_S_INT:
+	case CEL_S_DOUBLE:
+	case CEL_S_BOOL:
+	case CEL_S_INT_OR_STRING:
+	case CEL_S_DURATION:
+	case CEL_S_TIMESTAMP:
+	case CEL_S_BYTES:
+		break;
+	}
+	return CEL_DECL_EXPOSED;
+}
+
 static void check_text(const char *s, const char *what)
 {
 	FUZZ_CHECK(!strchr(s, '\n') && !strchr(s, '\r'), "%s is not one line",
@@ -180,6 +209,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(why[0], "a refused rule without a reason");
 		check_text(why, "the reason");
 	} else {
+		bool invalid = true;
+		cel_prog *q = cel_compile_checked(rule, why, sizeof why, &invalid);
+		FUZZ_CHECK(q && !invalid, "compiles once, not twice");
+		cel_free(q);
+		for (int root = 0; root < 2; root++) {
+			why[0] = 0;
+			if (!cel_check_fields(p, &fops, f_decl,
+					      root ? &s_top : &s_root, root,
+					      why, sizeof why)) {
+				FUZZ_CHECK(why[0], "fields refused silently");
+				check_text(why, "the fields' reason");
+			}
+		}
 		const json_t *o = old ? old : self;
 		eval_twice(p, NULL, NULL, self, o);
 		eval_twice(p, &fops, &s_root, self, o);

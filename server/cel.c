@@ -6184,6 +6184,206 @@ static void resolve(struct parser *ps, struct node *n, const struct scope *sc)
 		resolve(ps, n->args[i], sc);
 }
 
+/* ------------------------------------------------- field check */
+
+/* What a node's value is known to be: a schema node (a resource root or
+   not), the metadata kube declares at a resource root (name and
+   generateName), or anything. */
+enum stk { ST_ANY, ST_NODE, ST_META };
+
+struct sty {
+	enum stk k;
+	const void *node;
+	bool rroot;
+};
+
+struct fchk {
+	const struct cel_schema *ops;
+	unsigned (*decl)(const void *node);
+	struct sty self;
+	struct sty *slots;
+	char *why;
+	size_t why_size;
+	bool failed;
+};
+
+static struct sty st_node(struct fchk *c, const void *node)
+{
+	struct sty t = {ST_ANY, NULL, false};
+	if (node && (c->decl(node) & CEL_DECL_EXPOSED)) {
+		t.k = ST_NODE;
+		t.node = node;
+		t.rroot = (c->decl(node) & CEL_DECL_EMBEDDED) != 0;
+	}
+	return t;
+}
+
+static bool is_string_prop(struct fchk *c, const void *node, const char *n)
+{
+	const void *p = node ? c->ops->prop(node, n) : NULL;
+	return p && c->ops->type(p) == CEL_S_STRING;
+}
+
+/* kube's WithTypeAndObjectMeta keeps a resource root's schema as it is
+   only when it declares kind, apiVersion and metadata with name and
+   generateName, all strings; else those are what it declares. */
+static bool meta_declared(struct fchk *c, const void *node)
+{
+	const void *m = c->ops->prop(node, "metadata");
+	return is_string_prop(c, node, "kind") &&
+	       is_string_prop(c, node, "apiVersion") && m &&
+	       (c->decl(m) & CEL_DECL_OBJECT) && is_string_prop(c, m, "name") &&
+	       is_string_prop(c, m, "generateName");
+}
+
+static void undefined(struct fchk *c, const char *name)
+{
+	if (!c->failed && c->why_size)
+		snprintf(c->why, c->why_size, "undefined field '%s'", name);
+	c->failed = true;
+}
+
+/* t.name, checked: the field's type. */
+static struct sty select_field(struct fchk *c, struct sty t, const char *name,
+			       size_t len)
+{
+	struct sty any = {ST_ANY, NULL, false};
+	if (t.k == ST_META) {
+		if (strcmp(name, "name") && strcmp(name, "generateName"))
+			undefined(c, name);
+		return any;
+	}
+	if (t.k != ST_NODE)
+		return any;
+	unsigned d = c->decl(t.node);
+	if (d & CEL_DECL_MAP)
+		return st_node(c, c->ops->addl(t.node));
+	if (!(d & CEL_DECL_OBJECT))
+		return any;
+	if (t.rroot && !meta_declared(c, t.node)) {
+		if (!strcmp(name, "kind") || !strcmp(name, "apiVersion"))
+			return any;
+		if (!strcmp(name, "metadata")) {
+			struct sty m = {ST_META, NULL, false};
+			return m;
+		}
+	}
+	char small[256], *real = len < sizeof small ? small : malloc(len + 1);
+	size_t rn;
+	struct sty r = any;
+	if (!real)
+		return any;
+	if (!unescape(name, len, real, &rn) || memchr(real, 0, rn)) {
+		undefined(c, name);
+	} else {
+		real[rn] = 0;
+		const void *p = c->ops->prop(t.node, real);
+		if (!p || !(c->decl(p) & CEL_DECL_EXPOSED))
+			undefined(c, name);
+		else
+			r = st_node(c, p);
+	}
+	if (real != small)
+		free(real);
+	return r;
+}
+
+static struct sty check_node(struct fchk *c, const struct node *n)
+{
+	struct sty any = {ST_ANY, NULL, false}, t;
+	if (!n || c->failed)
+		return any;
+	switch (n->k) {
+	case N_SELF:
+	case N_OLD:
+		return c->self;
+	case N_VAR:
+		return c->slots[n->slot];
+	case N_SELECT:
+		t = check_node(c, n->a);
+		if (n->opt_sel)
+			return any;
+		return select_field(c, t, n->s, n->s_len);
+	case N_HAS:
+		check_node(c, n->a);
+		return any;
+	case N_INDEX:
+		t = check_node(c, n->a);
+		check_node(c, n->b);
+		if (n->opt_sel || t.k != ST_NODE)
+			return any;
+		if (c->decl(t.node) & CEL_DECL_LIST)
+			return st_node(c, c->ops->items(t.node));
+		if (c->decl(t.node) & CEL_DECL_MAP)
+			return st_node(c, c->ops->addl(t.node));
+		return any;
+	case N_COMP: {
+		t = check_node(c, n->a);
+		bool list = t.k == ST_NODE && (c->decl(t.node) & CEL_DECL_LIST);
+		bool map = t.k == ST_NODE && (c->decl(t.node) & CEL_DECL_MAP);
+		enum macro m = (enum macro)n->op;
+		struct sty elem = any;
+		if (list)
+			elem = st_node(c, c->ops->items(t.node));
+		if (m >= M2_ALL) {
+			c->slots[n->slot] = any; /* an index or a key */
+			c->slots[n->slot2] =
+			    map ? st_node(c, c->ops->addl(t.node)) : elem;
+		} else {
+			/* a list's element; a map's key; an optional's
+			   value */
+			c->slots[n->slot] =
+			    (m == M_OPTMAP || m == M_OPTFLAT) ? any : elem;
+		}
+		check_node(c, n->b);
+		check_node(c, n->c);
+		return any;
+	}
+	case N_INT:
+	case N_UINT:
+	case N_DOUBLE:
+	case N_STRING:
+	case N_BYTES:
+	case N_BOOL:
+	case N_NULL:
+	case N_IDENT:
+	case N_LIST:
+	case N_MAP:
+	case N_NOT:
+	case N_NEG:
+	case N_BIN:
+	case N_AND:
+	case N_OR:
+	case N_COND:
+	case N_CALL:
+		break;
+	}
+	check_node(c, n->a);
+	check_node(c, n->b);
+	check_node(c, n->c);
+	for (int i = 0; i < n->n_args; i++)
+		check_node(c, n->args[i]);
+	return any;
+}
+
+bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
+		      unsigned (*decl)(const void *node), const void *node,
+		      bool resource_root, char *why, size_t why_size)
+{
+	struct fchk c = {
+	    .ops = ops, .decl = decl, .why = why, .why_size = why_size};
+	if (why_size)
+		why[0] = 0;
+	c.self = st_node(&c, node);
+	c.self.rroot = c.self.rroot || resource_root;
+	c.slots = calloc((size_t)p->n_slots + 2, sizeof *c.slots);
+	if (!c.slots)
+		return true; /* nothing proven */
+	check_node(&c, p->root);
+	free(c.slots);
+	return !c.failed;
+}
+
 /* ------------------------------------------------------------- public */
 
 void cel_free(cel_prog *p)

@@ -85,6 +85,35 @@ cel_prog *cel_compile(const char *src, char *why, size_t why_size);
 cel_prog *cel_compile_checked(const char *src, char *why, size_t why_size,
 			      bool *invalid);
 
+/*
+ * What kube's SchemaDeclType makes of a schema node, for cel_check_fields:
+ * CEL_DECL_EXPOSED when it is declared to CEL at all (a property that is
+ * not is no field), with the kind of declaration; CEL_DECL_EMBEDDED for
+ * x-kubernetes-embedded-resource (a resource root).
+ */
+enum {
+	CEL_DECL_EXPOSED = 1,
+	CEL_DECL_OBJECT = 2, /* an object with fields (no additionalProperties
+				schema): unknown fields are undefined */
+	CEL_DECL_LIST = 4,
+	CEL_DECL_MAP = 8,
+	CEL_DECL_EMBEDDED = 16,
+};
+
+/*
+ * kube's type checker on field selections: false, with *why "undefined
+ * field 'x'", when p selects (a.x or has(a.x)) a field that the object
+ * it reads, known from the schema, does not declare to CEL. decl gives
+ * the CEL_DECL_ flags of a node; ops->prop, items and addl descend.
+ * node is the rule's node, resource_root true at the root of a custom
+ * resource or of an embedded resource (apiVersion, kind, metadata.name
+ * and metadata.generateName are fields there). Only what is known is
+ * checked: a value of any other origin may have any field.
+ */
+bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
+		      unsigned (*decl)(const void *node), const void *node,
+		      bool resource_root, char *why, size_t why_size);
+
 /* Does the program mention oldSelf (a transition rule)? */
 bool cel_uses_old_self(const cel_prog *p);
 

@@ -50,6 +50,7 @@ struct sctx {
 	struct spath p;
 	struct pending_rules *pend; /* owned, with their paths */
 	size_t n_pend;
+	const json_t *root; /* the openAPIV3Schema */
 };
 
 static size_t push(struct spath *p, const char *fmt, ...)
@@ -604,6 +605,88 @@ static void check_rules(struct sctx *c, const json_t *s, int from)
 		np[c->n_pend++].s = s;
 }
 
+/* The schema JSON as cel_check_fields reads it (kube's SchemaDeclType). */
+static const void *j_prop(const void *node, const char *name)
+{
+	const json_t *p =
+	    json_object_get(json_object_get(node, "properties"), name);
+	return json_is_object(p) ? p : NULL;
+}
+
+static const void *j_items(const void *node)
+{
+	const json_t *i = json_object_get(node, "items");
+	return json_is_object(i) ? i : NULL;
+}
+
+static const void *j_addl(const void *node)
+{
+	const json_t *a = json_object_get(node, "additionalProperties");
+	return json_is_object(a) ? a : NULL;
+}
+
+/* Only "is it a string" is asked (kube's Type.Contains("string")). */
+static enum cel_stype j_type(const void *node)
+{
+	const char *t = str(node, "type");
+	return t && !strcmp(t, "string") ? CEL_S_STRING : CEL_S_ANY;
+}
+
+static enum cel_ltype j_list_type(const void *node)
+{
+	(void)node;
+	return CEL_L_ATOMIC;
+}
+
+static const struct cel_schema json_ops = {j_prop, j_items, j_addl, j_type,
+					   j_list_type};
+
+static unsigned j_decl(const void *node)
+{
+	const json_t *s = node;
+	unsigned emb = is_true(s, "x-kubernetes-embedded-resource")
+			   ? CEL_DECL_EMBEDDED
+			   : 0;
+	const char *t = str(s, "type");
+	if (is_true(s, "x-kubernetes-int-or-string"))
+		return CEL_DECL_EXPOSED | emb;
+	if (!t)
+		return 0;
+	if (!strcmp(t, "array")) {
+		const void *i = j_items(s);
+		return i && (j_decl(i) & CEL_DECL_EXPOSED)
+			   ? CEL_DECL_EXPOSED | CEL_DECL_LIST | emb
+			   : 0;
+	}
+	if (!strcmp(t, "object")) {
+		const void *a = j_addl(s);
+		if (a)
+			return (j_decl(a) & CEL_DECL_EXPOSED)
+				   ? CEL_DECL_EXPOSED | CEL_DECL_MAP | emb
+				   : 0;
+		return CEL_DECL_EXPOSED | CEL_DECL_OBJECT | emb;
+	}
+	if (!strcmp(t, "string") || !strcmp(t, "boolean") ||
+	    !strcmp(t, "number") || !strcmp(t, "integer"))
+		return CEL_DECL_EXPOSED | emb;
+	return 0;
+}
+
+/* Compile text as a rule of s: NULL, with *invalid and why, when it
+   fails; kube's checker refuses a field the schema does not declare. */
+static cel_prog *compile_at(struct sctx *c, const json_t *s, const char *text,
+			    char *why, size_t why_size, bool *invalid)
+{
+	cel_prog *p = cel_compile_checked(text, why, why_size, invalid);
+	if (p && !cel_check_fields(p, &json_ops, j_decl, s, s == c->root, why,
+				   why_size)) {
+		*invalid = true;
+		cel_free(p);
+		p = NULL;
+	}
+	return p;
+}
+
 /* The expressions of s's rules compile, as kube compiles them once the
    schema is structural. A rule that is CEL outside lapis's subset is
    accepted (it stays unevaluated, with a Warning on writes); one that is
@@ -619,8 +702,7 @@ static void compile_rules(struct sctx *c, const json_t *s)
 			continue;
 		char child[96], why[256], val[4096];
 		bool invalid;
-		cel_prog *p =
-		    cel_compile_checked(rule, why, sizeof why, &invalid);
+		cel_prog *p = compile_at(c, s, rule, why, sizeof why, &invalid);
 		if (!p && invalid) {
 			snprintf(child, sizeof child,
 				 ".x-kubernetes-validations[%zu].rule", i);
@@ -644,7 +726,7 @@ static void compile_rules(struct sctx *c, const json_t *s)
 		cel_free(p);
 		if (!mexp || !mexp[0])
 			continue;
-		p = cel_compile_checked(mexp, why, sizeof why, &invalid);
+		p = compile_at(c, s, mexp, why, sizeof why, &invalid);
 		if (!p && invalid) {
 			snprintf(child, sizeof child,
 				 ".x-kubernetes-validations[%zu]."
@@ -1151,7 +1233,7 @@ static void check_status_root(struct sctx *c, const json_t *s)
 void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
 			  struct srv_error *err)
 {
-	struct sctx c = {.err = err};
+	struct sctx c = {.err = err, .root = schema};
 	push(&c.p, "%s", base);
 	if (status)
 		check_status_root(&c, schema);

@@ -239,6 +239,9 @@ check "... is refused at the rule, the rule shown as kube shows it" err_text 'sp
 bad_rules_crd "            - {rule: 'other.a == 1'}" >"$WORK/gadget.yaml"
 expect_rc 1 "a CRD whose rule names an undeclared variable" kubectl apply -f "$WORK/gadget.yaml"
 check "... is refused" err_text "undeclared reference to 'other'"
+bad_rules_crd "            - {rule: 'self.b == 1'}" >"$WORK/gadget.yaml"
+expect_rc 1 "a CRD whose rule reads a field the schema does not declare" kubectl apply -f "$WORK/gadget.yaml"
+check "... is refused, as kube's type checker refuses it" err_text "compilation failed: ERROR: <input>: undefined field 'b'"
 bad_rules_crd "            - {rule: 'self.a > 0', reason: Sometimes}" >"$WORK/gadget.yaml"
 expect_rc 1 "a CRD whose rule has an unknown reason" kubectl apply -f "$WORK/gadget.yaml"
 check "... is refused with the supported values" err_text 'x-kubernetes-validations[0].reason: Unsupported value: "Sometimes": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"'

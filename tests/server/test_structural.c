@@ -458,3 +458,88 @@ Test(structural, validation_rules_after_schema_errors)
 			      ".properties[a].type",
 			 "causes:%s", buf);
 }
+
+#define FIELDS(rules_at_root, spec_props, spec_rules)                          \
+	"{\"type\":\"object\",\"x-kubernetes-validations\":" rules_at_root     \
+	",\"properties\":{\"spec\":{\"type\":\"object\",\"properties\":"       \
+	"{" spec_props "},\"x-kubernetes-validations\":" spec_rules "}}}"
+/* The rule, at the root or on spec, is refused: field is undefined. */
+static void undefined(bool at_root, const char *rule, const char *field)
+{
+	static const char props[] =
+	    "\"a\":{\"type\":\"integer\"},\"l\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"object\",\"properties\":{\"n\":{"
+	    "\"type\":\"integer\"}}}},"
+	    "\"raw\":{\"x-kubernetes-preserve-unknown-fields\":true},"
+	    "\"free\":{\"type\":\"object\","
+	    "\"x-kubernetes-preserve-unknown-fields\":true}";
+	char schema[2048], r[512], msg[1024];
+	snprintf(r, sizeof r, "[{\"rule\":\"%s\"}]", rule);
+	snprintf(schema, sizeof schema,
+		 "{\"type\":\"object\",\"x-kubernetes-validations\":%s,"
+		 "\"properties\":{\"spec\":{\"type\":\"object\","
+		 "\"properties\":{%s},\"x-kubernetes-validations\":%s}}}",
+		 at_root ? r : "[]", props, at_root ? "[]" : r);
+	snprintf(msg, sizeof msg,
+		 "Invalid value: apiextensions.ValidationRule{Rule:\"%s\", "
+		 "Message:\"\", MessageExpression:\"\", "
+		 "Reason:(*apiextensions.FieldValueErrorReason)(nil), "
+		 "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation "
+		 "failed: ERROR: <input>: undefined field '%s'",
+		 rule, field);
+	bad(schema, "FieldValueInvalid",
+	    at_root ? ROOT ".x-kubernetes-validations[0].rule"
+		    : SPEC_RULE(0, "rule"),
+	    msg);
+}
+
+/* kube's type checker: a field the schema does not declare to CEL */
+Test(structural, validation_rules_undefined_fields)
+{
+	const char *props =
+	    "\"a\":{\"type\":\"integer\"},\"l\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
+	    "\"integer\"}}}},\"m\":{\"type\":\"object\","
+	    "\"additionalProperties\":{\"type\":\"string\"}},"
+	    "\"e\":{\"type\":\"object\",\"x-kubernetes-embedded-resource\":"
+	    "true,"
+	    "\"x-kubernetes-preserve-unknown-fields\":true}";
+	char buf[2048];
+	/* declared fields, a map's keys, macro variables, a resource root's
+	   apiVersion, kind, metadata.name and metadata.generateName (also
+	   of an embedded resource), dyn values */
+	const char *good[] = {
+	    "self.a > 0 && has(self.a)",
+	    "self.l.all(x, x.n > 0) && self.l[0].n > 0",
+	    "self.m.anykey == 'x' && self.m.all(k, self.m[k] != '')",
+	    "self.e.kind == 'Pod' && self.e.metadata.name != '' && "
+	    "has(self.e.apiVersion)",
+	    "self.l.exists(i, x, x.n == i)",
+	    "self.?zz.orValue(1) == 1",
+	    "[{'q': 1}].all(x, x.q == 1)",
+	    "oldSelf.a == self.a",
+	};
+	for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+		snprintf(buf, sizeof buf,
+			 "{\"type\":\"object\",\"properties\":{\"spec\":{"
+			 "\"type\":\"object\",\"properties\":{%s},"
+			 "\"x-kubernetes-validations\":[{\"rule\":\"%s\"}]}}}",
+			 props, good[i]);
+		ok(buf);
+	}
+	ok(FIELDS("[{\"rule\":\"self.metadata.name.startsWith('x') && "
+		  "has(self.metadata.generateName) && self.kind != '' && "
+		  "self.apiVersion != '' && self.spec.a > 0\"}]",
+		  "\"a\":{\"type\":\"integer\"}", "[]"));
+	undefined(false, "self.b > 0", "b");
+	undefined(false, "has(self.b)", "b");
+	undefined(false, "self.l.all(x, x.zz > 0)", "zz");
+	undefined(false, "self.l[0].zz > 0", "zz");
+	/* a property with no type is not declared to CEL at all, nor are
+	   unknown fields of an object that keeps them */
+	undefined(false, "has(self.raw)", "raw");
+	undefined(false, "has(self.free.x)", "x");
+	/* at a resource root, metadata is name and generateName only */
+	undefined(true, "self.metadata.labels.size() > 0", "labels");
+	undefined(true, "self.status.x == 1", "status");
+}
