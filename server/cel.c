@@ -1628,8 +1628,8 @@ static int eqv(struct ctx *c, const struct val *a, const struct val *b,
 	}
 	if (is_num(a) && is_num(b))
 		return cmp_num(a, b) == 0;
-	if (a->k == V_OPT || b->k == V_OPT) {
-		if (a->k != b->k)
+	if (a->k == V_OPT) { /* cel-go's Optional.Equal */
+		if (b->k != V_OPT)
 			return 0;
 		if (!a->opt || !b->opt)
 			return !a->opt && !b->opt;
@@ -3770,8 +3770,8 @@ static bool is_zero(const struct val *v)
 		return !v->json && v->m.n == 0;
 	case V_TS: /* Go's zero time, 0001-01-01T00:00:00Z */
 		return v->ts.sec == TS_MIN && v->ts.ns == 0;
-	case V_OPT:
-		return false; /* the optional value's own Zeroer: none */
+	case V_OPT: /* no Zeroer either: optional.of(optional.none()) */
+		return false;
 	case V_ERR:
 	case V_UNSUP:
 	case V_IP:

@@ -1578,6 +1578,10 @@ Test(cel_optional, constructors_and_equality)
 	/* a list or map of the object is no Zeroer in kube */
 	yes("optional.ofNonZeroValue(self.l).hasValue()", "{\"l\":[]}");
 	yes("optional.of(optional.none()).hasValue()", "{}");
+	yes("optional.ofNonZeroValue(optional.none()).hasValue()", "{}");
+	/* kube's types answer "no such overload" to any other type */
+	err("ip('1.2.3.4') == optional.of(1)", "{}", "no such overload");
+	no("1 == optional.of(1)", "{}");
 }
 
 Test(cel_optional, literals_and_lists)
