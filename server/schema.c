@@ -1793,9 +1793,7 @@ static void rule_failed(struct rctx *x, const struct node *n,
 	sb_cut(&x->path, pl);
 }
 
-/* s without Go's strings.TrimSpace spaces at either end: the start, and
-   the length in *len. */
-static const char *trim_space(const char *s, size_t n, size_t *len)
+const char *srv_trim_space(const char *s, size_t n, size_t *len)
 {
 	static const char ws[] = " \t\n\r\v\f";
 	while (n && memchr(ws, *s, sizeof ws - 1))
@@ -1811,7 +1809,7 @@ static bool has_message(const struct rule *r)
 {
 	size_t n;
 	return r->message &&
-	       (trim_space(r->message, strlen(r->message), &n), n);
+	       (srv_trim_space(r->message, strlen(r->message), &n), n);
 }
 
 /* Trimmed text of a rule's message, or of the rule (kube's
@@ -1820,7 +1818,7 @@ static char *rule_error_string(const struct rule *r)
 {
 	const char *t = has_message(r) ? r->message : r->rule;
 	size_t n;
-	t = trim_space(t, strlen(t), &n);
+	t = srv_trim_space(t, strlen(t), &n);
 	return strndup(t, n);
 }
 
@@ -1841,7 +1839,7 @@ static bool message_expression(const struct rule *r, const struct node *n,
 	if (res != CEL_TRUE || len >= sizeof out || strlen(out) != len)
 		return false;
 	size_t tl;
-	const char *t = trim_space(out, len, &tl);
+	const char *t = srv_trim_space(out, len, &tl);
 	if (!tl || tl > 5 * 1024 || memchr(t, '\n', tl))
 		return false;
 	sb_putn(b, t, tl);

@@ -253,6 +253,10 @@ void srv_goregex_free(struct srv_goregex *g);
    accepted. */
 bool srv_re2_error(const char *pattern, char *msg, size_t size);
 
+/* s without Go's strings.TrimSpace spaces (ASCII) at either end: the
+   start, and the length in *len. */
+const char *srv_trim_space(const char *s, size_t n, size_t *len);
+
 /* Does s pass the string format named format, as kube-openapi's strfmt
    checks it in a schema? true for a format it does not know. */
 bool srv_schema_format_valid(const char *format, const char *s);

@@ -475,16 +475,11 @@ static void openapi_list(struct sctx *c, const json_t *s, const char *kw,
 	}
 }
 
-/* Go's strings.TrimSpace, as a length: the bytes of s between leading and
-   trailing ASCII white space (*start set to the first). */
+/* Go's strings.TrimSpace, as a length (*start set to the first byte). */
 static size_t trimmed(const char *s, const char **start)
 {
-	size_t n = strlen(s);
-	while (n && strchr(" \t\n\r\v\f", *s))
-		s++, n--;
-	while (n && strchr(" \t\n\r\v\f", s[n - 1]))
-		n--;
-	*start = s;
+	size_t n;
+	*start = srv_trim_space(s, strlen(s), &n);
 	return n;
 }
 
@@ -672,17 +667,32 @@ static unsigned j_decl(const void *node)
 	return 0;
 }
 
-/* Compile text as a rule of s: NULL, with *invalid and why, when it
-   fails; kube's checker refuses a field the schema does not declare. */
-static cel_prog *compile_at(struct sctx *c, const json_t *s, const char *text,
-			    char *why, size_t why_size, bool *invalid)
+/* Compile field (rule or messageExpression) of s's rule r, the i-th:
+   the program, or NULL with kube's cause when it is not CEL at all or
+   reads a field the schema does not declare (kube's checker). what
+   starts the cause's "compilation failed". */
+static cel_prog *compile_at(struct sctx *c, const json_t *s, const json_t *r,
+			    size_t i, const char *field, const char *what)
 {
-	cel_prog *p = cel_compile_checked(text, why, why_size, invalid);
+	char why[256];
+	bool invalid;
+	cel_prog *p =
+	    cel_compile_checked(str(r, field), why, sizeof why, &invalid);
 	if (p && !cel_check_fields(p, &json_ops, j_decl, s, s == c->root, why,
-				   why_size)) {
-		*invalid = true;
+				   sizeof why)) {
+		invalid = true;
 		cel_free(p);
 		p = NULL;
+	}
+	if (!p && invalid) {
+		char child[96], val[4096];
+		snprintf(child, sizeof child,
+			 ".x-kubernetes-validations[%zu].%s", i, field);
+		rule_gostring(r, val, sizeof val);
+		cause(c, "FieldValueInvalid", child,
+		      "Invalid value: %s: %scompilation failed: ERROR: "
+		      "<input>: %s",
+		      val, what, why);
 	}
 	return p;
 }
@@ -700,20 +710,10 @@ static void compile_rules(struct sctx *c, const json_t *s)
 			   *mexp = str(r, "messageExpression");
 		if (!json_is_object(r) || !rule)
 			continue;
-		char child[96], why[256], val[4096];
-		bool invalid;
-		cel_prog *p = compile_at(c, s, rule, why, sizeof why, &invalid);
-		if (!p && invalid) {
-			snprintf(child, sizeof child,
-				 ".x-kubernetes-validations[%zu].rule", i);
-			rule_gostring(r, val, sizeof val);
-			cause(c, "FieldValueInvalid", child,
-			      "Invalid value: %s: compilation failed: ERROR: "
-			      "<input>: %s",
-			      val, why);
-		}
+		cel_prog *p = compile_at(c, s, r, i, "rule", "");
 		const json_t *oos = json_object_get(r, "optionalOldSelf");
 		if (p && !cel_uses_old_self(p) && json_is_boolean(oos)) {
+			char child[96];
 			snprintf(
 			    child, sizeof child,
 			    ".x-kubernetes-validations[%zu].optionalOldSelf",
@@ -724,22 +724,9 @@ static void compile_rules(struct sctx *c, const json_t *s)
 			      json_is_true(oos) ? "true" : "false");
 		}
 		cel_free(p);
-		if (!mexp || !mexp[0])
-			continue;
-		p = compile_at(c, s, mexp, why, sizeof why, &invalid);
-		if (!p && invalid) {
-			snprintf(child, sizeof child,
-				 ".x-kubernetes-validations[%zu]."
-				 "messageExpression",
-				 i);
-			rule_gostring(r, val, sizeof val);
-			cause(
-			    c, "FieldValueInvalid", child,
-			    "Invalid value: %s: messageExpression compilation "
-			    "failed: ERROR: <input>: %s",
-			    val, why);
-		}
-		cel_free(p);
+		if (mexp && mexp[0])
+			cel_free(compile_at(c, s, r, i, "messageExpression",
+					    "messageExpression "));
 	}
 }
 
