@@ -1212,9 +1212,10 @@ assert not {'labels','annotations','finalizers'} & set(d['metadata']), d['metada
 assert d['spec']=={'m':{},'l':[],'s':''}, d['spec']"
 
 # kubectl explain reads a CRD version's schema from its OpenAPI v3 document
-KDIR=$(dirname "$(readlink -f "$(command -v kubectl)")")
-for kc in kubectl "$KDIR/kubectl.1.29" "$KDIR/kubectl.1.33"; do
-	[[ $kc == kubectl || -x $kc ]] || continue
+# (type -P: the default kubectl on PATH, not lib.bash's kubectl function)
+KDIR=$(dirname "$(readlink -f "$(type -P kubectl)")")
+for kc in "$(type -P kubectl)" "$KDIR/kubectl.1.29" "$KDIR/kubectl.1.33"; do
+	[[ -x $kc ]] || continue
 	v=$(basename "$kc")
 	expect_rc 0 "$v explain of a custom resource" "$kc" explain volumesnapshotclass
 	check "... shows the CRD's description" out_has 'VolumeSnapshotClass specifies parameters that a underlying storage system'

@@ -10,11 +10,13 @@ set -uo pipefail
 . "$(dirname "$0")/lib.bash"
 e2e_init kubectl
 
-kdir=$(dirname "$(readlink -f "$(command -v kubectl 2>/dev/null || echo /nonexistent)")")
+# type -P: the kubectl on PATH, not lib.bash's kubectl function (this
+# script tests the default kubectl itself).
+kdir=$(dirname "$(readlink -f "$(type -P kubectl || echo /nonexistent)")")
 KUBECTLS=()
 for v in "" .1.27 .1.28 .1.29 .1.33; do
-	if [[ -z $v ]] && command -v kubectl >/dev/null 2>&1; then
-		KUBECTLS+=(kubectl)
+	if [[ -z $v ]] && type -P kubectl >/dev/null; then
+		KUBECTLS+=("$(type -P kubectl)")
 	elif [[ -n $v && -x $kdir/kubectl$v ]]; then
 		KUBECTLS+=("$kdir/kubectl$v")
 	fi

@@ -25,6 +25,24 @@
 # LAPIS_KEEP_TMP=1 keeps the work directory for a post-mortem,
 # LAPIS_TEST_VERBOSE=1 prints every passed check.
 
+# Two helpers the scripts run hundreds of times, called directly rather than
+# through a wrapper that costs more than the call itself:
+# - python3 is Debian's /usr/bin/python3 (the one deps.sh gives yaml and
+#   kubernetes) when it exists, not a version manager's shim on PATH (pyenv's
+#   adds about 0.3 s to every call).
+# - kubectl is the versioned kubectl.1.33 beside the kubectl on PATH when
+#   that is a dispatcher with versioned siblings: it runs exactly that
+#   binary for lapis's v1.33, after asking the server's version first
+#   (about 0.15 s a call). Scripts that test the default kubectl itself run
+#   it with `command kubectl` (kubectl.sh, crd.sh's version loop).
+if [[ -x /usr/bin/python3 ]]; then
+	python3() { /usr/bin/python3 "$@"; }
+fi
+E2E_KDIR=$(dirname "$(readlink -f "$(command -v kubectl 2>/dev/null || echo /nonexistent)")")
+if [[ -x $E2E_KDIR/kubectl.1.33 ]]; then
+	kubectl() { "$E2E_KDIR/kubectl.1.33" "$@"; }
+fi
+
 # Globals set here (LAPIS, TIMEOUT, WORK, SPAWN_*) are read by the scripts.
 # shellcheck disable=SC2034
 e2e_init() {
