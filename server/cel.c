@@ -52,15 +52,17 @@
  * optMap and optFlatMap macros, first, last, optional.unwrap and
  * unwrapOpt; a selection or index of an optional is optional), the sets
  * extension (sets.contains, sets.equivalent, sets.intersects), kube's
- * quantity library (quantity.c does the arithmetic) and its format
- * library (format.<name>(), format.named, validate). Outside it, and
- * refused by cel_compile: type(), a time zone by name ("Europe/Paris";
- * one read from the object makes the evaluation CEL_UNSUPPORTED), kube's
- * semver and authz libraries, message construction, and any name but
- * self and oldSelf. Two url values compared with == are CEL_UNSUPPORTED
- * too (kube compares their re-serialised text). cel_compile_checked
- * tells text that is not CEL (kube refuses it when a CRD is written)
- * from CEL outside the subset.
+ * quantity library (quantity.c does the arithmetic), its format
+ * library (format.<name>(), format.named, validate) and its semver
+ * library (semver and isSemver, normalizing or not, major, minor, patch,
+ * isGreaterThan, isLessThan, compareTo and ==; semver.c parses). Outside
+ * it, and refused by cel_compile: type(), a time zone by name
+ * ("Europe/Paris"; one read from the object makes the evaluation
+ * CEL_UNSUPPORTED), kube's authz library, message construction, and any
+ * name but self and oldSelf. Two url values compared with == are
+ * CEL_UNSUPPORTED too (kube compares their re-serialised text).
+ * cel_compile_checked tells text that is not CEL (kube refuses it when a
+ * CRD is written) from CEL outside the subset.
  *
  * Known differences from kube, all on values a validated object does not
  * hold: a property the schema does not declare is read as dyn (kube
@@ -83,6 +85,7 @@
 #include "registry/json.h"
 #include "resources.h"
 #include "schema.h"
+#include "semver.h"
 
 /* trunc(3) without libm, which lapis_srv does not link: every double
    from 2^52 up is already integral. */
@@ -269,6 +272,13 @@ enum fn {
 	F_QLT,
 	F_QGT,
 	F_QCMP,
+	/* kube's semver library (isGreaterThan, isLessThan and compareTo
+	   are the quantity library's names, told apart by the receiver) */
+	F_SEMVER,
+	F_ISSEMVER,
+	F_MAJOR,
+	F_MINOR,
+	F_PATCH,
 };
 
 /* The functions of the subset: name, and how many arguments a global call
@@ -367,6 +377,11 @@ static const struct fndef {
     {"isLessThan", F_QLT, -1, -1, 1, 1},
     {"isGreaterThan", F_QGT, -1, -1, 1, 1},
     {"compareTo", F_QCMP, -1, -1, 1, 1},
+    {"semver", F_SEMVER, 1, 2, -1, -1},
+    {"isSemver", F_ISSEMVER, 1, 2, -1, -1},
+    {"major", F_MAJOR, -1, -1, 0, 0},
+    {"minor", F_MINOR, -1, -1, 0, 0},
+    {"patch", F_PATCH, -1, -1, 0, 0},
 };
 
 struct node {
@@ -619,14 +634,15 @@ enum vk {
 	V_BYTES,
 	V_LIST,
 	V_MAP,
-	V_DUR,	/* i: nanoseconds, as Go's time.Duration */
-	V_TS,	/* ts */
-	V_IP,	/* ip: kube's net.IP */
-	V_CIDR, /* ip, with bits: kube's net.CIDR (address unmasked) */
-	V_URL,	/* s: the text, which url() took: kube's URL */
-	V_OPT,	/* opt: the value, NULL for optional.none() */
-	V_QTY,	/* q: kube's Quantity */
-	V_FMT,	/* i: the format, an index into fmts: kube's Format */
+	V_DUR,	  /* i: nanoseconds, as Go's time.Duration */
+	V_TS,	  /* ts */
+	V_IP,	  /* ip: kube's net.IP */
+	V_CIDR,	  /* ip, with bits: kube's net.CIDR (address unmasked) */
+	V_URL,	  /* s: the text, which url() took: kube's URL */
+	V_OPT,	  /* opt: the value, NULL for optional.none() */
+	V_QTY,	  /* q: kube's Quantity */
+	V_FMT,	  /* i: the format, an index into fmts: kube's Format */
+	V_SEMVER, /* sv: kube's Semver */
 };
 
 struct val {
@@ -650,6 +666,7 @@ struct val {
 		} js;
 		const struct val *opt;
 		const struct srv_qty *q;
+		const struct srv_semver *sv;
 		struct {
 			struct val *items;
 			size_t n;
@@ -1490,6 +1507,7 @@ static int ordering(const struct val *a, const struct val *b)
 	case V_OPT:
 	case V_QTY:
 	case V_FMT:
+	case V_SEMVER:
 		break;
 	}
 	return -2;
@@ -1638,8 +1656,9 @@ static int eqv(struct ctx *c, const struct val *a, const struct val *b,
 	/* kube's IP, CIDR, URL, Quantity and Format types refuse to compare
 	   with another type (their Equal says "no such overload"); cel-go's
 	   own types answer false */
-	if (a->k != b->k && (a->k == V_IP || a->k == V_CIDR || a->k == V_URL ||
-			     a->k == V_QTY || a->k == V_FMT)) {
+	if (a->k != b->k &&
+	    (a->k == V_IP || a->k == V_CIDR || a->k == V_URL || a->k == V_QTY ||
+	     a->k == V_FMT || a->k == V_SEMVER)) {
 		*err = no_overload();
 		return -1;
 	}
@@ -1670,6 +1689,8 @@ static int eqv(struct ctx *c, const struct val *a, const struct val *b,
 		return srv_qty_cmp(a->q, b->q) == 0;
 	case V_FMT:
 		return a->i == b->i;
+	case V_SEMVER:
+		return srv_semver_cmp(a->sv, b->sv) == 0;
 	case V_OPT:
 		break;
 	case V_STR:
@@ -2471,6 +2492,11 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 	case F_QLT:
 	case F_QGT:
 	case F_QCMP:
+	case F_SEMVER:
+	case F_ISSEMVER:
+	case F_MAJOR:
+	case F_MINOR:
+	case F_PATCH:
 		break;
 	}
 	return no_overload();
@@ -3779,6 +3805,7 @@ static bool is_zero(const struct val *v)
 	case V_URL:
 	case V_QTY:
 	case V_FMT:
+	case V_SEMVER:
 		break;
 	}
 	return false;
@@ -4053,6 +4080,59 @@ static struct val qty_call(struct ctx *c, enum fn f, const struct val *r,
 	return no_overload();
 }
 
+/* ------------------------------------------------- kube's semvers */
+
+/* semver(s), semver(s, normalize), isSemver(s), isSemver(s, normalize),
+   and the methods of a semver. */
+static struct val semver_call(struct ctx *c, enum fn f, const struct val *r,
+			      const struct val *x, int nx)
+{
+	if (f == F_SEMVER || f == F_ISSEMVER) {
+		if (r->k != V_STR || (nx && x[0].k != V_BOOL))
+			return no_overload();
+		struct srv_semver v;
+		char why[256];
+		const char *bad;
+		if (nx && x[0].b) {
+			char *text = astr(c, r->s.n + 5);
+			size_t len;
+			if (!text)
+				return err_static(COST_MSG);
+			bad = srv_semver_parse_normalized(
+			    r->s.p, r->s.n, text, &len, &v, why, sizeof why);
+		} else {
+			bad = srv_semver_parse(r->s.p, r->s.n, &v, why,
+					       sizeof why);
+		}
+		if (f == F_ISSEMVER)
+			return mkbool(!bad);
+		if (bad)
+			return errf(c, "%s", bad);
+		struct srv_semver *p = aalloc(c, sizeof *p);
+		if (!p)
+			return err_static(COST_MSG);
+		*p = v;
+		struct val out = {.k = V_SEMVER};
+		out.sv = p;
+		return out;
+	}
+	if (r->k != V_SEMVER)
+		return no_overload();
+	if (f == F_MAJOR || f == F_MINOR || f == F_PATCH) {
+		/* Go's types.Int(v.Major) of a uint64: wraps past int64 */
+		uint64_t u = f == F_MAJOR   ? r->sv->major
+			     : f == F_MINOR ? r->sv->minor
+					    : r->sv->patch;
+		return mkint((int64_t)u);
+	}
+	if (nx != 1 || x[0].k != V_SEMVER)
+		return no_overload();
+	int cmp = srv_semver_cmp(r->sv, x[0].sv);
+	if (f == F_QCMP)
+		return mkint(cmp);
+	return mkbool(f == F_QLT ? cmp < 0 : cmp > 0);
+}
+
 static struct val fmt_call(struct ctx *c, const struct node *n, enum fn f,
 			   const struct val *r, const struct val *x)
 {
@@ -4280,7 +4360,15 @@ static struct val call(struct ctx *c, const struct node *n, const struct val *t,
 	case F_QLT:
 	case F_QGT:
 	case F_QCMP:
+		if (r->k == V_SEMVER)
+			return semver_call(c, f, r, x, nx);
 		return qty_call(c, f, r, x);
+	case F_SEMVER:
+	case F_ISSEMVER:
+	case F_MAJOR:
+	case F_MINOR:
+	case F_PATCH:
+		return semver_call(c, f, r, x, nx);
 	}
 	return no_overload();
 }
@@ -4345,6 +4433,7 @@ static void key_text(const struct val *k, char *buf, size_t size)
 	case V_OPT:
 	case V_QTY:
 	case V_FMT:
+	case V_SEMVER:
 		break;
 	}
 	snprintf(buf, size, "?");
@@ -4443,7 +4532,8 @@ static struct val opt_index(struct ctx *c, const struct val *a,
 			    [V_URL] = "kubernetes.URL",
 			    [V_OPT] = "optional_type",
 			    [V_QTY] = "kubernetes.Quantity",
-			    [V_FMT] = "kubernetes.NamedFormat"};
+			    [V_FMT] = "kubernetes.NamedFormat",
+			    [V_SEMVER] = "kubernetes.Semver"};
 			const char *tn = names[k->k] ? names[k->k] : "dyn";
 			return errf(c, "unsupported index type '%s' in list",
 				    tn);

@@ -68,6 +68,10 @@ spec:
                 type: string
                 x-kubernetes-validations:
                 - {rule: "quantity(self).compareTo(quantity('1Gi')) <= 0", message: mem is at most 1Gi}
+              version:
+                type: string
+                x-kubernetes-validations:
+                - {rule: "isSemver(self, true) && semver(self, true).isGreaterThan(semver('1.0.0'))", message: version is a semver above 1.0.0}
               zones:
                 type: array
                 items: {type: string}
@@ -140,6 +144,11 @@ expect_rc 1 "an alias that is no DNS label" kubectl create -f - <<<"$(w w-q3 '{"
 check "... is refused (optional field, format library)" err_text 'spec: Invalid value: "object": alias must be a DNS label'
 expect_rc 1 "a zone outside the set" kubectl create -f - <<<"$(w w-q4 '{"size":1,"limit":5,"zones":["a","d"]}')"
 check "... is refused (sets library)" err_text 'spec.zones: Invalid value: "array": zones are a b or c'
+expect_rc 0 "a version the semver rule accepts (kube's normalization)" kubectl create -f - <<<"$(w w-s1 '{"size":1,"limit":5,"version":"v1.2"}')"
+expect_rc 1 "a version below the rule's bound" kubectl create -f - <<<"$(w w-s2 '{"size":1,"limit":5,"version":"1.0.0-rc.1"}')"
+check "... is refused (kube's semver library)" err_text 'spec.version: Invalid value: "string": version is a semver above 1.0.0'
+expect_rc 1 "a version that is no semver" kubectl create -f - <<<"$(w w-s3 '{"size":1,"limit":5,"version":"1.2.3.4"}')"
+check "... is refused too" err_text 'spec.version: Invalid value: "string": version is a semver above 1.0.0'
 expect_rc 1 "a quantity that does not parse" kubectl create -f - <<<"$(w w-q5 '{"size":1,"limit":5,"mem":"lots"}')"
 check "... is apimachinery's error in the rule's" err_text "spec.mem: Invalid value: \"string\": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)\$' evaluating rule: mem is at most 1Gi"
 

@@ -1066,11 +1066,109 @@ Test(cel_time, time_zones)
 		 "\"+01:00\"", NULL, NULL, CEL_TRUE, NULL);
 }
 
+/* ------------------------------------------------------------ semver */
+
+Test(cel_semver, kube_library_examples)
+{
+	/* the cases of kube's library/semver_test.go */
+	yes("semver('1.2.3') == semver('1.2.3')", "{}");
+	no("semver('1.2.3') == semver('1.0.0')", "{}");
+	err("semver('v1.0') == semver('1.0.0')", "{}",
+	    "No Major.Minor.Patch elements found");
+	err("semver('v1.0.0') == semver('1.0.0')", "{}",
+	    "Invalid character(s) found in major number \"v1\"");
+	yes("isSemver('1.2.3-beta.1+build.1')", "{}");
+	no("isSemver('') || isSemver('v1.0.0') || isSemver(' 1.0.0') || "
+	   "isSemver('1. 0.0') || isSemver('1.0.0 ') || isSemver('01.01.01') "
+	   "|| isSemver('1') || isSemver('1.1')",
+	   "{}");
+	no("isSemver('', true) || isSemver(' 1.0.0', true) || "
+	   "isSemver('1. 0.0', true) || isSemver('1.0.0 ', true)",
+	   "{}");
+	yes("isSemver('v1.0.0', true) && isSemver('01.01.01', true) && "
+	    "isSemver('1', true) && isSemver('1.1', true)",
+	    "{}");
+	err("isSemver([1, 2, 3])", "{}", "no such overload");
+	yes("semver('v01.01', true) == semver('1.1.0')", "{}");
+	yes("semver('1.0.0').isLessThan(semver('1.2.3'))", "{}");
+	no("semver('1.0.0').isLessThan(semver('1.0.0'))", "{}");
+	yes("semver('1.2.3').isGreaterThan(semver('1.0.0'))", "{}");
+	no("semver('1.0.0').isGreaterThan(semver('1.0.0'))", "{}");
+	yes("semver('1.2.3').compareTo(semver('1.2.3')) == 0", "{}");
+	yes("semver('1.0.0').compareTo(semver('1.2.3')) == -1", "{}");
+	yes("semver('1.2.3').compareTo(semver('1.0.0')) == 1", "{}");
+	yes("semver('1.2.3').major() == 1 && semver('1.2.3').minor() == 2 && "
+	    "semver('1.2.3').patch() == 3",
+	    "{}");
+}
+
+Test(cel_semver, precedence_and_errors)
+{
+	/* semver.org's example order, as blang compares: each is less
+	   than the next */
+	yes("['1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', "
+	    "'1.0.0-beta', '1.0.0-beta.2', '1.0.0-beta.11', '1.0.0-rc.1', "
+	    "'1.0.0', '1.0.1', '1.1.0', '2.0.0'].map(v, semver(v))"
+	    ".transformList(i, v, i == 0 || "
+	    "['1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', "
+	    "'1.0.0-beta', '1.0.0-beta.2', '1.0.0-beta.11', '1.0.0-rc.1', "
+	    "'1.0.0', '1.0.1', '1.1.0', '2.0.0'].map(v, semver(v))[i - 1]"
+	    ".isLessThan(v)).all(b, b)",
+	    "{}");
+	yes("semver('1.0.0-beta.11').isGreaterThan(semver('1.0.0-beta.2'))",
+	    "{}");
+	/* build metadata has no precedence */
+	yes("semver('1.2.3+a') == semver('1.2.3+b.c')", "{}");
+	yes("semver('1.2.3-x-y.Z').compareTo(semver('1.2.3-x-y.a')) == -1",
+	    "{}");
+	yes("semver('18446744073709551615.0.0').major() == -1", "{}");
+	err("semver('18446744073709551616.0.0').major() == 1", "{}",
+	    "strconv.ParseUint: parsing \"18446744073709551616\": value out "
+	    "of range");
+	err("semver('') == semver('1.0.0')", "{}", "Version string empty");
+	err("semver('1.2') == semver('1.0.0')", "{}",
+	    "No Major.Minor.Patch elements found");
+	err("semver('1.02.3') == semver('1.0.0')", "{}",
+	    "Minor number must not contain leading zeroes \"02\"");
+	err("semver('1.2.3.4') == semver('1.0.0')", "{}",
+	    "Invalid character(s) found in patch number \"3.4\"");
+	err("semver('1.2.3-') == semver('1.0.0')", "{}", "Prerelease is empty");
+	err("semver('1.2.3-01') == semver('1.0.0')", "{}",
+	    "Numeric PreRelease version must not contain leading zeroes "
+	    "\"01\"");
+	err("semver('1.2.3-a_b') == semver('1.0.0')", "{}",
+	    "Invalid character(s) found in prerelease \"a_b\"");
+	err("semver('1.2.3+') == semver('1.0.0')", "{}",
+	    "Build meta data is empty");
+	err("semver('1.2.3+a..b') == semver('1.0.0')", "{}",
+	    "Build meta data is empty");
+	err("semver('1..3') == semver('1.0.0')", "{}",
+	    "strconv.ParseUint: parsing \"\": invalid syntax");
+	/* kube's normalization */
+	yes("semver('v1.2.03-rc.1', true) == semver('1.2.3-rc.1')", "{}");
+	yes("semver('1.00.0-beta', true).minor() == 0", "{}");
+	yes("semver('1.2.0-x', true) == semver('1.2.0-x') && "
+	    "semver('1.2.00-x', true) == semver('1.2.0-x')",
+	    "{}");
+	err("semver('1.2-rc', true) == semver('1.0.0')", "{}",
+	    "short version cannot contain PreRelease/Build meta data");
+	err("semver('v', true) == semver('1.0.0')", "{}",
+	    "strconv.ParseUint: parsing \"\": invalid syntax");
+	/* kube's Semver compares only with a Semver */
+	err("semver('1.0.0') == '1.0.0'", "{}", "no such overload");
+	err("semver('1.0.0').isLessThan(quantity('1'))", "{}",
+	    "no such overload");
+	err("quantity('1').isLessThan(semver('1.0.0'))", "{}",
+	    "no such overload");
+	/* a rule reading the object */
+	yes("isSemver(self.v, true) && semver(self.v, true).major() >= 2",
+	    "{\"v\": \"v2.1\"}");
+}
+
 /* --------------------------------------------------------- compiling */
 
 Test(cel_compile, unsupported_and_bad)
 {
-	bad("isSemver(self)", "function 'isSemver' is not supported");
 	bad("type(self) == int", "function 'type' is not supported");
 	bad("self.ts.getHours('Europe/Paris') == 1",
 	    "time zone 'Europe/Paris' is not supported");
@@ -1789,7 +1887,7 @@ Test(cel_compile, invalid_or_outside_the_subset)
 	invalid("9223372036854775808 == 1", true);
 	invalid("format.dns1123Label(1)", true);
 	invalid("type(self) == int", false);
-	invalid("isSemver(self)", false);
+	invalid("'%d'.format([1]) == '1'", false);
 	invalid("self.ts.getHours('Europe/Paris') == 1", false);
 	invalid("size(1, 2) == 1", false);
 	bool inv = true;
