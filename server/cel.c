@@ -415,6 +415,7 @@ struct cel_prog {
 	struct node *all; /* list through all_next */
 	int n_slots;	  /* macro variables */
 	bool old_self;	  /* mentions oldSelf */
+	bool opt_old;	  /* oldSelf is optional (optionalOldSelf) */
 };
 
 /* --------------------------------------------------------------- utf-8 */
@@ -558,6 +559,7 @@ struct ctx {
 	const struct cel_schema *ops; /* NULL: everything is dyn */
 	struct val *slots;	      /* macro variables, by slot */
 	const json_t *old_json;
+	bool opt_old; /* the program's oldSelf is optional */
 	const void *node;
 	uint64_t steps;
 	uint64_t limit; /* steps allowed: STEP_LIMIT or a smaller budget */
@@ -4908,6 +4910,11 @@ static struct val ev(struct ctx *c, const struct node *n)
 	case N_SELF:
 		return c->slots[0];
 	case N_OLD:
+		/* optionalOldSelf: optional.of(the old value), or none on a
+		   create or a newly added field */
+		if (c->opt_old)
+			return c->old_json ? opt_of(c, &c->slots[1])
+					   : opt_none();
 		if (!c->old_json)
 			return err_static("no such attribute: oldSelf");
 		return c->slots[1];
@@ -5052,6 +5059,7 @@ static enum cel_result run(struct ctx *c, const cel_prog *p, const void *node,
 			   struct val *v, const char **text)
 {
 	*text = "";
+	c->opt_old = p->opt_old;
 	if (!c->ops)
 		node = NULL;
 	c->slots = aalloc(c, (size_t)(p->n_slots + 2) * sizeof *c->slots);
@@ -6490,6 +6498,11 @@ void cel_free(cel_prog *p)
 		free(n);
 	}
 	free(p);
+}
+
+void cel_set_optional_old_self(cel_prog *p)
+{
+	p->opt_old = true;
 }
 
 bool cel_uses_old_self(const cel_prog *p)

@@ -117,6 +117,11 @@ bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
 /* Does the program mention oldSelf (a transition rule)? */
 bool cel_uses_old_self(const cel_prog *p);
 
+/* The rule's optionalOldSelf: p's oldSelf is an optional, optional.of
+   the old value or, with no old value (a create, a newly set field),
+   optional.none(); the rule is then evaluated without one too. */
+void cel_set_optional_old_self(cel_prog *p);
+
 /* Accepts NULL. */
 void cel_free(cel_prog *p);
 
@@ -132,7 +137,8 @@ enum cel_result {
 /*
  * Evaluate p with self bound to self (borrowed, not NULL) read through
  * node, and oldSelf to old_self (NULL: no oldSelf; a transition rule is not
- * evaluated then, and the caller should not call). msg (if msg_size) gets
+ * evaluated then, and the caller should not call, unless the rule's oldSelf
+ * is optional: cel_set_optional_old_self). msg (if msg_size) gets
  * a one-line message for CEL_ERROR and CEL_UNSUPPORTED, else "".
  * Evaluation is bounded in steps (one million, kube's per-call limit); a
  * rule that exceeds the bound gets CEL_ERROR with msg CEL_COST_MSG.

@@ -391,6 +391,7 @@ struct rule {
 	cel_prog *msg_prog; /* messageExpression, or NULL */
 	char *why;
 	bool uses_old;
+	bool opt_old; /* optionalOldSelf: evaluated with no old value too */
 };
 
 struct srv_schema {
@@ -1360,14 +1361,18 @@ static bool compile_cel(struct rule *r, const json_t *js)
 	if (json_is_string(reason) && json_string_length(reason) &&
 	    !(r->reason = strdup(json_string_value(reason))))
 		return true;
-	if (json_is_true(json_object_get(js, "optionalOldSelf")))
-		snprintf(why, sizeof why, "optionalOldSelf is not supported");
 	if (!why[0] && r->rule[0]) {
 		r->prog = cel_compile(r->rule, why, sizeof why);
 		if (!r->prog && strcmp(why, "out of memory") == 0)
 			return true;
 		if (r->prog)
 			r->uses_old = cel_uses_old_self(r->prog);
+		/* kube refuses optionalOldSelf on a rule without oldSelf */
+		if (r->uses_old &&
+		    json_is_true(json_object_get(js, "optionalOldSelf"))) {
+			cel_set_optional_old_self(r->prog);
+			r->opt_old = true;
+		}
 	}
 	/* a messageExpression lapis cannot compile leaves the message */
 	const json_t *me = json_object_get(js, "messageExpression");
@@ -1876,7 +1881,7 @@ static void rules_eval(struct rctx *x, const struct node *n, const json_t *v,
 				x->unevaluated[i] = true;
 			continue;
 		}
-		if (r->uses_old && !old)
+		if (r->uses_old && !old && !r->opt_old)
 			continue;
 		char msg[512];
 		enum cel_result res = cel_eval_budget(

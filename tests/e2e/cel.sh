@@ -68,6 +68,10 @@ spec:
                 type: string
                 x-kubernetes-validations:
                 - {rule: "quantity(self).compareTo(quantity('1Gi')) <= 0", message: mem is at most 1Gi}
+              level:
+                type: integer
+                x-kubernetes-validations:
+                - {rule: "self >= oldSelf.orValue(1)", message: level starts at 1 and never drops, optionalOldSelf: true}
               version:
                 type: string
                 x-kubernetes-validations:
@@ -193,6 +197,12 @@ check "... is refused at its index" err_text 'spec.ports[0]: Invalid value: "obj
 expect_rc 0 "items reordered and a new one added (correlated by key)" kubectl patch widget w-a --type=merge -p '{"spec":{"ports":[{"name":"https","port":443},{"name":"http","port":80}]}}'
 
 # /status
+expect_rc 1 "a level set below 1 (optionalOldSelf: the rule runs with no old value)" kubectl patch widget w-a --type=merge -p '{"spec":{"level":0}}'
+check "... is refused" err_text 'spec.level: Invalid value: "integer": level starts at 1 and never drops'
+expect_rc 0 "a level of 3" kubectl patch widget w-a --type=merge -p '{"spec":{"level":3}}'
+expect_rc 1 "dropping it to 2 (oldSelf.orValue reads the old value)" kubectl patch widget w-a --type=merge -p '{"spec":{"level":2}}'
+check "... is refused" err_text 'spec.level: Invalid value: "integer": level starts at 1 and never drops'
+check "... and no warning says the rule was not evaluated" bash -c "! grep -q 'not evaluated.*orValue' '$WORK/err'"
 expect_rc 1 "a status rule through /status" kubectl patch widget w-a --subresource=status --type=merge -p '{"status":{"phase":"Bogus"}}'
 check "... is refused" err_text 'status: Invalid value: "object": unknown phase'
 expect_rc 0 "a status the rule accepts" kubectl patch widget w-a --subresource=status --type=merge -p '{"status":{"phase":"Ready"}}'

@@ -1427,6 +1427,59 @@ Test(schema_rules, transition_rules_and_ratcheting)
 	srv_schema_free(s);
 }
 
+/* optionalOldSelf: the rule also runs with no old value, oldSelf then
+   optional.none(), else optional.of the old value (kube's
+   validationActivationWithOldSelf). */
+Test(schema_rules, optional_old_self)
+{
+	struct srv_schema *s = sch(
+	    "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":"
+	    "\"object\",\"x-kubernetes-validations\":["
+	    "{\"rule\":\"oldSelf.hasValue() || self.mode == 'init'\","
+	    "\"message\":\"created in init\",\"optionalOldSelf\":true},"
+	    "{\"rule\":\"self.mode == oldSelf.mode\",\"message\":\"same "
+	    "mode\",\"optionalOldSelf\":false}],"
+	    "\"properties\":{\"mode\":{\"type\":\"string\"},"
+	    "\"replicas\":{\"type\":\"integer\",\"x-kubernetes-validations\":"
+	    "[{\"rule\":\"self >= oldSelf.orValue(0)\",\"message\":\"no "
+	    "shrinking\",\"optionalOldSelf\":true}]}}}}}");
+	struct srv_error err = {0};
+	struct warnings w = {0};
+	/* a create runs both optional rules (and not the plain transition
+	   rule) */
+	rules(s, "{\"spec\":{\"mode\":\"x\",\"replicas\":-1}}", NULL, &err, &w);
+	cr_assert_eq(err.n_causes, 2);
+	cr_assert_str_eq(err.causes[0].field, "spec");
+	cr_assert_str_eq(err.causes[0].message,
+			 "Invalid value: \"object\": created in init");
+	cr_assert_str_eq(err.causes[1].field, "spec.replicas");
+	cr_assert_str_eq(err.causes[1].message,
+			 "Invalid value: \"integer\": no shrinking");
+	cr_assert_eq(w.n, 0);
+	struct srv_error ok = {0};
+	rules(s, "{\"spec\":{\"mode\":\"init\",\"replicas\":1}}", NULL, &ok,
+	      &w);
+	cr_assert_eq(ok.n_causes, 0);
+	/* an update: oldSelf holds the old value */
+	struct srv_error err2 = {0};
+	rules(s, "{\"spec\":{\"mode\":\"init\",\"replicas\":2}}",
+	      "{\"spec\":{\"mode\":\"init\",\"replicas\":3}}", &err2, &w);
+	cr_assert_eq(err2.n_causes, 1);
+	cr_assert_str_eq(err2.causes[0].field, "spec.replicas");
+	/* a field newly set on an update: no old value for it */
+	struct srv_error err3 = {0};
+	rules(s, "{\"spec\":{\"mode\":\"run\",\"replicas\":-2}}",
+	      "{\"spec\":{\"mode\":\"run\"}}", &err3, &w);
+	cr_assert_eq(err3.n_causes, 1);
+	cr_assert_str_eq(err3.causes[0].field, "spec.replicas");
+	struct srv_error ok2 = {0};
+	rules(s, "{\"spec\":{\"mode\":\"run\",\"replicas\":4}}",
+	      "{\"spec\":{\"mode\":\"run\"}}", &ok2, &w);
+	cr_assert_eq(ok2.n_causes, 0);
+	cr_assert_eq(w.n, 0);
+	srv_schema_free(s);
+}
+
 /* kube's messageExpression: the failure says what it evaluates to,
    trimmed; the message when it fails, is no string, is empty or has a
    line break. */
