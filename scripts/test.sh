@@ -99,14 +99,10 @@ stage_cmd() {
 		fi
 		# Every end-to-end script but kubectl.sh, which replays the
 		# same server flows with each kubectl version (client
-		# conformance), and crd.sh, the CRD corpus and schema
-		# validation case by case (single-request work; the CRD
-		# serving map's threads are tsan_crd's, and controllers.sh,
-		# apply.sh and cel.sh create, change and delete CRDs under
-		# TSan). The plain and ASan stages run both; that keeps the
-		# whole run inside CI's 30 minutes.
+		# conformance); the plain and ASan stages run it. That keeps
+		# the whole run inside CI's 30 minutes.
 		TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/tests/tsan/suppressions.txt" \
-			run_ctest "$prefix-tsan" -L 'threads|e2e' -E '^e2e_(kubectl|crd)$'
+			run_ctest "$prefix-tsan" -L 'threads|e2e' -E '^e2e_kubectl$'
 		local rc=$?
 		ctest_wrap=()
 		return "$rc"
