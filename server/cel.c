@@ -55,8 +55,13 @@
  * quantity library (quantity.c does the arithmetic), its format
  * library (format.<name>(), format.named, validate) and its semver
  * library (semver and isSemver, normalizing or not, major, minor, patch,
- * isGreaterThan, isLessThan, compareTo and ==; semver.c parses). Outside
- * it, and refused by cel_compile: type(), a time zone by name
+ * isGreaterThan, isLessThan, compareTo and ==; semver.c parses); type()
+ * and the type names (int, uint, double, bool, string, bytes, list, map,
+ * null_type, type, google.protobuf.Duration and Timestamp, net.IP,
+ * net.CIDR, kubernetes.URL, Quantity, Semver and NamedFormat,
+ * optional_type; an object the schema declares with fields is of a type
+ * no name equals, as in kube). Outside it, and refused by cel_compile: a
+ * time zone by name
  * ("Europe/Paris"; one read from the object makes the evaluation
  * CEL_UNSUPPORTED), kube's authz library, message construction, and any
  * name but self and oldSelf. Two url values compared with == are
@@ -121,6 +126,7 @@ enum nkind {
 	N_BYTES,
 	N_BOOL,
 	N_NULL,
+	N_TYPE,	 /* a type name (int, string, list, ...): s */
 	N_IDENT, /* before resolution only */
 	N_VAR,	 /* a macro variable: slot */
 	N_SELF,
@@ -279,6 +285,7 @@ enum fn {
 	F_MAJOR,
 	F_MINOR,
 	F_PATCH,
+	F_TYPE,
 };
 
 /* The functions of the subset: name, and how many arguments a global call
@@ -382,6 +389,7 @@ static const struct fndef {
     {"major", F_MAJOR, -1, -1, 0, 0},
     {"minor", F_MINOR, -1, -1, 0, 0},
     {"patch", F_PATCH, -1, -1, 0, 0},
+    {"type", F_TYPE, 1, 1, -1, -1},
 };
 
 struct node {
@@ -645,6 +653,7 @@ enum vk {
 	V_QTY,	  /* q: kube's Quantity */
 	V_FMT,	  /* i: the format, an index into fmts: kube's Format */
 	V_SEMVER, /* sv: kube's Semver */
+	V_TYPE,	  /* s: a type's name, as type() and the type names give */
 };
 
 struct val {
@@ -1510,6 +1519,7 @@ static int ordering(const struct val *a, const struct val *b)
 	case V_QTY:
 	case V_FMT:
 	case V_SEMVER:
+	case V_TYPE:
 		break;
 	}
 	return -2;
@@ -1693,6 +1703,8 @@ static int eqv(struct ctx *c, const struct val *a, const struct val *b,
 		return a->i == b->i;
 	case V_SEMVER:
 		return srv_semver_cmp(a->sv, b->sv) == 0;
+	case V_TYPE:
+		return a->s.n == b->s.n && !memcmp(a->s.p, b->s.p, a->s.n);
 	case V_OPT:
 		break;
 	case V_STR:
@@ -2499,6 +2511,7 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 	case F_MAJOR:
 	case F_MINOR:
 	case F_PATCH:
+	case F_TYPE:
 		break;
 	}
 	return no_overload();
@@ -3808,6 +3821,7 @@ static bool is_zero(const struct val *v)
 	case V_QTY:
 	case V_FMT:
 	case V_SEMVER:
+	case V_TYPE:
 		break;
 	}
 	return false;
@@ -3815,6 +3829,7 @@ static bool is_zero(const struct val *v)
 
 static struct val eval_in(struct ctx *c, const struct val *x,
 			  const struct val *in);
+static const char *type_name(struct ctx *c, const struct val *v);
 static void key_text(const struct val *k, char *buf, size_t size);
 
 /* optional.unwrap(l), l.unwrapOpt(): the values of l's optionals. */
@@ -4371,6 +4386,10 @@ static struct val call(struct ctx *c, const struct node *n, const struct val *t,
 	case F_MINOR:
 	case F_PATCH:
 		return semver_call(c, f, r, x, nx);
+	case F_TYPE: {
+		const char *tn = type_name(c, r);
+		return mkstr(V_TYPE, tn, strlen(tn));
+	}
 	}
 	return no_overload();
 }
@@ -4436,9 +4455,40 @@ static void key_text(const struct val *k, char *buf, size_t size)
 	case V_QTY:
 	case V_FMT:
 	case V_SEMVER:
+	case V_TYPE:
 		break;
 	}
 	snprintf(buf, size, "?");
+}
+
+/* The name of v's type, as cel-go's type() gives it: an object the
+   schema declares with fields is kube's object type, which no type name
+   equals; an error has none. */
+static const char *type_name(struct ctx *c, const struct val *v)
+{
+	static const char *const names[] = {
+	    [V_NULL] = "null_type",
+	    [V_BOOL] = "bool",
+	    [V_INT] = "int",
+	    [V_UINT] = "uint",
+	    [V_DOUBLE] = "double",
+	    [V_STR] = "string",
+	    [V_BYTES] = "bytes",
+	    [V_LIST] = "list",
+	    [V_MAP] = "map",
+	    [V_DUR] = "google.protobuf.Duration",
+	    [V_TS] = "google.protobuf.Timestamp",
+	    [V_IP] = "net.IP",
+	    [V_CIDR] = "net.CIDR",
+	    [V_URL] = "kubernetes.URL",
+	    [V_OPT] = "optional_type",
+	    [V_QTY] = "kubernetes.Quantity",
+	    [V_FMT] = "kubernetes.NamedFormat",
+	    [V_SEMVER] = "kubernetes.Semver",
+	    [V_TYPE] = "type"};
+	if (v->k == V_MAP && v->json && stype(c, v->js.node) == CEL_S_OBJECT)
+		return "object";
+	return names[v->k] ? names[v->k] : "dyn";
 }
 
 static struct val key_err(struct ctx *c, const struct val *k)
@@ -4520,25 +4570,8 @@ static struct val opt_index(struct ctx *c, const struct val *a,
 			return errf(c, "unsupported index value %s in list",
 				    buf);
 		} else {
-			static const char *const names[] = {
-			    [V_NULL] = "null_type",
-			    [V_BOOL] = "bool",
-			    [V_STR] = "string",
-			    [V_BYTES] = "bytes",
-			    [V_LIST] = "list",
-			    [V_MAP] = "map",
-			    [V_DUR] = "google.protobuf.Duration",
-			    [V_TS] = "google.protobuf.Timestamp",
-			    [V_IP] = "net.IP",
-			    [V_CIDR] = "net.CIDR",
-			    [V_URL] = "kubernetes.URL",
-			    [V_OPT] = "optional_type",
-			    [V_QTY] = "kubernetes.Quantity",
-			    [V_FMT] = "kubernetes.NamedFormat",
-			    [V_SEMVER] = "kubernetes.Semver"};
-			const char *tn = names[k->k] ? names[k->k] : "dyn";
 			return errf(c, "unsupported index type '%s' in list",
-				    tn);
+				    type_name(c, k));
 		}
 		if (i < 0 || (uint64_t)i >= list_len(a))
 			return opt_none();
@@ -4903,6 +4936,8 @@ static struct val ev(struct ctx *c, const struct node *n)
 		return mkbool(n->lit.b);
 	case N_NULL:
 		return v;
+	case N_TYPE:
+		return mkstr(V_TYPE, n->s, n->s_len);
 	case N_IDENT:
 		return err_static("unresolved identifier");
 	case N_VAR:
@@ -6239,6 +6274,57 @@ struct scope {
 	const struct scope *up;
 };
 
+/* The type names a rule may write: CEL's own, and the qualified names
+   of the types kube's libraries add (a variable may shadow the first). */
+static bool is_type_name(const char *s)
+{
+	static const char *const names[] = {
+	    "int",
+	    "uint",
+	    "double",
+	    "bool",
+	    "string",
+	    "bytes",
+	    "list",
+	    "map",
+	    "null_type",
+	    "type",
+	    "google.protobuf.Duration",
+	    "google.protobuf.Timestamp",
+	    "net.IP",
+	    "net.CIDR",
+	    "kubernetes.URL",
+	    "kubernetes.Quantity",
+	    "kubernetes.Semver",
+	    "kubernetes.NamedFormat",
+	    "optional_type",
+	};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (!strcmp(s, names[i]))
+			return true;
+	return false;
+}
+
+/* n as a dotted name (a.b.c: selections down to an identifier) into buf;
+   false when it is not one or does not fit. */
+static bool dotted_name(const struct node *n, char *buf, size_t size)
+{
+	if (n->k == N_IDENT) {
+		if (strlen(n->s) >= size)
+			return false;
+		strcpy(buf, n->s);
+		return true;
+	}
+	if (n->k != N_SELECT || n->opt_sel || !dotted_name(n->a, buf, size))
+		return false;
+	size_t len = strlen(buf);
+	if (len + 1 + n->s_len >= size)
+		return false;
+	buf[len] = '.';
+	memcpy(buf + len + 1, n->s, n->s_len + 1);
+	return true;
+}
+
 /* Bind identifiers: macro variables (innermost first), self, oldSelf. */
 static void resolve(struct parser *ps, struct node *n, const struct scope *sc)
 {
@@ -6256,11 +6342,40 @@ static void resolve(struct parser *ps, struct node *n, const struct scope *sc)
 		} else if (!strcmp(n->s, "oldSelf")) {
 			n->k = N_OLD;
 			ps->prog->old_self = true;
+		} else if (is_type_name(n->s)) {
+			n->k = N_TYPE;
 		} else {
 			fail(ps, (size_t)-1, "undeclared reference to '%s'",
 			     n->s);
 		}
 		return;
+	}
+	/* a qualified type name, google.protobuf.Duration: unless its
+	   first name is a variable */
+	char dn[64];
+	if (n->k == N_SELECT && dotted_name(n, dn, sizeof dn) &&
+	    is_type_name(dn)) {
+		const struct node *root = n;
+		while (root->k == N_SELECT)
+			root = root->a;
+		bool var =
+		    !strcmp(root->s, "self") || !strcmp(root->s, "oldSelf");
+		for (const struct scope *s = sc; s && !var; s = s->up)
+			var = !strcmp(s->name, root->s);
+		if (!var) {
+			char *name = strdup(dn);
+			if (!name) {
+				nomem(ps);
+				return;
+			}
+			free(n->s);
+			n->s = name;
+			n->s_len = strlen(name);
+			n->k = N_TYPE;
+			/* the selections under it stay in the node list
+			   and are freed with it; nothing evaluates them */
+			return;
+		}
 	}
 	if (n->k == N_COMP) {
 		resolve(ps, n->a, sc);
@@ -6444,6 +6559,7 @@ static struct sty check_node(struct fchk *c, const struct node *n)
 	case N_BYTES:
 	case N_BOOL:
 	case N_NULL:
+	case N_TYPE:
 	case N_IDENT:
 	case N_LIST:
 	case N_MAP:

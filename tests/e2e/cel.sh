@@ -54,7 +54,7 @@ spec:
             - rule: "self.size < 100"
               message: size is too big
               messageExpression: "'size ' + string(self.size) + ' is above 99'"
-            - rule: "!has(self.q) || type(self.q) == string"
+            - rule: "!has(self.q) || '%s'.format([self.q]) == self.q"
             - rule: "!format.dns1123Label().validate(self.?alias.orValue('ok')).hasValue()"
               message: alias must be a DNS label
             properties:
@@ -68,6 +68,10 @@ spec:
                 type: string
                 x-kubernetes-validations:
                 - {rule: "quantity(self).compareTo(quantity('1Gi')) <= 0", message: mem is at most 1Gi}
+              share:
+                x-kubernetes-int-or-string: true
+                x-kubernetes-validations:
+                - {rule: "type(self) == int ? self >= 0 : self.endsWith('%')", message: share is a count or a percentage}
               level:
                 type: integer
                 x-kubernetes-validations:
@@ -138,7 +142,7 @@ w() { # NAME SPEC-JSON: a widget
 
 expect_rc 0 "a widget every rule accepts" kubectl create -f - <<<"$(w w-a '{"size":1,"limit":5,"mode":"fast","ports":[{"name":"http","port":80}],"tags":["abc"]}')"
 check "... warns of the rule outside lapis's subset, once, with why" \
-	err_has "^Warning: spec: x-kubernetes-validations rule was not evaluated \(.*type.*\): !has\(self.q\) \|\| type"
+	err_has "^Warning: spec: x-kubernetes-validations rule was not evaluated \(.*format.*\): !has\(self.q\) \|\| '%s'.format"
 check "... and of no other rule" [ "$(grep -c 'x-kubernetes-validations' "$WORK/err")" == 1 ]
 
 expect_rc 0 "a quantity, an optional field, a set within the rules" kubectl create -f - <<<"$(w w-q '{"size":1,"limit":5,"mem":"512Mi","alias":"web","zones":["a","c"]}')"
@@ -153,6 +157,10 @@ expect_rc 1 "a version below the rule's bound" kubectl create -f - <<<"$(w w-s2 
 check "... is refused (kube's semver library)" err_text 'spec.version: Invalid value: "string": version is a semver above 1.0.0'
 expect_rc 1 "a version that is no semver" kubectl create -f - <<<"$(w w-s3 '{"size":1,"limit":5,"version":"1.2.3.4"}')"
 check "... is refused too" err_text 'spec.version: Invalid value: "string": version is a semver above 1.0.0'
+expect_rc 0 "an int-or-string the type() rule accepts, as an int" kubectl create -f - <<<"$(w w-t1 '{"size":1,"limit":5,"share":3}')"
+expect_rc 0 "... and as a string" kubectl create -f - <<<"$(w w-t2 '{"size":1,"limit":5,"share":"25%"}')"
+expect_rc 1 "a string that is no percentage" kubectl create -f - <<<"$(w w-t3 '{"size":1,"limit":5,"share":"many"}')"
+check "... is refused (type() told it from an int; the value is kube's schema type, none)" err_text 'spec.share: Invalid value: "": share is a count or a percentage'
 expect_rc 1 "a quantity that does not parse" kubectl create -f - <<<"$(w w-q5 '{"size":1,"limit":5,"mem":"lots"}')"
 check "... is apimachinery's error in the rule's" err_text "spec.mem: Invalid value: \"string\": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)\$' evaluating rule: mem is at most 1Gi"
 
@@ -273,7 +281,7 @@ check "... is refused" err_text 'x-kubernetes-validations[0].message: Invalid va
 bad_rules_crd "            - {rule: 'self.a > 0', optionalOldSelf: true}" >"$WORK/gadget.yaml"
 expect_rc 1 "a CRD with optionalOldSelf on a rule without oldSelf" kubectl apply -f "$WORK/gadget.yaml"
 check "... is refused" err_text 'x-kubernetes-validations[0].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule'
-bad_rules_crd "            - {rule: 'type(self.a) == int'}" >"$WORK/gadget.yaml"
+bad_rules_crd "            - {rule: \"'%d'.format([self.a]) == '1'\"}" >"$WORK/gadget.yaml"
 expect_rc 0 "a CRD whose rule is CEL outside lapis's subset is accepted" kubectl apply -f "$WORK/gadget.yaml"
 
 # the real VolumeSnapshot CRD (external-snapshotter)

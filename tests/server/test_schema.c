@@ -1313,7 +1313,7 @@ static const char *rules_schema =
     "above max \"},"
     "{\"rule\":\"self.mode == oldSelf.mode\",\"message\":\"mode is "
     "immutable\"},"
-    "{\"rule\":\"type(self.q) == string\"}],"
+    "{\"rule\":\"'%s'.format([self.q]) == self.q\"}],"
     "\"properties\":{\"min\":{\"type\":\"integer\"},\"max\":{\"type\":"
     "\"integer\"},"
     "\"mode\":{\"type\":\"string\"},\"q\":{\"type\":\"string\"},"
@@ -1354,7 +1354,7 @@ Test(schema_rules, failures_are_kube_causes)
 	cr_assert_str_eq(
 	    w.last,
 	    "spec: x-kubernetes-validations rule was not evaluated (function "
-	    "'type' is not supported): type(self.q) == string");
+	    "'format' is not supported): '%s'.format([self.q]) == self.q");
 	srv_schema_free(s);
 }
 
