@@ -32,6 +32,7 @@
 
 #include "cel.h"
 #include "fields.h"
+#include "ipaddr.h"
 #include "registry/json.h"
 #include "resources.h"
 #include "schema.h"
@@ -330,6 +331,27 @@ static const struct {
 	{"rgbcolor", F_RGBCOLOR}, {"isbn", F_ISBN}, {"isbn10", F_ISBN10},
 	{"isbn13", F_ISBN13}, {"creditcard", F_CREDITCARD},
 };
+
+/* The format a name gives. kube-openapi's registry names formats without
+   their dashes (ip-v4 is ipv4, date-time is datetime) and looks a name up
+   the same way; F_NONE for one it does not know. */
+static enum fmt find_format(const char *name)
+{
+	char norm[64];
+	size_t k = 0;
+	for (const char *q = name; *q; q++) {
+		if (*q == '-')
+			continue;
+		if (k == sizeof norm - 1)
+			return F_NONE;
+		norm[k++] = *q;
+	}
+	norm[k] = '\0';
+	for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
+		if (strcmp(norm, formats[i].name) == 0)
+			return formats[i].f;
+	return F_NONE;
+}
 
 enum addl { ADDL_NONE, ADDL_TRUE, ADDL_FALSE, ADDL_SCHEMA };
 enum listtype { LIST_NONE, LIST_ATOMIC, LIST_SET, LIST_MAP };
@@ -1497,21 +1519,8 @@ static lp_err compile_node(struct cctx *c, const json_t *js,
 		n->has_mult = true;
 		n->mult = mult.d;
 	}
-	if (n->format_name) {
-		/* kube-openapi's registry names formats without their
-		   dashes (ip-v4 is ipv4), as does the list of formats kube
-		   keeps; date-time is the one name spelled both ways */
-		char norm[64];
-		size_t k = 0;
-		for (const char *q = n->format_name; *q && k < sizeof norm - 1; q++)
-			if (*q != '-')
-				norm[k++] = *q;
-		norm[k] = '\0';
-		for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
-			if (strcmp(n->format_name, formats[i].name) == 0 ||
-			    strcmp(norm, formats[i].name) == 0)
-				n->format = formats[i].f;
-	}
+	if (n->format_name)
+		n->format = find_format(n->format_name);
 	char *lt = NULL;
 	if ((rc = kw_str(c, js, "x-kubernetes-list-type", &lt)))
 		return rc;
@@ -2189,6 +2198,12 @@ static bool has_default(const struct node *n)
 /* ------------------------------------------------------------------------ */
 /* Formats.                                                                  */
 
+/* Go regexp's \s: ASCII space, \t, \n, \f and \r (not \v). */
+static bool go_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+}
+
 static bool all_hex(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -2263,28 +2278,25 @@ static bool is_datetime(const char *s)
 	return d > p + 1 && dt_zone(d, end);
 }
 
+/* kube-openapi's UUID patterns: five groups of hex digits, in either
+   case, each dash between them optional; uuid3/4/5 name the version
+   digit, and uuid4/5 the variant (8, 9, a or b). */
 static bool is_uuid(const char *s, char version)
 {
 	static const size_t groups[] = {8, 4, 4, 4, 12};
-	const char *g3 = NULL;
 	for (int i = 0; i < 5; i++) {
-		if (i) {
-			if (*s == '-')
-				s++;
-			else if (version)
-				return false;
-		}
+		if (i && *s == '-')
+			s++;
 		if (strlen(s) < groups[i] || !all_hex(s, groups[i]))
 			return false;
-		if (i == 2)
-			g3 = s;
+		if (i == 2 && version && s[0] != version)
+			return false;
+		if (i == 3 && (version == '4' || version == '5') &&
+		    !strchr("89abAB", s[0]))
+			return false;
 		s += groups[i];
 	}
-	if (*s)
-		return false;
-	if (version && g3[0] != version)
-		return false;
-	return true;
+	return !*s;
 }
 
 static bool is_base64(const char *s)
@@ -2305,10 +2317,12 @@ static bool is_base64(const char *s)
 	return pad <= 2;
 }
 
+/* kube-openapi's isIPv4: ParseIPSloppy (leading zeros allowed) takes
+   it, and it has a dot (an IPv4-mapped IPv6 address counts). */
 static bool is_ipv4(const char *s)
 {
-	struct in_addr a;
-	return inet_pton(AF_INET, s, &a) == 1;
+	struct srv_ip ip;
+	return strchr(s, '.') && srv_ip_parse(s, &ip);
 }
 
 static bool is_ipv6(const char *s)
@@ -2317,120 +2331,491 @@ static bool is_ipv6(const char *s)
 	return strchr(s, ':') && inet_pton(AF_INET6, s, &a) == 1;
 }
 
+/* kube-openapi's isCIDR: ParseCIDRSloppy. */
 static bool is_cidr(const char *s)
 {
-	const char *slash = strchr(s, '/');
-	if (!slash || slash - s >= 64 || !slash[1] || strlen(slash + 1) > 3 ||
-	    !digits(slash + 1, strlen(slash + 1)))
-		return false;
-	char ip[64];
-	memcpy(ip, s, (size_t)(slash - s));
-	ip[slash - s] = '\0';
-	int bits = atoi(slash + 1);
-	if (slash[1] == '0' && slash[2])
-		return false;
-	if (is_ipv4(ip))
-		return bits <= 32;
-	if (is_ipv6(ip))
-		return bits <= 128;
-	return false;
+	struct srv_ip ip;
+	int bits;
+	return srv_cidr_parse(s, &ip, &bits);
 }
 
+/* Outside ASCII, what kube-openapi's hostname pattern takes as a letter
+   or symbol (\p{L}, \p{S}); letter false asks for a letter only (a
+   top-level domain). Without Unicode's tables this knows the ranges of
+   spaces, controls, format characters and punctuation that are neither,
+   and the symbol blocks; the rest counts as letters. Invalid UTF-8 is
+   U+FFFD, a symbol, as Go reads it. */
+static bool hn_wide(uint32_t c, bool symbol_ok)
+{
+	if (c < 0xa0 || c == 0xa0 || c == 0xad || c == 0xa1 || c == 0xa7 ||
+	    c == 0xab || c == 0xb6 || c == 0xb7 || c == 0xbb || c == 0xbf ||
+	    (c >= 0x2000 && c <= 0x206f) || (c >= 0x2e00 && c <= 0x2e7f) ||
+	    (c >= 0x3000 && c <= 0x3003) || (c >= 0x3008 && c <= 0x3011) ||
+	    (c >= 0x3014 && c <= 0x301f) || (c >= 0xfe10 && c <= 0xfe1f) ||
+	    (c >= 0xfe30 && c <= 0xfe4f) || c == 0xfefd || c == 0xfefe ||
+	    c == 0xfeff || (c >= 0xfff9 && c <= 0xfffb))
+		return false;
+	bool symbol = (c >= 0xa2 && c <= 0xa6) || c == 0xa8 || c == 0xa9 ||
+		      c == 0xac || (c >= 0xae && c <= 0xb1) || c == 0xb4 ||
+		      c == 0xb8 || c == 0xd7 || c == 0xf7 ||
+		      (c >= 0x2100 && c <= 0x2bff) ||
+		      (c >= 0x1f000 && c <= 0x1faff) || c == 0xfffd;
+	return symbol_ok || !symbol;
+}
+
+/* A character of a label: [a-zA-Z0-9\p{S}\p{L}]. */
+static bool hn_label_char(uint32_t c)
+{
+	if (c < 0x80)
+		return isalnum((int)c) || (c && strchr("$+<=>^`|~", (int)c));
+	return hn_wide(c, true);
+}
+
+/* A character of a top-level domain: [a-zA-Z\p{L}]. */
+static bool hn_tld_char(uint32_t c)
+{
+	return c < 0x80 ? isalpha((int)c) != 0 : hn_wide(c, false);
+}
+
+/* kube-openapi's IsHostname: one label (a character, an optional '-',
+   then up to 62 more), or labels each ending in '.' (1-63 characters, a
+   '-' only inside) and a top-level domain of 2-63 letters; then at most
+   255 bytes, and 63 bytes between dots. */
 static bool is_hostname(const char *s)
 {
 	size_t n = strlen(s);
 	if (n == 0 || n > 255)
 		return false;
-	if (s[n - 1] == '.')
-		n--;
-	size_t lab = 0;
-	for (size_t i = 0; i <= n; i++) {
-		unsigned char c = i < n ? (unsigned char)s[i] : '.';
-		if (c == '.') {
-			if (lab == 0 || lab > 63 || s[i - 1] == '-')
+	uint32_t cp[256];
+	size_t ncp = 0;
+	for (size_t i = 0; i < n;) {
+		size_t w = reg_utf8_seq((const unsigned char *)s + i, n - i);
+		if (w)
+			reg_utf8_decode((const unsigned char *)s + i, n - i,
+					&cp[ncp]);
+		else
+			cp[ncp] = 0xfffd, w = 1;
+		ncp++;
+		i += w;
+	}
+	/* byte lengths between dots */
+	for (const char *p = s;;) {
+		const char *dot = strchr(p, '.');
+		if ((size_t)((dot ? dot : s + n) - p) > 63)
+			return false;
+		if (!dot)
+			break;
+		p = dot + 1;
+	}
+	bool has_dot = memchr(s, '.', n) != NULL;
+	if (!has_dot) {
+		if (!hn_label_char(cp[0]))
+			return false;
+		size_t i = 1;
+		if (i < ncp && cp[i] == '-')
+			i++;
+		if (ncp - i > 62)
+			return false;
+		for (; i < ncp; i++)
+			if (!hn_label_char(cp[i]))
 				return false;
-			lab = 0;
-			continue;
-		}
-		if (!(isalnum(c) || c == '-' || c >= 0x80))
+		return true;
+	}
+	/* the top-level domain: after the last dot */
+	size_t t = ncp;
+	while (t > 0 && cp[t - 1] != '.')
+		t--;
+	if (ncp - t < 2 || ncp - t > 63)
+		return false;
+	for (size_t i = t; i < ncp; i++)
+		if (!hn_tld_char(cp[i]))
 			return false;
-		if (lab == 0 && c == '-')
+	/* the labels before it, each ending in its dot */
+	for (size_t i = 0; i < t;) {
+		size_t j = i;
+		while (cp[j] != '.')
+			j++;
+		size_t len = j - i;
+		if (len == 0 || len > 63 || !hn_label_char(cp[i]) ||
+		    !hn_label_char(cp[j - 1]))
 			return false;
-		lab++;
+		for (size_t k = i + 1; k + 1 < j; k++)
+			if (cp[k] != '-' && !hn_label_char(cp[k]))
+				return false;
+		i = j + 1;
 	}
 	return true;
+}
+
+/* kube-openapi's IsEmail is Go's net/mail.ParseAddress: one address,
+   "local@domain" or "phrase <local@domain>" (or a group of one), with
+   spaces, tabs and (comments) around. The parser below follows its
+   grammar; encoded words (RFC 2047) in a phrase are taken as plain
+   atoms. */
+struct mailp {
+	const char *s;
+};
+
+/* The next character's width, its code point in *r; 0 at the end, and
+   an invalid sequence is width 1 with r U+FFFD. */
+static size_t mail_rune(const char *s, uint32_t *r)
+{
+	if (!*s)
+		return 0;
+	return reg_utf8_decode((const unsigned char *)s, strlen(s), r);
+}
+
+static bool mail_bad_utf8(const char *s)
+{
+	return (unsigned char)*s >= 0x80 &&
+	       !reg_utf8_seq((const unsigned char *)s, strlen(s));
+}
+
+static bool mail_vchar(uint32_t r)
+{
+	return (r >= '!' && r <= '~') || r >= 0x80;
+}
+
+/* Go's isAtext: a phrase's atoms (permissive) also take the specials
+   ()[];@\, but never <>": */
+static bool mail_atext(uint32_t r, bool permissive)
+{
+	if (r == '.')
+		return true;
+	if (r < 0x80 && strchr("()[];@\\,", (int)r))
+		return permissive;
+	if (r < 0x80 && strchr("<>\":", (int)r))
+		return false;
+	return mail_vchar(r);
+}
+
+static void mail_skip_space(struct mailp *p)
+{
+	while (*p->s == ' ' || *p->s == '\t')
+		p->s++;
+}
+
+/* After '(': a comment to its matching ')'; false when unclosed. */
+static bool mail_comment(struct mailp *p)
+{
+	int depth = 1;
+	while (*p->s && depth) {
+		if (*p->s == '\\' && p->s[1])
+			p->s++;
+		else if (*p->s == '(')
+			depth++;
+		else if (*p->s == ')')
+			depth--;
+		p->s++;
+	}
+	return depth == 0;
+}
+
+static bool mail_skip_cfws(struct mailp *p)
+{
+	mail_skip_space(p);
+	while (*p->s == '(') {
+		p->s++;
+		if (!mail_comment(p))
+			return false;
+		mail_skip_space(p);
+	}
+	return true;
+}
+
+/* An atom (dot: dots allowed; strict: no leading, trailing or double
+   dot); its length, 0 on failure. */
+static size_t mail_atom(struct mailp *p, bool strict)
+{
+	const char *b = p->s;
+	uint32_t r;
+	size_t w;
+	while ((w = mail_rune(p->s, &r))) {
+		if (mail_bad_utf8(p->s)) {
+			p->s = b;
+			return 0;
+		}
+		if (!mail_atext(r, !strict))
+			break;
+		p->s += w;
+	}
+	size_t n = (size_t)(p->s - b);
+	if (!n || (strict &&
+		   (b[0] == '.' || b[n - 1] == '.' || memmem(b, n, "..", 2)))) {
+		p->s = b;
+		return 0;
+	}
+	return n;
+}
+
+/* A quoted string at '"'; its content's length in *n; false when bad. */
+static bool mail_quoted(struct mailp *p, size_t *n)
+{
+	const char *q = p->s + 1;
+	bool esc = false;
+	*n = 0;
+	for (;;) {
+		uint32_t r;
+		size_t w = mail_rune(q, &r);
+		if (!w || mail_bad_utf8(q))
+			return false;
+		if (esc) {
+			if (!mail_vchar(r) && r != ' ' && r != '\t')
+				return false;
+			esc = false;
+			++*n;
+		} else if (r == '"') {
+			break;
+		} else if (r == '\\') {
+			esc = true;
+		} else if (mail_vchar(r) || r == ' ' || r == '\t') {
+			++*n;
+		} else {
+			return false;
+		}
+		q += w;
+	}
+	p->s = q + 1;
+	return true;
+}
+
+/* local@domain; on failure p is left where it was. */
+static bool mail_addr_spec(struct mailp *p)
+{
+	struct mailp orig = *p;
+	size_t n;
+	mail_skip_space(p);
+	if (*p->s == '"' ? !mail_quoted(p, &n) || !n : !mail_atom(p, true))
+		goto bad;
+	if (*p->s != '@')
+		goto bad;
+	p->s++;
+	mail_skip_space(p);
+	if (!*p->s)
+		goto bad;
+	if (*p->s == '[') {
+		/* a domain literal: an IP address */
+		const char *b = ++p->s;
+		while (*p->s && *p->s != ']') {
+			uint32_t r;
+			size_t w = mail_rune(p->s, &r);
+			if (mail_bad_utf8(p->s) || !mail_vchar(r) || r == '[' ||
+			    r == '\\')
+				goto bad;
+			p->s += w;
+		}
+		char ip[64];
+		struct srv_ip a;
+		size_t len = (size_t)(p->s - b);
+		if (*p->s != ']' || len >= sizeof ip)
+			goto bad;
+		memcpy(ip, b, len);
+		ip[len] = 0;
+		/* Go's net.ParseIP: strict, no leading zeros */
+		if (!srv_ip_parse(ip, &a) || !a.strict)
+			goto bad;
+		p->s++;
+	} else if (!mail_atom(p, true)) {
+		goto bad;
+	}
+	return true;
+bad:
+	*p = orig;
+	return false;
+}
+
+/* A phrase of words (atoms, dots allowed, or quoted strings); false with
+   no word. */
+static bool mail_phrase(struct mailp *p)
+{
+	int words = 0;
+	for (;;) {
+		if (words && !mail_skip_cfws(p))
+			return false;
+		mail_skip_space(p);
+		if (!*p->s)
+			break;
+		size_t n;
+		if (*p->s == '"' ? !mail_quoted(p, &n) : !mail_atom(p, false))
+			break;
+		words++;
+	}
+	return words > 0;
+}
+
+/* Go's parseAddress: the number of addresses read (a group may hold
+   none or several), -1 on failure. */
+static int mail_address(struct mailp *p, bool group)
+{
+	mail_skip_space(p);
+	if (!*p->s)
+		return -1;
+	if (mail_addr_spec(p)) {
+		mail_skip_space(p);
+		if (*p->s == '(') {
+			p->s++;
+			if (!mail_comment(p))
+				return -1;
+		}
+		return 1;
+	}
+	if (*p->s != '<' && !mail_phrase(p))
+		return -1;
+	mail_skip_space(p);
+	if (group && *p->s == ':') {
+		p->s++;
+		int n = 0;
+		mail_skip_space(p);
+		if (*p->s == ';') {
+			p->s++;
+			return mail_skip_cfws(p) ? 0 : -1;
+		}
+		for (;;) {
+			mail_skip_space(p);
+			int k = mail_address(p, false);
+			if (k < 0 || !mail_skip_cfws(p))
+				return -1;
+			n += k;
+			if (*p->s == ';') {
+				p->s++;
+				return mail_skip_cfws(p) ? n : -1;
+			}
+			if (*p->s != ',')
+				return -1;
+			p->s++;
+		}
+	}
+	if (*p->s != '<')
+		return -1;
+	p->s++;
+	if (!mail_addr_spec(p) || *p->s != '>')
+		return -1;
+	p->s++;
+	return 1;
 }
 
 static bool is_email(const char *s)
 {
-	const char *at = strrchr(s, '@');
-	if (!at || at == s || !at[1])
-		return false;
-	for (const char *p = s; *p; p++)
-		if ((unsigned char)*p <= ' ' || *p == '<' || *p == '>')
+	struct mailp p = {s};
+	return mail_address(&p, true) == 1 && mail_skip_cfws(&p) && !*p.s;
+}
+
+/* Valid %XX escapes in [p, e); in a host (Go's encodeHost) an escape
+   must be of a byte from 0x80 up, or %25, and an ASCII byte must be one
+   Go leaves unescaped there. */
+static bool uri_escapes(const char *p, const char *e, bool host)
+{
+	for (; p < e; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c == '%') {
+			if (e - p < 3 || reg_hex_digit(p[1]) < 0 ||
+			    reg_hex_digit(p[2]) < 0)
+				return false;
+			if (host && reg_hex_digit(p[1]) < 8 &&
+			    strncmp(p, "%25", 3))
+				return false;
+			p += 2;
+		} else if (host && c < 0x80 && !isalnum(c) &&
+			   !strchr("-_.~!$&'()*+,;=:[]<>\"", c)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Go's validUserinfo: ASCII letters, digits and -._:~!$&'()*+,;=%@. */
+static bool uri_userinfo(const char *p, const char *e)
+{
+	for (; p < e; p++)
+		if (!isalnum((unsigned char)*p) &&
+		    !strchr("-._:~!$&'()*+,;=%@", *p))
 			return false;
 	return true;
 }
 
-/* Go's url.ParseRequestURI, which kube-openapi's uri format uses: not
-   empty, no control bytes, an absolute path or a scheme (opaque after it
-   unless "/" follows), a numeric port in an authority, valid escapes. */
+/* Go's url.ParseRequestURI, which kube-openapi's uri format uses: "*",
+   or text without control bytes: a scheme (then anything opaque, unless a
+   '/' follows) or an absolute path; the query after '?' unchecked; an
+   authority after "scheme://" with a valid userinfo, host characters and
+   escapes, and a numeric port; valid escapes in the path. */
 static bool is_uri(const char *s)
 {
+	if (!strcmp(s, "*"))
+		return true;
 	if (!*s)
 		return false;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
 		if (*p < 0x20 || *p == 0x7f)
 			return false;
-		if (*p == '%' && (reg_hex_digit((char)p[1]) < 0 || reg_hex_digit((char)p[2]) < 0))
-			return false;
-	}
 	const char *rest = s;
 	if (*s == ':')
 		return false; /* missing protocol scheme */
+	bool scheme = false;
 	if (isalpha((unsigned char)*s)) {
 		const char *p = s + 1;
 		while (isalnum((unsigned char)*p) || *p == '+' || *p == '-' ||
 		       *p == '.')
 			p++;
-		if (*p == ':')
+		if (*p == ':') {
 			rest = p + 1;
-	}
-	if (*rest != '/')
-		return rest != s; /* opaque after a scheme; else not for a request */
-	if (rest[1] != '/' || rest == s)
-		return true;
-	/* an authority: [userinfo@]host[:port] */
-	const char *a = rest + 2, *ae = a + strcspn(a, "/?");
-	const char *at = NULL;
-	for (const char *p = a; p < ae; p++)
-		if (*p == '@')
-			at = p;
-	const char *h = at ? at + 1 : a;
-	const char *colon = NULL;
-	if (*h == '[') {
-		const char *rb = memchr(h, ']', (size_t)(ae - h));
-		if (!rb)
-			return false;
-		if (rb + 1 < ae) {
-			if (rb[1] != ':')
-				return false;
-			colon = rb + 1;
+			scheme = true;
 		}
-	} else {
-		for (const char *p = h; p < ae; p++)
-			if (*p == ':')
-				colon = p;
 	}
-	for (const char *p = colon ? colon + 1 : ae; p < ae; p++)
-		if (!isdigit((unsigned char)*p))
+	const char *end = rest + strcspn(rest, "?"); /* the query is not
+							checked */
+	if (*rest != '/')
+		return scheme; /* opaque after a scheme; else not for a
+				  request */
+	const char *path = rest;
+	if (scheme && rest[1] == '/') {
+		/* an authority: [userinfo@]host[:port] */
+		const char *a = rest + 2, *ae = a + strcspn(a, "/?");
+		const char *at = NULL;
+		for (const char *p = a; p < ae; p++)
+			if (*p == '@')
+				at = p;
+		if (at && !(uri_userinfo(a, at) && uri_escapes(a, at, false)))
 			return false;
-	return true;
+		const char *h = at ? at + 1 : a, *he = ae;
+		if (*h == '[') {
+			/* Go takes the last ']' */
+			const char *rb = NULL;
+			for (const char *p = h; p < ae; p++)
+				if (*p == ']')
+					rb = p;
+			if (!rb)
+				return false;
+			if (rb + 1 < ae) {
+				if (rb[1] != ':')
+					return false;
+				he = rb + 1;
+			}
+		} else {
+			for (const char *p = h; p < ae; p++)
+				if (*p == ':')
+					he = p;
+		}
+		for (const char *p = he < ae ? he + 1 : ae; p < ae; p++)
+			if (!isdigit((unsigned char)*p))
+				return false;
+		if (!uri_escapes(h, he, true))
+			return false;
+		path = ae;
+	}
+	return uri_escapes(path, end, false);
 }
 
+/* Go's net.ParseMAC: 6, 8 or 20 octets as pairs of hex digits split by
+   ':' or '-', or as groups of four split by '.'. */
 static bool is_mac(const char *s)
 {
 	size_t n = strlen(s);
+	if (n == 14 || n == 19 || n == 49) {
+		for (size_t i = 0; i < n; i++)
+			if (i % 5 == 4 ? s[i] != '.' : reg_hex_digit(s[i]) < 0)
+				return false;
+		return true;
+	}
 	if (n != 17 && n != 23 && n != 59)
 		return false;
 	char sep = s[2];
@@ -2462,41 +2847,80 @@ static bool is_hexcolor(const char *s)
    with a unit (ns, us, µs, μs, ms, s, m, h); "0" alone. */
 static bool go_duration(const char *s)
 {
+	const uint64_t lim = (uint64_t)1 << 63;
+	bool neg = *s == '-';
 	if (*s == '-' || *s == '+')
 		s++;
 	if (!strcmp(s, "0"))
 		return true;
 	if (!*s)
 		return false;
-	static const char *const units[] = {"ns", "us", "\xc2\xb5s",
-					    "\xce\xbcs", "ms", "s", "m", "h"};
+	static const struct {
+		const char *name;
+		uint64_t ns;
+	} units[] = {{"ns", 1},		  {"us", 1000},
+		     {"\xc2\xb5s", 1000}, {"\xce\xbcs", 1000},
+		     {"ms", 1000000},	  {"s", 1000000000},
+		     {"m", 60000000000},  {"h", 3600000000000}};
+	uint64_t d = 0;
 	while (*s) {
+		/* Go's leadingInt and leadingFraction: the integer part must
+		   fit; fraction digits past what fits are dropped */
 		bool digits = false;
+		uint64_t v = 0, f = 0;
+		double scale = 1;
 		while (*s >= '0' && *s <= '9') {
-			s++;
+			if (v > lim / 10)
+				return false;
+			v = v * 10 + (uint64_t)(*s++ - '0');
+			if (v > lim)
+				return false;
 			digits = true;
 		}
 		if (*s == '.') {
+			bool over = false;
 			s++;
 			while (*s >= '0' && *s <= '9') {
-				s++;
+				uint64_t c = (uint64_t)(*s++ - '0');
 				digits = true;
+				if (over || f > (lim - 1) / 10 ||
+				    f * 10 + c > lim) {
+					over = true;
+					continue;
+				}
+				f = f * 10 + c;
+				scale *= 10;
 			}
 		}
 		if (!digits)
 			return false;
 		size_t best = 0;
+		uint64_t unit = 0;
 		for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
-			size_t ul = strlen(units[i]);
-			if (!strncmp(s, units[i], ul) && ul > best &&
-			    !(s[ul] && s[ul] != '.' && !(s[ul] >= '0' && s[ul] <= '9')))
+			size_t ul = strlen(units[i].name);
+			if (!strncmp(s, units[i].name, ul) && ul > best &&
+			    !(s[ul] && s[ul] != '.' &&
+			      !(s[ul] >= '0' && s[ul] <= '9'))) {
 				best = ul;
+				unit = units[i].ns;
+			}
 		}
 		if (!best)
 			return false;
 		s += best;
+		if (v > lim / unit)
+			return false;
+		v *= unit;
+		if (f > 0) {
+			v += (uint64_t)((double)f * ((double)unit / scale));
+			if (v > lim)
+				return false;
+		}
+		d += v;
+		if (d > lim)
+			return false;
 	}
-	return true;
+	return neg || d <= lim - 1;
 }
 
 /* kube-openapi's strfmt.IsDuration: Go's ParseDuration, else every
@@ -2518,10 +2942,18 @@ static bool is_duration(const char *s)
 			p++;
 			continue;
 		}
-		while (*p >= '0' && *p <= '9')
-			p++;
-		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' ||
-		       *p == '\f' || *p == '\v')
+		/* strconv.Atoi of the count: past int64 fails the whole
+		   value, when a unit follows */
+		uint64_t count = 0;
+		bool big = false;
+		while (*p >= '0' && *p <= '9') {
+			unsigned d = (unsigned)(*p++ - '0');
+			if (count > ((uint64_t)INT64_MAX - d) / 10)
+				big = true;
+			else
+				count = count * 10 + d;
+		}
+		while (go_space(*p))
 			p++;
 		char unit[64];
 		size_t ul = 0;
@@ -2538,6 +2970,8 @@ static bool is_duration(const char *s)
 		unit[ul] = '\0';
 		if (!ul)
 			continue;
+		if (big)
+			return false;
 		for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
 			size_t last = 0;
 			while (groups[g][last + 1])
@@ -2552,9 +2986,12 @@ static bool is_duration(const char *s)
 	return ok;
 }
 
-/* ^\d{3}[- ]?\d{2}[- ]?\d{4}$ */
+/* govalidator's IsSSN: ^\d{3}[- ]?\d{2}[- ]?\d{4}$, and 11 bytes long,
+   so both separators are there. */
 static bool is_ssn(const char *s)
 {
+	if (strlen(s) != 11)
+		return false;
 	int groups[] = {3, 2, 4};
 	for (int g = 0; g < 3; g++) {
 		for (int i = 0; i < groups[g]; i++, s++)
@@ -2642,7 +3079,7 @@ static bool is_rgbcolor(const char *s)
 		return false;
 	s += 4;
 	for (int i = 0; i < 3; i++) {
-		while (isspace((unsigned char)*s))
+		while (go_space(*s))
 			s++;
 		const char *d = s;
 		while (*s >= '0' && *s <= '9')
@@ -2650,7 +3087,7 @@ static bool is_rgbcolor(const char *s)
 		size_t n = (size_t)(s - d);
 		if (!n || n > 3 || (n > 1 && *d == '0') || atoi(d) > 255)
 			return false;
-		while (isspace((unsigned char)*s))
+		while (go_space(*s))
 			s++;
 		if (*s != (i < 2 ? ',' : ')'))
 			return false;
@@ -2694,10 +3131,7 @@ static bool format_ok(enum fmt f, const char *s)
 
 bool srv_schema_format_valid(const char *format, const char *s)
 {
-	for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
-		if (!strcmp(formats[i].name, format))
-			return format_ok(formats[i].f, s);
-	return true;
+	return format_ok(find_format(format), s);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -609,6 +609,105 @@ Test(schema_validate, formats)
 	srv_schema_free(s);
 }
 
+/* Cases where kube-openapi's strfmt (1.33's, run by a differential probe
+   against its Go code) answers otherwise than a stricter or looser
+   reading would. */
+Test(schema_validate, formats_as_kube_openapi)
+{
+	static const struct {
+		const char *format, *value;
+		bool ok;
+	} cases[] = {
+	    /* names are looked up without their dashes */
+	    {"u-u-i-d", "xyz", false},
+	    {"ip-v4", "1.2.3.4", true},
+	    /* each uuid dash optional; uuid4/5 check the variant */
+	    {"uuid3", "BCD02E2268F03046A512327CCA9DEF8F", true},
+	    {"uuid3", "BCD02E22-68F0-3046-A512-327CCA9DEF8F", true},
+	    {"uuid3", "BCD02E2268F04046A512327CCA9DEF8F", false},
+	    {"uuid3", "bcd02e2268f03046c512327cca9def8f", true},
+	    {"uuid3", "bcd02e22-68f0-3046a512327cca9def8f", true},
+	    {"uuid4", "025b0d74-00a2-4048-cf57-227c5111bb34", false},
+	    {"uuid4", "025b0d74-00a2-4048-bf57-227c5111bb34", true},
+	    {"uuid5", "025b0d7400a25048Af57227c5111bb34", true},
+	    /* ParseIPSloppy: leading zeros; a mapped address has a dot */
+	    {"ipv4", "0.0.0.01", true},
+	    {"ipv4", "0001.2.3.4", true},
+	    {"ipv4", "::ffff:1.2.3.4", true},
+	    {"ipv4", "::1", false},
+	    {"cidr", "10.0.0.0/08", true},
+	    {"cidr", "192.168.001.0/24", true},
+	    {"cidr", "10.0.0.0/33", false},
+	    /* net.ParseMAC's dotted form */
+	    {"mac", "0123.4567.89ab", true},
+	    {"mac", "0123.4567.89ab.cdef", true},
+	    {"mac", "0123.4567.89a", false},
+	    /* 11 bytes: both separators */
+	    {"ssn", "123-45-6789", true},
+	    {"ssn", "123 45-6789", true},
+	    {"ssn", "123456789", false},
+	    {"ssn", "123-456789", false},
+	    /* Go's \s has no \v */
+	    {"rgbcolor", "rgb( 1,2 ,\t3)", true},
+	    {"rgbcolor", "rgb(\v1,2,3)", false},
+	    {"duration", "1\vh", false},
+	    {"duration", "9223372036854775808ns", false},
+	    {"duration", "99999999999999999999h", false},
+	    {"duration", "2562048h", true},
+	    {"duration", "-9223372036854775808ns", true},
+	    {"duration", "3 days", true},
+	    /* one label: a character, maybe '-', then more; dotted: a
+	       top-level domain of two letters or more */
+	    {"hostname", "+", true},
+	    {"hostname", "a=", true},
+	    {"hostname", "a-", true},
+	    {"hostname", "a-b-c", false},
+	    {"hostname", "a.b", false},
+	    {"hostname", "a.", false},
+	    {"hostname", "xn--p1ai", false},
+	    {"hostname", "my-host.example.com", true},
+	    {"hostname", "a.b-c.local", true},
+	    {"hostname", "\xe2\x80\x8b", false},
+	    {"hostname", "\xc3\xa9t\xc3\xa9.fr", true},
+	    /* net/mail.ParseAddress */
+	    {"email", " a@b", true},
+	    {"email", "<a@b>", true},
+	    {"email", "John Doe <a@b.c>", true},
+	    {"email", "\"a b\"@c", true},
+	    {"email", "a@b (comment)", true},
+	    {"email", "g: a@b;", true},
+	    {"email", "g: a@b, c@d;", false},
+	    {"email", "a@[1.2.3.4]", true},
+	    {"email", "JOHN DO]E <JOHN@EXAMPLE.COM>", true},
+	    {"email", ".a@b", false},
+	    {"email", "a@b.", false},
+	    {"email", "a..b@c", false},
+	    {"email", "a@b;", false},
+	    {"email", "a(c)@b", false},
+	    {"email", "a@b c", false},
+	    {"email", "\"\"@b", false},
+	    {"email", "a\xff@b", false},
+	    {"email", "John Doe", false},
+	    /* url.ParseRequestURI */
+	    {"uri", "*", true},
+	    {"uri", "http://h?x=%zz", true},
+	    {"uri", "rn:%isbn:123", true},
+	    {"uri", "http://a b/", false},
+	    {"uri", "http://%41/", false},
+	    {"uri", "http://%c3%a9/", true},
+	    {"uri", "ftp://h %20", false},
+	    {"uri", "http://user%:pass@h/", false},
+	    {"uri", "http://u{@h/", false},
+	    {"uri", "http://[::1]:80]:80/", true},
+	    {"uri", "http://h/a%zz", false},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+		cr_expect_eq(
+		    srv_schema_format_valid(cases[i].format, cases[i].value),
+		    cases[i].ok, "format %s of \"%s\": want %d",
+		    cases[i].format, cases[i].value, cases[i].ok);
+}
+
 Test(schema_validate, arrays)
 {
 	struct srv_schema *s = sch(SPEC(
