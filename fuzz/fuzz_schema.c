@@ -24,6 +24,8 @@
  *   8. The x-kubernetes-validations rules (srv_schema_check_rules, CEL)
  *      run on any object, as a create and as an update from itself,
  *      and answer LP_OK or LP_E_NOMEM.
+ *   9. Every string format's checker (srv_schema_format_valid) takes a
+ *      string input without a crash or undefined behaviour.
  */
 #include <dirent.h>
 #include <jansson.h>
@@ -207,6 +209,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int nw = 0;
 		srv_ip_warnings("f", pat, count_warning, &nw);
 		srv_cidr_warnings("f", pat, count_warning, &nw);
+		/* 9: every string format's checker takes any string */
+		static const char *const formats[] = {
+		    "byte",	"date",	   "date-time", "uuid",	 "uuid3",
+		    "uuid4",	"uuid5",   "ipv4",	"ipv6",	 "cidr",
+		    "hostname", "email",   "uri",	"mac",	 "hexcolor",
+		    "duration", "ssn",	   "rgbcolor",	"isbn",	 "creditcard",
+		    "bsonobjectid"};
+		for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
+			(void)srv_schema_format_valid(formats[i], pat);
 	}
 	if (!json_is_object(o)) {
 		json_t *w = json_object();
