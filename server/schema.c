@@ -2462,13 +2462,14 @@ static size_t mail_rune(const char *s, uint32_t *r)
 {
 	if (!*s)
 		return 0;
-	return reg_utf8_decode((const unsigned char *)s, strlen(s), r);
+	/* a sequence is at most 4 bytes: no strlen per character */
+	return reg_utf8_decode((const unsigned char *)s, strnlen(s, 4), r);
 }
 
 static bool mail_bad_utf8(const char *s)
 {
 	return (unsigned char)*s >= 0x80 &&
-	       !reg_utf8_seq((const unsigned char *)s, strlen(s));
+	       !reg_utf8_seq((const unsigned char *)s, strnlen(s, 4));
 }
 
 static bool mail_vchar(uint32_t r)

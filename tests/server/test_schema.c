@@ -706,6 +706,23 @@ Test(schema_validate, formats_as_kube_openapi)
 		    srv_schema_format_valid(cases[i].format, cases[i].value),
 		    cases[i].ok, "format %s of \"%s\": want %d",
 		    cases[i].format, cases[i].value, cases[i].ok);
+	/* a 1 MiB value is read once through, not once per character */
+	size_t big = 1 << 20;
+	char *v = malloc(big + 8);
+	cr_assert_not_null(v);
+	memset(v, 'a', big);
+	strcpy(v + big, "@b.cd");
+	cr_expect(srv_schema_format_valid("email", v));
+	v[0] = '"';
+	strcpy(v + big, "\"@b.cd");
+	cr_expect(srv_schema_format_valid("email", v));
+	memcpy(v, "John <", 6);
+	cr_expect(!srv_schema_format_valid("email", v));
+	memcpy(v, "http:/", 6);
+	cr_expect(srv_schema_format_valid("uri", v));
+	cr_expect(!srv_schema_format_valid("hostname", v));
+	cr_expect(!srv_schema_format_valid("duration", v));
+	free(v);
 }
 
 Test(schema_validate, arrays)
