@@ -34,7 +34,8 @@
  * transformMap and transformMapEntry (cel-go's ext.TwoVarComprehensions);
  * size, the strings extension (contains, startsWith, endsWith,
  * matches, lowerAscii, upperAscii, trim, split, join, indexOf,
- * lastIndexOf, replace, substring, charAt), the conversions int, uint,
+ * lastIndexOf, replace, substring, charAt, strings.quote), the
+ * conversions int, uint,
  * double, string, bool, bytes, dyn, duration and timestamp, and kube's
  * list library (isSorted, sum, min, max, indexOf, lastIndexOf); kube's ip
  * library (isIP, ip, ip.isCanonical, family, isUnspecified, isLoopback,
@@ -286,6 +287,7 @@ enum fn {
 	F_MINOR,
 	F_PATCH,
 	F_TYPE,
+	F_QUOTE, /* strings.quote */
 };
 
 /* The functions of the subset: name, and how many arguments a global call
@@ -390,6 +392,7 @@ static const struct fndef {
     {"minor", F_MINOR, -1, -1, 0, 0},
     {"patch", F_PATCH, -1, -1, 0, 0},
     {"type", F_TYPE, 1, 1, -1, -1},
+    {"strings.quote", F_QUOTE, 1, 1, -1, -1},
 };
 
 struct node {
@@ -2512,6 +2515,7 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 	case F_MINOR:
 	case F_PATCH:
 	case F_TYPE:
+	case F_QUOTE:
 		break;
 	}
 	return no_overload();
@@ -4097,6 +4101,69 @@ static struct val qty_call(struct ctx *c, enum fn f, const struct val *r,
 	return no_overload();
 }
 
+/* cel-go's strings.quote: in double quotes, with backslash escapes for
+   \a \b \f \n \r \t \v, the backslash and the quote; a byte that starts
+   no UTF-8 sequence becomes U+FFFD. */
+static struct val str_quote(struct ctx *c, const struct val *r)
+{
+	char *out = astr(c, 3 * r->s.n + 2);
+	if (!out)
+		return err_static(COST_MSG);
+	size_t o = 0;
+	out[o++] = '"';
+	for (size_t i = 0; i < r->s.n;) {
+		const unsigned char *p = (const unsigned char *)r->s.p + i;
+		size_t w = reg_utf8_seq(p, r->s.n - i);
+		const char *esc = NULL;
+		switch (*p) {
+		case '\a':
+			esc = "\\a";
+			break;
+		case '\b':
+			esc = "\\b";
+			break;
+		case '\f':
+			esc = "\\f";
+			break;
+		case '\n':
+			esc = "\\n";
+			break;
+		case '\r':
+			esc = "\\r";
+			break;
+		case '\t':
+			esc = "\\t";
+			break;
+		case '\v':
+			esc = "\\v";
+			break;
+		case '\\':
+			esc = "\\\\";
+			break;
+		case '"':
+			esc = "\\\"";
+			break;
+		default:
+			break;
+		}
+		if (esc) {
+			memcpy(out + o, esc, 2);
+			o += 2;
+			i++;
+		} else if (!w) {
+			memcpy(out + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		} else {
+			memcpy(out + o, p, w);
+			o += w;
+			i += w;
+		}
+	}
+	out[o++] = '"';
+	return mkstr(V_STR, out, o);
+}
+
 /* ------------------------------------------------- kube's semvers */
 
 /* semver(s), semver(s, normalize), isSemver(s), isSemver(s, normalize),
@@ -4390,6 +4457,8 @@ static struct val call(struct ctx *c, const struct node *n, const struct val *t,
 		const char *tn = type_name(c, r);
 		return mkstr(V_TYPE, tn, strlen(tn));
 	}
+	case F_QUOTE:
+		return r->k == V_STR ? str_quote(c, r) : no_overload();
 	}
 	return no_overload();
 }

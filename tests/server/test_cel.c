@@ -1234,11 +1234,23 @@ Test(cel_type, schema_types)
 	      "{\"m\": {}}");
 }
 
+/* cel-go's strings.quote (ext.Strings version 1 on, which kube 1.33 has) */
+Test(cel_strings, quote)
+{
+	yes("strings.quote('a') == '\"a\"'", "{}");
+	yes("strings.quote('x\\ny\\t') == '\"x\\\\ny\\\\t\"'", "{}");
+	yes("strings.quote('a\"b\\\\c') == '\"a\\\\\"b\\\\\\\\c\"'", "{}");
+	yes("strings.quote('\u00e9\u2603') == '\"\u00e9\u2603\"'", "{}");
+	yes("strings.quote(self.s) == '\"a\\\\ab\"'", "{\"s\": \"a\\u0007b\"}");
+	err("strings.quote(1) == ''", "{}", "no such overload");
+}
+
 /* --------------------------------------------------------- compiling */
 
 Test(cel_compile, unsupported_and_bad)
 {
 	bad("'%d'.format([1]) == '1'", "function 'format' is not supported");
+	bad("strings.nope('a') == ''", "not supported");
 	bad("self.ts.getHours('Europe/Paris') == 1",
 	    "time zone 'Europe/Paris' is not supported");
 	bad("self.format(1)", "function 'format' is not supported");
