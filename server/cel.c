@@ -2231,7 +2231,7 @@ static struct val fmt_ts(struct ctx *c, const struct val *t)
 	if (t->ts.ns) {
 		snprintf(frac, sizeof frac, ".%09d", (int)t->ts.ns);
 		size_t fl = strlen(frac);
-		while (frac[fl - 1] == '0')
+		while (fl > 1 && frac[fl - 1] == '0')
 			frac[--fl] = 0;
 	}
 	if (t->ts.off) {

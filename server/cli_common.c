@@ -137,7 +137,7 @@ void cli_format_duration(uint64_t ms, char *buf, size_t cap)
 	char fs[8] = "";
 	if (frac) {
 		snprintf(fs, sizeof fs, ".%03llu", frac);
-		for (size_t n = strlen(fs); fs[n - 1] == '0'; n--)
+		for (size_t n = strlen(fs); n > 1 && fs[n - 1] == '0'; n--)
 			fs[n - 1] = '\0';
 	}
 	snprintf(buf, cap, "%s%llu%ss", hm, s, fs);

@@ -467,8 +467,8 @@ static bool kube_version(const char *v, long *major, int *rank, long *minor)
    are not kube-like last, by name). */
 int srv_kube_version_cmp(const char *a, const char *b)
 {
-	long amaj, amin, bmaj, bmin;
-	int arank, brank;
+	long amaj = 0, amin = 0, bmaj = 0, bmin = 0;
+	int arank = 0, brank = 0;
 	bool oka = kube_version(a, &amaj, &arank, &amin);
 	bool okb = kube_version(b, &bmaj, &brank, &bmin);
 	if (!strcmp(a, b))

@@ -101,9 +101,15 @@ struct pbr {
 	const uint8_t *end; /* one past the last byte */
 };
 
-#define BAD(err, ...) \
-	srv_error_set((err), LP_ERR(LP_E_BADREQUEST), "protobuf body: " __VA_ARGS__)
-#define NOMEM(err) srv_error_set((err), LP_ERR(LP_E_NOMEM), "out of memory")
+/* Both yield their code as a constant (not srv_error_set's return value), so
+   an optimizing compiler sees that a failed reader leaves its out-parameters
+   unwritten only on paths that return nonzero. */
+#define BAD(err, ...)                                                          \
+	(srv_error_set((err), LP_ERR(LP_E_BADREQUEST),                         \
+		       "protobuf body: " __VA_ARGS__),                         \
+	 LP_E_BADREQUEST)
+#define NOMEM(err)                                                             \
+	(srv_error_set((err), LP_ERR(LP_E_NOMEM), "out of memory"), LP_E_NOMEM)
 
 /* ------------------------------------------------------------------ */
 /* Message tables                                                       */
