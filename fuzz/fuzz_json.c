@@ -34,10 +34,15 @@
  *      reg_json_load accepts with JSON_DECODE_ANY (jansson is the stricter
  *      of the two: UTF-8, \u0000, depth), and always writes a message
  *      when it refuses.
+ *   7. srv_json_indent (kube's pretty printing) takes any bytes; its
+ *      length is its text's unless the input holds a NUL. The indented
+ *      text of what reg_json_load reads (JSON_DECODE_ANY) reads back as
+ *      the same tree, and indenting it again changes nothing.
  */
 #include <stdbool.h>
 
 #include "fuzz.h"
+#include "pretty.h"
 #include "registry/json.h"
 #include "registry/object.h"
 
@@ -177,9 +182,37 @@ static void check_bigints(const json_t *a, const char *p, size_t size,
 	check_dump(a);
 }
 
+/* Invariant 7. */
+static void check_indent(const char *p, size_t size)
+{
+	size_t n = 0;
+	char *ind = srv_json_indent(p, size, &n);
+	if (!ind)
+		return; /* out of memory */
+	FUZZ_CHECK(memchr(p, '\0', size) || strlen(ind) == n,
+		   "indent: length %zu, text %zu", n, strlen(ind));
+	json_error_t e;
+	json_t *a = reg_json_load(p, size, JSON_DECODE_ANY, &e);
+	if (a) {
+		json_t *b = reg_json_load(ind, n, JSON_DECODE_ANY, &e);
+		FUZZ_CHECK(b && reg__json_identical(a, b),
+			   "indent: the indented text reads %s",
+			   b ? "as another tree" : "as nothing");
+		size_t n2 = 0;
+		char *again = srv_json_indent(ind, n, &n2);
+		FUZZ_CHECK(!again || (n2 == n && !memcmp(again, ind, n)),
+			   "indent: indenting again changed it");
+		free(again);
+		json_decref(b);
+		json_decref(a);
+	}
+	free(ind);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *p = (const char *)data;
+	check_indent(p, size);
 	char gomsg[128] = "";
 	int go_ok = reg_go_json_check(p, size, gomsg, sizeof gomsg);
 	FUZZ_CHECK(go_ok || gomsg[0], "Go's check refused with no message");

@@ -50,6 +50,7 @@
 #include "lapis/assert.h"
 #include "lapis/clock.h"
 #include "lapis/log.h"
+#include "pretty.h"
 #include "qparse.h"
 #include "registry/json.h"
 #include "satoken.h"
@@ -342,8 +343,56 @@ struct MHD_Response *srv__status_response(const struct srv_error *err,
 	return resp;
 }
 
-void srv_reply_take(struct srv_req *r, int code, const char *ctype, char *buf,
-		    size_t len)
+/* Does the client want this JSON body pretty-printed? kube's rule
+   (negotiation.isPrettyPrint and the Accept clause's pretty=1): the
+   chosen clause's pretty=1, else a non-empty ?pretty= read by
+   strconv.ParseBool, else a User-Agent starting with curl, Wget or
+   Mozilla/5.0. Only for negotiated JSON: never for YAML, a watch's
+   stream, or the OpenAPI and OIDC documents, which kube serves as they
+   are. */
+static bool want_pretty(struct srv_req *r, const char *ctype)
+{
+	if (!ctype || strncmp(ctype, "application/json", 16) ||
+	    (ctype[16] && ctype[16] != ';'))
+		return false;
+	const char *u = r->url ? r->url : "";
+	if (!strncmp(u, "/openapi/", 9) || !strncmp(u, "/.well-known/", 13) ||
+	    !strncmp(u, "/openid/", 8))
+		return false;
+	const char *accept = srv_header(r, "Accept");
+	if (accept && strstr(accept, "pretty")) {
+		struct srv_neg n;
+		struct srv_error err;
+		srv_error_clear(&err);
+		if (srv_negotiate(accept, NULL, false, false, &n, &err) ==
+			LP_OK &&
+		    n.pretty)
+			return true;
+	}
+	const char *q = srv_query(r, "pretty");
+	if (q && *q) {
+		bool ok;
+		return srv_go_parse_bool(q, &ok);
+	}
+	const char *ua = srv_header(r, "User-Agent");
+	return ua && (!strncmp(ua, "curl", 4) || !strncmp(ua, "Wget", 4) ||
+		      !strncmp(ua, "Mozilla/5.0", 11));
+}
+
+/* data[0, len) indented when the client wants it (want_pretty): a new
+   buffer into *out, *out_len; false to send data as it is (also when out
+   of memory: compact JSON is still the right answer). */
+static bool prettify(struct srv_req *r, const char *ctype, const char *data,
+		     size_t len, char **out, size_t *out_len)
+{
+	if (!want_pretty(r, ctype))
+		return false;
+	*out = srv_json_indent(data, len, out_len);
+	return *out != NULL;
+}
+
+static void take_raw(struct srv_req *r, int code, const char *ctype, char *buf,
+		     size_t len)
 {
 	struct MHD_Response *resp = MHD_create_response_from_buffer(
 		len, buf, MHD_RESPMEM_MUST_FREE);
@@ -352,9 +401,29 @@ void srv_reply_take(struct srv_req *r, int code, const char *ctype, char *buf,
 	queue(r, code, resp, ctype);
 }
 
+void srv_reply_take(struct srv_req *r, int code, const char *ctype, char *buf,
+		    size_t len)
+{
+	char *p;
+	size_t pl;
+	if (prettify(r, ctype, buf, len, &p, &pl)) {
+		free(buf);
+		buf = p;
+		len = pl;
+	}
+	take_raw(r, code, ctype, buf, len);
+}
+
 void srv_reply_take_at(struct srv_req *r, int code, const char *ctype,
 		       char *base, size_t off, size_t len)
 {
+	char *p;
+	size_t pl;
+	if (prettify(r, ctype, base + off, len, &p, &pl)) {
+		free(base);
+		take_raw(r, code, ctype, p, pl);
+		return;
+	}
 	struct MHD_Response *resp =
 		MHD_create_response_from_buffer_with_free_callback_cls(
 			len, base + off, free, base);
@@ -367,6 +436,13 @@ void srv_reply_take_cb(struct srv_req *r, int code, const char *ctype,
 		       const char *data, size_t len, void (*release)(void *),
 		       void *cls)
 {
+	char *p;
+	size_t pl;
+	if (prettify(r, ctype, data, len, &p, &pl)) {
+		release(cls);
+		take_raw(r, code, ctype, p, pl);
+		return;
+	}
 	struct MHD_Response *resp =
 		MHD_create_response_from_buffer_with_free_callback_cls(
 			len, (void *)data, release, cls);
@@ -378,6 +454,12 @@ void srv_reply_take_cb(struct srv_req *r, int code, const char *ctype,
 void srv_reply_copy(struct srv_req *r, int code, const char *ctype,
 		    const void *buf, size_t len)
 {
+	char *p;
+	size_t pl;
+	if (prettify(r, ctype, buf, len, &p, &pl)) {
+		take_raw(r, code, ctype, p, pl);
+		return;
+	}
 	struct MHD_Response *resp = MHD_create_response_from_buffer(
 		len, (void *)buf, MHD_RESPMEM_MUST_COPY);
 	queue(r, code, resp, ctype);
@@ -468,13 +550,8 @@ void srv_reply_error(struct srv_req *r, const struct srv_error *err,
 		json_decref(st);
 		if (!s)
 			return;
-		struct MHD_Response *resp = MHD_create_response_from_buffer(
-			n, s, MHD_RESPMEM_MUST_FREE);
-		if (resp)
-			MHD_add_response_header(resp, "Retry-After", "1");
-		else
-			free(s);
-		queue(r, code, resp, "application/json");
+		static const char *const h[] = {"Retry-After", "1", NULL};
+		srv_reply_headers(r, code, "application/json", s, n, h);
 		return;
 	}
 	srv_reply_json(r, code, st);
@@ -1106,6 +1183,13 @@ void srv_stop(struct srv *s)
 void srv_reply_headers(struct srv_req *r, int code, const char *ctype,
 		       char *buf, size_t len, const char *const *hdrs)
 {
+	char *p;
+	size_t pl;
+	if (buf && prettify(r, ctype, buf, len, &p, &pl)) {
+		free(buf);
+		buf = p;
+		len = pl;
+	}
 	struct MHD_Response *resp;
 	if (buf)
 		resp = MHD_create_response_from_buffer(len, buf,

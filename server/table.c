@@ -119,8 +119,13 @@ lp_err srv_negotiate(const char *accept, const char *include_object,
 		bool any = (tl == 3 && !strncmp(p, "*/*", 3)) ||
 			   (tl == 13 && !strncasecmp(p, "application/*", 13));
 		bool pb = tl == 35 && !strncasecmp(p, "application/vnd.kubernetes.protobuf", 35);
-		char as[64] = "", g[64] = "", v[16] = "", st[16] = "";
+		char as[64] = "", g[64] = "", v[16] = "", st[16] = "",
+		     pp[4] = "";
 		bool conv = false;
+		/* kube's pretty serializer for this clause */
+		n.pretty = tl < len &&
+			   clause_param(p, len, "pretty", pp, sizeof pp) &&
+			   !strcmp(pp, "1");
 		if (tl < len) { /* parameters only after the type */
 			conv = clause_param(p, len, "as", as, sizeof as);
 			conv = clause_param(p, len, "g", g, sizeof g) || conv;

@@ -22,6 +22,7 @@ struct srv_neg {
 	const char *version;	/* "v1" or "v1beta1" for conversions */
 	enum srv_include include; /* Table rows' object */
 	bool yaml;		/* the chosen clause is application/yaml */
+	bool pretty;		/* the chosen clause has pretty=1 */
 };
 
 /*

@@ -27,7 +27,9 @@ check "server starts and prints its URL" start_server
 req GET /readyz
 check "readyz is ok" code_is 200
 req GET /version
-check "version reports the kube API level" code_has 200 '"gitVersion":"v1.33.0"'
+check "version reports the kube API level" code_has 200 '"gitVersion": "v1.33.0"'
+check "... indented, as kube's WriteRawJSON writes it for every client" python3 -c "
+import json; b=open('$WORK/body').read(); assert b==json.dumps(json.loads(b), indent=2), b"
 check "... in kube 1.33's version.Info shape: emulation and compatibility versions, an RFC 3339 build date" python3 -c "
 import json, re; d=json.load(open('$WORK/body'))
 assert list(d)[:7]==['major','minor','emulationMajor','emulationMinor','minCompatibilityMajor','minCompatibilityMinor','gitVersion'], list(d)
@@ -35,6 +37,60 @@ assert (d['emulationMinor'], d['minCompatibilityMinor'])==('33','32'), d
 assert re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ', d['buildDate']), d"
 req GET /api
 check "/api lists v1" grep -q '"versions":\["v1"\]' "$WORK/body"
+
+# kube's pretty printing (negotiation.isPrettyPrint): JSON bodies are
+# indented as json.MarshalIndent(obj, "", "  ") writes them for a
+# User-Agent of curl, Wget or a browser, for ?pretty= read by Go's
+# ParseBool (which overrides the User-Agent), and for an Accept clause
+# with pretty=1; never a watch's events nor the OpenAPI documents.
+# pretty_get AGENT PATH [CURL-ARG...]: the body in $WORK/body
+pretty_get() {
+	local ua=$1 p=$2
+	shift 2
+	CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -A "$ua" "$@" "$URL$p")
+}
+is_pretty() { python3 -c "
+import json; b=open('$WORK/body').read()
+assert b==json.dumps(json.loads(b), indent=2, ensure_ascii=False), b[:300]"; }
+is_compact() { python3 -c "
+import json; b=open('$WORK/body').read()
+assert b==json.dumps(json.loads(b), separators=(',', ':'), ensure_ascii=False), b[:300]"; }
+for ua in curl/8.1.2 Wget/1.21.3 'Mozilla/5.0 (X11; Linux x86_64)'; do
+	pretty_get "$ua" /api/v1/namespaces/default
+	check "a GET from $ua is pretty-printed" is_pretty
+done
+pretty_get curl/8.1.2 /api/v1/namespaces
+check "... a list too" is_pretty
+pretty_get curl/8.1.2 /api/v1/namespaces/nowhere
+check "... and an error's Status" eval 'code_is 404 && is_pretty'
+pretty_get curl/8.1.2 /apis
+check "... and discovery" is_pretty
+pretty_get curl/8.1.2 /api/v1/namespaces/default -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io'
+check "... and a Table" is_pretty
+for q in false 0 F no; do
+	pretty_get curl/8.1.2 "/api/v1/namespaces/default?pretty=$q"
+	check "?pretty=$q turns it off for curl (Go's ParseBool; not a bool reads as false)" is_compact
+done
+for q in true 1 T TRUE; do
+	pretty_get lapis-e2e "/api/v1/namespaces/default?pretty=$q"
+	check "?pretty=$q turns it on for any client" is_pretty
+done
+pretty_get curl/8.1.2 "/api/v1/namespaces/default?pretty="
+check "an empty ?pretty= leaves the User-Agent's choice" is_pretty
+pretty_get lapis-e2e /api/v1/namespaces/default
+check "other clients get compact JSON" is_compact
+pretty_get lapis-e2e /api/v1/namespaces/default -H 'Accept: application/json;pretty=1'
+check "an Accept clause with pretty=1 asks for it" is_pretty
+pretty_get lapis-e2e /api/v1/namespaces/default -H 'Accept: application/json;pretty=0'
+check "... pretty=0 does not" is_compact
+pretty_get curl/8.1.2 /api/v1/namespaces/default -H 'Accept: application/yaml'
+check "YAML is YAML for curl too" bash -c "head -1 '$WORK/body' | grep -qx 'apiVersion: v1'"
+pretty_get curl/8.1.2 /openapi/v3
+check "the OpenAPI documents are served as they are" is_compact
+pretty_get curl/8.1.2 '/api/v1/namespaces?watch=1&timeoutSeconds=1'
+check "a watch's events stay one line each" python3 -c "
+import json; ls=open('$WORK/body').read().splitlines(); assert len(ls)>=4, ls
+[json.loads(l) for l in ls]"
 req GET /api/v1
 check "/api/v1 lists configmaps" grep -q '"name":"configmaps"' "$WORK/body"
 req GET /apis

@@ -84,7 +84,7 @@ req PATCH "$CMP/s2?fieldManager=patcher" '{"data":{"c":"7"}}' application/merge-
 check "a merge patch takes what it changes" mf_is patcher Update '{"f:data":{"f:c":{}}}'
 check "... from the applier" mf_is m1 Apply '{"f:data":{"f:d":{}}}'
 req PATCH "$CMP/s2" '{"data":{"e":"1"}}' application/merge-patch+json
-ua_owns() { mf curl Update | grep -qF '"f:e"'; }
+ua_owns() { mf lapis-e2e Update | grep -qF '"f:e"'; }
 check "without fieldManager the User-Agent names the manager" ua_owns
 req GET "$CMP/s2"
 RV=$(rv)

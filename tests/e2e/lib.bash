@@ -61,6 +61,13 @@ e2e_init() {
 	E2E_LOG=()
 	E2E_SCANNED=()
 	trap e2e_cleanup EXIT
+	# kube pretty-prints JSON for a User-Agent of curl (and Wget, and
+	# browsers); the scripts' checks read compact JSON, so their curl
+	# says it is another client. The pretty form is checked in api.sh
+	# with an explicit -A.
+	export CURL_HOME=$WORK/curlhome
+	mkdir -p "$CURL_HOME"
+	echo 'user-agent = "lapis-e2e"' >"$CURL_HOME/.curlrc"
 	echo "# $E2E_NAME: binary $LAPIS, work directory $WORK"
 }
 
