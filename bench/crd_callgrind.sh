@@ -71,9 +71,11 @@ base=http://127.0.0.1:$port
 cr=$base/apis/g0.bench.example.com/v1/namespaces/default/w0000s
 cm=$base/api/v1/namespaces/default/configmaps
 
-# A curl config of n requests on one connection, bodies discarded.
+# A curl config of n requests on one connection, bodies discarded. Not
+# curl's own User-Agent: kube (and lapis) pretty-print JSON for curl.
 requests() { # collection n get|list
 	local i
+	echo 'user-agent = "crd-callgrind"'
 	for i in $(seq 1 "$2"); do
 		if [ "$3" = get ]; then
 			printf 'url = "%s/o%05d"\n' "$1" $(((i * 37) % 1000))

@@ -2114,15 +2114,28 @@ static const struct srv_schema *schema_of(const struct srv_resource *r,
  * The apiVersion and resourceVersion of stored bytes, read off their head
  * (server/registry/object.c writes kind, apiVersion, then metadata with
  * name, generateName, namespace and uid before resourceVersion, none of
- * which can hold a quote). False when the bytes are laid out otherwise.
+ * which can hold a quote). rv NULL: the apiVersion alone. False when the
+ * bytes are laid out otherwise.
  */
 static bool stored_head(const char *b, size_t len, const char **av,
 			size_t *av_len, int64_t *rv)
 {
 	static const char ak[] = "\"apiVersion\":\"", rk[] = "\"resourceVersion\":\"";
+	static const char kk[] = "{\"kind\":\"";
 	const char *end = b + len;
-	size_t win = len < 512 ? len : 512;
-	const char *p = memmem(b, win, ak, sizeof ak - 1);
+	const char *p = NULL;
+	/* the layout object.c writes: no search (every list item) */
+	if (len > sizeof kk - 1 && !memcmp(b, kk, sizeof kk - 1)) {
+		const char *k =
+		    memchr(b + sizeof kk - 1, '"', len - (sizeof kk - 1));
+		if (k && (size_t)(end - k) > sizeof ak && k[1] == ',' &&
+		    !memcmp(k + 2, ak, sizeof ak - 1))
+			p = k + 2;
+	}
+	if (!p) {
+		size_t win = len < 512 ? len : 512;
+		p = memmem(b, win, ak, sizeof ak - 1);
+	}
 	if (!p)
 		return false;
 	p += sizeof ak - 1;
@@ -2131,6 +2144,8 @@ static bool stored_head(const char *b, size_t len, const char **av,
 		return false;
 	*av = p;
 	*av_len = (size_t)(q - p);
+	if (!rv)
+		return true;
 	const char *r = memmem(q, (size_t)(end - q), rk, sizeof rk - 1);
 	if (!r)
 		return false;
@@ -2180,14 +2195,16 @@ lp_err srv_cr_convert_at(const struct srv_resource *r, const char *bytes,
 	const struct crdent *c = r->crd->owner;
 	const char *av;
 	size_t av_len;
-	int64_t rv = 0;
-	char gv[320];
-	int gl = snprintf(gv, sizeof gv, "%s/%s", r->group, r->version);
-	bool head = stored_head(bytes, len, &av, &av_len, &rv);
-	if (head && written > 0)
-		rv = written;
-	if (head && rv >= c->coerce_rev && av_len == (size_t)gl &&
-	    !memcmp(av, gv, av_len))
+	int64_t rv = written > 0 ? written : 0;
+	/* every item of a list comes here: no printf, and the object's
+	   resourceVersion is looked for only when the caller does not
+	   know the revision (the stored bytes carry their mod_revision) */
+	bool head =
+	    stored_head(bytes, len, &av, &av_len, written > 0 ? NULL : &rv);
+	size_t gl = strlen(r->group), vl = strlen(r->version);
+	if (head && rv >= c->coerce_rev && av_len == gl + 1 + vl &&
+	    !memcmp(av, r->group, gl) && av[gl] == '/' &&
+	    !memcmp(av + gl + 1, r->version, vl))
 		return LP_OK; /* written in this version under these schemas */
 	json_t *o = reg_json_load(bytes, len, 0, NULL);
 	if (!json_is_object(o)) {

@@ -1072,7 +1072,8 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 	/* served in the asked version (the YAML and Table forms too) */
 	char *conv = NULL;
 	size_t cl;
-	if (srv_resource_convert(res, c.bytes, c.len, &conv, &cl, &err)) {
+	if (srv_resource_convert_at(res, c.bytes, c.len, c.mod, &conv, &cl,
+				    &err)) {
 		reg_obj_free(&c);
 		srv_reply_error(r, &err, NULL);
 		return;
@@ -1231,7 +1232,8 @@ static enum eng_take list_cb(void *ud, const struct eng_record *rec)
 	   storage decodes it): converted before the selectors */
 	bool conv_first = c->convert && c->res->custom;
 	if (conv_first &&
-	    srv_resource_convert(c->res, bytes, len, &conv, &cl, &c->err))
+	    srv_resource_convert_at(c->res, bytes, len, rec->mod_rev, &conv,
+				    &cl, &c->err))
 		return ENG_STOP;
 	if (conv_first && conv) {
 		bytes = conv;
@@ -1249,7 +1251,8 @@ static enum eng_take list_cb(void *ud, const struct eng_record *rec)
 		}
 	}
 	if (c->convert && !conv_first &&
-	    srv_resource_convert(c->res, bytes, len, &conv, &cl, &c->err)) {
+	    srv_resource_convert_at(c->res, bytes, len, rec->mod_rev, &conv,
+				    &cl, &c->err)) {
 		json_decref(obj);
 		return ENG_STOP;
 	}
