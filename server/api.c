@@ -296,7 +296,7 @@ static json_t *api_group(const struct rset *rs, const char *g)
 /* Which aggregated discovery version the Accept header asks for, or NULL. */
 static const char *aggregated_version(struct srv_req *r)
 {
-	const char *a = srv_header(r, "Accept");
+	const char *a = srv_accept(r);
 	if (!a)
 		return NULL;
 	/* Clauses in order; the first one we can serve wins. */
@@ -442,7 +442,7 @@ static void reply_aggregated(struct srv_req *r, const char *dv, bool core)
    kube's 406 and say false. */
 static bool discovery_acceptable(struct srv_req *r)
 {
-	const char *p = srv_header(r, "Accept");
+	const char *p = srv_accept(r);
 	if (!p || !*p)
 		return true;
 	static const char *const types[] = {
@@ -1113,7 +1113,7 @@ static void reply_openapi_gv(struct srv_req *r, const char *path)
 	}
 	/* kube-openapi's handler3: JSON for a clause that allows it (we
 	   serve no protobuf form), else 406 with no body */
-	const char *acc = srv_header(r, "Accept");
+	const char *acc = srv_accept(r);
 	bool json = !acc || !*acc;
 	for (const char *p = acc; !json && p && *p;) {
 		while (*p == ' ' || *p == ',')
@@ -1223,7 +1223,7 @@ static json_t *openapi_v2_doc(const struct rset *rs)
    names it before JSON (kubectl 1.27 and 1.28 ask for it alone). */
 static void reply_openapi_v2(struct srv_req *r)
 {
-	const char *a = srv_header(r, "Accept");
+	const char *a = srv_accept(r);
 	const char *pb = a ? strstr(a, "application/com.github.proto-openapi.spec.v2") : NULL;
 	const char *js = a ? strstr(a, "application/json") : NULL;
 	struct rset rs;

@@ -106,6 +106,19 @@ const char *srv_header(struct srv_req *r, const char *name)
 	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
+const char *srv_accept(struct srv_req *r)
+{
+	/* not kept for a deferred request: its copies are looked up */
+	if (r->deferred)
+		return val_lookup(r, MHD_HEADER_KIND, "Accept");
+	if (!r->accept_got) {
+		r->accept = MHD_lookup_connection_value(
+		    r->conn, MHD_HEADER_KIND, "Accept");
+		r->accept_got = true;
+	}
+	return r->accept;
+}
+
 const char *srv_query(struct srv_req *r, const char *key)
 {
 	if (r->deferred)
@@ -359,7 +372,7 @@ static bool want_pretty(struct srv_req *r, const char *ctype)
 	if (!strncmp(u, "/openapi/", 9) || !strncmp(u, "/.well-known/", 13) ||
 	    !strncmp(u, "/openid/", 8))
 		return false;
-	const char *accept = srv_header(r, "Accept");
+	const char *accept = srv_accept(r);
 	if (accept && strstr(accept, "pretty")) {
 		struct srv_neg n;
 		struct srv_error err;
@@ -467,7 +480,7 @@ void srv_reply_copy(struct srv_req *r, int code, const char *ctype,
 
 bool srv_wants_yaml(struct srv_req *r)
 {
-	const char *a = srv_header(r, "Accept");
+	const char *a = srv_accept(r);
 	if (!a)
 		return false;
 	if (!strstr(a, "application/yaml"))

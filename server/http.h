@@ -94,6 +94,8 @@ struct srv_req {
 	char *warnings;		/* "\n"-separated texts for Warning headers */
 	bool answered;
 	struct srv_neg neg;	/* the response form (table.h) */
+	const char *accept;	/* srv_accept's, once accept_got */
+	bool accept_got;
 	void *hold;		/* keeps a custom resource's descriptor alive */
 	int code;		/* the HTTP status answered, 0 until then */
 	bool dry_run;		/* the request asked for dryRun=All */
@@ -138,6 +140,9 @@ const struct srv_opts *srv_options(struct srv *s);
 
 /* A request header or query argument (borrowed, NULL when absent). */
 const char *srv_header(struct srv_req *r, const char *name);
+/* srv_header(r, "Accept"), looked up once per request (a GET reads it
+   to negotiate, for YAML and for pretty printing). */
+const char *srv_accept(struct srv_req *r);
 const char *srv_query(struct srv_req *r, const char *key);
 /* Every value of query parameter key, in order, into out[0, max); returns
    how many there are (possibly more than max). */

@@ -5475,6 +5475,7 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	const char *ns = ri->ns;
 	const char *name = ri->name;
 	const char *sub = ri->subresource;
+	unsigned vb = verb_bit(verb); /* 0: none of the eight */
 	char gr[320]; /* "<resource>[.<group>]", only for the messages */
 	/* A deprecated CRD version warns on every request, errors included,
 	   as kube's crdHandler does before it dispatches. */
@@ -5499,17 +5500,15 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		/* a watch's events each carry one object: its metadata form
 		   is PartialObjectMetadata, as client-go's metadata client
 		   asks for it */
-		bool listish = !strcmp(verb, "list") ||
-			       !strcmp(verb, "deletecollection");
+		bool listish = vb == SRV_V_LIST || vb == SRV_V_DELETECOLLECTION;
 		/* kube: no Table in watch-list mode (the clause is
 		   skipped) */
-		const char *sie = strcmp(verb, "watch")
+		const char *sie = vb != SRV_V_WATCH
 				      ? NULL
 				      : srv_query(r, "sendInitialEvents");
 		bool watch_list = sie && srv_query_bool(sie);
-		if (srv_negotiate(srv_header(r, "Accept"),
-				  srv_query(r, "includeObject"), listish,
-				  watch_list, &r->neg, &nerr)) {
+		if (srv_negotiate(srv_accept(r), srv_query(r, "includeObject"),
+				  listish, watch_list, &r->neg, &nerr)) {
 			srv_reply_error(r, &nerr, NULL);
 			return;
 		}
@@ -5517,7 +5516,7 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		   whose chosen media type is YAML is not acceptable
 		   (NegotiateOutputMediaTypeStream), Table and metadata
 		   conversions included. */
-		if (!strcmp(verb, "watch") && r->neg.yaml) {
+		if (vb == SRV_V_WATCH && r->neg.yaml) {
 			srv_reply_fail(r, LP_E_NOTACCEPTABLE,
 				       "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch");
 			return;
@@ -5535,7 +5534,7 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 			fail_res(r, res, name, &err);
 			return;
 		}
-		if (!(srv_subresource_verbs(sub) & verb_bit(verb))) {
+		if (!(srv_subresource_verbs(sub) & vb)) {
 			struct srv_status_what w = {.group = res->group, .kind = res->resource};
 			struct srv_error err;
 			srv_error_clear(&err);
@@ -5553,7 +5552,7 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	/* a built-in has no POST route on an object's path (go-restful's
 	   405); the custom resource handler creates the object the body
 	   names */
-	if (!res->custom && !sub[0] && name[0] && !strcmp(verb, "create")) {
+	if (!res->custom && !sub[0] && name[0] && vb == SRV_V_CREATE) {
 		srv_reply_no_route(r, LP_E_METHODNOTALLOWED);
 		return;
 	}
@@ -5562,23 +5561,21 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	   resource handler serves a watch whatever the method), a
 	   collection has no PUT or PATCH, and the list across namespaces of
 	   a namespaced kind is GET alone */
-	if (!res->custom &&
-	    ((!strcmp(verb, "watch") && strcmp(r->method, "GET") &&
-	      strcmp(r->method, "HEAD")) ||
-	     (!name[0] && !sub[0] &&
-	      (!strcmp(verb, "update") || !strcmp(verb, "patch") ||
-	       (res->namespaced && !ns[0] && strcmp(verb, "list") &&
-		strcmp(verb, "watch")))))) {
+	if (!res->custom && ((vb == SRV_V_WATCH && strcmp(r->method, "GET") &&
+			      strcmp(r->method, "HEAD")) ||
+			     (!name[0] && !sub[0] &&
+			      (vb == SRV_V_UPDATE || vb == SRV_V_PATCH ||
+			       (res->namespaced && !ns[0] && vb != SRV_V_LIST &&
+				vb != SRV_V_WATCH))))) {
 		srv_reply_no_route(r, LP_E_METHODNOTALLOWED);
 		return;
 	}
-	unsigned bit = verb_bit(verb);
-	if (!bit || !(res->verbs & bit) ||
-	    ((!strcmp(verb, "update") || !strcmp(verb, "patch")) && !name[0])) {
+	if (!vb || !(res->verbs & vb) ||
+	    ((vb == SRV_V_UPDATE || vb == SRV_V_PATCH) && !name[0])) {
 		struct srv_status_what w = {.group = res->group, .kind = res->resource};
 		struct srv_error err;
 		srv_error_clear(&err);
-		if (!name[0] && (!strcmp(verb, "update") || !strcmp(verb, "patch"))) {
+		if (!name[0] && (vb == SRV_V_UPDATE || vb == SRV_V_PATCH)) {
 			srv_error_set(&err, LP_E_BADREQUEST, "name must be provided");
 		} else if (!res->custom) {
 			/* a built-in without the verb has no go-restful
@@ -5594,7 +5591,8 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		srv_reply_error(r, &err, &w);
 		return;
 	}
-	if (res->namespaced && !ns[0] && strcmp(verb, "list") && strcmp(verb, "watch")) {
+	if (res->namespaced && !ns[0] && vb != SRV_V_LIST &&
+	    vb != SRV_V_WATCH) {
 		srv_reply_no_route(r, LP_E_NOTFOUND);
 		return;
 	}
@@ -5602,7 +5600,7 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	   look-up (~350 of the 1,260 instructions a custom resource GET
 	   cost more than a ConfigMap's, callgrind). kube refuses it (415)
 	   before it looks at the query options. */
-	bool body_verb = !strcmp(verb, "create") || !strcmp(verb, "update");
+	bool body_verb = vb == SRV_V_CREATE || vb == SRV_V_UPDATE;
 	if (body_verb && !sub[0]) {
 		char mtb[128];
 		const char *mt = media_type(r, mtb, sizeof mtb);
@@ -5617,42 +5615,40 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		}
 	}
 	if (res->custom &&
-	    (!strcmp(verb, "create") || !strcmp(verb, "update") ||
-	     !strcmp(verb, "patch"))) {
+	    (vb == SRV_V_CREATE || vb == SRV_V_UPDATE || vb == SRV_V_PATCH)) {
 		char mtb[128];
 		const char *mt = media_type(r, mtb, sizeof mtb);
-		if ((!strcmp(verb, "create") || !strcmp(verb, "update")) &&
+		if ((vb == SRV_V_CREATE || vb == SRV_V_UPDATE) &&
 		    !strcasecmp(mt, "application/vnd.kubernetes.protobuf")) {
 			srv_reply_fail(r, LP_E_UNSUPPORTEDMEDIA,
 				       "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml");
 			return;
 		}
-		if (!strcmp(verb, "patch") &&
+		if (vb == SRV_V_PATCH &&
 		    !strcasecmp(mt, "application/strategic-merge-patch+json")) {
 			srv_reply_fail(r, LP_E_UNSUPPORTEDMEDIA,
 				       "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
 			return;
 		}
 	}
-	bool writes = strcmp(verb, "get") && strcmp(verb, "list") &&
-		      strcmp(verb, "watch");
+	bool writes = vb != SRV_V_GET && vb != SRV_V_LIST && vb != SRV_V_WATCH;
 	if (!strcmp(sub, "scale"))
 		do_scale(r, res, ns, name, verb);
 	else if (!strcmp(sub, "token"))
 		do_token(r, ns, name);
-	else if (!strcmp(verb, "get"))
+	else if (vb == SRV_V_GET)
 		do_get(r, res, ns, name);
-	else if (!strcmp(verb, "list"))
+	else if (vb == SRV_V_LIST)
 		do_list(r, res, ns);
-	else if (!strcmp(verb, "watch"))
+	else if (vb == SRV_V_WATCH)
 		srv_watch(r, res, ns, name);
-	else if (!strcmp(verb, "create"))
+	else if (vb == SRV_V_CREATE)
 		do_create(r, res, ns);
-	else if (!strcmp(verb, "update"))
+	else if (vb == SRV_V_UPDATE)
 		do_update(r, res, ns, name, sub);
-	else if (!strcmp(verb, "patch"))
+	else if (vb == SRV_V_PATCH)
 		do_patch(r, res, ns, name, sub);
-	else if (!strcmp(verb, "delete"))
+	else if (vb == SRV_V_DELETE)
 		do_delete(r, res, ns, name);
 	else
 		do_deletecollection(r, res, ns);
@@ -5662,9 +5658,9 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	   nothing. A deletecollection may have removed many: name NULL. */
 	if (writes && res->after_write && !r->dry_run && !r->write_hooked &&
 	    r->code >= 200 && r->code < 300) {
-		const char *wname = !strcmp(verb, "create")		 ? r->created
-				    : !strcmp(verb, "deletecollection") ? NULL
-									 : name;
+		const char *wname = vb == SRV_V_CREATE		   ? r->created
+				    : vb == SRV_V_DELETECOLLECTION ? NULL
+								   : name;
 		res->after_write(srv_engine(r->s), wname);
 	}
 }
