@@ -141,6 +141,7 @@ struct eng {
 	uint64_t hash_seed;	/* seeds long-key hashes; stored in meta */
 	char cluster_id[33];
 	uint64_t map_size;	/* guarded by the writer (and gate) */
+	unsigned psize; /* LMDB's page size (read.c's prefetch); set at open */
 	uint64_t max_size;
 	/* The zero-filled tail of data.mdb (env.c, eng__prealloc); guarded by
 	   the writer. */

@@ -503,6 +503,8 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 	MDB_envinfo info;
 	mdb_env_info(e->env, &info);
 	e->map_size = info.me_mapsize;
+	MDB_stat est;
+	e->psize = mdb_env_stat(e->env, &est) == 0 ? est.ms_psize : 0;
 	if ((rc = init_dbs(e)))
 		goto fail;
 	if ((rc = eng__hub_new(e)))

@@ -346,6 +346,7 @@ struct iter {
 	MDB_val hk;  /* hist cursor's current entry */
 	bool h_ok;
 	bool prefetch; /* the caller will read the values (iter_next) */
+	uintptr_t leaf; /* prefetch: the leaf page last asked for */
 };
 
 /* Values are read right after the walk hands them out (a list copies each
@@ -361,6 +362,30 @@ static inline void prefetch_value(const struct rec *rec)
 	const char *v = (const char *)rec->value;
 	for (size_t o = 0; o < n; o += 64)
 		__builtin_prefetch(v + o);
+}
+
+/* A latest walk's records live in LMDB leaf pages, each record's node
+   (header, key, value) at a lower address than the one before it, so
+   every node's first touch inside mdb_cursor_get misses the cache (a
+   third of a LIST page's LMDB time, perf). When the walk reaches a new
+   leaf, ask for the page's whole node area at once. The page is found from
+   the key, which LMDB keeps in the leaf (keys are never on overflow
+   pages): the map is page-aligned, and the page header's upper bound
+   (offset 14, LMDB's on-disk page format) is where the nodes begin. A
+   prefetch is only a hint: the loads are within the key's own page. */
+static inline void prefetch_leaf(struct iter *it, const void *key)
+{
+	unsigned ps = it->r->e->psize;
+	if (!ps || (ps & (ps - 1)))
+		return;
+	uintptr_t base = (uintptr_t)key & ~(uintptr_t)(ps - 1);
+	if (base == it->leaf)
+		return;
+	it->leaf = base;
+	uint16_t upper;
+	memcpy(&upper, (const char *)base + 14, sizeof upper);
+	for (unsigned o = upper & ~63u; o < ps; o += 64)
+		__builtin_prefetch((const char *)base + o);
 }
 
 /* Cursor i of the walk on dbi: r's kept cursor, renewed for this snapshot,
@@ -446,6 +471,8 @@ static inline lp_err iter_next_latest(struct iter *it, struct rec *out)
 	if (!it->s_ok)
 		return LP_E_NOTFOUND;
 	it->s_step = true;
+	if (it->prefetch)
+		prefetch_leaf(it, it->sk.mv_data);
 	if (!eng__rec_decode(it->sk.mv_data, it->sk.mv_size, &it->sv, out))
 		return LP_ERR(LP_E_CORRUPT);
 	if (it->prefetch)
