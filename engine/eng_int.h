@@ -156,6 +156,9 @@ struct eng {
 	void *hook_ud;
 
 	_Atomic int64_t rev;	   /* latest committed; set by the writer */
+	/* rcache.c's seqlock: odd while a group commits (writer.c) */
+	_Atomic uint64_t cache_seq;
+	struct rcache *rc;	   /* eng_get_copy's cache; NULL: off */
 	_Atomic int64_t compacted; /* set by the writer */
 	_Atomic int64_t compacting; /* target of the running compaction */
 	_Atomic int closing;
@@ -240,6 +243,11 @@ lp_err eng__remap(eng *e);
 int64_t eng__now_ms(void);
 lp_err eng__meta_get_i64(MDB_txn *txn, eng *e, const char *name, int64_t *out);
 int eng__meta_put_i64(MDB_txn *txn, eng *e, const char *name, int64_t v);
+
+/* rcache.c: the read cache (budget 0: none); freed after the writer
+   stops, before the environment closes. */
+lp_err eng__rcache_new(eng *e, uint64_t budget);
+void eng__rcache_free(eng *e);
 
 /* keys.c */
 size_t eng__ik(const eng *e, const uint8_t *key, size_t len, uint8_t *ik);

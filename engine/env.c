@@ -507,6 +507,12 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 	e->psize = mdb_env_stat(e->env, &est) == 0 ? est.ms_psize : 0;
 	if ((rc = init_dbs(e)))
 		goto fail;
+	/* no cache where another process writes (invariant 1 of rcache.c
+	   counts this process's commits only) */
+	if ((rc = eng__rcache_new(e, o->readonly || o->read_cache < 0 ? 0
+				     : o->read_cache ? (uint64_t)o->read_cache
+						     : 32ull << 20)))
+		goto fail;
 	if ((rc = eng__hub_new(e)))
 		goto fail;
 	if (!e->readonly && (rc = eng__writer_start(e)))
@@ -516,6 +522,7 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 	return LP_OK;
 fail:
 	eng__hub_free(e);
+	eng__rcache_free(e);
 	if (e->env)
 		mdb_env_close(e->env);
 	if (claimed)
@@ -559,6 +566,7 @@ void eng_close(eng *e)
 		n->next = n->prev = n;
 	}
 	pthread_mutex_unlock(&e->pin_mu);
+	eng__rcache_free(e);
 	mdb_env_close(e->env);
 	eng__hub_free(e);
 	release_path(e);

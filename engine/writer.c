@@ -649,7 +649,10 @@ static int run_group(eng *e, eng_txn *first, eng_txn *stop, struct cmp_run *cr)
 		goto fail;
 	if ((mrc = eng__meta_put_i64(w, e, "rev", rev)))
 		goto fail;
+	/* rcache.c's seqlock: odd from before the commit is visible */
+	atomic_fetch_add(&e->cache_seq, 1);
 	mrc = mdb_txn_commit(w);
+	atomic_fetch_add(&e->cache_seq, 1);
 	if (mrc)
 		return mrc;
 	atomic_store(&e->rev, rev);

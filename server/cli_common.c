@@ -431,11 +431,13 @@ fail:
 	return CLI_FAIL;
 }
 
-int cli_datadir_open_store(struct cli_datadir *d, int nosync)
+int cli_datadir_open_store(struct cli_datadir *d, int nosync,
+			   int64_t read_cache)
 {
 	struct eng_opts o = {0};
 	o.dir = d->store;
 	o.nosync = nosync;
+	o.read_cache = read_cache;
 	lp_err rc = eng_open(&o, &d->e);
 	if (rc != LP_OK) {
 		d->e = NULL;

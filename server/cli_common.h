@@ -82,7 +82,8 @@ struct cli_datadir {
 int cli_datadir_lock(const char *dir, int create, struct cli_datadir *d);
 
 /* Open DIR/store writable (created if missing). Prints on failure. */
-int cli_datadir_open_store(struct cli_datadir *d, int nosync);
+int cli_datadir_open_store(struct cli_datadir *d, int nosync,
+			   int64_t read_cache);
 
 /* Close the store, release the lock, free the paths. Safe on a zeroed d. */
 void cli_datadir_close(struct cli_datadir *d);

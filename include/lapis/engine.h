@@ -77,6 +77,8 @@ struct eng_opts {
 				   event leaves the ring unread overflows */
 	unsigned max_replays;	/* concurrent watch replays from the log; 0: 16 */
 	unsigned pin_seconds;	/* the longest a pin holds compaction back; 0: 120 */
+	int64_t read_cache;	/* bytes of records eng_get_copy may keep; 0: 32
+				   MiB; negative: no cache */
 	/* Test hook: called on the writer thread after group `group` (counted
 	   from 1) is committed, and in sync mode durable, before any caller of
 	   that group is acknowledged. */
@@ -134,6 +136,28 @@ void eng_rd_end(eng_rd *r);
 int64_t eng_rd_rev(eng_rd *r);
 /* The compacted revision as this snapshot sees it (reads below it fail). */
 int64_t eng_rd_compacted(eng_rd *r);
+
+/* A record's value copied out of the store (eng_get_copy). */
+struct eng_copy {
+	char *value; /* value_len bytes and a NUL; the caller frees it */
+	size_t value_len;
+	int64_t create_rev, mod_rev, version;
+};
+
+/*
+ * The latest record under key, copied: a snapshot of its own, begun and
+ * ended inside (as eng_rd_begin, eng_get at 0, eng_rd_end). Answered from
+ * the engine's read cache when it holds the key and nothing has been
+ * committed since it was read: every commit empties the cache before its
+ * effect is visible, so the answer is what eng_get would return.
+ * Errors: as eng_rd_begin and eng_get; LP_E_NOMEM. *out is written only on
+ * success.
+ */
+lp_err eng_get_copy(eng *e, const void *key, size_t key_len,
+		    struct eng_copy *out);
+/* The read cache's counts since open (all 0 without a cache). */
+void eng_read_cache_stats(eng *e, uint64_t *hits, uint64_t *misses,
+			  uint64_t *bytes);
 
 /*
  * Read one key at revision at_rev (0: the snapshot's latest).

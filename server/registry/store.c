@@ -35,27 +35,15 @@ lp_err reg_obj_decode(struct reg_obj *o)
 
 lp_err reg_get(eng *e, const struct reg_key *k, struct reg_obj *out)
 {
-	eng_rd *rd;
-	lp_err rc = eng_rd_begin(e, &rd);
+	struct eng_copy c;
+	lp_err rc = eng_get_copy(e, k->bytes, k->len, &c);
 	if (rc)
 		return rc;
-	struct eng_record rec;
-	rc = eng_get(rd, k->bytes, k->len, 0, &rec);
-	if (!rc) {
-		char *b = malloc(rec.value_len + 1);
-		if (!b) {
-			rc = LP_E_NOMEM;
-		} else {
-			memcpy(b, rec.value, rec.value_len);
-			b[rec.value_len] = 0;
-			out->bytes = b;
-			out->len = rec.value_len;
-			out->mod = rec.mod_rev;
-			out->obj = NULL;
-		}
-	}
-	eng_rd_end(rd);
-	return rc;
+	out->bytes = c.value;
+	out->len = c.value_len;
+	out->mod = c.mod_rev;
+	out->obj = NULL;
+	return LP_OK;
 }
 
 static lp_err add_sides(eng_txn *t, const struct reg_side *sides, int n)

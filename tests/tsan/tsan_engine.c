@@ -21,6 +21,8 @@
  *  3. A watcher's revisions never go back, and have no gaps except across a
  *     re-watch after LP_E_COMPACTED.
  *  4. At the end the map has grown and eng_check passes.
+ *  5. eng_get_copy (the read cache) never answers with a record older than
+ *     the last write of that key acknowledged before the read began.
  * The seed is printed; LAPIS_SEED overrides it.
  */
 #include <errno.h>
@@ -48,6 +50,8 @@ static _Atomic int writers_done;
 static _Atomic int stop_all;
 static _Atomic int64_t final_rev;
 static _Atomic int failures;
+/* the revision of each writer's key's last acknowledged put or delete */
+static _Atomic int64_t acked[WRITERS][64];
 static pthread_mutex_t fail_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -153,6 +157,8 @@ static void *writer_main(void *p)
 		}
 		int n = ts_rand(&st) % 6 == 0 ? 3 : 1;
 		uint64_t used = 0; /* a txn names a key once */
+		uint64_t wrote =
+		    0; /* the keys /t/<id>/<k> it puts or deletes */
 		for (int j = 0; j < n && !rc; j++) {
 			int k = (int)(ts_rand(&st) % 64);
 			if (used & (1ull << k))
@@ -164,6 +170,7 @@ static void *writer_main(void *p)
 			uint64_t x = ts_rand(&st) % 10;
 			if (x == 0) {
 				rc = eng_txn_del(t, key, (size_t)kl, NULL);
+				wrote |= 1ull << k;
 			} else if (x == 1) {
 				/* A CAS on a shared key; may conflict. */
 				struct eng_cmp c = {.kind = ENG_CMP_MOD,
@@ -177,6 +184,7 @@ static void *writer_main(void *p)
 				    (size_t)(VAL / 2 +
 					     ts_rand(&st) % (VAL / 2)),
 				    SLOT_OFF, NULL);
+				wrote |= 1ull << k;
 			}
 		}
 		struct eng_commit_res res;
@@ -197,6 +205,9 @@ static void *writer_main(void *p)
 			     " -> %" PRId64,
 			     w->id, last, res.rev);
 		last = res.rev;
+		for (int k = 0; k < 64; k++)
+			if (wrote & (1ull << k))
+				atomic_store(&acked[w->id][k], res.rev);
 		w->commits++;
 	}
 	free(val);
@@ -208,7 +219,7 @@ static void *writer_main(void *p)
 struct reader {
 	int id;
 	uint64_t seed;
-	long gets, ranges, pinned;
+	long gets, ranges, pinned, copies;
 	uint8_t last[64];
 	size_t last_len;
 	int64_t snap;
@@ -232,6 +243,39 @@ static enum eng_take reader_fn(void *ud, const struct eng_record *rec)
 	return ENG_TAKE;
 }
 
+/* Invariant 5: twice, so that the second may come from the cache. */
+static void copy_read(struct reader *r, uint64_t *st)
+{
+	int w = (int)(ts_rand(st) % WRITERS), k = (int)(ts_rand(st) % 64);
+	char key[32];
+	int kl = snprintf(key, sizeof key, "/t/%d/%02d", w, k);
+	for (int i = 0; i < 2; i++) {
+		int64_t before = atomic_load(&acked[w][k]);
+		struct eng_copy c;
+		lp_err rc = eng_get_copy(E, key, (size_t)kl, &c);
+		if (rc == LP_E_NOTFOUND)
+			continue;
+		if (rc) {
+			fail("reader %d: get_copy %s", r->id, lp_errname(rc));
+			return;
+		}
+		struct eng_record rec = {.key = (const uint8_t *)key,
+					 .key_len = (size_t)kl,
+					 .value = (const uint8_t *)c.value,
+					 .value_len = c.value_len,
+					 .create_rev = c.create_rev,
+					 .mod_rev = c.mod_rev,
+					 .version = c.version};
+		check_rec(&rec, INT64_MAX, "get_copy");
+		if (c.mod_rev < before)
+			fail("reader %d: get_copy of %s at %" PRId64
+			     " after a write at %" PRId64 " was acknowledged",
+			     r->id, key, c.mod_rev, before);
+		free(c.value);
+		r->copies++;
+	}
+}
+
 static void *reader_main(void *p)
 {
 	struct reader *r = p;
@@ -247,6 +291,7 @@ static void *reader_main(void *p)
 			else
 				r->pinned++;
 		}
+		copy_read(r, &st);
 		eng_rd *rd;
 		lp_err rc = eng_rd_begin(E, &rd);
 		if (rc) {
@@ -503,8 +548,9 @@ int main(void)
 	for (int i = 0; i < READERS; i++)
 		fprintf(stderr,
 			"tsan_engine: reader %d: %ld gets, %ld ranges,"
-			" %ld pinned\n",
-			i, rd[i].gets, rd[i].ranges, rd[i].pinned);
+			" %ld pinned, %ld copies\n",
+			i, rd[i].gets, rd[i].ranges, rd[i].pinned,
+			rd[i].copies);
 	for (int i = 0; i < WATCHERS; i++)
 		fprintf(stderr,
 			"tsan_engine: watcher %d: %ld events, %ld "
