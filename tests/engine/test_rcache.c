@@ -18,6 +18,8 @@ static void open_default(void)
 }
 
 TestSuite(eng_rcache, .init = open_default, .fini = teardown);
+/* tests that open their store with options of their own */
+TestSuite(eng_rcache_opts, .fini = teardown);
 
 static uint64_t misses(void)
 {
@@ -151,7 +153,7 @@ Test(eng_rcache, values_over_the_entry_limit_are_read_each_time)
 	free(big);
 }
 
-Test(eng_rcache, the_budget_bounds_what_is_held, .init = NULL)
+Test(eng_rcache_opts, the_budget_bounds_what_is_held)
 {
 	struct eng_opts o = {.nosync = 1, .read_cache = 16 * 1024};
 	tc_open(&S, "rcache-budget", &o);
@@ -179,7 +181,7 @@ Test(eng_rcache, the_budget_bounds_what_is_held, .init = NULL)
 	cr_assert_eq(misses(), m);
 }
 
-Test(eng_rcache, off_when_negative, .init = NULL)
+Test(eng_rcache_opts, off_when_negative)
 {
 	struct eng_opts o = {.nosync = 1, .read_cache = -1};
 	tc_open(&S, "rcache-off", &o);
