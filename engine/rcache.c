@@ -40,6 +40,7 @@
  * Threads: any reader thread; the writer only moves the counter.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -116,12 +117,16 @@ static void rc_unref(struct rc_ent *x)
 		free(x);
 }
 
-/* Lock slot s; returns the entry it holds (NULL: none). */
+/* Lock slot s; returns the entry it holds (NULL: none). A holder takes a
+   reference or swaps a pointer, so the wait is short unless the holder's
+   thread was preempted: then give up the core rather than spin. */
 static struct rc_ent *slot_lock(_Atomic uintptr_t *s)
 {
 	uintptr_t v = atomic_load_explicit(s, memory_order_relaxed);
-	for (;;) {
+	for (unsigned spins = 0;; spins++) {
 		if (v & RC_LOCK) {
+			if (spins % 64 == 63)
+				sched_yield();
 			v = atomic_load_explicit(s, memory_order_relaxed);
 			continue;
 		}
