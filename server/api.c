@@ -19,7 +19,6 @@
 #include "fields.h"
 #include "lapis/log.h"
 #include "openapiv2.h"
-#include "pretty.h"
 #include "registry/json.h"
 #include "registry/object.h"
 #include "resources.h"
@@ -1416,17 +1415,8 @@ static void reply_version(struct srv_req *r)
 	json_object_set_new(o, "goVersion", json_string("lapis " LAPIS_VERSION));
 	json_object_set_new(o, "compiler", json_string("gcc"));
 	json_object_set_new(o, "platform", json_string(platform));
-	/* kube writes it with WriteRawJSON: always indented */
-	size_t n = 0, pl = 0;
-	char *s = reg_json_dump(o, &n);
-	json_decref(o);
-	char *p = s ? srv_json_indent(s, n, &pl) : NULL;
-	free(s);
-	if (!p) {
-		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
-		return;
-	}
-	srv_reply_take(r, 200, "application/json", p, pl);
+	r->always_pretty = true; /* kube writes it with WriteRawJSON */
+	srv_reply_json(r, 200, o);
 }
 
 /* The service account issuer's discovery documents, as kube serves them

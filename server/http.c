@@ -368,6 +368,8 @@ static bool want_pretty(struct srv_req *r, const char *ctype)
 	if (!ctype || strncmp(ctype, "application/json", 16) ||
 	    (ctype[16] && ctype[16] != ';'))
 		return false;
+	if (r->always_pretty)
+		return true;
 	const char *u = r->url ? r->url : "";
 	if (!strncmp(u, "/openapi/", 9) || !strncmp(u, "/.well-known/", 13) ||
 	    !strncmp(u, "/openid/", 8))

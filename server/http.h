@@ -96,6 +96,7 @@ struct srv_req {
 	struct srv_neg neg;	/* the response form (table.h) */
 	const char *accept;	/* srv_accept's, once accept_got */
 	bool accept_got;
+	bool always_pretty;	/* a JSON answer is indented for every client */
 	void *hold;		/* keeps a custom resource's descriptor alive */
 	int code;		/* the HTTP status answered, 0 until then */
 	bool dry_run;		/* the request asked for dryRun=All */
