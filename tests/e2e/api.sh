@@ -1886,8 +1886,14 @@ stop_server
 check "... and the server reports the reads the cache answered when it stops" \
 	grep -Eq 'read cache: [1-9][0-9]* of [0-9]+ object reads answered' "$REAPED_LOG"
 expect_rc 2 "--read-cache-mb x is a usage error" "$LAPIS" serve --read-cache-mb x
-check "a server without the read cache (--read-cache-mb 0) starts" start_server --read-cache-mb 0
+nocache_server() { # its own log, which the checks below read
+	serve_lapis nocache "$DATA" --insecure-http --read-cache-mb 0
+	[[ -n $URL ]]
+}
+check "a server without the read cache (--read-cache-mb 0) starts" nocache_server
 check "... and answers GETs after writes as well" cached_rounds
 stop_server
+check "... from the store alone: it logs no read cache" \
+	bash -c "! grep -q 'read cache:' '$REAPED_LOG'"
 
 e2e_finish
