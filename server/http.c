@@ -119,16 +119,46 @@ const char *srv_accept(struct srv_req *r)
 	return r->accept;
 }
 
+static enum MHD_Result qarg_cb(void *cls, enum MHD_ValueKind kind,
+			       const char *key, size_t key_len,
+			       const char *value, size_t value_len)
+{
+	(void)kind;
+	(void)value_len;
+	struct srv_req *r = cls;
+	if (r->n_qa == SRV_QARGS) {
+		r->qa_over = true;
+		return MHD_NO;
+	}
+	r->qa[r->n_qa++] =
+	    (struct srv_qarg){.key = key, .value = value, .key_len = key_len};
+	return MHD_YES;
+}
+
 const char *srv_query(struct srv_req *r, const char *key)
 {
 	if (r->deferred)
 		return val_lookup(r, MHD_GET_ARGUMENT_KIND, key);
+	if (!r->qa_got) {
+		MHD_get_connection_values_n(r->conn, MHD_GET_ARGUMENT_KIND,
+					    qarg_cb, r);
+		r->qa_got = true;
+	}
+	size_t kl = strlen(key);
 	/* "?watch" (no '=') is there with an empty value, as Go's url.Query
-	   reads it: MHD reports it with a NULL value */
+	   reads it: MHD reports it with a NULL value. The first match, keys
+	   compared without case, as MHD_lookup_connection_value_n. */
+	if (!r->qa_over) {
+		for (unsigned i = 0; i < r->n_qa; i++)
+			if (r->qa[i].key_len == kl &&
+			    !strncasecmp(r->qa[i].key, key, kl))
+				return r->qa[i].value ? r->qa[i].value : "";
+		return NULL;
+	}
 	const char *v = NULL;
 	size_t vl = 0;
 	if (MHD_lookup_connection_value_n(r->conn, MHD_GET_ARGUMENT_KIND, key,
-					  strlen(key), &v, &vl) != MHD_YES)
+					  kl, &v, &vl) != MHD_YES)
 		return NULL;
 	return v ? v : "";
 }
@@ -370,28 +400,37 @@ static bool want_pretty(struct srv_req *r, const char *ctype)
 		return false;
 	if (r->always_pretty)
 		return true;
-	const char *u = r->url ? r->url : "";
-	if (!strncmp(u, "/openapi/", 9) || !strncmp(u, "/.well-known/", 13) ||
-	    !strncmp(u, "/openid/", 8))
-		return false;
+	bool pretty = false;
 	const char *accept = srv_accept(r);
 	if (accept && strstr(accept, "pretty")) {
 		struct srv_neg n;
 		struct srv_error err;
 		srv_error_clear(&err);
-		if (srv_negotiate(accept, NULL, false, false, &n, &err) ==
-			LP_OK &&
-		    n.pretty)
-			return true;
+		pretty = srv_negotiate(accept, NULL, false, false, &n, &err) ==
+			     LP_OK &&
+			 n.pretty;
 	}
-	const char *q = srv_query(r, "pretty");
-	if (q && *q) {
-		bool ok;
-		return srv_go_parse_bool(q, &ok);
+	if (!pretty) {
+		const char *q = srv_query(r, "pretty");
+		if (q && *q) {
+			bool ok;
+			pretty = srv_go_parse_bool(q, &ok);
+		} else {
+			/* a deferred request's connection may be gone: its
+			   copies */
+			const char *ua = r->hdr_got && !r->deferred
+					     ? r->user_agent
+					     : srv_header(r, "User-Agent");
+			pretty = ua && (!strncmp(ua, "curl", 4) ||
+					!strncmp(ua, "Wget", 4) ||
+					!strncmp(ua, "Mozilla/5.0", 11));
+		}
 	}
-	const char *ua = srv_header(r, "User-Agent");
-	return ua && (!strncmp(ua, "curl", 4) || !strncmp(ua, "Wget", 4) ||
-		      !strncmp(ua, "Mozilla/5.0", 11));
+	/* the documents kube writes with its own encoders, never indented;
+	   looked at last, as most answers are not indented anyway */
+	const char *u = r->url ? r->url : "";
+	return pretty && strncmp(u, "/openapi/", 9) &&
+	       strncmp(u, "/.well-known/", 13) && strncmp(u, "/openid/", 8);
 }
 
 /* data[0, len) indented when the client wants it (want_pretty): a new
@@ -752,25 +791,48 @@ static bool is_write(const struct srv_reqinfo *ri)
 }
 
 struct framing {
+	struct srv_req *r;    /* its user_agent, authorization and accept */
 	unsigned n_len;	      /* Content-Length headers */
 	const char *len;      /* the first */
 	bool len_differs;     /* another says something else */
 	const char *encoding; /* Transfer-Encoding */
 };
 
+/* Whether header key (klen bytes) is name, without case. */
+static bool hdr_is(const char *key, size_t klen, const char *name, size_t nlen)
+{
+	return klen == nlen && !strncasecmp(key, name, nlen);
+}
+
+/* One pass over the headers: the framing, and the first of each header
+   every request reads (as MHD_lookup_connection_value finds it). */
 static enum MHD_Result framing_cb(void *cls, enum MHD_ValueKind kind,
-				  const char *key, const char *value)
+				  const char *key, size_t klen,
+				  const char *value, size_t vlen)
 {
 	(void)kind;
+	(void)vlen;
 	struct framing *f = cls;
-	if (!strcasecmp(key, "Content-Length")) {
+	struct srv_req *r = f->r;
+#define HDR_IS(name) hdr_is(key, klen, name, sizeof name - 1)
+	if (HDR_IS("Content-Length")) {
 		if (f->n_len++ && strcmp(f->len, value ? value : ""))
 			f->len_differs = true;
 		else if (!f->len)
 			f->len = value ? value : "";
-	} else if (!strcasecmp(key, "Transfer-Encoding")) {
+	} else if (HDR_IS("Transfer-Encoding")) {
 		f->encoding = value ? value : "";
+	} else if (HDR_IS("Accept")) {
+		if (!r->accept)
+			r->accept = value;
+	} else if (HDR_IS("User-Agent")) {
+		if (!r->user_agent)
+			r->user_agent = value;
+	} else if (HDR_IS("Authorization")) {
+		if (!r->authorization)
+			r->authorization = value;
 	}
+#undef HDR_IS
 	return MHD_YES;
 }
 
@@ -786,8 +848,10 @@ static enum MHD_Result framing_cb(void *cls, enum MHD_ValueKind kind,
  */
 static bool early_answer(struct srv *s, struct srv_req *r)
 {
-	struct framing f = {0};
-	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, framing_cb, &f);
+	struct framing f = {.r = r};
+	r->accept = r->user_agent = r->authorization = NULL;
+	MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, framing_cb, &f);
+	r->accept_got = r->hdr_got = true;
 	if (f.len_differs) {
 		srv_reply_fail(r, LP_E_BADREQUEST,
 			       "http: message cannot contain multiple Content-Length headers");
@@ -801,9 +865,7 @@ static bool early_answer(struct srv *s, struct srv_req *r)
 		srv_reply_copy(r, 501, "application/json", st, sizeof st - 1);
 		return true;
 	}
-	if (!s->o.insecure &&
-	    !token_ok(s, MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
-						     "Authorization"))) {
+	if (!s->o.insecure && !token_ok(s, r->authorization)) {
 		srv_reply_fail(r, LP_E_UNAUTHORIZED, "Unauthorized");
 		return true;
 	}
@@ -866,9 +928,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 	}
 	if (r->answered)
 		return MHD_YES;
-	if (!s->o.insecure &&
-	    !token_ok(s, MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						     "Authorization"))) {
+	if (!s->o.insecure && !token_ok(s, r->authorization)) {
 		srv_reply_fail(r, LP_E_UNAUTHORIZED, "Unauthorized");
 		return MHD_YES;
 	}
@@ -1026,8 +1086,10 @@ static size_t unescape_cb(void *cls, struct MHD_Connection *conn, char *val)
 {
 	(void)cls;
 	(void)conn;
-	char *w = val;
-	for (const char *p = val; *p;) {
+	char *w = strchr(val, '%');
+	if (!w) /* nothing escaped, most often */
+		return strlen(val);
+	for (const char *p = w; *p;) {
 		int hi, lo;
 		if (p[0] == '%' && (hi = reg_hex_digit(p[1])) >= 0 &&
 		    (lo = reg_hex_digit(p[2])) >= 0 && (hi | lo)) {

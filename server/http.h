@@ -82,6 +82,10 @@ struct srv_wjob {
 	struct fiber *fiber; /* the fiber that runs it, while one does */
 };
 
+/* query arguments srv_query keeps at hand; a request with more asks
+   libmicrohttpd each time */
+#define SRV_QARGS 12
+
 struct srv_req {
 	struct srv *s;
 	struct MHD_Connection *conn;
@@ -96,6 +100,19 @@ struct srv_req {
 	struct srv_neg neg;	/* the response form (table.h) */
 	const char *accept;	/* srv_accept's, once accept_got */
 	bool accept_got;
+	/* read in early_answer's one pass over the headers (hdr_got): the
+	   first of each, NULL when absent */
+	const char *user_agent, *authorization;
+	bool hdr_got;
+	/* the query arguments, read in one pass at the first srv_query
+	   (qa_got), borrowed from libmicrohttpd's pool; qa_over: more than
+	   fit, srv_query asks libmicrohttpd */
+	struct srv_qarg {
+		const char *key, *value;
+		size_t key_len;
+	} qa[SRV_QARGS];
+	unsigned char n_qa;
+	bool qa_got, qa_over;
 	bool always_pretty;	/* a JSON answer is indented for every client */
 	void *hold;		/* keeps a custom resource's descriptor alive */
 	int code;		/* the HTTP status answered, 0 until then */

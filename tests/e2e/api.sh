@@ -87,6 +87,26 @@ pretty_get curl/8.1.2 /api/v1/namespaces/default -H 'Accept: application/yaml'
 check "YAML is YAML for curl too" bash -c "head -1 '$WORK/body' | grep -qx 'apiVersion: v1'"
 pretty_get curl/8.1.2 /openapi/v3
 check "the OpenAPI documents are served as they are" is_compact
+pretty_get lapis-e2e /api/v1/namespaces/default -H 'accept: application/yaml' -H 'user-agent: curl/8.1.2'
+check "header names are read without case (Accept, User-Agent)" bash -c "head -1 '$WORK/body' | grep -qx 'apiVersion: v1'"
+pretty_get lapis-e2e /api/v1/namespaces/default -H 'user-agent: curl/8.1.2'
+check "... a lower-case user-agent of curl gets indented JSON" is_pretty
+
+# Query arguments: the server reads the first 12 in one pass and asks
+# libmicrohttpd for the rest. Either way the first of a repeated key counts
+# (Go's url.Values.Get), keys without case as libmicrohttpd compares them,
+# and a key without '=' is there, empty (?watch).
+n_items() { python3 -c "import json; print(len(json.load(open('$WORK/body'))['items']))"; }
+many=$(for i in $(seq 14); do printf 'x%d=%d&' "$i" "$i"; done)
+for pre in "" "$many"; do
+	what=$([[ -n $pre ]] && echo "past the 12 kept at hand" || echo "among the first 12")
+	req GET "/api/v1/namespaces?${pre}limit=1&limit=3"
+	check "a repeated query argument, $what: the first counts" eval 'code_is 200 && [[ $(n_items) == 1 ]]'
+	req GET "/api/v1/namespaces?${pre}LIMIT=2"
+	check "... a key in capitals, $what, is found" eval 'code_is 200 && [[ $(n_items) == 2 ]]'
+	req GET "/api/v1/namespaces?${pre}watch&timeoutSeconds=1"
+	check "... ?watch without a value, $what, watches" code_has 200 '"type":"ADDED"'
+done
 pretty_get curl/8.1.2 '/api/v1/namespaces?watch=1&timeoutSeconds=1'
 check "a watch's events stay one line each" python3 -c "
 import json; ls=open('$WORK/body').read().splitlines(); assert len(ls)>=4, ls
