@@ -286,6 +286,11 @@ static void count_hit(struct rcache *c)
 		atomic_fetch_add_explicit(&t->hits, 1, memory_order_relaxed);
 }
 
+uint64_t eng_read_seq(eng *e)
+{
+	return atomic_load(&e->cache_seq);
+}
+
 lp_err eng_get_copy(eng *e, const void *key, size_t key_len,
 		    struct eng_copy *out)
 {

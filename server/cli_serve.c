@@ -100,8 +100,9 @@ static const char usage[] =
     "                                wait in order (default 64; 1 to 4096)\n"
     "      --read-cache-mb N         MiB of objects kept after a GET read them,\n"
     "                                answering later GETs of the same objects\n"
-    "                                until the next write commits (default 32;\n"
-    "                                0 turns it off)\n"
+    "                                until the next write commits, and as much\n"
+    "                                again of whole GET answers (default 32;\n"
+    "                                0 turns both off)\n"
     "  -h, --help                    show this help\n"
     "\n"
     "The data directory holds store/ (the LMDB environment), pki/, admin.token,\n"
@@ -432,6 +433,7 @@ int cli_serve(int argc, char **argv)
 		.write_workers = write_workers,
 		.inline_writes = nosync != 0,
 		.service_cidr = svc_range,
+		.resp_cache = read_cache,
 	};
 	if (srv_start(&so, &s, &serr) != LP_OK) {
 		fprintf(stderr, "lapis: %s\n", serr.message);

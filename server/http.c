@@ -53,6 +53,7 @@
 #include "pretty.h"
 #include "qparse.h"
 #include "registry/json.h"
+#include "respcache.h"
 #include "satoken.h"
 #include "table.h"
 #include "yamljson.h"
@@ -69,6 +70,7 @@ struct srv {
 	struct srv_wpool *wp; /* writes.c's */
 	void *watch_state; /* watch.c's, see srv_watch_slot */
 	struct srv_conns *conns; /* conns.c's: the request-head deadline */
+	struct srv_respcache *kept; /* GET answers (respcache.c); NULL: none */
 };
 
 eng *srv_engine(struct srv *s)
@@ -517,6 +519,47 @@ void srv_reply_copy(struct srv_req *r, int code, const char *ctype,
 	struct MHD_Response *resp = MHD_create_response_from_buffer(
 		len, (void *)buf, MHD_RESPMEM_MUST_COPY);
 	queue(r, code, resp, ctype);
+}
+
+bool srv_get_keepable(struct srv_req *r)
+{
+	if (!r->s->kept || r->deferred || r->warnings ||
+	    strcmp(r->method, "GET") || r->neg.out != SRV_OUT_PLAIN ||
+	    srv_stopping(r->s))
+		return false;
+	if (!r->qa_got)
+		(void)srv_query(r, "");
+	return !r->qa_over && !r->n_qa && !srv_wants_yaml(r) &&
+	       !want_pretty(r, "application/json");
+}
+
+bool srv_reply_kept(struct srv_req *r, uint64_t seq)
+{
+	if (!srv_respcache_queue(r->s->kept, seq, r->url, r->conn))
+		return false;
+	r->answered = true;
+	r->code = 200;
+	return true;
+}
+
+void srv_reply_keep(struct srv_req *r, uint64_t seq, char *buf, size_t len)
+{
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(buf);
+		queue(r, 200, NULL, NULL);
+		return;
+	}
+	/* the headers queue_cc gives it (no Warning, not stopping: as
+	   srv_get_keepable found) */
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
+	MHD_queue_response(r->conn, 200, resp);
+	r->answered = true;
+	r->code = 200;
+	/* the creator's reference goes to the cache (or is dropped) */
+	srv_respcache_put(r->s->kept, r->s->o.e, seq, r->url, resp, len);
 }
 
 bool srv_wants_yaml(struct srv_req *r)
@@ -1166,6 +1209,12 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 			      "cannot start the request-head deadline");
 		goto fail;
 	}
+	/* GET answers kept (respcache.c); none when asked for none, or
+	   without memory for the table */
+	if (o->resp_cache >= 0)
+		s->kept =
+		    srv_respcache_new(o->resp_cache ? (uint64_t)o->resp_cache
+						    : (uint64_t)32 << 20);
 	if (!o->insecure && (!s->cert || !s->key)) {
 		srv_error_set(err, LP_E_INVAL, "TLS needs a certificate and key");
 		goto fail;
@@ -1247,6 +1296,11 @@ void srv_stop(struct srv *s)
 		MHD_stop_daemon(s->d);
 	srv_watch_free(s); /* after the daemon: no request reads it now */
 	srv_conns_stop(s->conns); /* after the daemon: every CLOSED is in */
+	if (s->kept && srv_respcache_hits(s->kept))
+		lp_info("response cache: %llu GETs answered with a kept "
+			"response",
+			(unsigned long long)srv_respcache_hits(s->kept));
+	srv_respcache_free(s->kept);
 	srv__wpool_free(s->wp); /* the access handler reads it until here */
 	if (s->fd >= 0)
 		close(s->fd);

@@ -43,6 +43,9 @@ struct srv_opts {
 	uint64_t head_timeout_ms;   /* a request head's deadline; 0: 32000 */
 	uint64_t watch_bookmark_ms; /* bookmark interval; 0: 60000 */
 	const char *service_cidr;   /* --service-cluster-ip-range */
+	/* bytes of GET answers kept (respcache.c); 0: 32 MiB, negative:
+	   none */
+	int64_t resp_cache;
 };
 
 struct srv;
@@ -155,6 +158,19 @@ bool srv_token_is_admin(struct srv *s, const char *t);
 
 eng *srv_engine(struct srv *s);
 const struct srv_opts *srv_options(struct srv *s);
+
+/*
+ * Answers kept for plain GETs of one built-in object (respcache.h): a GET
+ * with no query argument, answered in compact JSON without a Warning, by a
+ * server that keeps them. srv_get_keepable says whether r is one; then
+ * srv_reply_kept queues the answer kept for its path if it was made at seq
+ * (eng_read_seq, read before anything of the store) and says whether it
+ * did, and srv_reply_keep answers with buf (len bytes of JSON, taken) and
+ * keeps the answer when no commit began since seq.
+ */
+bool srv_get_keepable(struct srv_req *r);
+bool srv_reply_kept(struct srv_req *r, uint64_t seq);
+void srv_reply_keep(struct srv_req *r, uint64_t seq, char *buf, size_t len);
 
 /* A request header or query argument (borrowed, NULL when absent). */
 const char *srv_header(struct srv_req *r, const char *name);

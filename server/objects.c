@@ -1039,6 +1039,13 @@ static lp_err field_validation(struct srv_req *r, struct srv_error *err)
 static void do_get(struct srv_req *r, const struct srv_resource *res,
 		   const char *ns, const char *name)
 {
+	/* a plain GET of a built-in object: the answer kept for its path,
+	   if nothing was committed since it was made (respcache.c); seq is
+	   read before anything of the store */
+	bool keep = !res->custom && srv_get_keepable(r);
+	uint64_t seq = keep ? eng_read_seq(srv_engine(r->s)) : 0;
+	if (keep && srv_reply_kept(r, seq))
+		return;
 	struct srv_error err;
 	srv_error_clear(&err);
 	struct reg_key k;
@@ -1107,7 +1114,10 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 		reg_obj_free(&c);
 		return;
 	}
-	srv_reply_take(r, 200, "application/json", c.bytes, c.len);
+	if (keep && !conv)
+		srv_reply_keep(r, seq, c.bytes, c.len);
+	else
+		srv_reply_take(r, 200, "application/json", c.bytes, c.len);
 	c.bytes = NULL;
 	reg_obj_free(&c);
 }

@@ -155,6 +155,15 @@ struct eng_copy {
  */
 lp_err eng_get_copy(eng *e, const void *key, size_t key_len,
 		    struct eng_copy *out);
+/*
+ * The read sequence: even while no commit is being made, odd while one is,
+ * and moved by every commit that changes a record, before its effect is
+ * visible to any reader. A value derived from reads of the latest state
+ * that began when the sequence was even is still the latest state while the
+ * sequence keeps that value: what the read cache relies on, and what lets
+ * a caller keep answers of its own made from eng_get_copy.
+ */
+uint64_t eng_read_seq(eng *e);
 /* The read cache's counts since open (all 0 without a cache). */
 void eng_read_cache_stats(eng *e, uint64_t *hits, uint64_t *misses,
 			  uint64_t *bytes);

@@ -1902,9 +1902,68 @@ cached_rounds() {
 	code_is 404
 }
 check "read cache: every GET after a write shows it (30 updates, then a delete)" cached_rounds
+# The response cache (server/respcache.c) keeps the answer of a plain GET
+# of a built-in object for its path: a GET in another form of an object
+# whose plain answer is kept gets that form, and one object read through
+# two group versions gets each version's answer.
+req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"kept"},"data":{"k":"v"}}'
+req GET /api/v1/namespaces/default/configmaps/kept
+req GET /api/v1/namespaces/default/configmaps/kept
+check "response cache: a plain GET again is compact JSON" eval 'code_is 200 && is_compact'
+pretty_get curl/8.1.2 /api/v1/namespaces/default/configmaps/kept
+check "... curl's GET of the same path is indented" is_pretty
+pretty_get lapis-e2e /api/v1/namespaces/default/configmaps/kept -H 'Accept: application/yaml'
+check "... YAML is YAML" bash -c "head -1 '$WORK/body' | grep -qx 'apiVersion: v1'"
+pretty_get lapis-e2e /api/v1/namespaces/default/configmaps/kept -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io'
+check "... a Table is a Table" python3 -c "
+import json; assert json.load(open('$WORK/body'))['kind']=='Table'"
+pretty_get lapis-e2e '/api/v1/namespaces/default/configmaps/kept?resourceVersion=0'
+check "... a GET with a query argument is answered too" python3 -c "
+import json; assert json.load(open('$WORK/body'))['metadata']['name']=='kept'"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -I "$URL/api/v1/namespaces/default/configmaps/kept")
+check "... HEAD is 200 with no body" eval 'code_is 200 && [[ ! -s $WORK/body || $(head -c 4 "$WORK/body") == HTTP ]]'
+for round in 1 2; do
+	req GET "$CEV/ev1"
+	check "an Event through core/v1, again ($round): core's answer" python3 -c "
+import json; d=json.load(open('$WORK/body'))
+assert d['apiVersion']=='v1' and 'message' in d and 'note' not in d, d"
+	req GET "$EV/ev1"
+	check "... through events.k8s.io/v1 ($round): that version's answer" python3 -c "
+import json; d=json.load(open('$WORK/body'))
+assert d['apiVersion']=='events.k8s.io/v1' and 'note' in d and 'message' not in d, d"
+done
+# Both caches under load: three connections GET five objects while a
+# fourth patches them (the sanitizer builds run this too); every GET
+# answers, and a GET after the last patch shows it.
+cache_load() {
+	local i j pids=()
+	for i in 0 1 2 3 4; do
+		req POST /api/v1/namespaces/default/configmaps "{\"metadata\":{\"name\":\"load$i\"},\"data\":{\"n\":\"0\"}}"
+		code_is 201 || return 1
+	done
+	for i in 1 2 3; do
+		{
+			echo 'user-agent = "lapis-e2e"'
+			for j in $(seq 1 300); do
+				printf 'url = "%s/api/v1/namespaces/default/configmaps/load%d"\noutput = "/dev/null"\n' "$URL" $((j % 5))
+			done
+		} | curl -sf -K - &
+		pids+=($!)
+	done
+	for j in $(seq 1 40); do
+		req PATCH "/api/v1/namespaces/default/configmaps/load$((j % 5))" "{\"data\":{\"n\":\"$j\"}}" application/merge-patch+json
+		code_is 200 || return 1
+	done
+	for i in "${pids[@]}"; do wait "$i" || return 1; done
+	req GET /api/v1/namespaces/default/configmaps/load0
+	code_has 200 '"n":"40"'
+}
+check "GETs beside writes on four connections: every GET answers, the last write shows" cache_load
 stop_server
 check "... and the server reports the reads the cache answered when it stops" \
 	grep -Eq 'read cache: [1-9][0-9]* of [0-9]+ object reads answered' "$REAPED_LOG"
+check "... and the GETs the response cache answered" \
+	grep -Eq 'response cache: [1-9][0-9]* GETs answered with a kept response' "$REAPED_LOG"
 expect_rc 2 "--read-cache-mb x is a usage error" "$LAPIS" serve --read-cache-mb x
 nocache_server() { # its own log, which the checks below read
 	serve_lapis nocache "$DATA" --insecure-http --read-cache-mb 0
@@ -1915,5 +1974,6 @@ check "... and answers GETs after writes as well" cached_rounds
 stop_server
 check "... from the store alone: it logs no read cache" \
 	bash -c "! grep -q 'read cache:' '$REAPED_LOG'"
+check "... and no response cache" bash -c "! grep -q 'response cache:' '$REAPED_LOG'"
 
 e2e_finish
