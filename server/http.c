@@ -367,7 +367,10 @@ static void queue(struct srv_req *r, int code, struct MHD_Response *resp,
 	queue_cc(r, code, resp, ctype, "no-cache, private");
 }
 
-struct MHD_Response *srv__status_response(const struct srv_error *err,
+static bool want_pretty(struct srv_req *r, const char *ctype);
+
+struct MHD_Response *srv__status_response(struct srv_req *r,
+					  const struct srv_error *err,
 					  unsigned *code)
 {
 	json_t *st = srv_status_failure(err, NULL, 0);
@@ -376,6 +379,15 @@ struct MHD_Response *srv__status_response(const struct srv_error *err,
 	json_decref(st);
 	if (!s)
 		return NULL;
+	size_t pn;
+	char *p = r && want_pretty(r, "application/json")
+		      ? srv_json_indent(s, n, &pn)
+		      : NULL;
+	if (p) {
+		free(s);
+		s = p;
+		n = pn;
+	}
 	struct MHD_Response *resp = MHD_create_response_from_buffer(
 	    n, s, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {

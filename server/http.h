@@ -279,10 +279,12 @@ void srv__wpool_free(struct srv_wpool *p);
 /* http.c, for writes.c: copy r's headers, query, URL and method off the
    connection (MHD thread; false: out of memory); drop a reference (the
    last frees r; any thread); a Failure Status response (JSON) for err,
-   its HTTP code in *code (NULL on OOM). */
+   its HTTP code in *code (NULL on OOM), indented when detached request r
+   asks for it (NULL: compact; it only reads r's copies, so any thread). */
 bool srv__req_detach(struct srv_req *r);
 void srv__req_unref(struct srv_req *r);
-struct MHD_Response *srv__status_response(const struct srv_error *err,
+struct MHD_Response *srv__status_response(struct srv_req *r,
+					  const struct srv_error *err,
 					  unsigned *code);
 
 #endif

@@ -268,7 +268,7 @@ static void time_out(struct srv_wpool *p, struct srv_req *r)
 	struct srv_error err;
 	timeout_error(&err);
 	unsigned code = 0;
-	r->job.resp = srv__status_response(&err, &code);
+	r->job.resp = srv__status_response(r, &err, &code);
 	r->job.code = code; /* 0 (OOM): the connection is closed */
 	r->job.state = W_TIMED_OUT;
 	flight_remove(p, r);

@@ -75,6 +75,10 @@ req GET /readyz
 check "readyz answers while a write waits" code_is 200
 req PATCH "$NS/before" '{"data":{"k":"v"}}'
 check "a patch that cannot commit (queued behind the stuck one) gets 504" code_has 504 '"reason":"Timeout"'
+CODE=$(curl -sS -A curl/8.1.2 -o "$WORK/body" -w '%{http_code}' -X PATCH -H 'Content-Type: application/merge-patch+json' \
+	--data-binary '{"data":{"k":"w"}}' "$URL$NS/before")
+check "... and curl's 504 is indented, as kube prints it for curl" eval 'code_has 504 "\"reason\": \"Timeout\"" && python3 -c "
+import json; b=open(\"$WORK/body\").read(); assert b==json.dumps(json.loads(b), indent=2), b"'
 # A client that sends a write and hangs up without reading the answer.
 port=${URL##*:}
 body=$(cm gone)
