@@ -40,13 +40,13 @@
  * Threads: any reader thread; the writer only moves the counter.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "eng_int.h"
+#include "lapis/slotlock.h"
 
 /* one slot per RC_SLOT_BYTES of budget, a power of two in
    [RC_SLOTS_MIN, RC_SLOTS_MAX]: few keys share a slot while the budget
@@ -55,7 +55,6 @@
 #define RC_SLOTS_MIN 1024u
 #define RC_SLOTS_MAX (1u << 20)
 #define RC_VALUE_MAX (16u * 1024u) /* larger values are read each time */
-#define RC_LOCK ((uintptr_t)1)
 
 struct rc_ent {
 	_Atomic int refs;
@@ -83,7 +82,7 @@ struct rcache {
 	_Atomic uint64_t bytes;
 	_Atomic uint64_t misses;
 	size_t mask;		  /* slots - 1 */
-	_Atomic uintptr_t slot[]; /* struct rc_ent *, | RC_LOCK while held */
+	_Atomic uintptr_t slot[]; /* struct rc_ent *; lapis/slotlock.h */
 };
 
 static _Thread_local struct {
@@ -117,30 +116,15 @@ static void rc_unref(struct rc_ent *x)
 		free(x);
 }
 
-/* Lock slot s; returns the entry it holds (NULL: none). A holder takes a
-   reference or swaps a pointer, so the wait is short unless the holder's
-   thread was preempted: then give up the core rather than spin. */
+/* The slot locks of lapis/slotlock.h, typed. */
 static struct rc_ent *slot_lock(_Atomic uintptr_t *s)
 {
-	uintptr_t v = atomic_load_explicit(s, memory_order_relaxed);
-	for (unsigned spins = 0;; spins++) {
-		if (v & RC_LOCK) {
-			if (spins % 64 == 63)
-				sched_yield();
-			v = atomic_load_explicit(s, memory_order_relaxed);
-			continue;
-		}
-		if (atomic_compare_exchange_weak_explicit(s, &v, v | RC_LOCK,
-							  memory_order_acquire,
-							  memory_order_relaxed))
-			return (struct rc_ent *)v;
-	}
+	return (struct rc_ent *)lp_slot_lock(s);
 }
 
-/* Unlock slot s, leaving x in it. */
 static void slot_unlock(_Atomic uintptr_t *s, struct rc_ent *x)
 {
-	atomic_store_explicit(s, (uintptr_t)x, memory_order_release);
+	lp_slot_unlock(s, (uintptr_t)x);
 }
 
 void eng__rcache_free(eng *e)

@@ -38,17 +38,17 @@
  */
 #include "respcache.h"
 
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "lapis/slotlock.h"
 
 #define RESP_SLOT_BYTES 2048u /* one slot per this much budget */
 #define RESP_SLOTS_MIN 256u
 #define RESP_SLOTS_MAX (1u << 18)
 #define RESP_BODY_MAX (16u * 1024u)
 #define RESP_ENTRY_OVERHEAD 512u /* libmicrohttpd's response and headers */
-#define RESP_LOCK ((uintptr_t)1)
 #define RESP_STRIPES 8u
 
 struct resp_ent {
@@ -70,7 +70,7 @@ struct srv_respcache {
 	_Atomic uint64_t bytes;
 	struct resp_stripe stripe[RESP_STRIPES];
 	size_t mask;		  /* slots - 1 */
-	_Atomic uintptr_t slot[]; /* struct resp_ent *, | RESP_LOCK */
+	_Atomic uintptr_t slot[]; /* struct resp_ent *; lapis/slotlock.h */
 };
 
 struct srv_respcache *srv_respcache_new(uint64_t budget)
@@ -116,29 +116,15 @@ static uint64_t path_hash(const char *p, size_t *len)
 	return h;
 }
 
-/* Lock a slot; returns its entry (NULL: none). Held to queue or swap one
-   response, so the wait is short unless its holder was preempted: then
-   give the core away rather than spin. */
+/* The slot locks of lapis/slotlock.h, typed. */
 static struct resp_ent *slot_lock(_Atomic uintptr_t *s)
 {
-	uintptr_t v = atomic_load_explicit(s, memory_order_relaxed);
-	for (unsigned spins = 0;; spins++) {
-		if (v & RESP_LOCK) {
-			if (spins % 64 == 63)
-				sched_yield();
-			v = atomic_load_explicit(s, memory_order_relaxed);
-			continue;
-		}
-		if (atomic_compare_exchange_weak_explicit(s, &v, v | RESP_LOCK,
-							  memory_order_acquire,
-							  memory_order_relaxed))
-			return (struct resp_ent *)v;
-	}
+	return (struct resp_ent *)lp_slot_lock(s);
 }
 
 static void slot_unlock(_Atomic uintptr_t *s, struct resp_ent *x)
 {
-	atomic_store_explicit(s, (uintptr_t)x, memory_order_release);
+	lp_slot_unlock(s, (uintptr_t)x);
 }
 
 static _Thread_local unsigned my_stripe = ~0u;
