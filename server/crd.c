@@ -128,6 +128,7 @@ struct crdent {
    changed): watches of custom resources look again when it moves. */
 _Atomic uint64_t srv_crd_teardowns;
 static _Atomic uint64_t storage_ids;
+static _Atomic uint64_t map_gens; /* the last map's gen */
 
 /*
  * A published map: every CRD (sorted by name) and a hash index of the served
@@ -141,6 +142,7 @@ struct crdmap {
 	   see liburcu's own call_rcu hand-over. */
 	_Atomic int retired;
 	struct rcu_head rcu;
+	uint64_t gen;	    /* srv_resources_hold_gen */
 	size_t n;	    /* CRDs */
 	struct crdent **c;  /* sorted by name */
 	size_t n_res;	    /* served descriptors */
@@ -267,6 +269,11 @@ bool srv_cr_current(const struct srv_resource *r)
 void srv_resources_release(void *hold)
 {
 	map_unref(hold);
+}
+
+uint64_t srv_resources_hold_gen(const void *hold)
+{
+	return hold ? ((const struct crdmap *)hold)->gen : 0;
 }
 
 const struct srv_resource *srv_resource_lookup(const char *group,
@@ -793,6 +800,7 @@ static struct crdmap *map_new(struct crdent **c, size_t n)
 		return NULL;
 	}
 	atomic_store(&m->refs, 1);
+	m->gen = atomic_fetch_add(&map_gens, 1) + 1;
 	m->c = c;
 	m->n = n;
 	size_t n_res = 0;

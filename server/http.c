@@ -545,16 +545,17 @@ bool srv_get_keepable(struct srv_req *r)
 	       !want_pretty(r, "application/json");
 }
 
-bool srv_reply_kept(struct srv_req *r, uint64_t seq)
+bool srv_reply_kept(struct srv_req *r, uint64_t seq, uint64_t tag)
 {
-	if (!srv_respcache_queue(r->s->kept, seq, r->url, r->conn))
+	if (!srv_respcache_queue(r->s->kept, seq, tag, r->url, r->conn))
 		return false;
 	r->answered = true;
 	r->code = 200;
 	return true;
 }
 
-void srv_reply_keep(struct srv_req *r, uint64_t seq, char *buf, size_t len)
+void srv_reply_keep(struct srv_req *r, uint64_t seq, uint64_t tag, char *buf,
+		    size_t len)
 {
 	struct MHD_Response *resp =
 	    MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
@@ -571,7 +572,7 @@ void srv_reply_keep(struct srv_req *r, uint64_t seq, char *buf, size_t len)
 	r->answered = true;
 	r->code = 200;
 	/* the creator's reference goes to the cache (or is dropped) */
-	srv_respcache_put(r->s->kept, r->s->o.e, seq, r->url, resp, len);
+	srv_respcache_put(r->s->kept, r->s->o.e, seq, tag, r->url, resp, len);
 }
 
 bool srv_wants_yaml(struct srv_req *r)

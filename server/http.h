@@ -160,17 +160,19 @@ eng *srv_engine(struct srv *s);
 const struct srv_opts *srv_options(struct srv *s);
 
 /*
- * Answers kept for plain GETs of one built-in object (respcache.h): a GET
- * with no query argument, answered in compact JSON without a Warning, by a
- * server that keeps them. srv_get_keepable says whether r is one; then
+ * Answers kept for plain GETs of one object (respcache.h): a GET with no
+ * query argument, answered in compact JSON without a Warning, by a server
+ * that keeps them. srv_get_keepable says whether r is one; then
  * srv_reply_kept queues the answer kept for its path if it was made at seq
- * (eng_read_seq, read before anything of the store) and says whether it
- * did, and srv_reply_keep answers with buf (len bytes of JSON, taken) and
- * keeps the answer when no commit began since seq.
+ * (eng_read_seq, read before anything of the store) under tag (the serving
+ * map's generation for a custom resource, 0 for a built-in) and says
+ * whether it did, and srv_reply_keep answers with buf (len bytes of JSON,
+ * taken) and keeps the answer when no commit began since seq.
  */
 bool srv_get_keepable(struct srv_req *r);
-bool srv_reply_kept(struct srv_req *r, uint64_t seq);
-void srv_reply_keep(struct srv_req *r, uint64_t seq, char *buf, size_t len);
+bool srv_reply_kept(struct srv_req *r, uint64_t seq, uint64_t tag);
+void srv_reply_keep(struct srv_req *r, uint64_t seq, uint64_t tag, char *buf,
+		    size_t len);
 
 /* A request header or query argument (borrowed, NULL when absent). */
 const char *srv_header(struct srv_req *r, const char *name);

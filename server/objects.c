@@ -1039,12 +1039,15 @@ static lp_err field_validation(struct srv_req *r, struct srv_error *err)
 static void do_get(struct srv_req *r, const struct srv_resource *res,
 		   const char *ns, const char *name)
 {
-	/* a plain GET of a built-in object: the answer kept for its path,
-	   if nothing was committed since it was made (respcache.c); seq is
-	   read before anything of the store */
-	bool keep = !res->custom && srv_get_keepable(r);
+	/* a plain GET: the answer kept for its path, if nothing was
+	   committed since it was made (respcache.c); seq is read before
+	   anything of the store. A custom resource's answer also depends on
+	   its CRD's schemas: the serving map this request's descriptor came
+	   from, immutable, names them. */
+	bool keep = (!res->custom || r->hold) && srv_get_keepable(r);
 	uint64_t seq = keep ? eng_read_seq(srv_engine(r->s)) : 0;
-	if (keep && srv_reply_kept(r, seq))
+	uint64_t tag = res->custom ? srv_resources_hold_gen(r->hold) : 0;
+	if (keep && srv_reply_kept(r, seq, tag))
 		return;
 	struct srv_error err;
 	srv_error_clear(&err);
@@ -1115,7 +1118,7 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 		return;
 	}
 	if (keep && !conv)
-		srv_reply_keep(r, seq, c.bytes, c.len);
+		srv_reply_keep(r, seq, tag, c.bytes, c.len);
 	else
 		srv_reply_take(r, 200, "application/json", c.bytes, c.len);
 	c.bytes = NULL;

@@ -178,6 +178,10 @@ const struct srv_resource *srv_resource_lookup(const char *group,
    *out is a new array of borrowed pointers valid while *hold is held. */
 size_t srv_resources_all(const struct srv_resource ***out, void **hold);
 void srv_resources_release(void *hold);
+/* The generation of the serving map hold keeps (0: none held): a number
+   of its own for every map published, never reused, so two descriptors
+   with the same one come from the same immutable map. */
+uint64_t srv_resources_hold_gen(const void *hold);
 
 /* Does r serve the subresource sub ("status", "scale", ...)? */
 bool srv_resource_has_sub(const struct srv_resource *r, const char *sub);

@@ -1,6 +1,6 @@
 /*
- * respcache.c -- whole answers to GETs of one built-in object, kept and
- * queued again until the next commit.
+ * respcache.c -- whole answers to GETs of one object, kept and queued
+ * again until the next commit.
  *
  * A GET of a ConfigMap whose record the engine's read cache holds still
  * spends about 2,000 instructions making its answer: a copy of the bytes,
@@ -21,12 +21,14 @@
  *  2. An entry is kept only if the sequence was even before the read and
  *     is unchanged when the entry is put into its slot, under the slot's
  *     lock: no commit ran between the read and the publication.
- *  3. Only the answers of plain GETs are kept (http.c, srv_reply_get):
+ *  3. Only the answers of plain GETs are kept (http.c, srv_reply_keep):
  *     status 200, the stored bytes as they are, no Warning, no query
- *     argument, no indentation, and only of built-in kinds, whose
- *     descriptors never change (a custom resource's answer also depends on
- *     its CRD's schemas, held outside the store). The path then names the
- *     answer, given the store.
+ *     argument, no indentation. The path then names the answer, given the
+ *     store and, for a custom resource, its CRD's schemas: those live in
+ *     the serving map (crd.c), immutable once published, so an entry also
+ *     carries the generation of the map its request's descriptor came from
+ *     (its tag; 0 for a built-in, whose descriptors never change) and
+ *     answers only a request whose descriptor comes from the same map.
  *  4. The slot holds the creator's reference to the response. The lowest
  *     bit of a slot's pointer is a lock, held to queue the response (which
  *     takes libmicrohttpd's reference for the connection) or to swap the
@@ -53,6 +55,7 @@
 
 struct resp_ent {
 	uint64_t seq;
+	uint64_t tag;
 	uint64_t hash;
 	struct MHD_Response *resp;
 	size_t size; /* what it counts against the budget */
@@ -140,7 +143,7 @@ static void count_hit(struct srv_respcache *c)
 				  memory_order_relaxed);
 }
 
-bool srv_respcache_queue(struct srv_respcache *c, uint64_t seq,
+bool srv_respcache_queue(struct srv_respcache *c, uint64_t seq, uint64_t tag,
 			 const char *path, struct MHD_Connection *conn)
 {
 	if (!c || (seq & 1))
@@ -152,8 +155,8 @@ bool srv_respcache_queue(struct srv_respcache *c, uint64_t seq,
 	if (!atomic_load_explicit(s, memory_order_relaxed))
 		return false;
 	struct resp_ent *x = slot_lock(s);
-	bool hit = x && x->seq == seq && x->hash == h && x->path_len == len &&
-		   !memcmp(x->path, path, len);
+	bool hit = x && x->seq == seq && x->tag == tag && x->hash == h &&
+		   x->path_len == len && !memcmp(x->path, path, len);
 	if (hit)
 		hit = MHD_queue_response(conn, 200, x->resp) == MHD_YES;
 	slot_unlock(s, x);
@@ -163,8 +166,8 @@ bool srv_respcache_queue(struct srv_respcache *c, uint64_t seq,
 }
 
 void srv_respcache_put(struct srv_respcache *c, eng *e, uint64_t seq,
-		       const char *path, struct MHD_Response *resp,
-		       size_t body_len)
+		       uint64_t tag, const char *path,
+		       struct MHD_Response *resp, size_t body_len)
 {
 	size_t len;
 	uint64_t h = path_hash(path, &len);
@@ -178,6 +181,7 @@ void srv_respcache_put(struct srv_respcache *c, eng *e, uint64_t seq,
 		return;
 	}
 	x->seq = seq;
+	x->tag = tag;
 	x->hash = h;
 	x->resp = resp;
 	x->size = size;

@@ -19,16 +19,18 @@ struct srv_respcache *srv_respcache_new(uint64_t budget);
 void srv_respcache_free(struct srv_respcache *c);
 
 /* Queue the response kept for path on conn with status 200, if one was
-   made from reads at seq (eng_read_seq). true: queued. */
-bool srv_respcache_queue(struct srv_respcache *c, uint64_t seq,
+   made from reads at seq (eng_read_seq) under tag (what else the answer
+   depends on: the serving map's generation for a custom resource, 0 for a
+   built-in). true: queued. */
+bool srv_respcache_queue(struct srv_respcache *c, uint64_t seq, uint64_t tag,
 			 const char *path, struct MHD_Connection *conn);
 
-/* Keep resp as path's answer, made from reads that began at seq, unless a
-   commit began since (e's eng_read_seq moved) or it does not fit. Takes
-   the caller's reference to resp either way. */
+/* Keep resp as path's answer, made under tag from reads that began at seq,
+   unless a commit began since (e's eng_read_seq moved) or it does not fit.
+   Takes the caller's reference to resp either way. */
 void srv_respcache_put(struct srv_respcache *c, eng *e, uint64_t seq,
-		       const char *path, struct MHD_Response *resp,
-		       size_t body_len);
+		       uint64_t tag, const char *path,
+		       struct MHD_Response *resp, size_t body_len);
 
 /* Responses queued from the cache since it was made. */
 uint64_t srv_respcache_hits(struct srv_respcache *c);

@@ -941,6 +941,35 @@ req GET "$MV"
 check "... in a v1beta1 list too" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert [(i['apiVersion'], i['spec']) for i in d['items']] == [('mv.example.com/v1beta1', {'a': 'patched'}), ('mv.example.com/v1beta1', {'a': 'v1-default'})], d['items']\""
 req GET "$MV?watch=1&timeoutSeconds=1"
 check "... and a v1beta1 watch" bash -c "python3 -c \"import json; ev=[json.loads(l)['object'] for l in open('$WORK/body') if l.strip()]; assert [(o['apiVersion'], o['spec']) for o in ev] == [('mv.example.com/v1beta1', {'a': 'patched'}), ('mv.example.com/v1beta1', {'a': 'v1-default'})], ev\""
+# Kept GET answers (server/respcache.c): one object read through two
+# versions, again and again, gets each version's answer; after a write, the
+# new one; after a change of the CRD's schema, the answer that schema gives.
+kept_rounds() {
+	local round
+	for round in 1 2 3; do
+		req GET /apis/mv.example.com/v1/namespaces/default/things/t1
+		spec_is "mv.example.com/v1 {'a': '$1'}" || return 1
+		req GET "$MV/t1"
+		spec_is "mv.example.com/v1beta1 {'a': '$1'}" || return 1
+	done
+}
+check "a custom resource read through v1 and v1beta1, three times each: each version's answer" kept_rounds patched
+req PATCH "$MV/t1" '{"spec":{"a":"again"}}' "$MERGE"
+check "... and after a patch, the patched object through both" kept_rounds again
+kubectl patch crd things.mv.example.com --type=json -p '[{"op":"add","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/onlyv1/default","value":"d1"}]' >/dev/null 2>&1
+v1_defaulted() {
+	local i
+	for i in $(seq 1 50); do
+		req GET /apis/mv.example.com/v1/namespaces/default/things/t1
+		[[ "$(jq_ "d['spec'].get('onlyv1')")" == d1 ]] && return 0
+		sleep 0.1
+	done
+	echo "#   got $(jq_ "d['spec']")"
+	return 1
+}
+check "... and after a new default in v1's schema, v1's answer has it" v1_defaulted
+req GET /apis/mv.example.com/v1/namespaces/default/things/t1
+check "... again" eval '[[ "$(jq_ "d[\"spec\"].get(\"onlyv1\")")" == d1 ]]'
 req GET /apis/mv.example.com/v1
 H1=$(jq_ "[r['storageVersionHash'] for r in d['resources'] if r['name']=='things'][0]")
 req GET /apis/mv.example.com/v1beta1
