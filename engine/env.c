@@ -511,7 +511,7 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 	   counts this process's commits only) */
 	if ((rc = eng__rcache_new(e, o->readonly || o->read_cache < 0 ? 0
 				     : o->read_cache ? (uint64_t)o->read_cache
-						     : 32ull << 20)))
+						     : ENG_READ_CACHE_DEFAULT)))
 		goto fail;
 	if ((rc = eng__hub_new(e)))
 		goto fail;

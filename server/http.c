@@ -113,12 +113,16 @@ const char *srv_accept(struct srv_req *r)
 	/* not kept for a deferred request: its copies are looked up */
 	if (r->deferred)
 		return val_lookup(r, MHD_HEADER_KIND, "Accept");
-	if (!r->accept_got) {
-		r->accept = MHD_lookup_connection_value(
-		    r->conn, MHD_HEADER_KIND, "Accept");
-		r->accept_got = true;
-	}
-	return r->accept;
+	return r->hdr_got ? r->accept
+			  : MHD_lookup_connection_value(
+				r->conn, MHD_HEADER_KIND, "Accept");
+}
+
+/* The User-Agent, as srv_accept the Accept header. */
+static const char *user_agent(struct srv_req *r)
+{
+	return r->hdr_got && !r->deferred ? r->user_agent
+					  : srv_header(r, "User-Agent");
 }
 
 static enum MHD_Result qarg_cb(void *cls, enum MHD_ValueKind kind,
@@ -137,15 +141,20 @@ static enum MHD_Result qarg_cb(void *cls, enum MHD_ValueKind kind,
 	return MHD_YES;
 }
 
+/* Read r's query arguments into r->qa, once (not for a deferred r). */
+static void qargs_read(struct srv_req *r)
+{
+	if (r->qa_got)
+		return;
+	MHD_get_connection_values_n(r->conn, MHD_GET_ARGUMENT_KIND, qarg_cb, r);
+	r->qa_got = true;
+}
+
 const char *srv_query(struct srv_req *r, const char *key)
 {
 	if (r->deferred)
 		return val_lookup(r, MHD_GET_ARGUMENT_KIND, key);
-	if (!r->qa_got) {
-		MHD_get_connection_values_n(r->conn, MHD_GET_ARGUMENT_KIND,
-					    qarg_cb, r);
-		r->qa_got = true;
-	}
+	qargs_read(r);
 	size_t kl = strlen(key);
 	/* "?watch" (no '=') is there with an empty value, as Go's url.Query
 	   reads it: MHD reports it with a NULL value. The first match, keys
@@ -369,6 +378,14 @@ static void queue(struct srv_req *r, int code, struct MHD_Response *resp,
 
 static bool want_pretty(struct srv_req *r, const char *ctype);
 
+/* The headers of an answer in JSON that is no Status of a write's
+   worker nor a stream: what queue() gives, added once. */
+static void json_headers(struct MHD_Response *resp)
+{
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
+}
+
 struct MHD_Response *srv__status_response(struct srv_req *r,
 					  const struct srv_error *err,
 					  unsigned *code)
@@ -394,8 +411,7 @@ struct MHD_Response *srv__status_response(struct srv_req *r,
 		free(s);
 		return NULL;
 	}
-	MHD_add_response_header(resp, "Content-Type", "application/json");
-	MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
+	json_headers(resp);
 	*code = (unsigned)srv_status_code(err->code);
 	return resp;
 }
@@ -430,11 +446,7 @@ static bool want_pretty(struct srv_req *r, const char *ctype)
 			bool ok;
 			pretty = srv_go_parse_bool(q, &ok);
 		} else {
-			/* a deferred request's connection may be gone: its
-			   copies */
-			const char *ua = r->hdr_got && !r->deferred
-					     ? r->user_agent
-					     : srv_header(r, "User-Agent");
+			const char *ua = user_agent(r);
 			pretty = ua && (!strncmp(ua, "curl", 4) ||
 					!strncmp(ua, "Wget", 4) ||
 					!strncmp(ua, "Mozilla/5.0", 11));
@@ -539,8 +551,7 @@ bool srv_get_keepable(struct srv_req *r)
 	    strcmp(r->method, "GET") || r->neg.out != SRV_OUT_PLAIN ||
 	    srv_stopping(r->s))
 		return false;
-	if (!r->qa_got)
-		(void)srv_query(r, "");
+	qargs_read(r);
 	return !r->qa_over && !r->n_qa && !srv_wants_yaml(r) &&
 	       !want_pretty(r, "application/json");
 }
@@ -564,10 +575,9 @@ void srv_reply_keep(struct srv_req *r, uint64_t seq, uint64_t tag, char *buf,
 		queue(r, 200, NULL, NULL);
 		return;
 	}
-	/* the headers queue_cc gives it (no Warning, not stopping: as
-	   srv_get_keepable found) */
-	MHD_add_response_header(resp, "Content-Type", "application/json");
-	MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
+	/* queue()'s headers: no Warning, not stopping, as
+	   srv_get_keepable found */
+	json_headers(resp);
 	MHD_queue_response(r->conn, 200, resp);
 	r->answered = true;
 	r->code = 200;
@@ -905,9 +915,8 @@ static enum MHD_Result framing_cb(void *cls, enum MHD_ValueKind kind,
 static bool early_answer(struct srv *s, struct srv_req *r)
 {
 	struct framing f = {.r = r};
-	r->accept = r->user_agent = r->authorization = NULL;
 	MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, framing_cb, &f);
-	r->accept_got = r->hdr_got = true;
+	r->hdr_got = true;
 	if (f.len_differs) {
 		srv_reply_fail(r, LP_E_BADREQUEST,
 			       "http: message cannot contain multiple Content-Length headers");
@@ -1227,7 +1236,7 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 	if (o->resp_cache >= 0)
 		s->kept =
 		    srv_respcache_new(o->resp_cache ? (uint64_t)o->resp_cache
-						    : (uint64_t)32 << 20);
+						    : ENG_READ_CACHE_DEFAULT);
 	if (!o->insecure && (!s->cert || !s->key)) {
 		srv_error_set(err, LP_E_INVAL, "TLS needs a certificate and key");
 		goto fail;

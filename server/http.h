@@ -100,12 +100,10 @@ struct srv_req {
 	struct srv_reqinfo ri;
 	char *warnings;		/* "\n"-separated texts for Warning headers */
 	bool answered;
-	struct srv_neg neg;	/* the response form (table.h) */
-	const char *accept;	/* srv_accept's, once accept_got */
-	bool accept_got;
+	struct srv_neg neg; /* the response form (table.h) */
 	/* read in early_answer's one pass over the headers (hdr_got): the
 	   first of each, NULL when absent */
-	const char *user_agent, *authorization;
+	const char *accept, *user_agent, *authorization;
 	bool hdr_got;
 	/* the query arguments, read in one pass at the first srv_query
 	   (qa_got), borrowed from libmicrohttpd's pool; qa_over: more than
@@ -176,8 +174,8 @@ void srv_reply_keep(struct srv_req *r, uint64_t seq, uint64_t tag, char *buf,
 
 /* A request header or query argument (borrowed, NULL when absent). */
 const char *srv_header(struct srv_req *r, const char *name);
-/* srv_header(r, "Accept"), looked up once per request (a GET reads it
-   to negotiate, for YAML and for pretty printing). */
+/* srv_header(r, "Accept"), read in the request's one pass over its headers (a
+   GET reads it to negotiate, for YAML and for pretty printing). */
 const char *srv_accept(struct srv_req *r);
 const char *srv_query(struct srv_req *r, const char *key);
 /* Every value of query parameter key, in order, into out[0, max); returns

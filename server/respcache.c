@@ -189,25 +189,22 @@ void srv_respcache_put(struct srv_respcache *c, eng *e, uint64_t seq,
 	memcpy(x->path, path, len + 1);
 	_Atomic uintptr_t *s = &c->slot[h & c->mask];
 	struct resp_ent *old = slot_lock(s);
-	/* a stale entry frees its room whoever's it is */
+	uint64_t now = eng_read_seq(e);
 	size_t freed = old ? old->size : 0;
-	if (eng_read_seq(e) != seq || /* a commit began meanwhile */
-	    atomic_load_explicit(&c->bytes, memory_order_relaxed) + size >
-		c->budget + freed) {
-		if (old && old->seq != eng_read_seq(e)) {
-			slot_unlock(s, NULL);
-			atomic_fetch_sub_explicit(&c->bytes, freed,
-						  memory_order_relaxed);
-			ent_free(old);
-		} else {
-			slot_unlock(s, old);
-		}
+	bool fits =
+	    now == seq && /* no commit began meanwhile */
+	    atomic_load_explicit(&c->bytes, memory_order_relaxed) + size <=
+		c->budget + freed;
+	/* what the slot keeps: x; else the old entry, unless it is stale
+	   (a stale entry frees its room whoever's it is) */
+	struct resp_ent *keep = fits ? x : old && old->seq == now ? old : NULL;
+	slot_unlock(s, keep);
+	if (keep == x)
+		atomic_fetch_add_explicit(&c->bytes, size,
+					  memory_order_relaxed);
+	else
 		ent_free(x);
-		return;
-	}
-	slot_unlock(s, x);
-	atomic_fetch_add_explicit(&c->bytes, size, memory_order_relaxed);
-	if (old) {
+	if (old && keep != old) {
 		atomic_fetch_sub_explicit(&c->bytes, freed,
 					  memory_order_relaxed);
 		ent_free(old);

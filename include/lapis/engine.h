@@ -60,6 +60,9 @@ typedef struct eng_pin eng_pin;     /* a revision held back from compaction */
 
 /* ---------------------------------------------------------------- open */
 
+/* The read cache's size when eng_opts asks for the default: 32 MiB. */
+#define ENG_READ_CACHE_DEFAULT ((uint64_t)32 << 20)
+
 struct eng_opts {
 	const char *dir;	/* LMDB environment directory; created if missing */
 	int nosync;		/* 1: no fsync at commit (tests, throwaway stores) */
@@ -77,8 +80,9 @@ struct eng_opts {
 				   event leaves the ring unread overflows */
 	unsigned max_replays;	/* concurrent watch replays from the log; 0: 16 */
 	unsigned pin_seconds;	/* the longest a pin holds compaction back; 0: 120 */
-	int64_t read_cache;	/* bytes of records eng_get_copy may keep; 0: 32
-				   MiB; negative: no cache */
+	int64_t read_cache;	/* bytes of records eng_get_copy may keep; 0:
+				   ENG_READ_CACHE_DEFAULT; negative: no
+				   cache */
 	/* Test hook: called on the writer thread after group `group` (counted
 	   from 1) is committed, and in sync mode durable, before any caller of
 	   that group is acknowledged. */
