@@ -134,6 +134,7 @@ struct eng {
 	uint32_t magic;
 	MDB_env *env;
 	MDB_dbi db_state, db_hist, db_log, db_meta;
+	MDB_dbi db_main; /* the unnamed database: the revision (env.c) */
 	char *dir;
 	bool readonly;
 	bool nosync;
@@ -243,6 +244,8 @@ lp_err eng__remap(eng *e);
 int64_t eng__now_ms(void);
 lp_err eng__meta_get_i64(MDB_txn *txn, eng *e, const char *name, int64_t *out);
 int eng__meta_put_i64(MDB_txn *txn, eng *e, const char *name, int64_t v);
+lp_err eng__rev_get(MDB_txn *txn, eng *e, int64_t *out);
+int eng__rev_put(MDB_txn *txn, eng *e, int64_t rev);
 
 /* rcache.c: the read cache (budget 0: none); freed after the writer
    stops, before the environment closes. */

@@ -259,6 +259,33 @@ int eng__meta_put_i64(MDB_txn *txn, eng *e, const char *name, int64_t v)
 	return mdb_put(txn, e->db_meta, &k, &d, 0);
 }
 
+/* The store's revision is a key of the main database, beside the named
+   databases' records: a commit rewrites that page anyway (a named
+   database's root moved), so the revision written by every commit costs
+   no page of its own, where a key of meta costs one. Stores written
+   before kept it in meta, read from there until a commit writes it here. */
+#define REV_KEY "lapis.rev"
+
+lp_err eng__rev_get(MDB_txn *txn, eng *e, int64_t *out)
+{
+	MDB_val k = {sizeof REV_KEY - 1, REV_KEY}, v;
+	int mrc = mdb_get(txn, e->db_main, &k, &v);
+	if (mrc == MDB_NOTFOUND)
+		return eng__meta_get_i64(txn, e, "rev", out);
+	if (mrc)
+		return eng__from_mdb(mrc, "rev get");
+	if (v.mv_size != 8)
+		return LP_ERR(LP_E_CORRUPT);
+	memcpy(out, v.mv_data, 8);
+	return LP_OK;
+}
+
+int eng__rev_put(MDB_txn *txn, eng *e, int64_t rev)
+{
+	MDB_val k = {sizeof REV_KEY - 1, REV_KEY}, d = {8, &rev};
+	return mdb_put(txn, e->db_main, &k, &d, 0);
+}
+
 static int meta_put_raw(MDB_txn *txn, eng *e, const char *name, const void *p,
 			size_t n)
 {
@@ -290,7 +317,8 @@ static lp_err init_dbs(eng *e)
 		return eng__from_mdb(mrc, "txn_begin(init)");
 	unsigned cflags = e->readonly ? 0 : MDB_CREATE;
 	lp_err rc = LP_OK;
-	if ((mrc = mdb_dbi_open(txn, "meta", cflags, &e->db_meta)) ||
+	if ((mrc = mdb_dbi_open(txn, NULL, 0, &e->db_main)) ||
+	    (mrc = mdb_dbi_open(txn, "meta", cflags, &e->db_meta)) ||
 	    (mrc = mdb_dbi_open(txn, "state", cflags, &e->db_state)) ||
 	    (mrc = mdb_dbi_open(txn, "hist", cflags, &e->db_hist)) ||
 	    (mrc = mdb_dbi_open(txn, "log", cflags, &e->db_log))) {
@@ -317,7 +345,7 @@ static lp_err init_dbs(eng *e)
 		if ((mrc = meta_put_raw(txn, e, "format", &fmt, 4)) ||
 		    (mrc = meta_put_raw(txn, e, "cluster", cid, 16)) ||
 		    (mrc = meta_put_raw(txn, e, "seed", &seed, 8)) ||
-		    (mrc = eng__meta_put_i64(txn, e, "rev", 1)) ||
+		    (mrc = eng__rev_put(txn, e, 1)) ||
 		    (mrc = eng__meta_put_i64(txn, e, "compacted", 0))) {
 			rc = eng__from_mdb(mrc, "meta init");
 			goto fail;
@@ -348,7 +376,7 @@ static lp_err init_dbs(eng *e)
 			 ((const uint8_t *)cv.mv_data)[i]);
 	memcpy(&e->hash_seed, sv.mv_data, 8);
 	int64_t rev, compacted;
-	if ((rc = eng__meta_get_i64(txn, e, "rev", &rev)) ||
+	if ((rc = eng__rev_get(txn, e, &rev)) ||
 	    (rc = eng__meta_get_i64(txn, e, "compacted", &compacted)))
 		goto fail;
 	atomic_store(&e->rev, rev);

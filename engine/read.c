@@ -210,7 +210,7 @@ lp_err eng__rd_meta(eng_rd *r)
 		return LP_OK;
 	int64_t rev, compacted;
 	lp_err rc;
-	if ((rc = eng__meta_get_i64(r->txn, r->e, "rev", &rev)) ||
+	if ((rc = eng__rev_get(r->txn, r->e, &rev)) ||
 	    (rc = eng__meta_get_i64(r->txn, r->e, "compacted", &compacted)))
 		return rc == LP_E_NOTFOUND ? LP_ERR(LP_E_CORRUPT) : rc;
 	r->rev = rev;

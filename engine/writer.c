@@ -647,7 +647,7 @@ static int run_group(eng *e, eng_txn *first, eng_txn *stop, struct cmp_run *cr)
 	}
 	if (cr && (mrc = slice_run(e, w, cr)))
 		goto fail;
-	if ((mrc = eng__meta_put_i64(w, e, "rev", rev)))
+	if ((mrc = eng__rev_put(w, e, rev)))
 		goto fail;
 	/* rcache.c's seqlock: odd from before the commit is visible */
 	atomic_fetch_add(&e->cache_seq, 1);
@@ -1319,7 +1319,7 @@ static int bump_txn(eng *e, int64_t new_rev)
 		return mrc;
 	if ((mrc = mdb_drop(w, e->db_hist, 0)) ||
 	    (mrc = mdb_drop(w, e->db_log, 0)) ||
-	    (mrc = eng__meta_put_i64(w, e, "rev", new_rev)) ||
+	    (mrc = eng__rev_put(w, e, new_rev)) ||
 	    (mrc = eng__meta_put_i64(w, e, "compacted", new_rev))) {
 		mdb_txn_abort(w);
 		return mrc;

@@ -14,6 +14,8 @@
  *     consume a revision.
  * Every test ends with eng_check (tc_done).
  */
+#include <lmdb.h>
+
 #include "common.h"
 
 static struct tc_store S;
@@ -520,4 +522,93 @@ Test(eng_basic, readers_full_is_an_error)
 		eng_rd_end(rd[i]);
 	tc_expect(S.e, "/a", 0, "1", 2, 2, 1);
 	cr_assert_eq(tc_puts(S.e, "/a", "2"), 3);
+}
+
+/* The engine closed, open its LMDB environment directly: the main database
+   (dbi 1, whose records name the others) and meta. */
+static void raw_open(const char *dir, unsigned flags, MDB_env **env,
+		     MDB_txn **txn, MDB_dbi *main, MDB_dbi *meta)
+{
+	cr_assert_eq(mdb_env_create(env), 0);
+	cr_assert_eq(mdb_env_set_maxdbs(*env, 8), 0);
+	cr_assert_eq(mdb_env_set_mapsize(*env, 64u << 20), 0);
+	cr_assert_eq(mdb_env_open(*env, dir, flags, 0600), 0);
+	cr_assert_eq(mdb_txn_begin(*env, NULL, flags & MDB_RDONLY, txn), 0);
+	cr_assert_eq(mdb_dbi_open(*txn, NULL, 0, main), 0);
+	cr_assert_eq(mdb_dbi_open(*txn, "meta", 0, meta), 0);
+}
+
+/* meta's record in the main database (its root page, depth, entries). */
+static void meta_record(const char *dir, uint8_t *out, size_t *n)
+{
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi main, meta;
+	raw_open(dir, MDB_RDONLY, &env, &txn, &main, &meta);
+	MDB_val k = {4, "meta"}, v;
+	cr_assert_eq(mdb_get(txn, main, &k, &v), 0);
+	cr_assert_leq(v.mv_size, 64);
+	memcpy(out, v.mv_data, v.mv_size);
+	*n = v.mv_size;
+	MDB_val rk = {3, "rev"}, rv;
+	cr_assert_eq(mdb_get(txn, meta, &rk, &rv), MDB_NOTFOUND,
+		     "a new store keeps its revision out of meta");
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+/* Every commit writes the revision; it lives in the main database, whose
+   page a commit rewrites anyway, so meta's page is not rewritten. */
+Test(eng_basic, commits_leave_meta_untouched)
+{
+	tc_puts(S.e, "/a", "1");
+	tc_check(S.e);
+	eng_close(S.e);
+	S.e = NULL;
+	uint8_t before[64], after[64];
+	size_t nb, na;
+	meta_record(S.dir, before, &nb);
+	TC_OK(eng_open(&S.o, &S.e));
+	tc_puts(S.e, "/b", "2");
+	tc_puts(S.e, "/a", "3");
+	tc_dels(S.e, "/b");
+	int64_t rev = eng_rev(S.e);
+	cr_assert_eq(rev, 5);
+	tc_check(S.e);
+	eng_close(S.e);
+	S.e = NULL;
+	meta_record(S.dir, after, &na);
+	cr_assert(nb == na && !memcmp(before, after, nb),
+		  "meta was rewritten by a commit");
+	TC_OK(eng_open(&S.o, &S.e));
+	cr_assert_eq(eng_rev(S.e), rev);
+}
+
+/* A store written before the revision moved keeps it in meta: it opens at
+   that revision and its next commit continues from it. */
+Test(eng_basic, store_with_revision_in_meta_continues)
+{
+	tc_puts(S.e, "/a", "1");
+	tc_puts(S.e, "/a", "2");
+	int64_t rev = eng_rev(S.e);
+	tc_check(S.e);
+	eng_close(S.e);
+	S.e = NULL;
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi main, meta;
+	raw_open(S.dir, 0, &env, &txn, &main, &meta);
+	MDB_val k = {9, "lapis.rev"}, rk = {3, "rev"}, rv = {8, &rev};
+	cr_assert_eq(mdb_del(txn, main, &k, NULL), 0);
+	cr_assert_eq(mdb_put(txn, meta, &rk, &rv, 0), 0);
+	cr_assert_eq(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+	TC_OK(eng_open(&S.o, &S.e));
+	cr_assert_eq(eng_rev(S.e), rev);
+	tc_expect(S.e, "/a", 0, "2", 2, 3, 2);
+	cr_assert_eq(tc_puts(S.e, "/b", "x"), rev + 1);
+	tc_reopen(&S);
+	cr_assert_eq(eng_rev(S.e), rev + 1);
+	tc_expect(S.e, "/b", 0, "x", rev + 1, rev + 1, 1);
+	tc_expect(S.e, "/a", 2, "1", 2, 2, 1);
 }
