@@ -933,6 +933,83 @@ static void fs_cmp(struct fset *chg, struct fset *rem, const json_t *o,
 
 /* ------------------------------------------------------------ apply */
 
+static json_t *merge_val(json_t *l, const json_t *c, struct walk *w,
+			 const struct srv_schema_node *sn);
+
+/* One item of an associative list merged: live lv (borrowed; NULL when
+   config brings it) with config's cv. */
+static json_t *merge_item(json_t *lv, const json_t *cv, const struct lkind *lk,
+			  struct walk *w, const struct srv_schema_node *isn)
+{
+	if (!lv || lk->kind == SRV_SLIST_SET || lk->atomic_items)
+		return json_deep_copy(cv);
+	json_incref(lv);
+	return merge_val(lv, cv, w, isn);
+}
+
+/* The items of live list l and config list c merged, in the order
+   structured-merge-diff gives them (typed/merge.go, visitListItems): the
+   items both hold follow config's order, a new item from config lands at
+   its place in config, and a live item config does not name keeps its
+   place among the live items around it. Two cursors walk the lists; a
+   live item config also holds is taken only when it is the next such item
+   in config's order, otherwise config's walk brings it later. Returns a
+   new list, or NULL when out of memory. */
+static json_t *merge_items(json_t *l, const json_t *c, const struct lidx *li,
+			   const struct lidx *ci, const struct lkind *lk,
+			   struct walk *w, const struct srv_schema_node *isn)
+{
+	size_t ln = li->n, cn = ci->n;
+	json_t *out = json_array();
+	long *in_c = malloc((ln ? ln : 1) * sizeof *in_c);
+	long *in_l = malloc((cn ? cn : 1) * sizeof *in_l);
+	bool *taken = calloc(ln ? ln : 1, sizeof *taken);
+	if (!out || !in_c || !in_l || !taken)
+		goto oom;
+	for (size_t i = 0; i < ln; i++)
+		in_c[i] = lidx_find(ci, li->pe[i]);
+	for (size_t k = 0; k < cn; k++)
+		in_l[k] = lidx_find(li, ci->pe[k]);
+	size_t shared = 0; /* config's next item that live holds too */
+	size_t i = 0, k = 0;
+	while (i < ln || k < cn) {
+		while (shared < cn && (shared < k || in_l[shared] < 0))
+			shared++;
+		json_t *item = NULL;
+		if (i < ln && in_c[i] >= 0 &&
+		    (taken[i] || (k < cn && (size_t)in_c[i] != k &&
+				  (size_t)in_c[i] != shared))) {
+			i++; /* config's walk brings it (or brought it) */
+			continue;
+		}
+		if (i < ln && in_c[i] < 0) {
+			item = json_incref(json_array_get(l, i++));
+		} else if (k < cn) {
+			long j = in_l[k];
+			if (j >= 0)
+				taken[j] = true;
+			item = merge_item(j >= 0 ? json_array_get(l, (size_t)j)
+						 : NULL,
+					  json_array_get(c, k++), lk, w, isn);
+		} else {
+			i++; /* not reached: every shared item is taken */
+			continue;
+		}
+		if (!item || json_array_append_new(out, item))
+			goto oom;
+	}
+	free(in_c);
+	free(in_l);
+	free(taken);
+	return out;
+oom:
+	json_decref(out);
+	free(in_c);
+	free(in_l);
+	free(taken);
+	return NULL;
+}
+
 /* config merged into l (taken; mutated); returns the result (new ref). */
 static json_t *merge_val(json_t *l, const json_t *c, struct walk *w,
 			 const struct srv_schema_node *sn)
@@ -964,35 +1041,17 @@ static json_t *merge_val(json_t *l, const json_t *c, struct walk *w,
 		list_kind(w, sn, &lk);
 		struct lidx li, ci;
 		if (lk.kind != SRV_SLIST_ATOMIC && lidx_build(l, &lk, w, &li)) {
+			json_t *out = NULL;
 			if (lidx_build(c, &lk, w, &ci)) {
-				const struct srv_schema_node *isn =
-				    srv_schema_items(sn);
-				for (size_t i = 0; i < ci.n; i++) {
-					const json_t *cv = json_array_get(c, i);
-					long j = lidx_find(&li, ci.pe[i]);
-					if (j < 0) {
-						json_array_append_new(
-						    l, json_deep_copy(cv));
-						continue;
-					}
-					if (lk.kind == SRV_SLIST_SET)
-						continue;
-					json_t *lv = json_array_get(l, (size_t)j);
-					json_incref(lv);
-					json_t *nv =
-					    lk.atomic_items
-						? (json_decref(lv),
-						   json_deep_copy(cv))
-						: merge_val(lv, cv, w, isn);
-					if (nv)
-						json_array_set_new(l, (size_t)j,
-								   nv);
-				}
+				out = merge_items(l, c, &li, &ci, &lk, w,
+						  srv_schema_items(sn));
 				lidx_free(&ci);
-				lidx_free(&li);
-				return l;
 			}
 			lidx_free(&li);
+			if (out) {
+				json_decref(l);
+				return out;
+			}
 		}
 	}
 	json_decref(l);

@@ -546,3 +546,71 @@ Test(mf_update, update_entries_past_ten_go_to_ancient_changes)
 	json_decref(old);
 	json_decref(next);
 }
+
+/* arr's items by their field (NULL: the items themselves), joined with
+   commas, against want. */
+static void assert_order(const json_t *arr, const char *field, const char *want)
+{
+	char got[256] = "";
+	size_t i;
+	json_t *it;
+	json_array_foreach(arr, i, it)
+	{
+		const json_t *v = field ? json_object_get(it, field) : it;
+		char one[32];
+		if (json_is_string(v))
+			snprintf(one, sizeof one, "%s", json_string_value(v));
+		else
+			snprintf(one, sizeof one, "%lld",
+				 (long long)json_integer_value(v));
+		if (i)
+			strcat(got, ",");
+		strcat(got, one);
+	}
+	cr_assert_str_eq(got, want, "order %s, want %s", got, want);
+}
+
+/* structured-merge-diff's order: items both lists hold follow the applied
+   order, a new item lands at its place in it, and a live item the apply
+   does not name keeps its place among the live items around it. */
+Test(mf_apply, keyed_list_items_follow_the_applied_order)
+{
+	json_t *live = J("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"},"
+			 "\"spec\":{\"ports\":[{\"port\":80,\"protocol\":\"TCP\"},"
+			 "{\"port\":81,\"protocol\":\"TCP\"},{\"port\":82,\"protocol\":\"TCP\"}]}}");
+	json_t *cfg = J("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"},"
+			"\"spec\":{\"ports\":[{\"port\":82},{\"port\":90},{\"port\":80,\"name\":\"web\"}]}}");
+	struct srv_mf_op op = op_of(SVC(), "m");
+	struct srv_error err = {0};
+	json_t *out = NULL;
+	cr_assert_eq(srv_mf_apply(&op, live, cfg, false, &out, &err), LP_OK);
+	json_t *ports = json_object_get(json_object_get(out, "spec"), "ports");
+	assert_order(ports, "port", "81,82,90,80");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(ports, 3), "name")), "web");
+	json_decref(out);
+	/* reapplied in another order, the list takes it */
+	json_t *live2 = J("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"},"
+			  "\"spec\":{\"ports\":[{\"port\":80,\"protocol\":\"TCP\"},"
+			  "{\"port\":81,\"protocol\":\"TCP\"}]}}");
+	json_t *cfg2 = J("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"},"
+			 "\"spec\":{\"ports\":[{\"port\":81},{\"port\":80}]}}");
+	cr_assert_eq(srv_mf_apply(&op, live2, cfg2, false, &out, &err), LP_OK);
+	assert_order(json_object_get(json_object_get(out, "spec"), "ports"), "port", "81,80");
+	json_decref(out);
+	/* a set the same way */
+	json_t *live3 = J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\","
+			  "\"finalizers\":[\"x/a\",\"x/b\",\"x/c\"]}}");
+	json_t *cfg3 = J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\","
+			 "\"finalizers\":[\"x/c\",\"x/a\"]}}");
+	struct srv_mf_op op3 = op_of(CM(), "m");
+	cr_assert_eq(srv_mf_apply(&op3, live3, cfg3, false, &out, &err), LP_OK);
+	assert_order(json_object_get(json_object_get(out, "metadata"), "finalizers"), NULL,
+		     "x/b,x/c,x/a");
+	json_decref(out);
+	json_decref(live);
+	json_decref(cfg);
+	json_decref(live2);
+	json_decref(cfg2);
+	json_decref(live3);
+	json_decref(cfg3);
+}
