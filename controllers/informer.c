@@ -407,7 +407,8 @@ static bool drop_managed(const char *p, const char *end, char **out,
 /*
  * kind, apiVersion and metadata of a value laid out as the registry stores
  * objects (`{"kind":..,"apiVersion":..,"metadata":{..},...`, compact, in
- * that order: server/registry/object.c), decoding nothing after metadata
+ * that order, or apiVersion before kind for a custom resource:
+ * server/registry/object.c), decoding nothing after metadata
  * and not its managedFields. NULL when the value is laid out otherwise.
  */
 static json_t *decode_head(const uint8_t *value, size_t len)
@@ -419,12 +420,16 @@ static json_t *decode_head(const uint8_t *value, size_t len)
 	json_t *o = json_object();
 	if (!o)
 		return NULL;
-	json_t *kind = plain_member(&p, end, "kind");
-	if (!kind || json_object_set_new(o, "kind", kind) || p == end ||
-	    *p++ != ',')
+	/* built-ins lead with kind, custom resources (members sorted) with
+	   apiVersion */
+	bool kind_first = *p == '"' && end - p > 1 && p[1] == 'k';
+	const char *k1 = kind_first ? "kind" : "apiVersion";
+	const char *k2 = kind_first ? "apiVersion" : "kind";
+	json_t *v1 = plain_member(&p, end, k1);
+	if (!v1 || json_object_set_new(o, k1, v1) || p == end || *p++ != ',')
 		goto whole;
-	json_t *av = plain_member(&p, end, "apiVersion");
-	if (!av || json_object_set_new(o, "apiVersion", av) ||
+	json_t *v2 = plain_member(&p, end, k2);
+	if (!v2 || json_object_set_new(o, k2, v2) ||
 	    (size_t)(end - p) < sizeof meta - 1 ||
 	    memcmp(p, meta, sizeof meta - 1))
 		goto whole;

@@ -2244,9 +2244,8 @@ lp_err srv_cr_convert_at(const struct srv_resource *r, const char *bytes,
 		}
 	}
 	srv_cr_to_served(r, o);
-	reg_canonical(o);
 	size_t n;
-	char *s = reg_json_dump(o, &n);
+	char *s = reg_json_dump_sorted(o, &n); /* as reg_encode writes it */
 	json_decref(o);
 	if (!s)
 		return srv_error_set(err, LP_E_NOMEM, "out of memory");

@@ -1191,6 +1191,21 @@ static enum dump_rc dump_member_ordered(struct out *o, void *it, bool first,
 	return dump_object_ordered(o, val, depth + 1, ord->child_order);
 }
 
+/* A member of a sorted ordered dump that its listed keys leave. */
+struct rest {
+	const char *key;
+	size_t len;
+	void *it;
+};
+
+static int cmp_rest(const void *a, const void *b)
+{
+	const struct rest *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int d = memcmp(x->key, y->key, n);
+	return d ? d : (x->len > y->len) - (x->len < y->len);
+}
+
 static enum dump_rc dump_object_ordered(struct out *o, const json_t *v,
 					int depth,
 					const struct reg_json_order *ord)
@@ -1208,6 +1223,11 @@ static enum dump_rc dump_object_ordered(struct out *o, const json_t *v,
 		first[n_first++] = it;
 	}
 	bool none = !n_first;
+	size_t n_rest = 0, n = json_object_size(v);
+	struct rest *rest =
+	    o->sorted ? malloc((n ? n : 1) * sizeof *rest) : NULL;
+	if (o->sorted && !rest)
+		rc = D_FAIL;
 	for (void *it = json_object_iter((json_t *)v); it && !rc;
 	     it = json_object_iter_next((json_t *)v, it)) {
 		size_t k = 0;
@@ -1215,8 +1235,23 @@ static enum dump_rc dump_object_ordered(struct out *o, const json_t *v,
 			k++;
 		if (k < n_first)
 			continue;
+		if (rest && n_rest < n) {
+			rest[n_rest++] =
+			    (struct rest){json_object_iter_key(it),
+					  json_object_iter_key_len(it), it};
+			continue;
+		}
 		rc = dump_member_ordered(o, it, none, depth, ord);
 		none = false;
+	}
+	if (rest) {
+		qsort(rest, n_rest, sizeof *rest, cmp_rest);
+		for (size_t k = 0; k < n_rest && !rc; k++) {
+			rc = dump_member_ordered(o, rest[k].it, none, depth,
+						 ord);
+			none = false;
+		}
+		free(rest);
 	}
 	if (!rc && !put(o, "}", 1))
 		rc = D_FAIL;
@@ -1228,8 +1263,10 @@ char *reg_json_dump_ordered(const json_t *v, const struct reg_json_order *ord,
 {
 	if (!json_is_object(v))
 		return NULL;
-	struct out o = {
-	    .buf = malloc(DUMP_INITIAL), .cap = DUMP_INITIAL, .mark = SIZE_MAX};
+	struct out o = {.buf = malloc(DUMP_INITIAL),
+			.cap = DUMP_INITIAL,
+			.sorted = ord->sorted,
+			.mark = SIZE_MAX};
 	if (!o.buf)
 		return NULL;
 	if (dump_object_ordered(&o, v, 0, ord) == D_OK && put(&o, "", 1)) {

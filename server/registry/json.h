@@ -19,6 +19,7 @@
 #define LAPIS_REG_JSON_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,7 +56,10 @@ char *reg_json_dump(const json_t *v, size_t *len);
  * object (at most REG_JSON_ORDER_MAX keys); the others follow in the
  * tree's order. The member named child, when it is an object, is written
  * in child_order; the member named mark is the one whose value's offset
- * reg_json_dump_ordered reports. child and mark may be NULL.
+ * reg_json_dump_ordered reports. child and mark may be NULL. sorted (read
+ * at the top level only): the others follow in byte order of their keys,
+ * and every object below is written with its members in that order, as Go
+ * encodes a map[string]interface{} tree.
  */
 #define REG_JSON_ORDER_MAX 16
 struct reg_json_order {
@@ -64,6 +68,7 @@ struct reg_json_order {
 	const char *child;
 	const struct reg_json_order *child_order;
 	const char *mark;
+	bool sorted;
 };
 
 /*

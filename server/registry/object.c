@@ -63,11 +63,120 @@ void reg_canonical(json_t *obj)
 
 #define MARK "\x01lapis-rv\x01"
 
-static const struct reg_json_order meta_canon = {
-    meta_order, sizeof meta_order / sizeof *meta_order, NULL, NULL,
-    "resourceVersion"};
-const struct reg_json_order reg_canon_order = {top_order, 3, "metadata",
-					       &meta_canon, NULL};
+static const struct reg_json_order meta_canon = {meta_order,
+						 sizeof meta_order /
+						     sizeof *meta_order,
+						 NULL,
+						 NULL,
+						 "resourceVersion",
+						 false};
+const struct reg_json_order reg_canon_order = {top_order,   3,	  "metadata",
+					       &meta_canon, NULL, false};
+static const struct reg_json_order meta_sorted = {
+    NULL, 0, NULL, NULL, "resourceVersion", true};
+static const struct reg_json_order sorted_order = {
+    NULL, 0, "metadata", &meta_sorted, NULL, true};
+
+/* kube's own API groups (the core group has no slash in apiVersion). */
+static const char *const kube_groups[] = {"admissionregistration.k8s.io",
+					  "apiextensions.k8s.io",
+					  "apiregistration.k8s.io",
+					  "apps",
+					  "authentication.k8s.io",
+					  "authorization.k8s.io",
+					  "autoscaling",
+					  "batch",
+					  "certificates.k8s.io",
+					  "coordination.k8s.io",
+					  "discovery.k8s.io",
+					  "events.k8s.io",
+					  "flowcontrol.apiserver.k8s.io",
+					  "internal.apiserver.k8s.io",
+					  "networking.k8s.io",
+					  "node.k8s.io",
+					  "policy",
+					  "rbac.authorization.k8s.io",
+					  "resource.k8s.io",
+					  "scheduling.k8s.io",
+					  "storage.k8s.io",
+					  "storagemigration.k8s.io"};
+
+bool reg_is_custom(const json_t *obj)
+{
+	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+	const char *slash = av ? strchr(av, '/') : NULL;
+	if (!slash)
+		return false;
+	size_t gl = (size_t)(slash - av);
+	for (size_t i = 0; i < sizeof kube_groups / sizeof *kube_groups; i++)
+		if (strlen(kube_groups[i]) == gl &&
+		    !memcmp(kube_groups[i], av, gl))
+			return false;
+	return true;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	const char *const *x = a, *const *y = b;
+	return strcmp(*x, *y);
+}
+
+/* o's members in byte order of their keys, as Go writes a map field of a
+   struct (labels, a ConfigMap's data). Keys holding a NUL byte, which no
+   field of these maps can, are left where they are. */
+static void sort_map(json_t *o)
+{
+	size_t n = json_object_size(o), i = 0;
+	if (n < 2)
+		return;
+	const char *prev = NULL, *k;
+	size_t kl;
+	json_t *v;
+	bool sorted = true;
+	json_object_keylen_foreach(o, k, kl, v)
+	{
+		if (strlen(k) != kl)
+			return;
+		if (prev && strcmp(prev, k) > 0)
+			sorted = false;
+		prev = k;
+	}
+	if (sorted)
+		return;
+	const char **keys = malloc(n * sizeof *keys);
+	json_t *tmp = json_object();
+	if (!keys || !tmp) {
+		free(keys);
+		json_decref(tmp);
+		return;
+	}
+	json_object_foreach(o, k, v) keys[i++] = k;
+	qsort(keys, i, sizeof *keys, cmp_key);
+	for (size_t j = 0; j < i; j++)
+		json_object_set(tmp, keys[j], json_object_get(o, keys[j]));
+	free(keys);
+	json_object_clear(o);
+	json_object_update(o, tmp);
+	json_decref(tmp);
+}
+
+/* The map fields of the built-in kinds lapis serves, sorted. */
+static void sort_builtin_maps(json_t *obj)
+{
+	json_t *m = json_object_get(obj, "metadata");
+	sort_map(json_object_get(m, "labels"));
+	sort_map(json_object_get(m, "annotations"));
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	if (!kind)
+		return;
+	if (!strcmp(kind, "ConfigMap") || !strcmp(kind, "Secret")) {
+		sort_map(json_object_get(obj, "data"));
+		sort_map(json_object_get(obj, "binaryData"));
+	} else if (!strcmp(kind, "Service")) {
+		sort_map(
+		    json_object_get(json_object_get(obj, "spec"), "selector"));
+	}
+}
 
 lp_err reg_encode(json_t *obj, char **out, size_t *len, uint32_t *slot)
 {
@@ -77,8 +186,12 @@ lp_err reg_encode(json_t *obj, char **out, size_t *len, uint32_t *slot)
 	/* Written in canonical order with the slot found on the way; where
 	   the ordered dump gives up, or resourceVersion is not "", the tree
 	   is reordered and marked instead. */
+	bool custom = reg_is_custom(obj);
+	if (!custom)
+		sort_builtin_maps(obj);
 	size_t n, at;
-	char *s = reg_json_dump_ordered(obj, &reg_canon_order, &n, &at);
+	char *s = reg_json_dump_ordered(
+	    obj, custom ? &sorted_order : &reg_canon_order, &n, &at);
 	if (s && at < n && n - at >= 2 && s[at] == '"' && s[at + 1] == '"' &&
 	    at + 1 <= UINT32_MAX) {
 		*out = s;
@@ -92,7 +205,7 @@ lp_err reg_encode(json_t *obj, char **out, size_t *len, uint32_t *slot)
 	   strings are written as \u0001 by the encoder... and so is ours, so
 	   search for its escaped form, right after the resourceVersion key. */
 	json_object_set_new(m, "resourceVersion", json_string(MARK));
-	s = reg_json_dump(obj, &n);
+	s = custom ? reg_json_dump_sorted(obj, &n) : reg_json_dump(obj, &n);
 	json_object_set_new(m, "resourceVersion", json_string(""));
 	if (!s)
 		return LP_E_NOMEM;

@@ -28,7 +28,18 @@ void reg_canonical(json_t *obj);
 extern const struct reg_json_order reg_canon_order;
 
 /*
- * Encode obj compactly, in reg_canonical's order, with
+ * Whether obj is a custom resource: its apiVersion's group is not one of
+ * kube's own. kube encodes those from a map tree, every object's members
+ * sorted by key; its own kinds are Go structs, fields in declaration order
+ * and map fields sorted.
+ */
+bool reg_is_custom(const json_t *obj);
+
+/*
+ * Encode obj compactly, in kube's order: a custom resource with every
+ * object's members sorted by key, a built-in kind in reg_canonical's order
+ * with its map fields (labels, annotations, data, binaryData, a Service's
+ * selector) sorted. With
  * metadata.resourceVersion left as a revision slot: *out (malloc'd) holds
  * the JSON with an empty resourceVersion string and *slot the offset where
  * the engine splices the revision's digits. Where obj's resourceVersion is

@@ -1111,10 +1111,14 @@ Test(inf, only_metadata_is_decoded_where_whole_says_no, .init = setup,
 			  "\"data\":{\"k\":\"v\"}}";
 	tc_puts(S.e, PFX "w/a", obj);
 	tc_puts(S.e, PFX "m/a", obj);
-	/* not the registry's layout: apiVersion first, an escape in kind */
+	/* not the registry's layout: metadata first, an escape in kind */
 	tc_puts(S.e, PFX "m/b",
-		"{\"apiVersion\":\"v1\",\"kind\":\"K\",\"metadata\":{},"
+		"{\"metadata\":{},\"apiVersion\":\"v1\",\"kind\":\"K\","
 		"\"spec\":1}");
+	/* a custom resource's: apiVersion first */
+	tc_puts(S.e, PFX "m/e",
+		"{\"apiVersion\":\"g.io/v1\",\"kind\":\"K\",\"metadata\":"
+		"{\"name\":\"e\"},\"spec\":1}");
 	tc_puts(S.e, PFX "m/c",
 		"{\"kind\":\"K\\/b\",\"apiVersion\":\"v1\",\"metadata\":{},"
 		"\"spec\":1}");
@@ -1152,6 +1156,15 @@ Test(inf, only_metadata_is_decoded_where_whole_says_no, .init = setup,
 			     "%s: another layout is decoded whole", *k);
 		json_decref(j);
 	}
+	json_t *e = cached(i, PFX "m/e");
+	cr_assert_null(json_object_get(e, "spec"), "custom layout: head only");
+	cr_assert_str_eq(json_string_value(json_object_get(e, "kind")), "K");
+	cr_assert_str_eq(json_string_value(json_object_get(e, "apiVersion")),
+			 "g.io/v1");
+	cr_assert_str_eq(json_string_value(json_object_get(
+			     json_object_get(e, "metadata"), "name")),
+			 "e");
+	json_decref(e);
 	/* A broken value past metadata: the head decodes; a whole decode
 	   would have failed. Either way the namespace index still works. */
 	json_t *d = cached(i, PFX "m/d");

@@ -934,7 +934,15 @@ check "a dry-run create at v1beta1 gets v1's default, in v1beta1" spec_is "mv.ex
 req PATCH "$MV/t1" '{"spec":{"a":"patched"}}' "$MERGE"
 check "a patch at v1beta1 answers in v1beta1" spec_is "mv.example.com/v1beta1 {'a': 'patched'}"
 req POST /apis/mv.example.com/v1/namespaces/default/things '{"apiVersion":"mv.example.com/v1","kind":"Thing","metadata":{"name":"t2"},"spec":{"onlyv1":"y"}}'
-check "a create at v1 keeps v1's field and default" spec_is "mv.example.com/v1 {'onlyv1': 'y', 'a': 'v1-default'}"
+check "a create at v1 keeps v1's field and default" spec_is "mv.example.com/v1 {'a': 'v1-default', 'onlyv1': 'y'}"
+# kube writes a custom resource from a map: every object's members sorted
+req POST /apis/mv.example.com/v1/namespaces/default/things '{"kind":"Thing","apiVersion":"mv.example.com/v1","metadata":{"name":"t3","labels":{"z":"1","a":"2"}},"spec":{"onlyv1":"y","a":"x"}}'
+check "a custom resource is written as kube writes a map: members sorted" \
+	grep -q '^{"apiVersion":"mv.example.com/v1","kind":"Thing","metadata":{"creationTimestamp":"[^"]*","generation":1,"labels":{"a":"2","z":"1"},"managedFields":\[{"apiVersion":"mv.example.com/v1","fieldsType":"FieldsV1",.*"name":"t3","namespace":"default","resourceVersion":"[0-9]*","uid":"[^"]*"},"spec":{"a":"x","onlyv1":"y"}}$' "$WORK/body"
+req GET /apis/mv.example.com/v1beta1/namespaces/default/things/t3
+check "... and so in another version" \
+	grep -q '^{"apiVersion":"mv.example.com/v1beta1","kind":"Thing","metadata":{"creationTimestamp".*"spec":{"a":"x"}}$' "$WORK/body"
+req DELETE /apis/mv.example.com/v1/namespaces/default/things/t3
 req GET "$MV/t2"
 check "... read at v1beta1, pruned by v1beta1's schema" spec_is "mv.example.com/v1beta1 {'a': 'v1-default'}"
 req GET "$MV"

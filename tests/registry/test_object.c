@@ -54,7 +54,7 @@ static const char canonical[] =
     "\"cm\",\"namespace\":\"default\",\"uid\":\"u-1\",\"resourceVersion\":"
     "\"RV\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"labels\":{"
     "\"x\":\"y\"},\"annotations\":{\"k\":\"v\"},\"finalizers\":[\"f\"],"
-    "\"managedFields\":[],\"other\":1},\"data\":{\"b\":\"2\",\"a\":\"1\"},"
+    "\"managedFields\":[],\"other\":1},\"data\":{\"a\":\"1\",\"b\":\"2\"},"
     "\"immutable\":false}";
 
 Test(reg_encode, writes_kube_order_with_the_slot)
@@ -86,6 +86,61 @@ Test(reg_encode, marks_the_tree_where_resource_version_is_not_empty)
 	cr_assert(strstr(s, "\"other\":1,\"resourceVersion\":\"RV\"}"), "%s",
 		  s);
 	free(s);
+	json_decref(o);
+}
+
+/* A built-in's map fields are sorted, as Go writes a map; a custom
+   resource (a group not kube's) is sorted at every level, as kube writes
+   an unstructured object, the slot still in metadata.resourceVersion. */
+Test(reg_encode, sorts_maps_and_custom_resources_as_kube)
+{
+	json_t *o =
+	    load("{\"kind\":\"Service\",\"apiVersion\":\"v1\","
+		 "\"metadata\":{\"name\":\"s\",\"resourceVersion\":\"\","
+		 "\"labels\":{\"z\":\"1\",\"a\":\"2\"},\"annotations\":"
+		 "{\"y\":\"\",\"b\":\"\"}},\"spec\":{\"selector\":{\"z\":"
+		 "\"1\",\"a\":\"2\"},\"type\":\"ClusterIP\"}}");
+	char *s = encode_spliced(o);
+	cr_assert_str_eq(
+	    s, "{\"kind\":\"Service\",\"apiVersion\":\"v1\",\"metadata\":{"
+	       "\"name\":\"s\",\"resourceVersion\":\"RV\",\"labels\":{"
+	       "\"a\":\"2\",\"z\":\"1\"},\"annotations\":{\"b\":\"\",\"y\":"
+	       "\"\"}},\"spec\":{\"selector\":{\"a\":\"2\",\"z\":\"1\"},"
+	       "\"type\":\"ClusterIP\"}}");
+	free(s);
+	json_decref(o);
+	static const char cr_in[] =
+	    "{\"kind\":\"Gadget\",\"apiVersion\":\"networking.x-k8s.io/v1\","
+	    "\"metadata\":{\"name\":\"g\",\"resourceVersion\":\"\","
+	    "\"generation\":1,\"labels\":{\"z\":\"\",\"a\":\"\"}},"
+	    "\"status\":{\"b\":1,\"a\":[{\"y\":1,\"x\":2}]},"
+	    "\"spec\":{\"zeta\":1,\"alpha\":{\"d\":1,\"c\":2}}}";
+	static const char cr_out[] =
+	    "{\"apiVersion\":\"networking.x-k8s.io/v1\",\"kind\":\"Gadget\","
+	    "\"metadata\":{\"generation\":1,\"labels\":{\"a\":\"\",\"z\":\"\"},"
+	    "\"name\":\"g\",\"resourceVersion\":\"RV\"},\"spec\":{\"alpha\":"
+	    "{\"c\":2,\"d\":1},\"zeta\":1},\"status\":{\"a\":[{\"x\":2,"
+	    "\"y\":1}],\"b\":1}}";
+	o = load(cr_in);
+	s = encode_spliced(o);
+	cr_assert_str_eq(s, cr_out);
+	free(s);
+	json_decref(o);
+	/* the reorder-and-mark way gives the same bytes */
+	o = load(cr_in);
+	json_object_set_new(json_object_get(o, "metadata"), "resourceVersion",
+			    json_string("7"));
+	s = encode_spliced(o);
+	cr_assert_str_eq(s, cr_out);
+	free(s);
+	json_decref(o);
+	/* kube's own groups are not custom */
+	o = load("{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":"
+		 "\"Lease\",\"metadata\":{}}");
+	cr_assert(!reg_is_custom(o));
+	json_object_set_new(o, "apiVersion",
+			    json_string("gateway.networking.k8s.io/v1"));
+	cr_assert(reg_is_custom(o));
 	json_decref(o);
 }
 
