@@ -3294,11 +3294,21 @@ static bool real_is_integral(double d)
 	return dabs(d) >= 4503599627370496.0 || d == (double)(long long)d;
 }
 
+/* Whether a number decoded as a float64 passes kube-openapi's integer
+   type (swag.IsFloat64AJSONInteger): whole and within +-(2^53 - 1), so
+   that 1e20 or 9223372036854775808 (past int64, a float64 in kube) is
+   not an integer. */
+static bool real_is_json_integer(double d)
+{
+	return real_is_integral(d) && dabs(d) <= 9007199254740991.0;
+}
+
 static bool type_ok(const struct node *n, const json_t *x)
 {
 	if (n->int_or_string)
 		return json_is_string(x) || json_is_integer(x) ||
-		       (json_is_real(x) && real_is_integral(json_real_value(x)));
+		       (json_is_real(x) &&
+			real_is_json_integer(json_real_value(x)));
 	if (!n->types)
 		return true;
 	switch (json_typeof(x)) {
@@ -3309,7 +3319,7 @@ static bool type_ok(const struct node *n, const json_t *x)
 	case JSON_REAL:
 		return (n->types & T_NUMBER) ||
 		       ((n->types & T_INTEGER) &&
-			real_is_integral(json_real_value(x)));
+			real_is_json_integer(json_real_value(x)));
 	case JSON_TRUE:
 	case JSON_FALSE: return n->types & T_BOOLEAN;
 	case JSON_NULL: return false;

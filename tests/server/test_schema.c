@@ -218,6 +218,17 @@ Test(schema_validate, type)
 		     "spec.replicas",
 		     "Invalid value: \"number\": spec.replicas in body must be of "
 		     "type integer: \"number\"");
+	/* a float64 in kube past +-(2^53 - 1) is no integer, whole or not
+	   (an integer literal past int64 decodes to one) */
+	expect_ok(s, "{\"spec\":{\"replicas\":9007199254740991.0}}");
+	expect_ok(s, "{\"spec\":{\"replicas\":-9007199254740991.0}}");
+	expect_cause(
+	    s, "{\"spec\":{\"replicas\":1e20}}", "FieldValueTypeInvalid",
+	    "spec.replicas",
+	    "Invalid value: \"number\": spec.replicas in body must be of "
+	    "type integer: \"number\"");
+	expect_invalid(s, "{\"spec\":{\"replicas\":9223372036854775808.0}}");
+	expect_invalid(s, "{\"spec\":{\"replicas\":-9007199254740993.0}}");
 	expect_cause(s, "{\"spec\":{\"b\":null}}", "FieldValueTypeInvalid",
 		     "spec.b",
 		     "Invalid value: \"null\": spec.b in body must be of type "
@@ -241,6 +252,7 @@ Test(schema_validate, nullable_and_int_or_string)
 		     "Invalid value: \"boolean\": spec.p in body must be of type "
 		     "integer,string: \"boolean\"");
 	expect_invalid(s, "{\"spec\":{\"p\":1.5}}");
+	expect_invalid(s, "{\"spec\":{\"p\":1e20}}");
 	srv_schema_free(s);
 }
 
