@@ -187,6 +187,8 @@ enum fn {
 	F_STARTS,
 	F_ENDS,
 	F_MATCHES,
+	F_FIND, /* kube's regex library */
+	F_FINDALL,
 	F_LOWER,
 	F_UPPER,
 	F_TRIM,
@@ -303,6 +305,8 @@ static const struct fndef {
     {"startsWith", F_STARTS, -1, -1, 1, 1},
     {"endsWith", F_ENDS, -1, -1, 1, 1},
     {"matches", F_MATCHES, 2, 2, 1, 1},
+    {"find", F_FIND, -1, -1, 1, 1},
+    {"findAll", F_FINDALL, -1, -1, 1, 2},
     {"lowerAscii", F_LOWER, -1, -1, 0, 0},
     {"upperAscii", F_UPPER, -1, -1, 0, 0},
     {"trim", F_TRIM, -1, -1, 0, 0},
@@ -2124,17 +2128,19 @@ static const char *cstr(struct ctx *c, const struct val *s)
 	return p;
 }
 
-static struct val do_matches(struct ctx *c, const struct node *n,
-			     const struct val *s, const struct val *pat)
+/* The compiled pattern of a regex call: the parser's for a literal
+   pattern, else compiled now into *owned (the caller frees it). Returns
+   an error value, or one of kind V_BOOL when *g is set. */
+static struct val call_regex(struct ctx *c, const struct node *n,
+			     const struct val *pat,
+			     const struct srv_goregex **g,
+			     struct srv_goregex **owned)
 {
-	if (s->k != V_STR || pat->k != V_STR)
-		return no_overload();
-	const char *subj = cstr(c, s);
-	if (!subj)
-		return err_static(COST_MSG);
-	charge(c, s->s.n / 4 + 1);
-	if (n->re)
-		return mkbool(srv_goregex_search(n->re, subj));
+	*owned = NULL;
+	if (n->re) {
+		*g = n->re;
+		return mkbool(true);
+	}
 	if (memchr(pat->s.p, 0, pat->s.n))
 		return err_static("regex contains NUL");
 	const char *ps = cstr(c, pat);
@@ -2145,8 +2151,8 @@ static struct val do_matches(struct ctx *c, const struct node *n,
 		return errf(c, "%s", msg);
 	const char *why = "";
 	charge(c, pat->s.n * 4 + 100);
-	struct srv_goregex *g = srv_goregex_compile(ps, &why);
-	if (!g) {
+	*owned = srv_goregex_compile(ps, n->op != F_MATCHES, &why);
+	if (!*owned) {
 		if (!strcmp(why, "out of memory")) {
 			abort_eval(c, "out of memory");
 			return err_static("out of memory");
@@ -2156,9 +2162,105 @@ static struct val do_matches(struct ctx *c, const struct node *n,
 			v.k = V_UNSUP;
 		return v;
 	}
+	*g = *owned;
+	return mkbool(true);
+}
+
+static struct val do_matches(struct ctx *c, const struct node *n,
+			     const struct val *s, const struct val *pat)
+{
+	if (s->k != V_STR || pat->k != V_STR)
+		return no_overload();
+	const char *subj = cstr(c, s);
+	if (!subj)
+		return err_static(COST_MSG);
+	charge(c, s->s.n / 4 + 1);
+	const struct srv_goregex *g;
+	struct srv_goregex *owned;
+	struct val v = call_regex(c, n, pat, &g, &owned);
+	if (v.k != V_BOOL)
+		return v;
 	bool m = srv_goregex_search(g, subj);
-	srv_goregex_free(g);
+	srv_goregex_free(owned);
 	return mkbool(m);
+}
+
+/* The longest string find() and findAll() search: POSIX regexec finds a
+   match's offsets by trying each start in turn, a time that can grow with
+   the square of the string (see schema.c's pattern_regcomp); past this, a
+   rule using them is not evaluated (a warning), rather than hold a write
+   for seconds. Label keys and values, names and most fields rules search
+   are far shorter. */
+#define FIND_MAX 4096
+
+/* Go's regexp allMatches over s from *pos: the next match it delivers
+   (an empty one right after the previous match is skipped), or false at
+   the end. *prev_end is the previous match's end (start it at -1). */
+static bool next_match(const struct srv_goregex *g, const char *s, size_t n,
+		       size_t *pos, long *prev_end, size_t *so, size_t *eo)
+{
+	while (*pos <= n) {
+		if (!srv_goregex_find(g, s, n, *pos, so, eo))
+			return false;
+		bool accept = true;
+		if (*eo == *pos) { /* empty, here: step over one character */
+			if ((long)*so == *prev_end)
+				accept = false;
+			*pos += *pos < n ? utf8_off(s + *pos, n - *pos, 1) : 1;
+		} else {
+			*pos = *eo;
+		}
+		*prev_end = (long)*eo;
+		if (accept)
+			return true;
+	}
+	return false;
+}
+
+/* kube's regex library (k8s.io/apiserver/pkg/cel/library/regex.go):
+   s.find(re) is the first match or "", s.findAll(re[, lim]) every match
+   (at most lim when lim >= 0), as Go's FindAllString. */
+static struct val do_find(struct ctx *c, const struct node *n,
+			  const struct val *s, const struct val *pat, bool all,
+			  int64_t lim)
+{
+	if (s->s.n > FIND_MAX) {
+		struct val v =
+		    errf(c, "%s() of a string over %d bytes is not evaluated",
+			 all ? "findAll" : "find", FIND_MAX);
+		if (v.k == V_ERR)
+			v.k = V_UNSUP;
+		return v;
+	}
+	const char *subj = cstr(c, s);
+	if (!subj)
+		return err_static(COST_MSG);
+	charge(c, s->s.n / 4 + 1);
+	const struct srv_goregex *g;
+	struct srv_goregex *owned;
+	struct val v = call_regex(c, n, pat, &g, &owned);
+	if (v.k != V_BOOL)
+		return v;
+	size_t len = s->s.n, pos = 0, so, eo, count = 0;
+	long prev = -1;
+	if (!all) {
+		bool m = next_match(g, subj, len, &pos, &prev, &so, &eo);
+		srv_goregex_free(owned);
+		return m ? mkstr(V_STR, s->s.p + so, eo - so)
+			 : mkstr(V_STR, "", 0);
+	}
+	while ((lim < 0 || (int64_t)count < lim) &&
+	       next_match(g, subj, len, &pos, &prev, &so, &eo))
+		count++;
+	v = new_list(c, count);
+	pos = 0;
+	prev = -1;
+	for (size_t i = 0; !is_err(&v) && i < count; i++) {
+		next_match(g, subj, len, &pos, &prev, &so, &eo);
+		v.l.items[i] = mkstr(V_STR, s->s.p + so, eo - so);
+	}
+	srv_goregex_free(owned);
+	return v;
 }
 
 static struct val fmt_str(struct ctx *c, const char *fmt, ...)
@@ -2435,6 +2537,8 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 	case F_STARTS:
 	case F_ENDS:
 	case F_MATCHES:
+	case F_FIND:
+	case F_FINDALL:
 	case F_LOWER:
 	case F_UPPER:
 	case F_TRIM:
@@ -4280,6 +4384,13 @@ static struct val call(struct ctx *c, const struct node *n, const struct val *t,
 			      0);
 	case F_MATCHES:
 		return do_matches(c, n, r, &x[0]);
+	case F_FIND:
+	case F_FINDALL:
+		if (r->k != V_STR || x[0].k != V_STR ||
+		    (nx == 2 && x[1].k != V_INT))
+			break;
+		return do_find(c, n, r, &x[0], f == F_FINDALL,
+			       nx == 2 ? x[1].i : -1);
 	case F_LOWER:
 	case F_UPPER:
 		if (r->k != V_STR)
@@ -5775,7 +5886,7 @@ static void precompile(struct parser *ps, struct node *call,
 		fail(ps, (size_t)-1, "invalid regex: %s", msg);
 		return;
 	}
-	call->re = srv_goregex_compile(pat->s, &why);
+	call->re = srv_goregex_compile(pat->s, call->op != F_MATCHES, &why);
 	if (!call->re) {
 		fail(ps, (size_t)-1, "regex not supported: %s", why);
 		ps->unsup = true;
@@ -5917,7 +6028,7 @@ static struct node *make_call(struct parser *ps, const char *name,
 	}
 	n->op = f->id;
 	set_args(ps, n, args, na);
-	if (f->id == F_MATCHES)
+	if (f->id == F_MATCHES || f->id == F_FIND || f->id == F_FINDALL)
 		precompile(ps, n, target ? args[0] : args[1]);
 	if (f->id == F_DURATION || f->id == F_TIMESTAMP)
 		check_time_literal(ps, f->id, args[0]);

@@ -1235,18 +1235,31 @@ static bool posix_never_bol(const char *x, struct sb *q)
  * where Q is P with its anchors made never to match, as Go's ^ never
  * matches past the start.
  */
+static bool regcomp_as(const char *pat, regex_t *re, bool find,
+		       const char **why, bool *oom);
+
 /* Compile the Go pattern pat into re in its one-pass form (see above).
    false with *why when it cannot be translated or regcomp refuses it;
    *oom on out of memory. */
 static bool pattern_regcomp(const char *pat, regex_t *re, const char **why,
 			    bool *oom)
 {
+	return regcomp_as(pat, re, false, why, oom);
+}
+
+/* pattern_regcomp, or with find the pattern as it is, for the match's
+   offsets (regexec's own search, start by start). */
+static bool regcomp_as(const char *pat, regex_t *re, bool find,
+		       const char **why, bool *oom)
+{
 	struct sb o = {0}, w = {0}, q = {0};
-	int cflags = REG_EXTENDED | REG_NOSUB;
+	int cflags = REG_EXTENDED | (find ? 0 : REG_NOSUB);
 	bool caret = false, ok = false;
 	*why = "cannot be translated";
 	if (re_translate(pat, &o, &cflags, &caret, why)) {
-		if (!caret) {
+		if (find) {
+			sb_puts(&w, sb_str(&o));
+		} else if (!caret) {
 			sb_puts(&w, "^.*(");
 			sb_puts(&w, sb_str(&o));
 			sb_putc(&w, ')');
@@ -1291,7 +1304,7 @@ struct srv_goregex {
 	regex_t re;
 };
 
-struct srv_goregex *srv_goregex_compile(const char *pattern,
+struct srv_goregex *srv_goregex_compile(const char *pattern, bool find,
 					const char **why)
 {
 	struct srv_goregex *g = malloc(sizeof *g);
@@ -1299,7 +1312,7 @@ struct srv_goregex *srv_goregex_compile(const char *pattern,
 	*why = "out of memory";
 	if (g) {
 		locale_t prev = locale_enter();
-		bool ok = pattern_regcomp(pattern, &g->re, why, &oom);
+		bool ok = regcomp_as(pattern, &g->re, find, why, &oom);
 		locale_leave(prev);
 		if (ok)
 			return g;
@@ -1316,6 +1329,20 @@ bool srv_goregex_search(const struct srv_goregex *g, const char *s)
 	bool m = regexec(&g->re, s, 0, NULL, 0) == 0;
 	locale_leave(prev);
 	return m;
+}
+
+bool srv_goregex_find(const struct srv_goregex *g, const char *s, size_t len,
+		      size_t from, size_t *so, size_t *eo)
+{
+	regmatch_t m = {.rm_so = (regoff_t)from, .rm_eo = (regoff_t)len};
+	locale_t prev = locale_enter();
+	bool ok = regexec(&g->re, s, 1, &m, REG_STARTEND) == 0;
+	locale_leave(prev);
+	if (!ok || m.rm_so < 0)
+		return false;
+	*so = (size_t)m.rm_so;
+	*eo = (size_t)m.rm_eo;
+	return true;
 }
 
 void srv_goregex_free(struct srv_goregex *g)

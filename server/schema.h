@@ -234,16 +234,27 @@ bool srv_schema_coerce(const struct srv_schema *s, json_t *obj, char *msg,
 		       size_t size);
 
 /*
- * A Go (RE2) regular expression, for CEL's matches() (cel.c): translated to
- * POSIX as schema patterns are, and searched for anywhere in a string, as
- * RE2's partial match does. srv_goregex_compile returns a new one, or NULL
- * with *why (static text) when it cannot be translated or out of memory.
- * A compiled one is only read: any thread may search with it.
+ * A Go (RE2) regular expression, for CEL's matches(), find() and findAll()
+ * (cel.c): translated to POSIX as schema patterns are. With find false it
+ * answers srv_goregex_search, a match anywhere in a string as RE2's
+ * partial match (one pass over the string); with find true,
+ * srv_goregex_find, the match itself. srv_goregex_compile returns a new
+ * one, or NULL with *why (static text) when it cannot be translated or out
+ * of memory. A compiled one is only read: any thread may search with it.
  */
 struct srv_goregex;
-struct srv_goregex *srv_goregex_compile(const char *pattern,
+struct srv_goregex *srv_goregex_compile(const char *pattern, bool find,
 					const char **why);
 bool srv_goregex_search(const struct srv_goregex *g, const char *s);
+/* The leftmost match of g (compiled for find) in s[0, len) that starts at
+   or after from (the bytes before it are context: ^ matches at 0 only):
+   true with its offsets in *so and *eo. POSIX's leftmost-longest match,
+   where RE2 takes the leftmost-first: they differ only for alternatives of
+   which an earlier one matches a shorter text (a|ab). A search tries each
+   start in turn, so its time can grow with the square of len: callers
+   bound len. */
+bool srv_goregex_find(const struct srv_goregex *g, const char *s, size_t len,
+		      size_t from, size_t *so, size_t *eo);
 /* Accepts NULL. */
 void srv_goregex_free(struct srv_goregex *g);
 

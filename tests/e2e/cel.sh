@@ -284,6 +284,43 @@ check "... is refused" err_text 'x-kubernetes-validations[0].optionalOldSelf: In
 bad_rules_crd "            - {rule: \"'%d'.format([self.a]) == '1'\"}" >"$WORK/gadget.yaml"
 expect_rc 0 "a CRD whose rule is CEL outside lapis's subset is accepted" kubectl apply -f "$WORK/gadget.yaml"
 
+# kube's regex library: find() and findAll() (Karpenter's restricted label domains)
+cat >"$WORK/finds.yaml" <<'EOF'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: finds.t.example.com}
+spec:
+  group: t.example.com
+  names: {kind: Find, plural: finds}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              key:
+                type: string
+                x-kubernetes-validations:
+                - rule: '!self.find("^([^/]+)").endsWith("karpenter.sh")'
+                  message: label domain "karpenter.sh" is restricted
+                - rule: 'self.findAll("[0-9]+").size() <= 1'
+                  message: at most one number
+EOF
+expect_rc 0 "a CRD whose rules use find() and findAll()" kubectl apply -f "$WORK/finds.yaml"
+kubectl wait --for=condition=Established crd/finds.t.example.com --timeout=20s >/dev/null 2>&1
+find_cr() { printf '{"apiVersion":"t.example.com/v1","kind":"Find","metadata":{"name":"%s"},"spec":{"key":"%s"}}' "$1" "$2"; }
+expect_rc 1 "a key in the restricted domain with two numbers" kubectl create -f - <<<"$(find_cr f1 karpenter.sh/a1b2)"
+check "... is refused by both rules" err_text '* spec.key: Invalid value: "string": label domain "karpenter.sh" is restricted'
+check "... the second one too" err_text '* spec.key: Invalid value: "string": at most one number'
+expect_rc 0 "a key both rules accept" kubectl create -f - <<<"$(find_cr f2 example.com/karpenter.sh1)"
+check "... with no warning" bash -c "! grep -q 'not evaluated' '$WORK/err'"
+
 # the real VolumeSnapshot CRD (external-snapshotter)
 TD=$(cd "$(dirname "$0")/../.." && pwd)/../shared/testdata/crds
 [[ -d $TD ]] || TD=/work/shared/testdata/crds

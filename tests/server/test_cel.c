@@ -513,6 +513,31 @@ Test(cel_values, strings)
 	yes("'abc'.charAt(1) == 'b' && 'abc'.charAt(3) == ''", "0");
 	yes("matches('abc', 'b') && !'abc'.matches('^b')", "0");
 	yes("self.matches(self)", "\"a.c\"");
+	/* kube's regex library: Go's FindString / FindAllString */
+	yes("'abc 123 def 456'.find('[0-9]+') == '123' && "
+	    "'abc'.find('[0-9]+') == ''",
+	    "0");
+	yes("'karpenter.sh/custom'.find('^([^/]+)').endsWith('karpenter.sh')",
+	    "0");
+	yes("'a1b22c333'.findAll('[0-9]+') == ['1', '22', '333'] && "
+	    "'a1b22c333'.findAll('[0-9]+', 2) == ['1', '22'] && "
+	    "'a1b22c333'.findAll('[0-9]+', 0) == [] && "
+	    "'a1b22c333'.findAll('[0-9]+', -1).size() == 3 && "
+	    "'abc'.findAll('[0-9]') == []",
+	    "0");
+	/* empty matches: one per position, none right after a match */
+	yes("'abc'.findAll('x*') == ['', '', '', ''] && "
+	    "'abc'.findAll('b*') == ['', 'b', '']",
+	    "0");
+	yes("'aXbX'.findAll('^.') == ['a'] && 'héllo'.find('é.') == 'él' && "
+	    "'ééé'.findAll('') == ['', '', '', '']",
+	    "0");
+	yes("self.findAll(self.find('[a-z]')) == ['a', 'a']", "\"a.a\"");
+	bad("self.find('(') == ''", "invalid regex");
+	expect_s("self.find('a') == ''",
+		 "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"",
+		 NULL, NULL, CEL_FALSE, NULL);
 	yes("'a\\'b' == \"a'b\" && '\\x41\\u00e9\\101' == 'Aé' + 'A'", "0");
 	yes("r'\\d' == '\\\\d' && '''a\nb''' == 'a\\nb'", "0");
 }
@@ -1975,4 +2000,27 @@ Test(cel_compile, invalid_or_outside_the_subset)
 	cr_assert_not_null(p);
 	cr_expect(!inv);
 	cel_free(p);
+}
+
+/* find() over a string past its bound is not evaluated (regexec's search
+   could take seconds), while matches() still is. */
+Test(cel_values, find_on_a_long_string_is_not_evaluated)
+{
+	size_t n = 5000;
+	char *self = malloc(n + 3);
+	cr_assert_not_null(self);
+	self[0] = '"';
+	memset(self + 1, 'a', n);
+	self[n + 1] = '"';
+	self[n + 2] = 0;
+	expect_s("self.find('b') == ''", self, NULL, NULL, CEL_UNSUPPORTED,
+		 NULL);
+	expect_s("self.findAll('a').size() > 0", self, NULL, NULL,
+		 CEL_UNSUPPORTED, NULL);
+	expect_s("self.matches('b')", self, NULL, NULL, CEL_FALSE, NULL);
+	self[4096 + 1] = '"';
+	self[4096 + 2] = 0;
+	expect_s("self.find('a+').size() == 4096", self, NULL, NULL, CEL_TRUE,
+		 NULL);
+	free(self);
 }
