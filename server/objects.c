@@ -3840,7 +3840,9 @@ static char *patch_shown(bool smp, const json_t *patch, const json_t *next)
  * What kube's decoding of a patch result finds. A built-in's type error
  * comes first and alone (kube: "non-strict errors trump"): 422 on field
  * "patch" with encoding/json's words for a JSON or merge patch, the
- * unstructured converter's for a strategic merge patch (fields.h). Then
+ * unstructured converter's for a strategic merge patch (fields.h); so
+ * does a custom resource's metadata that does not decode into ObjectMeta
+ * (a label that is no string: the decoder's objectmeta.Coerce). Then
  * fieldValidation (kube reports the unknown fields of the patched object,
  * in name order: Go re-encodes it from a map). The value a 422 shows is
  * the patched object for JSON and merge patches and the patch itself, as
@@ -3854,18 +3856,21 @@ static lp_err patch_fields(struct srv_req *r, const struct srv_resource *res,
 {
 	char gv[300];
 	srv_resource_gv(res, gv, sizeof gv);
-	if (!res->custom) {
-		struct srv_typeerr te;
+	struct srv_typeerr te = {0};
+	json_t *md = json_object_get(next, "metadata");
+	if (!res->custom)
 		srv_builtin_typecheck(res->kind, gv, next, true,
 				      smp ? SRV_DEC_UNSTRUCTURED : SRV_DEC_JSON,
 				      &te);
-		if (te.set) {
-			char *shown = patch_shown(smp, patch, next);
-			lp_err rc = shown ? patch_invalid(shown, te.text, err)
-					  : srv_error_set(err, LP_E_NOMEM, "out of memory");
-			free(shown);
-			return rc;
-		}
+	else if (json_is_object(md)) /* the decoder's objectmeta.Coerce */
+		srv_object_meta_typecheck(md, false, &te);
+	if (te.set) {
+		char *shown = patch_shown(smp, patch, next);
+		lp_err rc =
+		    shown ? patch_invalid(shown, te.text, err)
+			  : srv_error_set(err, LP_E_NOMEM, "out of memory");
+		free(shown);
+		return rc;
 	}
 	struct srv_strict strict = {.mode = fv_of(r)};
 	char *shown = NULL;

@@ -942,6 +942,8 @@ check "a custom resource is written as kube writes a map: members sorted" \
 req GET /apis/mv.example.com/v1beta1/namespaces/default/things/t3
 check "... and so in another version" \
 	grep -q '^{"apiVersion":"mv.example.com/v1beta1","kind":"Thing","metadata":{"creationTimestamp".*"spec":{"a":"x"}}$' "$WORK/body"
+req PATCH /apis/mv.example.com/v1/namespaces/default/things/t3 '{"metadata":{"labels":{"b":true}}}' "$MERGE"
+check "a patch leaving a label that is no string is kube's 422 on the patch" bash -c "[[ $CODE == 422 ]] && grep -q '\"message\":\" \\\\\"\\\\\" is invalid: patch: Invalid value: .*json: cannot unmarshal bool into Go struct field ObjectMeta.labels of type string\"' '$WORK/body'"
 req DELETE /apis/mv.example.com/v1/namespaces/default/things/t3
 req GET "$MV/t2"
 check "... read at v1beta1, pruned by v1beta1's schema" spec_is "mv.example.com/v1beta1 {'a': 'v1-default'}"
