@@ -2195,6 +2195,137 @@ static enum srv_list_strategy smp_common(void *ud, const char *path,
 	return SRV_LIST_REPLACE;
 }
 
+/* --------------------------------------------- admissionregistration */
+
+/* admissionregistration.k8s.io/v1 (ValidatingAdmissionPolicy and its
+   bindings, Validating- and MutatingWebhookConfiguration) is served as
+   storage: kube's defaults and generation, no enforcement (README). */
+
+static enum srv_list_strategy smp_admission(void *ud, const char *path,
+					    const char **key)
+{
+	if (!strcmp(path, "webhooks")) { /* patchMergeKey name */
+		*key = "name";
+		return SRV_LIST_MERGE_KEYED;
+	}
+	if (!strcmp(path, "metadata.finalizers") ||
+	    !strcmp(path, "metadata.ownerReferences"))
+		return smp_common(ud, path, key);
+	return SRV_LIST_REPLACE;
+}
+
+static void set_default(json_t *o, const char *k, json_t *v)
+{
+	if (json_is_object(o) && !json_object_get(o, k))
+		json_object_set(o, k, v);
+	json_decref(v);
+}
+
+/* SetDefaults_Rule for each of a list of rules (scope "*"). */
+static void default_rules(json_t *rules)
+{
+	size_t i;
+	json_t *r;
+	json_array_foreach(rules, i, r)
+	    set_default(r, "scope", json_string("*"));
+}
+
+/* SetDefaults_MatchResources (a policy's matchConstraints, a binding's
+   matchResources). */
+static void default_match(json_t *m)
+{
+	if (!json_is_object(m))
+		return;
+	set_default(m, "matchPolicy", json_string("Equivalent"));
+	set_default(m, "namespaceSelector", json_object());
+	set_default(m, "objectSelector", json_object());
+	default_rules(json_object_get(m, "resourceRules"));
+	default_rules(json_object_get(m, "excludeResourceRules"));
+}
+
+/* The strategies' generation: 1 on create, +1 when anything but metadata
+   and status changes (the policy's spec, a configuration's webhooks). */
+static void admission_generation(json_t *obj, const json_t *old)
+{
+	json_t *m = json_object_get(obj, "metadata");
+	if (!json_is_object(m))
+		return;
+	json_int_t gen = 1;
+	if (old) {
+		gen = json_integer_value(json_object_get(
+		    json_object_get(old, "metadata"), "generation"));
+		const char *k;
+		json_t *v;
+		bool changed = false;
+		json_object_foreach(obj, k, v)
+		{
+			if (strcmp(k, "metadata") && strcmp(k, "status") &&
+			    !json_equal(v, json_object_get(old, k)))
+				changed = true;
+		}
+		json_object_foreach((json_t *)old, k, v)
+		{
+			if (strcmp(k, "metadata") && strcmp(k, "status") &&
+			    !json_object_get(obj, k))
+				changed = true;
+		}
+		gen = (gen ? gen : 1) + changed;
+	}
+	json_object_set_new(m, "generation", json_integer(gen));
+}
+
+static lp_err prep_vap(const struct srv_resource *r, json_t *obj,
+		       const json_t *old, struct srv_error *err)
+{
+	(void)r;
+	(void)err;
+	json_t *spec = json_object_get(obj, "spec");
+	set_default(spec, "failurePolicy", json_string("Fail"));
+	default_match(json_object_get(spec, "matchConstraints"));
+	if (!old) /* PrepareForCreate: no status */
+		json_object_del(obj, "status");
+	admission_generation(obj, old);
+	return LP_OK;
+}
+
+static lp_err prep_vapb(const struct srv_resource *r, json_t *obj,
+			const json_t *old, struct srv_error *err)
+{
+	(void)r;
+	(void)err;
+	default_match(
+	    json_object_get(json_object_get(obj, "spec"), "matchResources"));
+	admission_generation(obj, old);
+	return LP_OK;
+}
+
+/* SetDefaults_ValidatingWebhook / _MutatingWebhook. */
+static lp_err prep_webhooks(const struct srv_resource *r, json_t *obj,
+			    const json_t *old, struct srv_error *err)
+{
+	(void)err;
+	bool mutating = !strcmp(r->kind, "MutatingWebhookConfiguration");
+	size_t i;
+	json_t *w;
+	json_array_foreach(json_object_get(obj, "webhooks"), i, w)
+	{
+		set_default(w, "failurePolicy", json_string("Fail"));
+		set_default(w, "matchPolicy", json_string("Equivalent"));
+		set_default(w, "namespaceSelector", json_object());
+		set_default(w, "objectSelector", json_object());
+		set_default(w, "timeoutSeconds", json_integer(10));
+		if (mutating)
+			set_default(w, "reinvocationPolicy",
+				    json_string("Never"));
+		default_rules(json_object_get(w, "rules"));
+		json_t *svc = json_object_get(
+		    json_object_get(w, "clientConfig"), "service");
+		set_default(svc, "port", json_integer(443));
+	}
+	admission_generation(obj, old);
+	return LP_OK;
+}
+
 /* ------------------------------------------------------------ columns */
 
 json_t *srv_age_cell(const json_t *obj); /* table.c */
@@ -2666,67 +2797,110 @@ static const char *const f_svc[] = {"spec.clusterIP", "spec.type", NULL};
 	 .verbs = SRV_V_CREATE, .prepare = prep_none, .review = true}
 
 const struct srv_resource srv_builtin[] = {
-	CORE("namespaces", "Namespace", "namespace", false,
-	     SRV_V_ALL & ~SRV_V_DELETECOLLECTION,
-	     .short_names = sn_ns, .subresources = sub_ns, .columns = col_ns,
-	     .return_deleted = true, .fields = f_ns,
-	     .prepare = prep_namespace, .prepare_status = prep_namespace_status),
-	CORE("configmaps", "ConfigMap", "configmap", true, SRV_V_ALL,
-	     .short_names = sn_cm, .columns = col_cm,
-	     .prepare = prep_configmap),
-	CORE("secrets", "Secret", "secret", true, SRV_V_ALL, .fields = f_secret,
-	     .columns = col_secret,
-	     .prepare = prep_secret),
-	CORE("services", "Service", "service", true, SRV_V_ALL,
-	     .short_names = sn_svc, .categories = cat_all,
-	     .subresources = sub_status, .columns = col_svc, .fields = f_svc,
-	     .prepare = prep_service, .prepare_status = prep_service_status,
-	     .warnings = service_warnings, .create_on_update = true,
-	     .return_deleted = true),
-	CORE("endpoints", "Endpoints", "endpoints", true, SRV_V_ALL,
-	     .short_names = sn_ep, .columns = col_ep, .prepare = prep_endpoints,
-	     .warnings = endpoints_warnings, .create_on_update = true,
-	     .warning = "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"),
-	CORE("events", "Event", "event", true, SRV_V_ALL,
-	     .short_names = sn_ev, .columns = col_event,
-	     .fields = f_event, .prepare = prep_event, .create_on_update = true),
-	CORE("serviceaccounts", "ServiceAccount", "serviceaccount", true,
-	     SRV_V_ALL, .short_names = sn_sa, .columns = col_sa,
-	     .subresources = sub_sa, .prepare = prep_serviceaccount,
-	     .warnings = sa_warnings, .return_deleted = true),
-	{.group = "events.k8s.io", .version = "v1", .resource = "events",
-	 .kind = "Event", .list_kind = "EventList", .singular = "event",
-	 .short_names = sn_ev, .namespaced = true, .verbs = SRV_V_ALL,
-	 .unconditional_update = true, .smp_list = smp_common,
-	 .columns = col_event, .fields = f_event_v1, .prepare = prep_event,
-	 .view = &view_core_events, .create_on_update = true},
-	REVIEW("authentication.k8s.io", "tokenreviews", "TokenReview",
-	       "tokenreview", false),
-	REVIEW("authentication.k8s.io", "selfsubjectreviews",
-	       "SelfSubjectReview", "selfsubjectreview", false),
-	REVIEW("authorization.k8s.io", "localsubjectaccessreviews",
-	       "LocalSubjectAccessReview", "localsubjectaccessreview", true),
-	REVIEW("authorization.k8s.io", "selfsubjectaccessreviews",
-	       "SelfSubjectAccessReview", "selfsubjectaccessreview", false),
-	REVIEW("authorization.k8s.io", "selfsubjectrulesreviews",
-	       "SelfSubjectRulesReview", "selfsubjectrulesreview", false),
-	REVIEW("authorization.k8s.io", "subjectaccessreviews",
-	       "SubjectAccessReview", "subjectaccessreview", false),
-	{.group = "apiextensions.k8s.io", .version = "v1",
-	 .resource = "customresourcedefinitions",
-	 .kind = "CustomResourceDefinition",
-	 .list_kind = "CustomResourceDefinitionList",
-	 .singular = "customresourcedefinition", .short_names = sn_crd,
-	 .categories = cat_ext, .namespaced = false, .verbs = SRV_V_ALL,
-	 .subresources = sub_status, .unconditional_update = false,
-	 .prepare = srv_prep_crd, .prepare_status = srv_prep_crd_status,
-	 .after_write = srv_crd_after_write,
-	 .before_delete = srv_crd_before_delete}, /* the default table */
-	{.group = "coordination.k8s.io", .version = "v1", .resource = "leases",
-	 .kind = "Lease", .list_kind = "LeaseList", .singular = "lease",
-	 .namespaced = true, .verbs = SRV_V_ALL, .unconditional_update = false,
-	 .smp_list = smp_common, .columns = col_lease, .prepare = prep_lease,
-	 .create_on_update = true},
+    CORE("namespaces", "Namespace", "namespace", false,
+	 SRV_V_ALL & ~SRV_V_DELETECOLLECTION, .short_names = sn_ns,
+	 .subresources = sub_ns, .columns = col_ns, .return_deleted = true,
+	 .fields = f_ns, .prepare = prep_namespace,
+	 .prepare_status = prep_namespace_status),
+    CORE("configmaps", "ConfigMap", "configmap", true, SRV_V_ALL,
+	 .short_names = sn_cm, .columns = col_cm, .prepare = prep_configmap),
+    CORE("secrets", "Secret", "secret", true, SRV_V_ALL, .fields = f_secret,
+	 .columns = col_secret, .prepare = prep_secret),
+    CORE("services", "Service", "service", true, SRV_V_ALL,
+	 .short_names = sn_svc, .categories = cat_all,
+	 .subresources = sub_status, .columns = col_svc, .fields = f_svc,
+	 .prepare = prep_service, .prepare_status = prep_service_status,
+	 .warnings = service_warnings, .create_on_update = true,
+	 .return_deleted = true),
+    CORE("endpoints", "Endpoints", "endpoints", true, SRV_V_ALL,
+	 .short_names = sn_ep, .columns = col_ep, .prepare = prep_endpoints,
+	 .warnings = endpoints_warnings, .create_on_update = true,
+	 .warning = "v1 Endpoints is deprecated in v1.33+; use "
+		    "discovery.k8s.io/v1 EndpointSlice"),
+    CORE("events", "Event", "event", true, SRV_V_ALL, .short_names = sn_ev,
+	 .columns = col_event, .fields = f_event, .prepare = prep_event,
+	 .create_on_update = true),
+    CORE("serviceaccounts", "ServiceAccount", "serviceaccount", true, SRV_V_ALL,
+	 .short_names = sn_sa, .columns = col_sa, .subresources = sub_sa,
+	 .prepare = prep_serviceaccount, .warnings = sa_warnings,
+	 .return_deleted = true),
+    {.group = "events.k8s.io",
+     .version = "v1",
+     .resource = "events",
+     .kind = "Event",
+     .list_kind = "EventList",
+     .singular = "event",
+     .short_names = sn_ev,
+     .namespaced = true,
+     .verbs = SRV_V_ALL,
+     .unconditional_update = true,
+     .smp_list = smp_common,
+     .columns = col_event,
+     .fields = f_event_v1,
+     .prepare = prep_event,
+     .view = &view_core_events,
+     .create_on_update = true},
+    REVIEW("authentication.k8s.io", "tokenreviews", "TokenReview",
+	   "tokenreview", false),
+    REVIEW("authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview",
+	   "selfsubjectreview", false),
+    REVIEW("authorization.k8s.io", "localsubjectaccessreviews",
+	   "LocalSubjectAccessReview", "localsubjectaccessreview", true),
+    REVIEW("authorization.k8s.io", "selfsubjectaccessreviews",
+	   "SelfSubjectAccessReview", "selfsubjectaccessreview", false),
+    REVIEW("authorization.k8s.io", "selfsubjectrulesreviews",
+	   "SelfSubjectRulesReview", "selfsubjectrulesreview", false),
+    REVIEW("authorization.k8s.io", "subjectaccessreviews",
+	   "SubjectAccessReview", "subjectaccessreview", false),
+    {.group = "apiextensions.k8s.io",
+     .version = "v1",
+     .resource = "customresourcedefinitions",
+     .kind = "CustomResourceDefinition",
+     .list_kind = "CustomResourceDefinitionList",
+     .singular = "customresourcedefinition",
+     .short_names = sn_crd,
+     .categories = cat_ext,
+     .namespaced = false,
+     .verbs = SRV_V_ALL,
+     .subresources = sub_status,
+     .unconditional_update = false,
+     .prepare = srv_prep_crd,
+     .prepare_status = srv_prep_crd_status,
+     .after_write = srv_crd_after_write,
+     .before_delete = srv_crd_before_delete}, /* the default table */
+#define ADMISSION(res, k, sing, sub, prep)                                     \
+	{                                                                      \
+		.group = "admissionregistration.k8s.io", .version = "v1",      \
+		.resource = res, .kind = k, .list_kind = k "List",             \
+		.singular = sing, .categories = cat_ext, .namespaced = false,  \
+		.verbs = SRV_V_ALL, .subresources = sub,                       \
+		.unconditional_update = false, .smp_list = smp_admission,      \
+		.prepare = prep                                                \
+	}
+    ADMISSION("mutatingwebhookconfigurations", "MutatingWebhookConfiguration",
+	      "mutatingwebhookconfiguration", NULL, prep_webhooks),
+    ADMISSION("validatingadmissionpolicies", "ValidatingAdmissionPolicy",
+	      "validatingadmissionpolicy", sub_status, prep_vap),
+    ADMISSION("validatingadmissionpolicybindings",
+	      "ValidatingAdmissionPolicyBinding",
+	      "validatingadmissionpolicybinding", NULL, prep_vapb),
+    ADMISSION("validatingwebhookconfigurations",
+	      "ValidatingWebhookConfiguration",
+	      "validatingwebhookconfiguration", NULL, prep_webhooks),
+#undef ADMISSION
+    {.group = "coordination.k8s.io",
+     .version = "v1",
+     .resource = "leases",
+     .kind = "Lease",
+     .list_kind = "LeaseList",
+     .singular = "lease",
+     .namespaced = true,
+     .verbs = SRV_V_ALL,
+     .unconditional_update = false,
+     .smp_list = smp_common,
+     .columns = col_lease,
+     .prepare = prep_lease,
+     .create_on_update = true},
 };
 
 const size_t srv_n_builtin = sizeof srv_builtin / sizeof srv_builtin[0];

@@ -945,6 +945,45 @@ check "... and so in another version" \
 req PATCH /apis/mv.example.com/v1/namespaces/default/things/t3 '{"metadata":{"labels":{"b":true}}}' "$MERGE"
 check "a patch leaving a label that is no string is kube's 422 on the patch" bash -c "[[ $CODE == 422 ]] && grep -q '\"message\":\" \\\\\"\\\\\" is invalid: patch: Invalid value: .*json: cannot unmarshal bool into Go struct field ObjectMeta.labels of type string\"' '$WORK/body'"
 req DELETE /apis/mv.example.com/v1/namespaces/default/things/t3
+# admissionregistration.k8s.io/v1, stored and served (not enforced)
+cat >"$WORK/adm.yaml" <<'EOF'
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: demo-policy}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}
+  validations:
+  - expression: "object.spec.replicas <= 5"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: demo-binding}
+spec:
+  policyName: demo-policy
+  validationActions: [Deny]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: demo-webhook}
+webhooks:
+- name: v.example.com
+  clientConfig: {service: {name: svc, namespace: default}}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+EOF
+expect_rc 0 "a ValidatingAdmissionPolicy, its binding and a webhook configuration apply" kubectl apply -f "$WORK/adm.yaml"
+check "... the policy with kube's defaults and generation 1" bash -c "[[ \$(kubectl get validatingadmissionpolicy demo-policy -o jsonpath='{.spec.failurePolicy}/{.spec.matchConstraints.matchPolicy}/{.spec.matchConstraints.resourceRules[0].scope}/{.metadata.generation}') == 'Fail/Equivalent/*/1' ]]"
+check "... the webhook with kube's defaults" bash -c "[[ \$(kubectl get validatingwebhookconfiguration demo-webhook -o jsonpath='{.webhooks[0].timeoutSeconds}/{.webhooks[0].clientConfig.service.port}/{.webhooks[0].matchPolicy}') == '10/443/Equivalent' ]]"
+expect_rc 0 "a change of the policy's spec" kubectl patch validatingadmissionpolicy demo-policy --type=merge -p '{"spec":{"failurePolicy":"Ignore"}}'
+check "... bumps its generation" bash -c "[[ \$(kubectl get validatingadmissionpolicy demo-policy -o jsonpath='{.metadata.generation}') == 2 ]]"
+expect_rc 0 "a label change" kubectl label validatingadmissionpolicy demo-policy a=b
+check "... does not" bash -c "[[ \$(kubectl get validatingadmissionpolicy demo-policy -o jsonpath='{.metadata.generation}') == 2 ]]"
+expect_rc 0 "they delete" kubectl delete -f "$WORK/adm.yaml"
+
 req GET "$MV/t2"
 check "... read at v1beta1, pruned by v1beta1's schema" spec_is "mv.example.com/v1beta1 {'a': 'v1-default'}"
 req GET "$MV"
