@@ -2128,15 +2128,20 @@ static const char *cstr(struct ctx *c, const struct val *s)
 	return p;
 }
 
-/* The compiled pattern of a regex call: the parser's for a literal
-   pattern, else compiled now into *owned (the caller frees it). Returns
-   an error value, or one of kind V_BOOL when *g is set. */
+/* A regex call's subject s as a C string in *subj (its search charged)
+   and its compiled pattern: the parser's for a literal pattern, else
+   compiled now into *owned (the caller frees it). Returns an error value,
+   or one of kind V_BOOL when *subj and *g are set. */
 static struct val call_regex(struct ctx *c, const struct node *n,
-			     const struct val *pat,
-			     const struct srv_goregex **g,
+			     const struct val *s, const struct val *pat,
+			     const char **subj, const struct srv_goregex **g,
 			     struct srv_goregex **owned)
 {
 	*owned = NULL;
+	*subj = cstr(c, s);
+	if (!*subj)
+		return err_static(COST_MSG);
+	charge(c, s->s.n / 4 + 1);
 	if (n->re) {
 		*g = n->re;
 		return mkbool(true);
@@ -2171,13 +2176,10 @@ static struct val do_matches(struct ctx *c, const struct node *n,
 {
 	if (s->k != V_STR || pat->k != V_STR)
 		return no_overload();
-	const char *subj = cstr(c, s);
-	if (!subj)
-		return err_static(COST_MSG);
-	charge(c, s->s.n / 4 + 1);
+	const char *subj;
 	const struct srv_goregex *g;
 	struct srv_goregex *owned;
-	struct val v = call_regex(c, n, pat, &g, &owned);
+	struct val v = call_regex(c, n, s, pat, &subj, &g, &owned);
 	if (v.k != V_BOOL)
 		return v;
 	bool m = srv_goregex_search(g, subj);
@@ -2232,13 +2234,10 @@ static struct val do_find(struct ctx *c, const struct node *n,
 			v.k = V_UNSUP;
 		return v;
 	}
-	const char *subj = cstr(c, s);
-	if (!subj)
-		return err_static(COST_MSG);
-	charge(c, s->s.n / 4 + 1);
+	const char *subj;
 	const struct srv_goregex *g;
 	struct srv_goregex *owned;
-	struct val v = call_regex(c, n, pat, &g, &owned);
+	struct val v = call_regex(c, n, s, pat, &subj, &g, &owned);
 	if (v.k != V_BOOL)
 		return v;
 	size_t len = s->s.n, pos = 0, so, eo, count = 0;

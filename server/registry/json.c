@@ -1191,21 +1191,6 @@ static enum dump_rc dump_member_ordered(struct out *o, void *it, bool first,
 	return dump_object_ordered(o, val, depth + 1, ord->child_order);
 }
 
-/* A member of a sorted ordered dump that its listed keys leave. */
-struct rest {
-	const char *key;
-	size_t len;
-	void *it;
-};
-
-static int cmp_rest(const void *a, const void *b)
-{
-	const struct rest *x = a, *y = b;
-	size_t n = x->len < y->len ? x->len : y->len;
-	int d = memcmp(x->key, y->key, n);
-	return d ? d : (x->len > y->len) - (x->len < y->len);
-}
-
 static enum dump_rc dump_object_ordered(struct out *o, const json_t *v,
 					int depth,
 					const struct reg_json_order *ord)
@@ -1224,7 +1209,8 @@ static enum dump_rc dump_object_ordered(struct out *o, const json_t *v,
 	}
 	bool none = !n_first;
 	size_t n_rest = 0, n = json_object_size(v);
-	struct rest *rest =
+	/* a sorted dump's members the listed keys leave */
+	struct member *rest =
 	    o->sorted ? malloc((n ? n : 1) * sizeof *rest) : NULL;
 	if (o->sorted && !rest)
 		rc = D_FAIL;
@@ -1237,18 +1223,20 @@ static enum dump_rc dump_object_ordered(struct out *o, const json_t *v,
 			continue;
 		if (rest && n_rest < n) {
 			rest[n_rest++] =
-			    (struct rest){json_object_iter_key(it),
-					  json_object_iter_key_len(it), it};
+			    (struct member){json_object_iter_key(it),
+					    json_object_iter_key_len(it),
+					    json_object_iter_value(it)};
 			continue;
 		}
 		rc = dump_member_ordered(o, it, none, depth, ord);
 		none = false;
 	}
 	if (rest) {
-		qsort(rest, n_rest, sizeof *rest, cmp_rest);
+		qsort(rest, n_rest, sizeof *rest, cmp_member);
 		for (size_t k = 0; k < n_rest && !rc; k++) {
-			rc = dump_member_ordered(o, rest[k].it, none, depth,
-						 ord);
+			rc = dump_member_ordered(
+			    o, json_object_key_to_iter(rest[k].key), none,
+			    depth, ord);
 			none = false;
 		}
 		free(rest);
