@@ -1551,8 +1551,12 @@ static void omit_msg(const struct pb_msg *m, json_t *obj, unsigned depth)
 				       ? "0001-01-01T00:00:00Z"
 				       : "0001-01-01T00:00:00.000000Z")) {
 			/* Time's and MicroTime's MarshalJSON write the zero
-			   time as null */
-			json_object_set_new(obj, f->json, json_null());
+			   time as null; kube answers from the stored bytes,
+			   where a pointer's null decodes to nil, left out */
+			if (f->flags & PB_PTR)
+				drop = true;
+			else
+				json_object_set_new(obj, f->json, json_null());
 		} else {
 			drop = (f->flags & PB_OMITZERO) && zero_scalar(f, v);
 		}

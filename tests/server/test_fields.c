@@ -781,6 +781,27 @@ Test(fields, omitempty_as_kube_encodes_the_decoded_struct)
 			"\"spec\":{\"m\":{},\"l\":[],\"s\":\"\"},\"data\":{}}");
 	json_decref(cr);
 
+	/* A zero time: null in a value field; a pointer's null is nil when
+	   kube decodes its stored bytes, so left out; and once more changes
+	   nothing. */
+	json_t *lease =
+	    parse("{\"spec\":{\"holderIdentity\":\"h\","
+		  "\"renewTime\":\"0001-01-01T00:00:00.000000Z\","
+		  "\"acquireTime\":\"2026-01-01T00:00:00.000000Z\"}}");
+	srv_builtin_omitempty("Lease", "coordination.k8s.io/v1", lease);
+	const char *want_lease =
+	    "{\"spec\":{\"holderIdentity\":\"h\","
+	    "\"acquireTime\":\"2026-01-01T00:00:00.000000Z\"}}";
+	expect_json(lease, want_lease);
+	srv_builtin_omitempty("Lease", "coordination.k8s.io/v1", lease);
+	expect_json(lease, want_lease);
+	json_decref(lease);
+	json_t *ev0 = parse("{\"lastTimestamp\":\"0001-01-01T00:00:00Z\"}");
+	srv_builtin_omitempty("Event", "v1", ev0);
+	srv_builtin_omitempty("Event", "v1", ev0);
+	expect_json(ev0, "{\"lastTimestamp\":null}");
+	json_decref(ev0);
+
 	json_t *notobj = parse("[1]");
 	srv_builtin_omitempty("ConfigMap", "v1", notobj);
 	srv_builtin_omitempty(NULL, NULL, notobj);
