@@ -128,6 +128,7 @@ struct opts {
 	unsigned only;	      /* ONLY_* bits to run; all by default */
 	int order;	      /* ORDER_*: the load order */
 	int quick;
+	int no_wal; /* sync writes through LMDB's own flush */
 };
 
 struct bench {
@@ -789,6 +790,7 @@ static int eng_open_mode(struct bench *b, int nosync)
 	struct eng_opts eo = {
 	    .dir = b->eng_dir,
 	    .nosync = nosync,
+	    .no_wal = b->o.no_wal,
 	};
 	lp_err rc = eng_open(&eo, &b->e);
 	if (rc != LP_OK)
@@ -1503,8 +1505,11 @@ static int run_writes(struct bench *b)
 	printf("\n== writes: best of %u rounds of %.1f s, one put of %zu B "
 	       "per eng_txn, writers not pinned, disjoint keys; each engine "
 	       "round is followed by a raw LMDB round (one thread) committing "
-	       "as many puts per LMDB commit as the engine's mean group ==\n",
-	       b->o.rounds, b->o.seconds, b->o.value_size);
+	       "as many puts per LMDB commit as the engine's mean group; "
+	       "engine sync mode: %s ==\n",
+	       b->o.rounds, b->o.seconds, b->o.value_size,
+	       b->o.no_wal ? "LMDB flushes each commit (--no-wal)"
+			   : "write-ahead log (engine/wal.c)");
 	for (int mode = 0; mode < 2; mode++) {
 		int nosync = mode;
 		if (eng_open_mode(b, nosync))
@@ -1567,7 +1572,8 @@ static void usage(FILE *f)
 	    "usage: bench-engine [--keys N] [--value-size B] [--seconds S]\n"
 	    "                    [--rounds R] [--dir D] [--threads T[,T...]]\n"
 	    "                    [--order shuffled|sorted|roundrobin]\n"
-	    "                    [--only get,scan,writes] [--quick]\n"
+	    "                    [--only get,scan,writes] [--quick] "
+	    "[--no-wal]\n"
 	    "  --keys N        keys to load (default 100000; --quick 10000)\n"
 	    "  --value-size B  bytes per value (default 1024)\n"
 	    "  --seconds S     seconds per round (default 2; --quick 0.3)\n"
@@ -1581,6 +1587,9 @@ static void usage(FILE *f)
 	    "  --only P        run only these parts: get,scan,writes\n"
 	    "                  (for profiling; default all)\n"
 	    "  --quick         a smoke run of a few seconds\n"
+	    "  --no-wal        synced engine writes flush LMDB's pages at "
+	    "each\n"
+	    "                  commit, without the write-ahead log\n"
 	    "  LAPIS_SEED      overrides the fixed random seed\n");
 }
 
@@ -1606,6 +1615,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		uint64_t u;
 		if (strcmp(a, "--quick") == 0) {
 			o->quick = 1;
+			continue;
+		}
+		if (strcmp(a, "--no-wal") == 0) {
+			o->no_wal = 1;
 			continue;
 		}
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {

@@ -209,6 +209,8 @@ struct eng {
 	struct hub *hub;
 
 	struct counts counts; /* count.c */
+
+	struct eng_wal *wal; /* wal.c; NULL: LMDB flushes each commit */
 };
 
 struct eng_rd {
@@ -246,6 +248,35 @@ lp_err eng__meta_get_i64(MDB_txn *txn, eng *e, const char *name, int64_t *out);
 int eng__meta_put_i64(MDB_txn *txn, eng *e, const char *name, int64_t v);
 lp_err eng__rev_get(MDB_txn *txn, eng *e, int64_t *out);
 int eng__rev_put(MDB_txn *txn, eng *e, int64_t rev);
+
+/* wal.c: the write-ahead log of a synced store. Records hold at most
+   half a segment; a checkpoint is handed to its thread once a segment holds
+   ENG_WAL_CKPT_BYTES or ENG_WAL_CKPT_NS after the last one. */
+#define ENG_WAL_SEG_MAX (64u << 20)
+#define ENG_WAL_CKPT_BYTES (4u << 20)
+#define ENG_WAL_CKPT_NS 1000000000LL
+/* Before mdb_env_open: open the log and, where LMDB went on past the last
+   checkpoint, write its meta pages back. */
+lp_err eng__wal_prepare(eng *e);
+/* After the databases are open: replay the records after the checkpoint,
+   checkpoint, start the checkpoint thread; with drop, flush data.mdb and
+   remove the log instead. */
+lp_err eng__wal_start(eng *e, bool drop);
+/* Whether dir holds a log's checkpoint file. */
+bool eng__wal_exists(const char *dir);
+/* The committing thread: room for a record of n bytes (the payload goes at
+   the pointer returned, NULL: no memory); log it (0, EFBIG: too large to
+   log, or an errno); erase it after a failed commit; after a commit. */
+uint8_t *eng__wal_buf(eng *e, size_t n);
+int eng__wal_log(eng *e, size_t n);
+void eng__wal_unlog(eng *e, size_t n);
+void eng__wal_committed(eng *e);
+/* A checkpoint now, on the committing thread (or with no writer). */
+lp_err eng__wal_checkpoint(eng *e);
+void eng__wal_stats(eng *e, uint64_t *checkpoints, uint64_t *records);
+void eng__wal_close(eng *e);
+/* writer.c: apply one record's txns (at open, before any writer). */
+lp_err eng__wal_replay(eng *e, const uint8_t *p, size_t n);
 
 /* rcache.c: the read cache (budget 0: none); freed after the writer
    stops, before the environment closes. */

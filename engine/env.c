@@ -519,7 +519,14 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 	unsigned flags = MDB_NOTLS;
 	if (e->readonly)
 		flags |= MDB_RDONLY;
-	if (e->nosync)
+	/* With the log, a commit is durable by its record (wal.c). A store
+	   opened without it first recovers a log left from before, then
+	   drops it. */
+	bool want_wal = !e->readonly && !e->nosync && !o->no_wal;
+	if ((want_wal || (!e->readonly && eng__wal_exists(o->dir))) &&
+	    (rc = eng__wal_prepare(e)))
+		goto fail;
+	if (e->nosync || want_wal)
 		flags |= MDB_NOSYNC | MDB_NOMETASYNC;
 	mrc = mdb_env_open(e->env, o->dir, flags, 0600);
 	if (mrc) {
@@ -534,6 +541,8 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 	MDB_stat est;
 	e->psize = mdb_env_stat(e->env, &est) == 0 ? est.ms_psize : 0;
 	if ((rc = init_dbs(e)))
+		goto fail;
+	if (e->wal && (rc = eng__wal_start(e, !want_wal)))
 		goto fail;
 	/* no cache where another process writes (invariant 1 of rcache.c
 	   counts this process's commits only) */
@@ -551,6 +560,7 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 fail:
 	eng__hub_free(e);
 	eng__rcache_free(e);
+	eng__wal_close(e);
 	if (e->env)
 		mdb_env_close(e->env);
 	if (claimed)
@@ -569,6 +579,7 @@ void eng_close(eng *e)
 	eng__hub_close(e);
 	if (!e->readonly)
 		eng__writer_stop(e);
+	eng__wal_close(e);
 	pthread_mutex_lock(&e->rev_mu);
 	pthread_cond_broadcast(&e->rev_cv);
 	pthread_mutex_unlock(&e->rev_mu);
@@ -663,4 +674,5 @@ void eng_stats(eng *e, struct eng_stats *out)
 	pthread_mutex_lock(&e->cmp_mu);
 	out->compactor_interval_ms = e->cmp_interval_ms;
 	pthread_mutex_unlock(&e->cmp_mu);
+	eng__wal_stats(e, &out->wal_checkpoints, &out->wal_records);
 }

@@ -589,6 +589,154 @@ static void skip_chained(eng_txn *t, int64_t rev)
 	t->res.rev = rev;
 }
 
+/* ------------------------------------------------------------ the log */
+
+/* A group's record in the write-ahead log (wal.c): the number of txns,
+   then for each txn that took a revision its revision and its ops, each
+   with its key and value (before the revision slot is filled). Replaying
+   them in order on the checkpoint's state applies exactly what the commit
+   did: apply_op depends on nothing else. */
+struct wal_txn {
+	int64_t rev;
+	uint32_t n_ops, pad;
+};
+struct wal_op {
+	uint32_t type, key_len, val_len, slot_off;
+};
+
+static bool logged_txn(const eng_txn *t)
+{
+	return !t->rc && t->n_changes;
+}
+
+static size_t wal_size(const eng_txn *first, const eng_txn *stop)
+{
+	size_t n = 8;
+	for (const eng_txn *t = first; t != stop; t = t->next) {
+		if (!logged_txn(t))
+			continue;
+		n += sizeof(struct wal_txn);
+		for (int i = 0; i < t->n_ops; i++)
+			n += sizeof(struct wal_op) + t->ops[i].key_len +
+			     t->ops[i].val_len;
+	}
+	return n;
+}
+
+static void wal_fill(uint8_t *p, const eng_txn *first, const eng_txn *stop)
+{
+	uint32_t n_txns = 0;
+	uint8_t *q = p + 8;
+	for (const eng_txn *t = first; t != stop; t = t->next) {
+		if (!logged_txn(t))
+			continue;
+		n_txns++;
+		struct wal_txn wt = {.rev = t->res.rev,
+				     .n_ops = (uint32_t)t->n_ops};
+		memcpy(q, &wt, sizeof wt);
+		q += sizeof wt;
+		for (int i = 0; i < t->n_ops; i++) {
+			const struct op *op = &t->ops[i];
+			struct wal_op wo = {.type = op->type,
+					    .key_len = (uint32_t)op->key_len,
+					    .val_len = (uint32_t)op->val_len,
+					    .slot_off = op->slot_off};
+			memcpy(q, &wo, sizeof wo);
+			q += sizeof wo;
+			memcpy(q, op->key, op->key_len);
+			q += op->key_len;
+			if (op->val_len)
+				memcpy(q, op->val, op->val_len);
+			q += op->val_len;
+		}
+	}
+	memcpy(p, &n_txns, 4);
+	memset(p + 4, 0, 4);
+}
+
+static int apply_op(eng *e, MDB_txn *w, struct op *op, int64_t rev,
+		    uint32_t *idx, bool *changed);
+
+/* One record's txns in one LMDB transaction. Returns an mdb code, or -1
+   for a record that does not parse or does not follow the store. */
+static int replay_once(eng *e, const uint8_t *p, size_t n)
+{
+	if (n < 8)
+		return -1;
+	uint32_t n_txns;
+	memcpy(&n_txns, p, 4);
+	size_t at = 8;
+	MDB_txn *w;
+	int mrc = mdb_txn_begin(e->env, NULL, 0, &w);
+	if (mrc)
+		return mrc;
+	int64_t rev = atomic_load(&e->rev);
+	for (uint32_t k = 0; k < n_txns; k++) {
+		struct wal_txn wt;
+		if (n - at < sizeof wt)
+			goto bad;
+		memcpy(&wt, p + at, sizeof wt);
+		at += sizeof wt;
+		bool skip = wt.rev <= rev; /* already in the checkpoint */
+		if (!skip && wt.rev != rev + 1)
+			goto bad;
+		uint32_t idx = 0;
+		for (uint32_t i = 0; i < wt.n_ops; i++) {
+			struct wal_op wo;
+			if (n - at < sizeof wo)
+				goto bad;
+			memcpy(&wo, p + at, sizeof wo);
+			at += sizeof wo;
+			if (wo.type > OP_DEL || wo.key_len == 0 ||
+			    wo.key_len > ENG_KEY_MAX ||
+			    wo.val_len > ENG_VALUE_MAX ||
+			    n - at < (size_t)wo.key_len + wo.val_len ||
+			    (wo.slot_off != ENG_NO_SLOT &&
+			     wo.slot_off > wo.val_len))
+				goto bad;
+			struct op op = {.type = (enum op_type)wo.type,
+					.key = (uint8_t *)p + at,
+					.key_len = wo.key_len,
+					.val = (uint8_t *)p + at + wo.key_len,
+					.val_len = wo.val_len,
+					.slot_off = wo.slot_off};
+			at += (size_t)wo.key_len + wo.val_len;
+			if (skip)
+				continue;
+			bool changed;
+			mrc = apply_op(e, w, &op, wt.rev, &idx, &changed);
+			free(op.prev_buf);
+			eng_event_unref(op.ev);
+			if (mrc)
+				goto fail;
+		}
+		if (!skip)
+			rev = wt.rev;
+	}
+	if (at != n)
+		goto bad;
+	if ((mrc = eng__rev_put(w, e, rev)) || (mrc = mdb_txn_commit(w)))
+		return mrc;
+	atomic_store(&e->rev, rev);
+	return 0;
+bad:
+	mrc = -1;
+fail:
+	mdb_txn_abort(w);
+	return mrc;
+}
+
+lp_err eng__wal_replay(eng *e, const uint8_t *p, size_t n)
+{
+	int mrc;
+	while ((mrc = replay_once(e, p, n)) == MDB_MAP_FULL &&
+	       eng__grow(e) == LP_OK)
+		;
+	if (mrc == -1)
+		return LP_ERR(LP_E_CORRUPT);
+	return mrc ? eng__from_mdb(mrc, "replay") : LP_OK;
+}
+
 struct cmp_run;
 static int slice_run(eng *e, MDB_txn *w, struct cmp_run *cr);
 static void slice_done(eng *e, struct cmp_run *cr, bool folded);
@@ -602,7 +750,7 @@ static int run_group(eng *e, eng_txn *first, eng_txn *stop, struct cmp_run *cr)
 	int mrc = mdb_txn_begin(e->env, NULL, 0, &w);
 	if (mrc)
 		return mrc;
-	int64_t rev = atomic_load(&e->rev);
+	int64_t rev0 = atomic_load(&e->rev), rev = rev0;
 	bool prev_failed = false;
 	for (eng_txn *t = first; t != stop; t = t->next) {
 		reset_results(t);
@@ -649,13 +797,41 @@ static int run_group(eng *e, eng_txn *first, eng_txn *stop, struct cmp_run *cr)
 		goto fail;
 	if ((mrc = eng__rev_put(w, e, rev)))
 		goto fail;
+	/* The write-ahead log: the record is durable before the commit is
+	   visible (wal.c, invariant 1). */
+	size_t wlen = 0;
+	bool logged = false, force = false;
+	if (e->wal && rev != rev0) {
+		wlen = wal_size(first, stop);
+		uint8_t *p = eng__wal_buf(e, wlen);
+		if (!p) {
+			mrc = ENOMEM;
+			goto fail;
+		}
+		wal_fill(p, first, stop);
+		int r = eng__wal_log(e, wlen);
+		if (r == EFBIG)
+			force = true;
+		else if (r) {
+			mrc = r;
+			goto fail;
+		} else
+			logged = true;
+	}
 	/* rcache.c's seqlock: odd from before the commit is visible */
 	atomic_fetch_add(&e->cache_seq, 1);
 	mrc = mdb_txn_commit(w);
 	atomic_fetch_add(&e->cache_seq, 1);
-	if (mrc)
+	if (mrc) {
+		if (logged)
+			eng__wal_unlog(e, wlen);
 		return mrc;
+	}
 	atomic_store(&e->rev, rev);
+	if (force && eng__wal_checkpoint(e))
+		return EIO; /* visible, not durable: the log is broken */
+	if (e->wal)
+		eng__wal_committed(e);
 	return 0;
 fail:
 	mdb_txn_abort(w);
@@ -1305,7 +1481,11 @@ static lp_err do_compact(eng *e, int64_t target, int64_t *done)
 	free(cr);
 	/* The steps left their meta pages unsynced: make the result durable
 	   before reporting it (a no-op in nosync mode). */
-	if ((mrc = mdb_env_sync(e->env, 0)))
+	if (e->wal) {
+		lp_err rc = eng__wal_checkpoint(e); /* wal.c, invariant 4 */
+		if (rc)
+			return rc;
+	} else if ((mrc = mdb_env_sync(e->env, 0)))
 		return eng__from_mdb(mrc, "compact sync");
 	*done = target;
 	return LP_OK;
@@ -1335,6 +1515,9 @@ static lp_err do_bump(eng *e, int64_t bump, int64_t *out)
 		return eng__from_mdb(mrc, "bump");
 	atomic_store(&e->rev, nr);
 	atomic_store(&e->compacted, nr);
+	lp_err rc = eng__wal_checkpoint(e); /* wal.c, invariant 4 */
+	if (rc)
+		return rc;
 	*out = nr;
 	return LP_OK;
 }

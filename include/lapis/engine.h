@@ -66,6 +66,9 @@ typedef struct eng_pin eng_pin;     /* a revision held back from compaction */
 struct eng_opts {
 	const char *dir;	/* LMDB environment directory; created if missing */
 	int nosync;		/* 1: no fsync at commit (tests, throwaway stores) */
+	int no_wal;		/* synced stores: 1 flushes LMDB's pages at each
+				   commit instead of a write-ahead log record
+				   (engine/wal.c) */
 	int readonly;		/* 1: open read-only (inspect, backup beside a server);
 				   no writer thread, writes fail with LP_E_INVAL */
 	uint64_t initial_map;	/* bytes of address space to map first; 0: 32 GiB */
@@ -550,6 +553,8 @@ struct eng_stats {
 	int64_t compactor_last_fail;	/* unix seconds of the last failure; 0 never */
 	lp_err compactor_last_err;
 	uint64_t compactor_interval_ms;	/* 0: off */
+	uint64_t wal_records;		/* write-ahead log records written */
+	uint64_t wal_checkpoints;	/* and checkpoints (engine/wal.c) */
 };
 
 void eng_stats(eng *e, struct eng_stats *out);

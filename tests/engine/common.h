@@ -91,20 +91,27 @@ struct tc_store {
 	struct eng_opts o;
 };
 
-/* Open a store in a new temporary directory; o (may be NULL) gives options,
-   its dir is ignored. nosync defaults to 1 when o is NULL. */
-static inline void tc_open(struct tc_store *s, const char *tag,
-			   const struct eng_opts *o)
+/* Open a store in dir (malloc'd; the store takes it); o (may be NULL)
+   gives options, its dir is ignored. nosync defaults to 1 when o is NULL. */
+static inline void tc_open_dir(struct tc_store *s, char *dir,
+			       const struct eng_opts *o)
 {
 	memset(s, 0, sizeof *s);
 	if (o)
 		s->o = *o;
 	else
 		s->o.nosync = 1;
-	s->dir = ts_tmpdir(tag);
+	s->dir = dir;
 	s->o.dir = s->dir;
 	lp_err rc = eng_open(&s->o, &s->e);
 	cr_assert_eq(rc, LP_OK, "eng_open(%s): %s", s->dir, lp_errname(rc));
+}
+
+/* The same in a new temporary directory. */
+static inline void tc_open(struct tc_store *s, const char *tag,
+			   const struct eng_opts *o)
+{
+	tc_open_dir(s, ts_tmpdir(tag), o);
 }
 
 static inline void tc_check(eng *e)

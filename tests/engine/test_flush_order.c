@@ -19,6 +19,11 @@
  *    acknowledged (test_durability.c checks that order). At each call, the
  *    newest meta page written so far must be durable.
  *
+ * With the write-ahead log (engine/wal.c, the default for a synced store),
+ * LMDB flushes nothing at commit; what must be durable at each call is the
+ * newest write to a log segment (wal.0, wal.1): durable once an fdatasync
+ * or fsync of that descriptor that began after it returned has returned.
+ *
  * The nosync case shows the check can fail: there LMDB flushes nothing,
  * and the hook sees the newest meta page not durable.
  */
@@ -33,23 +38,32 @@
 static struct {
 	pthread_mutex_t mu;
 	char path[PATH_MAX]; /* this test's data.mdb; "" while not watching */
+	char seg[2][PATH_MAX]; /* its log segments */
 	uint64_t meta_done;  /* meta page writes returned */
 	uint64_t durable;    /* the newest of them known on the disk */
 	uint64_t dsync_writes, flushes;
+	uint64_t log_done[2], log_durable[2]; /* the same for each segment */
+	int log_last;			      /* the segment written last */
+	uint64_t log_flushes;
 } W = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static bool is_data_file(int fd)
+/* 0: data.mdb, 1 and 2: log segment 0 and 1, -1: another file. */
+static int which_file(int fd)
 {
 	char link[64], target[PATH_MAX];
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, target, sizeof target - 1);
 	if (n <= 0)
-		return false;
+		return -1;
 	target[n] = 0;
 	pthread_mutex_lock(&W.mu);
-	bool yes = W.path[0] && !strcmp(target, W.path);
+	int r = !W.path[0]		    ? -1
+		: !strcmp(target, W.path)   ? 0
+		: !strcmp(target, W.seg[0]) ? 1
+		: !strcmp(target, W.seg[1]) ? 2
+					    : -1;
 	pthread_mutex_unlock(&W.mu);
-	return yes;
+	return r;
 }
 
 typedef ssize_t (*pwrite_fn)(int, const void *, size_t, off_t);
@@ -60,9 +74,16 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 	static _Atomic(pwrite_fn) real;
 	if (!atomic_load(&real))
 		atomic_store(&real, (pwrite_fn)dlsym(RTLD_NEXT, "pwrite"));
-	bool meta = off < 2 * sysconf(_SC_PAGESIZE) && is_data_file(fd);
+	int file = which_file(fd);
+	bool meta = off < 2 * sysconf(_SC_PAGESIZE) && file == 0;
 	bool dsync = meta && (fcntl(fd, F_GETFL) & O_DSYNC);
 	ssize_t r = atomic_load(&real)(fd, buf, n, off);
+	if (file > 0 && r == (ssize_t)n) {
+		pthread_mutex_lock(&W.mu);
+		W.log_done[file - 1]++;
+		W.log_last = file - 1;
+		pthread_mutex_unlock(&W.mu);
+	}
 	if (meta && r == (ssize_t)n) {
 		pthread_mutex_lock(&W.mu);
 		W.meta_done++;
@@ -78,7 +99,20 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 static int flush(sync_fn real, int fd)
 {
 	uint64_t before = 0;
-	bool data = is_data_file(fd);
+	int file = which_file(fd);
+	bool data = file == 0;
+	if (file > 0) {
+		pthread_mutex_lock(&W.mu);
+		before = W.log_done[file - 1];
+		pthread_mutex_unlock(&W.mu);
+		int r = real(fd);
+		pthread_mutex_lock(&W.mu);
+		if (r == 0 && before > W.log_durable[file - 1])
+			W.log_durable[file - 1] = before;
+		W.log_flushes++;
+		pthread_mutex_unlock(&W.mu);
+		return r;
+	}
 	if (data) {
 		pthread_mutex_lock(&W.mu);
 		before = W.meta_done;
@@ -120,6 +154,7 @@ int fsync(int fd)
 }
 
 struct hook {
+	bool wal; /* check the log, not LMDB's meta page */
 	_Atomic uint64_t groups;
 	_Atomic uint64_t bad;	   /* hook calls that saw an undurable meta */
 	_Atomic uint64_t bad_group; /* the first of them */
@@ -129,7 +164,10 @@ static void on_commit(void *ud, uint64_t group)
 {
 	struct hook *h = ud;
 	pthread_mutex_lock(&W.mu);
-	bool ok = W.meta_done > 0 && W.durable == W.meta_done;
+	int l = W.log_last;
+	bool ok = h->wal
+		      ? W.log_done[l] > 0 && W.log_durable[l] == W.log_done[l]
+		      : W.meta_done > 0 && W.durable == W.meta_done;
 	pthread_mutex_unlock(&W.mu);
 	if (!ok && atomic_fetch_add(&h->bad, 1) == 0)
 		atomic_store(&h->bad_group, group);
@@ -156,18 +194,30 @@ static void *f_thread(void *p)
 
 /* Open a store, watch its data.mdb, run the writers (and a compaction
    between two rounds of them); returns the hook's counts. */
-static void run(int nosync, struct hook *h)
+static void run(int nosync, bool wal, struct hook *h)
 {
 	memset(h, 0, sizeof *h);
-	struct eng_opts o = {
-	    .nosync = nosync, .on_commit = on_commit, .hook_ud = h};
+	h->wal = wal;
+	struct eng_opts o = {.nosync = nosync,
+			     .no_wal = !wal,
+			     .on_commit = on_commit,
+			     .hook_ud = h};
 	struct tc_store s;
-	tc_open(&s, nosync ? "flush-nosync" : "flush", &o);
+	/* Watch from before the open: the log's first checkpoint writes */
+	char *dir = ts_tmpdir(nosync ? "flush-nosync"
+			      : wal  ? "flush-wal"
+				     : "flush");
 	pthread_mutex_lock(&W.mu);
-	cr_assert(realpath(s.dir, W.path), "realpath %s", s.dir);
-	strcat(W.path, "/data.mdb");
+	snprintf(W.path, sizeof W.path, "%s/data.mdb", dir);
+	for (int i = 0; i < 2; i++)
+		snprintf(W.seg[i], sizeof W.seg[i], "%s/wal.%d", dir, i);
 	W.meta_done = W.durable = W.dsync_writes = W.flushes = 0;
+	memset(W.log_done, 0, sizeof W.log_done);
+	memset(W.log_durable, 0, sizeof W.log_durable);
+	W.log_last = 0;
+	W.log_flushes = 0;
 	pthread_mutex_unlock(&W.mu);
+	tc_open_dir(&s, dir, &o);
 	for (int round = 0; round < 2; round++) {
 		pthread_t th[F_THREADS];
 		for (int i = 0; i < F_THREADS; i++)
@@ -189,9 +239,15 @@ static void run(int nosync, struct hook *h)
 	pthread_mutex_lock(&W.mu);
 	cr_log_info("%s: %" PRIu64 " groups, %" PRIu64
 		    " meta page writes (%" PRIu64 " O_DSYNC), %" PRIu64
-		    " flushes",
-		    nosync ? "nosync" : "sync", st.groups, W.meta_done,
-		    W.dsync_writes, W.flushes);
+		    " flushes of data.mdb, %" PRIu64 " of the log",
+		    nosync ? "nosync"
+		    : wal  ? "wal"
+			   : "sync",
+		    st.groups, W.meta_done, W.dsync_writes, W.flushes,
+		    W.log_flushes);
+	if (wal)
+		cr_assert_geq(W.log_flushes, st.groups,
+			      "every group flushed its log record");
 	cr_assert_geq(W.meta_done, st.groups,
 		      "every group wrote a meta page that the test saw");
 	W.path[0] = 0;
@@ -202,7 +258,7 @@ static void run(int nosync, struct hook *h)
 Test(eng_flush_order, acknowledged_only_once_the_meta_page_is_on_disk)
 {
 	static struct hook h;
-	run(0, &h);
+	run(0, false, &h);
 	cr_assert_eq(atomic_load(&h.bad), 0,
 		     "%" PRIu64 " groups (the first: %" PRIu64
 		     ") were about to be acknowledged with the newest meta "
@@ -210,10 +266,21 @@ Test(eng_flush_order, acknowledged_only_once_the_meta_page_is_on_disk)
 		     atomic_load(&h.bad), atomic_load(&h.bad_group));
 }
 
+Test(eng_flush_order, with_the_log_acknowledged_once_the_record_is_on_disk)
+{
+	static struct hook h;
+	run(0, true, &h);
+	cr_assert_eq(atomic_load(&h.bad), 0,
+		     "%" PRIu64 " groups (the first: %" PRIu64
+		     ") were about to be acknowledged with the newest log "
+		     "record not flushed",
+		     atomic_load(&h.bad), atomic_load(&h.bad_group));
+}
+
 Test(eng_flush_order, without_sync_the_check_sees_unflushed_meta_pages)
 {
 	static struct hook h;
-	run(1, &h);
+	run(1, false, &h);
 	cr_assert_gt(atomic_load(&h.bad), 0,
 		     "a nosync store flushes nothing: the check must see it");
 }

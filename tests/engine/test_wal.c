@@ -1,0 +1,254 @@
+/*
+ * test_wal.c -- the write-ahead log (engine/wal.c) brings back what a
+ * system crash takes from data.mdb.
+ *
+ * A SIGKILLed process keeps its page cache, so a kill alone leaves LMDB's
+ * file whole. A system crash may lose or tear whatever LMDB wrote without
+ * a flush after the last checkpoint; the worst of it for LMDB is the meta
+ * pages. Here a forked child commits in sync mode from several threads,
+ * with values large enough that the log rolls over segments and
+ * checkpoints run in the background; each acknowledged commit is reported
+ * on a pipe. After a SIGKILL the parent zeroes both meta pages of data.mdb
+ * (LMDB alone then refuses the file) and reopens.
+ *
+ * Invariants checked
+ *  1. Every acknowledged txn is there, at its revision, with its value.
+ *  2. eng_check passes, and the revision goes on above every ack.
+ *  3. Opened without the log (nosync), the store first recovers it, then
+ *     removes it; opened with it, the log is kept.
+ *  4. Replay stops at stale records: a segment reused after a checkpoint
+ *     still holds older records past the newest ones.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.h"
+
+#define W_THREADS 3
+#define W_VAL 12000 /* bytes per value: ~4 MiB of log every ~330 txns */
+#define W_ACKS 900
+
+struct wack {
+	int64_t id, rev;
+};
+
+static size_t wkey(char *b, size_t n, int64_t id)
+{
+	return (size_t)snprintf(b, n, "/wal/t%d/k%d", (int)(id / 1000000),
+				(int)(id % 1000000 % 50));
+}
+
+static void wval(char *b, int64_t id)
+{
+	memset(b, 'a' + (int)(id % 26), W_VAL);
+	snprintf(b, 32, "id=%" PRId64 ";", id);
+}
+
+struct warg {
+	eng *e;
+	int t, fd;
+};
+
+static void *wchild_thread(void *p)
+{
+	struct warg *a = p;
+	char *v = malloc(W_VAL);
+	if (!v)
+		_exit(3);
+	for (int64_t seq = 0;; seq++) {
+		int64_t id = (int64_t)a->t * 1000000 + seq;
+		char k[64];
+		size_t kl = wkey(k, sizeof k, id);
+		wval(v, id);
+		struct eng_commit_res res = {0};
+		if (tc_put(a->e, k, kl, v, W_VAL, ENG_NO_SLOT, NULL, &res))
+			_exit(4);
+		struct wack ak = {id, res.rev};
+		if (write(a->fd, &ak, sizeof ak) != (ssize_t)sizeof ak)
+			_exit(5);
+	}
+	return NULL;
+}
+
+static void wchild(const char *dir, int fd)
+{
+	struct eng_opts o = {.dir = dir};
+	eng *e;
+	if (eng_open(&o, &e))
+		_exit(2);
+	pthread_t th[W_THREADS];
+	struct warg a[W_THREADS];
+	for (int i = 0; i < W_THREADS; i++) {
+		a[i] = (struct warg){e, i, fd};
+		if (pthread_create(&th[i], NULL, wchild_thread, &a[i]))
+			_exit(6);
+	}
+	for (int i = 0; i < W_THREADS; i++)
+		pthread_join(th[i], NULL);
+	_exit(7);
+}
+
+/* Run a child until W_ACKS acknowledgements, kill it, return them all. */
+static struct wack *wround(const char *dir, size_t *n_out)
+{
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		wchild(dir, fds[1]);
+	}
+	close(fds[1]);
+	size_t cap = 2 * W_ACKS, n = 0;
+	struct wack *acks = tc_xmalloc(cap * sizeof *acks);
+	bool killed = false;
+	for (;;) {
+		struct wack ak;
+		ssize_t r = read(fds[0], &ak, sizeof ak);
+		if (r == 0)
+			break;
+		if (r < 0 && errno == EINTR)
+			continue;
+		cr_assert_eq(r, (ssize_t)sizeof ak);
+		if (n == cap) {
+			cap *= 2;
+			acks = tc_xrealloc(acks, cap * sizeof *acks);
+		}
+		acks[n++] = ak;
+		if (n == W_ACKS && !killed) {
+			kill(pid, SIGKILL);
+			killed = true;
+		}
+	}
+	close(fds[0]);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		  "the child ended on its own (status %d)", status);
+	*n_out = n;
+	return acks;
+}
+
+/* What a system crash may leave of LMDB's meta pages: nothing. */
+static void zero_metas(const char *dir)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/data.mdb", dir);
+	int fd = open(path, O_WRONLY);
+	cr_assert_geq(fd, 0, "%s", path);
+	long ps = sysconf(_SC_PAGESIZE);
+	char *z = calloc(2, (size_t)ps);
+	cr_assert_eq(pwrite(fd, z, 2 * (size_t)ps, 0), 2 * ps);
+	free(z);
+	close(fd);
+}
+
+static bool exists_in(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+static void check_acks(eng *e, const struct wack *acks, size_t n)
+{
+	char *v = tc_xmalloc(W_VAL);
+	int64_t max_rev = 0;
+	for (size_t i = 0; i < n; i++) {
+		char k[64];
+		size_t kl = wkey(k, sizeof k, acks[i].id);
+		struct tc_rec r = {0};
+		TC_OK(tc_get(e, k, kl, acks[i].rev, &r));
+		wval(v, acks[i].id);
+		cr_assert_eq(r.mod_rev, acks[i].rev, "%s", k);
+		cr_assert(r.value_len == W_VAL && !memcmp(r.value, v, W_VAL),
+			  "%s at %" PRId64 ": '%.20s' want '%.20s'", k,
+			  acks[i].rev, (char *)r.value, v);
+		tc_rec_free(&r);
+		if (acks[i].rev > max_rev)
+			max_rev = acks[i].rev;
+	}
+	free(v);
+	cr_assert_geq(eng_rev(e), max_rev);
+	struct eng_commit_res res = {0};
+	TC_OK(tc_put(e, "/after", 6, "x", 1, ENG_NO_SLOT, NULL, &res));
+	cr_assert_gt(res.rev, max_rev);
+	tc_check(e);
+}
+
+static void lost_metas(bool reopen_nosync)
+{
+	char *dir = ts_tmpdir("wal");
+	for (int round = 0; round < 2; round++) {
+		size_t n;
+		struct wack *acks = wround(dir, &n);
+		zero_metas(dir);
+		struct eng_opts o = {.dir = dir, .nosync = reopen_nosync};
+		eng *e;
+		TC_OK(eng_open(&o, &e));
+		check_acks(e, acks, n);
+		cr_assert_eq(exists_in(dir, "wal.ckpt"), !reopen_nosync,
+			     "the log is %s",
+			     reopen_nosync ? "still there" : "gone");
+		cr_log_info("round %d: %zu acknowledged, revision %" PRId64,
+			    round, n, eng_rev(e));
+		eng_close(e);
+		free(acks);
+	}
+	ts_rmtree_free(dir);
+}
+
+Test(eng_wal, lost_meta_pages_are_recovered_from_the_log)
+{
+	lost_metas(false);
+}
+
+Test(eng_wal, a_store_opened_without_the_log_recovers_then_drops_it)
+{
+	lost_metas(true);
+}
+
+/* The log's own figures: a group is one record, and a checkpoint runs in
+   the background once a segment holds ENG_WAL_CKPT_BYTES; a close leaves
+   nothing to replay, a reopen finds the same revision. */
+Test(eng_wal, records_checkpoints_and_a_clean_close)
+{
+	struct eng_opts o = {0};
+	struct tc_store s;
+	tc_open(&s, "wal-clean", &o);
+	char *v = tc_xmalloc(W_VAL);
+	for (int i = 0; i < 500; i++) {
+		char k[32];
+		int kl = snprintf(k, sizeof k, "/c/%d", i % 40);
+		wval(v, i);
+		TC_OK(tc_put(s.e, k, (size_t)kl, v, W_VAL, ENG_NO_SLOT, NULL,
+			     NULL));
+	}
+	free(v);
+	struct eng_stats st;
+	eng_stats(s.e, &st);
+	cr_assert_eq(st.wal_records, st.groups);
+	cr_assert_geq(st.wal_checkpoints, 2, "%" PRIu64 " checkpoints",
+		      st.wal_checkpoints);
+	int64_t rev = eng_rev(s.e);
+	tc_reopen(&s);
+	cr_assert_eq(eng_rev(s.e), rev);
+	eng_stats(s.e, &st);
+	cr_assert_eq(st.wal_records, 0);
+	/* no_wal: LMDB's own flush, and no log files */
+	eng_close(s.e);
+	s.e = NULL;
+	s.o.no_wal = 1;
+	TC_OK(eng_open(&s.o, &s.e));
+	cr_assert(!exists_in(s.dir, "wal.ckpt"));
+	TC_OK(tc_put(s.e, "/x", 2, "y", 1, ENG_NO_SLOT, NULL, NULL));
+	eng_stats(s.e, &st);
+	cr_assert_eq(st.wal_records, 0);
+	tc_done(&s);
+}
