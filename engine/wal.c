@@ -487,6 +487,14 @@ lp_err eng__wal_start(eng *e, bool drop)
 	}
 	if (drop)
 		return drop_log(e);
+	if (!w->have_found) {
+		/* A new log: no record of an earlier one may follow it */
+		for (int i = 0; i < 2; i++) {
+			if (ftruncate(w->seg_fd[i], 0) || fsync(w->seg_fd[i]))
+				return LP_ERR(LP_E_IO);
+			w->zero_end[i] = 0;
+		}
+	}
 	w->seq = seq;
 	w->active = w->have_found ? w->found.seg : 1;
 	lp_err rc = eng__wal_checkpoint(e);
@@ -504,12 +512,15 @@ static lp_err capture(eng *e, struct ckpt_job *j)
 {
 	struct eng_wal *w = e->wal;
 	int fd;
-	if (mdb_env_get_fd(e->env, &fd) ||
-	    !full_pread(fd, j->metas, 2 * (size_t)w->psize, 0))
-		return LP_ERR(LP_E_IO);
 	int mrc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &j->rd);
 	if (mrc)
 		return eng__from_mdb(mrc, "checkpoint reader");
+	if (mdb_env_get_fd(e->env, &fd) ||
+	    !full_pread(fd, j->metas, 2 * (size_t)w->psize, 0)) {
+		mdb_txn_abort(j->rd);
+		j->rd = NULL;
+		return LP_ERR(LP_E_IO);
+	}
 	j->rev = atomic_load(&e->rev);
 	w->active ^= 1;
 	w->off = 0;
@@ -589,11 +600,13 @@ lp_err eng__wal_checkpoint(eng *e)
 	w->busy = true;
 	pthread_mutex_unlock(&w->mu);
 	struct ckpt_job *j = &w->job;
+	/* A capture that fails (no reader slot) changes nothing */
 	lp_err rc = capture(e, j);
-	if (!rc)
+	bool ran = !rc;
+	if (ran)
 		rc = ckpt_run(e, j);
 	pthread_mutex_lock(&w->mu);
-	if (rc)
+	if (rc && ran)
 		atomic_store(&w->broken, true);
 	w->busy = false;
 	pthread_cond_broadcast(&w->cv);
@@ -612,13 +625,12 @@ void eng__wal_committed(eng *e)
 	   run out of room (invariant 3). */
 	while (w->busy && w->off >= ENG_WAL_SEG_MAX / 2)
 		pthread_cond_wait(&w->cv, &w->mu);
-	if (!w->busy && !atomic_load(&w->broken)) {
-		if (capture(e, &w->job) == LP_OK) {
-			w->busy = w->queued = true;
-			pthread_cond_broadcast(&w->cv);
-		} else {
-			atomic_store(&w->broken, true);
-		}
+	/* A capture that fails (no reader slot) is tried again after the
+	   next commit. */
+	if (!w->busy && !atomic_load(&w->broken) &&
+	    capture(e, &w->job) == LP_OK) {
+		w->busy = w->queued = true;
+		pthread_cond_broadcast(&w->cv);
 	}
 	pthread_mutex_unlock(&w->mu);
 }

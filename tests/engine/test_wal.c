@@ -252,3 +252,31 @@ Test(eng_wal, records_checkpoints_and_a_clean_close)
 	cr_assert_eq(st.wal_records, 0);
 	tc_done(&s);
 }
+
+/* A data.mdb that is not the one the log was written for (copied in over
+   it: another inode) is opened as it is; its log is ignored and started
+   anew. */
+Test(eng_wal, a_log_of_another_data_file_is_ignored)
+{
+	size_t n;
+	char *dir = ts_tmpdir("wal-other");
+	struct wack *acks = wround(dir, &n);
+	/* What the killed child left is whole (a kill keeps the page cache):
+	   a copy under a new inode holds every acknowledged write. */
+	char from[PATH_MAX], to[PATH_MAX], cmd[3 * PATH_MAX];
+	snprintf(from, sizeof from, "%s/data.mdb", dir);
+	snprintf(to, sizeof to, "%s/data.mdb.copy", dir);
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(rename(to, from), 0);
+	struct eng_opts o = {.dir = dir};
+	eng *e;
+	TC_OK(eng_open(&o, &e));
+	check_acks(e, acks, n);
+	struct eng_stats st;
+	eng_stats(e, &st);
+	cr_assert_eq(st.wal_checkpoints, 1, "a new log's first checkpoint");
+	eng_close(e);
+	free(acks);
+	ts_rmtree_free(dir);
+}
