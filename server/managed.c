@@ -18,6 +18,7 @@
 #endif
 #include "managed.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1812,6 +1813,68 @@ static const struct srv_schema_node *root_of(const struct srv_mf_op *op)
 	return srv_schema_root(srv_cr_schema(op->res));
 }
 
+/* Whether a FieldsV1 value reads as structured-merge-diff reads a set
+   (fieldpath's FromJSON): an object whose keys are "." or a path element
+   (f:name, i:index, v:JSON value, k:JSON object) and whose values, except
+   the "." marker's, are such objects too. */
+static bool v1_decodable(const json_t *v, unsigned depth)
+{
+	if (!json_is_object(v) || depth > 64)
+		return false;
+	const char *k;
+	json_t *c;
+	json_object_foreach((json_t *)v, k, c)
+	{
+		if (!strcmp(k, "."))
+			continue;
+		if (!strncmp(k, "i:", 2)) {
+			char *end;
+			errno = 0;
+			(void)strtoll(k + 2, &end, 10);
+			if (!k[2] || *end || errno)
+				return false;
+		} else if (!strncmp(k, "v:", 2) || !strncmp(k, "k:", 2)) {
+			json_t *x = json_loads(k + 2, JSON_DECODE_ANY, NULL);
+			bool ok = x && (k[0] == 'v' || json_is_object(x));
+			json_decref(x);
+			if (!ok)
+				return false;
+		} else if (strncmp(k, "f:", 2)) {
+			return false;
+		}
+		if (!v1_decodable(c, depth + 1))
+			return false;
+	}
+	return true;
+}
+
+/* Whether a request's managedFields decode as kube's DecodeManagedFields
+   decodes them: each entry's operation Apply or Update, a non-empty
+   apiVersion, fieldsType FieldsV1, and a FieldsV1 set. Where they do not,
+   kube keeps the live object's entries (decodeLiveOrNew), so that a
+   client that does not understand them cannot lose them. */
+static bool ents_decodable(const json_t *mf)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(mf, i, e)
+	{
+		const char *o =
+		    json_string_value(json_object_get(e, "operation"));
+		const char *av =
+		    json_string_value(json_object_get(e, "apiVersion"));
+		const char *ft =
+		    json_string_value(json_object_get(e, "fieldsType"));
+		const json_t *v1 = json_object_get(e, "fieldsV1");
+		if (!json_is_object(e) || !o ||
+		    (strcmp(o, "Apply") && strcmp(o, "Update")) || !av ||
+		    !*av || !ft || strcmp(ft, "FieldsV1") ||
+		    (v1 && !json_is_null(v1) && !v1_decodable(v1, 0)))
+			return false;
+	}
+	return true;
+}
+
 lp_err srv_mf_update(const struct srv_mf_op *op, const json_t *old,
 		     json_t *next, struct srv_error *err)
 {
@@ -1819,21 +1882,28 @@ lp_err srv_mf_update(const struct srv_mf_op *op, const json_t *old,
 	if (!json_is_object(m))
 		return LP_OK;
 	json_t *sent = json_object_get(m, "managedFields");
-	/* [{}] resets: every entry goes, and the request's own changes are
-	   then recorded from nothing (kube's decodeLiveOrNew answers an
+	/* A subresource's request never sets them: the stored ones go on
+	   (kube's ignoreManagedFieldsFromRequestObject). */
+	bool sub = op->subresource && *op->subresource;
+	/* [] or [{}] resets: every entry goes, and the request's own changes
+	   are then recorded from nothing (kube's decodeLiveOrNew answers an
 	   empty set, which its update then fills) */
-	bool reset = json_is_array(sent) && json_array_size(sent) == 1 &&
-		     json_is_object(json_array_get(sent, 0)) &&
-		     json_object_size(json_array_get(sent, 0)) == 0;
+	bool reset = !sub && json_is_array(sent) &&
+		     (json_array_size(sent) == 0 ||
+		      (json_array_size(sent) == 1 &&
+		       json_is_object(json_array_get(sent, 0)) &&
+		       json_object_size(json_array_get(sent, 0)) == 0));
 	const json_t *stored =
 	    reset ? NULL
 		  : json_object_get(json_object_get(old, "metadata"),
 				    "managedFields");
 	/* a client sending back what it read (client-go's update) sends the
-	   stored entries: those are lapis's own */
-	bool from_req = !reset && json_is_array(sent) &&
+	   stored entries: those are lapis's own; entries that do not decode
+	   leave the stored ones in place */
+	bool from_req = !reset && !sub && json_is_array(sent) &&
 			json_array_size(sent) > 0 &&
-			!(stored && json_equal(sent, stored));
+			!(stored && json_equal(sent, stored)) &&
+			ents_decodable(sent);
 	const json_t *base = from_req ? sent : stored;
 	if (reset)
 		json_object_del(m, "managedFields");

@@ -92,7 +92,10 @@ req PUT "$CMP/s2" "$(cat "$WORK/body")"
 same_rv() { code_is 200 && [[ $(rv) == "$RV" ]]; }
 check "a PUT sending back the same object writes nothing" same_rv
 req PUT "$CMP/s2" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","managedFields":[{"manager":"x","operation":"Bogus","fieldsType":"FieldsV2"}]},"data":{"c":"7"}}'
-check "bad managedFields are 422 on their fields" code_has 422 '"field":"metadata.managedFields[0].operation"' '"field":"metadata.managedFields[0].fieldsType"'
+check "managedFields that do not decode leave the stored ones (kube's decodeLiveOrNew)" py "
+ms = {m['manager'] for m in d['metadata']['managedFields']}; assert 'creator' in ms and 'x' not in ms, ms"
+req PUT "$CMP/s2" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","managedFields":[{"manager":"x\u0001","operation":"Update","apiVersion":"v1","fieldsType":"FieldsV1"}]},"data":{"c":"7"}}'
+check "... one that decodes but fails validation is 422 on its field" code_has 422 '"field":"metadata.managedFields[0].manager"'
 req PUT "$CMP/s2" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","managedFields":[{}]},"data":{"c":"7"}}'
 check "managedFields [{}] clears them" py "assert 'managedFields' not in d['metadata'], d['metadata']"
 req PUT "$CMP/s2" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","managedFields":[{}]},"data":{"c":"7","d":"8"}}'

@@ -129,7 +129,7 @@ Test(mf_update, a_no_op_keeps_the_entries_as_they_were)
 	json_decref(next);
 }
 
-Test(mf_update, an_empty_entry_resets_and_bad_entries_are_invalid)
+Test(mf_update, a_reset_clears_and_undecodable_entries_keep_the_stored)
 {
 	json_t *old = J(
 	    "{\"metadata\":{\"name\":\"a\",\"managedFields\":["
@@ -154,13 +154,69 @@ Test(mf_update, an_empty_entry_resets_and_bad_entries_are_invalid)
 	cr_assert_eq(n_entries(next), 0,
 		     "a reset changing nothing leaves none");
 	json_decref(next);
-	next = J("{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"manager\":\"x\","
-		 "\"operation\":\"Bogus\",\"fieldsType\":\"FieldsV2\"}]},\"data\":{}}");
+	/* [] resets too (a non-nil empty list in kube's isResetManagedFields)
+	 */
+	next = J("{\"metadata\":{\"name\":\"a\",\"managedFields\":[]},"
+		 "\"data\":{\"a\":\"1\",\"b\":\"1\"}}");
+	cr_assert_eq(srv_mf_update(&op, old, next, &err), LP_OK);
+	cr_assert_eq(n_entries(next), 0);
+	json_decref(next);
+	/* Entries that do not decode (operation, fieldsType, apiVersion, a
+	   FieldsV1 that is no set) leave the stored ones in place, as kube's
+	   decodeLiveOrNew does; the change is then recorded on top. */
+	static const char *const undecodable[] = {
+	    "{\"manager\":\"x\",\"operation\":\"Bogus\",\"apiVersion\":\"v1\","
+	    "\"fieldsType\":\"FieldsV1\"}",
+	    "{\"manager\":\"x\",\"operation\":\"Update\",\"apiVersion\":\"v1\","
+	    "\"fieldsType\":\"FieldsV2\"}",
+	    "{\"manager\":\"x\",\"operation\":\"Apply\",\"apiVersion\":\"v1\","
+	    "\"fieldsType\":\"\",\"fieldsV1\":{}}",
+	    "{\"manager\":\"x\",\"operation\":\"Update\","
+	    "\"fieldsType\":\"FieldsV1\"}",
+	    "{\"manager\":\"x\",\"operation\":\"Update\",\"apiVersion\":\"v1\","
+	    "\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"data\":{}}}",
+	    "{\"manager\":\"x\",\"operation\":\"Update\",\"apiVersion\":\"v1\","
+	    "\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:data\":{\"k:[1]\":{}"
+	    "}}}",
+	    "{\"manager\":\"x\",\"operation\":\"Update\",\"apiVersion\":\"v1\","
+	    "\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:data\":\"x\"}}",
+	};
+	for (size_t i = 0; i < sizeof undecodable / sizeof *undecodable; i++) {
+		char body[512];
+		snprintf(
+		    body, sizeof body,
+		    "{\"metadata\":{\"name\":\"a\",\"managedFields\":[%s]},"
+		    "\"data\":{\"a\":\"2\",\"b\":\"1\"}}",
+		    undecodable[i]);
+		next = J(body);
+		memset(&err, 0, sizeof err);
+		cr_assert_eq(srv_mf_update(&op, old, next, &err), LP_OK, "%s",
+			     undecodable[i]);
+		cr_assert_eq(n_entries(next), 2, "%s", undecodable[i]);
+		assert_owns(next, "B", "Update", "{\"f:data\":{\"f:b\":{}}}");
+		assert_owns(next, "A", "Update", "{\"f:data\":{\"f:a\":{}}}");
+		json_decref(next);
+	}
+	/* A decodable entry that fails validation is the client's 422 */
+	next =
+	    J("{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"manager\":"
+	      "\"x\\u0001\",\"operation\":\"Update\",\"apiVersion\":\"v1\","
+	      "\"fieldsType\":\"FieldsV1\"}]},\"data\":{}}");
 	memset(&err, 0, sizeof err);
 	cr_assert_eq(srv_mf_update(&op, old, next, &err), LP_E_INVALID);
-	cr_assert_eq(err.n_causes, 2);
-	cr_assert_str_eq(err.causes[0].field, "metadata.managedFields[0].operation");
-	cr_assert_str_eq(err.causes[1].field, "metadata.managedFields[0].fieldsType");
+	cr_assert_eq(err.n_causes, 1);
+	cr_assert_str_eq(err.causes[0].field,
+			 "metadata.managedFields[0].manager");
+	json_decref(next);
+	/* On a subresource the request's entries never count */
+	struct srv_mf_op sop = op;
+	sop.subresource = "status";
+	next = J("{\"metadata\":{\"name\":\"a\",\"managedFields\":[]},"
+		 "\"data\":{\"a\":\"1\",\"b\":\"1\"}}");
+	cr_assert_eq(srv_mf_update(&sop, old, next, &err), LP_OK);
+	cr_assert_eq(n_entries(next), 1);
+	assert_owns(next, "B", "Update",
+		    "{\"f:data\":{\"f:a\":{},\"f:b\":{}}}");
 	json_decref(old);
 	json_decref(next);
 }
