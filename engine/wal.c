@@ -136,11 +136,14 @@ static uint64_t rec_sum(const struct rec_head *h, const uint8_t *p)
 	return eng__hash64(h->seq ^ ((uint64_t)h->len << 32), p, h->len);
 }
 
-static bool full_pread(int fd, void *b, size_t n, uint64_t off)
+/* All n bytes at off, read or written (short transfers and EINTR go
+   on). */
+static bool full_io(int fd, void *b, size_t n, uint64_t off, bool wr)
 {
 	uint8_t *p = b;
 	while (n) {
-		ssize_t r = pread(fd, p, n, (off_t)off);
+		ssize_t r = wr ? pwrite(fd, p, n, (off_t)off)
+			       : pread(fd, p, n, (off_t)off);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -152,20 +155,14 @@ static bool full_pread(int fd, void *b, size_t n, uint64_t off)
 	return true;
 }
 
+static bool full_pread(int fd, void *b, size_t n, uint64_t off)
+{
+	return full_io(fd, b, n, off, false);
+}
+
 static bool full_pwrite(int fd, const void *b, size_t n, uint64_t off)
 {
-	const uint8_t *p = b;
-	while (n) {
-		ssize_t r = pwrite(fd, p, n, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		p += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return true;
+	return full_io(fd, (void *)b, n, off, true);
 }
 
 static int open_in(const char *dir, const char *name, int flags)
