@@ -43,7 +43,8 @@
  *     only leaves history the next compaction deletes.
  *  5. A failed flush or checkpoint breaks the log: every later write fails
  *     (after a failed fsync, the page cache no longer says what is on the
- *     disk).
+ *     disk). A segment that cannot grow (a full disk) fails only the group
+ *     at hand: nothing of it was written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -682,8 +683,15 @@ int eng__wal_log(eng *e, size_t len)
 	h.sum = rec_sum(&h, w->buf + sizeof h);
 	memcpy(w->buf, &h, sizeof h);
 	int fd = w->seg_fd[w->active];
-	if (!zero_ahead(w, w->off + n) || !full_pwrite(fd, w->buf, n, w->off) ||
-	    fdatasync(fd)) {
+	if (!zero_ahead(w, w->off + n)) {
+		/* No room for the segment to grow (a full disk): this group
+		   fails, nothing was written, the next one tries again. */
+		int err = errno ? errno : EIO;
+		lp_warn("%s/wal.%u: cannot grow: %s", e->dir, w->active,
+			strerror(err));
+		return err;
+	}
+	if (!full_pwrite(fd, w->buf, n, w->off) || fdatasync(fd)) {
 		int err = errno ? errno : EIO;
 		lp_error("%s/wal.%u: %s; writes fail from now on", e->dir,
 			 w->active, strerror(err));
