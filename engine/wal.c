@@ -395,6 +395,11 @@ bool eng__wal_exists(const char *dir)
 	return access(path, F_OK) == 0;
 }
 
+int eng_has_wal(const char *dir)
+{
+	return dir && eng__wal_exists(dir);
+}
+
 /* The store goes on without the log: what was replayed is flushed, and
    the files go (the checkpoint first: without it the segments are never
    read). */

@@ -566,6 +566,12 @@ int cli_store_open(const char *path, struct cli_store *out)
 		out->e = NULL;
 		fprintf(stderr, "lapis: cannot open store %s: %s\n", path,
 			lp_strerror(rc));
+		if (eng_has_wal(env))
+			fprintf(stderr,
+				"lapis: %s has a write-ahead log: a writer "
+				"(lapis serve) recovers the store from it "
+				"first\n",
+				path);
 		goto fail;
 	}
 	free(env);

@@ -559,4 +559,9 @@ struct eng_stats {
 
 void eng_stats(eng *e, struct eng_stats *out);
 
+/* Whether the store directory holds a write-ahead log (engine/wal.c). A
+   read-only open reads data.mdb as it is; after a system crash only a
+   writer's open recovers the store from the log. */
+int eng_has_wal(const char *dir);
+
 #endif

@@ -90,6 +90,8 @@ dd if=/dev/zero of="$data/store/data.mdb" bs="$(getconf PAGESIZE)" count=2 \
 	conv=notrunc status=none
 expect_rc 1 "system crash: with its meta pages gone, inspect cannot read the store" \
 	"$LAPIS" inspect "$data"
+check "... and says a writer recovers it from its write-ahead log" \
+	err_has "has a write-ahead log: a writer \(lapis serve\) recovers"
 expect_rc 0 "system crash: a writer recovers it from the write-ahead log" \
 	"$LAPIS" debug-load --data-dir "$data" --keys 1 --batch 1 --seed "$seed"
 expect_rc 0 "system crash: inspect after recovery passes its check" \
