@@ -262,8 +262,6 @@ lp_err eng__wal_prepare(eng *e);
    checkpoint, start the checkpoint thread; with drop, flush data.mdb and
    remove the log instead. */
 lp_err eng__wal_start(eng *e, bool drop);
-/* Whether dir holds a log's checkpoint file. */
-bool eng__wal_exists(const char *dir);
 /* The committing thread: room for a record of n bytes (the payload goes at
    the pointer returned, NULL: no memory); log it (0, EFBIG: too large to
    log, or an errno); erase it after a failed commit; after a commit. */

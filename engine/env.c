@@ -523,7 +523,7 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 	   opened without it first recovers a log left from before, then
 	   drops it. */
 	bool want_wal = !e->readonly && !e->nosync && !o->no_wal;
-	if ((want_wal || (!e->readonly && eng__wal_exists(o->dir))) &&
+	if ((want_wal || (!e->readonly && eng_has_wal(o->dir))) &&
 	    (rc = eng__wal_prepare(e)))
 		goto fail;
 	if (e->nosync || want_wal)

@@ -83,7 +83,8 @@ struct rec_head {
 };
 
 struct ckpt_job {
-	uint8_t *metas; /* 2 * psize */
+	uint8_t *slot;	/* a checkpoint slot: its head, then the meta pages */
+	uint8_t *metas; /* = slot + sizeof(struct ckpt_head), 2 * psize */
 	int64_t rev;
 	uint32_t seg;
 	uint64_t seq;
@@ -166,6 +167,9 @@ static bool full_pwrite(int fd, const void *b, size_t n, uint64_t off)
 	return full_io(fd, (void *)b, n, off, true);
 }
 
+/* The log's files: the checkpoint, then segments 0 and 1. */
+static const char *const wal_files[] = {"wal.ckpt", "wal.0", "wal.1"};
+
 static int open_in(const char *dir, const char *name, int flags)
 {
 	char path[PATH_MAX];
@@ -243,7 +247,7 @@ static void wal_free(struct eng_wal *w)
 			close(w->seg_fd[i]);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
-	free(w->job.metas);
+	free(w->job.slot);
 	free(w->buf);
 	free(w);
 }
@@ -256,10 +260,10 @@ lp_err eng__wal_prepare(eng *e)
 	w->ckpt_fd = w->seg_fd[0] = w->seg_fd[1] = -1;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
-	static const char *const names[] = {"wal.0", "wal.1"};
-	w->ckpt_fd = open_in(e->dir, "wal.ckpt", O_RDWR | O_CREAT);
+	w->ckpt_fd = open_in(e->dir, wal_files[0], O_RDWR | O_CREAT);
 	for (int i = 0; i < 2; i++)
-		w->seg_fd[i] = open_in(e->dir, names[i], O_RDWR | O_CREAT);
+		w->seg_fd[i] =
+		    open_in(e->dir, wal_files[1 + i], O_RDWR | O_CREAT);
 	struct stat st;
 	if (w->ckpt_fd < 0 || w->seg_fd[0] < 0 || w->seg_fd[1] < 0 ||
 	    !sync_dir(e->dir)) {
@@ -388,16 +392,13 @@ static void *ckpt_main(void *arg)
 	return NULL;
 }
 
-bool eng__wal_exists(const char *dir)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/wal.ckpt", dir);
-	return access(path, F_OK) == 0;
-}
-
 int eng_has_wal(const char *dir)
 {
-	return dir && eng__wal_exists(dir);
+	char path[PATH_MAX];
+	if (!dir)
+		return 0;
+	snprintf(path, sizeof path, "%s/%s", dir, wal_files[0]);
+	return access(path, F_OK) == 0;
 }
 
 /* The store goes on without the log: what was replayed is flushed, and
@@ -409,10 +410,9 @@ static lp_err drop_log(eng *e)
 	int mrc = mdb_env_sync(e->env, 1);
 	if (mrc)
 		return eng__from_mdb(mrc, "sync");
-	static const char *const names[] = {"wal.ckpt", "wal.0", "wal.1"};
 	for (int i = 0; i < 3; i++) {
 		char path[PATH_MAX];
-		snprintf(path, sizeof path, "%s/%s", e->dir, names[i]);
+		snprintf(path, sizeof path, "%s/%s", e->dir, wal_files[i]);
 		if (unlink(path) && errno != ENOENT) {
 			lp_error("%s: %s", path, strerror(errno));
 			return LP_ERR(LP_E_IO);
@@ -445,9 +445,10 @@ lp_err eng__wal_start(eng *e, bool drop)
 		return LP_ERR(LP_E_IO);
 	w->dev = (uint64_t)st.st_dev;
 	w->ino = (uint64_t)st.st_ino;
-	w->job.metas = malloc(2 * (size_t)w->psize);
-	if (!w->job.metas)
+	w->job.slot = malloc(sizeof(struct ckpt_head) + 2 * (size_t)w->psize);
+	if (!w->job.slot)
 		return LP_ERR(LP_E_NOMEM);
+	w->job.metas = w->job.slot + sizeof(struct ckpt_head);
 	/* Keep the snapshot we start from until a checkpoint is durable
 	   (invariant 2): replay must not overwrite it. */
 	int mrc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &w->held);
@@ -539,17 +540,11 @@ static lp_err ckpt_run(eng *e, struct ckpt_job *j)
 	struct eng_wal *w = e->wal;
 	int mrc = mdb_env_sync(e->env, 1);
 	lp_err rc = LP_OK;
-	uint8_t *slot = NULL;
 	if (mrc) {
 		rc = eng__from_mdb(mrc, "checkpoint sync");
 		goto out;
 	}
 	size_t mlen = 2 * (size_t)w->psize;
-	slot = calloc(1, sizeof(struct ckpt_head) + mlen);
-	if (!slot) {
-		rc = LP_ERR(LP_E_NOMEM);
-		goto out;
-	}
 	struct ckpt_head h = {.magic = CKPT_MAGIC,
 			      .version = CKPT_VERSION,
 			      .epoch = w->epoch + 1,
@@ -560,9 +555,8 @@ static lp_err ckpt_run(eng *e, struct ckpt_job *j)
 			      .seg = j->seg,
 			      .seq = j->seq};
 	h.sum = ckpt_sum(&h, j->metas);
-	memcpy(slot, &h, sizeof h);
-	memcpy(slot + sizeof h, j->metas, mlen);
-	if (!full_pwrite(w->ckpt_fd, slot, sizeof h + mlen,
+	memcpy(j->slot, &h, sizeof h);
+	if (!full_pwrite(w->ckpt_fd, j->slot, sizeof h + mlen,
 			 (h.epoch & 1) * (uint64_t)CKPT_SLOT) ||
 	    fdatasync(w->ckpt_fd)) {
 		lp_error("%s/wal.ckpt: %s", e->dir, strerror(errno));
@@ -577,7 +571,6 @@ static lp_err ckpt_run(eng *e, struct ckpt_job *j)
 		mdb_txn_abort(old);
 	atomic_fetch_add(&w->checkpoints, 1);
 out:
-	free(slot);
 	if (j->rd) {
 		mdb_txn_abort(j->rd);
 		j->rd = NULL;
@@ -628,13 +621,18 @@ void eng__wal_committed(eng *e)
 	   run out of room (invariant 3). */
 	while (w->busy && w->off >= ENG_WAL_SEG_MAX / 2)
 		pthread_cond_wait(&w->cv, &w->mu);
+	bool take = !w->busy && !atomic_load(&w->broken);
+	w->busy |= take;
+	pthread_mutex_unlock(&w->mu);
+	if (!take)
+		return;
 	/* A capture that fails (no reader slot) is tried again after the
 	   next commit. */
-	if (!w->busy && !atomic_load(&w->broken) &&
-	    capture(e, &w->job) == LP_OK) {
-		w->busy = w->queued = true;
-		pthread_cond_broadcast(&w->cv);
-	}
+	bool ok = capture(e, &w->job) == LP_OK;
+	pthread_mutex_lock(&w->mu);
+	w->queued = ok;
+	w->busy = ok;
+	pthread_cond_broadcast(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 }
 
