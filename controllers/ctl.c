@@ -91,15 +91,16 @@ bool ctl_set_condition(json_t *obj, const struct ctl_cond *c)
 
 /* ------------------------------------------------------------ events */
 
-/* The informer decoded each state once, for every controller. */
+/* The informer decodes each state once, for every controller: as it
+   arrives, or here when no index needed it (decode_now). */
 json_t *ctl_ev_old(struct ctl_ev *ev)
 {
-	return ev->old ? ev->old->json : NULL;
+	return ev->old ? inf_json(ev->inf, ev->old) : NULL;
 }
 
 json_t *ctl_ev_cur(struct ctl_ev *ev)
 {
-	return ev->cur ? ev->cur->json : NULL;
+	return ev->cur ? inf_json(ev->inf, ev->cur) : NULL;
 }
 
 json_t *ctl_ev_obj(struct ctl_ev *ev)
@@ -126,7 +127,11 @@ static void dispatch(ctl_mgr *m, enum ctl_ev_type type,
 		return;
 	memcpy(key, o->key, o->key_len);
 	key[o->key_len] = '\0';
-	struct ctl_ev ev = {.type = type, .key = key, .old = old, .cur = cur};
+	struct ctl_ev ev = {.type = type,
+			    .key = key,
+			    .old = old,
+			    .cur = cur,
+			    .inf = m->informer};
 	for (size_t i = 0; i < m->n; i++)
 		m->c[i].def->observe(m->c[i].ud, &m->c[i], &ev);
 }
@@ -325,6 +330,23 @@ static bool needs_whole(void *ud, const uint8_t *key, size_t len)
 	return false;
 }
 
+/* The informer decodes a value as it arrives only when an index of a
+   running controller may give it a value (ctl_indexer.needs); most writes
+   (a ConfigMap with no owner) are then cached as bytes, and decoded only
+   should a handler look at them. */
+static bool decode_now(void *ud, const struct inf_obj *o)
+{
+	const ctl_mgr *m = ud;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct ctl_indexer *x = m->c[i].def->indexers;
+		for (; x && x->name; x++)
+			if (!x->needs || memmem(o->value, o->value_len,
+						x->needs, strlen(x->needs)))
+				return true;
+	}
+	return false;
+}
+
 lp_err ctl_mgr_new(const struct ctl_store *s, uint32_t mask, ctl_mgr **out)
 {
 	ctl_mgr *m = calloc(1, sizeof *m);
@@ -364,6 +386,8 @@ lp_err ctl_mgr_new(const struct ctl_store *s, uint32_t mask, ctl_mgr **out)
 	    .handlers = {on_add, on_update, on_delete, m},
 	    .whole = needs_whole,
 	    .whole_ud = m,
+	    .eager = decode_now,
+	    .eager_ud = m,
 	};
 	if (rc == LP_OK && m->n > 0)
 		rc = inf_new(&io, &m->informer);

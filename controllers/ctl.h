@@ -108,6 +108,7 @@ struct ctl_ev {
 	const char *key;	   /* NUL-terminated */
 	const struct inf_obj *old; /* update: before; delete: last; add: NULL */
 	const struct inf_obj *cur; /* add/update: after; delete: NULL */
+	inf *inf;		   /* the manager's: decodes old and cur */
 };
 
 /* The decoded objects (NULL when absent or not a JSON object). They are
@@ -132,6 +133,11 @@ typedef struct ctl ctl;
 struct ctl_indexer {
 	const char *name;
 	inf_index_fn fn;
+	/* A string the bytes of every object fn gives a value for contain
+	   (the member it reads, such as "ownerReferences"); the informer
+	   decodes as they arrive only the objects that contain one, the
+	   rest when a handler asks (inf_opts.eager). NULL: every object. */
+	const char *needs;
 };
 
 struct ctl_def {

@@ -496,6 +496,7 @@ const struct ctl_def ctl_gc = {
     .fini = gc_fini,
     .observe = gc_observe,
     .sync = gc_sync,
-    .indexers = (const struct ctl_indexer[]){{IDX_OWNER, index_owner_uid},
-					     {NULL, NULL}},
+    .indexers =
+	(const struct ctl_indexer[]){
+	    {IDX_OWNER, index_owner_uid, "ownerReferences"}, {NULL, NULL}},
 };

@@ -41,7 +41,10 @@
  *     with no items is freed. Items and entries change together under
  *     i->mu, so readers never see an item without its entries.
  *  6. An item's json and memb values are made (prepare) on the informer
- *     thread before the item enters the table, and never change after.
+ *     thread before the item enters the table, and never change after;
+ *     except that an item inf_opts.eager rejects enters with no json and
+ *     no memb values (lazy), and inf_json, on the informer thread, may
+ *     later set its json and tree and clear lazy, under i->mu.
  *
  * Locks: i->mu guards the tables, rev, synced, done and the stats; wake_mu
  * guards ready and stop. Never both at once. The engine is called with no
@@ -51,6 +54,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -110,6 +114,8 @@ void inf_unkeep(struct inf_tree *t)
 
 struct ientry;
 
+static void check_inf(const inf *i);
+
 /* One index value of an item (invariant 5). */
 struct imemb {
 	unsigned idx;	  /* the indexer; immutable */
@@ -126,8 +132,9 @@ struct citem {
 				informer thread only */
 	struct imemb *memb;  /* index values; see struct imemb */
 	size_t n_memb, cap_memb;
+	bool lazy;	    /* obj.json is left for inf_json (invariant 6) */
 	struct inf_obj obj; /* points into data, json owned; immutable once
-			       in the table */
+			       in the table, but for a lazy json */
 	uint8_t data[];	    /* key, then value */
 };
 
@@ -167,6 +174,8 @@ struct inf {
 	int raw;	       /* immutable */
 	bool (*whole)(void *, const uint8_t *, size_t); /* immutable */
 	void *whole_ud;					/* immutable */
+	bool (*eager)(void *, const struct inf_obj *);	/* immutable */
+	void *eager_ud;					/* immutable */
 	uint32_t resync_ms;    /* immutable */
 	int64_t next_resync;   /* CLOCK_MONOTONIC ms; informer thread only */
 	/* immutable once started (inf_add_indexer before inf_start) */
@@ -208,6 +217,7 @@ static struct citem *citem_new(inf *i, const struct eng_record *r)
 	c->gen = 0;
 	c->memb = NULL;
 	c->n_memb = c->cap_memb = 0;
+	c->lazy = false;
 	memcpy(c->data, r->key, r->key_len);
 	if (r->value_len)
 		memcpy(c->data + r->key_len, r->value, r->value_len);
@@ -449,34 +459,54 @@ whole:
 	return NULL;
 }
 
-static lp_err prepare(inf *i, struct citem *c)
+/*
+ * o's value decoded (its head only, unless inf_opts.whole asks for it whole)
+ * into *tree, a new reference; *tree NULL when the value is not a JSON
+ * object (counted). Any thread, no lock held. Errors: LP_E_NOMEM.
+ */
+static lp_err decode(inf *i, const struct inf_obj *o, struct inf_tree **tree)
 {
-	if (i->raw)
-		return LP_OK;
 	json_t *j = NULL;
-	if (i->whole && !i->whole(i->whole_ud, c->obj.key, c->obj.key_len))
-		j = decode_head(c->obj.value, c->obj.value_len);
+	*tree = NULL;
+	if (i->whole && !i->whole(i->whole_ud, o->key, o->key_len))
+		j = decode_head(o->value, o->value_len);
 	if (!j)
-		j = reg_json_load((const char *)c->obj.value, c->obj.value_len,
-				  0, NULL);
+		j = reg_json_load((const char *)o->value, o->value_len, 0,
+				  NULL);
 	if (j && !json_is_object(j)) {
 		json_decref(j);
 		j = NULL;
-	}
-	struct inf_tree *t = j ? malloc(sizeof *t) : NULL;
-	if (j && !t) {
-		json_decref(j);
-		return LP_ERR(LP_E_NOMEM);
 	}
 	if (!j) {
 		pthread_mutex_lock(&i->mu);
 		i->st.decode_errors++;
 		pthread_mutex_unlock(&i->mu);
-	} else {
-		atomic_init(&t->refs, 1);
-		t->json = j;
+		return LP_OK;
 	}
-	c->obj.json = j;
+	struct inf_tree *t = malloc(sizeof *t);
+	if (!t) {
+		json_decref(j);
+		return LP_ERR(LP_E_NOMEM);
+	}
+	atomic_init(&t->refs, 1);
+	t->json = j;
+	*tree = t;
+	return LP_OK;
+}
+
+static lp_err prepare(inf *i, struct citem *c)
+{
+	if (i->raw)
+		return LP_OK;
+	if (i->eager && !i->eager(i->eager_ud, &c->obj)) {
+		c->lazy = true; /* invariant 6 */
+		return LP_OK;
+	}
+	struct inf_tree *t;
+	lp_err rc = decode(i, &c->obj, &t);
+	if (rc)
+		return rc;
+	c->obj.json = t ? t->json : NULL;
 	c->obj.tree = t;
 	struct inf_emit em = {.i = i, .c = c};
 	for (unsigned x = 0; x < i->n_idx && !em.nomem; x++) {
@@ -484,6 +514,27 @@ static lp_err prepare(inf *i, struct citem *c)
 		i->idx[x].fn(i->idx[x].ud, &c->obj, &em);
 	}
 	return em.nomem ? LP_ERR(LP_E_NOMEM) : LP_OK;
+}
+
+json_t *inf_json(inf *i, const struct inf_obj *obj)
+{
+	check_inf(i);
+	if (!obj)
+		return NULL;
+	/* Handlers are given items' own objects (call_add and friends). */
+	struct citem *c =
+	    (struct citem *)((char *)obj - offsetof(struct citem, obj));
+	if (!c->lazy)
+		return obj->json;
+	struct inf_tree *t;
+	if (decode(i, obj, &t))
+		return NULL; /* no memory: still lazy, asked again later */
+	pthread_mutex_lock(&i->mu); /* readers look at it under i->mu */
+	c->obj.json = t ? t->json : NULL;
+	c->obj.tree = t;
+	c->lazy = false;
+	pthread_mutex_unlock(&i->mu);
+	return c->obj.json;
 }
 
 /* Informer thread, or anyone under i->mu. */
@@ -1155,6 +1206,8 @@ lp_err inf_new(const struct inf_opts *o, inf **out)
 	i->raw = o->raw != 0;
 	i->whole = o->whole;
 	i->whole_ud = o->whole_ud;
+	i->eager = o->eager;
+	i->eager_ud = o->eager_ud;
 	i->n_idx = o->raw ? 0 : 1;
 	i->e = o->e;
 	i->h = o->handlers;
@@ -1288,7 +1341,19 @@ lp_err inf_get(inf *i, const void *key, size_t key_len, struct inf_item **out)
 	it->obj.key = d;
 	it->obj.value = d + c->obj.key_len;
 	inf_keep(&it->obj); /* the item's reference */
+	bool lazy = c->lazy;
+	pthread_mutex_unlock(&i->mu);
+	if (lazy) {
+		/* this copy's own tree: the cache's is the informer's to set */
+		rc = decode(i, &it->obj, &it->obj.tree);
+		it->obj.json = it->obj.tree ? it->obj.tree->json : NULL;
+		if (rc) {
+			free(it);
+			return rc;
+		}
+	}
 	*out = it;
+	return LP_OK;
 out:
 	pthread_mutex_unlock(&i->mu);
 	return rc;

@@ -68,9 +68,10 @@ struct inf_obj {
 	int64_t mod_rev;
 	int64_t version;
 	/* The value decoded once (only its apiVersion, kind and metadata
-	   where inf_opts.whole says so), or NULL (a raw informer, or the
-	   value is not a JSON object). Read-only for everyone: shared with
-	   other threads. Borrowed like the rest; inf_keep to keep it longer. */
+	   where inf_opts.whole says so), or NULL (a raw informer, the value
+	   is not a JSON object, or inf_opts.eager left it for inf_json).
+	   Read-only for everyone: shared with other threads. Borrowed like
+	   the rest; inf_keep to keep it longer. */
 	json_t *json;
 	struct inf_tree *tree; /* json's holder, for inf_keep; opaque */
 };
@@ -83,6 +84,12 @@ json_t *inf_keep(const struct inf_obj *obj);
 /* Drop a reference inf_keep counted; the last one frees the tree. NULL
    ok. */
 void inf_unkeep(struct inf_tree *t);
+
+/* obj's decoded tree, as inf_obj.json, decoding it now when inf_opts.eager
+   left it for later (the cache keeps the result, so it is decoded once).
+   Informer thread only, on an object a handler was given. NULL: no tree
+   (a raw informer, not a JSON object, or no memory for it now). */
+json_t *inf_json(inf *i, const struct inf_obj *obj);
 
 /* Handlers, each optional (NULL: not called). Run on the informer thread. */
 struct inf_handlers {
@@ -112,6 +119,13 @@ struct inf_opts {
 	   stores objects. Informer thread; must be a pure function. */
 	bool (*whole)(void *ud, const uint8_t *key, size_t len);
 	void *whole_ud;
+	/* Which values to decode as they arrive. NULL: every one. A value it
+	   rejects is cached as bytes only: its json is NULL, it is in no
+	   index (the namespace index included), and a handler decodes it on
+	   demand with inf_json. So every index function must give no value
+	   for the objects it rejects. Informer thread; a pure function. */
+	bool (*eager)(void *ud, const struct inf_obj *obj);
+	void *eager_ud;
 	uint32_t resync_ms; /* every this often, on_update(obj, obj) for every
 			       cached object (client-go's periodic resync:
 			       controllers re-check their state); 0: never */
@@ -200,8 +214,9 @@ lp_err inf_wait_synced(inf *i);
 lp_err inf_wait_rev(inf *i, int64_t rev);
 
 /*
- * A copy of key's cached object. *out is new: free with inf_item_free().
- * Errors: LP_E_NOTFOUND, LP_E_NOMEM.
+ * A copy of key's cached object, decoded (an object inf_opts.eager left as
+ * bytes is decoded for this copy alone). *out is new: free with
+ * inf_item_free(). Errors: LP_E_NOTFOUND, LP_E_NOMEM.
  */
 struct inf_item {
 	struct inf_obj obj; /* points into this item */
@@ -218,7 +233,8 @@ void inf_item_free(struct inf_item *it); /* NULL ok; drops obj.json */
 /*
  * Call fn for every cached object (in no particular order) under the
  * cache lock: fn must not block or call into this informer. obj is
- * borrowed for the call. fn returns 0 to go on, nonzero to stop.
+ * borrowed for the call (its json NULL when inf_opts.eager left it as
+ * bytes). fn returns 0 to go on, nonzero to stop.
  * Returns the number of objects visited.
  */
 size_t inf_list(inf *i, int (*fn)(void *ud, const struct inf_obj *obj),

@@ -1223,3 +1223,126 @@ Test(inf, handlers_run_on_a_background_thread, .init = setup,
 	inf_stop(i);
 	inf_free(i);
 }
+
+/* inf_opts.eager: what it rejects is cached as bytes, in no index, and
+   decoded when a handler asks (once: the cache keeps the tree); inf_get
+   decodes a copy of its own and leaves the cache as it is. */
+static struct {
+	inf *i;
+	int calls;	     /* handler calls */
+	int lazy_on_arrival; /* a current object came with no json */
+	int decoded;	     /* inf_json gave an object with its name */
+	int twice_same;	     /* and the same tree when asked again */
+	int old_kept;	     /* an update's old state had its json */
+} L;
+
+static bool eager_owned(void *ud, const struct inf_obj *o)
+{
+	(void)ud;
+	return memmem(o->value, o->value_len, "ownerReferences", 15) != NULL;
+}
+
+static void l_check(const struct inf_obj *o)
+{
+	/* "c" is left alone: the cache keeps it as bytes */
+	if (o->key_len == strlen(PFX "c") &&
+	    !memcmp(o->key, PFX "c", o->key_len))
+		return;
+	L.lazy_on_arrival += o->json == NULL;
+	json_t *j = inf_json(L.i, o);
+	const char *name = json_string_value(
+	    json_object_get(json_object_get(j, "metadata"), "name"));
+	L.decoded += name && name[0] == (char)o->key[strlen(PFX)];
+	L.twice_same += j && inf_json(L.i, o) == j && o->json == j;
+}
+
+static void l_add(void *ud, const struct inf_obj *o)
+{
+	(void)ud;
+	L.calls++;
+	l_check(o);
+}
+
+static void l_update(void *ud, const struct inf_obj *old,
+		     const struct inf_obj *cur)
+{
+	(void)ud;
+	L.calls++;
+	L.old_kept += old->json != NULL;
+	l_check(cur);
+}
+
+static int l_count_lazy(void *ud, const struct inf_obj *o)
+{
+	*(int *)ud += o->json == NULL;
+	return 0;
+}
+
+Test(inf, values_eager_rejects_are_decoded_when_a_handler_asks, .init = setup,
+     .fini = teardown)
+{
+	const char *plain =
+	    "{\"kind\":\"K\",\"apiVersion\":\"v1\","
+	    "\"metadata\":{\"name\":\"%s\",\"namespace\":\"n\"},"
+	    "\"data\":{\"k\":\"v\"}}";
+	char buf[256];
+	snprintf(buf, sizeof buf, plain, "a");
+	tc_puts(S.e, PFX "a", buf);
+	tc_puts(S.e, PFX "b",
+		"{\"kind\":\"K\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":"
+		"\"b\",\"namespace\":\"n\",\"ownerReferences\":[{\"uid\":"
+		"\"u1\"}]}}");
+	snprintf(buf, sizeof buf, plain, "c");
+	tc_puts(S.e, PFX "c", buf);
+	memset(&L, 0, sizeof L);
+	struct inf_opts o = {
+	    .name = "eager",
+	    .e = S.e,
+	    .prefix = PFX,
+	    .prefix_len = strlen(PFX),
+	    .handlers = {.on_add = l_add, .on_update = l_update},
+	    .eager = eager_owned};
+	TC_OK(inf_new(&o, &L.i));
+	TC_OK(inf_add_indexer(L.i, "owner", index_owner, NULL, &OWNER));
+	TC_OK(inf_start(L.i));
+	TC_OK(inf_wait_synced(L.i));
+	cr_assert_eq(L.calls, 3);
+	cr_assert_eq(L.lazy_on_arrival, 1, "a arrives as bytes, b decoded");
+	cr_assert_eq(L.decoded, 2);
+	cr_assert_eq(L.twice_same, 2, "decoded once, kept in the cache");
+	/* only what eager took is indexed */
+	cr_assert_eq(inf_index_count(L.i, INF_IDX_NAMESPACE, "n"), 1);
+	cr_assert_eq(inf_index_count(L.i, OWNER, "u1"), 1);
+	/* c: bytes in the cache, a decoded copy from inf_get */
+	int lazy = 0;
+	inf_list(L.i, l_count_lazy, &lazy);
+	cr_assert_eq(lazy, 1, "only c is still bytes");
+	json_t *c = cached(L.i, PFX "c");
+	cr_assert_str_eq(json_string_value(json_object_get(
+			     json_object_get(c, "metadata"), "name")),
+			 "c");
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(c, "data"), "k")),
+	    "v", "decoded whole (no whole predicate)");
+	json_decref(c);
+	lazy = 0;
+	inf_list(L.i, l_count_lazy, &lazy);
+	cr_assert_eq(lazy, 1, "inf_get left the cache as it was");
+	/* an update: the old state decoded before, the new one as bytes */
+	snprintf(buf, sizeof buf, plain, "a");
+	int64_t rev = tc_puts(S.e, PFX "a", buf);
+	TC_OK(inf_wait_rev(L.i, rev));
+	cr_assert_eq(L.calls, 4);
+	cr_assert_eq(L.old_kept, 1);
+	cr_assert_eq(L.lazy_on_arrival, 2);
+	cr_assert_eq(L.decoded, 3);
+	/* a value that is not JSON: no tree, counted once */
+	rev = tc_puts(S.e, PFX "d", "not json");
+	TC_OK(inf_wait_rev(L.i, rev));
+	struct inf_stats st;
+	inf_stats(L.i, &st);
+	cr_assert_eq(st.decode_errors, 1);
+	cr_assert_eq(L.decoded, 3);
+	inf_stop(L.i);
+	inf_free(L.i);
+}
