@@ -119,7 +119,9 @@ json_t *ctl_ev_cur(struct ctl_ev *ev);
 /* The object the event is about: cur, or for a delete the last state. */
 json_t *ctl_ev_obj(struct ctl_ev *ev);
 /* Whether the raw bytes of old or cur contain s (a cheap filter before
-   decoding). */
+   decoding). Outside whole_prefix, the informer keeps only an object's
+   kind, apiVersion and metadata (without managedFields): look for what
+   is there. */
 bool ctl_ev_mentions(const struct ctl_ev *ev, const char *s);
 
 /* ------------------------------------------------------------ controllers */

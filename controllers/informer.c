@@ -208,9 +208,27 @@ struct inf {
 
 /* ---------------------------------------------------------------- cache */
 
+/* The head of a value: its members up to and including "metadata", with
+   metadata's managedFields cut out, then the closing brace: JSON, what
+   decode_head reads, and all a metadata-only consumer needs. Its parts as
+   offsets into the value: [0, cut_from) + [cut_to, meta_end) + "}". */
+struct head {
+	size_t cut_from, cut_to, meta_end;
+};
+static bool head_of(const uint8_t *value, size_t len, struct head *h);
+
+/* A new item of r: its key and value, or only the value's head where
+   inf_opts.whole says no (metadata is all anyone reads of it, and a write
+   of a large object then grows the cache by its metadata alone). */
 static struct citem *citem_new(inf *i, const struct eng_record *r)
 {
-	struct citem *c = malloc(sizeof *c + r->key_len + r->value_len + 1);
+	struct head h;
+	bool head = !i->raw && i->whole &&
+		    !i->whole(i->whole_ud, r->key, r->key_len) &&
+		    head_of(r->value, r->value_len, &h);
+	size_t vlen =
+	    head ? h.meta_end - (h.cut_to - h.cut_from) + 1 : r->value_len;
+	struct citem *c = malloc(sizeof *c + r->key_len + vlen + 1);
 	if (!c)
 		return NULL;
 	c->hnext = NULL;
@@ -219,13 +237,20 @@ static struct citem *citem_new(inf *i, const struct eng_record *r)
 	c->n_memb = c->cap_memb = 0;
 	c->lazy = false;
 	memcpy(c->data, r->key, r->key_len);
-	if (r->value_len)
-		memcpy(c->data + r->key_len, r->value, r->value_len);
-	c->data[r->key_len + r->value_len] = 0; /* handy for printing */
+	uint8_t *v = c->data + r->key_len;
+	if (head) {
+		memcpy(v, r->value, h.cut_from);
+		memcpy(v + h.cut_from, r->value + h.cut_to,
+		       h.meta_end - h.cut_to);
+		v[vlen - 1] = '}';
+	} else if (vlen) {
+		memcpy(v, r->value, vlen);
+	}
+	v[vlen] = 0; /* handy for printing */
 	c->obj.key = c->data;
 	c->obj.key_len = r->key_len;
-	c->obj.value = c->data + r->key_len;
-	c->obj.value_len = r->value_len;
+	c->obj.value = v;
+	c->obj.value_len = vlen;
 	c->obj.create_rev = r->create_rev;
 	c->obj.mod_rev = r->mod_rev;
 	c->obj.version = r->version;
@@ -308,22 +333,36 @@ static void index_namespace(void *ud, const struct inf_obj *obj,
  * what it got; the caller decides).
  */
 /*
- * A string member `"name":"..."` at *p, without escapes; advances *p past
- * it. NULL when the bytes are not that (the caller decodes whole).
+ * A string member `"name":"..."` at p, without escapes: the end of the
+ * member, its value's text in *v and *vlen. NULL when the bytes are not
+ * that (the caller decodes whole).
  */
-static json_t *plain_member(const char **p, const char *end, const char *name)
+static const char *plain_end(const char *p, const char *end, const char *name,
+			     const char **v, size_t *vlen)
 {
 	size_t nl = strlen(name);
-	const char *s = *p;
-	if ((size_t)(end - s) < nl + 5 || s[0] != '"' ||
-	    memcmp(s + 1, name, nl) || memcmp(s + 1 + nl, "\":\"", 3))
+	if ((size_t)(end - p) < nl + 5 || p[0] != '"' ||
+	    memcmp(p + 1, name, nl) || memcmp(p + 1 + nl, "\":\"", 3))
 		return NULL;
-	s += nl + 4;
-	const char *q = memchr(s, '"', (size_t)(end - s));
-	if (!q || memchr(s, '\\', (size_t)(q - s)))
+	p += nl + 4;
+	const char *q = memchr(p, '"', (size_t)(end - p));
+	if (!q || memchr(p, '\\', (size_t)(q - p)))
 		return NULL;
-	*p = q + 1;
-	return json_stringn(s, (size_t)(q - s));
+	*v = p;
+	*vlen = (size_t)(q - p);
+	return q + 1;
+}
+
+/* plain_end's member as a new string, *p advanced past it; NULL: not one. */
+static json_t *plain_member(const char **p, const char *end, const char *name)
+{
+	const char *v;
+	size_t n;
+	const char *e = plain_end(*p, end, name, &v, &n);
+	if (!e)
+		return NULL;
+	*p = e;
+	return json_stringn(v, n);
 }
 
 /*
@@ -367,13 +406,13 @@ static const char *value_end(const char *p, const char *end)
 }
 
 /*
- * The metadata object at p..end without its managedFields member (no
- * controller reads them, and they are most of a small object's metadata):
- * a new copy in *out, or false when there is no such member at its top
- * level (decode p as it is).
+ * Where the managedFields member of the metadata object at p..end is, with
+ * one comma beside it: [*from, *to). No controller reads managedFields,
+ * and they are most of a small object's metadata. false when there is no
+ * such member at its top level.
  */
-static bool drop_managed(const char *p, const char *end, char **out,
-			 size_t *out_len)
+static bool managed_span(const char *p, const char *end, const char **from,
+			 const char **to)
 {
 	static const char key[] = "\"managedFields\":";
 	if (p >= end || *p != '{')
@@ -387,24 +426,14 @@ static bool drop_managed(const char *p, const char *end, char **out,
 		const char *v = value_end(k + 1, end);
 		if (!v)
 			return false;
-		bool hit = (size_t)(k + 1 - member) == sizeof key - 1 &&
-			   !memcmp(member, key, sizeof key - 1);
-		if (hit) {
-			/* drop the member and one comma beside it */
-			const char *cut_from = member, *cut_to = v;
-			if (cut_to < end && *cut_to == ',')
-				cut_to++;
-			else if (cut_from > p + 1 && cut_from[-1] == ',')
-				cut_from--;
-			size_t n = (size_t)(end - p) - (size_t)(cut_to - cut_from);
-			char *b = malloc(n);
-			if (!b)
-				return false;
-			size_t a = (size_t)(cut_from - p);
-			memcpy(b, p, a);
-			memcpy(b + a, cut_to, (size_t)(end - cut_to));
-			*out = b;
-			*out_len = n;
+		if ((size_t)(k + 1 - member) == sizeof key - 1 &&
+		    !memcmp(member, key, sizeof key - 1)) {
+			*from = member;
+			*to = v;
+			if (*to < end && **to == ',')
+				(*to)++;
+			else if (*from > p + 1 && (*from)[-1] == ',')
+				(*from)--;
 			return true;
 		}
 		q = v;
@@ -412,6 +441,65 @@ static bool drop_managed(const char *p, const char *end, char **out,
 			q++;
 	}
 	return false;
+}
+
+/*
+ * The metadata object at p..end without its managedFields member: a new
+ * copy in *out, or false when there is no such member at its top level
+ * (decode p as it is).
+ */
+static bool drop_managed(const char *p, const char *end, char **out,
+			 size_t *out_len)
+{
+	const char *cut_from, *cut_to;
+	if (!managed_span(p, end, &cut_from, &cut_to))
+		return false;
+	size_t n = (size_t)(end - p) - (size_t)(cut_to - cut_from);
+	char *b = malloc(n);
+	if (!b)
+		return false;
+	size_t a = (size_t)(cut_from - p);
+	memcpy(b, p, a);
+	memcpy(b + a, cut_to, (size_t)(end - cut_to));
+	*out = b;
+	*out_len = n;
+	return true;
+}
+
+/*
+ * The head of a value (struct head): its members up to and including
+ * "metadata", among its first three as the registry lays objects out, with
+ * metadata's managedFields cut out. false when the value is not laid out
+ * so.
+ */
+static bool head_of(const uint8_t *value, size_t len, struct head *h)
+{
+	static const char meta[] = ",\"metadata\":";
+	const char *s = (const char *)value, *end = s + len, *p = s + 1, *v;
+	size_t n;
+	if (len < 2 || *s != '{')
+		return false;
+	/* as decode_head reads it: built-ins lead with kind, custom
+	   resources with apiVersion */
+	bool kind_first = *p == '"' && end - p > 1 && p[1] == 'k';
+	if (!(p = plain_end(p, end, kind_first ? "kind" : "apiVersion", &v,
+			    &n)) ||
+	    p == end || *p++ != ',' ||
+	    !(p = plain_end(p, end, kind_first ? "apiVersion" : "kind", &v,
+			    &n)) ||
+	    (size_t)(end - p) < sizeof meta - 1 ||
+	    memcmp(p, meta, sizeof meta - 1))
+		return false;
+	p += sizeof meta - 1;
+	const char *m_end = value_end(p, end);
+	if (*p != '{' || !m_end || m_end > end)
+		return false;
+	const char *from = m_end, *to = m_end;
+	managed_span(p, m_end, &from, &to);
+	h->cut_from = (size_t)(from - s);
+	h->cut_to = (size_t)(to - s);
+	h->meta_end = (size_t)(m_end - s);
+	return true;
 }
 
 /*

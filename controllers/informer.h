@@ -62,7 +62,11 @@ typedef struct inf inf;
 struct inf_obj {
 	const uint8_t *key;
 	size_t key_len;
-	const uint8_t *value; /* as the engine returns it (slot filled) */
+	/* As the engine returns it (slot filled); or, where inf_opts.whole
+	   says no and the value is laid out as the registry stores objects,
+	   only its head: kind, apiVersion and metadata without managedFields
+	   (JSON, all a metadata-only consumer reads). */
+	const uint8_t *value;
 	size_t value_len;
 	int64_t create_rev;
 	int64_t mod_rev;
@@ -116,7 +120,8 @@ struct inf_opts {
 	   kind and metadata (what metadata-only consumers read, at a
 	   fraction of the cost of decoding a large spec or data), or the
 	   whole object when the value is not laid out as the registry
-	   stores objects. Informer thread; must be a pure function. */
+	   stores objects; the cache then keeps only those members' bytes
+	   too (inf_obj.value). Informer thread; must be a pure function. */
 	bool (*whole)(void *ud, const uint8_t *key, size_t len);
 	void *whole_ud;
 	/* Which values to decode as they arrive. NULL: every one. A value it

@@ -1102,6 +1102,23 @@ static json_t *cached(inf *i, const char *key)
 	return j;
 }
 
+/* The bytes the cache keeps of key, as a new string. */
+static char *cached_bytes(inf *i, const char *key)
+{
+	struct inf_item *it = NULL;
+	TC_OK(inf_get(i, key, strlen(key), &it));
+	char *b = (char *)tc_dup(it->obj.value, it->obj.value_len);
+	inf_item_free(it);
+	return b;
+}
+
+static void expect_bytes(inf *i, const char *key, const char *want)
+{
+	char *b = cached_bytes(i, key);
+	cr_assert_str_eq(b, want, "%s", key);
+	free(b);
+}
+
 Test(inf, only_metadata_is_decoded_where_whole_says_no, .init = setup,
      .fini = teardown)
 {
@@ -1125,6 +1142,25 @@ Test(inf, only_metadata_is_decoded_where_whole_says_no, .init = setup,
 	tc_puts(S.e, PFX "m/d",
 		"{\"kind\":\"K\",\"apiVersion\":\"v1\","
 		"\"metadata\":{\"name\":\"d\"} ");
+	/* managedFields first, in the middle, last and alone */
+	static const char *const mf[][2] = {
+	    {"{\"managedFields\":[{\"a\":\"}\"}],\"name\":\"f\"}",
+	     "{\"name\":\"f\"}"},
+	    {"{\"name\":\"g\",\"managedFields\":[],\"uid\":\"u\"}",
+	     "{\"name\":\"g\",\"uid\":\"u\"}"},
+	    {"{\"name\":\"h\",\"managedFields\":[{}]}", "{\"name\":\"h\"}"},
+	    {"{\"managedFields\":[]}", "{}"},
+	};
+	char key[64], val[256], head[256];
+	for (size_t k = 0; k < sizeof mf / sizeof mf[0]; k++) {
+		snprintf(key, sizeof key, PFX "m/mf%zu", k);
+		snprintf(
+		    val, sizeof val,
+		    "{\"kind\":\"K\",\"apiVersion\":\"v1\",\"metadata\":%s,"
+		    "\"data\":{\"x\":\"y\"}}",
+		    mf[k][0]);
+		tc_puts(S.e, key, val);
+	}
 	struct inf_opts o = {.name = "whole",
 			     .e = S.e,
 			     .prefix = PFX,
@@ -1172,6 +1208,34 @@ Test(inf, only_metadata_is_decoded_where_whole_says_no, .init = setup,
 			     json_object_get(d, "metadata"), "name")),
 			 "d");
 	json_decref(d);
+	/* the bytes kept: the head only where whole says no, and only
+	   of the registry's layouts */
+	char *wb = cached_bytes(i, PFX "w/a");
+	cr_assert_str_eq(wb, obj, "kept whole");
+	free(wb);
+	expect_bytes(i, PFX "m/a",
+		     "{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\","
+		     "\"metadata\":{\"name\":\"a\",\"namespace\":\"ns1\","
+		     "\"labels\":{\"q\":\"\\\"}\"}}}");
+	expect_bytes(i, PFX "m/e",
+		     "{\"apiVersion\":\"g.io/v1\",\"kind\":\"K\",\"metadata\":"
+		     "{\"name\":\"e\"}}");
+	expect_bytes(i, PFX "m/b",
+		     "{\"metadata\":{},\"apiVersion\":\"v1\",\"kind\":\"K\","
+		     "\"spec\":1}");
+	for (size_t k = 0; k < sizeof mf / sizeof mf[0]; k++) {
+		snprintf(key, sizeof key, PFX "m/mf%zu", k);
+		snprintf(
+		    head, sizeof head,
+		    "{\"kind\":\"K\",\"apiVersion\":\"v1\",\"metadata\":%s}",
+		    mf[k][1]);
+		expect_bytes(i, key, head);
+		json_t *j = cached(i, key);
+		cr_assert_not_null(j, "%s decodes", key);
+		cr_assert_null(json_object_get(json_object_get(j, "metadata"),
+					       "managedFields"));
+		json_decref(j);
+	}
 	size_t n = inf_index_count(i, INF_IDX_NAMESPACE, "ns1");
 	cr_assert_eq(n, 2,
 		     "both copies of the object are indexed by namespace");
