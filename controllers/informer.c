@@ -365,6 +365,24 @@ static json_t *plain_member(const char **p, const char *end, const char *name)
 	return json_stringn(v, n);
 }
 
+/* The closing quote of the string whose text starts at p, or NULL. A
+   quote ends it unless an odd run of backslashes comes before it. */
+static const char *string_end(const char *p, const char *end)
+{
+	const char *from = p;
+	for (;;) {
+		const char *q = memchr(p, '"', (size_t)(end - p));
+		if (!q)
+			return NULL;
+		size_t bs = 0;
+		while (q - bs > from && q[-1 - (ptrdiff_t)bs] == '\\')
+			bs++;
+		if (bs % 2 == 0)
+			return q;
+		p = q + 1;
+	}
+}
+
 /*
  * The end of the JSON value at p (a string, object, array or scalar of
  * compact, valid JSON as the registry writes it), or NULL at end.
@@ -375,10 +393,7 @@ static const char *value_end(const char *p, const char *end)
 	for (; p < end; p++) {
 		switch (*p) {
 		case '"':
-			for (p++; p < end && *p != '"'; p++)
-				if (*p == '\\')
-					p++;
-			if (p >= end)
+			if (!(p = string_end(p + 1, end)))
 				return NULL;
 			if (!depth)
 				return p + 1;
@@ -412,13 +427,21 @@ static const char *value_end(const char *p, const char *end)
  * such member at its top level.
  */
 static bool managed_span(const char *p, const char *end, const char **from,
-			 const char **to)
+			 const char **to, const char **obj_end)
 {
 	static const char key[] = "\"managedFields\":";
+	bool found = false;
 	if (p >= end || *p != '{')
 		return false;
 	const char *q = p + 1;
-	while (q < end && *q != '}') {
+	for (;;) {
+		if (q >= end)
+			return false;
+		if (*q == '}') {
+			if (obj_end)
+				*obj_end = q + 1;
+			return found;
+		}
 		const char *member = q;
 		const char *k = value_end(q, end); /* the key */
 		if (!k || k >= end || *k != ':')
@@ -426,21 +449,22 @@ static bool managed_span(const char *p, const char *end, const char **from,
 		const char *v = value_end(k + 1, end);
 		if (!v)
 			return false;
-		if ((size_t)(k + 1 - member) == sizeof key - 1 &&
+		if (!found && (size_t)(k + 1 - member) == sizeof key - 1 &&
 		    !memcmp(member, key, sizeof key - 1)) {
+			found = true;
 			*from = member;
 			*to = v;
 			if (*to < end && **to == ',')
 				(*to)++;
 			else if (*from > p + 1 && (*from)[-1] == ',')
 				(*from)--;
-			return true;
+			if (!obj_end)
+				return true;
 		}
 		q = v;
 		if (q < end && *q == ',')
 			q++;
 	}
-	return false;
 }
 
 /*
@@ -452,7 +476,7 @@ static bool drop_managed(const char *p, const char *end, char **out,
 			 size_t *out_len)
 {
 	const char *cut_from, *cut_to;
-	if (!managed_span(p, end, &cut_from, &cut_to))
+	if (!managed_span(p, end, &cut_from, &cut_to, NULL))
 		return false;
 	size_t n = (size_t)(end - p) - (size_t)(cut_to - cut_from);
 	char *b = malloc(n);
@@ -491,11 +515,12 @@ static bool head_of(const uint8_t *value, size_t len, struct head *h)
 	    memcmp(p, meta, sizeof meta - 1))
 		return false;
 	p += sizeof meta - 1;
-	const char *m_end = value_end(p, end);
-	if (*p != '{' || !m_end || m_end > end)
-		return false;
-	const char *from = m_end, *to = m_end;
-	managed_span(p, m_end, &from, &to);
+	const char *m_end = NULL, *from, *to;
+	if (!managed_span(p, end, &from, &to, &m_end)) {
+		if (!m_end)
+			return false; /* not an object */
+		from = to = m_end;
+	}
 	h->cut_from = (size_t)(from - s);
 	h->cut_to = (size_t)(to - s);
 	h->meta_end = (size_t)(m_end - s);

@@ -1150,6 +1150,11 @@ Test(inf, only_metadata_is_decoded_where_whole_says_no, .init = setup,
 	     "{\"name\":\"g\",\"uid\":\"u\"}"},
 	    {"{\"name\":\"h\",\"managedFields\":[{}]}", "{\"name\":\"h\"}"},
 	    {"{\"managedFields\":[]}", "{}"},
+	    /* a string ending in an escaped backslash, then one with an
+	       escaped quote and brace, before managedFields */
+	    {"{\"labels\":{\"b\":\"x\\\\\",\"c\":\"\\\"}\\\\\\\"\"},"
+	     "\"managedFields\":[{\"m\":\"\\\"]\"}]}",
+	     "{\"labels\":{\"b\":\"x\\\\\",\"c\":\"\\\"}\\\\\\\"\"}}"},
 	};
 	char key[64], val[256], head[256];
 	for (size_t k = 0; k < sizeof mf / sizeof mf[0]; k++) {
