@@ -131,6 +131,11 @@ struct inf_opts {
 	   for the objects it rejects. Informer thread; a pure function. */
 	bool (*eager)(void *ud, const struct inf_obj *obj);
 	void *eager_ud;
+	/* After handling a batch of events, the informer lets more gather
+	   for this long before it looks again (one wake-up per batch, not per
+	   commit, under a steady stream); inf_wait_rev and inf_stop end the
+	   pause. 0: 2 ms. */
+	uint32_t batch_ms;
 	uint32_t resync_ms; /* every this often, on_update(obj, obj) for every
 			       cached object (client-go's periodic resync:
 			       controllers re-check their state); 0: never */
@@ -165,6 +170,7 @@ struct inf_stats {
 	uint64_t index_values;		 /* distinct (indexer, value) pairs */
 	uint64_t index_rebuilds;	 /* after no memory for an index */
 	uint64_t resyncs;		 /* periodic resyncs done */
+	uint64_t pauses;		 /* pauses between batches begun */
 };
 
 /*

@@ -22,6 +22,7 @@
  */
 #include <sched.h>
 #include <stdarg.h>
+#include <unistd.h>
 
 #include "../../controllers/informer.h"
 #include "../engine/common.h"
@@ -1414,4 +1415,81 @@ Test(inf, values_eager_rejects_are_decoded_when_a_handler_asks, .init = setup,
 	cr_assert_eq(L.decoded, 3);
 	inf_stop(L.i);
 	inf_free(L.i);
+}
+
+/* Under a steady stream the informer pauses between batches (batch_ms)
+   and commits do not wake it; inf_wait_rev and inf_stop end the pause.
+   The pause is reached deterministically: the handler of "g" holds the
+   informer while "b" is committed, so both are one batch, nothing has
+   asked for the thread since, and the test commits "c" once the pause
+   has begun (inf_stats). With a minute's pause, "c" handled
+   before inf_wait_rev asks means a commit woke the thread. */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int closed, held, adds;
+} P = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+
+static void p_add(void *ud, const struct inf_obj *o)
+{
+	(void)ud;
+	pthread_mutex_lock(&P.mu);
+	if (o->key_len == strlen(PFX "g") && !memcmp(o->key, PFX "g", 4)) {
+		P.held = 1;
+		pthread_cond_broadcast(&P.cv);
+		while (P.closed)
+			pthread_cond_wait(&P.cv, &P.mu);
+	}
+	P.adds++;
+	pthread_cond_broadcast(&P.cv);
+	pthread_mutex_unlock(&P.mu);
+}
+
+static int p_adds(void)
+{
+	pthread_mutex_lock(&P.mu);
+	int n = P.adds;
+	pthread_mutex_unlock(&P.mu);
+	return n;
+}
+
+Test(inf, commits_do_not_wake_a_pause_that_inf_wait_rev_ends, .init = setup,
+     .fini = teardown)
+{
+	P.closed = 1;
+	P.held = P.adds = 0;
+	struct inf_opts o = {.name = "pause",
+			     .e = S.e,
+			     .prefix = PFX,
+			     .prefix_len = strlen(PFX),
+			     .handlers = {.on_add = p_add},
+			     .batch_ms = 60000};
+	inf *i = NULL;
+	TC_OK(inf_new(&o, &i));
+	TC_OK(inf_start(i));
+	TC_OK(inf_wait_synced(i));
+	/* idle: the commit of g wakes it; its handler holds it */
+	tc_puts(S.e, PFX "g", "{}");
+	pthread_mutex_lock(&P.mu);
+	while (!P.held)
+		pthread_cond_wait(&P.cv, &P.mu);
+	pthread_mutex_unlock(&P.mu);
+	tc_puts(S.e, PFX "b", "{}");
+	pthread_mutex_lock(&P.mu);
+	P.closed = 0;
+	pthread_cond_broadcast(&P.cv);
+	while (P.adds < 2) /* b comes in the same batch, before the pause */
+		pthread_cond_wait(&P.cv, &P.mu);
+	pthread_mutex_unlock(&P.mu);
+	/* pausing now (or about to): a commit does not wake it */
+	struct inf_stats st;
+	for (inf_stats(i, &st); st.pauses == 0; inf_stats(i, &st))
+		usleep(1000);
+	int64_t rev = tc_puts(S.e, PFX "c", "{}");
+	usleep(50 * 1000);
+	cr_assert_eq(p_adds(), 2, "a commit woke the pause");
+	TC_OK(inf_wait_rev(i, rev));
+	cr_assert_eq(p_adds(), 3);
+	inf_stop(i); /* ends the next pause too */
+	inf_free(i);
 }
