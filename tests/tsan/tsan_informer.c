@@ -16,7 +16,11 @@
  *     inf_index_values and inf_get, keeping decoded objects past the cache
  *     lock (inf_keep) and reading them afterwards, and taking the slot's
  *     object, so the last reference to a tree is often dropped on a thread
- *     that is not the informer's.
+ *     that is not the informer's;
+ *   - a second informer as the controllers run theirs: heads only
+ *     (inf_opts.whole says no to all), objects without an owner left as
+ *     bytes (inf_opts.eager) and decoded by its handlers (inf_json) while
+ *     the readers walk it (inf_list) and copy from it (inf_get).
  *
  * Invariants checked (besides TSan's own)
  *  1. Every object inf_index hands out under a value really has that value
@@ -25,7 +29,8 @@
  *  2. At the end, once the informer reached the last revision, every index
  *     equals the one computed from a fresh list of the store: the same
  *     values with the same counts (invariant 1 then makes them the same
- *     sets), and no index was rebuilt.
+ *     sets), and no index was rebuilt; the second informer's owner index
+ *     too.
  * The seed is printed; LAPIS_SEED overrides it. Nothing sleeps on time
  * but the compacting thread's pauses between compactions.
  */
@@ -52,8 +57,8 @@
 #define PFX "/t/"
 
 static eng *E;
-static inf *I;
-static unsigned OWNER;
+static inf *I, *L; /* L: heads, decoded on demand */
+static unsigned OWNER, LOWNER;
 static _Atomic int writers_done;
 static _Atomic int failures;
 static pthread_mutex_t fail_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -138,8 +143,10 @@ static char *random_obj(uint64_t *st, const char *name, int writer, int n)
 						     N_OWNERS),
 				    "blockOwnerDeletion", (int)(k % 2)));
 	json_object_set_new(meta, "ownerReferences", refs);
-	json_t *obj = json_pack("{s:o,s:s,s:i,s:i}", "metadata", meta, "kind",
-				"Thing", "writer", writer, "n", n);
+	/* laid out as the registry stores objects (L keeps the head) */
+	json_t *obj =
+	    json_pack("{s:s,s:s,s:o,s:i,s:i}", "kind", "Thing", "apiVersion",
+		      "v1", "metadata", meta, "writer", writer, "n", n);
 	char *v = json_dumps(obj, JSON_COMPACT);
 	json_decref(obj);
 	return v;
@@ -253,6 +260,50 @@ static void on_delete(void *ud, const struct inf_obj *last)
 	atomic_fetch_add(&handled, 1);
 }
 
+/* L's: decode what it left as bytes, on its thread. */
+static bool l_eager(void *ud, const struct inf_obj *o)
+{
+	(void)ud;
+	return memmem(o->value, o->value_len, "\"uid\"", 5) != NULL;
+}
+
+static bool l_whole(void *ud, const uint8_t *key, size_t len)
+{
+	(void)ud;
+	(void)key;
+	(void)len;
+	return false;
+}
+
+static void l_read(const struct inf_obj *o)
+{
+	json_t *j = inf_json(L, o);
+	if (!json_is_object(json_object_get(j, "metadata")))
+		fail("L: no metadata decoded");
+	if (json_object_get(j, "writer"))
+		fail("L: more than the head decoded");
+}
+
+static void l_add(void *ud, const struct inf_obj *o)
+{
+	(void)ud;
+	l_read(o);
+}
+
+static void l_update(void *ud, const struct inf_obj *old,
+		     const struct inf_obj *cur)
+{
+	(void)ud;
+	l_read(old);
+	l_read(cur);
+}
+
+static void l_delete(void *ud, const struct inf_obj *last)
+{
+	(void)ud;
+	l_read(last);
+}
+
 /* ------------------------------------------------------------ readers */
 
 struct visit {
@@ -312,6 +363,15 @@ static int count_value(void *ud, const char *value, size_t n)
 	return 0;
 }
 
+/* Under L's lock: a tree its thread may have just set. */
+static int l_walk(void *ud, const struct inf_obj *o)
+{
+	++*(long *)ud;
+	if (o->json && !json_is_object(json_object_get(o->json, "metadata")))
+		fail("L: a walked object has no metadata");
+	return 0;
+}
+
 static void *reader_main(void *arg)
 {
 	struct reader *r = arg;
@@ -319,7 +379,34 @@ static void *reader_main(void *arg)
 	char val[32], k[64];
 	while (!atomic_load(&writers_done)) {
 		uint64_t x = ts_rand(&st);
-		switch (x % 6) {
+		switch (x % 8) {
+		case 6: {
+			long n = 0;
+			inf_list(L, l_walk, &n);
+			r->queries++;
+			r->objects += n;
+			break;
+		}
+		case 7: {
+			snprintf(k, sizeof k, "k%03u",
+				 (unsigned)(x >> 8) % KEYS);
+			struct inf_item *it = NULL;
+			lp_err rc = inf_get_by_name(L, NULL, k, &it);
+			if (rc == LP_OK) {
+				const char *name =
+				    json_string_value(json_object_get(
+					json_object_get(it->obj.json,
+							"metadata"),
+					"name"));
+				if (!name || strcmp(name + strlen(PFX), k))
+					fail("L: inf_get %s: a bad object", k);
+				inf_item_free(it);
+			} else if (rc != LP_E_NOTFOUND) {
+				fail("L: inf_get: %s", lp_errname(rc));
+			}
+			r->gets++;
+			break;
+		}
 		case 0:
 		case 1:
 			snprintf(val, sizeof val, "u%u",
@@ -439,6 +526,10 @@ static void check_exact(void)
 			fail("owner %s: %zu in the index, %ld listed", val, got,
 			     x.owner[u]);
 		values += x.owner[u] > 0;
+		got = inf_index_count(L, LOWNER, val);
+		if ((long)got != x.owner[u])
+			fail("L: owner %s: %zu in the index, %ld listed", val,
+			     got, x.owner[u]);
 	}
 	struct inf_stats st;
 	inf_stats(I, &st);
@@ -473,9 +564,21 @@ int main(void)
 	    .handlers = {on_add, on_update, on_delete, NULL},
 	    .list_page = 16, /* short pages: a compaction can hit a list */
 	};
+	struct inf_opts lo = {
+	    .name = "tsan-lazy",
+	    .e = E,
+	    .prefix = PFX,
+	    .prefix_len = strlen(PFX),
+	    .handlers = {l_add, l_update, l_delete, NULL},
+	    .list_page = 16,
+	    .whole = l_whole,
+	    .eager = l_eager,
+	};
 	if ((rc = inf_new(&io, &I)) ||
 	    (rc = inf_add_indexer(I, "owner", index_owner, NULL, &OWNER)) ||
-	    (rc = inf_start(I))) {
+	    (rc = inf_start(I)) || (rc = inf_new(&lo, &L)) ||
+	    (rc = inf_add_indexer(L, "owner", index_owner, NULL, &LOWNER)) ||
+	    (rc = inf_start(L))) {
 		fprintf(stderr, "tsan_informer: informer: %s\n",
 			lp_errname(rc));
 		return 1;
@@ -514,6 +617,8 @@ int main(void)
 	pthread_join(tcp, NULL);
 	if (rc == LP_OK && (rc = inf_wait_rev(I, cr.rev)))
 		fail("inf_wait_rev: %s", lp_errname(rc));
+	if (rc == LP_OK && (rc = inf_wait_rev(L, cr.rev)))
+		fail("L: inf_wait_rev: %s", lp_errname(rc));
 	if (rc == LP_OK)
 		check_exact();
 	for (int i = 0; i < READERS; i++)
@@ -524,6 +629,7 @@ int main(void)
 	fprintf(stderr, "tsan_informer: %ld handler calls\n",
 		atomic_load(&handled));
 	inf_free(I);
+	inf_free(L);
 	inf_unkeep(slot_tree);
 	eng_close(E);
 	ts_rmtree_free(dir);
