@@ -141,7 +141,8 @@ struct inf_opts {
 			       controllers re-check their state); 0: never */
 };
 
-/* The namespace index, there in every informer that decodes. */
+/* The namespace index, there in every informer that decodes (holding, as
+   every index, only the objects inf_opts.eager lets it decode at once). */
 #define INF_IDX_NAMESPACE 0u
 /* Indexes per informer, the namespace index included. */
 #define INF_MAX_INDEXERS 16u
@@ -262,7 +263,7 @@ size_t inf_index(inf *i, unsigned indexer, const char *value,
 		 int (*fn)(void *ud, const struct inf_obj *obj), void *ud);
 
 /* inf_index(i, INF_IDX_NAMESPACE, ns, fn, ud): the objects of namespace
-   ns ("": the cluster-scoped ones). */
+   ns ("": the cluster-scoped ones); with inf_opts.eager, those it took. */
 size_t inf_by_namespace(inf *i, const char *ns,
 			int (*fn)(void *ud, const struct inf_obj *obj),
 			void *ud);
