@@ -51,8 +51,8 @@
  *     later set its json and tree and clear lazy, under i->mu.
  *
  * Locks: i->mu guards the tables, rev, synced, done and the stats; wake_mu
- * guards ready, stop, idle and urgent. Never both at once. The engine is called
- * with no lock held.
+ * guards ready, stop, idle and urgent. Never both at once. The engine is
+ * called with no lock held.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -501,10 +501,9 @@ static bool drop_managed(const char *p, const char *end, char **out,
 }
 
 /*
- * The head of a value (struct head): its members up to and including
- * "metadata", among its first three as the registry lays objects out, with
- * metadata's managedFields cut out. false when the value is not laid out
- * so.
+ * The head of a value (struct head): kind and apiVersion (either first, as
+ * decode_head reads them), then metadata with its managedFields cut out.
+ * false when the value is not laid out so.
  */
 static bool head_of(const uint8_t *value, size_t len, struct head *h)
 {
@@ -585,9 +584,11 @@ whole:
 /*
  * o's value decoded (its head only, unless inf_opts.whole asks for it whole)
  * into *tree, a new reference; *tree NULL when the value is not a JSON
- * object (counted). Any thread, no lock held. Errors: LP_E_NOMEM.
+ * object (then counted in the stats if count: once per cached value). Any
+ * thread, no lock held. Errors: LP_E_NOMEM.
  */
-static lp_err decode(inf *i, const struct inf_obj *o, struct inf_tree **tree)
+static lp_err decode(inf *i, const struct inf_obj *o, bool count,
+		     struct inf_tree **tree)
 {
 	json_t *j = NULL;
 	*tree = NULL;
@@ -601,9 +602,11 @@ static lp_err decode(inf *i, const struct inf_obj *o, struct inf_tree **tree)
 		j = NULL;
 	}
 	if (!j) {
-		pthread_mutex_lock(&i->mu);
-		i->st.decode_errors++;
-		pthread_mutex_unlock(&i->mu);
+		if (count) {
+			pthread_mutex_lock(&i->mu);
+			i->st.decode_errors++;
+			pthread_mutex_unlock(&i->mu);
+		}
 		return LP_OK;
 	}
 	struct inf_tree *t = malloc(sizeof *t);
@@ -626,7 +629,7 @@ static lp_err prepare(inf *i, struct citem *c)
 		return LP_OK;
 	}
 	struct inf_tree *t;
-	lp_err rc = decode(i, &c->obj, &t);
+	lp_err rc = decode(i, &c->obj, true, &t);
 	if (rc)
 		return rc;
 	c->obj.json = t ? t->json : NULL;
@@ -650,7 +653,7 @@ json_t *inf_json(inf *i, const struct inf_obj *obj)
 	if (!c->lazy)
 		return obj->json;
 	struct inf_tree *t;
-	if (decode(i, obj, &t))
+	if (decode(i, obj, true, &t))
 		return NULL; /* no memory: still lazy, asked again later */
 	pthread_mutex_lock(&i->mu); /* readers look at it under i->mu */
 	c->obj.json = t ? t->json : NULL;
@@ -1468,11 +1471,16 @@ lp_err inf_wait_synced(inf *i)
 lp_err inf_wait_rev(inf *i, int64_t rev)
 {
 	check_inf(i);
-	/* end a pause between batches (never both locks at once) */
-	pthread_mutex_lock(&i->wake_mu);
-	i->urgent = 1;
-	pthread_mutex_unlock(&i->wake_mu);
-	pthread_cond_signal(&i->wake_cv);
+	pthread_mutex_lock(&i->mu);
+	bool behind = i->rev < rev && !i->done;
+	pthread_mutex_unlock(&i->mu);
+	if (behind) {
+		/* end a pause between batches (never both locks at once) */
+		pthread_mutex_lock(&i->wake_mu);
+		i->urgent = 1;
+		pthread_mutex_unlock(&i->wake_mu);
+		pthread_cond_signal(&i->wake_cv);
+	}
 	pthread_mutex_lock(&i->mu);
 	while (i->rev < rev && !i->done)
 		pthread_cond_wait(&i->cv, &i->mu);
@@ -1508,7 +1516,7 @@ lp_err inf_get(inf *i, const void *key, size_t key_len, struct inf_item **out)
 	pthread_mutex_unlock(&i->mu);
 	if (lazy) {
 		/* this copy's own tree: the cache's is the informer's to set */
-		rc = decode(i, &it->obj, &it->obj.tree);
+		rc = decode(i, &it->obj, false, &it->obj.tree);
 		it->obj.json = it->obj.tree ? it->obj.tree->json : NULL;
 		if (rc) {
 			free(it);
