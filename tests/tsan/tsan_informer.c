@@ -372,11 +372,31 @@ static int l_walk(void *ud, const struct inf_obj *o)
 	return 0;
 }
 
+/* inf_get of a random key of informer x; the copy must be of that key. */
+static void get_one(struct reader *r, inf *x, const char *who, uint64_t rnd)
+{
+	char k[64];
+	snprintf(k, sizeof k, "k%03u", (unsigned)(rnd >> 8) % KEYS);
+	struct inf_item *it = NULL;
+	lp_err rc = inf_get_by_name(x, NULL, k, &it);
+	if (rc == LP_OK) {
+		/* Kept by the item past the lock. */
+		const char *name = json_string_value(json_object_get(
+		    json_object_get(it->obj.json, "metadata"), "name"));
+		if (!name || strcmp(name + strlen(PFX), k))
+			fail("%sinf_get %s: a bad object", who, k);
+		inf_item_free(it);
+	} else if (rc != LP_E_NOTFOUND) {
+		fail("%sinf_get: %s", who, lp_errname(rc));
+	}
+	r->gets++;
+}
+
 static void *reader_main(void *arg)
 {
 	struct reader *r = arg;
 	uint64_t st = r->seed;
-	char val[32], k[64];
+	char val[32];
 	while (!atomic_load(&writers_done)) {
 		uint64_t x = ts_rand(&st);
 		switch (x % 8) {
@@ -387,26 +407,9 @@ static void *reader_main(void *arg)
 			r->objects += n;
 			break;
 		}
-		case 7: {
-			snprintf(k, sizeof k, "k%03u",
-				 (unsigned)(x >> 8) % KEYS);
-			struct inf_item *it = NULL;
-			lp_err rc = inf_get_by_name(L, NULL, k, &it);
-			if (rc == LP_OK) {
-				const char *name =
-				    json_string_value(json_object_get(
-					json_object_get(it->obj.json,
-							"metadata"),
-					"name"));
-				if (!name || strcmp(name + strlen(PFX), k))
-					fail("L: inf_get %s: a bad object", k);
-				inf_item_free(it);
-			} else if (rc != LP_E_NOTFOUND) {
-				fail("L: inf_get: %s", lp_errname(rc));
-			}
-			r->gets++;
+		case 7:
+			get_one(r, L, "L: ", x);
 			break;
-		}
 		case 0:
 		case 1:
 			snprintf(val, sizeof val, "u%u",
@@ -428,27 +431,9 @@ static void *reader_main(void *arg)
 			r->queries += 2;
 			break;
 		}
-		case 4: {
-			snprintf(k, sizeof k, "k%03u",
-				 (unsigned)(x >> 8) % KEYS);
-			struct inf_item *it = NULL;
-			lp_err rc = inf_get_by_name(I, NULL, k, &it);
-			if (rc == LP_OK) {
-				/* Kept by the item past the lock. */
-				const char *name =
-				    json_string_value(json_object_get(
-					json_object_get(it->obj.json,
-							"metadata"),
-					"name"));
-				if (!name || strcmp(name + strlen(PFX), k))
-					fail("inf_get %s: a bad object", k);
-				inf_item_free(it);
-			} else if (rc != LP_E_NOTFOUND) {
-				fail("inf_get: %s", lp_errname(rc));
-			}
-			r->gets++;
+		case 4:
+			get_one(r, I, "", x);
 			break;
-		}
 		default: {
 			/* A reference of our own to the slot's tree (which
 			   holds one), then read it unlocked. */
