@@ -271,7 +271,7 @@ void eng__wal_unlog(eng *e, size_t n);
 void eng__wal_committed(eng *e);
 /* A checkpoint now, on the committing thread (or with no writer). */
 lp_err eng__wal_checkpoint(eng *e);
-void eng__wal_stats(eng *e, uint64_t *checkpoints, uint64_t *records);
+void eng__wal_stats(eng *e, struct eng_stats *out);
 void eng__wal_close(eng *e);
 /* writer.c: apply one record's txns (at open, before any writer). */
 lp_err eng__wal_replay(eng *e, const uint8_t *p, size_t n);

@@ -674,5 +674,5 @@ void eng_stats(eng *e, struct eng_stats *out)
 	pthread_mutex_lock(&e->cmp_mu);
 	out->compactor_interval_ms = e->cmp_interval_ms;
 	pthread_mutex_unlock(&e->cmp_mu);
-	eng__wal_stats(e, &out->wal_checkpoints, &out->wal_records);
+	eng__wal_stats(e, out);
 }

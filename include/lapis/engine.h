@@ -555,6 +555,8 @@ struct eng_stats {
 	uint64_t compactor_interval_ms;	/* 0: off */
 	uint64_t wal_records;		/* write-ahead log records written */
 	uint64_t wal_checkpoints;	/* and checkpoints (engine/wal.c) */
+	uint64_t wal_writebacks;	/* writebacks of data.mdb started
+					   between checkpoints */
 };
 
 void eng_stats(eng *e, struct eng_stats *out);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "lapis/clock.h"
 
 #define W_THREADS 3
 #define W_VAL 12000 /* bytes per value: ~4 MiB of log every ~330 txns */
@@ -250,6 +251,37 @@ Test(eng_wal, records_checkpoints_and_a_clean_close)
 	TC_OK(tc_put(s.e, "/x", 2, "y", 1, ENG_NO_SLOT, NULL, NULL));
 	eng_stats(s.e, &st);
 	cr_assert_eq(st.wal_records, 0);
+	tc_done(&s);
+}
+
+/* Between checkpoints the checkpoint thread starts data.mdb's writeback
+   every few milliseconds while records come (wal.c, ckpt_main), and an
+   idle store starts none. */
+Test(eng_wal, writeback_runs_while_records_come_and_not_when_idle)
+{
+	struct eng_opts o = {0};
+	struct tc_store s;
+	tc_open(&s, "wal-writeback", &o);
+	struct eng_stats st;
+	int64_t until = lp_mono_ms() + 20000;
+	int i = 0;
+	do {
+		char k[32];
+		int kl = snprintf(k, sizeof k, "/w/%d", i++ % 50);
+		TC_OK(tc_put(s.e, k, (size_t)kl, "v", 1, ENG_NO_SLOT, NULL,
+			     NULL));
+		usleep(2000);
+		eng_stats(s.e, &st);
+	} while (st.wal_writebacks < 2 && lp_mono_ms() < until);
+	cr_assert_geq(st.wal_writebacks, 2, "%" PRIu64 " writebacks in %d puts",
+		      st.wal_writebacks, i);
+	/* The last records may still start one; after that, none. */
+	usleep(2500 * 1000);
+	eng_stats(s.e, &st);
+	uint64_t idle = st.wal_writebacks;
+	usleep(2500 * 1000);
+	eng_stats(s.e, &st);
+	cr_assert_eq(st.wal_writebacks, idle, "writebacks on an idle store");
 	tc_done(&s);
 }
 
