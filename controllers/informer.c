@@ -375,24 +375,6 @@ static json_t *plain_member(const char **p, const char *end, const char *name)
 	return json_stringn(v, n);
 }
 
-/* The closing quote of the string whose text starts at p, or NULL. A
-   quote ends it unless an odd run of backslashes comes before it. */
-static const char *string_end(const char *p, const char *end)
-{
-	const char *from = p;
-	for (;;) {
-		const char *q = memchr(p, '"', (size_t)(end - p));
-		if (!q)
-			return NULL;
-		size_t bs = 0;
-		while (q - bs > from && q[-1 - (ptrdiff_t)bs] == '\\')
-			bs++;
-		if (bs % 2 == 0)
-			return q;
-		p = q + 1;
-	}
-}
-
 /*
  * The end of the JSON value at p (a string, object, array or scalar of
  * compact, valid JSON as the registry writes it), or NULL at end.
@@ -403,7 +385,7 @@ static const char *value_end(const char *p, const char *end)
 	for (; p < end; p++) {
 		switch (*p) {
 		case '"':
-			if (!(p = string_end(p + 1, end)))
+			if (!(p = reg_json_string_end(p + 1, end)))
 				return NULL;
 			if (!depth)
 				return p + 1;

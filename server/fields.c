@@ -1876,27 +1876,10 @@ static bool sc_is(struct scan *sc, char c)
 	return sc->p < sc->end && *sc->p == c;
 }
 
-/* The closing quote of the string whose body starts at p, or NULL. A quote
-   is escaped when an odd number of backslashes precedes it; memchr finds
-   the candidates (a byte loop was most of the scan of a ConfigMap). */
-static const char *string_end(const char *p, const char *end)
-{
-	for (const char *q = p; q < end; q++) {
-		q = memchr(q, '"', (size_t)(end - q));
-		if (!q)
-			return NULL;
-		size_t bs = 0;
-		while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\')
-			bs++;
-		if (bs % 2 == 0)
-			return q;
-	}
-	return NULL;
-}
-
 static void sc_skip_string(struct scan *sc)
 {
-	const char *q = string_end(sc->p + 1, sc->end); /* past the quote */
+	const char *q =
+	    reg_json_string_end(sc->p + 1, sc->end); /* past the quote */
 	if (q) {
 		sc->p = q + 1;
 	} else {
@@ -2001,7 +1984,7 @@ static char *sc_key(struct scan *sc)
 		return NULL;
 	}
 	const char *start = ++sc->p;
-	const char *stop = string_end(start, sc->end);
+	const char *stop = reg_json_string_end(start, sc->end);
 	if (!stop) {
 		sc->p = sc->end;
 		sc->bad = true;

@@ -1293,6 +1293,21 @@ int reg__json_dump_matches(const char *ours, const char *jansson)
 /* Go's encoding/json syntax check                                      */
 /* ------------------------------------------------------------------ */
 
+const char *reg_json_string_end(const char *p, const char *end)
+{
+	for (const char *q = p; q < end; q++) {
+		q = memchr(q, '"', (size_t)(end - q));
+		if (!q)
+			return NULL;
+		size_t bs = 0;
+		while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\')
+			bs++;
+		if (bs % 2 == 0)
+			return q;
+	}
+	return NULL;
+}
+
 size_t reg_utf8_seq(const unsigned char *s, size_t n)
 {
 	unsigned char c = s[0];

@@ -104,6 +104,11 @@ const char *reg_go_type(const json_t *v);
  */
 size_t reg_go_float(double x, char out[REG_GO_FLOAT_MAX]);
 
+/* The closing quote of the JSON string whose text (after its opening quote)
+   starts at p, in [p, end), or NULL: a quote is escaped when an odd run
+   of backslashes comes before it. Finds the candidates with memchr. */
+const char *reg_json_string_end(const char *p, const char *end);
+
 /* Length of the valid UTF-8 sequence that starts at s (RFC 3629: no
    overlong forms, no surrogates, nothing past U+10FFFF), or 0 where none
    does; n > 0 bytes are readable. */
