@@ -255,8 +255,8 @@ Test(eng_wal, records_checkpoints_and_a_clean_close)
 }
 
 /* Between checkpoints the checkpoint thread starts data.mdb's writeback
-   every few milliseconds while records come (wal.c, ckpt_main), and an
-   idle store starts none. */
+   every WRITEBACK_MS (100 ms) while records come (wal.c, ckpt_main), and
+   an idle store starts none. */
 Test(eng_wal, writeback_runs_while_records_come_and_not_when_idle)
 {
 	struct eng_opts o = {0};
