@@ -49,12 +49,15 @@
  *     group is taken by the writer thread, so concurrent writers still meet
  *     in one group commit. A caller inside a read (the gate) never leads:
  *     the commit may have to wait for every reader to grow the map.
- *  7. A caller with a parker (eng_set_parker) never leads either: it
- *     queues, signals the writer thread and parks. Its last txn carries
- *     the parker; whoever commits the group copies the wake while marking
- *     the txns done and calls it after unlocking q->mu, so a parked caller
- *     is woken once per commit call, after its txns are done, and may free
- *     them at once.
+ *  7. A caller with a parker (eng_set_parker) leads only in nosync mode,
+ *     where a commit costs CPU and never a wait for the disk (a lone write
+ *     on a test server then commits at once, with no switch); in sync mode
+ *     it never leads: it queues, signals the writer thread and parks, and
+ *     so holds no thread through a flush. Its last txn carries the parker
+ *     (none when it leads); whoever commits the group copies the wake while
+ *     marking the txns done and calls it after unlocking q->mu, so a parked
+ *     caller is woken once per commit call, after its txns are done, and
+ *     may free them at once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -1047,6 +1050,11 @@ static lp_err submit(eng_txn *const *ts, size_t n)
 	   a chain's txns done together, under one lock. */
 	bool in_read = eng__gate_held();
 	const struct eng_parker *pk = in_read ? NULL : tls_parker;
+	/* Invariants 6 and 7: a parked caller leads only where a commit
+	   never waits for the disk. */
+	bool lead = !in_read && (!pk || e->nosync) && !q->busy && !q->creqs;
+	if (lead)
+		pk = NULL;
 	for (size_t i = 0; i < n; i++) {
 		eng_txn *t = ts[i];
 		t->state = TXN_QUEUED;
@@ -1057,7 +1065,7 @@ static lp_err submit(eng_txn *const *ts, size_t n)
 		*q->tail = t;
 		q->tail = &t->next;
 	}
-	if (!pk && !q->busy && !q->creqs && !in_read)
+	if (lead)
 		lead_group(e);
 	else
 		pthread_cond_signal(&q->cv);

@@ -1013,9 +1013,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 	if (!timeout_param(r))
 		return MHD_YES;
 	bool ok = true;
-	if (is_write(&r->ri) &&
-	    (!s->o.inline_writes || !strcmp(r->ri.verb, "deletecollection")) &&
-	    srv__wpool_submit(s->wp, r, &ok))
+	if (is_write(&r->ri) && srv__wpool_submit(s->wp, r, &ok))
 		return ok ? MHD_YES : MHD_NO;
 	srv_dispatch(r);
 	if (!r->answered)

@@ -34,10 +34,6 @@ struct srv_opts {
 				    key made for this run (satoken.h) */
 	unsigned threads;	 /* 0: one per core */
 	unsigned write_workers;	 /* threads that run writes; 0: 64 (writes.c) */
-	/* A store without fsync: a write commits in CPU time, so it runs on
-	   the libmicrohttpd thread that read it, without the hand-over to
-	   the write pool (deletecollection, long by nature, still goes). */
-	bool inline_writes;
 	unsigned request_timeout_s; /* non-watch requests; 0: 60 */
 	unsigned idle_timeout_s;    /* idle or stalled connections; 0: 120 */
 	uint64_t head_timeout_ms;   /* a request head's deadline; 0: 32000 */

@@ -334,8 +334,10 @@ lp_err eng_txn_commit_chain(eng_txn *const *ts, size_t n,
  * Waiting for a commit without holding the thread, for callers that run on
  * a user-space scheduler (the server's write fibers, server/writes.c). A
  * thread with a parker installed has eng_txn_commit and eng_txn_commit_chain
- * queue their txns for the writer thread (never committing a group on the
- * caller's thread) and then call park(ud) until every txn is done; the
+ * queue their txns for the writer thread (in sync mode never committing a
+ * group on the caller's thread; in nosync mode, where no commit waits for
+ * the disk, committing them at once when no group is being committed) and
+ * then call park(ud) until every txn is done; the
  * committing thread calls wake(ud) once they are, after marking them done,
  * from no lock of the engine's. park returns after that wake, or earlier (the
  * caller checks and parks again); a wake may come before park is called. A

@@ -7,23 +7,28 @@
  *  1. A commit or chain with a parker installed has the same outcome as one
  *     without (revisions, failed compares, records), and its caller's wake
  *     is called exactly once per call, after the txns are done.
- *  2. A parked caller never commits a group on its own thread: even on an
- *     idle store, where a caller without a parker leads, the writer thread
- *     commits it (led_groups does not move).
+ *  2. On a synced store a parked caller never commits a group on its own
+ *     thread: even on an idle store, where a caller without a parker
+ *     leads, the writer thread commits it (led_groups does not move). On a
+ *     nosync store it leads when no group is being committed (no park, no
+ *     wake), and parks for one wake when one is.
  *  3. Inside a read (eng_rd_begin .. eng_rd_end) the parker is not used.
  *  4. eng_set_parker is per thread and returns the previous parker; many
  *     threads, each with its own parker, committing at once, each get one
  *     wake per commit and every write lands.
  */
 #include <stdatomic.h>
+#include <unistd.h>
 
 #include "common.h"
 
 static struct tc_store S;
 
+/* Synced (the WAL's fsync per group), where parked callers never lead. */
 static void setup(void)
 {
-	tc_open(&S, "parker", NULL);
+	struct eng_opts o = {0};
+	tc_open(&S, "parker", &o);
 }
 
 static void teardown(void)
@@ -228,4 +233,122 @@ Test(eng_parker, concurrent_parked_writers)
 	cr_assert_eq(st.rev, 1 + THREADS * PER_THREAD);
 	cr_assert_eq(st.led_groups, 0);
 	tc_check(S.e);
+}
+
+/* On a nosync store a lone parked commit leads: no park, no wake. */
+Test(eng_parker, nosync_lone_commit_leads_without_parking)
+{
+	struct tc_store N;
+	tc_open(&N, "parker-nosync", NULL);
+	struct tparker tp;
+	tp_init(&tp);
+	uint64_t led0 = led_groups(N.e);
+	eng_set_parker(&tp.pk);
+	for (int i = 0; i < 20; i++) {
+		char v[16];
+		snprintf(v, sizeof v, "%d", i);
+		eng_txn *t = tc_put_txn(N.e, "a", v, ENG_CMP_NONE, 0);
+		struct eng_commit_res res;
+		TC_OK(eng_txn_commit(t, &res));
+		cr_assert_eq(res.rev, 2 + i);
+		eng_txn_free(t);
+	}
+	eng_set_parker(NULL);
+	cr_assert_eq(led_groups(N.e), led0 + 20, "each lone commit leads");
+	cr_assert_eq(tp.parks, 0);
+	cr_assert_eq(tp_wakes(&tp), 0);
+	tp_destroy(&tp);
+	tc_check(N.e);
+	tc_done(&N);
+}
+
+/* An on_commit hook that holds the first group's commit until let go. */
+struct hold {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool holding, inside;
+};
+
+static void hold_on_commit(void *ud, uint64_t group)
+{
+	(void)group;
+	struct hold *h = ud;
+	pthread_mutex_lock(&h->mu);
+	h->inside = true;
+	pthread_cond_broadcast(&h->cv);
+	while (h->holding)
+		pthread_cond_wait(&h->cv, &h->mu);
+	pthread_mutex_unlock(&h->mu);
+}
+
+struct committer {
+	eng *e;
+	const char *key;
+	struct tparker *tp; /* NULL: none */
+	lp_err rc;
+	struct eng_commit_res res;
+};
+
+static void *committer_main(void *arg)
+{
+	struct committer *c = arg;
+	if (c->tp)
+		eng_set_parker(&c->tp->pk);
+	eng_txn *t = tc_put_txn(c->e, c->key, "v", ENG_CMP_NONE, 0);
+	c->rc = eng_txn_commit(t, &c->res);
+	eng_txn_free(t);
+	eng_set_parker(NULL);
+	return NULL;
+}
+
+/* On a nosync store, a parked commit that comes while a group is being
+   committed parks (its HTTP thread serves others) and gets one wake; the
+   writer thread commits it, not its own thread. */
+Test(eng_parker, nosync_commit_parks_while_a_group_commits)
+{
+	struct hold h = {.holding = true};
+	pthread_mutex_init(&h.mu, NULL);
+	pthread_cond_init(&h.cv, NULL);
+	struct eng_opts o = {
+	    .nosync = 1, .on_commit = hold_on_commit, .hook_ud = &h};
+	struct tc_store N;
+	tc_open(&N, "parker-nosync-busy", &o);
+	uint64_t led0 = led_groups(N.e);
+	/* a leads (no parker) and is held inside its commit */
+	struct committer a = {.e = N.e, .key = "a"};
+	pthread_t ta, tb;
+	cr_assert_eq(pthread_create(&ta, NULL, committer_main, &a), 0);
+	pthread_mutex_lock(&h.mu);
+	while (!h.inside)
+		pthread_cond_wait(&h.cv, &h.mu);
+	pthread_mutex_unlock(&h.mu);
+	/* b, parked, finds that commit under way: it parks */
+	struct tparker tp;
+	tp_init(&tp);
+	struct committer b = {.e = N.e, .key = "b", .tp = &tp};
+	cr_assert_eq(pthread_create(&tb, NULL, committer_main, &b), 0);
+	pthread_mutex_lock(&tp.mu);
+	while (tp.parks == 0) {
+		pthread_mutex_unlock(&tp.mu);
+		usleep(1000);
+		pthread_mutex_lock(&tp.mu);
+	}
+	pthread_mutex_unlock(&tp.mu);
+	pthread_mutex_lock(&h.mu);
+	h.holding = false;
+	pthread_cond_broadcast(&h.cv);
+	pthread_mutex_unlock(&h.mu);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	TC_OK(a.rc);
+	TC_OK(b.rc);
+	cr_assert_eq(a.res.rev, 2);
+	cr_assert_eq(b.res.rev, 3);
+	cr_assert_eq(tp_wakes(&tp), 1, "one wake for the parked commit");
+	cr_assert_eq(led_groups(N.e), led0 + 1, "only a led");
+	tp_destroy(&tp);
+	tc_check(N.e);
+	tc_done(&N);
+	pthread_mutex_destroy(&h.mu);
+	pthread_cond_destroy(&h.cv);
 }
