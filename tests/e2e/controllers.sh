@@ -14,7 +14,8 @@ set -uo pipefail
 e2e_init controllers
 # synced: writes run on the write pool's fibers (server/writes.c), the
 # path every synced server takes; kubectl.sh, crd.sh and apply.sh keep
-# the inline path of --nosync and --ephemeral
+# the nosync path of --nosync and --ephemeral (a write leads its own
+# group when no commit is under way)
 E2E_SYNC=1
 
 if ! command -v kubectl >/dev/null 2>&1; then

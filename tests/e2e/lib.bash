@@ -220,8 +220,9 @@ spawn() {
 
 # serve_lapis NAME DATA [ARGS...]: starts `lapis serve` (TLS unless ARGS
 # say --insecure-http) on a free loopback port on data directory DATA (no
-# fsync, so writes run on libmicrohttpd's threads, unless E2E_SYNC is set:
-# then synced, and writes go through the write pool), stderr in
+# fsync, where a write commits on its HTTP thread unless another commit is
+# under way, unless E2E_SYNC is set: then synced, where every write parks
+# for the writer thread's group commit), stderr in
 # $WORK/NAME.log; sets SERVER_PID and URL (empty when no URL line came).
 serve_lapis() {
 	local name=$1 data=$2 line
