@@ -36,8 +36,7 @@
 
 static const char usage[] =
     "usage: lapis serve [--data-dir DIR] [--listen ADDR:PORT] [--ephemeral]\n"
-    "                   [--insecure-http [--force-insecure]] [--tls-san "
-    "NAME]...\n"
+    "                   [--insecure-http [--force-insecure]] [--tls-san NAME]...\n"
     "                   [--nosync] [--compaction-interval DUR]\n"
     "                   [--request-timeout DUR] [--idle-timeout DUR]\n"
     "                   [--read-header-timeout DUR]\n"
@@ -46,65 +45,45 @@ static const char usage[] =
     "\n"
     "Serve the Kubernetes API for built-in resources on a data directory,\n"
     "creating it on first start (store, CA and serving certificate, admin\n"
-    "token, kubeconfig). Prints the URL and `export "
-    "KUBECONFIG=DIR/kubeconfig`.\n"
+    "token, kubeconfig). Prints the URL and `export KUBECONFIG=DIR/kubeconfig`.\n"
     "Stops cleanly on SIGINT or SIGTERM.\n"
     "\n"
     "Options:\n"
-    "  -d, --data-dir DIR            data directory "
-    "(default " CLI_DEFAULT_DATA_DIR ")\n"
-    "  -l, --listen ADDR:PORT        address to listen on (default "
-    "127.0.0.1:6443;\n"
-    "                                port 0 picks a free port; [::1]:PORT for "
-    "IPv6)\n"
-    "      --ephemeral               a throwaway store in a temporary "
-    "directory,\n"
+    "  -d, --data-dir DIR            data directory (default " CLI_DEFAULT_DATA_DIR ")\n"
+    "  -l, --listen ADDR:PORT        address to listen on (default 127.0.0.1:6443;\n"
+    "                                port 0 picks a free port; [::1]:PORT for IPv6)\n"
+    "      --ephemeral               a throwaway store in a temporary directory,\n"
     "                                no fsync, removed on exit (tests)\n"
-    "      --insecure-http           plain HTTP, no authentication, full "
-    "rights\n"
-    "                                (like kube's old insecure port); refused "
-    "on a\n"
-    "                                non-loopback address unless "
-    "--force-insecure\n"
+    "      --insecure-http           plain HTTP, no authentication, full rights\n"
+    "                                (like kube's old insecure port); refused on a\n"
+    "                                non-loopback address unless --force-insecure\n"
     "      --tls-san NAME            an extra DNS name or IP in the serving\n"
     "                                certificate (repeatable)\n"
-    "      --nosync                  do not fsync at commit (a machine crash "
-    "may\n"
-    "                                lose recent writes); a write then "
-    "commits\n"
+    "      --nosync                  do not fsync at commit (a machine crash may\n"
+    "                                lose recent writes); a write then commits\n"
     "                                on its HTTP thread unless another commit\n"
     "                                is under way\n"
     "      --compaction-interval DUR compact history older than one interval,\n"
     "                                every interval, like kube-apiserver; Go\n"
-    "                                syntax: 250ms, 2s, 5m, 1h30m; 0 turns it "
-    "off\n"
+    "                                syntax: 250ms, 2s, 5m, 1h30m; 0 turns it off\n"
     "                                (default 5m)\n"
     "      --request-timeout DUR     the longest a write may take; then\n"
-    "                                the client gets 504 Timeout (the write "
-    "may\n"
-    "                                still commit, as in kube). Default 60s; "
-    "a\n"
-    "                                request's ?timeout= may shorten it. "
-    "Watches\n"
+    "                                the client gets 504 Timeout (the write may\n"
+    "                                still commit, as in kube). Default 60s; a\n"
+    "                                request's ?timeout= may shorten it. Watches\n"
     "                                end after their timeoutSeconds instead\n"
-    "      --idle-timeout DUR        close idle or stalled connections after "
-    "this\n"
+    "      --idle-timeout DUR        close idle or stalled connections after this\n"
     "                                (default 120s; watches carry their own\n"
     "                                timeoutSeconds and bookmarks)\n"
-    "      --read-header-timeout DUR close a connection whose request line "
-    "and\n"
+    "      --read-header-timeout DUR close a connection whose request line and\n"
     "                                headers take longer than this (default\n"
-    "                                32s, as kube-apiserver's; between "
-    "requests\n"
+    "                                32s, as kube-apiserver's; between requests\n"
     "                                it counts after --idle-timeout)\n"
-    "      --controllers LIST        the controllers to run: names, * for "
-    "all,\n"
-    "                                -name for not that one, in order "
-    "(default\n"
+    "      --controllers LIST        the controllers to run: names, * for all,\n"
+    "                                -name for not that one, in order (default\n"
     "                                *; \"*,-gc\" runs all but the garbage\n"
     "                                collector; \"\" none). Known: namespace\n"
-    "                                (empties and finalizes deleted "
-    "namespaces),\n"
+    "                                (empties and finalizes deleted namespaces),\n"
     "                                gc (ownerReferences garbage collection;\n"
     "                                also called garbagecollector),\n"
     "                                crd-finalizer (deletes a deleted CRD's\n"
@@ -116,26 +95,19 @@ static const char usage[] =
     "      --event-ttl DUR           how long an Event is kept after its last\n"
     "                                write, as kube-apiserver's (default 1h;\n"
     "                                0 keeps them)\n"
-    "      --write-workers N         writes in flight at once, each on a "
-    "fiber\n"
-    "                                that waits for the group commit without "
-    "a\n"
-    "                                thread: up to N writes share one fsync, "
-    "more\n"
+    "      --write-workers N         writes in flight at once, each on a fiber\n"
+    "                                that waits for the group commit without a\n"
+    "                                thread: up to N writes share one fsync, more\n"
     "                                wait in order (default 64; 1 to 4096)\n"
-    "      --read-cache-mb N         MiB of objects kept after a GET read "
-    "them,\n"
+    "      --read-cache-mb N         MiB of objects kept after a GET read them,\n"
     "                                answering later GETs of the same objects\n"
-    "                                until the next write commits, and as "
-    "much\n"
+    "                                until the next write commits, and as much\n"
     "                                again of whole GET answers (default 32;\n"
     "                                0 turns both off)\n"
     "  -h, --help                    show this help\n"
     "\n"
-    "The data directory holds store/ (the LMDB environment), pki/, "
-    "admin.token,\n"
-    "kubeconfig and lapis.lock (held while serving: a second server on the "
-    "same\n"
+    "The data directory holds store/ (the LMDB environment), pki/, admin.token,\n"
+    "kubeconfig and lapis.lock (held while serving: a second server on the same\n"
     "directory is refused).\n";
 
 /* kube-apiserver compacts etcd every 5 minutes by default. */
@@ -449,19 +421,19 @@ int cli_serve(int argc, char **argv)
 		lp_info("nosync: commits are not fsynced");
 
 	struct srv_opts so = {
-	    .e = d.e,
-	    .listen = listen,
-	    .insecure = insecure,
-	    .cert_pem = pki.cert_pem,
-	    .key_pem = pki.key_pem,
-	    .token = pki.token,
-	    .sa_key_pem = pki.sa_key_pem,
-	    .request_timeout_s = (unsigned)((req_ms + 999) / 1000),
-	    .idle_timeout_s = (unsigned)((idle_ms + 999) / 1000),
-	    .head_timeout_ms = head_ms,
-	    .write_workers = write_workers,
-	    .service_cidr = svc_range,
-	    .resp_cache = read_cache,
+		.e = d.e,
+		.listen = listen,
+		.insecure = insecure,
+		.cert_pem = pki.cert_pem,
+		.key_pem = pki.key_pem,
+		.token = pki.token,
+		.sa_key_pem = pki.sa_key_pem,
+		.request_timeout_s = (unsigned)((req_ms + 999) / 1000),
+		.idle_timeout_s = (unsigned)((idle_ms + 999) / 1000),
+		.head_timeout_ms = head_ms,
+		.write_workers = write_workers,
+		.service_cidr = svc_range,
+		.resp_cache = read_cache,
 	};
 	if (srv_start(&so, &s, &serr) != LP_OK) {
 		fprintf(stderr, "lapis: %s\n", serr.message);
