@@ -358,14 +358,19 @@ check "a real change gets a new resourceVersion" \
 	bash -c "grep -q '\"touched\":\"1\"' '$WORK/body' && ! grep -q '\"resourceVersion\":\"$RV1\"' '$WORK/body'"
 # Unconditional updates (no resourceVersion) racing each other all land:
 # kube re-applies such an update on the new object instead of a 409.
+# bg_write METHOD PATH BODY OUT: the request in the background, its status
+# code appended to OUT; its pid is added to the caller's pids array.
+bg_write() {
+	curl -sS -o /dev/null -w '%{http_code}\n' -X "$1" -H 'Content-Type: application/json' \
+		--data-binary "$3" "$URL$2" >>"$4" &
+	pids+=($!)
+}
 race_puts() {
 	local i pids=()
 	: >"$WORK/race"
 	for i in $(seq 1 40); do
-		curl -sS -o /dev/null -w '%{http_code}\n' -X PUT -H 'Content-Type: application/json' \
-			--data-binary "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"race\"},\"data\":{\"i\":\"$i\"}}" \
-			"$URL/api/v1/namespaces/default/configmaps/race" >>"$WORK/race" &
-		pids+=($!)
+		bg_write PUT /api/v1/namespaces/default/configmaps/race \
+			"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"race\"},\"data\":{\"i\":\"$i\"}}" "$WORK/race"
 	done
 	wait "${pids[@]}"
 	local bad
@@ -2014,14 +2019,10 @@ nosync_race() {
 	done
 	: >"$WORK/nsrace"
 	for i in $(seq 1 40); do
-		curl -sS -o /dev/null -w '%{http_code}\n' -X POST -H 'Content-Type: application/json' \
-			--data-binary "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c$i\"}}" \
-			"$URL/api/v1/namespaces/default/configmaps" >>"$WORK/nsrace" &
-		pids+=($!)
-		curl -sS -o /dev/null -w '%{http_code}\n' -X PUT -H 'Content-Type: application/json' \
-			--data-binary "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"race\"},\"data\":{\"i\":\"$i\"}}" \
-			"$URL/api/v1/namespaces/default/configmaps/race" >>"$WORK/nsrace" &
-		pids+=($!)
+		bg_write POST /api/v1/namespaces/default/configmaps \
+			"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c$i\"}}" "$WORK/nsrace"
+		bg_write PUT /api/v1/namespaces/default/configmaps/race \
+			"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"race\"},\"data\":{\"i\":\"$i\"}}" "$WORK/nsrace"
 	done
 	wait "${pids[@]}"
 	local got

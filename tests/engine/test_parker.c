@@ -18,7 +18,6 @@
  *     wake per commit and every write lands.
  */
 #include <stdatomic.h>
-#include <unistd.h>
 
 #include "common.h"
 
@@ -52,6 +51,7 @@ static void t_park(void *ud)
 	struct tparker *t = ud;
 	pthread_mutex_lock(&t->mu);
 	t->parks++;
+	pthread_cond_broadcast(&t->cv); /* for a test waiting for the park */
 	while (!t->woken)
 		pthread_cond_wait(&t->cv, &t->mu);
 	t->woken = false;
@@ -64,7 +64,7 @@ static void t_wake(void *ud)
 	pthread_mutex_lock(&t->mu);
 	t->wakes++;
 	t->woken = true;
-	pthread_cond_signal(&t->cv);
+	pthread_cond_broadcast(&t->cv);
 	pthread_mutex_unlock(&t->mu);
 }
 
@@ -328,11 +328,8 @@ Test(eng_parker, nosync_commit_parks_while_a_group_commits)
 	struct committer b = {.e = N.e, .key = "b", .tp = &tp};
 	cr_assert_eq(pthread_create(&tb, NULL, committer_main, &b), 0);
 	pthread_mutex_lock(&tp.mu);
-	while (tp.parks == 0) {
-		pthread_mutex_unlock(&tp.mu);
-		usleep(1000);
-		pthread_mutex_lock(&tp.mu);
-	}
+	while (tp.parks == 0)
+		pthread_cond_wait(&tp.cv, &tp.mu);
 	pthread_mutex_unlock(&tp.mu);
 	pthread_mutex_lock(&h.mu);
 	h.holding = false;
