@@ -20,12 +20,16 @@
  *    newest meta page written so far must be durable.
  *
  * With the write-ahead log (engine/wal.c, the default for a synced store),
- * LMDB flushes nothing at commit; what must be durable at each call is the
- * newest write to a log segment (wal.0, wal.1): durable once an fdatasync
- * or fsync of that descriptor that began after it returned has returned.
+ * LMDB flushes nothing at commit; what must be durable at the call for
+ * group g is g's record, the g-th record written to a log segment (wal.0,
+ * wal.1; a write that starts with a record's magic): durable once an
+ * fdatasync or fsync of that descriptor that began after it returned has
+ * returned. (Checking the newest write instead would also pass wrongly
+ * flushed records whenever a later one happened to be flushed.)
  *
- * The nosync case shows the check can fail: there LMDB flushes nothing,
- * and the hook sees the newest meta page not durable.
+ * The checks can fail: in the nosync case LMDB flushes nothing, and the
+ * hook sees the newest meta page not durable; a run with the log whose
+ * flushes the test does not count sees every group's record not durable.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -35,6 +39,11 @@
 
 #include "common.h"
 
+/* More records than the test's groups (two rounds of F_THREADS *
+   F_TXNS writes at most). */
+#define F_RECS_MAX 4096
+#define REC_MAGIC 0x4c57414cu /* engine/wal.c's "LWAL" */
+
 static struct {
 	pthread_mutex_t mu;
 	char path[PATH_MAX]; /* this test's data.mdb; "" while not watching */
@@ -43,8 +52,14 @@ static struct {
 	uint64_t durable;    /* the newest of them known on the disk */
 	uint64_t dsync_writes, flushes;
 	uint64_t log_done[2], log_durable[2]; /* the same for each segment */
-	int log_last;			      /* the segment written last */
 	uint64_t log_flushes;
+	/* record k (from 0): its segment and its write's number there */
+	struct {
+		int seg;
+		uint64_t write;
+	} recs[F_RECS_MAX];
+	uint64_t n_recs;
+	bool lose_log_flushes; /* the log's flushes do not count */
 } W = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 /* 0: data.mdb, 1 and 2: log segment 0 and 1, -1: another file. */
@@ -79,9 +94,16 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 	bool dsync = meta && (fcntl(fd, F_GETFL) & O_DSYNC);
 	ssize_t r = atomic_load(&real)(fd, buf, n, off);
 	if (file > 0 && r == (ssize_t)n) {
+		uint32_t magic = 0;
+		if (n >= sizeof magic)
+			memcpy(&magic, buf, sizeof magic);
 		pthread_mutex_lock(&W.mu);
 		W.log_done[file - 1]++;
-		W.log_last = file - 1;
+		if (magic == REC_MAGIC && W.n_recs < F_RECS_MAX) {
+			W.recs[W.n_recs].seg = file - 1;
+			W.recs[W.n_recs].write = W.log_done[file - 1];
+			W.n_recs++;
+		}
 		pthread_mutex_unlock(&W.mu);
 	}
 	if (meta && r == (ssize_t)n) {
@@ -107,7 +129,8 @@ static int flush(sync_fn real, int fd)
 		pthread_mutex_unlock(&W.mu);
 		int r = real(fd);
 		pthread_mutex_lock(&W.mu);
-		if (r == 0 && before > W.log_durable[file - 1])
+		if (r == 0 && before > W.log_durable[file - 1] &&
+		    !W.lose_log_flushes)
 			W.log_durable[file - 1] = before;
 		W.log_flushes++;
 		pthread_mutex_unlock(&W.mu);
@@ -164,10 +187,15 @@ static void on_commit(void *ud, uint64_t group)
 {
 	struct hook *h = ud;
 	pthread_mutex_lock(&W.mu);
-	int l = W.log_last;
-	bool ok = h->wal
-		      ? W.log_done[l] > 0 && W.log_durable[l] == W.log_done[l]
-		      : W.meta_done > 0 && W.durable == W.meta_done;
+	bool ok;
+	if (h->wal) {
+		/* group g's record: the g-th written */
+		ok = group >= 1 && group <= W.n_recs &&
+		     W.log_durable[W.recs[group - 1].seg] >=
+			 W.recs[group - 1].write;
+	} else {
+		ok = W.meta_done > 0 && W.durable == W.meta_done;
+	}
 	pthread_mutex_unlock(&W.mu);
 	if (!ok && atomic_fetch_add(&h->bad, 1) == 0)
 		atomic_store(&h->bad_group, group);
@@ -214,8 +242,8 @@ static void run(int nosync, bool wal, struct hook *h)
 	W.meta_done = W.durable = W.dsync_writes = W.flushes = 0;
 	memset(W.log_done, 0, sizeof W.log_done);
 	memset(W.log_durable, 0, sizeof W.log_durable);
-	W.log_last = 0;
 	W.log_flushes = 0;
+	W.n_recs = 0;
 	pthread_mutex_unlock(&W.mu);
 	tc_open_dir(&s, dir, &o);
 	for (int round = 0; round < 2; round++) {
@@ -239,15 +267,18 @@ static void run(int nosync, bool wal, struct hook *h)
 	pthread_mutex_lock(&W.mu);
 	cr_log_info("%s: %" PRIu64 " groups, %" PRIu64
 		    " meta page writes (%" PRIu64 " O_DSYNC), %" PRIu64
-		    " flushes of data.mdb, %" PRIu64 " of the log",
+		    " flushes of data.mdb, %" PRIu64 " records, %" PRIu64
+		    " flushes of the log",
 		    nosync ? "nosync"
 		    : wal  ? "wal"
 			   : "sync",
-		    st.groups, W.meta_done, W.dsync_writes, W.flushes,
+		    st.groups, W.meta_done, W.dsync_writes, W.flushes, W.n_recs,
 		    W.log_flushes);
-	if (wal)
+	if (wal) {
+		cr_assert_eq(W.n_recs, st.groups, "one record per group");
 		cr_assert_geq(W.log_flushes, st.groups,
 			      "every group flushed its log record");
+	}
 	cr_assert_geq(W.meta_done, st.groups,
 		      "every group wrote a meta page that the test saw");
 	W.path[0] = 0;
@@ -284,4 +315,19 @@ Test(eng_flush_order, without_sync_the_check_sees_unflushed_meta_pages)
 	run(1, false, &h);
 	cr_assert_gt(atomic_load(&h.bad), 0,
 		     "a nosync store flushes nothing: the check must see it");
+}
+
+Test(eng_flush_order, the_check_sees_unflushed_records)
+{
+	/* The log's flushes happen but are not counted: to the check, no
+	   record is ever durable, and every group must be seen. */
+	static struct hook h;
+	pthread_mutex_lock(&W.mu);
+	W.lose_log_flushes = true;
+	pthread_mutex_unlock(&W.mu);
+	run(0, true, &h);
+	pthread_mutex_lock(&W.mu);
+	W.lose_log_flushes = false;
+	pthread_mutex_unlock(&W.mu);
+	cr_assert_eq(atomic_load(&h.bad), atomic_load(&h.groups));
 }
