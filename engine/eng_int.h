@@ -156,7 +156,13 @@ struct eng {
 	void (*on_compact_step)(void *, uint64_t);
 	void *hook_ud;
 
-	_Atomic int64_t rev;	   /* latest committed; set by the writer */
+	/* rev: the latest committed and durable revision, what readers see
+	   and callers are told; vis_rev: set before each logged commit, so
+	   that no reader's snapshot is newer (writer.c, invariant 8). Both
+	   set by the committing thread. */
+	_Atomic int64_t rev;
+	_Atomic int64_t vis_rev;
+	_Atomic uint64_t durable_waits; /* readers that waited (read.c) */
 	/* rcache.c's seqlock: odd while a group commits (writer.c) */
 	_Atomic uint64_t cache_seq;
 	struct rcache *rc;	   /* eng_get_copy's cache; NULL: off */
@@ -220,6 +226,10 @@ struct eng_rd {
 	bool busy;	      /* begun and not ended */
 	int64_t rev;	      /* -1 until read */
 	int64_t compacted;    /* -1 until read */
+	/* The snapshot may hold a commit whose log record is still being
+	   flushed (read.c, invariant 5): vis_rev and rev as read at begin. */
+	bool unsettled;
+	int64_t vis_rev, durable_rev;
 	struct eng_rd *next;  /* in e->rd_all */
 	/* scratch for sorting a long-key group in a range walk */
 	struct rec *grp;
@@ -263,12 +273,16 @@ lp_err eng__wal_prepare(eng *e);
    remove the log instead. */
 lp_err eng__wal_start(eng *e, bool drop);
 /* The committing thread: room for a record of n bytes (the payload goes at
-   the pointer returned, NULL: no memory); log it (0, EFBIG: too large to
-   log, or an errno); erase it after a failed commit; after a commit. */
+   the pointer returned, NULL: no memory); write it and start its writeback,
+   unflushed (0, EFBIG: too large to log, or an errno); erase it after a
+   failed commit; after a commit. */
 uint8_t *eng__wal_buf(eng *e, size_t n);
 int eng__wal_log(eng *e, size_t n);
 void eng__wal_unlog(eng *e, size_t n);
 void eng__wal_committed(eng *e);
+/* After the commit of the record just logged: flush it (LP_E_IO breaks
+   the log). */
+lp_err eng__wal_flush(eng *e);
 /* A checkpoint now, on the committing thread (or with no writer). */
 lp_err eng__wal_checkpoint(eng *e);
 void eng__wal_stats(eng *e, struct eng_stats *out);
@@ -413,6 +427,11 @@ void eng__counts_end(eng *e, int64_t to);
 lp_err eng__writer_start(eng *e);
 void eng__writer_stop(eng *e);
 uint64_t eng__queued(eng *e); /* txns waiting in the writer's queue */
+/* A reader whose snapshot is no newer than revision v (vis_rev read
+   after the snapshot was taken): wait until v is durable, or until a
+   failed commit took it back (writer.c, invariant 8). Never on the
+   committing thread. */
+void eng__wait_durable(eng *e, int64_t v);
 
 /* watch.c */
 lp_err eng__hub_new(eng *e);

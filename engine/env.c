@@ -650,6 +650,7 @@ void eng_stats(eng *e, struct eng_stats *out)
 	out->rev = atomic_load(&e->rev);
 	out->compacted = atomic_load(&e->compacted);
 	out->groups = atomic_load(&e->groups);
+	out->durable_waits = atomic_load(&e->durable_waits);
 	out->led_groups = atomic_load(&e->led_groups);
 	out->txns = atomic_load(&e->txns);
 	out->map_grows = atomic_load(&e->map_grows);

@@ -15,6 +15,14 @@
  *     else the newest hist entry at or below R, absent if a tombstone).
  *  4. Range walks yield keys in byte order: long keys that share their first
  *     IK_SHORT_MAX bytes are collected and sorted by full key (eng_int.h).
+ *  5. Nothing a reader returns was committed without being durable
+ *     (writer.c, invariant 8). A snapshot taken while a commit's log
+ *     record was being flushed is unsettled: before it reads its revision,
+ *     a range, the change log or an older revision (eng__rd_meta), it
+ *     waits until the newest commit it may hold is durable. A point read
+ *     of the latest value waits only if the key is absent or its record is
+ *     newer than the durable revision seen at begin: a key unchanged since
+ *     then reads the same in every durable state after it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +188,14 @@ lp_err eng_rd_begin(eng *e, eng_rd **out)
 		eng__gate_leave(e, slot);
 		return rc;
 	}
+	/* Does the snapshot hold a commit whose record is still being
+	   flushed? (invariant 5; vis_rev read after the snapshot) */
+	r->unsettled = false;
+	if (e->wal && e->wq) {
+		r->vis_rev = atomic_load(&e->vis_rev);
+		r->durable_rev = atomic_load(&e->rev);
+		r->unsettled = r->vis_rev > r->durable_rev;
+	}
 	r->slot = slot;
 	r->busy = true;
 	r->rev = -1;
@@ -204,8 +220,19 @@ void eng_rd_end(eng_rd *r)
 	eng__gate_leave(e, slot);
 }
 
+/* Wait until what r's snapshot holds is durable (invariant 5). */
+static void settle(eng_rd *r)
+{
+	if (r->unsettled) {
+		atomic_fetch_add(&r->e->durable_waits, 1);
+		eng__wait_durable(r->e, r->vis_rev);
+		r->unsettled = false;
+	}
+}
+
 lp_err eng__rd_meta(eng_rd *r)
 {
+	settle(r);
 	if (r->rev >= 0)
 		return LP_OK;
 	int64_t rev, compacted;
@@ -315,6 +342,12 @@ lp_err eng_get(eng_rd *r, const void *key, size_t key_len, int64_t at_rev,
 	} else {
 		MDB_val k = {il, ik}, v;
 		int mrc = mdb_get(r->txn, r->e->db_state, &k, &v);
+		/* a key that the commit in flight may have created,
+		   changed or deleted: wait for it (invariant 5) */
+		if (r->unsettled &&
+		    (mrc || !eng__rec_decode(ik, il, &v, &rec) ||
+		     rec.h.mod_rev > r->durable_rev))
+			settle(r);
 		if (mrc)
 			return eng__from_mdb(mrc, "get");
 		if (!eng__rec_decode(ik, il, &v, &rec))

@@ -26,9 +26,11 @@
  *             checksum fails (a torn or stale one).
  *
  * Invariants
- *  1. A record is flushed before its LMDB transaction commits, and no
- *     caller is acknowledged before that commit (writer.c invariant 3).
- *     A record whose commit then fails is erased before the next one.
+ *  1. A record is written (and its writeback started) before its LMDB
+ *     transaction commits, and flushed right after it; no caller is
+ *     acknowledged and no reader sees the commit before that flush
+ *     (writer.c invariants 3 and 8). A record whose commit fails is erased
+ *     before the next one.
  *  2. The checkpoint's snapshot is never overwritten: a read transaction
  *     opened right after its commit is held until the next checkpoint is
  *     durable, so LMDB reuses none of its pages. Whatever LMDB wrote after
@@ -741,17 +743,32 @@ int eng__wal_log(eng *e, size_t len)
 			strerror(err));
 		return err;
 	}
-	if (!full_pwrite(fd, w->buf, n, w->off) || fdatasync(fd)) {
+	if (!full_pwrite(fd, w->buf, n, w->off)) {
 		int err = errno ? errno : EIO;
 		lp_error("%s/wal.%u: %s; writes fail from now on", e->dir,
 			 w->active, strerror(err));
 		atomic_store(&w->broken, true);
 		return err;
 	}
+	/* The device starts on the record while LMDB commits (flushed by
+	   eng__wal_flush); a failure here only leaves it to the flush. */
+	(void)sync_file_range(fd, (off64_t)w->off, (off64_t)n,
+			      SYNC_FILE_RANGE_WRITE);
 	w->off += n;
 	w->seq++;
 	atomic_fetch_add(&w->records, 1);
 	return 0;
+}
+
+lp_err eng__wal_flush(eng *e)
+{
+	struct eng_wal *w = e->wal;
+	if (fdatasync(w->seg_fd[w->active]) == 0)
+		return LP_OK;
+	lp_error("%s/wal.%u: %s; writes fail from now on", e->dir, w->active,
+		 strerror(errno));
+	atomic_store(&w->broken, true);
+	return LP_ERR(LP_E_IO);
 }
 
 void eng__wal_unlog(eng *e, size_t len)

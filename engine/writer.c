@@ -58,6 +58,13 @@
  *     marking the txns done and calls it after unlocking q->mu, so a parked
  *     caller is woken once per commit call, after its txns are done, and
  *     may free them at once.
+ *  8. With the write-ahead log, the commit overlaps its record's write:
+ *     the record is written and its writeback started, LMDB commits, then
+ *     the record is flushed, so the device writes it while LMDB writes
+ *     its pages. Between that commit and the flush, vis_rev is ahead of
+ *     rev; a reader that may see the commit waits for the flush (read.c,
+ *     invariant 5), and the group is acknowledged only after it.
+ *     Nothing is visible before it is durable.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -821,14 +828,33 @@ static int run_group(eng *e, eng_txn *first, eng_txn *stop, struct cmp_run *cr)
 		} else
 			logged = true;
 	}
-	/* rcache.c's seqlock: odd from before the commit is visible */
+	/* Invariant 8: readers wait for the flush from before the commit is
+	   visible. rcache.c's seqlock: odd from before the commit is
+	   visible. */
+	if (logged)
+		atomic_store(&e->vis_rev, rev);
 	atomic_fetch_add(&e->cache_seq, 1);
 	mrc = mdb_txn_commit(w);
 	atomic_fetch_add(&e->cache_seq, 1);
 	if (mrc) {
-		if (logged)
+		if (logged) {
+			/* a reader waiting for rev knows better now */
 			eng__wal_unlog(e, wlen);
+			pthread_mutex_lock(&e->rev_mu);
+			atomic_store(&e->vis_rev, rev0);
+			pthread_cond_broadcast(&e->rev_cv);
+			pthread_mutex_unlock(&e->rev_mu);
+		}
 		return mrc;
+	}
+	if (logged && eng__wal_flush(e)) {
+		/* visible, not durable: the log is broken, and no reader
+		   may wait for it */
+		pthread_mutex_lock(&e->rev_mu);
+		atomic_store(&e->rev, rev);
+		pthread_cond_broadcast(&e->rev_cv);
+		pthread_mutex_unlock(&e->rev_mu);
+		return EIO; /* visible, not durable: the log is broken */
 	}
 	atomic_store(&e->rev, rev);
 	if (force && eng__wal_checkpoint(e))
@@ -1081,6 +1107,22 @@ static lp_err submit(eng_txn *const *ts, size_t n)
 			pthread_cond_wait(&ts[i]->cv, &q->mu);
 	pthread_mutex_unlock(&q->mu);
 	return LP_OK;
+}
+
+void eng__wait_durable(eng *e, int64_t v)
+{
+	if (atomic_load(&e->rev) >= v)
+		return;
+	pthread_mutex_lock(&e->rev_mu);
+	for (;;) {
+		int64_t now = atomic_load(&e->vis_rev);
+		if (now < v)
+			v = now;
+		if (atomic_load(&e->rev) >= v || atomic_load(&e->closing))
+			break;
+		pthread_cond_wait(&e->rev_cv, &e->rev_mu);
+	}
+	pthread_mutex_unlock(&e->rev_mu);
 }
 
 lp_err eng_txn_commit(eng_txn *t, struct eng_commit_res *res)
@@ -1521,6 +1563,7 @@ static lp_err do_bump(eng *e, int64_t bump, int64_t *out)
 	int mrc = WITH_GROWTH(e, bump_txn(e, nr));
 	if (mrc)
 		return eng__from_mdb(mrc, "bump");
+	atomic_store(&e->vis_rev, nr);
 	atomic_store(&e->rev, nr);
 	atomic_store(&e->compacted, nr);
 	lp_err rc = eng__wal_checkpoint(e); /* wal.c, invariant 4 */
@@ -1639,6 +1682,7 @@ lp_err eng__writer_start(eng *e)
 	pthread_cond_init(&q->done_cv, NULL);
 	q->tail = &q->head;
 	e->wq = q;
+	atomic_store(&e->vis_rev, atomic_load(&e->rev));
 	if (pthread_create(&e->writer, NULL, writer_main, e)) {
 		pthread_mutex_destroy(&q->mu);
 		pthread_cond_destroy(&q->cv);

@@ -27,6 +27,10 @@
  * returned. (Checking the newest write instead would also pass wrongly
  * flushed records whenever a later one happened to be flushed.)
  *
+ * Readers, too, see nothing of a commit before its record is flushed
+ * (engine/writer.c, invariant 8; read.c, invariant 5): a test holds the
+ * log's flush of one commit and reads beside it.
+ *
  * The checks can fail: in the nosync case LMDB flushes nothing, and the
  * hook sees the newest meta page not durable; a run with the log whose
  * flushes the test does not count sees every group's record not durable.
@@ -60,7 +64,10 @@ static struct {
 	} recs[F_RECS_MAX];
 	uint64_t n_recs;
 	bool lose_log_flushes; /* the log's flushes do not count */
-} W = {.mu = PTHREAD_MUTEX_INITIALIZER};
+	bool hold_log_flushes; /* a flush of the log waits until cleared */
+	int log_flushes_held;  /* flushes waiting so */
+	pthread_cond_t cv;     /* signalled as those two change */
+} W = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 /* 0: data.mdb, 1 and 2: log segment 0 and 1, -1: another file. */
 static int which_file(int fd)
@@ -125,6 +132,13 @@ static int flush(sync_fn real, int fd)
 	bool data = file == 0;
 	if (file > 0) {
 		pthread_mutex_lock(&W.mu);
+		if (W.hold_log_flushes) {
+			W.log_flushes_held++;
+			pthread_cond_broadcast(&W.cv);
+			while (W.hold_log_flushes)
+				pthread_cond_wait(&W.cv, &W.mu);
+			W.log_flushes_held--;
+		}
 		before = W.log_done[file - 1];
 		pthread_mutex_unlock(&W.mu);
 		int r = real(fd);
@@ -330,4 +344,130 @@ Test(eng_flush_order, the_check_sees_unflushed_records)
 	W.lose_log_flushes = false;
 	pthread_mutex_unlock(&W.mu);
 	cr_assert_eq(atomic_load(&h.bad), atomic_load(&h.groups));
+}
+
+/* A reader beside the held flush of a commit that changes /k/changed. */
+struct reader {
+	eng *e;
+	bool range; /* a range over /k/, else a point read of /k/changed */
+	_Atomic bool done;
+	lp_err rc;
+	char value[16]; /* /k/changed's value as read */
+	size_t n;	/* keys the range saw */
+};
+
+static void *reader_main(void *p)
+{
+	struct reader *r = p;
+	if (r->range) {
+		struct eng_range_req q = {.prefix = (const uint8_t *)"/k/",
+					  .prefix_len = 3};
+		struct tc_list l = {0};
+		struct eng_range_res res;
+		r->rc = tc_range(r->e, &q, &l, &res);
+		r->n = l.n;
+		for (size_t i = 0; i < l.n; i++)
+			if (l.v[i].key_len == 10 &&
+			    !memcmp(l.v[i].key, "/k/changed", 10))
+				snprintf(r->value, sizeof r->value, "%s",
+					 (const char *)l.v[i].value);
+		tc_list_free(&l);
+	} else {
+		struct eng_copy c;
+		r->rc = eng_get_copy(r->e, "/k/changed", 10, &c);
+		if (!r->rc) {
+			snprintf(r->value, sizeof r->value, "%s", c.value);
+			free(c.value);
+		}
+	}
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+struct writer {
+	eng *e;
+	lp_err rc;
+};
+
+static void *writer_main(void *p)
+{
+	struct writer *w = p;
+	w->rc =
+	    tc_put(w->e, "/k/changed", 10, "new", 3, ENG_NO_SLOT, NULL, NULL);
+	return NULL;
+}
+
+Test(eng_flush_order, readers_wait_for_the_flush_of_what_they_may_see)
+{
+	char *dir = ts_tmpdir("flush-readers");
+	pthread_mutex_lock(&W.mu);
+	snprintf(W.path, sizeof W.path, "%s/data.mdb", dir);
+	for (int i = 0; i < 2; i++)
+		snprintf(W.seg[i], sizeof W.seg[i], "%s/wal.%d", dir, i);
+	pthread_mutex_unlock(&W.mu);
+	struct eng_opts o = {0}; /* synced, through the log */
+	struct tc_store s;
+	tc_open_dir(&s, dir, &o);
+	tc_puts(s.e, "/k/changed", "old");
+	tc_puts(s.e, "/k/same", "same");
+	int64_t rev0 = eng_rev(s.e);
+	struct eng_stats st;
+	eng_stats(s.e, &st);
+	uint64_t waits0 = st.durable_waits;
+
+	/* The next commit is visible in LMDB and its record not flushed. */
+	pthread_mutex_lock(&W.mu);
+	W.hold_log_flushes = true;
+	pthread_mutex_unlock(&W.mu);
+	struct writer wr = {.e = s.e};
+	pthread_t tw;
+	cr_assert_eq(pthread_create(&tw, NULL, writer_main, &wr), 0);
+	pthread_mutex_lock(&W.mu);
+	while (W.log_flushes_held == 0)
+		pthread_cond_wait(&W.cv, &W.mu);
+	pthread_mutex_unlock(&W.mu);
+
+	/* Meanwhile: the durable revision, and a key the commit does not
+	   touch read at once. */
+	cr_assert_eq(eng_rev(s.e), rev0);
+	struct eng_copy c;
+	TC_OK(eng_get_copy(s.e, "/k/same", 7, &c));
+	cr_assert_str_eq(c.value, "same");
+	free(c.value);
+
+	/* The changed key and a range wait for the flush. */
+	struct reader rp = {.e = s.e}, rr = {.e = s.e, .range = true};
+	pthread_t tp, tr;
+	cr_assert_eq(pthread_create(&tp, NULL, reader_main, &rp), 0);
+	cr_assert_eq(pthread_create(&tr, NULL, reader_main, &rr), 0);
+	for (;;) {
+		eng_stats(s.e, &st);
+		if (st.durable_waits >= waits0 + 2 || atomic_load(&rp.done) ||
+		    atomic_load(&rr.done))
+			break;
+		sched_yield();
+	}
+	cr_assert(!atomic_load(&rp.done),
+		  "a point read returned \"%s\" before the flush", rp.value);
+	cr_assert(!atomic_load(&rr.done), "a range returned before the flush");
+
+	pthread_mutex_lock(&W.mu);
+	W.hold_log_flushes = false;
+	pthread_cond_broadcast(&W.cv);
+	pthread_mutex_unlock(&W.mu);
+	pthread_join(tw, NULL);
+	pthread_join(tp, NULL);
+	pthread_join(tr, NULL);
+	TC_OK(wr.rc);
+	TC_OK(rp.rc);
+	TC_OK(rr.rc);
+	cr_assert_str_eq(rp.value, "new");
+	cr_assert_str_eq(rr.value, "new");
+	cr_assert_eq(rr.n, 2);
+	cr_assert_eq(eng_rev(s.e), rev0 + 1);
+	pthread_mutex_lock(&W.mu);
+	W.path[0] = 0;
+	pthread_mutex_unlock(&W.mu);
+	tc_check(s.e);
+	tc_done(&s);
 }
