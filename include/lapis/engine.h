@@ -133,7 +133,12 @@ struct eng_record {
 /*
  * Begin a short read snapshot of the latest committed state. Keep it short:
  * never hold it across network I/O or a wait (it pins pages and the file
- * grows). Errors: LP_E_READERSFULL, LP_E_CLOSED, LP_E_IO.
+ * grows). On a synced store, a snapshot taken while a commit's log record
+ * is being flushed shows nothing of that commit before the flush: reads
+ * through it that could see the commit (its revision, ranges, older
+ * revisions, a key the commit may have changed) wait for the flush, at
+ * most one fsync; eng_stats counts them (durable_waits).
+ * Errors: LP_E_READERSFULL, LP_E_CLOSED, LP_E_IO.
  * *out is new: end it with eng_rd_end() on the same thread.
  */
 lp_err eng_rd_begin(eng *e, eng_rd **out);
