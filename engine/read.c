@@ -191,7 +191,7 @@ lp_err eng_rd_begin(eng *e, eng_rd **out)
 	/* Does the snapshot hold a commit whose record is still being
 	   flushed? (invariant 5; vis_rev read after the snapshot) */
 	r->unsettled = false;
-	if (e->wal && e->wq) {
+	if (e->wal) {
 		r->vis_rev = atomic_load(&e->vis_rev);
 		r->durable_rev = atomic_load(&e->rev);
 		r->unsettled = r->vis_rev > r->durable_rev;
@@ -342,15 +342,14 @@ lp_err eng_get(eng_rd *r, const void *key, size_t key_len, int64_t at_rev,
 	} else {
 		MDB_val k = {il, ik}, v;
 		int mrc = mdb_get(r->txn, r->e->db_state, &k, &v);
+		bool ok = !mrc && eng__rec_decode(ik, il, &v, &rec);
 		/* a key that the commit in flight may have created,
 		   changed or deleted: wait for it (invariant 5) */
-		if (r->unsettled &&
-		    (mrc || !eng__rec_decode(ik, il, &v, &rec) ||
-		     rec.h.mod_rev > r->durable_rev))
+		if (r->unsettled && (!ok || rec.h.mod_rev > r->durable_rev))
 			settle(r);
 		if (mrc)
 			return eng__from_mdb(mrc, "get");
-		if (!eng__rec_decode(ik, il, &v, &rec))
+		if (!ok)
 			return LP_ERR(LP_E_CORRUPT);
 	}
 	if (key_len > IK_SHORT_MAX &&

@@ -751,6 +751,16 @@ struct cmp_run;
 static int slice_run(eng *e, MDB_txn *w, struct cmp_run *cr);
 static void slice_done(eng *e, struct cmp_run *cr, bool folded);
 
+/* Set *at (e->rev or e->vis_rev) to v and wake the readers waiting in
+   eng__wait_durable, which test both under rev_mu. */
+static void store_and_wake(eng *e, _Atomic int64_t *at, int64_t v)
+{
+	pthread_mutex_lock(&e->rev_mu);
+	atomic_store(at, v);
+	pthread_cond_broadcast(&e->rev_cv);
+	pthread_mutex_unlock(&e->rev_mu);
+}
+
 /* Run txns [first, stop) in one LMDB write transaction, with a slice of the
    running compaction cr (NULL: none) after them. Returns an mdb code: 0,
    MDB_MAP_FULL (nothing committed) or another failure. */
@@ -840,20 +850,13 @@ static int run_group(eng *e, eng_txn *first, eng_txn *stop, struct cmp_run *cr)
 		if (logged) {
 			/* a reader waiting for rev knows better now */
 			eng__wal_unlog(e, wlen);
-			pthread_mutex_lock(&e->rev_mu);
-			atomic_store(&e->vis_rev, rev0);
-			pthread_cond_broadcast(&e->rev_cv);
-			pthread_mutex_unlock(&e->rev_mu);
+			store_and_wake(e, &e->vis_rev, rev0);
 		}
 		return mrc;
 	}
 	if (logged && eng__wal_flush(e)) {
-		/* visible, not durable: the log is broken, and no reader
-		   may wait for it */
-		pthread_mutex_lock(&e->rev_mu);
-		atomic_store(&e->rev, rev);
-		pthread_cond_broadcast(&e->rev_cv);
-		pthread_mutex_unlock(&e->rev_mu);
+		/* no reader may wait for a flush that failed */
+		store_and_wake(e, &e->rev, rev);
 		return EIO; /* visible, not durable: the log is broken */
 	}
 	atomic_store(&e->rev, rev);

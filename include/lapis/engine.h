@@ -564,8 +564,9 @@ struct eng_stats {
 	uint64_t wal_checkpoints;	/* and checkpoints (engine/wal.c) */
 	uint64_t wal_writebacks;	/* writebacks of data.mdb started
 					   between checkpoints */
-	uint64_t durable_waits;		/* reads that waited for a commit's
-					   log record to be flushed */
+	uint64_t durable_waits;		/* reads that needed a commit whose
+					   log record was being flushed, and
+					   so waited for the flush */
 };
 
 void eng_stats(eng *e, struct eng_stats *out);
