@@ -2394,10 +2394,8 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 			int64_t i;
 			uint64_t u;
 			if (!parse_int(a->s.p, a->s.n, false, &i, &u))
-				return errf(c,
-					    "strconv.ParseInt: parsing "
-					    "\"%.64s\": invalid syntax",
-					    a->s.p);
+				return err_static("type conversion error from "
+						  "'string' to 'int'");
 			return mkint(i);
 		}
 		if (a->k == V_TS)
@@ -2419,10 +2417,8 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 			int64_t i;
 			uint64_t u;
 			if (!parse_int(a->s.p, a->s.n, true, &i, &u))
-				return errf(c,
-					    "strconv.ParseUint: parsing "
-					    "\"%.64s\": invalid syntax",
-					    a->s.p);
+				return err_static("type conversion error from "
+						  "'string' to 'uint'");
 			return mkuint(u);
 		}
 		break;
@@ -2441,10 +2437,8 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 			double d = a->s.n ? strtod(s, &end) : 0;
 			if (!a->s.n || end != s + a->s.n || strchr(s, 'x') ||
 			    strchr(s, 'X'))
-				return errf(c,
-					    "strconv.ParseFloat: parsing "
-					    "\"%.64s\": invalid syntax",
-					    a->s.p);
+				return err_static("type conversion error from "
+						  "'string' to 'double'");
 			return mkdouble(d);
 		}
 		break;
@@ -2485,10 +2479,8 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 				return mkbool(true);
 			if (is_word(no, 6, a->s.p, a->s.n))
 				return mkbool(false);
-			return errf(c,
-				    "strconv.ParseBool: parsing \"%.64s\": "
-				    "invalid syntax",
-				    a->s.p);
+			return err_static("type conversion error from 'string' "
+					  "to 'bool'");
 		}
 		break;
 	case F_BYTES:

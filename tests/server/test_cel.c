@@ -580,6 +580,21 @@ Test(cel_values, conversions)
 	err("duration(self) == duration('1s')", "\"1x\"",
 	    "type conversion error from 'string' to "
 	    "'google.protobuf.Duration'");
+	/* cel-go's String.ConvertToType drops strconv's error for its own */
+	err("int(self) > 0", "\"acd\"",
+	    "type conversion error from 'string' to 'int'");
+	err("self.all(k, 0 < int(k) && int(k) <= 65535)",
+	    "{\"80\": 1, \"acd\": 2}",
+	    "type conversion error from 'string' to 'int'");
+	err("uint(self) > 0u", "\"-1\"",
+	    "type conversion error from 'string' to 'uint'");
+	err("double(self) > 0.0", "\"1e\"",
+	    "type conversion error from 'string' to 'double'");
+	err("bool(self)", "\"yes\"",
+	    "type conversion error from 'string' to 'bool'");
+	yes("int(self) == -12 && uint('12') == 12u && double('1.5') == 1.5 && "
+	    "bool('True')",
+	    "\"-12\"");
 	/* a timestamp keeps the zone it was written in for string() */
 	yes("string(timestamp('2011-08-18T19:03:37.01+01:00')) == "
 	    "'2011-08-18T19:03:37.01+01:00'",
