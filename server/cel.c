@@ -2376,6 +2376,9 @@ static bool parse_int(const char *s, size_t n, bool is_unsigned, int64_t *i,
 
 static struct val ip_string(struct ctx *c, const struct val *v);
 
+/* cel-go's String.ConvertToType: strconv's own error is dropped for this */
+#define FROM_STRING(type) "type conversion error from 'string' to '" type "'"
+
 static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 {
 	switch (f) {
@@ -2394,8 +2397,7 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 			int64_t i;
 			uint64_t u;
 			if (!parse_int(a->s.p, a->s.n, false, &i, &u))
-				return err_static("type conversion error from "
-						  "'string' to 'int'");
+				return err_static(FROM_STRING("int"));
 			return mkint(i);
 		}
 		if (a->k == V_TS)
@@ -2417,8 +2419,7 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 			int64_t i;
 			uint64_t u;
 			if (!parse_int(a->s.p, a->s.n, true, &i, &u))
-				return err_static("type conversion error from "
-						  "'string' to 'uint'");
+				return err_static(FROM_STRING("uint"));
 			return mkuint(u);
 		}
 		break;
@@ -2437,8 +2438,7 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 			double d = a->s.n ? strtod(s, &end) : 0;
 			if (!a->s.n || end != s + a->s.n || strchr(s, 'x') ||
 			    strchr(s, 'X'))
-				return err_static("type conversion error from "
-						  "'string' to 'double'");
+				return err_static(FROM_STRING("double"));
 			return mkdouble(d);
 		}
 		break;
@@ -2479,8 +2479,7 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 				return mkbool(true);
 			if (is_word(no, 6, a->s.p, a->s.n))
 				return mkbool(false);
-			return err_static("type conversion error from 'string' "
-					  "to 'bool'");
+			return err_static(FROM_STRING("bool"));
 		}
 		break;
 	case F_BYTES:
@@ -2498,8 +2497,7 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 			int64_t d;
 			if (!parse_duration(a->s.p, a->s.n, &d))
 				return err_static(
-				    "type conversion error from 'string' to "
-				    "'google.protobuf.Duration'");
+				    FROM_STRING("google.protobuf.Duration"));
 			return mkdur(d);
 		}
 		break;
@@ -2511,8 +2509,7 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 			if (!parse_ts(a->s.p, a->s.n, &v.ts.sec, &v.ts.ns,
 				      &v.ts.off))
 				return err_static(
-				    "type conversion error from 'string' to "
-				    "'google.protobuf.Timestamp'");
+				    FROM_STRING("google.protobuf.Timestamp"));
 			return v;
 		}
 		if (a->k == V_INT) {
