@@ -773,6 +773,45 @@ static void meta_schemas(json_t *schemas)
 		      "properties", l, "type", "object"));
 }
 
+/* Add the schemas of r's kind to schemas (and those they reference);
+   true for a custom resource, whose references meta_schemas adds. */
+static bool kind_schemas(const struct srv_resource *r, json_t *schemas)
+{
+	if (r->custom) {
+		srv_cr_openapi(r, schemas);
+		return true;
+	}
+	/* a built-in kind: its schema from the field tables (fields.c) */
+	if (srv_builtin_openapi(r->group, r->version, r->kind, schemas))
+		return false;
+	/* a kind without field tables (none is served today): a
+	   loose schema with the GVK for explain */
+	json_t *sch = json_object();
+	char desc[256];
+	snprintf(desc, sizeof desc, "%s is a %s object served by lapis.",
+		 r->kind, r->kind);
+	json_object_set_new(sch, "description", json_string(desc));
+	json_object_set_new(sch, "type", json_string("object"));
+	json_t *props = json_object();
+	json_t *ps = json_object();
+	json_object_set_new(ps, "type", json_string("string"));
+	json_object_set_new(props, "apiVersion", ps);
+	json_object_set_new(props, "kind", json_deep_copy(ps));
+	json_t *md = json_object();
+	json_object_set_new(md, "type", json_string("object"));
+	json_object_set_new(props, "metadata", md);
+	json_object_set_new(sch, "properties", props);
+	json_object_set_new(sch, "x-kubernetes-preserve-unknown-fields",
+			    json_true());
+	json_t *gl = json_array();
+	json_array_append_new(gl, gvk(r));
+	json_object_set_new(sch, "x-kubernetes-group-version-kind", gl);
+	char sname[256];
+	schema_name(r, sname, sizeof sname);
+	json_object_set_new(schemas, sname, sch);
+	return false;
+}
+
 static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 {
 	json_t *paths = json_object(), *schemas = json_object();
@@ -847,37 +886,7 @@ static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 		}
 		json_object_set_new(paths, item, ip);
 		json_decref(pp);
-		if (r->custom) {
-			srv_cr_openapi(r, schemas);
-			any_custom = true;
-			continue;
-		}
-		/* a built-in kind: its schema from the field tables (fields.c) */
-		if (srv_builtin_openapi(r->group, r->version, r->kind, schemas))
-			continue;
-		/* a kind without field tables (none is served today): a
-		   loose schema with the GVK for explain */
-		json_t *sch = json_object();
-		char desc[256];
-		snprintf(desc, sizeof desc, "%s is a %s object served by lapis.",
-			 r->kind, r->kind);
-		json_object_set_new(sch, "description", json_string(desc));
-		json_object_set_new(sch, "type", json_string("object"));
-		json_t *props = json_object();
-		json_t *ps = json_object();
-		json_object_set_new(ps, "type", json_string("string"));
-		json_object_set_new(props, "apiVersion", ps);
-		json_object_set_new(props, "kind", json_deep_copy(ps));
-		json_t *md = json_object();
-		json_object_set_new(md, "type", json_string("object"));
-		json_object_set_new(props, "metadata", md);
-		json_object_set_new(sch, "properties", props);
-		json_object_set_new(sch, "x-kubernetes-preserve-unknown-fields",
-				    json_true());
-		json_t *gl = json_array();
-		json_array_append_new(gl, gvk(r));
-		json_object_set_new(sch, "x-kubernetes-group-version-kind", gl);
-		json_object_set_new(schemas, sname, sch);
+		any_custom |= kind_schemas(r, schemas);
 	}
 	if (!any) {
 		json_decref(paths);
@@ -926,13 +935,15 @@ static struct doc_ent *docs; /* under doc_mu */
 static size_t n_docs, cap_docs;
 static unsigned doc_pass;
 
+/* The fingerprint of group g, version v's descriptors; of every one when g
+   is NULL. */
 static uint64_t doc_fingerprint(const struct rset *rs, const char *g,
 				const char *v)
 {
 	uint64_t h = 14695981039346656037ull;
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct srv_resource *r = rs->a[i];
-		if (!same_gv(r, g, v))
+		if (g && !same_gv(r, g, v))
 			continue;
 		uint64_t parts[2] = {(uint64_t)(uintptr_t)r, srv_cr_serial(r)};
 		for (int k = 0; k < 2; k++)
@@ -1194,7 +1205,7 @@ static json_t *v2_operation(const struct srv_resource *r, const char *action,
 }
 
 /* The /openapi/v2 document: every served resource's paths and operations,
-   no definitions (see openapiv2.h). */
+   and the definitions of their kinds (see openapiv2.h). */
 static json_t *openapi_v2_doc(const struct rset *rs)
 {
 	json_t *paths = json_object();
@@ -1213,9 +1224,89 @@ static json_t *openapi_v2_doc(const struct rset *rs)
 		json_object_set_new(ip, "delete", v2_operation(r, "delete", false));
 		json_object_set_new(paths, item, ip);
 	}
-	return json_pack("{s:s,s:{s:s,s:s},s:o,s:{}}", "swagger", "2.0", "info",
+	/* the definitions: every kind's v3 schemas in v2 form */
+	json_t *v3 = json_object(), *defs = json_object();
+	bool any_custom = false;
+	for (size_t i = 0; i < rs->n; i++)
+		any_custom |= kind_schemas(rs->a[i], v3);
+	if (any_custom)
+		meta_schemas(v3);
+	const char *name;
+	json_t *sch;
+	json_object_foreach(v3, name, sch)
+	    json_object_set_new(defs, name, srv_openapi_v2_schema(sch));
+	json_decref(v3);
+	return json_pack("{s:s,s:{s:s,s:s},s:o,s:o}", "swagger", "2.0", "info",
 			 "title", "Kubernetes", "version", "v1.33.0", "paths",
-			 paths, "definitions");
+			 paths, "definitions", defs);
+}
+
+/* GET /openapi/v2: JSON, or gnostic's protobuf when the Accept header
+   names it before JSON (kubectl 1.27 and 1.28 ask for it alone). */
+/* The /openapi/v2 document, built once for the resources it describes
+   (with a thousand CRDs it is megabytes): its JSON text and protobuf
+   bytes, with their ETags. Under doc_mu. */
+static struct {
+	bool built;
+	uint64_t fp;
+	char *json, *pb;
+	size_t json_n, pb_n;
+	char json_etag[131], pb_etag[131];
+} v2c;
+
+static void v2_cache_clear(void)
+{
+	free(v2c.json);
+	free(v2c.pb);
+	memset(&v2c, 0, sizeof v2c);
+}
+
+/* A copy of the document's JSON (or protobuf) and its ETag; NULL out of
+   memory. */
+static char *v2_get(bool pb, size_t *n, char etag[131])
+{
+	struct rset rs;
+	rset_get(&rs);
+	uint64_t fp = doc_fingerprint(&rs, NULL, NULL);
+	pthread_mutex_lock(&doc_mu);
+	bool hit = v2c.built && v2c.fp == fp;
+	pthread_mutex_unlock(&doc_mu);
+	if (!hit) {
+		json_t *doc = openapi_v2_doc(&rs);
+		size_t jn = 0, pn = 0;
+		char *js = doc ? reg_json_dump(doc, &jn) : NULL;
+		char *pbb = doc ? (char *)srv_openapi_v2_pb(doc, &pn) : NULL;
+		json_decref(doc);
+		if (!js || !pbb) {
+			free(js);
+			free(pbb);
+			rset_put(&rs);
+			return NULL;
+		}
+		pthread_mutex_lock(&doc_mu);
+		v2_cache_clear();
+		v2c.built = true;
+		v2c.fp = fp;
+		v2c.json = js;
+		v2c.json_n = jn;
+		v2c.pb = pbb;
+		v2c.pb_n = pn;
+		etag_of(js, jn, v2c.json_etag);
+		etag_of(pbb, pn, v2c.pb_etag);
+		pthread_mutex_unlock(&doc_mu);
+	}
+	rset_put(&rs);
+	pthread_mutex_lock(&doc_mu);
+	size_t len = pb ? v2c.pb_n : v2c.json_n;
+	char *copy = malloc(len + 1);
+	if (copy) {
+		memcpy(copy, pb ? v2c.pb : v2c.json, len);
+		copy[len] = 0;
+		*n = len;
+		memcpy(etag, pb ? v2c.pb_etag : v2c.json_etag, 131);
+	}
+	pthread_mutex_unlock(&doc_mu);
+	return copy;
 }
 
 /* GET /openapi/v2: JSON, or gnostic's protobuf when the Accept header
@@ -1223,31 +1314,27 @@ static json_t *openapi_v2_doc(const struct rset *rs)
 static void reply_openapi_v2(struct srv_req *r)
 {
 	const char *a = srv_accept(r);
-	const char *pb = a ? strstr(a, "application/com.github.proto-openapi.spec.v2") : NULL;
+	const char *pb =
+	    a ? strstr(a, "application/com.github.proto-openapi.spec.v2")
+	      : NULL;
 	const char *js = a ? strstr(a, "application/json") : NULL;
-	struct rset rs;
-	rset_get(&rs);
-	json_t *doc = openapi_v2_doc(&rs);
-	rset_put(&rs);
-	if (!doc) {
-		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
-		return;
-	}
-	if (!pb || (js && js < pb)) {
-		srv_reply_json(r, 200, doc);
-		return;
-	}
+	bool want_pb = pb && !(js && js < pb);
 	size_t n = 0;
-	unsigned char *bytes = srv_openapi_v2_pb(doc, &n);
-	json_decref(doc);
+	char etag[131];
+	char *bytes = v2_get(want_pb, &n, etag);
 	if (!bytes) {
 		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
 		return;
 	}
-	char etag[131];
-	etag_of((const char *)bytes, n, etag);
-	srv_reply_extra(r, 200, SRV_OPENAPI_V2_PB, (char *)bytes, n, "ETag",
-			etag);
+	const char *inm = srv_header(r, "If-None-Match");
+	if (inm && !strcmp(inm, etag)) {
+		free(bytes);
+		bytes = NULL;
+		n = 0;
+	}
+	srv_reply_extra(r, bytes ? 200 : 304,
+			want_pb ? SRV_OPENAPI_V2_PB : "application/json", bytes,
+			n, "ETag", etag);
 }
 
 void srv_openapi_cache_free(void)
@@ -1256,6 +1343,7 @@ void srv_openapi_cache_free(void)
 	for (size_t i = 0; i < n_docs; i++)
 		free(docs[i].text);
 	free(docs);
+	v2_cache_clear();
 	docs = NULL;
 	n_docs = cap_docs = 0;
 	pthread_mutex_unlock(&doc_mu);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "openapiv2.h"
+#include "schema.h"
 
 /* A growing output buffer; bad once an allocation failed. */
 struct pbw {
@@ -219,6 +220,276 @@ static void w_paths(struct pbw *w, unsigned field, json_t *paths)
 	w_msg(w, field, &all);
 }
 
+/* ------------------------------------------------ v3 schemas in v2 form */
+
+static const char v3_prefix[] = "#/components/schemas/";
+
+/* The reference s is or wraps (kube's v3 wraps a reference in a one-member
+   allOf to give it siblings), or NULL. */
+static const char *ref_of(const json_t *s)
+{
+	const char *ref = json_string_value(json_object_get(s, "$ref"));
+	if (ref)
+		return ref;
+	const json_t *all = json_object_get(s, "allOf");
+	if (json_array_size(all) == 1)
+		return json_string_value(
+		    json_object_get(json_array_get(all, 0), "$ref"));
+	return NULL;
+}
+
+static bool flag(const json_t *s, const char *name)
+{
+	return json_is_true(json_object_get(s, name));
+}
+
+static json_t *v2_of(json_t *s, int depth);
+
+/* required without the members whose schema is nullable (a null value
+   passes v3's required and has no v2 spelling), or without all of them
+   when every additional property may be null. */
+static json_t *v2_required(json_t *s)
+{
+	json_t *req = json_object_get(s, "required");
+	json_t *props = json_object_get(s, "properties");
+	if (flag(json_object_get(s, "additionalProperties"), "nullable"))
+		return NULL;
+	json_t *out = json_array();
+	size_t i;
+	json_t *name;
+	json_array_foreach(req, i, name)
+	{
+		const char *n = json_string_value(name);
+		if (!n || !flag(json_object_get(props, n), "nullable"))
+			json_array_append(out, name);
+	}
+	if (!json_array_size(out)) {
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
+static json_t *v2_of(json_t *s, int depth)
+{
+	json_t *out = json_object();
+	if (!json_is_object(s) || depth > SRV_SCHEMA_MAX_DEPTH || !out)
+		return out;
+	const char *ref = ref_of(s);
+	if (ref) {
+		/* a reference: no type and no properties beside it (kubectl
+		   refuses both); its description and extensions kept */
+		size_t n = strlen(v3_prefix);
+		if (!strncmp(ref, v3_prefix, n)) {
+			char *r2 =
+			    malloc(strlen(ref) - n + sizeof "#/definitions/");
+			if (r2) {
+				strcpy(r2, "#/definitions/");
+				strcat(r2, ref + n);
+				json_object_set_new(out, "$ref",
+						    json_string(r2));
+				free(r2);
+			}
+		} else {
+			json_object_set_new(out, "$ref", json_string(ref));
+		}
+		const char *k;
+		json_t *v;
+		json_object_foreach(s, k, v)
+		{
+			if (!strcmp(k, "description") || !strncmp(k, "x-", 2))
+				json_object_set(out, k, v);
+		}
+		return out;
+	}
+	bool nullable = flag(s, "nullable");
+	bool preserve = flag(s, "x-kubernetes-preserve-unknown-fields");
+	const char *k;
+	json_t *v;
+	json_object_foreach(s, k, v)
+	{
+		if (!strcmp(k, "allOf") || !strcmp(k, "anyOf") ||
+		    !strcmp(k, "oneOf") || !strcmp(k, "not") ||
+		    !strcmp(k, "nullable") || !strcmp(k, "type") ||
+		    !strcmp(k, "required"))
+			continue;
+		if (!strcmp(k, "properties")) {
+			if (nullable || preserve || !json_is_object(v))
+				continue;
+			json_t *p = json_object();
+			const char *pk;
+			json_t *pv;
+			json_object_foreach(v, pk, pv)
+			    json_object_set_new(p, pk, v2_of(pv, depth + 1));
+			json_object_set_new(out, k, p);
+		} else if (!strcmp(k, "items")) {
+			if (!nullable && !preserve && json_is_object(v))
+				json_object_set_new(out, k,
+						    v2_of(v, depth + 1));
+		} else if (!strcmp(k, "additionalProperties")) {
+			json_object_set_new(out, k,
+					    json_is_object(v)
+						? v2_of(v, depth + 1)
+						: json_incref(v));
+		} else {
+			json_object_set(out, k, v);
+		}
+	}
+	const char *type = json_string_value(json_object_get(s, "type"));
+	const char *format = json_string_value(json_object_get(s, "format"));
+	if (!type && !nullable && !preserve && format &&
+	    !strcmp(format, "int-or-string"))
+		type = "string"; /* kube's v2 IntOrString */
+	if (type && !nullable && !(preserve && !strcmp(type, "object")) &&
+	    !(!strcmp(type, "array") && !json_object_get(out, "items")))
+		json_object_set_new(out, "type", json_string(type));
+	json_t *req = v2_required(s);
+	if (req)
+		json_object_set_new(out, "required", req);
+	return out;
+}
+
+json_t *srv_openapi_v2_schema(json_t *v3)
+{
+	return v2_of(v3, 0);
+}
+
+/* A number field (double, wire type 1) from a JSON number. */
+static void w_double(struct pbw *w, unsigned field, const json_t *v)
+{
+	if (!json_is_number(v))
+		return;
+	double d = json_number_value(v);
+	uint64_t bits;
+	memcpy(&bits, &d, sizeof bits);
+	unsigned char le[8];
+	for (int i = 0; i < 8; i++)
+		le[i] = (unsigned char)(bits >> (8 * i));
+	w_varint(w, (uint64_t)field << 3 | 1);
+	w_raw(w, le, sizeof le);
+}
+
+/* An int64 field (varint) from a JSON integer. */
+static void w_int(struct pbw *w, unsigned field, const json_t *v)
+{
+	if (!json_is_integer(v))
+		return;
+	w_varint(w, (uint64_t)field << 3);
+	w_varint(w, (uint64_t)json_integer_value(v));
+}
+
+/* Any {2 yaml}: the value's JSON text, which YAML reads as the same. */
+static void w_any(struct pbw *w, unsigned field, const json_t *v)
+{
+	if (!v)
+		return;
+	char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	if (!text) {
+		w->bad = true;
+		return;
+	}
+	struct pbw any = {0};
+	w_bytes(&any, 2, text, strlen(text));
+	free(text);
+	w_msg(w, field, &any);
+}
+
+static void w_schema(struct pbw *w, unsigned field, json_t *s, int depth);
+
+/* Properties {1 NamedSchema {1 name, 2 Schema}}, or a document's
+   Definitions, which has the same shape. Present even when empty: an
+   object with properties is a kind to kubectl, one without a map. */
+static void w_named_schemas(struct pbw *w, unsigned field, json_t *o, int depth)
+{
+	struct pbw all = {0};
+	const char *k;
+	json_t *v;
+	json_object_foreach(o, k, v)
+	{
+		struct pbw named = {0};
+		w_bytes(&named, 1, k, strlen(k));
+		w_schema(&named, 2, v, depth);
+		w_msg(&all, 1, &named);
+	}
+	w_msg(w, field, &all);
+}
+
+/* Schema {1 $ref, 2 format, 3 title, 4 description, 5 default, 6
+   multipleOf, 7 maximum, 8 exclusiveMaximum, 9 minimum, 10
+   exclusiveMinimum, 11 maxLength, 12 minLength, 13 pattern, 14 maxItems,
+   15 minItems, 16 uniqueItems, 17 maxProperties, 18 minProperties, 19
+   required, 20 enum, 21 additionalProperties {1 schema | 2 boolean}, 22
+   type {1 value}, 23 items {1 schema}, 24 allOf, 25 properties, 26
+   discriminator, 27 readOnly, 30 example, 31 vendor_extension}. Nesting
+   deeper than a CRD schema may have (SRV_SCHEMA_MAX_DEPTH) is cut off:
+   this only bounds the recursion. */
+static void w_schema(struct pbw *w, unsigned field, json_t *s, int depth)
+{
+	if (!json_is_object(s) || depth > SRV_SCHEMA_MAX_DEPTH)
+		return;
+	struct pbw o = {0};
+	w_str(&o, 1, json_object_get(s, "$ref"));
+	w_str(&o, 2, json_object_get(s, "format"));
+	w_str(&o, 3, json_object_get(s, "title"));
+	w_str(&o, 4, json_object_get(s, "description"));
+	w_any(&o, 5, json_object_get(s, "default"));
+	w_double(&o, 6, json_object_get(s, "multipleOf"));
+	w_double(&o, 7, json_object_get(s, "maximum"));
+	w_bool(&o, 8, json_object_get(s, "exclusiveMaximum"));
+	w_double(&o, 9, json_object_get(s, "minimum"));
+	w_bool(&o, 10, json_object_get(s, "exclusiveMinimum"));
+	static const struct {
+		const char *name;
+		unsigned field;
+	} ints[] = {{"maxLength", 11},	   {"minLength", 12},
+		    {"maxItems", 14},	   {"minItems", 15},
+		    {"maxProperties", 17}, {"minProperties", 18}};
+	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+		w_int(&o, ints[i].field, json_object_get(s, ints[i].name));
+		if (i == 1)
+			w_str(&o, 13, json_object_get(s, "pattern"));
+		if (i == 3)
+			w_bool(&o, 16, json_object_get(s, "uniqueItems"));
+	}
+	w_strs(&o, 19, json_object_get(s, "required"));
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(s, "enum"), i, e) w_any(&o, 20, e);
+	json_t *ap = json_object_get(s, "additionalProperties");
+	if (json_is_object(ap) || json_is_boolean(ap)) {
+		struct pbw item = {0};
+		if (json_is_object(ap)) {
+			w_schema(&item, 1, ap, depth + 1);
+		} else {
+			w_varint(&item, 2 << 3);
+			w_varint(&item, json_is_true(ap));
+		}
+		w_msg(&o, 21, &item);
+	}
+	json_t *type = json_object_get(s, "type");
+	if (json_is_string(type)) {
+		struct pbw t = {0};
+		w_str(&t, 1, type);
+		w_msg(&o, 22, &t);
+	}
+	json_t *items = json_object_get(s, "items");
+	if (json_is_object(items)) {
+		struct pbw it = {0};
+		w_schema(&it, 1, items, depth + 1);
+		w_msg(&o, 23, &it);
+	}
+	json_array_foreach(json_object_get(s, "allOf"), i, e)
+	    w_schema(&o, 24, e, depth + 1);
+	json_t *props = json_object_get(s, "properties");
+	if (json_is_object(props))
+		w_named_schemas(&o, 25, props, depth + 1);
+	w_str(&o, 26, json_object_get(s, "discriminator"));
+	w_bool(&o, 27, json_object_get(s, "readOnly"));
+	w_any(&o, 30, json_object_get(s, "example"));
+	w_ext(&o, 31, s);
+	w_msg(w, field, &o); /* an empty schema too: any value */
+}
+
 unsigned char *srv_openapi_v2_pb(json_t *doc, size_t *len)
 {
 	if (!json_is_object(doc))
@@ -240,6 +511,10 @@ unsigned char *srv_openapi_v2_pb(json_t *doc, size_t *len)
 	json_t *paths = json_object_get(doc, "paths");
 	if (json_is_object(paths))
 		w_paths(&w, 8, paths);
+	/* Definitions {1 NamedSchema}: Properties' shape */
+	json_t *defs = json_object_get(doc, "definitions");
+	if (json_is_object(defs) && json_object_size(defs))
+		w_named_schemas(&w, 9, defs, 0);
 	w_ext(&w, 16, doc);
 	if (w.bad) {
 		free(w.b);

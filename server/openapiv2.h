@@ -8,9 +8,10 @@
  * `create -f` and `apply -f`, and give up when it is missing. lapis's
  * document (built in api.c) holds the paths of every served resource with
  * their operations, the x-kubernetes-* extensions and the query parameters
- * (fieldValidation among them), and no definitions: the schemas are in the
- * OpenAPI v3 documents, which those kubectl versions consult first for
- * fieldValidation; the server validates.
+ * (fieldValidation among them), and the definitions of every kind served
+ * (the v3 documents' schemas in v2 form), which `kubectl explain
+ * --output=plaintext-openapiv2` and v2 clients read; kubectl consults the
+ * v3 documents first for fieldValidation, and the server validates.
  *
  * Pure, any thread.
  */
@@ -29,11 +30,26 @@
  * Encode a Swagger 2.0 JSON document (doc) as openapi_v2.Document: swagger,
  * info (title, version), paths with their get, put, post, delete and patch
  * operations (produces, consumes, query parameters, responses' descriptions,
- * x-* extensions as YAML, here JSON text) and the paths' and operations'
- * x-* extensions. Other members are left out. doc is not changed (jansson
+ * x-* extensions as YAML, here JSON text), the paths' and operations'
+ * x-* extensions, and definitions (schemas with every member Schema has
+ * but xml and externalDocs; default, enum and example values as YAML, here
+ * JSON text). Other members are left out. doc is not changed (jansson
  * iterates objects through non-const pointers). Returns the bytes
  * (malloc'd, *len set), or NULL out of memory or when doc is not an object.
  */
 unsigned char *srv_openapi_v2_pb(json_t *doc, size_t *len);
+
+/*
+ * The Swagger 2.0 form of an OpenAPI v3 schema, as kube publishes its
+ * definitions in /openapi/v2 (new reference): references point into
+ * #/definitions/ and stand alone (a one-member allOf wrapper unwrapped, no
+ * type or properties beside them); allOf, anyOf, oneOf and not are dropped;
+ * a nullable schema loses its type, items and properties, and the names of
+ * nullable members leave required; a schema that preserves unknown fields
+ * loses its items and properties, and its type when that is object; an
+ * array left without items loses its type (kube's CRD conversion, which
+ * kubectl's v2 reader needs). Never NULL but out of memory.
+ */
+json_t *srv_openapi_v2_schema(json_t *v3);
 
 #endif

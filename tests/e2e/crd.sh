@@ -1308,6 +1308,92 @@ expect_rc 0 "the OpenAPI document of the group version" kubectl get --raw /opena
 check "... names the kind as kube does" out_has '"io.k8s.storage.snapshot.v1.VolumeSnapshotClass":\{'
 check "... with its GVK" out_has '"x-kubernetes-group-version-kind":\[\{"group":"snapshot.storage.k8s.io","kind":"VolumeSnapshotClass","version":"v1"\}\]'
 
+# /openapi/v2 defines every kind, a CRD's schema in the form kube's CRD
+# builder gives Swagger 2.0 (apiextensions' ToStructuralOpenAPIV2): what
+# v2 cannot say is dropped, and kubectl's v2 reader parses the protobuf.
+cat >"$WORK/v2conv.json" <<'JSON'
+{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"v2convs.v.example.com"},"spec":{"group":"v.example.com","scope":"Namespaced","names":{"plural":"v2convs","kind":"V2Conv"},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","required":["n","cnt"],"properties":{
+"n":{"type":"string","nullable":true},
+"cnt":{"type":"integer","minimum":0,"maximum":10,"multipleOf":2,"description":"an even count"},
+"free":{"type":"object","x-kubernetes-preserve-unknown-fields":true,"properties":{"a":{"type":"string"}}},
+"arr":{"type":"array","x-kubernetes-preserve-unknown-fields":true,"items":{"type":"string"}},
+"ios":{"x-kubernetes-int-or-string":true,"anyOf":[{"type":"integer"},{"type":"string"}]},
+"either":{"type":"object","properties":{"x":{"type":"integer"}},"oneOf":[{"required":["x"]}]},
+"tags":{"type":"array","items":{"type":"string","enum":["a","b"]},"x-kubernetes-list-type":"set"}}}}}}}]}}
+JSON
+expect_rc 0 "a CRD whose schema uses what Swagger 2.0 cannot say" kubectl create -f "$WORK/v2conv.json"
+expect_rc 0 "... Established" kubectl wait --for=condition=Established --timeout=20s crd/v2convs.v.example.com
+expect_rc 0 "/openapi/v2 in JSON" kubectl get --raw /openapi/v2
+check "... defines each served version's kind and list of every CRD, with its GVK" python3 -c "
+import json, subprocess
+d = json.load(open('$WORK/out'))['definitions']
+crds = json.loads(subprocess.check_output(['kubectl', 'get', 'crd', '-o', 'json']))['items']
+assert len(crds) > 20, len(crds)
+for c in crds:
+    g = c['spec']['group']; rg = '.'.join(reversed(g.split('.')))
+    for v in c['spec']['versions']:
+        if not v['served']: continue
+        for k in (c['spec']['names']['kind'], c['spec']['names']['listKind']):
+            x = d['%s.%s.%s' % (rg, v['name'], k)]
+            assert {'group': g, 'version': v['name'], 'kind': k} in x['x-kubernetes-group-version-kind'], (k, x)"
+check "... every reference resolves, stands alone, and no v3-only member is left" python3 -c "
+import json
+d = json.load(open('$WORK/out'))['definitions']
+def walk(s, where):
+    assert isinstance(s, dict), where
+    for k in ('nullable', 'anyOf', 'oneOf', 'not'):
+        assert k not in s, (where, k)
+    if '\$ref' in s:
+        r = s['\$ref']; assert r.startswith('#/definitions/') and r[14:] in d, (where, r)
+        assert 'type' not in s and 'properties' not in s, where
+    if s.get('type') == 'array': assert 'items' in s, where
+    for k, v in s.get('properties', {}).items(): walk(v, where + '.' + k)
+    for k in ('items', 'additionalProperties'):
+        if isinstance(s.get(k), dict): walk(s[k], where + '[]')
+    for v in s.get('allOf', []): walk(v, where)
+for n, s in d.items(): walk(s, n)
+assert d['io.k8s.apimachinery.pkg.util.intstr.IntOrString']['type'] == 'string'"
+check "... the CRD's schema as kube gives it in v2" python3 -c "
+import json
+s = json.load(open('$WORK/out'))['definitions']['com.example.v.v1.V2Conv']
+m = s['properties']['metadata']
+assert m['\$ref'] == '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta', m
+p = s['properties']['spec']
+assert p['required'] == ['cnt'], p['required']
+q = p['properties']
+assert q['n'] == {}, q['n']
+assert q['cnt'] == {'type': 'integer', 'minimum': 0, 'maximum': 10, 'multipleOf': 2, 'description': 'an even count'}, q['cnt']
+assert q['free'] == {'x-kubernetes-preserve-unknown-fields': True}, q['free']
+assert q['arr'] == {'x-kubernetes-preserve-unknown-fields': True}, q['arr']
+assert q['ios'] == {'x-kubernetes-int-or-string': True}, q['ios']
+assert q['either'] == {'type': 'object', 'properties': {'x': {'type': 'integer'}}}, q['either']
+assert q['tags'] == {'type': 'array', 'items': {'type': 'string', 'enum': ['a', 'b']}, 'x-kubernetes-list-type': 'set'}, q['tags']"
+for kc in "$KDIR/kubectl.1.27" "$KDIR/kubectl.1.33"; do
+	[[ -x $kc ]] || continue
+	v=$(basename "$kc")
+	expect_rc 0 "$v explain from /openapi/v2 (protobuf)" "$kc" explain v2convs.spec --output=plaintext-openapiv2
+	check "... reads the CRD's fields, the required one marked" out_has '^   cnt	<integer> -required-'
+	check "... with its description" out_has 'an even count'
+	check "... a nullable field with no type (v2 has no null)" out_has '^   n	<>$'
+	check "... a list of strings" out_has '^   tags	<\[\]string>'
+	expect_rc 0 "$v explain of a built-in from /openapi/v2" "$kc" explain service.spec.ports --output=plaintext-openapiv2
+	check "... port required, targetPort kube's v2 IntOrString (a string)" bash -c "grep -Eq '^   port	<integer> -required-' '$WORK/out' && grep -Eq '^   targetPort	<string>' '$WORK/out'"
+	expect_rc 0 "$v explain of a real CRD's kind from /openapi/v2" "$kc" explain volumesnapshotclass --output=plaintext-openapiv2
+	check "... its fields, required ones marked" out_has '^   driver	<string> -required-'
+done
+V2=(-sS --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")"
+	-H 'Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf')
+expect_rc 0 "/openapi/v2 in protobuf" curl "${V2[@]}" -o "$WORK/v2.pb" -D "$WORK/v2.hdr" "$URL/openapi/v2"
+ETAG=$(sed -n 's/^ETag: *//Ip' "$WORK/v2.hdr" | tr -d '\r')
+check "... with an ETag" [ -n "$ETAG" ]
+expect_rc 0 "... unchanged: 304 to If-None-Match" curl "${V2[@]}" -o /dev/null -w '%{http_code}' -H "If-None-Match: $ETAG" "$URL/openapi/v2"
+check "... (304)" out_has '^304$'
+expect_rc 0 "a CRD deleted" kubectl delete crd v2convs.v.example.com
+expect_rc 0 "... /openapi/v2 again" curl "${V2[@]}" -o /dev/null -w '%{http_code}' -D "$WORK/v2.hdr" -H "If-None-Match: $ETAG" "$URL/openapi/v2"
+check "... is a new document (200, another ETag)" bash -c "grep -q '^200$' '$WORK/out' && ! grep -qiF 'ETag: $ETAG' '$WORK/v2.hdr'"
+expect_rc 0 "... without the kind" kubectl get --raw /openapi/v2
+check "... (no V2Conv)" bash -c "! grep -q 'com.example.v.v1.V2Conv' '$WORK/out'"
+
 
 # kube's decoding of custom resources, in its details (apiextensions-
 # apiserver 1.33): nulls under additionalProperties are dropped or

@@ -4,7 +4,9 @@
  * small wire reader here and checked field by field (the numbers of
  * OpenAPIv2.proto), as kubectl 1.27's query parameter verifier walks them:
  * paths -> path item -> patch -> parameters -> query parameter name, and
- * the x-kubernetes-group-version-kind extension as YAML.
+ * the x-kubernetes-group-version-kind extension as YAML; and the
+ * definitions, each v3 schema in the v2 form kube publishes and kubectl's
+ * v2 reader (kube-openapi's proto package) accepts.
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -43,20 +45,23 @@ static bool find(struct span m, unsigned field, int k, struct span *out,
 		uint64_t tag, len = 0;
 		cr_assert(varint(&m, &tag), "truncated tag");
 		unsigned wt = (unsigned)(tag & 7);
-		cr_assert(wt == 0 || wt == 2, "wire type %u", wt);
+		cr_assert(wt == 0 || wt == 1 || wt == 2, "wire type %u", wt);
 		if (wt == 0) {
 			cr_assert(varint(&m, &len), "truncated varint");
+		} else if (wt == 1) { /* fixed64: its 8 bytes as a span */
+			cr_assert(m.n >= 8, "truncated fixed64");
+			len = 8;
 		} else {
 			cr_assert(varint(&m, &len) && len <= m.n, "bad length");
 		}
 		if ((tag >> 3) == field && k-- == 0) {
-			if (wt == 2)
+			if (wt != 0)
 				*out = (struct span){m.p, (size_t)len};
 			else if (val)
 				*val = len;
 			return true;
 		}
-		if (wt == 2) {
+		if (wt != 0) {
 			m.p += len;
 			m.n -= len;
 		}
@@ -188,4 +193,170 @@ Test(openapiv2, odd_shapes)
 	cr_assert(!find(m, 1, 0, &dummy, NULL), "no swagger");
 	free(b);
 	json_decref(d);
+}
+
+static json_t *load(const char *text)
+{
+	json_error_t e;
+	json_t *v = json_loads(text, 0, &e);
+	cr_assert_not_null(v, "%s: %s", text, e.text);
+	return v;
+}
+
+/* v2 of the v3 schema `in` equals `want` (both JSON text). */
+static void v2_is(const char *in, const char *want)
+{
+	json_t *v3 = load(in), *w = load(want);
+	json_t *got = srv_openapi_v2_schema(v3);
+	char *g = json_dumps(got, JSON_SORT_KEYS | JSON_COMPACT);
+	cr_assert(json_equal(got, w), "%s\n-> %s\nwant %s", in, g, want);
+	free(g);
+	json_decref(got);
+	json_decref(w);
+	json_decref(v3);
+}
+
+Test(openapiv2, v2_schemas)
+{
+	/* a reference wrapped in allOf for its siblings stands alone, in
+	   #/definitions/, with its description; its default goes */
+	v2_is("{\"allOf\":[{\"$ref\":\"#/components/schemas/a.B\"}],"
+	      "\"default\":{},\"description\":\"d\"}",
+	      "{\"$ref\":\"#/definitions/a.B\",\"description\":\"d\"}");
+	v2_is(
+	    "{\"$ref\":\"#/components/schemas/a.B\",\"type\":\"object\","
+	    "\"properties\":{\"x\":{}},\"x-kubernetes-list-type\":\"atomic\"}",
+	    "{\"$ref\":\"#/definitions/a.B\","
+	    "\"x-kubernetes-list-type\":\"atomic\"}");
+	/* value validations kept; junctors dropped */
+	v2_is("{\"type\":\"integer\",\"minimum\":0,\"maximum\":9,"
+	      "\"multipleOf\":2,\"enum\":[2,4],\"anyOf\":[{\"minimum\":1}],"
+	      "\"oneOf\":[{}],\"not\":{},\"allOf\":[{},{}]}",
+	      "{\"type\":\"integer\",\"minimum\":0,\"maximum\":9,"
+	      "\"multipleOf\":2,\"enum\":[2,4]}");
+	/* nullable: no type, items or properties; its name leaves the
+	   parent's required */
+	v2_is("{\"type\":\"object\",\"required\":[\"n\",\"k\"],"
+	      "\"properties\":{\"n\":{\"type\":\"array\",\"nullable\":true,"
+	      "\"items\":{\"type\":\"string\"}},\"k\":{\"type\":\"string\"}}}",
+	      "{\"type\":\"object\",\"required\":[\"k\"],"
+	      "\"properties\":{\"n\":{},\"k\":{\"type\":\"string\"}}}");
+	v2_is("{\"type\":\"object\",\"required\":[\"n\"],\"properties\":"
+	      "{\"n\":{\"type\":\"string\",\"nullable\":true}}}",
+	      "{\"type\":\"object\",\"properties\":{\"n\":{}}}");
+	v2_is(
+	    "{\"type\":\"object\",\"required\":[\"a\"],"
+	    "\"additionalProperties\":{\"type\":\"string\",\"nullable\":true}}",
+	    "{\"type\":\"object\",\"additionalProperties\":{}}");
+	/* preserving unknown fields: no items or properties, no object
+	   type; an array so left without items loses its type */
+	v2_is("{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":"
+	      "true,\"properties\":{\"a\":{\"type\":\"string\"}}}",
+	      "{\"x-kubernetes-preserve-unknown-fields\":true}");
+	v2_is("{\"type\":\"array\",\"x-kubernetes-preserve-unknown-fields\":"
+	      "true,\"items\":{\"type\":\"string\"}}",
+	      "{\"x-kubernetes-preserve-unknown-fields\":true}");
+	v2_is("{\"type\":\"string\",\"x-kubernetes-preserve-unknown-fields\":"
+	      "true}",
+	      "{\"type\":\"string\",\"x-kubernetes-preserve-unknown-fields\":"
+	      "true}");
+	/* int-or-string: a CRD field is any value, kube's IntOrString a
+	   string of that format */
+	v2_is("{\"x-kubernetes-int-or-string\":true,\"anyOf\":[{\"type\":"
+	      "\"integer\"},{\"type\":\"string\"}]}",
+	      "{\"x-kubernetes-int-or-string\":true}");
+	v2_is("{\"oneOf\":[{\"type\":\"integer\"},{\"type\":\"string\"}],"
+	      "\"format\":\"int-or-string\"}",
+	      "{\"type\":\"string\",\"format\":\"int-or-string\"}");
+	/* the rules apply all the way down, through items and maps */
+	v2_is("{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	      "\"additionalProperties\":{\"allOf\":[{\"$ref\":"
+	      "\"#/components/schemas/c.D\"}]},\"nullable\":false}}",
+	      "{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	      "\"additionalProperties\":{\"$ref\":\"#/definitions/c.D\"}}}");
+	/* not a schema: an empty one */
+	v2_is("[1]", "{}");
+}
+
+/* The definitions reach the protobuf document with every Schema member
+   kubectl reads, at its field number. */
+Test(openapiv2, definitions)
+{
+	json_t *d =
+	    load("{\"swagger\":\"2.0\",\"definitions\":{\"a.v1.K\":{"
+		 "\"description\":\"K is\",\"type\":\"object\","
+		 "\"required\":[\"spec\"],\"properties\":{"
+		 "\"spec\":{\"$ref\":\"#/definitions/a.v1.S\"},"
+		 "\"n\":{\"type\":\"integer\",\"format\":\"int32\","
+		 "\"minimum\":-1.5,\"maximum\":10,\"exclusiveMaximum\":true,"
+		 "\"default\":3,\"enum\":[1,\"a b\"]},"
+		 "\"s\":{\"type\":\"string\",\"maxLength\":5,\"minLength\":1,"
+		 "\"pattern\":\"^a\"},"
+		 "\"l\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+		 "\"maxItems\":3,\"uniqueItems\":true},"
+		 "\"m\":{\"type\":\"object\",\"additionalProperties\":false},"
+		 "\"e\":{\"type\":\"object\",\"properties\":{}}},"
+		 "\"x-kubernetes-group-version-kind\":[{\"group\":\"a\","
+		 "\"kind\":\"K\",\"version\":\"v1\"}]},"
+		 "\"a.v1.S\":{}}}");
+	size_t n = 0;
+	unsigned char *b = srv_openapi_v2_pb(d, &n);
+	json_decref(d);
+	cr_assert_not_null(b);
+	struct span m = {b, n}, dummy;
+	struct span defs = sub(m, 9, 0);
+	struct span k = sub(defs, 1, 0);
+	cr_assert(str_is(sub(k, 1, 0), "a.v1.K"));
+	struct span ks = sub(k, 2, 0);
+	cr_assert(str_is(sub(ks, 4, 0), "K is"));
+	cr_assert(str_is(sub(sub(ks, 22, 0), 1, 0), "object"));
+	cr_assert(str_is(sub(ks, 19, 0), "spec"));
+	struct span ext = sub(ks, 31, 0);
+	cr_assert(str_is(sub(ext, 1, 0), "x-kubernetes-group-version-kind"));
+	/* properties, in the document's order */
+	struct span props = sub(ks, 25, 0);
+	const char *names[] = {"spec", "n", "s", "l", "m", "e"};
+	struct span ps[6];
+	for (int i = 0; i < 6; i++) {
+		struct span named = sub(props, 1, i);
+		cr_assert(str_is(sub(named, 1, 0), names[i]), "%s", names[i]);
+		ps[i] = sub(named, 2, 0);
+	}
+	cr_assert(str_is(sub(ps[0], 1, 0), "#/definitions/a.v1.S"));
+	cr_assert(!find(ps[0], 22, 0, &dummy, NULL), "a reference has no type");
+	/* numbers: doubles (wire type 1), booleans and int64s (varints);
+	   default and enum values as YAML (JSON text) */
+	struct span mn = sub(ps[1], 9, 0);
+	double dv;
+	uint64_t bits = 0;
+	for (int i = 7; i >= 0; i--)
+		bits = bits << 8 | mn.p[i];
+	memcpy(&dv, &bits, sizeof dv);
+	cr_assert_float_eq(dv, -1.5, 1e-9);
+	cr_assert(find(ps[1], 7, 0, &dummy, NULL), "maximum");
+	uint64_t v = 0;
+	cr_assert(find(ps[1], 8, 0, NULL, &v) && v == 1, "exclusiveMaximum");
+	cr_assert(str_is(sub(ps[1], 2, 0), "int32"));
+	cr_assert(str_is(sub(sub(ps[1], 5, 0), 2, 0), "3"));
+	cr_assert(str_is(sub(sub(ps[1], 20, 0), 2, 0), "1"));
+	cr_assert(str_is(sub(sub(ps[1], 20, 1), 2, 0), "\"a b\""));
+	cr_assert(find(ps[2], 11, 0, NULL, &v) && v == 5, "maxLength");
+	cr_assert(find(ps[2], 12, 0, NULL, &v) && v == 1, "minLength");
+	cr_assert(str_is(sub(ps[2], 13, 0), "^a"));
+	/* an array's items: ItemsItem {1 schema} */
+	cr_assert(str_is(sub(sub(sub(sub(ps[3], 23, 0), 1, 0), 22, 0), 1, 0),
+			 "string"));
+	cr_assert(find(ps[3], 14, 0, NULL, &v) && v == 3, "maxItems");
+	cr_assert(find(ps[3], 16, 0, NULL, &v) && v == 1, "uniqueItems");
+	/* additionalProperties: false as AdditionalPropertiesItem {2} */
+	struct span ap = sub(ps[4], 21, 0);
+	v = 7;
+	cr_assert(find(ap, 2, 0, NULL, &v) && v == 0, "boolean false");
+	/* empty properties are still there: kubectl reads a kind, not a map */
+	cr_assert(find(ps[5], 25, 0, &dummy, NULL) && dummy.n == 0);
+	/* the empty schema is an empty message */
+	struct span s2 = sub(defs, 1, 1);
+	cr_assert(str_is(sub(s2, 1, 0), "a.v1.S"));
+	cr_assert(find(s2, 2, 0, &dummy, NULL) && dummy.n == 0);
+	free(b);
 }
