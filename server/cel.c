@@ -6054,12 +6054,15 @@ static char *qualified(struct parser *ps, const char *ns, const char *name)
 }
 
 /* The current identifier token, taken and consumed; NULL, after failing
-   at at, when it is a reserved word. */
-static char *take_ident(struct parser *ps, size_t at)
+   at at, when it is a reserved word standing alone. After a '.' (member)
+   a reserved word names a field or method, as cel-go's parser reads it,
+   and kube's type provider finds a field such as `namespace` under its
+   escaped name (recognizeKeywordAsFieldName, on from Kubernetes 1.31). */
+static char *take_ident(struct parser *ps, size_t at, bool member)
 {
 	char *name = ps->s;
 	ps->s = NULL;
-	if (is_cel_reserved(name, strlen(name))) {
+	if (!member && is_cel_reserved(name, strlen(name))) {
 		fail(ps, at, "reserved identifier '%s'", name);
 		free(name);
 		return NULL;
@@ -6146,7 +6149,7 @@ static struct node *parse_primary(struct parser *ps)
 		next(ps);
 		return n;
 	case T_IDENT: {
-		char *name = take_ident(ps, at);
+		char *name = take_ident(ps, at, false);
 		if (!name)
 			return NULL;
 		if (is_punct(ps, '('))
@@ -6211,7 +6214,7 @@ static struct node *parse_member_tail(struct parser *ps, struct node *n)
 				fail(ps, ps->t_pos, "expected a field name");
 				return NULL;
 			}
-			char *name = take_ident(ps, at);
+			char *name = take_ident(ps, at, true);
 			if (!name)
 				return NULL;
 			if (opt && is_punct(ps, '(')) {

@@ -321,6 +321,51 @@ check "... the second one too" err_text '* spec.key: Invalid value: "string": at
 expect_rc 0 "a key both rules accept" kubectl create -f - <<<"$(find_cr f2 example.com/karpenter.sh1)"
 check "... with no warning" bash -c "! grep -q 'not evaluated' '$WORK/err'"
 
+# A reserved word names a field after a '.': JobSet's rule on its
+# templates' metadata.namespace (kube 1.31 on finds it unescaped).
+cat >"$WORK/kw.yaml" <<'EOF'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: kws.t.example.com}
+spec:
+  group: t.example.com
+  scope: Namespaced
+  names: {plural: kws, singular: kw, kind: Kw}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - rule: "self.templates.all(t, !has(t.metadata.namespace) || size(t.metadata.namespace) == 0)"
+              message: namespace cannot be set
+            - rule: "!has(self.__namespace__) || self.namespace == self.__namespace__"
+            properties:
+              namespace: {type: string}
+              templates:
+                type: array
+                items:
+                  type: object
+                  properties:
+                    metadata:
+                      type: object
+                      properties:
+                        namespace: {type: string}
+EOF
+expect_rc 0 "a CRD whose rules select a field named by a reserved word (namespace)" kubectl apply -f "$WORK/kw.yaml"
+kubectl wait --for=condition=Established crd/kws.t.example.com --timeout=20s >/dev/null 2>&1
+kw_cr() { printf '{"apiVersion":"t.example.com/v1","kind":"Kw","metadata":{"name":"%s"},"spec":%s}' "$1" "$2"; }
+expect_rc 0 "an object the rule accepts" kubectl create -f - <<<"$(kw_cr k1 '{"namespace":"a","templates":[{"metadata":{}}]}')"
+expect_rc 1 "a template with a namespace" kubectl create -f - <<<"$(kw_cr k2 '{"templates":[{"metadata":{"namespace":"x"}}]}')"
+check "... is refused by the rule" err_text 'spec: Invalid value: "object": namespace cannot be set'
+expect_rc 1 "a bare reserved word in a rule" kubectl apply -f - <<<"$(sed 's/self.templates.all/namespace == 0 \&\& self.templates.all/' "$WORK/kw.yaml")"
+check "... is a compile error, as cel-go's" err_has "reserved identifier"
+
 # the real VolumeSnapshot CRD (external-snapshotter)
 TD=$(cd "$(dirname "$0")/../.." && pwd)/../shared/testdata/crds
 [[ -d $TD ]] || TD=/work/shared/testdata/crds

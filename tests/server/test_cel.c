@@ -481,7 +481,16 @@ Test(cel_values, escaped_names)
 	    "{\"foo-bar\":1}");
 	err("self.foo__bogus__ == 1", "{\"foo__bogus__\":1}",
 	    "no such key: foo__bogus__");
-	bad("self.namespace == 1", "reserved");
+	/* a reserved word after a '.' is a field (cel-go parses it so, and
+	   kube's type provider finds it, Kubernetes 1.31 on); alone it is
+	   still refused */
+	yes("self.namespace == 'ns' && self.__namespace__ == 'ns'",
+	    "{\"namespace\":\"ns\"}");
+	yes("has(self.namespace) && !has(self.package) && "
+	    "self.?namespace.orValue(0) == 1",
+	    "{\"namespace\":1}");
+	bad("namespace == 1", "reserved");
+	bad("self.in == 1", "field name");
 }
 
 Test(cel_values, strings)
@@ -1511,6 +1520,19 @@ Test(cel_values, kube_escaping_cases)
 	yes("self.doubleunderscore__underscores__doubleunderscore == 405", obj);
 	bad("self.true == 1", "field name");
 	err("self.__illegal__ == 301", obj, "no such key: __illegal__");
+	/* and unescaped, after a '.', every reserved word CEL's lexer reads
+	   as an identifier */
+	for (size_t i = 4; i < sizeof names / sizeof *names; i++) {
+		snprintf(rule, sizeof rule, "self.%s == %zu", names[i], i + 1);
+		yes(rule, obj);
+	}
+	static const struct tnode typed = {.type = CEL_S_OBJECT,
+					   .names = {"namespace", "if"},
+					   .props = {&t_str, &t_int}};
+	expect_s("self.namespace == 'n' && self.if == 2 && "
+		 "self.__namespace__ == 'n'",
+		 "{\"namespace\":\"n\",\"if\":2}", NULL, &typed, CEL_TRUE,
+		 NULL);
 	/* map keys are not escaped */
 	static const struct tnode map = {.type = CEL_S_MAP, .addl = &t_int};
 	static const struct tnode root = {
