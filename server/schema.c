@@ -3456,6 +3456,32 @@ static int cmp_bound(const json_t *x, const struct bound *b)
 	return d < b->d ? -1 : d > b->d;
 }
 
+/* The bound b of node n as kube-openapi applies it to value x
+   (MaximumNativeType, MinimumNativeType): to an integer, Go's int64() of
+   it (which truncates a fraction), compared and printed as an integer,
+   unless n is an integer whose bound is no int64 (IsValueValidAgainstRange;
+   kube strips the int32/int64 formats first); else as the number it is. */
+static struct bound int_bound(const struct node *n, const json_t *x,
+			      const struct bound *b)
+{
+	struct bound r = *b;
+	bool int_type = n->type_name && !strcmp(n->type_name, "integer");
+	if (json_is_integer(x) && !b->is_int && dabs(b->d) < 9.2e18 &&
+	    (!int_type || real_is_integral(b->d))) {
+		r.is_int = true;
+		r.i = (json_int_t)b->d;
+	}
+	return r;
+}
+
+static void bound_text(struct sb *bs, const json_t *x, const struct bound *b)
+{
+	if (json_is_integer(x) && b->is_int)
+		sb_printf(bs, "%lld", (long long)b->i);
+	else
+		go_float(bs, b->d);
+}
+
 /* kube-openapi's multipleOf: an integer value is checked against the
    factor converted to an integer (Go's int64(), which truncates), unless
    the schema says integer and the factor has a fraction; a factor that
@@ -3502,21 +3528,23 @@ static void check_number(struct vctx *v, const struct node *n, const json_t *x)
 		sb_cut(&bs, 0);
 	}
 	if (n->min.set) {
-		int c = cmp_bound(x, &n->min);
-		if (c < 0 || (c == 0 && n->min.excl)) {
-			go_float(&bs, n->min.d);
+		struct bound b = int_bound(n, x, &n->min);
+		int c = cmp_bound(x, &b);
+		if (c < 0 || (c == 0 && b.excl)) {
+			bound_text(&bs, x, &b);
 			invalid(v, x, "%s in body should be greater than %s%s",
-				path_or_root(v), n->min.excl ? "" : "or equal to ",
+				path_or_root(v), b.excl ? "" : "or equal to ",
 				sb_str(&bs));
 			sb_cut(&bs, 0);
 		}
 	}
 	if (n->max.set) {
-		int c = cmp_bound(x, &n->max);
-		if (c > 0 || (c == 0 && n->max.excl)) {
-			go_float(&bs, n->max.d);
+		struct bound b = int_bound(n, x, &n->max);
+		int c = cmp_bound(x, &b);
+		if (c > 0 || (c == 0 && b.excl)) {
+			bound_text(&bs, x, &b);
 			invalid(v, x, "%s in body should be less than %s%s",
-				path_or_root(v), n->max.excl ? "" : "or equal to ",
+				path_or_root(v), b.excl ? "" : "or equal to ",
 				sb_str(&bs));
 			sb_cut(&bs, 0);
 		}

@@ -310,10 +310,30 @@ Test(schema_validate, numeric_bounds)
 	expect_cause(s, "{\"spec\":{\"m\":7}}", "FieldValueInvalid", "spec.m",
 		     "Invalid value: 7: spec.m in body should be a multiple of 5");
 	expect_invalid(s, "{\"spec\":{\"f\":0.35}}");
+	/* an integer value meets a bound as an integer (kube-openapi's
+	   MaximumInt): printed so, and truncated when it has a fraction */
 	expect_cause(s, "{\"spec\":{\"big\":2000000}}", "FieldValueInvalid",
 		     "spec.big",
 		     "Invalid value: 2000000: spec.big in body should be less "
-		     "than or equal to 1e+06");
+		     "than or equal to 1000000");
+	expect_cause(
+	    s, "{\"spec\":{\"big\":2000000.5}}", "FieldValueInvalid",
+	    "spec.big",
+	    "Invalid value: 2.0000005e+06: spec.big in body should be less "
+	    "than or equal to 1e+06");
+	expect_cause(s, "{\"spec\":{\"x\":1}}", "FieldValueInvalid", "spec.x",
+		     "Invalid value: 1: spec.x in body should be less than 1");
+	srv_schema_free(s);
+	s = sch(SPEC("\"c\":{\"type\":\"integer\",\"format\":\"int64\","
+		     "\"minimum\":-5000000.0,\"maximum\":4294967295.0}"));
+	expect_cause(s, "{\"spec\":{\"c\":4294967296}}", "FieldValueInvalid",
+		     "spec.c",
+		     "Invalid value: 4294967296: spec.c in body should be less "
+		     "than or equal to 4294967295");
+	expect_cause(
+	    s, "{\"spec\":{\"c\":-5000001}}", "FieldValueInvalid", "spec.c",
+	    "Invalid value: -5000001: spec.c in body should be greater "
+	    "than or equal to -5000000");
 	srv_schema_free(s);
 }
 
