@@ -43,6 +43,7 @@ struct spath {
 struct pending_rules {
 	const json_t *s;
 	char *path;
+	char *uncorr; /* the array above it oldSelf cannot follow, or NULL */
 };
 
 struct sctx {
@@ -138,6 +139,9 @@ struct ovis {
 	const char *no_default; /* why defaults are forbidden here, or NULL */
 	bool in_addl; /* under additionalProperties: kube's default check
 			 does not go there */
+	size_t uncorr; /* the length of the path of the outermost array
+			  above that is no map list (old and new items
+			  cannot be paired: no oldSelf), or 0 */
 };
 
 static void openapi_walk(struct sctx *c, const json_t *s, struct ovis v,
@@ -516,7 +520,8 @@ static void rule_gostring(const json_t *r, char *out, size_t n)
 /* kube's checks of the texts of each x-kubernetes-validations rule of s;
    when nothing in s or below it was refused (from is the count of causes
    before s), s joins the nodes whose rules compile_rules checks later. */
-static void check_rules(struct sctx *c, const json_t *s, int from)
+static void check_rules(struct sctx *c, const json_t *s, int from,
+			size_t uncorr)
 {
 	const json_t *v = json_object_get(s, "x-kubernetes-validations");
 	for (size_t i = 0; i < json_array_size(v); i++) {
@@ -596,8 +601,13 @@ static void check_rules(struct sctx *c, const json_t *s, int from)
 	if (!np)
 		return;
 	c->pend = np;
+	np[c->n_pend].uncorr = NULL;
+	if (uncorr && !(np[c->n_pend].uncorr = strndup(c->p.s, uncorr)))
+		return;
 	if ((np[c->n_pend].path = strdup(c->p.s)))
 		np[c->n_pend++].s = s;
+	else
+		free(np[c->n_pend].uncorr);
 }
 
 /* The schema JSON as cel_check_fields reads it (kube's SchemaDeclType). */
@@ -701,7 +711,10 @@ static cel_prog *compile_at(struct sctx *c, const json_t *s, const json_t *r,
    schema is structural. A rule that is CEL outside lapis's subset is
    accepted (it stays unevaluated, with a Warning on writes); one that is
    not CEL at all is refused, as kube refuses it. */
-static void compile_rules(struct sctx *c, const json_t *s)
+/* Compile s's rules; uncorr (or NULL) is the array above s whose items
+   kube cannot pair between the old object and the new, where a rule may
+   not use oldSelf. */
+static void compile_rules(struct sctx *c, const json_t *s, const char *uncorr)
 {
 	const json_t *v = json_object_get(s, "x-kubernetes-validations");
 	for (size_t i = 0; i < json_array_size(v); i++) {
@@ -723,10 +736,22 @@ static void compile_rules(struct sctx *c, const json_t *s)
 			      "not used in rule",
 			      json_is_true(oos) ? "true" : "false");
 		}
+		bool old_self = p && cel_uses_old_self(p);
 		cel_free(p);
 		if (mexp && mexp[0])
 			cel_free(compile_at(c, s, r, i, "messageExpression",
 					    "messageExpression "));
+		if (old_self && uncorr) {
+			char child[96], val[700];
+			snprintf(child, sizeof child,
+				 ".x-kubernetes-validations[%zu].rule", i);
+			srv_go_quote(rule, val, sizeof val);
+			cause(
+			    c, "FieldValueInvalid", child,
+			    "Invalid value: %s: oldSelf cannot be used on the "
+			    "uncorrelatable portion of the schema within %s",
+			    val, uncorr);
+		}
 	}
 }
 
@@ -786,14 +811,18 @@ static void openapi_walk(struct sctx *c, const json_t *s, struct ovis v,
 	openapi_list(c, s, "oneOf", sub, depth);
 	openapi_list(c, s, "anyOf", sub, depth);
 	const json_t *items = json_object_get(s, "items");
+	const char *lt = str(s, "x-kubernetes-list-type");
+	struct ovis iv = sub;
+	if (!iv.uncorr && !(lt && !strcmp(lt, "map")))
+		iv.uncorr = c->p.len;
 	if (json_is_object(items)) {
 		size_t mark = push(&c->p, ".items");
-		openapi_walk(c, items, sub, depth + 1);
+		openapi_walk(c, items, iv, depth + 1);
 		pop(&c->p, mark);
 	} else {
-		openapi_list(c, s, "items", sub, depth);
+		openapi_list(c, s, "items", iv, depth);
 	}
-	check_rules(c, s, from);
+	check_rules(c, s, from, v.uncorr);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1240,9 +1269,10 @@ void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
 		if (structural) {
 			pop(&c.p, 0);
 			push(&c.p, "%s", c.pend[i].path);
-			compile_rules(&c, c.pend[i].s);
+			compile_rules(&c, c.pend[i].s, c.pend[i].uncorr);
 		}
 		free(c.pend[i].path);
+		free(c.pend[i].uncorr);
 	}
 	free(c.pend);
 }

@@ -366,6 +366,42 @@ check "... is refused by the rule" err_text 'spec: Invalid value: "object": name
 expect_rc 1 "a bare reserved word in a rule" kubectl apply -f - <<<"$(sed 's/self.templates.all/namespace == 0 \&\& self.templates.all/' "$WORK/kw.yaml")"
 check "... is a compile error, as cel-go's" err_has "reserved identifier"
 
+# A transition rule under an atomic list's items can never run: kube
+# refuses the CRD, naming the list (under spec.validation, where kube puts
+# the schema all versions share).
+cat >"$WORK/uncorr.yaml" <<'EOF'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: uncorrs.t.example.com}
+spec:
+  group: t.example.com
+  scope: Namespaced
+  names: {plural: uncorrs, singular: uncorr, kind: Uncorr}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              l:
+                type: array
+                items:
+                  type: object
+                  properties:
+                    a:
+                      type: string
+                      x-kubernetes-validations:
+                      - rule: self == oldSelf
+EOF
+expect_rc 1 "a transition rule under an atomic list's items" kubectl apply -f "$WORK/uncorr.yaml"
+check "... is refused as kube refuses it" err_text 'spec.validation.openAPIV3Schema.properties[spec].properties[l].items.properties[a].x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within spec.validation.openAPIV3Schema.properties[spec].properties[l]'
+expect_rc 0 "... and accepted on a map list's items" kubectl apply -f - <<<"$(sed 's/                type: array/                type: array\n                x-kubernetes-list-type: map\n                x-kubernetes-list-map-keys: [a]/; s/                  type: object/                  type: object\n                  required: [a]/' "$WORK/uncorr.yaml")"
+
 # the real VolumeSnapshot CRD (external-snapshotter)
 TD=$(cd "$(dirname "$0")/../.." && pwd)/../shared/testdata/crds
 [[ -d $TD ]] || TD=/work/shared/testdata/crds

@@ -441,6 +441,65 @@ Test(structural, validation_rules)
 	    "missing closing ): `(`");
 }
 
+/* oldSelf only where old and new values pair up: not under the items of a
+   list other than a map list (kube's forbidOldSelfValidations, naming the
+   outermost such list). */
+Test(structural, transition_rules_need_correlatable_nodes)
+{
+#define LIST(lt, item)                                                         \
+	"{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","  \
+	"\"properties\":{\"l\":{\"type\":\"array\"" lt ",\"items\":" item      \
+	"}}}}}"
+#define ITEM(rule)                                                             \
+	"{\"type\":\"object\",\"properties\":{\"k\":{\"type\":\"string\"},"    \
+	"\"a\":{\"type\":\"string\",\"x-kubernetes-validations\":[{\"rule\":"  \
+	"\"" rule "\"}]}},\"required\":[\"k\"]}"
+#define L_PATH ROOT ".properties[spec].properties[l]"
+#define A_RULE L_PATH ".items.properties[a].x-kubernetes-validations[0].rule"
+	/* a map list pairs its items by key */
+	ok(LIST(",\"x-kubernetes-list-type\":\"map\","
+		"\"x-kubernetes-list-map-keys\":[\"k\"]",
+		ITEM("self == oldSelf")));
+	/* and a rule that does not use oldSelf may be anywhere */
+	ok(LIST("", ITEM("self != 'x'")));
+	/* an atomic list (the default) cannot */
+	bad(LIST("", ITEM("self == oldSelf")), "FieldValueInvalid", A_RULE,
+	    "Invalid value: \"self == oldSelf\": oldSelf cannot be used on the "
+	    "uncorrelatable portion of the schema within " L_PATH);
+	bad(LIST(",\"x-kubernetes-list-type\":\"atomic\"",
+		 ITEM("self == oldSelf")),
+	    "FieldValueInvalid", A_RULE,
+	    "Invalid value: \"self == oldSelf\": oldSelf cannot be used on the "
+	    "uncorrelatable portion of the schema within " L_PATH);
+	/* nor a set */
+	bad(LIST(",\"x-kubernetes-list-type\":\"set\"",
+		 "{\"type\":\"string\",\"x-kubernetes-validations\":[{\"rule\":"
+		 "\"self == oldSelf\"}]}"),
+	    "FieldValueInvalid",
+	    L_PATH ".items.x-kubernetes-validations[0].rule",
+	    "Invalid value: \"self == oldSelf\": oldSelf cannot be used on the "
+	    "uncorrelatable portion of the schema within " L_PATH);
+	/* a map list inside an atomic list: the outer list is named */
+	bad("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":"
+	    "\"object\","
+	    "\"properties\":{\"l\":{\"type\":\"array\",\"items\":{\"type\":"
+	    "\"array\",\"x-kubernetes-list-type\":\"map\","
+	    "\"x-kubernetes-list-map-keys\":[\"k\"],\"items\":" ITEM(
+		"has(oldSelf.k)") "}}}}}}",
+	    "FieldValueInvalid",
+	    L_PATH
+	    ".items.items.properties[a].x-kubernetes-validations[0].rule",
+	    "Invalid value: \"has(oldSelf.k)\": oldSelf cannot be used on the "
+	    "uncorrelatable portion of the schema within " L_PATH);
+	/* the list itself may compare itself with its old value */
+	ok("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+	   "\"properties\":{\"l\":{\"type\":\"array\",\"items\":{\"type\":"
+	   "\"string\"},\"x-kubernetes-validations\":[{\"rule\":"
+	   "\"self.size() >= oldSelf.size()\"}]}}}}}");
+#undef LIST
+#undef ITEM
+}
+
 Test(structural, validation_rules_after_schema_errors)
 {
 	/* kube compiles no rule of a node with schema errors at or below
