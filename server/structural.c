@@ -517,6 +517,85 @@ static void rule_gostring(const json_t *r, char *out, size_t n)
 		     : "nil");
 }
 
+/* The next token of a fieldPath at *p as kube's scanner splits it: a
+   delimiter ('.', '[', ']') alone, a single-quoted string with its
+   quotes, or the text up to the next delimiter. Its length; 0 at the end. */
+static size_t fp_token(const char *p)
+{
+	if (!*p)
+		return 0;
+	if (*p == '\'') {
+		for (size_t i = 1; p[i]; i++)
+			if (p[i] == '\'' && p[i - 1] != '\\')
+				return i + 1;
+		return strlen(p);
+	}
+	if (strchr(".[]", *p))
+		return 1;
+	return strcspn(p, ".[]");
+}
+
+/* The schema a step to name leads to from s: a property where s has
+   properties, else the value schema of a map; NULL where neither. */
+static const json_t *fp_step(const json_t *s, const char *name, size_t n)
+{
+	const json_t *props = json_object_get(s, "properties");
+	if (json_is_object(props)) {
+		const char *k;
+		const json_t *v;
+		json_object_foreach((json_t *)props, k, v)
+		{
+			if (strlen(k) == n && !memcmp(k, name, n))
+				return v;
+		}
+		return NULL;
+	}
+	const json_t *ap = json_object_get(s, "additionalProperties");
+	return json_is_object(ap) ? ap : NULL;
+}
+
+/* Does fieldPath fp name a field of schema s, as kube's
+   cel.ValidFieldPath finds it when the CRD is written: steps of
+   ".name" or "['name']" (\' and \\ escaped), each a property, or a key
+   of a map; no list index. */
+static bool field_path_valid(const json_t *s, const char *fp)
+{
+	const char *p = fp;
+	while (*p) {
+		size_t n = fp_token(p);
+		if (n != 1 || (*p != '.' && *p != '['))
+			return false; /* expected [ or . */
+		bool bracket = *p == '[';
+		p++;
+		n = fp_token(p);
+		if (!n)
+			return false; /* unexpected end */
+		if (!bracket) {
+			if (!(s = fp_step(s, p, n)))
+				return false;
+			p += n;
+			continue;
+		}
+		if (n < 2 || p[0] != '\'' || p[n - 1] != '\'')
+			return false; /* a single quoted string */
+		char name[512];
+		size_t o = 0;
+		for (size_t i = 1; i + 1 < n && o < sizeof name; i++) {
+			if (p[i] == '\\' && i + 2 < n &&
+			    (p[i + 1] == '\'' || p[i + 1] == '\\'))
+				i++;
+			name[o++] = p[i];
+		}
+		if (o == sizeof name || !(s = fp_step(s, name, o)))
+			return false;
+		p += n;
+		if (*p != ']')
+			return false;
+		p++;
+	}
+	return true;
+}
+
 /* kube's checks of the texts of each x-kubernetes-validations rule of s;
    when nothing in s or below it was refused (from is the count of causes
    before s), s joins the nodes whose rules compile_rules checks later. */
@@ -591,6 +670,11 @@ static void check_rules(struct sctx *c, const json_t *s, int from,
 				cause(c, "FieldValueInvalid", child,
 				      "Invalid value: %s: fieldPath must not "
 				      "contain line breaks",
+				      val);
+			if (!field_path_valid(s, fp))
+				cause(c, "FieldValueInvalid", child,
+				      "Invalid value: %s: fieldPath must be a "
+				      "valid path",
 				      val);
 		}
 	}

@@ -401,6 +401,32 @@ Test(structural, validation_rules)
 	bad(RULES("[{\"rule\":\"true\",\"fieldPath\":\" \"}]"),
 	    "FieldValueInvalid", SPEC_RULE(0, "fieldPath"),
 	    "Invalid value: \" \": fieldPath must be non-empty if specified");
+	/* a fieldPath names a property or map key of the rule's node, in
+	   kube's cel.ValidFieldPath forms */
+	ok(RULES("[{\"rule\":\"true\",\"fieldPath\":\"['a']\"}]"));
+	static const char *const bad_paths[] = {
+	    ".b", "a", ".a[0]", ".a.b", ".", "['a'", "[a]", ".a]", "['b']"};
+	for (size_t i = 0; i < sizeof bad_paths / sizeof *bad_paths; i++) {
+		char schema[512], want[128];
+		snprintf(schema, sizeof schema,
+			 RULES("[{\"rule\":\"true\",\"fieldPath\":\"%s\"}]"),
+			 bad_paths[i]);
+		snprintf(
+		    want, sizeof want,
+		    "Invalid value: \"%s\": fieldPath must be a valid path",
+		    bad_paths[i]);
+		bad(schema, "FieldValueInvalid", SPEC_RULE(0, "fieldPath"),
+		    want);
+	}
+	/* through maps (any key) and nested properties, escapes unquoted */
+	ok("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+	   "\"properties\":{\"m\":{\"type\":\"object\","
+	   "\"additionalProperties\":"
+	   "{\"type\":\"object\",\"properties\":{\"it's\":{\"type\":\"string\"}"
+	   "}}}},"
+	   "\"x-kubernetes-validations\":[{\"rule\":\"true\",\"fieldPath\":"
+	   "\".m.anykey['it\\\\'s']\"},{\"rule\":\"true\",\"fieldPath\":"
+	   "\".m['x.y']\"}]}}}");
 	bad(RULES("[{\"rule\":\"self.a ==\"}]"), "FieldValueInvalid",
 	    SPEC_RULE(0, "rule"),
 	    "Invalid value: apiextensions.ValidationRule{Rule:\"self.a ==\", "
