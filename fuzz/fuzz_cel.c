@@ -208,16 +208,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!p) {
 		FUZZ_CHECK(why[0], "a refused rule without a reason");
 		check_text(why, "the reason");
+		/* where it failed, shown as cel-go shows it */
+		size_t at;
+		bool inv;
+		cel_prog *q =
+		    cel_compile_checked(rule, why, sizeof why, &inv, &at);
+		FUZZ_CHECK(!q, "refused once, compiled twice");
+		cel_free(q);
+		if (at != CEL_NO_POS) {
+			FUZZ_CHECK(at <= strlen(rule),
+				   "a position past the end");
+			char shown[300];
+			cel_error_display(rule, at, why, shown, sizeof shown);
+			json_t *probe = json_string(shown);
+			FUZZ_CHECK(probe, "the display is not UTF-8");
+			json_decref(probe);
+		}
 	} else {
 		bool invalid = true;
-		cel_prog *q = cel_compile_checked(rule, why, sizeof why, &invalid);
+		cel_prog *q =
+		    cel_compile_checked(rule, why, sizeof why, &invalid, NULL);
 		FUZZ_CHECK(q && !invalid, "compiles once, not twice");
 		cel_free(q);
 		for (int root = 0; root < 2; root++) {
 			why[0] = 0;
+			size_t at;
 			if (!cel_check_fields(p, &fops, f_decl,
 					      root ? &s_top : &s_root, root,
-					      why, sizeof why)) {
+					      why, sizeof why, &at)) {
+				FUZZ_CHECK(at == CEL_NO_POS ||
+					       at < strlen(rule),
+					   "a field's position past the end");
 				FUZZ_CHECK(why[0], "fields refused silently");
 				check_text(why, "the fields' reason");
 			}

@@ -423,6 +423,9 @@ struct node {
 	struct node **args;	/* owned array of n_args */
 	int n_args;
 	struct node *all_next; /* every node of a program, for cel_free */
+	size_t pos; /* where it is in the source, as cel-go locates it: an
+		       identifier's start, a selection's '.', a macro's '('
+		       (CEL_NO_POS when unknown) */
 };
 
 struct cel_prog {
@@ -5396,38 +5399,63 @@ struct parser {
 	bool unsup; /* it failed on something outside the subset, not on
 		       text that is not CEL */
 	int n_slots;
+	size_t err_at;	 /* where it failed (CEL_NO_POS: nowhere known) */
+	bool err_syntax; /* a syntax error, not a checker's */
+	char bare[256];	 /* the failure's text alone */
 };
 
-static void fail(struct parser *ps, size_t at, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void fail(struct parser *ps, size_t at, const char *fmt, ...)
+static void vfail(struct parser *ps, size_t at, bool syntax, const char *fmt,
+		  va_list ap)
 {
-	char buf[256], line[300];
-	va_list ap;
+	char line[300];
 	if (ps->failed)
 		return;
 	ps->failed = true;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	if (at == (size_t)-1)
-		snprintf(line, sizeof line, "%s", buf);
+	vsnprintf(ps->bare, sizeof ps->bare, fmt, ap);
+	ps->err_at = at;
+	ps->err_syntax = syntax;
+	if (at == CEL_NO_POS || !syntax)
+		snprintf(line, sizeof line, "%s", ps->bare);
 	else
-		snprintf(line, sizeof line, "syntax error at %zu: %s", at, buf);
+		snprintf(line, sizeof line, "syntax error at %zu: %s", at,
+			 ps->bare);
 	if (ps->why_size)
 		put_msg(ps->why, ps->why_size, line);
 }
 
+static void fail(struct parser *ps, size_t at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A syntax error at byte at of the source (CEL_NO_POS: none). */
+static void fail(struct parser *ps, size_t at, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfail(ps, at, true, fmt, ap);
+	va_end(ap);
+}
+
+static void fail_check(struct parser *ps, size_t at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A checker's error (an undeclared name) at byte at. */
+static void fail_check(struct parser *ps, size_t at, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfail(ps, at, false, fmt, ap);
+	va_end(ap);
+}
+
 static void nomem(struct parser *ps)
 {
-	fail(ps, (size_t)-1, "out of memory");
+	fail(ps, CEL_NO_POS, "out of memory");
 	ps->unsup = true;
 }
 
 static void too_deep(struct parser *ps)
 {
-	fail(ps, (size_t)-1,
+	fail(ps, CEL_NO_POS,
 	     "expression nested too deeply (more than %d levels)", MAX_DEPTH);
 	ps->unsup = true;
 }
@@ -5763,6 +5791,7 @@ static struct node *mknode(struct parser *ps, enum nkind k, struct node *a,
 	n->a = a;
 	n->b = b;
 	n->c = c;
+	n->pos = CEL_NO_POS;
 	n->all_next = ps->prog->all;
 	ps->prog->all = n;
 	int d = 0;
@@ -5866,17 +5895,17 @@ static void precompile(struct parser *ps, struct node *call,
 	char msg[200];
 	const char *why = "";
 	if (memchr(pat->s, 0, pat->s_len)) {
-		fail(ps, (size_t)-1, "regex contains NUL");
+		fail(ps, CEL_NO_POS, "regex contains NUL");
 		ps->unsup = true;
 		return;
 	}
 	if (srv_re2_error(pat->s, msg, sizeof msg)) {
-		fail(ps, (size_t)-1, "invalid regex: %s", msg);
+		fail(ps, CEL_NO_POS, "invalid regex: %s", msg);
 		return;
 	}
 	call->re = srv_goregex_compile(pat->s, call->op != F_MATCHES, &why);
 	if (!call->re) {
-		fail(ps, (size_t)-1, "regex not supported: %s", why);
+		fail(ps, CEL_NO_POS, "regex not supported: %s", why);
 		ps->unsup = true;
 	}
 }
@@ -5893,13 +5922,13 @@ static void check_time_literal(struct parser *ps, enum fn f,
 		return;
 	if (f == F_DURATION && a->k == N_STRING &&
 	    !parse_duration(a->s, a->s_len, &d))
-		fail(ps, (size_t)-1, "invalid duration argument");
+		fail(ps, CEL_NO_POS, "invalid duration argument");
 	if (f == F_TIMESTAMP && a->k == N_STRING &&
 	    !parse_ts(a->s, a->s_len, &d, &ns, &off))
-		fail(ps, (size_t)-1, "invalid timestamp");
+		fail(ps, CEL_NO_POS, "invalid timestamp");
 	if (f == F_TIMESTAMP && a->k == N_INT &&
 	    (a->lit.i < TS_MIN || a->lit.i > TS_MAX))
-		fail(ps, (size_t)-1, "invalid timestamp");
+		fail(ps, CEL_NO_POS, "invalid timestamp");
 }
 
 static struct node *make_macro(struct parser *ps, const char *name,
@@ -5983,7 +6012,7 @@ static struct node *make_call(struct parser *ps, const char *name,
 	    (fi = find_fmt(name + 7, strlen(name + 7))) >= 0) {
 		struct node *n = NULL;
 		if (na)
-			fail(ps, (size_t)-1, "function '%s' takes no arguments",
+			fail(ps, CEL_NO_POS, "function '%s' takes no arguments",
 			     name);
 		else if ((n = mknode(ps, N_CALL, NULL, NULL, NULL))) {
 			n->op = F_FMT;
@@ -5994,14 +6023,14 @@ static struct node *make_call(struct parser *ps, const char *name,
 	}
 	const struct fndef *f = find_fn(name);
 	if (!f) {
-		fail(ps, (size_t)-1, "function '%s' is not supported", name);
+		fail(ps, CEL_NO_POS, "function '%s' is not supported", name);
 		ps->unsup = true;
 		free(args);
 		return NULL;
 	}
 	int lo = target ? f->mmin : f->gmin, hi = target ? f->mmax : f->gmax;
 	if (lo < 0 || na < lo || na > hi) {
-		fail(ps, (size_t)-1,
+		fail(ps, CEL_NO_POS,
 		     "function '%s' is not supported with %d argument%s%s",
 		     name, na, na == 1 ? "" : "s",
 		     target ? " as a method" : "");
@@ -6027,7 +6056,7 @@ static struct node *make_call(struct parser *ps, const char *name,
 	    args[0]->k == N_STRING &&
 	    !memchr(args[0]->s, ':', args[0]->s_len) && args[0]->s_len &&
 	    strcmp(args[0]->s, "UTC")) {
-		fail(ps, (size_t)-1, "time zone '%s' is not supported",
+		fail(ps, CEL_NO_POS, "time zone '%s' is not supported",
 		     args[0]->s);
 		ps->unsup = true;
 	}
@@ -6077,10 +6106,14 @@ static struct node *parse_call(struct parser *ps, char *name,
 			       struct node *target, size_t at)
 {
 	struct node **args, *n = NULL;
+	size_t paren = ps->t_pos;
 	next(ps);
 	int na = parse_list(ps, ')', false, false, &args);
 	if (na >= 0)
 		n = make_call(ps, name, target, args, na, at);
+	/* has(a.b): cel-go's macro makes the test's selection at its '(' */
+	if (n && n->k == N_HAS && n->a)
+		n->a->pos = paren;
 	free(name);
 	return n;
 }
@@ -6159,7 +6192,10 @@ static struct node *parse_primary(struct parser *ps)
 			free(name);
 			return NULL;
 		}
-		return name_node(ps, N_IDENT, NULL, name);
+		n = name_node(ps, N_IDENT, NULL, name);
+		if (n)
+			n->pos = at;
+		return n;
 	}
 	case T_PUNCT:
 		if (ps->ch == '(') {
@@ -6244,8 +6280,10 @@ static struct node *parse_member_tail(struct parser *ps, struct node *n)
 				continue;
 			}
 			n = name_node(ps, N_SELECT, n, name);
-			if (n)
+			if (n) {
 				n->opt_sel = opt;
+				n->pos = at;
+			}
 		} else if (is_punct(ps, '[')) {
 			next(ps);
 			bool opt = is_punct(ps, '?');
@@ -6516,8 +6554,10 @@ static void resolve(struct parser *ps, struct node *n, const struct scope *sc)
 		} else if (is_type_name(n->s)) {
 			n->k = N_TYPE;
 		} else {
-			fail(ps, (size_t)-1, "undeclared reference to '%s'",
-			     n->s);
+			fail_check(ps, n->pos,
+				   "undeclared reference to '%s' (in "
+				   "container '')",
+				   n->s);
 		}
 		return;
 	}
@@ -6589,6 +6629,8 @@ struct fchk {
 	char *why;
 	size_t why_size;
 	bool failed;
+	size_t at;     /* the selection being checked */
+	size_t err_at; /* where it failed */
 };
 
 static struct sty st_node(struct fchk *c, const void *node)
@@ -6624,6 +6666,8 @@ static void undefined(struct fchk *c, const char *name)
 {
 	if (!c->failed && c->why_size)
 		snprintf(c->why, c->why_size, "undefined field '%s'", name);
+	if (!c->failed)
+		c->err_at = c->at;
 	c->failed = true;
 }
 
@@ -6687,6 +6731,7 @@ static struct sty check_node(struct fchk *c, const struct node *n)
 		t = check_node(c, n->a);
 		if (n->opt_sel)
 			return any;
+		c->at = n->pos;
 		return select_field(c, t, n->s, n->s_len);
 	case N_HAS:
 		check_node(c, n->a);
@@ -6753,10 +6798,15 @@ static struct sty check_node(struct fchk *c, const struct node *n)
 
 bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
 		      unsigned (*decl)(const void *node), const void *node,
-		      bool resource_root, char *why, size_t why_size)
+		      bool resource_root, char *why, size_t why_size,
+		      size_t *at)
 {
-	struct fchk c = {
-	    .ops = ops, .decl = decl, .why = why, .why_size = why_size};
+	struct fchk c = {.ops = ops,
+			 .decl = decl,
+			 .why = why,
+			 .why_size = why_size,
+			 .at = CEL_NO_POS,
+			 .err_at = CEL_NO_POS};
 	if (why_size)
 		why[0] = 0;
 	c.self = st_node(&c, node);
@@ -6766,6 +6816,8 @@ bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
 		return true; /* nothing proven */
 	check_node(&c, p->root);
 	free(c.slots);
+	if (at)
+		*at = c.err_at;
 	return !c.failed;
 }
 
@@ -6799,15 +6851,18 @@ bool cel_uses_old_self(const cel_prog *p)
 
 cel_prog *cel_compile(const char *src, char *why, size_t why_size)
 {
-	return cel_compile_checked(src, why, why_size, NULL);
+	return cel_compile_checked(src, why, why_size, NULL, NULL);
 }
 
 cel_prog *cel_compile_checked(const char *src, char *why, size_t why_size,
-			      bool *invalid)
+			      bool *invalid, size_t *at)
 {
-	struct parser ps = {.src = src, .why = why, .why_size = why_size};
+	struct parser ps = {
+	    .src = src, .why = why, .why_size = why_size, .err_at = CEL_NO_POS};
 	if (invalid)
 		*invalid = false;
+	if (at)
+		*at = CEL_NO_POS;
 	if (why_size)
 		why[0] = 0;
 	ps.len = strlen(src);
@@ -6831,6 +6886,14 @@ cel_prog *cel_compile_checked(const char *src, char *why, size_t why_size,
 			put_msg(why, why_size, "syntax error");
 		if (invalid)
 			*invalid = !ps.unsup;
+		if (at && ps.failed && ps.err_at != CEL_NO_POS) {
+			/* the text alone, for cel_error_display */
+			*at = ps.err_at;
+			if (why_size)
+				snprintf(why, why_size, "%s%s",
+					 ps.err_syntax ? "Syntax error: " : "",
+					 ps.bare);
+		}
 		cel_free(ps.prog);
 		return NULL;
 	}
@@ -6838,4 +6901,58 @@ cel_prog *cel_compile_checked(const char *src, char *why, size_t why_size,
 	ps.prog->n_slots = ps.n_slots;
 	ps.prog->root = root;
 	return ps.prog;
+}
+
+/* cel-go's Error.ToDisplayString, after its "ERROR: <input>": the line
+   and column (a column counts runes, from 1), the message, the source
+   line and a caret under the column (dots before it, full-width ones
+   under runes of more than one byte). */
+void cel_error_display(const char *src, size_t at, const char *msg, char *out,
+		       size_t size)
+{
+	size_t len = strlen(src), line = 1, start = 0;
+	if (at > len)
+		at = len;
+	for (size_t i = 0; i < at; i++)
+		if (src[i] == '\n') {
+			line++;
+			start = i + 1;
+		}
+	size_t end = start;
+	while (end < len && src[end] != '\n')
+		end++;
+	size_t col = 0;
+	for (size_t i = start; i < at; i++)
+		if (((unsigned char)src[i] & 0xc0) != 0x80)
+			col++;
+	size_t o = 0;
+#define PUT(...)                                                               \
+	do {                                                                   \
+		if (o < size) {                                                \
+			int k_ = snprintf(out + o, size - o, __VA_ARGS__);     \
+			o += k_ > 0 ? (size_t)k_ : 0;                          \
+		}                                                              \
+	} while (0)
+	PUT(":%zu:%zu: %s\n | ", line, col + 1, msg);
+	for (size_t i = start; i < end; i++)
+		PUT("%c", src[i] == '\t' ? ' ' : src[i]);
+	PUT("\n | ");
+	for (size_t i = start; i < at && i < end; i++) {
+		unsigned char b = (unsigned char)src[i];
+		if ((b & 0xc0) == 0x80)
+			continue;
+		PUT("%s", b >= 0x80 ? "\xef\xbc\x8e" : ".");
+	}
+	PUT("%s",
+	    at < end && (unsigned char)src[at] >= 0x80 ? "\xef\xbc\xbe" : "^");
+#undef PUT
+	if (size && o >= size) {
+		/* cut: no rune left in halves */
+		size_t e = size - 1;
+		while (e && ((unsigned char)out[e - 1] & 0xc0) == 0x80)
+			e--;
+		if (e && (unsigned char)out[e - 1] >= 0xc0)
+			e--;
+		out[e] = 0;
+	}
 }

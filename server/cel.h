@@ -83,7 +83,21 @@ cel_prog *cel_compile(const char *src, char *why, size_t why_size);
  * out of memory.
  */
 cel_prog *cel_compile_checked(const char *src, char *why, size_t why_size,
-			      bool *invalid);
+			      bool *invalid, size_t *at);
+
+/* No position in the source. */
+#define CEL_NO_POS ((size_t)-1)
+
+/*
+ * The position part of cel-go's display of an error at byte at of src
+ * with text msg (what follows its "ERROR: <input>"): ":LINE:COLUMN: msg",
+ * the source line, and a caret line under the column. When
+ * cel_compile_checked or cel_check_fields is given at, it gets there the
+ * failure's position (CEL_NO_POS when none is known) and why holds the
+ * bare text for this display ("Syntax error: ..." for a syntax error).
+ */
+void cel_error_display(const char *src, size_t at, const char *msg, char *out,
+		       size_t size);
 
 /*
  * What kube's SchemaDeclType makes of a schema node, for cel_check_fields:
@@ -112,7 +126,8 @@ enum {
  */
 bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
 		      unsigned (*decl)(const void *node), const void *node,
-		      bool resource_root, char *why, size_t why_size);
+		      bool resource_root, char *why, size_t why_size,
+		      size_t *at);
 
 /* Does the program mention oldSelf (a transition rule)? */
 bool cel_uses_old_self(const cel_prog *p);

@@ -89,7 +89,7 @@ static void cause(struct sctx *c, const char *reason, const char *child,
 {
 	char field[sizeof c->p.s + 64];
 	snprintf(field, sizeof field, "%s%s", c->p.s, child);
-	char msg[512];
+	char msg[8192];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
@@ -770,23 +770,29 @@ static cel_prog *compile_at(struct sctx *c, const json_t *s, const json_t *r,
 {
 	char why[256];
 	bool invalid;
-	cel_prog *p =
-	    cel_compile_checked(str(r, field), why, sizeof why, &invalid);
+	size_t at;
+	const char *src = str(r, field);
+	cel_prog *p = cel_compile_checked(src, why, sizeof why, &invalid, &at);
 	if (p && !cel_check_fields(p, &json_ops, j_decl, s, s == c->root, why,
-				   sizeof why)) {
+				   sizeof why, &at)) {
 		invalid = true;
 		cel_free(p);
 		p = NULL;
 	}
 	if (!p && invalid) {
-		char child[96], val[4096];
+		char child[96], val[4096], shown[2048];
 		snprintf(child, sizeof child,
 			 ".x-kubernetes-validations[%zu].%s", i, field);
 		rule_gostring(r, val, sizeof val);
+		/* cel-go's display: where, what, and the line with a caret */
+		if (at != CEL_NO_POS)
+			cel_error_display(src, at, why, shown, sizeof shown);
+		else
+			snprintf(shown, sizeof shown, ": %s", why);
 		cause(c, "FieldValueInvalid", child,
 		      "Invalid value: %s: %scompilation failed: ERROR: "
-		      "<input>: %s",
-		      val, what, why);
+		      "<input>%s",
+		      val, what, shown);
 	}
 	return p;
 }

@@ -262,13 +262,15 @@ YAML
 }
 bad_rules_crd "            - {rule: 'self.a =='}" >"$WORK/gadget.yaml"
 expect_rc 1 "a CRD whose rule is not CEL" kubectl apply -f "$WORK/gadget.yaml"
-check "... is refused at the rule, the rule shown as kube shows it" err_text 'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:"self.a ==", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>: syntax error at'
+check "... is refused at the rule, the rule shown as kube shows it" err_text 'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:"self.a ==", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:10: Syntax error: unexpected end of expression'
+check "... with the line and a caret under the place, as cel-go shows it" bash -c "grep -qxF ' | self.a ==' '$WORK/err' && grep -qxF ' | .........^' '$WORK/err'"
 bad_rules_crd "            - {rule: 'other.a == 1'}" >"$WORK/gadget.yaml"
 expect_rc 1 "a CRD whose rule names an undeclared variable" kubectl apply -f "$WORK/gadget.yaml"
 check "... is refused" err_text "undeclared reference to 'other'"
 bad_rules_crd "            - {rule: 'self.b == 1'}" >"$WORK/gadget.yaml"
 expect_rc 1 "a CRD whose rule reads a field the schema does not declare" kubectl apply -f "$WORK/gadget.yaml"
-check "... is refused, as kube's type checker refuses it" err_text "compilation failed: ERROR: <input>: undefined field 'b'"
+check "... is refused, as kube's type checker refuses it" err_text "compilation failed: ERROR: <input>:1:5: undefined field 'b'"
+check "... the caret under the selection's dot" bash -c "grep -qxF ' | self.b == 1' '$WORK/err' && grep -qxF ' | ....^' '$WORK/err'"
 bad_rules_crd "            - {rule: 'self.a > 0', reason: Sometimes}" >"$WORK/gadget.yaml"
 expect_rc 1 "a CRD whose rule has an unknown reason" kubectl apply -f "$WORK/gadget.yaml"
 check "... is refused with the supported values" err_text 'x-kubernetes-validations[0].reason: Unsupported value: "Sometimes": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"'

@@ -2011,7 +2011,7 @@ static void invalid(const char *rule, bool want)
 {
 	char why[200];
 	bool inv = !want;
-	cel_prog *p = cel_compile_checked(rule, why, sizeof why, &inv);
+	cel_prog *p = cel_compile_checked(rule, why, sizeof why, &inv, NULL);
 	cr_expect_null(p, "rule %s compiled", rule);
 	cel_free(p);
 	cr_expect_eq(inv, want, "rule %s: invalid %d, want %d (%s)", rule, inv,
@@ -2033,7 +2033,7 @@ Test(cel_compile, invalid_or_outside_the_subset)
 	invalid("self.ts.getHours('Europe/Paris') == 1", false);
 	invalid("size(1, 2) == 1", false);
 	bool inv = true;
-	cel_prog *p = cel_compile_checked("self.a == 1", NULL, 0, &inv);
+	cel_prog *p = cel_compile_checked("self.a == 1", NULL, 0, &inv, NULL);
 	cr_assert_not_null(p);
 	cr_expect(!inv);
 	cel_free(p);
@@ -2060,4 +2060,45 @@ Test(cel_values, find_on_a_long_string_is_not_evaluated)
 	expect_s("self.find('a+').size() == 4096", self, NULL, NULL, CEL_TRUE,
 		 NULL);
 	free(self);
+}
+
+/* cel-go's display of an error's place: line and column (runes, from 1),
+   the source line (tabs as spaces), dots to the column, full-width ones
+   under wide runes, and a caret (full-width under a wide rune). */
+Test(cel_compile, error_display)
+{
+	char out[256];
+	cel_error_display("self.b > 0", 4, "undefined field 'b'", out,
+			  sizeof out);
+	cr_assert_str_eq(out, ":1:5: undefined field 'b'\n | self.b > 0\n"
+			      " | ....^");
+	cel_error_display("true &&\n\tself.x", 13, "m", out, sizeof out);
+	cr_assert_str_eq(out, ":2:6: m\n |  self.x\n | .....^");
+	cel_error_display("'\xc3\xa9' == x", 8, "m", out, sizeof out);
+	cr_assert_str_eq(out, ":1:8: m\n | '\xc3\xa9' == x\n"
+			      " | .\xef\xbc\x8e.....^");
+	cel_error_display("a\xc3\xa9", 1, "m", out, sizeof out);
+	cr_assert_str_eq(out, ":1:2: m\n | a\xc3\xa9\n | .\xef\xbc\xbe");
+	/* a cut never halves a rune */
+	char small[14];
+	cel_error_display("\xc3\xa9\xc3\xa9\xc3\xa9", 0, "mm", small,
+			  sizeof small);
+	cr_assert_str_eq(small, ":1:1: mm\n | ");
+	/* positions from the compiler and the field check */
+	char why[128];
+	size_t at = 0;
+	bool inv;
+	cr_assert_null(
+	    cel_compile_checked("self.a ==", why, sizeof why, &inv, &at));
+	cr_assert_eq(at, 9);
+	cr_assert_str_eq(why, "Syntax error: unexpected end of expression");
+	cr_assert_null(
+	    cel_compile_checked("1 + y", why, sizeof why, &inv, &at));
+	cr_assert_eq(at, 4);
+	cr_assert_str_eq(why, "undeclared reference to 'y' (in container '')");
+	/* without a place asked for, the text says where */
+	cr_assert_null(
+	    cel_compile_checked("self.a ==", why, sizeof why, &inv, NULL));
+	cr_assert_str_eq(why,
+			 "syntax error at 9: unexpected end of expression");
 }

@@ -433,23 +433,24 @@ Test(structural, validation_rules)
 	    "Message:\"\", MessageExpression:\"\", "
 	    "Reason:(*apiextensions.FieldValueErrorReason)(nil), "
 	    "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation "
-	    "failed: ERROR: <input>: syntax error at 9: unexpected end of "
-	    "expression");
+	    "failed: ERROR: <input>:1:10: Syntax error: unexpected end of "
+	    "expression\n | self.a ==\n | .........^");
 	bad(RULES("[{\"rule\":\"x.a == 1\"}]"), "FieldValueInvalid",
 	    SPEC_RULE(0, "rule"),
 	    "Invalid value: apiextensions.ValidationRule{Rule:\"x.a == 1\", "
 	    "Message:\"\", MessageExpression:\"\", "
 	    "Reason:(*apiextensions.FieldValueErrorReason)(nil), "
 	    "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation "
-	    "failed: ERROR: <input>: undeclared reference to 'x'");
+	    "failed: ERROR: <input>:1:1: undeclared reference to 'x' (in "
+	    "container '')\n | x.a == 1\n | ^");
 	bad(RULES("[{\"rule\":\"true\",\"messageExpression\":\"'a' +\"}]"),
 	    "FieldValueInvalid", SPEC_RULE(0, "messageExpression"),
 	    "Invalid value: apiextensions.ValidationRule{Rule:\"true\", "
 	    "Message:\"\", MessageExpression:\"'a' +\", "
 	    "Reason:(*apiextensions.FieldValueErrorReason)(nil), "
 	    "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: messageExpression "
-	    "compilation failed: ERROR: <input>: syntax error at 5: unexpected "
-	    "end of expression");
+	    "compilation failed: ERROR: <input>:1:6: Syntax error: unexpected "
+	    "end of expression\n | 'a' +\n | .....^");
 	bad(RULES("[{\"rule\":\"self.a > 0\",\"optionalOldSelf\":false}]"),
 	    "FieldValueInvalid", SPEC_RULE(0, "optionalOldSelf"),
 	    "Invalid value: false: may not be set if oldSelf is not used in "
@@ -548,8 +549,10 @@ Test(structural, validation_rules_after_schema_errors)
 	"{\"type\":\"object\",\"x-kubernetes-validations\":" rules_at_root     \
 	",\"properties\":{\"spec\":{\"type\":\"object\",\"properties\":"       \
 	"{" spec_props "},\"x-kubernetes-validations\":" spec_rules "}}}"
-/* The rule, at the root or on spec, is refused: field is undefined. */
-static void undefined(bool at_root, const char *rule, const char *field)
+/* The rule, at the root or on spec, is refused: field is undefined, the
+   error at column col (cel-go's: a selection's '.', has()'s '('). */
+static void undefined(bool at_root, const char *rule, const char *field,
+		      int col)
 {
 	static const char props[] =
 	    "\"a\":{\"type\":\"integer\"},\"l\":{\"type\":\"array\","
@@ -570,8 +573,10 @@ static void undefined(bool at_root, const char *rule, const char *field)
 		 "Message:\"\", MessageExpression:\"\", "
 		 "Reason:(*apiextensions.FieldValueErrorReason)(nil), "
 		 "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation "
-		 "failed: ERROR: <input>: undefined field '%s'",
-		 rule, field);
+		 "failed: ERROR: <input>:1:%d: undefined field '%s'\n | %s\n | "
+		 "%.*s^",
+		 rule, col, field, rule, col - 1,
+		 "..............................");
 	bad(schema, "FieldValueInvalid",
 	    at_root ? ROOT ".x-kubernetes-validations[0].rule"
 		    : SPEC_RULE(0, "rule"),
@@ -616,15 +621,15 @@ Test(structural, validation_rules_undefined_fields)
 		  "has(self.metadata.generateName) && self.kind != '' && "
 		  "self.apiVersion != '' && self.spec.a > 0\"}]",
 		  "\"a\":{\"type\":\"integer\"}", "[]"));
-	undefined(false, "self.b > 0", "b");
-	undefined(false, "has(self.b)", "b");
-	undefined(false, "self.l.all(x, x.zz > 0)", "zz");
-	undefined(false, "self.l[0].zz > 0", "zz");
+	undefined(false, "self.b > 0", "b", 5);
+	undefined(false, "has(self.b)", "b", 4);
+	undefined(false, "self.l.all(x, x.zz > 0)", "zz", 16);
+	undefined(false, "self.l[0].zz > 0", "zz", 10);
 	/* a property with no type is not declared to CEL at all, nor are
 	   unknown fields of an object that keeps them */
-	undefined(false, "has(self.raw)", "raw");
-	undefined(false, "has(self.free.x)", "x");
+	undefined(false, "has(self.raw)", "raw", 4);
+	undefined(false, "has(self.free.x)", "x", 4);
 	/* at a resource root, metadata is name and generateName only */
-	undefined(true, "self.metadata.labels.size() > 0", "labels");
-	undefined(true, "self.status.x == 1", "status");
+	undefined(true, "self.metadata.labels.size() > 0", "labels", 14);
+	undefined(true, "self.status.x == 1", "status", 5);
 }
