@@ -286,15 +286,17 @@ check "... is refused" err_text 'x-kubernetes-validations[0].optionalOldSelf: In
 bad_rules_crd "            - {rule: \"'%d'.format([self.a]) == '1'\"}" >"$WORK/gadget.yaml"
 expect_rc 0 "a CRD whose rule is CEL outside lapis's subset is accepted" kubectl apply -f "$WORK/gadget.yaml"
 
-# kube's regex library: find() and findAll() (Karpenter's restricted label domains)
-cat >"$WORK/finds.yaml" <<'EOF'
+# The head of a CRD of group t.example.com ($1 plural, $2 kind) up to its
+# schema's root properties; the test writes what follows.
+t_crd() {
+	cat <<YAML
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
-metadata: {name: finds.t.example.com}
+metadata: {name: $1.t.example.com}
 spec:
   group: t.example.com
-  names: {kind: Find, plural: finds}
   scope: Namespaced
+  names: {plural: $1, kind: $2}
   versions:
   - name: v1
     served: true
@@ -303,6 +305,11 @@ spec:
       openAPIV3Schema:
         type: object
         properties:
+YAML
+}
+
+# kube's regex library: find() and findAll() (Karpenter's restricted label domains)
+{ t_crd finds Find; cat <<'EOF'
           spec:
             type: object
             properties:
@@ -314,6 +321,7 @@ spec:
                 - rule: 'self.findAll("[0-9]+").size() <= 1'
                   message: at most one number
 EOF
+} >"$WORK/finds.yaml"
 expect_rc 0 "a CRD whose rules use find() and findAll()" kubectl apply -f "$WORK/finds.yaml"
 kubectl wait --for=condition=Established crd/finds.t.example.com --timeout=20s >/dev/null 2>&1
 find_cr() { printf '{"apiVersion":"t.example.com/v1","kind":"Find","metadata":{"name":"%s"},"spec":{"key":"%s"}}' "$1" "$2"; }
@@ -325,22 +333,7 @@ check "... with no warning" bash -c "! grep -q 'not evaluated' '$WORK/err'"
 
 # A reserved word names a field after a '.': JobSet's rule on its
 # templates' metadata.namespace (kube 1.31 on finds it unescaped).
-cat >"$WORK/kw.yaml" <<'EOF'
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: kws.t.example.com}
-spec:
-  group: t.example.com
-  scope: Namespaced
-  names: {plural: kws, singular: kw, kind: Kw}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
+{ t_crd kws Kw; cat <<'EOF'
           spec:
             type: object
             x-kubernetes-validations:
@@ -359,6 +352,7 @@ spec:
                       properties:
                         namespace: {type: string}
 EOF
+} >"$WORK/kw.yaml"
 expect_rc 0 "a CRD whose rules select a field named by a reserved word (namespace)" kubectl apply -f "$WORK/kw.yaml"
 kubectl wait --for=condition=Established crd/kws.t.example.com --timeout=20s >/dev/null 2>&1
 kw_cr() { printf '{"apiVersion":"t.example.com/v1","kind":"Kw","metadata":{"name":"%s"},"spec":%s}' "$1" "$2"; }
@@ -371,22 +365,7 @@ check "... is a compile error, as cel-go's" err_has "reserved identifier"
 # A transition rule under an atomic list's items can never run: kube
 # refuses the CRD, naming the list (under spec.validation, where kube puts
 # the schema all versions share).
-cat >"$WORK/uncorr.yaml" <<'EOF'
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: uncorrs.t.example.com}
-spec:
-  group: t.example.com
-  scope: Namespaced
-  names: {plural: uncorrs, singular: uncorr, kind: Uncorr}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
+{ t_crd uncorrs Uncorr; cat <<'EOF'
           spec:
             type: object
             properties:
@@ -400,6 +379,7 @@ spec:
                       x-kubernetes-validations:
                       - rule: self == oldSelf
 EOF
+} >"$WORK/uncorr.yaml"
 expect_rc 1 "a transition rule under an atomic list's items" kubectl apply -f "$WORK/uncorr.yaml"
 check "... is refused as kube refuses it" err_text 'spec.validation.openAPIV3Schema.properties[spec].properties[l].items.properties[a].x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within spec.validation.openAPIV3Schema.properties[spec].properties[l]'
 expect_rc 0 "... and accepted on a map list's items" kubectl apply -f - <<<"$(sed 's/                type: array/                type: array\n                x-kubernetes-list-type: map\n                x-kubernetes-list-map-keys: [a]/; s/                  type: object/                  type: object\n                  required: [a]/' "$WORK/uncorr.yaml")"
