@@ -6821,6 +6821,175 @@ bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
 	return !c.failed;
 }
 
+/* What an expression's type is known to be from its form and the schema
+   (kube's checker knows more; unknown is never a mismatch). */
+enum skind {
+	SK_UNKNOWN,
+	SK_BOOL,
+	SK_INT,
+	SK_UINT,
+	SK_DOUBLE,
+	SK_STRING,
+	SK_BYTES,
+	SK_LIST,
+	SK_MAP,
+	SK_NULL,
+	SK_OTHER, /* an object, a duration, a timestamp */
+};
+
+static enum skind schema_kind(struct fchk *c, struct sty t)
+{
+	if (t.k != ST_NODE)
+		return SK_UNKNOWN;
+	switch (c->ops->type(t.node)) {
+	case CEL_S_STRING:
+		return SK_STRING;
+	case CEL_S_INT:
+		return SK_INT;
+	case CEL_S_DOUBLE:
+		return SK_DOUBLE;
+	case CEL_S_BOOL:
+		return SK_BOOL;
+	case CEL_S_ARRAY:
+		return SK_LIST;
+	case CEL_S_MAP:
+		return SK_MAP;
+	case CEL_S_BYTES:
+		return SK_BYTES;
+	case CEL_S_OBJECT:
+	case CEL_S_DURATION:
+	case CEL_S_TIMESTAMP:
+		return SK_OTHER;
+	case CEL_S_ANY:
+	case CEL_S_INT_OR_STRING:
+		break;
+	}
+	return SK_UNKNOWN;
+}
+
+static enum skind call_kind(int fn)
+{
+	static const struct {
+		enum fn fn;
+		enum skind k;
+	} known[] = {
+	    {F_CONTAINS, SK_BOOL},  {F_STARTS, SK_BOOL},
+	    {F_ENDS, SK_BOOL},	    {F_MATCHES, SK_BOOL},
+	    {F_BOOL, SK_BOOL},	    {F_ISIP, SK_BOOL},
+	    {F_ISCIDR, SK_BOOL},    {F_ISURL, SK_BOOL},
+	    {F_HASVALUE, SK_BOOL},  {F_SIZE, SK_INT},
+	    {F_INT, SK_INT},	    {F_UINT, SK_UINT},
+	    {F_DOUBLE, SK_DOUBLE},  {F_LOWER, SK_STRING},
+	    {F_UPPER, SK_STRING},   {F_TRIM, SK_STRING},
+	    {F_STRING, SK_STRING},  {F_SUBSTRING, SK_STRING},
+	    {F_REPLACE, SK_STRING}, {F_JOIN, SK_STRING},
+	    {F_SPLIT, SK_LIST},
+	};
+	for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+		if ((int)known[i].fn == fn)
+			return known[i].k;
+	return SK_UNKNOWN;
+}
+
+static enum skind expr_kind(struct fchk *c, const struct node *n, int depth)
+{
+	if (!n || depth > 64)
+		return SK_UNKNOWN;
+	enum skind a, b;
+	switch (n->k) {
+	case N_BOOL:
+	case N_NOT:
+	case N_AND:
+	case N_OR:
+	case N_HAS:
+		return SK_BOOL;
+	case N_INT:
+		return SK_INT;
+	case N_UINT:
+		return SK_UINT;
+	case N_DOUBLE:
+		return SK_DOUBLE;
+	case N_STRING:
+		return SK_STRING;
+	case N_BYTES:
+		return SK_BYTES;
+	case N_NULL:
+		return SK_NULL;
+	case N_LIST:
+		return SK_LIST;
+	case N_MAP:
+		return SK_MAP;
+	case N_SELF:
+	case N_SELECT:
+	case N_INDEX:
+		/* oldSelf may be an optional; a.?b and a[?b] are */
+		if ((n->k != N_SELF && n->opt_sel))
+			return SK_UNKNOWN;
+		return schema_kind(c, check_node(c, n));
+	case N_NEG:
+		a = expr_kind(c, n->a, depth + 1);
+		return a == SK_INT || a == SK_DOUBLE ? a : SK_UNKNOWN;
+	case N_BIN:
+		if (n->op <= B_IN)
+			return SK_BOOL;
+		a = expr_kind(c, n->a, depth + 1);
+		b = expr_kind(c, n->b, depth + 1);
+		if (a != b)
+			return SK_UNKNOWN;
+		if (a == SK_INT || a == SK_UINT || a == SK_DOUBLE)
+			return a;
+		if (n->op == B_ADD &&
+		    (a == SK_STRING || a == SK_BYTES || a == SK_LIST))
+			return a;
+		return SK_UNKNOWN;
+	case N_COND:
+		a = expr_kind(c, n->b, depth + 1);
+		b = expr_kind(c, n->c, depth + 1);
+		return a == b ? a : SK_UNKNOWN;
+	case N_CALL:
+		return call_kind(n->op);
+	case N_COMP: {
+		enum macro m = (enum macro)n->op;
+		if (m == M_ALL || m == M_EXISTS || m == M_EXISTS_ONE ||
+		    m == M2_ALL || m == M2_EXISTS || m == M2_EXISTS_ONE)
+			return SK_BOOL;
+		if (m == M_MAP || m == M_MAP3 || m == M_FILTER || m == M2_TLIST)
+			return SK_LIST;
+		return m == M2_TMAP ? SK_MAP : SK_UNKNOWN;
+	}
+	case N_TYPE:
+	case N_IDENT:
+	case N_VAR:
+	case N_OLD:
+		break;
+	}
+	return SK_UNKNOWN;
+}
+
+bool cel_result_mismatch(const cel_prog *p, const struct cel_schema *ops,
+			 unsigned (*decl)(const void *node), const void *node,
+			 bool resource_root, bool want_string)
+{
+	char why[64];
+	struct fchk c = {.ops = ops,
+			 .decl = decl,
+			 .why = why,
+			 .why_size = sizeof why,
+			 .at = CEL_NO_POS,
+			 .err_at = CEL_NO_POS};
+	c.self = st_node(&c, node);
+	c.self.rroot = c.self.rroot || resource_root;
+	c.slots = calloc((size_t)p->n_slots + 2, sizeof *c.slots);
+	if (!c.slots)
+		return false;	 /* nothing proven */
+	check_node(&c, p->root); /* the macro variables' types */
+	enum skind k = expr_kind(&c, p->root, 0);
+	free(c.slots);
+	if (k == SK_UNKNOWN)
+		return false;
+	return want_string ? k != SK_STRING : k != SK_BOOL;
+}
+
 /* ------------------------------------------------------------- public */
 
 void cel_free(cel_prog *p)

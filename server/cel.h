@@ -129,6 +129,17 @@ bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
 		      bool resource_root, char *why, size_t why_size,
 		      size_t *at);
 
+/*
+ * Is p's result known, from its form and the schema (as cel_check_fields
+ * reads it), to be of another type than a rule's bool (want_string false)
+ * or a messageExpression's string? kube refuses such a rule ("cel
+ * expression must evaluate to a bool"). Where the type is not known here
+ * (dyn values, functions beyond the common ones), false.
+ */
+bool cel_result_mismatch(const cel_prog *p, const struct cel_schema *ops,
+			 unsigned (*decl)(const void *node), const void *node,
+			 bool resource_root, bool want_string);
+
 /* Does the program mention oldSelf (a transition rule)? */
 bool cel_uses_old_self(const cel_prog *p);
 

@@ -715,10 +715,44 @@ static const void *j_addl(const void *node)
 }
 
 /* Only "is it a string" is asked (kube's Type.Contains("string")). */
+/* kube's SchemaDeclType of a schema node, as schema.c's cel_type reads
+   its compiled form. */
 static enum cel_stype j_type(const void *node)
 {
-	const char *t = str(node, "type");
-	return t && !strcmp(t, "string") ? CEL_S_STRING : CEL_S_ANY;
+	const char *t = str(node, "type"), *f = str(node, "format");
+	if (is_true(node, "x-kubernetes-int-or-string"))
+		return CEL_S_INT_OR_STRING;
+	if (!t)
+		return CEL_S_ANY;
+	if (!strcmp(t, "string")) {
+		if (f && !strcmp(f, "byte"))
+			return CEL_S_BYTES;
+		if (f && !strcmp(f, "duration"))
+			return CEL_S_DURATION;
+		if (f && (!strcmp(f, "date") || !strcmp(f, "date-time") ||
+			  !strcmp(f, "datetime")))
+			return CEL_S_TIMESTAMP;
+		return CEL_S_STRING;
+	}
+	if (!strcmp(t, "integer"))
+		return CEL_S_INT;
+	if (!strcmp(t, "number"))
+		return CEL_S_DOUBLE;
+	if (!strcmp(t, "boolean"))
+		return CEL_S_BOOL;
+	if (!strcmp(t, "array"))
+		return CEL_S_ARRAY;
+	if (!strcmp(t, "object")) {
+		if (json_is_object(
+			json_object_get(node, "additionalProperties")))
+			return CEL_S_MAP;
+		return json_object_get(node, "properties") ||
+			       !is_true(node,
+					"x-kubernetes-preserve-unknown-fields")
+			   ? CEL_S_OBJECT
+			   : CEL_S_ANY;
+	}
+	return CEL_S_ANY;
 }
 
 static enum cel_ltype j_list_type(const void *node)
@@ -793,6 +827,22 @@ static cel_prog *compile_at(struct sctx *c, const json_t *s, const json_t *r,
 		      "Invalid value: %s: %scompilation failed: ERROR: "
 		      "<input>%s",
 		      val, what, shown);
+	}
+	/* kube's checker on the result: a rule's must be a bool, a
+	   messageExpression's a string */
+	bool msg = !strcmp(field, "messageExpression");
+	if (p &&
+	    cel_result_mismatch(p, &json_ops, j_decl, s, s == c->root, msg)) {
+		char child[96], val[4096];
+		snprintf(child, sizeof child,
+			 ".x-kubernetes-validations[%zu].%s", i, field);
+		rule_gostring(r, val, sizeof val);
+		cause(c, "FieldValueInvalid", child, "Invalid value: %s: %s",
+		      val,
+		      msg ? "messageExpression must evaluate to a string"
+			  : "cel expression must evaluate to a bool");
+		cel_free(p);
+		p = NULL;
 	}
 	return p;
 }

@@ -527,6 +527,70 @@ Test(structural, transition_rules_need_correlatable_nodes)
 #undef ITEM
 }
 
+/* kube's checker on a rule's result: a bool; a messageExpression's: a
+   string. Known here from the form and the schema; dyn is let through. */
+Test(structural, validation_rule_result_types)
+{
+#define TYPED(rule, mexp)                                                      \
+	"{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","  \
+	"\"properties\":{\"n\":{\"type\":\"integer\"},\"b\":{\"type\":"        \
+	"\"boolean\"},\"s\":{\"type\":\"string\"},\"t\":{\"type\":"            \
+	"\"string\",\"format\":\"date-time\"},\"ios\":{"                       \
+	"\"x-kubernetes-int-or-string\":true},\"l\":{\"type\":"                \
+	"\"array\",\"items\":{\"type\":\"boolean\"}}},"                        \
+	"\"x-kubernetes-validations\":[{\"rule\":\"" rule "\"" mexp "}]}}}"
+	static const char *const good[] = {
+	    TYPED("self.b", ""),
+	    TYPED("self.n > 0 ? self.b : false", ""),
+	    TYPED("self.l[0]", ""),
+	    TYPED("self.l.all(x, x)", ""),
+	    TYPED("self.s.startsWith('a')", ""),
+	    TYPED("self.ios", ""),
+	    TYPED("self.n > 0", ",\"messageExpression\":\"'n is ' + "
+				"string(self.n)\""),
+	    TYPED("self.n > 0", ",\"messageExpression\":\"self.s\""),
+	    TYPED("self.n > 0", ",\"messageExpression\":\"self.ios\""),
+	};
+	for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+		ok(good[i]);
+	static const struct {
+		const char *schema, *rule, *mexp;
+	} bad_rules[] = {
+	    {TYPED("self.n + 1", ""), "self.n + 1", NULL},
+	    {TYPED("self.s", ""), "self.s", NULL},
+	    {TYPED("self", ""), "self", NULL},
+	    {TYPED("self.l", ""), "self.l", NULL},
+	    {TYPED("size(self.s)", ""), "size(self.s)", NULL},
+	    {TYPED("self.s.lowerAscii()", ""), "self.s.lowerAscii()", NULL},
+	    {TYPED("self.l.map(x, x)", ""), "self.l.map(x, x)", NULL},
+	    {TYPED("self.n > 0 ? 'a' : 'b'", ""), "self.n > 0 ? 'a' : 'b'",
+	     NULL},
+	    {TYPED("self.n > 0", ",\"messageExpression\":\"1\""), "self.n > 0",
+	     "1"},
+	    {TYPED("self.n > 0", ",\"messageExpression\":\"self.t\""),
+	     "self.n > 0", "self.t"},
+	};
+	for (size_t i = 0; i < sizeof bad_rules / sizeof *bad_rules; i++) {
+		char want[1024];
+		snprintf(
+		    want, sizeof want,
+		    "Invalid value: apiextensions.ValidationRule{Rule:\"%s\", "
+		    "Message:\"\", MessageExpression:\"%s\", "
+		    "Reason:(*apiextensions.FieldValueErrorReason)(nil), "
+		    "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: %s",
+		    bad_rules[i].rule,
+		    bad_rules[i].mexp ? bad_rules[i].mexp : "",
+		    bad_rules[i].mexp
+			? "messageExpression must evaluate to a string"
+			: "cel expression must evaluate to a bool");
+		bad(bad_rules[i].schema, "FieldValueInvalid",
+		    bad_rules[i].mexp ? SPEC_RULE(0, "messageExpression")
+				      : SPEC_RULE(0, "rule"),
+		    want);
+	}
+#undef TYPED
+}
+
 Test(structural, validation_rules_after_schema_errors)
 {
 	/* kube compiles no rule of a node with schema errors at or below
