@@ -241,6 +241,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					   "a field's position past the end");
 				FUZZ_CHECK(why[0], "fields refused silently");
 				check_text(why, "the fields' reason");
+			} else {
+				/* the result's type, known or not */
+				const void *n = root ? &s_top : &s_root;
+				(void)cel_result_mismatch(p, &fops, f_decl, n,
+							  root, false);
+				(void)cel_result_mismatch(p, &fops, f_decl, n,
+							  root, true);
 			}
 		}
 		const json_t *o = old ? old : self;
