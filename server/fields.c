@@ -61,11 +61,13 @@ void srv_strict_add(struct srv_strict *s, const char *text)
 
 void srv_go_quote(const char *in, char *out, size_t size)
 {
-	size_t o = 0;
+	size_t o = 0, whole = 1;
 
 	out[o++] = '"';
 	for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
 		char esc[8] = "";
+		if ((*p & 0xC0) != 0x80)
+			whole = o; /* a rune starts: cut here if it must */
 		switch (*p) {
 		case '"':
 			strcpy(esc, "\\\"");
@@ -101,8 +103,10 @@ void srv_go_quote(const char *in, char *out, size_t size)
 				esc[0] = (char)*p;
 		}
 		size_t n = strlen(esc);
-		if (o + n + 2 > size)
+		if (o + n + 2 > size) {
+			o = whole; /* no rune left in halves */
 			break;
+		}
 		memcpy(out + o, esc, n);
 		o += n;
 	}

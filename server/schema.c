@@ -834,9 +834,38 @@ static bool re_translate(const char *p, struct sb *o, int *cflags, bool *caret,
 {
 	struct reflags cur = {false, false}, stack[RE_MAX_DEPTH];
 	size_t depth = 0;
+	bool rep = false; /* the last item was a repetition */
+	/* per open group: how deep repeated groups holding repetitions nest
+	   inside it, and whether it holds a repetition */
+	int nest[RE_MAX_DEPTH + 1] = {0}, closed = 0;
+	bool has_rep[RE_MAX_DEPTH + 1] = {false}, closed_rep = false;
 	(void)cflags;
 	while (*p) {
 		char c = *p;
+		/* Go refuses a repetition of a repetition (a**, a+{2}; a lazy
+		   a*? is one), and glibc would build an automaton that grows
+		   with the power of their count: a 25-fold a+ takes minutes
+		   and gigabytes to compile */
+		bool is_rep = c == '*' || c == '+' || c == '?' ||
+			      (c == '{' && re_repeat_len(p));
+		if (is_rep && rep) {
+			*why = "invalid nested repetition operator";
+			return false;
+		}
+		if (is_rep) {
+			has_rep[depth] = true;
+			/* a repeated group that holds a repetition: glibc's
+			   automaton doubles with each such level (20 take
+			   seconds, 25 minutes); Go's does not */
+			if (closed_rep && p[-1] == ')' &&
+			    closed + 1 > nest[depth])
+				nest[depth] = closed + 1;
+			if (nest[depth] > 12) {
+				*why = "repeated groups nested too deep";
+				return false;
+			}
+		}
+		rep = is_rep;
 		if (c == '\\') {
 			char e = p[1];
 			if (!e) {
@@ -935,12 +964,20 @@ static bool re_translate(const char *p, struct sb *o, int *cflags, bool *caret,
 				}
 			}
 			stack[depth++] = outer;
+			nest[depth] = 0;
+			has_rep[depth] = false;
 			sb_putc(o, '(');
 			continue;
 		}
 		if (c == ')') {
-			if (depth)
+			closed = nest[depth];
+			closed_rep = has_rep[depth];
+			if (depth) {
 				cur = stack[--depth];
+				if (closed > nest[depth])
+					nest[depth] = closed;
+				has_rep[depth] |= closed_rep;
+			}
 			sb_putc(o, ')');
 			p++;
 			continue;
@@ -1255,8 +1292,14 @@ static bool regcomp_as(const char *pat, regex_t *re, bool find,
 	struct sb o = {0}, w = {0}, q = {0};
 	int cflags = REG_EXTENDED | (find ? 0 : REG_NOSUB);
 	bool caret = false, ok = false;
+	char gomsg[8];
 	*why = "cannot be translated";
-	if (re_translate(pat, &o, &cflags, &caret, why)) {
+	/* what Go refuses is not compiled (kube refuses it first; a
+	   nested repeat count such as (a{1,1000}){1,1000} would take
+	   glibc gigabytes) */
+	if (srv_re2_error(pat, gomsg, sizeof gomsg))
+		*why = "Go's regexp refuses it";
+	else if (re_translate(pat, &o, &cflags, &caret, why)) {
 		if (find) {
 			sb_puts(&w, sb_str(&o));
 		} else if (!caret) {
@@ -3217,11 +3260,16 @@ static void add_cause(struct vctx *v, const char *reason, const char *fmt,
 	cs->cls[cs->n] = v->cls;
 	struct srv_cause *c = &cs->v[cs->n++];
 	snprintf(c->reason, sizeof c->reason, "%s", reason);
-	snprintf(c->field, sizeof c->field, "%s", sb_str(&v->path));
+	/* a long path or message is cut between runes, never in one */
+	if (snprintf(c->field, sizeof c->field, "%s", sb_str(&v->path)) >=
+	    (int)sizeof c->field)
+		srv_cut_utf8(c->field);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(c->message, sizeof c->message, fmt, ap);
+	int n = vsnprintf(c->message, sizeof c->message, fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof c->message)
+		srv_cut_utf8(c->message);
 }
 
 static void causes_free(struct causes *c)

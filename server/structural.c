@@ -122,7 +122,13 @@ static const char *type_of(const json_t *s)
    keywords); longer values are cut. */
 static void quote(char *out, size_t n, const char *s)
 {
-	snprintf(out, n, "\"%.200s\"", s ? s : "");
+	s = s ? s : "";
+	/* at most 200 bytes, cut between runes */
+	int len = (int)strnlen(s, 200);
+	if (s[len])
+		while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
+			len--;
+	snprintf(out, n, "\"%.*s\"", len, s);
 }
 
 static bool nonempty_obj(const json_t *o, const char *k)
@@ -818,15 +824,20 @@ static cel_prog *compile_at(struct sctx *c, const json_t *s, const json_t *r,
 		snprintf(child, sizeof child,
 			 ".x-kubernetes-validations[%zu].%s", i, field);
 		rule_gostring(r, val, sizeof val);
-		/* cel-go's display: where, what, and the line with a caret */
+		/* cel-go's display: where, what, and the line with a caret;
+		   the place alone when the whole would not fit a cause */
 		if (at != CEL_NO_POS)
 			cel_error_display(src, at, why, shown, sizeof shown);
 		else
 			snprintf(shown, sizeof shown, ": %s", why);
-		cause(c, "FieldValueInvalid", child,
-		      "Invalid value: %s: %scompilation failed: ERROR: "
-		      "<input>%s",
-		      val, what, shown);
+		static const char fmt[] = "Invalid value: %s: %scompilation "
+					  "failed: ERROR: <input>%s";
+		char *nl = strchr(shown, '\n');
+		if (nl &&
+		    strlen(fmt) + strlen(val) + strlen(what) + strlen(shown) >=
+			sizeof((struct srv_cause *)0)->message)
+			*nl = 0;
+		cause(c, "FieldValueInvalid", child, fmt, val, what, shown);
 	}
 	/* kube's checker on the result: a rule's must be a bool, a
 	   messageExpression's a string */

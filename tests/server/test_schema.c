@@ -419,6 +419,41 @@ Test(schema_validate, pattern_classes)
 	srv_schema_free(s);
 }
 
+/* Patterns glibc would take minutes and gigabytes to compile stay
+   unchecked (a warning), at once: a repetition of a repetition and a
+   nested repeat count too large (Go refuses both, and kube the CRD), and
+   repeated groups holding repetitions nested deeper than 12 (Go takes
+   them; glibc's automaton doubles with each level). */
+Test(schema_compile, patterns_too_costly_for_glibc)
+{
+	static const char *const pats[] = {
+	    "a+++++++++++++++++++++++++",
+	    "(a{1,1000}){1,1000}",
+	    "((((((((((((((((((((((((a+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+"
+	    ")"
+	    "+)+)+)+",
+	};
+	for (size_t i = 0; i < sizeof pats / sizeof *pats; i++) {
+		char schema[512];
+		snprintf(schema, sizeof schema,
+			 SPEC("\"x\":{\"type\":\"string\",\"pattern\":\"%s\"}"),
+			 pats[i]);
+		struct srv_schema *s = sch(schema);
+		cr_assert_eq(srv_schema_warning_count(s), 1, "%s", pats[i]);
+		expect_ok(s, "{\"spec\":{\"x\":\"b\"}}");
+		srv_schema_free(s);
+	}
+	/* twelve levels still compile and match */
+	struct srv_schema *s =
+	    sch(SPEC("\"x\":{\"type\":\"string\",\"pattern\":"
+		     "\"^((((((((((((a+)+)+)+)+)+)+)+)+)+)+)+)+$\"}"));
+	cr_assert_eq(srv_schema_warning_count(s), 0, "%s",
+		     srv_schema_warning(s, 0));
+	expect_ok(s, "{\"spec\":{\"x\":\"aaa\"}}");
+	expect_invalid(s, "{\"spec\":{\"x\":\"ab\"}}");
+	srv_schema_free(s);
+}
+
 /* An unanchored pattern is matched in one pass from the start ("^.*(P)",
    or "^(P|.+(Q))" with Q's anchors never matching): prometheus-operator's
    size pattern took 107 s of CPU on these 100,000 digits when glibc tried

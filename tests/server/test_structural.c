@@ -696,4 +696,22 @@ Test(structural, validation_rules_undefined_fields)
 	/* at a resource root, metadata is name and generateName only */
 	undefined(true, "self.metadata.labels.size() > 0", "labels", 14);
 	undefined(true, "self.status.x == 1", "status", 5);
+	/* a rule too long for the caret lines in one cause: the place alone */
+	char rule[300], schema[1024];
+	snprintf(rule, sizeof rule, "%s",
+		 "self.a > 0 && self.a > 1 && self.a > 2 && self.a > 3 && "
+		 "self.a > 4 && self.a > 5 && self.a > 6 && self.a > 7 && "
+		 "self.a > 8 && self.a > 9 && self.a > 10 && self.zz > 11");
+	snprintf(
+	    schema, sizeof schema,
+	    FIELDS("[]", "\"a\":{\"type\":\"integer\"}", "[{\"rule\":\"%s\"}]"),
+	    rule);
+	struct srv_error err;
+	check(schema, false, &err);
+	cr_assert_eq(err.n_causes, 1);
+	const char *m = err.causes[0].message;
+	cr_assert(strstr(m, "compilation failed: ERROR: <input>:1:160: "
+			    "undefined field 'zz'"),
+		  "%s", m);
+	cr_assert_null(strchr(m, '\n'), "%s", m);
 }
