@@ -120,15 +120,20 @@ static const char *type_of(const json_t *s)
 
 /* Go's %q of a string, enough for the values we print (type names,
    keywords); longer values are cut. */
-static void quote(char *out, size_t n, const char *s)
+/* The length of s's first max bytes, cut between runes (for "%.*s"). */
+static int cut_len(const char *s, int max)
 {
-	s = s ? s : "";
-	/* at most 200 bytes, cut between runes */
-	int len = (int)strnlen(s, 200);
+	int len = (int)strnlen(s, (size_t)max);
 	if (s[len])
 		while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
 			len--;
-	snprintf(out, n, "\"%.*s\"", len, s);
+	return len;
+}
+
+static void quote(char *out, size_t n, const char *s)
+{
+	s = s ? s : "";
+	snprintf(out, n, "\"%.*s\"", cut_len(s, 200), s);
 }
 
 static bool nonempty_obj(const json_t *o, const char *k)
@@ -201,10 +206,11 @@ static void check_default(struct sctx *c, const json_t *s, struct ovis v)
 		srv_schema_prune(sch, clone, NULL, NULL);
 		if (!json_equal(clone, def)) {
 			char *js = srv_go_value(def);
+			const char *shown = js ? js : "";
 			cause(c, "FieldValueInvalid", ".default",
-			      "Invalid value: %.300s: must not have unknown "
+			      "Invalid value: %.*s: must not have unknown "
 			      "fields",
-			      js ? js : "");
+			      cut_len(shown, 300), shown);
 			free(js);
 		}
 	}
@@ -1379,19 +1385,18 @@ static void check_status_root(struct sctx *c, const json_t *s)
 		if (!ok) {
 			/* kube prints the whole schema struct as the value;
 			   we name the field that is not allowed instead */
-			cause(
-			    c, "FieldValueInvalid", ".openAPIV3Schema",
-			    "Invalid value: \"%.100s\": only [Description Type "
-			    "Format Title Maximum ExclusiveMaximum Minimum "
-			    "ExclusiveMinimum MaxLength MinLength Pattern "
-			    "MaxItems "
-			    "MinItems UniqueItems MultipleOf Required Items "
-			    "Properties ExternalDocs Example "
-			    "XPreserveUnknownFields "
-			    "XValidations] fields are allowed at the root of "
-			    "the "
-			    "schema if the status subresource is enabled",
-			    k);
+			cause(c, "FieldValueInvalid", ".openAPIV3Schema",
+			      "Invalid value: \"%.*s\": only [Description Type "
+			      "Format Title Maximum ExclusiveMaximum Minimum "
+			      "ExclusiveMinimum MaxLength MinLength Pattern "
+			      "MaxItems "
+			      "MinItems UniqueItems MultipleOf Required Items "
+			      "Properties ExternalDocs Example "
+			      "XPreserveUnknownFields "
+			      "XValidations] fields are allowed at the root of "
+			      "the "
+			      "schema if the status subresource is enabled",
+			      cut_len(k, 100), k);
 			break;
 		}
 	}
