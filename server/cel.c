@@ -6114,6 +6114,8 @@ static struct node *parse_call(struct parser *ps, char *name,
 	/* has(a.b): cel-go's macro makes the test's selection at its '(' */
 	if (n && n->k == N_HAS && n->a)
 		n->a->pos = paren;
+	if (n && n->k == N_CALL)
+		n->pos = paren;
 	free(name);
 	return n;
 }
@@ -6132,10 +6134,22 @@ static struct node *name_node(struct parser *ps, enum nkind k, struct node *a,
 	return n;
 }
 
+static struct node *parse_primary_at(struct parser *ps, size_t at);
+
+/* A literal, a name, a call, a parenthesized expression; located where
+   it starts unless it has a place of its own (cel-go's). */
 static struct node *parse_primary(struct parser *ps)
 {
-	struct node *n = NULL;
 	size_t at = ps->t_pos;
+	struct node *n = parse_primary_at(ps, at);
+	if (n && n->pos == CEL_NO_POS)
+		n->pos = at;
+	return n;
+}
+
+static struct node *parse_primary_at(struct parser *ps, size_t at)
+{
+	struct node *n = NULL;
 	switch (ps->t) {
 	case T_INT:
 		if (ps->u > INT64_MAX) {
@@ -6293,8 +6307,10 @@ static struct node *parse_member_tail(struct parser *ps, struct node *n)
 			if (!k || !expect(ps, ']'))
 				return NULL;
 			n = mknode(ps, N_INDEX, n, k, NULL);
-			if (n)
+			if (n) {
 				n->opt_sel = opt;
+				n->pos = at;
+			}
 		} else {
 			break;
 		}
@@ -6305,12 +6321,14 @@ static struct node *parse_member_tail(struct parser *ps, struct node *n)
 static struct node *parse_unary(struct parser *ps)
 {
 	char ops[MAX_DEPTH];
+	size_t op_at[MAX_DEPTH];
 	int n_ops = 0;
 	while (is_punct(ps, '!') || is_punct(ps, '-')) {
 		if (n_ops == MAX_DEPTH) {
 			too_deep(ps);
 			return NULL;
 		}
+		op_at[n_ops] = ps->t_pos;
 		ops[n_ops++] = ps->ch;
 		next(ps);
 	}
@@ -6334,6 +6352,8 @@ static struct node *parse_unary(struct parser *ps)
 			if (n)
 				n->lit.d = -ps->d;
 		}
+		if (n)
+			n->pos = op_at[n_ops - 1];
 		next(ps);
 		if (is_punct(ps, '.') || is_punct(ps, '[')) {
 			/* -1.f() is -(1.f()): no literal to fold */
@@ -6354,9 +6374,13 @@ static struct node *parse_unary(struct parser *ps)
 	} else {
 		n = parse_member_tail(ps, parse_primary(ps));
 	}
-	while (n && n_ops > 0)
-		n = mknode(ps, ops[--n_ops] == '!' ? N_NOT : N_NEG, n, NULL,
+	while (n && n_ops > 0) {
+		n_ops--;
+		n = mknode(ps, ops[n_ops] == '!' ? N_NOT : N_NEG, n, NULL,
 			   NULL);
+		if (n)
+			n->pos = op_at[n_ops];
+	}
 	return n;
 }
 
@@ -6364,13 +6388,16 @@ static struct node *parse_unary(struct parser *ps)
 static struct node *parse_bin(struct parser *ps, struct node *n, enum binop op,
 			      struct node *(*operand)(struct parser *))
 {
+	size_t at = ps->t_pos;
 	next(ps);
 	struct node *r = operand(ps);
 	if (!r)
 		return NULL;
 	n = mknode(ps, N_BIN, n, r, NULL);
-	if (n)
+	if (n) {
 		n->op = op;
+		n->pos = at;
+	}
 	return n;
 }
 
@@ -6464,11 +6491,14 @@ static struct node *parse_expr(struct parser *ps)
 	}
 	struct node *n = parse_logic(ps, false);
 	if (n && is_punct(ps, '?')) {
+		size_t q = ps->t_pos;
 		next(ps);
 		struct node *t = parse_logic(ps, false);
 		if (t && expect(ps, ':')) {
 			struct node *f = parse_expr(ps);
 			n = f ? mknode(ps, N_COND, n, t, f) : NULL;
+			if (n)
+				n->pos = q;
 		}
 	}
 	ps->depth--;
@@ -6625,6 +6655,7 @@ struct fchk {
 	const struct cel_schema *ops;
 	unsigned (*decl)(const void *node);
 	struct sty self;
+	bool old_opt; /* oldSelf is an optional (optionalOldSelf) */
 	struct sty *slots;
 	char *why;
 	size_t why_size;
@@ -6796,33 +6827,11 @@ static struct sty check_node(struct fchk *c, const struct node *n)
 	return any;
 }
 
-bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
-		      unsigned (*decl)(const void *node), const void *node,
-		      bool resource_root, char *why, size_t why_size,
-		      size_t *at)
-{
-	struct fchk c = {.ops = ops,
-			 .decl = decl,
-			 .why = why,
-			 .why_size = why_size,
-			 .at = CEL_NO_POS,
-			 .err_at = CEL_NO_POS};
-	if (why_size)
-		why[0] = 0;
-	c.self = st_node(&c, node);
-	c.self.rroot = c.self.rroot || resource_root;
-	c.slots = calloc((size_t)p->n_slots + 2, sizeof *c.slots);
-	if (!c.slots)
-		return true; /* nothing proven */
-	check_node(&c, p->root);
-	free(c.slots);
-	if (at)
-		*at = c.err_at;
-	return !c.failed;
-}
+/* ------------------------------------------------- type check */
 
-/* What an expression's type is known to be from its form and the schema
-   (kube's checker knows more; unknown is never a mismatch). */
+/* What an expression's type is known to be from its form and the schema.
+   A type not known here is dyn to kube's checker's view as lapis models
+   it, and dyn matches everything: only known types can clash. */
 enum skind {
 	SK_UNKNOWN,
 	SK_BOOL,
@@ -6834,7 +6843,20 @@ enum skind {
 	SK_LIST,
 	SK_MAP,
 	SK_NULL,
-	SK_OTHER, /* an object, a duration, a timestamp */
+	SK_OBJECT, /* a schema's object */
+	SK_OTHER,  /* a duration, a timestamp: never in a type error */
+};
+
+/* A type: a list's elements and a map's values in e, a map's keys in
+   key, when they are scalars (else unknown). */
+struct tty {
+	enum skind k, e, key;
+};
+
+/* A node's type and, when it is one, its schema node. */
+struct tres {
+	struct tty t;
+	struct sty s;
 };
 
 static enum skind schema_kind(struct fchk *c, struct sty t)
@@ -6851,12 +6873,14 @@ static enum skind schema_kind(struct fchk *c, struct sty t)
 	case CEL_S_BOOL:
 		return SK_BOOL;
 	case CEL_S_ARRAY:
-		return SK_LIST;
+		return (c->decl(t.node) & CEL_DECL_LIST) ? SK_LIST : SK_UNKNOWN;
 	case CEL_S_MAP:
-		return SK_MAP;
+		return (c->decl(t.node) & CEL_DECL_MAP) ? SK_MAP : SK_UNKNOWN;
 	case CEL_S_BYTES:
 		return SK_BYTES;
 	case CEL_S_OBJECT:
+		return (c->decl(t.node) & CEL_DECL_OBJECT) ? SK_OBJECT
+							   : SK_UNKNOWN;
 	case CEL_S_DURATION:
 	case CEL_S_TIMESTAMP:
 		return SK_OTHER;
@@ -6867,12 +6891,289 @@ static enum skind schema_kind(struct fchk *c, struct sty t)
 	return SK_UNKNOWN;
 }
 
+static bool is_scalar(enum skind k)
+{
+	return k != SK_UNKNOWN && k != SK_LIST && k != SK_MAP && k != SK_OTHER;
+}
+
+static struct tty schema_tty(struct fchk *c, struct sty s)
+{
+	struct tty t = {schema_kind(c, s), SK_UNKNOWN, SK_UNKNOWN};
+	if (t.k == SK_LIST)
+		t.e = schema_kind(c, st_node(c, c->ops->items(s.node)));
+	if (t.k == SK_MAP) {
+		t.key = SK_STRING;
+		t.e = schema_kind(c, st_node(c, c->ops->addl(s.node)));
+	}
+	if (!is_scalar(t.e))
+		t.e = SK_UNKNOWN;
+	return t;
+}
+
+static const char *kind_name(enum skind k)
+{
+	static const char *const names[] = {
+	    [SK_BOOL] = "bool",	    [SK_INT] = "int",
+	    [SK_UINT] = "uint",	    [SK_DOUBLE] = "double",
+	    [SK_STRING] = "string", [SK_BYTES] = "bytes",
+	    [SK_NULL] = "null",	    [SK_OBJECT] = "object",
+	};
+	return is_scalar(k) ? names[k] : NULL;
+}
+
+/* t as cel-go's FormatCELType writes it, or false when lapis cannot name
+   it (then it is in no error). */
+static bool tty_name(struct tty t, char *buf, size_t size)
+{
+	const char *e = kind_name(t.e), *k = kind_name(t.key);
+	if (t.k == SK_LIST && e)
+		snprintf(buf, size, "list(%s)", e);
+	else if (t.k == SK_MAP && e && k)
+		snprintf(buf, size, "map(%s, %s)", k, e);
+	else if (kind_name(t.k))
+		snprintf(buf, size, "%s", kind_name(t.k));
+	else
+		return false;
+	return true;
+}
+
+/* Whether a value of kind a may stand where b is expected (cel-go's
+   isAssignable): unknowns match; null stands for an object; two objects
+   are let through (kube names each schema node's type apart, lapis does
+   not). */
+static bool kind_fits(enum skind a, enum skind b)
+{
+	if (a == SK_UNKNOWN || b == SK_UNKNOWN || a == SK_OTHER ||
+	    b == SK_OTHER || a == b)
+		return true;
+	return (a == SK_NULL && b == SK_OBJECT) ||
+	       (a == SK_OBJECT && b == SK_NULL);
+}
+
+static struct tres tcheck(struct fchk *c, const struct node *n);
+
+static bool tty_fits(struct tty a, struct tty b)
+{
+	if (!kind_fits(a.k, b.k))
+		return false;
+	if (a.k == SK_LIST && b.k == SK_LIST)
+		return kind_fits(a.e, b.e);
+	if (a.k == SK_MAP && b.k == SK_MAP)
+		return kind_fits(a.e, b.e) && kind_fits(a.key, b.key);
+	return true;
+}
+
+static bool known(struct tty t)
+{
+	return t.k != SK_UNKNOWN && t.k != SK_OTHER;
+}
+
+/* A type error at at; of several, cel-go shows first the one that comes
+   first in the text. */
+static void type_error(struct fchk *c, size_t at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void type_error(struct fchk *c, size_t at, const char *fmt, ...)
+{
+	if (c->failed && at >= c->err_at)
+		return;
+	if (c->why_size) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(c->why, c->why_size, fmt, ap);
+		va_end(ap);
+	}
+	c->failed = true;
+	c->err_at = at;
+}
+
+/* cel-go's "found no matching overload", when lapis can name every
+   argument's type; member: args[0] is the target. */
+static void no_match(struct fchk *c, size_t at, const char *fn,
+		     const struct tty *args, int n, bool member)
+{
+	char sig[256], name[64];
+	size_t o = 0;
+	sig[0] = 0;
+	for (int i = 0; i < n; i++) {
+		if (!tty_name(args[i], name, sizeof name))
+			return;
+		const char *pre = i == 0	     ? (member ? "" : "(")
+				  : member && i == 1 ? ""
+						     : ", ";
+		o += (size_t)snprintf(sig + o, sizeof sig - o, "%s%s%s", pre,
+				      name, member && i == 0 ? ".(" : "");
+		if (o >= sizeof sig)
+			return;
+	}
+	type_error(c, at,
+		   "found no matching overload for '%s' applied to '%s%s)'", fn,
+		   sig, n == 0 ? "(" : "");
+}
+
+/* The type of literal members nodes[0], nodes[stride] ... (cnt of them),
+   checked, which HomogeneousAggregateLiterals requires to agree; a
+   member written with '?' (its flag on nodes[i * stride + opt]) is an
+   optional's value. */
+static enum skind join_members(struct fchk *c, struct node *const *nodes,
+			       int stride, int cnt, int opt)
+{
+	struct tty prev = {SK_UNKNOWN, SK_UNKNOWN, SK_UNKNOWN};
+	bool all = cnt > 0;
+	char a[64], b[64];
+	for (int i = 0; i < cnt; i++) {
+		const struct node *m = nodes[i * stride];
+		struct tty t = tcheck(c, m).t;
+		if (nodes[i * stride + opt]->opt_elem || !known(t)) {
+			all = false;
+		} else if (!known(prev)) {
+			prev = t;
+		} else if (!tty_fits(prev, t)) {
+			if (tty_name(prev, a, sizeof a) &&
+			    tty_name(t, b, sizeof b))
+				type_error(c, m->pos,
+					   "expected type '%s' but found '%s'",
+					   a, b);
+			all = false;
+		} else if (prev.k != t.k) {
+			all = false; /* null beside objects */
+		}
+	}
+	return all && is_scalar(prev.k) ? prev.k : SK_UNKNOWN;
+}
+
+static const char *const bin_fn[] = {
+    [B_EQ] = "_==_", [B_NE] = "_!=_", [B_LT] = "_<_",  [B_LE] = "_<=_",
+    [B_GT] = "_>_",  [B_GE] = "_>=_", [B_IN] = "@in",  [B_ADD] = "_+_",
+    [B_SUB] = "_-_", [B_MUL] = "_*_", [B_DIV] = "_/_", [B_MOD] = "_%_",
+};
+
+static bool numeric(enum skind k)
+{
+	return k == SK_INT || k == SK_UINT || k == SK_DOUBLE;
+}
+
+/* a op b, both known: whether an overload takes them (cel-go's standard
+   library with kube's CrossTypeNumericComparisons), and its result. */
+static bool bin_overload(enum binop op, struct tty a, struct tty b,
+			 struct tty *r)
+{
+	struct tty boolean = {SK_BOOL, SK_UNKNOWN, SK_UNKNOWN};
+	*r = boolean;
+	switch (op) {
+	case B_EQ:
+	case B_NE:
+		return tty_fits(a, b);
+	case B_LT:
+	case B_LE:
+	case B_GT:
+	case B_GE:
+		if (numeric(a.k) && numeric(b.k))
+			return true;
+		return a.k == b.k &&
+		       (a.k == SK_STRING || a.k == SK_BYTES || a.k == SK_BOOL);
+	case B_IN:
+		if (b.k == SK_LIST)
+			return kind_fits(a.k, b.e) &&
+			       (is_scalar(a.k) || b.e == SK_UNKNOWN);
+		if (b.k == SK_MAP)
+			return kind_fits(a.k, b.key) &&
+			       (is_scalar(a.k) || b.key == SK_UNKNOWN);
+		return false;
+	case B_ADD:
+		if (a.k == SK_LIST && b.k == SK_LIST) {
+			*r = a;
+			if (a.e == SK_UNKNOWN)
+				r->e = b.e;
+			return kind_fits(a.e, b.e);
+		}
+		*r = a;
+		return a.k == b.k &&
+		       (numeric(a.k) || a.k == SK_STRING || a.k == SK_BYTES);
+	case B_SUB:
+	case B_MUL:
+	case B_DIV:
+		*r = a;
+		return a.k == b.k && numeric(a.k);
+	case B_MOD:
+		*r = a;
+		return a.k == b.k && (a.k == SK_INT || a.k == SK_UINT);
+	}
+	return true;
+}
+
+static void tcheck_bin(struct fchk *c, const struct node *n, struct tres *r)
+{
+	struct tres a = tcheck(c, n->a), b = tcheck(c, n->b);
+	enum binop op = (enum binop)n->op;
+	if (op <= B_IN)
+		r->t.k = SK_BOOL;
+	if (!known(a.t) || !known(b.t))
+		return;
+	struct tty out, args[2] = {a.t, b.t};
+	if (!bin_overload(op, a.t, b.t, &out)) {
+		no_match(c, n->pos, bin_fn[op], args, 2, false);
+		return;
+	}
+	r->t = out;
+}
+
+/* The string functions kube's rules use most: target and arguments
+   strings. */
+/* The string functions' overloads (cel-go's standard ones and its
+   strings extension): the target, a string or (join) a list of strings,
+   and each argument's kind; matches(s, re) has its string first. */
+static const struct {
+	enum fn fn;
+	bool list_target;
+	enum skind args[3];
+} str_sigs[] = {
+    {F_CONTAINS, false, {SK_STRING}},
+    {F_STARTS, false, {SK_STRING}},
+    {F_ENDS, false, {SK_STRING}},
+    {F_MATCHES, false, {SK_STRING}},
+    {F_LOWER, false, {SK_UNKNOWN}},
+    {F_UPPER, false, {SK_UNKNOWN}},
+    {F_TRIM, false, {SK_UNKNOWN}},
+    {F_SPLIT, false, {SK_STRING, SK_INT}},
+    {F_REPLACE, false, {SK_STRING, SK_STRING, SK_INT}},
+    {F_SUBSTRING, false, {SK_INT, SK_INT}},
+    {F_CHARAT, false, {SK_INT}},
+    {F_JOIN, true, {SK_STRING}},
+};
+
+/* Whether fn, when a string function above, takes these n arguments,
+   the target first. */
+static bool string_fn_takes(int fn, const struct tty *args, int n)
+{
+	for (size_t i = 0; i < sizeof str_sigs / sizeof *str_sigs; i++) {
+		if ((int)str_sigs[i].fn != fn)
+			continue;
+		bool ok =
+		    str_sigs[i].list_target
+			? args[0].k == SK_LIST && (args[0].e == SK_STRING ||
+						   args[0].e == SK_UNKNOWN)
+			: args[0].k == SK_STRING;
+		for (int j = 1; j < n && j <= 3; j++)
+			ok = ok && args[j].k == str_sigs[i].args[j - 1];
+		return ok;
+	}
+	return true;
+}
+
+static const char *fn_name(int fn)
+{
+	for (size_t i = 0; i < sizeof fns / sizeof *fns; i++)
+		if ((int)fns[i].id == fn)
+			return fns[i].name;
+	return NULL;
+}
+
 static enum skind call_kind(int fn)
 {
 	static const struct {
 		enum fn fn;
 		enum skind k;
-	} known[] = {
+	} kinds[] = {
 	    {F_CONTAINS, SK_BOOL},  {F_STARTS, SK_BOOL},
 	    {F_ENDS, SK_BOOL},	    {F_MATCHES, SK_BOOL},
 	    {F_BOOL, SK_BOOL},	    {F_ISIP, SK_BOOL},
@@ -6885,96 +7186,282 @@ static enum skind call_kind(int fn)
 	    {F_REPLACE, SK_STRING}, {F_JOIN, SK_STRING},
 	    {F_SPLIT, SK_LIST},
 	};
-	for (size_t i = 0; i < sizeof known / sizeof *known; i++)
-		if ((int)known[i].fn == fn)
-			return known[i].k;
+	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+		if ((int)kinds[i].fn == fn)
+			return kinds[i].k;
 	return SK_UNKNOWN;
 }
 
-static enum skind expr_kind(struct fchk *c, const struct node *n, int depth)
+static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
 {
-	if (!n || depth > 64)
-		return SK_UNKNOWN;
-	enum skind a, b;
-	switch (n->k) {
-	case N_BOOL:
-	case N_NOT:
-	case N_AND:
-	case N_OR:
-	case N_HAS:
-		return SK_BOOL;
-	case N_INT:
-		return SK_INT;
-	case N_UINT:
-		return SK_UINT;
-	case N_DOUBLE:
-		return SK_DOUBLE;
-	case N_STRING:
-		return SK_STRING;
-	case N_BYTES:
-		return SK_BYTES;
-	case N_NULL:
-		return SK_NULL;
-	case N_LIST:
-		return SK_LIST;
-	case N_MAP:
-		return SK_MAP;
-	case N_SELF:
-	case N_SELECT:
-	case N_INDEX:
-		/* oldSelf may be an optional; a.?b and a[?b] are */
-		if ((n->k != N_SELF && n->opt_sel))
-			return SK_UNKNOWN;
-		return schema_kind(c, check_node(c, n));
-	case N_NEG:
-		a = expr_kind(c, n->a, depth + 1);
-		return a == SK_INT || a == SK_DOUBLE ? a : SK_UNKNOWN;
-	case N_BIN:
-		if (n->op <= B_IN)
-			return SK_BOOL;
-		a = expr_kind(c, n->a, depth + 1);
-		b = expr_kind(c, n->b, depth + 1);
-		if (a != b)
-			return SK_UNKNOWN;
-		if (a == SK_INT || a == SK_UINT || a == SK_DOUBLE)
-			return a;
-		if (n->op == B_ADD &&
-		    (a == SK_STRING || a == SK_BYTES || a == SK_LIST))
-			return a;
-		return SK_UNKNOWN;
-	case N_COND:
-		a = expr_kind(c, n->b, depth + 1);
-		b = expr_kind(c, n->c, depth + 1);
-		return a == b ? a : SK_UNKNOWN;
-	case N_CALL:
-		return call_kind(n->op);
-	case N_COMP: {
-		enum macro m = (enum macro)n->op;
-		if (m == M_ALL || m == M_EXISTS || m == M_EXISTS_ONE ||
-		    m == M2_ALL || m == M2_EXISTS || m == M2_EXISTS_ONE)
-			return SK_BOOL;
-		if (m == M_MAP || m == M_MAP3 || m == M_FILTER || m == M2_TLIST)
-			return SK_LIST;
-		return m == M2_TMAP ? SK_MAP : SK_UNKNOWN;
+	struct tty args[4];
+	int na = 0;
+	bool member = n->a != NULL, bad = false;
+	if (member)
+		args[na++] = tcheck(c, n->a).t;
+	for (int i = 0; i < n->n_args; i++) {
+		struct tty t = tcheck(c, n->args[i]).t;
+		if (na < 4)
+			args[na++] = t;
 	}
-	case N_TYPE:
-	case N_IDENT:
-	case N_VAR:
-	case N_OLD:
+	r->t.k = call_kind(n->op);
+	if (n->op == F_SPLIT)
+		r->t.e = SK_STRING;
+	if (na < n->n_args + (member ? 1 : 0))
+		return; /* more than any function checked here takes */
+	for (int i = 0; i < na; i++)
+		if (!known(args[i]))
+			return;
+	if (n->op == F_SIZE && na == 1)
+		bad = args[0].k != SK_STRING && args[0].k != SK_BYTES &&
+		      args[0].k != SK_LIST && args[0].k != SK_MAP;
+	else if (na >= 1)
+		bad = !string_fn_takes(n->op, args, na);
+	if (bad)
+		no_match(c, n->pos, fn_name(n->op), args, na, member);
+}
+
+static void tcheck_comp(struct fchk *c, const struct node *n, struct tres *r)
+{
+	struct tres range = tcheck(c, n->a);
+	enum macro m = (enum macro)n->op;
+	char name[64];
+	/* the variables' types are in c->slots, from check_node */
+	struct tty b = tcheck(c, n->b).t, t = tcheck(c, n->c).t;
+	if (m != M_OPTMAP && m != M_OPTFLAT && known(range.t) &&
+	    range.t.k != SK_LIST && range.t.k != SK_MAP &&
+	    tty_name(range.t, name, sizeof name))
+		type_error(c, n->a->pos,
+			   "expression of type '%s' cannot be range of a "
+			   "comprehension (must be list, map, or dynamic)",
+			   name);
+	switch (m) {
+	case M_ALL:
+	case M_EXISTS:
+	case M_EXISTS_ONE:
+	case M2_ALL:
+	case M2_EXISTS:
+	case M2_EXISTS_ONE:
+		r->t.k = SK_BOOL;
+		break;
+	case M_MAP:
+	case M_MAP3:
+		r->t.k = SK_LIST;
+		r->t.e = m == M_MAP ? b.k : t.k;
+		break;
+	case M_FILTER:
+		r->t.k = SK_LIST;
+		r->t.e = range.t.k == SK_LIST ? range.t.e : SK_UNKNOWN;
+		break;
+	case M2_TLIST:
+		r->t.k = SK_LIST;
+		break;
+	case M2_TMAP:
+		r->t.k = SK_MAP;
+		break;
+	case M_OPTMAP:
+	case M_OPTFLAT:
+	case M2_TENTRY:
 		break;
 	}
-	return SK_UNKNOWN;
+	if (!is_scalar(r->t.e))
+		r->t.e = SK_UNKNOWN;
+}
+
+/* a[b] */
+static void tcheck_index(struct fchk *c, const struct node *n, struct tres *r)
+{
+	struct tres a = tcheck(c, n->a), b = tcheck(c, n->b);
+	if (n->opt_sel)
+		return;
+	if (a.s.k == ST_NODE && (c->decl(a.s.node) & CEL_DECL_LIST))
+		r->s = st_node(c, c->ops->items(a.s.node));
+	else if (a.s.k == ST_NODE && (c->decl(a.s.node) & CEL_DECL_MAP))
+		r->s = st_node(c, c->ops->addl(a.s.node));
+	if (r->s.k == ST_NODE)
+		r->t = schema_tty(c, r->s);
+	else if ((a.t.k == SK_LIST || a.t.k == SK_MAP) && a.t.e != SK_UNKNOWN)
+		r->t.k = a.t.e;
+	if (!known(a.t) || !known(b.t))
+		return;
+	bool ok = a.t.k == SK_LIST ? b.t.k == SK_INT
+		  : a.t.k == SK_MAP
+		      ? kind_fits(b.t.k, a.t.key) && is_scalar(b.t.k)
+		      : false;
+	struct tty args[2] = {a.t, b.t};
+	if (!ok)
+		no_match(c, n->pos, "_[_]", args, 2, false);
+}
+
+static struct tres tcheck(struct fchk *c, const struct node *n)
+{
+	struct tres r = {{SK_UNKNOWN, SK_UNKNOWN, SK_UNKNOWN},
+			 {ST_ANY, NULL, false}};
+	if (!n)
+		return r;
+	struct tres a, b, x;
+	char name[64];
+	switch (n->k) {
+	case N_BOOL:
+		r.t.k = SK_BOOL;
+		break;
+	case N_INT:
+		r.t.k = SK_INT;
+		break;
+	case N_UINT:
+		r.t.k = SK_UINT;
+		break;
+	case N_DOUBLE:
+		r.t.k = SK_DOUBLE;
+		break;
+	case N_STRING:
+		r.t.k = SK_STRING;
+		break;
+	case N_BYTES:
+		r.t.k = SK_BYTES;
+		break;
+	case N_NULL:
+		r.t.k = SK_NULL;
+		break;
+	case N_SELF:
+		r.s = c->self;
+		r.t = schema_tty(c, r.s);
+		break;
+	case N_VAR:
+		r.s = c->slots[n->slot];
+		r.t = schema_tty(c, r.s);
+		break;
+	case N_SELECT:
+	case N_HAS:
+		x = tcheck(c, n->k == N_HAS ? n->a->a : n->a);
+		if (known(x.t) && x.t.k != SK_MAP && x.t.k != SK_OBJECT &&
+		    tty_name(x.t, name, sizeof name))
+			type_error(c, n->k == N_HAS ? n->a->pos : n->pos,
+				   "type '%s' does not support field "
+				   "selection",
+				   name);
+		if (n->k == N_HAS) {
+			r.t.k = SK_BOOL;
+		} else if (!n->opt_sel) {
+			bool f = c->failed;
+			c->at = n->pos;
+			r.s = select_field(c, x.s, n->s, n->s_len);
+			c->failed = f; /* check_node has judged the fields */
+			r.t = schema_tty(c, r.s);
+		}
+		break;
+	case N_INDEX:
+		tcheck_index(c, n, &r);
+		break;
+	case N_LIST:
+		r.t.k = SK_LIST;
+		r.t.e = join_members(c, n->args, 1, n->n_args, 0);
+		break;
+	case N_MAP: /* args: key, value, key, value ... */
+		r.t.k = SK_MAP;
+		r.t.key = join_members(c, n->args, 2, n->n_args / 2, 0);
+		if (n->n_args > 1)
+			r.t.e =
+			    join_members(c, n->args + 1, 2, n->n_args / 2, -1);
+		break;
+	case N_NOT:
+	case N_NEG:
+		a = tcheck(c, n->a);
+		if (n->k == N_NOT) {
+			r.t.k = SK_BOOL;
+			if (known(a.t) && a.t.k != SK_BOOL)
+				no_match(c, n->pos, "!_", &a.t, 1, false);
+		} else if (known(a.t)) {
+			if (a.t.k == SK_INT || a.t.k == SK_DOUBLE)
+				r.t.k = a.t.k;
+			else
+				no_match(c, n->pos, "-_", &a.t, 1, false);
+		}
+		break;
+	case N_AND:
+	case N_OR:
+		r.t.k = SK_BOOL;
+		for (int i = 0; i < 2; i++) {
+			const struct node *o = i ? n->b : n->a;
+			x = tcheck(c, o);
+			if (known(x.t) && x.t.k != SK_BOOL &&
+			    tty_name(x.t, name, sizeof name))
+				type_error(c, o->pos,
+					   "expected type 'bool' but found "
+					   "'%s'",
+					   name);
+		}
+		break;
+	case N_COND: {
+		a = tcheck(c, n->a);
+		b = tcheck(c, n->b);
+		x = tcheck(c, n->c);
+		struct tty args[3] = {a.t, b.t, x.t};
+		if (known(a.t) && known(b.t) && known(x.t) &&
+		    (a.t.k != SK_BOOL || !tty_fits(b.t, x.t)))
+			no_match(c, n->pos, "_?_:_", args, 3, false);
+		if (b.t.k == x.t.k && b.t.e == x.t.e && b.t.key == x.t.key)
+			r.t = b.t;
+		break;
+	}
+	case N_BIN:
+		tcheck_bin(c, n, &r);
+		break;
+	case N_CALL:
+		tcheck_call(c, n, &r);
+		break;
+	case N_COMP:
+		tcheck_comp(c, n, &r);
+		break;
+	case N_OLD:
+		if (!c->old_opt) { /* else an optional of self's type */
+			r.s = c->self;
+			r.t = schema_tty(c, r.s);
+		}
+		break;
+	case N_TYPE:
+	case N_IDENT:
+		break;
+	}
+	return r;
+}
+
+bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
+		      unsigned (*decl)(const void *node), const void *node,
+		      bool resource_root, char *why, size_t why_size,
+		      size_t *at)
+{
+	struct fchk c = {.ops = ops,
+			 .decl = decl,
+			 .why = why,
+			 .why_size = why_size,
+			 .old_opt = p->opt_old,
+			 .at = CEL_NO_POS,
+			 .err_at = CEL_NO_POS};
+	if (why_size)
+		why[0] = 0;
+	c.self = st_node(&c, node);
+	c.self.rroot = c.self.rroot || resource_root;
+	c.slots = calloc((size_t)p->n_slots + 2, sizeof *c.slots);
+	if (!c.slots)
+		return true; /* nothing proven */
+	check_node(&c, p->root);
+	/* then kube's checker on types, over the fields found */
+	if (!c.failed)
+		tcheck(&c, p->root);
+	free(c.slots);
+	if (at)
+		*at = c.err_at;
+	return !c.failed;
 }
 
 bool cel_result_mismatch(const cel_prog *p, const struct cel_schema *ops,
 			 unsigned (*decl)(const void *node), const void *node,
 			 bool resource_root, bool want_string)
 {
-	char why[64];
 	struct fchk c = {.ops = ops,
 			 .decl = decl,
-			 .why = why,
-			 .why_size = sizeof why,
+			 .old_opt = p->opt_old,
 			 .at = CEL_NO_POS,
 			 .err_at = CEL_NO_POS};
 	c.self = st_node(&c, node);
@@ -6983,7 +7470,7 @@ bool cel_result_mismatch(const cel_prog *p, const struct cel_schema *ops,
 	if (!c.slots)
 		return false;	 /* nothing proven */
 	check_node(&c, p->root); /* the macro variables' types */
-	enum skind k = expr_kind(&c, p->root, 0);
+	enum skind k = tcheck(&c, p->root).t.k;
 	free(c.slots);
 	if (k == SK_UNKNOWN)
 		return false;

@@ -819,6 +819,8 @@ static cel_prog *compile_at(struct sctx *c, const json_t *s, const json_t *r,
 	size_t at;
 	const char *src = str(r, field);
 	cel_prog *p = cel_compile_checked(src, why, sizeof why, &invalid, &at);
+	if (p && is_true(r, "optionalOldSelf"))
+		cel_set_optional_old_self(p);
 	if (p && !cel_check_fields(p, &json_ops, j_decl, s, s == c->root, why,
 				   sizeof why, &at)) {
 		invalid = true;

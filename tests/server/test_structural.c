@@ -512,11 +512,11 @@ Test(structural, transition_rules_need_correlatable_nodes)
 	    "\"properties\":{\"l\":{\"type\":\"array\",\"items\":{\"type\":"
 	    "\"array\",\"x-kubernetes-list-type\":\"map\","
 	    "\"x-kubernetes-list-map-keys\":[\"k\"],\"items\":" ITEM(
-		"has(oldSelf.k)") "}}}}}}",
+		"oldSelf != self") "}}}}}}",
 	    "FieldValueInvalid",
 	    L_PATH
 	    ".items.items.properties[a].x-kubernetes-validations[0].rule",
-	    "Invalid value: \"has(oldSelf.k)\": oldSelf cannot be used on the "
+	    "Invalid value: \"oldSelf != self\": oldSelf cannot be used on the "
 	    "uncorrelatable portion of the schema within " L_PATH);
 	/* the list itself may compare itself with its old value */
 	ok("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
@@ -714,4 +714,166 @@ Test(structural, validation_rules_undefined_fields)
 			    "undefined field 'zz'"),
 		  "%s", m);
 	cr_assert_null(strchr(m, '\n'), "%s", m);
+}
+
+/* The properties the type tests' rules read, on spec. */
+#define TYPE_PROPS                                                             \
+	"\"a\":{\"type\":\"integer\"},\"d\":{\"type\":\"number\"},"            \
+	"\"s\":{\"type\":\"string\"},\"b\":{\"type\":\"boolean\"},"            \
+	"\"i\":{\"x-kubernetes-int-or-string\":true},"                         \
+	"\"t\":{\"type\":\"string\",\"format\":\"date-time\"},"                \
+	"\"o\":{\"type\":\"object\",\"properties\":{\"x\":{\"type\":"          \
+	"\"string\"}}},"                                                       \
+	"\"ls\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"         \
+	"\"l\":{\"type\":\"array\",\"items\":{\"type\":\"object\","            \
+	"\"properties\":{\"n\":{\"type\":\"integer\"}}}},"                     \
+	"\"m\":{\"type\":\"object\",\"additionalProperties\":{\"type\":"       \
+	"\"string\"}}"
+
+static void typed_ok(const char *rule)
+{
+	char schema[2048];
+	snprintf(schema, sizeof schema,
+		 FIELDS("[]", TYPE_PROPS, "[{\"rule\":\"%s\"}]"), rule);
+	ok(schema);
+}
+
+/* The rule on spec is refused by kube's checker with msg, located at
+   column col (from 1) with cel-go's caret line. */
+static void mistyped(const char *rule, int col, const char *msg)
+{
+	char schema[2048], want[2048];
+	snprintf(schema, sizeof schema,
+		 FIELDS("[]", TYPE_PROPS, "[{\"rule\":\"%s\"}]"), rule);
+	snprintf(want, sizeof want,
+		 "Invalid value: apiextensions.ValidationRule{Rule:\"%s\", "
+		 "Message:\"\", MessageExpression:\"\", "
+		 "Reason:(*apiextensions.FieldValueErrorReason)(nil), "
+		 "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation "
+		 "failed: ERROR: <input>:1:%d: %s\n | %s\n | %.*s^",
+		 rule, col, msg, rule, col - 1,
+		 "........................................");
+	bad(schema, "FieldValueInvalid", SPEC_RULE(0, "rule"), want);
+}
+
+/* kube's checker on operators and functions (cel-go's overloads, with
+   kube's CrossTypeNumericComparisons and HomogeneousAggregateLiterals),
+   as apiextensions' validation_test.go expects it */
+Test(structural, validation_rules_types)
+{
+	static const char *const good[] = {
+	    "self.s != '' && self.a >= 1 && self.d > 0.5",
+	    "self.a < 1.5 && self.d >= 1 && 1u < self.a",
+	    "self.o == null || self.o.x == 'y'",
+	    "self.i == 1 || self.i == 'a'",
+	    "self.m['k'] == 'v' && 'k' in self.m && self.m.k == 'v'",
+	    "self.ls + ['a'] == self.ls || self.ls == [] || {} == self.m",
+	    "self.l.all(x, x.n > 0) && self.l.map(x, x.n).all(n, n < 5)",
+	    "self.ls.exists(s, s.startsWith('x')) && size(self.ls) > 0",
+	    "int(self.s) == 1 || string(self.a) == '1' || self.s.size() == 1",
+	    "self.t == self.t && (self.b ? 1 : 2) == 1",
+	    "[1, 2].all(x, x > 0) && ['a', 'b'].exists(x, x == 'a')",
+	    "!self.b && -self.a < 0 && -self.d < 0.0",
+	    "self.a % 2 == 0 && self.s + 'x' != 'y' && self.a * 2 / 3 - 1 > 0",
+	    "self.s.matches('^a') && self.s.split(',').all(x, x != '')",
+	    "dyn(self.a) == 'x' || self.ls[0] == 'x'",
+	    "oldSelf.a == self.a && oldSelf == self",
+	    "self.s.split(',', 2).join('-') == self.s.replace('a', 'b', 1)",
+	    "self.s.substring(1, 2) == self.s.charAt(0) && self.ls.join() != "
+	    "''",
+	};
+	for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+		typed_ok(good[i]);
+	mistyped("self.s == null", 8,
+		 "found no matching overload for '_==_' applied to '(string, "
+		 "null)'");
+	mistyped("self.s != null", 8,
+		 "found no matching overload for '_!=_' applied to '(string, "
+		 "null)'");
+	mistyped("self.a == 'abc'", 8,
+		 "found no matching overload for '_==_' applied to '(int, "
+		 "string)'");
+	mistyped("self.d == 1", 8,
+		 "found no matching overload for '_==_' applied to '(double, "
+		 "int)'");
+	mistyped("self.a + 1.5 > 0", 8,
+		 "found no matching overload for '_+_' applied to '(int, "
+		 "double)'");
+	mistyped("self == 201", 6,
+		 "found no matching overload for '_==_' applied to '(object, "
+		 "int)'");
+	mistyped("self.s < 1", 8,
+		 "found no matching overload for '_<_' applied to '(string, "
+		 "int)'");
+	mistyped("self.a in ['x']", 8,
+		 "found no matching overload for '@in' applied to '(int, "
+		 "list(string))'");
+	mistyped("self.a in self.s", 8,
+		 "found no matching overload for '@in' applied to '(int, "
+		 "string)'");
+	mistyped("self.ls == [1]", 9,
+		 "found no matching overload for '_==_' applied to "
+		 "'(list(string), list(int))'");
+	mistyped("[1, 'a', false].size() == 3", 5,
+		 "expected type 'int' but found 'string'");
+	mistyped("{'k1': 'a', 'k2': 1}.size() == 2", 19,
+		 "expected type 'string' but found 'int'");
+	mistyped("size(self.a) > 0", 5,
+		 "found no matching overload for 'size' applied to '(int)'");
+	mistyped("self.a.size() > 0", 12,
+		 "found no matching overload for 'size' applied to 'int.()'");
+	mistyped("self.a.startsWith('x')", 18,
+		 "found no matching overload for 'startsWith' applied to "
+		 "'int.(string)'");
+	mistyped("self.s.endsWith(1)", 16,
+		 "found no matching overload for 'endsWith' applied to "
+		 "'string.(int)'");
+	mistyped("self.s.substring('1') == ''", 17,
+		 "found no matching overload for 'substring' applied to "
+		 "'string.(string)'");
+	mistyped("self.l.map(x, x.n).join(',') == ''", 24,
+		 "found no matching overload for 'join' applied to "
+		 "'list(int).(string)'");
+	mistyped("self.a.split(',').size() > 0", 13,
+		 "found no matching overload for 'split' applied to "
+		 "'int.(string)'");
+	mistyped("self.s.size > 0", 7,
+		 "type 'string' does not support field selection");
+	mistyped("self.l.n > 0", 7,
+		 "type 'list(object)' does not support field selection");
+	mistyped("self.s[0] == 'a'", 7,
+		 "found no matching overload for '_[_]' applied to '(string, "
+		 "int)'");
+	mistyped("self.ls['x'] == 'a'", 8,
+		 "found no matching overload for '_[_]' applied to "
+		 "'(list(string), string)'");
+	mistyped("!self.a", 1,
+		 "found no matching overload for '!_' applied to '(int)'");
+	mistyped("-self.s == 'x'", 1,
+		 "found no matching overload for '-_' applied to '(string)'");
+	mistyped("self.a && true", 5, "expected type 'bool' but found 'int'");
+	mistyped("true || 'x'", 9, "expected type 'bool' but found 'string'");
+	mistyped("self.a ? true : false", 8,
+		 "found no matching overload for '_?_:_' applied to '(int, "
+		 "bool, bool)'");
+	mistyped("(self.b ? 1 : 'x') == 1", 9,
+		 "found no matching overload for '_?_:_' applied to '(bool, "
+		 "int, string)'");
+	mistyped("self.l.all(x, x.n == 'a')", 19,
+		 "found no matching overload for '_==_' applied to '(int, "
+		 "string)'");
+	mistyped("self.a.all(x, x > 0)", 5,
+		 "expression of type 'int' cannot be range of a comprehension "
+		 "(must be list, map, or dynamic)");
+	mistyped("self.a == oldSelf.s", 8,
+		 "found no matching overload for '_==_' applied to '(int, "
+		 "string)'");
+	/* an optional oldSelf (optionalOldSelf) is not self's type */
+	ok(FIELDS("[]", TYPE_PROPS,
+		  "[{\"rule\":\"oldSelf.orValue(self) == self\","
+		  "\"optionalOldSelf\":true}]"));
+	/* of several, the first in the text */
+	mistyped("self.s == 1 && self.a == 's'", 8,
+		 "found no matching overload for '_==_' applied to '(string, "
+		 "int)'");
 }
