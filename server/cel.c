@@ -6857,7 +6857,31 @@ struct tty {
 struct tres {
 	struct tty t;
 	struct sty s;
+	/* a floor under kube's cost estimate of the node, and the most its
+	   value holds (kube's size estimate; 0 unknown) */
+	double cost, size;
 };
+
+/* cel-go's cost factors (common/cost.go) */
+#define TRAVERSAL_FACTOR 0.1 /* per character of a string walked */
+#define REGEX_FACTOR 0.25    /* per character of a pattern */
+#define LIST_CREATE_COST 10
+#define MAP_CREATE_COST 30
+
+/* x rounded up, as cel-go's multiplyByCostFactor rounds (x >= 0). */
+static double up(double x)
+{
+	if (x >= 1e18)
+		return x;
+	double t = (double)(uint64_t)x;
+	return t < x ? t + 1 : t;
+}
+
+static double node_size(struct fchk *c, struct sty s)
+{
+	return s.k == ST_NODE && c->ops->max_size ? c->ops->max_size(s.node)
+						  : 0;
+}
 
 static enum skind schema_kind(struct fchk *c, struct sty t)
 {
@@ -7015,14 +7039,16 @@ static void no_match(struct fchk *c, size_t at, const char *fn,
    member written with '?' (its flag on nodes[i * stride + opt]) is an
    optional's value. */
 static enum skind join_members(struct fchk *c, struct node *const *nodes,
-			       int stride, int cnt, int opt)
+			       int stride, int cnt, int opt, double *cost)
 {
 	struct tty prev = {SK_UNKNOWN, SK_UNKNOWN, SK_UNKNOWN};
 	bool all = cnt > 0;
 	char a[64], b[64];
 	for (int i = 0; i < cnt; i++) {
 		const struct node *m = nodes[i * stride];
-		struct tty t = tcheck(c, m).t;
+		struct tres mt = tcheck(c, m);
+		struct tty t = mt.t;
+		*cost += mt.cost;
 		if (nodes[i * stride + opt]->opt_elem || !known(t)) {
 			all = false;
 		} else if (!known(prev)) {
@@ -7105,6 +7131,21 @@ static void tcheck_bin(struct fchk *c, const struct node *n, struct tres *r)
 {
 	struct tres a = tcheck(c, n->a), b = tcheck(c, n->b);
 	enum binop op = (enum binop)n->op;
+	bool text = (a.t.k == SK_STRING || a.t.k == SK_BYTES) && a.t.k == b.t.k;
+	/* cel-go: comparing strings walks the shorter, joining them walks
+	   both, in a list walks it; other operators on numbers cost 1 */
+	r->cost = a.cost + b.cost;
+	if (text && op <= B_GE && op != B_IN)
+		r->cost +=
+		    up((a.size < b.size ? a.size : b.size) * TRAVERSAL_FACTOR);
+	else if (text && op == B_ADD)
+		r->cost += up((a.size + b.size) * TRAVERSAL_FACTOR);
+	else if (op == B_IN && b.t.k == SK_LIST)
+		r->cost += b.size;
+	else if (op != B_EQ && op != B_NE && numeric(a.t.k) && numeric(b.t.k))
+		r->cost += 1;
+	if (op == B_ADD && (text || (a.t.k == SK_LIST && b.t.k == SK_LIST)))
+		r->size = a.size + b.size;
 	if (op <= B_IN)
 		r->t.k = SK_BOOL;
 	if (!known(a.t) || !known(b.t))
@@ -7117,8 +7158,6 @@ static void tcheck_bin(struct fchk *c, const struct node *n, struct tres *r)
 	r->t = out;
 }
 
-/* The string functions kube's rules use most: target and arguments
-   strings. */
 /* The string functions' overloads (cel-go's standard ones and its
    strings extension): the target, a string or (join) a list of strings,
    and each argument's kind; matches(s, re) has its string first. */
@@ -7192,18 +7231,63 @@ static enum skind call_kind(int fn)
 	return SK_UNKNOWN;
 }
 
+/* What fn costs by itself in kube's estimate, at least, with these
+   sizes of its target (first) and arguments: cel-go's and kube's
+   (library.CostEstimator) string traversals and regexes; size() and the
+   other functions of fixed cost lapis does not count. */
+static double call_cost(int fn, const double *size, int na)
+{
+	switch (fn) {
+	case F_STARTS:
+	case F_ENDS:
+		return na == 2 ? up(size[1] * TRAVERSAL_FACTOR) : 0;
+	case F_CONTAINS:
+		return na == 2 ? up(size[0] * TRAVERSAL_FACTOR) *
+				     up(size[1] * TRAVERSAL_FACTOR)
+			       : 0;
+	case F_MATCHES:
+	case F_FIND:
+	case F_FINDALL:
+		return na == 2 ? up((size[0] + 1) * TRAVERSAL_FACTOR) *
+				     up(size[1] * REGEX_FACTOR)
+			       : 0;
+	case F_LOWER:
+	case F_UPPER:
+	case F_TRIM:
+	case F_SUBSTRING:
+		return na ? up(size[0] * TRAVERSAL_FACTOR) : 0;
+	case F_SPLIT:
+	case F_REPLACE:
+		return na ? up(size[0] * 2 * TRAVERSAL_FACTOR) : 0;
+	default:
+		return 0;
+	}
+}
+
 static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
 {
 	struct tty args[4];
+	double size[4];
 	int na = 0;
 	bool member = n->a != NULL, bad = false;
-	if (member)
-		args[na++] = tcheck(c, n->a).t;
-	for (int i = 0; i < n->n_args; i++) {
-		struct tty t = tcheck(c, n->args[i]).t;
-		if (na < 4)
-			args[na++] = t;
+	if (member) {
+		struct tres t = tcheck(c, n->a);
+		r->cost += t.cost;
+		size[na] = t.size;
+		args[na++] = t.t;
 	}
+	for (int i = 0; i < n->n_args; i++) {
+		struct tres t = tcheck(c, n->args[i]);
+		r->cost += t.cost;
+		if (na < 4) {
+			size[na] = t.size;
+			args[na++] = t.t;
+		}
+	}
+	r->cost += call_cost(n->op, size, na);
+	if (na && (n->op == F_LOWER || n->op == F_UPPER || n->op == F_TRIM ||
+		   n->op == F_SUBSTRING))
+		r->size = size[0];
 	r->t.k = call_kind(n->op);
 	if (n->op == F_SPLIT)
 		r->t.e = SK_STRING;
@@ -7227,7 +7311,16 @@ static void tcheck_comp(struct fchk *c, const struct node *n, struct tres *r)
 	enum macro m = (enum macro)n->op;
 	char name[64];
 	/* the variables' types are in c->slots, from check_node */
-	struct tty b = tcheck(c, n->b).t, t = tcheck(c, n->c).t;
+	struct tres bb = tcheck(c, n->b), tt = tcheck(c, n->c);
+	struct tty b = bb.t, t = tt.t;
+	/* cel-go: the range, then each element's turn (the bodies, and for
+	   all() and exists() the accumulator read once more) */
+	double count =
+	    range.t.k == SK_LIST || range.t.k == SK_MAP ? range.size : 0;
+	bool acc = m == M_ALL || m == M_EXISTS || m == M2_ALL || m == M2_EXISTS;
+	r->cost = range.cost + count * (bb.cost + tt.cost + (acc ? 1 : 0));
+	if (m == M_MAP || m == M_MAP3 || m == M_FILTER || m == M2_TLIST)
+		r->size = count;
 	if (m != M_OPTMAP && m != M_OPTFLAT && known(range.t) &&
 	    range.t.k != SK_LIST && range.t.k != SK_MAP &&
 	    tty_name(range.t, name, sizeof name))
@@ -7272,16 +7365,21 @@ static void tcheck_comp(struct fchk *c, const struct node *n, struct tres *r)
 static void tcheck_index(struct fchk *c, const struct node *n, struct tres *r)
 {
 	struct tres a = tcheck(c, n->a), b = tcheck(c, n->b);
+	r->cost = a.cost + b.cost;
 	if (n->opt_sel)
 		return;
+	r->cost += 1;
 	if (a.s.k == ST_NODE && (c->decl(a.s.node) & CEL_DECL_LIST))
 		r->s = st_node(c, c->ops->items(a.s.node));
 	else if (a.s.k == ST_NODE && (c->decl(a.s.node) & CEL_DECL_MAP))
 		r->s = st_node(c, c->ops->addl(a.s.node));
-	if (r->s.k == ST_NODE)
+	if (r->s.k == ST_NODE) {
 		r->t = schema_tty(c, r->s);
-	else if ((a.t.k == SK_LIST || a.t.k == SK_MAP) && a.t.e != SK_UNKNOWN)
+		r->size = node_size(c, r->s);
+	} else if ((a.t.k == SK_LIST || a.t.k == SK_MAP) &&
+		   a.t.e != SK_UNKNOWN) {
 		r->t.k = a.t.e;
+	}
 	if (!known(a.t) || !known(b.t))
 		return;
 	bool ok = a.t.k == SK_LIST ? b.t.k == SK_INT
@@ -7316,20 +7414,22 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 		break;
 	case N_STRING:
 		r.t.k = SK_STRING;
+		for (size_t i = 0; i < n->s_len; i++) /* runes */
+			r.size += ((unsigned char)n->s[i] & 0xc0) != 0x80;
 		break;
 	case N_BYTES:
 		r.t.k = SK_BYTES;
+		r.size = (double)n->s_len;
 		break;
 	case N_NULL:
 		r.t.k = SK_NULL;
 		break;
 	case N_SELF:
-		r.s = c->self;
-		r.t = schema_tty(c, r.s);
-		break;
 	case N_VAR:
-		r.s = c->slots[n->slot];
+		r.s = n->k == N_SELF ? c->self : c->slots[n->slot];
 		r.t = schema_tty(c, r.s);
+		r.cost = 1;
+		r.size = node_size(c, r.s);
 		break;
 	case N_SELECT:
 	case N_HAS:
@@ -7340,6 +7440,9 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 				   "type '%s' does not support field "
 				   "selection",
 				   name);
+		/* a presence test costs nothing in kube's estimate (its
+		   PresenceTestHasCost(false)), a field of an object or map 1 */
+		r.cost = n->k == N_HAS ? 0 : x.cost;
 		if (n->k == N_HAS) {
 			r.t.k = SK_BOOL;
 		} else if (!n->opt_sel) {
@@ -7348,6 +7451,9 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 			r.s = select_field(c, x.s, n->s, n->s_len);
 			c->failed = f; /* check_node has judged the fields */
 			r.t = schema_tty(c, r.s);
+			r.size = node_size(c, r.s);
+			if (x.t.k == SK_OBJECT || x.t.k == SK_MAP)
+				r.cost += 1;
 		}
 		break;
 	case N_INDEX:
@@ -7355,18 +7461,24 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 		break;
 	case N_LIST:
 		r.t.k = SK_LIST;
-		r.t.e = join_members(c, n->args, 1, n->n_args, 0);
+		r.t.e = join_members(c, n->args, 1, n->n_args, 0, &r.cost);
+		r.cost += LIST_CREATE_COST;
+		r.size = n->n_args;
 		break;
 	case N_MAP: /* args: key, value, key, value ... */
 		r.t.k = SK_MAP;
-		r.t.key = join_members(c, n->args, 2, n->n_args / 2, 0);
+		r.t.key =
+		    join_members(c, n->args, 2, n->n_args / 2, 0, &r.cost);
 		if (n->n_args > 1)
-			r.t.e =
-			    join_members(c, n->args + 1, 2, n->n_args / 2, -1);
+			r.t.e = join_members(c, n->args + 1, 2, n->n_args / 2,
+					     -1, &r.cost);
+		r.cost += MAP_CREATE_COST;
+		r.size = n->n_args / 2;
 		break;
 	case N_NOT:
 	case N_NEG:
 		a = tcheck(c, n->a);
+		r.cost = a.cost + 1;
 		if (n->k == N_NOT) {
 			r.t.k = SK_BOOL;
 			if (known(a.t) && a.t.k != SK_BOOL)
@@ -7384,6 +7496,7 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 		for (int i = 0; i < 2; i++) {
 			const struct node *o = i ? n->b : n->a;
 			x = tcheck(c, o);
+			r.cost += x.cost;
 			if (known(x.t) && x.t.k != SK_BOOL &&
 			    tty_name(x.t, name, sizeof name))
 				type_error(c, o->pos,
@@ -7402,6 +7515,8 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 			no_match(c, n->pos, "_?_:_", args, 3, false);
 		if (b.t.k == x.t.k && b.t.e == x.t.e && b.t.key == x.t.key)
 			r.t = b.t;
+		r.cost = a.cost + (b.cost > x.cost ? b.cost : x.cost);
+		r.size = b.size > x.size ? b.size : x.size;
 		break;
 	}
 	case N_BIN:
@@ -7414,9 +7529,11 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 		tcheck_comp(c, n, &r);
 		break;
 	case N_OLD:
+		r.cost = 1;
 		if (!c->old_opt) { /* else an optional of self's type */
 			r.s = c->self;
 			r.t = schema_tty(c, r.s);
+			r.size = node_size(c, r.s);
 		}
 		break;
 	case N_TYPE:
@@ -7453,6 +7570,26 @@ bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
 	if (at)
 		*at = c.err_at;
 	return !c.failed;
+}
+
+double cel_cost_floor(const cel_prog *p, const struct cel_schema *ops,
+		      unsigned (*decl)(const void *node), const void *node,
+		      bool resource_root)
+{
+	struct fchk c = {.ops = ops,
+			 .decl = decl,
+			 .old_opt = p->opt_old,
+			 .at = CEL_NO_POS,
+			 .err_at = CEL_NO_POS};
+	c.self = st_node(&c, node);
+	c.self.rroot = c.self.rroot || resource_root;
+	c.slots = calloc((size_t)p->n_slots + 2, sizeof *c.slots);
+	if (!c.slots)
+		return 0;	 /* nothing known */
+	check_node(&c, p->root); /* the macro variables' types */
+	double cost = tcheck(&c, p->root).cost;
+	free(c.slots);
+	return cost;
 }
 
 bool cel_result_mismatch(const cel_prog *p, const struct cel_schema *ops,

@@ -63,6 +63,10 @@ struct cel_schema {
 	const void *(*addl)(const void *node);
 	enum cel_stype (*type)(const void *node);
 	enum cel_ltype (*list_type)(const void *node);
+	/* the most a value here can hold, as kube estimates it for costs
+	   (its DeclType's MaxElements: characters of a string, items of a
+	   list, entries of a map), or 0 when unknown; may itself be NULL */
+	double (*max_size)(const void *node);
 };
 
 typedef struct cel_prog cel_prog;
@@ -136,6 +140,18 @@ bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
  * expression must evaluate to a bool"). Where the type is not known here
  * (dyn values, functions beyond the common ones), false.
  */
+/*
+ * A floor under kube's static cost estimate of p (cel-go's estimator with
+ * kube's sizes from ops->max_size), for a program cel_check_fields
+ * accepted: what lapis knows costs at least this much (names, selections,
+ * string traversals and regexes, comprehensions over ranges of known
+ * size); everything else counts nothing, so kube's estimate is never
+ * lower.
+ */
+double cel_cost_floor(const cel_prog *p, const struct cel_schema *ops,
+		      unsigned (*decl)(const void *node), const void *node,
+		      bool resource_root);
+
 bool cel_result_mismatch(const cel_prog *p, const struct cel_schema *ops,
 			 unsigned (*decl)(const void *node), const void *node,
 			 bool resource_root, bool want_string);

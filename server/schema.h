@@ -193,6 +193,14 @@ void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
 			  struct srv_error *err);
 
 /*
+ * lapis's floor under kube's static cost estimate of rule placed on the
+ * node schema (the root of a resource when root), as srv_schema_check_crd
+ * compares it with kube's limits; -1 when the rule does not compile or
+ * reads fields the schema does not declare.
+ */
+double srv_rule_cost_floor(const json_t *schema, const char *rule, bool root);
+
+/*
  * Walking a compiled schema by field (server-side apply, managed.c): the
  * node of a property (or of additionalProperties' schema), of a list's
  * items, and a list's x-kubernetes-list-type with its map keys. NULL stands

@@ -44,6 +44,7 @@ struct pending_rules {
 	const json_t *s;
 	char *path;
 	char *uncorr; /* the array above it oldSelf cannot follow, or NULL */
+	double card;  /* how often it can occur (struct ovis) */
 };
 
 struct sctx {
@@ -153,6 +154,10 @@ struct ovis {
 	size_t uncorr; /* the length of the path of the outermost array
 			  above that is no map list (old and new items
 			  cannot be paired: no oldSelf), or 0 */
+	double card;   /* how many times the node can occur in an object
+			  (kube's MaxCardinality: the product of maxItems
+			  and maxProperties above), or -1 when a list or map
+			  above is unbounded */
 };
 
 static void openapi_walk(struct sctx *c, const json_t *s, struct ovis v,
@@ -612,7 +617,7 @@ static bool field_path_valid(const json_t *s, const char *fp)
    when nothing in s or below it was refused (from is the count of causes
    before s), s joins the nodes whose rules compile_rules checks later. */
 static void check_rules(struct sctx *c, const json_t *s, int from,
-			size_t uncorr)
+			size_t uncorr, double card)
 {
 	const json_t *v = json_object_get(s, "x-kubernetes-validations");
 	for (size_t i = 0; i < json_array_size(v); i++) {
@@ -700,6 +705,7 @@ static void check_rules(struct sctx *c, const json_t *s, int from,
 	np[c->n_pend].uncorr = NULL;
 	if (uncorr && !(np[c->n_pend].uncorr = strndup(c->p.s, uncorr)))
 		return;
+	np[c->n_pend].card = card;
 	if ((np[c->n_pend].path = strdup(c->p.s)))
 		np[c->n_pend++].s = s;
 	else
@@ -773,8 +779,128 @@ static enum cel_ltype j_list_type(const void *node)
 	return CEL_L_ATOMIC;
 }
 
-static const struct cel_schema json_ops = {j_prop, j_items, j_addl, j_type,
-					   j_list_type};
+/* kube's request size bound (apiserver's MaxRequestSizeBytes), from which
+   it estimates how much an unbounded value can hold. */
+#define MAX_REQUEST 3145728.0
+
+static unsigned j_decl(const void *node);
+
+/* A schema's bound (maxLength ...) as kube reads it, negatives as 0; or
+   -1 when there is none. */
+static double bound(const json_t *s, const char *k)
+{
+	const json_t *v = json_object_get(s, k);
+	if (!json_is_number(v))
+		return -1;
+	double d = json_number_value(v);
+	return d < 0 ? 0 : d;
+}
+
+/* A parent's occurrences times its bound on its children (maxItems,
+   maxProperties), unbounded (-1) when either is. */
+static double times(double card, double max)
+{
+	return card < 0 || max < 0 ? -1 : card * max;
+}
+
+/* kube's DeclType.MinSerializedSize of a node CEL sees: the shortest JSON
+   a value here can have. */
+static double j_min_size(const json_t *s, int depth)
+{
+	const char *t = str(s, "type"), *f = str(s, "format");
+	if (is_true(s, "x-kubernetes-int-or-string") || !t)
+		return 1;
+	if (!strcmp(t, "string"))
+		return !f			 ? 2
+		       : !strcmp(f, "duration")	 ? 3
+		       : !strcmp(f, "date")	 ? 12
+		       : !strcmp(f, "date-time") ? 21
+						 : 2;
+	if (!strcmp(t, "boolean"))
+		return 4;
+	if (!strcmp(t, "object") &&
+	    !json_object_get(s, "additionalProperties") &&
+	    depth < SRV_SCHEMA_MAX_DEPTH) {
+		/* {}, and each required field with no default */
+		double n = 2;
+		const json_t *req = json_object_get(s, "required"), *r;
+		const json_t *props = json_object_get(s, "properties");
+		size_t i;
+		json_array_foreach(req, i, r)
+		{
+			const json_t *p =
+			    json_object_get(props, json_string_value(r));
+			if (json_is_object(p) &&
+			    !json_object_get(p, "default") &&
+			    (j_decl(p) & CEL_DECL_EXPOSED))
+				n += (double)strlen(json_string_value(r)) +
+				     j_min_size(p, depth + 1) + 4;
+		}
+		return n;
+	}
+	return !strcmp(t, "array") || !strcmp(t, "object") ? 2 : 1;
+}
+
+/* How many values of each size fit in one request, as kube estimates
+   it: what [] or {} leave of a request, in integers. */
+static double per_request(double each)
+{
+	return (double)((int64_t)(MAX_REQUEST - 2) / (int64_t)each);
+}
+
+/* kube's DeclType.MaxElements (common.SchemaDeclType): a string's
+   characters, a list's items, a map's entries, at most. */
+static double j_max_size(const void *node)
+{
+	const json_t *s = node;
+	const char *t = str(s, "type"), *f = str(s, "format");
+	double maxlen = bound(s, "maxLength");
+	if (is_true(s, "x-kubernetes-int-or-string"))
+		return maxlen >= 0 ? maxlen * 4 : MAX_REQUEST - 2;
+	if (!t)
+		return 0;
+	if (!strcmp(t, "string")) {
+		if (f && !strcmp(f, "byte"))
+			return maxlen >= 0 ? maxlen : MAX_REQUEST - 2;
+		if (f && !strcmp(f, "duration"))
+			return 32;
+		if (f && !strcmp(f, "date"))
+			return 12;
+		if (f && !strcmp(f, "date-time"))
+			return 32;
+		if (maxlen >= 0)
+			return maxlen * 4;
+		const json_t *e = json_object_get(s, "enum"), *v;
+		if (json_array_size(e)) {
+			double longest = 0;
+			size_t i;
+			json_array_foreach(e, i, v)
+			{
+				if (json_is_string(v) &&
+				    (double)json_string_length(v) > longest)
+					longest = (double)json_string_length(v);
+			}
+			return longest;
+		}
+		return MAX_REQUEST - 2;
+	}
+	if (!strcmp(t, "array")) {
+		const json_t *i = j_items(s);
+		double n = bound(s, "maxItems");
+		if (n >= 0 || !i)
+			return n >= 0 ? n : 0;
+		return per_request(j_min_size(i, 0) + 1);
+	}
+	const json_t *a = j_addl(s);
+	if (!strcmp(t, "object") && a) {
+		double n = bound(s, "maxProperties");
+		return n >= 0 ? n : per_request(j_min_size(a, 0) + 6);
+	}
+	return 0;
+}
+
+static const struct cel_schema json_ops = {j_prop, j_items,	j_addl,
+					   j_type, j_list_type, j_max_size};
 
 static unsigned j_decl(const void *node)
 {
@@ -870,10 +996,54 @@ static cel_prog *compile_at(struct sctx *c, const json_t *s, const json_t *r,
    schema is structural. A rule that is CEL outside lapis's subset is
    accepted (it stays unevaluated, with a Warning on writes); one that is
    not CEL at all is refused, as kube refuses it. */
+/* kube's per-expression cost limit (StaticEstimatedCostLimit). */
+#define COST_LIMIT 1e7
+
+/* kube refuses a rule whose estimated cost, times how often its node can
+   occur (card; when unbounded, as many as a request holds of the node's
+   smallest value), passes COST_LIMIT. lapis has a floor under kube's
+   estimate (cel_cost_floor) and refuses only when that floor passes the
+   limit a hundredfold, where kube's message says no more than "more than
+   100x": what lapis refuses, kube refuses with the same words. */
+static void check_cost(struct sctx *c, const json_t *s, const cel_prog *p,
+		       size_t i, const char *field, double card)
+{
+	double cost = cel_cost_floor(p, &json_ops, j_decl, s, s == c->root);
+	if (card < 0)
+		card = (double)((int64_t)MAX_REQUEST /
+				(int64_t)(j_min_size(s, 0) + 1));
+	if (cost * card <= 100 * COST_LIMIT)
+		return;
+	char child[96];
+	snprintf(child, sizeof child, ".x-kubernetes-validations[%zu].%s", i,
+		 field);
+	cause(c, "FieldValueForbidden", child,
+	      "Forbidden: estimated %s cost exceeds budget by factor of more "
+	      "than 100x (try simplifying the rule, or adding maxItems, "
+	      "maxProperties, and maxLength where arrays, maps, and strings "
+	      "are declared)",
+	      strcmp(field, "rule") ? "messageExpression" : "rule");
+}
+
+double srv_rule_cost_floor(const json_t *schema, const char *rule, bool root)
+{
+	char why[256];
+	cel_prog *p = cel_compile(rule, why, sizeof why);
+	if (!p)
+		return -1;
+	double cost = -1;
+	if (cel_check_fields(p, &json_ops, j_decl, schema, root, why,
+			     sizeof why, NULL))
+		cost = cel_cost_floor(p, &json_ops, j_decl, schema, root);
+	cel_free(p);
+	return cost;
+}
+
 /* Compile s's rules; uncorr (or NULL) is the array above s whose items
    kube cannot pair between the old object and the new, where a rule may
    not use oldSelf. */
-static void compile_rules(struct sctx *c, const json_t *s, const char *uncorr)
+static void compile_rules(struct sctx *c, const json_t *s, const char *uncorr,
+			  double card)
 {
 	const json_t *v = json_object_get(s, "x-kubernetes-validations");
 	for (size_t i = 0; i < json_array_size(v); i++) {
@@ -883,6 +1053,8 @@ static void compile_rules(struct sctx *c, const json_t *s, const char *uncorr)
 		if (!json_is_object(r) || !rule)
 			continue;
 		cel_prog *p = compile_at(c, s, r, i, "rule", "");
+		if (p)
+			check_cost(c, s, p, i, "rule", card);
 		const json_t *oos = json_object_get(r, "optionalOldSelf");
 		if (p && !cel_uses_old_self(p) && json_is_boolean(oos)) {
 			char child[96];
@@ -897,9 +1069,16 @@ static void compile_rules(struct sctx *c, const json_t *s, const char *uncorr)
 		}
 		bool old_self = p && cel_uses_old_self(p);
 		cel_free(p);
-		if (mexp && mexp[0])
-			cel_free(compile_at(c, s, r, i, "messageExpression",
-					    "messageExpression "));
+		if (mexp && mexp[0]) {
+			cel_prog *q =
+			    compile_at(c, s, r, i, "messageExpression",
+				       "messageExpression ");
+			/* kube does not multiply a message's cost by the
+			   node's occurrences */
+			if (q)
+				check_cost(c, s, q, i, "messageExpression", 1);
+			cel_free(q);
+		}
 		if (old_self && uncorr) {
 			char child[96], val[700];
 			snprintf(child, sizeof child,
@@ -934,6 +1113,7 @@ static void openapi_walk(struct sctx *c, const json_t *s, struct ovis v,
 			    "inside additionalProperties applying to "
 			    "object metadata";
 		a.in_addl = true;
+		a.card = times(v.card, bound(s, "maxProperties"));
 		size_t mark = push(&c->p, ".additionalProperties");
 		openapi_walk(c, ap, a, depth + 1);
 		pop(&c->p, mark);
@@ -974,6 +1154,7 @@ static void openapi_walk(struct sctx *c, const json_t *s, struct ovis v,
 	struct ovis iv = sub;
 	if (!iv.uncorr && !(lt && !strcmp(lt, "map")))
 		iv.uncorr = c->p.len;
+	iv.card = times(v.card, bound(s, "maxItems"));
 	if (json_is_object(items)) {
 		size_t mark = push(&c->p, ".items");
 		openapi_walk(c, items, iv, depth + 1);
@@ -981,7 +1162,7 @@ static void openapi_walk(struct sctx *c, const json_t *s, struct ovis v,
 	} else {
 		openapi_list(c, s, "items", iv, depth);
 	}
-	check_rules(c, s, from, v.uncorr);
+	check_rules(c, s, from, v.uncorr, v.card);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1415,7 +1596,7 @@ void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
 		FORBIDDEN(&c, ".openAPIV3Schema.nullable",
 			  "nullable cannot be true at the root");
 	push(&c.p, ".openAPIV3Schema");
-	openapi_walk(&c, schema, (struct ovis){.root = true}, 0);
+	openapi_walk(&c, schema, (struct ovis){.root = true, .card = 1}, 0);
 	int before = err->n_causes;
 	struct_walk(&c, schema, ROOT, 0);
 	struct spath vpath = {{0}, 0};
@@ -1427,7 +1608,8 @@ void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
 		if (structural) {
 			pop(&c.p, 0);
 			push(&c.p, "%s", c.pend[i].path);
-			compile_rules(&c, c.pend[i].s, c.pend[i].uncorr);
+			compile_rules(&c, c.pend[i].s, c.pend[i].uncorr,
+				      c.pend[i].card);
 		}
 		free(c.pend[i].path);
 		free(c.pend[i].uncorr);

@@ -103,7 +103,8 @@ spec:
                   - {rule: "self.port == oldSelf.port", message: a named port keeps its number}
               tags:
                 type: array
-                items: {type: string}
+                maxItems: 16
+                items: {type: string, maxLength: 63}
                 x-kubernetes-validations:
                 - rule: "self.all(t, t.matches('^[a-z]+\$'))"
                   message: tags are lowercase words
@@ -388,6 +389,7 @@ check "... is a compile error, as cel-go's" err_has "reserved identifier"
                   properties:
                     a:
                       type: string
+                      maxLength: 64
                       x-kubernetes-validations:
                       - rule: self == oldSelf
 EOF
@@ -395,6 +397,24 @@ EOF
 expect_rc 1 "a transition rule under an atomic list's items" kubectl apply -f "$WORK/uncorr.yaml"
 check "... is refused as kube refuses it" err_text 'spec.validation.openAPIV3Schema.properties[spec].properties[l].items.properties[a].x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within spec.validation.openAPIV3Schema.properties[spec].properties[l]'
 expect_rc 0 "... and accepted on a map list's items" kubectl apply -f - <<<"$(sed 's/                type: array/                type: array\n                x-kubernetes-list-type: map\n                x-kubernetes-list-map-keys: [a]/; s/                  type: object/                  type: object\n                  required: [a]/' "$WORK/uncorr.yaml")"
+
+# kube's cost budget: a rule estimated past it a hundredfold is refused with
+# kube's words; bounds (maxItems, maxLength) bring the same rule under it
+{ t_crd costly Costly; cat <<'EOF'
+          spec:
+            type: object
+            properties:
+              names:
+                type: array
+                items:
+                  type: string
+                  x-kubernetes-validations:
+                  - rule: "self.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')"
+EOF
+} >"$WORK/costly.yaml"
+expect_rc 1 "a CRD whose rule kube estimates far over its cost budget" kubectl apply -f "$WORK/costly.yaml"
+check "... is refused with kube's cause" err_text 'spec.validation.openAPIV3Schema.properties[spec].properties[names].items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)'
+expect_rc 0 "... and accepted once the list and its strings are bounded" kubectl apply -f - <<<"$(sed 's/                type: array/                type: array\n                maxItems: 64/; s/                  type: string/                  type: string\n                  maxLength: 63/' "$WORK/costly.yaml")"
 
 # the real VolumeSnapshot CRD (external-snapshotter)
 TD=$(cd "$(dirname "$0")/../.." && pwd)/../shared/testdata/crds

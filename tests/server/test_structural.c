@@ -479,8 +479,9 @@ Test(structural, transition_rules_need_correlatable_nodes)
 	"}}}}}"
 #define ITEM(rule)                                                             \
 	"{\"type\":\"object\",\"properties\":{\"k\":{\"type\":\"string\"},"    \
-	"\"a\":{\"type\":\"string\",\"x-kubernetes-validations\":[{\"rule\":"  \
-	"\"" rule "\"}]}},\"required\":[\"k\"]}"
+	"\"a\":{\"type\":\"string\",\"maxLength\":64,"                     \
+	"\"x-kubernetes-validations\":[{\"rule\":\"" rule "\"}]}},"            \
+	"\"required\":[\"k\"]}"
 #define L_PATH ROOT ".properties[spec].properties[l]"
 #define A_RULE L_PATH ".items.properties[a].x-kubernetes-validations[0].rule"
 	/* a map list pairs its items by key */
@@ -876,4 +877,125 @@ Test(structural, validation_rules_types)
 	mistyped("self.s == 1 && self.a == 's'", 8,
 		 "found no matching overload for '_==_' applied to '(string, "
 		 "int)'");
+}
+
+/* kube's cost estimate of a rule on a schema (apiextensions'
+   TestCostEstimation table: the schema, the rule, kube's MaxCost), and
+   whether lapis's floor models it exactly. */
+static void cost_case(const char *schema, const char *rule, double kube,
+		      bool exact)
+{
+	json_error_t je;
+	json_t *s = json_loads(schema, 0, &je);
+	cr_assert_not_null(s, "%s: %s", schema, je.text);
+	double floor = srv_rule_cost_floor(s, rule, false);
+	json_decref(s);
+	cr_assert_geq(floor, 0, "%s on %s does not compile", rule, schema);
+	cr_assert_leq(floor, kube, "%s on %s: floor %.0f over kube's %.0f",
+		      rule, schema, floor, kube);
+	if (exact)
+		cr_assert_eq(floor, kube, "%s on %s: %.0f, kube %.0f", rule,
+			     schema, floor, kube);
+}
+
+#define ARR(t, extra)                                                          \
+	"{\"type\":\"array\",\"items\":{\"type\":\"" t "\"}" extra "}"
+#define MAP(t, extra)                                                          \
+	"{\"type\":\"object\",\"additionalProperties\":{\"type\":\"" t         \
+	"\"}" extra "}"
+#define STR(extra) "{\"type\":\"string\"" extra "}"
+
+/* lapis's floor never passes kube's estimate, and meets it where lapis
+   models it all */
+Test(structural, rule_cost_floor_under_kube)
+{
+	cost_case(ARR("number", ""), "self.all(x, true)", 4718591, false);
+	cost_case(ARR("number", ",\"maxItems\":10"), "self.all(x, true)", 32,
+		  false);
+	cost_case(ARR("string", ""), "self.all(x, true)", 3145727, false);
+	cost_case(ARR("string", ",\"maxItems\":20"), "self.all(x, true)", 62,
+		  false);
+	cost_case(ARR("boolean", ""), "self.all(x, true)", 1887437, false);
+	cost_case("{\"type\":\"array\",\"items\":{\"type\":\"object\","
+		  "\"properties\":{\"required\":{\"type\":\"string\"},"
+		  "\"optional\":{\"type\":\"string\"}},"
+		  "\"required\":[\"required\"]}}",
+		  "self.all(x, true)", 555128, false);
+	cost_case(MAP("number", ""), "self.all(x, true)", 1348169, false);
+	cost_case(MAP("number", ",\"maxProperties\":10"), "self.all(x, true)",
+		  32, false);
+	cost_case(MAP("string", ""), "self.all(x, true)", 1179647, false);
+	cost_case(MAP("number", ""), "has(self.x)", 0, true);
+	cost_case(STR(""), "self.contains('test')", 314574, true);
+	cost_case(STR(",\"maxLength\":10"), "self.contains('test')", 5, true);
+	cost_case(STR(""), "self.startsWith('test')", 2, true);
+	cost_case(STR(""), "self.endsWith('test')", 2, true);
+	cost_case(STR(""), "size(self + \"hello\") > size(\"hello\")", 314578,
+		  false);
+	cost_case(STR(",\"maxLength\":4"),
+		  "size(self + \"hello\") > size(\"hello\")", 7, false);
+	cost_case(ARR("number", ""), "self[1] == 0.0", 2, true);
+	cost_case(ARR("string", ""), "self[1] == self[1]", 314577, true);
+	cost_case(ARR("number", ",\"maxItems\":10"),
+		  "self.all(x, self.all(y, true))", 352, false);
+	cost_case(ARR("number", ",\"maxItems\":10"),
+		  "self.all(x, self.all(y, self.all(z, true)))", 3552, false);
+	cost_case(STR(""), "self.matches(\"x\")", 314574, true);
+	cost_case(STR(",\"maxLength\":50"), "self.matches(\"x\")", 22, true);
+	cost_case(STR(""), "\"\".matches(\"(((((((((())))))))))[0-9]\")", 7,
+		  true);
+	cost_case(STR(""), "self.matches(\"\")", 1, true);
+	cost_case(STR(""), "self == \"x\"", 2, true);
+	cost_case(STR(",\"maxLength\":0"), "self == \"x\"", 1, true);
+	cost_case(ARR("number", ",\"maxItems\":6291456"),
+		  "self.all(x, x == 0.0)", 25165826, false);
+	cost_case(ARR("integer", ""), "self[0] == 5", 2, true);
+}
+
+/* kube refuses a rule whose estimate passes its budget; lapis refuses it
+   where its floor passes the budget a hundredfold, with kube's words */
+Test(structural, rules_over_cost_budget)
+{
+	static const char msg[] =
+	    "Forbidden: estimated rule cost exceeds budget by factor of more "
+	    "than 100x (try simplifying the rule, or adding maxItems, "
+	    "maxProperties, and maxLength where arrays, maps, and strings are "
+	    "declared)";
+	/* O(n^2) over an unbounded list */
+	bad(FIELDS("[]", "\"l\":{\"type\":\"array\",\"items\":{\"type\":"
+			 "\"integer\"}}",
+		   "[{\"rule\":\"self.l.all(x, self.l.all(y, x <= y))\"}]"),
+	    "FieldValueForbidden", SPEC_RULE(0, "rule"), msg);
+	/* a regex over unbounded strings of an unbounded list: the rule's
+	   cost times how often its node can occur */
+	bad(FIELDS("[]",
+		   "\"l\":{\"type\":\"array\",\"items\":{\"type\":\"string\","
+		   "\"x-kubernetes-validations\":[{\"rule\":"
+		   "\"self.matches('^[a-z]+$')\"}]}}",
+		   "[]"),
+	    "FieldValueForbidden",
+	    ROOT ".properties[spec].properties[l].items.x-kubernetes-"
+		 "validations[0].rule",
+	    msg);
+	/* bounded, the same rules pass */
+	ok(FIELDS("[]",
+		  "\"l\":{\"type\":\"array\",\"maxItems\":100,\"items\":{\"type\":"
+		  "\"integer\"}}",
+		  "[{\"rule\":\"self.l.all(x, self.l.all(y, x <= y))\"}]"));
+	ok(FIELDS("[]",
+		  "\"l\":{\"type\":\"array\",\"maxItems\":100,\"items\":{"
+		  "\"type\":\"string\",\"maxLength\":63,"
+		  "\"x-kubernetes-validations\":[{\"rule\":"
+		  "\"self.matches('^[a-z]+$')\"}]}}",
+		  "[]"));
+	/* a messageExpression is judged alone */
+	bad(FIELDS("[]",
+		   "\"l\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}",
+		   "[{\"rule\":\"true\",\"messageExpression\":\"self.l.map(x, "
+		   "self.l.map(y, x + y)).size() > 0 ? 'a' : 'b'\"}]"),
+	    "FieldValueForbidden", SPEC_RULE(0, "messageExpression"),
+	    "Forbidden: estimated messageExpression cost exceeds budget by "
+	    "factor of more than 100x (try simplifying the rule, or adding "
+	    "maxItems, maxProperties, and maxLength where arrays, maps, and "
+	    "strings are declared)");
 }
