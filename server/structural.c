@@ -47,12 +47,21 @@ struct pending_rules {
 	double card;  /* how often it can occur (struct ovis) */
 };
 
+/* A rule's (or messageExpression's) share of the schema's cost. */
+struct rule_cost {
+	char *path; /* owned */
+	double cost;
+};
+
 struct sctx {
 	struct srv_error *err;
 	struct spath p;
 	struct pending_rules *pend; /* owned, with their paths */
 	size_t n_pend;
 	const json_t *root; /* the openAPIV3Schema */
+	double total_cost;  /* of every rule, as check_cost counts it */
+	struct rule_cost top[4]; /* the costliest, costliest first */
+	int n_top;
 };
 
 static size_t push(struct spath *p, const char *fmt, ...)
@@ -1005,6 +1014,40 @@ static cel_prog *compile_at(struct sctx *c, const json_t *s, const json_t *r,
    estimate (cel_cost_floor) and refuses only when that floor passes the
    limit a hundredfold, where kube's message says no more than "more than
    100x": what lapis refuses, kube refuses with the same words. */
+/* kube's limit on all of a schema's rules together
+   (StaticEstimatedCRDCostLimit), and what its causes end with. */
+#define CRD_COST_LIMIT 1e8
+#define COST_HINT                                                              \
+	"(try simplifying the rule, or adding maxItems, maxProperties, and "   \
+	"maxLength where arrays, maps, and strings are declared)"
+
+/* kube's TotalCost.ObserveExpressionCost: every cost adds to the total;
+   those of 1% of the schema's limit or more compete for the four named
+   when the total passes it. */
+static void observe_cost(struct sctx *c, const char *child, double cost)
+{
+	c->total_cost += cost;
+	if (cost < CRD_COST_LIMIT / 100)
+		return;
+	int at = c->n_top;
+	while (at > 0 && c->top[at - 1].cost < cost)
+		at--;
+	if (at >= 4)
+		return;
+	size_t n = strlen(c->p.s) + strlen(child) + 1;
+	char *path = malloc(n);
+	if (!path)
+		return;
+	snprintf(path, n, "%s%s", c->p.s, child);
+	if (c->n_top == 4)
+		free(c->top[3].path);
+	else
+		c->n_top++;
+	memmove(&c->top[at + 1], &c->top[at],
+		(size_t)(c->n_top - 1 - at) * sizeof *c->top);
+	c->top[at] = (struct rule_cost){path, cost};
+}
+
 static void check_cost(struct sctx *c, const json_t *s, const cel_prog *p,
 		       size_t i, const char *field, double card)
 {
@@ -1012,17 +1055,40 @@ static void check_cost(struct sctx *c, const json_t *s, const cel_prog *p,
 	if (card < 0)
 		card = (double)((int64_t)MAX_REQUEST /
 				(int64_t)(j_min_size(s, 0) + 1));
-	if (cost * card <= 100 * COST_LIMIT)
-		return;
 	char child[96];
 	snprintf(child, sizeof child, ".x-kubernetes-validations[%zu].%s", i,
 		 field);
+	observe_cost(c, child, cost * card);
+	if (cost * card <= 100 * COST_LIMIT)
+		return;
 	cause(c, "FieldValueForbidden", child,
 	      "Forbidden: estimated %s cost exceeds budget by factor of more "
-	      "than 100x (try simplifying the rule, or adding maxItems, "
-	      "maxProperties, and maxLength where arrays, maps, and strings "
-	      "are declared)",
+	      "than 100x " COST_HINT,
 	      strcmp(field, "rule") ? "messageExpression" : "rule");
+}
+
+/* kube's check of the schema's total, after every rule: refused (as far
+   as lapis's floors prove it a hundredfold over), the costliest rules are
+   named, then the schema. */
+static void check_total_cost(struct sctx *c, const char *base)
+{
+	if (c->total_cost > 100 * CRD_COST_LIMIT) {
+		for (int i = 0; i < c->n_top; i++)
+			srv_error_cause(c->err, "FieldValueForbidden",
+					c->top[i].path,
+					"Forbidden: contributed to estimated "
+					"rule cost total exceeding cost limit "
+					"for entire OpenAPIv3 schema");
+		pop(&c->p, 0);
+		push(&c->p, "%s.openAPIV3Schema", base);
+		cause(c, "FieldValueForbidden", "",
+		      "Forbidden: x-kubernetes-validations estimated rule cost "
+		      "total for entire OpenAPIv3 schema exceeds budget by "
+		      "factor of more than 100x " COST_HINT);
+	}
+	for (int i = 0; i < c->n_top; i++)
+		free(c->top[i].path);
+	c->n_top = 0;
 }
 
 double srv_rule_cost_floor(const json_t *schema, const char *rule, bool root)
@@ -1615,4 +1681,5 @@ void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
 		free(c.pend[i].uncorr);
 	}
 	free(c.pend);
+	check_total_cost(&c, base);
 }

@@ -977,6 +977,21 @@ Test(structural, rules_over_cost_budget)
 	    ROOT ".properties[spec].properties[l].items.x-kubernetes-"
 		 "validations[0].rule",
 	    msg);
+	/* past the whole schema's limit a hundredfold too: the costliest
+	   rules are named, then the schema */
+	const char *quadratic = FIELDS(
+	    "[]", "\"l\":{\"type\":\"array\",\"items\":{\"type\":"
+		  "\"integer\"}}",
+	    "[{\"rule\":\"self.l.all(x, self.l.all(y, x <= y))\"}]");
+	bad(quadratic, "FieldValueForbidden", SPEC_RULE(0, "rule"),
+	    "Forbidden: contributed to estimated rule cost total exceeding "
+	    "cost limit for entire OpenAPIv3 schema");
+	bad(quadratic, "FieldValueForbidden", ROOT,
+	    "Forbidden: x-kubernetes-validations estimated rule cost total "
+	    "for entire OpenAPIv3 schema exceeds budget by factor of more "
+	    "than 100x (try simplifying the rule, or adding maxItems, "
+	    "maxProperties, and maxLength where arrays, maps, and strings are "
+	    "declared)");
 	/* bounded, the same rules pass */
 	ok(FIELDS("[]",
 		  "\"l\":{\"type\":\"array\",\"maxItems\":100,\"items\":{\"type\":"
