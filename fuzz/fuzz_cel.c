@@ -25,7 +25,9 @@
  *   5. cel_eval_string (messageExpression) agrees with cel_eval: a value
  *      where cel_eval gave a verdict, the same error otherwise.
  *   6. cel_compile_checked agrees with cel_compile, and cel_check_fields
- *      answers, with a one-line reason when it refuses.
+ *      answers, with a one-line reason when it refuses; where it accepts,
+ *      cel_cost_floor is a number (not NaN, not negative) and the same
+ *      twice.
  * Sanitizers and libFuzzer's timeout and memory limit catch the rest:
  * no input may crash, leak, hang or exhaust the stack.
  *
@@ -75,7 +77,18 @@ static enum cel_ltype f_lt(const void *node)
 	return ((const struct fnode *)node)->lt;
 }
 
-static const struct cel_schema fops = {f_prop, f_items, f_addl, f_type, f_lt};
+/* kube's size estimates: unbounded strings and lists, as kube sizes them
+   without maxLength or maxItems */
+static double f_max_size(const void *node)
+{
+	enum cel_stype t = ((const struct fnode *)node)->type;
+	if (t == CEL_S_STRING || t == CEL_S_BYTES || t == CEL_S_INT_OR_STRING)
+		return 3145726;
+	return t == CEL_S_ARRAY || t == CEL_S_MAP ? 1048575 : 0;
+}
+
+static const struct cel_schema fops = {f_prop, f_items, f_addl,
+				       f_type, f_lt,	f_max_size};
 
 static const struct fnode s_str = {.type = CEL_S_STRING};
 static const struct fnode s_int = {.type = CEL_S_INT};
@@ -248,6 +261,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 							  root, false);
 				(void)cel_result_mismatch(p, &fops, f_decl, n,
 							  root, true);
+				/* the cost floor: a number, the same twice */
+				double c1 = cel_cost_floor(p, &fops, f_decl, n,
+							   root),
+				       c2 = cel_cost_floor(p, &fops, f_decl, n,
+							   root);
+				FUZZ_CHECK(c1 >= 0 && c1 == c2,
+					   "the cost floor is negative, NaN or "
+					   "changes");
 			}
 		}
 		const json_t *o = old ? old : self;

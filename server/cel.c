@@ -6867,6 +6867,7 @@ struct tres {
 #define REGEX_FACTOR 0.25    /* per character of a pattern */
 #define LIST_CREATE_COST 10
 #define MAP_CREATE_COST 30
+#define COST_CAP 1e30
 
 /* x rounded up, as cel-go's multiplyByCostFactor rounds (x >= 0). */
 static double up(double x)
@@ -7318,7 +7319,9 @@ static void tcheck_comp(struct fchk *c, const struct node *n, struct tres *r)
 	double count =
 	    range.t.k == SK_LIST || range.t.k == SK_MAP ? range.size : 0;
 	bool acc = m == M_ALL || m == M_EXISTS || m == M2_ALL || m == M2_EXISTS;
-	r->cost = range.cost + count * (bb.cost + tt.cost + (acc ? 1 : 0));
+	if (count > 0) /* never 0 times a capped cost */
+		r->cost = count * (bb.cost + tt.cost + (acc ? 1 : 0));
+	r->cost += range.cost;
 	if (m == M_MAP || m == M_MAP3 || m == M_FILTER || m == M2_TLIST)
 		r->size = count;
 	if (m != M_OPTMAP && m != M_OPTFLAT && known(range.t) &&
@@ -7540,6 +7543,11 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 	case N_IDENT:
 		break;
 	}
+	/* nested comprehensions multiply: kept finite, far past any limit */
+	if (!(r.cost < COST_CAP))
+		r.cost = COST_CAP;
+	if (!(r.size < COST_CAP))
+		r.size = COST_CAP;
 	return r;
 }
 

@@ -1058,8 +1058,9 @@ static void check_cost(struct sctx *c, const json_t *s, const cel_prog *p,
 	char child[96];
 	snprintf(child, sizeof child, ".x-kubernetes-validations[%zu].%s", i,
 		 field);
-	observe_cost(c, child, cost * card);
-	if (cost * card <= 100 * COST_LIMIT)
+	double total = cost > 0 ? cost * card : 0; /* never 0 times inf */
+	observe_cost(c, child, total);
+	if (total <= 100 * COST_LIMIT)
 		return;
 	cause(c, "FieldValueForbidden", child,
 	      "Forbidden: estimated %s cost exceeds budget by factor of more "
