@@ -262,11 +262,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				(void)cel_result_mismatch(p, &fops, f_decl, n,
 							  root, true);
 				/* the cost floor: a number, the same twice */
+				bool e1, e2;
 				double c1 = cel_cost_floor(p, &fops, f_decl, n,
-							   root),
+							   root, &e1),
 				       c2 = cel_cost_floor(p, &fops, f_decl, n,
-							   root);
-				FUZZ_CHECK(c1 >= 0 && c1 == c2,
+							   root, &e2);
+				FUZZ_CHECK(c1 >= 0 && c1 == c2 && e1 == e2,
 					   "the cost floor is negative, NaN or "
 					   "changes");
 			}

@@ -6860,6 +6860,8 @@ struct tres {
 	/* a floor under kube's cost estimate of the node, and the most its
 	   value holds (kube's size estimate; 0 unknown) */
 	double cost, size;
+	bool exact; /* cost is kube's estimate itself */
+	bool sized; /* size is kube's estimate itself */
 };
 
 /* cel-go's cost factors (common/cost.go) */
@@ -7040,7 +7042,7 @@ static void no_match(struct fchk *c, size_t at, const char *fn,
    member written with '?' (its flag on nodes[i * stride + opt]) is an
    optional's value. */
 static enum skind join_members(struct fchk *c, struct node *const *nodes,
-			       int stride, int cnt, int opt, double *cost)
+			       int stride, int cnt, int opt, struct tres *sum)
 {
 	struct tty prev = {SK_UNKNOWN, SK_UNKNOWN, SK_UNKNOWN};
 	bool all = cnt > 0;
@@ -7049,7 +7051,9 @@ static enum skind join_members(struct fchk *c, struct node *const *nodes,
 		const struct node *m = nodes[i * stride];
 		struct tres mt = tcheck(c, m);
 		struct tty t = mt.t;
-		*cost += mt.cost;
+		sum->cost += mt.cost;
+		sum->exact = sum->exact && mt.exact &&
+			     !nodes[i * stride + opt]->opt_elem;
 		if (nodes[i * stride + opt]->opt_elem || !known(t)) {
 			all = false;
 		} else if (!known(prev)) {
@@ -7133,20 +7137,36 @@ static void tcheck_bin(struct fchk *c, const struct node *n, struct tres *r)
 	struct tres a = tcheck(c, n->a), b = tcheck(c, n->b);
 	enum binop op = (enum binop)n->op;
 	bool text = (a.t.k == SK_STRING || a.t.k == SK_BYTES) && a.t.k == b.t.k;
-	/* cel-go: comparing strings walks the shorter, joining them walks
-	   both, in a list walks it; other operators on numbers cost 1 */
+	/* cel-go: == and != walk the smaller value (0 for a field of a
+	   scalar type, 1 for a scalar literal), comparing or joining strings
+	   walks them, in walks a list; other operators on numbers cost 1 */
+	double least = a.size < b.size ? a.size : b.size;
+	bool sized = a.sized && b.sized;
 	r->cost = a.cost + b.cost;
-	if (text && op <= B_GE && op != B_IN)
-		r->cost +=
-		    up((a.size < b.size ? a.size : b.size) * TRAVERSAL_FACTOR);
-	else if (text && op == B_ADD)
+	r->exact = a.exact && b.exact;
+	if (op == B_EQ || op == B_NE) {
+		r->cost += up(least * TRAVERSAL_FACTOR);
+		r->exact = r->exact && sized;
+	} else if (text && op != B_IN && op <= B_GE) {
+		r->cost += up(least * TRAVERSAL_FACTOR);
+		r->exact = r->exact && sized;
+	} else if (text && op == B_ADD) {
 		r->cost += up((a.size + b.size) * TRAVERSAL_FACTOR);
-	else if (op == B_IN && b.t.k == SK_LIST)
+		r->exact = r->exact && sized;
+	} else if (op == B_IN && b.t.k == SK_LIST) {
 		r->cost += b.size;
-	else if (op != B_EQ && op != B_NE && numeric(a.t.k) && numeric(b.t.k))
+		r->exact = r->exact && b.sized;
+	} else if ((numeric(a.t.k) && numeric(b.t.k) && op != B_IN) ||
+		   (op == B_ADD && a.t.k == SK_LIST && b.t.k == SK_LIST) ||
+		   (op <= B_GE && a.t.k == SK_BOOL && b.t.k == SK_BOOL)) {
 		r->cost += 1;
-	if (op == B_ADD && (text || (a.t.k == SK_LIST && b.t.k == SK_LIST)))
+	} else {
+		r->exact = false;
+	}
+	if (op == B_ADD && (text || (a.t.k == SK_LIST && b.t.k == SK_LIST))) {
 		r->size = a.size + b.size;
+		r->sized = sized;
+	}
 	if (op <= B_IN)
 		r->t.k = SK_BOOL;
 	if (!known(a.t) || !known(b.t))
@@ -7233,36 +7253,34 @@ static enum skind call_kind(int fn)
 }
 
 /* What fn costs by itself in kube's estimate, at least, with these
-   sizes of its target (first) and arguments: cel-go's and kube's
-   (library.CostEstimator) string traversals and regexes; size() and the
-   other functions of fixed cost lapis does not count. */
-static double call_cost(int fn, const double *size, int na)
+   sizes of its target (first, when member) and arguments: cel-go's and
+   kube's (library.CostEstimator) string traversals and regexes of the
+   methods, 1 for size() and the global matches(); *exact says the figure
+   is kube's (given exact sizes), false for the functions lapis does not
+   count. */
+static double call_cost(int fn, bool member, const double *size, int na,
+			bool *exact)
 {
-	switch (fn) {
-	case F_STARTS:
-	case F_ENDS:
-		return na == 2 ? up(size[1] * TRAVERSAL_FACTOR) : 0;
-	case F_CONTAINS:
-		return na == 2 ? up(size[0] * TRAVERSAL_FACTOR) *
-				     up(size[1] * TRAVERSAL_FACTOR)
-			       : 0;
-	case F_MATCHES:
-	case F_FIND:
-	case F_FINDALL:
-		return na == 2 ? up((size[0] + 1) * TRAVERSAL_FACTOR) *
-				     up(size[1] * REGEX_FACTOR)
-			       : 0;
-	case F_LOWER:
-	case F_UPPER:
-	case F_TRIM:
-	case F_SUBSTRING:
-		return na ? up(size[0] * TRAVERSAL_FACTOR) : 0;
-	case F_SPLIT:
-	case F_REPLACE:
-		return na ? up(size[0] * 2 * TRAVERSAL_FACTOR) : 0;
-	default:
-		return 0;
-	}
+	*exact = true;
+	if (fn == F_SIZE || (fn == F_MATCHES && !member))
+		return 1;
+	if (member && na == 2 && (fn == F_STARTS || fn == F_ENDS))
+		return up(size[1] * TRAVERSAL_FACTOR);
+	if (member && na == 2 && fn == F_CONTAINS)
+		return up(size[0] * TRAVERSAL_FACTOR) *
+		       up(size[1] * TRAVERSAL_FACTOR);
+	if (member && na == 2 &&
+	    (fn == F_MATCHES || fn == F_FIND || fn == F_FINDALL))
+		return up((size[0] + 1) * TRAVERSAL_FACTOR) *
+		       up(size[1] * REGEX_FACTOR);
+	if (member && na >= 1 &&
+	    (fn == F_LOWER || fn == F_UPPER || fn == F_TRIM ||
+	     fn == F_SUBSTRING))
+		return up(size[0] * TRAVERSAL_FACTOR);
+	if (member && na >= 1 && (fn == F_SPLIT || fn == F_REPLACE))
+		return up(size[0] * 2 * TRAVERSAL_FACTOR);
+	*exact = false;
+	return 0;
 }
 
 static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
@@ -7270,22 +7288,23 @@ static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
 	struct tty args[4];
 	double size[4];
 	int na = 0;
-	bool member = n->a != NULL, bad = false;
-	if (member) {
-		struct tres t = tcheck(c, n->a);
+	bool member = n->a != NULL, bad = false, sized = true, fixed;
+	r->exact = true;
+	for (int i = member ? -1 : 0; i < n->n_args; i++) {
+		struct tres t = tcheck(c, i < 0 ? n->a : n->args[i]);
 		r->cost += t.cost;
-		size[na] = t.size;
-		args[na++] = t.t;
-	}
-	for (int i = 0; i < n->n_args; i++) {
-		struct tres t = tcheck(c, n->args[i]);
-		r->cost += t.cost;
+		r->exact = r->exact && t.exact;
+		sized = sized && t.sized;
 		if (na < 4) {
 			size[na] = t.size;
 			args[na++] = t.t;
 		}
 	}
-	r->cost += call_cost(n->op, size, na);
+	r->cost += call_cost(n->op, member, size, na, &fixed);
+	/* the sizes count only for the functions that walk them */
+	r->exact =
+	    r->exact && fixed &&
+	    (sized || n->op == F_SIZE || (n->op == F_MATCHES && !member));
 	if (na && (n->op == F_LOWER || n->op == F_UPPER || n->op == F_TRIM ||
 		   n->op == F_SUBSTRING))
 		r->size = size[0];
@@ -7319,9 +7338,14 @@ static void tcheck_comp(struct fchk *c, const struct node *n, struct tres *r)
 	double count =
 	    range.t.k == SK_LIST || range.t.k == SK_MAP ? range.size : 0;
 	bool acc = m == M_ALL || m == M_EXISTS || m == M2_ALL || m == M2_EXISTS;
+	/* all() exactly: per element its loop condition
+	   (@not_strictly_false(@result), 2) and step (@result && p, 1 + p),
+	   and the result read once */
+	double each = bb.cost + tt.cost + (m == M_ALL ? 3 : acc ? 1 : 0);
 	if (count > 0) /* never 0 times a capped cost */
-		r->cost = count * (bb.cost + tt.cost + (acc ? 1 : 0));
-	r->cost += range.cost;
+		r->cost = count * each;
+	r->cost += range.cost + (m == M_ALL ? 1 : 0);
+	r->exact = m == M_ALL && range.exact && range.sized && bb.exact;
 	if (m == M_MAP || m == M_MAP3 || m == M_FILTER || m == M2_TLIST)
 		r->size = count;
 	if (m != M_OPTMAP && m != M_OPTFLAT && known(range.t) &&
@@ -7372,6 +7396,7 @@ static void tcheck_index(struct fchk *c, const struct node *n, struct tres *r)
 	if (n->opt_sel)
 		return;
 	r->cost += 1;
+	r->exact = a.exact && b.exact;
 	if (a.s.k == ST_NODE && (c->decl(a.s.node) & CEL_DECL_LIST))
 		r->s = st_node(c, c->ops->items(a.s.node));
 	else if (a.s.k == ST_NODE && (c->decl(a.s.node) & CEL_DECL_MAP))
@@ -7379,6 +7404,7 @@ static void tcheck_index(struct fchk *c, const struct node *n, struct tres *r)
 	if (r->s.k == ST_NODE) {
 		r->t = schema_tty(c, r->s);
 		r->size = node_size(c, r->s);
+		r->sized = true;
 	} else if ((a.t.k == SK_LIST || a.t.k == SK_MAP) &&
 		   a.t.e != SK_UNKNOWN) {
 		r->t.k = a.t.e;
@@ -7402,6 +7428,11 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 		return r;
 	struct tres a, b, x;
 	char name[64];
+	/* literals cost nothing; cel-go sizes a scalar one 1, a string by
+	   its runes, bytes by their count */
+	bool literal = n->k <= N_NULL;
+	r.exact = r.sized = literal;
+	r.size = literal ? 1 : 0;
 	switch (n->k) {
 	case N_BOOL:
 		r.t.k = SK_BOOL;
@@ -7417,6 +7448,7 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 		break;
 	case N_STRING:
 		r.t.k = SK_STRING;
+		r.size = 0;
 		for (size_t i = 0; i < n->s_len; i++) /* runes */
 			r.size += ((unsigned char)n->s[i] & 0xc0) != 0x80;
 		break;
@@ -7431,8 +7463,10 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 	case N_VAR:
 		r.s = n->k == N_SELF ? c->self : c->slots[n->slot];
 		r.t = schema_tty(c, r.s);
-		r.cost = 1;
+		r.cost = 1; /* a name */
+		r.exact = true;
 		r.size = node_size(c, r.s);
+		r.sized = r.s.k == ST_NODE;
 		break;
 	case N_SELECT:
 	case N_HAS:
@@ -7455,8 +7489,11 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 			c->failed = f; /* check_node has judged the fields */
 			r.t = schema_tty(c, r.s);
 			r.size = node_size(c, r.s);
+			r.sized = r.s.k == ST_NODE;
 			if (x.t.k == SK_OBJECT || x.t.k == SK_MAP)
 				r.cost += 1;
+			r.exact =
+			    x.exact && (x.t.k == SK_OBJECT || x.t.k == SK_MAP);
 		}
 		break;
 	case N_INDEX:
@@ -7464,17 +7501,18 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 		break;
 	case N_LIST:
 		r.t.k = SK_LIST;
-		r.t.e = join_members(c, n->args, 1, n->n_args, 0, &r.cost);
+		r.exact = r.sized = true;
+		r.t.e = join_members(c, n->args, 1, n->n_args, 0, &r);
 		r.cost += LIST_CREATE_COST;
 		r.size = n->n_args;
 		break;
 	case N_MAP: /* args: key, value, key, value ... */
 		r.t.k = SK_MAP;
-		r.t.key =
-		    join_members(c, n->args, 2, n->n_args / 2, 0, &r.cost);
+		r.exact = r.sized = true;
+		r.t.key = join_members(c, n->args, 2, n->n_args / 2, 0, &r);
 		if (n->n_args > 1)
 			r.t.e = join_members(c, n->args + 1, 2, n->n_args / 2,
-					     -1, &r.cost);
+					     -1, &r);
 		r.cost += MAP_CREATE_COST;
 		r.size = n->n_args / 2;
 		break;
@@ -7482,6 +7520,7 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 	case N_NEG:
 		a = tcheck(c, n->a);
 		r.cost = a.cost + 1;
+		r.exact = a.exact;
 		if (n->k == N_NOT) {
 			r.t.k = SK_BOOL;
 			if (known(a.t) && a.t.k != SK_BOOL)
@@ -7496,10 +7535,12 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 	case N_AND:
 	case N_OR:
 		r.t.k = SK_BOOL;
+		r.exact = true;
 		for (int i = 0; i < 2; i++) {
 			const struct node *o = i ? n->b : n->a;
 			x = tcheck(c, o);
 			r.cost += x.cost;
+			r.exact = r.exact && x.exact;
 			if (known(x.t) && x.t.k != SK_BOOL &&
 			    tty_name(x.t, name, sizeof name))
 				type_error(c, o->pos,
@@ -7520,6 +7561,8 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 			r.t = b.t;
 		r.cost = a.cost + (b.cost > x.cost ? b.cost : x.cost);
 		r.size = b.size > x.size ? b.size : x.size;
+		r.exact = a.exact && b.exact && x.exact;
+		r.sized = b.sized && x.sized;
 		break;
 	}
 	case N_BIN:
@@ -7533,10 +7576,12 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 		break;
 	case N_OLD:
 		r.cost = 1;
+		r.exact = true;
 		if (!c->old_opt) { /* else an optional of self's type */
 			r.s = c->self;
 			r.t = schema_tty(c, r.s);
 			r.size = node_size(c, r.s);
+			r.sized = r.s.k == ST_NODE;
 		}
 		break;
 	case N_TYPE:
@@ -7582,8 +7627,9 @@ bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
 
 double cel_cost_floor(const cel_prog *p, const struct cel_schema *ops,
 		      unsigned (*decl)(const void *node), const void *node,
-		      bool resource_root)
+		      bool resource_root, bool *exact)
 {
+	*exact = false;
 	struct fchk c = {.ops = ops,
 			 .decl = decl,
 			 .old_opt = p->opt_old,
@@ -7595,9 +7641,10 @@ double cel_cost_floor(const cel_prog *p, const struct cel_schema *ops,
 	if (!c.slots)
 		return 0;	 /* nothing known */
 	check_node(&c, p->root); /* the macro variables' types */
-	double cost = tcheck(&c, p->root).cost;
+	struct tres r = tcheck(&c, p->root);
 	free(c.slots);
-	return cost;
+	*exact = r.exact && r.cost < COST_CAP;
+	return r.cost;
 }
 
 bool cel_result_mismatch(const cel_prog *p, const struct cel_schema *ops,

@@ -146,11 +146,14 @@ bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
  * accepted: what lapis knows costs at least this much (names, selections,
  * string traversals and regexes, comprehensions over ranges of known
  * size); everything else counts nothing, so kube's estimate is never
- * lower.
+ * lower. *exact says the floor is kube's estimate itself: every part of
+ * p is one lapis models exactly (names, selections, indexes, literals,
+ * operators, size(), the string methods above, all()) over sizes kube
+ * knows the same way.
  */
 double cel_cost_floor(const cel_prog *p, const struct cel_schema *ops,
 		      unsigned (*decl)(const void *node), const void *node,
-		      bool resource_root);
+		      bool resource_root, bool *exact);
 
 bool cel_result_mismatch(const cel_prog *p, const struct cel_schema *ops,
 			 unsigned (*decl)(const void *node), const void *node,

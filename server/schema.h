@@ -196,9 +196,11 @@ void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
  * lapis's floor under kube's static cost estimate of rule placed on the
  * node schema (the root of a resource when root), as srv_schema_check_crd
  * compares it with kube's limits; -1 when the rule does not compile or
- * reads fields the schema does not declare.
+ * reads fields the schema does not declare. *exact says it is kube's
+ * estimate itself (cel_cost_floor).
  */
-double srv_rule_cost_floor(const json_t *schema, const char *rule, bool root);
+double srv_rule_cost_floor(const json_t *schema, const char *rule, bool root,
+			   bool *exact);
 
 /*
  * Walking a compiled schema by field (server-side apply, managed.c): the

@@ -60,6 +60,7 @@ struct sctx {
 	size_t n_pend;
 	const json_t *root; /* the openAPIV3Schema */
 	double total_cost;  /* of every rule, as check_cost counts it */
+	bool total_exact;   /* and it is kube's figure */
 	struct rule_cost top[4]; /* the costliest, costliest first */
 	int n_top;
 };
@@ -1024,9 +1025,11 @@ static cel_prog *compile_at(struct sctx *c, const json_t *s, const json_t *r,
 /* kube's TotalCost.ObserveExpressionCost: every cost adds to the total;
    those of 1% of the schema's limit or more compete for the four named
    when the total passes it. */
-static void observe_cost(struct sctx *c, const char *child, double cost)
+static void observe_cost(struct sctx *c, const char *child, double cost,
+			 bool exact)
 {
 	c->total_cost += cost;
+	c->total_exact = c->total_exact && exact;
 	if (cost < CRD_COST_LIMIT / 100)
 		return;
 	int at = c->n_top;
@@ -1048,10 +1051,24 @@ static void observe_cost(struct sctx *c, const char *child, double cost)
 	c->top[at] = (struct rule_cost){path, cost};
 }
 
+/* kube's words for how far over a limit a cost is (getCostErrorMessage). */
+static void cost_factor(double cost, double limit, char *out, size_t size)
+{
+	double f = cost / limit;
+	if (f > 100)
+		snprintf(out, size, "more than 100x");
+	else if (f < 1.5)
+		snprintf(out, size, "%fx", f);
+	else
+		snprintf(out, size, "%.1fx", f);
+}
+
 static void check_cost(struct sctx *c, const json_t *s, const cel_prog *p,
 		       size_t i, const char *field, double card)
 {
-	double cost = cel_cost_floor(p, &json_ops, j_decl, s, s == c->root);
+	bool exact;
+	double cost =
+	    cel_cost_floor(p, &json_ops, j_decl, s, s == c->root, &exact);
 	if (card < 0)
 		card = (double)((int64_t)MAX_REQUEST /
 				(int64_t)(j_min_size(s, 0) + 1));
@@ -1059,13 +1076,15 @@ static void check_cost(struct sctx *c, const json_t *s, const cel_prog *p,
 	snprintf(child, sizeof child, ".x-kubernetes-validations[%zu].%s", i,
 		 field);
 	double total = cost > 0 ? cost * card : 0; /* never 0 times inf */
-	observe_cost(c, child, total);
-	if (total <= 100 * COST_LIMIT)
+	observe_cost(c, child, total, exact);
+	if (total <= (exact ? 1 : 100) * COST_LIMIT)
 		return;
+	char factor[64];
+	cost_factor(total, COST_LIMIT, factor, sizeof factor);
 	cause(c, "FieldValueForbidden", child,
-	      "Forbidden: estimated %s cost exceeds budget by factor of more "
-	      "than 100x " COST_HINT,
-	      strcmp(field, "rule") ? "messageExpression" : "rule");
+	      "Forbidden: estimated %s cost exceeds budget by factor of "
+	      "%s " COST_HINT,
+	      strcmp(field, "rule") ? "messageExpression" : "rule", factor);
 }
 
 /* kube's check of the schema's total, after every rule: refused (as far
@@ -1073,7 +1092,10 @@ static void check_cost(struct sctx *c, const json_t *s, const cel_prog *p,
    named, then the schema. */
 static void check_total_cost(struct sctx *c, const char *base)
 {
-	if (c->total_cost > 100 * CRD_COST_LIMIT) {
+	if (c->total_cost > (c->total_exact ? 1 : 100) * CRD_COST_LIMIT) {
+		char factor[64];
+		cost_factor(c->total_cost, CRD_COST_LIMIT, factor,
+			    sizeof factor);
 		for (int i = 0; i < c->n_top; i++)
 			srv_error_cause(c->err, "FieldValueForbidden",
 					c->top[i].path,
@@ -1085,15 +1107,18 @@ static void check_total_cost(struct sctx *c, const char *base)
 		cause(c, "FieldValueForbidden", "",
 		      "Forbidden: x-kubernetes-validations estimated rule cost "
 		      "total for entire OpenAPIv3 schema exceeds budget by "
-		      "factor of more than 100x " COST_HINT);
+		      "factor of %s " COST_HINT,
+		      factor);
 	}
 	for (int i = 0; i < c->n_top; i++)
 		free(c->top[i].path);
 	c->n_top = 0;
 }
 
-double srv_rule_cost_floor(const json_t *schema, const char *rule, bool root)
+double srv_rule_cost_floor(const json_t *schema, const char *rule, bool root,
+			   bool *exact)
 {
+	*exact = false;
 	char why[256];
 	cel_prog *p = cel_compile(rule, why, sizeof why);
 	if (!p)
@@ -1101,7 +1126,8 @@ double srv_rule_cost_floor(const json_t *schema, const char *rule, bool root)
 	double cost = -1;
 	if (cel_check_fields(p, &json_ops, j_decl, schema, root, why,
 			     sizeof why, NULL))
-		cost = cel_cost_floor(p, &json_ops, j_decl, schema, root);
+		cost =
+		    cel_cost_floor(p, &json_ops, j_decl, schema, root, exact);
 	cel_free(p);
 	return cost;
 }
@@ -1655,7 +1681,7 @@ static void check_status_root(struct sctx *c, const json_t *s)
 void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
 			  struct srv_error *err)
 {
-	struct sctx c = {.err = err, .root = schema};
+	struct sctx c = {.err = err, .root = schema, .total_exact = true};
 	push(&c.p, "%s", base);
 	if (status)
 		check_status_root(&c, schema);
