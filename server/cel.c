@@ -7306,8 +7306,10 @@ static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
 	    r->exact && fixed &&
 	    (sized || n->op == F_SIZE || (n->op == F_MATCHES && !member));
 	if (na && (n->op == F_LOWER || n->op == F_UPPER || n->op == F_TRIM ||
-		   n->op == F_SUBSTRING))
-		r->size = size[0];
+		   n->op == F_SUBSTRING)) {
+		r->size = size[0]; /* kube's ResultSize: the target's */
+		r->sized = sized;
+	}
 	r->t.k = call_kind(n->op);
 	if (n->op == F_SPLIT)
 		r->t.e = SK_STRING;
@@ -7587,6 +7589,13 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 	case N_TYPE:
 	case N_IDENT:
 		break;
+	}
+	/* cel-go sizes a computed number or bool by its type: 1 */
+	bool computed = n->k == N_BIN || n->k == N_NOT || n->k == N_NEG ||
+			n->k == N_AND || n->k == N_OR || n->k == N_CALL;
+	if (computed && !r.sized && (numeric(r.t.k) || r.t.k == SK_BOOL)) {
+		r.size = 1;
+		r.sized = true;
 	}
 	/* nested comprehensions multiply: kept finite, far past any limit */
 	if (!(r.cost < COST_CAP))

@@ -953,6 +953,19 @@ Test(structural, rule_cost_floor_under_kube)
 	cost_case(ARR("number", ",\"maxItems\":6291456"),
 		  "self.all(x, x == 0.0)", 25165826, true);
 	cost_case(ARR("integer", ""), "self[0] == 5", 2, true);
+	cost_case(MAP("integer", ""), "oldSelf.size() == self.size()", 5, true);
+	cost_case(MAP("string\",\"format\":\"date-time", ""),
+		  "self[\"a\"] == self[\"b\"]", 8, true);
+	cost_case(MAP("string\",\"format\":\"duration", ""),
+		  "self[\"c\"] == self[\"d\"]", 8, true);
+	cost_case(STR(",\"enum\":[\"A\",\"B\",\"C\",\"LongValue\"]"),
+		  "self.contains('A')", 2, true);
+	cost_case(STR(",\"enum\":[\"A\",\"B\",\"C\",\"LongValue\"],"
+		      "\"maxLength\":1000"),
+		  "self.contains('A')", 401, true);
+	cost_case(STR(""), "self.lowerAscii() == 'lower!'", 314575, true);
+	cost_case(STR(",\"maxLength\":10"), "self.lowerAscii() == 'lower!'", 6,
+		  true);
 }
 
 /* kube refuses a rule whose estimate passes its budget; lapis refuses it
