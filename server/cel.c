@@ -7634,11 +7634,12 @@ bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
 	return !c.failed;
 }
 
-double cel_cost_floor(const cel_prog *p, const struct cel_schema *ops,
+/* The type (and cost) of p's whole expression, without judging it:
+   false when memory ran out. */
+static bool root_type(const cel_prog *p, const struct cel_schema *ops,
 		      unsigned (*decl)(const void *node), const void *node,
-		      bool resource_root, bool *exact)
+		      bool resource_root, struct tres *out)
 {
-	*exact = false;
 	struct fchk c = {.ops = ops,
 			 .decl = decl,
 			 .old_opt = p->opt_old,
@@ -7648,10 +7649,21 @@ double cel_cost_floor(const cel_prog *p, const struct cel_schema *ops,
 	c.self.rroot = c.self.rroot || resource_root;
 	c.slots = calloc((size_t)p->n_slots + 2, sizeof *c.slots);
 	if (!c.slots)
-		return 0;	 /* nothing known */
+		return false;
 	check_node(&c, p->root); /* the macro variables' types */
-	struct tres r = tcheck(&c, p->root);
+	*out = tcheck(&c, p->root);
 	free(c.slots);
+	return true;
+}
+
+double cel_cost_floor(const cel_prog *p, const struct cel_schema *ops,
+		      unsigned (*decl)(const void *node), const void *node,
+		      bool resource_root, bool *exact)
+{
+	struct tres r;
+	*exact = false;
+	if (!root_type(p, ops, decl, node, resource_root, &r))
+		return 0; /* nothing known */
 	*exact = r.exact && r.cost < COST_CAP;
 	return r.cost;
 }
@@ -7660,22 +7672,11 @@ bool cel_result_mismatch(const cel_prog *p, const struct cel_schema *ops,
 			 unsigned (*decl)(const void *node), const void *node,
 			 bool resource_root, bool want_string)
 {
-	struct fchk c = {.ops = ops,
-			 .decl = decl,
-			 .old_opt = p->opt_old,
-			 .at = CEL_NO_POS,
-			 .err_at = CEL_NO_POS};
-	c.self = st_node(&c, node);
-	c.self.rroot = c.self.rroot || resource_root;
-	c.slots = calloc((size_t)p->n_slots + 2, sizeof *c.slots);
-	if (!c.slots)
-		return false;	 /* nothing proven */
-	check_node(&c, p->root); /* the macro variables' types */
-	enum skind k = tcheck(&c, p->root).t.k;
-	free(c.slots);
-	if (k == SK_UNKNOWN)
-		return false;
-	return want_string ? k != SK_STRING : k != SK_BOOL;
+	struct tres r;
+	if (!root_type(p, ops, decl, node, resource_root, &r) ||
+	    r.t.k == SK_UNKNOWN)
+		return false; /* nothing proven */
+	return want_string ? r.t.k != SK_STRING : r.t.k != SK_BOOL;
 }
 
 /* ------------------------------------------------------------- public */
