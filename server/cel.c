@@ -5637,14 +5637,18 @@ static void lex_number(struct parser *ps)
 		}
 	}
 	if (is_double) {
-		char buf[128];
-		if (i - start >= sizeof buf) {
-			lex_error(ps, start, "number literal too long");
+		/* as long as it is (DBL_MAX written out has 309 digits) */
+		char small[128], *buf = small;
+		if (i - start >= sizeof small &&
+		    !(buf = malloc(i - start + 1))) {
+			nomem(ps);
 			return;
 		}
 		memcpy(buf, s + start, i - start);
 		buf[i - start] = 0;
 		ps->d = strtod(buf, NULL);
+		if (buf != small)
+			free(buf);
 		ps->t = T_DOUBLE;
 		ps->pos = i;
 		return;
@@ -6657,6 +6661,11 @@ struct fchk {
 	struct sty self;
 	bool old_opt; /* oldSelf is an optional (optionalOldSelf) */
 	struct sty *slots;
+	/* the size of a macro's variable over a computed value (by slot;
+	   vsized false: unknown) */
+	double *vsize;
+	bool *vsized;
+	enum skind *vkind; /* its type, from a computed list's elements */
 	char *why;
 	size_t why_size;
 	bool failed;
@@ -6853,6 +6862,10 @@ struct tty {
 	enum skind k, e, key;
 };
 
+/* The kube library types whose equality kube's estimator prices at 1
+   (library.CostEstimator, `_==_`), and the rest of them. */
+enum lib { LIB_NONE, LIB_QUANTITY, LIB_SEMVER, LIB_IP, LIB_CIDR, LIB_OTHER };
+
 /* A node's type and, when it is one, its schema node. */
 struct tres {
 	struct tty t;
@@ -6862,6 +6875,11 @@ struct tres {
 	double cost, size;
 	bool exact; /* cost is kube's estimate itself */
 	bool sized; /* size is kube's estimate itself */
+	/* kube cannot size it (a string or type a call returns): its
+	   estimate takes the largest size, so that == takes the other
+	   side's */
+	bool unbounded;
+	enum lib lib; /* a value of kube's libraries, by its type */
 };
 
 /* cel-go's cost factors (common/cost.go) */
@@ -7142,9 +7160,19 @@ static void tcheck_bin(struct fchk *c, const struct node *n, struct tres *r)
 	   walks them, in walks a list; other operators on numbers cost 1 */
 	double least = a.size < b.size ? a.size : b.size;
 	bool sized = a.sized && b.sized;
+	if (a.unbounded != b.unbounded) { /* the other side's size */
+		least = a.unbounded ? b.size : a.size;
+		sized = a.unbounded ? b.sized : a.sized;
+	} else if (a.unbounded) {
+		sized = false; /* kube's is past any limit; a floor here */
+	}
 	r->cost = a.cost + b.cost;
 	r->exact = a.exact && b.exact;
-	if (op == B_EQ || op == B_NE) {
+	if (op == B_EQ && a.lib == b.lib && a.lib != LIB_NONE &&
+	    a.lib != LIB_OTHER) {
+		r->cost += 1; /* kube's estimator: quantities, versions,
+				 addresses compare at 1 */
+	} else if (op == B_EQ || op == B_NE) {
 		r->cost += up(least * TRAVERSAL_FACTOR);
 		r->exact = r->exact && sized;
 	} else if (text && op != B_IN && op <= B_GE) {
@@ -7156,7 +7184,9 @@ static void tcheck_bin(struct fchk *c, const struct node *n, struct tres *r)
 	} else if (op == B_IN && b.t.k == SK_LIST) {
 		r->cost += b.size;
 		r->exact = r->exact && b.sized;
-	} else if ((numeric(a.t.k) && numeric(b.t.k) && op != B_IN) ||
+	} else if ((op == B_IN && b.t.k == SK_MAP) ||
+		   (a.t.k == SK_OTHER && b.t.k == SK_OTHER && op != B_IN) ||
+		   (numeric(a.t.k) && numeric(b.t.k) && op != B_IN) ||
 		   (op == B_ADD && a.t.k == SK_LIST && b.t.k == SK_LIST) ||
 		   (op <= B_GE && a.t.k == SK_BOOL && b.t.k == SK_BOOL)) {
 		r->cost += 1;
@@ -7167,8 +7197,11 @@ static void tcheck_bin(struct fchk *c, const struct node *n, struct tres *r)
 		r->size = a.size + b.size;
 		r->sized = sized;
 	}
+
 	if (op <= B_IN)
 		r->t.k = SK_BOOL;
+	else if (a.t.k == SK_OTHER && b.t.k == SK_OTHER)
+		r->t.k = SK_OTHER; /* durations and timestamps */
 	if (!known(a.t) || !known(b.t))
 		return;
 	struct tty out, args[2] = {a.t, b.t};
@@ -7234,17 +7267,72 @@ static enum skind call_kind(int fn)
 		enum fn fn;
 		enum skind k;
 	} kinds[] = {
-	    {F_CONTAINS, SK_BOOL},  {F_STARTS, SK_BOOL},
-	    {F_ENDS, SK_BOOL},	    {F_MATCHES, SK_BOOL},
-	    {F_BOOL, SK_BOOL},	    {F_ISIP, SK_BOOL},
-	    {F_ISCIDR, SK_BOOL},    {F_ISURL, SK_BOOL},
-	    {F_HASVALUE, SK_BOOL},  {F_SIZE, SK_INT},
-	    {F_INT, SK_INT},	    {F_UINT, SK_UINT},
-	    {F_DOUBLE, SK_DOUBLE},  {F_LOWER, SK_STRING},
-	    {F_UPPER, SK_STRING},   {F_TRIM, SK_STRING},
-	    {F_STRING, SK_STRING},  {F_SUBSTRING, SK_STRING},
-	    {F_REPLACE, SK_STRING}, {F_JOIN, SK_STRING},
+	    {F_CONTAINS, SK_BOOL},
+	    {F_STARTS, SK_BOOL},
+	    {F_ENDS, SK_BOOL},
+	    {F_MATCHES, SK_BOOL},
+	    {F_BOOL, SK_BOOL},
+	    {F_ISIP, SK_BOOL},
+	    {F_ISCIDR, SK_BOOL},
+	    {F_ISURL, SK_BOOL},
+	    {F_HASVALUE, SK_BOOL},
+	    {F_SIZE, SK_INT},
+	    {F_INT, SK_INT},
+	    {F_UINT, SK_UINT},
+	    {F_DOUBLE, SK_DOUBLE},
+	    {F_LOWER, SK_STRING},
+	    {F_UPPER, SK_STRING},
+	    {F_TRIM, SK_STRING},
+	    {F_STRING, SK_STRING},
+	    {F_SUBSTRING, SK_STRING},
+	    {F_REPLACE, SK_STRING},
+	    {F_JOIN, SK_STRING},
 	    {F_SPLIT, SK_LIST},
+	    /* the libraries' results, as cel-go and kube declare them */
+	    {F_INDEXOF, SK_INT},
+	    {F_LASTINDEXOF, SK_INT},
+	    {F_GETFULLYEAR, SK_INT},
+	    {F_GETMONTH, SK_INT},
+	    {F_GETDAYOFMONTH, SK_INT},
+	    {F_GETDATE, SK_INT},
+	    {F_GETDAYOFWEEK, SK_INT},
+	    {F_GETDAYOFYEAR, SK_INT},
+	    {F_GETHOURS, SK_INT},
+	    {F_GETMINUTES, SK_INT},
+	    {F_GETSECONDS, SK_INT},
+	    {F_GETMILLIS, SK_INT},
+	    {F_SIGN, SK_INT},
+	    {F_ASINTEGER, SK_INT},
+	    {F_QCMP, SK_INT},
+	    {F_MAJOR, SK_INT},
+	    {F_MINOR, SK_INT},
+	    {F_PATCH, SK_INT},
+	    {F_FAMILY, SK_INT},
+	    {F_PREFIXLEN, SK_INT},
+	    {F_ASFLOAT, SK_DOUBLE},
+	    {F_ISINTEGER, SK_BOOL},
+	    {F_QLT, SK_BOOL},
+	    {F_QGT, SK_BOOL},
+	    {F_ISQUANTITY, SK_BOOL},
+	    {F_ISSEMVER, SK_BOOL},
+	    {F_IS_UNSPEC, SK_BOOL},
+	    {F_IS_LOOPBACK, SK_BOOL},
+	    {F_IS_LL_MCAST, SK_BOOL},
+	    {F_IS_LL_UCAST, SK_BOOL},
+	    {F_IS_GLOBAL, SK_BOOL},
+	    {F_IP_CANON, SK_BOOL},
+	    {F_CONTAINS_IP, SK_BOOL},
+	    {F_CONTAINS_CIDR, SK_BOOL},
+	    {F_ISSORTED, SK_BOOL},
+	    {F_GETSCHEME, SK_STRING},
+	    {F_GETHOST, SK_STRING},
+	    {F_GETHOSTNAME, SK_STRING},
+	    {F_GETPORT, SK_STRING},
+	    {F_GETPATH, SK_STRING},
+	    {F_QUOTE, SK_STRING},
+	    {F_CHARAT, SK_STRING},
+	    {F_DURATION, SK_OTHER},
+	    {F_TIMESTAMP, SK_OTHER},
 	};
 	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
 		if ((int)kinds[i].fn == fn)
@@ -7252,64 +7340,291 @@ static enum skind call_kind(int fn)
 	return SK_UNKNOWN;
 }
 
-/* What fn costs by itself in kube's estimate, at least, with these
-   sizes of its target (first, when member) and arguments: cel-go's and
-   kube's (library.CostEstimator) string traversals and regexes of the
-   methods, 1 for size() and the global matches(); *exact says the figure
-   is kube's (given exact sizes), false for the functions lapis does not
-   count. */
-static double call_cost(int fn, bool member, const double *size, int na,
-			bool *exact)
+/* The size of the elements of a schema list's node, and whether it is
+   kube's estimate (false when x is not such a list). */
+static double items_size(struct fchk *c, const struct tres *x, bool *sized)
 {
+	*sized = false;
+	if (x->s.k != ST_NODE || !(c->decl(x->s.node) & CEL_DECL_LIST))
+		return 0;
+	struct sty e = st_node(c, c->ops->items(x->s.node));
+	*sized = e.k == ST_NODE;
+	return node_size(c, e);
+}
+
+/* What a call costs by itself in kube's estimate (cel-go's
+   checker/cost.go and kube's library.CostEstimator, Kubernetes 1.33),
+   with its target (first, when member) and arguments a[0..na). Sets
+   *exact when the figure is kube's given the sizes it read (bit i of
+   *need: a[i]'s size), false for what lapis does not model (the figure
+   is then a floor); sets r's size and library type where kube knows
+   them. */
+static double call_cost(struct fchk *c, const struct node *n, bool member,
+			const struct tres *a, int na, bool *exact,
+			unsigned *need, struct tres *r)
+{
+	enum fn fn = (enum fn)n->op;
+	double s0 = na > 0 ? a[0].size : 0, s1 = na > 1 ? a[1].size : 0;
+	enum skind k0 = na > 0 ? a[0].t.k : SK_UNKNOWN;
 	*exact = true;
-	if (fn == F_SIZE || (fn == F_MATCHES && !member))
+	*need = 0;
+	switch (fn) {
+	/* walks of the target or the first argument */
+	case F_LOWER:
+	case F_UPPER:
+	case F_TRIM:
+	case F_SUBSTRING:
+		if (!member || na < 1)
+			break;
+		r->size = s0; /* kube's ResultSize: the target's */
+		r->sized = a[0].sized;
+		*need = 1;
+		return up(s0 * TRAVERSAL_FACTOR);
+	case F_SPLIT:
+	case F_REPLACE:
+		if (!member || na < 1)
+			break;
+		*need = 1;
+		return up(s0 * 2 * TRAVERSAL_FACTOR);
+	case F_QUOTE:
+		r->size = 2 * s0 + 2;
+		r->sized = a[0].sized;
+		*need = 1;
+		return up(s0 * TRAVERSAL_FACTOR);
+	case F_BYTES:
+	case F_STRING:
+		/* string to bytes and back walk it; other conversions 1 */
+		if (k0 == (fn == F_BYTES ? SK_STRING : SK_BYTES)) {
+			r->size = fn == F_BYTES ? 4 * s0 : s0;
+			r->sized = a[0].sized;
+			*need = 1;
+			return up(s0 * TRAVERSAL_FACTOR);
+		}
+		if (!known(a[0].t))
+			break;
+		r->unbounded = true; /* a string cel-go does not size */
 		return 1;
-	if (member && na == 2 && (fn == F_STARTS || fn == F_ENDS))
-		return up(size[1] * TRAVERSAL_FACTOR);
-	if (member && na == 2 && fn == F_CONTAINS)
-		return up(size[0] * TRAVERSAL_FACTOR) *
-		       up(size[1] * TRAVERSAL_FACTOR);
-	if (member && na == 2 &&
-	    (fn == F_MATCHES || fn == F_FIND || fn == F_FINDALL))
-		return up((size[0] + 1) * TRAVERSAL_FACTOR) *
-		       up(size[1] * REGEX_FACTOR);
-	if (member && na >= 1 &&
-	    (fn == F_LOWER || fn == F_UPPER || fn == F_TRIM ||
-	     fn == F_SUBSTRING))
-		return up(size[0] * TRAVERSAL_FACTOR);
-	if (member && na >= 1 && (fn == F_SPLIT || fn == F_REPLACE))
-		return up(size[0] * 2 * TRAVERSAL_FACTOR);
+	case F_ISIP:
+	case F_ISCIDR:
+	case F_CIDR:
+	case F_URL:
+	case F_QUANTITY:
+	case F_ISQUANTITY:
+	case F_SEMVER:
+	case F_ISSEMVER:
+		r->lib = fn == F_CIDR	    ? LIB_CIDR
+			 : fn == F_QUANTITY ? LIB_QUANTITY
+			 : fn == F_SEMVER   ? LIB_SEMVER
+			 : fn == F_URL	    ? LIB_OTHER
+					    : LIB_NONE;
+		*need = 1;
+		return up(s0 * TRAVERSAL_FACTOR);
+	case F_IP:
+		r->lib = LIB_IP;
+		if (member)
+			return 1; /* cidr.ip() */
+		*need = 1;
+		return up(s0 * TRAVERSAL_FACTOR);
+	case F_IP_CANON:
+		*need = 1;
+		return up(s0 * 2 * TRAVERSAL_FACTOR);
+	case F_CONTAINS_IP:
+	case F_CONTAINS_CIDR:
+		/* two 4-16 byte addresses compared (and for a CIDR masked,
+		   +2 +1); a string argument parsed first */
+		if (!member || na != 2)
+			break;
+		if (a[1].t.k == SK_STRING) {
+			*need = 2;
+			return (fn == F_CONTAINS_IP ? 4 : 7) +
+			       up(s1 * TRAVERSAL_FACTOR);
+		}
+		if (a[1].lib != (fn == F_CONTAINS_IP ? LIB_IP : LIB_CIDR))
+			break;
+		return fn == F_CONTAINS_IP ? 4 : 7;
+	case F_VALIDATE:
+		/* the name's walk times kube's longest format regex (128
+		   characters at 0.25) */
+		if (!member || na != 2)
+			break;
+		*need = 2;
+		return up(s1 * TRAVERSAL_FACTOR) * 32;
+	/* walks of two strings */
+	case F_STARTS:
+	case F_ENDS:
+		if (!member || na != 2)
+			break;
+		*need = 2;
+		return up(s1 * TRAVERSAL_FACTOR);
+	case F_CONTAINS:
+		if (!member || na != 2)
+			break;
+		*need = 3;
+		return up(s0 * TRAVERSAL_FACTOR) * up(s1 * TRAVERSAL_FACTOR);
+	case F_MATCHES:
+	case F_FIND:
+	case F_FINDALL:
+		if (fn == F_MATCHES && !member)
+			return 1; /* cel-go prices the global form at 1 */
+		if (!member || na != 2)
+			break;
+		if (fn != F_MATCHES) { /* at most the target's length */
+			r->size = s0;
+			r->sized = a[0].sized;
+		}
+		*need = 3;
+		return up((s0 + 1) * TRAVERSAL_FACTOR) * up(s1 * REGEX_FACTOR);
+	/* kube's lists library: each element compared, a string element
+	   walked too; indexOf on a string walks it */
+	case F_ISSORTED:
+	case F_SUM:
+	case F_MIN:
+	case F_MAX:
+	case F_INDEXOF:
+	case F_LASTINDEXOF: {
+		if (!member || na < 1)
+			break;
+		*need = 1;
+		if (k0 == SK_STRING)
+			return up(s0 * TRAVERSAL_FACTOR);
+		if (k0 != SK_LIST)
+			break;
+		enum skind e = a[0].t.e;
+		if (e != SK_STRING && e != SK_BYTES &&
+		    (a[0].s.k == ST_NODE || e != SK_UNKNOWN))
+			return s0;
+		/* kube sizes a string element only through the list's
+		   schema path */
+		bool es;
+		double esz = items_size(c, &a[0], &es);
+		if (!es)
+			break;
+		return s0 * (1 + up(esz * TRAVERSAL_FACTOR));
+	}
+	case F_JOIN: {
+		bool es;
+		double esz = items_size(c, &a[0], &es);
+		if (!member || na < 1 || !es)
+			break;
+		double size = s0 * esz + (na > 1 && s0 > 0 ? s1 * (s0 - 1) : 0);
+		*need = na > 1 ? 3 : 1;
+		r->size = size;
+		r->sized = a[0].sized && (na < 2 || a[1].sized);
+		return up(size * TRAVERSAL_FACTOR);
+	}
+	/* cel-go's default: 1 */
+	case F_SIZE:
+	case F_INT:
+	case F_UINT:
+	case F_DOUBLE:
+	case F_BOOL:
+	case F_DURATION:
+	case F_TIMESTAMP:
+	case F_TYPE:
+	case F_CHARAT:
+	case F_GETFULLYEAR:
+	case F_GETMONTH:
+	case F_GETDAYOFMONTH:
+	case F_GETDATE:
+	case F_GETDAYOFWEEK:
+	case F_GETDAYOFYEAR:
+	case F_GETHOURS:
+	case F_GETMINUTES:
+	case F_GETSECONDS:
+	case F_GETMILLIS:
+	case F_ISURL:
+	case F_OPT_OF:
+	case F_OPT_NZ:
+	case F_OPT_NONE:
+	case F_HASVALUE:
+	case F_VALUE:
+	case F_OR:
+	case F_ORVALUE:
+	case F_FIRST:
+	case F_LAST:
+	/* kube's accessors: 1 */
+	case F_FAMILY:
+	case F_IS_UNSPEC:
+	case F_IS_LOOPBACK:
+	case F_IS_LL_MCAST:
+	case F_IS_LL_UCAST:
+	case F_IS_GLOBAL:
+	case F_MASKED:
+	case F_PREFIXLEN:
+	case F_GETSCHEME:
+	case F_GETHOST:
+	case F_GETHOSTNAME:
+	case F_GETPORT:
+	case F_GETPATH:
+	case F_GETQUERY:
+	case F_FMT_NAMED:
+	case F_FMT:
+	case F_SIGN:
+	case F_ISINTEGER:
+	case F_ASINTEGER:
+	case F_ASFLOAT:
+	case F_QADD:
+	case F_QSUB:
+	case F_QLT:
+	case F_QGT:
+	case F_QCMP:
+	case F_MAJOR:
+	case F_MINOR:
+	case F_PATCH:
+		r->lib = fn == F_MASKED			    ? LIB_CIDR
+			 : fn == F_QADD || fn == F_QSUB	    ? LIB_QUANTITY
+			 : fn == F_FMT || fn == F_FMT_NAMED ? LIB_OTHER
+							    : LIB_NONE;
+		if (fn == F_DURATION || fn == F_TIMESTAMP) {
+			r->size = 1; /* scalars to cel-go */
+			r->sized = true;
+		}
+		/* a type, a character, a URL's parts: values cel-go does
+		   not size */
+		r->unbounded = fn == F_TYPE || fn == F_CHARAT ||
+			       fn == F_GETSCHEME || fn == F_GETHOST ||
+			       fn == F_GETHOSTNAME || fn == F_GETPORT ||
+			       fn == F_GETPATH;
+		return 1;
+	case F_DYN: /* 1, and the argument's sizes */
+		r->size = s0;
+		r->sized = na > 0 && a[0].sized;
+		r->lib = na > 0 ? a[0].lib : LIB_NONE;
+		return 1;
+	case F_OPT_UNWRAP:
+	case F_SETS_CONTAINS:
+	case F_SETS_EQUIV:
+	case F_SETS_INTERSECTS:
+		break;
+	}
 	*exact = false;
+	*need = 0;
 	return 0;
 }
 
 static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
 {
 	struct tty args[4];
-	double size[4];
+	struct tres a[4];
 	int na = 0;
-	bool member = n->a != NULL, bad = false, sized = true, fixed;
+	bool member = n->a != NULL, bad = false, fixed;
+	unsigned need;
 	r->exact = true;
 	for (int i = member ? -1 : 0; i < n->n_args; i++) {
 		struct tres t = tcheck(c, i < 0 ? n->a : n->args[i]);
 		r->cost += t.cost;
 		r->exact = r->exact && t.exact;
-		sized = sized && t.sized;
 		if (na < 4) {
-			size[na] = t.size;
+			a[na] = t;
 			args[na++] = t.t;
 		}
 	}
-	r->cost += call_cost(n->op, member, size, na, &fixed);
+	r->cost += call_cost(c, n, member, a, na, &fixed, &need, r);
 	/* the sizes count only for the functions that walk them */
-	r->exact =
-	    r->exact && fixed &&
-	    (sized || n->op == F_SIZE || (n->op == F_MATCHES && !member));
-	if (na && (n->op == F_LOWER || n->op == F_UPPER || n->op == F_TRIM ||
-		   n->op == F_SUBSTRING)) {
-		r->size = size[0]; /* kube's ResultSize: the target's */
-		r->sized = sized;
-	}
+	r->exact = r->exact && fixed && na == n->n_args + (member ? 1 : 0);
+	for (int i = 0; i < na; i++)
+		if (need & (1u << i))
+			r->exact = r->exact && a[i].sized;
 	r->t.k = call_kind(n->op);
 	if (n->op == F_SPLIT)
 		r->t.e = SK_STRING;
@@ -7332,24 +7647,86 @@ static void tcheck_comp(struct fchk *c, const struct node *n, struct tres *r)
 	struct tres range = tcheck(c, n->a);
 	enum macro m = (enum macro)n->op;
 	char name[64];
+	/* A variable's size is kube's estimate at its path: the range's
+	   path and @items (or @keys), whose first step kube's
+	   sizeEstimator skips as if it were self. A computed range (a
+	   literal, a call, a macro's result) has no path, so the variable
+	   is sized as self is: kube's MaxElements of the rule's node. Over a
+	   field, check_node's slot holds the schema node. */
+	bool computed = n->a->k != N_SELF && n->a->k != N_OLD &&
+			n->a->k != N_VAR && n->a->k != N_SELECT &&
+			n->a->k != N_INDEX;
+	c->vsize[n->slot] = node_size(c, c->self);
+	c->vsized[n->slot] = m < M_OPTMAP && computed && c->self.k == ST_NODE;
+	/* and typed as the computed list's elements (a map's keys) */
+	c->vkind[n->slot] = !computed || m >= M_OPTMAP ? SK_UNKNOWN
+			    : range.t.k == SK_LIST     ? range.t.e
+			    : range.t.k == SK_MAP      ? range.t.key
+						       : SK_UNKNOWN;
+	if (m >= M2_ALL) {
+		c->vsized[n->slot] = c->vsized[n->slot2] = false;
+		c->vkind[n->slot2] = SK_UNKNOWN;
+	}
 	/* the variables' types are in c->slots, from check_node */
 	struct tres bb = tcheck(c, n->b), tt = tcheck(c, n->c);
 	struct tty b = bb.t, t = tt.t;
-	/* cel-go: the range, then each element's turn (the bodies, and for
-	   all() and exists() the accumulator read once more) */
+	/* cel-go expands each macro into a comprehension and prices it as
+	   the range, the accumulator's start, the result, and per element
+	   the loop condition and step (parser/macro.go, checker/cost.go):
+	   - all: @not_strictly_false(@r) 2, @r && p 1 + p; result @r 1;
+	   - exists: @not_strictly_false(!@r) 3, @r || p 1 + p; result 1;
+	   - exists_one: p ? @r + 1 : @r, p + 2; result @r == 1, 2;
+	   - map: start [] 10; @r + [t] 12 + t (with a filter p ? ... : @r,
+	     p + 12 + t); result 1;
+	   - filter: start 10; p ? @r + [x] : @r, p + 13; result 1.
+	   The others are a floor: their bodies, and for the accumulating
+	   two-variable ones one more per element. */
 	double count =
 	    range.t.k == SK_LIST || range.t.k == SK_MAP ? range.size : 0;
-	bool acc = m == M_ALL || m == M_EXISTS || m == M2_ALL || m == M2_EXISTS;
-	/* all() exactly: per element its loop condition
-	   (@not_strictly_false(@result), 2) and step (@result && p, 1 + p),
-	   and the result read once */
-	double each = bb.cost + tt.cost + (m == M_ALL ? 3 : acc ? 1 : 0);
+	double per = 0, once = 0;
+	bool modelled = true;
+	switch (m) {
+	case M_ALL:
+		per = 3, once = 1;
+		break;
+	case M_EXISTS:
+		per = 4, once = 1;
+		break;
+	case M_EXISTS_ONE:
+		per = 2, once = 2;
+		break;
+	case M_MAP:
+	case M_MAP3:
+		per = 12, once = 11;
+		break;
+	case M_FILTER:
+		per = 13, once = 11;
+		break;
+	case M2_ALL:
+	case M2_EXISTS:
+		per = 1;
+		modelled = false;
+		break;
+	case M_OPTMAP:
+	case M_OPTFLAT:
+	case M2_EXISTS_ONE:
+	case M2_TLIST:
+	case M2_TMAP:
+	case M2_TENTRY:
+		modelled = false;
+		break;
+	}
+	double each = bb.cost + tt.cost + per;
 	if (count > 0) /* never 0 times a capped cost */
 		r->cost = count * each;
-	r->cost += range.cost + (m == M_ALL ? 1 : 0);
-	r->exact = m == M_ALL && range.exact && range.sized && bb.exact;
-	if (m == M_MAP || m == M_MAP3 || m == M_FILTER || m == M2_TLIST)
+	r->cost += range.cost + once;
+	r->exact = modelled && range.exact && range.sized && bb.exact &&
+		   (!n->c || tt.exact);
+	if (m == M_MAP || m == M_MAP3 || m == M_FILTER || m == M2_TLIST) {
+		/* a list of as many elements as the range */
 		r->size = count;
+		r->sized = range.sized && m != M2_TLIST;
+	}
 	if (m != M_OPTMAP && m != M_OPTFLAT && known(range.t) &&
 	    range.t.k != SK_LIST && range.t.k != SK_MAP &&
 	    tty_name(range.t, name, sizeof name))
@@ -7469,6 +7846,11 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 		r.exact = true;
 		r.size = node_size(c, r.s);
 		r.sized = r.s.k == ST_NODE;
+		if (n->k == N_VAR && r.s.k != ST_NODE) {
+			r.t.k = c->vkind[n->slot];
+			r.size = c->vsize[n->slot];
+			r.sized = c->vsized[n->slot];
+		}
 		break;
 	case N_SELECT:
 	case N_HAS:
@@ -7480,10 +7862,12 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 				   "selection",
 				   name);
 		/* a presence test costs nothing in kube's estimate (its
-		   PresenceTestHasCost(false)), a field of an object or map 1 */
-		r.cost = n->k == N_HAS ? 0 : x.cost;
+		   PresenceTestHasCost(false)) but its operand, a field of
+		   an object or map 1 */
+		r.cost = x.cost;
 		if (n->k == N_HAS) {
 			r.t.k = SK_BOOL;
+			r.exact = x.exact;
 		} else if (!n->opt_sel) {
 			bool f = c->failed;
 			c->at = n->pos;
@@ -7565,6 +7949,7 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 		r.size = b.size > x.size ? b.size : x.size;
 		r.exact = a.exact && b.exact && x.exact;
 		r.sized = b.sized && x.sized;
+		r.lib = b.lib == x.lib ? b.lib : LIB_NONE;
 		break;
 	}
 	case N_BIN:
@@ -7587,13 +7972,22 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 		}
 		break;
 	case N_TYPE:
+		/* a name, sized at its path [name] by kube's sizeEstimator,
+		   which skips the first step as if it were self */
+		r.cost = 1;
+		r.exact = true;
+		r.size = node_size(c, c->self);
+		r.sized = c->self.k == ST_NODE;
+		break;
 	case N_IDENT:
 		break;
 	}
-	/* cel-go sizes a computed number or bool by its type: 1 */
+	/* cel-go sizes a computed number, bool, duration or timestamp by
+	   its type: 1 */
 	bool computed = n->k == N_BIN || n->k == N_NOT || n->k == N_NEG ||
 			n->k == N_AND || n->k == N_OR || n->k == N_CALL;
-	if (computed && !r.sized && (numeric(r.t.k) || r.t.k == SK_BOOL)) {
+	if (computed && !r.sized &&
+	    (numeric(r.t.k) || r.t.k == SK_BOOL || r.t.k == SK_OTHER)) {
 		r.size = 1;
 		r.sized = true;
 	}
@@ -7603,6 +7997,34 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 	if (!(r.size < COST_CAP))
 		r.size = COST_CAP;
 	return r;
+}
+
+/* c's root and per-variable state for p over node: false when memory
+   ran out. */
+static void fchk_end(struct fchk *c);
+
+static bool fchk_start(struct fchk *c, const cel_prog *p, const void *node,
+		       bool resource_root)
+{
+	size_t n = (size_t)p->n_slots + 2;
+	c->self = st_node(c, node);
+	c->self.rroot = c->self.rroot || resource_root;
+	c->slots = calloc(n, sizeof *c->slots);
+	c->vsize = calloc(n, sizeof *c->vsize);
+	c->vsized = calloc(n, sizeof *c->vsized);
+	c->vkind = calloc(n, sizeof *c->vkind); /* SK_UNKNOWN */
+	if (c->slots && c->vsize && c->vsized && c->vkind)
+		return true;
+	fchk_end(c);
+	return false;
+}
+
+static void fchk_end(struct fchk *c)
+{
+	free(c->slots);
+	free(c->vsize);
+	free(c->vsized);
+	free(c->vkind);
 }
 
 bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
@@ -7619,16 +8041,13 @@ bool cel_check_fields(const cel_prog *p, const struct cel_schema *ops,
 			 .err_at = CEL_NO_POS};
 	if (why_size)
 		why[0] = 0;
-	c.self = st_node(&c, node);
-	c.self.rroot = c.self.rroot || resource_root;
-	c.slots = calloc((size_t)p->n_slots + 2, sizeof *c.slots);
-	if (!c.slots)
+	if (!fchk_start(&c, p, node, resource_root))
 		return true; /* nothing proven */
 	check_node(&c, p->root);
 	/* then kube's checker on types, over the fields found */
 	if (!c.failed)
 		tcheck(&c, p->root);
-	free(c.slots);
+	fchk_end(&c);
 	if (at)
 		*at = c.err_at;
 	return !c.failed;
@@ -7645,14 +8064,11 @@ static bool root_type(const cel_prog *p, const struct cel_schema *ops,
 			 .old_opt = p->opt_old,
 			 .at = CEL_NO_POS,
 			 .err_at = CEL_NO_POS};
-	c.self = st_node(&c, node);
-	c.self.rroot = c.self.rroot || resource_root;
-	c.slots = calloc((size_t)p->n_slots + 2, sizeof *c.slots);
-	if (!c.slots)
+	if (!fchk_start(&c, p, node, resource_root))
 		return false;
 	check_node(&c, p->root); /* the macro variables' types */
 	*out = tcheck(&c, p->root);
-	free(c.slots);
+	fchk_end(&c);
 	return true;
 }
 
