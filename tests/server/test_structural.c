@@ -1126,6 +1126,22 @@ Test(structural, rules_over_cost_budget)
 	    ROOT ".properties[spec].properties[l].items.x-kubernetes-"
 		 "validations[0].rule",
 	    want);
+	/* exists() over 1048576 strings of 64 runes: 2 + 1 + (4 + 1 +
+	   26 x 2) each, 5.98 times the budget */
+	snprintf(want, sizeof want, by, "6.0x");
+	bad(FIELDS(
+		"[]",
+		"\"l\":{\"type\":\"array\",\"items\":{\"type\":\"string\","
+		"\"maxLength\":64}}",
+		"[{\"rule\":\"self.l.exists(x, x.contains('abcdefghijk'))\"}]"),
+	    "FieldValueForbidden", SPEC_RULE(0, "rule"), want);
+	/* a quantity parsed from each of 1048576 unbounded strings:
+	   2 + 1 + (3 + 1 + 314573) each */
+	snprintf(want, sizeof want, by, "more than 100x");
+	bad(FIELDS("[]",
+		   "\"l\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}",
+		   "[{\"rule\":\"self.l.all(x, isQuantity(x))\"}]"),
+	    "FieldValueForbidden", SPEC_RULE(0, "rule"), want);
 	/* and (2 + 2 x 2) x 1048576 is under the budget */
 	ok(FIELDS("[]",
 		  "\"l\":{\"type\":\"array\",\"items\":{\"type\":\"string\","
