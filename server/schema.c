@@ -571,12 +571,19 @@ static char re_ctl(char e)
 	}
 }
 
-/* One item of a class at *pp: a character (returned, >0) or a set such as
-   \d or [:alpha:] (appended to set, returns 0). -1 on error. */
-static int re_class_atom(const char **pp, struct sb *set, const char **why)
+/* One item of a class at *pp: a character (its code point returned, >0)
+   or a set such as \d or [:alpha:] (appended to set, returns 0). -1 on
+   error. */
+static long re_class_atom(const char **pp, struct sb *set, const char **why)
 {
 	const char *p = *pp;
 	int c = (unsigned char)*p;
+	if (c >= 0x80) { /* one UTF-8 character (JSON text is valid) */
+		uint32_t r;
+		*pp = p + reg_utf8_decode((const unsigned char *)p,
+					  strnlen(p, 4), &r);
+		return (long)r;
+	}
 	if (c == '[' && p[1] == ':') {
 		const char *end = strstr(p + 2, ":]");
 		if (!end) {
@@ -643,11 +650,11 @@ static int re_class_atom(const char **pp, struct sb *set, const char **why)
 			const char *q = *pp;
 			return q[0] == '-' && q[1] && q[1] != ']' ? 1 : 0;
 		}
-		if (v < 0 || v > 0x7f) {
-			*why = "non-ASCII \\x escape in a class";
+		if (v < 0 || v > 0x10ffff) {
+			*why = "bad \\x escape in a class";
 			return -1;
 		}
-		return (int)v;
+		return v;
 	}
 	if (isalnum((unsigned char)e)) {
 		*why = "unsupported escape in a class";
@@ -687,12 +694,65 @@ static void re_fold_range(struct sb *body, int lo, int hi)
 	}
 }
 
+/* The characters that mean something in a POSIX bracket, in order, and
+   which of them a class holds (written apart, where they are literal). */
+static const char bracket_specials[] = "-[]^";
+
+struct bracket {
+	struct sb body;
+	bool has[sizeof bracket_specials - 1];
+};
+
+static void bracket_rune(struct sb *o, long c)
+{
+	char u[4];
+	sb_putn(o, u, reg_utf8_encode(u, (uint32_t)c));
+}
+
+/* Non-ASCII characters a bracket lists one by one: glibc's C.UTF-8
+   refuses a range of them (REG_ECOLLATE). */
+#define BRACKET_MAX_LISTED 1024
+
+/* lo-hi into b: the runs between the bracket's special characters as
+   ranges, the specials themselves apart (Go's [#-[] holds '-' and '['),
+   non-ASCII characters listed. false when they are too many to list. */
+static bool bracket_range(struct bracket *b, long lo, long hi)
+{
+	if (hi > 0x7f) {
+		long from = lo > 0x80 ? lo : 0x80;
+		if (hi - from >= BRACKET_MAX_LISTED)
+			return false;
+		for (long c = from; c <= hi; c++)
+			bracket_rune(&b->body, c);
+		if (lo > 0x7f)
+			return true;
+		hi = 0x7f;
+	}
+	for (size_t i = 0; i < sizeof b->has; i++) {
+		long sp = (unsigned char)bracket_specials[i];
+		if (sp < lo || sp > hi)
+			continue;
+		b->has[i] = true;
+		if (sp > lo)
+			bracket_range(b, lo, sp - 1);
+		lo = sp + 1;
+	}
+	if (lo <= hi) {
+		bracket_rune(&b->body, lo);
+		if (hi > lo) {
+			sb_putc(&b->body, '-');
+			bracket_rune(&b->body, hi);
+		}
+	}
+	return true;
+}
+
 static bool re_class(const char **pp, struct sb *o, bool icase,
 		     const char **why)
 {
 	const char *p = *pp;
-	bool neg = false, rbr = false, dash = false, caret = false;
-	struct sb body = {0};
+	bool neg = false;
+	struct bracket br = {{0}, {false}};
 	bool ok = true, first = true;
 	if (*p == '^') {
 		neg = true;
@@ -709,7 +769,7 @@ static bool re_class(const char **pp, struct sb *o, bool icase,
 			break;
 		}
 		first = false;
-		int lo = re_class_atom(&p, &body, why);
+		long lo = re_class_atom(&p, &br.body, why), hi = lo;
 		if (lo < 0) {
 			ok = false;
 			break;
@@ -718,50 +778,46 @@ static bool re_class(const char **pp, struct sb *o, bool icase,
 			continue;
 		if (*p == '-' && p[1] && p[1] != ']') {
 			p++;
-			int hi = re_class_atom(&p, &body, why);
-			if (hi <= 0 || hi < lo || strchr("]^-[", lo) ||
-			    strchr("]^-[", hi)) {
+			hi = re_class_atom(&p, &br.body, why);
+			if (hi <= 0 || hi < lo) {
 				if (hi >= 0)
 					*why = "unsupported class range";
 				ok = false;
 				break;
 			}
-			sb_putc(&body, (char)lo);
-			sb_putc(&body, '-');
-			sb_putc(&body, (char)hi);
-			if (icase)
-				re_fold_range(&body, lo, hi);
-			continue;
 		}
-		if (lo == ']')
-			rbr = true;
-		else if (lo == '^')
-			caret = true;
-		else if (lo == '-')
-			dash = true;
-		else {
-			sb_putc(&body, (char)lo);
-			if (icase && isalpha(lo)) {
-				sb_putc(&body, (char)(lo ^ 32));
-				re_fold_beyond(&body, lo, lo);
-			}
+		if (!bracket_range(&br, lo, hi)) {
+			*why = "unsupported class range";
+			ok = false;
+			break;
 		}
+		if (icase && lo < 0x80)
+			re_fold_range(&br.body, (int)lo,
+				      hi < 0x80 ? (int)hi : 0x7f);
 	}
-	if (ok && body.oom)
+	struct sb *body = &br.body;
+	bool dash = br.has[0], lbr = br.has[1], rbr = br.has[2],
+	     caret = br.has[3];
+	if (ok && body->oom)
 		ok = false;
 	if (ok) {
-		if (!neg && !rbr && !dash && body.len == 0 && caret) {
+		if (!neg && !rbr && !dash && !lbr && body->len == 0 && caret) {
 			sb_puts(o, "\\^");
-		} else if (!neg && !rbr && !caret && !dash && body.len == 0) {
+		} else if (!neg && !rbr && !caret && !dash && !lbr &&
+			   body->len == 0) {
 			*why = "empty class";
 			ok = false;
 		} else {
+			/* ']' first, '[' where no ':', '.' or '=' follows,
+			   '^' not first, '-' last */
 			sb_putc(o, '[');
 			if (neg)
 				sb_putc(o, '^');
 			if (rbr)
 				sb_putc(o, ']');
-			sb_puts(o, sb_str(&body));
+			sb_puts(o, sb_str(body));
+			if (lbr)
+				sb_putc(o, '[');
 			if (caret)
 				sb_putc(o, '^');
 			if (dash)
@@ -769,7 +825,7 @@ static bool re_class(const char **pp, struct sb *o, bool icase,
 			sb_putc(o, ']');
 		}
 	}
-	free(body.s);
+	free(body->s);
 	*pp = p;
 	return ok;
 }

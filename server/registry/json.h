@@ -118,6 +118,10 @@ size_t reg_utf8_seq(const unsigned char *s, size_t n);
    sequence starts, U+FFFD of width 1. Returns the width; n > 0. */
 size_t reg_utf8_decode(const unsigned char *s, size_t n, uint32_t *r);
 
+/* cp (at most U+10FFFF) written at out as UTF-8 (1 to 4 bytes): returns
+   the width. */
+size_t reg_utf8_encode(char *out, uint32_t cp);
+
 /* A NUL-terminated copy of n bytes at s with every byte that starts no
    valid UTF-8 sequence replaced by U+FFFD, as Go's encoding/json writes a
    string; its length in *len (len may be NULL). New (free), or NULL when

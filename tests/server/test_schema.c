@@ -546,6 +546,37 @@ Test(schema_validate, pattern_class_with_nul)
 	srv_schema_free(s);
 }
 
+/* Ranges through the characters a POSIX bracket gives meaning to (Go's
+   [!#-[\]-~], OpenShift's OAuth scope: '-' and '[' inside #-[, ']' and
+   '^' inside ]-~), and ranges of non-ASCII characters, each as Go's
+   regexp answers. */
+Test(schema_validate, pattern_class_ranges)
+{
+	struct srv_schema *s = sch(SPEC(
+	    "\"o\":{\"type\":\"string\",\"pattern\":\"^[!#-[\\\\]-~]+$\"},"
+	    "\"n\":{\"type\":\"string\",\"pattern\":\"^[^!#-[\\\\]-~]$\"},"
+	    "\"u\":{\"type\":\"string\",\"pattern\":\"^[\u00e0-\u00ff]+$\"},"
+	    "\"i\":{\"type\":\"string\",\"pattern\":\"^(?i)[+-[]+$\"},"
+	    "\"x\":{\"type\":\"string\",\"pattern\":\"^[\\\\x{e0}-\\\\x{ff}]$"
+	    "\"}"));
+	cr_assert_eq(srv_schema_warning_count(s), 0, "%s",
+		     srv_schema_warning(s, 0));
+	expect_ok(
+	    s,
+	    "{\"spec\":{\"o\":\"a-[]^~!#Z\",\"n\":\" \","
+	    "\"u\":\"\u00e0\u00e9\u00ff\",\"i\":\"A-z[\",\"x\":\"\u00e9\"}}");
+	expect_ok(s, "{\"spec\":{\"n\":\"\\\\\"}}");
+	expect_invalid(s, "{\"spec\":{\"o\":\"a b\"}}");
+	expect_invalid(s, "{\"spec\":{\"o\":\"a\\\"b\"}}");
+	expect_invalid(s, "{\"spec\":{\"o\":\"a\\\\b\"}}");
+	expect_invalid(s, "{\"spec\":{\"n\":\"^\"}}");
+	expect_invalid(s, "{\"spec\":{\"u\":\"\u00dfa\"}}");
+	expect_invalid(s, "{\"spec\":{\"u\":\"\u0100\"}}");
+	expect_invalid(s, "{\"spec\":{\"i\":\"a\\\\\"}}");
+	expect_invalid(s, "{\"spec\":{\"x\":\"e\"}}");
+	srv_schema_free(s);
+}
+
 /* kube-openapi's formats kube keeps beyond the common ones, and format
    names with dashes (its registry drops them). */
 Test(schema_validate, more_formats)
