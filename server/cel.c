@@ -460,30 +460,6 @@ static bool utf8_valid(const char *s, size_t n)
 	return true;
 }
 
-static size_t utf8_put(char *out, uint32_t c)
-{
-	if (c < 0x80) {
-		out[0] = (char)c;
-		return 1;
-	}
-	if (c < 0x800) {
-		out[0] = (char)(0xc0 | (c >> 6));
-		out[1] = (char)(0x80 | (c & 0x3f));
-		return 2;
-	}
-	if (c < 0x10000) {
-		out[0] = (char)(0xe0 | (c >> 12));
-		out[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-		out[2] = (char)(0x80 | (c & 0x3f));
-		return 3;
-	}
-	out[0] = (char)(0xf0 | (c >> 18));
-	out[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-	out[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-	out[3] = (char)(0x80 | (c & 0x3f));
-	return 4;
-}
-
 /* Code points in valid UTF-8. */
 static int64_t utf8_count(const char *s, size_t n)
 {
@@ -5565,7 +5541,7 @@ static void lex_string(struct parser *ps, bool raw, bool bytes)
 			fail(ps, i, "bad code point in escape");
 			goto bad;
 		}
-		o += utf8_put(out + o, cp);
+		o += reg_utf8_encode(out + o, cp);
 	}
 	out[o] = 0;
 	ps->s = out;
@@ -6879,6 +6855,7 @@ struct tres {
 	   estimate takes the largest size, so that == takes the other
 	   side's */
 	bool unbounded;
+	bool opt;     /* an optional */
 	enum lib lib; /* a value of kube's libraries, by its type */
 };
 
@@ -7352,6 +7329,49 @@ static double items_size(struct fchk *c, const struct tres *x, bool *sized)
 	return node_size(c, e);
 }
 
+/* The least size of a string argument: a literal's own, else 0 (kube's
+   estimates of a field start at 0). */
+static double least_size(const struct node *arg, const struct tres *a)
+{
+	return arg && arg->k == N_STRING ? a->size : 0;
+}
+
+/* kube's ResultSize of s.split(sep[, n]): at most as many parts as s has
+   characters, or n when n is a literal. */
+static void split_size(const struct node *n, const struct tres *a, int na,
+		       struct tres *r)
+{
+	if (na == 3 && n->n_args == 2 && n->args[1]->k == N_INT) {
+		if (n->args[1]->lit.i < 0)
+			return; /* kube reads -1 as 2^64 - 1 */
+		r->size = (double)n->args[1]->lit.i;
+		r->sized = true;
+		return;
+	}
+	r->size = a[0].size;
+	r->sized = a[0].sized;
+}
+
+/* kube's ResultSize of s.replace(old, new[, n]) at its largest: new for
+   every character and s kept where old may be empty, s kept where new is
+   no longer than old, else new for each of s's shortest olds. */
+static void replace_size(const struct node *n, const struct tres *a, int na,
+			 struct tres *r)
+{
+	if (na < 3 || n->n_args < 2)
+		return;
+	double sz = a[0].size, old_min = least_size(n->args[0], &a[1]),
+	       new_max = a[2].size, count, kept;
+	if (old_min == 0)
+		count = sz + 1, kept = sz;
+	else if (new_max <= old_min)
+		count = 0, kept = sz;
+	else
+		count = up(sz / old_min), kept = 0;
+	r->size = count * new_max + kept;
+	r->sized = a[0].sized && a[1].sized && a[2].sized;
+}
+
 /* What a call costs by itself in kube's estimate (cel-go's
    checker/cost.go and kube's library.CostEstimator, Kubernetes 1.33),
    with its target (first, when member) and arguments a[0..na). Sets
@@ -7385,6 +7405,10 @@ static double call_cost(struct fchk *c, const struct node *n, bool member,
 		if (!member || na < 1)
 			break;
 		*need = 1;
+		if (fn == F_SPLIT)
+			split_size(n, a, na, r);
+		else
+			replace_size(n, a, na, r);
 		return up(s0 * 2 * TRAVERSAL_FACTOR);
 	case F_QUOTE:
 		r->size = 2 * s0 + 2;
@@ -7400,7 +7424,7 @@ static double call_cost(struct fchk *c, const struct node *n, bool member,
 			*need = 1;
 			return up(s0 * TRAVERSAL_FACTOR);
 		}
-		if (!known(a[0].t))
+		if (!known(a[0].t) && a[0].t.k != SK_OTHER)
 			break;
 		r->unbounded = true; /* a string cel-go does not size */
 		return 1;
@@ -7444,9 +7468,10 @@ static double call_cost(struct fchk *c, const struct node *n, bool member,
 		return fn == F_CONTAINS_IP ? 4 : 7;
 	case F_VALIDATE:
 		/* the name's walk times kube's longest format regex (128
-		   characters at 0.25) */
+		   characters at 0.25); an optional list of errors */
 		if (!member || na != 2)
 			break;
+		r->unbounded = r->opt = true;
 		*need = 2;
 		return up(s1 * TRAVERSAL_FACTOR) * 32;
 	/* walks of two strings */
@@ -7584,7 +7609,20 @@ static double call_cost(struct fchk *c, const struct node *n, bool member,
 		r->unbounded = fn == F_TYPE || fn == F_CHARAT ||
 			       fn == F_GETSCHEME || fn == F_GETHOST ||
 			       fn == F_GETHOSTNAME || fn == F_GETPORT ||
-			       fn == F_GETPATH;
+			       fn == F_GETPATH || fn == F_GETQUERY;
+		/* opt.orValue(d) is of d's type: a string, list or map cel-go
+		   does not size, a number or bool sized 1 */
+		if (fn == F_ORVALUE && member && na == 2) {
+			enum skind d = a[1].t.k;
+			r->unbounded = d == SK_STRING || d == SK_BYTES ||
+				       d == SK_LIST || d == SK_MAP;
+			if (numeric(d) || d == SK_BOOL) {
+				r->size = 1;
+				r->sized = true;
+			}
+		}
+		r->opt = fn == F_OPT_OF || fn == F_OPT_NZ || fn == F_OPT_NONE ||
+			 fn == F_OR;
 		return 1;
 	case F_DYN: /* 1, and the argument's sizes */
 		r->size = s0;
@@ -7663,6 +7701,13 @@ static void tcheck_comp(struct fchk *c, const struct node *n, struct tres *r)
 			    : range.t.k == SK_LIST     ? range.t.e
 			    : range.t.k == SK_MAP      ? range.t.key
 						       : SK_UNKNOWN;
+	/* a schema map's keys are strings of kube's StringType, sized 0 */
+	if (m < M_OPTMAP && range.s.k == ST_NODE &&
+	    (c->decl(range.s.node) & CEL_DECL_MAP)) {
+		c->vsize[n->slot] = 0;
+		c->vsized[n->slot] = true;
+		c->vkind[n->slot] = SK_STRING;
+	}
 	if (m >= M2_ALL) {
 		c->vsized[n->slot] = c->vsized[n->slot2] = false;
 		c->vkind[n->slot2] = SK_UNKNOWN;
@@ -7771,11 +7816,12 @@ static void tcheck_comp(struct fchk *c, const struct node *n, struct tres *r)
 static void tcheck_index(struct fchk *c, const struct node *n, struct tres *r)
 {
 	struct tres a = tcheck(c, n->a), b = tcheck(c, n->b);
-	r->cost = a.cost + b.cost;
-	if (n->opt_sel)
-		return;
-	r->cost += 1;
+	r->cost = a.cost + b.cost + 1; /* a[?b] is the call _[?_](a, b) */
 	r->exact = a.exact && b.exact;
+	if (n->opt_sel || a.opt) {
+		r->opt = true;
+		return;
+	}
 	if (a.s.k == ST_NODE && (c->decl(a.s.node) & CEL_DECL_LIST))
 		r->s = st_node(c, c->ops->items(a.s.node));
 	else if (a.s.k == ST_NODE && (c->decl(a.s.node) & CEL_DECL_MAP))
@@ -7784,9 +7830,18 @@ static void tcheck_index(struct fchk *c, const struct node *n, struct tres *r)
 		r->t = schema_tty(c, r->s);
 		r->size = node_size(c, r->s);
 		r->sized = true;
-	} else if ((a.t.k == SK_LIST || a.t.k == SK_MAP) &&
-		   a.t.e != SK_UNKNOWN) {
-		r->t.k = a.t.e;
+	} else {
+		if ((a.t.k == SK_LIST || a.t.k == SK_MAP) &&
+		    a.t.e != SK_UNKNOWN)
+			r->t.k = a.t.e;
+		/* an element of what a function returned (split(),
+		   findAll()): kube sizes it at its path, the call's none
+		   and @items, whose first step its sizeEstimator skips, so as
+		   the rule's own node */
+		if (n->a->k == N_CALL && n->a->op != F_DYN) {
+			r->size = node_size(c, c->self);
+			r->sized = c->self.k == ST_NODE;
+		}
 	}
 	if (!known(a.t) || !known(b.t))
 		return;
@@ -7868,7 +7923,13 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 		if (n->k == N_HAS) {
 			r.t.k = SK_BOOL;
 			r.exact = x.exact;
-		} else if (!n->opt_sel) {
+		} else if (n->opt_sel || x.opt) {
+			/* a.?f is cel-go's call _?._(a, 'f'), 1; a field of
+			   an optional is selected within it, at no cost */
+			r.cost += n->opt_sel ? 1 : 0;
+			r.exact = x.exact;
+			r.opt = true;
+		} else {
 			bool f = c->failed;
 			c->at = n->pos;
 			r.s = select_field(c, x.s, n->s, n->s_len);
@@ -7985,7 +8046,8 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 	/* cel-go sizes a computed number, bool, duration or timestamp by
 	   its type: 1 */
 	bool computed = n->k == N_BIN || n->k == N_NOT || n->k == N_NEG ||
-			n->k == N_AND || n->k == N_OR || n->k == N_CALL;
+			n->k == N_AND || n->k == N_OR || n->k == N_CALL ||
+			n->k == N_HAS || n->k == N_COMP;
 	if (computed && !r.sized &&
 	    (numeric(r.t.k) || r.t.k == SK_BOOL || r.t.k == SK_OTHER)) {
 		r.size = 1;

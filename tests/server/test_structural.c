@@ -720,7 +720,8 @@ Test(structural, validation_rules_undefined_fields)
 /* The properties the type tests' rules read, on spec. */
 #define TYPE_PROPS                                                             \
 	"\"a\":{\"type\":\"integer\"},\"d\":{\"type\":\"number\"},"            \
-	"\"s\":{\"type\":\"string\"},\"b\":{\"type\":\"boolean\"},"            \
+	"\"s\":{\"type\":\"string\",\"maxLength\":1000},"                      \
+	"\"b\":{\"type\":\"boolean\"},"                                        \
 	"\"i\":{\"x-kubernetes-int-or-string\":true},"                         \
 	"\"t\":{\"type\":\"string\",\"format\":\"date-time\"},"                \
 	"\"o\":{\"type\":\"object\",\"properties\":{\"x\":{\"type\":"          \
@@ -1050,9 +1051,22 @@ Test(structural, rule_cost_macros_and_libraries)
 		  8, true);
 	cost_case(OBJ(""), "url('https:://kubernetes.io/').getScheme() == 'x'",
 		  5, true);
-	/* what lapis does not model stays a floor */
+	/* an optional field: _?._ 1, orValue 1, a string kube cannot size
+	   against 'a' */
 	cost_case(OBJ("\"o\":" OBJ("\"f\":{\"type\":\"string\"}")),
-		  "self.o.?f.orValue('v') == 'a'", 5, false);
+		  "self.o.?f.orValue('v') == 'a'", 5, true);
+	cost_case(
+	    OBJ("\"val1\":{\"type\":\"string\"}"),
+	    "self.val1.replace(' ', 'x') == 'Rookxtakesx\xf0\x9f\x91\x91'",
+	    629150, true);
+	cost_case(
+	    OBJ("\"val1\":{\"type\":\"string\"}"),
+	    "self.val1.split(' ', 2) == ['Rook', 'takes \xf0\x9f\x91\x91']",
+	    629159, true);
+	/* what lapis does not model stays a floor */
+	cost_case(OBJ(""),
+		  "optional.of('a').optMap(v, v == 'value').hasValue()", 18,
+		  false);
 	cost_case(OBJ(""), "type(self) == type(self)", 1844674407370955264.0,
 		  false);
 }
