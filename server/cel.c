@@ -7709,8 +7709,26 @@ static void tcheck_comp(struct fchk *c, const struct node *n, struct tres *r)
 		c->vkind[n->slot] = SK_STRING;
 	}
 	if (m >= M2_ALL) {
-		c->vsized[n->slot] = c->vsized[n->slot2] = false;
-		c->vkind[n->slot2] = SK_UNKNOWN;
+		/* the first variable: a list's index (kube finds no size at
+		   @indices: an int, 1) or a map's key (StringType's 0); over a
+		   computed range both are sized as self (the path quirk) */
+		bool list = range.s.k == ST_NODE
+				? (c->decl(range.s.node) & CEL_DECL_LIST) != 0
+				: range.t.k == SK_LIST;
+		bool map = range.s.k == ST_NODE
+			       ? (c->decl(range.s.node) & CEL_DECL_MAP) != 0
+			       : range.t.k == SK_MAP;
+		bool root = computed && c->self.k == ST_NODE;
+		c->vsize[n->slot] = c->vsize[n->slot2] =
+		    root   ? node_size(c, c->self)
+		    : list ? 1
+			   : 0;
+		c->vsized[n->slot] = root || (!computed && (list || map));
+		c->vsized[n->slot2] = root;
+		c->vkind[n->slot2] = computed ? range.t.e : SK_UNKNOWN;
+		c->vkind[n->slot] = list  ? SK_INT
+				    : map ? SK_STRING
+					  : SK_UNKNOWN;
 	}
 	/* the variables' types are in c->slots, from check_node */
 	struct tres bb = tcheck(c, n->b), tt = tcheck(c, n->c);
@@ -7747,17 +7765,29 @@ static void tcheck_comp(struct fchk *c, const struct node *n, struct tres *r)
 	case M_FILTER:
 		per = 13, once = 11;
 		break;
+	/* cel-go's two-variable ones (ext/comprehensions.go) alike; their
+	   map results start at {} 30 and add with cel.@mapInsert, 1 and
+	   its arguments (the key too, for transformMap) */
 	case M2_ALL:
+		per = 3, once = 1;
+		break;
 	case M2_EXISTS:
-		per = 1;
-		modelled = false;
+		per = 4, once = 1;
+		break;
+	case M2_EXISTS_ONE:
+		per = 2, once = 2;
+		break;
+	case M2_TLIST:
+		per = 12, once = 11;
+		break;
+	case M2_TMAP:
+		per = 3, once = 31;
+		break;
+	case M2_TENTRY:
+		per = 2, once = 31;
 		break;
 	case M_OPTMAP:
 	case M_OPTFLAT:
-	case M2_EXISTS_ONE:
-	case M2_TLIST:
-	case M2_TMAP:
-	case M2_TENTRY:
 		modelled = false;
 		break;
 	}
@@ -7767,10 +7797,10 @@ static void tcheck_comp(struct fchk *c, const struct node *n, struct tres *r)
 	r->cost += range.cost + once;
 	r->exact = modelled && range.exact && range.sized && bb.exact &&
 		   (!n->c || tt.exact);
-	if (m == M_MAP || m == M_MAP3 || m == M_FILTER || m == M2_TLIST) {
-		/* a list of as many elements as the range */
+	if (m == M_MAP || m == M_MAP3 || m == M_FILTER || m >= M2_TLIST) {
+		/* a list (a map) of as many elements as the range */
 		r->size = count;
-		r->sized = range.sized && m != M2_TLIST;
+		r->sized = range.sized;
 	}
 	if (m != M_OPTMAP && m != M_OPTFLAT && known(range.t) &&
 	    range.t.k != SK_LIST && range.t.k != SK_MAP &&

@@ -1063,6 +1063,21 @@ Test(structural, rule_cost_macros_and_libraries)
 	    OBJ("\"val1\":{\"type\":\"string\"}"),
 	    "self.val1.split(' ', 2) == ['Rook', 'takes \xf0\x9f\x91\x91']",
 	    629159, true);
+	/* two-variable comprehensions (apiserver's library cost tests) */
+	cost_case(OBJ(""), "{'a': 1, 'b': 2}.all(k, v, v > 0)", 41, true);
+	cost_case(OBJ(""), "{'a': 1, 'b': 2}.exists(k, v, v > 0)", 43, true);
+	cost_case(OBJ(""), "{'a': 1, 'b': 2}.existsOne(k, v, v > 0)", 40, true);
+	cost_case(OBJ(""), "{'a': 1, 'b': 2}.transformMap(k, v, v + 1)", 71,
+		  true);
+	cost_case(OBJ(""), "{'a': 1, 'b': 2}.transformMap(k, v, v < 5, v + 1)",
+		  75, true);
+	cost_case(OBJ(""),
+		  "{'a': 1, 'b': 2}.transformMapEntry(k, v, {k: v + 1})", 131,
+		  true);
+	cost_case(OBJ(""),
+		  "{'a': 1, 'b': 2}.transformMapEntry(k, v, v < 5, {k: v + 1})",
+		  135, true);
+	cost_case(OBJ(""), "[1, 2].all(i, v, v > 0)", 21, true);
 	/* what lapis does not model stays a floor */
 	cost_case(OBJ(""),
 		  "optional.of('a').optMap(v, v == 'value').hasValue()", 18,
