@@ -6829,7 +6829,14 @@ enum skind {
 	SK_MAP,
 	SK_NULL,
 	SK_OBJECT, /* a schema's object */
-	SK_OTHER,  /* a duration, a timestamp: never in a type error */
+	/* kube's library types, as its functions return them */
+	SK_QUANTITY,
+	SK_SEMVER,
+	SK_IP,
+	SK_CIDR,
+	SK_URL,
+	SK_FORMAT,
+	SK_OTHER, /* a duration, a timestamp: never in a type error */
 };
 
 /* A type: a list's elements and a map's values in e, a map's keys in
@@ -6913,6 +6920,12 @@ static enum skind schema_kind(struct fchk *c, struct sty t)
 	return SK_UNKNOWN;
 }
 
+/* One of kube's library types. */
+static bool is_lib(enum skind k)
+{
+	return k >= SK_QUANTITY && k <= SK_FORMAT;
+}
+
 static bool is_scalar(enum skind k)
 {
 	return k != SK_UNKNOWN && k != SK_LIST && k != SK_MAP && k != SK_OTHER;
@@ -6935,10 +6948,20 @@ static struct tty schema_tty(struct fchk *c, struct sty s)
 static const char *kind_name(enum skind k)
 {
 	static const char *const names[] = {
-	    [SK_BOOL] = "bool",	    [SK_INT] = "int",
-	    [SK_UINT] = "uint",	    [SK_DOUBLE] = "double",
-	    [SK_STRING] = "string", [SK_BYTES] = "bytes",
-	    [SK_NULL] = "null",	    [SK_OBJECT] = "object",
+	    [SK_BOOL] = "bool",
+	    [SK_INT] = "int",
+	    [SK_UINT] = "uint",
+	    [SK_DOUBLE] = "double",
+	    [SK_STRING] = "string",
+	    [SK_BYTES] = "bytes",
+	    [SK_NULL] = "null",
+	    [SK_OBJECT] = "object",
+	    [SK_QUANTITY] = "kubernetes.Quantity",
+	    [SK_SEMVER] = "kubernetes.Semver",
+	    [SK_IP] = "net.IP",
+	    [SK_CIDR] = "net.CIDR",
+	    [SK_URL] = "kubernetes.URL",
+	    [SK_FORMAT] = "kubernetes.NamedFormat",
 	};
 	return is_scalar(k) ? names[k] : NULL;
 }
@@ -6968,8 +6991,8 @@ static bool kind_fits(enum skind a, enum skind b)
 	if (a == SK_UNKNOWN || b == SK_UNKNOWN || a == SK_OTHER ||
 	    b == SK_OTHER || a == b)
 		return true;
-	return (a == SK_NULL && b == SK_OBJECT) ||
-	       (a == SK_OBJECT && b == SK_NULL);
+	return (a == SK_NULL && (b == SK_OBJECT || is_lib(b))) ||
+	       ((a == SK_OBJECT || is_lib(a)) && b == SK_NULL);
 }
 
 static struct tres tcheck(struct fchk *c, const struct node *n);
@@ -7230,6 +7253,84 @@ static bool string_fn_takes(int fn, const struct tty *args, int n)
 	return true;
 }
 
+/* The overloads of kube's library functions (Kubernetes 1.33): the
+   receiver's kind for a method, and each argument's kind (an alternative
+   for the first); a function with several entries takes what any one
+   takes. */
+static const struct {
+	enum fn fn;
+	bool member;
+	enum skind recv, args[2], alt;
+} lib_sigs[] = {
+    {F_QUANTITY, false, 0, {SK_STRING}, 0},
+    {F_ISQUANTITY, false, 0, {SK_STRING}, 0},
+    {F_SEMVER, false, 0, {SK_STRING, SK_BOOL}, 0},
+    {F_ISSEMVER, false, 0, {SK_STRING, SK_BOOL}, 0},
+    {F_IP, false, 0, {SK_STRING}, 0},
+    {F_ISIP, false, 0, {SK_STRING}, 0},
+    {F_IP_CANON, false, 0, {SK_STRING}, 0},
+    {F_CIDR, false, 0, {SK_STRING}, 0},
+    {F_ISCIDR, false, 0, {SK_STRING}, 0},
+    {F_URL, false, 0, {SK_STRING}, 0},
+    {F_ISURL, false, 0, {SK_STRING}, 0},
+    {F_SIGN, true, SK_QUANTITY, {0}, 0},
+    {F_ISINTEGER, true, SK_QUANTITY, {0}, 0},
+    {F_ASINTEGER, true, SK_QUANTITY, {0}, 0},
+    {F_ASFLOAT, true, SK_QUANTITY, {0}, 0},
+    {F_QADD, true, SK_QUANTITY, {SK_QUANTITY}, SK_INT},
+    {F_QSUB, true, SK_QUANTITY, {SK_QUANTITY}, SK_INT},
+    {F_QLT, true, SK_QUANTITY, {SK_QUANTITY}, 0},
+    {F_QLT, true, SK_SEMVER, {SK_SEMVER}, 0},
+    {F_QGT, true, SK_QUANTITY, {SK_QUANTITY}, 0},
+    {F_QGT, true, SK_SEMVER, {SK_SEMVER}, 0},
+    {F_QCMP, true, SK_QUANTITY, {SK_QUANTITY}, 0},
+    {F_QCMP, true, SK_SEMVER, {SK_SEMVER}, 0},
+    {F_MAJOR, true, SK_SEMVER, {0}, 0},
+    {F_MINOR, true, SK_SEMVER, {0}, 0},
+    {F_PATCH, true, SK_SEMVER, {0}, 0},
+    {F_FAMILY, true, SK_IP, {0}, 0},
+    {F_IS_UNSPEC, true, SK_IP, {0}, 0},
+    {F_IS_LOOPBACK, true, SK_IP, {0}, 0},
+    {F_IS_LL_MCAST, true, SK_IP, {0}, 0},
+    {F_IS_LL_UCAST, true, SK_IP, {0}, 0},
+    {F_IS_GLOBAL, true, SK_IP, {0}, 0},
+    {F_IP, true, SK_CIDR, {0}, 0},
+    {F_PREFIXLEN, true, SK_CIDR, {0}, 0},
+    {F_MASKED, true, SK_CIDR, {0}, 0},
+    {F_CONTAINS_IP, true, SK_CIDR, {SK_STRING}, SK_IP},
+    {F_CONTAINS_CIDR, true, SK_CIDR, {SK_STRING}, SK_CIDR},
+    {F_GETSCHEME, true, SK_URL, {0}, 0},
+    {F_GETHOST, true, SK_URL, {0}, 0},
+    {F_GETHOSTNAME, true, SK_URL, {0}, 0},
+    {F_GETPORT, true, SK_URL, {0}, 0},
+    {F_GETPATH, true, SK_URL, {0}, 0},
+    {F_GETQUERY, true, SK_URL, {0}, 0},
+    {F_VALIDATE, true, SK_FORMAT, {SK_STRING}, 0},
+};
+
+/* Whether fn, when one of kube's library functions above, takes these n
+   arguments (the receiver first, when member). */
+static bool lib_fn_takes(int fn, bool member, const struct tty *args, int n)
+{
+	bool listed = false;
+	for (size_t i = 0; i < sizeof lib_sigs / sizeof *lib_sigs; i++) {
+		if ((int)lib_sigs[i].fn != fn)
+			continue;
+		listed = true;
+		if (lib_sigs[i].member != member ||
+		    (member && args[0].k != lib_sigs[i].recv))
+			continue;
+		bool ok = true;
+		for (int j = member ? 1 : 0, a = 0; j < n && a < 2; j++, a++)
+			ok = ok && (args[j].k == lib_sigs[i].args[a] ||
+				    (a == 0 && lib_sigs[i].alt &&
+				     args[j].k == lib_sigs[i].alt));
+		if (ok)
+			return true;
+	}
+	return !listed;
+}
+
 static const char *fn_name(int fn)
 {
 	for (size_t i = 0; i < sizeof fns / sizeof *fns; i++)
@@ -7310,6 +7411,16 @@ static enum skind call_kind(int fn)
 	    {F_CHARAT, SK_STRING},
 	    {F_DURATION, SK_OTHER},
 	    {F_TIMESTAMP, SK_OTHER},
+	    {F_QUANTITY, SK_QUANTITY},
+	    {F_QADD, SK_QUANTITY},
+	    {F_QSUB, SK_QUANTITY},
+	    {F_SEMVER, SK_SEMVER},
+	    {F_IP, SK_IP},
+	    {F_CIDR, SK_CIDR},
+	    {F_MASKED, SK_CIDR},
+	    {F_URL, SK_URL},
+	    {F_FMT, SK_FORMAT},
+	    {F_FMT_NAMED, SK_FORMAT},
 	};
 	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
 		if ((int)kinds[i].fn == fn)
@@ -7675,7 +7786,8 @@ static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
 		bad = args[0].k != SK_STRING && args[0].k != SK_BYTES &&
 		      args[0].k != SK_LIST && args[0].k != SK_MAP;
 	else if (na >= 1)
-		bad = !string_fn_takes(n->op, args, na);
+		bad = !string_fn_takes(n->op, args, na) ||
+		      !lib_fn_takes(n->op, member, args, na);
 	if (bad)
 		no_match(c, n->pos, fn_name(n->op), args, na, member);
 }
@@ -7941,7 +8053,7 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 	case N_HAS:
 		x = tcheck(c, n->k == N_HAS ? n->a->a : n->a);
 		if (known(x.t) && x.t.k != SK_MAP && x.t.k != SK_OBJECT &&
-		    tty_name(x.t, name, sizeof name))
+		    !is_lib(x.t.k) && tty_name(x.t, name, sizeof name))
 			type_error(c, n->k == N_HAS ? n->a->pos : n->pos,
 				   "type '%s' does not support field "
 				   "selection",

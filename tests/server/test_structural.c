@@ -784,9 +784,38 @@ Test(structural, validation_rules_types)
 	    "self.s.split(',', 2).join('-') == self.s.replace('a', 'b', 1)",
 	    "self.s.substring(1, 2) == self.s.charAt(0) && self.ls.join() != "
 	    "''",
+	    /* kube's libraries, their types as their functions take them */
+	    "quantity(self.s).isLessThan(quantity('1Gi')) && "
+	    "quantity(self.s).add(1).sign() == 1",
+	    "isQuantity(self.s) && quantity(self.s) == quantity('1')",
+	    "cidr(self.s).containsIP(ip('1.2.3.4')) && "
+	    "cidr(self.s).containsIP('1.2.3.4') && cidr(self.s).ip().family() "
+	    "== 4",
+	    "semver(self.s).isLessThan(semver('1.0.0')) && "
+	    "semver(self.s, true).major() > 0",
+	    "url(self.s).getHost() == 'x' && "
+	    "!format.dns1123Label().validate(self.s).hasValue()",
 	};
 	for (size_t i = 0; i < sizeof good / sizeof *good; i++)
 		typed_ok(good[i]);
+	mistyped("quantity(self.s) < quantity('1')", 18,
+		 "found no matching overload for '_<_' applied to "
+		 "'(kubernetes.Quantity, kubernetes.Quantity)'");
+	mistyped(
+	    "quantity(self.a) == quantity('1')", 9,
+	    "found no matching overload for 'quantity' applied to '(int)'");
+	mistyped("quantity(self.s).isLessThan(self.s)", 28,
+		 "found no matching overload for 'isLessThan' applied to "
+		 "'kubernetes.Quantity.(string)'");
+	mistyped("self.s == quantity('1')", 8,
+		 "found no matching overload for '_==_' applied to '(string, "
+		 "kubernetes.Quantity)'");
+	mistyped("ip(self.s).family() == 'x'", 21,
+		 "found no matching overload for '_==_' applied to '(int, "
+		 "string)'");
+	mistyped("cidr(self.s).containsCIDR(ip('1.2.3.4'))", 26,
+		 "found no matching overload for 'containsCIDR' applied to "
+		 "'net.CIDR.(net.IP)'");
 	mistyped("self.s == null", 8,
 		 "found no matching overload for '_==_' applied to '(string, "
 		 "null)'");
