@@ -7419,8 +7419,7 @@ static enum skind call_kind(int fn)
 	    {F_CIDR, SK_CIDR},
 	    {F_MASKED, SK_CIDR},
 	    {F_URL, SK_URL},
-	    {F_FMT, SK_FORMAT},
-	    {F_FMT_NAMED, SK_FORMAT},
+	    {F_FMT, SK_FORMAT}, /* format.named() is an optional of one */
 	};
 	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
 		if ((int)kinds[i].fn == fn)

@@ -795,6 +795,7 @@ Test(structural, validation_rules_types)
 	    "semver(self.s, true).major() > 0",
 	    "url(self.s).getHost() == 'x' && "
 	    "!format.dns1123Label().validate(self.s).hasValue()",
+	    "!format.named('dns1123Label').value().validate(self.s).hasValue()",
 	};
 	for (size_t i = 0; i < sizeof good / sizeof *good; i++)
 		typed_ok(good[i]);
