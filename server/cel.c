@@ -7420,6 +7420,9 @@ static enum skind call_kind(int fn)
 	    {F_MASKED, SK_CIDR},
 	    {F_URL, SK_URL},
 	    {F_FMT, SK_FORMAT}, /* format.named() is an optional of one */
+	    {F_SETS_CONTAINS, SK_BOOL},
+	    {F_SETS_EQUIV, SK_BOOL},
+	    {F_SETS_INTERSECTS, SK_BOOL},
 	};
 	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
 		if ((int)kinds[i].fn == fn)
@@ -7739,10 +7742,16 @@ static double call_cost(struct fchk *c, const struct node *n, bool member,
 		r->sized = na > 0 && a[0].sized;
 		r->lib = na > 0 ? a[0].lib : LIB_NONE;
 		return 1;
-	case F_OPT_UNWRAP:
+	/* cel-go's sets: each element of one against each of the other
+	   (twice for equivalent), and 1 */
 	case F_SETS_CONTAINS:
 	case F_SETS_EQUIV:
 	case F_SETS_INTERSECTS:
+		if (na != 2)
+			break;
+		*need = 3;
+		return (fn == F_SETS_EQUIV ? 2 : 1) * s0 * s1 + 1;
+	case F_OPT_UNWRAP:
 		break;
 	}
 	*exact = false;

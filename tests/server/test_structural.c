@@ -1108,6 +1108,14 @@ Test(structural, rule_cost_macros_and_libraries)
 		  "{'a': 1, 'b': 2}.transformMapEntry(k, v, v < 5, {k: v + 1})",
 		  135, true);
 	cost_case(OBJ(""), "[1, 2].all(i, v, v > 0)", 21, true);
+	/* cel-go's sets: one list's size times the other's (equivalent
+	   twice), and 1 */
+	cost_case(OBJ("\"l\":" ARR("string", ",\"maxItems\":10")),
+		  "sets.contains(self.l, ['a', 'b'])", 33, true);
+	cost_case(OBJ(""), "sets.contains([1, 2, 3, 4], [2, 3])", 29, true);
+	cost_case(OBJ(""), "sets.equivalent([1], [1, 1])", 25, true);
+	cost_case(OBJ("\"l\":" ARR("string", ",\"maxItems\":10")),
+		  "sets.equivalent(self.l, ['a'])", 33, true);
 	/* what lapis does not model stays a floor */
 	cost_case(OBJ(""),
 		  "optional.of('a').optMap(v, v == 'value').hasValue()", 18,
