@@ -7908,8 +7908,13 @@ static void tcheck_comp(struct fchk *c, const struct node *n, struct tres *r)
 		break;
 	case M_OPTMAP:
 	case M_OPTFLAT:
-		modelled = false;
-		break;
+		/* opt.hasValue() ? [optional.of(] cel.bind(v, opt.value(),
+		   e) [)] : optional.none(): the target twice, a bind's
+		   empty range 10, three calls (two for optFlatMap) */
+		r->cost = 2 * range.cost + (m == M_OPTMAP ? 13 : 12) + bb.cost;
+		r->exact = range.exact && bb.exact;
+		r->opt = true;
+		return;
 	}
 	double each = bb.cost + tt.cost + per;
 	if (count > 0) /* never 0 times a capped cost */
