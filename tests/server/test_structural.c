@@ -1116,7 +1116,12 @@ Test(structural, rule_cost_macros_and_libraries)
 	cost_case(OBJ(""), "sets.equivalent([1], [1, 1])", 25, true);
 	cost_case(OBJ("\"l\":" ARR("string", ",\"maxItems\":10")),
 		  "sets.equivalent(self.l, ['a'])", 33, true);
-	/* what lapis does not model stays a floor */
+	/* optMap: the target twice, a bind's empty range, three calls */
+	cost_case(OBJ(""),
+		  "optional.of([1, 2, 3, 4, 5]).optMap(v, v.size()).hasValue()",
+		  38, true);
+	/* what lapis does not model stays a floor: here the size of v, an
+	   optional's string */
 	cost_case(OBJ(""),
 		  "optional.of('a').optMap(v, v == 'value').hasValue()", 18,
 		  false);
