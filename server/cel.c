@@ -8092,6 +8092,22 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 			r.t = schema_tty(c, r.s);
 			r.size = node_size(c, r.s);
 			r.sized = r.s.k == ST_NODE;
+			/* an embedded resource's apiVersion, kind, metadata
+			   and its name and generateName, as kube adds them
+			   (WithTypeAndObjectMeta): strings without maxLength */
+			if (r.s.k == ST_META) {
+				r.t.k = SK_OBJECT;
+			} else if (r.s.k == ST_ANY &&
+				   (x.s.k == ST_META ||
+				    (x.s.k == ST_NODE && x.s.rroot &&
+				     (c->decl(x.s.node) & CEL_DECL_OBJECT) &&
+				     !meta_declared(c, x.s.node) &&
+				     (!strcmp(n->s, "kind") ||
+				      !strcmp(n->s, "apiVersion"))))) {
+				r.t.k = SK_STRING;
+				r.size = CEL_MAX_REQUEST - 2;
+				r.sized = true;
+			}
 			if (x.t.k == SK_OBJECT || x.t.k == SK_MAP)
 				r.cost += 1;
 			r.exact =

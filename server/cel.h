@@ -69,6 +69,11 @@ struct cel_schema {
 	double (*max_size)(const void *node);
 };
 
+/* kube's request size bound (apiserver's MaxRequestSizeBytes), from which
+   it estimates how much an unbounded value can hold: a string without
+   maxLength, CEL_MAX_REQUEST - 2 characters. */
+#define CEL_MAX_REQUEST 3145728.0
+
 typedef struct cel_prog cel_prog;
 
 /*

@@ -789,9 +789,7 @@ static enum cel_ltype j_list_type(const void *node)
 	return CEL_L_ATOMIC;
 }
 
-/* kube's request size bound (apiserver's MaxRequestSizeBytes), from which
-   it estimates how much an unbounded value can hold. */
-#define MAX_REQUEST 3145728.0
+#define MAX_REQUEST CEL_MAX_REQUEST
 
 static unsigned j_decl(const void *node);
 

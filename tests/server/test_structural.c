@@ -1116,6 +1116,15 @@ Test(structural, rule_cost_macros_and_libraries)
 	cost_case(OBJ(""), "sets.equivalent([1], [1, 1])", 25, true);
 	cost_case(OBJ("\"l\":" ARR("string", ",\"maxItems\":10")),
 		  "sets.equivalent(self.l, ['a'])", 33, true);
+	/* an embedded resource's kind and metadata.name, which kube adds
+	   as strings without maxLength */
+	cost_case(OBJ("\"embedded\":{\"type\":\"object\","
+		      "\"x-kubernetes-embedded-resource\":true}"),
+		  "self.embedded.kind == 'Pod'", 4, true);
+	cost_case(OBJ("\"embedded\":{\"type\":\"object\","
+		      "\"x-kubernetes-embedded-resource\":true}"),
+		  "self.embedded.metadata.generateName == 'pickItForMe'", 6,
+		  true);
 	/* optMap: the target twice, a bind's empty range, three calls */
 	cost_case(OBJ(""),
 		  "optional.of([1, 2, 3, 4, 5]).optMap(v, v.size()).hasValue()",
