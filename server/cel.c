@@ -3646,6 +3646,16 @@ static struct val list_fold(struct ctx *c, enum fn f, const struct val *l)
 {
 	size_t n = list_len(l);
 	struct val acc = mkint(0);
+	/* the sum of no elements is the zero of their type: a schema's
+	   list of durations sums to duration 0, of numbers to 0.0 */
+	if (n == 0 && f == F_SUM && l->json && l->js.node && c->ops) {
+		const void *it = c->ops->items(l->js.node);
+		enum cel_stype t = it ? c->ops->type(it) : CEL_S_ANY;
+		if (t == CEL_S_DURATION)
+			acc = mkdur(0);
+		else if (t == CEL_S_DOUBLE)
+			acc = mkdouble(0);
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct val e = list_get(c, l, i);
 		if (!charge(c, 1))

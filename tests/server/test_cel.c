@@ -640,6 +640,14 @@ Test(cel_values, list_library)
 	    "{\"ab\":1,\"cd\":2}");
 	yes("self.all(k, k != 'z') && self.exists_one(k, k == 'ab')",
 	    "{\"ab\":1,\"cd\":2}");
+	/* the sum of no elements is the zero of the schema's element type
+	   (kube's validation_test.go, "stdlib list functions") */
+	static const struct tnode durs = {.type = CEL_S_ARRAY,
+					  .items = &t_dur};
+	expect_s("self.sum() == duration('0')", "[]", NULL, &durs, CEL_TRUE,
+		 NULL);
+	expect_s("self.sum() == duration('3s')", "[\"1s\",\"2s\"]", NULL,
+		 &durs, CEL_TRUE, NULL);
 }
 
 /* ------------------------------------------ kube's ip, cidr, url */
