@@ -5890,7 +5890,13 @@ static void precompile(struct parser *ps, struct node *call,
 		return;
 	}
 	if (srv_re2_error(pat->s, msg, sizeof msg)) {
-		fail(ps, CEL_NO_POS, "invalid regex: %s", msg);
+		/* cel-go's checker refuses a bad pattern for matches() at
+		   its argument; kube's regex library one for find() when
+		   it builds the program */
+		if (call->op == F_MATCHES)
+			fail_check(ps, pat->pos, "invalid matches argument");
+		else
+			fail(ps, CEL_NO_POS, "invalid regex: %s", msg);
 		return;
 	}
 	call->re = srv_goregex_compile(pat->s, call->op != F_MATCHES, &why);
@@ -5910,15 +5916,16 @@ static void check_time_literal(struct parser *ps, enum fn f,
 	int16_t off;
 	if (ps->failed)
 		return;
+	/* cel-go's checker places these at the argument */
 	if (f == F_DURATION && a->k == N_STRING &&
 	    !parse_duration(a->s, a->s_len, &d))
-		fail(ps, CEL_NO_POS, "invalid duration argument");
+		fail_check(ps, a->pos, "invalid duration argument");
 	if (f == F_TIMESTAMP && a->k == N_STRING &&
 	    !parse_ts(a->s, a->s_len, &d, &ns, &off))
-		fail(ps, CEL_NO_POS, "invalid timestamp");
+		fail_check(ps, a->pos, "invalid timestamp");
 	if (f == F_TIMESTAMP && a->k == N_INT &&
 	    (a->lit.i < TS_MIN || a->lit.i > TS_MAX))
-		fail(ps, CEL_NO_POS, "invalid timestamp");
+		fail_check(ps, a->pos, "invalid timestamp");
 }
 
 static struct node *make_macro(struct parser *ps, const char *name,

@@ -1329,7 +1329,7 @@ Test(cel_compile, unsupported_and_bad)
 	bad("other == 1", "undeclared reference to 'other'");
 	bad("has(self)", "has()");
 	bad("self.all(1, true)", "simple name");
-	bad("self.matches('(')", "invalid regex");
+	bad("self.matches('(')", "invalid matches argument");
 	bad("'abc", "unterminated");
 	bad("'\\q'", "bad escape");
 	bad("99999999999999999999 == 1", "out of range");
@@ -1716,7 +1716,7 @@ Test(cel_values, kube_string_and_number_cases)
 		 &ints, CEL_ERROR, "integer overflow");
 	expect_s("1 / 0 == 1 / 0", "{}", NULL, &ints, CEL_ERROR,
 		 "division by zero");
-	bad("self.val1.matches(')')", "invalid regex");
+	bad("self.val1.matches(')')", "invalid matches argument");
 }
 
 /* cel-go's two-variable comprehensions (ext.TwoVarComprehensions), which

@@ -464,8 +464,20 @@ Test(structural, validation_rules)
 	    "\", Message:\"\", MessageExpression:\"\", "
 	    "Reason:(*apiextensions.FieldValueErrorReason)(nil), "
 	    "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation "
-	    "failed: ERROR: <input>: invalid regex: error parsing regexp: "
-	    "missing closing ): `(`");
+	    "failed: ERROR: <input>:1:13: invalid matches argument\n"
+	    " | 'a'.matches('(')\n"
+	    " | ............^");
+	/* a bad duration literal, at its argument (kube's
+	   validation_test.go: <input>:1:10) */
+	bad(RULES("[{\"rule\":\"duration('1d') > duration('1s')\"}]"),
+	    "FieldValueInvalid", SPEC_RULE(0, "rule"),
+	    "Invalid value: "
+	    "apiextensions.ValidationRule{Rule:\"duration('1d') > "
+	    "duration('1s')\", Message:\"\", MessageExpression:\"\", "
+	    "Reason:(*apiextensions.FieldValueErrorReason)(nil), "
+	    "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation "
+	    "failed: ERROR: <input>:1:10: invalid duration "
+	    "argument\n | duration('1d') > duration('1s')\n | .........^");
 }
 
 /* oldSelf only where old and new values pair up: not under the items of a
