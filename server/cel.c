@@ -1757,14 +1757,76 @@ static bool is_set_list(struct ctx *c, const struct val *v)
 	       c->ops->list_type(v->js.node) == CEL_L_SET;
 }
 
-/* a + b; for a set-list the union, as kube's unstructuredSetList.Add
-   (a list-type map list is concatenated: merging it by key needs its
-   x-kubernetes-list-map-keys, which the schema callbacks do not give). */
+/* Whether the objects x and y (read from JSON) name the same item of the
+   map list node: equal values, or both none, at every key. -1 when
+   either was built by the rule. */
+static int same_map_item(struct ctx *c, const void *node, const struct val *x,
+			 const struct val *y)
+{
+	if (x->k != V_MAP || y->k != V_MAP || !x->json || !y->json)
+		return -1;
+	const char *key;
+	for (size_t i = 0; (key = c->ops->map_key(node, i)); i++) {
+		const json_t *p = json_object_get(x->js.j, key),
+			     *q = json_object_get(y->js.j, key);
+		if ((p || q) && !json_equal(p, q))
+			return 0;
+	}
+	return 1;
+}
+
+/* a + b where a is a map list: a's items, each replaced by b's item of
+   the same keys, then b's other items, as kube's unstructuredMapList.Add;
+   *done false (nothing built) when an item was built by the rule. */
+static struct val merge_map_lists(struct ctx *c, const void *node,
+				  const struct val *a, const struct val *b,
+				  bool *done)
+{
+	size_t na = list_len(a), nb = list_len(b), k = na;
+	struct val v = new_list(c, na + nb);
+	*done = true;
+	if (is_err(&v))
+		return v;
+	for (size_t i = 0; i < na; i++)
+		v.l.items[i] = list_get(c, a, i);
+	for (size_t i = 0; i < nb; i++) {
+		struct val e = list_get(c, b, i);
+		size_t at = k;
+		for (size_t j = 0; j < na && at == k; j++) {
+			if (!charge(c, 1))
+				return err_static(COST_MSG);
+			int r = same_map_item(c, node, &v.l.items[j], &e);
+			if (r < 0) {
+				*done = false;
+				return v;
+			}
+			if (r)
+				at = j;
+		}
+		v.l.items[at] = e;
+		if (at == k)
+			k++;
+	}
+	v.l.n = k;
+	v.set = true; /* compared as a map list is, in any order */
+	return v;
+}
+
+/* a + b; for a set-list the union, as kube's unstructuredSetList.Add; for
+   a map list merged by its keys. */
 static struct val concat_lists(struct ctx *c, const struct val *a,
 			       const struct val *b)
 {
 	size_t na = list_len(a), nb = list_len(b), k;
 	bool set = is_set_list(c, a);
+	if (a->json && a->js.node && c->ops && c->ops->list_type &&
+	    c->ops->map_key && c->ops->list_type(a->js.node) == CEL_L_MAP &&
+	    c->ops->map_key(a->js.node, 0)) {
+		bool done;
+		struct val m = merge_map_lists(c, a->js.node, a, b, &done);
+		if (done || is_err(&m))
+			return m;
+	}
 	struct val v = new_list(c, na + nb);
 	if (is_err(&v))
 		return v;

@@ -67,6 +67,9 @@ struct cel_schema {
 	   (its DeclType's MaxElements: characters of a string, items of a
 	   list, entries of a map), or 0 when unknown; may itself be NULL */
 	double (*max_size)(const void *node);
+	/* the i-th name of a map list's x-kubernetes-list-map-keys, or NULL
+	   past the last; may itself be NULL */
+	const char *(*map_key)(const void *node, size_t i);
 };
 
 /* kube's request size bound (apiserver's MaxRequestSizeBytes), from which

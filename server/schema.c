@@ -1851,8 +1851,15 @@ static enum cel_ltype cel_list_type(const void *node)
 					  : CEL_L_ATOMIC;
 }
 
-static const struct cel_schema cel_ops = {cel_prop, cel_items, cel_addl,
-					  cel_type, cel_list_type};
+static const char *cel_map_key(const void *node, size_t i)
+{
+	const struct node *n = node;
+	return n->list_type == LIST_MAP && i < n->n_map_keys ? n->map_keys[i]
+							     : NULL;
+}
+
+static const struct cel_schema cel_ops = {
+    cel_prop, cel_items, cel_addl, cel_type, cel_list_type, NULL, cel_map_key};
 
 struct rctx {
 	const struct srv_schema *s;

@@ -24,6 +24,7 @@ struct tnode {
 	const struct tnode *props[8];
 	const struct tnode *items;
 	const struct tnode *addl;
+	const char *keys[4]; /* a map list's x-kubernetes-list-map-keys */
 };
 
 static const void *t_prop(const void *node, const char *name)
@@ -55,7 +56,14 @@ static enum cel_ltype t_lt(const void *node)
 	return ((const struct tnode *)node)->lt;
 }
 
-static const struct cel_schema ops = {t_prop, t_items, t_addl, t_type, t_lt};
+static const char *t_key(const void *node, size_t i)
+{
+	const struct tnode *t = node;
+	return i < 4 ? t->keys[i] : NULL;
+}
+
+static const struct cel_schema ops = {t_prop, t_items, t_addl, t_type,
+				      t_lt,   NULL,    t_key};
 
 static const struct tnode t_str = {.type = CEL_S_STRING};
 static const struct tnode t_int = {.type = CEL_S_INT};
@@ -1583,6 +1591,38 @@ Test(cel_values, kube_map_list_equality)
 		 "self.objs[3]",
 		 obj, NULL, &root, CEL_TRUE, NULL);
 	bad("self.objs[0][0].k! == '1'", "syntax error");
+}
+
+/* kube's "listMaps" case: + on a map list merges by its keys, the right
+   side's item replacing the left's of the same key (unstructuredMapList's
+   Add), and the result compares as a map list, in any order */
+Test(cel_values, kube_map_list_add)
+{
+	static const struct tnode elem = {
+	    .type = CEL_S_OBJECT,
+	    .names = {"k", "v"},
+	    .props = {&t_str, &t_str},
+	};
+	static const struct tnode ml = {.type = CEL_S_ARRAY,
+					.lt = CEL_L_MAP,
+					.items = &elem,
+					.keys = {"k"}};
+	static const struct tnode lists = {.type = CEL_S_ARRAY, .items = &ml};
+	static const struct tnode root = {
+	    .type = CEL_S_OBJECT, .names = {"objs"}, .props = {&lists}};
+	const char *obj = "{\"objs\":[[{\"k\":\"a\",\"v\":\"1\"},{\"k\":\"b\","
+			  "\"v\":\"2\"}],[{\"k\":\"b\",\"v\":\"3\"},{\"k\":"
+			  "\"a\",\"v\":\"1\"}],[{\"k\":\"c\",\"v\":\"4\"}]]}";
+	expect_s("self.objs[0] + self.objs[1] == self.objs[1]", obj, NULL,
+		 &root, CEL_TRUE, NULL);
+	expect_s("self.objs[1] + [self.objs[0][0], self.objs[0][1]] == "
+		 "self.objs[0]",
+		 obj, NULL, &root, CEL_TRUE, NULL);
+	expect_s("size(self.objs[0] + self.objs[2]) == 3 && "
+		 "size(self.objs[0] + self.objs[1]) == 2",
+		 obj, NULL, &root, CEL_TRUE, NULL);
+	expect_s("(self.objs[0] + self.objs[1])[1].v == '3'", obj, NULL, &root,
+		 CEL_TRUE, NULL);
 }
 
 /* kube's "unicode strings" and "numeric comparisons" cases (but
