@@ -7872,6 +7872,10 @@ static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
 	if (n->op == F_SIZE && na == 1)
 		bad = args[0].k != SK_STRING && args[0].k != SK_BYTES &&
 		      args[0].k != SK_LIST && args[0].k != SK_MAP;
+	else if (n->op == F_SUM && member && na == 1 && args[0].k == SK_LIST &&
+		 args[0].e != SK_UNKNOWN)
+		/* kube's lists library sums numbers and durations */
+		bad = !numeric(args[0].e);
 	else if (na >= 1)
 		bad = !string_fn_takes(n->op, args, na) ||
 		      !lib_fn_takes(n->op, member, args, na);

@@ -811,6 +811,9 @@ Test(structural, validation_rules_types)
 	};
 	for (size_t i = 0; i < sizeof good / sizeof *good; i++)
 		typed_ok(good[i]);
+	mistyped("['a', 'b'].sum() == 'c'", 15,
+		 "found no matching overload for 'sum' applied to "
+		 "'list(string).()'");
 	mistyped("quantity(self.s) < quantity('1')", 18,
 		 "found no matching overload for '_<_' applied to "
 		 "'(kubernetes.Quantity, kubernetes.Quantity)'");
