@@ -727,6 +727,18 @@ static bool body_as_go_reads(struct srv_req *r)
 	return true;
 }
 
+#define NUL_REFUSED "a string with a NUL character is not supported"
+
+/* jansson's words for a body it refused, but for a \u0000: jansson names
+   its flag; the YAML and protobuf bodies are refused in lapis's words */
+static const char *json_error_text(const json_error_t *je)
+{
+	return strstr(je->text, "JSON_ALLOW_NUL") ||
+		       strstr(je->text, "NUL byte")
+		   ? NUL_REFUSED
+		   : je->text;
+}
+
 /* Decode the request body as JSON, YAML or (built-ins) protobuf: an object
    of type res, or DeleteOptions where res is NULL. strict (may be NULL)
    collects what kube's strict decoding finds on the way. */
@@ -761,10 +773,11 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 			return err->code;
 		}
 		if (!o)
-			return srv_error_set(err, LP_E_BADREQUEST,
-					     "error decoding the request body: %s "
-					     "(line %d, column %d)",
-					     je.text, je.line, je.column);
+			return srv_error_set(
+			    err, LP_E_BADREQUEST,
+			    "error decoding the request body: %s "
+			    "(line %d, column %d)",
+			    json_error_text(&je), je.line, je.column);
 	} else if (yaml) {
 		/* kube's serializer turns YAML into JSON first (an empty
 		   body is null), then reads it as a JSON body */
@@ -797,6 +810,14 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 	} else {
 		return srv_error_set(err, LP_E_UNSUPPORTEDMEDIA,
 				     "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf");
+	}
+	/* kube keeps a NUL inside a string; lapis's C strings cannot hold
+	   one, so it is refused in every format (jansson refuses JSON's) */
+	if (!json && reg_json_has_nul(o)) {
+		json_decref(o);
+		return srv_error_set(
+		    err, LP_E_BADREQUEST,
+		    "error decoding the request body: " NUL_REFUSED);
 	}
 	/* a custom resource keeps what it is sent (a built-in drops
 	   unknown fields, and its known ones nest a few levels) */
@@ -3238,7 +3259,9 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 	/* admission names a nameless object "Unknown" (kube's admission
 	   errors.go); validation names it "" */
 	const char *for_msgs = name && *name ? name : (gen ? gen : "Unknown");
-	const char *val_name = name ? name : "";
+	/* an empty name points at the literal: omit_empty drops the empty
+	   member and frees its string */
+	const char *val_name = name && *name ? name : "";
 	/* admission runs before the name is generated: it sees the prefix */
 	if (check_namespace(r, res, ns, generated ? gen : for_msgs, true, &err,
 			    &w)) {
@@ -3992,8 +4015,13 @@ static lp_err apply_body(struct srv_req *r, json_t **out,
 	if (!r->body || !r->body_len)
 		return srv_error_set(err, LP_E_BADREQUEST,
 				     "the request body is empty");
-	if (!srv_yaml_to_json(r->body, r->body_len, out, err))
-		return LP_OK;
+	if (!srv_yaml_to_json(r->body, r->body_len, out, err)) {
+		if (!reg_json_has_nul(*out))
+			return LP_OK;
+		json_decref(*out);
+		*out = NULL;
+		srv_error_set(err, LP_E_BADREQUEST, "yaml: %s", NUL_REFUSED);
+	}
 	if (err->code == LP_E_BADREQUEST) {
 		char msg[sizeof err->message];
 		snprintf(msg, sizeof msg, "%s", err->message);
@@ -4093,7 +4121,9 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			return;
 		}
 		if (!patch) {
-			srv_reply_fail(r, LP_E_BADREQUEST, "error decoding patch: %s", je.text);
+			srv_reply_fail(r, LP_E_BADREQUEST,
+				       "error decoding patch: %s",
+				       json_error_text(&je));
 			return;
 		}
 	}

@@ -944,6 +944,38 @@ size_t reg_go_float(double x, char out[REG_GO_FLOAT_MAX])
 	return (size_t)n;
 }
 
+bool reg_json_has_nul(const json_t *v)
+{
+	const char *key;
+	size_t klen, i;
+	json_t *m;
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		return strlen(json_string_value(v)) != json_string_length(v);
+	case JSON_OBJECT:
+		json_object_keylen_foreach((json_t *)v, key, klen, m)
+		{
+			if (strlen(key) != klen || reg_json_has_nul(m))
+				return true;
+		}
+		return false;
+	case JSON_ARRAY:
+		json_array_foreach(v, i, m)
+		{
+			if (reg_json_has_nul(m))
+				return true;
+		}
+		return false;
+	case JSON_INTEGER:
+	case JSON_REAL:
+	case JSON_TRUE:
+	case JSON_FALSE:
+	case JSON_NULL:
+		return false;
+	}
+	return false;
+}
+
 const char *reg_go_type(const json_t *v)
 {
 	switch (json_typeof(v)) {

@@ -93,6 +93,10 @@ char *reg_json_dump_sorted(const json_t *v, size_t *len);
    ("object", "array", "string", "bool", "number", "null"). */
 const char *reg_go_type(const json_t *v);
 
+/* Whether a string or a member name anywhere in v holds a NUL character
+   (jansson keeps one given a length: the YAML and protobuf decoders). */
+bool reg_json_has_nul(const json_t *v);
+
 /* Room for any reg_go_float text, its NUL included. */
 #define REG_GO_FLOAT_MAX 40
 
