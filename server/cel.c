@@ -289,7 +289,8 @@ enum fn {
 	F_MINOR,
 	F_PATCH,
 	F_TYPE,
-	F_QUOTE, /* strings.quote */
+	F_QUOTE,  /* strings.quote */
+	F_FORMAT, /* cel-go's string.format */
 };
 
 /* The functions of the subset: name, and how many arguments a global call
@@ -397,6 +398,7 @@ static const struct fndef {
     {"patch", F_PATCH, -1, -1, 0, 0},
     {"type", F_TYPE, 1, 1, -1, -1},
     {"strings.quote", F_QUOTE, 1, 1, -1, -1},
+    {"format", F_FORMAT, -1, -1, 1, 1},
 };
 
 struct node {
@@ -2649,6 +2651,7 @@ static struct val conv(struct ctx *c, enum fn f, const struct val *a)
 	case F_PATCH:
 	case F_TYPE:
 	case F_QUOTE:
+	case F_FORMAT:
 		break;
 	}
 	return no_overload();
@@ -4380,6 +4383,501 @@ static struct val fmt_call(struct ctx *c, const struct node *n, enum fn f,
 	return no_overload();
 }
 
+/* ------------------------------------------ cel-go's string.format */
+
+/* cel-go's (ext/formatting.go, the formatter kube 1.33's strings library
+   v2 runs) "...".format([args]): %s, %d, %f and %e (with a precision,
+   as x/text prints a float for en_US: 1,234.500000, 3.140000×10⁰⁰),
+   %b, %x, %X, %o; %% is a percent sign. */
+
+/* The text format() builds, on the heap while it grows. */
+struct sbuf {
+	char *p;
+	size_t n, cap;
+	bool full; /* out of memory, or past the arena's limit */
+};
+
+static void sb_put(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->full || !n)
+		return;
+	if (b->n + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 64;
+		while (cap < b->n + n + 1)
+			cap *= 2;
+		char *p = cap > ARENA_LIMIT ? NULL : realloc(b->p, cap);
+		if (!p) {
+			b->full = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+}
+
+static void sb_str(struct sbuf *b, const char *s)
+{
+	sb_put(b, s, strlen(s));
+}
+
+/* A clause after its '%': the verb, the precision given (-1: none) and
+   the bytes it takes. */
+struct fmt_clause {
+	unsigned char verb;
+	int64_t prec;
+	size_t len;
+};
+
+/* Parse the clause at s[0..n) (n >= 1), or put cel-go's error into msg. */
+static bool fmt_clause_parse(const char *s, size_t n, struct fmt_clause *cl,
+			     char *msg, size_t size)
+{
+	static const char pre[] = "could not parse formatting clause: ";
+	size_t i = 0;
+	cl->prec = -1;
+	if (s[0] == '.') {
+		uint64_t v = 0;
+		bool big = false;
+		for (i = 1;; i++) {
+			if (i >= n) {
+				snprintf(
+				    msg, size,
+				    "%serror while parsing precision: could "
+				    "not find end of precision specifier",
+				    pre);
+				return false;
+			}
+			if (s[i] < '0' || s[i] > '9')
+				break;
+			v = v * 10 + (uint64_t)(s[i] - '0');
+			big = big || v > INT64_MAX / 10;
+		}
+		if (i == 1 || big) {
+			snprintf(
+			    msg, size,
+			    "%serror while parsing precision: error while "
+			    "converting precision to integer: strconv.Atoi: "
+			    "parsing \"%.*s\": %s",
+			    pre, (int)(i - 1 > 64 ? 64 : i - 1), s + 1,
+			    i == 1 ? "invalid syntax" : "value out of range");
+			return false;
+		}
+		cl->prec = (int64_t)v;
+	}
+	cl->verb = (unsigned char)s[i];
+	cl->len = i + 1;
+	if (!strchr("sdfebxXo", cl->verb) || !cl->verb) {
+		/* Go's %c of the byte read as a rune */
+		char r[4] = {(char)cl->verb, 0};
+		if (cl->verb >= 0x80) {
+			r[0] = (char)(0xc0 | cl->verb >> 6);
+			r[1] = (char)(0x80 | (cl->verb & 0x3f));
+		}
+		snprintf(msg, size, "%sunrecognized formatting clause \"%s\"",
+			 pre, r);
+		return false;
+	}
+	return true;
+}
+
+static const struct val FMT_OK = {.k = V_NULL};
+
+#define FMT_DURING "error during formatting: "
+
+static struct val fmt_string(struct ctx *c, struct sbuf *b,
+			     const struct val *v);
+
+/* An integer's sign and magnitude; false for anything else. */
+static bool int_parts(const struct val *v, bool *neg, uint64_t *m)
+{
+	if (v->k == V_INT) {
+		*neg = v->i < 0;
+		*m = *neg ? (uint64_t)0 - (uint64_t)v->i : (uint64_t)v->i;
+		return true;
+	}
+	if (v->k == V_UINT) {
+		*neg = false;
+		*m = v->u;
+		return true;
+	}
+	return false;
+}
+
+/* Go's %d, %b, %o, %x of an integer: a sign, then the magnitude. */
+static void sb_int(struct sbuf *b, bool neg, uint64_t m, unsigned base,
+		   bool upper)
+{
+	const char *dig = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+	char buf[72];
+	size_t i = sizeof buf;
+	do {
+		buf[--i] = dig[m % base];
+		m /= base;
+	} while (m);
+	if (neg)
+		buf[--i] = '-';
+	sb_put(b, buf + i, sizeof buf - i);
+}
+
+/* A value inside a list or map, as cel-go's clauseForType and
+   quoteForCEL write it: a CEL literal. */
+static struct val fmt_member(struct ctx *c, struct sbuf *b, const struct val *v)
+{
+	bool neg;
+	uint64_t m;
+	if (int_parts(v, &neg, &m)) {
+		sb_int(b, neg, m, 10, false);
+		return FMT_OK;
+	}
+	if (v->k == V_STR || v->k == V_BYTES) {
+		if (v->k == V_BYTES)
+			sb_put(b, "b", 1);
+		sb_str(b, goquote(c, v->s.p, v->s.n));
+		return FMT_OK;
+	}
+	if (v->k == V_DOUBLE) {
+		/* Go's %.6f; an infinity or NaN quoted */
+		char buf[400];
+		if (isnan(v->d))
+			sb_str(b, "\"NaN\"");
+		else if (isinf(v->d))
+			sb_str(b, v->d > 0 ? "\"+Inf\"" : "\"-Inf\"");
+		else {
+			snprintf(buf, sizeof buf, "%.6f", v->d);
+			sb_str(b, buf);
+		}
+		return FMT_OK;
+	}
+	if (v->k == V_DUR || v->k == V_TS) {
+		struct val s = v->k == V_DUR ? fmt_dur(c, v->i) : fmt_ts(c, v);
+		sb_str(b, v->k == V_DUR ? "duration(\"" : "timestamp(\"");
+		sb_put(b, s.s.p, s.s.n);
+		sb_str(b, "\")");
+		return FMT_OK;
+	}
+	if (v->k == V_BOOL || v->k == V_NULL || v->k == V_TYPE ||
+	    v->k == V_LIST || v->k == V_MAP)
+		return fmt_string(c, b, v);
+	return errf(c, FMT_DURING "no formatting function for %s",
+		    type_name(c, v));
+}
+
+static struct val fmt_list(struct ctx *c, struct sbuf *b, const struct val *l)
+{
+	size_t n = list_len(l);
+	sb_put(b, "[", 1);
+	for (size_t i = 0; i < n && !b->full; i++) {
+		struct val e = list_get(c, l, i);
+		if (is_err(&e))
+			return e;
+		if (i)
+			sb_put(b, ", ", 2);
+		struct val rc = fmt_member(c, b, &e);
+		if (is_err(&rc))
+			return rc;
+	}
+	sb_put(b, "]", 1);
+	return FMT_OK;
+}
+
+struct fmt_pair {
+	char *key, *val;
+	size_t klen, vlen;
+};
+
+static int fmt_pair_cmp(const void *a, const void *b)
+{
+	const struct fmt_pair *x = a, *y = b;
+	size_t n = x->klen < y->klen ? x->klen : y->klen;
+	int d = memcmp(x->key, y->key, n);
+	return d ? d : (x->klen > y->klen) - (x->klen < y->klen);
+}
+
+/* A member into the arena: its text as fmt_member writes it. */
+static struct val fmt_piece(struct ctx *c, const struct val *v, bool key,
+			    char **out, size_t *len)
+{
+	struct sbuf t = {0};
+	struct val rc = FMT_OK;
+	if (key && v->k != V_STR && v->k != V_BOOL && v->k != V_INT &&
+	    v->k != V_UINT)
+		rc = errf(c,
+			  FMT_DURING
+			  "no formatting function for map key of type %s",
+			  type_name(c, v));
+	else
+		rc = fmt_member(c, &t, v);
+	if (!is_err(&rc) && t.full)
+		rc = err_static(COST_MSG);
+	if (!is_err(&rc)) {
+		*out = astr(c, t.n);
+		if (!*out)
+			rc = err_static(COST_MSG);
+		else if (t.n)
+			memcpy(*out, t.p, t.n);
+		*len = t.n;
+	}
+	free(t.p);
+	return rc;
+}
+
+/* {key:value, ...} in byte order of the keys written */
+static struct val fmt_map(struct ctx *c, struct sbuf *b, const struct val *m)
+{
+	struct val *keys;
+	size_t n;
+	if (!map_keys(c, m, &keys, &n))
+		return err_static(COST_MSG);
+	struct fmt_pair *p = aalloc(c, (n ? n : 1) * sizeof *p);
+	if (!p)
+		return err_static(COST_MSG);
+	for (size_t i = 0; i < n; i++) {
+		struct val v;
+		int f = map_find(c, m, &keys[i], &v);
+		if (f < 0)
+			return v;
+		if (f == 0)
+			return err_static("no such key");
+		struct val rc =
+		    fmt_piece(c, &keys[i], true, &p[i].key, &p[i].klen);
+		if (!is_err(&rc))
+			rc = fmt_piece(c, &v, false, &p[i].val, &p[i].vlen);
+		if (is_err(&rc))
+			return rc;
+	}
+	qsort(p, n, sizeof *p, fmt_pair_cmp);
+	sb_put(b, "{", 1);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			sb_put(b, ", ", 2);
+		sb_put(b, p[i].key, p[i].klen);
+		sb_put(b, ":", 1);
+		sb_put(b, p[i].val, p[i].vlen);
+	}
+	sb_put(b, "}", 1);
+	return FMT_OK;
+}
+
+/* %s: cel-go's FormatString */
+static struct val fmt_string(struct ctx *c, struct sbuf *b, const struct val *v)
+{
+	if (v->k == V_LIST)
+		return fmt_list(c, b, v);
+	if (v->k == V_MAP)
+		return fmt_map(c, b, v);
+	if (v->k == V_NULL || v->k == V_TYPE) {
+		if (v->k == V_NULL)
+			sb_str(b, "null");
+		else
+			sb_put(b, v->s.p, v->s.n);
+		return FMT_OK;
+	}
+	if (v->k == V_INT || v->k == V_UINT || v->k == V_DOUBLE ||
+	    v->k == V_BOOL || v->k == V_STR || v->k == V_TS ||
+	    v->k == V_BYTES || v->k == V_DUR) {
+		struct val s = conv(c, F_STRING, v);
+		if (is_err(&s))
+			return s;
+		sb_put(b, s.s.p, s.s.n);
+		return FMT_OK;
+	}
+	return errf(c,
+		    FMT_DURING
+		    "string clause can only be used on strings, bools, "
+		    "bytes, ints, doubles, maps, lists, types, "
+		    "durations, and timestamps, was given %s",
+		    type_name(c, v));
+}
+
+/* %f and %e: x/text's printer for en_US, which groups the integer part
+   of %f in threes and writes %e's exponent as ×10 and superscript digits
+   (at least two). Its rounding is strconv's, as C's printf. */
+static struct val fmt_float(struct ctx *c, struct sbuf *b, const struct val *v,
+			    const struct fmt_clause *cl)
+{
+	bool sci = cl->verb == 'e';
+	double d;
+	if (v->k == V_DOUBLE)
+		d = v->d;
+	else if (v->k == V_STR && v->s.n == 3 && !memcmp(v->s.p, "NaN", 3))
+		d = NAN;
+	else if (v->k == V_STR && v->s.n == 8 && !memcmp(v->s.p, "Infinity", 8))
+		d = INFINITY;
+	else if (v->k == V_STR && v->s.n == 9 &&
+		 !memcmp(v->s.p, "-Infinity", 9))
+		d = -INFINITY;
+	else
+		return errf(c,
+			    FMT_DURING "%s clause can only be used on "
+				       "doubles, was given %s",
+			    sci ? "scientific" : "fixed-point",
+			    type_name(c, v));
+	if (isnan(d)) {
+		sb_str(b, "NaN");
+		return FMT_OK;
+	}
+	if (d < 0)
+		sb_put(b, "-", 1);
+	if (isinf(d)) {
+		sb_str(b, "\u221e");
+		return FMT_OK;
+	}
+	int64_t prec = cl->prec < 0 ? 6 : cl->prec;
+	if (prec > 4096)
+		return err_static(COST_MSG);
+	size_t cap = (size_t)prec + 400;
+	char *num = astr(c, cap);
+	if (!num)
+		return err_static(COST_MSG);
+	snprintf(num, cap, sci ? "%.*e" : "%.*f", (int)prec, fabs(d));
+	if (sci) {
+		static const char *const sup[] = {
+		    "\u2070", "\u00b9", "\u00b2", "\u00b3", "\u2074",
+		    "\u2075", "\u2076", "\u2077", "\u2078", "\u2079"};
+		char *e = strchr(num, 'e');
+		if (!e)
+			return err_static(COST_MSG);
+		sb_put(b, num, (size_t)(e - num));
+		sb_str(b, "\u00d710");
+		if (e[1] == '-')
+			sb_str(b, "\u207b");
+		const char *x = e + 2;
+		while (x[0] == '0' && x[1] && x[2]) /* keep two digits */
+			x++;
+		for (; *x; x++)
+			sb_str(b, sup[*x - '0']);
+		return FMT_OK;
+	}
+	const char *dot = strchr(num, '.');
+	size_t il = dot ? (size_t)(dot - num) : strlen(num);
+	for (size_t i = 0; i < il; i++) {
+		sb_put(b, num + i, 1);
+		if (i + 1 < il && (il - i - 1) % 3 == 0)
+			sb_put(b, ",", 1);
+	}
+	if (dot)
+		sb_str(b, dot);
+	return FMT_OK;
+}
+
+static struct val fmt_clause_run(struct ctx *c, struct sbuf *b,
+				 const struct fmt_clause *cl,
+				 const struct val *v)
+{
+	bool neg;
+	uint64_t m;
+	bool isint = int_parts(v, &neg, &m);
+	switch (cl->verb) {
+	case 's':
+		return fmt_string(c, b, v);
+	case 'd':
+		if (!isint)
+			return errf(c,
+				    FMT_DURING "decimal clause can only be "
+					       "used on integers, was given %s",
+				    type_name(c, v));
+		sb_int(b, neg, m, 10, false);
+		return FMT_OK;
+	case 'f':
+	case 'e':
+		return fmt_float(c, b, v, cl);
+	case 'b':
+		if (v->k == V_BOOL)
+			sb_str(b, v->b ? "1" : "0");
+		else if (isint)
+			sb_int(b, neg, m, 2, false);
+		else
+			return errf(c,
+				    FMT_DURING
+				    "only integers and bools can "
+				    "be formatted as binary, was given %s",
+				    type_name(c, v));
+		return FMT_OK;
+	case 'o':
+		if (!isint)
+			return errf(c,
+				    FMT_DURING "octal clause can only be used "
+					       "on integers, was given %s",
+				    type_name(c, v));
+		sb_int(b, neg, m, 8, false);
+		return FMT_OK;
+	default: /* x, X */
+		if (isint) {
+			sb_int(b, neg, m, 16, cl->verb == 'X');
+		} else if (v->k == V_STR || v->k == V_BYTES) {
+			const char *dig = cl->verb == 'X' ? "0123456789ABCDEF"
+							  : "0123456789abcdef";
+			for (size_t i = 0; i < v->s.n && !b->full; i++) {
+				unsigned char ch = (unsigned char)v->s.p[i];
+				char h[2] = {dig[ch >> 4], dig[ch & 15]};
+				sb_put(b, h, 2);
+			}
+		} else {
+			return errf(c,
+				    FMT_DURING
+				    "only integers, byte buffers, and strings "
+				    "can be formatted as hex, was given %s",
+				    type_name(c, v));
+		}
+		return FMT_OK;
+	}
+}
+
+static struct val str_format(struct ctx *c, const struct val *f,
+			     const struct val *args)
+{
+	const char *s = f->s.p;
+	size_t n = f->s.n, i = 0, argi = 0, nargs = list_len(args);
+	struct sbuf b = {0};
+	struct val rc = FMT_OK;
+	while (i < n && !is_err(&rc) && !b.full) {
+		if (s[i] != '%') {
+			size_t j = i;
+			while (j < n && s[j] != '%')
+				j++;
+			sb_put(&b, s + i, j - i);
+			i = j;
+			continue;
+		}
+		if (i + 1 < n && s[i + 1] == '%') {
+			sb_put(&b, "%", 1);
+			i += 2;
+			continue;
+		}
+		if (argi >= nargs) {
+			rc = errf(c, "index %zu out of range", argi);
+			break;
+		}
+		if (i + 1 >= n) {
+			rc = err_static("unexpected end of string");
+			break;
+		}
+		struct fmt_clause cl;
+		char msg[256];
+		if (!fmt_clause_parse(s + i + 1, n - i - 1, &cl, msg,
+				      sizeof msg)) {
+			rc = errf(c, "%s", msg);
+			break;
+		}
+		struct val a = list_get(c, args, argi);
+		rc = is_err(&a) ? a : fmt_clause_run(c, &b, &cl, &a);
+		i += 1 + cl.len;
+		argi++;
+	}
+	char *out = NULL;
+	if (!is_err(&rc) && !b.full && (out = astr(c, b.n)) && b.n)
+		memcpy(out, b.p, b.n);
+	free(b.p);
+	if (is_err(&rc))
+		return rc;
+	if (!out)
+		return err_static(COST_MSG);
+	charge(c, b.n / 16);
+	return mkstr(V_STR, out, b.n);
+}
+
 static struct val call(struct ctx *c, const struct node *n, const struct val *t,
 		       const struct val *a, int na)
 {
@@ -4609,6 +5107,10 @@ static struct val call(struct ctx *c, const struct node *n, const struct val *t,
 	}
 	case F_QUOTE:
 		return r->k == V_STR ? str_quote(c, r) : no_overload();
+	case F_FORMAT:
+		if (r->k != V_STR || x[0].k != V_LIST)
+			break;
+		return str_format(c, r, &x[0]);
 	}
 	return no_overload();
 }
@@ -6726,6 +7228,7 @@ struct fchk {
 	bool failed;
 	size_t at;     /* the selection being checked */
 	size_t err_at; /* where it failed */
+	int in_format; /* under a format() call: literals may mix types */
 };
 
 static struct sty st_node(struct fchk *c, const void *node)
@@ -7156,7 +7659,8 @@ static enum skind join_members(struct fchk *c, struct node *const *nodes,
 		} else if (!known(prev)) {
 			prev = t;
 		} else if (!tty_fits(prev, t)) {
-			if (tty_name(prev, a, sizeof a) &&
+			/* cel-go exempts what format() is given */
+			if (!c->in_format && tty_name(prev, a, sizeof a) &&
 			    tty_name(t, b, sizeof b))
 				type_error(c, m->pos,
 					   "expected type '%s' but found '%s'",
@@ -7311,6 +7815,7 @@ static const struct {
     {F_SUBSTRING, false, {SK_INT, SK_INT}},
     {F_CHARAT, false, {SK_INT}},
     {F_JOIN, true, {SK_STRING}},
+    {F_FORMAT, false, {SK_LIST}},
 };
 
 /* Whether fn, when a string function above, takes these n arguments,
@@ -7487,6 +7992,7 @@ static enum skind call_kind(int fn)
 	    {F_GETPORT, SK_STRING},
 	    {F_GETPATH, SK_STRING},
 	    {F_QUOTE, SK_STRING},
+	    {F_FORMAT, SK_STRING},
 	    {F_CHARAT, SK_STRING},
 	    {F_DURATION, SK_OTHER},
 	    {F_TIMESTAMP, SK_OTHER},
@@ -7788,6 +8294,7 @@ static double call_cost(struct fchk *c, const struct node *n, bool member,
 	case F_MAJOR:
 	case F_MINOR:
 	case F_PATCH:
+	case F_FORMAT:
 		r->lib = fn == F_MASKED			    ? LIB_CIDR
 			 : fn == F_QADD || fn == F_QSUB	    ? LIB_QUANTITY
 			 : fn == F_FMT || fn == F_FMT_NAMED ? LIB_OTHER
@@ -7799,9 +8306,10 @@ static double call_cost(struct fchk *c, const struct node *n, bool member,
 		/* a type, a character, a URL's parts: values cel-go does
 		   not size */
 		r->unbounded = fn == F_TYPE || fn == F_CHARAT ||
-			       fn == F_GETSCHEME || fn == F_GETHOST ||
-			       fn == F_GETHOSTNAME || fn == F_GETPORT ||
-			       fn == F_GETPATH || fn == F_GETQUERY;
+			       fn == F_FORMAT || fn == F_GETSCHEME ||
+			       fn == F_GETHOST || fn == F_GETHOSTNAME ||
+			       fn == F_GETPORT || fn == F_GETPATH ||
+			       fn == F_GETQUERY;
 		/* opt.orValue(d) is of d's type: a string, list or map cel-go
 		   does not size, a number or bool sized 1 */
 		if (fn == F_ORVALUE && member && na == 2) {
@@ -7838,6 +8346,131 @@ static double call_cost(struct fchk *c, const struct node *n, bool member,
 	return 0;
 }
 
+/* cel-go's TypeName() of a kind, for format()'s errors; NULL where lapis
+   cannot name it as kube does (an object's declared type). */
+static const char *fmt_kind_name(enum skind k)
+{
+	if (k == SK_LIST || k == SK_MAP)
+		return k == SK_LIST ? "list" : "map";
+	if (k == SK_NULL)
+		return "null_type";
+	return k == SK_OBJECT ? NULL : kind_name(k);
+}
+
+/* Whether the literal list member e fits the clause verb (cel-go's
+   stringFormatChecker); *bad the node that does not, *why the clause's
+   words. A %s walks into list and map literals. */
+static bool fmt_arg_fits(struct fchk *c, unsigned char verb,
+			 const struct node *e, const struct node **bad,
+			 const char **why)
+{
+	enum skind k = tcheck(c, e).t.k;
+	static const struct {
+		unsigned char verb;
+		enum skind ok[4];
+		const char *why;
+	} rules[] = {
+	    {'d',
+	     {SK_INT, SK_UINT},
+	     "decimal clause can only be used on integers"},
+	    {'o',
+	     {SK_INT, SK_UINT},
+	     "octal clause can only be used on integers"},
+	    {'f',
+	     {SK_DOUBLE, SK_STRING},
+	     "fixed-point clause can only be used on doubles"},
+	    {'e',
+	     {SK_DOUBLE, SK_STRING},
+	     "scientific clause can only be used on doubles"},
+	    {'b',
+	     {SK_INT, SK_UINT, SK_BOOL},
+	     "only integers and bools can be formatted as binary"},
+	    {'x',
+	     {SK_INT, SK_UINT, SK_STRING, SK_BYTES},
+	     "only integers, byte buffers, and strings can be formatted as "
+	     "hex"},
+	    {'X',
+	     {SK_INT, SK_UINT, SK_STRING, SK_BYTES},
+	     "only integers, byte buffers, and strings can be formatted as "
+	     "hex"},
+	};
+	*bad = e;
+	if (!fmt_kind_name(k) || k == SK_UNKNOWN)
+		return true; /* dyn, or a type lapis cannot name */
+	if (verb == 's') {
+		*why =
+		    "string clause can only be used on strings, bools, bytes, "
+		    "ints, doubles, maps, lists, types, durations, and "
+		    "timestamps";
+		if (is_lib(k))
+			return false;
+		/* a map literal's args are its keys and values */
+		bool walk = e->k == N_LIST || e->k == N_MAP;
+		for (int i = 0; walk && i < e->n_args; i++)
+			if (!fmt_arg_fits(c, verb, e->args[i], bad, why))
+				return false;
+		return true;
+	}
+	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++) {
+		if (rules[i].verb != verb)
+			continue;
+		*why = rules[i].why;
+		for (int j = 0; j < 4; j++)
+			if (rules[i].ok[j] == k && k != SK_UNKNOWN)
+				return true;
+		return false;
+	}
+	return true;
+}
+
+/* cel-go's stringFormatValidator: a literal format string given a list
+   literal is checked when the rule compiles, clause by clause. */
+static void check_format(struct fchk *c, const struct node *n)
+{
+	const char *s = n->a->s;
+	const struct node *l = n->args[0];
+	size_t len = n->a->s_len, i = 0;
+	int argi = 0;
+	c->in_format++;
+	while (i < len && !c->failed) {
+		if (s[i] != '%') {
+			i++;
+			continue;
+		}
+		if (i + 1 < len && s[i + 1] == '%') {
+			i += 2;
+			continue;
+		}
+		int at = argi++;
+		char msg[256];
+		struct fmt_clause cl;
+		const struct node *bad;
+		const char *why;
+		if (i + 1 >= len) {
+			type_error(c, n->pos, "unexpected end of string");
+		} else if (at >= l->n_args) {
+			type_error(c, n->pos, "index %d out of range", at);
+		} else if (!fmt_clause_parse(s + i + 1, len - i - 1, &cl, msg,
+					     sizeof msg)) {
+			type_error(c, n->pos, "%s", msg);
+		} else if (!fmt_arg_fits(c, cl.verb, l->args[at], &bad, &why)) {
+			type_error(c, bad->pos,
+				   "error during formatting: %s, was given %s",
+				   why, fmt_kind_name(tcheck(c, bad).t.k));
+		} else {
+			i += 1 + cl.len;
+			continue;
+		}
+		break;
+	}
+	if (!c->failed && l->n_args > argi)
+		type_error(c, n->pos,
+			   "too many arguments supplied to string.format "
+			   "(expected %d, got %d)",
+			   argi, l->n_args);
+	c->in_format--;
+}
+
 static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
 {
 	struct tty args[4];
@@ -7846,6 +8479,7 @@ static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
 	bool member = n->a != NULL, bad = false, fixed;
 	unsigned need;
 	r->exact = true;
+	c->in_format += n->op == F_FORMAT;
 	for (int i = member ? -1 : 0; i < n->n_args; i++) {
 		struct tres t = tcheck(c, i < 0 ? n->a : n->args[i]);
 		r->cost += t.cost;
@@ -7855,6 +8489,10 @@ static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
 			args[na++] = t.t;
 		}
 	}
+	c->in_format -= n->op == F_FORMAT;
+	if (n->op == F_FORMAT && member && n->a->k == N_STRING &&
+	    n->n_args == 1 && n->args[0]->k == N_LIST)
+		check_format(c, n);
 	r->cost += call_cost(c, n, member, a, na, &fixed, &need, r);
 	/* the sizes count only for the functions that walk them */
 	r->exact = r->exact && fixed && na == n->n_args + (member ? 1 : 0);

@@ -54,7 +54,9 @@ spec:
             - rule: "self.size < 100"
               message: size is too big
               messageExpression: "'size ' + string(self.size) + ' is above 99'"
-            - rule: "!has(self.q) || '%s'.format([self.q]) == self.q"
+            - rule: "!has(self.q) || timestamp('2000-01-01T00:00:00Z').getHours('Europe/Paris') == 1"
+            - rule: "!has(self.q) || '%s'.format([self.q]) != 'bad'"
+              messageExpression: "'q %s is refused (%.1f%% of %d, %s)'.format([self.q, 99.5, 1234, [self.size]])"
             - rule: "!format.dns1123Label().validate(self.?alias.orValue('ok')).hasValue()"
               message: alias must be a DNS label
             properties:
@@ -143,7 +145,7 @@ w() { # NAME SPEC-JSON: a widget
 
 expect_rc 0 "a widget every rule accepts" kubectl create -f - <<<"$(w w-a '{"size":1,"limit":5,"mode":"fast","ports":[{"name":"http","port":80}],"tags":["abc"]}')"
 check "... warns of the rule outside lapis's subset, once, with why" \
-	err_has "^Warning: spec: x-kubernetes-validations rule was not evaluated \(.*format.*\): !has\(self.q\) \|\| '%s'.format"
+	err_has "^Warning: spec: x-kubernetes-validations rule was not evaluated \(.*Europe/Paris.*\): !has\(self.q\) \|\| timestamp"
 check "... and of no other rule" [ "$(grep -c 'x-kubernetes-validations' "$WORK/err")" == 1 ]
 
 expect_rc 0 "a quantity, an optional field, a set within the rules" kubectl create -f - <<<"$(w w-q '{"size":1,"limit":5,"mem":"512Mi","alias":"web","zones":["a","c"]}')"
@@ -176,6 +178,9 @@ check "... is cel-go's runtime error with the rule" err_text 'spec: Invalid valu
 
 expect_rc 1 "a rule with a messageExpression" kubectl create -f - <<<"$(w w-m '{"size":150,"limit":200}')"
 check "... says what the expression evaluates to" err_text 'spec: Invalid value: "object": size 150 is above 99'
+
+expect_rc 1 "a rule and a messageExpression with format()" kubectl create -f - <<<"$(w w-f '{"size":1,"limit":5,"q":"bad"}')"
+check "... formats as cel-go's string.format does" err_text 'spec: Invalid value: "object": q bad is refused (99.5% of 1234, [1])'
 
 expect_rc 1 "a schema error kube calls blocking" kubectl create -f - <<<"$(w w-d '{"min":5,"max":1}')"
 check "... runs no rule and says so after it" bash -c "grep -A1 -F '* spec.size: Required value' '$WORK/err' | grep -qF '* <nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation'"
@@ -296,7 +301,7 @@ check "... is refused" err_text 'x-kubernetes-validations[0].message: Invalid va
 bad_rules_crd "            - {rule: 'self.a > 0', optionalOldSelf: true}" >"$WORK/gadget.yaml"
 expect_rc 1 "a CRD with optionalOldSelf on a rule without oldSelf" kubectl apply -f "$WORK/gadget.yaml"
 check "... is refused" err_text 'x-kubernetes-validations[0].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule'
-bad_rules_crd "            - {rule: \"'%d'.format([self.a]) == '1'\"}" >"$WORK/gadget.yaml"
+bad_rules_crd "            - {rule: \"timestamp('2000-01-01T00:00:00Z').getHours('Europe/Paris') == 1\"}" >"$WORK/gadget.yaml"
 expect_rc 0 "a CRD whose rule is CEL outside lapis's subset is accepted" kubectl apply -f "$WORK/gadget.yaml"
 
 # The head of a CRD of group t.example.com ($1 plural, $2 kind) up to its

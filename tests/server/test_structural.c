@@ -374,7 +374,8 @@ Test(structural, validation_rules)
 	ok(RULES("[{\"rule\":\"self.a > 0\",\"message\":\"m\","
 		 "\"reason\":\"FieldValueForbidden\",\"fieldPath\":\".a\"}]"));
 	/* CEL outside lapis's subset compiles in kube: accepted */
-	ok(RULES("[{\"rule\":\"'%d'.format([self.a]) == '1'\"}]"));
+	ok(RULES("[{\"rule\":\"timestamp('2000-01-01T00:00:00Z')."
+		 "getHours('Europe/Paris') == 1\"}]"));
 	ok(RULES("[{\"rule\":\"self.a == oldSelf.a\","
 		 "\"optionalOldSelf\":true}]"));
 	bad(RULES("[{\"rule\":\" \\t\"}]"), "FieldValueRequired",
@@ -808,9 +809,34 @@ Test(structural, validation_rules_types)
 	    "url(self.s).getHost() == 'x' && "
 	    "!format.dns1123Label().validate(self.s).hasValue()",
 	    "!format.named('dns1123Label').value().validate(self.s).hasValue()",
+	    /* format()'s list may mix types (cel-go exempts it) */
+	    "'%d %s %f'.format([self.a, self.s, 1.5]) != '' && "
+	    "'%s %s'.format([[1, 'a'], {'k': 1, 'j': 'v'}]) != ''",
+	    "'%s %s %s'.format([self.ls, self.m, self.o]) != '' && "
+	    "'%d %x'.format([self.i, self.s]) != ''",
+	    "self.s.format(['x', 1]) != ''",
 	};
 	for (size_t i = 0; i < sizeof good / sizeof *good; i++)
 		typed_ok(good[i]);
+	/* cel-go's stringFormatValidator: a literal format string given a
+	   list literal */
+	mistyped("'%d'.format(['a']) == ''", 14,
+		 "error during formatting: decimal clause can only be used on "
+		 "integers, was given string");
+	mistyped("'%s'.format([[quantity('1')]])", 23,
+		 "error during formatting: string clause can only be used on "
+		 "strings, bools, bytes, ints, doubles, maps, lists, types, "
+		 "durations, and timestamps, was given kubernetes.Quantity");
+	mistyped("'%s'.format([1, 2]) == ''", 12,
+		 "too many arguments supplied to string.format (expected 1, "
+		 "got 2)");
+	mistyped("'%s %s'.format([1]) == ''", 15, "index 1 out of range");
+	mistyped("'%e'.format([self.b]) == ''", 18,
+		 "error during formatting: scientific clause can only be used "
+		 "on doubles, was given bool");
+	mistyped("'x'.format(self.s) == ''", 11,
+		 "found no matching overload for 'format' applied to "
+		 "'string.(string)'");
 	mistyped("['a', 'b'].sum() == 'c'", 15,
 		 "found no matching overload for 'sum' applied to "
 		 "'list(string).()'");
