@@ -16,12 +16,12 @@
 struct srv_cause {
 	char reason[40];   /* FieldValueInvalid, FieldValueRequired, ... */
 	char field[256];   /* e.g. metadata.name, spec.ports[0].port */
-	char message[512];
+	char message[2048];
 };
 
 struct srv_error {
 	lp_err code;	   /* LP_OK while nothing failed */
-	char message[1024];
+	char message[8192];
 	int n_causes;
 	struct srv_cause causes[SRV_MAX_CAUSES];
 	/* Expired lists: the token the Status offers in metadata.continue

@@ -522,7 +522,7 @@ static bool has_newlines(const char *s, size_t n)
 /* Go's %#v of the internal apiextensions.ValidationRule r, into out. */
 static void rule_gostring(const json_t *r, char *out, size_t n)
 {
-	char q[4][512];
+	char q[4][2048];
 	const char *k[4] = {"rule", "message", "messageExpression",
 			    "fieldPath"};
 	for (int i = 0; i < 4; i++) {
@@ -962,7 +962,7 @@ static cel_prog *compile_at(struct sctx *c, const json_t *s, const json_t *r,
 		p = NULL;
 	}
 	if (!p && invalid) {
-		char child[96], val[4096], shown[2048];
+		char child[96], val[8704], shown[4096];
 		snprintf(child, sizeof child,
 			 ".x-kubernetes-validations[%zu].%s", i, field);
 		rule_gostring(r, val, sizeof val);
@@ -986,7 +986,7 @@ static cel_prog *compile_at(struct sctx *c, const json_t *s, const json_t *r,
 	bool msg = !strcmp(field, "messageExpression");
 	if (p &&
 	    cel_result_mismatch(p, &json_ops, j_decl, s, s == c->root, msg)) {
-		char child[96], val[4096];
+		char child[96], val[8704];
 		snprintf(child, sizeof child,
 			 ".x-kubernetes-validations[%zu].%s", i, field);
 		rule_gostring(r, val, sizeof val);

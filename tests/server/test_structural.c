@@ -710,8 +710,8 @@ Test(structural, validation_rules_undefined_fields)
 	/* at a resource root, metadata is name and generateName only */
 	undefined(true, "self.metadata.labels.size() > 0", "labels", 14);
 	undefined(true, "self.status.x == 1", "status", 5);
-	/* a rule too long for the caret lines in one cause: the place alone */
-	char rule[300], schema[1024];
+	/* a long rule keeps its caret lines, as kube's message does */
+	char rule[2100], schema[4096];
 	snprintf(rule, sizeof rule, "%s",
 		 "self.a > 0 && self.a > 1 && self.a > 2 && self.a > 3 && "
 		 "self.a > 4 && self.a > 5 && self.a > 6 && self.a > 7 && "
@@ -725,8 +725,25 @@ Test(structural, validation_rules_undefined_fields)
 	cr_assert_eq(err.n_causes, 1);
 	const char *m = err.causes[0].message;
 	cr_assert(strstr(m, "compilation failed: ERROR: <input>:1:160: "
-			    "undefined field 'zz'"),
+			    "undefined field 'zz'\n | self.a > 0 && "),
 		  "%s", m);
+	cr_assert(strstr(m, "..^"), "%s", m);
+	/* one too long for them in one cause: the whole rule, the place */
+	size_t o = 0;
+	for (int i = 0; i < 90; i++)
+		o += (size_t)snprintf(rule + o, sizeof rule - o,
+				      "self.a != %d && ", i);
+	snprintf(rule + o, sizeof rule - o, "self.zz > 1");
+	snprintf(
+	    schema, sizeof schema,
+	    FIELDS("[]", "\"a\":{\"type\":\"integer\"}", "[{\"rule\":\"%s\"}]"),
+	    rule);
+	check(schema, false, &err);
+	cr_assert_eq(err.n_causes, 1);
+	m = err.causes[0].message;
+	cr_assert(strstr(m, "self.a != 89 && self.zz > 1\", Message:"), "%s",
+		  m);
+	cr_assert(strstr(m, "undefined field 'zz'"), "%s", m);
 	cr_assert_null(strchr(m, '\n'), "%s", m);
 }
 
