@@ -6583,6 +6583,23 @@ static struct node *make_call(struct parser *ps, const char *name,
 		return n;
 	}
 	const struct fndef *f = find_fn(name);
+	/* the variables of kube's other CEL environments (admission
+	   policies, authorization): a CRD rule has none of them, and
+	   cel-go's checker names the target before the function */
+	static const char *const foreign[] = {
+	    "authorizer", "params",    "request",	 "object",
+	    "oldObject",  "variables", "namespaceObject"};
+	for (size_t i = 0; !f && target && target->k == N_IDENT &&
+			   i < sizeof foreign / sizeof *foreign;
+	     i++) {
+		if (strcmp(target->s, foreign[i]))
+			continue;
+		fail_check(ps, target->pos,
+			   "undeclared reference to '%s' (in container '')",
+			   target->s);
+		free(args);
+		return NULL;
+	}
 	if (!f) {
 		fail(ps, CEL_NO_POS, "function '%s' is not supported", name);
 		ps->unsup = true;

@@ -851,6 +851,11 @@ Test(structural, validation_rules_types)
 	mistyped("'%e'.format([self.b]) == ''", 18,
 		 "error during formatting: scientific clause can only be used "
 		 "on doubles, was given bool");
+	/* kube's authorization library is not in a CRD rule's environment */
+	mistyped("authorizer.path('/healthz').check('get').allowed()", 1,
+		 "undeclared reference to 'authorizer' (in container '')");
+	mistyped("self.a == 1 && request.userInfo.username == ''", 16,
+		 "undeclared reference to 'request' (in container '')");
 	mistyped("'x'.format(self.s) == ''", 11,
 		 "found no matching overload for 'format' applied to "
 		 "'string.(string)'");
