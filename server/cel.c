@@ -6838,6 +6838,19 @@ static struct node *parse_member_tail(struct parser *ps, struct node *n)
 			bool opt = is_punct(ps, '?');
 			if (opt)
 				next(ps);
+			if (ps->t == T_TRUE || ps->t == T_FALSE ||
+			    ps->t == T_NULL) {
+				/* ANTLR's words for a literal keyword where
+				   the grammar wants a name (cel-go's
+				   parser_test.go) */
+				fail(ps, ps->t_pos,
+				     "mismatched input '%s' expecting "
+				     "IDENTIFIER",
+				     ps->t == T_TRUE	? "true"
+				     : ps->t == T_FALSE ? "false"
+							: "null");
+				return NULL;
+			}
 			if (ps->t != T_IDENT) {
 				fail(ps, ps->t_pos, "expected a field name");
 				return NULL;

@@ -1625,7 +1625,7 @@ Test(cel_values, kube_escaping_cases)
 	yes("self.slash__slash__slash == 403", obj);
 	yes("self.underscore_underscore == 404", obj);
 	yes("self.doubleunderscore__underscores__doubleunderscore == 405", obj);
-	bad("self.true == 1", "field name");
+	bad("self.true == 1", "mismatched input 'true' expecting IDENTIFIER");
 	err("self.__illegal__ == 301", obj, "no such key: __illegal__");
 	/* and unescaped, after a '.', every reserved word CEL's lexer reads
 	   as an identifier */

@@ -851,6 +851,12 @@ Test(structural, validation_rules_types)
 	mistyped("'%e'.format([self.b]) == ''", 18,
 		 "error during formatting: scientific clause can only be used "
 		 "on doubles, was given bool");
+	/* a literal keyword after '.': ANTLR's words, as cel-go's tests
+	   have them */
+	mistyped("self.true == 1", 6,
+		 "Syntax error: mismatched input 'true' expecting IDENTIFIER");
+	mistyped("self.b && self.null", 16,
+		 "Syntax error: mismatched input 'null' expecting IDENTIFIER");
 	/* kube's authorization library is not in a CRD rule's environment */
 	mistyped("authorizer.path('/healthz').check('get').allowed()", 1,
 		 "undeclared reference to 'authorizer' (in container '')");
