@@ -154,6 +154,26 @@ struct crdmap {
 static struct crdmap *cur_map; /* RCU-protected; written under map_mu */
 static pthread_mutex_t map_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* The parker map_lock took from this thread, restored by map_unlock. A
+   request's fiber would park in a commit made under map_mu, and its OS
+   thread would run another fiber that then blocks on map_mu for good:
+   under the lock, commits block the thread instead (writes.c's fibers
+   park only with no lock held). */
+static _Thread_local const struct eng_parker *map_saved_parker;
+
+static void map_lock(void)
+{
+	pthread_mutex_lock(&map_mu);
+	map_saved_parker = eng_set_parker(NULL);
+}
+
+static void map_unlock(void)
+{
+	eng_set_parker(map_saved_parker);
+	map_saved_parker = NULL;
+	pthread_mutex_unlock(&map_mu);
+}
+
 static void ent_unref(struct crdent *c)
 {
 	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
@@ -1026,17 +1046,17 @@ static void reload_all(eng *e)
 
 void srv_crds_refresh(eng *e)
 {
-	pthread_mutex_lock(&map_mu);
+	map_lock();
 	reload_all(e);
-	pthread_mutex_unlock(&map_mu);
+	map_unlock();
 }
 
 void srv_crds_shutdown(void)
 {
-	pthread_mutex_lock(&map_mu);
+	map_lock();
 	struct crdmap *old =
 	    __atomic_exchange_n(&cur_map, NULL, __ATOMIC_ACQ_REL);
-	pthread_mutex_unlock(&map_mu);
+	map_unlock();
 	if (old)
 		map_retire(old);
 	rcu_barrier();
@@ -2520,7 +2540,7 @@ static lp_err write_decided(eng *e, const struct reg_key *k, json_t *obj,
 	const char *name = meta_of(obj, "name");
 	char nm[256];
 	snprintf(nm, sizeof nm, "%s", name ? name : "");
-	pthread_mutex_lock(&map_mu);
+	map_lock();
 	json_t *st = NULL;
 	json_t *then = NULL;
 	if (decide(obj, &st) == LP_OK && st) {
@@ -2546,7 +2566,7 @@ static lp_err write_decided(eng *e, const struct reg_key *k, json_t *obj,
 	}
 	if (rc == LP_OK)
 		json_decref(reload_one(e, nm));
-	pthread_mutex_unlock(&map_mu);
+	map_unlock();
 	return rc;
 }
 
@@ -2601,7 +2621,7 @@ lp_err srv_crd_settle(eng *e, const char *name, const char *uid, bool *wrote)
 	struct reg_key k;
 	if (crd_key(name, &k))
 		return LP_E_NOTFOUND;
-	pthread_mutex_lock(&map_mu);
+	map_lock();
 	struct reg_obj c = {0};
 	lp_err rc = reg_get(e, &k, &c);
 	if (rc == LP_OK)
@@ -2619,7 +2639,7 @@ lp_err srv_crd_settle(eng *e, const char *name, const char *uid, bool *wrote)
 		*wrote = rc == LP_OK;
 	}
 	reg_obj_free(&c);
-	pthread_mutex_unlock(&map_mu);
+	map_unlock();
 	return rc;
 }
 
@@ -2634,10 +2654,10 @@ lp_err srv_crd_settle(eng *e, const char *name, const char *uid, bool *wrote)
  */
 void srv_crd_after_write(eng *e, const char *name)
 {
-	pthread_mutex_lock(&map_mu);
+	map_lock();
 	if (!name) {
 		reload_all(e);
-		pthread_mutex_unlock(&map_mu);
+		map_unlock();
 		return;
 	}
 	json_t *crd = reload_one(e, name);
@@ -2645,7 +2665,7 @@ void srv_crd_after_write(eng *e, const char *name)
 		settle(e, crd);
 		json_decref(crd);
 	}
-	pthread_mutex_unlock(&map_mu);
+	map_unlock();
 }
 
 struct keys {

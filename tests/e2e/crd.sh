@@ -1811,4 +1811,57 @@ check "... the server exits 0" exited_zero
 check "... the update and its status were one group commit" python3 -c "
 import re,sys; m=re.search(r'writes: (\d+) txns in (\d+) group commits', open('$WORK/serve2.log').read())
 assert m and int(m.group(1)) - int(m.group(2)) == 1, m and m.group(0)"
+
+# Concurrent CRD writes: a request's fiber once parked in a commit made
+# under the CRD map's lock, and another fiber of its thread blocked on the
+# lock for good (every request hung, /healthz too). Twelve writers create,
+# update and delete three CRDs for 8 s; the server must still answer.
+serve_lapis serve3 "$WORK/data3" --insecure-http
+check "a server for concurrent CRD writes starts" [ -n "$URL" ]
+check "... twelve writers on three CRDs leave it answering" timeout 60 python3 - "$URL" <<'PY'
+import http.client, json, sys, threading, time, urllib.parse
+u = urllib.parse.urlparse(sys.argv[1])
+def req(m, p, b=None, t=10):
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=t)
+    c.request(m, p, body=json.dumps(b) if b is not None else None,
+              headers={'Content-Type': 'application/json'})
+    r = c.getresponse(); d = r.read(); c.close(); return r.status, d
+C = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions'
+def crd(i, n):
+    return {'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+            'metadata': {'name': 'dls%d.dl.io' % i},
+            'spec': {'group': 'dl.io', 'scope': 'Namespaced',
+                     'names': {'plural': 'dls%d' % i, 'kind': 'Dl%d' % i},
+                     'versions': [{'name': 'v1', 'served': True, 'storage': True,
+                                   'schema': {'openAPIV3Schema': {'type': 'object', 'properties': {'spec': {
+                                       'type': 'object', 'properties': {'n': {'type': 'integer', 'default': n}}}}}}}]}}
+stop = False
+def w(i):
+    n = 0
+    while not stop:
+        n += 1
+        try:
+            st, d = req('GET', C + '/dls%d.dl.io' % (i % 3))
+            if st == 200 and n % 3:
+                o = json.loads(d); o['spec']['versions'] = crd(i % 3, n)['spec']['versions']
+                req('PUT', C + '/dls%d.dl.io' % (i % 3), o)
+            elif n % 5 == 0:
+                req('DELETE', C + '/dls%d.dl.io' % (i % 3))
+            else:
+                req('POST', C, crd(i % 3, n))
+        except Exception:
+            pass
+ts = [threading.Thread(target=w, args=(i,), daemon=True) for i in range(12)]
+[t.start() for t in ts]
+t0 = time.time()
+while time.time() - t0 < 8:
+    time.sleep(1)
+    req('GET', '/healthz', t=20)
+stop = True
+[t.join(30) for t in ts]
+assert req('GET', '/healthz', t=20)[0] == 200
+PY
+kill -TERM "$SERVER_PID"
+reap "$SERVER_PID"
+check "... and it exits 0" exited_zero
 e2e_finish
