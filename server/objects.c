@@ -85,17 +85,13 @@ static const char *meta_str(const json_t *obj, const char *k)
 	return json_string_value(json_object_get(json_object_get(obj, "metadata"), k));
 }
 
+/* A resourceVersion as Go's strconv.ParseUint reads it into an int64:
+   decimal digits only (no sign, no blanks, as strtoll would allow). */
 static bool parse_i64(const char *s, int64_t *out)
 {
 	if (!s || !*s)
 		return false;
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (*end || errno)
-		return false;
-	*out = v;
-	return true;
+	return srv_parse_rv(s, out) == LP_OK;
 }
 
 /* An integer query parameter as kube's conversion reads it: a bad one
@@ -4511,8 +4507,10 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 			reg_obj_free(&c);
 			return LP_E_CONFLICT;
 		}
-		int64_t prv = 0;
-		if (o->pre_rv && (!parse_i64(o->pre_rv, &prv) || prv != c.mod)) {
+		/* kube compares the precondition as a string: "05" is not "5" */
+		char cur_rv[24];
+		snprintf(cur_rv, sizeof cur_rv, "%lld", (long long)c.mod);
+		if (o->pre_rv && strcmp(o->pre_rv, cur_rv)) {
 			if (own)
 				srv_error_set(err, LP_E_CONFLICT,
 					      "Operation cannot be fulfilled on %s \"%s\": Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %lld",

@@ -1145,6 +1145,13 @@ req GET '/api/v1/namespaces/default?resourceVersion=abc'
 check "... at one that is no number: the versioner's plain 500, no reason" code_has 500 '"message":"resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax","code":500}'
 req GET '/api/v1/namespaces/default?resourceVersion=18446744073709551616'
 check "... or out of range" code_has 500 'parsing \"18446744073709551616\": value out of range'
+# a list's resourceVersion is strconv.ParseUint's too: no blank, no sign
+for bad in '%201' '%091' '%2B1' '-1' '1%20'; do
+	req GET "/api/v1/namespaces/default/configmaps?resourceVersion=$bad"
+	check "a list at resourceVersion '$bad' is 400 (strtoll took it)" code_has 400 'invalid resource version: '
+done
+req GET '/api/v1/namespaces/default/configmaps?resourceVersion=01'
+check "... a leading zero is still a number" code_is 200
 # a write that renames the object: kube's 400 with both names
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"rn1"}}'
 req PUT /api/v1/namespaces/default/configmaps/rn1 '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"zz"}}'
@@ -1241,6 +1248,11 @@ check "DELETE with a wrong UID precondition is 409" code_has 409 "Operation cann
 req DELETE /api/v1/namespaces/default/configmaps/pre1 '{"preconditions":{"resourceVersion":"1"}}'
 check "... a wrong resourceVersion too" code_has 409 'Operation cannot be fulfilled on ConfigMap \"pre1\": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record'
 check "... its details name the Kind, as kube's rest.BeforeDelete" code_has 409 '"details":{"name":"pre1","kind":"ConfigMap"}'
+PRE_RV=$(curl -sS "$URL/api/v1/namespaces/default/configmaps/pre1" | python3 -c "import json,sys; print(json.load(sys.stdin)['metadata']['resourceVersion'])")
+req DELETE /api/v1/namespaces/default/configmaps/pre1 "{\"preconditions\":{\"resourceVersion\":\"0$PRE_RV\"}}"
+check "... the right revision with a leading zero is no match: kube compares the strings" code_has 409 "the ResourceVersion in the precondition (0$PRE_RV) does not match"
+req DELETE /api/v1/namespaces/default/configmaps/pre1 "{\"preconditions\":{\"resourceVersion\":\" $PRE_RV\"}}"
+check "... nor with a blank" code_is 409
 req DELETE /api/v1/namespaces/default/configmaps/pre1 "{\"preconditions\":{\"uid\":\"$PRE_UID\"}}"
 check "... the right UID deletes" code_is 200
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"pre2","labels":{"pre":"c"}}}'
