@@ -40,6 +40,8 @@
 
 #define CLEANUP "customresourcecleanup.apiextensions.k8s.io"
 #define RECHECK_MS 5000
+/* how soon a sync looks again while creates are still in flight */
+#define FENCE_MS 20
 /* kube's finalizer polls a minute for the instances to go before it
    reports the poll's timeout; LAPIS_CRD_CLEANUP_WAIT_MS (a positive count
    of milliseconds) shortens it for tests */
@@ -280,6 +282,13 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 			       !strcmp(st, "True"));
 	}
 	reg_obj_free(&cur);
+	/* creates that passed the API server's terminating check before
+	   it saw the deletion may still commit: none may once this is 0,
+	   so what the scans below see is all there will be */
+	if (s->crd_fence && s->crd_fence(s->ud, name, uid) > 0) {
+		ctl_add_after(c, name, FENCE_MS);
+		return LP_OK;
+	}
 	if (!established) {
 		/* kube: nothing was ever served, so nothing to delete */
 		struct ctl_cond never = {"Terminating", "False",

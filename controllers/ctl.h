@@ -94,6 +94,11 @@ struct ctl_store {
 	   changed meanwhile), storage errors. */
 	lp_err (*crd_names)(void *ud, const char *name, const char *uid,
 			    bool *wrote);
+	/* CRDs: refuse every later create of instances of the CRD named
+	   name with that uid, and say how many creates are still on their
+	   way to the store (wait for 0 before the last look at what is
+	   left). */
+	long (*crd_fence)(void *ud, const char *name, const char *uid);
 };
 
 /* ------------------------------------------------------------ events */

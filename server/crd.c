@@ -83,6 +83,22 @@ struct srv_crd_info {
 
 static _Atomic uint64_t entry_serial;
 
+/*
+ * The creates of one CRD object (one uid) in flight, shared by every
+ * serving state built for it. srv_crd_fence closes it when the CRD is
+ * being deleted: a create that got past its terminating check before the
+ * CRD's Terminating condition was published either committed before the
+ * finalizer's last scan (which then sees and deletes it) or finds the
+ * fence closed (its 405). Both sides use sequentially consistent atomics:
+ * a create raises inflight and then reads closed, the finalizer sets
+ * closed and then reads inflight, so at least one sees the other.
+ */
+struct crd_fence {
+	_Atomic long refs; /* one per crdent holding it */
+	_Atomic long inflight;
+	_Atomic bool closed;
+};
+
 /* One served (CRD, version): a descriptor and what it owns. */
 struct entry {
 	struct srv_resource res;
@@ -122,6 +138,7 @@ struct crdent {
 	uint64_t storage_id;
 	bool torn; /* a new storage for a CRD that had one: announce it
 		      (srv_crd_teardowns) once this state is published */
+	struct crd_fence *fence; /* shared with prev when the same uid */
 };
 
 /* Counts storage teardowns (a CRD deleted, or its spec or accepted names
@@ -197,6 +214,8 @@ static void ent_unref(struct crdent *c)
 		free(c->e[i].descs);
 	}
 	free(c->e);
+	if (c->fence && atomic_fetch_sub(&c->fence->refs, 1) == 1)
+		free(c->fence);
 	json_decref(c->crd);
 	free(c);
 }
@@ -271,6 +290,46 @@ static const struct srv_resource *map_find(const struct crdmap *m,
 		    !strcmp(c->version, version) && !strcmp(c->group, group))
 			return c;
 	}
+}
+
+static size_t map_pos(const struct crdmap *m, const char *name, bool *found);
+
+bool srv_crd_enter(const struct srv_resource *r)
+{
+	struct crd_fence *f = r->crd ? r->crd->owner->fence : NULL;
+	if (!f)
+		return true;
+	atomic_fetch_add(&f->inflight, 1);
+	if (!atomic_load(&f->closed))
+		return true;
+	atomic_fetch_sub(&f->inflight, 1);
+	return false;
+}
+
+void srv_crd_leave(const struct srv_resource *r)
+{
+	struct crd_fence *f = r->crd ? r->crd->owner->fence : NULL;
+	if (f)
+		atomic_fetch_sub(&f->inflight, 1);
+}
+
+long srv_crd_fence(const char *name, const char *uid)
+{
+	struct crdmap *m = map_get();
+	bool found;
+	size_t pos = map_pos(m, name, &found);
+	long n = 0;
+	if (found) {
+		struct crdent *c = m->c[pos];
+		const char *cuid = json_string_value(json_object_get(
+		    json_object_get(c->crd, "metadata"), "uid"));
+		if (c->fence && cuid && uid && !strcmp(cuid, uid)) {
+			atomic_store(&c->fence->closed, true);
+			n = atomic_load(&c->fence->inflight);
+		}
+	}
+	map_unref(m);
+	return n;
 }
 
 bool srv_cr_current(const struct srv_resource *r)
@@ -768,6 +827,17 @@ static struct crdent *ent_new(json_t *crd, const struct crdent *prev)
 	    json_object_get(json_object_get(crd, "metadata"), "name"));
 	if (!c->name)
 		c->name = "";
+	if (same_crd(crd, prev) && prev->fence) {
+		c->fence = prev->fence;
+		atomic_fetch_add(&c->fence->refs, 1);
+	} else {
+		c->fence = calloc(1, sizeof *c->fence);
+		if (!c->fence) {
+			ent_unref(c);
+			return NULL;
+		}
+		atomic_store(&c->fence->refs, 1);
+	}
 	json_t *spec = json_object_get(crd, "spec");
 	json_t *acc =
 	    json_object_get(json_object_get(crd, "status"), "acceptedNames");

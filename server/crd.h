@@ -71,6 +71,16 @@ bool srv_cr_needs_convert(const struct srv_resource *r);
    or accepted names changed), as kube's crdHandler does. */
 extern _Atomic uint64_t srv_crd_teardowns;
 
+/* A create of a custom resource of r (held) brackets its commit with
+   these: enter is false once srv_crd_fence closed r's CRD (kube's 405 for
+   a terminating CRD then). True (and leave a no-op) for built-ins. */
+bool srv_crd_enter(const struct srv_resource *r);
+void srv_crd_leave(const struct srv_resource *r);
+/* Close the CRD named name with that uid to creates and return how many
+   are still between enter and leave (0 when the server serves no such
+   CRD). Once it returns 0 no create of its instances can commit. */
+long srv_crd_fence(const char *name, const char *uid);
+
 /* Whether r (a custom resource's descriptor, held) is still what the
    server serves for its group, version and resource, from the same
    storage: watches on it end when it is not. True for built-ins. */

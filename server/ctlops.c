@@ -168,6 +168,12 @@ static lp_err op_crd_names(void *ud, const char *name, const char *uid,
 	return srv_crd_settle(ud, name, uid, wrote);
 }
 
+static long op_crd_fence(void *ud, const char *name, const char *uid)
+{
+	(void)ud;
+	return srv_crd_fence(name, uid);
+}
+
 void srv_ctl_store(eng *e, struct ctl_store *out)
 {
 	*out = (struct ctl_store){
@@ -178,5 +184,6 @@ void srv_ctl_store(eng *e, struct ctl_store *out)
 	    .owner_key = op_owner_key,
 	    .ns_resources = op_ns_resources,
 	    .crd_names = op_crd_names,
+	    .crd_fence = op_crd_fence,
 	};
 }

@@ -3308,13 +3308,20 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 	char *out = NULL;
 	size_t out_len = 0;
 	lp_err rc = LP_OK;
+	/* the CRD's finalizer waits for creates past this point before its
+	   last look at the instances */
+	bool fenced = res->crd && !dry, bad_key = false;
+	if (fenced && !srv_crd_enter(res)) {
+		json_decref(obj);
+		terminating_405(r, res);
+		return;
+	}
 	for (int attempt = 0; attempt < WRITE_RETRIES; attempt++) {
 		struct reg_key k;
 		name = json_string_value(json_object_get(m, "name"));
 		if (key_of(res, ns, name, &k, &err)) {
-			fail_res(r, res, name, &err);
-			json_decref(obj);
-			return;
+			bad_key = true;
+			break;
 		}
 		if (dry && (strcmp(res->resource, "services") || res->group[0])) {
 			/* a dry run still sees an existing name */
@@ -3357,6 +3364,13 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 			break; /* name stays the last one tried */
 		gen_name(gen, gname, sizeof gname);
 		json_object_set_new(m, "name", json_string(gname));
+	}
+	if (fenced)
+		srv_crd_leave(res);
+	if (bad_key) {
+		fail_res(r, res, name, &err);
+		json_decref(obj);
+		return;
 	}
 	if (rc == LP_E_EXISTS) {
 		/* kube's AlreadyExists variants: an object on its way out,

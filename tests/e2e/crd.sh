@@ -1864,4 +1864,61 @@ PY
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
 check "... and it exits 0" exited_zero
+
+# Creates racing a CRD's deletion: one that passed the terminating check
+# before the deletion was seen once committed after the finalizer's last
+# scan, and its object outlived the CRD (a CRD of the same name then
+# listed it; with another scope nobody could delete it and that CRD's own
+# deletion never finished). Eight writers create while the CRD goes; once
+# it is gone a new CRD of the same name must list nothing, in each round.
+serve_lapis serve4 "$WORK/data4" --insecure-http
+check "a server for creates racing a CRD deletion starts" [ -n "$URL" ]
+check "... no instance outlives its CRD (6 rounds of 8 writers)" timeout 240 python3 - "$URL" <<'PY'
+import http.client, json, sys, threading, time, urllib.parse
+u = urllib.parse.urlparse(sys.argv[1])
+def req(m, p, b=None):
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    c.request(m, p, body=json.dumps(b) if b is not None else None,
+              headers={'Content-Type': 'application/json'})
+    r = c.getresponse(); d = r.read(); c.close(); return r.status, d
+C = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions'
+CRD = {'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+       'metadata': {'name': 'gadgets.race.io'},
+       'spec': {'group': 'race.io', 'scope': 'Cluster',
+                'names': {'plural': 'gadgets', 'kind': 'Gadget'},
+                'versions': [{'name': 'v1', 'served': True, 'storage': True,
+                              'schema': {'openAPIV3Schema': {'type': 'object',
+                                  'x-kubernetes-preserve-unknown-fields': True}}}]}}
+def until(f):
+    for _ in range(1200):
+        if f(): return
+        time.sleep(0.05)
+    raise SystemExit('timed out')
+codes = {}
+for rnd in range(6):
+    assert req('POST', C, CRD)[0] == 201
+    until(lambda: req('GET', '/apis/race.io/v1/gadgets')[0] == 200)
+    got = req('GET', '/apis/race.io/v1/gadgets')[1]
+    assert json.loads(got)['items'] == [], (rnd, got[:300])
+    stop = False
+    def w(i):
+        n = 0
+        while not stop:
+            n += 1
+            st, _ = req('POST', '/apis/race.io/v1/gadgets',
+                        {'apiVersion': 'race.io/v1', 'kind': 'Gadget',
+                         'metadata': {'name': 'g%d-%d-%d' % (rnd, i, n)}})
+            codes[st] = codes.get(st, 0) + 1
+    ts = [threading.Thread(target=w, args=(i,)) for i in range(8)]
+    [t.start() for t in ts]
+    time.sleep(0.3)
+    assert req('DELETE', C + '/gadgets.race.io')[0] == 200
+    until(lambda: req('GET', C + '/gadgets.race.io')[0] == 404)
+    stop = True
+    [t.join() for t in ts]
+assert set(codes) <= {201, 404, 405}, codes
+PY
+kill -TERM "$SERVER_PID"
+reap "$SERVER_PID"
+check "... and it exits 0" exited_zero
 e2e_finish
