@@ -4430,6 +4430,31 @@ struct fmt_clause {
 	size_t len;
 };
 
+/* What each verb takes, in cel-go's words: its runtime error adds ", was
+   given <type>", its compile-time check (fmt_arg_fits) says it as is. */
+static const char *fmt_verb_why(unsigned char verb)
+{
+	switch (verb) {
+	case 's':
+		return "string clause can only be used on strings, bools, "
+		       "bytes, ints, doubles, maps, lists, types, durations, "
+		       "and timestamps";
+	case 'd':
+		return "decimal clause can only be used on integers";
+	case 'o':
+		return "octal clause can only be used on integers";
+	case 'f':
+		return "fixed-point clause can only be used on doubles";
+	case 'e':
+		return "scientific clause can only be used on doubles";
+	case 'b':
+		return "only integers and bools can be formatted as binary";
+	default: /* x, X */
+		return "only integers, byte buffers, and strings can be "
+		       "formatted as hex";
+	}
+}
+
 /* Parse the clause at s[0..n) (n >= 1), or put cel-go's error into msg. */
 static bool fmt_clause_parse(const char *s, size_t n, struct fmt_clause *cl,
 			     char *msg, size_t size)
@@ -4485,6 +4510,14 @@ static bool fmt_clause_parse(const char *s, size_t n, struct fmt_clause *cl,
 static const struct val FMT_OK = {.k = V_NULL};
 
 #define FMT_DURING "error during formatting: "
+
+/* cel-go's error for a value the clause's verb does not take. */
+static struct val fmt_wrong(struct ctx *c, unsigned char verb,
+			    const struct val *v)
+{
+	return errf(c, FMT_DURING "%s, was given %s", fmt_verb_why(verb),
+		    type_name(c, v));
+}
 
 static struct val fmt_string(struct ctx *c, struct sbuf *b,
 			     const struct val *v);
@@ -4683,12 +4716,7 @@ static struct val fmt_string(struct ctx *c, struct sbuf *b, const struct val *v)
 		sb_put(b, s.s.p, s.s.n);
 		return FMT_OK;
 	}
-	return errf(c,
-		    FMT_DURING
-		    "string clause can only be used on strings, bools, "
-		    "bytes, ints, doubles, maps, lists, types, "
-		    "durations, and timestamps, was given %s",
-		    type_name(c, v));
+	return fmt_wrong(c, 's', v);
 }
 
 /* %f and %e: x/text's printer for en_US, which groups the integer part
@@ -4709,11 +4737,7 @@ static struct val fmt_float(struct ctx *c, struct sbuf *b, const struct val *v,
 		 !memcmp(v->s.p, "-Infinity", 9))
 		d = -INFINITY;
 	else
-		return errf(c,
-			    FMT_DURING "%s clause can only be used on "
-				       "doubles, was given %s",
-			    sci ? "scientific" : "fixed-point",
-			    type_name(c, v));
+		return fmt_wrong(c, cl->verb, v);
 	if (isnan(d)) {
 		sb_str(b, "NaN");
 		return FMT_OK;
@@ -4773,12 +4797,10 @@ static struct val fmt_clause_run(struct ctx *c, struct sbuf *b,
 	case 's':
 		return fmt_string(c, b, v);
 	case 'd':
+	case 'o':
 		if (!isint)
-			return errf(c,
-				    FMT_DURING "decimal clause can only be "
-					       "used on integers, was given %s",
-				    type_name(c, v));
-		sb_int(b, neg, m, 10, false);
+			return fmt_wrong(c, cl->verb, v);
+		sb_int(b, neg, m, cl->verb == 'd' ? 10 : 8, false);
 		return FMT_OK;
 	case 'f':
 	case 'e':
@@ -4789,19 +4811,7 @@ static struct val fmt_clause_run(struct ctx *c, struct sbuf *b,
 		else if (isint)
 			sb_int(b, neg, m, 2, false);
 		else
-			return errf(c,
-				    FMT_DURING
-				    "only integers and bools can "
-				    "be formatted as binary, was given %s",
-				    type_name(c, v));
-		return FMT_OK;
-	case 'o':
-		if (!isint)
-			return errf(c,
-				    FMT_DURING "octal clause can only be used "
-					       "on integers, was given %s",
-				    type_name(c, v));
-		sb_int(b, neg, m, 8, false);
+			return fmt_wrong(c, 'b', v);
 		return FMT_OK;
 	default: /* x, X */
 		if (isint) {
@@ -4815,11 +4825,7 @@ static struct val fmt_clause_run(struct ctx *c, struct sbuf *b,
 				sb_put(b, h, 2);
 			}
 		} else {
-			return errf(c,
-				    FMT_DURING
-				    "only integers, byte buffers, and strings "
-				    "can be formatted as hex, was given %s",
-				    type_name(c, v));
+			return fmt_wrong(c, cl->verb, v);
 		}
 		return FMT_OK;
 	}
@@ -8395,43 +8401,25 @@ static bool fmt_arg_fits(struct fchk *c, unsigned char verb,
 			 const char **why)
 {
 	enum skind k = tcheck(c, e).t.k;
+	/* the kinds each verb takes; 's' takes every kind but a library
+	   type's (and walks into literals) */
 	static const struct {
 		unsigned char verb;
 		enum skind ok[4];
-		const char *why;
 	} rules[] = {
-	    {'d',
-	     {SK_INT, SK_UINT},
-	     "decimal clause can only be used on integers"},
-	    {'o',
-	     {SK_INT, SK_UINT},
-	     "octal clause can only be used on integers"},
-	    {'f',
-	     {SK_DOUBLE, SK_STRING},
-	     "fixed-point clause can only be used on doubles"},
-	    {'e',
-	     {SK_DOUBLE, SK_STRING},
-	     "scientific clause can only be used on doubles"},
-	    {'b',
-	     {SK_INT, SK_UINT, SK_BOOL},
-	     "only integers and bools can be formatted as binary"},
-	    {'x',
-	     {SK_INT, SK_UINT, SK_STRING, SK_BYTES},
-	     "only integers, byte buffers, and strings can be formatted as "
-	     "hex"},
-	    {'X',
-	     {SK_INT, SK_UINT, SK_STRING, SK_BYTES},
-	     "only integers, byte buffers, and strings can be formatted as "
-	     "hex"},
+	    {'d', {SK_INT, SK_UINT}},
+	    {'o', {SK_INT, SK_UINT}},
+	    {'f', {SK_DOUBLE, SK_STRING}},
+	    {'e', {SK_DOUBLE, SK_STRING}},
+	    {'b', {SK_INT, SK_UINT, SK_BOOL}},
+	    {'x', {SK_INT, SK_UINT, SK_STRING, SK_BYTES}},
+	    {'X', {SK_INT, SK_UINT, SK_STRING, SK_BYTES}},
 	};
 	*bad = e;
+	*why = fmt_verb_why(verb);
 	if (!fmt_kind_name(k) || k == SK_UNKNOWN)
 		return true; /* dyn, or a type lapis cannot name */
 	if (verb == 's') {
-		*why =
-		    "string clause can only be used on strings, bools, bytes, "
-		    "ints, doubles, maps, lists, types, durations, and "
-		    "timestamps";
 		if (is_lib(k))
 			return false;
 		/* a map literal's args are its keys and values */
@@ -8444,9 +8432,8 @@ static bool fmt_arg_fits(struct fchk *c, unsigned char verb,
 	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++) {
 		if (rules[i].verb != verb)
 			continue;
-		*why = rules[i].why;
 		for (int j = 0; j < 4; j++)
-			if (rules[i].ok[j] == k && k != SK_UNKNOWN)
+			if (rules[i].ok[j] == k)
 				return true;
 		return false;
 	}
