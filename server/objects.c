@@ -2030,35 +2030,54 @@ static bool scale_causes(const struct srv_resource *res, const json_t *obj,
 /*
  * Does a schema error at field (kube's path: spec.a, spec.items[2].b) fall
  * on what the update left as it was? The value there, or for a missing
- * one (Required) the object holding it, equals the old object's; inside a
- * list the whole list must be unchanged (kube correlates the items of
- * map lists by key, a refinement not made here: this ratchets less).
+ * one (Required) the object holding it, equals the old object's
+ * correlated value, as kube's ratcheting pairs them: object fields by
+ * name, the items of map lists by their keys and of sets by value (n,
+ * the schema at obj, says which); an atomic list's items pair with
+ * nothing, so there the whole list must be unchanged.
  */
-static bool ratchets(const char *field, const json_t *obj, const json_t *old)
+static bool ratchets(const struct srv_schema_node *n, const char *field,
+		     const json_t *obj, const json_t *old)
 {
 	const json_t *a = obj, *b = old;
 	const json_t *pa = NULL, *pb = NULL; /* the holders of a and b */
 	const char *p = field;
 	while (*p && a && b) {
 		if (*p == '[') {
-			/* a list index: ratchet only if the list is intact */
-			return json_is_array(a) && json_equal(a, b);
+			char *end;
+			unsigned long i = strtoul(p + 1, &end, 10);
+			if (end == p + 1 || *end != ']' || !json_is_array(a) ||
+			    !json_is_array(b))
+				return false;
+			const char *const *keys;
+			size_t n_keys;
+			if (srv_schema_list_kind(n, &keys, &n_keys) ==
+			    SRV_SLIST_ATOMIC)
+				return json_equal(a, b);
+			pa = a;
+			pb = b;
+			a = json_array_get(a, i);
+			b = srv_schema_old_item(n, a, b);
+			n = srv_schema_items(n);
+			p = end + 1;
+			continue;
 		}
 		if (*p == '.')
 			p++;
-		size_t n = strcspn(p, ".[");
+		size_t len = strcspn(p, ".[");
 		char key[256];
-		if (!n || n >= sizeof key)
+		if (!len || len >= sizeof key)
 			return false;
-		memcpy(key, p, n);
-		key[n] = 0;
-		p += n;
+		memcpy(key, p, len);
+		key[len] = 0;
+		p += len;
 		if (!json_is_object(a) || !json_is_object(b))
 			return false;
 		pa = a;
 		pb = b;
 		a = json_object_get(a, key);
 		b = json_object_get(b, key);
+		n = srv_schema_prop(n, key);
 	}
 	if (*p)
 		return false;
@@ -2084,7 +2103,8 @@ static void add_scale_causes(void *ud, struct srv_error *err)
 static bool keep_cause(void *ud, const char *field)
 {
 	struct scale_hook *h = ud;
-	return !h->old || !ratchets(field, h->obj, h->old);
+	return !h->old || !ratchets(srv_schema_root(srv_cr_schema(h->res)),
+				    field, h->obj, h->old);
 }
 
 /* A Warning header with text: a strategy's warnings (res->warnings), a

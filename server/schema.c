@@ -2247,6 +2247,20 @@ srv_schema_prop(const struct srv_schema_node *sn, const char *name)
 	return (const struct srv_schema_node *)p;
 }
 
+const json_t *srv_schema_old_item(const struct srv_schema_node *sn,
+				  const json_t *item, const json_t *old)
+{
+	const struct node *n = (const struct node *)sn;
+	if (!n || !item || !json_is_array(old))
+		return NULL;
+	if (n->list_type != LIST_SET)
+		return map_list_old(n, item, old);
+	for (size_t i = 0; i < json_array_size(old); i++)
+		if (srv_json_value_eq(json_array_get(old, i), item))
+			return json_array_get(old, i);
+	return NULL;
+}
+
 bool srv_schema_declares(const struct srv_schema_node *sn, const char *name)
 {
 	const struct node *n = (const struct node *)sn;

@@ -216,6 +216,12 @@ const struct srv_schema_node *
 srv_schema_prop(const struct srv_schema_node *n, const char *name);
 const struct srv_schema_node *
 srv_schema_items(const struct srv_schema_node *n);
+/* The item of the list old that item of the list at n correlates with,
+   as kube's ratcheting and transition rules pair them: a map list's item
+   with the same keys, a set's equal item; NULL for an atomic list (its
+   items pair with nothing) or when old has none. */
+const json_t *srv_schema_old_item(const struct srv_schema_node *n,
+				  const json_t *item, const json_t *old);
 /* Is name one of the properties the object at n declares (a struct field
    in structured-merge-diff's terms, not an additionalProperties key)? */
 bool srv_schema_declares(const struct srv_schema_node *n, const char *name);

@@ -1062,6 +1062,9 @@ print(json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResour
            "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
                          "schema": {"openAPIV3Schema": {"type": "object", "properties": {
                              "spec": {"type": "object", "properties": {"a": s, "items": {"type": "array", "items": s},
+                                                      "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                                                                "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "host": s}}},
+                                                      "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": s},
                                                       "pick": {"type": "string", "anyOf": [{"enum": ["x"]}, {"enum": ["y"]}]}}},
                              "status": {"type": "object", "properties": {"msg": {"type": "string"}}}}}}}]}}))
 PY
@@ -1070,7 +1073,7 @@ rat_crd 0
 expect_rc 0 "a CRD without length limits" kubectl create -f "$WORK/rat.json"
 kubectl wait --for=condition=Established crd/rats.rat.example.com --timeout=20s >/dev/null 2>&1
 RT=/apis/rat.example.com/v1/namespaces/default/rats
-req POST "$RT" '{"apiVersion":"rat.example.com/v1","kind":"Rat","metadata":{"name":"r1"},"spec":{"a":"toolongvalue","items":["longitem","x"]}}'
+req POST "$RT" '{"apiVersion":"rat.example.com/v1","kind":"Rat","metadata":{"name":"r1"},"spec":{"a":"toolongvalue","items":["longitem","x"],"ports":[{"name":"p","host":"longhost"},{"name":"q","host":"x"}],"tags":["longtag","x"]}}'
 check "... an object with long values" code_is 201
 rat_crd 3
 expect_rc 0 "the CRD then limits them to 3 bytes" kubectl replace -f "$WORK/rat.json"
@@ -1086,6 +1089,18 @@ req PATCH "$RT/r1" '{"spec":{"a":"toolong2"}}' "$MERGE"
 check "changing a long value to another long one is 422" code_has 422 'spec.a: Too long: may not be more than 3 bytes'
 req PATCH "$RT/r1" '{"spec":{"items":["longitem","y"]}}' "$MERGE"
 check "... and so is changing the list around an old long item" code_has 422 'spec.items[0]: Too long: may not be more than 3 bytes'
+# a map list's items pair with the old ones by key, a set's by value
+# (kube's correlation): an item left as it was keeps its old value
+req PATCH "$RT/r1" '{"spec":{"ports":[{"name":"q","host":"y"},{"name":"p","host":"longhost"}]}}' "$MERGE"
+check "a map list whose other item changes (and order) keeps its old long item: 200" code_is 200
+req PATCH "$RT/r1" '{"spec":{"ports":[{"name":"p","host":"longhos2"},{"name":"q","host":"y"}]}}' "$MERGE"
+check "... changing the long item itself is 422 at its index" code_has 422 'spec.ports[0].host: Too long: may not be more than 3 bytes'
+req PATCH "$RT/r1" '{"spec":{"ports":[{"name":"r","host":"longhost"}]}}' "$MERGE"
+check "... the same value under a new key pairs with nothing: 422" code_has 422 'spec.ports[0].host: Too long: may not be more than 3 bytes'
+req PATCH "$RT/r1" '{"spec":{"tags":["z","longtag"]}}' "$MERGE"
+check "a set keeps its old long item when the others change: 200" code_is 200
+req PATCH "$RT/r1" '{"spec":{"tags":["z","longtag2"]}}' "$MERGE"
+check "... a new long item is 422" code_has 422 'spec.tags[1]: Too long: may not be more than 3 bytes'
 req PATCH "$RT/r1" '{"spec":{"a":"ok"}}' "$MERGE"
 check "fixing one value while the list stays is 200" code_is 200
 # an anyOf error is no field error in kube-openapi: kube gives it the
