@@ -314,23 +314,49 @@ enum fmt {
 	F_ISBN10,
 	F_ISBN13,
 	F_CREDITCARD,
+	F_PASSWORD,
 };
 
 static const struct {
 	const char *name;
 	enum fmt f;
 } formats[] = {
-	{"int32", F_INT32},	    {"int64", F_INT64},	  {"byte", F_BYTE},
-	{"date", F_DATE},	    {"date-time", F_DATETIME},
-	{"datetime", F_DATETIME}, {"uuid", F_UUID},	  {"uuid3", F_UUID3},
-	{"uuid4", F_UUID4},	    {"uuid5", F_UUID5},	  {"ipv4", F_IPV4},
-	{"ipv6", F_IPV6},	    {"cidr", F_CIDR},	  {"hostname", F_HOSTNAME},
-	{"email", F_EMAIL},	    {"uri", F_URI},	  {"mac", F_MAC},
-	{"hexcolor", F_HEXCOLOR},  {"duration", F_DURATION},
-	{"bsonobjectid", F_BSONOBJECTID}, {"ssn", F_SSN},
-	{"rgbcolor", F_RGBCOLOR}, {"isbn", F_ISBN}, {"isbn10", F_ISBN10},
-	{"isbn13", F_ISBN13}, {"creditcard", F_CREDITCARD},
+    {"int32", F_INT32},
+    {"int64", F_INT64},
+    {"byte", F_BYTE},
+    {"date", F_DATE},
+    {"date-time", F_DATETIME},
+    {"datetime", F_DATETIME},
+    {"uuid", F_UUID},
+    {"uuid3", F_UUID3},
+    {"uuid4", F_UUID4},
+    {"uuid5", F_UUID5},
+    {"ipv4", F_IPV4},
+    {"ipv6", F_IPV6},
+    {"cidr", F_CIDR},
+    {"hostname", F_HOSTNAME},
+    {"email", F_EMAIL},
+    {"uri", F_URI},
+    {"mac", F_MAC},
+    {"hexcolor", F_HEXCOLOR},
+    {"duration", F_DURATION},
+    {"bsonobjectid", F_BSONOBJECTID},
+    {"ssn", F_SSN},
+    {"rgbcolor", F_RGBCOLOR},
+    {"isbn", F_ISBN},
+    {"isbn10", F_ISBN10},
+    {"isbn13", F_ISBN13},
+    {"creditcard", F_CREDITCARD},
+    {"password", F_PASSWORD},
 };
+
+/* Does kube 1.33 keep the format for validation? Its CRD validator strips
+   every format outside its supported list (StripUnsupportedFormats):
+   int32, int64, float and double among them. */
+static bool kept_format(enum fmt f)
+{
+	return f != F_NONE && f != F_INT32 && f != F_INT64;
+}
 
 /* The format a name gives. kube-openapi's registry names formats without
    their dashes (ip-v4 is ipv4, date-time is datetime) and looks a name up
@@ -3271,6 +3297,7 @@ static bool format_ok(enum fmt f, const char *s)
 	case F_ISBN13: return is_isbn(s, 13);
 	case F_CREDITCARD: return is_creditcard(s);
 	case F_NONE:
+	case F_PASSWORD:
 	case F_INT32:
 	case F_INT64: return true;
 	}
@@ -4219,17 +4246,20 @@ static void validate_node(struct vctx *v, const struct node *n,
 {
 	if (!n)
 		return;
+	/* kube-openapi runs every validator whatever the type validator
+	   said: after a type error the enum's and the composites' still
+	   come (the kind-specific ones have nothing of a mistyped value) */
 	if (json_is_null(x)) {
 		if (!n->nullable && (n->types || n->int_or_string))
 			type_error(v, n, x);
-		else
-			check_enum(v, n, x);
+		check_enum(v, n, x);
 		return;
 	}
-	if (n->types && n->format_name && *n->format_name) {
+	if (n->types && kept_format(n->format)) {
 		/* kube-openapi's type validator with a format: a string or
 		   an array passes it unless the type is numeric; any other
-		   value must have the type or the format of its Go value */
+		   value must have the type or the format of its Go value,
+		   and then the type (an integral number for an integer) */
 		bool numeric = n->types & (T_INTEGER | T_NUMBER);
 		if (json_is_string(x) || json_is_array(x)) {
 			if (!numeric)
@@ -4242,14 +4272,13 @@ static void validate_node(struct vctx *v, const struct node *n,
 				add_cause(v, "FieldValueTypeInvalid",
 					  "Invalid value: \"%s\": %s in body must be of type %s: \"%s\"",
 					  gf, path_or_root(v), n->format_name, gf);
-				return;
+				goto mistyped;
 			}
-			goto typed;
 		}
 	}
 	if (!type_ok(n, x)) {
 		type_error(v, n, x);
-		return;
+		goto mistyped;
 	}
 typed:
 	check_enum(v, n, x);
@@ -4280,6 +4309,10 @@ typed:
 	} else if (json_is_object(x)) {
 		validate_object(v, n, x);
 	}
+	check_combinators(v, n, x);
+	return;
+mistyped:
+	check_enum(v, n, x);
 	check_combinators(v, n, x);
 }
 
