@@ -92,11 +92,13 @@ const struct srv_sa *srv_sa(struct srv *s)
 
 /* MHD_lookup_connection_value over the copy: first match, keys compared
    without case, as MHD does. */
+/* Header names match without case, query keys exactly (Go's url.Values). */
 static const char *val_lookup(struct srv_req *r, int kind, const char *key)
 {
 	for (size_t i = 0; i < r->n_vals; i++)
 		if (r->vals[i].kind == kind && r->vals[i].key &&
-		    !strcasecmp(r->vals[i].key, key))
+		    !(kind == MHD_HEADER_KIND ? strcasecmp
+					      : strcmp)(r->vals[i].key, key))
 			return r->vals[i].value;
 	return NULL;
 }
@@ -158,20 +160,17 @@ const char *srv_query(struct srv_req *r, const char *key)
 	size_t kl = strlen(key);
 	/* "?watch" (no '=') is there with an empty value, as Go's url.Query
 	   reads it: MHD reports it with a NULL value. The first match, keys
-	   compared without case, as MHD_lookup_connection_value_n. */
+	   compared exactly as Go's (MHD's own lookup ignores case: ?DRYRUN=All
+	   is no dryRun for kube). */
 	if (!r->qa_over) {
 		for (unsigned i = 0; i < r->n_qa; i++)
 			if (r->qa[i].key_len == kl &&
-			    !strncasecmp(r->qa[i].key, key, kl))
+			    !memcmp(r->qa[i].key, key, kl))
 				return r->qa[i].value ? r->qa[i].value : "";
 		return NULL;
 	}
 	const char *v = NULL;
-	size_t vl = 0;
-	if (MHD_lookup_connection_value_n(r->conn, MHD_GET_ARGUMENT_KIND, key,
-					  kl, &v, &vl) != MHD_YES)
-		return NULL;
-	return v ? v : "";
+	return srv_query_all(r, key, &v, 1) ? v : NULL;
 }
 
 struct query_all {
@@ -185,7 +184,7 @@ static enum MHD_Result query_all_cb(void *cls, enum MHD_ValueKind kind,
 {
 	struct query_all *q = cls;
 	(void)kind;
-	if (key && !strcasecmp(key, q->key)) {
+	if (key && !strcmp(key, q->key)) {
 		if (q->n < q->max)
 			q->out[q->n] = value ? value : "";
 		q->n++;
