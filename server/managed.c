@@ -1756,19 +1756,24 @@ const char *srv_mf_manager(const char *field_manager, const char *user_agent,
 {
 	if (!n)
 		return buf;
-	buf[0] = 0;
-	if (field_manager && *field_manager) {
-		snprintf(buf, n, "%s", field_manager);
-		return buf;
-	}
-	size_t o = 0;
-	for (const char *p = user_agent; p && *p && *p != '/'; p++) {
-		unsigned char c = (unsigned char)*p;
-		if (c < 0x20 || c == 0x7f)
+	/* kube keeps fieldManager as given (its JSON then writes each byte
+	   that starts no UTF-8 character as U+FFFD) and takes the
+	   User-Agent's printable characters, whole, up to 128 bytes
+	   (prefixFromUserAgent) */
+	bool given = field_manager && *field_manager;
+	const char *s = given ? field_manager : user_agent ? user_agent : "";
+	size_t len = given ? strlen(s) : strcspn(s, "/"), o = 0;
+	for (size_t i = 0; i < len;) {
+		uint32_t r;
+		i += reg_utf8_decode((const unsigned char *)s + i, len - i, &r);
+		char enc[4];
+		size_t w = reg_utf8_encode(enc, r);
+		if (!given && !reg_go_isprint(r))
 			continue;
-		if (o + 1 >= n || o >= SRV_MF_MANAGER_MAX)
+		if ((!given && o + w > SRV_MF_MANAGER_MAX) || o + w >= n)
 			break;
-		buf[o++] = (char)c;
+		memcpy(buf + o, enc, w);
+		o += w;
 	}
 	buf[o] = 0;
 	return buf;

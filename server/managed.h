@@ -51,6 +51,9 @@
 
 /* Longest field manager name (FieldManagerMaxLength upstream). */
 #define SRV_MF_MANAGER_MAX 128
+/* Room for a manager as srv_mf_manager writes it: a fieldManager of 128
+   bytes that are no UTF-8 becomes 128 U+FFFD of 3 bytes each. */
+#define SRV_MF_MANAGER_BUF (3 * SRV_MF_MANAGER_MAX + 1)
 
 struct srv_mf_op {
 	const struct srv_resource *res;
@@ -62,9 +65,11 @@ struct srv_mf_op {
 	const json_t *owned;
 };
 
-/* The manager of a write: fieldManager when given, else the User-Agent up
-   to its first '/', printable characters only, at most
-   SRV_MF_MANAGER_MAX bytes, into buf. Returns buf. */
+/* The manager of a write, always UTF-8: fieldManager when given (a byte
+   that starts no UTF-8 character becomes U+FFFD), else the User-Agent up
+   to its first '/', printable characters only, whole, at most
+   SRV_MF_MANAGER_MAX bytes, into buf (SRV_MF_MANAGER_BUF bytes).
+   Returns buf. */
 const char *srv_mf_manager(const char *field_manager, const char *user_agent,
 			   char *buf, size_t n);
 

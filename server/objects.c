@@ -3052,7 +3052,7 @@ static lp_err track_update(struct srv_req *r, const struct srv_resource *res,
 			   const char *sub, const json_t *old, json_t *next,
 			   struct srv_error *err)
 {
-	char mgr[SRV_MF_MANAGER_MAX + 1], gv[300];
+	char mgr[SRV_MF_MANAGER_BUF], gv[300];
 	struct srv_mf_op op;
 	mf_op(r, res, sub, &op, mgr, sizeof mgr, gv, sizeof gv);
 	/* the entry names the form its paths are in (resources.h: a view
@@ -4185,7 +4185,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, &w);
 		return;
 	}
-	char mgr[SRV_MF_MANAGER_MAX + 1], mgv[300];
+	char mgr[SRV_MF_MANAGER_BUF], mgv[300];
 	struct srv_mf_op op;
 	mf_op(r, res, sub, &op, mgr, sizeof mgr, mgv, sizeof mgv);
 	if (pt == P_APPLY && apply_config_ok(res, name, patch, &err)) {
@@ -5189,7 +5189,7 @@ decoded:
 			if (cfg && ar)
 				set_path(cfg, srp, json_incref((json_t *)ar));
 			struct srv_mf_op op;
-			char mgr[200], mgv[300];
+			char mgr[SRV_MF_MANAGER_BUF], mgv[300];
 			mf_op(r, res, "scale", &op, mgr, sizeof mgr, mgv,
 			      sizeof mgv);
 			lp_err arc = cfg ? apply_typed(&op, c.obj, cfg, force,

@@ -138,37 +138,6 @@ static void mb_str(struct msgbuf *mb, const char *s)
 	mb_raw(mb, s, strlen(s));
 }
 
-/*
- * Go's unicode.IsPrint for a non-ASCII scalar: letters, marks, numbers,
- * punctuation and symbols print; controls, format characters, separators,
- * private use and unassigned code points do not. Without Unicode's tables
- * this knows the non-printing blocks and the format and space characters
- * by range; other unassigned code points are taken as printing (they only
- * change how a bad key is quoted in a message).
- */
-static bool go_isprint(uint32_t r)
-{
-	static const uint32_t no[][2] = {
-		{0x0080, 0x00a0}, {0x00ad, 0x00ad}, {0x0600, 0x0605},
-		{0x061c, 0x061c}, {0x06dd, 0x06dd}, {0x070f, 0x070f},
-		{0x0890, 0x0891}, {0x08e2, 0x08e2}, {0x180e, 0x180e},
-		{0x1680, 0x1680}, {0x2000, 0x200f}, {0x2028, 0x202f},
-		{0x205f, 0x2064}, {0x2066, 0x206f}, {0x3000, 0x3000},
-		{0xd800, 0xf8ff}, {0xfdd0, 0xfdef}, {0xfeff, 0xfeff},
-		{0xfff0, 0xfffb}, {0x110bd, 0x110bd}, {0x110cd, 0x110cd},
-		{0x13430, 0x1343f}, {0x1bca0, 0x1bca3}, {0x1d173, 0x1d17a},
-		{0xe0000, 0xe00ff}, {0xe01f0, 0x10ffff},
-	};
-	if (r < 0x80)
-		return r >= 0x20 && r < 0x7f;
-	if ((r & 0xfffe) == 0xfffe)
-		return false;
-	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
-		if (r >= no[i][0] && r <= no[i][1])
-			return false;
-	return true;
-}
-
 /* Append s quoted as Go's %q (strconv.Quote) does. */
 static void mb_quote(struct msgbuf *mb, const char *s, size_t n)
 {
@@ -186,7 +155,7 @@ static void mb_quote(struct msgbuf *mb, const char *s, size_t n)
 			tmp[0] = '\\';
 			tmp[1] = (char)r;
 			mb_put(mb, tmp, 2);
-		} else if (go_isprint(r)) {
+		} else if (reg_go_isprint(r)) {
 			mb_put(mb, s + i, w);
 		} else {
 			const char *esc = NULL;

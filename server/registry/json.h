@@ -122,6 +122,11 @@ size_t reg_utf8_seq(const unsigned char *s, size_t n);
    sequence starts, U+FFFD of width 1. Returns the width; n > 0. */
 size_t reg_utf8_decode(const unsigned char *s, size_t n, uint32_t *r);
 
+/* Go's unicode.IsPrint of a scalar (ASCII: space to '~'). Without
+   Unicode's tables unassigned code points outside the known non-printing
+   blocks count as printing. */
+bool reg_go_isprint(uint32_t r);
+
 /* cp (at most U+10FFFF) written at out as UTF-8 (1 to 4 bytes): returns
    the width. */
 size_t reg_utf8_encode(char *out, uint32_t cp);

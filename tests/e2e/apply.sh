@@ -86,6 +86,23 @@ check "... from the applier" mf_is m1 Apply '{"f:data":{"f:d":{}}}'
 req PATCH "$CMP/s2" '{"data":{"e":"1"}}' application/merge-patch+json
 ua_owns() { mf lapis-e2e Update | grep -qF '"f:e"'; }
 check "without fieldManager the User-Agent names the manager" ua_owns
+# the manager is always UTF-8 (jansson refused it: the entry was stored
+# without one): the User-Agent's characters whole, up to 128 bytes, and a
+# byte of fieldManager that starts no character as U+FFFD, as kube's JSON
+mgrs() { # URL USER-AGENT -> the managers of the created object
+	curl -sS -X POST -H 'Content-Type: application/json' -H "User-Agent: $2" \
+		-d '{"metadata":{"generateName":"ua-"},"data":{"x":"y"}}' "$URL$1" |
+		python3 -c 'import json,sys; print(json.dumps([e.get("manager") for e in json.load(sys.stdin)["metadata"]["managedFields"]]))'
+}
+X127=$(printf 'x%.0s' $(seq 127))
+check "a User-Agent whose 128th byte starts a 2-byte character stops before it" \
+	[ "$(mgrs /api/v1/namespaces/default/configmaps "${X127}é/1.0")" = "[\"$X127\"]" ]
+check "... bytes that are no UTF-8 become U+FFFD" \
+	[ "$(mgrs /api/v1/namespaces/default/configmaps $'a\xffb/1.0')" = '["a\ufffdb"]' ]
+check "... unprintable characters go (U+200B)" \
+	[ "$(mgrs /api/v1/namespaces/default/configmaps $'a\xe2\x80\x8bb/1.0')" = '["ab"]' ]
+check "a fieldManager byte that is no UTF-8 is U+FFFD" \
+	[ "$(mgrs '/api/v1/namespaces/default/configmaps?fieldManager=m%FF' curl)" = '["m\ufffd"]' ]
 req GET "$CMP/s2"
 RV=$(rv)
 req PUT "$CMP/s2" "$(cat "$WORK/body")"
