@@ -4062,6 +4062,46 @@ static lp_err apply_body(struct srv_req *r, json_t **out,
 	return err->code;
 }
 
+/* What kube's applyPatcher's strict decoding of an apply body found: read
+   once per request (again only to word a repeated key), warned once. */
+struct apply_dups {
+	bool read, found, warned;
+};
+
+/* kube's applyPatcher, once an apply has merged: under Strict or Warn
+   (the default) it decodes the body again strictly, and a repeated key is
+   its 400 under Strict, one Warning per repeat under Warn. */
+static lp_err apply_strict(struct srv_req *r, struct apply_dups *d,
+			   struct srv_error *err)
+{
+	enum srv_fv mode = fv_of(r);
+	if (mode == SRV_FV_IGNORE || (d->read && (!d->found || d->warned)))
+		return LP_OK;
+	d->read = true;
+	json_t *tmp = NULL;
+	struct srv_error serr;
+	srv_error_clear(&serr);
+	if (srv_yaml_to_json_strict(r->body, r->body_len, &tmp, &serr) ==
+	    LP_OK) {
+		json_decref(tmp);
+		return LP_OK;
+	}
+	if (strncmp(serr.message, YAML_DUP_PREFIX, strlen(YAML_DUP_PREFIX)))
+		return LP_OK; /* the body decoded before: nothing else */
+	d->found = true;
+	if (mode == SRV_FV_STRICT)
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "error strict decoding YAML: error "
+				     "converting YAML to JSON: %s",
+				     serr.message);
+	struct srv_strict st = {.mode = SRV_FV_WARN};
+	srv_strict_add(&st, serr.message);
+	strict_warn(r, &st);
+	srv_strict_free(&st);
+	d->warned = true;
+	return LP_OK;
+}
+
 static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		     const char *ns, const char *name, const char *sub)
 {
@@ -4071,6 +4111,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 	char mtb[128];
 	const char *mt = media_type(r, mtb, sizeof mtb);
 	enum { P_JSON, P_MERGE, P_SMP, P_APPLY } pt;
+	struct apply_dups dups = {0};
 	if (!strcasecmp(mt, "application/json-patch+json"))
 		pt = P_JSON;
 	else if (!strcasecmp(mt, "application/merge-patch+json"))
@@ -4261,6 +4302,8 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			break;
 		case P_APPLY:
 			rc = apply_typed(&op, base, patch, force, &next, &err);
+			if (!rc)
+				rc = apply_strict(r, &dups, &err);
 			if (rc == LP_E_CONFLICT) {
 				json_decref(served);
 				reg_obj_free(&c);
@@ -4346,6 +4389,8 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		/* create from the applied configuration */
 		json_t *obj = NULL;
 		lp_err rc = apply_typed(&op, NULL, patch, force, &obj, &err);
+		if (!rc)
+			rc = apply_strict(r, &dups, &err);
 		if (!rc && (rc = patch_fields(r, res, false, false, patch, obj, &err)) == LP_OK)
 			rc = check_type(res, obj, &err);
 		free(r->strict_shown);

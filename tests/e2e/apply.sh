@@ -86,6 +86,22 @@ check "... from the applier" mf_is m1 Apply '{"f:data":{"f:d":{}}}'
 req PATCH "$CMP/s2" '{"data":{"e":"1"}}' application/merge-patch+json
 ua_owns() { mf lapis-e2e Update | grep -qF '"f:e"'; }
 check "without fieldManager the User-Agent names the manager" ua_owns
+# kube's applyPatcher decodes the body strictly once the apply merged: a
+# repeated key is its 400 under Strict, a Warning under Warn (the default),
+# nothing under Ignore
+DUPS=$'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dups\ndata:\n  a: "1"\n  a: "2"\n'
+apply "$CMP/dups?fieldManager=m&fieldValidation=Strict" "$DUPS"
+check "an apply with a repeated key under Strict is 400" code_has 400 '"message":"error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  line 7: key \"a\" already set in map"'
+req GET "$CMP/dups"
+check "... and creates nothing" code_is 404
+dup_warn() { # QUERY -> the Warning headers of the apply
+	curl -sS -o /dev/null -D - -X PATCH -H 'Content-Type: application/apply-patch+yaml' \
+		--data-binary "$DUPS" "$URL$CMP/dups?fieldManager=m$1" | grep -i '^warning:' | tr -d '\r'
+}
+check "... under Warn (the default) it applies with one Warning per repeat" \
+	[ "$(dup_warn '')" = 'Warning: 299 - "line 7: key \"a\" already set in map"' ]
+check "... under Ignore without one" [ -z "$(dup_warn '&fieldValidation=Ignore')" ]
+
 # the manager is always UTF-8 (jansson refused it: the entry was stored
 # without one): the User-Agent's characters whole, up to 128 bytes, and a
 # byte of fieldManager that starts no character as U+FFFD, as kube's JSON
