@@ -1515,11 +1515,20 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 				     "The resourceVersion for the provided list is too old.");
 	}
 	if (rc == LP_E_FUTURE) {
+		/* a continue token's revision, else the one asked for */
+		int64_t want = q.at_rev;
+		char *start = NULL;
+		size_t sl;
+		char msg[64];
+		if (o->cont && !reg_continue_decode(o->cont, &want, &start, &sl,
+						    msg, sizeof msg))
+			free(start);
 		srv_error_cause(err, "ResourceVersionTooLarge", "",
 				"Too large resource version");
-		return srv_error_set(err, LP_E_FUTURE,
-				     "Timeout: Too large resource version: %lld, current: %lld",
-				     (long long)q.at_rev, (long long)eng_rev(e));
+		return srv_error_set(
+		    err, LP_E_FUTURE,
+		    "Timeout: Too large resource version: %lld, current: %lld",
+		    (long long)want, (long long)eng_rev(e));
 	}
 	if (rc)
 		return srv_error_set(err, rc, "Internal error occurred: %s",

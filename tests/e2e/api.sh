@@ -1141,6 +1141,9 @@ CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' --max-time 5 "$URL/api/v1/watc
 check "... one that asks for the same name streams" grep -q '"type":"ADDED"' "$WORK/body"
 req GET '/api/v1/namespaces/default?resourceVersion=99999999'
 check "a GET of one object at a revision not yet reached is kube's 504 (after its 3 s wait)" code_has 504 'Timeout: Too large resource version: 99999999, current: ' '"retryAfterSeconds":1'
+FUTURE_TOK=$(printf '{"v":"meta.k8s.io/v1","rv":99999999,"start":"a"}' | base64 -w0)
+req GET "/api/v1/namespaces/default/configmaps?limit=2&continue=$FUTURE_TOK"
+check "... a continue token at such a revision names it (was 0)" code_has 504 'Timeout: Too large resource version: 99999999, current: '
 req GET '/api/v1/namespaces/default?resourceVersion=abc'
 check "... at one that is no number: the versioner's plain 500, no reason" code_has 500 '"message":"resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax","code":500}'
 req GET '/api/v1/namespaces/default?resourceVersion=18446744073709551616'
