@@ -127,13 +127,22 @@ static const char *user_agent(struct srv_req *r)
 					  : srv_header(r, "User-Agent");
 }
 
+/* A query key or value that Go's url.ParseQuery refuses (a bad '%'
+   escape, a ';'): unescape_cb leaves it as one NUL byte, which no escape
+   gives, and the pair is dropped as Go drops it. */
+static bool refused_arg(const char *s, size_t n)
+{
+	return s && n == 1 && !s[0];
+}
+
 static enum MHD_Result qarg_cb(void *cls, enum MHD_ValueKind kind,
 			       const char *key, size_t key_len,
 			       const char *value, size_t value_len)
 {
 	(void)kind;
-	(void)value_len;
 	struct srv_req *r = cls;
+	if (refused_arg(key, key_len) || refused_arg(value, value_len))
+		return MHD_YES;
 	if (r->n_qa == SRV_QARGS) {
 		r->qa_over = true;
 		return MHD_NO;
@@ -180,10 +189,13 @@ struct query_all {
 };
 
 static enum MHD_Result query_all_cb(void *cls, enum MHD_ValueKind kind,
-				    const char *key, const char *value)
+				    const char *key, size_t key_len,
+				    const char *value, size_t value_len)
 {
 	struct query_all *q = cls;
 	(void)kind;
+	if (refused_arg(key, key_len) || refused_arg(value, value_len))
+		return MHD_YES;
 	if (key && !strcmp(key, q->key)) {
 		if (q->n < q->max)
 			q->out[q->n] = value ? value : "";
@@ -199,12 +211,14 @@ size_t srv_query_all(struct srv_req *r, const char *key, const char **out,
 	if (r->deferred) {
 		for (size_t i = 0; i < r->n_vals; i++)
 			if (r->vals[i].kind == MHD_GET_ARGUMENT_KIND)
-				query_all_cb(&q, MHD_GET_ARGUMENT_KIND,
-					     r->vals[i].key, r->vals[i].value);
+				query_all_cb(
+				    &q, MHD_GET_ARGUMENT_KIND, r->vals[i].key,
+				    strlen(r->vals[i].key), r->vals[i].value,
+				    strlen(r->vals[i].value));
 		return q.n;
 	}
-	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, query_all_cb,
-				  &q);
+	MHD_get_connection_values_n(r->conn, MHD_GET_ARGUMENT_KIND,
+				    query_all_cb, &q);
 	return q.n;
 }
 
@@ -229,9 +243,13 @@ static char *put_str(struct detach_ctx *c, const char *v)
 }
 
 static enum MHD_Result detach_val(void *cls, enum MHD_ValueKind kind,
-				  const char *key, const char *value)
+				  const char *key, size_t key_len,
+				  const char *value, size_t value_len)
 {
 	struct detach_ctx *c = cls;
+	if (kind == MHD_GET_ARGUMENT_KIND &&
+	    (refused_arg(key, key_len) || refused_arg(value, value_len)))
+		return MHD_YES;
 	if (c->p) {
 		if (c->n == c->cap)
 			return MHD_NO; /* cannot happen: the same values twice */
@@ -252,7 +270,7 @@ bool srv__req_detach(struct srv_req *r)
 	const enum MHD_ValueKind kinds =
 	    MHD_HEADER_KIND | MHD_GET_ARGUMENT_KIND;
 	struct detach_ctx c = {.r = r};
-	MHD_get_connection_values(r->conn, kinds, detach_val, &c);
+	MHD_get_connection_values_n(r->conn, kinds, detach_val, &c);
 	put_str(&c, r->url);
 	put_str(&c, r->method);
 	size_t n = c.n;
@@ -268,7 +286,7 @@ bool srv__req_detach(struct srv_req *r)
 	c.n = 0;
 	c.cap = n;
 	c.p = r->own;
-	MHD_get_connection_values(r->conn, kinds, detach_val, &c);
+	MHD_get_connection_values_n(r->conn, kinds, detach_val, &c);
 	r->n_vals = c.n;
 	r->url = put_str(&c, r->url);
 	r->method = put_str(&c, r->method);
@@ -1148,9 +1166,23 @@ static size_t unescape_cb(void *cls, struct MHD_Connection *conn, char *val)
 {
 	(void)cls;
 	(void)conn;
+	/* the path starts with '/'; a query key or value Go's ParseQuery
+	   refuses (a ';', a '%' without two hex digits) becomes one NUL
+	   byte (refused_arg): its pair is dropped, as Go drops it */
+	if (val[0] != '/' && strchr(val, ';')) {
+		val[0] = '\0';
+		return 1;
+	}
 	char *w = strchr(val, '%');
 	if (!w) /* nothing escaped, most often */
 		return strlen(val);
+	if (val[0] != '/')
+		for (const char *p = w; (p = strchr(p, '%')); p++)
+			if (reg_hex_digit(p[1]) < 0 ||
+			    reg_hex_digit(p[2]) < 0) {
+				val[0] = '\0';
+				return 1;
+			}
 	for (const char *p = w; *p;) {
 		int hi, lo;
 		if (p[0] == '%' && (hi = reg_hex_digit(p[1])) >= 0 &&
