@@ -293,6 +293,7 @@ static const struct srv_resource *map_find(const struct crdmap *m,
 }
 
 static size_t map_pos(const struct crdmap *m, const char *name, bool *found);
+static const char *meta_of(const json_t *obj, const char *k);
 
 bool srv_crd_enter(const struct srv_resource *r)
 {
@@ -321,8 +322,7 @@ long srv_crd_fence(const char *name, const char *uid)
 	long n = 0;
 	if (found) {
 		struct crdent *c = m->c[pos];
-		const char *cuid = json_string_value(json_object_get(
-		    json_object_get(c->crd, "metadata"), "uid"));
+		const char *cuid = meta_of(c->crd, "uid");
 		if (c->fence && cuid && uid && !strcmp(cuid, uid)) {
 			atomic_store(&c->fence->closed, true);
 			n = atomic_load(&c->fence->inflight);

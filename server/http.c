@@ -90,9 +90,8 @@ const struct srv_sa *srv_sa(struct srv *s)
 
 /* ------------------------------------------------------------ replies */
 
-/* MHD_lookup_connection_value over the copy: first match, keys compared
-   without case, as MHD does. */
-/* Header names match without case, query keys exactly (Go's url.Values). */
+/* MHD_lookup_connection_value over the copy: the first match; header
+   names compared without case, query keys exactly (Go's url.Values). */
 static const char *val_lookup(struct srv_req *r, int kind, const char *key)
 {
 	for (size_t i = 0; i < r->n_vals; i++)

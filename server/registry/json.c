@@ -1814,8 +1814,9 @@ int reg_go_json_check(const char *text, size_t n, char *msg, size_t cap)
  * punctuation and symbols print; controls, format characters, separators,
  * private use and unassigned code points do not. Without Unicode's tables
  * this knows the non-printing blocks and the format and space characters
- * by range; other unassigned code points are taken as printing (they only
- * change how a bad key is quoted in a message).
+ * by range; other unassigned code points are taken as printing (they
+ * change how a bad key is quoted, or which characters of a User-Agent a
+ * field manager keeps).
  */
 bool reg_go_isprint(uint32_t r)
 {
