@@ -61,54 +61,44 @@ void srv_strict_add(struct srv_strict *s, const char *text)
 
 void srv_go_quote(const char *in, char *out, size_t size)
 {
-	size_t o = 0, whole = 1;
+	static const char named[] = "\a\b\f\n\r\t\v";
+	static const char letters[] = "abfnrtv";
+	const unsigned char *p = (const unsigned char *)in;
+	size_t len = strlen(in), o = 0;
 
 	out[o++] = '"';
-	for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
-		char esc[8] = "";
-		if ((*p & 0xC0) != 0x80)
-			whole = o; /* a rune starts: cut here if it must */
-		switch (*p) {
-		case '"':
-			strcpy(esc, "\\\"");
-			break;
-		case '\\':
-			strcpy(esc, "\\\\");
-			break;
-		case '\a':
-			strcpy(esc, "\\a");
-			break;
-		case '\b':
-			strcpy(esc, "\\b");
-			break;
-		case '\f':
-			strcpy(esc, "\\f");
-			break;
-		case '\n':
-			strcpy(esc, "\\n");
-			break;
-		case '\r':
-			strcpy(esc, "\\r");
-			break;
-		case '\t':
-			strcpy(esc, "\\t");
-			break;
-		case '\v':
-			strcpy(esc, "\\v");
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				snprintf(esc, sizeof esc, "\\x%02x", *p);
+	for (size_t i = 0; i < len;) {
+		char esc[16];
+		uint32_t r;
+		size_t w = reg_utf8_seq(p + i, len - i);
+		if (!w) { /* a byte that starts no character */
+			snprintf(esc, sizeof esc, "\\x%02x", p[i]);
+			w = 1;
+		} else {
+			reg_utf8_decode(p + i, w, &r);
+			const char *c =
+			    r && r < 0x80 ? strchr(named, (int)r) : NULL;
+			if (r == '"' || r == '\\')
+				snprintf(esc, sizeof esc, "\\%c", (char)r);
+			else if (c)
+				snprintf(esc, sizeof esc, "\\%c",
+					 letters[c - named]);
+			else if (reg_go_isprint(r))
+				snprintf(esc, sizeof esc, "%.*s", (int)w,
+					 (const char *)p + i);
+			else if (r < 0x80)
+				snprintf(esc, sizeof esc, "\\x%02x", r);
+			else if (r < 0x10000)
+				snprintf(esc, sizeof esc, "\\u%04x", r);
 			else
-				esc[0] = (char)*p;
+				snprintf(esc, sizeof esc, "\\U%08x", r);
 		}
 		size_t n = strlen(esc);
-		if (o + n + 2 > size) {
-			o = whole; /* no rune left in halves */
-			break;
-		}
+		if (o + n + 2 > size)
+			break; /* no character left in halves */
 		memcpy(out + o, esc, n);
 		o += n;
+		i += w;
 	}
 	out[o++] = '"';
 	out[o] = '\0';

@@ -45,9 +45,11 @@ enum srv_fv srv_fv_mode(const char *value);
    Ignore, or out of memory. */
 void srv_strict_add(struct srv_strict *s, const char *text);
 
-/* Go's strconv.Quote of a valid UTF-8 string into out (quotes included,
-   cut to size): backslash escapes for the quote, the backslash and ASCII
-   control characters; the rest as is. */
+/* Go's strconv.Quote of a string into out (quotes included, cut to size
+   between characters): backslash escapes for the quote, the backslash,
+   control characters, characters Go's unicode.IsPrint refuses (\u200b,
+   \U000e0001) and bytes that start no UTF-8 character (\xff); the rest
+   as is. out holds 4 bytes per byte of in, and 3, at most. */
 void srv_go_quote(const char *in, char *out, size_t size);
 
 /* Add `<what> "<path>"` with path quoted as Go's strconv.Quote does; what

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "crd.h"
+#include "fields.h"
 #include "registry/json.h"
 #include "registry/object.h"
 #include "schema.h"
@@ -1391,16 +1392,38 @@ static struct ent *ents_add(struct ents *es, const char *manager,
 	return e;
 }
 
-static bool printable(const char *s, size_t *bad)
+/* Upstream's ValidateFieldManager of mgr on field, its causes into err:
+   too long, and one per character (bytes decoded as Go's range does) that
+   Go's unicode.IsPrint refuses. False when there is any. */
+static bool manager_ok(const char *mgr, const char *field,
+		       struct srv_error *err)
 {
-	for (size_t i = 0; s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == 0x7f) {
-			*bad = i;
-			return false;
-		}
+	bool ok = true;
+	size_t n = strlen(mgr);
+	if (n > SRV_MF_MANAGER_MAX) {
+		srv_error_cause(err, "FieldValueTooLong", field,
+				"Too long: may not be more than %d bytes",
+				SRV_MF_MANAGER_MAX);
+		ok = false;
 	}
-	return true;
+	char q[2048];
+	q[0] = 0;
+	for (size_t i = 0; i < n;) {
+		uint32_t r;
+		size_t w =
+		    reg_utf8_decode((const unsigned char *)mgr + i, n - i, &r);
+		if (!reg_go_isprint(r)) {
+			if (!q[0])
+				srv_go_quote(mgr, q, sizeof q);
+			srv_error_cause(err, "FieldValueInvalid", field,
+					"Invalid value: %s: invalid character "
+					"U+%04X (at position %zu)",
+					q, r, i);
+			ok = false;
+		}
+		i += w;
+	}
+	return ok;
 }
 
 /* Entries of a managedFields array; with err, check them as upstream's
@@ -1421,7 +1444,6 @@ static lp_err ents_load(struct ents *es, const json_t *mf, struct srv_error *err
 		const char *mgr = json_string_value(json_object_get(e, "manager"));
 		const char *sub = json_string_value(json_object_get(e, "subresource"));
 		char f[96];
-		size_t bad;
 		bool ok = true;
 		if (!op || (strcmp(op, "Apply") && strcmp(op, "Update"))) {
 			snprintf(f, sizeof f, "metadata.managedFields[%zu].operation", i);
@@ -1436,18 +1458,9 @@ static lp_err ents_load(struct ents *es, const json_t *mf, struct srv_error *err
 					"Invalid value: \"%.64s\": must be `FieldsV1`", ft);
 			ok = false;
 		}
-		if (mgr && strlen(mgr) > SRV_MF_MANAGER_MAX) {
+		if (mgr) {
 			snprintf(f, sizeof f, "metadata.managedFields[%zu].manager", i);
-			srv_error_cause(err, "FieldValueTooLong", f,
-					"Too long: may not be more than %d bytes",
-					SRV_MF_MANAGER_MAX);
-			ok = false;
-		} else if (mgr && !printable(mgr, &bad)) {
-			snprintf(f, sizeof f, "metadata.managedFields[%zu].manager", i);
-			srv_error_cause(err, "FieldValueInvalid", f,
-					"Invalid value: \"%.128s\": invalid character at position %zu",
-					mgr, bad);
-			ok = false;
+			ok &= manager_ok(mgr, f, err);
 		}
 		if (sub && strlen(sub) > 256) {
 			snprintf(f, sizeof f, "metadata.managedFields[%zu].subresource", i);
@@ -1781,22 +1794,9 @@ const char *srv_mf_manager(const char *field_manager, const char *user_agent,
 
 lp_err srv_mf_check_manager(const char *fm, struct srv_error *err)
 {
-	if (!fm)
+	if (!fm || manager_ok(fm, "fieldManager", err))
 		return LP_OK;
-	size_t bad;
-	if (strlen(fm) > SRV_MF_MANAGER_MAX) {
-		srv_error_cause(err, "FieldValueTooLong", "fieldManager",
-				"Too long: may not be more than %d bytes",
-				SRV_MF_MANAGER_MAX);
-		return LP_E_INVALID;
-	}
-	if (!printable(fm, &bad)) {
-		srv_error_cause(err, "FieldValueInvalid", "fieldManager",
-				"Invalid value: \"%.128s\": invalid character at position %zu",
-				fm, bad);
-		return LP_E_INVALID;
-	}
-	return LP_OK;
+	return LP_E_INVALID;
 }
 
 static void walk_init(struct walk *w, const struct srv_mf_op *op)

@@ -2968,10 +2968,7 @@ static lp_err field_manager_ok(struct srv_req *r, const char *options,
 {
 	if (!srv_mf_check_manager(srv_query(r, "fieldManager"), err))
 		return LP_OK;
-	const struct srv_cause *c = &err->causes[err->n_causes - 1];
-	return srv_error_set(err, LP_E_INVALID,
-			     "%s.meta.k8s.io \"\" is invalid: fieldManager: %s",
-			     options, c->message);
+	return srv_error_invalid(err, options, "meta.k8s.io", "");
 }
 
 static void mf_op(struct srv_req *r, const struct srv_resource *res,

@@ -143,6 +143,16 @@ LONG=$(printf 'm%.0s' {1..129})
 req POST "$CMP?fieldManager=$LONG" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s3"}}'
 check "a fieldManager over 128 bytes is 422" code_is 422
 check "... with kube's message" msg_is 'CreateOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes'
+# kube's ValidateFieldManager: one cause per character unicode.IsPrint
+# refuses (U+200B too, which lapis took), the value quoted as Go's %q
+req POST "$CMP?fieldManager=a%01b%E2%80%8Bc" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s3"}}'
+check "a fieldManager with unprintable characters is 422, one cause each" msg_is 'CreateOptions.meta.k8s.io "" is invalid: [fieldManager: Invalid value: "a\x01b\u200bc": invalid character U+0001 (at position 1), fieldManager: Invalid value: "a\x01b\u200bc": invalid character U+200B (at position 3)]'
+req POST "$CMP?fieldManager=$LONG%E2%80%8B" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s3"}}'
+check "... too long and unprintable: both causes" py "
+c = [x['message'] for x in d['details']['causes']]
+assert c == ['Too long: may not be more than 128 bytes', 'Invalid value: \"$LONG\\\\u200b\": invalid character U+200B (at position 129)'], c"
+req POST "$CMP" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s3","managedFields":[{"manager":"x\u200b","operation":"Update","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:a":{}}}}]},"data":{"a":"1"}}'
+check "a managedFields manager with U+200B is 422 on its field" code_has 422 '"field":"metadata.managedFields[0].manager"' 'invalid character U+200B (at position 1)'
 apply "$CMP/s3?fieldManager=m1" '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s3"}}'
 check "an apply of another kind is 400" code_is 400
 check "... invalid object type" msg_is 'invalid object type: /v1, Kind=Secret'
