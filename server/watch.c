@@ -38,7 +38,8 @@
  *     a stream whose client went is marked gone and woken, and its reader
  *     ends the response with an error, which closes the connection. Once
  *     the server stops, nothing is probed and every stream ends the
- *     ordinary way (srv_watch_shutdown).
+ *     ordinary way (srv_watch_shutdown), or is cut when its client has
+ *     stopped reading (ws_cut).
  *  5. An unfiltered watcher copies a shared frame straight into MHD's
  *     buffer (ws->cur), never into its own: the reader takes the next event
  *     only when nothing is pending, so output stays in order. ws->buf holds
@@ -53,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "crd.h"
@@ -749,13 +751,36 @@ lp_err srv_watch_init(struct srv *s)
 	return LP_OK;
 }
 
+/* How long a stopping server lets streams end the ordinary way before it
+   cuts the ones whose clients do not read (ws_cut). Each wake ends a
+   stream within one event's write to a reading client. */
+#define SHUTDOWN_CUT_MS 200
+
+/* A stream whose client stopped reading: MHD waits for its socket to take
+   more and never calls its reader again, so it cannot end the ordinary
+   way. Shut its socket down (under ws->mu, before stream_free: the socket
+   is still open; MHD closes it after the response goes): MHD's next read
+   or write fails and it closes the connection. True if it did. */
+static bool ws_cut(struct wstream *ws)
+{
+	bool cut = false;
+	pthread_mutex_lock(&ws->mu);
+	if (!ws->closed && ws->fd >= 0)
+		cut = shutdown(ws->fd, SHUT_RDWR) == 0;
+	pthread_mutex_unlock(&ws->mu);
+	return cut;
+}
+
 void srv_watch_shutdown(struct srv *s)
 {
 	struct wticker *t = *srv_watch_slot(s);
 	if (!t)
 		return;
-	/* Wake every stream until all have ended (readers see stopping). */
+	/* Wake every stream until all have ended (readers see stopping);
+	   after SHUTDOWN_CUT_MS, cut the ones still there. */
+	size_t n_cut = 0;
 	for (int i = 0; i < 500; i++) {
+		bool cut = i == SHUTDOWN_CUT_MS / 10;
 		pthread_mutex_lock(&t->mu);
 		size_t live = 0;
 		struct wstream **arr = NULL;
@@ -772,6 +797,8 @@ void srv_watch_shutdown(struct srv *s)
 		}
 		pthread_mutex_unlock(&t->mu);
 		for (size_t j = 0; j < k; j++) {
+			if (cut)
+				n_cut += ws_cut(arr[j]);
 			ws_wake(arr[j]);
 			ws_unref(arr[j]);
 		}
@@ -781,6 +808,10 @@ void srv_watch_shutdown(struct srv *s)
 		struct timespec ts = {0, 10 * 1000000L};
 		nanosleep(&ts, NULL);
 	}
+	if (n_cut)
+		lp_info("stopping: closed %zu watch connection%s whose client "
+			"did not read",
+			n_cut, n_cut == 1 ? "" : "s");
 }
 
 void srv_watch_free(struct srv *s)

@@ -2110,7 +2110,32 @@ assert sum(1 for t, n in kinds if t == "ADDED" and n.startswith("c")) == 40, kin
 PY
 }
 check "80 racing writes on a server without fsync all land, and its watch sees them in order" nosync_race
+# a watch whose client stopped reading: libmicrohttpd waits for its socket
+# and never calls the stream again, so it cannot end the ordinary way; a
+# stopping server cuts it (it waited the whole 5 s of its shutdown loop)
+python3 - "${URL#http://}" >"$WORK/stall.out" 2>&1 <<'PY' &
+import socket, sys, time
+host, port = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((host, int(port)))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.sendall(b"GET /api/v1/namespaces/default/configmaps?watch=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+time.sleep(120)  # and never reads
+PY
+STALL_PID=$!
+python3 -c 'import json; print(json.dumps({"metadata": {"generateName": "big-"}, "data": {"x": "y" * 400000}}))' >"$WORK/big.json"
+big_writes() {
+	local i
+	for i in $(seq 20); do
+		curl -sS -o /dev/null -w '%{http_code}\n' -X POST -H 'Content-Type: application/json' \
+			--data-binary @"$WORK/big.json" "$URL/api/v1/namespaces/default/configmaps"
+	done | sort | uniq -c | tr -s ' \n' ' '
+}
+check "20 writes of 400 KB for a watch that does not read" [ "$(big_writes)" == " 20 201 " ]
 stop_server
+kill "$STALL_PID" 2>/dev/null
+wait "$STALL_PID" 2>/dev/null
 check "... and it stops cleanly" exited_zero
+check "... cutting the watch whose client did not read" \
+	grep -q 'stopping: closed 1 watch connection whose client did not read' "$REAPED_LOG"
 
 e2e_finish
