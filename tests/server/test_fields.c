@@ -1086,3 +1086,32 @@ Test(fields, lease_nulls_are_left_out_issue3)
 		       "\"leaseTransitions\":0}}");
 	json_decref(o);
 }
+
+/* Go's strconv.Quote (%q): named escapes, \x for other ASCII controls and
+   for bytes that start no UTF-8 character, \u and \U for characters
+   unicode.IsPrint refuses; printable characters as they are; cut between
+   characters when out is short. */
+Test(fields, go_quote_escapes_as_strconv_quote)
+{
+	static const struct {
+		const char *in, *out;
+	} t[] = {
+	    {"plain", "\"plain\""},
+	    {"a\"b\\c", "\"a\\\"b\\\\c\""},
+	    {"\a\b\f\n\r\t\v", "\"\\a\\b\\f\\n\\r\\t\\v\""},
+	    {"a\x01" "b\x7f", "\"a\\x01b\\x7f\""},
+	    {"a\xe2\x80\x8b" "b", "\"a\\u200bb\""},	     /* U+200B */
+	    {"\xf3\xa0\x80\x81", "\"\\U000e0001\""},	     /* U+E0001 */
+	    {"\xc3\xa9\xe2\x82\xac", "\"\xc3\xa9\xe2\x82\xac\""}, /* é€ */
+	    {"m\xff" "n\xc3", "\"m\\xffn\\xc3\""},
+	    {"\xef\xbf\xbd", "\"\xef\xbf\xbd\""}, /* U+FFFD prints */
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		char q[64];
+		srv_go_quote(t[i].in, q, sizeof q);
+		cr_expect_str_eq(q, t[i].out, "case %zu", i);
+	}
+	char q[8];
+	srv_go_quote("ab\xe2\x80\x8b" "c", q, sizeof q);
+	cr_expect_str_eq(q, "\"ab\"", "no escape is cut in half");
+}
