@@ -4054,23 +4054,6 @@ static struct val opt_call(struct ctx *c, enum fn f, const struct val *r,
 
 /* -------------------------------------------------- kube's formats */
 
-/* The label-value pattern alone, whatever the length:
-   (([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])? */
-static bool label_value_like(const char *s)
-{
-	size_t n = strlen(s);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		bool alnum = (ch >= 'a' && ch <= 'z') ||
-			     (ch >= 'A' && ch <= 'Z') ||
-			     (ch >= '0' && ch <= '9');
-		if (!alnum && ((i == 0 || i == n - 1) ||
-			       (ch != '-' && ch != '_' && ch != '.')))
-			return false;
-	}
-	return true;
-}
-
 enum fmtkind {
 	FK_LABEL,
 	FK_SUBDOMAIN,
@@ -4134,33 +4117,19 @@ static struct val fmt_validate(struct ctx *c, const struct fmtdef *f,
 	}
 	switch (f->k) {
 	case FK_LABEL:
-		if (len > 63)
-			msgs[n++] = "must be no more than 63 characters";
-		if (!srv_is_dns_label(t, SIZE_MAX))
-			msgs[n++] = srv_dns_subdomain_like(t)
-					? "must not contain dots"
-					: SRV_MSG_DNS_LABEL;
+		n = srv_name_problems(SRV_RULE_DNS_LABEL, t, msgs);
 		break;
 	case FK_SUBDOMAIN:
-		if (len > 253)
-			msgs[n++] = "must be no more than 253 characters";
-		if (!srv_dns_subdomain_like(t))
-			msgs[n++] = SRV_MSG_DNS_SUBDOMAIN;
+		n = srv_name_problems(SRV_RULE_DNS_SUBDOMAIN, t, msgs);
 		break;
 	case FK_DNS1035:
-		if (len > 63)
-			msgs[n++] = "must be no more than 63 characters";
-		if (!srv_dns1035_like(t))
-			msgs[n++] = SRV_MSG_DNS1035;
+		n = srv_name_problems(SRV_RULE_DNS1035, t, msgs);
 		break;
 	case FK_QNAME:
 		n = srv_qname_problems(t, msgs);
 		break;
 	case FK_LVALUE:
-		if (len > 63)
-			msgs[n++] = "must be no more than 63 characters";
-		if (!label_value_like(t))
-			msgs[n++] = SRV_MSG_LABEL_VALUE;
+		n = srv_name_problems(SRV_RULE_LABEL_VALUE, t, msgs);
 		break;
 	case FK_URI: {
 		struct gourl u;

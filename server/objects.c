@@ -199,26 +199,73 @@ bool srv_dns1035_like(const char *s)
 	return true;
 }
 
+bool srv_label_value_like(const char *s)
+{
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		bool alnum = (ch >= 'a' && ch <= 'z') ||
+			     (ch >= 'A' && ch <= 'Z') ||
+			     (ch >= '0' && ch <= '9');
+		if (!alnum && ((i == 0 || i == n - 1) ||
+			       (ch != '-' && ch != '_' && ch != '.')))
+			return false;
+	}
+	return true;
+}
+
 /* A label value: empty, or at most 63 characters, alphanumeric at both ends
    and [-_.a-zA-Z0-9] inside. */
 bool srv_is_label_value(const char *v)
 {
-	size_t n = strlen(v);
-	if (n == 0)
-		return true;
-	if (n > 63)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = v[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			     (c >= '0' && c <= '9');
-		if (alnum)
-			continue;
-		if ((c == '-' || c == '_' || c == '.') && i > 0 && i < n - 1)
-			continue;
-		return false;
+	return strlen(v) <= 63 && srv_label_value_like(v);
+}
+
+int srv_name_problems(enum srv_name_rule rule, const char *s,
+		      const char *msgs[2])
+{
+	bool sub = rule == SRV_RULE_DNS_SUBDOMAIN;
+	int n = 0;
+	if (strlen(s) > (sub ? 253u : 63u))
+		msgs[n++] = sub ? "must be no more than 253 characters"
+				: "must be no more than 63 characters";
+	switch (rule) {
+	case SRV_RULE_DNS_LABEL:
+		/* a valid subdomain (the length checked above): the dots */
+		if (!srv_is_dns_label(s, SIZE_MAX))
+			msgs[n++] = srv_dns_subdomain_like(s)
+					? "must not contain dots"
+					: SRV_MSG_DNS_LABEL;
+		break;
+	case SRV_RULE_DNS_SUBDOMAIN:
+		if (!srv_dns_subdomain_like(s))
+			msgs[n++] = SRV_MSG_DNS_SUBDOMAIN;
+		break;
+	case SRV_RULE_DNS1035:
+		if (!srv_dns1035_like(s))
+			msgs[n++] = SRV_MSG_DNS1035;
+		break;
+	case SRV_RULE_LABEL_VALUE:
+		if (!srv_label_value_like(s))
+			msgs[n++] = SRV_MSG_LABEL_VALUE;
+		break;
 	}
-	return true;
+	return n;
+}
+
+bool srv_name_causes(struct srv_error *err, const char *field,
+		     enum srv_name_rule rule, const char *s)
+{
+	const char *msgs[2];
+	int n = srv_name_problems(rule, s, msgs);
+	if (n) {
+		char q[2048];
+		srv_go_quote(s, q, sizeof q);
+		for (int i = 0; i < n; i++)
+			srv_error_cause(err, "FieldValueInvalid", field,
+					"Invalid value: %s: %s", q, msgs[i]);
+	}
+	return n == 0;
 }
 
 /* A label key or annotation key: [prefix/]name (qualified name), whose name
@@ -299,9 +346,12 @@ void srv_qname_causes(struct srv_error *err, const char *field,
 {
 	const char *msgs[4];
 	int n = srv_qname_problems(k, msgs);
+	char q[2048];
+	if (n)
+		srv_go_quote(shown, q, sizeof q);
 	for (int i = 0; i < n; i++)
 		srv_error_cause(err, "FieldValueInvalid", field,
-				"Invalid value: \"%.253s\": %s", shown, msgs[i]);
+				"Invalid value: %s: %s", q, msgs[i]);
 }
 
 /* kube's limit on all annotations of an object together. */
@@ -334,26 +384,24 @@ static void check_name(const struct srv_resource *res, const char *field,
 							name, *c);
 		return;
 	}
-	char masked[320];
-	snprintf(masked, sizeof masked, "%s", name);
-	size_t n = strlen(name);
+	char *masked = strdup(name);
+	if (!masked)
+		return;
 	size_t mn = strlen(masked);
 	if (prefix && mn > 1 && masked[mn - 1] == '-')
 		masked[mn - 1] = 'a';
-	size_t max = label || svc ? 63 : 253;
-	if (n > max)
+	enum srv_name_rule rule = svc	  ? SRV_RULE_DNS1035
+				  : label ? SRV_RULE_DNS_LABEL
+					  : SRV_RULE_DNS_SUBDOMAIN;
+	const char *msgs[2];
+	int n = srv_name_problems(rule, masked, msgs);
+	free(masked);
+	char q[2048];
+	if (n)
+		srv_go_quote(name, q, sizeof q); /* the name as sent */
+	for (int i = 0; i < n; i++)
 		srv_error_cause(err, "FieldValueInvalid", field,
-				"Invalid value: \"%.300s\": must be no more than %zu characters",
-				name, max);
-	bool ok = svc	  ? srv_dns1035_like(masked)
-		  : label ? srv_is_dns_label(masked, SIZE_MAX)
-			  : srv_dns_subdomain_like(masked);
-	if (!ok)
-		srv_error_cause(err, "FieldValueInvalid", field,
-				"Invalid value: \"%.300s\": %s", name,
-				svc	? SRV_MSG_DNS1035
-				: label ? SRV_MSG_DNS_LABEL
-					: SRV_MSG_DNS_SUBDOMAIN);
+				"Invalid value: %s: %s", q, msgs[i]);
 }
 
 /* kube's dedupOwnerReferencesAndAddWarning (BeforeCreate, BeforeUpdate):
@@ -415,12 +463,13 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 		char f[320];
 		snprintf(f, sizeof f, "metadata.labels");
 		srv_qname_causes(err, f, k, k);
-		if (!json_is_string(v) || !srv_is_label_value(json_string_value(v))) {
-			snprintf(f, sizeof f, "metadata.labels");
-			srv_error_cause(err, "FieldValueInvalid", f,
-					"Invalid value: \"%.100s\": " SRV_MSG_LABEL_VALUE,
-					json_is_string(v) ? json_string_value(v) : "");
-		}
+		if (json_is_string(v))
+			srv_name_causes(err, f, SRV_RULE_LABEL_VALUE,
+					json_string_value(v));
+		else
+			srv_error_cause(
+			    err, "FieldValueInvalid", f,
+			    "Invalid value: \"\": " SRV_MSG_LABEL_VALUE);
 	}
 	/* kube's ValidateOwnerReferences: each names its owner fully, and
 	   one at most is the controller (v1.33's messages: v1.34 drops the
@@ -3459,10 +3508,15 @@ static void finalize_causes(const json_t *ns, struct srv_error *err)
 		snprintf(ff, sizeof ff, "spec.finalizers[%zu]", fi);
 		srv_qname_causes(err, ff, fs ? fs : "", fs ? fs : "");
 		if (fs && !strchr(fs, '/') && strcmp(fs, "kubernetes") &&
-		    strcmp(fs, "orphan") && strcmp(fs, "foregroundDeletion"))
-			srv_error_cause(err, "FieldValueInvalid", ff,
-					"Invalid value: \"%.253s\": name is neither a standard finalizer name nor is it fully qualified",
-					fs);
+		    strcmp(fs, "orphan") && strcmp(fs, "foregroundDeletion")) {
+			char q[2048];
+			srv_go_quote(fs, q, sizeof q);
+			srv_error_cause(
+			    err, "FieldValueInvalid", ff,
+			    "Invalid value: %s: name is neither a standard "
+			    "finalizer name nor is it fully qualified",
+			    q);
+		}
 	}
 }
 

@@ -61,25 +61,29 @@ static void config_key_causes(const char *field, const char *k,
 	bool chars = n > 0;
 	for (const char *p = k; *p; p++)
 		chars = chars && (isalnum((unsigned char)*p) || strchr("-._", *p));
+	char q[2048];
+	srv_go_quote(k, q, sizeof q);
 	if (n > 253)
-		srv_error_cause(err, "FieldValueInvalid", field,
-				"Invalid value: \"%.300s\": must be no more than 253 characters",
-				k);
+		srv_error_cause(
+		    err, "FieldValueInvalid", field,
+		    "Invalid value: %s: must be no more than 253 characters",
+		    q);
 	if (!chars)
-		srv_error_cause(err, "FieldValueInvalid", field,
-				"Invalid value: \"%.300s\": a valid config key must "
-				"consist of alphanumeric characters, '-', '_' or "
-				"'.' (e.g. 'key.name',  or 'KEY_NAME',  or "
-				"'key-name', regex used for validation is "
-				"'[-._a-zA-Z0-9]+')",
-				k);
+		srv_error_cause(
+		    err, "FieldValueInvalid", field,
+		    "Invalid value: %s: a valid config key must "
+		    "consist of alphanumeric characters, '-', '_' or "
+		    "'.' (e.g. 'key.name',  or 'KEY_NAME',  or "
+		    "'key-name', regex used for validation is "
+		    "'[-._a-zA-Z0-9]+')",
+		    q);
 	const char *dir = !strcmp(k, ".")	    ? "must not be '.'"
 			  : !strcmp(k, "..")	    ? "must not be '..'"
 			  : !strncmp(k, "..", 2) ? "must not start with '..'"
 						 : NULL;
 	if (dir)
 		srv_error_cause(err, "FieldValueInvalid", field,
-				"Invalid value: \"%.300s\": %s", k, dir);
+				"Invalid value: %s: %s", q, dir);
 }
 
 /* kube's limit on ConfigMap and Secret data: 1 MiB in all. */
@@ -158,14 +162,22 @@ static lp_err prep_namespace(const struct srv_resource *r, json_t *obj,
 		{
 			const char *n = json_string_value(v);
 			kube = kube || (n && !strcmp(n, "kubernetes"));
-			if (!n || !srv_is_qualified_name(n))
-				srv_qname_causes(err, "spec.finalizers", n ? n : "",
-						 n ? n : "");
-			else if (!strchr(n, '/') && strcmp(n, "kubernetes") &&
-				 strcmp(n, "orphan") && strcmp(n, "foregroundDeletion"))
-				srv_error_cause(err, "FieldValueInvalid", "spec.finalizers",
-						"Invalid value: \"%.253s\": name is neither a standard finalizer name nor is it fully qualified",
-						n);
+			/* kube's validateFinalizerName: the qualified-name
+			   rule, and a bare name must be a standard one */
+			srv_qname_causes(err, "spec.finalizers", n ? n : "",
+					 n ? n : "");
+			if (!n || (!strchr(n, '/') && strcmp(n, "kubernetes") &&
+				   strcmp(n, "orphan") &&
+				   strcmp(n, "foregroundDeletion"))) {
+				char q[2048];
+				srv_go_quote(n ? n : "", q, sizeof q);
+				srv_error_cause(
+				    err, "FieldValueInvalid", "spec.finalizers",
+				    "Invalid value: %s: name is neither a "
+				    "standard finalizer name nor is it fully "
+				    "qualified",
+				    q);
+			}
 		}
 		if (!kube)
 			json_array_append_new(f, json_string("kubernetes"));
@@ -289,26 +301,37 @@ static void secret_type_causes(const json_t *obj, struct srv_error *err)
 			}
 		}
 		const json_t *v = json_object_get(data, rules[i].keys[0]);
-		if (rules[i].json && json_is_string(v)) {
+		/* a null value is a present key with no bytes in Go's map */
+		if (rules[i].json && (json_is_string(v) || json_is_null(v))) {
 			gnutls_datum_t in = {
 			    (unsigned char *)json_string_value(v),
 			    (unsigned)json_string_length(v)};
 			gnutls_datum_t raw = {NULL, 0};
 			json_t *j = NULL;
-			if (in.size && gnutls_base64_decode2(&in, &raw) >= 0)
+			char why[160] = "unexpected end of JSON input";
+			/* Go's json.Unmarshal into a map: its syntax error,
+			   else a value of another type (null is none; what Go
+			   takes and jansson does not, \u0000 or bad UTF-8 in a
+			   string, is no object's fault here) */
+			bool bad =
+			    !in.size || gnutls_base64_decode2(&in, &raw) < 0 ||
+			    !reg_go_json_check((const char *)raw.data, raw.size,
+					       why, sizeof why);
+			if (!bad) {
 				j = reg_json_load((const char *)raw.data,
 						  raw.size, JSON_DECODE_ANY, NULL);
-			/* Go's json.Unmarshal into a map: null is no error */
-			if (!json_is_object(j) && !json_is_null(j)) {
-				char f[64], why[128];
+				bad =
+				    j && !json_is_object(j) && !json_is_null(j);
+			}
+			if (bad) {
+				char f[64];
 				snprintf(f, sizeof f, "data[%s]", rules[i].keys[0]);
 				if (j)
 					snprintf(why, sizeof why,
-						 "json: cannot unmarshal %s into Go value of type map[string]interface {}",
+						 "json: cannot unmarshal %s "
+						 "into Go value of type "
+						 "map[string]interface {}",
 						 reg_go_type(j));
-				else
-					snprintf(why, sizeof why,
-						 "unexpected end of JSON input");
 				srv_error_cause(err, "FieldValueInvalid", f,
 						"Invalid value: \"<secret contents redacted>\": %s",
 						why);
@@ -373,12 +396,14 @@ static lp_err prep_secret(const struct srv_resource *r, json_t *obj,
 				"Invalid value: \"%.253s\": field is immutable",
 				json_string_value(json_object_get(obj, "type")));
 	immutable_causes(obj, old, data_members, err);
-	secret_type_causes(obj, err);
+	/* kube's ValidateSecret: the keys and the size, then the type's
+	   rules */
 	size_t n = check_data_keys(data, "data", true, err);
 	if (n > DATA_MAX)
 		srv_error_cause(err, "FieldValueTooLong", "data",
 				"Too long: may not be more than %d bytes",
 				DATA_MAX);
+	secret_type_causes(obj, err);
 	return finish_invalid(r, obj, err);
 }
 
@@ -752,26 +777,37 @@ static void enum_cause_set(const char *field, const json_t *v,
 	enum_cause_of(field, v, vals, false, err);
 }
 
-/* kube's IsValidPortName, its first complaint: NULL when name is one. */
-static const char *port_name_problem(const char *n)
+/* kube's IsValidPortName: one cause on field per complaint, in its
+   order. */
+static void port_name_causes(struct srv_error *err, const char *field,
+			     const char *n)
 {
+	const char *msgs[5];
+	int k = 0;
 	size_t len = strlen(n);
-	bool letter = false;
-	if (len > 15)
-		return "must be no more than 15 characters";
+	bool letter = false, charset = len > 0;
 	for (size_t i = 0; i < len; i++) {
 		bool lower = n[i] >= 'a' && n[i] <= 'z';
-		if (!lower && !(n[i] >= '0' && n[i] <= '9') && n[i] != '-')
-			return "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)";
-		letter = letter || lower;
+		charset &= lower || (n[i] >= '0' && n[i] <= '9') || n[i] == '-';
+		letter |= lower;
 	}
+	if (len > 15)
+		msgs[k++] = "must be no more than 15 characters";
+	if (!charset)
+		msgs[k++] = "must contain only alpha-numeric characters (a-z, "
+			    "0-9), and hyphens (-)";
 	if (!letter)
-		return "must contain at least one letter (a-z)";
+		msgs[k++] = "must contain at least one letter (a-z)";
 	if (strstr(n, "--"))
-		return "must not contain consecutive hyphens";
+		msgs[k++] = "must not contain consecutive hyphens";
 	if (len && (n[0] == '-' || n[len - 1] == '-'))
-		return "must not begin or end with a hyphen";
-	return NULL;
+		msgs[k++] = "must not begin or end with a hyphen";
+	char q[2048];
+	if (k)
+		srv_go_quote(n, q, sizeof q);
+	for (int i = 0; i < k; i++)
+		srv_error_cause(err, "FieldValueInvalid", field,
+				"Invalid value: %s: %s", q, msgs[i]);
 }
 
 /* kube's ValidateServiceClusterIPsRelatedFields: clusterIP and clusterIPs
@@ -1280,10 +1316,7 @@ static void lb_status_causes(const json_t *obj, struct srv_error *err)
 			enum_cause(f, mode, modes, err);
 		if (host && *host) {
 			snprintf(f, sizeof f, "status.loadBalancer.ingress[%zu].hostname", i);
-			if (!srv_is_dns_subdomain(host))
-				srv_error_cause(err, "FieldValueInvalid", f,
-						"Invalid value: \"%.253s\": " SRV_MSG_DNS_SUBDOMAIN,
-						host);
+			srv_name_causes(err, f, SRV_RULE_DNS_SUBDOMAIN, host);
 			if (is_ip(host))
 				srv_error_cause(err, "FieldValueInvalid", f,
 						"Invalid value: \"%.64s\": must be a DNS name, not an IP address",
@@ -1393,18 +1426,18 @@ static void validate_service(const json_t *spec, struct srv_error *err)
 					"Forbidden: may not be set for ExternalName services");
 		const char *en =
 		    json_string_value(json_object_get(spec, "externalName"));
-		char cname[300];
-		snprintf(cname, sizeof cname, "%s", en ? en : "");
-		size_t n = strlen(cname);
+		/* kube drops one trailing dot (a fully qualified name) */
+		char *cname = strdup(en ? en : "");
+		size_t n = cname ? strlen(cname) : 0;
 		if (n && cname[n - 1] == '.')
 			cname[n - 1] = '\0';
-		if (!cname[0])
+		if (cname && !cname[0])
 			srv_error_cause(err, "FieldValueRequired",
 					"spec.externalName", "Required value");
-		else if (!srv_is_dns_subdomain(cname))
-			srv_error_cause(err, "FieldValueInvalid", "spec.externalName",
-					"Invalid value: \"%.253s\": " SRV_MSG_DNS_SUBDOMAIN,
-					cname);
+		else if (cname)
+			srv_name_causes(err, "spec.externalName",
+					SRV_RULE_DNS_SUBDOMAIN, cname);
+		free(cname);
 	}
 	size_t i, j;
 	const json_t *p, *q;
@@ -1418,10 +1451,7 @@ static void validate_service(const json_t *spec, struct srv_error *err)
 					"Required value");
 		} else if (name && *name) {
 			snprintf(f, sizeof f, "spec.ports[%zu].name", i);
-			if (!srv_is_dns_label(name, 63))
-				srv_error_cause(err, "FieldValueInvalid", f,
-						"Invalid value: \"%.63s\": " SRV_MSG_DNS_LABEL,
-						name);
+			srv_name_causes(err, f, SRV_RULE_DNS_LABEL, name);
 			json_array_foreach(ports, j, q)
 			{
 				if (j >= i)
@@ -1452,13 +1482,8 @@ static void validate_service(const json_t *spec, struct srv_error *err)
 			srv_error_cause(err, "FieldValueInvalid", f,
 					"Invalid value: %lld: must be between 1 and 65535, inclusive",
 					(long long)json_integer_value(tp));
-		const char *why = json_is_string(tp)
-				      ? port_name_problem(json_string_value(tp))
-				      : NULL;
-		if (why)
-			srv_error_cause(err, "FieldValueInvalid", f,
-					"Invalid value: \"%.63s\": %s",
-					json_string_value(tp), why);
+		if (json_is_string(tp))
+			port_name_causes(err, f, json_string_value(tp));
 		const char *app = json_string_value(json_object_get(p, "appProtocol"));
 		if (app) {
 			snprintf(f, sizeof f, "spec.ports[%zu].appProtocol", i);
@@ -1470,10 +1495,14 @@ static void validate_service(const json_t *spec, struct srv_error *err)
 	json_object_foreach(json_object_get(spec, "selector"), k, v)
 	{
 		srv_qname_causes(err, "spec.selector", k, k);
-		if (!json_is_string(v) || !srv_is_label_value(json_string_value(v)))
-			srv_error_cause(err, "FieldValueInvalid", "spec.selector",
-					"Invalid value: \"%.100s\": " SRV_MSG_LABEL_VALUE,
-					json_is_string(v) ? json_string_value(v) : "");
+		if (json_is_string(v))
+			srv_name_causes(err, "spec.selector",
+					SRV_RULE_LABEL_VALUE,
+					json_string_value(v));
+		else
+			srv_error_cause(
+			    err, "FieldValueInvalid", "spec.selector",
+			    "Invalid value: \"\": " SRV_MSG_LABEL_VALUE);
 	}
 	enum_cause("spec.sessionAffinity", json_object_get(spec, "sessionAffinity"),
 		   affinities, err);
@@ -1632,6 +1661,11 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 		if (!json_is_object(p))
 			continue;
 		default_str(p, "protocol", "TCP");
+		/* an unset port is Go's zero, which validation refuses (with
+		   the targetPort defaulted from it), as kube answers */
+		json_t *port = json_object_get(p, "port");
+		if (!port || json_is_null(port))
+			json_object_set_new(p, "port", json_integer(0));
 		/* kube defaults an unset targetPort (0 or "", which a null
 		   decodes to) to the port */
 		json_t *tp = json_object_get(p, "targetPort");
@@ -1681,15 +1715,6 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 	if (refused ||
 	    (srv_service_needs_node_ports(spec) && node_port_taken(spec, err)))
 		return finish_invalid(r, obj, err);
-	json_array_foreach(ports, i, p)
-	{
-		if (!json_is_integer(json_object_get(p, "port"))) {
-			char f[64];
-			snprintf(f, sizeof f, "spec.ports[%zu].port", i);
-			srv_error_cause(err, "FieldValueRequired", f,
-					"Required value");
-		}
-	}
 	if (ospec)
 		service_update_causes(spec, ospec, err);
 	topology_causes(obj, err);
@@ -1789,13 +1814,12 @@ static lp_err prep_endpoints(const struct srv_resource *r, json_t *obj,
 				bool valid = is_ip(ip);
 				if (!valid)
 					ip_causes(fip, ip, err);
-				if (hn && *hn && !srv_is_dns_label(hn, 63)) {
+				if (hn && *hn) {
 					snprintf(f, sizeof f,
 						 "subsets[%zu].%s[%zu].hostname", i,
 						 lists[l], j);
-					srv_error_cause(err, "FieldValueInvalid", f,
-							"Invalid value: \"%.63s\": " SRV_MSG_DNS_LABEL,
-							hn);
+					srv_name_causes(err, f,
+							SRV_RULE_DNS_LABEL, hn);
 				}
 				const json_t *nn = json_object_get(a, "nodeName");
 				if (json_is_string(nn)) {
@@ -1803,14 +1827,8 @@ static lp_err prep_endpoints(const struct srv_resource *r, json_t *obj,
 					snprintf(f, sizeof f,
 						 "subsets[%zu].%s[%zu].nodeName", i,
 						 lists[l], j);
-					if (strlen(nv) > 253)
-						srv_error_cause(err, "FieldValueInvalid", f,
-								"Invalid value: \"%.300s\": must be no more than 253 characters",
-								nv);
-					if (!srv_dns_subdomain_like(nv))
-						srv_error_cause(err, "FieldValueInvalid", f,
-								"Invalid value: \"%.300s\": " SRV_MSG_DNS_SUBDOMAIN,
-								nv);
+					srv_name_causes(
+					    err, f, SRV_RULE_DNS_SUBDOMAIN, nv);
 				}
 				if (valid)
 					ip_causes(fip, ip, err);
@@ -1829,10 +1847,9 @@ static lp_err prep_endpoints(const struct srv_resource *r, json_t *obj,
 				snprintf(f, sizeof f, "subsets[%zu].ports[%zu].name", i, j);
 				srv_error_cause(err, "FieldValueRequired", f,
 						"Required value");
-			} else if (name && *name && !srv_is_dns_label(name, 63)) {
+			} else if (name && *name) {
 				snprintf(f, sizeof f, "subsets[%zu].ports[%zu].name", i, j);
-				srv_error_cause(err, "FieldValueInvalid", f,
-						"Invalid value: \"%.63s\": " SRV_MSG_DNS_LABEL,
+				srv_name_causes(err, f, SRV_RULE_DNS_LABEL,
 						name);
 			}
 			if (port < 1 || port > 65535) {

@@ -251,6 +251,26 @@ bool srv_is_dns_subdomain(const char *s);
 bool srv_dns_subdomain_like(const char *s);
 bool srv_dns1035_like(const char *s);
 bool srv_is_label_value(const char *v);
+/* The label-value pattern alone, whatever the length:
+   (([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])? */
+bool srv_label_value_like(const char *s);
+
+/* apimachinery's IsDNS1123Label, IsDNS1123Subdomain, IsDNS1035Label and
+   IsValidLabelValue: kube's messages for s, the length first (a DNS-1123
+   label that is a valid subdomain "must not contain dots"); returns how
+   many (0: valid). srv_name_causes adds one FieldValueInvalid cause on
+   field per message, the value quoted as Go's %q, and says whether s
+   passed. objects.c. */
+enum srv_name_rule {
+	SRV_RULE_DNS_LABEL,
+	SRV_RULE_DNS_SUBDOMAIN,
+	SRV_RULE_DNS1035,
+	SRV_RULE_LABEL_VALUE,
+};
+int srv_name_problems(enum srv_name_rule rule, const char *s,
+		      const char *msgs[2]);
+bool srv_name_causes(struct srv_error *err, const char *field,
+		     enum srv_name_rule rule, const char *s);
 
 /* kube's texts for those (apimachinery's validation.RegexError: the rule,
    examples, the regular expression). */

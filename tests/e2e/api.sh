@@ -1498,6 +1498,36 @@ req POST "$NSD/secrets" '{"metadata":{"name":"dnull"},"type":"kubernetes.io/dock
 check "a docker config Secret holding null is fine, as Go decodes it into a map" code_is 201
 req POST "$NSD/secrets" '{"metadata":{"name":"darr"},"type":"kubernetes.io/dockerconfigjson","data":{".dockerconfigjson":"W10="}}'
 check "... a list is Go's unmarshal error" code_has 422 'json: cannot unmarshal array into Go value of type map[string]interface {}'
+# kube's ValidateSecret decodes a docker config with Go's json.Unmarshal:
+# its syntax errors word for word, and a null value is no bytes
+req POST "$NSD/secrets" '{"metadata":{"name":"dsyn"},"type":"kubernetes.io/dockerconfigjson","data":{".dockerconfigjson":"YWJj"}}'
+check "a docker config that is no JSON is Go's syntax error" code_has 422 'data[.dockerconfigjson]: Invalid value: \"<secret contents redacted>\": invalid character '"'a'"' looking for beginning of value'
+req POST "$NSD/secrets" '{"metadata":{"name":"dsyn"},"type":"kubernetes.io/dockerconfigjson","data":{".dockerconfigjson":"e314"}}'
+check "... so is text after it" code_has 422 "invalid character 'x' after top-level value"
+req POST "$NSD/secrets" '{"metadata":{"name":"dsyn"},"type":"kubernetes.io/dockercfg","data":{".dockercfg":null}}'
+check "... and a null one is empty input (the key is there)" code_has 422 'data[.dockercfg]: Invalid value: \"<secret contents redacted>\": unexpected end of JSON input'
+req POST "$NSD/secrets" '{"metadata":{"name":"dord"},"type":"kubernetes.io/tls","data":{"bad key":"YWJj"}}'
+check "a Secret's key errors come before its type's, as kube's ValidateSecret" code_has 422 'is invalid: [data[bad key]: Invalid value: \"bad key\": a valid config key' 'data[tls.crt]: Required value, data[tls.key]: Required value]'
+# apimachinery's IsValidLabelValue, IsDNS1123Label, IsDNS1123Subdomain and
+# IsValidPortName: every complaint its own cause, the whole value quoted
+LV70=$(printf 'b%.0s' $(seq 70))
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"lv","labels":{"a":"'"$LV70"'","c":"-x"}}}'
+check "a label value over 63 characters says so" code_has 422 "metadata.labels: Invalid value: \\\"$LV70\\\": must be no more than 63 characters" 'metadata.labels: Invalid value: \"-x\": a valid label must be an empty string or consist of'
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"lv","labels":{"a":"'"$LV70"'."}}}'
+check "... and when it breaks the pattern too, both" code_has 422 'must be no more than 63 characters, metadata.labels: Invalid value: ' 'a valid label must be an empty string'
+req POST /api/v1/namespaces '{"metadata":{"name":"a.b"}}'
+check "a namespace name with dots: kube's must not contain dots" code_has 422 'Namespace \"a.b\" is invalid: metadata.name: Invalid value: \"a.b\": must not contain dots'
+req POST "$SVCS" '{"metadata":{"name":"pn"},"spec":{"ports":[{"port":80,"name":"a.b","targetPort":"-A-"}]}}'
+check "a Service port name with dots, a target port name with every fault" code_has 422 'spec.ports[0].name: Invalid value: \"a.b\": must not contain dots' 'spec.ports[0].targetPort: Invalid value: \"-A-\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-), spec.ports[0].targetPort: Invalid value: \"-A-\": must contain at least one letter (a-z), spec.ports[0].targetPort: Invalid value: \"-A-\": must not begin or end with a hyphen'
+EN300=$(printf 'a%.0s' $(seq 300))
+req POST "$SVCS" '{"metadata":{"name":"en"},"spec":{"type":"ExternalName","externalName":"'"$EN300"'"}}'
+check "an externalName over 253 characters says so, whole" code_has 422 "spec.externalName: Invalid value: \\\"$EN300\\\": must be no more than 253 characters"
+req POST "$SVCS" '{"metadata":{"name":"np"},"spec":{"ports":[{"name":"x"}]}}'
+check "a Service port without a port number is kube's port 0, its target port defaulted from it" code_has 422 'Service \"np\" is invalid: [spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive, spec.ports[0].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive]'
+req POST /api/v1/namespaces '{"metadata":{"name":"nsfin3"},"spec":{"finalizers":["bad_name!"]}}'
+check "a namespace finalizer that is no qualified name and no standard one: both causes" code_has 422 'spec.finalizers: Invalid value: \"bad_name!\": name part must consist of' 'spec.finalizers: Invalid value: \"bad_name!\": name is neither a standard finalizer name nor is it fully qualified'
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"kq"},"data":{"a\"b":"x"}}'
+check "a config key is quoted as Go's %q" code_has 422 'data[a\"b]: Invalid value: \"a\\\"b\": a valid config key'
 req POST /api/v1/namespaces '{"metadata":{"name":"phases"}}'
 req PATCH /api/v1/namespaces/phases/status '{"status":{"phase":"Terminating"}}' application/merge-patch+json
 check "a Namespace's status may say Terminating only once it is deleted" code_has 422 'status.Phase: Invalid value: \"Terminating\": may only be '"'"'Active'"'"' if `deletionTimestamp` is empty'
