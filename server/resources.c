@@ -1525,6 +1525,14 @@ static void validate_service(const json_t *spec, struct srv_error *err)
 		ip_causes(f, json_string_value(p), err);
 	}
 	enum_cause("spec.type", json_object_get(spec, "type"), types, err);
+}
+
+/* kube's duplicate (protocol, port) check, after the node ports' */
+static void dup_port_causes(const json_t *spec, struct srv_error *err)
+{
+	const json_t *ports = json_object_get(spec, "ports");
+	size_t i, j;
+	const json_t *p, *q;
 	json_array_foreach(ports, i, p)
 	{
 		json_array_foreach(ports, j, q)
@@ -1720,6 +1728,7 @@ static lp_err prep_service(const struct srv_resource *r, json_t *obj,
 	topology_causes(obj, err);
 	validate_service(spec, err);
 	node_port_causes(spec, err);
+	dup_port_causes(spec, err);
 	service_tail_causes(obj, spec, err);
 	/* PrepareForCreate resets the status: a load balancer's ingress
 	   is the controller's to set, through /status */

@@ -1522,6 +1522,8 @@ check "a Service port name with dots, a target port name with every fault" code_
 EN300=$(printf 'a%.0s' $(seq 300))
 req POST "$SVCS" '{"metadata":{"name":"en"},"spec":{"type":"ExternalName","externalName":"'"$EN300"'"}}'
 check "an externalName over 253 characters says so, whole" code_has 422 "spec.externalName: Invalid value: \\\"$EN300\\\": must be no more than 253 characters"
+req POST "$SVCS" '{"metadata":{"name":"c6"},"spec":{"ports":[{"port":80,"nodePort":30001},{"port":80,"name":"b"}]}}'
+check "a Service's node port causes come before its duplicate ports, as kube's ValidateService" code_has 422 "spec.ports[0].nodePort: Forbidden: may not be used when \`type\` is 'ClusterIP', spec.ports[1]: Duplicate value: core.ServicePort"
 req POST "$SVCS" '{"metadata":{"name":"np"},"spec":{"ports":[{"name":"x"}]}}'
 check "a Service port without a port number is kube's port 0, its target port defaulted from it" code_has 422 'Service \"np\" is invalid: [spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive, spec.ports[0].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive]'
 req POST /api/v1/namespaces '{"metadata":{"name":"nsfin3"},"spec":{"finalizers":["bad_name!"]}}'
