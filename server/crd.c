@@ -1134,11 +1134,6 @@ void srv_crds_shutdown(void)
 
 /* ------------------------------------------------------------ CRD strategy */
 
-static bool dns1035(const char *s)
-{
-	return s && strlen(s) <= 63 && srv_dns1035_like(s);
-}
-
 /* kube's IsDNS1035Label errors of s, joined by "," (utilvalidation's
    texts); false when s is one. */
 static bool dns1035_errs(const char *s, char *buf, size_t n)
@@ -1715,14 +1710,8 @@ static void check_conversion(const json_t *conv, struct srv_error *err)
 			    "Invalid value: \"%s\": duplicate version", v);
 			continue;
 		}
-		if (!dns1035(v))
-			srv_error_cause(
-			    err, "FieldValueInvalid", f,
-			    "Invalid value: \"%s\": a DNS-1035 label must "
-			    "consist of lower case alphanumeric characters or "
-			    "'-', start with an alphabetic character, and end "
-			    "with an alphanumeric character",
-			    v ? v : "");
+		/* IsDNS1035Label: a cause per complaint */
+		srv_name_causes(err, f, SRV_RULE_DNS1035, v ? v : "");
 		known =
 		    known || (v && (!strcmp(v, "v1") || !strcmp(v, "v1beta1")));
 	}
@@ -1887,14 +1876,25 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 					"spec.names.plural+\".\"+spec.group",
 					name);
 	}
-	if (!group || !*group)
+	const char *gmsgs[2];
+	int ng =
+	    group ? srv_name_problems(SRV_RULE_DNS_SUBDOMAIN, group, gmsgs) : 0;
+	if (!group || !*group) {
 		srv_error_cause(err, "FieldValueRequired", "spec.group",
 				"Required value");
-	else if (!strchr(group, '.'))
+	} else if (ng) {
+		/* kube joins IsDNS1123Subdomain's complaints with "," */
+		char q[2048];
+		srv_go_quote(group, q, sizeof q);
+		srv_error_cause(err, "FieldValueInvalid", "spec.group",
+				"Invalid value: %s: %s%s%s", q, gmsgs[0],
+				ng > 1 ? "," : "", ng > 1 ? gmsgs[1] : "");
+	} else if (!strchr(group, '.')) {
 		srv_error_cause(err, "FieldValueInvalid", "spec.group",
 				"Invalid value: \"%s\": should be a domain "
 				"with at least one dot",
 				group);
+	}
 	const char *scope = json_string_value(json_object_get(spec, "scope"));
 	if (!scope || (strcmp(scope, "Cluster") && strcmp(scope, "Namespaced")))
 		srv_error_cause(err,
@@ -2034,6 +2034,13 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 			    err, "FieldValueInvalid", "spec.names.kind",
 			    "Invalid value: \"%s\": field is immutable", nk);
 	}
+	/* kube's PrepareForCreate stores the storage version, if one; with
+	   none, ValidateCustomResourceDefinitionStoredVersions says so */
+	if (!old && !n_storage)
+		srv_error_cause(err, "FieldValueInvalid",
+				"status.storedVersions",
+				"Invalid value: []string(nil): must have at "
+				"least one stored version");
 	check_approval(obj, old, err);
 	if (crd_invalid(obj, err))
 		return err->code;

@@ -314,103 +314,9 @@ static bool strv_has(const json_t *a, const char *k)
 	return false;
 }
 
-static void check_list_map(struct sctx *c, const json_t *s)
+/* A set's items: atomic lists and maps (kube's requireAtomicSetType). */
+static void check_set_items(struct sctx *c, const json_t *items)
 {
-	const json_t *keys = json_object_get(s, "x-kubernetes-list-map-keys");
-	const json_t *items = json_object_get(s, "items");
-	if (!json_array_size(keys))
-		REQUIRED(c, ".x-kubernetes-list-map-keys",
-			 "must not be empty if x-kubernetes-list-type is map");
-	if (!items) {
-		REQUIRED(c, ".items",
-			 "must have a schema if x-kubernetes-list-type is map");
-		return;
-	}
-	if (!json_is_object(items))
-		return;
-	const char *it = type_of(items);
-	if (strcmp(it, "object")) {
-		char q[256];
-		quote(q, sizeof q, it);
-		cause(c, "FieldValueInvalid", ".items.type",
-		      "Invalid value: %s: must be object if parent array's "
-		      "x-kubernetes-list-type is map",
-		      q);
-		return;
-	}
-	const json_t *props = json_object_get(items, "properties");
-	const json_t *req = json_object_get(items, "required");
-	char kv[512];
-	strv_value(kv, sizeof kv, keys);
-	size_t i;
-	json_t *k;
-	json_array_foreach(keys, i, k)
-	{
-		const char *key = json_string_value(k);
-		if (!key)
-			continue;
-		const json_t *p = json_object_get(props, key);
-		char child[400];
-		if (!p) {
-			cause(c, "FieldValueInvalid",
-			      ".x-kubernetes-list-map-keys",
-			      "Invalid value: %s: entries must all be names of "
-			      "item properties",
-			      kv);
-		} else {
-			const char *pt = type_of(p);
-			if (!strcmp(pt, "array") || !strcmp(pt, "object")) {
-				/* kube prints the items' type here */
-				snprintf(child, sizeof child,
-					 ".items.properties[%s].type", key);
-				cause(c, "FieldValueInvalid", child,
-				      "Invalid value: \"object\": must be a "
-				      "scalar "
-				      "type if parent array's "
-				      "x-kubernetes-list-type "
-				      "is map");
-			}
-			const json_t *d = json_object_get(p, "default");
-			if (!strv_has(req, key) && (!d || json_is_null(d))) {
-				snprintf(child, sizeof child,
-					 ".items.properties[%s].default", key);
-				REQUIRED(c, child,
-					 "this property is in "
-					 "x-kubernetes-list-map-keys, "
-					 "so it must have a default or be a "
-					 "required "
-					 "property");
-			}
-			if (is_true(p, "nullable")) {
-				snprintf(child, sizeof child,
-					 ".items.properties[%s].nullable", key);
-				FORBIDDEN(c, child,
-					  "this property is in "
-					  "x-kubernetes-list-map-keys, "
-					  "so it cannot be nullable");
-			}
-		}
-		for (size_t j = 0; j < i; j++) {
-			const char *o =
-			    json_string_value(json_array_get(keys, j));
-			if (o && !strcmp(o, key)) {
-				cause(c, "FieldValueInvalid",
-				      ".x-kubernetes-list-map-keys",
-				      "Invalid value: %s: must not contain "
-				      "duplicate "
-				      "entries",
-				      kv);
-				break;
-			}
-		}
-	}
-}
-
-static void check_list_set(struct sctx *c, const json_t *s)
-{
-	const json_t *items = json_object_get(s, "items");
-	if (!json_is_object(items))
-		return;
 	const char *it = type_of(items);
 	const char *lt = str(items, "x-kubernetes-list-type");
 	const char *mt = str(items, "x-kubernetes-map-type");
@@ -432,32 +338,158 @@ static void check_list_set(struct sctx *c, const json_t *s)
 	}
 }
 
+/* A map list's keys: scalar properties of its items, each once. */
+static void check_map_keys(struct sctx *c, const json_t *keys,
+			   const json_t *items)
+{
+	const json_t *props = json_object_get(items, "properties");
+	char kv[512], child[320];
+	strv_value(kv, sizeof kv, keys);
+	size_t i;
+	json_t *k;
+	json_array_foreach(keys, i, k)
+	{
+		const char *key = json_string_value(k);
+		if (!key)
+			continue;
+		const json_t *p = json_object_get(props, key);
+		if (!p) {
+			cause(c, "FieldValueInvalid",
+			      ".x-kubernetes-list-map-keys",
+			      "Invalid value: %s: entries must all be names of "
+			      "item properties",
+			      kv);
+		} else {
+			const char *pt = type_of(p);
+			if (!strcmp(pt, "array") || !strcmp(pt, "object")) {
+				/* kube prints the items' type here */
+				snprintf(child, sizeof child,
+					 ".items.properties[%s].type", key);
+				cause(c, "FieldValueInvalid", child,
+				      "Invalid value: \"object\": must be a "
+				      "scalar type if parent array's "
+				      "x-kubernetes-list-type is map");
+			}
+		}
+		for (size_t j = 0; j < i; j++) {
+			const char *o =
+			    json_string_value(json_array_get(keys, j));
+			if (o && !strcmp(o, key)) {
+				cause(c, "FieldValueInvalid",
+				      ".x-kubernetes-list-map-keys",
+				      "Invalid value: %s: must not contain "
+				      "duplicate entries",
+				      kv);
+				break;
+			}
+		}
+	}
+}
+
+/* kube's validateMapListKeysMapSet: a set's or a map's items are not
+   nullable, and a map's keys are required or defaulted, never
+   nullable. */
+static void check_map_set(struct sctx *c, const json_t *s, const char *lt)
+{
+	const json_t *items = json_object_get(s, "items");
+	if (!json_is_object(items))
+		return;
+	if (is_true(items, "nullable")) {
+		char why[80];
+		snprintf(why, sizeof why,
+			 "cannot be nullable when x-kubernetes-list-type is %s",
+			 lt);
+		FORBIDDEN(c, ".items.nullable", why);
+	}
+	if (strcmp(lt, "map"))
+		return;
+	const json_t *props = json_object_get(items, "properties");
+	const json_t *req = json_object_get(items, "required");
+	char child[320];
+	size_t i;
+	json_t *k;
+	json_array_foreach(json_object_get(s, "x-kubernetes-list-map-keys"), i,
+			   k)
+	{
+		const char *key = json_string_value(k);
+		const json_t *p = key ? json_object_get(props, key) : NULL;
+		if (!p)
+			continue;
+		const json_t *d = json_object_get(p, "default");
+		if (!strv_has(req, key) && (!d || json_is_null(d))) {
+			snprintf(child, sizeof child,
+				 ".items.properties[%s].default", key);
+			REQUIRED(
+			    c, child,
+			    "this property is in x-kubernetes-list-map-keys, "
+			    "so it must have a default or be a required "
+			    "property");
+		}
+		if (is_true(p, "nullable")) {
+			snprintf(child, sizeof child,
+				 ".items.properties[%s].nullable", key);
+			FORBIDDEN(
+			    c, child,
+			    "this property is in x-kubernetes-list-map-keys, "
+			    "so it cannot be nullable");
+		}
+	}
+}
+
+/* The list and map type extensions, in the order of kube's
+   ValidateCustomResourceDefinitionOpenAPISchema. */
 static void check_list_and_map_types(struct sctx *c, const json_t *s)
 {
 	const char *t = type_of(s);
 	const char *lt = str(s, "x-kubernetes-list-type");
 	const char *mt = str(s, "x-kubernetes-map-type");
+	const json_t *keys = json_object_get(s, "x-kubernetes-list-map-keys");
+	const json_t *items = json_object_get(s, "items");
 	char q[256];
-	if (lt) {
-		if (strcmp(lt, "atomic") && strcmp(lt, "set") &&
-		    strcmp(lt, "map")) {
-			quote(q, sizeof q, lt);
-			cause(c, "FieldValueNotSupported",
-			      ".x-kubernetes-list-type",
-			      "Unsupported value: %s: supported values: "
-			      "\"atomic\", "
-			      "\"set\", \"map\"",
+	if (mt && strcmp(t, "object")) {
+		if (!*t) {
+			REQUIRED(c, ".type",
+				 "must be object if x-kubernetes-map-type is "
+				 "specified");
+		} else {
+			quote(q, sizeof q, t);
+			cause(c, "FieldValueInvalid", ".type",
+			      "Invalid value: %s: must be object if "
+			      "x-kubernetes-map-type is specified",
 			      q);
 		}
-		if (strcmp(t, "array")) {
+	}
+	if (mt && strcmp(mt, "atomic") && strcmp(mt, "granular")) {
+		quote(q, sizeof q, mt);
+		cause(c, "FieldValueNotSupported", ".x-kubernetes-map-type",
+		      "Unsupported value: %s: supported values: \"atomic\", "
+		      "\"granular\"",
+		      q);
+	}
+	if (lt && strcmp(t, "array")) {
+		if (!*t) {
+			REQUIRED(c, ".type",
+				 "must be array if x-kubernetes-list-type is "
+				 "specified");
+		} else {
 			quote(q, sizeof q, t);
 			cause(c, "FieldValueInvalid", ".type",
 			      "Invalid value: %s: must be array if "
 			      "x-kubernetes-list-type is specified",
 			      q);
 		}
+	} else if (lt && !strcmp(lt, "set") && json_is_object(items)) {
+		check_set_items(c, items);
 	}
-	if (json_array_size(json_object_get(s, "x-kubernetes-list-map-keys"))) {
+	if (lt && strcmp(lt, "atomic") && strcmp(lt, "set") &&
+	    strcmp(lt, "map")) {
+		quote(q, sizeof q, lt);
+		cause(c, "FieldValueNotSupported", ".x-kubernetes-list-type",
+		      "Unsupported value: %s: supported values: \"atomic\", "
+		      "\"set\", \"map\"",
+		      q);
+	}
+	if (json_array_size(keys)) {
 		if (!lt) {
 			REQUIRED(c, ".x-kubernetes-list-type",
 				 "must be map if x-kubernetes-list-map-keys is "
@@ -470,27 +502,27 @@ static void check_list_and_map_types(struct sctx *c, const json_t *s)
 			      q);
 		}
 	}
-	if (lt && !strcmp(lt, "map"))
-		check_list_map(c, s);
-	if (lt && !strcmp(lt, "set"))
-		check_list_set(c, s);
-	if (mt) {
-		if (strcmp(mt, "atomic") && strcmp(mt, "granular")) {
-			quote(q, sizeof q, mt);
-			cause(c, "FieldValueNotSupported",
-			      ".x-kubernetes-map-type",
-			      "Unsupported value: %s: supported values: "
-			      "\"granular\", \"atomic\"",
+	if (lt && !strcmp(lt, "map")) {
+		if (!json_array_size(keys))
+			REQUIRED(c, ".x-kubernetes-list-map-keys",
+				 "must not be empty if x-kubernetes-list-type "
+				 "is map");
+		if (!items)
+			REQUIRED(c, ".items",
+				 "must have a schema if x-kubernetes-list-type "
+				 "is map");
+		if (json_is_object(items) && strcmp(type_of(items), "object")) {
+			quote(q, sizeof q, type_of(items));
+			cause(c, "FieldValueInvalid", ".items.type",
+			      "Invalid value: %s: must be object if parent "
+			      "array's x-kubernetes-list-type is map",
 			      q);
 		}
-		if (strcmp(t, "object")) {
-			quote(q, sizeof q, t);
-			cause(c, "FieldValueInvalid", ".type",
-			      "Invalid value: %s: must be object if "
-			      "x-kubernetes-map-type is specified",
-			      q);
-		}
+		if (json_is_object(items) && !strcmp(type_of(items), "object"))
+			check_map_keys(c, keys, items);
 	}
+	if (lt && (!strcmp(lt, "set") || !strcmp(lt, "map")))
+		check_map_set(c, s, lt);
 }
 
 static void openapi_list(struct sctx *c, const json_t *s, const char *kw,

@@ -1122,6 +1122,35 @@ expect_rc 1 "a CRD whose group has no dot is refused" kubectl create -f "$WORK/b
 check "... with kube's message" err_has 'should be a domain with at least one dot'
 req POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions '{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"poolers.example.com"}}'
 check "a CRD with an empty spec lists the name's error first, as ValidateObjectMeta (plural + \".\" + group, empty too)" code_has 422 'is invalid: [metadata.name: Invalid value: \"poolers.example.com\": must be spec.names.plural+\".\"+spec.group, spec.group: Required value'
+# found by an audit against apiextensions' ValidateCustomResourceDefinition
+wcrd() { # PROPERTIES-JSON [VERSION-OVERRIDES-JSON [SPEC-OVERRIDES-JSON]]
+	python3 - "$1" "${2:-{\}}" "${3:-{\}}" >"$WORK/wcrd.json" <<'PY'
+import json, sys
+v = {"name": "v1", "served": True, "storage": True,
+     "schema": {"openAPIV3Schema": {"type": "object", "properties": json.loads(sys.argv[1])}}}
+v.update(json.loads(sys.argv[2]))
+spec = {"group": "example.com", "scope": "Namespaced", "versions": [v],
+        "names": {"plural": "ws", "singular": "w", "kind": "W", "listKind": "WList"}}
+spec.update(json.loads(sys.argv[3]))
+print(json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                  "metadata": {"name": "ws." + spec["group"]}, "spec": spec}))
+PY
+	req POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions "$(cat "$WORK/wcrd.json")"
+}
+wcrd '{"a":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string","nullable":true}}}'
+check "a set's items may not be nullable (validateMapListKeysMapSet)" code_has 422 'properties[a].items.nullable: Forbidden: cannot be nullable when x-kubernetes-list-type is set'
+wcrd '{"a":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["k"],"items":{"type":"object","nullable":true,"required":["k"],"properties":{"k":{"type":"string"}}}}}'
+check "... nor a map list's" code_has 422 'properties[a].items.nullable: Forbidden: cannot be nullable when x-kubernetes-list-type is map'
+wcrd '{"a":{"x-kubernetes-map-type":"foo","x-kubernetes-preserve-unknown-fields":true}}'
+check "a map type without a type: the type Required, then the value, atomic first" code_has 422 'is invalid: [spec.validation.openAPIV3Schema.properties[a].type: Required value: must be object if x-kubernetes-map-type is specified, spec.validation.openAPIV3Schema.properties[a].x-kubernetes-map-type: Unsupported value: \"foo\": supported values: \"atomic\", \"granular\"]'
+wcrd '{"a":{"x-kubernetes-list-type":"set","x-kubernetes-preserve-unknown-fields":true}}'
+check "... a list type without one likewise" code_has 422 'properties[a].type: Required value: must be array if x-kubernetes-list-type is specified'
+wcrd '{}' '{}' '{"group":"ex_ample.com"}'
+check "a group that is no DNS subdomain says so on spec.group too" code_has 422 'spec.group: Invalid value: \"ex_ample.com\": a lowercase RFC 1123 subdomain must consist of'
+wcrd '{}' '{"storage":false}'
+check "no storage version: no stored version either" code_has 422 'is invalid: [spec.versions: Invalid value: must have exactly one version marked as storage version, status.storedVersions: Invalid value: []string(nil): must have at least one stored version]'
+wcrd '{}' '{}' '{"conversion":{"strategy":"Webhook","webhook":{"clientConfig":{"url":"https://a.b/c"},"conversionReviewVersions":["V1","v1"]}}}'
+check "a conversion review version that is no DNS-1035 label: kube's whole message" code_has 422 'spec.conversion.conversionReviewVersions[0]: Invalid value: \"V1\": a DNS-1035 label must consist of lower case alphanumeric characters or '"'-'"', start with an alphabetic character, and end with an alphanumeric character (e.g. '"'my-name'"',  or '"'abc-123'"', regex used for validation is '"'[a-z]([-a-z0-9]*[a-z0-9])?'"')'
 
 # Structural schemas (reference §8.6): kube's paths, spec.validation when
 # every version has the same schema, spec.versions[i].schema otherwise.
