@@ -1151,6 +1151,11 @@ wcrd '{}' '{"storage":false}'
 check "no storage version: no stored version either" code_has 422 'is invalid: [spec.versions: Invalid value: must have exactly one version marked as storage version, status.storedVersions: Invalid value: []string(nil): must have at least one stored version]'
 wcrd '{}' '{}' '{"conversion":{"strategy":"Webhook","webhook":{"clientConfig":{"url":"https://a.b/c"},"conversionReviewVersions":["V1","v1"]}}}'
 check "a conversion review version that is no DNS-1035 label: kube's whole message" code_has 422 'spec.conversion.conversionReviewVersions[0]: Invalid value: \"V1\": a DNS-1035 label must consist of lower case alphanumeric characters or '"'-'"', start with an alphabetic character, and end with an alphanumeric character (e.g. '"'my-name'"',  or '"'abc-123'"', regex used for validation is '"'[a-z]([-a-z0-9]*[a-z0-9])?'"')'
+# kube's CEL environment has no cel-go ext.Math, ext.Encoders, ext.Lists,
+# cel.bind or strings' reverse: such a rule does not compile (lapis took it
+# as one it cannot evaluate, with a Warning)
+wcrd '{"spec":{"type":"object","properties":{"a":{"type":"string","maxLength":9}},"x-kubernetes-validations":[{"rule":"math.abs(-1) == 1"},{"rule":"self.a.reverse() == self.a"}]}}'
+check "a rule calling a function kube does not declare is refused" code_has 422 'x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:\"math.abs(-1) == 1\"' "compilation failed: ERROR: <input>:1:1: undeclared reference to 'math' (in container '')" "compilation failed: ERROR: <input>:1:15: undeclared reference to 'reverse' (in container '')"
 
 # Structural schemas (reference §8.6): kube's paths, spec.validation when
 # every version has the same schema, spec.versions[i].schema otherwise.

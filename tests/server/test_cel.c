@@ -1405,12 +1405,20 @@ Test(cel_strings, format)
 
 Test(cel_compile, unsupported_and_bad)
 {
-	bad("strings.nope('a') == ''", "not supported");
+	/* cel-go's checker: the namespace is an undeclared name, checked
+	   before the function */
+	bad("strings.nope('a') == ''",
+	    "undeclared reference to 'strings' (in container '')");
+	bad("self.nope('a') == ''",
+	    "undeclared reference to 'nope' (in container '')");
+	bad("math.abs(-1) == 1",
+	    "undeclared reference to 'math' (in container '')");
 	bad("self.ts.getHours('Europe/Paris') == 1",
 	    "time zone 'Europe/Paris' is not supported");
 	bad("self.format(1, 2)",
 	    "function 'format' is not supported with 2 arguments");
-	bad("format.nope()", "not supported");
+	bad("format.nope()",
+	    "undeclared reference to 'format' (in container '')");
 	bad("format.dns1123Label(1)", "takes no arguments");
 	bad("self.?a() == 1", "unexpected '('");
 	bad("has(self.?a)", "has()");
