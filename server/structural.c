@@ -198,8 +198,15 @@ static void check_type(struct sctx *c, const json_t *s)
 			  "alternative");
 }
 
+static void no_warn(void *ud, const char *text)
+{
+	(void)ud;
+	(void)text;
+}
+
 /* A default must be allowed here, survive pruning unchanged and satisfy
-   its own schema (kube validates it with the node's schema alone). */
+   its own schema and rules (kube validates it with the node's schema
+   alone). */
 static void check_default(struct sctx *c, const json_t *s, struct ovis v)
 {
 	const json_t *def = json_object_get(s, "default");
@@ -231,13 +238,23 @@ static void check_default(struct sctx *c, const json_t *s, struct ovis v)
 	}
 	json_decref(clone);
 	srv_error_clear(&tmp);
-	if (srv_schema_validate(sch, def, &tmp) == LP_E_INVALID) {
+	lp_err vr = srv_schema_validate(sch, def, &tmp);
+	/* valid, the node's x-kubernetes-validations rules run on it, as
+	   kube's defaulting validation runs its CEL validator (as an update
+	   from nothing: ratcheting is on in 1.33) */
+	if (vr == LP_OK &&
+	    srv_schema_check_rules(sch, def, NULL, &tmp, no_warn, NULL))
+		srv_error_clear(&tmp); /* out of memory: nothing to say */
+	if (tmp.n_causes) {
 		size_t mark = push(&c->p, ".default");
 		for (int i = 0; i < tmp.n_causes; i++) {
 			const struct srv_cause *k = &tmp.causes[i];
+			/* a rule of the node itself: kube's resource root
+			   is "<nil>", the default's is its own path */
+			const char *f =
+			    strcmp(k->field, "<nil>") ? k->field : "";
 			char child[300];
-			snprintf(child, sizeof child, "%s%s",
-				 *k->field ? "." : "", k->field);
+			snprintf(child, sizeof child, "%s%s", *f ? "." : "", f);
 			cause(c, k->reason, child, "%s", k->message);
 		}
 		pop(&c->p, mark);

@@ -1156,6 +1156,12 @@ check "a conversion review version that is no DNS-1035 label: kube's whole messa
 # as one it cannot evaluate, with a Warning)
 wcrd '{"spec":{"type":"object","properties":{"a":{"type":"string","maxLength":9}},"x-kubernetes-validations":[{"rule":"math.abs(-1) == 1"},{"rule":"self.a.reverse() == self.a"}]}}'
 check "a rule calling a function kube does not declare is refused" code_has 422 'x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:\"math.abs(-1) == 1\"' "compilation failed: ERROR: <input>:1:1: undeclared reference to 'math' (in container '')" "compilation failed: ERROR: <input>:1:15: undeclared reference to 'reverse' (in container '')"
+# kube's defaulting validation runs the node's CEL rules on its default
+wcrd '{"a":{"type":"string","default":"abc","x-kubernetes-validations":[{"rule":"self == '"'x'"'"}]},"b":{"type":"object","default":{"n":1},"properties":{"n":{"type":"integer","x-kubernetes-validations":[{"rule":"self > 5","message":"too small"}]}}}}'
+check "a default that fails its rules is refused, at the default's path" code_has 422 "spec.validation.openAPIV3Schema.properties[a].default: Invalid value: \\\"string\\\": failed rule: self == 'x'" 'spec.validation.openAPIV3Schema.properties[b].default.n: Invalid value: \"integer\": too small'
+wcrd '{"a":{"type":"string","default":"x","x-kubernetes-validations":[{"rule":"self == '"'x'"'"}]}}'
+check "... one that passes them is fine" code_is 201
+req DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.example.com
 
 # Structural schemas (reference §8.6): kube's paths, spec.validation when
 # every version has the same schema, spec.versions[i].schema otherwise.
