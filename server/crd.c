@@ -1488,12 +1488,42 @@ static const json_t *field_path_node(const json_t *sch, const char *p,
 /* A version's selectableFields (reference §8.2): each jsonPath given,
    resolving in the version's schema, outside metadata, to a string,
    boolean or integer; no path twice; at most 8 distinct. */
-static void check_selectable(const json_t *v, size_t vi, struct srv_error *err)
+/* Go's apiequality.Semantic.DeepEqual of member in every version (a
+   missing list equals an empty one). */
+static bool versions_same(const json_t *versions, const char *member)
 {
-	const json_t *sf = json_object_get(v, "selectableFields");
-	const json_t *sch = version_schema(v);
+	const json_t *first =
+	    json_object_get(json_array_get(versions, 0), member);
+	size_t i;
+	json_t *v;
+	json_array_foreach((json_t *)versions, i, v)
+	{
+		const json_t *m = json_object_get(v, member);
+		bool e1 =
+		    !first || (json_is_array(first) && !json_array_size(first));
+		bool e2 = !m || (json_is_array(m) && !json_array_size(m));
+		if (!(e1 && e2) && !json_equal(first, m))
+			return false;
+	}
+	return true;
+}
+
+/* selectableFields sf, at base, against the schema sch (NULL: kube's
+   conversion moved the schema, or the fields, to the spec without the
+   other, which kube 1.33 refuses: refused says so). */
+static void check_selectable(const json_t *sf, const json_t *sch,
+			     const char *base, const char *refused,
+			     struct srv_error *err)
+{
 	size_t n = json_array_size(sf), distinct = 0, i;
-	if (!n || !json_is_object(sch))
+	if (!n)
+		return;
+	if (refused) {
+		srv_error_cause(err, "FieldValueInvalid", base,
+				"Invalid value: \"\": %s", refused);
+		return;
+	}
+	if (!json_is_object(sch))
 		return;
 	const char **seen = calloc(n, sizeof *seen);
 	if (!seen)
@@ -1502,9 +1532,7 @@ static void check_selectable(const json_t *v, size_t vi, struct srv_error *err)
 	json_array_foreach((json_t *)sf, i, f) {
 		const char *p = json_string_value(json_object_get(f, "jsonPath"));
 		char fld[96], q[300], why[300], root[256] = "";
-		snprintf(fld, sizeof fld,
-			 "spec.versions[%zu].selectableFields[%zu].jsonPath", vi,
-			 i);
+		snprintf(fld, sizeof fld, "%s[%zu].jsonPath", base, i);
 		if (!p || !*p) {
 			srv_error_cause(err, "FieldValueRequired", fld,
 					"Required value");
@@ -1543,14 +1571,10 @@ static void check_selectable(const json_t *v, size_t vi, struct srv_error *err)
 			seen[distinct++] = p;
 	}
 	free(seen);
-	if (distinct > 8) {
-		char fld[64];
-		snprintf(fld, sizeof fld, "spec.versions[%zu].selectableFields",
-			 vi);
-		srv_error_cause(err, "FieldValueTooMany", fld,
+	if (distinct > 8)
+		srv_error_cause(err, "FieldValueTooMany", base,
 				"Too many: %zu: must have at most 8 items",
 				distinct);
-	}
 }
 
 /* The webhook's URL as kube's ValidateWebhookURL sees it (https only). */
@@ -1954,6 +1978,11 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 	json_t *versions = json_object_get(spec, "versions");
 	size_t n_storage = 0;
 	const char *storage = NULL;
+	/* kube's conversion to its internal type moves selectableFields
+	   and the schema to the spec when every version has the same, and
+	   validates them there (one moved without the other: refused) */
+	bool sf_same = versions_same(versions, "selectableFields");
+	bool sch_same = versions_same(versions, "schema");
 	json_array_foreach(versions, i, v)
 	{
 		const char *vn = json_string_value(json_object_get(v, "name"));
@@ -1984,9 +2013,30 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 			srv_error_cause(err, "FieldValueRequired", f,
 					"Required value: schemas are required");
 		}
-		check_selectable(v, i, err);
+		if (!sf_same) {
+			snprintf(f, sizeof f,
+				 "spec.versions[%zu].selectableFields", i);
+			check_selectable(
+			    json_object_get(v, "selectableFields"),
+			    version_schema(v), f,
+			    sch_same ? "selectableFields may only be set when "
+				       "version.schema.openAPIV3Schema is not "
+				       "included"
+				     : NULL,
+			    err);
+		}
 	}
 	check_columns_and_scale(versions, err);
+	if (sf_same) {
+		const json_t *v0 = json_array_get(versions, 0);
+		check_selectable(json_object_get(v0, "selectableFields"),
+				 version_schema(v0), "spec.selectableFields",
+				 sch_same
+				     ? NULL
+				     : "selectableFields may only be set "
+				       "when validations.schema is included",
+				 err);
+	}
 	lp_err rc = check_schemas(versions, old, err);
 	if (rc)
 		return rc;

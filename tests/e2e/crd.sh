@@ -810,7 +810,9 @@ spec:
               labels: {type: object, additionalProperties: {type: string}}
 YAML
 expect_rc 1 "bad selectableFields are refused" kubectl create -f "$WORK/badsf.yaml"
-F='spec.versions[0].selectableFields'
+# one version: kube's conversion moves its selectableFields and schema to
+# the spec, and reports them there
+F='spec.selectableFields'
 check "... a duplicate" err_text "$F[1].jsonPath: Duplicate value: \".spec.color\""
 check "... a path to no field" err_text "$F[2].jsonPath: Invalid value: \".spec.missing\": is an invalid path: does not refer to a valid field"
 check "... a path without the leading dot" err_text "$F[3].jsonPath: Invalid value: \"spec.color\": is an invalid path: expected [ or . but got: spec"
@@ -833,6 +835,30 @@ expect_rc 1 "nine selectableFields are refused" kubectl create -f "$WORK/manysf.
 check "... at most 8" err_text "$F: Too many: 9: must have at most 8 items"
 sed -i '/f8/d' "$WORK/manysf.yaml"
 expect_rc 0 "eight integer ones are accepted" kubectl create -f "$WORK/manysf.yaml"
+# two versions: the same selectableFields over different schemas, or
+# different ones over the same schema, are refused by kube 1.33 (its
+# conversion moves only one of them to the spec)
+python3 - "$WORK/badsf.yaml" >"$WORK/mixsf.json" <<'PY'
+import sys, yaml, json, copy
+d = yaml.safe_load(open(sys.argv[1]))
+d["metadata"]["name"] = "mixsfs.sf.example.com"
+d["spec"]["names"] = {"plural": "mixsfs", "singular": "mixsf", "kind": "Mixsf"}
+v1 = d["spec"]["versions"][0]
+v1["selectableFields"] = [{"jsonPath": ".spec.color"}]
+v2 = copy.deepcopy(v1)
+v2["name"], v2["storage"] = "v2", False
+v2["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["x"] = {"type": "string"}
+d["spec"]["versions"] = [v1, v2]
+print(json.dumps(d))
+PY
+req POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions "$(cat "$WORK/mixsf.json")"
+check "the same selectableFields over different schemas: kube's 422" code_has 422 'spec.selectableFields: Invalid value: \"\": selectableFields may only be set when validations.schema is included'
+python3 -c "
+import json; d = json.load(open('$WORK/mixsf.json')); v1, v2 = d['spec']['versions']
+v2['schema'] = v1['schema']; v2['selectableFields'] = [{'jsonPath': '.spec.labels.app'}]
+print(json.dumps(d))" >"$WORK/mixsf2.json"
+req POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions "$(cat "$WORK/mixsf2.json")"
+check "... different ones over the same schema likewise, per version" code_has 422 'spec.versions[0].selectableFields: Invalid value: \"\": selectableFields may only be set when version.schema.openAPIV3Schema is not included' 'spec.versions[1].selectableFields: Invalid value: \"\"'
 
 # Protected groups (reference §8.2): a CRD in *.k8s.io or *.kubernetes.io
 # needs the api-approved.kubernetes.io annotation, and gets kube's
