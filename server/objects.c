@@ -253,18 +253,23 @@ int srv_name_problems(enum srv_name_rule rule, const char *s,
 	return n;
 }
 
+void srv_invalid_causes(struct srv_error *err, const char *field,
+			const char *value, const char *const *msgs, int n)
+{
+	char q[2048];
+	if (n)
+		srv_go_quote(value, q, sizeof q);
+	for (int i = 0; i < n; i++)
+		srv_error_cause(err, "FieldValueInvalid", field,
+				"Invalid value: %s: %s", q, msgs[i]);
+}
+
 bool srv_name_causes(struct srv_error *err, const char *field,
 		     enum srv_name_rule rule, const char *s)
 {
 	const char *msgs[2];
 	int n = srv_name_problems(rule, s, msgs);
-	if (n) {
-		char q[2048];
-		srv_go_quote(s, q, sizeof q);
-		for (int i = 0; i < n; i++)
-			srv_error_cause(err, "FieldValueInvalid", field,
-					"Invalid value: %s: %s", q, msgs[i]);
-	}
+	srv_invalid_causes(err, field, s, msgs, n);
 	return n == 0;
 }
 
@@ -346,12 +351,7 @@ void srv_qname_causes(struct srv_error *err, const char *field,
 {
 	const char *msgs[4];
 	int n = srv_qname_problems(k, msgs);
-	char q[2048];
-	if (n)
-		srv_go_quote(shown, q, sizeof q);
-	for (int i = 0; i < n; i++)
-		srv_error_cause(err, "FieldValueInvalid", field,
-				"Invalid value: %s: %s", q, msgs[i]);
+	srv_invalid_causes(err, field, shown, msgs, n);
 }
 
 /* kube's limit on all annotations of an object together. */
@@ -396,12 +396,7 @@ static void check_name(const struct srv_resource *res, const char *field,
 	const char *msgs[2];
 	int n = srv_name_problems(rule, masked, msgs);
 	free(masked);
-	char q[2048];
-	if (n)
-		srv_go_quote(name, q, sizeof q); /* the name as sent */
-	for (int i = 0; i < n; i++)
-		srv_error_cause(err, "FieldValueInvalid", field,
-				"Invalid value: %s: %s", q, msgs[i]);
+	srv_invalid_causes(err, field, name, msgs, n); /* the name as sent */
 }
 
 /* kube's dedupOwnerReferencesAndAddWarning (BeforeCreate, BeforeUpdate):

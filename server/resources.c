@@ -802,12 +802,7 @@ static void port_name_causes(struct srv_error *err, const char *field,
 		msgs[k++] = "must not contain consecutive hyphens";
 	if (len && (n[0] == '-' || n[len - 1] == '-'))
 		msgs[k++] = "must not begin or end with a hyphen";
-	char q[2048];
-	if (k)
-		srv_go_quote(n, q, sizeof q);
-	for (int i = 0; i < k; i++)
-		srv_error_cause(err, "FieldValueInvalid", field,
-				"Invalid value: %s: %s", q, msgs[i]);
+	srv_invalid_causes(err, field, n, msgs, k);
 }
 
 /* kube's ValidateServiceClusterIPsRelatedFields: clusterIP and clusterIPs

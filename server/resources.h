@@ -269,6 +269,11 @@ enum srv_name_rule {
 };
 int srv_name_problems(enum srv_name_rule rule, const char *s,
 		      const char *msgs[2]);
+/* One FieldValueInvalid cause on field per message, "Invalid value:
+   <value quoted as Go's %q>: <message>", as apimachinery's validators
+   turn each complaint into a field.Invalid. */
+void srv_invalid_causes(struct srv_error *err, const char *field,
+			const char *value, const char *const *msgs, int n);
 bool srv_name_causes(struct srv_error *err, const char *field,
 		     enum srv_name_rule rule, const char *s);
 

@@ -453,6 +453,20 @@ static void check_map_set(struct sctx *c, const json_t *s, const char *lt)
 	}
 }
 
+/* A node of type t (maybe "") carries ext, which needs type want. */
+static void type_for_ext(struct sctx *c, const char *t, const char *want,
+			 const char *ext)
+{
+	char why[96], q[256];
+	snprintf(why, sizeof why, "must be %s if %s is specified", want, ext);
+	if (!*t) {
+		REQUIRED(c, ".type", why);
+		return;
+	}
+	quote(q, sizeof q, t);
+	cause(c, "FieldValueInvalid", ".type", "Invalid value: %s: %s", q, why);
+}
+
 /* The list and map type extensions, in the order of kube's
    ValidateCustomResourceDefinitionOpenAPISchema. */
 static void check_list_and_map_types(struct sctx *c, const json_t *s)
@@ -463,19 +477,8 @@ static void check_list_and_map_types(struct sctx *c, const json_t *s)
 	const json_t *keys = json_object_get(s, "x-kubernetes-list-map-keys");
 	const json_t *items = json_object_get(s, "items");
 	char q[256];
-	if (mt && strcmp(t, "object")) {
-		if (!*t) {
-			REQUIRED(c, ".type",
-				 "must be object if x-kubernetes-map-type is "
-				 "specified");
-		} else {
-			quote(q, sizeof q, t);
-			cause(c, "FieldValueInvalid", ".type",
-			      "Invalid value: %s: must be object if "
-			      "x-kubernetes-map-type is specified",
-			      q);
-		}
-	}
+	if (mt && strcmp(t, "object"))
+		type_for_ext(c, t, "object", "x-kubernetes-map-type");
 	if (mt && strcmp(mt, "atomic") && strcmp(mt, "granular")) {
 		quote(q, sizeof q, mt);
 		cause(c, "FieldValueNotSupported", ".x-kubernetes-map-type",
@@ -483,19 +486,9 @@ static void check_list_and_map_types(struct sctx *c, const json_t *s)
 		      "\"granular\"",
 		      q);
 	}
-	if (lt && strcmp(t, "array")) {
-		if (!*t) {
-			REQUIRED(c, ".type",
-				 "must be array if x-kubernetes-list-type is "
-				 "specified");
-		} else {
-			quote(q, sizeof q, t);
-			cause(c, "FieldValueInvalid", ".type",
-			      "Invalid value: %s: must be array if "
-			      "x-kubernetes-list-type is specified",
-			      q);
-		}
-	} else if (lt && !strcmp(lt, "set") && json_is_object(items)) {
+	if (lt && strcmp(t, "array"))
+		type_for_ext(c, t, "array", "x-kubernetes-list-type");
+	else if (lt && !strcmp(lt, "set") && json_is_object(items)) {
 		check_set_items(c, items);
 	}
 	if (lt && strcmp(lt, "atomic") && strcmp(lt, "set") &&
