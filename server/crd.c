@@ -1134,19 +1134,16 @@ void srv_crds_shutdown(void)
 
 /* ------------------------------------------------------------ CRD strategy */
 
-/* kube's IsDNS1035Label errors of s, joined by "," (utilvalidation's
-   texts); false when s is one. */
-static bool dns1035_errs(const char *s, char *buf, size_t n)
+/* kube's complaints about s under rule (utilvalidation's texts), joined
+   by "," as apiextensions joins them; false when s passes. */
+static bool name_errs(enum srv_name_rule rule, const char *s, char *buf,
+		      size_t n)
 {
-	size_t len = strlen(s);
-	bool re_ok = srv_dns1035_like(s);
-	buf[0] = 0;
-	if (len > 63)
-		snprintf(buf, n, "must be no more than 63 characters");
-	if (!re_ok)
-		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s",
-			 buf[0] ? "," : "", SRV_MSG_DNS1035);
-	return buf[0] != 0;
+	const char *msgs[2];
+	int k = srv_name_problems(rule, s, msgs);
+	snprintf(buf, n, "%s%s%s", k ? msgs[0] : "", k > 1 ? "," : "",
+		 k > 1 ? msgs[1] : "");
+	return k > 0;
 }
 
 /* A DNS-1035 cause of field (value quoted; mixed: kind's lower case form,
@@ -1161,7 +1158,7 @@ static void dns1035_cause(struct srv_error *err, const char *field,
 				 ? (char)(value[i] + 32)
 				 : value[i];
 	low[i] = 0;
-	if (!dns1035_errs(low, why, sizeof why))
+	if (!name_errs(SRV_RULE_DNS1035, low, why, sizeof why))
 		return;
 	srv_go_quote(value, q, sizeof q);
 	srv_error_cause(err, "FieldValueInvalid", field, "Invalid value: %s: %s%s",
@@ -1485,9 +1482,6 @@ static const json_t *field_path_node(const json_t *sch, const char *p,
 	return node;
 }
 
-/* A version's selectableFields (reference §8.2): each jsonPath given,
-   resolving in the version's schema, outside metadata, to a string,
-   boolean or integer; no path twice; at most 8 distinct. */
 /* Go's apiequality.Semantic.DeepEqual of member in every version (a
    missing list equals an empty one). */
 static bool versions_same(const json_t *versions, const char *member)
@@ -1508,9 +1502,11 @@ static bool versions_same(const json_t *versions, const char *member)
 	return true;
 }
 
-/* selectableFields sf, at base, against the schema sch (NULL: kube's
-   conversion moved the schema, or the fields, to the spec without the
-   other, which kube 1.33 refuses: refused says so). */
+/* selectableFields sf at base (reference §8.2): each jsonPath given,
+   resolving in the schema sch, outside metadata, to a string, boolean or
+   integer; no path twice; at most 8 distinct. With refused, kube's
+   conversion moved the fields, or the schema, to the spec without the
+   other, which kube 1.33 refuses with that text. */
 static void check_selectable(const json_t *sf, const json_t *sch,
 			     const char *base, const char *refused,
 			     struct srv_error *err)
@@ -1900,19 +1896,16 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 					"spec.names.plural+\".\"+spec.group",
 					name);
 	}
-	const char *gmsgs[2];
-	int ng =
-	    group ? srv_name_problems(SRV_RULE_DNS_SUBDOMAIN, group, gmsgs) : 0;
+	char gwhy[600];
 	if (!group || !*group) {
 		srv_error_cause(err, "FieldValueRequired", "spec.group",
 				"Required value");
-	} else if (ng) {
-		/* kube joins IsDNS1123Subdomain's complaints with "," */
+	} else if (name_errs(SRV_RULE_DNS_SUBDOMAIN, group, gwhy,
+			     sizeof gwhy)) {
 		char q[2048];
 		srv_go_quote(group, q, sizeof q);
 		srv_error_cause(err, "FieldValueInvalid", "spec.group",
-				"Invalid value: %s: %s%s%s", q, gmsgs[0],
-				ng > 1 ? "," : "", ng > 1 ? gmsgs[1] : "");
+				"Invalid value: %s: %s", q, gwhy);
 	} else if (!strchr(group, '.')) {
 		srv_error_cause(err, "FieldValueInvalid", "spec.group",
 				"Invalid value: \"%s\": should be a domain "

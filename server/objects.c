@@ -354,6 +354,18 @@ void srv_qname_causes(struct srv_error *err, const char *field,
 	srv_invalid_causes(err, field, shown, msgs, n);
 }
 
+void srv_ns_finalizer_causes(struct srv_error *err, const char *field,
+			     const char *n)
+{
+	static const char *const why[] = {
+	    "name is neither a standard finalizer name nor is it fully "
+	    "qualified"};
+	srv_qname_causes(err, field, n, n);
+	if (!strchr(n, '/') && strcmp(n, "kubernetes") && strcmp(n, "orphan") &&
+	    strcmp(n, "foregroundDeletion"))
+		srv_invalid_causes(err, field, n, why, 1);
+}
+
 /* kube's limit on all annotations of an object together. */
 #define ANNOTATIONS_MAX (256 * 1024)
 
@@ -3501,17 +3513,7 @@ static void finalize_causes(const json_t *ns, struct srv_error *err)
 		const char *fs = json_string_value(fv);
 		char ff[48];
 		snprintf(ff, sizeof ff, "spec.finalizers[%zu]", fi);
-		srv_qname_causes(err, ff, fs ? fs : "", fs ? fs : "");
-		if (fs && !strchr(fs, '/') && strcmp(fs, "kubernetes") &&
-		    strcmp(fs, "orphan") && strcmp(fs, "foregroundDeletion")) {
-			char q[2048];
-			srv_go_quote(fs, q, sizeof q);
-			srv_error_cause(
-			    err, "FieldValueInvalid", ff,
-			    "Invalid value: %s: name is neither a standard "
-			    "finalizer name nor is it fully qualified",
-			    q);
-		}
+		srv_ns_finalizer_causes(err, ff, fs ? fs : "");
 	}
 }
 

@@ -162,22 +162,8 @@ static lp_err prep_namespace(const struct srv_resource *r, json_t *obj,
 		{
 			const char *n = json_string_value(v);
 			kube = kube || (n && !strcmp(n, "kubernetes"));
-			/* kube's validateFinalizerName: the qualified-name
-			   rule, and a bare name must be a standard one */
-			srv_qname_causes(err, "spec.finalizers", n ? n : "",
-					 n ? n : "");
-			if (!n || (!strchr(n, '/') && strcmp(n, "kubernetes") &&
-				   strcmp(n, "orphan") &&
-				   strcmp(n, "foregroundDeletion"))) {
-				char q[2048];
-				srv_go_quote(n ? n : "", q, sizeof q);
-				srv_error_cause(
-				    err, "FieldValueInvalid", "spec.finalizers",
-				    "Invalid value: %s: name is neither a "
-				    "standard finalizer name nor is it fully "
-				    "qualified",
-				    q);
-			}
+			srv_ns_finalizer_causes(err, "spec.finalizers",
+						n ? n : "");
 		}
 		if (!kube)
 			json_array_append_new(f, json_string("kubernetes"));

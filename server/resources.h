@@ -240,6 +240,11 @@ int srv_qname_problems(const char *k, const char *msgs[4]);
 struct srv_error;
 void srv_qname_causes(struct srv_error *err, const char *field,
 		      const char *shown, const char *k);
+/* kube's validateFinalizerName for a Namespace's spec.finalizers: the
+   qualified-name rule, and a name without a prefix must be a standard
+   finalizer (kubernetes, orphan, foregroundDeletion). objects.c. */
+void srv_ns_finalizer_causes(struct srv_error *err, const char *field,
+			     const char *n);
 /* A DNS-1123 label of at most max characters; a DNS-1123 subdomain; a
    label value (empty, or at most 63 of [-_.a-zA-Z0-9], alphanumeric at
    both ends). objects.c. */
