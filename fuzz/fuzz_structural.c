@@ -40,12 +40,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *schema = reg_json_load((const char *)data + 1, size - 1, 0, NULL);
 	if (!schema)
 		return 0;
+	/* bit 1: an update from a CRD with the same schema (its rules are
+	   then stored expressions) */
+	json_t *old = NULL;
+	if (data[0] & 2)
+		old = json_pack("{s:{s:[{s:{s:O}}]}}", "spec", "versions",
+				"schema", "openAPIV3Schema", schema);
 	static struct srv_error a, b;
 	srv_error_clear(&a);
 	srv_error_clear(&b);
 	a.n_causes = b.n_causes = 0;
-	srv_schema_check_crd(schema, base, status, &a);
-	srv_schema_check_crd(schema, base, status, &b);
+	srv_schema_check_crd(schema, base, status, old, &a);
+	srv_schema_check_crd(schema, base, status, old, &b);
+	json_decref(old);
 	FUZZ_CHECK(a.n_causes == b.n_causes, "%d causes, then %d",
 		   a.n_causes, b.n_causes);
 	for (int i = 0; i < a.n_causes; i++) {

@@ -5928,6 +5928,7 @@ struct parser {
 	size_t call_paren; /* make_call's: its call's '(' */
 	bool err_syntax; /* a syntax error, not a checker's */
 	char bare[256];	 /* the failure's text alone */
+	bool new_env;	 /* kube's environment for new expressions */
 };
 
 static void vfail(struct parser *ps, size_t at, bool syntax, const char *fmt,
@@ -6408,11 +6409,22 @@ static int parse_list(struct parser *ps, char close, bool pairs, bool opt_ok,
 	return n;
 }
 
-static const struct fndef *find_fn(const char *name)
+/* The function called name, or NULL when the environment declares none:
+   kube 1.33 compiles a new expression for compatibility version 1.32
+   (DefaultCompatibilityVersion), before its semver library (introduced
+   in 1.33), and stored ones with everything. */
+static const struct fndef *find_fn(const struct parser *ps, const char *name)
 {
-	for (size_t i = 0; i < sizeof fns / sizeof *fns; i++)
-		if (!strcmp(fns[i].name, name))
-			return &fns[i];
+	for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
+		if (strcmp(fns[i].name, name))
+			continue;
+		enum fn id = fns[i].id;
+		if (ps->new_env &&
+		    (id == F_SEMVER || id == F_ISSEMVER || id == F_MAJOR ||
+		     id == F_MINOR || id == F_PATCH))
+			return NULL;
+		return &fns[i];
+	}
 	return NULL;
 }
 
@@ -6558,7 +6570,7 @@ static struct node *make_call(struct parser *ps, const char *name,
 		free(args);
 		return n;
 	}
-	const struct fndef *f = find_fn(name);
+	const struct fndef *f = find_fn(ps, name);
 	/* the variables of kube's other CEL environments (admission
 	   policies, authorization): a CRD rule has none of them, and
 	   cel-go's checker names the target before the function */
@@ -6647,7 +6659,7 @@ static char *qualified(struct parser *ps, const char *ns, const char *name)
 	memcpy(q, ns, a);
 	q[a] = '.';
 	memcpy(q + a + 1, name, b + 1);
-	if (find_fn(q) || (!strcmp(ns, "format") && find_fmt(name, b) >= 0))
+	if (find_fn(ps, q) || (!strcmp(ns, "format") && find_fmt(name, b) >= 0))
 		return q;
 	free(q);
 	return NULL;
@@ -9090,8 +9102,17 @@ cel_prog *cel_compile(const char *src, char *why, size_t why_size)
 cel_prog *cel_compile_checked(const char *src, char *why, size_t why_size,
 			      bool *invalid, size_t *at)
 {
-	struct parser ps = {
-	    .src = src, .why = why, .why_size = why_size, .err_at = CEL_NO_POS};
+	return cel_compile_env(src, false, why, why_size, invalid, at);
+}
+
+cel_prog *cel_compile_env(const char *src, bool new_expr, char *why,
+			  size_t why_size, bool *invalid, size_t *at)
+{
+	struct parser ps = {.src = src,
+			    .why = why,
+			    .why_size = why_size,
+			    .err_at = CEL_NO_POS,
+			    .new_env = new_expr};
 	if (invalid)
 		*invalid = false;
 	if (at)

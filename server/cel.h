@@ -97,6 +97,17 @@ cel_prog *cel_compile(const char *src, char *why, size_t why_size);
 cel_prog *cel_compile_checked(const char *src, char *why, size_t why_size,
 			      bool *invalid, size_t *at);
 
+/*
+ * cel_compile_checked in one of kube's two environments: when new_expr,
+ * the one kube compiles an expression with that the object before the
+ * update did not have (NewExpressionsEnv: kube 1.33's compatibility
+ * version 1.32, without the semver library's semver, isSemver, major,
+ * minor and patch: undeclared); else the one for stored expressions,
+ * with every library (cel_compile_checked's).
+ */
+cel_prog *cel_compile_env(const char *src, bool new_expr, char *why,
+			  size_t why_size, bool *invalid, size_t *at);
+
 /* No position in the source. */
 #define CEL_NO_POS ((size_t)-1)
 

@@ -1265,7 +1265,7 @@ static lp_err check_schemas(const json_t *versions, const json_t *old,
 			snprintf(base, sizeof base, "spec.versions[%zu].schema",
 				 i);
 		srv_schema_check_crd(
-		    sch, base, same ? any_status : status_enabled(v), err);
+		    sch, base, same ? any_status : status_enabled(v), old, err);
 	}
 	return LP_OK;
 }

@@ -186,11 +186,14 @@ const char *srv_schema_warning(const struct srv_schema *s, size_t i);
  * schema is only read; base is the path of the schema's parent
  * ("spec.versions[0].schema", or "spec.validation" when every version has
  * the same schema, as kube reports it); status says the status subresource
- * is enabled (which restricts the root). Each violation is appended to err
- * as a cause with kube's field path and message; nothing else is set.
+ * is enabled (which restricts the root); old is the CRD before an update
+ * (NULL on create), whose expressions compile in kube's environment for
+ * stored expressions and any other in the one for new expressions
+ * (cel_compile_env). Each violation is appended to err as a cause with
+ * kube's field path and message; nothing else is set.
  */
 void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
-			  struct srv_error *err);
+			  const json_t *old, struct srv_error *err);
 
 /*
  * lapis's floor under kube's static cost estimate of rule placed on the

@@ -59,6 +59,7 @@ struct sctx {
 	struct pending_rules *pend; /* owned, with their paths */
 	size_t n_pend;
 	const json_t *root; /* the openAPIV3Schema */
+	const json_t *old;  /* the CRD before an update, or NULL */
 	double total_cost;  /* of every rule, as check_cost counts it */
 	bool total_exact;   /* and it is kube's figure */
 	struct rule_cost top[4]; /* the costliest, costliest first */
@@ -983,6 +984,61 @@ static unsigned j_decl(const void *node)
 	return 0;
 }
 
+/* Does schema s, or a schema under it, have a rule whose field (rule or
+   messageExpression) is src? The places kube's SchemaHas visits. */
+static bool schema_has_expr(const json_t *s, const char *field, const char *src,
+			    int depth)
+{
+	if (!json_is_object(s) || depth > 64)
+		return false;
+	size_t i;
+	const json_t *e;
+	json_array_foreach(json_object_get(s, "x-kubernetes-validations"), i, e)
+	{
+		const char *t = json_string_value(json_object_get(e, field));
+		if (t && !strcmp(t, src))
+			return true;
+	}
+	static const char *const maps[] = {"properties", "patternProperties",
+					   "definitions", "dependencies"};
+	for (size_t m = 0; m < sizeof maps / sizeof *maps; m++) {
+		const char *k;
+		const json_t *v;
+		json_object_foreach(
+		    (json_t *)json_object_get(s, maps[m]), k,
+		    v) if (schema_has_expr(v, field, src,
+					   depth + 1)) return true;
+	}
+	static const char *const lists[] = {"allOf", "anyOf", "oneOf", "items"};
+	for (size_t l = 0; l < sizeof lists / sizeof *lists; l++)
+		json_array_foreach(
+		    json_object_get(s, lists[l]), i,
+		    e) if (schema_has_expr(e, field, src,
+					   depth + 1)) return true;
+	static const char *const ones[] = {"items", "additionalProperties",
+					   "additionalItems", "not"};
+	for (size_t o = 0; o < sizeof ones / sizeof *ones; o++)
+		if (schema_has_expr(json_object_get(s, ones[o]), field, src,
+				    depth + 1))
+			return true;
+	return false;
+}
+
+/* kube's preexistingExpressions: src is one of the old CRD's rules (or
+   messageExpressions, as field says), in any of its versions' schemas. */
+static bool preexisting(const struct sctx *c, const char *field,
+			const char *src)
+{
+	size_t i;
+	const json_t *v;
+	json_array_foreach(
+	    json_object_get(json_object_get(c->old, "spec"), "versions"), i,
+	    v) if (schema_has_expr(json_object_get(json_object_get(v, "schema"),
+						   "openAPIV3Schema"),
+				   field, src, 0)) return true;
+	return false;
+}
+
 /* Compile field (rule or messageExpression) of s's rule r, the i-th:
    the program, or NULL with kube's cause when it is not CEL at all or
    reads a field the schema does not declare (kube's checker). what
@@ -994,7 +1050,8 @@ static cel_prog *compile_at(struct sctx *c, const json_t *s, const json_t *r,
 	bool invalid;
 	size_t at;
 	const char *src = str(r, field);
-	cel_prog *p = cel_compile_checked(src, why, sizeof why, &invalid, &at);
+	cel_prog *p = cel_compile_env(src, !preexisting(c, field, src), why,
+				      sizeof why, &invalid, &at);
 	if (p && is_true(r, "optionalOldSelf"))
 		cel_set_optional_old_self(p);
 	if (p && !cel_check_fields(p, &json_ops, j_decl, s, s == c->root, why,
@@ -1719,9 +1776,10 @@ static void check_status_root(struct sctx *c, const json_t *s)
 }
 
 void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
-			  struct srv_error *err)
+			  const json_t *old, struct srv_error *err)
 {
-	struct sctx c = {.err = err, .root = schema, .total_exact = true};
+	struct sctx c = {
+	    .err = err, .root = schema, .old = old, .total_exact = true};
 	push(&c.p, "%s", base);
 	if (status)
 		check_status_root(&c, schema);
