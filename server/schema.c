@@ -1897,6 +1897,7 @@ struct rctx {
 	uint64_t budget;   /* steps left for this object's rules */
 	struct sb path;	   /* kube's field path of the value */
 	struct sb text;	   /* scratch */
+	bool no_ratchet;   /* an unchanged value's failures are errors */
 };
 
 /* The item of the map list old whose keys equal item's (kube's
@@ -2074,7 +2075,8 @@ static void rules_eval(struct rctx *x, const struct node *n, const json_t *v,
 				    has_message(r) ? "" : "failed rule: ", es);
 			if (!b.oom)
 				rule_failed(x, n, r, b.s,
-					    !r->uses_old && corr_equal(near));
+					    !r->uses_old && !x->no_ratchet &&
+						corr_equal(near));
 			x->text.oom |= b.oom;
 			free(b.s);
 			free(es);
@@ -2178,10 +2180,10 @@ static bool blocking_cause(const struct srv_error *err)
 	return false;
 }
 
-lp_err srv_schema_check_rules(const struct srv_schema *s, const json_t *obj,
-			      const json_t *old, struct srv_error *err,
-			      void (*warn)(void *ud, const char *text),
-			      void *ud)
+static lp_err check_rules(const struct srv_schema *s, const json_t *obj,
+			  const json_t *old, bool ratchet,
+			  struct srv_error *err,
+			  void (*warn)(void *ud, const char *text), void *ud)
 {
 	if (!s || !s->n_rules)
 		return LP_OK;
@@ -2189,6 +2191,7 @@ lp_err srv_schema_check_rules(const struct srv_schema *s, const json_t *obj,
 			 .err = err,
 			 .warn = warn,
 			 .ud = ud,
+			 .no_ratchet = !ratchet,
 			 .budget =
 			     10000000}; /* celconfig.RuntimeCELCostBudget */
 	x.unevaluated = calloc(s->n_rules, sizeof *x.unevaluated);
@@ -2224,6 +2227,30 @@ lp_err srv_schema_check_rules(const struct srv_schema *s, const json_t *obj,
 	free(x.path.s);
 	free(x.text.s);
 	return oom ? srv_error_set(err, LP_E_NOMEM, "out of memory") : LP_OK;
+}
+
+lp_err srv_schema_check_rules(const struct srv_schema *s, const json_t *obj,
+			      const json_t *old, struct srv_error *err,
+			      void (*warn)(void *ud, const char *text),
+			      void *ud)
+{
+	return check_rules(s, obj, old, true, err, warn, ud);
+}
+
+static void drop_warning(void *ud, const char *text)
+{
+	(void)ud;
+	(void)text;
+}
+
+lp_err srv_schema_check_default_rules(const struct srv_schema *s,
+				      const json_t *def, struct srv_error *err)
+{
+	int before = err->n_causes;
+	lp_err rc = check_rules(s, def, def, false, err, drop_warning, NULL);
+	if (rc || err->n_causes > before)
+		return rc;
+	return check_rules(s, def, NULL, false, err, drop_warning, NULL);
 }
 
 size_t srv_schema_warning_count(const struct srv_schema *s)

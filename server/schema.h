@@ -174,6 +174,17 @@ lp_err srv_schema_check_rules(const struct srv_schema *s, const json_t *obj,
 			      void *ud);
 
 /*
+ * The rules of s on a default value def, as kube's defaulting validation
+ * runs its CEL validator: first as an update that leaves def as it was
+ * (transition rules see oldSelf == self; nothing ratchets), then, when
+ * that passed, as a create (optionalOldSelf rules see no oldSelf).
+ * Failures are appended to err as srv_schema_check_rules appends them;
+ * no warnings. Errors: LP_E_NOMEM.
+ */
+lp_err srv_schema_check_default_rules(const struct srv_schema *s,
+				      const json_t *def, struct srv_error *err);
+
+/*
  * Why patterns match everything (see srv_schema_compile), one text per
  * pattern, borrowed until srv_schema_free; NULL when i is out of range.
  */

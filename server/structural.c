@@ -199,12 +199,6 @@ static void check_type(struct sctx *c, const json_t *s)
 			  "alternative");
 }
 
-static void no_warn(void *ud, const char *text)
-{
-	(void)ud;
-	(void)text;
-}
-
 /* A default must be allowed here, survive pruning unchanged and satisfy
    its own schema and rules (kube validates it with the node's schema
    alone). */
@@ -241,10 +235,8 @@ static void check_default(struct sctx *c, const json_t *s, struct ovis v)
 	srv_error_clear(&tmp);
 	lp_err vr = srv_schema_validate(sch, def, &tmp);
 	/* valid, the node's x-kubernetes-validations rules run on it, as
-	   kube's defaulting validation runs its CEL validator (as an update
-	   from nothing: ratcheting is on in 1.33) */
-	if (vr == LP_OK &&
-	    srv_schema_check_rules(sch, def, NULL, &tmp, no_warn, NULL))
+	   kube's defaulting validation runs its CEL validator */
+	if (vr == LP_OK && srv_schema_check_default_rules(sch, def, &tmp))
 		srv_error_clear(&tmp); /* out of memory: nothing to say */
 	if (tmp.n_causes) {
 		size_t mark = push(&c->p, ".default");

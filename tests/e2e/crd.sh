@@ -1188,6 +1188,13 @@ check "a default that fails its rules is refused, at the default's path" code_ha
 wcrd '{"a":{"type":"string","default":"x","x-kubernetes-validations":[{"rule":"self == '"'x'"'"}]}}'
 check "... one that passes them is fine" code_is 201
 req DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.example.com
+# first as an update leaving the default as it was (oldSelf is the
+# default, nothing ratchets), then as a create
+wcrd '{"a":{"type":"string","default":"x","x-kubernetes-validations":[{"rule":"self != oldSelf","message":"must change"}]}}'
+check "a default that fails a transition rule when it is its own old value is refused" code_has 422 'spec.validation.openAPIV3Schema.properties[a].default: Invalid value: \"string\": must change'
+wcrd '{"a":{"type":"string","default":"x","x-kubernetes-validations":[{"rule":"self == oldSelf","message":"immutable"},{"rule":"oldSelf.hasValue()","optionalOldSelf":true,"message":"only on update"}]}}'
+check "... and one that fails an optionalOldSelf rule as a create" code_has 422 'properties[a].default: Invalid value: \"string\": only on update'
+req DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.example.com
 
 # Structural schemas (reference §8.6): kube's paths, spec.validation when
 # every version has the same schema, spec.versions[i].schema otherwise.
