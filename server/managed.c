@@ -2099,9 +2099,13 @@ static lp_err conflict_error(struct ents *es, struct fset **x,
 	return srv_error_set(err, LP_E_CONFLICT, "%s", msg);
 }
 
-/* The client-side apply annotation's fields, for kubectl's upgrade to
-   server-side apply; NULL when there is none. */
-static struct fset *last_applied_set(const json_t *live, struct walk *w,
+/* The client-side apply annotation's fields that live still holds as the
+   annotation has them, for kubectl's upgrade to server-side apply
+   (upstream's allowedConflictsFromLastApplied: the annotation's fields
+   less those live changed, added or removed since); NULL when there is
+   no annotation or it is of another version than the apply's. */
+static struct fset *last_applied_set(const json_t *live, const char *version,
+				     struct walk *w,
 				     const struct srv_schema_node *sn)
 {
 	const char *la = json_string_value(json_object_get(
@@ -2111,17 +2115,26 @@ static struct fset *last_applied_set(const json_t *live, struct walk *w,
 		return NULL;
 	json_error_t je;
 	json_t *obj = reg_json_load(la, strlen(la), 0, &je);
-	if (!json_is_object(obj)) {
+	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+	if (!json_is_object(obj) || !av || strcmp(av, version)) {
 		json_decref(obj);
 		return NULL;
 	}
-	struct fset *s = fset_new();
-	if (s) {
+	struct fset *s = fset_new(), *chg = fset_new(), *rem = fset_new();
+	struct fset *kept = NULL;
+	if (s && chg && rem) {
 		fs_add_fields(s, obj, w, sn, false);
+		fs_cmp(chg, rem, obj, live, w, sn);
 		fset_norm(s);
+		fset_union(chg, rem);
+		fset_norm(chg);
+		kept = fset_filter(s, chg, false);
 	}
+	fset_free(s);
+	fset_free(chg);
+	fset_free(rem);
 	json_decref(obj);
-	return s;
+	return kept;
 }
 
 /* kubectl's apply keeps the client-side annotation in step (upstream's
@@ -2242,17 +2255,33 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 	}
 	if (conflicts && !force && !strcmp(op->manager, "kubectl")) {
 		/* kubectl upgrading from client-side apply: conflicts on
-		   fields the annotation lists are taken over */
-		struct fset *allowed = last_applied_set(l, &w, sn);
-		bool all = allowed != NULL;
-		for (size_t i = 0; all && i < n_x; i++) {
+		   fields the annotation lists, live unchanged since, are
+		   taken over; the others alone are reported */
+		struct fset *allowed =
+		    last_applied_set(l, op->api_version, &w, sn);
+		if (allowed && allowed->oom)
+			rc = LP_ERR(LP_E_NOMEM);
+		else if (allowed)
+			conflicts = false;
+		for (size_t i = 0; allowed && !rc && i < n_x; i++) {
 			if (!x[i])
 				continue;
-			for (size_t j = 0; all && j < x[i]->n; j++)
-				all = fset_has(allowed, at(x[i], j), x[i]->v[j].len);
+			struct fset *left = fset_filter(x[i], allowed, false);
+			if (!left) {
+				rc = LP_ERR(LP_E_NOMEM);
+				break;
+			}
+			fset_free(x[i]);
+			x[i] = left->n ? left : NULL;
+			if (left->n)
+				conflicts = true;
+			else
+				fset_free(left);
 		}
 		fset_free(allowed);
-		force = all;
+		if (rc)
+			goto out;
+		force = !conflicts;
 	}
 	if (conflicts && !force) {
 		rc = conflict_error(&es, x, err);

@@ -243,6 +243,21 @@ expect_rc 0 "... the annotation" $K get cm k2 -o json
 check "... is Go's encoding: sorted keys, a closing newline" python3 -c "
 import json,sys; a=json.load(open('$WORK/out'))['metadata']['annotations']['kubectl.kubernetes.io/last-applied-configuration']
 assert a=='{\"apiVersion\":\"v1\",\"data\":{\"a\":\"2\"},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"k2\",\"namespace\":\"default\"}}\n', repr(a)"
+# a field another manager changed since the client-side apply is not
+# taken over: only that conflict is reported (allowedConflictsFromLastApplied)
+cat >"$WORK/csa3.yaml" <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: k3, namespace: default}
+data: {a: "1", b: "2"}
+YAML
+expect_rc 0 "client-side kubectl apply of two keys" $K apply -f "$WORK/csa3.yaml"
+expect_rc 0 "another manager edits one" $K patch cm k3 --field-manager ed -p '{"data":{"b":"edited"}}'
+sed -i 's/a: "1", b: "2"/a: "9", b: "new"/' "$WORK/csa3.yaml"
+expect_rc 1 "apply --server-side of both conflicts on the edited one" $K apply --server-side -f "$WORK/csa3.yaml"
+check "... alone (the other is still as the annotation has it)" err_has 'Apply failed with 1 conflict: conflict with "ed" using v1: .data.b'
+expect_rc 0 "... nothing written" $K get cm k3 -o 'jsonpath={.data.a} {.data.b}'
+check "... the values stay" out_has '^1 edited$'
 
 TD=$(cd "$(dirname "$0")/../../../shared/testdata/crds" 2>/dev/null && pwd)
 BIG=$TD/prometheus-operator/monitoring.coreos.com_prometheuses.yaml
