@@ -2229,25 +2229,33 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 
 /* ------------------------------------------------------------ service IPs */
 
-/* kube's checkName, right after decoding an update's body (subresources'
-   too): the body names the object of the URL (an empty name too is a
-   mismatch) and, if it says one, its namespace. True when it answered
-   the 400. */
+/* kube's update and patch handlers on the body (a patch's result): its
+   namespace, if it says one, is the request's
+   (EnsureObjectNamespaceMatchesRequestNamespace), then checkName: it
+   names an object, the one of the URL. True when it answered the 400. */
 static bool check_body_name(struct srv_req *r, const json_t *obj,
 			    const char *ns, const char *name)
 {
 	const char *bname = meta_str(obj, "name");
 	const char *bns = meta_str(obj, "namespace");
-	if (strcmp(bname ? bname : "", name)) {
-		srv_reply_fail(r, LP_E_BADREQUEST,
-			       "the name of the object (%.253s) does not match the name on the URL (%.253s)",
-			       bname ? bname : "", name);
-		return true;
-	}
 	if (ns[0] && bns && *bns && strcmp(bns, ns)) {
 		srv_reply_fail(r, LP_E_BADREQUEST,
-			       "the namespace of the object (%.253s) does not match the namespace on the request (%.253s)",
-			       bns, ns);
+			       "the namespace of the provided object does not "
+			       "match the namespace sent on the request");
+		return true;
+	}
+	if (!bname || !*bname) {
+		srv_reply_fail(r, LP_E_BADREQUEST,
+			       "the name of the object (%.253s based on URL) "
+			       "was undeterminable: name must be provided",
+			       name);
+		return true;
+	}
+	if (strcmp(bname, name)) {
+		srv_reply_fail(r, LP_E_BADREQUEST,
+			       "the name of the object (%.253s) does not match "
+			       "the name on the URL (%.253s)",
+			       bname, name);
 		return true;
 	}
 	return false;
@@ -4448,6 +4456,15 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		lp_err rc = apply_typed(&op, NULL, patch, force, &obj, &err);
 		if (!rc)
 			rc = apply_strict(r, &dups, &err);
+		const char *cn = meta_str(patch, "name");
+		if (!rc && (!cn || !*cn))
+			/* merged into an empty object, the configuration
+			   names nothing: kube's checkName */
+			rc = srv_error_set(
+			    &err, LP_E_BADREQUEST,
+			    "the name of the object (%.253s based on URL) was "
+			    "undeterminable: name must be provided",
+			    name);
 		if (!rc && (rc = patch_fields(r, res, false, false, patch, obj, &err)) == LP_OK)
 			rc = check_type(res, obj, &err);
 		free(r->strict_shown);

@@ -1526,34 +1526,6 @@ static lp_err on_node_event(struct ctx *c)
 		       "unexpected event in a document");
 }
 
-/* After the first document: only empty documents may follow. */
-static lp_err trailing_documents(struct ctx *c)
-{
-	lp_err rc;
-
-	for (;;) {
-		if ((rc = next_event(c)) != LP_OK)
-			return rc;
-		if (c->ev.type == YAML_STREAM_END_EVENT)
-			return LP_OK;
-		int line0 = (int)c->ev.start_mark.line;
-		/* DOCUMENT_START is all libyaml can give here. */
-		if ((rc = next_event(c)) != LP_OK)
-			return rc;
-		const yaml_event_t *ev = &c->ev;
-		bool empty = ev->type == YAML_SCALAR_EVENT &&
-			     ev->data.scalar.length == 0 &&
-			     ev->data.scalar.plain_implicit &&
-			     !ev->data.scalar.tag && !ev->data.scalar.anchor;
-		if (!empty)
-			return fail_at(c, line0, "%s",
-				       "only one document is allowed, found "
-				       "another");
-		if ((rc = next_event(c)) != LP_OK)
-			return rc;
-	}
-}
-
 static void ctx_free(struct ctx *c)
 {
 	if (c->have_ev)
@@ -1615,10 +1587,8 @@ static lp_err yaml_to_json(const char *buf, size_t len, bool strict,
 		if ((rc = on_node_event(c)) != LP_OK)
 			goto fail;
 	}
-	if ((rc = next_event(c)) != LP_OK) /* DOCUMENT_END */
-		goto fail;
-	if ((rc = trailing_documents(c)) != LP_OK)
-		goto fail;
+	/* the first document alone, as go-yaml v2's Unmarshal reads it:
+	   what follows is not parsed */
 done:
 	if (c->n_dups) {
 		rc = fail(c, LP_E_BADREQUEST, "yaml: unmarshal errors:%s",

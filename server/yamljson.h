@@ -25,8 +25,9 @@
  * its last value. Bounds, against "billion laughs": aliases may add at most
  * 1,000,000 nodes and 16 MiB of scalar text and no more than go-yaml's alias
  * ratio ("document contains excessive aliasing"); nesting deeper than 1000
- * is refused. Empty input is JSON null. Further documents are an error
- * unless empty (kube silently ignores them). JSON is YAML: JSON input works.
+ * is refused. Empty input is JSON null. Only the first document is read,
+ * as go-yaml v2 reads it (kube ignores the others; an empty first
+ * document is null). JSON is YAML: JSON input works.
  * Errors: LP_E_BADREQUEST with go-yaml's message ("yaml: line N: ...", the
  * text kube puts in its 400; where go-yaml gives no line, e.g. an unknown
  * anchor, we add one); LP_E_NOMEM. *out new, written only on success.

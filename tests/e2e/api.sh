@@ -1182,11 +1182,13 @@ check "a PUT naming another object is 400 with both names" code_has 400 'the nam
 req PATCH /api/v1/namespaces/default/configmaps/rn1 '{"metadata":{"name":"renamed"}}' application/merge-patch+json
 check "a patch that renames is 400 with both names" code_has 400 'the name of the object (renamed) does not match the name on the URL (rn1)'
 req PATCH "/api/v1/namespaces/default/configmaps/rn1" '{"metadata":null}' application/merge-patch+json
-check "a patch that takes the name away is the same 400 (kube's checkName on the patched object)" code_has 400 'the name of the object () does not match the name on the URL (rn1)'
+check "a patch that takes the name away is 400 (kube's checkName on the patched object: errEmptyName)" code_has 400 'the name of the object (rn1 based on URL) was undeterminable: name must be provided'
 req PATCH "/api/v1/namespaces/default/configmaps/rn1" '[{"op":"remove","path":"/metadata"}]' application/json-patch+json
-check "... a JSON patch removing /metadata too" code_has 400 'the name of the object () does not match the name on the URL (rn1)'
+check "... a JSON patch removing /metadata too" code_has 400 'the name of the object (rn1 based on URL) was undeterminable: name must be provided'
 req PUT /api/v1/namespaces/default/configmaps/rn1 '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"rn1","namespace":"kube-system"}}'
-check "a PUT naming another namespace is 400 with both" code_has 400 'the namespace of the object (kube-system) does not match the namespace on the request (default)'
+check "a PUT naming another namespace is 400 (EnsureObjectNamespaceMatchesRequestNamespace, before checkName)" code_has 400 'the namespace of the provided object does not match the namespace sent on the request'
+req PATCH /api/v1/namespaces/default/configmaps/rn1 '{"metadata":{"namespace":"other"}}' application/merge-patch+json
+check "... a patch moving it likewise" code_has 400 'the namespace of the provided object does not match the namespace sent on the request'
 req GET "/api/v1/namespaces?fieldSelector=metadata.namespace%3Dx"
 check "metadata.namespace is no field label of Namespaces (kube's 400)" code_has 400 'field label not supported: metadata.namespace'
 # kinds without field labels of their own fall to apimachinery's default
@@ -1259,9 +1261,9 @@ check "... and a POST on a /watch/ path" code_has 405 '"reason":"MethodNotAllowe
 req PUT /api/v1/namespaces/default/configmaps/x1 '{"metadata":{"name":"x2"}}'
 check "... and so is a name mismatch, before the object is looked up (kube's checkName)" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert d['code']==400 and 'details' not in d, d\""
 req PUT /api/v1/namespaces/default/configmaps/x1 '{"metadata":{}}'
-check "a PUT whose body has no name is 400 too, as kube's checkName" code_has 400 'the name of the object () does not match the name on the URL (x1)'
+check "a PUT whose body has no name is 400 too, as kube's checkName" code_has 400 'the name of the object (x1 based on URL) was undeterminable: name must be provided'
 req PUT /api/v1/namespaces/default/configmaps/x1 '{"metadata":{"name":"x1","namespace":"other"}}'
-check "... and one naming another namespace" code_has 400 'the namespace of the object (other) does not match the namespace on the request (default)'
+check "... and one naming another namespace" code_has 400 'the namespace of the provided object does not match the namespace sent on the request'
 # DeleteOptions preconditions (body only): the generic store's words on
 # the Kind, the namespace REST's own on the qualified resource
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"pre1"}}'

@@ -158,6 +158,12 @@ check "an apply of another kind is 400" code_is 400
 check "... invalid object type" msg_is 'invalid object type: /v1, Kind=Secret'
 apply "$CMP/s3?fieldManager=m1" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}}'
 check "an apply naming another object is 400" code_has 400 'does not match the name on the URL'
+apply /api/v1/namespaces/default/configmaps/noname?fieldManager=m1 $'apiVersion: v1\nkind: ConfigMap\ndata: {a: "1"}\n'
+check "an apply creating an object from a configuration without a name is 400 (kube's checkName)" code_has 400 'the name of the object (noname based on URL) was undeterminable: name must be provided'
+apply /api/v1/namespaces/default/configmaps/md1?fieldManager=m1 $'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: md1}\ndata: {a: "1"}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: md2}\n'
+check "an apply of two YAML documents takes the first (go-yaml v2 reads no further)" code_has 201 '"name":"md1"' '"data":{"a":"1"}'
+apply /api/v1/namespaces/default/configmaps/md1?fieldManager=m1 $'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: md1, namespace: kube-system}\n'
+check "an apply naming another namespace is kube's patch 400" code_has 400 'the namespace of the provided object does not match the namespace sent on the request'
 apply "$CMP/s3?fieldManager=m1" '[1, 2]'
 check "an apply that is not an object is 400" code_is 400
 apply "$CMP/s3?fieldManager=m1" '{"apiVersion":"v1","kind":"ConfigMap","metadata":"s3"}'

@@ -704,17 +704,18 @@ Test(yaml_docs, json_is_yaml)
 	expect_json("42", "42");
 }
 
-Test(yaml_docs, only_one_document_unless_the_rest_is_empty)
+/* go-yaml v2's Unmarshal reads the first document and no further */
+Test(yaml_docs, the_first_document_alone)
 {
 	expect_json("---\na: 1\n", "{\"a\": 1}");
 	expect_json("a: 1\n---\n", "{\"a\": 1}");
 	expect_json("a: 1\n...\n---\n# trailing\n---\n", "{\"a\": 1}");
 	expect_json("%YAML 1.1\n---\na: 1\n", "{\"a\": 1}");
-	expect_err("a: 1\n---\nb: 2\n",
-		   "yaml: line 2: only one document is allowed, found another");
-	expect_err("a: 1\n--- ~\n", NULL);
-	expect_err("a: 1\n--- \"\"\n", NULL);
-	expect_err("---\n---\na: 1\n", NULL);
+	expect_json("a: 1\n---\nb: 2\n", "{\"a\": 1}");
+	expect_json("a: 1\n--- ~\n", "{\"a\": 1}");
+	expect_json("a: 1\n--- \"\"\n", "{\"a\": 1}");
+	expect_json("a: 1\n---\nb: [\n", "{\"a\": 1}");
+	expect_json("---\n---\na: 1\n", "null");
 }
 
 Test(yaml_docs, syntax_errors_read_as_go_yaml_words_them)
