@@ -374,6 +374,7 @@ struct jp_op {
 	const char *path;     /* borrowed from the ops array */
 	const char *from;     /* move, copy; else NULL */
 	const json_t *value;  /* add, replace, test; else NULL */
+	bool value_given;     /* the operation has a "value" */
 };
 
 /* The working state of one srv_json_patch call. */
@@ -514,7 +515,7 @@ static bool jp_room(struct jp *j, size_t m, int h)
 }
 
 /* Put val (stolen) at path, not the root: the add of RFC 6902 §4.1, or its
-   replace (§4.3) when must_exist. */
+   replace (§4.3) when must_exist (an array's element must exist). */
 static lp_err jp_put(struct jp *j, const char *path, json_t *val,
 		     bool must_exist)
 {
@@ -525,14 +526,12 @@ static lp_err jp_put(struct jp *j, const char *path, json_t *val,
 		json_decref(val);
 		return jp_fail(j, "path does not exist");
 	}
-	if (json_is_object(parent)) {
-		if (must_exist && !json_object_get(parent, j->tok)) {
-			json_decref(val);
-			return jp_fail(j, "member does not exist");
-		}
+	/* an object's member need not exist, even for a replace: kube's
+	   evanphx/json-patch v4 finds every key of an object (its
+	   partialDoc.get never fails; v5 changed that) */
+	if (json_is_object(parent))
 		return json_object_set_new(parent, j->tok, val) ? LP_E_NOMEM
-								 : LP_OK;
-	}
+								: LP_OK;
 	if (!json_is_array(parent)) {
 		json_decref(val);
 		return jp_fail(j, "parent is not a container");
@@ -616,6 +615,17 @@ static bool jp_equal(const json_t *a, const json_t *b)
 	return false;
 }
 
+/* For a path whose target is missing: JSON null (static) when its parent
+   is an object, as v4's partialDoc.get answers a missing key; NULL when
+   the parent does not exist or is no object. */
+static json_t *missing_member(struct jp *j, const char *path)
+{
+	json_t *parent;
+	if (!*path || !jp_parent(j, path, &parent) || !json_is_object(parent))
+		return NULL;
+	return json_null();
+}
+
 static lp_err jp_apply(struct jp *j, const struct jp_op *op)
 {
 	json_t *v, *c;
@@ -623,7 +633,21 @@ static lp_err jp_apply(struct jp *j, const struct jp_op *op)
 	int h;
 
 	/* kube's evanphx/json-patch finds no container for the whole
-	   document: only a test may name it */
+	   document: only a test may name it, and a replace by an object or
+	   an array, which becomes the document */
+	if (op->kind == JP_REPLACE && !*op->path) {
+		if (!json_is_object(op->value) && !json_is_array(op->value))
+			return jp_fail(j, "replace operation value must be "
+					  "object or array");
+		h = height(op->value, PATCH_MAX_DEPTH);
+		if (!jp_room(j, 0, h))
+			return jp_fail(j, "result nests too deeply");
+		if (!(c = json_deep_copy(op->value)))
+			return LP_E_NOMEM;
+		json_decref(j->root);
+		j->root = c;
+		return LP_OK;
+	}
 	if (op->kind != JP_TEST && (!*op->path || (op->from && !*op->from)))
 		return jp_fail(j, "doc is missing path");
 	switch (op->kind) {
@@ -667,7 +691,8 @@ static lp_err jp_apply(struct jp *j, const struct jp_op *op)
 		return jp_put(j, op->path, v, false);
 	case JP_COPY:
 		v = jp_get(j, op->from);
-		if (!v)
+		/* v4 copies an object's missing member as null */
+		if (!v && (v = missing_member(j, op->from)) == NULL)
 			return jp_fail(j, "from does not exist");
 		if (!jp_room(j, m,
 			     height(v, m > PATCH_MAX_DEPTH
@@ -687,9 +712,11 @@ static lp_err jp_apply(struct jp *j, const struct jp_op *op)
 		return jp_put(j, op->path, c, false);
 	case JP_TEST:
 		v = jp_get(j, op->path);
-		if (!v)
+		/* v4 finds an object's missing member as null: a test of
+		   null passes there */
+		if (!v && (v = missing_member(j, op->path)) == NULL)
 			return jp_fail(j, "path does not exist");
-		if (!jp_equal(v, op->value))
+		if (!op->value_given || !jp_equal(v, op->value))
 			return jp_fail(j, "test failed");
 		return LP_OK;
 	}
@@ -783,16 +810,12 @@ static lp_err jp_decode(const json_t *arr, struct jp_op *ops, size_t *maxlen,
 			if (strlen(op->from) > longest)
 				longest = strlen(op->from);
 		}
-		if (op->kind == JP_ADD || op->kind == JP_REPLACE ||
-		    op->kind == JP_TEST) {
-			op->value = json_object_get(o, "value");
-			if (!op->value)
-				return srv_error_set(
-					err, LP_E_BADREQUEST,
-					"json patch operation %zu (%s): "
-					"\"value\" is missing",
-					i, name);
-		}
+		/* without a value, v4 adds or replaces null (a test
+		   without one fails) */
+		op->value = json_object_get(o, "value");
+		op->value_given = op->value != NULL;
+		if (!op->value)
+			op->value = json_null();
 	}
 	*maxlen = longest;
 	return LP_OK;

@@ -30,10 +30,13 @@ lp_err srv_merge_patch(const json_t *doc, const json_t *patch, json_t **out,
 		       struct srv_error *err);
 
 /* RFC 6902: add, remove, replace, move, copy, test; JSON pointers with ~0 ~1
-   escapes and "-" for the end of an array. All or nothing.
-   LP_E_BADREQUEST: ops is not an array of objects, or an operation lacks or
-   mistypes op, path, value (add, replace, test) or from (move, copy), or a
-   pointer is malformed, or ops nests deeper than 1000 levels.
+   escapes and "-" for the end of an array. All or nothing. As kube's
+   evanphx/json-patch v4 applies them: an object's missing member reads as
+   null (a replace of it adds it, a copy from it copies null, a test of
+   null passes), a missing value is null (a test without one fails), a
+   replace of the root by an object or array is the new document.
+   LP_E_BADREQUEST: ops is not an array of objects, or an operation
+   mistypes op, path or from, or ops nests deeper than 1000 levels.
    LP_E_ENTITYTOOLARGE: more than 10000 operations (kube's limit).
    LP_E_INVALID with kube's message "the server rejected our request due to
    an error in our request" when an operation does not apply: a path that

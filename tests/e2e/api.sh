@@ -390,7 +390,12 @@ check "... as does removing a missing member" code_has 422 '"reason":"Invalid","
 req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"bogus","path":"/data/x"}]' application/json-patch+json
 check "... as does an unknown op (evanphx/json-patch's Apply error)" code_has 422 '"reason":"Invalid","details":{}'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"replace","path":"","value":{}}]' application/json-patch+json
-check "... as does replacing the whole document (evanphx/json-patch finds no container for it)" code_has 422 '"reason":"Invalid","details":{}'
+check "... replacing the whole document by an empty object leaves no name (evanphx/json-patch v4's replace of the root)" code_has 400 'the name of the object (a1 based on URL) was undeterminable: name must be provided'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"replace","path":"","value":7}]' application/json-patch+json
+check "... by a scalar is its 422" code_has 422 '"reason":"Invalid","details":{}'
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"jp4"},"data":{"n":"x"}}'
+req PATCH /api/v1/namespaces/default/configmaps/jp4 '[{"op":"replace","path":"/metadata/labels","value":{"a":"b"}},{"op":"add","path":"/data/nv"},{"op":"copy","from":"/data/nope","path":"/data/c"},{"op":"test","path":"/data/missing","value":null}]' application/json-patch+json
+check "JSON patch as kube's evanphx/json-patch v4: a replace of a missing member adds it, no value is null, a missing member copies and tests as null" code_has 200 '"labels":{"a":"b"}' '"data":{"c":"","n":"x","nv":""}'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"test","path":"","value":{}},{"op":"remove","path":"/data/m"}]' application/json-patch+json
 check "... which only a test may name" code_has 422 '"reason":"Invalid"'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"add","path":"/metadata/labels","value":{"i":"1"}},{"op":"add","path":"/metadata/finalizers","value":["a/b","c/d"]},{"op":"remove","path":"/metadata/finalizers/-1"},{"op":"add","path":"/metadata/finalizers/00","value":"e/f"}]' application/json-patch+json

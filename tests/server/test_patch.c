@@ -476,20 +476,17 @@ static void each_json_patch_fails(const char *const *bad, size_t n, lp_err code)
 Test(json_patch, malformed_patch_documents_are_bad_requests)
 {
 	static const char *const bad[] = {
-		"{\"op\":\"add\",\"path\":\"/a\",\"value\":1}",
-		"\"add\"",
-		"[1]",
-		"[[]]",
-		"[{\"op\":7,\"path\":\"/a\"}]",
-		"[{\"op\":\"remove\",\"path\":5}]",
-		"[{\"op\":\"copy\",\"path\":\"/b\",\"from\":1}]",
-		"[{\"op\":\"add\",\"path\":\"/a\"}]",
-		"[{\"op\":\"replace\",\"path\":\"/a\"}]",
-		"[{\"op\":\"test\",\"path\":\"/a\"}]",
-		/* all decoded first: a bad type after a failing test is
-		   still the 400 */
-		"[{\"op\":\"test\",\"path\":\"/a\",\"value\":2},"
-		"{\"op\":\"add\",\"path\":[]}]",
+	    "{\"op\":\"add\",\"path\":\"/a\",\"value\":1}",
+	    "\"add\"",
+	    "[1]",
+	    "[[]]",
+	    "[{\"op\":7,\"path\":\"/a\"}]",
+	    "[{\"op\":\"remove\",\"path\":5}]",
+	    "[{\"op\":\"copy\",\"path\":\"/b\",\"from\":1}]",
+	    /* all decoded first: a bad type after a failing test is
+	       still the 400 */
+	    "[{\"op\":\"test\",\"path\":\"/a\",\"value\":2},"
+	    "{\"op\":\"add\",\"path\":[]}]",
 	};
 	each_json_patch_fails(bad, sizeof bad / sizeof *bad, LP_E_BADREQUEST);
 }
@@ -594,26 +591,25 @@ Test(json_patch, array_indices_follow_kubes_json_patch)
 	for (i = 0; i < sizeof ok / sizeof *ok; i++)
 		expect_ok(srv_json_patch, doc, ok[i][0], ok[i][1]);
 	static const char *const bad[] = {
-		"[{\"op\":\"add\",\"path\":\"/a/3\",\"value\":\"z\"}]",
-		"[{\"op\":\"add\",\"path\":\"/a/-4\",\"value\":\"z\"}]",
-		"[{\"op\":\"remove\",\"path\":\"/a/-3\"}]",
-		"[{\"op\":\"test\",\"path\":\"/a/-3\",\"value\":\"x\"}]",
-		"[{\"op\":\"add\",\"path\":\"/a/+\",\"value\":\"z\"}]",
-		"[{\"op\":\"add\",\"path\":\"/a/1_0\",\"value\":\"z\"}]",
-		"[{\"op\":\"add\",\"path\":\"/a/ 1\",\"value\":\"z\"}]",
-		"[{\"op\":\"add\",\"path\":\"/a/-9223372036854775809\","
-		"\"value\":\"z\"}]",
-		"[{\"op\":\"add\",\"path\":\"/a/\",\"value\":\"z\"}]",
-		"[{\"op\":\"add\",\"path\":\"/a/99999999999999999999999\","
-		"\"value\":\"z\"}]",
-		"[{\"op\":\"remove\",\"path\":\"/a/2\"}]",
-		"[{\"op\":\"remove\",\"path\":\"/a/-\"}]",
-		"[{\"op\":\"replace\",\"path\":\"/a/2\",\"value\":1}]",
-		"[{\"op\":\"replace\",\"path\":\"/a/-\",\"value\":1}]",
-		"[{\"op\":\"add\",\"path\":\"/a/0/x\",\"value\":1}]",
-		"[{\"op\":\"remove\",\"path\":\"/b\"}]",
-		"[{\"op\":\"replace\",\"path\":\"/b\",\"value\":1}]",
-		"[{\"op\":\"remove\",\"path\":\"\"}]",
+	    "[{\"op\":\"add\",\"path\":\"/a/3\",\"value\":\"z\"}]",
+	    "[{\"op\":\"add\",\"path\":\"/a/-4\",\"value\":\"z\"}]",
+	    "[{\"op\":\"remove\",\"path\":\"/a/-3\"}]",
+	    "[{\"op\":\"test\",\"path\":\"/a/-3\",\"value\":\"x\"}]",
+	    "[{\"op\":\"add\",\"path\":\"/a/+\",\"value\":\"z\"}]",
+	    "[{\"op\":\"add\",\"path\":\"/a/1_0\",\"value\":\"z\"}]",
+	    "[{\"op\":\"add\",\"path\":\"/a/ 1\",\"value\":\"z\"}]",
+	    "[{\"op\":\"add\",\"path\":\"/a/-9223372036854775809\","
+	    "\"value\":\"z\"}]",
+	    "[{\"op\":\"add\",\"path\":\"/a/\",\"value\":\"z\"}]",
+	    "[{\"op\":\"add\",\"path\":\"/a/99999999999999999999999\","
+	    "\"value\":\"z\"}]",
+	    "[{\"op\":\"remove\",\"path\":\"/a/2\"}]",
+	    "[{\"op\":\"remove\",\"path\":\"/a/-\"}]",
+	    "[{\"op\":\"replace\",\"path\":\"/a/2\",\"value\":1}]",
+	    "[{\"op\":\"replace\",\"path\":\"/a/-\",\"value\":1}]",
+	    "[{\"op\":\"add\",\"path\":\"/a/0/x\",\"value\":1}]",
+	    "[{\"op\":\"remove\",\"path\":\"/b\"}]",
+	    "[{\"op\":\"remove\",\"path\":\"\"}]",
 	};
 
 	for (i = 0; i < sizeof bad / sizeof *bad; i++)
@@ -630,8 +626,15 @@ Test(json_patch, add_replaces_an_existing_member_not_the_root)
 	expect_err(srv_json_patch, "{\"a\":1}",
 		   "[{\"op\":\"add\",\"path\":\"\",\"value\":{\"b\":2}}]",
 		   LP_E_INVALID);
+	/* but a replace of the root by an object or array is the new
+	   document (v4's replace), by anything else no patch */
+	expect_ok(srv_json_patch, "{\"a\":1}",
+		  "[{\"op\":\"replace\",\"path\":\"\",\"value\":[1]}]", "[1]");
+	expect_ok(srv_json_patch, "{\"a\":1}",
+		  "[{\"op\":\"replace\",\"path\":\"\",\"value\":{\"b\":2}}]",
+		  "{\"b\":2}");
 	expect_err(srv_json_patch, "{\"a\":1}",
-		   "[{\"op\":\"replace\",\"path\":\"\",\"value\":[1]}]",
+		   "[{\"op\":\"replace\",\"path\":\"\",\"value\":3}]",
 		   LP_E_INVALID);
 	expect_ok(srv_json_patch, "{\"a\":1}",
 		  "[{\"op\":\"test\",\"path\":\"\",\"value\":{\"a\":1}}]",
@@ -680,8 +683,12 @@ Test(json_patch, move_and_copy)
 	expect_err(srv_json_patch, "{\"a\":1}",
 		   "[{\"op\":\"move\",\"from\":\"/b\",\"path\":\"/c\"}]",
 		   LP_E_INVALID);
+	/* v4 finds an object's missing member as null: copied as null */
+	expect_ok(srv_json_patch, "{\"a\":1}",
+		  "[{\"op\":\"copy\",\"from\":\"/b\",\"path\":\"/c\"}]",
+		  "{\"a\":1,\"c\":null}");
 	expect_err(srv_json_patch, "{\"a\":1}",
-		   "[{\"op\":\"copy\",\"from\":\"/b\",\"path\":\"/c\"}]",
+		   "[{\"op\":\"copy\",\"from\":\"/b/x\",\"path\":\"/c\"}]",
 		   LP_E_INVALID);
 	/* the source goes first, then the target must exist */
 	expect_err(srv_json_patch, "{\"a\":{\"b\":1}}",
@@ -703,9 +710,42 @@ Test(json_patch, test_compares_numbers_by_value_and_objects_unordered)
 	expect_err(srv_json_patch, "{\"a\":[1,2]}",
 		   "[{\"op\":\"test\",\"path\":\"/a\",\"value\":[2,1]}]",
 		   LP_E_INVALID);
+	/* v4 finds an object's missing member as null */
+	expect_ok(srv_json_patch, "{\"a\":null}",
+		  "[{\"op\":\"test\",\"path\":\"/b\",\"value\":null}]",
+		  "{\"a\":null}");
 	expect_err(srv_json_patch, "{\"a\":null}",
-		   "[{\"op\":\"test\",\"path\":\"/b\",\"value\":null}]",
+		   "[{\"op\":\"test\",\"path\":\"/b\",\"value\":1}]",
 		   LP_E_INVALID);
+	expect_err(srv_json_patch, "{\"a\":[1]}",
+		   "[{\"op\":\"test\",\"path\":\"/a/3\",\"value\":null}]",
+		   LP_E_INVALID);
+}
+
+/* evanphx/json-patch v4, which kube 1.33 applies patches with: a replace
+   of an object's missing member adds it (its partialDoc.get never fails),
+   an array's element must exist; an add or replace without a value puts
+   null, a test without one fails. */
+Test(json_patch, v4_replace_adds_and_value_defaults_to_null)
+{
+	expect_ok(srv_json_patch, "{\"metadata\":{\"name\":\"x\"}}",
+		  "[{\"op\":\"replace\",\"path\":\"/metadata/labels\","
+		  "\"value\":{\"a\":\"b\"}}]",
+		  "{\"metadata\":{\"name\":\"x\",\"labels\":{\"a\":\"b\"}}}");
+	expect_err(srv_json_patch, "{\"a\":[1]}",
+		   "[{\"op\":\"replace\",\"path\":\"/a/1\",\"value\":2}]",
+		   LP_E_INVALID);
+	expect_err(srv_json_patch, "{\"a\":1}",
+		   "[{\"op\":\"replace\",\"path\":\"/b/c\",\"value\":2}]",
+		   LP_E_INVALID);
+	expect_ok(srv_json_patch, "{\"a\":1}",
+		  "[{\"op\":\"add\",\"path\":\"/b\"},"
+		  "{\"op\":\"replace\",\"path\":\"/a\"}]",
+		  "{\"a\":null,\"b\":null}");
+	expect_err(srv_json_patch, "{\"a\":1}",
+		   "[{\"op\":\"test\",\"path\":\"/a\"}]", LP_E_INVALID);
+	expect_err(srv_json_patch, "{\"a\":null}",
+		   "[{\"op\":\"test\",\"path\":\"/a\"}]", LP_E_INVALID);
 }
 
 Test(json_patch, failing_test_leaves_result_unset_and_input_unchanged)
