@@ -3568,10 +3568,14 @@ static bool same_cr(const json_t *next, const json_t *old)
 	return same_members(next, old, "apiVersion", same_top);
 }
 
+/* The update pipeline of obj (taken) over cur; patch: obj is a patch's
+   result (kube's patcher gives its update no uid precondition, so a uid
+   it changes is ValidateObjectMetaUpdate's "field is immutable"). */
 static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
-			    const char *ns, const char *name, struct reg_obj *cur,
-			    json_t *obj, enum upd_kind kind, bool retry,
-			    bool dry, bool tracked)
+			    const char *ns, const char *name,
+			    struct reg_obj *cur, json_t *obj,
+			    enum upd_kind kind, bool retry, bool dry,
+			    bool tracked, bool patch)
 {
 	struct srv_error err;
 	srv_error_clear(&err);
@@ -3626,7 +3630,7 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	}
 	const char *buid = json_string_value(json_object_get(m, "uid"));
 	const char *ouid = json_string_value(json_object_get(om, "uid"));
-	if (buid && *buid && ouid && strcmp(buid, ouid)) {
+	if (!patch && buid && *buid && ouid && strcmp(buid, ouid)) {
 		char gr[320];
 		srv_error_set(&err, LP_E_CONFLICT,
 			      "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID in precondition: %s, UID in object meta: %s",
@@ -3935,7 +3939,7 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 		bool last = attempt == tries - 1;
 		json_t *o = uncond && !last ? json_deep_copy(obj) : json_incref(obj);
 		rc = finish_update(r, res, ns, name, &c, o, upd_kind_of(sub),
-				   uncond && !last, dry, false);
+				   uncond && !last, dry, false, false);
 		reg_obj_free(&c);
 		if (rc != LP_E_CONFLICT || !uncond)
 			break;
@@ -4401,11 +4405,16 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		const char *prv = json_is_object(patch)
 					  ? meta_str(patch, "resourceVersion")
 					  : NULL;
+		/* One that leaves the revision it read is on the current
+		   one; one that removes it is unconditional, which only the
+		   kinds whose strategy allows it take (kube's store: "must be
+		   specified for an update"). */
 		if (pt == P_JSON || !prv) {
 			char rvt[24];
 			snprintf(rvt, sizeof rvt, "%lld", (long long)c.mod);
 			const char *nrv = meta_str(next, "resourceVersion");
-			if (pt != P_JSON || !nrv || !strcmp(nrv, meta_str(base, "resourceVersion") ? meta_str(base, "resourceVersion") : ""))
+			const char *brv = meta_str(base, "resourceVersion");
+			if (nrv && !strcmp(nrv, brv ? brv : ""))
 				json_object_set_new(json_object_get(next, "metadata"),
 						    "resourceVersion", json_string(rvt));
 		}
@@ -4437,7 +4446,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		if (res->view)
 			res->view->to_stored(next);
 		rc = finish_update(r, res, ns, name, &c, next, upd_kind_of(sub),
-				   !prv, dry, pt == P_APPLY);
+				   !prv, dry, pt == P_APPLY, true);
 		free(r->strict_shown);
 		r->strict_shown = NULL;
 		reg_obj_free(&c);

@@ -1604,6 +1604,14 @@ check "an immutable ConfigMap's data and binaryData cannot change" code_has 422 
 req POST /apis/coordination.k8s.io/v1/namespaces/default/leases '{"metadata":{"name":"uncond"},"spec":{"holderIdentity":"a"}}'
 req PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/uncond '{"metadata":{"name":"uncond"},"spec":{"holderIdentity":"b"}}'
 check "a Lease update must name its resourceVersion (kube's AllowUnconditionalUpdate false)" code_has 422 'leases.coordination.k8s.io \"uncond\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update'
+req PATCH /apis/coordination.k8s.io/v1/namespaces/default/leases/uncond '{"metadata":{"resourceVersion":null},"spec":{"holderIdentity":"b"}}' application/merge-patch+json
+check "... so must a patch's result: one removing it is the same 422" code_has 422 'leases.coordination.k8s.io \"uncond\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update'
+req PATCH /apis/coordination.k8s.io/v1/namespaces/default/leases/uncond '[{"op":"remove","path":"/metadata/resourceVersion"}]' application/json-patch+json
+check "... a JSON patch's too" code_has 422 'must be specified for an update'
+req PATCH "$NSD/configmaps/frozen" '{"metadata":{"resourceVersion":null,"labels":{"u":"1"}}}' application/merge-patch+json
+check "... while a ConfigMap's patch removing it is unconditional" code_is 200
+req PATCH "$NSD/configmaps/frozen" '{"metadata":{"uid":"other"}}' application/merge-patch+json
+check "a patch changing the uid is ValidateObjectMetaUpdate's 422 (a patch has no uid precondition)" code_has 422 'ConfigMap \"frozen\" is invalid: metadata.uid: Invalid value: \"other\": field is immutable'
 req PATCH "$NSD/configmaps/frozen" '{"metadata":{"deletionTimestamp":"2020-01-01T00:00:00Z"}}' application/merge-patch+json
 check "an update may not set a deletion timestamp" code_has 422 'metadata.deletionTimestamp: Invalid value: 2020-01-01 00:00:00 +0000 UTC: field is immutable'
 req POST "$NSD/configmaps" '{"metadata":{"name":"held","finalizers":["example.com/h"]}}'
