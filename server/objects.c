@@ -1461,28 +1461,17 @@ lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 	o->rvm = srv_query(r, "resourceVersionMatch");
 	if (o->rvm && !*o->rvm)
 		o->rvm = NULL;
-	int64_t rvn = 0;
-	if (o->rv && (!parse_i64(o->rv, &rvn) || rvn < 0))
-		return srv_error_set(err, LP_E_BADREQUEST,
-				     "invalid resource version: %.64s", o->rv);
-	if (validate_list_opts(r, o, watch, err))
-		return err->code;
-	if (!watch) {
-		if (o->cont && o->rv && rvn != 0)
-			return srv_error_set(err, LP_E_BADREQUEST,
-					     "specifying resource version is not allowed when using continue");
-		/* resourceVersion "0" is kube's watch cache, which ignores
-		   the limit (cacher.go computeListLimit): one whole page, no
-		   continue token, nothing to expire */
-		if (!o->cont && o->rv && rvn == 0)
-			o->limit = 0;
-	}
+	/* kube's order: the parameters decode (selectors included, 400),
+	   ValidateListOptions (422), field labels convert (400), then the
+	   storage reads the continue token and the resourceVersion */
 	lp_err rc = srv_lsel_parse(srv_query(r, "labelSelector"), &o->lsel, err);
 	if (rc)
 		return rc;
 	rc = srv_fsel_parse(srv_query(r, "fieldSelector"), &o->fsel, err);
 	if (rc)
 		return rc;
+	if (validate_list_opts(r, o, watch, err))
+		return err->code;
 	for (size_t i = 0; i < srv_fsel_count(o->fsel); i++) {
 		const char *f = srv_fsel_field(o->fsel, i);
 		char buf[8];
@@ -1502,6 +1491,43 @@ lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 		return srv_error_set(err, LP_E_BADREQUEST,
 				     "%s is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
 				     q);
+	}
+	uint64_t rvn = 0;
+	if (watch) {
+		/* the watch cache's ParseResourceVersion: a storage error,
+		   no Status, so kube's plain 500 */
+		if (o->rv && rv_parse(o->rv, &rvn, err)) {
+			err->no_reason = true;
+			return err->code;
+		}
+	} else if (o->cont) {
+		/* storage.ValidateListOptions: the token first, then no
+		   resourceVersion but "0" beside it */
+		int64_t crv;
+		char *start = NULL, msg[160];
+		size_t sl;
+		if (reg_continue_decode(o->cont, &crv, &start, &sl, msg,
+					sizeof msg))
+			return srv_error_set(err, LP_E_BADREQUEST,
+					     "invalid continue token: %s", msg);
+		free(start);
+		if (o->rv && strcmp(o->rv, "0"))
+			return srv_error_set(err, LP_E_BADREQUEST,
+					     "specifying resource version is "
+					     "not allowed when using continue");
+	} else if (o->rv) {
+		if (rv_parse(o->rv, &rvn, err)) {
+			char m[sizeof err->message];
+			snprintf(m, sizeof m, "%s", err->message);
+			srv_error_clear(err);
+			return srv_error_set(err, LP_E_BADREQUEST,
+					     "invalid resource version: %s", m);
+		}
+		/* resourceVersion "0" is kube's watch cache, which ignores
+		   the limit (cacher.go computeListLimit): one whole page, no
+		   continue token, nothing to expire */
+		if (!strcmp(o->rv, "0"))
+			o->limit = 0;
 	}
 	return LP_OK;
 }
@@ -1545,11 +1571,21 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 				 .limit = o->limit > 0 ? (uint64_t)o->limit : 0,
 				 .cont = o->cont,
 				 .count = !filtered};
+	/* a selector asking for one name, without a continue token: kube's
+	   MatchesSingle reads that one key (not a range), so no limit,
+	   continue token or exact revision applies (the namespace must be
+	   known for a namespaced kind's key) */
+	if (!o->cont && srv_fsel_exact(o->fsel, "metadata.name") &&
+	    (!res->namespaced || (ns && *ns)))
+		q.limit = 0;
 	int64_t n = 0;
+	bool exact = false;
 	if (!o->cont && o->rv) {
-		parse_i64(o->rv, &n);
-		bool exact = (o->rvm && !strcmp(o->rvm, "Exact")) ||
-			     (!o->rvm && n != 0 && o->limit > 0);
+		/* one past int64 (ParseUint took it) is past any revision */
+		if (!parse_i64(o->rv, &n))
+			n = INT64_MAX;
+		exact = (o->rvm && !strcmp(o->rvm, "Exact")) ||
+			(!o->rvm && n != 0 && q.limit > 0);
 		if (exact) {
 			q.at_rev = n;
 		} else if (n > 0 && wait_rev(e, n, err)) {
@@ -1569,6 +1605,15 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 					     "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.");
 		return srv_error_set(err, LP_E_COMPACTED,
 				     "The resourceVersion for the provided list is too old.");
+	}
+	if (rc == LP_E_FUTURE && exact) {
+		/* kube 1.33 sends an exact read to etcd (no cache
+		   snapshots), whose error for a revision it has not reached
+		   passes through as a plain 500 */
+		err->no_reason = true;
+		return srv_error_set(
+		    err, LP_E_IO,
+		    "etcdserver: mvcc: required revision is a future revision");
 	}
 	if (rc == LP_E_FUTURE) {
 		/* a continue token's revision, else the one asked for */

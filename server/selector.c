@@ -1097,17 +1097,8 @@ lp_err srv_fsel_parse(const char *s, srv_fsel **out, struct srv_error *err)
 		a[v_len] = '\0';
 		a += v_len + 1;
 	}
-	/* kube refuses an empty field when it checks the fields a resource
-	   supports, after parsing, in term order; for custom resources with
-	   this message. */
-	for (size_t i = 0; i < sel->n; i++) {
-		if (sel->terms[i].field[0] == '\0') {
-			mb_reset(mb);
-			mb_str(mb, "field label not supported: ");
-			rc = LP_E_BADREQUEST;
-			goto fail;
-		}
-	}
+	/* an empty field parses: kube refuses it when it converts the
+	   field labels of the resource, in that resource's words */
 done:
 	free(mb);
 	free(parts);

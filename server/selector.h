@@ -38,8 +38,8 @@ bool srv_lsel_match(const srv_lsel *sel, const json_t *labels);
 bool srv_lsel_empty(const srv_lsel *sel);
 void srv_lsel_free(srv_lsel *sel);
 
-/* Parse; "" or NULL gives an empty selector. An empty field name (`=x`) is
-   refused with kube's CR message "field label not supported: ". *out new. */
+/* Parse; "" or NULL gives an empty selector. An empty field name (`=x`)
+   parses: the resource's field labels refuse it. *out new. */
 lp_err srv_fsel_parse(const char *s, srv_fsel **out, struct srv_error *err);
 bool srv_fsel_empty(const srv_fsel *sel);
 /* The requirements, for checking fields against what a resource supports,

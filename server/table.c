@@ -214,6 +214,12 @@ json_t *srv_partial_list(const struct srv_neg *n, const json_t *items,
 	json_t *it;
 	json_array_foreach(items, i, it)
 		json_array_append_new(a, partial_of(n->version, it));
+	/* kube's asPartialObjectMetadataList fills a nil slice: none
+	   encodes as null */
+	if (!json_array_size(a)) {
+		json_decref(a);
+		a = json_null();
+	}
 	json_object_set_new(l, "items", a);
 	return l;
 }
@@ -651,6 +657,13 @@ static json_t *table_of(const struct srv_column *cols,
 		else /* a RawExtension: omitempty leaves it in, as null */
 			json_object_set_new(row, "object", json_null());
 		json_array_append_new(rows, row);
+	}
+	/* kube's default table convertor (rest.NewDefaultTableConvertor,
+	   the CRDs') appends to a nil slice: no rows encode as null, where
+	   the printers make an empty one */
+	if (cols == default_cols && !json_array_size(rows)) {
+		json_decref(rows);
+		rows = json_null();
 	}
 	json_object_set_new(t, "rows", rows);
 	return t;

@@ -939,7 +939,10 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	}
 	int64_t from = 0;
 	bool initial = false, failed = false;
-	if (!o.rv || !strcmp(o.rv, "0")) {
+	/* digits (srv_list_opts checked them); any zero ("00" too) is
+	   kube's ParseResourceVersion's 0: the current state first */
+	bool zero = !o.rv || !o.rv[strspn(o.rv, "0")];
+	if (zero) {
 		initial = true; /* state first, then changes */
 	} else {
 		from = strtoll(o.rv, NULL, 10);
@@ -965,7 +968,7 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 		initial = true;
 	/* sendInitialEvents=false: no initial events, from now on (without a
 	   resourceVersion, kube's cacher starts at the current revision) */
-	if (sie && !send_initial && (!o.rv || !strcmp(o.rv, "0"))) {
+	if (sie && !send_initial && zero) {
 		initial = false;
 		from = eng_rev(e);
 	}
