@@ -570,8 +570,14 @@ static long reader(void *state, uint64_t pos, char *buf, size_t max)
 		    lp_mono_ms() >= atomic_load(&ws->next_bookmark_ms)) {
 			atomic_store(&ws->next_bookmark_ms,
 				     next_bookmark(ws, lp_mono_ms()));
-			emit_bookmark(ws, eng_watch_progress(ws->w), false);
-			continue;
+			/* kube's bookmark carries its cache's revision, and a
+			   watcher takes none older than where it started: a
+			   watch from a revision not yet reached gets none */
+			int64_t at = eng_watch_progress(ws->w);
+			if (at <= eng_rev(srv_engine(ws->s))) {
+				emit_bookmark(ws, at, false);
+				continue;
+			}
 		}
 		if (got)
 			return (long)got; /* the next call suspends */
