@@ -3653,7 +3653,21 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	/* optimistic concurrency */
 	const char *rvs = json_string_value(json_object_get(m, "resourceVersion"));
 	int64_t rvn = 0;
-	if (rvs && *rvs && strcmp(rvs, "0")) {
+	uint64_t urv = 0;
+	if (rvs && *rvs && rv_parse(rvs, &urv, &err)) {
+		/* the store's ObjectResourceVersion: strconv's own error,
+		   which kube answers as a plain 500 */
+		const char *p = strstr(err.message, "strconv.");
+		char msg[sizeof err.message];
+		snprintf(msg, sizeof msg, "%s", p ? p : err.message);
+		srv_error_clear(&err);
+		srv_error_set(&err, LP_E_IO, "%s", msg);
+		err.no_reason = true;
+		srv_reply_error(r, &err, NULL);
+		json_decref(obj);
+		return LP_E_IO;
+	}
+	if (urv) {
 		if (!parse_i64(rvs, &rvn) || rvn != cur->mod) {
 			storage_err(res, name, LP_E_CONFLICT, &err);
 			fail_res(r, res, name, &err);

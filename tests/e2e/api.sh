@@ -1645,6 +1645,10 @@ req PATCH /apis/coordination.k8s.io/v1/namespaces/default/leases/uncond '[{"op":
 check "... a JSON patch's too" code_has 422 'must be specified for an update'
 req PATCH "$NSD/configmaps/frozen" '{"metadata":{"resourceVersion":null,"labels":{"u":"1"}}}' application/merge-patch+json
 check "... while a ConfigMap's patch removing it is unconditional" code_is 200
+req PUT "$NSD/configmaps/frozen" '{"metadata":{"name":"frozen","resourceVersion":"abc"},"immutable":true,"data":{"a":"1"}}'
+check "an update whose resourceVersion is no number: the store's strconv error, a plain 500" code_has 500 'strconv.ParseUint: parsing \"abc\": invalid syntax'
+req PATCH "$NSD/configmaps/frozen" '{"metadata":{"resourceVersion":"abc"}}' application/merge-patch+json
+check "... a patch's likewise" code_has 500 'strconv.ParseUint: parsing \"abc\": invalid syntax'
 req PATCH "$NSD/configmaps/frozen" '{"metadata":{"uid":"other"}}' application/merge-patch+json
 check "a patch changing the uid is ValidateObjectMetaUpdate's 422 (a patch has no uid precondition)" code_has 422 'ConfigMap \"frozen\" is invalid: metadata.uid: Invalid value: \"other\": field is immutable'
 req PATCH "$NSD/configmaps/frozen" '{"metadata":{"deletionTimestamp":"2020-01-01T00:00:00Z"}}' application/merge-patch+json
