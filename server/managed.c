@@ -2174,10 +2174,13 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 		   without a reason */
 		const char *gv = op->api_version ? op->api_version : "";
 		const char *slash = strchr(gv, '/');
+		/* objectGVKNN: the configuration's namespace and name */
+		const char *cns = json_string_value(json_object_get(cm, "namespace"));
+		const char *cn = json_string_value(json_object_get(cm, "name"));
 		srv_error_set(err, LP_E_IO,
-			      "failed to create typed patch object (%s%s, Kind=%s): %s",
-			      slash ? "" : "/", gv,
-			      op->res ? op->res->kind : "", dup);
+			      "failed to create typed patch object (%.63s/%.253s; %s%s, Kind=%s): %s",
+			      cns ? cns : "", cn ? cn : "", slash ? "" : "/",
+			      gv, op->res ? op->res->kind : "", dup);
 		err->no_reason = true;
 		free(w.pb.p);
 		return err->code;

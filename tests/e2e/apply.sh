@@ -376,7 +376,7 @@ check "... own the atomic one only" out_has '^\{"f:spec":\{"f:atomic":\{\},"f:si
 # structured-merge-diff refuses a configuration holding one key twice
 # while it types it: kube's plain 500, no reason.
 expect_rc 1 "an applied map list with a key twice" $K apply --server-side --field-manager=dup -f - <<<'{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g3","namespace":"default"},"spec":{"ports":[{"name":"a"},{"name":"a","port":2}]}}'
-check "... is kube's 500 from its typed conversion" err_has 'Error from server: failed to create typed patch object \(example.com/v1, Kind=Gadget\): \.spec\.ports: duplicate entries for key \[name="a"\]'
+check "... is kube's 500 from its typed conversion, naming the configuration's namespace and name" err_has 'Error from server: failed to create typed patch object \(default/g3; example.com/v1, Kind=Gadget\): \.spec\.ports: duplicate entries for key \[name="a"\]'
 expect_rc 1 "a Service's ports twice by port and the defaulted protocol" $K apply --server-side --field-manager=dup -f - <<<'{"apiVersion":"v1","kind":"Service","metadata":{"name":"dup","namespace":"default"},"spec":{"ports":[{"name":"a","port":80},{"name":"b","port":80}]}}'
 check "... too" err_has 'duplicate entries for key \[port=80,protocol="TCP"\]'
 # A built-in's struct field goes whole too once its applier leaves it,
