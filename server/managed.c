@@ -1914,6 +1914,14 @@ lp_err srv_mf_update(const struct srv_mf_op *op, const json_t *old,
 		json_object_del(m, "managedFields");
 	struct ents es = {0};
 	lp_err rc = ents_load(&es, base, from_req ? err : NULL);
+	if (!rc && old && es.n == 0) {
+		/* an update of an object that has no entries (or whose
+		   write clears them) is not tracked: kube's
+		   skipNonAppliedManager starts tracking at the first apply */
+		json_object_del(m, "managedFields");
+		ents_free(&es);
+		return LP_OK;
+	}
 	for (size_t i = 0; !rc && from_req && i < es.n; i++) {
 		/* a client's entries are written back in lapis's form */
 		if (!ent_set(&es.v[i]))
@@ -2202,6 +2210,33 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 	for (size_t i = 0; !rc && i < es.n; i++)
 		if (!ent_set(&es.v[i]))
 			rc = LP_ERR(LP_E_NOMEM);
+	if (!rc && live && es.n == 0) {
+		/* the first apply to an object that has no entries: what it
+		   holds is first recorded as an update from nothing by
+		   "before-first-apply" (kube's skipNonAppliedManager), which
+		   the apply then conflicts with */
+		struct fset *held = fset_new(), *gone = fset_new();
+		struct ent *b = NULL;
+		if (held && gone) {
+			fs_cmp(held, gone, none, live, &w, sn);
+			fset_norm(held);
+		}
+		if (!held || !gone || held->oom || gone->oom)
+			rc = LP_ERR(LP_E_NOMEM);
+		else if (held->n &&
+			 !(b = ents_add(&es, "before-first-apply", "Update",
+					op->api_version, op->subresource, NULL,
+					NULL)))
+			rc = LP_ERR(LP_E_NOMEM);
+		if (b) {
+			fset_free(b->set);
+			b->set = held;
+			held = NULL;
+			b->bump = true;
+		}
+		fset_free(held);
+		fset_free(gone);
+	}
 	if (rc)
 		goto out;
 	fs_add_fields(newset, op->owned ? op->owned : config, &w, sn, false);

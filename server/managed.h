@@ -34,9 +34,13 @@
  * Past ten Update entries the oldest are merged into "ancient-changes", one
  * per API version (upstream's capManagersManager).
  *
- * Not done: the before-first-apply manager for objects that have no
- * managedFields, and field sets of another version of a custom resource
- * (entries of other versions are compared as if written in this one).
+ * As upstream's skipNonAppliedManager, an update of an object that has no
+ * entries (or whose write clears them) records none, and the first apply
+ * to such an object first records what it holds as an Update by
+ * "before-first-apply".
+ *
+ * Not done: field sets of another version of a custom resource (entries
+ * of other versions are compared as if written in this one).
  *
  * Threads: any; no state of its own.
  */
@@ -81,9 +85,9 @@ lp_err srv_mf_check_manager(const char *field_manager, struct srv_error *err);
  * Record a non-apply write of next (old NULL: a create) in next's
  * metadata.managedFields. The entries to start from are the ones next
  * carries when the client sent any (validated: operation Apply or Update,
- * fieldsType FieldsV1, manager length), else old's; [{}] clears them and
- * records nothing. LP_E_INVALID with causes on metadata.managedFields for
- * bad entries; LP_E_NOMEM.
+ * fieldsType FieldsV1, manager length), else old's; [{}] clears them; an
+ * update (old not NULL) that starts from none records none. LP_E_INVALID with
+ * causes on metadata.managedFields for bad entries; LP_E_NOMEM.
  */
 lp_err srv_mf_update(const struct srv_mf_op *op, const json_t *old,
 		     json_t *next, struct srv_error *err);

@@ -5954,11 +5954,25 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 
 /* ------------------------------------------------------------ bootstrap */
 
+/* What the server creates itself is recorded as kube-apiserver's
+   controllers' writes are: an Update by "kube-apiserver". */
+static void track_bootstrap(const char *resource, json_t *obj)
+{
+	struct srv_mf_op op = {.res = srv_resource_find("", "v1", resource),
+			       .manager = "kube-apiserver",
+			       .api_version = "v1"};
+	struct srv_error err;
+	srv_error_clear(&err);
+	if (op.res)
+		(void)srv_mf_update(&op, NULL, obj, &err);
+}
+
 /* Write obj under k when what is stored differs in obj[in][what] (in
    NULL: obj[what]), or nothing is stored: created with uid and
    creationTimestamp, or the stored object with that member replaced.
    side: a reservation written with a create (NULL: none). Takes obj. */
-static lp_err reconcile_object(eng *e, const struct reg_key *k, json_t *obj,
+static lp_err reconcile_object(eng *e, const struct reg_key *k,
+			       const char *k_resource, json_t *obj,
 			       const char *in, const char *what,
 			       const struct reg_side *side)
 {
@@ -5990,6 +6004,7 @@ static lp_err reconcile_object(eng *e, const struct reg_key *k, json_t *obj,
 		return rc;
 	}
 	stamp_new(json_object_get(obj, "metadata"));
+	track_bootstrap(k_resource, obj);
 	struct eng_cmp absent = {ENG_CMP_ABSENT, 0};
 	char *out = NULL;
 	size_t ol;
@@ -6042,8 +6057,10 @@ lp_err srv_bootstrap_kubernetes_service(eng *e, const char *cidr,
 	}
 	struct reg_side side = {.key = &ik, .value = sk.bytes,
 				.cmp = {ENG_CMP_ABSENT, 0}};
-	lp_err rc = reconcile_object(e, &sk, svc, "spec", "ports", &side);
-	lp_err rc2 = reconcile_object(e, &ek, ep, NULL, "subsets", NULL);
+	lp_err rc =
+	    reconcile_object(e, &sk, "services", svc, "spec", "ports", &side);
+	lp_err rc2 =
+	    reconcile_object(e, &ek, "endpoints", ep, NULL, "subsets", NULL);
 	return rc ? rc : rc2;
 }
 
@@ -6069,6 +6086,9 @@ lp_err srv_bootstrap(eng *e)
 		json_object_set_new(labels, "kubernetes.io/metadata.name",
 				    json_string(names[i]));
 		json_object_set_new(m, "labels", labels);
+		/* recorded before the strategy adds its finalizer and
+		   status, as kube's handler records a create */
+		track_bootstrap("namespaces", obj);
 		struct srv_error err;
 		srv_error_clear(&err);
 		res->prepare(res, obj, NULL, &err);

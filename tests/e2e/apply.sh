@@ -132,8 +132,27 @@ check "... one that decodes but fails validation is 422 on its field" code_has 4
 req PUT "$CMP/s2" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","managedFields":[{}]},"data":{"c":"7"}}'
 check "managedFields [{}] clears them" py "assert 'managedFields' not in d['metadata'], d['metadata']"
 req PUT "$CMP/s2" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","managedFields":[{}]},"data":{"c":"7","d":"8"}}'
-check "... and the request's own change is then recorded from nothing (kube's decodeLiveOrNew)" py "
-m = d['metadata']['managedFields']; assert len(m) == 1 and m[0]['fieldsV1'] == {'f:data': {'f:d': {}}}, m"
+check "... and the update is not tracked (kube's skipNonAppliedManager)" py "assert 'managedFields' not in d['metadata'], d['metadata']"
+req PATCH "$CMP/s2?fieldManager=later" '{"data":{"e":"9"}}' application/merge-patch+json
+check "... nor any later update" py "assert 'managedFields' not in d['metadata'], d['metadata']"
+apply "$CMP/s2?fieldManager=first" $'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s2}\ndata: {c: "0"}\n'
+check "the first apply conflicts with before-first-apply, which holds what the object had" code_has 409 'Apply failed with 1 conflict: conflict with \"before-first-apply\" using v1: .data.c'
+apply "$CMP/s2?fieldManager=first&force=true" $'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s2}\ndata: {c: "0"}\n'
+check "... forced, it takes the field and tracking starts again" py "
+m = {e['manager']: e for e in d['metadata']['managedFields']}
+assert m['first']['fieldsV1'] == {'f:data': {'f:c': {}}}, m
+b = m['before-first-apply']; assert b['operation'] == 'Update' and b['fieldsV1'] == {'f:data': {'.': {}, 'f:d': {}, 'f:e': {}}}, b"
+
+req GET /api/v1/namespaces/default
+check "the namespaces the server creates are kube-apiserver's Update, as kube's controller writes them" py "
+e = d['metadata']['managedFields']; assert [(x['manager'], x['operation']) for x in e] == [('kube-apiserver', 'Update')], e
+assert e[0]['fieldsV1'] == {'f:metadata': {'f:labels': {'.': {}, 'f:kubernetes.io/metadata.name': {}}}}, e"
+req PATCH '/api/v1/namespaces/default?fieldManager=labeler' '{"metadata":{"labels":{"team":"a"}}}' application/merge-patch+json
+check "... so an update of one is tracked" py "
+assert 'labeler' in [x['manager'] for x in d['metadata']['managedFields']], d['metadata']"
+req GET /api/v1/namespaces/default/services/kubernetes
+check "... as is the kubernetes Service" py "
+assert [x['manager'] for x in d['metadata']['managedFields']] == ['kube-apiserver'], d['metadata']"
 
 # --- options and bad configurations
 req PATCH "$CMP/s2?force=true" '{"data":{"c":"1"}}' application/merge-patch+json

@@ -142,11 +142,11 @@ Test(mf_update, a_reset_clears_and_undecodable_entries_keep_the_stored)
 	      "\"data\":{\"a\":\"2\",\"b\":\"1\"}}");
 	struct srv_mf_op op = op_of(CM(), "A");
 	struct srv_error err = {0};
-	/* every entry goes; the request's own change is recorded from
-	   nothing, as kube's update fills the empty set */
+	/* every entry goes, and the update is not tracked: kube's
+	   skipNonAppliedManager tracks an object without entries again
+	   only from its next apply */
 	cr_assert_eq(srv_mf_update(&op, old, next, &err), LP_OK);
-	cr_assert_eq(n_entries(next), 1);
-	assert_owns(next, "A", "Update", "{\"f:data\":{\"f:a\":{}}}");
+	cr_assert_eq(n_entries(next), 0);
 	json_decref(next);
 	next = J("{\"metadata\":{\"name\":\"a\",\"managedFields\":[{}]},"
 		 "\"data\":{\"a\":\"1\",\"b\":\"1\"}}");
@@ -351,7 +351,9 @@ Test(mf_apply, service_ports_merge_by_port_and_defaulted_protocol)
 	struct srv_mf_op op = op_of(SVC(), "m");
 	struct srv_error err = {0};
 	json_t *out = NULL;
-	cr_assert_eq(srv_mf_apply(&op, live, cfg, false, &out, &err), LP_OK);
+	/* forced: the live object has no entries, so before-first-apply
+	   owns the port's name the apply changes */
+	cr_assert_eq(srv_mf_apply(&op, live, cfg, true, &out, &err), LP_OK);
 	json_t *ports = json_object_get(json_object_get(out, "spec"), "ports");
 	cr_assert_eq(json_array_size(ports), 2);
 	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(ports, 0), "name")), "web");
@@ -669,4 +671,42 @@ Test(mf_apply, keyed_list_items_follow_the_applied_order)
 	json_decref(cfg2);
 	json_decref(live3);
 	json_decref(cfg3);
+}
+
+/* kube's skipNonAppliedManager: an update of an object that has no
+   entries records none; the first apply to it records what it held as
+   "before-first-apply" (an Update in the apply's version), which the
+   apply conflicts with */
+Test(mf_apply, before_first_apply_owns_what_an_untracked_object_held)
+{
+	json_t *old =
+	    J("{\"metadata\":{\"name\":\"a\",\"labels\":{\"x\":\"y\"}},"
+	      "\"data\":{\"a\":\"1\",\"b\":\"2\"}}");
+	json_t *next =
+	    J("{\"metadata\":{\"name\":\"a\",\"labels\":{\"x\":\"y\"}},"
+	      "\"data\":{\"a\":\"1\",\"b\":\"3\"}}");
+	struct srv_mf_op op = op_of(CM(), "u");
+	struct srv_error err = {0};
+	cr_assert_eq(srv_mf_update(&op, old, next, &err), LP_OK);
+	cr_assert_eq(n_entries(next), 0, "an untracked object's update");
+	json_t *cfg =
+	    J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+	      "\"metadata\":{\"name\":\"a\"},\"data\":{\"a\":\"9\"}}");
+	op = op_of(CM(), "m1");
+	json_t *out = NULL;
+	cr_assert_eq(srv_mf_apply(&op, next, cfg, false, &out, &err),
+		     LP_E_CONFLICT);
+	cr_assert_str_eq(err.message,
+			 "Apply failed with 1 conflict: conflict with "
+			 "\"before-first-apply\" using v1: .data.a");
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(srv_mf_apply(&op, next, cfg, true, &out, &err), LP_OK);
+	assert_owns(out, "m1", "Apply", "{\"f:data\":{\"f:a\":{}}}");
+	assert_owns(out, "before-first-apply", "Update",
+		    "{\"f:data\":{\".\":{},\"f:b\":{}},\"f:metadata\":{"
+		    "\"f:labels\":{\".\":{},\"f:x\":{}}}}");
+	json_decref(old);
+	json_decref(next);
+	json_decref(cfg);
+	json_decref(out);
 }
