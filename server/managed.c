@@ -2346,7 +2346,10 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 		own->dirty = true;
 	free(own->api_version);
 	own->api_version = strdup(op->api_version);
-	own->bump = changed || !same || !own->time;
+	/* upstream stamps the time only when the object changed
+	   (managedFieldsUpdater.Apply): a manager applying what is
+	   there already gets an entry without one */
+	own->bump = changed;
 	if (!own->api_version) {
 		rc = LP_ERR(LP_E_NOMEM);
 		goto out;

@@ -143,6 +143,12 @@ m = {e['manager']: e for e in d['metadata']['managedFields']}
 assert m['first']['fieldsV1'] == {'f:data': {'f:c': {}}}, m
 b = m['before-first-apply']; assert b['operation'] == 'Update' and b['fieldsV1'] == {'f:data': {'.': {}, 'f:d': {}, 'f:e': {}}}, b"
 
+apply "$CMP/c0?fieldManager=first" $'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c0}\ndata: {a: "1"}\n'
+apply "$CMP/c0?fieldManager=newm" $'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c0}\ndata: {a: "1"}\n'
+check "a manager applying what is there already shares it, its entry without a time (the object did not change)" py "
+m = {e['manager']: e for e in d['metadata']['managedFields']}
+assert 'time' not in m['newm'] and 'time' in m['first'], m
+assert d['metadata']['managedFields'][0]['manager'] == 'newm', 'an entry without a time sorts first among the Apply ones'"
 req GET /api/v1/namespaces/default
 check "the namespaces the server creates are kube-apiserver's Update, as kube's controller writes them" py "
 e = d['metadata']['managedFields']; assert [(x['manager'], x['operation']) for x in e] == [('kube-apiserver', 'Update')], e
