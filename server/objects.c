@@ -4758,10 +4758,17 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 				json_object_get(nm, "deletionTimestamp") &&
 				json_array_size(json_object_get(
 				    json_object_get(next, "spec"), "finalizers"));
-		if (o->policy && !is_crd(res) && !ns_waits) {
-			set_finalizer(nm, "orphan", !strcmp(o->policy, "Orphan"));
+		/* orphanDependents=false: the generic store neither orphans
+		   nor deletes in the foreground (both finalizers go), while
+		   the namespace REST takes it for the foreground
+		   (shouldHaveDeleteDependentsFinalizer) */
+		const char *policy = o->policy;
+		if (!policy && o->keep_202)
+			policy = ns_res ? "Foreground" : "Background";
+		if (policy && !is_crd(res) && !ns_waits) {
+			set_finalizer(nm, "orphan", !strcmp(policy, "Orphan"));
 			set_finalizer(nm, "foregroundDeletion",
-				      !strcmp(o->policy, "Foreground"));
+				      !strcmp(policy, "Foreground"));
 		}
 		size_t nf = json_array_size(json_object_get(nm, "finalizers"));
 		if (ns_res)

@@ -1339,6 +1339,9 @@ req PATCH /api/v1/namespaces/default/configmaps/od1 '{"metadata":{"finalizers":n
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"od2"}}'
 req DELETE '/api/v1/namespaces/default/configmaps/od2?orphanDependents=false'
 check "... and 200 when it goes at once" code_is 200
+req POST /api/v1/namespaces '{"metadata":{"name":"odns"}}'
+req DELETE '/api/v1/namespaces/odns?orphanDependents=false'
+check "a namespace deleted with orphanDependents=false gets the foregroundDeletion finalizer (the namespace REST's shouldHaveDeleteDependentsFinalizer)" code_has 202 '"finalizers":["foregroundDeletion"]'
 # the annotations' total size, in kube 1.33's words
 python3 -c 'import json; print(json.dumps({"metadata":{"name":"bigann","annotations":{"a":"x"*262144}}}))' >"$WORK/bigann.json"
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary @"$WORK/bigann.json" "$URL/api/v1/namespaces/default/configmaps")
