@@ -396,6 +396,8 @@ check "... by a scalar is its 422" code_has 422 '"reason":"Invalid","details":{}
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"jp4"},"data":{"n":"x"}}'
 req PATCH /api/v1/namespaces/default/configmaps/jp4 '[{"op":"replace","path":"/metadata/labels","value":{"a":"b"}},{"op":"add","path":"/data/nv"},{"op":"copy","from":"/data/nope","path":"/data/c"},{"op":"test","path":"/data/missing","value":null}]' application/json-patch+json
 check "JSON patch as kube's evanphx/json-patch v4: a replace of a missing member adds it, no value is null, a missing member copies and tests as null" code_has 200 '"labels":{"a":"b"}' '"data":{"c":"","n":"x","nv":""}'
+req PATCH '/api/v1/namespaces/default/configmaps/jp4?fieldValidation=Strict' '[{"op":"add","path":"/data/s","value":"1","extra":1}]' application/json-patch+json
+check "a JSON patch operation with a member kube's jsonPatchOp lacks: Strict's 422 on patch" code_has 422 'strict decoding error: json patch unknown field \"[0].extra\"'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"test","path":"","value":{}},{"op":"remove","path":"/data/m"}]' application/json-patch+json
 check "... which only a test may name" code_has 422 '"reason":"Invalid"'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"add","path":"/metadata/labels","value":{"i":"1"}},{"op":"add","path":"/metadata/finalizers","value":["a/b","c/d"]},{"op":"remove","path":"/metadata/finalizers/-1"},{"op":"add","path":"/metadata/finalizers/00","value":"e/f"}]' application/json-patch+json
@@ -869,6 +871,8 @@ reqh PATCH "/api/v1/namespaces/default/configmaps/fv1?fieldValidation=Strict" '{
 check "Strict: a strategic merge patch too, showing the patch as Go prints it" msg_is ' "" is invalid: patch: Invalid value: "map[data:map[k:w] spec:map[x:1]]": strict decoding error: unknown field "spec"'
 check "... its details name no object, as kube's NewInvalid on an empty GroupKind" python3 -c "
 import json; d=json.load(open('$WORK/body'))['details']; assert set(d)=={'causes'}, d"
+reqh PATCH /api/v1/namespaces/default/configmaps/fv1 '[{"op":"add","op":"add","path":"/data/jw","value":"1","x":2}]' application/json-patch+json
+check "Warn: a JSON patch operation's unknown and repeated members are warned of (kube's strict decoding of its ops)" eval 'code_is 200 && warns "json patch unknown field \\\"[0].x\\\"" && warns "json patch duplicate field \\\"[0].op\\\""'
 reqh PATCH /api/v1/namespaces/default/configmaps/fv1 '[{"op":"add","path":"/zz","value":1}]' application/json-patch+json
 check "Warn: a JSON patch adding an unknown field is applied without it" code_is 200
 check "... with the Warning" bash -c 'grep -qF "Warning: 299 - \"unknown field \\\"zz\\\"\"" "'"$WORK"'/hdr" && ! grep -q "\"zz\"" "'"$WORK"'/body"'
