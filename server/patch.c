@@ -1724,9 +1724,14 @@ static lp_err smp_delete_prim(struct smp *s, json_t *orig, const char *dkey,
 	char *key;
 	lp_err rc;
 
-	if (name[0] != '/' || !name[1] || !json_is_array(pv))
+	if (name[0] != '/' || !name[1])
 		return srv_error_set(s->err, LP_E_BADREQUEST,
 				     "invalid patch format of primitive list");
+	/* a value that is no list is of another type than the list it
+	   names (or than nothing): kube's mergeMap skips a delete list
+	   whose type differs */
+	if (!json_is_array(pv))
+		return LP_OK;
 	name++;
 	ol = json_object_get(orig, name);
 	if (!json_is_array(ol))
