@@ -4268,23 +4268,67 @@ static lp_err apply_strict(struct srv_req *r, struct apply_dups *d,
 	return LP_OK;
 }
 
+static const char *const patch_types[] = {
+    "application/json-patch+json", "application/merge-patch+json",
+    "application/strategic-merge-patch+json", "application/apply-patch+yaml"};
+
+/* go-restful's match of a PATCH route's Consumes (route.go
+   matchesContentType): a comma-separated list, each item up to its ';'
+   with blanks trimmed, one of the patch types exactly; none given is
+   application/octet-stream. */
+static bool restful_consumes(const char *ct)
+{
+	for (const char *p = ct && *ct ? ct : "application/octet-stream"; p;) {
+		const char *end = strchr(p, ','),
+			   *stop = end ? end : p + strlen(p);
+		const char *semi = memchr(p, ';', (size_t)(stop - p));
+		if (semi)
+			stop = semi;
+		while (p < stop && (*p == ' ' || *p == '\t'))
+			p++;
+		while (stop > p && (stop[-1] == ' ' || stop[-1] == '\t'))
+			stop--;
+		for (size_t i = 0; i < sizeof patch_types / sizeof *patch_types;
+		     i++)
+			if (strlen(patch_types[i]) == (size_t)(stop - p) &&
+			    !memcmp(patch_types[i], p, (size_t)(stop - p)))
+				return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
 static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		     const char *ns, const char *name, const char *sub)
 {
 	struct srv_error err;
 	srv_error_clear(&err);
 	struct srv_status_what w = {0};
+	const char *ct = srv_header(r, "Content-Type");
+	/* a built-in's PATCH is a go-restful route: a body of a type it
+	   does not consume is its plain 415 (a custom resource's handler
+	   has no router in front) */
+	if (!res->custom && r->body_len > 0 && !restful_consumes(ct)) {
+		srv_error_set(&err, LP_E_UNSUPPORTEDMEDIA,
+			      "415: Unsupported Media Type");
+		err.generic = true;
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
+	/* kube's PatchResource: the type up to the first ';', exactly */
 	char mtb[128];
-	const char *mt = media_type(r, mtb, sizeof mtb);
+	size_t ml = ct ? strcspn(ct, ";") : 0;
+	snprintf(mtb, sizeof mtb, "%.*s", (int)ml, ct ? ct : "");
+	const char *mt = mtb;
 	enum { P_JSON, P_MERGE, P_SMP, P_APPLY } pt;
 	struct apply_dups dups = {0};
-	if (!strcasecmp(mt, "application/json-patch+json"))
+	if (!strcmp(mt, patch_types[0]))
 		pt = P_JSON;
-	else if (!strcasecmp(mt, "application/merge-patch+json"))
+	else if (!strcmp(mt, patch_types[1]))
 		pt = P_MERGE;
-	else if (!strcasecmp(mt, "application/strategic-merge-patch+json"))
+	else if (!strcmp(mt, patch_types[2]))
 		pt = P_SMP;
-	else if (!strcasecmp(mt, "application/apply-patch+yaml"))
+	else if (!strcmp(mt, patch_types[3]))
 		pt = P_APPLY;
 	else {
 		srv_reply_fail(

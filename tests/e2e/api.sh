@@ -1270,7 +1270,11 @@ check "a text/plain create with a bad dryRun is 415, not 422" code_has 415 'the 
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X PUT -H 'Content-Type: text/plain' --data-binary x "$URL/api/v1/namespaces/default/configmaps/x1?fieldValidation=x")
 check "... a text/plain update with a bad fieldValidation too" code_is 415
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X PATCH -H 'Content-Type: text/plain' --data-binary x "$URL/api/v1/namespaces/default/configmaps/x1")
-check "... a text/plain patch of a built-in lists the patch types in kube's order" code_has 415 'accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml'
+check "... a text/plain patch of a built-in is go-restful's plain 415 (its route consumes the patch types only)" code_has 415 '"message":"415: Unsupported Media Type","reason":"UnsupportedMediaType","details":{}'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X PATCH -H 'Content-Type: APPLICATION/MERGE-PATCH+JSON' --data-binary '{}' "$URL/api/v1/namespaces/default/configmaps/x1")
+check "... and so is one whose type differs in case (matched exactly)" code_has 415 '"message":"415: Unsupported Media Type"'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X PATCH -H 'Content-Type: application/merge-patch+json ; charset=utf-8' --data-binary '{}' "$URL/api/v1/namespaces/default/configmaps/x1")
+check "... one the router trims but the handler does not lists the patch types in kube's order" code_has 415 'accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml'
 # generateName is validated as a name prefix, before the generated name
 req POST '/api/v1/namespaces/default/configmaps?dryRun=All' '{"metadata":{"generateName":"Bad_"}}'
 check "a bad generateName has its own cause" code_has 422 '"field":"metadata.generateName"' 'Invalid value: \"Bad_\": a lowercase RFC 1123 subdomain'
