@@ -468,23 +468,70 @@ int64_t reg_continue_remaining(const char *tok)
 	return v;
 }
 
+/* Where Go's base64.RawURLEncoding refuses s (its CorruptInputError
+   offset: the first byte outside the alphabet, CR and LF skipped, or a
+   last quantum of one character), or -1; the characters it decodes, CR
+   and LF dropped, into clean (strlen(s) + 1 bytes). */
+static long go_b64url_bad(const char *s, char *clean)
+{
+	size_t k = 0, last = 0;
+	for (size_t i = 0; s[i]; i++) {
+		if (s[i] == '\r' || s[i] == '\n')
+			continue;
+		if (b64val(s[i]) < 0)
+			return (long)i;
+		clean[k++] = s[i];
+		last = i;
+	}
+	clean[k] = 0;
+	return k % 4 == 1 ? (long)last : -1;
+}
+
 lp_err reg_continue_decode(const char *tok, int64_t *rv, char **start,
 			   size_t *start_len, char *msg, size_t msg_len)
 {
 	size_t n;
-	unsigned char *raw = reg_unb64url(tok, &n);
+	char *b64 = malloc(strlen(tok) + 1);
+	if (!b64)
+		return LP_E_NOMEM;
+	long bad = go_b64url_bad(tok, b64);
+	unsigned char *raw = bad < 0 ? reg_unb64url(b64, &n) : NULL;
+	free(b64);
 	if (!raw) {
-		snprintf(msg, msg_len, "continue key is not valid: illegal "
-				       "base64 data");
+		/* storage.DecodeContinue wraps Go's errors in its own */
+		snprintf(msg, msg_len,
+			 "continue key is not valid: illegal base64 data at "
+			 "input byte %ld",
+			 bad < 0 ? 0 : bad);
 		return LP_E_BADREQUEST;
 	}
 	json_error_t je;
-	json_t *o = reg_json_load((char *)raw, n, JSON_ALLOW_NUL, &je);
-	free(raw);
+	char gomsg[160];
+	json_t *o = NULL;
 	lp_err rc = LP_E_BADREQUEST;
+	if (!reg_go_json_check((char *)raw, n, gomsg, sizeof gomsg)) {
+		free(raw);
+		snprintf(msg, msg_len, "continue key is not valid: %s", gomsg);
+		return rc;
+	}
+	o = reg_json_load((char *)raw, n, JSON_ALLOW_NUL | JSON_DECODE_ANY,
+			  &je);
+	free(raw);
+	if (json_is_null(o)) {
+		/* Go leaves the token's zero value */
+		json_decref(o);
+		o = json_object();
+	}
 	if (!json_is_object(o)) {
-		snprintf(msg, msg_len, "continue key is not valid: %s",
-			 o ? "not an object" : je.text);
+		if (o)
+			snprintf(msg, msg_len,
+				 "continue key is not valid: json: cannot "
+				 "unmarshal %s into Go value of type "
+				 "storage.continueToken",
+				 reg_go_type(o));
+		else
+			snprintf(msg, msg_len, "continue key is not valid: %s",
+				 je.text);
 		goto out;
 	}
 	json_t *v = json_object_get(o, "v");

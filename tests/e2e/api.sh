@@ -1194,7 +1194,9 @@ CT=$(python3 -c "import json; print(json.load(open('$WORK/body'))['metadata']['c
 req GET "/api/v1/namespaces/default/configmaps?continue=$CT&resourceVersion=abc"
 check "a continue token beside a resourceVersion: the token is read first, then any but 0 refused" code_has 400 'specifying resource version is not allowed when using continue'
 req GET '/api/v1/namespaces/default/configmaps?continue=garbage&resourceVersion=5'
-check "... a bad token is reported first" code_has 400 'invalid continue token: '
+check "... a bad token is reported first, in Go's words" code_has 400 'invalid continue token: continue key is not valid: invalid character '"'"'\\u0081'"'"' looking for beginning of value'
+req GET '/api/v1/namespaces/default/configmaps?limit=1&continue=garbage!!'
+check "a token that is no base64: Go's CorruptInputError offset" code_has 400 'invalid continue token: continue key is not valid: illegal base64 data at input byte 7'
 req GET '/api/v1/namespaces/default/configmaps?resourceVersionMatch=Exact&resourceVersion=99999999'
 check "an exact list at a revision not yet reached is etcd's plain 500 (kube 1.33 sends it to etcd)" code_has 500 'etcdserver: mvcc: required revision is a future revision'
 req GET '/api/v1/namespaces/default/configmaps?limit=1&resourceVersion=99999999'

@@ -224,3 +224,46 @@ Test(reg_json_dump_ordered, gives_up_where_the_dump_would)
 	cr_assert_null(reg_json_dump(o, &n));
 	json_decref(o);
 }
+
+/* storage.DecodeContinue's errors in Go's words: base64.RawURLEncoding's
+   CorruptInputError offset, encoding/json's syntax and type errors. */
+static void bad_token(const char *tok, const char *want)
+{
+	int64_t rv;
+	char *start = NULL, msg[200];
+	size_t sl;
+	cr_assert_eq(
+	    reg_continue_decode(tok, &rv, &start, &sl, msg, sizeof msg),
+	    LP_E_BADREQUEST, "%s decoded", tok);
+	cr_expect_str_eq(msg, want, "token %s", tok);
+}
+
+Test(reg_continue_decode, errors_in_gos_words)
+{
+	bad_token("garbage!!", "continue key is not valid: illegal base64 "
+			       "data at input byte 7");
+	bad_token("YQ=", "continue key is not valid: illegal base64 data at "
+			 "input byte 2");
+	bad_token("YWJjZ", "continue key is not valid: illegal base64 data "
+			   "at input byte 4");
+	/* base64 of "foo", of "\x81..." and of "[1]" */
+	bad_token("Zm9v", "continue key is not valid: invalid character 'o' "
+			  "in literal false (expecting 'a')");
+	bad_token("garbage", "continue key is not valid: invalid character "
+			     "'\\u0081' looking for beginning of value");
+	bad_token("WzFd", "continue key is not valid: json: cannot unmarshal "
+			  "array into Go value of type storage.continueToken");
+	/* null is the zero token */
+	bad_token("bnVsbA", "continue key is not valid: server does not "
+			    "recognize this encoded version ");
+	int64_t rv;
+	char *start = NULL, msg[200];
+	size_t sl;
+	char *tok = reg_continue_encode(7, "a", 1);
+	cr_assert_not_null(tok);
+	cr_assert_eq(
+	    reg_continue_decode(tok, &rv, &start, &sl, msg, sizeof msg), LP_OK);
+	cr_expect_eq(rv, 7);
+	free(start);
+	free(tok);
+}
