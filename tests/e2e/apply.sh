@@ -181,6 +181,9 @@ check "a managedFields manager with U+200B is 422 on its field" code_has 422 '"f
 apply "$CMP/s3?fieldManager=m1" '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s3"}}'
 check "an apply of another kind is 400" code_is 400
 check "... invalid object type" msg_is 'invalid object type: /v1, Kind=Secret'
+apply "$CMP/s3?fieldManager=m1" 'null'
+check "an apply of null is an empty map to kube: no kind, invalid object type" code_is 400
+check "... /, Kind=" msg_is 'invalid object type: /, Kind='
 apply "$CMP/s3?fieldManager=m1" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}}'
 check "an apply naming another object is 400" code_has 400 'does not match the name on the URL'
 apply /api/v1/namespaces/default/configmaps/noname?fieldManager=m1 $'apiVersion: v1\nkind: ConfigMap\ndata: {a: "1"}\n'
