@@ -5890,6 +5890,43 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 			srv_reply_error(r, &nerr, NULL);
 			return;
 		}
+		if (r->neg.out == SRV_OUT_PARTIAL_SHAPE) {
+			/* kube's asPartialObjectMetadata(List), naming the
+			   internal Go type it holds */
+			char pkg[64];
+			const char *g = res->group;
+			if (res->custom)
+				snprintf(pkg, sizeof pkg, "unstructured");
+			else if (!*g || !strcmp(g, "events.k8s.io"))
+				snprintf(pkg, sizeof pkg, "core");
+			else
+				snprintf(pkg, sizeof pkg, "%.*s",
+					 (int)strcspn(g, "."), g);
+			const char *kind =
+			    res->custom ? "Unstructured" : res->kind;
+			if (vb == SRV_V_WATCH)
+				srv_reply_fail(
+				    r, LP_E_NOTACCEPTABLE,
+				    "only the following media types are "
+				    "accepted: application/json, "
+				    "application/yaml, "
+				    "application/vnd.kubernetes.protobuf");
+			else if (listish)
+				srv_reply_fail(
+				    r, LP_E_NOTACCEPTABLE,
+				    "you requested PartialObjectMetadata, but "
+				    "the requested object is a list "
+				    "(*%s.%sList)",
+				    pkg, kind);
+			else
+				srv_reply_fail(
+				    r, LP_E_NOTACCEPTABLE,
+				    "you requested PartialObjectMetadataList, "
+				    "but the requested object is not a list "
+				    "(*%s.%s)",
+				    pkg, kind);
+			return;
+		}
 		/* kube's YAML serializer has no stream serializer: a watch
 		   whose chosen media type is YAML is not acceptable
 		   (NegotiateOutputMediaTypeStream), Table and metadata

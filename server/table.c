@@ -159,6 +159,17 @@ lp_err srv_negotiate(const char *accept, const char *include_object,
 					*out = n;
 					return LP_OK;
 				}
+				/* kube's AllowsMediaTypeTransform takes either
+				   on any endpoint; the transform refuses the
+				   wrong one */
+				if (!strcmp(as, "PartialObjectMetadata") ||
+				    !strcmp(as, "PartialObjectMetadataList")) {
+					n.out = SRV_OUT_PARTIAL_SHAPE;
+					n.version = ver;
+					n.yaml = yaml;
+					*out = n;
+					return LP_OK;
+				}
 			}
 			if (meta && pb &&
 			    ((!list && !strcmp(as, "PartialObjectMetadata")) ||

@@ -14,7 +14,15 @@
 #include "resources.h"
 #include "srv_error.h"
 
-enum srv_out { SRV_OUT_PLAIN, SRV_OUT_TABLE, SRV_OUT_PARTIAL };
+/* SRV_OUT_PARTIAL_SHAPE: PartialObjectMetadata asked of a list, or
+   PartialObjectMetadataList of one object, which kube's negotiation takes
+   and its transform refuses (406, in the caller's words). */
+enum srv_out {
+	SRV_OUT_PLAIN,
+	SRV_OUT_TABLE,
+	SRV_OUT_PARTIAL,
+	SRV_OUT_PARTIAL_SHAPE
+};
 enum srv_include { SRV_INC_NONE, SRV_INC_METADATA, SRV_INC_OBJECT };
 
 struct srv_neg {

@@ -1213,6 +1213,10 @@ check "a watch from a revision not yet reached gets no bookmark (kube's carry it
 reqa() { CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H "Accept: $1" "$URL$2"); }
 reqa 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io' '/api/v1/namespaces/default/configmaps?labelSelector=none%3D1'
 check "an empty PartialObjectMetadataList has items null (kube fills a nil slice)" code_has 200 '"items":null'
+reqa 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io' '/api/v1/namespaces/default/configmaps/single1'
+check "PartialObjectMetadataList of one object: kube's negotiation takes it, its transform refuses (406, the internal type named)" code_has 406 'you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)'
+reqa 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io' '/apis/coordination.k8s.io/v1/namespaces/default/leases'
+check "... PartialObjectMetadata of a list likewise" code_has 406 'you requested PartialObjectMetadata, but the requested object is a list (*coordination.LeaseList)'
 reqa 'application/json;as=Table;v=v1;g=meta.k8s.io' '/apis/apiextensions.k8s.io/v1/customresourcedefinitions?labelSelector=none%3D1'
 check "an empty Table of CRDs has rows null (kube's default table convertor)" code_has 200 '"rows":null'
 reqa 'application/json;as=Table;v=v1;g=meta.k8s.io' '/api/v1/namespaces/default/configmaps?labelSelector=none%3D1'
