@@ -949,6 +949,42 @@ static lp_err check_type(const struct srv_resource *res, json_t *obj,
 	return LP_OK;
 }
 
+/* A patch's result's kind and apiVersion, before check_type: a strategic
+   merge patch's are the type's (kube decodes it into the endpoint's Go
+   type: a change is lost), and a custom resource's are kube's
+   customResourceValidator.ValidateTypeMeta's 422 causes, both when both
+   differ (create and update check the version before, with their 400). */
+static lp_err patched_type(const struct srv_resource *res, json_t *next,
+			   bool smp, struct srv_error *err)
+{
+	char gv[300];
+	srv_resource_gv(res, gv, sizeof gv);
+	if (smp && !res->custom) {
+		json_object_set_new(next, "kind", json_string(res->kind));
+		json_object_set_new(next, "apiVersion", json_string(gv));
+		return LP_OK;
+	}
+	if (!res->custom)
+		return LP_OK;
+	const char *kind = json_string_value(json_object_get(next, "kind"));
+	const char *av = json_string_value(json_object_get(next, "apiVersion"));
+	char q[300];
+	if (kind && *kind && strcmp(kind, res->kind)) {
+		srv_go_quote(kind, q, sizeof q);
+		srv_error_cause(err, "FieldValueInvalid", "kind",
+				"Invalid value: %s: must be %s", q, res->kind);
+	}
+	if (av && *av && strcmp(av, gv)) {
+		srv_go_quote(av, q, sizeof q);
+		srv_error_cause(err, "FieldValueInvalid", "apiVersion",
+				"Invalid value: %s: must be %s", q, gv);
+	}
+	if (!err->n_causes)
+		return LP_OK;
+	const char *nm = meta_str(next, "name");
+	return invalid_from_causes(res, nm ? nm : "", err);
+}
+
 /* ------------------------------------------------------------ storage */
 
 static lp_err key_of(const struct srv_resource *res, const char *ns,
@@ -4565,7 +4601,8 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		bool fields_bad = patch_fields(r, res, pt == P_SMP,
 					       pt == P_MERGE, patch, next,
 					       &err) != LP_OK;
-		if (fields_bad || check_type(res, next, &err)) {
+		if (fields_bad || patched_type(res, next, pt == P_SMP, &err) ||
+		    check_type(res, next, &err)) {
 			reg_obj_free(&c);
 			json_decref(next);
 			json_decref(patch);

@@ -394,6 +394,9 @@ check "... replacing the whole document by an empty object leaves no name (evanp
 req PATCH /api/v1/namespaces/default/configmaps/a1 '[{"op":"replace","path":"","value":7}]' application/json-patch+json
 check "... by a scalar is its 422" code_has 422 '"reason":"Invalid","details":{}'
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"jp4"},"data":{"n":"x"}}'
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"smpk"}}'
+req PATCH /api/v1/namespaces/default/configmaps/smpk '{"kind":"Namespace","apiVersion":"v2","data":{"k":"1"}}' application/strategic-merge-patch+json
+check "a strategic merge patch changing kind and apiVersion: lost, as kube decodes it into the endpoint's type" code_has 200 '"kind":"ConfigMap","apiVersion":"v1"' '"k":"1"'
 req PATCH /api/v1/namespaces/default/configmaps/jp4 '[{"op":"replace","path":"/metadata/labels","value":{"a":"b"}},{"op":"add","path":"/data/nv"},{"op":"copy","from":"/data/nope","path":"/data/c"},{"op":"test","path":"/data/missing","value":null}]' application/json-patch+json
 check "JSON patch as kube's evanphx/json-patch v4: a replace of a missing member adds it, no value is null, a missing member copies and tests as null" code_has 200 '"labels":{"a":"b"}' '"data":{"c":"","n":"x","nv":""}'
 req PATCH '/api/v1/namespaces/default/configmaps/jp4?fieldValidation=Strict' '[{"op":"add","path":"/data/s","value":"1","extra":1}]' application/json-patch+json

@@ -672,6 +672,14 @@ check "one of another kind is kube's 422 on kind" python3 -c "
 import json; d = json.load(open('$WORK/out'))
 assert d['code'] == 422 and d['message'] == 'Gadget.typed.example.com \"k2\" is invalid: kind: Invalid value: \"Widget\": must be Gadget', d
 assert (d['details']['name'], d['details']['kind'], d['details']['group']) == ('k2', 'Gadget', 'typed.example.com'), d"
+curl -sS -o /dev/null --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X POST -H 'Content-Type: application/json' \
+	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets" -d '{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"pk1"},"spec":{"size":1}}'
+curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X PATCH -H 'Content-Type: application/merge-patch+json' \
+	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets/pk1" -d '{"apiVersion":"typed.example.com/v2","kind":"Widget"}'
+check "a patch changing a custom resource's kind and apiVersion: ValidateTypeMeta's 422, both causes" python3 -c "
+import json; d = json.load(open('$WORK/out'))
+assert d['code'] == 422 and [c['field'] for c in d['details']['causes']] == ['kind', 'apiVersion'], d
+assert d['details']['causes'][1]['message'] == 'Invalid value: \"typed.example.com/v2\": must be typed.example.com/v1', d"
 
 # selectableFields (reference §3.6): field selectors on the paths a CRD
 # version names, in lists and watches; the Shirt CRD of kube's docs
