@@ -108,9 +108,11 @@ static lp_err int_param(const char *v, int64_t *out, struct srv_error *err)
 }
 
 /* A resourceVersion as Go's strconv.ParseUint (base 10) reads it: its
-   value in *out, or err set to the storage error kube's versioner words
-   for one it refuses. */
-static lp_err rv_parse(const char *s, uint64_t *out, struct srv_error *err)
+   value in *out, or err set to strconv's error (bare) or to the storage
+   error kube's versioner words with it, after prefix. LP_E_IO (kube's
+   plain 500) unless the caller sets another code. */
+static lp_err rv_parse_as(const char *s, uint64_t *out, bool bare,
+			  const char *prefix, struct srv_error *err)
 {
 	const char *why = NULL;
 	if (!*s || strspn(s, "0123456789") != strlen(s)) {
@@ -125,9 +127,18 @@ static lp_err rv_parse(const char *s, uint64_t *out, struct srv_error *err)
 		return LP_OK;
 	char q[200];
 	srv_go_quote(s, q, sizeof q);
+	if (bare)
+		return srv_error_set(
+		    err, LP_E_IO, "strconv.ParseUint: parsing %s: %s", q, why);
 	return srv_error_set(err, LP_E_IO,
-			     "resourceVersion: Invalid value: %s: strconv.ParseUint: parsing %s: %s",
-			     q, q, why);
+			     "%sresourceVersion: Invalid value: %s: "
+			     "strconv.ParseUint: parsing %s: %s",
+			     prefix, q, q, why);
+}
+
+static lp_err rv_parse(const char *s, uint64_t *out, struct srv_error *err)
+{
+	return rv_parse_as(s, out, false, "", err);
 }
 
 /* Wait up to 3 s for revision n, as kube's watch cache does for a read
@@ -1528,11 +1539,10 @@ lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 				     "%s is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
 				     q);
 	}
-	uint64_t rvn = 0;
 	if (watch) {
 		/* the watch cache's ParseResourceVersion: a storage error,
 		   no Status, so kube's plain 500 */
-		if (o->rv && rv_parse(o->rv, &rvn, err)) {
+		if (o->rv && rv_parse(o->rv, &o->rvn, err)) {
 			err->no_reason = true;
 			return err->code;
 		}
@@ -1542,8 +1552,11 @@ lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 		int64_t crv;
 		char *start = NULL, msg[160];
 		size_t sl;
-		if (reg_continue_decode(o->cont, &crv, &start, &sl, msg,
-					sizeof msg))
+		lp_err drc = reg_continue_decode(o->cont, &crv, &start, &sl,
+						 msg, sizeof msg);
+		if (drc == LP_E_NOMEM)
+			return srv_error_set(err, drc, "out of memory");
+		if (drc)
 			return srv_error_set(err, LP_E_BADREQUEST,
 					     "invalid continue token: %s", msg);
 		free(start);
@@ -1552,12 +1565,10 @@ lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 					     "specifying resource version is "
 					     "not allowed when using continue");
 	} else if (o->rv) {
-		if (rv_parse(o->rv, &rvn, err)) {
-			char m[sizeof err->message];
-			snprintf(m, sizeof m, "%s", err->message);
-			srv_error_clear(err);
-			return srv_error_set(err, LP_E_BADREQUEST,
-					     "invalid resource version: %s", m);
+		if (rv_parse_as(o->rv, &o->rvn, false,
+				"invalid resource version: ", err)) {
+			err->code = LP_E_BADREQUEST;
+			return err->code;
 		}
 		/* resourceVersion "0" is kube's watch cache, which ignores
 		   the limit (cacher.go computeListLimit): one whole page, no
@@ -1618,8 +1629,7 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 	bool exact = false;
 	if (!o->cont && o->rv) {
 		/* one past int64 (ParseUint took it) is past any revision */
-		if (!parse_i64(o->rv, &n))
-			n = INT64_MAX;
+		n = o->rvn > INT64_MAX ? INT64_MAX : (int64_t)o->rvn;
 		exact = (o->rvm && !strcmp(o->rvm, "Exact")) ||
 			(!o->rvm && n != 0 && q.limit > 0);
 		if (exact) {
@@ -3663,48 +3673,27 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	json_t *m = json_object_get(obj, "metadata");
 	json_t *old = cur->obj;
 	json_t *om = json_object_get(old, "metadata");
-	const char *bname = json_string_value(json_object_get(m, "name"));
-	if (bname && *bname && strcmp(bname, name)) {
-		/* bname lives in obj: reply before letting it go */
-		srv_reply_fail(r, LP_E_BADREQUEST,
-			       "the name of the object (%.253s) does not match the name on the URL (%.253s)",
-			       bname, name);
-		json_decref(obj);
-		return LP_E_BADREQUEST;
-	}
+	/* the body's name and namespace were checked (check_body_name) */
 	json_object_set_new(m, "name", json_string(name));
 	if (res->namespaced) {
-		const char *bns = json_string_value(json_object_get(m, "namespace"));
-		if (bns && *bns && strcmp(bns, ns)) {
-			srv_reply_fail(r, LP_E_BADREQUEST,
-				       "the namespace of the object (%.63s) does not match the namespace on the request (%.63s)",
-				       bns, ns);
-			json_decref(obj);
-			return LP_E_BADREQUEST;
-		}
 		json_object_set_new(m, "namespace", json_string(ns));
 	} else {
 		json_object_del(m, "namespace");
 	}
 	/* optimistic concurrency */
-	const char *rvs = json_string_value(json_object_get(m, "resourceVersion"));
-	int64_t rvn = 0;
+	const char *rvs =
+	    json_string_value(json_object_get(m, "resourceVersion"));
 	uint64_t urv = 0;
-	if (rvs && *rvs && rv_parse(rvs, &urv, &err)) {
+	if (rvs && *rvs && rv_parse_as(rvs, &urv, true, "", &err)) {
 		/* the store's ObjectResourceVersion: strconv's own error,
 		   which kube answers as a plain 500 */
-		const char *p = strstr(err.message, "strconv.");
-		char msg[sizeof err.message];
-		snprintf(msg, sizeof msg, "%s", p ? p : err.message);
-		srv_error_clear(&err);
-		srv_error_set(&err, LP_E_IO, "%s", msg);
 		err.no_reason = true;
 		srv_reply_error(r, &err, NULL);
 		json_decref(obj);
 		return LP_E_IO;
 	}
 	if (urv) {
-		if (!parse_i64(rvs, &rvn) || rvn != cur->mod) {
+		if (urv != (uint64_t)cur->mod) {
 			storage_err(res, name, LP_E_CONFLICT, &err);
 			fail_res(r, res, name, &err);
 			json_decref(obj);

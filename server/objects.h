@@ -17,6 +17,7 @@ struct list_opts {
 	int64_t limit;
 	const char *cont;
 	const char *rv;
+	uint64_t rvn; /* rv as ParseUint read it (0 with a continue token) */
 	const char *rvm;
 	srv_lsel *lsel;
 	srv_fsel *fsel;

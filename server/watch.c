@@ -945,13 +945,13 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	}
 	int64_t from = 0;
 	bool initial = false, failed = false;
-	/* digits (srv_list_opts checked them); any zero ("00" too) is
-	   kube's ParseResourceVersion's 0: the current state first */
-	bool zero = !o.rv || !o.rv[strspn(o.rv, "0")];
+	/* any zero ("00" too) is kube's ParseResourceVersion's 0: the
+	   current state first */
+	bool zero = !o.rv || o.rvn == 0;
 	if (zero) {
 		initial = true; /* state first, then changes */
 	} else {
-		from = strtoll(o.rv, NULL, 10);
+		from = o.rvn > INT64_MAX ? INT64_MAX : (int64_t)o.rvn;
 		if (send_initial) {
 			if (eng_wait_rev(e, from, 3000)) {
 				/* kube's cacher answers with an error watcher:

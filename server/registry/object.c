@@ -495,14 +495,17 @@ lp_err reg_continue_decode(const char *tok, int64_t *rv, char **start,
 	if (!b64)
 		return LP_E_NOMEM;
 	long bad = go_b64url_bad(tok, b64);
+	/* what Go decodes, reg_unb64url does: it fails only for memory */
 	unsigned char *raw = bad < 0 ? reg_unb64url(b64, &n) : NULL;
 	free(b64);
+	if (bad < 0 && !raw)
+		return LP_E_NOMEM;
 	if (!raw) {
 		/* storage.DecodeContinue wraps Go's errors in its own */
 		snprintf(msg, msg_len,
 			 "continue key is not valid: illegal base64 data at "
 			 "input byte %ld",
-			 bad < 0 ? 0 : bad);
+			 bad);
 		return LP_E_BADREQUEST;
 	}
 	json_error_t je;

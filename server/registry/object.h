@@ -81,7 +81,8 @@ unsigned char *reg_unb64url(const char *s, size_t *out_len);
  * Continue tokens, as kube encodes them (reference §3.4):
  * base64url-nopad of {"v":"meta.k8s.io/v1","rv":RV,"start":"<suffix>"}.
  * encode: new malloc'd string. decode: *rv and a malloc'd *start.
- * Errors: LP_E_BADREQUEST (with a message in msg) for any malformed token.
+ * Errors: LP_E_BADREQUEST (with a message in msg) for any malformed token,
+ * LP_E_NOMEM.
  */
 char *reg_continue_encode(int64_t rv, const char *start, size_t start_len);
 /* The same with the number of objects left after this page in "n" (an

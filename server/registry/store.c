@@ -313,9 +313,10 @@ lp_err reg_list(eng *e, const struct reg_list_req *q, reg_item_fn fn,
 	if (q->cont) {
 		char *start;
 		size_t sl;
-		if (reg_continue_decode(q->cont, &at, &start, &sl, res->msg,
-					sizeof res->msg))
-			return LP_E_BADREQUEST;
+		lp_err drc = reg_continue_decode(q->cont, &at, &start, &sl,
+						 res->msg, sizeof res->msg);
+		if (drc)
+			return drc; /* LP_E_BADREQUEST, or memory */
 		from = malloc(prefix->len + sl + 1);
 		if (!from) {
 			free(start);
