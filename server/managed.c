@@ -19,6 +19,7 @@
 #include "managed.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1115,99 +1116,519 @@ static void smd_pe(const json_t *it, const struct lkind *lk, char *out,
 		snprintf(out + o, n - o, "]");
 }
 
-/* structured-merge-diff's typed conversion of an apply configuration: a
-   set or map list holding one item twice fails it. smd is the position's
-   path in its form (".spec.ports[name=\"a\"]"); msg gets
-   "<path>: duplicate entries for key <element>". */
-/* An item's path element for the duplicate search: a set member's
-   value, a map item's keys; NULL for what has none. */
-static char *dup_key(const json_t *x, const struct lkind *lk, struct walk *w)
+/* ---- structured-merge-diff's typed conversion of a configuration ----
+
+   kube's apply turns the configuration into a typed value before anything
+   else (structuredMergeManager.Apply's ObjectToTyped, which validates it):
+   a member the type does not declare, a value of the wrong type, a keyed
+   list item without its keys and a set or map list holding one item twice
+   fail the apply with a plain error, the 500 `failed to create typed patch
+   object (ns/name; gvk): <errors>`. The type is a built-in's field table
+   or a custom resource's schema as kube publishes it (apiVersion, kind and
+   ObjectMeta at the root and in embedded resources). The errors are
+   structured-merge-diff v4.6's words (typed/validate.go, helpers.go);
+   where it walks a Go map in random order, members go by name here. */
+
+enum sk { SK_ANY, SK_STRING, SK_NUMERIC, SK_BOOL, SK_UNTYPED, SK_MAP, SK_LIST };
+
+struct sty {
+	enum sk k;
+	const struct pb_msg *m;		  /* SK_MAP: a built-in struct */
+	const struct pb_field *f;	  /* the built-in field of the value */
+	const struct srv_schema_node *sn; /* a custom resource's node */
+	bool open;     /* SK_MAP: undeclared members are anything */
+	bool typemeta; /* SK_MAP: apiVersion, kind and metadata declared */
+};
+
+/* The type of field f's value, or of one of its items or map values. */
+static struct sty sty_pb(const struct pb_field *f, bool item)
 {
-	if (lk->kind != SRV_SLIST_SET)
-		return item_pe(x, lk, w);
-	return json_is_object(x) || json_is_array(x) ? NULL : pe_json("v:", x);
+	struct sty t = {.k = SK_ANY, .f = f};
+	if (!item && (f->flags & PB_REP)) {
+		t.k = SK_LIST;
+		return t;
+	}
+	if (!item && (f->flags & PB_MAPV)) {
+		t.k = SK_MAP;
+		return t;
+	}
+	switch (f->type) {
+	case PB_STRING:
+	case PB_BYTES:
+	case PB_TIME:
+	case PB_MICROTIME:
+		t.k = SK_STRING;
+		break;
+	case PB_BOOL:
+		t.k = SK_BOOL;
+		break;
+	case PB_INT32:
+	case PB_INT64:
+	case PB_DOUBLE:
+		t.k = SK_NUMERIC;
+		break;
+	case PB_INTORSTR:
+		t.k = SK_UNTYPED;
+		break;
+	case PB_MSG:
+		t.k = SK_MAP;
+		t.m = f->sub;
+		break;
+	case PB_MAP_STRING:
+	case PB_MAP_BYTES:
+		t.k = SK_MAP;
+		break;
+	case PB_FIELDSV1: /* an object of no properties: anything */
+	case PB_JSON:
+	case PB_OR_BOOL: /* the schema's unions: anything */
+	case PB_OR_ARRAY:
+	case PB_OR_STRARRAY:
+		break;
+	}
+	return t;
 }
 
-static bool find_dup(const json_t *v, struct walk *w,
-		     const struct srv_schema_node *sn, char *smd, size_t at,
-		     size_t cap, char *msg, size_t n)
+static struct sty sty_node(const struct srv_schema_node *sn)
 {
-	if (json_is_object(v) && !atomic_object(w, sn)) {
+	struct sty t = {.sn = sn};
+	bool open, emb;
+	switch (srv_schema_smd(sn, &open, &emb)) {
+	case SRV_SMD_STRING:
+		t.k = SK_STRING;
+		break;
+	case SRV_SMD_NUMERIC:
+		t.k = SK_NUMERIC;
+		break;
+	case SRV_SMD_BOOL:
+		t.k = SK_BOOL;
+		break;
+	case SRV_SMD_UNTYPED:
+		t.k = SK_UNTYPED;
+		break;
+	case SRV_SMD_MAP:
+		t.k = SK_MAP;
+		break;
+	case SRV_SMD_LIST:
+		t.k = SK_LIST;
+		break;
+	case SRV_SMD_ANY:
+		t.k = SK_ANY;
+		break;
+	}
+	t.open = open;
+	t.typemeta = emb;
+	return t;
+}
+
+/* The type of member k of a map of type t; false when t does not declare
+   it and takes no other member. */
+static bool sty_member(const struct sty *t, const char *k, struct sty *out)
+{
+	static const struct sty string = {.k = SK_STRING};
+	if (t->typemeta && (!strcmp(k, "apiVersion") || !strcmp(k, "kind"))) {
+		*out = string;
+		return true;
+	}
+	if (t->m) { /* a built-in struct */
+		const struct pb_field *f = srv_pb_field(t->m, k);
+		if (!f)
+			return false;
+		*out = sty_pb(f, false);
+		return true;
+	}
+	if (t->f) { /* a built-in map: labels, data, a PB_MAPV map */
+		*out = t->f->type == PB_MAP_STRING || t->f->type == PB_MAP_BYTES
+			   ? string
+			   : sty_pb(t->f, true);
+		return true;
+	}
+	if (t->typemeta && !strcmp(k, "metadata")) {
+		*out = (struct sty){.k = SK_MAP, .m = srv_pb_object_meta()};
+		return true;
+	}
+	const struct srv_schema_node *c = srv_schema_prop(t->sn, k);
+	if (c) { /* declared, or the additionalProperties schema */
+		*out = sty_node(c);
+		return true;
+	}
+	if (t->open) {
+		*out = (struct sty){.k = SK_ANY};
+		return true;
+	}
+	return false;
+}
+
+/* A bounded text: what does not fit is cut. */
+struct tbuf {
+	char *s;
+	size_t len, cap; /* cap > 0 */
+};
+
+static void tb_add(struct tbuf *b, const char *s, size_t n)
+{
+	if (b->len + 1 >= b->cap)
+		return;
+	if (n > b->cap - 1 - b->len)
+		n = b->cap - 1 - b->len;
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void tb_puts(struct tbuf *b, const char *s)
+{
+	tb_add(b, s, strlen(s));
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A decoded value as Go prints it inside an interface{} (encoding/json
+   decodes to float64, string, bool, nil, map[string]interface{} and
+   []interface{}): %#v when sharp, else %v. */
+static void go_iface(struct tbuf *b, const json_t *v, bool sharp)
+{
+	if (b->len + 1 >= b->cap)
+		return;
+	if (!v || json_is_null(v)) {
+		tb_puts(b, sharp ? "interface {}(nil)" : "<nil>");
+	} else if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+		if (!sharp) {
+			tb_puts(b, s);
+			return;
+		}
+		size_t n = strlen(s), room = 4 * n + 3;
+		char *q = malloc(room);
+		if (q) {
+			srv_go_quote(s, q, room);
+			tb_puts(b, q);
+		}
+		free(q);
+	} else if (json_is_number(v)) {
+		char t[SRV_GO_FLOAT_MAX];
+		srv_go_float(json_number_value(v), t);
+		tb_puts(b, t);
+	} else if (json_is_boolean(v)) {
+		tb_puts(b, json_is_true(v) ? "true" : "false");
+	} else if (json_is_object(v)) {
+		size_t n = json_object_size(v), i = 0;
+		const char **keys = malloc((n ? n : 1) * sizeof *keys);
+		if (!keys)
+			return;
 		const char *k;
 		json_t *c;
-		json_object_foreach((json_t *)v, k, c)
-		{
-			struct mark_pos m = enter_field(w, k);
-			int l = snprintf(smd + at, cap - at, ".%s", k);
-			bool found = l > 0 && at + (size_t)l < cap &&
-				     find_dup(c, w, srv_schema_prop(sn, k), smd,
-					      at + (size_t)l, cap, msg, n);
-			smd[at] = '\0';
-			leave(w, m);
-			if (found)
-				return true;
-		}
-		return false;
-	}
-	if (!json_is_array(v) || json_array_size(v) < 1)
-		return false;
-	struct lkind lk;
-	list_kind(w, sn, &lk);
-	if (lk.kind == SRV_SLIST_ATOMIC)
-		return false;
-	size_t cnt = json_array_size(v);
-	struct lidx ix;
-	if (lidx_build(v, &lk, w, &ix)) {
-		bool found = false;
-		for (size_t i = 0; !found && lk.kind == SRV_SLIST_MAP && i < cnt; i++) {
-			struct mark_pos m;
-			enter_item(w, ix.pe[i], &m);
-			char pe[512];
-			smd_pe(json_array_get(v, i), &lk, pe, sizeof pe);
-			int l = snprintf(smd + at, cap - at, "%s", pe);
-			found = l > 0 && at + (size_t)l < cap &&
-				find_dup(json_array_get(v, i), w,
-					 srv_schema_items(sn), smd,
-					 at + (size_t)l, cap, msg, n);
-			smd[at] = '\0';
-			leave_item(w, m);
-		}
-		lidx_free(&ix);
-		return found;
-	}
-	/* unkeyable (a map list item without its keys) or a duplicate: the
-	   first item whose key an earlier one has */
-	bool found = false;
-	for (size_t i = 0; !found && i < cnt; i++) {
-		const json_t *a = json_array_get(v, i);
-		char *pa = dup_key(a, &lk, w);
-		for (size_t j = 0; pa && !found && j < i; j++) {
-			char *pb = dup_key(json_array_get(v, j), &lk, w);
-			found = pb && !strcmp(pa, pb);
-			free(pb);
-		}
-		free(pa);
-		if (found) {
-			/* the key as keyed, defaults filled in */
-			json_t *k = json_object();
-			for (size_t x = 0; lk.kind == SRV_SLIST_MAP && x < lk.n_keys; x++) {
-				const json_t *kv = json_object_get(a, lk.keys[x]);
-				if (!kv && lk.items)
-					kv = srv_schema_default_of(
-					    srv_schema_prop(lk.items, lk.keys[x]));
-				if (!kv && !strcmp(lk.keys[x], "protocol"))
-					json_object_set_new(k, "protocol", json_string("TCP"));
-				else if (kv)
-					json_object_set(k, lk.keys[x], (json_t *)kv);
+		json_object_foreach((json_t *)v, k, c) keys[i++] = k;
+		qsort(keys, n, sizeof *keys, cmp_key);
+		tb_puts(b, sharp ? "map[string]interface {}{" : "map[");
+		for (i = 0; i < n; i++) {
+			if (i)
+				tb_puts(b, sharp ? ", " : " ");
+			if (sharp) {
+				json_t *ks = json_string(keys[i]);
+				go_iface(b, ks, true);
+				json_decref(ks);
+				tb_puts(b, ":");
+			} else {
+				tb_puts(b, keys[i]);
+				tb_puts(b, ":");
 			}
-			char pe[512];
-			smd_pe(lk.kind == SRV_SLIST_SET ? a : k, &lk, pe, sizeof pe);
-			json_decref(k);
-			snprintf(msg, n, "%s: duplicate entries for key %s",
-				 smd[0] ? smd : ".", pe);
+			go_iface(b, json_object_get(v, keys[i]), sharp);
+		}
+		tb_puts(b, sharp ? "}" : "]");
+		free(keys);
+	} else if (json_is_array(v)) {
+		tb_puts(b, sharp ? "[]interface {}{" : "[");
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			if (i)
+				tb_puts(b, sharp ? ", " : " ");
+			go_iface(b, json_array_get(v, i), sharp);
+		}
+		tb_puts(b, sharp ? "}" : "]");
+	}
+}
+
+/* structured-merge-diff's value of v as Go prints it: %#v is
+   "&value.valueUnstructured{Value:...}", %v "&{...}". */
+static void smd_go_value(char *out, size_t n, const json_t *v, bool sharp)
+{
+	struct tbuf b = {out, 0, n};
+	out[0] = '\0';
+	tb_puts(&b, sharp ? "&value.valueUnstructured{Value:" : "&{");
+	go_iface(&b, v, sharp);
+	tb_puts(&b, "}");
+}
+
+/* Go's type name of a decoded value (%T). */
+static const char *go_iface_type(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		return "string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "float64";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "bool";
+	case JSON_OBJECT:
+		return "map[string]interface {}";
+	case JSON_ARRAY:
+		return "[]interface {}";
+	case JSON_NULL:
+		break;
+	}
+	return "<nil>";
+}
+
+/* The errors of one conversion: ValidationErrors' lines. */
+struct smd_errs {
+	char text[6000];
+	size_t len;
+	unsigned n;
+};
+
+static void smd_err(struct smd_errs *e, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void smd_err(struct smd_errs *e, const char *path, const char *fmt, ...)
+{
+	char msg[1200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	struct tbuf b = {e->text, e->len, sizeof e->text};
+	if (e->n)
+		tb_puts(&b, "\n");
+	if (path[0]) { /* ValidationError.Error: "<path>: <message>" */
+		tb_puts(&b, path);
+		tb_puts(&b, ": ");
+	}
+	tb_puts(&b, msg);
+	e->len = b.len;
+	e->n++;
+}
+
+/* Why structured-merge-diff cannot key item it of a set or map list
+   (listItemToPathElement), or NULL; k gets a map item's keys with the
+   defaults filled in. */
+static const char *key_error(const json_t *it, const struct lkind *lk,
+			     const struct walk *w, json_t *k, char *buf,
+			     size_t n)
+{
+	if (lk->kind == SRV_SLIST_SET) {
+		if (json_is_object(it))
+			return "associative list without keys has an element "
+			       "that's a map type";
+		if (json_is_array(it))
+			return "not supported: associative list with lists as "
+			       "elements";
+		if (json_is_null(it))
+			return "associative list without keys has an element "
+			       "that's an explicit null";
+		return NULL;
+	}
+	if (json_is_null(it))
+		return "associative list with keys may not have a null element";
+	if (!json_is_object(it))
+		return "associative list with keys may not have non-map "
+		       "elements";
+	for (size_t x = 0; x < lk->n_keys; x++) {
+		const json_t *kv = json_object_get(it, lk->keys[x]);
+		if (!kv && lk->items)
+			kv = srv_schema_default_of(
+			    srv_schema_prop(lk->items, lk->keys[x]));
+		if (!kv && !strcmp(lk->keys[x], "protocol") &&
+		    path_is(w, "spec.ports")) {
+			json_object_set_new(k, "protocol", json_string("TCP"));
+			continue;
+		}
+		if (!kv) {
+			char q[300];
+			srv_go_quote(lk->keys[x], q, sizeof q);
+			snprintf(
+			    buf, n,
+			    "associative list with keys has an element that "
+			    "omits key field %s (and doesn't have default "
+			    "value)",
+			    q);
+			return buf;
+		}
+		json_object_set(k, lk->keys[x], (json_t *)kv);
+	}
+	return NULL;
+}
+
+static void smd_check(const json_t *v, struct walk *w, const struct sty *t,
+		      char *smd, size_t at, size_t cap, struct smd_errs *e);
+
+static void smd_check_list(const json_t *v, struct walk *w, const struct sty *t,
+			   char *smd, size_t at, size_t cap, struct smd_errs *e)
+{
+	struct lkind lk;
+	list_kind(w, t->sn, &lk);
+	struct sty it = t->sn  ? sty_node(srv_schema_items(t->sn))
+			: t->f ? sty_pb(t->f, true)
+			       : (struct sty){.k = SK_ANY};
+	size_t cnt = json_array_size(v);
+	/* each item's key, for the duplicate search: a set member's value,
+	   a map item's keys; NULL for what has none */
+	char **key = NULL;
+	bool *dup = NULL;
+	size_t *ord = NULL;
+	if (lk.kind != SRV_SLIST_ATOMIC && cnt > 1) {
+		key = calloc(cnt, sizeof *key);
+		dup = calloc(cnt, sizeof *dup);
+		ord = malloc(cnt * sizeof *ord);
+		if (!key || !dup || !ord) {
+			free(key);
+			free(dup);
+			free(ord);
+			return;
+		}
+		size_t m = 0;
+		for (size_t i = 0; i < cnt; i++) {
+			const json_t *x = json_array_get(v, i);
+			key[i] = lk.kind == SRV_SLIST_SET
+				     ? (json_is_object(x) || json_is_array(x) ||
+						json_is_null(x)
+					    ? NULL
+					    : pe_json("v:", x))
+				     : item_pe(x, &lk, w);
+			if (key[i])
+				ord[m++] = i;
+		}
+		qsort_r(ord, m, sizeof *ord, cmp_ord, key);
+		/* equal keys sort by position (qsort_r is not stable: order
+		   each run by position before marking all but its first) */
+		for (size_t i = 0; i < m;) {
+			size_t j = i + 1;
+			while (j < m && !strcmp(key[ord[i]], key[ord[j]]))
+				j++;
+			size_t first = ord[i];
+			for (size_t x = i + 1; x < j; x++)
+				if (ord[x] < first)
+					first = ord[x];
+			for (size_t x = i; x < j; x++)
+				dup[ord[x]] = ord[x] != first;
+			i = j;
 		}
 	}
-	return found;
+	for (size_t i = 0; i < cnt; i++) {
+		const json_t *x = json_array_get(v, i);
+		char pe[512], why[400];
+		struct mark_pos m = {w->len, w->pb.len};
+		if (lk.kind == SRV_SLIST_ATOMIC) {
+			snprintf(pe, sizeof pe, "[%zu]", i);
+		} else {
+			json_t *k = json_object();
+			const char *err =
+			    k ? key_error(x, &lk, w, k, why, sizeof why) : NULL;
+			if (err) {
+				json_decref(k);
+				smd_err(e, smd, "element %zu: %s", i, err);
+				break; /* it cannot go deeper, nor past it */
+			}
+			smd_pe(lk.kind == SRV_SLIST_SET ? x : k, &lk, pe,
+			       sizeof pe);
+			json_decref(k);
+			if (dup && dup[i])
+				smd_err(e, smd, "duplicate entries for key %s",
+					pe);
+			/* the set path, for list_kind below it */
+			enter_item(w, key && key[i] ? key[i] : "", &m);
+		}
+		int l = snprintf(smd + at, cap - at, "%s", pe);
+		if (l > 0 && at + (size_t)l < cap)
+			smd_check(x, w, &it, smd, at + (size_t)l, cap, e);
+		smd[at] = '\0';
+		if (lk.kind != SRV_SLIST_ATOMIC)
+			leave_item(w, m);
+	}
+	for (size_t i = 0; key && i < cnt; i++)
+		free(key[i]);
+	free(key);
+	free(dup);
+	free(ord);
+}
+
+static void smd_check(const json_t *v, struct walk *w, const struct sty *t,
+		      char *smd, size_t at, size_t cap, struct smd_errs *e)
+{
+	if (json_is_null(v) || t->k == SK_ANY)
+		return; /* null is a valid value of every type */
+	char got[700];
+	switch (t->k) {
+	case SK_STRING:
+		if (!json_is_string(v)) {
+			smd_go_value(got, sizeof got, v, true);
+			smd_err(e, smd, "expected string, got %s", got);
+		}
+		return;
+	case SK_NUMERIC:
+		if (!json_is_number(v))
+			smd_err(e, smd,
+				"expected numeric (int or float), got %s",
+				go_iface_type(v));
+		return;
+	case SK_BOOL:
+		if (!json_is_boolean(v)) {
+			smd_go_value(got, sizeof got, v, false);
+			smd_err(e, smd, "expected boolean, got %s", got);
+		}
+		return;
+	case SK_UNTYPED:
+		if (json_is_object(v) || json_is_array(v)) {
+			smd_go_value(got, sizeof got, v, false);
+			smd_err(e, smd, "expected any scalar, got %s", got);
+		}
+		return;
+	case SK_LIST:
+		if (!json_is_array(v)) {
+			smd_go_value(got, sizeof got, v, false);
+			smd_err(e, smd, "expected list, got %s", got);
+			return;
+		}
+		smd_check_list(v, w, t, smd, at, cap, e);
+		return;
+	case SK_ANY:
+	case SK_MAP:
+		break;
+	}
+	if (!json_is_object(v)) {
+		smd_go_value(got, sizeof got, v, false);
+		smd_err(e, smd, "expected map, got %s", got);
+		return;
+	}
+	size_t n = json_object_size(v), i = 0;
+	const char **keys = malloc((n ? n : 1) * sizeof *keys);
+	if (!keys)
+		return;
+	const char *k;
+	json_t *c;
+	json_object_foreach((json_t *)v, k, c) keys[i++] = k;
+	qsort(keys, n, sizeof *keys, cmp_key);
+	for (i = 0; i < n; i++) {
+		struct sty ct;
+		int l = snprintf(smd + at, cap - at, ".%s", keys[i]);
+		if (l <= 0 || at + (size_t)l >= cap)
+			break;
+		if (!sty_member(t, keys[i], &ct)) {
+			/* the walk of this map stops at it */
+			smd_err(e, smd, "field not declared in schema");
+			break;
+		}
+		struct mark_pos m = enter_field(w, keys[i]);
+		smd_check(json_object_get(v, keys[i]), w, &ct, smd,
+			  at + (size_t)l, cap, e);
+		leave(w, m);
+		smd[at] = '\0';
+	}
+	smd[at] = '\0';
+	free(keys);
 }
 
 /* The objects of a built-in type that are Go maps, not structs: their
@@ -1792,6 +2213,75 @@ const char *srv_mf_manager(const char *field_manager, const char *user_agent,
 	return buf;
 }
 
+/* The typed conversion of an apply's configuration (structured-merge-diff,
+   above): true with kube's plain 500 in err when it fails. */
+static bool smd_typed_error(const struct srv_mf_op *op, const json_t *config,
+			    struct walk *w, const struct srv_schema_node *sn,
+			    struct srv_error *err)
+{
+	struct sty root;
+	if (op->res && op->res->custom) {
+		root = sty_node(sn);
+		root.k = SK_MAP; /* the builder declares apiVersion, kind,
+				    metadata */
+	} else {
+		const struct pb_msg *m =
+		    op->res ? srv_pb_kind_msg(op->res->kind, op->api_version)
+			    : NULL;
+		root = (struct sty){.k = SK_MAP, .m = m, .open = !m};
+	}
+	root.typemeta = true;
+	char smd[1024] = "";
+	struct smd_errs *e = calloc(1, sizeof *e);
+	if (!e) {
+		srv_error_set(err, LP_E_NOMEM, "out of memory");
+		return true;
+	}
+	smd_check(config, w, &root, smd, 0, sizeof smd, e);
+	free(w->pb.p);
+	w->pb.p = NULL;
+	if (!e->n) {
+		free(e);
+		return false;
+	}
+	/* ValidationErrors.Error: one error alone, else a list */
+	char *all = e->text;
+	char *many = NULL;
+	if (e->n > 1) {
+		size_t cap = 2 * sizeof e->text + 16, o = 0;
+		many = malloc(cap);
+		if (many) {
+			o += (size_t)snprintf(many, cap, "errors:\n  ");
+			for (const char *p = e->text; *p && o + 4 < cap; p++) {
+				if (*p == '\n') {
+					memcpy(many + o, "\n  ", 3);
+					o += 3;
+				} else {
+					many[o++] = *p;
+				}
+			}
+			many[o] = '\0';
+			all = many;
+		}
+	}
+	/* kube's plain error: a 500 without a reason; objectGVKNN names the
+	   configuration's namespace and name */
+	const json_t *cm = json_object_get(config, "metadata");
+	const char *gv = op->api_version ? op->api_version : "";
+	const char *slash = strchr(gv, '/');
+	const char *cns = json_string_value(json_object_get(cm, "namespace"));
+	const char *cn = json_string_value(json_object_get(cm, "name"));
+	srv_error_set(err, LP_E_IO,
+		      "failed to create typed patch object (%.63s/%.253s; "
+		      "%s%s, Kind=%s): %s",
+		      cns ? cns : "", cn ? cn : "", slash ? "" : "/", gv,
+		      op->res ? op->res->kind : "", all);
+	err->no_reason = true;
+	free(many);
+	free(e);
+	return true;
+}
+
 lp_err srv_mf_check_manager(const char *fm, struct srv_error *err)
 {
 	if (!fm || manager_ok(fm, "fieldManager", err))
@@ -2169,31 +2659,15 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 		    const json_t *config, bool force, json_t **out,
 		    struct srv_error *err)
 {
-	const json_t *cm = json_object_get(config, "metadata");
-	if (!json_is_object(config) || (cm && !json_is_object(cm)))
-		return srv_error_set(err, LP_E_BADREQUEST,
-				     "the apply configuration and its metadata must be objects");
+	if (!json_is_object(config))
+		return srv_error_set(
+		    err, LP_E_BADREQUEST,
+		    "the apply configuration must be an object");
 	struct walk w;
 	walk_init(&w, op);
 	const struct srv_schema_node *sn = root_of(op);
-	char smd[1024] = "", dup[1400];
-	if (find_dup(config, &w, sn, smd, 0, sizeof smd, dup, sizeof dup)) {
-		/* kube's plain error from its typed conversion: a 500
-		   without a reason */
-		const char *gv = op->api_version ? op->api_version : "";
-		const char *slash = strchr(gv, '/');
-		/* objectGVKNN: the configuration's namespace and name */
-		const char *cns = json_string_value(json_object_get(cm, "namespace"));
-		const char *cn = json_string_value(json_object_get(cm, "name"));
-		srv_error_set(err, LP_E_IO,
-			      "failed to create typed patch object (%.63s/%.253s; %s%s, Kind=%s): %s",
-			      cns ? cns : "", cn ? cn : "", slash ? "" : "/",
-			      gv, op->res ? op->res->kind : "", dup);
-		err->no_reason = true;
-		free(w.pb.p);
+	if (smd_typed_error(op, config, &w, sn, err))
 		return err->code;
-	}
-	free(w.pb.p);
 	walk_init(&w, op);
 	json_t *none = json_object();
 	const json_t *l = live ? live : none;

@@ -4180,11 +4180,12 @@ static lp_err apply_config_of(const char *gv, const char *want_kind,
 		return srv_error_set(err, LP_E_BADREQUEST,
 				     "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal %s into Go value of type map[string]interface {}",
 				     reg_go_type(cfg));
-	/* null reads as an empty map: no kind, as below */
-	if (!json_is_null(cfg) &&
-	    (!json_is_object(cfg) || (cm && !json_is_object(cm))))
-		return srv_error_set(err, LP_E_BADREQUEST,
-				     "the apply configuration and its metadata must be objects");
+	/* null reads as an empty map: no kind, as below (a metadata that
+	   is no map is the typed conversion's error, srv_mf_apply) */
+	if (!json_is_null(cfg) && !json_is_object(cfg))
+		return srv_error_set(
+		    err, LP_E_BADREQUEST,
+		    "the apply configuration must be an object");
 	const char *av = json_string_value(json_object_get(cfg, "apiVersion"));
 	const char *kind = json_string_value(json_object_get(cfg, "kind"));
 	if (!av || !kind || strcmp(av, gv) || strcmp(kind, want_kind)) {

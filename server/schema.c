@@ -2333,6 +2333,42 @@ const json_t *srv_schema_default_of(const struct srv_schema_node *sn)
 	return n ? n->dflt : NULL;
 }
 
+enum srv_smd srv_schema_smd(const struct srv_schema_node *sn, bool *open,
+			    bool *embedded)
+{
+	const struct node *n = (const struct node *)sn;
+	*open = false;
+	*embedded = n && n->embedded;
+	if (!n)
+		return SRV_SMD_ANY;
+	if (n->int_or_string)
+		return SRV_SMD_UNTYPED;
+	if (n->embedded) {
+		/* the builder declares apiVersion, kind and metadata there */
+		*open = n->preserve || n->addl == ADDL_TRUE;
+		return SRV_SMD_MAP;
+	}
+	switch (n->types) {
+	case T_OBJECT:
+		*open = n->preserve || n->addl == ADDL_TRUE;
+		/* an object declaring nothing is schemaconv's untyped value */
+		if (!n->n_props && n->addl != ADDL_SCHEMA)
+			return SRV_SMD_ANY;
+		return SRV_SMD_MAP;
+	case T_ARRAY:
+		return SRV_SMD_LIST;
+	case T_STRING:
+		return SRV_SMD_STRING;
+	case T_INTEGER:
+	case T_NUMBER:
+		return SRV_SMD_NUMERIC;
+	case T_BOOLEAN:
+		return SRV_SMD_BOOL;
+	default:
+		return SRV_SMD_ANY;
+	}
+}
+
 bool srv_schema_map_atomic(const struct srv_schema_node *sn)
 {
 	const struct node *n = (const struct node *)sn;

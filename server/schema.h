@@ -239,6 +239,28 @@ const json_t *srv_schema_old_item(const struct srv_schema_node *n,
 /* Is name one of the properties the object at n declares (a struct field
    in structured-merge-diff's terms, not an additionalProperties key)? */
 bool srv_schema_declares(const struct srv_schema_node *n, const char *name);
+/* How structured-merge-diff types the value at n, as kube's type
+   converter reads the CRD's published schema (kube-openapi's schemaconv
+   of apiextensions' builder output): an int-or-string is an untyped
+   scalar, an object declaring no property and no additionalProperties
+   schema takes anything (SRV_SMD_ANY, as does a node without a type or
+   n NULL). For SRV_SMD_MAP (and an object's SRV_SMD_ANY), *open says that a
+   member the object does not declare is anything
+   (x-kubernetes-preserve-unknown-fields); one with an additionalProperties
+   schema reads it through srv_schema_prop. *embedded:
+   x-kubernetes-embedded-resource, whose apiVersion and kind are strings
+   and whose metadata is ObjectMeta. */
+enum srv_smd {
+	SRV_SMD_ANY,
+	SRV_SMD_STRING,
+	SRV_SMD_NUMERIC,
+	SRV_SMD_BOOL,
+	SRV_SMD_UNTYPED,
+	SRV_SMD_MAP,
+	SRV_SMD_LIST
+};
+enum srv_smd srv_schema_smd(const struct srv_schema_node *n, bool *open,
+			    bool *embedded);
 /* Is the object at n x-kubernetes-map-type: atomic (owned and replaced
    whole by server-side apply)? */
 bool srv_schema_map_atomic(const struct srv_schema_node *n);

@@ -28,6 +28,11 @@ mf_is() {
 	got=$(mf "$1" "$2")
 	[[ $got == "$3" ]] || { echo "#   $1/$2 owns $got"; return 1; }
 }
+# err_all RE...: kubectl's stderr matches every extended regex
+err_all() {
+	local p
+	for p; do grep -Eq -- "$p" "$WORK/err" || return 1; done
+}
 msg_is() {
 	local got
 	got=$(py "print(d['message'])")
@@ -57,9 +62,34 @@ check "... with kube's message" msg_is 'Operation cannot be fulfilled on configm
 req GET "$CMP/s9"
 check "... and nothing was created" code_is 404
 
+# structured-merge-diff's typed conversion of the configuration comes
+# first, whatever fieldValidation says (kubernetes#122480)
 apply "$CMP/s10?fieldManager=m1&fieldValidation=Ignore" $'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s10\nbogus: 1\ndata: {a: "1"}\n'
-check "an apply with a field ConfigMap does not have (Ignore) creates it" code_has 201 '"data":{"a":"1"}'
-check "... without the field, and its manager does not own it" mf_is m1 Apply '{"f:data":{"f:a":{}}}'
+check "an apply with a field ConfigMap does not have is kube's 500, under Ignore too" code_is 500
+check "... its typed conversion's words" msg_is 'failed to create typed patch object (/s10; /v1, Kind=ConfigMap): .bogus: field not declared in schema'
+check "... a plain error: no reason" python3 -c "import json; d=json.load(open('$WORK/body')); assert 'reason' not in d and 'details' not in d, d"
+req GET "$CMP/s10"
+check "... and nothing was created" code_is 404
+apply "$CMP/s10?fieldManager=m1" $'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s10\n  labels: {a: 1}\ndata:\n  b: true\n  c: [x]\n  d: 1000000\n  e: {k: [1.5, "s", null]}\nimmutable: "yes"\n'
+check "values of the wrong type: every error, as structured-merge-diff lists them" msg_is 'failed to create typed patch object (/s10; /v1, Kind=ConfigMap): errors:
+  .data.b: expected string, got &value.valueUnstructured{Value:true}
+  .data.c: expected string, got &value.valueUnstructured{Value:[]interface {}{"x"}}
+  .data.d: expected string, got &value.valueUnstructured{Value:1e+06}
+  .data.e: expected string, got &value.valueUnstructured{Value:map[string]interface {}{"k":[]interface {}{1.5, "s", interface {}(nil)}}}
+  .immutable: expected boolean, got &{yes}
+  .metadata.labels.a: expected string, got &value.valueUnstructured{Value:1}'
+apply "$CMP/s10?fieldManager=m1" $'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s10\n  finalizers: [a/b, [x]]\n  ownerReferences: [{apiVersion: v1, kind: K, name: n}]\n'
+check "a set item that is a list stops the set's walk" msg_is 'failed to create typed patch object (/s10; /v1, Kind=ConfigMap): errors:
+  .metadata.finalizers: element 1: not supported: associative list with lists as elements
+  .metadata.ownerReferences: element 0: associative list with keys has an element that omits key field "uid" (and doesn'"'"'t have default value)'
+apply "/api/v1/namespaces/default/services/s10?fieldManager=m1" $'apiVersion: v1\nkind: Service\nmetadata: {name: s10}\nspec:\n  ports: [{port: 80, targetPort: {a: 1}}, {port: 80, protocol: TCP}, 7]\n  selector: {app: [x]}\n'
+check "a keyed list: items by their keys (protocol defaulted), duplicates, an item that is no map ends it" msg_is 'failed to create typed patch object (/s10; /v1, Kind=Service): errors:
+  .spec.ports[port=80,protocol="TCP"].targetPort: expected any scalar, got &{map[a:1]}
+  .spec.ports: duplicate entries for key [port=80,protocol="TCP"]
+  .spec.ports: element 2: associative list with keys may not have non-map elements
+  .spec.selector.app: expected string, got &value.valueUnstructured{Value:[]interface {}{"x"}}'
+apply "$CMP/s10?fieldManager=m1" $'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s10\n  creationTimestamp: null\n  labels: null\ndata: {a: "1"}\nbinaryData: null\n'
+check "nulls are every type's value" code_has 201 '"data":{"a":"1"}'
 
 # --- updates take fields; conflicts; force
 req POST "$CMP?fieldManager=creator" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","labels":{"l":"v"}},"data":{"c":"1","d":"2"}}'
@@ -195,7 +225,7 @@ check "an apply naming another namespace is kube's patch 400" code_has 400 'the 
 apply "$CMP/s3?fieldManager=m1" '[1, 2]'
 check "an apply that is not an object is 400" code_is 400
 apply "$CMP/s3?fieldManager=m1" '{"apiVersion":"v1","kind":"ConfigMap","metadata":"s3"}'
-check "an apply whose metadata is not an object is 400" code_is 400
+check "an apply whose metadata is not an object is the typed conversion's 500" msg_is 'failed to create typed patch object (/; /v1, Kind=ConfigMap): .metadata: expected map, got &{s3}'
 apply "$CMP/s3?fieldManager=m1" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s3","managedFields":[]}}'
 check "an apply carrying managedFields is 400" code_is 400
 check "... with kube's message" msg_is 'metadata.managedFields must be nil'
@@ -375,9 +405,14 @@ expect_rc 0 "with --force-conflicts" $K apply --server-side --field-manager=m6 -
 expect_rc 0 "... get" $K get gadget g1 -o 'jsonpath={.spec.endpoints} {.metadata.managedFields[?(@.manager=="m6")].fieldsV1}'
 check "... m6 owns the item's fields by its defaulted key" out_has '^\[\{"name":"b","proto":"TCP","v":4\}\] \{"f:spec":\{"f:endpoints":\{"k:\{\\"name\\":\\"b\\",\\"proto\\":\\"TCP\\"\}":\{"\.":\{\},"f:name":\{\},"f:v":\{\}\}\}\}\}$'
 gadget 'spec: {atomic: [q], bogus: 1}' >"$WORK/gb.yaml"
-expect_rc 0 "m7 applies a field the schema does not have (--validate=false)" $K apply --server-side --field-manager=m7 --validate=false -f "$WORK/gb.yaml"
-expect_rc 0 "... get" $K get gadget g1 -o 'jsonpath={.spec.bogus}/{.metadata.managedFields[?(@.manager=="m7")].fieldsV1}'
-check "... it is pruned, and m7 owns only what exists" out_has '^/\{"f:spec":\{"f:atomic":\{\}\}\}$'
+expect_rc 1 "m7 applying a field the schema does not have fails (--validate=false)" $K apply --server-side --field-manager=m7 --validate=false -f "$WORK/gb.yaml"
+check "... with kube's 500 from its typed conversion" err_has 'Error from server: failed to create typed patch object \(default/g1; example.com/v1, Kind=Gadget\): \.spec\.bogus: field not declared in schema'
+gadget 'spec: {size: "1", atomic: [1], labels: {a: 1}, selector: {matchLabels: {x: [1]}}, endpoints: [{proto: UDP}], notes: null}' >"$WORK/gt.yaml"
+expect_rc 1 "values of the wrong type in a custom resource fail its apply" $K apply --server-side --field-manager=m7 -f "$WORK/gt.yaml"
+check "... every error in the schema's types, an atomic list's items by index, a keyed item without its key" err_all 'Error from server: failed to create typed patch object \(default/g1; example.com/v1, Kind=Gadget\): errors:$' '^  \.spec\.atomic\[0\]: expected string, got &value\.valueUnstructured\{Value:1\}$' '^  \.spec\.endpoints: element 0: associative list with keys has an element that omits key field "name" \(and doesn.t have default value\)$' '^  \.spec\.labels\.a: expected string, got &value\.valueUnstructured\{Value:1\}$' '^  \.spec\.selector\.matchLabels\.x: expected string, got &value\.valueUnstructured\{Value:\[\]interface \{\}\{1\}\}$' '^  \.spec\.size: expected numeric \(int or float\), got string$'
+printf 'apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g1, namespace: default, zbogus: 1}\n' >"$WORK/gm.yaml"
+expect_rc 1 "a custom resource's metadata is ObjectMeta to the typed conversion" $K apply --server-side --field-manager=m7 --validate=false -f "$WORK/gm.yaml"
+check "... its unknown member fails the apply" err_has 'Error from server: failed to create typed patch object \(default/g1; example.com/v1, Kind=Gadget\): \.metadata\.zbogus: field not declared in schema$'
 # What structured-merge-diff prunes: a field the schema declares goes
 # whole once its applier leaves it and nobody else owns anything there
 # (no "tags: []" or "spec: {}" left behind); an empty set or map list

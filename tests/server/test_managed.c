@@ -345,9 +345,12 @@ Test(mf_apply, service_ports_merge_by_port_and_defaulted_protocol)
 	json_t *live = J("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"},"
 			 "\"spec\":{\"ports\":[{\"port\":80,\"protocol\":\"TCP\",\"name\":\"a\"}]},"
 			 "\"status\":{\"loadBalancer\":{}}}");
-	json_t *cfg = J("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"},"
-			"\"spec\":{\"ports\":[{\"port\":80,\"name\":\"web\"},{\"port\":81}]},"
-			"\"status\":{\"x\":1}}");
+	json_t *cfg = J("{\"apiVersion\":\"v1\",\"kind\":\"Service\","
+			"\"metadata\":{\"name\":\"s\"},"
+			"\"spec\":{\"ports\":[{\"port\":80,\"name\":\"web\"},{"
+			"\"port\":81}]},"
+			"\"status\":{\"loadBalancer\":{\"ingress\":[{\"ip\":"
+			"\"1.2.3.4\"}]}}}");
 	struct srv_mf_op op = op_of(SVC(), "m");
 	struct srv_error err = {0};
 	json_t *out = NULL;
@@ -493,8 +496,12 @@ Test(mf_update, a_deep_object_is_owned_to_its_leaf)
 	}
 	cr_assert(json_is_object(n) && json_object_size(n) == 0, "the leaf is {}");
 	json_t *out = NULL, *out2 = NULL;
-	cr_assert_eq(srv_mf_apply(&op, o, o, true, &out, &err), LP_OK);
-	cr_assert_eq(srv_mf_apply(&op, out, o, true, &out2, &err), LP_OK);
+	/* a ConfigMap has no spec, which its typed conversion refuses: the
+	   apply goes untyped (no resource) */
+	struct srv_mf_op untyped = {.manager = "m", .api_version = "v1"};
+	cr_assert_eq(srv_mf_apply(&untyped, o, o, true, &out, &err), LP_OK,
+		     "%s", err.message);
+	cr_assert_eq(srv_mf_apply(&untyped, out, o, true, &out2, &err), LP_OK);
 	cr_assert(json_equal(out, out2), "apply is idempotent at depth");
 	json_decref(out);
 	json_decref(out2);
@@ -707,6 +714,74 @@ Test(mf_apply, before_first_apply_owns_what_an_untracked_object_held)
 		    "\"f:labels\":{\".\":{},\"f:x\":{}}}}");
 	json_decref(old);
 	json_decref(next);
+	json_decref(cfg);
+	json_decref(out);
+}
+
+/* The typed conversion of a configuration (structured-merge-diff's, kube's
+   first step of an apply): its errors are one plain 500. */
+static void assert_typed_error(const char *cfg_text, const char *want)
+{
+	json_t *cfg = J(cfg_text);
+	struct srv_mf_op op = op_of(SVC(), "m1");
+	struct srv_error err = {0};
+	json_t *out = NULL;
+	cr_assert_neq(srv_mf_apply(&op, NULL, cfg, false, &out, &err), LP_OK);
+	cr_assert(err.no_reason, "a plain error");
+	cr_assert_str_eq(err.message, want);
+	cr_assert_null(out);
+	json_decref(cfg);
+}
+
+Test(mf_apply, an_undeclared_member_is_the_typed_conversions_error)
+{
+	assert_typed_error(
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{"
+	    "\"name\":\"s\","
+	    "\"namespace\":\"ns\"},\"spec\":{\"ports\":[{\"port\":80,\"nam\":"
+	    "\"x\"}]}}",
+	    "failed to create typed patch object (ns/s; /v1, Kind=Service): "
+	    ".spec.ports[port=80,protocol=\"TCP\"].nam: field not declared in "
+	    "schema");
+}
+
+Test(mf_apply, wrongly_typed_values_are_listed_as_go_prints_them)
+{
+	assert_typed_error(
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{"
+	    "\"name\":\"s\"},"
+	    "\"spec\":{\"clusterIP\":1.5,\"ports\":[{\"port\":\"80\","
+	    "\"protocol\":\"UDP\","
+	    "\"targetPort\":[1]}],\"publishNotReadyAddresses\":{\"a\":null},"
+	    "\"externalIPs\":[\"a\",false]}}",
+	    "failed to create typed patch object (/s; /v1, Kind=Service): "
+	    "errors:\n"
+	    "  .spec.clusterIP: expected string, got "
+	    "&value.valueUnstructured{Value:1.5}\n"
+	    "  .spec.externalIPs[1]: expected string, got "
+	    "&value.valueUnstructured{Value:false}\n"
+	    "  .spec.ports[port=\"80\",protocol=\"UDP\"].port: expected "
+	    "numeric (int or float), got string\n"
+	    "  .spec.ports[port=\"80\",protocol=\"UDP\"].targetPort: expected "
+	    "any scalar, got &{[1]}\n"
+	    "  .spec.publishNotReadyAddresses: expected boolean, got "
+	    "&{map[a:<nil>]}");
+}
+
+Test(mf_apply, nulls_and_well_typed_values_pass)
+{
+	json_t *cfg = J("{\"apiVersion\":\"v1\",\"kind\":\"Service\","
+			"\"metadata\":{\"name\":\"s\","
+			"\"labels\":null,\"creationTimestamp\":null},\"spec\":{"
+			"\"ports\":[{\"port\":80,"
+			"\"targetPort\":\"web\"},{\"port\":81,\"targetPort\":"
+			"8081}],\"selector\":null,"
+			"\"type\":null}}");
+	struct srv_mf_op op = op_of(SVC(), "m1");
+	struct srv_error err = {0};
+	json_t *out = NULL;
+	cr_assert_eq(srv_mf_apply(&op, NULL, cfg, false, &out, &err), LP_OK,
+		     "%s", err.message);
 	json_decref(cfg);
 	json_decref(out);
 }

@@ -1857,3 +1857,65 @@ Test(schema_validate, combinator_best_branch)
 	json_decref(o);
 	srv_schema_free(s);
 }
+
+/* How structured-merge-diff types each node, as kube's type converter
+   reads the CRD's published schema. */
+Test(schema_smd, types_as_the_type_converter_reads_them)
+{
+	struct srv_schema *s =
+	    sch("{\"type\":\"object\",\"properties\":{"
+		"\"s\":{\"type\":\"string\"},\"i\":{\"type\":\"integer\"},"
+		"\"n\":{\"type\":\"number\"},\"b\":{\"type\":\"boolean\"},"
+		"\"ios\":{\"x-kubernetes-int-or-string\":true},"
+		"\"l\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+		"\"bare\":{\"type\":\"object\"},"
+		"\"free\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-"
+		"fields\":true},"
+		"\"semi\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-"
+		"fields\":true,"
+		"\"properties\":{\"a\":{\"type\":\"string\"}}},"
+		"\"m\":{\"type\":\"object\",\"additionalProperties\":{\"type\":"
+		"\"integer\"}},"
+		"\"emb\":{\"type\":\"object\",\"x-kubernetes-embedded-"
+		"resource\":true,"
+		"\"x-kubernetes-preserve-unknown-fields\":true},"
+		"\"any\":{\"x-kubernetes-preserve-unknown-fields\":true}}}");
+	const struct srv_schema_node *r = srv_schema_root(s);
+	bool open, emb;
+	struct {
+		const char *name;
+		enum srv_smd want;
+		bool open, emb;
+	} cases[] = {
+	    {"s", SRV_SMD_STRING, false, false},
+	    {"i", SRV_SMD_NUMERIC, false, false},
+	    {"n", SRV_SMD_NUMERIC, false, false},
+	    {"b", SRV_SMD_BOOL, false, false},
+	    {"ios", SRV_SMD_UNTYPED, false, false},
+	    {"l", SRV_SMD_LIST, false, false},
+	    {"bare", SRV_SMD_ANY, false, false},
+	    {"free", SRV_SMD_ANY, true, false},
+	    {"semi", SRV_SMD_MAP, true, false},
+	    {"m", SRV_SMD_MAP, false, false},
+	    {"emb", SRV_SMD_MAP, true, true},
+	    {"any", SRV_SMD_ANY, false, false},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		const struct srv_schema_node *n =
+		    srv_schema_prop(r, cases[i].name);
+		cr_assert_not_null(n, "%s", cases[i].name);
+		enum srv_smd got = srv_schema_smd(n, &open, &emb);
+		cr_assert_eq(got, cases[i].want, "%s: %d", cases[i].name, got);
+		cr_assert_eq(open, cases[i].open, "%s: open", cases[i].name);
+		cr_assert_eq(emb, cases[i].emb, "%s: embedded", cases[i].name);
+	}
+	cr_assert_eq(srv_schema_smd(r, &open, &emb), SRV_SMD_MAP);
+	cr_assert_not(open);
+	/* an undeclared member of the additionalProperties map reads its
+	   schema */
+	const struct srv_schema_node *mv =
+	    srv_schema_prop(srv_schema_prop(r, "m"), "anything");
+	cr_assert_eq(srv_schema_smd(mv, &open, &emb), SRV_SMD_NUMERIC);
+	cr_assert_eq(srv_schema_smd(NULL, &open, &emb), SRV_SMD_ANY);
+	srv_schema_free(s);
+}
