@@ -147,6 +147,64 @@ static void rset_put(struct rset *rs)
 
 /* ------------------------------------------------------------ discovery */
 
+/* Whether the objects of r are stored in a version discovery lists, so
+   that it has a storageVersionHash: not the review kinds, which store
+   nothing (no StorageVersionProvider), nor a CRD's resource whose storage
+   version is not served (kube hashes served versions alone). */
+static bool stored_served(const struct rset *rs, const struct srv_resource *r)
+{
+	if (r->verbs == SRV_V_CREATE)
+		return false;
+	if (!r->custom)
+		return true;
+	const char *sv = srv_cr_storage_version(r);
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->a[i]->custom && !strcmp(rs->a[i]->group, r->group) &&
+		    !strcmp(rs->a[i]->resource, r->resource) &&
+		    !strcmp(rs->a[i]->version, sv))
+			return true;
+	return false;
+}
+
+/* Whether group version g/v is custom resources' (discovery lists a CRD
+   group version as apiextensions builds it; kube-apiserver's own are in
+   the installer's order, by path). */
+static bool custom_gv(const struct rset *rs, const char *g, const char *v)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		if (same_gv(rs->a[i], g, v))
+			return rs->a[i]->custom;
+	return false;
+}
+
+static int member_cmp(const void *a, const void *b, void *m)
+{
+	const char *x = json_string_value(
+	    json_object_get(*(json_t *const *)a, (const char *)m));
+	const char *y = json_string_value(
+	    json_object_get(*(json_t *const *)b, (const char *)m));
+	return strcmp(x ? x : "", y ? y : "");
+}
+
+/* Sort an array of objects by the string member m: kube's installer
+   registers a group version's storage paths in sorted order. */
+static void sort_by_member(json_t *arr, const char *m)
+{
+	size_t n = json_array_size(arr);
+	if (n < 2)
+		return;
+	json_t **v = malloc(n * sizeof *v);
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(arr, i));
+	qsort_r(v, n, sizeof *v, member_cmp, (void *)m);
+	json_array_clear(arr);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, v[i]);
+	free(v);
+}
+
 static json_t *resource_list(const struct rset *rs, const char *group,
 			     const char *version)
 {
@@ -167,9 +225,12 @@ static json_t *resource_list(const struct rset *rs, const char *group,
 		if (r->categories)
 			json_object_set_new(o, "categories",
 					    str_array(r->categories));
-		char h[16];
-		storage_hash(r, h);
-		json_object_set_new(o, "storageVersionHash", json_string(h));
+		if (stored_served(rs, r)) {
+			char h[16];
+			storage_hash(r, h);
+			json_object_set_new(o, "storageVersionHash",
+					    json_string(h));
+		}
 		json_array_append_new(res, o);
 		for (const char *const *s = r->subresources; s && *s; s++) {
 			char name[128];
@@ -193,6 +254,8 @@ static json_t *resource_list(const struct rset *rs, const char *group,
 			json_array_append_new(res, so);
 		}
 	}
+	if (!custom_gv(rs, group, version))
+		sort_by_member(res, "name");
 	return res;
 }
 
@@ -209,32 +272,77 @@ static void sort_names(const char **a, size_t n,
 		}
 }
 
-static int name_before(const char *x, const char *y)
+/* kube-apiserver's priority of a built-in group (its APIServices'
+   groupPriorityMinimum, DefaultGenericAPIServicePriorities); custom
+   resources' groups have 1000. */
+static int group_priority(const char *g)
 {
-	return strcmp(y, x);
+	static const struct {
+		const char *group;
+		int priority;
+	} prio[] = {
+	    {"events.k8s.io", 17750},
+	    {"authentication.k8s.io", 17700},
+	    {"authorization.k8s.io", 17600},
+	    {"admissionregistration.k8s.io", 16700},
+	    {"apiextensions.k8s.io", 16700},
+	    {"coordination.k8s.io", 16500},
+	};
+	for (size_t i = 0; i < sizeof prio / sizeof *prio; i++)
+		if (!strcmp(prio[i].group, g))
+			return prio[i].priority;
+	return 1000;
 }
 
-/* The groups served (besides core), in priority order: the built-in ones
-   as the table lists them, then the custom resources' (all of kube's CRD
-   priority 1000) by name. */
-static size_t groups(const struct rset *rs, const char **out, size_t max)
+struct group_key {
+	const char *group;
+	int priority;
+	char first[320]; /* the group's first APIService name, v.group */
+};
+
+static int group_key_cmp(const void *a, const void *b)
 {
-	size_t n = 0, first_custom = SIZE_MAX;
-	for (size_t i = 0; i < rs->n; i++) {
-		const char *g = rs->a[i]->group;
-		if (!g[0])
+	const struct group_key *x = a, *y = b;
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	return strcmp(x->first, y->first);
+}
+
+/* The groups served (besides core), in kube's order: by priority, then
+   for the unaggregated /apis (legacy set) by the name of each group's
+   first APIService ("<version>.<group>", the aggregator's
+   SortedByGroupAndVersion), for aggregated discovery by group name. */
+static size_t groups(const struct rset *rs, const char **out, size_t max,
+		     bool legacy)
+{
+	struct group_key *k = calloc(max ? max : 1, sizeof *k);
+	size_t n = 0;
+	for (size_t i = 0; k && i < rs->n; i++) {
+		const struct srv_resource *r = rs->a[i];
+		if (!r->group[0])
 			continue;
-		bool seen = false;
-		for (size_t j = 0; j < n; j++)
-			seen = seen || !strcmp(out[j], g);
-		if (!seen && n < max) {
-			if (rs->a[i]->custom && first_custom == SIZE_MAX)
-				first_custom = n;
-			out[n++] = g;
+		char name[320];
+		snprintf(name, sizeof name, "%s.%s", legacy ? r->version : "",
+			 r->group);
+		size_t j = 0;
+		while (j < n && strcmp(k[j].group, r->group))
+			j++;
+		if (j == n) {
+			if (n == max)
+				continue;
+			k[n].group = r->group;
+			k[n].priority = group_priority(r->group);
+			snprintf(k[n].first, sizeof k[n].first, "%s", name);
+			n++;
+		} else if (strcmp(name, k[j].first) < 0) {
+			snprintf(k[j].first, sizeof k[j].first, "%s", name);
 		}
 	}
-	if (first_custom < n)
-		sort_names(out + first_custom, n - first_custom, name_before);
+	if (k)
+		qsort(k, n, sizeof *k, group_key_cmp);
+	for (size_t i = 0; i < n; i++)
+		out[i] = k[i].group;
+	free(k);
 	return n;
 }
 
@@ -310,9 +418,12 @@ static const char *aggregated_version(struct srv_req *r)
 		c[n] = 0;
 		if (strstr(c, "as=APIGroupDiscoveryList") &&
 		    strstr(c, "g=apidiscovery.k8s.io")) {
-			if (strstr(c, "v=v2beta1"))
-				return "v2beta1";
-			if (strstr(c, "v=v2"))
+			/* v2 alone: kube 1.33 no longer serves v2beta1
+			   (AggregatedDiscoveryRemoveBetaType, on by default),
+			   so such a clause goes to the unaggregated
+			   documents, which cannot convert to it */
+			const char *v = strstr(c, "v=v2");
+			if (v && (v[4] == '\0' || v[4] == ';' || v[4] == ' '))
 				return "v2";
 		} else if (strstr(c, "application/json") || strstr(c, "*/*")) {
 			return NULL;
@@ -328,9 +439,14 @@ static json_t *agg_resource(const struct srv_resource *r)
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "resource", json_string(r->resource));
+	/* kube's installer names a built-in's group and version only for
+	   a storage that gives its own kind (the Scale, the TokenRequest);
+	   apiextensions names a custom resource's */
 	json_t *rk = json_object();
-	json_object_set_new(rk, "group", json_string(r->group));
-	json_object_set_new(rk, "version", json_string(r->version));
+	json_object_set_new(rk, "group",
+			    json_string(r->custom ? r->group : ""));
+	json_object_set_new(rk, "version",
+			    json_string(r->custom ? r->version : ""));
 	json_object_set_new(rk, "kind", json_string(r->kind));
 	json_object_set_new(o, "responseKind", rk);
 	json_object_set_new(o, "scope", json_string(r->namespaced ? "Namespaced"
@@ -359,6 +475,8 @@ static json_t *agg_resource(const struct srv_resource *r)
 			    so, "verbs", verbs_of(srv_subresource_verbs(*s)));
 			json_array_append_new(subs, so);
 		}
+		if (!r->custom)
+			sort_by_member(subs, "subresource");
 		json_object_set_new(o, "subresources", subs);
 	}
 	return o;
@@ -382,6 +500,8 @@ static json_t *agg_group(const struct rset *rs, const char *g)
 		for (size_t i = 0; i < rs->n; i++)
 			if (same_gv(rs->a[i], g, vv[k]))
 				json_array_append_new(res, agg_resource(rs->a[i]));
+		if (!custom_gv(rs, g, vv[k]))
+			sort_by_member(res, "resource");
 		json_object_set_new(ver, "resources", res);
 		json_object_set_new(ver, "freshness", json_string("Current"));
 		json_array_append_new(vs, ver);
@@ -405,7 +525,7 @@ static void reply_aggregated(struct srv_req *r, const char *dv, bool core)
 		json_array_append_new(items, agg_group(&rs, ""));
 	} else {
 		const char *gs[512];
-		size_t n = groups(&rs, gs, 512);
+		size_t n = groups(&rs, gs, 512, false);
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(items, agg_group(&rs, gs[i]));
 	}
@@ -429,8 +549,9 @@ static void reply_aggregated(struct srv_req *r, const char *dv, bool core)
 	const char *h[] = {"ETag", etag, "Vary", "Accept", "Cache-Control",
 			   "public", NULL};
 	if (inm && !strcmp(inm, etag)) {
+		/* kube's ServeHTTPWithETag: the validators, no type */
 		free(s);
-		srv_reply_headers(r, 304, ctype, NULL, 0, h);
+		srv_reply_headers(r, 304, NULL, NULL, 0, h);
 		return;
 	}
 	srv_reply_headers(r, 200, ctype, s, strlen(s), h);
@@ -517,7 +638,7 @@ static void reply_apis(struct srv_req *r)
 	struct rset rs;
 	rset_get(&rs);
 	const char *gs[512];
-	size_t n = groups(&rs, gs, 512);
+	size_t n = groups(&rs, gs, 512, true);
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(gl, api_group(&rs, gs[i]));
 	rset_put(&rs);
@@ -1070,7 +1191,7 @@ static void reply_openapi_root(struct srv_req *r)
 		pass = ++doc_pass;
 	pthread_mutex_unlock(&doc_mu);
 	const char *gs[512];
-	size_t ng = groups(&rs, gs, 512);
+	size_t ng = groups(&rs, gs, 512, false);
 	for (size_t i = 0; i <= ng; i++) {
 		const char *g = i == ng ? "" : gs[i];
 		const char *vv[32];
@@ -1234,7 +1355,23 @@ static json_t *openapi_v2_doc(const struct rset *rs)
 	const char *name;
 	json_t *sch;
 	json_object_foreach(v3, name, sch)
-	    json_object_set_new(defs, name, srv_openapi_v2_schema(sch));
+	{
+		/* a custom resource whose root keeps unknown fields is a bare
+		   object in v2 (the builder's buildKubeNative: properties
+		   would make kubectl refuse what it does not know) */
+		if (json_is_true(json_object_get(
+			sch, "x-kubernetes-preserve-unknown-fields"))) {
+			json_object_set_new(
+			    defs, name,
+			    json_pack(
+				"{s:s,s:O}", "type", "object",
+				"x-kubernetes-group-version-kind",
+				json_object_get(
+				    sch, "x-kubernetes-group-version-kind")));
+			continue;
+		}
+		json_object_set_new(defs, name, srv_openapi_v2_schema(sch));
+	}
 	json_decref(v3);
 	return json_pack("{s:s,s:{s:s,s:s},s:o,s:o}", "swagger", "2.0", "info",
 			 "title", "Kubernetes", "version", "v1.33.0", "paths",
@@ -1351,6 +1488,23 @@ void srv_openapi_cache_free(void)
 
 /* ------------------------------------------------------------ health */
 
+/* A health answer as kube's healthz handlers write it: plain text, and
+   nosniff. */
+static void health_reply(struct srv_req *r, int code, const char *text,
+			 size_t n)
+{
+	static const char *const h[] = {"X-Content-Type-Options", "nosniff",
+					NULL};
+	char *b = malloc(n + 1);
+	if (!b) {
+		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
+		return;
+	}
+	memcpy(b, text, n);
+	b[n] = '\0';
+	srv_reply_headers(r, code, "text/plain; charset=utf-8", b, n, h);
+}
+
 static void reply_health(struct srv_req *r, const char *path)
 {
 	const char *which = path + 1;
@@ -1387,10 +1541,12 @@ static void reply_health(struct srv_req *r, const char *path)
 		for (size_t i = 0; i < nc; i++) {
 			if (!strcmp(check, checks[i].name)) {
 				if (checks[i].ok)
-					srv_reply_copy(r, 200, "text/plain; charset=utf-8", "ok", 2);
+					health_reply(r, 200, "ok", 2);
 				else
-					srv_reply_copy(r, 500, "text/plain; charset=utf-8",
-						       "internal server error: check failed", 35);
+					health_reply(r, 500,
+						     "internal server error: "
+						     "check failed",
+						     35);
 				return;
 			}
 		}
@@ -1457,10 +1613,10 @@ static void reply_health(struct srv_req *r, const char *path)
 		o = sizeof body - 1;
 	bool verbose = srv_query(r, "verbose") != NULL;
 	if (!verbose && all) {
-		srv_reply_copy(r, 200, "text/plain; charset=utf-8", "ok", 2);
+		health_reply(r, 200, "ok", 2);
 		return;
 	}
-	srv_reply_copy(r, all ? 200 : 500, "text/plain; charset=utf-8", body, o);
+	health_reply(r, all ? 200 : 500, body, o);
 }
 
 /* The build's date and time (__DATE__ "Mmm dd yyyy", __TIME__) as
@@ -1625,10 +1781,13 @@ void srv_dispatch(struct srv_req *r)
 				rset_put(&rs);
 				return;
 			}
-			json_t *o = api_group(&rs, g);
+			/* the typed APIGroup: its TypeMeta first */
+			json_t *o = json_pack("{s:s,s:s}", "kind", "APIGroup",
+					      "apiVersion", "v1");
+			json_t *body = api_group(&rs, g);
 			rset_put(&rs);
-			json_object_set_new(o, "kind", json_string("APIGroup"));
-			json_object_set_new(o, "apiVersion", json_string("v1"));
+			json_object_update(o, body);
+			json_decref(body);
 			srv_reply_json(r, 200, o);
 			return;
 		}

@@ -2424,12 +2424,137 @@ static json_t *string_prop(const char *desc)
 	return json_pack("{s:s,s:s}", "description", desc, "type", "string");
 }
 
+/* A reference as apiextensions' builder writes one (spec.RefSchema and a
+   description: no allOf wrapping, no default, unlike generated types). */
 static json_t *ref_prop(const char *ref, const char *desc)
 {
 	char full[160];
 	snprintf(full, sizeof full, "#/components/schemas/%s", ref);
-	return json_pack("{s:[{s:s}],s:{},s:s}", "allOf", "$ref", full,
-			 "default", "description", desc);
+	return json_pack("{s:s,s:s}", "$ref", full, "description", desc);
+}
+
+static const char object_meta_desc[] =
+    "Standard object's metadata. More info: "
+    "https://git.k8s.io/community/contributors/devel/"
+    "sig-architecture/api-conventions.md#metadata";
+
+static bool is_type(const json_t *n, const char *t)
+{
+	const char *v = json_string_value(json_object_get(n, "type"));
+	return v && !strcmp(v, t);
+}
+
+/* Whether list is [{type: integer}, {type: string}] (kube's
+   isIntOrStringAnyOfPattern). */
+static bool int_or_string_pair(const json_t *list)
+{
+	return json_array_size(list) == 2 &&
+	       json_object_size(json_array_get(list, 0)) == 1 &&
+	       json_object_size(json_array_get(list, 1)) == 1 &&
+	       is_type(json_array_get(list, 0), "integer") &&
+	       is_type(json_array_get(list, 1), "string");
+}
+
+/* x-kubernetes-selectable-fields: one {fieldPath} per selectable field
+   (the builder's buildSelectableFields), or NULL when it has none. */
+static json_t *selectable_ext(const struct srv_resource *r)
+{
+	if (!r->fields || !r->fields[0])
+		return NULL;
+	json_t *a = json_array();
+	for (size_t i = 0; a && r->fields[i]; i++)
+		json_array_append_new(
+		    a, json_pack("{s:s}", "fieldPath", r->fields[i]));
+	return a;
+}
+
+/* A version's schema as kube publishes it (its structural form's
+   ToKubeOpenAPI after Unfold, then addEmbeddedProperties): what a
+   structural schema does not hold (example, externalDocs, ...) is
+   dropped, an int-or-string gets anyOf integer or string, an embedded
+   resource apiVersion, kind and metadata. */
+static void publish_node(json_t *n, unsigned depth)
+{
+	static const char *const drop[] = {
+	    "example",		 "externalDocs",   "id",
+	    "$schema",		 "definitions",	   "dependencies",
+	    "patternProperties", "additionalItems"};
+	if (!json_is_object(n) || depth > 200)
+		return;
+	for (size_t i = 0; i < sizeof drop / sizeof *drop; i++)
+		json_object_del(n, drop[i]);
+	const char *k;
+	json_t *v;
+	json_object_foreach(json_object_get(n, "properties"), k, v)
+	    publish_node(v, depth + 1);
+	publish_node(json_object_get(n, "items"), depth + 1);
+	publish_node(json_object_get(n, "additionalProperties"), depth + 1);
+	if (json_is_true(json_object_get(n, "x-kubernetes-int-or-string"))) {
+		json_t *any = json_object_get(n, "anyOf");
+		json_t *all = json_object_get(n, "allOf");
+		bool done = int_or_string_pair(any) ||
+			    int_or_string_pair(json_object_get(
+				json_array_get(all, 0), "anyOf"));
+		json_t *pair = json_pack("[{s:s},{s:s}]", "type", "integer",
+					 "type", "string");
+		if (!done && pair && !any) {
+			json_object_set_new(n, "anyOf", pair);
+		} else if (!done && pair) {
+			if (!json_is_array(all)) {
+				all = json_array();
+				json_object_set_new(n, "allOf", all);
+			}
+			json_array_insert_new(
+			    all, 0, json_pack("{s:o}", "anyOf", pair));
+		} else {
+			json_decref(pair);
+		}
+	}
+	if (json_is_true(
+		json_object_get(n, "x-kubernetes-embedded-resource"))) {
+		json_t *props = json_object_get(n, "properties");
+		if (!json_is_object(props)) {
+			props = json_object();
+			json_object_set_new(n, "properties", props);
+		}
+		json_object_set_new(
+		    props, "apiVersion",
+		    string_prop(
+			"apiVersion defines the versioned schema of this "
+			"representation of an object. More info: "
+			"https://git.k8s.io/community/contributors/devel/"
+			"sig-architecture/api-conventions.md#resources"));
+		json_object_set_new(
+		    props, "kind",
+		    string_prop(
+			"kind is a string value representing the type of "
+			"this object. In CamelCase. More info: "
+			"https://git.k8s.io/community/contributors/devel/"
+			"sig-architecture/api-conventions.md#types-kinds"));
+		json_object_set_new(
+		    props, "metadata",
+		    ref_prop("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+			     object_meta_desc));
+		json_t *req = json_object_get(n, "required");
+		if (!json_is_array(req)) {
+			req = json_array();
+			json_object_set_new(n, "required", req);
+		}
+		static const char *const need[] = {"kind", "apiVersion"};
+		for (size_t i = 0; i < 2; i++) {
+			bool have = false;
+			size_t j;
+			json_t *x;
+			json_array_foreach(req, j, x) have =
+			    have ||
+			    !strcmp(json_string_value(x) ? json_string_value(x)
+							 : "",
+				    need[i]);
+			if (!have)
+				json_array_append_new(req,
+						      json_string(need[i]));
+		}
+	}
 }
 
 static void type_meta(json_t *props)
@@ -2465,6 +2590,7 @@ void srv_cr_openapi(const struct srv_resource *r, json_t *schemas)
 	json_t *sch = json_is_object(src) ? json_deep_copy(src) : json_object();
 	if (!sch)
 		return;
+	publish_node(sch, 0);
 	if (!json_object_get(sch, "type"))
 		json_object_set_new(sch, "type", json_string("object"));
 	json_t *props = json_object_get(sch, "properties");
@@ -2476,11 +2602,12 @@ void srv_cr_openapi(const struct srv_resource *r, json_t *schemas)
 	json_object_set_new(
 	    props, "metadata",
 	    ref_prop("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
-		     "Standard object's metadata. More info: "
-		     "https://git.k8s.io/community/contributors/devel/"
-		     "sig-architecture/api-conventions.md#metadata"));
+		     object_meta_desc));
 	json_object_set_new(sch, "x-kubernetes-group-version-kind",
 			    gvk_list(r, r->kind));
+	json_t *sel = selectable_ext(r);
+	if (sel)
+		json_object_set(sch, "x-kubernetes-selectable-fields", sel);
 	char name[400], list_name[400];
 	srv_cr_schema_name(r, r->kind, name, sizeof name);
 	srv_cr_schema_name(r, r->list_kind, list_name, sizeof list_name);
@@ -2512,6 +2639,9 @@ void srv_cr_openapi(const struct srv_resource *r, json_t *schemas)
 	    "{s:s,s:[s],s:o,s:s,s:o}", "description", desc, "required", "items",
 	    "properties", lprops, "type", "object",
 	    "x-kubernetes-group-version-kind", gvk_list(r, r->list_kind));
+	if (list && sel)
+		json_object_set(list, "x-kubernetes-selectable-fields", sel);
+	json_decref(sel);
 	if (list)
 		json_object_set_new(schemas, list_name, list);
 }

@@ -120,6 +120,38 @@ CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;g
 check "aggregated discovery for /api" grep -q '"kind":"APIGroupDiscoveryList"' "$WORK/body"
 curl -sS -D "$WORK/hdr" -o /dev/null -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' "$URL/apis"
 check "... Cache-Control: public, as kube's aggregated discovery" grep -qix 'Cache-Control: public.' "$WORK/hdr"
+ETAG=$(sed -n 's/^ETag: *//Ip' "$WORK/hdr" | tr -d '\r')
+curl -sS -D "$WORK/hdr" -o /dev/null -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' -H "If-None-Match: $ETAG" "$URL/apis"
+check "... If-None-Match of its ETag: 304 with the validators and no Content-Type" bash -c 'head -1 "'"$WORK"'/hdr" | grep -q " 304" && grep -qi "^ETag: " "'"$WORK"'/hdr" && ! grep -qi "^Content-Type:" "'"$WORK"'/hdr"'
+V2B1='application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H "Accept: $V2B1,application/json" "$URL/apis")
+check "aggregated discovery v2beta1 is not served (kube 1.33): the next clause's APIGroupList" code_has 200 '"kind":"APIGroupList"'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H "Accept: $V2B1" "$URL/api")
+check "... v2beta1 alone is 406" code_has 406 '"reason":"NotAcceptable"'
+req GET /apis
+check "built-in groups by kube's priorities, ties by name (admissionregistration before apiextensions)" python3 -c "
+import json; g=[x['name'] for x in json.load(open('$WORK/body'))['groups']]
+assert g[:6]==['events.k8s.io','authentication.k8s.io','authorization.k8s.io','admissionregistration.k8s.io','apiextensions.k8s.io','coordination.k8s.io'], g"
+req GET /api/v1
+check "/api/v1 lists its resources and subresources by path, as kube's installer registers them; stored kinds alone hashed" python3 -c "
+import json; rs=json.load(open('$WORK/body'))['resources']; n=[r['name'] for r in rs]
+assert n==['configmaps','endpoints','events','namespaces','namespaces/finalize','namespaces/status','secrets','serviceaccounts','serviceaccounts/token','services','services/status'], n
+assert all(('storageVersionHash' in r) == ('/' not in r['name']) for r in rs), rs"
+req GET /apis/authorization.k8s.io/v1
+check "... the review kinds, which store nothing, have no storageVersionHash" python3 -c "
+import json; rs=json.load(open('$WORK/body'))['resources']; assert rs and not any('storageVersionHash' in r for r in rs), rs"
+req GET /apis/coordination.k8s.io
+check "an APIGroup's TypeMeta comes first, as kube encodes it" python3 -c "
+import json; d=json.load(open('$WORK/body')); assert list(d)[:2]==['kind','apiVersion'], list(d)"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' "$URL/api")
+check "aggregated /api: a built-in's responseKind without group and version, subresources by name" python3 -c "
+import json; rs=json.load(open('$WORK/body'))['items'][0]['versions'][0]['resources']
+ns=[r for r in rs if r['resource']=='namespaces'][0]
+assert ns['responseKind']=={'group':'','version':'','kind':'Namespace'}, ns
+assert [x['subresource'] for x in ns['subresources']]==['finalize','status'], ns
+assert [r['resource'] for r in rs]==sorted(r['resource'] for r in rs), rs"
+curl -sS -D "$WORK/hdr" -o /dev/null "$URL/readyz"
+check "health answers are nosniff, as kube's" grep -qi '^X-Content-Type-Options: nosniff' "$WORK/hdr"
 # discovery answers JSON, YAML or protobuf without conversions: else kube's 406
 for p in /api /apis /api/v1 /apis/coordination.k8s.io /apis/coordination.k8s.io/v1; do
 	CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: text/html' "$URL$p")

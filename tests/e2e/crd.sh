@@ -776,10 +776,11 @@ check "... lists the custom resource's verbs in kube's CRD order" python3 -c "
 import json; r = [x for x in json.load(open('$WORK/out'))['resources'] if x['name'] == 'things'][0]
 assert r['verbs'] == ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'], r"
 expect_rc 0 "the group list" kubectl get --raw /apis
-check "... puts the custom resource groups (kube's priority 1000 each) after the built-in ones, by name" python3 -c "
-import json; gs = [g['name'] for g in json.load(open('$WORK/out'))['groups']]
-custom = [g for g in gs if g.endswith('example.com') or '.' in g and not g.endswith('k8s.io')]
-i = gs.index(custom[0]); assert gs[i:] == sorted(gs[i:]), gs"
+check "... puts the custom resource groups (kube's priority 1000 each) after the built-in ones, by their first APIService's name (<version>.<group>)" python3 -c "
+import json; gl = json.load(open('$WORK/out'))['groups']; gs = [g['name'] for g in gl]
+i = gs.index('coordination.k8s.io') + 1
+key = [min(v['version'] + '.' + g['name'] for v in g['versions']) for g in gl[i:]]
+assert key == sorted(key) and gs[i] == 'order.example.com', (gs, key)"
 # selectableFields that kube refuses, each with its message
 cat >"$WORK/badsf.yaml" <<'YAML'
 apiVersion: apiextensions.k8s.io/v1
@@ -1058,6 +1059,21 @@ H1=$(jq_ "[r['storageVersionHash'] for r in d['resources'] if r['name']=='things
 req GET /apis/mv.example.com/v1beta1
 H2=$(jq_ "[r['storageVersionHash'] for r in d['resources'] if r['name']=='things'][0]")
 check "discovery shows the storage version's hash under every served version" [ -n "$H1" -a "$H1" == "$H2" ]
+# The unaggregated /apis orders custom resources' groups as the
+# aggregator orders their APIServices, by name ("v1.zz..." before
+# "v1beta1.aa..."); aggregated discovery by group name.
+for gv in zz.order.test:v1 aa.order.test:v1beta1; do
+	kubectl apply -f - >/dev/null <<<'{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"pans.'"${gv%%:*}"'"},"spec":{"group":"'"${gv%%:*}"'","names":{"plural":"pans","kind":"Pan"},"scope":"Namespaced","versions":[{"name":"'"${gv##*:}"'","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}}'
+done
+expect_rc 0 "two CRD groups" kubectl wait --for condition=established --timeout=30s crd/pans.zz.order.test crd/pans.aa.order.test
+req GET /apis
+check "... /apis orders them by their APIServices' names" python3 -c "
+import json; g=[x['name'] for x in json.load(open('$WORK/body'))['groups']]
+assert g.index('zz.order.test') < g.index('aa.order.test'), g"
+CODE=$(curl -sS --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' -o "$WORK/body" -w '%{http_code}' "$URL/apis")
+check "... aggregated discovery by group name" python3 -c "
+import json; g=[x['metadata']['name'] for x in json.load(open('$WORK/body'))['items']]
+assert g.index('aa.order.test') < g.index('zz.order.test'), g"
 req PATCH "$MV/t1" '{"kind":"Bar"}' "$MERGE"
 check "a patch to another kind is 422 naming the object, as on create" code_has 422 '"details":{"name":"t1","group":"mv.example.com","kind":"Thing","causes":'
 # a CRD being deleted refuses new instances with kube's 405, details
@@ -1403,6 +1419,38 @@ done
 expect_rc 0 "the OpenAPI document of the group version" kubectl get --raw /openapi/v3/apis/snapshot.storage.k8s.io/v1
 check "... names the kind as kube does" out_has '"io.k8s.storage.snapshot.v1.VolumeSnapshotClass":\{'
 check "... with its GVK" out_has '"x-kubernetes-group-version-kind":\[\{"group":"snapshot.storage.k8s.io","kind":"VolumeSnapshotClass","version":"v1"\}\]'
+# A version's schema as kube publishes it: its structural form (no
+# example, no externalDocs), an int-or-string unfolded to anyOf integer or
+# string, an embedded resource given apiVersion, kind and metadata (which
+# explain then lists), metadata a bare reference, the selectable fields.
+kubectl apply -f - >/dev/null <<'JSON'
+{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"pubs.pub.example.com"},"spec":{"group":"pub.example.com","scope":"Namespaced","names":{"plural":"pubs","kind":"Pub"},"versions":[{"name":"v1","served":true,"storage":true,"selectableFields":[{"jsonPath":".spec.color"}],"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","example":{"color":"red"},"externalDocs":{"url":"https://example.com"},"properties":{
+"color":{"type":"string"},
+"port":{"x-kubernetes-int-or-string":true,"description":"a port"},
+"both":{"x-kubernetes-int-or-string":true,"anyOf":[{"type":"integer"},{"type":"string"}]},
+"emb":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true}}}}}}},
+{"name":"v2","served":true,"storage":false,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}
+JSON
+expect_rc 0 "a CRD with what kube's publication changes" kubectl wait --for=condition=Established --timeout=20s crd/pubs.pub.example.com
+expect_rc 0 "... its v3 document" kubectl get --raw /openapi/v3/apis/pub.example.com/v1
+check "... as kube publishes its schema" python3 -c "
+import json; d = json.load(open('$WORK/out'))['components']['schemas']
+k = d['com.example.pub.v1.Pub']; sp = k['properties']['spec']
+assert 'example' not in sp and 'externalDocs' not in sp, sp
+assert sp['properties']['port'] == {'description': 'a port', 'x-kubernetes-int-or-string': True, 'anyOf': [{'type': 'integer'}, {'type': 'string'}]}, sp['properties']['port']
+assert sp['properties']['both']['anyOf'] == [{'type': 'integer'}, {'type': 'string'}] and 'allOf' not in sp['properties']['both'], sp
+e = sp['properties']['emb']
+assert sorted(e['properties']) == ['apiVersion', 'kind', 'metadata'] and e['required'] == ['kind', 'apiVersion'], e
+assert e['properties']['metadata']['\$ref'].endswith('meta.v1.ObjectMeta'), e
+assert set(k['properties']['metadata']) == {'\$ref', 'description'}, k['properties']['metadata']
+assert k['x-kubernetes-selectable-fields'] == [{'fieldPath': 'spec.color'}], k
+assert d['com.example.pub.v1.PubList']['x-kubernetes-selectable-fields'] == [{'fieldPath': 'spec.color'}]"
+expect_rc 0 "... explain lists an embedded resource's fields" kubectl explain pubs.spec.emb --api-version=pub.example.com/v1
+check "... apiVersion and kind required, metadata" eval "out_has '^  apiVersion	<string> -required-' && out_has '^  kind	<string> -required-' && out_has '^  metadata	<ObjectMeta>'"
+expect_rc 0 "... /openapi/v2" kubectl get --raw /openapi/v2
+check "... where a version whose root keeps unknown fields is a bare object" python3 -c "
+import json; d = json.load(open('$WORK/out'))['definitions']['com.example.pub.v2.Pub']
+assert d == {'type': 'object', 'x-kubernetes-group-version-kind': [{'group': 'pub.example.com', 'kind': 'Pub', 'version': 'v2'}]}, d"
 
 # /openapi/v2 defines every kind, a CRD's schema in the form kube's CRD
 # builder gives Swagger 2.0 (apiextensions' ToStructuralOpenAPIV2): what
