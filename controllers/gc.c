@@ -51,10 +51,19 @@
 /* kube's garbage collector patches from kube-controller-manager */
 static const struct ctl_as as_gc = {"kube-controller-manager", NULL};
 
+/* kube's absentOwnerCache holds 500 identities */
+#define ABSENT_MAX 500
+
 struct gc {
 	const struct ctl_store *s;
-	pthread_mutex_t mu; /* guards waiting */
+	pthread_mutex_t mu; /* guards waiting and absent */
 	json_t *waiting;    /* uid -> key */
+	/* The uids of objects seen deleted, newest last (kube's
+	   absentOwnerCache): a dependent of one is dangling even when its
+	   owner's kind is no longer served (its CRD deleted after it). */
+	json_t *absent; /* "<namespace>/<uid>" -> true */
+	char *absent_ring[ABSENT_MAX];
+	size_t absent_next;
 };
 
 static lp_err gc_init(const struct ctl_store *s, void **ud)
@@ -65,7 +74,10 @@ static lp_err gc_init(const struct ctl_store *s, void **ud)
 	g->s = s;
 	pthread_mutex_init(&g->mu, NULL);
 	g->waiting = json_object();
-	if (!g->waiting) {
+	g->absent = json_object();
+	if (!g->waiting || !g->absent) {
+		json_decref(g->waiting);
+		json_decref(g->absent);
 		free(g);
 		return LP_E_NOMEM;
 	}
@@ -79,8 +91,44 @@ static void gc_fini(void *ud)
 	if (!g)
 		return;
 	json_decref(g->waiting);
+	json_decref(g->absent);
+	for (size_t i = 0; i < ABSENT_MAX; i++)
+		free(g->absent_ring[i]);
 	pthread_mutex_destroy(&g->mu);
 	free(g);
+}
+
+/* Remember that the object id ("<namespace>/<uid>") is gone (under g->mu),
+   forgetting the oldest beyond ABSENT_MAX. */
+static void absent_add(struct gc *g, const char *id)
+{
+	if (json_object_get(g->absent, id))
+		return;
+	char *u = strdup(id);
+	if (!u)
+		return;
+	char **slot = &g->absent_ring[g->absent_next];
+	if (*slot)
+		json_object_del(g->absent, *slot);
+	free(*slot);
+	*slot = u;
+	g->absent_next = (g->absent_next + 1) % ABSENT_MAX;
+	json_object_set_new(g->absent, u, json_true());
+}
+
+/* Was the owner uid seen deleted, cluster-scoped or in the dependent's
+   namespace ns (kube keys its cache by the owner's namespace too, so a
+   cluster-scoped dependent never finds a namespaced owner there)? */
+static bool absent_has(struct gc *g, const char *ns, const char *uid)
+{
+	char a[300], b[300];
+	snprintf(a, sizeof a, "/%.200s", uid);
+	snprintf(b, sizeof b, "%.63s/%.200s", ns, uid);
+	pthread_mutex_lock(&g->mu);
+	bool has =
+	    json_object_get(g->absent, a) || json_object_get(g->absent, b);
+	pthread_mutex_unlock(&g->mu);
+	return has;
 }
 
 static json_t *owner_refs(const json_t *obj)
@@ -111,6 +159,14 @@ struct dep_walk {
 	json_t *deps; /* {key: blocking} */
 };
 
+/* kube's GC leaves Events out of its graph (DefaultIgnoredResources:
+   events in both groups): their TTL removes them, never an owner. */
+static bool ignored(const char *key)
+{
+	return !strncmp(key, "/registry/events/", 17) ||
+	       !strncmp(key, "/registry/events.k8s.io/", 24);
+}
+
 /* Under the informer's cache lock: copy what is needed, nothing more. */
 static int add_dependent(void *ud, const struct inf_obj *o)
 {
@@ -120,6 +176,8 @@ static int add_dependent(void *ud, const struct inf_obj *o)
 		return 0;
 	memcpy(key, o->key, o->key_len);
 	key[o->key_len] = '\0';
+	if (ignored(key))
+		return 0;
 	bool blocking = false;
 	size_t i;
 	json_t *r;
@@ -166,6 +224,8 @@ static void queue_waiting_owners(struct gc *g, ctl *c, const json_t *refs)
 static void gc_observe(void *ud, ctl *c, struct ctl_ev *ev)
 {
 	struct gc *g = ud;
+	if (ignored(ev->key))
+		return;
 	bool refs = ctl_ev_mentions(ev, "ownerReferences");
 	bool deleting =
 	    ev->type != CTL_DELETE && ctl_ev_mentions(ev, "deletionTimestamp");
@@ -193,6 +253,10 @@ static void gc_observe(void *ud, ctl *c, struct ctl_ev *ev)
 		json_decref(deps);
 		pthread_mutex_lock(&g->mu);
 		json_object_del(g->waiting, uid);
+		char id[300];
+		const char *ons = ctl_meta_str(obj, "namespace");
+		snprintf(id, sizeof id, "%.63s/%.200s", ons ? ons : "", uid);
+		absent_add(g, id);
 		pthread_mutex_unlock(&g->mu);
 	} else if (deleting && ctl_meta_str(obj, "deletionTimestamp") &&
 		   (ctl_has_finalizer(obj, F_ORPHAN) ||
@@ -353,6 +417,12 @@ static lp_err owner_state(struct gc *g, const json_t *ref, const char *ns,
 	bool namespaced = false;
 	if (!av || !kind || !name || !uid)
 		return LP_E_INVAL;
+	if (absent_has(g, ns, uid)) {
+		/* seen deleted: gone whether or not its kind is still served
+		   (kube's isDangling reads its absentOwnerCache first) */
+		*st = OWNER_ABSENT;
+		return LP_OK;
+	}
 	lp_err rc = g->s->owner_key(g->s->ud, av, kind, ns, name, key,
 				    sizeof key, &namespaced);
 	if (rc == LP_OK && namespaced && !*ns) {
@@ -468,6 +538,8 @@ static lp_err collect(struct gc *g, ctl *c, const char *key, const json_t *obj)
 static lp_err gc_sync(void *ud, ctl *c, const char *key)
 {
 	struct gc *g = ud;
+	if (ignored(key))
+		return LP_OK;
 	struct reg_obj cur = {0};
 	lp_err rc = read_obj(g, key, &cur);
 	if (rc) {

@@ -267,23 +267,53 @@ static bool edit_status(json_t *obj, void *arg)
 	return changed;
 }
 
+static int cmp_json_str(const void *a, const void *b)
+{
+	const char *x = json_string_value(*(json_t *const *)a);
+	const char *y = json_string_value(*(json_t *const *)b);
+	return strcmp(x ? x : "", y ? y : "");
+}
+
+/* kube's finalizeNamespace: spec.finalizers becomes the set of the
+   others, sorted and without repeats (sets.String's List). */
 static bool drop_spec_finalizer(json_t *obj, void *arg)
 {
 	(void)arg;
-	return ctl_meta_str(obj, "deletionTimestamp") &&
-	       reg_strings_drop(
-		   json_object_get(json_object_get(obj, "spec"), "finalizers"),
-		   NS_FINALIZER);
+	json_t *f = json_object_get(json_object_get(obj, "spec"), "finalizers");
+	if (!ctl_meta_str(obj, "deletionTimestamp") || !json_is_array(f))
+		return false;
+	size_t n = json_array_size(f), m = 0;
+	json_t **v = malloc((n ? n : 1) * sizeof *v);
+	if (!v)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		json_t *x = json_array_get(f, i);
+		const char *t = json_string_value(x);
+		if (t && strcmp(t, NS_FINALIZER))
+			v[m++] = x;
+	}
+	qsort(v, m, sizeof *v, cmp_json_str);
+	json_t *out = json_array();
+	for (size_t i = 0; out && i < m; i++)
+		if (!i || cmp_json_str(&v[i - 1], &v[i]))
+			json_array_append(out, v[i]);
+	free(v);
+	bool changed = out && !json_equal(out, f);
+	if (changed)
+		json_object_set(json_object_get(obj, "spec"), "finalizers",
+				out);
+	json_decref(out);
+	return changed;
+}
+
+/* finalized(): no finalizer left in spec at all */
+static bool spec_finalized(const json_t *ns)
+{
+	return json_array_size(json_object_get(json_object_get(ns, "spec"),
+					       "finalizers")) == 0;
 }
 
 /* ------------------------------------------------------------ sync */
-
-static bool spec_finalizer(const json_t *ns)
-{
-	return reg_strings_has(
-	    json_object_get(json_object_get(ns, "spec"), "finalizers"),
-	    NS_FINALIZER);
-}
 
 /* Delete what is not being deleted yet; count delete failures. */
 static lp_err delete_content(struct nsctl *n, const char *ns, size_t *failed,
@@ -330,7 +360,7 @@ static lp_err ns_sync(void *ud, ctl *c, const char *name)
 		return rc == LP_E_NOTFOUND ? LP_OK : rc;
 	}
 	if (!ctl_meta_str(cur.obj, "deletionTimestamp") ||
-	    !spec_finalizer(cur.obj)) {
+	    spec_finalized(cur.obj)) {
 		reg_obj_free(&cur);
 		settle_left(n, name, true);
 		return LP_OK;

@@ -374,6 +374,56 @@ expect_rc 0 "crd: release the widget" "${K[@]}" patch widget held --type=merge \
 	-p '{"metadata":{"finalizers":null}}'
 expect_rc 0 "crd: then the CRD goes" "${K[@]}" wait --for=delete crd/widgets.test.lapis.dev "$W"
 expect_rc 1 "crd: and its resource is no longer served" "${K[@]}" get widgets
+# A custom resource's dependents are collected though its CRD is gone
+# before the collector looks its owner up: it saw the owner deleted
+# (kube's absentOwnerCache), so the owner's kind need not be served.
+"${K[@]}" apply -f - >/dev/null <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.gc.lapis.dev}
+spec:
+  group: gc.lapis.dev
+  scope: Namespaced
+  names: {plural: gadgets, kind: Gadget}
+  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
+YAML
+expect_rc 0 "gc: a CRD" "${K[@]}" wait --for=condition=Established crd/gadgets.gc.lapis.dev "$W"
+expect_rc 0 "gc: a gadget" "${K[@]}" apply -f - <<<'{"apiVersion":"gc.lapis.dev/v1","kind":"Gadget","metadata":{"name":"o","namespace":"default"}}'
+GU=$("${K[@]}" get gadget o -o 'jsonpath={.metadata.uid}')
+expect_rc 0 "gc: a configmap it owns" "${K[@]}" apply -f - <<<'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"gadget-dep","namespace":"default","ownerReferences":[{"apiVersion":"gc.lapis.dev/v1","kind":"Gadget","name":"o","uid":"'"$GU"'"}]}}'
+expect_rc 0 "gc: delete the CRD (its finalizer deletes the gadget)" "${K[@]}" delete crd gadgets.gc.lapis.dev
+expect_rc 0 "gc: the gadget's dependent is collected" "${K[@]}" wait --for=delete configmap/gadget-dep "$W"
+# Events are not in kube's GC graph (DefaultIgnoredResources): an Event
+# whose owner goes stays until its TTL.
+expect_rc 0 "gc: an owner" "${K[@]}" create configmap ev-owner
+EU=$("${K[@]}" get configmap ev-owner -o 'jsonpath={.metadata.uid}')
+expect_rc 0 "gc: an Event it owns" "${K[@]}" apply -f - <<<'{"apiVersion":"v1","kind":"Event","metadata":{"name":"ev-dep","namespace":"default","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"ev-owner","uid":"'"$EU"'"}]},"involvedObject":{"kind":"ConfigMap","name":"ev-owner","namespace":"default"},"reason":"R","message":"m"}'
+expect_rc 0 "gc: ... and a configmap" "${K[@]}" apply -f - <<<'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ev-sib","namespace":"default","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"ev-owner","uid":"'"$EU"'"}]}}'
+expect_rc 0 "gc: delete the owner" "${K[@]}" delete configmap ev-owner
+expect_rc 0 "gc: the configmap it owned goes" "${K[@]}" wait --for=delete configmap/ev-sib "$W"
+expect_rc 0 "gc: the Event stays, as kube's GC ignores Events" "${K[@]}" get event ev-dep
+
+# The namespace controller empties a terminating namespace while any
+# finalizer is in its spec, kubernetes or not, and leaves the others as
+# kube's finalizeNamespace writes them: sorted, without repeats.
+expect_rc 0 "ns: a namespace with finalizers of its own" "${K[@]}" apply -f - <<<'{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"nsfin"},"spec":{"finalizers":["z.com/x","a.com/y","z.com/x"]}}'
+expect_rc 0 "ns: ... a configmap in it" "${K[@]}" -n nsfin create configmap c1
+expect_rc 0 "ns: delete it" "${K[@]}" delete namespace nsfin --wait=false
+expect_rc 0 "ns: its content goes" "${K[@]}" -n nsfin wait --for=delete configmap/c1 "$W"
+nsfin_left() {
+	local i
+	for i in $(seq 100); do
+		[[ $("${K[@]}" get namespace nsfin -o 'jsonpath={.spec.finalizers}') == '["a.com/y","z.com/x"]' ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "ns: kubernetes is taken out of spec.finalizers, the others sorted without repeats" nsfin_left
+expect_rc 0 "ns: a namespace finalized to a finalizer of its own alone" "${K[@]}" create namespace nsown
+expect_rc 0 "ns: ... a configmap in it" "${K[@]}" -n nsown create configmap c1
+expect_rc 0 "ns: ... its spec.finalizers without kubernetes" "${K[@]}" replace --raw /api/v1/namespaces/nsown/finalize -f - <<<'{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"nsown"},"spec":{"finalizers":["example.com/custom"]}}'
+expect_rc 0 "ns: delete it" "${K[@]}" delete namespace nsown --wait=false
+expect_rc 0 "ns: its content goes all the same" "${K[@]}" -n nsown wait --for=delete configmap/c1 "$W"
 
 # ---------------------------------------------------------------- crd-naming
 # A CRD whose kind another CRD of its group holds waits, NamesAccepted
