@@ -2146,6 +2146,75 @@ static void finalizer_warnings(struct srv_req *r, const json_t *obj,
 	free(add);
 }
 
+/* Go's %T of a value unstructured holds (integers are int64). */
+static const char *unstructured_type(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		return "string";
+	case JSON_INTEGER:
+		return "int64";
+	case JSON_REAL:
+		return "float64";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "bool";
+	case JSON_OBJECT:
+		return "map[string]interface {}";
+	case JSON_ARRAY:
+		return "[]interface {}";
+	case JSON_NULL:
+		break;
+	}
+	return "<nil>";
+}
+
+/* unstructured.NestedInt64 (NestedString when str) at path (".spec.r", a
+   scale subresource's path) of obj: false with its accessor error in msg
+   when a value on the way is no map, or the value there is of another
+   type (null too); true when it is right or absent (or under a null). */
+static bool scale_nested_ok(const json_t *obj, const char *path, bool str,
+			    char *msg, size_t n)
+{
+	char buf[256];
+	if (!path || strlen(path) >= sizeof buf)
+		return true;
+	snprintf(buf, sizeof buf, "%s", path[0] == '.' ? path + 1 : path);
+	const json_t *v = obj;
+	size_t at = 0, len = strlen(buf);
+	char *shown;
+	while (at <= len) {
+		if (json_is_null(v))
+			return true; /* not found */
+		size_t e = at + strcspn(buf + at, ".");
+		if (!json_is_object(v)) {
+			shown = srv_go_sprint(v);
+			snprintf(msg, n,
+				 ".%.*s accessor error: %s is of the type %s, "
+				 "expected map[string]interface{}",
+				 (int)e, buf, shown ? shown : "",
+				 unstructured_type(v));
+			free(shown);
+			return false;
+		}
+		char seg[256];
+		snprintf(seg, sizeof seg, "%.*s", (int)(e - at), buf + at);
+		v = json_object_get(v, seg);
+		if (!v)
+			return true;
+		at = e + 1;
+	}
+	if (str ? json_is_string(v) : json_is_integer(v))
+		return true;
+	shown = srv_go_sprint(v);
+	snprintf(msg, n,
+		 ".%s accessor error: %s is of the type %s, expected %s", buf,
+		 shown ? shown : "", unstructured_type(v),
+		 str ? "string" : "int64");
+	free(shown);
+	return false;
+}
+
 /* The custom resource validator's ValidateScaleSpec/Status: the values at
    a scale subresource's replicas paths, when there, are integers in
    [0, 2147483647] (field: the path as the CRD writes it). True when it
@@ -2159,18 +2228,15 @@ static bool scale_causes(const struct srv_resource *res, const json_t *obj,
 	for (size_t i = 0; sc && i < 2; i++) {
 		const char *p = json_string_value(json_object_get(sc, keys[i]));
 		const json_t *v = p ? srv_jsonpath_first(obj, p) : NULL;
-		if (!v || json_is_null(v))
+		char why[600];
+		if (json_is_null(v))
 			continue;
-		if (!json_is_integer(v)) {
-			/* unstructured.NestedInt64's error, the value in %v */
-			char *shown = srv_go_sprint(v);
+		if (p && !scale_nested_ok(obj, p, false, why, sizeof why)) {
+			/* unstructured.NestedInt64's error, the value 0 */
 			srv_error_cause(err, "FieldValueInvalid", p,
-					"Invalid value: 0: %s accessor error: %s is of the type %s, expected int64",
-					p, shown ? shown : "value",
-					json_is_string(v) ? "string" : json_is_real(v) ? "float64"
-					: json_is_boolean(v) ? "bool" : json_is_array(v) ? "[]interface {}"
-					: "map[string]interface {}");
-			free(shown);
+					"Invalid value: 0: %s", why);
+		} else if (!v) {
+			continue;
 		} else if (json_integer_value(v) < 0)
 			srv_error_cause(err, "FieldValueInvalid", p,
 					"Invalid value: %lld: should be a non-negative integer",
@@ -2180,6 +2246,14 @@ static bool scale_causes(const struct srv_resource *res, const json_t *obj,
 					"Invalid value: %lld: should be less than or equal to 2147483647",
 					(long long)json_integer_value(v));
 	}
+	/* ValidateScaleStatus: the selector, when there, is a string */
+	const char *lp =
+	    json_string_value(json_object_get(sc, "labelSelectorPath"));
+	char why[600];
+	if (lp && !json_is_null(srv_jsonpath_first(obj, lp)) &&
+	    !scale_nested_ok(obj, lp, true, why, sizeof why))
+		srv_error_cause(err, "FieldValueInvalid", lp,
+				"Invalid value: \"\": %s", why);
 	return err->n_causes > before;
 }
 
@@ -5446,6 +5520,25 @@ decoded:
 			goto out;
 		}
 		const char *srp = json_string_value(json_object_get(sc, "specReplicasPath"));
+		/* scaleFromCustomResource: a value of another type where the
+		   paths point is its plain accessor error, a 500 */
+		static const char *const paths[] = {"specReplicasPath",
+						    "statusReplicasPath",
+						    "labelSelectorPath"};
+		char why[600];
+		bool bad = false;
+		for (size_t i = 0; !bad && i < 3; i++)
+			bad = !scale_nested_ok(
+			    c.obj,
+			    json_string_value(json_object_get(sc, paths[i])),
+			    i == 2, why, sizeof why);
+		if (bad) {
+			reg_obj_free(&c);
+			srv_error_set(&err, LP_E_IO, "%s", why);
+			err.no_reason = true;
+			srv_reply_error(r, &err, NULL);
+			goto out;
+		}
 		if (!strcmp(verb, "get") && !get_path(c.obj, srp)) {
 			/* kube's scale REST: nothing to read the Scale from */
 			reg_obj_free(&c);
@@ -5527,7 +5620,17 @@ decoded:
 		const char *rv = json_string_value(json_object_get(
 			json_object_get(want, "metadata"), "resourceVersion"));
 		int64_t rvn = 0;
-		if (body && rv && *rv && (!parse_i64(rv, &rvn) || rvn != c.mod)) {
+		/* a patched Scale is checked as a PUT one: its name against
+		   the URL's (checkName), its resourceVersion a precondition
+		   (kube's scale update copies it onto the object) */
+		if (patch && check_body_name(r, want, ns, name)) {
+			json_decref(want);
+			json_decref(applied);
+			reg_obj_free(&c);
+			goto out;
+		}
+		if ((body || patch) && rv && *rv &&
+		    (!parse_i64(rv, &rvn) || rvn != c.mod)) {
 			json_decref(want);
 			json_decref(applied);
 			reg_obj_free(&c);

@@ -555,6 +555,39 @@ scale_apply fieldManager=hpa '{"apiVersion":"scale.example.com/v1","kind":"Dial"
 check "... a configuration that is no Scale is 400" grep -qF 'invalid object type: scale.example.com/v1, Kind=Dial' "$WORK/out"
 scale_apply "" '{"apiVersion":"autoscaling/v1","kind":"Scale","spec":{"replicas":7}}'
 check "... and one without a field manager kube's 422" grep -qF 'fieldManager: Required value: is required for apply patch' "$WORK/out"
+scale_patch '{"metadata":{"resourceVersion":"1"},"spec":{"replicas":6}}'
+check "a Scale patch naming a stale resourceVersion is 409 (kube's scale update copies it onto the object)" grep -qF 'the object has been modified; please apply your changes to the latest version and try again' "$WORK/out"
+scale_patch '{"metadata":{"name":"other"},"spec":{"replicas":6}}'
+check "... one renaming the Scale is checkName's 400" grep -qF 'the name of the object (other) does not match the name on the URL (d0)' "$WORK/out"
+# scale paths into fields the schema does not type: the values there are
+# read as unstructured.NestedInt64 and NestedString read them
+LS=/apis/ex.com/v1/namespaces/default/looses
+kubectl apply -f - >/dev/null <<<'{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"looses.ex.com"},"spec":{"group":"ex.com","scope":"Namespaced","names":{"plural":"looses","kind":"Loose"},"versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{}},"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}'
+expect_rc 0 "a CRD without a scale subresource yet" kubectl wait --for=condition=Established --timeout=20s crd/looses.ex.com
+req POST "$LS" '{"apiVersion":"ex.com/v1","kind":"Loose","metadata":{"name":"early"},"spec":{"r":"abc"}}'
+check "... an object whose future replicas are a string" code_is 201
+kubectl patch crd looses.ex.com --type=json -p '[{"op":"add","path":"/spec/versions/0/subresources/scale","value":{"specReplicasPath":".spec.r","statusReplicasPath":".status.r","labelSelectorPath":".status.sel"}}]' >/dev/null
+loose_scale() {
+	local i
+	for i in $(seq 50); do
+		req GET "$LS/early/scale"
+		[[ $CODE == 500 ]] && return 0
+		sleep 0.1
+	done
+	echo "#   got $CODE"
+	return 1
+}
+msg_is() { [[ $(jq_ "d.get('message')") == "$1" ]] || { echo "#   got $CODE: $(jq_ "d.get('message')")"; return 1; }; }
+check "... once the CRD scales it, its Scale is the accessor's plain 500" loose_scale
+check "... in unstructured's words" msg_is '.spec.r accessor error: abc is of the type string, expected int64'
+req PATCH "$LS/early/scale" '{"spec":{"replicas":2}}' "$MERGE"
+check "... a patch of it too" msg_is '.spec.r accessor error: abc is of the type string, expected int64'
+req POST "$LS" '{"apiVersion":"ex.com/v1","kind":"Loose","metadata":{"name":"l3"},"spec":"x"}'
+check "a replicas path through a value that is no map is 422" msg_is 'Loose.ex.com "l3" is invalid: .spec.r: Invalid value: 0: .spec.r accessor error: x is of the type string, expected map[string]interface{}'
+req POST "$LS" '{"apiVersion":"ex.com/v1","kind":"Loose","metadata":{"name":"l4"},"spec":{"r":1}}'
+RV=$(jq_ "d['metadata']['resourceVersion']")
+req PUT "$LS/l4/status" '{"apiVersion":"ex.com/v1","kind":"Loose","metadata":{"name":"l4","resourceVersion":"'"$RV"'"},"spec":{"r":1},"status":{"r":1,"sel":7}}'
+check "a selector that is no string is ValidateScaleStatus's 422" msg_is 'Loose.ex.com "l4" is invalid: .status.sel: Invalid value: "": .status.sel accessor error: 7 is of the type int64, expected string'
 expect_rc 1 "a PUT of a Scale naming another object" kubectl replace --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale -f - <<<'{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"other"},"spec":{"replicas":5}}'
 check "... is kube's checkName 400" err_text 'the name of the object (other) does not match the name on the URL (d1)'
 expect_rc 1 "a PUT of a Scale beyond int32" kubectl replace --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale -f - <<<'{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d1"},"spec":{"replicas":3000000000}}'
