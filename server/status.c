@@ -161,6 +161,14 @@ json_t *srv_status_failure(const struct srv_error *err,
 		}
 		json_object_set_new(d, "causes", cs);
 	}
+	/* kube's NewInternalError: the error itself as the one cause */
+	static const char ie[] = "Internal error occurred: ";
+	if ((!err || !err->n_causes) && m.code == 500 &&
+	    (!err || !err->no_reason) && !strncmp(msg, ie, sizeof ie - 1)) {
+		json_t *o = json_object();
+		set_str(o, "message", msg + sizeof ie - 1);
+		json_object_set_new(d, "causes", json_pack("[o]", o));
+	}
 	if (retry_after > 0)
 		json_object_set_new(d, "retryAfterSeconds",
 				    json_integer(retry_after));

@@ -13,6 +13,7 @@
 #include <ctype.h>
 
 #include "jsonpath.h"
+#include "pbtab.h"
 #include "schema.h"
 #include "table.h"
 
@@ -193,6 +194,43 @@ lp_err srv_negotiate(const char *accept, const char *include_object,
 
 /* ------------------------------------------------------------ conversions */
 
+/* o (an object of message m) with its members in m's order, as Go encodes
+   the struct, members of embedded messages too; members m lacks after
+   them. A custom resource's metadata is stored with sorted members;
+   meta.AsPartialObjectMetadata makes it a typed ObjectMeta. New. */
+static json_t *typed_order(const struct pb_msg *m, const json_t *o)
+{
+	if (!json_is_object(o))
+		return json_deep_copy(o);
+	json_t *out = json_object();
+	for (size_t i = 0; out && i < m->n_fields; i++) {
+		const struct pb_field *f = &m->fields[i];
+		json_t *v = json_object_get(o, f->json);
+		if (!v)
+			continue;
+		json_t *c;
+		if (f->type == PB_MSG && f->sub && (f->flags & PB_REP) &&
+		    json_is_array(v)) {
+			c = json_array();
+			size_t k;
+			json_t *x;
+			json_array_foreach(v, k, x)
+			    json_array_append_new(c, typed_order(f->sub, x));
+		} else if (f->type == PB_MSG && f->sub) {
+			c = typed_order(f->sub, v);
+		} else {
+			c = json_deep_copy(v);
+		}
+		json_object_set_new(out, f->json, c);
+	}
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)o, k,
+			    v) if (out && !json_object_get(out, k))
+	    json_object_set_new(out, k, json_deep_copy(v));
+	return out;
+}
+
 static json_t *partial_of(const char *version, const json_t *obj)
 {
 	char av[32];
@@ -201,7 +239,9 @@ static json_t *partial_of(const char *version, const json_t *obj)
 	json_object_set_new(p, "kind", json_string("PartialObjectMetadata"));
 	json_object_set_new(p, "apiVersion", json_string(av));
 	json_t *m = json_object_get(obj, "metadata");
-	json_object_set_new(p, "metadata", m ? json_deep_copy(m) : json_object());
+	json_object_set_new(p, "metadata",
+			    m ? typed_order(srv_pb_object_meta(), m)
+			      : json_object());
 	return p;
 }
 

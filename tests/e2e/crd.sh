@@ -491,6 +491,10 @@ done
 expect_rc 0 "a dial without replicas" kubectl create -f - <<<'{"apiVersion":"scale.example.com/v1","kind":"Dial","metadata":{"name":"d0"},"spec":{}}'
 expect_rc 1 "... has no Scale to read" kubectl get --raw /apis/scale.example.com/v1/namespaces/default/dials/d0/scale
 check "... kube's 500" err_text 'the spec replicas field ".spec.replicas" does not exist'
+req GET /apis/scale.example.com/v1/namespaces/default/dials/d0/scale
+check "... an InternalError whose details carry the error as its cause, as kube's NewInternalError" python3 -c "
+import json; d = json.load(open('$WORK/body'))
+assert d['reason'] == 'InternalError' and d['details'] == {'causes': [{'message': 'the spec replicas field \\\".spec.replicas\\\" does not exist'}]}, d"
 # (kubectl patch --subresource reads the Scale first: curl sends the patch)
 scale_patch() {
 	curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X PATCH \
@@ -588,6 +592,12 @@ req POST "$LS" '{"apiVersion":"ex.com/v1","kind":"Loose","metadata":{"name":"l4"
 RV=$(jq_ "d['metadata']['resourceVersion']")
 req PUT "$LS/l4/status" '{"apiVersion":"ex.com/v1","kind":"Loose","metadata":{"name":"l4","resourceVersion":"'"$RV"'"},"spec":{"r":1},"status":{"r":1,"sel":7}}'
 check "a selector that is no string is ValidateScaleStatus's 422" msg_is 'Loose.ex.com "l4" is invalid: .status.sel: Invalid value: "": .status.sel accessor error: 7 is of the type int64, expected string'
+req PATCH "$LS/l4" '{"metadata":{"labels":{"a":"b"},"annotations":{"n":"v"}}}' "$MERGE"
+CODE=$(curl -sS --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -H 'Accept: application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io' -o "$WORK/body" -w '%{http_code}' "$URL$LS/l4")
+check "a custom resource's PartialObjectMetadata has a typed ObjectMeta's member order (AsPartialObjectMetadata)" python3 -c "
+import json; m = json.load(open('$WORK/body'))['metadata']
+assert list(m) == ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'labels', 'annotations', 'managedFields'], list(m)
+assert list(m['managedFields'][0])[:4] == ['manager', 'operation', 'apiVersion', 'time'], m"
 expect_rc 1 "a PUT of a Scale naming another object" kubectl replace --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale -f - <<<'{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"other"},"spec":{"replicas":5}}'
 check "... is kube's checkName 400" err_text 'the name of the object (other) does not match the name on the URL (d1)'
 expect_rc 1 "a PUT of a Scale beyond int32" kubectl replace --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale -f - <<<'{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d1"},"spec":{"replicas":3000000000}}'
