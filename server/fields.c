@@ -1122,27 +1122,47 @@ static void walk_msg(struct walk *w, const struct pb_msg *m, json_t *obj,
  * UnmarshalJSON, whose errors carry no context either.
  */
 
-/* reflect's Type.String() and Kind of an unstructured value. */
-static const char *uns_type(const json_t *v, bool kind)
+const char *srv_go_type_of(const json_t *v, bool json_numbers)
 {
 	switch (json_typeof(v)) {
 	case JSON_STRING:
 		return "string";
 	case JSON_INTEGER:
-		return "int64";
+		return json_numbers ? "float64" : "int64";
 	case JSON_REAL:
 		return "float64";
 	case JSON_TRUE:
 	case JSON_FALSE:
 		return "bool";
 	case JSON_OBJECT:
-		return kind ? "map" : "map[string]interface {}";
+		return "map[string]interface {}";
 	case JSON_ARRAY:
-		return kind ? "slice" : "[]interface {}";
+		return "[]interface {}";
+	case JSON_NULL:
+		break;
+	}
+	return "<nil>";
+}
+
+/* reflect's Kind of an unstructured value. */
+static const char *uns_type(const json_t *v, bool kind)
+{
+	(void)kind;
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "map";
+	case JSON_ARRAY:
+		return "slice";
 	case JSON_NULL:
 		return "nil";
+	case JSON_STRING:
+	case JSON_INTEGER:
+	case JSON_REAL:
+	case JSON_TRUE:
+	case JSON_FALSE:
+		break;
 	}
-	return "";
+	return srv_go_type_of(v, false);
 }
 
 static bool uns_msg(struct walk *w, const struct pb_msg *m, json_t *obj);

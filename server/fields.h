@@ -45,6 +45,11 @@ enum srv_fv srv_fv_mode(const char *value);
    Ignore, or out of memory. */
 void srv_strict_add(struct srv_strict *s, const char *text);
 
+/* Go's %T of the value an unstructured object holds: string, int64 (or
+   float64 when json_numbers: encoding/json into interface{}), float64,
+   bool, map[string]interface {}, []interface {}, and <nil> for null. */
+const char *srv_go_type_of(const json_t *v, bool json_numbers);
+
 /* Go's strconv.Quote of a string into out (quotes included, cut to size
    between characters): backslash escapes for the quote, the backslash,
    control characters, characters Go's unicode.IsPrint refuses (\u200b,

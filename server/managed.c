@@ -1361,28 +1361,6 @@ static void smd_go_value(char *out, size_t n, const json_t *v, bool sharp)
 	tb_puts(&b, "}");
 }
 
-/* Go's type name of a decoded value (%T). */
-static const char *go_iface_type(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "float64";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "bool";
-	case JSON_OBJECT:
-		return "map[string]interface {}";
-	case JSON_ARRAY:
-		return "[]interface {}";
-	case JSON_NULL:
-		break;
-	}
-	return "<nil>";
-}
-
 /* The errors of one conversion: ValidationErrors' lines. */
 struct smd_errs {
 	char text[6000];
@@ -1572,7 +1550,7 @@ static void smd_check(const json_t *v, struct walk *w, const struct sty *t,
 		if (!json_is_number(v))
 			smd_err(e, smd,
 				"expected numeric (int or float), got %s",
-				go_iface_type(v));
+				srv_go_type_of(v, true));
 		return;
 	case SK_BOOL:
 		if (!json_is_boolean(v)) {

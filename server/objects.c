@@ -2146,29 +2146,6 @@ static void finalizer_warnings(struct srv_req *r, const json_t *obj,
 	free(add);
 }
 
-/* Go's %T of a value unstructured holds (integers are int64). */
-static const char *unstructured_type(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-		return "int64";
-	case JSON_REAL:
-		return "float64";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "bool";
-	case JSON_OBJECT:
-		return "map[string]interface {}";
-	case JSON_ARRAY:
-		return "[]interface {}";
-	case JSON_NULL:
-		break;
-	}
-	return "<nil>";
-}
-
 /* unstructured.NestedInt64 (NestedString when str) at path (".spec.r", a
    scale subresource's path) of obj: false with its accessor error in msg
    when a value on the way is no map, or the value there is of another
@@ -2193,7 +2170,7 @@ static bool scale_nested_ok(const json_t *obj, const char *path, bool str,
 				 ".%.*s accessor error: %s is of the type %s, "
 				 "expected map[string]interface{}",
 				 (int)e, buf, shown ? shown : "",
-				 unstructured_type(v));
+				 srv_go_type_of(v, false));
 			free(shown);
 			return false;
 		}
@@ -2209,7 +2186,7 @@ static bool scale_nested_ok(const json_t *obj, const char *path, bool str,
 	shown = srv_go_sprint(v);
 	snprintf(msg, n,
 		 ".%s accessor error: %s is of the type %s, expected %s", buf,
-		 shown ? shown : "", unstructured_type(v),
+		 shown ? shown : "", srv_go_type_of(v, false),
 		 str ? "string" : "int64");
 	free(shown);
 	return false;
