@@ -1285,6 +1285,22 @@ static int cmp_key(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The member names of object v by name (borrowed; free the array), *n of
+   them; NULL when out of memory. */
+static const char **sorted_keys(const json_t *v, size_t *n)
+{
+	*n = json_object_size(v);
+	const char **keys = malloc((*n ? *n : 1) * sizeof *keys);
+	if (!keys)
+		return NULL;
+	size_t i = 0;
+	const char *k;
+	json_t *c;
+	json_object_foreach((json_t *)v, k, c) keys[i++] = k;
+	qsort(keys, *n, sizeof *keys, cmp_key);
+	return keys;
+}
+
 /* A decoded value as Go prints it inside an interface{} (encoding/json
    decodes to float64, string, bool, nil, map[string]interface{} and
    []interface{}): %#v when sharp, else %v. */
@@ -1314,16 +1330,12 @@ static void go_iface(struct tbuf *b, const json_t *v, bool sharp)
 	} else if (json_is_boolean(v)) {
 		tb_puts(b, json_is_true(v) ? "true" : "false");
 	} else if (json_is_object(v)) {
-		size_t n = json_object_size(v), i = 0;
-		const char **keys = malloc((n ? n : 1) * sizeof *keys);
+		size_t n;
+		const char **keys = sorted_keys(v, &n);
 		if (!keys)
 			return;
-		const char *k;
-		json_t *c;
-		json_object_foreach((json_t *)v, k, c) keys[i++] = k;
-		qsort(keys, n, sizeof *keys, cmp_key);
 		tb_puts(b, sharp ? "map[string]interface {}{" : "map[");
-		for (i = 0; i < n; i++) {
+		for (size_t i = 0; i < n; i++) {
 			if (i)
 				tb_puts(b, sharp ? ", " : " ");
 			if (sharp) {
@@ -1581,15 +1593,11 @@ static void smd_check(const json_t *v, struct walk *w, const struct sty *t,
 		smd_err(e, smd, "expected map, got %s", got);
 		return;
 	}
-	size_t n = json_object_size(v), i = 0;
-	const char **keys = malloc((n ? n : 1) * sizeof *keys);
+	size_t n;
+	const char **keys = sorted_keys(v, &n);
 	if (!keys)
 		return;
-	const char *k;
-	json_t *c;
-	json_object_foreach((json_t *)v, k, c) keys[i++] = k;
-	qsort(keys, n, sizeof *keys, cmp_key);
-	for (i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct sty ct;
 		int l = snprintf(smd + at, cap - at, ".%s", keys[i]);
 		if (l <= 0 || at + (size_t)l >= cap)
