@@ -2388,6 +2388,18 @@ static struct val fmt_ts(struct ctx *c, const struct val *t)
 		       frac, zone);
 }
 
+/* *v times ten plus the decimal digit c, as Go's strconv.ParseUint reads a
+   literal: false when that passes 2^64-1 (18446744073709551615 itself is
+   taken). */
+static bool dec_push(uint64_t *v, char c)
+{
+	uint64_t d = (uint64_t)(c - '0');
+	if (*v > (UINT64_MAX - d) / 10)
+		return false;
+	*v = *v * 10 + d;
+	return true;
+}
+
 /* Go's strconv.ParseInt(s, 10, 64) / ParseUint. */
 static bool parse_int(const char *s, size_t n, bool is_unsigned, int64_t *i,
 		      uint64_t *u)
@@ -2402,9 +2414,8 @@ static bool parse_int(const char *s, size_t n, bool is_unsigned, int64_t *i,
 	for (; k < n; k++) {
 		if (s[k] < '0' || s[k] > '9')
 			return false;
-		if (v > (UINT64_MAX - 9) / 10)
+		if (!dec_push(&v, s[k]))
 			return false;
-		v = v * 10 + (uint64_t)(s[k] - '0');
 	}
 	if (is_unsigned) {
 		*u = v;
@@ -6182,11 +6193,10 @@ static void lex_number(struct parser *ps)
 	}
 	uint64_t v = 0;
 	for (size_t j = start; j < i; j++) {
-		if (v > (UINT64_MAX - 9) / 10) {
+		if (!dec_push(&v, s[j])) {
 			lex_error(ps, start, "integer literal out of range");
 			return;
 		}
-		v = v * 10 + (uint64_t)(s[j] - '0');
 	}
 	lex_int(ps, v, i);
 }

@@ -1434,11 +1434,23 @@ Test(cel_compile, unsupported_and_bad)
 	bad("'\\q'", "bad escape");
 	bad("99999999999999999999 == 1", "out of range");
 	bad("9223372036854775808 == 1", "out of range");
+	bad("18446744073709551616u == 0u", "out of range");
 	bad("size(1, 2) == 1", "not supported");
 	bad("", "unexpected end");
 	bad("x.y", "undeclared reference");
 	bad("Foo{a: 1}", "not supported");
 	bad("self.a == 1 2", "unexpected token");
+}
+
+/* strconv.ParseUint takes every literal up to 2^64-1, the last nine
+   included (found by an audit: lapis refused 18446744073709551610u and up). */
+Test(cel_compile, uint_literal_limit)
+{
+	yes("18446744073709551615u > 18446744073709551610u", "0");
+	yes("uint('18446744073709551615') == 18446744073709551615u", "0");
+	err("uint('18446744073709551616') == 0u", "0",
+	    "type conversion error from 'string' to 'uint'");
+	yes("-9223372036854775808 < 9223372036854775807", "0");
 }
 
 Test(cel_compile, macro_variables_scope)
