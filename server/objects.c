@@ -3702,10 +3702,10 @@ static bool same_top(const char *k, const json_t *x, const json_t *y)
 	return srv_json_value_eq(x, y);
 }
 
-/* A custom resource about to be written equal in value to the stored one:
-   every member but apiVersion (the stored object may be seen in the
-   request's version), and metadata but its resourceVersion. */
-static bool same_cr(const json_t *next, const json_t *old)
+/* An object about to be written equal in value to the stored one: every
+   member but apiVersion (a custom resource may be seen in the request's
+   version), and metadata but its resourceVersion. */
+static bool same_object(const json_t *next, const json_t *old)
 {
 	return same_members(next, old, "apiVersion", same_top);
 }
@@ -3924,12 +3924,13 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 		reply_json_stored(r, res, 200, next);
 		return LP_OK;
 	}
-	/* A no-op write changes nothing and keeps the revision. A custom
-	   resource's maps keep the order they were written in, where kube
-	   encodes them sorted: one equal in value to the stored object
-	   (defaults placed elsewhere in a map, keys sent in another order)
-	   is no change either. */
-	if (res->custom && same_cr(next, old)) {
+	/* A no-op write changes nothing and keeps the revision. An object's
+	   maps keep the order they were written in, where kube encodes a
+	   built-in in its fields' order and a custom resource's maps
+	   sorted: one equal in value to the stored object (defaults placed
+	   elsewhere in a map, keys sent in another order, as the Python
+	   client sends a read object back) is no change either. */
+	if (same_object(next, old)) {
 		json_decref(next);
 		char *copy = malloc(cur->len ? cur->len : 1);
 		if (!copy) {
@@ -5687,7 +5688,7 @@ decoded:
 		   Scale that changes nothing keeps the revision (a custom
 		   resource compared in value, as finish_update does) */
 		bool unchanged = false;
-		if (res->custom && same_cr(next, c.obj)) {
+		if (res->custom && same_object(next, c.obj)) {
 			rc = (out = malloc(c.len ? c.len : 1)) ? LP_OK
 							       : LP_E_NOMEM;
 			if (out) {
