@@ -2230,9 +2230,9 @@ static struct val do_matches(struct ctx *c, const struct node *n,
 	return mkbool(m);
 }
 
-/* The longest string find() and findAll() search: POSIX regexec finds a
-   match's offsets by trying each start in turn, a time that can grow with
-   the square of the string (see schema.c's pattern_regcomp); past this, a
+/* The longest string find() and findAll() search: PCRE2 finds a match's
+   offsets by backtracking from each start in turn, a time that can grow
+   with the square of the string and more (see schema.c); past this, a
    rule using them is not evaluated (a warning), rather than hold a write
    for seconds. Label keys and values, names and most fields rules search
    are far shorter. */

@@ -3731,6 +3731,23 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	} else {
 		json_object_del(m, "namespace");
 	}
+	const char *buid = json_string_value(json_object_get(m, "uid"));
+	const char *ouid = json_string_value(json_object_get(om, "uid"));
+	if (!patch && buid && *buid && ouid && strcmp(buid, ouid)) {
+		/* the store's Preconditions.Check, before anything of the
+		   update is looked at: a StorageError that
+		   interpretUpdateError makes a Conflict */
+		char gr[320], key[1024];
+		srv_error_set(&err, LP_E_CONFLICT,
+			      "Operation cannot be fulfilled on %s \"%s\": StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %s, UID in object meta: %s",
+			      srv_resource_gr(res, gr, sizeof gr), name,
+			      srv_resource_kube_key(res, ns, name, key,
+						    sizeof key),
+			      buid, ouid);
+		fail_res(r, res, name, &err);
+		json_decref(obj);
+		return LP_E_CONFLICT;
+	}
 	/* optimistic concurrency */
 	const char *rvs =
 	    json_string_value(json_object_get(m, "resourceVersion"));
@@ -3762,17 +3779,6 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, &w);
 		json_decref(obj);
 		return LP_E_INVALID;
-	}
-	const char *buid = json_string_value(json_object_get(m, "uid"));
-	const char *ouid = json_string_value(json_object_get(om, "uid"));
-	if (!patch && buid && *buid && ouid && strcmp(buid, ouid)) {
-		char gr[320];
-		srv_error_set(&err, LP_E_CONFLICT,
-			      "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID in precondition: %s, UID in object meta: %s",
-			      srv_resource_gr(res, gr, sizeof gr), name, buid, ouid);
-		fail_res(r, res, name, &err);
-		json_decref(obj);
-		return LP_E_CONFLICT;
 	}
 	/* what each endpoint may change */
 	json_t *next;

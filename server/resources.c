@@ -2954,6 +2954,27 @@ const char *srv_resource_gv(const struct srv_resource *r, char *buf, size_t n)
 	return buf;
 }
 
+const char *srv_resource_kube_key(const struct srv_resource *r,
+				  const char *ns, const char *name, char *buf,
+				  size_t n)
+{
+	/* kube's prefixes: the resource alone for its own groups (the
+	   events.k8s.io view shares core events'), services split into
+	   specs and endpoints, and the group before the resource where the
+	   extension servers store (CRDs, custom resources) */
+	const char *g = srv_resource_store_group(r), *res = r->resource;
+	const char *pre = "", *dot = "";
+	if (!g[0] && !strcmp(res, "services"))
+		res = "services/specs";
+	else if (!g[0] && !strcmp(res, "endpoints"))
+		res = "services/endpoints";
+	else if (r->custom || !strcmp(g, "apiextensions.k8s.io"))
+		pre = g, dot = "/";
+	snprintf(buf, n, "/registry/%s%s%s/%s%s%s", pre, dot, res,
+		 r->namespaced ? ns : "", r->namespaced ? "/" : "", name);
+	return buf;
+}
+
 const char *srv_resource_store_group(const struct srv_resource *r)
 {
 	return r->view ? r->view->group : r->group;

@@ -193,6 +193,14 @@ const char *srv_resource_gr(const struct srv_resource *r, char *buf,
 const char *srv_resource_gv(const struct srv_resource *r, char *buf,
 			    size_t n);
 
+/* The etcd key kube-apiserver keeps an object of r under, into buf, for
+   the words of its StorageErrors: "/registry/configmaps/NS/NAME",
+   "/registry/services/specs/NS/NAME", "/registry/GROUP/RESOURCE/NAME"
+   for CRDs and custom resources. */
+const char *srv_resource_kube_key(const struct srv_resource *r,
+				  const char *ns, const char *name, char *buf,
+				  size_t n);
+
 /* The group whose keys hold r's objects (r->view's, else r's own). */
 const char *srv_resource_store_group(const struct srv_resource *r);
 /* The apiVersion of r's stored objects into buf. */

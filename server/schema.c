@@ -24,6 +24,9 @@
 #include <math.h>
 #include <pthread.h>
 #include <regex.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -408,8 +411,7 @@ struct node {
 	enum fmt format;
 	char *format_name;
 	char *pattern;	   /* as written, for messages */
-	bool has_re;	   /* re compiled; else the pattern matches anything */
-	regex_t re;	   /* P in its one-pass form (compile_pattern) */
+	struct srv_goregex *re; /* NULL: the pattern matches anything */
 	json_t *enum_vals; /* array, or NULL */
 	json_t *dflt;	   /* NULL when absent or null */
 	char **required;
@@ -495,8 +497,7 @@ static void node_free(struct node *n)
 	free(n->type_name);
 	free(n->format_name);
 	free(n->pattern);
-	if (n->has_re)
-		regfree(&n->re);
+	srv_goregex_free(n->re);
 	json_decref(n->enum_vals);
 	json_decref(n->dflt);
 	strv_free(n->required, n->n_required);
@@ -1353,38 +1354,19 @@ static bool posix_never_bol(const char *x, struct sb *q)
  * (from ^ or \A) is asked "^(P|.+(Q))": P at the start, or Q after it,
  * where Q is P with its anchors made never to match, as Go's ^ never
  * matches past the start.
+ *
+ * pat is one Go's regexp takes. false with *why when it cannot be
+ * translated or regcomp refuses it; *oom on out of memory.
  */
-static bool regcomp_as(const char *pat, regex_t *re, bool find,
-		       const char **why, bool *oom);
-
-/* Compile the Go pattern pat into re in its one-pass form (see above).
-   false with *why when it cannot be translated or regcomp refuses it;
-   *oom on out of memory. */
 static bool pattern_regcomp(const char *pat, regex_t *re, const char **why,
 			    bool *oom)
 {
-	return regcomp_as(pat, re, false, why, oom);
-}
-
-/* pattern_regcomp, or with find the pattern as it is, for the match's
-   offsets (regexec's own search, start by start). */
-static bool regcomp_as(const char *pat, regex_t *re, bool find,
-		       const char **why, bool *oom)
-{
 	struct sb o = {0}, w = {0}, q = {0};
-	int cflags = REG_EXTENDED | (find ? 0 : REG_NOSUB);
+	int cflags = REG_EXTENDED | REG_NOSUB;
 	bool caret = false, ok = false;
-	char gomsg[8];
 	*why = "cannot be translated";
-	/* what Go refuses is not compiled (kube refuses it first; a
-	   nested repeat count such as (a{1,1000}){1,1000} would take
-	   glibc gigabytes) */
-	if (srv_re2_error(pat, gomsg, sizeof gomsg))
-		*why = "Go's regexp refuses it";
-	else if (re_translate(pat, &o, &cflags, &caret, why)) {
-		if (find) {
-			sb_puts(&w, sb_str(&o));
-		} else if (!caret) {
+	if (re_translate(pat, &o, &cflags, &caret, why)) {
+		if (!caret) {
 			sb_puts(&w, "^.*(");
 			sb_puts(&w, sb_str(&o));
 			sb_putc(&w, ')');
@@ -1413,45 +1395,182 @@ static bool regcomp_as(const char *pat, regex_t *re, bool find,
 	return ok;
 }
 
+/*
+ * A Go pattern that has no POSIX translation (\p{..} and \P{..}, the m and
+ * U flags) runs on PCRE2 instead, as does every find(): PCRE2 takes the
+ * leftmost-first match, RE2's, where POSIX takes the longest. On PCRE2 a
+ * Go pattern means the same but for these: PCRE2's \v is any vertical
+ * space, Go's a vertical tab, so it is written \x{0B}; $ matches only at
+ * the end (PCRE2_DOLLAR_ENDONLY), as Go's without the m flag, but in a
+ * pattern that sets the m flag somewhere, where a $ outside its reach also
+ * matches before a final newline; and \s also matches a vertical tab,
+ * which Go's does not. A search (find false) is
+ * one pass of PCRE2's DFA matcher over "\A(?s:.*)(?:P)": it never
+ * backtracks, so no pattern takes more than time in the value's length
+ * times the pattern's. A find() backtracks, within a match limit (a
+ * search past it finds nothing); cel.c bounds what it searches.
+ */
+struct srv_goregex {
+	bool posix; /* re; else pc */
+	regex_t re;
+	pcre2_code *pc;
+};
+
+/* How many steps a find() may take (PCRE2's default is ten million). */
+#define FIND_MATCH_LIMIT 1000000
+
+/* Does pat turn on the m flag anywhere ("(?m)", "(?im:", ...)? */
+static bool sets_multiline(const char *pat)
+{
+	for (const char *p = strstr(pat, "(?"); p; p = strstr(p + 2, "(?")) {
+		const char *f = p + 2;
+		while (*f && strchr("imsU", *f))
+			if (*f++ == 'm')
+				return true;
+	}
+	return false;
+}
+
+static pcre2_code *pcre_compile_go(const char *pat, bool find, bool *oom)
+{
+	struct sb o = {0};
+	bool quoted = false;
+	if (!find)
+		sb_puts(&o, "\\A(?s:.*)(?:");
+	for (const char *p = pat; *p; p++) {
+		if (quoted) {
+			if (p[0] == '\\' && p[1] == 'E')
+				quoted = false, sb_putc(&o, *p++);
+			sb_putc(&o, *p);
+		} else if (p[0] == '\\' && p[1] == 'Q') {
+			quoted = true;
+			sb_putc(&o, *p++);
+			sb_putc(&o, *p);
+		} else if (p[0] == '\\' && p[1] == 'v') {
+			sb_puts(&o, "\\x{0B}");
+			p++;
+		} else if (p[0] == '\\' && p[1]) {
+			sb_putc(&o, *p++);
+			sb_putc(&o, *p);
+		} else {
+			sb_putc(&o, *p);
+		}
+	}
+	if (!find)
+		sb_puts(&o, quoted ? "\\E)" : ")");
+	*oom = o.oom;
+	if (o.oom)
+		return NULL;
+	pcre2_compile_context *cc = pcre2_compile_context_create(NULL);
+	if (!cc) {
+		free(o.s);
+		*oom = true;
+		return NULL;
+	}
+	pcre2_set_newline(cc, PCRE2_NEWLINE_LF);
+	int code;
+	PCRE2_SIZE at;
+	/* PCRE2 10.42's DFA matcher keeps DOLLAR_ENDONLY under (?m) */
+	uint32_t opts = PCRE2_UTF | PCRE2_NEVER_BACKSLASH_C |
+			(sets_multiline(pat) ? 0 : PCRE2_DOLLAR_ENDONLY);
+	pcre2_code *pc = pcre2_compile((PCRE2_SPTR)sb_str(&o), o.len, opts,
+				       &code, &at, cc);
+	*oom = !pc && code == PCRE2_ERROR_HEAPLIMIT;
+	pcre2_compile_context_free(cc);
+	free(o.s);
+	return pc;
+}
+
+/* A new goregex of pat (see above), in this thread's C.UTF-8 locale; NULL
+   with *why (static) or *oom. */
+static struct srv_goregex *goregex_new(const char *pat, bool find,
+				       const char **why, bool *oom)
+{
+	struct srv_goregex *g = calloc(1, sizeof *g);
+	*oom = !g;
+	if (!g)
+		return NULL;
+	const char *pwhy = "cannot be translated";
+	char gomsg[8];
+	/* what Go refuses is not compiled (kube refuses it first; a nested
+	   repeat count such as (a{1,1000}){1,1000} would take glibc
+	   gigabytes) */
+	if (srv_re2_error(pat, gomsg, sizeof gomsg)) {
+		pwhy = "Go's regexp refuses it";
+	} else if (!find &&
+		   (g->posix = pattern_regcomp(pat, &g->re, &pwhy, oom))) {
+		return g;
+	} else if (!*oom) {
+		g->pc = pcre_compile_go(pat, find, oom);
+		if (g->pc)
+			return g;
+		pwhy = "PCRE2 refused it";
+	}
+	*why = *oom ? "out of memory" : pwhy;
+	free(g);
+	return NULL;
+}
+
+/* Is there a match of g (compiled for a search) anywhere in s? In this
+   thread's C.UTF-8 locale. A PCRE2 search that fails (out of memory, its
+   DFA's workspace past a megabyte) answers yes, as a pattern not checked
+   does. */
+static bool goregex_search(const struct srv_goregex *g, const char *s)
+{
+	if (g->posix)
+		return regexec(&g->re, s, 0, NULL, 0) == 0;
+	pcre2_match_data *md = pcre2_match_data_create(1, NULL);
+	if (!md)
+		return true;
+	int small[512], *ws = small;
+	size_t wn = sizeof small / sizeof *small;
+	int rc;
+	for (;;) {
+		rc = pcre2_dfa_match(g->pc, (PCRE2_SPTR)s, strlen(s), 0,
+				     PCRE2_NO_UTF_CHECK | PCRE2_DFA_SHORTEST,
+				     md, NULL, ws, wn);
+		if (rc != PCRE2_ERROR_DFA_WSSIZE || wn >= 1 << 18)
+			break;
+		int *bigger = malloc(wn * 4 * sizeof *bigger);
+		if (!bigger)
+			break;
+		if (ws != small)
+			free(ws);
+		ws = bigger;
+		wn *= 4;
+	}
+	if (ws != small)
+		free(ws);
+	pcre2_match_data_free(md);
+	return rc != PCRE2_ERROR_NOMATCH;
+}
+
 static lp_err compile_pattern(struct cctx *c, struct node *n)
 {
 	const char *why;
 	bool oom;
-	n->has_re = pattern_regcomp(n->pattern, &n->re, &why, &oom);
+	n->re = goregex_new(n->pattern, false, &why, &oom);
 	if (oom)
 		return nomem(c);
-	if (!n->has_re)
+	if (!n->re)
 		return add_warning(c, n->pattern, why);
 	return LP_OK;
 }
 
-struct srv_goregex {
-	regex_t re;
-};
-
 struct srv_goregex *srv_goregex_compile(const char *pattern, bool find,
 					const char **why)
 {
-	struct srv_goregex *g = malloc(sizeof *g);
-	bool oom = !g;
-	*why = "out of memory";
-	if (g) {
-		locale_t prev = locale_enter();
-		bool ok = regcomp_as(pattern, &g->re, find, why, &oom);
-		locale_leave(prev);
-		if (ok)
-			return g;
-		free(g);
-	}
-	if (oom)
-		*why = "out of memory";
-	return NULL;
+	bool oom;
+	locale_t prev = locale_enter();
+	struct srv_goregex *g = goregex_new(pattern, find, why, &oom);
+	locale_leave(prev);
+	return g;
 }
 
 bool srv_goregex_search(const struct srv_goregex *g, const char *s)
 {
 	locale_t prev = locale_enter();
-	bool m = regexec(&g->re, s, 0, NULL, 0) == 0;
+	bool m = goregex_search(g, s);
 	locale_leave(prev);
 	return m;
 }
@@ -1459,21 +1578,31 @@ bool srv_goregex_search(const struct srv_goregex *g, const char *s)
 bool srv_goregex_find(const struct srv_goregex *g, const char *s, size_t len,
 		      size_t from, size_t *so, size_t *eo)
 {
-	regmatch_t m = {.rm_so = (regoff_t)from, .rm_eo = (regoff_t)len};
-	locale_t prev = locale_enter();
-	bool ok = regexec(&g->re, s, 1, &m, REG_STARTEND) == 0;
-	locale_leave(prev);
-	if (!ok || m.rm_so < 0)
-		return false;
-	*so = (size_t)m.rm_so;
-	*eo = (size_t)m.rm_eo;
-	return true;
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(g->pc,
+								     NULL);
+	pcre2_match_context *mc = pcre2_match_context_create(NULL);
+	int rc = PCRE2_ERROR_NOMEMORY;
+	if (md && mc) {
+		pcre2_set_match_limit(mc, FIND_MATCH_LIMIT);
+		rc = pcre2_match(g->pc, (PCRE2_SPTR)s, len, from,
+				 PCRE2_NO_UTF_CHECK, md, mc);
+	}
+	if (rc >= 0) {
+		const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+		*so = ov[0];
+		*eo = ov[1];
+	}
+	pcre2_match_context_free(mc);
+	pcre2_match_data_free(md);
+	return rc >= 0;
 }
 
 void srv_goregex_free(struct srv_goregex *g)
 {
 	if (g) {
-		regfree(&g->re);
+		if (g->posix)
+			regfree(&g->re);
+		pcre2_code_free(g->pc);
 		free(g);
 	}
 }
@@ -3646,7 +3775,7 @@ static void check_string(struct vctx *v, const struct node *n, const json_t *x)
 			invalid(v, x, "%s in body should be at least %lld chars long",
 				path_or_root(v), n->min_len);
 	}
-	if (n->has_re && regexec(&n->re, s, 0, NULL, 0) != 0)
+	if (n->re && !goregex_search(n->re, s))
 		invalid(v, x, "%s in body should match '%s'", path_or_root(v),
 			n->pattern);
 	if (n->format != F_NONE && !format_ok(n->format, s)) {

@@ -50,10 +50,10 @@ struct srv_schema;
  * are ignored, as is a "default" of null. Patterns are Go RE2 syntax,
  * translated to POSIX extended expressions (\d \w \s and negations, \x
  * escapes, classes, (?:...) groups, lazy quantifiers; (?i) anywhere makes
- * the whole pattern case-insensitive, a superset of RE2's matches); a
- * pattern that cannot be translated or compiled (\p{..}, other (?flags),
- * backreference-like escapes) matches every value, and compile records why
- * (srv_schema_warning).
+ * the whole pattern case-insensitive, a superset of RE2's matches), or run
+ * on PCRE2 when they have no POSIX spelling (\p{..}, the m and U flags,
+ * deeply nested repetitions); a pattern Go's regexp refuses matches every
+ * value, and compile records why (srv_schema_warning).
  * Errors: LP_E_BADREQUEST when a keyword has the wrong JSON type (message
  * like Go's "json: cannot unmarshal string into Go struct field
  * JSONSchemaProps.properties.spec.maxLength of type int64"); LP_E_INVALID
@@ -287,24 +287,22 @@ bool srv_schema_coerce(const struct srv_schema *s, json_t *obj, char *msg,
 
 /*
  * A Go (RE2) regular expression, for CEL's matches(), find() and findAll()
- * (cel.c): translated to POSIX as schema patterns are. With find false it
- * answers srv_goregex_search, a match anywhere in a string as RE2's
- * partial match (one pass over the string); with find true,
- * srv_goregex_find, the match itself. srv_goregex_compile returns a new
- * one, or NULL with *why (static text) when it cannot be translated or out
- * of memory. A compiled one is only read: any thread may search with it.
+ * (cel.c). With find false it answers srv_goregex_search, a match anywhere
+ * in a string as RE2's partial match (one pass over the string), and is
+ * compiled as a schema pattern is; with find true, srv_goregex_find, the
+ * match itself, on PCRE2. srv_goregex_compile returns a new one, or NULL
+ * with *why (static text) when neither engine takes it or out of memory.
+ * A compiled one is only read: any thread may search with it.
  */
 struct srv_goregex;
 struct srv_goregex *srv_goregex_compile(const char *pattern, bool find,
 					const char **why);
 bool srv_goregex_search(const struct srv_goregex *g, const char *s);
-/* The leftmost match of g (compiled for find) in s[0, len) that starts at
-   or after from (the bytes before it are context: ^ matches at 0 only):
-   true with its offsets in *so and *eo. POSIX's leftmost-longest match,
-   where RE2 takes the leftmost-first: they differ only for alternatives of
-   which an earlier one matches a shorter text (a|ab). A search tries each
-   start in turn, so its time can grow with the square of len: callers
-   bound len. */
+/* The leftmost-first match of g (compiled for find) in s[0, len) that
+   starts at or after from (the bytes before it are context: ^ matches at
+   0 only), as RE2's: true with its offsets in *so and *eo. PCRE2
+   backtracks, within a million steps (past them: false); callers bound
+   len. */
 bool srv_goregex_find(const struct srv_goregex *g, const char *s, size_t len,
 		      size_t from, size_t *so, size_t *eo);
 /* Accepts NULL. */

@@ -1710,6 +1710,16 @@ req PUT "$NSD/configmaps/frozen" '{"metadata":{"name":"frozen","resourceVersion"
 check "an update whose resourceVersion is no number: the store's strconv error, a plain 500" code_has 500 'strconv.ParseUint: parsing \"abc\": invalid syntax'
 req PATCH "$NSD/configmaps/frozen" '{"metadata":{"resourceVersion":"abc"}}' application/merge-patch+json
 check "... a patch's likewise" code_has 500 'strconv.ParseUint: parsing \"abc\": invalid syntax'
+# A PUT's uid is checked in the store (Preconditions.Check), whose
+# StorageError names kube's etcd key: services keep theirs under specs/.
+req PUT "$NSD/configmaps/frozen" '{"metadata":{"name":"frozen","uid":"other"},"immutable":true,"data":{"a":"1"}}'
+check "an update's wrong uid: the store's StorageError with kube's key" code_has 409 'Operation cannot be fulfilled on configmaps \"frozen\": StorageError: invalid object, Code: 4, Key: /registry/configmaps/default/frozen, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: other, UID in object meta: '
+req POST "$NSD/services" '{"metadata":{"name":"uidsvc"},"spec":{"ports":[{"port":80}]}}'
+req PUT "$NSD/services/uidsvc" '{"metadata":{"name":"uidsvc","uid":"other"},"spec":{"ports":[{"port":80}]}}'
+check "... a Service's key is under services/specs" code_has 409 'Key: /registry/services/specs/default/uidsvc, ResourceVersion: 0'
+req POST /api/v1/namespaces '{"metadata":{"name":"uidns"}}'
+req PUT /api/v1/namespaces/uidns '{"metadata":{"name":"uidns","uid":"other"}}'
+check "... a namespace's has no namespace" code_has 409 'Key: /registry/namespaces/uidns, ResourceVersion: 0'
 req PATCH "$NSD/configmaps/frozen" '{"metadata":{"uid":"other"}}' application/merge-patch+json
 check "a patch changing the uid is ValidateObjectMetaUpdate's 422 (a patch has no uid precondition)" code_has 422 'ConfigMap \"frozen\" is invalid: metadata.uid: Invalid value: \"other\": field is immutable'
 req PATCH "$NSD/configmaps/frozen" '{"metadata":{"deletionTimestamp":"2020-01-01T00:00:00Z"}}' application/merge-patch+json

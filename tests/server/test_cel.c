@@ -557,6 +557,17 @@ Test(cel_values, strings)
 	    "'ééé'.findAll('') == ['', '', '', '']",
 	    "0");
 	yes("self.findAll(self.find('[a-z]')) == ['a', 'a']", "\"a.a\"");
+	/* RE2's leftmost-first match, not POSIX's longest (found by an
+	   audit); lazy repetitions; Unicode classes and the m flag */
+	yes("'v1'.find('v|v1') == 'v' && 'aaa'.find('a+?') == 'a' && "
+	    "'<a><b>'.findAll('<.+?>') == ['<a>', '<b>'] && "
+	    "'xyz'.find('(?U)y+') == 'y'",
+	    "0");
+	yes("'a\\nEND'.matches('(?m)^END$') && !'a END'.matches('(?m)^END$') && "
+	    "'\u00e9t\u00e9'.matches('^\\\\pL+$') && "
+	    "!'b\\x07'.matches('^\\\\PC*$') && "
+	    "'Stra\u00dfe 1'.find('\\\\p{Lu}\\\\p{Ll}+') == 'Stra\u00dfe'",
+	    "0");
 	bad("self.find('(') == ''", "invalid regex");
 	expect_s("self.find('a') == ''",
 		 "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
