@@ -5439,6 +5439,20 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 		   body an object */
 		json_patch = !strcmp(verb, "patch") &&
 			     !strcasecmp(mt, "application/json-patch+json");
+		if (in && !json_patch && !json_is_object(in) &&
+		    !strcmp(verb, "patch") &&
+		    !strcasecmp(mt, "application/merge-patch+json") &&
+		    fv_of(r) != SRV_FV_IGNORE) {
+			/* the patcher's strict decoding, as for the main
+			   resource (patch_object) */
+			srv_reply_fail(
+			    r, LP_E_BADREQUEST,
+			    "error decoding patch: json: cannot unmarshal %s "
+			    "into Go value of type map[string]interface {}",
+			    reg_go_type(in));
+			json_decref(in);
+			return;
+		}
 		if (json_patch ? !in : !json_is_object(in)) {
 			/* (a JSON patch's other shapes are srv_json_patch's
 			   to answer, in the main resource's words) */

@@ -2669,6 +2669,113 @@ static json_t *c_ev_count(const json_t *o)
 	return json_integer(!series && n == 0 ? 1 : n);
 }
 
+static json_t *c_webhook_count(const json_t *o)
+{
+	return json_integer(
+	    (json_int_t)json_array_size(json_object_get(o, "webhooks")));
+}
+
+static json_t *c_validation_count(const json_t *o)
+{
+	return json_integer((json_int_t)json_array_size(
+	    json_object_get(json_object_get(o, "spec"), "validations")));
+}
+
+/* kube's printValidatingAdmissionPolicy: "<apiVersion>/<kind>" */
+static json_t *c_param_kind(const json_t *o)
+{
+	const json_t *pk =
+	    json_object_get(json_object_get(o, "spec"), "paramKind");
+	if (!json_is_object(pk))
+		return json_string("<unset>");
+	const char *v = json_string_value(json_object_get(pk, "apiVersion"));
+	const char *k = json_string_value(json_object_get(pk, "kind"));
+	char buf[600];
+	snprintf(buf, sizeof buf, "%.290s/%.290s", v ? v : "", k ? k : "");
+	return json_string(buf);
+}
+
+static json_t *c_policy_name(const json_t *o)
+{
+	const char *s = str_at(json_object_get(o, "spec"), "policyName", NULL);
+	return json_string(s ? s : "");
+}
+
+/* Go's %v of a JSON list of strings: "[a b]" */
+static void go_strings(FILE *f, const json_t *a)
+{
+	size_t i;
+	const json_t *v;
+	fputc('[', f);
+	json_array_foreach(a, i, v)
+	{
+		const char *s = json_string_value(v);
+		fprintf(f, "%s%s", i ? " " : "", s ? s : "");
+	}
+	fputc(']', f);
+}
+
+/* A LabelSelector's generated String() (gogo protobuf), as kube's
+   printValidatingAdmissionPolicyBinding prints a paramRef selector:
+   "&LabelSelector{MatchLabels:map[string]string{a: b,},MatchExpressions:
+   []LabelSelectorRequirement{LabelSelectorRequirement{Key:k,Operator:In,
+   Values:[x y],},},}" (labels by key). */
+static void go_label_selector(FILE *f, const json_t *sel)
+{
+	const json_t *ml = json_object_get(sel, "matchLabels");
+	size_t n = json_object_size(ml), k = 0, i;
+	const char **keys = n ? malloc(n * sizeof *keys) : NULL;
+	const char *key;
+	const json_t *v;
+	if (keys) {
+		json_object_foreach((json_t *)ml, key, v) keys[k++] = key;
+		qsort(keys, k, sizeof *keys, cmp_str);
+	}
+	fputs("&LabelSelector{MatchLabels:map[string]string{", f);
+	for (i = 0; i < k; i++) {
+		const char *s = json_string_value(json_object_get(ml, keys[i]));
+		fprintf(f, "%s: %s,", keys[i], s ? s : "");
+	}
+	free(keys);
+	fputs("},MatchExpressions:[]LabelSelectorRequirement{", f);
+	json_array_foreach(json_object_get(sel, "matchExpressions"), i, v)
+	{
+		const char *rk = str_at(v, "key", NULL);
+		const char *op = str_at(v, "operator", NULL);
+		fprintf(f,
+			"LabelSelectorRequirement{Key:%s,Operator:%s,Values:",
+			rk ? rk : "", op ? op : "");
+		go_strings(f, json_object_get(v, "values"));
+		fputs(",},", f);
+	}
+	fputs("},}", f);
+}
+
+/* kube's printValidatingAdmissionPolicyBinding: "<ns>/<name>", "*" for
+   the namespace when it has none, else the selector, else "<unset>" */
+static json_t *c_param_ref(const json_t *o)
+{
+	const json_t *pr =
+	    json_object_get(json_object_get(o, "spec"), "paramRef");
+	const char *name = str_at(pr, "name", NULL);
+	const char *ns = str_at(pr, "namespace", NULL);
+	const json_t *sel = json_object_get(pr, "selector");
+	char *p = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&p, &len);
+	if (!f)
+		return NULL;
+	if (name && *name)
+		fprintf(f, "%s/%s", ns && *ns ? ns : "*", name);
+	else if (json_is_object(sel))
+		go_label_selector(f, sel);
+	else
+		fputs("<unset>", f);
+	json_t *cell = fclose(f) == 0 && p ? json_string(p) : NULL;
+	free(p);
+	return cell;
+}
+
 /* kube's printers (pkg/printers/internalversion) type Age a string */
 #define NAME_COL {"Name", "string", "name", SRV_DESC_NAME, 0, c_name}
 #define AGE_COL {"Age", "string", "", SRV_DESC_CREATED, 0, srv_age_cell}
@@ -2708,6 +2815,39 @@ static const struct srv_column col_sa[] = {
 static const struct srv_column col_lease[] = {
 	NAME_COL, {"Holder", "string", "", "The holder of the lease", 0, c_holder},
 	AGE_COL, END_COL};
+/* kube's columns of the admissionregistration kinds */
+static const struct srv_column col_webhooks[] = {
+    NAME_COL,
+    {"Webhooks", "integer", "",
+     "Webhooks indicates the number of webhooks registered in this "
+     "configuration",
+     0, c_webhook_count},
+    AGE_COL,
+    END_COL};
+static const struct srv_column col_vap[] = {
+    NAME_COL,
+    {"Validations", "integer", "",
+     "Validations indicates the number of validation rules defined in "
+     "this configuration",
+     0, c_validation_count},
+    {"ParamKind", "string", "",
+     "ParamKind specifies the kind of resources used to parameterize this "
+     "policy",
+     0, c_param_kind},
+    AGE_COL,
+    END_COL};
+static const struct srv_column col_vapb[] = {
+    NAME_COL,
+    {"PolicyName", "string", "",
+     "PolicyName indicates the policy definition which the policy binding "
+     "binded to",
+     0, c_policy_name},
+    {"ParamRef", "string", "",
+     "ParamRef indicates the param resource which sets the configration "
+     "param",
+     0, c_param_ref},
+    AGE_COL,
+    END_COL};
 /* kube's eventColumnDefinitions: the priority 1 ones show with -o wide */
 static const struct srv_column col_event[] = {
 	{"Last Seen", "string", "", "Time since the last occurrence", 0, c_ev_last_seen},
@@ -2875,25 +3015,26 @@ const struct srv_resource srv_builtin[] = {
      .prepare_status = srv_prep_crd_status,
      .after_write = srv_crd_after_write,
      .before_delete = srv_crd_before_delete}, /* the default table */
-#define ADMISSION(res, k, sing, sub, prep)                                     \
+#define ADMISSION(res, k, sing, sub, prep, cols)                               \
 	{                                                                      \
 		.group = "admissionregistration.k8s.io", .version = "v1",      \
 		.resource = res, .kind = k, .list_kind = k "List",             \
 		.singular = sing, .categories = cat_ext, .namespaced = false,  \
-		.verbs = SRV_V_ALL, .subresources = sub,                       \
+		.verbs = SRV_V_ALL, .subresources = sub, .columns = cols,      \
 		.unconditional_update = false, .smp_list = smp_admission,      \
 		.prepare = prep                                                \
 	}
     ADMISSION("mutatingwebhookconfigurations", "MutatingWebhookConfiguration",
-	      "mutatingwebhookconfiguration", NULL, prep_webhooks),
+	      "mutatingwebhookconfiguration", NULL, prep_webhooks,
+	      col_webhooks),
     ADMISSION("validatingadmissionpolicies", "ValidatingAdmissionPolicy",
-	      "validatingadmissionpolicy", sub_status, prep_vap),
+	      "validatingadmissionpolicy", sub_status, prep_vap, col_vap),
     ADMISSION("validatingadmissionpolicybindings",
 	      "ValidatingAdmissionPolicyBinding",
-	      "validatingadmissionpolicybinding", NULL, prep_vapb),
-    ADMISSION("validatingwebhookconfigurations",
-	      "ValidatingWebhookConfiguration",
-	      "validatingwebhookconfiguration", NULL, prep_webhooks),
+	      "validatingadmissionpolicybinding", NULL, prep_vapb, col_vapb),
+    ADMISSION(
+	"validatingwebhookconfigurations", "ValidatingWebhookConfiguration",
+	"validatingwebhookconfiguration", NULL, prep_webhooks, col_webhooks),
 #undef ADMISSION
     {.group = "coordination.k8s.io",
      .version = "v1",

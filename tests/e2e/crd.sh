@@ -514,6 +514,8 @@ check "... so is a string (the patch's 422)" grep -qF 'is invalid: patch: Invali
 check "... in Go's words" grep -qF 'json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32' "$WORK/out"
 scale_patch '{"spec":{"replicas":1.5}}'
 check "... and a fraction" grep -qF 'json: cannot unmarshal number 1.5 into Go struct field ScaleSpec.spec.replicas of type int32' "$WORK/out"
+scale_patch '[{"spec":{"replicas":3}}]'
+check "a merge patch of the Scale that is no object: the patcher's decoding error, as for the resource (found by an audit)" grep -qF '"message":"error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}"' "$WORK/out"
 scale_patch '{"spec":{"replicas":3.0}}'
 check "... while 3.0 is 3 (kube encodes the patched Scale again before decoding it)" python3 -c "
 import json; d = json.load(open('$WORK/out')); assert d['kind'] == 'Scale' and d['spec'] == {'replicas': 3}, d"
@@ -1064,6 +1066,16 @@ expect_rc 0 "a change of the policy's spec" kubectl patch validatingadmissionpol
 check "... bumps its generation" bash -c "[[ \$(kubectl get validatingadmissionpolicy demo-policy -o jsonpath='{.metadata.generation}') == 2 ]]"
 expect_rc 0 "a label change" kubectl label validatingadmissionpolicy demo-policy a=b
 check "... does not" bash -c "[[ \$(kubectl get validatingadmissionpolicy demo-policy -o jsonpath='{.metadata.generation}') == 2 ]]"
+# kube's printers for these kinds (printValidatingWebhook and the policy
+# ones): the webhook count, the validations and paramKind, the policy
+# name and paramRef ("*/<name>" without a namespace; a selector as its
+# generated String())
+check "kubectl get lists a webhook configuration's webhook count" bash -c "kubectl get validatingwebhookconfiguration demo-webhook --no-headers | awk '{print \$2}' | grep -qx 1"
+check "... a policy's validations and paramKind" bash -c "kubectl get validatingadmissionpolicy demo-policy | grep -E '^NAME +VALIDATIONS +PARAMKIND +AGE' && kubectl get validatingadmissionpolicy demo-policy --no-headers | grep -E '^demo-policy +1 +<unset> '"
+kubectl patch validatingadmissionpolicybinding demo-binding --type=merge -p '{"spec":{"paramRef":{"name":"p1","parameterNotFoundAction":"Deny"}}}' >/dev/null
+check "... a binding's policy and paramRef" bash -c "kubectl get validatingadmissionpolicybinding demo-binding | grep -E '^NAME +POLICYNAME +PARAMREF +AGE' && kubectl get validatingadmissionpolicybinding demo-binding --no-headers | grep -E '^demo-binding +demo-policy +\\*/p1 '"
+kubectl patch validatingadmissionpolicybinding demo-binding --type=json -p '[{"op":"replace","path":"/spec/paramRef","value":{"selector":{"matchLabels":{"b":"2","a":"1"},"matchExpressions":[{"key":"k","operator":"In","values":["x","z"]}]},"parameterNotFoundAction":"Deny"}}]' >/dev/null
+check "... a paramRef selector as Go prints it" bash -c "kubectl get validatingadmissionpolicybinding demo-binding --no-headers | grep -F 'demo-policy   &LabelSelector{MatchLabels:map[string]string{a: 1,b: 2,},MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:k,Operator:In,Values:[x z],},},}'"
 expect_rc 0 "they delete" kubectl delete -f "$WORK/adm.yaml"
 
 req GET "$MV/t2"
