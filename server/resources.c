@@ -2223,7 +2223,9 @@ static enum srv_list_strategy smp_admission(void *ud, const char *path,
 
 static void set_default(json_t *o, const char *k, json_t *v)
 {
-	if (json_is_object(o) && !json_object_get(o, k))
+	/* (a null is Go's nil pointer, defaulted as absent) */
+	json_t *cur = json_object_get(o, k);
+	if (json_is_object(o) && (!cur || json_is_null(cur)))
 		json_object_set(o, k, v);
 	json_decref(v);
 }

@@ -1066,6 +1066,28 @@ expect_rc 0 "a change of the policy's spec" kubectl patch validatingadmissionpol
 check "... bumps its generation" bash -c "[[ \$(kubectl get validatingadmissionpolicy demo-policy -o jsonpath='{.metadata.generation}') == 2 ]]"
 expect_rc 0 "a label change" kubectl label validatingadmissionpolicy demo-policy a=b
 check "... does not" bash -c "[[ \$(kubectl get validatingadmissionpolicy demo-policy -o jsonpath='{.metadata.generation}') == 2 ]]"
+# Their fields are kube's typed ones (k8s.io/api admissionregistration/v1,
+# found by an audit): an unknown field is a strict decoding error, a wrong
+# type Go's decoding error, and kubectl explain knows them.
+cat >"$WORK/adm-bad.yaml" <<'EOF'
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: bad-webhook}
+webhooks:
+- name: b.example.com
+  clientconfig: {url: "https://example.com/x"}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+EOF
+expect_rc 1 "an admission kind's unknown field is refused under Strict" kubectl create -f "$WORK/adm-bad.yaml"
+check "... kube's strict decoding error" err_text 'strict decoding error: unknown field "webhooks[0].clientconfig"'
+sed -i 's|clientconfig: {url: "https://example.com/x"}|clientConfig: {url: "https://example.com/x"}\n  timeoutSeconds: "ten"|' "$WORK/adm-bad.yaml"
+expect_rc 1 "... a wrong type whatever the validation" kubectl create --validate=false -f "$WORK/adm-bad.yaml"
+check "... Go's decoding error" err_text 'json: cannot unmarshal string into Go struct field ValidatingWebhook.webhooks.timeoutSeconds of type int32'
+req POST /apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies '{"metadata":{"name":"bad-policy"},"spec":{"validations":[{"expression":"true","bogus":1}],"failurePolicy":null}}'
+check "... an unknown field under the default Warn is dropped; a null pointer is defaulted" bash -c "grep -q '\"failurePolicy\":\"Fail\"' '$WORK/body' && ! grep -q bogus '$WORK/body'"
+req DELETE /apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/bad-policy
+check "kubectl explain knows a webhook's fields" bash -c "kubectl explain validatingwebhookconfiguration.webhooks.clientConfig.service | grep -q 'port.*<integer>'"
 # kube's printers for these kinds (printValidatingWebhook and the policy
 # ones): the webhook count, the validations and paramKind, the policy
 # name and paramRef ("*/<name>" without a namespace; a selector as its
