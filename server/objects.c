@@ -2601,8 +2601,7 @@ static bool plan_release_all(struct svc_plan *p, const json_t *spec)
    in err), or one picked here; one that held an IP and no longer needs
    one releases it. false: out of memory. */
 static bool plan_cluster_ip(struct svc_plan *p, json_t *spec,
-			    const json_t *ospec, const char *cidr,
-			    struct srv_error *err)
+			    const json_t *ospec, struct srv_error *err)
 {
 	const char *type = json_string_value(json_object_get(spec, "type"));
 	const char *want = json_string_value(json_object_get(spec, "clusterIP"));
@@ -2640,10 +2639,14 @@ static bool plan_cluster_ip(struct svc_plan *p, json_t *spec,
 	}
 	uint32_t v = (uint32_t)in.b[12] << 24 | (uint32_t)in.b[13] << 16 |
 		     (uint32_t)in.b[14] << 8 | in.b[15];
+	/* kube 1.33's allocator (MultiCIDRServiceAllocator, GA): an IP in
+	   no ServiceCIDR is MetaAllocator's ErrMismatchedNetwork */
 	if (v - p->base >= p->size)
 		srv_error_cause(err, "FieldValueInvalid", "spec.clusterIPs",
-				"Invalid value: []string{\"%.40s\"}: failed to allocate IP %.40s: the provided IP (%.40s) is not in the valid range. The range of valid IPs is %s",
-				want, want, want, cidr);
+				"Invalid value: []string{\"%.40s\"}: failed to "
+				"allocate IP %.40s: the provided network does "
+				"not match the current range",
+				want, want);
 	json_object_set_new(spec, "clusterIPs", json_pack("[s]", want));
 	return true;
 }
@@ -3071,7 +3074,7 @@ static lp_err plan_service(struct srv_req *r, struct svc_plan *p,
 		return srv_error_set(err, LP_E_IO, "bad --service-cluster-ip-range");
 	if (srv_service_ip_families(spec, ospec, err))
 		return LP_E_INVALID;
-	if (!plan_cluster_ip(p, spec, ospec, cidr, err) ||
+	if (!plan_cluster_ip(p, spec, ospec, err) ||
 	    !plan_node_ports(p, spec, ospec, err))
 		return LP_E_NOMEM;
 	if (err->code)

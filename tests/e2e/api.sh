@@ -1748,6 +1748,8 @@ req PATCH "$SVCS/ext" '{"spec":{"type":"ClusterIP","externalName":null,"clusterI
 check "... one changed to ClusterIP reserves the IP it asks for" code_has 200 '"clusterIP":"10.96.0.77"' '"ipFamilies":["IPv4"]'
 req POST "$SVCS" '{"metadata":{"name":"ext2"},"spec":{"clusterIP":"10.96.0.77","ports":[{"port":80}]}}'
 check "... which no other Service can take" code_has 422 'failed to allocate IP 10.96.0.77: provided IP is already allocated'
+req POST "$SVCS" '{"metadata":{"name":"outip"},"spec":{"clusterIP":"192.168.1.1","ports":[{"port":80}]}}'
+check "a clusterIP outside the range: kube 1.33's allocator (no ServiceCIDR holds it)" code_has 422 'spec.clusterIPs: Invalid value: []string{\"192.168.1.1\"}: failed to allocate IP 192.168.1.1: the provided network does not match the current range'
 req PATCH "$SVCS/ext" '{"spec":{"type":"ExternalName","externalName":"example.com"}}' application/merge-patch+json
 check "... back to ExternalName drops its IP fields, not its internalTrafficPolicy (kube's dropTypeDependentFields)" python3 -c "
 import json; s=json.load(open('$WORK/body'))['spec']; assert not {'clusterIP','clusterIPs','ipFamilies','ipFamilyPolicy'} & set(s), s; assert s['internalTrafficPolicy'] == 'Cluster', s"
