@@ -217,8 +217,8 @@ MSG(m_label_selector_requirement, "LabelSelectorRequirement",
     f_label_selector_requirement);
 
 static const struct pb_field f_label_selector[] = {
-    FLD(1, "matchLabels", MAP_STRING, 0),
-    SUB(2, "matchExpressions", m_label_selector_requirement, R),
+	FLD(1, "matchLabels", MAP_STRING, 0),
+	SUB(2, "matchExpressions", m_label_selector_requirement, R),
 };
 MSG(m_label_selector, "LabelSelector", f_label_selector);
 
@@ -690,182 +690,182 @@ MSG(m_lease, "Lease", f_lease);
 #define MSG_PKG "io.k8s.api.admissionregistration.v1"
 
 static const struct pb_field f_rule_with_operations[] = {
-    FLDG(1, "operations", STRING, R, "v1.OperationType"),
-    FLD(1, "apiGroups", STRING, R),
-    FLD(2, "apiVersions", STRING, R),
-    FLD(3, "resources", STRING, R),
-    FLDG(4, "scope", STRING, PB_PTR, "v1.ScopeType"),
+	FLDG(1, "operations", STRING, R, "v1.OperationType"),
+	FLD(1, "apiGroups", STRING, R),
+	FLD(2, "apiVersions", STRING, R),
+	FLD(3, "resources", STRING, R),
+	FLDG(4, "scope", STRING, PB_PTR, "v1.ScopeType"),
 };
 MSG(m_rule_with_operations, "RuleWithOperations", f_rule_with_operations);
 
 static const struct pb_field f_named_rule_with_operations[] = {
-    FLD(1, "resourceNames", STRING, R),
-    FLDG(1, "operations", STRING, R, "v1.OperationType"),
-    FLD(1, "apiGroups", STRING, R),
-    FLD(2, "apiVersions", STRING, R),
-    FLD(3, "resources", STRING, R),
-    FLDG(4, "scope", STRING, PB_PTR, "v1.ScopeType"),
+	FLD(1, "resourceNames", STRING, R),
+	FLDG(1, "operations", STRING, R, "v1.OperationType"),
+	FLD(1, "apiGroups", STRING, R),
+	FLD(2, "apiVersions", STRING, R),
+	FLD(3, "resources", STRING, R),
+	FLDG(4, "scope", STRING, PB_PTR, "v1.ScopeType"),
 };
 MSG(m_named_rule_with_operations, "NamedRuleWithOperations",
-    f_named_rule_with_operations);
+	f_named_rule_with_operations);
 
 static const struct pb_field f_service_reference[] = {
-    FLD(1, "namespace", STRING, RQ),
-    FLD(2, "name", STRING, RQ),
-    FLD(3, "path", STRING, PB_PTR),
-    FLD(4, "port", INT32, PB_PTR),
+	FLD(1, "namespace", STRING, RQ),
+	FLD(2, "name", STRING, RQ),
+	FLD(3, "path", STRING, PB_PTR),
+	FLD(4, "port", INT32, PB_PTR),
 };
 MSG(m_service_reference, "ServiceReference", f_service_reference);
 
 static const struct pb_field f_webhook_client_config[] = {
-    FLD(3, "url", STRING, PB_PTR),
-    SUB(1, "service", m_service_reference, PB_PTR),
-    FLD(2, "caBundle", BYTES, O),
+	FLD(3, "url", STRING, PB_PTR),
+	SUB(1, "service", m_service_reference, PB_PTR),
+	FLD(2, "caBundle", BYTES, O),
 };
 MSG(m_webhook_client_config, "WebhookClientConfig", f_webhook_client_config);
 
 static const struct pb_field f_match_condition[] = {
-    FLD(1, "name", STRING, RQ),
-    FLD(2, "expression", STRING, RQ),
+	FLD(1, "name", STRING, RQ),
+	FLD(2, "expression", STRING, RQ),
 };
 MSG(m_match_condition, "MatchCondition", f_match_condition);
 
 static const struct pb_field f_validating_webhook[] = {
-    FLD(1, "name", STRING, RQ),
-    SUB(2, "clientConfig", m_webhook_client_config, RQ),
-    SUB(3, "rules", m_rule_with_operations, R),
-    FLDG(4, "failurePolicy", STRING, PB_PTR, "v1.FailurePolicyType"),
-    FLDG(9, "matchPolicy", STRING, PB_PTR, "v1.MatchPolicyType"),
-    SUB(5, "namespaceSelector", m_label_selector, PB_PTR),
-    SUB(10, "objectSelector", m_label_selector, PB_PTR),
-    FLDG(6, "sideEffects", STRING, RQ, "v1.SideEffectClass"),
-    FLD(7, "timeoutSeconds", INT32, PB_PTR),
-    FLD(8, "admissionReviewVersions", STRING, R | RQ),
-    SUBK(11, "matchConditions", m_match_condition, R, "name"),
+	FLD(1, "name", STRING, RQ),
+	SUB(2, "clientConfig", m_webhook_client_config, RQ),
+	SUB(3, "rules", m_rule_with_operations, R),
+	FLDG(4, "failurePolicy", STRING, PB_PTR, "v1.FailurePolicyType"),
+	FLDG(9, "matchPolicy", STRING, PB_PTR, "v1.MatchPolicyType"),
+	SUB(5, "namespaceSelector", m_label_selector, PB_PTR),
+	SUB(10, "objectSelector", m_label_selector, PB_PTR),
+	FLDG(6, "sideEffects", STRING, RQ, "v1.SideEffectClass"),
+	FLD(7, "timeoutSeconds", INT32, PB_PTR),
+	FLD(8, "admissionReviewVersions", STRING, R | RQ),
+	SUBK(11, "matchConditions", m_match_condition, R, "name"),
 };
 MSG(m_validating_webhook, "ValidatingWebhook", f_validating_webhook);
 
 static const struct pb_field f_mutating_webhook[] = {
-    FLD(1, "name", STRING, RQ),
-    SUB(2, "clientConfig", m_webhook_client_config, RQ),
-    SUB(3, "rules", m_rule_with_operations, R),
-    FLDG(4, "failurePolicy", STRING, PB_PTR, "v1.FailurePolicyType"),
-    FLDG(9, "matchPolicy", STRING, PB_PTR, "v1.MatchPolicyType"),
-    SUB(5, "namespaceSelector", m_label_selector, PB_PTR),
-    SUB(11, "objectSelector", m_label_selector, PB_PTR),
-    FLDG(6, "sideEffects", STRING, RQ, "v1.SideEffectClass"),
-    FLD(7, "timeoutSeconds", INT32, PB_PTR),
-    FLD(8, "admissionReviewVersions", STRING, R | RQ),
-    FLDG(10, "reinvocationPolicy", STRING, PB_PTR, "v1.ReinvocationPolicyType"),
-    SUBK(12, "matchConditions", m_match_condition, R, "name"),
+	FLD(1, "name", STRING, RQ),
+	SUB(2, "clientConfig", m_webhook_client_config, RQ),
+	SUB(3, "rules", m_rule_with_operations, R),
+	FLDG(4, "failurePolicy", STRING, PB_PTR, "v1.FailurePolicyType"),
+	FLDG(9, "matchPolicy", STRING, PB_PTR, "v1.MatchPolicyType"),
+	SUB(5, "namespaceSelector", m_label_selector, PB_PTR),
+	SUB(11, "objectSelector", m_label_selector, PB_PTR),
+	FLDG(6, "sideEffects", STRING, RQ, "v1.SideEffectClass"),
+	FLD(7, "timeoutSeconds", INT32, PB_PTR),
+	FLD(8, "admissionReviewVersions", STRING, R | RQ),
+	FLDG(10, "reinvocationPolicy", STRING, PB_PTR, "v1.ReinvocationPolicyType"),
+	SUBK(12, "matchConditions", m_match_condition, R, "name"),
 };
 MSG(m_mutating_webhook, "MutatingWebhook", f_mutating_webhook);
 
 static const struct pb_field f_validating_webhook_configuration[] = {
-    SUB(1, "metadata", m_object_meta, 0),
-    SUBK(2, "webhooks", m_validating_webhook, R, "name"),
+	SUB(1, "metadata", m_object_meta, 0),
+	SUBK(2, "webhooks", m_validating_webhook, R, "name"),
 };
 MSG(m_validating_webhook_configuration, "ValidatingWebhookConfiguration",
-    f_validating_webhook_configuration);
+	f_validating_webhook_configuration);
 
 static const struct pb_field f_mutating_webhook_configuration[] = {
-    SUB(1, "metadata", m_object_meta, 0),
-    SUBK(2, "webhooks", m_mutating_webhook, R, "name"),
+	SUB(1, "metadata", m_object_meta, 0),
+	SUBK(2, "webhooks", m_mutating_webhook, R, "name"),
 };
 MSG(m_mutating_webhook_configuration, "MutatingWebhookConfiguration",
-    f_mutating_webhook_configuration);
+	f_mutating_webhook_configuration);
 
 static const struct pb_field f_param_kind[] = {
-    FLD(1, "apiVersion", STRING, O),
-    FLD(2, "kind", STRING, O),
+	FLD(1, "apiVersion", STRING, O),
+	FLD(2, "kind", STRING, O),
 };
 MSG(m_param_kind, "ParamKind", f_param_kind);
 
 static const struct pb_field f_match_resources[] = {
-    SUB(1, "namespaceSelector", m_label_selector, PB_PTR),
-    SUB(2, "objectSelector", m_label_selector, PB_PTR),
-    SUB(3, "resourceRules", m_named_rule_with_operations, R),
-    SUB(4, "excludeResourceRules", m_named_rule_with_operations, R),
-    FLDG(7, "matchPolicy", STRING, PB_PTR, "v1.MatchPolicyType"),
+	SUB(1, "namespaceSelector", m_label_selector, PB_PTR),
+	SUB(2, "objectSelector", m_label_selector, PB_PTR),
+	SUB(3, "resourceRules", m_named_rule_with_operations, R),
+	SUB(4, "excludeResourceRules", m_named_rule_with_operations, R),
+	FLDG(7, "matchPolicy", STRING, PB_PTR, "v1.MatchPolicyType"),
 };
 MSG(m_match_resources, "MatchResources", f_match_resources);
 
 static const struct pb_field f_validation[] = {
-    FLD(1, "expression", STRING, RQ),
-    FLD(2, "message", STRING, O),
-    FLDG(3, "reason", STRING, PB_PTR, "v1.StatusReason"),
-    FLD(4, "messageExpression", STRING, O),
+	FLD(1, "expression", STRING, RQ),
+	FLD(2, "message", STRING, O),
+	FLDG(3, "reason", STRING, PB_PTR, "v1.StatusReason"),
+	FLD(4, "messageExpression", STRING, O),
 };
 MSG(m_validation, "Validation", f_validation);
 
 static const struct pb_field f_audit_annotation[] = {
-    FLD(1, "key", STRING, RQ),
-    FLD(2, "valueExpression", STRING, RQ),
+	FLD(1, "key", STRING, RQ),
+	FLD(2, "valueExpression", STRING, RQ),
 };
 MSG(m_audit_annotation, "AuditAnnotation", f_audit_annotation);
 
 static const struct pb_field f_variable[] = {
-    FLD(1, "name", STRING, RQ),
-    FLD(2, "expression", STRING, RQ),
+	FLD(1, "name", STRING, RQ),
+	FLD(2, "expression", STRING, RQ),
 };
 MSG(m_variable, "Variable", f_variable);
 
 static const struct pb_field f_vap_spec[] = {
-    SUB(1, "paramKind", m_param_kind, PB_PTR),
-    SUB(2, "matchConstraints", m_match_resources, PB_PTR),
-    SUB(3, "validations", m_validation, R),
-    FLDG(4, "failurePolicy", STRING, PB_PTR, "v1.FailurePolicyType"),
-    SUB(5, "auditAnnotations", m_audit_annotation, R),
-    SUBK(6, "matchConditions", m_match_condition, R, "name"),
-    SUBK(7, "variables", m_variable, R, "name"),
+	SUB(1, "paramKind", m_param_kind, PB_PTR),
+	SUB(2, "matchConstraints", m_match_resources, PB_PTR),
+	SUB(3, "validations", m_validation, R),
+	FLDG(4, "failurePolicy", STRING, PB_PTR, "v1.FailurePolicyType"),
+	SUB(5, "auditAnnotations", m_audit_annotation, R),
+	SUBK(6, "matchConditions", m_match_condition, R, "name"),
+	SUBK(7, "variables", m_variable, R, "name"),
 };
 MSG(m_vap_spec, "ValidatingAdmissionPolicySpec", f_vap_spec);
 
 static const struct pb_field f_expression_warning[] = {
-    FLD(2, "fieldRef", STRING, RQ),
-    FLD(3, "warning", STRING, RQ),
+	FLD(2, "fieldRef", STRING, RQ),
+	FLD(3, "warning", STRING, RQ),
 };
 MSG(m_expression_warning, "ExpressionWarning", f_expression_warning);
 
 static const struct pb_field f_type_checking[] = {
-    SUB(1, "expressionWarnings", m_expression_warning, R),
+	SUB(1, "expressionWarnings", m_expression_warning, R),
 };
 MSG(m_type_checking, "TypeChecking", f_type_checking);
 
 static const struct pb_field f_vap_status[] = {
-    FLD(1, "observedGeneration", INT64, O),
-    SUB(2, "typeChecking", m_type_checking, PB_PTR),
-    SUBK(3, "conditions", m_condition, R, "type"),
+	FLD(1, "observedGeneration", INT64, O),
+	SUB(2, "typeChecking", m_type_checking, PB_PTR),
+	SUBK(3, "conditions", m_condition, R, "type"),
 };
 MSG(m_vap_status, "ValidatingAdmissionPolicyStatus", f_vap_status);
 
 static const struct pb_field f_vap[] = {
-    SUB(1, "metadata", m_object_meta, 0),
-    SUB(2, "spec", m_vap_spec, 0),
-    SUB(3, "status", m_vap_status, 0),
+	SUB(1, "metadata", m_object_meta, 0),
+	SUB(2, "spec", m_vap_spec, 0),
+	SUB(3, "status", m_vap_status, 0),
 };
 MSG(m_vap, "ValidatingAdmissionPolicy", f_vap);
 
 static const struct pb_field f_param_ref[] = {
-    FLD(1, "name", STRING, O),
-    FLD(2, "namespace", STRING, O),
-    SUB(3, "selector", m_label_selector, PB_PTR),
-    FLDG(4, "parameterNotFoundAction", STRING, PB_PTR,
+	FLD(1, "name", STRING, O),
+	FLD(2, "namespace", STRING, O),
+	SUB(3, "selector", m_label_selector, PB_PTR),
+	FLDG(4, "parameterNotFoundAction", STRING, PB_PTR,
 	 "v1.ParameterNotFoundActionType"),
 };
 MSG(m_param_ref, "ParamRef", f_param_ref);
 
 static const struct pb_field f_vapb_spec[] = {
-    FLD(1, "policyName", STRING, O),
-    SUB(2, "paramRef", m_param_ref, PB_PTR),
-    SUB(3, "matchResources", m_match_resources, PB_PTR),
-    FLDG(4, "validationActions", STRING, R, "v1.ValidationAction"),
+	FLD(1, "policyName", STRING, O),
+	SUB(2, "paramRef", m_param_ref, PB_PTR),
+	SUB(3, "matchResources", m_match_resources, PB_PTR),
+	FLDG(4, "validationActions", STRING, R, "v1.ValidationAction"),
 };
 MSG(m_vapb_spec, "ValidatingAdmissionPolicyBindingSpec", f_vapb_spec);
 
 static const struct pb_field f_vapb[] = {
-    SUB(1, "metadata", m_object_meta, 0),
-    SUB(2, "spec", m_vapb_spec, 0),
+	SUB(1, "metadata", m_object_meta, 0),
+	SUB(2, "spec", m_vapb_spec, 0),
 };
 MSG(m_vapb, "ValidatingAdmissionPolicyBinding", f_vapb);
 
@@ -1088,32 +1088,32 @@ static const struct {
 	const struct pb_msg *msg;
 	bool json_only; /* tables for JSON bodies alone: no protobuf decoding */
 } pb_kinds[] = {
-    {"Namespace", "v1", &m_namespace},
-    {"ConfigMap", "v1", &m_config_map},
-    {"Secret", "v1", &m_secret},
-    {"ServiceAccount", "v1", &m_service_account},
-    {"Service", "v1", &m_service},
-    {"Endpoints", "v1", &m_endpoints},
-    {"Event", "v1", &m_event},
-    {"Lease", "coordination.k8s.io/v1", &m_lease},
-    {"Event", "events.k8s.io/v1", &m_event_v1},
-    {"SelfSubjectAccessReview", "authorization.k8s.io/v1", &m_ssar},
-    {"SelfSubjectRulesReview", "authorization.k8s.io/v1", &m_ssrr},
-    {"SelfSubjectReview", "authentication.k8s.io/v1", &m_ssr},
-    {"SubjectAccessReview", "authorization.k8s.io/v1", &m_sar},
-    {"LocalSubjectAccessReview", "authorization.k8s.io/v1", &m_lsar},
-    {"TokenReview", "authentication.k8s.io/v1", &m_token_review},
-    {"TokenRequest", "authentication.k8s.io/v1", &m_token_request},
-    {"DeleteOptions", NULL, &m_delete_options},
-    {"CustomResourceDefinition", "apiextensions.k8s.io/v1", &m_crd, true},
-    {"ValidatingWebhookConfiguration", "admissionregistration.k8s.io/v1",
-     &m_validating_webhook_configuration, true},
-    {"MutatingWebhookConfiguration", "admissionregistration.k8s.io/v1",
-     &m_mutating_webhook_configuration, true},
-    {"ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1", &m_vap,
-     true},
-    {"ValidatingAdmissionPolicyBinding", "admissionregistration.k8s.io/v1",
-     &m_vapb, true},
+	{ "Namespace", "v1", &m_namespace },
+	{ "ConfigMap", "v1", &m_config_map },
+	{ "Secret", "v1", &m_secret },
+	{ "ServiceAccount", "v1", &m_service_account },
+	{ "Service", "v1", &m_service },
+	{ "Endpoints", "v1", &m_endpoints },
+	{ "Event", "v1", &m_event },
+	{ "Lease", "coordination.k8s.io/v1", &m_lease },
+	{ "Event", "events.k8s.io/v1", &m_event_v1 },
+	{ "SelfSubjectAccessReview", "authorization.k8s.io/v1", &m_ssar },
+	{ "SelfSubjectRulesReview", "authorization.k8s.io/v1", &m_ssrr },
+	{ "SelfSubjectReview", "authentication.k8s.io/v1", &m_ssr },
+	{ "SubjectAccessReview", "authorization.k8s.io/v1", &m_sar },
+	{ "LocalSubjectAccessReview", "authorization.k8s.io/v1", &m_lsar },
+	{ "TokenReview", "authentication.k8s.io/v1", &m_token_review },
+	{ "TokenRequest", "authentication.k8s.io/v1", &m_token_request },
+	{ "DeleteOptions", NULL, &m_delete_options },
+	{ "CustomResourceDefinition", "apiextensions.k8s.io/v1", &m_crd, true },
+	{ "ValidatingWebhookConfiguration", "admissionregistration.k8s.io/v1",
+	  &m_validating_webhook_configuration, true },
+	{ "MutatingWebhookConfiguration", "admissionregistration.k8s.io/v1",
+	  &m_mutating_webhook_configuration, true },
+	{ "ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1",
+	  &m_vap, true },
+	{ "ValidatingAdmissionPolicyBinding", "admissionregistration.k8s.io/v1",
+	  &m_vapb, true },
 };
 
 /* ------------------------------------------------------------------ */
