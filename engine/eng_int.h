@@ -267,6 +267,17 @@ int eng__rev_put(MDB_txn *txn, eng *e, int64_t rev);
 #define ENG_WAL_CKPT_NS 1000000000LL
 /* Before mdb_env_open: open the log and, where LMDB went on past the last
    checkpoint, write its meta pages back. */
+/* One of LMDB's meta pages (lmdb's mdb.c: the page header, then MDB_meta:
+   magic, version, address, map size, the two core DBs -- the free DB's
+   md_pad is the page size --, the last page number and the txnid). */
+struct eng_lmdb_meta {
+	uint32_t psize;
+	uint64_t last_pg, txnid;
+};
+/* Parse the meta page at pg (len bytes); false when it is none (torn,
+   garbage, another format). */
+bool eng__lmdb_meta(const uint8_t *pg, size_t len, struct eng_lmdb_meta *m);
+
 lp_err eng__wal_prepare(eng *e);
 /* After the databases are open: replay the records after the checkpoint,
    checkpoint, start the checkpoint thread; with drop, flush data.mdb and

@@ -11,6 +11,7 @@
  *     file must not be opened twice in one process): open_paths.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
@@ -452,6 +453,74 @@ static void free_eng(eng *e)
 	free(e);
 }
 
+#define LMDB_MAGIC 0xBEEFC0DEu
+#define LMDB_DATA_VERSION 1u
+
+bool eng__lmdb_meta(const uint8_t *pg, size_t len, struct eng_lmdb_meta *m)
+{
+	uint32_t magic, version;
+	if (len < 152)
+		return false;
+	memcpy(&magic, pg + 16, 4);
+	memcpy(&version, pg + 20, 4);
+	memcpy(&m->psize, pg + 40, 4);
+	memcpy(&m->last_pg, pg + 136, 8);
+	memcpy(&m->txnid, pg + 144, 8);
+	return magic == LMDB_MAGIC && version == LMDB_DATA_VERSION &&
+	       m->psize >= 512 && m->psize <= (64u << 10) &&
+	       !(m->psize & (m->psize - 1));
+}
+
+lp_err eng_file_check(const char *path, char *msg, size_t msg_len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(msg, msg_len, "%s: %s", path, strerror(errno));
+		return LP_ERR(LP_E_IO);
+	}
+	/* both meta pages: the second at the first's page size (4096 when
+	   the first is torn); the size after them, as a live writer grows
+	   the file before it writes a meta page naming the new pages */
+	uint8_t pg[2][512];
+	struct eng_lmdb_meta m[2];
+	bool ok[2] = {false, false};
+	ssize_t n = pread(fd, pg[0], sizeof pg[0], 0);
+	ok[0] = n == (ssize_t)sizeof pg[0] &&
+		eng__lmdb_meta(pg[0], sizeof pg[0], &m[0]);
+	off_t second = ok[0] ? (off_t)m[0].psize : 4096;
+	n = pread(fd, pg[1], sizeof pg[1], second);
+	ok[1] = n == (ssize_t)sizeof pg[1] &&
+		eng__lmdb_meta(pg[1], sizeof pg[1], &m[1]);
+	struct stat st;
+	int serr = fstat(fd, &st) ? errno : 0;
+	close(fd);
+	if (serr) {
+		snprintf(msg, msg_len, "%s: %s", path, strerror(serr));
+		return LP_ERR(LP_E_IO);
+	}
+	if (st.st_size == 0) {
+		snprintf(msg, msg_len, "%s is empty", path);
+		return LP_ERR(LP_E_CORRUPT);
+	}
+	if (!ok[0] && !ok[1]) {
+		snprintf(msg, msg_len,
+			 "%s is no LMDB file (no valid meta page)", path);
+		return LP_ERR(LP_E_CORRUPT);
+	}
+	/* LMDB opens at the valid meta page with the higher txnid */
+	const struct eng_lmdb_meta *cur =
+	    !ok[1] || (ok[0] && m[0].txnid >= m[1].txnid) ? &m[0] : &m[1];
+	uint64_t need = (cur->last_pg + 1) * (uint64_t)cur->psize;
+	if ((uint64_t)st.st_size < need) {
+		snprintf(msg, msg_len,
+			 "%s is truncated: %lld bytes, where its last page "
+			 "ends at byte %llu",
+			 path, (long long)st.st_size, (unsigned long long)need);
+		return LP_ERR(LP_E_CORRUPT);
+	}
+	return LP_OK;
+}
+
 lp_err eng_open(const struct eng_opts *o, eng **out)
 {
 	if (!o || !o->dir || !out)
@@ -528,6 +597,16 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 		goto fail;
 	if (e->nosync || want_wal)
 		flags |= MDB_NOSYNC | MDB_NOMETASYNC;
+	/* A file cut short would be SIGBUS once mapped: refused first (an
+	   empty one a writer makes a new store of). After the log's
+	   recovery, which puts back the meta pages of a durable commit. */
+	if (stat(path, &st) == 0 && (e->readonly || st.st_size > 0)) {
+		char why[PATH_MAX + 128];
+		if ((rc = eng_file_check(path, why, sizeof why))) {
+			lp_error("%s: cannot open store: %s", o->dir, why);
+			goto fail;
+		}
+	}
 	mrc = mdb_env_open(e->env, o->dir, flags, 0600);
 	if (mrc) {
 		rc = mrc == ENOENT ? LP_ERR(LP_E_NOTFOUND)

@@ -15,8 +15,10 @@
  *
  * Files (in the data directory)
  *   wal.ckpt  two slots, written in turn; the valid one with the higher
- *             epoch is the checkpoint: data.mdb's identity (device, inode)
- *             and page size, the revision, a copy of LMDB's two meta pages
+ *             epoch is the checkpoint: data.mdb's device and inode (kept
+ *             for the format, not read: metas_follow tells the file by
+ *             its meta pages) and page size, the revision, a copy of
+ *             LMDB's two meta pages
  *             as they were right after that commit, and the segment and
  *             sequence number of the first record after it.
  *   wal.0/1   segments of records {magic, length, seq, checksum, payload}.
@@ -241,6 +243,49 @@ static bool read_ckpt(int fd, struct ckpt_head *out, uint8_t **metas)
 	return found;
 }
 
+/* Is cur, data.mdb's first two pages, the file this checkpoint was taken
+   of, as a crash may have left it? Each meta page is either the saved one,
+   a later one (LMDB went on: a higher txnid in that slot), or torn. 1: it
+   is; -1: it is not (a meta page older than the checkpoint's, another page
+   size: a file restored or replaced in place); 0: cannot tell (both
+   torn). Device and inode numbers do not say it: a directory copied to
+   another disk or host after a crash keeps its content, not its numbers,
+   and a file copied over data.mdb keeps the inode. */
+static int metas_follow(const uint8_t *cur, const uint8_t *saved,
+			unsigned psize)
+{
+	int seen = 0;
+	for (unsigned i = 0; i < 2; i++) {
+		const uint8_t *c = cur + (size_t)i * psize;
+		const uint8_t *sv = saved + (size_t)i * psize;
+		struct eng_lmdb_meta cm, sm;
+		if (!memcmp(c, sv, psize)) {
+			seen++;
+			continue;
+		}
+		if (!eng__lmdb_meta(c, psize, &cm))
+			continue; /* torn */
+		if (!eng__lmdb_meta(sv, psize, &sm) || cm.psize != sm.psize ||
+		    cm.txnid <= sm.txnid)
+			return -1;
+		seen++;
+	}
+	return seen ? 1 : 0;
+}
+
+static uint8_t *next_rec(struct eng_wal *w, uint32_t seg, uint64_t *off,
+			 uint64_t seq, uint32_t *len);
+
+/* Does the log hold a record after the checkpoint found at open? */
+static bool records_after(struct eng_wal *w)
+{
+	uint64_t off = 0;
+	uint32_t len;
+	uint8_t *p = next_rec(w, w->found.seg, &off, w->found.seq, &len);
+	free(p);
+	return p != NULL;
+}
+
 static void wal_free(struct eng_wal *w)
 {
 	if (!w)
@@ -304,16 +349,30 @@ lp_err eng__wal_prepare(eng *e)
 		int dfd = open_in(e->dir, "data.mdb", O_RDWR);
 		size_t mlen = 2 * (size_t)w->found.psize;
 		uint8_t *cur = malloc(mlen);
-		if (dfd < 0 || fstat(dfd, &st) ||
-		    (uint64_t)st.st_dev != w->found.dev ||
-		    (uint64_t)st.st_ino != w->found.ino) {
-			lp_warn("%s: the write-ahead log belongs to another "
-				"data.mdb; ignoring it",
-				e->dir);
-		} else if (!cur) {
+		bool got = dfd >= 0 && cur && !fstat(dfd, &st) &&
+			   full_pread(dfd, cur, mlen, 0);
+		/* the file's identity is its content (metas_follow): with
+		   both meta pages torn LMDB cannot open it at all, and the
+		   log is all there is to go on */
+		int ours = got ? metas_follow(cur, metas, w->found.psize) : -1;
+		if (dfd >= 0 && !cur) {
 			rc = LP_ERR(LP_E_NOMEM);
-		} else if (!full_pread(dfd, cur, mlen, 0) ||
-			   memcmp(cur, metas, mlen)) {
+		} else if (ours < 0 && records_after(w)) {
+			lp_error("%s: data.mdb is not the file the write-ahead "
+				 "log was written for (replaced or restored in "
+				 "place?), and the log holds writes past it; "
+				 "not opening. Restore a copy with lapis "
+				 "restore; to open data.mdb as it is, without "
+				 "the log's writes, move wal.ckpt, wal.0 and "
+				 "wal.1 away",
+				 e->dir);
+			rc = LP_ERR(LP_E_CORRUPT);
+		} else if (ours < 0) {
+			lp_warn("%s: the write-ahead log belongs to another "
+				"data.mdb and holds no write past it; ignoring "
+				"it",
+				e->dir);
+		} else if (memcmp(cur, metas, mlen)) {
 			/* LMDB went on after the checkpoint: back to it, then
 			   replay (invariant 2). */
 			if (lmdb_in_use(e->dir)) {

@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,6 +349,14 @@ int cli_restore(int argc, char **argv)
 	}
 	if (!S_ISREG(st.st_mode)) {
 		fprintf(stderr, "lapis: %s: not a backup file\n", from);
+		return CLI_FAIL;
+	}
+	/* an empty, cut short or foreign file is refused before anything is
+	   made (LMDB would make an empty store of an empty file, and die of
+	   SIGBUS on a truncated one) */
+	char why[PATH_MAX + 128];
+	if (eng_file_check(from, why, sizeof why) != LP_OK) {
+		fprintf(stderr, "lapis: not a whole backup: %s\n", why);
 		return CLI_FAIL;
 	}
 	int created = 0;

@@ -571,6 +571,15 @@ struct eng_stats {
 
 void eng_stats(eng *e, struct eng_stats *out);
 
+/*
+ * Is the LMDB file at path whole: a valid meta page, and the file long
+ * enough for the last page it names? LMDB maps the file and would die of
+ * SIGBUS reading past its end (a backup cut short by a full disk or an
+ * interrupted copy). Returns LP_OK, LP_E_CORRUPT with why in msg (empty,
+ * not an LMDB file, truncated), or LP_E_IO (cannot read it).
+ */
+lp_err eng_file_check(const char *path, char *msg, size_t msg_len);
+
 /* Whether the store directory holds a write-ahead log (engine/wal.c). A
    read-only open reads data.mdb as it is; after a system crash only a
    writer's open recovers the store from the log. */

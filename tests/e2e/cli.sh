@@ -278,6 +278,20 @@ expect_rc 1 "restore from a bad file into an empty directory exits 1" \
 check "a failed restore leaves the empty directory empty" \
 	bash -c "[[ -d '$WORK/r5' && -z \$(ls -A '$WORK/r5') ]]"
 
+# A backup cut short (a full disk, an interrupted copy) or empty is refused
+# with why, by restore (creating nothing) and inspect, never mapped: LMDB
+# died of SIGBUS reading past its end, and an empty file restored to an
+# empty store (found by an audit).
+head -c "$(($(stat -c %s "$backup") / 2))" "$backup" >"$WORK/cut.db"
+: >"$WORK/empty.db"
+for f in cut empty; do
+	expect_rc 1 "restore from a $f backup exits 1" \
+		"$LAPIS" restore --from "$WORK/$f.db" --data-dir "$WORK/r-$f"
+	check "... saying why, and creates nothing" bash -c "grep -q 'not a whole backup: .* is $( [[ $f == cut ]] && echo truncated || echo empty)' '$WORK/err' && [[ ! -e '$WORK/r-$f' ]]"
+	expect_rc 1 "inspect of a $f backup exits 1" "$LAPIS" inspect "$WORK/$f.db"
+	check "... saying why" err_has "is $( [[ $f == cut ]] && echo truncated || echo empty)"
+done
+
 start_server "$restored"
 rabs=$(cd "$restored" 2>/dev/null && pwd -P || echo "$restored")
 check "the restored directory can be served" \
