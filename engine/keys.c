@@ -59,6 +59,11 @@ uint64_t eng__hash64(uint64_t seed, const void *p, size_t n)
 	return mix64(h ^ w ^ ((uint64_t)n << 56));
 }
 
+uint64_t eng_hash64(uint64_t seed, const void *p, size_t n)
+{
+	return eng__hash64(seed, p, n);
+}
+
 lp_err eng__key_ok(const void *key, size_t len)
 {
 	if (!key || len == 0)

@@ -1652,10 +1652,10 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 		return srv_error_set(err, LP_E_COMPACTED,
 				     "The resourceVersion for the provided list is too old.");
 	}
-	if (rc == LP_E_FUTURE && exact) {
-		/* kube 1.33 sends an exact read to etcd (no cache
-		   snapshots), whose error for a revision it has not reached
-		   passes through as a plain 500 */
+	if (rc == LP_E_FUTURE && (exact || o->cont)) {
+		/* kube 1.33 sends an exact read, and every continue, to etcd
+		   (no cache snapshots), whose error for a revision it has
+		   not reached passes through as a plain 500 */
 		err->no_reason = true;
 		return srv_error_set(
 		    err, LP_E_IO,

@@ -571,6 +571,10 @@ struct eng_stats {
 
 void eng_stats(eng *e, struct eng_stats *out);
 
+/* A 64-bit hash of n bytes at p from seed (not cryptographic): the one the
+   engine's content hash uses, for callers' checksums. */
+uint64_t eng_hash64(uint64_t seed, const void *p, size_t n);
+
 /*
  * Is the LMDB file at path whole: a valid meta page, and the file long
  * enough for the last page it names? LMDB maps the file and would die of

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "lapis/engine.h"
 #include "object.h"
 
 /* controllers/informer.c decodes only this head of most objects (a layout
@@ -428,11 +429,22 @@ unsigned char *reg_unb64url(const char *s, size_t *out_len)
 
 char *reg_continue_encode(int64_t rv, const char *start, size_t start_len)
 {
-	return reg_continue_encode_n(rv, start, start_len, -1);
+	return reg_continue_encode_n(rv, start, start_len, -1, NULL, 0);
+}
+
+/* The check of a carried count: "nh" (see reg_continue_encode_n). */
+static void count_check(const void *prefix, size_t prefix_len, int64_t rv,
+			const char *start, size_t start_len, int64_t n,
+			char hex[17])
+{
+	uint64_t h = eng_hash64(0x636f6e74696e7565ULL ^ (uint64_t)rv, prefix,
+				prefix_len);
+	h = eng_hash64(h ^ (uint64_t)n, start, start_len);
+	snprintf(hex, 17, "%016llx", (unsigned long long)h);
 }
 
 char *reg_continue_encode_n(int64_t rv, const char *start, size_t start_len,
-			    int64_t n)
+			    int64_t n, const void *prefix, size_t prefix_len)
 {
 	json_t *o = json_object();
 	if (!o)
@@ -440,8 +452,12 @@ char *reg_continue_encode_n(int64_t rv, const char *start, size_t start_len,
 	json_object_set_new(o, "v", json_string("meta.k8s.io/v1"));
 	json_object_set_new(o, "rv", json_integer(rv));
 	json_object_set_new(o, "start", json_stringn(start, start_len));
-	if (n >= 0)
+	if (n >= 0 && prefix) {
+		char hex[17];
+		count_check(prefix, prefix_len, rv, start, start_len, n, hex);
 		json_object_set_new(o, "n", json_integer(n));
+		json_object_set_new(o, "nh", json_string(hex));
+	}
 	size_t len;
 	char *s = reg_json_dump(o, &len);
 	json_decref(o);
@@ -452,7 +468,8 @@ char *reg_continue_encode_n(int64_t rv, const char *start, size_t start_len,
 	return t;
 }
 
-int64_t reg_continue_remaining(const char *tok)
+int64_t reg_continue_remaining(const char *tok, const void *prefix,
+			       size_t prefix_len)
 {
 	size_t len;
 	unsigned char *raw = reg_unb64url(tok, &len);
@@ -461,9 +478,19 @@ int64_t reg_continue_remaining(const char *tok)
 	json_t *o = reg_json_load((char *)raw, len, JSON_ALLOW_NUL, NULL);
 	free(raw);
 	json_t *n = json_object_get(o, "n");
-	int64_t v = json_is_integer(n) && json_integer_value(n) >= 0
-			    ? json_integer_value(n)
-			    : -1;
+	json_t *rv = json_object_get(o, "rv");
+	json_t *start = json_object_get(o, "start");
+	const char *nh = json_string_value(json_object_get(o, "nh"));
+	int64_t v = -1;
+	if (json_is_integer(n) && json_integer_value(n) >= 0 &&
+	    json_is_integer(rv) && json_is_string(start) && nh) {
+		char hex[17];
+		count_check(prefix, prefix_len, json_integer_value(rv),
+			    json_string_value(start), json_string_length(start),
+			    json_integer_value(n), hex);
+		if (!strcmp(hex, nh))
+			v = json_integer_value(n);
+	}
 	json_decref(o);
 	return v;
 }

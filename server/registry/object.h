@@ -86,12 +86,17 @@ unsigned char *reg_unb64url(const char *s, size_t *out_len);
  */
 char *reg_continue_encode(int64_t rv, const char *start, size_t start_len);
 /* The same with the number of objects left after this page in "n" (an
-   extra member kube's clients ignore): the next page, read at the same
-   revision, then needs no count. n < 0: omitted. */
+   extra member kube's clients ignore), under the range prefix it counts:
+   the next page, read at the same revision, then needs no count. "nh"
+   checks n against the prefix, the revision and the start key, so that a
+   token altered or used in another range is counted anew, as kube counts
+   every page. n < 0: omitted. */
 char *reg_continue_encode_n(int64_t rv, const char *start, size_t start_len,
-			    int64_t n);
-/* The "n" of a token, or -1 when it has none or is malformed. */
-int64_t reg_continue_remaining(const char *tok);
+			    int64_t n, const void *prefix, size_t prefix_len);
+/* The "n" of a token listing under prefix, or -1 when it has none, is
+   malformed or does not pass its check. */
+int64_t reg_continue_remaining(const char *tok, const void *prefix,
+			       size_t prefix_len);
 lp_err reg_continue_decode(const char *tok, int64_t *rv, char **start,
 			   size_t *start_len, char *msg, size_t msg_len);
 

@@ -330,7 +330,10 @@ lp_err reg_list(eng *e, const struct reg_list_req *q, reg_item_fn fn,
 			at = 0; /* rv -1: continue at the latest revision */
 	}
 	/* the count carried from the first page, if any */
-	int64_t carried = q->cont && q->count ? reg_continue_remaining(q->cont) : -1;
+	int64_t carried =
+	    q->cont && q->count
+		? reg_continue_remaining(q->cont, prefix->bytes, prefix->len)
+		: -1;
 	struct walk w = {.fn = fn, .ud = ud};
 	eng_pin *pin = NULL;
 	uint64_t want = q->limit;
@@ -395,8 +398,9 @@ lp_err reg_list(eng *e, const struct reg_list_req *q, reg_item_fn fn,
 				memcpy(start, w.last + prefix->len, sl);
 				start[sl] = 0; /* last key + NUL: strictly after */
 				res->token = reg_continue_encode_n(
-					rev, start, sl + 1,
-					q->count ? (int64_t)left : -1);
+				    rev, start, sl + 1,
+				    q->count ? (int64_t)left : -1,
+				    prefix->bytes, prefix->len);
 				free(start);
 			}
 			if (!res->token)
