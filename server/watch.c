@@ -322,11 +322,16 @@ static void emit_bookmark(struct wstream *ws, int64_t rev, bool initial_end)
 			 b64 ? b64 : "", b64 ? "\"" : "");
 		free(b64);
 	}
-	int n = snprintf(b, sizeof b,
-			 "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{"
-			 "\"resourceVersion\":\"%lld\"%s}}",
-			 partial ? "PartialObjectMetadata" : ws->kind,
-			 partial ? pgv : ws->gv, (long long)rev, ann);
+	/* a typed object (a built-in, PartialObjectMetadata) encodes its
+	   zero creationTimestamp as null, after resourceVersion; an
+	   unstructured one has none */
+	int n = snprintf(
+	    b, sizeof b,
+	    "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{"
+	    "\"resourceVersion\":\"%lld\"%s%s}}",
+	    partial ? "PartialObjectMetadata" : ws->kind,
+	    partial ? pgv : ws->gv, (long long)rev,
+	    partial || !ws->custom ? ",\"creationTimestamp\":null" : "", ann);
 	/* a Table watch's bookmark is a Table too (kube's watch encoder
 	   transforms it as any event's object), and may take the headers */
 	if (ws->neg.out == SRV_OUT_TABLE)
