@@ -279,6 +279,11 @@ struct eng_lmdb_meta {
 bool eng__lmdb_meta(const uint8_t *pg, size_t len, struct eng_lmdb_meta *m);
 
 lp_err eng__wal_prepare(eng *e);
+/* For a read-only open of dir, which has a log: LP_E_CORRUPT (logged) when
+   no process has the store open and the log holds records past its
+   checkpoint that data.mdb has no commit past (a system crash no writer
+   has recovered yet: data.mdb as it is lacks acknowledged writes). */
+lp_err eng__wal_check_ro(const char *dir);
 /* After the databases are open: replay the records after the checkpoint,
    checkpoint, start the checkpoint thread; with drop, flush data.mdb and
    remove the log instead. */

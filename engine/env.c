@@ -595,6 +595,9 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 	if ((want_wal || (!e->readonly && eng_has_wal(o->dir))) &&
 	    (rc = eng__wal_prepare(e)))
 		goto fail;
+	if (e->readonly && eng_has_wal(o->dir) &&
+	    (rc = eng__wal_check_ro(o->dir)))
+		goto fail;
 	if (e->nosync || want_wal)
 		flags |= MDB_NOSYNC | MDB_NOMETASYNC;
 	/* A file cut short would be SIGBUS once mapped: refused first (an

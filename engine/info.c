@@ -54,27 +54,35 @@ lp_err eng_backup(eng *e, const char *path,
 {
 	if (!e || !path)
 		return LP_ERR(LP_E_INVAL);
+	/* a temporary file of this copy's own: two backups to one path
+	   each write theirs, and each renames a whole one */
 	char tmp[PATH_MAX];
-	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+	if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
 		return LP_ERR(LP_E_INVAL);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		lp_error("%s: %s", tmp, strerror(errno));
 		return LP_ERR(LP_E_IO);
 	}
 	lp_err rc = LP_OK;
-	int slot;
+	int slot, err = 0;
 	/* The copy holds a read transaction: keep the map from being resized
 	   under it (growth waits until the copy is done). */
 	eng__gate_enter(e, &slot);
 	if (!progress) {
 		int mrc = mdb_env_copyfd2(e->env, fd, MDB_CP_COMPACT);
-		if (mrc)
+		if (mrc) {
+			err = mrc;
 			rc = eng__from_mdb(mrc, "backup");
+		}
 	} else {
 		/* Through a pipe, so we can count the bytes as they come. */
 		int p[2];
-		if (pipe(p)) {
+		char *buf = malloc(1 << 16);
+		if (!buf) {
+			rc = LP_ERR(LP_E_NOMEM);
+		} else if (pipe(p)) {
+			err = errno;
 			rc = LP_ERR(LP_E_IO);
 		} else {
 			struct copy_job j = {.e = e, .fd = p[1]};
@@ -84,27 +92,40 @@ lp_err eng_backup(eng *e, const char *path,
 				close(p[1]);
 				rc = LP_ERR(LP_E_NOMEM);
 			} else {
-				static char buf[1 << 16];
 				uint64_t total = 0;
 				ssize_t n;
-				while ((n = read(p[0], buf, sizeof buf)) > 0) {
-					if (write(fd, buf, (size_t)n) != n)
+				while ((n = read(p[0], buf, 1 << 16)) > 0) {
+					if (!rc &&
+					    write(fd, buf, (size_t)n) != n) {
+						err = errno ? errno : ENOSPC;
 						rc = LP_ERR(LP_E_IO);
+					}
 					total += (uint64_t)n;
 					progress(ud, total);
 				}
 				close(p[0]);
 				pthread_join(th, NULL);
-				if (j.mrc && !rc)
+				if (j.mrc && !rc) {
+					err = j.mrc;
 					rc = eng__from_mdb(j.mrc, "backup");
+				}
 			}
 		}
+		free(buf);
 	}
 	eng__gate_leave(e, slot);
-	if (!rc && fsync(fd))
+	if (!rc && fsync(fd)) {
+		err = errno;
 		rc = LP_ERR(LP_E_IO);
-	if (close(fd) && !rc)
+	}
+	if (close(fd) && !rc) {
+		err = errno;
 		rc = LP_ERR(LP_E_IO);
+	}
+	/* the cause by name (a full disk is ENOSPC, not "input/output") */
+	if (rc && err)
+		lp_error("%s: %s", tmp,
+			 err > 0 ? strerror(err) : mdb_strerror(err));
 	if (!rc && rename(tmp, path)) {
 		lp_error("rename %s: %s", path, strerror(errno));
 		rc = LP_ERR(LP_E_IO);

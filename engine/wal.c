@@ -302,6 +302,58 @@ static void wal_free(struct eng_wal *w)
 	free(w);
 }
 
+lp_err eng__wal_check_ro(const char *dir)
+{
+	struct eng_wal w = {.ckpt_fd = -1, .seg_fd = {-1, -1}};
+	uint8_t *metas = NULL, *cur = NULL;
+	lp_err rc = LP_OK;
+	int dfd = -1;
+	w.ckpt_fd = open_in(dir, wal_files[0], O_RDONLY);
+	if (w.ckpt_fd < 0 || lmdb_in_use(dir) ||
+	    !read_ckpt(w.ckpt_fd, &w.found, &metas))
+		goto out;
+	w.seg_fd[w.found.seg] =
+	    open_in(dir, wal_files[1 + w.found.seg], O_RDONLY);
+	size_t mlen = 2 * (size_t)w.found.psize;
+	dfd = open_in(dir, "data.mdb", O_RDONLY);
+	cur = malloc(mlen);
+	if (w.seg_fd[w.found.seg] < 0 || dfd < 0 || !cur ||
+	    !full_pread(dfd, cur, mlen, 0) || !records_after(&w))
+		goto out;
+	/* a commit past the checkpoint is in data.mdb when a meta page
+	   there is a later one than the saved */
+	bool past = false;
+	for (unsigned i = 0; i < 2; i++) {
+		struct eng_lmdb_meta cm, sm;
+		const uint8_t *c = cur + (size_t)i * w.found.psize;
+		const uint8_t *sv = metas + (size_t)i * w.found.psize;
+		if (memcmp(c, sv, w.found.psize) &&
+		    eng__lmdb_meta(c, w.found.psize, &cm) &&
+		    eng__lmdb_meta(sv, w.found.psize, &sm) &&
+		    cm.txnid > sm.txnid)
+			past = true;
+	}
+	if (!past) {
+		lp_error("%s: the write-ahead log holds writes data.mdb has "
+			 "not got (a system crash no writer has recovered "
+			 "yet); start lapis serve on it once, which recovers "
+			 "them, before reading it",
+			 dir);
+		rc = LP_ERR(LP_E_CORRUPT);
+	}
+out:
+	if (dfd >= 0)
+		close(dfd);
+	for (int i = 0; i < 2; i++)
+		if (w.seg_fd[i] >= 0)
+			close(w.seg_fd[i]);
+	if (w.ckpt_fd >= 0)
+		close(w.ckpt_fd);
+	free(cur);
+	free(metas);
+	return rc;
+}
+
 lp_err eng__wal_prepare(eng *e)
 {
 	struct eng_wal *w = calloc(1, sizeof *w);

@@ -566,7 +566,7 @@ int cli_store_open(const char *path, struct cli_store *out)
 		out->e = NULL;
 		fprintf(stderr, "lapis: cannot open store %s: %s\n", path,
 			lp_strerror(rc));
-		if (eng_has_wal(env))
+		if (eng_has_wal(env) && rc != LP_E_FORMAT)
 			fprintf(stderr,
 				"lapis: %s has a write-ahead log: a writer "
 				"(lapis serve) recovers the store from it "

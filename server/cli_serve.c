@@ -114,6 +114,19 @@ static const char usage[] =
 #define DEFAULT_COMPACTION_MS (5ULL * 60 * 1000)
 #define MAX_SANS 32
 
+/* A store directory (data.mdb, no store/ of its own) given as a data
+   directory would get a second, empty cluster made inside it (found by an
+   audit). */
+static bool is_store_dir(const char *dir)
+{
+	char *dm = cli_path_join(dir, "data.mdb");
+	char *st = cli_path_join(dir, "store");
+	bool is = dm && st && access(dm, F_OK) == 0 && access(st, F_OK) != 0;
+	free(dm);
+	free(st);
+	return is;
+}
+
 static bool loopback(const char *listen)
 {
 	char host[128];
@@ -351,6 +364,24 @@ int cli_serve(int argc, char **argv)
 				"--force-insecure if you mean it\n",
 			listen);
 		return CLI_USAGE;
+	}
+
+	/* usage errors before anything is made on the disk */
+	struct sockaddr_storage lss;
+	socklen_t lsl;
+	struct srv_error lerr0;
+	srv_error_clear(&lerr0);
+	if (!srv_listen_parse(listen, &lss, &lsl, &lerr0)) {
+		fprintf(stderr, "lapis serve: %s\n", lerr0.message);
+		return CLI_USAGE;
+	}
+	if (!ephemeral && is_store_dir(dir)) {
+		fprintf(stderr,
+			"lapis serve: %s holds data.mdb: it is a store "
+			"directory, not a data directory (serve the "
+			"directory above it)\n",
+			dir);
+		return CLI_FAIL;
 	}
 
 	sigset_t stop;

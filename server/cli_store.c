@@ -22,7 +22,9 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +93,34 @@ static int print_backup_info(const char *file)
 	return CLI_OK;
 }
 
+/* Would a backup of dir written to out land in dir's store directory (or
+   be the backup file dir itself)? Its rename would replace data.mdb, or
+   sit among the store's files (found by an audit: --force onto
+   store/data.mdb swapped the live file out from under a server). */
+static bool into_store(const char *dir, const char *out)
+{
+	char *o = strdup(out);
+	struct stat ps, ss, os;
+	bool in = false;
+	if (o && stat(dirname(o), &ps) == 0) {
+		static const char *const stores[] = {"store", "."};
+		for (size_t i = 0; i < 2 && !in; i++) {
+			char *sd = cli_path_join(dir, stores[i]);
+			char *dm = sd ? cli_path_join(sd, "data.mdb") : NULL;
+			in = dm && stat(sd, &ss) == 0 &&
+			     ss.st_dev == ps.st_dev && ss.st_ino == ps.st_ino &&
+			     access(dm, F_OK) == 0;
+			free(dm);
+			free(sd);
+		}
+	}
+	if (!in && stat(dir, &ss) == 0 && S_ISREG(ss.st_mode) &&
+	    stat(out, &os) == 0)
+		in = ss.st_dev == os.st_dev && ss.st_ino == os.st_ino;
+	free(o);
+	return in;
+}
+
 int cli_backup(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -136,6 +166,15 @@ int cli_backup(int argc, char **argv)
 			"lapis: %s exists; remove it or use --force to "
 			"overwrite it\n",
 			out);
+		return CLI_FAIL;
+	}
+
+	if (into_store(dir, out)) {
+		fprintf(stderr,
+			"lapis: %s is in the store directory of %s, which it "
+			"would replace a file of under a running server; write "
+			"the backup elsewhere\n",
+			out, dir);
 		return CLI_FAIL;
 	}
 

@@ -1077,13 +1077,14 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 /* ------------------------------------------------------------ start/stop */
 
-static int listen_on(const char *spec, int *port, struct srv_error *err)
+bool srv_listen_parse(const char *spec, struct sockaddr_storage *ss,
+		      socklen_t *sl, struct srv_error *err)
 {
 	char host[128];
 	const char *colon = strrchr(spec, ':');
 	if (!colon || colon == spec) {
 		srv_error_set(err, LP_E_INVAL, "--listen %s: want ADDR:PORT", spec);
-		return -1;
+		return false;
 	}
 	size_t hl = (size_t)(colon - spec);
 	if (spec[0] == '[' && hl >= 2 && spec[hl - 1] == ']') {
@@ -1092,7 +1093,7 @@ static int listen_on(const char *spec, int *port, struct srv_error *err)
 	}
 	if (hl >= sizeof host) {
 		srv_error_set(err, LP_E_INVAL, "--listen: address too long");
-		return -1;
+		return false;
 	}
 	memcpy(host, spec, hl);
 	host[hl] = 0;
@@ -1101,27 +1102,34 @@ static int listen_on(const char *spec, int *port, struct srv_error *err)
 	if (*end || p < 0 || p > 65535 || colon[1] == 0) {
 		srv_error_set(err, LP_E_INVAL, "--listen: bad port '%s'",
 			      colon + 1);
-		return -1;
+		return false;
 	}
-	struct sockaddr_storage ss;
-	socklen_t sl;
-	memset(&ss, 0, sizeof ss);
-	struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+	memset(ss, 0, sizeof *ss);
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
 	if (!strcmp(host, "localhost"))
 		snprintf(host, sizeof host, "127.0.0.1");
 	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
 		a4->sin_family = AF_INET;
 		a4->sin_port = htons((uint16_t)p);
-		sl = sizeof *a4;
+		*sl = sizeof *a4;
 	} else if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
 		a6->sin6_family = AF_INET6;
 		a6->sin6_port = htons((uint16_t)p);
-		sl = sizeof *a6;
+		*sl = sizeof *a6;
 	} else {
 		srv_error_set(err, LP_E_INVAL, "--listen: bad address '%s'", host);
-		return -1;
+		return false;
 	}
+	return true;
+}
+
+static int listen_on(const char *spec, int *port, struct srv_error *err)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	if (!srv_listen_parse(spec, &ss, &sl, err))
+		return -1;
 	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		srv_error_set(err, LP_E_IO, "socket: %s", strerror(errno));

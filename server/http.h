@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "lapis/engine.h"
 #include "reqinfo.h"
@@ -54,6 +55,11 @@ int srv_port(struct srv *s);
 /* The URL clients reach it at: scheme, the listen address (127.0.0.1 or
    [::1] for a wildcard one) and the port it listens on. */
 void srv_url(struct srv *s, char *buf, size_t n);
+
+/* --listen's ADDR:PORT (an IPv4 or IPv6 literal, [v6], localhost; port
+   0-65535) into *ss and *sl; false with LP_E_INVAL and why in err. */
+bool srv_listen_parse(const char *spec, struct sockaddr_storage *ss,
+		      socklen_t *sl, struct srv_error *err);
 /* Stop: no new connections, watches ended cleanly, in-flight requests
    finished; then the daemon stops. NULL ok. */
 void srv_stop(struct srv *s);

@@ -60,6 +60,11 @@ for bad in garbage 5 5x 1.5 -1s 1h-5m "" 1ns 999us 99999999999999999999h s .s; d
 		"$LAPIS" serve --data-dir "$WORK/never" --compaction-interval "$bad"
 done
 check "a refused interval creates no data directory" test ! -e "$WORK/never"
+for bad in bad 127.0.0.1 127.0.0.1:99999 nohost.example:80 :80; do
+	expect_rc 2 "serve --listen '$bad' exits 2" \
+		"$LAPIS" serve --data-dir "$WORK/never" --listen "$bad"
+done
+check "... before it makes a data directory (found by an audit)" test ! -e "$WORK/never"
 expect_rc 2 "backup without --out exits 2" "$LAPIS" backup --data-dir "$WORK/x"
 expect_rc 2 "inspect without a path exits 2" "$LAPIS" inspect
 expect_rc 2 "inspect with two paths exits 2" "$LAPIS" inspect a b
@@ -188,7 +193,28 @@ check "the backup file exists" test -s "$backup"
 check "backup prints the revision" test "$(field "$WORK/out" revision)" = "$rev1"
 bhash=$(field "$WORK/out" hash)
 check "backup prints a hash" test -n "$bhash"
-check "backup leaves no temporary file" test ! -e "$backup.tmp"
+check "backup leaves no temporary file" bash -c "! compgen -G '$backup.tmp*' >/dev/null"
+# two backups to one file at once each write a temporary file of their own:
+# both succeed and leave a whole backup (found by an audit: they shared
+# FILE.tmp, and one could report success for a corrupt file)
+"$LAPIS" backup --data-dir "$data" --out "$WORK/twice.db" --force >"$WORK/tw1" 2>&1 &
+twpid=$!
+"$LAPIS" backup --data-dir "$data" --out "$WORK/twice.db" --force >"$WORK/tw2" 2>&1
+tw2=$?
+wait "$twpid"
+tw1=$?
+check "two backups to one file at once both succeed" test "$tw1/$tw2" = 0/0
+expect_rc 0 "... and leave a whole one" "$LAPIS" inspect "$WORK/twice.db"
+# a backup into the store directory it copies would replace data.mdb
+# under the running server (found by an audit)
+expect_rc 1 "backup --force onto the live store's data.mdb exits 1" \
+	"$LAPIS" backup --data-dir "$data" --out "$data/store/data.mdb" --force
+check "... saying why" err_has 'is in the store directory of'
+expect_rc 1 "... or into its store directory" \
+	"$LAPIS" backup --data-dir "$data" --out "$data/store/b.mdb"
+expect_rc 1 "serve on a store directory (holding data.mdb) exits 1" \
+	"$LAPIS" serve --data-dir "$data/store" --insecure-http --listen 127.0.0.1:0
+check "... saying it is no data directory, and makes nothing in it" bash -c "grep -q 'it is a store directory' '$WORK/err' && [[ ! -e '$data/store/store' && ! -e '$data/store/pki' ]]"
 expect_rc 1 "backup refuses to overwrite a file" \
 	"$LAPIS" backup --data-dir "$data" --out "$backup"
 expect_rc 0 "backup --force overwrites" \
