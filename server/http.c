@@ -674,8 +674,9 @@ void srv_reply_error(struct srv_req *r, const struct srv_error *err,
 	    options_invalid(err->message, &ow, okind, sizeof okind))
 		what = &ow;
 	int retry = 0;
-	if (err && (err->code == LP_E_FUTURE || err->code == LP_E_TOOMANY ||
-		    err->code == LP_E_READERSFULL || err->retry_soon))
+	if (err && !err->no_retry &&
+	    (err->code == LP_E_FUTURE || err->code == LP_E_TOOMANY ||
+	     err->code == LP_E_READERSFULL || err->retry_soon))
 		retry = 1;
 	json_t *st = srv_status_failure(err, what, retry);
 	int code = srv_status_code(err ? err->code : LP_E_IO);

@@ -1622,8 +1622,9 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 	   MatchesSingle reads that one key (not a range), so no limit,
 	   continue token or exact revision applies (the namespace must be
 	   known for a namespaced kind's key) */
-	if (!o->cont && srv_fsel_exact(o->fsel, "metadata.name") &&
-	    (!res->namespaced || (ns && *ns)))
+	bool single = !o->cont && srv_fsel_exact(o->fsel, "metadata.name") &&
+		      (!res->namespaced || (ns && *ns));
+	if (single)
 		q.limit = 0;
 	int64_t n = 0;
 	bool exact = false;
@@ -1634,6 +1635,23 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 			(!o->rvm && n != 0 && q.limit > 0);
 		if (exact) {
 			q.at_rev = n;
+		} else if (single && !o->rvm && o->limit > 0 && n > 0) {
+			/* the legacy exact read of one key goes to etcd, which
+			   reads the latest and checks it reached n at once:
+			   its 504 comes without waiting or retryAfterSeconds
+			   (found by an audit) */
+			if (n > eng_rev(e)) {
+				srv_error_cause(err, "ResourceVersionTooLarge",
+						"",
+						"Too large resource version");
+				err->no_retry = true;
+				return srv_error_set(err, LP_E_FUTURE,
+						     "Timeout: Too large "
+						     "resource version: %lld, "
+						     "current: %lld",
+						     (long long)n,
+						     (long long)eng_rev(e));
+			}
 		} else if (n > 0 && wait_rev(e, n, err)) {
 			return err->code;
 		}

@@ -40,6 +40,10 @@ struct srv_error {
 	/* details.retryAfterSeconds 1 and Retry-After (kube's
 	   NewGenerateNameConflict: every generated name was taken). */
 	bool retry_soon;
+	/* No retryAfterSeconds where its code would add one (a too large
+	   resourceVersion the etcd store finds itself:
+	   validateMinimumResourceVersion's retry of 0 seconds). */
+	bool no_retry;
 };
 
 /* s was cut to fit a buffer: drop a UTF-8 sequence its end leaves

@@ -1224,6 +1224,8 @@ CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' --max-time 5 "$URL/api/v1/watc
 check "... one that asks for the same name streams" grep -q '"type":"ADDED"' "$WORK/body"
 req GET '/api/v1/namespaces/default?resourceVersion=99999999'
 check "a GET of one object at a revision not yet reached is kube's 504 (after its 3 s wait)" code_has 504 'Timeout: Too large resource version: 99999999, current: ' '"retryAfterSeconds":1'
+req GET '/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dopt1&limit=5&resourceVersion=99999999'
+check "... a list of one name with a limit at such a revision: etcd's read of the one key, its 504 at once, no retryAfterSeconds (found by an audit)" bash -c "[[ $CODE == 504 ]] && grep -q 'Too large resource version: 99999999' '$WORK/body' && ! grep -q retryAfterSeconds '$WORK/body'"
 FUTURE_TOK=$(printf '{"v":"meta.k8s.io/v1","rv":99999999,"start":"a"}' | base64 -w0)
 req GET "/api/v1/namespaces/default/configmaps?limit=2&continue=$FUTURE_TOK"
 check "... a continue token at such a revision: etcd's plain 500, as kube 1.33 sends every continue to etcd (found by an audit)" code_has 500 '"message":"etcdserver: mvcc: required revision is a future revision","code":500}'
