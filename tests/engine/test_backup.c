@@ -52,6 +52,23 @@ static void copy_file(const char *from, const char *to)
 	cr_assert_eq(fclose(out), 0);
 }
 
+/* A new store directory (tag) holding a copy of the backup file at path
+   as its data.mdb, opened (nosync, or read-only) and checked. */
+static void open_copy(const char *path, const char *tag, bool readonly,
+		      struct tc_store *copy)
+{
+	memset(copy, 0, sizeof *copy);
+	copy->dir = ts_tmpdir(tag);
+	char dst[4200];
+	snprintf(dst, sizeof dst, "%s/data.mdb", copy->dir);
+	copy_file(path, dst);
+	copy->o.dir = copy->dir;
+	copy->o.nosync = !readonly;
+	copy->o.readonly = readonly;
+	TC_OK(eng_open(&copy->o, &copy->e));
+	tc_check(copy->e);
+}
+
 struct prog {
 	uint64_t last;
 	int calls;
@@ -80,15 +97,7 @@ static void backup_and_open(struct tc_store *copy, struct prog *pg)
 	glob_t g;
 	cr_assert_eq(glob(tmp, 0, NULL, &g), GLOB_NOMATCH,
 		     "a temporary file was left behind");
-	memset(copy, 0, sizeof *copy);
-	copy->dir = ts_tmpdir("restored");
-	char dst[4200];
-	snprintf(dst, sizeof dst, "%s/data.mdb", copy->dir);
-	copy_file(path, dst);
-	copy->o.dir = copy->dir;
-	copy->o.nosync = 1;
-	TC_OK(eng_open(&copy->o, &copy->e));
-	tc_check(copy->e);
+	open_copy(path, "restored", false, copy);
 }
 
 static void write_some(eng *e, int n, int salt)
@@ -216,15 +225,7 @@ Test(eng_backup, backup_while_writing_is_consistent)
 	cr_assert_eq(a.err[0], 0, "writer: %s", a.err);
 
 	struct tc_store copy;
-	memset(&copy, 0, sizeof copy);
-	copy.dir = ts_tmpdir("restored");
-	char dst[4200];
-	snprintf(dst, sizeof dst, "%s/data.mdb", copy.dir);
-	copy_file(path, dst);
-	copy.o.dir = copy.dir;
-	copy.o.nosync = 1;
-	TC_OK(eng_open(&copy.o, &copy.e));
-	tc_check(copy.e);
+	open_copy(path, "restored", false, &copy);
 	int64_t R = eng_rev(copy.e);
 	cr_assert_geq(R, 500);
 	cr_assert_lt(R, eng_rev(S.e),
@@ -401,15 +402,8 @@ Test(eng_backup, backups_to_one_path_at_once_leave_a_whole_file)
 			TC_OK(a[i].rc);
 		}
 		TC_OK(eng_file_check(path, msg, sizeof msg));
-		struct tc_store copy = {0};
-		copy.dir = ts_tmpdir("same");
-		char dst[4200];
-		snprintf(dst, sizeof dst, "%s/data.mdb", copy.dir);
-		copy_file(path, dst);
-		copy.o.dir = copy.dir;
-		copy.o.readonly = 1;
-		TC_OK(eng_open(&copy.o, &copy.e));
-		tc_check(copy.e);
+		struct tc_store copy;
+		open_copy(path, "same", true, &copy);
 		tc_done(&copy);
 	}
 }

@@ -426,6 +426,18 @@ Test(schema_validate, pattern_classes)
 	srv_schema_free(s);
 }
 
+/* {"spec":{"<field>":"<n times c>"}} (malloc'd, with room for 60 more
+   bytes), the run starting at *at. */
+static char *spec_run(const char *field, char c, size_t n, int *at)
+{
+	char *obj = malloc(n + 64 + strlen(field));
+	cr_assert_not_null(obj);
+	*at = sprintf(obj, "{\"spec\":{\"%s\":\"", field);
+	memset(obj + *at, c, n);
+	strcpy(obj + *at + n, "\"}}");
+	return obj;
+}
+
 /* Go patterns with no POSIX translation run on PCRE2 with Go's meaning:
    Unicode classes (cilium's "^\PC*$", found by an audit), the m flag, $
    at the very end only, \v a vertical tab alone. */
@@ -457,12 +469,8 @@ Test(schema_validate, patterns_on_pcre2)
 	   under nested repetitions */
 	s = sch(SPEC("\"x\":{\"type\":\"string\",\"pattern\":"
 		     "\"\\\\pL((a|aa)+)+c\"}"));
-	size_t n = 100000;
-	char *big = malloc(n + 40);
-	cr_assert_not_null(big);
-	int o = sprintf(big, "{\"spec\":{\"x\":\"");
-	memset(big + o, 'a', n);
-	strcpy(big + o + n, "\"}}");
+	int o;
+	char *big = spec_run("x", 'a', 100000, &o);
 	expect_invalid(s, big);
 	free(big);
 	srv_schema_free(s);
@@ -520,11 +528,8 @@ Test(schema_validate, pattern_unanchored_long_value_and_newlines)
 		"\"b\":{\"type\":\"string\",\"pattern\":\"b\"},"
 		"\"a\":{\"type\":\"string\",\"pattern\":\"x|\\\\Ab\"}"));
 	size_t n = 100000;
-	char *obj = malloc(n + 64);
-	cr_assert_not_null(obj);
-	int k = sprintf(obj, "{\"spec\":{\"size\":\"");
-	memset(obj + k, '1', n);
-	strcpy(obj + k + n, "\"}}");
+	int k;
+	char *obj = spec_run("size", '1', n, &k);
 	expect_invalid(s, obj);
 	strcpy(obj + k + n, "GiB\"}}");
 	expect_ok(s, obj);
