@@ -822,11 +822,29 @@ bool srv_token_is_admin(struct srv *s, const char *t)
 	return diff == 0;
 }
 
+/* kube's bearertoken authenticator: the header trimmed of white space,
+   split on single spaces, "bearer" in any case and the token the second
+   word (a third and on ignored; two spaces make it empty: none). */
 static bool token_ok(struct srv *s, const char *auth)
 {
-	if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+	if (!auth)
 		return false;
-	return srv_token_is_admin(s, auth + 7);
+	while (*auth == ' ' || *auth == '\t')
+		auth++;
+	const char *end = auth + strlen(auth);
+	while (end > auth && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	if (end - auth < 7 || strncasecmp(auth, "bearer ", 7) != 0)
+		return false;
+	const char *t = auth + 7;
+	const char *sp = memchr(t, ' ', (size_t)(end - t));
+	size_t n = (size_t)((sp ? sp : end) - t);
+	char tok[1024];
+	if (n == 0 || n >= sizeof tok)
+		return false;
+	memcpy(tok, t, n);
+	tok[n] = 0;
+	return srv_token_is_admin(s, tok);
 }
 
 static const char *query_cb(void *ud, const char *key)

@@ -36,6 +36,16 @@ mkdir -p "$HOME"
 
 CODE=$(curl -sS -o /dev/null -w '%{http_code}' --cacert <(python3 -c "import yaml,base64,sys; d=yaml.safe_load(open('$KUBECONFIG')); sys.stdout.write(base64.b64decode(d['clusters'][0]['cluster']['certificate-authority-data']).decode())") "$URL/api/v1/namespaces")
 check "no token is 401 over TLS" [ "$CODE" == 401 ]
+# kube's bearer token parsing: the header trimmed, the token the second
+# word (found by an audit: lapis refused trailing spaces and extra words)
+python3 -c "import yaml,base64,sys; d=yaml.safe_load(open('$KUBECONFIG')); sys.stdout.write(base64.b64decode(d['clusters'][0]['cluster']['certificate-authority-data']).decode())" >"$WORK/ca.pem"
+TOKEN=$(cat "$DATA/admin.token")
+auth_code() {
+	curl -sS -o /dev/null -w '%{http_code}' --cacert "$WORK/ca.pem" -H "Authorization: $1" "$URL/api/v1/namespaces"
+}
+check "a bearer token with trailing spaces and in lower case is taken" [ "$(auth_code "bearer $TOKEN   ")" == 200 ]
+check "... and one followed by another word" [ "$(auth_code "Bearer $TOKEN extra")" == 200 ]
+check "... but not one after two spaces (an empty token)" [ "$(auth_code "Bearer  $TOKEN")" == 401 ]
 
 for K in "${KUBECTLS[@]}"; do
 	kv=$(basename "$K")
