@@ -72,6 +72,7 @@ void srv_error_clear(struct srv_error *err)
 		err->on_kind = false;
 		err->retry_soon = false;
 		err->anonymous = false;
+		err->no_retry = false;
 	}
 }
 
