@@ -265,8 +265,6 @@ int eng__rev_put(MDB_txn *txn, eng *e, int64_t rev);
 #define ENG_WAL_SEG_MAX (64u << 20)
 #define ENG_WAL_CKPT_BYTES (4u << 20)
 #define ENG_WAL_CKPT_NS 1000000000LL
-/* Before mdb_env_open: open the log and, where LMDB went on past the last
-   checkpoint, write its meta pages back. */
 /* One of LMDB's meta pages (lmdb's mdb.c: the page header, then MDB_meta:
    magic, version, address, map size, the two core DBs -- the free DB's
    md_pad is the page size --, the last page number and the txnid). */
@@ -278,6 +276,8 @@ struct eng_lmdb_meta {
    garbage, another format). */
 bool eng__lmdb_meta(const uint8_t *pg, size_t len, struct eng_lmdb_meta *m);
 
+/* Before mdb_env_open: open the log and, where LMDB went on past the last
+   checkpoint, write its meta pages back. */
 lp_err eng__wal_prepare(eng *e);
 /* For a read-only open of dir, which has a log: LP_E_CORRUPT (logged) when
    no process has the store open and the log holds records past its

@@ -124,8 +124,7 @@ lp_err eng_backup(eng *e, const char *path,
 	}
 	/* the cause by name (a full disk is ENOSPC, not "input/output") */
 	if (rc && err)
-		lp_error("%s: %s", tmp,
-			 err > 0 ? strerror(err) : mdb_strerror(err));
+		lp_error("%s: %s", tmp, mdb_strerror(err));
 	if (!rc && rename(tmp, path)) {
 		lp_error("rename %s: %s", path, strerror(errno));
 		rc = LP_ERR(LP_E_IO);

@@ -243,32 +243,43 @@ static bool read_ckpt(int fd, struct ckpt_head *out, uint8_t **metas)
 	return found;
 }
 
+/* What data.mdb's meta page c is beside the one the checkpoint saved in
+   its slot (sv): the same, a later one (LMDB went on: a higher txnid),
+   torn, or an older or foreign one. */
+enum slot_state { SLOT_SAME, SLOT_LATER, SLOT_TORN, SLOT_OTHER };
+
+static enum slot_state meta_slot(const uint8_t *c, const uint8_t *sv,
+				 unsigned psize)
+{
+	struct eng_lmdb_meta cm, sm;
+	if (!memcmp(c, sv, psize))
+		return SLOT_SAME;
+	if (!eng__lmdb_meta(c, psize, &cm))
+		return SLOT_TORN;
+	return eng__lmdb_meta(sv, psize, &sm) && cm.psize == sm.psize &&
+		       cm.txnid > sm.txnid
+		   ? SLOT_LATER
+		   : SLOT_OTHER;
+}
+
 /* Is cur, data.mdb's first two pages, the file this checkpoint was taken
    of, as a crash may have left it? Each meta page is either the saved one,
-   a later one (LMDB went on: a higher txnid in that slot), or torn. 1: it
-   is; -1: it is not (a meta page older than the checkpoint's, another page
-   size: a file restored or replaced in place); 0: cannot tell (both
-   torn). Device and inode numbers do not say it: a directory copied to
-   another disk or host after a crash keeps its content, not its numbers,
-   and a file copied over data.mdb keeps the inode. */
+   a later one, or torn. 1: it is; -1: it is not (a meta page older than
+   the checkpoint's, another page size: a file restored or replaced in
+   place); 0: cannot tell (both torn). Device and inode numbers do not say
+   it: a directory copied to another disk or host after a crash keeps its
+   content, not its numbers, and a file copied over data.mdb keeps the
+   inode. */
 static int metas_follow(const uint8_t *cur, const uint8_t *saved,
 			unsigned psize)
 {
 	int seen = 0;
 	for (unsigned i = 0; i < 2; i++) {
-		const uint8_t *c = cur + (size_t)i * psize;
-		const uint8_t *sv = saved + (size_t)i * psize;
-		struct eng_lmdb_meta cm, sm;
-		if (!memcmp(c, sv, psize)) {
-			seen++;
-			continue;
-		}
-		if (!eng__lmdb_meta(c, psize, &cm))
-			continue; /* torn */
-		if (!eng__lmdb_meta(sv, psize, &sm) || cm.psize != sm.psize ||
-		    cm.txnid <= sm.txnid)
+		enum slot_state st = meta_slot(
+		    cur + (size_t)i * psize, saved + (size_t)i * psize, psize);
+		if (st == SLOT_OTHER)
 			return -1;
-		seen++;
+		seen += st != SLOT_TORN;
 	}
 	return seen ? 1 : 0;
 }
@@ -323,16 +334,10 @@ lp_err eng__wal_check_ro(const char *dir)
 	/* a commit past the checkpoint is in data.mdb when a meta page
 	   there is a later one than the saved */
 	bool past = false;
-	for (unsigned i = 0; i < 2; i++) {
-		struct eng_lmdb_meta cm, sm;
-		const uint8_t *c = cur + (size_t)i * w.found.psize;
-		const uint8_t *sv = metas + (size_t)i * w.found.psize;
-		if (memcmp(c, sv, w.found.psize) &&
-		    eng__lmdb_meta(c, w.found.psize, &cm) &&
-		    eng__lmdb_meta(sv, w.found.psize, &sm) &&
-		    cm.txnid > sm.txnid)
-			past = true;
-	}
+	for (unsigned i = 0; i < 2; i++)
+		past |= meta_slot(cur + (size_t)i * w.found.psize,
+				  metas + (size_t)i * w.found.psize,
+				  w.found.psize) == SLOT_LATER;
 	if (!past) {
 		lp_error("%s: the write-ahead log holds writes data.mdb has "
 			 "not got (a system crash no writer has recovered "

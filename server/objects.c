@@ -141,17 +141,23 @@ static lp_err rv_parse(const char *s, uint64_t *out, struct srv_error *err)
 	return rv_parse_as(s, out, false, "", err);
 }
 
+/* kube's 504 for a read at revision n, not reached yet. */
+static lp_err too_large(eng *e, int64_t n, struct srv_error *err)
+{
+	srv_error_cause(err, "ResourceVersionTooLarge", "",
+			"Too large resource version");
+	return srv_error_set(err, LP_E_FUTURE,
+			     "Timeout: Too large resource version: %lld, current: %lld",
+			     (long long)n, (long long)eng_rev(e));
+}
+
 /* Wait up to 3 s for revision n, as kube's watch cache does for a read
    "not older than" a revision it has not seen; its 504 after that. */
 static lp_err wait_rev(eng *e, int64_t n, struct srv_error *err)
 {
 	if (eng_wait_rev(e, n, 3000) == LP_OK)
 		return LP_OK;
-	srv_error_cause(err, "ResourceVersionTooLarge", "",
-			"Too large resource version");
-	return srv_error_set(err, LP_E_FUTURE,
-			     "Timeout: Too large resource version: %lld, current: %lld",
-			     (long long)n, (long long)eng_rev(e));
+	return too_large(e, n, err);
 }
 
 bool srv_is_dns_label(const char *s, size_t max)
@@ -1641,16 +1647,8 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 			   its 504 comes without waiting or retryAfterSeconds
 			   (found by an audit) */
 			if (n > eng_rev(e)) {
-				srv_error_cause(err, "ResourceVersionTooLarge",
-						"",
-						"Too large resource version");
 				err->no_retry = true;
-				return srv_error_set(err, LP_E_FUTURE,
-						     "Timeout: Too large "
-						     "resource version: %lld, "
-						     "current: %lld",
-						     (long long)n,
-						     (long long)eng_rev(e));
+				return too_large(e, n, err);
 			}
 		} else if (n > 0 && wait_rev(e, n, err)) {
 			return err->code;
@@ -1679,22 +1677,8 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 		    err, LP_E_IO,
 		    "etcdserver: mvcc: required revision is a future revision");
 	}
-	if (rc == LP_E_FUTURE) {
-		/* a continue token's revision, else the one asked for */
-		int64_t want = q.at_rev;
-		char *start = NULL;
-		size_t sl;
-		char msg[64];
-		if (o->cont && !reg_continue_decode(o->cont, &want, &start, &sl,
-						    msg, sizeof msg))
-			free(start);
-		srv_error_cause(err, "ResourceVersionTooLarge", "",
-				"Too large resource version");
-		return srv_error_set(
-		    err, LP_E_FUTURE,
-		    "Timeout: Too large resource version: %lld, current: %lld",
-		    (long long)want, (long long)eng_rev(e));
-	}
+	if (rc == LP_E_FUTURE) /* (exact reads and continues are above) */
+		return too_large(e, q.at_rev, err);
 	if (rc)
 		return srv_error_set(err, rc, "Internal error occurred: %s",
 				     lp_strerror(rc));
