@@ -30,6 +30,7 @@
 #include "crd.h"
 #include "ctlops.h"
 #include "http.h"
+#include "lapis/clock.h"
 #include "lapis/log.h"
 #include "objects.h"
 #include "pki.h"
@@ -160,6 +161,84 @@ static int parse_dur_opt(const char *name, const char *arg, uint64_t *ms)
 		return -1;
 	}
 	return 0;
+}
+
+/* kube-apiserver's bootstrap controllers, while serving: the kubernetes
+   Service and its Endpoints every 10 s (created if missing, the Service
+   not otherwise changed), the system namespaces every minute (created if
+   missing: kube-node-lease is the one a user can delete). The environment
+   variable LAPIS_BOOTSTRAP_INTERVAL_MS shortens the 10 s (tests); the
+   namespaces follow at 6 times it. */
+#define BOOT_INTERVAL_MS 10000
+#define BOOT_NS_EVERY 6
+
+struct boot {
+	eng *e;
+	const char *cidr;
+	char host[INET6_ADDRSTRLEN + 2];
+	int port;
+	int64_t interval_ms;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop;
+	pthread_t th;
+	bool started;
+};
+
+static void *boot_main(void *arg)
+{
+	struct boot *b = arg;
+	pthread_setname_np(pthread_self(), "bootstrap");
+	pthread_mutex_lock(&b->mu);
+	for (unsigned tick = 1; !b->stop; tick++) {
+		struct timespec dl = lp_mono_deadline(b->interval_ms);
+		while (!b->stop &&
+		       pthread_cond_timedwait(&b->cv, &b->mu, &dl) != ETIMEDOUT)
+			;
+		if (b->stop)
+			break;
+		pthread_mutex_unlock(&b->mu);
+		lp_err rc = srv_bootstrap_kubernetes_service(
+		    b->e, b->cidr, b->host, b->port, false);
+		if (rc && rc != LP_E_EXISTS)
+			lp_warn("the kubernetes Service in default: %s",
+				lp_strerror(rc));
+		if (tick % BOOT_NS_EVERY == 0 && (rc = srv_bootstrap(b->e)))
+			lp_warn("the system namespaces: %s", lp_strerror(rc));
+		pthread_mutex_lock(&b->mu);
+	}
+	pthread_mutex_unlock(&b->mu);
+	return NULL;
+}
+
+static void boot_start(struct boot *b)
+{
+	b->interval_ms = BOOT_INTERVAL_MS;
+	const char *v = getenv("LAPIS_BOOTSTRAP_INTERVAL_MS");
+	char *end;
+	long long ms = v ? strtoll(v, &end, 10) : 0;
+	if (v && *v && !*end && ms > 0)
+		b->interval_ms = ms;
+	pthread_mutex_init(&b->mu, NULL);
+	pthread_cond_init(&b->cv, NULL);
+	b->started = pthread_create(&b->th, NULL, boot_main, b) == 0;
+	if (!b->started)
+		lp_warn("cannot start the bootstrap controller: the kubernetes "
+			"Service and the system namespaces are not recreated");
+}
+
+static void boot_stop(struct boot *b)
+{
+	if (!b->started)
+		return;
+	pthread_mutex_lock(&b->mu);
+	b->stop = true;
+	pthread_cond_signal(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+	pthread_join(b->th, NULL);
+	b->started = false;
+	pthread_mutex_destroy(&b->mu);
+	pthread_cond_destroy(&b->cv);
 }
 
 /* How the writes of this run were grouped: txns per group commit, and how
@@ -412,6 +491,7 @@ int cli_serve(int argc, char **argv)
 
 	struct cli_datadir d;
 	struct srv *s = NULL;
+	struct boot boot = {0};
 	ctl_mgr *cm = NULL;
 	struct ctl_store cs;
 	struct srv_pki pki = {0};
@@ -474,26 +554,32 @@ int cli_serve(int argc, char **argv)
 	{
 		/* kube-apiserver's own Service and Endpoints (the address a
 		   wildcard listener answers on: loopback) */
-		char host[INET6_ADDRSTRLEN + 2] = "127.0.0.1";
+		char *host = boot.host;
+		size_t hn = sizeof boot.host;
+		snprintf(host, hn, "127.0.0.1");
 		const char *colon = strrchr(listen, ':');
 		if (listen[0] == '[' && colon && colon > listen + 1)
-			snprintf(host, sizeof host, "%.*s",
-				 (int)(colon - listen - 2), listen + 1);
+			snprintf(host, hn, "%.*s", (int)(colon - listen - 2),
+				 listen + 1);
 		else if (colon && colon > listen)
-			snprintf(host, sizeof host, "%.*s",
-				 (int)(colon - listen), listen);
+			snprintf(host, hn, "%.*s", (int)(colon - listen),
+				 listen);
 		if (!strcmp(host, "0.0.0.0"))
-			snprintf(host, sizeof host, "127.0.0.1");
+			snprintf(host, hn, "127.0.0.1");
 		else if (!strcmp(host, "::"))
-			snprintf(host, sizeof host, "::1");
+			snprintf(host, hn, "::1");
+		boot.e = d.e;
+		boot.cidr = svc_range;
+		boot.port = srv_port(s);
 		lerr = srv_bootstrap_kubernetes_service(d.e, svc_range, host,
-							srv_port(s));
+							boot.port, true);
 		if (lerr != LP_OK)
 			lp_warn("the kubernetes Service in default: %s%s",
 				lp_strerror(lerr),
 				lerr == LP_E_EXISTS
 				    ? " (its cluster IP is another Service's)"
 				    : "");
+		boot_start(&boot);
 	}
 	for (int i = 0; ctl_builtin[i]; i++)
 		if (!strcmp(ctl_builtin[i]->name, "crd-finalizer"))
@@ -533,6 +619,7 @@ int cli_serve(int argc, char **argv)
 	rc = CLI_OK;
 
 out:
+	boot_stop(&boot);
 	srv_stop(s);
 	ctl_mgr_free(cm); /* before the CRD map and the store go */
 	srv_crds_shutdown();

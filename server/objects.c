@@ -6229,8 +6229,9 @@ static void track_bootstrap(const char *resource, json_t *obj)
 }
 
 /* Write obj under k when what is stored differs in obj[in][what] (in
-   NULL: obj[what]), or nothing is stored: created with uid and
-   creationTimestamp, or the stored object with that member replaced.
+   NULL: obj[what]; what NULL: never), or nothing is stored: created with
+   uid and creationTimestamp, or the stored object with that member
+   replaced.
    side: a reservation written with a create (NULL: none). Takes obj. */
 static lp_err reconcile_object(eng *e, const struct reg_key *k,
 			       const char *k_resource, json_t *obj,
@@ -6242,7 +6243,7 @@ static lp_err reconcile_object(eng *e, const struct reg_key *k,
 	if (rc == LP_OK && (rc = reg_obj_decode(&c)) == LP_OK) {
 		json_t *want = in ? json_object_get(obj, in) : obj;
 		json_t *have = in ? json_object_get(c.obj, in) : c.obj;
-		if (json_is_object(have) &&
+		if (what && json_is_object(have) &&
 		    !json_equal(json_object_get(have, what),
 				json_object_get(want, what))) {
 			json_t *next = json_deep_copy(c.obj);
@@ -6278,7 +6279,8 @@ static lp_err reconcile_object(eng *e, const struct reg_key *k,
 }
 
 lp_err srv_bootstrap_kubernetes_service(eng *e, const char *cidr,
-					const char *ip, int port)
+					const char *ip, int port,
+					bool reconcile)
 {
 	uint32_t base, size;
 	if (!parse_cidr(cidr, &base, &size))
@@ -6318,8 +6320,8 @@ lp_err srv_bootstrap_kubernetes_service(eng *e, const char *cidr,
 	}
 	struct reg_side side = {.key = &ik, .value = sk.bytes,
 				.cmp = {ENG_CMP_ABSENT, 0}};
-	lp_err rc =
-	    reconcile_object(e, &sk, "services", svc, "spec", "ports", &side);
+	lp_err rc = reconcile_object(e, &sk, "services", svc, "spec",
+				     reconcile ? "ports" : NULL, &side);
 	lp_err rc2 =
 	    reconcile_object(e, &ek, "endpoints", ep, NULL, "subsets", NULL);
 	return rc ? rc : rc2;

@@ -66,16 +66,20 @@ lp_err srv_mutate_object(eng *e, const struct srv_resource *res,
    instances; else the CRD and its instances go at once. */
 void srv_set_crd_cleanup(bool on);
 
-/* Create the namespaces a fresh store starts with. */
+/* Create the namespaces a fresh store starts with, those missing (also
+   once a minute while serving, as kube's system namespaces controller). */
 lp_err srv_bootstrap(eng *e);
 
 /* kube-apiserver's own Service and Endpoints, default/kubernetes: the
    Service at the first address of cidr (--service-cluster-ip-range, the IP
    reserved), port 443 (https) to the serving port; the Endpoints at ip and
-   port. Created when missing; their ports and addresses brought up to date
-   at every start (the serving port may change); the rest left as users
-   made it. LP_E_EXISTS: the IP is another Service's. */
+   port. Created when missing; the Endpoints' ports and addresses brought
+   up to date each time, the Service's ports only with reconcile (at
+   start: the serving port may change), as kube's controller, which runs
+   every 10 s and reconciles the Service at start only; the rest left as
+   users made it. LP_E_EXISTS: the IP is another Service's. */
 lp_err srv_bootstrap_kubernetes_service(eng *e, const char *cidr,
-					const char *ip, int port);
+					const char *ip, int port,
+					bool reconcile);
 
 #endif

@@ -404,4 +404,51 @@ check "... one of the configmaps, which changed since, is 410 Expired" grep -q '
 stop_server TERM
 check "that server exits 0" test "$RC" = 0
 
+# ---------------------------------------------------------------- bootstrap
+# kube-apiserver's bootstrap controllers while serving (every 10 s and every
+# minute; shortened here): the kubernetes Service and its Endpoints are made
+# again when deleted, the Service otherwise left as users made it; the
+# system namespaces are made again (kube-node-lease: the others may not be
+# deleted).
+LAPIS_BOOTSTRAP_INTERVAL_MS=100 start_server "$WORK/boot"
+BURL=$(sed -n 's/^lapis: serving \(http:[^ ]*\) .*/\1/p' <<<"$LINE")
+SVC=$BURL/api/v1/namespaces/default/services/kubernetes
+EPS=$BURL/api/v1/namespaces/default/endpoints/kubernetes
+NSL=$BURL/api/v1/namespaces/kube-node-lease
+jfield() { # URL EXPR: EXPR of the JSON object at URL (d), or "missing"
+	curl -sS "$1" | python3 -c "import json,sys; d=json.load(sys.stdin)
+print($2 if d.get('kind') != 'Status' else 'missing')"
+}
+# until_is URL EXPR VALUE: polls (20 a second, $TIMEOUT at most) until it is
+until_is() {
+	local i
+	for ((i = 0; i < TIMEOUT * 20; i++)); do
+		[[ $(jfield "$1" "$2") == "$3" ]] && return 0
+		sleep 0.05
+	done
+	echo "#   $1: $2 is $(jfield "$1" "$2"), not $3"
+	return 1
+}
+uid0=$(jfield "$SVC" "d['metadata']['uid']")
+curl -sS -o /dev/null -X DELETE "$SVC"
+curl -sS -o /dev/null -X DELETE "$EPS"
+check "a deleted kubernetes Service is made again, at the first cluster IP" \
+	until_is "$SVC" "d['spec']['clusterIP'] + (' new' if d['metadata']['uid'] != '$uid0' else ' old')" "10.96.0.1 new"
+check "... with its Endpoints" until_is "$EPS" "d['subsets'][0]['ports'][0]['name']" https
+curl -sS -o /dev/null -X PATCH -H 'Content-Type: application/merge-patch+json' \
+	--data '{"metadata":{"labels":{"mine":"yes"}},"spec":{"ports":[{"name":"https","port":443,"targetPort":9999,"protocol":"TCP"}]}}' "$SVC"
+# the Endpoints' next remake says a tick has passed since the patch
+curl -sS -o /dev/null -X DELETE "$EPS"
+check "... (the Endpoints again after a later delete)" until_is "$EPS" "d['kind']" Endpoints
+check "... while the Service keeps the ports and labels a user gave it" \
+	until_is "$SVC" "str(d['spec']['ports'][0]['targetPort']) + d['metadata']['labels'].get('mine', '')" 9999yes
+nsuid0=$(jfield "$NSL" "d['metadata']['uid']")
+curl -sS -o /dev/null -X DELETE "$NSL"
+check "a deleted kube-node-lease is finalized by the namespace controller and made again" \
+	until_is "$NSL" "d['status']['phase'] + (' new' if d['metadata']['uid'] != '$nsuid0' else ' old')" "Active new"
+curl -sS -o "$WORK/boot-del" -w '%{http_code}' -X DELETE "$BURL/api/v1/namespaces/kube-public" >"$WORK/boot-code"
+check "kube-public may not be deleted (403)" grep -qx 403 "$WORK/boot-code"
+stop_server TERM
+check "that server exits 0" test "$RC" = 0
+
 e2e_finish
