@@ -220,7 +220,7 @@ static void boot_start(struct boot *b)
 	if (v && *v && !*end && ms > 0)
 		b->interval_ms = ms;
 	pthread_mutex_init(&b->mu, NULL);
-	pthread_cond_init(&b->cv, NULL);
+	lp_cond_init_mono(&b->cv);
 	b->started = pthread_create(&b->th, NULL, boot_main, b) == 0;
 	if (!b->started)
 		lp_warn("cannot start the bootstrap controller: the kubernetes "

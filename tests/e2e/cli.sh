@@ -450,5 +450,19 @@ curl -sS -o "$WORK/boot-del" -w '%{http_code}' -X DELETE "$BURL/api/v1/namespace
 check "kube-public may not be deleted (403)" grep -qx 403 "$WORK/boot-code"
 stop_server TERM
 check "that server exits 0" test "$RC" = 0
+# Between its rounds the controller waits: with an hour between them, a
+# deleted Service stays deleted (a controller that does not wait, as one
+# whose condition variable's clock was not the deadline's, makes it again
+# at once, and spins).
+LAPIS_BOOTSTRAP_INTERVAL_MS=3600000 start_server "$WORK/boot-idle"
+BURL=$(sed -n 's/^lapis: serving \(http:[^ ]*\) .*/\1/p' <<<"$LINE")
+curl -sS -o /dev/null -X DELETE "$BURL/api/v1/namespaces/default/services/kubernetes"
+for i in 1 2 3 4 5; do
+	curl -sS -o /dev/null "$BURL/api/v1/namespaces/default/configmaps"
+done
+check "the controller waits its interval between rounds" \
+	test "$(jfield "$BURL/api/v1/namespaces/default/services/kubernetes" "d['kind']")" = missing
+stop_server TERM
+check "that server exits 0" test "$RC" = 0
 
 e2e_finish
