@@ -111,6 +111,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "acceptor.h"    /* lapis's accept thread */
 #include "http_daemon.h" /* lapis's daemon flags and limits */
 
 #define COLL "/api/v1/namespaces/default/configmaps"
@@ -1472,14 +1473,13 @@ static int bare_main(int wfd)
 	/* the same flags and limits as lapis's server/http.c */
 	struct MHD_Daemon *d = MHD_start_daemon(
 		SRV_MHD_FLAGS, 0, NULL, NULL, bare_access, NULL,
-		MHD_OPTION_LISTEN_SOCKET, fd,
 		MHD_OPTION_THREAD_POOL_SIZE, n_cpus,
 		MHD_OPTION_CONNECTION_LIMIT, SRV_MHD_CONNECTION_LIMIT,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_MHD_MEMORY_LIMIT,
 		MHD_OPTION_CONNECTION_TIMEOUT, 120u,
 		MHD_OPTION_NOTIFY_COMPLETED, bare_completed, NULL,
 		MHD_OPTION_EXTERNAL_LOGGER, bare_log, NULL, MHD_OPTION_END);
-	if (!d)
+	if (!d || !srv_acceptor_start(d, fd))
 		return 1;
 	if (write(wfd, &port, sizeof port) != sizeof port)
 		return 1;
@@ -1804,7 +1804,9 @@ static void row(const char *name, int conns, const struct load *L)
 static void bare_config(void)
 {
 	printf("  bare = libmicrohttpd %s in a child process, flags "
-	       "INTERNAL_POLLING_THREAD|EPOLL|ALLOW_SUSPEND_RESUME|ITC|ERROR_LOG, "
+	       "INTERNAL_POLLING_THREAD|EPOLL|ALLOW_SUSPEND_RESUME|ITC|ERROR_LOG|"
+	       "NO_LISTEN_SOCKET, each connection accepted by a thread of its "
+	       "own (server/acceptor.c, as lapis), "
 	       "thread pool %u (nproc, as lapis), connection limit %u, memory "
 	       "limit %zu KiB (server/http_daemon.h, as lapis), timeout 120 s; "
 	       "answers from MHD_RESPMEM_PERSISTENT buffers holding lapis's "

@@ -43,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "acceptor.h"
 #include "api.h"
 #include "conns.h"
 #include "http.h"
@@ -64,7 +65,8 @@ struct srv {
 	char *cert, *key;
 	struct srv_sa *sa; /* read-only while serving */
 	struct MHD_Daemon *d;
-	int fd;
+	int fd; /* the listener, until the acceptor takes it */
+	struct srv_acceptor *acc; /* acceptor.c: hands connections to d */
 	int port;
 	_Atomic int stopping;
 	struct srv_wpool *wp; /* writes.c's */
@@ -1300,7 +1302,6 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 	if (o->insecure)
 		s->d = MHD_start_daemon(
 			flags, 0, NULL, NULL, access_cb, s,
-			MHD_OPTION_LISTEN_SOCKET, s->fd,
 			MHD_OPTION_THREAD_POOL_SIZE, threads,
 			MHD_OPTION_CONNECTION_LIMIT, SRV_MHD_CONNECTION_LIMIT,
 			MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_MHD_MEMORY_LIMIT,
@@ -1313,7 +1314,6 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 	else
 		s->d = MHD_start_daemon(
 			flags, 0, NULL, NULL, access_cb, s,
-			MHD_OPTION_LISTEN_SOCKET, s->fd,
 			MHD_OPTION_THREAD_POOL_SIZE, threads,
 			MHD_OPTION_CONNECTION_LIMIT, SRV_MHD_CONNECTION_LIMIT,
 			MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_MHD_MEMORY_LIMIT,
@@ -1327,6 +1327,13 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 			MHD_OPTION_HTTPS_MEM_CERT, s->cert, MHD_OPTION_END);
 	if (!s->d) {
 		srv_error_set(err, LP_E_IO, "cannot start the HTTP daemon");
+		goto fail;
+	}
+	s->acc = srv_acceptor_start(s->d, s->fd);
+	s->fd = -1; /* the acceptor's, or closed */
+	if (!s->acc) {
+		srv_error_set(err, LP_E_IO, "cannot start the accept thread: %s",
+			      strerror(errno));
 		goto fail;
 	}
 	*out = s;
@@ -1347,22 +1354,9 @@ void srv_stop(struct srv *s)
 		return;
 	/* Stop accepting, and close the listener at once: a client that
 	   connects now is refused (ECONNREFUSED), where a connection left
-	   in the backlog would be reset when the daemon stops. /dev/null
-	   takes the listener's descriptor (dup2): the socket's last
-	   reference goes, which takes it out of every worker's epoll set,
-	   and the daemon closes the descriptor at stop, as it would have
-	   closed the socket. Not MHD_quiesce_daemon: in 0.9.75 it races a
-	   worker that drops the socket from its epoll set at that moment
-	   (both delete it; the second aborts the process: "Failed to
-	   remove listen FD from epoll set", seen at a SIGTERM). */
-	if (s->d && s->fd >= 0) {
-		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (nul >= 0) {
-			(void)dup2(nul, s->fd);
-			close(nul);
-		}
-		s->fd = -1; /* the daemon's to close now */
-	}
+	   in the backlog would be reset when the daemon stops. */
+	srv_acceptor_stop(s->acc);
+	s->acc = NULL;
 	atomic_store(&s->stopping, 1);
 	/* End every watch first: a suspended connection must be resumed
 	   before the daemon stops (invariant 1). */

@@ -10,10 +10,12 @@
 
 #include <microhttpd.h>
 
-/* Plain HTTP; lapis adds MHD_USE_TLS when serving TLS. */
+/* Plain HTTP; lapis adds MHD_USE_TLS when serving TLS. The listener is
+   acceptor.c's, which hands each connection to a pool thread. */
 #define SRV_MHD_FLAGS                                                          \
 	(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |                     \
-	 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_ERROR_LOG)
+	 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_ERROR_LOG |          \
+	 MHD_USE_NO_LISTEN_SOCKET)
 
 /* Watches hold connections: limits sized for thousands. */
 #define SRV_MHD_CONNECTION_LIMIT 16384u

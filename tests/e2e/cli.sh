@@ -404,6 +404,33 @@ check "... one of the configmaps, which changed since, is 410 Expired" grep -q '
 stop_server TERM
 check "that server exits 0" test "$RC" = 0
 
+# ---------------------------------------------------------------- accept
+# At the open-file limit the accept thread (server/acceptor.c) leaves new
+# connections waiting in the listener's backlog and takes them once
+# descriptors are free again; the connections it holds keep being served.
+start_server "$WORK/fdlimit"
+FURL=$(sed -n 's/^lapis: serving \(http:[^ ]*\) .*/\1/p' <<<"$LINE")
+check "the server's open-file limit lowered to 60" prlimit --pid "$SERVER_PID" --nofile=60:60
+check "at the limit, connections wait and are served once descriptors free up" python3 - "${FURL#http://}" <<'PY'
+import socket, sys
+host, port = sys.argv[1].rsplit(":", 1)
+addr = (host, int(port))
+def ready(s):
+    s.settimeout(10)
+    s.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+    got = s.recv(100)
+    assert got.startswith(b"HTTP/1.1 200"), got
+socks = [socket.create_connection(addr) for _ in range(80)]  # past the limit
+ready(socks[0])
+for s in socks:
+    s.close()
+s = socket.create_connection(addr)
+ready(s)
+s.close()
+PY
+stop_server TERM
+check "that server exits 0" test "$RC" = 0
+
 # ---------------------------------------------------------------- bootstrap
 # kube-apiserver's bootstrap controllers while serving (every 10 s and every
 # minute; shortened here): the kubernetes Service and its Endpoints are made
