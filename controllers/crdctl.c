@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "lapis/clock.h"
 #include "lapis/log.h"
 #include "registry/crdnames.h"
 #include "registry/json.h"
@@ -69,12 +70,7 @@ static lp_err crd_init(const struct ctl_store *s, void **ud)
 	if (!c)
 		return LP_E_NOMEM;
 	c->s = s;
-	c->wait_ms = WAIT_MS;
-	const char *w = getenv("LAPIS_CRD_CLEANUP_WAIT_MS");
-	char *end;
-	long long v = w ? strtoll(w, &end, 10) : 0;
-	if (w && *w && !*end && v > 0)
-		c->wait_ms = v;
+	c->wait_ms = lp_env_ms("LAPIS_CRD_CLEANUP_WAIT_MS", WAIT_MS);
 	c->terminating = json_object();
 	c->waiting = json_object();
 	if (!c->terminating || !c->waiting) {

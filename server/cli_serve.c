@@ -213,12 +213,8 @@ static void *boot_main(void *arg)
 
 static void boot_start(struct boot *b)
 {
-	b->interval_ms = BOOT_INTERVAL_MS;
-	const char *v = getenv("LAPIS_BOOTSTRAP_INTERVAL_MS");
-	char *end;
-	long long ms = v ? strtoll(v, &end, 10) : 0;
-	if (v && *v && !*end && ms > 0)
-		b->interval_ms = ms;
+	b->interval_ms =
+	    lp_env_ms("LAPIS_BOOTSTRAP_INTERVAL_MS", BOOT_INTERVAL_MS);
 	pthread_mutex_init(&b->mu, NULL);
 	lp_cond_init_mono(&b->cv);
 	b->started = pthread_create(&b->th, NULL, boot_main, b) == 0;

@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 /* Now, in ms of CLOCK_MONOTONIC. */
@@ -46,6 +47,17 @@ static inline int lp_cond_init_mono(pthread_cond_t *cv)
 		rc = pthread_cond_init(cv, &a);
 	pthread_condattr_destroy(&a);
 	return rc;
+}
+
+/* The milliseconds the environment variable name holds (a positive
+   decimal integer: tests shorten a controller's wait with one), else
+   dflt. */
+static inline int64_t lp_env_ms(const char *name, int64_t dflt)
+{
+	const char *v = getenv(name);
+	char *end;
+	long long ms = v ? strtoll(v, &end, 10) : 0;
+	return v && *v && !*end && ms > 0 ? (int64_t)ms : dflt;
 }
 
 #endif
