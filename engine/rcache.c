@@ -4,9 +4,11 @@
  *
  * A GET of one object spends most of its engine time walking LMDB's B-tree
  * through pages that are not in the CPU's cache. The cache keeps copies of
- * records read, in a fixed table of slots (one record per slot, the key's
- * hash picks it; a new record displaces the old), and answers a read of
- * the same key from the copy while nothing has been committed since.
+ * records read, in a fixed table of slots (one record per slot; the key's
+ * hash names a pair of adjacent slots, lapis/slotlock.h, and a new record
+ * displaces the same key's, else fills an empty or stale slot, else
+ * displaces one of the pair), and answers a read of the same key from the
+ * copy while nothing has been committed since.
  *
  * Invariants:
  *  1. Validity is one counter, e->cache_seq, that run_group (writer.c)
@@ -57,9 +59,8 @@
 #define RC_VALUE_MAX (16u * 1024u) /* larger values are read each time */
 
 struct rc_ent {
+	struct lp_slot_ent k; /* first (lapis/slotlock.h) */
 	_Atomic int refs;
-	uint64_t seq;
-	uint64_t hash;
 	size_t size; /* what it counts against the budget */
 	int64_t create_rev, mod_rev, version;
 	size_t key_len, value_len;
@@ -187,7 +188,7 @@ static void sweep_stale(struct rcache *c, size_t i, uint64_t seq)
 		if (!atomic_load_explicit(s, memory_order_relaxed))
 			continue;
 		struct rc_ent *x = slot_lock(s);
-		if (!x || x->seq == seq) {
+		if (!x || x->k.seq == seq) {
 			slot_unlock(s, x);
 			continue;
 		}
@@ -204,7 +205,7 @@ static void rc_put(eng *e, struct rcache *c, uint64_t seq, uint64_t hash,
 		   const struct eng_record *rec)
 {
 	size_t size = sizeof(struct rc_ent) + key_len + rec->value_len;
-	size_t i = hash & c->mask;
+	size_t i = lp_slot_pair(hash, c->mask);
 	if (atomic_load_explicit(&c->bytes, memory_order_relaxed) + size >
 	    c->budget)
 		sweep_stale(c, i, seq);
@@ -212,8 +213,8 @@ static void rc_put(eng *e, struct rcache *c, uint64_t seq, uint64_t hash,
 	if (!x)
 		return;
 	atomic_init(&x->refs, 1); /* the slot's */
-	x->seq = seq;
-	x->hash = hash;
+	x->k.seq = seq;
+	x->k.hash = hash;
 	x->size = size;
 	x->create_rev = rec->create_rev;
 	x->mod_rev = rec->mod_rev;
@@ -222,7 +223,7 @@ static void rc_put(eng *e, struct rcache *c, uint64_t seq, uint64_t hash,
 	x->value_len = rec->value_len;
 	memcpy(x->data, key, key_len);
 	memcpy(x->data + key_len, rec->value, rec->value_len);
-	_Atomic uintptr_t *s = &c->slot[i];
+	_Atomic uintptr_t *s = &c->slot[lp_slot_pair_pick(c->slot, i, &x->k)];
 	struct rc_ent *old = slot_lock(s);
 	size_t freed = old ? old->size : 0;
 	if (atomic_load(&e->cache_seq) != seq || /* a commit ran meanwhile */
@@ -285,26 +286,29 @@ lp_err eng_get_copy(eng *e, const void *key, size_t key_len,
 	bool cacheable = c && !(seq & 1);
 	if (cacheable) {
 		hash = eng__hash64(e->hash_seed, key, key_len);
-		_Atomic uintptr_t *s = &c->slot[hash & c->mask];
-		struct rc_ent *x = NULL;
-		/* an empty slot is seen without taking its lock */
-		if (atomic_load_explicit(s, memory_order_relaxed)) {
-			x = slot_lock(s);
+		size_t b = lp_slot_pair(hash, c->mask);
+		for (size_t j = b; j < b + 2; j++) {
+			_Atomic uintptr_t *s = &c->slot[j];
+			/* an empty slot is seen without taking its lock */
+			if (!atomic_load_explicit(s, memory_order_relaxed))
+				continue;
+			struct rc_ent *x = slot_lock(s);
 			if (x)
 				atomic_fetch_add_explicit(&x->refs, 1,
 							  memory_order_relaxed);
 			slot_unlock(s, x);
-		}
-		if (x && x->seq == seq && x->hash == hash &&
-		    x->key_len == key_len && !memcmp(x->data, key, key_len)) {
-			count_hit(c);
-			lp_err rc = copy_out(x->data + x->key_len, x->value_len,
-					     x->create_rev, x->mod_rev,
-					     x->version, out);
+			if (x && x->k.seq == seq && x->k.hash == hash &&
+			    x->key_len == key_len &&
+			    !memcmp(x->data, key, key_len)) {
+				count_hit(c);
+				lp_err rc = copy_out(
+				    x->data + x->key_len, x->value_len,
+				    x->create_rev, x->mod_rev, x->version, out);
+				rc_unref(x);
+				return rc;
+			}
 			rc_unref(x);
-			return rc;
 		}
-		rc_unref(x);
 		atomic_fetch_add_explicit(&c->misses, 1, memory_order_relaxed);
 	}
 	eng_rd *rd;

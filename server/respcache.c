@@ -60,9 +60,8 @@
 #define RESP_STRIPES 8u
 
 struct resp_ent {
-	uint64_t seq;
+	struct lp_slot_ent k; /* first (lapis/slotlock.h) */
 	uint64_t tag;
-	uint64_t hash;
 	struct MHD_Response *resp;
 	size_t size; /* what it counts against the budget */
 	size_t path_len;
@@ -156,15 +155,15 @@ bool srv_respcache_queue(struct srv_respcache *c, uint64_t seq, uint64_t tag,
 		return false;
 	size_t len;
 	uint64_t h = path_hash(path, &len);
-	size_t b = h & c->mask & ~(size_t)1;
+	size_t b = lp_slot_pair(h, c->mask);
 	for (size_t j = b; j < b + 2; j++) {
 		_Atomic uintptr_t *s = &c->slot[j];
 		/* an empty slot is seen without its lock */
 		if (!atomic_load_explicit(s, memory_order_relaxed))
 			continue;
 		struct resp_ent *x = slot_lock(s);
-		bool hit = x && x->seq == seq && x->tag == tag &&
-			   x->hash == h && x->path_len == len &&
+		bool hit = x && x->k.seq == seq && x->tag == tag &&
+			   x->k.hash == h && x->path_len == len &&
 			   !memcmp(x->path, path, len);
 		if (hit)
 			hit = MHD_queue_response(conn, 200, x->resp) == MHD_YES;
@@ -175,31 +174,6 @@ bool srv_respcache_queue(struct srv_respcache *c, uint64_t seq, uint64_t tag,
 		}
 	}
 	return false;
-}
-
-/* Which slot of its pair a new answer for hash h goes to: the one holding
-   an answer for the same path, else an empty one, else one whose entry is
-   stale, else the one h's top bit names. Each slot is looked at under its
-   lock, one at a time, and may change before the answer is put: a wrong
-   pick costs a later miss, never a wrong answer. */
-static size_t put_slot(struct srv_respcache *c, uint64_t h, uint64_t now)
-{
-	size_t b = h & c->mask & ~(size_t)1;
-	int empty = -1, stale = -1;
-	for (int j = 0; j < 2; j++) {
-		_Atomic uintptr_t *s = &c->slot[b + (size_t)j];
-		struct resp_ent *x = slot_lock(s);
-		bool same = x && x->hash == h;
-		if (!x && empty < 0)
-			empty = j;
-		else if (x && !same && x->seq != now && stale < 0)
-			stale = j;
-		slot_unlock(s, x);
-		if (same)
-			return b + (size_t)j;
-	}
-	int pick = empty >= 0 ? empty : stale >= 0 ? stale : (int)(h >> 63);
-	return b + (size_t)pick;
 }
 
 void srv_respcache_put(struct srv_respcache *c, eng *e, uint64_t seq,
@@ -217,14 +191,15 @@ void srv_respcache_put(struct srv_respcache *c, eng *e, uint64_t seq,
 		MHD_destroy_response(resp);
 		return;
 	}
-	x->seq = seq;
+	x->k.seq = seq;
 	x->tag = tag;
-	x->hash = h;
+	x->k.hash = h;
 	x->resp = resp;
 	x->size = size;
 	x->path_len = len;
 	memcpy(x->path, path, len + 1);
-	_Atomic uintptr_t *s = &c->slot[put_slot(c, h, seq)];
+	_Atomic uintptr_t *s = &c->slot[lp_slot_pair_pick(
+	    c->slot, lp_slot_pair(h, c->mask), &x->k)];
 	struct resp_ent *old = slot_lock(s);
 	uint64_t now = eng_read_seq(e);
 	size_t freed = old ? old->size : 0;
@@ -234,7 +209,9 @@ void srv_respcache_put(struct srv_respcache *c, eng *e, uint64_t seq,
 		c->budget + freed;
 	/* what the slot keeps: x; else the old entry, unless it is stale
 	   (a stale entry frees its room whoever's it is) */
-	struct resp_ent *keep = fits ? x : old && old->seq == now ? old : NULL;
+	struct resp_ent *keep = fits			   ? x
+				: old && old->k.seq == now ? old
+							   : NULL;
 	slot_unlock(s, keep);
 	if (keep == x)
 		atomic_fetch_add_explicit(&c->bytes, size,
