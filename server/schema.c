@@ -3757,25 +3757,26 @@ static size_t utf8_runes(const char *s)
 	return n;
 }
 
+/* maxLength, minLength, pattern: the first that fails is the one error,
+   as kube-openapi's string validator returns at its first failure (the
+   format is a validator of its own, so its error comes besides). */
 static void check_string(struct vctx *v, const struct node *n, const json_t *x)
 {
 	const char *s = json_string_value(x);
-	if (n->max_len != NO_MAX || n->min_len >= 0) {
-		long long runes = (long long)utf8_runes(s);
-		if (n->max_len != NO_MAX && runes > n->max_len) {
-			if (n->max_len < 0)
-				add_cause(v, "FieldValueTooLong",
-					  "Too long: value is too long");
-			else
-				add_cause(v, "FieldValueTooLong",
-					  "Too long: may not be more than %lld byte%s",
-					  n->max_len, n->max_len == 1 ? "" : "s");
-		}
-		if (n->min_len >= 0 && runes < n->min_len)
-			invalid(v, x, "%s in body should be at least %lld chars long",
-				path_or_root(v), n->min_len);
-	}
-	if (n->re && !goregex_search(n->re, s))
+	long long runes =
+	    n->max_len != NO_MAX || n->min_len >= 0 ? (long long)utf8_runes(s) : 0;
+	if (n->max_len != NO_MAX && runes > n->max_len) {
+		if (n->max_len < 0)
+			add_cause(v, "FieldValueTooLong",
+				  "Too long: value is too long");
+		else
+			add_cause(v, "FieldValueTooLong",
+				  "Too long: may not be more than %lld byte%s",
+				  n->max_len, n->max_len == 1 ? "" : "s");
+	} else if (n->min_len >= 0 && runes < n->min_len)
+		invalid(v, x, "%s in body should be at least %lld chars long",
+			path_or_root(v), n->min_len);
+	else if (n->re && !goregex_search(n->re, s))
 		invalid(v, x, "%s in body should match '%s'", path_or_root(v),
 			n->pattern);
 	if (n->format != F_NONE && !format_ok(n->format, s)) {

@@ -357,6 +357,49 @@ Test(schema_validate, string_lengths_in_runes)
 	srv_schema_free(s);
 }
 
+/* kube-openapi's string validator stops at its first failure, in the
+   order maxLength, minLength, pattern; a format is checked besides */
+Test(schema_validate, string_reports_its_first_failure)
+{
+	struct srv_schema *s = sch(SPEC(
+	    "\"h\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":5,"
+	    "\"pattern\":\"^[a-z]+$\"},"
+	    "\"ip\":{\"type\":\"string\",\"maxLength\":3,"
+	    "\"pattern\":\"^[0-9]$\",\"format\":\"ipv4\"}"));
+	const char *cases[][3] = {
+	    {"{\"spec\":{\"h\":\"\"}}", "FieldValueInvalid",
+	     "Invalid value: \"\": spec.h in body should be at least 1 chars "
+	     "long"},
+	    {"{\"spec\":{\"h\":\"ABCDEFG\"}}", "FieldValueTooLong",
+	     "Too long: may not be more than 5 bytes"},
+	    {"{\"spec\":{\"h\":\"AB\"}}", "FieldValueInvalid",
+	     "Invalid value: \"AB\": spec.h in body should match "
+	     "'^[a-z]+$'"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		expect_cause(s, cases[i][0], cases[i][1], "spec.h", cases[i][2]);
+		json_t *o = js(cases[i][0]);
+		struct srv_error err = {0};
+		srv_schema_validate(s, o, &err);
+		char buf[4096];
+		dump_causes(&err, buf, sizeof buf);
+		cr_assert_eq(err.n_causes, 1, "%s:%s", cases[i][0], buf);
+		json_decref(o);
+	}
+	/* too long, and not an IPv4 address: two errors, not three */
+	json_t *o = js("{\"spec\":{\"ip\":\"abcd\"}}");
+	struct srv_error err = {0};
+	srv_schema_validate(s, o, &err);
+	char buf[4096];
+	dump_causes(&err, buf, sizeof buf);
+	cr_assert_eq(err.n_causes, 2, "%s", buf);
+	cr_assert_str_eq(err.causes[0].reason, "FieldValueTooLong", "%s", buf);
+	cr_assert_str_eq(err.causes[1].reason, "FieldValueTypeInvalid", "%s",
+			 buf);
+	json_decref(o);
+	srv_schema_free(s);
+}
+
 Test(schema_validate, pattern)
 {
 	struct srv_schema *s = sch(SPEC(
