@@ -2240,16 +2240,17 @@ static bool scale_causes(const struct srv_resource *res, const json_t *obj,
  * Does a schema error at field (kube's path: spec.a, spec.items[2].b) fall
  * on what the update left as it was? The value there, or for a missing
  * one (Required) the object holding it, equals the old object's
- * correlated value, as kube's ratcheting pairs them: object fields by
- * name, the items of map lists by their keys and of sets by value (n,
- * the schema at obj, says which); an atomic list's items pair with
- * nothing, so there the whole list must be unchanged.
+ * correlated value, as kube's ratcheting pairs and compares them
+ * (srv_schema_corr_equal): object fields by name, the items of map lists
+ * by their keys; the items of sets and atomic lists pair with nothing, so
+ * there the whole list must be unchanged.
  */
 static bool ratchets(const struct srv_schema_node *n, const char *field,
 		     const json_t *obj, const json_t *old)
 {
 	const json_t *a = obj, *b = old;
 	const json_t *pa = NULL, *pb = NULL; /* the holders of a and b */
+	const struct srv_schema_node *pn = NULL; /* and their schema */
 	const char *p = field;
 	while (*p && a && b) {
 		if (*p == '[') {
@@ -2260,11 +2261,12 @@ static bool ratchets(const struct srv_schema_node *n, const char *field,
 				return false;
 			const char *const *keys;
 			size_t n_keys;
-			if (srv_schema_list_kind(n, &keys, &n_keys) ==
-			    SRV_SLIST_ATOMIC)
-				return json_equal(a, b);
+			if (srv_schema_list_kind(n, &keys, &n_keys) !=
+			    SRV_SLIST_MAP)
+				return srv_schema_corr_equal(n, a, b);
 			pa = a;
 			pb = b;
+			pn = n;
 			a = json_array_get(a, i);
 			b = srv_schema_old_item(n, a, b);
 			n = srv_schema_items(n);
@@ -2284,6 +2286,7 @@ static bool ratchets(const struct srv_schema_node *n, const char *field,
 			return false;
 		pa = a;
 		pb = b;
+		pn = n;
 		a = json_object_get(a, key);
 		b = json_object_get(b, key);
 		n = srv_schema_prop(n, key);
@@ -2291,8 +2294,8 @@ static bool ratchets(const struct srv_schema_node *n, const char *field,
 	if (*p)
 		return false;
 	if (a && b)
-		return json_equal(a, b);
-	return !a && !b && pa && pb && json_equal(pa, pb);
+		return srv_schema_corr_equal(n, a, b);
+	return !a && !b && pa && pb && srv_schema_corr_equal(pn, pa, pb);
 }
 
 struct scale_hook {

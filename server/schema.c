@@ -2051,6 +2051,62 @@ static const json_t *map_list_old(const struct node *n, const json_t *item,
 	return NULL;
 }
 
+/* kube's CorrelatedObject.CachedDeepEqual (apiserver's cel/common), which
+   decides what ratchets: v and old equal as ratcheting sees them, n being
+   v's schema. Objects member by member, each member needing a schema (a
+   property, or additionalProperties'), else they differ; a map list's
+   items paired with the old ones by their keys, in any order; any other
+   list (a set too), and scalars, as they are (Go's reflect.DeepEqual: 1
+   and 1.0 differ). */
+static bool corr_deep_equal(const struct node *n, const json_t *v,
+			    const json_t *old, int depth)
+{
+	if (!v || !old)
+		return !v && !old;
+	if (json_is_array(v) != json_is_array(old) ||
+	    json_is_object(v) != json_is_object(old))
+		return false;
+	if (depth > SRV_SCHEMA_MAX_DEPTH + 2)
+		return json_equal(v, old);
+	if (json_is_array(v)) {
+		if (json_array_size(v) != json_array_size(old))
+			return false;
+		if (!n || n->list_type != LIST_MAP)
+			return json_equal(v, old);
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			const json_t *it = json_array_get(v, i);
+			const json_t *o = map_list_old(n, it, old);
+			if (!o || !n->items ||
+			    !corr_deep_equal(n->items, it, o, depth + 1))
+				return false;
+		}
+		return true;
+	}
+	if (json_is_object(v)) {
+		if (json_object_size(v) != json_object_size(old))
+			return false;
+		const char *k;
+		json_t *cv;
+		json_object_foreach((json_t *)v, k, cv)
+		{
+			const json_t *ov = json_object_get(old, k);
+			const struct node *p = n ? find_prop(n, k) : NULL;
+			if (!p && n && n->addl == ADDL_SCHEMA)
+				p = n->addl_schema;
+			if (!ov || !p || !corr_deep_equal(p, cv, ov, depth + 1))
+				return false;
+		}
+		return true;
+	}
+	return json_equal(v, old);
+}
+
+bool srv_schema_corr_equal(const struct srv_schema_node *n, const json_t *v,
+			   const json_t *old)
+{
+	return corr_deep_equal((const struct node *)n, v, old, 0);
+}
+
 /* One failed rule as kube's fieldErrorForReason words it: the cause, or
    with ratchet the warning kube gives instead (the error's text). */
 static void rule_failed(struct rctx *x, const struct node *n,
@@ -2152,6 +2208,7 @@ static bool message_expression(const struct rule *r, const struct node *n,
 /* The nearest value that has an old one (kube's correlated object), and
    whether the two are equal, found when first asked. */
 struct corr {
+	const struct node *n; /* the value's schema (not an allOf's) */
 	const json_t *v, *old;
 	int eq; /* -1: not known yet */
 };
@@ -2161,7 +2218,7 @@ static bool corr_equal(struct corr *c)
 	if (!c)
 		return false;
 	if (c->eq < 0)
-		c->eq = json_equal(c->v, c->old);
+		c->eq = corr_deep_equal(c->n, c->v, c->old, 0);
 	return c->eq;
 }
 
@@ -2246,25 +2303,32 @@ static void rules_eval(struct rctx *x, const struct node *n, const json_t *v,
 
 /* kube's Validator.validate: the rules of n on v, then allOf's, then
    the values inside, in the object's order. near: the nearest ancestor
-   with an old value, or NULL. */
-static void rules_walk(struct rctx *x, const struct node *n, const json_t *v,
-		       const json_t *old, struct corr *near, int depth)
+   with an old value, or NULL; main: v's own schema, which n is unless n
+   is one of its allOf's (kube correlates values through the main schema
+   alone), and own: v's correlation when an allOf's walk shares it. */
+static void rules_walk(struct rctx *x, const struct node *n,
+		       const struct node *main, const json_t *v,
+		       const json_t *old, struct corr *near, struct corr *own,
+		       int depth)
 {
 	if (!n || !n->rules_below || !v || json_is_null(v) || x->stop ||
 	    depth > SRV_SCHEMA_MAX_DEPTH + 2)
 		return;
-	struct corr here = {v, old, -1};
-	struct corr *mine = old ? &here : near;
+	struct corr here = {main, v, old, -1};
+	struct corr *mine = own ? own : old ? &here : near;
 	rules_eval(x, n, v, old, mine);
 	for (size_t i = 0; i < n->n_all_of; i++)
-		rules_walk(x, n->all_of[i], v, old, near, depth + 1);
+		rules_walk(x, n->all_of[i], main, v, old, near,
+			   old ? mine : NULL, depth + 1);
 	size_t pl = x->path.len;
 	if (json_is_array(v) && n->items) {
+		const struct node *mi = main ? main->items : NULL;
 		for (size_t i = 0; i < json_array_size(v) && !x->stop; i++) {
 			const json_t *it = json_array_get(v, i);
 			path_index(&x->path, i);
-			rules_walk(x, n->items, it, map_list_old(n, it, old),
-				   mine, depth + 1);
+			rules_walk(x, n->items, mi, it,
+				   map_list_old(n, it, old), mine, NULL,
+				   depth + 1);
 			sb_cut(&x->path, pl);
 		}
 	} else if (json_is_object(v)) {
@@ -2278,16 +2342,20 @@ static void rules_walk(struct rctx *x, const struct node *n, const json_t *v,
 			const struct node *p = find_prop(n, k);
 			if (n->addl != ADDL_SCHEMA && !p)
 				continue;
+			const struct node *mp = main ? find_prop(main, k) : NULL;
+			if (!mp && main && main->addl == ADDL_SCHEMA)
+				mp = main->addl_schema;
 			/* kube's fldPath.Key(k) for a map's values: "[k]" */
 			if (n->addl == ADDL_SCHEMA) {
 				sb_printf(&x->path, "[%s]", k);
-				rules_walk(x, n->addl_schema, cv, ov, mine,
-					   depth + 1);
+				rules_walk(x, n->addl_schema, mp, cv, ov, mine,
+					   NULL, depth + 1);
 				sb_cut(&x->path, pl);
 			}
 			if (p) {
 				path_key(&x->path, k);
-				rules_walk(x, p, cv, ov, mine, depth + 1);
+				rules_walk(x, p, mp, cv, ov, mine, NULL,
+					   depth + 1);
 				sb_cut(&x->path, pl);
 			}
 			if (x->stop)
@@ -2334,7 +2402,7 @@ static lp_err check_rules(const struct srv_schema *s, const json_t *obj,
 		    "existing errors to complete validation");
 	} else {
 		locale_t lo = locale_enter();
-		rules_walk(&x, s->root, obj, old, NULL, 0);
+		rules_walk(&x, s->root, s->root, obj, old, NULL, NULL, 0);
 		locale_leave(lo);
 	}
 	bool oom = x.path.oom || x.text.oom;
@@ -2435,12 +2503,7 @@ const json_t *srv_schema_old_item(const struct srv_schema_node *sn,
 	const struct node *n = (const struct node *)sn;
 	if (!n || !item || !json_is_array(old))
 		return NULL;
-	if (n->list_type != LIST_SET)
-		return map_list_old(n, item, old);
-	for (size_t i = 0; i < json_array_size(old); i++)
-		if (srv_json_value_eq(json_array_get(old, i), item))
-			return json_array_get(old, i);
-	return NULL;
+	return map_list_old(n, item, old);
 }
 
 bool srv_schema_declares(const struct srv_schema_node *sn, const char *name)

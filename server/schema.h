@@ -232,10 +232,15 @@ const struct srv_schema_node *
 srv_schema_items(const struct srv_schema_node *n);
 /* The item of the list old that item of the list at n correlates with,
    as kube's ratcheting and transition rules pair them: a map list's item
-   with the same keys, a set's equal item; NULL for an atomic list (its
-   items pair with nothing) or when old has none. */
+   with the same keys; NULL for a set or an atomic list (their items pair
+   with nothing) or when old has none. */
 const json_t *srv_schema_old_item(const struct srv_schema_node *n,
 				  const json_t *item, const json_t *old);
+/* Are v and old, v's schema n, equal as kube's ratcheting compares them
+   (CorrelatedObject.CachedDeepEqual): a map list's items by their keys in
+   any order, an object's members only where the schema has one. */
+bool srv_schema_corr_equal(const struct srv_schema_node *n, const json_t *v,
+			   const json_t *old);
 /* Is name one of the properties the object at n declares (a struct field
    in structured-merge-diff's terms, not an additionalProperties key)? */
 bool srv_schema_declares(const struct srv_schema_node *n, const char *name);

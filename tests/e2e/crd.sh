@@ -1220,20 +1220,59 @@ req PATCH "$RT/r1" '{"spec":{"a":"toolong2"}}' "$MERGE"
 check "changing a long value to another long one is 422" code_has 422 'spec.a: Too long: may not be more than 3 bytes'
 req PATCH "$RT/r1" '{"spec":{"items":["longitem","y"]}}' "$MERGE"
 check "... and so is changing the list around an old long item" code_has 422 'spec.items[0]: Too long: may not be more than 3 bytes'
-# a map list's items pair with the old ones by key, a set's by value
-# (kube's correlation): an item left as it was keeps its old value
+# a map list's items pair with the old ones by key (kube's correlation):
+# an item left as it was keeps its old value; a set's and an atomic
+# list's items pair with nothing, so only the whole list unchanged does
 req PATCH "$RT/r1" '{"spec":{"ports":[{"name":"q","host":"y"},{"name":"p","host":"longhost"}]}}' "$MERGE"
 check "a map list whose other item changes (and order) keeps its old long item: 200" code_is 200
 req PATCH "$RT/r1" '{"spec":{"ports":[{"name":"p","host":"longhos2"},{"name":"q","host":"y"}]}}' "$MERGE"
 check "... changing the long item itself is 422 at its index" code_has 422 'spec.ports[0].host: Too long: may not be more than 3 bytes'
 req PATCH "$RT/r1" '{"spec":{"ports":[{"name":"r","host":"longhost"}]}}' "$MERGE"
 check "... the same value under a new key pairs with nothing: 422" code_has 422 'spec.ports[0].host: Too long: may not be more than 3 bytes'
-req PATCH "$RT/r1" '{"spec":{"tags":["z","longtag"]}}' "$MERGE"
-check "a set keeps its old long item when the others change: 200" code_is 200
-req PATCH "$RT/r1" '{"spec":{"tags":["z","longtag2"]}}' "$MERGE"
-check "... a new long item is 422" code_has 422 'spec.tags[1]: Too long: may not be more than 3 bytes'
+req PATCH "$RT/r1" '{"spec":{"tags":["longtag","z"]}}' "$MERGE"
+check "a set whose other item changes is 422 at its old long item (kube correlates no set items)" code_has 422 'spec.tags[0]: Too long: may not be more than 3 bytes'
+req PATCH "$RT/r1" '{"spec":{"tags":["x","longtag"]}}' "$MERGE"
+check "... and so is the same set in another order" code_has 422 'spec.tags[1]: Too long: may not be more than 3 bytes'
+req PATCH "$RT/r1" '{"metadata":{"labels":{"set":"same"}},"spec":{"tags":["longtag","x"]}}' "$MERGE"
+check "... while the set as it was is 200" code_is 200
 req PATCH "$RT/r1" '{"spec":{"a":"ok"}}' "$MERGE"
 check "fixing one value while the list stays is 200" code_is 200
+# a map list reordered is unchanged to kube's ratcheting (its items pair
+# by key: CachedDeepEqual), both for a schema limit and for a rule
+ord_crd() { # LIMITS (0 or 1) -> $WORK/ord.json
+	python3 - "$1" >"$WORK/ord.json" <<'PY'
+import json, sys
+lim = sys.argv[1] == "1"
+def ml():
+    l = {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+         "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "v": {"type": "string"}}}}
+    return l
+ports, rports = ml(), ml()
+if lim:
+    ports["maxItems"] = 2
+    rports["x-kubernetes-validations"] = [{"rule": "size(self) <= 2", "message": "two at most"}]
+print(json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "ords.rat.example.com"},
+  "spec": {"group": "rat.example.com", "scope": "Namespaced", "names": {"plural": "ords", "kind": "Ord"},
+           "versions": [{"name": "v1", "served": True, "storage": True,
+                         "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                             "spec": {"type": "object", "properties": {"ports": ports, "rports": rports}}}}}}]}}))
+PY
+}
+ord_crd 0
+expect_rc 0 "a CRD with two map lists and no limits" kubectl create -f "$WORK/ord.json"
+kubectl wait --for=condition=Established crd/ords.rat.example.com --timeout=20s >/dev/null 2>&1
+OT=/apis/rat.example.com/v1/namespaces/default/ords
+req POST "$OT" '{"apiVersion":"rat.example.com/v1","kind":"Ord","metadata":{"name":"o1"},"spec":{"ports":[{"name":"a"},{"name":"b"},{"name":"c"}],"rports":[{"name":"a"},{"name":"b"},{"name":"c"}]}}'
+check "... an object with three items in each" code_is 201
+ord_crd 1
+expect_rc 0 "the CRD then allows two (maxItems on one, a rule on the other)" kubectl replace -f "$WORK/ord.json"
+req PATCH "$OT/o1" '{"spec":{"ports":[{"name":"c"},{"name":"a"},{"name":"b"}],"rports":[{"name":"b"},{"name":"c"},{"name":"a"}]}}' "$MERGE"
+check "reordering both map lists is 200: their items pair by key" code_is 200
+req PATCH "$OT/o1" '{"spec":{"ports":[{"name":"c"},{"name":"a","v":"x"},{"name":"b"}]}}' "$MERGE"
+check "... changing an item of the limited one is 422" code_has 422 'spec.ports: Too many: 3: must have at most 2 items'
+req PATCH "$OT/o1" '{"spec":{"rports":[{"name":"b"},{"name":"c","v":"x"},{"name":"a"}]}}' "$MERGE"
+check "... and of the ruled one too" code_has 422 'spec.rports: Invalid value: \"array\": two at most'
+kubectl delete crd ords.rat.example.com --wait=false >/dev/null 2>&1
 # an anyOf error is no field error in kube-openapi: kube gives it the
 # validator's root path, nil for the resource
 req PATCH "$RT/r1" '{"spec":{"pick":"z"}}' "$MERGE"
