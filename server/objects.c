@@ -2349,7 +2349,7 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 	const char *sub = r->ri.subresource;
 	struct srv_schema_vopts vo = {
 		.after_schema = add_scale_causes, .keep = keep_cause, .ud = &sh,
-		.root_composites = true,
+		.old = old, .root_composites = true,
 		.sub = sub && strcmp(sub, "status") == 0 ? "status" : NULL};
 	lp_err rc = srv_schema_validate_with(sch, obj, err, &vo);
 	if (rc && rc != LP_E_INVALID)

@@ -4692,6 +4692,21 @@ lp_err srv_schema_validate(const struct srv_schema *s, const json_t *obj,
 	return srv_schema_validate_with(s, obj, err, NULL);
 }
 
+/* Does x break a list type (x-kubernetes-list-type set or map) anywhere?
+   kube's ValidateListSetsAndMaps on an update's old object. */
+static bool list_types_broken(const struct srv_schema *s, const json_t *x)
+{
+	struct causes cs = {0};
+	struct vctx v = {.cs = &cs, .mc_left = 100000};
+	validate_node(&v, s->root, x);
+	bool bad = false;
+	for (size_t i = 0; i < cs.n && !bad; i++)
+		bad = (cs.cls[i] & ~CLS_COMPOSITE) == CLS_LISTTYPE;
+	causes_free(&cs);
+	free(v.path.s);
+	return bad;
+}
+
 lp_err srv_schema_validate_with(const struct srv_schema *s, const json_t *obj,
 				struct srv_error *err,
 				const struct srv_schema_vopts *o)
@@ -4703,6 +4718,13 @@ lp_err srv_schema_validate_with(const struct srv_schema *s, const json_t *obj,
 	struct vctx v = {.cs = &cs, .sub = o->sub, .mc_left = 100000};
 	locale_t old = locale_enter();
 	validate_node(&v, s->root, obj);
+	/* an update's list-type errors all count, unless the old object
+	   already broke a list type: then none does (kube ratchets them as
+	   one, not by field) */
+	bool lists_ok = true;
+	for (size_t i = 0; o->old && i < cs.n && lists_ok; i++)
+		if ((cs.cls[i] & ~CLS_COMPOSITE) == CLS_LISTTYPE)
+			lists_ok = !list_types_broken(s, o->old);
 	locale_leave(old);
 	lp_err rc = LP_OK;
 	int before = err->n_causes;
@@ -4717,11 +4739,16 @@ lp_err srv_schema_validate_with(const struct srv_schema *s, const json_t *obj,
 					err->causes[kept++] = err->causes[i];
 			err->n_causes = kept;
 		}
+		if (cls == CLS_LISTTYPE && !lists_ok)
+			continue;
 		for (size_t i = 0; i < cs.n; i++) {
 			const struct srv_cause *c = &cs.v[i];
 			if ((cs.cls[i] & ~CLS_COMPOSITE) != cls)
 				continue;
-			if (o->keep && !o->keep(o->ud, c->field))
+			/* kube ratchets the schema's errors by field; embedded
+			   resources' never, list types' above */
+			if (cls == CLS_SCHEMA && o->keep &&
+			    !o->keep(o->ud, c->field))
 				continue;
 			bool dup = false;
 			for (size_t j = 0; j < i && !dup; j++)

@@ -102,10 +102,14 @@ struct srv_schema_vopts {
 	   resources' and list types' (kube's custom resource strategy puts
 	   its scale checks there) */
 	void (*after_schema)(void *ud, struct srv_error *err);
-	/* when set, a cause at path (the value's own, before renaming) is
-	   kept only if keep says so: validation ratcheting */
+	/* when set, a schema cause at path (the value's own, before
+	   renaming) is kept only if keep says so: validation ratcheting
+	   (embedded resources' causes are never ratcheted, as in kube) */
 	bool (*keep)(void *ud, const char *path);
 	void *ud;
+	/* an update's old object: the list-type causes count only if old
+	   breaks no list type (kube's ValidateListSetsAndMaps on it) */
+	const json_t *old;
 	/* kube's resource validator: the anyOf/oneOf/allOf/not errors carry
 	   its root field path, nil ("<nil>") or, with sub, "status" */
 	bool root_composites;
