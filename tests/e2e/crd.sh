@@ -1249,7 +1249,9 @@ def ml():
     return l
 ports, rports, dups = ml(), ml(), ml()
 dups["items"]["properties"]["k"] = {"type": "string"}
+emb = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 if lim:
+    emb["x-kubernetes-embedded-resource"] = True
     ports["maxItems"] = 2
     rports["x-kubernetes-validations"] = [{"rule": "size(self) <= 2", "message": "two at most"}]
     dups["x-kubernetes-list-map-keys"] = ["k"]
@@ -1258,7 +1260,7 @@ print(json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResour
   "spec": {"group": "rat.example.com", "scope": "Namespaced", "names": {"plural": "ords", "kind": "Ord"},
            "versions": [{"name": "v1", "served": True, "storage": True,
                          "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                             "spec": {"type": "object", "properties": {"ports": ports, "rports": rports, "dups": dups}}}}}}]}}))
+                             "spec": {"type": "object", "properties": {"ports": ports, "rports": rports, "dups": dups, "emb": emb}}}}}}]}}))
 PY
 }
 ord_crd 0
@@ -1267,6 +1269,8 @@ kubectl wait --for=condition=Established crd/ords.rat.example.com --timeout=20s 
 OT=/apis/rat.example.com/v1/namespaces/default/ords
 req POST "$OT" '{"apiVersion":"rat.example.com/v1","kind":"Ord","metadata":{"name":"o1"},"spec":{"ports":[{"name":"a"},{"name":"b"},{"name":"c"}],"rports":[{"name":"a"},{"name":"b"},{"name":"c"}],"dups":[{"name":"a","k":"1"},{"name":"b","k":"1"}]}}'
 check "... an object with three items in each" code_is 201
+req POST "$OT" '{"apiVersion":"rat.example.com/v1","kind":"Ord","metadata":{"name":"o3"},"spec":{"emb":{"apiVersion":"v1","kind":"X","metadata":{"name":"bad/name"}}}}'
+check "... and one with a field holding an object named bad/name" code_is 201
 ord_crd 1
 expect_rc 0 "the CRD then allows two (maxItems on one, a rule on the other)" kubectl replace -f "$WORK/ord.json"
 req PATCH "$OT/o1" '{"spec":{"ports":[{"name":"c"},{"name":"a"},{"name":"b"}],"rports":[{"name":"b"},{"name":"c"},{"name":"a"}]}}' "$MERGE"
@@ -1284,6 +1288,10 @@ req POST "$OT" '{"apiVersion":"rat.example.com/v1","kind":"Ord","metadata":{"nam
 check "... an object with no duplicate" code_is 201
 req PATCH "$OT/o2" '{"spec":{"dups":[{"name":"a","k":"1"},{"name":"b","k":"2"},{"name":"a","k":"1"}]}}' "$MERGE"
 check "... a copy of one of its items is 422, though the copy equals an old item" code_has 422 'spec.dups[2]: Duplicate value: map[string]interface {}{\"k\":\"1\"}'
+# an embedded resource's errors never ratchet (kube: "We don't make a
+# difference between update and create for those")
+req PATCH "$OT/o3" '{"metadata":{"labels":{"emb":"kept"}}}' "$MERGE"
+check "an update of an object whose field became an embedded resource with a bad name is 422" code_has 422 'spec.emb.metadata.name: Invalid value: \"bad/name\": may not contain '"'"'/'"'"''
 kubectl delete crd ords.rat.example.com --wait=false >/dev/null 2>&1
 # an anyOf error is no field error in kube-openapi: kube gives it the
 # validator's root path, nil for the resource
