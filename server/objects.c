@@ -3359,6 +3359,14 @@ static void reply_stored(struct srv_req *r, const struct srv_resource *res,
 			srv_reply_json(r, code, t);
 			return;
 		}
+	} else if (srv_wants_yaml(r)) {
+		/* a write answers in YAML too when the Accept asks for it */
+		json_t *obj = reg_json_load(out, len, 0, NULL);
+		if (obj) {
+			free(out);
+			srv_reply_json(r, code, obj);
+			return;
+		}
 	}
 	srv_reply_take(r, code, "application/json", out, len);
 }

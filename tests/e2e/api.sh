@@ -388,6 +388,28 @@ CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/yaml' 
 check "YAML responses" code_has 200 'kind: ConfigMap'
 req POST /api/v1/namespaces/default/configmaps "$(printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fromyaml\ndata:\n  k: v\n')" application/yaml
 check "YAML request bodies" code_has 201 '"name":"fromyaml"'
+# a write answers in YAML too when the Accept asks for it (kube's
+# yaml_test.go: create and update, of an object and its /status)
+yaml_write() { # METHOD PATH BODY CONTENT-TYPE
+	CODE=$(curl -sS -o "$WORK/body" -D "$WORK/headers" -w '%{http_code}' -X "$1" \
+		-H "Content-Type: $4" -H 'Accept: application/yaml' --data-binary "$3" "$URL$2")
+}
+yaml_answer() { # CODE LINE...: the code, a YAML Content-Type and each line
+	local c=$1 l
+	shift
+	[[ $CODE == "$c" ]] && grep -qi '^content-type: application/yaml' "$WORK/headers" || return 1
+	for l in "$@"; do grep -qxF -- "$l" "$WORK/body" || return 1; done
+}
+yaml_write POST /api/v1/namespaces/default/configmaps $'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yw\ndata:\n  k: v1\n' application/yaml
+check "a create with Accept: application/yaml answers YAML" yaml_answer 201 'kind: ConfigMap' '  k: v1'
+yaml_write PUT /api/v1/namespaces/default/configmaps/yw $'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yw\ndata:\n  k: v2\n' application/yaml
+check "... an update" yaml_answer 200 '  k: v2'
+yaml_write PATCH /api/v1/namespaces/default/configmaps/yw '{"data":{"k":"v3"}}' application/merge-patch+json
+check "... a patch" yaml_answer 200 '  k: v3'
+yaml_write PATCH '/api/v1/namespaces/default/configmaps/yw?fieldManager=y&force=true' $'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yw\ndata:\n  k: v4\n' application/apply-patch+yaml
+check "... an apply" yaml_answer 200 '  k: v4'
+yaml_write PUT /api/v1/namespaces/default/status $'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: default\nstatus:\n  phase: Active\n' application/yaml
+check "... and a /status update" yaml_answer 200 'kind: Namespace' '  phase: Active'
 
 # update, conflict, patch
 req GET /api/v1/namespaces/default/configmaps/a1
