@@ -69,6 +69,10 @@ static void fail_res(struct srv_req *r, const struct srv_resource *res,
 	what_of(res, name, &w);
 	if (err->code == LP_E_INVALID || err->on_kind)
 		w.kind = res->kind;
+	if (err->code == LP_E_INVALID && err->kind_as[0]) {
+		w.kind = err->kind_as;
+		w.group = err->group_as;
+	}
 	srv_reply_error(r, err, err->anonymous ? NULL : &w);
 }
 
@@ -626,6 +630,29 @@ static lp_err invalid_from_causes(const struct srv_resource *res,
 				 name);
 }
 
+/* The Invalid of a custom resource whose kind or apiVersion is not its
+   endpoint's: kube names it by the group and kind the object says
+   (NewInvalid on its GroupVersionKind), "SomethingElse.mygroup.example.com
+   \"foo\" is invalid: kind: ...". */
+static lp_err invalid_as_sent(const struct srv_resource *res,
+			      const json_t *obj, struct srv_error *err)
+{
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+	const char *nm = meta_str(obj, "name");
+	char group[256];
+	snprintf(group, sizeof group, "%s", srv_resource_store_group(res));
+	if (av && *av) {
+		const char *sl = strchr(av, '/');
+		snprintf(group, sizeof group, "%.*s", sl ? (int)(sl - av) : 0,
+			 av);
+	}
+	const char *k = kind && *kind ? kind : res->kind;
+	snprintf(err->kind_as, sizeof err->kind_as, "%s", k);
+	snprintf(err->group_as, sizeof err->group_as, "%s", group);
+	return srv_error_invalid(err, k, group, nm ? nm : "");
+}
+
 /* ------------------------------------------------------------ bodies */
 
 static const char *media_type(struct srv_req *r, char *buf, size_t n)
@@ -941,8 +968,7 @@ static lp_err check_type(const struct srv_resource *res, json_t *obj,
 		srv_go_quote(kind, q, sizeof q);
 		srv_error_cause(err, "FieldValueInvalid", "kind",
 				"Invalid value: %s: must be %s", q, res->kind);
-		const char *nm = meta_str(obj, "name");
-		return invalid_from_causes(res, nm ? nm : "", err);
+		return invalid_as_sent(res, obj, err);
 	} else if (strcmp(kind, res->kind)) {
 		return srv_error_set(err, LP_E_BADREQUEST,
 				     "the object provided is unrecognized (must be of type %s): kind %s",
@@ -998,8 +1024,7 @@ static lp_err patched_type(const struct srv_resource *res, json_t *next,
 	}
 	if (!err->n_causes)
 		return LP_OK;
-	const char *nm = meta_str(next, "name");
-	return invalid_from_causes(res, nm ? nm : "", err);
+	return invalid_as_sent(res, next, err);
 }
 
 /* ------------------------------------------------------------ storage */

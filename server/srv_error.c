@@ -73,6 +73,8 @@ void srv_error_clear(struct srv_error *err)
 		err->retry_soon = false;
 		err->anonymous = false;
 		err->no_retry = false;
+		err->kind_as[0] = 0;
+		err->group_as[0] = 0;
 	}
 }
 

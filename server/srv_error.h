@@ -37,6 +37,10 @@ struct srv_error {
 	/* No name, group or kind in details (kube's NewInvalid on an empty
 	   GroupKind and name: a patch its decoder refused). */
 	bool anonymous;
+	/* details.kind and group as an Invalid names them when not the
+	   resource's own (a custom resource sent with another kind: kube
+	   names it by the kind it says); "" for the resource's. */
+	char kind_as[256], group_as[256];
 	/* details.retryAfterSeconds 1 and Retry-After (kube's
 	   NewGenerateNameConflict: every generated name was taken). */
 	bool retry_soon;

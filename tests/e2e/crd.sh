@@ -715,10 +715,10 @@ check "a malformed custom resource is kube's 400 naming its kind, in Go's words"
 	"the object provided is unrecognized (must be of type Gadget): couldn't get version/kind; json parse error: unexpected end of JSON input ({\\\"apiVersion\\\":\\\"typed.example.c ...)" "$WORK/out"
 curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X POST -H 'Content-Type: application/json' \
 	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets" -d '{"apiVersion":"typed.example.com/v1","kind":"Widget","metadata":{"name":"k2"},"spec":{"size":1}}'
-check "one of another kind is kube's 422 on kind" python3 -c "
+check "one of another kind is kube's 422 on kind, named by the kind it says (kube's validation_test.go)" python3 -c "
 import json; d = json.load(open('$WORK/out'))
-assert d['code'] == 422 and d['message'] == 'Gadget.typed.example.com \"k2\" is invalid: kind: Invalid value: \"Widget\": must be Gadget', d
-assert (d['details']['name'], d['details']['kind'], d['details']['group']) == ('k2', 'Gadget', 'typed.example.com'), d"
+assert d['code'] == 422 and d['message'] == 'Widget.typed.example.com \"k2\" is invalid: kind: Invalid value: \"Widget\": must be Gadget', d
+assert (d['details']['name'], d['details']['kind'], d['details']['group']) == ('k2', 'Widget', 'typed.example.com'), d"
 curl -sS -o /dev/null --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X POST -H 'Content-Type: application/json' \
 	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets" -d '{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"pk1"},"spec":{"size":1}}'
 curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X PATCH -H 'Content-Type: application/merge-patch+json' \
@@ -1156,7 +1156,7 @@ check "... aggregated discovery by group name" python3 -c "
 import json; g=[x['metadata']['name'] for x in json.load(open('$WORK/body'))['items']]
 assert g.index('aa.order.test') < g.index('zz.order.test'), g"
 req PATCH "$MV/t1" '{"kind":"Bar"}' "$MERGE"
-check "a patch to another kind is 422 naming the object, as on create" code_has 422 '"details":{"name":"t1","group":"mv.example.com","kind":"Thing","causes":'
+check "a patch to another kind is 422 naming the object by the kind it says, as on create (kube: ObjectKinds of the object)" code_has 422 '"message":"Bar.mv.example.com \"t1\" is invalid: kind: Invalid value: \"Bar\": must be Thing"' '"details":{"name":"t1","group":"mv.example.com","kind":"Bar","causes":'
 # a CRD being deleted refuses new instances with kube's 405, details
 # naming the group and resource; a date column that does not parse is
 # <invalid> in a Table
