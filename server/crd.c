@@ -59,6 +59,9 @@
 #include "schema.h"
 #include "table.h"
 
+static lp_err prep_cr_status(const struct srv_resource *r, json_t *obj,
+			     const json_t *old, struct srv_error *err);
+
 struct crdent;
 
 struct srv_crd_info {
@@ -680,6 +683,7 @@ static void build_entry(struct entry *e, const json_t *crd, const json_t *v,
 	e->info.serial = atomic_fetch_add(&entry_serial, 1) + 1;
 	r->crd = &e->info;
 	r->prepare = srv_prep_cr;
+	r->prepare_status = prep_cr_status;
 	build_columns(e, json_object_get(v, "additionalPrinterColumns"));
 	struct srv_error serr;
 	srv_error_clear(&serr);
@@ -2162,6 +2166,20 @@ static bool content_changed(const json_t *a, const json_t *b, bool skip_status)
 			return true;
 	}
 	return false;
+}
+
+/* A /status write's object, stored in the storage version as every write
+   (conversion None: only apiVersion); kube's status strategy changes
+   nothing else that lapis's update path does not. */
+static lp_err prep_cr_status(const struct srv_resource *r, json_t *obj,
+			     const json_t *old, struct srv_error *err)
+{
+	(void)old;
+	(void)err;
+	char gv[320];
+	snprintf(gv, sizeof gv, "%s/%s", r->group, r->crd->storage_version);
+	json_object_set_new(obj, "apiVersion", json_string(gv));
+	return LP_OK;
 }
 
 lp_err srv_prep_cr(const struct srv_resource *r, json_t *obj, const json_t *old,

@@ -126,6 +126,9 @@ struct srv_req {
 	char *strict_shown;
 	bool body_pruned;	/* body_fields pruned the custom resource by
 				   its schema: the strategy need not again */
+	bool cr_defaulted;	/* a /status write defaulted its body alone:
+				   the object it goes into is not defaulted
+				   again in the request's version */
 	bool write_hooked;	/* the handler did the after_write work itself
 				   (a CRD create or update: srv_crd_create,
 				   srv_crd_update) */

@@ -2366,7 +2366,8 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 		if (strict_finish(r, res, &strict, r->strict_shown, err))
 			return err->code;
 	}
-	srv_schema_default(sch, obj);
+	if (!r->cr_defaulted)
+		srv_schema_default(sch, obj);
 	/* kube's order: ObjectMeta, the schema, the scale checks, embedded
 	   resources, list types; /status validates against the status
 	   schema alone, so its messages name paths from there */
@@ -3830,6 +3831,15 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 		   update's own */
 		r->body_pruned = false; /* next is the stored object's copy */
 		next = json_deep_copy(old);
+		/* kube's decoder defaults the body in the request's version
+		   before the strategy takes its status: the stored spec gets
+		   no default of that version */
+		const struct srv_schema *bs = srv_cr_schema(res);
+		if (bs) {
+			srv_schema_prune(bs, obj, NULL, NULL);
+			srv_schema_default(bs, obj);
+			r->cr_defaulted = true;
+		}
 		json_t *v = json_object_get(obj, "status");
 		if (v)
 			json_object_set(next, "status", v);

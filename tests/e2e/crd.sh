@@ -1293,6 +1293,27 @@ check "... a copy of one of its items is 422, though the copy equals an old item
 req PATCH "$OT/o3" '{"metadata":{"labels":{"emb":"kept"}}}' "$MERGE"
 check "an update of an object whose field became an embedded resource with a bad name is 422" code_has 422 'spec.emb.metadata.name: Invalid value: \"bad/name\": may not contain '"'"'/'"'"''
 kubectl delete crd ords.rat.example.com --wait=false >/dev/null 2>&1
+# A /status write is stored in the storage version like any write, and
+# only its body gets the request version's defaults (kube's
+# defaulting_test.go): reads apply the storage version's defaults alone
+QC=/apis/apiextensions.k8s.io/v1/customresourcedefinitions
+qsch='{"type":"object","properties":{"spec":{"type":"object","properties":{"a":{"type":"string"},"c":{"type":"string"},"d":{"type":"string"}}},"status":{"type":"object","properties":{"a":{"type":"string"}}}}}'
+req POST "$QC" '{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"quxs.rat.example.com"},"spec":{"group":"rat.example.com","scope":"Cluster","names":{"plural":"quxs","kind":"Qux"},"versions":[{"name":"v1","served":true,"storage":false,"subresources":{"status":{}},"schema":{"openAPIV3Schema":'"$qsch"'}},{"name":"v2","served":false,"storage":true,"subresources":{"status":{}},"schema":{"openAPIV3Schema":'"$qsch"'}}]}}'
+check "a CRD serving v1, storing v2" code_is 201
+kubectl wait --for=condition=Established crd/quxs.rat.example.com --timeout=20s >/dev/null 2>&1
+QX=/apis/rat.example.com/v1/quxs
+req POST "$QX" '{"apiVersion":"rat.example.com/v1","kind":"Qux","metadata":{"name":"q1"},"spec":{"a":"a"}}'
+req PATCH "$QX/q1/status" '{"status":{"a":"s"}}' "$MERGE"
+check "... a /status write" code_is 200
+req PATCH "$QC/quxs.rat.example.com" '[{"op":"add","path":"/spec/versions/1/schema/openAPIV3Schema/properties/spec/properties/c/default","value":"C"}]' application/json-patch+json
+req GET "$QX/q1"
+check "a default added to the storage version shows on reads of an object last written through /status" code_has 200 '"spec":{"a":"a","c":"C"}'
+req PATCH "$QC/quxs.rat.example.com" '[{"op":"add","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/d/default","value":"D"}]' application/json-patch+json
+req GET "$QX/q1"
+check "... one added to the served version does not" code_has 200 '"spec":{"a":"a","c":"C"}'
+req PATCH "$QX/q1/status" '{"status":{"a":"t"}}' "$MERGE"
+check "... nor after a /status write: only its body is defaulted" code_has 200 '"spec":{"a":"a","c":"C"}' '"status":{"a":"t"}'
+req DELETE "$QC/quxs.rat.example.com"
 # an anyOf error is no field error in kube-openapi: kube gives it the
 # validator's root path, nil for the resource
 req PATCH "$RT/r1" '{"spec":{"pick":"z"}}' "$MERGE"
