@@ -15,6 +15,7 @@
 
 #include "openapiv2.h"
 #include "schema.h"
+#include "yamljson.h"
 
 /* A growing output buffer; bad once an allocation failed. */
 struct pbw {
@@ -100,8 +101,9 @@ static void w_strs(struct pbw *w, unsigned field, const json_t *a)
 		w_str(w, field, s);
 }
 
-/* The x-* members of o, each a NamedAny {1 name, 2 Any {2 yaml}}; the YAML
-   is the value's JSON text, which YAML reads as the same value. */
+/* The x-* members of o, each a NamedAny {1 name, 2 Any {2 yaml}}: the
+   value as YAML text, as gnostic writes it ("- fieldPath: spec.color\n";
+   a scalar "true\n"). */
 static void w_ext(struct pbw *w, unsigned field, json_t *o)
 {
 	const char *k;
@@ -109,13 +111,14 @@ static void w_ext(struct pbw *w, unsigned field, json_t *o)
 	json_object_foreach(o, k, v) {
 		if (strncmp(k, "x-", 2))
 			continue;
-		char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		size_t n;
+		char *text = srv_json_to_yaml(v, &n);
 		if (!text) {
 			w->bad = true;
 			return;
 		}
 		struct pbw any = {0}, named = {0};
-		w_bytes(&any, 2, text, strlen(text));
+		w_bytes(&any, 2, text, n);
 		free(text);
 		w_bytes(&named, 1, k, strlen(k));
 		w_msg(&named, 2, &any);

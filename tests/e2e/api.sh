@@ -1363,6 +1363,10 @@ check "... named by the dotted media type, as kube answers (Go refuses the @)" g
 check "... a Document: swagger 2.0 first, the ConfigMap item path and fieldValidation" python3 -c "
 b=open('$WORK/body','rb').read(); assert b[:5]==b'\x0a\x032.0', b[:8]
 assert b'/api/v1/namespaces/{namespace}/configmaps/{name}' in b and b'fieldValidation' in b"
+check "... its vendor extensions as YAML text, as gnostic writes them (kube's fieldselector_test.go compares it)" python3 -c "
+b=open('$WORK/body','rb').read()
+assert b'group: \"\"\nkind: ConfigMap\nversion: v1\n' in b, 'no YAML GVK'
+assert b'\"kind\":\"ConfigMap\"' not in b, 'JSON GVK'"
 CODE=$(curl -sS -o /dev/null -w '%{http_code}' -X POST "$URL/openapi/v2")
 check "a POST to /openapi/v2 is 405" [ "$CODE" == 405 ]
 
