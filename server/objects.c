@@ -634,8 +634,8 @@ static lp_err invalid_from_causes(const struct srv_resource *res,
    endpoint's: kube names it by the group and kind the object says
    (NewInvalid on its GroupVersionKind), "SomethingElse.mygroup.example.com
    \"foo\" is invalid: kind: ...". */
-static lp_err invalid_as_sent(const struct srv_resource *res,
-			      const json_t *obj, struct srv_error *err)
+static lp_err invalid_as_sent(const struct srv_resource *res, const json_t *obj,
+			      struct srv_error *err)
 {
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
@@ -2374,9 +2374,12 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 	struct scale_hook sh = {res, obj, old};
 	const char *sub = r->ri.subresource;
 	struct srv_schema_vopts vo = {
-		.after_schema = add_scale_causes, .keep = keep_cause, .ud = &sh,
-		.old = old, .root_composites = true,
-		.sub = sub && strcmp(sub, "status") == 0 ? "status" : NULL};
+	    .after_schema = add_scale_causes,
+	    .keep = keep_cause,
+	    .ud = &sh,
+	    .old = old,
+	    .root_composites = true,
+	    .sub = sub && strcmp(sub, "status") == 0 ? "status" : NULL};
 	lp_err rc = srv_schema_validate_with(sch, obj, err, &vo);
 	if (rc && rc != LP_E_INVALID)
 		return srv_error_set(err, rc, "Internal error occurred: %s",

@@ -2342,7 +2342,8 @@ static void rules_walk(struct rctx *x, const struct node *n,
 			const struct node *p = find_prop(n, k);
 			if (n->addl != ADDL_SCHEMA && !p)
 				continue;
-			const struct node *mp = main ? find_prop(main, k) : NULL;
+			const struct node *mp =
+			    main ? find_prop(main, k) : NULL;
 			if (!mp && main && main->addl == ADDL_SCHEMA)
 				mp = main->addl_schema;
 			/* kube's fldPath.Key(k) for a map's values: "[k]" */
@@ -3826,8 +3827,9 @@ static size_t utf8_runes(const char *s)
 static void check_string(struct vctx *v, const struct node *n, const json_t *x)
 {
 	const char *s = json_string_value(x);
-	long long runes =
-	    n->max_len != NO_MAX || n->min_len >= 0 ? (long long)utf8_runes(s) : 0;
+	long long runes = n->max_len != NO_MAX || n->min_len >= 0
+			      ? (long long)utf8_runes(s)
+			      : 0;
 	if (n->max_len != NO_MAX && runes > n->max_len) {
 		if (n->max_len < 0)
 			add_cause(v, "FieldValueTooLong",

@@ -361,11 +361,11 @@ Test(schema_validate, string_lengths_in_runes)
    order maxLength, minLength, pattern; a format is checked besides */
 Test(schema_validate, string_reports_its_first_failure)
 {
-	struct srv_schema *s = sch(SPEC(
-	    "\"h\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":5,"
-	    "\"pattern\":\"^[a-z]+$\"},"
-	    "\"ip\":{\"type\":\"string\",\"maxLength\":3,"
-	    "\"pattern\":\"^[0-9]$\",\"format\":\"ipv4\"}"));
+	struct srv_schema *s = sch(
+	    SPEC("\"h\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":5,"
+		 "\"pattern\":\"^[a-z]+$\"},"
+		 "\"ip\":{\"type\":\"string\",\"maxLength\":3,"
+		 "\"pattern\":\"^[0-9]$\",\"format\":\"ipv4\"}"));
 	const char *cases[][3] = {
 	    {"{\"spec\":{\"h\":\"\"}}", "FieldValueInvalid",
 	     "Invalid value: \"\": spec.h in body should be at least 1 chars "
@@ -377,7 +377,8 @@ Test(schema_validate, string_reports_its_first_failure)
 	     "'^[a-z]+$'"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		expect_cause(s, cases[i][0], cases[i][1], "spec.h", cases[i][2]);
+		expect_cause(s, cases[i][0], cases[i][1], "spec.h",
+			     cases[i][2]);
 		json_t *o = js(cases[i][0]);
 		struct srv_error err = {0};
 		srv_schema_validate(s, o, &err);
