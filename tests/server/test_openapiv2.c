@@ -125,7 +125,8 @@ Test(openapiv2, document_fields)
 	struct span get = sub(item, 2, 0);
 	struct span ext = sub(get, 13, 0);
 	cr_assert(str_is(sub(ext, 1, 0), "x-kubernetes-action"));
-	cr_assert(str_is(sub(sub(ext, 2, 0), 2, 0), "\"get\""));
+	/* YAML text, as gnostic writes an Any */
+	cr_assert(str_is(sub(sub(ext, 2, 0), 2, 0), "get\n"));
 	struct span patch = sub(item, 8, 0);
 	cr_assert(str_is(sub(patch, 7, 0), "application/merge-patch+json"));
 	/* the query parameter: ParametersItem.parameter.non_body_parameter.
@@ -147,15 +148,11 @@ Test(openapiv2, document_fields)
 	struct span rv = sub(sub(patch, 9, 0), 1, 0);
 	cr_assert(str_is(sub(rv, 1, 0), "200"));
 	cr_assert(str_is(sub(sub(sub(rv, 2, 0), 1, 0), 1, 0), "OK"));
-	/* the group-version-kind, as YAML (JSON text) */
+	/* the group-version-kind, as YAML (gnostic's Any text) */
 	struct span gvk = sub(patch, 13, 1);
 	cr_assert(str_is(sub(gvk, 1, 0), "x-kubernetes-group-version-kind"));
-	json_t *y = json_loadb((const char *)sub(sub(gvk, 2, 0), 2, 0).p,
-			       sub(sub(gvk, 2, 0), 2, 0).n, 0, NULL);
-	cr_assert_not_null(y);
-	cr_assert_str_eq(json_string_value(json_object_get(y, "kind")),
-			 "ConfigMap");
-	json_decref(y);
+	cr_assert(str_is(sub(sub(gvk, 2, 0), 2, 0),
+			 "group: \"\"\nkind: ConfigMap\nversion: v1\n"));
 	free(b);
 }
 
@@ -187,7 +184,7 @@ Test(openapiv2, odd_shapes)
 	struct span item = sub(sub(sub(m, 8, 0), 2, 0), 2, 0);
 	struct span patch = sub(item, 8, 0);
 	struct span ext = sub(patch, 13, 0);
-	cr_assert(str_is(sub(sub(ext, 2, 0), 2, 0), "null"));
+	cr_assert(str_is(sub(sub(ext, 2, 0), 2, 0), "null\n"));
 	struct span dummy;
 	cr_assert(!find(item, 2, 0, &dummy, NULL), "no get");
 	cr_assert(!find(m, 1, 0, &dummy, NULL), "no swagger");
