@@ -450,6 +450,10 @@ struct srv_schema {
 	size_t n_rules;
 	char **warnings;
 	size_t n_warnings;
+	/* an embedded resource and a default somewhere: a default may put
+	   into an embedded resource's metadata what ObjectMeta does not
+	   know (srv_schema_default prunes again) */
+	bool has_embedded, has_default;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -1832,6 +1836,9 @@ static lp_err compile_node(struct cctx *c, const json_t *js,
 	v = json_object_get(js, "default");
 	if (v && !json_is_null(v) && !(n->dflt = json_deep_copy(v)))
 		return nomem(c);
+	c->s->has_default |= n->dflt != NULL;
+	c->s->has_embedded |=
+	    json_is_true(json_object_get(js, "x-kubernetes-embedded-resource"));
 
 	if ((rc = compile_rules(c, n, js)))
 		return rc;
@@ -4782,6 +4789,8 @@ struct pctx {
 	void (*unknown)(void *ud, const char *path);
 	void *ud;
 	struct sb path;
+	bool keep_meta; /* a resource's metadata stays whole (kube's Prune
+			   alone, without ObjectMeta's coercion) */
 };
 
 static void report(struct pctx *p, const char *k)
@@ -4931,7 +4940,8 @@ static void skip_prune(struct pctx *p, const struct node *n, json_t *x,
 		json_t *v;
 		json_object_foreach(x, k, v) {
 			if (resource && is_meta_field(k)) {
-				if (strcmp(k, "metadata") == 0 && json_is_object(v))
+				if (strcmp(k, "metadata") == 0 &&
+				    json_is_object(v) && !p->keep_meta)
 					prune_meta(p, v);
 				continue;
 			}
@@ -4980,7 +4990,8 @@ static void prune_node(struct pctx *p, const struct node *n, json_t *x,
 					continue;
 				if (strcmp(k, "metadata") == 0 &&
 				    json_is_object(v)) {
-					prune_meta(p, v);
+					if (!p->keep_meta)
+						prune_meta(p, v);
 					continue;
 				}
 			}
@@ -5013,6 +5024,14 @@ void srv_schema_prune(const struct srv_schema *s, json_t *obj,
 {
 	struct pctx p = {.unknown = unknown, .ud = ud};
 	prune_node(&p, s->root, obj, true);
+	free(p.path.s);
+}
+
+void srv_schema_prune_plain(const struct srv_schema *s, json_t *obj,
+			    bool resource_root)
+{
+	struct pctx p = {.keep_meta = true};
+	prune_node(&p, s->root, obj, resource_root);
 	free(p.path.s);
 }
 
@@ -5097,4 +5116,9 @@ void srv_schema_default(const struct srv_schema *s, json_t *obj)
 {
 	drop_nulls(s->root, obj);
 	apply_defaults(s->root, obj);
+	/* kube's storage decoder coerces an embedded resource's metadata to
+	   ObjectMeta on every read, so what a default put there beyond it
+	   never shows */
+	if (s->has_embedded && s->has_default)
+		srv_schema_prune(s, obj, NULL, NULL);
 }

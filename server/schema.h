@@ -136,6 +136,11 @@ lp_err srv_schema_validate_with(const struct srv_schema *s, const json_t *obj,
  */
 void srv_schema_prune(const struct srv_schema *s, json_t *obj,
 		      void (*unknown)(void *ud, const char *path), void *ud);
+/* kube's pruning.Prune alone, as it checks a CRD's defaults: as
+   srv_schema_prune, but the top is a resource only when resource_root,
+   and a resource's metadata (an object) stays whole. */
+void srv_schema_prune_plain(const struct srv_schema *s, json_t *obj,
+			    bool resource_root);
 
 /*
  * Drop null values of non-nullable declared properties that have no

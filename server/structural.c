@@ -220,7 +220,12 @@ static void check_default(struct sctx *c, const json_t *s, struct ovis v)
 		return; /* reported where the whole schema is compiled */
 	json_t *clone = json_deep_copy(def);
 	if (clone && !v.inside_meta) {
-		srv_schema_prune(sch, clone, NULL, NULL);
+		/* kube checks it is pruned with Prune alone: a resource's
+		   metadata is not ObjectMeta-coerced there */
+		srv_schema_prune_plain(
+		    sch, clone,
+		    json_is_true(
+			json_object_get(s, "x-kubernetes-embedded-resource")));
 		if (!json_equal(clone, def)) {
 			char *js = srv_go_value(def);
 			const char *shown = js ? js : "";

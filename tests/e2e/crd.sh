@@ -1314,6 +1314,16 @@ check "... one added to the served version does not" code_has 200 '"spec":{"a":"
 req PATCH "$QX/q1/status" '{"status":{"a":"t"}}' "$MERGE"
 check "... nor after a /status write: only its body is defaulted" code_has 200 '"spec":{"a":"a","c":"C"}' '"status":{"a":"t"}'
 req DELETE "$QC/quxs.rat.example.com"
+# A default may put into an embedded resource's metadata what ObjectMeta
+# does not know: kube checks a default with Prune alone, which leaves a
+# resource's metadata whole, and its storage decoder then coerces that
+# metadata to ObjectMeta (kube's TestCustomResourceDefaultingOfMetaFields)
+req POST "$QC" '{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"metas.rat.example.com"},"spec":{"group":"rat.example.com","scope":"Cluster","names":{"plural":"metas","kind":"Meta"},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{"full":{"type":"object","x-kubernetes-embedded-resource":true,"properties":{"foo":{"type":"string"}},"default":{"apiVersion":"foos/v1","kind":"Foo","metadata":{"name":"Bar","unknown":"unknown"}}},"meta":{"type":"object","x-kubernetes-embedded-resource":true,"properties":{"apiVersion":{"type":"string","default":"foos/v1"},"kind":{"type":"string","default":"Foo"},"metadata":{"type":"object","properties":{"name":{"type":"string","default":"Bar"},"unknown":{"type":"string","default":"unknown"}}}}}}}}}]}}'
+check "a CRD whose embedded resource's default has an unknown metadata field is 201" code_is 201
+kubectl wait --for=condition=Established crd/metas.rat.example.com --timeout=20s >/dev/null 2>&1
+req POST /apis/rat.example.com/v1/metas '{"apiVersion":"rat.example.com/v1","kind":"Meta","metadata":{"name":"m1"},"meta":{"metadata":{}}}'
+check "... an object gets the defaults with metadata as ObjectMeta knows it" code_has 201 '"full":{"apiVersion":"foos/v1","kind":"Foo","metadata":{"name":"Bar"}}' '"meta":{"apiVersion":"foos/v1","kind":"Foo","metadata":{"name":"Bar"}}'
+req DELETE "$QC/metas.rat.example.com"
 # an anyOf error is no field error in kube-openapi: kube gives it the
 # validator's root path, nil for the resource
 req PATCH "$RT/r1" '{"spec":{"pick":"z"}}' "$MERGE"
