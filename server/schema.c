@@ -450,10 +450,10 @@ struct srv_schema {
 	size_t n_rules;
 	char **warnings;
 	size_t n_warnings;
-	/* an embedded resource and a default somewhere: a default may put
-	   into an embedded resource's metadata what ObjectMeta does not
-	   know (srv_schema_default prunes again) */
-	bool has_embedded, has_default;
+	/* a default at, under or above an embedded resource: it may put
+	   into the resource's metadata what ObjectMeta does not know
+	   (srv_schema_default prunes again) */
+	bool meta_defaults;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -1836,9 +1836,6 @@ static lp_err compile_node(struct cctx *c, const json_t *js,
 	v = json_object_get(js, "default");
 	if (v && !json_is_null(v) && !(n->dflt = json_deep_copy(v)))
 		return nomem(c);
-	c->s->has_default |= n->dflt != NULL;
-	c->s->has_embedded |=
-	    json_is_true(json_object_get(js, "x-kubernetes-embedded-resource"));
 
 	if ((rc = compile_rules(c, n, js)))
 		return rc;
@@ -1918,6 +1915,30 @@ static lp_err compile_node(struct cctx *c, const json_t *js,
 	return LP_OK;
 }
 
+/* Is there a default at, under or above an embedded resource (inside: n
+   is under one)? *emb_below: n or a node under it is embedded. */
+static bool meta_defaults(const struct node *n, bool inside, int depth,
+			  bool *emb_below)
+{
+	*emb_below = false;
+	if (!n || depth > SRV_SCHEMA_MAX_DEPTH + 2)
+		return false;
+	inside |= n->embedded;
+	bool found = false, below = false, b;
+	for (size_t i = 0; i < n->n_props; i++) {
+		found |= meta_defaults(n->props[i].n, inside, depth + 1, &b);
+		below |= b;
+	}
+	found |= meta_defaults(n->items, inside, depth + 1, &b);
+	below |= b;
+	if (n->addl == ADDL_SCHEMA) {
+		found |= meta_defaults(n->addl_schema, inside, depth + 1, &b);
+		below |= b;
+	}
+	*emb_below = n->embedded || below;
+	return found || (n->dflt && (inside || below));
+}
+
 lp_err srv_schema_compile(const json_t *openapi_v3_schema,
 			  struct srv_schema **out, struct srv_error *err)
 {
@@ -1928,6 +1949,9 @@ lp_err srv_schema_compile(const json_t *openapi_v3_schema,
 	locale_t old = locale_enter();
 	lp_err rc = compile_node(&c, openapi_v3_schema, &c.s->root, 0);
 	locale_leave(old);
+	bool emb;
+	if (!rc)
+		c.s->meta_defaults = meta_defaults(c.s->root, false, 0, &emb);
 	if (!rc && (c.spath.oom || c.dpath.oom))
 		rc = nomem(&c);
 	free(c.spath.s);
@@ -1960,6 +1984,16 @@ bool srv_schema_rule(const struct srv_schema *s, size_t i, const char **path,
 /* x-kubernetes-validations rules (kube's schema/cel Validator).             */
 
 static const struct node *find_prop(const struct node *n, const char *k);
+
+/* The schema of member k of an object at n: its property, else
+   additionalProperties' schema; NULL for none (n NULL too). */
+static const struct node *member_node(const struct node *n, const char *k)
+{
+	if (!n)
+		return NULL;
+	const struct node *p = find_prop(n, k);
+	return p ? p : n->addl == ADDL_SCHEMA ? n->addl_schema : NULL;
+}
 
 static const void *cel_prop(const void *node, const char *name)
 {
@@ -2097,9 +2131,7 @@ static bool corr_deep_equal(const struct node *n, const json_t *v,
 		json_object_foreach((json_t *)v, k, cv)
 		{
 			const json_t *ov = json_object_get(old, k);
-			const struct node *p = n ? find_prop(n, k) : NULL;
-			if (!p && n && n->addl == ADDL_SCHEMA)
-				p = n->addl_schema;
+			const struct node *p = member_node(n, k);
 			if (!ov || !p || !corr_deep_equal(p, cv, ov, depth + 1))
 				return false;
 		}
@@ -2349,10 +2381,7 @@ static void rules_walk(struct rctx *x, const struct node *n,
 			const struct node *p = find_prop(n, k);
 			if (n->addl != ADDL_SCHEMA && !p)
 				continue;
-			const struct node *mp =
-			    main ? find_prop(main, k) : NULL;
-			if (!mp && main && main->addl == ADDL_SCHEMA)
-				mp = main->addl_schema;
+			const struct node *mp = member_node(main, k);
 			/* kube's fldPath.Key(k) for a map's values: "[k]" */
 			if (n->addl == ADDL_SCHEMA) {
 				sb_printf(&x->path, "[%s]", k);
@@ -2496,13 +2525,8 @@ const struct srv_schema_node *srv_schema_root(const struct srv_schema *s)
 const struct srv_schema_node *
 srv_schema_prop(const struct srv_schema_node *sn, const char *name)
 {
-	const struct node *n = (const struct node *)sn;
-	if (!n)
-		return NULL;
-	const struct node *p = find_prop(n, name);
-	if (!p && n->addl == ADDL_SCHEMA)
-		p = n->addl_schema;
-	return (const struct srv_schema_node *)p;
+	return (const struct srv_schema_node *)member_node(
+	    (const struct node *)sn, name);
 }
 
 const json_t *srv_schema_old_item(const struct srv_schema_node *sn,
@@ -4730,10 +4754,10 @@ lp_err srv_schema_validate_with(const struct srv_schema *s, const json_t *obj,
 	/* an update's list-type errors all count, unless the old object
 	   already broke a list type: then none does (kube ratchets them as
 	   one, not by field) */
-	bool lists_ok = true;
-	for (size_t i = 0; o->old && i < cs.n && lists_ok; i++)
-		if ((cs.cls[i] & ~CLS_COMPOSITE) == CLS_LISTTYPE)
-			lists_ok = !list_types_broken(s, o->old);
+	bool any_list = false;
+	for (size_t i = 0; o->old && i < cs.n && !any_list; i++)
+		any_list = (cs.cls[i] & ~CLS_COMPOSITE) == CLS_LISTTYPE;
+	bool lists_ok = !any_list || !list_types_broken(s, o->old);
 	locale_leave(old);
 	lp_err rc = LP_OK;
 	int before = err->n_causes;
@@ -5119,6 +5143,6 @@ void srv_schema_default(const struct srv_schema *s, json_t *obj)
 	/* kube's storage decoder coerces an embedded resource's metadata to
 	   ObjectMeta on every read, so what a default put there beyond it
 	   never shows */
-	if (s->has_embedded && s->has_default)
+	if (s->meta_defaults)
 		srv_schema_prune(s, obj, NULL, NULL);
 }
