@@ -2171,14 +2171,20 @@ static bool content_changed(const json_t *a, const json_t *b, bool skip_status)
 /* A /status write's object, stored in the storage version as every write
    (conversion None: only apiVersion); kube's status strategy changes
    nothing else that lapis's update path does not. */
+/* Stored in the storage version (conversion None: only apiVersion). */
+static void to_storage_version(const struct srv_resource *r, json_t *obj)
+{
+	char gv[320];
+	snprintf(gv, sizeof gv, "%s/%s", r->group, r->crd->storage_version);
+	json_object_set_new(obj, "apiVersion", json_string(gv));
+}
+
 static lp_err prep_cr_status(const struct srv_resource *r, json_t *obj,
 			     const json_t *old, struct srv_error *err)
 {
 	(void)old;
 	(void)err;
-	char gv[320];
-	snprintf(gv, sizeof gv, "%s/%s", r->group, r->crd->storage_version);
-	json_object_set_new(obj, "apiVersion", json_string(gv));
+	to_storage_version(r, obj);
 	return LP_OK;
 }
 
@@ -2188,10 +2194,7 @@ lp_err srv_prep_cr(const struct srv_resource *r, json_t *obj, const json_t *old,
 	(void)err;
 	const struct srv_crd_info *ci = r->crd;
 	json_t *m = json_object_get(obj, "metadata");
-	/* stored in the storage version (conversion None: only apiVersion) */
-	char gv[320];
-	snprintf(gv, sizeof gv, "%s/%s", r->group, ci->storage_version);
-	json_object_set_new(obj, "apiVersion", json_string(gv));
+	to_storage_version(r, obj);
 	if (!old) {
 		if (ci->status)
 			json_object_del(obj, "status");

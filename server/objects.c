@@ -640,17 +640,16 @@ static lp_err invalid_as_sent(const struct srv_resource *res, const json_t *obj,
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
 	const char *nm = meta_str(obj, "name");
-	char group[256];
-	snprintf(group, sizeof group, "%s", srv_resource_store_group(res));
-	if (av && *av) {
-		const char *sl = strchr(av, '/');
-		snprintf(group, sizeof group, "%.*s", sl ? (int)(sl - av) : 0,
-			 av);
-	}
+	const char *sl = av && *av ? strchr(av, '/') : NULL;
+	if (av && *av) /* its group: "" for a core "v1" */
+		snprintf(err->group_as, sizeof err->group_as, "%.*s",
+			 sl ? (int)(sl - av) : 0, av);
+	else
+		snprintf(err->group_as, sizeof err->group_as, "%s",
+			 srv_resource_store_group(res));
 	const char *k = kind && *kind ? kind : res->kind;
 	snprintf(err->kind_as, sizeof err->kind_as, "%s", k);
-	snprintf(err->group_as, sizeof err->group_as, "%s", group);
-	return srv_error_invalid(err, k, group, nm ? nm : "");
+	return srv_error_invalid(err, k, err->group_as, nm ? nm : "");
 }
 
 /* ------------------------------------------------------------ bodies */
@@ -3832,17 +3831,18 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 		   whole and the body's status alone (customresource's
 		   statusStrategy.PrepareForUpdate); managedFields are the
 		   update's own */
-		r->body_pruned = false; /* next is the stored object's copy */
-		next = json_deep_copy(old);
 		/* kube's decoder defaults the body in the request's version
 		   before the strategy takes its status: the stored spec gets
 		   no default of that version */
 		const struct srv_schema *bs = srv_cr_schema(res);
 		if (bs) {
-			srv_schema_prune(bs, obj, NULL, NULL);
+			if (!r->body_pruned) /* a patch's result */
+				srv_schema_prune(bs, obj, NULL, NULL);
 			srv_schema_default(bs, obj);
 			r->cr_defaulted = true;
 		}
+		r->body_pruned = false; /* next is the stored object's copy */
+		next = json_deep_copy(old);
 		json_t *v = json_object_get(obj, "status");
 		if (v)
 			json_object_set(next, "status", v);
