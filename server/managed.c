@@ -425,6 +425,10 @@ struct walk {
 	char path[1024];  /* dotted field path without list positions */
 	size_t len;
 	bool too_deep;	  /* the path did not fit: treated as unknown */
+	bool map_keys;	  /* a custom resource's map keys are members of
+			     an apply's set (fs_add_fields) */
+	bool in_meta;	  /* inside a custom resource's (or an embedded
+			     resource's) metadata: ObjectMeta's fields */
 	struct pbuf pb;	  /* the set path of the position */
 };
 
@@ -764,18 +768,49 @@ static void leave_item(struct walk *w, struct mark_pos m)
 static void fs_add(struct fset *s, const json_t *v, struct walk *w,
 		   const struct srv_schema_node *sn, bool dots);
 
-/* The fields of object v (the position itself is the caller's). */
+/* Whether key k of a custom resource's object at sn is a field its type
+   declares (the schema's properties; apiVersion, kind and metadata where
+   kube's builder adds them: the root and embedded resources) rather than
+   a map key (additionalProperties, or anything under
+   x-kubernetes-preserve-unknown-fields). */
+static bool cr_declared(const struct walk *w, const struct srv_schema_node *sn,
+			const char *k)
+{
+	bool open, emb;
+	srv_schema_smd(sn, &open, &emb);
+	if ((w->depth == 0 || emb) &&
+	    (!strcmp(k, "apiVersion") || !strcmp(k, "kind") ||
+	     !strcmp(k, "metadata")))
+		return true;
+	return srv_schema_declares(sn, k);
+}
+
+/* The fields of object v (the position itself is the caller's).
+   structured-merge-diff's ToFieldSet (dots false) makes a map key, a
+   member its type does not declare, a member of the set itself, beside
+   whatever it holds: applying `spec: {replicas: 3}` to a schema that
+   preserves unknown fields owns spec and spec.replicas, and keeps spec
+   when another manager takes replicas. Built-in types declare their
+   fields in Go structs; their maps (labels, data) hold leaves, members
+   already, and so does ObjectMeta in a custom resource. */
 static void fs_add_fields(struct fset *s, const json_t *v, struct walk *w,
 			  const struct srv_schema_node *sn, bool dots)
 {
+	bool cr = !dots && w->map_keys && !w->in_meta;
 	const char *k;
 	json_t *c;
 	json_object_foreach((json_t *)v, k, c)
 	{
 		if (skip_field(w, k))
 			continue;
+		bool declared = !cr || cr_declared(w, sn, k);
+		bool meta = cr && declared && !strcmp(k, "metadata");
 		struct mark_pos m = enter_field(w, k);
+		if (!declared)
+			mark(s, w);
+		w->in_meta |= meta;
 		fs_add(s, c, w, srv_schema_prop(sn, k), dots);
+		w->in_meta &= !meta;
 		leave(w, m);
 	}
 }
@@ -1138,6 +1173,7 @@ struct sty {
 	const struct srv_schema_node *sn; /* a custom resource's node */
 	bool open;     /* SK_MAP: undeclared members are anything */
 	bool typemeta; /* SK_MAP: apiVersion, kind and metadata declared */
+	bool pu;       /* at or under x-kubernetes-preserve-unknown-fields */
 };
 
 /* The type of field f's value, or of one of its items or map values. */
@@ -1220,6 +1256,20 @@ static struct sty sty_node(const struct srv_schema_node *sn)
 	return t;
 }
 
+/* The type of a custom resource's node c inside a value of type parent
+   (NULL at the root). kube's converter (schemaconv's ToSchemaFromOpenAPI)
+   carries x-kubernetes-preserve-unknown-fields down to every schema below
+   it: an object there takes members it does not declare as anything,
+   whatever pruning later keeps. */
+static struct sty sty_cr(const struct sty *parent,
+			 const struct srv_schema_node *c)
+{
+	struct sty t = sty_node(c);
+	t.pu = (parent && parent->pu) || srv_schema_preserves(c);
+	t.open |= t.pu;
+	return t;
+}
+
 /* The type of member k of a map of type t; false when t does not declare
    it and takes no other member. */
 static bool sty_member(const struct sty *t, const char *k, struct sty *out)
@@ -1248,7 +1298,7 @@ static bool sty_member(const struct sty *t, const char *k, struct sty *out)
 	}
 	const struct srv_schema_node *c = srv_schema_prop(t->sn, k);
 	if (c) { /* declared, or the additionalProperties schema */
-		*out = sty_node(c);
+		*out = sty_cr(t, c);
 		return true;
 	}
 	if (t->open) {
@@ -1460,7 +1510,7 @@ static void smd_check_list(const json_t *v, struct walk *w, const struct sty *t,
 {
 	struct lkind lk;
 	list_kind(w, t->sn, &lk);
-	struct sty it = t->sn  ? sty_node(srv_schema_items(t->sn))
+	struct sty it = t->sn  ? sty_cr(t, srv_schema_items(t->sn))
 			: t->f ? sty_pb(t->f, true)
 			       : (struct sty){.k = SK_ANY};
 	size_t cnt = json_array_size(v);
@@ -2038,6 +2088,16 @@ static bool ents_cap(struct ents *es)
 	return true;
 }
 
+/* A write through /scale: kube's scale handler (ToParent) gives the
+   entries it maps back the times the object's entries had for the same
+   managers, none for a manager new to the object, so a scale never stamps
+   its manager's time (and a first one sorts before the object's other
+   updates). */
+static bool scale_sub(const struct srv_mf_op *op)
+{
+	return op->subresource && !strcmp(op->subresource, "scale");
+}
+
 /* Write es into metadata m (sorted as upstream; entries owning nothing are
    dropped; no entries: no managedFields). */
 static void ents_store(struct ents *es, json_t *m)
@@ -2207,7 +2267,7 @@ static bool smd_typed_error(const struct srv_mf_op *op, const json_t *config,
 {
 	struct sty root;
 	if (op->res && op->res->custom) {
-		root = sty_node(sn);
+		root = sty_cr(NULL, sn);
 		root.k = SK_MAP; /* the builder declares apiVersion, kind,
 				    metadata */
 	} else {
@@ -2280,6 +2340,9 @@ static void walk_init(struct walk *w, const struct srv_mf_op *op)
 	memset(w, 0, sizeof *w);
 	w->res = op->res;
 	w->scope = SC_ALL;
+	/* a Scale's set is only the replicas path (kube's scale handler) */
+	w->map_keys = op->res && op->res->custom &&
+		      !(op->subresource && !strcmp(op->subresource, "scale"));
 	if (op->subresource && !strcmp(op->subresource, "status")) {
 		w->scope = SC_STATUS;
 	} else if (op->res && srv_resource_has_sub(op->res, "status")) {
@@ -2449,7 +2512,7 @@ lp_err srv_mf_update(const struct srv_mf_op *op, const json_t *old,
 			fset_union(mine->set, chg);
 			mine->dirty = true;
 		}
-		mine->bump = true;
+		mine->bump = !scale_sub(op);
 	} else if (mine && !ent_drop(mine, rem, NULL)) {
 		rc = LP_ERR(LP_E_NOMEM);
 		goto out;
@@ -2809,7 +2872,7 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 	/* upstream stamps the time only when the object changed
 	   (managedFieldsUpdater.Apply): a manager applying what is
 	   there already gets an entry without one */
-	own->bump = changed;
+	own->bump = changed && !scale_sub(op);
 	if (!own->api_version) {
 		rc = LP_ERR(LP_E_NOMEM);
 		goto out;

@@ -2544,6 +2544,12 @@ bool srv_schema_declares(const struct srv_schema_node *sn, const char *name)
 	return n && find_prop(n, name);
 }
 
+bool srv_schema_preserves(const struct srv_schema_node *sn)
+{
+	const struct node *n = (const struct node *)sn;
+	return n && n->preserve;
+}
+
 const struct srv_schema_node *
 srv_schema_items(const struct srv_schema_node *sn)
 {

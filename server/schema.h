@@ -253,6 +253,8 @@ bool srv_schema_corr_equal(const struct srv_schema_node *n, const json_t *v,
 /* Is name one of the properties the object at n declares (a struct field
    in structured-merge-diff's terms, not an additionalProperties key)? */
 bool srv_schema_declares(const struct srv_schema_node *n, const char *name);
+/* x-kubernetes-preserve-unknown-fields at n itself. */
+bool srv_schema_preserves(const struct srv_schema_node *n);
 /* How structured-merge-diff types the value at n, as kube's type
    converter reads the CRD's published schema (kube-openapi's schemaconv
    of apiextensions' builder output): an int-or-string is an untyped

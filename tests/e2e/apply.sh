@@ -456,6 +456,50 @@ gadget 'status: {ready: true}' >"$WORK/gs.yaml"
 expect_rc 0 "apply to the status subresource" $K apply --server-side --field-manager=ctl --subresource=status -f "$WORK/gs.yaml"
 expect_rc 0 "... get" $K get gadget g1 -o 'jsonpath={.status.ready} {.metadata.managedFields[?(@.manager=="ctl")].subresource}'
 check "... sets status, recorded for the subresource" out_has '^true status$'
+# structured-merge-diff's ToFieldSet: a member the type does not declare
+# (a map key, anything under x-kubernetes-preserve-unknown-fields) is in
+# the applier's set itself, beside what it holds (kube's
+# TestApplyScaleSubresource); and x-kubernetes-preserve-unknown-fields
+# reaches every schema below it when kube types the configuration
+expect_rc 0 "a CRD preserving unknown fields, with a declared object and a scale subresource" $K apply -f - <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: knobs.example.com}
+spec:
+  group: example.com
+  names: {kind: Knob, plural: knobs}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+        properties:
+          cfg: {type: object, properties: {a: {type: string}}}
+YAML
+expect_rc 0 "... established" $K wait --for condition=established --timeout=30s crd/knobs.example.com
+knob() { # MANAGER JSON [ARGS]: kubectl's server-side apply, the object into body
+	run $K apply --server-side --field-manager="$1" -o json --show-managed-fields "${@:3}" -f - <<<"$2"
+	cp "$WORK/out" "$WORK/body"
+}
+# (--validate=false: with Strict, the pruned field is the request's 400)
+knob applier '{"apiVersion":"example.com/v1","kind":"Knob","metadata":{"name":"k0","namespace":"default"},"cfg":{"a":"x","extra":1}}' --validate=false
+check "an apply with an unknown field in an object declared under x-kubernetes-preserve-unknown-fields is typed as kube types it (no 500), the field pruned" py "assert d['cfg'] == {'a': 'x'}, d"
+knob applier '{"apiVersion":"example.com/v1","kind":"Knob","metadata":{"name":"k1","namespace":"default"},"spec":{"replicas":3,"a":{"b":1}},"cfg":{"a":"x"}}'
+check "... the applier owns spec and spec.a themselves, beside their leaves" mf_is applier Apply '{"f:cfg":{"f:a":{}},"f:spec":{".":{},"f:a":{".":{},"f:b":{}},"f:replicas":{}}}'
+expect_rc 0 "... scaled by another manager" $K patch knob k1 --subresource=scale --type=merge -p '{"spec":{"replicas":5}}' --field-manager=scaler
+expect_rc 0 "... get" $K get knob k1 -o json --show-managed-fields
+cp "$WORK/out" "$WORK/body"
+check "... which takes replicas and leaves the applier spec itself" mf_is applier Apply '{"f:cfg":{"f:a":{}},"f:spec":{".":{},"f:a":{".":{},"f:b":{}}}}'
+check "... the scaler owns replicas, for the subresource, with no time (kube's scale handler takes times from the object's entries)" py "
+e = [m for m in d['metadata']['managedFields'] if m['manager'] == 'scaler']
+assert len(e) == 1 and e[0]['subresource'] == 'scale' and e[0]['fieldsV1'] == {'f:spec': {'f:replicas': {}}} and 'time' not in e[0], e"
+knob applier '{"apiVersion":"example.com/v1","kind":"Knob","metadata":{"name":"k1","namespace":"default"},"spec":{"c":1}}'
+check "... applying without spec.a removes it whole, not leaving a: {}" py "assert d['spec'] == {'replicas': 5, 'c': 1} and 'cfg' not in d, d"
 
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
