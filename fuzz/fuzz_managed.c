@@ -7,7 +7,12 @@
  * LIVE is the stored object (an object, or anything else for "absent"),
  * CONFIG the client's object. Both run against the built-in ConfigMap and
  * Service descriptors (the latter has keyed ports and a status
- * subresource), applied as "fuzz" and as "kubectl" respectively.
+ * subresource), applied as "fuzz" and as "kubectl" respectively, and
+ * against a custom resource (a CRD stored once in a throwaway store, kept
+ * for the process: a schema preserving unknown fields with set, map and
+ * atomic lists, maps of objects, an atomic map, defaults, an int-or-string
+ * and an embedded resource), as "fuzz" on the resource, its status and
+ * its scale.
  *
  * Invariants:
  *   1. srv_mf_update(LIVE, CONFIG) succeeds or is LP_E_INVALID (client
@@ -28,9 +33,126 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "crd.h"
 #include "fuzz.h"
+#include "lapis/engine.h"
 #include "managed.h"
+#include "registry/object.h"
+#include "registry/registry.h"
+#include "registry/store.h"
 #include "resources.h"
+
+/* The custom resource's CRD: what one() is run against besides the
+   built-ins. */
+static const char crd_text[] =
+    "{\"apiVersion\":\"apiextensions.k8s.io/v1\","
+    "\"kind\":\"CustomResourceDefinition\","
+    "\"metadata\":{\"name\":\"widgets.fz.example.com\","
+    "\"uid\":\"0b6f3c2e-5d1a-4b7e-9c3f-2a1d4e5f6a7b\","
+    "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
+    "\"spec\":{\"group\":\"fz.example.com\",\"scope\":\"Namespaced\","
+    "\"names\":{\"plural\":\"widgets\",\"kind\":\"Widget\"},"
+    "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,"
+    "\"subresources\":{\"status\":{},\"scale\":{"
+    "\"specReplicasPath\":\".spec.replicas\","
+    "\"statusReplicasPath\":\".status.replicas\"}},"
+    "\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\","
+    "\"x-kubernetes-preserve-unknown-fields\":true,\"properties\":{"
+    "\"spec\":{\"type\":\"object\",\"properties\":{"
+    "\"replicas\":{\"type\":\"integer\"},"
+    "\"size\":{\"type\":\"integer\",\"default\":1},"
+    "\"tags\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"set\","
+    "\"items\":{\"type\":\"string\"}},"
+    "\"ports\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
+    "\"x-kubernetes-list-map-keys\":[\"name\",\"proto\"],"
+    "\"items\":{\"type\":\"object\",\"required\":[\"name\"],"
+    "\"properties\":{\"name\":{\"type\":\"string\"},"
+    "\"proto\":{\"type\":\"string\",\"default\":\"TCP\"},"
+    "\"port\":{\"type\":\"integer\"}}}},"
+    "\"atomic\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"labels\":{\"type\":\"object\","
+    "\"additionalProperties\":{\"type\":\"string\"}},"
+    "\"groups\":{\"type\":\"object\",\"additionalProperties\":{"
+    "\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true,"
+    "\"properties\":{\"a\":{\"type\":\"string\"}}}},"
+    "\"selector\":{\"type\":\"object\",\"x-kubernetes-map-type\":\"atomic\","
+    "\"properties\":{\"matchLabels\":{\"type\":\"object\","
+    "\"additionalProperties\":{\"type\":\"string\"}}}},"
+    "\"free\":{\"type\":\"object\","
+    "\"x-kubernetes-preserve-unknown-fields\":true,\"properties\":{"
+    "\"inner\":{\"type\":\"object\",\"properties\":{"
+    "\"x\":{\"type\":\"string\"}}}}},"
+    "\"ios\":{\"x-kubernetes-int-or-string\":true},"
+    "\"tmpl\":{\"type\":\"object\",\"x-kubernetes-embedded-resource\":true,"
+    "\"x-kubernetes-preserve-unknown-fields\":true},"
+    "\"nested\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
+    "\"x-kubernetes-list-map-keys\":[\"k\"],\"items\":{\"type\":\"object\","
+    "\"required\":[\"k\"],\"properties\":{\"k\":{\"type\":\"string\"},"
+    "\"vals\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"set\","
+    "\"items\":{\"type\":\"integer\"}}}}}}},"
+    "\"status\":{\"type\":\"object\",\"properties\":{"
+    "\"replicas\":{\"type\":\"integer\"},"
+    "\"ready\":{\"type\":\"boolean\"}}}}}}}]}}";
+
+/* Kept for the process on purpose: the store holding the CRD, and the
+   custom resource's descriptor with the hold that keeps it valid. */
+static eng *E;
+static char dir_path[64];
+static const struct srv_resource *cr;
+static void *cr_hold;
+
+static void close_store(void)
+{
+	srv_resources_release(cr_hold);
+	cr = NULL;
+	srv_crds_shutdown();
+	eng_close(E);
+	E = NULL;
+	char p[128];
+	snprintf(p, sizeof p, "%s/data.mdb", dir_path);
+	remove(p);
+	snprintf(p, sizeof p, "%s/lock.mdb", dir_path);
+	remove(p);
+	remove(dir_path);
+}
+
+/* Store the CRD once, as the handlers do (its strategy, a put, the
+   after-write hook), and look its resource up. */
+static void open_once(void)
+{
+	if (E)
+		return;
+	char tmpl[] = "/tmp/lapis-fuzz-managed-XXXXXX";
+	char *dir = mkdtemp(tmpl);
+	FUZZ_CHECK(dir != NULL, "mkdtemp");
+	snprintf(dir_path, sizeof dir_path, "%s", dir);
+	struct eng_opts o = {.dir = dir_path, .nosync = 1};
+	FUZZ_CHECK(eng_open(&o, &E) == LP_OK, "eng_open");
+	atexit(close_store);
+	srv_crds_refresh(E);
+	json_error_t je;
+	json_t *crd = json_loads(crd_text, 0, &je);
+	FUZZ_CHECK(crd != NULL, "the CRD's JSON: %s", je.text);
+	struct srv_error err = {0};
+	FUZZ_CHECK(srv_prep_crd(srv_resource_find("apiextensions.k8s.io", "v1",
+						  "customresourcedefinitions"),
+				crd, NULL, &err) == LP_OK,
+		   "the CRD: %s", err.message);
+	struct reg_key k;
+	reg_object_key("apiextensions.k8s.io", "customresourcedefinitions",
+		       NULL, "widgets.fz.example.com", &k);
+	struct eng_cmp cmp = {ENG_CMP_ABSENT, 0};
+	char *out = NULL;
+	size_t ol;
+	FUZZ_CHECK(reg_put(E, &k, crd, &cmp, false, NULL, &out, &ol, NULL) ==
+		       LP_OK,
+		   "put the CRD");
+	free(out);
+	json_decref(crd);
+	srv_crd_after_write(E, "widgets.fz.example.com");
+	cr = srv_resource_lookup("fz.example.com", "v1", "widgets", &cr_hold);
+	FUZZ_CHECK(cr != NULL, "the custom resource is served");
+}
 
 static void check_entries(const json_t *obj)
 {
@@ -53,14 +175,15 @@ static void check_entries(const json_t *obj)
 	}
 }
 
-static void one(const struct srv_resource *res, const json_t *live,
-		const json_t *config)
+static void one(const struct srv_resource *res, const char *subresource,
+		const json_t *live, const json_t *config)
 {
 	/* "kubectl" takes over client-side apply's fields (managed.h) */
 	struct srv_mf_op op = {
 	    .res = res,
 	    .manager = strcmp(res->resource, "services") ? "fuzz" : "kubectl",
-	    .api_version = "v1"};
+	    .api_version = res->custom ? "fz.example.com/v1" : "v1",
+	    .subresource = subresource};
 	json_t *live_copy = live ? json_deep_copy(live) : NULL;
 	json_t *cfg_copy = json_deep_copy(config);
 
@@ -130,8 +253,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!json_is_object(live))
 		live = NULL;
 	const json_t *config = json_array_get(in, 1);
-	one(srv_resource_find("", "v1", "configmaps"), live, config);
-	one(srv_resource_find("", "v1", "services"), live, config);
+	one(srv_resource_find("", "v1", "configmaps"), NULL, live, config);
+	one(srv_resource_find("", "v1", "services"), NULL, live, config);
+	open_once();
+	one(cr, NULL, live, config);
+	one(cr, "status", live, config);
+	one(cr, "scale", live, config);
 	json_decref(in);
 	return 0;
 }

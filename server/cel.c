@@ -5938,6 +5938,8 @@ struct parser {
 	size_t err_at;	 /* where it failed (CEL_NO_POS: nowhere known) */
 	size_t call_paren; /* make_call's: its call's '(' */
 	bool err_syntax; /* a syntax error, not a checker's */
+	bool err_program; /* cel-go would fail building the program, not
+			     compiling it (a bad find() pattern) */
 	char bare[256];	 /* the failure's text alone */
 	bool new_env;	 /* kube's environment for new expressions */
 };
@@ -6455,10 +6457,12 @@ static void precompile(struct parser *ps, struct node *call,
 		/* cel-go's checker refuses a bad pattern for matches() at
 		   its argument; kube's regex library one for find() when
 		   it builds the program */
-		if (call->op == F_MATCHES)
+		if (call->op == F_MATCHES) {
 			fail_check(ps, pat->pos, "invalid matches argument");
-		else
-			fail(ps, CEL_NO_POS, "invalid regex: %s", msg);
+		} else if (!ps->failed) {
+			fail(ps, CEL_NO_POS, "%s", msg);
+			ps->err_program = true;
+		}
 		return;
 	}
 	call->re = srv_goregex_compile(pat->s, call->op != F_MATCHES, &why);
@@ -7468,9 +7472,12 @@ enum skind {
 };
 
 /* A type: a list's elements and a map's values in e, a map's keys in
-   key, when they are scalars (else unknown). */
+   key, when they are scalars (else unknown); opt: an optional of it
+   (only where lapis knows what it holds: oldSelf under optionalOldSelf,
+   and what is selected or indexed from it). */
 struct tty {
 	enum skind k, e, key;
+	bool opt;
 };
 
 /* The kube library types whose equality kube's estimator prices at 1
@@ -7598,6 +7605,14 @@ static const char *kind_name(enum skind k)
    it (then it is in no error). */
 static bool tty_name(struct tty t, char *buf, size_t size)
 {
+	if (t.opt) {
+		char in[96];
+		t.opt = false;
+		if (!tty_name(t, in, sizeof in))
+			return false;
+		int w = snprintf(buf, size, "optional_type(%s)", in);
+		return w > 0 && (size_t)w < size;
+	}
 	const char *e = kind_name(t.e), *k = kind_name(t.key);
 	if (t.k == SK_LIST && e)
 		snprintf(buf, size, "list(%s)", e);
@@ -7627,7 +7642,7 @@ static struct tres tcheck(struct fchk *c, const struct node *n);
 
 static bool tty_fits(struct tty a, struct tty b)
 {
-	if (!kind_fits(a.k, b.k))
+	if (!kind_fits(a.k, b.k) || a.opt != b.opt)
 		return false;
 	if (a.k == SK_LIST && b.k == SK_LIST)
 		return kind_fits(a.e, b.e);
@@ -7834,6 +7849,12 @@ static void tcheck_bin(struct fchk *c, const struct node *n, struct tres *r)
 	if (!known(a.t) || !known(b.t))
 		return;
 	struct tty out, args[2] = {a.t, b.t};
+	if (a.t.opt || b.t.opt) {
+		/* only == and != take optionals, two of one type */
+		if ((op != B_EQ && op != B_NE) || !tty_fits(a.t, b.t))
+			no_match(c, n->pos, bin_fn[op], args, 2, false);
+		return;
+	}
 	if (!bin_overload(op, a.t, b.t, &out)) {
 		no_match(c, n->pos, bin_fn[op], args, 2, false);
 		return;
@@ -8498,6 +8519,41 @@ static void check_format(struct fchk *c, const struct node *n)
 	c->in_format--;
 }
 
+/* A call with an optional among its arguments (every type known): an
+   optional's own methods take it as their target (or() its argument
+   too), type(), dyn() and optional.of() anything; any other function has
+   no overload for it. true when the call is judged here. */
+static bool tcheck_opt_call(struct fchk *c, const struct node *n,
+			    const struct tty *args, int na, bool member,
+			    struct tres *r)
+{
+	bool any = false;
+	for (int i = 0; i < na; i++)
+		any = any || args[i].opt;
+	if (!any)
+		return false;
+	enum fn f = (enum fn)n->op;
+	bool own =
+	    member && args[0].opt &&
+	    (f == F_HASVALUE || f == F_VALUE || f == F_ORVALUE || f == F_OR);
+	bool takes_any = !member && (f == F_TYPE || f == F_DYN ||
+				     f == F_OPT_OF || f == F_OPT_NZ);
+	for (int i = 0; i < na && !takes_any; i++) {
+		bool ok =
+		    (own && i == 0) || (f == F_OR && i == 1) || !args[i].opt;
+		if (!ok || (f == F_ORVALUE && own && i == 1 &&
+			    !kind_fits(args[1].k, args[0].k))) {
+			no_match(c, n->pos, fn_name(n->op), args, na, member);
+			return true;
+		}
+	}
+	if (own && (f == F_VALUE || f == F_ORVALUE)) {
+		r->t = args[0]; /* what the optional holds */
+		r->t.opt = false;
+	}
+	return own || takes_any;
+}
+
 static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
 {
 	struct tty args[4];
@@ -8534,6 +8590,8 @@ static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
 	for (int i = 0; i < na; i++)
 		if (!known(args[i]))
 			return;
+	if (tcheck_opt_call(c, n, args, na, member, r))
+		return;
 	if (n->op == F_SIZE && na == 1)
 		bad = args[0].k != SK_STRING && args[0].k != SK_BYTES &&
 		      args[0].k != SK_LIST && args[0].k != SK_MAP;
@@ -8553,6 +8611,11 @@ static void tcheck_comp(struct fchk *c, const struct node *n, struct tres *r)
 	struct tres range = tcheck(c, n->a);
 	enum macro m = (enum macro)n->op;
 	char name[64];
+	if (m < M_OPTMAP && range.t.opt && tty_name(range.t, name, sizeof name))
+		type_error(c, n->a->pos,
+			   "expression of type '%s' cannot be range of a "
+			   "comprehension",
+			   name);
 	/* A variable's size is kube's estimate at its path: the range's
 	   path and @items (or @keys), whose first step kube's
 	   sizeEstimator skips as if it were self. A computed range (a
@@ -8723,6 +8786,13 @@ static void tcheck_index(struct fchk *c, const struct node *n, struct tres *r)
 	r->exact = a.exact && b.exact;
 	if (n->opt_sel || a.opt) {
 		r->opt = true;
+		/* an element of an optional list or map is an optional */
+		if (a.t.opt && !n->opt_sel &&
+		    (a.t.k == SK_LIST || a.t.k == SK_MAP) &&
+		    a.t.e != SK_UNKNOWN) {
+			r->t.k = a.t.e;
+			r->t.opt = true;
+		}
 		return;
 	}
 	if (a.s.k == ST_NODE && (c->decl(a.s.node) & CEL_DECL_LIST))
@@ -8813,8 +8883,12 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 	case N_SELECT:
 	case N_HAS:
 		x = tcheck(c, n->k == N_HAS ? n->a->a : n->a);
-		if (known(x.t) && x.t.k != SK_MAP && x.t.k != SK_OBJECT &&
-		    !is_lib(x.t.k) && tty_name(x.t, name, sizeof name))
+		/* cel-go selects within an optional, and names the type it
+		   holds */
+		struct tty xt = x.t;
+		xt.opt = false;
+		if (known(xt) && xt.k != SK_MAP && xt.k != SK_OBJECT &&
+		    !is_lib(xt.k) && tty_name(xt, name, sizeof name))
 			type_error(c, n->k == N_HAS ? n->a->pos : n->pos,
 				   "type '%s' does not support field "
 				   "selection",
@@ -8832,6 +8906,14 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 			r.cost += n->opt_sel ? 1 : 0;
 			r.exact = x.exact;
 			r.opt = true;
+			if (x.t.opt && !n->opt_sel && x.s.k == ST_NODE) {
+				/* the field's type, as an optional */
+				bool f = c->failed;
+				r.s = select_field(c, x.s, n->s, n->s_len);
+				c->failed = f;
+				r.t = schema_tty(c, r.s);
+				r.t.opt = known(r.t);
+			}
 		} else {
 			bool f = c->failed;
 			c->at = n->pos;
@@ -8889,10 +8971,10 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 		r.exact = a.exact;
 		if (n->k == N_NOT) {
 			r.t.k = SK_BOOL;
-			if (known(a.t) && a.t.k != SK_BOOL)
+			if (known(a.t) && (a.t.k != SK_BOOL || a.t.opt))
 				no_match(c, n->pos, "!_", &a.t, 1, false);
 		} else if (known(a.t)) {
-			if (a.t.k == SK_INT || a.t.k == SK_DOUBLE)
+			if ((a.t.k == SK_INT || a.t.k == SK_DOUBLE) && !a.t.opt)
 				r.t.k = a.t.k;
 			else
 				no_match(c, n->pos, "-_", &a.t, 1, false);
@@ -8907,7 +8989,7 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 			x = tcheck(c, o);
 			r.cost += x.cost;
 			r.exact = r.exact && x.exact;
-			if (known(x.t) && x.t.k != SK_BOOL &&
+			if (known(x.t) && (x.t.k != SK_BOOL || x.t.opt) &&
 			    tty_name(x.t, name, sizeof name))
 				type_error(c, o->pos,
 					   "expected type 'bool' but found "
@@ -8921,9 +9003,10 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 		x = tcheck(c, n->c);
 		struct tty args[3] = {a.t, b.t, x.t};
 		if (known(a.t) && known(b.t) && known(x.t) &&
-		    (a.t.k != SK_BOOL || !tty_fits(b.t, x.t)))
+		    (a.t.k != SK_BOOL || a.t.opt || !tty_fits(b.t, x.t)))
 			no_match(c, n->pos, "_?_:_", args, 3, false);
-		if (b.t.k == x.t.k && b.t.e == x.t.e && b.t.key == x.t.key)
+		if (b.t.k == x.t.k && b.t.e == x.t.e && b.t.key == x.t.key &&
+		    b.t.opt == x.t.opt)
 			r.t = b.t;
 		r.cost = a.cost + (b.cost > x.cost ? b.cost : x.cost);
 		r.size = b.size > x.size ? b.size : x.size;
@@ -8944,11 +9027,15 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 	case N_OLD:
 		r.cost = 1;
 		r.exact = true;
-		if (!c->old_opt) { /* else an optional of self's type */
+		if (!c->old_opt) {
 			r.s = c->self;
 			r.t = schema_tty(c, r.s);
 			r.size = node_size(c, r.s);
 			r.sized = r.s.k == ST_NODE;
+		} else { /* an optional of self's type, as kube declares it */
+			r.s = c->self;
+			r.t = schema_tty(c, r.s);
+			r.t.opt = r.opt = true;
 		}
 		break;
 	case N_TYPE:
@@ -9150,7 +9237,13 @@ cel_prog *cel_compile_env(const char *src, bool new_expr, char *why,
 			put_msg(why, why_size, "syntax error");
 		if (invalid)
 			*invalid = !ps.unsup;
-		if (at && ps.failed && ps.err_at != CEL_NO_POS) {
+		if (at && ps.failed && ps.err_program) {
+			/* Go's regexp error alone, for kube's "program
+			   instantiation failed: " */
+			*at = CEL_PROGRAM_POS;
+			if (why_size)
+				snprintf(why, why_size, "%s", ps.bare);
+		} else if (at && ps.failed && ps.err_at != CEL_NO_POS) {
 			/* the text alone, for cel_error_display */
 			*at = ps.err_at;
 			if (why_size)

@@ -110,6 +110,10 @@ cel_prog *cel_compile_env(const char *src, bool new_expr, char *why,
 
 /* No position in the source. */
 #define CEL_NO_POS ((size_t)-1)
+/* The expression compiles but cel-go fails to build its program (a
+   find() or findAll() pattern Go's regexp refuses): why holds that error
+   alone, which kube words "program instantiation failed: <why>". */
+#define CEL_PROGRAM_POS ((size_t)-2)
 
 /*
  * The position part of cel-go's display of an error at byte at of src

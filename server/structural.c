@@ -1062,6 +1062,13 @@ static cel_prog *compile_at(struct sctx *c, const json_t *s, const json_t *r,
 		snprintf(child, sizeof child,
 			 ".x-kubernetes-validations[%zu].%s", i, field);
 		rule_gostring(r, val, sizeof val);
+		if (at == CEL_PROGRAM_POS) {
+			cause(c, "FieldValueInvalid", child,
+			      "Invalid value: %s: %s instantiation failed: %s",
+			      val, *what ? "messageExpression" : "program",
+			      why);
+			return NULL;
+		}
 		/* cel-go's display: where, what, and the line with a caret;
 		   the place alone when the whole would not fit a cause */
 		if (at != CEL_NO_POS)

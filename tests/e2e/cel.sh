@@ -286,6 +286,9 @@ check "... is refused: fields are never null to kube's checker" err_text "found 
 bad_rules_crd "            - {rule: \"[1, 'a'].size() == 2\"}" >"$WORK/gadget.yaml"
 expect_rc 1 "a CRD whose rule has a list literal of mixed types" kubectl apply -f "$WORK/gadget.yaml"
 check "... is refused" err_text "compilation failed: ERROR: <input>:1:5: expected type 'int' but found 'string'"
+bad_rules_crd "            - {rule: \"string(self.a).find(')') == ''\"}" >"$WORK/gadget.yaml"
+expect_rc 1 "a CRD whose rule has a find() pattern Go's regexp refuses" kubectl apply -f "$WORK/gadget.yaml"
+check "... is refused when kube builds the program" err_text "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: program instantiation failed: error parsing regexp: unexpected ): \`)\`"
 bad_rules_crd "            - {rule: 'self.a < 1.5 && self.a >= 0'}" >"$WORK/gadget.yaml"
 expect_rc 0 "a CRD whose rule orders an integer against a double is accepted (cross-type comparisons)" kubectl apply -f "$WORK/gadget.yaml"
 bad_rules_crd "            - {rule: 'self.a < 1.5 && self.a >= 0'}
@@ -304,6 +307,11 @@ check "... is refused" err_text 'x-kubernetes-validations[0].message: Invalid va
 bad_rules_crd "            - {rule: 'self.a > 0', optionalOldSelf: true}" >"$WORK/gadget.yaml"
 expect_rc 1 "a CRD with optionalOldSelf on a rule without oldSelf" kubectl apply -f "$WORK/gadget.yaml"
 check "... is refused" err_text 'x-kubernetes-validations[0].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule'
+bad_rules_crd "            - {rule: 'oldSelf.a + self.a > 5', optionalOldSelf: true}" >"$WORK/gadget.yaml"
+expect_rc 1 "a CRD whose optionalOldSelf rule uses oldSelf as the value itself" kubectl apply -f "$WORK/gadget.yaml"
+check "... is refused: oldSelf is an optional there (kube's TestOptionalOldSelfIsOptionalType)" err_text "compilation failed: ERROR: <input>:1:11: found no matching overload for '_+_' applied to '(optional_type(int), int)'"
+bad_rules_crd "            - {rule: 'oldSelf.a.orValue(0) <= self.a', optionalOldSelf: true}" >"$WORK/gadget.yaml"
+expect_rc 0 "... while one reading it through orValue() is accepted" kubectl apply -f "$WORK/gadget.yaml"
 bad_rules_crd "            - {rule: \"timestamp('2000-01-01T00:00:00Z').getHours('Europe/Paris') == 1\"}" >"$WORK/gadget.yaml"
 expect_rc 0 "a CRD whose rule is CEL outside lapis's subset is accepted" kubectl apply -f "$WORK/gadget.yaml"
 

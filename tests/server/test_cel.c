@@ -568,7 +568,7 @@ Test(cel_values, strings)
 	    "!'b\\x07'.matches('^\\\\PC*$') && "
 	    "'Stra\u00dfe 1'.find('\\\\p{Lu}\\\\p{Ll}+') == 'Stra\u00dfe'",
 	    "0");
-	bad("self.find('(') == ''", "invalid regex");
+	bad("self.find('(') == ''", "error parsing regexp: missing closing )");
 	expect_s("self.find('a') == ''",
 		 "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 		 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"",
@@ -2265,6 +2265,18 @@ Test(cel_compile, error_display)
 	    cel_compile_checked("1 + y", why, sizeof why, &inv, &at));
 	cr_assert_eq(at, 4);
 	cr_assert_str_eq(why, "undeclared reference to 'y' (in container '')");
+	/* a find() pattern Go's regexp refuses fails building the program
+	   (kube's "program instantiation failed"), with Go's error alone;
+	   matches() fails the checker at its argument */
+	cr_assert_null(cel_compile_checked("self.find(')') == ''", why,
+					   sizeof why, &inv, &at));
+	cr_assert(inv);
+	cr_assert_eq(at, CEL_PROGRAM_POS);
+	cr_assert_str_eq(why, "error parsing regexp: unexpected ): `)`");
+	cr_assert_null(cel_compile_checked("self.matches(')')", why, sizeof why,
+					   &inv, &at));
+	cr_assert_eq(at, 13);
+	cr_assert_str_eq(why, "invalid matches argument");
 	/* without a place asked for, the text says where */
 	cr_assert_null(
 	    cel_compile_checked("self.a ==", why, sizeof why, &inv, NULL));

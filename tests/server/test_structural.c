@@ -376,7 +376,7 @@ Test(structural, validation_rules)
 	/* CEL outside lapis's subset compiles in kube: accepted */
 	ok(RULES("[{\"rule\":\"timestamp('2000-01-01T00:00:00Z')."
 		 "getHours('Europe/Paris') == 1\"}]"));
-	ok(RULES("[{\"rule\":\"self.a == oldSelf.a\","
+	ok(RULES("[{\"rule\":\"self.a == oldSelf.value().a\","
 		 "\"optionalOldSelf\":true}]"));
 	bad(RULES("[{\"rule\":\" \\t\"}]"), "FieldValueRequired",
 	    SPEC_RULE(0, "rule"), "Required value: rule is not specified");
@@ -787,6 +787,75 @@ static void mistyped(const char *rule, int col, const char *msg)
 		 rule, col, msg, rule, col - 1,
 		 "........................................");
 	bad(schema, "FieldValueInvalid", SPEC_RULE(0, "rule"), want);
+}
+
+/* The rule on spec, with optionalOldSelf, is refused by kube's checker
+   with msg at column col: oldSelf is an optional of self's type there. */
+static void mistyped_opt(const char *rule, int col, const char *msg)
+{
+	char schema[2048], want[2048];
+	snprintf(schema, sizeof schema,
+		 FIELDS("[]", TYPE_PROPS,
+			"[{\"rule\":\"%s\",\"optionalOldSelf\":true}]"),
+		 rule);
+	snprintf(want, sizeof want,
+		 "Invalid value: apiextensions.ValidationRule{Rule:\"%s\", "
+		 "Message:\"\", MessageExpression:\"\", "
+		 "Reason:(*apiextensions.FieldValueErrorReason)(nil), "
+		 "FieldPath:\"\", OptionalOldSelf:(*bool)(0xc000a1b2c8)}: "
+		 "compilation failed: ERROR: <input>:1:%d: %s\n | %s\n | %.*s^",
+		 rule, col, msg, rule, col - 1,
+		 "........................................");
+	bad(schema, "FieldValueInvalid", SPEC_RULE(0, "rule"), want);
+}
+
+static void typed_opt_ok(const char *rule)
+{
+	char schema[2048];
+	snprintf(schema, sizeof schema,
+		 FIELDS("[]", TYPE_PROPS,
+			"[{\"rule\":\"%s\",\"optionalOldSelf\":true}]"),
+		 rule);
+	ok(schema);
+}
+
+/* optionalOldSelf: kube declares oldSelf optional_type(<self's type>), so
+   using it as the value itself is a type error at CRD write
+   (apiextensions' TestOptionalOldSelfIsOptionalType); its own methods,
+   ==, and selecting or indexing within it are not. */
+Test(structural, optional_old_self_is_typed)
+{
+	static const char *const good[] = {
+	    "!oldSelf.hasValue() || oldSelf.value().a <= self.a",
+	    "oldSelf.orValue(self).s == self.s",
+	    "oldSelf.a.orValue(0) <= self.a",
+	    "oldSelf.ls.orValue([]).all(x, x in self.ls)",
+	    "oldSelf == optional.of(self) || oldSelf != optional.none()",
+	    "type(oldSelf) != int && oldSelf.ls[0].orValue('') != 'x'",
+	    "oldSelf.optMap(o, o.a).orValue(0) < 5",
+	};
+	for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+		typed_opt_ok(good[i]);
+	mistyped_opt("oldSelf.a + self.a > 5", 11,
+		     "found no matching overload for '_+_' applied to "
+		     "'(optional_type(int), int)'");
+	mistyped_opt("oldSelf.s == 'foo'", 11,
+		     "found no matching overload for '_==_' applied to "
+		     "'(optional_type(string), string)'");
+	mistyped_opt("oldSelf.ls.all(x, x == x)", 8,
+		     "expression of type 'optional_type(list(string))' cannot "
+		     "be range of a comprehension");
+	mistyped_opt("oldSelf.ls[0] == 'foo'", 15,
+		     "found no matching overload for '_==_' applied to "
+		     "'(optional_type(string), string)'");
+	mistyped_opt("oldSelf.ls.x == 'foo'", 11,
+		     "type 'list(string)' does not support field selection");
+	mistyped_opt("oldSelf.a.orValue('x') == 1", 18,
+		     "found no matching overload for 'orValue' applied to "
+		     "'optional_type(int).(string)'");
+	mistyped_opt("size(oldSelf.ls) > 0", 5,
+		     "found no matching overload for 'size' applied to "
+		     "'(optional_type(list(string)))'");
 }
 
 /* kube's checker on operators and functions (cel-go's overloads, with
