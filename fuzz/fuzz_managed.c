@@ -26,7 +26,10 @@
  *      or map key twice is kube's plain 500 (LP_E_IO without a reason).
  *   4. Apply is idempotent: applying CONFIG again with force to the result
  *      changes nothing, managedFields and times included (the second apply
- *      may fall in a later second: a time that moved is a failure).
+ *      may fall in a later second: a time that moved is a failure). Not
+ *      for a LIVE with an entry that owns nothing, which no store holds:
+ *      such entries count as the object's managers (no
+ *      "before-first-apply") but leave with the write, as in kube.
  *   5. Neither function modifies its inputs.
  */
 #include <jansson.h>
@@ -175,6 +178,23 @@ static void check_entries(const json_t *obj)
 	}
 }
 
+/* Whether every managedFields entry of live owns something, as stored
+   objects' entries do. */
+static bool entries_own(const json_t *live)
+{
+	const json_t *mf =
+	    json_object_get(json_object_get(live, "metadata"), "managedFields");
+	size_t i;
+	json_t *e;
+	json_array_foreach(mf, i, e)
+	{
+		json_t *f = json_object_get(e, "fieldsV1");
+		if (!json_is_object(f) || json_object_size(f) == 0)
+			return false;
+	}
+	return true;
+}
+
 static void one(const struct srv_resource *res, const char *subresource,
 		const json_t *live, const json_t *config)
 {
@@ -227,7 +247,7 @@ static void one(const struct srv_resource *res, const char *subresource,
 		memset(&err, 0, sizeof err);
 		rc = srv_mf_apply(&op, out, config, true, &out2, &err);
 		FUZZ_CHECK(rc == LP_OK || rc == LP_E_NOMEM, "apply again: %d", rc);
-		if (rc == LP_OK)
+		if (rc == LP_OK && (!live || entries_own(live)))
 			FUZZ_CHECK(json_equal(out, out2), "apply is idempotent");
 		json_decref(out2);
 		json_decref(out);
