@@ -2390,9 +2390,16 @@ static void rules_walk(struct rctx *x, const struct node *n,
 				sb_cut(&x->path, pl);
 			}
 			if (p) {
+				/* the object's own apiVersion and kind never
+				   ratchet: both sides are converted to the
+				   request's (kube's ratchetingOptions.key) */
+				static struct corr never = {.eq = 0};
+				bool tm = depth == 0 && !near &&
+					  (!strcmp(k, "apiVersion") ||
+					   !strcmp(k, "kind"));
 				path_key(&x->path, k);
-				rules_walk(x, p, mp, cv, ov, mine, NULL,
-					   depth + 1);
+				rules_walk(x, p, mp, cv, ov, mine,
+					   tm && ov ? &never : NULL, depth + 1);
 				sb_cut(&x->path, pl);
 			}
 			if (x->stop)

@@ -1771,6 +1771,45 @@ Test(schema_rules, transition_rules_and_ratcheting)
 	srv_schema_free(s);
 }
 
+/* The object's own apiVersion and kind never ratchet (kube's
+   ratchetingOptions.key: both sides are converted to the request's
+   version); an embedded resource's do, and transition rules on them still
+   see oldSelf (apiextensions' TestRatcheting, "typemeta fields are not
+   ratcheted"). */
+Test(schema_rules, typemeta_not_ratcheted)
+{
+	struct srv_schema *s = sch(
+	    "{\"type\":\"object\",\"properties\":{"
+	    "\"apiVersion\":{\"type\":\"string\",\"x-kubernetes-validations\":"
+	    "[{\"rule\":\"self == 'v1'\"},{\"rule\":\"self == oldSelf\","
+	    "\"message\":\"same\"}]},"
+	    "\"kind\":{\"type\":\"string\",\"x-kubernetes-validations\":"
+	    "[{\"rule\":\"self == 'Pod'\"}]},"
+	    "\"sub\":{\"type\":\"object\",\"properties\":{\"kind\":{"
+	    "\"type\":\"string\",\"x-kubernetes-validations\":[{\"rule\":"
+	    "\"self == 'Pod'\"}]}}}}}");
+	struct srv_error err = {0};
+	struct warnings w = {0};
+	const char *obj = "{\"apiVersion\":\"v2\",\"kind\":\"Baz\",\"sub\":{"
+			  "\"kind\":\"Baz\"}}";
+	rules(s, obj, obj, &err, &w);
+	cr_assert_eq(err.n_causes, 2);
+	cr_assert_str_eq(err.causes[0].field, "apiVersion");
+	cr_assert_str_eq(
+	    err.causes[0].message,
+	    "Invalid value: \"string\": failed rule: self == 'v1'");
+	cr_assert_str_eq(err.causes[1].field, "kind");
+	cr_assert_eq(w.n, 1); /* sub.kind ratchets */
+	struct srv_error err2 = {0};
+	struct warnings w2 = {0};
+	rules(s, "{\"apiVersion\":\"v1\"}", "{\"apiVersion\":\"v0\"}", &err2,
+	      &w2);
+	cr_assert_eq(err2.n_causes, 1);
+	cr_assert_str_eq(err2.causes[0].message,
+			 "Invalid value: \"string\": same");
+	srv_schema_free(s);
+}
+
 /* optionalOldSelf: the rule also runs with no old value, oldSelf then
    optional.none(), else optional.of the old value (kube's
    validationActivationWithOldSelf). */
