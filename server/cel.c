@@ -9227,8 +9227,16 @@ cel_prog *cel_compile_env(const char *src, bool new_expr, char *why,
 		fail(&ps, (size_t)-1, "the rule is not valid UTF-8");
 	next(&ps);
 	struct node *root = parse_expr(&ps);
-	if (!ps.failed && ps.t != T_EOF)
-		fail(&ps, ps.t_pos, "unexpected token after the expression");
+	if (!ps.failed && ps.t != T_EOF) {
+		/* ANTLR's words at cel-go's `start: expr EOF`: a lone token
+		   more is deleted ("extraneous"), else the input mismatches */
+		size_t tok = ps.t_pos, tl = ps.pos - ps.t_pos;
+		next(&ps);
+		if (!ps.failed)
+			fail(&ps, tok, "%s input '%.*s' expecting <EOF>",
+			     ps.t == T_EOF ? "extraneous" : "mismatched",
+			     (int)(tl > 64 ? 64 : tl), src + tok);
+	}
 	if (!ps.failed)
 		resolve(&ps, root, NULL);
 	free(ps.s);

@@ -1450,7 +1450,7 @@ Test(cel_compile, unsupported_and_bad)
 	bad("", "unexpected end");
 	bad("x.y", "undeclared reference");
 	bad("Foo{a: 1}", "not supported");
-	bad("self.a == 1 2", "unexpected token");
+	bad("self.a == 1 2", "extraneous input '2' expecting <EOF>");
 }
 
 /* strconv.ParseUint takes every literal up to 2^64-1, the last nine
@@ -2265,6 +2265,18 @@ Test(cel_compile, error_display)
 	    cel_compile_checked("1 + y", why, sizeof why, &inv, &at));
 	cr_assert_eq(at, 4);
 	cr_assert_str_eq(why, "undeclared reference to 'y' (in container '')");
+	/* more after a whole expression: ANTLR's words at cel-go's `start:
+	   expr EOF` (kube's validation_test.go, "self.objs[0][0].k!") */
+	cr_assert_null(
+	    cel_compile_checked("self.a! == 1", why, sizeof why, &inv, &at));
+	cr_assert_eq(at, 6);
+	cr_assert_str_eq(why,
+			 "Syntax error: mismatched input '!' expecting <EOF>");
+	cr_assert_null(
+	    cel_compile_checked("self.a 'b'", why, sizeof why, &inv, &at));
+	cr_assert_eq(at, 7);
+	cr_assert_str_eq(
+	    why, "Syntax error: extraneous input ''b'' expecting <EOF>");
 	/* a find() pattern Go's regexp refuses fails building the program
 	   (kube's "program instantiation failed"), with Go's error alone;
 	   matches() fails the checker at its argument */
