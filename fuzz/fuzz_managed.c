@@ -29,7 +29,11 @@
  *      may fall in a later second: a time that moved is a failure). Not
  *      for a LIVE with an entry that owns nothing, which no store holds:
  *      such entries count as the object's managers (no
- *      "before-first-apply") but leave with the write, as in kube.
+ *      "before-first-apply") but leave with the write, as in kube. Nor
+ *      for a CONFIG holding a null: structured-merge-diff merges a null
+ *      by the type (a scalar becomes null, a map keeps the live one), and
+ *      kube 1.37 changed it again (TestApplyNullToObject); lapis drops a
+ *      null member over a live one and copies one where there is none.
  *   5. Neither function modifies its inputs.
  */
 #include <jansson.h>
@@ -169,8 +173,10 @@ static void check_entries(const json_t *obj)
 	json_t *e;
 	json_array_foreach(mf, i, e)
 	{
-		const char *op = json_string_value(json_object_get(e, "operation"));
-		FUZZ_CHECK(op && (!strcmp(op, "Apply") || !strcmp(op, "Update")),
+		const char *op =
+		    json_string_value(json_object_get(e, "operation"));
+		FUZZ_CHECK(op &&
+			       (!strcmp(op, "Apply") || !strcmp(op, "Update")),
 			   "entry %zu operation", i);
 		json_t *f = json_object_get(e, "fieldsV1");
 		FUZZ_CHECK(json_is_object(f) && json_object_size(f) > 0,
@@ -193,6 +199,25 @@ static bool entries_own(const json_t *live)
 			return false;
 	}
 	return true;
+}
+
+/* Whether v holds a null anywhere. */
+static bool has_null(const json_t *v)
+{
+	if (json_is_null(v))
+		return true;
+	bool obj = json_is_object(v);
+	size_t n = obj ? json_object_size(v) : json_array_size(v);
+	void *it = obj ? json_object_iter((json_t *)v) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *c =
+		    obj ? json_object_iter_value(it) : json_array_get(v, i);
+		if (has_null(c))
+			return true;
+		if (obj)
+			it = json_object_iter_next((json_t *)v, it);
+	}
+	return false;
 }
 
 static void one(const struct srv_resource *res, const char *subresource,
@@ -218,9 +243,11 @@ static void one(const struct srv_resource *res, const char *subresource,
 		json_t *again = json_deep_copy(next);
 		memset(&err, 0, sizeof err);
 		rc = srv_mf_update(&op, next, again, &err);
-		FUZZ_CHECK(rc == LP_OK || rc == LP_E_NOMEM, "update again: %d", rc);
+		FUZZ_CHECK(rc == LP_OK || rc == LP_E_NOMEM, "update again: %d",
+			   rc);
 		if (rc == LP_OK)
-			FUZZ_CHECK(json_equal(next, again), "a no-op records nothing");
+			FUZZ_CHECK(json_equal(next, again),
+				   "a no-op records nothing");
 		json_decref(again);
 	}
 	json_decref(next);
@@ -246,9 +273,12 @@ static void one(const struct srv_resource *res, const char *subresource,
 		json_t *out2 = NULL;
 		memset(&err, 0, sizeof err);
 		rc = srv_mf_apply(&op, out, config, true, &out2, &err);
-		FUZZ_CHECK(rc == LP_OK || rc == LP_E_NOMEM, "apply again: %d", rc);
-		if (rc == LP_OK && (!live || entries_own(live)))
-			FUZZ_CHECK(json_equal(out, out2), "apply is idempotent");
+		FUZZ_CHECK(rc == LP_OK || rc == LP_E_NOMEM, "apply again: %d",
+			   rc);
+		if (rc == LP_OK && (!live || entries_own(live)) &&
+		    !has_null(config))
+			FUZZ_CHECK(json_equal(out, out2),
+				   "apply is idempotent");
 		json_decref(out2);
 		json_decref(out);
 	}
