@@ -21,6 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "lapis/engine.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,6 +49,31 @@ static inline char *fuzz_strndup(const uint8_t *data, size_t size)
 		s[size] = 0;
 	}
 	return s;
+}
+
+/* A throwaway store for a harness that keeps one for the process, in a
+   new directory under /tmp named by tag; dir (n bytes, at least 64) gets
+   its path for fuzz_store_close. */
+static inline eng *fuzz_store_open(const char *tag, char *dir, size_t n)
+{
+	snprintf(dir, n, "/tmp/lapis-fuzz-%s-XXXXXX", tag);
+	FUZZ_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	struct eng_opts o = {.dir = dir, .nosync = 1};
+	eng *e = NULL;
+	FUZZ_CHECK(eng_open(&o, &e) == LP_OK, "eng_open");
+	return e;
+}
+
+/* Close the store and remove its files and directory. */
+static inline void fuzz_store_close(eng *e, const char *dir)
+{
+	eng_close(e);
+	char p[128];
+	snprintf(p, sizeof p, "%s/data.mdb", dir);
+	remove(p);
+	snprintf(p, sizeof p, "%s/lock.mdb", dir);
+	remove(p);
+	remove(dir);
 }
 
 #endif

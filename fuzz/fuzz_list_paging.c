@@ -36,26 +36,15 @@ static char dir_path[64];
 
 static void close_store(void)
 {
-	eng_close(E);
+	fuzz_store_close(E, dir_path);
 	E = NULL;
-	char p[128];
-	snprintf(p, sizeof p, "%s/data.mdb", dir_path);
-	remove(p);
-	snprintf(p, sizeof p, "%s/lock.mdb", dir_path);
-	remove(p);
-	remove(dir_path);
 }
 
 static void open_once(void)
 {
 	if (E)
 		return;
-	char tmpl[] = "/tmp/lapis-fuzz-paging-XXXXXX";
-	char *dir = mkdtemp(tmpl);
-	FUZZ_CHECK(dir != NULL, "mkdtemp");
-	snprintf(dir_path, sizeof dir_path, "%s", dir);
-	struct eng_opts o = {.dir = dir_path, .nosync = 1};
-	FUZZ_CHECK(eng_open(&o, &E) == LP_OK, "eng_open");
+	E = fuzz_store_open("paging", dir_path, sizeof dir_path);
 	atexit(close_store);
 }
 

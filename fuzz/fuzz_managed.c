@@ -113,14 +113,8 @@ static void close_store(void)
 	srv_resources_release(cr_hold);
 	cr = NULL;
 	srv_crds_shutdown();
-	eng_close(E);
+	fuzz_store_close(E, dir_path);
 	E = NULL;
-	char p[128];
-	snprintf(p, sizeof p, "%s/data.mdb", dir_path);
-	remove(p);
-	snprintf(p, sizeof p, "%s/lock.mdb", dir_path);
-	remove(p);
-	remove(dir_path);
 }
 
 /* Store the CRD once, as the handlers do (its strategy, a put, the
@@ -129,12 +123,7 @@ static void open_once(void)
 {
 	if (E)
 		return;
-	char tmpl[] = "/tmp/lapis-fuzz-managed-XXXXXX";
-	char *dir = mkdtemp(tmpl);
-	FUZZ_CHECK(dir != NULL, "mkdtemp");
-	snprintf(dir_path, sizeof dir_path, "%s", dir);
-	struct eng_opts o = {.dir = dir_path, .nosync = 1};
-	FUZZ_CHECK(eng_open(&o, &E) == LP_OK, "eng_open");
+	E = fuzz_store_open("managed", dir_path, sizeof dir_path);
 	atexit(close_store);
 	srv_crds_refresh(E);
 	json_error_t je;
