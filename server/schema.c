@@ -3627,9 +3627,18 @@ struct causes {
    uniqueness. */
 enum { CLS_SCHEMA, CLS_EMBEDDED, CLS_LISTTYPE, CLS_N };
 
+/* The additionalProperties keys a validation path holds, at most this
+   many recorded (deeper ones stay dotted). */
+#define MAX_AKEYS 32
+
 struct vctx {
 	struct causes *cs;
 	struct sb path;
+	/* where each map key under additionalProperties starts in path (its
+	   '.') and its length: kube-openapi writes them dotted, but kube's
+	   list-type and embedded-resource walks as field.Path.Key, "[k]" */
+	size_t akey_at[MAX_AKEYS], akey_len[MAX_AKEYS];
+	int n_akeys;
 	bool oom;
 	unsigned char cls; /* the stage the causes added now belong to */
 	const char *sub; /* the field messages name paths from ("status") */
@@ -3639,6 +3648,25 @@ struct vctx {
 
 /* A cause's cls bit: a composite (anyOf, oneOf, allOf, not) error. */
 #define CLS_COMPOSITE 0x80
+
+/* The path a cause added now names, into out (n bytes): v's, with the
+   map keys under additionalProperties as "[k]" for the list-type and
+   embedded-resource checks (kube's field.Path.Key there). false when it
+   was cut. */
+static bool cause_path(const struct vctx *v, char *out, size_t n)
+{
+	const char *p = sb_str(&v->path);
+	bool keyed = v->cls == CLS_LISTTYPE || v->cls == CLS_EMBEDDED;
+	size_t o = 0, at = 0;
+	for (int i = 0; keyed && i < v->n_akeys && o < n; i++) {
+		size_t k = v->akey_at[i], dot = k < v->path.len && p[k] == '.';
+		int w = snprintf(out + o, n - o, "%.*s[%.*s]", (int)(k - at),
+				 p + at, (int)v->akey_len[i], p + k + dot);
+		o += w > 0 ? (size_t)w : 0;
+		at = k + dot + v->akey_len[i];
+	}
+	return o < n && snprintf(out + o, n - o, "%s", p + at) < (int)(n - o);
+}
 
 __attribute__((format(printf, 3, 4)))
 static void add_cause(struct vctx *v, const char *reason, const char *fmt,
@@ -3665,8 +3693,7 @@ static void add_cause(struct vctx *v, const char *reason, const char *fmt,
 	struct srv_cause *c = &cs->v[cs->n++];
 	snprintf(c->reason, sizeof c->reason, "%s", reason);
 	/* a long path or message is cut between runes, never in one */
-	if (snprintf(c->field, sizeof c->field, "%s", sb_str(&v->path)) >=
-	    (int)sizeof c->field)
+	if (!cause_path(v, c->field, sizeof c->field))
 		srv_cut_utf8(c->field);
 	va_list ap;
 	va_start(ap, fmt);
@@ -4534,9 +4561,15 @@ static void validate_object(struct vctx *v, const struct node *n,
 				json_decref(kj);
 				continue;
 			}
+			bool rec = v->n_akeys < MAX_AKEYS;
+			if (rec) {
+				v->akey_at[v->n_akeys] = v->path.len;
+				v->akey_len[v->n_akeys++] = strlen(k);
+			}
 			path_key(&v->path, k);
 			validate_node(v, n->addl_schema, pv);
 			sb_cut(&v->path, pl);
+			v->n_akeys -= rec;
 		}
 	}
 	if (n->embedded)

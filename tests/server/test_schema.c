@@ -945,6 +945,37 @@ Test(schema_validate, arrays)
 	srv_schema_free(s);
 }
 
+/* Under additionalProperties kube-openapi writes a map key dotted, but
+   kube's list-type and embedded-resource walks write it as
+   field.Path.Key: spec[k] (apiextensions' listtype and objectmeta
+   validation_test.go, "additionalProperties"). */
+Test(schema_validate, map_keys_in_list_type_and_embedded_paths)
+{
+	struct srv_schema *s =
+	    sch("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":"
+		"\"object\",\"properties\":{\"sets\":{\"type\":\"object\","
+		"\"additionalProperties\":{\"type\":\"array\","
+		"\"x-kubernetes-list-type\":\"set\",\"items\":{\"type\":"
+		"\"string\"}}},\"res\":{\"type\":\"object\","
+		"\"additionalProperties\":{\"type\":\"object\","
+		"\"x-kubernetes-embedded-resource\":true,"
+		"\"x-kubernetes-preserve-unknown-fields\":true}},"
+		"\"n\":{\"type\":\"object\",\"additionalProperties\":{"
+		"\"type\":\"integer\"}}}}}}");
+	expect_cause(s, "{\"spec\":{\"sets\":{\"a.b\":[\"x\",\"x\"]}}}",
+		     "FieldValueDuplicate", "spec.sets[a.b][1]",
+		     "Duplicate value: \"x\"");
+	expect_cause(s, "{\"spec\":{\"res\":{\"foo\":{\"kind\":\"K\"}}}}",
+		     "FieldValueRequired", "spec.res[foo].apiVersion",
+		     "Required value: must not be empty");
+	/* kube-openapi's own errors keep the key dotted */
+	expect_cause(s, "{\"spec\":{\"n\":{\"k\":\"x\"}}}",
+		     "FieldValueTypeInvalid", "spec.n.k",
+		     "Invalid value: \"string\": spec.n.k in body must be of "
+		     "type integer: \"string\"");
+	srv_schema_free(s);
+}
+
 Test(schema_validate, list_types)
 {
 	struct srv_schema *s = sch(SPEC(
