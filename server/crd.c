@@ -1675,13 +1675,13 @@ static void check_conversion(const json_t *conv, struct srv_error *err)
 					"values: \"None\", \"Webhook\"",
 					strategy);
 		if (cc)
-			srv_error_cause(err, "FieldForbidden",
+			srv_error_cause(err, "FieldValueForbidden",
 					"spec.conversion.webhookClientConfig",
 					"Forbidden: should not be set when "
 					"strategy is not set to Webhook");
 		if (json_array_size(crv))
 			srv_error_cause(
-			    err, "FieldForbidden",
+			    err, "FieldValueForbidden",
 			    "spec.conversion.conversionReviewVersions",
 			    "Forbidden: should not be set when strategy is not "
 			    "set to Webhook");
@@ -1862,13 +1862,16 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 	const char *plural =
 	    json_string_value(json_object_get(names, "plural"));
 	const char *kind = json_string_value(json_object_get(names, "kind"));
-	/* defaults */
-	if (kind && !json_string_value(json_object_get(names, "singular"))) {
+	/* defaults (kube's SetDefaults_CustomResourceDefinitionSpec: an empty
+	   name counts as unset; listKind only from a kind) */
+	const char *sg = json_string_value(json_object_get(names, "singular"));
+	const char *lkd = json_string_value(json_object_get(names, "listKind"));
+	if (kind && (!sg || !*sg)) {
 		char low[128];
 		lower(kind, low, sizeof low);
 		json_object_set_new(names, "singular", json_string(low));
 	}
-	if (kind && !json_string_value(json_object_get(names, "listKind"))) {
+	if (kind && *kind && (!lkd || !*lkd)) {
 		char lk[160];
 		snprintf(lk, sizeof lk, "%sList", kind);
 		json_object_set_new(names, "listKind", json_string(lk));
@@ -1919,13 +1922,14 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 	const char *scope = json_string_value(json_object_get(spec, "scope"));
 	if (!scope || (strcmp(scope, "Cluster") && strcmp(scope, "Namespaced")))
 		srv_error_cause(err,
-				scope ? "FieldValueNotSupported"
-				      : "FieldValueRequired",
+				scope && *scope ? "FieldValueNotSupported"
+						: "FieldValueRequired",
 				"spec.scope",
-				scope ? "Unsupported value: \"%s\": supported "
-					"values: \"Cluster\", \"Namespaced\""
-				      : "Required value%s",
-				scope ? scope : "");
+				scope && *scope
+				    ? "Unsupported value: \"%s\": supported "
+				      "values: \"Cluster\", \"Namespaced\""
+				    : "Required value%s",
+				scope && *scope ? scope : "");
 	/* kube's ValidateCustomResourceDefinitionSpec: the names required
 	   (after defaulting), then ValidateCustomResourceDefinitionNames */
 	const char *singular =
@@ -1974,7 +1978,7 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 	}
 	json_t *versions = json_object_get(spec, "versions");
 	size_t n_storage = 0;
-	const char *storage = NULL;
+	const char *storage = NULL, *first_storage = NULL;
 	/* kube's conversion to its internal type moves selectableFields
 	   and the schema to the spec when every version has the same, and
 	   validates them there (one moved without the other: refused) */
@@ -2001,6 +2005,8 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 		if (json_is_true(json_object_get(v, "storage"))) {
 			n_storage++;
 			storage = vn;
+			if (!first_storage)
+				first_storage = vn ? vn : "";
 		}
 		if (!json_is_object(json_object_get(
 			json_object_get(v, "schema"), "openAPIV3Schema"))) {
@@ -2088,6 +2094,18 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 				"status.storedVersions",
 				"Invalid value: []string(nil): must have at "
 				"least one stored version");
+	/* with more than one, it stores the first: the others are missing */
+	json_array_foreach(n_storage > 1 && !old ? versions : NULL, i, v)
+	{
+		const char *vn = json_string_value(json_object_get(v, "name"));
+		if (json_is_true(json_object_get(v, "storage")) && vn &&
+		    vn != first_storage)
+			srv_error_cause(err, "FieldValueInvalid",
+					"status.storedVersions",
+					"Invalid value: []string{\"%s\"}: must "
+					"have the storage version %s",
+					first_storage, vn);
+	}
 	check_approval(obj, old, err);
 	if (crd_invalid(obj, err))
 		return err->code;

@@ -623,7 +623,8 @@ static const json_t *fp_step(const json_t *s, const char *name, size_t n)
 
 /* Does fieldPath fp name a field of schema s, as kube's
    cel.ValidFieldPath finds it when the CRD is written: steps of
-   ".name" or "['name']" (\' and \\ escaped), each a property, or a key
+   ".name" or "['name']" (escaped as kube's unescapeSingleQuote reads
+   them), each a property, or a key
    of a map; no list index. */
 static bool field_path_valid(const json_t *s, const char *fp)
 {
@@ -648,9 +649,17 @@ static bool field_path_valid(const json_t *s, const char *fp)
 		char name[512];
 		size_t o = 0;
 		for (size_t i = 1; i + 1 < n && o < sizeof name; i++) {
-			if (p[i] == '\\' && i + 2 < n &&
-			    (p[i + 1] == '\'' || p[i + 1] == '\\'))
-				i++;
+			/* kube's unescapeSingleQuote: Go's escapes of one
+			   letter, \' and \\; another is an invalid path */
+			static const char from[] = "abfnrtv'\\",
+					  to[] = "\a\b\f\n\r\t\v'\\";
+			if (p[i] == '\\' && i + 2 < n) {
+				const char *e = strchr(from, p[++i]);
+				if (!e || !*e)
+					return false;
+				name[o++] = to[e - from];
+				continue;
+			}
 			name[o++] = p[i];
 		}
 		if (o == sizeof name || !(s = fp_step(s, name, o)))
@@ -1312,11 +1321,18 @@ static void openapi_walk(struct sctx *c, const json_t *s, struct ovis v,
 		openapi_walk(c, ap, a, depth + 1);
 		pop(&c->p, mark);
 	}
+	/* a map type kube does not know cannot correlate its fields
+	   (cel.MapIsCorrelatable): no oldSelf below it */
+	struct ovis props = sub;
+	const char *mt = str(s, "x-kubernetes-map-type");
+	if (mt && strcmp(mt, "granular") && strcmp(mt, "atomic") &&
+	    !props.uncorr)
+		props.uncorr = c->p.len;
 	const char *k;
 	json_t *p;
 	json_object_foreach(json_object_get(s, "properties"), k, p)
 	{
-		struct ovis pv = sub;
+		struct ovis pv = props;
 		bool meta = !strcmp(k, "metadata") ||
 			    !strcmp(k, "apiVersion") || !strcmp(k, "kind");
 		if (meta &&

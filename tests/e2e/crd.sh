@@ -1370,6 +1370,22 @@ wcrd '{}' '{}' '{"group":"ex_ample.com"}'
 check "a group that is no DNS subdomain says so on spec.group too" code_has 422 'spec.group: Invalid value: \"ex_ample.com\": a lowercase RFC 1123 subdomain must consist of'
 wcrd '{}' '{"storage":false}'
 check "no storage version: no stored version either" code_has 422 'is invalid: [spec.versions: Invalid value: must have exactly one version marked as storage version, status.storedVersions: Invalid value: []string(nil): must have at least one stored version]'
+# found by kube's own ValidateCustomResourceDefinition cases (session 50)
+wcrd '{}' '{}' '{"scope":""}'
+check "an empty scope is Required, not Unsupported" code_has 422 'spec.scope: Required value'
+wcrd '{}' '{}' '{"names":{"plural":"ws","kind":""}}'
+check "no kind: no listKind defaulted from it either, so both are Required" code_has 422 'spec.names.kind: Required value' 'spec.names.listKind: Required value'
+wcrd '{}' '{}' '{"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}},{"name":"v2","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}'
+check "two storage versions: the first is stored, the second missing from storedVersions" code_has 422 'spec.versions: Invalid value: must have exactly one version marked as storage version, status.storedVersions: Invalid value: []string{\"v1\"}: must have the storage version v2]'
+wcrd '{}' '{}' '{"conversion":{"strategy":"None","webhook":{"clientConfig":{"url":"https://a.b/c"}}}}'
+check "a webhook without strategy Webhook is FieldValueForbidden" code_has 422 '"reason":"FieldValueForbidden","message":"Forbidden: should not be set when strategy is not set to Webhook","field":"spec.conversion.webhookClientConfig"'
+wcrd '{"value":{"type":"object","x-kubernetes-map-type":"foo","properties":{"sub":{"type":"string","x-kubernetes-validations":[{"rule":"self == oldSelf"}]}}}}'
+check "oldSelf under a map type kube does not know is refused (cel.MapIsCorrelatable)" code_has 422 'properties[value].properties[sub].x-kubernetes-validations[0].rule: Invalid value: \"self == oldSelf\": oldSelf cannot be used on the uncorrelatable portion of the schema within spec.validation.openAPIV3Schema.properties[value]'
+wcrd '{"o":{"type":"object","x-kubernetes-validations":[{"rule":"true","fieldPath":".f['"'c\\\\a'"']"}],"properties":{"f":{"type":"object","properties":{"c\u0007":{"type":"number"}}}}}}'
+check "a fieldPath key with a Go escape (\\a) names the field it spells" code_is 201
+req DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.example.com
+wcrd '{"o":{"type":"object","x-kubernetes-validations":[{"rule":"true","fieldPath":".f['"'c\\\\q'"']"}],"properties":{"f":{"type":"object","properties":{"c":{"type":"number"}}}}}}'
+check "... and one that is no escape makes an invalid path" code_has 422 'fieldPath: Invalid value: \".f['"'c\\\\\\\\q'"']\": fieldPath must be a valid path'
 wcrd '{}' '{}' '{"conversion":{"strategy":"Webhook","webhook":{"clientConfig":{"url":"https://a.b/c"},"conversionReviewVersions":["V1","v1"]}}}'
 check "a conversion review version that is no DNS-1035 label: kube's whole message" code_has 422 'spec.conversion.conversionReviewVersions[0]: Invalid value: \"V1\": a DNS-1035 label must consist of lower case alphanumeric characters or '"'-'"', start with an alphabetic character, and end with an alphanumeric character (e.g. '"'my-name'"',  or '"'abc-123'"', regex used for validation is '"'[a-z]([-a-z0-9]*[a-z0-9])?'"')'
 # kube's CEL environment has no cel-go ext.Math, ext.Encoders, ext.Lists,
