@@ -1795,6 +1795,49 @@ static void check_status_root(struct sctx *c, const json_t *s)
 	}
 }
 
+/* Whether kube's NewStructural converts s: nowhere a keyword it does not
+   support (id, $schema, $ref, patternProperties, dependencies,
+   additionalItems, definitions), items given as an array, or
+   x-kubernetes-preserve-unknown-fields: false. When it cannot, kube skips
+   the structural checks (their errors would repeat the ones above). */
+static bool converts(const json_t *s, int depth)
+{
+	if (!json_is_object(s) || depth > SRV_SCHEMA_MAX_DEPTH)
+		return true;
+	static const char *const strs[] = {"id", "$schema", "$ref"};
+	static const char *const maps[] = {"patternProperties", "dependencies",
+					   "definitions"};
+	for (size_t i = 0; i < 3; i++) {
+		const char *v = str(s, strs[i]);
+		if ((v && *v) || json_object_size(json_object_get(s, maps[i])))
+			return false;
+	}
+	const json_t *items = json_object_get(s, "items");
+	const json_t *ai = json_object_get(s, "additionalItems");
+	if (json_is_false(
+		json_object_get(s, "x-kubernetes-preserve-unknown-fields")) ||
+	    json_array_size(items) || (ai && !json_is_null(ai)))
+		return false;
+	static const char *const subs[] = {"items", "additionalProperties",
+					   "not"};
+	for (size_t i = 0; i < 3; i++)
+		if (!converts(json_object_get(s, subs[i]), depth + 1))
+			return false;
+	static const char *const lists[] = {"allOf", "anyOf", "oneOf"};
+	size_t j;
+	const json_t *x;
+	for (size_t i = 0; i < 3; i++)
+		json_array_foreach(json_object_get(s, lists[i]), j,
+				   x) if (!converts(x, depth + 1)) return false;
+	const char *k;
+	json_object_foreach((json_t *)json_object_get(s, "properties"), k, x)
+	{
+		if (!converts(x, depth + 1))
+			return false;
+	}
+	return true;
+}
+
 void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
 			  const json_t *old, struct srv_error *err)
 {
@@ -1809,12 +1852,15 @@ void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
 	push(&c.p, ".openAPIV3Schema");
 	openapi_walk(&c, schema, (struct ovis){.root = true, .card = 1}, 0);
 	int before = err->n_causes;
-	struct_walk(&c, schema, ROOT, 0);
-	struct spath vpath = {{0}, 0};
-	push(&vpath, "%s", c.p.s);
-	complete_value(&c, schema, schema, &vpath, 0);
+	bool conv = converts(schema, 0);
+	if (conv) {
+		struct_walk(&c, schema, ROOT, 0);
+		struct spath vpath = {{0}, 0};
+		push(&vpath, "%s", c.p.s);
+		complete_value(&c, schema, schema, &vpath, 0);
+	}
 	/* kube compiles rules only in a structural schema */
-	bool structural = err->n_causes == before;
+	bool structural = conv && err->n_causes == before;
 	for (size_t i = 0; i < c.n_pend; i++) {
 		if (structural) {
 			pop(&c.p, 0);

@@ -1371,6 +1371,8 @@ check "a group that is no DNS subdomain says so on spec.group too" code_has 422 
 wcrd '{}' '{"storage":false}'
 check "no storage version: no stored version either" code_has 422 'is invalid: [spec.versions: Invalid value: must have exactly one version marked as storage version, status.storedVersions: Invalid value: []string(nil): must have at least one stored version]'
 # found by kube's own ValidateCustomResourceDefinition cases (session 50)
+wcrd '{"a":{"x-kubernetes-preserve-unknown-fields":false}}'
+check "x-kubernetes-preserve-unknown-fields: false is the only error: kube's NewStructural fails, so no structural errors follow" code_has 422 'is invalid: spec.validation.openAPIV3Schema.properties[a].x-kubernetes-preserve-unknown-fields: Invalid value: false: must be true or undefined"'
 wcrd '{}' '{}' '{"scope":""}'
 check "an empty scope is Required, not Unsupported" code_has 422 'spec.scope: Required value'
 wcrd '{}' '{}' '{"names":{"plural":"ws","kind":""}}'
