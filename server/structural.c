@@ -1827,8 +1827,11 @@ static bool converts(const json_t *s, int depth)
 	size_t j;
 	const json_t *x;
 	for (size_t i = 0; i < 3; i++)
-		json_array_foreach(json_object_get(s, lists[i]), j,
-				   x) if (!converts(x, depth + 1)) return false;
+		json_array_foreach(json_object_get(s, lists[i]), j, x)
+		{
+			if (!converts(x, depth + 1))
+				return false;
+		}
 	const char *k;
 	json_object_foreach((json_t *)json_object_get(s, "properties"), k, x)
 	{
