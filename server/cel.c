@@ -7501,6 +7501,10 @@ struct tres {
 	enum lib lib; /* a value of kube's libraries, by its type */
 };
 
+/* cel-go's estimate of a concatenation with an operand it cannot size:
+   the largest size (MaxUint64) times the traversal factor. */
+#define UNSIZED_CONCAT_COST 1.8446744073709552e18
+
 /* cel-go's cost factors (common/cost.go) */
 #define TRAVERSAL_FACTOR 0.1 /* per character of a string walked */
 #define REGEX_FACTOR 0.25    /* per character of a pattern */
@@ -7823,7 +7827,15 @@ static void tcheck_bin(struct fchk *c, const struct node *n, struct tres *r)
 		r->cost += up(least * TRAVERSAL_FACTOR);
 		r->exact = r->exact && sized;
 	} else if (text && op == B_ADD) {
-		r->cost += up((a.size + b.size) * TRAVERSAL_FACTOR);
+		/* cel-go adds the sizes: one it cannot size is the largest,
+		   so the concatenation is past any limit (and so is its
+		   result's size) */
+		if (a.unbounded || b.unbounded) {
+			r->cost += UNSIZED_CONCAT_COST;
+			r->unbounded = true;
+		} else {
+			r->cost += up((a.size + b.size) * TRAVERSAL_FACTOR);
+		}
 		r->exact = r->exact && sized;
 	} else if (op == B_IN && b.t.k == SK_LIST) {
 		r->cost += b.size;

@@ -53,7 +53,7 @@ spec:
             - rule: "self.size <= self.limit"
             - rule: "self.size < 100"
               message: size is too big
-              messageExpression: "'size ' + string(self.size) + ' is above 99'"
+              messageExpression: "'size %d is above 99'.format([self.size])"
             - rule: "!has(self.q) || timestamp('2000-01-01T00:00:00Z').getHours('Europe/Paris') == 1"
             - rule: "!has(self.q) || '%s'.format([self.q]) != 'bad'"
               messageExpression: "'q %s is refused (%.1f%% of %d, %s)'.format([self.q, 99.5, 1234, [self.size]])"

@@ -541,6 +541,40 @@ Test(structural, transition_rules_need_correlatable_nodes)
 #undef ITEM
 }
 
+/* cel-go sizes no string() conversion but bytes': a concatenation with
+   one is the largest size, past every limit, so kube refuses
+   `'invalid attempts: ' + string(self.attempts)` (kubernetes#124234), and
+   apiextensions' "rule invalidated by messageExpression exceeding per-CRD
+   estimated cost limit" */
+Test(structural, unsized_concatenation_cost)
+{
+	static const char *const schema =
+	    "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":"
+	    "\"object\",\"properties\":{\"attempts\":{\"type\":\"integer\"}},"
+	    "\"x-kubernetes-validations\":[{\"rule\":\"self.attempts >= 0\","
+	    "\"messageExpression\":\"'invalid attempts: ' + "
+	    "string(self.attempts)\"}]}}}";
+	struct srv_error err = {0};
+	check(schema, false, &err);
+	cr_assert_eq(err.n_causes, 3);
+	cr_assert_str_eq(err.causes[0].field,
+			 ROOT ".properties[spec]."
+			      "x-kubernetes-validations[0]."
+			      "messageExpression");
+	cr_assert(strstr(err.causes[0].message,
+			 "Forbidden: estimated messageExpression cost exceeds "
+			 "budget by factor of more than 100x"));
+	cr_assert_str_eq(err.causes[1].message,
+			 "Forbidden: contributed to estimated rule cost total "
+			 "exceeding cost limit for entire OpenAPIv3 schema");
+	cr_assert_str_eq(err.causes[2].field, ROOT);
+	/* a string whose size kube knows concatenates at its size */
+	ok("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":"
+	   "\"object\",\"properties\":{\"s\":{\"type\":\"string\","
+	   "\"maxLength\":10}},\"x-kubernetes-validations\":[{\"rule\":"
+	   "\"true\",\"messageExpression\":\"'s is ' + self.s\"}]}}}");
+}
+
 /* kube's checker on a rule's result: a bool; a messageExpression's: a
    string. Known here from the form and the schema; dyn is let through. */
 Test(structural, validation_rule_result_types)
@@ -560,8 +594,8 @@ Test(structural, validation_rule_result_types)
 	    TYPED("self.l.all(x, x)", ""),
 	    TYPED("self.s.startsWith('a')", ""),
 	    TYPED("self.ios", ""),
-	    TYPED("self.n > 0", ",\"messageExpression\":\"'n is ' + "
-				"string(self.n)\""),
+	    TYPED("self.n > 0", ",\"messageExpression\":\"'n is %d'.format("
+				"[self.n])\""),
 	    TYPED("self.n > 0", ",\"messageExpression\":\"self.s\""),
 	    TYPED("self.n > 0", ",\"messageExpression\":\"self.ios\""),
 	};
