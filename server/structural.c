@@ -159,6 +159,8 @@ static bool nonempty_obj(const json_t *o, const char *k)
 struct ovis {
 	bool root;	  /* the schema's root */
 	bool inside_meta; /* under apiVersion/kind/metadata of a resource */
+	size_t emb_at;	  /* inside_meta of an embedded resource: the length
+			     of its path, else 0 */
 	const char *no_default; /* why defaults are forbidden here, or NULL */
 	bool in_addl; /* under additionalProperties: kube's default check
 			 does not go there */
@@ -202,6 +204,88 @@ static void check_type(struct sctx *c, const json_t *s)
 /* A default must be allowed here, survive pruning unchanged and satisfy
    its own schema and rules (kube validates it with the node's schema
    alone). */
+/* kube's defaulting validation of a default inside an embedded resource's
+   apiVersion, kind or metadata: placed alone in a resource of its own
+   ({apiVersion: validation/v1, kind: Validation}, the default at its path
+   there), it must decode and validate as one. false, with kube's
+   "must result in valid metadata: ..." in why, when it does not; true
+   also where lapis cannot place it (a path through list items). */
+static bool meta_default_ok(struct sctx *c, size_t emb_at, const json_t *def,
+			    char *why, size_t n)
+{
+	/* the resource as a member r, so that its metadata is checked as an
+	   embedded resource's (a root's is the caller's); "r." is cut from
+	   the paths */
+	static const char emb[] =
+	    "{\"type\":\"object\",\"properties\":{\"r\":{\"type\":\"object\","
+	    "\"x-kubernetes-embedded-resource\":true,"
+	    "\"x-kubernetes-preserve-unknown-fields\":true}}}";
+	json_t *obj = json_pack("{s:s,s:s}", "apiVersion", "validation/v1",
+				"kind", "Validation");
+	json_t *at = obj, *val = json_deep_copy(def);
+	const char *p = c->p.s + emb_at;
+	static const char seg[] = ".properties[";
+	bool placed = obj && val;
+	while (placed && *p) {
+		const char *e = strncmp(p, seg, sizeof seg - 1)
+				    ? NULL
+				    : strchr(p + sizeof seg - 1, ']');
+		if (!e) {
+			placed = false;
+			break;
+		}
+		char key[256];
+		snprintf(key, sizeof key, "%.*s",
+			 (int)(e - p - (sizeof seg - 1)), p + sizeof seg - 1);
+		p = e + 1;
+		if (!*p) {
+			json_object_set(at, key, val);
+			break;
+		}
+		json_t *next = json_object_get(at, key);
+		if (!json_is_object(next)) {
+			next = json_object();
+			json_object_set_new(at, key, next);
+		}
+		at = next;
+	}
+	bool ok = true;
+	json_t *sj = placed ? json_loads(emb, 0, NULL) : NULL;
+	json_t *wrap = json_pack("{s:O}", "r", obj);
+	struct srv_schema *sch = NULL;
+	struct srv_error tmp = {0};
+	if (sj && !srv_schema_compile(sj, &sch, &tmp)) {
+		char msg[1024];
+		if (wrap && srv_schema_coerce(sch, wrap, msg, sizeof msg)) {
+			snprintf(why, n, "must result in valid metadata: %s",
+				 strncmp(msg, "r.", 2) ? msg : msg + 2);
+			ok = false;
+		} else if (wrap && srv_schema_validate(sch, wrap, &tmp) &&
+			   tmp.n_causes) {
+			/* kube's ToAggregate: one error alone, more in [] */
+			size_t o = (size_t)snprintf(
+			    why, n, "must result in valid metadata: %s",
+			    tmp.n_causes > 1 ? "[" : "");
+			for (int i = 0; i < tmp.n_causes && o < n; i++) {
+				const char *f = tmp.causes[i].field;
+				o += (size_t)snprintf(
+				    why + o, n - o, "%s%s: %s", i ? ", " : "",
+				    strncmp(f, "r.", 2) ? f : f + 2,
+				    tmp.causes[i].message);
+			}
+			if (tmp.n_causes > 1 && o < n)
+				snprintf(why + o, n - o, "]");
+			ok = false;
+		}
+	}
+	srv_schema_free(sch);
+	json_decref(sj);
+	json_decref(wrap);
+	json_decref(val);
+	json_decref(obj);
+	return ok;
+}
+
 static void check_default(struct sctx *c, const json_t *s, struct ovis v)
 {
 	const json_t *def = json_object_get(s, "default");
@@ -214,6 +298,16 @@ static void check_default(struct sctx *c, const json_t *s, struct ovis v)
 	}
 	if (v.in_addl)
 		return;
+	char why[2048];
+	if (v.emb_at && !meta_default_ok(c, v.emb_at, def, why, sizeof why)) {
+		char *js = srv_go_value(def);
+		const char *shown = js ? js : "";
+		cause(c, "FieldValueInvalid", ".default",
+		      "Invalid value: %.*s: %s", cut_len(shown, 300), shown,
+		      why);
+		free(js);
+		return;
+	}
 	struct srv_schema *sch = NULL;
 	struct srv_error tmp = {0};
 	if (srv_schema_compile(s, &sch, &tmp))
@@ -1338,6 +1432,7 @@ static void openapi_walk(struct sctx *c, const json_t *s, struct ovis v,
 		if (meta &&
 		    (v.root || is_true(s, "x-kubernetes-embedded-resource"))) {
 			pv.inside_meta = true;
+			pv.emb_at = v.root ? 0 : c->p.len;
 			if (v.root) {
 				pv.no_default = !strcmp(k, "metadata")
 						    ? "in top-level metadata"
