@@ -797,60 +797,54 @@ Test(structural, validation_rules_undefined_fields)
 	"\"m\":{\"type\":\"object\",\"additionalProperties\":{\"type\":"       \
 	"\"string\"}}"
 
-static void typed_ok(const char *rule)
+/* The rule on spec (optionalOldSelf set when opt) is accepted. */
+static void typed_ok_as(const char *rule, bool opt)
 {
 	char schema[2048];
 	snprintf(schema, sizeof schema,
-		 FIELDS("[]", TYPE_PROPS, "[{\"rule\":\"%s\"}]"), rule);
+		 FIELDS("[]", TYPE_PROPS, "[{\"rule\":\"%s\"%s}]"), rule,
+		 opt ? ",\"optionalOldSelf\":true" : "");
 	ok(schema);
 }
 
-/* The rule on spec is refused by kube's checker with msg, located at
-   column col (from 1) with cel-go's caret line. */
-static void mistyped(const char *rule, int col, const char *msg)
+static void typed_ok(const char *rule)
+{
+	typed_ok_as(rule, false);
+}
+
+/* The rule on spec (optionalOldSelf set when opt) is refused by kube's
+   checker with msg, located at column col (from 1) with cel-go's caret
+   line. */
+static void mistyped_as(const char *rule, bool opt, int col, const char *msg)
 {
 	char schema[2048], want[2048];
 	snprintf(schema, sizeof schema,
-		 FIELDS("[]", TYPE_PROPS, "[{\"rule\":\"%s\"}]"), rule);
+		 FIELDS("[]", TYPE_PROPS, "[{\"rule\":\"%s\"%s}]"), rule,
+		 opt ? ",\"optionalOldSelf\":true" : "");
 	snprintf(want, sizeof want,
 		 "Invalid value: apiextensions.ValidationRule{Rule:\"%s\", "
 		 "Message:\"\", MessageExpression:\"\", "
 		 "Reason:(*apiextensions.FieldValueErrorReason)(nil), "
-		 "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation "
+		 "FieldPath:\"\", OptionalOldSelf:(*bool)(%s)}: compilation "
 		 "failed: ERROR: <input>:1:%d: %s\n | %s\n | %.*s^",
-		 rule, col, msg, rule, col - 1,
+		 rule, opt ? "0xc000a1b2c8" : "nil", col, msg, rule, col - 1,
 		 "........................................");
 	bad(schema, "FieldValueInvalid", SPEC_RULE(0, "rule"), want);
 }
 
-/* The rule on spec, with optionalOldSelf, is refused by kube's checker
-   with msg at column col: oldSelf is an optional of self's type there. */
+static void mistyped(const char *rule, int col, const char *msg)
+{
+	mistyped_as(rule, false, col, msg);
+}
+
 static void mistyped_opt(const char *rule, int col, const char *msg)
 {
-	char schema[2048], want[2048];
-	snprintf(schema, sizeof schema,
-		 FIELDS("[]", TYPE_PROPS,
-			"[{\"rule\":\"%s\",\"optionalOldSelf\":true}]"),
-		 rule);
-	snprintf(want, sizeof want,
-		 "Invalid value: apiextensions.ValidationRule{Rule:\"%s\", "
-		 "Message:\"\", MessageExpression:\"\", "
-		 "Reason:(*apiextensions.FieldValueErrorReason)(nil), "
-		 "FieldPath:\"\", OptionalOldSelf:(*bool)(0xc000a1b2c8)}: "
-		 "compilation failed: ERROR: <input>:1:%d: %s\n | %s\n | %.*s^",
-		 rule, col, msg, rule, col - 1,
-		 "........................................");
-	bad(schema, "FieldValueInvalid", SPEC_RULE(0, "rule"), want);
+	mistyped_as(rule, true, col, msg);
 }
 
 static void typed_opt_ok(const char *rule)
 {
-	char schema[2048];
-	snprintf(schema, sizeof schema,
-		 FIELDS("[]", TYPE_PROPS,
-			"[{\"rule\":\"%s\",\"optionalOldSelf\":true}]"),
-		 rule);
-	ok(schema);
+	typed_ok_as(rule, true);
 }
 
 /* optionalOldSelf: kube declares oldSelf optional_type(<self's type>), so
