@@ -2186,9 +2186,6 @@ static bool content_changed(const json_t *a, const json_t *b, bool skip_status)
 	return false;
 }
 
-/* A /status write's object, stored in the storage version as every write
-   (conversion None: only apiVersion); kube's status strategy changes
-   nothing else that lapis's update path does not. */
 /* Stored in the storage version (conversion None: only apiVersion). */
 static void to_storage_version(const struct srv_resource *r, json_t *obj)
 {
@@ -2197,6 +2194,9 @@ static void to_storage_version(const struct srv_resource *r, json_t *obj)
 	json_object_set_new(obj, "apiVersion", json_string(gv));
 }
 
+/* A /status write's object, stored in the storage version as every write;
+   kube's status strategy changes nothing else that lapis's update path
+   does not. */
 static lp_err prep_cr_status(const struct srv_resource *r, json_t *obj,
 			     const json_t *old, struct srv_error *err)
 {
