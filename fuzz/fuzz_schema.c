@@ -251,9 +251,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		srv_schema_prune(s, o, NULL, NULL);
 		srv_schema_default(s, o);
 		struct srv_error err2 = {0};
-		FUZZ_CHECK(srv_schema_validate(s, o, &err2) == LP_OK,
-			   "a valid object became invalid after prune+default: %s",
-			   err2.n_causes ? err2.causes[0].message : "");
+		FUZZ_CHECK(
+		    srv_schema_validate(s, o, &err2) == LP_OK,
+		    "a valid object became invalid after prune+default: %s",
+		    err2.n_causes ? srv_cause_get(&err2, 0).message : "");
 	}
 	json_decref(once);
 	json_decref(o);

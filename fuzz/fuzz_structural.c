@@ -56,15 +56,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(a.n_causes == b.n_causes, "%d causes, then %d",
 		   a.n_causes, b.n_causes);
 	for (int i = 0; i < a.n_causes; i++) {
-		const struct srv_cause *c = &a.causes[i];
-		FUZZ_CHECK(c->reason[0], "a cause without a reason");
-		FUZZ_CHECK(!strncmp(c->field, base, strlen(base)),
-			   "a cause outside the schema: %s", c->field);
-		FUZZ_CHECK(c->message[0], "a cause without a message");
-		check_utf8(c->field, "a cause's field");
-		check_utf8(c->message, "a cause's message");
-		FUZZ_CHECK(!strcmp(c->message, b.causes[i].message) &&
-			       !strcmp(c->field, b.causes[i].field),
+		struct srv_cause c = srv_cause_get(&a, i);
+		FUZZ_CHECK(c.reason[0], "a cause without a reason");
+		FUZZ_CHECK(!strncmp(c.field, base, strlen(base)),
+			   "a cause outside the schema: %s", c.field);
+		FUZZ_CHECK(c.message[0], "a cause without a message");
+		check_utf8(c.field, "a cause's field");
+		check_utf8(c.message, "a cause's message");
+		FUZZ_CHECK(!strcmp(c.message, srv_cause_get(&b, i).message) &&
+			       !strcmp(c.field, srv_cause_get(&b, i).field),
 			   "cause %d differs between two runs", i);
 	}
 	json_decref(schema);

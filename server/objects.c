@@ -1971,9 +1971,9 @@ static lp_err patch_invalid(const char *shown, const char *msg,
 			    struct srv_error *err)
 {
 	/* the cause's message holds `Invalid value: "<v>": msg` */
-	size_t room = sizeof err->causes[0].message;
+	size_t room = SRV_CAUSE_MESSAGE_MAX;
 	size_t fixed = strlen(msg) + sizeof "Invalid value: \"\": ";
-	char q[sizeof err->causes[0].message];
+	char q[SRV_CAUSE_MESSAGE_MAX];
 	go_quote_cut(shown, strlen(shown), q,
 		     fixed + 8 < room ? room - fixed : 8);
 	srv_error_cause(err, "FieldValueInvalid", "patch",

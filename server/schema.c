@@ -2416,7 +2416,8 @@ static bool blocking_cause(const struct srv_error *err)
 	    "FieldValueTooMany", "FieldValueTypeInvalid"};
 	for (int i = 0; i < err->n_causes; i++)
 		for (size_t k = 0; k < sizeof blocking / sizeof *blocking; k++)
-			if (strcmp(err->causes[i].reason, blocking[k]) == 0)
+			if (strcmp(srv_cause_get(err, i).reason, blocking[k]) ==
+			    0)
 				return true;
 	return false;
 }
@@ -3615,8 +3616,14 @@ bool srv_schema_format_valid(const char *format, const char *s)
 /* Cap on stored causes per list; further ones are only counted. */
 #define MAX_KEPT 256
 
+/* A cause found, kept until the stages are put in order. */
+struct vcause {
+	char reason[40];
+	char *field, *message; /* owned */
+};
+
 struct causes {
-	struct srv_cause *v;
+	struct vcause *v;
 	unsigned char *cls; /* each cause's stage, CLS_* */
 	size_t n, cap;
 	size_t total; /* including those not kept */
@@ -3678,7 +3685,7 @@ static void add_cause(struct vctx *v, const char *reason, const char *fmt,
 		return;
 	if (cs->n == cs->cap) {
 		size_t cap = cs->cap ? cs->cap * 2 : 8;
-		struct srv_cause *nv = realloc(cs->v, cap * sizeof *nv);
+		struct vcause *nv = realloc(cs->v, cap * sizeof *nv);
 		if (nv)
 			cs->v = nv;
 		unsigned char *nc = nv ? realloc(cs->cls, cap) : NULL;
@@ -3689,23 +3696,44 @@ static void add_cause(struct vctx *v, const char *reason, const char *fmt,
 		cs->cls = nc;
 		cs->cap = cap;
 	}
-	cs->cls[cs->n] = v->cls;
-	struct srv_cause *c = &cs->v[cs->n++];
-	snprintf(c->reason, sizeof c->reason, "%s", reason);
 	/* a long path or message is cut between runes, never in one */
-	if (!cause_path(v, c->field, sizeof c->field))
-		srv_cut_utf8(c->field);
+	char field[SRV_CAUSE_FIELD_MAX];
+	if (!cause_path(v, field, sizeof field))
+		srv_cut_utf8(field);
+	char *msg = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(c->message, sizeof c->message, fmt, ap);
+	int n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	if (n >= (int)sizeof c->message)
-		srv_cut_utf8(c->message);
+	char *f = n >= 0 ? strdup(field) : NULL;
+	if (!f) {
+		free(n >= 0 ? msg : NULL);
+		v->oom = true;
+		return;
+	}
+	if (n >= SRV_CAUSE_MESSAGE_MAX) {
+		msg[SRV_CAUSE_MESSAGE_MAX - 1] = 0;
+		srv_cut_utf8(msg);
+	}
+	cs->cls[cs->n] = v->cls;
+	struct vcause *c = &cs->v[cs->n++];
+	snprintf(c->reason, sizeof c->reason, "%s", reason);
+	c->field = f;
+	c->message = msg;
+}
+
+static void vcauses_free(struct vcause *v, size_t from, size_t n)
+{
+	for (size_t i = from; i < n; i++) {
+		free(v[i].field);
+		free(v[i].message);
+	}
+	free(v);
 }
 
 static void causes_free(struct causes *c)
 {
-	free(c->v);
+	vcauses_free(c->v, 0, c->n);
 	free(c->cls);
 	memset(c, 0, sizeof *c);
 }
@@ -3716,12 +3744,13 @@ static void causes_merge(struct vctx *v, struct causes *dst,
 {
 	struct causes *keep = v->cs;
 	v->cs = dst;
-	for (size_t i = 0; i < src->n; i++) {
+	size_t i = 0; /* those from i on are not moved */
+	for (; i < src->n; i++) {
 		if (dst->n >= MAX_KEPT)
 			break;
 		if (dst->n == dst->cap) {
 			size_t cap = dst->cap ? dst->cap * 2 : 8;
-			struct srv_cause *nv = realloc(dst->v, cap * sizeof *nv);
+			struct vcause *nv = realloc(dst->v, cap * sizeof *nv);
 			if (nv)
 				dst->v = nv;
 			unsigned char *nc = nv ? realloc(dst->cls, cap) : NULL;
@@ -3737,7 +3766,7 @@ static void causes_merge(struct vctx *v, struct causes *dst,
 	}
 	dst->total += src->total;
 	v->cs = keep;
-	free(src->v);
+	vcauses_free(src->v, i, src->n);
 	free(src->cls);
 	memset(src, 0, sizeof *src);
 }
@@ -4670,18 +4699,29 @@ static const char *go_json_kind(const json_t *x)
 }
 
 /* field.Invalid(path, x, why)'s text into msg. */
+/* Where coerce_node says what failed: msg gets "<path>: Invalid value:
+   ...", or, with field set, the path goes there and msg starts at
+   "Invalid value". */
+struct coerce_out {
+	char *msg, *field;
+	size_t size, fsize;
+};
+
 static void coerce_error(struct sb *path, const json_t *x, const char *why,
-			 char *msg, size_t size)
+			 const struct coerce_out *out)
 {
 	struct sb val = {0};
 	go_value(&val, x);
-	snprintf(msg, size, "%s: Invalid value: %s: %s", sb_str(path),
+	if (out->field)
+		snprintf(out->field, out->fsize, "%s", sb_str(path));
+	snprintf(out->msg, out->size, "%s%sInvalid value: %s: %s",
+		 out->field ? "" : sb_str(path), out->field ? "" : ": ",
 		 sb_str(&val), why);
 	free(val.s);
 }
 
 static bool coerce_node(const struct node *n, json_t *x, struct sb *path,
-			char *msg, size_t size)
+			const struct coerce_out *out)
 {
 	if (!n)
 		return false;
@@ -4693,8 +4733,8 @@ static bool coerce_node(const struct node *n, json_t *x, struct sb *path,
 				const json_t *t = json_object_get(x, tm[i]);
 				if (t && !json_is_string(t)) {
 					path_key(path, tm[i]);
-					coerce_error(path, t, "must be a string", msg,
-						     size);
+					coerce_error(path, t,
+						     "must be a string", out);
 					return true;
 				}
 			}
@@ -4711,7 +4751,7 @@ static bool coerce_node(const struct node *n, json_t *x, struct sb *path,
 			}
 			if (bad) {
 				path_key(path, "metadata");
-				coerce_error(path, md, te.text, msg, size);
+				coerce_error(path, md, te.text, out);
 				return true;
 			}
 		}
@@ -4725,7 +4765,7 @@ static bool coerce_node(const struct node *n, json_t *x, struct sb *path,
 				sub = n->addl_schema;
 				sb_printf(path, "[%s]", k);
 			}
-			if (sub && coerce_node(sub, v, path, msg, size))
+			if (sub && coerce_node(sub, v, path, out))
 				return true;
 			sb_cut(path, pl);
 		}
@@ -4734,7 +4774,7 @@ static bool coerce_node(const struct node *n, json_t *x, struct sb *path,
 		json_t *v;
 		json_array_foreach(x, i, v) {
 			path_index(path, i);
-			if (coerce_node(n->items, v, path, msg, size))
+			if (coerce_node(n->items, v, path, out))
 				return true;
 			sb_cut(path, pl);
 		}
@@ -4747,6 +4787,7 @@ bool srv_schema_coerce(const struct srv_schema *s, json_t *obj, char *msg,
 {
 	struct sb path = {0};
 	bool bad = false;
+	const struct coerce_out out = {.msg = msg, .size = size};
 	/* the root's own metadata is the caller's (ObjectMeta decoding) */
 	if (json_is_object(obj) && s->root) {
 		const char *k;
@@ -4756,11 +4797,22 @@ bool srv_schema_coerce(const struct srv_schema *s, json_t *obj, char *msg,
 				continue;
 			const struct node *sub = find_prop(s->root, k);
 			path_key(&path, k);
-			if (sub && (bad = coerce_node(sub, v, &path, msg, size)))
+			if (sub && (bad = coerce_node(sub, v, &path, &out)))
 				break;
 			sb_cut(&path, 0);
 		}
 	}
+	free(path.s);
+	return bad;
+}
+
+bool srv_schema_coerce_value(const struct srv_schema *s, json_t *obj,
+			     char *field, size_t fsize, char *msg, size_t msize)
+{
+	struct sb path = {0};
+	const struct coerce_out out = {
+	    .msg = msg, .size = msize, .field = field, .fsize = fsize};
+	bool bad = s->root && coerce_node(s->root, obj, &path, &out);
 	free(path.s);
 	return bad;
 }
@@ -4807,21 +4859,31 @@ lp_err srv_schema_validate_with(const struct srv_schema *s, const json_t *obj,
 	locale_leave(old);
 	lp_err rc = LP_OK;
 	int before = err->n_causes;
+	/* kube's defaulting validation: the embedded resources' causes
+	   alone when there are any, else the schema's */
+	bool emb_only = false;
+	for (size_t i = 0; o->defaulting && i < cs.n && !emb_only; i++)
+		emb_only = (cs.cls[i] & ~CLS_COMPOSITE) == CLS_EMBEDDED;
 	/* Causes by stage (the caller's between the schema's and the
 	   embedded resources'), each in order, exact duplicates dropped. */
 	for (int cls = 0; cls < CLS_N; cls++) {
+		if (o->defaulting &&
+		    (cls == CLS_LISTTYPE || (emb_only && cls != CLS_EMBEDDED) ||
+		     (!emb_only && cls == CLS_EMBEDDED)))
+			continue;
 		if (cls == CLS_EMBEDDED && o->after_schema) {
 			int n0 = err->n_causes, kept = n0;
 			o->after_schema(o->ud, err);
 			for (int i = n0; i < err->n_causes; i++)
-				if (!o->keep || o->keep(o->ud, err->causes[i].field))
+				if (!o->keep ||
+				    o->keep(o->ud, srv_cause_get(err, i).field))
 					err->causes[kept++] = err->causes[i];
 			err->n_causes = kept;
 		}
 		if (cls == CLS_LISTTYPE && !lists_ok)
 			continue;
 		for (size_t i = 0; i < cs.n; i++) {
-			const struct srv_cause *c = &cs.v[i];
+			const struct vcause *c = &cs.v[i];
 			if ((cs.cls[i] & ~CLS_COMPOSITE) != cls)
 				continue;
 			/* kube ratchets the schema's errors by field; embedded
@@ -5053,6 +5115,11 @@ static void prune_node(struct pctx *p, const struct node *n, json_t *x,
 		json_t *v;
 		void *tmp;
 		json_object_foreach_safe(x, tmp, k, v) {
+			/* kube's Prune alone keeps a resource's apiVersion,
+			   kind and metadata whatever they hold; served, a
+			   wrong type is ObjectMeta's coercion to drop */
+			if (resource && p->keep_meta && is_meta_field(k))
+				continue;
 			if (resource) {
 				if ((strcmp(k, "apiVersion") == 0 ||
 				     strcmp(k, "kind") == 0) &&

@@ -116,6 +116,10 @@ struct srv_schema_vopts {
 	/* "status": messages name paths from there, as kube's status
 	   validator built from the status schema alone does */
 	const char *sub;
+	/* kube's defaulting validation of a CRD's default: objectmeta's
+	   Validate (the embedded resources' causes) before, and instead of,
+	   the schema's; no list-type checks (ValidateCustomResource alone) */
+	bool defaulting;
 };
 lp_err srv_schema_validate_with(const struct srv_schema *s, const json_t *obj,
 				struct srv_error *err,
@@ -138,7 +142,8 @@ void srv_schema_prune(const struct srv_schema *s, json_t *obj,
 		      void (*unknown)(void *ud, const char *path), void *ud);
 /* kube's pruning.Prune alone, as it checks a CRD's defaults: as
    srv_schema_prune, but the top is a resource only when resource_root,
-   and a resource's metadata (an object) stays whole. */
+   and a resource's apiVersion, kind and metadata stay whole, whatever
+   their types. */
 void srv_schema_prune_plain(const struct srv_schema *s, json_t *obj,
 			    bool resource_root);
 
@@ -300,6 +305,14 @@ bool srv_json_value_eq(const json_t *a, const json_t *b);
    in such metadata are normalized as the decoding leaves them. */
 bool srv_schema_coerce(const struct srv_schema *s, json_t *obj, char *msg,
 		       size_t size);
+/* The same on a value of the schema's root, the root too when it is an
+   embedded resource (kube's Coerce of a CRD's default, isResourceRoot as
+   the node's x-kubernetes-embedded-resource): true with the failing
+   field's path from the value ("" for the value itself, "apiVersion",
+   "embedded.metadata") in field and `Invalid value: ...: <why>` in msg. */
+bool srv_schema_coerce_value(const struct srv_schema *s, json_t *obj,
+			     char *field, size_t fsize, char *msg,
+			     size_t msize);
 
 /*
  * A Go (RE2) regular expression, for CEL's matches(), find() and findAll()

@@ -1,5 +1,6 @@
 /* srv_error.c -- see srv_error.h. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,22 +43,69 @@ lp_err srv_error_set(struct srv_error *err, lp_err code, const char *fmt, ...)
 	return code;
 }
 
+/* Write into err's text at text_len, at most cap bytes with its NUL, cut
+   at a rune when longer; the offset written at, or UINT32_MAX when the
+   text is full. */
+static uint32_t put_text(struct srv_error *err, size_t cap, const char *fmt,
+			 va_list ap)
+{
+	size_t room = sizeof err->text - err->text_len;
+	if (room < 1)
+		return UINT32_MAX;
+	if (cap > room)
+		cap = room;
+	char *at = err->text + err->text_len;
+	int n = vsnprintf(at, cap, fmt, ap);
+	if (n < 0)
+		at[0] = 0;
+	else if ((size_t)n >= cap) {
+		/* the whole text did not fit: a full arena drops the cause,
+		   a text over its own cap is cut */
+		if (cap == room)
+			return UINT32_MAX;
+		srv_cut_utf8(at);
+	}
+	uint32_t off = err->text_len;
+	err->text_len += (uint32_t)strlen(at) + 1;
+	return off;
+}
+
+static uint32_t put_str(struct srv_error *err, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	uint32_t off = put_text(err, cap, fmt, ap);
+	va_end(ap);
+	return off;
+}
+
 void srv_error_cause(struct srv_error *err, const char *reason,
 		     const char *field, const char *fmt, ...)
 {
 	if (!err || err->n_causes >= SRV_MAX_CAUSES)
 		return;
-	struct srv_cause *c = &err->causes[err->n_causes++];
-	int n =
-	    snprintf(c->reason, sizeof c->reason, "%s", reason ? reason : "");
-	cut_whole(c->reason, n, sizeof c->reason);
-	n = snprintf(c->field, sizeof c->field, "%s", field ? field : "");
-	cut_whole(c->field, n, sizeof c->field);
+	uint32_t mark = err->text_len;
+	struct srv_cause_at c;
+	c.reason = put_str(err, 64, "%s", reason ? reason : "");
+	c.field = put_str(err, SRV_CAUSE_FIELD_MAX, "%s", field ? field : "");
 	va_list ap;
 	va_start(ap, fmt);
-	n = vsnprintf(c->message, sizeof c->message, fmt, ap);
+	c.message = put_text(err, SRV_CAUSE_MESSAGE_MAX, fmt, ap);
 	va_end(ap);
-	cut_whole(c->message, n, sizeof c->message);
+	if (c.reason == UINT32_MAX || c.field == UINT32_MAX ||
+	    c.message == UINT32_MAX) {
+		err->text_len = mark; /* no room left: dropped whole */
+		return;
+	}
+	err->causes[err->n_causes++] = c;
+}
+
+struct srv_cause srv_cause_get(const struct srv_error *err, int i)
+{
+	const struct srv_cause_at *c = &err->causes[i];
+	return (struct srv_cause){.reason = err->text + c->reason,
+				  .field = err->text + c->field,
+				  .message = err->text + c->message};
 }
 
 void srv_error_clear(struct srv_error *err)
@@ -66,6 +114,7 @@ void srv_error_clear(struct srv_error *err)
 		err->code = LP_OK;
 		err->message[0] = 0;
 		err->n_causes = 0;
+		err->text_len = 0;
 		err->cont[0] = 0;
 		err->no_reason = false;
 		err->generic = false;
@@ -85,10 +134,11 @@ lp_err srv_error_invalid(struct srv_error *err, const char *kind,
 		return LP_OK;
 	char msg[sizeof err->message];
 	size_t off = 0;
-	for (int i = 0; i < err->n_causes && off < sizeof msg; i++)
+	for (int i = 0; i < err->n_causes && off < sizeof msg; i++) {
+		struct srv_cause c = srv_cause_get(err, i);
 		off += (size_t)snprintf(msg + off, sizeof msg - off, "%s%s: %s",
-					i ? ", " : "", err->causes[i].field,
-					err->causes[i].message);
+					i ? ", " : "", c.field, c.message);
+	}
 	return srv_error_set(err, LP_E_INVALID, "%s%s%s \"%s\" is invalid: %s%s%s",
 			     kind, group && *group ? "." : "", group ? group : "",
 			     name ? name : "", err->n_causes > 1 ? "[" : "", msg,

@@ -8,22 +8,40 @@
 #define LAPIS_SRV_ERROR_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "lapis/err.h"
 
-#define SRV_MAX_CAUSES 16
+/* Causes: kube lists every one; lapis keeps as many as fit its text
+   (SRV_CAUSE_TEXT bytes for all their reasons, fields and messages) and
+   SRV_MAX_CAUSES, and drops the rest. One cause's field is cut at
+   SRV_CAUSE_FIELD_MAX bytes and its message at SRV_CAUSE_MESSAGE_MAX
+   (above kube's 5 KiB for a messageExpression's result). */
+#define SRV_MAX_CAUSES 256
+#define SRV_CAUSE_TEXT (32 * 1024)
+#define SRV_CAUSE_FIELD_MAX 1024
+#define SRV_CAUSE_MESSAGE_MAX (6 * 1024)
 
+/* Where a cause's texts start in srv_error.text. */
+struct srv_cause_at {
+	uint32_t reason, field, message;
+};
+
+/* A cause as its reader sees it: pointers into its srv_error, valid
+   while that is neither cleared nor changed. */
 struct srv_cause {
-	char reason[40];   /* FieldValueInvalid, FieldValueRequired, ... */
-	char field[256];   /* e.g. metadata.name, spec.ports[0].port */
-	char message[2048];
+	const char *reason; /* FieldValueInvalid, FieldValueRequired, ... */
+	const char *field;  /* e.g. metadata.name, spec.ports[0].port */
+	const char *message;
 };
 
 struct srv_error {
 	lp_err code;	   /* LP_OK while nothing failed */
-	char message[8192];
+	char message[16384];
 	int n_causes;
-	struct srv_cause causes[SRV_MAX_CAUSES];
+	uint32_t text_len; /* bytes of text in use */
+	struct srv_cause_at causes[SRV_MAX_CAUSES];
+	char text[SRV_CAUSE_TEXT];
 	/* Expired lists: the token the Status offers in metadata.continue
 	   ("" for none); srv_error_clear empties it. */
 	char cont[2048];
@@ -61,10 +79,14 @@ void srv_cut_utf8(char *s);
 lp_err srv_error_set(struct srv_error *err, lp_err code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Add a field cause (ignored past SRV_MAX_CAUSES). err may be NULL. */
+/* Add a field cause (dropped when SRV_MAX_CAUSES are there or its texts
+   no longer fit). err may be NULL. */
 void srv_error_cause(struct srv_error *err, const char *reason,
 		     const char *field, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* Cause i (< n_causes) of err. */
+struct srv_cause srv_cause_get(const struct srv_error *err, int i);
 
 /* When causes were added, make err kube's Invalid: LP_E_INVALID with the
    message `<Kind>[.<group>] "<name>" is invalid: <field>: <body>` (several
@@ -73,7 +95,7 @@ lp_err srv_error_invalid(struct srv_error *err, const char *kind,
 			 const char *group, const char *name);
 
 /* Clear to LP_OK: code, an empty message, no causes. Cheap (a struct is
-   about 14 KB, and `= {0}` zeroes all of it): the causes array is only
+   about 53 KB, and `= {0}` zeroes all of it): the causes array is only
    ever read below n_causes and the message up to its NUL, so the rest is
    left as it was. Prefer it to `= {0}` on a per-request path. */
 void srv_error_clear(struct srv_error *err);

@@ -152,11 +152,11 @@ json_t *srv_status_failure(const struct srv_error *err,
 	if (err && err->n_causes) {
 		json_t *cs = json_array();
 		for (int i = 0; i < err->n_causes; i++) {
-			const struct srv_cause *c = &err->causes[i];
+			struct srv_cause c = srv_cause_get(err, i);
 			json_t *o = json_object();
-			set_str(o, "reason", c->reason);
-			set_str(o, "message", c->message);
-			set_str(o, "field", c->field);
+			set_str(o, "reason", c.reason);
+			set_str(o, "message", c.message);
+			set_str(o, "field", c.field);
 			json_array_append_new(cs, o);
 		}
 		json_object_set_new(d, "causes", cs);

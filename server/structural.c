@@ -267,11 +267,11 @@ static bool meta_default_ok(struct sctx *c, size_t emb_at, const json_t *def,
 			    why, n, "must result in valid metadata: %s",
 			    tmp.n_causes > 1 ? "[" : "");
 			for (int i = 0; i < tmp.n_causes && o < n; i++) {
-				const char *f = tmp.causes[i].field;
+				const char *f = srv_cause_get(&tmp, i).field;
 				o += (size_t)snprintf(
 				    why + o, n - o, "%s%s: %s", i ? ", " : "",
 				    strncmp(f, "r.", 2) ? f : f + 2,
-				    tmp.causes[i].message);
+				    srv_cause_get(&tmp, i).message);
 			}
 			if (tmp.n_causes > 1 && o < n)
 				snprintf(why + o, n - o, "]");
@@ -331,8 +331,24 @@ static void check_default(struct sctx *c, const json_t *s, struct ovis v)
 		}
 	}
 	json_decref(clone);
+	/* kube's Coerce (isResourceRoot: the node is an embedded resource)
+	   comes first, and its one error alone */
+	clone = v.inside_meta ? NULL : json_deep_copy(def);
+	char cf[256], cm[2048];
+	if (clone &&
+	    srv_schema_coerce_value(sch, clone, cf, sizeof cf, cm, sizeof cm)) {
+		char child[300];
+		snprintf(child, sizeof child, ".default%s%s", *cf ? "." : "",
+			 cf);
+		cause(c, "FieldValueInvalid", child, "%s", cm);
+		json_decref(clone);
+		srv_schema_free(sch);
+		return;
+	}
+	json_decref(clone);
 	srv_error_clear(&tmp);
-	lp_err vr = srv_schema_validate(sch, def, &tmp);
+	static const struct srv_schema_vopts dvo = {.defaulting = true};
+	lp_err vr = srv_schema_validate_with(sch, def, &tmp, &dvo);
 	/* valid, the node's x-kubernetes-validations rules run on it, as
 	   kube's defaulting validation runs its CEL validator */
 	if (vr == LP_OK && srv_schema_check_default_rules(sch, def, &tmp))
@@ -340,14 +356,13 @@ static void check_default(struct sctx *c, const json_t *s, struct ovis v)
 	if (tmp.n_causes) {
 		size_t mark = push(&c->p, ".default");
 		for (int i = 0; i < tmp.n_causes; i++) {
-			const struct srv_cause *k = &tmp.causes[i];
+			struct srv_cause k = srv_cause_get(&tmp, i);
 			/* a rule of the node itself: kube's resource root
 			   is "<nil>", the default's is its own path */
-			const char *f =
-			    strcmp(k->field, "<nil>") ? k->field : "";
+			const char *f = strcmp(k.field, "<nil>") ? k.field : "";
 			char child[300];
 			snprintf(child, sizeof child, "%s%s", *f ? "." : "", f);
-			cause(c, k->reason, child, "%s", k->message);
+			cause(c, k.reason, child, "%s", k.message);
 		}
 		pop(&c->p, mark);
 	}
@@ -656,7 +671,7 @@ static bool has_newlines(const char *s, size_t n)
 /* Go's %#v of the internal apiextensions.ValidationRule r, into out. */
 static void rule_gostring(const json_t *r, char *out, size_t n)
 {
-	char q[4][2048];
+	char q[4][SRV_CAUSE_MESSAGE_MAX];
 	const char *k[4] = {"rule", "message", "messageExpression",
 			    "fieldPath"};
 	for (int i = 0; i < 4; i++) {
@@ -1161,7 +1176,8 @@ static cel_prog *compile_at(struct sctx *c, const json_t *s, const json_t *r,
 		p = NULL;
 	}
 	if (!p && invalid) {
-		char child[96], val[8704], shown[4096];
+		char child[96], val[4 * SRV_CAUSE_MESSAGE_MAX + 256],
+		    shown[4096];
 		snprintf(child, sizeof child,
 			 ".x-kubernetes-validations[%zu].%s", i, field);
 		rule_gostring(r, val, sizeof val);
@@ -1183,7 +1199,7 @@ static cel_prog *compile_at(struct sctx *c, const json_t *s, const json_t *r,
 		char *nl = strchr(shown, '\n');
 		if (nl &&
 		    strlen(fmt) + strlen(val) + strlen(what) + strlen(shown) >=
-			sizeof((struct srv_cause *)0)->message)
+			SRV_CAUSE_MESSAGE_MAX)
 			*nl = 0;
 		cause(c, "FieldValueInvalid", child, fmt, val, what, shown);
 	}

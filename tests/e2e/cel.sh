@@ -438,6 +438,43 @@ check "... still passes the budget, by kube's own factor (183 for each of 104857
 expect_rc 0 "... and accepted once the list and its strings are bounded" kubectl apply -f - <<<"$(sed 's/                type: array/                type: array\n                maxItems: 64/; s/                  type: string/                  type: string\n                  maxLength: 63/' "$WORK/costly.yaml")"
 
 # the real VolumeSnapshot CRD (external-snapshotter)
+# Every cause, as kube's NewInvalid lists them (lapis kept 16), and a
+# messageExpression's result of a few KiB whole (lapis cut it at 2 KiB).
+kubectl create -f - >/dev/null <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: tallies.cel.example.com}
+spec:
+  group: cel.example.com
+  scope: Namespaced
+  names: {plural: tallies, singular: tally, kind: Tally}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              m: {type: object, additionalProperties: {type: integer, maximum: 5}}
+              s:
+                type: string
+                maxLength: 4000
+                x-kubernetes-validations:
+                - rule: "self.size() < 10"
+                  messageExpression: "'too long: ' + self"
+YAML
+expect_rc 0 "a CRD with a map of bounded numbers" kubectl wait --for=condition=Established crd/tallies.cel.example.com --timeout=20s
+m=$(python3 -c 'import json; print(json.dumps({"k%02d" % i: 100 + i for i in range(40)}))')
+expect_rc 1 "40 members over their maximum" kubectl create -f - <<<"{\"apiVersion\":\"cel.example.com/v1\",\"kind\":\"Tally\",\"metadata\":{\"name\":\"t1\",\"namespace\":\"default\"},\"spec\":{\"m\":$m}}"
+check "... are 40 causes, the last one too" bash -c "[[ \$(grep -c '^\* spec.m.k[0-9][0-9]: Invalid value: 1[0-9][0-9]: spec.m.k[0-9][0-9] in body should be less than or equal to 5' '$WORK/err') == 40 ]] && grep -qF '* spec.m.k39: Invalid value: 139:' '$WORK/err'"
+long=$(printf 'x%.0s' $(seq 3000))
+expect_rc 1 "a messageExpression of 3,000 bytes" kubectl create -f - <<<"{\"apiVersion\":\"cel.example.com/v1\",\"kind\":\"Tally\",\"metadata\":{\"name\":\"t2\",\"namespace\":\"default\"},\"spec\":{\"s\":\"$long\"}}"
+check "... is the message whole" err_text "spec.s: Invalid value: \"string\": too long: ${long}"
+
 TD=$(cd "$(dirname "$0")/../.." && pwd)/../shared/testdata/crds
 [[ -d $TD ]] || TD=/work/shared/testdata/crds
 if [[ -d $TD/external-snapshotter ]]; then

@@ -205,7 +205,7 @@ Test(mf_update, a_reset_clears_and_undecodable_entries_keep_the_stored)
 	memset(&err, 0, sizeof err);
 	cr_assert_eq(srv_mf_update(&op, old, next, &err), LP_E_INVALID);
 	cr_assert_eq(err.n_causes, 1);
-	cr_assert_str_eq(err.causes[0].field,
+	cr_assert_str_eq(srv_cause_get(&err, 0).field,
 			 "metadata.managedFields[0].manager");
 	json_decref(next);
 	/* On a subresource the request's entries never count */
@@ -234,7 +234,8 @@ Test(mf_manager, field_manager_first_then_the_user_agent_product)
 	cr_assert_eq(strlen(srv_mf_manager(NULL, ua, b, sizeof b)), SRV_MF_MANAGER_MAX);
 	struct srv_error err = {0};
 	cr_assert_eq(srv_mf_check_manager(ua, &err), LP_E_INVALID);
-	cr_assert_str_eq(err.causes[0].message, "Too long: may not be more than 128 bytes");
+	cr_assert_str_eq(srv_cause_get(&err, 0).message,
+			 "Too long: may not be more than 128 bytes");
 	cr_assert_eq(srv_mf_check_manager("ok", &err), LP_OK);
 }
 
@@ -296,9 +297,10 @@ Test(mf_apply, a_change_to_anothers_field_conflicts_unless_forced)
 	cr_assert_str_eq(err.message,
 			 "Apply failed with 1 conflict: conflict with \"other\" using v1: .data.c");
 	cr_assert_eq(err.n_causes, 1);
-	cr_assert_str_eq(err.causes[0].reason, "FieldManagerConflict");
-	cr_assert_str_eq(err.causes[0].field, ".data.c");
-	cr_assert_str_eq(err.causes[0].message, "conflict with \"other\" using v1");
+	cr_assert_str_eq(srv_cause_get(&err, 0).reason, "FieldManagerConflict");
+	cr_assert_str_eq(srv_cause_get(&err, 0).field, ".data.c");
+	cr_assert_str_eq(srv_cause_get(&err, 0).message,
+			 "conflict with \"other\" using v1");
 	memset(&err, 0, sizeof err);
 	cr_assert_eq(srv_mf_apply(&op, live, cfg, true, &out, &err), LP_OK);
 	assert_owns(out, "m1", "Apply", "{\"f:data\":{\"f:a\":{},\"f:b\":{},\"f:c\":{}}}");

@@ -48,9 +48,9 @@ static void dump_causes(const struct srv_error *err, char *buf, size_t len)
 	buf[0] = '\0';
 	for (int i = 0; i < err->n_causes && off < len; i++)
 		off += (size_t)snprintf(buf + off, len - off, "\n  [%s] %s: %s",
-					err->causes[i].reason,
-					err->causes[i].field,
-					err->causes[i].message);
+					srv_cause_get(err, i).reason,
+					srv_cause_get(err, i).field,
+					srv_cause_get(err, i).message);
 }
 
 static void expect_ok(const struct srv_schema *s, const char *obj)
@@ -80,9 +80,9 @@ static void expect_cause(const struct srv_schema *s, const char *obj,
 	cr_assert_str_empty(err.message);
 	bool found = false;
 	for (int i = 0; i < err.n_causes && !found; i++)
-		found = strcmp(err.causes[i].reason, reason) == 0 &&
-			strcmp(err.causes[i].field, field) == 0 &&
-			strcmp(err.causes[i].message, message) == 0;
+		found = strcmp(srv_cause_get(&err, i).reason, reason) == 0 &&
+			strcmp(srv_cause_get(&err, i).field, field) == 0 &&
+			strcmp(srv_cause_get(&err, i).message, message) == 0;
 	cr_assert(found, "%s: want [%s] %s: %s; got:%s", obj, reason, field,
 		  message, buf);
 	json_decref(o);
@@ -394,9 +394,10 @@ Test(schema_validate, string_reports_its_first_failure)
 	char buf[4096];
 	dump_causes(&err, buf, sizeof buf);
 	cr_assert_eq(err.n_causes, 2, "%s", buf);
-	cr_assert_str_eq(err.causes[0].reason, "FieldValueTooLong", "%s", buf);
-	cr_assert_str_eq(err.causes[1].reason, "FieldValueTypeInvalid", "%s",
-			 buf);
+	cr_assert_str_eq(srv_cause_get(&err, 0).reason, "FieldValueTooLong",
+			 "%s", buf);
+	cr_assert_str_eq(srv_cause_get(&err, 1).reason, "FieldValueTypeInvalid",
+			 "%s", buf);
 	json_decref(o);
 	srv_schema_free(s);
 }
@@ -1073,35 +1074,36 @@ Test(schema_validate, custom_resource_options)
 	char buf[4096];
 	dump_causes(&err, buf, sizeof buf);
 	cr_assert_eq(err.n_causes, 3, "%s", buf);
-	cr_assert_str_eq(err.causes[0].field, "status", "%s", buf);
-	cr_assert_str_eq(err.causes[0].message,
+	cr_assert_str_eq(srv_cause_get(&err, 0).field, "status", "%s", buf);
+	cr_assert_str_eq(srv_cause_get(&err, 0).message,
 			 "Invalid value: \"\": \"any\" must validate at least "
 			 "one schema (anyOf)");
-	cr_assert_str_eq(err.causes[1].field, "status.any");
-	cr_assert_str_eq(err.causes[1].message,
+	cr_assert_str_eq(srv_cause_get(&err, 1).field, "status.any");
+	cr_assert_str_eq(srv_cause_get(&err, 1).message,
 			 "Invalid value: \"z\": any in body should match '^a'");
-	cr_assert_str_eq(err.causes[2].field, "status.n");
-	cr_assert_str_eq(err.causes[2].message,
+	cr_assert_str_eq(srv_cause_get(&err, 2).field, "status.n");
+	cr_assert_str_eq(srv_cause_get(&err, 2).message,
 			 "Invalid value: \"string\": n in body must be of type "
 			 "integer: \"string\"");
 	/* the main resource's validator: root nil, full paths */
 	struct srv_error e2 = {0};
 	vo.sub = NULL;
 	cr_assert_eq(srv_schema_validate_with(s, o, &e2, &vo), LP_E_INVALID);
-	cr_assert_str_eq(e2.causes[0].field, "<nil>");
-	cr_assert_str_eq(e2.causes[0].message,
+	cr_assert_str_eq(srv_cause_get(&e2, 0).field, "<nil>");
+	cr_assert_str_eq(srv_cause_get(&e2, 0).message,
 			 "Invalid value: \"\": \"status.any\" must validate at "
 			 "least one schema (anyOf)");
-	cr_assert_str_eq(e2.causes[2].message,
-			 "Invalid value: \"string\": status.n in body must be of "
-			 "type integer: \"string\"");
+	cr_assert_str_eq(
+	    srv_cause_get(&e2, 2).message,
+	    "Invalid value: \"string\": status.n in body must be of "
+	    "type integer: \"string\"");
 	/* a root type error names the empty path, as kube-openapi does */
 	json_t *o3 = js("{\"status\":\"x\"}");
 	struct srv_error e3 = {0};
 	vo.sub = "status";
 	cr_assert_eq(srv_schema_validate_with(s, o3, &e3, &vo), LP_E_INVALID);
-	cr_assert_str_eq(e3.causes[0].field, "status");
-	cr_assert_str_eq(e3.causes[0].message,
+	cr_assert_str_eq(srv_cause_get(&e3, 0).field, "status");
+	cr_assert_str_eq(srv_cause_get(&e3, 0).message,
 			 "Invalid value: \"string\":  in body must be of type "
 			 "object: \"string\"");
 	/* all refused by keep: valid */
@@ -1713,15 +1715,15 @@ Test(schema_rules, failures_are_kube_causes)
 	      "\"long!\"]}}",
 	      NULL, &err, &w);
 	cr_assert_eq(err.n_causes, 3);
-	cr_assert_str_eq(err.causes[0].field, "spec");
-	cr_assert_str_eq(err.causes[0].message,
+	cr_assert_str_eq(srv_cause_get(&err, 0).field, "spec");
+	cr_assert_str_eq(srv_cause_get(&err, 0).message,
 			 "Invalid value: \"object\": min above max");
-	cr_assert_str_eq(err.causes[1].field, "spec.n");
-	cr_assert_str_eq(err.causes[1].reason, "FieldValueForbidden");
-	cr_assert_str_eq(err.causes[1].message, "Forbidden: n > 1");
-	cr_assert_str_eq(err.causes[2].field, "spec.tags[1]");
+	cr_assert_str_eq(srv_cause_get(&err, 1).field, "spec.n");
+	cr_assert_str_eq(srv_cause_get(&err, 1).reason, "FieldValueForbidden");
+	cr_assert_str_eq(srv_cause_get(&err, 1).message, "Forbidden: n > 1");
+	cr_assert_str_eq(srv_cause_get(&err, 2).field, "spec.tags[1]");
 	cr_assert_str_eq(
-	    err.causes[2].message,
+	    srv_cause_get(&err, 2).message,
 	    "Invalid value: \"string\": failed rule: self.size() < 4");
 	/* the rule outside the subset: one warning, with why */
 	cr_assert_eq(w.n, 1);
@@ -1740,7 +1742,7 @@ Test(schema_rules, runtime_errors_and_blocking)
 	struct warnings w = {0};
 	rules(s, "{\"spec\":{\"min\":1}}", NULL, &err, &w);
 	cr_assert_eq(err.n_causes, 1);
-	cr_assert_str_eq(err.causes[0].message,
+	cr_assert_str_eq(srv_cause_get(&err, 0).message,
 			 "Invalid value: \"object\": no such key: max "
 			 "evaluating rule: min above max");
 	/* a blocking error first: no rule runs */
@@ -1749,8 +1751,8 @@ Test(schema_rules, runtime_errors_and_blocking)
 			"Required value");
 	rules(s, "{\"spec\":{\"min\":2,\"max\":1}}", NULL, &err2, &w);
 	cr_assert_eq(err2.n_causes, 2);
-	cr_assert_str_eq(err2.causes[1].field, "<nil>");
-	cr_assert_str_eq(err2.causes[1].message,
+	cr_assert_str_eq(srv_cause_get(&err2, 1).field, "<nil>");
+	cr_assert_str_eq(srv_cause_get(&err2, 1).message,
 			 "Invalid value: \"null\": some validation rules were "
 			 "not checked because the object was invalid; correct "
 			 "the existing errors to complete validation");
@@ -1777,9 +1779,9 @@ Test(schema_rules, transition_rules_and_ratcheting)
 	      "]}}",
 	      &err, &w);
 	cr_assert_eq(err.n_causes, 2);
-	cr_assert_str_eq(err.causes[0].message,
+	cr_assert_str_eq(srv_cause_get(&err, 0).message,
 			 "Invalid value: \"object\": mode is immutable");
-	cr_assert_str_eq(err.causes[1].field, "spec.ports[1]");
+	cr_assert_str_eq(srv_cause_get(&err, 1).field, "spec.ports[1]");
 	/* ratcheting: an unchanged failing value is a warning, with the
 	   error's text; a changed one is an error */
 	struct srv_error err2 = {0};
@@ -1791,7 +1793,7 @@ Test(schema_rules, transition_rules_and_ratcheting)
 	      "\"max\":2}}",
 	      &err2, &w2);
 	cr_assert_eq(err2.n_causes, 1);
-	cr_assert_str_eq(err2.causes[0].field, "spec");
+	cr_assert_str_eq(srv_cause_get(&err2, 0).field, "spec");
 	cr_assert_eq(w2.n, 2); /* the tag, and the rule not evaluated */
 	struct srv_error err3 = {0};
 	struct warnings w3 = {0};
@@ -1825,18 +1827,18 @@ Test(schema_rules, typemeta_not_ratcheted)
 			  "\"kind\":\"Baz\"}}";
 	rules(s, obj, obj, &err, &w);
 	cr_assert_eq(err.n_causes, 2);
-	cr_assert_str_eq(err.causes[0].field, "apiVersion");
+	cr_assert_str_eq(srv_cause_get(&err, 0).field, "apiVersion");
 	cr_assert_str_eq(
-	    err.causes[0].message,
+	    srv_cause_get(&err, 0).message,
 	    "Invalid value: \"string\": failed rule: self == 'v1'");
-	cr_assert_str_eq(err.causes[1].field, "kind");
+	cr_assert_str_eq(srv_cause_get(&err, 1).field, "kind");
 	cr_assert_eq(w.n, 1); /* sub.kind ratchets */
 	struct srv_error err2 = {0};
 	struct warnings w2 = {0};
 	rules(s, "{\"apiVersion\":\"v1\"}", "{\"apiVersion\":\"v0\"}", &err2,
 	      &w2);
 	cr_assert_eq(err2.n_causes, 1);
-	cr_assert_str_eq(err2.causes[0].message,
+	cr_assert_str_eq(srv_cause_get(&err2, 0).message,
 			 "Invalid value: \"string\": same");
 	srv_schema_free(s);
 }
@@ -1863,11 +1865,11 @@ Test(schema_rules, optional_old_self)
 	   rule) */
 	rules(s, "{\"spec\":{\"mode\":\"x\",\"replicas\":-1}}", NULL, &err, &w);
 	cr_assert_eq(err.n_causes, 2);
-	cr_assert_str_eq(err.causes[0].field, "spec");
-	cr_assert_str_eq(err.causes[0].message,
+	cr_assert_str_eq(srv_cause_get(&err, 0).field, "spec");
+	cr_assert_str_eq(srv_cause_get(&err, 0).message,
 			 "Invalid value: \"object\": created in init");
-	cr_assert_str_eq(err.causes[1].field, "spec.replicas");
-	cr_assert_str_eq(err.causes[1].message,
+	cr_assert_str_eq(srv_cause_get(&err, 1).field, "spec.replicas");
+	cr_assert_str_eq(srv_cause_get(&err, 1).message,
 			 "Invalid value: \"integer\": no shrinking");
 	cr_assert_eq(w.n, 0);
 	struct srv_error ok = {0};
@@ -1879,13 +1881,13 @@ Test(schema_rules, optional_old_self)
 	rules(s, "{\"spec\":{\"mode\":\"init\",\"replicas\":2}}",
 	      "{\"spec\":{\"mode\":\"init\",\"replicas\":3}}", &err2, &w);
 	cr_assert_eq(err2.n_causes, 1);
-	cr_assert_str_eq(err2.causes[0].field, "spec.replicas");
+	cr_assert_str_eq(srv_cause_get(&err2, 0).field, "spec.replicas");
 	/* a field newly set on an update: no old value for it */
 	struct srv_error err3 = {0};
 	rules(s, "{\"spec\":{\"mode\":\"run\",\"replicas\":-2}}",
 	      "{\"spec\":{\"mode\":\"run\"}}", &err3, &w);
 	cr_assert_eq(err3.n_causes, 1);
-	cr_assert_str_eq(err3.causes[0].field, "spec.replicas");
+	cr_assert_str_eq(srv_cause_get(&err3, 0).field, "spec.replicas");
 	struct srv_error ok2 = {0};
 	rules(s, "{\"spec\":{\"mode\":\"run\",\"replicas\":4}}",
 	      "{\"spec\":{\"mode\":\"run\"}}", &ok2, &w);
@@ -1918,15 +1920,15 @@ Test(schema_rules, message_expression)
 	struct warnings w = {0};
 	rules(s, "{\"spec\":{\"n\":9}}", NULL, &err, &w);
 	cr_assert_eq(err.n_causes, 5);
-	cr_assert_str_eq(err.causes[0].message,
+	cr_assert_str_eq(srv_cause_get(&err, 0).message,
 			 "Invalid value: \"object\": n is 9");
-	cr_assert_str_eq(err.causes[1].message,
+	cr_assert_str_eq(srv_cause_get(&err, 1).message,
 			 "Invalid value: \"object\": m2");
-	cr_assert_str_eq(err.causes[2].message,
+	cr_assert_str_eq(srv_cause_get(&err, 2).message,
 			 "Invalid value: \"object\": m3");
-	cr_assert_str_eq(err.causes[3].message,
+	cr_assert_str_eq(srv_cause_get(&err, 3).message,
 			 "Invalid value: \"object\": failed rule: self.n < 6");
-	cr_assert_str_eq(err.causes[4].message,
+	cr_assert_str_eq(srv_cause_get(&err, 4).message,
 			 "Invalid value: \"object\": m5");
 	cr_assert_eq(w.n, 0);
 	srv_schema_free(s);
@@ -1947,8 +1949,8 @@ Test(schema_rules, map_values_by_key)
 	rules(s, "{\"spec\":{\"labels\":{\"ok\":\"y\",\"a.b\":\"x\"}}}", NULL,
 	      &err, &w);
 	cr_assert_eq(err.n_causes, 1);
-	cr_assert_str_eq(err.causes[0].field, "spec.labels[a.b]");
-	cr_assert_str_eq(err.causes[0].message,
+	cr_assert_str_eq(srv_cause_get(&err, 0).field, "spec.labels[a.b]");
+	cr_assert_str_eq(srv_cause_get(&err, 0).message,
 			 "Invalid value: \"string\": failed rule: self != 'x'");
 	srv_schema_free(s);
 }
@@ -1981,10 +1983,10 @@ Test(schema_rules, cost_budget_per_object)
 	struct warnings w = {0};
 	rules(s, obj, NULL, &err, &w);
 	cr_assert_eq(err.n_causes, 1);
-	cr_assert(strncmp(err.causes[0].field, "l[", 2) == 0, "%s",
-		  err.causes[0].field);
+	cr_assert(strncmp(srv_cause_get(&err, 0).field, "l[", 2) == 0, "%s",
+		  srv_cause_get(&err, 0).field);
 	cr_assert_str_eq(
-	    err.causes[0].message,
+	    srv_cause_get(&err, 0).message,
 	    "Invalid value: \"integer\": validation failed due to running out "
 	    "of cost budget, no further validation rules will be run");
 	/* 50 items fit */
@@ -2024,8 +2026,8 @@ Test(schema_validate, combinator_best_branch)
 	struct srv_error err = {0};
 	cr_assert_eq(srv_schema_validate(s, o, &err), LP_E_INVALID);
 	for (int i = 0; i < err.n_causes; i++)
-		cr_assert_null(strstr(err.causes[i].message, "(not)"), "%s",
-			       err.causes[i].message);
+		cr_assert_null(strstr(srv_cause_get(&err, i).message, "(not)"),
+			       "%s", srv_cause_get(&err, i).message);
 	json_decref(o);
 	srv_schema_free(s);
 }
@@ -2090,4 +2092,51 @@ Test(schema_smd, types_as_the_type_converter_reads_them)
 	cr_assert_eq(srv_schema_smd(mv, &open, &emb), SRV_SMD_NUMERIC);
 	cr_assert_eq(srv_schema_smd(NULL, &open, &emb), SRV_SMD_ANY);
 	srv_schema_free(s);
+}
+
+/* kube lists every cause (apierrors.NewInvalid takes the whole list): 60
+   bad members give 60 causes, each naming its own field, and a long
+   message is kept whole. */
+Test(schema, every_cause_is_kept)
+{
+	struct srv_schema *s =
+	    sch("{\"type\":\"object\",\"additionalProperties\":"
+		"{\"type\":\"integer\",\"maximum\":5}}");
+	json_t *o = json_object();
+	for (int i = 0; i < 60; i++) {
+		char k[16];
+		snprintf(k, sizeof k, "k%02d", i);
+		json_object_set_new(o, k, json_integer(100 + i));
+	}
+	struct srv_error err = {0};
+	cr_assert_eq(srv_schema_validate(s, o, &err), LP_E_INVALID);
+	cr_assert_eq(err.n_causes, 60);
+	for (int i = 0; i < 60; i++) {
+		char f[16];
+		snprintf(f, sizeof f, "k%02d", i);
+		struct srv_cause c = srv_cause_get(&err, i);
+		cr_assert_str_eq(c.field, f);
+		cr_assert_str_eq(c.reason, "FieldValueInvalid");
+		cr_assert(strstr(c.message, "less than or equal to 5"), "%s",
+			  c.message);
+	}
+	json_decref(o);
+	srv_schema_free(s);
+	/* 4,000 bytes of message in one cause, beside a short one */
+	static char big[4001];
+	memset(big, 'm', 4000);
+	srv_error_clear(&err);
+	srv_error_cause(&err, "FieldValueInvalid", "a", "%s", big);
+	srv_error_cause(&err, "FieldValueRequired", "b", "Required value");
+	cr_assert_eq(err.n_causes, 2);
+	cr_assert_eq(strlen(srv_cause_get(&err, 0).message), 4000);
+	cr_assert_str_eq(srv_cause_get(&err, 1).message, "Required value");
+	/* causes past what the text holds are dropped whole */
+	srv_error_clear(&err);
+	for (int i = 0; i < 20; i++)
+		srv_error_cause(&err, "FieldValueInvalid", "a", "%s", big);
+	cr_assert_lt(err.n_causes, 20);
+	cr_assert_gt(err.n_causes, 5);
+	for (int i = 0; i < err.n_causes; i++)
+		cr_assert_eq(strlen(srv_cause_get(&err, i).message), 4000);
 }
