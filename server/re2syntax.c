@@ -3,8 +3,7 @@
  * check of a schema's pattern. A parser of the syntax alone: it builds
  * nothing and refuses only what Go's regexp/syntax refuses, naming the
  * same offending text, so a CRD Go accepts is never refused here. Where
- * the check would need tables (Unicode class names) or the compiled
- * program (size limits), it accepts.
+ * the check would need the compiled program (size limits), it accepts.
  */
 #include "registry/json.h"
 #include "schema.h"
@@ -157,9 +156,54 @@ bad:
 	return !fail(r, "invalid escape sequence", p, (size_t)(t - p));
 }
 
-/* \p and \P: a one-letter name is a general category; the braced names
-   are Unicode's tables, which we do not carry, so only their shape is
-   checked. *end past it; false with r->msg set. */
+/* The names Go's regexp/syntax takes in \p{...} (Go 1.24, kube 1.33's:
+   Unicode 15.0.0): "Any", unicode.Categories and unicode.Scripts, in
+   strcmp order, matched with their case. */
+static const char *const unicode_names[] = {
+    "Adlam", "Ahom", "Anatolian_Hieroglyphs", "Any", "Arabic", "Armenian",
+    "Avestan", "Balinese", "Bamum", "Bassa_Vah", "Batak", "Bengali",
+    "Bhaiksuki", "Bopomofo", "Brahmi", "Braille", "Buginese", "Buhid", "C",
+    "Canadian_Aboriginal", "Carian", "Caucasian_Albanian", "Cc", "Cf",
+    "Chakma", "Cham", "Cherokee", "Chorasmian", "Co", "Common", "Coptic", "Cs",
+    "Cuneiform", "Cypriot", "Cypro_Minoan", "Cyrillic", "Deseret",
+    "Devanagari", "Dives_Akuru", "Dogra", "Duployan", "Egyptian_Hieroglyphs",
+    "Elbasan", "Elymaic", "Ethiopic", "Georgian", "Glagolitic", "Gothic",
+    "Grantha", "Greek", "Gujarati", "Gunjala_Gondi", "Gurmukhi", "Han",
+    "Hangul", "Hanifi_Rohingya", "Hanunoo", "Hatran", "Hebrew", "Hiragana",
+    "Imperial_Aramaic", "Inherited", "Inscriptional_Pahlavi",
+    "Inscriptional_Parthian", "Javanese", "Kaithi", "Kannada", "Katakana",
+    "Kawi", "Kayah_Li", "Kharoshthi", "Khitan_Small_Script", "Khmer", "Khojki",
+    "Khudawadi", "L", "Lao", "Latin", "Lepcha", "Limbu", "Linear_A",
+    "Linear_B", "Lisu", "Ll", "Lm", "Lo", "Lt", "Lu", "Lycian", "Lydian", "M",
+    "Mahajani", "Makasar", "Malayalam", "Mandaic", "Manichaean", "Marchen",
+    "Masaram_Gondi", "Mc", "Me", "Medefaidrin", "Meetei_Mayek",
+    "Mende_Kikakui", "Meroitic_Cursive", "Meroitic_Hieroglyphs", "Miao", "Mn",
+    "Modi", "Mongolian", "Mro", "Multani", "Myanmar", "N", "Nabataean",
+    "Nag_Mundari", "Nandinagari", "Nd", "New_Tai_Lue", "Newa", "Nko", "Nl",
+    "No", "Nushu", "Nyiakeng_Puachue_Hmong", "Ogham", "Ol_Chiki",
+    "Old_Hungarian", "Old_Italic", "Old_North_Arabian", "Old_Permic",
+    "Old_Persian", "Old_Sogdian", "Old_South_Arabian", "Old_Turkic",
+    "Old_Uyghur", "Oriya", "Osage", "Osmanya", "P", "Pahawh_Hmong",
+    "Palmyrene", "Pau_Cin_Hau", "Pc", "Pd", "Pe", "Pf", "Phags_Pa",
+    "Phoenician", "Pi", "Po", "Ps", "Psalter_Pahlavi", "Rejang", "Runic", "S",
+    "Samaritan", "Saurashtra", "Sc", "Sharada", "Shavian", "Siddham",
+    "SignWriting", "Sinhala", "Sk", "Sm", "So", "Sogdian", "Sora_Sompeng",
+    "Soyombo", "Sundanese", "Syloti_Nagri", "Syriac", "Tagalog", "Tagbanwa",
+    "Tai_Le", "Tai_Tham", "Tai_Viet", "Takri", "Tamil", "Tangsa", "Tangut",
+    "Telugu", "Thaana", "Thai", "Tibetan", "Tifinagh", "Tirhuta", "Toto",
+    "Ugaritic", "Vai", "Vithkuqi", "Wancho", "Warang_Citi", "Yezidi", "Yi",
+    "Z", "Zanabazar_Square", "Zl", "Zp", "Zs",
+};
+
+static int name_cmp(const void *key, const void *elem)
+{
+	const char *k = key, *e = *(const char *const *)elem;
+	return strcmp(k, e);
+}
+
+/* \p and \P: a one-letter name is a general category, a braced one (its
+   negation with ^) one of unicode_names. *end past it; false with r->msg
+   set. */
 static bool unicode_class(struct re2 *r, const char *p, const char **end)
 {
 	const char *t = p + 2;
@@ -177,7 +221,16 @@ static bool unicode_class(struct re2 *r, const char *p, const char **end)
 	const char *name = t + 1;
 	if (*name == '^')
 		name++;
-	if (name == close)
+	char key[64];
+	size_t n = (size_t)(close - name);
+	if (n && n < sizeof key) {
+		memcpy(key, name, n);
+		key[n] = 0;
+	}
+	if (!n || n >= sizeof key ||
+	    !bsearch(key, unicode_names,
+		     sizeof unicode_names / sizeof unicode_names[0],
+		     sizeof unicode_names[0], name_cmp))
 		return !fail(r, "invalid character class range", p,
 			     (size_t)(close + 1 - p));
 	*end = close + 1;

@@ -1521,6 +1521,13 @@ Test(re2_syntax, refuses_what_go_refuses)
 	re2_bad("\\xZ1", "error parsing regexp: invalid escape sequence: `\\xZ1`");
 	re2_bad("\\C", "error parsing regexp: invalid escape sequence: `\\C`");
 	re2_bad("\\pX", "error parsing regexp: invalid character class range: `\\pX`");
+	/* braced names are Go's tables, with their case (Go 1.24) */
+	re2_bad("^\\p{Foo}+$", "error parsing regexp: invalid character class range: `\\p{Foo}`");
+	re2_bad("\\p{IsGreek}", "error parsing regexp: invalid character class range: `\\p{IsGreek}`");
+	re2_bad("\\p{greek}", "error parsing regexp: invalid character class range: `\\p{greek}`");
+	re2_bad("[\\p{Letter}]", "error parsing regexp: invalid character class range: `\\p{Letter}`");
+	re2_bad("\\P{^LC}", "error parsing regexp: invalid character class range: `\\P{^LC}`");
+	re2_bad("\\p{}", "error parsing regexp: invalid character class range: `\\p{}`");
 	re2_bad("(?=a)", "error parsing regexp: invalid or unsupported Perl syntax: `(?=`");
 	re2_bad("(?!a)", "error parsing regexp: invalid or unsupported Perl syntax: `(?!`");
 	re2_bad("(?-)", "error parsing regexp: invalid or unsupported Perl syntax: `(?-)`");
@@ -1539,7 +1546,9 @@ Test(re2_syntax, accepts_what_go_accepts)
 	    "\\Qa*b\\E+", "\\pL\\p{Greek}\\PN\\p{^Han}", "[\\d\\-_.]",
 	    "\\x41\\x{1F600}\\101\\0", "^$|^a*?b+?c??d{2,}?$", "(?:)", "()",
 	    "a{1000}", "(a{10}){100}", "[[:alpha:][:^digit:]]", "\\A\\b\\B\\z",
-	    "é+", "[à-ü]", "a|", "|a", "(a|)",
+	    "é+", "[à-ü]", "a|", "|a", "(a|)", "\\p{Any}\\P{Lu}[\\p{Zs}\\p{Nd}]",
+	    "\\p{Old_Uyghur}\\p{Kawi}\\p{Nag_Mundari}\\p{Zanabazar_Square}",
+	    "\\p{^Adlam}\\p{Common}\\p{Inherited}",
 	};
 	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
 		char msg[256];
