@@ -1384,6 +1384,8 @@ check "... no Required apiVersion or kind, no unknown fields beside it" bash -c 
 wcrd '{"l":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"},"default":["a","a"]}}'
 check "a default that repeats a set's item is not refused: kube's defaulting validation runs no list-type check" code_is 201
 req DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.example.com
+wcrd '{"p":{"type":"string","pattern":"^\\p{Foo}+$"}}'
+check "a pattern with a Unicode class name Go does not know is refused with Go's error" code_has 422 'properties[p].pattern: Invalid value: \"^\\\\p{Foo}+$\": must be a valid regular expression, but isn'"'"'t: error parsing regexp: invalid character class range: `\\p{Foo}`'
 wcrd '{"a":{"x-kubernetes-preserve-unknown-fields":false}}'
 check "x-kubernetes-preserve-unknown-fields: false is the only error: kube's NewStructural fails, so no structural errors follow" code_has 422 'is invalid: spec.validation.openAPIV3Schema.properties[a].x-kubernetes-preserve-unknown-fields: Invalid value: false: must be true or undefined"'
 wcrd '{}' '{}' '{"scope":""}'
