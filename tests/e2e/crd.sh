@@ -245,6 +245,13 @@ ok = (len(evs) == 2
           != evs[0]["object"]["spec"]["names"][field]
       and evs[1]["object"]["status"]["acceptedNames"].get(field)
           == evs[1]["object"]["spec"]["names"][field])
+if not ok:
+    for e in evs:
+        o = e.get("object", {})
+        print("#   %s rv=%s spec=%s accepted=%s" % (
+            e.get("type"), o.get("metadata", {}).get("resourceVersion"),
+            o.get("spec", {}).get("names", {}).get(field),
+            o.get("status", {}).get("acceptedNames", {}).get(field)))
 sys.exit(0 if ok else 1)
 PY
 }
