@@ -4550,32 +4550,18 @@ static void validate_object(struct vctx *v, const struct node *n,
 			    const json_t *x)
 {
 	size_t pl = v->path.len, np = json_object_size(x);
-	if (n->max_props != NO_MAX && (long long)np > n->max_props)
-		too_many(v, np, n->max_props);
-	if (n->min_props >= 0 && (long long)np < n->min_props)
-{
+	/* kube-openapi's object validator: the counts, the keys no property
+	   declares, the declared properties, then the required ones */
+	if (n->min_props >= 0 && (long long)np < n->min_props) {
 		/* kube-openapi shows the count (TooFewProperties) */
 		json_t *cnt = json_integer((json_int_t)json_object_size(x));
-				invalid(v, cnt, "%s in body should have at least %lld properties",
+		invalid(v, cnt,
+			"%s in body should have at least %lld properties",
 			path_or_root(v), n->min_props);
 		json_decref(cnt);
-		}
-	for (size_t i = 0; i < n->n_required; i++) {
-		if (!json_object_get(x, n->required[i])) {
-			path_key(&v->path, n->required[i]);
-			add_cause(v, "FieldValueRequired", "Required value");
-			sb_cut(&v->path, pl);
-		}
 	}
-	/* Declared properties in schema (name) order, then the others. */
-	for (size_t i = 0; i < n->n_props; i++) {
-		const json_t *pv = json_object_get(x, n->props[i].name);
-		if (!pv)
-			continue;
-		path_key(&v->path, n->props[i].name);
-		validate_node(v, n->props[i].n, pv);
-		sb_cut(&v->path, pl);
-	}
+	if (n->max_props != NO_MAX && (long long)np > n->max_props)
+		too_many(v, np, n->max_props);
 	if (n->addl == ADDL_SCHEMA || n->addl == ADDL_FALSE) {
 		const char *k;
 		json_t *pv;
@@ -4599,6 +4585,23 @@ static void validate_object(struct vctx *v, const struct node *n,
 			validate_node(v, n->addl_schema, pv);
 			sb_cut(&v->path, pl);
 			v->n_akeys -= rec;
+		}
+	}
+	/* declared properties in schema (name) order: kube's in Go's map
+	   order, which differs from run to run */
+	for (size_t i = 0; i < n->n_props; i++) {
+		const json_t *pv = json_object_get(x, n->props[i].name);
+		if (!pv)
+			continue;
+		path_key(&v->path, n->props[i].name);
+		validate_node(v, n->props[i].n, pv);
+		sb_cut(&v->path, pl);
+	}
+	for (size_t i = 0; i < n->n_required; i++) {
+		if (!json_object_get(x, n->required[i])) {
+			path_key(&v->path, n->required[i]);
+			add_cause(v, "FieldValueRequired", "Required value");
+			sb_cut(&v->path, pl);
 		}
 	}
 	if (n->embedded)
@@ -4645,23 +4648,16 @@ static void validate_node(struct vctx *v, const struct node *n,
 		goto mistyped;
 	}
 typed:
-	check_enum(v, n, x);
+	/* kube-openapi's validators in its order: type, the composites
+	   (schemaProps), string, format, number, slice, enum (common), object
+	 */
+	check_combinators(v, n, x);
 	if (json_is_string(x)) {
 		check_string(v, n, x);
 	} else if (json_is_number(x)) {
 		check_number(v, n, x);
 	} else if (json_is_array(x)) {
 		size_t len = json_array_size(x), pl = v->path.len;
-		if (n->max_items != NO_MAX && (long long)len > n->max_items)
-			too_many(v, len, n->max_items);
-		if (n->min_items >= 0 && (long long)len < n->min_items)
-{
-			/* kube-openapi shows the count (TooFewItems) */
-			json_t *cnt = json_integer((json_int_t)len);
-						invalid(v, cnt, "%s in body should have at least %lld items",
-				path_or_root(v), n->min_items);
-			json_decref(cnt);
-			}
 		if (n->items) {
 			for (size_t i = 0; i < len; i++) {
 				path_index(&v->path, i);
@@ -4669,15 +4665,25 @@ typed:
 				sb_cut(&v->path, pl);
 			}
 		}
+		if (n->min_items >= 0 && (long long)len < n->min_items) {
+			/* kube-openapi shows the count (TooFewItems) */
+			json_t *cnt = json_integer((json_int_t)len);
+			invalid(v, cnt,
+				"%s in body should have at least %lld items",
+				path_or_root(v), n->min_items);
+			json_decref(cnt);
+		}
+		if (n->max_items != NO_MAX && (long long)len > n->max_items)
+			too_many(v, len, n->max_items);
 		check_list_type(v, n, x);
-	} else if (json_is_object(x)) {
-		validate_object(v, n, x);
 	}
-	check_combinators(v, n, x);
+	check_enum(v, n, x);
+	if (json_is_object(x))
+		validate_object(v, n, x);
 	return;
 mistyped:
-	check_enum(v, n, x);
 	check_combinators(v, n, x);
+	check_enum(v, n, x);
 }
 
 /* ------------------------------------------------------------------------ */

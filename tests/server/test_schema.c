@@ -2149,3 +2149,45 @@ Test(schema, every_cause_is_kept)
 	for (int i = 0; i < err.n_causes; i++)
 		cr_assert_eq(strlen(srv_cause_get(&err, i).message), 4000);
 }
+
+/* kube-openapi's order at one node: type, the composites, string (length,
+   pattern), format, number, slice (items, then counts), enum, object (the
+   keys no property declares, the properties, then the required ones).
+   A oneOf's message comes before its best branch's errors. Properties go
+   in name order (kube's in Go's map order, which varies). */
+Test(schema, causes_in_kube_openapi_order)
+{
+	struct srv_schema *s = sch(
+	    "{\"type\":\"object\",\"oneOf\":[{\"required\":[\"a\"]},"
+	    "{\"required\":[\"b\"]}],\"required\":[\"r\"],\"properties\":{"
+	    "\"s\":{\"type\":\"string\",\"maxLength\":3,\"pattern\":"
+	    "\"^[a-z]+$\",\"enum\":[\"ab\",\"abcdef1\"]},"
+	    "\"l\":{\"type\":\"array\",\"minItems\":3,\"items\":"
+	    "{\"type\":\"integer\",\"maximum\":1}}},"
+	    "\"additionalProperties\":{\"type\":\"integer\"}}");
+	json_t *o = js("{\"s\":\"AB\",\"l\":[5],\"x\":\"no\"}");
+	struct srv_error err = {0};
+	cr_assert_eq(srv_schema_validate(s, o, &err), LP_E_INVALID);
+	static const char *const want[][2] = {
+	    {"", "must validate one and only one schema (oneOf). Found none valid"},
+	    {"a", "Required value"},
+	    {"x", "in body must be of type integer"},
+	    {"l[0]", "should be less than or equal to 1"},
+	    {"l", "should have at least 3 items"},
+	    {"s", "should match '^[a-z]+$'"},
+	    {"s", "Unsupported value: \"AB\""},
+	    {"r", "Required value"},
+	};
+	char buf[4096];
+	dump_causes(&err, buf, sizeof buf);
+	cr_assert_eq(err.n_causes, 8, "%s", buf);
+	for (int i = 0; i < 8; i++) {
+		struct srv_cause c = srv_cause_get(&err, i);
+		cr_assert(!strcmp(c.field, want[i][0]) ||
+			      (!*want[i][0] && !strcmp(c.field, "<nil>")),
+			  "cause %d: %s", i, buf);
+		cr_assert(strstr(c.message, want[i][1]), "cause %d: %s", i, buf);
+	}
+	json_decref(o);
+	srv_schema_free(s);
+}
