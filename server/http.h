@@ -126,6 +126,9 @@ struct srv_req {
 	char *strict_shown;
 	bool body_pruned;	/* body_fields pruned the custom resource by
 				   its schema: the strategy need not again */
+	bool applied;		/* a server-side apply: its result is pruned
+				   silently, as kube's applyPatcher decodes
+				   nothing (no strict unknown-field errors) */
 	bool cr_defaulted;	/* a /status write defaulted its body alone:
 				   the object it goes into is not defaulted
 				   again in the request's version */

@@ -2360,7 +2360,10 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 		return LP_OK;
 	}
 	if (!r->body_pruned) { /* a patch's result, an apply */
-		struct srv_strict strict = {.mode = fv_of(r)};
+		/* what an apply's typing let through (under
+		   x-kubernetes-preserve-unknown-fields) is pruned silently */
+		struct srv_strict strict = {.mode = r->applied ? SRV_FV_IGNORE
+							       : fv_of(r)};
 		srv_schema_prune(sch, obj, on_unknown, &strict);
 		if (strict_finish(r, res, &strict, r->strict_shown, err))
 			return err->code;
@@ -4468,9 +4471,10 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		pt = P_MERGE;
 	else if (!strcmp(mt, patch_types[2]))
 		pt = P_SMP;
-	else if (!strcmp(mt, patch_types[3]))
+	else if (!strcmp(mt, patch_types[3])) {
 		pt = P_APPLY;
-	else {
+		r->applied = true;
+	} else {
 		srv_reply_fail(
 		    r, LP_E_UNSUPPORTEDMEDIA,
 		    "the body of the request was in an unknown format - "
