@@ -2221,8 +2221,21 @@ lp_err srv_prep_cr(const struct srv_resource *r, json_t *obj, const json_t *old,
 	}
 	json_int_t gen = json_integer_value(
 	    json_object_get(json_object_get(old, "metadata"), "generation"));
-	if (content_changed(obj, old, ci->status))
+	/* old is the stored object as the request's version sees it (kube
+	   converts it and prunes it with that version's schema before
+	   PrepareForUpdate): obj is compared in that form too, without what
+	   only the storage version has (its defaults) */
+	json_t *seen = NULL;
+	const char *ov = json_string_value(json_object_get(old, "apiVersion"));
+	if (ov &&
+	    strcmp(ov, json_string_value(json_object_get(obj, "apiVersion")))) {
+		seen = json_deep_copy(obj);
+		if (seen && ci->schema)
+			srv_schema_prune(ci->schema, seen, NULL, NULL);
+	}
+	if (content_changed(seen ? seen : obj, old, ci->status))
 		gen++;
+	json_decref(seen);
 	json_object_set_new(m, "generation", json_integer(gen ? gen : 1));
 	return LP_OK;
 }

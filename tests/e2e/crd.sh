@@ -1344,6 +1344,51 @@ req POST "/apis/mv.example.com/v1beta1/namespaces/nowhere/things?fieldValidation
 check "... a Strict create in a missing namespace too" code_has 400 'strict decoding error: unknown field \"spec.bogus\"'
 kubectl delete crd things.mv.example.com --wait=false >/dev/null 2>&1
 
+# Writes through a served version that is not the storage version compare
+# the object as that version sees it (kube prunes the old object with the
+# request version's schema before PrepareForUpdate): the storage
+# version's own defaults are no change, so no new generation, and an
+# identical write is no write. Found by a sweep of the OpenTelemetry
+# operator's v1alpha1 samples (session 51).
+kubectl create -f - >/dev/null <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.gen.example.com}
+spec:
+  group: gen.example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {a: {type: string}}}
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {a: {type: string}, b: {type: string, default: x}}}
+YAML
+expect_rc 0 "a CRD whose storage version alone has a default" kubectl wait --for=condition=Established crd/widgets.gen.example.com --timeout=20s
+GP=/apis/gen.example.com/v1alpha1/namespaces/default/widgets
+req POST "$GP" '{"apiVersion":"gen.example.com/v1alpha1","kind":"Widget","metadata":{"name":"w1"},"spec":{"a":"1"}}'
+check "... a widget created through the other version" code_is 201
+GRV=$(jq_ "d['metadata']['resourceVersion']")
+req PATCH "$GP/w1" '{"spec":{"a":"1"}}' "$MERGE"
+check "... a patch that changes nothing keeps its generation and resourceVersion" [ "$(jq_ "d['metadata']['generation'], d['metadata']['resourceVersion']")" == "1 $GRV" ]
+req PATCH "$GP/w1" '{"metadata":{"labels":{"l":"1"}}}' "$MERGE"
+check "... a label is a new resourceVersion, the same generation" [ "$(jq_ "d['metadata']['generation'], d['metadata']['resourceVersion'] != '$GRV'")" == "1 True" ]
+req PATCH "$GP/w1" '{"spec":{"a":"2"}}' "$MERGE"
+check "... a spec change is generation 2" [ "$(jq_ "d['metadata']['generation'], d['spec']")" == "2 {'a': '2'}" ]
+kubectl delete crd widgets.gen.example.com --wait=false >/dev/null 2>&1
+
 # Validation of the CRD itself
 sed 's/group: stable.example.com/group: nodots/; s/crontabzs.stable.example.com/crontabzs.nodots/' "$WORK/clash.yaml" >"$WORK/bad.yaml"
 expect_rc 1 "a CRD whose group has no dot is refused" kubectl create -f "$WORK/bad.yaml"
@@ -1393,6 +1438,7 @@ check "a default that repeats a set's item is not refused: kube's defaulting val
 req DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.example.com
 wcrd '{"p":{"type":"string","pattern":"^\\p{Foo}+$"}}'
 check "a pattern with a Unicode class name Go does not know is refused with Go's error" code_has 422 'properties[p].pattern: Invalid value: \"^\\\\p{Foo}+$\": must be a valid regular expression, but isn'"'"'t: error parsing regexp: invalid character class range: `\\p{Foo}`'
+req DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.example.com # (when it was not refused)
 wcrd '{"a":{"x-kubernetes-preserve-unknown-fields":false}}'
 check "x-kubernetes-preserve-unknown-fields: false is the only error: kube's NewStructural fails, so no structural errors follow" code_has 422 'is invalid: spec.validation.openAPIV3Schema.properties[a].x-kubernetes-preserve-unknown-fields: Invalid value: false: must be true or undefined"'
 wcrd '{}' '{}' '{"scope":""}'
