@@ -2206,6 +2206,22 @@ static lp_err prep_cr_status(const struct srv_resource *r, json_t *obj,
 	return LP_OK;
 }
 
+json_t *srv_cr_request_view(const struct srv_resource *r, const json_t *obj)
+{
+	const struct srv_crd_info *ci = r->crd;
+	char gv[320];
+	snprintf(gv, sizeof gv, "%s/%s", r->group, r->version);
+	const char *ov = json_string_value(json_object_get(obj, "apiVersion"));
+	if (!ci || !ci->schema || !ov || !strcmp(ov, gv))
+		return NULL;
+	json_t *seen = json_deep_copy(obj);
+	if (!seen)
+		return NULL;
+	json_object_set_new(seen, "apiVersion", json_string(gv));
+	srv_schema_prune(ci->schema, seen, NULL, NULL);
+	return seen;
+}
+
 lp_err srv_prep_cr(const struct srv_resource *r, json_t *obj, const json_t *old,
 		   struct srv_error *err)
 {
@@ -2225,14 +2241,7 @@ lp_err srv_prep_cr(const struct srv_resource *r, json_t *obj, const json_t *old,
 	   converts it and prunes it with that version's schema before
 	   PrepareForUpdate): obj is compared in that form too, without what
 	   only the storage version has (its defaults) */
-	json_t *seen = NULL;
-	const char *ov = json_string_value(json_object_get(old, "apiVersion"));
-	if (ov &&
-	    strcmp(ov, json_string_value(json_object_get(obj, "apiVersion")))) {
-		seen = json_deep_copy(obj);
-		if (seen && ci->schema)
-			srv_schema_prune(ci->schema, seen, NULL, NULL);
-	}
+	json_t *seen = srv_cr_request_view(r, obj);
 	if (content_changed(seen ? seen : obj, old, ci->status))
 		gen++;
 	json_decref(seen);

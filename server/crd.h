@@ -56,6 +56,11 @@ const struct srv_schema *srv_cr_schema(const struct srv_resource *r);
    and defaulted by the storage version's schema: that schema, or NULL
    (the storage version itself, a Webhook CRD, no schema). */
 const struct srv_schema *srv_cr_storage_schema(const struct srv_resource *r);
+/* obj, a write being stored, as r's version sees it when that is not the
+   storage version (kube's old object in PrepareForUpdate, and what its
+   field manager tracks): a copy (new) with apiVersion r's and pruned by
+   r's schema; NULL when obj is in r's version or r has no schema. */
+json_t *srv_cr_request_view(const struct srv_resource *r, const json_t *obj);
 /* The version objects of r are stored in (r's own for a built-in). */
 const char *srv_cr_storage_version(const struct srv_resource *r);
 /* A stored object (decoded) as r's version serves it: apiVersion set and,

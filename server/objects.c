@@ -3309,7 +3309,26 @@ static lp_err track_update(struct srv_req *r, const struct srv_resource *res,
 	/* the entry names the form its paths are in (resources.h: a view
 	   writes the stored form) */
 	op.api_version = srv_resource_store_gv(res, gv, sizeof gv);
-	return srv_mf_update(&op, old, next, err);
+	/* a custom resource written through a version other than the
+	   storage version: the fields tracked are what the request's
+	   version has (old is in that form already), as kube's field
+	   manager runs before the conversion; not the storage version's
+	   own defaults */
+	json_t *seen = res->custom ? srv_cr_request_view(res, next) : NULL;
+	if (!seen)
+		return srv_mf_update(&op, old, next, err);
+	lp_err rc = srv_mf_update(&op, old, seen, err);
+	json_t *m = json_object_get(next, "metadata");
+	json_t *mf =
+	    json_object_get(json_object_get(seen, "metadata"), "managedFields");
+	if (!rc && json_is_object(m)) {
+		if (mf)
+			json_object_set(m, "managedFields", mf);
+		else
+			json_object_del(m, "managedFields");
+	}
+	json_decref(seen);
+	return rc;
 }
 
 static void create_object(struct srv_req *r, const struct srv_resource *res,

@@ -1378,8 +1378,9 @@ spec:
 YAML
 expect_rc 0 "a CRD whose storage version alone has a default" kubectl wait --for=condition=Established crd/widgets.gen.example.com --timeout=20s
 GP=/apis/gen.example.com/v1alpha1/namespaces/default/widgets
-req POST "$GP" '{"apiVersion":"gen.example.com/v1alpha1","kind":"Widget","metadata":{"name":"w1"},"spec":{"a":"1"}}'
+req POST "$GP?fieldManager=m1" '{"apiVersion":"gen.example.com/v1alpha1","kind":"Widget","metadata":{"name":"w1"},"spec":{"a":"1"}}'
 check "... a widget created through the other version" code_is 201
+check "... its manager owns what that version has, not the storage version's default" [ "$(jq_ "[m['fieldsV1'] for m in d['metadata']['managedFields']]")" == "[{'f:spec': {'.': {}, 'f:a': {}}}]" ]
 GRV=$(jq_ "d['metadata']['resourceVersion']")
 req PATCH "$GP/w1" '{"spec":{"a":"1"}}' "$MERGE"
 check "... a patch that changes nothing keeps its generation and resourceVersion" [ "$(jq_ "d['metadata']['generation'], d['metadata']['resourceVersion']")" == "1 $GRV" ]
