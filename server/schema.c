@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wctype.h>
 
 #include "cel.h"
 #include "fields.h"
@@ -694,6 +695,139 @@ static long re_class_atom(const char **pp, struct sb *set, const char **why)
 	return (unsigned char)e;
 }
 
+/* Case orbits beyond ASCII, for (?i): the characters one reaches from
+   another by Unicode's simple lower and upper case mappings (glibc's, in
+   C.UTF-8: the same components as Go's unicode.SimpleFold, e.g. Σ σ ς,
+   ẞ ß, É é). Built once: every code point below U+20000 with a mapping
+   and every mapping's target, sorted, and each one's component (its
+   smallest member), the members of a component adjacent in fold_by. */
+struct fold_ent {
+	uint32_t cp, root;
+};
+
+static struct fold_ent *fold_cp, *fold_by; /* by code point, by root */
+static size_t fold_n;
+static pthread_once_t fold_once = PTHREAD_ONCE_INIT;
+
+static int fold_cmp_cp(const void *a, const void *b)
+{
+	uint32_t x = ((const struct fold_ent *)a)->cp,
+		 y = ((const struct fold_ent *)b)->cp;
+	return x < y ? -1 : x > y;
+}
+
+static int fold_cmp_root(const void *a, const void *b)
+{
+	const struct fold_ent *x = a, *y = b;
+	if (x->root != y->root)
+		return x->root < y->root ? -1 : 1;
+	return x->cp < y->cp ? -1 : x->cp > y->cp;
+}
+
+static struct fold_ent *fold_find(uint32_t cp)
+{
+	struct fold_ent key = {cp, 0};
+	return fold_n ? bsearch(&key, fold_cp, fold_n, sizeof key, fold_cmp_cp)
+		      : NULL;
+}
+
+static uint32_t fold_root(uint32_t cp)
+{
+	for (struct fold_ent *e; (e = fold_find(cp)) && e->root != cp;)
+		cp = e->root;
+	return cp;
+}
+
+static void fold_init(void)
+{
+	pthread_once(&utf8_once, utf8_init);
+	locale_t l = utf8_locale;
+	if (!l)
+		return;
+	size_t cap = 4096, n = 0;
+	struct fold_ent *v = malloc(cap * sizeof *v);
+	for (uint32_t c = 0; v && c < 0x20000; c++) {
+		uint32_t lo = (uint32_t)towlower_l((wint_t)c, l),
+			 up = (uint32_t)towupper_l((wint_t)c, l);
+		uint32_t m[3] = {c, lo, up};
+		for (int i = 0; i < 3 && (lo != c || up != c); i++) {
+			if (n == cap) {
+				struct fold_ent *nv =
+				    realloc(v, 2 * cap * sizeof *v);
+				if (!nv) {
+					free(v);
+					v = NULL;
+					break;
+				}
+				v = nv;
+				cap *= 2;
+			}
+			v[n++] = (struct fold_ent){m[i], m[i]};
+		}
+	}
+	if (!v)
+		return;
+	qsort(v, n, sizeof *v, fold_cmp_cp);
+	size_t u = 0; /* one entry per code point */
+	for (size_t i = 0; i < n; i++)
+		if (!u || v[u - 1].cp != v[i].cp)
+			v[u++] = v[i];
+	fold_cp = v;
+	fold_n = u;
+	/* join each code point with its mappings (union by the smaller
+	   root), until nothing changes */
+	for (bool again = true; again;) {
+		again = false;
+		for (size_t i = 0; i < u; i++) {
+			uint32_t c = v[i].cp;
+			uint32_t m[2] = {(uint32_t)towlower_l((wint_t)c, l),
+					 (uint32_t)towupper_l((wint_t)c, l)};
+			for (int k = 0; k < 2; k++) {
+				uint32_t a = fold_root(c), b = fold_root(m[k]);
+				struct fold_ent *hi = fold_find(a > b ? a : b);
+				if (a == b || !hi)
+					continue;
+				hi->root = a < b ? a : b;
+				again = true;
+			}
+		}
+	}
+	fold_by = malloc(u * sizeof *fold_by);
+	if (!fold_by)
+		return;
+	for (size_t i = 0; i < u; i++)
+		fold_by[i] = (struct fold_ent){v[i].cp, fold_root(v[i].cp)};
+	qsort(fold_by, u, sizeof *fold_by, fold_cmp_root);
+}
+
+/* Append to o every other member of cp's case orbit (nothing when it has
+   none); returns how many. */
+static size_t re_fold_orbit(struct sb *o, uint32_t cp)
+{
+	pthread_once(&fold_once, fold_init);
+	if (!fold_by || !fold_find(cp))
+		return 0;
+	uint32_t root = fold_root(cp);
+	/* the component's first member in fold_by */
+	size_t lo = 0, hi = fold_n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (fold_by[mid].root < root)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t k = 0;
+	for (size_t i = lo; i < fold_n && fold_by[i].root == root; i++) {
+		if (fold_by[i].cp == cp)
+			continue;
+		char u[4];
+		sb_putn(o, u, reg_utf8_encode(u, fold_by[i].cp));
+		k++;
+	}
+	return k;
+}
+
 /* Go's case folding takes two letters beyond ASCII into the orbits of
    ASCII ones: s, S and U+017F (long s); k, K and U+212A (Kelvin sign).
    Added to body when the range lo-hi holds s or k in either case. */
@@ -825,6 +959,9 @@ static bool re_class(const char **pp, struct sb *o, bool icase,
 		if (icase && lo < 0x80)
 			re_fold_range(&br.body, (int)lo,
 				      hi < 0x80 ? (int)hi : 0x7f);
+		/* the other cases of the non-ASCII ones (listed one by one) */
+		for (long c = lo > 0x80 ? lo : 0x80; icase && c <= hi; c++)
+			re_fold_orbit(&br.body, (uint32_t)c);
 	}
 	struct sb *body = &br.body;
 	bool dash = br.has[0], lbr = br.has[1], rbr = br.has[2],
@@ -1100,6 +1237,24 @@ static bool re_translate(const char *p, struct sb *o, int *cflags, bool *caret,
 		if (c == '}') {
 			sb_puts(o, "\\}");
 			p++;
+			continue;
+		}
+		if (cur.i && (unsigned char)c >= 0x80) {
+			/* a letter beyond ASCII: its case orbit, as Go folds */
+			uint32_t r;
+			size_t n = reg_utf8_decode((const unsigned char *)p,
+						   strnlen(p, 4), &r);
+			struct sb alt = {0};
+			if (re_fold_orbit(&alt, r)) {
+				sb_putc(o, '[');
+				sb_putn(o, p, n);
+				sb_putn(o, alt.s, alt.len);
+				sb_putc(o, ']');
+			} else {
+				sb_putn(o, p, n);
+			}
+			free(alt.s);
+			p += n;
 			continue;
 		}
 		sb_putc(o, c);

@@ -611,6 +611,31 @@ Test(schema_validate, pattern_case_folding_beyond_ascii)
 	srv_schema_free(s);
 }
 
+/* Beyond ASCII, (?i) folds as Go's unicode.SimpleFold: É with é, the
+   three sigmas, ẞ with ß, Β in [α-γ], and a negated class leaves the other
+   case out too; without (?i) nothing folds. */
+Test(schema_validate, pattern_case_folding_unicode)
+{
+	struct srv_schema *s = sch(SPEC(
+	    "\"e\":{\"type\":\"string\",\"pattern\":\"(?i)^\u00e9$\"},"
+	    "\"s\":{\"type\":\"string\",\"pattern\":\"(?i)^\u03a3+$\"},"
+	    "\"z\":{\"type\":\"string\",\"pattern\":\"(?i)^\u00df$\"},"
+	    "\"g\":{\"type\":\"string\",\"pattern\":\"(?i)^[\u03b1-\u03b3]$\"},"
+	    "\"n\":{\"type\":\"string\",\"pattern\":\"^(?i)[^\u00e9]$\"},"
+	    "\"c\":{\"type\":\"string\",\"pattern\":\"^\u00e9$\"}"));
+	cr_assert_eq(srv_schema_warning_count(s), 0, "%s",
+		     srv_schema_warning(s, 0));
+	expect_ok(
+	    s,
+	    "{\"spec\":{\"e\":\"\u00c9\",\"s\":\"\u03c3\u03c2\u03a3\","
+	    "\"z\":\"\u1e9e\",\"g\":\"\u0392\",\"n\":\"x\",\"c\":\"\u00e9\"}}");
+	expect_invalid(s, "{\"spec\":{\"n\":\"\u00c9\"}}");
+	expect_invalid(s, "{\"spec\":{\"c\":\"\u00c9\"}}");
+	expect_invalid(s, "{\"spec\":{\"g\":\"\u0394\"}}");
+	expect_invalid(s, "{\"spec\":{\"e\":\"E\"}}");
+	srv_schema_free(s);
+}
+
 /* Go's named classes are ASCII ([:cntrl:] holds no U+0085, [:space:] no
    U+2028), [:word:] is one, and a count with a leading zero makes "{"
    literal: each as Go's regexp answers. */
