@@ -1627,6 +1627,9 @@ static pcre2_code *pcre_compile_go(const char *pat, bool find, bool *oom)
 		return NULL;
 	}
 	pcre2_set_newline(cc, PCRE2_NEWLINE_LF);
+	/* Go takes groups nested up to its parse tree's height of 1000;
+	   PCRE2 stops at 250 by default */
+	pcre2_set_parens_nest_limit(cc, 1000);
 	int code;
 	PCRE2_SIZE at;
 	/* PCRE2 10.42's DFA matcher keeps DOLLAR_ENDONLY under (?m) */

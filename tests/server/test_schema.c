@@ -636,6 +636,30 @@ Test(schema_validate, pattern_case_folding_unicode)
 	srv_schema_free(s);
 }
 
+/* Groups nested 300 deep, which Go takes: checked (PCRE2's default nesting
+   limit of 250 left such a pattern unchecked). */
+Test(schema_validate, pattern_deeply_nested_groups)
+{
+	static char schema[4096];
+	size_t o =
+	    (size_t)snprintf(schema, sizeof schema,
+			     "{\"type\":\"object\",\"properties\":{"
+			     "\"spec\":{\"type\":\"object\",\"properties\":"
+			     "{\"g\":{\"type\":\"string\",\"pattern\":\"^");
+	for (int i = 0; i < 300; i++)
+		schema[o++] = '(';
+	schema[o++] = 'a';
+	for (int i = 0; i < 300; i++)
+		schema[o++] = ')';
+	snprintf(schema + o, sizeof schema - o, "$\"}}}}}");
+	struct srv_schema *s = sch(schema);
+	cr_assert_eq(srv_schema_warning_count(s), 0, "%s",
+		     srv_schema_warning(s, 0));
+	expect_ok(s, "{\"spec\":{\"g\":\"a\"}}");
+	expect_invalid(s, "{\"spec\":{\"g\":\"b\"}}");
+	srv_schema_free(s);
+}
+
 /* Go's named classes are ASCII ([:cntrl:] holds no U+0085, [:space:] no
    U+2028), [:word:] is one, and a count with a leading zero makes "{"
    literal: each as Go's regexp answers. */
