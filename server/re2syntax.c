@@ -13,11 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_LEVELS 1000 /* Go refuses deeper nesting; we stop checking */
+#define MAX_LEVELS                                                             \
+	1001 /* past Go's limit of captures (below); deeper                    \
+		nesting of other groups is not checked */
+#define MAX_CAPTURES                                                           \
+	1000 /* nested capturing groups Go refuses: its parse                  \
+		tree is then more than 1000 high */
 #define MAX_REPEAT 1000
 
 struct level {
 	bool atom;	 /* the top of this level repeats (no '(' or '|') */
+	bool capture;	 /* opened by a capturing group */
 	long top_prod;	 /* the top atom's product of nested {n,m} counts */
 	long max_prod;	 /* the largest product in the level so far */
 };
@@ -27,6 +33,7 @@ struct re2 {
 	size_t size;
 	struct level lv[MAX_LEVELS];
 	size_t depth; /* lv[depth] is the current level */
+	size_t captures; /* capturing groups open */
 };
 
 static bool fail(struct re2 *r, const char *code, const char *from,
@@ -433,11 +440,12 @@ static bool perl_group(struct re2 *r, const char *p, const char **end,
 		     (size_t)(t - p));
 }
 
-static bool open_level(struct re2 *r)
+static bool open_level(struct re2 *r, bool capture)
 {
 	if (r->depth + 1 >= MAX_LEVELS)
 		return false;
-	r->lv[++r->depth] = (struct level){0};
+	r->lv[++r->depth] = (struct level){.capture = capture};
+	r->captures += capture;
 	return true;
 }
 
@@ -460,12 +468,21 @@ bool srv_re2_error(const char *pattern, char *msg, size_t size)
 					bad = true;
 					break;
 				}
-				if (opened && !open_level(r))
+				/* a named group captures */
+				bool named =
+				    start[2] == '<' ||
+				    (start[2] == 'P' && start[3] == '<');
+				if (opened && !open_level(r, named))
 					goto give_up;
 			} else {
-				if (!open_level(r))
+				if (!open_level(r, true))
 					goto give_up;
 				t++;
+			}
+			if (r->captures >= MAX_CAPTURES) {
+				bad = fail(r, "expression nests too deeply",
+					   pattern, strlen(pattern));
+				break;
 			}
 			break;
 		case '|': {
@@ -481,6 +498,7 @@ bool srv_re2_error(const char *pattern, char *msg, size_t size)
 				break;
 			}
 			long prod = r->lv[r->depth].max_prod;
+			r->captures -= r->lv[r->depth].capture;
 			r->depth--;
 			push_atom(r, prod ? prod : 1);
 			t++;

@@ -1540,9 +1540,9 @@ static void value_validation(struct sctx *c, const json_t *s, bool skip_any_of,
 		pop(&c->p, mark);
 	}
 	const char *pat = str(s, "pattern");
-	char why[512];
+	char why[2560];
 	if (pat && *pat && srv_re2_error(pat, why, sizeof why)) {
-		char q[600];
+		char q[2560];
 		srv_go_quote(pat, q, sizeof q);
 		cause(c, "FieldValueInvalid", ".pattern",
 		      "Invalid value: %s: must be a valid regular expression, "

@@ -1570,6 +1570,33 @@ Test(re2_syntax, refuses_what_go_refuses)
 	re2_bad("\\xZ1", "error parsing regexp: invalid escape sequence: `\\xZ1`");
 	re2_bad("\\C", "error parsing regexp: invalid escape sequence: `\\C`");
 	re2_bad("\\pX", "error parsing regexp: invalid character class range: `\\pX`");
+	/* 1,000 capturing groups nested: Go's parse tree is too high; 999,
+	   or 1,000 that do not capture, it takes */
+	for (int n = 999; n <= 1000; n++) {
+		for (int named = 0; named < 3; named++) {
+			static char deep[8200];
+			static const char *const open[] = {"(", "(?P<n>",
+							   "(?:"};
+			size_t o = 0, ol = strlen(open[named]);
+			for (int i = 0; i < n; i++, o += ol)
+				memcpy(deep + o, open[named], ol);
+			deep[o++] = 'a';
+			for (int i = 0; i < n; i++)
+				deep[o++] = ')';
+			deep[o] = 0;
+			char msg[128];
+			bool bad = srv_re2_error(deep, msg, sizeof msg);
+			bool want = n == 1000 && named < 2;
+			cr_assert_eq(bad, want, "%d %s: %s", n, open[named],
+				     bad ? msg : "");
+			static const char pre[] = "error parsing regexp: "
+						  "expression nests too "
+						  "deeply: `(";
+			if (want)
+				cr_assert(!strncmp(msg, pre, sizeof pre - 1),
+					  "%s", msg);
+		}
+	}
 	/* braced names are Go's tables, with their case (Go 1.24) */
 	re2_bad("^\\p{Foo}+$", "error parsing regexp: invalid character class range: `\\p{Foo}`");
 	re2_bad("\\p{IsGreek}", "error parsing regexp: invalid character class range: `\\p{IsGreek}`");
