@@ -132,15 +132,28 @@ lp_err srv_error_invalid(struct srv_error *err, const char *kind,
 {
 	if (!err || err->n_causes == 0)
 		return LP_OK;
+	/* kube's ErrorList.ToAggregate: a cause whose text repeats an
+	   earlier one's is said once (details keep them all); one alone,
+	   more in [ ] */
 	char msg[sizeof err->message];
 	size_t off = 0;
+	int shown = 0;
 	for (int i = 0; i < err->n_causes && off < sizeof msg; i++) {
 		struct srv_cause c = srv_cause_get(err, i);
-		off += (size_t)snprintf(msg + off, sizeof msg - off, "%s%s: %s",
-					i ? ", " : "", c.field, c.message);
+		bool again = false;
+		for (int j = 0; j < i && !again; j++) {
+			struct srv_cause d = srv_cause_get(err, j);
+			again = !strcmp(c.field, d.field) &&
+				!strcmp(c.message, d.message);
+		}
+		if (again)
+			continue;
+		off +=
+		    (size_t)snprintf(msg + off, sizeof msg - off, "%s%s: %s",
+				     shown++ ? ", " : "", c.field, c.message);
 	}
-	return srv_error_set(err, LP_E_INVALID, "%s%s%s \"%s\" is invalid: %s%s%s",
-			     kind, group && *group ? "." : "", group ? group : "",
-			     name ? name : "", err->n_causes > 1 ? "[" : "", msg,
-			     err->n_causes > 1 ? "]" : "");
+	return srv_error_set(
+	    err, LP_E_INVALID, "%s%s%s \"%s\" is invalid: %s%s%s", kind,
+	    group && *group ? "." : "", group ? group : "", name ? name : "",
+	    shown > 1 ? "[" : "", msg, shown > 1 ? "]" : "");
 }

@@ -1440,6 +1440,14 @@ req DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.example.co
 wcrd '{"p":{"type":"string","pattern":"^\\p{Foo}+$"}}'
 check "a pattern with a Unicode class name Go does not know is refused with Go's error" code_has 422 'properties[p].pattern: Invalid value: \"^\\\\p{Foo}+$\": must be a valid regular expression, but isn'"'"'t: error parsing regexp: invalid character class range: `\\p{Foo}`'
 req DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.example.com # (when it was not refused)
+# two rules failing with one message: said once in the message, as kube's
+# ToAggregate, both in details (found by a sweep of CloudNativePG)
+wcrd '{"d":{"type":"integer","x-kubernetes-validations":[{"rule":"self > 0","message":"d must be positive"},{"rule":"self > 1","message":"d must be positive"}]}}'
+check "a CRD with two rules of one message" code_is 201
+req POST /apis/example.com/v1/namespaces/default/ws '{"apiVersion":"example.com/v1","kind":"W","metadata":{"name":"w1"},"d":0}'
+check "... an object breaking both: the cause once in the message, twice in details" code_has 422 'W.example.com \"w1\" is invalid: d: Invalid value: \"integer\": d must be positive"'
+check "... (details)" [ "$(jq_ "len(d['details']['causes'])")" == 2 ]
+req DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.example.com
 wcrd '{"a":{"x-kubernetes-preserve-unknown-fields":false}}'
 check "x-kubernetes-preserve-unknown-fields: false is the only error: kube's NewStructural fails, so no structural errors follow" code_has 422 'is invalid: spec.validation.openAPIV3Schema.properties[a].x-kubernetes-preserve-unknown-fields: Invalid value: false: must be true or undefined"'
 wcrd '{}' '{}' '{"scope":""}'

@@ -1489,3 +1489,24 @@ Test(yaml_roundtrip, mutated_documents_parse_or_fail_cleanly)
 		json_decref(out);
 	}
 }
+
+/* kube's ErrorList.ToAggregate says a repeated cause once in the message
+   (two rules failing with one message); details keep both. */
+Test(srv_error, invalid_says_a_repeated_cause_once)
+{
+	struct srv_error err = {0};
+	srv_error_cause(&err, "FieldValueInvalid", "spec.r",
+			"Invalid value: \"object\": only one");
+	srv_error_cause(&err, "FieldValueInvalid", "spec.r",
+			"Invalid value: \"object\": only one");
+	srv_error_invalid(&err, "Thing", "ex.com", "t");
+	cr_assert_eq(err.n_causes, 2);
+	cr_assert_str_eq(err.message, "Thing.ex.com \"t\" is invalid: spec.r: "
+				      "Invalid value: \"object\": only one");
+	srv_error_cause(&err, "FieldValueRequired", "spec.q", "Required value");
+	srv_error_invalid(&err, "Thing", "ex.com", "t");
+	cr_assert_str_eq(
+	    err.message,
+	    "Thing.ex.com \"t\" is invalid: [spec.r: Invalid value: "
+	    "\"object\": only one, spec.q: Required value]");
+}
