@@ -1889,10 +1889,12 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 	if (json_is_object(svc) && !json_object_get(svc, "port"))
 		json_object_set_new(svc, "port", json_integer(443));
 	/* validation: metadata first (ValidateObjectMeta's name function
-	   compares with plural + "." + group whatever they are, empty too) */
+	   compares with plural + "." + group whatever they are, empty too);
+	   an update's validation has no name function: a changed plural or
+	   group is only their own "field is immutable" */
 	const char *name = json_string_value(
 	    json_object_get(json_object_get(obj, "metadata"), "name"));
-	if (name) {
+	if (name && !old) {
 		char want[512];
 		snprintf(want, sizeof want, "%s.%s", plural ? plural : "",
 			 group ? group : "");

@@ -4093,9 +4093,11 @@ static void check_string(struct vctx *v, const struct node *n, const json_t *x)
 			add_cause(v, "FieldValueTooLong",
 				  "Too long: value is too long");
 		else
+			/* apimachinery 1.33's field.TooLong: "bytes" even
+			   for 1 (1.34 says "1 byte") */
 			add_cause(v, "FieldValueTooLong",
-				  "Too long: may not be more than %lld byte%s",
-				  n->max_len, n->max_len == 1 ? "" : "s");
+				  "Too long: may not be more than %lld bytes",
+				  n->max_len);
 	} else if (n->min_len >= 0 && runes < n->min_len)
 		invalid(v, x, "%s in body should be at least %lld chars long",
 			path_or_root(v), n->min_len);
@@ -4692,7 +4694,8 @@ static void check_combinators(struct vctx *v, const struct node *n,
 	free(q.s);
 }
 
-/* field.TooMany, for maxItems and maxProperties */
+/* field.TooMany, for maxItems and maxProperties (apimachinery v0.33's
+   words) */
 static void too_many(struct vctx *v, size_t n, long long max)
 {
 	if (max < 0)
@@ -4700,8 +4703,8 @@ static void too_many(struct vctx *v, size_t n, long long max)
 			  "Too many: %zu: has too many items", n);
 	else
 		add_cause(v, "FieldValueTooMany",
-			  "Too many: %zu: must have at most %lld item%s", n, max,
-			  max == 1 ? "" : "s");
+			  "Too many: %zu: must have at most %lld items", n,
+			  max); /* 1.33's field.TooMany: "1 items" too */
 }
 
 static void validate_object(struct vctx *v, const struct node *n,

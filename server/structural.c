@@ -64,6 +64,9 @@ struct sctx {
 	bool total_exact;   /* and it is kube's figure */
 	struct rule_cost top[4]; /* the costliest, costliest first */
 	int n_top;
+	/* the second walk: the defaults' values alone (kube's
+	   ValidateDefaults, run only on a schema ValidateStructural passed) */
+	bool defaults_walk;
 };
 
 static size_t push(struct spath *p, const char *fmt, ...)
@@ -292,11 +295,12 @@ static void check_default(struct sctx *c, const json_t *s, struct ovis v)
 	if (!def || json_is_null(def))
 		return;
 	if (v.no_default) {
-		cause(c, "FieldValueForbidden", ".default",
-		      "Forbidden: must not be set %s", v.no_default);
+		if (!c->defaults_walk)
+			cause(c, "FieldValueForbidden", ".default",
+			      "Forbidden: must not be set %s", v.no_default);
 		return;
 	}
-	if (v.in_addl)
+	if (v.in_addl || !c->defaults_walk)
 		return;
 	char why[2048];
 	if (v.emb_at && !meta_default_ok(c, v.emb_at, def, why, sizeof why)) {
@@ -1412,10 +1416,14 @@ static void openapi_walk(struct sctx *c, const json_t *s, struct ovis v,
 	if (!json_is_object(s) || depth > SRV_SCHEMA_MAX_DEPTH)
 		return;
 	int from = c->err->n_causes;
-	check_type(c, s);
-	check_default(c, s, v);
-	check_forbidden_keywords(c, s, v);
-	check_list_and_map_types(c, s);
+	if (!c->defaults_walk) {
+		check_type(c, s);
+		check_default(c, s, v);
+		check_forbidden_keywords(c, s, v);
+		check_list_and_map_types(c, s);
+	} else {
+		check_default(c, s, v);
+	}
 	struct ovis sub = v;
 	sub.root = false;
 	const json_t *ap = json_object_get(s, "additionalProperties");
@@ -1483,7 +1491,8 @@ static void openapi_walk(struct sctx *c, const json_t *s, struct ovis v,
 	} else {
 		openapi_list(c, s, "items", iv, depth);
 	}
-	check_rules(c, s, from, v.uncorr, v.card);
+	if (!c->defaults_walk)
+		check_rules(c, s, from, v.uncorr, v.card);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1975,6 +1984,16 @@ void srv_schema_check_crd(const json_t *schema, const char *base, bool status,
 	}
 	/* kube compiles rules only in a structural schema */
 	bool structural = conv && err->n_causes == before;
+	/* and checks the defaults' values only then (ValidateDefaults in
+	   the else branch of ValidateStructural), after the rest */
+	if (structural) {
+		size_t mark = c.p.len;
+		c.defaults_walk = true;
+		openapi_walk(&c, schema, (struct ovis){.root = true, .card = 1},
+			     0);
+		c.defaults_walk = false;
+		pop(&c.p, mark);
+	}
 	for (size_t i = 0; i < c.n_pend; i++) {
 		if (structural) {
 			pop(&c.p, 0);

@@ -298,6 +298,7 @@ req PATCH "$GZP" '{"spec":{"scope":"Cluster"}}' "$MERGE"
 check "... nor its scope" code_has 422 'spec.scope: Invalid value: \"Cluster\": field is immutable'
 req PATCH "$GZP" '{"spec":{"group":"other.example.com"}}' "$MERGE"
 check "... nor, ever, its group" code_has 422 'spec.group: Invalid value: \"other.example.com\": field is immutable'
+check "... its one cause: an update has no metadata.name check (kube's ValidateCustomResourceDefinitionUpdate)" bash -c "! grep -q 'must be spec.names.plural' '$WORK/body'"
 req GET "$GZP"
 check "... none of them wrote anything" [ "$(jq_ "d['metadata']['resourceVersion'], d['spec']['names']['kind']")" == "$V3 Gizmoz" ]
 
@@ -1440,6 +1441,11 @@ req DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.example.co
 wcrd '{"p":{"type":"string","pattern":"^\\p{Foo}+$"}}'
 check "a pattern with a Unicode class name Go does not know is refused with Go's error" code_has 422 'properties[p].pattern: Invalid value: \"^\\\\p{Foo}+$\": must be a valid regular expression, but isn'"'"'t: error parsing regexp: invalid character class range: `\\p{Foo}`'
 req DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.example.com # (when it was not refused)
+# a schema ValidateStructural refuses gets no default checks (kube runs
+# ValidateDefaults only on a structural one; found by a Gatekeeper sweep)
+wcrd '{"a":{},"b":{"type":"string","default":5}}'
+check "a non-structural schema with a mistyped default: the structural error alone" code_has 422 'properties[a].type: Required value: must not be empty for specified object fields'
+check "... no error on the default" bash -c "! grep -q 'default' '$WORK/body'"
 # two rules failing with one message: said once in the message, as kube's
 # ToAggregate, both in details (found by a sweep of CloudNativePG)
 wcrd '{"d":{"type":"integer","x-kubernetes-validations":[{"rule":"self > 0","message":"d must be positive"},{"rule":"self > 1","message":"d must be positive"}]}}'

@@ -1668,11 +1668,11 @@ Test(schema_validate, limits_taken_literally)
 	expect_cause(s, "{\"spec\":{\"ml\":\"\"}}", "FieldValueTooLong",
 		     "spec.ml", "Too long: value is too long");
 	expect_cause(s, "{\"spec\":{\"one\":\"ab\"}}", "FieldValueTooLong",
-		     "spec.one", "Too long: may not be more than 1 byte");
+		     "spec.one", "Too long: may not be more than 1 bytes");
 	expect_cause(s, "{\"spec\":{\"mi\":[]}}", "FieldValueTooMany", "spec.mi",
 		     "Too many: 0: has too many items");
 	expect_cause(s, "{\"spec\":{\"mi1\":[1,2]}}", "FieldValueTooMany",
-		     "spec.mi1", "Too many: 2: must have at most 1 item");
+		     "spec.mi1", "Too many: 2: must have at most 1 items");
 	expect_cause(s, "{\"spec\":{\"mp\":{\"a\":1}}}", "FieldValueTooMany",
 		     "spec.mp", "Too many: 1: has too many items");
 	srv_schema_free(s);
