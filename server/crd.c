@@ -2212,7 +2212,7 @@ json_t *srv_cr_request_view(const struct srv_resource *r, const json_t *obj)
 {
 	const struct srv_crd_info *ci = r->crd;
 	char gv[320];
-	snprintf(gv, sizeof gv, "%s/%s", r->group, r->version);
+	srv_resource_gv(r, gv, sizeof gv);
 	const char *ov = json_string_value(json_object_get(obj, "apiVersion"));
 	if (!ci || !ci->schema || !ov || !strcmp(ov, gv))
 		return NULL;

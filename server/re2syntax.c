@@ -13,12 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_LEVELS                                                             \
-	1001 /* past Go's limit of captures (below); deeper                    \
-		nesting of other groups is not checked */
-#define MAX_CAPTURES                                                           \
-	1000 /* nested capturing groups Go refuses: its parse                  \
-		tree is then more than 1000 high */
+/* Nested capturing groups Go refuses (its parse tree is then more than
+   1000 high); the levels go one past them, deeper nesting of other groups
+   is not checked. */
+#define MAX_CAPTURES 1000
+#define MAX_LEVELS (MAX_CAPTURES + 1)
 #define MAX_REPEAT 1000
 
 struct level {

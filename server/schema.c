@@ -4865,10 +4865,9 @@ static const char *go_json_kind(const json_t *x)
 	return "object";
 }
 
-/* field.Invalid(path, x, why)'s text into msg. */
-/* Where coerce_node says what failed: msg gets "<path>: Invalid value:
-   ...", or, with field set, the path goes there and msg starts at
-   "Invalid value". */
+/* Where coerce_node says what failed, field.Invalid(path, x, why)'s
+   text: msg gets "<path>: Invalid value: ...", or, with field set, the
+   path goes there and msg starts at "Invalid value". */
 struct coerce_out {
 	char *msg, *field;
 	size_t size, fsize;
@@ -5035,8 +5034,7 @@ lp_err srv_schema_validate_with(const struct srv_schema *s, const json_t *obj,
 	   embedded resources'), each in order, exact duplicates dropped. */
 	for (int cls = 0; cls < CLS_N; cls++) {
 		if (o->defaulting &&
-		    (cls == CLS_LISTTYPE || (emb_only && cls != CLS_EMBEDDED) ||
-		     (!emb_only && cls == CLS_EMBEDDED)))
+		    (cls == CLS_LISTTYPE || emb_only != (cls == CLS_EMBEDDED)))
 			continue;
 		if (cls == CLS_EMBEDDED && o->after_schema) {
 			int n0 = err->n_causes, kept = n0;

@@ -127,18 +127,13 @@ void srv_error_clear(struct srv_error *err)
 	}
 }
 
-lp_err srv_error_invalid(struct srv_error *err, const char *kind,
-			 const char *group, const char *name)
+int srv_error_aggregate(const struct srv_error *err, const char *cut, char *out,
+			size_t n)
 {
-	if (!err || err->n_causes == 0)
-		return LP_OK;
-	/* kube's ErrorList.ToAggregate: a cause whose text repeats an
-	   earlier one's is said once (details keep them all); one alone,
-	   more in [ ] */
-	char msg[sizeof err->message];
-	size_t off = 0;
+	size_t off = 0, cl = cut ? strlen(cut) : 0;
 	int shown = 0;
-	for (int i = 0; i < err->n_causes && off < sizeof msg; i++) {
+	out[0] = 0;
+	for (int i = 0; i < err->n_causes && off < n; i++) {
 		struct srv_cause c = srv_cause_get(err, i);
 		bool again = false;
 		for (int j = 0; j < i && !again; j++) {
@@ -148,12 +143,34 @@ lp_err srv_error_invalid(struct srv_error *err, const char *kind,
 		}
 		if (again)
 			continue;
-		off +=
-		    (size_t)snprintf(msg + off, sizeof msg - off, "%s%s: %s",
-				     shown++ ? ", " : "", c.field, c.message);
+		const char *f =
+		    cl && !strncmp(c.field, cut, cl) ? c.field + cl : c.field;
+		off += (size_t)snprintf(out + off, n - off, "%s%s: %s",
+					shown++ ? ", " : "", f, c.message);
 	}
-	return srv_error_set(
-	    err, LP_E_INVALID, "%s%s%s \"%s\" is invalid: %s%s%s", kind,
-	    group && *group ? "." : "", group ? group : "", name ? name : "",
-	    shown > 1 ? "[" : "", msg, shown > 1 ? "]" : "");
+	if (shown > 1 && n > 2) { /* inside [ ], the ] lost when cut */
+		size_t len = strlen(out);
+		if (len > n - 2)
+			len = n - 2;
+		memmove(out + 1, out, len);
+		out[0] = '[';
+		out[len + 1] = 0;
+		if (len + 2 < n) {
+			out[len + 1] = ']';
+			out[len + 2] = 0;
+		}
+	}
+	return shown;
+}
+
+lp_err srv_error_invalid(struct srv_error *err, const char *kind,
+			 const char *group, const char *name)
+{
+	if (!err || err->n_causes == 0)
+		return LP_OK;
+	char msg[sizeof err->message];
+	srv_error_aggregate(err, NULL, msg, sizeof msg);
+	return srv_error_set(err, LP_E_INVALID, "%s%s%s \"%s\" is invalid: %s",
+			     kind, group && *group ? "." : "",
+			     group ? group : "", name ? name : "", msg);
 }

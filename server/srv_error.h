@@ -88,6 +88,13 @@ void srv_error_cause(struct srv_error *err, const char *reason,
 /* Cause i (< n_causes) of err. */
 struct srv_cause srv_cause_get(const struct srv_error *err, int i);
 
+/* kube's ErrorList.ToAggregate of err's causes into out (n bytes):
+   "<field>: <message>" alone, several inside [ ] joined by ", ", a cause
+   whose text repeats an earlier one's said once; fields lose the prefix
+   cut (may be NULL) when they start with it. Returns how many are shown. */
+int srv_error_aggregate(const struct srv_error *err, const char *cut, char *out,
+			size_t n);
+
 /* When causes were added, make err kube's Invalid: LP_E_INVALID with the
    message `<Kind>[.<group>] "<name>" is invalid: <field>: <body>` (several
    causes inside [ ]). Returns LP_OK when there are no causes. */

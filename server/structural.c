@@ -204,9 +204,6 @@ static void check_type(struct sctx *c, const json_t *s)
 			  "alternative");
 }
 
-/* A default must be allowed here, survive pruning unchanged and satisfy
-   its own schema and rules (kube validates it with the node's schema
-   alone). */
 /* kube's defaulting validation of a default inside an embedded resource's
    apiVersion, kind or metadata: placed alone in a resource of its own
    ({apiVersion: validation/v1, kind: Validation}, the default at its path
@@ -265,19 +262,13 @@ static bool meta_default_ok(struct sctx *c, size_t emb_at, const json_t *def,
 			ok = false;
 		} else if (wrap && srv_schema_validate(sch, wrap, &tmp) &&
 			   tmp.n_causes) {
-			/* kube's ToAggregate: one error alone, more in [] */
-			size_t o = (size_t)snprintf(
-			    why, n, "must result in valid metadata: %s",
-			    tmp.n_causes > 1 ? "[" : "");
-			for (int i = 0; i < tmp.n_causes && o < n; i++) {
-				const char *f = srv_cause_get(&tmp, i).field;
-				o += (size_t)snprintf(
-				    why + o, n - o, "%s%s: %s", i ? ", " : "",
-				    strncmp(f, "r.", 2) ? f : f + 2,
-				    srv_cause_get(&tmp, i).message);
-			}
-			if (tmp.n_causes > 1 && o < n)
-				snprintf(why + o, n - o, "]");
+			static const char pre[] =
+			    "must result in valid metadata: ";
+			snprintf(why, n, "%s", pre);
+			if (n > sizeof pre)
+				srv_error_aggregate(&tmp, "r.",
+						    why + sizeof pre - 1,
+						    n - (sizeof pre - 1));
 			ok = false;
 		}
 	}
@@ -289,6 +280,9 @@ static bool meta_default_ok(struct sctx *c, size_t emb_at, const json_t *def,
 	return ok;
 }
 
+/* A default must be allowed here (the first walk), and survive pruning
+   unchanged and satisfy its own schema and rules (the defaults walk; kube
+   validates it with the node's schema alone). */
 static void check_default(struct sctx *c, const json_t *s, struct ovis v)
 {
 	const json_t *def = json_object_get(s, "default");
