@@ -472,15 +472,8 @@ static void civil_from_days(long long z, long *y, int *m, int *d)
 	*y = (long)(yoe + era * 400) + (*m <= 2);
 }
 
-/*
- * Parse s as Go's time.Parse(RFC3339 or, micro, RFC3339Micro) does (the
- * general parser: one- or two-digit hours, a fraction after the seconds of
- * an RFC3339 time, exactly six digits for RFC3339Micro, offsets up to 24
- * hours) and write it as kube's MarshalJSON does, t.UTC().Format(the same
- * layout), into out; or Go's error text into err and false.
- */
-static bool go_time(const char *s, bool micro, char *out, size_t out_n,
-		    char *err, size_t err_n)
+bool srv_go_time_parse(const char *s, bool micro, long long *unix_sec,
+		       long *nsec_out, char *err, size_t err_n)
 {
 	const char *layout = micro ? "2006-01-02T15:04:05.000000Z07:00"
 				   : "2006-01-02T15:04:05Z07:00";
@@ -614,9 +607,29 @@ static bool go_time(const char *s, bool micro, char *out, size_t out_n,
 		time_err(err, err_n, layout, s, NULL, NULL, ": day out of range");
 		return false;
 	}
+	*unix_sec = days_from_civil(year, mon, day) * 86400LL + hour * 3600LL +
+		    min * 60LL + sec - off;
+	*nsec_out = nsec;
+	return true;
+out_of_range:;
+	char m[64];
+	snprintf(m, sizeof m, ": %s out of range", range);
+	time_err(err, err_n, layout, s, NULL, NULL, m);
+	return false;
+#undef LIT
+#undef BAD
+}
+
+/* srv_go_time_parse, then the instant as kube's MarshalJSON writes it,
+   t.UTC().Format(the same layout), into out. */
+static bool go_time(const char *s, bool micro, char *out, size_t out_n,
+		    char *err, size_t err_n)
+{
+	long long t;
+	long nsec;
+	if (!srv_go_time_parse(s, micro, &t, &nsec, err, err_n))
+		return false;
 	{
-		long long t = days_from_civil(year, mon, day) * 86400LL +
-			      hour * 3600LL + min * 60LL + sec - off;
 		long long dd = t >= 0 ? t / 86400 : -((-t + 86399) / 86400);
 		long long rem = t - dd * 86400;
 		long y;
@@ -636,13 +649,6 @@ static bool go_time(const char *s, bool micro, char *out, size_t out_n,
 				 mo, d, rem / 3600, rem / 60 % 60, rem % 60);
 	}
 	return true;
-out_of_range:;
-	char m[64];
-	snprintf(m, sizeof m, ": %s out of range", range);
-	time_err(err, err_n, layout, s, NULL, NULL, m);
-	return false;
-#undef LIT
-#undef BAD
 }
 
 /* A Time or MicroTime string: normalized in place as kube stores it, or

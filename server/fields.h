@@ -50,6 +50,17 @@ void srv_strict_add(struct srv_strict *s, const char *text);
    bool, map[string]interface {}, []interface {}, and <nil> for null. */
 const char *srv_go_type_of(const json_t *v, bool json_numbers);
 
+/*
+ * Parse s as Go's time.Parse(RFC3339 or, micro, RFC3339Micro) does (the
+ * general parser: one- or two-digit hours, a fraction after the seconds of
+ * an RFC3339 time, exactly six digits for RFC3339Micro, offsets up to 24
+ * hours, the day checked against its month): the instant in seconds since
+ * the Unix epoch and its nanoseconds; or Go's error text into err (err_n
+ * at least 1) and false.
+ */
+bool srv_go_time_parse(const char *s, bool micro, long long *unix_sec,
+		       long *nsec, char *err, size_t err_n);
+
 /* Go's strconv.Quote of a string into out (quotes included, cut to size
    between characters): backslash escapes for the quote, the backslash,
    control characters, characters Go's unicode.IsPrint refuses (\u200b,

@@ -12,10 +12,16 @@
 #include <time.h>
 #include <ctype.h>
 
+#include "fields.h"
 #include "jsonpath.h"
 #include "pbtab.h"
 #include "schema.h"
 #include "table.h"
+
+/* Go's zero time.Time, 0001-01-01T00:00:00Z, in Unix seconds, and its
+   largest Duration (about 292 years) in whole seconds. */
+#define GO_ZERO_TIME_UNIX (-62135596800LL)
+#define GO_MAX_DURATION_S 9223372036LL
 
 /* ------------------------------------------------------------ negotiation */
 
@@ -395,9 +401,18 @@ static void json_str(FILE *f, const char *s, size_t n)
 			fputs("\\r", f);
 		else if (c == '\t')
 			fputs("\\t", f);
+		else if (c == '\b') /* Go 1.22+ */
+			fputs("\\b", f);
+		else if (c == '\f')
+			fputs("\\f", f);
 		else if (c < 0x20 || c == '<' || c == '>' || c == '&')
 			fprintf(f, "\\u%04x", c);
-		else
+		else if (c == 0xe2 && k + 2 < n && p[k + 1] == 0x80 &&
+			 (p[k + 2] == 0xa8 || p[k + 2] == 0xa9)) {
+			/* U+2028, U+2029: JavaScript's line terminators */
+			fprintf(f, "\\u202%c", p[k + 2] == 0xa8 ? '8' : '9');
+			k += 2;
+		} else
 			fputc(c, f);
 	}
 	fputc('"', f);
@@ -582,44 +597,28 @@ static json_t *path_cell_of(const struct srv_column *c, json_t *v)
 	if (!strcmp(t, "date")) {
 		if (!json_is_string(v))
 			return json_null();
-		/* Go's time.Parse(time.RFC3339): seconds, an optional
-		   fraction, then Z or a +hh:mm offset; the age of that
-		   instant, else kube's <invalid> */
-		struct tm tm;
-		memset(&tm, 0, sizeof tm);
+		/* kube's metav1.Time.UnmarshalQueryParameter: "" and "null"
+		   are the zero time, the rest Go's time.Parse(RFC3339), else
+		   <invalid>; ConvertToHumanReadableDateType says <unknown>
+		   for the zero time, the age of any other */
 		const char *ts = json_string_value(v);
-		const char *end = *ts ? strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-		if (end && *end == '.') {
-			const char *f = end + 1;
-			while (*f >= '0' && *f <= '9')
-				f++;
-			end = f > end + 1 ? f : NULL;
-		}
-		long off = 0;
-		bool ok = end && (!strcmp(end, "Z") ||
-				  ((*end == '+' || *end == '-') && strlen(end) == 6 &&
-				   end[3] == ':' && isdigit((unsigned char)end[1]) &&
-				   isdigit((unsigned char)end[2]) &&
-				   isdigit((unsigned char)end[4]) &&
-				   isdigit((unsigned char)end[5])));
-		if (ok && *end != 'Z')
-			off = (*end == '-' ? -1 : 1) *
-			      (((end[1] - '0') * 10 + end[2] - '0') * 3600L +
-			       ((end[4] - '0') * 10 + end[5] - '0') * 60L);
-		if (!*ts)
-			return json_null();
-		if (!ok)
-			return json_string("<invalid>"); /* kube's, unparsable */
-		time_t at = timegm(&tm) - off;
-		struct tm utc;
-		char norm[32];
-		if (!gmtime_r(&at, &utc) ||
-		    !strftime(norm, sizeof norm, "%Y-%m-%dT%H:%M:%SZ", &utc))
+		long long at = GO_ZERO_TIME_UNIX;
+		long nsec = 0;
+		char err[256];
+		if (*ts && strcmp(ts, "null") &&
+		    !srv_go_time_parse(ts, false, &at, &nsec, err, sizeof err))
 			return json_string("<invalid>");
-		json_t *fake = json_pack("{s:{s:s}}", "metadata", "creationTimestamp", norm);
-		json_t *age = srv_age_cell(fake);
-		json_decref(fake);
-		return age;
+		if (at == GO_ZERO_TIME_UNIX && !nsec)
+			return json_string("<unknown>");
+		/* time.Since saturates at Go's largest Duration */
+		long long age = (long long)time(NULL) - at;
+		if (age > GO_MAX_DURATION_S)
+			age = GO_MAX_DURATION_S;
+		else if (age < -GO_MAX_DURATION_S)
+			age = -GO_MAX_DURATION_S;
+		char buf[32];
+		srv_human_duration(age, buf, sizeof buf);
+		return json_string(buf);
 	}
 	if (json_is_string(v))
 		return json_incref(v);

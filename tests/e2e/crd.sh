@@ -2047,6 +2047,25 @@ req POST "$ORD" '{"apiVersion":"ord.example.com/v1","kind":"Order","metadata":{"
 expect_rc 0 "printer columns" kubectl get orders.ord.example.com
 check "... a string column shows lists and objects as JSON, as client-go 1.33's JSONPath printer; a date with a fraction and an offset is an age" out_has '^cells +\["p","q"\] +\{"k":1,"n":2\} +[0-9]+y[0-9]+d'
 check "... and a date Go's RFC3339 parse refuses is <invalid>" out_has '^cells2 .*<invalid>'
+# kube's date cell: metav1.Time's UnmarshalQueryParameter ("" and "null"
+# are the zero time, which is <unknown>; else Go's time.Parse, strict
+# about the day of the month, lenient about a one-digit hour); a string
+# column over a list is Go's json.Marshal, which escapes U+2028, \b, \f
+for d in 'feb30:2020-02-30T00:00:00Z' 'empty:' 'null:null' 'zero:0001-01-01T00:00:00Z' \
+	'zerooff:0001-01-01T01:00:00+01:00' 'hour1:2020-01-01T1:00:00Z' 'comma:2020-01-01T00:00:00,5Z' \
+	'year5:20201-01-01T00:00:00Z'; do
+	req POST "$ORD" "{\"apiVersion\":\"ord.example.com/v1\",\"kind\":\"Order\",\"metadata\":{\"name\":\"d-${d%%:*}\"},\"spec\":{\"when\":\"${d#*:}\"}}"
+done
+req POST "$ORD" '{"apiVersion":"ord.example.com/v1","kind":"Order","metadata":{"name":"d-esc"},"spec":{"arr":["a\u2028b\u2029c","\b\f\u0001<&>"]}}'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' "$URL$ORD")
+check "date cells as kube's: a 30th of February <invalid>, \"\", \"null\" and the zero time <unknown>, a one-digit hour and a comma fraction an age" python3 -c "
+import json,re; d=json.load(open('$WORK/body'))
+c={r['cells'][0]: r['cells'] for r in d['rows']}
+assert c['d-feb30'][3]=='<invalid>', c['d-feb30']
+assert c['d-year5'][3]=='<invalid>', c['d-year5']
+for n in ('d-empty','d-null','d-zero','d-zerooff'): assert c[n][3]=='<unknown>', c[n]
+for n in ('d-hour1','d-comma'): assert re.match(r'^[0-9]+y[0-9]*d?$', c[n][3]), c[n]
+assert c['d-esc'][1]=='[\"a\\\\u2028b\\\\u2029c\",\"\\\\b\\\\f\\\\u0001\\\\u003c\\\\u0026\\\\u003e\"]', c['d-esc'][1]"
 kubectl delete crd orders.ord.example.com --wait=false >/dev/null 2>&1
 
 # Nesting: a custom resource as deep as a body may be (992 levels, so that
