@@ -168,9 +168,10 @@ static void init_once(void)
 	atexit(free_schemas);
 }
 
-static void count_unknown(void *ud, const char *path)
+static void count_unknown(void *ud, const char *path, bool embedded_meta)
 {
 	(void)path;
+	(void)embedded_meta;
 	(*(int *)ud)++;
 }
 

@@ -55,8 +55,10 @@ void srv_strict_add(struct srv_strict *s, const char *text)
 		if (!strcmp(s->errs[i], text))
 			return;
 	char *c = strdup(text);
-	if (c)
+	if (c) {
+		s->mark[s->n] = s->mark_now;
 		s->errs[s->n++] = c;
+	}
 }
 
 void srv_go_quote(const char *in, char *out, size_t size)

@@ -35,6 +35,11 @@ struct srv_strict {
 	size_t n; /* entries in errs */
 	char
 	    *errs[SRV_STRICT_MAX]; /* each new, e.g. `unknown field "spec.x"` */
+	/* the caller's mark of each entry: what mark held when it was
+	   added (a custom resource's decoding marks the unknown fields of
+	   embedded resources' metadata, which kube finds last) */
+	unsigned char mark[SRV_STRICT_MAX];
+	unsigned char mark_now;
 };
 
 /* The mode of a fieldValidation value; anything unknown is Warn (the

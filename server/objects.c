@@ -1992,22 +1992,31 @@ static lp_err patch_invalid(const char *shown, const char *msg,
 /* The order kube reports a custom resource's unknown fields in: those of
    its metadata (ObjectMeta's coercion), then the pruned paths sorted,
    then those of embedded resources' metadata sorted. */
-static int unknown_class(const char *e)
+#define MARK_EMBEDDED_META 1 /* struct srv_strict mark */
+
+/* kube's stages of a custom resource's unknown fields: the root's
+   metadata (ObjectMeta decoding), then pruning's, sorted, then embedded
+   resources' metadata (objectmeta coercion), sorted; -1 for the rest. */
+static int unknown_class(const char *e, unsigned char mark)
 {
 	static const char pre[] = "unknown field \"";
 	if (strncmp(e, pre, sizeof pre - 1))
 		return -1;
-	const char *p = e + sizeof pre - 1;
-	if (!strncmp(p, "metadata.", 9))
-		return 0;
-	return strstr(p, ".metadata.") ? 2 : 1;
+	if (mark == MARK_EMBEDDED_META)
+		return 2;
+	return strncmp(e + sizeof pre - 1, "metadata.", 9) ? 1 : 0;
 }
+
+struct unknown_ent {
+	char *text;
+	int cls;
+};
 
 static int cmp_unknown(const void *a, const void *b)
 {
-	const char *x = *(char *const *)a, *y = *(char *const *)b;
-	int cx = unknown_class(x), cy = unknown_class(y);
-	return cx != cy ? (cx < cy ? -1 : 1) : strcmp(x, y);
+	const struct unknown_ent *x = a, *y = b;
+	return x->cls != y->cls ? (x->cls < y->cls ? -1 : 1)
+				: strcmp(x->text, y->text);
 }
 
 static void sort_unknown(struct srv_strict *s)
@@ -2015,16 +2024,22 @@ static void sort_unknown(struct srv_strict *s)
 	/* the others (duplicate fields, the decoder's) keep their place,
 	   before */
 	size_t k = 0;
-	char *rest[SRV_STRICT_MAX];
+	struct unknown_ent rest[SRV_STRICT_MAX];
 	size_t nr = 0;
 	for (size_t i = 0; i < s->n; i++) {
-		if (unknown_class(s->errs[i]) < 0)
+		int c = unknown_class(s->errs[i], s->mark[i]);
+		if (c < 0) {
+			s->mark[k] = s->mark[i];
 			s->errs[k++] = s->errs[i];
-		else
-			rest[nr++] = s->errs[i];
+		} else {
+			rest[nr++] = (struct unknown_ent){s->errs[i], c};
+		}
 	}
 	qsort(rest, nr, sizeof *rest, cmp_unknown);
-	memcpy(s->errs + k, rest, nr * sizeof *rest);
+	for (size_t i = 0; i < nr; i++) {
+		s->mark[k + i] = 0;
+		s->errs[k + i] = rest[i].text;
+	}
 }
 
 static lp_err strict_finish(struct srv_req *r, const struct srv_resource *res,
@@ -2062,9 +2077,12 @@ static lp_err strict_finish(struct srv_req *r, const struct srv_resource *res,
  * strict_finish; a custom resource's or a CRD's text gives its
  * duplicates only. One pass over the object for the types and names.
  */
-static void on_unknown(void *ud, const char *path)
+static void on_unknown(void *ud, const char *path, bool embedded_meta)
 {
-	srv_strict_field(ud, "unknown field", path);
+	struct srv_strict *s = ud;
+	s->mark_now = embedded_meta ? MARK_EMBEDDED_META : 0;
+	srv_strict_field(s, "unknown field", path);
+	s->mark_now = 0;
 }
 
 static lp_err body_fields(struct srv_req *r, const struct srv_resource *res,

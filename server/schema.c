@@ -5083,21 +5083,26 @@ lp_err srv_schema_validate_with(const struct srv_schema *s, const json_t *obj,
 /* Pruning.                                                                  */
 
 struct pctx {
-	void (*unknown)(void *ud, const char *path);
+	void (*unknown)(void *ud, const char *path, bool embedded_meta);
 	void *ud;
 	struct sb path;
 	bool keep_meta; /* a resource's metadata stays whole (kube's Prune
 			   alone, without ObjectMeta's coercion) */
 };
 
-static void report(struct pctx *p, const char *k)
+static void report_as(struct pctx *p, const char *k, bool embedded_meta)
 {
 	if (!p->unknown)
 		return;
 	size_t pl = p->path.len;
 	path_key(&p->path, k);
-	p->unknown(p->ud, sb_str(&p->path));
+	p->unknown(p->ud, sb_str(&p->path), embedded_meta);
 	sb_cut(&p->path, pl);
+}
+
+static void report(struct pctx *p, const char *k)
+{
+	report_as(p, k, false);
 }
 
 static bool is_meta_field(const char *k)
@@ -5162,7 +5167,7 @@ static void prune_meta(struct pctx *p, json_t *md)
 					       sizeof *object_meta_fields; i++)
 			known |= strcmp(k, object_meta_fields[i]) == 0;
 		if (!known) {
-			report(p, k);
+			report_as(p, k, embedded);
 			json_object_del(md, k);
 		} else if (embedded && meta_empty(k, v)) {
 			json_object_del(md, k);
@@ -5322,7 +5327,9 @@ static void prune_node(struct pctx *p, const struct node *n, json_t *x,
 }
 
 void srv_schema_prune(const struct srv_schema *s, json_t *obj,
-		      void (*unknown)(void *ud, const char *path), void *ud)
+		      void (*unknown)(void *ud, const char *path,
+				      bool embedded_meta),
+		      void *ud)
 {
 	struct pctx p = {.unknown = unknown, .ud = ud};
 	prune_node(&p, s->root, obj, true);

@@ -135,11 +135,15 @@ lp_err srv_schema_validate_with(const struct srv_schema *s, const json_t *obj,
  * ObjectMeta's fields. Below additionalProperties: true (no schema),
  * objects lose all their keys, as in kube. unknown (may be NULL) is called
  * with each dropped path (spec.foo, spec.items[0].bar, metadata.foo),
- * borrowed for the call; the root's own apiVersion/kind when not strings
- * are dropped silently. Idempotent.
+ * borrowed for the call, and whether it is in an embedded resource's
+ * metadata (kube's objectmeta coercion finds those, after pruning); the
+ * root's own apiVersion/kind when not strings are dropped silently.
+ * Idempotent.
  */
 void srv_schema_prune(const struct srv_schema *s, json_t *obj,
-		      void (*unknown)(void *ud, const char *path), void *ud);
+		      void (*unknown)(void *ud, const char *path,
+				      bool embedded_meta),
+		      void *ud);
 /* kube's pruning.Prune alone, as it checks a CRD's defaults: as
    srv_schema_prune, but the top is a resource only when resource_root,
    and a resource's apiVersion, kind and metadata stay whole, whatever

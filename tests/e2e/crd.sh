@@ -2028,6 +2028,7 @@ spec:
               i: {type: integer}
               set: {type: array, x-kubernetes-list-type: set, items: {type: string}}
               emb: {type: object, x-kubernetes-embedded-resource: true, x-kubernetes-preserve-unknown-fields: true}
+              tmpl: {type: object, properties: {metadata: {type: object, properties: {labels: {type: object, additionalProperties: {type: string}}}}}}
           status: {type: object, properties: {replicas: {type: integer}}}
 YAML
 expect_rc 0 "a CRD with a scale subresource, a set and an embedded resource" kubectl apply -f "$WORK/order.yaml"
@@ -2042,6 +2043,8 @@ assert f==['metadata.name','spec.i','.spec.replicas','spec.emb.apiVersion','spec
 c=d['details']['causes'][3]; assert c['reason']=='FieldValueInvalid' and c['message']=='Invalid value: \"\": must not be empty', c"
 req POST "$ORD?fieldValidation=Strict" '{"apiVersion":"ord.example.com/v1","kind":"Order","metadata":{"name":"uu","zmeta":1},"spec":{"zz":1,"aa":1},"zroot":1,"aroot":2}'
 check "Strict: unknown fields sorted, the metadata's first, as kube's pruning sorts them" code_has 400 'strict decoding error: unknown field \"metadata.zmeta\", unknown field \"aroot\", unknown field \"spec.aa\", unknown field \"spec.zz\", unknown field \"zroot\"'
+req POST "$ORD?fieldValidation=Strict" '{"apiVersion":"ord.example.com/v1","kind":"Order","metadata":{"name":"uu"},"spec":{"zz":1,"emb":{"apiVersion":"v1","kind":"K","metadata":{"za":1}},"tmpl":{"metadata":{"zq":1}},"aa":1}}'
+check "... an embedded resource's metadata last (objectmeta's coercion), a property that is only named metadata among pruning's" code_has 400 'strict decoding error: unknown field \"spec.aa\", unknown field \"spec.tmpl.metadata.zq\", unknown field \"spec.zz\", unknown field \"spec.emb.metadata.za\"'
 req POST "$ORD" '{"apiVersion":"ord.example.com/v1","kind":"Order","metadata":{"name":"cells"},"spec":{"arr":["p","q"],"obj":{"n":2,"k":1},"when":"2020-01-01T00:00:00.5+02:00"}}'
 req POST "$ORD" '{"apiVersion":"ord.example.com/v1","kind":"Order","metadata":{"name":"cells2"},"spec":{"when":"2020-01-01T00:00:00+0200"}}'
 expect_rc 0 "printer columns" kubectl get orders.ord.example.com

@@ -110,11 +110,13 @@ struct paths {
 	char buf[2048];
 };
 
-static void collect(void *ud, const char *path)
+/* Each path, "^" after one in an embedded resource's metadata. */
+static void collect(void *ud, const char *path, bool embedded_meta)
 {
 	struct paths *p = ud;
 	size_t l = strlen(p->buf);
-	snprintf(p->buf + l, sizeof p->buf - l, "%s%s", l ? "," : "", path);
+	snprintf(p->buf + l, sizeof p->buf - l, "%s%s%s", l ? "," : "", path,
+		 embedded_meta ? "^" : "");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1260,13 +1262,24 @@ Test(schema_prune, embedded_and_root_meta)
 	expect_json_eq(o, "{\"kind\":\"K\",\"spec\":{\"e\":{\"apiVersion\":\"v1\","
 			  "\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{}},"
 			  "\"open\":{\"a\":1,\"b\":{},\"l\":[[{}]]}}}");
-	const char *want[] = {"spec.e.metadata.x", "spec.e.spec.y",
+	const char *want[] = {"spec.e.metadata.x^", "spec.e.spec.y",
 			      "spec.e.other", "spec.open.b.c",
 			      "spec.open.l[0][0].d"};
 	for (size_t i = 0; i < sizeof want / sizeof *want; i++)
 		cr_assert_not_null(strstr(p.buf, want[i]), "%s not in %s",
 				   want[i], p.buf);
 	cr_assert_null(strstr(p.buf, "apiVersion"), "%s", p.buf);
+	/* only the embedded resource's metadata is objectmeta's to find */
+	cr_assert_eq(strchr(p.buf, '^'), strrchr(p.buf, '^'), "%s", p.buf);
+	json_decref(o);
+	srv_schema_free(s);
+	/* a property named metadata that is no resource's is pruning's */
+	s = sch(SPEC("\"t\":{\"type\":\"object\",\"properties\":{"
+		     "\"metadata\":{\"type\":\"object\",\"properties\":{}}}}"));
+	o = js("{\"spec\":{\"t\":{\"metadata\":{\"zq\":1}}}}");
+	struct paths p2 = {{0}};
+	srv_schema_prune(s, o, collect, &p2);
+	cr_assert_str_eq(p2.buf, "spec.t.metadata.zq");
 	json_decref(o);
 	srv_schema_free(s);
 }
@@ -1327,10 +1340,11 @@ static json_t *load_docs(const char *dir, const char *file)
 	return docs;
 }
 
-static void no_report(void *ud, const char *path)
+static void no_report(void *ud, const char *path, bool embedded_meta)
 {
 	(void)ud;
 	(void)path;
+	(void)embedded_meta;
 }
 
 struct corpus_stats {
