@@ -5,6 +5,7 @@
  *
  * Threads: MHD pool threads. Reads the static resource table only.
  */
+#include <ctype.h>
 #include <gnutls/crypto.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -757,6 +758,13 @@ static void schema_name(const struct srv_resource *r, char *buf, size_t n)
 		snprintf(buf, n, "io.k8s.api.core.%s.%s", r->version, r->kind);
 		return;
 	}
+	if (!strcmp(r->group, "apiextensions.k8s.io")) {
+		snprintf(buf, n,
+			 "io.k8s.apiextensions-apiserver.pkg.apis."
+			 "apiextensions.%s.%s",
+			 r->version, r->kind);
+		return;
+	}
 	/* io.k8s.api.<first label of group>.<version>.<Kind> */
 	char first[64];
 	size_t i = 0;
@@ -781,6 +789,8 @@ static json_t *desc_prop(const char *type, const char *desc)
 {
 	return json_pack("{s:s,s:s}", "description", desc, "type", type);
 }
+
+static void list_meta_schema(json_t *schemas);
 
 /* ObjectMeta and ListMeta, the parts kubectl explain shows of a custom
    resource's metadata (kube's descriptions, first sentences). */
@@ -867,6 +877,12 @@ static void meta_schemas(json_t *schemas)
 		"ObjectMeta is metadata that all persisted resources must "
 		"have, which includes all objects users must create.",
 		"properties", p, "type", "object"));
+	list_meta_schema(schemas);
+}
+
+/* ListMeta, the metadata of every list kind. */
+static void list_meta_schema(json_t *schemas)
+{
 	json_t *l = json_object();
 	json_object_set_new(
 	    l, "continue",
@@ -933,6 +949,485 @@ static bool kind_schemas(const struct srv_resource *r, json_t *schemas)
 	return false;
 }
 
+/*
+ * kube-openapi's operation ids and tags (apiserver's
+ * GetOperationIDAndTags): the verb, then the group without ".k8s.io" and
+ * the version, each as ToValidOperationID makes them (letters, '_' and,
+ * after the first, digits kept; a letter after anything else capitalised),
+ * then the rest of the route's operation name; the tag is group_version.
+ */
+static void op_part(char *out, size_t n, const char *s, bool cap)
+{
+	size_t o = strlen(out);
+	for (size_t i = 0; s[i] && o + 1 < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (isalpha(c) || c == '_' || (i && isdigit(c))) {
+			out[o++] = (char)(cap ? toupper(c) : c);
+			cap = false;
+		} else {
+			cap = true;
+		}
+	}
+	out[o] = 0;
+}
+
+static void group_label(const struct srv_resource *r, char *out, size_t n)
+{
+	const char *g = r->group[0] ? r->group : "core";
+	size_t l = strlen(g);
+	if (l > 7 && !strcmp(g + l - 7, ".k8s.io"))
+		l -= 7;
+	snprintf(out, n, "%.*s", (int)l, g);
+}
+
+static void op_id(const struct srv_resource *r, const char *verb,
+		  const char *rest, char *out, size_t n)
+{
+	char g[256];
+	group_label(r, g, sizeof g);
+	snprintf(out, n, "%s", verb);
+	op_part(out, n, g, true);
+	op_part(out, n, r->version, true);
+	op_part(out, n, rest, true);
+}
+
+static json_t *op_tags(const struct srv_resource *r)
+{
+	char g[256], tag[320] = "";
+	group_label(r, g, sizeof g);
+	op_part(tag, sizeof tag, g, false);
+	size_t o = strlen(tag);
+	snprintf(tag + o, sizeof tag - o, "_");
+	op_part(tag, sizeof tag, r->version, false);
+	return json_pack("[s]", tag);
+}
+
+/* apiserver's GetArticleForNoun, padded with spaces. */
+static const char *article(const char *noun)
+{
+	size_t l = strlen(noun);
+	if (l && noun[l - 1] == 's' && !(l > 1 && noun[l - 2] == 's'))
+		return " ";
+	return strchr("aeiouAEIOU", noun[0]) && noun[0] ? " an " : " a ";
+}
+
+static json_t *content_of(const char *ref, bool protobuf, bool watch)
+{
+	json_t *c = json_object();
+	const char *types[] = {
+	    "application/json", "application/yaml",
+	    "application/vnd.kubernetes.protobuf",
+	    "application/json;stream=watch",
+	    "application/vnd.kubernetes.protobuf;stream=watch"};
+	for (int i = 0; i < 5; i++) {
+		if ((i == 2 || i == 4) && !protobuf)
+			continue;
+		if (i >= 3 && !watch)
+			continue;
+		json_object_set_new(
+		    c, types[i], json_pack("{s:{s:s}}", "schema", "$ref", ref));
+	}
+	return c;
+}
+
+/* A path parameter, or the query parameter pretty, as kube lists them on
+   the path item. */
+static json_t *path_param(const char *name, const char *desc)
+{
+	return json_pack("{s:s,s:s,s:s,s:b,s:{s:s,s:b}}", "description", desc,
+			 "in", "path", "name", name, "required", 1, "schema",
+			 "type", "string", "uniqueItems", 1);
+}
+
+static json_t *path_params(const struct srv_resource *r, bool item)
+{
+	json_t *pp = json_array();
+	char d[160];
+	if (item) {
+		snprintf(d, sizeof d, "name of the %s", r->kind);
+		json_array_append_new(pp, path_param("name", d));
+	}
+	if (r->namespaced)
+		json_array_append_new(
+		    pp,
+		    path_param("namespace", "object name and auth scope, "
+					    "such as for teams and projects"));
+	json_t *pretty = param(
+	    "pretty", "If 'true', then the output is pretty printed.", false);
+	json_object_del(pretty, "type");
+	json_array_append_new(pp, pretty);
+	return pp;
+}
+
+/* The query parameters of a list, a watch or a deletecollection. */
+static json_t *list_params(bool deletecollection)
+{
+	static const char *const names[][2] = {
+	    {"allowWatchBookmarks", "boolean"},
+	    {"continue", "string"},
+	    {"fieldSelector", "string"},
+	    {"labelSelector", "string"},
+	    {"limit", "integer"},
+	    {"resourceVersion", "string"},
+	    {"resourceVersionMatch", "string"},
+	    {"sendInitialEvents", "boolean"},
+	    {"timeoutSeconds", "integer"},
+	    {"watch", "boolean"},
+	};
+	json_t *pp = json_array();
+	if (deletecollection)
+		json_array_append_new(
+		    pp, param("dryRun",
+			      "When present, indicates that modifications "
+			      "should not be persisted.",
+			      false));
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		if (deletecollection &&
+		    (!strcmp(names[i][0], "watch") ||
+		     !strcmp(names[i][0], "allowWatchBookmarks")))
+			continue;
+		json_t *p = param(names[i][0], "", false);
+		json_object_del(p, "description");
+		json_object_set_new(json_object_get(p, "schema"), "type",
+				    json_string(names[i][1]));
+		json_array_append_new(pp, p);
+	}
+	return pp;
+}
+
+struct v3op {
+	const char *method; /* get, post, put, patch, delete */
+	const char *action; /* x-kubernetes-action */
+	const char *verb;   /* of the operation id */
+	const char *desc;
+	const char *rest;     /* the operation id after group and version */
+	const char *body_ref; /* the request body's schema, or NULL */
+	const char *resp_ref; /* the 200 answer's */
+	const struct srv_resource
+	    *gvk_of; /* its x-kubernetes-group-version-kind */
+};
+
+static void add_op(json_t *item, const struct srv_resource *r,
+		   const struct v3op *o, bool protobuf)
+{
+	json_t *op = json_object();
+	char id[768];
+	op_id(r, o->verb, o->rest, id, sizeof id);
+	json_object_set_new(op, "description", json_string(o->desc));
+	json_object_set_new(op, "operationId", json_string(id));
+	json_object_set_new(op, "tags", op_tags(r));
+	bool list = !strcmp(o->action, "list"),
+	     dc = !strcmp(o->action, "deletecollection");
+	if (!strcmp(o->action, "post") || !strcmp(o->action, "put") ||
+	    !strcmp(o->action, "patch"))
+		json_object_set_new(op, "parameters", write_params(false));
+	else if (list || dc)
+		json_object_set_new(op, "parameters", list_params(dc));
+	if (!strcmp(o->action, "patch")) {
+		json_t *ct = json_object();
+		const char *types[4];
+		size_t nt = patch_types(r, types);
+		for (size_t t = 0; t < nt; t++)
+			json_object_set_new(
+			    ct, types[t],
+			    json_pack(
+				"{s:{s:s}}", "schema", "$ref",
+				"#/components/schemas/"
+				"io.k8s.apimachinery.pkg.apis.meta.v1.Patch"));
+		json_object_set_new(
+		    op, "requestBody",
+		    json_pack("{s:o,s:b}", "content", ct, "required", 1));
+	} else if (o->body_ref) {
+		json_object_set_new(
+		    op, "requestBody",
+		    json_pack("{s:{s:{s:{s:s}}},s:b}", "content", "*/*",
+			      "schema", "$ref", o->body_ref, "required", 1));
+	}
+	json_t *rs = json_object();
+	json_object_set_new(rs, "200",
+			    json_pack("{s:s,s:o}", "description", "OK",
+				      "content",
+				      content_of(o->resp_ref, protobuf, list)));
+	const char *more[2] = {NULL, NULL};
+	if (!strcmp(o->action, "post"))
+		more[0] = "201", more[1] = "202";
+	else if (!strcmp(o->action, "put") || !strcmp(o->action, "patch"))
+		more[0] = "201";
+	else if (!strcmp(o->action, "delete"))
+		more[0] = "202";
+	for (int i = 0; i < 2 && more[i]; i++)
+		json_object_set_new(
+		    rs, more[i],
+		    json_pack("{s:s,s:o}", "description",
+			      more[i][2] == '1' ? "Created" : "Accepted",
+			      "content",
+			      content_of(o->resp_ref, protobuf, false)));
+	json_object_set_new(rs, "401",
+			    json_pack("{s:s}", "description", "Unauthorized"));
+	json_object_set_new(op, "responses", rs);
+	json_object_set_new(op, "x-kubernetes-action", json_string(o->action));
+	json_object_set_new(op, "x-kubernetes-group-version-kind",
+			    gvk(o->gvk_of));
+	json_object_set_new(item, o->method, op);
+}
+
+static json_t *path_item(json_t *paths, const char *path,
+			 const struct srv_resource *r, bool item)
+{
+	json_t *pi = json_object_get(paths, path);
+	if (!pi) {
+		pi = json_object();
+		json_object_set_new(pi, "parameters", path_params(r, item));
+		json_object_set_new(paths, path, pi);
+	}
+	return pi;
+}
+
+/*
+ * r's paths as kube publishes them in OpenAPI v3 (apiextensions'
+ * openapi builder for a custom resource, the endpoint installer for a
+ * built-in): the collection (list, create, deletecollection), across
+ * namespaces (list), the item (read, replace, patch, delete) and each
+ * subresource, each operation with kube's id, tag, description, action
+ * and group-version-kind, the write parameters kubectl looks for, the
+ * request body and the answers.
+ */
+static void v3_paths(const struct srv_resource *r, json_t *paths)
+{
+	char coll[384], item[512], sname[256], ref[300], sub[600], rest[256],
+	    desc[320];
+	res_paths(r, coll, item);
+	schema_name(r, sname, sizeof sname);
+	snprintf(ref, sizeof ref, "#/components/schemas/%s", sname);
+	char lref[300];
+	if (r->custom)
+		srv_cr_schema_name(r, r->list_kind, sname, sizeof sname);
+	else
+		snprintf(sname + strlen(sname) - strlen(r->kind),
+			 sizeof sname - (strlen(sname) - strlen(r->kind)), "%s",
+			 r->list_kind);
+	snprintf(lref, sizeof lref, "#/components/schemas/%s", sname);
+	static const char status_ref[] =
+	    "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Status";
+	const char *ns = r->namespaced ? "Namespaced" : "";
+	bool pb = !r->custom;
+	unsigned v = r->verbs;
+	json_t *pi;
+	if (v & (SRV_V_LIST | SRV_V_CREATE | SRV_V_DELETECOLLECTION)) {
+		pi = path_item(paths, coll, r, false);
+		if (v & SRV_V_LIST) {
+			/* the endpoint installer's words; the CRD builder's
+			   leave out "or watch" */
+			snprintf(desc, sizeof desc, "list%s objects of kind %s",
+				 r->custom ? "" : " or watch", r->kind);
+			snprintf(rest, sizeof rest, "%s%s", ns, r->kind);
+			add_op(pi, r,
+			       &(struct v3op){"get", "list", "list", desc, rest,
+					      NULL, lref, r},
+			       pb);
+		}
+		if (v & SRV_V_CREATE) {
+			snprintf(desc, sizeof desc, "create%s%s",
+				 article(r->kind), r->kind);
+			snprintf(rest, sizeof rest, "%s%s", ns, r->kind);
+			add_op(pi, r,
+			       &(struct v3op){"post", "post", "create", desc,
+					      rest, ref, ref, r},
+			       pb);
+		}
+		if (v & SRV_V_DELETECOLLECTION) {
+			snprintf(desc, sizeof desc, "delete collection of %s",
+				 r->kind);
+			snprintf(rest, sizeof rest, "Collection%s%s", ns,
+				 r->kind);
+			add_op(pi, r,
+			       &(struct v3op){"delete", "deletecollection",
+					      "delete", desc, rest, NULL,
+					      status_ref, r},
+			       pb);
+		}
+	}
+	if (r->namespaced && (v & SRV_V_LIST)) {
+		/* kube's list<Kind>ForAllNamespaces: list only */
+		const char *at = strstr(coll, "/namespaces/{namespace}/");
+		char all[384];
+		snprintf(all, sizeof all, "%.*s/%s", at ? (int)(at - coll) : 0,
+			 coll, r->resource);
+		json_t *ai = json_object();
+		json_object_set_new(
+		    ai, "parameters",
+		    json_pack(
+			"[o]",
+			param("pretty",
+			      "If 'true', then the output is pretty printed.",
+			      false)));
+		json_object_set_new(paths, all, ai);
+		snprintf(desc, sizeof desc, "list%s objects of kind %s",
+			 r->custom ? "" : " or watch", r->kind);
+		snprintf(rest, sizeof rest, "%sForAllNamespaces", r->kind);
+		add_op(ai, r,
+		       &(struct v3op){"get", "list", "list", desc, rest, NULL,
+				      lref, r},
+		       pb);
+	}
+	pi = path_item(paths, item, r, true);
+	static const struct {
+		unsigned bit;
+		const char *method, *action, *verb, *what;
+	} item_ops[] = {
+	    {SRV_V_GET, "get", "get", "read", "read the specified "},
+	    {SRV_V_UPDATE, "put", "put", "replace", "replace the specified "},
+	    {SRV_V_PATCH, "patch", "patch", "patch",
+	     "partially update the specified "},
+	    {SRV_V_DELETE, "delete", "delete", "delete", NULL},
+	};
+	for (size_t i = 0; i < sizeof item_ops / sizeof *item_ops; i++) {
+		if (!(v & item_ops[i].bit))
+			continue;
+		if (item_ops[i].what)
+			snprintf(desc, sizeof desc, "%s%s", item_ops[i].what,
+				 r->kind);
+		else
+			snprintf(desc, sizeof desc, "delete%s%s",
+				 article(r->kind), r->kind);
+		snprintf(rest, sizeof rest, "%s%s", ns, r->kind);
+		bool del = item_ops[i].bit == SRV_V_DELETE;
+		const char *body = item_ops[i].bit == SRV_V_UPDATE ? ref : NULL;
+		add_op(pi, r,
+		       &(struct v3op){item_ops[i].method, item_ops[i].action,
+				      item_ops[i].verb, desc, rest, body,
+				      del && r->custom ? status_ref : ref, r},
+		       pb);
+	}
+	for (const char *const *s = r->subresources; s && *s; s++) {
+		unsigned sv = srv_subresource_verbs(*s);
+		const struct srv_resource *st = srv_subresource_type(*s);
+		char tref[300], title[64];
+		if (st) {
+			char tn[256];
+			schema_name(st, tn, sizeof tn);
+			snprintf(tref, sizeof tref, "#/components/schemas/%s",
+				 tn);
+		} else {
+			snprintf(tref, sizeof tref, "%s", ref);
+		}
+		snprintf(title, sizeof title, "%s", *s);
+		title[0] = (char)toupper((unsigned char)title[0]);
+		snprintf(sub, sizeof sub, "%s/%s", item, *s);
+		json_t *si = path_item(paths, sub, r, true);
+		static const struct {
+			unsigned bit;
+			const char *method, *action, *verb, *what;
+		} sub_ops[] = {
+		    {SRV_V_GET, "get", "get", "read",
+		     "read %s of the specified %s"},
+		    {SRV_V_CREATE, "post", "post", "create",
+		     "create %s of%s%s"},
+		    {SRV_V_UPDATE, "put", "put", "replace",
+		     "replace %s of the specified %s"},
+		    {SRV_V_PATCH, "patch", "patch", "patch",
+		     "partially update %s of the specified %s"},
+		};
+		for (size_t i = 0; i < sizeof sub_ops / sizeof *sub_ops; i++) {
+			if (!(sv & sub_ops[i].bit))
+				continue;
+			if (sub_ops[i].bit == SRV_V_CREATE)
+				snprintf(desc, sizeof desc, sub_ops[i].what, *s,
+					 article(r->kind), r->kind);
+			else
+				snprintf(desc, sizeof desc, sub_ops[i].what, *s,
+					 r->kind);
+			snprintf(rest, sizeof rest, "%s%s%s", ns, r->kind,
+				 title);
+			const char *body =
+			    sub_ops[i].bit == SRV_V_UPDATE ||
+				    sub_ops[i].bit == SRV_V_CREATE
+				? tref
+				: NULL;
+			add_op(si, r,
+			       &(struct v3op){sub_ops[i].method,
+					      sub_ops[i].action,
+					      sub_ops[i].verb, desc, rest, body,
+					      tref, st ? st : r},
+			       pb);
+		}
+	}
+}
+
+/* A built-in's list kind (a custom resource's comes with its schema):
+   kube's <Kind>List of apiVersion, kind, metadata and items. */
+static void builtin_list_schema(const struct srv_resource *r, json_t *schemas)
+{
+	char name[256], ref[300], desc[160];
+	schema_name(r, name, sizeof name);
+	snprintf(ref, sizeof ref, "#/components/schemas/%s", name);
+	size_t at = strlen(name) - strlen(r->kind);
+	snprintf(name + at, sizeof name - at, "%s", r->list_kind);
+	if (json_object_get(schemas, name))
+		return;
+	snprintf(desc, sizeof desc, "%s is a list of %s objects.", r->list_kind,
+		 r->kind);
+	json_object_set_new(
+	    schemas, name,
+	    json_pack("{s:s,s:{s:{s:s},s:{s:s,s:{s:s}},s:{s:s},s:{s:s}},s:[s],"
+		      "s:s,s:[{s:s,s:s,s:s}]}",
+		      "description", desc, "properties", "apiVersion", "type",
+		      "string", "items", "type", "array", "items", "$ref", ref,
+		      "kind", "type", "string", "metadata", "$ref",
+		      "#/components/schemas/"
+		      "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+		      "required", "items", "type", "object",
+		      "x-kubernetes-group-version-kind", "group", r->group,
+		      "kind", r->list_kind, "version", r->version));
+}
+
+/* meta/v1 Status, what deletes and every error answer, with its details
+   and causes. */
+static void status_schemas(json_t *schemas)
+{
+	static const char pre[] =
+	    "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.";
+	char lm[128], det[128], cause[128];
+	snprintf(lm, sizeof lm, "%sListMeta", pre);
+	snprintf(det, sizeof det, "%sStatusDetails", pre);
+	snprintf(cause, sizeof cause, "%sStatusCause", pre);
+	json_object_set_new(
+	    schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause",
+	    json_pack("{s:s,s:{s:{s:s},s:{s:s},s:{s:s}},s:s}", "description",
+		      "StatusCause provides more information about an "
+		      "api.Status failure.",
+		      "properties", "field", "type", "string", "message",
+		      "type", "string", "reason", "type", "string", "type",
+		      "object"));
+	json_object_set_new(
+	    schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails",
+	    json_pack("{s:s,s:{s:{s:s,s:{s:s}},s:{s:s},s:{s:s},s:{s:s},"
+		      "s:{s:s,s:s},s:{s:s}},s:s}",
+		      "description",
+		      "StatusDetails is a set of additional properties that "
+		      "MAY be set by the server to provide additional "
+		      "information about a response.",
+		      "properties", "causes", "type", "array", "items", "$ref",
+		      cause, "group", "type", "string", "kind", "type",
+		      "string", "name", "type", "string", "retryAfterSeconds",
+		      "type", "integer", "format", "int32", "uid", "type",
+		      "string", "type", "object"));
+	json_object_set_new(
+	    schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+	    json_pack("{s:s,s:{s:{s:s},s:{s:s,s:s},s:{s:s},s:{s:s},s:{s:s},"
+		      "s:{s:s},s:{s:s},s:{s:s}},s:s,s:[{s:s,s:s,s:s}]}",
+		      "description",
+		      "Status is a return value for calls that don't return "
+		      "other objects.",
+		      "properties", "apiVersion", "type", "string", "code",
+		      "type", "integer", "format", "int32", "details", "$ref",
+		      det, "kind", "type", "string", "message", "type",
+		      "string", "metadata", "$ref", lm, "reason", "type",
+		      "string", "status", "type", "string", "type", "object",
+		      "x-kubernetes-group-version-kind", "group", "", "kind",
+		      "Status", "version", "v1"));
+}
+
 static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 {
 	json_t *paths = json_object(), *schemas = json_object();
@@ -942,72 +1437,16 @@ static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 		if (!same_gv(r, g, v))
 			continue;
 		any = true;
-		char coll[384], item[512], sname[256];
-		res_paths(r, coll, item);
-		schema_name(r, sname, sizeof sname);
-		char ref[300];
-		snprintf(ref, sizeof ref, "#/components/schemas/%s", sname);
-		/* collection: list and create */
-		json_t *cp = json_object();
-		json_t *list = json_object();
-		json_object_set_new(list, "x-kubernetes-action", json_string("list"));
-		json_object_set_new(list, "x-kubernetes-group-version-kind", gvk(r));
-		json_object_set_new(cp, "get", list);
-		json_t *post = json_object();
-		json_object_set_new(post, "x-kubernetes-action", json_string("post"));
-		json_object_set_new(post, "x-kubernetes-group-version-kind", gvk(r));
-		json_t *pp = write_params(false);
-		json_object_set(post, "parameters", pp);
-		json_object_set_new(cp, "post", post);
-		json_object_set_new(paths, coll, cp);
-		if (r->namespaced) {
-			/* kube's list<Kind>ForAllNamespaces: the collection
-			   across namespaces, list only */
-			const char *ns = strstr(coll, "/namespaces/{namespace}/");
-			char all[384];
-			snprintf(all, sizeof all, "%.*s/%s",
-				 ns ? (int)(ns - coll) : 0, coll, r->resource);
-			json_t *la = json_object();
-			json_t *lo = json_object();
-			json_object_set_new(lo, "x-kubernetes-action",
-					    json_string("list"));
-			json_object_set_new(lo, "x-kubernetes-group-version-kind",
-					    gvk(r));
-			json_object_set_new(la, "get", lo);
-			json_object_set_new(paths, all, la);
-		}
-		/* item: get, put, patch, delete */
-		json_t *ip = json_object();
-		const char *acts[][2] = {{"get", "get"}, {"put", "put"},
-					 {"patch", "patch"}, {"delete", "delete"}};
-		for (int a = 0; a < 4; a++) {
-			json_t *op = json_object();
-			json_object_set_new(op, "x-kubernetes-action",
-					    json_string(acts[a][1]));
-			json_object_set_new(op, "x-kubernetes-group-version-kind",
-					    gvk(r));
-			if (a == 1 || a == 2)
-				json_object_set(op, "parameters", pp);
-			if (a == 2) {
-				json_t *ct = json_object();
-				const char *types[4];
-				size_t nt = patch_types(r, types);
-				for (size_t t = 0; t < nt; t++) {
-					json_t *sc = json_object();
-					json_t *s2 = json_object();
-					json_object_set_new(s2, "$ref", json_string("#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch"));
-					json_object_set_new(sc, "schema", s2);
-					json_object_set_new(ct, types[t], sc);
-				}
-				json_t *rb = json_object();
-				json_object_set_new(rb, "content", ct);
-				json_object_set_new(op, "requestBody", rb);
-			}
-			json_object_set_new(ip, acts[a][0], op);
-		}
-		json_object_set_new(paths, item, ip);
-		json_decref(pp);
+		v3_paths(r, paths);
 		any_custom |= kind_schemas(r, schemas);
+		if (!r->custom)
+			builtin_list_schema(r, schemas);
+		for (const char *const *s = r->subresources; s && *s; s++) {
+			const struct srv_resource *st =
+			    srv_subresource_type(*s);
+			if (st)
+				kind_schemas(st, schemas);
+		}
 	}
 	if (!any) {
 		json_decref(paths);
@@ -1020,6 +1459,9 @@ static json_t *openapi_doc(const struct rset *rs, const char *g, const char *v)
 			    patch);
 	if (any_custom)
 		meta_schemas(schemas);
+	else
+		list_meta_schema(schemas);
+	status_schemas(schemas);
 	json_t *doc = json_object();
 	json_object_set_new(doc, "openapi", json_string("3.0.0"));
 	json_t *info = json_object();
