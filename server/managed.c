@@ -1048,6 +1048,27 @@ oom:
 	return NULL;
 }
 
+/*
+ * Whether an applied null at w's path merges into the live value lv
+ * (which stays; what the manager owned there before goes with the prune)
+ * rather than replacing it: structured-merge-diff treats a null as a leaf
+ * that the configuration's side wins, unless it meets a granular map or
+ * list with members (typed/merge.go, emptyPromoteToLeaf), so re-applying a
+ * null changes nothing.
+ */
+static bool null_merges(const struct walk *w, const json_t *lv,
+			const struct srv_schema_node *sn)
+{
+	if (json_is_object(lv))
+		return json_object_size(lv) && !atomic_object(w, sn);
+	if (json_is_array(lv) && json_array_size(lv)) {
+		struct lkind lk;
+		list_kind(w, sn, &lk);
+		return lk.kind != SRV_SLIST_ATOMIC;
+	}
+	return false;
+}
+
 /* config merged into l (taken; mutated); returns the result (new ref). */
 static json_t *merge_val(json_t *l, const json_t *c, struct walk *w,
 			 const struct srv_schema_node *sn)
@@ -1061,7 +1082,11 @@ static json_t *merge_val(json_t *l, const json_t *c, struct walk *w,
 			    !strcmp(k, "managedFields"))
 				continue;
 			if (json_is_null(cv)) {
-				json_object_del(l, k);
+				size_t d = push(w, k);
+				json_t *lv = json_object_get(l, k);
+				if (!null_merges(w, lv, srv_schema_prop(sn, k)))
+					json_object_set_new(l, k, json_null());
+				pop(w, d);
 				continue;
 			}
 			size_t d = push(w, k);

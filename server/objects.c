@@ -2386,8 +2386,12 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 		if (strict_finish(r, res, &strict, r->strict_shown, err))
 			return err->code;
 	}
-	if (!r->cr_defaulted)
-		srv_schema_default(sch, obj);
+	if (!r->cr_defaulted) {
+		if (r->applied)
+			srv_schema_default_keep_nulls(sch, obj);
+		else
+			srv_schema_default(sch, obj);
+	}
 	/* kube's order: ObjectMeta, the schema, the scale checks, embedded
 	   resources, list types; /status validates against the status
 	   schema alone, so its messages name paths from there */
@@ -3878,7 +3882,10 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 		if (bs) {
 			if (!r->body_pruned) /* a patch's result */
 				srv_schema_prune(bs, obj, NULL, NULL);
-			srv_schema_default(bs, obj);
+			if (r->applied)
+				srv_schema_default_keep_nulls(bs, obj);
+			else
+				srv_schema_default(bs, obj);
 			r->cr_defaulted = true;
 		}
 		r->body_pruned = false; /* next is the stored object's copy */

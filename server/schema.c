@@ -5424,6 +5424,11 @@ static void apply_defaults(const struct node *n, json_t *x)
 void srv_schema_default(const struct srv_schema *s, json_t *obj)
 {
 	drop_nulls(s->root, obj);
+	srv_schema_default_keep_nulls(s, obj);
+}
+
+void srv_schema_default_keep_nulls(const struct srv_schema *s, json_t *obj)
+{
 	apply_defaults(s->root, obj);
 	/* kube's storage decoder coerces an embedded resource's metadata to
 	   ObjectMeta on every read, so what a default put there beyond it

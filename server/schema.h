@@ -161,6 +161,11 @@ void srv_schema_prune_plain(const struct srv_schema *s, json_t *obj,
  * Idempotent. Out of memory leaves a default unapplied.
  */
 void srv_schema_default(const struct srv_schema *s, json_t *obj);
+/* srv_schema_default without dropping the non-nullable nulls that have no
+   default: kube's defaulting.Default alone, as the field manager runs it
+   on an apply's result, whose nulls no decoder removed (validation then
+   refuses them). */
+void srv_schema_default_keep_nulls(const struct srv_schema *s, json_t *obj);
 
 /*
  * The x-kubernetes-validations rules of the schema, in schema order (for
