@@ -1506,6 +1506,137 @@ static bool versions_same(const json_t *versions, const char *member)
 	return true;
 }
 
+/*
+ * The CRD's versions as Go's %#v prints kube's internal
+ * []apiextensions.CustomResourceDefinitionVersion, the value of its
+ * spec.versions errors: what every version holds alike (schema,
+ * subresources, columns, selectable fields) moved to the spec by the
+ * conversion and nil here; pointers as addresses (kube's differ per
+ * request). New string, NULL when out of memory.
+ */
+static char *go_versions(const json_t *versions)
+{
+	char *out = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&out, &n);
+	if (!f)
+		return NULL;
+	static const char *const hoisted[] = {"schema", "subresources",
+					      "additionalPrinterColumns",
+					      "selectableFields"};
+	bool same[4];
+	for (int k = 0; k < 4; k++)
+		same[k] = versions_same(versions, hoisted[k]);
+	unsigned long addr = 0xc000a4e000UL;
+	char q[1024];
+	size_t i;
+	const json_t *v;
+	fputs("[]apiextensions.CustomResourceDefinitionVersion{", f);
+	json_array_foreach((json_t *)versions, i, v)
+	{
+		const char *name =
+		    json_string_value(json_object_get(v, "name"));
+		srv_go_quote(name ? name : "", q, sizeof q);
+		fprintf(
+		    f,
+		    "%sapiextensions.CustomResourceDefinitionVersion{Name:%s, "
+		    "Served:%s, Storage:%s, Deprecated:%s, ",
+		    i ? ", " : "", q,
+		    json_is_true(json_object_get(v, "served")) ? "true"
+							       : "false",
+		    json_is_true(json_object_get(v, "storage")) ? "true"
+								: "false",
+		    json_is_true(json_object_get(v, "deprecated")) ? "true"
+								   : "false");
+		if (json_is_string(json_object_get(v, "deprecationWarning")))
+			fprintf(f, "DeprecationWarning:(*string)(0x%lx), ",
+				addr += 0x30);
+		else
+			fputs("DeprecationWarning:(*string)(nil), ", f);
+		static const char *const ptr_types[] = {
+		    "CustomResourceValidation", "CustomResourceSubresources"};
+		static const char *const ptr_names[] = {"Schema",
+							"Subresources"};
+		for (int k = 0; k < 2; k++) {
+			const json_t *m = json_object_get(v, hoisted[k]);
+			if (same[k] || !json_is_object(m))
+				fprintf(f, "%s:(*apiextensions.%s)(nil), ",
+					ptr_names[k], ptr_types[k]);
+			else
+				fprintf(f, "%s:(*apiextensions.%s)(0x%lx), ",
+					ptr_names[k], ptr_types[k],
+					addr += 0x60);
+		}
+		const json_t *cols =
+		    json_object_get(v, "additionalPrinterColumns");
+		fputs("AdditionalPrinterColumns:[]apiextensions."
+		      "CustomResourceColumnDefinition",
+		      f);
+		if (same[2] || !json_is_array(cols)) {
+			fputs("(nil), ", f);
+		} else {
+			size_t j;
+			const json_t *c;
+			fputc('{', f);
+			json_array_foreach((json_t *)cols, j, c)
+			{
+				static const char *const cf[][2] = {
+				    {"Name", "name"},
+				    {"Type", "type"},
+				    {"Format", "format"},
+				    {"Description", "description"}};
+				fprintf(f,
+					"%sapiextensions."
+					"CustomResourceColumnDefinition{",
+					j ? ", " : "");
+				for (int k = 0; k < 4; k++) {
+					const char *s = json_string_value(
+					    json_object_get(c, cf[k][1]));
+					srv_go_quote(s ? s : "", q, sizeof q);
+					fprintf(f, "%s:%s, ", cf[k][0], q);
+				}
+				const char *jp = json_string_value(
+				    json_object_get(c, "jsonPath"));
+				srv_go_quote(jp ? jp : "", q, sizeof q);
+				fprintf(f,
+					"Priority:%" JSON_INTEGER_FORMAT
+					", JSONPath:%s}",
+					json_integer_value(
+					    json_object_get(c, "priority")),
+					q);
+			}
+			fputs("}, ", f);
+		}
+		const json_t *sf = json_object_get(v, "selectableFields");
+		fputs("SelectableFields:[]apiextensions.SelectableField", f);
+		if (same[3] || !json_is_array(sf)) {
+			fputs("(nil)", f);
+		} else {
+			size_t j;
+			const json_t *c;
+			fputc('{', f);
+			json_array_foreach((json_t *)sf, j, c)
+			{
+				const char *jp = json_string_value(
+				    json_object_get(c, "jsonPath"));
+				srv_go_quote(jp ? jp : "", q, sizeof q);
+				fprintf(f,
+					"%sapiextensions.SelectableField{"
+					"JSONPath:%s}",
+					j ? ", " : "", q);
+			}
+			fputc('}', f);
+		}
+		fputc('}', f);
+	}
+	fputc('}', f);
+	if (fclose(f)) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 /* selectableFields sf at base (reference §8.2): each jsonPath given,
    resolving in the schema sch, outside metadata, to a string, boolean or
    integer; no path twice; at most 8 distinct. With refused, kube's
@@ -1984,6 +2115,7 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 	/* kube's conversion to its internal type moves selectableFields
 	   and the schema to the spec when every version has the same, and
 	   validates them there (one moved without the other: refused) */
+	bool unique = true;
 	bool sf_same = versions_same(versions, "selectableFields");
 	bool sch_same = versions_same(versions, "schema");
 	json_array_foreach(versions, i, v)
@@ -1996,13 +2128,8 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 		for (size_t j = 0; j < i && vn; j++) {
 			const char *o = json_string_value(json_object_get(
 			    json_array_get(versions, j), "name"));
-			if (o && !strcmp(o, vn)) {
-				srv_error_cause(err, "FieldValueInvalid",
-						"spec.versions",
-						"Invalid value: must contain "
-						"unique version names");
-				break;
-			}
+			if (o && !strcmp(o, vn))
+				unique = false;
 		}
 		if (json_is_true(json_object_get(v, "storage"))) {
 			n_storage++;
@@ -2045,10 +2172,24 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 	lp_err rc = check_schemas(versions, old, err);
 	if (rc)
 		return rc;
-	if (n_storage != 1)
-		srv_error_cause(err, "FieldValueInvalid", "spec.versions",
-				"Invalid value: must have exactly one version "
-				"marked as storage version");
+	/* after every version's own checks, as kube's loop; the value is
+	   the versions as Go's %#v prints kube's internal ones */
+	if (!unique || n_storage != 1) {
+		char *gv = go_versions(versions);
+		if (!unique)
+			srv_error_cause(
+			    err, "FieldValueInvalid", "spec.versions",
+			    "Invalid value: %s: must contain unique "
+			    "version names",
+			    gv ? gv : "");
+		if (n_storage != 1)
+			srv_error_cause(
+			    err, "FieldValueInvalid", "spec.versions",
+			    "Invalid value: %s: must have exactly one "
+			    "version marked as storage version",
+			    gv ? gv : "");
+		free(gv);
+	}
 	check_conversion(json_object_get(spec, "conversion"), err);
 	if (json_is_true(json_object_get(spec, "preserveUnknownFields")))
 		srv_error_cause(err, "FieldValueInvalid",
