@@ -1699,7 +1699,7 @@ expect_rc 0 "the OpenAPI document of the group version" kubectl get --raw /opena
 check "... names the kind as kube does" out_has '"io.k8s.storage.snapshot.v1.VolumeSnapshotClass":\{'
 check "... with its GVK" out_has '"x-kubernetes-group-version-kind":\[\{"group":"snapshot.storage.k8s.io","kind":"VolumeSnapshotClass","version":"v1"\}\]'
 expect_rc 0 "the OpenAPI document of a custom resource with status and scale" kubectl get --raw /openapi/v3/apis/scale.example.com/v1
-check "... has kube's CRD builder paths: deletecollection, /status and /scale (an autoscaling/v1 Scale), with their ids, and every reference defined" python3 -c "
+check "... has kube's CRD builder paths: deletecollection, /status and /scale (an autoscaling/v1 Scale), with their ids, " python3 -c "
 import json,sys; d=json.loads(open('$WORK/out').read()); P=d['paths']; S=d['components']['schemas']
 col=[p for p in P if p.endswith('/dials')]; item=[p for p in P if p.endswith('/dials/{name}')][0]
 ops={m: (o['operationId'], o['x-kubernetes-action'], o['description']) for p in col for m, o in P[p].items() if m != 'parameters'}
@@ -1709,15 +1709,8 @@ assert sorted(k for k in st if k != 'parameters')==['get','patch','put'] and st[
 assert st['patch']['operationId'].endswith('NamespacedDialStatus') and 'application/strategic-merge-patch+json' not in st['patch']['requestBody']['content']
 assert sc['get']['x-kubernetes-group-version-kind']=={'group':'autoscaling','kind':'Scale','version':'v1'} and sc['get']['description']=='read scale of the specified Dial', sc['get']
 assert P[item]['delete']['responses']['200']['content']['application/json']['schema']['\$ref'].endswith('meta.v1.Status')
-def refs(x):
-    if isinstance(x, dict):
-        for k, v in x.items():
-            if k == '\$ref' and isinstance(v, str): yield v
-            else: yield from refs(v)
-    elif isinstance(x, list):
-        for v in x: yield from refs(v)
-bad=[r for r in refs(d) if r.split('/')[-1] not in S]
-assert not bad, bad"
+"
+check "... every schema it refers to defined in it" refs_defined "$WORK/out"
 # A version's schema as kube publishes it: its structural form (no
 # example, no externalDocs), an int-or-string unfolded to anyOf integer or
 # string, an embedded resource given apiVersion, kind and metadata (which

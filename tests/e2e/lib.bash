@@ -187,6 +187,30 @@ watch_until() { # CONDITION OUT CURL-ARG... (CONDITION: shell code, $1 is OUT)
 	return 0
 }
 
+# refs_defined FILE: every $ref of the OpenAPI v3 document in FILE names a
+# schema the document defines
+refs_defined() {
+	python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+S = d["components"]["schemas"]
+def refs(x):
+    if isinstance(x, dict):
+        for k, v in x.items():
+            if k == "$ref" and isinstance(v, str):
+                yield v
+            else:
+                yield from refs(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from refs(v)
+bad = sorted({r for r in refs(d) if r.split("/")[-1] not in S})
+if bad:
+    print("#   undefined:", bad)
+sys.exit(1 if bad else 0)
+PY
+}
+
 # out_has PATTERN / err_has PATTERN: the last run's stdout / stderr matches
 # the extended regular expression.
 out_has() { grep -Eq -- "$1" "$WORK/out"; }
