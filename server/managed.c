@@ -949,19 +949,47 @@ static bool cmp_lists(struct fset *chg, struct fset *rem, const json_t *o,
 	return true;
 }
 
+/* null, {} or []: what structured-merge-diff compares as a leaf when
+   both sides are (emptyPromoteToLeaf) */
+static bool empty_or_null(const json_t *v)
+{
+	return json_is_null(v) || (json_is_object(v) && !json_object_size(v)) ||
+	       (json_is_array(v) && !json_array_size(v));
+}
+
+/*
+ * structured-merge-diff's Compare (typed/compare.go): a granular map or
+ * list present on both sides, null or empty on one of them at most, is
+ * compared by its members and does not change itself (a null going to a
+ * map with members, or back, changes only the members); both null or
+ * empty, it is a leaf.
+ */
 static void fs_cmp(struct fset *chg, struct fset *rem, const json_t *o,
 		   const json_t *n, struct walk *w,
 		   const struct srv_schema_node *sn)
 {
-	if (json_is_object(o) && json_is_object(n) && !atomic_object(w, sn)) {
-		if (json_object_size(n) == 0 && json_object_size(o) != 0)
+	bool both_empty = empty_or_null(o) && empty_or_null(n);
+	if ((json_is_object(o) || json_is_object(n)) &&
+	    (json_is_object(o) || json_is_null(o)) &&
+	    (json_is_object(n) || json_is_null(n)) && !both_empty &&
+	    !atomic_object(w, sn)) {
+		if (json_is_object(n) && json_object_size(n) == 0 &&
+		    json_object_size(o) != 0)
 			mark(chg, w); /* now explicitly empty */
 		fs_cmp_fields(chg, rem, o, n, w, sn);
 		return;
 	}
-	if (json_is_array(o) && json_is_array(n) && json_array_size(o) &&
-	    json_array_size(n) && cmp_lists(chg, rem, o, n, w, sn))
-		return;
+	if ((json_is_array(o) || json_is_array(n)) &&
+	    (json_is_array(o) || json_is_null(o)) &&
+	    (json_is_array(n) || json_is_null(n)) && !both_empty) {
+		json_t *none = json_array();
+		bool done =
+		    none && cmp_lists(chg, rem, json_is_array(o) ? o : none,
+				      json_is_array(n) ? n : none, w, sn);
+		json_decref(none);
+		if (done)
+			return;
+	}
 	if (srv_json_value_eq(o, n))
 		return;
 	if (json_is_object(o) || json_is_array(o))
@@ -1752,7 +1780,13 @@ static void remove_paths(json_t *v, struct walk *w,
 		{
 			bool named = struct_field(w, sn, k);
 			struct mark_pos m = enter_field(w, k);
-			bool kept = fset_has_at_or_below(keep, w->pb.p, w->pb.len);
+			/* structured-merge-diff adds back what someone owns,
+			   a named field's owned descendants owning it too
+			   (EnsureNamedFieldsAreMembers); a map key goes whole
+			   unless someone owns the key itself */
+			bool kept = named ? fset_has_at_or_below(keep, w->pb.p,
+								 w->pb.len)
+					  : fset_has(keep, w->pb.p, w->pb.len);
 			if (!kept &&
 			    (fset_has(rm, w->pb.p, w->pb.len) ||
 			     (named &&
@@ -1791,8 +1825,9 @@ static void remove_paths(json_t *v, struct walk *w,
 	for (size_t i = ix.n; i-- > 0;) {
 		struct mark_pos m;
 		enter_item(w, ix.pe[i], &m);
+		/* an item goes whole unless someone owns the item itself */
 		if (fset_has(rm, w->pb.p, w->pb.len) &&
-		    !fset_has_at_or_below(keep, w->pb.p, w->pb.len))
+		    !fset_has(keep, w->pb.p, w->pb.len))
 			json_array_remove(v, i);
 		else if (lk.kind == SRV_SLIST_MAP &&
 			 fset_has_at_or_below(last, w->pb.p, w->pb.len))
