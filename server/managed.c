@@ -2225,6 +2225,72 @@ static struct fset *ent_set(struct ent *e)
 	return e->set && !e->set->oom ? e->set : NULL;
 }
 
+/*
+ * structured-merge-diff's reconcileManagedFieldsWithSchemaChanges, as it
+ * runs before an apply: a path below a map or list the custom resource's
+ * schema now makes atomic (a CRD changed from granular) becomes the path
+ * of that map or list, so its old owners own it whole and conflict on it.
+ * Where the schema says nothing (metadata, kept unknown fields) a path
+ * stays. atomic_prefix: the length of the part of path p (len bytes) down
+ * to the first atomic map or list it goes below, all of it if none.
+ */
+static size_t atomic_prefix(const char *p, size_t len,
+			    const struct srv_schema_node *n)
+{
+	size_t pos = 0;
+	if (len >= 11 && !memcmp(p, "f:metadata", 11))
+		return len;
+	while (n && pos < len) {
+		const char *el = p + pos;
+		size_t next = pos + strlen(el) + 1;
+		bool field = el[0] == 'f' && el[1] == ':';
+		if (field) {
+			if (pos && srv_schema_map_atomic(n))
+				return pos;
+			n = srv_schema_prop(n, el + 2);
+		} else {
+			const char *const *keys;
+			size_t n_keys;
+			if (srv_schema_list_kind(n, &keys, &n_keys) ==
+			    SRV_SLIST_ATOMIC)
+				return pos;
+			n = srv_schema_items(n);
+		}
+		pos = next;
+	}
+	return len;
+}
+
+/* e's set so reconciled with the schema at root (NULL: a built-in, left
+   alone); false when out of memory. */
+static bool reconcile_atomic(struct ent *e, const struct srv_schema_node *root)
+{
+	if (!root)
+		return true;
+	struct fset *s = ent_set(e);
+	if (!s)
+		return false;
+	size_t i;
+	for (i = 0; i < s->n; i++)
+		if (atomic_prefix(s->buf + s->v[i].off, s->v[i].len, root) <
+		    s->v[i].len)
+			break;
+	if (i == s->n)
+		return true;
+	struct fset *t = fset_new();
+	if (!t)
+		return false;
+	for (i = 0; i < s->n; i++) {
+		const char *p = s->buf + s->v[i].off;
+		fset_add(t, p, atomic_prefix(p, s->v[i].len, root));
+	}
+	fset_norm(t);
+	fset_free(s);
+	e->set = t;
+	e->dirty = true;
+	return !t->oom;
+}
+
 /* Is path p a member of FieldsV1 v1 (as from_v1 reads it)? */
 static bool v1_member(const json_t *v1, const char *p, size_t len)
 {
@@ -2791,7 +2857,7 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 	if (!rc && (!none || !newset || !chg || !rem))
 		rc = LP_ERR(LP_E_NOMEM);
 	for (size_t i = 0; !rc && i < es.n; i++)
-		if (!ent_set(&es.v[i]))
+		if (!ent_set(&es.v[i]) || !reconcile_atomic(&es.v[i], sn))
 			rc = LP_ERR(LP_E_NOMEM);
 	if (!rc && live && es.n == 0) {
 		/* the first apply to an object that has no entries: what it

@@ -612,6 +612,15 @@ check "... owning just its additions" mf_is ctl Update '{"f:mlist":{"k:{\"name\"
 gran_do g3 apply --server-side --field-manager=one <<<"$(gran g3 '"mlist":[{"name":"a"}]')"
 check "... the applier dropping the item removes it whole (no 422 for a missing key)" py "assert d['mlist'] == [{'name': 'a'}], d"
 check "... and the other manager's entry with it" py "assert [e['manager'] for e in d['metadata']['managedFields']] == ['one'], d['metadata']['managedFields']"
+# a map the CRD makes atomic after the fact: its old owner's paths below
+# it fold into it before an apply (reconcileManagedFieldsWithSchemaChanges)
+gran_do g4 apply --server-side --field-manager=one <<<"$(gran g4 '"m":{"a":"1"}')"
+expect_rc 0 "the CRD makes m atomic" $K patch crd grans.example.com --type=json -p '[{"op":"add","path":"/spec/versions/0/schema/openAPIV3Schema/properties/m/x-kubernetes-map-type","value":"atomic"}]'
+for _ in $(seq 1 50); do $K get crd grans.example.com -o jsonpath='{.spec.versions[0].schema.openAPIV3Schema.properties.m.x-kubernetes-map-type}' | grep -q atomic && break; sleep 0.1; done
+gran_do g4 apply --server-side --field-manager=two <<<"$(gran g4 '"m":{"b":"2"}')"
+check "... another manager's apply to it then conflicts with the old owner on the map itself" err_has 'conflict with "one": \.m$'
+gran_do g4 apply --server-side --field-manager=two --force-conflicts <<<"$(gran g4 '"m":{"b":"2"}')"
+check "... forced, it takes the map whole" py "assert d['m'] == {'b': '2'} and [(e['manager'], e['fieldsV1']) for e in d['metadata']['managedFields']] == [('two', {'f:m': {}})], d"
 
 
 kill -TERM "$SERVER_PID"
