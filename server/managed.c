@@ -2673,7 +2673,9 @@ static void quote(char *buf, size_t n, const char *s)
 	buf[o] = 0;
 }
 
-static void print_manager(char *buf, size_t n, const struct ent *e)
+/* upstream's printManager; through /scale the scale handler shows every
+   entry at autoscaling/v1 (ScaleHandler.ToSubresource) */
+static void print_manager(char *buf, size_t n, const struct ent *e, bool scale)
 {
 	char q[300];
 	quote(q, sizeof q, e->manager);
@@ -2684,7 +2686,8 @@ static void print_manager(char *buf, size_t n, const struct ent *e)
 		o += (size_t)snprintf(buf + o, n - o, " with subresource %s", qs);
 	}
 	if (!strcmp(e->operation, "Update") && o < n)
-		snprintf(buf + o, n - o, " using %s", e->api_version);
+		snprintf(buf + o, n - o, " using %s",
+			 scale ? "autoscaling/v1" : e->api_version);
 }
 
 static int cmp_ent_id(const void *a, const void *b)
@@ -2695,7 +2698,7 @@ static int cmp_ent_id(const void *a, const void *b)
 
 /* The 409 of upstream's NewConflictError for the conflicts in x (one set
    per entry, NULL where none). */
-static lp_err conflict_error(struct ents *es, struct fset **x,
+static lp_err conflict_error(struct ents *es, struct fset **x, bool scale,
 			     struct srv_error *err)
 {
 	struct ent **order = malloc((es->n ? es->n : 1) * sizeof *order);
@@ -2729,7 +2732,7 @@ static lp_err conflict_error(struct ents *es, struct fset **x,
 			if (!json_array_size(paths[i]))
 				continue;
 			char pm[700];
-			print_manager(pm, sizeof pm, order[i]);
+			print_manager(pm, sizeof pm, order[i], scale);
 			snprintf(msg, sizeof msg,
 				 "Apply failed with 1 conflict: conflict with %s: %s", pm,
 				 json_string_value(json_array_get(paths[i], 0)));
@@ -2740,7 +2743,7 @@ static lp_err conflict_error(struct ents *es, struct fset **x,
 		bool first = true;
 		for (size_t i = 0; i < m && o < sizeof msg; i++) {
 			char pm[700];
-			print_manager(pm, sizeof pm, order[i]);
+			print_manager(pm, sizeof pm, order[i], scale);
 			o += (size_t)snprintf(msg + o, sizeof msg - o, "%sconflicts with %s:",
 					      first ? "" : "\n", pm);
 			first = false;
@@ -2757,7 +2760,7 @@ static lp_err conflict_error(struct ents *es, struct fset **x,
 	}
 	for (size_t i = 0; i < m; i++) {
 		char pm[700];
-		print_manager(pm, sizeof pm, order[i]);
+		print_manager(pm, sizeof pm, order[i], scale);
 		size_t j;
 		json_t *p;
 		json_array_foreach(paths[i], j, p)
@@ -2971,7 +2974,7 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 		force = !conflicts;
 	}
 	if (conflicts && !force) {
-		rc = conflict_error(&es, x, err);
+		rc = conflict_error(&es, x, scale_sub(op), err);
 		goto out;
 	}
 	if (!ents_drop(&es, own, chg, rem)) {

@@ -554,7 +554,7 @@ scale_apply() { # query, body
 		-H "Content-Type: $SA" "$URL/apis/scale.example.com/v1/namespaces/default/dials/d0/scale?$1" -d "$2"
 }
 scale_apply fieldManager=hpa '{"apiVersion":"autoscaling/v1","kind":"Scale","spec":{"replicas":5}}'
-check "... an apply of a Scale conflicts with the replicas' owner" grep -qF 'Apply failed with 1 conflict: conflict with \"lapis-e2e\"' "$WORK/out"
+check "... an apply of a Scale conflicts with the replicas' owner, shown at autoscaling/v1 as the scale handler shows entries" grep -qF 'Apply failed with 1 conflict: conflict with \"lapis-e2e\" with subresource \"scale\" using autoscaling/v1: .spec.replicas' "$WORK/out"
 scale_apply "fieldManager=hpa&force=true" $'apiVersion: autoscaling/v1\nkind: Scale\nspec:\n  replicas: 5'
 check "... which force takes over, answering the Scale" python3 -c "
 import json; d = json.load(open('$WORK/out')); assert d['kind'] == 'Scale' and d['spec'] == {'replicas': 5}, d"
