@@ -1116,10 +1116,15 @@ static struct val from_json(struct ctx *c, const json_t *j, const void *node)
 		int64_t d;
 		if (!json_is_string(j))
 			return bad_data(c, "string");
+		/* kube's value conversion: strfmt.ParseDuration ("3d",
+		   "1 hour", "PT1H" too) */
+		char why[160];
 		if (!parse_duration(json_string_value(j), json_string_length(j),
-				    &d))
-			return errf(c, "Invalid duration %.64s",
-				    json_string_value(j));
+				    &d) &&
+		    !srv_strfmt_duration_units(json_string_value(j), &d, why,
+					       sizeof why))
+			return errf(c, "Invalid duration %.64s: %s",
+				    json_string_value(j), why);
 		return mkdur(d);
 	}
 	case CEL_S_TIMESTAMP: {
@@ -5669,6 +5674,13 @@ static struct val ev(struct ctx *c, const struct node *n)
 		struct val key = mkstr(V_STR, sel->s, sel->s_len);
 		if (n->k == N_SELECT && (n->opt_sel || o.k == V_OPT))
 			return opt_index(c, &o, &key);
+		if (n->k == N_HAS && o.k == V_OPT) {
+			/* cel-go's presence test on an optional: false for
+			   none, else the test on its value */
+			if (!o.opt)
+				return mkbool(false);
+			o = *o.opt;
+		}
 		if (o.k != V_MAP)
 			return err_static("invalid type for field selection.");
 		int r = map_find(c, &o, &key, &v);
@@ -5980,6 +5992,19 @@ static void fail_check(struct parser *ps, size_t at, const char *fmt, ...)
 
 /* A checker's error (an undeclared name) at byte at. */
 static void fail_check(struct parser *ps, size_t at, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfail(ps, at, false, fmt, ap);
+	va_end(ap);
+}
+
+static void fail_macro(struct parser *ps, size_t at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A macro's error (cel-go's parser reports it at the argument its
+   expander names, without "Syntax error: "). */
+static void fail_macro(struct parser *ps, size_t at, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -6527,8 +6552,21 @@ static struct node *make_macro(struct parser *ps, const char *name,
 			continue;
 		bool two = macros[i].m >= M2_ALL;
 		if (args[0]->k != N_IDENT || (two && args[1]->k != N_IDENT)) {
-			fail(ps, at, "argument to %s must be a simple name",
-			     name);
+			/* cel-go's expander errors, at the argument */
+			enum macro mm = macros[i].m;
+			const struct node *bad =
+			    args[0]->k != N_IDENT ? args[0] : args[1];
+			fail_macro(ps, bad->pos, "%s",
+				   mm == M_MAP || mm == M_MAP3 || mm == M_FILTER
+				       ? "argument is not an identifier"
+				   : mm == M_OPTMAP
+				       ? "optMap() variable name must be a "
+					 "simple identifier"
+				   : mm == M_OPTFLAT
+				       ? "optFlatMap() variable name must be a "
+					 "simple identifier"
+				       : "argument must be a simple name");
+			(void)at;
 			free(args);
 			return NULL;
 		}
@@ -6559,7 +6597,8 @@ static struct node *make_call(struct parser *ps, const char *name,
 	if (!target && !strcmp(name, "has")) {
 		struct node *h = NULL;
 		if (na != 1 || args[0]->k != N_SELECT || args[0]->opt_sel)
-			fail(ps, at, "invalid argument to has() macro");
+			fail_macro(ps, na == 1 ? args[0]->pos : at,
+				   "invalid argument to has() macro");
 		else
 			h = mknode(ps, N_HAS, args[0], NULL, NULL);
 		free(args);

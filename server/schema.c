@@ -3556,25 +3556,30 @@ static bool go_duration(const char *s)
 	return neg || d <= lim - 1;
 }
 
-/* kube-openapi's strfmt.IsDuration: Go's ParseDuration, else every
-   "<digits><space*><letters>" run it finds, one of whose units is known
-   (ns/nano, us/µs/micro, ms/milli, s/sec, m/min, h/hr/hour, d/day,
-   w/wk/week: equal to one, or starting with a group's last). */
-static bool is_duration(const char *s)
+bool srv_strfmt_duration_units(const char *s, int64_t *ns, char *err,
+			       size_t err_n)
 {
-	if (go_duration(s))
-		return true;
+	static const uint64_t mult[] = {1ULL,
+					1000ULL,
+					1000000ULL,
+					1000000000ULL,
+					60000000000ULL,
+					3600000000000ULL,
+					86400000000000ULL,
+					604800000000000ULL};
 	static const char *const groups[][4] = {
 	    {"ns", "nano", NULL},	  {"us", "\xc2\xb5s", "micro", NULL},
 	    {"ms", "milli", NULL},	  {"s", "sec", NULL},
 	    {"m", "min", NULL},		  {"h", "hr", "hour", NULL},
 	    {"d", "day", NULL},		  {"w", "wk", "week", NULL}};
 	bool ok = false;
+	uint64_t sum = 0; /* Go's time.Duration arithmetic wraps */
 	for (const char *p = s; *p;) {
 		if (!(*p >= '0' && *p <= '9')) {
 			p++;
 			continue;
 		}
+		const char *digits = p;
 		/* strconv.Atoi of the count: past int64 fails the whole
 		   value, when a unit follows */
 		uint64_t count = 0;
@@ -3603,20 +3608,46 @@ static bool is_duration(const char *s)
 		unit[ul] = '\0';
 		if (!ul)
 			continue;
-		if (big)
+		if (big) {
+			int dl = 0;
+			while (digits[dl] >= '0' && digits[dl] <= '9')
+				dl++;
+			snprintf(err, err_n,
+				 "strconv.Atoi: parsing \"%.*s\": value out of "
+				 "range",
+				 dl, digits);
 			return false;
+		}
 		for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
 			size_t last = 0;
 			while (groups[g][last + 1])
 				last++;
 			for (size_t i = 0; groups[g][i]; i++)
 				if (!strcasecmp(groups[g][i], unit) ||
-				    (i == last && !strncmp(unit, groups[g][i],
-							   strlen(groups[g][i]))))
+				    (i == last &&
+				     !strncmp(unit, groups[g][i],
+					      strlen(groups[g][i])))) {
 					ok = true;
+					sum += count * mult[g];
+				}
 		}
 	}
-	return ok;
+	if (!ok) {
+		snprintf(err, err_n, "unable to parse %s as duration", s);
+		return false;
+	}
+	*ns = (int64_t)sum;
+	return true;
+}
+
+/* kube-openapi's strfmt.IsDuration: Go's ParseDuration, else the units
+   srv_strfmt_duration_units reads. */
+static bool is_duration(const char *s)
+{
+	int64_t ns;
+	char err[8];
+	return go_duration(s) ||
+	       srv_strfmt_duration_units(s, &ns, err, sizeof err);
 }
 
 /* govalidator's IsSSN: ^\d{3}[- ]?\d{2}[- ]?\d{4}$, and 11 bytes long,

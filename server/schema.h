@@ -160,6 +160,18 @@ void srv_schema_prune_plain(const struct srv_schema *s, json_t *obj,
  * nullable) get their schema's default. Run after srv_schema_prune.
  * Idempotent. Out of memory leaves a default unapplied.
  */
+/*
+ * kube-openapi's strfmt.ParseDuration past Go's time.ParseDuration: the
+ * sum of every "<digits><space*><letters>" run of s whose unit is known
+ * (ns/nano, us/µs/micro, ms/milli, s/sec, m/min, h/hr/hour, d/day,
+ * w/wk/week: equal to one, ignoring case, or starting with a group's
+ * last), in nanoseconds, wrapping as Go's Duration does ("28 weeks",
+ * "1 hr", "PT1D2H"); false with Go's error text in err when no unit is
+ * known or a count is past int64.
+ */
+bool srv_strfmt_duration_units(const char *s, int64_t *ns, char *err,
+			       size_t err_n);
+
 void srv_schema_default(const struct srv_schema *s, json_t *obj);
 /* srv_schema_default without dropping the non-nullable nulls that have no
    default: kube's defaulting.Default alone, as the field manager runs it

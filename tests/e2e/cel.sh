@@ -475,6 +475,46 @@ long=$(printf 'x%.0s' $(seq 3000))
 expect_rc 1 "a messageExpression of 3,000 bytes" kubectl create -f - <<<"{\"apiVersion\":\"cel.example.com/v1\",\"kind\":\"Tally\",\"metadata\":{\"name\":\"t2\",\"namespace\":\"default\"},\"spec\":{\"s\":\"$long\"}}"
 check "... is the message whole" err_text "spec.s: Invalid value: \"string\": too long: ${long}"
 
+# has() over an optional chain is cel-go's presence test on an optional
+# (false for none, else the test on its value), and a format: duration
+# string converts as kube-openapi's strfmt.ParseDuration (CrunchyData's
+# PostgresCluster: its ssl_groups rule and retentionPeriod values)
+{ t_crd pgs Pg; cat <<'EOF'
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - rule: '!has(self.?config.parameters.ssl_groups) || self.version > 17'
+              message: ssl_groups needs 18
+            properties:
+              version: {type: integer}
+              config: {type: object, properties: {parameters: {type: object, additionalProperties: {x-kubernetes-int-or-string: true}}}}
+              retention: {type: string, format: duration, x-kubernetes-validations: [{rule: 'self >= duration("1h")', message: at least an hour}]}
+EOF
+} >"$WORK/pgs.yaml"
+expect_rc 0 "a CRD with has() over .? and a duration rule" kubectl apply -f "$WORK/pgs.yaml"
+kubectl wait --for=condition=Established crd/pgs.t.example.com --timeout=20s >/dev/null 2>&1
+pg() { printf '{"apiVersion":"t.example.com/v1","kind":"Pg","metadata":{"name":"%s","namespace":"default"},"spec":%s}' "$1" "$2"; }
+expect_rc 0 "no config: has() is false" kubectl create --dry-run=server -f - <<<"$(pg p1 '{"version":16}')"
+expect_rc 0 "... nor parameters" kubectl create --dry-run=server -f - <<<"$(pg p1 '{"version":16,"config":{}}')"
+expect_rc 0 "... other parameters" kubectl create --dry-run=server -f - <<<"$(pg p1 '{"version":16,"config":{"parameters":{"a":"b"}}}')"
+expect_rc 1 "ssl_groups at 16" kubectl create --dry-run=server -f - <<<"$(pg p1 '{"version":16,"config":{"parameters":{"ssl_groups":"x"}}}')"
+check "... fails the rule, no field selection error" err_text 'The Pg "p1" is invalid: spec: Invalid value: "object": ssl_groups needs 18'
+for d in '28 weeks' '1 hr' 'PT1D2H' '90 DAY' '1 week 2 days' '2h'; do
+	expect_rc 0 "a retention of $d" kubectl create --dry-run=server -f - <<<"$(pg p2 "{\"retention\":\"$d\"}")"
+done
+expect_rc 1 "a retention of 5 min" kubectl create --dry-run=server -f - <<<"$(pg p2 '{"retention":"5 min"}')"
+check "... fails the rule" err_text 'spec.retention: Invalid value: "string": at least an hour'
+# cel-go's macro errors: at the argument, without "Syntax error: "
+bad_rules_crd "            - {rule: 'has(self.?a)'}" >"$WORK/gadget.yaml"
+expect_rc 1 "has() of an optional select" kubectl apply -f "$WORK/gadget.yaml"
+check "... is the has() macro's error, at the argument" err_text 'compilation failed: ERROR: <input>:1:9: invalid argument to has() macro'
+bad_rules_crd "            - {rule: 'self.all(1, true)'}" >"$WORK/gadget.yaml"
+expect_rc 1 "a quantifier whose variable is no name" kubectl apply -f "$WORK/gadget.yaml"
+check "... in cel-go's words" err_text 'compilation failed: ERROR: <input>:1:10: argument must be a simple name'
+bad_rules_crd "            - {rule: 'self.map(1, true)'}" >"$WORK/gadget.yaml"
+expect_rc 1 "map() whose variable is no name" kubectl apply -f "$WORK/gadget.yaml"
+check "... in cel-go's words" err_text 'compilation failed: ERROR: <input>:1:10: argument is not an identifier'
+
 TD=$(cd "$(dirname "$0")/../.." && pwd)/../shared/testdata/crds
 [[ -d $TD ]] || TD=/work/shared/testdata/crds
 if [[ -d $TD/external-snapshotter ]]; then
