@@ -7415,9 +7415,9 @@ static struct sty check_node(struct fchk *c, const struct node *n)
 	case N_VAR:
 		return c->slots[n->slot];
 	case N_SELECT:
+		/* x.?f checks f as x.f does (cel-go's checkOptSelect): the
+		   value an optional holds has the field's schema */
 		t = check_node(c, n->a);
-		if (n->opt_sel)
-			return any;
 		c->at = n->pos;
 		return select_field(c, t, n->s, n->s_len);
 	case N_HAS:
@@ -7426,7 +7426,7 @@ static struct sty check_node(struct fchk *c, const struct node *n)
 	case N_INDEX:
 		t = check_node(c, n->a);
 		check_node(c, n->b);
-		if (n->opt_sel || t.k != ST_NODE)
+		if (t.k != ST_NODE)
 			return any;
 		if (c->decl(t.node) & CEL_DECL_LIST)
 			return st_node(c, c->ops->items(t.node));
@@ -8957,7 +8957,7 @@ static struct tres tcheck(struct fchk *c, const struct node *n)
 			r.cost += n->opt_sel ? 1 : 0;
 			r.exact = x.exact;
 			r.opt = true;
-			if (x.t.opt && !n->opt_sel && x.s.k == ST_NODE) {
+			if (x.s.k == ST_NODE) {
 				/* the field's type, as an optional */
 				bool f = c->failed;
 				r.s = select_field(c, x.s, n->s, n->s_len);

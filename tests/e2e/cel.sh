@@ -515,6 +515,18 @@ bad_rules_crd "            - {rule: 'self.map(1, true)'}" >"$WORK/gadget.yaml"
 expect_rc 1 "map() whose variable is no name" kubectl apply -f "$WORK/gadget.yaml"
 check "... in cel-go's words" err_text 'compilation failed: ERROR: <input>:1:10: argument is not an identifier'
 
+# what follows .? is type-checked as cel-go's checkOptSelect does: the
+# field must exist, and the optional is no plain value
+bad_rules_crd "            - {rule: 'self.?b.hasValue()'}" >"$WORK/gadget.yaml"
+expect_rc 1 "an optional select of an undefined field" kubectl apply -f "$WORK/gadget.yaml"
+check "... is undefined" err_text "compilation failed: ERROR: <input>:1:5: undefined field 'b'"
+bad_rules_crd "            - {rule: 'self.?a == 1'}" >"$WORK/gadget.yaml"
+expect_rc 1 "an optional compared with a plain value" kubectl apply -f "$WORK/gadget.yaml"
+check "... has no overload" err_text "compilation failed: ERROR: <input>:1:9: found no matching overload for '_==_' applied to '(optional_type(int), int)'"
+bad_rules_crd "            - {rule: 'self.?a.orValue(\"\") == \"\"'}" >"$WORK/gadget.yaml"
+expect_rc 1 "orValue of another type" kubectl apply -f "$WORK/gadget.yaml"
+check "... has no overload" err_text "found no matching overload for 'orValue' applied to 'optional_type(int).(string)'"
+
 TD=$(cd "$(dirname "$0")/../.." && pwd)/../shared/testdata/crds
 [[ -d $TD ]] || TD=/work/shared/testdata/crds
 if [[ -d $TD/external-snapshotter ]]; then

@@ -718,7 +718,7 @@ Test(structural, validation_rules_undefined_fields)
 	    "self.e.kind == 'Pod' && self.e.metadata.name != '' && "
 	    "has(self.e.apiVersion)",
 	    "self.l.exists(i, x, x.n == i)",
-	    "self.?zz.orValue(1) == 1",
+	    "self.?a.orValue(1) == 1",
 	    "[{'q': 1}].all(x, x.q == 1)",
 	    "oldSelf.a == self.a",
 	};
@@ -738,6 +738,9 @@ Test(structural, validation_rules_undefined_fields)
 	undefined(false, "has(self.b)", "b", 4);
 	undefined(false, "self.l.all(x, x.zz > 0)", "zz", 16);
 	undefined(false, "self.l[0].zz > 0", "zz", 10);
+	/* cel-go's checkOptSelect looks the field up as a select does */
+	undefined(false, "self.?zz.orValue(1) == 1", "zz", 5);
+	undefined(false, "self.l[0].?zz.hasValue()", "zz", 10);
 	/* a property with no type is not declared to CEL at all, nor are
 	   unknown fields of an object that keeps them */
 	undefined(false, "has(self.raw)", "raw", 4);
