@@ -415,7 +415,9 @@ enum scope {
 	SC_ALL,	      /* every field */
 	SC_NO_STATUS, /* the main resource of a type with a status
 			 subresource: status is not its to change */
-	SC_STATUS,    /* the status subresource: status only */
+	SC_STATUS,    /* the status subresource: all but spec, the reset
+			 field of kube's status strategies (GetResetFields),
+			 so a label it sets is its own */
 };
 
 struct walk {
@@ -480,7 +482,7 @@ static bool skip_field(const struct walk *w, const char *key)
 			return true;
 		if (w->scope == SC_NO_STATUS && !strcmp(key, "status"))
 			return true;
-		if (w->scope == SC_STATUS && strcmp(key, "status"))
+		if (w->scope == SC_STATUS && !strcmp(key, "spec"))
 			return true;
 		return false;
 	}
@@ -1857,20 +1859,44 @@ struct ents {
 	size_t n, cap;
 };
 
+static void ent_free(struct ent *e)
+{
+	free(e->manager);
+	free(e->operation);
+	free(e->api_version);
+	free(e->subresource);
+	free(e->time);
+	fset_free(e->set);
+	json_decref(e->v1);
+}
+
 static void ents_free(struct ents *es)
 {
-	for (size_t i = 0; i < es->n; i++) {
-		struct ent *e = &es->v[i];
-		free(e->manager);
-		free(e->operation);
-		free(e->api_version);
-		free(e->subresource);
-		free(e->time);
-		fset_free(e->set);
-		json_decref(e->v1);
-	}
+	for (size_t i = 0; i < es->n; i++)
+		ent_free(&es->v[i]);
 	free(es->v);
 	memset(es, 0, sizeof *es);
+}
+
+/* The last entry loaded replaces an earlier one of the same identity
+   (upstream's BuildManagerIdentifier: manager, operation, subresource and,
+   for an update, API version), as decodeManagedFields keys its map. */
+static void ents_dedup_last(struct ents *es)
+{
+	struct ent *l = &es->v[es->n - 1];
+	bool apply = !strcmp(l->operation, "Apply");
+	for (size_t j = 0; j + 1 < es->n; j++) {
+		struct ent *e = &es->v[j];
+		if (strcmp(e->manager, l->manager) ||
+		    strcmp(e->operation, l->operation) ||
+		    strcmp(e->subresource, l->subresource) ||
+		    (!apply && strcmp(e->api_version, l->api_version)))
+			continue;
+		ent_free(e);
+		memmove(e, e + 1, (es->n - j - 1) * sizeof *e);
+		es->n--;
+		return;
+	}
 }
 
 static char *dup_or_empty(const char *s)
@@ -1998,6 +2024,7 @@ static lp_err ents_load(struct ents *es, const json_t *mf, struct srv_error *err
 				  ? json_object_get(e, "fieldsV1")
 				  : NULL))
 			return LP_ERR(LP_E_NOMEM);
+		ents_dedup_last(es);
 	}
 	return rc;
 }

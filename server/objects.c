@@ -3798,6 +3798,49 @@ static bool same_object(const json_t *next, const json_t *old)
 	return same_members(next, old, "apiVersion", same_top);
 }
 
+/* Entry e without its time (new), for comparing. */
+static json_t *untimed(const json_t *e)
+{
+	json_t *c = json_copy((json_t *)e);
+	if (c)
+		json_object_del(c, "time");
+	return c;
+}
+
+/*
+ * kube's IgnoreManagedFieldsTimestampsTransformer: when next differs from
+ * old in its managedFields' times alone, it takes old's times back, so the
+ * write is a no-op (an apply whose merge differs from the live object
+ * only until defaulting or normalisation fills it back keeps the
+ * revision). Leaves next alone otherwise.
+ */
+static void keep_old_times(json_t *next, const json_t *old)
+{
+	json_t *nm =
+	    json_object_get(json_object_get(next, "metadata"), "managedFields");
+	const json_t *om =
+	    json_object_get(json_object_get(old, "metadata"), "managedFields");
+	size_t n = json_array_size(nm);
+	if (!n || n != json_array_size(om) || json_equal(nm, (json_t *)om))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		json_t *a = untimed(json_array_get(nm, i));
+		json_t *b = untimed(json_array_get(om, i));
+		bool eq = a && b && json_equal(a, b);
+		json_decref(a);
+		json_decref(b);
+		if (!eq)
+			return;
+	}
+	json_t *saved = json_incref(nm);
+	json_object_set_new(json_object_get(next, "metadata"), "managedFields",
+			    json_deep_copy(om));
+	if (!same_object(next, old))
+		json_object_set(json_object_get(next, "metadata"),
+				"managedFields", saved);
+	json_decref(saved);
+}
+
 /* The update pipeline of obj (taken) over cur; patch: obj is a patch's
    result (kube's patcher gives its update no uid precondition, so a uid
    it changes is ValidateObjectMetaUpdate's "field is immutable"). */
@@ -3974,6 +4017,12 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 			}
 		}
 	}
+	/* managedFields: [] is kube's reset (isResetManagedFields: a
+	   non-nil empty list), as [{}] is; the encoding's omitempty below
+	   would drop it before the field manager sees it */
+	json_t *sent_mf = json_object_get(m, "managedFields");
+	if (json_is_array(sent_mf) && !json_array_size(sent_mf))
+		json_array_append_new(sent_mf, json_object());
 	omit_empty(res, next);
 	dedup_owner_refs(r, next);
 	validate_meta(res, next, &err);
@@ -4037,6 +4086,7 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	   sorted: one equal in value to the stored object (defaults placed
 	   elsewhere in a map, keys sent in another order, as the Python
 	   client sends a read object back) is no change either. */
+	keep_old_times(next, old);
 	if (same_object(next, old)) {
 		json_decref(next);
 		char *copy = malloc(cur->len ? cur->len : 1);

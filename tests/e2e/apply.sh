@@ -159,6 +159,37 @@ check "managedFields that do not decode leave the stored ones (kube's decodeLive
 ms = {m['manager'] for m in d['metadata']['managedFields']}; assert 'creator' in ms and 'x' not in ms, ms"
 req PUT "$CMP/s2" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","managedFields":[{"manager":"x\u0001","operation":"Update","apiVersion":"v1","fieldsType":"FieldsV1"}]},"data":{"c":"7"}}'
 check "... one that decodes but fails validation is 422 on its field" code_has 422 '"field":"metadata.managedFields[0].manager"'
+# kube's managed-fields details, from its apply integration tests:
+# managedFields: [] resets them as [{}] does (isResetManagedFields); a
+# client's two entries of one identity are one, the later
+# (decodeManagedFields); a label set through /status is that manager's
+# (only spec is a status strategy's reset field); a no-op apply whose
+# merge differs until the object is normalised or defaulted keeps the
+# revision and the times (IgnoreManagedFieldsTimestampsTransformer)
+apply "$CMP/r1?fieldManager=one" $'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: r1, labels: {a: b}}\n'
+req PUT "$CMP/r1?fieldManager=two" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"r1","managedFields":[],"labels":{"a":"b"}}}'
+check "managedFields [] resets them too" py "assert 'managedFields' not in d['metadata'], d['metadata']"
+apply "$CMP/r2?fieldManager=one" $'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: r2, labels: {a: one}}\n'
+apply "$CMP/r2?fieldManager=two" $'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: r2, labels: {b: two}}\n'
+req GET "$CMP/r2"
+req PUT "$CMP/r2" "$(py "
+for e in d['metadata']['managedFields']: e['manager'] = 'multi'
+print(json.dumps(d))")"
+check "a client's two entries renamed to one manager are one, the later" py "
+m = d['metadata']['managedFields']
+assert [(e['manager'], e['fieldsV1']) for e in m] == [('multi', {'f:metadata': {'f:labels': {'f:b': {}}}})], m"
+SV=/api/v1/namespaces/default/services
+apply "$SV/r3?fieldManager=first" '{"apiVersion":"v1","kind":"Service","metadata":{"name":"r3"},"spec":{"ports":[{"port":80}]}}'
+apply "$SV/r3/status?fieldManager=labeler" '{"apiVersion":"v1","kind":"Service","metadata":{"name":"r3","labels":{"b":"two"}}}'
+check "a label applied through /status is its manager's, for the subresource" py "
+e = [m for m in d['metadata']['managedFields'] if m['manager'] == 'labeler']
+assert d['metadata']['labels'] == {'b': 'two'} and len(e) == 1 and e[0]['subresource'] == 'status' and e[0]['fieldsV1'] == {'f:metadata': {'f:labels': {'f:b': {}}}}, e"
+apply "$CMP/r4?fieldManager=one" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"r4","annotations":{}},"data":{"k":"v"}}'
+RV=$(rv)
+T=$(py "print(d['metadata']['managedFields'][0]['time'])")
+sleep 1.1
+apply "$CMP/r4?fieldManager=one" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"r4","annotations":{}},"data":{"k":"v"}}'
+check "a no-op apply holding an empty map keeps the revision and the time" py "assert d['metadata']['resourceVersion'] == '$RV' and d['metadata']['managedFields'][0]['time'] == '$T', d['metadata']"
 req PUT "$CMP/s2" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","managedFields":[{}]},"data":{"c":"7"}}'
 check "managedFields [{}] clears them" py "assert 'managedFields' not in d['metadata'], d['metadata']"
 req PUT "$CMP/s2" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","managedFields":[{}]},"data":{"c":"7","d":"8"}}'
