@@ -2278,8 +2278,8 @@ static size_t atomic_prefix(const char *p, size_t len,
 		} else {
 			const char *const *keys;
 			size_t n_keys;
-			if (srv_schema_list_kind(n, &keys, &n_keys) ==
-			    SRV_SLIST_ATOMIC)
+			if (pos && srv_schema_list_kind(n, &keys, &n_keys) ==
+				       SRV_SLIST_ATOMIC)
 				return pos;
 			n = srv_schema_items(n);
 		}
