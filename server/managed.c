@@ -2858,6 +2858,15 @@ static void update_last_applied(json_t *merged, const json_t *config)
 	if (s && json_is_object(mann))
 		json_object_set_new(mann, LAST_APPLIED, json_sprintf("%s\n", s));
 	free(s);
+	/* upstream's SetLastApplied drops it when the annotations would pass
+	   ValidateAnnotationsSize's 256 KiB (keys and values) */
+	size_t total = 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach(mann, k, v) total +=
+	    strlen(k) + json_string_length(v);
+	if (total > 256 * 1024)
+		json_object_del(mann, LAST_APPLIED);
 }
 
 lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
@@ -3038,9 +3047,12 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 			rc = LP_ERR(LP_E_NOMEM);
 	if (rc)
 		goto out;
-	if (!strcmp(op->manager, "kubectl") && live &&
+	/* upstream asks the object the apply made (hasLastApplied of its
+	   result): an apply-create carrying the annotation rebuilds it too */
+	if (!strcmp(op->manager, "kubectl") &&
 	    json_string_value(json_object_get(
-		json_object_get(json_object_get(live, "metadata"), "annotations"),
+		json_object_get(json_object_get(merged, "metadata"),
+				"annotations"),
 		LAST_APPLIED)))
 		update_last_applied(merged, config);
 	json_t *m = json_object_get(merged, "metadata");

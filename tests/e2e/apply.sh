@@ -159,6 +159,19 @@ check "managedFields that do not decode leave the stored ones (kube's decodeLive
 ms = {m['manager'] for m in d['metadata']['managedFields']}; assert 'creator' in ms and 'x' not in ms, ms"
 req PUT "$CMP/s2" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","managedFields":[{"manager":"x\u0001","operation":"Update","apiVersion":"v1","fieldsType":"FieldsV1"}]},"data":{"c":"7"}}'
 check "... one that decodes but fails validation is 422 on its field" code_has 422 '"field":"metadata.managedFields[0].manager"'
+# kubectl's server-side apply keeps the client-side annotation in step
+# when the object it makes has one (lastAppliedUpdater asks the result, so
+# an apply-create carrying it rebuilds it), and drops it when the
+# annotations would pass 256 KiB (SetLastApplied)
+apply "$CMP/la1?fieldManager=kubectl" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"la1","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"nonempty"}},"data":{"k":"v"}}'
+check "an apply-create by kubectl rebuilds the last-applied annotation from the configuration" py "
+la = d['metadata']['annotations']['kubectl.kubernetes.io/last-applied-configuration']
+assert json.loads(la) == {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'la1', 'annotations': {}}, 'data': {'k': 'v'}}, la"
+python3 -c "import json; print(json.dumps({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'la1', 'annotations': {'big': 'x' * 200000, 'kubectl.kubernetes.io/last-applied-configuration': 'nonempty'}}, 'data': {'k': 'v'}}))" >"$WORK/la.json"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X PATCH -H 'Content-Type: application/apply-patch+yaml' --data-binary @"$WORK/la.json" "$URL$CMP/la1?fieldManager=kubectl")
+check "... and drops it when the annotations would pass 256 KiB, the apply going through" py "
+a = d['metadata']['annotations']
+assert 'kubectl.kubernetes.io/last-applied-configuration' not in a and len(a['big']) == 200000, list(a)"
 # kube's managed-fields details, from its apply integration tests:
 # managedFields: [] resets them as [{}] does (isResetManagedFields); a
 # client's two entries of one identity are one, the later
