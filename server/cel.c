@@ -8837,10 +8837,18 @@ static void tcheck_index(struct fchk *c, const struct node *n, struct tres *r)
 	r->exact = a.exact && b.exact;
 	if (n->opt_sel || a.opt) {
 		r->opt = true;
-		/* an element of an optional list or map is an optional */
-		if (a.t.opt && !n->opt_sel &&
-		    (a.t.k == SK_LIST || a.t.k == SK_MAP) &&
-		    a.t.e != SK_UNKNOWN) {
+		/* an element of an optional list or map, or one taken with
+		   [?], is an optional of the element's type (cel-go's
+		   _[?_] overloads) */
+		if (a.s.k == ST_NODE && (c->decl(a.s.node) & CEL_DECL_LIST))
+			r->s = st_node(c, c->ops->items(a.s.node));
+		else if (a.s.k == ST_NODE && (c->decl(a.s.node) & CEL_DECL_MAP))
+			r->s = st_node(c, c->ops->addl(a.s.node));
+		if (r->s.k == ST_NODE) {
+			r->t = schema_tty(c, r->s);
+			r->t.opt = known(r->t);
+		} else if ((a.t.k == SK_LIST || a.t.k == SK_MAP) &&
+			   a.t.e != SK_UNKNOWN) {
 			r->t.k = a.t.e;
 			r->t.opt = true;
 		}

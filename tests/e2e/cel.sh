@@ -526,6 +526,10 @@ check "... has no overload" err_text "compilation failed: ERROR: <input>:1:9: fo
 bad_rules_crd "            - {rule: 'self.?a.orValue(\"\") == \"\"'}" >"$WORK/gadget.yaml"
 expect_rc 1 "orValue of another type" kubectl apply -f "$WORK/gadget.yaml"
 check "... has no overload" err_text "found no matching overload for 'orValue' applied to 'optional_type(int).(string)'"
+bad_rules_crd "            - {rule: 'self.?l[?0].orValue(1) == 1'}" >"$WORK/gadget.yaml"
+sed -i 's/              a: {type: integer}/              a: {type: integer}\n              l: {type: array, maxItems: 4, items: {type: string}}/' "$WORK/gadget.yaml"
+expect_rc 1 "an element taken with [?] is an optional of the element's type" kubectl apply -f "$WORK/gadget.yaml"
+check "... so orValue of another type has no overload" err_text "found no matching overload for 'orValue' applied to 'optional_type(string).(int)'"
 
 TD=$(cd "$(dirname "$0")/../.." && pwd)/../shared/testdata/crds
 [[ -d $TD ]] || TD=/work/shared/testdata/crds
