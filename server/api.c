@@ -1008,7 +1008,7 @@ static const char *article(const char *noun)
 	size_t l = strlen(noun);
 	if (l && noun[l - 1] == 's' && !(l > 1 && noun[l - 2] == 's'))
 		return " ";
-	return strchr("aeiouAEIOU", noun[0]) && noun[0] ? " an " : " a ";
+	return noun[0] && strchr("aeiouAEIOU", noun[0]) ? " an " : " a ";
 }
 
 static json_t *content_of(const char *ref, bool protobuf, bool watch)
@@ -1052,10 +1052,9 @@ static json_t *path_params(const struct srv_resource *r, bool item)
 		    pp,
 		    path_param("namespace", "object name and auth scope, "
 					    "such as for teams and projects"));
-	json_t *pretty = param(
-	    "pretty", "If 'true', then the output is pretty printed.", false);
-	json_object_del(pretty, "type");
-	json_array_append_new(pp, pretty);
+	json_array_append_new(
+	    pp, param("pretty", "If 'true', then the output is pretty printed.",
+		      false));
 	return pp;
 }
 
@@ -1183,6 +1182,18 @@ static json_t *path_item(json_t *paths, const char *path,
 	return pi;
 }
 
+/* The schema name of r's list kind: <Kind>List beside its kind's. */
+static void list_schema_name(const struct srv_resource *r, char *buf, size_t n)
+{
+	if (r->custom) {
+		srv_cr_schema_name(r, r->list_kind, buf, n);
+		return;
+	}
+	schema_name(r, buf, n);
+	size_t at = strlen(buf) - strlen(r->kind);
+	snprintf(buf + at, n - at, "%s", r->list_kind);
+}
+
 /*
  * r's paths as kube publishes them in OpenAPI v3 (apiextensions'
  * openapi builder for a custom resource, the endpoint installer for a
@@ -1200,12 +1211,7 @@ static void v3_paths(const struct srv_resource *r, json_t *paths)
 	schema_name(r, sname, sizeof sname);
 	snprintf(ref, sizeof ref, "#/components/schemas/%s", sname);
 	char lref[300];
-	if (r->custom)
-		srv_cr_schema_name(r, r->list_kind, sname, sizeof sname);
-	else
-		snprintf(sname + strlen(sname) - strlen(r->kind),
-			 sizeof sname - (strlen(sname) - strlen(r->kind)), "%s",
-			 r->list_kind);
+	list_schema_name(r, sname, sizeof sname);
 	snprintf(lref, sizeof lref, "#/components/schemas/%s", sname);
 	static const char status_ref[] =
 	    "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Status";
@@ -1361,8 +1367,7 @@ static void builtin_list_schema(const struct srv_resource *r, json_t *schemas)
 	char name[256], ref[300], desc[160];
 	schema_name(r, name, sizeof name);
 	snprintf(ref, sizeof ref, "#/components/schemas/%s", name);
-	size_t at = strlen(name) - strlen(r->kind);
-	snprintf(name + at, sizeof name - at, "%s", r->list_kind);
+	list_schema_name(r, name, sizeof name);
 	if (json_object_get(schemas, name))
 		return;
 	snprintf(desc, sizeof desc, "%s is a list of %s objects.", r->list_kind,

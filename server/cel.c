@@ -6520,8 +6520,7 @@ static void check_time_literal(struct parser *ps, enum fn f,
 }
 
 static struct node *make_macro(struct parser *ps, const char *name,
-			       struct node *target, struct node **args, int na,
-			       size_t at)
+			       struct node *target, struct node **args, int na)
 {
 	static const struct {
 		const char *name;
@@ -6566,7 +6565,6 @@ static struct node *make_macro(struct parser *ps, const char *name,
 				       ? "optFlatMap() variable name must be a "
 					 "simple identifier"
 				       : "argument must be a simple name");
-			(void)at;
 			free(args);
 			return NULL;
 		}
@@ -6605,7 +6603,7 @@ static struct node *make_call(struct parser *ps, const char *name,
 		return h;
 	}
 	if (target && na >= 2) {
-		struct node *m = make_macro(ps, name, target, args, na, at);
+		struct node *m = make_macro(ps, name, target, args, na);
 		if (m || ps->failed)
 			return m;
 	}
@@ -7403,6 +7401,19 @@ static struct sty select_field(struct fchk *c, struct sty t, const char *name,
 	return r;
 }
 
+/* The schema node of an element of the list or map at s, else anything. */
+static struct sty elem_node(struct fchk *c, struct sty s)
+{
+	struct sty any = {ST_ANY, NULL, false};
+	if (s.k != ST_NODE)
+		return any;
+	if (c->decl(s.node) & CEL_DECL_LIST)
+		return st_node(c, c->ops->items(s.node));
+	if (c->decl(s.node) & CEL_DECL_MAP)
+		return st_node(c, c->ops->addl(s.node));
+	return any;
+}
+
 static struct sty check_node(struct fchk *c, const struct node *n)
 {
 	struct sty any = {ST_ANY, NULL, false}, t;
@@ -7426,13 +7437,7 @@ static struct sty check_node(struct fchk *c, const struct node *n)
 	case N_INDEX:
 		t = check_node(c, n->a);
 		check_node(c, n->b);
-		if (t.k != ST_NODE)
-			return any;
-		if (c->decl(t.node) & CEL_DECL_LIST)
-			return st_node(c, c->ops->items(t.node));
-		if (c->decl(t.node) & CEL_DECL_MAP)
-			return st_node(c, c->ops->addl(t.node));
-		return any;
+		return elem_node(c, t);
 	case N_COMP: {
 		t = check_node(c, n->a);
 		bool list = t.k == ST_NODE && (c->decl(t.node) & CEL_DECL_LIST);
@@ -8840,10 +8845,7 @@ static void tcheck_index(struct fchk *c, const struct node *n, struct tres *r)
 		/* an element of an optional list or map, or one taken with
 		   [?], is an optional of the element's type (cel-go's
 		   _[?_] overloads) */
-		if (a.s.k == ST_NODE && (c->decl(a.s.node) & CEL_DECL_LIST))
-			r->s = st_node(c, c->ops->items(a.s.node));
-		else if (a.s.k == ST_NODE && (c->decl(a.s.node) & CEL_DECL_MAP))
-			r->s = st_node(c, c->ops->addl(a.s.node));
+		r->s = elem_node(c, a.s);
 		if (r->s.k == ST_NODE) {
 			r->t = schema_tty(c, r->s);
 			r->t.opt = known(r->t);
@@ -8854,10 +8856,7 @@ static void tcheck_index(struct fchk *c, const struct node *n, struct tres *r)
 		}
 		return;
 	}
-	if (a.s.k == ST_NODE && (c->decl(a.s.node) & CEL_DECL_LIST))
-		r->s = st_node(c, c->ops->items(a.s.node));
-	else if (a.s.k == ST_NODE && (c->decl(a.s.node) & CEL_DECL_MAP))
-		r->s = st_node(c, c->ops->addl(a.s.node));
+	r->s = elem_node(c, a.s);
 	if (r->s.k == ST_NODE) {
 		r->t = schema_tty(c, r->s);
 		r->size = node_size(c, r->s);
