@@ -449,7 +449,14 @@ static bool want_pretty(struct srv_req *r, const char *ctype)
 		return true;
 	bool pretty = false;
 	const char *accept = srv_accept(r);
-	if (accept && strstr(accept, "pretty")) {
+	if (r->status_reply && accept && *accept) {
+		/* kube's ErrorNegotiated: with no clause acceptable, it
+		   writes the Status as indented JSON (WriteRawJSON) */
+		struct srv_neg n;
+		if (!srv_negotiate_status(accept, &n))
+			return true;
+		pretty = n.pretty;
+	} else if (accept && strstr(accept, "pretty")) {
 		struct srv_neg n;
 		struct srv_error err;
 		srv_error_clear(&err);
@@ -609,8 +616,11 @@ bool srv_wants_yaml(struct srv_req *r)
 		return false;
 	if (!strstr(a, "application/yaml"))
 		return false; /* the common case, without parsing */
-	/* the clause kube's negotiation takes (q, then wildcards last) */
+	/* the clause kube's negotiation takes (q, then wildcards last); for
+	   an error's Status, none that asks for a conversion */
 	struct srv_neg n;
+	if (r->status_reply)
+		return srv_negotiate_status(a, &n) && n.yaml;
 	struct srv_error err;
 	srv_error_clear(&err);
 	return srv_negotiate(a, NULL, false, false, &n, &err) == LP_OK &&
@@ -692,6 +702,7 @@ void srv_reply_error(struct srv_req *r, const struct srv_error *err,
 		srv_reply_headers(r, code, "application/json", s, n, h);
 		return;
 	}
+	r->status_reply = true;
 	srv_reply_json(r, code, st);
 }
 

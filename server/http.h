@@ -116,6 +116,7 @@ struct srv_req {
 	} qa[SRV_QARGS];
 	unsigned char n_qa;
 	bool qa_got, qa_over;
+	bool status_reply;	/* the answer is an error's Status */
 	bool always_pretty;	/* a JSON answer is indented for every client */
 	void *hold;		/* keeps a custom resource's descriptor alive */
 	int code;		/* the HTTP status answered, 0 until then */

@@ -1186,6 +1186,39 @@ static lp_err field_validation(struct srv_req *r, struct srv_error *err)
 
 /* ------------------------------------------------------------ get */
 
+/* kube's 406 for PartialObjectMetadata asked of a list, or
+   PartialObjectMetadataList of one object (asPartialObjectMetadata(List)),
+   naming the internal Go type the response holds. */
+static void refuse_shape(struct srv_req *r, const struct srv_resource *res,
+			 unsigned vb)
+{
+	char pkg[64];
+	const char *g = res->group;
+	if (res->custom)
+		snprintf(pkg, sizeof pkg, "unstructured");
+	else if (!*g || !strcmp(g, "events.k8s.io"))
+		snprintf(pkg, sizeof pkg, "core");
+	else
+		snprintf(pkg, sizeof pkg, "%.*s", (int)strcspn(g, "."), g);
+	const char *kind = res->custom ? "Unstructured" : res->kind;
+	if (vb == SRV_V_WATCH)
+		srv_reply_fail(r, LP_E_NOTACCEPTABLE,
+			       "only the following media types are "
+			       "accepted: application/json, "
+			       "application/yaml, "
+			       "application/vnd.kubernetes.protobuf");
+	else if (vb == SRV_V_LIST || vb == SRV_V_DELETECOLLECTION)
+		srv_reply_fail(r, LP_E_NOTACCEPTABLE,
+			       "you requested PartialObjectMetadata, but the "
+			       "requested object is a list (*%s.%sList)",
+			       pkg, kind);
+	else
+		srv_reply_fail(r, LP_E_NOTACCEPTABLE,
+			       "you requested PartialObjectMetadataList, but "
+			       "the requested object is not a list (*%s.%s)",
+			       pkg, kind);
+}
+
 static void do_get(struct srv_req *r, const struct srv_resource *res,
 		   const char *ns, const char *name)
 {
@@ -1227,6 +1260,11 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 	if (rc) {
 		storage_err(res, name, rc, &err);
 		fail_res(r, res, name, &err);
+		return;
+	}
+	if (r->neg.out == SRV_OUT_PARTIAL_SHAPE) {
+		reg_obj_free(&c);
+		refuse_shape(r, res, SRV_V_GET);
 		return;
 	}
 	/* served in the asked version (the YAML and Table forms too) */
@@ -1771,6 +1809,12 @@ static void do_list_objects(struct srv_req *r, const struct srv_resource *res,
 		json_decref(c.items);
 		free(token);
 		srv_reply_error(r, rc ? &err : &c.err, NULL);
+		return;
+	}
+	if (r->neg.out == SRV_OUT_PARTIAL_SHAPE) {
+		json_decref(c.items);
+		free(token);
+		refuse_shape(r, res, SRV_V_LIST);
 		return;
 	}
 	json_t *lm = json_object();
@@ -6170,41 +6214,12 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 			srv_reply_error(r, &nerr, NULL);
 			return;
 		}
-		if (r->neg.out == SRV_OUT_PARTIAL_SHAPE) {
-			/* kube's asPartialObjectMetadata(List), naming the
-			   internal Go type it holds */
-			char pkg[64];
-			const char *g = res->group;
-			if (res->custom)
-				snprintf(pkg, sizeof pkg, "unstructured");
-			else if (!*g || !strcmp(g, "events.k8s.io"))
-				snprintf(pkg, sizeof pkg, "core");
-			else
-				snprintf(pkg, sizeof pkg, "%.*s",
-					 (int)strcspn(g, "."), g);
-			const char *kind =
-			    res->custom ? "Unstructured" : res->kind;
-			if (vb == SRV_V_WATCH)
-				srv_reply_fail(
-				    r, LP_E_NOTACCEPTABLE,
-				    "only the following media types are "
-				    "accepted: application/json, "
-				    "application/yaml, "
-				    "application/vnd.kubernetes.protobuf");
-			else if (listish)
-				srv_reply_fail(
-				    r, LP_E_NOTACCEPTABLE,
-				    "you requested PartialObjectMetadata, but "
-				    "the requested object is a list "
-				    "(*%s.%sList)",
-				    pkg, kind);
-			else
-				srv_reply_fail(
-				    r, LP_E_NOTACCEPTABLE,
-				    "you requested PartialObjectMetadataList, "
-				    "but the requested object is not a list "
-				    "(*%s.%s)",
-				    pkg, kind);
+		/* A get or a list refuses the other shape only once it
+		   succeeded (kube's transformResponseObject), after its own
+		   errors. */
+		if (r->neg.out == SRV_OUT_PARTIAL_SHAPE &&
+		    ((vb != SRV_V_GET && vb != SRV_V_LIST) || sub[0])) {
+			refuse_shape(r, res, vb);
 			return;
 		}
 		/* kube's YAML serializer has no stream serializer: a watch

@@ -69,9 +69,28 @@ static bool clause_param(const char *c, size_t n, const char *name, char *buf,
 	return false;
 }
 
+static lp_err negotiate(const char *accept, const char *include_object,
+			bool list, bool no_table, bool plain_only,
+			struct srv_neg *out, struct srv_error *err);
+
 lp_err srv_negotiate(const char *accept, const char *include_object,
 		     bool list, bool no_table, struct srv_neg *out,
 		     struct srv_error *err)
+{
+	return negotiate(accept, include_object, list, no_table, false, out,
+			 err);
+}
+
+bool srv_negotiate_status(const char *accept, struct srv_neg *out)
+{
+	struct srv_error err;
+	srv_error_clear(&err);
+	return negotiate(accept, NULL, false, false, true, out, &err) == LP_OK;
+}
+
+static lp_err negotiate(const char *accept, const char *include_object,
+			bool list, bool no_table, bool plain_only,
+			struct srv_neg *out, struct srv_error *err)
 {
 	struct srv_neg n = {.out = SRV_OUT_PLAIN, .version = "v1",
 			    .include = SRV_INC_METADATA};
@@ -143,6 +162,8 @@ lp_err srv_negotiate(const char *accept, const char *include_object,
 			    st[0] && (strcmp(st, "watch") || yaml))
 				continue;
 		}
+		if (conv && plain_only)
+			continue;
 		if (conv) {
 			/* any of as, g, v asks for a conversion: only
 			   meta.k8s.io's are served, else the clause is not

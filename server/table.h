@@ -43,6 +43,11 @@ struct srv_neg {
 lp_err srv_negotiate(const char *accept, const char *include_object,
 		     bool list, bool no_table, struct srv_neg *out, struct srv_error *err);
 
+/* The form of an error's Status: kube's DefaultEndpointRestrictions skip
+   the clauses that ask for a conversion. false: no clause is acceptable
+   (kube then writes indented JSON). */
+bool srv_negotiate_status(const char *accept, struct srv_neg *out);
+
 /* One object as PartialObjectMetadata (new). */
 json_t *srv_partial(const struct srv_neg *n, const json_t *obj);
 /* A list of objects (array, borrowed) as PartialObjectMetadataList (new);

@@ -298,13 +298,14 @@ static void emit_bookmark(struct wstream *ws, int64_t rev, bool initial_end)
 		snprintf(pgv, sizeof pgv, "meta.k8s.io/%s", ws->neg.version);
 	/* the initial events' end also carries the list they make, empty,
 	   in base64 (kube's watchListTransformer): client-go's watch-list
-	   List() builds its answer on it */
+	   List() builds its answer on it. Encoded as kube's JSON encoder
+	   writes it: with a newline at the end (Go's json.Encoder). */
 	char ann[1024] = ""; /* the base64 of list[] and the keys */
 	if (initial_end) {
 		char list[512]; /* kind <= 100, gv < 300: it fits */
 		int ln = snprintf(list, sizeof list,
 				  "{\"kind\":\"%.100s\",\"apiVersion\":\"%s\","
-				  "\"metadata\":{},\"items\":%s}",
+				  "\"metadata\":{},\"items\":%s}\n",
 				  partial ? "PartialObjectMetadataList"
 					  : ws->res->list_kind,
 				  partial ? pgv : ws->gv,

@@ -127,7 +127,7 @@ V2B1='application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList'
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H "Accept: $V2B1,application/json" "$URL/apis")
 check "aggregated discovery v2beta1 is not served (kube 1.33): the next clause's APIGroupList" code_has 200 '"kind":"APIGroupList"'
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H "Accept: $V2B1" "$URL/api")
-check "... v2beta1 alone is 406" code_has 406 '"reason":"NotAcceptable"'
+check "... v2beta1 alone is 406, indented as kube's WriteRawJSON writes a Status no clause accepts" code_has 406 '"reason": "NotAcceptable"'
 req GET /apis
 check "built-in groups by kube's priorities, ties by name (admissionregistration before apiextensions)" python3 -c "
 import json; g=[x['name'] for x in json.load(open('$WORK/body'))['groups']]
@@ -155,7 +155,7 @@ check "health answers are nosniff, as kube's" grep -qi '^X-Content-Type-Options:
 # discovery answers JSON, YAML or protobuf without conversions: else kube's 406
 for p in /api /apis /api/v1 /apis/coordination.k8s.io /apis/coordination.k8s.io/v1; do
 	CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: text/html' "$URL$p")
-	check "discovery $p with Accept: text/html is 406" code_has 406 '"reason":"NotAcceptable"' 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf'
+	check "discovery $p with Accept: text/html is 406 (indented JSON: kube's WriteRawJSON)" code_has 406 '"reason": "NotAcceptable"' 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf'
 	CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/json;as=Table;g=meta.k8s.io;v=v1, application/vnd.kubernetes.protobuf, */*' "$URL$p")
 	check "... a Table clause is skipped for the next acceptable one" code_is 200
 done
@@ -1118,6 +1118,8 @@ import base64
 a = ev[-1]['object']['metadata']['annotations']
 assert ev[-1]['type'] == 'BOOKMARK' and a['k8s.io/initial-events-end'] == 'true', ev[-1]
 assert json.loads(base64.b64decode(a['k8s.io/initial-events-list-blueprint'])) == {'kind': 'PartialObjectMetadataList', 'apiVersion': 'meta.k8s.io/v1', 'metadata': {}, 'items': None}, a
+# written as Go's json.Encoder writes it, with a newline at the end
+assert base64.b64decode(a['k8s.io/initial-events-list-blueprint']).endswith(b'}\n'), a
 assert all('data' not in e['object'] for e in ev)
 # a typed bookmark object's zero creationTimestamp is null, as Go encodes it
 assert list(ev[-1]['object']['metadata'])[:2] == ['resourceVersion', 'creationTimestamp'] and ev[-1]['object']['metadata']['creationTimestamp'] is None, ev[-1]"
@@ -1333,6 +1335,20 @@ reqa 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io' '/api/v1
 check "PartialObjectMetadataList of one object: kube's negotiation takes it, its transform refuses (406, the internal type named)" code_has 406 'you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)'
 reqa 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io' '/apis/coordination.k8s.io/v1/namespaces/default/leases'
 check "... PartialObjectMetadata of a list likewise" code_has 406 'you requested PartialObjectMetadata, but the requested object is a list (*coordination.LeaseList)'
+# the transform refuses only what the get or list returned: their own
+# errors come first (kube's transformResponseObject runs after them)
+reqa 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io' '/api/v1/namespaces/default/configmaps/nonexist'
+check "... a get of a missing object with the wrong shape is 404, not 406" code_has 404 'configmaps \"nonexist\" not found'
+reqa 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io' '/api/v1/namespaces/default/configmaps?resourceVersionMatch=Exact'
+check "... a list with bad options is their 422" code_has 422 'resourceVersionMatch is forbidden unless resourceVersion is provided'
+reqa 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io' '/api/v1/namespaces/default/configmaps?resourceVersion=abc'
+check "... and a malformed resourceVersion its 400" code_has 400 'invalid resource version'
+# An error's Status skips the clauses asking for a conversion (kube's
+# DefaultEndpointRestrictions): with none left, indented JSON
+CODE=$(curl -sS -A client-go -D "$WORK/hdr" -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/yaml;as=Table;g=meta.k8s.io;v=v1' "$URL/api/v1/namespaces/default/configmaps/nonexist")
+check "an error asked for as a YAML Table comes as indented JSON" eval '[ "$CODE" == 404 ] && grep -qi "^content-type: application/json" "$WORK/hdr" && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"kind\"]==\"Status\" and d[\"code\"]==404" "$WORK/body" && grep -q "^  \"kind\": \"Status\"" "$WORK/body"'
+CODE=$(curl -sS -A client-go -D "$WORK/hdr" -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/yaml;as=Table;g=meta.k8s.io;v=v1, application/yaml' "$URL/api/v1/namespaces/default/configmaps/nonexist")
+check "... and as YAML where a plain YAML clause is acceptable" eval '[ "$CODE" == 404 ] && grep -qi "^content-type: application/yaml" "$WORK/hdr" && grep -q "^kind: Status" "$WORK/body"'
 reqa 'application/json;as=Table;v=v1;g=meta.k8s.io' '/apis/apiextensions.k8s.io/v1/customresourcedefinitions?labelSelector=none%3D1'
 check "an empty Table of CRDs has rows null (kube's default table convertor)" code_has 200 '"rows":null'
 reqa 'application/json;as=Table;v=v1;g=meta.k8s.io' '/api/v1/namespaces/default/configmaps?labelSelector=none%3D1'
