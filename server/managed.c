@@ -1758,6 +1758,43 @@ static bool struct_field(const struct walk *w, const struct srv_schema_node *sn,
 	return srv_schema_declares(sn, key);
 }
 
+/* Whether k is a field of ObjectMeta, the type kube's builder gives the
+   metadata of a custom resource and of an embedded resource. */
+static bool objectmeta_field(const char *k)
+{
+	static const char *const f[] = {"name",
+					"generateName",
+					"namespace",
+					"selfLink",
+					"uid",
+					"resourceVersion",
+					"generation",
+					"creationTimestamp",
+					"deletionTimestamp",
+					"deletionGracePeriodSeconds",
+					"labels",
+					"annotations",
+					"ownerReferences",
+					"finalizers",
+					"managedFields"};
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+		if (!strcmp(k, f[i]))
+			return true;
+	return false;
+}
+
+/* Whether key k of the object at the walk's position is the ObjectMeta of
+   a custom resource: its own metadata or an embedded resource's. */
+static bool custom_meta(const struct walk *w, const struct srv_schema_node *sn,
+			const char *k)
+{
+	if (!w->res || !w->res->custom || strcmp(k, "metadata"))
+		return false;
+	bool open, emb;
+	srv_schema_smd(sn, &open, &emb);
+	return w->depth == 0 || emb;
+}
+
 /* Remove from v (at the walk's position) each member of rm that keep has
    nothing at or below: one walk over the object, following last (the
    applier's previous set, which holds rm). A struct field goes whole once
@@ -1769,10 +1806,13 @@ static bool struct_field(const struct walk *w, const struct srv_schema_node *sn,
    the removal empties becomes null, as SMD's remove walk leaves it: a
    custom resource keeps it only where its schema says nullable (the
    defaulting pass drops the rest), and a built-in drops it, as its Go
-   type decodes null to nothing. */
+   type decodes null to nothing. objmeta: v is a custom resource's
+   ObjectMeta, whose fields (labels, annotations) are struct fields as in
+   a built-in's. */
 static void remove_paths(json_t *v, struct walk *w,
-			 const struct srv_schema_node *sn, const struct fset *rm,
-			 const struct fset *last, const struct fset *keep)
+			 const struct srv_schema_node *sn,
+			 const struct fset *rm, const struct fset *last,
+			 const struct fset *keep, bool objmeta)
 {
 	if (json_is_object(v) && !atomic_object(w, sn)) {
 		const char *k;
@@ -1780,7 +1820,9 @@ static void remove_paths(json_t *v, struct walk *w,
 		void *tmp;
 		json_object_foreach_safe(v, tmp, k, c)
 		{
-			bool named = struct_field(w, sn, k);
+			bool named = objmeta ? objectmeta_field(k)
+					     : struct_field(w, sn, k);
+			bool meta = !objmeta && custom_meta(w, sn, k);
 			struct mark_pos m = enter_field(w, k);
 			/* structured-merge-diff adds back what someone owns,
 			   a named field's owned descendants owning it too
@@ -1801,8 +1843,8 @@ static void remove_paths(json_t *v, struct walk *w,
 								  w->pb.len))) {
 				bool had =
 				    json_object_size(c) || json_array_size(c);
-				remove_paths(c, w, srv_schema_prop(sn, k), rm, last,
-					     keep);
+				remove_paths(c, w, srv_schema_prop(sn, k), rm,
+					     last, keep, meta);
 				if (had && !json_object_size(c) &&
 				    !json_array_size(c)) {
 					if (w->res && w->res->custom)
@@ -1833,8 +1875,9 @@ static void remove_paths(json_t *v, struct walk *w,
 			json_array_remove(v, i);
 		else if (lk.kind == SRV_SLIST_MAP &&
 			 fset_has_at_or_below(last, w->pb.p, w->pb.len))
-			remove_paths(json_array_get(v, i), w, srv_schema_items(sn),
-				     rm, last, keep);
+			remove_paths(json_array_get(v, i), w,
+				     srv_schema_items(sn), rm, last, keep,
+				     false);
 		leave_item(w, m);
 	}
 	lidx_free(&ix);
@@ -2943,7 +2986,7 @@ lp_err srv_mf_apply(const struct srv_mf_op *op, const json_t *live,
 				if (&es.v[i] != own)
 					fset_union(keep, es.v[i].set);
 			fset_norm(rm);
-			remove_paths(merged, &w, sn, rm, own->set, keep);
+			remove_paths(merged, &w, sn, rm, own->set, keep, false);
 		}
 		if (!keep || !rm || keep->oom)
 			rc = LP_ERR(LP_E_NOMEM);

@@ -551,6 +551,21 @@ e = [m for m in d['metadata']['managedFields'] if m['manager'] == 'scaler']
 assert len(e) == 1 and e[0]['subresource'] == 'scale' and e[0]['fieldsV1'] == {'f:spec': {'f:replicas': {}}} and 'time' not in e[0], e"
 knob applier '{"apiVersion":"example.com/v1","kind":"Knob","metadata":{"name":"k1","namespace":"default"},"spec":{"c":1}}'
 check "... applying without spec.a removes it whole, not leaving a: {}" py "assert d['spec'] == {'replicas': 5, 'c': 1} and 'cfg' not in d, d"
+# A custom resource's metadata is ObjectMeta to structured-merge-diff
+# (kube's builder refers it): labels and annotations are struct fields, so
+# an applier that owned the map itself and now applies keys in it keeps
+# every key someone owns (addBackOwnedItems); lapis removed the whole map.
+knob B '{"apiVersion":"example.com/v1","kind":"Knob","metadata":{"name":"k2","namespace":"default","labels":{"b":"2"}}}'
+knob A '{"apiVersion":"example.com/v1","kind":"Knob","metadata":{"name":"k2","namespace":"default","labels":{}}}'
+knob A '{"apiVersion":"example.com/v1","kind":"Knob","metadata":{"name":"k2","namespace":"default","labels":{"a":"1"}}}'
+check "a custom resource's labels an applier owned as a map, then applied a key into, keep every owned key" py "assert d['metadata']['labels'] == {'a': '1', 'b': '2'}, d['metadata']"
+check "... and the other manager its entry" mf_is B Apply '{"f:metadata":{"f:labels":{"f:b":{}}}}'
+printf 'apiVersion: example.com/v1\nkind: Knob\nmetadata:\n  name: k3\n  namespace: default\n  labels: {app: demo}\n  annotations: {note: hello}\n' >"$WORK/k3.yaml"
+expect_rc 0 "a custom resource by client-side apply" $K apply -f "$WORK/k3.yaml"
+expect_rc 0 "... then by server-side apply (kubectl's upgrade of the managed fields)" $K apply --server-side -f "$WORK/k3.yaml"
+expect_rc 0 "... get" $K get knob k3 -o json
+cp "$WORK/out" "$WORK/body"
+check "... keeps its labels, its annotations and the last-applied one" py "m = d['metadata']; assert m['labels'] == {'app': 'demo'} and m['annotations']['note'] == 'hello' and 'kubectl.kubernetes.io/last-applied-configuration' in m['annotations'], m"
 
 # Applied nulls as structured-merge-diff merges them (typed/merge.go): a
 # null is a leaf the configuration wins, so re-applying one changes
