@@ -548,6 +548,10 @@ static void list_kind(const struct walk *w, const struct srv_schema_node *sn,
 	if (w->res->custom) {
 		lk->kind = srv_schema_list_kind(sn, &lk->keys, &lk->n_keys);
 		lk->items = srv_schema_items(sn);
+		/* items the schema makes atomic maps are leaves, the item
+		   itself what a manager owns (SMD's ToFieldSet) */
+		lk->atomic_items = lk->kind == SRV_SLIST_MAP &&
+				   srv_schema_map_atomic(lk->items);
 		return;
 	}
 	if (path_is(w, "spec.ports") && !strcmp(w->res->resource, "services")) {

@@ -681,6 +681,47 @@ check "... another manager's apply to it then conflicts with the old owner on th
 gran_do g4 apply --server-side --field-manager=two --force-conflicts <<<"$(gran g4 '"m":{"b":"2"}')"
 check "... forced, it takes the map whole" py "assert d['m'] == {'b': '2'} and [(e['manager'], e['fieldsV1']) for e in d['metadata']['managedFields']] == [('two', {'f:m': {}})], d"
 
+# a map list whose items the schema makes atomic maps: each item is a
+# leaf, owned whole (SMD's ToFieldSet inserts an atomic map's path alone)
+expect_rc 0 "a CRD with a map list of atomic items" $K apply -f - <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: lmaps.example.com}
+spec:
+  group: example.com
+  names: {kind: LMap, plural: lmaps}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              items:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [key]
+                items:
+                  type: object
+                  x-kubernetes-map-type: atomic
+                  required: [key]
+                  properties: {key: {type: string}, v: {type: string}}
+YAML
+expect_rc 0 "... established" $K wait --for condition=established --timeout=30s crd/lmaps.example.com
+lmap() { # MANAGER ITEMS-JSON
+	run $K apply --server-side --field-manager="$1" -o json --show-managed-fields -f - <<<'{"apiVersion":"example.com/v1","kind":"LMap","metadata":{"name":"l1","namespace":"default"},"spec":{"items":'"$2"'}}'
+	cp "$WORK/out" "$WORK/body"
+}
+lmap mA '[{"key":"a","v":"x"}]'
+check "an applier owns an atomic item as a leaf" mf_is mA Apply '{"f:spec":{"f:items":{"k:{\"key\":\"a\"}":{}}}}'
+lmap mB '[{"key":"b","v":"x"}]'
+check "... and so does another, for its own item" mf2 mA Apply '{"f:spec":{"f:items":{"k:{\"key\":\"a\"}":{}}}}' mB Apply '{"f:spec":{"f:items":{"k:{\"key\":\"b\"}":{}}}}'
+
 
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
