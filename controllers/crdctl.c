@@ -47,6 +47,16 @@
    reports the poll's timeout; LAPIS_CRD_CLEANUP_WAIT_MS (a positive count
    of milliseconds) shortens it for tests */
 #define WAIT_MS 60000
+/* kube's finalizer starts on a deleted CRD only after its informer saw the
+   deletion and its queue ran it, and writes the Terminating condition
+   before it deletes anything: tens of milliseconds in which the
+   instances are still served. A client that deletes them right after
+   the CRD (kubectl delete -f of a manifest holding both) finds them
+   there; lapis's controller, in a few hundred microseconds, had removed
+   the endpoint first (404 for kubectl's next delete). So the first pass
+   over a deleted CRD waits this long; LAPIS_CRD_CLEANUP_DELAY_MS sets it
+   for tests. */
+#define DELAY_MS 50
 
 /* kube's CRD finalizer runs in kube-apiserver: conditions through
    status, the cleanup finalizer's removal through the object */
@@ -62,6 +72,10 @@ struct crdctl {
 	   of waiting began (ms, monotonic). The sync worker only (one). */
 	json_t *waiting;
 	int64_t wait_ms;
+	/* deleted CRDs by uid -> when a sync first saw them (ms, monotonic).
+	   The sync worker only. */
+	json_t *seen;
+	int64_t delay_ms;
 };
 
 static lp_err crd_init(const struct ctl_store *s, void **ud)
@@ -71,11 +85,14 @@ static lp_err crd_init(const struct ctl_store *s, void **ud)
 		return LP_E_NOMEM;
 	c->s = s;
 	c->wait_ms = lp_env_ms("LAPIS_CRD_CLEANUP_WAIT_MS", WAIT_MS);
+	c->delay_ms = lp_env_ms("LAPIS_CRD_CLEANUP_DELAY_MS", DELAY_MS);
 	c->terminating = json_object();
 	c->waiting = json_object();
-	if (!c->terminating || !c->waiting) {
+	c->seen = json_object();
+	if (!c->terminating || !c->waiting || !c->seen) {
 		json_decref(c->terminating);
 		json_decref(c->waiting);
+		json_decref(c->seen);
 		free(c);
 		return LP_E_NOMEM;
 	}
@@ -89,6 +106,7 @@ static void crd_fini(void *ud)
 	if (c) {
 		json_decref(c->terminating);
 		json_decref(c->waiting);
+		json_decref(c->seen);
 	}
 	free(c);
 }
@@ -278,6 +296,21 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 			       !strcmp(st, "True"));
 	}
 	reg_obj_free(&cur);
+	/* kube's latency before its first pass (DELAY_MS) */
+	{
+		int64_t t = ctl_now_ms();
+		json_t *seen = json_object_get(cc->seen, uid);
+		if (!json_is_integer(seen)) {
+			json_object_set_new(cc->seen, uid, json_integer(t));
+			seen = json_object_get(cc->seen, uid);
+		}
+		int64_t left =
+		    seen ? cc->delay_ms - (t - json_integer_value(seen)) : 0;
+		if (left > 0) {
+			ctl_add_after(c, name, left);
+			return LP_OK;
+		}
+	}
 	/* creates that passed the API server's terminating check before
 	   it saw the deletion may still commit: none may once this is 0,
 	   so what the scans below see is all there will be */
@@ -290,6 +323,7 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 		struct ctl_cond never = {"Terminating", "False",
 					 "NeverEstablished",
 					 "resource was never established"};
+		json_object_del(cc->seen, uid);
 		return let_go(s, &k, uid, &never);
 	}
 
@@ -364,6 +398,7 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 	cond = (struct ctl_cond){"Terminating", "False",
 				 "InstanceDeletionCompleted",
 				 "removed all instances"};
+	json_object_del(cc->seen, uid);
 	return let_go(s, &k, uid, &cond);
 }
 

@@ -546,6 +546,23 @@ expect_rc 0 "without crd-naming: the update's inline check" names_accepted thing
 check "without crd-naming: ... gives it its names at once" out_has '^True/True$'
 stop_server nonaming
 
+# kube's CRD finalizer starts tens of milliseconds after the deletion (its
+# informer, its queue, a status write), and the instances stay served
+# meanwhile: kubectl delete -f of a manifest holding a CRD and its
+# instances finds them (lapis's controller took a few hundred
+# microseconds and kubectl's next delete met a 404). The delay set long
+# here, so that the order is certain.
+LAPIS_CRD_CLEANUP_DELAY_MS=5000 start_server delay
+schemaless_crd gizmos delay.lapis.dev Gizmo >"$WORK/gizmo.yaml"
+printf -- '---\napiVersion: delay.lapis.dev/v1\nkind: Gizmo\nmetadata: {name: g1, namespace: default}\n' >>"$WORK/gizmo.yaml"
+expect_rc 0 "delay: a CRD" "${K[@]}" create -f <(schemaless_crd gizmos delay.lapis.dev Gizmo)
+expect_rc 0 "delay: ... established" "${K[@]}" wait --for=condition=Established crd/gizmos.delay.lapis.dev "$W"
+expect_rc 0 "delay: a manifest of the CRD and an instance applied" "${K[@]}" apply -f "$WORK/gizmo.yaml"
+expect_rc 0 "delay: kubectl delete -f of it deletes the CRD, then finds the instance" \
+	"${K[@]}" delete -f "$WORK/gizmo.yaml" --wait=false
+expect_rc 0 "delay: the CRD then goes" "${K[@]}" wait --for=delete crd/gizmos.delay.lapis.dev "$W"
+stop_server delay
+
 # ---------------------------------------------------------------- event-ttl
 # Events go --event-ttl after their last write (kube-apiserver's etcd
 # lease), read off their own times: one whose lastTimestamp is an hour
