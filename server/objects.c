@@ -587,9 +587,26 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 		orphan = orphan || (f && !strcmp(f, "orphan"));
 		fg = fg || (f && !strcmp(f, "foregroundDeletion"));
 	}
-	if (orphan && fg)
+	if (orphan && fg) {
+		/* the whole list, as Go's %#v of the []string */
+		char list[4096] = "";
+		size_t o = 0;
+		json_array_foreach((json_t *)fins, i, fin)
+		{
+			char q[512];
+			const char *f = json_string_value(fin);
+			srv_go_quote(f ? f : "", q, sizeof q);
+			int n = snprintf(list + o, sizeof list - o, "%s%s",
+					 i ? ", " : "", q);
+			if (n < 0 || (size_t)n >= sizeof list - o)
+				break;
+			o += (size_t)n;
+		}
 		srv_error_cause(err, "FieldValueInvalid", "metadata.finalizers",
-				"Invalid value: []string{\"orphan\", \"foregroundDeletion\"}: finalizer orphan and foregroundDeletion cannot be both set");
+				"Invalid value: []string{%s}: finalizer orphan "
+				"and foregroundDeletion cannot be both set",
+				list);
+	}
 	const json_t *ann = json_object_get(m, "annotations");
 	size_t total = 0;
 	json_object_foreach((json_t *)ann, k, v)
@@ -940,9 +957,17 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 	return LP_OK;
 }
 
-/* Body kind and apiVersion must name the resource (400 otherwise). */
-static lp_err check_type(const struct srv_resource *res, json_t *obj,
-			 struct srv_error *err)
+static lp_err patch_invalid(const char *shown, const char *msg,
+			    struct srv_error *err);
+
+/* Body kind and apiVersion must name the resource (400 otherwise). r: the
+   request whose JSON body obj is (a create or update: kube's
+   transformDecodeError quotes it and adds its summary); pt_merge: obj is
+   a merge or JSON patch's result (NULL r), whose decoding error kube
+   answers as patch's 422 (patch.go). */
+static lp_err check_type_of(const struct srv_req *r, bool patched,
+			    bool pt_merge, const struct srv_resource *res,
+			    json_t *obj, struct srv_error *err)
 {
 	char gv[300];
 	srv_resource_gv(res, gv, sizeof gv);
@@ -950,12 +975,29 @@ static lp_err check_type(const struct srv_resource *res, json_t *obj,
 	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
 	if ((!kind || !*kind) && res->custom) {
 		/* unstructured decoding needs the kind (built-ins take the
-		   endpoint's) */
+		   endpoint's); kube's NewMissingKindErr quotes the JSON it
+		   decoded */
 		size_t n = 0;
-		char *text = reg_json_dump(obj, &n);
-		srv_error_set(err, LP_E_BADREQUEST,
-			      "the object provided is unrecognized (must be of type %s): Object 'Kind' is missing in '%.400s'",
-			      res->kind, text ? text : "");
+		char *text = pt_merge ? reg_json_dump_sorted(obj, &n)
+				      : reg_json_dump(obj, &n);
+		if (patched) {
+			char msg[2200];
+			snprintf(msg, sizeof msg,
+				 "Object 'Kind' is missing in '%.2048s'",
+				 text ? text : "");
+			patch_invalid(text ? text : "", msg, err);
+			free(text);
+			return err->code;
+		}
+		char sum[128] = "";
+		if (r)
+			summarize_body(r->body, r->body_len, sum, sizeof sum);
+		srv_error_set(
+		    err, LP_E_BADREQUEST,
+		    "the object provided is unrecognized (must be of type %s): "
+		    "Object 'Kind' is missing in '%.2048s'%s%s%s",
+		    res->kind, text ? text : "", r ? " (" : "", sum,
+		    r ? ")" : "");
 		free(text);
 		return err->code;
 	}
@@ -989,6 +1031,12 @@ static lp_err check_type(const struct srv_resource *res, json_t *obj,
 	}
 	json_object_del(m, "selfLink");
 	return LP_OK;
+}
+
+static lp_err check_type(const struct srv_resource *res, json_t *obj,
+			 struct srv_error *err)
+{
+	return check_type_of(NULL, false, false, res, obj, err);
 }
 
 /* A patch's result's kind and apiVersion, before check_type: a strategic
@@ -3519,7 +3567,7 @@ static lp_err create_body(struct srv_req *r, const struct srv_resource *res,
 	    field_manager_ok(r, "CreateOptions", err) ||
 	    decode_body(r, mt, res, &strict, obj, err) ||
 	    body_fields(r, res, mt, *obj, &strict, err) ||
-	    check_type(res, *obj, err) ||
+	    check_type_of(r, false, false, res, *obj, err) ||
 	    strict_finish(r, res, &strict, NULL, err)) {
 		srv_strict_free(&strict);
 		/* an Invalid names the object in its details: answered here,
@@ -3631,14 +3679,8 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 	}
 	const char *rvs = json_string_value(json_object_get(m, "resourceVersion"));
 	int64_t rvn = 0;
-	if (rvs && parse_i64(rvs, &rvn) && rvn != 0 && !dry) {
-		json_decref(obj);
-		/* the storage's plain error: kube's 500 without a reason */
-		srv_error_set(&err, LP_E_IO, "resourceVersion should not be set on objects to be created");
-		err.no_reason = true;
-		srv_reply_error(r, &err, NULL);
-		return;
-	}
+	/* refused by the storage, after validation */
+	bool rv_set = rvs && parse_i64(rvs, &rvn) && rvn != 0 && !dry;
 	json_object_del(m, "resourceVersion");
 	json_object_del(m, "deletionTimestamp");
 	json_object_del(m, "deletionGracePeriodSeconds");
@@ -3667,6 +3709,17 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 		return;
 	}
 	type_warnings(r, res, obj, NULL);
+	if (rv_set) {
+		json_decref(obj);
+		/* the storage's plain error (etcd3's Create), once the object
+		   passed validation: kube's 500 without a reason */
+		srv_error_set(&err, LP_E_IO,
+			      "resourceVersion should not be set on objects to "
+			      "be created");
+		err.no_reason = true;
+		srv_reply_error(r, &err, NULL);
+		return;
+	}
 	eng *e = srv_engine(r->s);
 	struct eng_cmp cmp = {ENG_CMP_ABSENT, 0};
 	char *out = NULL;
@@ -4216,7 +4269,8 @@ static void do_update(struct srv_req *r, const struct srv_resource *res,
 	    field_manager_ok(r, "UpdateOptions", &err) ||
 	    decode_body(r, mt, res, &strict, &obj, &err) ||
 	    body_fields(r, res, mt, obj, &strict, &err) ||
-	    (type_bad = check_type(res, obj, &err) != LP_OK) ||
+	    (type_bad =
+		 check_type_of(r, false, false, res, obj, &err) != LP_OK) ||
 	    strict_finish(r, res, &strict, NULL, &err)) {
 		srv_strict_free(&strict);
 		json_decref(obj);
@@ -4380,7 +4434,18 @@ static lp_err patch_fields(struct srv_req *r, const struct srv_resource *res,
 		return srv_error_set(err, LP_E_NOMEM, "out of memory");
 	}
 	if (res->custom) {
-		/* the duplicates here, the unknown fields in cr_schema */
+		/* the duplicates here, the unknown fields in cr_schema; when
+		   Strict refuses the duplicates, kube's patcher adds the
+		   decoder's unknown fields after them (patch.go) */
+		const struct srv_schema *sch = srv_cr_schema(res);
+		if (strict.mode == SRV_FV_STRICT && strict.n && sch &&
+		    json_is_object(next)) {
+			json_t *copy = json_deep_copy(next);
+			if (copy)
+				srv_schema_prune(sch, copy, on_unknown,
+						 &strict);
+			json_decref(copy);
+		}
 		lp_err rc = strict_finish(r, res, &strict, shown, err);
 		free(r->strict_shown);
 		r->strict_shown = rc ? NULL : shown;
@@ -4846,7 +4911,8 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 					       pt == P_MERGE, patch, next,
 					       &err) != LP_OK;
 		if (fields_bad || patched_type(res, next, pt == P_SMP, &err) ||
-		    check_type(res, next, &err)) {
+		    check_type_of(NULL, pt != P_SMP, pt == P_MERGE, res, next,
+				  &err)) {
 			reg_obj_free(&c);
 			json_decref(next);
 			json_decref(patch);

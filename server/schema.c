@@ -1769,38 +1769,72 @@ void srv_goregex_free(struct srv_goregex *g)
 	}
 }
 
-/* kube's normalized fieldPath: ".a.b" and ".a['b']" name a.b, "[2]"
-   stays; NULL (the rule's own path) when there is none or it is not of
-   that simple form. */
-static char *field_path_norm(const char *fp)
+/* The step from schema node cur (JSON, may be NULL) to the member named
+   p[0..k): a property's schema (*key false), or additionalProperties'
+   (*key true: kube's ValidFieldPath takes a map's member as a Key). */
+static const json_t *fp_member(const json_t *cur, const char *p, size_t k,
+			       bool *key)
+{
+	const json_t *props = json_object_get(cur, "properties");
+	const json_t *sub =
+	    json_is_object(props) ? json_object_getn(props, p, k) : NULL;
+	*key = false;
+	if (sub)
+		return sub;
+	const json_t *ap = json_object_get(cur, "additionalProperties");
+	if (json_is_object(ap)) {
+		*key = true;
+		return ap;
+	}
+	return NULL;
+}
+
+/* kube's normalized fieldPath, as its field.Path prints it: ".a.b" and
+   ".a['b']" name a.b, a member of a map (additionalProperties) is "[k]",
+   "[2]" stays; js is the schema the rule is on. NULL (the rule's own
+   path) when there is none or it is not of that simple form. */
+static char *field_path_norm(const char *fp, const json_t *js)
 {
 	struct sb o = {0};
 	const char *p = fp;
+	const json_t *cur = js;
 	while (*p) {
+		const char *name;
+		size_t k;
 		if (*p == '.') {
-			size_t k = strcspn(++p, ".[");
+			k = strcspn(++p, ".[");
 			if (!k)
 				goto bad;
-			if (o.len)
-				sb_putc(&o, '.');
-			sb_putn(&o, p, k);
+			name = p;
 			p += k;
 		} else if (p[0] == '[' && (p[1] == '\'' || p[1] == '"')) {
 			const char *e = strchr(p + 2, p[1]);
 			if (!e || e[1] != ']')
 				goto bad;
-			if (o.len)
-				sb_putc(&o, '.');
-			sb_putn(&o, p + 2, (size_t)(e - p - 2));
+			name = p + 2;
+			k = (size_t)(e - p - 2);
 			p = e + 2;
 		} else if (p[0] == '[') {
-			size_t k = strspn(p + 1, "0123456789");
-			if (!k || p[1 + k] != ']')
+			size_t n = strspn(p + 1, "0123456789");
+			if (!n || p[1 + n] != ']')
 				goto bad;
-			sb_putn(&o, p, k + 2);
-			p += k + 2;
+			sb_putn(&o, p, n + 2);
+			p += n + 2;
+			cur = json_object_get(cur, "items");
+			continue;
 		} else {
 			goto bad;
+		}
+		bool key;
+		cur = fp_member(cur, name, k, &key);
+		if (key) {
+			sb_putc(&o, '[');
+			sb_putn(&o, name, k);
+			sb_putc(&o, ']');
+		} else {
+			if (o.len)
+				sb_putc(&o, '.');
+			sb_putn(&o, name, k);
 		}
 	}
 	if (!o.len || o.oom)
@@ -1814,13 +1848,13 @@ bad:
 /* Compile r's rule (the x-kubernetes-validations item js) for cel.c; a
    rule it cannot take keeps prog NULL and says why. true on out of
    memory. */
-static bool compile_cel(struct rule *r, const json_t *js)
+static bool compile_cel(struct rule *r, const json_t *js, const json_t *node)
 {
 	char why[256] = "";
 	const json_t *fp = json_object_get(js, "fieldPath");
 	const json_t *reason = json_object_get(js, "reason");
 	if (json_is_string(fp) && json_string_length(fp) &&
-	    !(r->field_path = field_path_norm(json_string_value(fp))))
+	    !(r->field_path = field_path_norm(json_string_value(fp), node)))
 		snprintf(why, sizeof why, "fieldPath %s is not supported",
 			 json_string_value(fp));
 	if (json_is_string(reason) && json_string_length(reason) &&
@@ -1883,7 +1917,7 @@ static lp_err compile_rules(struct cctx *c, struct node *n, const json_t *js)
 		if (!nr->path || !nr->rule || (json_is_string(msg) && !nr->message))
 			return nomem(c);
 		n->n_rules++;
-		if (compile_cel(nr, r))
+		if (compile_cel(nr, r, js))
 			return nomem(c);
 	}
 	return LP_OK;
@@ -4265,7 +4299,9 @@ static void duplicate(struct vctx *v, const json_t *shown)
 	free(b.s);
 }
 
-/* The map-list key of item it: {key: value-or-null, ...}; new. */
+/* The map-list key of item it: {key: value, ...} of the keys it has (a
+   key left out is not a null one: kube's unspecifiedKeyValue, shown as
+   an empty map); new. */
 static json_t *map_key_of(const struct node *n, const json_t *it)
 {
 	json_t *k = json_object();
@@ -4274,8 +4310,8 @@ static json_t *map_key_of(const struct node *n, const json_t *it)
 	for (size_t j = 0; j < n->n_map_keys; j++) {
 		json_t *kv = json_is_object(it) ?
 				     json_object_get(it, n->map_keys[j]) : NULL;
-		json_object_set_new(k, n->map_keys[j],
-				    kv ? json_incref(kv) : json_null());
+		if (kv)
+			json_object_set_new(k, n->map_keys[j], json_incref(kv));
 	}
 	return k;
 }

@@ -1517,6 +1517,8 @@ check "... and stores nothing" code_is 404
 # with a plain error (500, no reason); one that is no number is dropped
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"rvset","resourceVersion":"5"}}'
 check "a create with resourceVersion 5 is 500 with kube's message and no reason" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert d['code']==500 and 'reason' not in d and d['message']=='resourceVersion should not be set on objects to be created', d\""
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"Bad_rv","resourceVersion":"5"}}'
+check "... after validation: an invalid object is its 422 (kube's BeforeCreate runs before the storage)" code_has 422 'metadata.name: Invalid value: \"Bad_rv\"'
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"rvset","resourceVersion":"abc"}}'
 check "... resourceVersion abc is ignored: 201" code_is 201
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"oe1","generateName":"","labels":{},"annotations":null,"finalizers":[]},"data":{},"binaryData":null}'
@@ -1760,6 +1762,8 @@ req POST "$CMS" '{"metadata":{"name":"fin1","finalizers":["bad name!"]}}'
 check "a finalizer must be a qualified name" code_has 422 'metadata.finalizers: Invalid value: \"bad name!\": name part must consist of'
 req POST "$CMS" '{"metadata":{"name":"fin2","finalizers":["orphan","foregroundDeletion"]}}'
 check "... and orphan and foregroundDeletion never go together" code_has 422 'finalizer orphan and foregroundDeletion cannot be both set'
+req POST "$CMS" '{"metadata":{"name":"fin3","finalizers":["foregroundDeletion","x.io/y","orphan"]}}'
+check "... the message showing the whole list (ValidateFinalizers' %#v)" code_has 422 'metadata.finalizers: Invalid value: []string{\"foregroundDeletion\", \"x.io/y\", \"orphan\"}: finalizer orphan and foregroundDeletion cannot be both set'
 # kube's rules for Endpoints, typed and immutable Secrets, immutable
 # ConfigMaps and Leases
 NSD=/api/v1/namespaces/default

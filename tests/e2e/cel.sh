@@ -531,6 +531,38 @@ sed -i 's/              a: {type: integer}/              a: {type: integer}\n   
 expect_rc 1 "an element taken with [?] is an optional of the element's type" kubectl apply -f "$WORK/gadget.yaml"
 check "... so orValue of another type has no overload" err_text "found no matching overload for 'orValue' applied to 'optional_type(string).(int)'"
 
+# a rule's fieldPath into a map (additionalProperties) names the member as
+# kube's ValidFieldPath does, a Key: spec.m[k]; a property stays spec.o.a.b
+expect_rc 0 "a CRD whose rules point into a map and at a dotted property" kubectl apply -f - <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: fps.t.example.com}
+spec:
+  group: t.example.com
+  names: {plural: fps, kind: Fp}
+  scope: Cluster
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              m: {type: object, additionalProperties: {type: string}}
+              o: {type: object, properties: {a.b: {type: string}}}
+            x-kubernetes-validations:
+            - {rule: "false", message: m1, fieldPath: ".m.k"}
+            - {rule: "false", message: m2, fieldPath: ".m['a.b']"}
+            - {rule: "false", message: m3, fieldPath: ".o['a.b']"}
+YAML
+expect_rc 0 "... established" kubectl wait --for=condition=Established crd/fps.t.example.com --timeout=20s
+expect_rc 1 "its object" kubectl create -f - <<<'{"apiVersion":"t.example.com/v1","kind":"Fp","metadata":{"name":"f1"},"spec":{}}'
+check "... names the map's members as keys and the property as fields" eval 'err_text "* spec.m[k]: Invalid value: \"object\": m1" && err_text "* spec.m[a.b]: Invalid value: \"object\": m2" && err_text "* spec.o.a.b: Invalid value: \"object\": m3"'
+
 TD=$(cd "$(dirname "$0")/../.." && pwd)/../shared/testdata/crds
 [[ -d $TD ]] || TD=/work/shared/testdata/crds
 if [[ -d $TD/external-snapshotter ]]; then

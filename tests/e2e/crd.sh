@@ -718,6 +718,16 @@ check "a patch of an unknown type lists the custom resource's patch types (no st
 curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X POST -H 'Content-Type: application/json' \
 	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets" -d '{"apiVersion":"typed.example.com/v1","metadata":{"name":"nokind"},"spec":{"size":1}}'
 check "a custom resource without kind is kube's 400 (unstructured decoding needs it)" grep -qF "the object provided is unrecognized (must be of type Gadget): Object 'Kind' is missing in" "$WORK/out"
+check "... quoting the body and then its summary (transformDecodeError)" grep -qF "Object 'Kind' is missing in '{\\\"apiVersion\\\":\\\"typed.example.com/v1\\\",\\\"metadata\\\":{\\\"name\\\":\\\"nokind\\\"},\\\"spec\\\":{\\\"size\\\":1}}' ({\\\"apiVersion\\\":\\\"typed.example.c ...)" "$WORK/out"
+curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X PATCH -H 'Content-Type: application/json-patch+json' \
+	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets/g1" -d '[{"op":"remove","path":"/kind"}]'
+check "a JSON patch removing kind is kube's 422 on the patch, the patched object quoted" python3 -c "
+import json; d = json.load(open('$WORK/out'))
+assert d['code'] == 422 and d['message'].startswith(' \"\" is invalid: patch: Invalid value: \"{') and \"Object 'Kind' is missing in '{\" in d['message'], d
+assert d['details']['causes'][0]['field'] == 'patch', d"
+curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X PATCH -H 'Content-Type: application/merge-patch+json' \
+	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets/g1?fieldValidation=Strict" -d '{"spec":{"size":3,"size":4,"bogus":1}}'
+check "a Strict merge patch with a repeated key and an unknown field names both, the decoder's after the patch's (patch.go)" grep -qF 'strict decoding error: duplicate field \"spec.size\", unknown field \"spec.bogus\"' "$WORK/out"
 curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X POST -H 'Content-Type: application/json' \
 	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets" -d '{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"m"}'
 check "a malformed custom resource is kube's 400 naming its kind, in Go's words" grep -qF \
@@ -1297,6 +1307,8 @@ req POST "$OT" '{"apiVersion":"rat.example.com/v1","kind":"Ord","metadata":{"nam
 check "... an object with no duplicate" code_is 201
 req PATCH "$OT/o2" '{"spec":{"dups":[{"name":"a","k":"1"},{"name":"b","k":"2"},{"name":"a","k":"1"}]}}' "$MERGE"
 check "... a copy of one of its items is 422, though the copy equals an old item" code_has 422 'spec.dups[2]: Duplicate value: map[string]interface {}{\"k\":\"1\"}'
+req POST "$OT" '{"apiVersion":"rat.example.com/v1","kind":"Ord","metadata":{"name":"o4"},"spec":{"dups":[{"name":"a"},{"name":"b"}]}}'
+check "two items without the key are duplicates shown as an empty map (kube's unspecifiedKeyValue), not a null key" eval 'code_has 422 "spec.dups[1]: Duplicate value: map[string]interface {}{}" && ! has "interface {}(nil)"'
 # an embedded resource's errors never ratchet (kube: "We don't make a
 # difference between update and create for those")
 req PATCH "$OT/o3" '{"metadata":{"labels":{"emb":"kept"}}}' "$MERGE"
