@@ -4183,8 +4183,15 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	   sorted: one equal in value to the stored object (defaults placed
 	   elsewhere in a map, keys sent in another order, as the Python
 	   client sends a read object back) is no change either. */
-	keep_old_times(next, old);
-	if (same_object(next, old)) {
+	/* A custom resource written through another version than its
+	   storage one is compared as that version sees it (old is in that
+	   form): kube's transformer compares in the request's version, so
+	   what only the storage version has (its defaults) is no change. */
+	json_t *seen = res->custom ? srv_cr_request_view(res, next) : NULL;
+	keep_old_times(seen ? seen : next, old);
+	bool same = same_object(seen ? seen : next, old);
+	json_decref(seen);
+	if (same) {
 		json_decref(next);
 		char *copy = malloc(cur->len ? cur->len : 1);
 		if (!copy) {

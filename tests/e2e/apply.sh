@@ -722,6 +722,36 @@ check "an applier owns an atomic item as a leaf" mf_is mA Apply '{"f:spec":{"f:i
 lmap mB '[{"key":"b","v":"x"}]'
 check "... and so does another, for its own item" mf2 mA Apply '{"f:spec":{"f:items":{"k:{\"key\":\"a\"}":{}}}}' mB Apply '{"f:spec":{"f:items":{"k:{\"key\":\"b\"}":{}}}}'
 
+# an apply through a version that is not the storage one compares as that
+# version sees the object (kube's transformer compares in the request's
+# version): a default only the storage version has makes no change, so a
+# re-apply a second later keeps the revision and the times
+expect_rc 0 "a CRD of two versions, a default in the storage one's list items only" $K apply -f - <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: cogs.example.com}
+spec:
+  group: example.com
+  names: {kind: Cog, plural: cogs}
+  scope: Cluster
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {rules: {type: array, items: {type: object, properties: {s: {type: boolean, default: true}, v: {type: object, properties: {b: {type: boolean, default: true}}}}}}}}}}}
+  - name: v2
+    served: true
+    storage: false
+    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {rules: {type: array, items: {type: object, properties: {s: {type: boolean, default: true}, v: {type: object}}}}}}}}}
+YAML
+expect_rc 0 "... established" $K wait --for condition=established --timeout=30s crd/cogs.example.com
+cog() { run $K apply --server-side -o 'jsonpath={.metadata.resourceVersion}' -f - <<<'{"apiVersion":"example.com/v2","kind":"Cog","metadata":{"name":"c1"},"spec":{"rules":[{"v":{}}]}}'; }
+cog
+RV1=$(cat "$WORK/out")
+sleep 1.1
+cog
+check "a re-apply in the non-storage version a second later is no write (same resourceVersion $RV1)" out_has "^$RV1\$"
+
 
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
