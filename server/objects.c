@@ -960,6 +960,15 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 static lp_err patch_invalid(const char *shown, const char *msg,
 			    struct srv_error *err);
 
+/* Whether s is printable ASCII alone (no escape needed in JSON). */
+static bool go_printable_ascii(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			return false;
+	return true;
+}
+
 /* Body kind and apiVersion must name the resource (400 otherwise). r: the
    request whose JSON body obj is (a create or update: kube's
    transformDecodeError quotes it and adds its summary); pt_merge: obj is
@@ -3681,6 +3690,12 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 	int64_t rvn = 0;
 	/* refused by the storage, after validation */
 	bool rv_set = rvs && parse_i64(rvs, &rvn) && rvn != 0 && !dry;
+	/* a dry run answers the object as sent, its resourceVersion too
+	   (kube's DryRunnableStorage copies it; no store refuses it) */
+	char rv_echo[64] = "";
+	if (dry && rvs && strlen(rvs) < sizeof rv_echo &&
+	    !strpbrk(rvs, "\"\\") && go_printable_ascii(rvs))
+		snprintf(rv_echo, sizeof rv_echo, "%s", rvs);
 	json_object_del(m, "resourceVersion");
 	json_object_del(m, "deletionTimestamp");
 	json_object_del(m, "deletionGracePeriodSeconds");
@@ -3747,7 +3762,8 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 				reg_obj_free(&c);
 				rc = LP_E_EXISTS;
 			} else {
-				rc = reg_put(e, &k, obj, &cmp, true, "", &out, &out_len, NULL);
+				rc = reg_put(e, &k, obj, &cmp, true, rv_echo,
+					     &out, &out_len, NULL);
 			}
 		} else {
 			struct reg_obj c = {0};

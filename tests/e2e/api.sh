@@ -1519,6 +1519,8 @@ req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"rvset","res
 check "a create with resourceVersion 5 is 500 with kube's message and no reason" bash -c "python3 -c \"import json; d=json.load(open('$WORK/body')); assert d['code']==500 and 'reason' not in d and d['message']=='resourceVersion should not be set on objects to be created', d\""
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"Bad_rv","resourceVersion":"5"}}'
 check "... after validation: an invalid object is its 422 (kube's BeforeCreate runs before the storage)" code_has 422 'metadata.name: Invalid value: \"Bad_rv\"'
+req POST '/api/v1/namespaces/default/configmaps?dryRun=All' '{"metadata":{"name":"rvset","resourceVersion":"5"}}'
+check "... a dry run answers the object as sent, its resourceVersion too (kube's DryRunnableStorage copies it)" code_has 201 '"resourceVersion":"5"'
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"rvset","resourceVersion":"abc"}}'
 check "... resourceVersion abc is ignored: 201" code_is 201
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"oe1","generateName":"","labels":{},"annotations":null,"finalizers":[]},"data":{},"binaryData":null}'
