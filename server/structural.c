@@ -1019,8 +1019,10 @@ static double j_max_size(const void *node)
 	const json_t *s = node;
 	const char *t = str(s, "type"), *f = str(s, "format");
 	double maxlen = bound(s, "maxLength");
+	/* kube's SchemaDeclType sizes an int-or-string as the largest
+	   request, whatever its maxLength says */
 	if (is_true(s, "x-kubernetes-int-or-string"))
-		return maxlen >= 0 ? maxlen * 4 : MAX_REQUEST - 2;
+		return MAX_REQUEST - 2;
 	if (!t)
 		return 0;
 	if (!strcmp(t, "string")) {
