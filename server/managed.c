@@ -30,6 +30,7 @@
 #include "registry/json.h"
 #include "registry/object.h"
 #include "schema.h"
+#include "table.h"
 
 #define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
 #define SRV_MF_MAX_UPDATERS 10 /* DefaultMaxUpdateManagers upstream */
@@ -2897,8 +2898,9 @@ static void update_last_applied(json_t *merged, const json_t *config)
 	if (json_is_object(ann))
 		json_object_del(ann, LAST_APPLIED);
 	/* upstream encodes it with json.Encoder, which ends it with a
-	   newline, as kubectl's own annotation */
-	char *s = reg_json_dump_sorted(c, NULL);
+	   newline, as kubectl's own annotation, sorts the keys and escapes
+	   <, > and & (\u003c, \u003e, \u0026) */
+	char *s = srv_go_json(c);
 	json_decref(c);
 	json_t *mann =
 	    json_object_get(json_object_get(merged, "metadata"), "annotations");

@@ -167,6 +167,10 @@ apply "$CMP/la1?fieldManager=kubectl" '{"apiVersion":"v1","kind":"ConfigMap","me
 check "an apply-create by kubectl rebuilds the last-applied annotation from the configuration" py "
 la = d['metadata']['annotations']['kubectl.kubernetes.io/last-applied-configuration']
 assert json.loads(la) == {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'la1', 'annotations': {}}, 'data': {'k': 'v'}}, la"
+apply "$CMP/la2?fieldManager=kubectl" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"la2","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"nonempty"}},"data":{"k":"<a&b>"}}'
+check "... written as Go's json.Encoder writes it: keys sorted, <, > and & escaped, a newline at the end" py "
+la = d['metadata']['annotations']['kubectl.kubernetes.io/last-applied-configuration']
+assert la == '{\"apiVersion\":\"v1\",\"data\":{\"k\":\"\\\\u003ca\\\\u0026b\\\\u003e\"},\"kind\":\"ConfigMap\",\"metadata\":{\"annotations\":{},\"name\":\"la2\"}}\\n', la"
 python3 -c "import json; print(json.dumps({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'la1', 'annotations': {'big': 'x' * 200000, 'kubectl.kubernetes.io/last-applied-configuration': 'nonempty'}}, 'data': {'k': 'v'}}))" >"$WORK/la.json"
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X PATCH -H 'Content-Type: application/apply-patch+yaml' --data-binary @"$WORK/la.json" "$URL$CMP/la1?fieldManager=kubectl")
 check "... and drops it when the annotations would pass 256 KiB, the apply going through" py "
