@@ -4190,6 +4190,19 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 		char rvt[24];
 		snprintf(rvt, sizeof rvt, "%lld", (long long)cur->mod);
 		json_object_set_new(m, "resourceVersion", json_string(rvt));
+		if (res->custom) {
+			/* as kube encodes an unstructured object: every map
+			   sorted, managedFields entries too */
+			size_t n = 0;
+			char *sd = reg_json_dump_sorted(next, &n);
+			json_t *sorted =
+			    sd ? reg_json_load(sd, n, 0, NULL) : NULL;
+			free(sd);
+			if (sorted) {
+				json_decref(next);
+				next = sorted;
+			}
+		}
 		reply_json_stored(r, res, 200, next);
 		return LP_OK;
 	}
@@ -5761,12 +5774,29 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 			    json_string_value(json_object_get(in, "kind"));
 			const char *av =
 			    json_string_value(json_object_get(in, "apiVersion"));
-			if (kind && *kind && strcmp(kind, "Scale")) {
+			/* its scheme registers Scale in autoscaling/v1,
+			   extensions/v1beta1 and apps/v1beta1, v1beta2 */
+			static const char *const scale_gvs[] = {
+			    "autoscaling/v1", "extensions/v1beta1",
+			    "apps/v1beta1", "apps/v1beta2"};
+			bool gv_known = !av || !*av;
+			for (size_t i = 0; !gv_known && i < 4; i++)
+				gv_known = !strcmp(av, scale_gvs[i]);
+			if ((kind && *kind && strcmp(kind, "Scale")) ||
+			    !gv_known) {
+				const char *kd = kind && *kind ? kind : "Scale";
 				const char *sl = av ? strchr(av, '/') : NULL;
-				srv_reply_fail(r, LP_E_BADREQUEST,
-					       "%.64s in version \"%.64s\" cannot be handled as a Scale: no kind \"%.64s\" is registered for version \"%.128s\" in scheme \"pkg/runtime/scheme.go:100\"",
-					       kind, sl ? sl + 1 : av ? av : "",
-					       kind, av ? av : "");
+				srv_reply_fail(
+				    r, LP_E_BADREQUEST,
+				    "%.64s in version \"%.64s\" cannot be "
+				    "handled as a Scale: no kind \"%.64s\" is "
+				    "registered for version \"%.128s\" in "
+				    "scheme \"pkg/runtime/scheme.go:100\"",
+				    kd,
+				    sl	 ? sl + 1
+				    : av ? av
+					 : "",
+				    kd, av ? av : "");
 				json_decref(in);
 				return;
 			}

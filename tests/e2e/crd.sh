@@ -470,6 +470,8 @@ expect_rc 0 "GET /scale" kubectl get --raw /apis/scale.example.com/v1/namespaces
 check "... is an autoscaling/v1 Scale" out_has '"kind":"Scale","apiVersion":"autoscaling/v1".*"spec":\{"replicas":4\}'
 expect_rc 1 "a PUT of /scale whose body is the Dial, not a Scale" kubectl replace --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale -f - <<<'{"apiVersion":"scale.example.com/v1","kind":"Dial","metadata":{"name":"d1"},"spec":{"replicas":9}}'
 check "... is 400: the scale codec knows no Dial" err_has 'Dial in version .*v1.* cannot be handled as a Scale: no kind .*Dial.* is registered'
+expect_rc 1 "a PUT of /scale whose Scale is of a version the scale codec does not know" kubectl replace --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale -f - <<<'{"apiVersion":"autoscaling/v2","kind":"Scale","metadata":{"name":"d1"},"spec":{"replicas":9}}'
+check "... is 400 too (autoscaling/v1, extensions/v1beta1, apps/v1beta1 and v1beta2 only)" err_text 'Scale in version "v2" cannot be handled as a Scale: no kind "Scale" is registered for version "autoscaling/v2" in scheme'
 expect_rc 0 "... and scales nothing" kubectl get dial d1 -o 'jsonpath={.spec.replicas}'
 check "... (4)" out_has '^4$'
 expect_rc 1 "a PUT of /scale with malformed JSON" kubectl replace --raw /apis/scale.example.com/v1/namespaces/default/dials/d1/scale -f - <<<'{"apiVersion":"autoscaling/v1","kind":"Scale"'
@@ -728,6 +730,15 @@ assert d['details']['causes'][0]['field'] == 'patch', d"
 curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X PATCH -H 'Content-Type: application/merge-patch+json' \
 	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets/g1?fieldValidation=Strict" -d '{"spec":{"size":3,"size":4,"bogus":1}}'
 check "a Strict merge patch with a repeated key and an unknown field names both, the decoder's after the patch's (patch.go)" grep -qF 'strict decoding error: duplicate field \"spec.size\", unknown field \"spec.bogus\"' "$WORK/out"
+AUTH=(--cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")")
+GZ="$URL/apis/typed.example.com/v1/namespaces/default/gadgets"
+curl -sS -o "$WORK/out" "${AUTH[@]}" -X POST -H 'Content-Type: application/json' "$GZ" -d '{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"gfin","finalizers":["x.io/y"]},"spec":{"size":1}}'
+curl -sS -o "$WORK/out" "${AUTH[@]}" -X DELETE "$GZ/gfin"
+curl -sS -o "$WORK/out" "${AUTH[@]}" -X PATCH -H 'Content-Type: application/merge-patch+json' "$GZ/gfin" -d '{"metadata":{"finalizers":null}}'
+check "an update that lets a deleted custom resource go answers it as kube encodes an unstructured object, managedFields entries' keys sorted" python3 -c "
+import json; d = json.load(open('$WORK/out'))
+assert d['metadata']['name'] == 'gfin' and 'deletionTimestamp' in d['metadata'], d
+assert all(list(e) == sorted(e) for e in d['metadata']['managedFields']), d['metadata']['managedFields']"
 curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X POST -H 'Content-Type: application/json' \
 	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets" -d '{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"m"}'
 check "a malformed custom resource is kube's 400 naming its kind, in Go's words" grep -qF \
