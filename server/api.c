@@ -24,6 +24,7 @@
 #include "registry/object.h"
 #include "resources.h"
 #include "satoken.h"
+#include "schema.h"
 
 /* The Kubernetes API level lapis implements (reference §6.5). */
 #define KUBE_MAJOR "1"
@@ -1772,6 +1773,44 @@ static json_t *v2_operation(const struct srv_resource *r, const char *action,
 	return op;
 }
 
+/* Drop "default" from schema s and every schema below it. */
+static void prune_defaults(json_t *s, int depth)
+{
+	if (!json_is_object(s) || depth > SRV_SCHEMA_MAX_DEPTH)
+		return;
+	json_object_del(s, "default");
+	const char *k;
+	json_t *v;
+	json_object_foreach(s, k, v)
+	{
+		if (!strcmp(k, "properties") ||
+		    !strcmp(k, "patternProperties") ||
+		    !strcmp(k, "definitions")) {
+			const char *pk;
+			json_t *pv;
+			json_object_foreach(v, pk, pv)
+			    prune_defaults(pv, depth + 1);
+		} else if (!strcmp(k, "allOf") || !strcmp(k, "anyOf") ||
+			   !strcmp(k, "oneOf")) {
+			size_t i;
+			json_t *it;
+			json_array_foreach(v, i, it)
+			    prune_defaults(it, depth + 1);
+		} else if (!strcmp(k, "items") || !strcmp(k, "not") ||
+			   !strcmp(k, "additionalProperties") ||
+			   !strcmp(k, "additionalItems")) {
+			if (json_is_array(v)) {
+				size_t i;
+				json_t *it;
+				json_array_foreach(v, i, it)
+				    prune_defaults(it, depth + 1);
+			} else {
+				prune_defaults(v, depth + 1);
+			}
+		}
+	}
+}
+
 /* The /openapi/v2 document: every served resource's paths and operations,
    and the definitions of their kinds (see openapiv2.h). */
 static json_t *openapi_v2_doc(const struct rset *rs)
@@ -1792,15 +1831,28 @@ static json_t *openapi_v2_doc(const struct rset *rs)
 		json_object_set_new(ip, "delete", v2_operation(r, "delete", false));
 		json_object_set_new(paths, item, ip);
 	}
-	/* the definitions: every kind's v3 schemas in v2 form */
+	/* the definitions: every kind's v3 schemas in v2 form; a custom
+	   resource's without its defaults (kube's CRD controller runs
+	   kube-openapi's PruneDefaults on each CRD's v2 spec) */
 	json_t *v3 = json_object(), *defs = json_object();
+	json_t *custom = json_object();
 	bool any_custom = false;
 	for (size_t i = 0; i < rs->n; i++)
-		any_custom |= kind_schemas(rs->a[i], v3);
+		any_custom |=
+		    kind_schemas(rs->a[i], rs->a[i]->custom ? custom : v3);
 	if (any_custom)
 		meta_schemas(v3);
 	const char *name;
 	json_t *sch;
+	json_object_foreach(custom, name, sch)
+	{
+		/* a copy: the schemas may be the CRD's own, which /openapi/v3
+		   serves with their defaults */
+		json_t *c = json_deep_copy(sch);
+		prune_defaults(c, 0);
+		json_object_set_new(v3, name, c ? c : json_object());
+	}
+	json_decref(custom);
 	json_object_foreach(v3, name, sch)
 	{
 		/* a custom resource whose root keeps unknown fields is a bare

@@ -1778,7 +1778,9 @@ cat >"$WORK/v2conv.json" <<'JSON'
 "arr":{"type":"array","x-kubernetes-preserve-unknown-fields":true,"items":{"type":"string"}},
 "ios":{"x-kubernetes-int-or-string":true,"anyOf":[{"type":"integer"},{"type":"string"}]},
 "either":{"type":"object","properties":{"x":{"type":"integer"}},"oneOf":[{"required":["x"]}]},
-"tags":{"type":"array","items":{"type":"string","enum":["a","b"]},"x-kubernetes-list-type":"set"}}}}}}}]}}
+"tags":{"type":"array","items":{"type":"string","enum":["a","b"]},"x-kubernetes-list-type":"set"},
+"st":{"type":"string","default":"running"},
+"deep":{"type":"object","default":{},"properties":{"k":{"type":"integer","default":7}}}}}}}}}]}}
 JSON
 expect_rc 0 "a CRD whose schema uses what Swagger 2.0 cannot say" kubectl create -f "$WORK/v2conv.json"
 expect_rc 0 "... Established" kubectl wait --for=condition=Established --timeout=20s crd/v2convs.v.example.com
@@ -1826,7 +1828,15 @@ assert q['free'] == {'x-kubernetes-preserve-unknown-fields': True}, q['free']
 assert q['arr'] == {'x-kubernetes-preserve-unknown-fields': True}, q['arr']
 assert q['ios'] == {'x-kubernetes-int-or-string': True}, q['ios']
 assert q['either'] == {'type': 'object', 'properties': {'x': {'type': 'integer'}}}, q['either']
-assert q['tags'] == {'type': 'array', 'items': {'type': 'string', 'enum': ['a', 'b']}, 'x-kubernetes-list-type': 'set'}, q['tags']"
+assert q['tags'] == {'type': 'array', 'items': {'type': 'string', 'enum': ['a', 'b']}, 'x-kubernetes-list-type': 'set'}, q['tags']
+# without its defaults, at every level (kube's PruneDefaults on a CRD's v2 spec)
+assert q['st'] == {'type': 'string'}, q['st']
+assert q['deep'] == {'type': 'object', 'properties': {'k': {'type': 'integer'}}}, q['deep']"
+expect_rc 0 "... /openapi/v3 of its group version" kubectl get --raw /openapi/v3/apis/v.example.com/v1
+check "... keeps the defaults there" python3 -c "
+import json
+q = json.load(open('$WORK/out'))['components']['schemas']['com.example.v.v1.V2Conv']['properties']['spec']['properties']
+assert q['st']['default'] == 'running' and q['deep']['default'] == {} and q['deep']['properties']['k']['default'] == 7, q"
 for kc in "$KDIR/kubectl.1.27" "$KDIR/kubectl.1.33"; do
 	[[ -x $kc ]] || continue
 	v=$(basename "$kc")
