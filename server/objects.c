@@ -854,6 +854,59 @@ static const char *json_error_text(const json_error_t *je)
 /* Decode the request body as JSON, YAML or (built-ins) protobuf: an object
    of type res, or DeleteOptions where res is NULL. strict (may be NULL)
    collects what kube's strict decoding finds on the way. */
+/* A custom resource's JSON body holding a number past float64's range:
+   kube's unstructured decoding fails on it as Go's json does, after the
+   body's kind was read, and transformDecodeError names both. True with
+   err set; false when jtext is another error or the body names no kind
+   (the caller's plain 400 then). */
+static bool number_overflow(const struct srv_req *r, const char *jtext,
+			    const struct srv_resource *res,
+			    struct srv_error *err)
+{
+	static const char pre[] = "real number overflow near '";
+	const char *p = strstr(jtext, pre);
+	if (!p)
+		return false;
+	p += sizeof pre - 1;
+	size_t n = strcspn(p, "'");
+	char lit[64];
+	if (!n || n >= sizeof lit)
+		return false;
+	memcpy(lit, p, n);
+	lit[n] = '\0';
+	/* the body with every such literal a 0 of the same width, for its
+	   apiVersion and kind */
+	char *copy = malloc(r->body_len + 1);
+	if (!copy)
+		return false;
+	memcpy(copy, r->body, r->body_len);
+	copy[r->body_len] = '\0';
+	for (char *q = copy; (q = strstr(q, lit)) != NULL; q += n) {
+		q[0] = '0';
+		memset(q + 1, ' ', n - 1);
+	}
+	json_t *o = reg_json_load(copy, r->body_len, JSON_DECODE_ANY, NULL);
+	free(copy);
+	const char *kind = json_string_value(json_object_get(o, "kind"));
+	const char *av = json_string_value(json_object_get(o, "apiVersion"));
+	bool named = kind && *kind;
+	if (named) {
+		const char *sl = av ? strchr(av, '/') : NULL;
+		srv_error_set(
+		    err, LP_E_BADREQUEST,
+		    "%.100s in version \"%.100s\" cannot be handled as "
+		    "a %s: json: cannot unmarshal number %s into Go "
+		    "value of type float64",
+		    kind,
+		    sl	 ? sl + 1
+		    : av ? av
+			 : "",
+		    res->kind, lit);
+	}
+	json_decref(o);
+	return named;
+}
+
 static lp_err decode_body(struct srv_req *r, const char *mt,
 			  const struct srv_resource *res,
 			  struct srv_strict *strict, json_t **out,
@@ -884,6 +937,9 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 			json_decref(o);
 			return err->code;
 		}
+		if (!o && res && res->custom &&
+		    number_overflow(r, json_error_text(&je), res, err))
+			return err->code;
 		if (!o)
 			return srv_error_set(
 			    err, LP_E_BADREQUEST,

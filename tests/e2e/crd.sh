@@ -730,6 +730,9 @@ assert d['details']['causes'][0]['field'] == 'patch', d"
 curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X PATCH -H 'Content-Type: application/merge-patch+json' \
 	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets/g1?fieldValidation=Strict" -d '{"spec":{"size":3,"size":4,"bogus":1}}'
 check "a Strict merge patch with a repeated key and an unknown field names both, the decoder's after the patch's (patch.go)" grep -qF 'strict decoding error: duplicate field \"spec.size\", unknown field \"spec.bogus\"' "$WORK/out"
+curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X POST -H 'Content-Type: application/json' \
+	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets" -d '{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"huge"},"spec":{"size":1e400}}'
+check "a number past float64's range is Go's decoding error, named as kube's transformDecodeError names it (400)" grep -qF 'Gadget in version \"v1\" cannot be handled as a Gadget: json: cannot unmarshal number 1e400 into Go value of type float64' "$WORK/out"
 AUTH=(--cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")")
 GZ="$URL/apis/typed.example.com/v1/namespaces/default/gadgets"
 curl -sS -o "$WORK/out" "${AUTH[@]}" -X POST -H 'Content-Type: application/json' "$GZ" -d '{"apiVersion":"typed.example.com/v1","kind":"Gadget","metadata":{"name":"gfin","finalizers":["x.io/y"]},"spec":{"size":1}}'
