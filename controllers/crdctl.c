@@ -72,8 +72,8 @@ struct crdctl {
 	   of waiting began (ms, monotonic). The sync worker only (one). */
 	json_t *waiting;
 	int64_t wait_ms;
-	/* deleted CRDs by uid -> when a sync first saw them (ms, monotonic).
-	   The sync worker only. */
+	/* deleted CRDs: name -> [uid, when a sync first saw that one (ms,
+	   monotonic)]. The sync worker only. */
 	json_t *seen;
 	int64_t delay_ms;
 };
@@ -275,6 +275,7 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 	    !instance_prefix(cur.obj, &p)) {
 		reg_obj_free(&cur);
 		json_object_del(cc->waiting, name);
+		json_object_del(cc->seen, name);
 		return rc == LP_E_NOTFOUND ? LP_OK : rc;
 	}
 	char uid[64];
@@ -299,13 +300,18 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 	/* kube's latency before its first pass (DELAY_MS) */
 	{
 		int64_t t = ctl_now_ms();
-		json_t *seen = json_object_get(cc->seen, uid);
-		if (!json_is_integer(seen)) {
-			json_object_set_new(cc->seen, uid, json_integer(t));
-			seen = json_object_get(cc->seen, uid);
+		json_t *seen = json_object_get(cc->seen, name);
+		const char *su = json_string_value(json_array_get(seen, 0));
+		if (!su || strcmp(su, uid)) {
+			json_object_set_new(
+			    cc->seen, name,
+			    json_pack("[sI]", uid, (json_int_t)t));
+			seen = json_object_get(cc->seen, name);
 		}
 		int64_t left =
-		    seen ? cc->delay_ms - (t - json_integer_value(seen)) : 0;
+		    seen ? cc->delay_ms -
+			       (t - json_integer_value(json_array_get(seen, 1)))
+			 : 0;
 		if (left > 0) {
 			ctl_add_after(c, name, left);
 			return LP_OK;
@@ -323,7 +329,7 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 		struct ctl_cond never = {"Terminating", "False",
 					 "NeverEstablished",
 					 "resource was never established"};
-		json_object_del(cc->seen, uid);
+		json_object_del(cc->seen, name);
 		return let_go(s, &k, uid, &never);
 	}
 
@@ -398,7 +404,7 @@ static lp_err crd_sync(void *ud, ctl *c, const char *name)
 	cond = (struct ctl_cond){"Terminating", "False",
 				 "InstanceDeletionCompleted",
 				 "removed all instances"};
-	json_object_del(cc->seen, uid);
+	json_object_del(cc->seen, name);
 	return let_go(s, &k, uid, &cond);
 }
 

@@ -851,9 +851,6 @@ static const char *json_error_text(const json_error_t *je)
 		   : je->text;
 }
 
-/* Decode the request body as JSON, YAML or (built-ins) protobuf: an object
-   of type res, or DeleteOptions where res is NULL. strict (may be NULL)
-   collects what kube's strict decoding finds on the way. */
 /* A custom resource's JSON body holding a number past float64's range:
    kube's unstructured decoding fails on it as Go's json does, after the
    body's kind was read, and transformDecodeError names both. True with
@@ -907,6 +904,9 @@ static bool number_overflow(const struct srv_req *r, const char *jtext,
 	return named;
 }
 
+/* Decode the request body as JSON, YAML or (built-ins) protobuf: an object
+   of type res, or DeleteOptions where res is NULL. strict (may be NULL)
+   collects what kube's strict decoding finds on the way. */
 static lp_err decode_body(struct srv_req *r, const char *mt,
 			  const struct srv_resource *res,
 			  struct srv_strict *strict, json_t **out,
@@ -1016,20 +1016,22 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 static lp_err patch_invalid(const char *shown, const char *msg,
 			    struct srv_error *err);
 
-/* Whether s is printable ASCII alone (no escape needed in JSON). */
-static bool go_printable_ascii(const char *s)
+/* Whether s is printable ASCII needing no escape in a JSON string. */
+static bool json_plain_ascii(const char *s)
 {
 	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e ||
+		    *s == '"' || *s == '\\')
 			return false;
 	return true;
 }
 
 /* Body kind and apiVersion must name the resource (400 otherwise). r: the
    request whose JSON body obj is (a create or update: kube's
-   transformDecodeError quotes it and adds its summary); pt_merge: obj is
-   a merge or JSON patch's result (NULL r), whose decoding error kube
-   answers as patch's 422 (patch.go). */
+   transformDecodeError quotes it and adds its summary), or NULL; patched:
+   obj is a merge or JSON patch's result, whose decoding error kube
+   answers as patch's 422 (patch.go); pt_merge: a merge patch's, which
+   Go's map encoding gives sorted keys. */
 static lp_err check_type_of(const struct srv_req *r, bool patched,
 			    bool pt_merge, const struct srv_resource *res,
 			    json_t *obj, struct srv_error *err)
@@ -3749,8 +3751,7 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 	/* a dry run answers the object as sent, its resourceVersion too
 	   (kube's DryRunnableStorage copies it; no store refuses it) */
 	char rv_echo[64] = "";
-	if (dry && rvs && strlen(rvs) < sizeof rv_echo &&
-	    !strpbrk(rvs, "\"\\") && go_printable_ascii(rvs))
+	if (dry && rvs && strlen(rvs) < sizeof rv_echo && json_plain_ascii(rvs))
 		snprintf(rv_echo, sizeof rv_echo, "%s", rvs);
 	json_object_del(m, "resourceVersion");
 	json_object_del(m, "deletionTimestamp");
@@ -5836,7 +5837,10 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 			    "autoscaling/v1", "extensions/v1beta1",
 			    "apps/v1beta1", "apps/v1beta2"};
 			bool gv_known = !av || !*av;
-			for (size_t i = 0; !gv_known && i < 4; i++)
+			for (size_t i = 0;
+			     !gv_known &&
+			     i < sizeof scale_gvs / sizeof *scale_gvs;
+			     i++)
 				gv_known = !strcmp(av, scale_gvs[i]);
 			if ((kind && *kind && strcmp(kind, "Scale")) ||
 			    !gv_known) {
