@@ -294,57 +294,159 @@ bool srv__req_detach(struct srv_req *r)
 	return true;
 }
 
+/* Whether text may be a Warning's text: valid UTF-8 without control
+   characters (C0, DEL, C1), as apimachinery's NewWarningHeader checks;
+   its length in runes to *runes. */
+static bool warning_text(const char *text, size_t *runes)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	size_t n = 0;
+	while (*p) {
+		unsigned c = *p, len;
+		uint32_t cp;
+		if (c < 0x80) {
+			len = 1;
+			cp = c;
+		} else if (c >= 0xC2 && c <= 0xDF) {
+			len = 2;
+			cp = c & 0x1F;
+		} else if (c >= 0xE0 && c <= 0xEF) {
+			len = 3;
+			cp = c & 0x0F;
+		} else if (c >= 0xF0 && c <= 0xF4) {
+			len = 4;
+			cp = c & 0x07;
+		} else {
+			return false;
+		}
+		for (unsigned i = 1; i < len; i++) {
+			if ((p[i] & 0xC0) != 0x80)
+				return false;
+			cp = cp << 6 | (p[i] & 0x3F);
+		}
+		if ((len == 3 &&
+		     (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+		    (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+			return false;
+		if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
+			return false;
+		p += len;
+		n++;
+	}
+	*runes = n;
+	return true;
+}
+
 void srv_warn(struct srv_req *r, const char *fmt, ...)
 {
-	char text[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
+	int len = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	/* one header line each: a line break in the text (a multi-line CEL
-	   rule) becomes a space, as Go's header writer does; it would split
-	   the warning in two here, or the header on the wire */
-	for (char *c = text; *c; c++)
-		if (*c == '\n' || *c == '\r')
-			*c = ' ';
+	if (len <= 0)
+		return; /* kube ignores an empty warning */
+	char *text = malloc((size_t)len + 1);
+	if (!text)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, (size_t)len + 1, fmt, ap);
+	va_end(ap);
 	/* kube sends each distinct warning once (a retried patch, a repeated
-	   field, ... may add one again) */
-	size_t tl = strlen(text);
-	for (const char *p = r->warnings; p && *p;) {
+	   field, ... may add one again), and none whose text
+	   NewWarningHeader refuses, so no line break splits a header here */
+	size_t runes;
+	bool ok = warning_text(text, &runes);
+	for (const char *p = r->warnings; ok && p && *p;) {
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		if (n == tl && !memcmp(p, text, n))
-			return;
+		if (n == (size_t)len && !memcmp(p, text, n))
+			ok = false;
 		p += n + (nl ? 1 : 0);
 	}
 	size_t old = r->warnings ? strlen(r->warnings) : 0;
-	char *w = realloc(r->warnings, old + strlen(text) + 2);
-	if (!w)
-		return;
-	if (old)
-		w[old++] = '\n';
-	strcpy(w + old, text);
-	r->warnings = w;
+	char *w = ok ? realloc(r->warnings, old + (size_t)len + 2) : NULL;
+	if (w) {
+		if (old)
+			w[old++] = '\n';
+		memcpy(w + old, text, (size_t)len + 1);
+		r->warnings = w;
+	}
+	free(text);
 }
 
+/* kube's warning recorder: texts whole while they total at most
+   WARN_TOTAL_RUNES runes; past that every text, those already sent too,
+   is cut to WARN_ITEM_RUNES runes, and texts are added only while the
+   total is under WARN_TOTAL_RUNES. */
+enum { WARN_TOTAL_RUNES = 4096, WARN_ITEM_RUNES = 256 };
+
+/* The first max runes of s (valid UTF-8), as a byte count. */
+static size_t rune_prefix(const char *s, size_t max)
+{
+	size_t i = 0;
+	for (size_t n = 0; s[i] && n < max; n++)
+		do
+			i++;
+		while (((unsigned char)s[i] & 0xC0) == 0x80);
+	return i;
+}
+
+static void add_warning(struct MHD_Response *resp, const char *s, size_t len)
+{
+	char small[600], *hv = small;
+	size_t need = 9 + 2 * len;
+	if (need > sizeof small && !(hv = malloc(need)))
+		return;
+	size_t o = (size_t)snprintf(hv, need, "299 - \"");
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '"' || s[i] == '\\')
+			hv[o++] = '\\';
+		hv[o++] = s[i];
+	}
+	hv[o++] = '"';
+	hv[o] = 0;
+	MHD_add_response_header(resp, "Warning", hv);
+	if (hv != small)
+		free(hv);
+}
+
+static size_t runes_of(const char *s, size_t len)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += ((unsigned char)s[i] & 0xC0) != 0x80;
+	return n;
+}
+
+/* r->warnings holds only texts srv_warn let in (valid UTF-8). */
 static void add_warnings(struct srv_req *r, struct MHD_Response *resp)
 {
 	if (!r->warnings)
 		return;
-	for (char *s = r->warnings, *e; s; s = e) {
-		e = strchr(s, '\n');
-		if (e)
-			*e++ = 0;
-		char hv[1200];
-		size_t o = (size_t)snprintf(hv, sizeof hv, "299 - \"");
-		for (const char *p = s; *p && o < sizeof hv - 4; p++) {
-			if (*p == '"' || *p == '\\')
-				hv[o++] = '\\';
-			hv[o++] = *p;
+	/* the text with which cutting starts: all of them up to it are then
+	   sent cut, whatever their total */
+	const char *cut = NULL;
+	size_t total = 0;
+	for (const char *s = r->warnings; *s && !cut;) {
+		size_t len = strcspn(s, "\n");
+		total += runes_of(s, len);
+		if (total > WARN_TOTAL_RUNES)
+			cut = s;
+		s += len + (s[len] == '\n');
+	}
+	total = 0;
+	for (const char *s = r->warnings; *s;) {
+		size_t len = strcspn(s, "\n");
+		if (cut && s > cut && total >= WARN_TOTAL_RUNES)
+			break;
+		size_t keep = len, runes = runes_of(s, len);
+		if (cut && runes > WARN_ITEM_RUNES) {
+			keep = rune_prefix(s, WARN_ITEM_RUNES);
+			runes = WARN_ITEM_RUNES;
 		}
-		hv[o++] = '"';
-		hv[o] = 0;
-		MHD_add_response_header(resp, "Warning", hv);
+		total += runes;
+		add_warning(resp, s, keep);
+		s += len + (s[len] == '\n');
 	}
 }
 

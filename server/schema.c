@@ -2653,6 +2653,11 @@ static lp_err check_rules(const struct srv_schema *s, const json_t *obj,
 			  "(%s): %s",
 			  r->path, r->path[0] ? ": " : "", r->why ? r->why : "",
 			  r->rule);
+		/* a rule written over several lines: one line, as a
+		   Warning's text has no control characters */
+		for (size_t j = 0; !x.text.oom && j < x.text.len; j++)
+			if ((unsigned char)x.text.s[j] < 0x20)
+				x.text.s[j] = ' ';
 		if (!x.text.oom)
 			warn(ud, sb_str(&x.text));
 		oom = x.text.oom;
