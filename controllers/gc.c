@@ -354,6 +354,8 @@ static lp_err orphan_dependents(struct gc *g, ctl *c, const char *key,
 	return benign(s->mutate(s->ud, key, uid, &as_gc, drop_orphan_fn, NULL));
 }
 
+static bool dependent_waits(struct gc *g, const char *key);
+
 static lp_err delete_dependents(struct gc *g, ctl *c, const char *key,
 				const char *uid, int64_t rev)
 {
@@ -370,7 +372,12 @@ static lp_err delete_dependents(struct gc *g, ctl *c, const char *key,
 	json_object_foreach(deps, dk, v)
 	{
 		blocking += json_is_true(v);
-		ctl_add(c, dk);
+		/* one waiting for its own dependents is not queued (kube's
+		   processDeletingDependentsItem): an object owning itself,
+		   or two owning each other, would otherwise queue each other
+		   for ever */
+		if (!dependent_waits(g, dk))
+			ctl_add(c, dk);
 	}
 	json_decref(deps);
 	if (blocking)
@@ -453,6 +460,16 @@ static lp_err owner_state(struct gc *g, const json_t *ref, const char *ns,
 	return rc;
 }
 
+/* Is the object at key deleting in the foreground? */
+static bool dependent_waits(struct gc *g, const char *key)
+{
+	struct reg_obj o = {0};
+	bool waits =
+	    read_obj(g, key, &o) == LP_OK && waits_for_dependents(o.obj);
+	reg_obj_free(&o);
+	return waits;
+}
+
 /* Is one of deps (keys) itself deleting in the foreground? */
 static bool a_dependent_waits(struct gc *g, json_t *deps)
 {
@@ -460,11 +477,7 @@ static bool a_dependent_waits(struct gc *g, json_t *deps)
 	json_t *v;
 	json_object_foreach(deps, dk, v)
 	{
-		struct reg_obj o = {0};
-		bool waits =
-		    read_obj(g, dk, &o) == LP_OK && waits_for_dependents(o.obj);
-		reg_obj_free(&o);
-		if (waits)
+		if (dependent_waits(g, dk))
 			return true;
 	}
 	return false;

@@ -5754,6 +5754,7 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 	struct srv_error err;
 	srv_error_clear(&err);
 	const json_t *sc = srv_cr_scale(res);
+	const struct srv_resource *scale_res = srv_subresource_type("scale");
 	eng *e = srv_engine(r->s);
 	struct reg_key k;
 	if (!sc || key_of(res, ns, name, &k, &err)) {
@@ -5780,14 +5781,16 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 			goto decoded;
 		}
 		json_error_t je;
-		json_t *in = r->body_len
-				 ? reg_json_load(r->body, r->body_len,
-						 JSON_DECODE_ANY, &je)
-				 : NULL;
-		if (!strcmp(verb, "update") && unrecognized(r, in, "Scale", &err)) {
-			json_decref(in);
-			srv_reply_error(r, &err, NULL);
-			return;
+		json_t *in = NULL;
+		if (!strcmp(verb, "update")) {
+			/* the scale scope's codecs: JSON, YAML or protobuf */
+			if (decode_body(r, mt, scale_res, NULL, &in, &err)) {
+				srv_reply_error(r, &err, NULL);
+				return;
+			}
+		} else if (r->body_len) {
+			in = reg_json_load(r->body, r->body_len,
+					   JSON_DECODE_ANY, &je);
 		}
 		/* a JSON patch is a list of operations (client-node's
 		   generated scale patch sends one by default), every other
@@ -5858,6 +5861,16 @@ static void do_scale(struct srv_req *r, const struct srv_resource *res,
 					 : "",
 				    kd, av ? av : "");
 				json_decref(in);
+				return;
+			}
+			/* the Scale decoder's type errors and fieldValidation,
+			   as for any built-in */
+			struct srv_strict strict = {.mode = fv_of(r)};
+			if (body_fields(r, scale_res, mt, in, &strict, &err) ||
+			    strict_finish(r, scale_res, &strict, NULL, &err)) {
+				srv_strict_free(&strict);
+				json_decref(in);
+				srv_reply_error(r, &err, NULL);
 				return;
 			}
 			/* the Scale decoder: replicas is an int32 */
@@ -5968,7 +5981,13 @@ decoded:
 					 : srv_error_set(&err, LP_E_NOMEM,
 							 "out of memory");
 			json_decref(cfg);
+			/* the applyPatcher's strict decoding of the body, once
+			   it has applied */
+			struct apply_dups dups = {0};
+			if (!arc)
+				arc = apply_strict(r, &dups, &err);
 			if (arc) {
+				json_decref(applied);
 				json_decref(scale);
 				reg_obj_free(&c);
 				srv_reply_error(r, &err, NULL);
@@ -5979,7 +5998,14 @@ decoded:
 			lp_err prc = json_patch
 					     ? srv_json_patch(scale, patch, &want, &err)
 					     : srv_merge_patch(scale, patch, &want, &err);
+			/* the patched Scale decoded as a built-in's (type
+			   errors, then fieldValidation) */
+			if (!prc)
+				prc = patch_fields(r, scale_res, false,
+						   !json_patch, patch, want,
+						   &err);
 			if (prc) {
+				json_decref(want);
 				json_decref(scale);
 				reg_obj_free(&c);
 				srv_reply_error(r, &err, NULL);

@@ -1073,6 +1073,29 @@ static const struct pb_field f_crd[] = {
 };
 MSG(m_crd, "CustomResourceDefinition", f_crd);
 
+#undef MSG_PKG
+
+/* k8s.io/api autoscaling/v1: the Scale of a custom resource's /scale */
+#define MSG_PKG "io.k8s.api.autoscaling.v1"
+
+static const struct pb_field f_scale_spec[] = {
+    FLD(1, "replicas", INT32, O),
+};
+MSG(m_scale_spec, "ScaleSpec", f_scale_spec);
+
+static const struct pb_field f_scale_status[] = {
+    FLD(1, "replicas", INT32, 0),
+    FLD(2, "selector", STRING, O),
+};
+MSG(m_scale_status, "ScaleStatus", f_scale_status);
+
+static const struct pb_field f_scale[] = {
+    SUB(1, "metadata", m_object_meta, 0),
+    SUB(2, "spec", m_scale_spec, 0),
+    SUB(3, "status", m_scale_status, 0),
+};
+MSG(m_scale, "Scale", f_scale);
+
 #undef SUBT
 #undef MSG_PKG
 #undef O
@@ -1088,32 +1111,33 @@ static const struct {
 	const struct pb_msg *msg;
 	bool json_only; /* tables for JSON bodies alone: no protobuf decoding */
 } pb_kinds[] = {
-	{ "Namespace", "v1", &m_namespace },
-	{ "ConfigMap", "v1", &m_config_map },
-	{ "Secret", "v1", &m_secret },
-	{ "ServiceAccount", "v1", &m_service_account },
-	{ "Service", "v1", &m_service },
-	{ "Endpoints", "v1", &m_endpoints },
-	{ "Event", "v1", &m_event },
-	{ "Lease", "coordination.k8s.io/v1", &m_lease },
-	{ "Event", "events.k8s.io/v1", &m_event_v1 },
-	{ "SelfSubjectAccessReview", "authorization.k8s.io/v1", &m_ssar },
-	{ "SelfSubjectRulesReview", "authorization.k8s.io/v1", &m_ssrr },
-	{ "SelfSubjectReview", "authentication.k8s.io/v1", &m_ssr },
-	{ "SubjectAccessReview", "authorization.k8s.io/v1", &m_sar },
-	{ "LocalSubjectAccessReview", "authorization.k8s.io/v1", &m_lsar },
-	{ "TokenReview", "authentication.k8s.io/v1", &m_token_review },
-	{ "TokenRequest", "authentication.k8s.io/v1", &m_token_request },
-	{ "DeleteOptions", NULL, &m_delete_options },
-	{ "CustomResourceDefinition", "apiextensions.k8s.io/v1", &m_crd, true },
-	{ "ValidatingWebhookConfiguration", "admissionregistration.k8s.io/v1",
-	  &m_validating_webhook_configuration, true },
-	{ "MutatingWebhookConfiguration", "admissionregistration.k8s.io/v1",
-	  &m_mutating_webhook_configuration, true },
-	{ "ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1",
-	  &m_vap, true },
-	{ "ValidatingAdmissionPolicyBinding", "admissionregistration.k8s.io/v1",
-	  &m_vapb, true },
+    {"Namespace", "v1", &m_namespace},
+    {"ConfigMap", "v1", &m_config_map},
+    {"Secret", "v1", &m_secret},
+    {"ServiceAccount", "v1", &m_service_account},
+    {"Service", "v1", &m_service},
+    {"Endpoints", "v1", &m_endpoints},
+    {"Event", "v1", &m_event},
+    {"Lease", "coordination.k8s.io/v1", &m_lease},
+    {"Event", "events.k8s.io/v1", &m_event_v1},
+    {"SelfSubjectAccessReview", "authorization.k8s.io/v1", &m_ssar},
+    {"SelfSubjectRulesReview", "authorization.k8s.io/v1", &m_ssrr},
+    {"SelfSubjectReview", "authentication.k8s.io/v1", &m_ssr},
+    {"SubjectAccessReview", "authorization.k8s.io/v1", &m_sar},
+    {"LocalSubjectAccessReview", "authorization.k8s.io/v1", &m_lsar},
+    {"TokenReview", "authentication.k8s.io/v1", &m_token_review},
+    {"TokenRequest", "authentication.k8s.io/v1", &m_token_request},
+    {"Scale", "autoscaling/v1", &m_scale},
+    {"DeleteOptions", NULL, &m_delete_options},
+    {"CustomResourceDefinition", "apiextensions.k8s.io/v1", &m_crd, true},
+    {"ValidatingWebhookConfiguration", "admissionregistration.k8s.io/v1",
+     &m_validating_webhook_configuration, true},
+    {"MutatingWebhookConfiguration", "admissionregistration.k8s.io/v1",
+     &m_mutating_webhook_configuration, true},
+    {"ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1", &m_vap,
+     true},
+    {"ValidatingAdmissionPolicyBinding", "admissionregistration.k8s.io/v1",
+     &m_vapb, true},
 };
 
 /* ------------------------------------------------------------------ */

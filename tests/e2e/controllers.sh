@@ -251,6 +251,34 @@ expect_rc 0 "cycle: delete one in the foreground" "${K[@]}" delete configmap cyc
 expect_rc 0 "cycle: both go" \
 	"${K[@]}" wait --for=delete configmap/cyc-p configmap/cyc-q "$W"
 
+# a foreground deadlock: an object owning itself (blocking), deleted in the
+# foreground, waits for ever, as in kube; and, as kube's
+# processDeletingDependentsItem, the collector does not queue a dependent
+# that itself waits, so nothing spins meanwhile (lapis's collector queued it
+# for itself without end, a core busy for as long)
+cm self-o
+U=$(uid_of configmap self-o)
+cm self-o self-o "$U" true
+expect_rc 0 "deadlock: delete a self-owner in the foreground" "${K[@]}" delete configmap self-o \
+	--cascade=foreground --wait=false
+expect_rc 0 "deadlock: it waits with foregroundDeletion" "${K[@]}" wait configmap/self-o \
+	'--for=jsonpath={.metadata.finalizers[0]}=foregroundDeletion' "$W"
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
+idle_while_stuck() {
+	local t0 t1
+	sleep 1
+	t0=$(cpu_ticks)
+	sleep 3
+	t1=$(cpu_ticks)
+	# a busy loop takes most of a core: well over a second of the three
+	(( t1 - t0 < 50 )) || { echo "#   $((t1 - t0)) ticks of CPU in 3 s"; return 1; }
+}
+check "deadlock: the server stays idle meanwhile" idle_while_stuck
+expect_rc 0 "deadlock: still there" "${K[@]}" get configmap self-o
+"${K[@]}" patch configmap self-o --type=merge -p '{"metadata":{"ownerReferences":null}}' >/dev/null
+expect_rc 0 "deadlock: dropping the reference lets it go" \
+	"${K[@]}" wait --for=delete configmap/self-o "$W"
+
 # orphan: the dependents stay, without the ownerReference
 cm owner-o
 U=$(uid_of configmap owner-o)
