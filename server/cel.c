@@ -421,6 +421,9 @@ struct node {
 	bool opt_sel;		/* N_SELECT, N_INDEX: a.?s, a[?b] */
 	bool opt_elem;		/* an element of N_LIST, a key of N_MAP:
 				   written with a leading '?' */
+	bool no_member;		/* N_CALL: a type conversion written as a
+				   method, which no overload takes (the
+				   checker refuses it) */
 	struct node *a, *b, *c; /* operands, see enum nkind */
 	struct node **args;	/* owned array of n_args */
 	int n_args;
@@ -5605,6 +5608,8 @@ static struct val eval_comp(struct ctx *c, const struct node *n)
 static struct val eval_call(struct ctx *c, const struct node *n)
 {
 	struct val t, args[3];
+	if (n->no_member) /* the checker refuses it before */
+		return err_static("no such overload");
 	if (n->a) {
 		t = ev(c, n->a);
 		if (is_err(&t) || c->abort_msg)
@@ -6663,7 +6668,10 @@ static struct node *make_call(struct parser *ps, const char *name,
 		return NULL;
 	}
 	int lo = target ? f->mmin : f->gmin, hi = target ? f->mmax : f->gmax;
-	if (lo < 0 || na < lo || na > hi) {
+	/* a type conversion is declared as a global function alone: as a
+	   method (self.i.string()) cel-go's checker finds no overload */
+	bool no_member = target && f->id >= F_INT && f->id <= F_TIMESTAMP;
+	if (!no_member && (lo < 0 || na < lo || na > hi)) {
 		fail(ps, CEL_NO_POS,
 		     "function '%s' is not supported with %d argument%s%s",
 		     name, na, na == 1 ? "" : "s",
@@ -6677,6 +6685,7 @@ static struct node *make_call(struct parser *ps, const char *name,
 		free(args);
 		return NULL;
 	}
+	n->no_member = no_member;
 	n->op = f->id;
 	set_args(ps, n, args, na);
 	if (f->id == F_MATCHES || f->id == F_FIND || f->id == F_FINDALL)
@@ -8610,6 +8619,77 @@ static bool tcheck_opt_call(struct fchk *c, const struct node *n,
 	return own || takes_any;
 }
 
+/* What cel-go's standard library converts to each type (standard.go's
+   overloads; kube's IP and CIDR libraries add string(ip), string(cidr));
+   a duration or timestamp is SK_OTHER here, never refused. */
+static bool conv_takes(int fn, enum skind k)
+{
+	switch (fn) {
+	case F_INT:
+		return k == SK_INT || k == SK_UINT || k == SK_DOUBLE ||
+		       k == SK_STRING;
+	case F_UINT:
+	case F_DOUBLE:
+		return k == SK_INT || k == SK_UINT || k == SK_DOUBLE ||
+		       k == SK_STRING;
+	case F_STRING:
+		return k == SK_STRING || k == SK_BOOL || k == SK_BYTES ||
+		       k == SK_DOUBLE || k == SK_INT || k == SK_UINT ||
+		       k == SK_IP || k == SK_CIDR;
+	case F_BOOL:
+		return k == SK_BOOL || k == SK_STRING;
+	case F_BYTES:
+		return k == SK_BYTES || k == SK_STRING;
+	case F_DURATION:
+		return k == SK_STRING;
+	case F_TIMESTAMP:
+		return k == SK_STRING || k == SK_INT;
+	default: /* dyn takes anything */
+		return true;
+	}
+}
+
+/* A type conversion: as a method, or given a type it does not convert,
+   cel-go's "found no matching overload"; a type lapis cannot name is
+   dyn to it, which a global conversion takes. */
+static void conv_check(struct fchk *c, const struct node *n,
+		       const struct tty *args, int na, bool member)
+{
+	struct tty named[4];
+	bool all = true;
+	for (int i = 0; i < na; i++) {
+		char buf[96];
+		named[i] = args[i];
+		if (!tty_name(args[i], buf, sizeof buf))
+			all = false;
+	}
+	if (!member && na == 1 && !args[0].opt &&
+	    (!known(args[0]) || conv_takes(n->op, args[0].k)))
+		return;
+	if (all) {
+		no_match(c, n->pos, fn_name(n->op), named, na, member);
+		return;
+	}
+	/* dyn stands for what lapis cannot name */
+	char sig[256], name[96];
+	size_t o = 0;
+	sig[0] = 0;
+	for (int i = 0; i < na && o < sizeof sig; i++) {
+		if (!tty_name(args[i], name, sizeof name))
+			snprintf(name, sizeof name, "dyn");
+		const char *pre = i == 0	     ? (member ? "" : "(")
+				  : member && i == 1 ? ""
+						     : ", ";
+		o += (size_t)snprintf(sig + o, sizeof sig - o, "%s%s%s", pre,
+				      name, member && i == 0 ? ".(" : "");
+	}
+	if (o < sizeof sig)
+		type_error(c, n->pos,
+			   "found no matching overload for '%s' applied to "
+			   "'%s%s)'",
+			   fn_name(n->op), sig, na == 0 ? "(" : "");
+}
+
 static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
 {
 	struct tty args[4];
@@ -8643,6 +8723,10 @@ static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
 		r->t.e = SK_STRING;
 	if (na < n->n_args + (member ? 1 : 0))
 		return; /* more than any function checked here takes */
+	if (n->no_member || (n->op >= F_INT && n->op <= F_TIMESTAMP)) {
+		conv_check(c, n, args, na, member);
+		return;
+	}
 	for (int i = 0; i < na; i++)
 		if (!known(args[i]))
 			return;
