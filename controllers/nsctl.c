@@ -6,7 +6,9 @@
  * spec.finalizers still holds "kubernetes"). For such a namespace, sync:
  *  1. deletes every object in it, of every namespaced resource (built-in
  *     and custom), with propagation Background, as DELETE would: objects
- *     with finalizers are only marked and stay until their finalizers go;
+ *     with finalizers are only marked and stay until their finalizers go,
+ *     and one already deleting in the foreground or orphaning loses that
+ *     finalizer, as a Background delete of it does;
  *  2. counts what remains, per resource and per finalizer, and writes
  *     kube's five deletion conditions into status.conditions (only when
  *     they change: a condition keeps its lastTransitionTime while its
@@ -144,7 +146,7 @@ static void ns_observe(void *ud, ctl *c, struct ctl_ev *ev)
 struct scan {
 	struct nsctl *n;
 	const char *ns;
-	bool delete;	    /* first pass: delete what is not deleting yet */
+	bool delete;	    /* first pass: what to delete */
 	json_t *keys;	    /* [key, uid] pairs to delete (first pass) */
 	json_t *remaining;  /* gr -> count */
 	json_t *finalizers; /* finalizer -> count */
@@ -162,7 +164,13 @@ static enum eng_take scan_one(void *ud, const struct eng_record *rec)
 		return ENG_SKIP;
 	}
 	if (sc->delete) {
-		if (!ctl_meta_str(o, "deletionTimestamp")) {
+		/* kube deletes the collection with Background propagation:
+		   an object deleting in the foreground or orphaning loses
+		   that finalizer too (and goes if it was the last); one held
+		   by other finalizers only stays as it is */
+		if (!ctl_meta_str(o, "deletionTimestamp") ||
+		    ctl_has_finalizer(o, "foregroundDeletion") ||
+		    ctl_has_finalizer(o, "orphan")) {
 			json_t *p = json_pack("[s#s?]", (const char *)rec->key,
 					      (int)rec->key_len,
 					      ctl_meta_str(o, "uid"));
@@ -299,11 +307,14 @@ static bool drop_spec_finalizer(json_t *obj, void *arg)
 			json_array_append(out, v[i]);
 	free(v);
 	bool changed = out && !json_equal(out, f);
-	if (changed)
+	/* none left: the field goes (omitempty), as kube writes it */
+	if (out && !m)
+		json_object_del(json_object_get(obj, "spec"), "finalizers");
+	else if (changed)
 		json_object_set(json_object_get(obj, "spec"), "finalizers",
 				out);
 	json_decref(out);
-	return changed;
+	return changed || (out && !m);
 }
 
 /* finalized(): no finalizer left in spec at all */

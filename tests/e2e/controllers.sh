@@ -164,6 +164,48 @@ expect_rc 1 "quick is gone" "${K[@]}" get namespace quick
 expect_rc 0 "a namespace of the same name starts empty" "${K[@]}" create namespace quick
 expect_rc 0 "list it" "${K[@]}" -n quick get configmaps -o name
 check "nothing in it" [ ! -s "$WORK/out" ]
+# kube's namespace controller deletes the content with Background
+# propagation, even what is deleting already: an owner waiting in the
+# foreground for a held dependent loses foregroundDeletion and goes at once
+expect_rc 0 "a namespace held by a finalizer of its own" "${K[@]}" apply -f - <<'YAML'
+apiVersion: v1
+kind: Namespace
+metadata: {name: fgns, finalizers: [test.lapis.dev/ns-hold]}
+YAML
+"${K[@]}" -n fgns create configmap fg-owner >/dev/null
+U=$(uid_of configmap fg-owner -n fgns)
+"${K[@]}" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Secret
+metadata:
+  name: fg-dep
+  namespace: fgns
+  finalizers: [test.lapis.dev/hold]
+  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: fg-owner, uid: "$U", blockOwnerDeletion: true}]
+YAML
+expect_rc 0 "... its owner deleted in the foreground" "${K[@]}" -n fgns delete configmap fg-owner --cascade=foreground --wait=false
+expect_rc 0 "... waits for the held dependent" "${K[@]}" -n fgns wait configmap/fg-owner \
+	'--for=jsonpath={.metadata.finalizers[0]}=foregroundDeletion' "$W"
+expect_rc 0 "delete the namespace" "${K[@]}" delete namespace fgns --wait=false
+expect_rc 0 "... the waiting owner goes" "${K[@]}" -n fgns wait --for=delete configmap/fg-owner "$W"
+expect_rc 0 "... the namespace reports only the held secret" "${K[@]}" wait namespace/fgns "$W" \
+	'--for=jsonpath={.status.conditions[?(@.type=="NamespaceFinalizersRemaining")].message}=Some content in the namespace has finalizers remaining: test.lapis.dev/hold in 1 resource instances'
+"${K[@]}" -n fgns patch secret fg-dep --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null
+expect_rc 0 "... once it goes, the namespace is finalized (its own finalizer holds it)" "${K[@]}" wait namespace/fgns "$W" \
+	'--for=jsonpath={.status.conditions[?(@.type=="NamespaceContentRemaining")].status}=False'
+finalized_spec() {
+	local i
+	for i in $(seq 100); do
+		"${K[@]}" get namespace fgns -o json >"$WORK/out" 2>/dev/null
+		python3 -c "import json, sys; sys.exit(json.load(open('$WORK/out'))['spec'] != {})" && return 0
+		sleep 0.1
+	done
+	echo "#   $(python3 -c "import json; print(json.load(open('$WORK/out'))['spec'])")"
+	return 1
+}
+check "... with an empty spec: no finalizers left is no field (omitempty)" finalized_spec
+"${K[@]}" patch namespace fgns --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null
+expect_rc 0 "... and goes once released" "${K[@]}" wait --for=delete namespace/fgns "$W"
 # kubectl delete -f of a manifest that holds a namespace and its content
 # deletes the namespace first, then each item: the controller leaves the
 # content a moment (as kube's, busy with its discovery), so every delete
