@@ -10,6 +10,7 @@
  * the rest is <ns>/<name> or <name>. A custom resource with several
  * versions matches through any of them: storage is one.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,15 @@ static lp_err op_mutate(void *ud, const char *key, const char *uid,
 	return rc;
 }
 
+/* Whether s is exactly strings.ToLower(kind). */
+static bool lower_is(const char *kind, const char *s)
+{
+	for (; *kind && *s; kind++, s++)
+		if (tolower((unsigned char)*kind) != *s)
+			return false;
+	return !*kind && !*s;
+}
+
 static lp_err op_owner_key(void *ud, const char *api_version, const char *kind,
 			   const char *ns, const char *name, char *key,
 			   size_t key_n, bool *namespaced)
@@ -110,14 +120,25 @@ static lp_err op_owner_key(void *ud, const char *api_version, const char *kind,
 	const struct srv_resource **all = NULL;
 	void *hold = NULL;
 	size_t n = srv_resources_all(&all, &hold);
+	/* kube's collector maps the reference through discovery's REST
+	   mapper: the version as written (one not served never maps, and
+	   the dependent waits), the kind as discovery names it or in lower
+	   case; "<Kind>List" maps to a guessed resource that does not
+	   exist, so its owner is absent */
 	const struct srv_resource *found = NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(all[i]->group, group) || strcmp(all[i]->kind, kind))
+	bool list_kind = false;
+	for (size_t i = 0; i < n && !found; i++) {
+		if (strcmp(all[i]->group, group) ||
+		    strcmp(all[i]->version, version))
 			continue;
-		if (!found || !strcmp(all[i]->version, version))
+		size_t kl = strlen(all[i]->kind);
+		if (!strcmp(all[i]->kind, kind) || lower_is(all[i]->kind, kind))
 			found = all[i];
+		else if (!strncmp(all[i]->kind, kind, kl) &&
+			 !strcmp(kind + kl, "List"))
+			list_kind = true;
 	}
-	lp_err rc = LP_E_NOTFOUND;
+	lp_err rc = list_kind ? LP_E_INVAL : LP_E_NOTFOUND;
 	if (found) {
 		struct reg_key k;
 		*namespaced = found->namespaced;

@@ -32,7 +32,7 @@
 #include "registry/object.h"
 
 /* Paths of unknown fields in error texts; a key longer than this is cut. */
-#define PATH_MAX_LEN 4096
+#define PATH_MAX_LEN 1024
 
 /* ------------------------------------------------------------------ */
 /* Strict errors                                                        */

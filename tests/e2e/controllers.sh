@@ -371,6 +371,23 @@ expect_rc 0 "uid: a reference to the old UID is an absent owner" \
 	"${K[@]}" wait --for=delete configmap/dep-r3 "$W"
 expect_rc 0 "uid: the recreated owner stays" "${K[@]}" get configmap owner-r
 
+# references map as kube's REST mapper maps them: a kind in lower case is
+# the kind, "<Kind>List" a resource that does not exist (an absent owner),
+# a version not served maps to nothing (the dependent waits for ever)
+BOGUS=00000000-0000-0000-0000-0000000000aa
+cm dep-v9 owner-r "$BOGUS" false "" v9 ConfigMap
+cm dep-lc owner-r "$BOGUS" false "" v1 configmap
+cm dep-lk owner-r "$BOGUS" false "" v1 ConfigMapList
+expect_rc 0 "mapping: a lower-case kind names the kind (the owner's other UID: absent)" \
+	"${K[@]}" wait --for=delete configmap/dep-lc "$W"
+expect_rc 0 "mapping: a <Kind>List kind names no resource (absent)" \
+	"${K[@]}" wait --for=delete configmap/dep-lk "$W"
+sleep 1
+expect_rc 0 "mapping: a version not served maps to nothing: the dependent stays, as in kube" \
+	"${K[@]}" get configmap dep-v9 -o 'jsonpath={.metadata.deletionTimestamp}'
+check "... (not even marked for deletion)" bash -c "[ ! -s '$WORK/out' ]"
+"${K[@]}" delete configmap dep-v9 >/dev/null
+
 # a cluster-scoped dependent of a namespaced owner: kube's GC gives up on
 # it (namespacedOwnerOfClusterScopedObjectErr) and leaves it alone
 expect_rc 0 "a namespace owned by a configmap (invalid scope)" "${K[@]}" apply -f - <<YAML
