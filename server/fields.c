@@ -1881,6 +1881,7 @@ struct scan {
 	const char *p, *end;
 	struct srv_strict *s;
 	unsigned depth; /* objects and arrays entered (FIELDS_MAX_DEPTH) */
+	bool jp;	/* a JSON patch's operations: "json patch ..." */
 	char path[PATH_MAX_LEN + 1];
 	bool bad; /* stopped: malformed or out of memory */
 };
@@ -2070,7 +2071,9 @@ static __attribute__((noinline)) void sc_dup(struct scan *sc, size_t plen,
 	memcpy(p2, sc->path, plen);
 	p2[plen] = '\0';
 	path_key(p2, plen, name);
-	srv_strict_field(sc->s, "duplicate field", p2);
+	srv_strict_field(
+	    sc->s, sc->jp ? "json patch duplicate field" : "duplicate field",
+	    p2);
 }
 
 /* Enter an object or array: false (and the value skipped whole) past
@@ -2273,6 +2276,64 @@ static void sc_map(struct scan *sc, size_t plen, bool generic,
 	}
 	json_decref(keys);
 	sc->depth--;
+}
+
+/* One operation of a JSON patch, as kube decodes it into its jsonPatchOp
+   (op, path, from, value): repeated and unknown members in the body's
+   order, and repeated keys inside a value (an interface{} to Go). */
+static void sc_patch_op(struct scan *sc, size_t plen)
+{
+	static const char *const names[] = {"op", "path", "from", "value"};
+	unsigned seen = 0;
+	if (!sc_enter(sc))
+		return;
+	sc->p++; /* { */
+	for (bool first = true; !sc->bad; first = false) {
+		char *k = sc_member(sc, first);
+		if (!k)
+			break;
+		size_t klen = path_key(sc->path, plen, k);
+		int f = -1;
+		for (int i = 0; i < 4 && f < 0; i++)
+			if (!strcmp(k, names[i]))
+				f = i;
+		if (f < 0) {
+			srv_strict_field(sc->s, "json patch unknown field",
+					 sc->path);
+			sc_skip(sc);
+		} else {
+			if (seen & (1u << f))
+				sc_dup(sc, plen, k);
+			seen |= 1u << f;
+			if (f == 3)
+				sc_any(sc, klen);
+			else
+				sc_skip(sc);
+		}
+		sc->path[plen] = '\0';
+		free(k);
+	}
+	sc->depth--;
+}
+
+void srv_json_patch_scan(const char *text, size_t len, struct srv_strict *s)
+{
+	if (!s || s->mode == SRV_FV_IGNORE)
+		return;
+	struct scan sc = {.p = text, .end = text + len, .s = s, .jp = true};
+	if (!sc_is(&sc, '[') || !sc_enter(&sc))
+		return;
+	sc.p++;
+	for (size_t i = 0; !sc.bad && !sc_is(&sc, ']'); i++) {
+		if (i && sc_is(&sc, ','))
+			sc.p++;
+		size_t ilen = path_index(sc.path, 0, i);
+		if (sc_is(&sc, '{'))
+			sc_patch_op(&sc, ilen);
+		else
+			sc_skip(&sc);
+		sc.path[0] = '\0';
+	}
 }
 
 bool srv_builtin_scan_json(const char *kind, const char *api_version,

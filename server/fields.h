@@ -201,6 +201,14 @@ void srv_builtin_omitempty(const char *kind, const char *api_version,
 			   json_t *obj);
 
 /*
+ * A JSON patch's text as kube's strict decoding of its operations reads
+ * it: `json patch unknown field "[0].x"` for a member other than op,
+ * path, from and value, `json patch duplicate field "[0].path"` for a
+ * repeated one or a repeated key inside a value, in the body's order.
+ */
+void srv_json_patch_scan(const char *text, size_t len, struct srv_strict *s);
+
+/*
  * What sigs.k8s.io/json's strict decoding reports for a JSON body of a
  * built-in kind: duplicate fields, and the unknown fields among them, in
  * the order of the text (srv_builtin_prune then finds the same unknown

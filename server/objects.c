@@ -4456,42 +4456,6 @@ static char *patch_shown(bool smp, const json_t *patch, const json_t *next)
  * unknown fields come from its schema in finish_update: r->strict_shown
  * (new, freed by the caller after finish_update) carries the value there.
  */
-/* kube's strict decoding of a JSON patch into its jsonPatchOp (op, path,
-   from, value) under Warn or Strict: each operation's other members and
-   repeated ones, `json patch unknown field "[0].x"`, before the patched
-   object's own. */
-static void json_patch_strict(const struct srv_req *r, const json_t *ops,
-			      struct srv_strict *strict)
-{
-	size_t i;
-	json_t *op;
-	json_array_foreach(ops, i, op)
-	{
-		const char *k;
-		json_t *v;
-		json_object_foreach(op, k, v)
-		{
-			if (!strcmp(k, "op") || !strcmp(k, "path") ||
-			    !strcmp(k, "from") || !strcmp(k, "value"))
-				continue;
-			char path[300];
-			snprintf(path, sizeof path, "[%zu].%s", i, k);
-			srv_strict_field(strict, "json patch unknown field",
-					 path);
-		}
-	}
-	struct srv_strict dups = {.mode = strict->mode};
-	srv_builtin_scan_json(NULL, NULL, r->body, r->body_len, &dups);
-	for (size_t d = 0; d < dups.n; d++) {
-		char *t = NULL;
-		if (asprintf(&t, "json patch %s", dups.errs[d]) > 0) {
-			srv_strict_add(strict, t);
-			free(t);
-		}
-	}
-	srv_strict_free(&dups);
-}
-
 static lp_err patch_fields(struct srv_req *r, const struct srv_resource *res,
 			   bool smp, bool merge, const json_t *patch,
 			   json_t *next, struct srv_error *err)
@@ -4521,7 +4485,7 @@ static lp_err patch_fields(struct srv_req *r, const struct srv_resource *res,
 	if ((smp || merge) && strict.mode != SRV_FV_IGNORE)
 		srv_builtin_scan_json(NULL, NULL, r->body, r->body_len, &strict);
 	else if (json_is_array(patch) && strict.mode != SRV_FV_IGNORE)
-		json_patch_strict(r, patch, &strict);
+		srv_json_patch_scan(r->body, r->body_len, &strict);
 	if (strict.mode == SRV_FV_STRICT && !(shown = patch_shown(smp, patch, next))) {
 		srv_strict_free(&strict);
 		return srv_error_set(err, LP_E_NOMEM, "out of memory");

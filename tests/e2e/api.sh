@@ -967,6 +967,8 @@ check "... its details name no object, as kube's NewInvalid on an empty GroupKin
 import json; d=json.load(open('$WORK/body'))['details']; assert set(d)=={'causes'}, d"
 reqh PATCH /api/v1/namespaces/default/configmaps/fv1 '[{"op":"add","op":"add","path":"/data/jw","value":"1","x":2}]' application/json-patch+json
 check "Warn: a JSON patch operation's unknown and repeated members are warned of (kube's strict decoding of its ops)" eval 'code_is 200 && warns "json patch unknown field \\\"[0].x\\\"" && warns "json patch duplicate field \\\"[0].op\\\""'
+reqh PATCH /api/v1/namespaces/default/configmaps/fv1 '[{"path":"/data/jx","op":"add","path":"/data/jy","aaa":1,"value":"1","value":"2"},{"op":"add","path":"/metadata/labels","value":{"a":"1","a":"2"}}]' application/json-patch+json
+check "... in the body's order, a repeated key inside a value too (sigs.k8s.io/json's order)" eval '[[ $CODE == 200 && "$(grep -i "^Warning:" "$WORK/hdr" | tr -d "\r")" == "$(printf "%s\n" "Warning: 299 - \"json patch duplicate field \\\"[0].path\\\"\"" "Warning: 299 - \"json patch unknown field \\\"[0].aaa\\\"\"" "Warning: 299 - \"json patch duplicate field \\\"[0].value\\\"\"" "Warning: 299 - \"json patch duplicate field \\\"[1].value.a\\\"\"")" ]] || { echo "#   $CODE"; cat "$WORK/hdr"; false; }'
 reqh PATCH /api/v1/namespaces/default/configmaps/fv1 '[{"op":"add","path":"/zz","value":1}]' application/json-patch+json
 check "Warn: a JSON patch adding an unknown field is applied without it" code_is 200
 check "... with the Warning" bash -c 'grep -qF "Warning: 299 - \"unknown field \\\"zz\\\"\"" "'"$WORK"'/hdr" && ! grep -q "\"zz\"" "'"$WORK"'/body"'
