@@ -99,6 +99,12 @@ struct ctl_store {
 	   way to the store (wait for 0 before the last look at what is
 	   left). */
 	long (*crd_fence)(void *ud, const char *name, const char *uid);
+	/* Record a core/v1 Event about involved (an ObjectReference: kind,
+	   apiVersion, namespace, name, uid) as client-go's recorder does for
+	   a controller whose event source is component. */
+	lp_err (*event)(void *ud, const json_t *involved, const char *type,
+			const char *reason, const char *message,
+			const char *component);
 };
 
 /* ------------------------------------------------------------ events */

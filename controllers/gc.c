@@ -64,7 +64,13 @@ struct gc {
 	json_t *absent; /* "<namespace>/<uid>" -> true */
 	char *absent_ring[ABSENT_MAX];
 	size_t absent_next;
+	/* "<dependent uid>/<owner uid>" of the OwnerRefInvalidNamespace
+	   events recorded (once each, as kube's graph reports a reference
+	   once); emptied when it grows past REPORTED_MAX */
+	json_t *reported;
 };
+
+#define REPORTED_MAX 4096
 
 static lp_err gc_init(const struct ctl_store *s, void **ud)
 {
@@ -75,9 +81,11 @@ static lp_err gc_init(const struct ctl_store *s, void **ud)
 	pthread_mutex_init(&g->mu, NULL);
 	g->waiting = json_object();
 	g->absent = json_object();
-	if (!g->waiting || !g->absent) {
+	g->reported = json_object();
+	if (!g->waiting || !g->absent || !g->reported) {
 		json_decref(g->waiting);
 		json_decref(g->absent);
+		json_decref(g->reported);
 		free(g);
 		return LP_E_NOMEM;
 	}
@@ -92,6 +100,7 @@ static void gc_fini(void *ud)
 		return;
 	json_decref(g->waiting);
 	json_decref(g->absent);
+	json_decref(g->reported);
 	for (size_t i = 0; i < ABSENT_MAX; i++)
 		free(g->absent_ring[i]);
 	pthread_mutex_destroy(&g->mu);
@@ -413,8 +422,11 @@ static bool waits_for_dependents(const json_t *obj)
    owners are. */
 enum owner_state { OWNER_SOLID, OWNER_ABSENT, OWNER_WAITING, OWNER_INVALID };
 
+/* *missed (may be NULL): the owner, of a namespaced kind, was looked up
+   and not found where the dependent names it (OWNER_ABSENT), or
+   OWNER_INVALID: it may be in another namespace. */
 static lp_err owner_state(struct gc *g, const json_t *ref, const char *ns,
-			  enum owner_state *st)
+			  enum owner_state *st, bool *missed)
 {
 	const char *av = json_string_value(json_object_get(ref, "apiVersion"));
 	const char *kind = json_string_value(json_object_get(ref, "kind"));
@@ -434,6 +446,8 @@ static lp_err owner_state(struct gc *g, const json_t *ref, const char *ns,
 				    sizeof key, &namespaced);
 	if (rc == LP_OK && namespaced && !*ns) {
 		*st = OWNER_INVALID;
+		if (missed)
+			*missed = true;
 		return LP_OK;
 	}
 	if (rc == LP_E_INVAL) {
@@ -446,12 +460,16 @@ static lp_err owner_state(struct gc *g, const json_t *ref, const char *ns,
 	rc = read_obj(g, key, &o);
 	if (rc == LP_E_NOTFOUND) {
 		*st = OWNER_ABSENT;
+		if (missed)
+			*missed = namespaced;
 		rc = LP_OK;
 	} else if (rc == LP_OK) {
 		const char *ou = ctl_meta_str(o.obj, "uid");
-		if (!ou || strcmp(ou, uid))
+		if (!ou || strcmp(ou, uid)) {
 			*st = OWNER_ABSENT;
-		else if (waits_for_dependents(o.obj))
+			if (missed)
+				*missed = namespaced;
+		} else if (waits_for_dependents(o.obj))
 			*st = OWNER_WAITING;
 		else
 			*st = OWNER_SOLID;
@@ -483,6 +501,113 @@ static bool a_dependent_waits(struct gc *g, json_t *deps)
 	return false;
 }
 
+struct ns_walk {
+	char **names;
+	size_t n, cap;
+	size_t prefix_len;
+};
+
+static enum eng_take ns_name(void *ud, const struct eng_record *rec)
+{
+	struct ns_walk *w = ud;
+	if (rec->key_len <= w->prefix_len || w->n >= REPORTED_MAX)
+		return ENG_SKIP;
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 16;
+		char **v = realloc(w->names, cap * sizeof *v);
+		if (!v)
+			return ENG_SKIP;
+		w->names = v;
+		w->cap = cap;
+	}
+	char *name = strndup((const char *)rec->key + w->prefix_len,
+			     rec->key_len - w->prefix_len);
+	if (name)
+		w->names[w->n++] = name;
+	return ENG_SKIP;
+}
+
+/* kube's graph reports a dependent whose owner, by its UID, lives in
+   another namespace (reportInvalidNamespaceOwnerRef): a Warning Event
+   OwnerRefInvalidNamespace about the dependent, once. ns: the
+   dependent's ("" cluster-scoped). */
+static void report_foreign_owner(struct gc *g, const json_t *dep,
+				 const json_t *ref, const char *ns)
+{
+	const char *duid = ctl_meta_str(dep, "uid");
+	const char *av = json_string_value(json_object_get(ref, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(ref, "kind"));
+	const char *name = json_string_value(json_object_get(ref, "name"));
+	const char *ouid = json_string_value(json_object_get(ref, "uid"));
+	char id[160];
+	if (!duid || !av || !kind || !name || !ouid || !g->s->event ||
+	    snprintf(id, sizeof id, "%s/%s", duid, ouid) >= (int)sizeof id)
+		return;
+	pthread_mutex_lock(&g->mu);
+	bool seen = json_object_get(g->reported, id) != NULL;
+	pthread_mutex_unlock(&g->mu);
+	if (seen)
+		return;
+	/* the namespaces, then the owner's name in each */
+	struct reg_key p;
+	if (reg_list_prefix("", "namespaces", NULL, &p))
+		return;
+	struct ns_walk w = {.prefix_len = p.len};
+	eng_rd *rd;
+	if (eng_rd_begin(g->s->e, &rd) == LP_OK) {
+		struct eng_range_req q = {.prefix = p.bytes,
+					  .prefix_len = p.len};
+		struct eng_range_res res;
+		(void)eng_range(rd, &q, ns_name, &w, &res);
+		eng_rd_end(rd);
+	}
+	bool found = false;
+	for (size_t i = 0; i < w.n && !found; i++) {
+		char key[ENG_KEY_MAX + 1];
+		bool namespaced = false;
+		if (!strcmp(w.names[i], ns) ||
+		    g->s->owner_key(g->s->ud, av, kind, w.names[i], name, key,
+				    sizeof key, &namespaced) ||
+		    !namespaced)
+			continue;
+		struct reg_obj o = {0};
+		if (read_obj(g, key, &o) == LP_OK) {
+			const char *u = ctl_meta_str(o.obj, "uid");
+			found = u && !strcmp(u, ouid);
+		}
+		reg_obj_free(&o);
+	}
+	for (size_t i = 0; i < w.n; i++)
+		free(w.names[i]);
+	free(w.names);
+	if (!found)
+		return;
+	json_t *inv = json_object();
+	const char *dk = json_string_value(json_object_get(dep, "kind"));
+	const char *dav = json_string_value(json_object_get(dep, "apiVersion"));
+	json_object_set_new(inv, "kind", json_string(dk ? dk : ""));
+	if (*ns)
+		json_object_set_new(inv, "namespace", json_string(ns));
+	const char *dn = ctl_meta_str(dep, "name");
+	json_object_set_new(inv, "name", json_string(dn ? dn : ""));
+	json_object_set_new(inv, "uid", json_string(duid));
+	json_object_set_new(inv, "apiVersion", json_string(dav ? dav : ""));
+	char msg[1200];
+	snprintf(msg, sizeof msg,
+		 "ownerRef [%s/%s, namespace: %s, name: %s, uid: %s] does not "
+		 "exist in namespace \"%s\"",
+		 av, kind, ns, name, ouid, ns);
+	if (g->s->event(g->s->ud, inv, "Warning", "OwnerRefInvalidNamespace",
+			msg, "garbage-collector-controller") == LP_OK) {
+		pthread_mutex_lock(&g->mu);
+		if (json_object_size(g->reported) >= REPORTED_MAX)
+			json_object_clear(g->reported);
+		json_object_set_new(g->reported, id, json_true());
+		pthread_mutex_unlock(&g->mu);
+	}
+	json_decref(inv);
+}
+
 static lp_err collect(struct gc *g, ctl *c, const char *key, const json_t *obj)
 {
 	const struct ctl_store *s = g->s;
@@ -498,9 +623,12 @@ static lp_err collect(struct gc *g, ctl *c, const char *key, const json_t *obj)
 	json_array_foreach(refs, i, r)
 	{
 		enum owner_state st = OWNER_SOLID;
-		rc = owner_state(g, r, ns ? ns : "", &st);
+		bool missed = false;
+		rc = owner_state(g, r, ns ? ns : "", &st, &missed);
 		if (rc)
 			break;
+		if (missed)
+			report_foreign_owner(g, obj, r, ns ? ns : "");
 		if (st == OWNER_INVALID) {
 			lp_debug("gc: %s is cluster-scoped with a namespaced "
 				 "owner: left alone",

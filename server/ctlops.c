@@ -195,6 +195,16 @@ static long op_crd_fence(void *ud, const char *name, const char *uid)
 	return srv_crd_fence(name, uid);
 }
 
+static lp_err op_event(void *ud, const json_t *involved, const char *type,
+		       const char *reason, const char *message,
+		       const char *component)
+{
+	/* kube-controller-manager's client writes the events of its
+	   controllers */
+	return srv_record_event(ud, involved, type, reason, message, component,
+				"kube-controller-manager");
+}
+
 void srv_ctl_store(eng *e, struct ctl_store *out)
 {
 	*out = (struct ctl_store){
@@ -206,5 +216,6 @@ void srv_ctl_store(eng *e, struct ctl_store *out)
 	    .ns_resources = op_ns_resources,
 	    .crd_names = op_crd_names,
 	    .crd_fence = op_crd_fence,
+	    .event = op_event,
 	};
 }

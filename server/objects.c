@@ -6559,6 +6559,58 @@ static void track_bootstrap(const char *resource, json_t *obj)
 		(void)srv_mf_update(&op, NULL, obj, &err);
 }
 
+lp_err srv_record_event(eng *e, const json_t *involved, const char *type,
+			const char *reason, const char *message,
+			const char *component, const char *manager)
+{
+	const char *ns =
+	    json_string_value(json_object_get(involved, "namespace"));
+	const char *iname =
+	    json_string_value(json_object_get(involved, "name"));
+	if (!ns || !*ns)
+		ns = "default"; /* client-go's recorder: a cluster-scoped
+				   object's events go to default */
+	/* client-go's name: the object's name and the time in ns, hex */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	char name[300], now[32];
+	int w = snprintf(name, sizeof name, "%s.%llx", iname ? iname : "",
+			 (unsigned long long)ts.tv_sec * 1000000000ull +
+			     (unsigned long long)ts.tv_nsec);
+	if (w < 0 || w > 253)
+		return LP_E_INVAL; /* kube's create would refuse the name */
+	reg_now(now);
+	json_t *ev = json_pack(
+	    "{s:s,s:s,s:{s:s,s:s},s:O,s:s,s:s,s:{s:s},s:s,s:s,s:i,s:s,s:n,"
+	    "s:s}",
+	    "kind", "Event", "apiVersion", "v1", "metadata", "name", name,
+	    "namespace", ns, "involvedObject", involved, "reason", reason,
+	    "message", message, "source", "component", component,
+	    "firstTimestamp", now, "lastTimestamp", now, "count", 1, "type",
+	    type, "eventTime", "reportingComponent", component);
+	const struct srv_resource *res = srv_resource_find("", "v1", "events");
+	struct reg_key k;
+	if (!ev || !res || reg_object_key("", "events", ns, name, &k)) {
+		json_decref(ev);
+		return LP_E_NOMEM;
+	}
+	stamp_new(json_object_get(ev, "metadata"));
+	struct srv_mf_op op = {
+	    .res = res, .manager = manager, .api_version = "v1"};
+	struct srv_error err;
+	srv_error_clear(&err);
+	(void)srv_mf_update(&op, NULL, ev, &err);
+	if (res->prepare)
+		res->prepare(res, ev, NULL, &err);
+	struct eng_cmp cmp = {ENG_CMP_ABSENT, 0};
+	char *out = NULL;
+	size_t ol;
+	lp_err rc = reg_put(e, &k, ev, &cmp, false, NULL, &out, &ol, NULL);
+	json_decref(ev);
+	free(out);
+	return rc;
+}
+
 /* Write obj under k when what is stored differs in obj[in][what] (in
    NULL: obj[what]; what NULL: never), or nothing is stored: created with
    uid and creationTimestamp, or the stored object with that member

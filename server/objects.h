@@ -61,6 +61,15 @@ lp_err srv_mutate_object(eng *e, const struct srv_resource *res,
 			 const char *manager, const char *subresource,
 			 bool (*fn)(json_t *obj, void *arg), void *arg);
 
+/* A core/v1 Event about involved (an ObjectReference) as client-go's
+   recorder writes one (its name the object's and the time in ns; in the
+   object's namespace, or default for a cluster-scoped one; source and
+   reportingComponent component; count 1), recorded in managedFields as an
+   update by manager. */
+lp_err srv_record_event(eng *e, const json_t *involved, const char *type,
+			const char *reason, const char *message,
+			const char *component, const char *manager);
+
 /* Whether the crd-finalizer controller runs: then DELETE of a CRD marks it
    Terminating with the cleanup finalizer and the controller removes the
    instances; else the CRD and its instances go at once. */

@@ -409,6 +409,34 @@ expect_rc 0 "... the dangling one is collected" \
 expect_rc 0 "... the one with a namespaced owner is left alone, as in kube" \
 	"${K[@]}" get namespace scoped -o 'jsonpath={.metadata.deletionTimestamp}'
 check "... (not even marked for deletion)" bash -c "[ ! -s '$WORK/out' ]"
+# kube's graph reports a reference whose owner lives in another namespace:
+# a Warning Event OwnerRefInvalidNamespace about the dependent, from
+# garbage-collector-controller (in default for a cluster-scoped one)
+event_for() { # NAMESPACE OBJECT-NAME: polls until an Event names it
+	local i
+	for i in $(seq 100); do
+		"${K[@]}" get events -n "$1" --field-selector "involvedObject.name=$2" -o name 2>/dev/null | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "... which kube reports in an Event in default" event_for default scoped
+expect_rc 0 "... get it" "${K[@]}" get events -n default --field-selector involvedObject.name=scoped -o json
+check "... with kube's message, type, source and object, once" python3 -c "
+import json; d = json.load(open('$WORK/out'))['items']
+assert len(d) == 1, d
+e = d[0]
+assert e['message'] == 'ownerRef [v1/ConfigMap, namespace: , name: owner-r, uid: $U3] does not exist in namespace \"\"', e['message']
+assert (e['type'], e['count'], e['source'], e['reportingComponent']) == ('Warning', 1, {'component': 'garbage-collector-controller'}, 'garbage-collector-controller'), e
+assert e['involvedObject']['kind'] == 'Namespace' and e['involvedObject']['name'] == 'scoped' and 'namespace' not in e['involvedObject'], e
+assert e['metadata']['name'].startswith('scoped.'), e"
+expect_rc 0 "a namespace for a dependent elsewhere" "${K[@]}" create namespace elsewhere
+cm far owner-r "$U3" false elsewhere
+expect_rc 0 "... a dependent naming an owner of another namespace goes (absent where it looks)" \
+	"${K[@]}" -n elsewhere wait --for=delete configmap/far "$W"
+expect_rc 0 "... and kube's Event names it" "${K[@]}" get events -n elsewhere --field-selector reason=OwnerRefInvalidNamespace \
+	-o 'jsonpath={.items[*].message}'
+check "... in its namespace" out_has "^ownerRef \[v1/ConfigMap, namespace: elsewhere, name: owner-r, uid: $U3\] does not exist in namespace \"elsewhere\"$"
 
 # ---------------------------------------------------------------- crd-finalizer
 expect_rc 0 "crd: a widget" "${K[@]}" apply -f - <<'YAML'
