@@ -300,37 +300,14 @@ bool srv__req_detach(struct srv_req *r)
 static bool warning_text(const char *text, size_t *runes)
 {
 	const unsigned char *p = (const unsigned char *)text;
-	size_t n = 0;
-	while (*p) {
-		unsigned c = *p, len;
-		uint32_t cp;
-		if (c < 0x80) {
-			len = 1;
-			cp = c;
-		} else if (c >= 0xC2 && c <= 0xDF) {
-			len = 2;
-			cp = c & 0x1F;
-		} else if (c >= 0xE0 && c <= 0xEF) {
-			len = 3;
-			cp = c & 0x0F;
-		} else if (c >= 0xF0 && c <= 0xF4) {
-			len = 4;
-			cp = c & 0x07;
-		} else {
-			return false;
-		}
-		for (unsigned i = 1; i < len; i++) {
-			if ((p[i] & 0xC0) != 0x80)
-				return false;
-			cp = cp << 6 | (p[i] & 0x3F);
-		}
-		if ((len == 3 &&
-		     (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-		    (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-			return false;
-		if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
+	size_t left = strlen(text), n = 0;
+	while (left) {
+		size_t len = p[0] < 0x80 ? 1 : reg_utf8_seq(p, left);
+		if (!len || (len == 1 && (p[0] < 0x20 || p[0] == 0x7F)) ||
+		    (len == 2 && p[0] == 0xC2 && p[1] <= 0x9F)) /* C1 */
 			return false;
 		p += len;
+		left -= len;
 		n++;
 	}
 	*runes = n;

@@ -6559,6 +6559,24 @@ static void track_bootstrap(const char *resource, json_t *obj)
 		(void)srv_mf_update(&op, NULL, obj, &err);
 }
 
+/* A new object of res written at k, the strategy's prepare applied (its
+   create: no old object), as the system writes one. Takes obj. */
+static lp_err put_new(eng *e, const struct srv_resource *res,
+		      const struct reg_key *k, json_t *obj)
+{
+	struct srv_error err;
+	srv_error_clear(&err);
+	if (res->prepare)
+		res->prepare(res, obj, NULL, &err);
+	struct eng_cmp cmp = {ENG_CMP_ABSENT, 0};
+	char *out = NULL;
+	size_t ol;
+	lp_err rc = reg_put(e, k, obj, &cmp, false, NULL, &out, &ol, NULL);
+	json_decref(obj);
+	free(out);
+	return rc;
+}
+
 lp_err srv_record_event(eng *e, const json_t *involved, const char *type,
 			const char *reason, const char *message,
 			const char *component, const char *manager)
@@ -6600,15 +6618,7 @@ lp_err srv_record_event(eng *e, const json_t *involved, const char *type,
 	struct srv_error err;
 	srv_error_clear(&err);
 	(void)srv_mf_update(&op, NULL, ev, &err);
-	if (res->prepare)
-		res->prepare(res, ev, NULL, &err);
-	struct eng_cmp cmp = {ENG_CMP_ABSENT, 0};
-	char *out = NULL;
-	size_t ol;
-	lp_err rc = reg_put(e, &k, ev, &cmp, false, NULL, &out, &ol, NULL);
-	json_decref(ev);
-	free(out);
-	return rc;
+	return put_new(e, res, &k, ev);
 }
 
 /* Write obj under k when what is stored differs in obj[in][what] (in
@@ -6735,15 +6745,7 @@ lp_err srv_bootstrap(eng *e)
 		/* recorded before the strategy adds its finalizer and
 		   status, as kube's handler records a create */
 		track_bootstrap("namespaces", obj);
-		struct srv_error err;
-		srv_error_clear(&err);
-		res->prepare(res, obj, NULL, &err);
-		struct eng_cmp cmp = {ENG_CMP_ABSENT, 0};
-		char *out = NULL;
-		size_t ol;
-		lp_err rc = reg_put(e, &k, obj, &cmp, false, NULL, &out, &ol, NULL);
-		json_decref(obj);
-		free(out);
+		lp_err rc = put_new(e, res, &k, obj);
 		if (rc && rc != LP_E_EXISTS)
 			return rc;
 	}
