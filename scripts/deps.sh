@@ -18,6 +18,7 @@ packages=(
 	libmicrohttpd-dev libjansson-dev liburcu-dev libcriterion-dev
 	libgnutls28-dev libcurl4-gnutls-dev libyaml-dev libmimalloc-dev
 	libpcre2-dev
+	tzdata
 	clang libclang-rt-14-dev llvm-14 clang-format
 	python3-yaml python3-kubernetes
 )

@@ -61,10 +61,10 @@
  * null_type, type, google.protobuf.Duration and Timestamp, net.IP,
  * net.CIDR, kubernetes.URL, Quantity, Semver and NamedFormat,
  * optional_type; an object the schema declares with fields is of a type
- * no name equals, as in kube). Outside it, and refused by cel_compile: a
- * time zone by name
- * ("Europe/Paris"; one read from the object makes the evaluation
- * CEL_UNSUPPORTED), kube's authz library, message construction, and any
+ * no name equals, as in kube); a time zone by name ("Europe/Paris") from
+ * the system's zone files, as Go's LoadLocation reads them (tz.c).
+ * Outside it, and refused by cel_compile: kube's authz library, message
+ * construction, and any
  * name but self and oldSelf. Two url values compared with == are
  * CEL_UNSUPPORTED too (kube compares their re-serialised text).
  * cel_compile_checked tells text that is not CEL (kube refuses it when a
@@ -92,6 +92,7 @@
 #include "resources.h"
 #include "schema.h"
 #include "semver.h"
+#include "tz.h"
 
 /* trunc(3) without libm, which lapis_srv does not link: every double
    from 2^52 up is already integral. */
@@ -897,29 +898,6 @@ static bool parse_duration(const char *s, size_t n, int64_t *out)
 }
 
 /* Days since 1970-01-01 of a proleptic Gregorian date. */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	int64_t yoe = y - era * 400;
-	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-	z += 719468;
-	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-	int64_t doe = z - era * 146097;
-	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	int64_t mp = (5 * doy + 2) / 153;
-	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
-	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
-	*y = yoe + era * 400 + (*m <= 2);
-}
-
 /* CEL's timestamp range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z. */
 #define TS_MIN (-62135596800LL)
 #define TS_MAX 253402300799LL
@@ -985,7 +963,7 @@ static bool parse_ts(const char *s, size_t n, int64_t *sec, int32_t *ns,
 		md = 29;
 	if (d < 1 || d > md)
 		return false;
-	int64_t t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 +
+	int64_t t = srv_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 +
 		    se - sign * (oh * 3600 + om * 60);
 	if (t < TS_MIN || t > TS_MAX)
 		return false;
@@ -2378,7 +2356,7 @@ static struct val fmt_ts(struct ctx *c, const struct val *t)
 	int m, d;
 	if (rem < 0)
 		rem += 86400, days--;
-	civil_from_days(days, &y, &m, &d);
+	srv_civil_from_days(days, &y, &m, &d);
 	char frac[16] = "", zone[8] = "Z";
 	if (t->ts.ns) {
 		snprintf(frac, sizeof frac, ".%09d", (int)t->ts.ns);
@@ -3590,17 +3568,27 @@ static struct val dur_get(enum fn f, int64_t d)
 	return mkint((int64_t)v);
 }
 
-/* cel-go's inTimeZone: the zone's offset east of UTC in seconds. 1: done;
-   0: an error (in *err); -1: a zone name other than UTC, which needs the
-   time zone database. */
-static int tz_offset(struct ctx *c, const struct val *tz, int64_t *off,
-		     struct val *err)
+/* cel-go's timeZone: the offset east of UTC in seconds of the zone tz at
+   the time t (a name, read as Go's LoadLocation finds it, or [+-]hh:mm).
+   1: done; 0: an error (in *err); -1: an offset Go would take past the
+   calendar. */
+static int tz_offset(struct ctx *c, const struct val *tz, const struct val *t,
+		     int64_t *off, struct val *err)
 {
 	const char *s = tz->s.p, *colon = memchr(s, ':', tz->s.n);
 	size_t n = tz->s.n;
 	if (!colon) {
-		*off = 0;
-		return n == 0 || (n == 3 && !memcmp(s, "UTC", 3)) ? 1 : -1;
+		/* a name: Go's time.LoadLocation */
+		int32_t o = 0;
+		enum srv_tz r = srv_tz_offset(s, n, t->ts.sec, &o);
+		*off = o;
+		if (r == SRV_TZ_OK)
+			return 1;
+		*err = err_text(
+		    r == SRV_TZ_INVALID
+			? afmt(c, "time: invalid location name")
+			: afmt(c, "unknown time zone %.*s", (int)n, s));
+		return 0;
 	}
 	int64_t part[2];
 	const char *p[2] = {s, colon + 1};
@@ -3639,18 +3627,18 @@ static struct val ts_get(struct ctx *c, enum fn f, const struct val *t,
 	int m, d;
 	if (tz) {
 		struct val err;
-		int r = tz_offset(c, tz, &off, &err);
+		int r = tz_offset(c, tz, t, &off, &err);
 		if (r == 0)
 			return err;
 		if (r < 0)
-			return mkstr(V_UNSUP, "time zone names",
-				     strlen("time zone names"));
+			return mkstr(V_UNSUP, "time zone offsets that large",
+				     strlen("time zone offsets that large"));
 	}
 	int64_t local = t->ts.sec + off;
 	int64_t days = local / 86400, rem = local % 86400;
 	if (rem < 0)
 		rem += 86400, days--;
-	civil_from_days(days, &y, &m, &d);
+	srv_civil_from_days(days, &y, &m, &d);
 	switch ((int)f) { /* of the library's functions only */
 	case F_GETFULLYEAR:
 		return mkint(y);
@@ -3663,7 +3651,7 @@ static struct val ts_get(struct ctx *c, enum fn f, const struct val *t,
 	case F_GETDAYOFWEEK:
 		return mkint(((days % 7) + 11) % 7);
 	case F_GETDAYOFYEAR:
-		return mkint(days - days_from_civil(y, 1, 1));
+		return mkint(days - srv_days_from_civil(y, 1, 1));
 	case F_GETHOURS:
 		return mkint(rem / 3600);
 	case F_GETMINUTES:
@@ -6692,17 +6680,6 @@ static struct node *make_call(struct parser *ps, const char *name,
 		precompile(ps, n, target ? args[0] : args[1]);
 	if (f->id == F_DURATION || f->id == F_TIMESTAMP)
 		check_time_literal(ps, f->id, args[0]);
-	/* a time zone by name needs the zone database, which we do not
-	   carry: a literal one is refused now (one from the object makes
-	   the evaluation CEL_UNSUPPORTED) */
-	if (f->id >= F_GETFULLYEAR && f->id <= F_GETMILLIS && na == 1 &&
-	    args[0]->k == N_STRING &&
-	    !memchr(args[0]->s, ':', args[0]->s_len) && args[0]->s_len &&
-	    strcmp(args[0]->s, "UTC")) {
-		fail(ps, CEL_NO_POS, "time zone '%s' is not supported",
-		     args[0]->s);
-		ps->unsup = true;
-	}
 	return n;
 }
 

@@ -30,6 +30,7 @@
 #include "fields.h"
 #include "registry/json.h"
 #include "registry/object.h"
+#include "tz.h"
 
 /* Paths of unknown fields in error texts; a key longer than this is cut. */
 #define PATH_MAX_LEN 1024
@@ -450,30 +451,6 @@ static int days_in(int m, long y)
 	return m == 2 && leap(y) ? 29 : d[m - 1];
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date. */
-static long long days_from_civil(long y, int m, int d)
-{
-	y -= m <= 2;
-	long era = (y >= 0 ? y : y - 399) / 400;
-	long yoe = y - era * 400;
-	long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return (long long)era * 146097 + doe - 719468;
-}
-
-static void civil_from_days(long long z, long *y, int *m, int *d)
-{
-	z += 719468;
-	long long era = (z >= 0 ? z : z - 146096) / 146097;
-	long doe = (long)(z - era * 146097);
-	long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	long mp = (5 * doy + 2) / 153;
-	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
-	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
-	*y = (long)(yoe + era * 400) + (*m <= 2);
-}
-
 bool srv_go_time_parse(const char *s, bool micro, long long *unix_sec,
 		       long *nsec_out, char *err, size_t err_n)
 {
@@ -609,8 +586,8 @@ bool srv_go_time_parse(const char *s, bool micro, long long *unix_sec,
 		time_err(err, err_n, layout, s, NULL, NULL, ": day out of range");
 		return false;
 	}
-	*unix_sec = days_from_civil(year, mon, day) * 86400LL + hour * 3600LL +
-		    min * 60LL + sec - off;
+	*unix_sec = srv_days_from_civil(year, mon, day) * 86400LL +
+		    hour * 3600LL + min * 60LL + sec - off;
 	*nsec_out = nsec;
 	return true;
 out_of_range:;
@@ -634,14 +611,14 @@ static bool go_time(const char *s, bool micro, char *out, size_t out_n,
 	{
 		long long dd = t >= 0 ? t / 86400 : -((-t + 86399) / 86400);
 		long long rem = t - dd * 86400;
-		long y;
+		int64_t y;
 		int mo, d;
-		civil_from_days(dd, &y, &mo, &d);
+		srv_civil_from_days(dd, &y, &mo, &d);
 		char yb[24];
 		if (y >= 0)
-			snprintf(yb, sizeof yb, "%04ld", y);
+			snprintf(yb, sizeof yb, "%04lld", (long long)y);
 		else
-			snprintf(yb, sizeof yb, "-%04ld", -y);
+			snprintf(yb, sizeof yb, "-%04lld", -(long long)y);
 		if (micro)
 			snprintf(out, out_n, "%s-%02d-%02dT%02lld:%02lld:%02lld.%06ldZ",
 				 yb, mo, d, rem / 3600, rem / 60 % 60, rem % 60,

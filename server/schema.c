@@ -2255,6 +2255,7 @@ struct rctx {
 	void (*warn)(void *ud, const char *text);
 	void *ud;
 	bool *unevaluated; /* per rule */
+	char **rt_why;	   /* per rule: why evaluating it stopped short */
 	bool stop;	   /* the cost limit was reached */
 	uint64_t budget;   /* steps left for this object's rules */
 	struct sb path;	   /* kube's field path of the value */
@@ -2477,6 +2478,8 @@ static void rules_eval(struct rctx *x, const struct node *n, const json_t *v,
 			continue;
 		if (res == CEL_UNSUPPORTED) {
 			x->unevaluated[i] = true;
+			if (!x->rt_why[i] && msg[0])
+				x->rt_why[i] = strdup(msg);
 			continue;
 		}
 		char *es = rule_error_string(r);
@@ -2629,8 +2632,12 @@ static lp_err check_rules(const struct srv_schema *s, const json_t *obj,
 			 .budget =
 			     10000000}; /* celconfig.RuntimeCELCostBudget */
 	x.unevaluated = calloc(s->n_rules, sizeof *x.unevaluated);
-	if (!x.unevaluated)
+	x.rt_why = calloc(s->n_rules, sizeof *x.rt_why);
+	if (!x.unevaluated || !x.rt_why) {
+		free(x.unevaluated);
+		free(x.rt_why);
 		return srv_error_set(err, LP_E_NOMEM, "out of memory");
+	}
 	if (blocking_cause(err)) {
 		srv_error_cause(
 		    err, "FieldValueInvalid", "<nil>",
@@ -2651,7 +2658,10 @@ static lp_err check_rules(const struct srv_schema *s, const json_t *obj,
 		sb_printf(&x.text,
 			  "%s%sx-kubernetes-validations rule was not evaluated "
 			  "(%s): %s",
-			  r->path, r->path[0] ? ": " : "", r->why ? r->why : "",
+			  r->path, r->path[0] ? ": " : "",
+			  r->why	? r->why
+			  : x.rt_why[i] ? x.rt_why[i]
+					: "",
 			  r->rule);
 		/* a rule written over several lines: one line, as a
 		   Warning's text has no control characters */
@@ -2663,6 +2673,9 @@ static lp_err check_rules(const struct srv_schema *s, const json_t *obj,
 		oom = x.text.oom;
 	}
 	free(x.unevaluated);
+	for (size_t i = 0; x.rt_why && i < s->n_rules; i++)
+		free(x.rt_why[i]);
+	free(x.rt_why);
 	free(x.path.s);
 	free(x.text.s);
 	return oom ? srv_error_set(err, LP_E_NOMEM, "out of memory") : LP_OK;

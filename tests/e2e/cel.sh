@@ -55,6 +55,7 @@ spec:
               message: size is too big
               messageExpression: "'size %d is above 99'.format([self.size])"
             - rule: "!has(self.q) || timestamp('2000-01-01T00:00:00Z').getHours('Europe/Paris') == 1"
+            - rule: "url('https://a.example/') == url('https://a.example/')"
             - rule: "!has(self.q) || '%s'.format([self.q]) != 'bad'"
               messageExpression: "'q %s is refused (%.1f%% of %d, %s)'.format([self.q, 99.5, 1234, [self.size]])"
             - rule: "!format.dns1123Label().validate(self.?alias.orValue('ok')).hasValue()"
@@ -141,7 +142,7 @@ w() { # NAME SPEC-JSON: a widget
 
 expect_rc 0 "a widget every rule accepts" kubectl create -f - <<<"$(w w-a '{"size":1,"limit":5,"mode":"fast","ports":[{"name":"http","port":80}],"tags":["abc"]}')"
 check "... warns of the rule outside lapis's subset, once, with why" \
-	err_has "^Warning: spec: x-kubernetes-validations rule was not evaluated \(.*Europe/Paris.*\): !has\(self.q\) \|\| timestamp"
+	err_has "^Warning: spec: x-kubernetes-validations rule was not evaluated \(.*url values.*\): url\('https://a.example/'\) =="
 check "... and of no other rule" [ "$(grep -c 'x-kubernetes-validations' "$WORK/err")" == 1 ]
 
 expect_rc 0 "a quantity, an optional field, a set within the rules" kubectl create -f - <<<"$(w w-q '{"size":1,"limit":5,"mem":"512Mi","alias":"web","zones":["a","c"]}')"
@@ -325,8 +326,14 @@ expect_rc 1 "a CRD whose optionalOldSelf rule uses oldSelf as the value itself" 
 check "... is refused: oldSelf is an optional there (kube's TestOptionalOldSelfIsOptionalType)" err_text "compilation failed: ERROR: <input>:1:11: found no matching overload for '_+_' applied to '(optional_type(int), int)'"
 bad_rules_crd "            - {rule: 'oldSelf.a.orValue(0) <= self.a', optionalOldSelf: true}" >"$WORK/gadget.yaml"
 expect_rc 0 "... while one reading it through orValue() is accepted" kubectl apply -f "$WORK/gadget.yaml"
-bad_rules_crd "            - {rule: \"timestamp('2000-01-01T00:00:00Z').getHours('Europe/Paris') == 1\"}" >"$WORK/gadget.yaml"
+bad_rules_crd "            - {rule: \"url('https://a.example/') == url('https://a.example/')\"}" >"$WORK/gadget.yaml"
 expect_rc 0 "a CRD whose rule is CEL outside lapis's subset is accepted" kubectl apply -f "$WORK/gadget.yaml"
+# a time zone by name, read as Go's LoadLocation reads it
+bad_rules_crd "            - {rule: \"timestamp('2024-01-01T00:00:00Z').getHours('America/New_York') == 19 && (self.a != 1 || timestamp('2024-01-01T00:00:00Z').getHours('Nope/Zone') == 0)\"}" >"$WORK/gadget.yaml"
+expect_rc 0 "a CRD whose rule reads the hour in named time zones" kubectl apply -f "$WORK/gadget.yaml"
+expect_rc 0 "... an object it accepts (New York's hour 19 at 00:00Z)" kubectl create --dry-run=server -f - <<<'{"apiVersion":"cel.example.com/v1","kind":"Gadget","metadata":{"name":"g1"},"spec":{"a":2}}'
+expect_rc 1 "... an unknown zone fails the rule" kubectl create --dry-run=server -f - <<<'{"apiVersion":"cel.example.com/v1","kind":"Gadget","metadata":{"name":"g1"},"spec":{"a":1}}'
+check "... in Go's words" err_text "unknown time zone Nope/Zone evaluating rule:"
 
 # The head of a CRD of group t.example.com ($1 plural, $2 kind) up to its
 # schema's root properties; the test writes what follows.
