@@ -38,6 +38,7 @@
  *     committed and the CRD's entry rebuilt before map_mu is released: no
  *     two CRDs of a group accept one name (see "CRD hooks").
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -525,13 +526,17 @@ static void build_columns(struct entry *e, const json_t *apc)
 }
 
 /* kube's parseKubeVersion: v<major>[(alpha|beta)<minor>]; rank 0 alpha,
-   1 beta, 2 GA. */
+   1 beta, 2 GA. A number past Go's int (strconv.Atoi fails) is no kube
+   version. */
 static bool kube_version(const char *v, long *major, int *rank, long *minor)
 {
 	if (!v || v[0] != 'v' || !(v[1] >= '0' && v[1] <= '9'))
 		return false;
 	char *end;
+	errno = 0;
 	*major = strtol(v + 1, &end, 10);
+	if (errno == ERANGE)
+		return false;
 	*rank = 2;
 	*minor = 0;
 	if (!*end)
@@ -547,8 +552,9 @@ static bool kube_version(const char *v, long *major, int *rank, long *minor)
 	}
 	if (!(*end >= '0' && *end <= '9'))
 		return false;
+	errno = 0;
 	*minor = strtol(end, &end, 10);
-	return !*end;
+	return !*end && errno != ERANGE;
 }
 
 /* kube's CompareKubeAwareVersionStrings: > 0 when a sorts before b in

@@ -860,18 +860,18 @@ done
 # first preferred: kubectl uses the preferred version of a group
 python3 - >"$WORK/order.json" <<'PY'
 import json
-vs = ["foo10", "v11alpha2", "v1", "v3beta1", "v2", "foo1", "v10beta3", "v12alpha1", "v11beta2"]
+vs = ["foo10", "v11alpha2", "v1", "v3beta1", "v99999999999999999999", "v2", "foo1", "v10beta3", "v12alpha1", "v11beta2"]
 print(json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
   "metadata": {"name": "things.order.example.com"},
   "spec": {"group": "order.example.com", "scope": "Namespaced", "names": {"plural": "things", "kind": "Thing"},
     "versions": [{"name": v, "served": True, "storage": v == "v1",
                   "schema": {"openAPIV3Schema": {"type": "object"}}} for v in vs]}}))
 PY
-expect_rc 0 "a CRD with nine versions in no order" kubectl create -f "$WORK/order.json"
+expect_rc 0 "a CRD with ten versions in no order (one past Go's int: no kube version)" kubectl create -f "$WORK/order.json"
 expect_rc 0 "... its group in discovery" kubectl get --raw /apis/order.example.com
 check "... lists them kube-aware, v2 preferred" python3 -c "
 import json; g = json.load(open('$WORK/out'))
-assert [v['version'] for v in g['versions']] == ['v2', 'v1', 'v11beta2', 'v10beta3', 'v3beta1', 'v12alpha1', 'v11alpha2', 'foo1', 'foo10'], g
+assert [v['version'] for v in g['versions']] == ['v2', 'v1', 'v11beta2', 'v10beta3', 'v3beta1', 'v12alpha1', 'v11alpha2', 'foo1', 'foo10', 'v99999999999999999999'], g
 assert g['preferredVersion']['version'] == 'v2', g"
 expect_rc 0 "... and its version in discovery" kubectl get --raw /apis/order.example.com/v2
 check "... lists the custom resource's verbs in kube's CRD order" python3 -c "
