@@ -1672,6 +1672,37 @@ static void reply_openapi_root(struct srv_req *r)
 	srv_reply_json(r, 200, root);
 }
 
+/* Whether If-None-Match inm matches etag as Go's http.ServeContent reads
+   it (kube-openapi serves its documents so): a list of entity tags, each
+   compared weakly (W/ ignored), or "*". */
+static bool inm_matches(const char *inm, const char *etag)
+{
+	if (!inm)
+		return false;
+	const char *e = etag;
+	if (!strncmp(e, "W/", 2))
+		e += 2;
+	size_t el = strlen(e);
+	for (const char *p = inm;;) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (!*p)
+			return false;
+		if (*p == '*')
+			return true;
+		if (!strncmp(p, "W/", 2))
+			p += 2;
+		if (*p != '"')
+			return false; /* scanETag: not a tag, stop */
+		const char *q = strchr(p + 1, '"');
+		if (!q)
+			return false;
+		if ((size_t)(q + 1 - p) == el && !memcmp(p, e, el))
+			return true;
+		p = q + 1;
+	}
+}
+
 static void reply_openapi_gv(struct srv_req *r, const char *path)
 {
 	char g[256] = "", v[64] = "";
@@ -1738,8 +1769,7 @@ static void reply_openapi_gv(struct srv_req *r, const char *path)
 	const char *h[] = {"ETag", etag, "Vary", "Accept",
 			   expires[0] ? "Cache-Control" : NULL,
 			   "public, immutable", "Expires", expires, NULL};
-	const char *inm = srv_header(r, "If-None-Match");
-	if (inm && !strcmp(inm, etag)) {
+	if (inm_matches(srv_header(r, "If-None-Match"), etag)) {
 		free(s);
 		srv_reply_headers(r, 304, "application/json", NULL, 0, h);
 		return;
@@ -1962,8 +1992,7 @@ static void reply_openapi_v2(struct srv_req *r)
 		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
 		return;
 	}
-	const char *inm = srv_header(r, "If-None-Match");
-	if (inm && !strcmp(inm, etag)) {
+	if (inm_matches(srv_header(r, "If-None-Match"), etag)) {
 		free(bytes);
 		bytes = NULL;
 		n = 0;

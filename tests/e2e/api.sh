@@ -1196,6 +1196,8 @@ CODE=$(curl -sS -o /dev/null -w '%{http_code} %{redirect_url}' "$URL/openapi/v3/
 check "a stale hash is 301 to the current URL" [ "$CODE" == "301 $URL$H" ]
 CODE=$(curl -sS -o /dev/null -w '%{http_code}' -H "If-None-Match: $ETAG" "$URL$H")
 check "If-None-Match with the ETag is 304" [ "$CODE" == 304 ]
+inm_code() { curl -sS -o /dev/null -w '%{http_code}' -H "If-None-Match: $1" "$URL$H"; }
+check "... so is one listing it among others, weak, or * (http.ServeContent)" eval '[[ $(inm_code "\"x\", $ETAG") == 304 && $(inm_code "W/$ETAG") == 304 && $(inm_code "*") == 304 && $(inm_code "\"x\"") == 200 ]]'
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: text/html' "$URL/openapi/v3/api/v1")
 check "Accept: text/html is 406 with no body" bash -c "[[ $CODE == 406 && ! -s '$WORK/body' ]]"
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H 'Accept: application/com.github.proto-openapi.spec.v3@v1.0+protobuf, application/json' "$URL/openapi/v3/api/v1")
