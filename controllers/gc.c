@@ -71,6 +71,8 @@ struct gc {
 };
 
 #define REPORTED_MAX 4096
+/* namespaces looked through for an owner of another namespace */
+#define NS_SCAN_MAX 4096
 
 static lp_err gc_init(const struct ctl_store *s, void **ud)
 {
@@ -510,7 +512,7 @@ struct ns_walk {
 static enum eng_take ns_name(void *ud, const struct eng_record *rec)
 {
 	struct ns_walk *w = ud;
-	if (rec->key_len <= w->prefix_len || w->n >= REPORTED_MAX)
+	if (rec->key_len <= w->prefix_len || w->n >= NS_SCAN_MAX)
 		return ENG_SKIP;
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? 2 * w->cap : 16;

@@ -7708,17 +7708,21 @@ static void type_error(struct fchk *c, size_t at, const char *fmt, ...)
 	c->err_at = at;
 }
 
-/* cel-go's "found no matching overload", when lapis can name every
-   argument's type; member: args[0] is the target. */
-static void no_match(struct fchk *c, size_t at, const char *fn,
-		     const struct tty *args, int n, bool member)
+/* cel-go's "found no matching overload"; member: args[0] is the target.
+   A type lapis cannot name is dyn when dyn is set, else there is no
+   error (lapis cannot tell). */
+static void no_match_as(struct fchk *c, size_t at, const char *fn,
+			const struct tty *args, int n, bool member, bool dyn)
 {
-	char sig[256], name[64];
+	char sig[256], name[96];
 	size_t o = 0;
 	sig[0] = 0;
 	for (int i = 0; i < n; i++) {
-		if (!tty_name(args[i], name, sizeof name))
-			return;
+		if (!tty_name(args[i], name, sizeof name)) {
+			if (!dyn)
+				return;
+			snprintf(name, sizeof name, "dyn");
+		}
 		const char *pre = i == 0	     ? (member ? "" : "(")
 				  : member && i == 1 ? ""
 						     : ", ";
@@ -7730,6 +7734,12 @@ static void no_match(struct fchk *c, size_t at, const char *fn,
 	type_error(c, at,
 		   "found no matching overload for '%s' applied to '%s%s)'", fn,
 		   sig, n == 0 ? "(" : "");
+}
+
+static void no_match(struct fchk *c, size_t at, const char *fn,
+		     const struct tty *args, int n, bool member)
+{
+	no_match_as(c, at, fn, args, n, member, false);
 }
 
 /* The type of literal members nodes[0], nodes[stride] ... (cnt of them),
@@ -8632,39 +8642,10 @@ static bool conv_takes(int fn, enum skind k)
 static void conv_check(struct fchk *c, const struct node *n,
 		       const struct tty *args, int na, bool member)
 {
-	struct tty named[4];
-	bool all = true;
-	for (int i = 0; i < na; i++) {
-		char buf[96];
-		named[i] = args[i];
-		if (!tty_name(args[i], buf, sizeof buf))
-			all = false;
-	}
 	if (!member && na == 1 && !args[0].opt &&
 	    (!known(args[0]) || conv_takes(n->op, args[0].k)))
 		return;
-	if (all) {
-		no_match(c, n->pos, fn_name(n->op), named, na, member);
-		return;
-	}
-	/* dyn stands for what lapis cannot name */
-	char sig[256], name[96];
-	size_t o = 0;
-	sig[0] = 0;
-	for (int i = 0; i < na && o < sizeof sig; i++) {
-		if (!tty_name(args[i], name, sizeof name))
-			snprintf(name, sizeof name, "dyn");
-		const char *pre = i == 0	     ? (member ? "" : "(")
-				  : member && i == 1 ? ""
-						     : ", ";
-		o += (size_t)snprintf(sig + o, sizeof sig - o, "%s%s%s", pre,
-				      name, member && i == 0 ? ".(" : "");
-	}
-	if (o < sizeof sig)
-		type_error(c, n->pos,
-			   "found no matching overload for '%s' applied to "
-			   "'%s%s)'",
-			   fn_name(n->op), sig, na == 0 ? "(" : "");
+	no_match_as(c, n->pos, fn_name(n->op), args, na, member, true);
 }
 
 static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
@@ -8700,7 +8681,7 @@ static void tcheck_call(struct fchk *c, const struct node *n, struct tres *r)
 		r->t.e = SK_STRING;
 	if (na < n->n_args + (member ? 1 : 0))
 		return; /* more than any function checked here takes */
-	if (n->no_member || (n->op >= F_INT && n->op <= F_TIMESTAMP)) {
+	if (n->op >= F_INT && n->op <= F_TIMESTAMP) { /* no_member too */
 		conv_check(c, n, args, na, member);
 		return;
 	}

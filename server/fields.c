@@ -440,17 +440,6 @@ static bool getnum(const char **s, bool fixed, int *out)
 	return true;
 }
 
-static bool leap(long y)
-{
-	return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
-}
-
-static int days_in(int m, long y)
-{
-	static const int d[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-	return m == 2 && leap(y) ? 29 : d[m - 1];
-}
-
 bool srv_go_time_parse(const char *s, bool micro, long long *unix_sec,
 		       long *nsec_out, char *err, size_t err_n)
 {
@@ -582,7 +571,7 @@ bool srv_go_time_parse(const char *s, bool micro, long long *unix_sec,
 		time_err(err, err_n, layout, s, NULL, NULL, m);
 		return false;
 	}
-	if (day < 1 || day > days_in(mon, year)) {
+	if (day < 1 || day > srv_days_in_month(mon, year)) {
 		time_err(err, err_n, layout, s, NULL, NULL, ": day out of range");
 		return false;
 	}

@@ -295,12 +295,11 @@ bool srv__req_detach(struct srv_req *r)
 }
 
 /* Whether text may be a Warning's text: valid UTF-8 without control
-   characters (C0, DEL, C1), as apimachinery's NewWarningHeader checks;
-   its length in runes to *runes. */
-static bool warning_text(const char *text, size_t *runes)
+   characters (C0, DEL, C1), as apimachinery's NewWarningHeader checks. */
+static bool warning_text(const char *text)
 {
 	const unsigned char *p = (const unsigned char *)text;
-	size_t left = strlen(text), n = 0;
+	size_t left = strlen(text);
 	while (left) {
 		size_t len = p[0] < 0x80 ? 1 : reg_utf8_seq(p, left);
 		if (!len || (len == 1 && (p[0] < 0x20 || p[0] == 0x7F)) ||
@@ -308,9 +307,7 @@ static bool warning_text(const char *text, size_t *runes)
 			return false;
 		p += len;
 		left -= len;
-		n++;
 	}
-	*runes = n;
 	return true;
 }
 
@@ -331,8 +328,7 @@ void srv_warn(struct srv_req *r, const char *fmt, ...)
 	/* kube sends each distinct warning once (a retried patch, a repeated
 	   field, ... may add one again), and none whose text
 	   NewWarningHeader refuses, so no line break splits a header here */
-	size_t runes;
-	bool ok = warning_text(text, &runes);
+	bool ok = warning_text(text);
 	for (const char *p = r->warnings; ok && p && *p;) {
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);

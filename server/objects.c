@@ -6548,15 +6548,20 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 
 /* What the server creates itself is recorded as kube-apiserver's
    controllers' writes are: an Update by "kube-apiserver". */
-static void track_bootstrap(const char *resource, json_t *obj)
+static void track_as(const struct srv_resource *res, const char *manager,
+		     json_t *obj)
 {
-	struct srv_mf_op op = {.res = srv_resource_find("", "v1", resource),
-			       .manager = "kube-apiserver",
-			       .api_version = "v1"};
+	struct srv_mf_op op = {
+	    .res = res, .manager = manager, .api_version = "v1"};
 	struct srv_error err;
 	srv_error_clear(&err);
 	if (op.res)
 		(void)srv_mf_update(&op, NULL, obj, &err);
+}
+
+static void track_bootstrap(const char *resource, json_t *obj)
+{
+	track_as(srv_resource_find("", "v1", resource), "kube-apiserver", obj);
 }
 
 /* A new object of res written at k, the strategy's prepare applied (its
@@ -6613,11 +6618,7 @@ lp_err srv_record_event(eng *e, const json_t *involved, const char *type,
 		return LP_E_NOMEM;
 	}
 	stamp_new(json_object_get(ev, "metadata"));
-	struct srv_mf_op op = {
-	    .res = res, .manager = manager, .api_version = "v1"};
-	struct srv_error err;
-	srv_error_clear(&err);
-	(void)srv_mf_update(&op, NULL, ev, &err);
+	track_as(res, manager, ev);
 	return put_new(e, res, &k, ev);
 }
 

@@ -151,14 +151,19 @@ static bool leap(int64_t y)
 	return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
 }
 
+int srv_days_in_month(int m, int64_t y)
+{
+	static const int len[12] = {31, 28, 31, 30, 31, 30,
+				    31, 31, 30, 31, 30, 31};
+	return m == 2 && leap(y) ? 29 : len[m - 1];
+}
+
 /* When rule r fires in year, in seconds from the year's start in UTC, at
    offset off (Go's tzruleTime). */
 static int64_t rule_time(int64_t year, const struct rule *r, int off)
 {
 	static const int before[12] = {0,   31,	 59,  90,  120, 151,
 				       181, 212, 243, 273, 304, 334};
-	static const int len[12] = {31, 28, 31, 30, 31, 30,
-				    31, 31, 30, 31, 30, 31};
 	int64_t s = 0;
 	if (r->kind == 'J') {
 		s = (int64_t)(r->day - 1) * DAY;
@@ -173,7 +178,7 @@ static int64_t rule_time(int64_t year, const struct rule *r, int off)
 		int d = r->day - dow;
 		if (d < 0)
 			d += 7;
-		int days = len[r->mon - 1] + (r->mon == 2 && leap(year));
+		int days = srv_days_in_month(r->mon, year);
 		for (int i = 1; i < r->week; i++) {
 			if (d + 7 >= days)
 				break;

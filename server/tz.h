@@ -31,5 +31,7 @@ enum srv_tz srv_tz_offset_data(const unsigned char *data, size_t len, int64_t t,
    back (m 1-12, d 1-31). */
 int64_t srv_days_from_civil(int64_t y, int m, int d);
 void srv_civil_from_days(int64_t z, int64_t *y, int *m, int *d);
+/* The days in month m (1-12) of year y. */
+int srv_days_in_month(int m, int64_t y);
 
 #endif
