@@ -17,7 +17,7 @@ packages=(
 	liblmdb-dev lmdb-utils
 	libmicrohttpd-dev libjansson-dev liburcu-dev libcriterion-dev
 	libgnutls28-dev libcurl4-gnutls-dev libyaml-dev libmimalloc-dev
-	libpcre2-dev
+	libpcre2-dev zlib1g-dev
 	tzdata
 	clang libclang-rt-14-dev llvm-14 clang-format
 	python3-yaml python3-kubernetes

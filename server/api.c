@@ -2253,15 +2253,18 @@ void srv_dispatch(struct srv_req *r)
 		if (!strcmp(url, "/healthz") || !strncmp(url, "/healthz/", 9) ||
 		    !strcmp(url, "/livez") || !strncmp(url, "/livez/", 7) ||
 		    !strcmp(url, "/readyz") || !strncmp(url, "/readyz/", 8)) {
+			r->gzip = SRV_GZIP_NEVER;
 			reply_health(r, url);
 			return;
 		}
 		if (path_is(url, "/version")) {
+			r->gzip = SRV_GZIP_NEVER;
 			reply_version(r);
 			return;
 		}
 		if (path_is(url, "/.well-known/openid-configuration") ||
 		    path_is(url, "/openid/v1/jwks")) {
+			r->gzip = SRV_GZIP_NEVER;
 			reply_oidc(r, url[1] == 'o');
 			return;
 		}
@@ -2274,14 +2277,18 @@ void srv_dispatch(struct srv_req *r)
 			return;
 		}
 		if (path_is(url, "/openapi/v2")) {
+			/* behind kube-openapi's gziphandler */
+			r->gzip = SRV_GZIP_OPENAPI_V2;
 			reply_openapi_v2(r);
 			return;
 		}
 		if (path_is(url, "/openapi/v3")) {
+			r->gzip = SRV_GZIP_NEVER;
 			reply_openapi_root(r);
 			return;
 		}
 		if (!strncmp(url, "/openapi/v3/", 12)) {
+			r->gzip = SRV_GZIP_NEVER;
 			reply_openapi_gv(r, url);
 			return;
 		}

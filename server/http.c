@@ -45,6 +45,7 @@
 #include "acceptor.h"
 #include "api.h"
 #include "conns.h"
+#include "gzip.h"
 #include "http.h"
 #include "http_daemon.h"
 #include "lapis/assert.h"
@@ -437,6 +438,9 @@ static void queue_cc(struct srv_req *r, int code, struct MHD_Response *resp,
 		MHD_add_response_header(resp, "Content-Type", ctype);
 	if (cache)
 		MHD_add_response_header(resp, "Cache-Control", cache);
+	if (r->gzipped && r->gzip == SRV_GZIP_API)
+		/* after the handler's own Vary, as SerializeObject adds it */
+		MHD_add_response_header(resp, "Vary", "Accept-Encoding");
 	add_warnings(r, resp);
 	/* shutting down: the client is to open its next request on a new
 	   connection, which the closed listener refuses, rather than
@@ -470,6 +474,61 @@ static void queue(struct srv_req *r, int code, struct MHD_Response *resp,
 
 static bool want_pretty(struct srv_req *r, const char *ctype);
 
+/* Does r's answer of len bytes go out gzipped (gzip.h)? */
+static bool gzip_wanted(struct srv_req *r, size_t len)
+{
+	switch (r->gzip) {
+	case SRV_GZIP_API:
+		return len > SRV_GZIP_API_OVER &&
+		       srv_gzip_api_accepts(srv_header(r, "Accept-Encoding"));
+	case SRV_GZIP_OPENAPI_V2:
+		return len >= SRV_GZIP_V2_FROM &&
+		       srv_gzip_v2_accepts(srv_header(r, "Accept-Encoding"));
+	case SRV_GZIP_NEVER:
+		return false;
+	}
+	return false;
+}
+
+/* The response whose body is data[0, len), which release(cls) frees
+   when libmicrohttpd is done with it, or now if no response is made
+   (release NULL: data is copied, or for no bytes left as it is);
+   gzipped when r's client takes it (gzip_wanted). NULL when out of
+   memory. */
+static struct MHD_Response *body_response(struct srv_req *r, const char *data,
+					  size_t len, void (*release)(void *),
+					  void *cls)
+{
+	struct MHD_Response *resp = NULL;
+	size_t zn;
+	char *z = gzip_wanted(r, len) ? srv_gzip(data, len, &zn) : NULL;
+	if (z) {
+		if (release)
+			release(cls);
+		resp = MHD_create_response_from_buffer(zn, z,
+						       MHD_RESPMEM_MUST_FREE);
+		if (!resp) {
+			free(z);
+			return NULL;
+		}
+		MHD_add_response_header(resp, "Content-Encoding", "gzip");
+		r->gzipped = true;
+	} else if (!release) {
+		resp = MHD_create_response_from_buffer(
+		    len, (void *)data,
+		    len ? MHD_RESPMEM_MUST_COPY : MHD_RESPMEM_PERSISTENT);
+	} else {
+		resp = MHD_create_response_from_buffer_with_free_callback_cls(
+		    len, (void *)data, release, cls);
+		if (!resp)
+			release(cls);
+	}
+	/* gziphandler's, on every answer it wraps, first */
+	if (resp && r->gzip == SRV_GZIP_OPENAPI_V2)
+		MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+	return resp;
+}
+
 /* The headers of an answer in JSON that is no Status of a write's
    worker nor a stream: what queue() gives, added once. */
 static void json_headers(struct MHD_Response *resp)
@@ -497,13 +556,17 @@ struct MHD_Response *srv__status_response(struct srv_req *r,
 		s = p;
 		n = pn;
 	}
-	struct MHD_Response *resp = MHD_create_response_from_buffer(
-	    n, s, MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *resp =
+	    r ? body_response(r, s, n, free, s)
+	      : MHD_create_response_from_buffer(n, s, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
-		free(s);
+		if (!r)
+			free(s);
 		return NULL;
 	}
 	json_headers(resp);
+	if (r && r->gzipped)
+		MHD_add_response_header(resp, "Vary", "Accept-Encoding");
 	*code = (unsigned)srv_status_code(err->code);
 	return resp;
 }
@@ -573,11 +636,7 @@ static bool prettify(struct srv_req *r, const char *ctype, const char *data,
 static void take_raw(struct srv_req *r, int code, const char *ctype, char *buf,
 		     size_t len)
 {
-	struct MHD_Response *resp = MHD_create_response_from_buffer(
-		len, buf, MHD_RESPMEM_MUST_FREE);
-	if (!resp)
-		free(buf);
-	queue(r, code, resp, ctype);
+	queue(r, code, body_response(r, buf, len, free, buf), ctype);
 }
 
 void srv_reply_take(struct srv_req *r, int code, const char *ctype, char *buf,
@@ -603,12 +662,7 @@ void srv_reply_take_at(struct srv_req *r, int code, const char *ctype,
 		take_raw(r, code, ctype, p, pl);
 		return;
 	}
-	struct MHD_Response *resp =
-		MHD_create_response_from_buffer_with_free_callback_cls(
-			len, base + off, free, base);
-	if (!resp)
-		free(base);
-	queue(r, code, resp, ctype);
+	queue(r, code, body_response(r, base + off, len, free, base), ctype);
 }
 
 void srv_reply_take_cb(struct srv_req *r, int code, const char *ctype,
@@ -622,12 +676,7 @@ void srv_reply_take_cb(struct srv_req *r, int code, const char *ctype,
 		take_raw(r, code, ctype, p, pl);
 		return;
 	}
-	struct MHD_Response *resp =
-		MHD_create_response_from_buffer_with_free_callback_cls(
-			len, (void *)data, release, cls);
-	if (!resp)
-		release(cls);
-	queue(r, code, resp, ctype);
+	queue(r, code, body_response(r, data, len, release, cls), ctype);
 }
 
 void srv_reply_copy(struct srv_req *r, int code, const char *ctype,
@@ -639,9 +688,7 @@ void srv_reply_copy(struct srv_req *r, int code, const char *ctype,
 		take_raw(r, code, ctype, p, pl);
 		return;
 	}
-	struct MHD_Response *resp = MHD_create_response_from_buffer(
-		len, (void *)buf, MHD_RESPMEM_MUST_COPY);
-	queue(r, code, resp, ctype);
+	queue(r, code, body_response(r, buf, len, NULL, NULL), ctype);
 }
 
 bool srv_get_keepable(struct srv_req *r)
@@ -667,6 +714,11 @@ bool srv_reply_kept(struct srv_req *r, uint64_t seq, uint64_t tag)
 void srv_reply_keep(struct srv_req *r, uint64_t seq, uint64_t tag, char *buf,
 		    size_t len)
 {
+	if (gzip_wanted(r, len)) {
+		/* never kept: the cache keeps smaller answers only */
+		take_raw(r, 200, "application/json", buf, len);
+		return;
+	}
 	struct MHD_Response *resp =
 	    MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
@@ -1477,16 +1529,9 @@ void srv_reply_headers(struct srv_req *r, int code, const char *ctype,
 		buf = p;
 		len = pl;
 	}
-	struct MHD_Response *resp;
-	if (buf)
-		resp = MHD_create_response_from_buffer(len, buf,
-						       MHD_RESPMEM_MUST_FREE);
-	else
-		resp = MHD_create_response_from_buffer(0, (void *)"",
-						       MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *resp = buf ? body_response(r, buf, len, free, buf)
+					: body_response(r, "", 0, NULL, NULL);
 	const char *cache = "no-cache, private";
-	if (!resp)
-		free(buf);
 	for (size_t i = 0; resp && hdrs && hdrs[i]; i += 2) {
 		if (!strcasecmp(hdrs[i], "Cache-Control"))
 			cache = NULL;

@@ -133,6 +133,14 @@ struct srv_req {
 	bool cr_defaulted;	/* a /status write defaulted its body alone:
 				   the object it goes into is not defaulted
 				   again in the request's version */
+	/* how the answer may be gzipped (gzip.h): kube's rule for API
+	   answers unless a handler names another; gzipped: it was */
+	enum {
+		SRV_GZIP_API = 0,
+		SRV_GZIP_NEVER,
+		SRV_GZIP_OPENAPI_V2,
+	} gzip;
+	bool gzipped;
 	bool write_hooked;	/* the handler did the after_write work itself
 				   (a CRD create or update: srv_crd_create,
 				   srv_crd_update) */

@@ -2419,6 +2419,86 @@ assert sum(1 for t, n in kinds if t == "ADDED" and n.startswith("c")) == 40, kin
 PY
 }
 check "80 racing writes on a server without fsync all land, and its watch sees them in order" nosync_race
+# Response compression as kube's (server/gzip.h): an API answer over 128
+# KiB is gzipped when Accept-Encoding names the token gzip (no q-values
+# read); /openapi/v2 is gziphandler's (q-values, from 1,400 bytes, Vary:
+# Accept-Encoding always); watches and /openapi/v3 never.
+# gz_get AE PATH [CURL-ARG...]: headers in $WORK/hdr, the raw body in
+# $WORK/gz
+gz_get() {
+	local ae=$1 p=$2
+	shift 2
+	CODE=$(curl -sS -D "$WORK/hdr" -o "$WORK/gz" -w '%{http_code}' -H "Accept-Encoding: $ae" "$@" "$URL$p")
+}
+hdr_has() { grep -qi -- "^$1\s*\$" <(tr -d '\r' <"$WORK/hdr") || { echo "#   headers lack $1:"; cat "$WORK/hdr"; return 1; }; }
+hdr_lacks() { ! grep -qi -- "^$1" "$WORK/hdr" || { echo "#   headers have $1:"; cat "$WORK/hdr"; return 1; }; }
+# the body inflated is the plain answer (in $WORK/plain) byte for byte
+gz_is_plain() { python3 -c "
+import gzip; z=open('$WORK/gz','rb').read(); p=open('$WORK/plain','rb').read()
+assert z[:2]==b'\x1f\x8b', z[:20]
+assert gzip.decompress(z)==p, (len(gzip.decompress(z)), len(p))
+assert len(z) < len(p)//5, (len(z), len(p))"; }
+gz_fill() {
+	req POST /api/v1/namespaces '{"metadata":{"name":"gz"}}'
+	code_is 201 || return 1
+	local i
+	for i in $(seq 1 100); do
+		printf '{"metadata":{"name":"gz-%s"},"data":{"k":"%s"}}' "$i" "$(printf 'v%.0s' $(seq 1 1400))" >"$WORK/gzcm.json"
+		CODE=$(curl -sS -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+			--data-binary @"$WORK/gzcm.json" "$URL/api/v1/namespaces/gz/configmaps")
+		code_is 201 || return 1
+	done
+}
+check "gzip: 100 ConfigMaps of 1.4 KB, a list of over 128 KiB" gz_fill
+GZL=/api/v1/namespaces/gz/configmaps
+gz_get "" $GZL -A lapis-e2e
+cp "$WORK/gz" "$WORK/plain"
+big_plain() { code_is 200 && (($(stat -c %s "$WORK/plain") > 131072)); }
+check "... without Accept-Encoding, a plain list" big_plain
+check "... not Content-Encoding" hdr_lacks Content-Encoding
+gz_get gzip $GZL -A lapis-e2e
+check "... with Accept-Encoding: gzip (Go's transport), gzipped" hdr_has "Content-Encoding: gzip"
+check "... Vary: Accept-Encoding" hdr_has "Vary: Accept-Encoding"
+check "... the same bytes inflated, at a fifth of the size or less" gz_is_plain
+gz_get "br, deflate ,gzip" $GZL -A lapis-e2e
+check "... gzip among other tokens, spaces trimmed (node-fetch, curl)" gz_is_plain
+for ae in 'gzip;q=1' GZIP x-gzip '*'; do
+	gz_get "$ae" $GZL -A lapis-e2e
+	check "... '$ae' is not kube's token gzip: plain" hdr_lacks Content-Encoding
+done
+gz_get gzip "$GZL?limit=20" -A lapis-e2e
+check "... a page under 128 KiB: plain" hdr_lacks Content-Encoding
+gz_get gzip "$GZL/gz-1" -A lapis-e2e
+check "... one small object: plain" hdr_lacks Content-Encoding
+gz_get gzip $GZL -A lapis-e2e -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io'
+check "... a Table of under 128 KiB: plain" hdr_lacks Content-Encoding
+gz_get gzip $GZL -A lapis-e2e -H 'Accept: application/yaml'
+check "... the list as YAML: gzipped" hdr_has "Content-Encoding: gzip"
+python3 -c 'import json; print(json.dumps({"metadata": {"name": "gz-big"}, "data": {"x": "y" * 200000}}))' >"$WORK/gzbig.json"
+gz_get "" $GZL -H 'Content-Type: application/json' --data-binary @"$WORK/gzbig.json" -A lapis-e2e
+check "... a create of 200 KB answered plain without Accept-Encoding" code_is 201
+cp "$WORK/gz" "$WORK/plain"
+gz_get gzip "$GZL/gz-big" -A lapis-e2e
+check "... its GET gzipped (never from the response cache)" hdr_has "Content-Encoding: gzip"
+check "... the create's bytes inflated" gz_is_plain
+gz_get gzip "$GZL/gz-big?dryRun=All" -X PUT -H 'Content-Type: application/json' --data-binary @"$WORK/plain" -A lapis-e2e
+check "... a write's answer gzipped too (the write pool's)" hdr_has "Content-Encoding: gzip"
+gz_get gzip "$GZL?watch=1&timeoutSeconds=1" -A lapis-e2e
+check "... a watch never" hdr_lacks Content-Encoding
+check "... its events whole" grep -q '"name":"gz-big"' "$WORK/gz"
+gz_get "" /openapi/v2 -A lapis-e2e
+cp "$WORK/gz" "$WORK/plain"
+check "/openapi/v2 plain without Accept-Encoding, still Vary: Accept-Encoding (gziphandler)" hdr_has "Vary: Accept-Encoding"
+gz_get "gzip;q=0.5" /openapi/v2 -A lapis-e2e
+check "... gzipped for gzip;q=0.5 (gziphandler reads q-values)" gz_is_plain
+check "... Vary: Accept-Encoding, then the handler's Accept" python3 -c "
+h=[l.strip() for l in open('$WORK/hdr') if l.lower().startswith('vary:')]
+assert h==['Vary: Accept-Encoding','Vary: Accept'], h"
+gz_get "gzip;q=0" /openapi/v2 -A lapis-e2e
+check "... plain for gzip;q=0" hdr_lacks Content-Encoding
+gz_get gzip /openapi/v3/api/v1 -A lapis-e2e
+check "/openapi/v3 documents are never gzipped" hdr_lacks Content-Encoding
+req DELETE /api/v1/namespaces/gz
 # a watch whose client stopped reading: libmicrohttpd waits for its socket
 # and never calls the stream again, so it cannot end the ordinary way; a
 # stopping server cuts it (it waited the whole 5 s of its shutdown loop)
