@@ -3427,6 +3427,7 @@ static lp_err decode_current(const struct srv_resource *res,
 	if (!conv)
 		return reg_obj_decode(c);
 	c->obj = reg_json_load(conv, cl, 0, NULL);
+	c->converted = true;
 	free(conv);
 	return c->obj ? LP_OK : LP_E_CORRUPT;
 }
@@ -3968,6 +3969,23 @@ static bool same_object(const json_t *next, const json_t *old)
 	return same_members(next, old, "apiVersion", same_top);
 }
 
+/* Is next, about to be written, what cur's bytes hold? kube skips a write
+   only when its encoding is the stored bytes. Where the read converted the
+   stored object or coerced it to newer schemas (decode_current), the
+   bytes may be in another version, hold what the schema now prunes or
+   lack what it defaults: then an update that changes nothing the client
+   sees still rewrites them (a storage version migration's no-op write). */
+static bool stored_as(const json_t *next, const struct reg_obj *cur)
+{
+	json_t *raw = reg_json_load(cur->bytes, cur->len, 0, NULL);
+	bool same = raw &&
+		    srv_json_value_eq(json_object_get(next, "apiVersion"),
+				      json_object_get(raw, "apiVersion")) &&
+		    same_object(next, raw);
+	json_decref(raw);
+	return same;
+}
+
 /* Entry e without its time (new), for comparing. */
 static json_t *untimed(const json_t *e)
 {
@@ -4276,7 +4294,16 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	json_t *seen = res->custom ? srv_cr_request_view(res, next) : NULL;
 	keep_old_times(seen ? seen : next, old);
 	bool same = same_object(seen ? seen : next, old);
+	if (same && seen)
+		/* the view took the stored times back: so does what is
+		   written, should stored_as find a write due */
+		json_object_set(
+		    json_object_get(next, "metadata"), "managedFields",
+		    json_object_get(json_object_get(seen, "metadata"),
+				    "managedFields"));
 	json_decref(seen);
+	if (same && cur->converted && !stored_as(next, cur))
+		same = false;
 	if (same) {
 		json_decref(next);
 		char *copy = malloc(cur->len ? cur->len : 1);

@@ -23,6 +23,9 @@ struct reg_obj {
 	size_t len;
 	int64_t mod;
 	json_t *obj; /* decoded on demand by reg_obj_decode */
+	/* obj is not what bytes hold: the server's read of a custom
+	   resource converted it, or coerced it to newer schemas */
+	bool converted;
 };
 
 void reg_obj_free(struct reg_obj *o);
