@@ -2335,12 +2335,19 @@ static bool content_changed(const json_t *a, const json_t *b, bool skip_status)
 	return false;
 }
 
+void srv_cr_set_version(const struct srv_resource *r, json_t *obj,
+			bool to_storage)
+{
+	char gv[320];
+	snprintf(gv, sizeof gv, "%s/%s", r->group,
+		 to_storage ? r->crd->storage_version : r->version);
+	json_object_set_new(obj, "apiVersion", json_string(gv));
+}
+
 /* Stored in the storage version (conversion None: only apiVersion). */
 static void to_storage_version(const struct srv_resource *r, json_t *obj)
 {
-	char gv[320];
-	snprintf(gv, sizeof gv, "%s/%s", r->group, r->crd->storage_version);
-	json_object_set_new(obj, "apiVersion", json_string(gv));
+	srv_cr_set_version(r, obj, true);
 }
 
 /* A /status write's object, stored in the storage version as every write;

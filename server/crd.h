@@ -61,6 +61,11 @@ const struct srv_schema *srv_cr_storage_schema(const struct srv_resource *r);
    field manager tracks): a copy (new) with apiVersion r's and pruned by
    r's schema; NULL when obj is in r's version or r has no schema. */
 json_t *srv_cr_request_view(const struct srv_resource *r, const json_t *obj);
+/* Set obj's apiVersion to r's storage version (to_storage) or to r's
+   own, the version a write is validated in (kube's handler version):
+   conversion None changes nothing else. */
+void srv_cr_set_version(const struct srv_resource *r, json_t *obj,
+			bool to_storage);
 /* The version objects of r are stored in (r's own for a built-in). */
 const char *srv_cr_storage_version(const struct srv_resource *r);
 /* A stored object (decoded) as r's version serves it: apiVersion set and,

@@ -2516,6 +2516,10 @@ static void add_scale_causes(void *ud, struct srv_error *err)
 static bool keep_cause(void *ud, const char *field)
 {
 	struct scale_hook *h = ud;
+	/* never the root's apiVersion and kind, whose changes ratcheting
+	   cannot see (kube's ratchetingValueValidator.SubPropertyValidator) */
+	if (!strcmp(field, "apiVersion") || !strcmp(field, "kind"))
+		return true;
 	return !h->old || !ratchets(srv_schema_root(srv_cr_schema(h->res)),
 				    field, h->obj, h->old);
 }
@@ -2534,8 +2538,13 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 	const struct srv_schema *sch = srv_cr_schema(res);
 	if (!sch) {
 		finalizer_warnings(r, obj, old);
+		srv_cr_set_version(res, obj, true);
 		return LP_OK;
 	}
+	/* validated in the request's version, as kube's handler decodes
+	   and validates it (a create's strategy has already set the
+	   storage one); stored in the storage version after */
+	srv_cr_set_version(res, obj, false);
 	if (!r->body_pruned) { /* a patch's result, an apply */
 		/* what an apply's typing let through (under
 		   x-kubernetes-preserve-unknown-fields) is pruned silently */
@@ -2578,6 +2587,7 @@ static lp_err cr_schema(struct srv_req *r, const struct srv_resource *res,
 	finalizer_warnings(r, obj, old);
 	/* converted to the storage version (conversion None), the object
 	   keeps what that version's schema knows, with its defaults */
+	srv_cr_set_version(res, obj, true);
 	const struct srv_schema *st = srv_cr_storage_schema(res);
 	if (st) {
 		srv_schema_prune(st, obj, NULL, NULL);

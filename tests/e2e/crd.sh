@@ -2305,6 +2305,22 @@ req GET /apis/drop.example.com/v1/namespaces/default/doodads/d2
 check "... so widening the schema again does not bring the pruned field back" python3 -c "
 import json; d=json.load(open('$WORK/body')); assert d['keep']=='k' and 'junk' not in d, d"
 
+# A write is validated in the request's version (kube's handler version),
+# not the storage one: a schema and a rule that pin apiVersion to v1 take a
+# write through v1 while v2 is stored; through v2 the same object is
+# refused, the root's apiVersion never ratcheted
+hvs() { echo "{\"openAPIV3Schema\":{\"type\":\"object\",\"required\":[\"apiVersion\"],\"properties\":{\"apiVersion\":{\"type\":\"string\",\"pattern\":\"^hv.example.com/v1\$\"},\"spec\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}${1-}}}"; }
+req POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions "{\"metadata\":{\"name\":\"hvs.hv.example.com\"},\"spec\":{\"group\":\"hv.example.com\",\"scope\":\"Namespaced\",\"names\":{\"plural\":\"hvs\",\"kind\":\"Hv\"},\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":false,\"schema\":$(hvs ',"x-kubernetes-validations":[{"rule":"self.apiVersion.endsWith(\"/v1\")","message":"only through v1"}]')},{\"name\":\"v2\",\"served\":true,\"storage\":true,\"schema\":$(hvs)}]}}"
+check "a CRD whose schemas pin apiVersion to v1, v2 stored" code_is 201
+req POST /apis/hv.example.com/v1/namespaces/default/hvs '{"apiVersion":"hv.example.com/v1","kind":"Hv","metadata":{"name":"h1"},"spec":{"n":1}}'
+check "... a create through v1 passes the pattern and the rule (validated as v1)" code_has 201 '"apiVersion":"hv.example.com/v1"'
+req GET /apis/hv.example.com/v2/namespaces/default/hvs/h1
+check "... stored as v2" code_has 200 '"apiVersion":"hv.example.com/v2"'
+req PATCH /apis/hv.example.com/v1/namespaces/default/hvs/h1 '{"metadata":{"labels":{"a":"b"}}}' "$MERGE"
+check "... a patch through v1 too" code_is 200
+req PATCH /apis/hv.example.com/v2/namespaces/default/hvs/h1 '{"metadata":{"labels":{"a":"c"}}}' "$MERGE"
+check "... through v2 the pattern fails: the root's apiVersion is never ratcheted" code_has 422 'apiVersion: Invalid value: \"hv.example.com/v2\": apiVersion in body should match '
+
 # A selectable field defaulted by a schema change after the object was
 # written: selectors see the object as served (defaulted), in lists and
 # watches, and its DELETED event is the served form too.
