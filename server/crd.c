@@ -127,6 +127,9 @@ struct crdent {
 	const char *name;  /* metadata.name, borrowed from crd */
 	size_t n;	   /* served versions (0: not servable yet) */
 	struct entry *e;
+	/* none is served: e[0] is the storage version's, built for the
+	   controllers alone (srv_resources_stored), never in a map's index */
+	bool unserved;
 	/* Reads prune and default, with the schema of the version an object
 	   is stored in, every object last written before this revision (0:
 	   none): the schemas changed since (kube coerces everything it reads
@@ -199,7 +202,7 @@ static void ent_unref(struct crdent *c)
 {
 	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
 		return;
-	for (size_t i = 0; i < c->n; i++) {
+	for (size_t i = 0; i < c->n + c->unserved; i++) {
 		free(c->e[i].short_names);
 		free(c->e[i].categories);
 		free(c->e[i].subresources);
@@ -381,10 +384,12 @@ const struct srv_resource *srv_resource_lookup(const char *group,
 	return NULL;
 }
 
-size_t srv_resources_all(const struct srv_resource ***out, void **hold)
+/* srv_resources_all, and with stored the unserved CRDs' entries */
+static size_t resources(const struct srv_resource ***out, void **hold,
+			bool stored)
 {
 	struct crdmap *m = map_get();
-	size_t n = srv_n_builtin + (m ? m->n_res : 0);
+	size_t n = srv_n_builtin + (m ? m->n_res + (stored ? m->n : 0) : 0);
 	const struct srv_resource **a = malloc((n ? n : 1) * sizeof *a);
 	if (!a) {
 		map_unref(m);
@@ -397,9 +402,22 @@ size_t srv_resources_all(const struct srv_resource ***out, void **hold)
 		a[k++] = &srv_builtin[i];
 	for (size_t i = 0; m && i < m->n_res; i++)
 		a[k++] = &m->res[i]->res;
+	for (size_t i = 0; stored && m && i < m->n; i++)
+		if (m->c[i]->unserved)
+			a[k++] = &m->c[i]->e[0].res;
 	*out = a;
 	*hold = m;
 	return k;
+}
+
+size_t srv_resources_all(const struct srv_resource ***out, void **hold)
+{
+	return resources(out, hold, false);
+}
+
+size_t srv_resources_stored(const struct srv_resource ***out, void **hold)
+{
+	return resources(out, hold, true);
 }
 
 /* ------------------------------------------------------------ building */
@@ -883,6 +901,16 @@ static struct crdent *ent_new(json_t *crd, const struct crdent *prev)
 			c->e[c->n].info.owner = c;
 			build_entry(&c->e[c->n++], crd, v, storage);
 		}
+	}
+	json_array_foreach(versions, j, v)
+	{
+		if (c->n || !storage ||
+		    !json_is_true(json_object_get(v, "storage")))
+			continue;
+		c->e[0].info.owner = c;
+		build_entry(&c->e[0], crd, v, storage);
+		c->unserved = true;
+		break;
 	}
 	return c;
 }

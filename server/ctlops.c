@@ -32,7 +32,7 @@ struct target {
 static lp_err resolve(const char *key, struct target *t)
 {
 	const struct srv_resource **all = NULL;
-	size_t n = srv_resources_all(&all, &t->hold);
+	size_t n = srv_resources_stored(&all, &t->hold);
 	lp_err rc = LP_E_NOTFOUND;
 	for (size_t i = 0; i < n && rc == LP_E_NOTFOUND; i++) {
 		struct reg_key p;

@@ -435,7 +435,7 @@ static void check_name(const struct srv_resource *res, const char *field,
 /* kube's dedupOwnerReferencesAndAddWarning (BeforeCreate, BeforeUpdate):
    an owner reference equal to an earlier one is dropped, with a Warning
    naming the UIDs. */
-static void dedup_owner_refs(struct srv_req *r, json_t *obj)
+static void dedup_owner_refs(struct srv_req *r, json_t *obj, bool patch)
 {
 	json_t *refs =
 	    json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
@@ -458,9 +458,15 @@ static void dedup_owner_refs(struct srv_req *r, json_t *obj)
 					       dl ? ", " : "", uid ? uid : "");
 		json_array_remove(refs, i);
 	}
+	/* kube dedups a patch only after mutating admission, and says so */
 	if (dl)
-		srv_warn(r, ".metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: %s",
-			 dups);
+		srv_warn(
+		    r,
+		    ".metadata.ownerReferences contains duplicate entries%s; "
+		    "API server dedups owner references in 1.20+, and may "
+		    "reject such requests as early as 1.24; please fix your "
+		    "requests; duplicate UID(s) observed: %s",
+		    patch ? " after mutating admission happens" : "", dups);
 }
 
 /* Metadata validation (apimachinery ObjectMeta rules). Adds causes. */
@@ -3778,7 +3784,7 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 				    json_string(name));
 	}
 	omit_empty(res, obj);
-	dedup_owner_refs(r, obj);
+	dedup_owner_refs(r, obj, false);
 	/* kube's validators append the type's causes to ObjectMeta's:
 	   one 422 holds both */
 	validate_meta(res, obj, &err);
@@ -4222,7 +4228,7 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	if (json_is_array(sent_mf) && !json_array_size(sent_mf))
 		json_array_append_new(sent_mf, json_object());
 	omit_empty(res, next);
-	dedup_owner_refs(r, next);
+	dedup_owner_refs(r, next, patch);
 	validate_meta(res, next, &err);
 	/* a custom resource is pruned and defaulted before its strategy
 	   compares it with the stored object, as kube's decoder defaults it
@@ -6385,8 +6391,22 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	const char *sub = ri->subresource;
 	unsigned vb = verb_bit(verb); /* 0: none of the eight */
 	char gr[320]; /* "<resource>[.<group>]", only for the messages */
-	/* A deprecated CRD version warns on every request, errors included,
-	   as kube's crdHandler does before it dispatches. */
+	/* The namespaces resource: its namespace is its name. */
+	if (!res->namespaced && ns[0] && strcmp(res->resource, "namespaces")) {
+		srv_reply_no_route(r, LP_E_NOTFOUND);
+		return;
+	}
+	/* kube's crdHandler hands a namespaced kind's request without a
+	   namespace to its delegate (404) before anything else, but for a
+	   list or watch across namespaces: subresources and verbs included */
+	if (res->custom && res->namespaced && !ns[0] && vb != SRV_V_LIST &&
+	    vb != SRV_V_WATCH) {
+		srv_reply_no_route(r, LP_E_NOTFOUND);
+		return;
+	}
+	/* A deprecated CRD version warns on every request it serves,
+	   errors included, as kube's crdHandler does before it
+	   dispatches. */
 	const char *deprecation = srv_cr_deprecation(res);
 	if (deprecation)
 		srv_warn(r, "%s", deprecation);
@@ -6395,11 +6415,6 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		srv_warn(r, "%s", webhook);
 	if (res->warning)
 		srv_warn(r, "%s", res->warning);
-	/* The namespaces resource: its namespace is its name. */
-	if (!res->namespaced && ns[0] && strcmp(res->resource, "namespaces")) {
-		srv_reply_no_route(r, LP_E_NOTFOUND);
-		return;
-	}
 	if (!strcmp(res->resource, "namespaces"))
 		ns = "";
 	{

@@ -177,6 +177,11 @@ const struct srv_resource *srv_resource_lookup(const char *group,
 /* Every served resource (built-ins first), for discovery and OpenAPI:
    *out is a new array of borrowed pointers valid while *hold is held. */
 size_t srv_resources_all(const struct srv_resource ***out, void **hold);
+/* The same and, last, the storage version of each CRD none of whose
+   versions is served: what the controllers reach objects through (kube's
+   CRD finalizer deletes through the storage version's store, served or
+   not). */
+size_t srv_resources_stored(const struct srv_resource ***out, void **hold);
 void srv_resources_release(void *hold);
 /* The generation of the serving map hold keeps (0: none held): a number
    of its own for every map published, never reused, so two descriptors

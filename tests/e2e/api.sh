@@ -1463,6 +1463,13 @@ check "... good ones are taken" code_has 200 '"finalizers":["kubernetes","exampl
 reqh POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"dupo","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"o","uid":"u1"},{"apiVersion":"v1","kind":"ConfigMap","name":"o","uid":"u1"},{"apiVersion":"v1","kind":"ConfigMap","name":"p","uid":"u2"}]}}'
 check "duplicate ownerReferences: kube's Warning naming the UID" warns '.metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: u1'
 check "... and the duplicate is dropped" python3 -c "import json; r=json.load(open('$WORK/body'))['metadata']['ownerReferences']; assert [x['uid'] for x in r]==['u1','u2'], r"
+# (an owner that exists, or the collector removes the dependent)
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"dupo-owner"}}'
+DUPO_UID=$(jq_ "d['metadata']['uid']")
+DUPO_REF="{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"dupo-owner\",\"uid\":\"$DUPO_UID\"}"
+req POST /api/v1/namespaces/default/configmaps "{\"metadata\":{\"name\":\"dupo2\",\"ownerReferences\":[$DUPO_REF]}}"
+reqh PATCH /api/v1/namespaces/default/configmaps/dupo2 "{\"metadata\":{\"ownerReferences\":[$DUPO_REF,$DUPO_REF]}}" application/merge-patch+json
+check "... a patch's: kube's after-admission wording (patch.go dedups only then)" warns ".metadata.ownerReferences contains duplicate entries after mutating admission happens; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: $DUPO_UID"
 # a built-in's collection path has go-restful routes for GET, POST and
 # DELETE: PUT and PATCH there are 405 (a custom resource's handler says 400
 # 'name must be provided'), and so are writes on the list across

@@ -463,6 +463,12 @@ expect_rc 0 "a CRD with status and scale subresources" kubectl apply -f "$WORK/s
 expect_rc 0 "a dial" kubectl create -f - <<<'{"apiVersion":"scale.example.com/v1","kind":"Dial","metadata":{"name":"d1"},"spec":{"replicas":1},"status":{"replicas":7}}'
 expect_rc 0 "status in a create is dropped" kubectl get dial d1 -o 'jsonpath={.status.replicas}/{.metadata.generation}'
 check "... and generation is 1" out_has '^/1$'
+# kube's crdHandler hands a namespaced kind's request without a namespace
+# to its delegate before looking at the verb or subresource: the generic 404
+for mp in "POST scale" "DELETE scale" "POST status" "DELETE status" "GET nosuch" "PUT nosuch"; do
+	req ${mp% *} "/apis/scale.example.com/v1/dials/d1/${mp#* }" '{"apiVersion":"scale.example.com/v1","kind":"Dial","metadata":{"name":"d1"}}'
+	check "${mp% *} of a dial's ${mp#* } without a namespace: the generic 404" code_has 404 '"message":"the server could not find the requested resource","reason":"NotFound","details":{}'
+done
 expect_rc 0 "kubectl scale" kubectl scale dial d1 --replicas=4
 expect_rc 0 "scale set spec.replicas" kubectl get dial d1 -o 'jsonpath={.spec.replicas}/{.metadata.generation}'
 check "... to 4, and generation grew" out_has '^4/2$'
@@ -2320,6 +2326,21 @@ req PATCH /apis/hv.example.com/v1/namespaces/default/hvs/h1 '{"metadata":{"label
 check "... a patch through v1 too" code_is 200
 req PATCH /apis/hv.example.com/v2/namespaces/default/hvs/h1 '{"metadata":{"labels":{"a":"c"}}}' "$MERGE"
 check "... through v2 the pattern fails: the root's apiVersion is never ratcheted" code_has 422 'apiVersion: Invalid value: \"hv.example.com/v2\": apiVersion in body should match '
+
+# A CRD none of whose versions is served any more still goes when deleted:
+# kube's finalizer deletes its objects through the storage version's store,
+# served or not
+unsv() { echo "{\"metadata\":{\"name\":\"things.uns.example.com\"},\"spec\":{\"group\":\"uns.example.com\",\"scope\":\"Namespaced\",\"names\":{\"plural\":\"things\",\"kind\":\"Thing\"},\"versions\":[{\"name\":\"v1\",\"served\":$1,\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}}]}}"; }
+req POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions "$(unsv true)"
+req POST /apis/uns.example.com/v1/namespaces/default/things '{"apiVersion":"uns.example.com/v1","kind":"Thing","metadata":{"name":"t1"}}'
+check "a CRD with an object" code_is 201
+req PATCH /apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.uns.example.com '[{"op":"replace","path":"/spec/versions/0/served","value":false}]' application/json-patch+json
+check "... its one version no longer served" code_is 200
+expect_rc 0 "... deleted: gone (kubectl waits for it)" kubectl delete crd things.uns.example.com --timeout="${TIMEOUT}s"
+req POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions "$(unsv true)"
+expect_rc 0 "... made again" kubectl wait --for=condition=established --timeout="${TIMEOUT}s" crd/things.uns.example.com
+req GET /apis/uns.example.com/v1/namespaces/default/things
+check "... it has no objects: the finalizer deleted them" code_has 200 '"items":[]'
 
 # A selectable field defaulted by a schema change after the object was
 # written: selectors see the object as served (defaulted), in lists and
