@@ -505,6 +505,31 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 			    err, "FieldValueInvalid", f,
 			    "Invalid value: \"\": " SRV_MSG_LABEL_VALUE);
 	}
+	/* then annotations, owner references, finalizers:
+	 * ValidateObjectMetaAccessor's order */
+	const json_t *ann = json_object_get(m, "annotations");
+	size_t total = 0;
+	json_object_foreach((json_t *)ann, k, v)
+	{
+		/* ValidateAnnotations checks the key lowercased */
+		char low[320];
+		size_t li = 0;
+		for (; k[li] && li < sizeof low - 1; li++)
+			low[li] = (char)tolower((unsigned char)k[li]);
+		low[li] = '\0';
+		srv_qname_causes(err, "metadata.annotations", k,
+				 k[li] ? k : low);
+		total +=
+		    strlen(k) + (json_is_string(v) ? json_string_length(v) : 0);
+		if (!json_is_string(v))
+			srv_error_cause(
+			    err, "FieldValueInvalid", "metadata.annotations",
+			    "Invalid value: annotation values must be strings");
+	}
+	if (total > ANNOTATIONS_MAX)
+		srv_error_cause(
+		    err, "FieldValueTooLong", "metadata.annotations",
+		    "Too long: may not be more than %d bytes", ANNOTATIONS_MAX);
 	/* kube's ValidateOwnerReferences: each names its owner fully, and
 	   one at most is the controller (v1.33's messages: v1.34 drops the
 	   field's name from the last three) */
@@ -613,26 +638,6 @@ static void validate_meta(const struct srv_resource *res, const json_t *obj,
 				"and foregroundDeletion cannot be both set",
 				list);
 	}
-	const json_t *ann = json_object_get(m, "annotations");
-	size_t total = 0;
-	json_object_foreach((json_t *)ann, k, v)
-	{
-		/* ValidateAnnotations checks the key lowercased */
-		char low[320];
-		size_t li = 0;
-		for (; k[li] && li < sizeof low - 1; li++)
-			low[li] = (char)tolower((unsigned char)k[li]);
-		low[li] = '\0';
-		srv_qname_causes(err, "metadata.annotations", k,
-				 k[li] ? k : low);
-		total += strlen(k) + (json_is_string(v) ? json_string_length(v) : 0);
-		if (!json_is_string(v))
-			srv_error_cause(err, "FieldValueInvalid", "metadata.annotations",
-					"Invalid value: annotation values must be strings");
-	}
-	if (total > ANNOTATIONS_MAX)
-		srv_error_cause(err, "FieldValueTooLong", "metadata.annotations",
-				"Too long: may not be more than %d bytes", ANNOTATIONS_MAX);
 }
 
 /* A new object's uid and creationTimestamp, into its metadata m. */

@@ -1463,6 +1463,14 @@ check "... good ones are taken" code_has 200 '"finalizers":["kubernetes","exampl
 reqh POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"dupo","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"o","uid":"u1"},{"apiVersion":"v1","kind":"ConfigMap","name":"o","uid":"u1"},{"apiVersion":"v1","kind":"ConfigMap","name":"p","uid":"u2"}]}}'
 check "duplicate ownerReferences: kube's Warning naming the UID" warns '.metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: u1'
 check "... and the duplicate is dropped" python3 -c "import json; r=json.load(open('$WORK/body'))['metadata']['ownerReferences']; assert [x['uid'] for x in r]==['u1','u2'], r"
+# ObjectMeta's causes in ValidateObjectMetaAccessor's order: labels,
+# annotations, owner references, finalizers
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"metaord","finalizers":["bad fin"],"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"o"}],"annotations":{"bad key!":"x"},"labels":{"bad key!":"x"}}}'
+check "metadata causes in kube's order: labels, annotations, ownerReferences, finalizers" python3 -c "
+import json; d=json.load(open('$WORK/body')); f=[c['field'] for c in d['details']['causes']]
+order=[x.split('.')[1] for x in f]
+want=['labels','annotations','ownerReferences','finalizers']
+assert sorted(set(order), key=order.index)==want, f"
 # (an owner that exists, or the collector removes the dependent)
 req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"dupo-owner"}}'
 DUPO_UID=$(jq_ "d['metadata']['uid']")
