@@ -139,6 +139,11 @@ struct rset {
 static void rset_get(struct rset *rs)
 {
 	rs->n = srv_resources_all(&rs->a, &rs->hold);
+	size_t k = 0;
+	for (size_t i = 0; i < rs->n; i++)
+		if (srv_cr_established(rs->a[i]))
+			rs->a[k++] = rs->a[i];
+	rs->n = k;
 }
 
 static void rset_put(struct rset *rs)

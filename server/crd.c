@@ -46,16 +46,17 @@
 #include <string.h>
 #include <urcu-bp.h>
 
+#include "cadata.h"
 #include "crd.h"
-#include "jsonpath.h"
 #include "fields.h"
+#include "jsonpath.h"
 #include "lapis/log.h"
+#include "objects.h"
 #include "registry/crdnames.h"
 #include "registry/json.h"
 #include "registry/object.h"
 #include "registry/registry.h"
 #include "registry/store.h"
-#include "objects.h"
 #include "resources.h"
 #include "schema.h"
 #include "table.h"
@@ -78,6 +79,9 @@ struct srv_crd_info {
 	json_t *version; /* the CRD's spec.versions[i] (borrowed from crd) */
 	const char *crd_name; /* metadata.name (borrowed from crd) */
 	bool webhook;	      /* spec.conversion.strategy Webhook */
+	/* Established: served when only its names are accepted (kube's
+	   crdHandler), but in discovery and OpenAPI only then */
+	bool established;
 	char *deprecation;    /* the Warning for a deprecated version (owned) */
 	char *webhook_warning; /* a non-storage version of a Webhook CRD:
 				  the Warning every request carries (owned) */
@@ -415,6 +419,11 @@ size_t srv_resources_all(const struct srv_resource ***out, void **hold)
 	return resources(out, hold, false);
 }
 
+bool srv_cr_established(const struct srv_resource *r)
+{
+	return !r->crd || r->crd->established;
+}
+
 size_t srv_resources_stored(const struct srv_resource ***out, void **hold)
 {
 	return resources(out, hold, true);
@@ -700,6 +709,7 @@ static void build_entry(struct entry *e, const json_t *crd, const json_t *v,
 	const char *strategy = json_string_value(
 	    json_object_get(json_object_get(spec, "conversion"), "strategy"));
 	e->info.webhook = strategy && !strcmp(strategy, "Webhook");
+	e->info.established = condition_true(crd, "Established");
 	if (e->info.webhook && strcmp(r->version, e->info.storage_version))
 		e->info.webhook_warning = webhook_warning(r, &e->info);
 	if (json_is_true(json_object_get(v, "deprecated")))
@@ -1820,7 +1830,66 @@ static void check_webhook_service(const json_t *svc, struct srv_error *err)
  * include one kube speaks. The paths are kube's internal ones
  * (webhookClientConfig, conversionReviewVersions), as kube reports them.
  */
-static void check_conversion(const json_t *conv, struct srv_error *err)
+/* The caBundle of webhook client config cc, if any, as a CA pool that does
+   not load: true with kube's text in why. */
+static bool bad_ca_bundle(const json_t *cc, char *why, size_t n,
+			  unsigned char **raw, size_t *raw_n)
+{
+	const json_t *ca = json_object_get(cc, "caBundle");
+	const char *b64 = json_string_value(ca);
+	return b64 && *b64 &&
+	       srv_ca_bundle_invalid(b64, json_string_length(ca), why, n, raw,
+				     raw_n);
+}
+
+/* Is crd's conversion webhook caBundle one that does not load? */
+static bool crd_ca_invalid(const json_t *crd)
+{
+	char why[160];
+	const json_t *conv =
+	    json_object_get(json_object_get(crd, "spec"), "conversion");
+	const char *st = json_string_value(json_object_get(conv, "strategy"));
+	return st && !strcmp(st, "Webhook") &&
+	       bad_ca_bundle(json_object_get(json_object_get(conv, "webhook"),
+					     "clientConfig"),
+			     why, sizeof why, NULL, NULL);
+}
+
+/* kube's allowInvalidCABundle: a CRD not yet established, or whose
+   caBundle already does not load, may keep or get one that does not */
+static bool ca_may_be_invalid(const json_t *old)
+{
+	return !old || !condition_true(old, "Established") ||
+	       crd_ca_invalid(old);
+}
+
+/* The cause of a caBundle that does not load: its bytes as Go's %#v
+   prints a []byte */
+static void ca_bundle_cause(const json_t *cc, struct srv_error *err)
+{
+	char why[160];
+	unsigned char *raw = NULL;
+	size_t n = 0;
+	if (!bad_ca_bundle(cc, why, sizeof why, &raw, &n))
+		return;
+	size_t cap = 16 + n * 6;
+	char *v = malloc(cap);
+	if (v) {
+		size_t k = (size_t)snprintf(v, cap, "[]byte{");
+		for (size_t i = 0; i < n; i++)
+			k += (size_t)snprintf(v + k, cap - k, "%s0x%x",
+					      i ? ", " : "", raw[i]);
+		snprintf(v + k, cap - k, "}");
+	}
+	srv_error_cause(err, "FieldValueInvalid",
+			"spec.conversion.webhookClientConfig.caBundle",
+			"Invalid value: %s: %s", v ? v : "[]byte{}", why);
+	free(v);
+	free(raw);
+}
+
+static void check_conversion(const json_t *conv, bool ca_any,
+			     struct srv_error *err)
 {
 	const char *strategy =
 	    json_string_value(json_object_get(conv, "strategy"));
@@ -1868,6 +1937,8 @@ static void check_conversion(const json_t *conv, struct srv_error *err)
 		check_webhook_url(url, err);
 	else
 		check_webhook_service(svc, err);
+	if (cc && !ca_any)
+		ca_bundle_cause(cc, err);
 	size_t n = json_array_size(crv);
 	if (!n) {
 		srv_error_cause(err, "FieldValueRequired",
@@ -2224,7 +2295,8 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 			    gv ? gv : "");
 		free(gv);
 	}
-	check_conversion(json_object_get(spec, "conversion"), err);
+	check_conversion(json_object_get(spec, "conversion"),
+			 ca_may_be_invalid(old), err);
 	if (json_is_true(json_object_get(spec, "preserveUnknownFields")))
 		srv_error_cause(err, "FieldValueInvalid",
 				"spec.preserveUnknownFields",
@@ -2971,7 +3043,7 @@ static lp_err decide(const json_t *crd, json_t **st)
 	builtin_taken(group, &t);
 	char now[32];
 	reg_now(now);
-	rc = reg_crd_names_status(crd, &t, now, st);
+	rc = reg_crd_names_status(crd, &t, now, crd_ca_invalid(crd), st);
 	reg_crd_taken_free(&t);
 	return rc;
 }

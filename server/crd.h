@@ -66,6 +66,10 @@ json_t *srv_cr_request_view(const struct srv_resource *r, const json_t *obj);
    conversion None changes nothing else. */
 void srv_cr_set_version(const struct srv_resource *r, json_t *obj,
 			bool to_storage);
+/* Is r's CRD Established (true for a built-in)? One whose names are
+   accepted is served before, but listed in discovery and OpenAPI only
+   once it is, as kube's discovery and OpenAPI controllers list it. */
+bool srv_cr_established(const struct srv_resource *r);
 /* The version objects of r are stored in (r's own for a built-in). */
 const char *srv_cr_storage_version(const struct srv_resource *r);
 /* A stored object (decoded) as r's version serves it: apiVersion set and,

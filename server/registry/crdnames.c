@@ -358,7 +358,7 @@ static void approval_cond(const json_t *crd, json_t *conds, const char *now)
 }
 
 lp_err reg_crd_names_status(const json_t *crd, const struct reg_crd_taken *t,
-			    const char *now, json_t **out)
+			    const char *now, bool ca_invalid, json_t **out)
 {
 	*out = NULL;
 	const json_t *want =
@@ -404,7 +404,10 @@ lp_err reg_crd_names_status(const json_t *crd, const struct reg_crd_taken *t,
 	   condition as it is and makes a missing one NotAccepted. */
 	const json_t *est = cond_of(crd, "Established");
 	bool established = !strcmp(str(est, "status"), "True");
-	if (!established && !v.reason)
+	if (!established && !v.reason && ca_invalid)
+		set_cond(conds, "Established", "False", "InvalidCABundle",
+			 "The conversion webhook CABundle is invalid", now);
+	else if (!established && !v.reason)
 		set_cond(conds, "Established", "True", "InitialNamesAccepted",
 			 "the initial names have been accepted", now);
 	else if (!est)

@@ -74,8 +74,10 @@ bool reg_crd_names_settled(const json_t *crd);
  *    "\"<name>\" is already in use" (the last conflict wins, as in kube).
  *  - Established: True/InitialNamesAccepted "the initial names have been
  *    accepted" once the names are accepted (kube's establishing
- *    controller, without its delay); a CRD that never was established and
- *    has a conflict is False/NotAccepted "not all names are accepted"; an
+ *    controller, without its delay), unless ca_invalid (the conversion
+ *    webhook's caBundle does not load): then False/InvalidCABundle "The
+ *    conversion webhook CABundle is invalid"; a CRD that never was established
+ * and has a conflict is False/NotAccepted "not all names are accepted"; an
  *    established CRD stays established.
  * Other conditions (Terminating) and status fields are kept; a condition's
  * lastTransitionTime becomes now only when its status changes.
@@ -83,7 +85,7 @@ bool reg_crd_names_settled(const json_t *crd);
  * status (nothing to write). Errors: LP_E_NOMEM.
  */
 lp_err reg_crd_names_status(const json_t *crd, const struct reg_crd_taken *t,
-			    const char *now, json_t **out);
+			    const char *now, bool ca_invalid, json_t **out);
 
 /* The API approval of a CRD in a protected group (k8s.io, kubernetes.io and
    their subdomains), from its annotation api-approved.kubernetes.io: a URL

@@ -2342,6 +2342,30 @@ expect_rc 0 "... made again" kubectl wait --for=condition=established --timeout=
 req GET /apis/uns.example.com/v1/namespaces/default/things
 check "... it has no objects: the finalizer deleted them" code_has 200 '"items":[]'
 
+# A conversion webhook's caBundle that does not load as CA data (kube's
+# webhook.ValidateCABundle): taken at create, the CRD then not Established
+# (InvalidCABundle) and so not in discovery; refused by an update of an
+# established CRD; a good one establishes it
+cab() { echo "{\"metadata\":{\"name\":\"${1,,}s.cab.example.com\"},\"spec\":{\"group\":\"cab.example.com\",\"scope\":\"Namespaced\",\"names\":{\"plural\":\"${1,,}s\",\"kind\":\"$1\"},\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}}],\"conversion\":{\"strategy\":\"Webhook\",\"webhook\":{\"conversionReviewVersions\":[\"v1\"],\"clientConfig\":{$2\"service\":{\"namespace\":\"default\",\"name\":\"conv\"}}}}}}"; }
+CAB=/apis/apiextensions.k8s.io/v1/customresourcedefinitions
+req POST $CAB "$(cab Badca '"caBundle":"Q2c9PQ==",')"
+check "a CRD whose caBundle is no CA data is created" code_is 201
+req GET $CAB/badcas.cab.example.com
+check "... not Established: kube's InvalidCABundle" python3 -c "
+import json; c=[c for c in json.load(open('$WORK/body'))['status']['conditions'] if c['type']=='Established'][0]
+assert (c['status'], c['reason'], c['message'])==('False','InvalidCABundle','The conversion webhook CABundle is invalid'), c"
+req GET /apis/cab.example.com/v1
+check "... so not in discovery" code_is 404
+req POST $CAB "$(cab Goodca '')"
+check "a CRD with the same webhook and no caBundle is Established" code_is 201
+req PATCH $CAB/goodcas.cab.example.com '{"spec":{"conversion":{"webhook":{"clientConfig":{"caBundle":"Q2c9PQ=="}}}}}' "$MERGE"
+check "... cannot take that caBundle: kube's 422" code_has 422 'spec.conversion.webhookClientConfig.caBundle: Invalid value: []byte{0x43, 0x67, 0x3d, 0x3d}: unable to load root certificates: unable to parse bytes as PEM block'
+req PATCH $CAB/badcas.cab.example.com "{\"spec\":{\"conversion\":{\"webhook\":{\"clientConfig\":{\"caBundle\":\"$(base64 -w0 "$CA_PEM")\"}}}}}" "$MERGE"
+check "the first takes a CA that loads" code_is 200
+expect_rc 0 "... and is Established then" kubectl wait --for=condition=established --timeout="${TIMEOUT}s" crd/badcas.cab.example.com
+req GET /apis/cab.example.com/v1
+check "... in discovery" code_has 200 '"name":"badcas"'
+
 # A selectable field defaulted by a schema change after the object was
 # written: selectors see the object as served (defaulted), in lists and
 # watches, and its DELETED event is the served form too.

@@ -72,7 +72,7 @@ static json_t *decide(json_t *crd, const struct reg_crd_taken *t,
 		      const char *now)
 {
 	json_t *st = NULL;
-	cr_assert_eq(reg_crd_names_status(crd, t, now, &st), LP_OK);
+	cr_assert_eq(reg_crd_names_status(crd, t, now, false, &st), LP_OK);
 	if (st)
 		json_object_set_new(crd, "status", st);
 	return st;
