@@ -564,17 +564,55 @@ lp_err reg_continue_decode(const char *tok, int64_t *rv, char **start,
 				 je.text);
 		goto out;
 	}
-	json_t *v = json_object_get(o, "v");
-	json_t *r = json_object_get(o, "rv");
-	json_t *s = json_object_get(o, "start");
-	/* storage.DecodeContinue's errors, in its order */
-	if (v && !json_is_string(v) && !json_is_null(v)) {
-		snprintf(msg, msg_len, "continue key is not valid: json: cannot "
-				       "unmarshal %s into Go struct field "
-				       "continueToken.v of type string",
-			 reg_go_type(v));
-		goto out;
+	/* Go's json.Unmarshal into storage.continueToken: members matched to
+	   the fields by name in any case, the last one standing; a value of
+	   the wrong type leaves its field as it was, and the first such
+	   error, in the body's order, is what the decode returns */
+	static const char *const field[] = {"v", "rv", "start"};
+	json_t *val[3] = {NULL, NULL, NULL};
+	const char *mk;
+	json_t *mv;
+	bool typed = false;
+	json_object_foreach(o, mk, mv)
+	{
+		size_t f = 0;
+		while (f < 3 && strcasecmp(mk, field[f]))
+			f++;
+		if (f == 3 || json_is_null(mv))
+			continue;
+		bool ok = f == 1 ? json_is_integer(mv) : json_is_string(mv);
+		if (ok) {
+			val[f] = mv;
+			continue;
+		}
+		if (typed)
+			continue;
+		typed = true;
+		if (f == 1 && json_is_real(mv)) {
+			/* Go quotes the literal: its shortest form here */
+			char num[32];
+			double d = json_real_value(mv);
+			for (int prec = 1; prec <= 17; prec++) {
+				snprintf(num, sizeof num, "%.*g", prec, d);
+				if (strtod(num, NULL) == d)
+					break;
+			}
+			snprintf(msg, msg_len,
+				 "continue key is not valid: json: cannot "
+				 "unmarshal number %s into Go struct field "
+				 "continueToken.rv of type int64",
+				 num);
+		} else
+			snprintf(msg, msg_len,
+				 "continue key is not valid: json: cannot "
+				 "unmarshal %s into Go struct field "
+				 "continueToken.%s of type %s",
+				 reg_go_type(mv), field[f],
+				 f == 1 ? "int64" : "string");
 	}
+	if (typed)
+		goto out;
+	json_t *v = val[0], *r = val[1], *s = val[2];
 	const char *vs = json_is_string(v) ? json_string_value(v) : "";
 	if (strcmp(vs, "meta.k8s.io/v1") != 0) {
 		snprintf(msg, msg_len,

@@ -253,6 +253,18 @@ Test(reg_continue_decode, errors_in_gos_words)
 			     "'\\u0081' looking for beginning of value");
 	bad_token("WzFd", "continue key is not valid: json: cannot unmarshal "
 			  "array into Go value of type storage.continueToken");
+	/* a member of the wrong type: the first in the body's order, before
+	   the version is looked at ({"v":..,"rv":"90",..}, {..,"rv":1.5,..},
+	   {"start":5,"v":7,"rv":1}) */
+	bad_token("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6IjkwIiwic3RhcnQiOiJhIn0",
+		  "continue key is not valid: json: cannot unmarshal string "
+		  "into Go struct field continueToken.rv of type int64");
+	bad_token("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MS41LCJzdGFydCI6ImEifQ",
+		  "continue key is not valid: json: cannot unmarshal number "
+		  "1.5 into Go struct field continueToken.rv of type int64");
+	bad_token("eyJzdGFydCI6NSwidiI6NywicnYiOjF9",
+		  "continue key is not valid: json: cannot unmarshal number "
+		  "into Go struct field continueToken.start of type string");
 	/* null is the zero token */
 	bad_token("bnVsbA", "continue key is not valid: server does not "
 			    "recognize this encoded version ");
@@ -266,4 +278,13 @@ Test(reg_continue_decode, errors_in_gos_words)
 	cr_expect_eq(rv, 7);
 	free(start);
 	free(tok);
+	/* members matched in any case, a null leaving the field as it was:
+	   {"V":"meta.k8s.io/v1","RV":3,"Start":"a","rv":null} */
+	cr_assert_eq(reg_continue_decode("eyJWIjoibWV0YS5rOHMuaW8vdjEiLCJSViI6"
+					 "MywiU3RhcnQiOiJhIiwicnYiOm51bGx9",
+					 &rv, &start, &sl, msg, sizeof msg),
+		     LP_OK, "%s", msg);
+	cr_expect_eq(rv, 3);
+	cr_expect_str_eq(start, "a");
+	free(start);
 }
