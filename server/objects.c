@@ -4193,8 +4193,22 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 			else
 				json_object_del(next, reset);
 		}
-		if (kind == UPD_FINALIZE)
+		if (kind == UPD_FINALIZE) {
 			finalize_causes(next, &err);
+			/* a Namespace's spec is a struct: Go writes {} for
+			   a body without one */
+			if (!json_is_object(json_object_get(next, "spec"))) {
+				json_object_set_new(next, "spec",
+						    json_object());
+				/* in its place, before status */
+				json_t *st = json_incref(
+				    json_object_get(next, "status"));
+				if (st) {
+					json_object_del(next, "status");
+					json_object_set_new(next, "status", st);
+				}
+			}
+		}
 		if (!strcmp(res->resource, "namespaces")) {
 			json_t *labels = json_object_get(m, "labels");
 			if (!json_is_object(labels)) {
@@ -5613,6 +5627,14 @@ static void do_deletecollection(struct srv_req *r, const struct srv_resource *re
 	if (conv) {
 		json_decref(list);
 		list = conv;
+	} else if (!res->custom) {
+		/* a typed list's items, as a list's: no kind nor apiVersion
+		   (a custom resource's unstructured items keep theirs) */
+		json_array_foreach(items, i, it)
+		{
+			json_object_del(it, "kind");
+			json_object_del(it, "apiVersion");
+		}
 	}
 	srv_reply_json(r, 200, list);
 }
@@ -6396,8 +6418,12 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	const char *sub = ri->subresource;
 	unsigned vb = verb_bit(verb); /* 0: none of the eight */
 	char gr[320]; /* "<resource>[.<group>]", only for the messages */
-	/* The namespaces resource: its namespace is its name. */
-	if (!res->namespaced && ns[0] && strcmp(res->resource, "namespaces")) {
+	/* The namespaces resource: its namespace is its name, on its own
+	   paths only (kube has no route for /namespaces/{ns}/namespaces; a
+	   custom resource of that plural under a namespace is the CRD
+	   handler's scope mismatch, 404). */
+	bool ns_res = !res->group[0] && !strcmp(res->resource, "namespaces");
+	if (!res->namespaced && ns[0] && (!ns_res || ri->in_ns)) {
 		srv_reply_no_route(r, LP_E_NOTFOUND);
 		return;
 	}
@@ -6420,7 +6446,7 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		srv_warn(r, "%s", webhook);
 	if (res->warning)
 		srv_warn(r, "%s", res->warning);
-	if (!strcmp(res->resource, "namespaces"))
+	if (ns_res)
 		ns = "";
 	{
 		struct srv_error nerr;
@@ -6519,10 +6545,12 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 			srv_reply_no_route(r, LP_E_METHODNOTALLOWED);
 			return;
 		} else {
-			srv_error_set(&err, LP_E_METHODNOTALLOWED,
-				      "%s is not supported on resources of kind \"%s\"",
-				      verb[0] ? verb : r->method,
-				      srv_resource_gr(res, gr, sizeof gr));
+			/* a method with no verb names none, as kube's
+			   RequestInfo gives it (" is not supported ...") */
+			srv_error_set(
+			    &err, LP_E_METHODNOTALLOWED,
+			    "%s is not supported on resources of kind \"%s\"",
+			    verb, srv_resource_gr(res, gr, sizeof gr));
 		}
 		srv_reply_error(r, &err, &w);
 		return;

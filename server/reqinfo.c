@@ -174,8 +174,10 @@ lp_err srv_reqinfo_parse(const char *method, const char *path, srv_query_fn q,
 			ri.ns = parts[i + 1];
 			ns_at = i + 1;
 			if (n - i >= 3 && strcmp(parts[i + 2], "status") &&
-			    strcmp(parts[i + 2], "finalize"))
+			    strcmp(parts[i + 2], "finalize")) {
 				i += 2;
+				ri.in_ns = true;
+			}
 		}
 	}
 	/* The namespace is the one place kube gives an empty segment a

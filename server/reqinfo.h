@@ -23,6 +23,8 @@ struct srv_reqinfo {
 	const char *name;	/* "" when none */
 	const char *subresource;
 	bool watch_path;	/* came through the legacy /watch/ prefix */
+	bool in_ns;		/* the path went on past /namespaces/{ns}/ to
+				   a resource (not a namespace's own path) */
 	char *buf_;		/* owns the strings above */
 };
 

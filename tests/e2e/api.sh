@@ -888,6 +888,20 @@ req DELETE "/api/v1/namespaces/default/configmaps?labelSelector=dc%3Dy&limit=2"
 check "deletecollection with a limit deletes one page, answering its continue token" code_has 200 '"continue":"' '"name":"dc1"' '"name":"dc2"'
 req DELETE "/api/v1/namespaces/default/configmaps?labelSelector=dc%3Dy"
 check "... and the rest goes with the next" code_has 200 '"name":"dc3"'
+check "... its items as a list's: no kind nor apiVersion (a typed list)" python3 -c "
+import json; d=json.load(open('$WORK/body'))
+assert d['kind']=='ConfigMapList' and [set(i)&{'kind','apiVersion'} for i in d['items']]==[set()], d"
+# the namespaces resource has no routes under a namespace: a wrong path
+# must not list, create or delete namespaces
+req POST /api/v1/namespaces '{"metadata":{"name":"nsnest"}}'
+for mp in "GET namespaces" "GET namespaces/nsnest" "DELETE namespaces/nsnest" "POST namespaces" "PUT namespaces/nsnest/finalize"; do
+	req ${mp% *} "/api/v1/namespaces/default/${mp#* }" '{"metadata":{"name":"nsnest"}}'
+	check "${mp% *} /api/v1/namespaces/default/${mp#* }: 404, no route" code_has 404 '"message":"the server could not find the requested resource"'
+done
+req GET /api/v1/namespaces/nsnest
+check "... the namespace is still there" code_has 200 '"phase":"Active"'
+req PUT /api/v1/namespaces/nsnest/finalize '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"nsnest"}}'
+check "a /finalize body without spec: the namespace's spec is {} (a Go struct)" code_has 200 '"spec":{},"status":'
 # (the ASan run checks that the parsed label selector is freed)
 req DELETE "/api/v1/namespaces/default/configmaps?labelSelector=a%3Db&fieldSelector=spec.bogus%3Dx"
 check "deletecollection with a bad field selector after a label selector is 400" code_has 400 'is not a known field selector'

@@ -469,6 +469,8 @@ for mp in "POST scale" "DELETE scale" "POST status" "DELETE status" "GET nosuch"
 	req ${mp% *} "/apis/scale.example.com/v1/dials/d1/${mp#* }" '{"apiVersion":"scale.example.com/v1","kind":"Dial","metadata":{"name":"d1"}}'
 	check "${mp% *} of a dial's ${mp#* } without a namespace: the generic 404" code_has 404 '"message":"the server could not find the requested resource","reason":"NotFound","details":{}'
 done
+req OPTIONS /apis/scale.example.com/v1/namespaces/default/dials/d1
+check "OPTIONS on a dial: 405 naming no verb, as kube's RequestInfo has none for it" code_has 405 '"message":" is not supported on resources of kind \"dials.scale.example.com\""'
 expect_rc 0 "kubectl scale" kubectl scale dial d1 --replicas=4
 expect_rc 0 "scale set spec.replicas" kubectl get dial d1 -o 'jsonpath={.spec.replicas}/{.metadata.generation}'
 check "... to 4, and generation grew" out_has '^4/2$'
