@@ -432,6 +432,12 @@ static void check_name(const struct srv_resource *res, const char *field,
 	srv_invalid_causes(err, field, name, msgs, n); /* the name as sent */
 }
 
+/* Is res core's namespaces (not a custom resource of that plural)? */
+static bool is_namespaces(const struct srv_resource *res)
+{
+	return !res->group[0] && !strcmp(res->resource, "namespaces");
+}
+
 /* kube's dedupOwnerReferencesAndAddWarning (BeforeCreate, BeforeUpdate):
    an owner reference equal to an earlier one is dropped, with a Warning
    naming the UIDs. */
@@ -3779,7 +3785,7 @@ static void create_object(struct srv_req *r, const struct srv_resource *res,
 	json_object_del(m, "deletionTimestamp");
 	json_object_del(m, "deletionGracePeriodSeconds");
 	stamp_new(m);
-	if (!strcmp(res->resource, "namespaces") && name) {
+	if (is_namespaces(res) && name) {
 		json_t *labels = json_object_get(m, "labels");
 		if (!json_is_object(labels)) {
 			labels = json_object();
@@ -4209,7 +4215,7 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 				}
 			}
 		}
-		if (!strcmp(res->resource, "namespaces")) {
+		if (is_namespaces(res)) {
 			json_t *labels = json_object_get(m, "labels");
 			if (!json_is_object(labels)) {
 				labels = json_object();
@@ -4282,7 +4288,7 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	/* Deleting and no finalizers left: the update removes the object. */
 	json_t *fins = json_object_get(m, "finalizers");
 	json_t *specf = json_object_get(json_object_get(next, "spec"), "finalizers");
-	bool ns_res = !strcmp(res->resource, "namespaces");
+	bool ns_res = is_namespaces(res);
 	if (json_object_get(om, "deletionTimestamp") &&
 	    json_array_size(fins) == 0 && (!ns_res || json_array_size(specf) == 0)) {
 		lp_err rc = dry ? LP_OK
@@ -5261,8 +5267,7 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 		/* Namespaces and CRDs have a REST delete of their own in
 		   kube, which words a failed precondition its own way, on
 		   the qualified resource */
-		bool own = is_crd(res) || (!res->group[0] &&
-					   !strcmp(res->resource, "namespaces"));
+		bool own = is_crd(res) || is_namespaces(res);
 		char gr[320];
 		srv_resource_gr(res, gr, sizeof gr);
 		if (o->pre_uid && uid && strcmp(o->pre_uid, uid)) {
@@ -5299,7 +5304,7 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 		if (is_crd(res) && atomic_load(&crd_cleanup) &&
 		    !json_object_get(nm, "deletionTimestamp"))
 			crd_mark_terminating(next);
-		bool ns_res = !strcmp(res->resource, "namespaces");
+		bool ns_res = is_namespaces(res);
 		/* kube's CRD delete sets only the timestamp, its cleanup
 		   finalizer and the Terminating condition; a namespace that
 		   already terminates, its spec.finalizers not yet done, is
@@ -5440,7 +5445,7 @@ static bool nothing_holds(const struct srv_resource *res, const json_t *obj)
 	json_t *m = json_object_get(obj, "metadata");
 	if (json_array_size(json_object_get(m, "finalizers")) > 0)
 		return false;
-	return strcmp(res->resource, "namespaces") ||
+	return !is_namespaces(res) ||
 	       json_array_size(json_object_get(json_object_get(obj, "spec"),
 					       "finalizers")) == 0;
 }
@@ -5521,7 +5526,7 @@ static void do_delete(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
-	if (!strcmp(res->resource, "namespaces") &&
+	if (is_namespaces(res) &&
 	    (!strcmp(name, "default") || !strcmp(name, "kube-system") ||
 	     !strcmp(name, "kube-public"))) {
 		json_decref(o.body);
@@ -6422,7 +6427,7 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	   paths only (kube has no route for /namespaces/{ns}/namespaces; a
 	   custom resource of that plural under a namespace is the CRD
 	   handler's scope mismatch, 404). */
-	bool ns_res = !res->group[0] && !strcmp(res->resource, "namespaces");
+	bool ns_res = is_namespaces(res);
 	if (!res->namespaced && ns[0] && (!ns_res || ri->in_ns)) {
 		srv_reply_no_route(r, LP_E_NOTFOUND);
 		return;

@@ -2368,6 +2368,23 @@ expect_rc 0 "... and is Established then" kubectl wait --for=condition=establish
 req GET /apis/cab.example.com/v1
 check "... in discovery" code_has 200 '"name":"badcas"'
 
+# A custom resource whose plural is "namespaces" is no Namespace: no
+# metadata.name label, no spec.finalizers gate, no protected names; like
+# kube, lapis reads /namespaces/{x} in its paths as a namespace, so such an
+# object is reached by list and deletecollection alone
+req POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions '{"metadata":{"name":"namespaces.nsx.example.com"},"spec":{"group":"nsx.example.com","scope":"Cluster","names":{"plural":"namespaces","kind":"Space"},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}'
+check "a cluster-scoped CRD of plural namespaces" code_is 201
+req POST /apis/nsx.example.com/v1/namespaces '{"apiVersion":"nsx.example.com/v1","kind":"Space","metadata":{"name":"default"},"spec":{"finalizers":["kubernetes"]}}'
+check "... its object named default gets no kubernetes.io/metadata.name label" bash -c "[[ $CODE == 201 ]] && ! grep -q 'kubernetes.io/metadata.name' '$WORK/body'"
+req GET /apis/nsx.example.com/v1/namespaces/default/namespaces
+check "... and no path under a namespace (the CRD handler's scope mismatch)" code_is 404
+req GET /apis/nsx.example.com/v1/namespaces/default
+check "... nor by name: kube's RequestInfo reads /namespaces/default as a namespace, and the CRD is cluster-scoped: 404" code_is 404
+req DELETE /apis/nsx.example.com/v1/namespaces
+check "... a deletecollection removes it at once, its name and spec.finalizers nothing to a custom resource" code_has 200 '"name":"default"'
+req GET /apis/nsx.example.com/v1/namespaces
+check "... gone" code_has 200 '"items":[]'
+
 # A selectable field defaulted by a schema change after the object was
 # written: selectors see the object as served (defaulted), in lists and
 # watches, and its DELETED event is the served form too.
