@@ -25,14 +25,11 @@ struct pem {
 	size_t der_len;
 };
 
+/* libc's memmem over [p, e) */
 static const unsigned char *find(const unsigned char *p, const unsigned char *e,
 				 const char *s)
 {
-	size_t n = strlen(s);
-	for (; (size_t)(e - p) >= n; p++)
-		if (!memcmp(p, s, n))
-			return p;
-	return NULL;
+	return memmem(p, (size_t)(e - p), s, strlen(s));
 }
 
 static bool has_prefix(const unsigned char *p, const unsigned char *e,

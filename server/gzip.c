@@ -12,21 +12,14 @@
 #define ZLIB_CONST /* next_in is const: data stays as given */
 #include <zlib.h>
 
-static bool is_space(char c)
-{
-	/* Go's strings.TrimSpace: the ASCII ones (and Unicode's, which an
-	   encoding's name never holds) */
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' ||
-	       c == '\r';
-}
+#include "schema.h"
 
-/* [*b, *e) trimmed of spaces on both sides */
+/* [*b, *e) trimmed as Go's strings.TrimSpace trims */
 static void trim(const char **b, const char **e)
 {
-	while (*b < *e && is_space(**b))
-		(*b)++;
-	while (*e > *b && is_space((*e)[-1]))
-		(*e)--;
+	size_t len;
+	*b = srv_trim_space(*b, (size_t)(*e - *b), &len);
+	*e = *b + len;
 }
 
 bool srv_gzip_api_accepts(const char *ae)
@@ -50,9 +43,9 @@ bool srv_gzip_api_accepts(const char *ae)
 static bool parse_q(const char *b, const char *e, double *q)
 {
 	char buf[64];
-	size_t n = (size_t)(e - b);
-	if (!n || n >= sizeof buf || is_space(*b))
-		return false;
+	size_t n = (size_t)(e - b), tn;
+	if (!n || n >= sizeof buf || srv_trim_space(b, n, &tn) != b)
+		return false; /* empty, or a leading space */
 	memcpy(buf, b, n);
 	buf[n] = '\0';
 	char *end;

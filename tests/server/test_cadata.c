@@ -12,6 +12,7 @@
 
 #include "../../server/cadata.h"
 #include "../../server/pki.h"
+#include "../../server/registry/object.h"
 #include "support.h"
 
 static char *tmp;
@@ -107,23 +108,10 @@ Test(cadata, bundle_as_a_crd_carries_it)
 	cr_assert(!memcmp(raw, "Cg==", 4));
 	free(raw);
 	/* the CA, base64 as a CRD holds it */
-	size_t pl = strlen(pki.ca_pem);
-	char *b64 = malloc(pl * 2 + 8);
+	char *b64 =
+	    reg_b64((const unsigned char *)pki.ca_pem, strlen(pki.ca_pem));
 	cr_assert_not_null(b64);
-	static const char tab[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t k = 0;
-	const unsigned char *s = (const unsigned char *)pki.ca_pem;
-	for (size_t i = 0; i < pl; i += 3) {
-		unsigned v = (unsigned)s[i] << 16 |
-			     (i + 1 < pl ? (unsigned)s[i + 1] << 8 : 0) |
-			     (i + 2 < pl ? s[i + 2] : 0);
-		b64[k++] = tab[v >> 18 & 63];
-		b64[k++] = tab[v >> 12 & 63];
-		b64[k++] = i + 1 < pl ? tab[v >> 6 & 63] : '=';
-		b64[k++] = i + 2 < pl ? tab[v & 63] : '=';
-	}
-	b64[k] = '\0';
+	size_t k = strlen(b64);
 	raw = NULL;
 	cr_assert(!srv_ca_bundle_invalid(b64, k, why, sizeof why, &raw, &n),
 		  "%s", why);
