@@ -6678,7 +6678,9 @@ static struct node *make_call(struct parser *ps, const char *name,
 	set_args(ps, n, args, na);
 	if (f->id == F_MATCHES || f->id == F_FIND || f->id == F_FINDALL)
 		precompile(ps, n, target ? args[0] : args[1]);
-	if (f->id == F_DURATION || f->id == F_TIMESTAMP)
+	/* the literal of a global call only: a method (no_member) may have
+	   no argument at all, and is refused by its overload */
+	if ((f->id == F_DURATION || f->id == F_TIMESTAMP) && !no_member)
 		check_time_literal(ps, f->id, args[0]);
 	return n;
 }
