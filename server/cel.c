@@ -513,6 +513,19 @@ static void put_msg(char *dst, size_t size, const char *src)
 	dst[n] = 0;
 }
 
+/* put_msg of a formatted text. */
+static void put_fmt(char *dst, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void put_fmt(char *dst, size_t size, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	put_msg(dst, size, text);
+}
+
 /* ------------------------------------------------------------ escaping */
 
 /* kube's reserved CEL words (k8s.io/apiserver/pkg/cel/escaping.go). */
@@ -2106,11 +2119,21 @@ static struct val str_replace(struct ctx *c, const struct val *s,
 {
 	const char *h = s->s.p;
 	size_t hn = s->s.n, on = old->s.n, rn = rep->s.n;
+	/* a result over the arena's limit is refused before it is built,
+	   and so is counting past the replacements that would reach it
+	   (a long string of one-byte matches would otherwise be walked in
+	   full first) */
+	size_t most = rn <= on		 ? SIZE_MAX
+		      : hn < ARENA_LIMIT ? (ARENA_LIMIT - hn) / (rn - on)
+					 : 0;
+	if (lim >= 0 && (uint64_t)lim < most)
+		most = (size_t)lim;
 	size_t m = 0;
 	if (on == 0)
 		m = (size_t)utf8_count(h, hn) + 1;
 	else
 		for (int64_t at = 0;
+		     m <= most &&
 		     (at = find_sub(h, hn, old->s.p, on, (size_t)at)) >= 0;
 		     at += (int64_t)on)
 			m++;
@@ -2118,7 +2141,7 @@ static struct val str_replace(struct ctx *c, const struct val *s,
 		m = (size_t)lim;
 	if (m == 0)
 		return *s;
-	if (rn > on && (rn - on) > (ARENA_LIMIT - hn) / m)
+	if (m > most)
 		return err_static(COST_MSG);
 	size_t out_n = hn + m * rn - m * on;
 	char *p = astr(c, out_n);
@@ -7338,7 +7361,7 @@ static bool meta_declared(struct fchk *c, const void *node)
 static void undefined(struct fchk *c, const char *name)
 {
 	if (!c->failed && c->why_size)
-		snprintf(c->why, c->why_size, "undefined field '%s'", name);
+		put_fmt(c->why, c->why_size, "undefined field '%s'", name);
 	if (!c->failed)
 		c->err_at = c->at;
 	c->failed = true;
@@ -7701,10 +7724,12 @@ static void type_error(struct fchk *c, size_t at, const char *fmt, ...)
 	if (c->failed && at >= c->err_at)
 		return;
 	if (c->why_size) {
+		char text[1024];
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(c->why, c->why_size, fmt, ap);
+		vsnprintf(text, sizeof text, fmt, ap);
 		va_end(ap);
+		put_msg(c->why, c->why_size, text);
 	}
 	c->failed = true;
 	c->err_at = at;
@@ -9352,14 +9377,14 @@ cel_prog *cel_compile_env(const char *src, bool new_expr, char *why,
 			   instantiation failed: " */
 			*at = CEL_PROGRAM_POS;
 			if (why_size)
-				snprintf(why, why_size, "%s", ps.bare);
+				put_msg(why, why_size, ps.bare);
 		} else if (at && ps.failed && ps.err_at != CEL_NO_POS) {
 			/* the text alone, for cel_error_display */
 			*at = ps.err_at;
 			if (why_size)
-				snprintf(why, why_size, "%s%s",
-					 ps.err_syntax ? "Syntax error: " : "",
-					 ps.bare);
+				put_fmt(why, why_size, "%s%s",
+					ps.err_syntax ? "Syntax error: " : "",
+					ps.bare);
 		}
 		cel_free(ps.prog);
 		return NULL;
