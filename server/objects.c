@@ -2991,7 +2991,8 @@ static bool plan_node_ports(struct svc_plan *p, json_t *spec,
 	return ok;
 }
 
-/* A uniform number below n (n > 0) from the kernel's generator: generated
+/* A uniform number below n (n > 0) from the kernel's generator (through
+   reg_random's per-thread block): generated
    names, cluster IPs and node ports differ from one run to the next (an
    unseeded rand() repeated its sequence after each restart, so the names
    and addresses it had handed out collided with stored ones). */
@@ -2999,15 +3000,9 @@ static uint32_t random_below(uint32_t n)
 {
 	uint32_t v;
 	uint32_t lim = UINT32_MAX - UINT32_MAX % n; /* no modulo bias */
-	do {
-		if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v) {
-			struct timespec ts;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			v = (uint32_t)ts.tv_nsec * 2654435761u ^
-			    (uint32_t)rand();
-			break;
-		}
-	} while (v >= lim);
+	do
+		reg_random(&v, sizeof v);
+	while (v >= lim);
 	return v % n;
 }
 

@@ -1,6 +1,7 @@
 /*
  * object.c -- see object.h.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdbool.h>
@@ -225,32 +226,45 @@ lp_err reg_encode(json_t *obj, char **out, size_t *len, uint32_t *slot)
 	return LP_OK;
 }
 
-/* 16 random bytes into b: from a per-thread block of the kernel's, so
-   that one getrandom(2) serves 64 uids (it was a system call per create);
-   bytes are wiped from the block as they are handed out. */
-static void uuid_bytes(unsigned char b[16])
+/* n random bytes (n <= 64) from a per-thread block of the kernel's, so
+   that one getrandom(2) serves 64 uids or some 200 generated names (it
+   was a system call per uid, and one per character of a generated name's
+   suffix); bytes are wiped from the block as they are handed out. */
+void reg_random(void *out, size_t n)
 {
 	static _Thread_local unsigned char pool[1024];
 	static _Thread_local size_t left;
-	if (left < 16) {
-		if (getrandom(pool, sizeof pool, 0) == (ssize_t)sizeof pool) {
-			left = sizeof pool;
-		} else {
-			for (size_t i = 0; i < 16; i++)
-				b[i] = (unsigned char)rand();
+	unsigned char *b = out;
+	if (left < n) {
+		/* over 256 bytes, a signal may cut a read short */
+		size_t got = 0;
+		while (got < sizeof pool) {
+			ssize_t r = getrandom(pool + got, sizeof pool - got, 0);
+			if (r < 0 && errno != EINTR)
+				break;
+			if (r > 0)
+				got += (size_t)r;
+		}
+		if (got < sizeof pool) { /* no kernel generator: the clock */
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			for (size_t i = 0; i < n; i++)
+				b[i] = (unsigned char)(rand() ^
+						       (ts.tv_nsec >> (i % 24)));
 			return;
 		}
+		left = sizeof pool;
 	}
 	unsigned char *p = pool + sizeof pool - left;
-	memcpy(b, p, 16);
-	explicit_bzero(p, 16);
-	left -= 16;
+	memcpy(b, p, n);
+	explicit_bzero(p, n);
+	left -= n;
 }
 
 void reg_uuid(char buf[37])
 {
 	unsigned char b[16];
-	uuid_bytes(b);
+	reg_random(b, sizeof b);
 	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
 	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
 	/* 8-4-4-4-12 lowercase hex digits, by hand: snprintf's 16

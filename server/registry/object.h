@@ -49,6 +49,9 @@ bool reg_is_custom(const json_t *obj);
  */
 lp_err reg_encode(json_t *obj, char **out, size_t *len, uint32_t *slot);
 
+/* n random bytes (n <= 64) from the kernel's generator, drawn from a
+   per-thread block that one getrandom(2) fills. */
+void reg_random(void *out, size_t n);
 /* A random RFC 4122 version 4 UUID, lowercase text, into buf[37]. */
 void reg_uuid(char buf[37]);
 /* Now as RFC 3339 UTC with seconds ("2025-05-01T10:20:30Z"), buf[21]. */
