@@ -980,9 +980,9 @@ static void fs_cmp(struct fset *chg, struct fset *rem, const json_t *o,
 	    (json_is_object(o) || json_is_null(o)) &&
 	    (json_is_object(n) || json_is_null(n)) && !both_empty &&
 	    !atomic_object(w, sn)) {
-		if (json_is_object(n) && json_object_size(n) == 0 &&
-		    json_object_size(o) != 0)
-			mark(chg, w); /* now explicitly empty */
+		/* emptied, it is not changed itself: its members are
+		   removed, so its owners keep it and the updater gets
+		   nothing (doMap, visitMapItems) */
 		fs_cmp_fields(chg, rem, o, n, w, sn);
 		return;
 	}
@@ -2771,6 +2771,32 @@ static int cmp_ent_id(const void *a, const void *b)
 			 *(const struct ent *const *)b, false);
 }
 
+/* Set paths in the order structured-merge-diff's Set.Iterate visits
+   them, which conflicts are listed in: at each node its members first,
+   then the paths under its children, each in element order (a set's own
+   sorted order puts .spec.struct.deep.x before .spec.struct.p). */
+static int cmp_iterate(const void *x, const void *y, void *ud)
+{
+	const struct fset *s = ud;
+	const struct span *sa = x, *sb = y;
+	const char *a = s->buf + sa->off, *ae = a + sa->len;
+	const char *b = s->buf + sb->off, *be = b + sb->len;
+	for (;;) {
+		if (a == ae || b == be) /* one is a member above the other */
+			return a == ae ? (b == be ? 0 : -1) : 1;
+		size_t al = strlen(a) + 1, bl = strlen(b) + 1;
+		int d = strcmp(a, b);
+		if (d) {
+			bool am = a + al == ae, bm = b + bl == be;
+			if (am != bm)
+				return am ? -1 : 1;
+			return d;
+		}
+		a += al;
+		b += bl;
+	}
+}
+
 /* The 409 of upstream's NewConflictError for the conflicts in x (one set
    per entry, NULL where none). */
 static lp_err conflict_error(struct ents *es, struct fset **x, bool scale,
@@ -2791,7 +2817,8 @@ static lp_err conflict_error(struct ents *es, struct fset **x, bool scale,
 	}
 	qsort(order, m, sizeof *order, cmp_ent_id);
 	for (size_t i = 0; i < m; i++) {
-		const struct fset *c = x[(size_t)(order[i] - es->v)];
+		struct fset *c = x[(size_t)(order[i] - es->v)];
+		qsort_r(c->v, c->n, sizeof *c->v, cmp_iterate, c);
 		paths[i] = json_array();
 		for (size_t j = 0; j < c->n; j++) {
 			char ps[1024];

@@ -621,6 +621,21 @@ expect_rc 1 "a null the schema does not allow, in an atomic map" $K apply --serv
 check "... is validation's 422, as kube's" err_has 'The Nully "n2" is invalid: spec.sel.ml: Invalid value: "null": spec.sel.ml in body must be of type object: "null"'
 expect_rc 1 "... and so is one of a string" $K apply --server-side --field-manager=ap -f - <<<'{"apiVersion":"example.com/v1","kind":"Nully","metadata":{"name":"n1","namespace":"default"},"spec":{"a":null}}'
 check "... naming it" err_has 'spec.a: Invalid value: "null": spec.a in body must be of type string: "null"'
+run $K apply --server-side --field-manager=one -f - <<<'{"apiVersion":"example.com/v1","kind":"Nully","metadata":{"name":"n3","namespace":"default"},"spec":{"obj":{"k":{"deep":"1"}},"str":"s"}}'
+run $K apply --server-side --field-manager=two -f - <<<'{"apiVersion":"example.com/v1","kind":"Nully","metadata":{"name":"n3","namespace":"default"},"spec":{"obj":{"k":{"deep":"2"}},"str":"t"}}'
+check "conflicts at two depths" [ "$RC" == 1 ]
+check "... are listed as SMD's set iterates: a node's own fields before the paths under its children" python3 -c "
+t = open('$WORK/err').read()
+assert '- .spec.str\n- .spec.obj.k.deep' in t, t"
+# an update that empties a map changes only its members: their owner
+# keeps the map, the updater gets no entry (SMD's doMap compares a map
+# empty on one side by its members)
+run $K create --field-manager=ctl -o json -f - <<<'{"apiVersion":"example.com/v1","kind":"Nully","metadata":{"name":"n4","namespace":"default"},"spec":{"m":{"k":"v"}}}'
+cp "$WORK/out" "$WORK/body"
+run $K replace --field-manager=upd --show-managed-fields -o json -f - <<<"$(python3 -c "import json; d=json.load(open('$WORK/body')); d['spec']['m']={}; print(json.dumps(d))")"
+cp "$WORK/out" "$WORK/body"
+check "an update emptying a map" [ "$RC" == 0 ]
+check "... leaves the map with its creator and gives the updater no entry (it took the map, the creator's entry went)" py "assert d['spec']['m'] == {} and [(e['manager'], e['fieldsV1']) for e in d['metadata']['managedFields']] == [('ctl', {'f:spec': {'.': {}, 'f:d': {}, 'f:m': {}}})], d['metadata']['managedFields']"
 
 # structured-merge-diff's Compare: a granular map or list that is null or
 # empty on one side only is compared by its members, the container itself
