@@ -328,8 +328,14 @@ static void rules_review(json_t *obj)
 				      "nonResourceRules", nr, "incomplete", 0));
 }
 
+/* kube answers a new SelfSubjectReview, stamped now: nothing of the
+   request's metadata comes back. */
 static void self_review(struct srv_req *r, json_t *obj)
 {
+	char now[32];
+	reg_now(now);
+	json_object_set_new(obj, "metadata",
+			    json_pack("{s:s}", "creationTimestamp", now));
 	json_object_set_new(
 	    obj, "status",
 	    json_pack("{s:{s:s,s:o}}", "userInfo", "username", user_of(r),
@@ -339,20 +345,33 @@ static void self_review(struct srv_req *r, json_t *obj)
 lp_err srv_review(struct srv_req *r, const struct srv_resource *res,
 		  const char *ns, json_t *obj, struct srv_error *err)
 {
-	if (!json_is_object(json_object_get(obj, "metadata")))
-		json_object_set_new(obj, "metadata", json_object());
-	reg_canonical(obj); /* kind, apiVersion, metadata first, as kube's */
+	json_t *meta = json_object_get(obj, "metadata");
+	if (!json_is_object(meta)) {
+		meta = json_object();
+		json_object_set_new(obj, "metadata", meta);
+	}
+	/* the create handler's WipeObjectMetaSystemFields: a review comes
+	   back without the request's system fields, its creation time the
+	   zero time Go writes as null */
+	static const char *const wiped[] = {"uid", "deletionTimestamp",
+					    "deletionGracePeriodSeconds",
+					    "selfLink"};
+	for (size_t i = 0; i < sizeof wiped / sizeof *wiped; i++)
+		json_object_del(meta, wiped[i]);
+	json_object_set_new(meta, "creationTimestamp", json_null());
+	lp_err rc = LP_OK;
 	if (!strcmp(res->kind, "SelfSubjectAccessReview"))
-		return access_review(r, obj, err);
-	if (!strcmp(res->kind, "SubjectAccessReview") ||
-	    !strcmp(res->kind, "LocalSubjectAccessReview"))
-		return subject_access_review(obj, ns ? ns : "",
-					     res->namespaced, err);
-	if (!strcmp(res->kind, "TokenReview"))
-		return token_review(r, obj, err);
-	if (!strcmp(res->kind, "SelfSubjectRulesReview"))
+		rc = access_review(r, obj, err);
+	else if (!strcmp(res->kind, "SubjectAccessReview") ||
+		 !strcmp(res->kind, "LocalSubjectAccessReview"))
+		rc = subject_access_review(obj, ns ? ns : "", res->namespaced,
+					   err);
+	else if (!strcmp(res->kind, "TokenReview"))
+		rc = token_review(r, obj, err);
+	else if (!strcmp(res->kind, "SelfSubjectRulesReview"))
 		rules_review(obj);
 	else
 		self_review(r, obj);
-	return LP_OK;
+	reg_canonical(obj); /* kind, apiVersion, metadata first, as kube's */
+	return rc;
 }

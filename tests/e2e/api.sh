@@ -2040,6 +2040,10 @@ req POST /apis/authorization.k8s.io/v1/selfsubjectrulesreviews '{"spec":{"namesp
 check "a SelfSubjectRulesReview lists every right" code_has 201 '"resourceRules":[{"verbs":["*"],"apiGroups":["*"],"resources":["*"]}]' '"nonResourceRules":[{"verbs":["*"],"nonResourceURLs":["*"]}]' '"incomplete":false'
 req POST /apis/authentication.k8s.io/v1/selfsubjectreviews '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}'
 check "a SelfSubjectReview names the insecure port's user" code_has 201 '"userInfo":{"username":"system:unsecured","groups":["system:masters","system:authenticated"]}'
+req POST /apis/authentication.k8s.io/v1/selfsubjectreviews '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview","metadata":{"name":"n","uid":"u-1","labels":{"a":"b"}}}'
+check "... a new object stamped now: nothing of the request's metadata comes back" python3 -c "import json, re; m=json.load(open('$WORK/body'))['metadata']; assert list(m) == ['creationTimestamp'] and re.match(r'^20[0-9-]{8}T[0-9:]{8}Z$', m['creationTimestamp']), m"
+req POST "$SSAR" '{"metadata":{"name":"n","uid":"u-1","creationTimestamp":"2020-01-01T00:00:00Z","deletionGracePeriodSeconds":3,"selfLink":"/x"},"spec":{"resourceAttributes":{"verb":"get","resource":"configmaps"}}}'
+check "a review's system fields are wiped, its creation time the zero time (null), as kube's create handler does" code_has 201 '"metadata":{"name":"n","creationTimestamp":null}'
 
 SAR=/apis/authorization.k8s.io/v1/subjectaccessreviews
 req POST "$SAR" '{"spec":{"user":"bob","groups":["dev"],"resourceAttributes":{"verb":"get","resource":"configmaps"}}}'
@@ -2050,7 +2054,7 @@ req POST "$SAR" '{"spec":{"resourceAttributes":{"verb":"get"}}}'
 check "... and one without a subject is kube's 422" code_has 422 'spec.user: Invalid value: \"\": at least one of user or group must be specified'
 LSAR=/apis/authorization.k8s.io/v1/namespaces/team-a/localsubjectaccessreviews
 req POST "$LSAR" '{"spec":{"user":"lapis-admin","resourceAttributes":{"namespace":"team-a","verb":"get","resource":"configmaps"}}}'
-check "a LocalSubjectAccessReview (in a namespace that need not exist) takes the request's namespace" code_has 201 '{"kind":"LocalSubjectAccessReview","apiVersion":"authorization.k8s.io/v1","metadata":{"namespace":"team-a"}' '"allowed":true'
+check "a LocalSubjectAccessReview (in a namespace that need not exist) takes the request's namespace" code_has 201 '{"kind":"LocalSubjectAccessReview","apiVersion":"authorization.k8s.io/v1","metadata":{"namespace":"team-a","creationTimestamp":null}' '"allowed":true'
 req POST "$LSAR" '{"spec":{"groups":["dev"],"resourceAttributes":{"namespace":"other","verb":"get"}}}'
 check "... its resource attributes must name that namespace" code_has 422 'LocalSubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.resourceAttributes.namespace: Invalid value: \"other\": must match metadata.namespace'
 req POST "$LSAR" '{"spec":{"groups":["dev"],"nonResourceAttributes":{"path":"/x","verb":"get"}}}'
