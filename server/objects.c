@@ -4520,19 +4520,36 @@ static char *patch_shown(bool smp, const json_t *patch, const json_t *next)
  * (new, freed by the caller after finish_update) carries the value there.
  */
 static lp_err patch_fields(struct srv_req *r, const struct srv_resource *res,
-			   bool smp, bool merge, const json_t *patch,
-			   json_t *next, struct srv_error *err)
+			   bool smp, bool merge, bool apply,
+			   const json_t *patch, json_t *next,
+			   struct srv_error *err)
 {
 	char gv[300];
 	srv_resource_gv(res, gv, sizeof gv);
 	struct srv_typeerr te = {0};
 	json_t *md = json_object_get(next, "metadata");
 	if (!res->custom)
-		srv_builtin_typecheck(res->kind, gv, next, true,
-				      smp ? SRV_DEC_UNSTRUCTURED : SRV_DEC_JSON,
-				      &te);
+		srv_builtin_typecheck(
+		    res->kind, gv, next, true,
+		    smp || apply ? SRV_DEC_UNSTRUCTURED : SRV_DEC_JSON, &te);
 	else if (json_is_object(md)) /* the decoder's objectmeta.Coerce */
 		srv_object_meta_typecheck(md, false, &te);
+	if (te.set && apply && !res->custom) {
+		/* the field manager converts the merged object to its Go
+		   type (toVersioned): the converter's error is a plain one,
+		   kube's 500 without a reason */
+		const char *ns = meta_str(next, "namespace");
+		const char *nm = meta_str(next, "name");
+		srv_error_set(err, LP_E_INTERNAL,
+			      "failed to convert new object (%s/%s; %s%s, "
+			      "Kind=%s) to proper version: unable to convert "
+			      "unstructured object to %s%s, Kind=%s: %s",
+			      ns ? ns : "", nm ? nm : "",
+			      res->group[0] ? "" : "/", gv, res->kind,
+			      res->group[0] ? "" : "/", gv, res->kind, te.text);
+		err->no_reason = true;
+		return err->code;
+	}
 	if (te.set) {
 		char *shown = patch_shown(smp, patch, next);
 		lp_err rc =
@@ -5027,9 +5044,9 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 						    "resourceVersion", json_string(rvt));
 		}
 		json_decref(served);
-		bool fields_bad = patch_fields(r, res, pt == P_SMP,
-					       pt == P_MERGE, patch, next,
-					       &err) != LP_OK;
+		bool fields_bad =
+		    patch_fields(r, res, pt == P_SMP, pt == P_MERGE,
+				 pt == P_APPLY, patch, next, &err) != LP_OK;
 		if (fields_bad || patched_type(res, next, pt == P_SMP, &err) ||
 		    check_type_of(NULL, pt != P_SMP, pt == P_MERGE, res, next,
 				  &err)) {
@@ -5084,7 +5101,8 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			    "the name of the object (%.253s based on URL) was "
 			    "undeterminable: name must be provided",
 			    name);
-		if (!rc && (rc = patch_fields(r, res, false, false, patch, obj, &err)) == LP_OK)
+		if (!rc && (rc = patch_fields(r, res, false, false, true, patch,
+					      obj, &err)) == LP_OK)
 			rc = check_type(res, obj, &err);
 		free(r->strict_shown);
 		r->strict_shown = NULL;
@@ -6036,8 +6054,8 @@ decoded:
 			   errors, then fieldValidation) */
 			if (!prc)
 				prc = patch_fields(r, scale_res, false,
-						   !json_patch, patch, want,
-						   &err);
+						   !json_patch, false, patch,
+						   want, &err);
 			if (prc) {
 				json_decref(want);
 				json_decref(scale);

@@ -56,6 +56,18 @@ check "an apply without data.b and the label (JSON is YAML) is 200" code_is 200
 check "... removes what the manager no longer applies" py "assert d['data']=={'a':'1'}, d['data']; assert 'x' not in d['metadata'].get('labels',{})"
 check "... and owns what it applies now" mf_is m1 Apply '{"f:data":{"f:a":{}}}'
 
+# the field manager converts a built-in's merged object to its Go type
+# with the unstructured converter (toVersioned), not encoding/json
+SVC=/api/v1/namespaces/default/services
+apply "$SVC/fl1?fieldManager=py" '{"apiVersion":"v1","kind":"Service","metadata":{"name":"fl1"},"spec":{"ports":[{"port":80.0,"protocol":"TCP"}]}}'
+check "an integral float for an int32 (Python's json.dumps(80.0)) is the integer" code_has 201 '"port":80,'
+LEA=/apis/coordination.k8s.io/v1/namespaces/default/leases
+apply "$LEA/fl2?fieldManager=m" '{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"fl2"},"spec":{"leaseDurationSeconds":4294967297}}'
+check "an int32 past its range keeps its low 32 bits, as Go's conversion does" code_has 201 '"leaseDurationSeconds":1}'
+apply "$LEA/fl3?fieldManager=m" $'apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: fl3, namespace: default}\nspec: {renewTime: "2026-01-01T00:00:00.123Z"}\n'
+check "a value the converter refuses (a MicroTime of a JavaScript Date) is kube's 500 without a reason" code_has 500 '"message":"failed to convert new object (default/fl3; coordination.k8s.io/v1, Kind=Lease) to proper version: unable to convert unstructured object to coordination.k8s.io/v1, Kind=Lease: parsing time \"2026-01-01T00:00:00.123Z\" as \"2006-01-02T15:04:05.000000Z07:00\": cannot parse \".123Z\" as \".000000\""'
+check "... (no reason)" py "assert 'reason' not in d, d"
+
 apply "$CMP/s9?fieldManager=m1" $'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s9\n  uid: 11111111-1111-1111-1111-111111111111\n'
 check "an apply naming a uid does not create the missing object: 409" code_has 409 '"reason":"Conflict"' '"details":{"name":"s9","kind":"configmaps"}'
 check "... with kube's message" msg_is 'Operation cannot be fulfilled on configmaps "s9": uid mismatch: the provided object specified uid 11111111-1111-1111-1111-111111111111, and no existing object was found'
