@@ -2052,6 +2052,81 @@ static bool ev_set(const json_t *o, const char *k)
 	return v && !json_is_null(v);
 }
 
+/* A field of the internal core.Event as field.Error prints a value: Go's
+   time.Time String() for Time and MicroTime, %#v for the structs
+   (ObjectReference, EventSource; a nil pointer is null), %v for the
+   count and %q for strings. v is the field's JSON, NULL when unset. */
+static void event_go_value(const char *field, const json_t *v, char *out,
+			   size_t n)
+{
+	static const char *const ref[][2] = {
+	    {"Kind", "kind"},
+	    {"Namespace", "namespace"},
+	    {"Name", "name"},
+	    {"UID", "uid"},
+	    {"APIVersion", "apiVersion"},
+	    {"ResourceVersion", "resourceVersion"},
+	    {"FieldPath", "fieldPath"}};
+	static const char *const src[][2] = {{"Component", "component"},
+					     {"Host", "host"}};
+	bool is_ref =
+	    !strcmp(field, "involvedObject") || !strcmp(field, "related");
+	if ((!v || json_is_null(v)) && !strcmp(field, "related")) {
+		snprintf(out, n, "null");
+		return;
+	}
+	if (is_ref || !strcmp(field, "source")) {
+		const char *const(*m)[2] = is_ref ? ref : src;
+		size_t k = is_ref ? 7 : 2, o = 0;
+		o += (size_t)snprintf(out, n, "core.%s{",
+				      is_ref ? "ObjectReference"
+					     : "EventSource");
+		for (size_t i = 0; i < k && o < n; i++) {
+			const char *sv =
+			    json_string_value(json_object_get(v, m[i][1]));
+			char q[600];
+			srv_go_quote(sv ? sv : "", q, sizeof q);
+			o += (size_t)snprintf(out + o, n - o, "%s%s:%s",
+					      i ? ", " : "", m[i][0], q);
+		}
+		if (o < n)
+			snprintf(out + o, n - o, "}");
+		return;
+	}
+	if (!strcmp(field, "firstTimestamp") ||
+	    !strcmp(field, "lastTimestamp") || !strcmp(field, "eventTime")) {
+		/* stored as RFC 3339 in UTC: 2006-01-02 15:04:05.999999999
+		   -0700 MST, the fraction without its trailing zeros */
+		const char *t = json_string_value(v);
+		if (!t || strlen(t) < 20 || t[10] != 'T') {
+			snprintf(out, n, "0001-01-01 00:00:00 +0000 UTC");
+			return;
+		}
+		char frac[16] = "";
+		const char *d = strchr(t + 19, '.');
+		if (d) {
+			size_t l = strspn(d + 1, "0123456789");
+			while (l && d[l] == '0')
+				l--;
+			if (l && l < sizeof frac - 1)
+				snprintf(frac, sizeof frac, ".%.*s", (int)l,
+					 d + 1);
+		}
+		snprintf(out, n, "%.10s %.8s%s +0000 UTC", t, t + 11, frac);
+		return;
+	}
+	if (json_is_integer(v)) {
+		snprintf(out, n, "%lld", (long long)json_integer_value(v));
+		return;
+	}
+	if (!strcmp(field, "count")) {
+		snprintf(out, n, "0");
+		return;
+	}
+	const char *sv = json_string_value(v);
+	srv_go_quote(sv ? sv : "", out, n);
+}
+
 /* kube's legacyValidateEvent, plus ValidateEventCreate's and
    ValidateEventUpdate's rules for events.k8s.io/v1 (strict), on the core
    form; field paths are kube's internal ones, as its messages give them. */
@@ -2132,17 +2207,16 @@ static void validate_event(const json_t *obj, const json_t *old, bool strict,
 			const json_t *b = json_object_get(old, fixed[i]);
 			if ((a && !json_is_null(a)) != (b && !json_is_null(b)) ||
 			    (a && b && !json_equal(a, b))) {
-				char *shown = a ? json_dumps(a, JSON_ENCODE_ANY |
-								    JSON_COMPACT)
-						: NULL;
+				char shown[2400];
+				event_go_value(fixed[i], a, shown,
+					       sizeof shown);
 				srv_error_cause(
 				    err, "FieldValueInvalid",
 				    !strcmp(fixed[i], "reportingComponent")
 					? "reportingController"
 					: fixed[i],
 				    "Invalid value: %s: field is immutable",
-				    shown ? shown : "null");
-				free(shown);
+				    shown);
 			}
 		}
 		return;

@@ -1994,6 +1994,8 @@ req GET "$CEV/ev1"
 check "... is stored" has '"series":{"count":2,"lastObservedTime":"2026-11-30T08:05:00.000000Z"}'
 req PATCH "$EV/ev1" '{"note":"changed"}' application/strategic-merge-patch+json
 check "an update through events.k8s.io/v1 may not change the note" code_has 422 'Event \"ev1\" is invalid: message: Invalid value: \"changed\": field is immutable'
+req PATCH "$EV/ev1" '{"regarding":{"kind":"Widget","name":"zz"},"deprecatedSource":{"component":"other","host":"h"},"eventTime":"2026-01-01T00:00:00.250000Z","deprecatedFirstTimestamp":"2026-01-01T00:00:00Z","deprecatedCount":7}' application/merge-patch+json
+check "... its structs, times and count shown as kube's field errors print them (Go's %#v, time.Time's String, %v)" code_has 422 'involvedObject: Invalid value: core.ObjectReference{Kind:\"Widget\", Namespace:\"default\", Name:\"zz\", UID:\"\", APIVersion:' 'source: Invalid value: core.EventSource{Component:\"other\", Host:\"h\"}: field is immutable' 'firstTimestamp: Invalid value: 2026-01-01 00:00:00 +0000 UTC: field is immutable' 'count: Invalid value: 7: field is immutable' 'eventTime: Invalid value: 2026-01-01 00:00:00.25 +0000 UTC: field is immutable'
 req PATCH "$EV/ev1" '{"series":{"count":1}}' application/merge-patch+json
 check "... and checks a changed series" code_has 422 'series.count: Invalid value: \"\": should be at least 2'
 req PATCH "$CEV/ev1" '{"message":"changed"}' application/merge-patch+json
