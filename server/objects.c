@@ -1354,6 +1354,18 @@ static void refuse_shape(struct srv_req *r, const struct srv_resource *res,
 static void do_get(struct srv_req *r, const struct srv_resource *res,
 		   const char *ns, const char *name)
 {
+	/* kube's GetResource: export is refused unless "0" or "false" */
+	const char *exp = srv_query(r, "export");
+	if (exp && strcmp(exp, "0") && strcasecmp(exp, "false")) {
+		struct srv_error e;
+		srv_error_clear(&e);
+		srv_error_set(
+		    &e, LP_E_BADREQUEST,
+		    "the export parameter, deprecated since v1.14, is "
+		    "no longer supported");
+		srv_reply_error(r, &e, NULL);
+		return;
+	}
 	/* a plain GET: the answer kept for its path, if nothing was
 	   committed since it was made (respcache.c); seq is read before
 	   anything of the store. A custom resource's answer also depends on
@@ -3196,10 +3208,10 @@ static lp_err plan_commit(eng *e, const struct reg_key *k, json_t *obj,
    Service: its cluster IP and node ports. */
 static lp_err delete_releasing(eng *e, const struct srv_resource *res,
 			       const struct reg_key *k, int64_t mod,
-			       const json_t *old)
+			       const json_t *old, int64_t *rev)
 {
 	if (strcmp(res->resource, "services") || res->group[0])
-		return reg_delete_sides(e, k, mod, NULL, 0);
+		return reg_delete_sides(e, k, mod, NULL, 0, rev);
 	struct svc_plan p = {0};
 	struct reg_key *keys = NULL;
 	struct reg_side *sd = NULL;
@@ -3208,7 +3220,7 @@ static lp_err delete_releasing(eng *e, const struct srv_resource *res,
 	lp_err rc = LP_E_NOMEM;
 	if (plan_release_all(&p, json_object_get(old, "spec")) &&
 	    plan_sides(&p, k, &keys, &sd, &map, &n))
-		rc = reg_delete_sides(e, k, mod, sd, n);
+		rc = reg_delete_sides(e, k, mod, sd, n, rev);
 	free(keys);
 	free(sd);
 	free(map);
@@ -4286,8 +4298,9 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 	bool ns_res = is_namespaces(res);
 	if (json_object_get(om, "deletionTimestamp") &&
 	    json_array_size(fins) == 0 && (!ns_res || json_array_size(specf) == 0)) {
-		lp_err rc = dry ? LP_OK
-				: delete_releasing(e, res, &k, cur->mod, old);
+		lp_err rc =
+		    dry ? LP_OK
+			: delete_releasing(e, res, &k, cur->mod, old, NULL);
 		if (rc == LP_E_CONFLICT && retry) {
 			json_decref(next);
 			return LP_E_CONFLICT;
@@ -5410,8 +5423,10 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 			reg_obj_free(&c);
 			return storage_err(res, name, rc, err);
 		}
-		rc = o->dry ? LP_OK
-			    : delete_releasing(e, res, &k, c.mod, c.obj);
+		int64_t del_rev = 0;
+		rc = o->dry
+			 ? LP_OK
+			 : delete_releasing(e, res, &k, c.mod, c.obj, &del_rev);
 		if (rc == LP_E_CONFLICT && !o->pre_rv) {
 			reg_obj_free(&c);
 			continue;
@@ -5421,7 +5436,17 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 			return storage_err(res, name, rc, err);
 		}
 		if (res->return_deleted) {
+			/* kube's store decodes the deleted object at the
+			   delete's revision (as its DELETED event has it) */
 			*reply = json_incref(c.obj);
+			if (del_rev > 0) {
+				char rvt[24];
+				snprintf(rvt, sizeof rvt, "%lld",
+					 (long long)del_rev);
+				json_object_set_new(
+				    json_object_get(c.obj, "metadata"),
+				    "resourceVersion", json_string(rvt));
+			}
 		} else {
 			struct srv_status_what w = {.name = name, .group = srv_resource_store_group(res),
 						    .kind = res->resource, .uid = uid};
@@ -5509,7 +5534,8 @@ lp_err srv_mutate_object(eng *e, const struct srv_resource *res,
 			if (res->before_delete)
 				rc = res->before_delete(e, c.obj);
 			if (!rc)
-				rc = delete_releasing(e, res, &k, c.mod, c.obj);
+				rc = delete_releasing(e, res, &k, c.mod, c.obj,
+						      NULL);
 		} else {
 			struct eng_cmp cmp = {ENG_CMP_MOD, c.mod};
 			char *out = NULL;

@@ -243,7 +243,7 @@ lp_err reg_put_then(eng *e, const struct reg_key *k, json_t *obj,
 }
 
 lp_err reg_delete_sides(eng *e, const struct reg_key *k, int64_t mod,
-			const struct reg_side *sides, int n_sides)
+			const struct reg_side *sides, int n_sides, int64_t *rev)
 {
 	eng_txn *t;
 	lp_err rc = eng_txn_new(e, &t);
@@ -253,15 +253,18 @@ lp_err reg_delete_sides(eng *e, const struct reg_key *k, int64_t mod,
 	rc = eng_txn_del(t, k->bytes, k->len, &cmp);
 	if (!rc)
 		rc = add_sides(t, sides, n_sides);
+	struct eng_commit_res cr = {0};
 	if (!rc)
-		rc = eng_txn_commit(t, NULL);
+		rc = eng_txn_commit(t, &cr);
 	eng_txn_free(t);
+	if (rev)
+		*rev = rc ? 0 : cr.rev;
 	return rc;
 }
 
 lp_err reg_delete(eng *e, const struct reg_key *k, int64_t mod)
 {
-	return reg_delete_sides(e, k, mod, NULL, 0);
+	return reg_delete_sides(e, k, mod, NULL, 0, NULL);
 }
 
 /* Tracks the last key taken, for the next chunk and the token. */

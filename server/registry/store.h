@@ -95,9 +95,11 @@ lp_err reg_put_then(eng *e, const struct reg_key *k, json_t *obj,
 		    const struct eng_cmp *cmp, json_t *then, char **out,
 		    size_t *out_len, int64_t *rev, lp_err *then_rc);
 
-/* reg_delete plus side keys (deleted or put), all or nothing. */
+/* reg_delete plus side keys (deleted or put), all or nothing; *rev (rev
+   may be NULL) gets the revision the delete committed at. */
 lp_err reg_delete_sides(eng *e, const struct reg_key *k, int64_t mod,
-			const struct reg_side *sides, int n_sides);
+			const struct reg_side *sides, int n_sides,
+			int64_t *rev);
 
 /* Delete k if its revision is still mod. Errors: LP_E_CONFLICT,
    LP_E_NOTFOUND, engine errors. */

@@ -1710,6 +1710,21 @@ check "... which is gone" code_is 404
 # type's causes to the metadata's; per-kind rules and strategy warnings.
 NSD=/api/v1/namespaces/default
 SA=$NSD/serviceaccounts
+req POST "$SA" '{"metadata":{"name":"rv-del"}}'
+req DELETE "$SA/rv-del"
+check "a delete that answers the deleted object gives it the delete's revision, as its DELETED event has it" python3 -c "
+import json, urllib.request
+d = json.load(open('$WORK/body'))
+l = json.load(urllib.request.urlopen('$URL$SA'))
+assert d['metadata']['resourceVersion'] == l['metadata']['resourceVersion'], (d['metadata'], l['metadata'])"
+req GET "$NSD/configmaps/none?export=true"
+check "a GET with export=true is kube's 400, before the object is looked up" code_has 400 '"message":"the export parameter, deprecated since v1.14, is no longer supported"'
+req GET "/api/v1/namespaces/default?export"
+check "... so is export with no value" code_is 400
+req GET "/api/v1/namespaces/default?export=FALSE"
+check "... while false (any case) or 0 read the object" code_is 200
+req GET "$NSD/configmaps?export=true"
+check "... and a list ignores it" code_is 200
 req POST "$SVCS" '{"metadata":{"name":"Bad_Name"},"spec":{"ports":[{"port":0}]}}'
 check "a bad name and a bad port are one 422, metadata first" code_has 422 'Service \"Bad_Name\" is invalid: [metadata.name: Invalid value: \"Bad_Name\": a DNS-1035 label' 'spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive'
 req POST "$NSD/configmaps" '{"metadata":{"name":"ck","labels":{"a b":"c"}},"data":{"a b":"c","..x":"d",".":"e"}}'
