@@ -1710,6 +1710,10 @@ check "... which is gone" code_is 404
 # type's causes to the metadata's; per-kind rules and strategy warnings.
 NSD=/api/v1/namespaces/default
 SA=$NSD/serviceaccounts
+req POST "$SVCS" '{"metadata":{"name":"put-same"},"spec":{"ports":[{"port":80}],"selector":{"app":"x"}}}'
+SRV=$(python3 -c "import json; print(json.load(open('$WORK/body'))['metadata']['resourceVersion'])")
+req PUT "$SVCS/put-same" '{"metadata":{"name":"put-same"},"spec":{"ports":[{"port":80}],"selector":{"app":"x"}}}'
+check "a PUT of an unchanged Service leaving out what was allocated (cluster IP, IP families) writes nothing" code_has 200 "\"resourceVersion\":\"$SRV\""
 req POST "$SA" '{"metadata":{"name":"rv-del"}}'
 req DELETE "$SA/rv-del"
 check "a delete that answers the deleted object gives it the delete's revision, as its DELETED event has it" python3 -c "
