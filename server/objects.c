@@ -6631,10 +6631,14 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		if (strcasecmp(mt, "application/json") &&
 		    strcasecmp(mt, "application/yaml") &&
 		    strcasecmp(mt, "application/vnd.kubernetes.protobuf")) {
-			srv_reply_fail(r, LP_E_UNSUPPORTEDMEDIA,
-				       res->custom
-					   ? "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml"
-					   : "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf");
+			/* a custom resource's serializers list protobuf too
+			   (NegotiateInputSerializer names them all) */
+			srv_reply_fail(
+			    r, LP_E_UNSUPPORTEDMEDIA,
+			    "the body of the request was in an unknown format "
+			    "- accepted media types include: application/json, "
+			    "application/yaml, "
+			    "application/vnd.kubernetes.protobuf");
 			return;
 		}
 	}

@@ -747,6 +747,11 @@ assert d['details']['kind'] == 'gadgets' and d['details']['group'] == 'typed.exa
 curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X PATCH -H 'Content-Type: text/plain' \
 	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets/g1" -d '{}'
 check "a patch of an unknown type lists the custom resource's patch types (no strategic merge)" grep -qF 'accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"' "$WORK/out"
+curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X POST -H 'Content-Type: application/cbor' \
+	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets" -d '{}'
+check "a create in an unknown media type lists the custom resource's serializers, protobuf among them (kube's cbor_test)" python3 -c "
+import json; d = json.load(open('$WORK/out'))
+assert d['code'] == 415 and d['message'] == 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf', d"
 curl -sS -o "$WORK/out" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -X POST -H 'Content-Type: application/json' \
 	"$URL/apis/typed.example.com/v1/namespaces/default/gadgets" -d '{"apiVersion":"typed.example.com/v1","metadata":{"name":"nokind"},"spec":{"size":1}}'
 check "a custom resource without kind is kube's 400 (unstructured decoding needs it)" grep -qF "the object provided is unrecognized (must be of type Gadget): Object 'Kind' is missing in" "$WORK/out"
