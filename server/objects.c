@@ -6646,7 +6646,10 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 	    (vb == SRV_V_CREATE || vb == SRV_V_UPDATE || vb == SRV_V_PATCH)) {
 		char mtb[128];
 		const char *mt = media_type(r, mtb, sizeof mtb);
+		/* /scale has a codec of its own, which takes protobuf
+		   (an HPA's scale client sends it) */
 		if ((vb == SRV_V_CREATE || vb == SRV_V_UPDATE) &&
+		    strcmp(sub, "scale") &&
 		    !strcasecmp(mt, "application/vnd.kubernetes.protobuf")) {
 			srv_reply_fail(r, LP_E_UNSUPPORTEDMEDIA,
 				       "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml");
