@@ -514,16 +514,23 @@ static void put_msg(char *dst, size_t size, const char *src)
 }
 
 /* put_msg of a formatted text. */
+static void put_vfmt(char *dst, size_t size, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static void put_vfmt(char *dst, size_t size, const char *fmt, va_list ap)
+{
+	char text[1024];
+	vsnprintf(text, sizeof text, fmt, ap);
+	put_msg(dst, size, text);
+}
+
 static void put_fmt(char *dst, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void put_fmt(char *dst, size_t size, const char *fmt, ...)
 {
-	char text[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
+	put_vfmt(dst, size, fmt, ap);
 	va_end(ap);
-	put_msg(dst, size, text);
 }
 
 /* ------------------------------------------------------------ escaping */
@@ -7724,12 +7731,10 @@ static void type_error(struct fchk *c, size_t at, const char *fmt, ...)
 	if (c->failed && at >= c->err_at)
 		return;
 	if (c->why_size) {
-		char text[1024];
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(text, sizeof text, fmt, ap);
+		put_vfmt(c->why, c->why_size, fmt, ap);
 		va_end(ap);
-		put_msg(c->why, c->why_size, text);
 	}
 	c->failed = true;
 	c->err_at = at;

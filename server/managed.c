@@ -2817,14 +2817,26 @@ static lp_err conflict_error(struct ents *es, struct fset **x, bool scale,
 	}
 	qsort(order, m, sizeof *order, cmp_ent_id);
 	for (size_t i = 0; i < m; i++) {
-		struct fset *c = x[(size_t)(order[i] - es->v)];
-		qsort_r(c->v, c->n, sizeof *c->v, cmp_iterate, c);
+		const struct fset *c = x[(size_t)(order[i] - es->v)];
+		/* a copy of the spans: the set itself stays sorted */
+		struct span *sv = malloc((c->n ? c->n : 1) * sizeof *sv);
+		if (!sv) {
+			for (size_t j = 0; j < i; j++)
+				json_decref(paths[j]);
+			free(order);
+			free(paths);
+			return LP_ERR(LP_E_NOMEM);
+		}
+		memcpy(sv, c->v, c->n * sizeof *sv);
+		qsort_r(sv, c->n, sizeof *sv, cmp_iterate, (void *)c);
 		paths[i] = json_array();
 		for (size_t j = 0; j < c->n; j++) {
 			char ps[1024];
-			path_string(at(c, j), c->v[j].len, ps, sizeof ps);
+			path_string(c->buf + sv[j].off, sv[j].len, ps,
+				    sizeof ps);
 			json_array_append_new(paths[i], json_string(ps));
 		}
+		free(sv);
 		total += c->n;
 	}
 	char msg[1024];

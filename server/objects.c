@@ -432,6 +432,13 @@ static void check_name(const struct srv_resource *res, const char *field,
 	srv_invalid_causes(err, field, name, msgs, n); /* the name as sent */
 }
 
+/* The 415 of a create or update body in a media type that no serializer
+   of the resource reads (kube's NegotiateInputSerializer lists them). */
+#define BODY_TYPES_415                                                         \
+	"the body of the request was in an unknown format - accepted media "   \
+	"types include: application/json, application/yaml, "                  \
+	"application/vnd.kubernetes.protobuf"
+
 /* Is res core's namespaces (not a custom resource of that plural)? */
 static bool is_namespaces(const struct srv_resource *res)
 {
@@ -994,7 +1001,7 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 			return rc;
 	} else {
 		return srv_error_set(err, LP_E_UNSUPPORTEDMEDIA,
-				     "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf");
+				     BODY_TYPES_415);
 	}
 	/* kube keeps a NUL inside a string; lapis's C strings cannot hold
 	   one, so it is refused in every format (jansson refuses JSON's) */
@@ -6633,12 +6640,8 @@ void srv_handle_resource(struct srv_req *r, const struct srv_resource *res)
 		    strcasecmp(mt, "application/vnd.kubernetes.protobuf")) {
 			/* a custom resource's serializers list protobuf too
 			   (NegotiateInputSerializer names them all) */
-			srv_reply_fail(
-			    r, LP_E_UNSUPPORTEDMEDIA,
-			    "the body of the request was in an unknown format "
-			    "- accepted media types include: application/json, "
-			    "application/yaml, "
-			    "application/vnd.kubernetes.protobuf");
+			srv_reply_fail(r, LP_E_UNSUPPORTEDMEDIA,
+				       BODY_TYPES_415);
 			return;
 		}
 	}
