@@ -1396,6 +1396,31 @@ reqa 'application/json;as=Table;v=v1;g=meta.k8s.io' '/apis/apiextensions.k8s.io/
 check "an empty Table of CRDs has rows null (kube's default table convertor)" code_has 200 '"rows":null'
 reqa 'application/json;as=Table;v=v1;g=meta.k8s.io' '/api/v1/namespaces/default/configmaps?labelSelector=none%3D1'
 check "... one of a built-in kind [] (its printer)" code_has 200 '"rows":[]'
+# kube's storages without a TableConvertor refuse a Table clause
+# (AllowsMediaTypeTransform), before the request runs: the reviews (e2e
+# table_conversion "should return a 406 for a backend which does not
+# implement metadata"), serviceaccounts/token, namespaces/finalize and
+# customresourcedefinitions/status
+TBL1='application/json;as=Table;v=v1;g=meta.k8s.io'
+reqw() { CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X "$1" -H 'Content-Type: application/json' -H "Accept: $2" --data-binary "$4" "$URL$3"); }
+SSAR_BODY='{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"nonResourceAttributes":{"path":"/","verb":"get"}}}'
+reqw POST "$TBL1" /apis/authorization.k8s.io/v1/selfsubjectaccessreviews "$SSAR_BODY"
+check "a SelfSubjectAccessReview asked for as a Table only is 406 (no table convertor)" code_has 406 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf'
+reqw POST "$TBL1, application/json" /apis/authorization.k8s.io/v1/selfsubjectaccessreviews "$SSAR_BODY"
+check "... with application/json beside it, the review itself" code_has 201 '"kind":"SelfSubjectAccessReview"'
+reqw POST "$TBL1" /apis/authentication.k8s.io/v1/selfsubjectreviews '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}'
+check "... a SelfSubjectReview likewise" code_is 406
+req POST /api/v1/namespaces/default/serviceaccounts '{"metadata":{"name":"tbl-sa"}}'
+reqw POST "$TBL1" /api/v1/namespaces/default/serviceaccounts/tbl-sa/token '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}}'
+check "... a TokenRequest likewise" code_is 406
+req GET /api/v1/namespaces/default
+RV_TBL=$(jq_ "d['metadata']['resourceVersion']")
+reqw PUT "$TBL1" /api/v1/namespaces/default/finalize '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default"},"spec":{"finalizers":[]}}'
+check "... a namespace's finalize likewise, and nothing is written" eval 'code_is 406 && req GET /api/v1/namespaces/default && [[ $(jq_ "d[\"metadata\"][\"resourceVersion\"]") == "$RV_TBL" ]]'
+reqa "$TBL1" /apis/apiextensions.k8s.io/v1/customresourcedefinitions/nonexist.example.com/status
+check "... a CRD's status too, refused before the CRD is looked up" code_is 406
+reqa "$TBL1" /api/v1/namespaces/default/status
+check "a namespace's status has its table (StatusREST converts)" code_has 200 '"kind":"Table"'
 req GET '/api/v1/namespaces/default/configmaps?fieldSelector=%3Dx'
 check "an empty field label on a kind without labels of its own: apimachinery's default words" code_has 400 '\"\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"'
 req GET '/api/v1/namespaces/default/secrets?fieldSelector=%3Dx'

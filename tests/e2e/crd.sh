@@ -678,6 +678,16 @@ expect_rc 0 "status through /status" kubectl patch dial d1 --subresource=status 
 expect_rc 0 "the status write" kubectl get dial d1 -o 'jsonpath={.status.replicas}/{.spec.replicas}/{.metadata.generation}/{.metadata.labels.st}'
 check "... changed status only (a custom resource's metadata too stays), generation unchanged" out_has '^3/4/2/$'
 expect_rc 0 "a CRD's /status" kubectl patch crd dials.scale.example.com --subresource=status --type=merge -p '{"metadata":{"labels":{"st":"y"}},"spec":{"scope":"Cluster"}}'
+# A CRD's /status has no table convertor in kube (apiextensions' StatusREST
+# refuses a Table): kubectl gets the CRD itself and prints its own NAME and
+# AGE, not the CRD table's CREATED AT; a custom resource's /status has its
+# Table (the scope's convertor: the printer columns)
+check "kubectl get crd --subresource=status prints the CRD, not a Table" eval 'kubectl get crd dials.scale.example.com --subresource=status > "$WORK/out" 2>&1 && head -1 "$WORK/out" | grep -q "^NAME  *AGE\s*$"'
+KUBECTL_TABLE='application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -H "Accept: $KUBECTL_TABLE" "$URL/apis/apiextensions.k8s.io/v1/customresourcedefinitions/dials.scale.example.com/status")
+check "... the CRD as JSON" code_has 200 '"kind":"CustomResourceDefinition"'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" -H "Accept: $KUBECTL_TABLE" "$URL/apis/scale.example.com/v1/namespaces/default/dials/d1/status")
+check "... a custom resource's /status its Table" code_has 200 '"kind":"Table"'
 expect_rc 0 "... read back" kubectl get crd dials.scale.example.com -o 'jsonpath={.metadata.labels.st}/{.spec.scope}'
 check "... keeps new labels, not the spec (kube's CRD status strategy)" out_has '^y/Namespaced$'
 # /scale writes the custom resource through its main store, whose
