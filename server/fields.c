@@ -1780,7 +1780,12 @@ static bool add_msg_schema(const struct pb_msg *m, json_t *schemas)
 	}
 	bool ok = fill_props(m, props, req, schemas);
 	json_object_set_new(sch, "type", json_string("object"));
-	json_object_set_new(sch, "properties", props);
+	/* a message without fields (CustomResourceSubresourceStatus) has
+	   no properties, as kube-openapi leaves an empty map out */
+	if (json_object_size(props))
+		json_object_set_new(sch, "properties", props);
+	else
+		json_decref(props);
 	if (json_array_size(req))
 		json_object_set_new(sch, "required", req);
 	else
