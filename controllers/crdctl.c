@@ -205,8 +205,8 @@ static enum eng_take scan_one(void *ud, const struct eng_record *rec)
 {
 	struct scan *sc = ud;
 	sc->count++;
-	json_t *o =
-	    reg_json_load((const char *)rec->value, rec->value_len, 0, NULL);
+	json_t *o = reg_json_load((const char *)rec->value, rec->value_len,
+				  JSON_ALLOW_NUL, NULL);
 	if (json_is_object(o) && !ctl_meta_str(o, "deletionTimestamp")) {
 		json_t *p =
 		    json_pack("[s#s?]", (const char *)rec->key,

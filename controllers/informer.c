@@ -577,8 +577,8 @@ static lp_err decode(inf *i, const struct inf_obj *o, bool count,
 	if (i->whole && !i->whole(i->whole_ud, o->key, o->key_len))
 		j = decode_head(o->value, o->value_len);
 	if (!j)
-		j = reg_json_load((const char *)o->value, o->value_len, 0,
-				  NULL);
+		j = reg_json_load((const char *)o->value, o->value_len,
+				  JSON_ALLOW_NUL, NULL);
 	if (j && !json_is_object(j)) {
 		json_decref(j);
 		j = NULL;

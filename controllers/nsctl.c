@@ -157,8 +157,8 @@ struct scan {
 static enum eng_take scan_one(void *ud, const struct eng_record *rec)
 {
 	struct scan *sc = ud;
-	json_t *o =
-	    reg_json_load((const char *)rec->value, rec->value_len, 0, NULL);
+	json_t *o = reg_json_load((const char *)rec->value, rec->value_len,
+				  JSON_ALLOW_NUL, NULL);
 	if (!json_is_object(o)) {
 		json_decref(o);
 		return ENG_SKIP;

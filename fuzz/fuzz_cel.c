@@ -202,8 +202,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t rest_len = (size_t)(data + size - rest);
 	const uint8_t *nul = memchr(rest, 0, rest_len);
 	size_t self_len = nul ? (size_t)(nul - rest) : rest_len;
-	json_t *self =
-	    json_loadb((const char *)rest, self_len, JSON_DECODE_ANY, NULL);
+	json_t *self = json_loadb((const char *)rest, self_len,
+				  JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 	if (!self)
 		self = json_loads("{\"a\":\"x\",\"b\":1,\"l\":[\"p\",\"q\"],"
 				  "\"o\":{\"c\":1.5}}",

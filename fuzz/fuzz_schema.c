@@ -187,7 +187,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	const struct srv_schema *s = schemas[data[0] % n_schemas];
-	json_t *o = json_loadb((const char *)data + 1, size - 1, 0, NULL);
+	json_t *o =
+	    json_loadb((const char *)data + 1, size - 1, JSON_ALLOW_NUL, NULL);
 	if (!o)
 		return 0;
 	if (json_is_string(o)) {

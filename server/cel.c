@@ -2241,7 +2241,7 @@ static struct val do_matches(struct ctx *c, const struct node *n,
 	struct val v = call_regex(c, n, s, pat, &subj, &g, &owned);
 	if (v.k != V_BOOL)
 		return v;
-	bool m = srv_goregex_search(g, subj);
+	bool m = srv_goregex_search(g, subj, s->s.n);
 	srv_goregex_free(owned);
 	return mkbool(m);
 }

@@ -1105,8 +1105,8 @@ struct collect {
 static enum eng_take collect_cb(void *ud, const struct eng_record *rec)
 {
 	struct collect *c = ud;
-	json_t *o =
-	    reg_json_load((const char *)rec->value, rec->value_len, 0, NULL);
+	json_t *o = reg_json_load((const char *)rec->value, rec->value_len,
+				  JSON_ALLOW_NUL, NULL);
 	if (o)
 		json_array_append_new(c->a, o);
 	return ENG_TAKE;
@@ -2671,7 +2671,7 @@ lp_err srv_cr_convert_at(const struct srv_resource *r, const char *bytes,
 	    !memcmp(av, r->group, gl) && av[gl] == '/' &&
 	    !memcmp(av + gl + 1, r->version, vl))
 		return LP_OK; /* written in this version under these schemas */
-	json_t *o = reg_json_load(bytes, len, 0, NULL);
+	json_t *o = reg_json_load(bytes, len, JSON_ALLOW_NUL, NULL);
 	if (!json_is_object(o)) {
 		json_decref(o);
 		return LP_OK;

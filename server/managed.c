@@ -381,7 +381,7 @@ static void path_string(const char *p, size_t len, char *out, size_t n)
 			w = snprintf(out + o, n - o, "[=%s]", pe + 2);
 		} else {
 			json_error_t je;
-			json_t *kv = json_loads(pe + 2, 0, &je);
+			json_t *kv = json_loads(pe + 2, JSON_ALLOW_NUL, &je);
 			const char *kk;
 			json_t *vv;
 			bool first = true;
@@ -2579,7 +2579,8 @@ static bool v1_decodable(const json_t *v, unsigned depth)
 			if (!k[2] || *end || errno)
 				return false;
 		} else if (!strncmp(k, "v:", 2) || !strncmp(k, "k:", 2)) {
-			json_t *x = json_loads(k + 2, JSON_DECODE_ANY, NULL);
+			json_t *x = json_loads(
+			    k + 2, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 			bool ok = x && (k[0] == 'v' || json_is_object(x));
 			json_decref(x);
 			if (!ok)
@@ -2904,7 +2905,7 @@ static struct fset *last_applied_set(const json_t *live, const char *version,
 	if (!la || !*la)
 		return NULL;
 	json_error_t je;
-	json_t *obj = reg_json_load(la, strlen(la), 0, &je);
+	json_t *obj = reg_json_load(la, strlen(la), JSON_ALLOW_NUL, &je);
 	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
 	if (!json_is_object(obj) || !av || strcmp(av, version)) {
 		json_decref(obj);

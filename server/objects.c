@@ -875,6 +875,29 @@ static const char *json_error_text(const json_error_t *je)
 		   : je->text;
 }
 
+/* Does object o hold a NUL character lapis refuses? kube keeps one in
+   any string. lapis keeps it in a custom resource's strings outside its
+   metadata, which every string carries with its length through (the
+   schema's checks, CEL, the field managers' sets, the encoder); its
+   metadata, and every built-in's fields, are read as C strings, where a
+   NUL would cut a name or a label short. o may be any JSON value. */
+static bool nul_refused(const struct srv_resource *res, const json_t *o)
+{
+	if (!o)
+		return false;
+	if (res && res->custom) {
+		static const char *const read_as_c[] = {"metadata",
+							"apiVersion", "kind"};
+		for (size_t i = 0; i < 3; i++) {
+			const json_t *m = json_object_get(o, read_as_c[i]);
+			if (m && reg_json_has_nul(m))
+				return true;
+		}
+		return false;
+	}
+	return reg_json_has_nul(o);
+}
+
 /* A custom resource's JSON body holding a number past float64's range:
    kube's unstructured decoding fails on it as Go's json does, after the
    body's kind was read, and transformDecodeError names both. True with
@@ -943,17 +966,20 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 		return srv_error_set(err, LP_E_BADREQUEST,
 				     "the request body is empty");
 	json_t *o = NULL;
+	bool custom = res && res->custom;
 	if (json) {
 		json_error_t je;
+		size_t nul = custom ? JSON_ALLOW_NUL : 0;
 		for (int pass = 0; pass < 2; pass++) {
-			o = r->body_len ? reg_json_load(r->body, r->body_len,
-							JSON_REJECT_DUPLICATES |
-							    JSON_DECODE_ANY,
-							&je)
-					: NULL;
+			o = r->body_len
+				? reg_json_load(r->body, r->body_len,
+						JSON_REJECT_DUPLICATES |
+						    JSON_DECODE_ANY | nul,
+						&je)
+				: NULL;
 			if (!o && r->body_len && strstr(je.text, "duplicate"))
 				o = reg_json_load(r->body, r->body_len,
-						  JSON_DECODE_ANY, &je);
+						  JSON_DECODE_ANY | nul, &je);
 			if (o || pass || !body_as_go_reads(r))
 				break;
 		}
@@ -1003,9 +1029,9 @@ static lp_err decode_body(struct srv_req *r, const char *mt,
 		return srv_error_set(err, LP_E_UNSUPPORTEDMEDIA,
 				     BODY_TYPES_415);
 	}
-	/* kube keeps a NUL inside a string; lapis's C strings cannot hold
-	   one, so it is refused in every format (jansson refuses JSON's) */
-	if (!json && reg_json_has_nul(o)) {
+	/* kube keeps a NUL inside a string: a custom resource's may hold
+	   one, outside its metadata (nul_refused) */
+	if ((custom || !json) && nul_refused(res, o)) {
 		json_decref(o);
 		return srv_error_set(
 		    err, LP_E_BADREQUEST,
@@ -1606,7 +1632,7 @@ static enum eng_take list_cb(void *ud, const struct eng_record *rec)
 	}
 	if (filtered) {
 		/* a built-in's selectors read the stored form (resources.h) */
-		obj = reg_json_load(bytes, len, 0, NULL);
+		obj = reg_json_load(bytes, len, JSON_ALLOW_NUL, NULL);
 		bool match = obj && srv_object_matches(c->res, c->lsel,
 						       c->fsel, obj);
 		if (!match) {
@@ -1628,7 +1654,7 @@ static enum eng_take list_cb(void *ud, const struct eng_record *rec)
 		obj = NULL;
 	}
 	if (c->items && !obj) {
-		obj = reg_json_load(bytes, len, 0, NULL);
+		obj = reg_json_load(bytes, len, JSON_ALLOW_NUL, NULL);
 		if (!obj) {
 			free(conv);
 			return ENG_SKIP;
@@ -2074,7 +2100,8 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 	}
 	free(m.p);
 	if (srv_wants_yaml(r)) {
-		json_t *j = reg_json_load(b.p + start, b.len - start, 0, NULL);
+		json_t *j = reg_json_load(b.p + start, b.len - start,
+					  JSON_ALLOW_NUL, NULL);
 		srv_pagebuf_free(&b);
 		srv_reply_json(r, 200, j);
 		return;
@@ -3485,7 +3512,7 @@ static lp_err decode_current(const struct srv_resource *res,
 		return rc;
 	if (!conv)
 		return reg_obj_decode(c);
-	c->obj = reg_json_load(conv, cl, 0, NULL);
+	c->obj = reg_json_load(conv, cl, JSON_ALLOW_NUL, NULL);
 	c->converted = true;
 	free(conv);
 	return c->obj ? LP_OK : LP_E_CORRUPT;
@@ -3642,7 +3669,7 @@ static void reply_stored(struct srv_req *r, const struct srv_resource *res,
 	}
 	if (r->neg.out != SRV_OUT_PLAIN) {
 		json_error_t je;
-		json_t *obj = reg_json_load(out, len, 0, &je);
+		json_t *obj = reg_json_load(out, len, JSON_ALLOW_NUL, &je);
 		json_t *t = obj ? as_negotiated(r, res, obj) : NULL;
 		json_decref(obj);
 		if (t) {
@@ -3652,7 +3679,7 @@ static void reply_stored(struct srv_req *r, const struct srv_resource *res,
 		}
 	} else if (srv_wants_yaml(r)) {
 		/* a write answers in YAML too when the Accept asks for it */
-		json_t *obj = reg_json_load(out, len, 0, NULL);
+		json_t *obj = reg_json_load(out, len, JSON_ALLOW_NUL, NULL);
 		if (obj) {
 			free(out);
 			srv_reply_json(r, code, obj);
@@ -4036,7 +4063,7 @@ static bool same_object(const json_t *next, const json_t *old)
    sees still rewrites them (a storage version migration's no-op write). */
 static bool stored_as(const json_t *next, const struct reg_obj *cur)
 {
-	json_t *raw = reg_json_load(cur->bytes, cur->len, 0, NULL);
+	json_t *raw = reg_json_load(cur->bytes, cur->len, JSON_ALLOW_NUL, NULL);
 	bool same = raw &&
 		    srv_json_value_eq(json_object_get(next, "apiVersion"),
 				      json_object_get(raw, "apiVersion")) &&
@@ -4099,6 +4126,12 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 {
 	struct srv_error err;
 	srv_error_clear(&err);
+	/* a patch may have put a NUL in a custom resource's metadata */
+	if (nul_refused(res, obj)) {
+		srv_reply_fail(r, LP_E_BADREQUEST, "%s", NUL_REFUSED);
+		json_decref(obj);
+		return LP_E_BADREQUEST;
+	}
 	json_t *m = json_object_get(obj, "metadata");
 	json_t *old = cur->obj;
 	json_t *om = json_object_get(old, "metadata");
@@ -4345,7 +4378,8 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 			size_t n = 0;
 			char *sd = reg_json_dump_sorted(next, &n);
 			json_t *sorted =
-			    sd ? reg_json_load(sd, n, 0, NULL) : NULL;
+			    sd ? reg_json_load(sd, n, JSON_ALLOW_NUL, NULL)
+			       : NULL;
 			free(sd);
 			if (sorted) {
 				json_decref(next);
@@ -4742,14 +4776,14 @@ static lp_err apply_manager_given(struct srv_req *r, struct srv_error *err)
 
 /* An apply's YAML body as JSON into *out, or go-yaml's error as
    sigs.k8s.io/yaml and kube's applyPatcher wrap it. */
-static lp_err apply_body(struct srv_req *r, json_t **out,
-			 struct srv_error *err)
+static lp_err apply_body(struct srv_req *r, const struct srv_resource *res,
+			 json_t **out, struct srv_error *err)
 {
 	if (!r->body || !r->body_len)
 		return srv_error_set(err, LP_E_BADREQUEST,
 				     "the request body is empty");
 	if (!srv_yaml_to_json(r->body, r->body_len, out, err)) {
-		if (!reg_json_has_nul(*out))
+		if (!nul_refused(res, *out))
 			return LP_OK;
 		json_decref(*out);
 		*out = NULL;
@@ -4907,7 +4941,7 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 	}
 	json_t *patch = NULL;
 	if (pt == P_APPLY) {
-		if (apply_body(r, &patch, &err)) {
+		if (apply_body(r, res, &patch, &err)) {
 			srv_reply_error(r, &err, NULL);
 			return;
 		}
@@ -4916,12 +4950,13 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 		   as Go decodes it into a list of operations */
 		json_error_t je;
 		char goerr[256];
+		size_t nul = res->custom ? JSON_ALLOW_NUL : 0;
 		patch = r->body_len ? reg_json_load(r->body, r->body_len,
-						    JSON_DECODE_ANY, &je)
+						    JSON_DECODE_ANY | nul, &je)
 				    : NULL;
 		if (!patch && body_as_go_reads(r))
 			patch = reg_json_load(r->body, r->body_len,
-					      JSON_DECODE_ANY, &je);
+					      JSON_DECODE_ANY | nul, &je);
 		if (!patch && !reg_go_json_check(r->body, r->body_len, goerr,
 						 sizeof goerr)) {
 			/* Go's syntax error, as each of kube's patchers
@@ -5435,8 +5470,10 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 				reg_put(e, &k, next, NULL, true, rvt, &out, &ol, NULL);
 				json_decref(next);
 				reg_obj_free(&c);
-				*reply = out ? reg_json_load(out, ol, 0, NULL)
-					     : NULL;
+				*reply =
+				    out ? reg_json_load(out, ol, JSON_ALLOW_NUL,
+							NULL)
+					: NULL;
 				free(out);
 				/* kube: 202 only when orphanDependents=false
 				   was given and the object stays */
@@ -5453,7 +5490,7 @@ static lp_err delete_one(eng *e, const struct srv_resource *res,
 				continue;
 			if (rc)
 				return storage_err(res, name, rc, err);
-			*reply = reg_json_load(out, ol, 0, NULL);
+			*reply = reg_json_load(out, ol, JSON_ALLOW_NUL, NULL);
 			free(out);
 			*code = o->keep_202 ? 202 : 200;
 			return LP_OK;
@@ -5845,7 +5882,7 @@ static lp_err scale_apply_config(struct srv_req *r, const char *name,
 		return err->code;
 	*force = srv_query_bool(srv_query(r, "force"));
 	json_t *c = NULL;
-	if (apply_body(r, &c, err))
+	if (apply_body(r, NULL, &c, err))
 		return err->code;
 	if (apply_config_of("autoscaling/v1", "Scale", name, c, err)) {
 		json_decref(c);
@@ -6248,7 +6285,7 @@ decoded:
 			fail_res(r, res, name, &err);
 			goto out;
 		}
-		json_t *stored = reg_json_load(out, ol, 0, NULL);
+		json_t *stored = reg_json_load(out, ol, JSON_ALLOW_NUL, NULL);
 		free(out);
 		srv_reply_json(r, 200, stored ? scale_of(sc, stored) : NULL);
 		json_decref(stored);

@@ -17,6 +17,7 @@
 #include "registry/json.h"
 #include "registry/object.h"
 #include "resources.h"
+#include "selector.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -3227,7 +3228,7 @@ lp_err srv_resource_convert_at(const struct srv_resource *r, const char *bytes,
 		return r->custom ? srv_cr_convert_at(r, bytes, len, written,
 						     out, out_len, err)
 				 : LP_OK;
-	json_t *o = reg_json_load(bytes, len, 0, NULL);
+	json_t *o = reg_json_load(bytes, len, JSON_ALLOW_NUL, NULL);
 	if (!o)
 		return LP_OK;
 	r->view->to_served(o);
@@ -3280,7 +3281,9 @@ const char *srv_resource_field(const struct srv_resource *r, const json_t *obj,
 			break;
 	}
 	if (json_is_string(cur))
-		return json_string_value(cur);
+		return strlen(json_string_value(cur)) == json_string_length(cur)
+			   ? json_string_value(cur)
+			   : srv_fsel_unequal;
 	if (json_is_integer(cur)) {
 		snprintf(buf, n, "%lld", (long long)json_integer_value(cur));
 		return buf;

@@ -229,8 +229,8 @@ lp_err srv_resource_convert(const struct srv_resource *r, const char *bytes,
    of r->fields. An entry "label=path" names the label and the dotted path
    into the stored object it reads ("p|q": p's value unless empty or
    missing, then q's); a plain entry is both. Strings as they
-   are, bools and numbers as text. Returns a borrowed string or NULL. buf
-   holds converted values. */
+   are (one holding a NUL as srv_fsel_unequal), bools and numbers as text.
+   Returns a borrowed string or NULL. buf holds converted values. */
 const char *srv_resource_field(const struct srv_resource *r, const json_t *obj,
 			       const char *field, char *buf, size_t n);
 

@@ -172,10 +172,12 @@ static void go_float(struct sb *b, double v)
 }
 
 /* Go's %q of a string (strconv.Quote). */
-static void go_quote(struct sb *b, const char *s)
+/* The n bytes at s as Go's %q quotes them. */
+static void go_quoten(struct sb *b, const char *s, size_t n)
 {
 	sb_putc(b, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	     p < end; p++) {
 		unsigned char c = *p;
 		switch (c) {
 		case '"': sb_puts(b, "\\\""); break;
@@ -197,6 +199,11 @@ static void go_quote(struct sb *b, const char *s)
 	sb_putc(b, '"');
 }
 
+static void go_quote(struct sb *b, const char *s)
+{
+	go_quoten(b, s, strlen(s));
+}
+
 static void go_sharp_v(struct sb *b, const json_t *x, int depth);
 
 /* The value of a field error, as kube's ErrorBody prints it: strings
@@ -207,7 +214,7 @@ static void go_value(struct sb *b, const json_t *x)
 	if (!x || json_is_null(x))
 		sb_puts(b, "null");
 	else if (json_is_string(x))
-		go_quote(b, json_string_value(x));
+		go_quoten(b, json_string_value(x), json_string_length(x));
 	else if (json_is_integer(x))
 		sb_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(x));
 	else if (json_is_real(x))
@@ -1673,14 +1680,32 @@ static struct srv_goregex *goregex_new(const char *pat, bool find,
 	return NULL;
 }
 
-/* Is there a match of g (compiled for a search) anywhere in s? In this
+/* Is there a match of g (compiled for a search) anywhere in the n bytes
+   at s (a NUL among them is a character as any other, as in Go)? In this
    thread's C.UTF-8 locale. A PCRE2 search that fails (out of memory, its
    DFA's workspace past a megabyte) answers yes, as a pattern not checked
    does. */
-static bool goregex_search(const struct srv_goregex *g, const char *s)
+static bool goregex_search(const struct srv_goregex *g, const char *s, size_t n)
 {
-	if (g->posix)
-		return regexec(&g->re, s, 0, NULL, 0) == 0;
+	if (g->posix) {
+		/* glibc's REG_STARTEND: the range, not strlen, bounds it. Its
+		   POSIX syntax has "." refuse a NUL, which Go's takes: a NUL
+		   is searched as \x01, which "." and the classes take as they
+		   take a NUL in Go (a pattern names neither: regcomp reads a
+		   C string) */
+		regmatch_t range = {.rm_so = 0, .rm_eo = (regoff_t)n};
+		if (!memchr(s, '\0', n))
+			return regexec(&g->re, s, 1, &range, REG_STARTEND) == 0;
+		char *c = malloc(n + 1);
+		if (!c)
+			return true;
+		for (size_t i = 0; i < n; i++)
+			c[i] = s[i] ? s[i] : '\x01';
+		c[n] = '\0';
+		bool m = regexec(&g->re, c, 1, &range, REG_STARTEND) == 0;
+		free(c);
+		return m;
+	}
 	pcre2_match_data *md = pcre2_match_data_create(1, NULL);
 	if (!md)
 		return true;
@@ -1688,7 +1713,7 @@ static bool goregex_search(const struct srv_goregex *g, const char *s)
 	size_t wn = sizeof small / sizeof *small;
 	int rc;
 	for (;;) {
-		rc = pcre2_dfa_match(g->pc, (PCRE2_SPTR)s, strlen(s), 0,
+		rc = pcre2_dfa_match(g->pc, (PCRE2_SPTR)s, n, 0,
 				     PCRE2_NO_UTF_CHECK | PCRE2_DFA_SHORTEST,
 				     md, NULL, ws, wn);
 		if (rc != PCRE2_ERROR_DFA_WSSIZE || wn >= 1 << 18)
@@ -1729,10 +1754,10 @@ struct srv_goregex *srv_goregex_compile(const char *pattern, bool find,
 	return g;
 }
 
-bool srv_goregex_search(const struct srv_goregex *g, const char *s)
+bool srv_goregex_search(const struct srv_goregex *g, const char *s, size_t n)
 {
 	locale_t prev = locale_enter();
-	bool m = goregex_search(g, s);
+	bool m = goregex_search(g, s, n);
 	locale_leave(prev);
 	return m;
 }
@@ -3812,6 +3837,12 @@ static bool is_rgbcolor(const char *s)
 	return !*s;
 }
 
+/* The formats kube-openapi does not check: any string is one. */
+static bool format_unchecked(enum fmt f)
+{
+	return f == F_NONE || f == F_PASSWORD || f == F_INT32 || f == F_INT64;
+}
+
 static bool format_ok(enum fmt f, const char *s)
 {
 	switch (f) {
@@ -4153,11 +4184,11 @@ static void check_enum(struct vctx *v, const struct node *n, const json_t *x)
 	free(b.s);
 }
 
-static size_t utf8_runes(const char *s)
+static size_t utf8_runes(const char *s, size_t len)
 {
 	size_t n = 0;
-	for (; *s; s++)
-		if (((unsigned char)*s & 0xc0) != 0x80)
+	for (size_t i = 0; i < len; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
 			n++;
 	return n;
 }
@@ -4168,8 +4199,9 @@ static size_t utf8_runes(const char *s)
 static void check_string(struct vctx *v, const struct node *n, const json_t *x)
 {
 	const char *s = json_string_value(x);
+	size_t len = json_string_length(x);
 	long long runes = n->max_len != NO_MAX || n->min_len >= 0
-			      ? (long long)utf8_runes(s)
+			      ? (long long)utf8_runes(s, len)
 			      : 0;
 	if (n->max_len != NO_MAX && runes > n->max_len) {
 		if (n->max_len < 0)
@@ -4184,12 +4216,16 @@ static void check_string(struct vctx *v, const struct node *n, const json_t *x)
 	} else if (n->min_len >= 0 && runes < n->min_len)
 		invalid(v, x, "%s in body should be at least %lld chars long",
 			path_or_root(v), n->min_len);
-	else if (n->re && !goregex_search(n->re, s))
+	else if (n->re && !goregex_search(n->re, s, len))
 		invalid(v, x, "%s in body should match '%s'", path_or_root(v),
 			n->pattern);
-	if (n->format != F_NONE && !format_ok(n->format, s)) {
+	/* every format kube checks refuses a NUL (Go's parsers and anchored
+	   regexes); those it does not check take anything */
+	bool fmt_ok = strlen(s) == len ? format_ok(n->format, s)
+				       : format_unchecked(n->format);
+	if (!fmt_ok) {
 		struct sb b = {0};
-		go_quote(&b, s);
+		go_quoten(&b, s, len);
 		add_cause(v, "FieldValueTypeInvalid",
 			  "Invalid value: %s: %s in body must be of type %s: %s",
 			  sb_str(&b), path_or_root(v), n->format_name,
@@ -4425,6 +4461,26 @@ static bool dns1123_label(const char *s)
 
 /* One member of an embedded resource's metadata (v->path at metadata),
    checked by fn-like rules with kube's texts. */
+/* Does string x hold a NUL? */
+static bool has_nul(const json_t *x)
+{
+	return strlen(json_string_value(x)) != json_string_length(x);
+}
+
+/* String x as a new C string, each NUL in it as c; NULL: no memory. */
+static char *nul_as(const json_t *x, char c)
+{
+	size_t n = json_string_length(x);
+	const char *s = json_string_value(x);
+	char *o = malloc(n + 1);
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		o[i] = s[i] ? s[i] : c;
+	o[n] = '\0';
+	return o;
+}
+
 static void meta_invalid(struct vctx *v, const char *member, const json_t *x,
 			 const char *msg)
 {
@@ -4459,15 +4515,27 @@ static void check_embedded_meta(struct vctx *v, const json_t *md)
 	static const char *const segs[] = {"name", "generateName"};
 	for (size_t i = 0; i < 2; i++) {
 		const json_t *x = json_object_get(md, segs[i]);
-		const char *msg = json_is_string(x)
-				      ? path_segment_msg(json_string_value(x), i)
-				      : NULL;
+		const char *msg = NULL;
+		if (json_is_string(x) && !has_nul(x)) {
+			msg = path_segment_msg(json_string_value(x), i);
+		} else if (json_is_string(x)) {
+			/* a path segment may hold a NUL: it is judged by
+			   its '/' and '%' alone, which a copy keeps */
+			char *c = nul_as(x, 'x');
+			if (!c) {
+				v->oom = true;
+				return;
+			}
+			msg = path_segment_msg(c, i);
+			free(c);
+		}
 		if (msg)
 			meta_invalid(v, segs[i], x, msg);
 	}
+	/* a NUL fails a DNS label, a label value and a qualified name */
 	const json_t *ns = json_object_get(md, "namespace");
 	if (json_is_string(ns) && *json_string_value(ns) &&
-	    !dns1123_label(json_string_value(ns)))
+	    (has_nul(ns) || !dns1123_label(json_string_value(ns))))
 		meta_invalid(v, "namespace", ns,
 			     SRV_MSG_DNS_LABEL);
 	const char *k;
@@ -4475,7 +4543,8 @@ static void check_embedded_meta(struct vctx *v, const json_t *md)
 	json_object_foreach((json_t *)json_object_get(md, "labels"), k, x)
 	{
 		meta_qname(v, "labels", k, k);
-		if (json_is_string(x) && !srv_is_label_value(json_string_value(x)))
+		if (json_is_string(x) &&
+		    (has_nul(x) || !srv_is_label_value(json_string_value(x))))
 			meta_invalid(v, "labels", x, SRV_MSG_LABEL_VALUE);
 	}
 	json_object_foreach((json_t *)json_object_get(md, "annotations"), k, x)
@@ -4490,10 +4559,20 @@ static void check_embedded_meta(struct vctx *v, const json_t *md)
 	size_t i;
 	json_array_foreach((json_t *)json_object_get(md, "finalizers"), i, x)
 	{
-		/* ValidateFinalizers names the list, not the item */
-		if (json_is_string(x))
+		/* ValidateFinalizers names the list, not the item; a NUL
+		   is judged as another character a name may not hold */
+		if (json_is_string(x) && has_nul(x)) {
+			char *c = nul_as(x, '\x01');
+			if (!c) {
+				v->oom = true;
+				return;
+			}
+			meta_qname(v, "finalizers", c, c);
+			free(c);
+		} else if (json_is_string(x)) {
 			meta_qname(v, "finalizers", json_string_value(x),
 				   json_string_value(x));
+		}
 	}
 }
 

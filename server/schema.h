@@ -347,7 +347,7 @@ bool srv_schema_coerce_value(const struct srv_schema *s, json_t *obj,
 struct srv_goregex;
 struct srv_goregex *srv_goregex_compile(const char *pattern, bool find,
 					const char **why);
-bool srv_goregex_search(const struct srv_goregex *g, const char *s);
+bool srv_goregex_search(const struct srv_goregex *g, const char *s, size_t n);
 /* The leftmost-first match of g (compiled for find) in s[0, len) that
    starts at or after from (the bytes before it are context: ^ matches at
    0 only), as RE2's: true with its offsets in *so and *eo. PCRE2

@@ -1142,6 +1142,8 @@ const char *srv_fsel_exact(const srv_fsel *sel, const char *field)
 	return NULL;
 }
 
+const char srv_fsel_unequal[] = "";
+
 bool srv_fsel_match(const srv_fsel *sel,
 		    const char *(*get)(void *ud, const char *field), void *ud)
 {
@@ -1150,7 +1152,8 @@ bool srv_fsel_match(const srv_fsel *sel,
 	for (size_t i = 0; i < sel->n; i++) {
 		const struct fterm *t = &sel->terms[i];
 		const char *v = get(ud, t->field);
-		bool eq = strcmp(v ? v : "", t->value) == 0;
+		bool eq =
+		    v != srv_fsel_unequal && strcmp(v ? v : "", t->value) == 0;
 		if (eq == t->neq)
 			return false;
 	}

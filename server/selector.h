@@ -52,8 +52,12 @@ const char *srv_fsel_field(const srv_fsel *sel, size_t i);
    NULL when no term requires one. For metadata.name / metadata.namespace
    lookups that narrow a list. */
 const char *srv_fsel_exact(const srv_fsel *sel, const char *field);
-/* Match: get(ud, field) returns the object's value of that field (borrowed)
-   or NULL when it has none (compared as ""). A NULL sel matches. */
+/* What get may return for a value no selector's can equal: a string that
+   holds a NUL (a custom resource's), which a query's value cannot. */
+extern const char srv_fsel_unequal[];
+/* Match: get(ud, field) returns the object's value of that field (borrowed),
+   NULL when it has none (compared as ""), or srv_fsel_unequal. A NULL sel
+   matches. */
 bool srv_fsel_match(const srv_fsel *sel,
 		    const char *(*get)(void *ud, const char *field), void *ud);
 void srv_fsel_free(srv_fsel *sel);

@@ -245,7 +245,7 @@ static bool frame(struct wstream *ws, const char *type, const void *obj,
 static bool frame_conv(struct wstream *ws, const char *type, const void *obj,
 		       size_t n)
 {
-	json_t *o = reg_json_load(obj, n, 0, NULL);
+	json_t *o = reg_json_load(obj, n, JSON_ALLOW_NUL, NULL);
 	if (!o)
 		return false;
 	json_t *conv;
@@ -408,7 +408,7 @@ static bool matches(struct wstream *ws, const void *bytes, size_t n)
 		bytes = conv;
 		n = cl;
 	}
-	json_t *o = reg_json_load(bytes, n, 0, NULL);
+	json_t *o = reg_json_load(bytes, n, JSON_ALLOW_NUL, NULL);
 	free(conv);
 	if (!o)
 		return false;
@@ -442,8 +442,9 @@ static bool add_filtered(struct wstream *ws, const eng_event *ev)
 	if (before) {
 		/* stopped matching: DELETED with the old state at the new
 		   revision, spliced like the engine does for deletes */
-		json_t *o = reg_json_load((const char *)ev->prev.value,
-					  ev->prev.value_len, 0, NULL);
+		json_t *o =
+		    reg_json_load((const char *)ev->prev.value,
+				  ev->prev.value_len, JSON_ALLOW_NUL, NULL);
 		if (!o)
 			return false;
 		char rv[24];

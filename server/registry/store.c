@@ -29,7 +29,7 @@ lp_err reg_obj_decode(struct reg_obj *o)
 {
 	if (o->obj)
 		return LP_OK;
-	o->obj = reg_json_load(o->bytes, o->len, 0, NULL);
+	o->obj = reg_json_load(o->bytes, o->len, JSON_ALLOW_NUL, NULL);
 	return o->obj ? LP_OK : LP_E_CORRUPT;
 }
 

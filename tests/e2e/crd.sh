@@ -2452,6 +2452,140 @@ print(first["type"], second["type"], json.dumps(second["object"]["spec"], sort_k
 PY
 check "... a watch selecting it gets it, and its DELETED event, defaulted" grep -qx 'ADDED DELETED {"a": "x", "color": "blue"}' "$WORK/selwatch"
 
+# A NUL inside a custom resource's string (Tetragon's cve-2023-2640 example
+# policy matches "security.capability\0"): kube keeps it, and so does lapis,
+# outside the metadata, apiVersion and kind, which it reads as C strings
+# (400 there). The schema counts, matches and formats the whole string,
+# CEL sees all of it, a set compares it, field selectors never equal it.
+cat >"$WORK/nulcrd.yaml" <<'EOF'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: probes.nul.example.com
+spec:
+  group: nul.example.com
+  names: {kind: Probe, listKind: ProbeList, plural: probes, singular: probe}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    selectableFields:
+    - jsonPath: .spec.call
+    additionalPrinterColumns:
+    - {name: Call, type: string, jsonPath: .spec.call}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - rule: "!has(self.rule) || self.rule.size() == 3"
+              message: rule is 3 characters
+            - rule: "!has(self.rule) || self.rule.matches('^a.b$')"
+              message: rule matches a.b
+            properties:
+              call: {type: string}
+              rule: {type: string}
+              short: {type: string, maxLength: 3}
+              pat: {type: string, pattern: '^x.y$'}
+              when: {type: string, format: date-time}
+              secret: {type: string, format: password}
+              values: {type: array, items: {type: string}}
+              set:
+                type: array
+                x-kubernetes-list-type: set
+                items: {type: string}
+              template:
+                type: object
+                x-kubernetes-embedded-resource: true
+                x-kubernetes-preserve-unknown-fields: true
+EOF
+expect_rc 0 "a CRD whose strings may hold a NUL is applied" kubectl apply -f "$WORK/nulcrd.yaml"
+kubectl wait --for=condition=Established --timeout=30s crd/probes.nul.example.com >/dev/null
+cat >"$WORK/nulcr.yaml" <<'EOF'
+apiVersion: nul.example.com/v1
+kind: Probe
+metadata:
+  name: p1
+  namespace: default
+spec:
+  call: "sec\0cap"
+  rule: "a\0b"
+  short: "a\0b"
+  pat: "x\0y"
+  secret: "pass\0word"
+  values:
+  - "security.capability\0"
+  set: ["a\0", "a"]
+EOF
+expect_rc 0 "kubectl apply of a custom resource with \"\\0\" in its strings" kubectl apply -f "$WORK/nulcr.yaml"
+NULSPEC="{'call': 'sec\\x00cap', 'pat': 'x\\x00y', 'rule': 'a\\x00b', 'secret': 'pass\\x00word', 'set': ['a\\x00', 'a'], 'short': 'a\\x00b', 'values': ['security.capability\\x00']}"
+nul_spec() {
+	kubectl get probes.nul.example.com p1 -o json >"$WORK/out" &&
+		python3 -c "import json; print(sorted(json.load(open('$WORK/out'))['spec'].items()) == sorted($NULSPEC.items()))" | grep -qx True
+}
+check "... keeps every NUL (maxLength 3, pattern ^x.y\$, CEL size() and matches() count and match it)" nul_spec
+expect_rc 0 "... its re-apply" kubectl apply -f "$WORK/nulcr.yaml"
+check "... is unchanged" out_has 'unchanged'
+expect_rc 0 "... a server-side apply of it" kubectl apply --server-side --force-conflicts -f "$WORK/nulcr.yaml"
+check "... keeps it too" nul_spec
+kubectl get probes.nul.example.com p1 -o json --show-managed-fields >"$WORK/out"
+check "... and its set's members are v:\"a\" and v:\"a\\u0000\" in managedFields" python3 -c "
+import json
+mf = [e for e in json.load(open('$WORK/out'))['metadata']['managedFields'] if e['operation'] == 'Apply' and e['manager'] == 'kubectl']
+assert sorted(mf[0]['fieldsV1']['f:spec']['f:set']) == ['v:\"a\"', 'v:\"a\\\\u0000\"'], mf"
+NP=/apis/nul.example.com/v1/namespaces/default/probes
+curl -sS --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" \
+	-H 'Accept: application/yaml' "$URL$NP/p1" >"$WORK/out"
+check "... its YAML writes the NUL as \\0" out_has '^  call: "sec\\0cap"$'
+req PATCH "$NP/p1" '{"spec":{"call":"new\u0000call"}}' "$MERGE"
+check "a merge patch putting a NUL in the spec answers 200 with it" code_has 200 '"call":"new\u0000call"'
+kubectl get probes.nul.example.com --field-selector spec.call=new >"$WORK/out" 2>&1
+check "... a field selector equal to its part before the NUL selects nothing" out_has 'No resources found'
+kubectl get probes.nul.example.com --field-selector spec.call!=new -o name >"$WORK/out" 2>&1
+check "... and != selects it" out_has '^probe.nul.example.com/p1$'
+nul_post() {
+	req POST "$NP" "{\"apiVersion\":\"nul.example.com/v1\",\"kind\":\"Probe\",\"metadata\":{\"name\":\"$1\"$2},\"spec\":$3}"
+}
+nul_post n1 '' '{"short":"ab\u0000c"}'
+check "maxLength counts the characters after a NUL" code_has 422 'spec.short: Too long: may not be more than 3 bytes'
+nul_post n2 '' '{"pat":"x\u0000\u0000y"}'
+check "a pattern matches the whole string, quoted as Go quotes it" code_has 422 'spec.pat: Invalid value: \"x\\x00\\x00y\": spec.pat in body should match'
+nul_post n3 '' '{"when":"2020-01-01T00:00:00Z\u0000"}'
+check "a NUL fails a checked format (date-time)" code_has 422 'spec.when in body must be of type date-time'
+nul_post n4 '' '{"set":["a\u0000","a\u0000"]}'
+check "a set finds two equal members with a NUL" code_has 422 'spec.set[1]: Duplicate value: \"a\\x00\"'
+nul_post n5 '' '{"rule":"a\u0000bc"}'
+check "CEL sees the characters after a NUL" code_has 422 'rule is 3 characters' 'rule matches a.b'
+nul_post n6 ',"labels":{"a":"b\u0000"}' '{}'
+check "a NUL in a label value is 400" code_has 400 'a string with a NUL character is not supported'
+nul_post 'n7\u0000x' '' '{}'
+check "... and in the name" code_has 400 'a string with a NUL character is not supported'
+req POST "$NP" '{"apiVersion":"nul.example.com/v1","kind":"Probe\u0000","metadata":{"name":"n8"}}'
+check "... and in the kind" code_has 400 'a string with a NUL character is not supported'
+nul_post n9 '' '{"k\u0000":1}'
+check "... and in a key" code_has 400 'a string with a NUL character is not supported'
+req PATCH "$NP/p1" '[{"op":"add","path":"/metadata/labels","value":{"x":"y\u0000"}}]' application/json-patch+json
+check "a JSON patch putting a NUL in a label is 400" code_has 400 'a string with a NUL character is not supported'
+nul_post n10 '' '{"template":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x\u0000/y","namespace":"ns\u0000","labels":{"l":"v\u0000"}}}}'
+check "an embedded resource's metadata is judged whole" code_has 422 \
+	'spec.template.metadata.name: Invalid value: \"x\\x00/y\": may not contain' \
+	'spec.template.metadata.namespace: Invalid value: \"ns\\x00\"' \
+	'spec.template.metadata.labels: Invalid value: \"v\\x00\"'
+nul_post n11 '' '{"secret":"\u0000","template":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x\u0000y","annotations":{"a":"\u0000"}}}}'
+check "... a NUL where it takes one (a password, a path segment, an annotation) is created" code_is 201
+req GET "$NP?watch=1&timeoutSeconds=1&fieldSelector=spec.call!=x"
+check "a watch with a field selector sends the objects with their NULs" code_has 200 '"call":"new\u0000call"' '"secret":"\u0000"'
+req GET "$NP"
+check "... and a list" code_has 200 '"call":"new\u0000call"'
+for n in n1 n2 n3 n4 n5 n6 n9 n10; do
+	req GET "$NP/$n"
+	[[ $CODE == 404 ]] || break
+done
+check "... the refused ones wrote nothing" code_is 404
+
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
 check "server exits 0 on SIGTERM" exited_zero
