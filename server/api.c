@@ -291,6 +291,7 @@ static int group_priority(const char *g)
 	    {"events.k8s.io", 17750},
 	    {"authentication.k8s.io", 17700},
 	    {"authorization.k8s.io", 17600},
+	    {"rbac.authorization.k8s.io", 17000},
 	    {"admissionregistration.k8s.io", 16700},
 	    {"apiextensions.k8s.io", 16700},
 	    {"coordination.k8s.io", 16500},

@@ -401,10 +401,12 @@ static void check_name(const struct srv_resource *res, const char *field,
 	bool core = !res->group[0];
 	bool label = core && !strcmp(res->resource, "namespaces");
 	bool svc = core && !strcmp(res->resource, "services");
-	if (core && !strcmp(res->resource, "events")) {
+	if ((core && !strcmp(res->resource, "events")) ||
+	    !strcmp(res->group, "rbac.authorization.k8s.io")) {
 		/* core/v1 Events validate no name rule of their own (kube's
-		   ValidateEventCreate for v1 is the legacy checks), only the
-		   generic path segment rules (ValidatePathSegmentName) */
+		   ValidateEventCreate for v1 is the legacy checks), and the
+		   RBAC kinds' ValidateRBACName is the same: only the generic
+		   path segment rules (ValidatePathSegmentName) */
 		if (!strcmp(name, ".") || !strcmp(name, ".."))
 			srv_error_cause(err, "FieldValueInvalid", field,
 					"Invalid value: \"%s\": may not be '%s'",

@@ -683,6 +683,67 @@ MSG(m_lease, "Lease", f_lease);
 
 #undef MSG_PKG
 
+/* k8s.io/api rbac/v1: Role, ClusterRole and their bindings (generated.proto
+   field numbers). A role's rules have no omitempty: an empty list stays,
+   and a missing one is null (prep_role). */
+#define MSG_PKG "io.k8s.api.rbac.v1"
+
+static const struct pb_field f_policy_rule[] = {
+    FLD(1, "verbs", STRING, R | RQ),	  FLD(2, "apiGroups", STRING, R),
+    FLD(3, "resources", STRING, R),	  FLD(4, "resourceNames", STRING, R),
+    FLD(5, "nonResourceURLs", STRING, R),
+};
+MSG(m_policy_rule, "PolicyRule", f_policy_rule);
+
+static const struct pb_field f_role[] = {
+    SUB(1, "metadata", m_object_meta, 0),
+    SUB(2, "rules", m_policy_rule, R | PB_KEEPEMPTY),
+};
+MSG(m_role, "Role", f_role);
+
+static const struct pb_field f_aggregation_rule[] = {
+    SUB(1, "clusterRoleSelectors", m_label_selector, R),
+};
+MSG(m_aggregation_rule, "AggregationRule", f_aggregation_rule);
+
+static const struct pb_field f_cluster_role[] = {
+    SUB(1, "metadata", m_object_meta, 0),
+    SUB(2, "rules", m_policy_rule, R | PB_KEEPEMPTY),
+    SUB(3, "aggregationRule", m_aggregation_rule, 0),
+};
+MSG(m_cluster_role, "ClusterRole", f_cluster_role);
+
+static const struct pb_field f_subject[] = {
+    FLD(1, "kind", STRING, RQ),
+    FLD(2, "apiGroup", STRING, O),
+    FLD(3, "name", STRING, RQ),
+    FLD(4, "namespace", STRING, O),
+};
+MSG(m_subject, "Subject", f_subject);
+
+static const struct pb_field f_role_ref[] = {
+    FLD(1, "apiGroup", STRING, RQ),
+    FLD(2, "kind", STRING, RQ),
+    FLD(3, "name", STRING, RQ),
+};
+MSG(m_role_ref, "RoleRef", f_role_ref);
+
+static const struct pb_field f_role_binding[] = {
+    SUB(1, "metadata", m_object_meta, 0),
+    SUB(2, "subjects", m_subject, R),
+    SUB(3, "roleRef", m_role_ref, RQ),
+};
+MSG(m_role_binding, "RoleBinding", f_role_binding);
+
+static const struct pb_field f_cluster_role_binding[] = {
+    SUB(1, "metadata", m_object_meta, 0),
+    SUB(2, "subjects", m_subject, R),
+    SUB(3, "roleRef", m_role_ref, RQ),
+};
+MSG(m_cluster_role_binding, "ClusterRoleBinding", f_cluster_role_binding);
+
+#undef MSG_PKG
+
 /* k8s.io/api admissionregistration/v1, JSON bodies only (pb_kinds:
    json_only): the embedded Rule and RuleWithOperations (json ",inline")
    are written out flat, as their JSON has them. Pointers with omitempty
@@ -1119,6 +1180,11 @@ static const struct {
     {"Endpoints", "v1", &m_endpoints},
     {"Event", "v1", &m_event},
     {"Lease", "coordination.k8s.io/v1", &m_lease},
+    {"Role", "rbac.authorization.k8s.io/v1", &m_role},
+    {"ClusterRole", "rbac.authorization.k8s.io/v1", &m_cluster_role},
+    {"RoleBinding", "rbac.authorization.k8s.io/v1", &m_role_binding},
+    {"ClusterRoleBinding", "rbac.authorization.k8s.io/v1",
+     &m_cluster_role_binding},
     {"Event", "events.k8s.io/v1", &m_event_v1},
     {"SelfSubjectAccessReview", "authorization.k8s.io/v1", &m_ssar},
     {"SelfSubjectRulesReview", "authorization.k8s.io/v1", &m_ssrr},

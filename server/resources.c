@@ -143,6 +143,85 @@ static lp_err finish_invalid(const struct srv_resource *r, const json_t *obj,
 
 /* ------------------------------------------------------------ strategies */
 
+/* The PodSecurity admission plugin's check of a namespace's labels
+   (pod-security-admission's PolicyToEvaluate, ParseLevel, ParseVersion):
+   each invalid level or version label as a cause, in its order. Returns
+   how many; with err NULL, only counts and writes their text to sig. */
+static int psa_causes(const json_t *labels, struct srv_error *err, char *sig,
+		      size_t n)
+{
+	static const char *const modes[] = {"enforce", "audit", "warn"};
+	int bad = 0;
+	size_t at = 0;
+	if (sig && n)
+		sig[0] = '\0';
+	for (size_t m = 0; m < 3; m++)
+		for (int ver = 0; ver < 2; ver++) {
+			char key[64], field[96];
+			snprintf(key, sizeof key,
+				 "pod-security.kubernetes.io/%s%s", modes[m],
+				 ver ? "-version" : "");
+			const char *v =
+			    json_string_value(json_object_get(labels, key));
+			if (!v)
+				continue;
+			bool ok;
+			if (!ver) {
+				ok = !strcmp(v, "privileged") ||
+				     !strcmp(v, "baseline") ||
+				     !strcmp(v, "restricted");
+			} else {
+				/* "latest", or ^v1\.([0-9]|[1-9][0-9]*)$ whose
+				   number Go's Atoi reads */
+				const char *d = v + 3;
+				size_t nd = strlen(d);
+				ok = !strcmp(v, "latest") ||
+				     (!strncmp(v, "v1.", 3) && nd && nd <= 18 &&
+				      strspn(d, "0123456789") == nd &&
+				      (nd == 1 || d[0] != '0'));
+			}
+			if (ok)
+				continue;
+			bad++;
+			const char *why =
+			    ver ? "must be \"latest\" or \"v1.x\""
+				: "must be one of privileged, baseline, "
+				  "restricted";
+			if (sig && at < n)
+				at += (size_t)snprintf(sig + at, n - at,
+						       "%s=%s;", key, v);
+			if (err) {
+				snprintf(field, sizeof field,
+					 "metadata.labels[%s]", key);
+				const char *msgs[1] = {why};
+				srv_invalid_causes(err, field, v, msgs, 1);
+			}
+		}
+	return bad;
+}
+
+/* PodSecurity's ValidateNamespace, which kube runs as validating
+   admission after the namespace validated: invalid labels are refused on
+   create, and on an update that changes which are invalid. */
+static void psa_namespace(const json_t *obj, const json_t *old,
+			  struct srv_error *err)
+{
+	if (err->n_causes)
+		return;
+	const json_t *labels =
+	    json_object_get(json_object_get(obj, "metadata"), "labels");
+	char now[1024], before[1024];
+	if (!psa_causes(labels, NULL, now, sizeof now))
+		return;
+	if (old &&
+	    psa_causes(
+		json_object_get(json_object_get(old, "metadata"), "labels"),
+		NULL, before, sizeof before) &&
+	    !strcmp(now, before))
+		return;
+	psa_causes(labels, err, NULL, 0);
+}
+
 static lp_err prep_namespace(const struct srv_resource *r, json_t *obj,
 			     const json_t *old, struct srv_error *err)
 {
@@ -180,6 +259,7 @@ static lp_err prep_namespace(const struct srv_resource *r, json_t *obj,
 		if (ost)
 			json_object_set_new(obj, "status", json_deep_copy(ost));
 	}
+	psa_namespace(obj, old, err);
 	return finish_invalid(r, obj, err);
 }
 
@@ -2410,6 +2490,235 @@ static lp_err prep_webhooks(const struct srv_resource *r, json_t *obj,
 	return LP_OK;
 }
 
+/* ------------------------------------------------------------- rbac */
+
+/* rbac.authorization.k8s.io/v1 is served as storage, as the admission
+   kinds are: kube's defaults and validation (pkg/apis/rbac/v1/defaults.go,
+   pkg/apis/rbac/validation), nothing enforced -- the admin token has
+   every right (README). */
+#define RBAC_GROUP "rbac.authorization.k8s.io"
+
+/* kube's IsValidPathSegmentName as field.Invalid causes on field. */
+static void path_segment_causes(struct srv_error *err, const char *field,
+				const char *name)
+{
+	const char *msgs[2];
+	int n = 0;
+	if (!strcmp(name, "."))
+		msgs[n++] = "may not be '.'";
+	else if (!strcmp(name, ".."))
+		msgs[n++] = "may not be '..'";
+	else {
+		if (strchr(name, '/'))
+			msgs[n++] = "may not contain '/'";
+		if (strchr(name, '%'))
+			msgs[n++] = "may not contain '%'";
+	}
+	srv_invalid_causes(err, field, name, msgs, n);
+}
+
+/* A JSON list of strings as Go's %#v prints a []string. */
+static void go_string_list(const json_t *l, char *out, size_t n)
+{
+	size_t at = (size_t)snprintf(out, n, "[]string{");
+	size_t i;
+	json_t *x;
+	json_array_foreach(l, i, x)
+	{
+		if (at >= n)
+			break;
+		char q[300];
+		srv_go_quote(json_string_value(x) ? json_string_value(x) : "",
+			     q, sizeof q);
+		at += (size_t)snprintf(out + at, n - at, "%s%s", i ? ", " : "",
+				       q);
+	}
+	if (at < n)
+		snprintf(out + at, n - at, "}");
+}
+
+/* ValidatePolicyRule of rule i. */
+static void rule_causes(const json_t *rule, size_t i, bool namespaced,
+			struct srv_error *err)
+{
+	char f[64], v[600];
+	size_t nv = json_array_size(json_object_get(rule, "verbs"));
+	const json_t *urls = json_object_get(rule, "nonResourceURLs");
+	size_t groups = json_array_size(json_object_get(rule, "apiGroups")),
+	       resources = json_array_size(json_object_get(rule, "resources")),
+	       names = json_array_size(json_object_get(rule, "resourceNames"));
+	if (!nv) {
+		snprintf(f, sizeof f, "rules[%zu].verbs", i);
+		srv_error_cause(err, "FieldValueRequired", f,
+				"Required value: verbs must contain at least "
+				"one value");
+	}
+	if (json_array_size(urls)) {
+		snprintf(f, sizeof f, "rules[%zu].nonResourceURLs", i);
+		go_string_list(urls, v, sizeof v);
+		if (namespaced)
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: %s: namespaced rules "
+					"cannot apply to non-resource URLs",
+					v);
+		if (groups || resources || names)
+			srv_error_cause(err, "FieldValueInvalid", f,
+					"Invalid value: %s: rules cannot apply "
+					"to both regular resources and "
+					"non-resource URLs",
+					v);
+		return;
+	}
+	if (!groups) {
+		snprintf(f, sizeof f, "rules[%zu].apiGroups", i);
+		srv_error_cause(err, "FieldValueRequired", f,
+				"Required value: resource rules must supply "
+				"at least one api group");
+	}
+	if (!resources) {
+		snprintf(f, sizeof f, "rules[%zu].resources", i);
+		srv_error_cause(err, "FieldValueRequired", f,
+				"Required value: resource rules must supply "
+				"at least one resource");
+	}
+}
+
+/* Role and ClusterRole: ValidateRole / ValidateClusterRole (an
+   aggregationRule's selectors are not checked further: README). Rules
+   have no omitempty, so none is null. */
+static lp_err prep_role(const struct srv_resource *r, json_t *obj,
+			const json_t *old, struct srv_error *err)
+{
+	(void)old;
+	bool namespaced = r->namespaced;
+	json_t *rules = json_object_get(obj, "rules");
+	if (!rules)
+		json_object_set_new(obj, "rules", json_null());
+	size_t i;
+	json_t *rule;
+	json_array_foreach(rules, i, rule)
+	    rule_causes(rule, i, namespaced, err);
+	const json_t *ag = json_object_get(obj, "aggregationRule");
+	if (!namespaced && json_is_object(ag) &&
+	    !json_array_size(json_object_get(ag, "clusterRoleSelectors")))
+		srv_error_cause(err, "FieldValueRequired",
+				"aggregationRule.clusterRoleSelectors",
+				"Required value: at least one "
+				"clusterRoleSelector required if "
+				"aggregationRule is non-nil");
+	return LP_OK;
+}
+
+/* ValidateRoleBindingSubject of subject i (after SetDefaults_Subject). */
+static void subject_causes(json_t *s, size_t i, bool namespaced,
+			   struct srv_error *err)
+{
+	static const char *const kinds[] = {"ServiceAccount", "User", "Group",
+					    NULL};
+	static const char *const rbac_group[] = {RBAC_GROUP, NULL};
+	static const char *const no_group[] = {"", NULL};
+	char f[64];
+	const char *kind = json_string_value(json_object_get(s, "kind"));
+	const char *name = json_string_value(json_object_get(s, "name"));
+	const char *group = json_string_value(json_object_get(s, "apiGroup"));
+	kind = kind ? kind : "";
+	name = name ? name : "";
+	if (!group || !*group) {
+		group = !strcmp(kind, "User") || !strcmp(kind, "Group")
+			    ? RBAC_GROUP
+			    : "";
+		if (*group)
+			json_object_set_new(s, "apiGroup", json_string(group));
+	}
+	if (!*name) {
+		snprintf(f, sizeof f, "subjects[%zu].name", i);
+		srv_error_cause(err, "FieldValueRequired", f, "Required value");
+	}
+	json_t *g = json_string(group);
+	snprintf(f, sizeof f, "subjects[%zu].apiGroup", i);
+	if (!strcmp(kind, "ServiceAccount")) {
+		if (*name) {
+			snprintf(f, sizeof f, "subjects[%zu].name", i);
+			srv_name_causes(err, f, SRV_RULE_DNS_SUBDOMAIN, name);
+			snprintf(f, sizeof f, "subjects[%zu].apiGroup", i);
+		}
+		if (*group)
+			enum_cause_set(f, g, no_group, err);
+		const char *ns =
+		    json_string_value(json_object_get(s, "namespace"));
+		if (!namespaced && (!ns || !*ns)) {
+			snprintf(f, sizeof f, "subjects[%zu].namespace", i);
+			srv_error_cause(err, "FieldValueRequired", f,
+					"Required value");
+		}
+	} else if (!strcmp(kind, "User") || !strcmp(kind, "Group")) {
+		enum_cause_set(f, g, rbac_group, err);
+	} else {
+		snprintf(f, sizeof f, "subjects[%zu].kind", i);
+		enum_cause_set(f, json_object_get(s, "kind"), kinds, err);
+	}
+	json_decref(g);
+}
+
+/* RoleBinding and ClusterRoleBinding: SetDefaults_*, Validate*Binding and
+   the update's immutable roleRef. */
+static lp_err prep_binding(const struct srv_resource *r, json_t *obj,
+			   const json_t *old, struct srv_error *err)
+{
+	static const char *const rbac_group[] = {RBAC_GROUP, NULL};
+	static const char *const rb_kinds[] = {"Role", "ClusterRole", NULL};
+	static const char *const crb_kinds[] = {"ClusterRole", NULL};
+	bool namespaced = r->namespaced;
+	json_t *ref = json_object_get(obj, "roleRef");
+	if (!json_is_object(ref)) {
+		/* a value field: Go's zero RoleRef */
+		ref = json_pack("{s:s,s:s,s:s}", "apiGroup", "", "kind", "",
+				"name", "");
+		json_object_set_new(obj, "roleRef", ref);
+	}
+	const char *g = json_string_value(json_object_get(ref, "apiGroup"));
+	if (!g || !*g)
+		json_object_set_new(ref, "apiGroup", json_string(RBAC_GROUP));
+	json_t *gv = json_object_get(ref, "apiGroup");
+	if (!json_is_string(gv))
+		json_object_set_new(ref, "apiGroup", json_string(""));
+	enum_cause_set("roleRef.apiGroup", json_object_get(ref, "apiGroup"),
+		       rbac_group, err);
+	json_t *k = json_object_get(ref, "kind");
+	json_t *kv = json_is_string(k) ? json_incref(k) : json_string("");
+	enum_cause_set("roleRef.kind", kv, namespaced ? rb_kinds : crb_kinds,
+		       err);
+	json_decref(kv);
+	const char *name = json_string_value(json_object_get(ref, "name"));
+	if (!name || !*name)
+		srv_error_cause(err, "FieldValueRequired", "roleRef.name",
+				"Required value");
+	else
+		path_segment_causes(err, "roleRef.name", name);
+	size_t i;
+	json_t *s;
+	json_array_foreach(json_object_get(obj, "subjects"), i, s)
+	    subject_causes(s, i, namespaced, err);
+	const json_t *oref = old ? json_object_get(old, "roleRef") : NULL;
+	if (oref && !json_equal((json_t *)oref, ref)) {
+		char a[300], b[300], c[300];
+		const char *ak =
+		    json_string_value(json_object_get(ref, "kind"));
+		const char *an =
+		    json_string_value(json_object_get(ref, "name"));
+		srv_go_quote(
+		    json_string_value(json_object_get(ref, "apiGroup")), a,
+		    sizeof a);
+		srv_go_quote(ak ? ak : "", b, sizeof b);
+		srv_go_quote(an ? an : "", c, sizeof c);
+		srv_error_cause(err, "FieldValueInvalid", "roleRef",
+				"Invalid value: rbac.RoleRef{APIGroup:%s, "
+				"Kind:%s, Name:%s}: cannot change roleRef",
+				a, b, c);
+	}
+	return LP_OK;
+}
+
 /* ------------------------------------------------------------ columns */
 
 json_t *srv_age_cell(const json_t *obj); /* table.c */
@@ -2477,15 +2786,22 @@ static size_t join_strings(const json_t *a, const char *member, char *buf,
 	return at;
 }
 
-/* kube's EXTERNAL-IP (getServiceExternalIP, not wide): externalIPs; a
-   LoadBalancer's ingress addresses first (cut to 13 characters and "..."
-   past 16) or <pending>; an ExternalName's name. */
+static int cmp_cstr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* kube's EXTERNAL-IP (getServiceExternalIP; the server's tables are always
+   wide, so nothing is cut): externalIPs; a LoadBalancer's ingress
+   addresses first (each its ip, else its hostname; sorted and without
+   repeats, as loadBalancerStatusStringer's set lists them) or <pending>;
+   an ExternalName's name. */
 static json_t *c_external_ip(const json_t *o)
 {
 	const json_t *spec = json_object_get(o, "spec");
 	const char *type = json_string_value(json_object_get(spec, "type"));
 	const json_t *ips = json_object_get(spec, "externalIPs");
-	char buf[512] = "";
+	char buf[1024] = "";
 	if (type && !strcmp(type, "ExternalName")) {
 		const char *en = json_string_value(json_object_get(spec, "externalName"));
 		return json_string(en ? en : "");
@@ -2495,11 +2811,28 @@ static json_t *c_external_ip(const json_t *o)
 		const json_t *ing = json_object_get(
 		    json_object_get(json_object_get(o, "status"), "loadBalancer"),
 		    "ingress");
-		at = join_strings(ing, "ip", buf, sizeof buf, 0);
-		if (at > 16) {
-			memcpy(buf + 13, "...", 4);
-			at = 16;
+		size_t n = 0, cap = json_array_size(ing), i;
+		const char **v = calloc(cap ? cap : 1, sizeof *v);
+		if (!v)
+			return json_string("");
+		json_t *e;
+		json_array_foreach((json_t *)ing, i, e)
+		{
+			const char *a =
+			    json_string_value(json_object_get(e, "ip"));
+			if (!a || !*a)
+				a = json_string_value(
+				    json_object_get(e, "hostname"));
+			if (a && *a)
+				v[n++] = a;
 		}
+		qsort(v, n, sizeof *v, cmp_cstr);
+		for (i = 0; i < n && at < sizeof buf; i++)
+			if (!i || strcmp(v[i], v[i - 1]))
+				at += (size_t)snprintf(buf + at,
+						       sizeof buf - at, "%s%s",
+						       at ? "," : "", v[i]);
+		free(v);
 		if (!at && !json_array_size(ips))
 			return json_string("<pending>");
 	}
@@ -2631,6 +2964,57 @@ static json_t *c_holder(const json_t *o)
 	return json_string(s ? s : "");
 }
 
+/* printRoleBinding / printClusterRoleBinding: "<kind>/<name>", and the
+   subjects of each kind (rbac.SubjectsStrings) joined by ", ". */
+static json_t *c_role_ref(const json_t *o)
+{
+	const char *k = str_at(o, "roleRef", "kind");
+	const char *n = str_at(o, "roleRef", "name");
+	char b[600];
+	snprintf(b, sizeof b, "%s/%s", k ? k : "", n ? n : "");
+	return json_string(b);
+}
+
+static json_t *subjects_of(const json_t *o, const char *kind)
+{
+	char b[2048];
+	size_t at = 0, i;
+	b[0] = '\0';
+	json_t *s;
+	json_array_foreach(json_object_get(o, "subjects"), i, s)
+	{
+		const char *k = json_string_value(json_object_get(s, "kind"));
+		if (!k || strcmp(k, kind) || at >= sizeof b)
+			continue;
+		const char *n = json_string_value(json_object_get(s, "name"));
+		const char *ns =
+		    json_string_value(json_object_get(s, "namespace"));
+		if (!strcmp(kind, "ServiceAccount"))
+			at += (size_t)snprintf(b + at, sizeof b - at, "%s%s/%s",
+					       at ? ", " : "", ns ? ns : "",
+					       n ? n : "");
+		else
+			at += (size_t)snprintf(b + at, sizeof b - at, "%s%s",
+					       at ? ", " : "", n ? n : "");
+	}
+	return json_string(b);
+}
+
+static json_t *c_rb_users(const json_t *o)
+{
+	return subjects_of(o, "User");
+}
+
+static json_t *c_rb_groups(const json_t *o)
+{
+	return subjects_of(o, "Group");
+}
+
+static json_t *c_rb_sas(const json_t *o)
+{
+	return subjects_of(o, "ServiceAccount");
+}
+
 static json_t *c_ev_type(const json_t *o)
 {
 	const char *s = json_string_value(json_object_get(o, "type"));
@@ -2671,10 +3055,47 @@ static json_t *c_ev_object(const json_t *o)
 	return json_string(buf);
 }
 
+/* The length of the white space (Go's unicode.IsSpace) UTF-8 character at
+   p, which has n bytes; 0 when it is none. */
+static size_t go_space_at(const unsigned char *p, size_t n)
+{
+	if (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+		return 1;
+	if (n >= 2 && *p == 0xc2 && (p[1] == 0x85 || p[1] == 0xa0))
+		return 2;
+	if (n < 3)
+		return 0;
+	unsigned cp = ((unsigned)(p[0] & 0x0f) << 12) |
+		      ((unsigned)(p[1] & 0x3f) << 6) | (p[2] & 0x3f);
+	bool three = (p[0] & 0xf0) == 0xe0 && (p[1] & 0xc0) == 0x80 &&
+		     (p[2] & 0xc0) == 0x80;
+	return three && (cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) ||
+			 cp == 0x2028 || cp == 0x2029 || cp == 0x202f ||
+			 cp == 0x205f || cp == 0x3000)
+		   ? 3
+		   : 0;
+}
+
+/* printEvent's message, strings.TrimSpace'd. */
 static json_t *c_ev_message(const json_t *o)
 {
-	const char *s = json_string_value(ev_get(o, "message"));
-	return json_string(s ? s : "");
+	const json_t *m = ev_get(o, "message");
+	const unsigned char *s = (const unsigned char *)json_string_value(m);
+	size_t n = s ? json_string_length(m) : 0, w;
+	while (n && (w = go_space_at(s, n))) {
+		s += w;
+		n -= w;
+	}
+	for (bool cut = true; n && cut;) {
+		cut = false;
+		for (size_t k = 1; k <= 3 && k <= n; k++)
+			if (go_space_at(s + n - k, k) == k) {
+				n -= k;
+				cut = true;
+				break;
+			}
+	}
+	return json_stringn(n ? (const char *)s : "", n);
 }
 
 /* The age cell of a timestamp (a MicroTime cut to its seconds). */
@@ -2892,6 +3313,23 @@ static const struct srv_column col_sa[] = {
 static const struct srv_column col_lease[] = {
 	NAME_COL, {"Holder", "string", "", "The holder of the lease", 0, c_holder},
 	AGE_COL, END_COL};
+#define BINDING_COLS(what, ref_desc)                                             \
+	NAME_COL, {"Role", "string", "", ref_desc, 0, c_role_ref}, AGE_COL,      \
+	    {"Users", "string", "", "Users in the " what, 1, c_rb_users},        \
+	    {"Groups", "string", "", "Groups in the " what, 1, c_rb_groups},     \
+	    {"ServiceAccounts", "string", "", "ServiceAccounts in the " what, 1, \
+	     c_rb_sas},                                                          \
+	    END_COL
+static const struct srv_column col_rb[] = {BINDING_COLS(
+    "roleBinding", "RoleRef can reference a Role in the current namespace or a "
+		   "ClusterRole in the global namespace. If the RoleRef cannot "
+		   "be resolved, the Authorizer must return an error.")};
+static const struct srv_column col_crb[] = {
+    BINDING_COLS("clusterRoleBinding",
+		 "RoleRef can only reference a ClusterRole in the global "
+		 "namespace. If the RoleRef cannot be resolved, the "
+		 "Authorizer must return an error.")};
+#undef BINDING_COLS
 /* kube's columns of the admissionregistration kinds */
 static const struct srv_column col_webhooks[] = {
     NAME_COL,
@@ -3113,6 +3551,21 @@ const struct srv_resource srv_builtin[] = {
 	"validatingwebhookconfigurations", "ValidatingWebhookConfiguration",
 	"validatingwebhookconfiguration", NULL, prep_webhooks, col_webhooks),
 #undef ADMISSION
+#define RBAC(res, k, sing, ns, prep, cols)                                     \
+	{                                                                      \
+		.group = RBAC_GROUP, .version = "v1", .resource = res,         \
+		.kind = k, .list_kind = k "List", .singular = sing,            \
+		.namespaced = ns, .verbs = SRV_V_ALL, .columns = cols,         \
+		.unconditional_update = true, .smp_list = smp_common,          \
+		.prepare = prep                                                \
+	}
+    RBAC("clusterrolebindings", "ClusterRoleBinding", "clusterrolebinding",
+	 false, prep_binding, col_crb),
+    RBAC("clusterroles", "ClusterRole", "clusterrole", false, prep_role, NULL),
+    RBAC("rolebindings", "RoleBinding", "rolebinding", true, prep_binding,
+	 col_rb),
+    RBAC("roles", "Role", "role", true, prep_role, NULL),
+#undef RBAC
     {.group = "coordination.k8s.io",
      .version = "v1",
      .resource = "leases",

@@ -131,7 +131,7 @@ check "... v2beta1 alone is 406, indented as kube's WriteRawJSON writes a Status
 req GET /apis
 check "built-in groups by kube's priorities, ties by name (admissionregistration before apiextensions)" python3 -c "
 import json; g=[x['name'] for x in json.load(open('$WORK/body'))['groups']]
-assert g[:6]==['events.k8s.io','authentication.k8s.io','authorization.k8s.io','admissionregistration.k8s.io','apiextensions.k8s.io','coordination.k8s.io'], g"
+assert g[:7]==['events.k8s.io','authentication.k8s.io','authorization.k8s.io','rbac.authorization.k8s.io','admissionregistration.k8s.io','apiextensions.k8s.io','coordination.k8s.io'], g"
 req GET /api/v1
 check "/api/v1 lists its resources and subresources by path, as kube's installer registers them; stored kinds alone hashed" python3 -c "
 import json; rs=json.load(open('$WORK/body'))['resources']; n=[r['name'] for r in rs]

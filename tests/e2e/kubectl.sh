@@ -54,6 +54,15 @@ for K in "${KUBECTLS[@]}"; do
 	expect_rc 0 "$kv: create configmap" "$K" -n "$ns" create configmap c1 --from-literal=a=1
 	expect_rc 0 "$kv: create secret" "$K" -n "$ns" create secret generic s1 --from-literal=p=q
 	expect_rc 0 "$kv: create serviceaccount" "$K" -n "$ns" create serviceaccount sa1
+	# RBAC kinds (kubectl 1.33 sends them in protobuf)
+	expect_rc 0 "$kv: create role" "$K" -n "$ns" create role r1 --verb=get,list --resource=configmaps --resource-name=c1
+	expect_rc 0 "$kv: create rolebinding" "$K" -n "$ns" create rolebinding rb1 --role=r1 --user=alice --group=devs --serviceaccount="$ns":sa1
+	expect_rc 0 "$kv: create clusterrole" "$K" create clusterrole "cr-$ns" --verb=get --non-resource-url=/healthz
+	expect_rc 0 "$kv: create clusterrolebinding" "$K" create clusterrolebinding "crb-$ns" --clusterrole="cr-$ns" --serviceaccount="$ns":sa1
+	expect_rc 0 "$kv: get rolebinding -o wide" "$K" -n "$ns" get rolebinding rb1 -o wide --no-headers
+	check "$kv: ... shows its role and subjects" out_has "^rb1 +Role/r1 +[0-9]+s +alice +devs +$ns/sa1\$"
+	expect_rc 0 "$kv: get role" "$K" -n "$ns" get role r1 -o jsonpath='{.rules[0].resourceNames[0]}/{.rules[0].verbs[1]}'
+	check "$kv: ... has its rule" out_has '^c1/list$'
 	expect_rc 0 "$kv: get configmap" "$K" -n "$ns" get configmap c1 -o json
 	check "$kv: get shows the data" out_has '"a": "1"'
 	cat >"$WORK/cm.yaml" <<YAML
@@ -271,6 +280,12 @@ check "... shows EXTERNAL-IP <pending>, as kube" out_has '^lb1 +LoadBalancer +10
 expect_rc 0 "an address in its status" "$K" patch svc lb1 --subresource=status --type=merge -p '{"status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.10"}]}}}'
 expect_rc 0 "... shows in EXTERNAL-IP" "$K" get svc lb1 --no-headers
 check "... that address" out_has '^lb1 +LoadBalancer +10\.[0-9.]+ +203\.0\.113\.10 +'
+# the server's tables are wide (kube's TableConvertor): no address is cut;
+# ingress ip (else hostname) sorted and without repeats, then externalIPs
+expect_rc 0 "several ingress addresses and an external IP" "$K" patch svc lb1 --subresource=status --type=merge -p '{"status":{"loadBalancer":{"ingress":[{"hostname":"lb.example.com"},{"ip":"203.0.113.10"},{"ip":"198.51.100.7"},{"ip":"203.0.113.10"}]}}}'
+expect_rc 0 "..." "$K" patch svc lb1 -p '{"spec":{"externalIPs":["192.0.2.5"]}}'
+expect_rc 0 "... get svc" "$K" get svc lb1 --no-headers
+check "... lists them all as kube's loadBalancerStatusStringer does" out_has '^lb1 +LoadBalancer +10\.[0-9.]+ +198\.51\.100\.7,203\.0\.113\.10,lb\.example\.com,192\.0\.2\.5 +'
 expect_rc 0 "create service externalname" "$K" create service externalname ext1 --external-name=example.com
 expect_rc 0 "... get shows its name as EXTERNAL-IP" "$K" get svc ext1 --no-headers
 check "... and no cluster IP" out_has '^ext1 +ExternalName +<none> +example\.com +<none>'
@@ -336,6 +351,12 @@ expect_rc 0 "kubectl auth can-i --list" kubectl auth can-i --list
 check "... every verb on every resource" out_has '^\*\.\* +\[\] +\[\] +\[\*\]$'
 expect_rc 0 "kubectl get events.events.k8s.io prints kube's event columns" kubectl -n default get events.events.k8s.io
 check "... with the events' rows" out_has 'Normal +Synced +configmap/watched +from kubectl'
+cat >"$WORK/padded.json" <<'JSON'
+{"apiVersion":"v1","kind":"Event","metadata":{"name":"padded"},"involvedObject":{"kind":"ConfigMap","name":"x","namespace":"default"},"reason":"WS","message":" \t padded message\n\u00a0","type":"Normal"}
+JSON
+expect_rc 0 "an event whose message has white space around it" kubectl -n default create -f "$WORK/padded.json"
+expect_rc 0 "... get events" kubectl -n default get events --field-selector metadata.name=padded --no-headers
+check "... prints it trimmed, as printEvent's strings.TrimSpace" out_has 'configmap/x +padded message$'
 expect_rc 0 "kubectl get events -o wide" kubectl -n default get events -o wide
 check "... adds kube's wide columns" out_has '^LAST SEEN +TYPE +REASON +OBJECT +SUBOBJECT +SOURCE +MESSAGE +FIRST SEEN +COUNT +NAME'
 check "... the source (reporting controller, instance), count 1 of a singleton and name" out_has 'configmap/watched +example.com/ctl, ctl-1 +from kubectl[^ ]* +[0-9a-z]+ +1 +'
@@ -358,6 +379,133 @@ for K in "${KUBECTLS[@]}"; do
 import json; d=json.load(open('$WORK/out'))
 assert len(d['items'])==100 and all(len(i['data']['k'])==1400 for i in d['items']), len(d['items'])"
 done
+
+# PodSecurity's namespace label check (kube runs the admission plugin by
+# default): a level or version label it cannot read is 422 on create, and
+# on an update that changes which labels are invalid.
+expect_rc 0 "a namespace for PodSecurity labels" kubectl create namespace psa
+expect_rc 1 "an unknown PodSecurity level is refused" kubectl label ns psa pod-security.kubernetes.io/enforce=bogus
+check "... in the admission plugin's words" err_has 'The Namespace "psa" is invalid: metadata.labels\[pod-security.kubernetes.io/enforce\]: Invalid value: "bogus": must be one of privileged, baseline, restricted'
+expect_rc 0 "valid levels and versions are taken" kubectl label ns psa pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/enforce-version=v1.33 pod-security.kubernetes.io/warn-version=latest
+cat >"$WORK/psa.json" <<'JSON'
+{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"psa2","labels":{"pod-security.kubernetes.io/warn":"strict","pod-security.kubernetes.io/enforce-version":"1.33","pod-security.kubernetes.io/audit-version":"v1.01"}}}
+JSON
+expect_rc 1 "a namespace created with bad PodSecurity labels is refused" kubectl create -f "$WORK/psa.json"
+check "... each in the plugin's order" python3 -c "
+import re; t=open('$WORK/err').read()
+got=re.findall(r'labels\[pod-security.kubernetes.io/([a-z-]+)\]: Invalid value: \"([^\"]*)\": (.*)', t)
+assert got==[('enforce-version','1.33','must be \"latest\" or \"v1.x\"'),('audit-version','v1.01','must be \"latest\" or \"v1.x\"'),('warn','strict','must be one of privileged, baseline, restricted')], got"
+
+# rbac.authorization.k8s.io/v1 served as storage (nothing enforced): an
+# operator's bundle of RBAC objects applies, re-applies unchanged, applies
+# server-side and reconciles; kube's defaults and validation.
+cat >"$WORK/rbac.yaml" <<'YAML'
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: op, namespace: default}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: op-manager
+  labels: {app: op}
+rules:
+- apiGroups: [""]
+  resources: [configmaps, secrets]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  verbs: ["*"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: op-manager}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: op-manager}
+subjects:
+- {kind: ServiceAccount, name: op, namespace: default}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: op-leader, namespace: default}
+rules:
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  verbs: [get, update]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: op-leader, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: op-leader}
+subjects:
+- {kind: ServiceAccount, name: op, namespace: default}
+YAML
+expect_rc 0 "an operator's RBAC bundle applies" kubectl apply -f "$WORK/rbac.yaml"
+expect_rc 0 "... re-applies" kubectl apply -f "$WORK/rbac.yaml"
+check "... unchanged" bash -c "[[ \$(grep -c unchanged '$WORK/out') == 5 ]]"
+expect_rc 0 "... applies server-side" kubectl apply --server-side -f "$WORK/rbac.yaml"
+expect_rc 0 "... and reconciles" kubectl auth reconcile -f "$WORK/rbac.yaml"
+expect_rc 0 "api-resources lists the RBAC kinds" kubectl api-resources --api-group=rbac.authorization.k8s.io -o name
+check "... all four" bash -c "[[ \$(sort '$WORK/out' | tr '\n' ' ') == 'clusterrolebindings.rbac.authorization.k8s.io clusterroles.rbac.authorization.k8s.io rolebindings.rbac.authorization.k8s.io roles.rbac.authorization.k8s.io ' ]]"
+expect_rc 0 "/apis lists rbac between authorization and admissionregistration" kubectl get --raw /apis
+check "... at kube's priority" python3 -c "
+import json; g=[x['name'] for x in json.load(open('$WORK/out'))['groups']]
+assert g.index('authorization.k8s.io') + 1 == g.index('rbac.authorization.k8s.io') == g.index('admissionregistration.k8s.io') - 1, g"
+expect_rc 0 "get clusterroles shows NAME and CREATED AT" kubectl get clusterrole op-manager
+check "... as kube's default table" out_has '^NAME +CREATED AT$'
+expect_rc 0 "a subject's apiGroup is defaulted by its kind" kubectl create clusterrolebinding dflt --clusterrole=x --user=u --group=g --serviceaccount=default:s -o jsonpath='{range .subjects[*]}{.kind}={.apiGroup};{end}'
+check "... rbac's for users and groups, none for service accounts" out_has '^User=rbac.authorization.k8s.io;Group=rbac.authorization.k8s.io;ServiceAccount=;$'
+expect_rc 0 "an aggregated cluster role has null rules" kubectl create clusterrole "system:agg:x" --aggregation-rule=rbac.example.com/agg=true -o json
+check "... and its name may hold colons" python3 -c "
+import json; d=json.load(open('$WORK/out')); assert d['rules'] is None and d['metadata']['name'] == 'system:agg:x', d"
+cat >"$WORK/rbac-bad.yaml" <<'YAML'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: bad1, namespace: default}
+rules:
+- apiGroups: [""]
+- verbs: [get]
+  nonResourceURLs: [/x]
+  resources: [pods]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: bad2}
+roleRef: {kind: Role, name: "a/b", apiGroup: x}
+subjects:
+- {kind: ServiceAccount, name: Bad_Name}
+- {kind: User, name: "", apiGroup: foo}
+- {kind: Robot, name: r}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: bad3}
+aggregationRule: {}
+YAML
+err_all() {
+	local t
+	for t in "$@"; do
+		grep -Eq -- "$t" "$WORK/err" || { echo "#   stderr lacks $t"; return 1; }
+	done
+}
+expect_rc 1 "invalid RBAC objects are refused" kubectl apply -f "$WORK/rbac-bad.yaml"
+check "... a rule without verbs or resources, non-resource URLs in a Role and beside resources" err_all \
+	'rules\[0\]\.verbs: Required value: verbs must contain at least one value' \
+	'rules\[0\]\.resources: Required value: resource rules must supply at least one resource' \
+	'rules\[1\]\.nonResourceURLs: Invalid value: \[\]string\{"/x"\}: namespaced rules cannot apply to non-resource URLs' \
+	'rules\[1\]\.nonResourceURLs: Invalid value: \[\]string\{"/x"\}: rules cannot apply to both regular resources and non-resource URLs'
+check "... a binding's roleRef and subjects" err_all \
+	'roleRef\.apiGroup: Unsupported value: "x": supported values: "rbac\.authorization\.k8s\.io"' \
+	'roleRef\.kind: Unsupported value: "Role": supported values: "ClusterRole"' \
+	"roleRef\\.name: Invalid value: \"a/b\": may not contain '/'" \
+	'subjects\[0\]\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain' \
+	'subjects\[0\]\.namespace: Required value' 'subjects\[1\]\.name: Required value' \
+	'subjects\[1\]\.apiGroup: Unsupported value: "foo"' \
+	'subjects\[2\]\.kind: Unsupported value: "Robot": supported values: "ServiceAccount", "User", "Group"'
+check "... an aggregationRule without selectors" err_has 'aggregationRule\.clusterRoleSelectors: Required value: at least one clusterRoleSelector required if aggregationRule is non-nil'
+expect_rc 1 "a binding's roleRef cannot change" kubectl patch rolebinding op-leader --type=merge -p '{"roleRef":{"name":"other"}}'
+check "... in kube's words" err_has 'roleRef: Invalid value: rbac\.RoleRef\{APIGroup:"rbac\.authorization\.k8s\.io", Kind:"Role", Name:"other"\}: cannot change roleRef'
+expect_rc 0 "... while its subjects can" kubectl patch rolebinding op-leader --type=merge -p '{"subjects":[{"kind":"Group","name":"g2"}]}'
+expect_rc 0 "the bundle deletes" kubectl delete -f "$WORK/rbac.yaml"
 
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
