@@ -3556,8 +3556,8 @@ const struct srv_resource srv_builtin[] = {
 		.group = RBAC_GROUP, .version = "v1", .resource = res,         \
 		.kind = k, .list_kind = k "List", .singular = sing,            \
 		.namespaced = ns, .verbs = SRV_V_ALL, .columns = cols,         \
-		.unconditional_update = true, .smp_list = smp_common,          \
-		.prepare = prep                                                \
+		.unconditional_update = true, .create_on_update = true,        \
+		.smp_list = smp_common, .prepare = prep                        \
 	}
     RBAC("clusterrolebindings", "ClusterRoleBinding", "clusterrolebinding",
 	 false, prep_binding, col_crb),

@@ -506,6 +506,11 @@ expect_rc 1 "a binding's roleRef cannot change" kubectl patch rolebinding op-lea
 check "... in kube's words" err_has 'roleRef: Invalid value: rbac\.RoleRef\{APIGroup:"rbac\.authorization\.k8s\.io", Kind:"Role", Name:"other"\}: cannot change roleRef'
 expect_rc 0 "... while its subjects can" kubectl patch rolebinding op-leader --type=merge -p '{"subjects":[{"kind":"Group","name":"g2"}]}'
 expect_rc 0 "the bundle deletes" kubectl delete -f "$WORK/rbac.yaml"
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' --cacert "$WORK/ca.pem" -H "Authorization: Bearer $TOKEN" -X PUT \
+	-H 'Content-Type: application/json' --data-binary '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"put-made","namespace":"default"},"rules":[]}' \
+	"$URL/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/put-made")
+check "a PUT of a missing role creates it (RBAC's AllowCreateOnUpdate), its empty rules kept" \
+	bash -c "[[ $CODE == 201 ]] && grep -q '\"rules\":\[\]' '$WORK/body'"
 
 kill -TERM "$SERVER_PID"
 reap "$SERVER_PID"
