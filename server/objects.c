@@ -285,6 +285,24 @@ void srv_invalid_causes(struct srv_error *err, const char *field,
 				"Invalid value: %s: %s", q, msgs[i]);
 }
 
+void srv_path_segment_causes(struct srv_error *err, const char *field,
+			     const char *name)
+{
+	const char *msgs[2];
+	int n = 0;
+	if (!strcmp(name, "."))
+		msgs[n++] = "may not be '.'";
+	else if (!strcmp(name, ".."))
+		msgs[n++] = "may not be '..'";
+	else {
+		if (strchr(name, '/'))
+			msgs[n++] = "may not contain '/'";
+		if (strchr(name, '%'))
+			msgs[n++] = "may not contain '%'";
+	}
+	srv_invalid_causes(err, field, name, msgs, n);
+}
+
 bool srv_name_causes(struct srv_error *err, const char *field,
 		     enum srv_name_rule rule, const char *s)
 {
@@ -407,16 +425,7 @@ static void check_name(const struct srv_resource *res, const char *field,
 		   ValidateEventCreate for v1 is the legacy checks), and the
 		   RBAC kinds' ValidateRBACName is the same: only the generic
 		   path segment rules (ValidatePathSegmentName) */
-		if (!strcmp(name, ".") || !strcmp(name, ".."))
-			srv_error_cause(err, "FieldValueInvalid", field,
-					"Invalid value: \"%s\": may not be '%s'",
-					name, name);
-		else
-			for (const char *c = "/%"; *c; c++)
-				if (strchr(name, *c))
-					srv_error_cause(err, "FieldValueInvalid", field,
-							"Invalid value: \"%.300s\": may not contain '%c'",
-							name, *c);
+		srv_path_segment_causes(err, field, name);
 		return;
 	}
 	char *masked = strdup(name);

@@ -2498,25 +2498,6 @@ static lp_err prep_webhooks(const struct srv_resource *r, json_t *obj,
    every right (README). */
 #define RBAC_GROUP "rbac.authorization.k8s.io"
 
-/* kube's IsValidPathSegmentName as field.Invalid causes on field. */
-static void path_segment_causes(struct srv_error *err, const char *field,
-				const char *name)
-{
-	const char *msgs[2];
-	int n = 0;
-	if (!strcmp(name, "."))
-		msgs[n++] = "may not be '.'";
-	else if (!strcmp(name, ".."))
-		msgs[n++] = "may not be '..'";
-	else {
-		if (strchr(name, '/'))
-			msgs[n++] = "may not contain '/'";
-		if (strchr(name, '%'))
-			msgs[n++] = "may not contain '%'";
-	}
-	srv_invalid_causes(err, field, name, msgs, n);
-}
-
 /* A JSON list of strings as Go's %#v prints a []string. */
 static void go_string_list(const json_t *l, char *out, size_t n)
 {
@@ -2617,47 +2598,40 @@ static void subject_causes(json_t *s, size_t i, bool namespaced,
 					    NULL};
 	static const char *const rbac_group[] = {RBAC_GROUP, NULL};
 	static const char *const no_group[] = {"", NULL};
-	char f[64];
+	char fname[64], fgroup[64], fns[64], fkind[64];
+	snprintf(fname, sizeof fname, "subjects[%zu].name", i);
+	snprintf(fgroup, sizeof fgroup, "subjects[%zu].apiGroup", i);
+	snprintf(fns, sizeof fns, "subjects[%zu].namespace", i);
+	snprintf(fkind, sizeof fkind, "subjects[%zu].kind", i);
 	const char *kind = json_string_value(json_object_get(s, "kind"));
 	const char *name = json_string_value(json_object_get(s, "name"));
 	const char *group = json_string_value(json_object_get(s, "apiGroup"));
 	kind = kind ? kind : "";
 	name = name ? name : "";
-	if (!group || !*group) {
-		group = !strcmp(kind, "User") || !strcmp(kind, "Group")
-			    ? RBAC_GROUP
-			    : "";
-		if (*group)
-			json_object_set_new(s, "apiGroup", json_string(group));
-	}
-	if (!*name) {
-		snprintf(f, sizeof f, "subjects[%zu].name", i);
-		srv_error_cause(err, "FieldValueRequired", f, "Required value");
-	}
-	json_t *g = json_string(group);
-	snprintf(f, sizeof f, "subjects[%zu].apiGroup", i);
+	bool user_or_group = !strcmp(kind, "User") || !strcmp(kind, "Group");
+	if ((!group || !*group) && user_or_group)
+		json_object_set_new(s, "apiGroup", json_string(RBAC_GROUP));
+	const json_t *g = json_object_get(s, "apiGroup");
+	group = json_string_value(g);
+	if (!*name)
+		srv_error_cause(err, "FieldValueRequired", fname,
+				"Required value");
 	if (!strcmp(kind, "ServiceAccount")) {
-		if (*name) {
-			snprintf(f, sizeof f, "subjects[%zu].name", i);
-			srv_name_causes(err, f, SRV_RULE_DNS_SUBDOMAIN, name);
-			snprintf(f, sizeof f, "subjects[%zu].apiGroup", i);
-		}
-		if (*group)
-			enum_cause_set(f, g, no_group, err);
+		if (*name)
+			srv_name_causes(err, fname, SRV_RULE_DNS_SUBDOMAIN,
+					name);
+		if (group && *group)
+			enum_cause_set(fgroup, g, no_group, err);
 		const char *ns =
 		    json_string_value(json_object_get(s, "namespace"));
-		if (!namespaced && (!ns || !*ns)) {
-			snprintf(f, sizeof f, "subjects[%zu].namespace", i);
-			srv_error_cause(err, "FieldValueRequired", f,
+		if (!namespaced && (!ns || !*ns))
+			srv_error_cause(err, "FieldValueRequired", fns,
 					"Required value");
-		}
-	} else if (!strcmp(kind, "User") || !strcmp(kind, "Group")) {
-		enum_cause_set(f, g, rbac_group, err);
+	} else if (user_or_group) {
+		enum_cause_set(fgroup, g, rbac_group, err);
 	} else {
-		snprintf(f, sizeof f, "subjects[%zu].kind", i);
-		enum_cause_set(f, json_object_get(s, "kind"), kinds, err);
+		enum_cause_set(fkind, json_object_get(s, "kind"), kinds, err);
 	}
-	json_decref(g);
 }
 
 /* RoleBinding and ClusterRoleBinding: SetDefaults_*, Validate*Binding and
@@ -2679,9 +2653,6 @@ static lp_err prep_binding(const struct srv_resource *r, json_t *obj,
 	const char *g = json_string_value(json_object_get(ref, "apiGroup"));
 	if (!g || !*g)
 		json_object_set_new(ref, "apiGroup", json_string(RBAC_GROUP));
-	json_t *gv = json_object_get(ref, "apiGroup");
-	if (!json_is_string(gv))
-		json_object_set_new(ref, "apiGroup", json_string(""));
 	enum_cause_set("roleRef.apiGroup", json_object_get(ref, "apiGroup"),
 		       rbac_group, err);
 	json_t *k = json_object_get(ref, "kind");
@@ -2694,7 +2665,7 @@ static lp_err prep_binding(const struct srv_resource *r, json_t *obj,
 		srv_error_cause(err, "FieldValueRequired", "roleRef.name",
 				"Required value");
 	else
-		path_segment_causes(err, "roleRef.name", name);
+		srv_path_segment_causes(err, "roleRef.name", name);
 	size_t i;
 	json_t *s;
 	json_array_foreach(json_object_get(obj, "subjects"), i, s)

@@ -294,6 +294,10 @@ void srv_invalid_causes(struct srv_error *err, const char *field,
 			const char *value, const char *const *msgs, int n);
 bool srv_name_causes(struct srv_error *err, const char *field,
 		     enum srv_name_rule rule, const char *s);
+/* kube's IsValidPathSegmentName (not "." or "..", no '/' or '%') as
+   srv_invalid_causes on field. */
+void srv_path_segment_causes(struct srv_error *err, const char *field,
+			     const char *name);
 
 /* kube's texts for those (apimachinery's validation.RegexError: the rule,
    examples, the regular expression). */

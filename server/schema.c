@@ -171,8 +171,7 @@ static void go_float(struct sb *b, double v)
 	sb_puts(b, t);
 }
 
-/* Go's %q of a string (strconv.Quote). */
-/* The n bytes at s as Go's %q quotes them. */
+/* Go's %q (strconv.Quote) of the n bytes at s. */
 static void go_quoten(struct sb *b, const char *s, size_t n)
 {
 	sb_putc(b, '"');
@@ -199,6 +198,7 @@ static void go_quoten(struct sb *b, const char *s, size_t n)
 	sb_putc(b, '"');
 }
 
+/* Go's %q of a C string. */
 static void go_quote(struct sb *b, const char *s)
 {
 	go_quoten(b, s, strlen(s));
@@ -1680,6 +1680,19 @@ static struct srv_goregex *goregex_new(const char *pat, bool find,
 	return NULL;
 }
 
+/* The n bytes at s as a new C string, each NUL in them as c; NULL: no
+   memory. */
+static char *nul_as(const char *s, size_t n, char c)
+{
+	char *o = malloc(n + 1);
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		o[i] = s[i] ? s[i] : c;
+	o[n] = '\0';
+	return o;
+}
+
 /* Is there a match of g (compiled for a search) anywhere in the n bytes
    at s (a NUL among them is a character as any other, as in Go)? In this
    thread's C.UTF-8 locale. A PCRE2 search that fails (out of memory, its
@@ -1696,12 +1709,9 @@ static bool goregex_search(const struct srv_goregex *g, const char *s, size_t n)
 		regmatch_t range = {.rm_so = 0, .rm_eo = (regoff_t)n};
 		if (!memchr(s, '\0', n))
 			return regexec(&g->re, s, 1, &range, REG_STARTEND) == 0;
-		char *c = malloc(n + 1);
+		char *c = nul_as(s, n, '\x01');
 		if (!c)
 			return true;
-		for (size_t i = 0; i < n; i++)
-			c[i] = s[i] ? s[i] : '\x01';
-		c[n] = '\0';
 		bool m = regexec(&g->re, c, 1, &range, REG_STARTEND) == 0;
 		free(c);
 		return m;
@@ -4461,26 +4471,6 @@ static bool dns1123_label(const char *s)
 
 /* One member of an embedded resource's metadata (v->path at metadata),
    checked by fn-like rules with kube's texts. */
-/* Does string x hold a NUL? */
-static bool has_nul(const json_t *x)
-{
-	return strlen(json_string_value(x)) != json_string_length(x);
-}
-
-/* String x as a new C string, each NUL in it as c; NULL: no memory. */
-static char *nul_as(const json_t *x, char c)
-{
-	size_t n = json_string_length(x);
-	const char *s = json_string_value(x);
-	char *o = malloc(n + 1);
-	if (!o)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		o[i] = s[i] ? s[i] : c;
-	o[n] = '\0';
-	return o;
-}
-
 static void meta_invalid(struct vctx *v, const char *member, const json_t *x,
 			 const char *msg)
 {
@@ -4516,12 +4506,13 @@ static void check_embedded_meta(struct vctx *v, const json_t *md)
 	for (size_t i = 0; i < 2; i++) {
 		const json_t *x = json_object_get(md, segs[i]);
 		const char *msg = NULL;
-		if (json_is_string(x) && !has_nul(x)) {
+		if (json_is_string(x) && !reg_json_has_nul(x)) {
 			msg = path_segment_msg(json_string_value(x), i);
 		} else if (json_is_string(x)) {
 			/* a path segment may hold a NUL: it is judged by
 			   its '/' and '%' alone, which a copy keeps */
-			char *c = nul_as(x, 'x');
+			char *c = nul_as(json_string_value(x),
+					 json_string_length(x), 'x');
 			if (!c) {
 				v->oom = true;
 				return;
@@ -4535,7 +4526,7 @@ static void check_embedded_meta(struct vctx *v, const json_t *md)
 	/* a NUL fails a DNS label, a label value and a qualified name */
 	const json_t *ns = json_object_get(md, "namespace");
 	if (json_is_string(ns) && *json_string_value(ns) &&
-	    (has_nul(ns) || !dns1123_label(json_string_value(ns))))
+	    (reg_json_has_nul(ns) || !dns1123_label(json_string_value(ns))))
 		meta_invalid(v, "namespace", ns,
 			     SRV_MSG_DNS_LABEL);
 	const char *k;
@@ -4544,7 +4535,8 @@ static void check_embedded_meta(struct vctx *v, const json_t *md)
 	{
 		meta_qname(v, "labels", k, k);
 		if (json_is_string(x) &&
-		    (has_nul(x) || !srv_is_label_value(json_string_value(x))))
+		    (reg_json_has_nul(x) ||
+		     !srv_is_label_value(json_string_value(x))))
 			meta_invalid(v, "labels", x, SRV_MSG_LABEL_VALUE);
 	}
 	json_object_foreach((json_t *)json_object_get(md, "annotations"), k, x)
@@ -4561,8 +4553,9 @@ static void check_embedded_meta(struct vctx *v, const json_t *md)
 	{
 		/* ValidateFinalizers names the list, not the item; a NUL
 		   is judged as another character a name may not hold */
-		if (json_is_string(x) && has_nul(x)) {
-			char *c = nul_as(x, '\x01');
+		if (json_is_string(x) && reg_json_has_nul(x)) {
+			char *c = nul_as(json_string_value(x),
+					 json_string_length(x), '\x01');
 			if (!c) {
 				v->oom = true;
 				return;
