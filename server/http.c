@@ -1119,7 +1119,6 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 				 const char *version, const char *upload_data,
 				 size_t *upload_size, void **con_cls)
 {
-	(void)version;
 	struct srv *s = cls;
 	struct srv_req *r = *con_cls;
 	if (!r) {
@@ -1131,7 +1130,11 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 			return MHD_NO;
 		srv_conns_handling(conn);
 		*r = (struct srv_req){
-		    .s = s, .conn = conn, .url = url, .method = method};
+		    .s = s,
+		    .conn = conn,
+		    .url = url,
+		    .method = method,
+		    .http11 = !strcmp(version, MHD_HTTP_VERSION_1_1)};
 		/* only writes read it (their deadline); GET and HEAD never
 		   write */
 		if (strcmp(method, "GET") && strcmp(method, "HEAD"))

@@ -141,6 +141,8 @@ struct srv_req {
 		SRV_GZIP_OPENAPI_V2,
 	} gzip;
 	bool gzipped;
+	bool http11;		/* HTTP/1.1: a stream of unknown length goes
+				   chunked (watch.c's direct delivery) */
 	bool write_hooked;	/* the handler did the after_write work itself
 				   (a CRD create or update: srv_crd_create,
 				   srv_crd_update) */

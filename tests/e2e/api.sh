@@ -816,6 +816,77 @@ for w in ws:
     w.close()
 PY
 
+# Direct delivery (server/watch.c invariant 7): over plain HTTP/1.1 a
+# sleeping watch's events are written by a push thread, not libmicrohttpd.
+# A slow reader makes the socket take part of a chunk (the rest waits as
+# the stream's tail); every event must still come whole, in order and in
+# valid chunked framing, the stream must end with its last chunk when its
+# timeoutSeconds pass, and the connection must serve its next request.
+check "a plain HTTP server writes watch events from its push thread" \
+	grep -qx watch-push /proc/"$SERVER_PID"/task/*/comm
+check "a slow reader gets large events whole and in order, in valid chunks, then the stream ends and the connection goes on" python3 - "$URL" <<'PY'
+import json, socket, sys, threading, time, urllib.request
+url = sys.argv[1]
+host, port = url[len("http://"):].rsplit(":", 1)
+def call(method, path, body):
+    r = urllib.request.Request(url + path, data=json.dumps(body).encode(),
+                               method=method, headers={"Content-Type": "application/json"})
+    return json.load(urllib.request.urlopen(r))
+call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "slow"}})
+c = "/api/v1/namespaces/slow/configmaps"
+rv = json.load(urllib.request.urlopen(url + c))["metadata"]["resourceVersion"]
+s = socket.create_connection((host, int(port)))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+s.sendall(("GET %s?watch=1&timeoutSeconds=4&resourceVersion=%s HTTP/1.1\r\nHost: x\r\n\r\n" % (c, rv)).encode())
+buf = b""
+def need(n):
+    global buf
+    while len(buf) < n:
+        d = s.recv(16384)
+        assert d, "connection closed early"
+        buf += d
+        time.sleep(0.002)  # a slow reader
+def line():
+    global buf
+    while b"\r\n" not in buf:
+        need(len(buf) + 1)
+    l, buf = buf.split(b"\r\n", 1)
+    return l
+assert line().startswith(b"HTTP/1.1 200"), "status"
+hdrs = []
+while True:
+    l = line()
+    if not l:
+        break
+    hdrs.append(l.lower())
+assert b"transfer-encoding: chunked" in hdrs, hdrs
+n, sizes = 10, [200000 + 9973 * i for i in range(10)]
+def writes():
+    time.sleep(0.3)
+    for i in range(n):
+        call("POST", c, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "s%02d" % i},
+                         "data": {"a": chr(97 + i) * sizes[i]}})
+t = threading.Thread(target=writes)
+t.start()
+body = b""
+while True:
+    size = int(line(), 16)
+    need(size + 2)
+    chunk, buf = buf[:size], buf[size:]
+    assert buf[:2] == b"\r\n", "chunk not ended by CRLF"
+    buf = buf[2:]
+    if size == 0:
+        break
+    body += chunk
+t.join()
+evs = [json.loads(l) for l in body.split(b"\n") if l]
+assert [e["object"]["metadata"]["name"] for e in evs] == ["s%02d" % i for i in range(n)], [e["type"] for e in evs]
+for i, e in enumerate(evs):
+    assert e["type"] == "ADDED" and e["object"]["data"]["a"] == chr(97 + i) * sizes[i], i
+s.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+assert line().startswith(b"HTTP/1.1 200"), "the next request on the connection"
+PY
+
 # timeoutSeconds is read as Go's strconv.ParseInt; any int64 is good, and a
 # huge one means no deadline (it used to overflow: signed overflow, on which
 # the UBSan build's server aborted).
@@ -2593,16 +2664,11 @@ check "/openapi/v3 documents are never gzipped" hdr_lacks Content-Encoding
 req DELETE /api/v1/namespaces/gz
 # a watch whose client stopped reading: libmicrohttpd waits for its socket
 # and never calls the stream again, so it cannot end the ordinary way; a
-# stopping server cuts it (it waited the whole 5 s of its shutdown loop)
-python3 - "${URL#http://}" >"$WORK/stall.out" 2>&1 <<'PY' &
-import socket, sys, time
-host, port = sys.argv[1].rsplit(":", 1)
-s = socket.create_connection((host, int(port)))
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-s.sendall(b"GET /api/v1/namespaces/default/configmaps?watch=1 HTTP/1.1\r\nHost: x\r\n\r\n")
-time.sleep(120)  # and never reads
-PY
-STALL_PID=$!
+# stopping server cuts it (it waited the whole 5 s of its shutdown loop).
+# With direct delivery the push thread holds what the socket did not take;
+# at the stop it ends the stream if the socket takes the rest, and cuts it
+# if not. So twice: as served (either way, it stops cleanly), and with
+# LAPIS_DIRECT_WATCH=0 (libmicrohttpd alone: the cut).
 python3 -c 'import json; print(json.dumps({"metadata": {"generateName": "big-"}, "data": {"x": "y" * 400000}}))' >"$WORK/big.json"
 big_writes() {
 	local i
@@ -2611,7 +2677,33 @@ big_writes() {
 			--data-binary @"$WORK/big.json" "$URL/api/v1/namespaces/default/configmaps"
 	done | sort | uniq -c | tr -s ' \n' ' '
 }
+stall_watch() {
+	python3 - "${URL#http://}" >"$WORK/stall.out" 2>&1 <<'PY' &
+import socket, sys, time
+host, port = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((host, int(port)))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.sendall(b"GET /api/v1/namespaces/default/configmaps?watch=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+time.sleep(120)  # and never reads
+PY
+	STALL_PID=$!
+}
+stall_watch
 check "20 writes of 400 KB for a watch that does not read" [ "$(big_writes)" == " 20 201 " ]
+stop_server
+kill "$STALL_PID" 2>/dev/null
+wait "$STALL_PID" 2>/dev/null
+check "... and it stops cleanly" exited_zero
+# its own data directory and log: the watch starts as the first one did
+nodirect_server() {
+	LAPIS_DIRECT_WATCH=0 serve_lapis nodirect "$WORK/nodirect" --insecure-http
+	[[ -n $URL ]]
+}
+check "a server without direct delivery (LAPIS_DIRECT_WATCH=0) starts" nodirect_server
+check "... with no push thread" \
+	bash -c "[ -d /proc/$SERVER_PID/task ] && ! grep -qx watch-push /proc/$SERVER_PID/task/*/comm"
+stall_watch
+check "... 20 writes of 400 KB for a watch that does not read" [ "$(big_writes)" == " 20 201 " ]
 stop_server
 kill "$STALL_PID" 2>/dev/null
 wait "$STALL_PID" 2>/dev/null
