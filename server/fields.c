@@ -1577,6 +1577,7 @@ void srv_builtin_omitempty(const char *kind, const char *api_version,
 #define INTORSTR_NAME "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 #define TIME_NAME "io.k8s.apimachinery.pkg.apis.meta.v1.Time"
 #define MICROTIME_NAME "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"
+#define FIELDSV1_NAME "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1"
 
 static bool add_msg_schema(const struct pb_msg *m, json_t *schemas);
 
@@ -1695,7 +1696,21 @@ static json_t *value_schema(const struct pb_field *f, json_t *schemas)
 			return NULL;
 		return ref_to(INTORSTR_NAME);
 	case PB_FIELDSV1:
-		return json_pack("{s:s}", "type", "object");
+		/* named, as kube's meta/v1 FieldsV1, so kubectl explain
+		   names it <FieldsV1> */
+		if (!json_object_get(schemas, FIELDSV1_NAME) &&
+		    json_object_set_new(
+			schemas, FIELDSV1_NAME,
+			json_pack("{s:s,s:s}", "description",
+				  "FieldsV1 is the set of fields a manager "
+				  "owns, as a JSON tree: \"f:<name>\" for a "
+				  "field, \"k:<keys>\" and \"v:<value>\" "
+				  "for list items, \"i:<index>\" for an item "
+				  "by position, and \".\" for the node "
+				  "itself.",
+				  "type", "object")))
+			return NULL;
+		return ref_to(FIELDSV1_NAME);
 	case PB_MAP_STRING:
 		return json_pack("{s:s,s:{s:s,s:s}}", "type", "object",
 				 "additionalProperties", "type", "string",

@@ -206,6 +206,8 @@ YAML
 	expect_rc 0 "$kv: explain secret" "$K" explain secret
 	check "$kv: ... lists stringData" out_has 'stringData'
 	expect_rc 0 "$kv: explain namespace.metadata.labels" "$K" explain namespace.metadata.labels
+	expect_rc 0 "$kv: explain configmap.metadata.managedFields" "$K" explain configmap.metadata.managedFields
+	check "$kv: ... names fieldsV1 by its type, as kube's named meta/v1 FieldsV1 makes kubectl print it" out_has 'fieldsV1.*<FieldsV1>'
 done
 
 K=${KUBECTLS[0]}
