@@ -62,6 +62,12 @@
  *     every byte goes through MHD's GnuTLS session, and an HTTP/1.0
  *     client's stream is not chunked: both keep the plain path.
  *     LAPIS_DIRECT_WATCH=0 turns it off.
+ *  8. The initial state (resourceVersion unset or 0, sendInitialEvents)
+ *     goes out in chunks, as a list is read (registry/store.c): the first
+ *     at the snapshot the watch starts from, the rest at that revision,
+ *     pinned against compaction, each read only once the one before is
+ *     out (invariant 5), so a stream holds one chunk of it, not the whole
+ *     collection (30 such watches of a 184 MB store held 5.5 GB before).
  *  5. An unfiltered watcher copies a shared frame straight into MHD's
  *     buffer (ws->cur), never into its own: the reader takes the next event
  *     only when nothing is pending, so output stays in order. ws->buf holds
@@ -160,6 +166,16 @@ struct wstream {
 	size_t tail_len, tail_off;
 	_Atomic int64_t tail_since; /* when the tail began (ms); 0: none */
 	int64_t stall_ms;	    /* a tail older than this is cut */
+	/* the initial state still to send (invariant 8): read in chunks at
+	   init_rev, pinned, from init_from (NULL: the prefix's start) */
+	bool init;
+	bool init_bookmark; /* then the initial-events-end bookmark */
+	int64_t init_rev;
+	eng_pin *init_pin;
+	char *init_from;
+	size_t init_from_len, init_from_cap;
+	char *prefix; /* the watch's key prefix */
+	size_t prefix_len;
 };
 
 /* A thread that writes the events of direct streams (invariant 7). */
@@ -210,6 +226,9 @@ static void ws_unref(struct wstream *ws)
 	free(ws->name);
 	free(ws->buf);
 	free(ws->tail);
+	free(ws->init_from);
+	free(ws->prefix);
+	eng_unpin(ws->init_pin);
 	eng_event_unref(ws->cur);
 	pthread_mutex_destroy(&ws->mu);
 	free(ws);
@@ -591,6 +610,102 @@ static size_t drain(struct wstream *ws, char *dst, size_t max)
 	return got;
 }
 
+/* ------------------------------------------------------------ initial */
+
+/* A chunk of the initial state ends once this much output is framed, or
+   this many records were looked at (a selector may skip most of them). */
+#define INIT_CHUNK_BYTES (256u * 1024)
+#define INIT_CHUNK_RECORDS 500u
+
+struct initial {
+	struct wstream *ws;
+	bool ok;
+	bool stopped; /* records remain: the next chunk starts at init_from */
+	size_t seen;
+};
+
+/* init_from = key, plus a NUL when the next chunk starts after it. */
+static bool init_from_set(struct wstream *ws, const void *key, size_t n,
+			  bool after)
+{
+	size_t need = n + 1;
+	if (need > ws->init_from_cap) {
+		char *p = realloc(ws->init_from, need);
+		if (!p)
+			return false;
+		ws->init_from = p;
+		ws->init_from_cap = need;
+	}
+	memcpy(ws->init_from, key, n);
+	ws->init_from[n] = 0;
+	ws->init_from_len = n + (after ? 1 : 0);
+	return true;
+}
+
+static enum eng_take initial_cb(void *ud, const struct eng_record *rec)
+{
+	struct initial *in = ud;
+	struct wstream *ws = in->ws;
+	if (ws->len - ws->off >= INIT_CHUNK_BYTES ||
+	    in->seen >= INIT_CHUNK_RECORDS) {
+		in->stopped = true; /* this record starts the next chunk */
+		if (!init_from_set(ws, rec->key, rec->key_len, false))
+			in->ok = false;
+		return ENG_STOP;
+	}
+	in->seen++;
+	if (!init_from_set(ws, rec->key, rec->key_len, true)) {
+		in->ok = false;
+		return ENG_STOP;
+	}
+	if (ws->filtered && !matches(ws, rec->value, rec->value_len))
+		return ENG_SKIP;
+	if (!frame(ws, "ADDED", rec->value, rec->value_len))
+		in->ok = false;
+	return ENG_TAKE;
+}
+
+/* The next chunk of the initial state into ws's output (invariant 8): at
+   init_rev, or for the first at the latest revision, which becomes
+   init_rev. Once it is all out: the pin goes and, when asked for, the
+   initial-events-end bookmark follows. */
+static lp_err initial_chunk(struct wstream *ws)
+{
+	eng *e = srv_engine(ws->s);
+	eng_rd *rd;
+	lp_err rc = eng_rd_begin(e, &rd);
+	if (rc)
+		return rc;
+	struct initial in = {.ws = ws, .ok = true};
+	struct eng_range_req q = {.prefix = ws->prefix,
+				  .prefix_len = ws->prefix_len,
+				  .from = ws->init_from,
+				  .from_len = ws->init_from_len,
+				  .at_rev = ws->init_rev};
+	struct eng_range_res rr;
+	rc = eng_range(rd, &q, initial_cb, &in, &rr);
+	eng_rd_end(rd);
+	if (!rc && !in.ok)
+		rc = LP_E_NOMEM;
+	if (!rc && !ws->init_rev) {
+		ws->init_rev = rr.rev;
+		if (in.stopped && eng_pin_rev(e, rr.rev, &ws->init_pin))
+			ws->init_pin =
+			    NULL; /* a later chunk may find it gone */
+	}
+	ws->init = !rc && in.stopped;
+	if (!ws->init) {
+		eng_unpin(ws->init_pin);
+		ws->init_pin = NULL;
+		free(ws->init_from);
+		ws->init_from = NULL;
+		ws->init_from_len = ws->init_from_cap = 0;
+		if (!rc && ws->init_bookmark)
+			emit_bookmark(ws, ws->init_rev, true);
+	}
+	return rc;
+}
+
 /* One step of a stream's output: end it, or take its next event or
    bookmark into its pending output. false: nothing is ready (the engine's
    ready callback is armed). Only while nothing is pending (invariant 5);
@@ -611,6 +726,16 @@ static bool step(struct wstream *ws)
 		ws->teardowns = atomic_load(&srv_crd_teardowns);
 		if (!atomic_load(&ws->end_at) && !srv_cr_current(ws->res))
 			atomic_store(&ws->end_at, eng_rev(srv_engine(ws->s)));
+	}
+	if (ws->init) { /* invariant 8 */
+		lp_err irc = initial_chunk(ws);
+		if (irc == LP_E_COMPACTED)
+			emit_error(ws, 410, "Expired",
+				   "The resourceVersion for the provided watch "
+				   "is too old.");
+		else if (irc)
+			ws->ended = true;
+		return true;
 	}
 	eng_event *ev;
 	lp_err rc = eng_watch_next(ws->w, &ev);
@@ -811,8 +936,12 @@ static enum sent flush_tail(struct wstream *ws)
 	if (n < 0)
 		return send_again() ? SENT_NONE : SENT_ERR;
 	ws->tail_off += (size_t)n;
-	if (ws->tail_off < ws->tail_len)
+	if (ws->tail_off < ws->tail_len) {
+		/* a client that reads, however slowly, is not stalled */
+		if (n > 0)
+			atomic_store(&ws->tail_since, lp_mono_ms());
 		return SENT_PART;
+	}
 	free(ws->tail);
 	ws->tail = NULL;
 	ws->tail_len = ws->tail_off = 0;
@@ -860,8 +989,9 @@ static void deliver(struct wstream *ws)
 		if (r == SENT_ERR)
 			goto lost;
 		if (r != SENT_ALL) {
-			/* a client that reads nothing for this long is cut,
-			   as MHD times out a stalled connection */
+			/* a client that has read nothing of the tail for
+			   this long is cut, as MHD times out a stalled
+			   connection */
 			if (lp_mono_ms() - atomic_load(&ws->tail_since) >=
 				ws->stall_ms ||
 			    !arm(ws))
@@ -1288,23 +1418,6 @@ void srv_watch_free(struct srv *s)
 
 /* ------------------------------------------------------------ start */
 
-/* Initial ADDED events: the current state at one snapshot. */
-struct initial {
-	struct wstream *ws;
-	bool ok;
-};
-
-static enum eng_take initial_cb(void *ud, const struct eng_record *rec)
-{
-	struct initial *in = ud;
-	struct wstream *ws = in->ws;
-	if (ws->filtered && !matches(ws, rec->value, rec->value_len))
-		return ENG_SKIP;
-	if (!frame(ws, "ADDED", rec->value, rec->value_len))
-		in->ok = false;
-	return ENG_TAKE;
-}
-
 void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	       const char *ns, const char *name)
 {
@@ -1431,27 +1544,25 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 		initial = false;
 		from = eng_rev(e);
 	}
+	ws->prefix = malloc(prefix.len ? prefix.len : 1);
+	if (!ws->prefix) {
+		ws_unref(ws);
+		srv_reply_fail(r, LP_E_NOMEM, "out of memory");
+		return;
+	}
+	memcpy(ws->prefix, prefix.bytes, prefix.len);
+	ws->prefix_len = prefix.len;
 	if (initial) {
-		eng_rd *rd;
-		lp_err rc = eng_rd_begin(e, &rd);
-		if (!rc) {
-			struct initial in = {.ws = ws, .ok = true};
-			struct eng_range_req q = {.prefix = prefix.bytes,
-						  .prefix_len = prefix.len};
-			struct eng_range_res rr;
-			rc = eng_range(rd, &q, initial_cb, &in, &rr);
-			from = rr.rev;
-			eng_rd_end(rd);
-			if (!rc && !in.ok)
-				rc = LP_E_NOMEM;
-		}
+		/* the first chunk now: its snapshot is where the watch starts
+		   (invariant 8) */
+		ws->init_bookmark = send_initial && ws->bookmarks;
+		lp_err rc = initial_chunk(ws);
 		if (rc) {
 			ws_unref(ws);
 			srv_reply_fail(r, rc, "Internal error occurred: %s", lp_strerror(rc));
 			return;
 		}
-		if (send_initial && ws->bookmarks)
-			emit_bookmark(ws, from, true);
+		from = ws->init_rev;
 	}
 	lp_err rc = failed ? LP_OK
 			   : eng_watch_open(e, prefix.bytes, prefix.len, from,
