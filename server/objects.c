@@ -6944,6 +6944,38 @@ lp_err srv_bootstrap_kubernetes_service(eng *e, const char *cidr,
 	return rc ? rc : rc2;
 }
 
+/* kube-apiserver's legacy token tracking controller: the ConfigMap
+   kube-system/kube-apiserver-legacy-service-account-token-tracking, its
+   "since" the UTC date it was made ("2006-01-02"), made again when it is
+   gone (pkg/controlplane/controller/legacytokentracking). */
+static lp_err bootstrap_token_tracking(eng *e)
+{
+	static const char name[] =
+	    "kube-apiserver-legacy-service-account-token-tracking";
+	const struct srv_resource *res =
+	    srv_resource_find("", "v1", "configmaps");
+	struct reg_key k;
+	reg_object_key("", "configmaps", "kube-system", name, &k);
+	struct reg_obj c = {0};
+	if (reg_get(e, &k, &c) == LP_OK) {
+		reg_obj_free(&c);
+		return LP_OK;
+	}
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	char day[16];
+	strftime(day, sizeof day, "%Y-%m-%d", &tm);
+	json_t *obj =
+	    json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s}}", "kind", "ConfigMap",
+		      "apiVersion", "v1", "metadata", "name", name, "namespace",
+		      "kube-system", "data", "since", day);
+	stamp_new(json_object_get(obj, "metadata"));
+	track_bootstrap("configmaps", obj);
+	lp_err rc = put_new(e, res, &k, obj);
+	return rc == LP_E_EXISTS ? LP_OK : rc;
+}
+
 lp_err srv_bootstrap(eng *e)
 {
 	static const char *const names[] = {"default", "kube-system",
@@ -6973,5 +7005,5 @@ lp_err srv_bootstrap(eng *e)
 		if (rc && rc != LP_E_EXISTS)
 			return rc;
 	}
-	return LP_OK;
+	return bootstrap_token_tracking(e);
 }

@@ -161,6 +161,14 @@ for p in /api /apis /api/v1 /apis/coordination.k8s.io /apis/coordination.k8s.io/
 done
 req GET /api/v1/namespaces/default
 check "namespace default exists at first start" code_is 200
+req GET /api/v1/namespaces/kube-system/configmaps/kube-apiserver-legacy-service-account-token-tracking
+check "kube-apiserver's legacy token tracking ConfigMap exists, since the UTC day it was made" python3 -c "
+import datetime, json
+d = json.load(open('$WORK/body'))
+today = datetime.datetime.now(datetime.timezone.utc).date()
+assert d['data']['since'] in (str(today), str(today - datetime.timedelta(days=1))), d['data']
+assert d['metadata']['managedFields'][0]['manager'] == 'kube-apiserver', d['metadata']"
+
 req GET /api/v1/namespaces/default/services/kubernetes
 check "kube-apiserver's own Service default/kubernetes exists, at the range's first IP" code_has 200 '"labels":{"component":"apiserver","provider":"kubernetes"}' '"clusterIP":"10.96.0.1"' "\"ports\":[{\"name\":\"https\",\"protocol\":\"TCP\",\"port\":443,\"targetPort\":${URL##*:}}]"
 req GET /api/v1/namespaces/default/endpoints/kubernetes

@@ -473,6 +473,11 @@ nsuid0=$(jfield "$NSL" "d['metadata']['uid']")
 curl -sS -o /dev/null -X DELETE "$NSL"
 check "a deleted kube-node-lease is finalized by the namespace controller and made again" \
 	until_is "$NSL" "d['status']['phase'] + (' new' if d['metadata']['uid'] != '$nsuid0' else ' old')" "Active new"
+LTT=$BURL/api/v1/namespaces/kube-system/configmaps/kube-apiserver-legacy-service-account-token-tracking
+ltuid0=$(jfield "$LTT" "d['metadata']['uid']")
+curl -sS -o /dev/null -X DELETE "$LTT"
+check "a deleted legacy token tracking ConfigMap is made again (kube's controller)" \
+	until_is "$LTT" "str(len(d['data']['since'])) + (' new' if d['metadata']['uid'] != '$ltuid0' else ' old')" "10 new"
 curl -sS -o "$WORK/boot-del" -w '%{http_code}' -X DELETE "$BURL/api/v1/namespaces/kube-public" >"$WORK/boot-code"
 check "kube-public may not be deleted (403)" grep -qx 403 "$WORK/boot-code"
 stop_server TERM
