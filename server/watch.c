@@ -40,6 +40,12 @@
  *     the server stops, nothing is probed and every stream ends the
  *     ordinary way (srv_watch_shutdown), or is cut when its client has
  *     stopped reading (ws_cut).
+ *  5. An unfiltered watcher copies a shared frame straight into MHD's
+ *     buffer (ws->cur), never into its own: the reader takes the next event
+ *     only when nothing is pending, so output stays in order. ws->buf holds
+ *     what is framed per watcher (initial events, filtered events,
+ *     bookmarks, errors) and is freed when the stream suspends: an idle
+ *     watcher holds no output buffer.
  *  7. Direct delivery. Over plain HTTP/1.1 a watch's events bypass
  *     libmicrohttpd once the stream sleeps: a pusher thread writes each
  *     as one chunk ("<hex size>\r\n<bytes>\r\n") to the socket itself,
@@ -68,12 +74,6 @@
  *     pinned against compaction, each read only once the one before is
  *     out (invariant 5), so a stream holds one chunk of it, not the whole
  *     collection (30 such watches of a 184 MB store held 5.5 GB before).
- *  5. An unfiltered watcher copies a shared frame straight into MHD's
- *     buffer (ws->cur), never into its own: the reader takes the next event
- *     only when nothing is pending, so output stays in order. ws->buf holds
- *     what is framed per watcher (initial events, filtered events,
- *     bookmarks, errors) and is freed when the stream suspends: an idle
- *     watcher holds no output buffer.
  */
 #include <errno.h>
 #include <poll.h>
@@ -164,8 +164,9 @@ struct wstream {
 	   stream goes back to MHD only once it is out */
 	char *tail;
 	size_t tail_len, tail_off;
-	_Atomic int64_t tail_since; /* when the tail began (ms); 0: none */
-	int64_t stall_ms;	    /* a tail older than this is cut */
+	/* when the tail began or last went out in part (ms); 0: none */
+	_Atomic int64_t tail_since;
+	int64_t stall_ms; /* a tail that long without progress is cut */
 	/* the initial state still to send (invariant 8): read in chunks at
 	   init_rev, pinned, from init_from (NULL: the prefix's start) */
 	bool init;
