@@ -74,6 +74,11 @@
  *     pinned against compaction, each read only once the one before is
  *     out (invariant 5), so a stream holds one chunk of it, not the whole
  *     collection (30 such watches of a 184 MB store held 5.5 GB before).
+ *  9. sendInitialEvents from a revision the store has not reached waits
+ *     for it in the stream, not in the request's handler: a watcher of
+ *     every key wakes the stream at each commit, the ticker at the 3 s
+ *     limit. Waiting in the handler held its libmicrohttpd thread, and
+ *     every request of the connections on that thread, for up to 3 s.
  */
 #include <errno.h>
 #include <poll.h>
@@ -177,6 +182,13 @@ struct wstream {
 	size_t init_from_len, init_from_cap;
 	char *prefix; /* the watch's key prefix */
 	size_t prefix_len;
+	/* sendInitialEvents from a revision not reached yet (invariant 9):
+	   the revision, and a watcher of every key that wakes the stream at
+	   each commit until the store reaches it or wait_until passes */
+	int64_t wait_rev;
+	_Atomic int64_t wait_until; /* ms; 0: not waiting (the ticker reads
+				       it) */
+	eng_watch *waitw;
 };
 
 /* A thread that writes the events of direct streams (invariant 7). */
@@ -707,6 +719,76 @@ static lp_err initial_chunk(struct wstream *ws)
 	return rc;
 }
 
+/* ------------------------------------------------------------ waiting */
+
+/* kube's cacher for a watch-list from a revision it did not reach in
+   time: 200 and one ERROR event, TooLargeResourceVersionError (its cause
+   and a retry after 1 s). Ends the stream. */
+static void emit_too_large(struct wstream *ws, int64_t rev, int64_t cur)
+{
+	struct srv_error err;
+	srv_error_clear(&err);
+	srv_error_cause(&err, "ResourceVersionTooLarge", "",
+			"Too large resource version");
+	srv_error_set(
+	    &err, LP_E_FUTURE,
+	    "Timeout: Too large resource version: %lld, current: %lld",
+	    (long long)rev, (long long)cur);
+	emit_status(ws, srv_status_failure(&err, NULL, 1));
+}
+
+/* Open the stream's watcher from rev. LP_E_COMPACTED: a 410 is framed
+   and the stream ends. */
+static lp_err open_changes(struct wstream *ws, int64_t rev)
+{
+	eng *e = srv_engine(ws->s);
+	lp_err rc = eng_watch_open(e, ws->prefix, ws->prefix_len, rev, on_ready,
+				   ws, &ws->w);
+	if (rc == LP_E_COMPACTED) {
+		char msg[128];
+		snprintf(msg, sizeof msg,
+			 "too old resource version: %lld (%lld)",
+			 (long long)rev, (long long)eng_compacted(e));
+		emit_error(ws, 410, "Expired", msg);
+	}
+	return rc;
+}
+
+/* Invariant 9: one look at a stream that waits for wait_rev. */
+static bool wait_step(struct wstream *ws)
+{
+	eng *e = srv_engine(ws->s);
+	int64_t cur = eng_rev(e);
+	if (cur < ws->wait_rev && lp_mono_ms() < atomic_load(&ws->wait_until)) {
+		/* take what woke it, so its ready callback is armed again */
+		eng_event *ev;
+		while (!eng_watch_next(ws->waitw, &ev))
+			eng_event_unref(ev);
+		if (eng_rev(e) < ws->wait_rev)
+			return false;
+		cur = eng_rev(e);
+	}
+	eng_watch_close(ws->waitw);
+	ws->waitw = NULL;
+	atomic_store(&ws->wait_until, 0);
+	int64_t want = ws->wait_rev;
+	ws->wait_rev = 0;
+	if (cur < want) {
+		emit_too_large(ws, want, cur);
+		return true;
+	}
+	/* reached: the state at the latest snapshot, then the changes */
+	lp_err rc = initial_chunk(ws);
+	if (rc) {
+		ws->ended = true;
+		return true;
+	}
+	rc = open_changes(ws, ws->init_rev);
+	if (rc && rc != LP_E_COMPACTED)
+		ws->ended = true;
+	return true;
+}
+
 /* One step of a stream's output: end it, or take its next event or
    bookmark into its pending output. false: nothing is ready (the engine's
    ready callback is armed). Only while nothing is pending (invariant 5);
@@ -728,6 +810,8 @@ static bool step(struct wstream *ws)
 		if (!atomic_load(&ws->end_at) && !srv_cr_current(ws->res))
 			atomic_store(&ws->end_at, eng_rev(srv_engine(ws->s)));
 	}
+	if (ws->wait_rev) /* invariant 9 */
+		return wait_step(ws);
 	if (ws->init) { /* invariant 8 */
 		lp_err irc = initial_chunk(ws);
 		if (irc == LP_E_COMPACTED)
@@ -1166,6 +1250,8 @@ static void stream_free(void *state)
 	pthread_mutex_unlock(&ws->mu);
 	eng_watch_close(ws->w); /* no ready() after this */
 	ws->w = NULL;
+	eng_watch_close(ws->waitw);
+	ws->waitw = NULL;
 	atomic_store(&ws->dead, 1);
 	struct wticker *t = *srv_watch_slot(ws->s);
 	if (t)
@@ -1189,6 +1275,9 @@ static int64_t ws_due(struct wstream *ws)
 	int64_t ts = atomic_load(&ws->tail_since); /* a stalled tail */
 	if (ts && ts + ws->stall_ms < at)
 		at = ts + ws->stall_ms;
+	int64_t wu = atomic_load(&ws->wait_until); /* invariant 9 */
+	if (wu && wu < at)
+		at = wu;
 	return at;
 }
 
@@ -1511,7 +1600,7 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 		return;
 	}
 	int64_t from = 0;
-	bool initial = false, failed = false;
+	bool initial = false;
 	/* any zero ("00" too) is kube's ParseResourceVersion's 0: the
 	   current state first */
 	bool zero = !o.rv || o.rvn == 0;
@@ -1520,21 +1609,13 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	} else {
 		from = o.rvn > INT64_MAX ? INT64_MAX : (int64_t)o.rvn;
 		if (send_initial) {
-			if (eng_wait_rev(e, from, 3000)) {
-				/* kube's cacher answers with an error watcher:
-				   200 and one ERROR event */
-				srv_error_clear(&err);
-				srv_error_cause(&err, "ResourceVersionTooLarge",
-						"", "Too large resource version");
-				srv_error_set(&err, LP_E_FUTURE,
-					      "Timeout: Too large resource version: %lld, current: %lld",
-					      (long long)from, (long long)eng_rev(e));
-				/* kube's TooLargeResourceVersionError: the
-				   cause and a retry after 1 s */
-				emit_status(ws, srv_status_failure(&err, NULL, 1));
-				failed = true;
+			/* invariant 9: not reached yet, the stream waits */
+			if (from > eng_rev(e)) {
+				ws->wait_rev = from;
+				atomic_store(&ws->wait_until,
+					     lp_mono_ms() + 3000);
 			}
-			initial = !failed;
+			initial = !ws->wait_rev;
 		}
 	}
 	if (send_initial && !o.rv)
@@ -1565,22 +1646,29 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 		}
 		from = ws->init_rev;
 	}
-	lp_err rc = failed ? LP_OK
-			   : eng_watch_open(e, prefix.bytes, prefix.len, from,
-					    on_ready, ws, &ws->w);
-	if (rc == LP_E_COMPACTED) {
-		char msg[128];
-		snprintf(msg, sizeof msg, "too old resource version: %lld (%lld)",
-			 (long long)from, (long long)eng_compacted(e));
-		emit_error(ws, 410, "Expired", msg);
-	} else if (rc) {
-		ws_unref(ws);
-		srv_reply_fail(r, rc, "Internal error occurred: %s", lp_strerror(rc));
-		return;
+	ws->init_bookmark = send_initial && ws->bookmarks;
+	if (ws->wait_rev) {
+		/* woken at each commit (invariant 9) */
+		lp_err rc = eng_watch_open(e, NULL, 0, eng_rev(e), on_ready, ws,
+					   &ws->waitw);
+		if (rc) {
+			ws_unref(ws);
+			srv_reply_fail(r, rc, "Internal error occurred: %s",
+				       lp_strerror(rc));
+			return;
+		}
+	} else {
+		lp_err rc = open_changes(ws, from);
+		if (rc && rc != LP_E_COMPACTED) {
+			ws_unref(ws);
+			srv_reply_fail(r, rc, "Internal error occurred: %s",
+				       lp_strerror(rc));
+			return;
+		}
 	}
 	/* register with the ticker (its own reference) */
 	struct wticker *t = *srv_watch_slot(r->s);
-	if (t && ws->w) {
+	if (t && (ws->w || ws->waitw)) {
 		atomic_fetch_add(&ws->refs, 1);
 		pthread_mutex_lock(&t->mu);
 		ws->tk_next = t->list;

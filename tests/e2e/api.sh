@@ -763,6 +763,67 @@ curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents
 check "sendInitialEvents=false without a resourceVersion starts from now: a stream (its bookmark), no ADDED" bash -c "grep -q '\"type\":\"BOOKMARK\"' '$WORK/watchf' && ! grep -q '\"type\":\"ADDED\"' '$WORK/watchf'"
 CODE=$(curl -sS -N -o "$WORK/body" -w '%{http_code}' "$URL/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=99999999&timeoutSeconds=10")
 check "sendInitialEvents from a revision not yet reached: 200 and one ERROR event, kube's error watcher" code_has 200 '"type":"ERROR"' '"code":504' 'Timeout: Too large resource version: 99999999, current: ' '"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}],"retryAfterSeconds":1'
+# Such a watch waits in its stream (server/watch.c invariant 9), not in
+# its request's handler: eight of them at once, more than the server's
+# threads, leave a GET answering while they all still wait (the handler's
+# wait held its thread and every connection on it for the 3 s); and one
+# whose revision arrives in time gets the state at it, then its bookmark.
+check "watches waiting for a revision not yet reached hold no server thread: a GET answers while eight wait" python3 - "$URL" <<'PY'
+import http.client, json, socket, sys, threading, time
+url = sys.argv[1]
+host, port = url[len("http://"):].rsplit(":", 1)
+c = http.client.HTTPConnection(host, int(port))
+c.request("GET", "/api/v1/namespaces/default/configmaps?limit=1")
+rv = int(json.loads(c.getresponse().read())["metadata"]["resourceVersion"])
+ends = []
+def waiter():
+    s = socket.create_connection((host, int(port)))
+    s.sendall(("GET /api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=%d HTTP/1.1\r\nHost: x\r\n\r\n" % (rv + 100000)).encode())
+    b = b""
+    while b"ERROR" not in b:
+        d = s.recv(65536)
+        if not d:
+            break
+        b += d
+    ends.append(b"ResourceVersionTooLarge" in b)
+ts = [threading.Thread(target=waiter) for _ in range(8)]
+for t in ts:
+    t.start()
+time.sleep(0.5)  # all eight are in the server
+g = http.client.HTTPConnection(host, int(port))
+g.request("GET", "/readyz")
+assert g.getresponse().read() == b"ok"
+assert ends == [], "a GET waited for a watch's wait to end"
+for t in ts:
+    t.join()
+assert ends == [True] * 8, ends
+PY
+check "... and one whose revision arrives in time gets the state at it, then the initial-events-end bookmark" python3 - "$URL" <<'PY'
+import http.client, json, sys, threading, time, urllib.request
+url = sys.argv[1]
+host, port = url[len("http://"):].rsplit(":", 1)
+c = http.client.HTTPConnection(host, int(port))
+c.request("GET", "/api/v1/namespaces/default/configmaps?limit=1")
+rv = int(json.loads(c.getresponse().read())["metadata"]["resourceVersion"])
+def write():  # while the watch waits (kube answers only after its wait)
+    time.sleep(0.3)
+    urllib.request.urlopen(urllib.request.Request(url + "/api/v1/namespaces/default/configmaps",
+        data=json.dumps({"metadata": {"name": "arrived-in-time"}}).encode(), headers={"Content-Type": "application/json"}))
+t = threading.Thread(target=write)
+t.start()
+w = urllib.request.urlopen(url + "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=5&resourceVersion=%d" % (rv + 1))
+t.join()
+names = []
+while True:
+    e = json.loads(w.readline())
+    if e["type"] == "BOOKMARK":
+        assert e["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"] == "true", e
+        assert int(e["object"]["metadata"]["resourceVersion"]) >= rv + 1, e
+        break
+    assert e["type"] == "ADDED", e
+    names.append(e["object"]["metadata"]["name"])
+assert "arrived-in-time" in names, names
+PY
 RV_NOW=$(curl -sS "$URL/api/v1/namespaces/default/configmaps?limit=1" | python3 -c "import json,sys; print(json.load(sys.stdin)['metadata']['resourceVersion'])")
 curl -sS -N -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=$RV_NOW&allowWatchBookmarks=true&timeoutSeconds=3" > "$WORK/watcht"
 check "a Table watch's bookmark is a Table too, as kube's watch encoder makes it" python3 -c "
