@@ -107,6 +107,25 @@ void srv_go_quote(const char *in, char *out, size_t size)
 	out[o] = '\0';
 }
 
+void srv_go_string_list(const json_t *l, char *out, size_t size)
+{
+	size_t at = (size_t)snprintf(out, size, "[]string{");
+	size_t i;
+	json_t *x;
+	json_array_foreach(l, i, x)
+	{
+		if (at >= size)
+			break;
+		char q[300];
+		srv_go_quote(json_string_value(x) ? json_string_value(x) : "",
+			     q, sizeof q);
+		at += (size_t)snprintf(out + at, size - at, "%s%s",
+				       i ? ", " : "", q);
+	}
+	if (at < size)
+		snprintf(out + at, size - at, "}");
+}
+
 void srv_strict_field(struct srv_strict *s, const char *what, const char *path)
 {
 	if (!s || s->mode == SRV_FV_IGNORE)

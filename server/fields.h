@@ -73,6 +73,10 @@ bool srv_go_time_parse(const char *s, bool micro, long long *unix_sec,
    as is. out holds 4 bytes per byte of in, and 3, at most. */
 void srv_go_quote(const char *in, char *out, size_t size);
 
+/* Go's %#v of a []string, from a JSON list of strings, into out (cut at
+   size): []string{"a", "b"}, each element as srv_go_quote writes it. */
+void srv_go_string_list(const json_t *l, char *out, size_t size);
+
 /* Add `<what> "<path>"` with path quoted as Go's strconv.Quote does; what
    is "unknown field" or "duplicate field". */
 void srv_strict_field(struct srv_strict *s, const char *what, const char *path);

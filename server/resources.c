@@ -2498,26 +2498,6 @@ static lp_err prep_webhooks(const struct srv_resource *r, json_t *obj,
    every right (README). */
 #define RBAC_GROUP "rbac.authorization.k8s.io"
 
-/* A JSON list of strings as Go's %#v prints a []string. */
-static void go_string_list(const json_t *l, char *out, size_t n)
-{
-	size_t at = (size_t)snprintf(out, n, "[]string{");
-	size_t i;
-	json_t *x;
-	json_array_foreach(l, i, x)
-	{
-		if (at >= n)
-			break;
-		char q[300];
-		srv_go_quote(json_string_value(x) ? json_string_value(x) : "",
-			     q, sizeof q);
-		at += (size_t)snprintf(out + at, n - at, "%s%s", i ? ", " : "",
-				       q);
-	}
-	if (at < n)
-		snprintf(out + at, n - at, "}");
-}
-
 /* ValidatePolicyRule of rule i. */
 static void rule_causes(const json_t *rule, size_t i, bool namespaced,
 			struct srv_error *err)
@@ -2536,7 +2516,7 @@ static void rule_causes(const json_t *rule, size_t i, bool namespaced,
 	}
 	if (json_array_size(urls)) {
 		snprintf(f, sizeof f, "rules[%zu].nonResourceURLs", i);
-		go_string_list(urls, v, sizeof v);
+		srv_go_string_list(urls, v, sizeof v);
 		if (namespaced)
 			srv_error_cause(err, "FieldValueInvalid", f,
 					"Invalid value: %s: namespaced rules "

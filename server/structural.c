@@ -408,24 +408,6 @@ static void check_forbidden_keywords(struct sctx *c, const json_t *s,
 		      "Invalid value: false: must be true or undefined");
 }
 
-/* Go's %#v of []string, as kube prints the list-map-keys. */
-static void strv_value(char *out, size_t n, const json_t *a)
-{
-	size_t len = (size_t)snprintf(out, n, "[]string{");
-	size_t i;
-	json_t *x;
-	json_array_foreach(a, i, x)
-	{
-		if (len >= n)
-			break;
-		len += (size_t)snprintf(
-		    out + len, n - len, "%s\"%s\"", i ? ", " : "",
-		    json_string_value(x) ? json_string_value(x) : "");
-	}
-	if (len < n)
-		snprintf(out + len, n - len, "}");
-}
-
 static bool strv_has(const json_t *a, const char *k)
 {
 	size_t i;
@@ -466,7 +448,7 @@ static void check_map_keys(struct sctx *c, const json_t *keys,
 {
 	const json_t *props = json_object_get(items, "properties");
 	char kv[512], child[320];
-	strv_value(kv, sizeof kv, keys);
+	srv_go_string_list(keys, kv, sizeof kv);
 	size_t i;
 	json_t *k;
 	json_array_foreach(keys, i, k)

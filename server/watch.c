@@ -97,6 +97,7 @@
 
 #include "crd.h"
 #include "fields.h"
+#include "lapis/assert.h"
 #include "lapis/clock.h"
 #include "lapis/log.h"
 #include "objects.h"
@@ -970,10 +971,11 @@ static enum sent send_pending(struct wstream *ws)
 	ssize_t n;
 	if (!b && ws->cur && !ws->cur_off) {
 		/* a shared frame whole: its chunk is ready */
-		iov[0] = (struct iovec){(char *)ws->cur_f->chunk, total};
+		const struct framed *f = ws->cur_f;
+		LP_ASSERT(f->hlen + f->len + 2 == total);
+		iov[0] = (struct iovec){(char *)f->chunk, total};
 		iov[1] = iov[2] = iov[3] = (struct iovec){NULL, 0};
-		n = send(ws->fd, ws->cur_f->chunk, total,
-			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		n = send(ws->fd, f->chunk, total, MSG_DONTWAIT | MSG_NOSIGNAL);
 	} else {
 		struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 4};
 		n = sendmsg(ws->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -1634,10 +1636,11 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 	}
 	memcpy(ws->prefix, prefix.bytes, prefix.len);
 	ws->prefix_len = prefix.len;
+	/* after the initial state, now or once the wait is over */
+	ws->init_bookmark = send_initial && ws->bookmarks;
 	if (initial) {
 		/* the first chunk now: its snapshot is where the watch starts
 		   (invariant 8) */
-		ws->init_bookmark = send_initial && ws->bookmarks;
 		lp_err rc = initial_chunk(ws);
 		if (rc) {
 			ws_unref(ws);
@@ -1646,7 +1649,6 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 		}
 		from = ws->init_rev;
 	}
-	ws->init_bookmark = send_initial && ws->bookmarks;
 	if (ws->wait_rev) {
 		/* woken at each commit (invariant 9) */
 		lp_err rc = eng_watch_open(e, NULL, 0, eng_rev(e), on_ready, ws,
