@@ -13,7 +13,11 @@
  *                                deletecollection): srv__wpool_submit
  *                                (writes.c), the connection suspended; else
  *                                srv_dispatch: exactly one srv_reply_*
- *   access(after a resume)    -> srv__wpool_answer queues the write's answer
+ *   access(after a resume)    -> srv__wpool_answer queues the write's answer;
+ *                                or a read parked for a revision not
+ *                                reached (revwait.c) runs again: r->hold and
+ *                                r->warnings are let go first, the rest of
+ *                                the parse is kept
  *   completed()               -> drop the connection's reference: the last
  *                                one frees srv_req and any stream state
  *
@@ -55,6 +59,7 @@
 #include "qparse.h"
 #include "registry/json.h"
 #include "respcache.h"
+#include "revwait.h"
 #include "satoken.h"
 #include "table.h"
 #include "yamljson.h"
@@ -73,6 +78,7 @@ struct srv {
 	void *watch_state; /* watch.c's, see srv_watch_slot */
 	struct srv_conns *conns; /* conns.c's: the request-head deadline */
 	struct srv_respcache *kept; /* GET answers (respcache.c); NULL: none */
+	struct srv_revwait *rw;	    /* reads waiting for a revision */
 };
 
 eng *srv_engine(struct srv *s)
@@ -1114,6 +1120,20 @@ static bool early_answer(struct srv *s, struct srv_req *r)
 	return false;
 }
 
+bool srv_park_for_rev(struct srv_req *r, int64_t rev)
+{
+	return r->conn && !r->deferred &&
+	       srv_revwait_park(r->s->rw, r, rev, SRV_REV_WAIT_MS);
+}
+
+/* Run r's handler: its answer, or r parked for a revision (revwait.c). */
+static void dispatch(struct srv_req *r)
+{
+	srv_dispatch(r);
+	if (!r->answered && !r->rev_parked)
+		srv_reply_fail(r, LP_E_IO, "no response");
+}
+
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 				 const char *url, const char *method,
 				 const char *version, const char *upload_data,
@@ -1146,6 +1166,18 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 	}
 	if (r->deferred) /* resumed: the write goes on, or is answered */
 		return srv__wpool_resumed(s->wp, r) ? MHD_YES : MHD_NO;
+	if (r->rev_parked) {
+		/* resumed by revwait.c: run the read again, which now answers
+		   at the revision reached or with kube's 504 */
+		r->rev_parked = false;
+		r->rev_waited = true;
+		srv_resources_release(r->hold);
+		r->hold = NULL;
+		free(r->warnings);
+		r->warnings = NULL;
+		dispatch(r);
+		return MHD_YES;
+	}
 	if (*upload_size) {
 		size_t n = *upload_size;
 		*upload_size = 0;
@@ -1192,9 +1224,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 	bool ok = true;
 	if (is_write(&r->ri) && srv__wpool_submit(s->wp, r, &ok))
 		return ok ? MHD_YES : MHD_NO;
-	srv_dispatch(r);
-	if (!r->answered)
-		srv_reply_fail(r, LP_E_IO, "no response");
+	dispatch(r);
 	return MHD_YES;
 }
 
@@ -1418,6 +1448,11 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 			      "cannot start the write workers");
 		goto fail;
 	}
+	if (srv_revwait_start(o->e, &s->rw)) {
+		srv_error_set(err, LP_E_NOMEM,
+			      "cannot start the revision waiter");
+		goto fail;
+	}
 	unsigned flags = SRV_MHD_FLAGS;
 	if (!o->insecure)
 		flags |= MHD_USE_TLS;
@@ -1503,6 +1538,7 @@ void srv_stop(struct srv *s)
 	srv_watch_shutdown(s);
 	/* Finish every write: each resumes its connection (invariant 1). */
 	srv__wpool_close(s->wp);
+	srv_revwait_close(s->rw); /* and every parked read */
 	if (s->d)
 		MHD_stop_daemon(s->d);
 	srv_watch_free(s); /* after the daemon: no request reads it now */
@@ -1513,6 +1549,7 @@ void srv_stop(struct srv *s)
 			(unsigned long long)srv_respcache_hits(s->kept));
 	srv_respcache_free(s->kept);
 	srv__wpool_free(s->wp); /* the access handler reads it until here */
+	srv_revwait_free(s->rw);
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->token);

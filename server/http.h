@@ -146,6 +146,13 @@ struct srv_req {
 	bool write_hooked;	/* the handler did the after_write work itself
 				   (a CRD create or update: srv_crd_create,
 				   srv_crd_update) */
+	/* a read from a revision not reached, parked in revwait.c: the
+	   revision, until when (CLOCK_MONOTONIC ms) and the list's link,
+	   under its lock; rev_parked until the access handler runs it
+	   again, rev_waited from then on (it waits no more) */
+	int64_t rw_rev, rw_until;
+	struct srv_req *rw_next;
+	bool rev_parked, rev_waited;
 	/* a streaming response's state and its release (watches) */
 	void *stream;
 	void (*stream_free)(void *);
@@ -165,6 +172,16 @@ struct srv_req {
 	unsigned wcode;
 	struct srv_wjob job; /* writes.c's; under the pool's lock */
 };
+
+/* How long a read "not older than" a revision the store has not reached
+   waits for it before kube's 504 (its watch cache's 3 s). */
+#define SRV_REV_WAIT_MS 3000
+
+/* Park r, a GET or list from revision rev, until the store reaches it or
+   SRV_REV_WAIT_MS pass, its connection suspended (revwait.c); the access
+   handler then runs r again with r->rev_waited set. false: not parked
+   (reached, waited already, a write's read, or stopping): read now. */
+bool srv_park_for_rev(struct srv_req *r, int64_t rev);
 
 /* The service account token signer (satoken.h). */
 const struct srv_sa *srv_sa(struct srv *s);

@@ -155,13 +155,23 @@ static lp_err too_large(eng *e, int64_t n, struct srv_error *err)
 			     (long long)n, (long long)eng_rev(e));
 }
 
-/* Wait up to 3 s for revision n, as kube's watch cache does for a read
-   "not older than" a revision it has not seen; its 504 after that. */
-static lp_err wait_rev(eng *e, int64_t n, struct srv_error *err)
+/* Wait up to wait_ms for revision n, as kube's watch cache does for a read
+   "not older than" a revision it has not seen; its 504 after that. A read
+   of the API parks instead (srv_park_for_rev), and waits no more when run
+   again. */
+static lp_err wait_rev(eng *e, int64_t n, int64_t wait_ms,
+		       struct srv_error *err)
 {
-	if (eng_wait_rev(e, n, 3000) == LP_OK)
+	if (eng_wait_rev(e, n, (int)wait_ms) == LP_OK)
 		return LP_OK;
 	return too_large(e, n, err);
+}
+
+/* How long r's read may still wait for a revision in its handler: a read
+   that was parked (or one while the server stops) waits no more. */
+static int64_t rev_wait_ms(struct srv_req *r)
+{
+	return r->rev_waited || srv_stopping(r->s) ? 0 : SRV_REV_WAIT_MS;
 }
 
 bool srv_is_dns_label(const char *s, size_t max)
@@ -1438,10 +1448,14 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
-	if (rvn > 0 && rvn <= INT64_MAX &&
-	    wait_rev(srv_engine(r->s), (int64_t)rvn, &err)) {
-		srv_reply_error(r, &err, NULL);
-		return;
+	if (rvn > 0 && rvn <= INT64_MAX) {
+		if (srv_park_for_rev(r, (int64_t)rvn))
+			return; /* run again once reached, or at the limit */
+		if (wait_rev(srv_engine(r->s), (int64_t)rvn, rev_wait_ms(r),
+			     &err)) {
+			srv_reply_error(r, &err, NULL);
+			return;
+		}
 	}
 	struct reg_obj c = {0};
 	lp_err rc = reg_get(srv_engine(r->s), &k, &c);
@@ -1742,6 +1756,7 @@ lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 		     bool watch, struct list_opts *o, struct srv_error *err)
 {
 	memset(o, 0, sizeof *o);
+	o->wait_ms = rev_wait_ms(r);
 	/* integers kube decodes into ListOptions: a bad one is its 400 (the
 	   watch path words timeoutSeconds' range errors itself) */
 	static const char *const ints[] = {"limit", "timeoutSeconds"};
@@ -1858,6 +1873,48 @@ static bool expired_token(const char *cont, struct srv_error *err)
 	return fits;
 }
 
+/* How read_list reads a list at or from revision n. */
+enum list_read {
+	LIST_READ_LATEST, /* the latest revision, or the continue token's */
+	LIST_READ_EXACT,  /* exactly n */
+	LIST_READ_WAIT,	  /* not older than n: wait for it first */
+	/* the legacy exact read of the one key (below) goes to etcd, which
+	   reads the latest and checks it reached n at once */
+	LIST_READ_AT_ONCE,
+};
+
+/* How read_list reads o's list (and *n). *single: a selector asks for one
+   name without a continue token, which kube's MatchesSingle reads as that
+   one key, not a range: no limit, continue token or exact revision applies
+   (the namespace must be known for a namespaced kind's key). */
+static enum list_read list_read_how(const struct srv_resource *res,
+				    const char *ns, const struct list_opts *o,
+				    int64_t *n, bool *single)
+{
+	*single = !o->cont && srv_fsel_exact(o->fsel, "metadata.name") &&
+		  (!res->namespaced || (ns && *ns));
+	*n = 0;
+	if (o->cont || !o->rv)
+		return LIST_READ_LATEST;
+	/* one past int64 (ParseUint took it) is past any revision */
+	*n = o->rvn > INT64_MAX ? INT64_MAX : (int64_t)o->rvn;
+	if ((o->rvm && !strcmp(o->rvm, "Exact")) ||
+	    (!o->rvm && *n != 0 && !*single && o->limit > 0))
+		return LIST_READ_EXACT;
+	if (*single && !o->rvm && o->limit > 0 && *n > 0)
+		return LIST_READ_AT_ONCE;
+	return *n > 0 ? LIST_READ_WAIT : LIST_READ_LATEST;
+}
+
+/* The revision a list from o waits for before it reads (0: none). */
+static int64_t list_waits_for(const struct srv_resource *res, const char *ns,
+			      const struct list_opts *o)
+{
+	int64_t n;
+	bool single;
+	return list_read_how(res, ns, o, &n, &single) == LIST_READ_WAIT ? n : 0;
+}
+
 static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 			struct list_opts *o, struct list_ctx *c,
 			int64_t *list_rev, char **token, int64_t *remaining,
@@ -1874,35 +1931,21 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 				 .limit = o->limit > 0 ? (uint64_t)o->limit : 0,
 				 .cont = o->cont,
 				 .count = !filtered};
-	/* a selector asking for one name, without a continue token: kube's
-	   MatchesSingle reads that one key (not a range), so no limit,
-	   continue token or exact revision applies (the namespace must be
-	   known for a namespaced kind's key) */
-	bool single = !o->cont && srv_fsel_exact(o->fsel, "metadata.name") &&
-		      (!res->namespaced || (ns && *ns));
+	int64_t n;
+	bool single;
+	enum list_read how = list_read_how(res, ns, o, &n, &single);
 	if (single)
 		q.limit = 0;
-	int64_t n = 0;
-	bool exact = false;
-	if (!o->cont && o->rv) {
-		/* one past int64 (ParseUint took it) is past any revision */
-		n = o->rvn > INT64_MAX ? INT64_MAX : (int64_t)o->rvn;
-		exact = (o->rvm && !strcmp(o->rvm, "Exact")) ||
-			(!o->rvm && n != 0 && q.limit > 0);
-		if (exact) {
-			q.at_rev = n;
-		} else if (single && !o->rvm && o->limit > 0 && n > 0) {
-			/* the legacy exact read of one key goes to etcd, which
-			   reads the latest and checks it reached n at once:
-			   its 504 comes without waiting or retryAfterSeconds
-			   (found by an audit) */
-			if (n > eng_rev(e)) {
-				err->no_retry = true;
-				return too_large(e, n, err);
-			}
-		} else if (n > 0 && wait_rev(e, n, err)) {
-			return err->code;
-		}
+	bool exact = how == LIST_READ_EXACT;
+	if (exact) {
+		q.at_rev = n;
+	} else if (how == LIST_READ_AT_ONCE && n > eng_rev(e)) {
+		/* its 504 comes without waiting or retryAfterSeconds (found
+		   by an audit) */
+		err->no_retry = true;
+		return too_large(e, n, err);
+	} else if (how == LIST_READ_WAIT && wait_rev(e, n, o->wait_ms, err)) {
+		return err->code;
 	}
 	struct reg_list_res rr;
 	lp_err rc = reg_list(e, &q, list_cb, c, &rr);
@@ -2029,6 +2072,11 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 		list_opts_free(&o);
 		srv_reply_error(r, &err,
 				err.code == LP_E_INVALID ? &srv_listopts_what : NULL);
+		return;
+	}
+	if (srv_park_for_rev(r, list_waits_for(res, ns, &o))) {
+		list_opts_free(
+		    &o); /* run again once reached, or at the limit */
 		return;
 	}
 	if (r->neg.out != SRV_OUT_PLAIN) {

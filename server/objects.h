@@ -21,6 +21,8 @@ struct list_opts {
 	const char *rvm;
 	srv_lsel *lsel;
 	srv_fsel *fsel;
+	int64_t wait_ms; /* how long a read not older than rvn may wait for
+			    it in read_list (0 once parked: revwait.c) */
 };
 
 lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,

@@ -824,6 +824,90 @@ while True:
     names.append(e["object"]["metadata"]["name"])
 assert "arrived-in-time" in names, names
 PY
+# A GET or list "not older than" a revision not reached waits for it with
+# its connection suspended (server/revwait.c), not in its handler: eight
+# of them (one-object GETs, lists, a Table list, a HEAD) leave a GET
+# answering while they all wait, then each gets kube's 504; a client that
+# hangs up while its read waits costs nothing; and reads whose revision
+# arrives in time answer at it.
+check "GETs and lists waiting for a revision not yet reached hold no server thread: a GET answers while eight wait" python3 - "$URL" <<'PY'
+import http.client, json, socket, sys, threading, time
+url = sys.argv[1]
+host, port = url[len("http://"):].rsplit(":", 1)
+c = http.client.HTTPConnection(host, int(port))
+c.request("GET", "/api/v1/namespaces/default/configmaps?limit=1")
+rv = int(json.loads(c.getresponse().read())["metadata"]["resourceVersion"])
+far = rv + 100000
+paths = ["/api/v1/namespaces/default/configmaps/a1?resourceVersion=%d" % far,
+         "/api/v1/namespaces/default/configmaps?resourceVersion=%d" % far,
+         "/api/v1/configmaps?resourceVersion=%d&resourceVersionMatch=NotOlderThan" % far,
+         "/api/v1/namespaces/default/configmaps?resourceVersion=%d&labelSelector=x%%3Dy" % far,
+         "/api/v1/namespaces/default?resourceVersion=%d" % far,
+         "/api/v1/namespaces?resourceVersion=%d&fieldSelector=metadata.name%%3Ddefault" % far,
+         "/api/v1/namespaces/default/configmaps?resourceVersion=%d&limit=0" % far]
+ends = []
+def reader(path, method="GET", hdrs={}):
+    k = http.client.HTTPConnection(host, int(port), timeout=30)
+    k.request(method, path, headers=hdrs)
+    resp = k.getresponse()
+    b = resp.read()
+    ends.append((resp.status, b, method))
+ts = [threading.Thread(target=reader, args=(p,)) for p in paths]
+ts.append(threading.Thread(target=reader, args=(paths[1], "GET", {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})))
+ts.append(threading.Thread(target=reader, args=(paths[0], "HEAD")))
+for t in ts:
+    t.start()
+# one that hangs up while it waits
+s = socket.create_connection((host, int(port)))
+s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % paths[0]).encode())
+time.sleep(0.5)  # all are in the server
+s.close()
+g = http.client.HTTPConnection(host, int(port))
+g.request("GET", "/api/v1/namespaces/default/configmaps/a1")
+r0 = g.getresponse()
+r0.read()
+assert r0.status == 200
+assert ends == [], "a GET waited for a read's wait to end: %r" % ends
+for t in ts:
+    t.join()
+assert len(ends) == len(ts), ends
+for code, b, method in ends:
+    assert code == 504, (code, b)
+    if method == "HEAD":
+        continue
+    st = json.loads(b)
+    assert st["kind"] == "Status" and st["reason"] == "Timeout", st
+    assert st["message"].startswith("Timeout: Too large resource version: %d, current: " % far), st
+    assert st["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge", st
+    assert st["details"]["retryAfterSeconds"] == 1, st
+g.request("GET", "/readyz")
+assert g.getresponse().read() == b"ok"
+PY
+check "... and a GET and a list whose revision arrives in time answer at it" python3 - "$URL" <<'PY'
+import http.client, json, sys, threading, time, urllib.request
+url = sys.argv[1]
+host, port = url[len("http://"):].rsplit(":", 1)
+c = http.client.HTTPConnection(host, int(port))
+c.request("GET", "/api/v1/namespaces/default/configmaps?limit=1")
+rv = int(json.loads(c.getresponse().read())["metadata"]["resourceVersion"])
+got = {}
+def read(name, path):
+    r = urllib.request.urlopen(url + path)
+    got[name] = json.loads(r.read())
+ts = [threading.Thread(target=read, args=("get", "/api/v1/namespaces/default/configmaps/arrived-for-get?resourceVersion=%d" % (rv + 1))),
+      threading.Thread(target=read, args=("list", "/api/v1/namespaces/default/configmaps?resourceVersion=%d&resourceVersionMatch=NotOlderThan" % (rv + 1)))]
+for t in ts:
+    t.start()
+time.sleep(0.3)  # both wait: the object does not exist yet
+assert got == {}, got
+urllib.request.urlopen(urllib.request.Request(url + "/api/v1/namespaces/default/configmaps",
+    data=json.dumps({"metadata": {"name": "arrived-for-get"}}).encode(), headers={"Content-Type": "application/json"}))
+for t in ts:
+    t.join()
+assert got["get"]["metadata"]["name"] == "arrived-for-get", got
+assert int(got["list"]["metadata"]["resourceVersion"]) >= rv + 1, got["list"]["metadata"]
+assert "arrived-for-get" in [i["metadata"]["name"] for i in got["list"]["items"]], got["list"]
+PY
 RV_NOW=$(curl -sS "$URL/api/v1/namespaces/default/configmaps?limit=1" | python3 -c "import json,sys; print(json.load(sys.stdin)['metadata']['resourceVersion'])")
 curl -sS -N -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' "$URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=$RV_NOW&allowWatchBookmarks=true&timeoutSeconds=3" > "$WORK/watcht"
 check "a Table watch's bookmark is a Table too, as kube's watch encoder makes it" python3 -c "
