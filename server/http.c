@@ -1122,8 +1122,19 @@ static bool early_answer(struct srv *s, struct srv_req *r)
 
 bool srv_park_for_rev(struct srv_req *r, int64_t rev)
 {
-	return r->conn && !r->deferred &&
-	       srv_revwait_park(r->s->rw, r, rev, SRV_REV_WAIT_MS);
+	if (!r->conn || r->deferred)
+		return false;
+	/* the request's own deadline (?timeout=, --request-timeout) may come
+	   first: kube's timeout filter then answers */
+	unsigned max_s =
+	    r->s->o.request_timeout_s ? r->s->o.request_timeout_s : 60;
+	int64_t limit = r->timeout_ms ? r->timeout_ms : (int64_t)max_s * 1000;
+	r->rw_by_timeout = limit < SRV_REV_WAIT_MS;
+	if (srv_revwait_park(r->s->rw, r, rev,
+			     r->rw_by_timeout ? limit : SRV_REV_WAIT_MS))
+		return true;
+	r->rw_by_timeout = false;
+	return false;
 }
 
 /* Run r's handler: its answer, or r parked for a revision (revwait.c). */
@@ -1171,6 +1182,13 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 		   at the revision reached or with kube's 504 */
 		r->rev_parked = false;
 		r->rev_waited = true;
+		if (r->rw_by_timeout && eng_rev(s->o.e) < r->rw_rev) {
+			/* WithTimeoutForNonLongRunningRequests' answer */
+			srv_reply_fail(r, LP_E_TIMEOUT,
+				       "Timeout: request did not complete "
+				       "within the allotted timeout");
+			return MHD_YES;
+		}
 		srv_resources_release(r->hold);
 		r->hold = NULL;
 		free(r->warnings);
@@ -1260,6 +1278,8 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (!r)
 		return;
 	srv__wpool_completed(s->wp, r);
+	if (r->rev_parked || r->rev_waited)
+		srv_revwait_done(s->rw);
 	/* a write that timed out may still run on its fiber, for which the
 	   pool holds the other reference */
 	srv__req_unref(r);

@@ -153,6 +153,7 @@ struct srv_req {
 	int64_t rw_rev, rw_until;
 	struct srv_req *rw_next;
 	bool rev_parked, rev_waited;
+	bool rw_by_timeout; /* the request's deadline, not the 3 s, ends it */
 	/* a streaming response's state and its release (watches) */
 	void *stream;
 	void (*stream_free)(void *);

@@ -145,24 +145,32 @@ static lp_err rv_parse(const char *s, uint64_t *out, struct srv_error *err)
 	return rv_parse_as(s, out, false, "", err);
 }
 
+/* A revision as ParseUint read it, as the engine's: one past int64 is
+   past any revision. */
+static int64_t clamp_rev(uint64_t n)
+{
+	return n > INT64_MAX ? INT64_MAX : (int64_t)n;
+}
+
 /* kube's 504 for a read at revision n, not reached yet. */
-static lp_err too_large(eng *e, int64_t n, struct srv_error *err)
+static lp_err too_large(eng *e, uint64_t n, struct srv_error *err)
 {
 	srv_error_cause(err, "ResourceVersionTooLarge", "",
 			"Too large resource version");
-	return srv_error_set(err, LP_E_FUTURE,
-			     "Timeout: Too large resource version: %lld, current: %lld",
-			     (long long)n, (long long)eng_rev(e));
+	return srv_error_set(
+	    err, LP_E_FUTURE,
+	    "Timeout: Too large resource version: %llu, current: %lld",
+	    (unsigned long long)n, (long long)eng_rev(e));
 }
 
 /* Wait up to wait_ms for revision n, as kube's watch cache does for a read
    "not older than" a revision it has not seen; its 504 after that. A read
    of the API parks instead (srv_park_for_rev), and waits no more when run
    again. */
-static lp_err wait_rev(eng *e, int64_t n, int64_t wait_ms,
+static lp_err wait_rev(eng *e, uint64_t n, int64_t wait_ms,
 		       struct srv_error *err)
 {
-	if (eng_wait_rev(e, n, (int)wait_ms) == LP_OK)
+	if (eng_wait_rev(e, clamp_rev(n), (int)wait_ms) == LP_OK)
 		return LP_OK;
 	return too_large(e, n, err);
 }
@@ -1448,11 +1456,10 @@ static void do_get(struct srv_req *r, const struct srv_resource *res,
 		srv_reply_error(r, &err, NULL);
 		return;
 	}
-	if (rvn > 0 && rvn <= INT64_MAX) {
-		if (srv_park_for_rev(r, (int64_t)rvn))
+	if (rvn > 0) {
+		if (srv_park_for_rev(r, clamp_rev(rvn)))
 			return; /* run again once reached, or at the limit */
-		if (wait_rev(srv_engine(r->s), (int64_t)rvn, rev_wait_ms(r),
-			     &err)) {
+		if (wait_rev(srv_engine(r->s), rvn, rev_wait_ms(r), &err)) {
 			srv_reply_error(r, &err, NULL);
 			return;
 		}
@@ -1896,8 +1903,7 @@ static enum list_read list_read_how(const struct srv_resource *res,
 	*n = 0;
 	if (o->cont || !o->rv)
 		return LIST_READ_LATEST;
-	/* one past int64 (ParseUint took it) is past any revision */
-	*n = o->rvn > INT64_MAX ? INT64_MAX : (int64_t)o->rvn;
+	*n = clamp_rev(o->rvn);
 	if ((o->rvm && !strcmp(o->rvm, "Exact")) ||
 	    (!o->rvm && *n != 0 && !*single && o->limit > 0))
 		return LIST_READ_EXACT;
@@ -1943,8 +1949,9 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 		/* its 504 comes without waiting or retryAfterSeconds (found
 		   by an audit) */
 		err->no_retry = true;
-		return too_large(e, n, err);
-	} else if (how == LIST_READ_WAIT && wait_rev(e, n, o->wait_ms, err)) {
+		return too_large(e, o->rvn, err);
+	} else if (how == LIST_READ_WAIT &&
+		   wait_rev(e, o->rvn, o->wait_ms, err)) {
 		return err->code;
 	}
 	struct reg_list_res rr;
@@ -1971,7 +1978,7 @@ static lp_err read_list(eng *e, const struct srv_resource *res, const char *ns,
 		    "etcdserver: mvcc: required revision is a future revision");
 	}
 	if (rc == LP_E_FUTURE) /* (exact reads and continues are above) */
-		return too_large(e, q.at_rev, err);
+		return too_large(e, (uint64_t)q.at_rev, err);
 	if (rc)
 		return srv_error_set(err, rc, "Internal error occurred: %s",
 				     lp_strerror(rc));

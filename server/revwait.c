@@ -30,8 +30,12 @@
  *  2. Only the thread opens, drains and closes the watcher; on_commit only
  *     sets kicked under w->mu and signals, so no wake between the thread's
  *     look at the revision and its sleep is lost.
- *  3. After srv_revwait_close, nothing is parked and park says false.
+ *  3. After srv_revwait_close, nothing is parked and park says false, and
+ *     every request parked has completed (its answer sent, or its
+ *     connection gone) or CLOSE_DRAIN_MS passed: the daemon's stop
+ *     closes every connection, and would drop answers not yet written.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -44,8 +48,13 @@
 #include "lapis/log.h"
 #include "revwait.h"
 
+/* How long srv_revwait_close waits for the answers of the requests it
+   resumed to be written. */
+#define CLOSE_DRAIN_MS 1000
+
 struct srv_revwait {
 	eng *e;
+	unsigned live; /* parked, or resumed and not completed (under mu) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct srv_req *head; /* parked, under mu (r->rw_next) */
@@ -207,6 +216,7 @@ bool srv_revwait_park(struct srv_revwait *w, struct srv_req *r, int64_t rev,
 	r->rw_next = w->head;
 	r->rev_parked = true;
 	w->head = r;
+	w->live++;
 	MHD_suspend_connection(r->conn); /* before the thread sees it */
 	pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&w->mu);
@@ -225,6 +235,21 @@ void srv_revwait_close(struct srv_revwait *w)
 	w->started = false;
 	eng_watch_close(w->ew);
 	w->ew = NULL;
+	/* invariant 3: the resumed answers go out before the daemon stops */
+	struct timespec dl = lp_mono_deadline(CLOSE_DRAIN_MS);
+	pthread_mutex_lock(&w->mu);
+	while (w->live &&
+	       pthread_cond_timedwait(&w->cv, &w->mu, &dl) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&w->mu);
+}
+
+void srv_revwait_done(struct srv_revwait *w)
+{
+	pthread_mutex_lock(&w->mu);
+	if (!--w->live && w->closing)
+		pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
 }
 
 void srv_revwait_free(struct srv_revwait *w)

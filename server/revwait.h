@@ -27,9 +27,13 @@ lp_err srv_revwait_start(eng *e, struct srv_revwait **out);
 bool srv_revwait_park(struct srv_revwait *w, struct srv_req *r, int64_t rev,
 		      int64_t timeout_ms);
 
-/* Resume every parked request and stop the thread: before the daemon stops
-   (a suspended connection must be resumed). Later parks say false. NULL:
-   no-op. */
+/* A request that was parked completed (libmicrohttpd's completion
+   callback, for a request with rev_parked or rev_waited set). */
+void srv_revwait_done(struct srv_revwait *w);
+
+/* Resume every parked request and stop the thread, then wait (up to a
+   second) for their answers to be written: before the daemon stops, which
+   closes every connection. Later parks say false. NULL: no-op. */
 void srv_revwait_close(struct srv_revwait *w);
 
 /* After the daemon stopped: free w. NULL: no-op. */

@@ -883,6 +883,15 @@ for code, b, method in ends:
 g.request("GET", "/readyz")
 assert g.getresponse().read() == b"ok"
 PY
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' "$URL/api/v1/namespaces/default/configmaps/a1?resourceVersion=99999999&timeout=1s")
+check "a GET waiting for a revision with ?timeout=1s: kube's timeout filter answers at 1 s, before the 3 s" \
+	code_has 504 '"reason":"Timeout"' '"message":"Timeout: request did not complete within the allotted timeout"'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' "$URL/api/v1/namespaces/default/configmaps/a1?resourceVersion=18446744073709551615")
+check "a GET from resourceVersion 2^64-1 (ParseUint takes it) waits, then kube's 504 naming it" \
+	code_has 504 '"message":"Timeout: Too large resource version: 18446744073709551615, current: ' '"retryAfterSeconds":1'
+CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' "$URL/api/v1/namespaces/default/configmaps?resourceVersion=9223372036854775808")
+check "... a list from 2^63 too" \
+	code_has 504 '"message":"Timeout: Too large resource version: 9223372036854775808, current: '
 check "... and a GET and a list whose revision arrives in time answer at it" python3 - "$URL" <<'PY'
 import http.client, json, sys, threading, time, urllib.request
 url = sys.argv[1]
@@ -2908,5 +2917,41 @@ wait "$STALL_PID" 2>/dev/null
 check "... and it stops cleanly" exited_zero
 check "... cutting the watch whose client did not read" \
 	grep -q 'stopping: closed 1 watch connection whose client did not read' "$REAPED_LOG"
+
+# Reads waiting for a revision not reached (server/revwait.c) when the
+# server stops: each gets its answer (kube's 504, at once) before the
+# daemon closes the connections; the stop resumed them, then closed every
+# connection before they were answered (empty replies; found by a helper).
+check "a server for reads parked at its stop starts" serve_lapis parked "$WORK/parked" --insecure-http
+python3 - "$URL" >"$WORK/parked.out" 2>&1 <<'PY' &
+import http.client, json, sys, threading
+url = sys.argv[1]
+host, port = url[len("http://"):].rsplit(":", 1)
+paths = ["/api/v1/namespaces/default?resourceVersion=99999999",
+         "/api/v1/namespaces/default/configmaps?resourceVersion=99999999",
+         "/api/v1/namespaces?resourceVersion=99999999&resourceVersionMatch=NotOlderThan"] * 7
+got = []
+def read(path):
+    try:
+        k = http.client.HTTPConnection(host, int(port), timeout=30)
+        k.request("GET", path)
+        r = k.getresponse()
+        got.append("%d %s" % (r.status, json.loads(r.read()).get("reason")))
+    except Exception as e:
+        got.append(type(e).__name__)
+ts = [threading.Thread(target=read, args=(p,)) for p in paths]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print(sorted(set(got)), len(got))
+PY
+PARKED_PID=$!
+sleep 1 # the 21 reads are parked (3 s each)
+stop_server
+wait "$PARKED_PID"
+check "... stops cleanly with 21 reads parked" exited_zero
+check "... and each of them got kube's 504, none an empty reply" \
+	grep -qx "\['504 Timeout'\] 21" "$WORK/parked.out"
 
 e2e_finish
