@@ -1575,6 +1575,13 @@ static char *go_versions(const json_t *versions)
 	char q[1024];
 	size_t i;
 	const json_t *v;
+	if (!json_is_array(versions)) {
+		/* none given: the nil slice the conversion keeps */
+		fputs("[]apiextensions.CustomResourceDefinitionVersion(nil)",
+		      f);
+		fclose(f);
+		return out;
+	}
 	fputs("[]apiextensions.CustomResourceDefinitionVersion{", f);
 	json_array_foreach((json_t *)versions, i, v)
 	{
@@ -2053,6 +2060,33 @@ static void check_stored_versions(const json_t *crd, struct srv_error *err)
 	}
 }
 
+/* The schema and selectable fields of every version, and the fields
+   kube's conversion hoists to the spec when every version has the same
+   (sf_same, sch_same). */
+static lp_err check_schemas_and_fields(json_t *versions, const json_t *old,
+				       bool sf_same, bool sch_same,
+				       struct srv_error *err)
+{
+	if (sf_same) {
+		const json_t *v0 = json_array_get(versions, 0);
+		check_selectable(json_object_get(v0, "selectableFields"),
+				 version_schema(v0), "spec.selectableFields",
+				 sch_same
+				     ? NULL
+				     : "selectableFields may only be set "
+				       "when validations.schema is included",
+				 err);
+	}
+	return check_schemas(versions, old, err);
+}
+
+/* A JSON string's text, "" for anything else (Go's zero string). */
+static const char *str_or_empty(const json_t *j)
+{
+	const char *t = json_string_value(j);
+	return t ? t : "";
+}
+
 /* kube's validateAPIApproval: a CRD in a protected group needs the
    approval annotation, unless an update leaves its state as it was. */
 static void check_approval(const json_t *crd, const json_t *old,
@@ -2168,52 +2202,8 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 				      "values: \"Cluster\", \"Namespaced\""
 				    : "Required value%s",
 				scope && *scope ? scope : "");
-	/* kube's ValidateCustomResourceDefinitionSpec: the names required
-	   (after defaulting), then ValidateCustomResourceDefinitionNames */
-	const char *singular =
-	    json_string_value(json_object_get(names, "singular"));
-	const char *lk = json_string_value(json_object_get(names, "listKind"));
-	static const char *const req[] = {"plural", "singular", "kind",
-					  "listKind"};
-	for (size_t k = 0; k < 4; k++) {
-		const char *nv = json_string_value(json_object_get(names, req[k]));
-		if (!nv || !*nv) {
-			char f[40];
-			snprintf(f, sizeof f, "spec.names.%s", req[k]);
-			srv_error_cause(err, "FieldValueRequired", f,
-					"Required value");
-		}
-	}
-	if (plural && *plural)
-		dns1035_cause(err, "spec.names.plural", plural, false);
-	if (singular && *singular)
-		dns1035_cause(err, "spec.names.singular", singular, false);
-	if (kind && *kind)
-		dns1035_cause(err, "spec.names.kind", kind, true);
-	if (lk && *lk)
-		dns1035_cause(err, "spec.names.listKind", lk, true);
 	size_t i;
 	json_t *v;
-	/* short names, then (after kind against listKind) categories: each a
-	   DNS-1035 label */
-	for (int which = 0; which < 2; which++) {
-		const char *list = which ? "categories" : "shortNames";
-		if (which && kind && lk && *kind && !strcmp(kind, lk))
-			srv_error_cause(err, "FieldValueInvalid",
-					"spec.names.listKind",
-					"Invalid value: \"%s\": kind and listKind "
-					"may not be the same",
-					lk);
-		json_array_foreach(json_object_get(names, list), i, v)
-		{
-			char f[64];
-			snprintf(f, sizeof f, "spec.names.%s[%zu]", list, i);
-			dns1035_cause(err, f,
-				      json_string_value(v) ? json_string_value(v)
-							   : "",
-				      false);
-		}
-	}
 	json_t *versions = json_object_get(spec, "versions");
 	size_t n_storage = 0;
 	const char *storage = NULL, *first_storage = NULL;
@@ -2264,19 +2254,13 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 		}
 	}
 	check_columns_and_scale(versions, err);
-	if (sf_same) {
-		const json_t *v0 = json_array_get(versions, 0);
-		check_selectable(json_object_get(v0, "selectableFields"),
-				 version_schema(v0), "spec.selectableFields",
-				 sch_same
-				     ? NULL
-				     : "selectableFields may only be set "
-				       "when validations.schema is included",
-				 err);
+	/* each version its own schema: kube checks it in its loop */
+	if (!sch_same) {
+		lp_err rc = check_schemas_and_fields(versions, old, sf_same,
+						     sch_same, err);
+		if (rc)
+			return rc;
 	}
-	lp_err rc = check_schemas(versions, old, err);
-	if (rc)
-		return rc;
 	/* after every version's own checks, as kube's loop; the value is
 	   the versions as Go's %#v prints kube's internal ones */
 	if (!unique || n_storage != 1) {
@@ -2295,49 +2279,97 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 			    gv ? gv : "");
 		free(gv);
 	}
+	/* kube's ValidateCustomResourceDefinitionSpec: the names required
+	   (after defaulting), then ValidateCustomResourceDefinitionNames */
+	const char *singular =
+	    json_string_value(json_object_get(names, "singular"));
+	const char *lk = json_string_value(json_object_get(names, "listKind"));
+	static const char *const req[] = {"plural", "singular", "kind",
+					  "listKind"};
+	for (size_t k = 0; k < 4; k++) {
+		const char *nv =
+		    json_string_value(json_object_get(names, req[k]));
+		if (!nv || !*nv) {
+			char f[40];
+			snprintf(f, sizeof f, "spec.names.%s", req[k]);
+			srv_error_cause(err, "FieldValueRequired", f,
+					"Required value");
+		}
+	}
+	if (plural && *plural)
+		dns1035_cause(err, "spec.names.plural", plural, false);
+	if (singular && *singular)
+		dns1035_cause(err, "spec.names.singular", singular, false);
+	if (kind && *kind)
+		dns1035_cause(err, "spec.names.kind", kind, true);
+	if (lk && *lk)
+		dns1035_cause(err, "spec.names.listKind", lk, true);
+	/* short names, then (after kind against listKind) categories: each a
+	   DNS-1035 label */
+	for (int which = 0; which < 2; which++) {
+		const char *list = which ? "categories" : "shortNames";
+		if (which && kind && lk && *kind && !strcmp(kind, lk))
+			srv_error_cause(
+			    err, "FieldValueInvalid", "spec.names.listKind",
+			    "Invalid value: \"%s\": kind and listKind "
+			    "may not be the same",
+			    lk);
+		json_array_foreach(json_object_get(names, list), i, v)
+		{
+			char f[64];
+			snprintf(f, sizeof f, "spec.names.%s[%zu]", list, i);
+			dns1035_cause(
+			    err, f,
+			    json_string_value(v) ? json_string_value(v) : "",
+			    false);
+		}
+	}
+	/* schemas the same in every version: kube checks them in the spec,
+	   after the names */
+	if (sch_same) {
+		lp_err rc = check_schemas_and_fields(versions, old, sf_same,
+						     sch_same, err);
+		if (rc)
+			return rc;
+	}
 	check_conversion(json_object_get(spec, "conversion"),
 			 ca_may_be_invalid(old), err);
-	if (json_is_true(json_object_get(spec, "preserveUnknownFields")))
-		srv_error_cause(err, "FieldValueInvalid",
-				"spec.preserveUnknownFields",
-				"Invalid value: true: cannot set to true, set "
-				"x-kubernetes-preserve-unknown-fields to true "
-				"in spec.versions[*].schema instead");
 	if (old) {
+		/* kube's validateCustomResourceDefinitionSpecUpdate, after the
+		   spec's own checks: scope and kind once established (they
+		   name the stored objects), then group and plural always; a
+		   missing one is "" */
 		json_t *ospec = json_object_get(old, "spec");
-		const char *og =
-		    json_string_value(json_object_get(ospec, "group"));
-		const char *op = json_string_value(
-		    json_object_get(json_object_get(ospec, "names"), "plural"));
-		const char *os =
-		    json_string_value(json_object_get(ospec, "scope"));
-		if (og && group && strcmp(og, group))
-			srv_error_cause(
-			    err, "FieldValueInvalid", "spec.group",
-			    "Invalid value: \"%s\": field is immutable", group);
-		if (op && plural && strcmp(op, plural))
-			srv_error_cause(
-			    err, "FieldValueInvalid", "spec.names.plural",
-			    "Invalid value: \"%s\": field is immutable",
-			    plural);
-		if (os && scope && strcmp(os, scope) &&
-		    condition_true(old, "Established"))
-			srv_error_cause(
-			    err, "FieldValueInvalid", "spec.scope",
-			    "Invalid value: \"%s\": field is immutable", scope);
-		/* kind names the stored objects once they may exist */
-		const char *ok = json_string_value(
-		    json_object_get(json_object_get(ospec, "names"), "kind"));
-		const char *nk = json_string_value(json_object_get(
-		    json_object_get(spec, "names"), "kind"));
-		if (ok && nk && strcmp(ok, nk) &&
-		    condition_true(old, "Established"))
-			srv_error_cause(
-			    err, "FieldValueInvalid", "spec.names.kind",
-			    "Invalid value: \"%s\": field is immutable", nk);
+		json_t *onames = json_object_get(ospec, "names");
+		bool est = condition_true(old, "Established");
+		const struct {
+			const char *field, *was, *now;
+			bool check;
+		} imm[] = {
+		    {"spec.scope",
+		     str_or_empty(json_object_get(ospec, "scope")),
+		     scope ? scope : "", est},
+		    {"spec.names.kind",
+		     str_or_empty(json_object_get(onames, "kind")),
+		     kind ? kind : "", est},
+		    {"spec.group",
+		     str_or_empty(json_object_get(ospec, "group")),
+		     group ? group : "", true},
+		    {"spec.names.plural",
+		     str_or_empty(json_object_get(onames, "plural")),
+		     plural ? plural : "", true},
+		};
+		for (size_t k = 0; k < sizeof imm / sizeof imm[0]; k++)
+			if (imm[k].check && strcmp(imm[k].was, imm[k].now))
+				srv_error_cause(err, "FieldValueInvalid",
+						imm[k].field,
+						"Invalid value: \"%s\": field "
+						"is immutable",
+						imm[k].now);
 	}
-	/* kube's PrepareForCreate stores the storage version, if one; with
-	   none, ValidateCustomResourceDefinitionStoredVersions says so */
+	/* status: kube's PrepareForCreate stores the storage version, if
+	   one; with none, ValidateCustomResourceDefinitionStoredVersions says
+	   so */
 	if (!old && !n_storage)
 		srv_error_cause(err, "FieldValueInvalid",
 				"status.storedVersions",
@@ -2355,10 +2387,38 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 					"have the storage version %s",
 					first_storage, vn);
 	}
+	if (old) {
+		/* PrepareForUpdate keeps the old status and appends the first
+		   storage version to storedVersions; validated as stored */
+		json_t *ost = json_object_get(old, "status");
+		json_t *st = ost ? json_deep_copy(ost) : json_object();
+		json_t *sv = json_object_get(st, "storedVersions");
+		bool have = false;
+		json_array_foreach(sv, i, v) have =
+		    have || (json_string_value(v) && first_storage &&
+			     !strcmp(json_string_value(v), first_storage));
+		if (!have && first_storage && json_is_array(sv))
+			json_array_append_new(sv, json_string(first_storage));
+		json_object_set_new(obj, "status", st);
+		json_t *om = json_object_get(old, "metadata");
+		json_int_t gen =
+		    json_integer_value(json_object_get(om, "generation"));
+		if (!json_equal(json_object_get(old, "spec"), spec))
+			gen++;
+		json_object_set_new(json_object_get(obj, "metadata"),
+				    "generation", json_integer(gen ? gen : 1));
+		check_stored_versions(obj, err);
+	}
 	check_approval(obj, old, err);
+	/* kube's validatePreserveUnknownFields, last */
+	if (json_is_true(json_object_get(spec, "preserveUnknownFields")))
+		srv_error_cause(err, "FieldValueInvalid",
+				"spec.preserveUnknownFields",
+				"Invalid value: true: cannot set to true, set "
+				"x-kubernetes-preserve-unknown-fields to true "
+				"in spec.versions[*].schema instead");
 	if (crd_invalid(obj, err))
 		return err->code;
-	/* status: reset on create, kept on update (storage version appended) */
 	if (!old) {
 		/* conditions null, as Go writes the nil slice of kube's
 		   PrepareForCreate (no omitempty) */
@@ -2374,27 +2434,6 @@ lp_err srv_prep_crd(const struct srv_resource *r, json_t *obj,
 		json_object_set_new(obj, "status", st);
 		json_object_set_new(json_object_get(obj, "metadata"),
 				    "generation", json_integer(1));
-	} else {
-		json_t *ost = json_object_get(old, "status");
-		json_t *st = ost ? json_deep_copy(ost) : json_object();
-		json_t *sv = json_object_get(st, "storedVersions");
-		bool have = false;
-		json_array_foreach(sv, i, v) have =
-		    have || (json_string_value(v) &&
-			     !strcmp(json_string_value(v), storage));
-		if (!have && json_is_array(sv))
-			json_array_append_new(sv, json_string(storage));
-		json_object_set_new(obj, "status", st);
-		json_t *om = json_object_get(old, "metadata");
-		json_int_t gen =
-		    json_integer_value(json_object_get(om, "generation"));
-		if (!json_equal(json_object_get(old, "spec"), spec))
-			gen++;
-		json_object_set_new(json_object_get(obj, "metadata"),
-				    "generation", json_integer(gen ? gen : 1));
-		check_stored_versions(obj, err);
-		if (crd_invalid(obj, err))
-			return err->code;
 	}
 	return LP_OK;
 }

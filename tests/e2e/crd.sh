@@ -300,6 +300,22 @@ check "... nor its scope" code_has 422 'spec.scope: Invalid value: \"Cluster\": 
 req PATCH "$GZP" '{"spec":{"group":"other.example.com"}}' "$MERGE"
 check "... nor, ever, its group" code_has 422 'spec.group: Invalid value: \"other.example.com\": field is immutable'
 check "... its one cause: an update has no metadata.name check (kube's ValidateCustomResourceDefinitionUpdate)" bash -c "! grep -q 'must be spec.names.plural' '$WORK/body'"
+# kube collects every error of an update in one list: the spec's own, its
+# immutable fields (scope and kind, then group and plural; one left out is
+# ""), then the storedVersions kept from the old status (found by a helper:
+# the last two went missing beside a spec error).
+req GET "$GZP"
+python3 -c "import json; d=json.load(open('$WORK/body')); d['spec']['scope']='Cluster'; d['spec']['versions'][0]['name']+='x'; print(json.dumps(d))" >"$WORK/gz-both.json"
+OLDV=$(jq_ "d['spec']['versions'][0]['name']")
+req PUT "$GZP" "$(cat "$WORK/gz-both.json")"
+check "a PUT changing the scope and renaming the stored version gets both causes" code_has 422 \
+	'spec.scope: Invalid value: \"Cluster\": field is immutable, status.storedVersions[0]: Invalid value: \"'"$OLDV"'\": missing from spec.versions; '"$OLDV"' was previously a storage version'
+req GET "$GZP"
+python3 -c "import json; d=json.load(open('$WORK/body')); d['spec']={'names':{}}; print(json.dumps(d))" >"$WORK/gz-empty.json"
+req PUT "$GZP" "$(cat "$WORK/gz-empty.json")"
+check "... one emptying the spec: the spec's errors, the four immutable fields as \"\" in kube's order, then storedVersions" code_has 422 \
+	'spec.scope: Invalid value: \"\": field is immutable, spec.names.kind: Invalid value: \"\": field is immutable, spec.group: Invalid value: \"\": field is immutable, spec.names.plural: Invalid value: \"\": field is immutable, status.storedVersions[0]: Invalid value: \"'"$OLDV"'\": missing from spec.versions' \
+	'spec.versions: Invalid value: []apiextensions.CustomResourceDefinitionVersion(nil): must have exactly one version marked as storage version, spec.names.plural: Required value'
 req GET "$GZP"
 check "... none of them wrote anything" [ "$(jq_ "d['metadata']['resourceVersion'], d['spec']['names']['kind']")" == "$V3 Gizmoz" ]
 
@@ -1521,6 +1537,19 @@ wcrd '{}' '{}' '{"group":"ex_ample.com"}'
 check "a group that is no DNS subdomain says so on spec.group too" code_has 422 'spec.group: Invalid value: \"ex_ample.com\": a lowercase RFC 1123 subdomain must consist of'
 wcrd '{}' '{"storage":false}'
 check "no storage version: no stored version either; the versions as Go's %#v prints kube's internal ones" code_has 422 'is invalid: [spec.versions: Invalid value: []apiextensions.CustomResourceDefinitionVersion{apiextensions.CustomResourceDefinitionVersion{Name:\"v1\", Served:true, Storage:false, Deprecated:false, DeprecationWarning:(*string)(nil), Schema:(*apiextensions.CustomResourceValidation)(nil), Subresources:(*apiextensions.CustomResourceSubresources)(nil), AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition(nil), SelectableFields:[]apiextensions.SelectableField(nil)}}: must have exactly one version marked as storage version, status.storedVersions: Invalid value: []string(nil): must have at least one stored version]'
+# kube's spec order: the versions (their loop, then unique and storage),
+# then the names, then a schema every version shares (checked in the spec)
+wcrd '{}' '{"storage":false}' '{"names":{"plural":"Ws","singular":"w","kind":"W","listKind":"WList"}}'
+check "no storage version and a bad plural: the versions' error before the names'" code_has 422 \
+	'must have exactly one version marked as storage version, spec.names.plural: Invalid value: \"Ws\": a DNS-1035 label'
+wcrd '{"a":{"x-kubernetes-list-type":"set","x-kubernetes-preserve-unknown-fields":true}}' '{}' '{"names":{"plural":"ws","singular":"w_","kind":"W","listKind":"WList"}}'
+check "... a bad singular before the shared schema's errors" python3 -c "
+import json; m=json.load(open('$WORK/body'))['message']
+a=m.index('spec.names.singular: Invalid value'); b=m.index('spec.validation.openAPIV3Schema.properties[a].type')
+assert a < b, m"
+wcrd '{}' '{}' '{"versions":null}'
+check "no versions at all: Go's %#v of the nil slice" code_has 422 \
+	'spec.versions: Invalid value: []apiextensions.CustomResourceDefinitionVersion(nil): must have exactly one version marked as storage version'
 # found by kube's own ValidateCustomResourceDefinition cases (session 50)
 wcrd '{"e":{"type":"object","x-kubernetes-embedded-resource":true,"properties":{"apiVersion":{"type":"string","default":"v1"},"kind":{"type":"string","default":"%"},"metadata":{"type":"object","properties":{"name":{"type":"string","default":42}},"default":{"labels":{"bar":"x y"}}}}}}'
 check "defaults in an embedded resource's kind and metadata must make valid metadata, as kube checks them (Invalid, not the plain value's TypeInvalid)" code_has 422 'properties[e].properties[kind].default: Invalid value: \"%\": must result in valid metadata: kind: Invalid value: \"%\": may have mixed case' 'properties[e].properties[metadata].default: Invalid value: map[string]interface {}{\"labels\":map[string]interface {}{\"bar\":\"x y\"}}: must result in valid metadata: metadata.labels: Invalid value: \"x y\"' 'properties[e].properties[metadata].properties[name].default: Invalid value: 42: must result in valid metadata: metadata: Invalid value: map[string]interface {}{\"name\":42}: json: cannot unmarshal number into Go struct field ObjectMeta.name of type string'
