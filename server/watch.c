@@ -187,6 +187,7 @@ struct wstream {
 	   the revision, and a watcher of every key that wakes the stream at
 	   each commit until the store reaches it or wait_until passes */
 	int64_t wait_rev;
+	uint64_t wait_asked; /* as asked (up to 2^64-1): its 504 names it */
 	_Atomic int64_t wait_until; /* ms; 0: not waiting (the ticker reads
 				       it) */
 	eng_watch *waitw;
@@ -725,7 +726,7 @@ static lp_err initial_chunk(struct wstream *ws)
 /* kube's cacher for a watch-list from a revision it did not reach in
    time: 200 and one ERROR event, TooLargeResourceVersionError (its cause
    and a retry after 1 s). Ends the stream. */
-static void emit_too_large(struct wstream *ws, int64_t rev, int64_t cur)
+static void emit_too_large(struct wstream *ws, uint64_t rev, int64_t cur)
 {
 	struct srv_error err;
 	srv_error_clear(&err);
@@ -733,8 +734,8 @@ static void emit_too_large(struct wstream *ws, int64_t rev, int64_t cur)
 			"Too large resource version");
 	srv_error_set(
 	    &err, LP_E_FUTURE,
-	    "Timeout: Too large resource version: %lld, current: %lld",
-	    (long long)rev, (long long)cur);
+	    "Timeout: Too large resource version: %llu, current: %lld",
+	    (unsigned long long)rev, (long long)cur);
 	emit_status(ws, srv_status_failure(&err, NULL, 1));
 }
 
@@ -775,7 +776,7 @@ static bool wait_step(struct wstream *ws)
 	int64_t want = ws->wait_rev;
 	ws->wait_rev = 0;
 	if (cur < want) {
-		emit_too_large(ws, want, cur);
+		emit_too_large(ws, ws->wait_asked, cur);
 		return true;
 	}
 	/* reached: the state at the latest snapshot, then the changes */
@@ -1614,6 +1615,7 @@ void srv_watch(struct srv_req *r, const struct srv_resource *res,
 			/* invariant 9: not reached yet, the stream waits */
 			if (from > eng_rev(e)) {
 				ws->wait_rev = from;
+				ws->wait_asked = o.rvn;
 				atomic_store(&ws->wait_until,
 					     lp_mono_ms() + 3000);
 			}

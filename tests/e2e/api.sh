@@ -763,6 +763,8 @@ curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents
 check "sendInitialEvents=false without a resourceVersion starts from now: a stream (its bookmark), no ADDED" bash -c "grep -q '\"type\":\"BOOKMARK\"' '$WORK/watchf' && ! grep -q '\"type\":\"ADDED\"' '$WORK/watchf'"
 CODE=$(curl -sS -N -o "$WORK/body" -w '%{http_code}' "$URL/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=99999999&timeoutSeconds=10")
 check "sendInitialEvents from a revision not yet reached: 200 and one ERROR event, kube's error watcher" code_has 200 '"type":"ERROR"' '"code":504' 'Timeout: Too large resource version: 99999999, current: ' '"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}],"retryAfterSeconds":1'
+CODE=$(curl -sS -N -o "$WORK/body" -w '%{http_code}' "$URL/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=18446744073709551615&timeoutSeconds=10")
+check "... one from 2^64-1 (ParseUint takes it) names that number" code_has 200 '"type":"ERROR"' 'Timeout: Too large resource version: 18446744073709551615, current: '
 # Such a watch waits in its stream (server/watch.c invariant 9), not in
 # its request's handler: eight of them at once, more than the server's
 # threads, leave a GET answering while they all still wait (the handler's
