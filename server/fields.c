@@ -1780,6 +1780,57 @@ static json_t *field_schema(const struct pb_field *f, json_t *schemas)
 	return a;
 }
 
+/* The served kinds' fields of a string type kube marks +enum: its OpenAPI
+   lists the values (sorted, as k8s.io/api's generated OpenAPI; the two
+   deprecated ServiceExternalTrafficPolicyType constants repeat theirs),
+   which kubectl explain prints as ENUM. */
+static const struct enum_field {
+	const char *msg, *field, *dflt;
+	const char *values[5];
+} enum_fields[] = {
+    {"ServiceSpec",
+     "type",
+     NULL,
+     {"ClusterIP", "ExternalName", "LoadBalancer", "NodePort"}},
+    {"ServiceSpec",
+     "externalTrafficPolicy",
+     NULL,
+     {"Cluster", "Cluster", "Local", "Local"}},
+    {"ServiceSpec", "internalTrafficPolicy", NULL, {"Cluster", "Local"}},
+    {"ServiceSpec",
+     "ipFamilyPolicy",
+     NULL,
+     {"PreferDualStack", "RequireDualStack", "SingleStack"}},
+    {"ServiceSpec", "sessionAffinity", NULL, {"ClientIP", "None"}},
+    {"ServicePort", "protocol", "TCP", {"SCTP", "TCP", "UDP"}},
+    {"EndpointPort", "protocol", NULL, {"SCTP", "TCP", "UDP"}},
+    {"PortStatus", "protocol", "", {"SCTP", "TCP", "UDP"}},
+    {"NamespaceStatus", "phase", NULL, {"Active", "Terminating"}},
+};
+
+/* Add f's enum (and default) to its schema p, for a core/v1 message. */
+static bool add_enum(const struct pb_msg *m, const struct pb_field *f,
+		     json_t *p)
+{
+	if (strcmp(m->pkg, "io.k8s.api.core.v1"))
+		return true;
+	for (size_t i = 0; i < sizeof enum_fields / sizeof enum_fields[0];
+	     i++) {
+		const struct enum_field *e = &enum_fields[i];
+		if (strcmp(e->msg, m->name) || strcmp(e->field, f->json))
+			continue;
+		json_t *a = json_array();
+		for (size_t k = 0; a && k < 5 && e->values[k]; k++)
+			if (json_array_append_new(a, json_string(e->values[k])))
+				return false;
+		if (!a || json_object_set_new(p, "enum", a))
+			return false;
+		return !e->dflt ||
+		       !json_object_set_new(p, "default", json_string(e->dflt));
+	}
+	return true;
+}
+
 /* Fill props and required of m's schema from its table. */
 static bool fill_props(const struct pb_msg *m, json_t *props, json_t *required,
 		       json_t *schemas)
@@ -1787,7 +1838,8 @@ static bool fill_props(const struct pb_msg *m, json_t *props, json_t *required,
 	for (size_t i = 0; i < m->n_fields; i++) {
 		const struct pb_field *f = &m->fields[i];
 		json_t *p = field_schema(f, schemas);
-		if (!p || json_object_set_new(props, f->json, p))
+		if (!p || !add_enum(m, f, p) ||
+		    json_object_set_new(props, f->json, p))
 			return false;
 		if ((f->flags & PB_REQUIRED) &&
 		    json_array_append_new(required, json_string(f->json)))

@@ -208,6 +208,15 @@ YAML
 	expect_rc 0 "$kv: explain namespace.metadata.labels" "$K" explain namespace.metadata.labels
 	expect_rc 0 "$kv: explain configmap.metadata.managedFields" "$K" explain configmap.metadata.managedFields
 	check "$kv: ... names fieldsV1 by its type, as kube's named meta/v1 FieldsV1 makes kubectl print it" out_has 'fieldsV1.*<FieldsV1>'
+	# kube's +enum fields carry their values in OpenAPI (found by a
+	# helper); kubectl prints them from 1.30 on
+	[[ $kv == kubectl ]] || (( ${kv##*.} >= 30 )) || continue
+	expect_rc 0 "$kv: explain service.spec.type" "$K" explain service.spec.type
+	check "$kv: ... prints the ENUM values, as from kube's OpenAPI" bash -c "grep -q '^ENUM:' '$WORK/out' && grep -q '^ *ExternalName\$' '$WORK/out'"
+	expect_rc 0 "$kv: explain service.spec" "$K" explain service.spec
+	check "$kv: ... lists them under sessionAffinity" out_has 'enum: ClientIP, None'
+	expect_rc 0 "$kv: explain namespace.status.phase" "$K" explain namespace.status.phase
+	check "$kv: ... and a namespace's phases" bash -c "grep -q '^ *Terminating\$' '$WORK/out'"
 done
 
 K=${KUBECTLS[0]}
