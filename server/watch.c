@@ -400,19 +400,29 @@ static void emit_bookmark(struct wstream *ws, int64_t rev, bool initial_end)
 	if (partial)
 		snprintf(pgv, sizeof pgv, "meta.k8s.io/%s", ws->neg.version);
 	/* the initial events' end also carries the list they make, empty,
-	   in base64 (kube's watchListTransformer): client-go's watch-list
-	   List() builds its answer on it. Encoded as kube's JSON encoder
-	   writes it: with a newline at the end (Go's json.Encoder). */
+	   in base64 under kubernetes.io/initial-events-list-blueprint (kube's
+	   watchListTransformer,
+	   metav1.InitialEventsListBlueprintAnnotationKey): client-go's
+	   watch-list List() builds its answer on it, and without it falls back
+	   to a list. Encoded as kube's JSON encoder writes the resource's empty
+	   list: a typed one with its fields in order, a custom resource's
+	   UnstructuredList as a Go map (keys sorted, no metadata), with a
+	   newline at the end (Go's json.Encoder). */
 	char ann[1024] = ""; /* the base64 of list[] and the keys */
 	if (initial_end) {
 		char list[512]; /* kind <= 100, gv < 300: it fits */
-		int ln = snprintf(list, sizeof list,
-				  "{\"kind\":\"%.100s\",\"apiVersion\":\"%s\","
-				  "\"metadata\":{},\"items\":%s}\n",
-				  partial ? "PartialObjectMetadataList"
-					  : ws->res->list_kind,
-				  partial ? pgv : ws->gv,
-				  ws->custom && !partial ? "[]" : "null");
+		int ln =
+		    ws->custom && !partial
+			? snprintf(list, sizeof list,
+				   "{\"apiVersion\":\"%s\",\"items\":[],"
+				   "\"kind\":\"%.100s\"}\n",
+				   ws->gv, ws->res->list_kind)
+			: snprintf(list, sizeof list,
+				   "{\"kind\":\"%.100s\",\"apiVersion\":\"%s\","
+				   "\"metadata\":{},\"items\":null}\n",
+				   partial ? "PartialObjectMetadataList"
+					   : ws->res->list_kind,
+				   partial ? pgv : ws->gv);
 		if (ln < 0 || (size_t)ln >= sizeof list)
 			ln = 0; /* cannot happen (above); no annotation then */
 		char *b64 =
@@ -421,7 +431,8 @@ static void emit_bookmark(struct wstream *ws, int64_t rev, bool initial_end)
 		snprintf(ann, sizeof ann,
 			 ",\"annotations\":{\"k8s.io/"
 			 "initial-events-end\":\"true\"%s%s%s}",
-			 b64 ? ",\"k8s.io/initial-events-list-blueprint\":\""
+			 b64 ? ",\"kubernetes.io/"
+			       "initial-events-list-blueprint\":\""
 			     : "",
 			 b64 ? b64 : "", b64 ? "\"" : "");
 		free(b64);

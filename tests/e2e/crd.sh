@@ -880,6 +880,19 @@ evs = [(e["type"], e["object"]["metadata"]["name"], e["object"]["spec"]["color"]
        for e in map(json.loads, open(sys.argv[1])) if e["type"] != "BOOKMARK"]
 assert evs == [("DELETED", "b", "blue"), ("ADDED", "c", "blue")], evs
 PY
+# a watch-list's initial-events-end bookmark carries the empty list as the
+# CRD handler's UnstructuredList encodes (a Go map: keys sorted, no
+# metadata), under kubernetes.io/initial-events-list-blueprint
+curl -sS -N -m 5 -o "$WORK/sf.wl" --cacert "$CA_PEM" -H "Authorization: Bearer $(cat "$DATA/admin.token")" \
+	"$URL/apis/stable.example.com/v1/namespaces/sf/shirts?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=2"
+check "a custom resource's watch-list blueprint is its UnstructuredList, as kube encodes it" python3 - "$WORK/sf.wl" <<'PY'
+import base64, json, sys
+b = [e for e in map(json.loads, open(sys.argv[1])) if e["type"] == "BOOKMARK"][0]
+a = b["object"]["metadata"]["annotations"]
+assert a["k8s.io/initial-events-end"] == "true", a
+raw = base64.b64decode(a["kubernetes.io/initial-events-list-blueprint"])
+assert raw == b'{"apiVersion":"stable.example.com/v1","items":[],"kind":"ShirtList"}\n', raw
+PY
 # CRD fields kube validates: printer columns, scale paths (hoisted to spec.*
 # when every version has the same), deprecationWarning, names with their
 # values in kube's DNS-1035 message
