@@ -135,12 +135,12 @@ struct pbr {
 #define MSG_PKG "io.k8s.apimachinery.pkg.apis.meta.v1"
 
 static const struct pb_field f_owner_reference[] = {
-	FLD(5, "apiVersion", STRING, RQ),
-	FLD(1, "kind", STRING, RQ),
-	FLD(3, "name", STRING, RQ),
-	FLDG(4, "uid", STRING, RQ, "types.UID"),
-	FLD(6, "controller", BOOL, 0),
-	FLD(7, "blockOwnerDeletion", BOOL, 0),
+    FLD(5, "apiVersion", STRING, RQ),
+    FLD(1, "kind", STRING, RQ),
+    FLD(3, "name", STRING, RQ),
+    FLDG(4, "uid", STRING, RQ, "types.UID"),
+    FLD(6, "controller", BOOL, PB_PTR),
+    FLD(7, "blockOwnerDeletion", BOOL, PB_PTR),
 };
 MSG(m_owner_reference, "OwnerReference", f_owner_reference);
 
@@ -156,21 +156,21 @@ static const struct pb_field f_managed_fields_entry[] = {
 MSG(m_managed_fields_entry, "ManagedFieldsEntry", f_managed_fields_entry);
 
 static const struct pb_field f_object_meta[] = {
-	FLD(1, "name", STRING, O),
-	FLD(2, "generateName", STRING, O),
-	FLD(3, "namespace", STRING, O),
-	FLD(4, "selfLink", STRING, O),
-	FLDG(5, "uid", STRING, O, "types.UID"),
-	FLD(6, "resourceVersion", STRING, O),
-	FLD(7, "generation", INT64, O),
-	FLD(8, "creationTimestamp", TIME, O),
-	FLD(9, "deletionTimestamp", TIME, 0),
-	FLD(10, "deletionGracePeriodSeconds", INT64, 0),
-	FLD(11, "labels", MAP_STRING, 0),
-	FLD(12, "annotations", MAP_STRING, 0),
-	SUBK(13, "ownerReferences", m_owner_reference, R, "uid"),
-	FLD(14, "finalizers", STRING, R | PB_MERGE),
-	SUB(17, "managedFields", m_managed_fields_entry, R),
+    FLD(1, "name", STRING, O),
+    FLD(2, "generateName", STRING, O),
+    FLD(3, "namespace", STRING, O),
+    FLD(4, "selfLink", STRING, O),
+    FLDG(5, "uid", STRING, O, "types.UID"),
+    FLD(6, "resourceVersion", STRING, O),
+    FLD(7, "generation", INT64, O),
+    FLD(8, "creationTimestamp", TIME, O),
+    FLD(9, "deletionTimestamp", TIME, PB_PTR),
+    FLD(10, "deletionGracePeriodSeconds", INT64, PB_PTR),
+    FLD(11, "labels", MAP_STRING, 0),
+    FLD(12, "annotations", MAP_STRING, 0),
+    SUBK(13, "ownerReferences", m_owner_reference, R, "uid"),
+    FLD(14, "finalizers", STRING, R | PB_MERGE),
+    SUB(17, "managedFields", m_managed_fields_entry, R),
 };
 MSG(m_object_meta, "ObjectMeta", f_object_meta);
 
@@ -271,86 +271,88 @@ static const struct pb_field f_namespace[] = {
 MSG(m_namespace, "Namespace", f_namespace);
 
 static const struct pb_field f_config_map[] = {
-	SUB(1, "metadata", m_object_meta, 0),
-	FLD(4, "immutable", BOOL, 0),
-	FLD(2, "data", MAP_STRING, 0),
-	FLD(3, "binaryData", MAP_BYTES, 0),
+    SUB(1, "metadata", m_object_meta, 0),
+    FLD(4, "immutable", BOOL, PB_PTR),
+    FLD(2, "data", MAP_STRING, 0),
+    FLD(3, "binaryData", MAP_BYTES, 0),
 };
 MSG(m_config_map, "ConfigMap", f_config_map);
 
 static const struct pb_field f_secret[] = {
-	SUB(1, "metadata", m_object_meta, 0),
-	FLD(5, "immutable", BOOL, 0),
-	FLD(2, "data", MAP_BYTES, 0),
-	FLD(4, "stringData", MAP_STRING, 0),
-	FLDG(3, "type", STRING, O, "v1.SecretType"),
+    SUB(1, "metadata", m_object_meta, 0),
+    FLD(5, "immutable", BOOL, PB_PTR),
+    FLD(2, "data", MAP_BYTES, 0),
+    FLD(4, "stringData", MAP_STRING, 0),
+    FLDG(3, "type", STRING, O, "v1.SecretType"),
 };
 MSG(m_secret, "Secret", f_secret);
 
 static const struct pb_field f_service_account[] = {
-	SUB(1, "metadata", m_object_meta, 0),
-	SUBK(2, "secrets", m_object_reference, R, "name"),
-	SUB(3, "imagePullSecrets", m_local_object_reference, R),
-	FLD(4, "automountServiceAccountToken", BOOL, 0),
+    SUB(1, "metadata", m_object_meta, 0),
+    SUBK(2, "secrets", m_object_reference, R, "name"),
+    SUB(3, "imagePullSecrets", m_local_object_reference, R),
+    FLD(4, "automountServiceAccountToken", BOOL, PB_PTR),
 };
 MSG(m_service_account, "ServiceAccount", f_service_account);
 
 static const struct pb_field f_client_ip_config[] = {
-	FLD(1, "timeoutSeconds", INT32, 0),
+    FLD(1, "timeoutSeconds", INT32, PB_PTR),
 };
 MSG(m_client_ip_config, "ClientIPConfig", f_client_ip_config);
 
 static const struct pb_field f_session_affinity_config[] = {
-	SUB(1, "clientIP", m_client_ip_config, 0),
+    SUB(1, "clientIP", m_client_ip_config, PB_PTR),
 };
 MSG(m_session_affinity_config, "SessionAffinityConfig", f_session_affinity_config);
 
 static const struct pb_field f_service_port[] = {
-	FLD(1, "name", STRING, O),
-	FLDG(2, "protocol", STRING, O, "v1.Protocol"),
-	FLD(6, "appProtocol", STRING, 0),
-	FLD(3, "port", INT32, RQ),
-	FLD(4, "targetPort", INTORSTR, 0),
-	FLD(5, "nodePort", INT32, O),
+    FLD(1, "name", STRING, O),
+    FLDG(2, "protocol", STRING, O, "v1.Protocol"),
+    FLD(6, "appProtocol", STRING, PB_PTR),
+    FLD(3, "port", INT32, RQ),
+    FLD(4, "targetPort", INTORSTR, 0),
+    FLD(5, "nodePort", INT32, O),
 };
 MSG(m_service_port, "ServicePort", f_service_port);
 
 static const struct pb_field f_service_spec[] = {
-	SUBK(1, "ports", m_service_port, R, "port"),
-	FLD(2, "selector", MAP_STRING, 0),
-	FLD(3, "clusterIP", STRING, O),
-	FLD(18, "clusterIPs", STRING, R),
-	FLDG(4, "type", STRING, O, "v1.ServiceType"),
-	FLD(5, "externalIPs", STRING, R),
-	FLDG(7, "sessionAffinity", STRING, O, "v1.ServiceAffinity"),
-	FLD(8, "loadBalancerIP", STRING, O),
-	FLD(9, "loadBalancerSourceRanges", STRING, R),
-	FLD(10, "externalName", STRING, O),
-	FLDG(11, "externalTrafficPolicy", STRING, O, "v1.ServiceExternalTrafficPolicy"),
-	FLD(12, "healthCheckNodePort", INT32, O),
-	FLD(13, "publishNotReadyAddresses", BOOL, O),
-	SUB(14, "sessionAffinityConfig", m_session_affinity_config, 0),
-	FLDG(19, "ipFamilies", STRING, R, "v1.IPFamily"),
-	FLDG(17, "ipFamilyPolicy", STRING, 0, "v1.IPFamilyPolicy"),
-	FLD(20, "allocateLoadBalancerNodePorts", BOOL, 0),
-	FLD(21, "loadBalancerClass", STRING, 0),
-	FLDG(22, "internalTrafficPolicy", STRING, 0, "v1.ServiceInternalTrafficPolicy"),
-	FLD(23, "trafficDistribution", STRING, 0),
+    SUBK(1, "ports", m_service_port, R, "port"),
+    FLD(2, "selector", MAP_STRING, 0),
+    FLD(3, "clusterIP", STRING, O),
+    FLD(18, "clusterIPs", STRING, R),
+    FLDG(4, "type", STRING, O, "v1.ServiceType"),
+    FLD(5, "externalIPs", STRING, R),
+    FLDG(7, "sessionAffinity", STRING, O, "v1.ServiceAffinity"),
+    FLD(8, "loadBalancerIP", STRING, O),
+    FLD(9, "loadBalancerSourceRanges", STRING, R),
+    FLD(10, "externalName", STRING, O),
+    FLDG(11, "externalTrafficPolicy", STRING, O,
+	 "v1.ServiceExternalTrafficPolicy"),
+    FLD(12, "healthCheckNodePort", INT32, O),
+    FLD(13, "publishNotReadyAddresses", BOOL, O),
+    SUB(14, "sessionAffinityConfig", m_session_affinity_config, PB_PTR),
+    FLDG(19, "ipFamilies", STRING, R, "v1.IPFamily"),
+    FLDG(17, "ipFamilyPolicy", STRING, PB_PTR, "v1.IPFamilyPolicy"),
+    FLD(20, "allocateLoadBalancerNodePorts", BOOL, PB_PTR),
+    FLD(21, "loadBalancerClass", STRING, PB_PTR),
+    FLDG(22, "internalTrafficPolicy", STRING, PB_PTR,
+	 "v1.ServiceInternalTrafficPolicy"),
+    FLD(23, "trafficDistribution", STRING, PB_PTR),
 };
 MSG(m_service_spec, "ServiceSpec", f_service_spec);
 
 static const struct pb_field f_port_status[] = {
-	FLD(1, "port", INT32, RQ),
-	FLDG(2, "protocol", STRING, RQ, "v1.Protocol"),
-	FLD(3, "error", STRING, 0),
+    FLD(1, "port", INT32, RQ),
+    FLDG(2, "protocol", STRING, RQ, "v1.Protocol"),
+    FLD(3, "error", STRING, PB_PTR),
 };
 MSG(m_port_status, "PortStatus", f_port_status);
 
 static const struct pb_field f_load_balancer_ingress[] = {
-	FLD(1, "ip", STRING, O),
-	FLD(2, "hostname", STRING, O),
-	FLDG(3, "ipMode", STRING, 0, "v1.LoadBalancerIPMode"),
-	SUB(4, "ports", m_port_status, R),
+    FLD(1, "ip", STRING, O),
+    FLD(2, "hostname", STRING, O),
+    FLDG(3, "ipMode", STRING, PB_PTR, "v1.LoadBalancerIPMode"),
+    SUB(4, "ports", m_port_status, R),
 };
 MSG(m_load_balancer_ingress, "LoadBalancerIngress", f_load_balancer_ingress);
 
@@ -373,18 +375,18 @@ static const struct pb_field f_service[] = {
 MSG(m_service, "Service", f_service);
 
 static const struct pb_field f_endpoint_address[] = {
-	FLD(1, "ip", STRING, RQ),
-	FLD(3, "hostname", STRING, O),
-	FLD(4, "nodeName", STRING, 0),
-	SUB(2, "targetRef", m_object_reference, 0),
+    FLD(1, "ip", STRING, RQ),
+    FLD(3, "hostname", STRING, O),
+    FLD(4, "nodeName", STRING, PB_PTR),
+    SUB(2, "targetRef", m_object_reference, PB_PTR),
 };
 MSG(m_endpoint_address, "EndpointAddress", f_endpoint_address);
 
 static const struct pb_field f_endpoint_port[] = {
-	FLD(1, "name", STRING, O),
-	FLD(2, "port", INT32, RQ),
-	FLDG(3, "protocol", STRING, O, "v1.Protocol"),
-	FLD(4, "appProtocol", STRING, 0),
+    FLD(1, "name", STRING, O),
+    FLD(2, "port", INT32, RQ),
+    FLDG(3, "protocol", STRING, O, "v1.Protocol"),
+    FLD(4, "appProtocol", STRING, PB_PTR),
 };
 MSG(m_endpoint_port, "EndpointPort", f_endpoint_port);
 
@@ -414,21 +416,21 @@ static const struct pb_field f_event_series[] = {
 MSG(m_event_series, "EventSeries", f_event_series);
 
 static const struct pb_field f_event[] = {
-	SUB(1, "metadata", m_object_meta, RQ),
-	SUB(2, "involvedObject", m_object_reference, RQ),
-	FLD(3, "reason", STRING, O),
-	FLD(4, "message", STRING, O),
-	SUB(5, "source", m_event_source, 0),
-	FLD(6, "firstTimestamp", TIME, 0),
-	FLD(7, "lastTimestamp", TIME, 0),
-	FLD(8, "count", INT32, O),
-	FLD(9, "type", STRING, O),
-	FLD(10, "eventTime", MICROTIME, 0),
-	SUB(11, "series", m_event_series, 0),
-	FLD(12, "action", STRING, O),
-	SUB(13, "related", m_object_reference, 0),
-	FLD(14, "reportingComponent", STRING, 0),
-	FLD(15, "reportingInstance", STRING, 0),
+    SUB(1, "metadata", m_object_meta, RQ),
+    SUB(2, "involvedObject", m_object_reference, RQ),
+    FLD(3, "reason", STRING, O),
+    FLD(4, "message", STRING, O),
+    SUB(5, "source", m_event_source, 0),
+    FLD(6, "firstTimestamp", TIME, 0),
+    FLD(7, "lastTimestamp", TIME, 0),
+    FLD(8, "count", INT32, O),
+    FLD(9, "type", STRING, O),
+    FLD(10, "eventTime", MICROTIME, 0),
+    SUB(11, "series", m_event_series, PB_PTR),
+    FLD(12, "action", STRING, O),
+    SUB(13, "related", m_object_reference, PB_PTR),
+    FLD(14, "reportingComponent", STRING, 0),
+    FLD(15, "reportingInstance", STRING, 0),
 };
 MSG(m_event, "Event", f_event);
 
@@ -445,21 +447,21 @@ static const struct pb_field f_event_series_v1[] = {
 MSG(m_event_series_v1, "EventSeries", f_event_series_v1);
 
 static const struct pb_field f_event_v1[] = {
-	SUB(1, "metadata", m_object_meta, 0),
-	FLD(2, "eventTime", MICROTIME, RQ),
-	SUB(3, "series", m_event_series_v1, 0),
-	FLD(4, "reportingController", STRING, O),
-	FLD(5, "reportingInstance", STRING, O),
-	FLD(6, "action", STRING, O),
-	FLD(7, "reason", STRING, O),
-	SUB(8, "regarding", m_object_reference, 0),
-	SUB(9, "related", m_object_reference, 0),
-	FLD(10, "note", STRING, O),
-	FLD(11, "type", STRING, O),
-	SUB(12, "deprecatedSource", m_event_source, 0),
-	FLD(13, "deprecatedFirstTimestamp", TIME, 0),
-	FLD(14, "deprecatedLastTimestamp", TIME, 0),
-	FLD(15, "deprecatedCount", INT32, O),
+    SUB(1, "metadata", m_object_meta, 0),
+    FLD(2, "eventTime", MICROTIME, RQ),
+    SUB(3, "series", m_event_series_v1, PB_PTR),
+    FLD(4, "reportingController", STRING, O),
+    FLD(5, "reportingInstance", STRING, O),
+    FLD(6, "action", STRING, O),
+    FLD(7, "reason", STRING, O),
+    SUB(8, "regarding", m_object_reference, 0),
+    SUB(9, "related", m_object_reference, PB_PTR),
+    FLD(10, "note", STRING, O),
+    FLD(11, "type", STRING, O),
+    SUB(12, "deprecatedSource", m_event_source, 0),
+    FLD(13, "deprecatedFirstTimestamp", TIME, 0),
+    FLD(14, "deprecatedLastTimestamp", TIME, 0),
+    FLD(15, "deprecatedCount", INT32, O),
 };
 MSG(m_event_v1, "Event", f_event_v1);
 

@@ -53,8 +53,9 @@ enum pb_type {
    one is kept where omitempty would leave it out. */
 #define PB_KEEPEMPTY 0x20
 /* A pointer field with omitempty (*int64, *JSONSchemaProps, ...): a null
-   is Go's nil, left out of the encoding (the apiextensions tables and
-   LeaseSpec; other tables keep such nulls as they come). */
+   is Go's nil, left out of the encoding (the apiextensions, admission and
+   coordination tables, and since session 60 the core and events ones;
+   other tables keep such nulls as they come). */
 #define PB_PTR 0x40
 
 struct pb_msg;
