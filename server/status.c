@@ -172,7 +172,9 @@ json_t *srv_status_failure(const struct srv_error *err,
 	if (retry_after > 0)
 		json_object_set_new(d, "retryAfterSeconds",
 				    json_integer(retry_after));
-	if (json_object_size(d) || (err && err->generic))
+	/* kube's NewTimeoutError sets details whatever it holds */
+	if (json_object_size(d) || (err && err->generic) ||
+	    rc == LP_E_TIMEOUT)
 		json_object_set_new(s, "details", d);
 	else
 		json_decref(d);

@@ -930,7 +930,7 @@ assert g.getresponse().read() == b"ok"
 PY
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' "$URL/api/v1/namespaces/default/configmaps/a1?resourceVersion=99999999&timeout=1s")
 check "a GET waiting for a revision with ?timeout=1s: kube's timeout filter answers at 1 s, before the 3 s" \
-	code_has 504 '"reason":"Timeout"' '"message":"Timeout: request did not complete within the allotted timeout"'
+	code_has 504 '"reason":"Timeout"' '"message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504'
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' "$URL/api/v1/namespaces/default/configmaps/a1?resourceVersion=18446744073709551615")
 check "a GET from resourceVersion 2^64-1 (ParseUint takes it) waits, then kube's 504 naming it" \
 	code_has 504 '"message":"Timeout: Too large resource version: 18446744073709551615, current: ' '"retryAfterSeconds":1'

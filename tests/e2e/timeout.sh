@@ -68,7 +68,7 @@ check "a second process holds the store's write lock" hold_start
 req POST "$NS" "$(cm stuck)"
 check "a write that cannot commit gets 504 Timeout after --request-timeout" \
 	code_has 504 '"kind":"Status"' '"status":"Failure"' '"reason":"Timeout"' '"code":504' \
-	'"message":"Timeout: request did not complete within requested timeout - context deadline exceeded"'
+	'"message":"Timeout: request did not complete within requested timeout - context deadline exceeded","reason":"Timeout","details":{},"code":504'
 req GET "$NS/before"
 check "reads are served while a write waits for its commit" code_is 200
 req GET /readyz
