@@ -602,8 +602,10 @@ static void list_kind(const struct walk *w, const struct srv_schema_node *sn,
 /* An object owned and replaced whole: x-kubernetes-map-type: atomic in a
    custom resource's schema; in a built-in, what k8s.io/api marks
    +mapType=atomic or +structType=atomic among the kinds served: a
-   Service's selector and an Event's object references (core/v1
-   ObjectReference; events.k8s.io's regarding is stored as involvedObject). */
+   Service's selector, an Event's object references (core/v1
+   ObjectReference; events.k8s.io's regarding is stored as involvedObject,
+   and an apply through that group walks it by its own name) and a role
+   binding's roleRef (rbac/v1 RoleRef). */
 static bool atomic_object(const struct walk *w, const struct srv_schema_node *sn)
 {
 	if (!w->res)
@@ -613,7 +615,11 @@ static bool atomic_object(const struct walk *w, const struct srv_schema_node *sn
 	if (!strcmp(w->res->resource, "services") && !w->res->group[0])
 		return path_is(w, "spec.selector");
 	if (!strcmp(w->res->resource, "events"))
-		return path_is(w, "involvedObject") || path_is(w, "related");
+		return path_is(w, "involvedObject") || path_is(w, "related") ||
+		       path_is(w, "regarding");
+	if (!strcmp(w->res->resource, "rolebindings") ||
+	    !strcmp(w->res->resource, "clusterrolebindings"))
+		return path_is(w, "roleRef");
 	return false;
 }
 

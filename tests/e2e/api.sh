@@ -784,6 +784,34 @@ ref = post("configmaps", {"metadata": {"name": "null-ptr-ref", "ownerReferences"
 assert "controller" not in ref and "blockOwnerDeletion" not in ref, ref
 urllib.request.urlopen(urllib.request.Request(url + "events/null-ptr-ev", method="DELETE"))  # later checks count the events
 PY
+# structs k8s.io/api marks +structType=atomic are owned whole: a role
+# binding's roleRef (rbac/v1 RoleRef) and an events.k8s.io Event's
+# regarding (core/v1 ObjectReference) are f:roleRef: {} and f:regarding: {}
+# (they were tracked field by field: found by a helper)
+check "managedFields own a roleRef and an applied events.k8s.io regarding whole, as kube's atomic structs" python3 - "$URL" <<'PY'
+import json, sys, urllib.request
+url = sys.argv[1]
+def call(method, path, body, ctype):
+    r = urllib.request.urlopen(urllib.request.Request(url + path, data=body.encode(), method=method,
+        headers={"Content-Type": ctype}))
+    return json.loads(r.read())["metadata"]["managedFields"][0]["fieldsV1"]
+rr = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}
+f = call("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+         json.dumps({"metadata": {"name": "atomic-crb"}, "roleRef": rr}), "application/json")
+assert f["f:roleRef"] == {}, f
+f = call("PATCH", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings/atomic-rb?fieldManager=m",
+         json.dumps({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                     "metadata": {"name": "atomic-rb"}, "roleRef": rr}), "application/apply-patch+yaml")
+assert f["f:roleRef"] == {}, f
+f = call("PATCH", "/apis/events.k8s.io/v1/namespaces/default/events/atomic-ev?fieldManager=m",
+         json.dumps({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "atomic-ev"},
+                     "eventTime": "2026-12-07T10:00:00.000000Z", "reportingController": "a/b",
+                     "reportingInstance": "i", "action": "A", "reason": "R", "type": "Normal",
+                     "regarding": {"kind": "ConfigMap", "name": "x", "namespace": "default"}}),
+         "application/apply-patch+yaml")
+assert f["f:regarding"] == {}, f
+urllib.request.urlopen(urllib.request.Request(url + "/api/v1/namespaces/default/events/atomic-ev", method="DELETE"))
+PY
 # secrets: stringData folded, bad base64 refused
 req POST /api/v1/namespaces/default/secrets '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s1"},"stringData":{"u":"admin"}}'
 check "secret stringData becomes base64 data" code_has 201 '"u":"YWRtaW4="' '"type":"Opaque"'
