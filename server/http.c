@@ -55,6 +55,7 @@
 #include "lapis/assert.h"
 #include "lapis/clock.h"
 #include "lapis/log.h"
+#include "objects.h"
 #include "pretty.h"
 #include "qparse.h"
 #include "registry/json.h"
@@ -1193,6 +1194,9 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 		r->hold = NULL;
 		free(r->warnings);
 		r->warnings = NULL;
+		bool ok = true;
+		if (is_write(&r->ri) && srv__wpool_submit(s->wp, r, &ok))
+			return ok ? MHD_YES : MHD_NO; /* a deletecollection */
 		dispatch(r);
 		return MHD_YES;
 	}
@@ -1238,6 +1242,11 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 		return MHD_YES;
 	}
 	if (!timeout_param(r))
+		return MHD_YES;
+	/* a deletecollection from a revision not reached waits for it here,
+	   not on its fiber (which would hold this thread) */
+	if (r->ri.is_resource && !strcmp(r->ri.verb, "deletecollection") &&
+	    srv_park_for_rev(r, srv_collection_wait_rev(r)))
 		return MHD_YES;
 	bool ok = true;
 	if (is_write(&r->ri) && srv__wpool_submit(s->wp, r, &ok))

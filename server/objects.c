@@ -5731,6 +5731,27 @@ static void do_delete(struct srv_req *r, const struct srv_resource *res,
 	reply_json_stored(r, res, code, reply);
 }
 
+int64_t srv_collection_wait_rev(struct srv_req *r)
+{
+	const char *rv = srv_query(r, "resourceVersion");
+	if (!rv || !*rv || r->rev_waited)
+		return 0;
+	void *hold = NULL;
+	const struct srv_resource *res = srv_resource_lookup(
+	    r->ri.group, r->ri.version, r->ri.resource, &hold);
+	int64_t n = 0;
+	if (res) {
+		struct srv_error err;
+		srv_error_clear(&err);
+		struct list_opts o;
+		if (!srv_list_opts(r, res, false, &o, &err))
+			n = list_waits_for(res, r->ri.ns, &o);
+		list_opts_free(&o);
+	}
+	srv_resources_release(hold);
+	return n > eng_rev(srv_engine(r->s)) ? n : 0;
+}
+
 static void do_deletecollection(struct srv_req *r, const struct srv_resource *res,
 				const char *ns)
 {

@@ -956,6 +956,49 @@ for code, b, method in ends:
 g.request("GET", "/readyz")
 assert g.getresponse().read() == b"ok"
 PY
+check "... deletecollections from a revision not reached too: a GET answers while four wait, then each gets the 504 and deletes nothing" python3 - "$URL" <<'PY'
+import http.client, json, sys, threading, time
+url = sys.argv[1]
+host, port = url[len("http://"):].rsplit(":", 1)
+c = http.client.HTTPConnection(host, int(port))
+c.request("POST", "/api/v1/namespaces/default/configmaps", json.dumps({"metadata": {"name": "dc-keep", "labels": {"dc": "x"}}}), {"Content-Type": "application/json"})
+r = c.getresponse(); r.read(); assert r.status == 201, r.status
+c.request("GET", "/api/v1/namespaces/default/configmaps?limit=1")
+rv = int(json.loads(c.getresponse().read())["metadata"]["resourceVersion"])
+ends = []
+def dc():
+    k = http.client.HTTPConnection(host, int(port), timeout=30)
+    k.request("DELETE", "/api/v1/namespaces/default/configmaps?labelSelector=dc%%3Dx&resourceVersion=%d" % (rv + 100000))
+    resp = k.getresponse()
+    ends.append((resp.status, json.loads(resp.read()).get("reason")))
+ts = [threading.Thread(target=dc) for _ in range(4)]
+for t in ts:
+    t.start()
+time.sleep(0.5)
+g = http.client.HTTPConnection(host, int(port))
+g.request("GET", "/api/v1/namespaces/default/configmaps/dc-keep")
+r0 = g.getresponse(); r0.read()
+assert r0.status == 200 and ends == [], (r0.status, ends)
+for t in ts:
+    t.join()
+assert ends == [(504, "Timeout")] * 4, ends
+g.request("GET", "/api/v1/namespaces/default/configmaps/dc-keep")
+r0 = g.getresponse(); r0.read()
+assert r0.status == 200, r0.status
+# and one whose revision arrives deletes at it
+def dc2():
+    k = http.client.HTTPConnection(host, int(port), timeout=30)
+    k.request("DELETE", "/api/v1/namespaces/default/configmaps?labelSelector=dc%%3Dx&resourceVersion=%d" % (rv + 1))
+    resp = k.getresponse()
+    ends.append((resp.status, [i["metadata"]["name"] for i in json.loads(resp.read())["items"]]))
+ends.clear()
+t = threading.Thread(target=dc2); t.start()
+time.sleep(0.3)
+c.request("POST", "/api/v1/namespaces/default/configmaps", json.dumps({"metadata": {"name": "dc-new", "labels": {"dc": "x"}}}), {"Content-Type": "application/json"})
+r = c.getresponse(); r.read()
+t.join()
+assert ends == [(200, ["dc-keep", "dc-new"])], ends
+PY
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' "$URL/api/v1/namespaces/default/configmaps/a1?resourceVersion=99999999&timeout=1s")
 check "a GET waiting for a revision with ?timeout=1s: kube's timeout filter answers at 1 s, before the 3 s" \
 	code_has 504 '"reason":"Timeout"' '"message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504'
