@@ -998,6 +998,12 @@ static const char *query_cb(void *ud, const char *key)
 	return srv_query(ud, key);
 }
 
+/* --request-timeout in seconds (its default when unset). */
+static unsigned request_timeout_s(const struct srv_opts *o)
+{
+	return o->request_timeout_s ? o->request_timeout_s : 60;
+}
+
 /* kube's `timeout` query parameter (WithRequestDeadline): a Go duration
    that shortens --request-timeout for a request that is not a watch; 0,
    a negative one or one beyond --request-timeout leaves that. A malformed
@@ -1016,8 +1022,7 @@ static bool timeout_param(struct srv_req *r)
 		    "invalid timeout specified in the request URL - %s", msg);
 		return false;
 	}
-	unsigned max_s =
-	    r->s->o.request_timeout_s ? r->s->o.request_timeout_s : 60;
+	unsigned max_s = request_timeout_s(&r->s->o);
 	if (ns > 0 && ns < (int64_t)max_s * 1000000000LL)
 		r->timeout_ms = (ns + 999999) / 1000000;
 	return true;
@@ -1127,9 +1132,9 @@ bool srv_park_for_rev(struct srv_req *r, int64_t rev)
 		return false;
 	/* the request's own deadline (?timeout=, --request-timeout) may come
 	   first: kube's timeout filter then answers */
-	unsigned max_s =
-	    r->s->o.request_timeout_s ? r->s->o.request_timeout_s : 60;
-	int64_t limit = r->timeout_ms ? r->timeout_ms : (int64_t)max_s * 1000;
+	int64_t limit = r->timeout_ms
+			    ? r->timeout_ms
+			    : (int64_t)request_timeout_s(&r->s->o) * 1000;
 	r->rw_by_timeout = limit < SRV_REV_WAIT_MS;
 	if (srv_revwait_park(r->s->rw, r, rev,
 			     r->rw_by_timeout ? limit : SRV_REV_WAIT_MS))
@@ -1138,12 +1143,21 @@ bool srv_park_for_rev(struct srv_req *r, int64_t rev)
 	return false;
 }
 
-/* Run r's handler: its answer, or r parked for a revision (revwait.c). */
-static void dispatch(struct srv_req *r)
+/* Run r, parsed: a write on the write pool (a deletecollection from a
+   revision not reached parked first: its fiber would wait on this
+   thread), else its handler, which answers or parks r (revwait.c). */
+static enum MHD_Result run_request(struct srv *s, struct srv_req *r)
 {
+	if (r->ri.is_resource && !strcmp(r->ri.verb, "deletecollection") &&
+	    srv_park_for_rev(r, srv_collection_wait_rev(r)))
+		return MHD_YES;
+	bool ok = true;
+	if (is_write(&r->ri) && srv__wpool_submit(s->wp, r, &ok))
+		return ok ? MHD_YES : MHD_NO;
 	srv_dispatch(r);
 	if (!r->answered && !r->rev_parked)
 		srv_reply_fail(r, LP_E_IO, "no response");
+	return MHD_YES;
 }
 
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
@@ -1194,11 +1208,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 		r->hold = NULL;
 		free(r->warnings);
 		r->warnings = NULL;
-		bool ok = true;
-		if (is_write(&r->ri) && srv__wpool_submit(s->wp, r, &ok))
-			return ok ? MHD_YES : MHD_NO; /* a deletecollection */
-		dispatch(r);
-		return MHD_YES;
+		return run_request(s, r);
 	}
 	if (*upload_size) {
 		size_t n = *upload_size;
@@ -1243,16 +1253,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 	}
 	if (!timeout_param(r))
 		return MHD_YES;
-	/* a deletecollection from a revision not reached waits for it here,
-	   not on its fiber (which would hold this thread) */
-	if (r->ri.is_resource && !strcmp(r->ri.verb, "deletecollection") &&
-	    srv_park_for_rev(r, srv_collection_wait_rev(r)))
-		return MHD_YES;
-	bool ok = true;
-	if (is_write(&r->ri) && srv__wpool_submit(s->wp, r, &ok))
-		return ok ? MHD_YES : MHD_NO;
-	dispatch(r);
-	return MHD_YES;
+	return run_request(s, r);
 }
 
 void srv__req_unref(struct srv_req *r)
@@ -1470,7 +1471,7 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 		srv_error_set(err, LP_E_NOMEM, "cannot start the watch ticker");
 		goto fail;
 	}
-	unsigned req_timeout = o->request_timeout_s ? o->request_timeout_s : 60;
+	unsigned req_timeout = request_timeout_s(o);
 	if (srv__wpool_start(o->write_workers, (uint64_t)req_timeout * 1000,
 			     &s->wp)) {
 		srv_error_set(err, LP_E_NOMEM,

@@ -2082,8 +2082,8 @@ static void do_list(struct srv_req *r, const struct srv_resource *res,
 		return;
 	}
 	if (srv_park_for_rev(r, list_waits_for(res, ns, &o))) {
-		list_opts_free(
-		    &o); /* run again once reached, or at the limit */
+		/* run again once reached, or at the limit */
+		list_opts_free(&o);
 		return;
 	}
 	if (r->neg.out != SRV_OUT_PLAIN) {
@@ -5749,7 +5749,7 @@ int64_t srv_collection_wait_rev(struct srv_req *r)
 		list_opts_free(&o);
 	}
 	srv_resources_release(hold);
-	return n > eng_rev(srv_engine(r->s)) ? n : 0;
+	return n;
 }
 
 static void do_deletecollection(struct srv_req *r, const struct srv_resource *res,

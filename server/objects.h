@@ -31,10 +31,10 @@ lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
    meta.k8s.io. */
 extern const struct srv_status_what srv_listopts_what;
 
-/* The revision a deletecollection's list would wait for, not reached yet
-   (0: none, or r waited once already): the access handler parks r for it
-   before the write pool runs it (revwait.c), whose fiber would wait on
-   its libmicrohttpd thread. */
+/* The revision a deletecollection's list would wait for (0: none, or r
+   waited once already): the access handler parks r for it, if not reached,
+   before the write pool runs it (revwait.c), whose fiber would wait on its
+   libmicrohttpd thread. */
 int64_t srv_collection_wait_rev(struct srv_req *r);
 
 /* Does obj match the selectors (either may be NULL)? */
