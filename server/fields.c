@@ -1820,9 +1820,13 @@ static bool add_enum(const struct pb_msg *m, const struct pb_field *f,
 		if (strcmp(e->msg, m->name) || strcmp(e->field, f->json))
 			continue;
 		json_t *a = json_array();
-		for (size_t k = 0; a && k < 5 && e->values[k]; k++)
-			if (json_array_append_new(a, json_string(e->values[k])))
+		size_t nv = sizeof e->values / sizeof e->values[0];
+		for (size_t k = 0; a && k < nv && e->values[k]; k++)
+			if (json_array_append_new(a,
+						  json_string(e->values[k]))) {
+				json_decref(a);
 				return false;
+			}
 		if (!a || json_object_set_new(p, "enum", a))
 			return false;
 		return !e->dflt ||
