@@ -1498,6 +1498,18 @@ static bool zero_scalar(const struct pb_field *f, const json_t *v)
 
 static void omit_msg(const struct pb_msg *m, json_t *obj, unsigned depth);
 
+/* The JSON of a value scalar's Go zero value, NULL for other types. */
+static json_t *zero_of(enum pb_type t)
+{
+	if (t == PB_STRING || t == PB_BYTES)
+		return json_string("");
+	if (t == PB_BOOL)
+		return json_false();
+	if (t == PB_INT32 || t == PB_INT64)
+		return json_integer(0);
+	return NULL;
+}
+
 /* Inside one value of f: the messages it holds. */
 static void omit_value(const struct pb_field *f, json_t *v, unsigned depth)
 {
@@ -1528,7 +1540,8 @@ static void omit_msg(const struct pb_msg *m, json_t *obj, unsigned depth)
 			continue;
 		bool drop = false;
 		if (json_is_null(v) && (f->flags & PB_PTR)) {
-			drop = true; /* Go's nil pointer */
+			/* Go's nil pointer; written null without omitempty */
+			drop = !(f->flags & PB_KEEPEMPTY);
 		} else if (f->flags & PB_REP) {
 			drop = !(f->flags & PB_KEEPEMPTY) &&
 			       (json_is_null(v) ||
@@ -1547,6 +1560,11 @@ static void omit_msg(const struct pb_msg *m, json_t *obj, unsigned depth)
 			if ((f->flags & PB_MAPV) && json_is_object(v))
 				json_object_foreach(v, key, x)
 					omit_value(f, x, depth + 1);
+		} else if (f->type == PB_MSG && json_is_null(v)) {
+			/* a value struct: decoding null leaves Go's zero
+			   struct, which encoding/json writes {} (omitempty
+			   never drops a struct) */
+			json_object_set_new(obj, f->json, json_object());
 		} else if (f->type == PB_MSG || f->type == PB_OR_BOOL ||
 			   f->type == PB_OR_ARRAY ||
 			   f->type == PB_OR_STRARRAY) {
@@ -1564,6 +1582,12 @@ static void omit_msg(const struct pb_msg *m, json_t *obj, unsigned depth)
 				drop = true;
 			else
 				json_object_set_new(obj, f->json, json_null());
+		} else if (json_is_null(v) && !(f->flags & PB_OMITZERO)) {
+			/* a value scalar without omitempty: null leaves the
+			   zero value, which is written */
+			json_t *z = zero_of(f->type);
+			if (z)
+				json_object_set_new(obj, f->json, z);
 		} else {
 			drop = (f->flags & PB_OMITZERO) && zero_scalar(f, v);
 		}

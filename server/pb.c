@@ -191,12 +191,12 @@ static const struct pb_field f_preconditions[] = {
 MSG(m_preconditions, "Preconditions", f_preconditions);
 
 static const struct pb_field f_delete_options[] = {
-	FLD(1, "gracePeriodSeconds", INT64, 0),
-	SUB(2, "preconditions", m_preconditions, 0),
-	FLD(3, "orphanDependents", BOOL, 0),
-	FLDG(4, "propagationPolicy", STRING, 0, "v1.DeletionPropagation"),
-	FLD(5, "dryRun", STRING, R),
-	FLD(6, "ignoreStoreReadErrorWithClusterBreakingPotential", BOOL, 0),
+    FLD(1, "gracePeriodSeconds", INT64, 0),
+    SUB(2, "preconditions", m_preconditions, PB_PTR),
+    FLD(3, "orphanDependents", BOOL, 0),
+    FLDG(4, "propagationPolicy", STRING, 0, "v1.DeletionPropagation"),
+    FLD(5, "dryRun", STRING, R),
+    FLD(6, "ignoreStoreReadErrorWithClusterBreakingPotential", BOOL, 0),
 };
 MSG(m_delete_options, "DeleteOptions", f_delete_options);
 
@@ -486,15 +486,15 @@ MSG(m_label_selector_attributes, "LabelSelectorAttributes",
     f_label_selector_attributes);
 
 static const struct pb_field f_resource_attributes[] = {
-	FLD(1, "namespace", STRING, O),
-	FLD(2, "verb", STRING, O),
-	FLD(3, "group", STRING, O),
-	FLD(4, "version", STRING, O),
-	FLD(5, "resource", STRING, O),
-	FLD(6, "subresource", STRING, O),
-	FLD(7, "name", STRING, O),
-	SUB(8, "fieldSelector", m_field_selector_attributes, 0),
-	SUB(9, "labelSelector", m_label_selector_attributes, 0),
+    FLD(1, "namespace", STRING, O),
+    FLD(2, "verb", STRING, O),
+    FLD(3, "group", STRING, O),
+    FLD(4, "version", STRING, O),
+    FLD(5, "resource", STRING, O),
+    FLD(6, "subresource", STRING, O),
+    FLD(7, "name", STRING, O),
+    SUB(8, "fieldSelector", m_field_selector_attributes, PB_PTR),
+    SUB(9, "labelSelector", m_label_selector_attributes, PB_PTR),
 };
 MSG(m_resource_attributes, "ResourceAttributes", f_resource_attributes);
 
@@ -506,8 +506,8 @@ MSG(m_non_resource_attributes, "NonResourceAttributes",
     f_non_resource_attributes);
 
 static const struct pb_field f_ssar_spec[] = {
-	SUB(1, "resourceAttributes", m_resource_attributes, 0),
-	SUB(2, "nonResourceAttributes", m_non_resource_attributes, 0),
+    SUB(1, "resourceAttributes", m_resource_attributes, PB_PTR),
+    SUB(2, "nonResourceAttributes", m_non_resource_attributes, PB_PTR),
 };
 MSG(m_ssar_spec, "SelfSubjectAccessReviewSpec", f_ssar_spec);
 
@@ -564,11 +564,11 @@ MSG(m_ssrr, "SelfSubjectRulesReview", f_ssrr);
 /* extra (map<string, ExtraValue>) is not in the table: lapis's one
    identity has none */
 static const struct pb_field f_sar_spec[] = {
-	SUB(1, "resourceAttributes", m_resource_attributes, 0),
-	SUB(2, "nonResourceAttributes", m_non_resource_attributes, 0),
-	FLD(3, "user", STRING, O),
-	FLD(4, "groups", STRING, R),
-	FLD(6, "uid", STRING, O),
+    SUB(1, "resourceAttributes", m_resource_attributes, PB_PTR),
+    SUB(2, "nonResourceAttributes", m_non_resource_attributes, PB_PTR),
+    FLD(3, "user", STRING, O),
+    FLD(4, "groups", STRING, R),
+    FLD(6, "uid", STRING, O),
 };
 MSG(m_sar_spec, "SubjectAccessReviewSpec", f_sar_spec);
 
@@ -641,9 +641,9 @@ static const struct pb_field f_bound_ref[] = {
 MSG(m_bound_ref, "BoundObjectReference", f_bound_ref);
 
 static const struct pb_field f_token_request_spec[] = {
-	FLD(1, "audiences", STRING, R | RQ),
-	FLD(4, "expirationSeconds", INT64, O),
-	SUB(3, "boundObjectRef", m_bound_ref, 0),
+    FLD(1, "audiences", STRING, R | RQ),
+    FLD(4, "expirationSeconds", INT64, O),
+    SUB(3, "boundObjectRef", m_bound_ref, PB_PTR | PB_KEEPEMPTY),
 };
 MSG(m_token_request_spec, "TokenRequestSpec", f_token_request_spec);
 
@@ -711,7 +711,7 @@ MSG(m_aggregation_rule, "AggregationRule", f_aggregation_rule);
 static const struct pb_field f_cluster_role[] = {
     SUB(1, "metadata", m_object_meta, 0),
     SUB(2, "rules", m_policy_rule, R | PB_KEEPEMPTY),
-    SUB(3, "aggregationRule", m_aggregation_rule, 0),
+    SUB(3, "aggregationRule", m_aggregation_rule, PB_PTR),
 };
 MSG(m_cluster_role, "ClusterRole", f_cluster_role);
 
@@ -749,7 +749,8 @@ MSG(m_cluster_role_binding, "ClusterRoleBinding", f_cluster_role_binding);
 /* k8s.io/api admissionregistration/v1, JSON bodies only (pb_kinds:
    json_only): the embedded Rule and RuleWithOperations (json ",inline")
    are written out flat, as their JSON has them. Pointers with omitempty
-   are PB_PTR; sideEffects, a pointer without omitempty, is not. */
+   are PB_PTR; sideEffects, a pointer without omitempty (nil is written
+   null), is PB_PTR | PB_KEEPEMPTY. */
 #define MSG_PKG "io.k8s.api.admissionregistration.v1"
 
 static const struct pb_field f_rule_with_operations[] = {
@@ -794,33 +795,35 @@ static const struct pb_field f_match_condition[] = {
 MSG(m_match_condition, "MatchCondition", f_match_condition);
 
 static const struct pb_field f_validating_webhook[] = {
-	FLD(1, "name", STRING, RQ),
-	SUB(2, "clientConfig", m_webhook_client_config, RQ),
-	SUB(3, "rules", m_rule_with_operations, R),
-	FLDG(4, "failurePolicy", STRING, PB_PTR, "v1.FailurePolicyType"),
-	FLDG(9, "matchPolicy", STRING, PB_PTR, "v1.MatchPolicyType"),
-	SUB(5, "namespaceSelector", m_label_selector, PB_PTR),
-	SUB(10, "objectSelector", m_label_selector, PB_PTR),
-	FLDG(6, "sideEffects", STRING, RQ, "v1.SideEffectClass"),
-	FLD(7, "timeoutSeconds", INT32, PB_PTR),
-	FLD(8, "admissionReviewVersions", STRING, R | RQ),
-	SUBK(11, "matchConditions", m_match_condition, R, "name"),
+    FLD(1, "name", STRING, RQ),
+    SUB(2, "clientConfig", m_webhook_client_config, RQ),
+    SUB(3, "rules", m_rule_with_operations, R),
+    FLDG(4, "failurePolicy", STRING, PB_PTR, "v1.FailurePolicyType"),
+    FLDG(9, "matchPolicy", STRING, PB_PTR, "v1.MatchPolicyType"),
+    SUB(5, "namespaceSelector", m_label_selector, PB_PTR),
+    SUB(10, "objectSelector", m_label_selector, PB_PTR),
+    FLDG(6, "sideEffects", STRING, RQ | PB_PTR | PB_KEEPEMPTY,
+	 "v1.SideEffectClass"),
+    FLD(7, "timeoutSeconds", INT32, PB_PTR),
+    FLD(8, "admissionReviewVersions", STRING, R | RQ),
+    SUBK(11, "matchConditions", m_match_condition, R, "name"),
 };
 MSG(m_validating_webhook, "ValidatingWebhook", f_validating_webhook);
 
 static const struct pb_field f_mutating_webhook[] = {
-	FLD(1, "name", STRING, RQ),
-	SUB(2, "clientConfig", m_webhook_client_config, RQ),
-	SUB(3, "rules", m_rule_with_operations, R),
-	FLDG(4, "failurePolicy", STRING, PB_PTR, "v1.FailurePolicyType"),
-	FLDG(9, "matchPolicy", STRING, PB_PTR, "v1.MatchPolicyType"),
-	SUB(5, "namespaceSelector", m_label_selector, PB_PTR),
-	SUB(11, "objectSelector", m_label_selector, PB_PTR),
-	FLDG(6, "sideEffects", STRING, RQ, "v1.SideEffectClass"),
-	FLD(7, "timeoutSeconds", INT32, PB_PTR),
-	FLD(8, "admissionReviewVersions", STRING, R | RQ),
-	FLDG(10, "reinvocationPolicy", STRING, PB_PTR, "v1.ReinvocationPolicyType"),
-	SUBK(12, "matchConditions", m_match_condition, R, "name"),
+    FLD(1, "name", STRING, RQ),
+    SUB(2, "clientConfig", m_webhook_client_config, RQ),
+    SUB(3, "rules", m_rule_with_operations, R),
+    FLDG(4, "failurePolicy", STRING, PB_PTR, "v1.FailurePolicyType"),
+    FLDG(9, "matchPolicy", STRING, PB_PTR, "v1.MatchPolicyType"),
+    SUB(5, "namespaceSelector", m_label_selector, PB_PTR),
+    SUB(11, "objectSelector", m_label_selector, PB_PTR),
+    FLDG(6, "sideEffects", STRING, RQ | PB_PTR | PB_KEEPEMPTY,
+	 "v1.SideEffectClass"),
+    FLD(7, "timeoutSeconds", INT32, PB_PTR),
+    FLD(8, "admissionReviewVersions", STRING, R | RQ),
+    FLDG(10, "reinvocationPolicy", STRING, PB_PTR, "v1.ReinvocationPolicyType"),
+    SUBK(12, "matchConditions", m_match_condition, R, "name"),
 };
 MSG(m_mutating_webhook, "MutatingWebhook", f_mutating_webhook);
 

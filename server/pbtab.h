@@ -55,7 +55,10 @@ enum pb_type {
 /* A pointer field with omitempty (*int64, *JSONSchemaProps, ...): a null
    is Go's nil, left out of the encoding (the apiextensions, admission and
    coordination tables, and since session 60 the core and events ones;
-   other tables keep such nulls as they come). */
+   other tables keep such nulls as they come). With PB_KEEPEMPTY, a
+   pointer without omitempty: nil is written null. A null for any other
+   field is Go's zero value: {} for a struct, "" / 0 / false for a scalar
+   without omitempty (encoding/json writes it), left out with omitempty. */
 #define PB_PTR 0x40
 
 struct pb_msg;

@@ -784,6 +784,34 @@ ref = post("configmaps", {"metadata": {"name": "null-ptr-ref", "ownerReferences"
 assert "controller" not in ref and "blockOwnerDeletion" not in ref, ref
 urllib.request.urlopen(urllib.request.Request(url + "events/null-ptr-ev", method="DELETE"))  # later checks count the events
 PY
+# A null for a value struct or a scalar without omitempty decodes to Go's
+# zero value, which kube writes: {} for an Event's involvedObject and
+# source, a Lease's spec; "" for reportingComponent (kept as null before)
+check "explicit nulls of value structs and plain scalars are Go's zero values" python3 - "$URL" <<'PY'
+import json, sys, urllib.request
+def post(path, body):
+    r = urllib.request.urlopen(urllib.request.Request(sys.argv[1] + path, data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"}, method="POST"))
+    return json.loads(r.read())
+def delete(path):
+    urllib.request.urlopen(urllib.request.Request(sys.argv[1] + path, method="DELETE"))
+ev = post("/api/v1/namespaces/default/events", {"metadata": {"name": "null-val-ev"}, "involvedObject": None,
+    "source": None, "reason": "r", "type": "Normal", "reportingComponent": None})
+assert ev["involvedObject"] == {} and ev["source"] == {} and ev["reportingComponent"] == "", ev
+assert ev["firstTimestamp"] is None and "reason" in ev, ev
+delete("/api/v1/namespaces/default/events/null-val-ev")
+ev = post("/apis/events.k8s.io/v1/namespaces/default/events", {"metadata": {"name": "null-val-ev1"},
+    "eventTime": "2024-01-01T00:00:00.000000Z", "reportingController": "a/b", "reportingInstance": "i",
+    "action": "A", "reason": "r", "type": "Normal", "regarding": None, "deprecatedSource": None})
+assert ev["regarding"] == {} and ev["deprecatedSource"] == {}, ev
+delete("/apis/events.k8s.io/v1/namespaces/default/events/null-val-ev1")
+le = post("/apis/coordination.k8s.io/v1/namespaces/default/leases", {"metadata": {"name": "null-val-le"}, "spec": None})
+assert le["spec"] == {}, le
+delete("/apis/coordination.k8s.io/v1/namespaces/default/leases/null-val-le")
+cr = post("/apis/rbac.authorization.k8s.io/v1/clusterroles", {"metadata": {"name": "null-val-cr"}, "aggregationRule": None})
+assert "aggregationRule" not in cr, cr
+delete("/apis/rbac.authorization.k8s.io/v1/clusterroles/null-val-cr")
+PY
 # structs k8s.io/api marks +structType=atomic are owned whole: a role
 # binding's roleRef (rbac/v1 RoleRef) and an events.k8s.io Event's
 # regarding (core/v1 ObjectReference) are f:roleRef: {} and f:regarding: {}
