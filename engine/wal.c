@@ -404,6 +404,7 @@ lp_err eng__wal_prepare(eng *e)
 	if (read_ckpt(w->ckpt_fd, &w->found, &metas)) {
 		w->epoch = w->found.epoch;
 		int dfd = open_in(e->dir, "data.mdb", O_RDWR);
+		int derr = dfd < 0 ? errno : 0;
 		size_t mlen = 2 * (size_t)w->found.psize;
 		uint8_t *cur = malloc(mlen);
 		bool got = dfd >= 0 && cur && !fstat(dfd, &st) &&
@@ -412,8 +413,23 @@ lp_err eng__wal_prepare(eng *e)
 		   both meta pages torn LMDB cannot open it at all, and the
 		   log is all there is to go on */
 		int ours = got ? metas_follow(cur, metas, w->found.psize) : -1;
+		/* data.mdb gone or empty while the log's checkpoint shows
+		   writes: LMDB would make a new, empty store of it, and the
+		   cluster would come back empty with its revisions reused */
+		bool blank = dfd < 0
+				 ? derr == ENOENT
+				 : cur && !fstat(dfd, &st) && st.st_size == 0;
 		if (dfd >= 0 && !cur) {
 			rc = LP_ERR(LP_E_NOMEM);
+		} else if (blank && w->found.rev > 1) {
+			lp_error("%s: data.mdb is %s, but the write-ahead log "
+				 "shows the store at revision %lld; not "
+				 "making a new, empty store over it. Restore "
+				 "a backup with lapis restore, or, to start "
+				 "anew, remove the store's directory",
+				 e->dir, dfd < 0 ? "missing" : "empty",
+				 (long long)w->found.rev);
+			rc = LP_ERR(LP_E_CORRUPT);
 		} else if (ours < 0 && records_after(w)) {
 			lp_error("%s: data.mdb is not the file the write-ahead "
 				 "log was written for (replaced or restored in "

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -431,9 +432,32 @@ fail:
 	return CLI_FAIL;
 }
 
+static int exists(const char *path);
+
 int cli_datadir_open_store(struct cli_datadir *d, int nosync,
 			   int64_t read_cache)
 {
+	/* an empty data.mdb is what LMDB makes a new store of; in a
+	   directory served before (its kubeconfig is made after the
+	   store's first writes) it is a store lost, and a new one would
+	   bring the cluster back empty with its revisions reused */
+	char *data = cli_path_join(d->store, "data.mdb");
+	char *kc = cli_path_join(d->dir, "kubeconfig");
+	struct stat st;
+	bool lost = data && kc && stat(data, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_size == 0 && exists(kc);
+	free(kc);
+	if (lost) {
+		fprintf(stderr,
+			"lapis: %s is empty, but %s was served before (it "
+			"holds a kubeconfig): not making a new, empty store "
+			"over it. Restore a backup with lapis restore, or "
+			"remove the directory to start anew\n",
+			data, d->dir);
+		free(data);
+		return CLI_FAIL;
+	}
+	free(data);
 	struct eng_opts o = {0};
 	o.dir = d->store;
 	o.nosync = nosync;

@@ -318,6 +318,29 @@ for f in cut empty; do
 	check "... saying why" err_has "is $( [[ $f == cut ]] && echo truncated || echo empty)"
 done
 
+# A data directory served before whose data.mdb went empty or missing is
+# refused: LMDB would make a new, empty store of it, and the cluster would
+# come back empty with its revisions reused (found by an audit). serve
+# tells it by the kubeconfig it made; the engine by the write-ahead log's
+# checkpoint (a synced store), also without the kubeconfig
+lost=$WORK/lost
+start_server "$lost"
+stop_server TERM
+: >"$lost/store/data.mdb"
+expect_rc 1 "serve refuses an empty data.mdb in a directory served before" \
+	timeout 30 "$LAPIS" serve --data-dir "$lost" --listen 127.0.0.1:0 --insecure-http --nosync
+check "... saying why" err_has "data.mdb is empty, but .* was served before"
+rm -rf "$lost"
+expect_rc 124 "a synced server runs (then stops at timeout's TERM)" \
+	timeout -s TERM 2 "$LAPIS" serve --data-dir "$lost" --listen 127.0.0.1:0 --insecure-http
+rm -f "$lost/kubeconfig"
+for how in empty missing; do
+	if [[ $how == empty ]]; then : >"$lost/store/data.mdb"; else rm -f "$lost/store/data.mdb"; fi
+	expect_rc 1 "a synced store whose data.mdb is $how is refused, by its log" \
+		timeout 30 "$LAPIS" serve --data-dir "$lost" --listen 127.0.0.1:0 --insecure-http
+	check "... saying why" err_has "data.mdb is $how, but the write-ahead log shows the store at revision"
+done
+
 start_server "$restored"
 rabs=$(cd "$restored" 2>/dev/null && pwd -P || echo "$restored")
 check "the restored directory can be served" \
