@@ -217,6 +217,10 @@ struct eng {
 	struct counts counts; /* count.c */
 
 	struct eng_wal *wal; /* wal.c; NULL: LMDB flushes each commit */
+
+	/* the writer's last clearing of dead processes' reader slots
+	   (eng__reader_check); monotonic ms */
+	int64_t readers_checked_ms;
 };
 
 struct eng_rd {
@@ -252,6 +256,11 @@ void eng__gate_close(eng *e);
 void eng__gate_open(eng *e);
 lp_err eng__grow(eng *e);
 void eng__prealloc(eng *e);
+/* Free the reader slots of processes that died inside a read (a killed
+   `lapis backup` or `inspect`): such a slot pins its snapshot, and no page
+   freed after it is used again, so the file grows with every write.
+   Writer thread; at most every READER_CHECK_MS unless now. */
+void eng__reader_check(eng *e, bool now);
 lp_err eng__remap(eng *e);
 int64_t eng__now_ms(void);
 lp_err eng__meta_get_i64(MDB_txn *txn, eng *e, const char *name, int64_t *out);

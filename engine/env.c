@@ -179,6 +179,25 @@ lp_err eng__grow(eng *e)
 #define PREALLOC_LEAD (2u << 20)
 #define PREALLOC_STEP (256u << 10)
 
+/* mdb_reader_check looks each reader pid up once (a lock probe on
+   lock.mdb), cheap beside a commit; every 5 s bounds what a dead reader
+   costs to 5 s of writes kept. */
+#define READER_CHECK_MS 5000
+
+void eng__reader_check(eng *e, bool now)
+{
+	int64_t t = lp_mono_ms();
+	if (!now && t - e->readers_checked_ms < READER_CHECK_MS)
+		return;
+	e->readers_checked_ms = t;
+	int dead = 0;
+	if (mdb_reader_check(e->env, &dead) == 0 && dead > 0)
+		lp_warn("%s: freed %d reader slot%s of a process that died "
+			"inside a read (a killed backup or inspect?); the "
+			"pages it held are used again",
+			e->dir, dead, dead == 1 ? "" : "s");
+}
+
 void eng__prealloc(eng *e)
 {
 	static const char zeros[PREALLOC_STEP];
@@ -634,6 +653,8 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 		goto fail;
 	if ((rc = eng__hub_new(e)))
 		goto fail;
+	if (!e->readonly)
+		eng__reader_check(e, true);
 	if (!e->readonly && (rc = eng__writer_start(e)))
 		goto fail;
 	eng__live_add(e);

@@ -964,6 +964,7 @@ static void commit_group(eng *e, eng_txn *head, struct cmp_run *cr)
 	struct wq *q = e->wq;
 	int mrc;
 	int64_t from = atomic_load(&e->rev); /* the writer alone moves it */
+	eng__reader_check(e, false);
 	eng__prealloc(e);
 	for (;;) {
 		mrc = run_group(e, head, NULL, cr);

@@ -5,22 +5,27 @@
  * the --request-timeout end-to-end test (tests/e2e/timeout.sh), with the
  * real binary and the real store.
  *
- *   lmdb_hold DIR     DIR is the environment (a data directory's store/)
+ *   lmdb_hold [-r] DIR   DIR is the environment (a data directory's store/)
  *
- * Prints "holding" once it owns the write lock, then waits for a line or
- * end of file on stdin, aborts its transaction and exits 0; 1 on failure.
+ * Prints "holding" once it owns the write lock (with -r: once it is inside
+ * a read transaction, as a backup is; cli.sh kills it there), then waits
+ * for a line or end of file on stdin, aborts its transaction and exits 0;
+ * 1 on failure.
  * LMDB's lock file is shared between processes (its writer mutex is a
  * process-shared one), which is what makes this work.
  */
 #include <lmdb.h>
 #include <stdio.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fputs("usage: lmdb_hold DIR\n", stderr);
+	int rd = argc == 3 && !strcmp(argv[1], "-r");
+	if (argc != 2 + rd) {
+		fputs("usage: lmdb_hold [-r] DIR\n", stderr);
 		return 2;
 	}
+	const char *dir = argv[1 + rd];
 	MDB_env *env;
 	MDB_txn *txn;
 	int rc = mdb_env_create(&env);
@@ -29,12 +34,11 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = mdb_env_set_maxreaders(env, 1024); /* as the engine */
 	if (!rc)
-		rc = mdb_env_open(env, argv[1], MDB_NOTLS, 0600);
+		rc = mdb_env_open(env, dir, MDB_NOTLS, 0600);
 	if (!rc)
-		rc = mdb_txn_begin(env, NULL, 0, &txn);
+		rc = mdb_txn_begin(env, NULL, rd ? MDB_RDONLY : 0, &txn);
 	if (rc) {
-		fprintf(stderr, "lmdb_hold: %s: %s\n", argv[1],
-			mdb_strerror(rc));
+		fprintf(stderr, "lmdb_hold: %s: %s\n", dir, mdb_strerror(rc));
 		return 1;
 	}
 	printf("holding\n");
