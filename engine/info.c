@@ -50,7 +50,7 @@ static lp_err fsync_dir_of(const char *path)
 }
 
 lp_err eng_backup(eng *e, const char *path,
-		  void (*progress)(void *ud, uint64_t bytes), void *ud)
+		  bool (*progress)(void *ud, uint64_t bytes), void *ud)
 {
 	if (!e || !path)
 		return LP_ERR(LP_E_INVAL);
@@ -94,15 +94,28 @@ lp_err eng_backup(eng *e, const char *path,
 			} else {
 				uint64_t total = 0;
 				ssize_t n;
-				while ((n = read(p[0], buf, 1 << 16)) > 0) {
+				bool go = true;
+				while (go &&
+				       (n = read(p[0], buf, 1 << 16)) != 0) {
+					if (n < 0 && errno == EINTR)
+						continue;
+					if (n < 0) { /* a copy cut short */
+						err = errno;
+						rc = LP_ERR(LP_E_IO);
+						break;
+					}
 					if (!rc &&
 					    write(fd, buf, (size_t)n) != n) {
 						err = errno ? errno : ENOSPC;
 						rc = LP_ERR(LP_E_IO);
 					}
 					total += (uint64_t)n;
-					progress(ud, total);
+					go = progress(ud, total);
 				}
+				/* stopped: the copy's next write fails
+				   (EPIPE; LMDB takes its SIGPIPE) */
+				if (!go && !rc)
+					rc = LP_ERR(LP_E_CLOSED);
 				close(p[0]);
 				pthread_join(th, NULL);
 				if (j.mrc && !rc) {

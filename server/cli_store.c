@@ -24,6 +24,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,16 +55,29 @@ struct progress {
 	uint64_t shown_mib; /* last MiB count shown */
 };
 
-static void backup_progress(void *ud, uint64_t bytes)
+/* SIGINT, SIGTERM or SIGHUP during a backup: the copy stops at its next
+   block and eng_backup removes its temporary file (a killed backup left
+   it, and a dead process's read slot that its server frees). */
+static volatile sig_atomic_t backup_stop;
+
+static void on_backup_signal(int sig)
+{
+	backup_stop = sig;
+}
+
+static bool backup_progress(void *ud, uint64_t bytes)
 {
 	struct progress *p = ud;
 	uint64_t mib = bytes >> 20;
+	if (backup_stop)
+		return false;
 	if (!p->tty || mib == p->shown_mib)
-		return;
+		return true;
 	p->shown_mib = mib;
 	fprintf(stderr, "\rlapis: backup: %llu MiB written",
 		(unsigned long long)mib);
 	fflush(stderr);
+	return true;
 }
 
 /* Print "key: value" lines of a store's identity after a backup. */
@@ -178,6 +192,12 @@ int cli_backup(int argc, char **argv)
 		return CLI_FAIL;
 	}
 
+	struct sigaction sa = {.sa_handler = on_backup_signal,
+			       .sa_flags = SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	struct cli_store s;
 	int rc = cli_store_open(dir, &s);
 	if (rc != CLI_OK)
@@ -187,6 +207,13 @@ int cli_backup(int argc, char **argv)
 	if (p.tty && p.shown_mib)
 		fputc('\n', stderr);
 	cli_store_close(&s);
+	if (backup_stop) {
+		fprintf(stderr,
+			"lapis: backup of %s to %s stopped by signal %d; "
+			"nothing written\n",
+			dir, out, (int)backup_stop);
+		return CLI_FAIL;
+	}
 	if (err != LP_OK) {
 		fprintf(stderr, "lapis: backup of %s to %s failed: %s\n", dir,
 			out, lp_strerror(err));

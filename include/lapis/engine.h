@@ -40,6 +40,7 @@
 #ifndef LAPIS_ENGINE_H
 #define LAPIS_ENGINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -497,12 +498,14 @@ void eng_watch_close(eng_watch *w);
 /*
  * Write a consistent, compacted copy of the store to path (one file):
  * written to path.tmp, fsynced and renamed. progress (may be NULL) is called
- * with bytes written so far. An in-process backup holds a read snapshot for
- * its whole copy and so delays map growth until it is done.
- * Errors: LP_E_IO, LP_E_NOMEM.
+ * with bytes written so far; when it returns false the copy stops, the
+ * temporary file is removed and the result is LP_E_CLOSED. An in-process
+ * backup holds a read snapshot for its whole copy and so delays map growth
+ * until it is done.
+ * Errors: LP_E_IO, LP_E_NOMEM, LP_E_CLOSED.
  */
 lp_err eng_backup(eng *e, const char *path,
-		  void (*progress)(void *ud, uint64_t bytes), void *ud);
+		  bool (*progress)(void *ud, uint64_t bytes), void *ud);
 
 struct eng_info {
 	int64_t rev;
