@@ -69,6 +69,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include "eng_int.h"
@@ -935,8 +936,21 @@ static void finish(eng *e, eng_txn *first, eng_txn *stop, uint64_t group,
 	pthread_mutex_unlock(&e->rev_mu);
 }
 
-static lp_err mdb_to_err(int mrc)
+/* LMDB reports a short write (the disk filled during it) as EIO: with
+   under this much left on the store's file system it is a full disk. */
+#define FULL_DISK_LEFT (16u << 20)
+
+static lp_err mdb_to_err(eng *e, int mrc)
 {
+	struct statvfs vfs;
+	if (mrc == EIO && statvfs(e->dir, &vfs) == 0 &&
+	    (uint64_t)vfs.f_bavail * vfs.f_frsize < FULL_DISK_LEFT) {
+		lp_error("%s: lmdb commit: input/output error with %llu bytes "
+			 "left on the file system: the disk is full",
+			 e->dir,
+			 (unsigned long long)vfs.f_bavail * vfs.f_frsize);
+		return LP_ERR(LP_E_FULL);
+	}
 	return eng__from_mdb(mrc, "commit");
 }
 
@@ -995,7 +1009,7 @@ static void commit_group(eng *e, eng_txn *head, struct cmp_run *cr)
 			prev_failed = m || t->rc;
 			if (m) {
 				reset_results(t);
-				t->rc = mdb_to_err(m);
+				t->rc = mdb_to_err(e, m);
 				t->res.rev = atomic_load(&e->rev);
 			} else {
 				group = ++q->group_seq;
@@ -1009,7 +1023,7 @@ static void commit_group(eng *e, eng_txn *head, struct cmp_run *cr)
 	} else if (mrc) {
 		for (eng_txn *t = head; t; t = t->next) {
 			reset_results(t);
-			t->rc = mdb_to_err(mrc);
+			t->rc = mdb_to_err(e, mrc);
 			t->res.rev = atomic_load(&e->rev);
 		}
 	} else {

@@ -433,6 +433,25 @@ static lp_err batch_commit(struct batch *b, struct srv_error *err)
 }
 
 /* Replace dir/name with data, atomically, with mode: a batch of one. */
+/* Whether dir/name holds exactly data (a restart on a fixed port writes
+   no kubeconfig: on a full disk it could not, and serve would not start). */
+static bool same_file(const char *dir, const char *name, const char *data,
+		      size_t len)
+{
+	char path[PATH_MAX];
+	struct srv_error e;
+	srv_error_clear(&e);
+	if (path_join(path, sizeof path, dir, name, &e))
+		return false;
+	char *old = NULL;
+	size_t olen = 0;
+	bool found = false;
+	bool same = read_small(path, &old, &olen, &found, &e) == LP_OK &&
+		    found && olen == len && !memcmp(old, data, len);
+	wipe_free(old);
+	return same;
+}
+
 static lp_err write_atomic(const char *dir, const char *name, const void *data,
 			   size_t len, mode_t mode, struct srv_error *err)
 {
@@ -1339,7 +1358,8 @@ lp_err srv_kubeconfig_write(const char *data_dir, const char *server_url,
 		text = NULL;
 		goto oom;
 	}
-	if ((rc = ensure_dir(data_dir, NULL, err)) == LP_OK)
+	if ((rc = ensure_dir(data_dir, NULL, err)) == LP_OK &&
+	    !same_file(data_dir, "kubeconfig", text, (size_t)n))
 		rc = write_atomic(data_dir, "kubeconfig", text, (size_t)n, 0600,
 				  err);
 	goto done;

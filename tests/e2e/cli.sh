@@ -374,6 +374,38 @@ check "... and the slot is gone" bash -c "! mdb_stat -r '$WORK/readers/store' | 
 stop_server TERM
 check "the server exits 0" test "$RC" = 0
 
+# A restart that would write the same kubeconfig (the same port) writes
+# none: on a full disk serve could not, and did not start (found by an
+# audit). The file's inode shows whether it was replaced
+kcdir=$WORK/kc
+start_server "$kcdir"
+kport=$(sed -n 's/^lapis: serving http:\/\/127\.0\.0\.1:\([0-9]*\) .*/\1/p' <<<"$LINE")
+stop_server TERM
+ino1=$(stat -c %i "$kcdir/kubeconfig")
+spawn serve "$LAPIS" serve --data-dir "$kcdir" --listen "127.0.0.1:$kport" --insecure-http --nosync
+SERVER_PID=$SPAWN_PID
+SERVER_FD=$SPAWN_FD
+LINE=
+read -r -t "$TIMEOUT" -u "$SERVER_FD" LINE || true
+check "a restart on the same port serves" grep -q "^lapis: serving http://127.0.0.1:$kport " <<<"$LINE"
+check "... and leaves the kubeconfig as it was" test "$(stat -c %i "$kcdir/kubeconfig")" = "$ino1"
+stop_server TERM
+
+# A full disk: LMDB reports the short write as EIO, which was answered
+# "Internal error occurred: input/output error". The engine tells a full
+# disk by the file system's free space: kube's 500 says "the store is
+# full", reads go on (found by an audit). On a 24 MiB tmpfs in a mount
+# namespace of the test's own (unshare -rm: no root needed)
+mkdir -p "$WORK/fullmnt"
+run unshare -rm bash "$here/support/fulldisk.sh" "$LAPIS" "$WORK/fullmnt" "$WORK/full.out"
+check "the full-disk run ran (unshare -rm and a tmpfs mount)" test "$RC" = 0 -a -s "$WORK/full.out"
+check "a create on a full disk is 500 'the store is full'" \
+	grep -qx 'fail 500 Internal error occurred: the store is full' "$WORK/full.out"
+check "... after some were created" grep -q '^created [1-9]' "$WORK/full.out"
+check "... and reads go on" grep -qx 'get 200' "$WORK/full.out"
+check "... and the server stops with exit 0" grep -qx 'rc 0' "$WORK/full.out"
+[[ -s $WORK/full.out ]] || sed 's/^/#   /' "$WORK/fulldisk.log" "$WORK/err" | tail -n 20
+
 start_server "$restored"
 rabs=$(cd "$restored" 2>/dev/null && pwd -P || echo "$restored")
 check "the restored directory can be served" \
