@@ -40,6 +40,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -50,6 +51,11 @@
 struct conn {
 	int fd;
 	_Atomic int64_t deadline_ms;
+	/* the request line as srv_conns_uri saw it (MHD's thread of the
+	   connection only): where the version would start after the URI's
+	   first NUL, and whether the URI held another control byte */
+	const char *uri_next;
+	bool uri_ctl;
 	struct conn *prev, *next; /* under mu */
 };
 
@@ -108,11 +114,19 @@ void srv_conns_notify(void *cls, struct MHD_Connection *mc, void **socket_ctx,
 
 void *srv_conns_uri(void *cls, const char *uri, struct MHD_Connection *mc)
 {
-	(void)uri;
 	struct srv_conns *cs = cls;
 	struct conn *c = conn_of(mc);
 	if (!c)
 		return NULL;
+	/* MHD has the URI as a C string: a NUL byte in it (or in the query)
+	   cut it short there, and a DELETE of "foo\0bar" deleted foo. Go's
+	   url.ParseRequestURI refuses every control byte with a 400 */
+	size_t n = strlen(uri);
+	bool ctl = false;
+	for (size_t i = 0; i < n && !ctl; i++)
+		ctl = (unsigned char)uri[i] < 0x20 || uri[i] == 0x7f;
+	c->uri_next = uri + n + 1;
+	c->uri_ctl = ctl;
 	/* the head must end within head_ms of its first line: an earlier
 	   deadline (a first request's, from the accept) stays */
 	int64_t d = atomic_load_explicit(&c->deadline_ms, memory_order_relaxed);
@@ -123,11 +137,15 @@ void *srv_conns_uri(void *cls, const char *uri, struct MHD_Connection *mc)
 	return NULL; /* the access handler's context starts empty */
 }
 
-void srv_conns_handling(struct MHD_Connection *mc)
+bool srv_conns_handling(struct MHD_Connection *mc, const char *version)
 {
 	struct conn *c = conn_of(mc);
-	if (c)
-		atomic_store_explicit(&c->deadline_ms, 0, memory_order_relaxed);
+	if (!c)
+		return true;
+	atomic_store_explicit(&c->deadline_ms, 0, memory_order_relaxed);
+	/* MHD ends the URI with a NUL where the version starts: one
+	   earlier was in the URI */
+	return !c->uri_ctl && (!version[0] || c->uri_next == version);
 }
 
 void srv_conns_idle(struct srv_conns *cs, struct MHD_Connection *mc)

@@ -6,6 +6,7 @@
 #ifndef LAPIS_CONNS_H
 #define LAPIS_CONNS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <microhttpd.h>
@@ -27,8 +28,10 @@ void srv_conns_notify(void *cls, struct MHD_Connection *mc, void **socket_ctx,
 /* MHD_OPTION_URI_LOG_CALLBACK, with cls the srv_conns; returns NULL (the
    access handler's first context). */
 void *srv_conns_uri(void *cls, const char *uri, struct MHD_Connection *mc);
-/* The access handler's first call for a request: its head is complete. */
-void srv_conns_handling(struct MHD_Connection *mc);
+/* The access handler's first call for a request: its head is complete.
+   false: the request line's URI held a control byte (a NUL cut it short
+   in MHD's string), which is answered 400 as Go's net/http does. */
+bool srv_conns_handling(struct MHD_Connection *mc, const char *version);
 /* A request completed: the connection idles until the next head. */
 void srv_conns_idle(struct srv_conns *cs, struct MHD_Connection *mc);
 

@@ -1103,6 +1103,11 @@ static bool early_answer(struct srv *s, struct srv_req *r)
 	struct framing f = {.r = r};
 	MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, framing_cb, &f);
 	r->hdr_got = true;
+	if (r->bad_uri) {
+		srv_reply_fail(r, LP_E_BADREQUEST,
+			       "invalid control character in URL");
+		return true;
+	}
 	if (f.len_differs) {
 		srv_reply_fail(r, LP_E_BADREQUEST,
 			       "http: message cannot contain multiple Content-Length headers");
@@ -1174,13 +1179,14 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
 		r = malloc(sizeof *r);
 		if (!r)
 			return MHD_NO;
-		srv_conns_handling(conn);
+		bool uri_ok = srv_conns_handling(conn, version);
 		*r = (struct srv_req){
 		    .s = s,
 		    .conn = conn,
 		    .url = url,
 		    .method = method,
-		    .http11 = !strcmp(version, MHD_HTTP_VERSION_1_1)};
+		    .http11 = !strcmp(version, MHD_HTTP_VERSION_1_1),
+		    .bad_uri = !uri_ok};
 		/* only writes read it (their deadline); GET and HEAD never
 		   write */
 		if (strcmp(method, "GET") && strcmp(method, "HEAD"))

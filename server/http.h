@@ -143,6 +143,8 @@ struct srv_req {
 	bool gzipped;
 	bool http11;		/* HTTP/1.1: a stream of unknown length goes
 				   chunked (watch.c's direct delivery) */
+	bool bad_uri;		/* a control byte in the request line's URI
+				   (srv_conns_handling): 400 */
 	bool write_hooked;	/* the handler did the after_write work itself
 				   (a CRD create or update: srv_crd_create,
 				   srv_crd_update) */
