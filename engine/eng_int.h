@@ -221,6 +221,12 @@ struct eng {
 	/* the writer's last clearing of dead processes' reader slots
 	   (eng__reader_check); monotonic ms */
 	int64_t readers_checked_ms;
+
+	/* eng_opts.quota; over_quota is set by the writer
+	   (eng__quota_update), read by every submitter */
+	uint64_t quota;
+	_Atomic bool over_quota;
+	int64_t quota_checked_ms; /* writer thread only */
 };
 
 struct eng_rd {
@@ -261,6 +267,9 @@ void eng__prealloc(eng *e);
    freed after it is used again, so the file grows with every write.
    Writer thread; at most every READER_CHECK_MS unless now. */
 void eng__reader_check(eng *e, bool now);
+/* Measure the pages in use against the quota (writer thread, or before it
+   starts): at most every QUOTA_CHECK_MS unless now. */
+void eng__quota_update(eng *e, bool now);
 lp_err eng__remap(eng *e);
 int64_t eng__now_ms(void);
 lp_err eng__meta_get_i64(MDB_txn *txn, eng *e, const char *name, int64_t *out);

@@ -198,6 +198,62 @@ void eng__reader_check(eng *e, bool now)
 			e->dir, dead, dead == 1 ? "" : "s");
 }
 
+/* The walk of LMDB's free list costs a read of its pages; while the file
+   is under the quota nothing is walked. */
+#define QUOTA_CHECK_MS 250
+
+void eng__quota_update(eng *e, bool now)
+{
+	if (!e->quota)
+		return;
+	int64_t t = lp_mono_ms();
+	if (!now && t - e->quota_checked_ms < QUOTA_CHECK_MS)
+		return;
+	e->quota_checked_ms = t;
+	MDB_envinfo info;
+	MDB_stat st;
+	if (mdb_env_info(e->env, &info) || mdb_env_stat(e->env, &st))
+		return;
+	uint64_t high = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+	if (high <= e->quota) {
+		atomic_store(&e->over_quota, false);
+		return;
+	}
+	/* LMDB's free list (dbi 0, open to read-only txns): each record is
+	   an ID list whose first word is its length */
+	MDB_txn *txn;
+	MDB_cursor *c;
+	if (mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn))
+		return;
+	uint64_t free_pages = 0;
+	if (!mdb_cursor_open(txn, 0, &c)) {
+		MDB_val k, v;
+		int mrc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
+		while (!mrc) {
+			if (v.mv_size >= sizeof(size_t)) {
+				size_t n;
+				memcpy(&n, v.mv_data, sizeof n);
+				free_pages += n;
+			}
+			mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+		}
+		mdb_cursor_close(c);
+	}
+	mdb_txn_abort(txn);
+	uint64_t used = high - free_pages * st.ms_psize;
+	bool over = used > e->quota;
+	if (over != atomic_load(&e->over_quota))
+		lp_warn(
+		    "%s: %llu MiB of pages in use, %s the quota of %llu MiB%s",
+		    e->dir, (unsigned long long)(used >> 20),
+		    over ? "over" : "back under",
+		    (unsigned long long)(e->quota >> 20),
+		    over ? ": writes that put fail until deletes and "
+			   "compaction free pages"
+			 : "");
+	atomic_store(&e->over_quota, over);
+}
+
 void eng__prealloc(eng *e)
 {
 	static const char zeros[PREALLOC_STEP];
@@ -563,6 +619,9 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 	e->readonly = o->readonly != 0;
 	e->nosync = o->nosync != 0;
 	e->max_size = o->max_size;
+	e->quota = o->quota;
+	if (e->quota && !e->max_size)
+		e->max_size = e->quota + e->quota / 4 + (64u << 20);
 	e->max_replays = o->max_replays ? o->max_replays : DEFAULT_REPLAYS;
 	e->ring_events = o->ring_events;
 	e->ring_bytes = o->ring_bytes;
@@ -653,8 +712,10 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 		goto fail;
 	if ((rc = eng__hub_new(e)))
 		goto fail;
-	if (!e->readonly)
+	if (!e->readonly) {
 		eng__reader_check(e, true);
+		eng__quota_update(e, true);
+	}
 	if (!e->readonly && (rc = eng__writer_start(e)))
 		goto fail;
 	eng__live_add(e);

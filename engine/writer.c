@@ -1035,6 +1035,7 @@ static void commit_group(eng *e, eng_txn *head, struct cmp_run *cr)
 		if (cr)
 			slice_done(e, cr, true);
 	}
+	eng__quota_update(e, false);
 	pthread_mutex_lock(&q->mu);
 	q->n_wakes = 0;
 	for (eng_txn *t = head; t;) {
@@ -1143,10 +1144,25 @@ void eng__wait_durable(eng *e, int64_t v)
 	pthread_mutex_unlock(&e->rev_mu);
 }
 
+/* Over the quota a txn that puts fails at once (etcd's capped applier:
+   deletes go on, and free the pages that let puts come back). */
+static bool over_quota(eng_txn *const *ts, size_t n)
+{
+	if (!atomic_load_explicit(&ts[0]->e->over_quota, memory_order_relaxed))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		for (int j = 0; j < ts[i]->n_ops; j++)
+			if (ts[i]->ops[j].type == OP_PUT)
+				return true;
+	return false;
+}
+
 lp_err eng_txn_commit(eng_txn *t, struct eng_commit_res *res)
 {
 	if (!t || t->state != TXN_NEW || t->cmp_prev)
 		return LP_ERR(LP_E_INVAL);
+	if (over_quota(&t, 1))
+		return LP_E_FULL;
 	lp_err rc = submit(&t, 1);
 	if (rc)
 		return rc;
@@ -1167,6 +1183,8 @@ lp_err eng_txn_commit_chain(eng_txn *const *ts, size_t n,
 			if (ts[j] == ts[i])
 				return LP_ERR(LP_E_INVAL);
 	}
+	if (over_quota(ts, n))
+		return LP_E_FULL;
 	lp_err rc = submit(ts, n);
 	if (rc)
 		return rc;
@@ -1555,6 +1573,7 @@ static lp_err do_compact(eng *e, int64_t target, int64_t *done)
 			return rc;
 	} else if ((mrc = mdb_env_sync(e->env, 0)))
 		return eng__from_mdb(mrc, "compact sync");
+	eng__quota_update(e, true); /* what it freed lets puts back in */
 	*done = target;
 	return LP_OK;
 }

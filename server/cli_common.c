@@ -435,7 +435,7 @@ fail:
 static int exists(const char *path);
 
 int cli_datadir_open_store(struct cli_datadir *d, int nosync,
-			   int64_t read_cache)
+			   int64_t read_cache, uint64_t quota)
 {
 	/* an empty data.mdb is what LMDB makes a new store of; in a
 	   directory served before (its kubeconfig is made after the
@@ -462,6 +462,7 @@ int cli_datadir_open_store(struct cli_datadir *d, int nosync,
 	o.dir = d->store;
 	o.nosync = nosync;
 	o.read_cache = read_cache;
+	o.quota = quota;
 	lp_err rc = eng_open(&o, &d->e);
 	if (rc != LP_OK) {
 		d->e = NULL;

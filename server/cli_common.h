@@ -81,9 +81,10 @@ struct cli_datadir {
  */
 int cli_datadir_lock(const char *dir, int create, struct cli_datadir *d);
 
-/* Open DIR/store writable (created if missing). Prints on failure. */
+/* Open DIR/store writable (created if missing), with eng_opts' read_cache
+   and quota. Prints on failure. */
 int cli_datadir_open_store(struct cli_datadir *d, int nosync,
-			   int64_t read_cache);
+			   int64_t read_cache, uint64_t quota);
 
 /* Close the store, release the lock, free the paths. Safe on a zeroed d. */
 void cli_datadir_close(struct cli_datadir *d);

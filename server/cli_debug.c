@@ -136,7 +136,7 @@ int cli_debug_load(int argc, char **argv)
 	int rc = cli_datadir_lock(dir, 1, &d);
 	if (rc != CLI_OK)
 		return rc;
-	rc = cli_datadir_open_store(&d, nosync, 0);
+	rc = cli_datadir_open_store(&d, nosync, 0, 0);
 	if (rc != CLI_OK)
 		goto out;
 	rc = CLI_FAIL;

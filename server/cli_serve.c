@@ -37,54 +37,76 @@
 
 static const char usage[] =
     "usage: lapis serve [--data-dir DIR] [--listen ADDR:PORT] [--ephemeral]\n"
-    "                   [--insecure-http [--force-insecure]] [--tls-san NAME]...\n"
+    "                   [--insecure-http [--force-insecure]] [--tls-san "
+    "NAME]...\n"
     "                   [--nosync] [--compaction-interval DUR]\n"
     "                   [--request-timeout DUR] [--idle-timeout DUR]\n"
     "                   [--read-header-timeout DUR]\n"
     "                   [--controllers LIST] [--event-ttl DUR]\n"
     "                   [--write-workers N] [--read-cache-mb N]\n"
+    "                   [--quota-bytes SIZE]\n"
     "\n"
     "Serve the Kubernetes API for built-in resources on a data directory,\n"
     "creating it on first start (store, CA and serving certificate, admin\n"
-    "token, kubeconfig). Prints the URL and `export KUBECONFIG=DIR/kubeconfig`.\n"
+    "token, kubeconfig). Prints the URL and `export "
+    "KUBECONFIG=DIR/kubeconfig`.\n"
     "Stops cleanly on SIGINT or SIGTERM.\n"
     "\n"
     "Options:\n"
-    "  -d, --data-dir DIR            data directory (default " CLI_DEFAULT_DATA_DIR ")\n"
-    "  -l, --listen ADDR:PORT        address to listen on (default 127.0.0.1:6443;\n"
-    "                                port 0 picks a free port; [::1]:PORT for IPv6)\n"
-    "      --ephemeral               a throwaway store in a temporary directory,\n"
+    "  -d, --data-dir DIR            data directory "
+    "(default " CLI_DEFAULT_DATA_DIR ")\n"
+    "  -l, --listen ADDR:PORT        address to listen on (default "
+    "127.0.0.1:6443;\n"
+    "                                port 0 picks a free port; [::1]:PORT for "
+    "IPv6)\n"
+    "      --ephemeral               a throwaway store in a temporary "
+    "directory,\n"
     "                                no fsync, removed on exit (tests)\n"
-    "      --insecure-http           plain HTTP, no authentication, full rights\n"
-    "                                (like kube's old insecure port); refused on a\n"
-    "                                non-loopback address unless --force-insecure\n"
+    "      --insecure-http           plain HTTP, no authentication, full "
+    "rights\n"
+    "                                (like kube's old insecure port); refused "
+    "on a\n"
+    "                                non-loopback address unless "
+    "--force-insecure\n"
     "      --tls-san NAME            an extra DNS name or IP in the serving\n"
     "                                certificate (repeatable)\n"
-    "      --nosync                  do not fsync at commit (a machine crash may\n"
-    "                                lose recent writes); a write then commits\n"
+    "      --nosync                  do not fsync at commit (a machine crash "
+    "may\n"
+    "                                lose recent writes); a write then "
+    "commits\n"
     "                                on its HTTP thread unless another commit\n"
     "                                is under way\n"
     "      --compaction-interval DUR compact history older than one interval,\n"
     "                                every interval, like kube-apiserver; Go\n"
-    "                                syntax: 250ms, 2s, 5m, 1h30m; 0 turns it off\n"
+    "                                syntax: 250ms, 2s, 5m, 1h30m; 0 turns it "
+    "off\n"
     "                                (default 5m)\n"
     "      --request-timeout DUR     the longest a write may take; then\n"
-    "                                the client gets 504 Timeout (the write may\n"
-    "                                still commit, as in kube). Default 60s; a\n"
-    "                                request's ?timeout= may shorten it. Watches\n"
+    "                                the client gets 504 Timeout (the write "
+    "may\n"
+    "                                still commit, as in kube). Default 60s; "
+    "a\n"
+    "                                request's ?timeout= may shorten it. "
+    "Watches\n"
     "                                end after their timeoutSeconds instead\n"
-    "      --idle-timeout DUR        close idle or stalled connections after this\n"
+    "      --idle-timeout DUR        close idle or stalled connections after "
+    "this\n"
     "                                (default 120s; watches carry their own\n"
     "                                timeoutSeconds and bookmarks)\n"
-    "      --read-header-timeout DUR close a connection whose request line and\n"
+    "      --read-header-timeout DUR close a connection whose request line "
+    "and\n"
     "                                headers take longer than this (default\n"
-    "                                32s, as kube-apiserver's; between requests\n"
+    "                                32s, as kube-apiserver's; between "
+    "requests\n"
     "                                it counts after --idle-timeout)\n"
-    "      --controllers LIST        the controllers to run: names, * for all,\n"
-    "                                -name for not that one, in order (default\n"
+    "      --controllers LIST        the controllers to run: names, * for "
+    "all,\n"
+    "                                -name for not that one, in order "
+    "(default\n"
     "                                *; \"*,-gc\" runs all but the garbage\n"
     "                                collector; \"\" none). Known: namespace\n"
-    "                                (empties and finalizes deleted namespaces),\n"
+    "                                (empties and finalizes deleted "
+    "namespaces),\n"
     "                                gc (ownerReferences garbage collection;\n"
     "                                also called garbagecollector),\n"
     "                                crd-finalizer (deletes a deleted CRD's\n"
@@ -96,19 +118,37 @@ static const char usage[] =
     "      --event-ttl DUR           how long an Event is kept after its last\n"
     "                                write, as kube-apiserver's (default 1h;\n"
     "                                0 keeps them)\n"
-    "      --write-workers N         writes in flight at once, each on a fiber\n"
-    "                                that waits for the group commit without a\n"
-    "                                thread: up to N writes share one fsync, more\n"
+    "      --write-workers N         writes in flight at once, each on a "
+    "fiber\n"
+    "                                that waits for the group commit without "
+    "a\n"
+    "                                thread: up to N writes share one fsync, "
+    "more\n"
     "                                wait in order (default 64; 1 to 4096)\n"
-    "      --read-cache-mb N         MiB of objects kept after a GET read them,\n"
+    "      --read-cache-mb N         MiB of objects kept after a GET read "
+    "them,\n"
     "                                answering later GETs of the same objects\n"
-    "                                until the next write commits, and as much\n"
+    "                                until the next write commits, and as "
+    "much\n"
     "                                again of whole GET answers (default 32;\n"
     "                                0 turns both off)\n"
+    "      --quota-bytes SIZE        as etcd's --quota-backend-bytes: once "
+    "the\n"
+    "                                store's pages in use pass SIZE (bytes, "
+    "or\n"
+    "                                with Ki, Mi, Gi, Ti, K, M, G, T), writes\n"
+    "                                that put fail with a 500 'the store is\n"
+    "                                full' while deletes go on, until deletes\n"
+    "                                and compaction free pages; the file "
+    "stops\n"
+    "                                at SIZE + SIZE/4 + 64 MiB (default 0: no\n"
+    "                                quota, the disk is the limit)\n"
     "  -h, --help                    show this help\n"
     "\n"
-    "The data directory holds store/ (the LMDB environment), pki/, admin.token,\n"
-    "kubeconfig and lapis.lock (held while serving: a second server on the same\n"
+    "The data directory holds store/ (the LMDB environment), pki/, "
+    "admin.token,\n"
+    "kubeconfig and lapis.lock (held while serving: a second server on the "
+    "same\n"
     "directory is refused).\n";
 
 /* kube-apiserver compacts etcd every 5 minutes by default. */
@@ -118,6 +158,41 @@ static const char usage[] =
 /* A store directory (data.mdb, no store/ of its own) given as a data
    directory would get a second, empty cluster made inside it (found by an
    audit). */
+/* A size: digits, then nothing (bytes) or one of Ki Mi Gi Ti (powers of
+   1024) or K M G T (of 1000), as kube's quantities write them. */
+static bool parse_size(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *sfx;
+		uint64_t mul;
+	} units[] = {
+	    {"", 1},
+	    {"Ki", 1ull << 10},
+	    {"Mi", 1ull << 20},
+	    {"Gi", 1ull << 30},
+	    {"Ti", 1ull << 40},
+	    {"K", 1000ull},
+	    {"M", 1000000ull},
+	    {"G", 1000000000ull},
+	    {"T", 1000000000000ull},
+	};
+	if (*s < '0' || *s > '9')
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(s, &end, 10);
+	if (errno)
+		return false;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (!strcmp(end, units[i].sfx)) {
+			if (n > UINT64_MAX / 2 / units[i].mul)
+				return false;
+			*out = n * units[i].mul;
+			return true;
+		}
+	return false;
+}
+
 static bool is_store_dir(const char *dir)
 {
 	char *dm = cli_path_join(dir, "data.mdb");
@@ -286,6 +361,7 @@ int cli_serve(int argc, char **argv)
 		OPT_WRITE_WORKERS,
 		OPT_EVENT_TTL,
 		OPT_READ_CACHE,
+		OPT_QUOTA,
 	};
 	static const struct option opts[] = {
 	    {"data-dir", required_argument, NULL, 'd'},
@@ -305,6 +381,7 @@ int cli_serve(int argc, char **argv)
 	    {"write-workers", required_argument, NULL, OPT_WRITE_WORKERS},
 	    {"event-ttl", required_argument, NULL, OPT_EVENT_TTL},
 	    {"read-cache-mb", required_argument, NULL, OPT_READ_CACHE},
+	    {"quota-bytes", required_argument, NULL, OPT_QUOTA},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -323,6 +400,7 @@ int cli_serve(int argc, char **argv)
 		return CLI_FAIL;
 	unsigned write_workers = 0;
 	int64_t read_cache = 0; /* the engine's default */
+	uint64_t quota = 0;
 	int c;
 
 	optind = 1;
@@ -391,6 +469,18 @@ int cli_serve(int argc, char **argv)
 					      sizeof cmsg) != LP_OK) {
 				fprintf(stderr, "lapis serve: --controllers: %s\n",
 					cmsg);
+				return cli_usage(usage, 1);
+			}
+			break;
+		case OPT_QUOTA:
+			if (!parse_size(optarg, &quota) ||
+			    (quota && quota < (1u << 20))) {
+				fprintf(
+				    stderr,
+				    "lapis serve: --quota-bytes: want 0 or a "
+				    "size of at least 1Mi (bytes, or with "
+				    "Ki, Mi, Gi, Ti, K, M, G, T), not '%s'\n",
+				    optarg);
 				return cli_usage(usage, 1);
 			}
 			break;
@@ -494,7 +584,7 @@ int cli_serve(int argc, char **argv)
 	int rc = cli_datadir_lock(dir, 1, &d);
 	if (rc != CLI_OK)
 		goto out_nolock;
-	rc = cli_datadir_open_store(&d, nosync, read_cache);
+	rc = cli_datadir_open_store(&d, nosync, read_cache, quota);
 	if (rc != CLI_OK)
 		goto out;
 	lp_err lerr = srv_bootstrap(d.e);

@@ -516,7 +516,7 @@ int cli_restore(int argc, char **argv)
 			strerror(errno));
 		goto fail;
 	}
-	if (cli_datadir_open_store(&d, 0, 0) != CLI_OK)
+	if (cli_datadir_open_store(&d, 0, 0, 0) != CLI_OK)
 		goto fail;
 	int64_t new_rev = 0;
 	lp_err err = eng_bump(d.e, bump, &new_rev);

@@ -75,6 +75,14 @@ struct eng_opts {
 	uint64_t initial_map;	/* bytes of address space to map first; 0: 32 GiB */
 	uint64_t max_size;	/* the store never grows past this; 0: no limit but
 				   the disk. Writes that do not fit fail LP_E_FULL */
+	uint64_t quota; /* etcd's --quota-backend-bytes: once the pages in
+			   use (the file's high-water mark less LMDB's
+			   free pages) pass this, a txn that puts fails
+			   LP_E_FULL at once, while deletes and
+			   compaction go on in the room above it and
+			   free pages for puts to come back; max_size
+			   then defaults to quota + quota / 4 + 64 MiB.
+			   0: no quota */
 	unsigned max_readers;	/* LMDB reader slots; 0: 1024 */
 	unsigned ring_events;	/* events kept in memory for watchers; 0: 8192 */
 	uint64_t ring_bytes;	/* and the most memory they may hold (an event

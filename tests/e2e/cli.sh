@@ -430,6 +430,49 @@ check "inspect of a store with a zeroed page exits 0 or 1, never dies${bad:+ (}$
 check "... reports the damage ($caught of $(((npages - 1) / 3)) pages)" test "$caught" -gt 0
 check "... and an LMDB crash as a failed check ($crashed pages)" test "$crashed" -gt 0
 
+# --quota-bytes, etcd's --quota-backend-bytes: past the quota a create
+# fails with 500 "the store is full" while deletes go on; once deletes and
+# compaction free the pages, creates come back. A full disk had no such
+# room: deletes failed too (found by an audit)
+expect_rc 2 "--quota-bytes takes a size" "$LAPIS" serve --data-dir "$WORK/q0" --quota-bytes 12x
+check "... saying so" err_has "quota-bytes: want 0 or a size"
+expect_rc 2 "--quota-bytes refuses under 1Mi" "$LAPIS" serve --data-dir "$WORK/q0" --quota-bytes 1000
+start_server "$WORK/quota" --quota-bytes 16Mi --compaction-interval 1s
+QURL=$(sed -n 's/^lapis: serving \(http:[^ ]*\) .*/\1/p' <<<"$LINE")
+check "past the quota creates fail, deletes go on, and creates come back" python3 - "$QURL" <<'PY'
+import json, sys, time, urllib.request, urllib.error
+cms = sys.argv[1] + "/api/v1/namespaces/default/configmaps"
+def call(method, url, body=None):
+    req = urllib.request.Request(url, data=body and json.dumps(body).encode(), method=method,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        return urllib.request.urlopen(req, timeout=30).status, None
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+big = "x" * 700000
+made = 0
+for i in range(200):
+    code, st = call("POST", cms, {"metadata": {"name": "q%d" % i}, "data": {"k": big}})
+    if code != 201:
+        assert code == 500 and st["message"] == "Internal error occurred: the store is full", (code, st)
+        break
+    made += 1
+assert 10 < made < 200, made
+for i in range(made):
+    code, st = call("DELETE", cms + "/q%d" % i)
+    assert code == 200, (i, code, st)
+for _ in range(30):
+    code, st = call("POST", cms, {"metadata": {"name": "again"}, "data": {"k": big}})
+    if code == 201:
+        break
+    time.sleep(0.5)
+assert code == 201, (code, st)
+PY
+check "the server logs the quota passed and the way back" \
+	bash -c "grep -q 'over the quota of 16 MiB' '$WORK/serve.log' && grep -q 'back under the quota of 16 MiB' '$WORK/serve.log'"
+stop_server TERM
+check "the server exits 0" test "$RC" = 0
+
 start_server "$restored"
 rabs=$(cd "$restored" 2>/dev/null && pwd -P || echo "$restored")
 check "the restored directory can be served" \
