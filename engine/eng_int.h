@@ -227,6 +227,7 @@ struct eng {
 	uint64_t quota;
 	_Atomic bool over_quota;
 	int64_t quota_checked_ms; /* writer thread only */
+	uint64_t quota_last_pgno; /* the file's last page at that check */
 };
 
 struct eng_rd {

@@ -199,21 +199,26 @@ void eng__reader_check(eng *e, bool now)
 }
 
 /* The walk of LMDB's free list costs a read of its pages; while the file
-   is under the quota nothing is walked. */
+   is under the quota nothing is walked, and past it a walk follows every
+   group that grew the file, others at most every QUOTA_CHECK_MS. */
 #define QUOTA_CHECK_MS 250
 
 void eng__quota_update(eng *e, bool now)
 {
 	if (!e->quota)
 		return;
-	int64_t t = lp_mono_ms();
-	if (!now && t - e->quota_checked_ms < QUOTA_CHECK_MS)
-		return;
-	e->quota_checked_ms = t;
 	MDB_envinfo info;
 	MDB_stat st;
 	if (mdb_env_info(e->env, &info) || mdb_env_stat(e->env, &st))
 		return;
+	/* a group that grew the file is looked at at once, not 250 ms
+	   later: writers would overshoot the quota by that much */
+	int64_t t = lp_mono_ms();
+	bool grew = (uint64_t)info.me_last_pgno > e->quota_last_pgno;
+	e->quota_last_pgno = info.me_last_pgno;
+	if (!now && !grew && t - e->quota_checked_ms < QUOTA_CHECK_MS)
+		return;
+	e->quota_checked_ms = t;
 	uint64_t high = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
 	if (high <= e->quota) {
 		atomic_store(&e->over_quota, false);
@@ -620,8 +625,6 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 	e->nosync = o->nosync != 0;
 	e->max_size = o->max_size;
 	e->quota = o->quota;
-	if (e->quota && !e->max_size)
-		e->max_size = e->quota + e->quota / 4 + (64u << 20);
 	e->max_replays = o->max_replays ? o->max_replays : DEFAULT_REPLAYS;
 	e->ring_events = o->ring_events;
 	e->ring_bytes = o->ring_bytes;
@@ -650,13 +653,22 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 		rc = eng__from_mdb(mrc, "env_create");
 		goto fail;
 	}
+	char path[PATH_MAX];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/data.mdb", o->dir);
+	/* the room above a quota, where deletes and compaction go on: over
+	   the file as it is, should it be past the quota already (a quota
+	   set on a grown store), or they would find none */
+	if (e->quota && !e->max_size) {
+		uint64_t base = e->quota;
+		if (stat(path, &st) == 0 && (uint64_t)st.st_size > base)
+			base = (uint64_t)st.st_size;
+		e->max_size = base + e->quota / 4 + (64u << 20);
+	}
 	uint64_t map = o->initial_map ? o->initial_map : DEFAULT_MAP;
 	if (e->max_size && map > e->max_size)
 		map = e->max_size;
 	/* An existing file larger than the asked map keeps its size. */
-	char path[PATH_MAX];
-	struct stat st;
-	snprintf(path, sizeof path, "%s/data.mdb", o->dir);
 	if (stat(path, &st) == 0 && (uint64_t)st.st_size > map)
 		map = (uint64_t)st.st_size;
 	mdb_env_set_mapsize(e->env, (size_t)map);

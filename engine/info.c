@@ -55,9 +55,11 @@ lp_err eng_backup(eng *e, const char *path,
 	if (!e || !path)
 		return LP_ERR(LP_E_INVAL);
 	/* a temporary file of this copy's own: two backups to one path
-	   each write theirs, and each renames a whole one */
+	   each write theirs, and each renames a whole one; named by the
+	   process, so that what a copy killed in it left can be told */
 	char tmp[PATH_MAX];
-	if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
+	if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld.XXXXXX", path,
+		     (long)getpid()) >= (int)sizeof tmp)
 		return LP_ERR(LP_E_INVAL);
 	int fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {

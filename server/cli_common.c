@@ -8,12 +8,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli_common.h"
@@ -514,7 +516,10 @@ static char *wrap_backup_file(const char *file)
 	char *dir = NULL;
 	int saved = 0;
 	for (int i = 0; i < 2 && !dir; i++) {
-		char *t = cli_path_join(bases[i], ".lapis-open-XXXXXX");
+		char name[64];
+		snprintf(name, sizeof name, ".lapis-open-%ld-XXXXXX",
+			 (long)getpid());
+		char *t = cli_path_join(bases[i], name);
 		if (!mkdtemp(t)) {
 			saved = errno;
 			free(t);
@@ -537,6 +542,61 @@ static char *wrap_backup_file(const char *file)
 	free(beside);
 	free(abs);
 	return dir;
+}
+
+int cli_in_child(int (*fn)(void *ud), void *ud, int *sig, volatile pid_t *pid)
+{
+	fflush(stdout);
+	fflush(stderr);
+	pid_t p = fork();
+	if (p == 0) {
+		int rc = fn(ud);
+		fflush(stdout);
+		fflush(stderr);
+		_exit(rc);
+	}
+	if (p < 0) {
+		fprintf(stderr, "lapis: fork: %s\n", strerror(errno));
+		return CLI_FAIL;
+	}
+	*pid = p;
+	int st;
+	while (waitpid(p, &st, 0) < 0)
+		if (errno != EINTR) {
+			fprintf(stderr, "lapis: waitpid: %s\n",
+				strerror(errno));
+			return CLI_FAIL;
+		}
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	*sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+	return -1;
+}
+
+void cli_remove_wraps(const char *file, pid_t pid)
+{
+	char *abs = realpath(file, NULL);
+	if (!abs)
+		return;
+	const char *tmp = getenv("TMPDIR");
+	char *slash = strrchr(abs, '/');
+	char *beside = strndup(abs, (size_t)(slash - abs));
+	const char *bases[2] = {beside && beside[0] ? beside : "/",
+				tmp && tmp[0] ? tmp : "/tmp"};
+	char name[64];
+	snprintf(name, sizeof name, ".lapis-open-%ld-??????", (long)pid);
+	for (int i = 0; i < 2; i++) {
+		char *pat = cli_path_join(bases[i], name);
+		glob_t g;
+		if (pat && glob(pat, 0, NULL, &g) == 0) {
+			for (size_t j = 0; j < g.gl_pathc; j++)
+				cli_remove_flat_dir(g.gl_pathv[j]);
+			globfree(&g);
+		}
+		free(pat);
+	}
+	free(beside);
+	free(abs);
 }
 
 int cli_store_open(const char *path, struct cli_store *out)

@@ -26,6 +26,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "lapis/engine.h"
 
@@ -122,6 +123,20 @@ int cli_dir_is_empty(const char *path);
 
 /* Remove the regular files in dir (not recursing), then dir. Best effort. */
 void cli_remove_flat_dir(const char *dir);
+
+/*
+ * Run fn(ud) in a child process and return its result. LMDB trusts its
+ * pages: a damaged one trips an assertion or follows a bad pointer, and a
+ * tool reading it (inspect, backup, restore) must live to say so. A child
+ * killed by a signal returns -1 with the signal in *sig. *pid is the
+ * child's pid from the fork on (a signal handler may pass a signal on to
+ * it), and after a crash tells what it left (names carry that pid).
+ * stdout and stderr are flushed before the fork and in the child.
+ */
+int cli_in_child(int (*fn)(void *ud), void *ud, int *sig, volatile pid_t *pid);
+/* What a store opening of a backup file (cli_store_open) by process pid
+   left beside file and in $TMPDIR: removed. */
+void cli_remove_wraps(const char *file, pid_t pid);
 
 /* Print s as a JSON string literal, quotes included. */
 void cli_json_string(FILE *f, const char *s);

@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <glob.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -60,10 +61,16 @@ struct progress {
    block and eng_backup removes its temporary file (a killed backup left
    it, and a dead process's read slot that its server frees). */
 static volatile sig_atomic_t backup_stop;
+/* the copy's process, in the parent (cli_in_child): a signal goes on to
+   it */
+static volatile pid_t backup_child;
 
 static void on_backup_signal(int sig)
 {
-	backup_stop = sig;
+	if (backup_child > 0)
+		kill(backup_child, sig);
+	else
+		backup_stop = sig;
 }
 
 static bool backup_progress(void *ud, uint64_t bytes)
@@ -136,6 +143,12 @@ static bool into_store(const char *dir, const char *out)
 	return in;
 }
 
+struct backup_job {
+	const char *dir, *out;
+};
+
+static int backup_run(void *ud);
+
 int cli_backup(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -193,12 +206,44 @@ int cli_backup(int argc, char **argv)
 		return CLI_FAIL;
 	}
 
+	backup_child = -1;
 	struct sigaction sa = {.sa_handler = on_backup_signal,
 			       .sa_flags = SA_RESTART};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	struct backup_job job = {dir, out};
+	int sig = 0;
+	int rc = cli_in_child(backup_run, &job, &sig, &backup_child);
+	pid_t pid = backup_child;
+	backup_child = -1;
+	if (rc != -1)
+		return rc;
+	/* what the dead copy left: its temporary file, and the store it
+	   opened of the finished backup to print its identity */
+	char pat[PATH_MAX];
+	snprintf(pat, sizeof pat, "%s.tmp.%ld.??????", out, (long)pid);
+	glob_t g;
+	if (glob(pat, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			unlink(g.gl_pathv[i]);
+		globfree(&g);
+	}
+	cli_remove_wraps(out, pid);
+	fprintf(stderr,
+		"lapis: backup of %s to %s failed: reading the store crashed "
+		"(%s): a damaged page? (lapis inspect tells)\n",
+		dir, out, strsignal(sig));
+	return CLI_FAIL;
+}
+
+/* backup's work, in the child: the copy and the report. */
+static int backup_run(void *ud)
+{
+	const struct backup_job *job = ud;
+	const char *dir = job->dir, *out = job->out;
+	backup_child = 0;
 	struct cli_store s;
 	int rc = cli_store_open(dir, &s);
 	if (rc != CLI_OK)
@@ -208,7 +253,7 @@ int cli_backup(int argc, char **argv)
 	if (p.tty && p.shown_mib)
 		fputc('\n', stderr);
 	cli_store_close(&s);
-	if (backup_stop) {
+	if (backup_stop && err != LP_OK) { /* too late to stop: it is done */
 		fprintf(stderr,
 			"lapis: backup of %s to %s stopped by signal %d; "
 			"nothing written\n",
@@ -243,7 +288,12 @@ static const char inspect_usage[] =
 /* Large enough for any violation message eng_check() writes in full. */
 #define CHECK_MSG_MAX 512
 
-static int inspect_store(const char *path, int json);
+struct inspect_job {
+	const char *path;
+	int json;
+};
+
+static int inspect_run(void *ud);
 
 int cli_inspect(int argc, char **argv)
 {
@@ -278,32 +328,17 @@ int cli_inspect(int argc, char **argv)
 	   a bad pointer in the walk, and inspect, the tool to diagnose it,
 	   died with it (found by an audit). The walk runs in a child; a child
 	   killed by a signal is a failed check. */
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	if (pid == 0) {
-		int crc = inspect_store(path, json);
-		fflush(stdout);
-		fflush(stderr);
-		_exit(crc);
-	}
-	if (pid < 0) {
-		fprintf(stderr, "lapis: fork: %s\n", strerror(errno));
-		return CLI_FAIL;
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR) {
-			fprintf(stderr, "lapis: waitpid: %s\n",
-				strerror(errno));
-			return CLI_FAIL;
-		}
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
+	struct inspect_job job = {path, json};
+	int sig = 0;
+	volatile pid_t pid = 0;
+	int rc = cli_in_child(inspect_run, &job, &sig, &pid);
+	if (rc != -1)
+		return rc;
+	cli_remove_wraps(path, pid); /* a backup file's store, if it was */
 	char verdict[160];
 	snprintf(verdict, sizeof verdict,
 		 "failed: reading the store crashed (%s): a damaged page",
-		 strsignal(WTERMSIG(st)));
+		 strsignal(sig));
 	if (json) {
 		fputs("{\"check\":", stdout);
 		cli_json_string(stdout, verdict);
@@ -317,8 +352,11 @@ int cli_inspect(int argc, char **argv)
 }
 
 /* inspect's work, in the child: what it prints and its exit status. */
-static int inspect_store(const char *path, int json)
+static int inspect_run(void *ud)
 {
+	const struct inspect_job *job = ud;
+	const char *path = job->path;
+	int json = job->json;
 	struct cli_store s;
 	int rc = cli_store_open(path, &s);
 	if (rc != CLI_OK)
@@ -383,6 +421,42 @@ static int inspect_store(const char *path, int json)
 }
 
 /* ---------------------------------------------------------------- restore */
+
+struct restore_job {
+	struct cli_datadir *d;
+	int64_t bump;
+};
+
+/* restore's reading of the copy, in the child: open, bump, check, print. */
+static int restore_run(void *ud)
+{
+	const struct restore_job *job = ud;
+	struct cli_datadir *d = job->d;
+	if (cli_datadir_open_store(d, 0, 0, 0) != CLI_OK)
+		return CLI_FAIL;
+	int64_t new_rev = 0;
+	lp_err err = eng_bump(d->e, job->bump, &new_rev);
+	if (err != LP_OK) {
+		fprintf(stderr, "lapis: cannot bump the revision: %s\n",
+			lp_strerror(err));
+		eng_close(d->e);
+		return CLI_FAIL;
+	}
+	char msg[CHECK_MSG_MAX] = "";
+	err = eng_check(d->e, msg, sizeof msg);
+	if (err != LP_OK) {
+		fprintf(stderr,
+			"lapis: the restored store fails its check: %s\n",
+			msg[0] ? msg : lp_strerror(err));
+		eng_close(d->e);
+		return CLI_FAIL;
+	}
+	printf("data directory: %s\n", d->dir);
+	printf("revision: %lld\n", (long long)new_rev);
+	printf("compacted revision: %lld\n", (long long)eng_compacted(d->e));
+	eng_close(d->e);
+	return CLI_OK;
+}
 
 static const char restore_usage[] =
     "usage: lapis restore --from FILE --data-dir NEW [--bump-revision N]\n"
@@ -516,26 +590,22 @@ int cli_restore(int argc, char **argv)
 			strerror(errno));
 		goto fail;
 	}
-	if (cli_datadir_open_store(&d, 0, 0, 0) != CLI_OK)
-		goto fail;
-	int64_t new_rev = 0;
-	lp_err err = eng_bump(d.e, bump, &new_rev);
-	if (err != LP_OK) {
-		fprintf(stderr, "lapis: cannot bump the revision: %s\n",
-			lp_strerror(err));
-		goto fail;
-	}
-	char msg[CHECK_MSG_MAX] = "";
-	err = eng_check(d.e, msg, sizeof msg);
-	if (err != LP_OK) {
+	/* the store is opened, bumped and checked in a child: a damaged
+	   page that kills LMDB leaves NEW to be removed here (it aborted,
+	   and left a directory that serve died on) */
+	struct restore_job job = {&d, bump};
+	int sig = 0;
+	volatile pid_t pid = 0;
+	rc = cli_in_child(restore_run, &job, &sig, &pid);
+	if (rc == -1)
 		fprintf(stderr,
-			"lapis: the restored store fails its check: %s\n",
-			msg[0] ? msg : lp_strerror(err));
+			"lapis: reading the backup crashed (%s): a damaged "
+			"page? (lapis inspect tells)\n",
+			strsignal(sig));
+	if (rc != CLI_OK) {
+		rc = CLI_FAIL;
 		goto fail;
 	}
-	printf("data directory: %s\n", d.dir);
-	printf("revision: %lld\n", (long long)new_rev);
-	printf("compacted revision: %lld\n", (long long)eng_compacted(d.e));
 	free(data);
 	cli_datadir_close(&d);
 	return CLI_OK;
