@@ -453,11 +453,13 @@ check "... and reports an LMDB crash ($rcrash pages)" test "$rcrash" -gt 0
 # page count from it and died of SIGBUS or SIGSEGV, leaving FILE.tmp.*
 # (its stderr is not scanned: under ASan the dying copy reports the bad
 # memcpy LMDB makes, which is the damage, not ours; abort_on_error makes
-# that report a death by signal, as the crash it is without ASan)
+# that report a death by signal, as the crash it is without a sanitizer:
+# ASan and TSan would exit 1 and 66)
 expect_rc 0 "a store to damage live" "$LAPIS" debug-load --data-dir "$WORK/dmglive" --keys 5000 --value-size 300 --nosync
 python3 -c "import random,sys; random.seed(300); f=open(sys.argv[1],'r+b'); f.seek(300*4096); f.write(bytes(random.randrange(256) for _ in range(4096)))" "$WORK/dmglive/store/data.mdb"
 RC=0
 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}abort_on_error=1 \
+	TSAN_OPTIONS=${TSAN_OPTIONS:+$TSAN_OPTIONS:}abort_on_error=1 \
 	"$LAPIS" backup --data-dir "$WORK/dmglive" --out "$WORK/dmglive.bak" >"$WORK/bk.out" 2>"$WORK/bk.err" || RC=$?
 check "backup of a store whose page crashes LMDB exits 1 (got $RC)" test "$RC" = 1
 check "... leaving no file" bash -c "! ls '$WORK' | grep -q '^dmglive\.bak'"
