@@ -121,12 +121,16 @@ void *srv_conns_uri(void *cls, const char *uri, struct MHD_Connection *mc)
 	/* MHD has the URI as a C string: a NUL byte in it (or in the query)
 	   cut it short there, and a DELETE of "foo\0bar" deleted foo. Go's
 	   url.ParseRequestURI refuses every control byte with a 400 */
-	size_t n = strlen(uri);
-	bool ctl = false;
-	for (size_t i = 0; i < n && !ctl; i++)
-		ctl = (unsigned char)uri[i] < 0x20 || uri[i] == 0x7f;
-	c->uri_next = uri + n + 1;
-	c->uri_ctl = ctl;
+	/* one pass finds the end and any control byte (a strlen and a
+	   second loop were 466 instructions of a GET's ~3,300 in lapis's
+	   own code, callgrind) */
+	const unsigned char *p = (const unsigned char *)uri;
+	while (*p >= 0x20 && *p != 0x7f)
+		p++;
+	c->uri_ctl = *p != 0;
+	if (c->uri_ctl)
+		p += strlen((const char *)p);
+	c->uri_next = (const char *)p + 1;
 	/* the head must end within head_ms of its first line: an earlier
 	   deadline (a first request's, from the accept) stays */
 	int64_t d = atomic_load_explicit(&c->deadline_ms, memory_order_relaxed);
