@@ -656,21 +656,19 @@ lp_err eng_open(const struct eng_opts *o, eng **out)
 	char path[PATH_MAX];
 	struct stat st;
 	snprintf(path, sizeof path, "%s/data.mdb", o->dir);
+	uint64_t file = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 	/* the room above a quota, where deletes and compaction go on: over
 	   the file as it is, should it be past the quota already (a quota
 	   set on a grown store), or they would find none */
-	if (e->quota && !e->max_size) {
-		uint64_t base = e->quota;
-		if (stat(path, &st) == 0 && (uint64_t)st.st_size > base)
-			base = (uint64_t)st.st_size;
-		e->max_size = base + e->quota / 4 + (64u << 20);
-	}
+	if (e->quota && !e->max_size)
+		e->max_size = (file > e->quota ? file : e->quota) +
+			      e->quota / 4 + (64u << 20);
 	uint64_t map = o->initial_map ? o->initial_map : DEFAULT_MAP;
 	if (e->max_size && map > e->max_size)
 		map = e->max_size;
 	/* An existing file larger than the asked map keeps its size. */
-	if (stat(path, &st) == 0 && (uint64_t)st.st_size > map)
-		map = (uint64_t)st.st_size;
+	if (file > map)
+		map = file;
 	mdb_env_set_mapsize(e->env, (size_t)map);
 	mdb_env_set_maxreaders(e->env,
 			       o->max_readers ? o->max_readers : DEFAULT_READERS);

@@ -496,6 +496,20 @@ static int exists(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* Where a temporary store around the backup file at abs (a real path)
+   is made: beside it, where a hard link is possible, then in $TMPDIR (or
+   /tmp). Returns the file's directory (malloc'd, for the caller to free;
+   bases[0] points into it). */
+static char *wrap_bases(const char *abs, const char *bases[2])
+{
+	const char *tmp = getenv("TMPDIR");
+	const char *slash = strrchr(abs, '/');
+	char *beside = strndup(abs, (size_t)(slash - abs));
+	bases[0] = beside && beside[0] ? beside : "/";
+	bases[1] = tmp && tmp[0] ? tmp : "/tmp";
+	return beside;
+}
+
 /*
  * Make a temporary environment directory holding file as data.mdb. Tried
  * beside the file first, where a hard link is possible, then in $TMPDIR.
@@ -508,11 +522,8 @@ static char *wrap_backup_file(const char *file)
 		fprintf(stderr, "lapis: %s: %s\n", file, strerror(errno));
 		return NULL;
 	}
-	const char *tmp = getenv("TMPDIR");
-	char *slash = strrchr(abs, '/');
-	char *beside = strndup(abs, (size_t)(slash - abs));
-	const char *bases[2] = {beside && beside[0] ? beside : "/",
-				tmp && tmp[0] ? tmp : "/tmp"};
+	const char *bases[2];
+	char *beside = wrap_bases(abs, bases);
 	char *dir = NULL;
 	int saved = 0;
 	for (int i = 0; i < 2 && !dir; i++) {
@@ -578,11 +589,8 @@ void cli_remove_wraps(const char *file, pid_t pid)
 	char *abs = realpath(file, NULL);
 	if (!abs)
 		return;
-	const char *tmp = getenv("TMPDIR");
-	char *slash = strrchr(abs, '/');
-	char *beside = strndup(abs, (size_t)(slash - abs));
-	const char *bases[2] = {beside && beside[0] ? beside : "/",
-				tmp && tmp[0] ? tmp : "/tmp"};
+	const char *bases[2];
+	char *beside = wrap_bases(abs, bases);
 	char name[64];
 	snprintf(name, sizeof name, ".lapis-open-%ld-??????", (long)pid);
 	for (int i = 0; i < 2; i++) {

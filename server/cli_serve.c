@@ -34,11 +34,13 @@
 #include "lapis/log.h"
 #include "objects.h"
 #include "pki.h"
+#include "quantity.h"
 
+/* The help text, laid out as it prints. */
+/* clang-format off */
 static const char usage[] =
     "usage: lapis serve [--data-dir DIR] [--listen ADDR:PORT] [--ephemeral]\n"
-    "                   [--insecure-http [--force-insecure]] [--tls-san "
-    "NAME]...\n"
+    "                   [--insecure-http [--force-insecure]] [--tls-san NAME]...\n"
     "                   [--nosync] [--compaction-interval DUR]\n"
     "                   [--request-timeout DUR] [--idle-timeout DUR]\n"
     "                   [--read-header-timeout DUR]\n"
@@ -48,65 +50,45 @@ static const char usage[] =
     "\n"
     "Serve the Kubernetes API for built-in resources on a data directory,\n"
     "creating it on first start (store, CA and serving certificate, admin\n"
-    "token, kubeconfig). Prints the URL and `export "
-    "KUBECONFIG=DIR/kubeconfig`.\n"
+    "token, kubeconfig). Prints the URL and `export KUBECONFIG=DIR/kubeconfig`.\n"
     "Stops cleanly on SIGINT or SIGTERM.\n"
     "\n"
     "Options:\n"
-    "  -d, --data-dir DIR            data directory "
-    "(default " CLI_DEFAULT_DATA_DIR ")\n"
-    "  -l, --listen ADDR:PORT        address to listen on (default "
-    "127.0.0.1:6443;\n"
-    "                                port 0 picks a free port; [::1]:PORT for "
-    "IPv6)\n"
-    "      --ephemeral               a throwaway store in a temporary "
-    "directory,\n"
+    "  -d, --data-dir DIR            data directory (default " CLI_DEFAULT_DATA_DIR ")\n"
+    "  -l, --listen ADDR:PORT        address to listen on (default 127.0.0.1:6443;\n"
+    "                                port 0 picks a free port; [::1]:PORT for IPv6)\n"
+    "      --ephemeral               a throwaway store in a temporary directory,\n"
     "                                no fsync, removed on exit (tests)\n"
-    "      --insecure-http           plain HTTP, no authentication, full "
-    "rights\n"
-    "                                (like kube's old insecure port); refused "
-    "on a\n"
-    "                                non-loopback address unless "
-    "--force-insecure\n"
+    "      --insecure-http           plain HTTP, no authentication, full rights\n"
+    "                                (like kube's old insecure port); refused on a\n"
+    "                                non-loopback address unless --force-insecure\n"
     "      --tls-san NAME            an extra DNS name or IP in the serving\n"
     "                                certificate (repeatable)\n"
-    "      --nosync                  do not fsync at commit (a machine crash "
-    "may\n"
-    "                                lose recent writes); a write then "
-    "commits\n"
+    "      --nosync                  do not fsync at commit (a machine crash may\n"
+    "                                lose recent writes); a write then commits\n"
     "                                on its HTTP thread unless another commit\n"
     "                                is under way\n"
     "      --compaction-interval DUR compact history older than one interval,\n"
     "                                every interval, like kube-apiserver; Go\n"
-    "                                syntax: 250ms, 2s, 5m, 1h30m; 0 turns it "
-    "off\n"
+    "                                syntax: 250ms, 2s, 5m, 1h30m; 0 turns it off\n"
     "                                (default 5m)\n"
     "      --request-timeout DUR     the longest a write may take; then\n"
-    "                                the client gets 504 Timeout (the write "
-    "may\n"
-    "                                still commit, as in kube). Default 60s; "
-    "a\n"
-    "                                request's ?timeout= may shorten it. "
-    "Watches\n"
+    "                                the client gets 504 Timeout (the write may\n"
+    "                                still commit, as in kube). Default 60s; a\n"
+    "                                request's ?timeout= may shorten it. Watches\n"
     "                                end after their timeoutSeconds instead\n"
-    "      --idle-timeout DUR        close idle or stalled connections after "
-    "this\n"
+    "      --idle-timeout DUR        close idle or stalled connections after this\n"
     "                                (default 120s; watches carry their own\n"
     "                                timeoutSeconds and bookmarks)\n"
-    "      --read-header-timeout DUR close a connection whose request line "
-    "and\n"
+    "      --read-header-timeout DUR close a connection whose request line and\n"
     "                                headers take longer than this (default\n"
-    "                                32s, as kube-apiserver's; between "
-    "requests\n"
+    "                                32s, as kube-apiserver's; between requests\n"
     "                                it counts after --idle-timeout)\n"
-    "      --controllers LIST        the controllers to run: names, * for "
-    "all,\n"
-    "                                -name for not that one, in order "
-    "(default\n"
+    "      --controllers LIST        the controllers to run: names, * for all,\n"
+    "                                -name for not that one, in order (default\n"
     "                                *; \"*,-gc\" runs all but the garbage\n"
     "                                collector; \"\" none). Known: namespace\n"
-    "                                (empties and finalizes deleted "
-    "namespaces),\n"
+    "                                (empties and finalizes deleted namespaces),\n"
     "                                gc (ownerReferences garbage collection;\n"
     "                                also called garbagecollector),\n"
     "                                crd-finalizer (deletes a deleted CRD's\n"
@@ -118,81 +100,51 @@ static const char usage[] =
     "      --event-ttl DUR           how long an Event is kept after its last\n"
     "                                write, as kube-apiserver's (default 1h;\n"
     "                                0 keeps them)\n"
-    "      --write-workers N         writes in flight at once, each on a "
-    "fiber\n"
-    "                                that waits for the group commit without "
-    "a\n"
-    "                                thread: up to N writes share one fsync, "
-    "more\n"
+    "      --write-workers N         writes in flight at once, each on a fiber\n"
+    "                                that waits for the group commit without a\n"
+    "                                thread: up to N writes share one fsync, more\n"
     "                                wait in order (default 64; 1 to 4096)\n"
-    "      --read-cache-mb N         MiB of objects kept after a GET read "
-    "them,\n"
+    "      --read-cache-mb N         MiB of objects kept after a GET read them,\n"
     "                                answering later GETs of the same objects\n"
-    "                                until the next write commits, and as "
-    "much\n"
+    "                                until the next write commits, and as much\n"
     "                                again of whole GET answers (default 32;\n"
     "                                0 turns both off)\n"
-    "      --quota-bytes SIZE        as etcd's --quota-backend-bytes: once "
-    "the\n"
-    "                                store's pages in use pass SIZE (bytes, "
-    "or\n"
-    "                                with Ki, Mi, Gi, Ti, K, M, G, T), writes\n"
-    "                                that put fail with a 500 'the store is\n"
-    "                                full' while deletes go on, until deletes\n"
-    "                                and compaction free pages; the file "
-    "stops\n"
-    "                                at SIZE + SIZE/4 + 64 MiB (default 0: no\n"
-    "                                quota, the disk is the limit)\n"
+    "      --quota-bytes SIZE        as etcd's --quota-backend-bytes: once the\n"
+    "                                store's pages in use pass SIZE (a kube\n"
+    "                                quantity: bytes, or with Ki, Mi, Gi, Ti,\n"
+    "                                K, M, G, T), writes that put fail with a\n"
+    "                                500 'the store is full' while deletes go\n"
+    "                                on, until deletes and compaction free\n"
+    "                                pages; the file stops at SIZE + SIZE/4 +\n"
+    "                                64 MiB (default 0: no quota, the disk is\n"
+    "                                the limit)\n"
     "  -h, --help                    show this help\n"
     "\n"
-    "The data directory holds store/ (the LMDB environment), pki/, "
-    "admin.token,\n"
-    "kubeconfig and lapis.lock (held while serving: a second server on the "
-    "same\n"
+    "The data directory holds store/ (the LMDB environment), pki/, admin.token,\n"
+    "kubeconfig and lapis.lock (held while serving: a second server on the same\n"
     "directory is refused).\n";
+/* clang-format on */
 
 /* kube-apiserver compacts etcd every 5 minutes by default. */
 #define DEFAULT_COMPACTION_MS (5ULL * 60 * 1000)
 #define MAX_SANS 32
 
+/* --quota-bytes: a kube quantity (resource.ParseQuantity: "16Mi",
+   "2G", "1048576") that is a whole, non-negative number of bytes. */
+static bool parse_size(const char *s, uint64_t *out)
+{
+	struct srv_qty q;
+	int64_t n;
+	if (srv_qty_parse(s, strlen(s), &q) || srv_qty_sign(&q) < 0 ||
+	    !srv_qty_to_int(&q, &n))
+		return false;
+	*out = (uint64_t)n;
+	return true;
+}
+
 /* A store directory (data.mdb, no store/ of its own) given as a data
    directory would get a second, empty cluster made inside it (found by an
    audit). */
-/* A size: digits, then nothing (bytes) or one of Ki Mi Gi Ti (powers of
-   1024) or K M G T (of 1000), as kube's quantities write them. */
-static bool parse_size(const char *s, uint64_t *out)
-{
-	static const struct {
-		const char *sfx;
-		uint64_t mul;
-	} units[] = {
-	    {"", 1},
-	    {"Ki", 1ull << 10},
-	    {"Mi", 1ull << 20},
-	    {"Gi", 1ull << 30},
-	    {"Ti", 1ull << 40},
-	    {"K", 1000ull},
-	    {"M", 1000000ull},
-	    {"G", 1000000000ull},
-	    {"T", 1000000000000ull},
-	};
-	if (*s < '0' || *s > '9')
-		return false;
-	char *end;
-	errno = 0;
-	unsigned long long n = strtoull(s, &end, 10);
-	if (errno)
-		return false;
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-		if (!strcmp(end, units[i].sfx)) {
-			if (n > UINT64_MAX / 2 / units[i].mul)
-				return false;
-			*out = n * units[i].mul;
-			return true;
-		}
-	return false;
-}
-
 static bool is_store_dir(const char *dir)
 {
 	char *dm = cli_path_join(dir, "data.mdb");

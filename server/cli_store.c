@@ -31,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli_common.h"
@@ -243,7 +242,6 @@ static int backup_run(void *ud)
 {
 	const struct backup_job *job = ud;
 	const char *dir = job->dir, *out = job->out;
-	backup_child = 0;
 	struct cli_store s;
 	int rc = cli_store_open(dir, &s);
 	if (rc != CLI_OK)

@@ -120,10 +120,10 @@ void *srv_conns_uri(void *cls, const char *uri, struct MHD_Connection *mc)
 		return NULL;
 	/* MHD has the URI as a C string: a NUL byte in it (or in the query)
 	   cut it short there, and a DELETE of "foo\0bar" deleted foo. Go's
-	   url.ParseRequestURI refuses every control byte with a 400 */
-	/* one pass finds the end and any control byte (a strlen and a
-	   second loop were 466 instructions of a GET's ~3,300 in lapis's
-	   own code, callgrind) */
+	   url.ParseRequestURI refuses every control byte with a 400. One
+	   pass finds the end and any control byte (a strlen and a second
+	   loop were 466 instructions of a GET's ~3,300 in lapis's own
+	   code, callgrind) */
 	const unsigned char *p = (const unsigned char *)uri;
 	while (*p >= 0x20 && *p != 0x7f)
 		p++;

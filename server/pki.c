@@ -432,7 +432,6 @@ static lp_err batch_commit(struct batch *b, struct srv_error *err)
 	return rc;
 }
 
-/* Replace dir/name with data, atomically, with mode: a batch of one. */
 /* Whether dir/name holds exactly data (a restart on a fixed port writes
    no kubeconfig: on a full disk it could not, and serve would not start). */
 static bool same_file(const char *dir, const char *name, const char *data,
@@ -452,6 +451,7 @@ static bool same_file(const char *dir, const char *name, const char *data,
 	return same;
 }
 
+/* Replace dir/name with data, atomically, with mode: a batch of one. */
 static lp_err write_atomic(const char *dir, const char *name, const void *data,
 			   size_t len, mode_t mode, struct srv_error *err)
 {
