@@ -2036,10 +2036,37 @@ lp_err srv_pb_decode(const void *buf, size_t len, const char *expect_kind,
 		char k[64], v[64];
 		printable(&kind, k, sizeof k);
 		printable(&u.api_version, v, sizeof v);
-		return srv_error_set(err, LP_ERR(LP_E_UNSUPPORTEDMEDIA),
-				     "no protobuf decoding for kind \"%s\" in "
-				     "version \"%s\"; send it as application/json",
-				     k, v);
+		bool known =
+		    false; /* a kind decoded here, in another version */
+		for (size_t i = 0; i < sizeof pb_kinds / sizeof pb_kinds[0];
+		     i++)
+			known |= !pb_kinds[i].json_only &&
+				 span_is(&kind, pb_kinds[i].kind);
+		/* the kind the endpoint serves, which kube would decode: this
+		   decoder's own limit */
+		if (!known && expect_kind && span_is(&kind, expect_kind))
+			return srv_error_set(
+			    err, LP_ERR(LP_E_UNSUPPORTEDMEDIA),
+			    "no protobuf decoding for kind \"%s\" in "
+			    "version \"%s\"; send it as application/json",
+			    k, v);
+		/* a kind or version kube's scheme does not have either (or
+		   one another endpoint serves): transformDecodeError's 400 */
+		const char *sl = strchr(v, '/');
+		if (expect_kind && !strcmp(expect_kind, "DeleteOptions"))
+			return srv_error_set(
+			    err, LP_ERR(LP_E_BADREQUEST),
+			    "no kind \"%s\" is registered for version \"%s\" "
+			    "in "
+			    "scheme \"k8s.io/apimachinery/pkg/apis/meta/"
+			    "internalversion/scheme/register.go:28\"",
+			    k, v);
+		return srv_error_set(
+		    err, LP_ERR(LP_E_BADREQUEST),
+		    "%s in version \"%s\" cannot be handled as a %s: no kind "
+		    "\"%s\" is registered for version \"%s\" in scheme "
+		    "\"pkg/api/legacyscheme/scheme.go:30\"",
+		    k, sl ? sl + 1 : v, expect_kind ? expect_kind : k, k, v);
 	}
 
 	obj = json_object();

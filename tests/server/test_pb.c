@@ -1059,12 +1059,29 @@ Test(pb, nul_in_map_key_is_refused)
 /* Kinds without a table                                                */
 /* ------------------------------------------------------------------ */
 
-Test(pb, unknown_kind_is_unsupported_media)
+/* The message of decoding e with expect_kind, which must fail with code. */
+static void expect_message(struct enc *e, const char *kind, lp_err code,
+			   const char *message)
+{
+	json_t *out = NULL;
+	struct srv_error err = {0};
+	lp_err rc = srv_pb_decode(e->b, e->len, kind, &out, &err);
+	cr_assert_eq(rc, code, "want %s, got %s (%s)", lp_errname(code),
+		     lp_errname(rc), err.message);
+	cr_assert_str_eq(err.message, message);
+	free(e->b);
+	memset(e, 0, sizeof *e);
+}
+
+/* A kind the endpoint serves but this decoder has no table for: kube
+   would decode it, so the refusal is ours (415, "send it as JSON"). */
+Test(pb, served_kind_without_a_table_is_unsupported_media)
 {
 	struct enc raw = { 0 };
 	put_meta(&raw, "d", "default");
 	struct enc e = envelope("apps/v1", "Deployment", &raw);
-	expect_error(&e, LP_E_UNSUPPORTEDMEDIA);
+	expect_error_kind(e.b, e.len, "Deployment", LP_E_UNSUPPORTEDMEDIA);
+	free(e.b);
 }
 
 /* A CRD has tables for its JSON bodies only (fields.c): no protobuf. */
@@ -1074,23 +1091,42 @@ Test(pb, crd_is_unsupported_media_issue3)
 	put_meta(&raw, "as.x.io", "");
 	struct enc e = envelope("apiextensions.k8s.io/v1",
 				"CustomResourceDefinition", &raw);
-	expect_error(&e, LP_E_UNSUPPORTEDMEDIA);
+	expect_message(
+	    &e, "CustomResourceDefinition", LP_E_UNSUPPORTEDMEDIA,
+	    "no protobuf decoding for kind \"CustomResourceDefinition\""
+	    " in version \"apiextensions.k8s.io/v1\"; send it as "
+	    "application/json");
 }
 
-Test(pb, known_kind_in_wrong_version_is_unsupported_media)
+/* A kind or version kube's scheme does not know, or a kind the endpoint
+   does not serve: kube's transformDecodeError, 400. */
+Test(pb, unknown_kind_or_version_is_bad_request)
 {
 	struct enc raw = { 0 };
 	struct enc e = envelope("v1", "Lease", &raw);
-	expect_error(&e, LP_E_UNSUPPORTEDMEDIA);
+	expect_message(&e, "Lease", LP_E_BADREQUEST,
+		       "Lease in version \"v1\" cannot be handled as a Lease: "
+		       "no kind \"Lease\" is registered for version \"v1\" in "
+		       "scheme \"pkg/api/legacyscheme/scheme.go:30\"");
 	raw = (struct enc){ 0 };
 	e = envelope("v2", "Namespace", &raw);
-	expect_error(&e, LP_E_UNSUPPORTEDMEDIA);
+	expect_error(&e, LP_E_BADREQUEST);
+	raw = (struct enc){0};
+	e = envelope("apps/v1", "Deployment", &raw);
+	expect_message(&e, "ConfigMap", LP_E_BADREQUEST,
+		       "Deployment in version \"v1\" cannot be handled as a "
+		       "ConfigMap: no kind \"Deployment\" is registered for "
+		       "version \"apps/v1\" in scheme "
+		       "\"pkg/api/legacyscheme/scheme.go:30\"");
 	raw = (struct enc){ 0 };
 	e = envelope("v1beta1", "DeleteOptions", &raw);
-	expect_error(&e, LP_E_UNSUPPORTEDMEDIA);
+	expect_message(&e, "DeleteOptions", LP_E_BADREQUEST,
+		       "no kind \"DeleteOptions\" is registered for version "
+		       "\"v1beta1\" in scheme \"k8s.io/apimachinery/pkg/apis/"
+		       "meta/internalversion/scheme/register.go:28\"");
 	raw = (struct enc){ 0 };
 	e = envelope("v1", "Namespace\xff\"", &raw);
-	expect_error(&e, LP_E_UNSUPPORTEDMEDIA);
+	expect_error(&e, LP_E_BADREQUEST);
 }
 
 /* ------------------------------------------------------------------ */
