@@ -36,6 +36,8 @@
  *     connection's thread sets it, but for the sweeper's 0 once it has shut
  *     the socket down.
  */
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -43,6 +45,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+
+#include <gnutls/gnutls.h>
 
 #include "conns.h"
 #include "lapis/clock.h"
@@ -56,6 +60,9 @@ struct conn {
 	   first NUL, and whether the URI held another control byte */
 	const char *uri_next;
 	bool uri_ctl;
+	/* TLS: the first bytes read, until there are five (tls_pull) */
+	unsigned char head[5];
+	unsigned char head_n;
 	struct conn *prev, *next; /* under mu */
 };
 
@@ -75,6 +82,53 @@ static struct conn *conn_of(struct MHD_Connection *mc)
 	return ci ? ci->socket_context : NULL;
 }
 
+/*
+ * GnuTLS's read of a TLS connection (in place of its own recv): a client
+ * whose first five bytes are a plain HTTP request's, where a TLS record
+ * header belongs, gets Go's answer on the bare socket before the
+ * handshake fails and libmicrohttpd closes the connection (Go's server:
+ * tlsRecordHeaderLooksLikeHTTP), instead of a silent close: "curl
+ * http://" to the TLS port says what is wrong. Only the first five bytes
+ * are looked at; the rest pass through.
+ */
+static ssize_t tls_pull(gnutls_transport_ptr_t ptr, void *buf, size_t size)
+{
+	struct conn *c = ptr;
+	ssize_t n = recv(c->fd, buf, size, 0);
+	if (n <= 0 || c->head_n == sizeof c->head)
+		return n;
+	size_t take = sizeof c->head - c->head_n;
+	if ((size_t)n < take)
+		take = (size_t)n;
+	memcpy(c->head + c->head_n, buf, take);
+	c->head_n += (unsigned char)take;
+	if (c->head_n < sizeof c->head)
+		return n;
+	static const char *const http[] = {"GET /", "HEAD ", "POST ", "PUT /",
+					   "OPTIO"};
+	for (size_t i = 0; i < sizeof http / sizeof http[0]; i++) {
+		if (memcmp(c->head, http[i], sizeof c->head))
+			continue;
+		static const char ans[] =
+		    "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP "
+		    "request to an HTTPS server.\n";
+		/* best effort: a full socket buffer drops it */
+		(void)!send(c->fd, ans, sizeof ans - 1,
+			    MSG_NOSIGNAL | MSG_DONTWAIT);
+		errno = ECONNRESET;
+		return -1;
+	}
+	return n;
+}
+
+/* GnuTLS's timed wait for input, on the descriptor behind tls_pull. */
+static int tls_pull_timeout(gnutls_transport_ptr_t ptr, unsigned int ms)
+{
+	struct conn *c = ptr;
+	struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+	return poll(&pfd, 1, ms == GNUTLS_INDEFINITE_TIMEOUT ? -1 : (int)ms);
+}
+
 void srv_conns_notify(void *cls, struct MHD_Connection *mc, void **socket_ctx,
 		      enum MHD_ConnectionNotificationCode code)
 {
@@ -87,6 +141,19 @@ void srv_conns_notify(void *cls, struct MHD_Connection *mc, void **socket_ctx,
 		if (!c)
 			return; /* not watched: it still has the idle timeout */
 		c->fd = ci->connect_fd;
+		c->head_n = 0;
+		/* reads go through tls_pull; writes keep GnuTLS's own send
+		   on the descriptor (set_ptr2's second pointer) */
+		const union MHD_ConnectionInfo *ti = MHD_get_connection_info(
+		    mc, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+		if (ti && ti->tls_session) {
+			gnutls_session_t ts = ti->tls_session;
+			gnutls_transport_set_ptr2(
+			    ts, c, (gnutls_transport_ptr_t)(intptr_t)c->fd);
+			gnutls_transport_set_pull_function(ts, tls_pull);
+			gnutls_transport_set_pull_timeout_function(
+			    ts, tls_pull_timeout);
+		}
 		atomic_init(&c->deadline_ms, lp_mono_ms() + cs->head_ms);
 		pthread_mutex_lock(&cs->mu);
 		c->prev = NULL;

@@ -1048,7 +1048,88 @@ struct framing {
 	const char *len;      /* the first */
 	bool len_differs;     /* another says something else */
 	const char *encoding; /* Transfer-Encoding */
+	unsigned n_host;      /* Host headers */
+	bool bad_host;	      /* the first has a byte no host has */
+	const char *expect;   /* the first Expect */
+	const char *bad_hdr;  /* why a header is refused, Go's words */
 };
+
+/* Byte sets below 128 as two bitmaps (bytes 0-63, 64-127). */
+static bool in_set(const uint64_t set[2], unsigned char c)
+{
+	return c < 128 && (set[c >> 6] >> (c & 63) & 1);
+}
+
+/* tchar of RFC 9110 5.6.2, the bytes of a method and a header name:
+   digits, letters and !#$%&'*+-.^_`|~ */
+static const uint64_t tchar_set[2] = {0x03ff6cfa00000000u, 0x57ffffffc7fffffeu};
+
+/* The bytes Go's httpguts.ValidHostHeader lets through (a host's, a
+   port's, an IPv6 literal's and a zone's): digits, letters and
+   !$%&'()*+,-.:;=[]_~ */
+static const uint64_t host_set[2] = {0x2fff7ff200000000u, 0x47fffffeaffffffeu};
+
+/* Whether v (n bytes) holds a control byte other than tab, which Go's
+   httpguts.ValidHeaderFieldValue refuses (a NUL ends the C string that
+   libmicrohttpd keeps, so the value is read up to it). */
+static bool has_ctl(const char *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)v[i];
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return true;
+	}
+	return false;
+}
+
+/* Whether a header's name and value sit where libmicrohttpd 0.9.75 parses
+   them, in place: the name, its colon made a NUL, blanks, the value. A
+   folded line (obs-fold) moved the name, with the continuation glued on
+   ("X-A: 1\r\n 2" became "X-A2: 1"): RFC 9112 lets a server refuse it
+   with a 400. Only blanks are read between the two, from the name's end;
+   a moved name's end is followed by no blank. */
+static bool in_place(const char *key, size_t klen, const char *value)
+{
+#if MHD_VERSION < 0x00097600
+	const char *p = key + klen + 1;
+	if ((uintptr_t)value < (uintptr_t)p)
+		return false;
+	while (p != value && (*p == ' ' || *p == '\t'))
+		p++;
+	return p == value;
+#else /* later versions join folded lines themselves */
+	(void)key;
+	(void)klen;
+	(void)value;
+	return true;
+#endif
+}
+
+/* Go's hasToken: tok in v without case, bounded by the ends, space,
+   tab or comma. */
+static bool has_token(const char *v, const char *tok)
+{
+	size_t n = strlen(v), t = strlen(tok);
+	for (size_t i = 0; i + t <= n; i++) {
+		if ((i && !strchr(" ,\t", v[i - 1])) ||
+		    (i + t < n && !strchr(" ,\t", v[i + t])))
+			continue;
+		if (!strncasecmp(v + i, tok, t))
+			return true;
+	}
+	return false;
+}
+
+/* Go's validMethod: one or more tchar. */
+static bool method_ok(const char *m)
+{
+	if (!*m)
+		return false;
+	for (; *m; m++)
+		if (!in_set(tchar_set, (unsigned char)*m))
+			return false;
+	return true;
+}
 
 /* Whether header key (klen bytes) is name, without case. */
 static bool hdr_is(const char *key, size_t klen, const char *name, size_t nlen)
@@ -1063,11 +1144,27 @@ static enum MHD_Result framing_cb(void *cls, enum MHD_ValueKind kind,
 				  const char *value, size_t vlen)
 {
 	(void)kind;
-	(void)vlen;
 	struct framing *f = cls;
 	struct srv_req *r = f->r;
+	if (!f->bad_hdr) {
+		if (value && !in_place(key, klen, value))
+			f->bad_hdr = "obsolete line folding is not supported";
+		for (size_t i = 0; i < klen && !f->bad_hdr; i++)
+			if (!in_set(tchar_set, (unsigned char)key[i]))
+				f->bad_hdr = "invalid header name";
+		if (!f->bad_hdr && value && has_ctl(value, vlen))
+			f->bad_hdr = "invalid header value";
+	}
 #define HDR_IS(name) hdr_is(key, klen, name, sizeof name - 1)
-	if (HDR_IS("Content-Length")) {
+	if (HDR_IS("Host")) {
+		if (!f->n_host++ && value)
+			for (size_t i = 0; i < vlen; i++)
+				if (!in_set(host_set, (unsigned char)value[i]))
+					f->bad_host = true;
+	} else if (HDR_IS("Expect")) {
+		if (!f->expect)
+			f->expect = value ? value : "";
+	} else if (HDR_IS("Content-Length")) {
 		if (f->n_len++ && strcmp(f->len, value ? value : ""))
 			f->len_differs = true;
 		else if (!f->len)
@@ -1091,7 +1188,11 @@ static enum MHD_Result framing_cb(void *cls, enum MHD_ValueKind kind,
 /*
  * What Go's server and kube's filters refuse before a handler reads the
  * body, answered from the headers (libmicrohttpd then reads no body and
- * closes the connection after the answer): Content-Length headers that
+ * closes the connection after the answer): a method that is not a token,
+ * a control byte in the URL, Host headers missing (HTTP/1.1), doubled or
+ * malformed, a header name that is not a token, a value with a control
+ * byte, a folded header line, an Expect other than 100-continue (417),
+ * Content-Length headers that
  * disagree (a request smuggled in the body of another, as
  * libmicrohttpd takes the first), a transfer coding other than chunked
  * (which libmicrohttpd waited on until the idle timeout), and a missing or
@@ -1103,14 +1204,15 @@ static bool early_answer(struct srv *s, struct srv_req *r)
 	struct framing f = {.r = r};
 	MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, framing_cb, &f);
 	r->hdr_got = true;
-	if (r->bad_uri) {
-		srv_reply_fail(r, LP_E_BADREQUEST,
-			       "invalid control character in URL");
-		return true;
-	}
-	if (f.len_differs) {
-		srv_reply_fail(r, LP_E_BADREQUEST,
-			       "http: message cannot contain multiple Content-Length headers");
+	/* in the order Go's readRequest finds them */
+	const char *bad = !method_ok(r->method) ? "invalid method"
+			  : r->bad_uri ? "invalid control character in URL"
+			  : f.len_differs
+			      ? "http: message cannot contain multiple "
+				"Content-Length headers"
+			      : NULL;
+	if (bad) {
+		srv_reply_fail(r, LP_E_BADREQUEST, bad);
 		return true;
 	}
 	if (f.encoding && strcasecmp(f.encoding, "chunked")) {
@@ -1119,6 +1221,24 @@ static bool early_answer(struct srv *s, struct srv_req *r)
 		    "\"status\":\"Failure\",\"message\":\"Unsupported transfer "
 		    "encoding\",\"code\":501}";
 		srv_reply_copy(r, 501, "application/json", st, sizeof st - 1);
+		return true;
+	}
+	bad = r->http11 && !f.n_host ? "missing required Host header"
+	      : f.n_host > 1	     ? "too many Host headers"
+	      : f.bad_host	     ? "malformed Host header"
+				     : f.bad_hdr;
+	if (bad) {
+		srv_reply_fail(r, LP_E_BADREQUEST, bad);
+		return true;
+	}
+	if (f.expect && *f.expect && !has_token(f.expect, "100-continue")) {
+		/* Go's sendExpectationFailed */
+		static const char st[] =
+		    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{}"
+		    ","
+		    "\"status\":\"Failure\",\"message\":\"Expectation "
+		    "Failed\",\"code\":417}";
+		srv_reply_copy(r, 417, "application/json", st, sizeof st - 1);
 		return true;
 	}
 	if (!s->o.insecure && !token_ok(s, r->authorization)) {

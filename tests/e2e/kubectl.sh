@@ -46,6 +46,13 @@ auth_code() {
 check "a bearer token with trailing spaces and in lower case is taken" [ "$(auth_code "bearer $TOKEN   ")" == 200 ]
 check "... and one followed by another word" [ "$(auth_code "Bearer $TOKEN extra")" == 200 ]
 check "... but not one after two spaces (an empty token)" [ "$(auth_code "Bearer  $TOKEN")" == 401 ]
+# plain HTTP to the TLS port gets Go's answer on the bare socket (its
+# tlsRecordHeaderLooksLikeHTTP) rather than a silent close, and the server
+# goes on serving TLS
+PLAIN=${URL/https:/http:}
+check "plain HTTP to the TLS port is told so" bash -c "curl -sS -i '$PLAIN/api' | tr -d '\r' | grep -qx 'Client sent an HTTP request to an HTTPS server.'"
+check "... a HEAD and an OPTIONS too" bash -c "curl -sS -I '$PLAIN/api' | grep -q 'HTTP/1.0 400' && curl -sS -i -X OPTIONS '$PLAIN/api' | grep -q 'HTTP/1.0 400'"
+check "... and TLS still works" [ "$(auth_code "Bearer $TOKEN")" == 200 ]
 
 for K in "${KUBECTLS[@]}"; do
 	kv=$(basename "$K")
