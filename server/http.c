@@ -1054,27 +1054,61 @@ struct framing {
 	const char *bad_hdr;  /* why a header is refused, Go's words */
 };
 
-/* Byte sets below 128 as two bitmaps (bytes 0-63, 64-127). */
-static bool in_set(const uint64_t set[2], unsigned char c)
+/* Byte classes of a request head, filled by classes_init before the
+   daemon starts: CC_TCHAR, RFC 9110's tchar (a method's and a header
+   name's bytes: digits, letters and !#$%&'*+-.^_`|~); CC_HOST, what Go's
+   httpguts.ValidHostHeader lets through (a host's, a port's, an IPv6
+   literal's and a zone's: digits, letters and !$%&'()*+,-.:;=[]_~). */
+enum { CC_TCHAR = 1, CC_HOST = 2 };
+static unsigned char char_class[256];
+static pthread_once_t classes_once = PTHREAD_ONCE_INIT;
+
+static void classes_init(void)
 {
-	return c < 128 && (set[c >> 6] >> (c & 63) & 1);
+	for (int c = '0'; c <= '9'; c++)
+		char_class[c] = CC_TCHAR | CC_HOST;
+	for (int c = 'a'; c <= 'z'; c++)
+		char_class[c] = char_class[c - 'a' + 'A'] = CC_TCHAR | CC_HOST;
+	for (const char *p = "!#$%&'*+-.^_`|~"; *p; p++)
+		char_class[(unsigned char)*p] |= CC_TCHAR;
+	for (const char *p = "!$%&'()*+,-.:;=[]_~"; *p; p++)
+		char_class[(unsigned char)*p] |= CC_HOST;
 }
 
-/* tchar of RFC 9110 5.6.2, the bytes of a method and a header name:
-   digits, letters and !#$%&'*+-.^_`|~ */
-static const uint64_t tchar_set[2] = {0x03ff6cfa00000000u, 0x57ffffffc7fffffeu};
+/* Whether all n bytes of s are of class cc. */
+static bool all_of(const char *s, size_t n, unsigned char cc)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!(char_class[(unsigned char)s[i]] & cc))
+			return false;
+	return true;
+}
 
-/* The bytes Go's httpguts.ValidHostHeader lets through (a host's, a
-   port's, an IPv6 literal's and a zone's): digits, letters and
-   !$%&'()*+,-.:;=[]_~ */
-static const uint64_t host_set[2] = {0x2fff7ff200000000u, 0x47fffffeaffffffeu};
+/* Whether the 8 bytes of x hold one below 0x20 or 0x7f (exact per word:
+   a borrow starts only at such a byte). */
+static bool word_has_ctl(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101u;
+	const uint64_t highs = 0x8080808080808080u;
+	uint64_t y = x ^ (0x7f * ones); /* 0x7f bytes become 0 */
+	return ((x - 0x20 * ones) & ~x & highs) || ((y - ones) & ~y & highs);
+}
 
 /* Whether v (n bytes) holds a control byte other than tab, which Go's
    httpguts.ValidHeaderFieldValue refuses (a NUL ends the C string that
-   libmicrohttpd keeps, so the value is read up to it). */
+   libmicrohttpd keeps, so the value is read up to it). Eight bytes at a
+   time, the last few padded with spaces; only a word with such a byte is
+   looked at byte by byte, for tabs. */
 static bool has_ctl(const char *v, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
+	size_t i = 0;
+	for (; i < n; i += 8) {
+		uint64_t x = 0x2020202020202020u;
+		memcpy(&x, v + i, n - i < 8 ? n - i : 8);
+		if (word_has_ctl(x))
+			break;
+	}
+	for (; i < n; i++) {
 		unsigned char c = (unsigned char)v[i];
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
 			return true;
@@ -1123,12 +1157,7 @@ static bool has_token(const char *v, const char *tok)
 /* Go's validMethod: one or more tchar. */
 static bool method_ok(const char *m)
 {
-	if (!*m)
-		return false;
-	for (; *m; m++)
-		if (!in_set(tchar_set, (unsigned char)*m))
-			return false;
-	return true;
+	return *m && all_of(m, strlen(m), CC_TCHAR);
 }
 
 /* Whether header key (klen bytes) is name, without case. */
@@ -1149,18 +1178,15 @@ static enum MHD_Result framing_cb(void *cls, enum MHD_ValueKind kind,
 	if (!f->bad_hdr) {
 		if (value && !in_place(key, klen, value))
 			f->bad_hdr = "obsolete line folding is not supported";
-		for (size_t i = 0; i < klen && !f->bad_hdr; i++)
-			if (!in_set(tchar_set, (unsigned char)key[i]))
-				f->bad_hdr = "invalid header name";
-		if (!f->bad_hdr && value && has_ctl(value, vlen))
+		else if (!all_of(key, klen, CC_TCHAR))
+			f->bad_hdr = "invalid header name";
+		else if (value && has_ctl(value, vlen))
 			f->bad_hdr = "invalid header value";
 	}
 #define HDR_IS(name) hdr_is(key, klen, name, sizeof name - 1)
 	if (HDR_IS("Host")) {
-		if (!f->n_host++ && value)
-			for (size_t i = 0; i < vlen; i++)
-				if (!in_set(host_set, (unsigned char)value[i]))
-					f->bad_host = true;
+		if (!f->n_host++ && value && !all_of(value, vlen, CC_HOST))
+			f->bad_host = true;
 	} else if (HDR_IS("Expect")) {
 		if (!f->expect)
 			f->expect = value ? value : "";
@@ -1568,6 +1594,7 @@ lp_err srv_start(const struct srv_opts *o, struct srv **out,
 	struct srv *s = calloc(1, sizeof *s);
 	if (!s)
 		return srv_error_set(err, LP_E_NOMEM, "out of memory");
+	pthread_once(&classes_once, classes_init);
 	s->o = *o;
 	s->fd = -1;
 	s->token = strdup(o->token ? o->token : "");
