@@ -540,7 +540,14 @@ int cli_serve(int argc, char **argv)
 	if (rc != CLI_OK)
 		goto out;
 	lp_err lerr = srv_bootstrap(d.e);
-	if (lerr != LP_OK) {
+	if (lerr == LP_E_FULL) {
+		/* a full store (the quota, the disk) must still serve, or
+		   nothing could be deleted to make room: the bootstrap
+		   controller tries again every minute */
+		lp_warn("the system namespaces are not all there and the "
+			"store is full: serving without them until objects "
+			"are deleted");
+	} else if (lerr != LP_OK) {
 		fprintf(stderr, "lapis: cannot create the built-in namespaces: %s\n",
 			lp_strerror(lerr));
 		rc = CLI_FAIL;
