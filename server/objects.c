@@ -3632,6 +3632,68 @@ static void meta_immutables(const json_t *m, const json_t *om,
 				(long long)json_integer_value(g));
 }
 
+/* Each managedFields entry of obj renamed from its own API version's
+   field names into gv's (back: from gv's into its own), for a kind whose
+   versions name fields apart (srv_kind_renames_fields: an Event written
+   through core/v1 and events.k8s.io/v1). kube's field manager compares
+   every manager's fields in the request's version and keeps each entry
+   in its own. NULL obj: nothing. */
+static void mf_rename(const struct srv_resource *res, json_t *obj,
+		      const char *gv, bool back)
+{
+	json_t *mf =
+	    json_object_get(json_object_get(obj, "metadata"), "managedFields");
+	size_t i;
+	json_t *e;
+	json_array_foreach(mf, i, e)
+	{
+		const char *av =
+		    json_string_value(json_object_get(e, "apiVersion"));
+		if (av)
+			srv_fields_convert(res->kind, back ? gv : av,
+					   back ? av : gv,
+					   json_object_get(e, "fieldsV1"));
+	}
+}
+
+/* track_update of a kind whose versions name fields apart: the write's
+   fields taken in the request's version (op->api_version), as kube's
+   field manager runs before the conversion to the stored one, and every
+   entry compared in that version's names, then kept in its own. old and
+   next are in the stored form. */
+static lp_err track_renamed(const struct srv_mf_op *op,
+			    const struct srv_resource *res, const json_t *old,
+			    json_t *next, struct srv_error *err)
+{
+	json_t *o = old ? json_deep_copy(old) : NULL;
+	json_t *n = json_deep_copy(next);
+	lp_err rc = srv_error_set(err, LP_E_NOMEM, "out of memory");
+	if (n && (o || !old)) {
+		if (res->view) {
+			if (o)
+				res->view->to_served(o);
+			res->view->to_served(n);
+		}
+		mf_rename(res, o, op->api_version, false);
+		mf_rename(res, n, op->api_version, false);
+		srv_error_clear(err);
+		rc = srv_mf_update(op, o, n, err);
+		json_t *m = json_object_get(next, "metadata");
+		if (!rc && json_is_object(m)) {
+			mf_rename(res, n, op->api_version, true);
+			json_t *mf = json_object_get(
+			    json_object_get(n, "metadata"), "managedFields");
+			if (mf)
+				json_object_set(m, "managedFields", mf);
+			else
+				json_object_del(m, "managedFields");
+		}
+	}
+	json_decref(o);
+	json_decref(n);
+	return rc;
+}
+
 /* Record a non-apply write in next's managedFields (old NULL: create). */
 static lp_err track_update(struct srv_req *r, const struct srv_resource *res,
 			   const char *sub, const json_t *old, json_t *next,
@@ -3640,6 +3702,8 @@ static lp_err track_update(struct srv_req *r, const struct srv_resource *res,
 	char mgr[SRV_MF_MANAGER_BUF], gv[300];
 	struct srv_mf_op op;
 	mf_op(r, res, sub, &op, mgr, sizeof mgr, gv, sizeof gv);
+	if (srv_kind_renames_fields(res->kind))
+		return track_renamed(&op, res, old, next, err);
 	/* the entry names the form its paths are in (resources.h: a view
 	   writes the stored form) */
 	op.api_version = srv_resource_store_gv(res, gv, sizeof gv);
@@ -5126,12 +5190,18 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			json_object_set_new(c.obj, "apiVersion",
 					    json_string(srv_resource_gv(res, gv, sizeof gv)));
 		}
-		/* a view patches its own form of the stored object */
+		/* a view patches its own form of the stored object; an apply
+		   to a kind whose versions name fields apart compares the
+		   entries in the request's names (mf_rename) */
 		json_t *base = c.obj, *served = NULL;
-		if (res->view) {
+		bool renames =
+		    pt == P_APPLY && srv_kind_renames_fields(res->kind);
+		if (res->view || renames) {
 			served = json_deep_copy(c.obj);
-			if (served)
+			if (served && res->view)
 				res->view->to_served(served);
+			if (renames)
+				mf_rename(res, served, op.api_version, false);
 			base = served ? served : c.obj;
 		}
 		json_t *next = NULL;
@@ -5151,6 +5221,8 @@ static void do_patch(struct srv_req *r, const struct srv_resource *res,
 			break;
 		case P_APPLY:
 			rc = apply_typed(&op, base, patch, force, &next, &err);
+			if (!rc && renames)
+				mf_rename(res, next, op.api_version, true);
 			if (!rc)
 				rc = apply_strict(r, &dups, &err);
 			if (rc == LP_E_CONFLICT) {

@@ -2120,6 +2120,67 @@ static void ev_to_core(json_t *obj)
 static const struct srv_view view_core_events = {"", "v1", ev_to_v1,
 						 ev_to_core};
 
+bool srv_kind_renames_fields(const char *kind)
+{
+	return !strcmp(kind, "Event");
+}
+
+/* The column of ev_renamed naming an Event's members in gv; -1 for none. */
+static int ev_column(const char *gv)
+{
+	if (!strcmp(gv, "v1"))
+		return 0;
+	if (!strcmp(gv, "events.k8s.io/v1"))
+		return 1;
+	return -1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void srv_fields_convert(const char *kind, const char *from_gv,
+			const char *to_gv, json_t *fields)
+{
+	int from = ev_column(from_gv), to = ev_column(to_gv);
+	if (!srv_kind_renames_fields(kind) || from < 0 || to < 0 ||
+	    from == to || !json_is_object(fields))
+		return;
+	bool moved = false;
+	/* the renamed members are top-level ones, alike inside */
+	for (size_t i = 0; i < EV_N_RENAMED; i++) {
+		char fk[64], tk[64];
+		snprintf(fk, sizeof fk, "f:%s", ev_renamed[i][from]);
+		snprintf(tk, sizeof tk, "f:%s", ev_renamed[i][to]);
+		json_t *v = json_object_get(fields, fk);
+		if (v) {
+			json_object_set(fields, tk, v);
+			json_object_del(fields, fk);
+			moved = true;
+		}
+	}
+	/* FieldsV1's keys in order again ("." sorts first) */
+	size_t n = json_object_size(fields);
+	const char **keys = moved ? malloc(n * sizeof *keys) : NULL;
+	json_t *t = keys ? json_object() : NULL;
+	if (!t) {
+		free(keys);
+		return;
+	}
+	size_t k = 0;
+	const char *key;
+	json_t *v;
+	json_object_foreach(fields, key, v) keys[k++] = key;
+	qsort(keys, n, sizeof *keys, cmp_str);
+	for (k = 0; k < n; k++)
+		json_object_set(t, keys[k], json_object_get(fields, keys[k]));
+	free(keys);
+	json_object_clear(fields);
+	json_object_update(fields, t);
+	json_decref(t);
+}
+
 static size_t str_len_at(const json_t *o, const char *k)
 {
 	const json_t *v = json_object_get(o, k);
@@ -2815,11 +2876,6 @@ static json_t *c_ports(const json_t *o)
 						i ? "," : "", (long long)port, proto ? proto : "TCP");
 	}
 	return json_string(buf);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /* kube's SELECTOR (labels.FormatLabels): key=value by key, comma-separated,

@@ -211,6 +211,15 @@ const char *srv_resource_store_group(const struct srv_resource *r);
 /* The apiVersion of r's stored objects into buf. */
 const char *srv_resource_store_gv(const struct srv_resource *r, char *buf,
 				  size_t n);
+/* Whether kind is served in API versions that name its fields apart (an
+   Event: core/v1 and events.k8s.io/v1), so that field sets recorded in
+   one version are renamed for another (srv_fields_convert). */
+bool srv_kind_renames_fields(const char *kind);
+/* Rename the members of fields, a FieldsV1 set of a kind's object, from
+   the names of API version from_gv to those of to_gv ("v1",
+   "<group>/<version>"). Nothing changes for other kinds or versions. */
+void srv_fields_convert(const char *kind, const char *from_gv,
+			const char *to_gv, json_t *fields);
 /* srv_resource_convert of bytes last written at revision written (0: the
    revision they carry); see srv_cr_convert_at. */
 lp_err srv_resource_convert_at(const struct srv_resource *r, const char *bytes,

@@ -2588,6 +2588,48 @@ import json; d=json.load(open('$WORK/body'))
 assert [c['name'] for c in d['columnDefinitions']]==['Last Seen','Type','Reason','Object','Subobject','Source','Message','First Seen','Count','Name'], d
 assert [c['priority'] for c in d['columnDefinitions']]==[0,0,0,0,1,1,0,1,1,1], d
 r=d['rows'][0]['cells']; assert r[1:4]==['Normal','Synced','configmap/oe1'] and r[6]=='changed' and r[0]!='<unknown>', r"
+# managedFields of an Event written through both versions: each entry
+# names the version it was written through and that version's fields
+# (events.k8s.io's note and regarding, core's message), and a manager's
+# fields are compared across versions (they were all recorded in the
+# stored core form as v1: found by an audit)
+check "an Event's managedFields keep each version's names and compare across them" python3 - "$URL" <<'PY'
+import json, sys, urllib.request, urllib.error
+url = sys.argv[1]
+def call(method, path, body=None, ctype="application/json"):
+    req = urllib.request.Request(url + path, data=body and json.dumps(body).encode(), method=method,
+                                 headers={"Content-Type": ctype})
+    try:
+        r = urllib.request.urlopen(req)
+        return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+EV = "/apis/events.k8s.io/v1/namespaces/default/events"
+CEV = "/api/v1/namespaces/default/events"
+ev = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "mf-ev"},
+      "eventTime": "2026-12-07T10:00:00.000000Z", "reportingController": "a/b", "reportingInstance": "i",
+      "action": "A", "reason": "R", "type": "Normal", "note": "first",
+      "regarding": {"kind": "ConfigMap", "name": "x", "namespace": "default"}}
+code, d = call("POST", EV + "?fieldManager=ev-a", ev)
+assert code == 201, d
+code, d = call("GET", CEV + "/mf-ev")
+mf = d["metadata"]["managedFields"]
+assert [(e["manager"], e["apiVersion"]) for e in mf] == [("ev-a", "events.k8s.io/v1")], mf
+f = mf[0]["fieldsV1"]
+assert "f:note" in f and "f:regarding" in f and "f:reportingController" in f and "f:message" not in f, f
+assert list(f) == sorted(f), list(f)
+# core changes the message another manager set through events.k8s.io
+code, d = call("PATCH", CEV + "/mf-ev?fieldManager=core-b", {"message": "second"}, "application/merge-patch+json")
+assert code == 200, d
+mf = {e["manager"]: e for e in d["metadata"]["managedFields"]}
+assert mf["core-b"]["apiVersion"] == "v1" and "f:message" in mf["core-b"]["fieldsV1"], mf
+assert "f:note" not in mf["ev-a"]["fieldsV1"] and "f:regarding" in mf["ev-a"]["fieldsV1"], mf
+# an apply through events.k8s.io of another note conflicts with core-b
+ap = dict(ev, note="third")
+code, d = call("PATCH", EV + "/mf-ev?fieldManager=ev-c", ap, "application/apply-patch+yaml")
+assert code == 409 and 'conflict with "core-b"' in d["message"] and ".note" in d["message"], (code, d)
+call("DELETE", CEV + "/mf-ev")
+PY
 
 # kubectl auth can-i / whoami: the self reviews, answered, never stored
 SSAR=/apis/authorization.k8s.io/v1/selfsubjectaccessreviews
