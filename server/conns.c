@@ -1,10 +1,10 @@
 /*
- * conns.c -- the request-head deadline: a connection that has not sent a
- * whole request head in time is closed, as Go's server does for
- * kube-apiserver with its ReadHeaderTimeout (32 s). libmicrohttpd's own
- * timeout counts only idle time, so a client that sends a header byte now
- * and then (slowloris) would hold its connection and its 32 KiB pool for
- * ever.
+ * conns.c -- the request-head deadline, and plain HTTP on the TLS port: a
+ * connection that has not sent a whole request head in time is closed, as
+ * Go's server does for kube-apiserver with its ReadHeaderTimeout (32 s).
+ * libmicrohttpd's own timeout counts only idle time, so a client that
+ * sends a header byte now and then (slowloris) would hold its connection
+ * and its 32 KiB pool for ever.
  *
  * libmicrohttpd does not say when a request's first byte comes, so the
  * deadline is kept from what it does say:
@@ -23,6 +23,10 @@
  * Go's server closes it); libmicrohttpd then sees the end of its input and
  * closes it the usual way.
  *
+ * Over TLS the same record of a connection holds the first bytes it sent:
+ * GnuTLS reads through tls_pull, which answers plain HTTP sent to the TLS
+ * port as Go's server does.
+ *
  * Threads: the callbacks run on the connection's libmicrohttpd thread;
  * the sweeper thread looks at every connection twice a second.
  *
@@ -35,6 +39,9 @@
  *  2. deadline_ms is 0 (none) or a CLOCK_MONOTONIC time in ms; only the
  *     connection's thread sets it, but for the sweeper's 0 once it has shut
  *     the socket down.
+ *  3. GnuTLS calls tls_pull only between the STARTED notice and the
+ *     CLOSED one: libmicrohttpd 0.9.75 frees the session (gnutls_deinit)
+ *     before it sends CLOSED, or reads no more before it.
  */
 #include <errno.h>
 #include <poll.h>

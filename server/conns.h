@@ -1,7 +1,8 @@
 /*
  * conns.h -- the request-head deadline (conns.c): libmicrohttpd callbacks
  * that close a connection whose request head does not arrive in time, as
- * kube-apiserver's ReadHeaderTimeout does.
+ * kube-apiserver's ReadHeaderTimeout does, and answer plain HTTP sent to
+ * the TLS port as Go's server does.
  */
 #ifndef LAPIS_CONNS_H
 #define LAPIS_CONNS_H
@@ -22,7 +23,10 @@ lp_err srv_conns_start(uint64_t head_ms, uint64_t idle_ms,
 /* After MHD_stop_daemon: stop the sweeper and free everything. NULL: no-op. */
 void srv_conns_stop(struct srv_conns *cs);
 
-/* MHD_OPTION_NOTIFY_CONNECTION, with cls the srv_conns. */
+/* MHD_OPTION_NOTIFY_CONNECTION, with cls the srv_conns. A TLS connection's
+   reads go through conns.c's GnuTLS pull function from its STARTED notice
+   on: plain HTTP sent to the TLS port gets Go's 400 "Client sent an HTTP
+   request to an HTTPS server." */
 void srv_conns_notify(void *cls, struct MHD_Connection *mc, void **socket_ctx,
 		      enum MHD_ConnectionNotificationCode code);
 /* MHD_OPTION_URI_LOG_CALLBACK, with cls the srv_conns; returns NULL (the
