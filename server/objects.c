@@ -3632,6 +3632,21 @@ static void meta_immutables(const json_t *m, const json_t *om,
 				(long long)json_integer_value(g));
 }
 
+/* to's metadata.managedFields made from's (none when from has none);
+   nothing when to has no metadata object. */
+static void take_managed_fields(json_t *to, const json_t *from)
+{
+	json_t *m = json_object_get(to, "metadata");
+	json_t *mf =
+	    json_object_get(json_object_get(from, "metadata"), "managedFields");
+	if (!json_is_object(m))
+		return;
+	if (mf)
+		json_object_set(m, "managedFields", mf);
+	else
+		json_object_del(m, "managedFields");
+}
+
 /* Each managedFields entry of obj renamed from its own API version's
    field names into gv's (back: from gv's into its own), for a kind whose
    versions name fields apart (srv_kind_renames_fields: an Event written
@@ -3678,15 +3693,9 @@ static lp_err track_renamed(const struct srv_mf_op *op,
 		mf_rename(res, n, op->api_version, false);
 		srv_error_clear(err);
 		rc = srv_mf_update(op, o, n, err);
-		json_t *m = json_object_get(next, "metadata");
-		if (!rc && json_is_object(m)) {
+		if (!rc) {
 			mf_rename(res, n, op->api_version, true);
-			json_t *mf = json_object_get(
-			    json_object_get(n, "metadata"), "managedFields");
-			if (mf)
-				json_object_set(m, "managedFields", mf);
-			else
-				json_object_del(m, "managedFields");
+			take_managed_fields(next, n);
 		}
 	}
 	json_decref(o);
@@ -3716,15 +3725,8 @@ static lp_err track_update(struct srv_req *r, const struct srv_resource *res,
 	if (!seen)
 		return srv_mf_update(&op, old, next, err);
 	lp_err rc = srv_mf_update(&op, old, seen, err);
-	json_t *m = json_object_get(next, "metadata");
-	json_t *mf =
-	    json_object_get(json_object_get(seen, "metadata"), "managedFields");
-	if (!rc && json_is_object(m)) {
-		if (mf)
-			json_object_set(m, "managedFields", mf);
-		else
-			json_object_del(m, "managedFields");
-	}
+	if (!rc)
+		take_managed_fields(next, seen);
 	json_decref(seen);
 	return rc;
 }
@@ -4348,15 +4350,8 @@ static lp_err finish_update(struct srv_req *r, const struct srv_resource *res,
 			json_object_set(next, "status", v);
 		else
 			json_object_del(next, "status");
-		if (tracked) {
-			/* server-side apply computed the entries */
-			json_t *nm = json_object_get(next, "metadata");
-			json_t *mf = json_object_get(m, "managedFields");
-			if (json_is_object(nm) && mf)
-				json_object_set(nm, "managedFields", mf);
-			else if (json_is_object(nm))
-				json_object_del(nm, "managedFields");
-		}
+		if (tracked) /* server-side apply computed the entries */
+			take_managed_fields(next, obj);
 		json_decref(obj);
 	} else {
 		/* a built-in's strategies reset one part and keep the body's
@@ -6380,16 +6375,9 @@ decoded:
 		set_path(next, json_string_value(json_object_get(sc, "specReplicasPath")),
 			 json_integer(nrep));
 		json_decref(want);
-		if (applied) {
-			/* the entries the apply computed (no Update entry) */
-			json_t *nm = json_object_get(next, "metadata");
-			json_t *mf = json_object_get(
-			    json_object_get(applied, "metadata"), "managedFields");
-			if (mf)
-				json_object_set(nm, "managedFields", mf);
-			else
-				json_object_del(nm, "managedFields");
-		}
+		/* the entries the apply computed (no Update entry) */
+		if (applied)
+			take_managed_fields(next, applied);
 		/* kube's scale REST updates a custom resource through its
 		   main store, whose strategy validates the whole object
 		   against its schema (with ratcheting) and then the scale
