@@ -667,15 +667,12 @@ check "nothing was stored for invalid keys" code_is 404
 head -c 5242880 /dev/zero | tr '\0' 'a' > "$WORK/big"
 CODE=$(curl -sS -o "$WORK/body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' --data-binary @"$WORK/big" "$URL/api/v1/namespaces/default/configmaps")
 check "a 5 MiB body is 413" code_is 413
-# Framing refused from the headers, before any body is read: Content-Length
-# headers that disagree (libmicrohttpd takes the first, so the rest of the
-# body would be run as the next request: here a DELETE), and a transfer
-# coding other than chunked (which libmicrohttpd waited on until the idle
-# timeout), as Go's server does.
-req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"smuggled"}}'
-check "framing: two Content-Lengths are 400, a transfer coding but chunked 501" python3 - "$URL" <<'PY'
-import socket, sys
-host, port = sys.argv[1].split('//')[1].split(':')
+# rawhttp.exchange(raw): raw bytes to the server on a connection of their
+# own, and all it answers until it closes (the checks below send heads no
+# HTTP client would)
+cat >"$WORK/rawhttp.py" <<PY
+import socket
+host, port = "$URL".split('//')[1].split(':')
 def exchange(raw):
     s = socket.create_connection((host, int(port)), timeout=30)
     s.sendall(raw)
@@ -685,6 +682,17 @@ def exchange(raw):
         if not d:
             return out
         out += d
+PY
+# Framing refused from the headers, before any body is read: Content-Length
+# headers that disagree (libmicrohttpd takes the first, so the rest of the
+# body would be run as the next request: here a DELETE), and a transfer
+# coding other than chunked (which libmicrohttpd waited on until the idle
+# timeout), as Go's server does.
+req POST /api/v1/namespaces/default/configmaps '{"metadata":{"name":"smuggled"}}'
+check "framing: two Content-Lengths are 400, a transfer coding but chunked 501" python3 - "$URL" "$WORK" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from rawhttp import exchange
 inner = b'DELETE /api/v1/namespaces/default/configmaps/smuggled HTTP/1.1\r\nHost: x\r\n\r\n'
 r = exchange(b'GET /readyz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: %d\r\n\r\n' % len(inner) + inner)
 assert r.startswith(b'HTTP/1.1 400') and b'multiple Content-Length' in r and r.count(b'HTTP/1.1') == 1, r[:400]
@@ -697,18 +705,10 @@ check "... and the DELETE in the first one's body never ran" code_is 200
 # A control byte in the request line's URI is 400, as Go's
 # url.ParseRequestURI refuses it: a NUL cut libmicrohttpd's URI string
 # short, and a DELETE of "smuggled\0x" deleted smuggled (found by an audit)
-check "a control byte in the URL is 400 and acts on nothing" python3 - "$URL" <<'PY'
-import socket, sys
-host, port = sys.argv[1].split('//')[1].split(':')
-def exchange(raw):
-    s = socket.create_connection((host, int(port)), timeout=30)
-    s.sendall(raw)
-    out = b''
-    while True:
-        d = s.recv(65536)
-        if not d:
-            return out
-        out += d
+check "a control byte in the URL is 400 and acts on nothing" python3 - "$URL" "$WORK" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from rawhttp import exchange
 cm = b'/api/v1/namespaces/default/configmaps'
 for method, path in ((b'DELETE', cm + b'/smuggled\x00x'), (b'GET', cm + b'?labelSelector=a\x00b'),
                      (b'GET', cm + b'/a\x01b'), (b'GET', cm + b'/a\x7fb'), (b'GET', cm + b'?limit=1\x1f')):
@@ -723,33 +723,27 @@ PY
 # control byte (400, Go's words), a folded header line (400: RFC 9112
 # allows it, and libmicrohttpd 0.9.75 glued the fold onto the header's
 # name), an Expect other than 100-continue (417)
-check "a bad method, Host or header is 400 and a bad Expect 417, acting on nothing" python3 - "$URL" <<'PY'
-import socket, sys
-host, port = sys.argv[1].split('//')[1].split(':')
-def exchange(raw):
-    s = socket.create_connection((host, int(port)), timeout=30)
-    s.sendall(raw)
-    out = b''
-    while True:
-        d = s.recv(65536)
-        if not d:
-            return out
-        out += d
+check "a bad method, Host or header is 400 and a bad Expect 417, acting on nothing" python3 - "$URL" "$WORK" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from rawhttp import exchange
 cm = b'/api/v1/namespaces/default/configmaps/smuggled'
+D = b'DELETE ' + cm + b' HTTP/1.1'
+H = D + b'\r\nHost: x\r\n'
 for head, code, msg in (
         (b'DEL(TE ' + cm + b' HTTP/1.1\r\nHost: x', b'400', b'invalid method'),
         (b'DEL\x01TE ' + cm + b' HTTP/1.1\r\nHost: x', b'400', b'invalid method'),
-        (b'DELETE ' + cm + b' HTTP/1.1', b'400', b'missing required Host header'),
-        (b'DELETE ' + cm + b' HTTP/1.1\r\nHost: x\r\nHost: y', b'400', b'too many Host headers'),
-        (b'DELETE ' + cm + b' HTTP/1.1\r\nHost: a b', b'400', b'malformed Host header'),
-        (b'DELETE ' + cm + b' HTTP/1.1\r\nHost: x/y', b'400', b'malformed Host header'),
-        (b'DELETE ' + cm + b' HTTP/1.1\r\nHost: x\r\nX\x01Y: 1', b'400', b'invalid header name'),
-        (b'DELETE ' + cm + b' HTTP/1.1\r\nHost: x\r\nX(Y): 1', b'400', b'invalid header name'),
-        (b'DELETE ' + cm + b' HTTP/1.1\r\nHost: x\r\nX-Y: a\x01b', b'400', b'invalid header value'),
-        (b'DELETE ' + cm + b' HTTP/1.1\r\nHost: x\r\nX-Y: a\x7fb', b'400', b'invalid header value'),
-        (b'DELETE ' + cm + b' HTTP/1.1\r\nHost: x\r\nX-Y: 1\r\n 2', b'400', b'obsolete line folding is not supported'),
-        (b'DELETE ' + cm + b' HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\n\t,*/*', b'400', b'obsolete line folding is not supported'),
-        (b'DELETE ' + cm + b' HTTP/1.1\r\nHost: x\r\nExpect: 200-ok', b'417', b'Expectation Failed')):
+        (D, b'400', b'missing required Host header'),
+        (H + b'Host: y', b'400', b'too many Host headers'),
+        (D + b'\r\nHost: a b', b'400', b'malformed Host header'),
+        (D + b'\r\nHost: x/y', b'400', b'malformed Host header'),
+        (H + b'X\x01Y: 1', b'400', b'invalid header name'),
+        (H + b'X(Y): 1', b'400', b'invalid header name'),
+        (H + b'X-Y: a\x01b', b'400', b'invalid header value'),
+        (H + b'X-Y: a\x7fb', b'400', b'invalid header value'),
+        (H + b'X-Y: 1\r\n 2', b'400', b'obsolete line folding is not supported'),
+        (H + b'Accept: application/json\r\n\t,*/*', b'400', b'obsolete line folding is not supported'),
+        (H + b'Expect: 200-ok', b'417', b'Expectation Failed')):
     r = exchange(head + b'\r\nConnection: close\r\n\r\n')
     assert r.startswith(b'HTTP/1.1 ' + code) and msg in r and b'"kind":"Status"' in r, (head, r[:300])
 # what Go lets through: HTTP/1.0 without Host, an IPv6 Host with a port,

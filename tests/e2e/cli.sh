@@ -471,11 +471,9 @@ check "... leaving no file" bash -c "! ls '$WORK' | grep -q '^dmglive\.bak'"
 expect_rc 2 "--quota-bytes takes a size" "$LAPIS" serve --data-dir "$WORK/q0" --quota-bytes 12x
 check "... saying so" err_has "quota-bytes: want 0 or a size"
 expect_rc 2 "--quota-bytes refuses under 1Mi" "$LAPIS" serve --data-dir "$WORK/q0" --quota-bytes 1000
-start_server "$WORK/quota" --quota-bytes 16Mi --compaction-interval 1s
-QURL=$(sed -n 's/^lapis: serving \(http:[^ ]*\) .*/\1/p' <<<"$LINE")
-check "past the quota creates fail, deletes go on, and creates come back" python3 - "$QURL" <<'PY'
-import json, sys, time, urllib.request, urllib.error
-cms = sys.argv[1] + "/api/v1/namespaces/default/configmaps"
+# jcall.call(method, url, body=None): (status, the error's Status or None)
+cat >"$WORK/jcall.py" <<'PY'
+import json, urllib.request, urllib.error
 def call(method, url, body=None):
     req = urllib.request.Request(url, data=body and json.dumps(body).encode(), method=method,
                                  headers={"Content-Type": "application/json"})
@@ -483,6 +481,14 @@ def call(method, url, body=None):
         return urllib.request.urlopen(req, timeout=30).status, None
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read())
+PY
+start_server "$WORK/quota" --quota-bytes 16Mi --compaction-interval 1s
+QURL=$(sed -n 's/^lapis: serving \(http:[^ ]*\) .*/\1/p' <<<"$LINE")
+check "past the quota creates fail, deletes go on, and creates come back" python3 - "$QURL" "$WORK" <<'PY'
+import sys, time
+sys.path.insert(0, sys.argv[2])
+from jcall import call
+cms = sys.argv[1] + "/api/v1/namespaces/default/configmaps"
 big = "x" * 700000
 made = 0
 for i in range(200):
@@ -507,16 +513,11 @@ check "the server logs the quota passed and the way back" \
 # a system namespace deleted, then the store filled: the next start could
 # not create the namespace and refused to serve, so nothing could be
 # deleted to make room (found by an audit)
-check "kube-node-lease deleted and the store filled past the quota" python3 - "$QURL" <<'PY'
-import json, sys, time, urllib.request, urllib.error
+check "kube-node-lease deleted and the store filled past the quota" python3 - "$QURL" "$WORK" <<'PY'
+import sys, time
+sys.path.insert(0, sys.argv[2])
+from jcall import call
 base = sys.argv[1]
-def call(method, url, body=None):
-    req = urllib.request.Request(url, data=body and json.dumps(body).encode(), method=method,
-                                 headers={"Content-Type": "application/json"})
-    try:
-        return urllib.request.urlopen(req, timeout=30).status, None
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
 code, st = call("DELETE", base + "/api/v1/namespaces/kube-node-lease")
 assert code == 200, (code, st)
 for _ in range(100):
@@ -540,22 +541,19 @@ unset LAPIS_BOOTSTRAP_INTERVAL_MS
 QURL=$(sed -n 's/^lapis: serving \(http:[^ ]*\) .*/\1/p' <<<"$LINE")
 check "a full store missing a system namespace still serves" test -n "$QURL"
 check "... saying why the namespace is missing" grep -q 'the system namespaces are not all there and the store is full' "$WORK/serve.log"
-check "... and once objects are deleted the namespace comes back" python3 - "$QURL" <<'PY'
-import json, sys, time, urllib.request, urllib.error
+check "... and once objects are deleted the namespace comes back" python3 - "$QURL" "$WORK" <<'PY'
+import sys, time
+sys.path.insert(0, sys.argv[2])
+from jcall import call
 base = sys.argv[1]
-def call(method, url):
-    try:
-        return urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=30).status
-    except urllib.error.HTTPError as e:
-        return e.code
 for i in range(200):
-    if call("DELETE", base + "/api/v1/namespaces/default/configmaps/f%d" % i) == 404:
+    if call("DELETE", base + "/api/v1/namespaces/default/configmaps/f%d" % i)[0] == 404:
         break
 for _ in range(100):
-    if call("GET", base + "/api/v1/namespaces/kube-node-lease") == 200:
+    if call("GET", base + "/api/v1/namespaces/kube-node-lease")[0] == 200:
         break
     time.sleep(0.2)
-assert call("GET", base + "/api/v1/namespaces/kube-node-lease") == 200
+assert call("GET", base + "/api/v1/namespaces/kube-node-lease")[0] == 200
 PY
 stop_server TERM
 check "the server exits 0" test "$RC" = 0
