@@ -1139,21 +1139,6 @@ static bool in_place(const char *key, size_t klen, const char *value)
 #endif
 }
 
-/* Go's hasToken: tok in v without case, bounded by the ends, space,
-   tab or comma. */
-static bool has_token(const char *v, const char *tok)
-{
-	size_t n = strlen(v), t = strlen(tok);
-	for (size_t i = 0; i + t <= n; i++) {
-		if ((i && !strchr(" ,\t", v[i - 1])) ||
-		    (i + t < n && !strchr(" ,\t", v[i + t])))
-			continue;
-		if (!strncasecmp(v + i, tok, t))
-			return true;
-	}
-	return false;
-}
-
 /* Go's validMethod: one or more tchar. */
 static bool method_ok(const char *m)
 {
@@ -1178,13 +1163,17 @@ static enum MHD_Result framing_cb(void *cls, enum MHD_ValueKind kind,
 	if (!f->bad_hdr) {
 		if (value && !in_place(key, klen, value))
 			f->bad_hdr = "obsolete line folding is not supported";
-		else if (!all_of(key, klen, CC_TCHAR))
+		else if (!klen || !all_of(key, klen, CC_TCHAR))
 			f->bad_hdr = "invalid header name";
 		else if (value && has_ctl(value, vlen))
 			f->bad_hdr = "invalid header value";
 	}
 #define HDR_IS(name) hdr_is(key, klen, name, sizeof name - 1)
 	if (HDR_IS("Host")) {
+		/* Go trims a value's blanks; libmicrohttpd the leading ones */
+		while (value && vlen &&
+		       (value[vlen - 1] == ' ' || value[vlen - 1] == '\t'))
+			vlen--;
 		if (!f->n_host++ && value && !all_of(value, vlen, CC_HOST))
 			f->bad_host = true;
 	} else if (HDR_IS("Expect")) {
@@ -1257,8 +1246,12 @@ static bool early_answer(struct srv *s, struct srv_req *r)
 		srv_reply_fail(r, LP_E_BADREQUEST, bad);
 		return true;
 	}
-	if (f.expect && *f.expect && !has_token(f.expect, "100-continue")) {
-		/* Go's sendExpectationFailed */
+	/* Go's sendExpectationFailed answers an Expect without the token
+	   100-continue. libmicrohttpd sends its 100 Continue only for the
+	   value "100-continue" whole (in any case), so any other, even a
+	   list holding the token, is 417 rather than a client left waiting
+	   for a 100 that never comes */
+	if (f.expect && *f.expect && strcasecmp(f.expect, "100-continue")) {
 		static const char st[] =
 		    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{}"
 		    ","
