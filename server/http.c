@@ -1253,10 +1253,9 @@ static bool early_answer(struct srv *s, struct srv_req *r)
 	   for a 100 that never comes */
 	if (f.expect && *f.expect && strcasecmp(f.expect, "100-continue")) {
 		static const char st[] =
-		    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{}"
-		    ","
-		    "\"status\":\"Failure\",\"message\":\"Expectation "
-		    "Failed\",\"code\":417}";
+		    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+		    "\"status\":\"Failure\",\"message\":\"Expectation Failed\","
+		    "\"code\":417}";
 		srv_reply_copy(r, 417, "application/json", st, sizeof st - 1);
 		return true;
 	}
