@@ -1052,6 +1052,7 @@ struct framing {
 	bool bad_host;	      /* the first has a byte no host has */
 	const char *expect;   /* the first Expect */
 	const char *bad_hdr;  /* why a header is refused, Go's words */
+	const char *prev_end; /* where the last value's string ends */
 };
 
 /* Byte classes of a request head, filled by classes_init before the
@@ -1139,6 +1140,28 @@ static bool in_place(const char *key, size_t klen, const char *value)
 #endif
 }
 
+/* Whether a value's string ended where its line did, given where it
+   ended (end: its terminating NUL) and where the next header's name
+   starts (next; NULL after the last one). libmicrohttpd 0.9.75 parses in
+   place, making a line's CR LF (or LF) NULs, and keeps each value as a C
+   string: a NUL byte inside a value ended it early, and more than a line
+   end then lies before the next name (or, after the last header, before
+   the blank line's NUL). A NUL right before the line's end goes unseen,
+   and changes nothing. */
+static bool value_whole(const char *end, const char *next)
+{
+#if MHD_VERSION < 0x00097600
+	if (!next)
+		return end[1] == '\0';
+	uintptr_t gap = (uintptr_t)next - (uintptr_t)end;
+	return gap == 1 || gap == 2;
+#else /* later versions refuse a NUL in the head themselves */
+	(void)end;
+	(void)next;
+	return true;
+#endif
+}
+
 /* Go's validMethod: one or more tchar. */
 static bool method_ok(const char *m)
 {
@@ -1165,9 +1188,11 @@ static enum MHD_Result framing_cb(void *cls, enum MHD_ValueKind kind,
 			f->bad_hdr = "obsolete line folding is not supported";
 		else if (!klen || !all_of(key, klen, CC_TCHAR))
 			f->bad_hdr = "invalid header name";
-		else if (value && has_ctl(value, vlen))
+		else if ((value && has_ctl(value, vlen)) ||
+			 (f->prev_end && !value_whole(f->prev_end, key)))
 			f->bad_hdr = "invalid header value";
 	}
+	f->prev_end = value ? value + vlen : NULL;
 #define HDR_IS(name) hdr_is(key, klen, name, sizeof name - 1)
 	if (HDR_IS("Host")) {
 		/* Go trims a value's blanks; libmicrohttpd the leading ones */
@@ -1218,6 +1243,8 @@ static bool early_answer(struct srv *s, struct srv_req *r)
 {
 	struct framing f = {.r = r};
 	MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, framing_cb, &f);
+	if (!f.bad_hdr && f.prev_end && !value_whole(f.prev_end, NULL))
+		f.bad_hdr = "invalid header value";
 	r->hdr_got = true;
 	/* in the order Go's readRequest finds them */
 	const char *bad = !method_ok(r->method) ? "invalid method"

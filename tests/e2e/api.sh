@@ -742,6 +742,8 @@ for head, code, msg in (
         (H + b'X(Y): 1', b'400', b'invalid header name'),
         (H + b'X-Y: a\x01b', b'400', b'invalid header value'),
         (H + b'X-Y: a\x7fb', b'400', b'invalid header value'),
+        (H + b'X-Y: a\x00b\r\nAccept: */*', b'400', b'invalid header value'),
+        (H + b'Accept: */*\r\nX-Y: a\x00b', b'400', b'invalid header value'),
         (H + b'X-Y: 1\r\n 2', b'400', b'obsolete line folding is not supported'),
         (H + b'Accept: application/json\r\n\t,*/*', b'400', b'obsolete line folding is not supported'),
         (D + b'\r\n: v\r\nHost: x', b'400', b'invalid header name'),
