@@ -1254,7 +1254,7 @@ static bool early_answer(struct srv *s, struct srv_req *r)
 				"Content-Length headers"
 			      : NULL;
 	if (bad) {
-		srv_reply_fail(r, LP_E_BADREQUEST, bad);
+		srv_reply_fail(r, LP_E_BADREQUEST, "%s", bad);
 		return true;
 	}
 	if (f.encoding && strcasecmp(f.encoding, "chunked")) {
@@ -1270,7 +1270,7 @@ static bool early_answer(struct srv *s, struct srv_req *r)
 	      : f.bad_host	     ? "malformed Host header"
 				     : f.bad_hdr;
 	if (bad) {
-		srv_reply_fail(r, LP_E_BADREQUEST, bad);
+		srv_reply_fail(r, LP_E_BADREQUEST, "%s", bad);
 		return true;
 	}
 	/* Go's sendExpectationFailed answers an Expect without the token
