@@ -2036,10 +2036,9 @@ lp_err srv_pb_decode(const void *buf, size_t len, const char *expect_kind,
 		char k[64], v[64];
 		printable(&kind, k, sizeof k);
 		printable(&u.api_version, v, sizeof v);
-		bool known =
-		    false; /* a kind decoded here, in another version */
-		for (size_t i = 0; i < sizeof pb_kinds / sizeof pb_kinds[0];
-		     i++)
+		/* known: a kind decoded here, in another version */
+		bool known = false;
+		for (size_t i = 0; i < sizeof pb_kinds / sizeof pb_kinds[0]; i++)
 			known |= !pb_kinds[i].json_only &&
 				 span_is(&kind, pb_kinds[i].kind);
 		/* the kind the endpoint serves, which kube would decode: this
@@ -2057,8 +2056,7 @@ lp_err srv_pb_decode(const void *buf, size_t len, const char *expect_kind,
 			return srv_error_set(
 			    err, LP_ERR(LP_E_BADREQUEST),
 			    "no kind \"%s\" is registered for version \"%s\" "
-			    "in "
-			    "scheme \"k8s.io/apimachinery/pkg/apis/meta/"
+			    "in scheme \"k8s.io/apimachinery/pkg/apis/meta/"
 			    "internalversion/scheme/register.go:28\"",
 			    k, v);
 		return srv_error_set(

@@ -28,8 +28,10 @@
  * ObjectMeta, ListMeta-free nested messages. An empty apiVersion matches
  * any. The output carries apiVersion and kind from typeMeta. Unknown fields
  * are skipped as protobuf allows.
- * Errors: LP_E_BADREQUEST (bad magic, truncated or malformed wire data),
- * LP_E_UNSUPPORTEDMEDIA (a kind we have no table for), LP_E_NOMEM. *out new.
+ * Errors: LP_E_BADREQUEST (bad magic, truncated or malformed wire data; a
+ * kind or version kube's scheme lacks, in kube's transformDecodeError
+ * words), LP_E_UNSUPPORTEDMEDIA (expect_kind itself, which has no table
+ * here), LP_E_NOMEM. *out new.
  * expect_kind may be NULL; when given and typeMeta has no kind it names the
  * kind (the output then carries no kind).
  */
