@@ -21,7 +21,8 @@
  *                                              too slowly)
  * A connection past its deadline is shut down (shutdown(2), no answer, as
  * Go's server closes it); libmicrohttpd then sees the end of its input and
- * closes it the usual way.
+ * closes it the usual way. So is one waiting for a head whose client has
+ * shut down its own side with nothing left to read (close_hung_up).
  *
  * Over TLS the same record of a connection holds the first bytes it sent:
  * GnuTLS reads through tls_pull, which answers plain HTTP sent to the TLS
@@ -80,6 +81,10 @@ struct srv_conns {
 	struct conn *list;
 	bool stop;
 	pthread_t th;
+	/* the sweeper's own: close_hung_up's poll set and its connections */
+	struct pollfd *pf;
+	struct conn **pc;
+	size_t cap;
 };
 
 static struct conn *conn_of(struct MHD_Connection *mc)
@@ -235,6 +240,53 @@ void srv_conns_idle(struct srv_conns *cs, struct MHD_Connection *mc)
 				      memory_order_relaxed);
 }
 
+/*
+ * The connections waiting for a head whose client has shut down its side
+ * with nothing left to read are shut down, so that libmicrohttpd sees the
+ * end and closes them: Go's server reads the EOF and closes, while
+ * libmicrohttpd, told of the hang-up once, with the request's own bytes
+ * (edge-triggered epoll), kept them until the idle timeout. One poll(2)
+ * over them. Called with cs->mu held (invariant 1).
+ */
+static void close_hung_up(struct srv_conns *cs, int64_t now)
+{
+	size_t n = 0;
+	for (struct conn *c = cs->list; c; c = c->next) {
+		int64_t d =
+		    atomic_load_explicit(&c->deadline_ms, memory_order_relaxed);
+		if (!d || now >= d)
+			continue;
+		if (n == cs->cap) {
+			size_t cap = cs->cap ? 2 * cs->cap : 64;
+			struct pollfd *pf = realloc(cs->pf, cap * sizeof *pf);
+			if (pf)
+				cs->pf = pf;
+			struct conn **pc =
+			    pf ? realloc(cs->pc, cap * sizeof *pc) : NULL;
+			if (!pc)
+				break; /* the rest wait for their timeout */
+			cs->pc = pc;
+			cs->cap = cap;
+		}
+		cs->pf[n] = (struct pollfd){.fd = c->fd, .events = POLLRDHUP};
+		cs->pc[n++] = c;
+	}
+	if (!n || poll(cs->pf, n, 0) <= 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		short ev = cs->pf[i].revents;
+		char b;
+		/* a request sent before the hang-up is still to be read */
+		if (!(ev & (POLLRDHUP | POLLHUP | POLLERR)) ||
+		    (!(ev & (POLLHUP | POLLERR)) &&
+		     recv(cs->pf[i].fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) != 0))
+			continue;
+		shutdown(cs->pf[i].fd, SHUT_RDWR);
+		atomic_store_explicit(&cs->pc[i]->deadline_ms, 0,
+				      memory_order_relaxed);
+	}
+}
+
 static void *sweeper(void *arg)
 {
 	struct srv_conns *cs = arg;
@@ -244,6 +296,8 @@ static void *sweeper(void *arg)
 		struct timespec dl = lp_mono_deadline(500);
 		pthread_cond_timedwait(&cs->cv, &cs->mu, &dl);
 		int64_t now = lp_mono_ms();
+		if (!cs->stop)
+			close_hung_up(cs, now);
 		unsigned n = 0;
 		for (struct conn *c = cs->list; c && !cs->stop; c = c->next) {
 			int64_t d = atomic_load_explicit(&c->deadline_ms,
@@ -308,5 +362,7 @@ void srv_conns_stop(struct srv_conns *cs)
 	}
 	pthread_cond_destroy(&cs->cv);
 	pthread_mutex_destroy(&cs->mu);
+	free(cs->pf);
+	free(cs->pc);
 	free(cs);
 }

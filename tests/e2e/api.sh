@@ -1374,6 +1374,60 @@ for _ in $(seq 1 $((600 * SLOW))); do
 	read -r -t 0.05 <> <(:) || true
 done
 check "watches whose clients hung up are closed ($S0 -> $(sockets) sockets)" [ "$(sockets)" -le $((S0 - 50)) ]
+# Clients that send a request and shut down their side (nc -N, some
+# scripts) are answered, then closed as Go's server closes at the EOF:
+# libmicrohttpd kept such a connection for the idle timeout (120 s). A
+# half-closed client that pipelined two requests gets both answers, and a
+# keep-alive client that stays is served on.
+S0=$(sockets)
+check "half-closed clients are answered, then their connections closed" python3 - "$URL" "$WORK" "$SERVER_PID" "$S0" "$SLOW" <<'PY'
+import os, socket, sys, time
+host, port = sys.argv[1].split('//')[1].split(':')
+pid, s0, slow = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+def sockets():
+    n = 0
+    for f in os.listdir("/proc/%s/fd" % pid):
+        try:
+            n += os.readlink("/proc/%s/fd/%s" % (pid, f)).startswith("socket:")
+        except OSError:
+            pass
+    return n
+def drain(s):
+    out = b''
+    s.settimeout(30)
+    while True:
+        d = s.recv(65536)
+        if not d:
+            return out
+        out += d
+get = b'GET /api HTTP/1.1\r\nHost: x\r\n\r\n'
+keep = socket.create_connection((host, int(port)))
+keep.sendall(get)
+assert keep.recv(65536).startswith(b'HTTP/1.1 200'), "keep-alive"
+half = []
+for i in range(20):
+    s = socket.create_connection((host, int(port)))
+    s.sendall(get * (2 if i == 0 else 1))
+    s.shutdown(socket.SHUT_WR)
+    half.append(s)
+for _ in range(5):
+    s = socket.create_connection((host, int(port)))
+    s.shutdown(socket.SHUT_WR)
+    half.append(s)
+outs = [drain(s) for s in half]  # each returns once the server closes
+assert outs[0].count(b'HTTP/1.1 200') == 2, outs[0][:300]
+assert all(o.count(b'HTTP/1.1 200') == 1 for o in outs[1:20]), [o[:60] for o in outs[1:20]]
+assert all(o == b'' for o in outs[20:]), outs[20:]
+for s in half:
+    s.close()
+for _ in range(200 * slow):
+    if sockets() <= s0 + 1:
+        break
+    time.sleep(0.05)
+assert sockets() <= s0 + 1, (s0, sockets())
+keep.sendall(get)
+assert keep.recv(65536).startswith(b'HTTP/1.1 200'), "keep-alive after"
+PY
 
 # delete
 req DELETE /api/v1/namespaces/default/configmaps/a1
