@@ -1225,6 +1225,19 @@ static enum MHD_Result framing_cb(void *cls, enum MHD_ValueKind kind,
 	return MHD_YES;
 }
 
+/* A Status of code with message alone (no reason: Go's server answers
+   these before kube, which has none for them); message is JSON-safe. */
+static void reply_bare_status(struct srv_req *r, int code, const char *message)
+{
+	char st[256];
+	int n = snprintf(st, sizeof st,
+			 "{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+			 "\"metadata\":{},\"status\":\"Failure\","
+			 "\"message\":\"%s\",\"code\":%d}",
+			 message, code);
+	srv_reply_copy(r, code, "application/json", st, (size_t)n);
+}
+
 /*
  * What Go's server and kube's filters refuse before a handler reads the
  * body, answered from the headers (libmicrohttpd then reads no body and
@@ -1258,11 +1271,7 @@ static bool early_answer(struct srv *s, struct srv_req *r)
 		return true;
 	}
 	if (f.encoding && strcasecmp(f.encoding, "chunked")) {
-		static const char st[] =
-		    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
-		    "\"status\":\"Failure\",\"message\":\"Unsupported transfer "
-		    "encoding\",\"code\":501}";
-		srv_reply_copy(r, 501, "application/json", st, sizeof st - 1);
+		reply_bare_status(r, 501, "Unsupported transfer encoding");
 		return true;
 	}
 	bad = r->http11 && !f.n_host ? "missing required Host header"
@@ -1279,11 +1288,7 @@ static bool early_answer(struct srv *s, struct srv_req *r)
 	   list holding the token, is 417 rather than a client left waiting
 	   for a 100 that never comes */
 	if (f.expect && *f.expect && strcasecmp(f.expect, "100-continue")) {
-		static const char st[] =
-		    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
-		    "\"status\":\"Failure\",\"message\":\"Expectation Failed\","
-		    "\"code\":417}";
-		srv_reply_copy(r, 417, "application/json", st, sizeof st - 1);
+		reply_bare_status(r, 417, "Expectation Failed");
 		return true;
 	}
 	if (!s->o.insecure && !token_ok(s, r->authorization)) {
