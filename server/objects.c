@@ -3682,22 +3682,24 @@ static lp_err track_renamed(const struct srv_mf_op *op,
 {
 	json_t *o = old ? json_deep_copy(old) : NULL;
 	json_t *n = json_deep_copy(next);
-	lp_err rc = srv_error_set(err, LP_E_NOMEM, "out of memory");
-	if (n && (o || !old)) {
-		if (res->view) {
-			if (o)
-				res->view->to_served(o);
-			res->view->to_served(n);
-		}
-		mf_rename(res, o, op->api_version, false);
-		mf_rename(res, n, op->api_version, false);
-		srv_error_clear(err);
-		rc = srv_mf_update(op, o, n, err);
-		if (!rc) {
-			mf_rename(res, n, op->api_version, true);
-			take_managed_fields(next, n);
-		}
+	lp_err rc;
+	if (!n || (old && !o)) {
+		rc = srv_error_set(err, LP_E_NOMEM, "out of memory");
+		goto out;
 	}
+	if (res->view) {
+		if (o)
+			res->view->to_served(o);
+		res->view->to_served(n);
+	}
+	mf_rename(res, o, op->api_version, false);
+	mf_rename(res, n, op->api_version, false);
+	rc = srv_mf_update(op, o, n, err);
+	if (!rc) {
+		mf_rename(res, n, op->api_version, true);
+		take_managed_fields(next, n);
+	}
+out:
 	json_decref(o);
 	json_decref(n);
 	return rc;

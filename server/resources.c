@@ -2171,7 +2171,10 @@ void srv_fields_convert(const char *kind, const char *from_gv,
 	size_t k = 0;
 	const char *key;
 	json_t *v;
-	json_object_foreach(fields, key, v) keys[k++] = key;
+	json_object_foreach(fields, key, v)
+	{
+		keys[k++] = key;
+	}
 	qsort(keys, n, sizeof *keys, cmp_str);
 	for (k = 0; k < n; k++)
 		json_object_set(t, keys[k], json_object_get(fields, keys[k]));
