@@ -655,8 +655,7 @@ static char *item_pe(const json_t *item, const struct lkind *lk,
 			json_object_set_new(k, "protocol", json_string("TCP"));
 			continue;
 		}
-		if (!v || json_is_null(v) || json_is_object(v) ||
-		    json_is_array(v)) {
+		if (!v) { /* any value, null too, is a key (helpers.go) */
 			json_decref(k);
 			return NULL;
 		}
@@ -668,11 +667,16 @@ static char *item_pe(const json_t *item, const struct lkind *lk,
 }
 
 /* Path elements of a list's items, or false when the list cannot be keyed
-   (then it is atomic). */
+   (then it is atomic). A live list may hold an item twice (finalizers
+   written by an update, say): structured-merge-diff (typed/tofieldset.go,
+   compare.go, merge.go) then makes each repeated key one leaf, owned and
+   compared whole with all its copies, and keeps every other item as it
+   keeps it in a list without repeats. */
 struct lidx {
 	char **pe;   /* by position */
-	size_t *ord; /* positions in strcmp order of pe: lookups and the
-			duplicate check in O(n log n), whatever the list's size */
+	size_t *ord; /* positions in order of pe, then of position: lookups
+			and repeats in O(n log n), whatever the list's size */
+	size_t *cnt; /* by position: the items with its pe (1: no repeat) */
 	size_t n;
 };
 
@@ -682,25 +686,32 @@ static void lidx_free(struct lidx *ix)
 		free(ix->pe[i]);
 	free(ix->pe);
 	free(ix->ord);
+	free(ix->cnt);
 	ix->pe = NULL;
 	ix->ord = NULL;
+	ix->cnt = NULL;
 	ix->n = 0;
 }
 
 static int cmp_ord(const void *a, const void *b, void *ud)
 {
 	char **pe = ud;
-	return strcmp(pe[*(const size_t *)a], pe[*(const size_t *)b]);
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int d = strcmp(pe[x], pe[y]);
+	return d ? d : (x > y) - (x < y);
 }
 
+/* dups: whether repeated keys are kept (a live list) or make the list
+   atomic (a configuration: smd_check refuses its repeats first). */
 static bool lidx_build(const json_t *arr, const struct lkind *lk,
-		       const struct walk *w, struct lidx *ix)
+		       const struct walk *w, struct lidx *ix, bool dups)
 {
 	size_t n = json_array_size(arr);
 	ix->n = 0;
 	ix->pe = calloc(n ? n : 1, sizeof *ix->pe);
 	ix->ord = malloc((n ? n : 1) * sizeof *ix->ord);
-	if (!ix->pe || !ix->ord) {
+	ix->cnt = malloc((n ? n : 1) * sizeof *ix->cnt);
+	if (!ix->pe || !ix->ord || !ix->cnt) {
 		lidx_free(ix);
 		return false;
 	}
@@ -722,29 +733,47 @@ static bool lidx_build(const json_t *arr, const struct lkind *lk,
 		ix->n++;
 	}
 	qsort_r(ix->ord, ix->n, sizeof *ix->ord, cmp_ord, ix->pe);
-	for (size_t i = 1; i < ix->n; i++) {
-		if (!strcmp(ix->pe[ix->ord[i - 1]], ix->pe[ix->ord[i]])) {
-			lidx_free(ix); /* a duplicate key: atomic */
+	for (size_t i = 0; i < ix->n;) {
+		size_t j = i + 1;
+		while (j < ix->n &&
+		       !strcmp(ix->pe[ix->ord[i]], ix->pe[ix->ord[j]]))
+			j++;
+		if (j - i > 1 && !dups) {
+			lidx_free(ix);
 			return false;
 		}
+		for (size_t x = i; x < j; x++)
+			ix->cnt[ix->ord[x]] = j - i;
+		i = j;
 	}
 	return true;
 }
 
-static long lidx_find(const struct lidx *ix, const char *pe)
+/* The index in ix->ord of pe's first item, or -1. */
+static long lidx_run(const struct lidx *ix, const char *pe)
 {
 	size_t lo = 0, hi = ix->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int d = strcmp(ix->pe[ix->ord[mid]], pe);
-		if (!d)
-			return (long)ix->ord[mid];
-		if (d < 0)
+		if (strcmp(ix->pe[ix->ord[mid]], pe) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return -1;
+	return lo < ix->n && !strcmp(ix->pe[ix->ord[lo]], pe) ? (long)lo : -1;
+}
+
+/* The position of pe's first item, or -1. */
+static long lidx_find(const struct lidx *ix, const char *pe)
+{
+	long r = lidx_run(ix, pe);
+	return r < 0 ? -1 : (long)ix->ord[r];
+}
+
+/* Whether position i holds its key's first item. */
+static bool lidx_first(const struct lidx *ix, size_t i)
+{
+	return ix->cnt[i] == 1 || lidx_find(ix, ix->pe[i]) == (long)i;
 }
 
 /* Enter field key: the dotted path and the set path. Returns what leave
@@ -857,14 +886,19 @@ static void fs_add(struct fset *s, const json_t *v, struct walk *w,
 		struct lkind lk;
 		list_kind(w, sn, &lk);
 		struct lidx ix;
-		if (lk.kind != SRV_SLIST_ATOMIC && lidx_build(v, &lk, w, &ix)) {
+		if (lk.kind != SRV_SLIST_ATOMIC &&
+		    lidx_build(v, &lk, w, &ix, true)) {
 			if (dots) /* a new list owns itself (SMD's Compare) */
 				mark(s, w);
 			for (size_t i = 0; i < ix.n; i++) {
+				if (!lidx_first(&ix, i))
+					continue;
 				struct mark_pos m;
 				enter_item(w, ix.pe[i], &m);
 				mark(s, w);
-				if (lk.kind == SRV_SLIST_MAP && !lk.atomic_items)
+				/* a repeated key is a leaf */
+				if (lk.kind == SRV_SLIST_MAP &&
+				    !lk.atomic_items && ix.cnt[i] == 1)
 					fs_add_fields(s, json_array_get(v, i), w,
 						      srv_schema_items(sn), dots);
 				leave_item(w, m);
@@ -912,6 +946,35 @@ static void fs_cmp_fields(struct fset *chg, struct fset *rem, const json_t *o,
 	}
 }
 
+/* Whether the copies of a repeated key hold the same values in the same
+   order in o and n (positions from runs ro of oi and rn of ni). */
+static bool runs_equal(const json_t *o, const struct lidx *oi, long ro,
+		       const json_t *n, const struct lidx *ni, long rn)
+{
+	size_t c = oi->cnt[oi->ord[ro]];
+	if (c != ni->cnt[ni->ord[rn]])
+		return false;
+	for (size_t x = 0; x < c; x++)
+		if (!srv_json_value_eq(json_array_get(o, oi->ord[ro + x]),
+				       json_array_get(n, ni->ord[rn + x])))
+			return false;
+	return true;
+}
+
+/* Item it at the position added (chg) or removed (rem), with its fields
+   when granular: compare.go's compareListItem against nothing. */
+static void cmp_item_whole(struct fset *s, const json_t *it, struct walk *w,
+			   bool granular, const struct srv_schema_node *isn)
+{
+	mark(s, w);
+	if (granular)
+		fs_add_fields(s, it, w, isn, true);
+}
+
+/* compare.go's visitListItems: items by key, one to one; a key repeated
+   on both sides is a leaf, changed when its copies differ; one that
+   becomes repeated is added as a leaf and its single item removed, and
+   the other way round. */
 static bool cmp_lists(struct fset *chg, struct fset *rem, const json_t *o,
 		      const json_t *n, struct walk *w,
 		      const struct srv_schema_node *sn)
@@ -921,40 +984,55 @@ static bool cmp_lists(struct fset *chg, struct fset *rem, const json_t *o,
 	if (lk.kind == SRV_SLIST_ATOMIC)
 		return false;
 	struct lidx oi, ni;
-	if (!lidx_build(o, &lk, w, &oi))
+	if (!lidx_build(o, &lk, w, &oi, true))
 		return false;
-	if (!lidx_build(n, &lk, w, &ni)) {
+	if (!lidx_build(n, &lk, w, &ni, true)) {
 		lidx_free(&oi);
 		return false;
 	}
 	const struct srv_schema_node *isn = srv_schema_items(sn);
 	bool granular = lk.kind == SRV_SLIST_MAP && !lk.atomic_items;
 	for (size_t i = 0; i < ni.n; i++) {
+		if (!lidx_first(&ni, i))
+			continue;
 		const json_t *nv = json_array_get(n, i);
-		long j = lidx_find(&oi, ni.pe[i]);
+		long ro = lidx_run(&oi, ni.pe[i]);
+		size_t oc = ro < 0 ? 0 : oi.cnt[oi.ord[ro]], nc = ni.cnt[i];
+		const json_t *ov =
+		    ro < 0 ? NULL : json_array_get(o, oi.ord[ro]);
 		struct mark_pos m;
 		enter_item(w, ni.pe[i], &m);
-		if (j < 0) {
+		if (oc >= 2 && nc >= 2) {
+			if (!runs_equal(o, &oi, ro, n, &ni,
+					lidx_run(&ni, ni.pe[i])))
+				mark(chg, w);
+		} else if (oc >= 2) {
+			cmp_item_whole(chg, nv, w, granular, isn);
+			mark(rem, w);
+		} else if (nc >= 2) {
+			if (ov)
+				cmp_item_whole(rem, ov, w, granular, isn);
 			mark(chg, w);
-			if (granular)
-				fs_add_fields(chg, nv, w, isn, true);
+		} else if (!ov) {
+			cmp_item_whole(chg, nv, w, granular, isn);
 		} else if (!granular) {
-			if (!srv_json_value_eq(json_array_get(o, (size_t)j), nv))
+			if (!srv_json_value_eq(ov, nv))
 				mark(chg, w);
 		} else {
-			fs_cmp_fields(chg, rem, json_array_get(o, (size_t)j), nv, w,
-				      isn);
+			fs_cmp_fields(chg, rem, ov, nv, w, isn);
 		}
 		leave_item(w, m);
 	}
 	for (size_t j = 0; j < oi.n; j++) {
-		if (lidx_find(&ni, oi.pe[j]) >= 0)
+		if (!lidx_first(&oi, j) || lidx_find(&ni, oi.pe[j]) >= 0)
 			continue;
 		struct mark_pos m;
 		enter_item(w, oi.pe[j], &m);
-		mark(rem, w);
-		if (granular)
-			fs_add_fields(rem, json_array_get(o, j), w, isn, true);
+		if (oi.cnt[j] >= 2)
+			mark(rem, w); /* a repeated key: a leaf */
+		else
+			cmp_item_whole(rem, json_array_get(o, j), w, granular,
+				       isn);
 		leave_item(w, m);
 	}
 	lidx_free(&oi);
@@ -1067,8 +1145,11 @@ static json_t *merge_items(json_t *l, const json_t *c, const struct lidx *li,
 			long j = in_l[k];
 			if (j >= 0)
 				taken[j] = true;
-			item = merge_item(j >= 0 ? json_array_get(l, (size_t)j)
-						 : NULL,
+			/* config's item replaces every copy of a repeated key
+			   (merge.go: such an item is observed as nil) */
+			item = merge_item(j >= 0 && li->cnt[j] == 1
+					      ? json_array_get(l, (size_t)j)
+					      : NULL,
 					  json_array_get(c, k++), lk, w, isn);
 		} else {
 			i++; /* not reached: every shared item is taken */
@@ -1144,9 +1225,10 @@ static json_t *merge_val(json_t *l, const json_t *c, struct walk *w,
 		struct lkind lk;
 		list_kind(w, sn, &lk);
 		struct lidx li, ci;
-		if (lk.kind != SRV_SLIST_ATOMIC && lidx_build(l, &lk, w, &li)) {
+		if (lk.kind != SRV_SLIST_ATOMIC &&
+		    lidx_build(l, &lk, w, &li, true)) {
 			json_t *out = NULL;
-			if (lidx_build(c, &lk, w, &ci)) {
+			if (lidx_build(c, &lk, w, &ci, false)) {
 				out = merge_items(l, c, &li, &ci, &lk, w,
 						  srv_schema_items(sn));
 				lidx_free(&ci);
@@ -1874,7 +1956,7 @@ static void remove_paths(json_t *v, struct walk *w,
 	struct lkind lk;
 	list_kind(w, sn, &lk);
 	struct lidx ix;
-	if (lk.kind == SRV_SLIST_ATOMIC || !lidx_build(v, &lk, w, &ix))
+	if (lk.kind == SRV_SLIST_ATOMIC || !lidx_build(v, &lk, w, &ix, true))
 		return;
 	/* from the end, so that a removal moves no item not yet seen */
 	for (size_t i = ix.n; i-- > 0;) {

@@ -249,6 +249,19 @@ assert 'labeler' in [x['manager'] for x in d['metadata']['managedFields']], d['m
 req GET /api/v1/namespaces/default/services/kubernetes
 check "... as is the kubernetes Service" py "
 assert [x['manager'] for x in d['metadata']['managedFields']] == ['kube-apiserver'], d['metadata']"
+# a list an update left with a repeated item (finalizers are a set):
+# structured-merge-diff owns the repeated key as one leaf and the rest
+# item by item, so another applier's member is no conflict and every copy
+# stays; taken whole, the list conflicted, and forced lost x/x and x/y
+req PUT "$CMP/s2?fieldManager=u" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","finalizers":["x/x","x/x","x/y"]}}'
+check "an update may repeat a finalizer" code_is 200
+check "... its manager owns the repeated one as a leaf, the other as an item" mf_is u Update '{"f:metadata":{"f:finalizers":{".":{},"v:\"x/x\"":{},"v:\"x/y\"":{}}}}'
+apply "$CMP/s2?fieldManager=fin" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","finalizers":["x/z"]}}'
+check "another applier's finalizer beside it is no conflict, and every copy stays" code_has 200 '"finalizers":["x/x","x/x","x/y","x/z"]'
+apply "$CMP/s2?fieldManager=fin" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2","finalizers":["x/z","x/x"]}}'
+check "... applying the repeated one conflicts on that item alone" code_has 409 'conflict with \"u\" using v1: .metadata.finalizers[=\"x/x\"]'
+req PATCH "$CMP/s2" '{"metadata":{"finalizers":null}}' application/merge-patch+json
+check "... (finalizers cleared)" code_is 200
 
 # --- options and bad configurations
 req PATCH "$CMP/s2?force=true" '{"data":{"c":"1"}}' application/merge-patch+json
@@ -752,6 +765,11 @@ lmap mA '[{"key":"a","v":"x"}]'
 check "an applier owns an atomic item as a leaf" mf_is mA Apply '{"f:spec":{"f:items":{"k:{\"key\":\"a\"}":{}}}}'
 lmap mB '[{"key":"b","v":"x"}]'
 check "... and so does another, for its own item" mf2 mA Apply '{"f:spec":{"f:items":{"k:{\"key\":\"a\"}":{}}}}' mB Apply '{"f:spec":{"f:items":{"k:{\"key\":\"b\"}":{}}}}'
+# a key may be null: structured-merge-diff keys the item by that value
+# (typed/helpers.go) and validation then refuses it; taken for a list
+# without keys, the whole list changed and conflicted with mA and mB
+run $K apply --server-side --field-manager=mC -f - <<<'{"apiVersion":"example.com/v1","kind":"LMap","metadata":{"name":"l1","namespace":"default"},"spec":{"items":[{"key":null,"v":"y"}]}}'
+check "an item whose key is null is keyed by it: validation's 422, not a conflict" err_all 'is invalid' 'spec\.items\[2\]\.key: Invalid value: "null"'
 
 # an apply through a version that is not the storage one compares as that
 # version sees the object (kube's transformer compares in the request's

@@ -468,6 +468,106 @@ Test(mf_apply, finalizers_are_a_set)
 	json_decref(out);
 }
 
+/* fieldsV1 owning the finalizers listed (FIN_V items) */
+#define FIN_V(f) "\"v:\\\"" f "\\\"\":{}"
+#define FINS_OWNED(items) "{\"f:metadata\":{\"f:finalizers\":{" items "}}}"
+
+/* A ConfigMap "a" whose finalizers are fins (a JSON list). */
+static json_t *fins_cm(const char *fins)
+{
+	json_t *o = J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+		      "\"metadata\":{\"name\":\"a\"}}");
+	json_object_set_new(json_object_get(o, "metadata"), "finalizers",
+			    J(fins));
+	return o;
+}
+
+/* fins_cm(fins) as "u" left it in an update from ["x/x"], which "a" had
+   applied. */
+static json_t *live_repeated_finalizers(const char *fins)
+{
+	json_t *old = fins_cm("[\"x/x\"]");
+	json_object_set_new(
+	    json_object_get(old, "metadata"), "managedFields",
+	    J("[{\"manager\":\"a\",\"operation\":\"Apply\","
+	      "\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\","
+	      "\"fieldsV1\":" FINS_OWNED(FIN_V("x/x")) "}]"));
+	json_t *next = json_deep_copy(old);
+	json_object_set_new(json_object_get(next, "metadata"), "finalizers",
+			    J(fins));
+	struct srv_mf_op op = op_of(CM(), "u");
+	struct srv_error err = {0};
+	cr_assert_eq(srv_mf_update(&op, old, next, &err), LP_OK);
+	json_decref(old);
+	return next;
+}
+
+static void assert_finalizers(const json_t *obj, const char *want)
+{
+	char *got = json_dumps(
+	    json_object_get(json_object_get(obj, "metadata"), "finalizers"),
+	    JSON_COMPACT);
+	cr_assert_str_eq(got, want);
+	free(got);
+}
+
+/* structured-merge-diff (typed/compare.go, tofieldset.go): a repeated key
+   is one leaf, owned whole; the rest of the list stays item by item. */
+Test(mf_update, a_repeated_set_member_is_one_leaf_and_the_rest_stay_items)
+{
+	json_t *o = live_repeated_finalizers("[\"x/x\",\"x/x\",\"x/y\"]");
+	/* x/x became repeated: its single item is removed and the repeat
+	   added, so "a" loses it and "u" owns it with x/y */
+	assert_owns(o, "u", "Update",
+		    FINS_OWNED(FIN_V("x/x") "," FIN_V("x/y")));
+	cr_assert_eq(n_entries(o), 1, "a owned only x/x");
+	json_decref(o);
+}
+
+Test(mf_apply, another_member_beside_a_repeated_one_is_no_conflict)
+{
+	json_t *live = live_repeated_finalizers("[\"x/x\",\"x/x\",\"x/y\"]");
+	json_t *cfg = fins_cm("[\"x/z\"]");
+	struct srv_mf_op op = op_of(CM(), "b");
+	for (int force = 0; force < 2; force++) {
+		struct srv_error err = {0};
+		json_t *out = NULL;
+		cr_assert_eq(srv_mf_apply(&op, live, cfg, force, &out, &err),
+			     LP_OK, "force %d: %s", force, err.message);
+		/* every copy stays */
+		assert_finalizers(out, "[\"x/x\",\"x/x\",\"x/y\",\"x/z\"]");
+		assert_owns(out, "u", "Update",
+			    FINS_OWNED(FIN_V("x/x") "," FIN_V("x/y")));
+		assert_owns(out, "b", "Apply", FINS_OWNED(FIN_V("x/z")));
+		json_decref(out);
+	}
+	json_decref(live);
+	json_decref(cfg);
+}
+
+Test(mf_apply, applying_a_repeated_member_takes_it_as_one_item)
+{
+	json_t *live = live_repeated_finalizers("[\"x/x\",\"x/x\",\"x/y\"]");
+	json_t *cfg = fins_cm("[\"x/x\"]");
+	struct srv_mf_op op = op_of(CM(), "b");
+	struct srv_error err = {0};
+	json_t *out = NULL;
+	cr_assert_eq(srv_mf_apply(&op, live, cfg, false, &out, &err),
+		     LP_E_CONFLICT);
+	cr_assert_str_eq(err.message, "Apply failed with 1 conflict: conflict "
+				      "with \"u\" using v1: "
+				      ".metadata.finalizers[=\"x/x\"]");
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(srv_mf_apply(&op, live, cfg, true, &out, &err), LP_OK);
+	/* the configuration's item replaces the copies */
+	assert_finalizers(out, "[\"x/x\",\"x/y\"]");
+	assert_owns(out, "u", "Update", FINS_OWNED(FIN_V("x/y")));
+	assert_owns(out, "b", "Apply", FINS_OWNED(FIN_V("x/x")));
+	json_decref(live);
+	json_decref(cfg);
+	json_decref(out);
+}
+
 Test(mf_update, a_deep_object_is_owned_to_its_leaf)
 {
 	/* {"spec":{"a":{"a":...{"a":1}}}}, 300 levels: deeper than any fixed
