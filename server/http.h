@@ -258,7 +258,9 @@ void srv_reply_no_route(struct srv_req *r, lp_err code);
 bool srv_wants_yaml(struct srv_req *r);
 
 /* Start a chunked streaming response (watch). reader is MHD's content
-   reader; state is freed with free_fn when the request completes. */
+   reader (-1 ends the stream; below -1 is libmicrohttpd's error end, which
+   0.9.75 leaves a connection half closed with: watch.c's reader never
+   uses it); state is freed with free_fn when the request completes. */
 typedef long (*srv_stream_fn)(void *state, uint64_t pos, char *buf,
 			      size_t max);
 void srv_reply_stream(struct srv_req *r, const char *ctype, srv_stream_fn fn,

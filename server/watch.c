@@ -892,10 +892,17 @@ static long reader(void *state, uint64_t pos, char *buf, size_t max)
 	(void)pos;
 	struct wstream *ws = state;
 	size_t got = 0;
-	/* its client went: close (MHD_CONTENT_READER_END_WITH_ERROR); a
-	   stopping server ends every stream the one way, below */
+	/* its client went: end the stream, as kube's handler returns when
+	   the request's context ends. Not MHD_CONTENT_READER_END_WITH_ERROR:
+	   libmicrohttpd 0.9.75 then marks the connection closed without
+	   cleaning it up (connection.c, CHUNKED_BODY_UNREADY), and its socket
+	   stays open until its timeout-list walk reaches it, which an older
+	   keep-alive connection on the same thread stops (120 s). Ending it,
+	   the last chunk's send fails on a socket the client reset, or goes
+	   out to one that only shut its side, and libmicrohttpd closes the
+	   connection the usual way. */
 	if (atomic_load(&ws->gone) && !srv_stopping(ws->s))
-		return -2;
+		return -1;
 	for (;;) {
 		got += drain(ws, buf + got, max - got);
 		if (got == max || ws->off < ws->len || ws->cur)
