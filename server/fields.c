@@ -202,6 +202,8 @@ struct walk {
 	enum srv_decoder dec;	      /* whose type rules and words */
 	struct srv_strict *s;	      /* unknown fields, may be NULL */
 	struct srv_typeerr *te;	      /* NULL: names only */
+	json_t *repl; /* the unstructured converter's value for the one
+			 uns_scalar just took (its parent sets it) */
 	char path[PATH_MAX_LEN + 1];  /* kube's path of the member */
 	char gpath[PATH_MAX_LEN + 1]; /* Go's field path of the member */
 };
@@ -1234,10 +1236,20 @@ static bool uns_scalar(struct walk *w, const struct pb_field *f, enum pb_type t,
 		}
 		if (json_is_real(v)) {
 			double d = json_real_value(v);
-			if (d == floor(d))
-				return true;
-			return uns_error(w, "cannot convert float64 to %s%s", k,
-					 "");
+			if (d != floor(d))
+				return uns_error(w, "cannot convert float64 to %s%s",
+						 k, "");
+			/* reflect's Convert, as Go compiles it on amd64: to
+			   int64, the minimum when out of range, and an int32
+			   keeps the low 32 bits (3e9 is -1294967296, 1e300 is
+			   0), which validation then judges: a real was kept
+			   whole and stored beyond the field's range */
+			int64_t i = d >= -0x1p63 && d < 0x1p63 ? (int64_t)d
+								: INT64_MIN;
+			if (t == PB_INT32)
+				i = (int32_t)(uint32_t)(uint64_t)i;
+			w->repl = json_integer(i);
+			return true;
 		}
 		return uns_error(w, "unrecognized type: %s%s", k, "");
 	}
@@ -1281,6 +1293,20 @@ static bool uns_scalar(struct walk *w, const struct pb_field *f, enum pb_type t,
 	return true;
 }
 
+/* Put the value uns_scalar converted (w->repl) in its place: member key
+   of object parent, or item i of array parent. */
+static void uns_take_repl(struct walk *w, json_t *parent, const char *key,
+			  size_t i)
+{
+	if (!w->repl)
+		return;
+	if (key)
+		json_object_set_new(parent, key, w->repl);
+	else
+		json_array_set_new(parent, i, w->repl);
+	w->repl = NULL;
+}
+
 static bool uns_value(struct walk *w, const struct pb_field *f, json_t *v,
 		      bool item)
 {
@@ -1296,6 +1322,7 @@ static bool uns_value(struct walk *w, const struct pb_field *f, json_t *v,
 		{
 			if (!uns_value(w, f, x, true))
 				return false;
+			uns_take_repl(w, v, key, 0);
 		}
 		return true;
 	}
@@ -1309,6 +1336,7 @@ static bool uns_value(struct walk *w, const struct pb_field *f, json_t *v,
 		{
 			if (!uns_value(w, f, x, true))
 				return false;
+			uns_take_repl(w, v, NULL, i);
 		}
 		return true;
 	}
@@ -1370,6 +1398,7 @@ static bool uns_msg(struct walk *w, const struct pb_msg *m, json_t *obj)
 		json_t *v = json_object_get(obj, f->json);
 		if (v && !uns_value(w, f, v, false))
 			return false;
+		uns_take_repl(w, obj, f->json, 0);
 	}
 	return true;
 }

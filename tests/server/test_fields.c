@@ -5,6 +5,7 @@
  * Deterministic: fixed inputs only.
  */
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -470,13 +471,42 @@ Test(fields, type_errors_in_the_unstructured_converters_words_issue3)
 	srv_builtin_typecheck("Service", "v1", o, true, SRV_DEC_UNSTRUCTURED,
 			      &te);
 	cr_expect_not(te.set, "%s", te.text);
-	cr_expect_eq(
-	    json_integer_value(json_object_get(
-		json_array_get(
-		    json_object_get(json_object_get(o, "spec"), "ports"), 0),
-		"nodePort")),
-	    1);
+	json_t *port = json_array_get(
+	    json_object_get(json_object_get(o, "spec"), "ports"), 0);
+	cr_expect_eq(json_integer_value(json_object_get(port, "nodePort")), 1);
+	cr_expect(json_is_integer(json_object_get(port, "port")),
+		  "80.0 becomes the int32 80");
 	json_decref(o);
+	/* a whole real out of an int's range: reflect's Convert on amd64,
+	   through int64 (its minimum when out of range), an int32 keeping
+	   the low 32 bits; never the real itself, which no Go client reads */
+	static const struct {
+		const char *kind, *av, *obj, *ptr1, *ptr2;
+		json_int_t want;
+	} conv[] = {
+	    {"Lease", "coordination.k8s.io/v1",
+	     "{\"spec\":{\"leaseDurationSeconds\":3000000000.0}}", "spec",
+	     "leaseDurationSeconds", -1294967296},
+	    {"Lease", "coordination.k8s.io/v1",
+	     "{\"spec\":{\"leaseDurationSeconds\":1e300}}", "spec",
+	     "leaseDurationSeconds", 0},
+	    {"ConfigMap", "v1", "{\"metadata\":{\"generation\":1e300}}",
+	     "metadata", "generation", INT64_MIN},
+	    {"ConfigMap", "v1", "{\"metadata\":{\"generation\":-3e9}}",
+	     "metadata", "generation", -3000000000},
+	};
+	for (size_t i = 0; i < sizeof conv / sizeof conv[0]; i++) {
+		o = parse(conv[i].obj);
+		srv_builtin_typecheck(conv[i].kind, conv[i].av, o, true,
+				      SRV_DEC_UNSTRUCTURED, &te);
+		cr_expect_not(te.set, "%s", te.text);
+		json_t *v =
+		    json_object_get(json_object_get(o, conv[i].ptr1), conv[i].ptr2);
+		cr_expect(json_is_integer(v), "%s: an integer", conv[i].obj);
+		cr_expect_eq(json_integer_value(v), conv[i].want, "%s: %lld",
+			     conv[i].obj, (long long)json_integer_value(v));
+		json_decref(o);
+	}
 }
 
 Test(fields, typecheck_keeps_unknown_members_issue3)
