@@ -2412,6 +2412,11 @@ static enum srv_list_strategy smp_common(void *ud, const char *path,
 		*key = "port";
 		return SRV_LIST_MERGE_KEYED;
 	}
+	/* ServiceStatus and NamespaceStatus: patchMergeKey type */
+	if (!strcmp(path, "status.conditions")) {
+		*key = "type";
+		return SRV_LIST_MERGE_KEYED;
+	}
 	/* a ServiceAccount's imagePullSecrets carry no patch strategy
 	   (+listType=atomic): replaced whole */
 	if (!strcmp(path, "secrets")) {
