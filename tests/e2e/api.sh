@@ -539,6 +539,16 @@ req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{"s":"3"}}' applicat
 check "strategic merge patch is 200" code_has 200 '"s":"3"'
 req PATCH /api/v1/namespaces/default/configmaps/a1 '{"data":{}}' text/plain
 check "patch with an unknown type is 415" code_is 415
+# a Service's and a Namespace's status conditions merge by type
+# (patchMergeKey), as every merge-keyed list does; they were replaced whole
+req POST /api/v1/namespaces/default/services '{"metadata":{"name":"smpc"},"spec":{"ports":[{"port":80}]}}'
+C2='[{"type":"A","status":"True","reason":"R","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"},{"type":"B","status":"False","reason":"R","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}]'
+req PATCH /api/v1/namespaces/default/services/smpc/status '{"status":{"conditions":'"$C2"'}}' application/merge-patch+json
+req PATCH /api/v1/namespaces/default/services/smpc/status '{"status":{"conditions":[{"type":"B","status":"True"}]}}' application/strategic-merge-patch+json
+check "a strategic merge patch of a Service's status conditions merges by type" [ "$(jq_ "[(c['type'], c['status']) for c in d['status']['conditions']]")" == "[('A', 'True'), ('B', 'True')]" ]
+req PATCH /api/v1/namespaces/default/services/smpc/status '{"status":{"conditions":[{"type":"A","$patch":"delete"}]}}' application/strategic-merge-patch+json
+check "... and deletes one by its type" [ "$(jq_ "[c['type'] for c in d['status']['conditions']]")" == "['B']" ]
+req DELETE /api/v1/namespaces/default/services/smpc
 
 # bad input
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"'
@@ -1743,6 +1753,10 @@ req PATCH "$NSP/configmaps/ty7" '{"data":{"k":2}}' application/strategic-merge-p
 check "a strategic merge patch is 422 in the converter's words" msg_is ' "" is invalid: patch: Invalid value: "map[data:map[k:2]]": cannot convert int64 to string'
 req PATCH "$LSP/ty6" '{"spec":{"leaseDurationSeconds":1.5}}' application/strategic-merge-patch+json
 check "... a fraction for an int32" msg_is ' "" is invalid: patch: Invalid value: "map[spec:map[leaseDurationSeconds:1.5]]": cannot convert float64 to int32'
+req PATCH "$LSP/ty6" '{"spec":{"leaseDurationSeconds":3000000000.0}}' application/strategic-merge-patch+json
+check "... a whole number past an int32 is converted as Go converts it, then validated" code_has 422 'spec.leaseDurationSeconds: Invalid value: -1294967296: must be greater than 0'
+req PATCH "$LSP/ty6" '{"spec":{"leaseDurationSeconds":1e300}}' application/strategic-merge-patch+json
+check "... 1e300 too (0), never stored as a real no Go client reads" code_has 422 'spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0'
 req PATCH "$LSP/ty6" '{"metadata":{"labels":"x"}}' application/strategic-merge-patch+json
 check "... a string for a map" msg_is ' "" is invalid: patch: Invalid value: "map[metadata:map[labels:x]]": cannot restore map from string'
 req GET "$LSP/ty6"
