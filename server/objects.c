@@ -1105,6 +1105,152 @@ static bool json_plain_ascii(const char *s)
 	return true;
 }
 
+/* The Go package of the internal type kube decodes group's kinds into
+   (its legacyscheme), or NULL for a group not worded here. */
+static const char *internal_pkg(const char *group)
+{
+	static const char *const t[][2] = {
+	    {"", "core"},
+	    {"events.k8s.io", "core"},
+	    {"coordination.k8s.io", "coordination"},
+	    {"rbac.authorization.k8s.io", "rbac"},
+	    {"admissionregistration.k8s.io", "admissionregistration"},
+	    {"authentication.k8s.io", "authentication"},
+	    {"authorization.k8s.io", "authorization"},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+		if (!strcmp(group, t[i][0]))
+			return t[i][1];
+	return NULL;
+}
+
+/* Whether kube's legacyscheme has kind in group version gv: k8s.io/api's
+   register.go of each group version here (a name ending in '+' with its
+   List), and the options metav1 adds to every one. Another group's kinds
+   count as absent. */
+static bool scheme_has(const char *gv, const char *kind)
+{
+	static const char *const reg[][2] = {
+	    {"v1", "Pod+"},
+	    {"v1", "PodStatusResult"},
+	    {"v1", "PodTemplate+"},
+	    {"v1", "ReplicationController+"},
+	    {"v1", "Service+"},
+	    {"v1", "ServiceProxyOptions"},
+	    {"v1", "Endpoints+"},
+	    {"v1", "Node+"},
+	    {"v1", "NodeProxyOptions"},
+	    {"v1", "Binding"},
+	    {"v1", "Event+"},
+	    {"v1", "List"},
+	    {"v1", "LimitRange+"},
+	    {"v1", "ResourceQuota+"},
+	    {"v1", "Namespace+"},
+	    {"v1", "Secret+"},
+	    {"v1", "ServiceAccount+"},
+	    {"v1", "PersistentVolume+"},
+	    {"v1", "PersistentVolumeClaim+"},
+	    {"v1", "PodAttachOptions"},
+	    {"v1", "PodLogOptions"},
+	    {"v1", "PodExecOptions"},
+	    {"v1", "PodPortForwardOptions"},
+	    {"v1", "PodProxyOptions"},
+	    {"v1", "ComponentStatus+"},
+	    {"v1", "SerializedReference"},
+	    {"v1", "RangeAllocation"},
+	    {"v1", "ConfigMap+"},
+	    {"coordination.k8s.io/v1", "Lease+"},
+	    {"events.k8s.io/v1", "Event+"},
+	    {"rbac.authorization.k8s.io/v1", "Role+"},
+	    {"rbac.authorization.k8s.io/v1", "RoleBinding+"},
+	    {"rbac.authorization.k8s.io/v1", "ClusterRole+"},
+	    {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding+"},
+	    {"admissionregistration.k8s.io/v1",
+	     "ValidatingWebhookConfiguration+"},
+	    {"admissionregistration.k8s.io/v1",
+	     "MutatingWebhookConfiguration+"},
+	    {"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy+"},
+	    {"admissionregistration.k8s.io/v1",
+	     "ValidatingAdmissionPolicyBinding+"},
+	    {"authentication.k8s.io/v1", "TokenReview"},
+	    {"authentication.k8s.io/v1", "TokenRequest"},
+	    {"authentication.k8s.io/v1", "SelfSubjectReview"},
+	    {"authorization.k8s.io/v1", "SelfSubjectRulesReview"},
+	    {"authorization.k8s.io/v1", "SelfSubjectAccessReview"},
+	    {"authorization.k8s.io/v1", "SubjectAccessReview"},
+	    {"authorization.k8s.io/v1", "LocalSubjectAccessReview"},
+	};
+	static const char *const opts[] = {
+	    "WatchEvent",    "ListOptions",   "GetOptions",  "DeleteOptions",
+	    "CreateOptions", "UpdateOptions", "PatchOptions"};
+	size_t kl = strlen(kind);
+	bool known = false;
+	for (size_t i = 0; i < sizeof reg / sizeof reg[0]; i++) {
+		if (strcmp(gv, reg[i][0]))
+			continue;
+		known = true;
+		size_t n = strlen(reg[i][1]);
+		bool list = reg[i][1][n - 1] == '+';
+		n -= list;
+		if (strncmp(kind, reg[i][1], n))
+			continue;
+		if (kl == n ||
+		    (list && kl == n + 4 && !strcmp(kind + n, "List")))
+			return true;
+	}
+	for (size_t i = 0; known && i < sizeof opts / sizeof opts[0]; i++)
+		if (!strcmp(kind, opts[i]))
+			return true;
+	return false;
+}
+
+/* A body of another kind than the endpoint's: the versioning decoder's
+   error as kube words it. The body's kind is created in its version and
+   converted into the endpoint's internal type, which fails (converting
+   (v1.Secret) to (core.ConfigMap): unknown conversion), or the scheme
+   has no such kind there (no kind "Foo" is registered ...); a create or
+   update gets transformDecodeError's 400 "<Kind> in version "<v>" cannot
+   be handled as a <Kind>: ...", a merge or JSON patch's result the patch's
+   422. */
+static lp_err wrong_kind(const struct srv_req *r, bool patched, bool pt_merge,
+			 const struct srv_resource *res, json_t *obj,
+			 const char *kind, const char *av, const char *gv,
+			 struct srv_error *err)
+{
+	const char *pkg = internal_pkg(res->group);
+	if (!pkg || (!r && !patched))
+		return srv_error_set(err, LP_E_BADREQUEST,
+				     "the object provided is unrecognized "
+				     "(must be of type %s): kind %s",
+				     res->kind, kind);
+	const char *bgv = av && *av ? av : gv;
+	const char *slash = strrchr(bgv, '/');
+	const char *ver = slash ? slash + 1 : bgv;
+	char why[700];
+	if (scheme_has(bgv, kind))
+		snprintf(why, sizeof why,
+			 "converting (%s.%s) to (%s.%s): unknown conversion",
+			 ver, kind, pkg, res->kind);
+	else
+		snprintf(
+		    why, sizeof why,
+		    "no kind \"%s\" is registered for version \"%s\" in scheme "
+		    "\"pkg/api/legacyscheme/scheme.go:30\"",
+		    kind, bgv);
+	if (patched) {
+		size_t n = 0;
+		char *text = pt_merge ? reg_json_dump_sorted(obj, &n)
+				      : reg_json_dump(obj, &n);
+		lp_err rc = patch_invalid(text ? text : "", why, err);
+		free(text);
+		return rc;
+	}
+	return srv_error_set(
+	    err, LP_E_BADREQUEST,
+	    "%s in version \"%s\" cannot be handled as a %s: %s", kind, ver,
+	    res->kind, why);
+}
+
 /* Body kind and apiVersion must name the resource (400 otherwise). r: the
    request whose JSON body obj is (a create or update: kube's
    transformDecodeError quotes it and adds its summary), or NULL; patched:
@@ -1157,9 +1303,8 @@ static lp_err check_type_of(const struct srv_req *r, bool patched,
 				"Invalid value: %s: must be %s", q, res->kind);
 		return invalid_as_sent(res, obj, err);
 	} else if (strcmp(kind, res->kind)) {
-		return srv_error_set(err, LP_E_BADREQUEST,
-				     "the object provided is unrecognized (must be of type %s): kind %s",
-				     res->kind, kind);
+		return wrong_kind(r, patched, pt_merge, res, obj, kind, av, gv,
+				  err);
 	}
 	if (!av || !*av)
 		json_object_set_new(obj, "apiVersion", json_string(gv));

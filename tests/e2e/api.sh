@@ -661,6 +661,18 @@ for n in nul p; do
 done
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"x"}}'
 check "wrong kind for the path is 400" code_is 400
+# in the versioning decoder's words (transformDecodeError): the body's
+# kind is made in its version and cannot convert to the endpoint's, or
+# kube's scheme has no such kind there
+check "... the conversion kube cannot make" has 'Secret in version \"v1\" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion'
+req POST /apis/coordination.k8s.io/v1/namespaces/default/leases '{"apiVersion":"v1","kind":"ConfigMapList","metadata":{"name":"x"}}'
+check "... a core list to leases" code_has 400 'ConfigMapList in version \"v1\" cannot be handled as a Lease: converting (v1.ConfigMapList) to (coordination.Lease): unknown conversion'
+req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"Gadget","metadata":{"name":"x"}}'
+check "... a kind the scheme lacks" code_has 400 'Gadget in version \"v1\" cannot be handled as a ConfigMap: no kind \"Gadget\" is registered for version \"v1\" in scheme \"pkg/api/legacyscheme/scheme.go:30\"'
+req PUT /api/v1/namespaces/default/configmaps/a1 '{"apiVersion":"v2","kind":"Secret","metadata":{"name":"a1"}}'
+check "... or lacks in that version (an update)" code_has 400 'Secret in version \"v2\" cannot be handled as a ConfigMap: no kind \"Secret\" is registered for version \"v2\"'
+req PATCH /api/v1/namespaces/default/configmaps/a1 '{"kind":"Secret"}' application/merge-patch+json
+check "... and a merge patch making another kind is the patch's 422 with that error" code_has 422 '"field":"patch"' 'converting (v1.Secret) to (core.ConfigMap): unknown conversion'
 req POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}}'
 check "an invalid name is 422 Invalid" code_has 422 '"field":"metadata.name"'
 check "... in kube's words, examples and regular expression included" has "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
@@ -2897,7 +2909,7 @@ check "... or another namespace" code_has 422 'metadata.namespace: Invalid value
 req POST "$SA/nobody/token" '{"spec":{}}'
 check "a token for a missing account is 404" code_has 404 'serviceaccounts \"nobody\" not found'
 req POST "$SA/robot/token" '{"kind":"ServiceAccount","apiVersion":"v1"}'
-check "a body of another kind is 400" code_has 400 'the object provided is unrecognized (must be of type TokenRequest): kind ServiceAccount'
+check "a body of another kind is 400" code_has 400 'ServiceAccount in version \"v1\" cannot be handled as a TokenRequest: converting (v1.ServiceAccount) to (authentication.TokenRequest): unknown conversion'
 req POST "$SA/robot/token" '{"spec":{"audiences":"x"}}'
 check "... and a mistyped one" code_has 400 'TokenRequest in version \"v1\" cannot be handled as a TokenRequest'
 reqh POST "$SA/robot/token" '{"spec":{"bogus":1}}'
