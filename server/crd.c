@@ -1508,9 +1508,7 @@ static const json_t *field_path_node(const json_t *sch, const char *p,
 		const json_t *props = json_object_get(node, "properties");
 		const json_t *addl = json_object_get(node, "additionalProperties");
 		if (json_is_object(props)) {
-			char name[256];
-			snprintf(name, sizeof name, "%.*s", (int)n, p);
-			node = json_object_get(props, name);
+			node = json_object_getn(props, p, n);
 		} else if (json_is_object(addl)) {
 			node = addl;
 		} else if (json_is_true(addl)) {

@@ -1955,12 +1955,21 @@ lp_err srv_list_opts(struct srv_req *r, const struct srv_resource *res,
 		   fall to apimachinery's DefaultMetaV1FieldSelectorConversion */
 		if (res->custom || res->fields)
 			return srv_error_set(err, LP_E_BADREQUEST,
-					     "field label not supported: %.128s", f);
-		char q[300];
-		srv_go_quote(f, q, sizeof q);
-		return srv_error_set(err, LP_E_BADREQUEST,
-				     "%s is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
-				     q);
+					     "field label not supported: %s",
+					     f);
+		/* Go's %q writes a byte as four characters at most; the
+		   label whole, as kube prints it */
+		size_t qn = 4 * strlen(f) + 3;
+		char *q = malloc(qn);
+		if (!q)
+			return srv_error_set(err, LP_E_NOMEM, "out of memory");
+		srv_go_quote(f, q, qn);
+		srv_error_set(err, LP_E_BADREQUEST,
+			      "%s is not a known field selector: only "
+			      "\"metadata.name\", \"metadata.namespace\"",
+			      q);
+		free(q);
+		return err->code;
 	}
 	if (watch) {
 		/* the watch cache's ParseResourceVersion: a storage error,

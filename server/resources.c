@@ -3720,33 +3720,35 @@ const char *srv_resource_field(const struct srv_resource *r, const json_t *obj,
 	bool known = !strcmp(field, "metadata.name") ||
 		     (ns_label && !strcmp(field, "metadata.namespace"));
 	size_t fl = strlen(field);
+	/* a custom resource's labels are its selectableFields' paths, the
+	   exact strings (apiextensions' converter); a built-in's table
+	   entry may alias a path ("label=path") */
 	for (const char *const *f = r->fields; !known && f && *f; f++) {
 		known = !strncmp(*f, field, fl) &&
-			((*f)[fl] == '\0' || (*f)[fl] == '=');
+			((*f)[fl] == '\0' || (!r->custom && (*f)[fl] == '='));
 		if (known && (*f)[fl] == '=')
 			at = *f + fl + 1;
 	}
 	if (!known)
 		return NULL;
-	/* "a|b": a's value, else (empty or missing) b's */
-	char alts[256];
-	snprintf(alts, sizeof alts, "%s", at ? at : field);
+	/* "a|b" (built-ins): a's value, else (empty or missing) b's */
 	const json_t *cur = NULL;
-	for (char *alt = alts, *next; alt; alt = next) {
-		next = strchr(alt, '|');
-		if (next)
-			*next++ = 0;
+	for (const char *alt = at ? at : field; alt;) {
+		const char *bar = r->custom ? NULL : strchr(alt, '|');
+		size_t alen = bar ? (size_t)(bar - alt) : strlen(alt);
 		cur = obj;
-		for (char *s = alt, *e; cur && s; s = e) {
-			e = strchr(s, '.');
-			if (e)
-				*e++ = 0;
-			cur = json_object_get(cur, s);
+		for (size_t i = 0; cur && i <= alen;) {
+			size_t j = i;
+			while (j < alen && alt[j] != '.')
+				j++;
+			cur = json_object_getn(cur, alt + i, j - i);
+			i = j + 1;
 		}
 		bool empty = !cur || json_is_null(cur) ||
 			     (json_is_string(cur) && !json_string_length(cur));
 		if (!empty)
 			break;
+		alt = bar ? bar + 1 : NULL;
 	}
 	if (json_is_string(cur))
 		return strlen(json_string_value(cur)) == json_string_length(cur)

@@ -1096,9 +1096,16 @@ lp_err srv_fsel_parse(const char *s, srv_fsel **out, struct srv_error *err)
 		ft->value = a;
 		a[v_len] = '\0';
 		a += v_len + 1;
+		/* "=", "==" or "!=" alone selects everything: kube's parser
+		   runs each term's Transform, which makes a term with neither
+		   field nor value Everything(), and the and of the terms
+		   drops it (fields/selector.go) */
+		if (!op && !v_len)
+			sel->n--;
 	}
-	/* an empty field parses: kube refuses it when it converts the
-	   field labels of the resource, in that resource's words */
+	/* an empty field with a value parses: kube refuses it when it
+	   converts the field labels of the resource, in that resource's
+	   words */
 done:
 	free(mb);
 	free(parts);

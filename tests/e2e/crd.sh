@@ -862,6 +862,36 @@ expect_rc 0 "two selectable fields, = and !=" kubectl -n sf get shirts --field-s
 check "... select the green M" out_has '^c$'
 expect_rc 0 "a missing field's value is empty" kubectl -n sf get shirts --field-selector 'spec.color!=' -o 'jsonpath={.items[*].metadata.name}'
 check "... so != '' selects all three" out_has '^a b c$'
+# a selectable field's label is its path, exactly: a property whose name
+# holds '|' or '=' (which a built-in's own table uses as syntax) and a path
+# past 255 bytes are looked up as written (kube: client-go's jsonpath)
+LONGP=$(printf 'p%.0s' $(seq 150))
+python3 - "$LONGP" >"$WORK/oddsf.json" <<'PY'
+import json, sys
+lp = sys.argv[1]
+props = {"a|b": {"type": "string"}, "x=y": {"type": "string"},
+         lp: {"type": "object", "properties": {lp: {"type": "string"}}}}
+print(json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+  "metadata": {"name": "oddsfs.sf.example.com"},
+  "spec": {"group": "sf.example.com", "scope": "Namespaced",
+    "names": {"plural": "oddsfs", "kind": "OddSf", "singular": "oddsf", "listKind": "OddSfList"},
+    "versions": [{"name": "v1", "served": True, "storage": True,
+      "selectableFields": [{"jsonPath": ".spec.a|b"}, {"jsonPath": ".spec.x=y"},
+                           {"jsonPath": ".spec.%s.%s" % (lp, lp)}],
+      "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+        "spec": {"type": "object", "properties": props}, "b": {"type": "string"}}}}}]}}))
+PY
+expect_rc 0 "a CRD whose selectable paths hold '|', '=' and 300 bytes" kubectl create -f "$WORK/oddsf.json"
+expect_rc 0 "... Established" kubectl wait --for=condition=Established crd/oddsfs.sf.example.com --timeout=10s
+expect_rc 0 "an object of it" kubectl -n sf create -f - <<<'{"apiVersion":"sf.example.com/v1","kind":"OddSf","metadata":{"name":"o1"},"b":"topb","spec":{"a|b":"red","x=y":"q","'"$LONGP"'":{"'"$LONGP"'":"deep"}}}'
+expect_rc 0 "'spec.a|b=red' selects by that property" kubectl -n sf get oddsfs --field-selector 'spec.a|b=red' -o 'jsonpath={.items[*].metadata.name}'
+check "... o1" out_has '^o1$'
+expect_rc 0 "... and not the top-level b" kubectl -n sf get oddsfs --field-selector 'spec.a|b=topb' -o 'jsonpath={.items[*].metadata.name}'
+check "... none" [ -z "$(cat "$WORK/out")" ]
+expect_rc 1 "'spec.x' is no label (the property is 'x=y')" kubectl -n sf get oddsfs --field-selector 'spec.x=q'
+check "... kube's 400" err_has 'field label not supported: spec.x'
+expect_rc 0 "a 300-byte path selects" kubectl -n sf get oddsfs --field-selector "spec.$LONGP.$LONGP=deep" -o 'jsonpath={.items[*].metadata.name}'
+check "... o1" out_has '^o1$'
 expect_rc 1 "a field that is not selectable" kubectl -n sf get shirts --field-selector spec.bogus=1
 check "... is kube's 400" err_has 'field label not supported: spec.bogus'
 expect_rc 1 "metadata.namespace on a cluster-scoped custom resource" kubectl get volumesnapshotcontents --field-selector metadata.namespace=x
