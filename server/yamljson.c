@@ -137,7 +137,8 @@ static void go_format_float(double v, bool f32, char *out, size_t cap)
 		char back[64];
 		snprintf(back, sizeof back, "%c.%se%d", digits[0], digits + 1,
 			 e10);
-		if (f32 ? c_strtof(back) == x : c_strtod(back) == v)
+		/* back has no sign: compare magnitudes */
+		if (f32 ? c_strtof(back) == fabsf(x) : c_strtod(back) == fabs(v))
 			break;
 	}
 	while (nd > 1 && digits[nd - 1] == '0')

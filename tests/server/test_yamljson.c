@@ -325,6 +325,10 @@ Test(yaml_keys, non_string_keys_take_their_go_string_form)
 		    "{\"0.1\": \"b\", \"3.1415927\": \"c\", \"1e+10\": \"d\","
 		    " \".inf\": \"h\", \"-.inf\": \"f\", \".nan\": \"g\","
 		    " \"1.8446744e+19\": \"i\"}");
+	/* negative ones too: the shortest digits of their magnitude */
+	expect_json("-0.1: a\n-1.1: b\n-1e-7: c\n-9223372036854775809: d\n",
+		    "{\"-0.1\": \"a\", \"-1.1\": \"b\", \"-1e-07\": \"c\","
+		    " \"-9.223372e+18\": \"d\"}");
 	expect_json("2001-12-14: date\n", "{\"2001-12-14\": \"date\"}");
 	expect_json("\"<<\": {a: 1}\n", "{\"<<\": {\"a\": 1}}");
 	expect_json("!!str <<: {a: 1}\n", "{\"<<\": {\"a\": 1}}");
@@ -954,6 +958,12 @@ Test(yaml_real, crd_schema_with_anchors_merges_and_yaml11_words)
 
 /* ------------------------------------------------------------------------ */
 /* Writing.                                                                  */
+
+Test(yaml_emit, negative_floats_print_their_shortest_digits)
+{
+	expect_yaml("{\"a\": -0.1, \"b\": [-1.1, -0.3], \"c\": -1e-7}",
+		    "a: -0.1\nb:\n- -1.1\n- -0.3\nc: -1e-07\n");
+}
 
 Test(yaml_emit, objects_print_like_kubectl)
 {
