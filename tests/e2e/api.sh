@@ -693,8 +693,16 @@ check "a 5 MiB body is 413" code_is 413
 # own, and all it answers until it closes (the checks below send heads no
 # HTTP client would)
 cat >"$WORK/rawhttp.py" <<PY
-import socket
+import os, socket
 host, port = "$URL".split('//')[1].split(':')
+def sockets(pid):
+    n = 0
+    for f in os.listdir("/proc/%s/fd" % pid):
+        try:
+            n += os.readlink("/proc/%s/fd/%s" % (pid, f)).startswith("socket:")
+        except OSError:
+            pass
+    return n
 def exchange(raw):
     s = socket.create_connection((host, int(port)), timeout=30)
     s.sendall(raw)
@@ -1403,17 +1411,12 @@ check "watches whose clients hung up are closed ($S0 -> $(sockets) sockets)" [ "
 # keep-alive client that stays is served on.
 S0=$(sockets)
 check "half-closed clients are answered, then their connections closed" python3 - "$URL" "$WORK" "$SERVER_PID" "$S0" "$SLOW" <<'PY'
-import os, socket, sys, time
+import socket, sys, time
+sys.path.insert(0, sys.argv[2])
+import rawhttp
 host, port = sys.argv[1].split('//')[1].split(':')
 pid, s0, slow = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
-def sockets():
-    n = 0
-    for f in os.listdir("/proc/%s/fd" % pid):
-        try:
-            n += os.readlink("/proc/%s/fd/%s" % (pid, f)).startswith("socket:")
-        except OSError:
-            pass
-    return n
+sockets = lambda: rawhttp.sockets(pid)
 def drain(s):
     out = b''
     s.settimeout(30)
@@ -1458,19 +1461,13 @@ PY
 # libmicrohttpd's error code, which 0.9.75 leaves a connection closed but
 # not cleaned up until its timeout-list walk gets there, and an older
 # connection stops that walk: the sockets stayed for 120 s.
-S0=$(sockets)
-check "watches reset after a backlog close though older connections idle" python3 - "$URL" "$SERVER_PID" "$S0" "$SLOW" <<'PY'
-import http.client, json, os, socket, sys, time
+check "watches reset after a backlog close though older connections idle" python3 - "$URL" "$WORK" "$SERVER_PID" "$SLOW" <<'PY'
+import http.client, json, socket, sys, time
+sys.path.insert(0, sys.argv[2])
+import rawhttp
 host, port = sys.argv[1].split('//')[1].split(':')
-port, pid, s0, slow = int(port), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-def sockets():
-    n = 0
-    for f in os.listdir("/proc/%s/fd" % pid):
-        try:
-            n += os.readlink("/proc/%s/fd/%s" % (pid, f)).startswith("socket:")
-        except OSError:
-            pass
-    return n
+port, pid, slow = int(port), sys.argv[3], int(sys.argv[4])
+sockets = lambda: rawhttp.sockets(pid)
 def call(c, m, p, b=None):
     c.request(m, p, body=json.dumps(b) if b is not None else None,
               headers={"Content-Type": "application/json"})
