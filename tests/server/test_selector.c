@@ -851,11 +851,11 @@ Test(fsel, terms_without_an_operator)
 		     "'\xef\xbf\xbd'");
 }
 
-/* An empty field name parses (the resource's field label conversion
+/* An empty field name with a value parses (the resource's field label conversion
    refuses it, in its own words); syntax errors anywhere come first. */
 Test(fsel, empty_field_name_parses)
 {
-	static const char *const ok[] = {"=x", "!=x", "a=1,=="};
+	static const char *const ok[] = {"=x", "!=x", "a=1,=x"};
 	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
 		struct srv_error err = {0};
 		srv_fsel *sel = NULL;
@@ -868,6 +868,28 @@ Test(fsel, empty_field_name_parses)
 		srv_fsel_free(sel);
 	}
 	ferr("zz,=x", "invalid selector: 'zz,=x'; can't understand 'zz'");
+}
+
+/* A term with neither field nor value selects everything: kube's parser
+   makes it Everything() and the and of the terms drops it. */
+Test(fsel, a_term_with_neither_field_nor_value_is_dropped)
+{
+	static const struct {
+		const char *in;
+		size_t n;
+	} c[] = {{"=", 0}, {"==", 0}, {"!=", 0}, {"a=1,==", 1}, {"!=,b!=2", 1}};
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+		struct srv_error err = {0};
+		srv_fsel *sel = NULL;
+		cr_assert_eq(srv_fsel_parse(c[i].in, &sel, &err), LP_OK, "%s",
+			     c[i].in);
+		cr_expect_eq(srv_fsel_count(sel), c[i].n, "%s: %zu terms",
+			     c[i].in, srv_fsel_count(sel));
+		for (size_t j = 0; j < srv_fsel_count(sel); j++)
+			cr_expect(*srv_fsel_field(sel, j), "%s: an empty field",
+				  c[i].in);
+		srv_fsel_free(sel);
+	}
 }
 
 Test(fsel, invalid_utf8_in_values)
