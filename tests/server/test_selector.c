@@ -851,8 +851,9 @@ Test(fsel, terms_without_an_operator)
 		     "'\xef\xbf\xbd'");
 }
 
-/* An empty field name with a value parses (the resource's field label conversion
-   refuses it, in its own words); syntax errors anywhere come first. */
+/* An empty field name with a value parses (the resource's field label
+   conversion refuses it, in its own words); syntax errors anywhere come
+   first. */
 Test(fsel, empty_field_name_parses)
 {
 	static const char *const ok[] = {"=x", "!=x", "a=1,=x"};
