@@ -872,8 +872,11 @@ static void check_scalar(struct walk *w, const struct pb_msg *m,
 	type_error(w, fatal, go_what(v, num_text, wb, sizeof wb), m, type);
 }
 
-/* A map<string,string|bytes> value: an object of strings. A null string
-   value is Go's zero value, "" (a null []byte stays null). */
+/* A map<string,string|bytes> value: an object of strings. A null value is
+   "": Go's zero string, and for bytes (a ConfigMap's binaryData, a
+   Secret's data) what kube's protobuf storage gives back for the nil
+   []byte it decoded (generated.pb.go starts each map value at []byte{}),
+   so a create's answer and every read show "". */
 static void check_map(struct walk *w, const struct pb_msg *m,
 		      const struct pb_field *f, json_t *v)
 {
@@ -883,8 +886,7 @@ static void check_map(struct walk *w, const struct pb_msg *m,
 	json_object_foreach(v, key, x)
 	{
 		if (json_is_null(x)) {
-			if (t == PB_STRING)
-				json_object_set_new(v, key, json_string(""));
+			json_object_set_new(v, key, json_string(""));
 		} else if (!json_is_string(x)) {
 			char wb[64];
 			type_error(w, false, go_what(x, false, wb, sizeof wb),

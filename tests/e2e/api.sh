@@ -1743,6 +1743,7 @@ check "... and left out (a nil pointer with omitempty)" bash -c "! grep -q lease
 req POST "$NSP/configmaps" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ty7","labels":null,"annotations":{"a":null}},"data":null,"binaryData":{"b":null},"immutable":null}'
 check "nulls in a ConfigMap are accepted" code_is 201
 check "... a null string in a map is stored as \"\"" has '"annotations":{"a":""}'
+check "... and a null []byte (binaryData) too, as kube's protobuf storage gives it back" has '"binaryData":{"b":""}'
 req POST "$NSP/services" '{"apiVersion":"v1","kind":"Service","metadata":{"name":"ty8"},"spec":{"ports":[{"name":"a","port":80,"targetPort":"http","nodePort":null},{"name":"b","port":81,"targetPort":null}],"selector":{"a":"b"}}}'
 check "a well-typed Service with a named targetPort is created" code_has 201 '"targetPort":"http"'
 check "... a null targetPort defaults to the port, as kube's zero value does" has '"port":81,"targetPort":81'
